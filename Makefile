@@ -1,0 +1,32 @@
+# One venv, made from pyproject.toml; every target installs what it needs itself.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+SAMPLE := samples/mlp_layernorm_gelu_bf16.after_optimizations.hlo.txt
+
+.PHONY: venv dev run test bench clean
+
+$(BIN)/hlo-index: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(VENV)/.dev: $(BIN)/hlo-index
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@
+
+venv: $(BIN)/hlo-index
+dev: $(VENV)/.dev
+
+run: venv
+	$(BIN)/hlo-index analyze $(SAMPLE)
+
+test: dev
+	$(BIN)/python -m pytest -q
+
+bench: dev
+	$(BIN)/python benchmarks/run_all.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info
