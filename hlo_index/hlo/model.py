@@ -1,0 +1,260 @@
+"""Typed HLO graph: what the parser builds and every analysis reads.
+
+The model knows nothing of indexing maps. Attributes an analysis needs are parsed
+into the small typed records below; everything else stays as raw text so that
+unknown opcodes and attributes never stop a module from loading.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Optional
+
+# Bits per element of each primitive type; sub-byte types included.
+ELEMENT_BITS: dict[str, int] = {
+    "pred": 8, "s1": 1, "s2": 2, "s4": 4, "s8": 8, "s16": 16, "s32": 32, "s64": 64,
+    "u1": 1, "u2": 2, "u4": 4, "u8": 8, "u16": 16, "u32": 32, "u64": 64,
+    "f16": 16, "bf16": 16, "f32": 32, "f64": 64, "c64": 64, "c128": 128,
+    "f8e5m2": 8, "f8e4m3": 8, "f8e4m3fn": 8, "f8e4m3b11fnuz": 8, "f8e5m2fnuz": 8,
+    "f8e4m3fnuz": 8, "f8e3m4": 8, "f8e8m0fnu": 8, "f4e2m1fn": 4, "f6e2m3fn": 6, "f6e3m2fn": 6,
+    "token": 0, "opaque": 0,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Tile:
+    """One tile of a tiled layout, e.g. ``T(8,128)``. ``COMBINED`` (-1) stands for ``*``."""
+
+    dims: tuple[int, ...]
+
+    COMBINED = -1
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """``{minor_to_major:suffixes}``. Suffix fields not listed are kept in ``raw_suffixes``."""
+
+    minor_to_major: tuple[int, ...]
+    tiles: tuple[Tile, ...] = ()
+    element_size_bits: Optional[int] = None   # E(n)
+    memory_space: Optional[int] = None        # S(n)
+    raw_suffixes: str = ""                    # anything after ':' we do not interpret (D(...), L(n), #(...), ...)
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """An array shape (``element_type``, ``dims``) or a tuple (``tuple_shapes`` not None)."""
+
+    element_type: str
+    dims: tuple[int, ...] = ()
+    dynamic: tuple[bool, ...] = ()            # per dim: True for ``<=N`` (bound N) or ``?``
+    layout: Optional[Layout] = None
+    tuple_shapes: Optional[tuple["Shape", ...]] = None
+
+    @property
+    def is_tuple(self) -> bool:
+        return self.tuple_shapes is not None
+
+    @property
+    def rank(self) -> int:
+        return len(self.dims)
+
+    @property
+    def num_elements(self) -> int:
+        n = 1
+        for d in self.dims:
+            n *= d
+        return n
+
+    @property
+    def element_bits(self) -> int:
+        return ELEMENT_BITS.get(self.element_type, 0)
+
+    def leaf(self, index: int) -> "Shape":
+        """The shape of output ``index``: a tuple's element, or the array itself for index 0."""
+        if self.tuple_shapes is None:
+            if index != 0:
+                raise IndexError(f"array shape has no output {index}")
+            return self
+        return self.tuple_shapes[index]
+
+    @property
+    def num_outputs(self) -> int:
+        return 1 if self.tuple_shapes is None else len(self.tuple_shapes)
+
+    def __str__(self) -> str:  # short canonical text, e.g. f32[4,8]{1,0}
+        from .printer import format_shape
+        return format_shape(self)
+
+
+# ---- typed attributes -------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class SliceDim:
+    start: int
+    limit: int
+    stride: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class PadDim:
+    low: int
+    high: int
+    interior: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class WindowDim:
+    size: int
+    stride: int = 1
+    pad_low: int = 0
+    pad_high: int = 0
+    window_dilation: int = 1   # rhs_dilate
+    base_dilation: int = 1     # lhs_dilate
+    reversal: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ConvDimLabels:
+    """``dim_labels=b01f_01io->b01f``: positions of each role in lhs, kernel, output."""
+
+    input_batch: int
+    input_feature: int
+    input_spatial: tuple[int, ...]
+    kernel_input_feature: int
+    kernel_output_feature: int
+    kernel_spatial: tuple[int, ...]
+    output_batch: int
+    output_feature: int
+    output_spatial: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Metadata:
+    op_type: str = ""
+    op_name: str = ""
+    source_file: str = ""
+    source_line: int = 0
+    stack_frame_id: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SourceLocation:
+    """Where a model's Python (or other) code created an op, resolved via the stack-frame tables."""
+
+    file: str
+    line: int
+    function: str = ""
+
+
+# ---- graph --------------------------------------------------------------------------------
+
+@dataclass(eq=False, slots=True)
+class Instruction:
+    """One HLO instruction.
+
+    ``attrs`` maps attribute name to a typed value:
+      * ``dimensions``, ``slice_sizes``, ``dynamic_slice_sizes``, ``lhs_batch_dims``,
+        ``lhs_contracting_dims``, ``rhs_batch_dims``, ``rhs_contracting_dims``, ``offset_dims``,
+        ``collapsed_slice_dims``, ``start_index_map``, ``operand_batching_dims``,
+        ``start_indices_batching_dims``, ``update_window_dims``, ``inserted_window_dims``,
+        ``scatter_dims_to_operand_dims``, ``input_batching_dims``, ``scatter_indices_batching_dims``:
+        ``tuple[int, ...]``
+      * ``index``, ``iota_dimension``, ``index_vector_dim``, ``feature_group_count``,
+        ``batch_group_count``, ``k``, ``mantissa_bits``, ``exponent_bits``: ``int``
+      * ``slice``: ``tuple[SliceDim, ...]``; ``padding`` (of pad): ``tuple[PadDim, ...]``;
+        ``window``: ``tuple[WindowDim, ...]``; ``dim_labels``: ``ConvDimLabels``
+      * ``is_stable``, ``largest``, ``indices_are_sorted``, ``unique_indices``: ``bool``
+      * ``direction``, ``kind``, ``custom_call_target``, ``comparison_type``...: ``str``
+      * computation references (``calls``, ``to_apply``, ``condition``, ``body``, ``select``,
+        ``scatter``, ``true_computation``, ``false_computation``): the callee's name (``str``),
+        ``branch_computations``: ``tuple[str, ...]``; resolved objects are in ``called``.
+      * everything else: the raw attribute text (``str``), never an error.
+    """
+
+    name: str
+    opcode: str
+    shape: Shape
+    operand_names: tuple[str, ...]
+    attrs: dict[str, Any] = field(default_factory=dict)
+    metadata: Optional[Metadata] = None
+    is_root: bool = False
+    line: int = 0
+    column: int = 0
+    # filled when the computation is resolved:
+    operands: tuple["Instruction", ...] = ()
+    called: dict[str, "Computation"] = field(default_factory=dict)   # role -> callee
+    parameter_number: Optional[int] = None   # for opcode == "parameter"
+    literal: Optional[str] = None            # raw literal text for constants
+    computation: Optional["Computation"] = None
+
+    def attr(self, key: str, default: Any = None) -> Any:
+        return self.attrs.get(key, default)
+
+    @property
+    def fused_computation(self) -> Optional["Computation"]:
+        return self.called.get("calls") if self.opcode == "fusion" else None
+
+    def __repr__(self) -> str:
+        return f"<{self.opcode} %{self.name} {self.shape}>"
+
+
+@dataclass(eq=False, slots=True)
+class Computation:
+    name: str
+    instructions: list[Instruction] = field(default_factory=list)   # in text order
+    is_entry: bool = False
+    execution_thread: Optional[str] = None
+    line: int = 0
+    column: int = 0
+    root: Optional[Instruction] = None
+    parameters: dict[int, Instruction] = field(default_factory=dict)  # parameter number -> instr
+    by_name: dict[str, Instruction] = field(default_factory=dict)
+    module: Optional["Module"] = None
+    is_fused: bool = False   # called by some fusion instruction
+
+    def __repr__(self) -> str:
+        return f"<computation %{self.name} ({len(self.instructions)} instructions)>"
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    severity: str          # "error" | "warning" | "note"
+    message: str
+    line: int = 0
+    column: int = 0
+    source_line: str = ""  # the offending line's text, for the caret display
+    path: str = ""
+
+
+@dataclass(eq=False, slots=True)
+class Module:
+    name: str
+    computations: list[Computation] = field(default_factory=list)   # in text order
+    entry: Optional[Computation] = None
+    attrs: dict[str, Any] = field(default_factory=dict)            # header attributes, raw text values
+    source: str = ""          # path (or "<stdin>") it was read from
+    stack_frames: dict[int, SourceLocation] = field(default_factory=dict)   # stack_frame_id -> innermost frame
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    by_name: dict[str, Computation] = field(default_factory=dict)
+
+    @property
+    def instructions(self) -> Iterator[Instruction]:
+        for c in self.computations:
+            yield from c.instructions
+
+    @property
+    def fusions(self) -> list[Instruction]:
+        return [i for c in self.computations for i in c.instructions if i.opcode == "fusion"]
+
+    def source_location(self, instr: Instruction) -> Optional[SourceLocation]:
+        md = instr.metadata
+        if md is None:
+            return None
+        if md.stack_frame_id and md.stack_frame_id in self.stack_frames:
+            return self.stack_frames[md.stack_frame_id]
+        if md.source_file:
+            return SourceLocation(md.source_file, md.source_line)
+        return None
+
+    def __repr__(self) -> str:
+        return f"<module {self.name} ({len(self.computations)} computations)>"
