@@ -1,0 +1,53 @@
+"""Independent numpy oracle: the exact operand elements one output element of an op reads.
+
+Written from each op's semantics, never from the indexing rules or the map engine (an oracle
+that shares code with what it checks proves nothing). One module per op family, ``ref_*.py``,
+registering with ``@reads("opcode", ...)``.
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import numpy as np
+
+from ..hlo.model import Instruction
+
+ReadSetFn = Callable[[Instruction, int, tuple, int, Optional[dict]], set]
+"""(instr, output_index, out_point, operand_index, runtime_values) -> set of operand index tuples."""
+
+READ_SETS: dict[str, ReadSetFn] = {}
+
+
+class NoReference(LookupError):
+    """The op has no reference semantics here (opaque op)."""
+
+
+def reads(*opcodes: str):
+    def register(fn: ReadSetFn) -> ReadSetFn:
+        for op in opcodes:
+            READ_SETS[op] = fn
+        return fn
+    return register
+
+
+def read_set(instr: Instruction, output_index: int, out_point: tuple, operand_index: int,
+             runtime_values: Optional[dict[int, np.ndarray]] = None) -> set[tuple[int, ...]]:
+    """Exact set of elements of operand ``operand_index`` read by ``out_point`` of output ``output_index``.
+
+    ``runtime_values`` maps operand numbers (offsets, indices) to concrete numpy arrays.
+    """
+    fn = READ_SETS.get(instr.opcode)
+    if fn is None:
+        raise NoReference(f"no reference semantics for opcode '{instr.opcode}'")
+    return fn(instr, output_index, tuple(out_point), operand_index, runtime_values)
+
+
+def _register_reference_modules() -> None:
+    import importlib
+    import pkgutil
+    for info in pkgutil.iter_modules(__path__):
+        if info.name.startswith("ref_"):
+            importlib.import_module(f"{__name__}.{info.name}")
+
+
+_register_reference_modules()
