@@ -242,21 +242,38 @@ def physical_offsets(shape: Shape) -> np.ndarray:
     return np.broadcast_to(np.asarray(offsets, dtype=np.int64), shape.dims).copy()
 
 
-def tile_numbers(shape: Shape) -> list[np.ndarray]:
-    """Per tile of the layout, the linear number of the tile holding each logical element."""
-    plan = layout_plan(shape)
-    index = list(np.indices(shape.dims, dtype=np.int64)) if shape.rank else []
-    ids: list = []
-    _apply_steps(plan, index, ids)
-    return [np.broadcast_to(np.asarray(i, dtype=np.int64), shape.dims).copy() for i in ids]
-
-
-def offsets_of(shape: Shape, indices: np.ndarray) -> np.ndarray:
-    """Offsets of arbitrary (even out-of-bounds, e.g. padding) logical indices ``[n, rank]``."""
+def layout_cells(shape: Shape, indices: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Offsets of logical ``indices`` (``[n, rank]``, padding positions allowed) and, per tile
+    of the layout, the linear number of the tile each index falls in."""
     plan = layout_plan(shape)
     index = [indices[:, i].astype(np.int64) for i in range(shape.rank)]
-    offsets = _linearize(_apply_steps(plan, index), plan.physical_dims)
-    return np.broadcast_to(np.asarray(offsets, dtype=np.int64), (len(indices),)).copy()
+    ids: list = []
+    offsets = _linearize(_apply_steps(plan, index, ids), plan.physical_dims)
+    n = (len(indices),)
+    return (np.broadcast_to(np.asarray(offsets, dtype=np.int64), n).copy(),
+            [np.broadcast_to(np.asarray(i, dtype=np.int64), n).copy() for i in ids])
+
+
+def padded_logical_dims(shape: Shape) -> tuple[int, ...]:
+    """Logical dims grown to whole first-level tiles, where that padding has logical positions.
+
+    Only dims the first tile splits directly (not folded by ``*``) grow; the rest keep their
+    size. Used to draw the padding the way the spec's figures do.
+    """
+    plan = layout_plan(shape)
+    dims = list(shape.dims)
+    if not plan.steps or shape.num_elements == 0:
+        return tuple(dims)
+    step = plan.steps[0]
+    tile_position = 0
+    for group, t in zip(step.groups, step.tile):
+        if len(group) == 1:
+            physical = step.untouched + tile_position - step.lead_ones
+            if physical >= 0:
+                logical = plan.major_to_minor[physical]
+                dims[logical] = -(-dims[logical] // t) * t
+        tile_position += len(group)
+    return tuple(dims)
 
 
 def bitcast_map(out_shape: Shape, in_shape: Shape) -> IndexingMap:

@@ -1,0 +1,63 @@
+"""``hlo-index layout SHAPE``: where each element of a (tiled) layout lives in memory."""
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+from rich.console import Console
+
+from ..layout import LayoutError
+from ..layout_text import ShapeTextError, parse_shape_text
+from ..render.layout_picture import build_picture, render_json, render_svg, render_text
+
+JSON_OFFSETS_LIMIT = 65536
+
+
+@click.command("layout")
+@click.argument("shape_text", metavar="SHAPE")
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="A picture, or JSON data on stdout.")
+@click.option("--svg", "svg_path", type=click.Path(dir_okay=False, writable=True),
+              help="Also write the picture as SVG to this file.")
+@click.option("--max-grids", default=8, show_default=True,
+              help="Rank > 2: draw at most this many grids (one per leading index).")
+def command(shape_text: str, output_format: str, svg_path: str | None, max_grids: int) -> None:
+    """Draw SHAPE's layout: each element's linear physical offset, tiles and padding.
+
+    SHAPE is shape text such as 'f32[3,5]{1,0:T(2,2)}' or 'bf16[4,8]{1,0:T(2,4)(2,1)}'.
+    """
+    err = Console(stderr=True)
+    try:
+        shape = parse_shape_text(shape_text)
+    except ShapeTextError as exc:
+        err.print(exc.display(), markup=False, highlight=False)
+        sys.exit(2)
+    try:
+        if output_format == "json":
+            data = render_json(shape, str(shape) if _printable(shape) else shape_text.strip(),
+                               limit=JSON_OFFSETS_LIMIT)
+            click.echo(json.dumps(data))
+            if data["offsets"] is None:
+                err.print(f"note: offsets omitted (null): the shape has {shape.num_elements} "
+                          f"elements, more than {JSON_OFFSETS_LIMIT}", highlight=False)
+        picture = None
+        if output_format == "text" or svg_path:
+            picture = build_picture(shape, max_grids=max_grids)
+        if output_format == "text":
+            render_text(picture, Console(highlight=False))
+        if svg_path:
+            with open(svg_path, "w", encoding="utf-8") as out:
+                out.write(render_svg(picture))
+    except LayoutError as exc:
+        err.print(f"error: {exc}", markup=False, highlight=False)
+        sys.exit(2)
+
+
+def _printable(shape) -> bool:
+    """The model's printer may not be present; fall back to the user's text then."""
+    try:
+        str(shape)
+        return True
+    except Exception:   # noqa: BLE001 - any printer failure just means "use the input text"
+        return False
