@@ -7,9 +7,7 @@ import sys
 import click
 from rich.console import Console
 
-from ..layout import LayoutError
 from ..layout_text import ShapeTextError, parse_shape_text
-from ..render.layout_picture import build_picture, render_json, render_svg, render_text
 
 JSON_OFFSETS_LIMIT = 65536
 
@@ -27,6 +25,10 @@ def command(shape_text: str, output_format: str, svg_path: str | None, max_grids
 
     SHAPE is shape text such as 'f32[3,5]{1,0:T(2,2)}' or 'bf16[4,8]{1,0:T(2,4)(2,1)}'.
     """
+    # Imported here so that listing the commands never pays for (or trips over) the map engine.
+    from ..layout import LayoutError
+    from ..render.layout_picture import build_picture, render_json, render_svg, render_text
+
     err = Console(stderr=True)
     try:
         shape = parse_shape_text(shape_text)
