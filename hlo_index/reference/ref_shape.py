@@ -1,0 +1,181 @@
+"""Reference read sets of data-movement ops, by running the op in numpy on index-tagged arrays.
+
+Each operand element holds its own row-major linear index (``np.arange``); the op is run with
+plain numpy (``np.transpose``, slicing, ``np.flip``, ``np.reshape``...) and the tag found at an
+output element is unravelled back to the operand index it came from. ``-1`` marks elements that
+come from no operand element (padding). Nothing here knows about indexing maps.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..hlo.model import Instruction, Shape
+from . import NoReference, reads
+
+NOT_FROM_OPERAND = -1
+
+
+def tagged(dims) -> np.ndarray:
+    """An array of ``dims`` whose every element is its own row-major linear index."""
+    dims = tuple(dims)
+    return np.arange(int(np.prod(dims, dtype=np.int64)), dtype=np.int64).reshape(dims)
+
+
+def _untag(tag: int, dims) -> set[tuple[int, ...]]:
+    if tag == NOT_FROM_OPERAND:
+        return set()
+    return {tuple(int(i) for i in np.unravel_index(int(tag), tuple(dims)))} if dims else {()}
+
+
+def _operand_dims(instr: Instruction, operand_index: int) -> tuple[int, ...]:
+    return instr.operands[operand_index].shape.dims
+
+
+def _read_tag(out: np.ndarray, out_point, operand_dims) -> set[tuple[int, ...]]:
+    return _untag(int(out[tuple(out_point)]), operand_dims)
+
+
+@reads("broadcast")
+def broadcast_reads(instr, output_index, out_point, operand_index, runtime_values):
+    dims = tuple(instr.attr("dimensions", ()))
+    operand = tagged(_operand_dims(instr, 0))
+    out_dims = instr.shape.dims
+    # Put operand axes in output order, then insert size-1 axes for the new dims and broadcast.
+    order = sorted(range(len(dims)), key=lambda i: dims[i])
+    moved = np.transpose(operand, order) if dims else operand
+    expanded_shape = [1] * len(out_dims)
+    for i in order:
+        expanded_shape[dims[i]] = out_dims[dims[i]]
+    out = np.broadcast_to(moved.reshape(expanded_shape), out_dims)
+    return _read_tag(out, out_point, _operand_dims(instr, 0))
+
+
+@reads("transpose")
+def transpose_reads(instr, output_index, out_point, operand_index, runtime_values):
+    out = np.transpose(tagged(_operand_dims(instr, 0)), tuple(instr.attr("dimensions")))
+    return _read_tag(out, out_point, _operand_dims(instr, 0))
+
+
+@reads("reverse")
+def reverse_reads(instr, output_index, out_point, operand_index, runtime_values):
+    out = np.flip(tagged(_operand_dims(instr, 0)), axis=tuple(instr.attr("dimensions", ())))
+    return _read_tag(out, out_point, _operand_dims(instr, 0))
+
+
+@reads("slice")
+def slice_reads(instr, output_index, out_point, operand_index, runtime_values):
+    cut = tuple(slice(s.start, s.limit, s.stride) for s in instr.attr("slice"))
+    out = tagged(_operand_dims(instr, 0))[cut]
+    return _read_tag(out, out_point, _operand_dims(instr, 0))
+
+
+def padded_tags(operand_dims, padding) -> np.ndarray:
+    """The pad op on a tagged operand: interior holes and edges hold NOT_FROM_OPERAND."""
+    result = tagged(operand_dims)
+    for axis, (n, p) in enumerate(zip(operand_dims, padding)):
+        step = p.interior + 1
+        dilated = n + (n - 1) * p.interior if n > 0 else 0
+        low, high = max(p.low, 0), max(p.high, 0)
+        shape = list(result.shape)
+        shape[axis] = low + dilated + high
+        grown = np.full(shape, NOT_FROM_OPERAND, dtype=np.int64)
+        index = [slice(None)] * len(shape)
+        index[axis] = slice(low, low + dilated, step)
+        grown[tuple(index)] = result
+        # Negative padding removes elements from the edges.
+        index[axis] = slice(max(-p.low, 0), shape[axis] - max(-p.high, 0))
+        result = grown[tuple(index)]
+    return result
+
+
+@reads("pad")
+def pad_reads(instr, output_index, out_point, operand_index, runtime_values):
+    out = padded_tags(_operand_dims(instr, 0), instr.attr("padding"))
+    tag = int(out[tuple(out_point)])
+    if operand_index == 0:
+        return _untag(tag, _operand_dims(instr, 0))
+    return {()} if tag == NOT_FROM_OPERAND else set()
+
+
+@reads("concatenate")
+def concatenate_reads(instr, output_index, out_point, operand_index, runtime_values):
+    axis = instr.attr("dimensions")[0]
+    parts, base = [], 0
+    for op in instr.operands:
+        parts.append(tagged(op.shape.dims) + base)
+        base += op.shape.num_elements
+    out = np.concatenate(parts, axis=axis)
+    tag = int(out[tuple(out_point)])
+    first = sum(op.shape.num_elements for op in instr.operands[:operand_index])
+    if not first <= tag < first + instr.operands[operand_index].shape.num_elements:
+        return set()
+    return _untag(tag - first, _operand_dims(instr, operand_index))
+
+
+@reads("reshape")
+def reshape_reads(instr, output_index, out_point, operand_index, runtime_values):
+    out = np.reshape(tagged(_operand_dims(instr, 0)), instr.shape.dims)
+    return _read_tag(out, out_point, _operand_dims(instr, 0))
+
+
+def _major_to_minor(shape: Shape) -> tuple[int, ...]:
+    if shape.layout is None:
+        return tuple(range(shape.rank))
+    return tuple(reversed(shape.layout.minor_to_major))
+
+
+@reads("bitcast")
+def bitcast_reads(instr, output_index, out_point, operand_index, runtime_values):
+    src, dst = instr.operands[0].shape, instr.shape
+    for s in (src, dst):
+        if s.layout is not None and s.layout.tiles:
+            raise NoReference("bitcast of a tiled layout: element order in memory not modelled here")
+    if src.element_bits != dst.element_bits:
+        raise NoReference("bitcast changing the element width")
+    # Memory holds the operand in its physical (major-to-minor) order; the output reads the same
+    # memory through its own physical order.
+    memory = np.transpose(tagged(src.dims), _major_to_minor(src)).reshape(-1)
+    dst_order = _major_to_minor(dst)
+    physical_out = memory.reshape([dst.dims[d] for d in dst_order])
+    out = np.transpose(physical_out, np.argsort(dst_order))
+    return _read_tag(out, out_point, src.dims)
+
+
+@reads("bitcast-convert")
+def bitcast_convert_reads(instr, output_index, out_point, operand_index, runtime_values):
+    src, dst = instr.operands[0].shape, instr.shape
+    if src.element_bits == dst.element_bits:
+        return {tuple(out_point)}
+    if src.element_bits > dst.element_bits:
+        # Each wide element splits into a trailing dim of narrow ones.
+        return {tuple(out_point[:-1])}
+    ratio = dst.element_bits // src.element_bits
+    return {tuple(out_point) + (j,) for j in range(ratio)}
+
+
+@reads("get-tuple-element")
+def get_tuple_element_reads(instr, output_index, out_point, operand_index, runtime_values):
+    return {tuple(out_point)}
+
+
+@reads("tuple")
+def tuple_reads(instr, output_index, out_point, operand_index, runtime_values):
+    return {tuple(out_point)} if operand_index == output_index else set()
+
+
+@reads("opt-barrier")
+def opt_barrier_reads(instr, output_index, out_point, operand_index, runtime_values):
+    # The operand (a tuple, or one array) is passed through unchanged; the read set is in the
+    # operand's element ``output_index``.
+    return {tuple(out_point)}
+
+
+@reads("copy-start")
+def copy_start_reads(instr, output_index, out_point, operand_index, runtime_values):
+    # Outputs: (destination, source alias, u32 context); the context carries no operand data.
+    return {tuple(out_point)} if output_index in (0, 1) else set()
+
+
+@reads("copy-done")
+def copy_done_reads(instr, output_index, out_point, operand_index, runtime_values):
+    return {tuple(out_point)}   # element 0 (the destination) of the copy-start tuple
