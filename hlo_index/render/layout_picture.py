@@ -118,8 +118,8 @@ def _colour(picture: LayoutPicture, tile: int) -> Optional[str]:
 def render_text(picture: LayoutPicture, console: Console) -> None:
     console.print(Text(picture.shape_text, style="bold"))
     padding = picture.physical_elements - picture.real_elements
-    console.print(f"physical elements: {picture.physical_elements} "
-                  f"({picture.real_elements} elements, {padding} padding)")
+    console.print(Text(f"physical elements: {picture.physical_elements} "
+                       f"({picture.real_elements} elements, {padding} padding)"))
     console.print(Text("map: " + picture.map_text))
     for grid in picture.grids:
         console.print()
@@ -140,7 +140,8 @@ def _grid_lines(picture: LayoutPicture, grid: Grid) -> list[Text]:
         header.append(f"{c:>{width}}" + (" " if c + 1 < cols else ""), style="dim")
     lines = [header]
     for r in range(rows):
-        line = Text(f"{r:>{label}} {ROW_LABEL_END}", style="dim")
+        line = Text()
+        line.append(f"{r:>{label}} {ROW_LABEL_END}", style="dim")
         for c in range(cols):
             offset = int(grid.offsets[r, c])
             colour = _colour(picture, int(grid.tile[r, c]))
