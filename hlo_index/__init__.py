@@ -1,0 +1,28 @@
+"""hlo-index: XLA's indexing analysis for HLO text, outside XLA.
+
+    import hlo_index
+    [module] = hlo_index.load("jit_f.after_optimizations.hlo.txt")
+    fusion = module.fusions[0]
+    for row in hlo_index.output_to_input(fusion):      # also: a computation, any instruction
+        print(row.operand, row.output, [str(m) for m in row.maps], row.deduplicated)
+
+Names are resolved lazily so that ``import hlo_index`` (and the CLI's startup) stays cheap.
+"""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+_API = {"load", "output_to_input", "input_to_output", "select_targets", "SelectedTarget",
+        "TargetNotFound", "OperandIndexing"}
+
+__all__ = sorted(_API | {"analysis", "__version__"})
+
+
+def __getattr__(name: str):
+    if name in _API:
+        from . import api
+        return getattr(api, name)
+    if name == "analysis":   # ``hlo_index.analysis.output_to_input(fusion)``
+        from . import api
+        return api
+    raise AttributeError(f"module 'hlo_index' has no attribute {name!r}")

@@ -1,0 +1,111 @@
+"""The public Python API: load dumps, pick targets, get their indexing maps.
+
+    import hlo_index
+    [module] = hlo_index.load("dump/jit_f.after_optimizations.hlo.txt")
+    for fusion in module.fusions:
+        for row in hlo_index.output_to_input(fusion):
+            print(fusion.name, row.operand, [str(m) for m in row.maps], row.deduplicated)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Union
+
+from .hlo.model import Computation, Instruction, Module
+from .fusion import OperandIndexing, callee_of, input_to_output, output_to_input
+
+Target = Union[Instruction, Computation]
+
+
+class TargetNotFound(LookupError):
+    """No fusion / computation / instruction of that name in the module."""
+
+
+def load(path: str) -> list[Module]:
+    """Every module in a file (plain or .gz), a directory of dumps, or '-' for stdin.
+
+    Raises the loader's error (``OSError``, ``hlo_index.hlo.ParseError``) for the first input that
+    cannot be read or parsed; use ``hlo_index.hlo.load`` to get per-file results instead.
+    """
+    from .hlo import load as load_results
+    modules: list[Module] = []
+    for result in load_results(path):
+        module = getattr(result, "module", None)
+        if module is None:
+            error = getattr(result, "error", None)
+            if isinstance(error, BaseException):
+                raise error
+            raise OSError(f"{getattr(result, 'source', path)}: could not be loaded")
+        modules.append(module)
+    return modules
+
+
+@dataclass(frozen=True, slots=True)
+class SelectedTarget:
+    kind: str            # "fusion" | "computation" | "instruction"
+    target: Target
+
+
+def _bare(name: str) -> str:
+    return name[1:] if name.startswith("%") else name
+
+
+def _find_instruction(module: Module, name: str) -> Optional[Instruction]:
+    for comp in module.computations:
+        instr = comp.by_name.get(name)
+        if instr is not None:
+            return instr
+    return None
+
+
+def _kind_of(instr: Instruction) -> str:
+    return "fusion" if instr.opcode == "fusion" else "instruction"
+
+
+def select_targets(module: Module, fusion: Optional[str] = None, computation: Optional[str] = None,
+                   instruction: Optional[str] = None, fusions_only: bool = False) -> list[SelectedTarget]:
+    """The targets of one module: the named one, or every fusion (no fusion: the ENTRY computation,
+    unless ``fusions_only``).
+
+    A fusion may be named by its instruction or by its fused computation. Raises ``TargetNotFound``.
+    """
+    if fusion is not None:
+        name = _bare(fusion)
+        found = [f for f in module.fusions if f.name == name or (callee_of(f) and callee_of(f).name == name)]
+        if not found:
+            raise TargetNotFound(f"no fusion named '{name}' in module {module.name}")
+        return [SelectedTarget("fusion", f) for f in found]
+    if computation is not None:
+        comp = module.by_name.get(_bare(computation))
+        if comp is None:
+            raise TargetNotFound(f"no computation named '{_bare(computation)}' in module {module.name}")
+        return [SelectedTarget("computation", comp)]
+    if instruction is not None:
+        instr = _find_instruction(module, _bare(instruction))
+        if instr is None:
+            raise TargetNotFound(f"no instruction named '{_bare(instruction)}' in module {module.name}")
+        return [SelectedTarget(_kind_of(instr), instr)]
+    fusions = module.fusions
+    if fusions:
+        return [SelectedTarget("fusion", f) for f in fusions]
+    if module.entry is not None and not fusions_only:
+        return [SelectedTarget("computation", module.entry)]
+    return []
+
+
+def operand_info(target: Target) -> list[tuple[str, object]]:
+    """(name, shape) of each operand of an instruction, or each parameter of a computation."""
+    if isinstance(target, Computation):
+        count = 1 + max(target.parameters, default=-1)
+        out = []
+        for n in range(count):
+            p = target.parameters.get(n)
+            out.append((p.name, p.shape) if p is not None else (f"param{n}", None))
+        return out
+    if target.operands:
+        return [(o.name, o.shape) for o in target.operands]
+    return [(n, None) for n in target.operand_names]
+
+
+__all__ = ["load", "select_targets", "SelectedTarget", "TargetNotFound", "output_to_input",
+           "input_to_output", "OperandIndexing", "operand_info", "callee_of"]

@@ -1,0 +1,116 @@
+"""Indexing maps of fusions, calls and whole computations, composed from the op rules.
+
+``output_to_input(target)`` / ``input_to_output(target)`` accept a fusion or call instruction
+(its callee is analysed), any other instruction (its op rule), or a computation (its root against
+its parameters). Each returns one ``OperandIndexing`` per (output, operand) pair, in a fixed order.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+from ..affine import IndexingMap
+from ..hlo.model import Computation, Instruction
+from .compose import (blame, clear_cache, computation_input_to_output, computation_output_to_input,
+                      compose_step)
+from .mapset import MapSet, dedupe_semantically
+
+Target = Union[Instruction, Computation]
+
+
+@dataclass(frozen=True, slots=True)
+class OperandIndexing:
+    """The distinct maps between one output of a target and one of its operands.
+
+    ``operand`` is the operand number (a computation's parameter number); ``output`` the output
+    index; ``operand_element`` the tuple element of a tuple-shaped operand (0 for arrays). For
+    output-to-input the maps go from the output's index space to the operand's; for
+    input-to-output, the other way. No maps: that output does not depend on that operand.
+    """
+
+    operand: int
+    output: int
+    maps: tuple[IndexingMap, ...]
+    operand_element: int = 0
+
+    @property
+    def deduplicated(self) -> bool:
+        """True when the operand is read through exactly one distinct map."""
+        return len(self.maps) == 1
+
+    @property
+    def known(self) -> bool:
+        return bool(self.maps) and not any(m.is_undefined for m in self.maps)
+
+
+def callee_of(instr: Instruction) -> Computation | None:
+    """The computation a fusion or call runs (None for other ops)."""
+    if instr.opcode == "fusion":
+        return instr.called.get("calls")
+    if instr.opcode == "call":
+        return instr.called.get("to_apply") or instr.called.get("calls")
+    return None
+
+
+def _operand_count(target: Target) -> int:
+    if isinstance(target, Computation):
+        return 1 + max(target.parameters, default=-1)
+    return len(target.operands) or len(target.operand_names)
+
+
+def _num_outputs(target: Target) -> int:
+    if isinstance(target, Computation):
+        return target.root.shape.num_outputs if target.root is not None else 0
+    return target.shape.num_outputs
+
+
+def _computation_out2in(comp: Computation, operands: int) -> list[OperandIndexing]:
+    rows: list[OperandIndexing] = []
+    for out in range(_num_outputs(comp)):
+        per_param = computation_output_to_input(comp, out)
+        for operand in range(operands):
+            elements = sorted(e for (p, e) in per_param if p == operand) or [0]
+            for element in elements:
+                rows.append(OperandIndexing(operand, out, per_param.get((operand, element), ()), element))
+    return rows
+
+
+def output_to_input(target: Target) -> list[OperandIndexing]:
+    """Maps from each output of ``target`` to each operand, ordered by (output, operand)."""
+    operands = _operand_count(target)
+    if isinstance(target, Computation):
+        return _computation_out2in(target, operands)
+    callee = callee_of(target)
+    if callee is not None:
+        return _computation_out2in(callee, operands)
+    from .. import ops
+    rows = []
+    for out in range(_num_outputs(target)):
+        by_operand = {om.operand: om for om in ops.output_to_input(target, out)}
+        for operand in range(operands):
+            om = by_operand.get(operand)
+            maps = dedupe_semantically(tuple(MapSet(om.maps))) if om is not None else ()
+            rows.append(OperandIndexing(operand, out, maps, om.operand_output if om is not None else 0))
+    return rows
+
+
+def input_to_output(target: Target) -> list[OperandIndexing]:
+    """Maps from each operand of ``target`` to each output, ordered by (operand, output)."""
+    operands = _operand_count(target)
+    comp = target if isinstance(target, Computation) else callee_of(target)
+    rows = []
+    if comp is not None:
+        for operand in range(operands):
+            for out, maps in enumerate(computation_input_to_output(comp, operand)):
+                rows.append(OperandIndexing(operand, out, maps))
+        return rows
+    from .. import ops
+    for operand in range(operands):
+        for out, maps in enumerate(ops.input_to_output(target, operand)):
+            rows.append(OperandIndexing(operand, out, dedupe_semantically(tuple(MapSet(maps)))))
+    return rows
+
+
+__all__ = ["OperandIndexing", "Target", "output_to_input", "input_to_output", "callee_of",
+           "computation_output_to_input", "computation_input_to_output", "compose_step", "blame",
+           "clear_cache", "MapSet", "dedupe_semantically"]

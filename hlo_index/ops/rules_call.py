@@ -1,0 +1,46 @@
+"""``call`` and ``fusion`` as ops inside another computation: the callee analysed as a whole.
+
+The composition lives in ``hlo_index.fusion``; it is imported lazily because it calls back into
+this registry for every op of the callee.
+"""
+from __future__ import annotations
+
+from ..affine import IndexingMap
+from ..hlo.model import Instruction
+from .registry import OperandMaps, input_to_output_rule, output_to_input_rule
+
+
+def _callee(instr: Instruction):
+    from ..fusion import callee_of
+    return callee_of(instr)
+
+
+@output_to_input_rule("call", "fusion")
+def call_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
+    from ..fusion import computation_output_to_input
+    callee = _callee(instr)
+    if callee is None:
+        reason = f"{instr.opcode}: called computation not resolved"
+        return [OperandMaps(i, (IndexingMap.undefined(reason),)) for i in range(len(instr.operand_names))]
+    per_param = computation_output_to_input(callee, output_index)
+    result = []
+    for operand in range(len(instr.operand_names)):
+        elements = sorted(e for (p, e) in per_param if p == operand)
+        if not elements:
+            result.append(OperandMaps(operand, ()))
+        elif len(elements) == 1:
+            result.append(OperandMaps(operand, per_param[(operand, elements[0])], elements[0]))
+        else:   # one OperandMaps per operand cannot address several tuple elements at once
+            reason = f"{instr.opcode}: reads several elements of the tuple-shaped operand {operand}"
+            result.append(OperandMaps(operand, (IndexingMap.undefined(reason),)))
+    return result
+
+
+@input_to_output_rule("call", "fusion")
+def call_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
+    from ..fusion import computation_input_to_output
+    callee = _callee(instr)
+    if callee is None:
+        reason = f"{instr.opcode}: called computation not resolved"
+        return [(IndexingMap.undefined(reason),) for _ in range(instr.shape.num_outputs)]
+    return list(computation_input_to_output(callee, operand_index))

@@ -1,0 +1,118 @@
+"""Turn analysed targets into plain-data reports (the one place maps become text)."""
+from __future__ import annotations
+
+from typing import Optional
+
+from ..affine import IndexingMap
+from ..api import SelectedTarget, TargetNotFound, operand_info, select_targets
+from ..fusion import OperandIndexing, callee_of, input_to_output, output_to_input
+from ..hlo.model import Computation, Diagnostic, Module
+from .report import (TARGET_EXTENSIONS, DiagnosticReport, MapReport, ModuleReport, OperandReport,
+                     TargetReport)
+
+DIRECTIONS = ("out2in", "in2out", "both")
+
+
+def map_report(m: IndexingMap) -> MapReport:
+    if m.is_undefined:
+        return MapReport(None, m.undefined_reason or "unknown")
+    if m.is_known_empty:
+        return MapReport("KNOWN EMPTY")
+    return MapReport(str(m))
+
+
+def _operand_reports(rows: list[OperandIndexing], operands: list[tuple[str, object]]) -> list[OperandReport]:
+    out = []
+    for row in rows:
+        name, shape = operands[row.operand] if row.operand < len(operands) else (f"operand{row.operand}", None)
+        if shape is not None and shape.is_tuple:
+            shape = shape.leaf(row.operand_element)
+        out.append(OperandReport(row.operand, name, str(shape) if shape is not None else "", row.output,
+                                 [map_report(m) for m in row.maps], row.deduplicated))
+    return out
+
+
+def _location(module: Module, instr) -> str:
+    loc = module.source_location(instr)
+    if loc is None:
+        return ""
+    text = f"{loc.file}:{loc.line}" if loc.line else loc.file
+    return f"{text} ({loc.function})" if loc.function else text
+
+
+def target_report(selected: SelectedTarget, module: Module, direction: str = "out2in",
+                  options: Optional[dict] = None) -> TargetReport:
+    """Analyse one target in the requested direction(s) and describe it as plain data."""
+    target = selected.target
+    if isinstance(target, Computation):
+        root = target.root
+        outputs = root.shape if root is not None else None
+        report = TargetReport("computation", target.name, None, target.name, None,
+                              [(i, str(outputs.leaf(i))) for i in range(outputs.num_outputs)] if outputs else [],
+                              line=target.line)
+    else:
+        callee = callee_of(target)
+        report = TargetReport(selected.kind, target.name, target.opcode,
+                              target.computation.name if target.computation is not None else None,
+                              target.attr("kind") if target.opcode == "fusion" else None,
+                              [(i, str(target.shape.leaf(i))) for i in range(target.shape.num_outputs)],
+                              calls=callee.name if callee is not None else None,
+                              op_name=target.metadata.op_name if target.metadata else "",
+                              source_location=_location(module, target), line=target.line)
+    operands = operand_info(target)
+    if direction in ("out2in", "both"):
+        report.output_to_input = _operand_reports(output_to_input(target), operands)
+    if direction in ("in2out", "both"):
+        report.input_to_output = _operand_reports(input_to_output(target), operands)
+    for extension in TARGET_EXTENSIONS:
+        extension(report, target, module, options or {})
+    return report
+
+
+def diagnostic_report(d: Diagnostic) -> DiagnosticReport:
+    return DiagnosticReport(d.severity, d.message, d.line, d.column, d.path, d.source_line)
+
+
+def module_report(module: Module, direction: str = "out2in", fusion: Optional[str] = None,
+                  computation: Optional[str] = None, instruction: Optional[str] = None,
+                  options: Optional[dict] = None, on_target=None, verify: bool = False,
+                  verify_samples: int = 8, seed: int = 0, fusions_only: bool = False) -> ModuleReport:
+    """Every selected target of one module; a failing target becomes an error diagnostic.
+
+    With ``verify``, each target's maps are checked against the reference walk
+    (``hlo_index.verify``): mismatches become error diagnostics, skipped targets get a note.
+    """
+    report = ModuleReport(module.name, module.source,
+                          diagnostics=[diagnostic_report(d) for d in module.diagnostics])
+    try:
+        selected = select_targets(module, fusion, computation, instruction, fusions_only)
+    except TargetNotFound as exc:
+        report.diagnostics.append(DiagnosticReport("error", str(exc), path=module.source))
+        return report
+    for item in selected:
+        try:
+            target = target_report(item, module, direction, options)
+            report.targets.append(target)
+            if verify:
+                _verify_into(item, module, target, report, verify_samples, seed)
+        except Exception as exc:  # one broken rule must not hide every other target's maps
+            line = getattr(item.target, "line", 0)
+            report.diagnostics.append(DiagnosticReport(
+                "error", f"analysis of {item.kind} '{item.target.name}' failed: {type(exc).__name__}: {exc}",
+                line, getattr(item.target, "column", 0), module.source))
+        if on_target is not None:
+            on_target()
+    return report
+
+
+def _verify_into(item: SelectedTarget, module: Module, target: TargetReport, report: ModuleReport,
+                 samples: int, seed: int) -> None:
+    from ..verify import verify_target
+    outcome = verify_target(item, module, samples, seed)
+    target.notes.extend(outcome.notes)
+    if not outcome.notes:
+        verdict = "mismatch" if outcome.errors else "ok"
+        target.notes.append(f"verified {outcome.checked_points} sampled output elements: {verdict}")
+    line, column = getattr(item.target, "line", 0), getattr(item.target, "column", 0)
+    for message in outcome.errors:
+        report.diagnostics.append(DiagnosticReport("error", f"verify: {message}", line, column, module.source))

@@ -1,0 +1,117 @@
+"""Load inputs and produce module reports, in this process or in worker processes.
+
+Shared by ``analyze`` and ``check``. Returns data only; the commands render and pick exit codes.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from .report import DiagnosticReport, ModuleReport
+
+
+@dataclass(frozen=True, slots=True)
+class AnalyzeOptions:
+    direction: str = "out2in"
+    fusion: Optional[str] = None
+    computation: Optional[str] = None
+    instruction: Optional[str] = None
+    verify: bool = False
+    verify_samples: int = 8
+    seed: int = 0
+    fusions_only: bool = False                  # check: never fall back to the ENTRY computation
+    extra: dict = field(default_factory=dict)   # flags for registered report extensions
+
+
+def _unreadable(path: str, message: str, diagnostics=()) -> ModuleReport:
+    report = ModuleReport(os.path.basename(path.rstrip("/")) or path, path, unreadable=True)
+    report.diagnostics = [DiagnosticReport(d.severity, d.message, d.line, d.column, d.path or path,
+                                           d.source_line) for d in diagnostics]
+    if not report.diagnostics:
+        report.diagnostics.append(DiagnosticReport("error", message, path=path))
+    return report
+
+
+def _results_of(path: str):
+    """(module or None, source, diagnostics, error message) for every module the loader finds."""
+    from ..hlo import load
+    try:
+        results = load(path)
+    except Exception as exc:  # unreadable file, bad gzip, parse failure of a single-module file
+        diags = list(getattr(exc, "diagnostics", ()) or ([exc.diagnostic] if hasattr(exc, "diagnostic") else []))
+        return [(None, path, diags, _message(exc))]
+    out = []
+    for r in results:
+        module = getattr(r, "module", None)
+        source = getattr(r, "source", None) or getattr(r, "path", None) or path
+        diags = list(getattr(r, "diagnostics", ()) or ())
+        error = getattr(r, "error", None)
+        if module is None and error is not None:
+            diags = diags or list(getattr(error, "diagnostics", ()) or ())
+        out.append((module, str(source), diags, _message(error) if error is not None else "could not be loaded"))
+    return out
+
+
+def _message(exc) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"cannot read: {exc.strerror}"
+    return str(exc) if not isinstance(exc, str) else exc
+
+
+def analyze_path(path: str, options: AnalyzeOptions, on_target: Optional[Callable[[], None]] = None
+                 ) -> list[ModuleReport]:
+    """Reports for every module in ``path``; unreadable inputs become reports flagged ``unreadable``."""
+    from .build import module_report
+    reports = []
+    for module, source, diags, message in _results_of(path):
+        if module is None:
+            reports.append(_unreadable(source, message, diags))
+            continue
+        if not module.source:
+            module.source = source
+        report = module_report(module, options.direction, options.fusion, options.computation,
+                               options.instruction, options.extra, on_target,
+                               verify=options.verify, verify_samples=options.verify_samples, seed=options.seed,
+                               fusions_only=options.fusions_only)
+        reports.append(report)
+    return reports
+
+
+def _worker(args: tuple[str, AnalyzeOptions]) -> list[ModuleReport]:
+    return analyze_path(*args)
+
+
+def analyze_paths(paths: list[str], options: AnalyzeOptions, jobs: int = 1,
+                  on_file: Optional[Callable[[str], None]] = None,
+                  on_target: Optional[Callable[[], None]] = None) -> list[ModuleReport]:
+    """Reports for every path, in the order given (workers when ``jobs`` > 1 and several paths)."""
+    if jobs > 1 and len(paths) > 1:
+        import multiprocessing
+        ctx = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+        out: list[ModuleReport] = []
+        with ctx.Pool(min(jobs, len(paths))) as pool:
+            for path, reports in zip(paths, pool.imap(_worker, [(p, options) for p in paths])):
+                out.extend(reports)
+                if on_file is not None:
+                    on_file(path)
+        return out
+    out = []
+    for path in paths:
+        out.extend(analyze_path(path, options, on_target))
+        if on_file is not None:
+            on_file(path)
+    return out
+
+
+def expand_paths(paths: list[str]) -> list[str]:
+    """Directories become their HLO dump files (sorted), so workers can share them out."""
+    out = []
+    for p in paths:
+        if p != "-" and os.path.isdir(p):
+            found = sorted(os.path.join(root, f) for root, _, files in os.walk(p) for f in files
+                           if f.endswith((".hlo", ".txt", ".hlo.txt", ".gz")))
+            out.extend(found or [p])
+        else:
+            out.append(p)
+    return out

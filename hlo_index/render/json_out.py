@@ -1,0 +1,10 @@
+"""The ``--format json`` document of ``analyze`` (schema ``hlo-index/1``)."""
+from __future__ import annotations
+
+import json
+
+from .report import ModuleReport, document
+
+
+def render_json(modules: list[ModuleReport]) -> str:
+    return json.dumps(document(modules), indent=1)

@@ -1,0 +1,120 @@
+"""Plain-data reports of an analysis: what the text and JSON renderers draw.
+
+Reports hold map *text*, not map objects, so they pickle cheaply across worker processes and the
+renderers never need the map engine. Analyses that add per-operand or per-target figures
+(utilization, coalescing, physical maps) register a ``TargetExtension``; it fills the ``extra``
+dicts, which both renderers show and the JSON output merges into the operand / target objects.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+SCHEMA = "hlo-index/1"
+
+
+@dataclass(slots=True)
+class MapReport:
+    text: Optional[str]                  # XLA map text ("KNOWN EMPTY" for the empty map)
+    unknown: Optional[str] = None        # the reason, when the map is UNDEFINED
+
+    def to_json(self) -> dict:
+        if self.text is None:
+            return {"map": None, "unknown": self.unknown or "unknown"}
+        return {"map": self.text}
+
+
+@dataclass(slots=True)
+class OperandReport:
+    operand: int
+    operand_name: str
+    operand_shape: str
+    output: int
+    maps: list[MapReport]
+    deduplicated: bool
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def distinct(self) -> int:
+        return len(self.maps)
+
+    @property
+    def known(self) -> bool:
+        return bool(self.maps) and all(m.text is not None for m in self.maps)
+
+    def to_json(self) -> dict:
+        out = {"operand": self.operand, "operand_name": self.operand_name,
+               "operand_shape": self.operand_shape, "output": self.output,
+               "maps": [m.to_json() for m in self.maps], "deduplicated": self.deduplicated}
+        out.update(self.extra)
+        return out
+
+
+@dataclass(slots=True)
+class TargetReport:
+    kind: str                           # "instruction" | "fusion" | "computation"
+    name: str
+    opcode: Optional[str]
+    computation: Optional[str]          # where the instruction lives; the computation itself for kind computation
+    fusion_kind: Optional[str]
+    outputs: list[tuple[int, str]]      # (output index, shape text)
+    output_to_input: list[OperandReport] = field(default_factory=list)
+    input_to_output: list[OperandReport] = field(default_factory=list)
+    calls: Optional[str] = None         # the fused / called computation
+    op_name: str = ""
+    source_location: str = ""           # "file:line (function)"
+    line: int = 0
+    notes: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        out = {"kind": self.kind, "name": self.name, "opcode": self.opcode,
+               "computation": self.computation, "fusion_kind": self.fusion_kind,
+               "outputs": [{"index": i, "shape": s} for i, s in self.outputs],
+               "output_to_input": [o.to_json() for o in self.output_to_input],
+               "input_to_output": [o.to_json() for o in self.input_to_output]}
+        out.update(self.extra)
+        return out
+
+
+@dataclass(slots=True)
+class DiagnosticReport:
+    severity: str
+    message: str
+    line: int = 0
+    column: int = 0
+    path: str = ""
+    source_line: str = ""
+
+    def to_json(self) -> dict:
+        return {"severity": self.severity, "message": self.message, "line": self.line, "column": self.column}
+
+
+@dataclass(slots=True)
+class ModuleReport:
+    name: str
+    source: str
+    targets: list[TargetReport] = field(default_factory=list)
+    diagnostics: list[DiagnosticReport] = field(default_factory=list)
+    unreadable: bool = False
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "source": self.source,
+                "targets": [t.to_json() for t in self.targets],
+                "diagnostics": [d.to_json() for d in self.diagnostics]}
+
+
+def document(modules: list[ModuleReport]) -> dict:
+    """The whole ``analyze --format json`` document."""
+    return {"schema": SCHEMA, "modules": [m.to_json() for m in modules]}
+
+
+# (report, target object, module, options) -> None; fills report.extra / operand.extra in place.
+TargetExtension = Callable[[TargetReport, Any, Any, dict], None]
+TARGET_EXTENSIONS: list[TargetExtension] = []
+
+
+def register_extension(fn: TargetExtension) -> TargetExtension:
+    """Add per-target / per-operand fields to every report (utilization, coalescing, ...)."""
+    TARGET_EXTENSIONS.append(fn)
+    return fn

@@ -1,0 +1,160 @@
+"""``--verify``: check a target's printed maps against the numpy reference, element by element.
+
+For seeded sample elements of every output, the exact set of parameter elements read is computed
+by walking the computation backward with each op's reference read-set function
+(``hlo_index.reference``, which shares no code with the maps). The maps must give a superset, and
+the same set unless the maps are a documented over-approximation: runtime variables (the union
+over every feasible offset) or a dynamic-update-slice on the path (the maps ignore which elements
+the update overwrote).
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from .affine import IndexingMap
+from .api import SelectedTarget
+from .fusion import callee_of, output_to_input
+from .fusion.traverse import post_order, tuple_element
+from .hlo.model import Computation, Instruction, Module
+
+# Ops whose output-to-input maps cover more than the elements actually read (documented).
+OVER_APPROXIMATING_OPCODES = frozenset({"dynamic-update-slice"})
+MAX_POINTS_PER_VALUE = 20_000       # beyond this the walk is too costly; the target is skipped
+MAX_RUNTIME_COMBINATIONS = 4_096
+
+
+class Skip(Exception):
+    """Verification of this target is not possible (no reference for an op, too large)."""
+
+
+@dataclass
+class VerifyOutcome:
+    errors: list[str] = field(default_factory=list)     # mismatches, each naming the element
+    notes: list[str] = field(default_factory=list)      # skipped targets and why
+    checked_points: int = 0
+
+
+def _read_set(instr: Instruction, out: int, point: tuple, operand: int) -> set:
+    from .reference import NoReference, read_set
+    try:
+        return read_set(instr, out, point, operand, None)
+    except NoReference as exc:
+        raise Skip(str(exc)) from None
+    except Exception as exc:  # the oracle cannot evaluate this configuration (e.g. runtime data)
+        raise Skip(f"reference for {instr.opcode} '{instr.name}' failed: {type(exc).__name__}: {exc}") from None
+
+
+def backward_read_sets(comp: Computation, output_index: int, point: tuple) -> dict[tuple[int, int], set]:
+    """(parameter number, tuple element) -> exact set of its elements read by ``point`` of the output."""
+    order = post_order(comp)
+    need: dict[tuple[int, int], set] = {(id(comp.root), output_index): {tuple(point)}}
+    found: dict[tuple[int, int], set] = {}
+    for instr in reversed(order):
+        for out in range(instr.shape.num_outputs):
+            points = need.pop((id(instr), out), None)
+            if not points:
+                continue
+            if instr.opcode == "parameter":
+                found[(instr.parameter_number, out)] = points
+                continue
+            if len(points) > MAX_POINTS_PER_VALUE:
+                raise Skip(f"more than {MAX_POINTS_PER_VALUE} elements of '{instr.name}' are read")
+            callee = callee_of(instr)
+            for p in points:
+                if callee is not None:
+                    for (param, element), got in backward_read_sets(callee, out, p).items():
+                        need.setdefault((id(instr.operands[param]), element), set()).update(got)
+                    continue
+                for j, operand in enumerate(instr.operands):
+                    got = _read_set(instr, out, p, j)
+                    if got:
+                        need.setdefault((id(operand), tuple_element(instr)), set()).update(got)
+    return found
+
+
+def _single_op_read_sets(instr: Instruction, output_index: int, point: tuple) -> dict[tuple[int, int], set]:
+    out = {}
+    for j in range(len(instr.operands)):
+        got = _read_set(instr, output_index, point, j)
+        if got:
+            out[(j, tuple_element(instr))] = got
+    return out
+
+
+def predicted_read_set(maps: tuple[IndexingMap, ...], point: tuple) -> set:
+    """Union over the maps (and over every feasible runtime value) of the elements they give."""
+    total: set = set()
+    for m in maps:
+        if m.is_undefined:
+            raise Skip(f"map unknown: {m.undefined_reason}")
+        if m.is_known_empty:
+            continue
+        ranges = [range(rv.interval.lo, rv.interval.hi + 1) for rv in m.runtime_vars]
+        combos = 1
+        for r in ranges:
+            combos *= len(r)
+        if combos > MAX_RUNTIME_COMBINATIONS:
+            raise Skip(f"{combos} runtime-value combinations to enumerate")
+        for values in itertools.product(*ranges):
+            total |= m.read_set(tuple(point), list(values) if values else None)
+    return total
+
+
+def _sample_points(dims: tuple[int, ...], count: int, rng: np.random.Generator) -> list[tuple]:
+    if any(d == 0 for d in dims):
+        return []
+    points = {tuple(0 for _ in dims), tuple(d - 1 for d in dims)}
+    while len(points) < min(count, int(np.prod(dims, dtype=np.int64)) if dims else 1):
+        points.add(tuple(int(rng.integers(0, d)) for d in dims))
+    return sorted(points)
+
+
+def _fmt(point) -> str:
+    return "{" + ", ".join(str(i) for i in point) + "}"
+
+
+def verify_target(selected: SelectedTarget, module: Optional[Module] = None, samples: int = 8,
+                  seed: int = 0) -> VerifyOutcome:
+    """Compare the output-to-input maps of one target with the reference walk on sampled elements."""
+    outcome = VerifyOutcome()
+    target = selected.target
+    comp = target if isinstance(target, Computation) else callee_of(target)
+    rows = output_to_input(target)
+    if comp is not None:
+        over = any(i.opcode in OVER_APPROXIMATING_OPCODES for i in post_order(comp))
+        shape = comp.root.shape
+    else:
+        over = target.opcode in OVER_APPROXIMATING_OPCODES
+        shape = target.shape
+    rng = np.random.default_rng(seed)
+    try:
+        for out in range(shape.num_outputs):
+            for point in _sample_points(shape.leaf(out).dims, samples, rng):
+                exact = (backward_read_sets(comp, out, point) if comp is not None
+                         else _single_op_read_sets(target, out, point))
+                outcome.checked_points += 1
+                for row in rows:
+                    if row.output != out:
+                        continue
+                    truth = exact.get((row.operand, row.operand_element), set())
+                    given = predicted_read_set(row.maps, point)
+                    missing = sorted(truth - given)
+                    if missing:
+                        outcome.errors.append(
+                            f"{selected.kind} '{target.name}': output {out} element {_fmt(point)} reads "
+                            f"operand {row.operand} element {_fmt(missing[0])}, which no map gives"
+                            + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
+                    exempt = over or any(m.runtime_vars for m in row.maps)
+                    extra = sorted(given - truth)
+                    if extra and not exempt:
+                        outcome.errors.append(
+                            f"{selected.kind} '{target.name}': the maps say output {out} element {_fmt(point)} "
+                            f"reads operand {row.operand} element {_fmt(extra[0])}, which it does not"
+                            + (f" (and {len(extra) - 1} more)" if len(extra) > 1 else ""))
+    except Skip as exc:
+        outcome.notes.append(f"verification skipped: {exc}")
+    return outcome
