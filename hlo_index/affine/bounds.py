@@ -1,0 +1,64 @@
+"""Value ranges of expressions over a domain, computed once per node and cached.
+
+A :class:`Domain` holds the bounds of every variable of one map. ``domain.bounds(e)`` looks the
+node up in a memo keyed by the (uniqued) node, so the sub-expressions shared between results,
+constraints and simplifier rewrites are each ranged once; a node is never re-walked.
+
+``mod`` gets its own rule (exact when the operand stays within one period, else ``[0, c-1]``):
+expressing it as ``x - c*(x floordiv c)`` would lose the correlation and give a huge range.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from .expr import CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, RUNTIME, SUM, Expr
+from .interval import Interval
+
+
+class Domain:
+    """Variable bounds of one map plus the per-node bounds memo."""
+
+    __slots__ = ("dims", "range_vars", "runtime_vars", "_memo", "_by_kind")
+
+    def __init__(self, dims: Sequence[Interval], range_vars: Sequence[Interval] = (),
+                 runtime_vars: Sequence[Interval] = ()) -> None:
+        self.dims = tuple(dims)
+        self.range_vars = tuple(range_vars)
+        self.runtime_vars = tuple(runtime_vars)
+        self._by_kind = {DIM: self.dims, RANGE: self.range_vars, RUNTIME: self.runtime_vars}
+        self._memo: dict[Expr, Interval] = {}
+
+    def variable_bounds(self, var: Expr) -> Interval:
+        intervals = self._by_kind[var.kind]
+        if var.value >= len(intervals):
+            raise IndexError(f"variable {var} is not declared in this domain")
+        return intervals[var.value]
+
+    def bounds(self, e: Expr) -> Interval:
+        found = self._memo.get(e)
+        if found is not None:
+            return found
+        kind = e.kind
+        if kind == CONST:
+            found = Interval(e.value, e.value)
+        elif kind == SUM:
+            lo = hi = e.value
+            for atom, k in e.terms:
+                b = self.bounds(atom)
+                if k > 0:
+                    lo += k * b.lo
+                    hi += k * b.hi
+                else:
+                    lo += k * b.hi
+                    hi += k * b.lo
+            found = Interval(lo, hi)
+        elif kind == FLOORDIV:
+            found = self.bounds(e.operand).floordiv(e.value)
+        elif kind == MOD:
+            found = self.bounds(e.operand).mod(e.value)
+        elif kind == CEILDIV:
+            found = self.bounds(e.operand).ceildiv(e.value)
+        else:
+            found = self.variable_bounds(e)
+        self._memo[e] = found
+        return found

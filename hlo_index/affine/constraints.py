@@ -1,0 +1,167 @@
+"""Map-level simplification: results and constraints simplified over the domain, constraints
+normalised, redundant ones dropped, infeasible ones turned into KNOWN EMPTY, variable bounds
+tightened, all to a fixpoint.
+
+Constraint rules (each exact):
+
+* ``e + c in [lo, hi]``      -> ``e in [lo - c, hi - c]``
+* ``k * e in [lo, hi]``      -> ``e in [ceil(lo/k), floor(hi/k)]`` (k the gcd of the
+  coefficients, sign of the leading one, so ``-d0 in ...`` becomes ``d0 in ...``)
+* ``e floordiv k in [lo, hi]`` -> ``e in [lo*k, hi*k + k - 1]``; ceildiv alike
+* the interval is cut to the bounds of ``e``; one containing those bounds is always true and
+  dropped; an empty one makes the map KNOWN EMPTY; a constant is checked and dropped
+* a constraint on a bare variable narrows that variable's bounds
+* ``v mod a in I`` and ``v mod b in J`` on one variable merge into ``v mod lcm(a, b) in K`` when the
+  feasible residues form one run; the variable's bounds snap to feasible values.
+"""
+from __future__ import annotations
+
+from math import gcd, lcm
+
+from .bounds import Domain
+from .expr import CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, RUNTIME, SUM, Expr, make_sum
+from .interval import Interval
+from .simplify import Simplifier
+
+_MAX_ROUNDS = 16
+_MAX_MERGED_MODULUS = 1 << 12
+
+
+class _Infeasible(Exception):
+    pass
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -((-a) // b)
+
+
+def normalize_constraint(e: Expr, interval: Interval, simplify) -> tuple[Expr, Interval]:
+    """Move constants, common factors and an outer floordiv/ceildiv into the interval."""
+    while True:
+        e = simplify(e)
+        if e.kind == CONST:
+            return e, interval
+        constant, terms = e.linear_terms()
+        if constant:
+            e = make_sum(0, dict(terms))
+            interval = interval.shift(-constant)
+            continue
+        if e.kind == SUM:
+            g = gcd(*(k for _, k in terms))
+            if terms[0][1] < 0:
+                g = -g
+            if g != 1:
+                e = make_sum(0, {atom: k // g for atom, k in terms})
+                lo, hi = interval
+                if g < 0:
+                    lo, hi = hi, lo
+                interval = Interval(_ceil_div(lo, g), hi // g)
+                continue
+            return e, interval
+        if e.kind == FLOORDIV:
+            c = e.value
+            e, interval = e.operand, Interval(interval.lo * c, interval.hi * c + c - 1)
+            continue
+        if e.kind == CEILDIV:
+            c = e.value
+            e, interval = e.operand, Interval((interval.lo - 1) * c + 1, interval.hi * c)
+            continue
+        return e, interval
+
+
+def simplify_parts(dims, range_vars, runtime_vars, results, constraints):
+    """Simplify a map given as parts. Returns ``(dims, range_vars, runtime_vars, results,
+    constraints)`` with intervals as lists, or ``None`` when the map is known to be empty."""
+    bounds = {DIM: list(dims), RANGE: list(range_vars), RUNTIME: list(runtime_vars)}
+    try:
+        for _ in range(_MAX_ROUNDS):
+            for intervals in bounds.values():
+                if any(b.lo > b.hi for b in intervals):
+                    raise _Infeasible
+            domain = Domain(bounds[DIM], bounds[RANGE], bounds[RUNTIME])
+            simplify = Simplifier(domain)
+            results = [simplify(e) for e in results]
+            merged: dict[Expr, Interval] = {}
+            tightened = False
+            for e, interval in constraints:
+                e, interval = normalize_constraint(e, interval, simplify)
+                if e.kind == CONST:
+                    if not interval.contains(e.value):
+                        raise _Infeasible
+                    continue
+                b = domain.bounds(e)
+                interval = interval.intersect(b)
+                if interval.lo > interval.hi:
+                    raise _Infeasible
+                if interval == b:
+                    continue
+                if e.is_variable:
+                    bounds[e.kind][e.value] = interval
+                    tightened = True
+                    continue
+                if e in merged:
+                    interval = interval.intersect(merged[e])
+                    if interval.lo > interval.hi:
+                        raise _Infeasible
+                merged[e] = interval
+            tightened |= _merge_mod_constraints(merged, bounds)
+            constraints = list(merged.items())
+            if not tightened:
+                break
+    except _Infeasible:
+        return None
+    constraints.sort(key=lambda item: item[0].key)
+    return bounds[DIM], bounds[RANGE], bounds[RUNTIME], results, constraints
+
+
+def _merge_mod_constraints(merged: dict, bounds: dict) -> bool:
+    """Merge ``v mod m in I`` constraints per variable and snap ``v``'s bounds to feasible values.
+    Returns True when a variable's bounds changed."""
+    per_var: dict[Expr, list[Expr]] = {}
+    for e in merged:
+        if e.kind == MOD and e.operand.is_variable:
+            per_var.setdefault(e.operand, []).append(e)
+    changed = False
+    for var, mods in per_var.items():
+        while len(mods) > 1:
+            a, b = mods[0], mods[1]
+            modulus = lcm(a.value, b.value)
+            if modulus > _MAX_MERGED_MODULUS:
+                break
+            ia, ib = merged[a], merged[b]
+            residues = [r for r in range(modulus)
+                        if ia.contains(r % a.value) and ib.contains(r % b.value)]
+            if not residues:
+                raise _Infeasible
+            if residues[-1] - residues[0] + 1 != len(residues):
+                break
+            del merged[a], merged[b]
+            combined = var.mod(modulus)
+            merged[combined] = Interval(residues[0], residues[-1])
+            mods = [combined] + mods[2:]
+        for e in mods:
+            b = bounds[var.kind][var.value]
+            snapped = _snap(b, e.value, merged[e])
+            if snapped.lo > snapped.hi:
+                raise _Infeasible
+            if snapped != b:
+                bounds[var.kind][var.value] = snapped
+                changed = True
+    return changed
+
+
+def _snap(b: Interval, m: int, residues: Interval) -> Interval:
+    """Narrow ``b`` to its smallest and largest values whose residue mod ``m`` is in
+    ``residues`` (a sub-interval of ``[0, m-1]``)."""
+    lo, hi = b
+    r = lo % m
+    if r < residues.lo:
+        lo += residues.lo - r
+    elif r > residues.hi:
+        lo += m - r + residues.lo
+    r = hi % m
+    if r > residues.hi:
+        hi -= r - residues.hi
+    elif r < residues.lo:
+        hi -= r + m - residues.hi
+    return Interval(lo, hi)

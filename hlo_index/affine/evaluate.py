@@ -1,0 +1,191 @@
+"""Evaluation of maps: at a point, vectorised with numpy over a whole domain, read sets, and
+brute-force semantic equality."""
+from __future__ import annotations
+
+import itertools
+from typing import Sequence
+
+import numpy as np
+
+from .expr import CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, RUNTIME, SUM, Expr
+from .indexing_map import IndexingMap
+
+
+def _check_regular(m: IndexingMap) -> None:
+    if m.is_undefined:
+        raise ValueError(f"cannot evaluate an UNDEFINED map ({m.undefined_reason})")
+
+
+def evaluate_expr(e: Expr, env: dict, memo: dict):
+    """Value of ``e``; ``env`` maps ``(kind, index)`` to an int or a numpy int64 array."""
+    found = memo.get(e)
+    if found is not None:
+        return found
+    kind = e.kind
+    if kind == CONST:
+        value = e.value
+    elif kind == SUM:
+        value = e.value
+        for atom, k in e.terms:
+            value = value + k * evaluate_expr(atom, env, memo)
+    elif kind == FLOORDIV:
+        value = evaluate_expr(e.operand, env, memo) // e.value
+    elif kind == MOD:
+        value = evaluate_expr(e.operand, env, memo) % e.value
+    elif kind == CEILDIV:
+        value = -((-evaluate_expr(e.operand, env, memo)) // e.value)
+    else:
+        value = env[(kind, e.value)]
+    memo[e] = value
+    return value
+
+
+def _env(dims, range_vals, runtime_vals) -> dict:
+    env = {(DIM, i): v for i, v in enumerate(dims)}
+    env.update({(RANGE, i): v for i, v in enumerate(range_vals)})
+    env.update({(RUNTIME, i): v for i, v in enumerate(runtime_vals)})
+    return env
+
+
+def evaluate_point(m: IndexingMap, dims: Sequence[int], range_vals: Sequence[int] = (),
+                   runtime_vals: Sequence[int] = ()) -> tuple[int, ...]:
+    """Results at one point (no domain check)."""
+    _check_regular(m)
+    if m.is_known_empty:
+        raise ValueError("cannot evaluate a KNOWN EMPTY map")
+    env = _env([int(v) for v in dims], [int(v) for v in range_vals],
+               [int(v) for v in runtime_vals])
+    memo: dict = {}
+    return tuple(int(evaluate_expr(e, env, memo)) for e in m.results)
+
+
+def _default_runtime(m: IndexingMap, runtime_vals) -> list[int]:
+    if runtime_vals is None:
+        return [v.interval.lo for v in m.runtime_vars]
+    return [int(v) for v in runtime_vals]
+
+
+def _grid(intervals: Sequence) -> np.ndarray:
+    """All points of a box, shape [n, len(intervals)], last coordinate fastest."""
+    if not intervals:
+        return np.zeros((1, 0), dtype=np.int64)
+    axes = [np.arange(b.lo, b.hi + 1, dtype=np.int64) for b in intervals]
+    mesh = np.meshgrid(*axes, indexing="ij")
+    return np.stack([a.reshape(-1) for a in mesh], axis=1)
+
+
+def _sample_box(intervals: Sequence, count: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    columns = [rng.integers(b.lo, b.hi + 1, size=count, dtype=np.int64) for b in intervals]
+    points = np.stack(columns, axis=1) if columns else np.zeros((count, 0), dtype=np.int64)
+    return np.unique(points, axis=0)
+
+
+def dim_points(m: IndexingMap, limit: int, seed: int) -> np.ndarray:
+    """Every point of the dims box, or a seeded uniform sample when the dims x range-vars box
+    exceeds ``limit`` candidates."""
+    range_size = 1
+    for b in m.range_vars:
+        range_size *= max(b.size, 0)
+    dim_size = 1
+    for b in m.dims:
+        dim_size *= max(b.size, 0)
+    if dim_size * max(range_size, 1) <= limit:
+        return _grid(m.dims)
+    count = max(1, limit // max(range_size, 1))
+    return _sample_box(m.dims, min(count, dim_size), seed)
+
+
+def relation_at(m: IndexingMap, points: np.ndarray, runtime_vals: Sequence[int]):
+    """For the given dim points: ``(feasible dims+range points, results)`` as int64 arrays."""
+    n_dims = m.num_dims
+    n_range = len(m.range_vars)
+    width = n_dims + n_range
+    outside = any(not v.interval.contains(x) for v, x in zip(m.runtime_vars, runtime_vals))
+    if m.is_known_empty or outside or any(b.lo > b.hi for b in m.dims + m.range_vars):
+        return np.zeros((0, width), np.int64), np.zeros((0, m.num_results), np.int64)
+    inside = np.ones(len(points), dtype=bool)
+    for i, b in enumerate(m.dims):
+        inside &= (points[:, i] >= b.lo) & (points[:, i] <= b.hi)
+    points = points[inside]
+    ranges = _grid(m.range_vars)
+    full = np.concatenate([np.repeat(points, len(ranges), axis=0),
+                           np.tile(ranges, (len(points), 1))], axis=1)
+    env = {(DIM, i): full[:, i] for i in range(n_dims)}
+    env.update({(RANGE, i): full[:, n_dims + i] for i in range(n_range)})
+    env.update({(RUNTIME, i): v for i, v in enumerate(runtime_vals)})
+    memo: dict = {}
+    keep = np.ones(len(full), dtype=bool)
+    for e, b in m.constraints:
+        value = np.broadcast_to(evaluate_expr(e, env, memo), (len(full),))
+        keep &= (value >= b.lo) & (value <= b.hi)
+    results = [np.broadcast_to(evaluate_expr(e, env, memo), (len(full),))[keep]
+               for e in m.results]
+    out = np.stack(results, axis=1) if results else np.zeros((int(keep.sum()), 0), np.int64)
+    return full[keep], out.astype(np.int64)
+
+
+def enumerate_map(m: IndexingMap, runtime_vals=None, limit: int = 1 << 20, seed: int = 0):
+    _check_regular(m)
+    if m.is_known_empty:
+        return np.zeros((0, 0), np.int64), np.zeros((0, m.num_results), np.int64)
+    return relation_at(m, dim_points(m, limit, seed), _default_runtime(m, runtime_vals))
+
+
+def read_set(m: IndexingMap, dim_point: Sequence[int], runtime_vals=None) -> set:
+    _check_regular(m)
+    if m.is_known_empty:
+        return set()
+    point = np.array([list(dim_point)], dtype=np.int64).reshape(1, m.num_dims)
+    _, results = relation_at(m, point, _default_runtime(m, runtime_vals))
+    return {tuple(int(v) for v in row) for row in results}
+
+
+def relation_rows(m: IndexingMap, points: np.ndarray, runtime_vals) -> set:
+    """The set of ``(dims..., results...)`` rows, range variables projected away."""
+    feasible, results = relation_at(m, points, runtime_vals)
+    rows = np.concatenate([feasible[:, :m.num_dims], results], axis=1)
+    return set(map(tuple, np.unique(rows, axis=0).tolist())) if len(rows) else set()
+
+
+def semantically_equal(a: IndexingMap, b: IndexingMap, limit: int = 1 << 18) -> bool:
+    """Brute force: same relation ``{(dims, results)}`` for every runtime assignment (all of them
+    when few, else the corners of each runtime box), on the union of both dims boxes (sampled
+    with one seed above ``limit``)."""
+    if a.is_undefined or b.is_undefined:
+        return a.is_undefined and b.is_undefined and a.undefined_reason == b.undefined_reason
+    if a.is_known_empty and b.is_known_empty:
+        return True
+    if a.is_known_empty or b.is_known_empty:
+        regular = b if a.is_known_empty else a
+        return not _has_feasible_point(regular, limit)
+    if a.num_dims != b.num_dims or a.num_results != b.num_results \
+            or len(a.runtime_vars) != len(b.runtime_vars):
+        return False
+    box = [da.union(db) for da, db in zip(a.dims, b.dims)]
+    probe = IndexingMap(box, a.range_vars if len(a.range_vars) >= len(b.range_vars)
+                        else b.range_vars)
+    points = dim_points(probe, limit, 0)
+    for runtime in _runtime_assignments(a, b):
+        if relation_rows(a, points, runtime) != relation_rows(b, points, runtime):
+            return False
+    return True
+
+
+def _runtime_assignments(a: IndexingMap, b: IndexingMap, max_count: int = 64):
+    boxes = [va.interval.union(vb.interval) for va, vb in zip(a.runtime_vars, b.runtime_vars)]
+    total = 1
+    for box in boxes:
+        total *= box.size
+    if total <= max_count:
+        return list(itertools.product(*[range(box.lo, box.hi + 1) for box in boxes]))
+    return list(itertools.product(*[sorted({box.lo, box.hi, (box.lo + box.hi) // 2})
+                                    for box in boxes]))
+
+
+def _has_feasible_point(m: IndexingMap, limit: int) -> bool:
+    points = dim_points(m, limit, 0)
+    for runtime in _runtime_assignments(m, m):
+        if len(relation_at(m, points, runtime)[0]):
+            return True
+    return False

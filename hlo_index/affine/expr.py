@@ -1,0 +1,435 @@
+"""Affine expressions: immutable, hash-consed, kept in a canonical sum-of-products normal form.
+
+An expression is one of
+
+* a constant;
+* an *atom*: a dimension ``d<i>``, a range variable ``s<i>``, a runtime variable ``rt<i>``, or
+  ``x floordiv c`` / ``x ceildiv c`` / ``x mod c`` of a sub-expression ``x`` and a constant
+  ``c > 0``;
+* a *sum*: a constant plus atoms with non-zero integer coefficients, atoms in a fixed order.
+
+Multiplication is only by constants. Every node carries an injective integer *key* describing its
+structure; nodes are interned by key, so equal structure gives the same object and ``==``/``hash``
+are O(1). Construction folds what needs no variable ranges: constants, like terms, ``x * 1``,
+``x + 0``, exact multiples out of floordiv/ceildiv/mod, common factors (gcd), nested floordiv
+``(x floordiv a) floordiv b -> x floordiv (a*b)``, ``(x mod a*b) floordiv a -> (x floordiv a) mod b``
+and ``(x mod m) mod c -> x mod c`` when ``c`` divides ``m``. Range-aware rewrites live in
+``simplify.py``.
+
+Floor semantics throughout: ``floordiv`` rounds toward -inf and ``mod`` takes the sign of the
+(always positive) divisor, exactly Python's ``//`` and ``%``; ``x ceildiv c == -((-x) floordiv c)``.
+"""
+from __future__ import annotations
+
+from math import gcd
+from typing import Iterable
+
+# Node kinds. The numeric order is the canonical order of atoms inside a sum: dimensions, range
+# variables, runtime variables, then floordiv, ceildiv and mod atoms.
+CONST, DIM, RANGE, RUNTIME, FLOORDIV, CEILDIV, MOD, SUM = range(8)
+VARIABLE_KINDS = (DIM, RANGE, RUNTIME)
+DIVISION_KINDS = (FLOORDIV, CEILDIV, MOD)
+
+_INTERN: dict[tuple, "Expr"] = {}
+
+
+class NonAffineError(ValueError):
+    """An operation would leave affine arithmetic (a product of two non-constant expressions,
+    a division by a non-constant or non-positive value)."""
+
+
+class Expr:
+    """One uniqued node. Build expressions with :func:`dim`, :func:`range_var`,
+    :func:`runtime_var`, :func:`const` and the operators; never call the class directly."""
+
+    __slots__ = ("kind", "value", "operand", "terms", "key", "_hash", "__weakref__")
+
+    kind: int
+    value: int  # constant value, variable index, divisor, or the constant part of a sum
+    operand: "Expr | None"  # the sub-expression of floordiv / ceildiv / mod
+    terms: tuple  # ((atom, coefficient), ...) of a sum, canonical order; () otherwise
+    key: tuple  # injective structural key, also the canonical sort key
+
+    # ----------------------------------------------------------------------------- identity
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        # Equal keys mean equal structure even across clear_caches().
+        return isinstance(other, Expr) and self.key == other.key
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self):
+        return (_from_text, (str(self),))
+
+    # --------------------------------------------------------------------------- properties
+    @property
+    def is_constant(self) -> bool:
+        return self.kind == CONST
+
+    @property
+    def constant_value(self) -> int:
+        if self.kind != CONST:
+            raise ValueError(f"{self} is not a constant")
+        return self.value
+
+    @property
+    def is_variable(self) -> bool:
+        return self.kind in VARIABLE_KINDS
+
+    @property
+    def is_atom(self) -> bool:
+        return self.kind != CONST and self.kind != SUM
+
+    def linear_terms(self) -> tuple[int, tuple]:
+        """``(constant, ((atom, coefficient), ...))`` view of any expression."""
+        if self.kind == SUM:
+            return self.value, self.terms
+        if self.kind == CONST:
+            return self.value, ()
+        return 0, ((self, 1),)
+
+    def variables(self) -> frozenset["Expr"]:
+        """Every dimension / range / runtime variable occurring in the expression."""
+        found: set[Expr] = set()
+        _collect_variables(self, found)
+        return frozenset(found)
+
+    def count_divisions(self) -> int:
+        """Number of floordiv / ceildiv / mod nodes (shared sub-expressions counted per use)."""
+        if self.kind in DIVISION_KINDS:
+            return 1 + self.operand.count_divisions()
+        if self.kind == SUM:
+            return sum(atom.count_divisions() for atom, _ in self.terms)
+        return 0
+
+    # ---------------------------------------------------------------------------- operators
+    def __add__(self, other) -> "Expr":
+        return add(self, _as_expr(other))
+
+    __radd__ = __add__
+
+    def __sub__(self, other) -> "Expr":
+        return add(self, scale(_as_expr(other), -1))
+
+    def __rsub__(self, other) -> "Expr":
+        return add(_as_expr(other), scale(self, -1))
+
+    def __neg__(self) -> "Expr":
+        return scale(self, -1)
+
+    def __pos__(self) -> "Expr":
+        return self
+
+    def __mul__(self, other) -> "Expr":
+        other = _as_expr(other)
+        if other.kind == CONST:
+            return scale(self, other.value)
+        if self.kind == CONST:
+            return scale(other, self.value)
+        raise NonAffineError(f"non-affine product ({self}) * ({other})")
+
+    __rmul__ = __mul__
+
+    def floordiv(self, divisor) -> "Expr":
+        return floordiv(self, _divisor(divisor))
+
+    def ceildiv(self, divisor) -> "Expr":
+        return ceildiv(self, _divisor(divisor))
+
+    def mod(self, divisor) -> "Expr":
+        return mod(self, _divisor(divisor))
+
+    __floordiv__ = floordiv
+    __mod__ = mod
+
+    def __str__(self) -> str:
+        from .text import format_expr
+
+        return format_expr(self)
+
+    def __repr__(self) -> str:
+        return f"Expr({str(self)!r})"
+
+
+# ------------------------------------------------------------------------------- interning
+def _new(kind: int, value: int, operand, terms: tuple, key: tuple) -> Expr:
+    node = _INTERN.get(key)
+    if node is None:
+        node = object.__new__(Expr)
+        node.kind = kind
+        node.value = value
+        node.operand = operand
+        node.terms = terms
+        node.key = key
+        node._hash = hash(key)
+        _INTERN[key] = node
+    return node
+
+
+def clear_intern_table() -> None:
+    _INTERN.clear()
+
+
+def intern_table_size() -> int:
+    return len(_INTERN)
+
+
+def const(value: int) -> Expr:
+    if isinstance(value, Expr):
+        return value
+    value = int(value)
+    return _new(CONST, value, None, (), (CONST, value))
+
+
+def dim(index: int) -> Expr:
+    return _new(DIM, index, None, (), (DIM, index))
+
+
+def range_var(index: int) -> Expr:
+    return _new(RANGE, index, None, (), (RANGE, index))
+
+
+def runtime_var(index: int) -> Expr:
+    return _new(RUNTIME, index, None, (), (RUNTIME, index))
+
+
+def variable(kind: int, index: int) -> Expr:
+    return _new(kind, index, None, (), (kind, index))
+
+
+def _as_expr(value) -> Expr:
+    if isinstance(value, Expr):
+        return value
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise NonAffineError(f"cannot use {value!r} in an affine expression")
+    return const(value.__index__())
+
+
+def _divisor(value) -> int:
+    if isinstance(value, Expr):
+        if value.kind != CONST:
+            raise NonAffineError(f"division by the non-constant {value}")
+        value = value.value
+    value = int(value)
+    if value <= 0:
+        raise NonAffineError(f"divisor must be a positive integer, got {value}")
+    return value
+
+
+# ---------------------------------------------------------------------------------- sums
+def make_sum(constant: int, coefficients: dict) -> Expr:
+    """Canonical expression ``constant + sum(coefficient * atom)``; zero coefficients dropped."""
+    items = [(atom, k) for atom, k in coefficients.items() if k]
+    if not items:
+        return const(constant)
+    if len(items) == 1 and constant == 0 and items[0][1] == 1:
+        return items[0][0]
+    items.sort(key=_atom_key)
+    terms = tuple(items)
+    key = [SUM, len(terms), constant]
+    for atom, k in terms:
+        key.append(k)
+        key.extend(atom.key)
+    return _new(SUM, constant, None, terms, tuple(key))
+
+
+def _atom_key(item) -> tuple:
+    return item[0].key
+
+
+def add(a: Expr, b: Expr) -> Expr:
+    if a.kind == CONST:
+        if b.kind == CONST:
+            return const(a.value + b.value)
+        if a.value == 0:
+            return b
+    elif b.kind == CONST and b.value == 0:
+        return a
+    ca, ta = a.linear_terms()
+    cb, tb = b.linear_terms()
+    coefficients = dict(ta)
+    for atom, k in tb:
+        coefficients[atom] = coefficients.get(atom, 0) + k
+    return make_sum(ca + cb, coefficients)
+
+
+def add_all(exprs: Iterable[Expr], constant: int = 0) -> Expr:
+    coefficients: dict = {}
+    for e in exprs:
+        c, terms = e.linear_terms()
+        constant += c
+        for atom, k in terms:
+            coefficients[atom] = coefficients.get(atom, 0) + k
+    return make_sum(constant, coefficients)
+
+
+def scale(a: Expr, factor: int) -> Expr:
+    if factor == 1:
+        return a
+    if a.kind == CONST:
+        return const(a.value * factor)
+    if factor == 0:
+        return const(0)
+    c, terms = a.linear_terms()
+    return make_sum(c * factor, {atom: k * factor for atom, k in terms})
+
+
+def linear(constant: int, terms: Iterable[tuple]) -> Expr:
+    """``constant + sum(k * e)`` for ``(e, k)`` pairs where each ``e`` may be any expression."""
+    coefficients: dict = {}
+    for e, k in terms:
+        c, inner = e.linear_terms()
+        constant += c * k
+        for atom, j in inner:
+            coefficients[atom] = coefficients.get(atom, 0) + j * k
+    return make_sum(constant, coefficients)
+
+
+# ---------------------------------------------------------------------------- divisions
+def _division(kind: int, operand: Expr, divisor: int) -> Expr:
+    return _new(kind, divisor, operand, (), (kind, *operand.key, divisor))
+
+
+def _split_multiples(e: Expr, c: int):
+    """Split ``e`` into exact multiples of ``c`` (returned divided by ``c``) and the rest."""
+    constant, terms = e.linear_terms()
+    quotient: dict = {}
+    rest: dict = {}
+    for atom, k in terms:
+        if k % c == 0:
+            quotient[atom] = k // c
+        else:
+            rest[atom] = k
+    return constant, quotient, rest
+
+
+def floordiv(e: Expr, c: int) -> Expr:
+    if c == 1:
+        return e
+    if e.kind == CONST:
+        return const(e.value // c)
+    constant, quotient, rest = _split_multiples(e, c)
+    q_const, r_const = divmod(constant, c)
+    if not rest:  # 0 <= r_const < c, so the remainder contributes nothing
+        return make_sum(q_const, quotient)
+    g = gcd(c, r_const, *rest.values())
+    if g > 1:
+        c //= g
+        r_const //= g
+        rest = {atom: k // g for atom, k in rest.items()}
+    remainder = make_sum(r_const, rest)
+    inner = _floordiv_atom(remainder, c)
+    if not quotient and q_const == 0:
+        return inner
+    quotient[inner] = quotient.get(inner, 0) + 1
+    return make_sum(q_const, quotient)
+
+
+def _floordiv_atom(x: Expr, c: int) -> Expr:
+    if x.kind == FLOORDIV:  # (y floordiv a) floordiv c == y floordiv (a*c)
+        return _division(FLOORDIV, x.operand, x.value * c)
+    if x.kind == MOD and x.value % c == 0:  # (y mod a*c) floordiv c == (y floordiv c) mod a
+        return mod(floordiv(x.operand, c), x.value // c)
+    return _division(FLOORDIV, x, c)
+
+
+def ceildiv(e: Expr, c: int) -> Expr:
+    if c == 1:
+        return e
+    if e.kind == CONST:
+        return const(-((-e.value) // c))
+    constant, quotient, rest = _split_multiples(e, c)
+    q_const, r_const = divmod(constant, c)
+    if not rest:
+        return make_sum(q_const + (1 if r_const else 0), quotient)
+    g = gcd(c, r_const, *rest.values())
+    if g > 1:
+        c //= g
+        r_const //= g
+        rest = {atom: k // g for atom, k in rest.items()}
+    inner = _division(CEILDIV, make_sum(r_const, rest), c)
+    quotient[inner] = quotient.get(inner, 0) + 1
+    return make_sum(q_const, quotient)
+
+
+def mod(e: Expr, c: int) -> Expr:
+    if c == 1:
+        return const(0)
+    if e.kind == CONST:
+        return const(e.value % c)
+    constant, terms = e.linear_terms()
+    rest: dict = {}
+    for atom, k in terms:
+        if k % c == 0:
+            continue
+        if atom.kind == MOD and atom.value % c == 0:
+            # y mod m == y (mod c) whenever c divides m
+            for inner_atom, j in atom.operand.linear_terms()[1]:
+                rest[inner_atom] = rest.get(inner_atom, 0) + j * k
+            constant += atom.operand.linear_terms()[0] * k
+        else:
+            rest[atom] = rest.get(atom, 0) + k
+    rest = {atom: k for atom, k in rest.items() if k % c}
+    constant %= c
+    if not rest:
+        return const(constant)
+    g = gcd(c, constant, *rest.values())
+    if g > 1:  # (g*y) mod (g*c') == g * (y mod c')
+        inner = mod(make_sum(constant // g, {a: k // g for a, k in rest.items()}), c // g)
+        return scale(inner, g)
+    return _division(MOD, make_sum(constant, rest), c)
+
+
+# ---------------------------------------------------------------------------- traversal
+def _collect_variables(e: Expr, found: set) -> None:
+    if e.kind in VARIABLE_KINDS:
+        found.add(e)
+    elif e.kind == SUM:
+        for atom, _ in e.terms:
+            _collect_variables(atom, found)
+    elif e.operand is not None:
+        _collect_variables(e.operand, found)
+
+
+def replace_variables(e: Expr, replace, memo: dict | None = None) -> Expr:
+    """Rebuild ``e`` with every variable ``v`` replaced by ``replace(v)`` (an Expr or None to keep).
+
+    ``memo`` shares work across several expressions rewritten with the same replacement."""
+    if memo is None:
+        memo = {}
+    return _replace(e, replace, memo)
+
+
+def _replace(e: Expr, replace, memo: dict) -> Expr:
+    done = memo.get(e)
+    if done is not None:
+        return done
+    kind = e.kind
+    if kind == CONST:
+        out = e
+    elif kind in VARIABLE_KINDS:
+        out = replace(e)
+        if out is None:
+            out = e
+    elif kind == SUM:
+        out = linear(e.value, [(_replace(atom, replace, memo), k) for atom, k in e.terms])
+    else:
+        inner = _replace(e.operand, replace, memo)
+        if inner is e.operand:
+            out = e
+        elif kind == FLOORDIV:
+            out = floordiv(inner, e.value)
+        elif kind == CEILDIV:
+            out = ceildiv(inner, e.value)
+        else:
+            out = mod(inner, e.value)
+    memo[e] = out
+    return out
+
+
+def _from_text(text: str) -> Expr:
+    from .text import parse_expr
+
+    return parse_expr(text)

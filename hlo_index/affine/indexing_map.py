@@ -1,0 +1,292 @@
+"""``IndexingMap``: a map from a box of dimension variables (plus existentially quantified range
+variables and runtime variables) to index tuples, restricted by ``expr in [lo, hi]`` constraints.
+
+Two special maps are first-class: KNOWN EMPTY (no point of the domain is feasible) and UNDEFINED
+(the map is unknown; ``undefined_reason`` says why). Maps are immutable values; every operation
+returns a new map.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from .expr import DIM, RANGE, RUNTIME, Expr, const, dim, replace_variables, variable
+from .interval import Interval, RuntimeVar
+
+_REGULAR, _EMPTY, _UNDEFINED = 0, 1, 2
+
+
+def _interval(value) -> Interval:
+    if isinstance(value, Interval):
+        return value
+    lo, hi = value
+    return Interval(int(lo), int(hi))
+
+
+def _runtime(value) -> RuntimeVar:
+    if isinstance(value, RuntimeVar):
+        return value
+    if isinstance(value, Interval):
+        return RuntimeVar(value, "")
+    return RuntimeVar(_interval(value), "")
+
+
+class IndexingMap:
+    """See the module docstring and docs/CONTRACTS.md (``hlo_index.affine``)."""
+
+    __slots__ = ("dims", "range_vars", "runtime_vars", "results", "constraints", "_state",
+                 "_reason", "_arity", "_simplified", "_key")
+
+    def __init__(self, dims: Sequence[Interval], range_vars: Sequence[Interval] = (),
+                 runtime_vars: Sequence[RuntimeVar] = (), results: Sequence[Expr] = (),
+                 constraints: Sequence[tuple[Expr, Interval]] = ()) -> None:
+        self.dims = tuple(_interval(b) for b in dims)
+        self.range_vars = tuple(_interval(b) for b in range_vars)
+        self.runtime_vars = tuple(_runtime(v) for v in runtime_vars)
+        self.results = tuple(e if isinstance(e, Expr) else const(e) for e in results)
+        self.constraints = tuple((e if isinstance(e, Expr) else const(e), _interval(b))
+                                 for e, b in constraints)
+        self._state = _REGULAR
+        self._reason = ""
+        self._arity = (len(self.dims), len(self.results))
+        self._simplified = None
+        self._key = None
+        self._check_variables()
+
+    def _check_variables(self) -> None:
+        counts = {DIM: len(self.dims), RANGE: len(self.range_vars),
+                  RUNTIME: len(self.runtime_vars)}
+        seen: set[Expr] = set()
+        for e in self.results + tuple(e for e, _ in self.constraints):
+            seen |= e.variables()
+        for v in seen:
+            if v.value >= counts[v.kind]:
+                raise ValueError(f"variable {v} is used but not declared "
+                                 f"({counts[DIM]} dims, {counts[RANGE]} range, "
+                                 f"{counts[RUNTIME]} runtime variables)")
+
+    # ----------------------------------------------------------------------- constructors
+    @classmethod
+    def identity(cls, dims: Sequence[int]) -> "IndexingMap":
+        return cls.from_shape_dims(dims, [dim(i) for i in range(len(dims))])
+
+    @classmethod
+    def from_shape_dims(cls, dims: Sequence[int], results: Sequence[Expr], range_vars=(),
+                        runtime_vars=(), constraints=()) -> "IndexingMap":
+        """Dimension ``i`` ranges over ``[0, dims[i] - 1]``; range vars given as intervals."""
+        return cls([Interval(0, int(n) - 1) for n in dims], range_vars, runtime_vars, results,
+                   constraints)
+
+    @classmethod
+    def known_empty(cls, num_dims: int = 0, num_results: int = 0) -> "IndexingMap":
+        m = cls._special(_EMPTY, "")
+        m._arity = (num_dims, num_results)
+        return m
+
+    @classmethod
+    def undefined(cls, reason: str) -> "IndexingMap":
+        return cls._special(_UNDEFINED, reason)
+
+    @classmethod
+    def _special(cls, state: int, reason: str) -> "IndexingMap":
+        m = object.__new__(cls)
+        m.dims = m.range_vars = m.runtime_vars = m.results = m.constraints = ()
+        m._state = state
+        m._reason = reason
+        m._arity = (0, 0)
+        m._simplified = m
+        m._key = None
+        return m
+
+    @classmethod
+    def _from_parts(cls, dims, range_vars, runtime_vars, results, constraints) -> "IndexingMap":
+        """Trusted constructor (no re-validation): parts are already canonical types."""
+        m = object.__new__(cls)
+        m.dims = tuple(dims)
+        m.range_vars = tuple(range_vars)
+        m.runtime_vars = tuple(runtime_vars)
+        m.results = tuple(results)
+        m.constraints = tuple(constraints)
+        m._state = _REGULAR
+        m._reason = ""
+        m._arity = (len(m.dims), len(m.results))
+        m._simplified = None
+        m._key = None
+        return m
+
+    # ------------------------------------------------------------------------- properties
+    @property
+    def is_known_empty(self) -> bool:
+        return self._state == _EMPTY
+
+    @property
+    def is_undefined(self) -> bool:
+        return self._state == _UNDEFINED
+
+    @property
+    def undefined_reason(self) -> str:
+        return self._reason
+
+    @property
+    def num_dims(self) -> int:
+        return self._arity[0]
+
+    @property
+    def num_results(self) -> int:
+        return self._arity[1]
+
+    @property
+    def num_range_vars(self) -> int:
+        return len(self.range_vars)
+
+    @property
+    def num_runtime_vars(self) -> int:
+        return len(self.runtime_vars)
+
+    # ------------------------------------------------------------------------- operations
+    def simplified(self) -> "IndexingMap":
+        """Range-aware canonical form: simplified results and constraints, constraints
+        normalised and sorted, bounds tightened; KNOWN EMPTY when infeasible."""
+        if self._simplified is not None:
+            return self._simplified
+        from .constraints import simplify_parts
+
+        parts = simplify_parts(self.dims, self.range_vars,
+                               [v.interval for v in self.runtime_vars], self.results,
+                               self.constraints)
+        if parts is None:
+            out = IndexingMap.known_empty(self.num_dims, self.num_results)
+        else:
+            dims, ranges, runtime, results, constraints = parts
+            runtime = [RuntimeVar(b, v.description) for b, v in zip(runtime, self.runtime_vars)]
+            out = IndexingMap._from_parts(dims, ranges, runtime, results, constraints)
+        out._simplified = out
+        self._simplified = out
+        return out
+
+    def compose(self, inner: "IndexingMap") -> "IndexingMap":
+        """``self ∘ inner`` (x -> self(inner(x))), simplified. See ``compose.py``."""
+        from .compose import compose
+
+        return compose(self, inner)
+
+    def remove_unused_variables(self) -> "IndexingMap":
+        """Drop range and runtime variables used by no result and no constraint (renumbering
+        the rest). Dimensions are kept: they are the map's interface."""
+        if self._state != _REGULAR:
+            return self
+        used: set[Expr] = set()
+        for e in self.results:
+            used |= e.variables()
+        for e, _ in self.constraints:
+            used |= e.variables()
+        keep_range = [i for i in range(len(self.range_vars)) if variable(RANGE, i) in used]
+        keep_runtime = [i for i in range(len(self.runtime_vars)) if variable(RUNTIME, i) in used]
+        if len(keep_range) == len(self.range_vars) and \
+                len(keep_runtime) == len(self.runtime_vars):
+            return self
+        renumber = {variable(RANGE, old): variable(RANGE, new)
+                    for new, old in enumerate(keep_range)}
+        renumber.update({variable(RUNTIME, old): variable(RUNTIME, new)
+                         for new, old in enumerate(keep_runtime)})
+        return self._rewritten(renumber.get, [self.range_vars[i] for i in keep_range],
+                               [self.runtime_vars[i] for i in keep_runtime])
+
+    def substitute_runtime_values(self, values: Sequence[int | None]) -> "IndexingMap":
+        """Replace runtime variables whose value is known (``values[i]`` not None) by that
+        constant; the remaining runtime variables are renumbered. Result simplified."""
+        if self._state != _REGULAR:
+            return self
+        keep = [i for i, v in enumerate(values) if v is None]
+        keep += list(range(len(values), len(self.runtime_vars)))
+        mapping: dict[Expr, Expr] = {}
+        for i, v in enumerate(values):
+            if v is not None:
+                if not self.runtime_vars[i].interval.contains(v):
+                    return IndexingMap.known_empty(self.num_dims, self.num_results)
+                mapping[variable(RUNTIME, i)] = const(v)
+        for new, old in enumerate(keep):
+            mapping[variable(RUNTIME, old)] = variable(RUNTIME, new)
+        return self._rewritten(mapping.get, self.range_vars,
+                               [self.runtime_vars[i] for i in keep]).simplified()
+
+    def convert_range_vars_to_dims(self) -> "IndexingMap":
+        """Turn every range variable into a trailing dimension (``s_i -> d_{n+i}``)."""
+        if self._state != _REGULAR:
+            return self
+        n = len(self.dims)
+        mapping = {variable(RANGE, i): dim(n + i) for i in range(len(self.range_vars))}
+        return self._rewritten(mapping.get, (), self.runtime_vars,
+                               dims=self.dims + self.range_vars)
+
+    def rescale_range_vars(self) -> "IndexingMap":
+        """Use ``s mod m in [r, r]`` constraints to substitute ``s = m*s' + r`` with a dense new
+        range variable ``s'`` (XLA's RescaleSymbols). Result simplified."""
+        from .compose import rescale_range_vars
+
+        return rescale_range_vars(self)
+
+    def _rewritten(self, replace, range_vars, runtime_vars, dims=None) -> "IndexingMap":
+        memo: dict = {}
+        results = [replace_variables(e, replace, memo) for e in self.results]
+        constraints = [(replace_variables(e, replace, memo), b) for e, b in self.constraints]
+        return IndexingMap(self.dims if dims is None else dims, range_vars, runtime_vars,
+                           results, constraints)
+
+    # ------------------------------------------------------------------------- evaluation
+    def evaluate(self, dims: Sequence[int], range_vals: Sequence[int] = (),
+                 runtime_vals: Sequence[int] = ()) -> tuple[int, ...]:
+        from .evaluate import evaluate_point
+
+        return evaluate_point(self, dims, range_vals, runtime_vals)
+
+    def enumerate(self, runtime_vals=None, limit: int = 1 << 20, seed: int = 0):
+        from .evaluate import enumerate_map
+
+        return enumerate_map(self, runtime_vals, limit, seed)
+
+    def read_set(self, dim_point: Sequence[int], runtime_vals=None) -> set[tuple[int, ...]]:
+        from .evaluate import read_set
+
+        return read_set(self, dim_point, runtime_vals)
+
+    def semantically_equal(self, other: "IndexingMap", limit: int = 1 << 18) -> bool:
+        from .evaluate import semantically_equal
+
+        return semantically_equal(self, other, limit)
+
+    # ------------------------------------------------------------------------------- text
+    def __str__(self) -> str:
+        from .text import format_map
+
+        return format_map(self)
+
+    def to_string(self, field_separator: str = ", ") -> str:
+        """``str(m)`` with another separator between domain items (e.g. ``"\\n"``)."""
+        from .text import format_map
+
+        return format_map(self, field_separator)
+
+    def to_mlir(self) -> str:
+        from .text import format_mlir
+
+        return format_mlir(self)
+
+    def __repr__(self) -> str:
+        return f"IndexingMap({str(self)!r})"
+
+    # ----------------------------------------------------------------------------- equality
+    def canonical_key(self) -> tuple:
+        """Structural identity of the simplified map (runtime descriptions excluded)."""
+        s = self.simplified()
+        if s._key is None:
+            s._key = (s._state, s._reason, s._arity, s.dims, s.range_vars,
+                      tuple(v.interval for v in s.runtime_vars), s.results, s.constraints)
+        return s._key
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, IndexingMap):
+            return NotImplemented
+        return self is other or self.canonical_key() == other.canonical_key()
+
+    def __hash__(self) -> int:
+        return hash(self.canonical_key())

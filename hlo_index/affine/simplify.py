@@ -1,0 +1,251 @@
+"""Range-aware expression simplifier: a table of rewrite rules applied bottom-up to a fixpoint.
+
+Each rule takes an expression whose children are already simplified plus the :class:`Domain`
+and returns a strictly simpler equivalent expression or ``None``. Every rule is exact on the
+domain: it may use the bounds of sub-expressions, never anything else. Results are memoised
+per node per domain, so shared sub-expressions are simplified once.
+"""
+from __future__ import annotations
+
+from math import gcd
+
+from .bounds import Domain
+from .expr import (CEILDIV, CONST, FLOORDIV, MOD, SUM, VARIABLE_KINDS, Expr, ceildiv, const,
+                   floordiv, linear, make_sum, mod, scale)
+
+INFINITE = 0  # digit descriptor upper bound meaning "no mod": x floordiv lo
+
+
+# ------------------------------------------------------------------------------- helpers
+def _divisors(n: int) -> list[int]:
+    """Divisors of n strictly between 1 and n, largest first."""
+    found = []
+    i = 2
+    while i * i <= n:
+        if n % i == 0:
+            found.append(i)
+            if i * i != n:
+                found.append(n // i)
+        i += 1
+    return sorted(found, reverse=True)
+
+
+def _split_by_factor(x: Expr, g: int):
+    """``x == g * y + z`` with ``y`` the terms (and constant part) divisible by ``g``."""
+    constant, terms = x.linear_terms()
+    y_terms: dict = {}
+    z_terms: dict = {}
+    for atom, k in terms:
+        if k % g == 0:
+            y_terms[atom] = k // g
+        else:
+            z_terms[atom] = k
+    q, r = divmod(constant, g)
+    return make_sum(q, y_terms), make_sum(r, z_terms)
+
+
+def _factor_split(x: Expr, c: int, dom: Domain):
+    """Find ``g | c`` and ``x == g*y + z`` with ``0 <= z < g`` (``z`` shifted by whole ``g``s
+    into that window when it fits one); largest ``g`` wins. Returns ``(g, y, z)`` or None."""
+    if x.kind != SUM:
+        return None
+    for g in _divisors(c):
+        y, z = _split_by_factor(x, g)
+        if y.kind == CONST and y.value == 0:
+            continue
+        b = dom.bounds(z)
+        shift = b.lo // g
+        if shift != b.hi // g:
+            continue
+        if z.kind == CONST and shift == 0:
+            continue  # constant in [0, g): nothing to gain
+        return g, y + shift, z - shift * g
+    return None
+
+
+# ---------------------------------------------------------------------------- floordiv
+def floordiv_constant(e: Expr, dom: Domain):
+    b = dom.bounds(e.operand)
+    if b.lo // e.value == b.hi // e.value:
+        return const(b.lo // e.value)
+    return None
+
+
+def floordiv_factor_split(e: Expr, dom: Domain):
+    """``(g*y + z) floordiv c == y floordiv (c/g)`` when ``g | c`` and ``0 <= z < g``."""
+    found = _factor_split(e.operand, e.value, dom)
+    if found is None:
+        return None
+    g, y, _ = found
+    return floordiv(y, e.value // g)
+
+
+def floordiv_of_shifted_floordiv(e: Expr, dom: Domain):
+    """``(x floordiv a + k) floordiv b == (x + k*a) floordiv (a*b)`` (exact, no ranges needed)."""
+    x = e.operand
+    if x.kind != SUM or len(x.terms) != 1:
+        return None
+    atom, k = x.terms[0]
+    if k != 1 or atom.kind != FLOORDIV:
+        return None
+    a = atom.value
+    return floordiv(atom.operand + x.value * a, a * e.value)
+
+
+# --------------------------------------------------------------------------------- mod
+def mod_one_period(e: Expr, dom: Domain):
+    """``x mod c == x - k*c`` when ``x`` stays in ``[k*c, k*c + c - 1]``."""
+    b = dom.bounds(e.operand)
+    c = e.value
+    k = b.lo // c
+    if k == b.hi // c:
+        return e.operand - k * c
+    return None
+
+
+def mod_factor_split(e: Expr, dom: Domain):
+    """``(g*y + z) mod c == g * (y mod (c/g)) + z`` when ``g | c`` and ``0 <= z < g``."""
+    found = _factor_split(e.operand, e.value, dom)
+    if found is None:
+        return None
+    g, y, z = found
+    return scale(mod(y, e.value // g), g) + z
+
+
+def mod_signed_remainder(e: Expr, dom: Domain):
+    """Congruence: replace coefficients and constant by their smallest-magnitude residues mod
+    ``c`` (``15*d0 mod 16 == -d0 mod 16``) when that makes the operand fit one period."""
+    c = e.value
+    constant, terms = e.operand.linear_terms()
+
+    def signed(v: int) -> int:
+        r = v % c
+        return r - c if 2 * r > c else r
+
+    changed = {atom: signed(k) for atom, k in terms}
+    if all(changed[atom] == k for atom, k in terms):
+        return None
+    candidate = make_sum(constant, changed)
+    b = dom.bounds(candidate)
+    k = b.lo // c
+    if k != b.hi // c:
+        return None
+    return candidate - k * c
+
+
+# ----------------------------------------------------------------------------- ceildiv
+def ceildiv_constant(e: Expr, dom: Domain):
+    b = dom.bounds(e.operand).ceildiv(e.value)
+    return const(b.lo) if b.lo == b.hi else None
+
+
+# --------------------------------------------------------------------------------- sums
+def _digits(atom: Expr):
+    """View an atom as the digit group ``D(x, lo, hi) == (x floordiv lo) mod (hi/lo)`` of a base
+    ``x`` (``hi == INFINITE``: no mod). Returns ``(x, lo, hi)``."""
+    if atom.kind == MOD:
+        inner = atom.operand
+        if inner.kind == FLOORDIV:
+            return inner.operand, inner.value, inner.value * atom.value
+        return inner, 1, atom.value
+    if atom.kind == FLOORDIV:
+        return atom.operand, atom.value, INFINITE
+    return atom, 1, INFINITE
+
+
+def _digit_expr(x: Expr, lo: int, hi: int) -> Expr:
+    y = floordiv(x, lo)
+    return y if hi == INFINITE else mod(y, hi // lo)
+
+
+def sum_merge_digits(e: Expr, dom: Domain):
+    """Reshape round trips: ``D(lo, mid) + (mid/lo) * D(mid, hi) == D(lo, hi)`` for digit groups
+    of one base, e.g. ``(x floordiv c) * c + x mod c == x`` and
+    ``((x floordiv a) mod b) * a + x mod a == x mod (a*b)``; also the differences
+    ``D(lo, hi) - (mid/lo) * D(mid, hi) == D(lo, mid)``."""
+    terms = e.terms
+    views = [(_digits(atom), atom, k) for atom, k in terms]
+    for i, ((x1, lo1, hi1), a1, k1) in enumerate(views):
+        for j, ((x2, lo2, hi2), a2, k2) in enumerate(views):
+            if i == j or x1 is not x2:
+                continue
+            replacement = None
+            if hi1 == lo2 and hi1 != INFINITE and k2 == k1 * (hi1 // lo1):
+                replacement = (_digit_expr(x1, lo1, hi2), k1)
+            elif hi1 == hi2 and lo2 > lo1 and lo2 % lo1 == 0 and k2 == -k1 * (lo2 // lo1):
+                replacement = (_digit_expr(x1, lo1, lo2), k1)
+            if replacement is not None:
+                rest = [(atom, k) for atom, k in terms if atom is not a1 and atom is not a2]
+                return linear(e.value, rest + [replacement])
+    return None
+
+
+def sum_cancel_floordiv(e: Expr, dom: Domain):
+    """``k*x - k*c*(x floordiv c) == k*(x mod c)`` when ``x`` is itself a sum spread in ``e``."""
+    for atom, coefficient in e.terms:
+        if atom.kind != FLOORDIV or atom.operand.kind != SUM:
+            continue
+        c = atom.value
+        if coefficient % c:
+            continue
+        k = -coefficient // c
+        x = atom.operand
+        rest = linear(e.value, [(e, 1), (x, -k), (atom, -coefficient)])
+        if len(rest.linear_terms()[1]) + 1 < len(e.terms):
+            return rest + scale(mod(x, c), k)
+    return None
+
+
+RULES = {
+    FLOORDIV: (floordiv_constant, floordiv_factor_split, floordiv_of_shifted_floordiv),
+    MOD: (mod_one_period, mod_factor_split, mod_signed_remainder),
+    CEILDIV: (ceildiv_constant,),
+    SUM: (sum_merge_digits, sum_cancel_floordiv),
+}
+
+
+class Simplifier:
+    """Simplify expressions over one domain; memoised per node."""
+
+    __slots__ = ("domain", "_memo")
+
+    def __init__(self, domain: Domain) -> None:
+        self.domain = domain
+        self._memo: dict[Expr, Expr] = {}
+
+    def __call__(self, e: Expr) -> Expr:
+        done = self._memo.get(e)
+        if done is not None:
+            return done
+        kind = e.kind
+        if kind == CONST:
+            out = e
+        elif kind in VARIABLE_KINDS:
+            b = self.domain.variable_bounds(e)
+            out = const(b.lo) if b.lo == b.hi else e
+        else:
+            rebuilt = self._rebuild(e)
+            if rebuilt is not e:
+                out = self(rebuilt)  # construction may have produced new, unsimplified atoms
+            else:
+                out = e
+                for rule in RULES.get(kind, ()):
+                    rewritten = rule(e, self.domain)
+                    if rewritten is not None and rewritten is not e:
+                        out = self(rewritten)
+                        break
+        self._memo[e] = out
+        self._memo[out] = out
+        return out
+
+    def _rebuild(self, e: Expr) -> Expr:
+        if e.kind == SUM:
+            return linear(e.value, [(self(atom), k) for atom, k in e.terms])
+        inner = self(e.operand)
+        if inner is e.operand:
+            return e
+        if e.kind == FLOORDIV:
+            return floordiv(inner, e.value)
+        if e.kind == MOD:
+            return mod(inner, e.value)
+        return ceildiv(inner, e.value)
