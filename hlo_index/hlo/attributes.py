@@ -1,0 +1,249 @@
+"""Raw attribute / operand text → the typed values documented on ``Instruction``.
+
+Each converter takes the raw value text and returns a typed value or raises ValueError with a
+one-line reason. Unknown attribute names keep their raw text.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+from .model import ConvDimLabels, Metadata, PadDim, SliceDim, SourceLocation, WindowDim
+
+# ---- small pieces --------------------------------------------------------------------------
+
+_NAME_LIST = re.compile(r"\{\s*(%?[\w.\-]+(?:\s*,\s*%?[\w.\-]+)*)?\s*\}\Z")
+_PERCENT_NAME = re.compile(r"%([\w.\-]+)")
+_COMMENT = re.compile(r"/\*.*?\*/", re.S)
+_ESCAPE = re.compile(r"\\(.)")
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}
+
+
+def unquote(text: str) -> str:
+    """``"a\\"b"`` → ``a"b``; text without quotes is returned unchanged."""
+    if len(text) >= 2 and text[0] == '"' and text[-1] == '"':
+        text = text[1:-1]
+        if "\\" in text:
+            text = _ESCAPE.sub(lambda m: _ESCAPES.get(m.group(1), m.group(1)), text)
+    return text
+
+
+def quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def int_list(value: str) -> tuple[int, ...]:
+    """``{1,0}`` → (1, 0); ``{}`` → ()."""
+    inner = value.strip()
+    if not (inner.startswith("{") and inner.endswith("}")):
+        raise ValueError(f"expected {{...}} list of integers, got {value!r}")
+    inner = inner[1:-1].strip()
+    return tuple(int(x) for x in inner.split(",")) if inner else ()
+
+
+def to_int(value: str) -> int:
+    return int(value)
+
+
+def to_bool(value: str) -> bool:
+    if value in ("true", "1"):
+        return True
+    if value in ("false", "0"):
+        return False
+    raise ValueError(f"expected true or false, got {value!r}")
+
+
+def slice_dims(value: str) -> tuple[SliceDim, ...]:
+    """``{[0:4:1], [2:8]}``."""
+    out = []
+    for part in re.findall(r"\[([^\]]*)\]", value):
+        nums = [int(x) for x in part.split(":")]
+        if len(nums) not in (2, 3):
+            raise ValueError(f"malformed slice bound [{part}]")
+        out.append(SliceDim(*nums))
+    return tuple(out)
+
+
+def pad_dims(value: str) -> tuple[PadDim, ...]:
+    """``0_1x2_3_1`` (low_high[_interior] per dimension, ``x``-separated)."""
+    if not value:
+        return ()
+    out = []
+    for part in value.split("x"):
+        nums = [int(x) for x in part.split("_")]
+        if len(nums) not in (2, 3):
+            raise ValueError(f"malformed padding {part!r}")
+        out.append(PadDim(*nums))
+    return tuple(out)
+
+
+def window_dims(value: str) -> tuple[WindowDim, ...]:
+    """``{size=3x3 stride=2x2 pad=1_1x0_0 lhs_dilate=1x1 rhs_dilate=1x1 rhs_reversal=0x1}``."""
+    inner = value.strip()[1:-1]
+    fields: dict[str, list[str]] = {}
+    for item in inner.split():
+        key, _, val = item.partition("=")
+        fields[key] = val.split("x")
+    size = [int(x) for x in fields.get("size", [])]
+    rank = len(size)
+
+    def ints(key: str, default: int) -> list[int]:
+        vals = fields.get(key)
+        if vals is None:
+            return [default] * rank
+        if len(vals) != rank:
+            raise ValueError(f"window {key} has {len(vals)} entries for {rank} dimensions")
+        return [int(v) for v in vals]
+
+    stride, lhs, rhs, rev = ints("stride", 1), ints("lhs_dilate", 1), ints("rhs_dilate", 1), ints("rhs_reversal", 0)
+    pads = fields.get("pad")
+    if pads is None:
+        lows = highs = [0] * rank
+    else:
+        if len(pads) != rank:
+            raise ValueError(f"window pad has {len(pads)} entries for {rank} dimensions")
+        pairs = [p.split("_") for p in pads]
+        lows, highs = [int(p[0]) for p in pairs], [int(p[1]) for p in pairs]
+    return tuple(WindowDim(size[i], stride[i], lows[i], highs[i], rhs[i], lhs[i], bool(rev[i]))
+                 for i in range(rank))
+
+
+def conv_dim_labels(value: str) -> ConvDimLabels:
+    """``b01f_01io->b01f``: where batch, feature and each spatial dimension sit."""
+    m = re.fullmatch(r"([\w]+)_([\w]+)->([\w]+)", value)
+    if m is None:
+        raise ValueError(f"malformed dim_labels {value!r}")
+    lhs, rhs, out = m.groups()
+
+    def spatial(labels: str) -> tuple[int, ...]:
+        digits = sorted((c, i) for i, c in enumerate(labels) if c.isdigit())
+        return tuple(i for _, i in digits)
+
+    try:
+        return ConvDimLabels(lhs.index("b"), lhs.index("f"), spatial(lhs), rhs.index("i"), rhs.index("o"),
+                             spatial(rhs), out.index("b"), out.index("f"), spatial(out))
+    except ValueError:
+        raise ValueError(f"dim_labels {value!r} lacks a batch/feature/input/output label") from None
+
+
+_METADATA_FIELD = re.compile(r'([\w]+)=("(?:[^"\\]|\\.)*"|[^\s}]+)')
+_metadata_cache: dict[str, Metadata] = {}
+
+
+def metadata(value: str) -> Metadata:
+    md = _metadata_cache.get(value)
+    if md is None:
+        fields = {k: v for k, v in _METADATA_FIELD.findall(value)}
+        md = Metadata(
+            op_type=unquote(fields.get("op_type", "")), op_name=unquote(fields.get("op_name", "")),
+            source_file=unquote(fields.get("source_file", "")),
+            source_line=int(fields.get("source_line", 0)), stack_frame_id=int(fields.get("stack_frame_id", 0)))
+        if len(_metadata_cache) < 200_000:
+            _metadata_cache[value] = md
+    return md
+
+
+# ---- attribute table ---------------------------------------------------------------------
+
+INT_LIST_ATTRS = frozenset({
+    "dimensions", "slice_sizes", "dynamic_slice_sizes", "lhs_batch_dims", "lhs_contracting_dims",
+    "rhs_batch_dims", "rhs_contracting_dims", "offset_dims", "collapsed_slice_dims", "start_index_map",
+    "operand_batching_dims", "start_indices_batching_dims", "update_window_dims", "inserted_window_dims",
+    "scatter_dims_to_operand_dims", "input_batching_dims", "scatter_indices_batching_dims", "fft_length",
+    "lhs_ragged_dims", "rhs_group_dims"})
+INT_ATTRS = frozenset({"index", "iota_dimension", "index_vector_dim", "feature_group_count",
+                       "batch_group_count", "k", "mantissa_bits", "exponent_bits", "channel_id"})
+BOOL_ATTRS = frozenset({"is_stable", "largest", "indices_are_sorted", "unique_indices"})
+STRING_ATTRS = frozenset({"direction", "kind", "custom_call_target", "type", "fft_type", "api_version",
+                          "execution_thread", "algorithm", "distribution"})
+# Attributes naming computations; the value is one name, or (for the plural ones) a tuple of names.
+SINGLE_CALLEE_ROLES = ("calls", "to_apply", "condition", "body", "select", "scatter",
+                       "true_computation", "false_computation")
+MULTI_CALLEE_ROLES = ("branch_computations", "called_computations")
+
+_CONVERTERS: dict[str, Callable[[str], Any]] = {}
+_CONVERTERS.update({k: int_list for k in INT_LIST_ATTRS})
+_CONVERTERS.update({k: to_int for k in INT_ATTRS})
+_CONVERTERS.update({k: to_bool for k in BOOL_ATTRS})
+_CONVERTERS.update({k: unquote for k in STRING_ATTRS})
+_CONVERTERS.update({"slice": slice_dims, "window": window_dims, "dim_labels": conv_dim_labels})
+
+_typed_cache: dict[tuple[str, str], Any] = {}
+
+
+def typed_attribute(name: str, value: str, opcode: str) -> Any:
+    """The typed value of attribute ``name`` (raw text if we do not interpret it)."""
+    if name == "padding" and opcode == "pad":
+        return pad_dims(value)
+    convert = _CONVERTERS.get(name)
+    if convert is None:
+        return value
+    key = (name, value)
+    typed = _typed_cache.get(key)
+    if typed is None:
+        typed = convert(value)
+        if len(_typed_cache) < 100_000:
+            _typed_cache[key] = typed
+    return typed
+
+
+def callee_names(value: str) -> tuple[str, ...] | None:
+    """``%c`` → ("c",); ``{%a, %b}`` → ("a", "b"); None when the value is an inline computation."""
+    value = value.strip()
+    if not value.startswith("{"):
+        return (value[1:] if value.startswith("%") else value,)
+    m = _NAME_LIST.match(value)
+    if m is None:
+        return None
+    if m.group(1) is None:
+        return ()
+    return tuple(n.strip().lstrip("%") for n in m.group(1).split(","))
+
+
+# ---- operands ------------------------------------------------------------------------------
+
+def operand_names(inner: str) -> tuple[str, ...]:
+    """Names in an operand list: ``%a, f32[2]{0} %b, /*index=2*/c`` → ("a", "b", "c")."""
+    if "%" in inner:
+        return tuple(_PERCENT_NAME.findall(inner))
+    inner = _COMMENT.sub("", inner).strip()
+    if not inner:
+        return ()
+    names = []
+    depth = 0
+    start = 0
+    for i, c in enumerate(inner + ","):
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            piece = inner[start:i].split()
+            if not piece:
+                raise ValueError("empty operand")
+            names.append(piece[-1])
+            start = i + 1
+    return tuple(names)
+
+
+# ---- stack-frame tables ---------------------------------------------------------------------
+
+_TABLE_ROW = re.compile(r"^[ \t]*(\d+)[ \t]+(.*?)[ \t]*$", re.M)
+_KV = re.compile(r"(\w+)=(\d+)")
+
+
+def stack_frames(tables: dict[str, str]) -> dict[int, SourceLocation]:
+    """Resolve each StackFrames id to its innermost frame's location (file, line, function)."""
+    def rows(name: str) -> dict[int, str]:
+        return {int(i): v for i, v in _TABLE_ROW.findall(tables.get(name, "").partition("\n")[2])}
+
+    files = {k: unquote(v) for k, v in rows("FileNames").items()}
+    functions = {k: unquote(v) for k, v in rows("FunctionNames").items()}
+    locations = {k: dict((a, int(b)) for a, b in _KV.findall(v)) for k, v in rows("FileLocations").items()}
+    out: dict[int, SourceLocation] = {}
+    for frame_id, text in rows("StackFrames").items():
+        loc = locations.get(dict((a, int(b)) for a, b in _KV.findall(text)).get("file_location_id", -1))
+        if loc is not None:
+            out[frame_id] = SourceLocation(files.get(loc.get("file_name_id", -1), ""), loc.get("line", 0),
+                                           functions.get(loc.get("function_name_id", -1), ""))
+    return out

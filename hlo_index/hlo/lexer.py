@@ -1,0 +1,202 @@
+"""Tokenizer for HLO text: one compiled master regex feeding Lark's LALR parser.
+
+Lark's own lexer is ~10x slower on big dumps, so this lexer does the lexical work and hands the
+parser few, coarse tokens: a whole array shape (``f32[8,128]{1,0:T(8,128)}``), an opcode with its
+raw parenthesised operand text (``add(%a, %b)``), and a whole attribute with its leading comma
+(``, metadata={op_name="x" ...}``) are one token each. Their insides are interpreted later by
+small cached functions (``shapes.py``, ``attributes.py``).
+"""
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from typing import Iterator, NamedTuple
+
+from lark import Token
+from lark.lexer import Lexer
+
+_STRING = r'"(?:[^"\\\n]|\\.)*"'
+_FLAT_BRACES = r'\{(?:[^{}"\n]|' + _STRING + r')*\}'
+_ATTR_NAME = r'[A-Za-z_][\w.\-]*'
+_NAME = r'%[\w.\-]+|[A-Za-z_][\w.\-]*'
+_SHAPE = r'[a-z][a-z0-9]*\[[^\]\n]*\](?:\{[^{}\n]*\})?'
+_PARAM = rf'\s*(?:{_NAME}):\s*{_SHAPE}'
+# One attribute whose value is a string, flat braces or a bare word: the common, fast case.
+FAST_ATTR = rf',[ \t]*({_ATTR_NAME})=({_STRING}|{_FLAT_BRACES}|[^\s,{{}}()"]+)(?=[\s,)}}]|$)'
+
+# Leading blanks are part of every match; the named group that matched is the token.
+# Order matters: the first alternative that matches wins.
+_MASTER = re.compile(
+    r"\s*(?:"
+    rf"(?P<ATTRS>(?:{FAST_ATTR})+)"                 # one or more fast attributes, one token
+    rf"|(?P<ATTR_SLOW>,[ \t]*{_ATTR_NAME}=)"          # any other value: brace-counted by scan_value
+    rf"|(?P<DEF>(?:ROOT[ \t]+)?(?:{_NAME})[ \t]*=)"   # "ROOT %name =" / "%name ="
+    rf"|(?P<SHAPE>{_SHAPE})"
+    rf"|(?P<OPCALL>[a-z][\w.\-]*\((?:[^()\"\n]|{_STRING})*\))"
+    r"|(?P<OPCALL_SLOW>[a-z][\w.\-]*\()"
+    r"|(?P<TABLE>(?:FileNames|FunctionNames|FileLocations|StackFrames)[ \t]*(?:\r?\n[ \t]*\d+[ \t][^\n]*)*)"
+    rf"|(?P<NAME>{_NAME})"
+    r"|(?P<COMMENT>/\*.*?\*/|//[^\n]*)"
+    # a whole flat signature "(p: f32[2], q: s32[]) -> f32[2]" as one token
+    rf"|(?P<SIGNATURE>\((?:{_PARAM}(?:,\s*(?:/\*index=\d+\*/)?{_PARAM})*)?\)\s*->\s*(?:{_SHAPE}|\([^()\n]*\)))"
+    r"|(?P<ARROW>->)"
+    r"|(?P<PUNCT>[=(),{}:])"
+    r"|(?P<END>\Z))",
+    re.S,
+)
+
+_STRING_RE = re.compile(_STRING)
+_VALUE_STOP = re.compile(r'[{}()\[\]",\n]')
+_PUNCT_TYPES = {"(": "_LPAR", ")": "_RPAR", ",": "_COMMA", "{": "_LBRACE", "}": "_RBRACE",
+                ":": "_COLON", "=": "_EQUAL"}
+_KEYWORDS = {"HloModule": "HLOMODULE", "ENTRY": "ENTRY", "ROOT": "ROOT"}
+_OPEN = "{(["
+_CLOSE = "})]"
+MAX_NESTING = 256   # tuple shapes deeper than this are not real HLO; refusing keeps recursion bounded
+
+
+class RawAttr(Token):
+    """An ATTR token holding exactly one attribute whose value needed bracket counting."""
+
+
+class LexError(Exception):
+    """A character sequence that starts no HLO token (or an unterminated bracket) at ``pos``."""
+
+    def __init__(self, message: str, pos: int):
+        super().__init__(message)
+        self.message, self.pos = message, pos
+
+
+class Source(NamedTuple):
+    """The part ``text[start:end]`` of a file's text to tokenize; token positions stay file-absolute."""
+
+    text: str
+    start: int = 0
+    end: int = -1
+
+
+def line_column(text: str, pos: int) -> tuple[int, int]:
+    """1-based (line, column) of ``text[pos]``."""
+    line_start = text.rfind("\n", 0, pos) + 1
+    return text.count("\n", 0, pos) + 1, pos - line_start + 1
+
+
+class LineIndex:
+    """Fast pos → (line, column) for many positions in one text."""
+
+    def __init__(self, text: str):
+        self.newlines = [m.start() for m in re.finditer("\n", text)]
+
+    def __call__(self, pos: int) -> tuple[int, int]:
+        i = bisect_right(self.newlines, pos - 1)
+        return i + 1, pos - (self.newlines[i - 1] + 1 if i else 0) + 1
+
+
+def scan_value(text: str, pos: int, depth: int = 0, n: int = -1) -> int:
+    """End of a raw attribute value starting at ``pos`` (brackets counted, strings skipped).
+
+    With ``depth=0`` the value ends at a top-level ``,``/newline or an unmatched closing
+    bracket; with ``depth=1`` (just after an opening bracket) it ends after the matching one.
+    """
+    search = _VALUE_STOP.search
+    if n < 0:
+        n = len(text)
+    i = pos
+    start_depth = depth
+    while True:
+        m = search(text, i, n)
+        if m is None:
+            if depth > start_depth or start_depth:
+                raise ValueError("unterminated bracket")
+            return n
+        j = m.start()
+        c = text[j]
+        if c == '"':
+            s = _STRING_RE.match(text, j, n)
+            if s is None:
+                raise ValueError("unterminated string")
+            i = s.end()
+            continue
+        if c in _OPEN:
+            depth += 1
+        elif c in _CLOSE:
+            if depth == 0:
+                return j
+            depth -= 1
+            if depth == 0 and start_depth:
+                return j + 1
+        elif depth == 0:    # ',' or newline at top level
+            return j
+        i = j + 1
+
+
+def tokenize(source: Source) -> Iterator[Token]:
+    """Yield Lark tokens (with ``start_pos``; lines are computed only where needed)."""
+    text, pos, n = source
+    if n < 0:
+        n = len(text)
+    match = _MASTER.match
+    str_new = str.__new__
+    depth = 0
+    while True:
+        m = match(text, pos, n)
+        if m is None:
+            while text[pos] in " \t\r\n":
+                pos += 1
+            raise LexError(f"unexpected character {text[pos]!r}", pos)
+        kind = m.lastgroup
+        end = m.end()
+        start = m.start(kind)
+        if kind == "ATTR_SLOW" or kind == "OPCALL_SLOW":
+            try:
+                end = scan_value(text, end, 0 if kind == "ATTR_SLOW" else 1, n)
+            except ValueError as e:
+                raise LexError(f"{e} in {m.group(kind).lstrip(', ')[:40]!r}...", start) from None
+            value = text[start:end]
+            if kind == "ATTR_SLOW":
+                tok = str_new(RawAttr, value)
+                kind = "ATTR"
+            else:
+                tok = str_new(Token, value)
+                kind = "OPCALL"
+        elif kind == "COMMENT":
+            pos = end
+            continue
+        elif kind == "END":
+            return
+        else:
+            value = m.group(kind)
+            if kind == "ATTRS":
+                kind = "ATTR"
+            elif kind == "DEF":
+                if value.startswith("ROOT") and value[4:5] in (" ", "\t") and value[4:].strip() != "=":
+                    kind = "ROOT_DEF"
+            elif kind == "NAME":
+                kind = _KEYWORDS.get(value, "NAME")
+            elif kind == "PUNCT":
+                kind = _PUNCT_TYPES[value]
+                if value == "(":
+                    depth += 1
+                    if depth > MAX_NESTING:
+                        raise LexError(f"parentheses nested deeper than {MAX_NESTING}", start)
+                elif value == ")":
+                    depth -= 1
+            elif kind == "ARROW":
+                kind = "_ARROW"
+            tok = str_new(Token, value)
+        tok.type = kind
+        tok.value = value
+        tok.start_pos = start
+        tok.line = tok.column = tok.end_line = tok.end_column = tok.end_pos = None
+        yield tok
+        pos = end
+
+
+class HloLexer(Lexer):
+    """Adapter so Lark can use :func:`tokenize` (Lark's custom-lexer interface 0)."""
+
+    def __init__(self, lexer_conf) -> None:  # noqa: D401 - Lark passes its config
+        pass
+
+    def lex(self, data) -> Iterator[Token]:  # type: ignore[override]
+        return tokenize(data if isinstance(data, Source) else Source(data))

@@ -1,0 +1,130 @@
+"""Reading HLO from files, ``.gz``, stdin (``-``) and XLA dump directories into linked modules."""
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .diagnostics import ParseError, error, line_column_of, with_source
+from .model import Diagnostic, Module
+from .parser import parse_syntax
+from .validate import link
+
+# Siblings XLA writes next to the HLO text in a dump directory.
+_NOT_HLO_SUFFIXES = (".hlo_module_config.txt", "-buffer-assignment.txt", ".execution_options.txt",
+                     ".dot", ".html", ".pb", ".pbtxt", ".json", ".md", ".mlir", ".ll", ".o", ".svg")
+_HLO_HEADER = re.compile(r"^[ \t]*HloModule\b", re.M)
+
+
+@dataclass
+class LoadResult:
+    """One module read from ``path`` (``module`` is None when it is unusable; see ``diagnostics``)."""
+
+    path: str
+    module: Optional[Module]
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.module is not None
+
+
+def parse_checked(text: str, path: str) -> list[LoadResult]:
+    """Parse and link every module in ``text``; a module with errors becomes a result without module."""
+    try:
+        modules = parse_syntax(text, path)
+    except ParseError as e:
+        return [LoadResult(path, None, e.diagnostics)]
+    except Exception as e:  # a parser bug must still not become a traceback
+        return [LoadResult(path, None, [error(f"internal parser error: {type(e).__name__}: {e}", path=path)])]
+    results = []
+    for module in modules:
+        problems = [with_source(d, text, path) for d in link(module)]
+        module.diagnostics.extend(problems)
+        failed = any(d.severity == "error" for d in problems)
+        results.append(LoadResult(path, None if failed else module, problems))
+    return results
+
+
+def read_text(path: str) -> str:
+    """Text of a file (``.gz`` decompressed) or of stdin for ``-``; raises ParseError if unreadable."""
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+        elif path.endswith(".gz"):
+            with gzip.open(path, "rb") as f:
+                data = f.read()
+        else:
+            with open(path, "rb") as f:
+                data = f.read()
+    except (OSError, EOFError, gzip.BadGzipFile) as e:
+        raise ParseError(error(f"cannot read: {getattr(e, 'strerror', None) or e}", path=path)) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line, column = line_column_of(data, e.start)
+        raise ParseError(error(f"not UTF-8 text: byte 0x{data[e.start]:02x} cannot start an HLO token",
+                               line, column, path=path)) from None
+
+
+def load(path: str) -> list[LoadResult]:
+    """Every module under ``path``: a file, a ``.gz``, ``-`` for stdin, or a dump directory.
+
+    Problems never raise: they come back as diagnostics, and one bad file does not stop the others.
+    """
+    display = "<stdin>" if path == "-" else path
+    if path != "-" and os.path.isdir(path):
+        results: list[LoadResult] = []
+        for file in hlo_files_in(path):
+            results.extend(load(file))
+        if not results:
+            results.append(LoadResult(path, None, [error("no HLO modules found in directory", path=path)]))
+        return results
+    try:
+        text = read_text(path)
+    except ParseError as e:
+        return [LoadResult(display, None, e.diagnostics)]
+    return parse_checked(text, display)
+
+
+def load_path(path: str) -> list[Module]:
+    """Like :func:`load`, but raises ParseError for the first unusable module."""
+    modules = []
+    for result in load(path):
+        if result.module is None:
+            raise ParseError(result.diagnostics[0], result.diagnostics)
+        modules.append(result.module)
+    return modules
+
+
+def hlo_files_in(directory: str) -> list[str]:
+    """HLO text files under ``directory`` (recursively, sorted), skipping XLA's non-HLO siblings."""
+    found = []
+    for root, dirs, files in os.walk(directory):
+        dirs.sort()
+        for name in sorted(files):
+            full = os.path.join(root, name)
+            if name.startswith(".") or "memory-usage-report" in name:
+                continue
+            stem = name[:-3] if name.endswith(".gz") else name
+            if stem.endswith(_NOT_HLO_SUFFIXES):
+                continue
+            if _looks_like_hlo(full):
+                found.append(full)
+    return found
+
+
+def _looks_like_hlo(path: str) -> bool:
+    try:
+        if path.endswith(".gz"):
+            with gzip.open(path, "rb") as f:
+                head = f.read(65536)
+        else:
+            with open(path, "rb") as f:
+                head = f.read(65536)
+    except (OSError, EOFError, gzip.BadGzipFile):
+        return True   # let load() report why it cannot be read
+    return _HLO_HEADER.search(head.decode("utf-8", "replace")) is not None

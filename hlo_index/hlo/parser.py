@@ -1,0 +1,342 @@
+"""HLO text → typed ``Module`` objects: Lark LALR over ``grammar/hlo.lark`` with an inline transformer.
+
+The transformer runs while Lark reduces (``transformer=`` with ``parser="lalr"``), so no parse
+tree is built: each rule directly yields model objects. Positions come from the tokens.
+"""
+from __future__ import annotations
+
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+from lark import Lark, Token, Transformer
+from lark.exceptions import UnexpectedInput, UnexpectedToken
+
+from . import attributes as A
+from .diagnostics import ParseError, error, with_source
+from .lexer import FAST_ATTR, HloLexer, LexError, LineIndex, RawAttr, Source, line_column
+from .model import Computation, Diagnostic, Instruction, Module, Shape
+from .shapes import ShapeError, parse_array_shape, tuple_shape
+
+GRAMMAR_PATH = Path(__file__).resolve().parents[2] / "grammar" / "hlo.lark"
+MAX_INLINE_DEPTH = 64
+MAX_TUPLE_DEPTH = 256
+UNKNOWN_SHAPE = Shape("unknown")    # an instruction written without a result shape
+
+
+class _Failure(Exception):
+    """A semantic problem found while building the model, pinned to a token."""
+
+    def __init__(self, message: str, token: Token | None, offset: int = 0):
+        super().__init__(message)
+        self.message, self.token, self.offset = message, token, offset
+
+
+class _Signature:
+    __slots__ = ("parameters", "result")
+
+    def __init__(self, parameters: list, result: Shape):
+        self.parameters, self.result = parameters, result
+
+
+_FAST_ATTR = re.compile(FAST_ATTR).finditer
+_state = threading.local()   # inline computations found during the current parse
+
+
+def _pending() -> list[Computation]:
+    pending = getattr(_state, "pending", None)
+    if pending is None:
+        pending = _state.pending = []
+        _state.depth = 0
+    return pending
+
+
+def _split_attrs(tok: Token) -> list[tuple[str, str]]:
+    """(name, raw value) pairs of an ATTR token."""
+    if type(tok) is RawAttr:
+        key, _, value = tok.value[1:].strip().partition("=")
+        return [(key, value)]
+    return [m.groups() for m in _FAST_ATTR(tok.value)]
+
+
+def _name(token: Token) -> str:
+    v = token.value
+    return v[1:] if v[0] == "%" else v
+
+
+class _ModelBuilder(Transformer):
+    """Callbacks named after grammar rules; each returns a model object."""
+
+    # ---- shapes ----
+    def array_shape(self, c: list) -> Shape:
+        tok = c[0]
+        try:
+            return parse_array_shape(tok.value)
+        except ShapeError as e:
+            raise _Failure(str(e), tok) from None
+
+    def tuple_shape(self, c: list) -> Shape:
+        if len(c) == 1 and c[0] is None:
+            return tuple_shape([])
+        return tuple_shape(c)
+
+    # ---- instructions ----
+    def instruction(self, c: list) -> Instruction:
+        def_tok = c[0]
+        head = def_tok.value
+        is_root = def_tok.type == "ROOT_DEF"
+        name = head[:-1].strip()
+        offset = 0
+        if is_root:
+            name = name[4:].lstrip()
+            offset = head.index(name)
+        if name[0] == "%":
+            name = name[1:]
+        shape = c[1]
+        i = 2
+        if type(shape) is Shape:
+            pass
+        elif shape.type == "SHAPE":
+            try:
+                shape = parse_array_shape(shape.value)
+            except ShapeError as e:
+                raise _Failure(str(e), shape) from None
+        else:
+            shape, i = UNKNOWN_SHAPE, 1
+        call_tok = c[i]
+        call = call_tok.value
+        paren = call.index("(")
+        opcode = call[:paren]
+        inner = call[paren + 1:-1]
+        # line holds the text offset until _finish_module turns it into line and column
+        instr = Instruction(name, opcode, shape, (), {}, None, is_root, def_tok.start_pos + offset)
+        try:
+            if opcode == "parameter":
+                instr.parameter_number = int(inner)
+            elif opcode == "constant":
+                instr.literal = inner.strip()
+            elif inner:
+                instr.operand_names = A.operand_names(inner)
+        except ValueError:
+            raise _Failure(f"malformed operands of %{name}: {inner.strip()[:60]!r}", call_tok) from None
+        if len(c) > i + 1:
+            attrs = instr.attrs
+            for tok in c[i + 1:]:
+                if type(tok) is RawAttr:
+                    s = tok.value
+                    eq = s.index("=")
+                    self._attribute(instr, attrs, s[1:eq].strip(), s[eq + 1:], tok, eq + 1)
+                else:
+                    for m in _FAST_ATTR(tok.value):
+                        self._attribute(instr, attrs, m.group(1), m.group(2), tok, 0)
+            if opcode == "compare" and "type" in attrs:
+                attrs["comparison_type"] = attrs["type"]
+        return instr
+
+    def _attribute(self, instr: Instruction, attrs: dict, key: str, value: str, tok: Token, offset: int) -> None:
+        try:
+            if key == "metadata":
+                instr.metadata = A.metadata(value)
+            elif key in _CALLEE_ROLES:
+                attrs[key] = self._callees(key, value, instr, tok, offset)
+            else:
+                attrs[key] = A.typed_attribute(key, value, instr.opcode)
+        except ValueError as e:
+            raise _Failure(f"invalid attribute {key} of %{instr.name}: {e}", tok) from None
+
+    def _callees(self, role: str, value: str, instr: Instruction, tok: Token, offset: int) -> Any:
+        names = A.callee_names(value)
+        if names is None:
+            names = (self._inline_computation(f"{instr.name}.{role}", tok, offset).name,)
+        if role in A.MULTI_CALLEE_ROLES or len(names) != 1:
+            return names
+        return names[0]
+
+    def _inline_computation(self, name: str, tok: Token, offset: int) -> Computation:
+        """Parse ``{ instructions }`` written in place of a computation name."""
+        brace = tok.value.index("{", offset)
+        pending = _pending()
+        if _state.depth >= MAX_INLINE_DEPTH:
+            raise _Failure(f"inline computations nested deeper than {MAX_INLINE_DEPTH}", tok)
+        _state.depth += 1
+        try:
+            start = tok.start_pos + brace + 1
+            end = tok.start_pos + len(tok.value.rstrip()) - 1
+            instructions = _PARSER.parse(Source(_state.text, start, end), start="body")
+        finally:
+            _state.depth -= 1
+        comp = Computation(name, instructions, line=tok.start_pos + brace)
+        pending.append(comp)
+        return comp
+
+    def body(self, c: list) -> list[Instruction]:
+        return c
+
+    # ---- computations ----
+    def parameter(self, c: list) -> tuple:
+        return (_name(c[0]), c[1])
+
+    def signature(self, c: list) -> _Signature:
+        if len(c) == 1 and isinstance(c[0], Token):   # flat: kept raw, parameters carry the shapes
+            return _Signature([], UNKNOWN_SHAPE)
+        params = [p for p in c[:-1] if p is not None]
+        return _Signature(params, c[-1])
+
+    def computation(self, c: list) -> Computation:
+        i = 0
+        is_entry = c[0].type == "ENTRY"
+        if is_entry:
+            i = 1
+        name_tok = c[i]
+        comp = Computation(_name(name_tok), is_entry=is_entry, line=name_tok.start_pos)
+        instructions = comp.instructions
+        for item in c[i + 1:]:
+            if type(item) is Instruction:
+                instructions.append(item)
+            elif isinstance(item, Token):       # ATTR, e.g. execution_thread="host"
+                for key, value in _split_attrs(item):
+                    if key == "execution_thread":
+                        comp.execution_thread = A.unquote(value)
+        return comp
+
+    # ---- modules ----
+    def module(self, c: list) -> Module:
+        module = Module(_name(c[1]))
+        tables: dict[str, str] = {}
+        for item in c[2:]:
+            if type(item) is Computation:
+                module.computations.append(item)
+            elif item.type == "ATTR":
+                module.attrs.update(_split_attrs(item))
+            else:   # TABLE
+                tables[item.value.split(None, 1)[0]] = item.value
+        if tables:
+            module.stack_frames = A.stack_frames(tables)
+        _finish_module(module)
+        return module
+
+    def modules(self, c: list) -> list[Module]:
+        return c
+
+    def headerless_module(self, c: list) -> list[Module]:
+        module = Module("")
+        module.computations.extend(c)
+        _finish_module(module)
+        module.name = module.entry.name if module.entry else "module"
+        return [module]
+
+
+_CALLEE_ROLES = frozenset(A.SINGLE_CALLEE_ROLES + A.MULTI_CALLEE_ROLES)
+
+
+def _finish_module(module: Module) -> None:
+    pending = _pending()
+    if pending:
+        module.computations.extend(pending)
+        pending.clear()
+    entry = None
+    line_column = _state.lines
+    for comp in module.computations:
+        comp.module = module
+        comp.line, comp.column = line_column(comp.line)
+        for instr in comp.instructions:
+            instr.line, instr.column = line_column(instr.line)
+        if comp.is_entry:
+            entry = comp
+    if entry is None and module.computations:
+        # XLA's convention: without an ENTRY marker the last computation is the entry.
+        entry = module.computations[-1]
+        entry.is_entry = True
+    module.entry = entry
+    if module.stack_frames:
+        _resolve_source_locations(module)
+
+
+def _resolve_source_locations(module: Module) -> None:
+    """Fill metadata source_file/line from the stack-frame tables (innermost frame)."""
+    from dataclasses import replace
+    frames = module.stack_frames
+    resolved: dict = {}
+    for comp in module.computations:
+        for instr in comp.instructions:
+            md = instr.metadata
+            if md is None or not md.stack_frame_id or md.source_file:
+                continue
+            new = resolved.get(md)
+            if new is None:
+                frame = frames.get(md.stack_frame_id)
+                new = md if frame is None else replace(md, source_file=frame.file, source_line=frame.line)
+                resolved[md] = new
+            instr.metadata = new
+
+
+_PARSER = Lark(GRAMMAR_PATH.read_text(), parser="lalr", lexer=HloLexer, transformer=_ModelBuilder(),
+               start=["start", "body"], maybe_placeholders=True)
+
+_TERMINAL_NAMES = {
+    "HLOMODULE": "'HloModule'", "ENTRY": "'ENTRY'", "ROOT": "'ROOT'", "NAME": "a name",
+    "DEF": "'%name ='", "ROOT_DEF": "'ROOT %name ='", "SHAPE": "a shape",
+    "OPCALL": "an opcode with operands", "ATTR": "', attribute=value'", "TABLE": "a stack-frame table",
+    "_LPAR": "'('", "_RPAR": "')'", "_COMMA": "','", "_LBRACE": "'{'", "_RBRACE": "'}'", "_COLON": "':'",
+    "_EQUAL": "'='", "_ARROW": "'->'", "$END": "end of input", "SIGNATURE": "a signature",
+}
+
+
+def _describe(token: Token) -> str:
+    if token.type == "$END":
+        return "end of input"
+    text = str(token.value)
+    if len(text) > 40:
+        text = text[:37] + "..."
+    return f"{_TERMINAL_NAMES.get(token.type, token.type)} {text!r}" if token.type in (
+        "NAME", "SHAPE", "OPCALL", "ATTR", "TABLE", "DEF", "ROOT_DEF") else f"{text!r}"
+
+
+def _expected(exc: UnexpectedToken) -> str:
+    expected = sorted(_TERMINAL_NAMES.get(t, t) for t in exc.expected)
+    if len(expected) > 1:
+        return ", ".join(expected[:-1]) + " or " + expected[-1]
+    return expected[0] if expected else "nothing"
+
+
+def _syntax_diagnostic(exc: Exception, text: str) -> Diagnostic:
+    if isinstance(exc, LexError):
+        return error(exc.message, *line_column(text, exc.pos))
+    if isinstance(exc, _Failure):
+        tok = exc.token
+        return error(exc.message, *(line_column(text, tok.start_pos) if tok else (0, 0)))
+    if isinstance(exc, UnexpectedToken):
+        tok = exc.token
+        if tok.type == "$END" and not text.strip():
+            return error("empty input: expected an HloModule", 1, 1)
+        if tok.type == "$END":
+            return error(f"unexpected end of input; expected {_expected(exc)}", *line_column(text, len(text)))
+        return error(f"unexpected {_describe(tok)}; expected {_expected(exc)}",
+                     *line_column(text, tok.start_pos or 0))
+    if isinstance(exc, UnexpectedInput):
+        return error(str(exc).splitlines()[0], getattr(exc, "line", 0) or 0, getattr(exc, "column", 0) or 0)
+    return error(f"{type(exc).__name__}: {exc}")
+
+
+def parse_syntax(text: str, source: str = "<string>") -> list[Module]:
+    """Parse text into modules without linking operands (see ``validate.link``).
+
+    Raises ParseError on a syntax problem.
+    """
+    _state.pending = []
+    _state.depth = 0
+    _state.text = text
+    _state.lines = LineIndex(text)
+    try:
+        modules = _PARSER.parse(Source(text), start="start")
+    except (LexError, _Failure, UnexpectedInput) as e:
+        raise ParseError(with_source(_syntax_diagnostic(e, text), text, source)) from None
+    except RecursionError:
+        raise ParseError(with_source(error("input nested too deeply", 1, 1), text, source)) from None
+    finally:
+        _state.pending = []
+        _state.text = _state.lines = None
+    for m in modules:
+        m.source = source
+    return modules

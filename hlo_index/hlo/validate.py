@@ -1,0 +1,108 @@
+"""Linking and checks after parsing: resolve names into objects, then report what XLA would reject.
+
+Each problem is a Diagnostic with the instruction's (or computation's) line and column.
+"""
+from __future__ import annotations
+
+from .attributes import MULTI_CALLEE_ROLES, SINGLE_CALLEE_ROLES
+from .diagnostics import error
+from .model import Computation, Diagnostic, Instruction, Module
+
+
+def link(module: Module) -> list[Diagnostic]:
+    """Fill ``by_name``, ``root``, ``parameters``, ``operands``, ``called``; return the problems."""
+    problems: list[Diagnostic] = []
+    module.by_name = {}
+    for comp in module.computations:
+        if comp.name in module.by_name:
+            problems.append(error(f"computation %{comp.name} is defined twice", comp.line, comp.column))
+        module.by_name[comp.name] = comp
+    for comp in module.computations:
+        _link_computation(module, comp, problems)
+    if module.entry is None:
+        problems.append(error(f"module {module.name} has no computations", 1, 1))
+    return problems
+
+
+def _link_computation(module: Module, comp: Computation, problems: list[Diagnostic]) -> None:
+    by_name: dict[str, Instruction] = {}
+    roots = []
+    params: dict[int, Instruction] = {}
+    for instr in comp.instructions:
+        instr.computation = comp
+        if instr.name in by_name:
+            problems.append(error(f"instruction %{instr.name} is defined twice in %{comp.name}",
+                                  instr.line, instr.column))
+        by_name[instr.name] = instr
+        if instr.is_root:
+            roots.append(instr)
+        if instr.opcode == "parameter":
+            n = instr.parameter_number
+            if n in params:
+                problems.append(error(f"parameter number {n} is used twice in %{comp.name}",
+                                      instr.line, instr.column))
+            params[n] = instr
+    comp.by_name = by_name
+    comp.parameters = dict(sorted(params.items()))
+    if len(roots) > 1:
+        r = roots[1]
+        problems.append(error(f"computation %{comp.name} has more than one ROOT (%{roots[0].name}, %{r.name})",
+                              r.line, r.column))
+    if roots:
+        comp.root = roots[0]
+    elif comp.instructions:
+        comp.root = comp.instructions[-1]   # XLA: without ROOT the last instruction is the root
+        comp.root.is_root = True
+    else:
+        problems.append(error(f"computation %{comp.name} has no instructions", comp.line, comp.column))
+    if params and sorted(params) != list(range(len(params))):
+        missing = sorted(set(range(max(params) + 1)) - set(params))
+        first = comp.parameters[max(params)]
+        problems.append(error(f"parameter numbers of %{comp.name} are not dense: missing {missing[:5]}",
+                              first.line, first.column))
+    for instr in comp.instructions:
+        if instr.operand_names:
+            try:
+                instr.operands = tuple([by_name[n] for n in instr.operand_names])
+            except KeyError:
+                missing_op = next(n for n in instr.operand_names if n not in by_name)
+                problems.append(error(f"operand %{missing_op} of %{instr.name} is not defined in %{comp.name}",
+                                      instr.line, instr.column))
+        if instr.attrs:
+            _link_callees(module, instr, problems)
+        if instr.opcode == "reshape":
+            _check_reshape(instr, problems)
+
+
+def _link_callees(module: Module, instr: Instruction, problems: list[Diagnostic]) -> None:
+    attrs = instr.attrs
+    for role in SINGLE_CALLEE_ROLES + MULTI_CALLEE_ROLES:
+        value = attrs.get(role)
+        if value is None:
+            continue
+        if isinstance(value, str):
+            pairs = [(role, value)]
+        else:
+            pairs = [(f"{role}.{i}", n) for i, n in enumerate(value)]
+        for key, callee_name in pairs:
+            callee = module.by_name.get(callee_name)
+            if callee is None:
+                problems.append(error(f"computation %{callee_name} ({role} of %{instr.name}) is not defined",
+                                      instr.line, instr.column))
+                continue
+            instr.called[key] = callee
+            if instr.opcode == "fusion" and role == "calls":
+                callee.is_fused = True
+
+
+def _check_reshape(instr: Instruction, problems: list[Diagnostic]) -> None:
+    if len(instr.operands) != 1:
+        return
+    out, src = instr.shape, instr.operands[0].shape
+    if out.is_tuple or src.is_tuple or out.element_type == "unknown" or src.element_type == "unknown":
+        return
+    if any(out.dynamic) or any(src.dynamic):
+        return
+    if out.num_elements != src.num_elements:
+        problems.append(error(f"reshape %{instr.name} changes the element count: {src} has {src.num_elements}, "
+                              f"{out} has {out.num_elements}", instr.line, instr.column))
