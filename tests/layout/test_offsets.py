@@ -93,7 +93,7 @@ def test_sub_byte_element_size_does_not_change_element_offsets():
     assert np.array_equal(physical_offsets(wide), physical_offsets(narrow))
 
 
-@settings(deadline=None, derandomize=True, max_examples=150)
+@settings(deadline=None, derandomize=True, max_examples=400)
 @given(tiled_shapes())
 def test_random_layouts_match_the_pad_reshape_transpose_reference(shape):
     offsets = physical_offsets(shape)

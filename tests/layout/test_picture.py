@@ -88,7 +88,7 @@ def test_large_grids_are_cropped_with_a_note():
     assert "first 10 rows and 12 columns" in text
 
 
-@settings(deadline=None, derandomize=True, max_examples=40)
+@settings(deadline=None, derandomize=True, max_examples=100)
 @given(tiled_shapes(max_rank=4, max_elements=200))
 def test_random_pictures_show_the_offsets(shape):
     console = Console(record=True, width=1000, color_system=None)

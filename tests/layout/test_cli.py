@@ -1,0 +1,57 @@
+"""``hlo-index layout``: exit codes, JSON, text and SVG."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from click.testing import CliRunner
+
+from hlo_index.cli import main
+from hlo_index.layout import physical_offsets
+from hlo_index.layout_text import parse_shape_text
+
+
+def run(*args):
+    return CliRunner().invoke(main, ["layout", *args])
+
+
+def test_json_spec_example():
+    result = run("F32[3,5]{1,0:T(2,2)}", "--format", "json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert set(data) == {"shape", "map", "physical_elements", "offsets"}
+    assert data["physical_elements"] == 24
+    assert data["offsets"][2][3] == 17
+    assert data["shape"].startswith("f32[3,5]")
+    assert "->" in data["map"]
+
+
+def test_json_offsets_are_nested_like_the_shape():
+    text = "f32[2,7,8,11,10]{4,3,2,1,0:T(*,*,2,*,3)}"
+    data = json.loads(run(text, "--format", "json").stdout)
+    assert np.array_equal(np.array(data["offsets"]), physical_offsets(parse_shape_text(text)))
+    assert data["physical_elements"] == 12432
+
+
+def test_json_omits_offsets_of_huge_shapes():
+    result = run("f32[512,512]{1,0:T(8,128)}", "--format", "json")
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    assert data["offsets"] is None and data["physical_elements"] == 512 * 512
+    assert "omitted" in result.stderr
+
+
+def test_text_picture_and_svg(tmp_path):
+    svg = tmp_path / "layout.svg"
+    result = run("bf16[4,8]{1,0:T(2,4)(2,1)}", "--svg", str(svg))
+    assert result.exit_code == 0, result.output
+    assert "physical elements: 32" in result.stdout
+    assert svg.read_text().startswith("<svg")
+
+
+def test_bad_shape_text_exits_2_with_column_and_caret():
+    result = run("f32[3,5]{1,0:T(2,x)}")
+    assert result.exit_code == 2
+    assert "column 18" in result.stderr
+    lines = result.stderr.splitlines()
+    assert lines[-1].index("^") == lines[-2].index("x")
