@@ -1,0 +1,373 @@
+"""dynamic-slice, dynamic-update-slice, gather, scatter: addresses read from other operands.
+
+A start index known only at runtime is a runtime variable whose interval is its feasible
+range after XLA's handling: dynamic-slice, dynamic-update-slice and gather clamp starts into
+``[0, dim - size]``; scatter skips a window whose start lies outside that range. A start that
+comes from a ``constant`` (uniform over the batch) or an ``iota`` is folded into the map.
+Gather and scatter starts depend on the batch position: the runtime variable stands for the
+start at the batch position of the element being mapped.
+
+Over-approximations (documented, checked as supersets): dynamic-update-slice output -> operand
+0 is the identity, though elements under the update are not read; scatter output j -> operand
+i != j is the identity, though it is read only where some update lands.
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional, Sequence
+
+import numpy as np
+
+from ..affine import Expr, IndexingMap, Interval, RuntimeVar, const, dim, range_var, runtime_var
+from ..hlo.model import Instruction
+from .registry import OperandMaps, input_to_output_rule, output_to_input_rule
+from .rules_reduce import RangeVars
+from .shape_maps import full_interval, generator_map, zero_result_map
+
+KnownStart = tuple[Expr, int, int]   # expression, smallest and largest value
+
+
+# ---- where start indices come from --------------------------------------------------------
+
+def constant_values(op: Instruction) -> Optional[np.ndarray]:
+    """The integer elements of a ``constant`` operand, shaped like it, or None."""
+    if op.opcode != "constant" or op.literal is None or op.shape.is_tuple:
+        return None
+    words = re.findall(r"-?\d+|true|false", op.literal)
+    if len(words) != op.shape.num_elements:
+        return None
+    values = [1 if w == "true" else 0 if w == "false" else int(w) for w in words]
+    return np.asarray(values, dtype=np.int64).reshape(op.shape.dims)
+
+
+def known_start(indices: Instruction, index_vector_dim: int, component: int,
+                batch_exprs: Sequence[Expr]) -> Optional[KnownStart]:
+    """Start component ``component`` when the indices operand is a constant or an iota.
+
+    ``batch_exprs`` are the expressions of the indices' batch coordinates (its dims other than
+    ``index_vector_dim``, in order) in the map being built.
+    """
+    rank = indices.shape.rank
+    if indices.opcode == "iota":
+        axis = indices.attr("iota_dimension", 0)
+        if axis == index_vector_dim and index_vector_dim < rank:
+            return const(component), component, component
+        position = axis if axis < index_vector_dim else axis - 1
+        return batch_exprs[position], 0, indices.shape.dims[axis] - 1
+    values = constant_values(indices)
+    if values is None:
+        return None
+    vectors = values[..., None] if index_vector_dim == rank else np.moveaxis(values, index_vector_dim, -1)
+    column = vectors[..., component]
+    if column.size == 0 or not (column == column.flat[0]).all():
+        return None
+    value = int(column.flat[0])
+    return const(value), value, value
+
+
+class Starts:
+    """Builds start expressions, allocating runtime variables for the ones not known statically."""
+
+    def __init__(self) -> None:
+        self.runtime: list[RuntimeVar] = []
+        self.never_valid = False   # scatter: a folded start that is always out of bounds
+
+    def runtime_start(self, max_start: int, description: str) -> Expr:
+        self.runtime.append(RuntimeVar(Interval(0, max_start), description))
+        return runtime_var(len(self.runtime) - 1)
+
+    def clamped(self, known: Optional[KnownStart], max_start: int, description: str) -> Expr:
+        """Gather / dynamic slices: out-of-range starts are clamped."""
+        if known is not None:
+            expr, lo, hi = known
+            if 0 <= lo and hi <= max_start:
+                return expr
+            if lo == hi:
+                return const(min(max(lo, 0), max_start))
+        return self.runtime_start(max_start, description)
+
+    def skipped(self, known: Optional[KnownStart], max_start: int, description: str) -> Expr:
+        """Scatter: out-of-range windows are dropped."""
+        if known is not None:
+            expr, lo, hi = known
+            if 0 <= lo and hi <= max_start:
+                return expr
+            if lo == hi:
+                self.never_valid = True
+                return const(0)
+        return self.runtime_start(max_start, description)
+
+
+def _in_range(expr: Expr, size: int) -> tuple[Expr, Interval]:
+    return expr, Interval(0, size - 1)
+
+
+# ---- dynamic-slice ------------------------------------------------------------------------
+
+def _slice_starts(instr: Instruction, first: int, operand_dims, sizes) -> Optional[tuple[list[Expr], Starts]]:
+    if len(instr.operands) != first + len(operand_dims):
+        return None   # the old form with one offsets vector
+    starts = Starts()
+    exprs = []
+    for axis, (n, size) in enumerate(zip(operand_dims, sizes)):
+        offset = instr.operands[first + axis]
+        known = known_start(offset, 0, 0, ()) if offset.shape.rank == 0 else None
+        exprs.append(starts.clamped(known, n - size,
+                                    f"%{offset.name} (offset of dim {axis}, clamped to [0, {n - size}])"))
+    return exprs, starts
+
+
+def _old_form(instr: Instruction) -> IndexingMap:
+    return IndexingMap.undefined(f"{instr.opcode}: offsets given as one vector operand (old form) are not supported")
+
+
+@output_to_input_rule("dynamic-slice")
+def dynamic_slice_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
+    out_dims, operand_dims = instr.shape.dims, instr.operands[0].shape.dims
+    built = _slice_starts(instr, 1, operand_dims, out_dims)
+    if built is None:
+        return [OperandMaps(k, (_old_form(instr),)) for k in range(len(instr.operands))]
+    starts, alloc = built
+    operand = IndexingMap([full_interval(n) for n in out_dims], (), alloc.runtime,
+                          [dim(axis) + start for axis, start in enumerate(starts)])
+    offsets = zero_result_map(out_dims)
+    return [OperandMaps(0, (operand,))] + [OperandMaps(k, (offsets,)) for k in range(1, len(instr.operands))]
+
+
+@input_to_output_rule("dynamic-slice")
+def dynamic_slice_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
+    out_dims, operand_dims = instr.shape.dims, instr.operands[0].shape.dims
+    if operand_index > 0:
+        return [(generator_map(out_dims),)]
+    built = _slice_starts(instr, 1, operand_dims, out_dims)
+    if built is None:
+        return [(_old_form(instr),)]
+    starts, alloc = built
+    results = [dim(axis) - start for axis, start in enumerate(starts)]
+    # Without this constraint an operand element outside the slice would map to an output.
+    constraints = [_in_range(r, size) for r, size, n, start in zip(results, out_dims, operand_dims, starts)
+                   if size < n or not (start.is_constant and start.constant_value == 0)]
+    return [(IndexingMap([full_interval(n) for n in operand_dims], (), alloc.runtime, results, constraints),)]
+
+
+# ---- dynamic-update-slice -----------------------------------------------------------------
+
+@output_to_input_rule("dynamic-update-slice")
+def dynamic_update_slice_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
+    out_dims, update_dims = instr.shape.dims, instr.operands[1].shape.dims
+    built = _slice_starts(instr, 2, out_dims, update_dims)
+    if built is None:
+        return [OperandMaps(k, (_old_form(instr),)) for k in range(len(instr.operands))]
+    starts, alloc = built
+    results = [dim(axis) - start for axis, start in enumerate(starts)]
+    update = IndexingMap([full_interval(n) for n in out_dims], (), alloc.runtime, results,
+                         [_in_range(r, size) for r, size in zip(results, update_dims)])
+    offsets = zero_result_map(out_dims)
+    return ([OperandMaps(0, (IndexingMap.identity(out_dims),)), OperandMaps(1, (update,))]
+            + [OperandMaps(k, (offsets,)) for k in range(2, len(instr.operands))])
+
+
+@input_to_output_rule("dynamic-update-slice")
+def dynamic_update_slice_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
+    out_dims, update_dims = instr.shape.dims, instr.operands[1].shape.dims
+    if operand_index == 0:
+        return [(IndexingMap.identity(out_dims),)]
+    if operand_index > 1:
+        return [(generator_map(out_dims),)]
+    built = _slice_starts(instr, 2, out_dims, update_dims)
+    if built is None:
+        return [(_old_form(instr),)]
+    starts, alloc = built
+    return [(IndexingMap([full_interval(n) for n in update_dims], (), alloc.runtime,
+                         [dim(axis) + start for axis, start in enumerate(starts)]),)]
+
+
+# ---- gather -------------------------------------------------------------------------------
+
+def _batch_position(indices_dim: int, index_vector_dim: int) -> int:
+    return indices_dim if indices_dim < index_vector_dim else indices_dim - 1
+
+
+def _vector_length(indices: Instruction, index_vector_dim: int) -> int:
+    dims = indices.shape.dims
+    return 1 if index_vector_dim == len(dims) else dims[index_vector_dim]
+
+
+def _indices_results(indices: Instruction, index_vector_dim: int, batch_exprs: Sequence[Expr],
+                     component: Expr) -> list[Expr]:
+    results = list(batch_exprs)
+    if index_vector_dim < indices.shape.rank:
+        results.insert(index_vector_dim, component)
+    return results
+
+
+def _gather_starts(instr: Instruction, batch_exprs: Sequence[Expr], starts: Starts) -> list[Expr]:
+    """Start expression of every operand dim (0 for dims without a start)."""
+    operand, indices = instr.operands[0], instr.operands[1]
+    ivd = instr.attr("index_vector_dim")
+    sizes = instr.attr("slice_sizes")
+    result: list[Expr] = [const(0)] * operand.shape.rank
+    for k, d in enumerate(instr.attr("start_index_map", ())):
+        max_start = operand.shape.dims[d] - sizes[d]
+        result[d] = starts.clamped(known_start(indices, ivd, k, batch_exprs), max_start,
+                                   f"%{indices.name}[..., {k}] at the batch position (start of operand dim {d}, "
+                                   f"clamped to [0, {max_start}])")
+    for d, j in zip(instr.attr("operand_batching_dims", ()), instr.attr("start_indices_batching_dims", ())):
+        result[d] = batch_exprs[_batch_position(j, ivd)]
+    return result
+
+
+def _gather_layout(instr: Instruction):
+    offset_dims = tuple(instr.attr("offset_dims", ()))
+    batch_out = [d for d in range(instr.shape.rank) if d not in offset_dims]
+    skipped = set(instr.attr("collapsed_slice_dims", ())) | set(instr.attr("operand_batching_dims", ()))
+    window_dims = [d for d in range(instr.operands[0].shape.rank) if d not in skipped]
+    return offset_dims, batch_out, window_dims
+
+
+@output_to_input_rule("gather")
+def gather_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
+    out_dims, indices = instr.shape.dims, instr.operands[1]
+    ivd = instr.attr("index_vector_dim")
+    offset_dims, batch_out, window_dims = _gather_layout(instr)
+    domain = [full_interval(n) for n in out_dims]
+    batch_exprs = [dim(d) for d in batch_out]
+    starts = Starts()
+    results = _gather_starts(instr, batch_exprs, starts)
+    for d, out_dim in zip(window_dims, offset_dims):
+        results[d] = results[d] + dim(out_dim)
+    operand_map = IndexingMap(domain, (), starts.runtime, results)
+    ranges = RangeVars()
+    component = ranges.new_or_zero(_vector_length(indices, ivd))
+    indices_map = IndexingMap(domain, ranges.intervals, (), _indices_results(indices, ivd, batch_exprs, component))
+    return [OperandMaps(0, (operand_map,)), OperandMaps(1, (indices_map,))]
+
+
+@input_to_output_rule("gather")
+def gather_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
+    out_dims, operand, indices = instr.shape.dims, instr.operands[0], instr.operands[1]
+    ivd = instr.attr("index_vector_dim")
+    offset_dims, batch_out, window_dims = _gather_layout(instr)
+    ranges = RangeVars()
+    results: list[Expr] = [const(0)] * len(out_dims)
+    if operand_index == 1:
+        for j in range(indices.shape.rank):
+            if j != ivd:
+                results[batch_out[_batch_position(j, ivd)]] = dim(j)
+        for out_dim in offset_dims:
+            results[out_dim] = ranges.new_or_zero(out_dims[out_dim])
+        return [(IndexingMap([full_interval(n) for n in indices.shape.dims], ranges.intervals, (), results),)]
+
+    tied = {_batch_position(j, ivd): d for d, j in zip(instr.attr("operand_batching_dims", ()),
+                                                        instr.attr("start_indices_batching_dims", ()))}
+    batch_exprs = [dim(tied[pos]) if pos in tied else ranges.new_or_zero(out_dims[out_dim])
+                   for pos, out_dim in enumerate(batch_out)]
+    starts = Starts()
+    start = _gather_starts(instr, batch_exprs, starts)
+    sizes = instr.attr("slice_sizes")
+    constraints = []
+    for pos, out_dim in enumerate(batch_out):
+        results[out_dim] = batch_exprs[pos]
+    for d, out_dim in zip(window_dims, offset_dims):
+        results[out_dim] = dim(d) - start[d]
+        constraints.append(_in_range(results[out_dim], sizes[d]))
+    for d in instr.attr("collapsed_slice_dims", ()):
+        constraints.append(_in_range(dim(d) - start[d], 1))
+    return [(IndexingMap([full_interval(n) for n in operand.shape.dims], ranges.intervals, starts.runtime,
+                         results, constraints),)]
+
+
+# ---- scatter ------------------------------------------------------------------------------
+
+def _scatter_layout(instr: Instruction):
+    count = (len(instr.operands) - 1) // 2
+    operand_rank = instr.operands[0].shape.rank
+    update_dims = instr.operands[count + 1].shape.dims
+    window_update_dims = tuple(instr.attr("update_window_dims", ()))
+    scatter_update_dims = [d for d in range(len(update_dims)) if d not in window_update_dims]
+    skipped = set(instr.attr("inserted_window_dims", ())) | set(instr.attr("input_batching_dims", ()))
+    window_operand_dims = [d for d in range(operand_rank) if d not in skipped]
+    window_size = [1] * operand_rank
+    for d, u in zip(window_operand_dims, window_update_dims):
+        window_size[d] = update_dims[u]
+    return count, update_dims, window_update_dims, scatter_update_dims, window_operand_dims, window_size
+
+
+def _scatter_starts(instr: Instruction, batch_exprs: Sequence[Expr], window_size, starts: Starts) -> list[Expr]:
+    count = (len(instr.operands) - 1) // 2
+    operand_dims, indices = instr.operands[0].shape.dims, instr.operands[count]
+    ivd = instr.attr("index_vector_dim")
+    result: list[Expr] = [const(0)] * len(operand_dims)
+    for k, d in enumerate(instr.attr("scatter_dims_to_operand_dims", ())):
+        max_start = operand_dims[d] - window_size[d]
+        result[d] = starts.skipped(known_start(indices, ivd, k, batch_exprs), max_start,
+                                   f"%{indices.name}[..., {k}] at the update's batch position (start of operand "
+                                   f"dim {d}; windows starting outside [0, {max_start}] are skipped)")
+    for d, j in zip(instr.attr("input_batching_dims", ()), instr.attr("scatter_indices_batching_dims", ())):
+        result[d] = batch_exprs[_batch_position(j, ivd)]
+    return result
+
+
+@output_to_input_rule("scatter")
+def scatter_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
+    count, update_dims, window_update_dims, scatter_update_dims, window_operand_dims, window_size = \
+        _scatter_layout(instr)
+    dims = instr.shape.leaf(output_index).dims
+    domain = [full_interval(n) for n in dims]
+    indices = instr.operands[count]
+    ivd = instr.attr("index_vector_dim")
+    indices_map = IndexingMap(domain, [full_interval(n) for n in indices.shape.dims], (),
+                              [range_var(k) for k in range(indices.shape.rank)])
+
+    ranges = RangeVars()
+    tied = {_batch_position(j, ivd): d for d, j in zip(instr.attr("input_batching_dims", ()),
+                                                        instr.attr("scatter_indices_batching_dims", ()))}
+    batch_exprs = [dim(tied[pos]) if pos in tied else ranges.new_or_zero(update_dims[u])
+                   for pos, u in enumerate(scatter_update_dims)]
+    starts = Starts()
+    start = _scatter_starts(instr, batch_exprs, window_size, starts)
+    results: list[Expr] = [const(0)] * len(update_dims)
+    constraints = []
+    for pos, u in enumerate(scatter_update_dims):
+        results[u] = batch_exprs[pos]
+    for d, u in zip(window_operand_dims, window_update_dims):
+        results[u] = dim(d) - start[d]
+        constraints.append(_in_range(results[u], update_dims[u]))
+    for d in instr.attr("inserted_window_dims", ()):
+        constraints.append(_in_range(dim(d) - start[d], 1))
+    if starts.never_valid:
+        update_map = IndexingMap.known_empty(len(dims), len(update_dims))
+    else:
+        update_map = IndexingMap(domain, ranges.intervals, starts.runtime, results, constraints)
+    identity = IndexingMap.identity(dims)
+    return ([OperandMaps(k, (identity,)) for k in range(count)] + [OperandMaps(count, (indices_map,))]
+            + [OperandMaps(k, (update_map,)) for k in range(count + 1, 2 * count + 1)])
+
+
+@input_to_output_rule("scatter")
+def scatter_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
+    count, update_dims, window_update_dims, scatter_update_dims, window_operand_dims, window_size = \
+        _scatter_layout(instr)
+    dims = instr.operands[0].shape.dims
+    per_output = instr.shape.num_outputs
+    if operand_index < count:
+        return [(IndexingMap.identity(dims),)] * per_output
+    if operand_index == count:
+        return [(_indices_to_everything(instr.operands[count].shape.dims, dims),)] * per_output
+    batch_exprs = [dim(u) for u in scatter_update_dims]
+    starts = Starts()
+    results = _scatter_starts(instr, batch_exprs, window_size, starts)
+    for d, u in zip(window_operand_dims, window_update_dims):
+        results[d] = results[d] + dim(u)
+    if starts.never_valid:
+        update_map = IndexingMap.known_empty(len(update_dims), len(dims))
+    else:
+        update_map = IndexingMap([full_interval(n) for n in update_dims], (), starts.runtime, results)
+    return [(update_map,)] * per_output
+
+
+def _indices_to_everything(indices_dims: Sequence[int], dims: Sequence[int]) -> IndexingMap:
+    """Every index vector may redirect an update to any output element."""
+    return IndexingMap([full_interval(n) for n in indices_dims], [full_interval(n) for n in dims], (),
+                       [range_var(k) for k in range(len(dims))])
+

@@ -1,0 +1,68 @@
+"""Ops whose element access is not a static function of indices: UNDEFINED, with the reason.
+
+Also the two ordering-only ops, ``add-dependency`` and ``domain``, which pass their first
+operand through unchanged (identity maps; the token of add-dependency is read as a scalar).
+"""
+from __future__ import annotations
+
+from ..affine import IndexingMap
+from ..hlo.model import Instruction
+from .registry import OperandMaps, input_to_output_rule, opaque, output_to_input_rule
+from .shape_maps import generator_map, zero_result_map
+
+opaque("while: the body runs a data-dependent number of times over the whole loop state, "
+       "so no static element map exists; analyse the body computation instead", "while")
+opaque("conditional: the branch that runs is chosen at runtime and each branch reads its "
+       "operand differently; analyse the branch computations instead", "conditional")
+opaque("custom-call: runs external code whose element access pattern is unknown", "custom-call")
+opaque("random number generation: output values come from generator state, not from "
+       "positions of input elements", "rng", "rng-bit-generator", "rng-get-and-update-state")
+opaque("host/device I/O: the data comes from outside the program, not from operand elements",
+       "infeed", "outfeed", "send", "recv", "send-done", "recv-done")
+opaque("fft: every output element mixes whole transform axes through complex arithmetic "
+       "(output and input shapes differ for rfft/irfft); not modelled", "fft")
+opaque("linear-algebra solver: reads whole (triangular parts of) matrices with loop-carried "
+       "dependencies; not modelled", "cholesky", "triangular-solve")
+opaque("device id: no operand elements are read, the value is the executing device's id",
+       "partition-id", "replica-id")
+opaque("after-all: joins tokens to order side effects; no array data is read", "after-all")
+opaque("batch-norm: reads whole feature slices and per-feature statistics; XLA expands it "
+       "into reductions before codegen", "batch-norm-training", "batch-norm-inference", "batch-norm-grad")
+opaque("async wrapper: the work happens in the wrapped computation; analyse that computation",
+       "async-start", "async-update", "async-done")
+opaque("dynamic shape op: the result depends on runtime dimension sizes",
+       "get-dimension-size", "set-dimension-size", "dynamic-reshape")
+opaque("ragged-dot: group boundaries come from a runtime group-sizes operand", "ragged-dot")
+
+
+def _custom_call_map(instr: Instruction) -> IndexingMap:
+    target = instr.attr("custom_call_target", "")
+    return IndexingMap.undefined(f"custom-call to '{target}': external code whose element access pattern "
+                                 f"is unknown")
+
+
+@output_to_input_rule("custom-call")
+def custom_call_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
+    return [OperandMaps(k, (_custom_call_map(instr),)) for k in range(len(instr.operand_names))]
+
+
+@input_to_output_rule("custom-call")
+def custom_call_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
+    return [(_custom_call_map(instr),) for _ in range(instr.shape.num_outputs)]
+
+
+# ---- ordering-only pass-through ops -------------------------------------------------------
+
+@output_to_input_rule("add-dependency", "domain")
+def pass_through_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
+    dims = instr.shape.leaf(output_index).dims
+    element = output_index if instr.shape.is_tuple else 0
+    maps = [OperandMaps(0, (IndexingMap.identity(dims),), element)]
+    return maps + [OperandMaps(k, (zero_result_map(dims),)) for k in range(1, len(instr.operands))]
+
+
+@input_to_output_rule("add-dependency", "domain")
+def pass_through_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
+    if operand_index > 0:
+        return [(generator_map(instr.shape.leaf(i).dims),) for i in range(instr.shape.num_outputs)]
+    return [(IndexingMap.identity(instr.shape.leaf(i).dims),) for i in range(instr.shape.num_outputs)]

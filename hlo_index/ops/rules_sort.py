@@ -1,0 +1,53 @@
+"""sort and topk: where an element ends up depends on its whole row along the sorted dimension.
+
+Every output reads every operand along that dimension through one range variable: the
+comparator receives the elements of all operands, and the permutation moves all of them.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..affine import IndexingMap, dim, range_var
+from ..hlo.model import Instruction
+from .registry import OperandMaps, input_to_output_rule, output_to_input_rule
+from .shape_maps import full_interval
+
+
+def row_map(from_dims: Sequence[int], axis: int, row_length: int) -> IndexingMap:
+    """``x -> x with coordinate `axis` replaced by s0 in [0, row_length - 1]``."""
+    results = [range_var(0) if a == axis else dim(a) for a in range(len(from_dims))]
+    return IndexingMap([full_interval(n) for n in from_dims], [full_interval(row_length)], (), results)
+
+
+def _sort_axis(instr: Instruction) -> int:
+    (axis,) = instr.attr("dimensions")
+    return axis
+
+
+@output_to_input_rule("sort")
+def sort_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
+    dims, axis = instr.shape.leaf(output_index).dims, _sort_axis(instr)
+    m = row_map(dims, axis, dims[axis])
+    return [OperandMaps(k, (m,)) for k in range(len(instr.operands))]
+
+
+@input_to_output_rule("sort")
+def sort_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
+    dims, axis = instr.operands[operand_index].shape.dims, _sort_axis(instr)
+    return [(row_map(dims, axis, dims[axis]),)] * instr.shape.num_outputs
+
+
+# topk: operand [..., n] -> (values [..., k], indices [..., k]), along the last dimension.
+
+@output_to_input_rule("topk")
+def topk_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
+    out_dims = instr.shape.leaf(output_index).dims
+    row = instr.operands[0].shape.dims[-1]
+    return [OperandMaps(0, (row_map(out_dims, len(out_dims) - 1, row),))]
+
+
+@input_to_output_rule("topk")
+def topk_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
+    dims = instr.operands[0].shape.dims
+    k = instr.shape.leaf(0).dims[-1]
+    return [(row_map(dims, len(dims) - 1, k),)] * instr.shape.num_outputs

@@ -1,0 +1,107 @@
+"""Reference read sets of dot and convolution, by direct definition of the sums they compute.
+
+dot: output = (batch..., lhs free..., rhs free...); each element sums over the contracting
+coordinates.
+convolution (StableHLO definition): with ``feature_group_count`` G the lhs features and the
+kernel output features are split into G groups and the group results are concatenated along
+the output features; ``batch_group_count`` B splits the lhs batch and the kernel output features
+likewise. Each output element sums over the kernel window and the kernel's input features; an
+lhs element is read where the window lands on a real (not padding, not base-dilation hole)
+element, every kernel element of the window is read (it multiplies the padding value there).
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Optional
+
+from ..hlo.model import Instruction
+from . import reads
+from .ref_reduce import window_of
+
+
+def _free_dims(rank: int, *used: tuple[int, ...]) -> list[int]:
+    taken = set(itertools.chain(*used))
+    return [d for d in range(rank) if d not in taken]
+
+
+@reads("dot")
+def dot_reads(instr: Instruction, output_index: int, out_point: tuple, operand_index: int,
+              runtime_values: Optional[dict]) -> set:
+    lhs_dims, rhs_dims = instr.operands[0].shape.dims, instr.operands[1].shape.dims
+    lhs_batch, rhs_batch = instr.attr("lhs_batch_dims", ()), instr.attr("rhs_batch_dims", ())
+    lhs_contract, rhs_contract = instr.attr("lhs_contracting_dims", ()), instr.attr("rhs_contracting_dims", ())
+    lhs_free = _free_dims(len(lhs_dims), lhs_batch, lhs_contract)
+    rhs_free = _free_dims(len(rhs_dims), rhs_batch, rhs_contract)
+    batch_coords = out_point[:len(lhs_batch)]
+    lhs_free_coords = out_point[len(lhs_batch):len(lhs_batch) + len(lhs_free)]
+    rhs_free_coords = out_point[len(lhs_batch) + len(lhs_free):]
+    if operand_index == 0:
+        dims, batch, contract, free, free_coords = lhs_dims, lhs_batch, lhs_contract, lhs_free, lhs_free_coords
+    else:
+        dims, batch, contract, free, free_coords = rhs_dims, rhs_batch, rhs_contract, rhs_free, rhs_free_coords
+    result = set()
+    for contraction in itertools.product(*(range(lhs_dims[d]) for d in lhs_contract)):
+        index = [0] * len(dims)
+        for d, c in zip(batch, batch_coords):
+            index[d] = c
+        for d, c in zip(free, free_coords):
+            index[d] = c
+        for d, c in zip(contract, contraction):
+            index[d] = c
+        result.add(tuple(index))
+    return result
+
+
+@reads("convolution")
+def convolution_reads(instr: Instruction, output_index: int, out_point: tuple, operand_index: int,
+                      runtime_values: Optional[dict]) -> set:
+    labels = instr.attr("dim_labels")
+    lhs_dims, kernel_dims = instr.operands[0].shape.dims, instr.operands[1].shape.dims
+    out_dims = instr.shape.dims
+    feature_groups = instr.attr("feature_group_count", 1) or 1
+    batch_groups = instr.attr("batch_group_count", 1) or 1
+    window = window_of(instr, len(labels.output_spatial))
+
+    out_batch, out_feature = out_point[labels.output_batch], out_point[labels.output_feature]
+    out_features = out_dims[labels.output_feature]
+    kernel_in_features = kernel_dims[labels.kernel_input_feature]
+    lhs_batch = out_batch
+    if batch_groups > 1:
+        group = out_feature // (out_features // batch_groups)
+        lhs_batch = group * (lhs_dims[labels.input_batch] // batch_groups) + out_batch
+    feature_base = 0
+    if feature_groups > 1:
+        feature_base = (out_feature // (out_features // feature_groups)) * kernel_in_features
+
+    result = set()
+    for in_feature in range(kernel_in_features):
+        for taps in itertools.product(*(range(wd.size) for wd in window)):
+            if operand_index == 1:
+                index = [0] * len(kernel_dims)
+                index[labels.kernel_input_feature] = in_feature
+                index[labels.kernel_output_feature] = out_feature
+                for axis, tap in enumerate(taps):
+                    index[labels.kernel_spatial[axis]] = tap
+                result.add(tuple(index))
+                continue
+            coords = [_tap_source(out_point[labels.output_spatial[axis]], tap, wd,
+                                  lhs_dims[labels.input_spatial[axis]])
+                      for axis, (tap, wd) in enumerate(zip(taps, window))]
+            if any(c is None for c in coords):
+                continue   # the tap lands on padding or a base-dilation hole
+            index = [0] * len(lhs_dims)
+            index[labels.input_batch] = lhs_batch
+            index[labels.input_feature] = feature_base + in_feature
+            for axis, c in enumerate(coords):
+                index[labels.input_spatial[axis]] = c
+            result.add(tuple(index))
+    return result
+
+
+def _tap_source(out_coord: int, tap: int, wd, in_size: int) -> Optional[int]:
+    """The lhs coordinate under window tap ``tap`` of output ``out_coord``, None over padding/holes."""
+    unpadded = out_coord * wd.stride + tap * wd.window_dilation - wd.pad_low
+    if unpadded % wd.base_dilation != 0:
+        return None
+    source = unpadded // wd.base_dilation
+    return source if 0 <= source < in_size else None

@@ -1,0 +1,87 @@
+"""Reference read sets of reductions and windowed ops, by direct definition.
+
+reduce: an output element combines every input element whose kept coordinates equal its own.
+reduce-window: an output element combines the window over the base-dilated, padded input;
+holes (base dilation) and padding hold the init value and read no input element.
+select-and-scatter: each source element selects one element of its window of ``operand``
+(data-dependent, so every window element is read) and adds itself at that position; an output
+element therefore may read every source element whose window covers it and, through the
+selection, every operand element of those windows. Init values are scalars, read by every
+output element.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Iterator, Optional
+
+from ..hlo.model import Instruction, WindowDim
+from . import reads
+
+SCALAR_READ = {()}
+
+
+def window_of(instr: Instruction, rank: int) -> tuple[WindowDim, ...]:
+    window = instr.attr("window")
+    if not window:
+        return tuple(WindowDim(1) for _ in range(rank))
+    return tuple(window)
+
+
+def window_elements(out_coord: int, wd: WindowDim, in_size: int) -> Iterator[int]:
+    """Input coordinates under window position ``out_coord`` along one axis (padding and holes skipped)."""
+    for k in range(wd.size):
+        # Position in the conceptual array: input dilated by base_dilation, then padded.
+        padded = out_coord * wd.stride + k * wd.window_dilation
+        unpadded = padded - wd.pad_low
+        if unpadded % wd.base_dilation != 0:
+            continue
+        source = unpadded // wd.base_dilation
+        if 0 <= source < in_size:
+            yield source
+
+
+def window_read_set(out_point: tuple, window: tuple[WindowDim, ...], in_dims: tuple[int, ...]) -> set:
+    per_axis = [list(window_elements(o, wd, n)) for o, wd, n in zip(out_point, window, in_dims)]
+    return set(itertools.product(*per_axis))
+
+
+def _arity(instr: Instruction) -> int:
+    return len(instr.operands) // 2
+
+
+@reads("reduce")
+def reduce_reads(instr: Instruction, output_index: int, out_point: tuple, operand_index: int,
+                 runtime_values: Optional[dict]) -> set:
+    if operand_index >= _arity(instr):
+        return set(SCALAR_READ)
+    in_dims = instr.operands[operand_index].shape.dims
+    reduced = set(instr.attr("dimensions", ()))
+    kept_coords = iter(out_point)
+    axes = [range(n) if i in reduced else (next(kept_coords),) for i, n in enumerate(in_dims)]
+    return set(itertools.product(*axes))
+
+
+@reads("reduce-window")
+def reduce_window_reads(instr: Instruction, output_index: int, out_point: tuple, operand_index: int,
+                        runtime_values: Optional[dict]) -> set:
+    if operand_index >= _arity(instr):
+        return set(SCALAR_READ)
+    in_dims = instr.operands[operand_index].shape.dims
+    return window_read_set(out_point, window_of(instr, len(in_dims)), in_dims)
+
+
+@reads("select-and-scatter")
+def select_and_scatter_reads(instr: Instruction, output_index: int, out_point: tuple, operand_index: int,
+                             runtime_values: Optional[dict]) -> set:
+    if operand_index == 2:
+        return set(SCALAR_READ)
+    operand_dims = instr.operands[0].shape.dims
+    source_dims = instr.operands[1].shape.dims
+    window = window_of(instr, len(operand_dims))
+    sources, operand_elements = set(), set()
+    for source_point in itertools.product(*(range(n) for n in source_dims)):
+        covered = window_read_set(source_point, window, operand_dims)
+        if out_point in covered:
+            sources.add(source_point)
+            operand_elements |= covered
+    return sources if operand_index == 1 else operand_elements
