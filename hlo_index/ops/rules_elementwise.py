@@ -1,0 +1,41 @@
+"""Elementwise ops: every output element reads the same element of each operand.
+
+A rank-0 operand next to a ranked output (the scalar predicate of ``select``, the scalar bounds
+of ``clamp``) is read by every output element: a zero-result map ``(d0, ...) -> ()`` out to in,
+and ``()[s0, ...] -> (s0, ...)`` in to out.
+"""
+from __future__ import annotations
+
+from ..affine import IndexingMap
+from ..hlo.model import Instruction
+from .registry import OperandMaps, input_to_output_rule, output_to_input_rule
+from .shape_maps import generator_map, identity_map, zero_result_map
+
+ELEMENTWISE_OPCODES = (
+    "abs", "add", "and", "atan2", "cbrt", "ceil", "clamp", "compare", "complex", "convert", "copy",
+    "cosine", "count-leading-zeros", "divide", "erf", "exponential", "exponential-minus-one",
+    "floor", "imag", "is-finite", "log", "log-plus-one", "logistic", "map", "maximum", "minimum",
+    "multiply", "negate", "not", "or", "popcnt", "power", "real", "reduce-precision", "remainder",
+    "round-nearest-afz", "round-nearest-even", "rsqrt", "select", "shift-left",
+    "shift-right-arithmetic", "shift-right-logical", "sign", "sine", "sqrt", "stochastic-convert",
+    "subtract", "tan", "tanh", "xor",
+)
+
+
+def _is_broadcast_scalar(instr: Instruction, operand_index: int) -> bool:
+    return instr.operands[operand_index].shape.rank == 0 and instr.shape.rank > 0
+
+
+@output_to_input_rule(*ELEMENTWISE_OPCODES)
+def elementwise_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
+    dims = instr.shape.dims
+    return [OperandMaps(i, (zero_result_map(dims) if _is_broadcast_scalar(instr, i) else identity_map(dims),))
+            for i in range(len(instr.operands))]
+
+
+@input_to_output_rule(*ELEMENTWISE_OPCODES)
+def elementwise_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
+    dims = instr.shape.dims
+    if _is_broadcast_scalar(instr, operand_index):
+        return [(generator_map(dims),)]
+    return [(identity_map(dims),)]

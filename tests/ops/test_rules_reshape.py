@@ -1,0 +1,101 @@
+"""reshape, bitcast, bitcast-convert vs the reference; the spec's Reshape examples."""
+from __future__ import annotations
+
+import math
+
+from hypothesis import given, settings, strategies as st
+
+from hlo_index.hlo.build import array_shape, instruction
+from hlo_index.hlo.model import Layout, Shape, Tile
+from hlo_index.ops import input_to_output, output_to_input
+
+from .oracle_check import check_in2out, check_out2in
+from .spec_text import assert_map_text
+from .strategies import dims_strategy, factorization, permutation
+
+SETTINGS = settings(deadline=None, derandomize=True, max_examples=40)
+
+
+def f32(*dims, m2m=None):
+    return array_shape("f32", dims, m2m)
+
+
+@SETTINGS
+@given(st.data())
+def test_reshape_matches_reference(data):
+    src = data.draw(dims_strategy(0, 4, max_size=6))
+    dst = data.draw(factorization(math.prod(src)))
+    instr = instruction("reshape", f32(*dst), [f32(*src)])
+    check_out2in(instr)
+    check_in2out(instr, 0)
+
+
+@SETTINGS
+@given(st.data())
+def test_bitcast_matches_reference(data):
+    src = data.draw(dims_strategy(0, 4, max_size=5))
+    src_m2m = data.draw(permutation(len(src)))
+    physical = data.draw(factorization(math.prod(src)))
+    dst_m2m = data.draw(permutation(len(physical)))
+    # Logical dst dims: the physical (major-to-minor) dims placed at their logical positions.
+    dst = [0] * len(physical)
+    for position, logical in enumerate(reversed(dst_m2m)):
+        dst[logical] = physical[position]
+    instr = instruction("bitcast", f32(*dst, m2m=dst_m2m), [f32(*src, m2m=src_m2m)])
+    check_out2in(instr)
+    check_in2out(instr, 0)
+
+
+@settings(deadline=None, derandomize=True, max_examples=20)
+@given(dims_strategy(0, 3), st.sampled_from([("f32", "s32"), ("f32", "u8"), ("f32", "u16"), ("u8", "f32"),
+                                              ("s16", "f64"), ("f64", "bf16")]))
+def test_bitcast_convert_matches_reference(dims, types):
+    src_type, dst_type = types
+    src_bits, dst_bits = array_shape(src_type, ()).element_bits, array_shape(dst_type, ()).element_bits
+    src, dst = list(dims), list(dims)
+    if src_bits > dst_bits:
+        dst.append(src_bits // dst_bits)
+    elif src_bits < dst_bits:
+        src.append(dst_bits // src_bits)
+    instr = instruction("bitcast-convert", array_shape(dst_type, dst), [array_shape(src_type, src)])
+    check_out2in(instr)
+    check_in2out(instr, 0)
+
+
+def test_bitcast_undefined_cases():
+    tiled = Shape("f32", (8, 128), (False, False), Layout((1, 0), (Tile((8, 128)),)))
+    m = output_to_input(instruction("bitcast", f32(1024), [tiled]))[0].maps[0]
+    assert m.is_undefined and "tiled" in m.undefined_reason
+    m = output_to_input(instruction("bitcast", array_shape("u8", (4, 4)), [f32(4)]))[0].maps[0]
+    assert m.is_undefined and "width" in m.undefined_reason
+
+
+def test_spec_collapse_and_expand():
+    collapse = instruction("reshape", f32(32), [f32(4, 8)])
+    assert_map_text(output_to_input(collapse)[0].maps[0], "(d0) -> (d0 floordiv 8, d0 mod 8), domain: d0 in [0, 31]")
+    assert_map_text(input_to_output(collapse, 0)[0][0], "(d0, d1) -> (d0 * 8 + d1), domain: d0 in [0, 3], d1 in [0, 7]")
+    expand = instruction("reshape", f32(4, 8), [f32(32)])
+    assert_map_text(output_to_input(expand)[0].maps[0], "(d0, d1) -> (d0 * 8 + d1), domain: d0 in [0, 3], d1 in [0, 7]")
+    assert_map_text(input_to_output(expand, 0)[0][0], "(d0) -> (d0 floordiv 8, d0 mod 8), domain: d0 in [0, 31]")
+
+
+def test_spec_generic_reshape_linearize_delinearize():
+    r = instruction("reshape", f32(2, 4, 4), [f32(4, 8)])
+    assert_map_text(output_to_input(r)[0].maps[0], "(d0, d1, d2) -> (d0 * 2 + d1 floordiv 2, d2 + (d1 mod 2) * 4), "
+                    "domain: d0 in [0, 1], d1 in [0, 3], d2 in [0, 3]")
+    assert_map_text(input_to_output(r, 0)[0][0], "(d0, d1) -> (d0 floordiv 2, d1 floordiv 4 + (d0 mod 2) * 2, d1 mod 4), "
+                    "domain: d0 in [0, 3], d1 in [0, 7]")
+
+
+def test_spec_generic_reshape_subshapes():
+    r = instruction("reshape", f32(32, 3, 4), [f32(4, 8, 12)])
+    assert_map_text(output_to_input(r)[0].maps[0], "(d0, d1, d2) -> (d0 floordiv 8, d0 mod 8, d1 * 4 + d2), "
+                    "domain: d0 in [0, 31], d1 in [0, 2] d2 in [0, 3]")
+    assert_map_text(input_to_output(r, 0)[0][0], "(d0, d1, d2) -> (d0 * 8 + d1, d2 floordiv 4, d2 mod 4), "
+                    "domain: d0 in [0, 3], d1 in [0, 7], d2 in [0, 11]")
+
+
+def test_bitcast_as_transpose():
+    # f32[4,8]{0,1} holds the same memory as f32[8,4]{1,0}: a bitcast that is a transpose.
+    b = instruction("bitcast", f32(8, 4), [f32(4, 8, m2m=(0, 1))])
+    assert_map_text(output_to_input(b)[0].maps[0], "(d0, d1) -> (d1, d0), domain: d0 in [0, 7], d1 in [0, 3]")
