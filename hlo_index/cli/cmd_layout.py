@@ -37,8 +37,7 @@ def command(shape_text: str, output_format: str, svg_path: str | None, max_grids
         sys.exit(2)
     try:
         if output_format == "json":
-            data = render_json(shape, str(shape) if _printable(shape) else shape_text.strip(),
-                               limit=JSON_OFFSETS_LIMIT)
+            data = render_json(shape, str(shape), limit=JSON_OFFSETS_LIMIT)
             click.echo(json.dumps(data))
             if data["offsets"] is None:
                 err.print(f"note: offsets omitted (null): the shape has {shape.num_elements} "
@@ -55,11 +54,3 @@ def command(shape_text: str, output_format: str, svg_path: str | None, max_grids
         err.print(f"error: {exc}", markup=False, highlight=False)
         sys.exit(2)
 
-
-def _printable(shape) -> bool:
-    """The model's printer may not be present; fall back to the user's text then."""
-    try:
-        str(shape)
-        return True
-    except Exception:   # noqa: BLE001 - any printer failure just means "use the input text"
-        return False
