@@ -22,7 +22,7 @@ _NAME = r'%[\w.\-]+|[A-Za-z_][\w.\-]*'
 _SHAPE = r'[a-z][a-z0-9]*\[[^\]\n]*\](?:\{[^{}\n]*\})?'
 _PARAM = rf'\s*(?:{_NAME}):\s*{_SHAPE}'
 # One attribute whose value is a string, flat braces or a bare word: the common, fast case.
-FAST_ATTR = rf',[ \t]*({_ATTR_NAME})=({_STRING}|{_FLAT_BRACES}|[^\s,{{}}()"]+)(?=[\s,)}}]|$)'
+FAST_ATTR = rf',[ \t]*({_ATTR_NAME})=({_STRING}|{_FLAT_BRACES}|[^\s,{{}}()\[\]"]+)(?=[\s,)}}]|$)'
 
 # Leading blanks are part of every match; the named group that matched is the token.
 # Order matters: the first alternative that matches wins.

@@ -32,8 +32,8 @@ def format_shape(shape: Shape) -> str:
 def format_layout(layout: Layout) -> str:
     suffix = ""
     if layout.tiles:
-        suffix += "".join("T(" + ",".join("*" if d == Tile.COMBINED else str(d) for d in t.dims) + ")"
-                          for t in layout.tiles)
+        suffix += "T" + "".join("(" + ",".join("*" if d == Tile.COMBINED else str(d) for d in t.dims) + ")"
+                                for t in layout.tiles)
     suffix += layout.raw_suffixes
     if layout.element_size_bits is not None:
         suffix += f"E({layout.element_size_bits})"
