@@ -81,7 +81,8 @@ def reduce_scatter_reads(instr, output_index, out_point, operand_index, runtime_
 def all_to_all_reads(instr, output_index, out_point, operand_index, runtime_values):
     split = instr.attr("dimensions")
     if not split:
-        raise NoReference("tuple-form all-to-all: which operand is read depends on the replica")
+        # Tuple form: replica p sends its operand r to replica r, which returns it as output p.
+        return {tuple(out_point)} if operand_index == _replica(runtime_values) else set()
     axis = split[0]
     module = instr.computation.module if instr.computation is not None else None
     count = module.attrs.get("replica_count") if module is not None else None
