@@ -86,6 +86,9 @@ def layout_of(shape: Shape) -> Layout:
 
 def layout_plan(shape: Shape) -> LayoutPlan:
     layout = layout_of(shape)
+    if any(d < 0 for d in shape.dims):
+        raise LayoutError(f"shape {list(shape.dims)} has an unbounded dynamic dim; "
+                          f"its memory layout is not static")
     m2m = tuple(layout.minor_to_major)
     if sorted(m2m) != list(range(shape.rank)):
         raise LayoutError(f"minor_to_major {{{','.join(map(str, m2m))}}} is not a permutation "

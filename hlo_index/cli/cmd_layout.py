@@ -37,7 +37,7 @@ def command(shape_text: str, output_format: str, svg_path: str | None, max_grids
         sys.exit(2)
     try:
         if output_format == "json":
-            data = render_json(shape, str(shape), limit=JSON_OFFSETS_LIMIT)
+            data = render_json(shape, limit=JSON_OFFSETS_LIMIT)
             click.echo(json.dumps(data))
             if data["offsets"] is None:
                 err.print(f"note: offsets omitted (null): the shape has {shape.num_elements} "

@@ -263,8 +263,8 @@ def _svg_edges(tiles: Optional[np.ndarray], x0: int, y0: int, cell: int, colour:
             f'stroke-width="{stroke}"/>' for a, b, c, d in segments]
 
 
-def render_json(shape: Shape, shape_text: str, limit: int = 65536) -> dict:
+def render_json(shape: Shape, limit: int = 65536) -> dict:
     """``{"shape", "map", "physical_elements", "offsets"}``; offsets null above ``limit``."""
     offsets = physical_offsets(shape).tolist() if shape.num_elements <= limit else None
-    return {"shape": shape_text, "map": str(physical_offset_map(shape)),
+    return {"shape": str(shape), "map": str(physical_offset_map(shape)),
             "physical_elements": physical_element_count(shape), "offsets": offsets}

@@ -128,3 +128,16 @@ def test_to_physical_composes_with_the_operand_layout():
     assert len(got) == 15
     assert all(got[(j, i)] == (offsets[i, j],) for i in range(3) for j in range(5))
     assert to_physical(IndexingMap.undefined("opaque"), operand).is_undefined
+
+
+def test_invalid_layouts_are_reported_not_guessed():
+    import pytest
+    from hlo_index.layout import LayoutError
+    with pytest.raises(LayoutError):
+        physical_offsets(make_shape((3, 4), (0, 0)))
+    with pytest.raises(LayoutError):
+        physical_offset_map(make_shape((-1, 4), (1, 0)))   # unbounded dynamic dim '?'
+    with pytest.raises(LayoutError):
+        physical_offsets(make_shape((3, 4), (1, 0), (2, -1)))
+    bad = bitcast_map(make_shape((12,), (0,)), make_shape((3, 4), (1, 1)))
+    assert bad.is_undefined and "layout" in bad.undefined_reason
