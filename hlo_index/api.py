@@ -24,20 +24,11 @@ class TargetNotFound(LookupError):
 def load(path: str) -> list[Module]:
     """Every module in a file (plain or .gz), a directory of dumps, or '-' for stdin.
 
-    Raises the loader's error (``OSError``, ``hlo_index.hlo.ParseError``) for the first input that
-    cannot be read or parsed; use ``hlo_index.hlo.load`` to get per-file results instead.
+    Raises ``hlo_index.hlo.ParseError`` (with ``.diagnostics``) for the first input that cannot be
+    read or parsed; ``hlo_index.hlo.load`` gives per-file results instead.
     """
-    from .hlo import load as load_results
-    modules: list[Module] = []
-    for result in load_results(path):
-        module = getattr(result, "module", None)
-        if module is None:
-            error = getattr(result, "error", None)
-            if isinstance(error, BaseException):
-                raise error
-            raise OSError(f"{getattr(result, 'source', path)}: could not be loaded")
-        modules.append(module)
-    return modules
+    from .hlo import load_path
+    return load_path(path)
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,7 +36,9 @@ def print_diagnostics(reports, stream=None) -> None:
 
 def run_reports(paths, options, jobs: int, show_progress: bool):
     """Analyse every path, with a progress bar on stderr when it is a terminal and the job is big."""
-    from ..render.driver import analyze_paths
+    from ..render.driver import analyze_paths, expand_paths
+    if jobs > 1:
+        paths = expand_paths(list(paths))
     big = len(paths) > 1 or any(p != "-" and os.path.isdir(p) for p in paths) or any(
         p.endswith(".gz") or (os.path.isfile(p) and os.path.getsize(p) > 1 << 20) for p in paths)
     if not (show_progress and big and sys.stderr.isatty()):

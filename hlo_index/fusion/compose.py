@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..affine import IndexingMap
+from ..affine import IndexingMap, Interval, dim
 from ..hlo.model import Computation, Instruction
 from .fingerprint import computation_fingerprint
 from .mapset import MapSet
@@ -93,15 +93,53 @@ def blame(instr: Instruction, reason: str) -> str:
     return reason if instr.opcode in reason else f"{instr.opcode}: {reason}"
 
 
-def compose_step(op_map: IndexingMap, to_value: IndexingMap, instr: Instruction) -> IndexingMap:
-    """``op_map ∘ to_value``, simplified; UNDEFINED and KNOWN EMPTY propagate."""
+def compose_step(op_map: IndexingMap, to_value: IndexingMap, instr: Instruction,
+                 value_dims: tuple[int, ...] | None = None) -> IndexingMap:
+    """``op_map ∘ to_value``, simplified; UNDEFINED and KNOWN EMPTY propagate.
+
+    Range variables no result or constraint uses are dropped (a reduction upstream of a
+    broadcast leaves one), so equal relations get equal canonical forms. ``value_dims`` is the
+    shape of the value between the two maps (``to_value`` lands in it, ``op_map`` starts from it).
+    """
     if to_value.is_undefined:
         return to_value
     if op_map.is_undefined:
         return IndexingMap.undefined(blame(instr, op_map.undefined_reason))
     if to_value.is_known_empty or op_map.is_known_empty:
         return IndexingMap.known_empty(to_value.num_dims, op_map.num_results)
-    return op_map.compose(to_value).simplified()
+    # Elementwise ops and the root's start map are identities: composing with one changes nothing
+    # (``to_value`` already lands inside the instruction's shape), and they are most of every fusion.
+    if value_dims is not None:
+        box = full_box(value_dims)
+        if is_identity(op_map) and op_map.dims == box:
+            return to_value
+        if is_identity(to_value) and to_value.dims == box:
+            return op_map.simplified().remove_unused_variables()
+    return op_map.compose(to_value).simplified().remove_unused_variables()
+
+
+_IDENTITY_RESULTS: list[tuple] = [()]
+
+
+def is_identity(m: IndexingMap) -> bool:
+    """``(d0, ..., dn) -> (d0, ..., dn)`` with no symbols and no constraints."""
+    if m.range_vars or m.runtime_vars or m.constraints or m.is_undefined or m.is_known_empty:
+        return False
+    n = len(m.dims)
+    while len(_IDENTITY_RESULTS) <= n:
+        k = len(_IDENTITY_RESULTS)
+        _IDENTITY_RESULTS.append(tuple(dim(i) for i in range(k)))
+    return m.results == _IDENTITY_RESULTS[n]
+
+
+_BOXES: dict[tuple[int, ...], tuple[Interval, ...]] = {}
+
+
+def full_box(dims: tuple[int, ...]) -> tuple[Interval, ...]:
+    box = _BOXES.get(dims)
+    if box is None:
+        box = _BOXES[dims] = tuple(Interval(0, n - 1) for n in dims)
+    return box
 
 
 def _output_to_input(comp: Computation, output_index: int) -> ParameterMaps:
@@ -129,9 +167,10 @@ def _output_to_input(comp: Computation, output_index: int) -> ParameterMaps:
                     continue
                 operand = instr.operands[operand_maps.operand]
                 target = state.setdefault((id(operand), operand_maps.operand_output), MapSet())
+                value_dims = instr.shape.leaf(out).dims
                 for op_map in operand_maps.maps:
                     for m in to_value:
-                        target.add(compose_step(op_map, m, instr))
+                        target.add(compose_step(op_map, m, instr, value_dims))
     return dict(sorted(result.items()))
 
 
@@ -166,13 +205,14 @@ def _input_to_output(comp: Computation, parameter_number: int) -> list[tuple[Ind
                         for _ in range(user.shape.num_outputs)]
                 else:
                     per_output = ops.input_to_output(user, position)
+                value_dims = instr.shape.leaf(element).dims
                 for out, op_maps in enumerate(per_output):
                     if not op_maps:
                         continue
                     target = state.setdefault((id(user), out), MapSet())
                     for op_map in op_maps:
                         for m in to_value:
-                            target.add(compose_step(op_map, m, user))
+                            target.add(compose_step(op_map, m, user, value_dims))
     outputs = []
     for out in range(root.shape.num_outputs):
         maps = state.get((id(root), out))

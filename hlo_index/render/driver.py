@@ -36,27 +36,11 @@ def _unreadable(path: str, message: str, diagnostics=()) -> ModuleReport:
 def _results_of(path: str):
     """(module or None, source, diagnostics, error message) for every module the loader finds."""
     from ..hlo import load
-    try:
-        results = load(path)
-    except Exception as exc:  # unreadable file, bad gzip, parse failure of a single-module file
-        diags = list(getattr(exc, "diagnostics", ()) or ([exc.diagnostic] if hasattr(exc, "diagnostic") else []))
-        return [(None, path, diags, _message(exc))]
     out = []
-    for r in results:
-        module = getattr(r, "module", None)
-        source = getattr(r, "source", None) or getattr(r, "path", None) or path
-        diags = list(getattr(r, "diagnostics", ()) or ())
-        error = getattr(r, "error", None)
-        if module is None and error is not None:
-            diags = diags or list(getattr(error, "diagnostics", ()) or ())
-        out.append((module, str(source), diags, _message(error) if error is not None else "could not be loaded"))
+    for r in load(path):
+        message = r.diagnostics[0].message if r.diagnostics else "could not be loaded"
+        out.append((r.module, r.path, list(r.diagnostics), message))
     return out
-
-
-def _message(exc) -> str:
-    if isinstance(exc, OSError) and exc.strerror:
-        return f"cannot read: {exc.strerror}"
-    return str(exc) if not isinstance(exc, str) else exc
 
 
 def analyze_path(path: str, options: AnalyzeOptions, on_target: Optional[Callable[[], None]] = None
@@ -105,13 +89,12 @@ def analyze_paths(paths: list[str], options: AnalyzeOptions, jobs: int = 1,
 
 
 def expand_paths(paths: list[str]) -> list[str]:
-    """Directories become their HLO dump files (sorted), so workers can share them out."""
+    """Directories become their HLO files (sorted), so worker processes can share them out."""
+    from ..hlo import hlo_files_in
     out = []
     for p in paths:
         if p != "-" and os.path.isdir(p):
-            found = sorted(os.path.join(root, f) for root, _, files in os.walk(p) for f in files
-                           if f.endswith((".hlo", ".txt", ".hlo.txt", ".gz")))
-            out.extend(found or [p])
+            out.extend(hlo_files_in(p) or [p])
         else:
             out.append(p)
     return out
