@@ -1,0 +1,167 @@
+"""Coalescing: how 32 consecutive output elements (one warp) hit an operand's memory.
+
+For each of the operand's maps we take a few seeded *warps*: 32 output points consecutive
+along the output's most minor physical dimension (other dims and range variables at seeded
+values, runtime variables at their lower bounds), evaluate the map on them
+(``IndexingMap.enumerate`` of the map restricted to those points) and take the operand's
+physical element offsets under its layout, tiles included (``layout.layout_cells``). From
+the offsets:
+
+* the pattern: ``broadcast`` (every thread reads one element), ``contiguous`` (offsets step
+  by 1), ``strided`` (a constant step ``k``), or ``scattered``;
+* transactions: the distinct 128-byte segments touched, against the ideal
+  ``ceil(distinct bytes / 128)``.
+
+The verdict is ``coalesced`` when a warp needs no more transactions than the ideal
+(contiguous and broadcast reads always are, a misaligned start only costing one segment),
+``uncoalesced`` otherwise, with the reason.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import ceil
+from typing import Optional, Sequence
+
+import numpy as np
+
+from ..affine import IndexingMap, Interval
+from ..hlo.model import Shape
+from .utilization import storage_bits
+
+WARP = 32
+SEGMENT_BYTES = 128
+
+
+@dataclass(frozen=True)
+class MapCoalescing:
+    pattern: str                 # contiguous | strided | broadcast | scattered | none
+    stride: Optional[int]        # elements between consecutive threads (strided/contiguous)
+    transactions: float          # mean 128-byte segments per warp
+    ideal_transactions: float    # mean minimum segments for the same bytes
+    warps_sampled: int
+
+    def to_json(self) -> dict:
+        return {"pattern": self.pattern, "stride": self.stride,
+                "transactions_per_32": self.transactions,
+                "ideal_transactions_per_32": self.ideal_transactions,
+                "warps_sampled": self.warps_sampled}
+
+
+@dataclass(frozen=True)
+class Coalescing:
+    verdict: str                 # coalesced | uncoalesced | unknown
+    reason: str
+    minor_output_dim: Optional[int]
+    per_map: tuple[MapCoalescing, ...]
+
+    def to_json(self) -> dict:
+        return {"verdict": self.verdict, "reason": self.reason,
+                "minor_output_dim": self.minor_output_dim,
+                "maps": [m.to_json() for m in self.per_map]}
+
+
+def minor_dim(shape: Shape) -> Optional[int]:
+    """The output's most minor physical dimension (skipping size-1 dims), or None for scalars."""
+    if shape.rank == 0:
+        return None
+    order = shape.layout.minor_to_major if shape.layout and shape.layout.minor_to_major else \
+        tuple(range(shape.rank - 1, -1, -1))
+    for d in order:
+        if shape.dims[d] > 1:
+            return d
+    return order[0]
+
+
+def operand_coalescing(maps: Sequence[IndexingMap], operand_shape: Shape, output_shape: Shape,
+                       *, warps: int = 4, seed: int = 0) -> Coalescing:
+    """Coalescing of one operand read through ``maps`` from ``output_shape``'s index space."""
+    minor = minor_dim(output_shape)
+    if any(m.is_undefined for m in maps):
+        reason = next(m.undefined_reason for m in maps if m.is_undefined)
+        return Coalescing("unknown", f"undefined map: {reason}", minor, ())
+    live = [m for m in maps if not m.is_known_empty]
+    if not live:
+        return Coalescing("coalesced", "the output reads nothing of this operand", minor, ())
+    bits = storage_bits(operand_shape)
+    per_map = tuple(_map_coalescing(m, operand_shape, minor, bits, warps, seed) for m in live)
+    bad = [c for c in per_map if c.pattern != "none" and c.transactions > c.ideal_transactions
+           and c.pattern not in ("contiguous", "broadcast")]
+    if bad:
+        worst = max(bad, key=lambda c: c.transactions / max(c.ideal_transactions, 1))
+        return Coalescing("uncoalesced", _describe(worst, bits), minor, per_map)
+    summary = "; ".join(_describe(c, bits) for c in per_map)
+    return Coalescing("coalesced", summary, minor, per_map)
+
+
+def _describe(c: MapCoalescing, bits: int) -> str:
+    if c.pattern == "none":
+        return "no warp reads this operand"
+    what = {"contiguous": "contiguous", "broadcast": "broadcast (stride 0)",
+            "scattered": "scattered"}.get(c.pattern, f"strided (stride {c.stride} elements)")
+    return (f"{what}: {c.transactions:g} transactions per {WARP} output elements vs ideal "
+            f"{c.ideal_transactions:g}")
+
+
+def _warp_maps(m: IndexingMap, minor: Optional[int], warps: int, seed: int) -> list[IndexingMap]:
+    """``m`` restricted to seeded warps: other dims and range vars fixed, the minor dim a run
+    of 32 aligned positions."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(warps):
+        dims = []
+        for i, iv in enumerate(m.dims):
+            if i == minor:
+                start = iv.lo + WARP * int(rng.integers(0, (iv.size + WARP - 1) // WARP))
+                dims.append(Interval(start, min(iv.hi, start + WARP - 1)))
+            else:
+                dims.append(Interval.point(int(rng.integers(iv.lo, iv.hi + 1))))
+        ranges = [Interval.point(int(rng.integers(iv.lo, iv.hi + 1))) for iv in m.range_vars]
+        out.append(IndexingMap(dims, ranges, m.runtime_vars, m.results, m.constraints))
+    return out
+
+
+def _map_coalescing(m: IndexingMap, operand_shape: Shape, minor: Optional[int], bits: int,
+                    warps: int, seed: int) -> MapCoalescing:
+    from ..layout import layout_cells
+    patterns, strides, transactions, ideals = [], [], [], []
+    for warp in _warp_maps(m, minor, warps, seed):
+        points, results = warp.enumerate()
+        if len(points) == 0:
+            continue
+        order = np.argsort(points[:, minor], kind="stable") if minor is not None else \
+            np.arange(len(points))
+        results = results[order]
+        if operand_shape.rank == 0:
+            offsets = np.zeros(len(results), dtype=np.int64)
+        else:
+            offsets, _ = layout_cells(operand_shape, results)
+        pattern, stride = _pattern(offsets)
+        patterns.append(pattern)
+        strides.append(stride)
+        first = offsets * bits // 8
+        last = ((offsets + 1) * bits - 1) // 8
+        segments = np.unique(np.concatenate([first, last]) // SEGMENT_BYTES)
+        transactions.append(len(segments))
+        distinct = len(np.unique(offsets))
+        ideals.append(max(1, ceil(distinct * bits / 8 / SEGMENT_BYTES)))
+    if not patterns:
+        return MapCoalescing("none", None, 0.0, 0.0, 0)
+    # The warp pattern that occurs most, ties going to the worst (scattered last in order).
+    rank = ["broadcast", "contiguous", "strided", "scattered"]
+    counts = {p: patterns.count(p) for p in patterns}
+    pattern = max(counts, key=lambda p: (counts[p], rank.index(p)))
+    stride = next(s for p, s in zip(patterns, strides) if p == pattern)
+    return MapCoalescing(pattern, stride, float(np.mean(transactions)), float(np.mean(ideals)),
+                         len(patterns))
+
+
+def _pattern(offsets: np.ndarray) -> tuple[str, Optional[int]]:
+    if len(offsets) < 2:
+        return "broadcast", 0
+    steps = np.diff(offsets)
+    if np.all(steps == 0):
+        return "broadcast", 0
+    if np.all(steps == steps[0]):
+        step = int(steps[0])
+        return ("contiguous", 1) if step == 1 else ("strided", step)
+    return "scattered", None

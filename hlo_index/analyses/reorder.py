@@ -1,0 +1,430 @@
+"""Slice/reshape reorder ("bubble"): can a ``reshape(slice(x))`` become ``slice(reshape(x))``
+(and back) and still compute the same tensor?
+
+For every pair we build the composed output->source map of the original order from the op
+rules, construct the one candidate of the swapped order the maps allow, build *its* composed
+map from the op rules too (on instructions synthesised with ``hlo.build``), and compare the two
+maps (canonical equality, else brute force on the domain). The candidate comes from the
+original map itself, group by group of the reshape (the runs of dims whose sizes multiply to
+the same product): along a group the original map reads source position ``beta + sum_j
+alpha_j * c_j`` of the flattened group, where ``alpha``/``beta`` are read off the map at the
+origin and at unit points.
+
+* slice then reshape: the swapped pair reshapes the source group to ``(P / W_1, W_1 / W_2,
+  ...)`` with ``W_j = alpha_j`` (innermost: stride ``alpha_k`` over a dim ``alpha_{k-1}`` long) and
+  slices it at ``beta``; it exists when the source size is divisible by each inner factor and
+  the start does not cross a row.
+* reshape then slice: the read positions must form a box of the source group (checked on the
+  positions), sliced first and then reshaped.
+
+Dynamic slices with constant offsets are the slice at the clamped offsets; a runtime offset in
+a group the reshape splits or merges makes the pair "unprovable" (its divisibility is unknown);
+a runtime offset in an untouched dim carries over unchanged.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from math import gcd, prod
+from typing import Optional
+
+import numpy as np
+
+from ..affine import IndexingMap
+from ..hlo import build
+from ..hlo.model import Computation, Instruction, Module, SliceDim
+from .. import ops
+
+SLICE_OPS = ("slice", "dynamic-slice")
+SLICE_THEN_RESHAPE = "slice_then_reshape"
+RESHAPE_THEN_SLICE = "reshape_then_slice"
+
+
+@dataclass(frozen=True)
+class ReorderChain:
+    computation: str
+    slice: str
+    reshape: str
+    order: str
+    verdict: str                 # legal | illegal | unprovable
+    reason: str
+    rewrite_module: Optional[str] = None
+    swapped_first_shape: Optional[tuple[int, ...]] = None   # the new intermediate's dims
+
+    def to_json(self) -> dict:
+        return {"slice": self.slice, "reshape": self.reshape, "order": self.order,
+                "verdict": self.verdict, "reason": self.reason,
+                "rewrite_module": self.rewrite_module}
+
+
+class _Verdict(Exception):
+    def __init__(self, verdict: str, reason: str):
+        super().__init__(reason)
+        self.verdict, self.reason = verdict, reason
+
+
+# ---- finding pairs ---------------------------------------------------------------------------
+
+def find_pairs(module: Module) -> list[tuple[Computation, Instruction, Instruction, str]]:
+    """(computation, first, second, order) for every slice->reshape and reshape->slice edge."""
+    pairs = []
+    for comp in module.computations:
+        for instr in comp.instructions:
+            if not instr.operands:
+                continue
+            producer = instr.operands[0]
+            if instr.opcode == "reshape" and producer.opcode in SLICE_OPS:
+                pairs.append((comp, producer, instr, SLICE_THEN_RESHAPE))
+            elif instr.opcode in SLICE_OPS and producer.opcode == "reshape":
+                pairs.append((comp, producer, instr, RESHAPE_THEN_SLICE))
+    return pairs
+
+
+def analyse_module(module: Module) -> list[ReorderChain]:
+    return [analyse_pair(module, comp, first, second, order)
+            for comp, first, second, order in find_pairs(module)]
+
+
+# ---- slice parameters -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Slice:
+    starts: tuple[int, ...]
+    sizes: tuple[int, ...]
+    strides: tuple[int, ...]
+    runtime: tuple[bool, ...]         # offset only known at run time
+
+
+def _constant_int(instr: Instruction) -> Optional[int]:
+    if instr.opcode != "constant" or instr.literal is None:
+        return None
+    found = re.findall(r"-?\d+", instr.literal.split(")")[-1] if ")" in instr.literal else instr.literal)
+    return int(found[-1]) if len(found) == 1 else None
+
+
+def _slice_of(instr: Instruction) -> _Slice:
+    source = instr.operands[0].shape.dims
+    if instr.opcode == "slice":
+        dims = instr.attr("slice")
+        return _Slice(tuple(d.start for d in dims), tuple(instr.shape.dims),
+                      tuple(d.stride for d in dims), (False,) * len(dims))
+    sizes = tuple(instr.attr("dynamic_slice_sizes") or instr.shape.dims)
+    starts, runtime = [], []
+    for i, offset in enumerate(instr.operands[1:]):
+        value = _constant_int(offset)
+        if value is None and source[i] != sizes[i]:
+            starts.append(0)
+            runtime.append(True)
+        else:   # XLA clamps the offset into [0, dim - size]
+            starts.append(min(max(value or 0, 0), source[i] - sizes[i]))
+            runtime.append(False)
+    return _Slice(tuple(starts), sizes, (1,) * len(sizes), tuple(runtime))
+
+
+def _slice_text(s: _Slice) -> str:
+    return "[" + ", ".join(f"{a}:{a + (n - 1) * k + 1}" + (f":{k}" if k != 1 else "")
+                           for a, n, k in zip(s.starts, s.sizes, s.strides)) + "]"
+
+
+def _slice_dims(s: _Slice) -> tuple[SliceDim, ...]:
+    return tuple(SliceDim(a, a + (n - 1) * k + 1, k) for a, n, k in zip(s.starts, s.sizes, s.strides))
+
+
+# ---- reshape groups -------------------------------------------------------------------------
+
+def reshape_groups(src: tuple[int, ...], dst: tuple[int, ...]) -> list[tuple[list[int], list[int]]]:
+    """Minimal runs of source / destination dims with equal products. A size-1 dim joins the
+    group that follows it (as an outer dim); leftover trailing ones join the last group."""
+    groups, i, j = [], 0, 0
+    while i < len(src) and j < len(dst):
+        gs, gd, ps, pd = [i], [j], src[i], dst[j]
+        i, j = i + 1, j + 1
+        while ps != pd:
+            if ps < pd and i < len(src):
+                gs.append(i); ps *= src[i]; i += 1
+            elif j < len(dst):
+                gd.append(j); pd *= dst[j]; j += 1
+            else:
+                raise ValueError(f"reshape {list(src)} -> {list(dst)} changes the element count")
+        groups.append((gs, gd))
+    if not groups:
+        return [(list(range(len(src))), list(range(len(dst))))]
+    groups[-1][0].extend(range(i, len(src)))
+    groups[-1][1].extend(range(j, len(dst)))
+    return groups
+
+
+# ---- maps -----------------------------------------------------------------------------------
+
+def _operand_map(instr: Instruction) -> IndexingMap:
+    maps = ops.output_to_input(instr)[0].maps
+    if len(maps) != 1:
+        raise _Verdict("unprovable", f"%{instr.name} has {len(maps)} maps to its source")
+    if maps[0].is_undefined:
+        raise _Verdict("unprovable", f"%{instr.name}: {maps[0].undefined_reason}")
+    return maps[0]
+
+
+def _as_static_slice(instr: Instruction, s: _Slice, source: Instruction) -> Instruction:
+    """A plain slice equivalent to a (constant-offset) dynamic slice, for its map."""
+    if instr.opcode == "slice":
+        return instr
+    return build.instruction("slice", instr.shape, [source], name=instr.name, slice=_slice_dims(s))
+
+
+def _first_difference(a: IndexingMap, b: IndexingMap) -> Optional[tuple]:
+    points, results = a.enumerate(limit=1 << 14)
+    for point, res in zip(points[:4096], results[:4096]):
+        dims = tuple(int(v) for v in point[:a.num_dims])
+        other = b.evaluate(dims)
+        if tuple(int(v) for v in res) != tuple(other):
+            return dims, tuple(int(v) for v in res), tuple(other)
+    return None
+
+
+def _same(a: IndexingMap, b: IndexingMap) -> tuple[bool, str]:
+    if a == b:
+        return True, "the indexing maps are equal"
+    if a.semantically_equal(b):
+        return True, "the indexing maps agree on every point"
+    diff = _first_difference(a, b)
+    if diff is None:
+        return False, "the indexing maps differ"
+    point, want, got = diff
+    return False, (f"output {list(point)} reads source {list(want)} but the swapped pair would "
+                   f"read {list(got)}")
+
+
+def _group_affine(orig: IndexingMap, x_dims, groups) -> list[tuple[int, dict]]:
+    """Per group: beta and {out dim: alpha} of the flattened source group, from the map."""
+    zero = (0,) * orig.num_dims
+    base = orig.evaluate(zero)
+    out = []
+    for src, dst in groups:
+        strides = {d: prod(x_dims[e] for e in src[k + 1:]) for k, d in enumerate(src)}
+        lin = lambda idx: sum(idx[d] * strides[d] for d in src)   # noqa: E731
+        alphas = {}
+        for j in dst:
+            if orig.dims[j].size > 1:
+                unit = tuple(1 if k == j else 0 for k in range(orig.num_dims))
+                alphas[j] = lin(orig.evaluate(unit)) - lin(base)
+        out.append((lin(base), alphas))
+    return out
+
+
+# ---- candidates -----------------------------------------------------------------------------
+
+def _expand_candidate(x_dims, z_dims, groups, affine) -> tuple[list[int], _Slice]:
+    """slice->reshape swapped: reshape the source to X', then slice X' to Z."""
+    new_dims, starts, sizes, strides = [0] * len(z_dims), [0] * len(z_dims), list(z_dims), [1] * len(z_dims)
+    for (src, dst), (beta, alphas) in zip(groups, affine):
+        size = prod(x_dims[i] for i in src)
+        source = "x".join(str(x_dims[i]) for i in src)
+        eff = [j for j in dst if j in alphas]
+        for j in dst:
+            new_dims[j] = 1
+        if not eff:
+            new_dims[dst[0]], starts[dst[0]] = size, beta
+            continue
+        if any(alphas[j] <= 0 for j in eff):
+            raise _Verdict("illegal", "the reshape does not keep the slice's element order")
+        inner = {j: alphas[j] for j in eff[:-1]}
+        inner[eff[-1]] = 1
+        strides[eff[-1]] = alphas[eff[-1]]
+        if len(eff) > 1:
+            first_inner = inner[eff[0]]
+            if size % first_inner:
+                raise _Verdict("illegal", f"the source size {size} is not divisible by the inner "
+                                          f"factor {first_inner}")
+            for a, b in zip(eff[:-2], eff[1:-1]):
+                if inner[a] % inner[b]:
+                    raise _Verdict("illegal", f"the row stride {inner[a]} is not a multiple of the "
+                                              f"inner factor {inner[b]}")
+        prev = size
+        for j in eff:
+            new_dims[j] = prev // inner[j]
+            prev = inner[j]
+        rest = beta
+        for j in eff:
+            starts[j], rest = divmod(rest, inner[j])
+        for j in eff:
+            if starts[j] + strides[j] * (z_dims[j] - 1) >= new_dims[j]:
+                if j == eff[0]:
+                    raise _Verdict("illegal", f"the slice runs past the end of source dims {source}")
+                unit = inner[eff[eff.index(j) - 1]]
+                raise _Verdict("illegal", f"the start {beta} is not aligned to the inner factor "
+                                          f"{unit}" if beta % unit else
+                               f"a stride {strides[j]} row of {z_dims[j]} does not fit in {unit}")
+    return new_dims, _Slice(tuple(starts), tuple(sizes), tuple(strides), (False,) * len(z_dims))
+
+
+def _box_candidate(x_dims, z_dims, groups, affine, spec_strides) -> tuple[list[int], _Slice]:
+    """reshape->slice swapped: slice a box of the source, then reshape it to Z."""
+    starts, sizes, strides = [0] * len(x_dims), list(x_dims), [1] * len(x_dims)
+    for (src, dst), (beta, alphas) in zip(groups, affine):
+        gdims = [x_dims[i] for i in src]
+        zd = [z_dims[j] for j in dst]
+        count = prod(zd)
+        if count > 1 << 22:
+            raise _Verdict("unprovable", f"group of {count} elements too large to check")
+        grid = np.indices(zd, dtype=np.int64).reshape(len(zd), -1) if zd else np.zeros((0, 1), np.int64)
+        positions = beta + sum(alphas.get(j, 0) * grid[k] for k, j in enumerate(dst))
+        positions = np.asarray(positions, dtype=np.int64).reshape(-1)
+        coords = np.stack(np.unravel_index(positions, gdims)) if gdims else np.zeros((0, 1), np.int64)
+        lo, hi = coords.min(axis=1), coords.max(axis=1)
+        box_starts, box_sizes, box_strides = [], [], []
+        for k in range(len(src)):
+            step = int(np.gcd.reduce(coords[k] - lo[k])) or 1
+            box_starts.append(int(lo[k]))
+            box_strides.append(step)
+            box_sizes.append(int((hi[k] - lo[k]) // step + 1))
+        if prod(box_sizes) != count:
+            why = _not_a_box(beta, count, gdims, box_sizes)
+            stride = next((spec_strides[j] for j in dst if spec_strides[j] != 1), None)
+            raise _Verdict("illegal", why + (f" (the slice has stride {stride})" if stride else ""))
+        box = np.indices(box_sizes).reshape(len(src), -1)
+        expected = np.ravel_multi_index(tuple(np.asarray(box_starts)[:, None]
+                                              + np.asarray(box_strides)[:, None] * box), gdims)
+        if not np.array_equal(expected, positions):
+            raise _Verdict("illegal", "the slice reorders the elements of the source box")
+        for k, i in enumerate(src):
+            starts[i], sizes[i], strides[i] = box_starts[k], box_sizes[k], box_strides[k]
+    return sizes, _Slice(tuple(starts), tuple(sizes), tuple(strides), (False,) * len(x_dims))
+
+
+def _not_a_box(beta: int, count: int, gdims: list[int], spans: list[int]) -> str:
+    why = f"the {count} elements taken are not a box of the source dims {gdims}"
+    inner = 1
+    for k in range(len(gdims) - 1, 0, -1):
+        inner *= gdims[k]
+        if count > inner and beta % inner:
+            return f"{why}: the start {beta} is not aligned to the inner size {inner}"
+        if count > inner and count % inner:
+            return f"{why}: the size {count} is not a multiple of the inner size {inner}"
+    return f"{why} (they span {spans})"
+
+
+# ---- one pair -------------------------------------------------------------------------------
+
+def analyse_pair(module: Module, comp: Computation, first: Instruction, second: Instruction,
+                 order: str) -> ReorderChain:
+    slice_instr, reshape_instr = (first, second) if order == SLICE_THEN_RESHAPE else (second, first)
+    names = dict(computation=comp.name, slice=slice_instr.name, reshape=reshape_instr.name, order=order)
+    try:
+        verdict, reason, swapped = _decide(first, second, order)
+    except _Verdict as v:
+        return ReorderChain(**names, verdict=v.verdict, reason=v.reason)
+    rewrite = rewrite_module_text(module, comp, first, second, swapped)
+    return ReorderChain(**names, verdict=verdict, reason=reason, rewrite_module=rewrite,
+                        swapped_first_shape=tuple(swapped[0].shape.dims))
+
+
+def _decide(first: Instruction, second: Instruction, order: str):
+    source = first.operands[0]
+    x_dims, z_dims = tuple(source.shape.dims), tuple(second.shape.dims)
+    slice_instr = first if order == SLICE_THEN_RESHAPE else second
+    spec = _slice_of(slice_instr)
+    middle = tuple(first.shape.dims)
+    groups = reshape_groups(middle, z_dims) if order == SLICE_THEN_RESHAPE else \
+        reshape_groups(x_dims, middle)
+    if not z_dims or not middle:
+        n = source.shape.num_elements
+        if n == 1:
+            raise _Verdict("unprovable", "a single-element source: both orders are the identity")
+        raise _Verdict("illegal", f"a rank-0 result cannot be a slice of a reshape of the "
+                                  f"{n}-element source (a slice keeps the rank)")
+    if any(spec.runtime):
+        _runtime_offsets(spec, groups, order)
+    static = _as_static_slice(slice_instr, spec, slice_instr.operands[0])
+    if order == SLICE_THEN_RESHAPE:
+        orig = _operand_map(static).compose(_operand_map(second))
+    else:
+        orig = _operand_map(first).compose(_operand_map(static))
+    if orig.is_known_empty or orig.num_dims == 0 or second.shape.num_elements == 0:
+        raise _Verdict("unprovable", "the pair produces no elements")
+    affine = _group_affine(orig, x_dims, groups)
+    element = source.shape.element_type
+    x = build.parameter(0, source.shape, name=source.name)
+    if order == SLICE_THEN_RESHAPE:
+        new_dims, new_slice = _expand_candidate(x_dims, z_dims, groups, affine)
+        new_first = build.instruction("reshape", build.array_shape(element, new_dims), [x],
+                                      name=first.name + ".swapped")
+        new_second = build.instruction("slice", second.shape, [new_first], name=second.name,
+                                       slice=_slice_dims(new_slice))
+        swapped = new_first, new_second
+        new = _operand_map(new_first).compose(_operand_map(new_second))
+        detail = (f"reshape {_dims(x_dims)} to {_dims(new_dims)}, then slice {_slice_text(new_slice)} "
+                  f"to {_dims(z_dims)}")
+    else:
+        new_dims, new_slice = _box_candidate(x_dims, z_dims, groups, affine, spec.strides)
+        new_first = build.instruction("slice", build.array_shape(element, new_dims), [x],
+                                      name=first.name + ".swapped", slice=_slice_dims(new_slice))
+        new_second = build.instruction("reshape", second.shape, [new_first], name=second.name)
+        swapped = new_first, new_second
+        new = _operand_map(new_first).compose(_operand_map(new_second))
+        detail = (f"slice {_dims(x_dims)} by {_slice_text(new_slice)} to {_dims(new_dims)}, then "
+                  f"reshape to {_dims(z_dims)}")
+    same, why = _same(orig, new)
+    if not same:
+        raise _Verdict("illegal", why)
+    return "legal", f"{detail} ({why})", swapped
+
+
+def _dims(dims) -> str:
+    return "[" + ",".join(str(d) for d in dims) + "]"
+
+
+def _runtime_offsets(spec: _Slice, groups, order: str) -> None:
+    """A runtime offset is only provably fine in a dim the reshape leaves alone."""
+    for src, dst in groups:
+        sliced = src if order == SLICE_THEN_RESHAPE else dst
+        if any(spec.runtime[i] for i in sliced) and not (len(src) == 1 and len(dst) == 1):
+            dim = next(i for i in sliced if spec.runtime[i])
+            raise _Verdict("unprovable", f"the runtime offset of dim {dim} would have to be a "
+                                         f"multiple of the reshape's inner factor; its value is "
+                                         f"not known")
+    raise _Verdict("unprovable", "runtime offsets in dims the reshape leaves alone: the swap would "
+                                 "keep them, but rewriting a dynamic slice is not supported yet")
+
+
+# ---- the rewritten module -------------------------------------------------------------------
+
+def _users(comp: Computation, instr: Instruction) -> list[Instruction]:
+    return [i for i in comp.instructions if instr.name in i.operand_names]
+
+
+def rewrite_module_text(module: Module, comp: Computation, first: Instruction,
+                        second: Instruction, swapped: tuple[Instruction, Instruction]) -> str:
+    """The whole module with ``first -> second`` replaced by the swapped pair; the pair's
+    result keeps its name (and the ROOT mark), so every user and the ENTRY are unchanged."""
+    from ..hlo.printer import format_module
+    taken = {i.name for i in module.instructions}
+    name = swapped[0].name
+    while name in taken:
+        name += "_"
+    new_first = dataclasses.replace(swapped[0], name=name, computation=comp)
+    new_second = dataclasses.replace(
+        swapped[1], operand_names=(name,), operands=(new_first,), is_root=second.is_root,
+        metadata=second.metadata, computation=comp,
+        shape=second.shape)
+    drop_first = [u for u in _users(comp, first) if u is not second] == [] and not first.is_root
+    instructions = []
+    for instr in comp.instructions:
+        if instr is first and drop_first:
+            continue
+        if instr is second:
+            instructions.extend([new_first, new_second])
+        else:
+            instructions.append(instr)
+    if drop_first and first.opcode == "dynamic-slice":
+        # constant offsets only used by the dropped dynamic slice stay as harmless constants
+        pass
+    by_name = {i.name: i for i in instructions}
+    new_comp = dataclasses.replace(comp, instructions=instructions, by_name=by_name,
+                                   root=new_second if second.is_root else comp.root)
+    computations = [new_comp if c is comp else c for c in module.computations]
+    new_module = dataclasses.replace(module, computations=computations,
+                                     entry=new_comp if module.entry is comp else module.entry,
+                                     by_name={c.name: c for c in computations})
+    return format_module(new_module)

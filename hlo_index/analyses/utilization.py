@@ -1,0 +1,340 @@
+"""Operand utilization: how much of an operand the whole output reads, and how often.
+
+Input: the operand's output->input maps (one per distinct access pattern) and its shape.
+
+* ``distinct_elements``: elements of the operand read at least once. Exact by interval
+  reasoning when every map is a *box* (each result is ``c * v + k`` of its own variable, and
+  every constraint bounds a single variable), else by vectorised enumeration of the maps'
+  feasible points (``IndexingMap.enumerate``) and ``np.unique`` over linearised indices,
+  chunked so memory stays bounded. Above ``budget`` candidate points the maps are sampled
+  (seeded): the answer is then a lower bound, ``distinct_upper_bound`` the matching upper bound.
+* ``element_reads``: element reads summed over every map and every feasible point, range
+  variables included (a reduce over 16 elements reads 16 per output element).
+* Runtime variables (dynamic offsets, gathered indices) are treated as ranging over their
+  whole feasible range: the read set is the union over all runtime values, an *upper bound*
+  on what one execution reads; ``element_reads`` is then per execution (runtime values fixed).
+* ``bytes_read``: bytes of the operand's storage holding a read element. Whole-byte types:
+  ``distinct * bits / 8``. Sub-byte types (s4, u2, f4e2m1fn, E(n) ...) are packed densely in
+  the layout's physical order, so bytes are counted exactly as the distinct bytes the read
+  elements touch (a 4-bit element shares its byte with a neighbour); when the read set is too
+  large to materialise, ``ceil(distinct * bits / 8)`` is used and ``exact`` says so.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from math import ceil, prod
+from typing import Iterator, Optional, Sequence
+
+import numpy as np
+
+from ..affine import IndexingMap, Interval, dim, range_var
+from ..affine.expr import DIM, RUNTIME, Expr
+from ..hlo.model import Shape
+from .forms import runtime_as_range, split_linear
+
+BITMAP_LIMIT = 1 << 27      # largest operand we mark element by element
+CHUNK_POINTS = 1 << 20      # candidate points per enumerate() call
+DEFAULT_BUDGET = 1 << 24    # candidate points enumerated exactly before sampling
+
+
+@dataclass(frozen=True)
+class Utilization:
+    operand_dims: tuple[int, ...]
+    element_type: str
+    element_bits: int
+    total_elements: int
+    distinct_elements: Optional[int]           # None when a map is undefined
+    distinct_upper_bound: Optional[int]        # == distinct_elements when exact
+    element_reads: Optional[int]
+    bytes_read: Optional[int]
+    total_bytes: int
+    method: str                                # interval | enumeration | sampled | undefined | none
+    exact: bool
+    runtime_union: bool                        # read set is a union over runtime values
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def fraction(self) -> Optional[float]:
+        if self.distinct_elements is None or self.total_elements == 0:
+            return None
+        return self.distinct_elements / self.total_elements
+
+    @property
+    def multiplicity(self) -> Optional[float]:
+        if self.element_reads is None or not self.distinct_elements:
+            return None
+        return self.element_reads / self.distinct_elements
+
+    def to_json(self) -> dict:
+        return {
+            "distinct_elements": self.distinct_elements,
+            "distinct_upper_bound": self.distinct_upper_bound,
+            "total_elements": self.total_elements,
+            "fraction": self.fraction,
+            "element_reads": self.element_reads,
+            "multiplicity": self.multiplicity,
+            "bytes_read": self.bytes_read,
+            "total_bytes": self.total_bytes,
+            "element_bits": self.element_bits,
+            "method": self.method,
+            "exact": self.exact,
+            "runtime_union": self.runtime_union,
+            "notes": list(self.notes),
+        }
+
+
+def storage_bits(shape: Shape) -> int:
+    """Bits one element occupies in memory: the layout's ``E(n)`` if given, else the type's."""
+    if shape.layout is not None and shape.layout.element_size_bits:
+        return shape.layout.element_size_bits
+    return shape.element_bits
+
+
+def operand_utilization(maps: Sequence[IndexingMap], operand_shape: Shape, *,
+                        budget: int = DEFAULT_BUDGET, seed: int = 0) -> Utilization:
+    """Utilization of one operand read through ``maps`` (all from the same output space)."""
+    dims = tuple(operand_shape.dims)
+    total = prod(dims)
+    bits = storage_bits(operand_shape)
+    total_bytes = ceil(total * bits / 8)
+    base = dict(operand_dims=dims, element_type=operand_shape.element_type, element_bits=bits,
+                total_elements=total, total_bytes=total_bytes)
+    undefined = [m for m in maps if m.is_undefined]
+    if undefined:
+        return Utilization(**base, distinct_elements=None, distinct_upper_bound=None,
+                           element_reads=None, bytes_read=None, method="undefined", exact=False,
+                           runtime_union=False, notes=(undefined[0].undefined_reason,))
+    live = [m for m in maps if not m.is_known_empty]
+    if not live:
+        return Utilization(**base, distinct_elements=0, distinct_upper_bound=0, element_reads=0,
+                           bytes_read=0, method="none", exact=True, runtime_union=False,
+                           notes=("the output reads no element of this operand",))
+    runtime_union = any(m.runtime_vars for m in live)
+    reads = sum(_element_reads(m) for m in live)
+    unioned = [runtime_as_range(m) for m in live]
+    boxes = [_box(m) for m in unioned]
+    notes: list[str] = []
+    if runtime_union:
+        notes.append("union over every runtime value: an upper bound on one execution's reads")
+    if all(b is not None for b in boxes):
+        return _from_boxes(base, boxes, reads, dims, operand_shape, bits, runtime_union, notes)
+    return _from_enumeration(base, unioned, reads, dims, operand_shape, bits, runtime_union,
+                             notes, budget, seed)
+
+
+# ---- read counts ---------------------------------------------------------------------------
+
+def _element_reads(m: IndexingMap) -> int:
+    """Feasible (dims, range vars) points of ``m`` with runtime vars at their lower bounds."""
+    bounds = _narrowed_bounds(m)
+    if bounds is not None:
+        return _points(m, bounds)
+    total = 0
+    for chunk in _chunks(m):
+        points, _ = chunk.enumerate(limit=_candidates(chunk) + 1)
+        total += len(points)
+    return total
+
+
+# ---- boxes: each result an affine function of its own variable ----------------------------
+
+@dataclass(frozen=True)
+class _Box:
+    """Read set ``prod_r {first_r + step_r * i : i < count_r}``."""
+
+    progressions: tuple[tuple[int, int, int], ...]   # per result: (first, step, count)
+
+    @property
+    def distinct(self) -> int:
+        return prod(c for _, _, c in self.progressions)
+
+
+def _variables(m: IndexingMap) -> list[Expr]:
+    return [dim(i) for i in range(m.num_dims)] + [range_var(i) for i in range(len(m.range_vars))]
+
+
+def _narrowed_bounds(m: IndexingMap) -> Optional[dict]:
+    """Every dim / range var's interval narrowed by the constraints, when each constraint is
+    ``c * v + k in [lo, hi]`` of one dim or range variable; None otherwise."""
+    bounds = {}
+    for v in _variables(m):
+        iv = m.dims[v.value] if v.kind == DIM else m.range_vars[v.value]
+        bounds[v] = (iv.lo, iv.hi)
+    for expr, interval in m.constraints:
+        vs = expr.variables()
+        if len(vs) != 1:
+            return None
+        (v,) = vs
+        split = split_linear(expr, vs)
+        if v.kind == RUNTIME or split is None or not split[0].is_constant:
+            return None
+        k, c = split[0].constant_value, split[1].get(v, 0)
+        if c == 0:
+            return None
+        lo, hi = interval.lo - k, interval.hi - k
+        lo, hi = (-(-lo // c), hi // c) if c > 0 else (-(-hi // c), lo // c)
+        prev = bounds[v]
+        bounds[v] = (max(lo, prev[0]), min(hi, prev[1]))
+    return bounds
+
+
+def _points(m: IndexingMap, bounds: dict) -> int:
+    return prod(max(0, hi - lo + 1) for lo, hi in bounds.values())
+
+
+def _box(m: IndexingMap) -> Optional[_Box]:
+    if m.runtime_vars:
+        return None
+    bounds = _narrowed_bounds(m)
+    if bounds is None:
+        return None
+    if _points(m, bounds) == 0:
+        return _Box(tuple((0, 0, 0) for _ in m.results))
+    used: set = set()
+    progressions = []
+    for expr in m.results:
+        vs = expr.variables()
+        if not vs:
+            progressions.append((expr.constant_value, 0, 1))
+            continue
+        if len(vs) > 1 or (vs & used):
+            return None
+        (v,) = vs
+        split = split_linear(expr, vs)
+        if split is None or not split[0].is_constant:
+            return None
+        used |= vs
+        c, k = split[1].get(v, 0), split[0].constant_value
+        lo, hi = bounds[v]
+        progressions.append((min(c * lo, c * hi) + k, abs(c), hi - lo + 1 if c else 1))
+    return _Box(tuple(progressions))
+
+
+def _from_boxes(base, boxes, reads, dims, shape, bits, runtime_union, notes) -> Utilization:
+    total = prod(dims)
+    if len(boxes) == 1 and (bits % 8 == 0 or total > BITMAP_LIMIT):
+        distinct = boxes[0].distinct
+        return Utilization(**base, distinct_elements=distinct, distinct_upper_bound=distinct,
+                           element_reads=reads, bytes_read=_bytes_dense(distinct, bits),
+                           method="interval", exact=bits % 8 == 0, runtime_union=runtime_union,
+                           notes=tuple(notes))
+    if total > BITMAP_LIMIT:
+        lower = max(b.distinct for b in boxes)
+        upper = min(total, sum(b.distinct for b in boxes))
+        notes.append("several boxes over an operand too large to mark: distinct is a lower bound")
+        return Utilization(**base, distinct_elements=lower, distinct_upper_bound=upper,
+                           element_reads=reads, bytes_read=_bytes_dense(lower, bits),
+                           method="interval", exact=False, runtime_union=runtime_union,
+                           notes=tuple(notes))
+    marked = np.zeros(dims, dtype=bool)
+    for b in boxes:
+        marked[tuple(_slice(p) for p in b.progressions)] = True
+    distinct = int(marked.sum())
+    return Utilization(**base, distinct_elements=distinct, distinct_upper_bound=distinct,
+                       element_reads=reads, bytes_read=_bytes_marked(marked, shape, bits),
+                       method="interval", exact=True, runtime_union=runtime_union,
+                       notes=tuple(notes))
+
+
+def _slice(progression: tuple[int, int, int]) -> slice:
+    first, step, count = progression
+    if count == 0:
+        return slice(0, 0)
+    return slice(first, first + max(step, 1) * (count - 1) + 1, max(step, 1))
+
+
+# ---- enumeration ---------------------------------------------------------------------------
+
+def _candidates(m: IndexingMap) -> int:
+    return prod(iv.size for iv in m.dims) * prod(iv.size for iv in m.range_vars)
+
+
+def _chunks(m: IndexingMap, chunk: int = CHUNK_POINTS) -> Iterator[IndexingMap]:
+    """Sub-maps covering ``m``'s domain, each with at most ``chunk`` candidate points
+    (unless the range variables alone exceed it), by splitting dims outermost first."""
+    dims = list(m.dims)
+    inner = prod(iv.size for iv in m.range_vars)
+    split_at = len(dims)
+    for i in range(len(dims) - 1, -1, -1):
+        if inner * dims[i].size > chunk:
+            split_at = i
+            break
+        inner *= dims[i].size
+    else:
+        yield m
+        return
+    # dims before split_at are walked point by point; dim split_at in pieces.
+    outer = dims[:split_at]
+    piece = max(1, chunk // max(inner, 1))
+    split_iv = dims[split_at]
+    for point in np.ndindex(*[iv.size for iv in outer]):
+        fixed = [Interval.point(iv.lo + p) for iv, p in zip(outer, point)]
+        for lo in range(split_iv.lo, split_iv.hi + 1, piece):
+            part = Interval(lo, min(split_iv.hi, lo + piece - 1))
+            yield IndexingMap(fixed + [part] + dims[split_at + 1:], m.range_vars, m.runtime_vars,
+                              m.results, m.constraints)
+
+
+def _linear(results: np.ndarray, dims: tuple[int, ...]) -> tuple[np.ndarray, int]:
+    """Row-major linear indices of in-bounds result rows, and how many rows were out of bounds."""
+    if not dims:
+        return np.zeros(len(results), dtype=np.int64), 0
+    inside = np.all((results >= 0) & (results < np.asarray(dims)), axis=1)
+    rows = results[inside]
+    return np.ravel_multi_index(tuple(rows.T), dims).astype(np.int64), int((~inside).sum())
+
+
+def _from_enumeration(base, maps, reads, dims, shape, bits, runtime_union, notes, budget,
+                      seed) -> Utilization:
+    total = prod(dims)
+    candidates = sum(_candidates(m) for m in maps)
+    outside = 0
+    if candidates <= budget and total <= BITMAP_LIMIT:
+        marked = np.zeros(total, dtype=bool)
+        for m in maps:
+            for part in _chunks(m):
+                _, results = part.enumerate(limit=_candidates(part) + 1)
+                linear, out = _linear(results, dims)
+                outside += out
+                marked[linear] = True
+        if outside:
+            notes.append(f"{outside} map results fell outside the operand and were ignored")
+        distinct = int(marked.sum())
+        return Utilization(**base, distinct_elements=distinct, distinct_upper_bound=distinct,
+                           element_reads=reads,
+                           bytes_read=_bytes_marked(marked.reshape(dims), shape, bits),
+                           method="enumeration", exact=True, runtime_union=runtime_union,
+                           notes=tuple(notes))
+    seen = []
+    for m in maps:
+        _, results = m.enumerate(limit=budget // max(1, len(maps)), seed=seed)
+        seen.append(_linear(results, dims)[0])
+    lower = int(np.unique(np.concatenate(seen)).size) if seen else 0
+    upper = min(total, sum(_candidates(m) for m in maps))
+    notes.append(f"{candidates} candidate points exceed the budget {budget}: a seeded sample "
+                 f"gives distinct elements in [{lower}, {upper}]")
+    return Utilization(**base, distinct_elements=lower, distinct_upper_bound=upper,
+                       element_reads=reads, bytes_read=_bytes_dense(lower, bits),
+                       method="sampled", exact=False, runtime_union=runtime_union,
+                       notes=tuple(notes))
+
+
+# ---- bytes ---------------------------------------------------------------------------------
+
+def _bytes_dense(distinct: int, bits: int) -> int:
+    return ceil(distinct * bits / 8)
+
+
+def _bytes_marked(marked: np.ndarray, shape: Shape, bits: int) -> int:
+    """Distinct storage bytes touched by the marked elements (exact for sub-byte types)."""
+    distinct = int(marked.sum())
+    if bits % 8 == 0:
+        return distinct * bits // 8
+    from ..layout import LayoutError, physical_offsets
+    try:
+        offsets = physical_offsets(shape)[marked]
+    except LayoutError:
+        offsets = np.flatnonzero(marked)
+    first = offsets * bits // 8
+    last = ((offsets + 1) * bits - 1) // 8
+    return int(np.unique(np.concatenate([first, last])).size)
