@@ -141,3 +141,26 @@ def test_invalid_layouts_are_reported_not_guessed():
         physical_offsets(make_shape((3, 4), (1, 0), (2, -1)))
     bad = bitcast_map(make_shape((12,), (0,)), make_shape((3, 4), (1, 1)))
     assert bad.is_undefined and "layout" in bad.undefined_reason
+
+
+@st.composite
+def untiled_bitcast_pairs(draw):
+    count = draw(st.sampled_from([6, 12, 24, 30, 36]))
+    shapes = []
+    for _ in range(2):
+        dims, left = [], count
+        for _ in range(draw(st.integers(0, 3))):
+            d = draw(st.sampled_from([d for d in range(1, left + 1) if left % d == 0]))
+            dims.append(d)
+            left //= d
+        dims.append(left)
+        shapes.append(make_shape(dims, draw(st.permutations(range(len(dims))))))
+    return shapes
+
+
+@settings(deadline=None, derandomize=True, max_examples=100)
+@given(untiled_bitcast_pairs())
+def test_general_bitcast_agrees_with_the_untiled_op_rule(pair):
+    from hlo_index.ops.rules_reshape import bitcast_map as untiled_bitcast_map
+    out_shape, in_shape = pair
+    assert table(bitcast_map(out_shape, in_shape)) == table(untiled_bitcast_map(out_shape, in_shape))
