@@ -215,6 +215,7 @@ def render_svg(picture: LayoutPicture, cell: int = 36) -> str:
                     f'note: {escape(note)}</text>')
         y += 18
     height = y + margin
+    width = max(width, margin * 2 + int(8 * max(len(line) for line in text_lines)))  # ~8px/char
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
             f'viewBox="0 0 {width} {height}" font-family="monospace">\n'
             f'<rect width="100%" height="100%" fill="white"/>\n' + "\n".join(body) + "\n</svg>\n")
