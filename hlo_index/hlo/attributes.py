@@ -21,7 +21,7 @@ _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}
 
 def unquote(text: str) -> str:
     """``"a\\"b"`` → ``a"b``; text without quotes is returned unchanged."""
-    if len(text) >= 2 and text[0] == '"' and text[-1] == '"':
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
         text = text[1:-1]
         if "\\" in text:
             text = _ESCAPE.sub(lambda m: _ESCAPES.get(m.group(1), m.group(1)), text)
@@ -126,7 +126,7 @@ def conv_dim_labels(value: str) -> ConvDimLabels:
         raise ValueError(f"dim_labels {value!r} lacks a batch/feature/input/output label") from None
 
 
-_METADATA_FIELD = re.compile(r'([\w]+)=("(?:[^"\\]|\\.)*"|[^\s}]+)')
+_METADATA_FIELD = re.compile(r'([\w]+)=("(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|[^\s}]+)')
 _metadata_cache: dict[str, Metadata] = {}
 
 

@@ -15,14 +15,14 @@ from typing import Iterator, NamedTuple
 from lark import Token
 from lark.lexer import Lexer
 
-_STRING = r'"(?:[^"\\\n]|\\.)*"'
-_FLAT_BRACES = r'\{(?:[^{}"\n]|' + _STRING + r')*\}'
+_STRING = r'(?:"(?:[^"\\\n]|\\.)*"' + r"|'(?:[^'\\\n]|\\.)*')"
+_FLAT_BRACES = r'\{(?:[^{}"\'\n]|' + _STRING + r')*\}'
 _ATTR_NAME = r'[A-Za-z_][\w.\-]*'
 _NAME = r'%[\w.\-]+|[A-Za-z_][\w.\-]*'
 _SHAPE = r'[a-z][a-z0-9]*\[[^\]\n]*\](?:\{[^{}\n]*\})?'
 _PARAM = rf'\s*(?:{_NAME}):\s*{_SHAPE}'
 # One attribute whose value is a string, flat braces or a bare word: the common, fast case.
-FAST_ATTR = rf',[ \t]*({_ATTR_NAME})=({_STRING}|{_FLAT_BRACES}|[^\s,{{}}()\[\]"]+)(?=[\s,)}}]|$)'
+FAST_ATTR = rf""",[ \t]*({_ATTR_NAME})=({_STRING}|{_FLAT_BRACES}|[^\s,{{}}()\[\]"']+)(?=[\s,)}}]|$)"""
 
 # Leading blanks are part of every match; the named group that matched is the token.
 # Order matters: the first alternative that matches wins.
@@ -32,7 +32,7 @@ _MASTER = re.compile(
     rf"|(?P<ATTR_SLOW>,[ \t]*{_ATTR_NAME}=)"          # any other value: brace-counted by scan_value
     rf"|(?P<DEF>(?:ROOT[ \t]+)?(?:{_NAME})[ \t]*=)"   # "ROOT %name =" / "%name ="
     rf"|(?P<SHAPE>{_SHAPE})"
-    rf"|(?P<OPCALL>[a-z][\w.\-]*\((?:[^()\"\n]|{_STRING})*\))"
+    rf"|(?P<OPCALL>[a-z][\w.\-]*\((?:[^()\"'\n]|{_STRING})*\))"
     r"|(?P<OPCALL_SLOW>[a-z][\w.\-]*\()"
     r"|(?P<TABLE>(?:FileNames|FunctionNames|FileLocations|StackFrames)[ \t]*(?:\r?\n[ \t]*\d+[ \t][^\n]*)*)"
     rf"|(?P<NAME>{_NAME})"
@@ -46,7 +46,7 @@ _MASTER = re.compile(
 )
 
 _STRING_RE = re.compile(_STRING)
-_VALUE_STOP = re.compile(r'[{}()\[\]",\n]')
+_VALUE_STOP = re.compile(r'[{}()\[\]"\',\n]')
 _PUNCT_TYPES = {"(": "_LPAR", ")": "_RPAR", ",": "_COMMA", "{": "_LBRACE", "}": "_RBRACE",
                 ":": "_COLON", "=": "_EQUAL"}
 _KEYWORDS = {"HloModule": "HLOMODULE", "ENTRY": "ENTRY", "ROOT": "ROOT"}
@@ -111,7 +111,7 @@ def scan_value(text: str, pos: int, depth: int = 0, n: int = -1) -> int:
             return n
         j = m.start()
         c = text[j]
-        if c == '"':
+        if c == '"' or c == "'":
             s = _STRING_RE.match(text, j, n)
             if s is None:
                 raise ValueError("unterminated string")

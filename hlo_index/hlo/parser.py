@@ -116,6 +116,8 @@ class _ModelBuilder(Transformer):
                 instr.parameter_number = int(inner)
             elif opcode == "constant":
                 instr.literal = inner.strip()
+                if inner.count("{") != inner.count("}"):
+                    raise _Failure(f"unterminated '{{' in the literal of %{name}", call_tok)
             elif inner:
                 instr.operand_names = A.operand_names(inner)
         except ValueError:
