@@ -1,0 +1,193 @@
+"""Tile propagation: the tile each operand must provide for one output tile.
+
+An output tile has sizes ``s_i`` and strides ``k_i`` (default 1): tile ``(t_0, ...)`` covers the
+output points ``d_i = t_i * s_i * k_i + e_i * k_i`` with ``e_i in [0, s_i - 1]``. We compose the
+operand's map with that substitution (``IndexingMap.compose``), simplify, and read each result
+as ``offset(t, runtime) + sum_j c_j * e_j + sum_s c_s * s`` (range variables such as a reduced
+dim join the element offsets). The operand tile is then: offsets = the map
+``(t_0, ...) -> offset + the smallest element term``, per operand dim a size (the number of
+values the element terms take) and a stride (their spacing). It is *not* a tile, with the
+reason, when an element offset sits inside a floordiv / mod (the map splits the tile), when
+two element offsets mix in one operand dim without forming an even progression, when one
+output dim feeds two operand dims (a diagonal), or when a start is a gathered index (it
+changes from element to element).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from math import prod
+from typing import Optional, Sequence
+
+import numpy as np
+
+from ..affine import IndexingMap, Interval, dim
+from ..affine.expr import RANGE, RUNTIME
+from .forms import offending_division, split_linear
+
+PER_ELEMENT_RUNTIME = "batch position"   # how the op rules describe a gathered start
+
+
+@dataclass(frozen=True)
+class MapTile:
+    is_tile: bool
+    reason: str
+    offsets: Optional[IndexingMap] = None        # tile index -> operand offsets
+    sizes: Optional[tuple[int, ...]] = None
+    strides: Optional[tuple[int, ...]] = None
+    notes: tuple[str, ...] = field(default=())
+
+    def to_json(self) -> dict:
+        return {"is_tile": self.is_tile, "reason": self.reason,
+                "offsets": str(self.offsets) if self.offsets is not None else None,
+                "sizes": list(self.sizes) if self.sizes is not None else None,
+                "strides": list(self.strides) if self.strides is not None else None,
+                "notes": list(self.notes)}
+
+
+class TileError(ValueError):
+    """The requested output tile does not fit the output shape."""
+
+
+def tile_counts(output_dims: Sequence[int], sizes: Sequence[int],
+                strides: Optional[Sequence[int]] = None) -> tuple[int, ...]:
+    strides = tuple(strides or (1,) * len(sizes))
+    if len(sizes) != len(output_dims) or len(strides) != len(output_dims):
+        raise TileError(f"the tile has {len(sizes)} sizes / {len(strides)} strides but the output "
+                        f"has {len(output_dims)} dims {list(output_dims)}")
+    for i, (d, s, k) in enumerate(zip(output_dims, sizes, strides)):
+        if s < 1 or k < 1 or (s - 1) * k + 1 > max(d, 1):
+            raise TileError(f"tile size {s} with stride {k} does not fit output dim {i} of size {d}")
+    return tuple(-(-max(d, 1) // (s * k)) for d, s, k in zip(output_dims, sizes, strides))
+
+
+def tile_map(output_dims: Sequence[int], sizes: Sequence[int],
+             strides: Optional[Sequence[int]] = None) -> IndexingMap:
+    """``(t_0.., e_0..) -> (t_i * s_i * k_i + e_i * k_i)``: tile index and element offset to output."""
+    strides = tuple(strides or (1,) * len(sizes))
+    counts = tile_counts(output_dims, sizes, strides)
+    r = len(sizes)
+    domain = [Interval(0, n - 1) for n in counts] + [Interval(0, s - 1) for s in sizes]
+    results = [dim(i) * (sizes[i] * strides[i]) + dim(r + i) * strides[i] for i in range(r)]
+    constraints = [(results[i], Interval(0, output_dims[i] - 1)) for i in range(r)
+                   if output_dims[i] % (sizes[i] * strides[i])]
+    return IndexingMap(domain, [], [], results, constraints)
+
+
+def propagate(m: IndexingMap, output_dims: Sequence[int], sizes: Sequence[int],
+              strides: Optional[Sequence[int]] = None) -> MapTile:
+    """The operand tile one map needs for the output tile ``sizes`` / ``strides``."""
+    if m.is_undefined:
+        return MapTile(False, f"undefined map: {m.undefined_reason}")
+    if m.is_known_empty:
+        return MapTile(False, "the output reads nothing of this operand")
+    r = len(sizes)
+    composed = m.compose(tile_map(output_dims, sizes, strides)).simplified()
+    elements = frozenset(dim(r + i) for i in range(r))
+    composed, elements = _split_elements(composed, elements)
+    ranges = frozenset(v for e in composed.results for v in e.variables() if v.kind == RANGE)
+    movable = elements | ranges
+    offsets, out_sizes, out_strides, notes = [], [], [], []
+    seen: dict = {}
+    for k, expr in enumerate(composed.results):
+        split = split_linear(expr, movable)
+        if split is None:
+            return MapTile(False, _split_reason(m, k, expr, elements, sizes))
+        rest, coeffs = split
+        gathered = [v for v in rest.variables() if v.kind == RUNTIME
+                    and PER_ELEMENT_RUNTIME in composed.runtime_vars[v.value].description]
+        if gathered:
+            what = composed.runtime_vars[gathered[0].value].description
+            return MapTile(False, f"operand dim {k} starts at a gathered index ({what}): it "
+                                  f"changes from element to element, so the reads are not a tile")
+        for v in coeffs:
+            if v in elements and coeffs[v]:
+                if v in seen:
+                    j = v.value - r
+                    return MapTile(False, f"output dim {j} feeds operand dims {seen[v]} and {k} "
+                                          f"(a diagonal): the reads are not a tile")
+                seen[v] = k
+        terms = [(v, c) for v, c in coeffs.items() if c]
+        low, size, stride, why = _progression(composed, terms, r)
+        if why:
+            return MapTile(False, f"operand dim {k}: {why}")
+        offsets.append(rest + low)
+        out_sizes.append(size)
+        out_strides.append(stride)
+    for expr, interval in composed.constraints:
+        if expr.variables() & movable:
+            notes.append(f"tiles are clipped where {expr} leaves [{interval.lo}, {interval.hi}]")
+    offset_map = IndexingMap(composed.dims[:r], [], composed.runtime_vars, offsets, ())
+    offset_map = offset_map.simplified()
+    return MapTile(True, "a tile", offset_map, tuple(out_sizes), tuple(out_strides), tuple(notes))
+
+
+def _split_elements(composed: IndexingMap, elements: frozenset):
+    """Where an element offset ``e`` (range ``[0, n-1]``) sits inside ``floordiv c`` / ``mod c``
+    with ``c`` dividing ``n``, write ``e = c * q + e'`` (``e'`` in ``[0, c-1]``, a new dim ``q``):
+    an expanding reshape then reads a tile of the expanded dims instead of failing."""
+    for _ in range(4 * len(elements)):
+        target = None
+        for expr in composed.results:
+            atom = offending_division(expr, elements)
+            if atom is not None:
+                found = atom.operand.variables() & elements
+                if len(found) != 1:
+                    return composed, elements
+                target = (next(iter(found)), atom.value)
+                break
+        if target is None:
+            return composed, elements
+        v, c = target
+        size = composed.dims[v.value].size
+        if size % c or c >= size or composed.dims[v.value].lo != 0:
+            return composed, elements
+        n = composed.num_dims
+        domain = list(composed.dims)
+        domain[v.value] = Interval(0, c - 1)
+        domain.append(Interval(0, size // c - 1))
+        results = [dim(i) for i in range(n)]
+        results[v.value] = dim(v.value) + dim(n) * c
+        composed = composed.compose(IndexingMap(domain, [], [], results, ())).simplified()
+        elements = elements | {dim(n)}
+    return composed, elements
+
+
+def _bounds(composed: IndexingMap, v, r: int) -> Interval:
+    return composed.range_vars[v.value] if v.kind == RANGE else composed.dims[v.value]
+
+
+def _progression(composed: IndexingMap, terms, r: int):
+    """(lowest value, count, spacing, failure) of ``sum c * v`` over the variables' ranges."""
+    if not terms:
+        return 0, 1, 1, ""
+    if len(terms) == 1:
+        (v, c), = terms
+        iv = _bounds(composed, v, r)
+        return min(c * iv.lo, c * iv.hi), iv.size, abs(c), ""
+    grids = np.meshgrid(*[np.arange(_bounds(composed, v, r).lo, _bounds(composed, v, r).hi + 1)
+                          for v, _ in terms], indexing="ij")
+    if prod(g.size for g in grids[:1]) > 1 << 22:
+        return 0, 0, 0, "too many element offsets mix here to check"
+    values = np.unique(sum(c * g for (_, c), g in zip(terms, grids)).reshape(-1))
+    steps = np.diff(values)
+    if len(values) > 1 and not np.all(steps == steps[0]):
+        names = ", ".join(_name(v, r) for v, _ in terms)
+        return 0, 0, 0, f"{names} mix into uneven positions, not a strided range"
+    return int(values[0]), len(values), int(steps[0]) if len(values) > 1 else 1, ""
+
+
+def _name(v, r: int) -> str:
+    if v.kind == RANGE:
+        return f"range variable s{v.value}"
+    return f"output dim {v.value - r}" if v.value < 2 * r else "a split output dim"
+
+
+def _split_reason(m: IndexingMap, k: int, expr, elements, sizes) -> str:
+    """Which division of the original map cuts which output dim's tile."""
+    for j, size in enumerate(sizes):
+        atom = offending_division(m.results[k], frozenset([dim(j)]))
+        if atom is not None and size > 1:
+            return (f"{atom} splits the tile of size {size} along dim {j} "
+                    f"(operand dim {k} = {m.results[k]})")
+    atom = offending_division(expr, elements)
+    return f"operand dim {k} = {m.results[k]}: {atom} splits the tile"

@@ -1,0 +1,86 @@
+"""``hlo-index tile PATH --fusion NAME --tile 8,128``: the tile each operand must provide."""
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+from rich.console import Console
+from rich.text import Text
+
+
+def _ints(text: str | None) -> tuple[int, ...] | None:
+    if text is None:
+        return None
+    try:
+        return tuple(int(v) for v in text.replace("x", ",").split(",") if v.strip())
+    except ValueError:
+        raise click.BadParameter(f"expected comma-separated integers, got {text!r}")
+
+
+@click.command("tile")
+@click.argument("path")
+@click.option("--fusion", "fusion_name", required=True, help="The fusion (or instruction) to tile.")
+@click.option("--tile", "tile_text", required=True, help="Output tile sizes, e.g. 8,128.")
+@click.option("--strides", "strides_text", default=None, help="Output tile strides (default 1s).")
+@click.option("--output", "output_index", default=0, show_default=True,
+              help="Which output of a multi-output fusion the tile is on.")
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+def command(path: str, fusion_name: str, tile_text: str, strides_text: str | None,
+            output_index: int, output_format: str) -> None:
+    """Propagate an output tile of a fusion to its operands (offsets as maps of the tile index,
+    sizes, strides), or say precisely why an operand's reads are not a tile."""
+    from ..analyses.tiling import TileError, propagate, tile_counts
+    from ..fusion import output_to_input
+    from ..hlo import format_diagnostic, load
+
+    err = Console(stderr=True, highlight=False)
+    sizes, strides = _ints(tile_text), _ints(strides_text)
+    target = None
+    for result in load(path):
+        if result.module is None:
+            err.print(format_diagnostic(result.diagnostics[0]), markup=False)
+            sys.exit(2)
+        name = fusion_name.lstrip("%")
+        for comp in result.module.computations:
+            target = target or comp.by_name.get(name)
+    if target is None:
+        err.print(f"error: no instruction named {fusion_name!r} in {path}", markup=False)
+        sys.exit(1)
+    out_shape = target.shape.leaf(output_index)
+    try:
+        counts = tile_counts(out_shape.dims, sizes, strides)
+    except TileError as exc:
+        err.print(f"error: {exc}", markup=False)
+        sys.exit(1)
+    rows = []
+    for row in output_to_input(target):
+        if row.output != output_index:
+            continue
+        operand = target.operands[row.operand] if row.operand < len(target.operands) else None
+        tiles = [propagate(m, out_shape.dims, sizes, strides) for m in row.maps]
+        rows.append({"operand": row.operand, "name": operand.name if operand else "",
+                     "shape": str(operand.shape) if operand else "",
+                     "tiles": [t.to_json() for t in tiles]})
+    data = {"fusion": target.name, "output_shape": str(out_shape), "tile": list(sizes),
+            "strides": list(strides or (1,) * len(sizes)), "tile_counts": list(counts),
+            "operands": rows}
+    if output_format == "json":
+        click.echo(json.dumps(data, indent=1))
+        return
+    out = Console(highlight=False)
+    out.print(Text(f"%{target.name}: output {data['output_shape']}, tile {sizes} strides "
+                   f"{data['strides']} ({'x'.join(map(str, counts))} tiles)", style="bold"), soft_wrap=True)
+    for row in rows:
+        out.print(Text(f"  operand {row['operand']} %{row['name']}  {row['shape']}"), soft_wrap=True)
+        if not row["tiles"]:
+            out.print(Text("      not read by this output", style="dim"))
+        for t in row["tiles"]:
+            if t["is_tile"]:
+                out.print(Text(f"      tile sizes {t['sizes']} strides {t['strides']}", style="green"))
+                out.print(Text(f"      offsets {t['offsets']}"), soft_wrap=True)
+                for note in t["notes"]:
+                    out.print(Text(f"      note: {note}", style="dim"), soft_wrap=True)
+            else:
+                out.print(Text(f"      not a tile: {t['reason']}", style="red"), soft_wrap=True)
