@@ -1,0 +1,142 @@
+"""Errors: positions and messages, pathological inputs, loading from files/dirs/gz/stdin, never a traceback."""
+from __future__ import annotations
+
+import gzip
+import os
+import random
+
+from hypothesis import given, settings, strategies as st
+
+from hlo_index.hlo import ParseError, format_diagnostic, load, parse_module_text
+
+SAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "samples")
+GOOD = "HloModule m\n\nENTRY %main {\n  %p = f32[4] parameter(0)\n  ROOT %n = f32[4] negate(%p)\n}\n"
+
+
+def diagnostic_of(text: str):
+    try:
+        parse_module_text(text, "x.hlo")
+    except ParseError as e:
+        return e.diagnostic
+    raise AssertionError("expected a ParseError")
+
+
+def test_syntax_error_position_message_and_caret():
+    d = diagnostic_of(GOOD.replace("negate(%p)", "negate(%p) junk"))
+    assert (d.path, d.line, d.column) == ("x.hlo", 5, 31)
+    assert "junk" in d.message
+    text = format_diagnostic(d)
+    first, source, caret = text.split("\n")
+    assert first.startswith("x.hlo:5:31: error: ")
+    assert source == "  ROOT %n = f32[4] negate(%p) junk"
+    assert caret.index("^") == source.index("junk")
+
+
+def test_bad_character_position():
+    d = diagnostic_of(GOOD.replace("%p = f32[4]", "%p = f32[4] @"))
+    assert (d.line, d.column) == (4, 15) and "'@'" in d.message
+
+
+def test_empty_and_blank_input():
+    for text in ("", "   \n\n  "):
+        d = diagnostic_of(text)
+        assert "empty" in d.message and d.line == 1
+
+
+def test_huge_dimensions_are_refused_cleanly():
+    d = diagnostic_of(GOOD.replace("f32[4] parameter", "f32[100000000000000000000000] parameter"))
+    assert "int64" in d.message and d.line == 4
+    d = diagnostic_of(GOOD.replace("f32[4] parameter", "f32[100000000000,1000000000000] parameter"))
+    assert "elements" in d.message
+
+
+def test_deep_nesting_is_refused_cleanly():
+    deep = "(" * 5000 + "f32[]" + ")" * 5000
+    d = diagnostic_of(GOOD.replace("f32[4] parameter", deep + " parameter"))
+    assert "nested deeper" in d.message
+    braces = "{" * 5000 + "}" * 5000        # deep but balanced raw attribute: fine, kept raw
+    m = parse_module_text(GOOD.replace("negate(%p)", f"negate(%p), odd={braces}"))
+    assert m.entry.root.attrs["odd"] == braces
+    d = diagnostic_of(GOOD.replace("negate(%p)", "negate(%p), odd=" + "{" * 5000))
+    assert "unterminated" in d.message
+
+
+def test_deeply_nested_inline_computations_are_refused_cleanly():
+    inner = "ROOT %z = f32[] parameter(0)"
+    for _ in range(100):
+        inner = f"ROOT %z = f32[] call(), to_apply={{ {inner} }}"
+    d = diagnostic_of(f"HloModule m\nENTRY %e {{\n {inner}\n}}\n")
+    assert "nested deeper" in d.message
+
+
+def test_binary_garbage_files(tmp_path):
+    rng = random.Random(0)
+    (tmp_path / "noise.hlo").write_bytes(bytes(rng.randrange(256) for _ in range(4096)))
+    (tmp_path / "latin.hlo").write_bytes(b"HloModule m\n\xff\xfe")
+    (tmp_path / "nul.hlo").write_bytes(b"HloModule m\n\x00\x01\x02")
+    for name in ("noise.hlo", "latin.hlo", "nul.hlo"):
+        results = load(str(tmp_path / name))
+        assert len(results) == 1 and results[0].module is None
+        d = results[0].diagnostics[0]
+        assert d.severity == "error" and d.path.endswith(name)
+    assert load(str(tmp_path / "latin.hlo"))[0].diagnostics[0].line == 2
+
+
+@settings(deadline=None, derandomize=True, max_examples=300)
+@given(st.text(alphabet=st.sampled_from(list("%=(){}[],:;<>?*/\"'\\\n -_.x0123456789abfsuROOTENTRYHloModule")),
+               max_size=120))
+def test_random_text_gives_parse_error_or_module(text):
+    try:
+        parse_module_text(text)
+    except ParseError as e:
+        assert e.diagnostic.severity == "error" and e.diagnostic.message
+
+
+@settings(deadline=None, derandomize=True, max_examples=200)
+@given(st.data())
+def test_damaged_real_dump_never_crashes(data):
+    with open(os.path.join(SAMPLES, "conv1d_nwc_causal.before_optimizations.hlo.txt")) as f:
+        text = f.read()
+    start = data.draw(st.integers(0, len(text) - 1))
+    length = data.draw(st.integers(1, 40))
+    insert = data.draw(st.sampled_from(["", "{", "}", "(", ")", ",", "\"", "%", "=", "[", "]", "ROOT ", "\n"]))
+    damaged = text[:start] + insert + text[start + length:]
+    try:
+        parse_module_text(damaged)
+    except ParseError as e:
+        assert e.diagnostic.line >= 0 and e.diagnostic.message
+
+
+def test_load_gz_stdin_and_multi_module_file(tmp_path, monkeypatch):
+    import io
+    import sys
+    gz = tmp_path / "a.hlo.txt.gz"
+    with gzip.open(gz, "wt") as f:
+        f.write(GOOD + GOOD.replace("HloModule m", "HloModule second"))
+    results = load(str(gz))
+    assert [r.module.name for r in results] == ["m", "second"]
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(GOOD.encode())))
+    results = load("-")
+    assert results[0].module.name == "m" and results[0].path == "<stdin>"
+    missing = load(str(tmp_path / "nope.txt"))
+    assert missing[0].module is None and "cannot read" in missing[0].diagnostics[0].message
+
+
+def test_dump_directory_skips_siblings_and_survives_a_broken_file(tmp_path):
+    (tmp_path / "module_0001.jit_f.before_optimizations.txt").write_text(GOOD)
+    (tmp_path / "module_0001.jit_f.sm_8.0_gpu_after_optimizations.txt").write_text(GOOD.replace("negate", "abs"))
+    (tmp_path / "module_0002.jit_g.before_optimizations.txt").write_text(GOOD.replace("ROOT %n", "ROOT %n = "))
+    (tmp_path / "module_0001.jit_f.hlo_module_config.txt").write_text("HloModule config-ish text")
+    (tmp_path / "module_0001.jit_f.sm_8.0_gpu_after_optimizations-buffer-assignment.txt").write_text("HloModule x")
+    (tmp_path / "module_0001.jit_f.execution_options.txt").write_text("HloModule x")
+    (tmp_path / "module_0001.jit_f.sm_8.0_gpu_after_optimizations-memory-usage-report.txt").write_text("HloModule x")
+    (tmp_path / "module_0001.jit_f.after_optimizations.dot").write_text("digraph {}")
+    (tmp_path / "notes.txt").write_text("not hlo at all")
+    results = load(str(tmp_path))
+    names = sorted(os.path.basename(r.path) for r in results)
+    assert names == ["module_0001.jit_f.before_optimizations.txt",
+                     "module_0001.jit_f.sm_8.0_gpu_after_optimizations.txt",
+                     "module_0002.jit_g.before_optimizations.txt"]
+    ok = [r for r in results if r.module is not None]
+    bad = [r for r in results if r.module is None]
+    assert len(ok) == 2 and len(bad) == 1 and bad[0].diagnostics[0].line == 5
