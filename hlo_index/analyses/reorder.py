@@ -381,9 +381,9 @@ def _runtime_offsets(spec: _Slice, groups, order: str) -> None:
         sliced = src if order == SLICE_THEN_RESHAPE else dst
         if any(spec.runtime[i] for i in sliced) and not (len(src) == 1 and len(dst) == 1):
             dim = next(i for i in sliced if spec.runtime[i])
-            raise _Verdict("unprovable", f"the runtime offset of dim {dim} would have to be a "
-                                         f"multiple of the reshape's inner factor; its value is "
-                                         f"not known")
+            raise _Verdict("unprovable", f"the runtime offset of dim {dim} lies in dims the "
+                                         f"reshape merges or splits: the swapped offset's "
+                                         f"alignment cannot be shown statically")
     raise _Verdict("unprovable", "runtime offsets in dims the reshape leaves alone: the swap would "
                                  "keep them, but rewriting a dynamic slice is not supported yet")
 
