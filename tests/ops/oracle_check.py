@@ -37,7 +37,7 @@ class Runtime:
 
 
 def points(dims: Sequence[int], sample: int, seed: int) -> list[tuple[int, ...]]:
-    """Every index of ``dims``, or a seeded sample of them that keeps the first and last."""
+    """Every index of ``dims``, or a seeded sample (about ``sample``) that keeps the first and last."""
     dims = tuple(dims)
     total = int(np.prod(dims, dtype=np.int64))
     if total == 0:
@@ -45,7 +45,7 @@ def points(dims: Sequence[int], sample: int, seed: int) -> list[tuple[int, ...]]
     if total <= sample:
         return list(itertools.product(*(range(d) for d in dims)))
     rng = np.random.default_rng(seed)
-    linear = set(rng.choice(total, size=sample - 2, replace=False).tolist()) | {0, total - 1}
+    linear = set(rng.integers(0, total, size=sample - 2).tolist()) | {0, total - 1}
     return [tuple(int(i) for i in np.unravel_index(k, dims)) for k in sorted(linear)]
 
 
