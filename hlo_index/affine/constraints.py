@@ -96,6 +96,9 @@ def simplify_parts(dims, range_vars, runtime_vars, results, constraints):
                 if interval == b:
                     continue
                 if e.is_variable:
+                    interval = interval.intersect(bounds[e.kind][e.value])
+                    if interval.lo > interval.hi:
+                        raise _Infeasible
                     bounds[e.kind][e.value] = interval
                     tightened = True
                     continue

@@ -329,7 +329,7 @@ def floordiv(e: Expr, c: int) -> Expr:
 
 def _floordiv_atom(x: Expr, c: int) -> Expr:
     if x.kind == FLOORDIV:  # (y floordiv a) floordiv c == y floordiv (a*c)
-        return _division(FLOORDIV, x.operand, x.value * c)
+        return floordiv(x.operand, x.value * c)
     if x.kind == MOD and x.value % c == 0:  # (y mod a*c) floordiv c == (y floordiv c) mod a
         return mod(floordiv(x.operand, c), x.value // c)
     return _division(FLOORDIV, x, c)
