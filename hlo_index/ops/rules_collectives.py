@@ -17,6 +17,10 @@ replica of the group" where the map is a union over replicas.
   the replica at position ``d_k floordiv C``, element ``d_k mod C + rt0 * C``; in to out:
   operand element x of any replica (position s0) reaches ``x_k - rt0 * C + s0 * C`` when
   ``x_k - rt0 * C in [0, C - 1]``. The tuple form reads operand rt0: a constraint on rt0.
+* async forms (all-gather-start, collective-permute-start): output 0 aliases the operand
+  (identity), output 1 is the collective's result, further outputs are u32 context (read
+  nothing); X-done forwards element 1 of the start's tuple. Variadic (nested-tuple) async forms
+  are UNDEFINED. collective-broadcast: identity (from the group's root replica).
 * collective-permute: output on replica rt0 is the operand of its source when some pair targets
   rt0, and zeros otherwise: identity under ``rt0 in`` (each run of target ids).
 """
@@ -80,23 +84,89 @@ def all_reduce_input_to_output(instr: Instruction, operand_index: int) -> list[t
 
 # ---- all-gather -----------------------------------------------------------------------------
 
+def _all_gather_out2in(out_dims: Sequence[int], operand_dims: Sequence[int], axis: int) -> IndexingMap:
+    local = operand_dims[axis]
+    expr = dim(axis) % local if local != out_dims[axis] else dim(axis)
+    return IndexingMap.from_shape_dims(out_dims, _replaced(out_dims, axis, expr))
+
+
+def _all_gather_in2out(operand_dims: Sequence[int], out_dims: Sequence[int], axis: int) -> IndexingMap:
+    group = out_dims[axis] // operand_dims[axis]
+    return IndexingMap.from_shape_dims(operand_dims, _replaced(operand_dims, axis, dim(axis) + range_var(0) * operand_dims[axis]),
+                                       range_vars=[full_interval(group)])
+
+
 @output_to_input_rule("all-gather")
 def all_gather_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
-    axis = instr.attr("dimensions")[0]
-    out_dims = instr.shape.leaf(output_index).dims
-    local = instr.operands[output_index].shape.dims[axis]
-    expr = dim(axis) % local if local != out_dims[axis] else dim(axis)
-    return _per_output(instr, output_index, (IndexingMap.from_shape_dims(out_dims, _replaced(out_dims, axis, expr)),))
+    m = _all_gather_out2in(instr.shape.leaf(output_index).dims, instr.operands[output_index].shape.dims,
+                           instr.attr("dimensions")[0])
+    return _per_output(instr, output_index, (m,))
 
 
 @input_to_output_rule("all-gather")
 def all_gather_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
-    axis = instr.attr("dimensions")[0]
-    dims = instr.operands[operand_index].shape.dims
-    group = instr.shape.leaf(operand_index).dims[axis] // dims[axis]
-    m = IndexingMap.from_shape_dims(dims, _replaced(dims, axis, dim(axis) + range_var(0) * dims[axis]),
-                                    range_vars=[full_interval(group)])
+    m = _all_gather_in2out(instr.operands[operand_index].shape.dims, instr.shape.leaf(operand_index).dims,
+                           instr.attr("dimensions")[0])
     return _per_operand(instr, operand_index, (m,))
+
+
+# ---- async forms: X-start returns (operand alias, result[, context...]); X-done returns the result
+
+ASYNC_NESTED = "variadic async collective: its outputs are nested tuples; address them through get-tuple-element"
+
+
+def _async_single(instr: Instruction) -> bool:
+    return len(instr.operands) == 1 and not any(s.is_tuple for s in (instr.shape.tuple_shapes or ()))
+
+
+@output_to_input_rule("all-gather-start", "collective-permute-start")
+def async_start_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
+    if not _async_single(instr):
+        return [OperandMaps(i, (IndexingMap.undefined(ASYNC_NESTED),)) for i in range(len(instr.operands))]
+    out_dims = instr.shape.leaf(output_index).dims
+    if output_index == 0:
+        return [OperandMaps(0, (identity_map(out_dims),))]
+    if output_index >= 2:   # u32 context words
+        return [OperandMaps(0, ())]
+    if instr.opcode == "all-gather-start":
+        return [OperandMaps(0, (_all_gather_out2in(out_dims, instr.operands[0].shape.dims, instr.attr("dimensions")[0]),))]
+    return [OperandMaps(0, _permute_maps(instr, out_dims))]
+
+
+@input_to_output_rule("all-gather-start", "collective-permute-start")
+def async_start_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
+    if not _async_single(instr):
+        return [(IndexingMap.undefined(ASYNC_NESTED),) for _ in range(instr.shape.num_outputs)]
+    dims = instr.operands[0].shape.dims
+    if instr.opcode == "all-gather-start":
+        result = (_all_gather_in2out(dims, instr.shape.leaf(1).dims, instr.attr("dimensions")[0]),)
+    else:
+        result = _permute_maps(instr, dims)
+    return [(identity_map(dims),), result] + [() for _ in range(instr.shape.num_outputs - 2)]
+
+
+@output_to_input_rule("all-gather-done", "collective-permute-done")
+def async_done_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
+    if instr.shape.is_tuple:
+        return [OperandMaps(0, (IndexingMap.undefined(ASYNC_NESTED),))]
+    return [OperandMaps(0, (identity_map(instr.shape.dims),), operand_output=1)]
+
+
+@input_to_output_rule("all-gather-done", "collective-permute-done")
+def async_done_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
+    if instr.shape.is_tuple:
+        return [(IndexingMap.undefined(ASYNC_NESTED),) for _ in range(instr.shape.num_outputs)]
+    return [(identity_map(instr.shape.dims),)]
+
+
+@output_to_input_rule("collective-broadcast")
+def collective_broadcast_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
+    return _per_output(instr, output_index, (identity_map(instr.shape.leaf(output_index).dims),))
+
+
+@input_to_output_rule("collective-broadcast")
+def collective_broadcast_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
+    return _per_operand(instr, operand_index, (identity_map(instr.operands[operand_index].shape.dims),))
 
 
 # ---- reduce-scatter -------------------------------------------------------------------------

@@ -51,15 +51,38 @@ def all_reduce_reads(instr, output_index, out_point, operand_index, runtime_valu
     return {tuple(out_point)} if operand_index == output_index else set()
 
 
+def _gathered(dims, out_dims, axis, out_point) -> set[tuple[int, ...]]:
+    n = out_dims[axis] // dims[axis]
+    gathered = np.concatenate(_replicas_tags(dims, n), axis=axis)
+    return _indices([gathered[tuple(out_point)]], dims)
+
+
 @reads("all-gather")
 def all_gather_reads(instr, output_index, out_point, operand_index, runtime_values):
     if operand_index != output_index:
         return set()
-    axis = instr.attr("dimensions")[0]
-    dims = instr.operands[operand_index].shape.dims
-    n = instr.shape.leaf(output_index).dims[axis] // dims[axis]
-    gathered = np.concatenate(_replicas_tags(dims, n), axis=axis)
-    return _indices([gathered[tuple(out_point)]], dims)
+    return _gathered(instr.operands[operand_index].shape.dims, instr.shape.leaf(output_index).dims,
+                     instr.attr("dimensions")[0], out_point)
+
+
+@reads("all-gather-start", "collective-permute-start")
+def async_start_reads(instr, output_index, out_point, operand_index, runtime_values):
+    # Outputs: (operand alias, result, u32 context...).
+    if output_index == 0:
+        return {tuple(out_point)}
+    if output_index >= 2:
+        return set()
+    if instr.opcode == "all-gather-start":
+        return _gathered(instr.operands[0].shape.dims, instr.shape.leaf(1).dims, instr.attr("dimensions")[0], out_point)
+    return _permuted(instr, out_point, runtime_values)
+
+
+@reads("all-gather-done", "collective-permute-done", "collective-broadcast")
+def forwarding_reads(instr, output_index, out_point, operand_index, runtime_values):
+    # done: element 1 of the start tuple unchanged; collective-broadcast: the root's operand i.
+    if instr.opcode == "collective-broadcast" and operand_index != output_index:
+        return set()
+    return {tuple(out_point)}
 
 
 @reads("reduce-scatter")
@@ -108,6 +131,10 @@ def collective_permute_reads(instr, output_index, out_point, operand_index, runt
     source = output_index if len(instr.operands) == instr.shape.num_outputs else 0
     if operand_index != source:
         return set()
+    return _permuted(instr, out_point, runtime_values)
+
+
+def _permuted(instr, out_point, runtime_values) -> set[tuple[int, ...]]:
     r = _replica(runtime_values)
     targets = {t for _, t in source_target_pairs(instr.attr("source_target_pairs"))}
     return {tuple(out_point)} if r in targets else set()

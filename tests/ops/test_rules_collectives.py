@@ -85,3 +85,22 @@ def test_all_to_all_unknown_group_is_undefined():
     m = output_to_input(instr)[0].maps[0]
     assert m.is_undefined and "group size" in m.undefined_reason
     assert input_to_output(instr, 0)[0][0].is_undefined
+
+
+def test_async_all_gather_and_permute():
+    start = instruction("all-gather-start", tuple_shape(f32(2, 3), f32(2, 9)), [f32(2, 3)], dimensions=(1,),
+                        replica_groups=groups_text(3))
+    check_every_replica(start, [0])
+    done = instruction("all-gather-done", f32(2, 9), [start])
+    check_every_replica(done, [0])
+    assert output_to_input(done)[0].operand_output == 1
+    u32 = array_shape("u32", ())
+    pstart = instruction("collective-permute-start", tuple_shape(f32(4), f32(4), u32, u32), [f32(4)],
+                         source_target_pairs="{{0,1},{1,0},{2,3}}")
+    check_every_replica(pstart, range(4))
+    check_every_replica(instruction("collective-permute-done", f32(4), [pstart]), [0])
+
+
+def test_collective_broadcast():
+    instr = instruction("collective-broadcast", f32(3, 2), [f32(3, 2)], replica_groups="{{0,1}}")
+    check_every_replica(instr, [0, 1])
