@@ -30,6 +30,9 @@ _MASTER = re.compile(
     r"\s*(?:"
     rf"(?P<ATTRS>(?:{FAST_ATTR})+)"                 # one or more fast attributes, one token
     rf"|(?P<ATTR_SLOW>,[ \t]*{_ATTR_NAME}=)"          # any other value: brace-counted by scan_value
+    # the common instruction head "[ROOT] %name = f32[..]{..} opcode(operands)" as one token
+    rf"|(?P<INSTR>(?P<iroot>ROOT[ \t]+)?(?P<iname>{_NAME})[ \t]*=[ \t]*(?P<ishape>{_SHAPE})[ \t]+"
+    rf"(?P<iop>[a-z][\w.\-]*)\((?P<iargs>(?:[^()\"'\n]|{_STRING})*)\))"
     rf"|(?P<DEF>(?:ROOT[ \t]+)?(?:{_NAME})[ \t]*=)"   # "ROOT %name =" / "%name ="
     rf"|(?P<SHAPE>{_SHAPE})"
     rf"|(?P<OPCALL>[a-z][\w.\-]*\((?:[^()\"'\n]|{_STRING})*\))"
@@ -53,6 +56,12 @@ _KEYWORDS = {"HloModule": "HLOMODULE", "ENTRY": "ENTRY", "ROOT": "ROOT"}
 _OPEN = "{(["
 _CLOSE = "})]"
 MAX_NESTING = 256   # tuple shapes deeper than this are not real HLO; refusing keeps recursion bounded
+
+
+class InstrToken(Token):
+    """An INSTR token; ``parts`` = (is_root, name, name_pos, shape text, opcode, operand text)."""
+
+    __slots__ = ("parts",)
 
 
 class RawAttr(Token):
@@ -159,6 +168,12 @@ def tokenize(source: Source) -> Iterator[Token]:
             else:
                 tok = str_new(Token, value)
                 kind = "OPCALL"
+        elif kind == "INSTR":
+            value = m.group(kind)
+            tok = str_new(InstrToken, value)
+            name_pos = m.start("iname")
+            tok.parts = (name_pos != start, m.group("iname"), name_pos, m.group("ishape"), m.group("iop"),
+                         m.group("iargs"))
         elif kind == "COMMENT":
             pos = end
             continue

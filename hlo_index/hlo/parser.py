@@ -15,7 +15,7 @@ from lark.exceptions import UnexpectedInput, UnexpectedToken
 
 from . import attributes as A
 from .diagnostics import ParseError, error, with_source
-from .lexer import FAST_ATTR, HloLexer, LexError, LineIndex, RawAttr, Source, line_column
+from .lexer import FAST_ATTR, HloLexer, InstrToken, LexError, LineIndex, RawAttr, Source, line_column
 from .model import Computation, Diagnostic, Instruction, Module, Shape
 from .shapes import ShapeError, parse_array_shape, tuple_shape
 
@@ -29,6 +29,7 @@ class _Failure(Exception):
     """A semantic problem found while building the model, pinned to a token."""
 
     def __init__(self, message: str, token: Token | None, offset: int = 0):
+        # offset: characters from the token's start to the offending text
         super().__init__(message)
         self.message, self.token, self.offset = message, token, offset
 
@@ -83,16 +84,21 @@ class _ModelBuilder(Transformer):
 
     # ---- instructions ----
     def instruction(self, c: list) -> Instruction:
-        def_tok = c[0]
-        head = def_tok.value
-        is_root = def_tok.type == "ROOT_DEF"
+        first = c[0]
+        if type(first) is InstrToken:
+            is_root, name, pos, shape_text, opcode, inner = first.parts
+            try:
+                shape = parse_array_shape(shape_text)
+            except ShapeError as e:
+                raise _Failure(str(e), first, first.value.index(shape_text)) from None
+            return self._build(is_root, name, pos, shape, opcode, inner, first, c, 1)
+        head = first.value
+        is_root = first.type == "ROOT_DEF"
         name = head[:-1].strip()
-        offset = 0
+        pos = first.start_pos
         if is_root:
             name = name[4:].lstrip()
-            offset = head.index(name)
-        if name[0] == "%":
-            name = name[1:]
+            pos += head.index(name)
         shape = c[1]
         i = 2
         if type(shape) is Shape:
@@ -107,10 +113,14 @@ class _ModelBuilder(Transformer):
         call_tok = c[i]
         call = call_tok.value
         paren = call.index("(")
-        opcode = call[:paren]
-        inner = call[paren + 1:-1]
+        return self._build(is_root, name, pos, shape, call[:paren], call[paren + 1:-1], call_tok, c, i + 1)
+
+    def _build(self, is_root: bool, name: str, pos: int, shape: Shape, opcode: str, inner: str,
+               call_tok: Token, c: list, first_attr: int) -> Instruction:
+        if name[0] == "%":
+            name = name[1:]
         # line holds the text offset until _finish_module turns it into line and column
-        instr = Instruction(name, opcode, shape, (), {}, None, is_root, def_tok.start_pos + offset)
+        instr = Instruction(name, opcode, shape, (), {}, None, is_root, pos)
         try:
             if opcode == "parameter":
                 instr.parameter_number = int(inner)
@@ -122,16 +132,16 @@ class _ModelBuilder(Transformer):
                 instr.operand_names = A.operand_names(inner)
         except ValueError:
             raise _Failure(f"malformed operands of %{name}: {inner.strip()[:60]!r}", call_tok) from None
-        if len(c) > i + 1:
+        if len(c) > first_attr:
             attrs = instr.attrs
-            for tok in c[i + 1:]:
+            for tok in c[first_attr:]:
                 if type(tok) is RawAttr:
                     s = tok.value
                     eq = s.index("=")
                     self._attribute(instr, attrs, s[1:eq].strip(), s[eq + 1:], tok, eq + 1)
                 else:
                     for m in _FAST_ATTR(tok.value):
-                        self._attribute(instr, attrs, m.group(1), m.group(2), tok, 0)
+                        self._attribute(instr, attrs, m.group(1), m.group(2), tok, m.start(1))
             if opcode == "compare" and "type" in attrs:
                 attrs["comparison_type"] = attrs["type"]
         return instr
@@ -145,7 +155,8 @@ class _ModelBuilder(Transformer):
             else:
                 attrs[key] = A.typed_attribute(key, value, instr.opcode)
         except ValueError as e:
-            raise _Failure(f"invalid attribute {key} of %{instr.name}: {e}", tok) from None
+            raise _Failure(f"invalid attribute {key} of %{instr.name}: {e}", tok,
+                           offset if type(tok) is not RawAttr else 0) from None
 
     def _callees(self, role: str, value: str, instr: Instruction, tok: Token, offset: int) -> Any:
         names = A.callee_names(value)
@@ -278,7 +289,7 @@ _PARSER = Lark(GRAMMAR_PATH.read_text(), parser="lalr", lexer=HloLexer, transfor
 
 _TERMINAL_NAMES = {
     "HLOMODULE": "'HloModule'", "ENTRY": "'ENTRY'", "ROOT": "'ROOT'", "NAME": "a name",
-    "DEF": "'%name ='", "ROOT_DEF": "'ROOT %name ='", "SHAPE": "a shape",
+    "DEF": "'%name ='", "ROOT_DEF": "'ROOT %name ='", "INSTR": "an instruction", "SHAPE": "a shape",
     "OPCALL": "an opcode with operands", "ATTR": "', attribute=value'", "TABLE": "a stack-frame table",
     "_LPAR": "'('", "_RPAR": "')'", "_COMMA": "','", "_LBRACE": "'{'", "_RBRACE": "'}'", "_COLON": "':'",
     "_EQUAL": "'='", "_ARROW": "'->'", "$END": "end of input", "SIGNATURE": "a signature",
@@ -292,7 +303,7 @@ def _describe(token: Token) -> str:
     if len(text) > 40:
         text = text[:37] + "..."
     return f"{_TERMINAL_NAMES.get(token.type, token.type)} {text!r}" if token.type in (
-        "NAME", "SHAPE", "OPCALL", "ATTR", "TABLE", "DEF", "ROOT_DEF") else f"{text!r}"
+        "NAME", "SHAPE", "OPCALL", "ATTR", "TABLE", "DEF", "ROOT_DEF", "INSTR") else f"{text!r}"
 
 
 def _expected(exc: UnexpectedToken) -> str:
@@ -307,7 +318,7 @@ def _syntax_diagnostic(exc: Exception, text: str) -> Diagnostic:
         return error(exc.message, *line_column(text, exc.pos))
     if isinstance(exc, _Failure):
         tok = exc.token
-        return error(exc.message, *(line_column(text, tok.start_pos) if tok else (0, 0)))
+        return error(exc.message, *(line_column(text, tok.start_pos + exc.offset) if tok else (0, 0)))
     if isinstance(exc, UnexpectedToken):
         tok = exc.token
         if tok.type == "$END" and not text.strip():

@@ -140,3 +140,10 @@ def test_dump_directory_skips_siblings_and_survives_a_broken_file(tmp_path):
     ok = [r for r in results if r.module is not None]
     bad = [r for r in results if r.module is None]
     assert len(ok) == 2 and len(bad) == 1 and bad[0].diagnostics[0].line == 5
+
+
+def test_bad_attribute_column_points_at_that_attribute():
+    d = diagnostic_of(GOOD.replace("negate(%p)", "negate(%p), index=1, dimensions={x}"))
+    assert (d.line, d.column) == (5, 41) and "dimensions" in d.message
+    d = diagnostic_of(GOOD.replace("f32[4] parameter", "f32[4]{3} parameter"))
+    assert (d.line, d.column) == (4, 8) and "permutation" in d.message

@@ -1,0 +1,100 @@
+"""Parse-time benchmark: the 5.3 MB gpt12 after-optimizations dump (38k instructions).
+
+Prints median of 5 (parse + link + validate, text already decompressed), the full ``load`` time
+(with gunzip), peak Python memory (tracemalloc, a separate run), and the ratio against XLA's own
+C++ parser when jaxlib is importable. Writes ``benchmarks/results/parse.json``.
+"""
+from __future__ import annotations
+
+import glob
+import gzip
+import json
+import os
+import statistics
+import sys
+import time
+import tracemalloc
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "corpus", "gpt12_train"))
+RUNS = 5
+
+
+def _timed(fn, runs: int = RUNS) -> list[float]:
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def _xla_parser():
+    """XLA's C++ HLO text parser through jaxlib, if installed (optional)."""
+    try:
+        from jax._src.lib import xla_client  # type: ignore
+    except Exception:
+        try:
+            from jaxlib import xla_client  # type: ignore
+        except Exception:
+            return None
+    xla = getattr(xla_client, "_xla", None)
+    for owner in (xla, xla_client):
+        fn = getattr(owner, "hlo_module_from_text", None) if owner is not None else None
+        if fn is not None:
+            return fn
+    return None
+
+
+def main(argv: list[str]) -> int:
+    from hlo_index.hlo import load, parse_module_text
+    pattern = argv[0] if argv else os.path.join(DEFAULT, "*after_optimizations*.gz")
+    paths = sorted(glob.glob(pattern))
+    if not paths:
+        print(f"no input matches {pattern}", file=sys.stderr)
+        return 2
+    path = paths[0]
+    with gzip.open(path, "rt") if path.endswith(".gz") else open(path) as f:
+        text = f.read()
+    module = parse_module_text(text, path)
+    n_instr = sum(len(c.instructions) for c in module.computations)
+
+    parse_times = _timed(lambda: parse_module_text(text, path))
+    load_times = _timed(lambda: load(path), runs=3)
+    tracemalloc.start()
+    parse_module_text(text, path)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+
+    result = {
+        "input": os.path.basename(path), "bytes": len(text.encode()), "instructions": n_instr,
+        "computations": len(module.computations), "runs": RUNS,
+        "parse_median_s": statistics.median(parse_times), "parse_times_s": parse_times,
+        "load_median_s": statistics.median(load_times), "peak_python_memory_mb": peak / 2**20,
+        "target_s": 1.5,
+    }
+    xla_parse = _xla_parser()
+    if xla_parse is not None:
+        try:
+            xla_times = _timed(lambda: xla_parse(text))
+            result["xla_median_s"] = statistics.median(xla_times)
+            result["ratio_vs_xla"] = result["parse_median_s"] / result["xla_median_s"]
+        except Exception as e:  # jaxlib API drift: report, do not fail the benchmark
+            result["xla_error"] = f"{type(e).__name__}: {e}"
+
+    print(f"{'input':<28}{result['input']}  ({result['bytes'] / 2**20:.1f} MB, {n_instr} instructions)")
+    print(f"{'parse (median of 5)':<28}{result['parse_median_s']:.3f} s   (target <= 1.5 s)")
+    print(f"{'load incl. gunzip (med 3)':<28}{result['load_median_s']:.3f} s")
+    print(f"{'peak Python memory':<28}{result['peak_python_memory_mb']:.1f} MB")
+    if "xla_median_s" in result:
+        print(f"{'XLA C++ parser (median)':<28}{result['xla_median_s']:.3f} s   ratio {result['ratio_vs_xla']:.2f}x")
+    else:
+        print(f"{'XLA C++ parser':<28}not measured ({result.get('xla_error', 'jaxlib not importable')})")
+    os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
+    with open(os.path.join(HERE, "results", "parse.json"), "w") as f:
+        json.dump(result, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
