@@ -78,10 +78,13 @@ def select_and_scatter_reads(instr: Instruction, output_index: int, out_point: t
     operand_dims = instr.operands[0].shape.dims
     source_dims = instr.operands[1].shape.dims
     window = window_of(instr, len(operand_dims))
-    sources, operand_elements = set(), set()
-    for source_point in itertools.product(*(range(n) for n in source_dims)):
-        covered = window_read_set(source_point, window, operand_dims)
-        if out_point in covered:
-            sources.add(source_point)
-            operand_elements |= covered
-    return sources if operand_index == 1 else operand_elements
+    # A window is a product of per-axis ranges, so "the windows covering x" is a product too.
+    covering = [[w for w in range(m) if x in window_elements(w, wd, n)]
+                for x, m, wd, n in zip(out_point, source_dims, window, operand_dims)]
+    if operand_index == 1:
+        return set(itertools.product(*covering))
+    if any(not axis for axis in covering):
+        return set()
+    union = [sorted({e for w in axis for e in window_elements(w, wd, n)})
+             for axis, wd, n in zip(covering, window, operand_dims)]
+    return set(itertools.product(*union))

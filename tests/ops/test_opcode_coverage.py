@@ -74,3 +74,68 @@ def test_add_dependency_passes_its_operand_through():
     assert data.maps[0].read_set((2, 4)) == {(2, 4)}
     assert token.maps[0].num_results == 0
     assert input_to_output(instr, 0)[0][0].read_set((1, 3)) == {(1, 3)}
+
+
+# ---- the real dumps: every instruction of the contraction / window / dynamic / sort families ----
+
+STATIC_FAMILIES = {"reduce", "reduce-window", "select-and-scatter", "dot", "convolution", "sort", "topk"}
+DYNAMIC_FAMILIES = {"dynamic-slice", "dynamic-update-slice", "gather", "scatter"}
+
+
+def corpus_instructions() -> list:
+    """Distinct (by opcode, shapes and attributes) corpus instructions of the families above."""
+    from hlo_index.hlo import load
+    if not CORPUS.exists():
+        return []
+    seen, found = set(), []
+    for path in sorted(CORPUS.glob("*/*.txt")):
+        for result in load(str(path)):
+            if result.module is None:
+                continue
+            for instr in result.module.instructions:
+                if instr.opcode not in STATIC_FAMILIES | DYNAMIC_FAMILIES:
+                    continue
+                key = (instr.opcode, str(instr.shape), tuple(str(o.shape) for o in instr.operands),
+                       tuple(sorted((k, repr(v)) for k, v in instr.attrs.items() if k not in
+                                    ("to_apply", "select", "scatter", "metadata", "backend_config"))))
+                if key not in seen:
+                    seen.add(key)
+                    found.append(instr)
+    return found
+
+
+def _reads_per_output(instr) -> int:
+    from hlo_index.reference import read_set
+    out_dims = instr.shape.leaf(0).dims
+    return sum(len(read_set(instr, 0, tuple(0 for _ in out_dims), i)) for i in range(len(instr.operands)))
+
+
+def test_corpus_instructions_get_exact_maps():
+    """Structure for all of them; for the static ops, the reference on sampled elements (and the
+    inverse relation where the output is small enough to scan)."""
+    from .oracle_check import check_in2out, check_out2in
+    instructions = corpus_instructions()
+    if not instructions:
+        pytest.skip("corpus not available")
+    checked = 0
+    for instr in instructions:
+        for j in range(instr.shape.num_outputs):
+            per_operand = output_to_input(instr, j)
+            assert len(per_operand) == len(instr.operands)
+            for om in per_operand:
+                for m in om.maps:
+                    assert not m.is_undefined, (instr, m.undefined_reason)
+                    assert m.num_dims == instr.shape.leaf(j).rank
+        for i in range(len(instr.operands)):
+            for maps in input_to_output(instr, i):
+                assert all(not m.is_undefined and m.num_dims == instr.operands[i].shape.rank for m in maps), instr
+        if instr.opcode not in STATIC_FAMILIES:
+            continue
+        reads = max(1, _reads_per_output(instr))
+        for j in range(instr.shape.num_outputs):
+            check_out2in(instr, j, sample=10 if reads < 2_000 else 2)
+        if instr.shape.leaf(0).num_elements * reads <= 10_000:
+            for i in range(len(instr.operands)):
+                check_in2out(instr, i, sample=30)
+        checked += 1
+    assert checked >= 20
