@@ -9,7 +9,6 @@ the update overwrote).
 """
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -24,7 +23,7 @@ from .hlo.model import Computation, Instruction, Module
 # Ops whose output-to-input maps cover more than the elements actually read (documented).
 OVER_APPROXIMATING_OPCODES = frozenset({"dynamic-update-slice"})
 MAX_POINTS_PER_VALUE = 20_000       # beyond this the walk is too costly; the target is skipped
-MAX_RUNTIME_COMBINATIONS = 4_096
+MAX_RANGE_COMBINATIONS = 1 << 18    # range-variable points a map may enumerate per element
 
 
 class Skip(Exception):
@@ -38,10 +37,36 @@ class VerifyOutcome:
     checked_points: int = 0
 
 
+_RUNTIME_VALUES: dict[int, tuple[Instruction, dict]] = {}
+
+
+def runtime_values_for(instr: Instruction) -> dict[int, np.ndarray]:
+    """Concrete offsets / indices for an op's integer operands, seeded by the op's name.
+
+    Any values will do: maps with runtime variables describe the union over every feasible value,
+    so the reference's read set for one choice must be contained in it.
+    """
+    hit = _RUNTIME_VALUES.get(id(instr))
+    if hit is not None and hit[0] is instr:
+        return hit[1]
+    bound = max((max(o.shape.dims, default=1) for o in instr.operands if not o.shape.is_tuple), default=1)
+    rng = np.random.default_rng(sum(instr.name.encode()) + 7919 * len(instr.name))
+    values = {j: rng.integers(0, bound + 1, size=o.shape.dims, dtype=np.int64)
+              for j, o in enumerate(instr.operands)
+              if not o.shape.is_tuple and o.shape.element_type[:1] in ("s", "u") and o.opcode != "constant"}
+    _RUNTIME_VALUES[id(instr)] = (instr, values)
+    return values
+
+
 def _read_set(instr: Instruction, out: int, point: tuple, operand: int) -> set:
     from .reference import NoReference, read_set
     try:
-        return read_set(instr, out, point, operand, None)
+        try:
+            return read_set(instr, out, point, operand, None)
+        except ValueError as exc:
+            if "runtime value" not in str(exc):
+                raise
+            return read_set(instr, out, point, operand, runtime_values_for(instr))
     except NoReference as exc:
         raise Skip(str(exc)) from None
     except Exception as exc:  # the oracle cannot evaluate this configuration (e.g. runtime data)
@@ -85,6 +110,21 @@ def _single_op_read_sets(instr: Instruction, output_index: int, point: tuple) ->
     return out
 
 
+def runtime_as_range(m: IndexingMap) -> IndexingMap:
+    """The same map with its runtime variables turned into trailing range variables: its read set
+    at a point is the union over every feasible runtime value."""
+    if not m.runtime_vars:
+        return m
+    from .affine import range_var, runtime_var
+    from .affine.expr import replace_variables
+    n = len(m.range_vars)
+    swap = {runtime_var(i): range_var(n + i) for i in range(len(m.runtime_vars))}
+    memo: dict = {}
+    return IndexingMap(m.dims, tuple(m.range_vars) + tuple(rv.interval for rv in m.runtime_vars), (),
+                       [replace_variables(e, swap.get, memo) for e in m.results],
+                       [(replace_variables(e, swap.get, memo), iv) for e, iv in m.constraints])
+
+
 def predicted_read_set(maps: tuple[IndexingMap, ...], point: tuple) -> set:
     """Union over the maps (and over every feasible runtime value) of the elements they give."""
     total: set = set()
@@ -93,14 +133,13 @@ def predicted_read_set(maps: tuple[IndexingMap, ...], point: tuple) -> set:
             raise Skip(f"map unknown: {m.undefined_reason}")
         if m.is_known_empty:
             continue
-        ranges = [range(rv.interval.lo, rv.interval.hi + 1) for rv in m.runtime_vars]
-        combos = 1
-        for r in ranges:
-            combos *= len(r)
-        if combos > MAX_RUNTIME_COMBINATIONS:
-            raise Skip(f"{combos} runtime-value combinations to enumerate")
-        for values in itertools.product(*ranges):
-            total |= m.read_set(tuple(point), list(values) if values else None)
+        m = runtime_as_range(m)
+        combinations = 1
+        for iv in m.range_vars:
+            combinations *= max(iv.size, 1)
+        if combinations > MAX_RANGE_COMBINATIONS:
+            raise Skip(f"a map has {combinations} range-variable combinations per element")
+        total |= m.read_set(tuple(point))
     return total
 
 

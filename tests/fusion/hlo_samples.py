@@ -133,9 +133,9 @@ DATA_MOVEMENT = [
     fusion_module("""
   p0 = f32[4, 3] parameter(0)
   p1 = f32[] parameter(1)
-  pd = f32[9, 8] pad(p0, p1), padding=1_0_1x2_3_0
-  b = f32[2, 9, 8] broadcast(pd), dimensions={1, 2}
-  ROOT r = f32[18, 8] reshape(b)""", ["f32[4,3]", "f32[]"], "f32[18,8]"),
+  pd = f32[8, 8] pad(p0, p1), padding=1_0_1x2_3_0
+  b = f32[2, 8, 8] broadcast(pd), dimensions={1, 2}
+  ROOT r = f32[16, 8] reshape(b)""", ["f32[4,3]", "f32[]"], "f32[16,8]"),
     fusion_module("""
   p0 = f32[2, 3] parameter(0)
   p1 = f32[2, 4] parameter(1)
