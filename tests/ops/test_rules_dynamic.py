@@ -370,3 +370,23 @@ def test_scatter_from_parsed_text():
         if 0 <= v <= 9:
             got |= {u for u in rule_reads([updates], (3, 1), (v,)) if u[:2] == g}
     assert got == reference(instr, 0, (3, 1), 2, {1: ids}) == {(0, 0, 1), (0, 2, 1)}
+
+
+DS_TEXT = """HloModule m
+ENTRY e {
+  x = f32[8,6]{1,0} parameter(0)
+  i = s32[] parameter(1)
+  big = s32[] constant(11)
+  ROOT d = f32[3,4]{1,0} dynamic-slice(x, i, big), dynamic_slice_sizes={3,4}
+}
+"""
+
+
+def test_dynamic_slice_from_parsed_text_folds_the_constant_with_clamping():
+    instr = parse_module_text(DS_TEXT).entry.root
+    operand_map = output_to_input(instr)[0].maps[0]
+    assert [v.interval for v in operand_map.runtime_vars] == [(0, 5)]
+    assert rule_reads([operand_map], (1, 2), (4,)) == {(5, 4)}    # 11 clamps to 6 - 4 = 2
+    runtime = Runtime((4,), {1: np.array(4)})
+    check_out2in(instr, runtime=runtime)
+    check_in2out(instr, 0, runtime=runtime)

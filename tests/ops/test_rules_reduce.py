@@ -123,3 +123,25 @@ def test_select_and_scatter_corpus_shape():
     instr = instruction("select-and-scatter", f32(1, 7, 7, 2), [f32(1, 7, 7, 2), f32(1, 3, 3, 2), f32()],
                         window=window)
     check_all(instr, sample=100)
+
+
+WINDOW_TEXT = """HloModule m
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+ENTRY e {
+  x = f32[5,6]{1,0} parameter(0)
+  init = f32[] constant(-inf)
+  ROOT r = f32[5,3]{1,0} reduce-window(x, init), window={size=3x2 stride=2x2 pad=1_1x0_1 lhs_dilate=2x1 rhs_dilate=1x2}, to_apply=max
+}
+"""
+
+
+def test_reduce_window_from_parsed_text():
+    from hlo_index.hlo import parse_module_text
+    instr = parse_module_text(WINDOW_TEXT).entry.root
+    assert instr.attr("window")[0].base_dilation == 2 and instr.attr("window")[1].window_dilation == 2
+    assert [window_output_size(n, wd) for n, wd in zip((5, 6), instr.attr("window"))] == [5, 3]
+    check_all(instr)
