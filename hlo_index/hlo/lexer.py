@@ -30,9 +30,9 @@ _MASTER = re.compile(
     r"\s*(?:"
     rf"(?P<ATTRS>(?:{FAST_ATTR})+)"                 # one or more fast attributes, one token
     rf"|(?P<ATTR_SLOW>,[ \t]*{_ATTR_NAME}=)"          # any other value: brace-counted by scan_value
-    # the common instruction head "[ROOT] %name = f32[..]{..} opcode(operands)" as one token
+    # the common instruction "[ROOT] %name = f32[..]{..} opcode(operands), fast attributes" as one token
     rf"|(?P<INSTR>(?P<iroot>ROOT[ \t]+)?(?P<iname>{_NAME})[ \t]*=[ \t]*(?P<ishape>{_SHAPE})[ \t]+"
-    rf"(?P<iop>[a-z][\w.\-]*)\((?P<iargs>(?:[^()\"'\n]|{_STRING})*)\))"
+    rf"(?P<iop>[a-z][\w.\-]*)\((?P<iargs>(?:[^()\"'\n]|{_STRING})*)\)(?P<iattrs>(?:{FAST_ATTR})*))"
     rf"|(?P<DEF>(?:ROOT[ \t]+)?(?:{_NAME})[ \t]*=)"   # "ROOT %name =" / "%name ="
     rf"|(?P<SHAPE>{_SHAPE})"
     rf"|(?P<OPCALL>[a-z][\w.\-]*\((?:[^()\"'\n]|{_STRING})*\))"
@@ -59,7 +59,8 @@ MAX_NESTING = 256   # tuple shapes deeper than this are not real HLO; refusing k
 
 
 class InstrToken(Token):
-    """An INSTR token; ``parts`` = (is_root, name, name_pos, shape text, opcode, operand text)."""
+    """An INSTR token; ``parts`` = (is_root, name, name_pos, shape text, opcode, operand text,
+    fast attributes text, offset of that text in the token)."""
 
     __slots__ = ("parts",)
 
@@ -173,7 +174,7 @@ def tokenize(source: Source) -> Iterator[Token]:
             tok = str_new(InstrToken, value)
             name_pos = m.start("iname")
             tok.parts = (name_pos != start, m.group("iname"), name_pos, m.group("ishape"), m.group("iop"),
-                         m.group("iargs"))
+                         m.group("iargs"), m.group("iattrs"), m.start("iattrs") - start)
         elif kind == "COMMENT":
             pos = end
             continue

@@ -86,12 +86,19 @@ class _ModelBuilder(Transformer):
     def instruction(self, c: list) -> Instruction:
         first = c[0]
         if type(first) is InstrToken:
-            is_root, name, pos, shape_text, opcode, inner = first.parts
+            is_root, name, pos, shape_text, opcode, inner, attrs_text, attrs_offset = first.parts
             try:
                 shape = parse_array_shape(shape_text)
             except ShapeError as e:
                 raise _Failure(str(e), first, first.value.index(shape_text)) from None
-            return self._build(is_root, name, pos, shape, opcode, inner, first, c, 1)
+            instr = self._build(is_root, name, pos, shape, opcode, inner, first, c, 1)
+            if attrs_text:
+                attrs = instr.attrs
+                for m in _FAST_ATTR(attrs_text):
+                    self._attribute(instr, attrs, m.group(1), m.group(2), first, attrs_offset + m.start(1))
+                if opcode == "compare" and "type" in attrs:
+                    attrs["comparison_type"] = attrs["type"]
+            return instr
         head = first.value
         is_root = first.type == "ROOT_DEF"
         name = head[:-1].strip()
