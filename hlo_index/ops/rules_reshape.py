@@ -7,8 +7,10 @@ same construction with the shapes swapped.
 
 bitcast keeps the physical (memory) order: an index is permuted into its shape's
 major-to-minor order, reshaped between the two physical shapes, and permuted back into the other
-shape's logical order (transpose ∘ reshape ∘ transpose). Tiled layouts and element-width changes
-are UNDEFINED (the element order in memory is then not a row-major reshape of either shape).
+shape's logical order (transpose ∘ reshape ∘ transpose). An element-width change is the same
+with the wide side's physical shape given one more minor-most dim of ``wide / narrow`` elements
+(a range variable when the wide side is the map's domain). Tiled layouts are UNDEFINED here
+(memory order is tile-major; ``hlo_index.layout`` models tiles).
 
 bitcast-convert between element types of different width adds (narrowing) or removes
 (widening) a trailing dim of size ``wide_bits / narrow_bits``.
@@ -50,11 +52,13 @@ def bitcast_undefined_reason(src: Shape, dst: Shape) -> str | None:
         if s.layout is not None and s.layout.tiles:
             return (f"bitcast with a tiled {side} layout: memory order is tile-major, not a "
                     f"transpose-reshape-transpose of the logical shape")
-    if src.element_bits != dst.element_bits:
-        return (f"bitcast changes the element width ({src.element_type} {src.element_bits} bits -> "
-                f"{dst.element_type} {dst.element_bits} bits)")
-    if src.num_elements != dst.num_elements:
-        return f"bitcast between shapes of different element counts ({src.num_elements} vs {dst.num_elements})"
+    sb, db = src.element_bits, dst.element_bits
+    if not sb or not db or (sb % db and db % sb):
+        return (f"bitcast between element types whose widths do not divide each other "
+                f"({src.element_type} {sb} bits, {dst.element_type} {db} bits)")
+    if src.num_elements * sb != dst.num_elements * db:
+        return (f"bitcast between buffers of different bit sizes ({src.num_elements} x {sb} vs "
+                f"{dst.num_elements} x {db})")
     return None
 
 
@@ -66,12 +70,25 @@ def bitcast_map(src: Shape, dst: Shape) -> IndexingMap:
     if src.num_elements == 0:
         return IndexingMap.known_empty(src.rank, dst.rank)
     src_order, dst_order = major_to_minor(src), major_to_minor(dst)
-    physical = reshape_exprs([dim(k) for k in src_order], [src.dims[k] for k in src_order],
-                             [dst.dims[k] for k in dst_order])
+    exprs = [dim(k) for k in src_order]
+    src_physical = [src.dims[k] for k in src_order]
+    dst_physical = [dst.dims[k] for k in dst_order]
+    ranges = []
+    if src.element_bits > dst.element_bits:     # one source element spans `ratio` destination ones
+        ratio = src.element_bits // dst.element_bits
+        exprs.append(range_var(0))
+        src_physical.append(ratio)
+        ranges.append(full_interval(ratio))
+        physical = reshape_exprs(exprs, src_physical, dst_physical)
+    elif src.element_bits < dst.element_bits:   # `ratio` source elements make one destination one
+        ratio = dst.element_bits // src.element_bits
+        physical = reshape_exprs(exprs, src_physical, dst_physical + [ratio])[:-1]
+    else:
+        physical = reshape_exprs(exprs, src_physical, dst_physical)
     results = [None] * dst.rank
     for position, logical in enumerate(dst_order):
         results[logical] = physical[position]
-    return IndexingMap.from_shape_dims(src.dims, results)
+    return IndexingMap.from_shape_dims(src.dims, results, range_vars=ranges)
 
 
 @output_to_input_rule("bitcast")

@@ -130,15 +130,19 @@ def bitcast_reads(instr, output_index, out_point, operand_index, runtime_values)
     for s in (src, dst):
         if s.layout is not None and s.layout.tiles:
             raise NoReference("bitcast of a tiled layout: element order in memory not modelled here")
-    if src.element_bits != dst.element_bits:
-        raise NoReference("bitcast changing the element width")
-    # Memory holds the operand in its physical (major-to-minor) order; the output reads the same
-    # memory through its own physical order.
+    src_bits, dst_bits = src.element_bits, dst.element_bits
+    if not src_bits or not dst_bits or src.num_elements * src_bits != dst.num_elements * dst_bits:
+        raise NoReference("bitcast between buffers of different bit sizes")
+    # Memory holds the operand's tags in its physical (major-to-minor) order. The output element
+    # at physical position j covers bits [j * dst_bits, (j + 1) * dst_bits) of that memory.
     memory = np.transpose(tagged(src.dims), _major_to_minor(src)).reshape(-1)
     dst_order = _major_to_minor(dst)
-    physical_out = memory.reshape([dst.dims[d] for d in dst_order])
-    out = np.transpose(physical_out, np.argsort(dst_order))
-    return _read_tag(out, out_point, src.dims)
+    j = int(np.ravel_multi_index([out_point[d] for d in dst_order], [dst.dims[d] for d in dst_order])) if dst.dims else 0
+    first, last = (j * dst_bits) // src_bits, ((j + 1) * dst_bits - 1) // src_bits
+    found = set()
+    for tag in memory[first:last + 1]:
+        found |= _untag(int(tag), src.dims)
+    return found
 
 
 @reads("bitcast-convert")

@@ -34,14 +34,19 @@ def test_reshape_matches_reference(data):
 @given(st.data())
 def test_bitcast_matches_reference(data):
     src = data.draw(dims_strategy(0, 4, max_size=5))
+    src_type, dst_type = data.draw(st.sampled_from([("f32", "f32"), ("f32", "s32"), ("f32", "u8"), ("u8", "f32"),
+                                                    ("bf16", "u32"), ("f64", "s16"), ("s4", "u8")]))
+    src_bits, dst_bits = array_shape(src_type, ()).element_bits, array_shape(dst_type, ()).element_bits
+    if src_bits < dst_bits:   # the narrow side's element count must fill whole wide elements
+        src = tuple(src) + (dst_bits // src_bits,)
     src_m2m = data.draw(permutation(len(src)))
-    physical = data.draw(factorization(math.prod(src)))
+    physical = data.draw(factorization(math.prod(src) * src_bits // dst_bits))
     dst_m2m = data.draw(permutation(len(physical)))
     # Logical dst dims: the physical (major-to-minor) dims placed at their logical positions.
     dst = [0] * len(physical)
     for position, logical in enumerate(reversed(dst_m2m)):
         dst[logical] = physical[position]
-    instr = instruction("bitcast", f32(*dst, m2m=dst_m2m), [f32(*src, m2m=src_m2m)])
+    instr = instruction("bitcast", array_shape(dst_type, dst, dst_m2m), [array_shape(src_type, src, src_m2m)])
     check_out2in(instr)
     check_in2out(instr, 0)
 
@@ -66,8 +71,17 @@ def test_bitcast_undefined_cases():
     tiled = Shape("f32", (8, 128), (False, False), Layout((1, 0), (Tile((8, 128)),)))
     m = output_to_input(instruction("bitcast", f32(1024), [tiled]))[0].maps[0]
     assert m.is_undefined and "tiled" in m.undefined_reason
-    m = output_to_input(instruction("bitcast", array_shape("u8", (4, 4)), [f32(4)]))[0].maps[0]
-    assert m.is_undefined and "width" in m.undefined_reason
+    m = output_to_input(instruction("bitcast", array_shape("u8", (4, 3)), [f32(4)]))[0].maps[0]
+    assert m.is_undefined and "bit sizes" in m.undefined_reason
+    m = output_to_input(instruction("bitcast", array_shape("f6e2m3fn", (16,)), [f32(3)]))[0].maps[0]
+    assert m.is_undefined and "divide" in m.undefined_reason
+
+
+def test_bitcast_changing_width():
+    # f32[4] as u8[16]: output byte j is part of float j floordiv 4.
+    narrow = instruction("bitcast", array_shape("u8", (16,)), [f32(4)])
+    assert_map_text(output_to_input(narrow)[0].maps[0], "(d0) -> (d0 floordiv 4), domain: d0 in [0, 15]")
+    assert_map_text(input_to_output(narrow, 0)[0][0], "(d0)[s0] -> (d0 * 4 + s0), domain: d0 in [0, 3], s0 in [0, 3]")
 
 
 def test_spec_collapse_and_expand():
