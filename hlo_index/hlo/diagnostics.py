@@ -36,7 +36,7 @@ def line_of(text: str, line: int) -> str:
         if start == 0:
             return ""
     end = text.find("\n", start)
-    return text[start:] if end < 0 else text[start:end]
+    return (text[start:] if end < 0 else text[start:end]).rstrip("\r")
 
 
 def format_diagnostic(d: Diagnostic) -> str:

@@ -147,3 +147,10 @@ def test_bad_attribute_column_points_at_that_attribute():
     assert (d.line, d.column) == (5, 41) and "dimensions" in d.message
     d = diagnostic_of(GOOD.replace("f32[4] parameter", "f32[4]{3} parameter"))
     assert (d.line, d.column) == (4, 8) and "permutation" in d.message
+
+
+def test_crlf_line_endings():
+    crlf = GOOD.replace("\n", "\r\n")
+    assert parse_module_text(crlf).entry.root.opcode == "negate"
+    d = diagnostic_of(crlf.replace("negate(%p)", "negate(%p) junk"))
+    assert (d.line, d.column) == (5, 31) and d.source_line == "  ROOT %n = f32[4] negate(%p) junk"
