@@ -1,6 +1,7 @@
 """Composition of indexing maps and symbol rewrites (rescaling)."""
 from __future__ import annotations
 
+from .bounds import Domain
 from .expr import DIM, MOD, RANGE, RUNTIME, Expr, replace_variables, variable
 from .indexing_map import IndexingMap
 from .interval import Interval
@@ -45,7 +46,11 @@ def compose(outer: IndexingMap, inner: IndexingMap) -> IndexingMap:
                    for e, b in outer.constraints]
     constraints += [(replace_variables(e, shift_inner, inner_memo), b)
                     for e, b in inner.constraints]
-    constraints += [(e, b) for e, b in zip(inner_results, outer.dims)]
+    # Results that provably stay inside the outer dimension need no constraint; checking with
+    # inner's cached bounds here saves normalising constraints that simplify would drop.
+    inner_domain = Domain(inner.dims, inner.range_vars, [v.interval for v in inner.runtime_vars])
+    constraints += [(e, b) for e, original, b in zip(inner_results, inner.results, outer.dims)
+                    if not b.contains_interval(inner_domain.bounds(original))]
     composed = IndexingMap._from_parts(
         inner.dims, outer.range_vars + inner.range_vars,
         outer.runtime_vars + inner.runtime_vars, results, constraints)
