@@ -77,9 +77,10 @@ def async_start_reads(instr, output_index, out_point, operand_index, runtime_val
     return _permuted(instr, out_point, runtime_values)
 
 
-@reads("all-gather-done", "collective-permute-done", "collective-broadcast")
+@reads("all-gather-done", "collective-permute-done", "collective-broadcast", "all-reduce-done")
 def forwarding_reads(instr, output_index, out_point, operand_index, runtime_values):
-    # done: element 1 of the start tuple unchanged; collective-broadcast: the root's operand i.
+    # done: the start's result unchanged (element 1 of the start tuple for all-gather and
+    # collective-permute); collective-broadcast: the root replica's operand i.
     if instr.opcode == "collective-broadcast" and operand_index != output_index:
         return set()
     return {tuple(out_point)}

@@ -10,7 +10,7 @@ from hlo_index.ops import input_to_output, output_to_input
 from .oracle_check import Runtime, check_in2out, check_out2in
 from .strategies import dims_strategy
 
-SETTINGS = settings(deadline=None, derandomize=True, max_examples=15)
+SETTINGS = settings(deadline=None, derandomize=True, max_examples=20)
 
 
 def f32(*dims):
@@ -104,3 +104,10 @@ def test_async_all_gather_and_permute():
 def test_collective_broadcast():
     instr = instruction("collective-broadcast", f32(3, 2), [f32(3, 2)], replica_groups="{{0,1}}")
     check_every_replica(instr, [0, 1])
+
+
+def test_async_all_reduce():
+    start = instruction("all-reduce-start", f32(3, 2), [f32(3, 2)], replica_groups="{}")
+    done = instruction("all-reduce-done", f32(3, 2), [start])
+    for instr in (start, done):
+        check_every_replica(instr, [0])

@@ -13,7 +13,7 @@ from .oracle_check import check_in2out, check_out2in
 from .spec_text import assert_map_text
 from .strategies import dims_strategy, permutation
 
-SETTINGS = settings(deadline=None, derandomize=True, max_examples=25)
+SETTINGS = settings(deadline=None, derandomize=True, max_examples=40)
 
 
 def f32(*dims):
