@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..affine import Expr, IndexingMap, Interval, const, dim, range_var
+from ..affine import Expr, IndexingMap, Interval, const, range_var
 from ..hlo.model import Shape
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from hlo_index.affine import parse_map
 from hlo_index.hlo.build import array_shape, instruction
 from hlo_index.hlo.model import PadDim, SliceDim
 from hlo_index.ops import input_to_output, output_to_input
