@@ -335,10 +335,11 @@ def scatter_output_to_input(instr: Instruction, output_index: int) -> list[Opera
         constraints.append(_in_range(results[u], update_dims[u]))
     for d in instr.attr("inserted_window_dims", ()):
         constraints.append(_in_range(dim(d) - start[d], 1))
-    if starts.never_valid:
-        update_map = IndexingMap.known_empty(len(dims), len(update_dims))
-    else:
-        update_map = IndexingMap(domain, ranges.intervals, starts.runtime, results, constraints)
+    if starts.never_valid:   # no update ever lands: the output is its own operand
+        return ([OperandMaps(k, (IndexingMap.identity(dims),) if k == output_index else ())
+                 for k in range(count)] + [OperandMaps(count, (indices_map,))]
+                + [OperandMaps(k, ()) for k in range(count + 1, 2 * count + 1)])
+    update_map = IndexingMap(domain, ranges.intervals, starts.runtime, results, constraints)
     identity = IndexingMap.identity(dims)
     return ([OperandMaps(k, (identity,)) for k in range(count)] + [OperandMaps(count, (indices_map,))]
             + [OperandMaps(k, (update_map,)) for k in range(count + 1, 2 * count + 1)])
@@ -350,20 +351,20 @@ def scatter_input_to_output(instr: Instruction, operand_index: int) -> list[tupl
         _scatter_layout(instr)
     dims = instr.operands[0].shape.dims
     per_output = instr.shape.num_outputs
-    if operand_index < count:
-        return [(IndexingMap.identity(dims),)] * per_output
     if operand_index == count:
         return [(_indices_to_everything(instr.operands[count].shape.dims, dims),)] * per_output
     batch_exprs = [dim(u) for u in scatter_update_dims]
     starts = Starts()
     results = _scatter_starts(instr, batch_exprs, window_size, starts)
+    if operand_index < count:
+        # Operand i feeds output j != i only through the combiner, i.e. where updates land.
+        return [(IndexingMap.identity(dims),) if j == operand_index or not starts.never_valid else ()
+                for j in range(per_output)]
+    if starts.never_valid:
+        return [()] * per_output
     for d, u in zip(window_operand_dims, window_update_dims):
         results[d] = results[d] + dim(u)
-    if starts.never_valid:
-        update_map = IndexingMap.known_empty(len(update_dims), len(dims))
-    else:
-        update_map = IndexingMap([full_interval(n) for n in update_dims], (), starts.runtime, results)
-    return [(update_map,)] * per_output
+    return [(IndexingMap([full_interval(n) for n in update_dims], (), starts.runtime, results),)] * per_output
 
 
 def _indices_to_everything(indices_dims: Sequence[int], dims: Sequence[int]) -> IndexingMap:

@@ -390,3 +390,23 @@ def test_dynamic_slice_from_parsed_text_folds_the_constant_with_clamping():
     runtime = Runtime((4,), {1: np.array(4)})
     check_out2in(instr, runtime=runtime)
     check_in2out(instr, 0, runtime=runtime)
+
+
+def test_scatter_with_a_constant_out_of_range_index_never_updates():
+    # Variadic scatter whose (uniform, constant) start 7 leaves no room for a window of 4 in 8.
+    operands = [f32(8), f32(8), constant(s32(1), "{7}"), f32(4), f32(4)]
+    instr = instruction("scatter", tuple_shape(f32(8), f32(8)), operands, update_window_dims=(0,),
+                        inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), index_vector_dim=0)
+    for j in range(2):
+        check_out2in(instr, j)
+        per_operand = output_to_input(instr, j)
+        assert per_operand[1 - j].maps == () and per_operand[3].maps == ()
+    for i in range(5):
+        check_in2out(instr, i)
+    # In range (start 3): folded, every update lands, and both operands feed both outputs.
+    operands[2] = constant(s32(1), "{3}")
+    instr = instruction("scatter", tuple_shape(f32(8), f32(8)), operands, update_window_dims=(0,),
+                        inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), index_vector_dim=0)
+    assert output_to_input(instr, 0)[3].maps[0].runtime_vars == ()
+    for i in (2, 3, 4):
+        check_in2out(instr, i)
