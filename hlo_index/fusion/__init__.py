@@ -68,9 +68,11 @@ def _computation_out2in(comp: Computation, operands: int) -> list[OperandIndexin
     rows: list[OperandIndexing] = []
     for out in range(_num_outputs(comp)):
         per_param = computation_output_to_input(comp, out)
+        elements_of: dict[int, list[int]] = {}
+        for p, e in per_param:   # keys are sorted: elements come out ascending
+            elements_of.setdefault(p, []).append(e)
         for operand in range(operands):
-            elements = sorted(e for (p, e) in per_param if p == operand) or [0]
-            for element in elements:
+            for element in elements_of.get(operand, (0,)):
                 rows.append(OperandIndexing(operand, out, per_param.get((operand, element), ()), element))
     return rows
 

@@ -11,10 +11,9 @@ Results are memoised per computation object and, when they carry no instance-spe
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..affine import IndexingMap, Interval, dim
 from ..hlo.model import Computation, Instruction
+from . import rule_cache
 from .fingerprint import computation_fingerprint
 from .mapset import MapSet
 from .traverse import post_order, tuple_element, users_of
@@ -23,10 +22,20 @@ from .traverse import post_order, tuple_element, users_of
 ParameterMaps = dict[tuple[int, int], tuple[IndexingMap, ...]]
 
 
-@dataclass(frozen=True, slots=True)
 class _Walk:
-    order: list[Instruction]
-    users: dict[int, list[tuple[Instruction, int]]]
+    """Post-order of a computation; its users table is built only when a forward walk needs it."""
+
+    __slots__ = ("order", "_users")
+
+    def __init__(self, order: list[Instruction]) -> None:
+        self.order = order
+        self._users: dict[int, list[tuple[Instruction, int]]] | None = None
+
+    @property
+    def users(self) -> dict[int, list[tuple[Instruction, int]]]:
+        if self._users is None:
+            self._users = users_of(self.order)
+        return self._users
 
 
 _WALKS: dict[int, tuple[Computation, _Walk]] = {}
@@ -41,14 +50,14 @@ def clear_cache() -> None:
     _BY_OBJECT.clear()
     _BY_FINGERPRINT.clear()
     _FINGERPRINTS.clear()
+    rule_cache.clear()
 
 
 def _walk(comp: Computation) -> _Walk:
     hit = _WALKS.get(id(comp))
     if hit is not None and hit[0] is comp:
         return hit[1]
-    order = post_order(comp)
-    walk = _Walk(order, users_of(order))
+    walk = _Walk(post_order(comp))
     _WALKS[id(comp)] = (comp, walk)
     return walk
 
@@ -115,7 +124,7 @@ def compose_step(op_map: IndexingMap, to_value: IndexingMap, instr: Instruction,
             return to_value
         if is_identity(to_value) and to_value.dims == box:
             return op_map.simplified().remove_unused_variables()
-    return op_map.compose(to_value).simplified().remove_unused_variables()
+    return rule_cache.composed(op_map, to_value)
 
 
 _IDENTITY_RESULTS: list[tuple] = [()]
@@ -143,7 +152,6 @@ def full_box(dims: tuple[int, ...]) -> tuple[Interval, ...]:
 
 
 def _output_to_input(comp: Computation, output_index: int) -> ParameterMaps:
-    from .. import ops
     walk = _walk(comp)
     root = comp.root
     if root is None:
@@ -162,7 +170,7 @@ def _output_to_input(comp: Computation, output_index: int) -> ParameterMaps:
             to_value = state.pop((id(instr), out), None)
             if not to_value:
                 continue
-            for operand_maps in ops.output_to_input(instr, out):
+            for operand_maps in rule_cache.output_to_input(instr, out):
                 if not operand_maps.maps:
                     continue
                 operand = instr.operands[operand_maps.operand]
@@ -175,7 +183,6 @@ def _output_to_input(comp: Computation, output_index: int) -> ParameterMaps:
 
 
 def _input_to_output(comp: Computation, parameter_number: int) -> list[tuple[IndexingMap, ...]]:
-    from .. import ops
     walk = _walk(comp)
     root = comp.root
     if root is None:
@@ -204,7 +211,7 @@ def _input_to_output(comp: Computation, parameter_number: int) -> list[tuple[Ind
                         f"{user.opcode}: consumes the tuple-shaped value '{instr.name}' whole"),)
                         for _ in range(user.shape.num_outputs)]
                 else:
-                    per_output = ops.input_to_output(user, position)
+                    per_output = rule_cache.input_to_output(user, position)
                 value_dims = instr.shape.leaf(element).dims
                 for out, op_maps in enumerate(per_output):
                     if not op_maps:

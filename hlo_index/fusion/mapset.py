@@ -31,6 +31,9 @@ class MapSet:
             if self._empty is None:
                 self._empty = m
             return
+        for known in self._maps:   # the same object arrives again and again: skip hashing it
+            if known is m:
+                return
         if m not in self._maps:
             self._maps[m] = None
 

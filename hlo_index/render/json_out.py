@@ -7,4 +7,4 @@ from .report import ModuleReport, document
 
 
 def render_json(modules: list[ModuleReport]) -> str:
-    return json.dumps(document(modules), indent=1)
+    return json.dumps(document(modules))   # no indent: the C encoder, 10x faster on big dumps
