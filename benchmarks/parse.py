@@ -86,17 +86,17 @@ def main(argv: list[str]) -> int:
         except Exception as e:  # jaxlib API drift: report, do not fail the benchmark
             result["xla_error"] = f"{type(e).__name__}: {e}"
 
-    print(f"{'input':<28}{result['input']}  ({result['bytes'] / 2**20:.1f} MB, {n_instr} instructions)")
-    print(f"{'parse (median of 5)':<28}{result['parse_median_s']:.3f} s   (target <= 1.5 s)")
-    print(f"{'parse CPU time (median of 5)':<28}{result['parse_cpu_median_s']:.3f} s")
-    print(f"{'load incl. gunzip (med 3)':<28}{result['load_median_s']:.3f} s")
+    print(f"{'input':<30}{result['input']}  ({result['bytes'] / 2**20:.1f} MB, {n_instr} instructions)")
+    print(f"{'parse (median of 5)':<30}{result['parse_median_s']:.3f} s   (target <= 1.5 s)")
+    print(f"{'parse CPU time (median of 5)':<30}{result['parse_cpu_median_s']:.3f} s")
+    print(f"{'load incl. gunzip (med 3)':<30}{result['load_median_s']:.3f} s")
     if result["load_average_1min"] is not None:
-        print(f"{'machine load average':<28}{result['load_average_1min']:.2f} ({os.cpu_count()} CPUs)")
-    print(f"{'peak Python memory':<28}{result['peak_python_memory_mb']:.1f} MB")
+        print(f"{'machine load average':<30}{result['load_average_1min']:.2f} ({os.cpu_count()} CPUs)")
+    print(f"{'peak Python memory':<30}{result['peak_python_memory_mb']:.1f} MB")
     if "xla_median_s" in result:
-        print(f"{'XLA C++ parser (median)':<28}{result['xla_median_s']:.3f} s   ratio {result['ratio_vs_xla']:.2f}x")
+        print(f"{'XLA C++ parser (median)':<30}{result['xla_median_s']:.3f} s   ratio {result['ratio_vs_xla']:.2f}x")
     else:
-        print(f"{'XLA C++ parser':<28}not measured ({result.get('xla_error', 'jaxlib not importable')})")
+        print(f"{'XLA C++ parser':<30}not measured ({result.get('xla_error', 'jaxlib not importable')})")
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
     with open(os.path.join(HERE, "results", "parse.json"), "w") as f:
         json.dump(result, f, indent=2)
