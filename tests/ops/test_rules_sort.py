@@ -66,3 +66,25 @@ def test_sort_from_parsed_text():
     for om in output_to_input(instr, 1):
         assert_map_text(om.maps[0], "(d0, d1)[s0] -> (d0, s0), domain: d0 in [0, 3], d1 in [0, 15], s0 in [0, 15]")
     check_all(instr)
+
+
+ARGSORT_TEXT = SORT_TEXT.replace("s32[4,16]{1,0} parameter(1)", "s32[4,16]{1,0} iota(), iota_dimension=1")
+
+
+def test_argsort_keys_do_not_read_the_payload():
+    # The comparator only looks at parameters 0/1 (operand 0): the sorted keys never read the
+    # iota payload, the permuted payload reads both.
+    instr = parse_module_text(ARGSORT_TEXT).entry.root
+    keys_out = output_to_input(instr, 0)
+    assert keys_out[0].maps and keys_out[1].maps == ()
+    assert all(om.maps for om in output_to_input(instr, 1))
+    check_all(instr)
+
+
+def test_comparator_on_the_payload_makes_it_a_key():
+    text = SORT_TEXT.replace("ROOT lt = pred[] compare(a, b), direction=LT",
+                             "ROOT lt = pred[] compare(c, d), direction=LT")
+    instr = parse_module_text(text).entry.root
+    assert output_to_input(instr, 0)[0].maps and output_to_input(instr, 0)[1].maps
+    assert output_to_input(instr, 1)[0].maps == ()
+    check_all(instr)
