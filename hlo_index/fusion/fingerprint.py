@@ -22,7 +22,8 @@ def _hashable(value: object) -> object:
 
 
 def computation_fingerprint(comp: Computation, _memo: dict[int, tuple] | None = None) -> tuple:
-    """Every instruction's opcode, shape, operand positions, attributes and callees, names left out."""
+    """Every instruction's opcode, shape, operand positions, attributes (text order) and callees,
+    names left out. Attribute order is not normalised: a reordered copy is merely analysed again."""
     memo = {} if _memo is None else _memo
     if id(comp) in memo:
         return memo[id(comp)]
@@ -38,7 +39,6 @@ def computation_fingerprint(comp: Computation, _memo: dict[int, tuple] | None = 
         for role, callee in instr.called.items():
             if role not in instr.attrs:
                 attrs.append((role, computation_fingerprint(callee, memo)))
-        attrs.sort(key=lambda kv: kv[0])
         rows.append((instr.opcode, instr.shape, tuple(position.get(id(o), -1) for o in instr.operands),
                      instr.parameter_number, instr.literal, instr is comp.root, tuple(attrs)))
     key = tuple(rows)

@@ -37,7 +37,9 @@ def structural_key(instr: Instruction) -> Optional[tuple]:
     (May be unhashable when an attribute value is; callers then compute without the cache.)"""
     if instr.opcode in _NOT_CACHED_OPCODES:
         return None
-    return (instr.opcode, instr.shape, tuple(sorted(instr.attrs.items())),
+    # attrs in text order (not sorted): equal ops in one dump print their attributes alike, and a
+    # differently ordered copy only misses the cache
+    return (instr.opcode, instr.shape, tuple(instr.attrs.items()),
             tuple(_operand_key(o) for o in instr.operands))
 
 

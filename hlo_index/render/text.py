@@ -107,14 +107,17 @@ def _counts(t: TargetReport) -> tuple[int, int, int, int]:
 
 
 def summary_table(modules: Iterable[ModuleReport]) -> Table:
+    modules = [m for m in modules if m.targets]
+    several_modules = len(modules) > 1   # one module: its name is already printed above
     table = Table(title="summary", title_justify="left")
-    for col, justify in (("module", "left"), ("target", "left"), ("kind", "left"), ("operands", "right"),
-                         ("maps", "right"), ("read several ways", "right"), ("unknown", "right")):
+    columns = (("module", "left"),) if several_modules else ()
+    for col, justify in columns + (("target", "left"), ("kind", "left"), ("operands", "right"),
+                                   ("maps", "right"), ("read several ways", "right"), ("unknown", "right")):
         table.add_column(col, justify=justify)
     for mod in modules:
         for t in mod.targets:
             n, maps, several, unknown = _counts(t)
-            table.add_row(mod.name, t.name, t.kind, str(n), str(maps),
+            table.add_row(*((mod.name,) if several_modules else ()), t.name, t.kind, str(n), str(maps),
                           Text(str(several), style="bold red" if several else ""),
                           Text(str(unknown), style="yellow" if unknown else ""))
     return table

@@ -188,3 +188,19 @@ def test_check_github_annotations_and_unreadable(runner, tmp_path):
     assert "%0A  (d0, d1) -> (d1, d0)" in line or "%0A  (d0, d1) -> (d0, d1)" in line
     result = runner.invoke(main, ["check", path, str(tmp_path / "missing.hlo"), "--exit-zero"])
     assert result.exit_code == 2
+
+
+def test_no_color_and_color_always(runner, tmp_path):
+    path = write(tmp_path, "m.hlo", s.TRANSPOSE_ADD)
+    plain = runner.invoke(main, ["analyze", path], env={"NO_COLOR": "1"})
+    assert plain.exit_code == 0 and "\x1b[" not in plain.stdout
+    coloured = runner.invoke(main, ["analyze", path, "--color", "always"])
+    assert coloured.exit_code == 0 and "\x1b[" in coloured.stdout
+
+
+def test_directory_input_and_in2out_text(runner, tmp_path):
+    write(tmp_path, "a.hlo", s.TRANSPOSE_CHAIN)
+    write(tmp_path, "b.hlo", s.MULTI_OUTPUT)
+    result = runner.invoke(main, ["analyze", str(tmp_path), "--direction", "both", "--color", "never"])
+    assert result.exit_code == 0
+    assert "input → output" in result.stdout and "output 2" in result.stdout
