@@ -23,6 +23,7 @@ from ..affine import IndexingMap, dim, range_var
 from ..hlo.model import Instruction, Shape
 from .registry import OperandMaps, input_to_output_rule, output_to_input_rule
 from .shape_maps import full_interval, identity_map, major_to_minor, reshape_exprs
+from ..layout import bitcast_map as tiled_bitcast_map, is_tiled
 
 
 def _reshape_map(src: Sequence[int], dst: Sequence[int]) -> IndexingMap:
@@ -64,6 +65,9 @@ def bitcast_undefined_reason(src: Shape, dst: Shape) -> str | None:
 
 def bitcast_map(src: Shape, dst: Shape) -> IndexingMap:
     """Map from an index of ``src`` to the index of ``dst`` sharing its memory location."""
+    if not src.is_tuple and not dst.is_tuple and (is_tiled(src) or is_tiled(dst)):
+        # Tile-major memory order: the layout engine composes logical -> physical -> logical.
+        return tiled_bitcast_map(src, dst)
     reason = bitcast_undefined_reason(src, dst)
     if reason is not None:
         return IndexingMap.undefined(reason)
