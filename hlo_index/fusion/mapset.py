@@ -13,16 +13,21 @@ from ..affine import IndexingMap
 # Above this many candidate points (dims x range vars) a semantic comparison would only be a
 # sample, which cannot prove two maps equal; such maps stay distinct (the conservative answer).
 SEMANTIC_CHECK_LIMIT = 1 << 14
+# Beyond this many distinct maps for one value (whole training-step ENTRY computations, where a
+# weight reaches the root along thousands of paths) the set becomes one UNDEFINED map: listing
+# them would neither finish nor help anyone read the output.
+MAX_MAPS_PER_VALUE = 64
 
 
 class MapSet:
     """Distinct maps in arrival order; KNOWN EMPTY is dropped as soon as a non-empty map exists."""
 
-    __slots__ = ("_maps", "_empty")
+    __slots__ = ("_maps", "_empty", "_overflow")
 
     def __init__(self, maps: Iterable[IndexingMap] = ()) -> None:
         self._maps: dict[IndexingMap, None] = {}
         self._empty: IndexingMap | None = None
+        self._overflow = False
         for m in maps:
             self.add(m)
 
@@ -34,8 +39,14 @@ class MapSet:
         for known in self._maps:   # the same object arrives again and again: skip hashing it
             if known is m:
                 return
+        if self._overflow:
+            return
         if m not in self._maps:
             self._maps[m] = None
+            if len(self._maps) > MAX_MAPS_PER_VALUE:
+                self._overflow = True
+                self._maps = {IndexingMap.undefined(
+                    f"more than {MAX_MAPS_PER_VALUE} distinct access patterns reach this value"): None}
 
     def update(self, maps: Iterable[IndexingMap]) -> None:
         for m in maps:
