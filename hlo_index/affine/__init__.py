@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .expr import (Expr, NonAffineError, ceildiv, const, dim, floordiv, mod, range_var,
                    runtime_var)
+from .bounds import clear_domain_memos as _clear_domain_memos
 from .expr import clear_intern_table as _clear_intern_table
 from .indexing_map import IndexingMap
 from .interval import Interval, RuntimeVar
@@ -21,6 +22,9 @@ __all__ = [
 def clear_caches() -> None:
     """Empty every intern table and memo, so that the next timings are cold.
 
-    Expressions built before the call stay valid and compare equal (by structure) to new ones.
-    Per-domain memos live in short-lived objects and need no clearing."""
+    Expressions built before the call stay valid and compare equal (by structure) to new ones."""
     _clear_intern_table()
+    _clear_domain_memos()
+    from .simplify import _DIVISORS
+
+    _DIVISORS.clear()

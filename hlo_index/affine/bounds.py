@@ -15,10 +15,21 @@ from .expr import CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, RUNTIME, SUM, Expr
 from .interval import Interval
 
 
-class Domain:
-    """Variable bounds of one map plus the per-node bounds memo."""
+# Memos shared by every Domain with the same variable bounds (maps composed along a chain or
+# simplified again keep their dims): domain key -> (bounds memo, simplification memo). Bounded,
+# and emptied by clear_caches().
+_SHARED: dict[tuple, tuple[dict, dict]] = {}
+_MAX_SHARED_DOMAINS = 4096
 
-    __slots__ = ("dims", "range_vars", "runtime_vars", "_memo", "_by_kind")
+
+def clear_domain_memos() -> None:
+    _SHARED.clear()
+
+
+class Domain:
+    """Variable bounds of one map plus the per-node bounds memo (shared by equal domains)."""
+
+    __slots__ = ("dims", "range_vars", "runtime_vars", "_memo", "_by_kind", "simplified_memo")
 
     def __init__(self, dims: Sequence[Interval], range_vars: Sequence[Interval] = (),
                  runtime_vars: Sequence[Interval] = ()) -> None:
@@ -26,7 +37,15 @@ class Domain:
         self.range_vars = tuple(range_vars)
         self.runtime_vars = tuple(runtime_vars)
         self._by_kind = {DIM: self.dims, RANGE: self.range_vars, RUNTIME: self.runtime_vars}
-        self._memo: dict[Expr, Interval] = {}
+        key = (self.dims, self.range_vars, self.runtime_vars)
+        memos = _SHARED.get(key)
+        if memos is None:
+            if len(_SHARED) >= _MAX_SHARED_DOMAINS:
+                _SHARED.clear()
+            memos = _SHARED[key] = ({}, {})
+        self._memo: dict[Expr, Interval] = memos[0]
+        # node -> its simplified form over this domain (used by simplify.Simplifier)
+        self.simplified_memo: dict[Expr, Expr] = memos[1]
 
     def variable_bounds(self, var: Expr) -> Interval:
         intervals = self._by_kind[var.kind]

@@ -48,7 +48,10 @@ class Expr:
     value: int  # constant value, variable index, divisor, or the constant part of a sum
     operand: "Expr | None"  # the sub-expression of floordiv / ceildiv / mod
     terms: tuple  # ((atom, coefficient), ...) of a sum, canonical order; () otherwise
-    key: tuple  # injective structural key, also the canonical sort key
+    # Injective structural key, also the canonical sort key. Children's keys are nested (not
+    # copied), so building a key is O(children); every key is a prefix-free preorder code, so
+    # comparing nested keys orders exactly like comparing their flattened forms.
+    key: tuple
 
     # ----------------------------------------------------------------------------- identity
     def __eq__(self, other: object) -> bool:
@@ -226,12 +229,13 @@ def make_sum(constant: int, coefficients: dict) -> Expr:
         return const(constant)
     if len(items) == 1 and constant == 0 and items[0][1] == 1:
         return items[0][0]
-    items.sort(key=_atom_key)
+    if len(items) > 1:
+        items.sort(key=_atom_key)
     terms = tuple(items)
     key = [SUM, len(terms), constant]
     for atom, k in terms:
         key.append(k)
-        key.extend(atom.key)
+        key.append(atom.key)
     return _new(SUM, constant, None, terms, tuple(key))
 
 
@@ -289,7 +293,7 @@ def linear(constant: int, terms: Iterable[tuple]) -> Expr:
 
 # ---------------------------------------------------------------------------- divisions
 def _division(kind: int, operand: Expr, divisor: int) -> Expr:
-    return _new(kind, divisor, operand, (), (kind, *operand.key, divisor))
+    return _new(kind, divisor, operand, (), (kind, operand.key, divisor))
 
 
 def _split_multiples(e: Expr, c: int):

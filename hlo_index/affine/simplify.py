@@ -17,17 +17,23 @@ INFINITE = 0  # digit descriptor upper bound meaning "no mod": x floordiv lo
 
 
 # ------------------------------------------------------------------------------- helpers
-def _divisors(n: int) -> list[int]:
-    """Divisors of n strictly between 1 and n, largest first."""
-    found = []
-    i = 2
-    while i * i <= n:
-        if n % i == 0:
-            found.append(i)
-            if i * i != n:
-                found.append(n // i)
-        i += 1
-    return sorted(found, reverse=True)
+_DIVISORS: dict[int, tuple[int, ...]] = {}
+
+
+def _divisors(n: int) -> tuple[int, ...]:
+    """Divisors of n strictly between 1 and n, largest first (memoised: divisors repeat)."""
+    found = _DIVISORS.get(n)
+    if found is None:
+        pairs = []
+        i = 2
+        while i * i <= n:
+            if n % i == 0:
+                pairs.append(i)
+                if i * i != n:
+                    pairs.append(n // i)
+            i += 1
+        found = _DIVISORS[n] = tuple(sorted(pairs, reverse=True))
+    return found
 
 
 def _split_by_factor(x: Expr, g: int):
@@ -46,21 +52,54 @@ def _split_by_factor(x: Expr, g: int):
 
 def _factor_split(x: Expr, c: int, dom: Domain):
     """Find ``g | c`` and ``x == g*y + z`` with ``0 <= z < g`` (``z`` shifted by whole ``g``s
-    into that window when it fits one); largest ``g`` wins. Returns ``(g, y, z)`` or None."""
+    into that window when it fits one); largest ``g`` wins. Returns ``(g, y, z)`` or None.
+
+    Candidates are tested on the bounds of the atoms alone; expressions are built only for the
+    winner."""
     if x.kind != SUM:
         return None
+    bounds = dom.bounds
+    ranged = [(k, bounds(atom)) for atom, k in x.terms]
+    constant = x.value
     for g in _divisors(c):
+        lo = hi = constant % g
+        divisible = False
+        fractional = False
+        for k, b in ranged:
+            if k % g == 0:
+                divisible = True
+            elif k > 0:
+                lo += k * b.lo
+                hi += k * b.hi
+                fractional = True
+            else:
+                lo += k * b.hi
+                hi += k * b.lo
+                fractional = True
+        if not divisible:
+            continue
+        shift = lo // g
+        if shift != hi // g or (shift == 0 and not fractional):
+            continue
         y, z = _split_by_factor(x, g)
-        if y.kind == CONST and y.value == 0:
-            continue
-        b = dom.bounds(z)
-        shift = b.lo // g
-        if shift != b.hi // g:
-            continue
-        if z.kind == CONST and shift == 0:
-            continue  # constant in [0, g): nothing to gain
         return g, y + shift, z - shift * g
     return None
+
+
+def _fits_one_period(constant: int, terms, c: int, dom: Domain):
+    """``k`` with ``constant + sum(coefficient * atom)`` in ``[k*c, k*c + c - 1]``, else None."""
+    lo = hi = constant
+    bounds = dom.bounds
+    for atom, k in terms:
+        b = bounds(atom)
+        if k > 0:
+            lo += k * b.lo
+            hi += k * b.hi
+        else:
+            lo += k * b.hi
+            hi += k * b.lo
+    k = lo // c
+    return k if k == hi // c else None
 
 
 # ---------------------------------------------------------------------------- floordiv
@@ -122,15 +161,13 @@ def mod_signed_remainder(e: Expr, dom: Domain):
         r = v % c
         return r - c if 2 * r > c else r
 
-    changed = {atom: signed(k) for atom, k in terms}
-    if all(changed[atom] == k for atom, k in terms):
+    changed = [(atom, signed(k)) for atom, k in terms]
+    if all(j == k for (_, j), (_, k) in zip(changed, terms)):
         return None
-    candidate = make_sum(constant, changed)
-    b = dom.bounds(candidate)
-    k = b.lo // c
-    if k != b.hi // c:
+    k = _fits_one_period(constant, changed, c, dom)
+    if k is None:
         return None
-    return candidate - k * c
+    return make_sum(constant - k * c, dict(changed))
 
 
 # ----------------------------------------------------------------------------- ceildiv
@@ -164,10 +201,31 @@ def sum_merge_digits(e: Expr, dom: Domain):
     ``((x floordiv a) mod b) * a + x mod a == x mod (a*b)``; also the differences
     ``D(lo, hi) - (mid/lo) * D(mid, hi) == D(lo, mid)``."""
     terms = e.terms
-    views = [(_digits(atom), atom, k) for atom, k in terms]
+    # Only atoms sharing a base can merge: bucket first, so most sums are rejected in one pass.
+    by_base: dict = {}
+    shared = False
+    for atom, k in terms:
+        view = _digits(atom)
+        bucket = by_base.get(view[0])
+        if bucket is None:
+            by_base[view[0]] = [(view, atom, k)]
+        else:
+            bucket.append((view, atom, k))
+            shared = True
+    if not shared:
+        return None
+    for views in by_base.values():
+        found = _merge_one_base(e, views)
+        if found is not None:
+            return found
+    return None
+
+
+def _merge_one_base(e: Expr, views):
+    terms = e.terms
     for i, ((x1, lo1, hi1), a1, k1) in enumerate(views):
         for j, ((x2, lo2, hi2), a2, k2) in enumerate(views):
-            if i == j or x1 is not x2:
+            if i == j:
                 continue
             replacement = None
             if hi1 == lo2 and hi1 != INFINITE and k2 == k1 * (hi1 // lo1):
@@ -190,7 +248,7 @@ def sum_cancel_floordiv(e: Expr, dom: Domain):
             continue
         k = -coefficient // c
         x = atom.operand
-        rest = linear(e.value, [(e, 1), (x, -k), (atom, -coefficient)])
+        rest = linear(0, [(e, 1), (x, -k), (atom, -coefficient)])  # e carries its constant
         if len(rest.linear_terms()[1]) + 1 < len(e.terms):
             return rest + scale(mod(x, c), k)
     return None
@@ -205,16 +263,18 @@ RULES = {
 
 
 class Simplifier:
-    """Simplify expressions over one domain; memoised per node."""
+    """Simplify expressions over one domain; memoised per node and shared by every simplifier of
+    an equal domain (see ``bounds.Domain``)."""
 
     __slots__ = ("domain", "_memo")
 
     def __init__(self, domain: Domain) -> None:
         self.domain = domain
-        self._memo: dict[Expr, Expr] = {}
+        self._memo: dict[Expr, Expr] = domain.simplified_memo
 
     def __call__(self, e: Expr) -> Expr:
-        done = self._memo.get(e)
+        memo = self._memo
+        done = memo.get(e)
         if done is not None:
             return done
         kind = e.kind
@@ -229,18 +289,26 @@ class Simplifier:
                 out = self(rebuilt)  # construction may have produced new, unsimplified atoms
             else:
                 out = e
-                for rule in RULES.get(kind, ()):
-                    rewritten = rule(e, self.domain)
+                domain = self.domain
+                for rule in RULES[kind]:
+                    rewritten = rule(e, domain)
                     if rewritten is not None and rewritten is not e:
                         out = self(rewritten)
                         break
-        self._memo[e] = out
-        self._memo[out] = out
+        memo[e] = out
+        memo[out] = out
         return out
 
     def _rebuild(self, e: Expr) -> Expr:
         if e.kind == SUM:
-            return linear(e.value, [(self(atom), k) for atom, k in e.terms])
+            terms = e.terms
+            simplified = [self(atom) for atom, _ in terms]
+            for (atom, _), new in zip(terms, simplified):
+                if atom is not new:
+                    break
+            else:
+                return e  # no child changed: the node itself is already canonical
+            return linear(e.value, [(new, k) for new, (_, k) in zip(simplified, terms)])
         inner = self(e.operand)
         if inner is e.operand:
             return e
