@@ -23,7 +23,7 @@ run: venv
 	$(BIN)/hlo-index analyze $(SAMPLE)
 
 test: dev
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest
 
 bench: dev
 	$(BIN)/python benchmarks/run_all.py
