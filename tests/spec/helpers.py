@@ -85,7 +85,7 @@ def spec_map(spec_text: str) -> IndexingMap:
 
 
 def _normalized(text: str) -> tuple[str, tuple[str, ...]]:
-    head, _, domain = re.sub(r"\s+", " ", text).partition("domain:")
+    head, _, domain = re.sub(r",\s*", ", ", re.sub(r"\s+", " ", text)).partition("domain:")
     entries, depth, current = [], 0, ""
     for ch in domain:
         depth += ch in "[("
