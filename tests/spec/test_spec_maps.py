@@ -6,6 +6,7 @@ table of those outcomes (regenerate it with ``python -m spec.audit_table`` from 
 """
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -13,7 +14,7 @@ import pytest
 from hlo_index.affine import parse_map
 
 from .examples import EXAMPLES, IN2OUT, OUT2IN
-from .helpers import analyze, assert_spec_map, check_against_spec, entry, map_texts, spec_map
+from .helpers import analyze, assert_spec_map, check_against_spec, entry, map_texts, run_cli, spec_map
 
 _TARGETS: dict[str, dict] = {}
 
@@ -141,3 +142,23 @@ def test_reshape_generic_example1_vi_spelling(direction, vi_text, tmp_path_facto
     target = target_of(_by_name("Reshape: generic example 1"), tmp_path_factory)
     (got,) = map_texts(target, direction, 0)
     assert assert_spec_map(got, vi_text)
+
+
+VERIFIABLE = list(EXAMPLES)
+
+
+@pytest.mark.parametrize("example", VERIFIABLE, ids=[e.name for e in VERIFIABLE])
+def test_analyze_verify_agrees_on_spec_examples(example, tmp_path):
+    """``--verify`` (the tool's own sampled check against the numpy reference) passes on every
+    spec example: exit 0 and no diagnostics."""
+    path = tmp_path / "module.hlo"
+    path.write_text(one_line_attributes(example.hlo))
+    args = ["analyze", str(path), "--verify", "--direction", "both", "--format", "json"]
+    for flag, name in (("--instruction", example.instruction), ("--fusion", example.fusion),
+                       ("--computation", example.computation)):
+        if name is not None:
+            args += [flag, name]
+    code, out = run_cli(args)
+    (module,) = json.loads(out)["modules"]
+    assert code == 0 and module["diagnostics"] == [], module["diagnostics"]
+    assert len(module["targets"]) == 1
