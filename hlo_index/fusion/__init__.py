@@ -13,7 +13,7 @@ from ..affine import IndexingMap
 from ..hlo.model import Computation, Instruction
 from .compose import (blame, clear_cache, computation_input_to_output, computation_output_to_input,
                       compose_step)
-from .mapset import MapSet, dedupe_semantically
+from .mapset import MapSet, dedupe_semantically, distinct, finalize
 
 Target = Union[Instruction, Computation]
 
@@ -91,7 +91,7 @@ def output_to_input(target: Target) -> list[OperandIndexing]:
         by_operand = {om.operand: om for om in ops.output_to_input(target, out)}
         for operand in range(operands):
             om = by_operand.get(operand)
-            maps = dedupe_semantically(tuple(MapSet(om.maps))) if om is not None else ()
+            maps = finalize(distinct(om.maps)) if om is not None else ()
             rows.append(OperandIndexing(operand, out, maps, om.operand_output if om is not None else 0))
     return rows
 
@@ -109,7 +109,7 @@ def input_to_output(target: Target) -> list[OperandIndexing]:
     from .. import ops
     for operand in range(operands):
         for out, maps in enumerate(ops.input_to_output(target, operand)):
-            rows.append(OperandIndexing(operand, out, dedupe_semantically(tuple(MapSet(maps)))))
+            rows.append(OperandIndexing(operand, out, finalize(distinct(maps))))
     return rows
 
 

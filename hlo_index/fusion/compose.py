@@ -1,21 +1,24 @@
 """Indexing maps of a whole computation, composed op by op.
 
-Output to input: walk from the root toward the parameters (reverse post-order), keeping for each
-(instruction, tuple element) the set of maps from the target output to that value; each operand
-receives ``operand_map ∘ map_to_instruction``. Input to output: walk forward from one parameter,
+Output to input, one output at a time: walk from the root toward the parameters (reverse
+post-order), keeping for each value the set of maps from the target output to it; each operand
+receives ``operand_map ∘ map_to_value``. When a root has many outputs (whole training-step ENTRY
+computations) one bottom-up pass serves them all instead (``summaries``); the cheaper walk is
+picked from a count of the work each would do. Input to output: walk forward from one parameter,
 each user receiving ``user_map ∘ map_to_operand``. Every composition is simplified and the sets
-deduplicated as they grow, which keeps the walk linear in practice.
+deduplicated as they grow, which keeps the walks linear in practice.
 
 Results are memoised per computation object and, when they carry no instance-specific text
 (runtime-variable descriptions, UNDEFINED reasons), per structural fingerprint too.
 """
 from __future__ import annotations
 
-from ..affine import IndexingMap, Interval, dim
+from ..affine import IndexingMap
 from ..hlo.model import Computation, Instruction
-from . import rule_cache
-from .fingerprint import computation_fingerprint
-from .mapset import MapSet
+from . import existential, fingerprint, mapset, rule_cache
+from .existential import drop_witness_range_vars
+from .mapset import Maps, distinct, finalize, union
+from .rule_cache import identity, is_identity_on, output_to_input_steps
 from .traverse import post_order, tuple_element, users_of
 
 # (parameter number, tuple element of that parameter) -> distinct maps
@@ -40,8 +43,7 @@ class _Walk:
 
 _WALKS: dict[int, tuple[Computation, _Walk]] = {}
 _BY_OBJECT: dict[tuple[int, str, int], tuple[Computation, object]] = {}
-_BY_FINGERPRINT: dict[tuple[str, str, int], object] = {}
-_FINGERPRINTS: dict[int, tuple[Computation, str]] = {}
+_BY_FINGERPRINT: dict[tuple[int, str, int], object] = {}
 
 
 def clear_cache() -> None:
@@ -49,11 +51,15 @@ def clear_cache() -> None:
     _WALKS.clear()
     _BY_OBJECT.clear()
     _BY_FINGERPRINT.clear()
-    _FINGERPRINTS.clear()
     rule_cache.clear()
+    mapset.clear()
+    fingerprint.clear()
+    existential.clear()
+    from . import summaries
+    summaries.clear()
 
 
-def _walk(comp: Computation) -> _Walk:
+def walk_of(comp: Computation) -> _Walk:
     hit = _WALKS.get(id(comp))
     if hit is not None and hit[0] is comp:
         return hit[1]
@@ -62,39 +68,32 @@ def _walk(comp: Computation) -> _Walk:
     return walk
 
 
-def _fingerprint(comp: Computation) -> str:
-    hit = _FINGERPRINTS.get(id(comp))
-    if hit is not None and hit[0] is comp:
-        return hit[1]
-    fp = computation_fingerprint(comp)
-    _FINGERPRINTS[id(comp)] = (comp, fp)
-    return fp
-
-
 def _portable(maps) -> bool:
     """True when the maps mention nothing specific to one computation's instruction names."""
     return all(not m.is_undefined and not m.runtime_vars for m in maps)
-
-
-def _memoised(comp: Computation, direction: str, index: int, compute):
-    key = (id(comp), direction, index)
-    hit = _BY_OBJECT.get(key)
-    if hit is not None and hit[0] is comp:
-        return hit[1]
-    fp_key = (_fingerprint(comp), direction, index)
-    result = _BY_FINGERPRINT.get(fp_key)
-    if result is None:
-        result = compute(comp, index)
-        if _portable(_all_maps(result)):
-            _BY_FINGERPRINT[fp_key] = result
-    _BY_OBJECT[key] = (comp, result)
-    return result
 
 
 def _all_maps(result):
     values = result.values() if isinstance(result, dict) else result
     for maps in values:
         yield from maps
+
+
+def _remember(comp: Computation, direction: str, index: int, result) -> None:
+    _BY_OBJECT[(id(comp), direction, index)] = (comp, result)
+    if _portable(_all_maps(result)):
+        _BY_FINGERPRINT[(fingerprint.fingerprint_id(comp), direction, index)] = result
+
+
+def _memoised(comp: Computation, direction: str, index: int, compute):
+    hit = _BY_OBJECT.get((id(comp), direction, index))
+    if hit is not None and hit[0] is comp:
+        return hit[1]
+    result = _BY_FINGERPRINT.get((fingerprint.fingerprint_id(comp), direction, index))
+    if result is None:
+        result = compute(comp, index)
+    _remember(comp, direction, index, result)
+    return result
 
 
 def blame(instr: Instruction, reason: str) -> str:
@@ -119,83 +118,98 @@ def compose_step(op_map: IndexingMap, to_value: IndexingMap, instr: Instruction,
     # Elementwise ops and the root's start map are identities: composing with one changes nothing
     # (``to_value`` already lands inside the instruction's shape), and they are most of every fusion.
     if value_dims is not None:
-        box = full_box(value_dims)
-        if is_identity(op_map) and op_map.dims == box:
+        if is_identity_on(op_map, value_dims):
             return to_value
-        if is_identity(to_value) and to_value.dims == box:
-            return op_map.simplified().remove_unused_variables()
+        if is_identity_on(to_value, value_dims):
+            return drop_witness_range_vars(op_map.simplified().remove_unused_variables())
     return rule_cache.composed(op_map, to_value)
-
-
-_IDENTITY_RESULTS: list[tuple] = [()]
 
 
 def is_identity(m: IndexingMap) -> bool:
     """``(d0, ..., dn) -> (d0, ..., dn)`` with no symbols and no constraints."""
-    if m.range_vars or m.runtime_vars or m.constraints or m.is_undefined or m.is_known_empty:
+    if m.is_undefined or m.is_known_empty:
         return False
-    n = len(m.dims)
-    while len(_IDENTITY_RESULTS) <= n:
-        k = len(_IDENTITY_RESULTS)
-        _IDENTITY_RESULTS.append(tuple(dim(i) for i in range(k)))
-    return m.results == _IDENTITY_RESULTS[n]
+    return is_identity_on(m, tuple(iv.hi + 1 for iv in m.dims)) and all(iv.lo == 0 for iv in m.dims)
 
 
-_BOXES: dict[tuple[int, ...], tuple[Interval, ...]] = {}
+def full_box(dims: tuple[int, ...]):
+    return rule_cache.full_box(dims)
 
 
-def full_box(dims: tuple[int, ...]) -> tuple[Interval, ...]:
-    box = _BOXES.get(dims)
-    if box is None:
-        box = _BOXES[dims] = tuple(Interval(0, n - 1) for n in dims)
-    return box
+def _deposit(arrays: dict, tuples: dict, operand: Instruction, element: int, maps: Maps) -> None:
+    if operand.shape.is_tuple:
+        per_element = tuples.setdefault(id(operand), {})
+        per_element[element] = union(per_element.get(element, ()), maps)
+    else:
+        arrays[id(operand)] = union(arrays.get(id(operand), ()), maps)
 
 
-def _output_to_input(comp: Computation, output_index: int) -> ParameterMaps:
-    walk = _walk(comp)
+def top_down_output_to_input(comp: Computation, output_index: int) -> ParameterMaps:
+    """Maps from one output of the root to every parameter, walking back from the root."""
     root = comp.root
     if root is None:
         return {}
-    state: dict[tuple[int, int], MapSet] = {
-        (id(root), output_index): MapSet([IndexingMap.identity(root.shape.leaf(output_index).dims)])}
+    order = walk_of(comp).order
+    start = (identity(root.shape.leaf(output_index).dims),)
+    arrays: dict[int, Maps] = {}
+    tuples: dict[int, dict[int, Maps]] = {}
+    if root.shape.is_tuple:
+        tuples[id(root)] = {output_index: start}
+    else:
+        arrays[id(root)] = start
     result: ParameterMaps = {}
-    for instr in reversed(walk.order):
-        if instr.opcode == "parameter":
-            for element in range(instr.shape.num_outputs):
-                maps = state.pop((id(instr), element), None)
-                if maps:
-                    result[(instr.parameter_number, element)] = maps.finalized()
-            continue
-        for out in range(instr.shape.num_outputs):
-            to_value = state.pop((id(instr), out), None)
-            if not to_value:
+    for instr in reversed(order):
+        if instr.shape.is_tuple:
+            per_element = tuples.pop(id(instr), None)
+            if not per_element:
                 continue
-            for operand_maps in rule_cache.output_to_input(instr, out):
-                if not operand_maps.maps:
-                    continue
-                operand = instr.operands[operand_maps.operand]
-                target = state.setdefault((id(operand), operand_maps.operand_output), MapSet())
-                value_dims = instr.shape.leaf(out).dims
-                for op_map in operand_maps.maps:
-                    for m in to_value:
-                        target.add(compose_step(op_map, m, instr, value_dims))
+            items = sorted(per_element.items())
+        else:
+            maps = arrays.pop(id(instr), None)
+            if not maps:
+                continue
+            items = ((0, maps),)
+        if instr.opcode == "parameter":
+            for element, maps in items:
+                result[(instr.parameter_number, element)] = finalize(maps)
+            continue
+        for out, to_value in items:
+            value_dims = instr.shape.leaf(out).dims
+            for position, element, op_maps, passthrough in output_to_input_steps(instr, out):
+                if passthrough:
+                    new = to_value
+                else:
+                    new = distinct([compose_step(op_map, m, instr, value_dims)
+                                    for op_map in op_maps for m in to_value])
+                _deposit(arrays, tuples, instr.operands[position], element, new)
     return dict(sorted(result.items()))
 
 
+def _output_to_input(comp: Computation, output_index: int) -> ParameterMaps:
+    from .summaries import bottom_up_is_cheaper, bottom_up_output_to_input
+    if comp.root is not None and comp.root.shape.num_outputs > 1 and bottom_up_is_cheaper(comp, walk_of(comp).order):
+        every = bottom_up_output_to_input(comp, walk_of(comp).order)
+        for out, result in enumerate(every):
+            if out != output_index:
+                _remember(comp, "out2in", out, result)
+        return every[output_index]
+    return top_down_output_to_input(comp, output_index)
+
+
 def _input_to_output(comp: Computation, parameter_number: int) -> list[tuple[IndexingMap, ...]]:
-    walk = _walk(comp)
+    walk = walk_of(comp)
     root = comp.root
     if root is None:
         return []
     param = comp.parameters.get(parameter_number)
-    state: dict[tuple[int, int], MapSet] = {}
+    state: dict[tuple[int, int], Maps] = {}
     if param is not None and any(i is param for i in walk.order):
         if param.shape.is_tuple:
             start = IndexingMap.undefined("parameter: input-to-output maps of a tuple-shaped parameter")
         else:
-            start = IndexingMap.identity(param.shape.dims)
+            start = identity(param.shape.dims)
         for element in range(param.shape.num_outputs):
-            state[(id(param), element)] = MapSet([start])
+            state[(id(param), element)] = (start,)
     for instr in walk.order:
         if instr is root:
             break
@@ -216,14 +230,13 @@ def _input_to_output(comp: Computation, parameter_number: int) -> list[tuple[Ind
                 for out, op_maps in enumerate(per_output):
                     if not op_maps:
                         continue
-                    target = state.setdefault((id(user), out), MapSet())
-                    for op_map in op_maps:
-                        for m in to_value:
-                            target.add(compose_step(op_map, m, user, value_dims))
+                    key = (id(user), out)
+                    new = distinct([compose_step(op_map, m, user, value_dims) for op_map in op_maps for m in to_value])
+                    state[key] = union(state.get(key, ()), new)
     outputs = []
     for out in range(root.shape.num_outputs):
         maps = state.get((id(root), out))
-        outputs.append(maps.finalized() if maps else ())
+        outputs.append(finalize(maps) if maps else ())
     return outputs
 
 

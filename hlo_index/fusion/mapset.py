@@ -1,8 +1,10 @@
-"""An ordered set of indexing maps for one operand: the union of its access patterns.
+"""Sets of indexing maps for one value: the union of its access patterns.
 
-Maps are deduplicated by canonical (simplified, structural) equality as they arrive, and by a
-bounded brute-force check when the set is finalised. Insertion order is kept: the traversal that
-fills a set is deterministic, so the result never depends on hash order.
+A set is an immutable tuple of distinct maps in arrival order (the traversal that fills it is
+deterministic, so the result never depends on hash order); tuples let a value that passes through
+an elementwise op share its set with the op's operand instead of copying it. Maps are told apart
+by canonical (simplified, structural) equality as they arrive, and by a bounded brute-force check
+when the set is finalised. KNOWN EMPTY is kept only while no non-empty map exists.
 """
 from __future__ import annotations
 
@@ -17,55 +19,93 @@ SEMANTIC_CHECK_LIMIT = 1 << 14
 # weight reaches the root along thousands of paths) the set becomes one UNDEFINED map: listing
 # them would neither finish nor help anyone read the output.
 MAX_MAPS_PER_VALUE = 64
+OVERFLOW = IndexingMap.undefined(f"more than {MAX_MAPS_PER_VALUE} distinct access patterns reach this value")
+
+Maps = tuple[IndexingMap, ...]
+
+
+def _contains(maps: list[IndexingMap], m: IndexingMap) -> bool:
+    for known in maps:   # the same object arrives again and again: no key needed
+        if known is m:
+            return True
+    key = m.canonical_key()
+    for known in maps:
+        if known.canonical_key() == key:
+            return True
+    return False
+
+
+def _add(maps: list[IndexingMap], m: IndexingMap) -> bool:
+    """Add ``m`` to the normalised list ``maps`` in place; False when nothing changed."""
+    if maps:
+        first = maps[0]
+        if first is OVERFLOW:
+            return False
+        if m.is_known_empty:
+            return False
+        if first.is_known_empty:
+            maps[0] = m
+            return True
+    elif m.is_known_empty:
+        maps.append(m)
+        return True
+    if _contains(maps, m):
+        return False
+    maps.append(m)
+    if len(maps) > MAX_MAPS_PER_VALUE:
+        maps[:] = [OVERFLOW]
+    return True
+
+
+def union(a: Maps, b: Maps) -> Maps:
+    """The set of maps in ``a`` or ``b`` (``a``'s order first); ``a`` itself when ``b`` adds nothing."""
+    if a is b or not b:
+        return a
+    if not a:
+        return b
+    maps = list(a)
+    changed = False
+    for m in b:
+        changed |= _add(maps, m)
+    return tuple(maps) if changed else a
+
+
+def distinct(maps: Iterable[IndexingMap]) -> Maps:
+    out: list[IndexingMap] = []
+    for m in maps:
+        _add(out, m)
+    return tuple(out)
 
 
 class MapSet:
-    """Distinct maps in arrival order; KNOWN EMPTY is dropped as soon as a non-empty map exists."""
+    """A growing set of distinct maps (the tuple functions above, with a mutable face)."""
 
-    __slots__ = ("_maps", "_empty", "_overflow")
+    __slots__ = ("_maps",)
 
     def __init__(self, maps: Iterable[IndexingMap] = ()) -> None:
-        self._maps: dict[IndexingMap, None] = {}
-        self._empty: IndexingMap | None = None
-        self._overflow = False
+        self._maps: list[IndexingMap] = []
         for m in maps:
-            self.add(m)
+            _add(self._maps, m)
 
     def add(self, m: IndexingMap) -> None:
-        if m.is_known_empty:
-            if self._empty is None:
-                self._empty = m
-            return
-        for known in self._maps:   # the same object arrives again and again: skip hashing it
-            if known is m:
-                return
-        if self._overflow:
-            return
-        if m not in self._maps:
-            self._maps[m] = None
-            if len(self._maps) > MAX_MAPS_PER_VALUE:
-                self._overflow = True
-                self._maps = {IndexingMap.undefined(
-                    f"more than {MAX_MAPS_PER_VALUE} distinct access patterns reach this value"): None}
+        _add(self._maps, m)
 
     def update(self, maps: Iterable[IndexingMap]) -> None:
         for m in maps:
-            self.add(m)
+            _add(self._maps, m)
 
     def __iter__(self) -> Iterator[IndexingMap]:
-        if self._maps:
-            return iter(self._maps)
-        return iter(() if self._empty is None else (self._empty,))
+        return iter(self._maps)
 
     def __len__(self) -> int:
-        return len(self._maps) or (0 if self._empty is None else 1)
+        return len(self._maps)
 
     def __bool__(self) -> bool:
-        return bool(self._maps) or self._empty is not None
+        return bool(self._maps)
 
-    def finalized(self) -> tuple[IndexingMap, ...]:
+    def finalized(self) -> Maps:
         """The distinct maps, with semantically equal ones (proved on the whole domain) merged."""
-        return dedupe_semantically(tuple(self))
+        return finalize(tuple(self._maps))
 
 
 def domain_size(m: IndexingMap) -> int:
@@ -84,13 +124,41 @@ def _comparable(a: IndexingMap, b: IndexingMap) -> bool:
             and domain_size(a) <= SEMANTIC_CHECK_LIMIT and domain_size(b) <= SEMANTIC_CHECK_LIMIT)
 
 
-def dedupe_semantically(maps: tuple[IndexingMap, ...]) -> tuple[IndexingMap, ...]:
+_SAME_RELATION: dict[tuple, bool] = {}
+
+
+def clear() -> None:
+    _SAME_RELATION.clear()
+
+
+def same_relation(a: IndexingMap, b: IndexingMap) -> bool:
+    """True when ``a`` and ``b`` are proved (on their whole, small, domain) to be one relation."""
+    if a is b:
+        return True
+    if not _comparable(a, b):
+        return False
+    key = (a.canonical_key(), b.canonical_key())
+    hit = _SAME_RELATION.get(key)
+    if hit is None:
+        hit = _SAME_RELATION[key] = a.semantically_equal(b, limit=SEMANTIC_CHECK_LIMIT)
+    return hit
+
+
+def dedupe_semantically(maps: Maps) -> Maps:
     """Drop every map that is, on its whole (small) domain, the same relation as an earlier one."""
     if len(maps) < 2:
         return maps
     kept: list[IndexingMap] = []
     for m in maps:
-        if any(_comparable(k, m) and k.semantically_equal(m, limit=SEMANTIC_CHECK_LIMIT) for k in kept):
+        if any(same_relation(k, m) for k in kept):
             continue
         kept.append(m)
     return tuple(kept)
+
+
+def finalize(maps: Maps) -> Maps:
+    """A finished value's set: semantically equal maps dropped, then provably joinable maps merged."""
+    if len(maps) < 2:
+        return maps
+    from .merge import merge_maps
+    return merge_maps(dedupe_semantically(maps))

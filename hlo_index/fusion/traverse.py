@@ -5,7 +5,37 @@ from ..hlo.model import Computation, Instruction
 
 
 def post_order(comp: Computation) -> list[Instruction]:
-    """Instructions reachable from the root, every operand before its users (iterative: deep graphs)."""
+    """Instructions reachable from the root, every operand before its users.
+
+    XLA prints every operand before its users, so the text order filtered to what the root reaches
+    usually is such an order; otherwise a depth-first post-order (iterative: deep graphs)."""
+    order = _text_order(comp)
+    return order if order is not None else _depth_first_post_order(comp)
+
+
+def _text_order(comp: Computation) -> list[Instruction] | None:
+    root = comp.root
+    if root is None:
+        return []
+    instructions = comp.instructions
+    position = {id(instr): k for k, instr in enumerate(instructions)}
+    if position.get(id(root)) is None:
+        return None
+    live = {id(root)}
+    order = []
+    for k in range(len(instructions) - 1, -1, -1):
+        instr = instructions[k]
+        if id(instr) in live:
+            order.append(instr)
+            for o in instr.operands:
+                if position.get(id(o), k) >= k:   # used before defined (or not in this computation)
+                    return None
+                live.add(id(o))
+    order.reverse()
+    return order
+
+
+def _depth_first_post_order(comp: Computation) -> list[Instruction]:
     root = comp.root
     if root is None:
         return []

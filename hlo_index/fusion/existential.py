@@ -1,0 +1,84 @@
+"""Dropping range variables that only witness a satisfiable side condition.
+
+After a reduction or a dot upstream of a slice or a pad, a composed map can keep a range
+variable that no result uses, tied only to constraints of its own:
+``(d0)[s0, s1] -> (s0), s1 in [16, 255], s1 mod 32 in [16, 31]``. Range variables are
+existential, so when some value of ``s1`` satisfies those constraints the relation is exactly
+``(d0)[s0] -> (s0)``, and when none does it is empty. The simplifier keeps such variables; here
+they are removed, which lets equal relations reached along different paths get one canonical
+form (a training step's weights are otherwise read through dozens of spellings of one map).
+Satisfiability is decided by enumerating the variables' box, and only when that is exhaustive.
+"""
+from __future__ import annotations
+
+from ..affine import IndexingMap
+from ..affine.expr import DIM, RANGE, replace_variables, variable
+
+MAX_WITNESS_POINTS = 1 << 16
+
+_DONE: dict[int, tuple[IndexingMap, IndexingMap]] = {}
+
+
+def clear() -> None:
+    _DONE.clear()
+
+
+def _satisfiable(group: list[int], range_vars, constraints) -> bool | None:
+    """True / False when decided exhaustively over the group's box; None when too large."""
+    points = 1
+    for i in group:
+        points *= max(range_vars[i].size, 0)
+    if points == 0:
+        return False
+    if points > MAX_WITNESS_POINTS:
+        return None
+    rename = {variable(RANGE, old): variable(DIM, new) for new, old in enumerate(group)}
+    memo: dict = {}
+    probe = IndexingMap([range_vars[i] for i in group], (), (), (),
+                        [(replace_variables(e, rename.get, memo), b) for e, b in constraints])
+    feasible, _ = probe.enumerate(limit=MAX_WITNESS_POINTS)
+    return len(feasible) > 0
+
+
+def drop_witness_range_vars(m: IndexingMap) -> IndexingMap:
+    """``m`` without range variables that appear in no result and only in constraints among
+    themselves, when those constraints are decidably satisfiable (KNOWN EMPTY when they are not)."""
+    if m.is_undefined or m.is_known_empty or not m.range_vars or not m.constraints:
+        return m
+    hit = _DONE.get(id(m))
+    if hit is not None and hit[0] is m:
+        return hit[1]
+    out = _drop(m)
+    _DONE[id(m)] = (m, out)
+    return out
+
+
+def _drop(m: IndexingMap) -> IndexingMap:
+    in_results = set()
+    for e in m.results:
+        in_results |= e.variables()
+    free = {variable(RANGE, i) for i in range(len(m.range_vars))} - in_results
+    if not free:
+        return m
+    variables = [e.variables() for e, _ in m.constraints]
+    changed = True
+    while changed and free:   # a variable sharing a constraint with a bound one is bound too
+        changed = False
+        for vs in variables:
+            if vs & free and not vs <= free:
+                free -= vs
+                changed = True
+    if not free:
+        return m
+    group_constraints = [(e, b) for (e, b), vs in zip(m.constraints, variables) if vs and vs <= free]
+    if not group_constraints:
+        return m
+    group = sorted(v.value for v in free)
+    verdict = _satisfiable(group, m.range_vars, group_constraints)
+    if verdict is None:
+        return m
+    if not verdict:
+        return IndexingMap.known_empty(m.num_dims, m.num_results)
+    kept = [(e, b) for (e, b), vs in zip(m.constraints, variables) if not (vs and vs <= free)]
+    return IndexingMap(m.dims, m.range_vars, m.runtime_vars, m.results, kept) \
+        .remove_unused_variables().simplified()
