@@ -6,7 +6,7 @@ from typing import Sequence
 
 from ..affine import IndexingMap
 from ..hlo.model import Shape
-from .coalescing import Coalescing, operand_coalescing
+from .coalescing import WARP, Coalescing, operand_coalescing
 from .utilization import Utilization, operand_utilization
 
 
@@ -25,7 +25,7 @@ def operand_report(maps: Sequence[IndexingMap], operand_shape: Shape, output_sha
     c = operand_coalescing(maps, operand_shape, output_shape, seed=seed)
     return {"utilization": u.to_json(), "coalescing": c.to_json(),
             "utilization_summary": utilization_summary(u),
-            "coalescing_summary": f"{c.verdict}: {c.reason}"}
+            "coalescing_summary": coalescing_summary(c)}
 
 
 def utilization_summary(u: Utilization) -> str:
@@ -36,8 +36,22 @@ def utilization_summary(u: Utilization) -> str:
     mult = f"{u.multiplicity:.2f}" if u.multiplicity is not None else "-"
     rt = ", union over runtime values" if u.runtime_union else ""
     return (f"{u.distinct_elements}/{u.total_elements} elements{exact} ({frac}), "
-            f"{u.bytes_read} bytes, {mult} reads per element{rt}")
+            f"{u.bytes_read} bytes, {mult} reads/element{rt}")
+
+
+def coalescing_summary(c: Coalescing) -> str:
+    """``contiguous, 1/1 transactions per 32 — coalesced`` (one clause per map)."""
+    if not c.per_map:
+        return f"{c.verdict} ({c.reason})"
+    clauses = []
+    for m in c.per_map:
+        if m.pattern == "none":
+            clauses.append("no warp reads this operand")
+            continue
+        what = f"strided (stride {m.stride})" if m.pattern == "strided" else m.pattern
+        clauses.append(f"{what}, {m.transactions:g}/{m.ideal_transactions:g} transactions per {WARP}")
+    return "; ".join(clauses) + f" — {c.verdict}"
 
 
 __all__ = ["operand_report", "operand_utilization", "operand_coalescing", "Utilization",
-           "Coalescing", "utilization_summary"]
+           "Coalescing", "utilization_summary", "coalescing_summary"]

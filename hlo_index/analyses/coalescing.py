@@ -2,8 +2,8 @@
 
 For each of the operand's maps we take a few seeded *warps*: 32 output points consecutive
 along the output's most minor physical dimension (other dims and range variables at seeded
-values, runtime variables at their lower bounds), evaluate the map on them
-(``IndexingMap.enumerate`` of the map restricted to those points) and take the operand's
+values, runtime variables at their lower bounds), evaluate the map on them (every warp in
+one vectorised numpy pass, constraints dropping infeasible threads) and take the operand's
 physical element offsets under its layout, tiles included (``layout.layout_cells``). From
 the offsets:
 
@@ -24,7 +24,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..affine import IndexingMap, Interval
+from ..affine import IndexingMap
 from ..hlo.model import Shape
 from .utilization import storage_bits
 
@@ -102,47 +102,76 @@ def _describe(c: MapCoalescing, bits: int) -> str:
             f"{c.ideal_transactions:g}")
 
 
-def _warp_maps(m: IndexingMap, minor: Optional[int], warps: int, seed: int) -> list[IndexingMap]:
-    """``m`` restricted to seeded warps: other dims and range vars fixed, the minor dim a run
-    of 32 aligned positions."""
+def _warp_points(m: IndexingMap, minor: Optional[int], warps: int, seed: int) -> np.ndarray:
+    """``[warps, 32, dims + range vars]`` seeded warps: other dims and range variables fixed per
+    warp, the minor dim a run of 32 aligned positions (clipped at its end: repeats the last)."""
     rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(warps):
-        dims = []
-        for i, iv in enumerate(m.dims):
-            if i == minor:
-                start = iv.lo + WARP * int(rng.integers(0, (iv.size + WARP - 1) // WARP))
-                dims.append(Interval(start, min(iv.hi, start + WARP - 1)))
-            else:
-                dims.append(Interval.point(int(rng.integers(iv.lo, iv.hi + 1))))
-        ranges = [Interval.point(int(rng.integers(iv.lo, iv.hi + 1))) for iv in m.range_vars]
-        out.append(IndexingMap(dims, ranges, m.runtime_vars, m.results, m.constraints))
-    return out
+    columns = []
+    for i, iv in enumerate(m.dims):
+        if i == minor:
+            starts = iv.lo + WARP * rng.integers(0, (iv.size + WARP - 1) // WARP, size=warps)
+            run = np.minimum(starts[:, None] + np.arange(WARP)[None, :], iv.hi)
+            columns.append(run)
+        else:
+            columns.append(np.repeat(rng.integers(iv.lo, iv.hi + 1, size=warps)[:, None], WARP, axis=1))
+    for iv in m.range_vars:
+        columns.append(np.repeat(rng.integers(iv.lo, iv.hi + 1, size=warps)[:, None], WARP, axis=1))
+    return np.stack(columns, axis=2).astype(np.int64) if columns else np.zeros((warps, WARP, 0), np.int64)
+
+
+def _warp_reads(m: IndexingMap, minor: Optional[int], warps: int, seed: int):
+    """Per warp, the operand indices its threads read, in thread order (infeasible threads and
+    the repeats of a clipped run dropped)."""
+    from ..affine.evaluate import evaluate_expr
+    from ..affine.expr import DIM, RANGE, RUNTIME
+    grid = _warp_points(m, minor, warps, seed)
+    flat = grid.reshape(-1, grid.shape[2])
+    n = len(flat)
+    env = {(DIM, i): flat[:, i] for i in range(m.num_dims)}
+    env.update({(RANGE, i): flat[:, m.num_dims + i] for i in range(len(m.range_vars))})
+    env.update({(RUNTIME, i): rv.interval.lo for i, rv in enumerate(m.runtime_vars)})
+    memo: dict = {}
+    keep = np.ones(n, dtype=bool)
+    for e, iv in m.constraints:
+        value = np.broadcast_to(evaluate_expr(e, env, memo), (n,))
+        keep &= (value >= iv.lo) & (value <= iv.hi)
+    if minor is not None:
+        first = np.zeros((warps, WARP), dtype=bool)
+        first[:, 0] = True
+        minor_col = grid[:, :, minor]
+        first[:, 1:] = minor_col[:, 1:] != minor_col[:, :-1]
+        keep &= first.reshape(-1)
+    results = [np.broadcast_to(evaluate_expr(e, env, memo), (n,)) for e in m.results]
+    rows = np.stack(results, axis=1) if results else np.zeros((n, 0), np.int64)
+    keep = keep.reshape(warps, WARP)
+    rows = rows.reshape(warps, WARP, -1)
+    return [rows[w][keep[w]] for w in range(warps)]
 
 
 def _map_coalescing(m: IndexingMap, operand_shape: Shape, minor: Optional[int], bits: int,
                     warps: int, seed: int) -> MapCoalescing:
     from ..layout import layout_cells
     patterns, strides, transactions, ideals = [], [], [], []
-    for warp in _warp_maps(m, minor, warps, seed):
-        points, results = warp.enumerate()
-        if len(points) == 0:
+    reads = _warp_reads(m, minor, warps, seed)
+    if operand_shape.rank == 0:
+        all_offsets = np.zeros(sum(len(r) for r in reads), dtype=np.int64)
+    else:
+        stacked = np.concatenate(reads, axis=0) if reads else np.zeros((0, operand_shape.rank), np.int64)
+        all_offsets = layout_cells(operand_shape, stacked)[0] if len(stacked) else np.zeros(0, np.int64)
+    bounds = np.cumsum([0] + [len(r) for r in reads])
+    for w in range(len(reads)):
+        offsets = all_offsets[bounds[w]:bounds[w + 1]]
+        if len(offsets) == 0:
             continue
-        order = np.argsort(points[:, minor], kind="stable") if minor is not None else \
-            np.arange(len(points))
-        results = results[order]
-        if operand_shape.rank == 0:
-            offsets = np.zeros(len(results), dtype=np.int64)
-        else:
-            offsets, _ = layout_cells(operand_shape, results)
         pattern, stride = _pattern(offsets)
         patterns.append(pattern)
         strides.append(stride)
         first = offsets * bits // 8
         last = ((offsets + 1) * bits - 1) // 8
-        segments = np.unique(np.concatenate([first, last]) // SEGMENT_BYTES)
+        # 32 values: Python sets beat numpy's unique at this size
+        segments = set((first // SEGMENT_BYTES).tolist()) | set((last // SEGMENT_BYTES).tolist())
         transactions.append(len(segments))
-        distinct = len(np.unique(offsets))
+        distinct = len(set(offsets.tolist()))
         ideals.append(max(1, ceil(distinct * bits / 8 / SEGMENT_BYTES)))
     if not patterns:
         return MapCoalescing("none", None, 0.0, 0.0, 0)

@@ -4,10 +4,12 @@ Input: the operand's output->input maps (one per distinct access pattern) and it
 
 * ``distinct_elements``: elements of the operand read at least once. Exact by interval
   reasoning when every map is a *box* (each result is ``c * v + k`` of its own variable, and
-  every constraint bounds a single variable), else by vectorised enumeration of the maps'
-  feasible points (``IndexingMap.enumerate``) and ``np.unique`` over linearised indices,
-  chunked so memory stays bounded. Above ``budget`` candidate points the maps are sampled
-  (seeded): the answer is then a lower bound, ``distinct_upper_bound`` the matching upper bound.
+  every constraint bounds a single variable), else by vectorised enumeration of each map's
+  independent components (``components.decompose``: variables that share no result or
+  constraint vary independently, so a reshape's ``(d0 floordiv 128, d0 mod 128, d1)`` is two
+  small enumerations, not one big one). A component above ``budget`` points is sampled
+  (seeded): the answer is then a lower bound, ``distinct_upper_bound`` the matching upper bound
+  from interval reasoning (equal bounds make it exact again).
 * ``element_reads``: element reads summed over every map and every feasible point, range
   variables included (a reduce over 16 elements reads 16 per output element).
 * Runtime variables (dynamic offsets, gathered indices) are treated as ranging over their
@@ -23,18 +25,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from math import ceil, prod
-from typing import Iterator, Optional, Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
-from ..affine import IndexingMap, Interval, dim, range_var
+from ..affine import IndexingMap, dim, range_var
 from ..affine.expr import DIM, RUNTIME, Expr
 from ..hlo.model import Shape
+from .components import decompose, linear_indices
 from .forms import runtime_as_range, split_linear
 
 BITMAP_LIMIT = 1 << 27      # largest operand we mark element by element
-CHUNK_POINTS = 1 << 20      # candidate points per enumerate() call
-DEFAULT_BUDGET = 1 << 24    # candidate points enumerated exactly before sampling
+DEFAULT_BUDGET = 1 << 20    # points of one independent component enumerated before sampling
 
 
 @dataclass(frozen=True)
@@ -110,30 +112,33 @@ def operand_utilization(maps: Sequence[IndexingMap], operand_shape: Shape, *,
                            bytes_read=0, method="none", exact=True, runtime_union=False,
                            notes=("the output reads no element of this operand",))
     runtime_union = any(m.runtime_vars for m in live)
-    reads = sum(_element_reads(m) for m in live)
+    counted = [_element_reads(m, budget, seed) for m in live]
+    reads, reads_exact = sum(c for c, _ in counted), all(e for _, e in counted)
     unioned = [runtime_as_range(m) for m in live]
     boxes = [_box(m) for m in unioned]
     notes: list[str] = []
     if runtime_union:
         notes.append("union over every runtime value: an upper bound on one execution's reads")
-    if all(b is not None for b in boxes):
+    if reads_exact and all(b is not None for b in boxes):
         return _from_boxes(base, boxes, reads, dims, operand_shape, bits, runtime_union, notes)
-    return _from_enumeration(base, unioned, reads, dims, operand_shape, bits, runtime_union,
-                             notes, budget, seed)
+    return _from_components(base, unioned, reads, reads_exact, dims, operand_shape, bits,
+                            runtime_union, notes, budget, seed)
 
 
 # ---- read counts ---------------------------------------------------------------------------
 
-def _element_reads(m: IndexingMap) -> int:
-    """Feasible (dims, range vars) points of ``m`` with runtime vars at their lower bounds."""
+def _element_reads(m: IndexingMap, budget: int, seed: int) -> tuple[int, bool]:
+    """Feasible (dims, range vars) points of ``m`` with runtime vars at their lower bounds,
+    and whether the count is exact (a sampled component makes it an estimate)."""
     bounds = _narrowed_bounds(m)
     if bounds is not None:
-        return _points(m, bounds)
-    total = 0
-    for chunk in _chunks(m):
-        points, _ = chunk.enumerate(limit=_candidates(chunk) + 1)
-        total += len(points)
-    return total
+        return _points(m, bounds), True
+    if m.runtime_vars:
+        m = m.substitute_runtime_values([rv.interval.lo for rv in m.runtime_vars])
+        if m.is_known_empty:
+            return 0, True
+    dec = decompose(m, None, budget=budget, seed=seed)
+    return dec.points, dec.points_exact
 
 
 # ---- boxes: each result an affine function of its own variable ----------------------------
@@ -243,80 +248,46 @@ def _slice(progression: tuple[int, int, int]) -> slice:
     return slice(first, first + max(step, 1) * (count - 1) + 1, max(step, 1))
 
 
-# ---- enumeration ---------------------------------------------------------------------------
+# ---- enumeration by components -------------------------------------------------------------
 
-def _candidates(m: IndexingMap) -> int:
-    return prod(iv.size for iv in m.dims) * prod(iv.size for iv in m.range_vars)
-
-
-def _chunks(m: IndexingMap, chunk: int = CHUNK_POINTS) -> Iterator[IndexingMap]:
-    """Sub-maps covering ``m``'s domain, each with at most ``chunk`` candidate points
-    (unless the range variables alone exceed it), by splitting dims outermost first."""
-    dims = list(m.dims)
-    inner = prod(iv.size for iv in m.range_vars)
-    split_at = len(dims)
-    for i in range(len(dims) - 1, -1, -1):
-        if inner * dims[i].size > chunk:
-            split_at = i
-            break
-        inner *= dims[i].size
-    else:
-        yield m
-        return
-    # dims before split_at are walked point by point; dim split_at in pieces.
-    outer = dims[:split_at]
-    piece = max(1, chunk // max(inner, 1))
-    split_iv = dims[split_at]
-    for point in np.ndindex(*[iv.size for iv in outer]):
-        fixed = [Interval.point(iv.lo + p) for iv, p in zip(outer, point)]
-        for lo in range(split_iv.lo, split_iv.hi + 1, piece):
-            part = Interval(lo, min(split_iv.hi, lo + piece - 1))
-            yield IndexingMap(fixed + [part] + dims[split_at + 1:], m.range_vars, m.runtime_vars,
-                              m.results, m.constraints)
-
-
-def _linear(results: np.ndarray, dims: tuple[int, ...]) -> tuple[np.ndarray, int]:
-    """Row-major linear indices of in-bounds result rows, and how many rows were out of bounds."""
-    if not dims:
-        return np.zeros(len(results), dtype=np.int64), 0
-    inside = np.all((results >= 0) & (results < np.asarray(dims)), axis=1)
-    rows = results[inside]
-    return np.ravel_multi_index(tuple(rows.T), dims).astype(np.int64), int((~inside).sum())
-
-
-def _from_enumeration(base, maps, reads, dims, shape, bits, runtime_union, notes, budget,
-                      seed) -> Utilization:
+def _from_components(base, maps, reads, reads_exact, dims, shape, bits, runtime_union, notes,
+                     budget, seed) -> Utilization:
     total = prod(dims)
-    candidates = sum(_candidates(m) for m in maps)
-    outside = 0
-    if candidates <= budget and total <= BITMAP_LIMIT:
+    decs = [decompose(m, dims, budget=budget, seed=seed) for m in maps]
+    sampled = not all(d.distinct_exact for d in decs)
+    mark_limit = min(budget, BITMAP_LIMIT)
+    indices = [linear_indices(d, dims, mark_limit) for d in decs]
+    need_marks = len(decs) > 1 or bits % 8 != 0
+    if need_marks and all(i is not None for i in indices) and total <= BITMAP_LIMIT:
         marked = np.zeros(total, dtype=bool)
-        for m in maps:
-            for part in _chunks(m):
-                _, results = part.enumerate(limit=_candidates(part) + 1)
-                linear, out = _linear(results, dims)
-                outside += out
-                marked[linear] = True
-        if outside:
-            notes.append(f"{outside} map results fell outside the operand and were ignored")
-        distinct = int(marked.sum())
-        return Utilization(**base, distinct_elements=distinct, distinct_upper_bound=distinct,
-                           element_reads=reads,
-                           bytes_read=_bytes_marked(marked.reshape(dims), shape, bits),
-                           method="enumeration", exact=True, runtime_union=runtime_union,
-                           notes=tuple(notes))
-    seen = []
-    for m in maps:
-        _, results = m.enumerate(limit=budget // max(1, len(maps)), seed=seed)
-        seen.append(_linear(results, dims)[0])
-    lower = int(np.unique(np.concatenate(seen)).size) if seen else 0
-    upper = min(total, sum(_candidates(m) for m in maps))
-    notes.append(f"{candidates} candidate points exceed the budget {budget}: a seeded sample "
-                 f"gives distinct elements in [{lower}, {upper}]")
+        for linear in indices:
+            marked[linear] = True
+        lower = int(np.count_nonzero(marked))
+        upper = lower if not sampled else min(total, sum(d.distinct_upper for d in decs))
+        upper = max(upper, lower)
+        nbytes = _bytes_marked(marked.reshape(dims), shape, bits)
+    elif len(decs) == 1:
+        lower, upper = decs[0].distinct, decs[0].distinct_upper
+        nbytes = _bytes_dense(lower, bits)
+        sampled = sampled or bits % 8 != 0
+    else:
+        lower = max(d.distinct for d in decs)
+        upper = min(total, sum(d.distinct_upper for d in decs))
+        nbytes = _bytes_dense(lower, bits)
+        sampled = sampled or lower != upper
+        if lower != upper:
+            notes.append("several maps too large to union element by element: distinct elements "
+                         f"lie in [{lower}, {upper}]")
+    exact = not sampled and lower == upper and reads_exact
+    if sampled and lower != upper:
+        notes.append(f"a component above the enumeration budget {budget} was sampled: "
+                     f"distinct elements lie in [{lower}, {upper}]")
+    if not reads_exact:
+        notes.append("element reads estimated from a sample")
+    method = "enumeration" if not sampled and reads_exact else "sampled"
     return Utilization(**base, distinct_elements=lower, distinct_upper_bound=upper,
-                       element_reads=reads, bytes_read=_bytes_dense(lower, bits),
-                       method="sampled", exact=False, runtime_union=runtime_union,
-                       notes=tuple(notes))
+                       element_reads=reads, bytes_read=nbytes, method=method, exact=exact,
+                       runtime_union=runtime_union, notes=tuple(notes))
 
 
 # ---- bytes ---------------------------------------------------------------------------------
@@ -327,7 +298,7 @@ def _bytes_dense(distinct: int, bits: int) -> int:
 
 def _bytes_marked(marked: np.ndarray, shape: Shape, bits: int) -> int:
     """Distinct storage bytes touched by the marked elements (exact for sub-byte types)."""
-    distinct = int(marked.sum())
+    distinct = int(np.count_nonzero(marked))
     if bits % 8 == 0:
         return distinct * bits // 8
     from ..layout import LayoutError, physical_offsets

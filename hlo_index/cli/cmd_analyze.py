@@ -84,18 +84,28 @@ def _print_text(reports, color: str) -> None:
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
               help="Worker processes when several files are given.")
 @click.option("--verify", is_flag=True, help="Check sampled elements of every target against the numpy reference.")
+@click.option("--physical", is_flag=True,
+              help="Also give, per operand, maps from the output index to the operand's linear physical "
+                   "offset under its layout (tiles included).")
+@click.option("--no-analyses", "no_analyses", is_flag=True,
+              help="Skip the per-operand utilization and coalescing figures.")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
-def command(paths, fusion, computation, instruction, direction, fmt, jobs, verify, color) -> None:
+def command(paths, fusion, computation, instruction, direction, fmt, jobs, verify, physical, no_analyses,
+            color) -> None:
     """Indexing maps of every fusion in PATH... (files, .gz, directories, '-' for stdin).
 
-    A module without fusions is analysed as a whole (its ENTRY computation). Exit status: 0; 1 when
+    Each operand also gets its utilization (distinct elements read, bytes, reads per element) and
+    coalescing (how 32 consecutive output elements hit its memory); --physical adds maps to the
+    operand's physical offsets. A module without fusions is analysed as a whole (its ENTRY
+    computation). Exit status: 0; 1 when
     --verify found a mismatch; 2 when an input could not be read or the named target exists nowhere.
     """
     if sum(x is not None for x in (fusion, computation, instruction)) > 1:
         raise click.UsageError("give at most one of --fusion, --computation, --instruction")
     from ..render.driver import AnalyzeOptions
     options = AnalyzeOptions(direction=direction, fusion=fusion, computation=computation,
-                             instruction=instruction, verify=verify)
+                             instruction=instruction, verify=verify,
+                             extra={"analyses": not no_analyses, "physical": physical})
     reports = run_reports(paths, options, jobs, show_progress=True)
     if fmt == "json":
         from ..render.json_out import render_json

@@ -58,8 +58,21 @@ def _operand_block(row: OperandReport, direction: str) -> list[Text]:
     for m in row.maps:
         lines.extend(_map_lines(m, "      "))
     for key, value in row.extra.items():
-        lines.append(Text(f"      {key}: {value}", style="cyan"))
+        lines.extend(_extra_lines(key, value, "      "))
     return lines
+
+
+def _extra_lines(key: str, value, indent: str) -> list[Text]:
+    """An extension's field: its ``summary`` for a dict, one map per line for a list of maps."""
+    if isinstance(value, dict) and "summary" in value:
+        return [Text(f"{indent}{key}: {value['summary']}", style="cyan")]
+    if isinstance(value, list) and all(isinstance(v, dict) and "map" in v for v in value):
+        label = key.replace("_", " ")
+        lines = [Text(f"{indent}{label}:", style="cyan")]
+        for v in value:
+            lines.extend(_map_lines(MapReport(v["map"], v.get("unknown")), indent + "  "))
+        return lines
+    return [Text(f"{indent}{key}: {value}", style="cyan")]
 
 
 def target_panel(t: TargetReport) -> Panel:

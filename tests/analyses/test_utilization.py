@@ -75,10 +75,35 @@ def test_union_of_two_maps():
 
 
 def test_sampling_gives_bounds():
+    # 40,000 distinct elements, a 1,000-point budget: the sample cannot see them all
+    m = parse_map("(d0, d1) -> (d0 * 200 + d1), domain: d0 in [0, 199], d1 in [0, 199], "
+                  "d0 + d1 in [0, 398]")
+    u = operand_utilization([m], array_shape("f32", (40000,)), budget=1000)
+    assert not u.exact and u.method == "sampled"
+    assert u.distinct_elements <= 39999 <= u.distinct_upper_bound
+
+
+def test_saturated_sample_is_exact():
+    # a sample that hits every value the intervals allow is exact (lower bound == upper bound)
     m = parse_map("(d0, d1) -> ((d0 * 7 + d1) mod 97), domain: d0 in [0, 199], d1 in [0, 199]")
     u = operand_utilization([m], array_shape("f32", (97,)), budget=1000)
-    assert not u.exact and u.method == "sampled"
-    assert u.distinct_elements <= 97 <= u.distinct_upper_bound
+    assert u.distinct_elements == u.distinct_upper_bound == 97
+
+
+def test_independent_components_are_exact_without_sampling():
+    # 512 x 1024 points, but d0 and d1 never meet: two small enumerations, exact
+    m = parse_map("(d0, d1) -> (d0 floordiv 128, d0 mod 128, d1), domain: d0 in [0, 511], d1 in [0, 1023]")
+    u = operand_utilization([m], array_shape("f32", (4, 128, 1024)), budget=2048)
+    assert u.exact and u.distinct_elements == 4 * 128 * 1024 and u.element_reads == 512 * 1024
+
+
+def test_runtime_scatter_map_is_fast_and_exact():
+    # wrapped_scatter from the gpt12 dump: the runtime offset cancels against d0
+    m = parse_map("(d0, d1)[s0]{rt0} -> (s0, d0 - rt0, d1), domain: d0 in [0, 4095], d1 in [0, 255], "
+                  "s0 in [0, 511], rt0 in [0, 4095], d0 - rt0 in [0, 0]")
+    u = operand_utilization([m], array_shape("f32", (512, 1, 256)))
+    assert u.distinct_elements == 512 * 256 == u.distinct_upper_bound
+    assert u.element_reads == 512 * 256     # rt0 = 0: only d0 = 0 is feasible
 
 
 @pytest.mark.parametrize("etype,bits", [("s4", 4), ("u2", 2), ("f6e2m3fn", 6)])

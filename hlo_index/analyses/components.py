@@ -1,0 +1,210 @@
+"""Independent pieces of a map, evaluated one at a time so no enumeration multiplies sizes.
+
+Variables (dims and range variables) that never share a result or a constraint vary
+independently, so a map's read set is the Cartesian product of the read sets of its
+*components* (the groups of results and constraints connected by shared variables), and its
+feasible point count is the product of theirs. ``(d0, d1) -> (d0 floordiv 128, d0 mod 128, d1)``
+is two components of 512 and 1024 points instead of one of 524,288.
+
+Each component is enumerated exactly with numpy when its box has at most ``budget`` points,
+else evaluated on a seeded uniform sample of ``sample`` points: its distinct count is then a
+lower bound, with an upper bound from interval reasoning (the product of each result's value
+range); when the two meet, the count is exact anyway.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+from typing import Optional, Sequence
+
+import numpy as np
+
+from ..affine import IndexingMap, Interval, dim, range_var
+from ..affine.bounds import Domain
+from ..affine.evaluate import evaluate_expr
+from ..affine.expr import DIM, RANGE, Expr
+
+SAMPLE_POINTS = 1 << 16
+
+
+@dataclass(frozen=True)
+class Component:
+    results: tuple[int, ...]      # result positions this component produces
+    values: np.ndarray            # distinct in-bounds result rows, shape [k, len(results)]
+    points: int                   # feasible points (an estimate when not ``points_exact``)
+    points_exact: bool
+    distinct_exact: bool
+    upper: int                    # upper bound on len(values)
+
+
+@dataclass(frozen=True)
+class Decomposition:
+    components: tuple[Component, ...]
+    free_points: int              # product of the sizes of variables used nowhere
+
+    @property
+    def points(self) -> int:
+        return self.free_points * prod(c.points for c in self.components)
+
+    @property
+    def points_exact(self) -> bool:
+        return all(c.points_exact for c in self.components)
+
+    @property
+    def distinct(self) -> int:
+        if any(c.points == 0 for c in self.components):
+            return 0
+        return prod(len(c.values) for c in self.components)
+
+    @property
+    def distinct_upper(self) -> int:
+        if any(c.points == 0 for c in self.components):
+            return 0
+        return prod(c.upper for c in self.components)
+
+    @property
+    def distinct_exact(self) -> bool:
+        return self.distinct == 0 and self.points_exact or all(c.distinct_exact for c in self.components)
+
+
+def _variables(m: IndexingMap) -> list[Expr]:
+    return [dim(i) for i in range(m.num_dims)] + [range_var(i) for i in range(len(m.range_vars))]
+
+
+def _bounds(m: IndexingMap, v: Expr) -> Interval:
+    return m.dims[v.value] if v.kind == DIM else m.range_vars[v.value]
+
+
+def decompose(m: IndexingMap, operand_dims: Optional[Sequence[int]], *, budget: int, seed: int = 0,
+              sample: int = SAMPLE_POINTS) -> Decomposition:
+    """Components of ``m`` (no runtime variables), each evaluated exactly or by sampling.
+
+    Result rows outside ``operand_dims`` are dropped from ``values`` (they read nothing) but
+    their points still count. ``operand_dims=None``: only point counts are wanted (no values).
+    """
+    if m.runtime_vars:
+        raise ValueError("decompose needs a map without runtime variables")
+    variables = _variables(m)
+    parent = {v: v for v in variables}
+
+    def find(v):
+        while parent[v] is not v:
+            parent[v] = parent[parent[v]]
+            v = parent[v]
+        return v
+
+    result_vars = [e.variables() for e in m.results]
+    constraint_vars = [e.variables() for e, _ in m.constraints]
+    for vs in result_vars + constraint_vars:
+        vs = list(vs)
+        for other in vs[1:]:
+            a, b = find(vs[0]), find(other)
+            if a is not b:
+                parent[b] = a
+    constant_ok = all(iv.contains(e.constant_value) for (e, iv), vs in zip(m.constraints, constraint_vars)
+                      if not vs)
+    groups: dict = {}
+    for k, vs in enumerate(result_vars):
+        if vs:
+            groups.setdefault(find(next(iter(vs))), ([], []))[0].append(k)
+    for k, vs in enumerate(constraint_vars):
+        if vs:
+            groups.setdefault(find(next(iter(vs))), ([], []))[1].append(k)
+    used = {find(v) for v in groups}
+    free = prod(_bounds(m, v).size for v in variables if find(v) not in used)
+    components = []
+    for k, vs in enumerate(result_vars):
+        if not vs:
+            value = m.results[k].constant_value
+            inside = operand_dims is None or 0 <= value < operand_dims[k]
+            rows = np.array([[value]] if inside else np.zeros((0, 1)), dtype=np.int64)
+            components.append(Component((k,), rows, 1, True, True, len(rows)))
+    domain = Domain(m.dims, m.range_vars)
+    for root, (results, constraints) in groups.items():
+        members = [v for v in variables if find(v) is root]
+        components.append(_evaluate(m, members, results, constraints, operand_dims, domain,
+                                    budget, sample, seed))
+    if not constant_ok:
+        empty = Component((), np.zeros((0, 0), np.int64), 0, True, True, 0)
+        components.append(empty)
+    return Decomposition(tuple(components), free)
+
+
+def _evaluate(m: IndexingMap, members, results, constraints, operand_dims, domain: Domain,
+              budget: int, sample: int, seed: int) -> Component:
+    intervals = [_bounds(m, v) for v in members]
+    candidates = prod(iv.size for iv in intervals)
+    exhaustive = candidates <= budget
+    if exhaustive:
+        axes = [np.arange(iv.lo, iv.hi + 1, dtype=np.int64) for iv in intervals]
+        columns = [g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")]
+    else:
+        rng = np.random.default_rng(seed)
+        columns = [rng.integers(iv.lo, iv.hi + 1, size=sample, dtype=np.int64) for iv in intervals]
+    n = len(columns[0])
+    env = {(v.kind, v.value): col for v, col in zip(members, columns)}
+    memo: dict = {}
+    keep = np.ones(n, dtype=bool)
+    for k in constraints:
+        e, iv = m.constraints[k]
+        value = np.broadcast_to(evaluate_expr(e, env, memo), (n,))
+        keep &= (value >= iv.lo) & (value <= iv.hi)
+    feasible = int(keep.sum())
+    points = feasible if exhaustive else round(candidates * feasible / n)
+    if operand_dims is None:
+        return Component(tuple(results), np.zeros((0, len(results)), np.int64), points, exhaustive,
+                         True, 0)
+    rows = np.stack([np.broadcast_to(evaluate_expr(m.results[k], env, memo), (n,))[keep]
+                     for k in results], axis=1)
+    dims = np.asarray([operand_dims[k] for k in results], dtype=np.int64)
+    rows = rows[np.all((rows >= 0) & (rows < dims), axis=1)]
+    if len(rows):
+        linear = distinct_sorted(np.ravel_multi_index(tuple(rows.T), tuple(int(d) for d in dims)))
+        values = np.stack(np.unravel_index(linear, tuple(int(d) for d in dims)), axis=1).astype(np.int64)
+    else:
+        values = np.zeros((0, len(results)), dtype=np.int64)
+    if exhaustive:
+        return Component(tuple(results), values, points, True, True, len(values))
+    upper = min(candidates, _value_range_product(m, results, constraints, operand_dims, domain))
+    upper = max(upper, len(values))
+    return Component(tuple(results), values, points, False, len(values) == upper, upper)
+
+
+def distinct_sorted(values: np.ndarray) -> np.ndarray:
+    """Sorted distinct values (sort-based: numpy's hashing ``unique`` is several times slower here)."""
+    if len(values) < 2:
+        return values
+    ordered = np.sort(values)
+    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
+
+
+def _value_range_product(m: IndexingMap, results, constraints, operand_dims, domain: Domain) -> int:
+    """Upper bound on distinct rows: each result's value range, narrowed by a constraint on the
+    very same expression and by the operand's bounds."""
+    narrowing = {m.constraints[k][0]: m.constraints[k][1] for k in constraints}
+    total = 1
+    for k in results:
+        e = m.results[k]
+        iv = domain.bounds(e).intersect(Interval(0, operand_dims[k] - 1))
+        if e in narrowing:
+            iv = iv.intersect(narrowing[e])
+        total *= max(0, iv.size)
+    return total
+
+
+def linear_indices(dec: Decomposition, operand_dims: Sequence[int], limit: int) -> Optional[np.ndarray]:
+    """Row-major linear indices of every distinct element the decomposition reads (the outer sum
+    of each component's contribution), or None when there are more than ``limit``."""
+    if dec.distinct > limit:
+        return None
+    strides = [prod(operand_dims[k + 1:]) for k in range(len(operand_dims))]
+    total = np.zeros(1, dtype=np.int64)
+    for c in dec.components:
+        if not c.results:
+            if c.points == 0:
+                return np.zeros(0, dtype=np.int64)
+            continue
+        part = c.values @ np.asarray([strides[k] for k in c.results], dtype=np.int64) if len(c.values) \
+            else np.zeros(0, dtype=np.int64)
+        total = np.add.outer(total, part).reshape(-1)
+    return total

@@ -1,0 +1,108 @@
+"""Per-operand figures in ``analyze`` reports: utilization, coalescing and physical maps.
+
+Registered as a report extension (``report.register_extension``), so the analyses package
+stays render-free. Each ``output_to_input`` operand entry gains:
+
+* ``utilization`` / ``coalescing``: ``hlo_index.analyses.operand_report``'s dicts, each with a
+  one-line ``summary`` the text renderer prints under the operand (option ``analyses``;
+  ``analyze`` sets it unless ``--no-analyses``, ``check`` never pays for it);
+* ``physical_maps`` (option ``physical``): one map per logical map, from the output's logical
+  index to the operand's linear physical element offset under its layout (tiles included).
+
+A 4k-fusion dump has only a few hundred distinct (maps, operand shape, output shape)
+combinations, so results are memoised on exactly that key (maps compare by canonical form).
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ..hlo.model import Computation, Shape
+from .report import OperandReport, TargetReport, register_extension
+
+_MAX_CACHED = 1 << 14
+_ANALYSES: dict[tuple, dict] = {}
+_PHYSICAL: dict[tuple, list] = {}
+
+
+def clear_cache() -> None:
+    _ANALYSES.clear()
+    _PHYSICAL.clear()
+
+
+def _remember(cache: dict, key, value):
+    if len(cache) >= _MAX_CACHED:
+        cache.clear()
+    cache[key] = value
+    return value
+
+
+def operand_figures(maps: tuple, operand_shape: Shape, output_shape: Shape) -> dict:
+    """``{"utilization": {...}, "coalescing": {...}}`` for one operand, memoised."""
+    key = (maps, operand_shape, output_shape)
+    hit = _ANALYSES.get(key)
+    if hit is not None:
+        return hit
+    from ..analyses import operand_report
+    data = operand_report(maps, operand_shape, output_shape)
+    figures = {
+        "utilization": _with_summary(data["utilization"], data["utilization_summary"]),
+        "coalescing": _with_summary(data["coalescing"], data["coalescing_summary"]),
+    }
+    return _remember(_ANALYSES, key, figures)
+
+
+def _with_summary(figures: Optional[dict], summary: str) -> dict:
+    return {**(figures or {}), "summary": summary}
+
+
+def physical_maps(maps: tuple, operand_shape: Shape) -> list[dict]:
+    """The JSON entries (as in ``maps``) of each map composed with the operand's layout, memoised."""
+    key = (maps, operand_shape)
+    hit = _PHYSICAL.get(key)
+    if hit is not None:
+        return hit
+    from ..layout import to_physical
+    from .build import map_report
+    entries = [map_report(to_physical(m, operand_shape)).to_json() for m in maps]
+    return _remember(_PHYSICAL, key, entries)
+
+
+def _output_shape(target, output: int) -> Optional[Shape]:
+    if isinstance(target, Computation):
+        return target.root.shape.leaf(output) if target.root is not None else None
+    return target.shape.leaf(output)
+
+
+def _operand_shape(info: list, row) -> Optional[Shape]:
+    if row.operand >= len(info) or info[row.operand][1] is None:
+        return None
+    shape = info[row.operand][1]
+    return shape.leaf(row.operand_element) if shape.is_tuple else shape
+
+
+@register_extension
+def add_operand_figures(report: TargetReport, target: Any, module: Any, options: dict) -> None:
+    """Fill each ``output_to_input`` entry's ``extra`` with the requested figures."""
+    analyses = bool(options.get("analyses", False))
+    physical = bool(options.get("physical", False))
+    if not report.output_to_input or not (analyses or physical):
+        return
+    from ..api import operand_info
+    from ..fusion import output_to_input
+    rows = output_to_input(target)    # memoised by the fusion package: no second composition
+    if len(rows) != len(report.output_to_input):
+        return
+    info = operand_info(target)
+    for row, entry in zip(rows, report.output_to_input):
+        _fill(entry, row, target, info, analyses, physical)
+
+
+def _fill(entry: OperandReport, row, target, info: list, analyses: bool, physical: bool) -> None:
+    operand_shape = _operand_shape(info, row)
+    output_shape = _output_shape(target, row.output)
+    if operand_shape is None or output_shape is None or output_shape.is_tuple:
+        return
+    if analyses:
+        entry.extra.update(operand_figures(row.maps, operand_shape, output_shape))
+    if physical:
+        entry.extra["physical_maps"] = physical_maps(row.maps, operand_shape)
