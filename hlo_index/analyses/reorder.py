@@ -18,8 +18,12 @@ origin and at unit points.
   positions), sliced first and then reshaped.
 
 Dynamic slices with constant offsets are the slice at the clamped offsets; a runtime offset in
-a group the reshape splits or merges makes the pair "unprovable" (its divisibility is unknown);
-a runtime offset in an untouched dim carries over unchanged.
+a group the reshape splits or merges makes the pair "unprovable" (its divisibility is unknown).
+A runtime offset in a dim the reshape leaves alone carries over: the swapped slice is a
+dynamic slice taking the same offset operand in the new position of that dim (``s32``
+constants elsewhere), and the verdict compares both orders' maps *with* their runtime
+variables, which are then the same variables on both sides and cancel. A bitcast whose two
+layouts are row-major without tiles is a reshape and is treated as one.
 """
 from __future__ import annotations
 
@@ -66,6 +70,29 @@ class _Verdict(Exception):
 
 # ---- finding pairs ---------------------------------------------------------------------------
 
+def _row_major(shape) -> bool:
+    layout = shape.layout
+    if layout is None:
+        return True
+    if layout.tiles or layout.element_size_bits:
+        return False
+    m2m = tuple(layout.minor_to_major or ())
+    return not m2m or m2m == tuple(range(len(shape.dims) - 1, -1, -1))
+
+
+def is_reshape(instr: Instruction) -> bool:
+    """A reshape, or a bitcast that is one: same element type and both layouts in row-major
+    order without tiles, so physical order is logical order on both sides."""
+    if instr.opcode == "reshape":
+        return True
+    if instr.opcode != "bitcast" or not instr.operands:
+        return False
+    src = instr.operands[0].shape
+    dst = instr.shape
+    return (not src.is_tuple and not dst.is_tuple and src.element_type == dst.element_type
+            and src.num_elements == dst.num_elements and _row_major(src) and _row_major(dst))
+
+
 def find_pairs(module: Module) -> list[tuple[Computation, Instruction, Instruction, str]]:
     """(computation, first, second, order) for every slice->reshape and reshape->slice edge."""
     pairs = []
@@ -74,9 +101,9 @@ def find_pairs(module: Module) -> list[tuple[Computation, Instruction, Instructi
             if not instr.operands:
                 continue
             producer = instr.operands[0]
-            if instr.opcode == "reshape" and producer.opcode in SLICE_OPS:
+            if is_reshape(instr) and producer.opcode in SLICE_OPS:
                 pairs.append((comp, producer, instr, SLICE_THEN_RESHAPE))
-            elif instr.opcode in SLICE_OPS and producer.opcode == "reshape":
+            elif instr.opcode in SLICE_OPS and is_reshape(producer):
                 pairs.append((comp, producer, instr, RESHAPE_THEN_SLICE))
     return pairs
 
@@ -122,9 +149,12 @@ def _slice_of(instr: Instruction) -> _Slice:
     return _Slice(tuple(starts), sizes, (1,) * len(sizes), tuple(runtime))
 
 
-def _slice_text(s: _Slice) -> str:
-    return "[" + ", ".join(f"{a}:{a + (n - 1) * k + 1}" + (f":{k}" if k != 1 else "")
-                           for a, n, k in zip(s.starts, s.sizes, s.strides)) + "]"
+def _slice_text(s: _Slice, runtime: dict | None = None) -> str:
+    """``[0:8, rt:rt+4]``: a runtime offset shows as ``rt``."""
+    runtime = runtime or {}
+    return "[" + ", ".join((f"rt:rt+{n}" if i in runtime else
+                            f"{a}:{a + (n - 1) * k + 1}" + (f":{k}" if k != 1 else ""))
+                           for i, (a, n, k) in enumerate(zip(s.starts, s.sizes, s.strides))) + "]"
 
 
 def _slice_dims(s: _Slice) -> tuple[SliceDim, ...]:
@@ -174,6 +204,8 @@ def _as_static_slice(instr: Instruction, s: _Slice, source: Instruction) -> Inst
 
 
 def _first_difference(a: IndexingMap, b: IndexingMap) -> Optional[tuple]:
+    if a.runtime_vars or b.runtime_vars or a.range_vars or b.range_vars:
+        return None
     points, results = a.enumerate(limit=1 << 14)
     for point, res in zip(points[:4096], results[:4096]):
         dims = tuple(int(v) for v in point[:a.num_dims])
@@ -324,6 +356,7 @@ def _decide(first: Instruction, second: Instruction, order: str):
     source = first.operands[0]
     x_dims, z_dims = tuple(source.shape.dims), tuple(second.shape.dims)
     slice_instr = first if order == SLICE_THEN_RESHAPE else second
+    reshape_instr = second if order == SLICE_THEN_RESHAPE else first
     spec = _slice_of(slice_instr)
     middle = tuple(first.shape.dims)
     groups = reshape_groups(middle, z_dims) if order == SLICE_THEN_RESHAPE else \
@@ -334,8 +367,8 @@ def _decide(first: Instruction, second: Instruction, order: str):
             raise _Verdict("unprovable", "a single-element source: both orders are the identity")
         raise _Verdict("illegal", f"a rank-0 result cannot be a slice of a reshape of the "
                                   f"{n}-element source (a slice keeps the rank)")
-    if any(spec.runtime):
-        _runtime_offsets(spec, groups, order)
+    moved = _runtime_dims(spec, groups, order) if any(spec.runtime) else {}
+    # The geometry comes from the slice with runtime offsets at 0; the verdict from the real maps.
     static = _as_static_slice(slice_instr, spec, slice_instr.operands[0])
     if order == SLICE_THEN_RESHAPE:
         orig = _operand_map(static).compose(_operand_map(second))
@@ -346,46 +379,79 @@ def _decide(first: Instruction, second: Instruction, order: str):
     affine = _group_affine(orig, x_dims, groups)
     element = source.shape.element_type
     x = build.parameter(0, source.shape, name=source.name)
+    reshape_op = reshape_instr.opcode
+    extras: list[Instruction] = []
     if order == SLICE_THEN_RESHAPE:
         new_dims, new_slice = _expand_candidate(x_dims, z_dims, groups, affine)
-        new_first = build.instruction("reshape", build.array_shape(element, new_dims), [x],
+        new_first = build.instruction(reshape_op, build.array_shape(element, new_dims), [x],
                                       name=first.name + ".swapped")
-        new_second = build.instruction("slice", second.shape, [new_first], name=second.name,
-                                       slice=_slice_dims(new_slice))
+        new_second, extras = _new_slice(new_first, second.shape, new_slice, moved, slice_instr, second.name)
         swapped = new_first, new_second
-        new = _operand_map(new_first).compose(_operand_map(new_second))
-        detail = (f"reshape {_dims(x_dims)} to {_dims(new_dims)}, then slice {_slice_text(new_slice)} "
-                  f"to {_dims(z_dims)}")
+        detail = (f"{reshape_op} {_dims(x_dims)} to {_dims(new_dims)}, then slice "
+                  f"{_slice_text(new_slice, moved)} to {_dims(z_dims)}")
     else:
         new_dims, new_slice = _box_candidate(x_dims, z_dims, groups, affine, spec.strides)
-        new_first = build.instruction("slice", build.array_shape(element, new_dims), [x],
-                                      name=first.name + ".swapped", slice=_slice_dims(new_slice))
-        new_second = build.instruction("reshape", second.shape, [new_first], name=second.name)
+        new_first, extras = _new_slice(x, build.array_shape(element, new_dims), new_slice, moved,
+                                       slice_instr, first.name + ".swapped")
+        new_second = build.instruction(reshape_op, second.shape, [new_first], name=second.name)
         swapped = new_first, new_second
-        new = _operand_map(new_first).compose(_operand_map(new_second))
-        detail = (f"slice {_dims(x_dims)} by {_slice_text(new_slice)} to {_dims(new_dims)}, then "
-                  f"reshape to {_dims(z_dims)}")
+        detail = (f"slice {_dims(x_dims)} by {_slice_text(new_slice, moved)} to {_dims(new_dims)}, "
+                  f"then {reshape_op} to {_dims(z_dims)}")
+    new = _operand_map(new_first).compose(_operand_map(new_second))
+    if moved:   # compare the maps with their runtime offsets: equal maps mean they cancel
+        orig = (_operand_map(slice_instr).compose(_operand_map(second)) if order == SLICE_THEN_RESHAPE
+                else _operand_map(first).compose(_operand_map(slice_instr)))
     same, why = _same(orig, new)
     if not same:
         raise _Verdict("illegal", why)
-    return "legal", f"{detail} ({why})", swapped
+    if moved:
+        why += " for every value of the runtime offsets"
+    return "legal", f"{detail} ({why})", swapped + (tuple(extras),)
+
+
+def _new_slice(operand: Instruction, shape, new_slice: _Slice, moved: dict, original: Instruction,
+               name: str) -> tuple[Instruction, list[Instruction]]:
+    """The swapped slice: a plain slice, or (runtime offsets carried over) a dynamic slice
+    taking the original offset operands in their new dims and ``s32`` constants elsewhere."""
+    if not moved:
+        return build.instruction("slice", shape, [operand], name=name, slice=_slice_dims(new_slice)), []
+    if any(k != 1 for k in new_slice.strides):
+        raise _Verdict("unprovable", "the swapped slice needs a stride, which a dynamic slice "
+                                     "with runtime offsets cannot express")
+    constants: dict[int, Instruction] = {}
+    offsets = []
+    for k, start in enumerate(new_slice.starts):
+        if k in moved:
+            offsets.append(original.operands[1 + moved[k]])
+            continue
+        if start not in constants:
+            constants[start] = Instruction(f"{name}.offset{start}".replace("-", "m"), "constant",
+                                           build.array_shape("s32", ()), (), literal=str(start))
+        offsets.append(constants[start])
+    instr = build.instruction("dynamic-slice", shape, [operand, *offsets], name=name,
+                              dynamic_slice_sizes=tuple(new_slice.sizes))
+    return instr, list(constants.values())
 
 
 def _dims(dims) -> str:
     return "[" + ",".join(str(d) for d in dims) + "]"
 
 
-def _runtime_offsets(spec: _Slice, groups, order: str) -> None:
-    """A runtime offset is only provably fine in a dim the reshape leaves alone."""
+def _runtime_dims(spec: _Slice, groups, order: str) -> dict[int, int]:
+    """Runtime offsets are only provably fine in dims the reshape leaves alone; there the swap
+    keeps them. Returns {dim of the swapped slice: dim of the original slice}."""
+    moved = {}
     for src, dst in groups:
-        sliced = src if order == SLICE_THEN_RESHAPE else dst
-        if any(spec.runtime[i] for i in sliced) and not (len(src) == 1 and len(dst) == 1):
-            dim = next(i for i in sliced if spec.runtime[i])
-            raise _Verdict("unprovable", f"the runtime offset of dim {dim} lies in dims the "
-                                         f"reshape merges or splits: the swapped offset's "
-                                         f"alignment cannot be shown statically")
-    raise _Verdict("unprovable", "runtime offsets in dims the reshape leaves alone: the swap would "
-                                 "keep them, but rewriting a dynamic slice is not supported yet")
+        sliced, other = (src, dst) if order == SLICE_THEN_RESHAPE else (dst, src)
+        runtime = [i for i in sliced if spec.runtime[i]]
+        if not runtime:
+            continue
+        if len(src) != 1 or len(dst) != 1:
+            raise _Verdict("unprovable", f"the runtime offset of dim {runtime[0]} lies in dims the "
+                                         f"reshape merges or splits: the swapped slice would need "
+                                         f"a scaled offset, whose alignment the maps cannot show")
+        moved[other[0]] = sliced[0]
+    return moved
 
 
 # ---- the rewritten module -------------------------------------------------------------------
@@ -395,31 +461,41 @@ def _users(comp: Computation, instr: Instruction) -> list[Instruction]:
 
 
 def rewrite_module_text(module: Module, comp: Computation, first: Instruction,
-                        second: Instruction, swapped: tuple[Instruction, Instruction]) -> str:
-    """The whole module with ``first -> second`` replaced by the swapped pair; the pair's
-    result keeps its name (and the ROOT mark), so every user and the ENTRY are unchanged."""
+                        second: Instruction, swapped: tuple) -> str:
+    """The whole module with ``first -> second`` replaced by the swapped pair (``swapped`` is
+    ``(new first, new second[, new constant offsets])``); the pair's result keeps its name (and
+    the ROOT mark), so every user and the ENTRY are unchanged."""
     from ..hlo.printer import format_module
     taken = {i.name for i in module.instructions}
-    name = swapped[0].name
-    while name in taken:
-        name += "_"
-    new_first = dataclasses.replace(swapped[0], name=name, computation=comp)
+    renamed: dict[str, str] = {}
+
+    def fresh(name: str) -> str:
+        while name in taken:
+            name += "_"
+        taken.add(name)
+        return name
+
+    extras = []
+    for c in (swapped[2] if len(swapped) > 2 else ()):
+        renamed[c.name] = fresh(c.name)
+        extras.append(dataclasses.replace(c, name=renamed[c.name], computation=comp))
+    name = fresh(swapped[0].name)
+    rename = lambda names: tuple(renamed.get(n, n) for n in names)   # noqa: E731
+    new_first = dataclasses.replace(swapped[0], name=name, computation=comp,
+                                    operand_names=rename(swapped[0].operand_names))
     new_second = dataclasses.replace(
-        swapped[1], operand_names=(name,), operands=(new_first,), is_root=second.is_root,
-        metadata=second.metadata, computation=comp,
-        shape=second.shape)
+        swapped[1], operand_names=(name,) + rename(swapped[1].operand_names[1:]),
+        operands=(new_first,) + tuple(swapped[1].operands[1:]), is_root=second.is_root,
+        metadata=second.metadata, computation=comp, shape=second.shape)
     drop_first = [u for u in _users(comp, first) if u is not second] == [] and not first.is_root
     instructions = []
     for instr in comp.instructions:
         if instr is first and drop_first:
-            continue
+            continue   # a dropped dynamic slice's offsets stay: the swapped one may use them
         if instr is second:
-            instructions.extend([new_first, new_second])
+            instructions.extend(extras + [new_first, new_second])
         else:
             instructions.append(instr)
-    if drop_first and first.opcode == "dynamic-slice":
-        # constant offsets only used by the dropped dynamic slice stay as harmless constants
-        pass
     by_name = {i.name: i for i in instructions}
     new_comp = dataclasses.replace(comp, instructions=instructions, by_name=by_name,
                                    root=new_second if second.is_root else comp.root)

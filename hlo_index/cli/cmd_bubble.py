@@ -25,14 +25,16 @@ def command(paths: tuple[str, ...], output_format: str) -> None:
     from ..analyses.reorder import analyse_module
     from ..hlo import format_diagnostic, load
 
-    err = Console(stderr=True, highlight=False)
     modules, failed = [], False
     for path in paths:
         for result in load(path):
             if result.module is None:
                 failed = True
-                for d in result.diagnostics[:1]:
-                    err.print(format_diagnostic(d), markup=False)
+                # path:line:col, the source line and a caret; unwrapped so editors can jump to it
+                for d in result.diagnostics[:1] or ():
+                    click.echo(format_diagnostic(d), err=True)
+                if not result.diagnostics:
+                    click.echo(f"{path}: error: could not be read", err=True)
                 continue
             modules.append((result.module, analyse_module(result.module)))
     if output_format == "json":

@@ -34,12 +34,14 @@ SPEC = {
 }
 
 
-def numpy_pair(mod, x):
-    """Evaluate the ENTRY (parameters, slices, dynamic slices with constants, reshapes) in numpy."""
+def numpy_pair(mod, x, offsets=()):
+    """Evaluate the ENTRY (parameters, slices, dynamic slices, reshapes and pure-reshape bitcasts)
+    in numpy; parameter 0 is ``x``, parameter k > 0 the scalar ``offsets[k - 1]``."""
     values = {}
     for instr in mod.entry.instructions:
         if instr.opcode == "parameter":
-            values[instr.name] = x
+            n = instr.parameter_number
+            values[instr.name] = x if n == 0 else int(offsets[n - 1])
         elif instr.opcode == "constant":
             values[instr.name] = int(instr.literal)
         elif instr.opcode == "slice":
@@ -50,7 +52,7 @@ def numpy_pair(mod, x):
             sizes = instr.attr("dynamic_slice_sizes")
             starts = [min(max(values[n], 0), src.shape[k] - sizes[k]) for k, n in enumerate(instr.operand_names[1:])]
             values[instr.name] = src[tuple(slice(a, a + n) for a, n in zip(starts, sizes))]
-        elif instr.opcode == "reshape":
+        elif instr.opcode in ("reshape", "bitcast"):
             values[instr.name] = values[instr.operand_names[0]].reshape(instr.shape.dims)
     return values[mod.entry.root.name]
 
@@ -104,5 +106,80 @@ def test_cli_json_and_errors(tmp_path):
     assert set(data["modules"][0]["chains"][0]) == {"slice", "reshape", "order", "verdict", "reason", "rewrite_module"}
     bad = tmp_path / "bad.hlo"
     bad.write_text("HloModule m\nENTRY e {\n  p0 = f32[4 parameter(0)\n}\n")
-    result = CliRunner().invoke(main, ["bubble", str(bad)])
+    runner = CliRunner(mix_stderr=False) if "mix_stderr" in CliRunner.__init__.__code__.co_varnames else CliRunner()
+    result = runner.invoke(main, ["bubble", str(bad), files[0]])
     assert result.exit_code == 2
+    # the error names the file, line and column, with the source line and a caret
+    assert f"{bad}:3:" in result.stderr and "^" in result.stderr
+    assert "legal" in result.stdout    # the readable file is still analysed
+
+
+RUNTIME = {
+    # the runtime offset sits in dim 0, which the reshape leaves alone
+    "slice_then_reshape": ("HloModule m\nENTRY e {\n  p0 = f32[8,4096] parameter(0)\n  i = s32[] parameter(1)\n"
+                           "  z = s32[] constant(0)\n  s = f32[1,2048] dynamic-slice(p0, i, z), dynamic_slice_sizes={1,2048}\n"
+                           "  ROOT r = f32[1,32,64] reshape(s)\n}\n", "legal"),
+    "reshape_then_slice": ("HloModule m\nENTRY e {\n  p0 = f32[8,4096] parameter(0)\n  r = f32[8,64,64] reshape(p0)\n"
+                           "  i = s32[] parameter(1)\n  z = s32[] constant(0)\n"
+                           "  ROOT s = f32[2,64,64] dynamic-slice(r, i, z, z), dynamic_slice_sizes={2,64,64}\n}\n", "legal"),
+    "two_runtime_dims": ("HloModule m\nENTRY e {\n  p0 = f32[6,4096,5] parameter(0)\n  i = s32[] parameter(1)\n"
+                         "  j = s32[] parameter(2)\n  z = s32[] constant(1024)\n"
+                         "  s = f32[2,2048,3] dynamic-slice(p0, i, z, j), dynamic_slice_sizes={2,2048,3}\n"
+                         "  ROOT r = f32[2,32,64,3] reshape(s)\n}\n", "legal"),
+    # untouched runtime dim, but the reshaped dim is 2049 long: illegal whatever the offset
+    "runtime_but_misaligned": ("HloModule m\nENTRY e {\n  p0 = f32[8,2049] parameter(0)\n  i = s32[] parameter(1)\n"
+                               "  z = s32[] constant(0)\n  s = f32[1,2048] dynamic-slice(p0, i, z), dynamic_slice_sizes={1,2048}\n"
+                               "  ROOT r = f32[1,32,64] reshape(s)\n}\n", "illegal"),
+    # the runtime offset is in the dim the reshape splits: its alignment is unknown
+    "runtime_in_split_dim": ("HloModule m\nENTRY e {\n  p0 = f32[8,4096] parameter(0)\n  i = s32[] parameter(1)\n"
+                             "  z = s32[] constant(0)\n  s = f32[8,2048] dynamic-slice(p0, z, i), dynamic_slice_sizes={8,2048}\n"
+                             "  ROOT r = f32[8,32,64] reshape(s)\n}\n", "unprovable"),
+    "bitcast_is_a_reshape": (module("f16[4096]{0}", "s = f16[2048]{0} slice(p0), slice={[0:2048]}",
+                                    "r = f16[32,64]{1,0} bitcast(s)"), "legal"),
+    "bitcast_misaligned": (module("f16[4096]{0}", "s = f16[2048]{0} slice(p0), slice={[1:2049]}",
+                                  "r = f16[32,64]{1,0} bitcast(s)"), "illegal"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RUNTIME))
+def test_runtime_offsets_and_bitcasts(name):
+    text, verdict = RUNTIME[name]
+    mod = parse_module_text(text)
+    chains = analyse_module(mod)
+    assert len(chains) == 1
+    chain = chains[0]
+    assert chain.verdict == verdict, chain.reason
+    x_shape = mod.entry.parameters[0].shape
+    x = np.arange(x_shape.num_elements).reshape(x_shape.dims)
+    n_offsets = len(mod.entry.parameters) - 1
+    # every offset value, including out-of-range ones that XLA clamps
+    trials = [tuple(v + k for k in range(n_offsets)) for v in (-3, 0, 1, 2, 5, 7, 100)]
+    if verdict != "legal":
+        assert chain.rewrite_module is None and chain.reason
+        if name == "bitcast_misaligned":
+            # numpy witness: no row-aligned slice of the 64x64 view gives the original pair's tensor
+            want = numpy_pair(mod, x)
+            assert not any(np.array_equal(x.reshape(64, 64)[a:a + 32], want) for a in range(33))
+            assert "not aligned" in chain.reason
+        if name == "runtime_but_misaligned":
+            # numpy witness: the row of 2049 cannot be viewed as rows of 64 at all
+            with pytest.raises(ValueError):
+                x.reshape(8, -1, 64)
+            assert "not divisible" in chain.reason
+        return
+    rewritten = parse_module_text(chain.rewrite_module)
+    assert [p.name for p in rewritten.entry.parameters.values()] == [p.name for p in mod.entry.parameters.values()]
+    for offsets in trials:
+        assert np.array_equal(numpy_pair(mod, x, offsets), numpy_pair(rewritten, x, offsets)), offsets
+    again = analyse_module(rewritten)
+    assert len(again) == 1 and again[0].order != chain.order and again[0].verdict == "legal"
+    if n_offsets:
+        swapped = next(i for i in rewritten.entry.instructions if i.opcode == "dynamic-slice")
+        constants = [o for o in swapped.operands[1:] if o.opcode == "constant"]
+        assert all(c.shape.element_type == "s32" and c.shape.rank == 0 for c in constants)
+
+
+def test_bitcast_with_a_permuted_layout_is_not_a_reshape():
+    text = module("f16[64,64]{1,0}", "s = f16[64,32]{1,0} slice(p0), slice={[0:64], [0:32]}",
+                  "r = f16[32,64]{0,1} bitcast(s)")
+    assert analyse_module(parse_module_text(text)) == []
