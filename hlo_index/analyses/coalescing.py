@@ -125,7 +125,7 @@ def _warp_reads(m: IndexingMap, minor: Optional[int], warps: int, seed: int):
     from ..affine.evaluate import evaluate_expr
     from ..affine.expr import DIM, RANGE, RUNTIME
     grid = _warp_points(m, minor, warps, seed)
-    flat = grid.reshape(-1, grid.shape[2])
+    flat = grid.reshape(warps * WARP, grid.shape[2])
     n = len(flat)
     env = {(DIM, i): flat[:, i] for i in range(m.num_dims)}
     env.update({(RANGE, i): flat[:, m.num_dims + i] for i in range(len(m.range_vars))})
@@ -144,7 +144,7 @@ def _warp_reads(m: IndexingMap, minor: Optional[int], warps: int, seed: int):
     results = [np.broadcast_to(evaluate_expr(e, env, memo), (n,)) for e in m.results]
     rows = np.stack(results, axis=1) if results else np.zeros((n, 0), np.int64)
     keep = keep.reshape(warps, WARP)
-    rows = rows.reshape(warps, WARP, -1)
+    rows = rows.reshape(warps, WARP, len(m.results))
     return [rows[w][keep[w]] for w in range(warps)]
 
 

@@ -58,7 +58,7 @@ class Decomposition:
 
     @property
     def distinct_upper(self) -> int:
-        if any(c.points == 0 for c in self.components):
+        if any(c.points == 0 and c.points_exact for c in self.components):
             return 0
         return prod(c.upper for c in self.components)
 
@@ -154,6 +154,10 @@ def _evaluate(m: IndexingMap, members, results, constraints, operand_dims, domai
     if operand_dims is None:
         return Component(tuple(results), np.zeros((0, len(results)), np.int64), points, exhaustive,
                          True, 0)
+    if not results:   # constraints only: they decide whether anything is read at all
+        one = np.zeros((1 if feasible else 0, 0), dtype=np.int64)
+        return Component((), one, points, exhaustive, exhaustive or feasible > 0,
+                         len(one) if exhaustive else 1)
     rows = np.stack([np.broadcast_to(evaluate_expr(m.results[k], env, memo), (n,))[keep]
                      for k in results], axis=1)
     dims = np.asarray([operand_dims[k] for k in results], dtype=np.int64)

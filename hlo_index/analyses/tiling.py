@@ -11,6 +11,9 @@ reason, when an element offset sits inside a floordiv / mod (the map splits the 
 two element offsets mix in one operand dim without forming an even progression, when one
 output dim feeds two operand dims (a diagonal), or when a start is a gathered index (it
 changes from element to element).
+
+Several maps of one operand (a concatenate reading it twice, a pad) give one tile each and
+``union_tile`` their bounding tile, saying whether the maps fill it.
 """
 from __future__ import annotations
 
@@ -191,3 +194,92 @@ def _split_reason(m: IndexingMap, k: int, expr, elements, sizes) -> str:
                     f"(operand dim {k} = {m.results[k]})")
     atom = offending_division(expr, elements)
     return f"operand dim {k} = {m.results[k]}: {atom} splits the tile"
+
+
+# ---- several maps: the bounding tile of their union ------------------------------------------
+
+@dataclass(frozen=True)
+class UnionTile:
+    """The smallest strided box holding every map's tile, per output tile.
+
+    ``exact`` is True when the maps together read every element of that box (checked on the
+    first tile); otherwise the box over-approximates the union.
+    """
+
+    tile: MapTile
+    maps: int
+    exact: Optional[bool] = None
+
+    def to_json(self) -> dict:
+        return {"union_of_maps": self.maps, "exact": self.exact, **self.tile.to_json()}
+
+
+def union_tile(tiles: Sequence[MapTile]) -> Optional[UnionTile]:
+    """The bounding tile across several maps' tiles of one operand (None for fewer than two).
+
+    Per operand dim the maps' offsets must differ by constants (then the box starts at the
+    lowest, its stride is the gcd of the strides and of the shifts); otherwise the reason.
+    """
+    from math import gcd
+    tiles = list(tiles)
+    if len(tiles) < 2:
+        return None
+    for k, t in enumerate(tiles):
+        if not t.is_tile:
+            return UnionTile(MapTile(False, f"map {k} is not a tile ({t.reason}), so neither is the union"),
+                             len(tiles))
+    base = tiles[0].offsets
+    for m, t in enumerate(tiles):
+        if t.offsets.dims != base.dims:
+            ranges = "; ".join(f"map {k}: " + ", ".join(f"d{i} in [{iv.lo}, {iv.hi}]"
+                                                         for i, iv in enumerate(u.offsets.dims))
+                               for k, u in enumerate(tiles))
+            return UnionTile(MapTile(False, f"the maps read different tiles ({ranges}): each tile reads "
+                                            f"through some of them, so their own tiles apply and no "
+                                            f"single bounding tile does"), len(tiles))
+        if [rv.interval for rv in t.offsets.runtime_vars] != [rv.interval for rv in base.runtime_vars]:
+            return UnionTile(MapTile(False, "the maps' tile offsets use different runtime values"),
+                             len(tiles))
+    offsets, sizes, strides, notes = [], [], [], []
+    for k, e0 in enumerate(base.results):
+        shifts = []
+        for m, t in enumerate(tiles):
+            diff = t.offsets.results[k] - e0
+            if not diff.is_constant:
+                return UnionTile(MapTile(False, f"operand dim {k}: map {m}'s offset {t.offsets.results[k]} "
+                                                f"differs from map 0's {e0} by {diff}, which changes "
+                                                f"from tile to tile: no single bounding tile"), len(tiles))
+            shifts.append(diff.constant_value)
+        lo = min(shifts)
+        hi = max(c + (t.sizes[k] - 1) * t.strides[k] for c, t in zip(shifts, tiles))
+        step = 0
+        for c, t in zip(shifts, tiles):
+            step = gcd(step, c - lo)
+            if t.sizes[k] > 1:
+                step = gcd(step, t.strides[k])
+        step = step or 1
+        offsets.append(e0 + lo)
+        sizes.append((hi - lo) // step + 1)
+        strides.append(step)
+    for t in tiles:
+        notes.extend(n for n in t.notes if n not in notes)
+    offset_map = IndexingMap(base.dims, [], base.runtime_vars, offsets, ()).simplified()
+    tile = MapTile(True, f"bounding tile of the union of {len(tiles)} maps' tiles", offset_map,
+                   tuple(sizes), tuple(strides), tuple(notes))
+    return UnionTile(tile, len(tiles), _covers(tiles, tile))
+
+
+def _covers(tiles: Sequence[MapTile], box: MapTile) -> Optional[bool]:
+    """Whether the maps' tiles fill the bounding box, on tile 0 (None when too big to check)."""
+    if prod(box.sizes) > 1 << 20:
+        return None
+    origin = (0,) * box.offsets.num_dims
+    runtime = [rv.interval.lo for rv in box.offsets.runtime_vars]
+    start = np.asarray(box.offsets.evaluate(origin, (), runtime), dtype=np.int64)
+    covered = np.zeros(box.sizes, dtype=bool)
+    for t in tiles:
+        first = np.asarray(t.offsets.evaluate(origin, (), runtime), dtype=np.int64)
+        index = tuple(slice((f - s) // b, (f - s) // b + (n - 1) * (st // b) + 1, max(st // b, 1))
+                      for f, s, b, n, st in zip(first, start, box.strides, t.sizes, t.strides))
+        covered[index] = True
+    return bool(covered.all())

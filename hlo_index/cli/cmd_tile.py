@@ -30,8 +30,9 @@ def _ints(text: str | None) -> tuple[int, ...] | None:
 def command(path: str, fusion_name: str, tile_text: str, strides_text: str | None,
             output_index: int, output_format: str) -> None:
     """Propagate an output tile of a fusion to its operands (offsets as maps of the tile index,
-    sizes, strides), or say precisely why an operand's reads are not a tile."""
-    from ..analyses.tiling import TileError, propagate, tile_counts
+    sizes, strides), or say precisely why an operand's reads are not a tile. An operand read
+    through several maps also gets the bounding tile of their union."""
+    from ..analyses.tiling import TileError, propagate, tile_counts, union_tile
     from ..fusion import output_to_input
     from ..hlo import format_diagnostic, load
 
@@ -60,9 +61,11 @@ def command(path: str, fusion_name: str, tile_text: str, strides_text: str | Non
             continue
         operand = target.operands[row.operand] if row.operand < len(target.operands) else None
         tiles = [propagate(m, out_shape.dims, sizes, strides) for m in row.maps]
+        union = union_tile(tiles)
         rows.append({"operand": row.operand, "name": operand.name if operand else "",
                      "shape": str(operand.shape) if operand else "",
-                     "tiles": [t.to_json() for t in tiles]})
+                     "tiles": [t.to_json() for t in tiles],
+                     "union": union.to_json() if union is not None else None})
     data = {"fusion": target.name, "output_shape": str(out_shape), "tile": list(sizes),
             "strides": list(strides or (1,) * len(sizes)), "tile_counts": list(counts),
             "operands": rows}
@@ -84,3 +87,14 @@ def command(path: str, fusion_name: str, tile_text: str, strides_text: str | Non
                     out.print(Text(f"      note: {note}", style="dim"), soft_wrap=True)
             else:
                 out.print(Text(f"      not a tile: {t['reason']}", style="red"), soft_wrap=True)
+        union = row["union"]
+        if union is not None:
+            head = f"      union of {union['union_of_maps']} maps (bounding tile)"
+            if not union["is_tile"]:
+                out.print(Text(f"{head}: not a tile: {union['reason']}", style="red"), soft_wrap=True)
+                continue
+            fill = {True: "the maps fill it", False: "over-approximates: the maps leave holes",
+                    None: "too big to check whether the maps fill it"}[union["exact"]]
+            out.print(Text(f"{head}: sizes {union['sizes']} strides {union['strides']} ({fill})",
+                           style="cyan"), soft_wrap=True)
+            out.print(Text(f"        offsets {union['offsets']}"), soft_wrap=True)

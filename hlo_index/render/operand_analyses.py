@@ -102,7 +102,15 @@ def _fill(entry: OperandReport, row, target, info: list, analyses: bool, physica
     output_shape = _output_shape(target, row.output)
     if operand_shape is None or output_shape is None or output_shape.is_tuple:
         return
+    # A failing figure must not cost the operand its maps (the target would become an error).
     if analyses:
-        entry.extra.update(operand_figures(row.maps, operand_shape, output_shape))
+        try:
+            entry.extra.update(operand_figures(row.maps, operand_shape, output_shape))
+        except Exception as exc:  # noqa: BLE001
+            failed = {"error": f"{type(exc).__name__}: {exc}", "summary": f"not computed ({type(exc).__name__}: {exc})"}
+            entry.extra.update({"utilization": failed, "coalescing": failed})
     if physical:
-        entry.extra["physical_maps"] = physical_maps(row.maps, operand_shape)
+        try:
+            entry.extra["physical_maps"] = physical_maps(row.maps, operand_shape)
+        except Exception as exc:  # noqa: BLE001
+            entry.extra["physical_maps"] = [{"map": None, "unknown": f"{type(exc).__name__}: {exc}"}]

@@ -82,3 +82,13 @@ def test_operand_report_is_json_ready():
     assert report["utilization"]["distinct_elements"] == 64 * 256
     assert report["utilization"]["bytes_read"] == 64 * 256 * 2
     assert report["coalescing"]["verdict"] == "coalesced"
+
+
+def test_scalar_operand_and_output():
+    # a scalar fusion reading a scalar: one element, every thread the same (broadcast)
+    from hlo_index.affine import parse_map
+    from hlo_index.hlo.build import array_shape
+    report = operand_report([parse_map("() -> ()")], array_shape("s32", ()), array_shape("s32", ()))
+    assert report["utilization"]["distinct_elements"] == 1 == report["utilization"]["element_reads"]
+    assert report["coalescing"]["verdict"] == "coalesced"
+    assert report["coalescing"]["maps"][0]["pattern"] == "broadcast"

@@ -112,3 +112,87 @@ def test_diagonal_is_not_a_tile():
     m = parse_map("(d0, d1) -> (d0, d0), domain: d0 in [0, 15], d1 in [0, 15]")
     tile = propagate(m, (16, 16), (4, 4))
     assert not tile.is_tile and "diagonal" in tile.reason
+
+
+CONCAT_TWICE = """HloModule m
+fused_concat {
+  p0 = f32[6,5]{1,0} parameter(0)
+  sl = f32[6,2]{1,0} slice(p0), slice={[0:6], [1:3]}
+  ROOT c = f32[6,7]{1,0} concatenate(p0, sl), dimensions={1}
+}
+ENTRY main {
+  c = f32[6,5]{1,0} parameter(0)
+  ROOT f = f32[6,7]{1,0} fusion(c), kind=kLoop, calls=fused_concat
+}
+"""
+
+SHIFTED_TWICE = """HloModule m
+fused {
+  p0 = f32[16]{0} parameter(0)
+  a = f32[8]{0} slice(p0), slice={[0:16:2]}
+  b = f32[8]{0} slice(p0), slice={[5:13]}
+  ROOT s = f32[8]{0} add(a, b)
+}
+ENTRY main {
+  c = f32[16]{0} parameter(0)
+  ROOT f = f32[8]{0} fusion(c), kind=kLoop, calls=fused
+}
+"""
+
+
+def _union_reads(maps, out_dims, sizes, t):
+    reads = set()
+    for e in itertools.product(*[range(s) for s in sizes]):
+        d = tuple(ti * s + ei for ti, s, ei in zip(t, sizes, e))
+        if all(x < n for x, n in zip(d, out_dims)):
+            for m in maps:
+                if all(iv.lo <= x <= iv.hi for iv, x in zip(m.dims, d)):
+                    reads |= m.read_set(d)
+    return reads
+
+
+@pytest.mark.parametrize("text,sizes,exact", [(CONCAT_TWICE, (2, 7), True), (CONCAT_TWICE, (3, 7), True),
+                                              (SHIFTED_TWICE, (8,), False)])
+def test_union_tile_bounds_every_maps_reads(text, sizes, exact):
+    from hlo_index.analyses.tiling import union_tile
+    fusion = parse_module_text(text).entry.root
+    (row,) = output_to_input(fusion)
+    assert len(row.maps) == 2
+    out_dims = fusion.shape.dims
+    union = union_tile([propagate(m, out_dims, sizes) for m in row.maps])
+    assert union.tile.is_tile, union.tile.reason
+    assert union.exact is exact and union.to_json()["union_of_maps"] == 2
+    tile = union.tile
+    counts = [-(-d // s) for d, s in zip(out_dims, sizes)]
+    for t in itertools.product(*[range(c) for c in counts]):
+        reads = _union_reads(row.maps, out_dims, sizes, t)
+        offs = tile.offsets.evaluate(t)
+        box = {tuple(o + k * st for o, k, st in zip(offs, ks, tile.strides))
+               for ks in itertools.product(*[range(n) for n in tile.sizes])}
+        assert reads <= box
+        assert (reads == box) is exact
+
+
+def test_union_tile_reasons():
+    from hlo_index.analyses.tiling import union_tile
+    fusion = parse_module_text(CONCAT_TWICE).entry.root
+    (row,) = output_to_input(fusion)
+    # a column tile: the two maps read different tiles, so no single box applies
+    union = union_tile([propagate(m, fusion.shape.dims, (6, 1)) for m in row.maps])
+    assert not union.tile.is_tile and "different tiles" in union.tile.reason
+    assert union_tile([propagate(row.maps[0], fusion.shape.dims, (6, 1))]) is None
+
+
+def test_tile_command_reports_the_union(tmp_path):
+    import json
+    from click.testing import CliRunner
+    from hlo_index.cli import main
+    path = tmp_path / "concat.hlo"
+    path.write_text(CONCAT_TWICE)
+    result = CliRunner().invoke(main, ["tile", str(path), "--fusion", "f", "--tile", "2,7", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    (operand,) = json.loads(result.output)["operands"]
+    assert len(operand["tiles"]) == 2
+    assert operand["union"]["is_tile"] and operand["union"]["sizes"] == [2, 5]
+    text = CliRunner().invoke(main, ["tile", str(path), "--fusion", "f", "--tile", "2,7"]).output
+    assert "union of 2 maps (bounding tile): sizes [2, 5]" in text

@@ -147,3 +147,13 @@ def test_real_fusions_match_enumeration():
         assert u.distinct_elements == len(seen), name
         assert u.element_reads == reads, name
         assert u.bytes_read == ceil(len(seen) * shape.element_bits / 8), name
+
+
+def test_constraint_only_component():
+    # d1 only appears in a constraint (a pad's stride check): it decides feasibility, reads nothing
+    m = parse_map("(d0, d1) -> (d0), domain: d0 in [0, 3], d1 in [0, 5], d1 mod 2 in [0, 0]")
+    u = operand_utilization([m], array_shape("f32", (4,)))
+    assert (u.distinct_elements, u.element_reads) == brute([m], (4,))
+    empty = parse_map("(d0, d1) -> (d0), domain: d0 in [0, 3], d1 in [0, 5], d1 * 2 in [1, 1]")
+    u = operand_utilization([empty], array_shape("f32", (4,)))
+    assert (u.distinct_elements, u.element_reads) == (0, 0)
