@@ -157,3 +157,56 @@ def test_constraint_only_component():
     empty = parse_map("(d0, d1) -> (d0), domain: d0 in [0, 3], d1 in [0, 5], d1 * 2 in [1, 1]")
     u = operand_utilization([empty], array_shape("f32", (4,)))
     assert (u.distinct_elements, u.element_reads) == (0, 0)
+
+
+# ---- property: random maps, exact and sampled, against brute force ---------------------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from hlo_index.affine import IndexingMap, Interval, dim, range_var  # noqa: E402
+
+
+@st.composite
+def random_maps(draw):
+    n_dims = draw(st.integers(1, 3))
+    n_range = draw(st.integers(0, 1))
+    variables = [dim(i) for i in range(n_dims)] + [range_var(i) for i in range(n_range)]
+    sizes = [draw(st.integers(1, 6)) for _ in variables]
+
+    def expr():
+        e = None
+        for v in draw(st.lists(st.sampled_from(variables), min_size=0, max_size=2)):
+            term = v * draw(st.integers(1, 3))
+            e = term if e is None else e + term
+        e = (e if e is not None else variables[0] * 0) + draw(st.integers(0, 2))
+        op = draw(st.sampled_from(["", "floordiv", "mod"]))
+        if op:
+            e = e.floordiv(draw(st.integers(2, 4))) if op == "floordiv" else e % draw(st.integers(2, 4))
+        return e
+
+    results = [expr() for _ in range(draw(st.integers(1, 3)))]
+    constraints = []
+    if draw(st.booleans()):
+        c = expr()
+        lo = draw(st.integers(0, 3))
+        constraints.append((c, Interval(lo, lo + draw(st.integers(0, 4)))))
+    m = IndexingMap([Interval(0, s - 1) for s in sizes[:n_dims]], [Interval(0, s - 1) for s in sizes[n_dims:]],
+                    (), results, constraints)
+    return m
+
+
+@settings(deadline=None, derandomize=True, max_examples=120)
+@given(random_maps(), st.sampled_from([1 << 20, 4]))
+def test_random_maps_match_brute_force(m, budget):
+    points, res = m.enumerate(limit=1 << 16)
+    if len(points) == 0:
+        return
+    dims = tuple(int(v) + 1 for v in res.max(axis=0))
+    seen = {tuple(int(x) for x in r) for r in res.tolist()}
+    u = operand_utilization([m], array_shape("f32", dims), budget=budget)
+    if u.exact:
+        assert (u.distinct_elements, u.element_reads) == (len(seen), len(points))
+    else:
+        assert u.distinct_elements <= len(seen) <= u.distinct_upper_bound
+    if budget == 1 << 20:
+        assert u.exact and u.distinct_elements == len(seen) and u.element_reads == len(points)
