@@ -6,6 +6,11 @@ by walking the computation backward with each op's reference read-set function
 the same set unless the maps are a documented over-approximation: runtime variables (the union
 over every feasible offset) or a dynamic-update-slice on the path (the maps ignore which elements
 the update overwrote).
+
+Input-to-output maps are checked from both sides on samples: every (operand element, output
+element) pair the reference walk finds for a sampled output element must be given by the
+operand's input-to-output maps, and every output element those maps give for a sampled operand
+element (a few of them) must read that operand element according to the reference walk.
 """
 from __future__ import annotations
 
@@ -16,7 +21,7 @@ import numpy as np
 
 from .affine import IndexingMap
 from .api import SelectedTarget
-from .fusion import callee_of, output_to_input
+from .fusion import callee_of, input_to_output, output_to_input
 from .fusion.traverse import post_order, tuple_element
 from .hlo.model import Computation, Instruction, Module
 
@@ -24,6 +29,7 @@ from .hlo.model import Computation, Instruction, Module
 OVER_APPROXIMATING_OPCODES = frozenset({"dynamic-update-slice"})
 MAX_POINTS_PER_VALUE = 20_000       # beyond this the walk is too costly; the target is skipped
 MAX_RANGE_COMBINATIONS = 1 << 18    # range-variable points a map may enumerate per element
+PAIRS_PER_ELEMENT = 4               # input-to-output: operand / output elements checked per sample
 
 
 class Skip(Exception):
@@ -35,6 +41,7 @@ class VerifyOutcome:
     errors: list[str] = field(default_factory=list)     # mismatches, each naming the element
     notes: list[str] = field(default_factory=list)      # skipped targets and why
     checked_points: int = 0
+    checked_input_points: int = 0                       # operand elements checked input-to-output
 
 
 _RUNTIME_VALUES: dict[int, tuple[Instruction, dict]] = {}
@@ -157,8 +164,9 @@ def _fmt(point) -> str:
 
 
 def verify_target(selected: SelectedTarget, module: Optional[Module] = None, samples: int = 8,
-                  seed: int = 0) -> VerifyOutcome:
-    """Compare the output-to-input maps of one target with the reference walk on sampled elements."""
+                  seed: int = 0, input_to_output_too: bool = True) -> VerifyOutcome:
+    """Compare the target's output-to-input (and input-to-output) maps with the reference walk on
+    sampled elements."""
     outcome = VerifyOutcome()
     target = selected.target
     comp = target if isinstance(target, Computation) else callee_of(target)
@@ -169,17 +177,27 @@ def verify_target(selected: SelectedTarget, module: Optional[Module] = None, sam
     else:
         over = target.opcode in OVER_APPROXIMATING_OPCODES
         shape = target.shape
+    truth_cache: dict = {}
+
+    def exact(out: int, point: tuple) -> dict:
+        key = (out, point)
+        if key not in truth_cache:
+            truth_cache[key] = (backward_read_sets(comp, out, point) if comp is not None
+                                else _single_op_read_sets(target, out, point))
+        return truth_cache[key]
+
     rng = np.random.default_rng(seed)
+    sampled: list[tuple[int, tuple]] = []
     try:
         for out in range(shape.num_outputs):
             for point in _sample_points(shape.leaf(out).dims, samples, rng):
-                exact = (backward_read_sets(comp, out, point) if comp is not None
-                         else _single_op_read_sets(target, out, point))
+                truth_all = exact(out, point)
+                sampled.append((out, point))
                 outcome.checked_points += 1
                 for row in rows:
                     if row.output != out:
                         continue
-                    truth = exact.get((row.operand, row.operand_element), set())
+                    truth = truth_all.get((row.operand, row.operand_element), set())
                     given = predicted_read_set(row.maps, point)
                     missing = sorted(truth - given)
                     if missing:
@@ -196,4 +214,56 @@ def verify_target(selected: SelectedTarget, module: Optional[Module] = None, sam
                             + (f" (and {len(extra) - 1} more)" if len(extra) > 1 else ""))
     except Skip as exc:
         outcome.notes.append(f"verification skipped: {exc}")
+        return outcome
+    if input_to_output_too:
+        try:
+            _verify_input_to_output(selected, exact, sampled, over, samples, rng, outcome)
+        except Skip as exc:
+            outcome.notes.append(f"input-to-output verification skipped: {exc}")
     return outcome
+
+
+def _operand_shapes(target) -> list:
+    if isinstance(target, Computation):
+        count = 1 + max(target.parameters, default=-1)
+        return [target.parameters[n].shape if n in target.parameters else None for n in range(count)]
+    return [o.shape for o in target.operands]
+
+
+def _verify_input_to_output(selected: SelectedTarget, exact, sampled, over: bool, samples: int,
+                            rng: np.random.Generator, outcome: VerifyOutcome) -> None:
+    target = selected.target
+    name = f"{selected.kind} '{target.name}'"
+    maps_of = {(row.operand, row.output): row.maps for row in input_to_output(target)}
+    shapes = _operand_shapes(target)
+    # 1. nothing missing: each pair the reference finds for a sampled output element is in the maps
+    for out, point in sampled:
+        for (operand, element), read in exact(out, point).items():
+            shape = shapes[operand] if operand < len(shapes) else None
+            if shape is None or shape.is_tuple or element != 0:
+                continue
+            read = sorted(read)
+            picks = [read[int(k)] for k in rng.choice(len(read), min(PAIRS_PER_ELEMENT, len(read)), replace=False)]
+            for x in picks:
+                if point not in predicted_read_set(maps_of.get((operand, out), ()), x):
+                    outcome.errors.append(
+                        f"{name}: operand {operand} element {_fmt(x)} is read by output {out} element "
+                        f"{_fmt(point)}, which no input-to-output map gives")
+    # 2. nothing extra: outputs the maps give for sampled operand elements really read them
+    for operand, shape in enumerate(shapes):
+        if shape is None or shape.is_tuple:
+            continue
+        for x in _sample_points(shape.dims, max(1, samples // 2), rng):
+            outcome.checked_input_points += 1
+            for (op, out), maps in maps_of.items():
+                if op != operand or not maps or over or any(m.runtime_vars for m in maps):
+                    continue
+                given = sorted(predicted_read_set(maps, x))
+                if not given:
+                    continue
+                for k in rng.choice(len(given), min(PAIRS_PER_ELEMENT, len(given)), replace=False):
+                    y = given[int(k)]
+                    if x not in exact(out, y).get((operand, 0), set()):
+                        outcome.errors.append(
+                            f"{name}: the input-to-output maps say operand {operand} element {_fmt(x)} is read "
+                            f"by output {out} element {_fmt(y)}, which does not read it")

@@ -197,6 +197,20 @@ def _output_to_input(comp: Computation, output_index: int) -> ParameterMaps:
 
 
 def _input_to_output(comp: Computation, parameter_number: int) -> list[tuple[IndexingMap, ...]]:
+    from .output_summaries import all_inputs_to_output, is_cheaper
+    walk = walk_of(comp)
+    if comp.root is not None and parameter_number in comp.parameters \
+            and not comp.parameters[parameter_number].shape.is_tuple and is_cheaper(comp, walk.order, walk.users):
+        every = all_inputs_to_output(comp, walk.order, walk.users)
+        for number, result in every.items():
+            if number != parameter_number:
+                _remember(comp, "in2out", number, result)
+        return every[parameter_number]
+    return forward_input_to_output(comp, parameter_number)
+
+
+def forward_input_to_output(comp: Computation, parameter_number: int) -> list[tuple[IndexingMap, ...]]:
+    """Maps from one parameter to each output of the root, walking forward from the parameter."""
     walk = walk_of(comp)
     root = comp.root
     if root is None:

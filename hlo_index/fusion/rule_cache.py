@@ -119,9 +119,9 @@ def _registry() -> dict:
     """The ops registry and the elementwise rule, imported once (ops imports are not free per call)."""
     if not _REGISTRY:
         from .. import ops
-        from ..ops.rules_elementwise import elementwise_output_to_input
+        from ..ops.rules_elementwise import elementwise_input_to_output, elementwise_output_to_input
         _REGISTRY.update(out2in=ops.OUTPUT_TO_INPUT, elementwise=elementwise_output_to_input,
-                         ops=ops)
+                         in2out=ops.INPUT_TO_OUTPUT, elementwise_in=elementwise_input_to_output, ops=ops)
     return _REGISTRY
 
 
@@ -162,6 +162,49 @@ def output_to_input_steps(instr: Instruction, output_index: int) -> tuple[Step, 
     if steps is None:
         steps = _steps_of(instr, output_index)
         if all(_portable(maps) for _, _, maps, _ in steps):
+            _STEPS[key] = steps
+    return steps
+
+
+# One step from an operand to a user's output: (output index, maps, passthrough).
+ForwardStep = tuple[int, tuple[IndexingMap, ...], bool]
+
+
+def _forward_steps_of(instr: Instruction, operand_index: int) -> tuple[ForwardStep, ...]:
+    value_dims = instr.operands[operand_index].shape.dims if instr.operands else None
+    steps = []
+    for out, maps in enumerate(input_to_output(instr, operand_index)):
+        if maps:
+            passthrough = (len(maps) == 1 and value_dims is not None
+                           and not instr.operands[operand_index].shape.is_tuple
+                           and not instr.shape.is_tuple and instr.shape.dims == value_dims
+                           and is_identity_on(maps[0], value_dims))
+            steps.append((out, maps, passthrough))
+    return tuple(steps)
+
+
+def input_to_output_steps(instr: Instruction, operand_index: int) -> tuple[ForwardStep, ...]:
+    """The op's input-to-output maps from one operand, as walk steps (unread outputs left out)."""
+    registry = _REGISTRY or _registry()
+    shape = instr.shape
+    if registry["in2out"].get(instr.opcode) is registry["elementwise_in"] and not shape.is_tuple \
+            and instr.operands[operand_index].shape.dims == shape.dims:
+        key = ("in2out", shape.dims)
+        steps = _STEPS.get(key)
+        if steps is None:
+            steps = _STEPS[key] = ((0, (identity(shape.dims),), True),)
+        return steps
+    key = structural_key(instr)
+    if key is None:
+        return _forward_steps_of(instr, operand_index)
+    key = ("in2out", key, operand_index)
+    try:
+        steps = _STEPS.get(key)
+    except TypeError:
+        return _forward_steps_of(instr, operand_index)
+    if steps is None:
+        steps = _forward_steps_of(instr, operand_index)
+        if all(_portable(maps) for _, maps, _ in steps):
             _STEPS[key] = steps
     return steps
 

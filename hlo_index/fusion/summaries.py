@@ -82,10 +82,17 @@ def _dim_free(m: IndexingMap, value_dims: tuple[int, ...]) -> bool:
     return hit[1] and m.dims == full_box(value_dims)
 
 
+_TOTAL: dict[int, tuple[IndexingMap, bool]] = {}
+
+
 def _total(r: IndexingMap) -> bool:
     """Every point of ``r``'s domain has an image (no constraints to fail, no empty range)."""
-    return (not r.constraints and not r.runtime_vars and not r.is_undefined and not r.is_known_empty
-            and all(iv.size > 0 for iv in (*r.dims, *r.range_vars)))
+    hit = _TOTAL.get(id(r))
+    if hit is None or hit[0] is not r:
+        total = (not r.constraints and not r.runtime_vars and not r.is_undefined and not r.is_known_empty
+                 and all(iv.size > 0 for iv in (*r.dims, *r.range_vars)))
+        hit = _TOTAL[id(r)] = (r, total)
+    return hit[1]
 
 
 def _redomained(m: IndexingMap, dims) -> IndexingMap:
@@ -118,8 +125,17 @@ def _compose(summary_map: IndexingMap, op_map: IndexingMap, instr: Instruction,
 
 
 def _through(src: Summary, op_maps: Maps, instr: Instruction, value_dims, budget: _Budget) -> Summary:
-    return {key: distinct([_compose(m, r, instr, value_dims, budget) for r in op_maps for m in maps])
-            for key, maps in src.items()}
+    """Every entry of ``src`` composed with ``op_maps``; one map tuple shared by several entries
+    (values pass their sets along unchanged) is composed once."""
+    out = {}
+    done: dict[int, tuple[Maps, Maps]] = {}
+    for key, maps in src.items():
+        hit = done.get(id(maps))
+        if hit is None:
+            hit = done[id(maps)] = (maps, distinct([_compose(m, r, instr, value_dims, budget)
+                                                    for r in op_maps for m in maps]))
+        out[key] = hit[1]
+    return out
 
 
 def _merge(acc: Summary | None, shared: bool, contrib: Summary) -> tuple[Summary, bool]:
@@ -178,5 +194,6 @@ def bottom_up_output_to_input(comp: Computation, order: list[Instruction]) -> li
 
 
 def clear() -> None:
+    _TOTAL.clear()
     _DIM_FREE.clear()
     _REDOMAINED.clear()

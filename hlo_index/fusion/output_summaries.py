@@ -1,0 +1,85 @@
+"""Every parameter of a computation at once: per-value summaries built top-down.
+
+The mirror of ``summaries``: for each value X, in reverse post-order, the maps from X's index
+space to each output of the root it feeds: ``Q(X)[out] = ∪ Q(user)[out] ∘ user_map`` over X's
+users. Input-to-output maps of all parameters then cost one pass instead of one forward walk
+per parameter; ``is_cheaper`` compares the two with bitset counts. Same budget and caps.
+"""
+from __future__ import annotations
+
+from ..affine import IndexingMap
+from ..hlo.model import Computation, Instruction
+from .mapset import Maps, finalize
+from .rule_cache import identity, input_to_output_steps
+from .summaries import _Budget, _merge, _through
+from .traverse import tuple_element
+
+Summary = dict[int, Maps]   # root output index -> maps from one value to that output
+
+
+def is_cheaper(comp: Computation, order: list[Instruction], users: dict) -> bool:
+    """Compare (values × root outputs they feed) with (parameters × values each one feeds)."""
+    root = comp.root
+    if root is None or len(comp.parameters) < 2:
+        return False
+    outputs: dict[int, int] = {}
+    if root.opcode == "tuple":
+        for j, o in enumerate(root.operands):
+            outputs[id(o)] = outputs.get(id(o), 0) | 1 << j
+    bits: dict[int, int] = {id(root): (1 << root.shape.num_outputs) - 1}
+    summary_cost = 0
+    for instr in reversed(order):
+        b = bits.get(id(instr), 0) | outputs.get(id(instr), 0)
+        for user, _ in users.get(id(instr), ()):
+            b |= bits.get(id(user), 0)
+        bits[id(instr)] = b
+        summary_cost += b.bit_count()
+    # forward: each parameter walks every value downstream of it
+    params: dict[int, int] = {}
+    walk_cost = 0
+    for k, instr in enumerate(order):
+        b = 1 << k if instr.opcode == "parameter" else 0
+        for o in instr.operands:
+            b |= params.get(id(o), 0)
+        params[id(instr)] = b
+        walk_cost += b.bit_count()
+    return summary_cost < walk_cost
+
+
+def _steps(instr: Instruction, element: int, user: Instruction, position: int):
+    if instr.shape.is_tuple and user.opcode != "get-tuple-element":
+        reason = f"{user.opcode}: consumes the tuple-shaped value '{instr.name}' whole"
+        return tuple((out, (IndexingMap.undefined(reason),), False) for out in range(user.shape.num_outputs))
+    if instr.shape.is_tuple and tuple_element(user) != element:
+        return ()
+    return input_to_output_steps(user, position)
+
+
+def all_inputs_to_output(comp: Computation, order: list[Instruction], users: dict) -> dict[int, list[Maps]]:
+    """For every array-shaped parameter reached by the root: per root output, its maps (finalised)."""
+    root = comp.root
+    budget = _Budget(comp)
+    summaries: dict[tuple[int, int], Summary] = {
+        (id(root), e): {e: (identity(root.shape.leaf(e).dims),)} for e in range(root.shape.num_outputs)}
+    for instr in reversed(order):
+        if instr is root:
+            continue
+        for element in range(instr.shape.num_outputs):
+            acc, shared = None, False
+            for user, position in users.get(id(instr), ()):
+                for out, maps, passthrough in _steps(instr, element, user, position):
+                    src = summaries.get((id(user), out))
+                    if not src:
+                        continue
+                    contrib = src if passthrough else _through(src, maps, user, user.shape.leaf(out).dims, budget)
+                    acc, shared = _merge(acc, shared, contrib)
+            if acc:
+                summaries[(id(instr), element)] = acc
+    result: dict[int, list[Maps]] = {}
+    outputs = root.shape.num_outputs
+    for number, param in sorted(comp.parameters.items()):
+        if param.shape.is_tuple:
+            continue
+        found = summaries.get((id(param), 0), {})
+        result[number] = [finalize(found[out]) if out in found else () for out in range(outputs)]
+    return result
