@@ -30,11 +30,16 @@ SAMPLE_POINTS = 1 << 16
 @dataclass(frozen=True)
 class Component:
     results: tuple[int, ...]      # result positions this component produces
-    values: np.ndarray            # distinct in-bounds result rows, shape [k, len(results)]
+    values: Optional[np.ndarray]  # distinct in-bounds result rows [k, len(results)]; None: not listed
     points: int                   # feasible points (an estimate when not ``points_exact``)
     points_exact: bool
     distinct_exact: bool
-    upper: int                    # upper bound on len(values)
+    upper: int                    # upper bound on the distinct count
+    count: Optional[int] = None   # distinct count when ``values`` is None
+
+    @property
+    def distinct(self) -> int:
+        return self.count if self.values is None else len(self.values)
 
 
 @dataclass(frozen=True)
@@ -54,7 +59,7 @@ class Decomposition:
     def distinct(self) -> int:
         if any(c.points == 0 for c in self.components):
             return 0
-        return prod(len(c.values) for c in self.components)
+        return prod(c.distinct for c in self.components)
 
     @property
     def distinct_upper(self) -> int:
@@ -134,6 +139,10 @@ def _evaluate(m: IndexingMap, members, results, constraints, operand_dims, domai
               budget: int, sample: int, seed: int) -> Component:
     intervals = [_bounds(m, v) for v in members]
     candidates = prod(iv.size for iv in intervals)
+    if candidates > budget and not constraints and len(results) == 1 and operand_dims is not None:
+        radix = _mixed_radix(m.results[results[0]], members, intervals, operand_dims[results[0]], domain)
+        if radix is not None:
+            return Component(tuple(results), None, candidates, True, True, radix, count=radix)
     exhaustive = candidates <= budget
     if exhaustive:
         axes = [np.arange(iv.lo, iv.hi + 1, dtype=np.int64) for iv in intervals]
@@ -174,6 +183,28 @@ def _evaluate(m: IndexingMap, members, results, constraints, operand_dims, domai
     return Component(tuple(results), values, points, False, len(values) == upper, upper)
 
 
+def _mixed_radix(e: Expr, members, intervals, operand_dim: int, domain: Domain) -> Optional[int]:
+    """Distinct values of ``sum c_v * v + k`` when it is injective because its coefficients form
+    a mixed radix (sorted by size, each at least the span of all smaller terms, as a collapsing
+    reshape's ``d0 * 4096 + d1``) and every value lands inside the operand dim; else None."""
+    from .forms import split_linear
+    split = split_linear(e, frozenset(members))
+    if split is None or not split[0].is_constant:
+        return None
+    coefficients = split[1]
+    if set(coefficients) != set(members) or any(c == 0 for c in coefficients.values()):
+        return None
+    if not domain.bounds(e).intersect(Interval(0, operand_dim - 1)) == domain.bounds(e):
+        return None
+    terms = sorted((abs(coefficients[v]), iv.size) for v, iv in zip(members, intervals))
+    span = 0     # largest value the smaller terms reach above their minimum
+    for c, size in terms:
+        if c <= span:
+            return None
+        span += c * (size - 1)
+    return prod(size for _, size in terms)
+
+
 def distinct_sorted(values: np.ndarray) -> np.ndarray:
     """Sorted distinct values (sort-based: numpy's hashing ``unique`` is several times slower here)."""
     if len(values) < 2:
@@ -203,6 +234,8 @@ def linear_indices(dec: Decomposition, operand_dims: Sequence[int], limit: int) 
         return None
     strides = [prod(operand_dims[k + 1:]) for k in range(len(operand_dims))]
     total = np.zeros(1, dtype=np.int64)
+    if any(c.values is None for c in dec.components):
+        return None
     for c in dec.components:
         if not c.results:
             if c.points == 0:

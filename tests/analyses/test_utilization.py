@@ -210,3 +210,19 @@ def test_random_maps_match_brute_force(m, budget):
         assert u.distinct_elements <= len(seen) <= u.distinct_upper_bound
     if budget == 1 << 20:
         assert u.exact and u.distinct_elements == len(seen) and u.element_reads == len(points)
+
+
+def test_collapsing_reshape_above_the_budget_is_exact():
+    # d0 * 4096 + d1 over 4096 x 4096 (a collapsing reshape of 16M elements): a mixed radix,
+    # so every point reads a different element, counted without enumeration
+    m = parse_map("(d0, d1) -> (d0 * 4096 + d1), domain: d0 in [0, 4095], d1 in [0, 4095]")
+    u = operand_utilization([m], array_shape("f32", (4096 * 4096,)))
+    assert u.exact and u.distinct_elements == 4096 * 4096 == u.element_reads
+    # the same check by brute force on a small instance, and on a non-radix (overlapping) one
+    small = parse_map("(d0, d1) -> (d0 * -8 + d1 + 40), domain: d0 in [0, 4], d1 in [0, 7]")
+    u = operand_utilization([small], array_shape("f32", (48,)), budget=4)
+    assert u.exact and (u.distinct_elements, u.element_reads) == brute([small], (48,))
+    overlap = parse_map("(d0, d1) -> (d0 * 7 + d1), domain: d0 in [0, 4], d1 in [0, 7]")
+    u = operand_utilization([overlap], array_shape("f32", (36,)), budget=4)
+    true = brute([overlap], (36,))[0]
+    assert u.distinct_elements <= true <= u.distinct_upper_bound
