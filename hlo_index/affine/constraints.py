@@ -8,6 +8,8 @@ Constraint rules (each exact):
 * ``k * e in [lo, hi]``      -> ``e in [ceil(lo/k), floor(hi/k)]`` (k the gcd of the
   coefficients, sign of the leading one, so ``-d0 in ...`` becomes ``d0 in ...``)
 * ``e floordiv k in [lo, hi]`` -> ``e in [lo*k, hi*k + k - 1]``; ceildiv alike
+* ``g*y + z in [g*a, g*b + g - 1]`` with ``z`` (range variables only) inside one block of
+  ``g`` -> ``y in [a, b]``
 * the interval is cut to the bounds of ``e``; one containing those bounds is always true and
   dropped; an empty one makes the map KNOWN EMPTY; a constant is checked and dropped
 * a constraint on a bare variable narrows that variable's bounds
@@ -19,7 +21,7 @@ from __future__ import annotations
 from math import gcd, lcm
 
 from .bounds import Domain
-from .expr import CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, RUNTIME, SUM, Expr, make_sum
+from .expr import CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, RUNTIME, SUM, Expr, floordiv, make_sum
 from .interval import Interval
 from .simplify import Simplifier
 
@@ -57,6 +59,10 @@ def normalize_constraint(e: Expr, interval: Interval, simplify) -> tuple[Expr, I
                     lo, hi = hi, lo
                 interval = Interval(_ceil_div(lo, g), hi // g)
                 continue
+            blocks = _whole_blocks(e, interval, simplify)
+            if blocks is not None:
+                e, interval = blocks
+                continue
             return e, interval
         if e.kind == FLOORDIV:
             c = e.value
@@ -67,6 +73,26 @@ def normalize_constraint(e: Expr, interval: Interval, simplify) -> tuple[Expr, I
             e, interval = e.operand, Interval((interval.lo - 1) * c + 1, interval.hi * c)
             continue
         return e, interval
+
+
+def _whole_blocks(e: Expr, interval: Interval, simplify):
+    """``e in [g*a, g*b + g - 1]`` is ``e floordiv g in [a, b]`` for any ``g``; when that
+    floordiv simplifies to a division-free expression (``e == g*y + z`` with ``z`` inside one
+    block of ``g``), the constraint moves onto it: ``6*d0 + 3*s0 + s1 in [0, 599]`` with
+    ``3*s0 + s1 in [0, 5]`` becomes ``d0 in [0, 99]``. Only when ``z`` is made of range
+    variables (XLA's rule): a constraint on dimensions stays visible to analyses that clip
+    tiles by constraints."""
+    lo, hi = interval
+    span = gcd(lo, hi + 1)
+    for g in sorted({abs(k) for _, k in e.terms if abs(k) > 1}, reverse=True):
+        if span % g:
+            continue
+        quotient = simplify(floordiv(e, g))
+        if quotient.count_divisions() or \
+                any(v.kind != RANGE for v in (e - quotient * g).variables()):
+            continue
+        return quotient, Interval(lo // g, (hi + 1) // g - 1)
+    return None
 
 
 def simplify_parts(dims, range_vars, runtime_vars, results, constraints):

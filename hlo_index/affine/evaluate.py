@@ -96,8 +96,10 @@ def dim_points(m: IndexingMap, limit: int, seed: int) -> np.ndarray:
     return _sample_box(m.dims, min(count, dim_size), seed)
 
 
-def relation_at(m: IndexingMap, points: np.ndarray, runtime_vals: Sequence[int]):
-    """For the given dim points: ``(feasible dims+range points, results)`` as int64 arrays."""
+def relation_at(m: IndexingMap, points: np.ndarray, runtime_vals: Sequence[int],
+                range_points: np.ndarray | None = None):
+    """For the given dim points: ``(feasible dims+range points, results)`` as int64 arrays.
+    Every range-variable point is tried unless ``range_points`` gives the ones to try."""
     n_dims = m.num_dims
     n_range = len(m.range_vars)
     width = n_dims + n_range
@@ -108,7 +110,7 @@ def relation_at(m: IndexingMap, points: np.ndarray, runtime_vals: Sequence[int])
     for i, b in enumerate(m.dims):
         inside &= (points[:, i] >= b.lo) & (points[:, i] <= b.hi)
     points = points[inside]
-    ranges = _grid(m.range_vars)
+    ranges = _grid(m.range_vars) if range_points is None else range_points
     full = np.concatenate([np.repeat(points, len(ranges), axis=0),
                            np.tile(ranges, (len(points), 1))], axis=1)
     env = {(DIM, i): full[:, i] for i in range(n_dims)}
@@ -141,51 +143,75 @@ def read_set(m: IndexingMap, dim_point: Sequence[int], runtime_vals=None) -> set
     return {tuple(int(v) for v in row) for row in results}
 
 
-def relation_rows(m: IndexingMap, points: np.ndarray, runtime_vals) -> set:
+def relation_rows(m: IndexingMap, points: np.ndarray, runtime_vals,
+                  range_points: np.ndarray | None = None) -> set:
     """The set of ``(dims..., results...)`` rows, range variables projected away."""
-    feasible, results = relation_at(m, points, runtime_vals)
+    feasible, results = relation_at(m, points, runtime_vals, range_points)
     rows = np.concatenate([feasible[:, :m.num_dims], results], axis=1)
     return set(map(tuple, np.unique(rows, axis=0).tolist())) if len(rows) else set()
 
 
-def semantically_equal(a: IndexingMap, b: IndexingMap, limit: int = 1 << 18) -> bool:
-    """Brute force: same relation ``{(dims, results)}`` for every runtime assignment (all of them
-    when few, else the corners of each runtime box), on the union of both dims boxes (sampled
-    with one seed above ``limit``)."""
+def semantically_equal(a: IndexingMap, b: IndexingMap, limit: int = 1 << 18,
+                       seed: int = 0) -> bool:
+    """Brute-force comparison of the relations ``{(dims, results)}`` (range variables projected
+    away), per runtime assignment.
+
+    Exhaustive, hence a proof, when the union of both dims boxes times the range-variable box
+    holds at most ``limit`` points and there are at most 64 runtime assignments. Beyond that it
+    is a *bounded* check with a fixed ``seed``: uniformly sampled dims points (and, when the
+    range-variable box alone exceeds ``limit``, sampled range points, so witnesses outside the
+    sample are missed), and runtime assignments made of every corner, the midpoints and 16
+    random ones. ``True`` then means no difference was found."""
     if a.is_undefined or b.is_undefined:
         return a.is_undefined and b.is_undefined and a.undefined_reason == b.undefined_reason
     if a.is_known_empty and b.is_known_empty:
         return True
     if a.is_known_empty or b.is_known_empty:
         regular = b if a.is_known_empty else a
-        return not _has_feasible_point(regular, limit)
+        return not _has_feasible_point(regular, limit, seed)
     if a.num_dims != b.num_dims or a.num_results != b.num_results \
             or len(a.runtime_vars) != len(b.runtime_vars):
         return False
     box = [da.union(db) for da, db in zip(a.dims, b.dims)]
     probe = IndexingMap(box, a.range_vars if len(a.range_vars) >= len(b.range_vars)
                         else b.range_vars)
-    points = dim_points(probe, limit, 0)
-    for runtime in _runtime_assignments(a, b):
-        if relation_rows(a, points, runtime) != relation_rows(b, points, runtime):
+    points = dim_points(probe, limit, seed)
+    range_a, range_b = _range_sample(a, limit, seed), _range_sample(b, limit, seed)
+    for runtime in _runtime_assignments(a, b, seed=seed):
+        if relation_rows(a, points, runtime, range_a) != relation_rows(b, points, runtime,
+                                                                        range_b):
             return False
     return True
 
 
-def _runtime_assignments(a: IndexingMap, b: IndexingMap, max_count: int = 64):
+def _range_sample(m: IndexingMap, limit: int, seed: int) -> np.ndarray | None:
+    """None (every range point) when the range box fits ``limit``, else a seeded sample."""
+    size = 1
+    for b in m.range_vars:
+        size *= max(b.size, 0)
+    return None if size <= limit else _sample_box(m.range_vars, limit, seed)
+
+
+def _runtime_assignments(a: IndexingMap, b: IndexingMap, max_count: int = 64, seed: int = 0,
+                         random_count: int = 16):
     boxes = [va.interval.union(vb.interval) for va, vb in zip(a.runtime_vars, b.runtime_vars)]
     total = 1
     for box in boxes:
         total *= box.size
     if total <= max_count:
         return list(itertools.product(*[range(box.lo, box.hi + 1) for box in boxes]))
-    return list(itertools.product(*[sorted({box.lo, box.hi, (box.lo + box.hi) // 2})
-                                    for box in boxes]))
+    chosen = set(itertools.product(*[sorted({box.lo, box.hi, (box.lo + box.hi) // 2})
+                                     for box in boxes]))
+    rng = np.random.default_rng(seed)
+    for _ in range(random_count):
+        chosen.add(tuple(int(rng.integers(box.lo, box.hi + 1)) for box in boxes))
+    return sorted(chosen)
 
 
-def _has_feasible_point(m: IndexingMap, limit: int) -> bool:
-    points = dim_points(m, limit, 0)
-    for runtime in _runtime_assignments(m, m):
-        if len(relation_at(m, points, runtime)[0]):
+def _has_feasible_point(m: IndexingMap, limit: int, seed: int = 0) -> bool:
+    points = dim_points(m, limit, seed)
+    range_points = _range_sample(m, limit, seed)
+    for runtime in _runtime_assignments(m, m, seed=seed):
+        if len(relation_at(m, points, runtime, range_points)[0]):
             return True
     return False

@@ -171,14 +171,30 @@ class IndexingMap:
 
     def remove_unused_variables(self) -> "IndexingMap":
         """Drop range and runtime variables used by no result and no constraint (renumbering
-        the rest). Dimensions are kept: they are the map's interface."""
+        the rest). Dimensions are kept: they are the map's interface.
+
+        Constraints that only tie range variables used nowhere else are a closed statement:
+        when brute force over their (small) box shows it satisfiable they are dropped with
+        their variables (XLA's RemoveUnusedSymbols does the same); unsatisfiable makes the
+        map KNOWN EMPTY; a box too large to check keeps them."""
         if self._state != _REGULAR:
             return self
         used: set[Expr] = set()
         for e in self.results:
             used |= e.variables()
-        for e, _ in self.constraints:
+        constraints = self.constraints
+        detached = _detached_range_constraints(constraints, used)
+        if detached:
+            verdict = _satisfiable(detached, self.range_vars)
+            if verdict is False:
+                return IndexingMap.known_empty(self.num_dims, self.num_results)
+            if verdict:
+                constraints = tuple(c for c in constraints if c not in detached)
+        for e, _ in constraints:
             used |= e.variables()
+        if constraints is not self.constraints:
+            return IndexingMap._from_parts(self.dims, self.range_vars, self.runtime_vars,
+                                           self.results, constraints).remove_unused_variables()
         keep_range = [i for i in range(len(self.range_vars)) if variable(RANGE, i) in used]
         keep_runtime = [i for i in range(len(self.runtime_vars)) if variable(RUNTIME, i) in used]
         if len(keep_range) == len(self.range_vars) and \
@@ -249,10 +265,13 @@ class IndexingMap:
 
         return read_set(self, dim_point, runtime_vals)
 
-    def semantically_equal(self, other: "IndexingMap", limit: int = 1 << 18) -> bool:
+    def semantically_equal(self, other: "IndexingMap", limit: int = 1 << 18,
+                           seed: int = 0) -> bool:
+        """Brute-force relation comparison: exhaustive (a proof) on small domains, a bounded
+        seeded check beyond ``limit`` points (see ``evaluate.semantically_equal``)."""
         from .evaluate import semantically_equal
 
-        return semantically_equal(self, other, limit)
+        return semantically_equal(self, other, limit, seed)
 
     # ------------------------------------------------------------------------------- text
     def __str__(self) -> str:
@@ -260,11 +279,13 @@ class IndexingMap:
 
         return format_map(self)
 
-    def to_string(self, field_separator: str = ", ") -> str:
-        """``str(m)`` with another separator between domain items (e.g. ``"\\n"``)."""
+    def to_string(self, field_separator: str = ", ", known_empty_arity: bool = False) -> str:
+        """``str(m)`` with another separator between domain items (e.g. ``"\\n"``); with
+        ``known_empty_arity`` a KNOWN EMPTY map keeps its counts:
+        ``(d0, d1) -> (3 results): KNOWN EMPTY`` (``parse_map`` reads both forms)."""
         from .text import format_map
 
-        return format_map(self, field_separator)
+        return format_map(self, field_separator, known_empty_arity)
 
     def to_mlir(self) -> str:
         from .text import format_mlir
@@ -290,3 +311,46 @@ class IndexingMap:
 
     def __hash__(self) -> int:
         return hash(self.canonical_key())
+
+
+_MAX_SATISFIABILITY_BOX = 1 << 16
+
+
+def _detached_range_constraints(constraints, used: set) -> list:
+    """Constraints whose variables are all range variables, none of them in ``used`` nor linked
+    (through shared variables) to a constraint that mentions another kind or a used one."""
+    tainted = set(used)
+    changed = True
+    while changed:
+        changed = False
+        for e, _ in constraints:
+            variables = e.variables()
+            if any(v.kind != RANGE for v in variables) or variables & tainted:
+                if not variables <= tainted:
+                    tainted |= variables
+                    changed = True
+    return [(e, b) for e, b in constraints
+            if e.variables() and not (e.variables() & tainted)]
+
+
+def _satisfiable(constraints, range_vars) -> bool | None:
+    """Whether some range-variable point meets every constraint; None when the box is too big."""
+    import itertools
+
+    from .evaluate import evaluate_expr
+
+    variables = sorted(set().union(*(e.variables() for e, _ in constraints)),
+                       key=lambda v: v.value)
+    boxes = [range_vars[v.value] for v in variables]
+    size = 1
+    for b in boxes:
+        size *= max(b.size, 0)
+    if size > _MAX_SATISFIABILITY_BOX:
+        return None
+    for point in itertools.product(*(range(b.lo, b.hi + 1) for b in boxes)):
+        env = {(RANGE, v.value): x for v, x in zip(variables, point)}
+        memo: dict = {}
+        if all(b.contains(evaluate_expr(e, env, memo)) for e, b in constraints):
+            return True
+    return False
+

@@ -10,7 +10,7 @@ from __future__ import annotations
 from math import gcd
 
 from .bounds import Domain
-from .expr import (CEILDIV, CONST, FLOORDIV, MOD, SUM, VARIABLE_KINDS, Expr, ceildiv, const,
+from .expr import (CEILDIV, CONST, DIVISION_KINDS, FLOORDIV, MOD, SUM, VARIABLE_KINDS, Expr, ceildiv, const,
                    floordiv, linear, make_sum, mod, scale)
 
 INFINITE = 0  # digit descriptor upper bound meaning "no mod": x floordiv lo
@@ -64,22 +64,19 @@ def _factor_split(x: Expr, c: int, dom: Domain):
     for g in _divisors(c):
         lo = hi = constant % g
         divisible = False
-        fractional = False
         for k, b in ranged:
             if k % g == 0:
                 divisible = True
             elif k > 0:
                 lo += k * b.lo
                 hi += k * b.hi
-                fractional = True
             else:
                 lo += k * b.hi
                 hi += k * b.lo
-                fractional = True
         if not divisible:
             continue
         shift = lo // g
-        if shift != hi // g or (shift == 0 and not fractional):
+        if shift != hi // g:
             continue
         y, z = _split_by_factor(x, g)
         return g, y + shift, z - shift * g
@@ -119,16 +116,17 @@ def floordiv_factor_split(e: Expr, dom: Domain):
     return floordiv(y, e.value // g)
 
 
-def floordiv_of_shifted_floordiv(e: Expr, dom: Domain):
-    """``(x floordiv a + k) floordiv b == (x + k*a) floordiv (a*b)`` (exact, no ranges needed)."""
+def floordiv_of_inner_floordiv(e: Expr, dom: Domain):
+    """``(A + z floordiv a) floordiv b == (a*A + z) floordiv (a*b)`` for any integer ``A``
+    (nested floors); applied when ``A`` holds no division, so one division disappears."""
     x = e.operand
-    if x.kind != SUM or len(x.terms) != 1:
+    if x.kind != SUM:
         return None
-    atom, k = x.terms[0]
-    if k != 1 or atom.kind != FLOORDIV:
+    lifted = _lift_inner_floordiv(x)
+    if lifted is None:
         return None
-    a = atom.value
-    return floordiv(atom.operand + x.value * a, a * e.value)
+    base, a = lifted
+    return floordiv(base, a * e.value)
 
 
 # --------------------------------------------------------------------------------- mod
@@ -179,15 +177,39 @@ def ceildiv_constant(e: Expr, dom: Domain):
 # --------------------------------------------------------------------------------- sums
 def _digits(atom: Expr):
     """View an atom as the digit group ``D(x, lo, hi) == (x floordiv lo) mod (hi/lo)`` of a base
-    ``x`` (``hi == INFINITE``: no mod). Returns ``(x, lo, hi)``."""
+    ``x`` (``hi == INFINITE``: no mod). Returns ``(x, lo, hi)``.
+
+    A mod of ``A + z floordiv a`` (``A`` division-free) is the digit group of the lifted base
+    ``a*A + z`` from ``a``: ``(A + z floordiv a) mod m == ((a*A + z) floordiv a) mod m``, so it
+    can meet ``(a*A + z) floordiv (a*m)`` produced by the nested-floordiv rule."""
     if atom.kind == MOD:
         inner = atom.operand
         if inner.kind == FLOORDIV:
             return inner.operand, inner.value, inner.value * atom.value
+        if inner.kind == SUM:
+            lifted = _lift_inner_floordiv(inner)
+            if lifted is not None:
+                return lifted[0], lifted[1], lifted[1] * atom.value
         return inner, 1, atom.value
     if atom.kind == FLOORDIV:
         return atom.operand, atom.value, INFINITE
     return atom, 1, INFINITE
+
+
+def _lift_inner_floordiv(x: Expr):
+    """``(a*A + z, a)`` when ``x == A + z floordiv a`` with ``A`` division-free, else None."""
+    inner = None
+    for atom, k in x.terms:
+        if atom.kind in DIVISION_KINDS:
+            if inner is not None or atom.kind != FLOORDIV or k != 1:
+                return None
+            inner = atom
+    if inner is None:
+        return None
+    a = inner.value
+    rest = [(atom, k * a) for atom, k in x.terms if atom is not inner]
+    rest.append((inner.operand, 1))
+    return linear(x.value * a, rest), a
 
 
 def _digit_expr(x: Expr, lo: int, hi: int) -> Expr:
@@ -199,16 +221,25 @@ def sum_merge_digits(e: Expr, dom: Domain):
     """Reshape round trips: ``D(lo, mid) + (mid/lo) * D(mid, hi) == D(lo, hi)`` for digit groups
     of one base, e.g. ``(x floordiv c) * c + x mod c == x`` and
     ``((x floordiv a) mod b) * a + x mod a == x mod (a*b)``; also the differences
-    ``D(lo, hi) - (mid/lo) * D(mid, hi) == D(lo, mid)``."""
+    ``D(lo, hi) - (mid/lo) * D(mid, hi) == D(lo, mid)``.
+
+    Bases may differ by a constant ``delta``: ``D(x, lo, hi) == D(x + delta, lo, hi)`` when
+    ``hi`` divides ``delta``, so ``x mod 4 + ((x floordiv 4 + 42) mod 64) * 4`` (bases ``x`` and
+    ``x + 168``) is ``(x + 168) mod 256``."""
     terms = e.terms
-    # Only atoms sharing a base can merge: bucket first, so most sums are rejected in one pass.
+    # Only atoms sharing a base (up to its constant) can merge: bucket first, so most sums are
+    # rejected in one pass.
     by_base: dict = {}
     shared = False
     for atom, k in terms:
         view = _digits(atom)
-        bucket = by_base.get(view[0])
+        base = view[0]
+        key = base.terms if base.kind == SUM else base
+        if base.kind == SUM and len(key) == 1 and key[0][1] == 1:
+            key = key[0][0]  # x + c shares a bucket with x
+        bucket = by_base.get(key)
         if bucket is None:
-            by_base[view[0]] = [(view, atom, k)]
+            by_base[key] = [(view, atom, k)]
         else:
             bucket.append((view, atom, k))
             shared = True
@@ -227,11 +258,18 @@ def _merge_one_base(e: Expr, views):
         for j, ((x2, lo2, hi2), a2, k2) in enumerate(views):
             if i == j:
                 continue
+            base = x1
+            if x1 is not x2:  # same terms, other constants: re-base one group if exact
+                delta = x2.linear_terms()[0] - x1.linear_terms()[0]
+                if hi1 != INFINITE and delta % hi1 == 0:
+                    base = x2
+                elif hi2 == INFINITE or delta % hi2:
+                    continue
             replacement = None
             if hi1 == lo2 and hi1 != INFINITE and k2 == k1 * (hi1 // lo1):
-                replacement = (_digit_expr(x1, lo1, hi2), k1)
+                replacement = (_digit_expr(base, lo1, hi2), k1)
             elif hi1 == hi2 and lo2 > lo1 and lo2 % lo1 == 0 and k2 == -k1 * (lo2 // lo1):
-                replacement = (_digit_expr(x1, lo1, lo2), k1)
+                replacement = (_digit_expr(base, lo1, lo2), k1)
             if replacement is not None:
                 rest = [(atom, k) for atom, k in terms if atom is not a1 and atom is not a2]
                 return linear(e.value, rest + [replacement])
@@ -255,7 +293,7 @@ def sum_cancel_floordiv(e: Expr, dom: Domain):
 
 
 RULES = {
-    FLOORDIV: (floordiv_constant, floordiv_factor_split, floordiv_of_shifted_floordiv),
+    FLOORDIV: (floordiv_constant, floordiv_factor_split, floordiv_of_inner_floordiv),
     MOD: (mod_one_period, mod_factor_split, mod_signed_remainder),
     CEILDIV: (ceildiv_constant,),
     SUM: (sum_merge_digits, sum_cancel_floordiv),

@@ -8,9 +8,11 @@ Syntax (print -> parse is the identity)::
 
 ``[]`` / ``{}`` are omitted when there are no range / runtime variables; constraints follow the
 variable bounds in the map's (deterministic) order. Special maps print as ``KNOWN EMPTY`` and
-``UNDEFINED: <reason>``. The parser also accepts the spec's juxtaposed products (``16d0``),
-custom variable names declared in the header, multi-line text and a trailing
-``is_simplified: true|false`` field (ignored).
+``UNDEFINED: <reason>``; ``(d0, d1) -> (3 results): KNOWN EMPTY`` also reads as KNOWN EMPTY and
+keeps the dimension and result counts (``m.to_string(known_empty_arity=True)`` prints it). The parser also accepts the spec's juxtaposed products (``16d0``),
+custom variable names declared in the header, multi-line text, a trailing
+``is_simplified: true|false`` field (ignored), XLA's newer ``/`` for ``floordiv`` and negative
+floordiv/ceildiv divisors (``x / -3`` reads as ``(-x) floordiv 3``).
 """
 from __future__ import annotations
 
@@ -100,11 +102,19 @@ def _format_atom(e: Expr, names, parenthesize: bool) -> str:
     return f"({text})" if parenthesize else text
 
 
-def format_map(m: "IndexingMap", field_separator: str = ", ") -> str:
+def format_map(m: "IndexingMap", field_separator: str = ", ",
+               known_empty_arity: bool = False) -> str:
+    """XLA text of ``m``. KNOWN EMPTY prints as XLA does, without its dimension and result
+    counts, unless ``known_empty_arity``: ``(d0, d1) -> (3 results): KNOWN EMPTY`` (parsed back
+    by :func:`parse_map` with the counts)."""
     if m.is_undefined:
         return f"UNDEFINED: {m.undefined_reason}"
     if m.is_known_empty:
-        return "KNOWN EMPTY"
+        if not known_empty_arity:
+            return "KNOWN EMPTY"
+        dims = ", ".join(f"d{i}" for i in range(m.num_dims))
+        noun = "result" if m.num_results == 1 else "results"
+        return f"({dims}) -> ({m.num_results} {noun}): KNOWN EMPTY"
     header = "(" + ", ".join(f"d{i}" for i in range(m.num_dims)) + ")"
     if m.range_vars:
         header += "[" + ", ".join(f"s{i}" for i in range(len(m.range_vars))) + "]"
@@ -143,7 +153,7 @@ def format_mlir(m: "IndexingMap") -> str:
 
 # -------------------------------------------------------------------------------- parser
 _TOKEN = re.compile(r"\s*(?:(?P<int>\d+)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<arrow>->)"
-                    r"|(?P<punct>[()\[\]{},:+\-*]))")
+                    r"|(?P<punct>[()\[\]{},:+\-*/]))")
 _KEYWORDS = {"floordiv": FLOORDIV, "ceildiv": CEILDIV, "mod": MOD}
 
 
@@ -229,11 +239,13 @@ class _Parser:
             try:
                 if self.accept("*"):
                     e = e * self.unary()
-                elif token[0] == "name" and token[1].lower() in _KEYWORDS:
+                elif (token[0] == "name" and token[1].lower() in _KEYWORDS) or token[1] == "/":
                     self.i += 1
-                    divisor_token = self.peek()
                     divisor = self.unary()
-                    op = _KEYWORDS[token[1].lower()]
+                    op = FLOORDIV if token[1] == "/" else _KEYWORDS[token[1].lower()]
+                    if op != MOD and divisor.kind == CONST and divisor.value < 0:
+                        # x floordiv -c == (-x) floordiv c; ceildiv alike (XLA text uses these)
+                        e, divisor = -e, -divisor
                     e = e.floordiv(divisor) if op == FLOORDIV else (
                         e.ceildiv(divisor) if op == CEILDIV else e.mod(divisor))
                 else:
@@ -319,6 +331,15 @@ def parse_map(text: str) -> "IndexingMap":
     runtime_names = p.declare(RUNTIME, "}") if p.accept("{") else []
     p.expect("->")
     p.expect("(")
+    if p.peek()[0] == "int" and p.peek(1)[1] in ("result", "results"):
+        count = int(p.peek()[1])  # the arity header of a KNOWN EMPTY map
+        p.i += 2
+        p.expect(")")
+        p.expect(":")
+        p.expect("KNOWN")
+        p.expect("EMPTY")
+        _expect_end(p)
+        return IndexingMap.known_empty(len(dim_names), count)
     results: list[Expr] = []
     if not p.accept(")"):
         while True:
