@@ -11,7 +11,7 @@ Satisfiability is decided by enumerating the variables' box, and only when that 
 """
 from __future__ import annotations
 
-from ..affine import IndexingMap
+from ..affine import IndexingMap, Interval, const
 from ..affine.expr import DIM, RANGE, replace_variables, variable
 
 MAX_WITNESS_POINTS = 1 << 16
@@ -42,8 +42,10 @@ def _satisfiable(group: list[int], range_vars, constraints) -> bool | None:
 
 def drop_witness_range_vars(m: IndexingMap) -> IndexingMap:
     """``m`` without range variables that appear in no result and only in constraints among
-    themselves, when those constraints are decidably satisfiable (KNOWN EMPTY when they are not)."""
-    if m.is_undefined or m.is_known_empty or not m.range_vars or not m.constraints:
+    themselves, when those constraints are decidably satisfiable (KNOWN EMPTY when they are not);
+    bare range-variable constraints folded into the variable's interval, and variables pinned to
+    one value replaced by it."""
+    if m.is_undefined or m.is_known_empty or not m.range_vars:
         return m
     hit = _DONE.get(id(m))
     if hit is not None and hit[0] is m:
@@ -53,7 +55,35 @@ def drop_witness_range_vars(m: IndexingMap) -> IndexingMap:
     return out
 
 
+def _pin(m: IndexingMap) -> IndexingMap:
+    """Fold ``s in [a, b]`` constraints into ``s``'s interval and substitute single-value ``s``."""
+    ranges = list(m.range_vars)
+    kept = []
+    folded = False
+    for e, b in m.constraints:
+        if e.kind == RANGE:
+            iv = ranges[e.value]
+            lo, hi = max(iv.lo, b.lo), min(iv.hi, b.hi)
+            if lo > hi:
+                return IndexingMap.known_empty(m.num_dims, m.num_results)
+            ranges[e.value] = Interval(lo, hi)
+            folded = True
+        else:
+            kept.append((e, b))
+    pinned = {variable(RANGE, i): const(iv.lo) for i, iv in enumerate(ranges) if iv.lo == iv.hi}
+    if not folded and not pinned:
+        return m
+    memo: dict = {}
+    results = [replace_variables(e, pinned.get, memo) for e in m.results]
+    constraints = [(replace_variables(e, pinned.get, memo), b) for e, b in kept]
+    return IndexingMap(m.dims, ranges, m.runtime_vars, results, constraints) \
+        .remove_unused_variables().simplified()
+
+
 def _drop(m: IndexingMap) -> IndexingMap:
+    m = _pin(m)
+    if m.is_known_empty or not m.range_vars or not m.constraints:
+        return m
     in_results = set()
     for e in m.results:
         in_results |= e.variables()
