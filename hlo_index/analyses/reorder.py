@@ -150,9 +150,14 @@ def _slice_of(instr: Instruction) -> _Slice:
 
 
 def _slice_text(s: _Slice, runtime: dict | None = None) -> str:
-    """``[0:8, rt:rt+4]``: a runtime offset shows as ``rt``."""
+    """``[0:8, rt:rt+4]``: a runtime offset shows as ``rt`` (``8*rt`` when scaled)."""
     runtime = runtime or {}
-    return "[" + ", ".join((f"rt:rt+{n}" if i in runtime else
+
+    def rt(i: int) -> str:
+        factor = runtime[i][1]
+        return "rt" if factor == 1 else f"{factor}*rt"
+
+    return "[" + ", ".join((f"{rt(i)}:{rt(i)}+{n}" if i in runtime else
                             f"{a}:{a + (n - 1) * k + 1}" + (f":{k}" if k != 1 else ""))
                            for i, (a, n, k) in enumerate(zip(s.starts, s.sizes, s.strides))) + "]"
 
@@ -367,7 +372,7 @@ def _decide(first: Instruction, second: Instruction, order: str):
             raise _Verdict("unprovable", "a single-element source: both orders are the identity")
         raise _Verdict("illegal", f"a rank-0 result cannot be a slice of a reshape of the "
                                   f"{n}-element source (a slice keeps the rank)")
-    moved = _runtime_dims(spec, groups, order) if any(spec.runtime) else {}
+    moved, scaled = _runtime_dims(spec, groups, order) if any(spec.runtime) else ({}, [])
     # The geometry comes from the slice with runtime offsets at 0; the verdict from the real maps.
     static = _as_static_slice(slice_instr, spec, slice_instr.operands[0])
     if order == SLICE_THEN_RESHAPE:
@@ -383,6 +388,8 @@ def _decide(first: Instruction, second: Instruction, order: str):
     extras: list[Instruction] = []
     if order == SLICE_THEN_RESHAPE:
         new_dims, new_slice = _expand_candidate(x_dims, z_dims, groups, affine)
+        for r, src, dst in scaled:
+            moved.update(_scaled_offset(r, src, dst, x_dims, spec, new_dims, new_slice))
         new_first = build.instruction(reshape_op, build.array_shape(element, new_dims), [x],
                                       name=first.name + ".swapped")
         new_second, extras = _new_slice(new_first, second.shape, new_slice, moved, slice_instr, second.name)
@@ -401,11 +408,14 @@ def _decide(first: Instruction, second: Instruction, order: str):
     if moved:   # compare the maps with their runtime offsets: equal maps mean they cancel
         orig = (_operand_map(slice_instr).compose(_operand_map(second)) if order == SLICE_THEN_RESHAPE
                 else _operand_map(first).compose(_operand_map(slice_instr)))
+        new = _in_original_runtime_vars(new, orig, moved, spec)
     same, why = _same(orig, new)
     if not same:
         raise _Verdict("illegal", why)
     if moved:
         why += " for every value of the runtime offsets"
+    if any(f != 1 for _, f in moved.values()):
+        why += "; the scaled offset assumes the product does not overflow s32"
     return "legal", f"{detail} ({why})", swapped + (tuple(extras),)
 
 
@@ -419,39 +429,99 @@ def _new_slice(operand: Instruction, shape, new_slice: _Slice, moved: dict, orig
         raise _Verdict("unprovable", "the swapped slice needs a stride, which a dynamic slice "
                                      "with runtime offsets cannot express")
     constants: dict[int, Instruction] = {}
+    products: list[Instruction] = []
+
+    def constant(value: int) -> Instruction:
+        if value not in constants:
+            constants[value] = Instruction(f"{name}.offset{value}".replace("-", "m"), "constant",
+                                           build.array_shape("s32", ()), (), literal=str(value))
+        return constants[value]
+
     offsets = []
     for k, start in enumerate(new_slice.starts):
-        if k in moved:
-            offsets.append(original.operands[1 + moved[k]])
+        if k not in moved:
+            offsets.append(constant(start))
             continue
-        if start not in constants:
-            constants[start] = Instruction(f"{name}.offset{start}".replace("-", "m"), "constant",
-                                           build.array_shape("s32", ()), (), literal=str(start))
-        offsets.append(constants[start])
+        dim, factor = moved[k]
+        offset = original.operands[1 + dim]
+        if factor != 1:   # the offset of a merged dim, scaled to the flattened dim
+            offset = build.instruction("multiply", offset.shape, [offset, constant(factor)],
+                                       name=f"{name}.offset{k}.scaled")
+            products.append(offset)
+        offsets.append(offset)
     instr = build.instruction("dynamic-slice", shape, [operand, *offsets], name=name,
                               dynamic_slice_sizes=tuple(new_slice.sizes))
-    return instr, list(constants.values())
+    return instr, list(constants.values()) + products
 
 
 def _dims(dims) -> str:
     return "[" + ",".join(str(d) for d in dims) + "]"
 
 
-def _runtime_dims(spec: _Slice, groups, order: str) -> dict[int, int]:
-    """Runtime offsets are only provably fine in dims the reshape leaves alone; there the swap
-    keeps them. Returns {dim of the swapped slice: dim of the original slice}."""
-    moved = {}
+def _runtime_dims(spec: _Slice, groups, order: str):
+    """Where runtime offsets go in the swapped slice: ``({new dim: (original dim, 1)}, scaled)``.
+
+    In a dim the reshape leaves alone the offset carries over. Slice-then-reshape may also
+    merge a runtime dim with inner dims (``[T,8,32] -> dynamic-slice [1,8,32] -> [8,32]``, a scan
+    step): the swapped slice then needs the offset scaled by the inner size; ``scaled`` lists
+    those ``(dim, group src, group dst)``, resolved once the swapped shape is known.
+    """
+    moved, scaled = {}, []
     for src, dst in groups:
         sliced, other = (src, dst) if order == SLICE_THEN_RESHAPE else (dst, src)
         runtime = [i for i in sliced if spec.runtime[i]]
         if not runtime:
             continue
-        if len(src) != 1 or len(dst) != 1:
+        if len(src) == 1 and len(dst) == 1:
+            moved[other[0]] = (sliced[0], 1)
+        elif order == SLICE_THEN_RESHAPE and len(runtime) == 1:
+            scaled.append((runtime[0], src, dst))
+        else:
             raise _Verdict("unprovable", f"the runtime offset of dim {runtime[0]} lies in dims the "
                                          f"reshape merges or splits: the swapped slice would need "
                                          f"a scaled offset, whose alignment the maps cannot show")
-        moved[other[0]] = sliced[0]
-    return moved
+    return moved, scaled
+
+
+def _scaled_offset(r: int, src, dst, x_dims, spec: _Slice, new_dims, new_slice: _Slice) -> dict:
+    """``{new dim: (r, factor)}``: a runtime offset ``o`` of merged dim ``r`` moves the flattened
+    group by ``o * S`` (``S`` the size of the group's dims inside ``r``), i.e. dim ``j`` of the
+    reshaped group by ``o * S / W_j`` (``W_j`` its row size). It must fit in one new dim starting at
+    0, and clamp the same way (the new dim's room is ``factor`` times the old one's)."""
+    inner = prod(x_dims[e] for e in src[src.index(r) + 1:])
+    why = f"the runtime offset of dim {r} moves the merged dims by multiples of {inner}"
+    for j in dst:
+        row = prod(new_dims[e] for e in dst[dst.index(j) + 1:])
+        if new_dims[j] > 1 and inner % row == 0:
+            factor = inner // row
+            room, old_room = new_dims[j] - new_slice.sizes[j], x_dims[r] - spec.sizes[r]
+            if new_slice.starts[j] != 0 or room != factor * old_room:
+                break
+            return {j: (r, factor)}
+    raise _Verdict("unprovable", f"{why}, which no single dim of the swapped slice takes with the "
+                                 f"same clamping")
+
+
+def _in_original_runtime_vars(new: IndexingMap, orig: IndexingMap, moved: dict, spec: _Slice) -> IndexingMap:
+    """``new`` with each runtime variable written as the original one it stands for
+    (times its scale), so the two maps are compared over the same runtime values."""
+    from ..affine.expr import RUNTIME, replace_variables, runtime_var
+    runtime_axes = [i for i, r in enumerate(spec.runtime) if r]
+    new_axes = sorted(moved)
+    if len(new.runtime_vars) != len(new_axes) or len(orig.runtime_vars) != len(runtime_axes):
+        raise _Verdict("unprovable", "the runtime offsets did not come out one variable per dim")
+    target = {}
+    for n, k in enumerate(new_axes):
+        dim, factor = moved[k]
+        target[n] = runtime_var(runtime_axes.index(dim)) * factor
+
+    def replace(v):
+        return target[v.value] if v.kind == RUNTIME else None
+
+    memo: dict = {}
+    return IndexingMap(new.dims, new.range_vars, orig.runtime_vars,
+                       [replace_variables(e, replace, memo) for e in new.results],
+                       [(replace_variables(e, replace, memo), iv) for e, iv in new.constraints]).simplified()
 
 
 # ---- the rewritten module -------------------------------------------------------------------
