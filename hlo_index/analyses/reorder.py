@@ -17,9 +17,10 @@ origin and at unit points.
 * reshape then slice: the read positions must form a box of the source group (checked on the
   positions), sliced first and then reshaped.
 
-Dynamic slices with constant offsets are the slice at the clamped offsets; a runtime offset in
-a group the reshape splits or merges makes the pair "unprovable" (its divisibility is unknown).
-A runtime offset in a dim the reshape leaves alone carries over: the swapped slice is a
+Dynamic slices with constant offsets are the slice at the clamped offsets. A runtime offset in
+a group the reshape splits makes the pair "unprovable" (its divisibility is unknown); one merged
+with the dims inside it (slice then reshape, a scan step) becomes the offset times their size
+when that clamps the same way. A runtime offset in a dim the reshape leaves alone carries over: the swapped slice is a
 dynamic slice taking the same offset operand in the new position of that dim (``s32``
 constants elsewhere), and the verdict compares both orders' maps *with* their runtime
 variables, which are then the same variables on both sides and cancel. A bitcast whose two
