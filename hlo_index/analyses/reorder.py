@@ -28,22 +28,20 @@ layouts are row-major without tiles is a reshape and is treated as one.
 """
 from __future__ import annotations
 
-import dataclasses
-import re
 from dataclasses import dataclass
-from math import gcd, prod
+from math import prod
 from typing import Optional
 
 import numpy as np
 
 from ..affine import IndexingMap
 from ..hlo import build
-from ..hlo.model import Computation, Instruction, Module, SliceDim
+from ..hlo.model import Computation, Instruction, Module
 from .. import ops
-
-SLICE_OPS = ("slice", "dynamic-slice")
-SLICE_THEN_RESHAPE = "slice_then_reshape"
-RESHAPE_THEN_SLICE = "reshape_then_slice"
+from .reorder_rewrite import rewrite_module_text
+from .reorder_runtime import in_original_runtime_vars, new_slice_instruction, runtime_dims, scaled_offset
+from .slices import (RESHAPE_THEN_SLICE, SLICE_OPS, SLICE_THEN_RESHAPE, SliceSpec, Verdict, slice_dims,
+                     slice_of, slice_text)
 
 
 @dataclass(frozen=True)
@@ -61,12 +59,6 @@ class ReorderChain:
         return {"slice": self.slice, "reshape": self.reshape, "order": self.order,
                 "verdict": self.verdict, "reason": self.reason,
                 "rewrite_module": self.rewrite_module}
-
-
-class _Verdict(Exception):
-    def __init__(self, verdict: str, reason: str):
-        super().__init__(reason)
-        self.verdict, self.reason = verdict, reason
 
 
 # ---- finding pairs ---------------------------------------------------------------------------
@@ -114,59 +106,6 @@ def analyse_module(module: Module) -> list[ReorderChain]:
             for comp, first, second, order in find_pairs(module)]
 
 
-# ---- slice parameters -----------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class _Slice:
-    starts: tuple[int, ...]
-    sizes: tuple[int, ...]
-    strides: tuple[int, ...]
-    runtime: tuple[bool, ...]         # offset only known at run time
-
-
-def _constant_int(instr: Instruction) -> Optional[int]:
-    if instr.opcode != "constant" or instr.literal is None:
-        return None
-    found = re.findall(r"-?\d+", instr.literal.split(")")[-1] if ")" in instr.literal else instr.literal)
-    return int(found[-1]) if len(found) == 1 else None
-
-
-def _slice_of(instr: Instruction) -> _Slice:
-    source = instr.operands[0].shape.dims
-    if instr.opcode == "slice":
-        dims = instr.attr("slice")
-        return _Slice(tuple(d.start for d in dims), tuple(instr.shape.dims),
-                      tuple(d.stride for d in dims), (False,) * len(dims))
-    sizes = tuple(instr.attr("dynamic_slice_sizes") or instr.shape.dims)
-    starts, runtime = [], []
-    for i, offset in enumerate(instr.operands[1:]):
-        value = _constant_int(offset)
-        if value is None and source[i] != sizes[i]:
-            starts.append(0)
-            runtime.append(True)
-        else:   # XLA clamps the offset into [0, dim - size]
-            starts.append(min(max(value or 0, 0), source[i] - sizes[i]))
-            runtime.append(False)
-    return _Slice(tuple(starts), sizes, (1,) * len(sizes), tuple(runtime))
-
-
-def _slice_text(s: _Slice, runtime: dict | None = None) -> str:
-    """``[0:8, rt:rt+4]``: a runtime offset shows as ``rt`` (``8*rt`` when scaled)."""
-    runtime = runtime or {}
-
-    def rt(i: int) -> str:
-        factor = runtime[i][1]
-        return "rt" if factor == 1 else f"{factor}*rt"
-
-    return "[" + ", ".join((f"{rt(i)}:{rt(i)}+{n}" if i in runtime else
-                            f"{a}:{a + (n - 1) * k + 1}" + (f":{k}" if k != 1 else ""))
-                           for i, (a, n, k) in enumerate(zip(s.starts, s.sizes, s.strides))) + "]"
-
-
-def _slice_dims(s: _Slice) -> tuple[SliceDim, ...]:
-    return tuple(SliceDim(a, a + (n - 1) * k + 1, k) for a, n, k in zip(s.starts, s.sizes, s.strides))
-
-
 # ---- reshape groups -------------------------------------------------------------------------
 
 def reshape_groups(src: tuple[int, ...], dst: tuple[int, ...]) -> list[tuple[list[int], list[int]]]:
@@ -196,17 +135,17 @@ def reshape_groups(src: tuple[int, ...], dst: tuple[int, ...]) -> list[tuple[lis
 def _operand_map(instr: Instruction) -> IndexingMap:
     maps = ops.output_to_input(instr)[0].maps
     if len(maps) != 1:
-        raise _Verdict("unprovable", f"%{instr.name} has {len(maps)} maps to its source")
+        raise Verdict("unprovable", f"%{instr.name} has {len(maps)} maps to its source")
     if maps[0].is_undefined:
-        raise _Verdict("unprovable", f"%{instr.name}: {maps[0].undefined_reason}")
+        raise Verdict("unprovable", f"%{instr.name}: {maps[0].undefined_reason}")
     return maps[0]
 
 
-def _as_static_slice(instr: Instruction, s: _Slice, source: Instruction) -> Instruction:
+def _as_static_slice(instr: Instruction, s: SliceSpec, source: Instruction) -> Instruction:
     """A plain slice equivalent to a (constant-offset) dynamic slice, for its map."""
     if instr.opcode == "slice":
         return instr
-    return build.instruction("slice", instr.shape, [source], name=instr.name, slice=_slice_dims(s))
+    return build.instruction("slice", instr.shape, [source], name=instr.name, slice=slice_dims(s))
 
 
 def _first_difference(a: IndexingMap, b: IndexingMap) -> Optional[tuple]:
@@ -253,7 +192,7 @@ def _group_affine(orig: IndexingMap, x_dims, groups) -> list[tuple[int, dict]]:
 
 # ---- candidates -----------------------------------------------------------------------------
 
-def _expand_candidate(x_dims, z_dims, groups, affine) -> tuple[list[int], _Slice]:
+def _expand_candidate(x_dims, z_dims, groups, affine) -> tuple[list[int], SliceSpec]:
     """slice->reshape swapped: reshape the source to X', then slice X' to Z."""
     new_dims, starts, sizes, strides = [0] * len(z_dims), [0] * len(z_dims), list(z_dims), [1] * len(z_dims)
     for (src, dst), (beta, alphas) in zip(groups, affine):
@@ -266,18 +205,18 @@ def _expand_candidate(x_dims, z_dims, groups, affine) -> tuple[list[int], _Slice
             new_dims[dst[0]], starts[dst[0]] = size, beta
             continue
         if any(alphas[j] <= 0 for j in eff):
-            raise _Verdict("illegal", "the reshape does not keep the slice's element order")
+            raise Verdict("illegal", "the reshape does not keep the slice's element order")
         inner = {j: alphas[j] for j in eff[:-1]}
         inner[eff[-1]] = 1
         strides[eff[-1]] = alphas[eff[-1]]
         if len(eff) > 1:
             first_inner = inner[eff[0]]
             if size % first_inner:
-                raise _Verdict("illegal", f"the source size {size} is not divisible by the inner "
+                raise Verdict("illegal", f"the source size {size} is not divisible by the inner "
                                           f"factor {first_inner}")
             for a, b in zip(eff[:-2], eff[1:-1]):
                 if inner[a] % inner[b]:
-                    raise _Verdict("illegal", f"the row stride {inner[a]} is not a multiple of the "
+                    raise Verdict("illegal", f"the row stride {inner[a]} is not a multiple of the "
                                               f"inner factor {inner[b]}")
         prev = size
         for j in eff:
@@ -289,15 +228,15 @@ def _expand_candidate(x_dims, z_dims, groups, affine) -> tuple[list[int], _Slice
         for j in eff:
             if starts[j] + strides[j] * (z_dims[j] - 1) >= new_dims[j]:
                 if j == eff[0]:
-                    raise _Verdict("illegal", f"the slice runs past the end of source dims {source}")
+                    raise Verdict("illegal", f"the slice runs past the end of source dims {source}")
                 unit = inner[eff[eff.index(j) - 1]]
-                raise _Verdict("illegal", f"the start {beta} is not aligned to the inner factor "
+                raise Verdict("illegal", f"the start {beta} is not aligned to the inner factor "
                                           f"{unit}" if beta % unit else
                                f"a stride {strides[j]} row of {z_dims[j]} does not fit in {unit}")
-    return new_dims, _Slice(tuple(starts), tuple(sizes), tuple(strides), (False,) * len(z_dims))
+    return new_dims, SliceSpec(tuple(starts), tuple(sizes), tuple(strides), (False,) * len(z_dims))
 
 
-def _box_candidate(x_dims, z_dims, groups, affine, spec_strides) -> tuple[list[int], _Slice]:
+def _box_candidate(x_dims, z_dims, groups, affine, spec_strides) -> tuple[list[int], SliceSpec]:
     """reshape->slice swapped: slice a box of the source, then reshape it to Z."""
     starts, sizes, strides = [0] * len(x_dims), list(x_dims), [1] * len(x_dims)
     for (src, dst), (beta, alphas) in zip(groups, affine):
@@ -305,7 +244,7 @@ def _box_candidate(x_dims, z_dims, groups, affine, spec_strides) -> tuple[list[i
         zd = [z_dims[j] for j in dst]
         count = prod(zd)
         if count > 1 << 22:
-            raise _Verdict("unprovable", f"group of {count} elements too large to check")
+            raise Verdict("unprovable", f"group of {count} elements too large to check")
         grid = np.indices(zd, dtype=np.int64).reshape(len(zd), -1) if zd else np.zeros((0, 1), np.int64)
         positions = beta + sum(alphas.get(j, 0) * grid[k] for k, j in enumerate(dst))
         positions = np.asarray(positions, dtype=np.int64).reshape(-1)
@@ -320,15 +259,15 @@ def _box_candidate(x_dims, z_dims, groups, affine, spec_strides) -> tuple[list[i
         if prod(box_sizes) != count:
             why = _not_a_box(beta, count, gdims, box_sizes)
             stride = next((spec_strides[j] for j in dst if spec_strides[j] != 1), None)
-            raise _Verdict("illegal", why + (f" (the slice has stride {stride})" if stride else ""))
+            raise Verdict("illegal", why + (f" (the slice has stride {stride})" if stride else ""))
         box = np.indices(box_sizes).reshape(len(src), -1)
         expected = np.ravel_multi_index(tuple(np.asarray(box_starts)[:, None]
                                               + np.asarray(box_strides)[:, None] * box), gdims)
         if not np.array_equal(expected, positions):
-            raise _Verdict("illegal", "the slice reorders the elements of the source box")
+            raise Verdict("illegal", "the slice reorders the elements of the source box")
         for k, i in enumerate(src):
             starts[i], sizes[i], strides[i] = box_starts[k], box_sizes[k], box_strides[k]
-    return sizes, _Slice(tuple(starts), tuple(sizes), tuple(strides), (False,) * len(x_dims))
+    return sizes, SliceSpec(tuple(starts), tuple(sizes), tuple(strides), (False,) * len(x_dims))
 
 
 def _not_a_box(beta: int, count: int, gdims: list[int], spans: list[int]) -> str:
@@ -351,7 +290,7 @@ def analyse_pair(module: Module, comp: Computation, first: Instruction, second: 
     names = dict(computation=comp.name, slice=slice_instr.name, reshape=reshape_instr.name, order=order)
     try:
         verdict, reason, swapped = _decide(first, second, order)
-    except _Verdict as v:
+    except Verdict as v:
         return ReorderChain(**names, verdict=v.verdict, reason=v.reason)
     rewrite = rewrite_module_text(module, comp, first, second, swapped)
     return ReorderChain(**names, verdict=verdict, reason=reason, rewrite_module=rewrite,
@@ -363,17 +302,17 @@ def _decide(first: Instruction, second: Instruction, order: str):
     x_dims, z_dims = tuple(source.shape.dims), tuple(second.shape.dims)
     slice_instr = first if order == SLICE_THEN_RESHAPE else second
     reshape_instr = second if order == SLICE_THEN_RESHAPE else first
-    spec = _slice_of(slice_instr)
+    spec = slice_of(slice_instr)
     middle = tuple(first.shape.dims)
     groups = reshape_groups(middle, z_dims) if order == SLICE_THEN_RESHAPE else \
         reshape_groups(x_dims, middle)
     if not z_dims or not middle:
         n = source.shape.num_elements
         if n == 1:
-            raise _Verdict("unprovable", "a single-element source: both orders are the identity")
-        raise _Verdict("illegal", f"a rank-0 result cannot be a slice of a reshape of the "
+            raise Verdict("unprovable", "a single-element source: both orders are the identity")
+        raise Verdict("illegal", f"a rank-0 result cannot be a slice of a reshape of the "
                                   f"{n}-element source (a slice keeps the rank)")
-    moved, scaled = _runtime_dims(spec, groups, order) if any(spec.runtime) else ({}, [])
+    moved, scaled = runtime_dims(spec, groups, order) if any(spec.runtime) else ({}, [])
     # The geometry comes from the slice with runtime offsets at 0; the verdict from the real maps.
     static = _as_static_slice(slice_instr, spec, slice_instr.operands[0])
     if order == SLICE_THEN_RESHAPE:
@@ -381,7 +320,7 @@ def _decide(first: Instruction, second: Instruction, order: str):
     else:
         orig = _operand_map(first).compose(_operand_map(static))
     if orig.is_known_empty or orig.num_dims == 0 or second.shape.num_elements == 0:
-        raise _Verdict("unprovable", "the pair produces no elements")
+        raise Verdict("unprovable", "the pair produces no elements")
     affine = _group_affine(orig, x_dims, groups)
     element = source.shape.element_type
     x = build.parameter(0, source.shape, name=source.name)
@@ -390,29 +329,29 @@ def _decide(first: Instruction, second: Instruction, order: str):
     if order == SLICE_THEN_RESHAPE:
         new_dims, new_slice = _expand_candidate(x_dims, z_dims, groups, affine)
         for r, src, dst in scaled:
-            moved.update(_scaled_offset(r, src, dst, x_dims, spec, new_dims, new_slice))
+            moved.update(scaled_offset(r, src, dst, x_dims, spec, new_dims, new_slice))
         new_first = build.instruction(reshape_op, build.array_shape(element, new_dims), [x],
                                       name=first.name + ".swapped")
-        new_second, extras = _new_slice(new_first, second.shape, new_slice, moved, slice_instr, second.name)
+        new_second, extras = new_slice_instruction(new_first, second.shape, new_slice, moved, slice_instr, second.name)
         swapped = new_first, new_second
         detail = (f"{reshape_op} {_dims(x_dims)} to {_dims(new_dims)}, then slice "
-                  f"{_slice_text(new_slice, moved)} to {_dims(z_dims)}")
+                  f"{slice_text(new_slice, moved)} to {_dims(z_dims)}")
     else:
         new_dims, new_slice = _box_candidate(x_dims, z_dims, groups, affine, spec.strides)
-        new_first, extras = _new_slice(x, build.array_shape(element, new_dims), new_slice, moved,
+        new_first, extras = new_slice_instruction(x, build.array_shape(element, new_dims), new_slice, moved,
                                        slice_instr, first.name + ".swapped")
         new_second = build.instruction(reshape_op, second.shape, [new_first], name=second.name)
         swapped = new_first, new_second
-        detail = (f"slice {_dims(x_dims)} by {_slice_text(new_slice, moved)} to {_dims(new_dims)}, "
+        detail = (f"slice {_dims(x_dims)} by {slice_text(new_slice, moved)} to {_dims(new_dims)}, "
                   f"then {reshape_op} to {_dims(z_dims)}")
     new = _operand_map(new_first).compose(_operand_map(new_second))
     if moved:   # compare the maps with their runtime offsets: equal maps mean they cancel
         orig = (_operand_map(slice_instr).compose(_operand_map(second)) if order == SLICE_THEN_RESHAPE
                 else _operand_map(first).compose(_operand_map(slice_instr)))
-        new = _in_original_runtime_vars(new, orig, moved, spec)
+        new = in_original_runtime_vars(new, orig, moved, spec)
     same, why = _same(orig, new)
     if not same:
-        raise _Verdict("illegal", why)
+        raise Verdict("illegal", why)
     if moved:
         why += " for every value of the runtime offsets"
     if any(f != 1 for _, f in moved.values()):
@@ -420,158 +359,9 @@ def _decide(first: Instruction, second: Instruction, order: str):
     return "legal", f"{detail} ({why})", swapped + (tuple(extras),)
 
 
-def _new_slice(operand: Instruction, shape, new_slice: _Slice, moved: dict, original: Instruction,
-               name: str) -> tuple[Instruction, list[Instruction]]:
-    """The swapped slice: a plain slice, or (runtime offsets carried over) a dynamic slice
-    taking the original offset operands in their new dims and ``s32`` constants elsewhere."""
-    if not moved:
-        return build.instruction("slice", shape, [operand], name=name, slice=_slice_dims(new_slice)), []
-    if any(k != 1 for k in new_slice.strides):
-        raise _Verdict("unprovable", "the swapped slice needs a stride, which a dynamic slice "
-                                     "with runtime offsets cannot express")
-    constants: dict[int, Instruction] = {}
-    products: list[Instruction] = []
-
-    def constant(value: int) -> Instruction:
-        if value not in constants:
-            constants[value] = Instruction(f"{name}.offset{value}".replace("-", "m"), "constant",
-                                           build.array_shape("s32", ()), (), literal=str(value))
-        return constants[value]
-
-    offsets = []
-    for k, start in enumerate(new_slice.starts):
-        if k not in moved:
-            offsets.append(constant(start))
-            continue
-        dim, factor = moved[k]
-        offset = original.operands[1 + dim]
-        if factor != 1:   # the offset of a merged dim, scaled to the flattened dim
-            offset = build.instruction("multiply", offset.shape, [offset, constant(factor)],
-                                       name=f"{name}.offset{k}.scaled")
-            products.append(offset)
-        offsets.append(offset)
-    instr = build.instruction("dynamic-slice", shape, [operand, *offsets], name=name,
-                              dynamic_slice_sizes=tuple(new_slice.sizes))
-    return instr, list(constants.values()) + products
-
-
 def _dims(dims) -> str:
     return "[" + ",".join(str(d) for d in dims) + "]"
 
 
-def _runtime_dims(spec: _Slice, groups, order: str):
-    """Where runtime offsets go in the swapped slice: ``({new dim: (original dim, 1)}, scaled)``.
-
-    In a dim the reshape leaves alone the offset carries over. Slice-then-reshape may also
-    merge a runtime dim with inner dims (``[T,8,32] -> dynamic-slice [1,8,32] -> [8,32]``, a scan
-    step): the swapped slice then needs the offset scaled by the inner size; ``scaled`` lists
-    those ``(dim, group src, group dst)``, resolved once the swapped shape is known.
-    """
-    moved, scaled = {}, []
-    for src, dst in groups:
-        sliced, other = (src, dst) if order == SLICE_THEN_RESHAPE else (dst, src)
-        runtime = [i for i in sliced if spec.runtime[i]]
-        if not runtime:
-            continue
-        if len(src) == 1 and len(dst) == 1:
-            moved[other[0]] = (sliced[0], 1)
-        elif order == SLICE_THEN_RESHAPE and len(runtime) == 1:
-            scaled.append((runtime[0], src, dst))
-        else:
-            raise _Verdict("unprovable", f"the runtime offset of dim {runtime[0]} lies in dims the "
-                                         f"reshape merges or splits: the swapped slice would need "
-                                         f"a scaled offset, whose alignment the maps cannot show")
-    return moved, scaled
-
-
-def _scaled_offset(r: int, src, dst, x_dims, spec: _Slice, new_dims, new_slice: _Slice) -> dict:
-    """``{new dim: (r, factor)}``: a runtime offset ``o`` of merged dim ``r`` moves the flattened
-    group by ``o * S`` (``S`` the size of the group's dims inside ``r``), i.e. dim ``j`` of the
-    reshaped group by ``o * S / W_j`` (``W_j`` its row size). It must fit in one new dim starting at
-    0, and clamp the same way (the new dim's room is ``factor`` times the old one's)."""
-    inner = prod(x_dims[e] for e in src[src.index(r) + 1:])
-    why = f"the runtime offset of dim {r} moves the merged dims by multiples of {inner}"
-    for j in dst:
-        row = prod(new_dims[e] for e in dst[dst.index(j) + 1:])
-        if new_dims[j] > 1 and inner % row == 0:
-            factor = inner // row
-            room, old_room = new_dims[j] - new_slice.sizes[j], x_dims[r] - spec.sizes[r]
-            if new_slice.starts[j] != 0 or room != factor * old_room:
-                break
-            return {j: (r, factor)}
-    raise _Verdict("unprovable", f"{why}, which no single dim of the swapped slice takes with the "
-                                 f"same clamping")
-
-
-def _in_original_runtime_vars(new: IndexingMap, orig: IndexingMap, moved: dict, spec: _Slice) -> IndexingMap:
-    """``new`` with each runtime variable written as the original one it stands for
-    (times its scale), so the two maps are compared over the same runtime values."""
-    from ..affine.expr import RUNTIME, replace_variables, runtime_var
-    runtime_axes = [i for i, r in enumerate(spec.runtime) if r]
-    new_axes = sorted(moved)
-    if len(new.runtime_vars) != len(new_axes) or len(orig.runtime_vars) != len(runtime_axes):
-        raise _Verdict("unprovable", "the runtime offsets did not come out one variable per dim")
-    target = {}
-    for n, k in enumerate(new_axes):
-        dim, factor = moved[k]
-        target[n] = runtime_var(runtime_axes.index(dim)) * factor
-
-    def replace(v):
-        return target[v.value] if v.kind == RUNTIME else None
-
-    memo: dict = {}
-    return IndexingMap(new.dims, new.range_vars, orig.runtime_vars,
-                       [replace_variables(e, replace, memo) for e in new.results],
-                       [(replace_variables(e, replace, memo), iv) for e, iv in new.constraints]).simplified()
-
-
-# ---- the rewritten module -------------------------------------------------------------------
-
-def _users(comp: Computation, instr: Instruction) -> list[Instruction]:
-    return [i for i in comp.instructions if instr.name in i.operand_names]
-
-
-def rewrite_module_text(module: Module, comp: Computation, first: Instruction,
-                        second: Instruction, swapped: tuple) -> str:
-    """The whole module with ``first -> second`` replaced by the swapped pair (``swapped`` is
-    ``(new first, new second[, new constant offsets])``); the pair's result keeps its name (and
-    the ROOT mark), so every user and the ENTRY are unchanged."""
-    from ..hlo.printer import format_module
-    taken = {i.name for i in module.instructions}
-    renamed: dict[str, str] = {}
-
-    def fresh(name: str) -> str:
-        while name in taken:
-            name += "_"
-        taken.add(name)
-        return name
-
-    extras = []
-    for c in (swapped[2] if len(swapped) > 2 else ()):
-        renamed[c.name] = fresh(c.name)
-        extras.append(dataclasses.replace(c, name=renamed[c.name], computation=comp))
-    name = fresh(swapped[0].name)
-    rename = lambda names: tuple(renamed.get(n, n) for n in names)   # noqa: E731
-    new_first = dataclasses.replace(swapped[0], name=name, computation=comp,
-                                    operand_names=rename(swapped[0].operand_names))
-    new_second = dataclasses.replace(
-        swapped[1], operand_names=(name,) + rename(swapped[1].operand_names[1:]),
-        operands=(new_first,) + tuple(swapped[1].operands[1:]), is_root=second.is_root,
-        metadata=second.metadata, computation=comp, shape=second.shape)
-    drop_first = [u for u in _users(comp, first) if u is not second] == [] and not first.is_root
-    instructions = []
-    for instr in comp.instructions:
-        if instr is first and drop_first:
-            continue   # a dropped dynamic slice's offsets stay: the swapped one may use them
-        if instr is second:
-            instructions.extend(extras + [new_first, new_second])
-        else:
-            instructions.append(instr)
-    by_name = {i.name: i for i in instructions}
-    new_comp = dataclasses.replace(comp, instructions=instructions, by_name=by_name,
-                                   root=new_second if second.is_root else comp.root)
-    computations = [new_comp if c is comp else c for c in module.computations]
-    new_module = dataclasses.replace(module, computations=computations,
-                                     entry=new_comp if module.entry is comp else module.entry,
-                                     by_name={c.name: c for c in computations})
-    return format_module(new_module)
+__all__ = ["ReorderChain", "analyse_module", "analyse_pair", "find_pairs", "is_reshape", "reshape_groups",
+           "rewrite_module_text", "SLICE_THEN_RESHAPE", "RESHAPE_THEN_SLICE"]
