@@ -24,36 +24,40 @@ OVERFLOW = IndexingMap.undefined(f"more than {MAX_MAPS_PER_VALUE} distinct acces
 Maps = tuple[IndexingMap, ...]
 
 
-def _contains(maps: list[IndexingMap], m: IndexingMap) -> bool:
-    for known in maps:   # the same object arrives again and again: no key needed
-        if known is m:
-            return True
-    key = m.canonical_key()
-    for known in maps:
-        if known.canonical_key() == key:
-            return True
-    return False
-
-
-def _add(maps: list[IndexingMap], m: IndexingMap) -> bool:
-    """Add ``m`` to the normalised list ``maps`` in place; False when nothing changed."""
+def _add(maps: list[IndexingMap], m: IndexingMap, keys: set | None = None) -> bool:
+    """Add ``m`` to the normalised list ``maps`` in place; False when nothing changed. ``keys``,
+    when given, holds the canonical keys of ``maps`` (kept up to date)."""
     if maps:
         first = maps[0]
-        if first is OVERFLOW:
-            return False
-        if m.is_known_empty:
+        if first is OVERFLOW or m.is_known_empty:
             return False
         if first.is_known_empty:
             maps[0] = m
+            if keys is not None:
+                keys.clear()
+                keys.add(m.canonical_key())
             return True
     elif m.is_known_empty:
         maps.append(m)
+        if keys is not None:
+            keys.add(m.canonical_key())
         return True
-    if _contains(maps, m):
+    for known in maps:   # the same object arrives again and again: no key needed
+        if known is m:
+            return False
+    key = m.canonical_key()
+    if keys is None:
+        if any(known.canonical_key() == key for known in maps):
+            return False
+    elif key in keys:
         return False
+    else:
+        keys.add(key)
     maps.append(m)
     if len(maps) > MAX_MAPS_PER_VALUE:
         maps[:] = [OVERFLOW]
+        if keys is not None:
+            keys.clear()
     return True
 
 
@@ -63,17 +67,25 @@ def union(a: Maps, b: Maps) -> Maps:
         return a
     if not a:
         return b
+    if a[0] is OVERFLOW:
+        return a
     maps = list(a)
+    keys = None
     changed = False
     for m in b:
-        changed |= _add(maps, m)
+        if any(known is m for known in maps):
+            continue
+        if keys is None and len(maps) > 2:   # one key per map, not one comparison per pair
+            keys = {known.canonical_key() for known in maps}
+        changed |= _add(maps, m, keys)
     return tuple(maps) if changed else a
 
 
 def distinct(maps: Iterable[IndexingMap]) -> Maps:
     out: list[IndexingMap] = []
+    keys: set = set()
     for m in maps:
-        _add(out, m)
+        _add(out, m, keys)
     return tuple(out)
 
 
@@ -144,16 +156,26 @@ def same_relation(a: IndexingMap, b: IndexingMap) -> bool:
     return hit
 
 
+def _small(m: IndexingMap) -> bool:
+    return not m.is_undefined and not m.is_known_empty and domain_size(m) <= SEMANTIC_CHECK_LIMIT
+
+
 def dedupe_semantically(maps: Maps) -> Maps:
     """Drop every map that is, on its whole (small) domain, the same relation as an earlier one."""
     if len(maps) < 2:
         return maps
+    small = [_small(m) for m in maps]
+    if sum(small) < 2:
+        return maps
     kept: list[IndexingMap] = []
-    for m in maps:
-        if any(same_relation(k, m) for k in kept):
+    kept_small: list[IndexingMap] = []
+    for m, is_small in zip(maps, small):
+        if is_small and any(k.dims == m.dims and same_relation(k, m) for k in kept_small):
             continue
         kept.append(m)
-    return tuple(kept)
+        if is_small:
+            kept_small.append(m)
+    return tuple(kept) if len(kept) < len(maps) else maps
 
 
 def finalize(maps: Maps) -> Maps:

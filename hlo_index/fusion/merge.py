@@ -88,10 +88,15 @@ def join(a: IndexingMap, b: IndexingMap) -> IndexingMap | None:
     return None
 
 
+def _candidate_for_join(m: IndexingMap) -> bool:
+    return (not m.is_undefined and not m.is_known_empty and not m.runtime_vars
+            and domain_size(m) <= SEMANTIC_CHECK_LIMIT)
+
+
 def merge_maps(maps: Maps) -> Maps:
     """``maps`` with every provable pairwise join applied until none is left (first map's slot
     kept, so the order stays deterministic)."""
-    if len(maps) < 2:
+    if len(maps) < 2 or sum(map(_candidate_for_join, maps)) < 2:
         return maps
     current = list(maps)
     joined = False
@@ -99,8 +104,10 @@ def merge_maps(maps: Maps) -> Maps:
     while progress and len(current) > 1:
         progress = False
         for i in range(len(current)):
+            if not _candidate_for_join(current[i]):
+                continue
             for j in range(i + 1, len(current)):
-                merged = join(current[i], current[j])
+                merged = join(current[i], current[j]) if _candidate_for_join(current[j]) else None
                 if merged is not None:
                     current[i] = merged
                     del current[j]
