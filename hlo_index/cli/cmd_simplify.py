@@ -13,7 +13,8 @@ def map_to_json(m: IndexingMap) -> dict:
     if m.is_undefined:
         return {"map": str(m), "undefined": True, "reason": m.undefined_reason}
     if m.is_known_empty:
-        return {"map": str(m), "known_empty": True}
+        return {"map": str(m), "known_empty": True, "num_dims": m.num_dims,
+                "num_results": m.num_results}
     return {
         "map": str(m),
         "mlir": m.to_mlir(),

@@ -42,6 +42,25 @@ SPEC_AND_RULES = [
      "domain: d0 in [0, 15]", "((d0 floordiv 4) mod 3, d0 floordiv 8, -d0 + 15)"),
     ("(d0) -> ((d0 floordiv 4 + 1) floordiv 2), domain: d0 in [0, 100]",
      "((d0 + 4) floordiv 8)"),
+    # a constant remainder under one block of a factor leaves floordiv/mod (XLA's tiling
+    # offset cancellation)
+    ("(d0) -> ((d0 * 32 + 31) floordiv 4608, (d0 * 4 + 1) mod 8), domain: d0 in [0, 10000]",
+     "(d0 floordiv 144, (d0 mod 2) * 4 + 1)"),
+    # nested floordiv of a sum: (A + z floordiv a) floordiv b == (a*A + z) floordiv (a*b)
+    ("(d0, d1) -> ((d0 * 2 + d1 floordiv 64) floordiv 3), domain: d0 in [0, 100], "
+     "d1 in [0, 127]", "((d0 * 128 + d1) floordiv 192)"),
+    # digit groups of a lifted base: (d1*2 + d0 floordiv 64) mod 3 is a digit of d1*128 + d0
+    ("(d0, d1) -> (((d1 * 2 + d0 floordiv 64) mod 3) * 256 + (d0 mod 64) * 4 + "
+     "((d1 * 128 + d0) floordiv 192) * 768), domain: d0 in [0, 127], d1 in [0, 30]",
+     "(d0 * 4 + d1 * 512)"),
+    # digit groups whose bases differ by a constant (a multiple of the lower group's modulus)
+    ("(d0) -> (d0 mod 4 + ((d0 floordiv 4 + 42) mod 64) * 4), domain: d0 in [0, 1000]",
+     "((d0 + 168) mod 256)"),
+    ("(d0, d1) -> ((d0 + d1) mod 4 + ((d0 + d1 + 8) floordiv 4) * 4), "
+     "domain: d0 in [0, 100], d1 in [0, 7]", "(d0 + d1 + 8)"),
+    # k*x - k*c*(x floordiv c) == k*(x mod c), x a sum with a constant
+    ("(d0)[s0] -> (d0 + s0 - ((s0 + 1) floordiv 3) * 3 + 1), domain: d0 in [0, 1], "
+     "s0 in [0, 3]", "(d0 + (s0 + 1) mod 3)"),
     # construction folding needs no ranges
     ("(d0) -> (d0 * 1 + 0, (d0 * 6) floordiv 4, (d0 * 6 + 3) mod 9), domain: d0 in [0, 100]",
      "(d0, (d0 * 3) floordiv 2, ((d0 * 2 + 1) mod 3) * 3)"),
@@ -78,6 +97,13 @@ CONSTRAINT_RULES = [
     # a negated expression is turned around
     ("(d0) -> (-d0 + 7), domain: d0 in [0, 7], -d0 in [-3, 0]",
      "(d0) -> (-d0 + 7), domain: d0 in [0, 3]"),
+    # whole blocks: 6*d0 + (3*s0 + s1) with 3*s0 + s1 in [0, 5] moves onto d0 (XLA's rule, for
+    # range-variable remainders only; a dimension remainder keeps the constraint)
+    ("(d0)[s0, s1] -> (d0), domain: d0 in [0, 1999], s0 in [0, 1], s1 in [0, 2], "
+     "d0 * 6 + s0 * 3 + s1 in [0, 599]",
+     "(d0)[s0, s1] -> (d0), domain: d0 in [0, 99], s0 in [0, 1], s1 in [0, 2]"),
+    ("(d0, d1) -> (d0), domain: d0 in [0, 199], d1 in [0, 5], d0 * 6 + d1 in [0, 599]",
+     "(d0, d1) -> (d0), domain: d0 in [0, 199], d1 in [0, 5], d0 * 6 + d1 in [0, 599]"),
     # a variable fixed to one value becomes a constant
     ("(d0, d1) -> (d0 + d1), domain: d0 in [0, 9], d1 in [0, 9], d1 * 2 in [6, 7]",
      "(d0, d1) -> (d0 + 3), domain: d0 in [0, 9], d1 in [3, 3]"),

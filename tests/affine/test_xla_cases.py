@@ -33,8 +33,8 @@ SIMPLIFY_CASES = [
      '(d0) -> (d0), domain: d0 in [0, 49], 0 in [10, 15]',
      'KNOWN EMPTY'),
     ('KnownEmpty_AfterSimplification',
-     '(d0, d1)[s0, s1] -> (d1, d0, s1), domain: d0 in [0, 49], d1 in [0, 59], s0 in [0, 69], '
-     's1 in [0, 19], s1 floordiv 20 in [2, 2]',
+     '(d0, d1)[s0, s1] -> (d1, d0, s1), domain: d0 in [0, 49], d1 in [0, 59], s0 in [0, '
+     '69], s1 in [0, 19], s1 floordiv 20 in [2, 2]',
      'KNOWN EMPTY'),
     # XLA builds it with the constraint -1 in [0, 1] through its MapVector constructor
     ('KnownEmpty_NegativeConstant',
@@ -43,8 +43,8 @@ SIMPLIFY_CASES = [
     ('ConstantWithinRange',
      '(d0) -> (d0), domain: d0 in [0, 49], 0 in [-10, 5]',
      '(d0) -> (d0), domain: d0 in [0, 49]'),
-    # ours also snaps d0's lower bound to 1 (the first value with d0 mod 8 in [1, 5]); XLA keeps
-    # [0, 99]
+    # ours also snaps d0's lower bound to 1 (the first value with d0 mod 8 in [1, 5]); XLA
+    # keeps [0, 99]
     ('Sum',
      '(d0) -> (d0), domain: d0 in [0, 99], d0 mod 8 + 5 in [6, 10]',
      '(d0) -> (d0), domain: d0 in [1, 99], d0 mod 8 in [1, 5]'),
@@ -55,23 +55,24 @@ SIMPLIFY_CASES = [
      '(d0) -> (d0), domain: d0 in [0, 99], (d0 - 5) mod 1 in [0, 0]',
      '(d0) -> (d0), domain: d0 in [0, 99]'),
     ('Sum_IndependentOfSymbol',
-     '(d0)[s0, s1] -> (d0 * 6 + s0 * 3 + s1), domain: d0 in [0, 1999], s0 in [0, 1], s1 in [0, '
-     '2], d0 * 6 + s0 * 3 + s1 in [0, 599]',
-     '(d0)[s0, s1] -> (d0 * 6 + s0 * 3 + s1), domain: d0 in [0, 99], s0 in [0, 1], s1 in [0, 2]'),
+     '(d0)[s0, s1] -> (d0 * 6 + s0 * 3 + s1), domain: d0 in [0, 1999], s0 in [0, 1], s1 in '
+     '[0, 2], d0 * 6 + s0 * 3 + s1 in [0, 599]',
+     '(d0)[s0, s1] -> (d0 * 6 + s0 * 3 + s1), domain: d0 in [0, 99], s0 in [0, 1], s1 in '
+     '[0, 2]'),
     # XLA leaves it unsimplified too (its TODO b/459357586)
     ('Sum_NotIndependentOfSymbol',
-     '(d0)[s0, s1] -> (d0 * 6 + s0 * 3 + s1), domain: d0 in [0, 1999], s0 in [0, 1], s1 in [0, '
-     '2], d0 * 6 + s0 * 3 + s1 in [0, 598]',
-     '(d0)[s0, s1] -> (d0 * 6 + s0 * 3 + s1), domain: d0 in [0, 1999], s0 in [0, 1], s1 in [0, '
-     '2], d0 * 6 + s0 * 3 + s1 in [0, 598]'),
+     '(d0)[s0, s1] -> (d0 * 6 + s0 * 3 + s1), domain: d0 in [0, 1999], s0 in [0, 1], s1 in '
+     '[0, 2], d0 * 6 + s0 * 3 + s1 in [0, 598]',
+     '(d0)[s0, s1] -> (d0 * 6 + s0 * 3 + s1), domain: d0 in [0, 1999], s0 in [0, 1], s1 in '
+     '[0, 2], d0 * 6 + s0 * 3 + s1 in [0, 598]'),
     ('FloorDivPosPos',
      '(d0) -> (d0), domain: d0 in [0, 99], d0 floordiv 8 in [5, 11]',
      '(d0) -> (d0), domain: d0 in [40, 95]'),
     ('FloorDivPosNeg',
      '(d0)[s0] -> (d0), domain: d0 in [0, 99], s0 in [-99, 99], s0 floordiv 3 in [-11, -5]',
      '(d0)[s0] -> (d0), domain: d0 in [0, 99], s0 in [-33, -13]'),
-    # XLA expects s0 in [15, 35]; floor semantics (ours, checked by brute force) give [13, 33]:
-    # floor(13 / -3) = -5, floor(33 / -3) = -11
+    # XLA expects s0 in [15, 35]; floor semantics (ours, checked by brute force) give [13,
+    # 33]: floor(13 / -3) = -5, floor(33 / -3) = -11
     ('FloorDivNegNeg',
      '(d0)[s0] -> (d0), domain: d0 in [0, 99], s0 in [-99, 99], s0 / -3 in [-11, -5]',
      '(d0)[s0] -> (d0), domain: d0 in [0, 99], s0 in [13, 33]'),
@@ -87,14 +88,14 @@ SIMPLIFY_CASES = [
     ('ConstraintMerge_Mod',
      '(d0)[s0, s1] -> (d0, s1, s0), domain: d0 in [0, 3], s0 in [-21, -2], s1 in [0, 10], '
      'd0 mod 3 in [0, 0], s0 mod 2 in [0, 0], s0 mod 3 in [0, 0], s1 mod 5 in [1, 1]',
-     '(d0)[s0, s1] -> (d0, s1, s0), domain: d0 in [0, 3], s0 in [-18, -6], s1 in [1, 6], '
-     'd0 mod 3 in [0, 0], s0 mod 6 in [0, 0], s1 mod 5 in [1, 1]'),
+     '(d0)[s0, s1] -> (d0, s1, s0), domain: d0 in [0, 3], s0 in [-18, -6], s1 in [1, 6], d0 '
+     'mod 3 in [0, 0], s0 mod 6 in [0, 0], s1 mod 5 in [1, 1]'),
     ('ConstantDims',
      '(d0) -> (d0), domain: d0 in [5, 5]',
      '(d0) -> (5), domain: d0 in [5, 5]'),
     ('FloorDivRegression',
-     '(d0, d1) -> (((d0 floordiv 3) * 3 + d1 floordiv 2) floordiv 6), domain: d0 in [0, 11], '
-     'd1 in [0, 5]',
+     '(d0, d1) -> (((d0 floordiv 3) * 3 + d1 floordiv 2) floordiv 6), domain: d0 in [0, '
+     '11], d1 in [0, 5]',
      '(d0, d1) -> (d0 floordiv 6), domain: d0 in [0, 11], d1 in [0, 5]'),
     ('ModIsSub',
      '(d0) -> (d0 mod 42), domain: d0 in [53, 71]',
@@ -119,64 +120,63 @@ SIMPLIFY_CASES = [
      '(d0)[s0] -> (d0 + s0 * 7 - (s0 floordiv 3) * 12), domain: d0 in [0, 1], s0 in [0, 3]'),
     # XLA: (s0 + 1) mod 3 + d0 (same terms, our canonical order)
     ('SubIsModSum',
-     '(d0)[s0] -> (1 + d0 - ((s0 + 1) floordiv 3) * 3 + s0), domain: d0 in [0, 1], s0 in [0, 3]',
+     '(d0)[s0] -> (1 + d0 - ((s0 + 1) floordiv 3) * 3 + s0), domain: d0 in [0, 1], s0 in '
+     '[0, 3]',
      '(d0)[s0] -> (d0 + (s0 + 1) mod 3), domain: d0 in [0, 1], s0 in [0, 3]'),
     ('DivsAndModsIfSmallerThanDivisor',
      '(d0, d1) -> (d0 + d1 floordiv 16, d1 mod 16), domain: d0 in [0, 7], d1 in [0, 15]',
      '(d0, d1) -> (d0, d1), domain: d0 in [0, 7], d1 in [0, 15]'),
     ('DivsAndModsWithMultipliers',
-     '(d0, d1, d2) -> ((d0 * 100 + d1 * 10 + d2) floordiv 100, '
-     '((d0 * 100 + d1 * 10 + d2) mod 100) floordiv 10, d2 mod 10), domain: d0 in [0, 8], '
-     'd1 in [0, 8], d2 in [0, 8]',
+     '(d0, d1, d2) -> ((d0 * 100 + d1 * 10 + d2) floordiv 100, ((d0 * 100 + d1 * 10 + d2) '
+     'mod 100) floordiv 10, d2 mod 10), domain: d0 in [0, 8], d1 in [0, 8], d2 in [0, 8]',
      '(d0, d1, d2) -> (d0, d1, d2), domain: d0 in [0, 8], d1 in [0, 8], d2 in [0, 8]'),
     ('DivsAndModsWithDivisibleMultipliers',
      '(d0, d1, d2) -> ((d0 * 16 + d1 * 4 + d2) floordiv 8, (d0 * 16 + d1 * 4 + d2) mod 8), '
      'domain: d0 in [0, 9], d1 in [0, 9], d2 in [0, 9]',
-     '(d0, d1, d2) -> (d0 * 2 + (d1 * 4 + d2) floordiv 8, (d1 * 4 + d2) mod 8), '
-     'domain: d0 in [0, 9], d1 in [0, 9], d2 in [0, 9]'),
+     '(d0, d1, d2) -> (d0 * 2 + (d1 * 4 + d2) floordiv 8, (d1 * 4 + d2) mod 8), domain: d0 '
+     'in [0, 9], d1 in [0, 9], d2 in [0, 9]'),
     ('DivsAndModsWithReverse',
-     '(d0, d1) -> (-((d0 * -11 - d1 + 109) floordiv 11) + 9, '
-     'd0 * 11 + d1 + ((d0 * -11 - d1 + 109) floordiv 11) * 11 - 99), domain: d0 in [0, 7], '
-     'd1 in [0, 8]',
+     '(d0, d1) -> (-((d0 * -11 - d1 + 109) floordiv 11) + 9, d0 * 11 + d1 + ((d0 * -11 - d1 '
+     '+ 109) floordiv 11) * 11 - 99), domain: d0 in [0, 7], d1 in [0, 8]',
      '(d0, d1) -> (d0, d1), domain: d0 in [0, 7], d1 in [0, 8]'),
     ('SimplifyReshape',
-     '()[s0] -> ((s0 * 128) mod 715 + ((s0 * 128) floordiv 715) * 715), domain: s0 in [0, 127]',
+     '()[s0] -> ((s0 * 128) mod 715 + ((s0 * 128) floordiv 715) * 715), domain: s0 in [0, '
+     '127]',
      '()[s0] -> (s0 * 128), domain: s0 in [0, 127]'),
     ('SimplifyReshape2',
-     '(d0, d1) -> ((d0 mod 8) * 128 + d1 + (d0 floordiv 8) * 1024), domain: d0 in [0, 1023], '
-     'd1 in [0, 127]',
+     '(d0, d1) -> ((d0 mod 8) * 128 + d1 + (d0 floordiv 8) * 1024), domain: d0 in [0, '
+     '1023], d1 in [0, 127]',
      '(d0, d1) -> (d0 * 128 + d1), domain: d0 in [0, 1023], d1 in [0, 127]'),
     ('SimplifyReshape3',
-     '(d0, '
-     'd1) -> (((d1 * 2 + d0 floordiv 64) mod 3) * 256 + (d0 mod 64) * 4 + ((d1 * 128 + '
-     'd0) floordiv 192) * 768), '
-     'domain: d0 in [0, 127], d1 in [0, 3071]',
+     '(d0, d1) -> (((d1 * 2 + d0 floordiv 64) mod 3) * 256 + (d0 mod 64) * 4 + ((d1 * 128 + '
+     'd0) floordiv 192) * 768), domain: d0 in [0, 127], d1 in [0, 3071]',
      '(d0, d1) -> (d0 * 4 + d1 * 512), domain: d0 in [0, 127], d1 in [0, 3071]'),
     # XLA prints -d0 mod 2; we parenthesise the negated operand
     ('ModWithNegativeMultiplier',
      '(d0) -> ((-d0) mod 2), domain: d0 in [0, 127]',
      '(d0) -> ((-d0) mod 2), domain: d0 in [0, 127]'),
     ('SimplifyBitcastAndBack',
-     '(d0, '
-     'd1) -> ((d0 floordiv 1536) * 786432 + (((d0 * 2 + '
-     'd1 floordiv 64) floordiv 3) mod 1024) * 768 + ((d0 * 2 + d1 floordiv 64) mod 3) * 256 + '
-     '(d1 mod 64) * 4), '
-     'domain: d0 in [0, 3071], d1 in [0, 127]',
+     '(d0, d1) -> ((d0 floordiv 1536) * 786432 + (((d0 * 2 + d1 floordiv 64) floordiv 3) '
+     'mod 1024) * 768 + ((d0 * 2 + d1 floordiv 64) mod 3) * 256 + (d1 mod 64) * 4), domain: '
+     'd0 in [0, 3071], d1 in [0, 127]',
      '(d0, d1) -> (d0 * 512 + d1 * 4), domain: d0 in [0, 3071], d1 in [0, 127]'),
     # unchanged up to term order, as in XLA
     ('SimplifyReshape_Regression',
-     '()[s0] -> ((s0 * 128) mod 715 + ((s0 * 64) floordiv 715) * 715), domain: s0 in [0, 127]',
-     '()[s0] -> (((s0 * 64) floordiv 715) * 715 + (s0 * 128) mod 715), domain: s0 in [0, 127]'),
+     '()[s0] -> ((s0 * 128) mod 715 + ((s0 * 64) floordiv 715) * 715), domain: s0 in [0, '
+     '127]',
+     '()[s0] -> (((s0 * 64) floordiv 715) * 715 + (s0 * 128) mod 715), domain: s0 in [0, '
+     '127]'),
     ('TilingOffsetCancellation',
-     '()[s0] -> (-(s0 floordiv 144) + (s0 * 32 + 4639) floordiv 4608), domain: s0 in [0, 10000]',
-     '()[s0] -> (1), domain: s0 in [0, 10000]'),
-    ('NegativeTilingOffsetCancellation',
-     '()[s0] -> (-(s0 floordiv 315) + (s0 * 2 - 40319) floordiv 630 + 65), domain: s0 in [0, '
+     '()[s0] -> (-(s0 floordiv 144) + (s0 * 32 + 4639) floordiv 4608), domain: s0 in [0, '
      '10000]',
      '()[s0] -> (1), domain: s0 in [0, 10000]'),
+    ('NegativeTilingOffsetCancellation',
+     '()[s0] -> (-(s0 floordiv 315) + (s0 * 2 - 40319) floordiv 630 + 65), domain: s0 in '
+     '[0, 10000]',
+     '()[s0] -> (1), domain: s0 in [0, 10000]'),
     ('DivsInSequence',
-     '()[s0] -> (s0 - ((s0 floordiv 2) floordiv 7) * 14 + (s0 floordiv 14) * 14), '
-     'domain: s0 in [0, 1233]',
+     '()[s0] -> (s0 - ((s0 floordiv 2) floordiv 7) * 14 + (s0 floordiv 14) * 14), domain: '
+     's0 in [0, 1233]',
      '()[s0] -> (s0), domain: s0 in [0, 1233]'),
     ('ModAddDistributive',
      '(d0, d1) -> ((d0 * 2 + d1) mod 2), domain: d0 in [0, 99], d1 in [0, 99]',
@@ -185,11 +185,11 @@ SIMPLIFY_CASES = [
      '(d0) -> ((d0 floordiv 16) * 16 + (d0 mod 16)), domain: d0 in [0, 99]',
      '(d0) -> (d0), domain: d0 in [0, 99]'),
     ('DivDiv',
-     '()[s0, s1] -> ((s0 * 2 + s1 floordiv 64) floordiv 3), domain: s0 in [0, 1233], s1 in [0, '
-     '127]',
+     '()[s0, s1] -> ((s0 * 2 + s1 floordiv 64) floordiv 3), domain: s0 in [0, 1233], s1 in '
+     '[0, 127]',
      '()[s0, s1] -> ((s0 * 128 + s1) floordiv 192), domain: s0 in [0, 1233], s1 in [0, 127]'),
-    # XLA: (s0 * 2 + 3) floordiv 6; ours is simpler and equal: no multiple of 3 lies in (s0 + 1,
-    # s0 + 1.5]
+    # XLA: (s0 * 2 + 3) floordiv 6; ours is simpler and equal: no multiple of 3 lies in (s0 +
+    # 1, s0 + 1.5]
     ('DivSumConstant',
      '()[s0] -> ((s0 * 6 + 9) floordiv 18), domain: s0 in [0, 1233]',
      '()[s0] -> ((s0 + 1) floordiv 3), domain: s0 in [0, 1233]'),
@@ -209,23 +209,21 @@ SIMPLIFY_CASES = [
      '()[s0] -> ((-(s0 floordiv 2)) floordiv 7), domain: s0 in [0, 1233]'),
     # XLA: ((s0 * 114688 + s3 * 128 + s2) mod 5000) * 4 + s1 (same terms, our canonical order)
     ('ExtractFromMod',
-     '()[s0, s1, s2, s3] -> ((s0 * 458752 + s1 + s2 * 4 + s3 * 512) mod 20000), '
-     'domain: s0 in [0, 871], s1 in [0, 3], s2 in [0, 127], s3 in [0, 895]',
-     '()[s0, s1, s2, s3] -> (s1 + ((s0 * 114688 + s2 + s3 * 128) mod 5000) * 4), '
-     'domain: s0 in [0, 871], s1 in [0, 3], s2 in [0, 127], s3 in [0, 895]'),
+     '()[s0, s1, s2, s3] -> ((s0 * 458752 + s1 + s2 * 4 + s3 * 512) mod 20000), domain: s0 '
+     'in [0, 871], s1 in [0, 3], s2 in [0, 127], s3 in [0, 895]',
+     '()[s0, s1, s2, s3] -> (s1 + ((s0 * 114688 + s2 + s3 * 128) mod 5000) * 4), domain: s0 '
+     'in [0, 871], s1 in [0, 3], s2 in [0, 127], s3 in [0, 895]'),
     ('ExtractFromDiv_NegativeMultiplier',
-     '()[s0, s1] -> ((s0 * 16 - (s1 floordiv 4) floordiv 2 + (s1 floordiv 8) * 2) floordiv 4), '
-     'domain: s0 in [0, 1], s1 in [0, 127]',
+     '()[s0, s1] -> ((s0 * 16 - (s1 floordiv 4) floordiv 2 + (s1 floordiv 8) * 2) floordiv '
+     '4), domain: s0 in [0, 1], s1 in [0, 127]',
      '()[s0, s1] -> (s0 * 4 + s1 floordiv 32), domain: s0 in [0, 1], s1 in [0, 127]'),
     # XLA checks only that Simplify is idempotent
     ('SumOrderRegression',
-     '(d0, d1)[s0, '
-     's1] -> (((((d0 + (d0 mod 3)) floordiv 3) + (s0 + ((s0 + s0) mod 3))) + (((d0 + '
-     's0) mod 3) + 0))), '
-     'domain: d0 in [0, 9], d1 in [0, 19], s0 in [0, 29], s1 in [0, 39]',
-     '(d0, d1)[s0, '
-     's1] -> (s0 + (d0 + d0 mod 3) floordiv 3 + (s0 * 2) mod 3 + (d0 + s0) mod 3), '
-     'domain: d0 in [0, 9], d1 in [0, 19], s0 in [0, 29], s1 in [0, 39]'),
+     '(d0, d1)[s0, s1] -> (((((d0 + (d0 mod 3)) floordiv 3) + (s0 + ((s0 + s0) mod 3))) + '
+     '(((d0 + s0) mod 3) + 0))), domain: d0 in [0, 9], d1 in [0, 19], s0 in [0, 29], s1 in '
+     '[0, 39]',
+     '(d0, d1)[s0, s1] -> (s0 + (d0 + d0 mod 3) floordiv 3 + (s0 * 2) mod 3 + (d0 + s0) mod '
+     '3), domain: d0 in [0, 9], d1 in [0, 19], s0 in [0, 29], s1 in [0, 39]'),
     # XLA checks only that Simplify is idempotent
     ('SumOrderRegression2',
      '(d0)[s0] -> ((((s0 + d0) + d0) floordiv 2)), domain: d0 in [0, 9], s0 in [0, 19]',
