@@ -5,12 +5,12 @@ from .diagnostics import ParseError, format_diagnostic
 from .loader import LoadResult, hlo_files_in, load, load_path, read_text
 from .model import (Computation, ConvDimLabels, Diagnostic, Instruction, Layout, Metadata, Module, PadDim,
                     Shape, SliceDim, SourceLocation, Tile, WindowDim)
-from .parser import parse_syntax
+from .parser import parse_shape, parse_syntax
 from .printer import format_computation, format_instruction, format_module, format_shape
 from .validate import link
 
 __all__ = [
-    "parse_module_text", "parse_modules_text", "load", "load_path", "LoadResult", "ParseError",
+    "parse_module_text", "parse_modules_text", "parse_shape", "load", "load_path", "LoadResult", "ParseError",
     "format_diagnostic", "format_module", "format_computation", "format_instruction", "format_shape",
     "hlo_files_in", "read_text", "Module", "Computation", "Instruction", "Shape", "Layout", "Tile",
     "Metadata", "SourceLocation", "SliceDim", "PadDim", "WindowDim", "ConvDimLabels", "Diagnostic",

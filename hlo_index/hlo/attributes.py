@@ -143,6 +143,91 @@ def metadata(value: str) -> Metadata:
     return md
 
 
+def instruction_names(value: str) -> tuple[str, ...]:
+    """``{%a, %b}`` → ("a", "b") (``control-predecessors``)."""
+    m = _NAME_LIST.match(value.strip())
+    if m is None:
+        raise ValueError(f"expected {{%name, ...}}, got {value.strip()[:40]!r}")
+    return () if m.group(1) is None else tuple(n.strip().lstrip("%") for n in m.group(1).split(","))
+
+
+_BRACKETS = {"}": "{", "]": "[", ")": "("}
+_STRING_OR_BRACKET = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]()]')
+
+
+def balanced(value: str) -> str:
+    """``value`` unchanged if it is one ``{...}`` with properly nested brackets (strings skipped)."""
+    if not value.startswith("{"):
+        raise ValueError(f"expected {{...}}, got {value[:40]!r}")
+    stack: list[str] = []
+    for m in _STRING_OR_BRACKET.finditer(value):
+        c = m.group()
+        if c in "{[(":
+            stack.append(c)
+        elif c in _BRACKETS:
+            if not stack or stack.pop() != _BRACKETS[c]:
+                raise ValueError(f"unbalanced {c!r} at offset {m.start()}")
+            if not stack and m.end() != len(value.rstrip()):
+                raise ValueError(f"text after the closing '}}' at offset {m.end()}")
+    if stack:
+        raise ValueError(f"unclosed {stack[-1]!r}")
+    return value
+
+
+MAX_REPLICA_GROUP_DEVICES = 1 << 20
+_IOTA_GROUPS = re.compile(r"\[([\d,\s]*)\]\s*<=\s*\[([\d,\s]*)\]\s*(?:T\(([\d,\s]*)\))?\Z")
+_GROUP = re.compile(r"\{([^{}]*)\}")
+
+
+def replica_groups(value: str) -> tuple[tuple[int, ...], ...]:
+    """``{{0,1},{2,3}}`` → ((0, 1), (2, 3)); the iota form ``[G,S]<=[dims]T(perm)`` expanded:
+    ``iota(prod(dims))`` reshaped to ``dims``, transposed by ``perm``, reshaped to ``[G,S]``.
+    ``{}`` (all replicas in one group, size unknown here) → ()."""
+    text = value.strip()
+    if text.startswith("["):
+        m = _IOTA_GROUPS.match(text)
+        if m is None:
+            raise ValueError(f"malformed iota replica groups {text[:60]!r}")
+        groups, dims = _ints(m.group(1)), _ints(m.group(2))
+        perm = _ints(m.group(3)) if m.group(3) is not None else tuple(range(len(dims)))
+        return _iota_groups(groups, dims, perm)
+    if not (text.startswith("{") and text.endswith("}")):
+        raise ValueError(f"expected {{{{...}},...}} or [G,S]<=[...], got {text[:60]!r}")
+    inner = text[1:-1]
+    groups_found = _GROUP.findall(inner)
+    if _GROUP.sub("", inner).replace(",", "").strip():
+        raise ValueError(f"malformed replica groups {text[:60]!r}")
+    return tuple(_ints(g) for g in groups_found)
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    text = text.strip()
+    return tuple(int(x) for x in text.split(",")) if text else ()
+
+
+def _iota_groups(groups: tuple[int, ...], dims: tuple[int, ...], perm: tuple[int, ...]):
+    if len(groups) != 2:
+        raise ValueError(f"iota replica groups need [groups,size], got {list(groups)}")
+    total = 1
+    for d in dims:
+        total *= d
+    if total != groups[0] * groups[1]:
+        raise ValueError(f"iota replica groups {list(groups)} do not hold the {total} devices of {list(dims)}")
+    if sorted(perm) != list(range(len(dims))):
+        raise ValueError(f"T{tuple(perm)} is not a permutation of {len(dims)} dimensions")
+    if total > MAX_REPLICA_GROUP_DEVICES:
+        raise ValueError(f"{total} devices in replica groups is more than {MAX_REPLICA_GROUP_DEVICES}")
+    strides = [1] * len(dims)
+    for k in range(len(dims) - 2, -1, -1):
+        strides[k] = strides[k + 1] * dims[k + 1]
+    # walk the transposed array in row-major order; each position reads iota at its source index
+    flat = [0]
+    for k in perm:
+        flat = [base + i * strides[k] for base in flat for i in range(dims[k])]
+    size = groups[1]
+    return tuple(tuple(flat[g * size:(g + 1) * size]) for g in range(groups[0]))
+
+
 # ---- attribute table ---------------------------------------------------------------------
 
 INT_LIST_ATTRS = frozenset({
@@ -166,7 +251,8 @@ _CONVERTERS.update({k: int_list for k in INT_LIST_ATTRS})
 _CONVERTERS.update({k: to_int for k in INT_ATTRS})
 _CONVERTERS.update({k: to_bool for k in BOOL_ATTRS})
 _CONVERTERS.update({k: unquote for k in STRING_ATTRS})
-_CONVERTERS.update({"slice": slice_dims, "window": window_dims, "dim_labels": conv_dim_labels})
+_CONVERTERS.update({"slice": slice_dims, "window": window_dims, "dim_labels": conv_dim_labels,
+                    "control-predecessors": instruction_names, "sharding": balanced})
 
 _typed_cache: dict[tuple[str, str], Any] = {}
 

@@ -10,7 +10,7 @@ from typing import Optional
 
 from .diagnostics import ParseError, error, line_column_of, with_source
 from .model import Diagnostic, Module
-from .parser import parse_syntax
+from .parser import parse_syntax_each
 from .validate import link
 
 # Siblings XLA writes next to the HLO text in a dump directory.
@@ -35,13 +35,14 @@ class LoadResult:
 def parse_checked(text: str, path: str) -> list[LoadResult]:
     """Parse and link every module in ``text``; a module with errors becomes a result without module."""
     try:
-        modules = parse_syntax(text, path)
-    except ParseError as e:
-        return [LoadResult(path, None, e.diagnostics)]
+        parsed = parse_syntax_each(text, path)
     except Exception as e:  # a parser bug must still not become a traceback
         return [LoadResult(path, None, [error(f"internal parser error: {type(e).__name__}: {e}", path=path)])]
     results = []
-    for module in modules:
+    for module in parsed:
+        if isinstance(module, ParseError):
+            results.append(LoadResult(path, None, module.diagnostics))
+            continue
         problems = [with_source(d, text, path) for d in link(module)]
         module.diagnostics.extend(problems)
         failed = any(d.severity == "error" for d in problems)

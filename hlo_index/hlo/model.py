@@ -165,6 +165,10 @@ class Instruction:
         ``window``: ``tuple[WindowDim, ...]``; ``dim_labels``: ``ConvDimLabels``
       * ``is_stable``, ``largest``, ``indices_are_sorted``, ``unique_indices``: ``bool``
       * ``direction``, ``kind``, ``custom_call_target``, ``comparison_type``...: ``str``
+      * ``control-predecessors``: ``tuple[str, ...]`` (names; objects in ``control_predecessors``)
+      * ``replica_groups``: the raw text; ``replica_groups_typed``: ``tuple[tuple[int, ...], ...]``
+        (list form as written, iota form ``[G,S]<=[dims]T(perm)`` expanded; ``{}`` gives ``()``)
+      * ``sharding``: the raw text, checked for balanced brackets
       * computation references (``calls``, ``to_apply``, ``condition``, ``body``, ``select``,
         ``scatter``, ``true_computation``, ``false_computation``): the callee's name (``str``),
         ``branch_computations``: ``tuple[str, ...]``; resolved objects are in ``called``.
@@ -186,6 +190,8 @@ class Instruction:
     parameter_number: Optional[int] = None   # for opcode == "parameter"
     literal: Optional[str] = None            # raw literal text for constants
     computation: Optional["Computation"] = None
+    # control-predecessors={...} resolved when the computation is (names in attrs["control-predecessors"])
+    control_predecessors: tuple["Instruction", ...] = ()
 
     def attr(self, key: str, default: Any = None) -> Any:
         return self.attrs.get(key, default)

@@ -14,6 +14,7 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedInput, UnexpectedToken
 
 from . import attributes as A
+from .asyncwrap import AsyncSugarError, desugar_module, has_async_sugar
 from .diagnostics import ParseError, error, with_source
 from .lexer import FAST_ATTR, HloLexer, InstrToken, LexError, LineIndex, RawAttr, Source, line_column
 from .model import Computation, Diagnostic, Instruction, Module, Shape
@@ -75,7 +76,7 @@ class _ModelBuilder(Transformer):
         try:
             return parse_array_shape(tok.value)
         except ShapeError as e:
-            raise _Failure(str(e), tok) from None
+            raise _Failure(str(e), tok, e.offset) from None
 
     def tuple_shape(self, c: list) -> Shape:
         if len(c) == 1 and c[0] is None:
@@ -90,7 +91,7 @@ class _ModelBuilder(Transformer):
             try:
                 shape = parse_array_shape(shape_text)
             except ShapeError as e:
-                raise _Failure(str(e), first, first.value.index(shape_text)) from None
+                raise _Failure(str(e), first, first.value.index(shape_text) + e.offset) from None
             instr = self._build(is_root, name, pos, shape, opcode, inner, first, c, 1)
             if attrs_text:
                 attrs = instr.attrs
@@ -114,7 +115,7 @@ class _ModelBuilder(Transformer):
             try:
                 shape = parse_array_shape(shape.value)
             except ShapeError as e:
-                raise _Failure(str(e), shape) from None
+                raise _Failure(str(e), shape, e.offset) from None
         else:
             shape, i = UNKNOWN_SHAPE, 1
         call_tok = c[i]
@@ -159,6 +160,9 @@ class _ModelBuilder(Transformer):
                 instr.metadata = A.metadata(value)
             elif key in _CALLEE_ROLES:
                 attrs[key] = self._callees(key, value, instr, tok, offset)
+            elif key == "replica_groups":   # raw text stays under its own key (rules read it)
+                attrs["replica_groups_typed"] = A.replica_groups(value)
+                attrs[key] = value
             else:
                 attrs[key] = A.typed_attribute(key, value, instr.opcode)
         except ValueError as e:
@@ -251,10 +255,15 @@ _CALLEE_ROLES = frozenset(A.SINGLE_CALLEE_ROLES + A.MULTI_CALLEE_ROLES)
 
 
 def _finish_module(module: Module) -> None:
+    # XLA's convention: without an ENTRY marker the last computation written out is the entry
+    # (not an inline or async-wrapped one this parser adds).
+    last_written = module.computations[-1] if module.computations else None
     pending = _pending()
     if pending:
         module.computations.extend(pending)
         pending.clear()
+    if any(has_async_sugar(c) for c in module.computations):
+        desugar_module(module)
     entry = None
     line_column = _state.lines
     for comp in module.computations:
@@ -264,9 +273,8 @@ def _finish_module(module: Module) -> None:
             instr.line, instr.column = line_column(instr.line)
         if comp.is_entry:
             entry = comp
-    if entry is None and module.computations:
-        # XLA's convention: without an ENTRY marker the last computation is the entry.
-        entry = module.computations[-1]
+    if entry is None and last_written is not None:
+        entry = last_written
         entry.is_entry = True
     module.entry = entry
     if module.stack_frames:
@@ -292,7 +300,7 @@ def _resolve_source_locations(module: Module) -> None:
 
 
 _PARSER = Lark(GRAMMAR_PATH.read_text(), parser="lalr", lexer=HloLexer, transformer=_ModelBuilder(),
-               start=["start", "body"], maybe_placeholders=True)
+               start=["start", "body", "shape"], maybe_placeholders=True)
 
 _TERMINAL_NAMES = {
     "HLOMODULE": "'HloModule'", "ENTRY": "'ENTRY'", "ROOT": "'ROOT'", "NAME": "a name",
@@ -320,18 +328,23 @@ def _expected(exc: UnexpectedToken) -> str:
     return expected[0] if expected else "nothing"
 
 
-def _syntax_diagnostic(exc: Exception, text: str) -> Diagnostic:
-    if isinstance(exc, LexError):
+def _syntax_diagnostic(exc: Exception, text: str, start: int = 0, end: int = -1) -> Diagnostic:
+    """The diagnostic for a problem in ``text[start:end]`` (positions are file-absolute)."""
+    if end < 0:
+        end = len(text)
+    if isinstance(exc, (LexError, AsyncSugarError)):
         return error(exc.message, *line_column(text, exc.pos))
     if isinstance(exc, _Failure):
         tok = exc.token
         return error(exc.message, *(line_column(text, tok.start_pos + exc.offset) if tok else (0, 0)))
     if isinstance(exc, UnexpectedToken):
         tok = exc.token
-        if tok.type == "$END" and not text.strip():
-            return error("empty input: expected an HloModule", 1, 1)
+        if tok.type == "$END" and not text[start:end].strip():
+            return error("empty input: expected an HloModule", *line_column(text, start))
         if tok.type == "$END":
-            return error(f"unexpected end of input; expected {_expected(exc)}", *line_column(text, len(text)))
+            # a module cut short by the next "HloModule" line: point after its last text
+            at = end if end == len(text) else len(text[:end].rstrip())
+            return error(f"unexpected end of input; expected {_expected(exc)}", *line_column(text, at))
         return error(f"unexpected {_describe(tok)}; expected {_expected(exc)}",
                      *line_column(text, tok.start_pos or 0))
     if isinstance(exc, UnexpectedInput):
@@ -339,24 +352,76 @@ def _syntax_diagnostic(exc: Exception, text: str) -> Diagnostic:
     return error(f"{type(exc).__name__}: {exc}")
 
 
-def parse_syntax(text: str, source: str = "<string>") -> list[Module]:
-    """Parse text into modules without linking operands (see ``validate.link``).
+_MODULE_HEADER = re.compile(r"^[ \t]*HloModule\b", re.M)
 
-    Raises ParseError on a syntax problem.
-    """
-    _state.pending = []
-    _state.depth = 0
+
+def module_spans(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each module's text: a new one begins at every ``HloModule`` line, so a
+    broken module never hides the ones after it. Text before the first header joins the first."""
+    starts = [m.start() for m in _MODULE_HEADER.finditer(text)][1:]
+    bounds = [0, *starts, len(text)]
+    return list(zip(bounds, bounds[1:]))
+
+
+def parse_syntax_each(text: str, source: str = "<string>") -> list[Module | ParseError]:
+    """Parse every module of ``text`` on its own (without linking, see ``validate.link``): a
+    Module, or the ParseError of that module's first syntax problem, per module span."""
     _state.text = text
     _state.lines = LineIndex(text)
+    out: list[Module | ParseError] = []
     try:
-        modules = _PARSER.parse(Source(text), start="start")
-    except (LexError, _Failure, UnexpectedInput) as e:
-        raise ParseError(with_source(_syntax_diagnostic(e, text), text, source)) from None
-    except RecursionError:
-        raise ParseError(with_source(error("input nested too deeply", 1, 1), text, source)) from None
+        for start, end in module_spans(text):
+            _state.pending = []
+            _state.depth = 0
+            try:
+                modules = _PARSER.parse(Source(text, start, end), start="start")
+            except (LexError, _Failure, AsyncSugarError, UnexpectedInput) as e:
+                out.append(ParseError(with_source(_syntax_diagnostic(e, text, start, end), text, source)))
+                continue
+            except RecursionError:
+                out.append(ParseError(with_source(error("input nested too deeply", *line_column(text, start)),
+                                                  text, source)))
+                continue
+            for m in modules:
+                m.source = source
+            out.extend(modules)
     finally:
         _state.pending = []
         _state.text = _state.lines = None
-    for m in modules:
-        m.source = source
+    return out
+
+
+def parse_syntax(text: str, source: str = "<string>") -> list[Module]:
+    """Parse text into modules without linking operands (see ``validate.link``).
+
+    Raises ParseError for the first module with a syntax problem.
+    """
+    modules = []
+    for item in parse_syntax_each(text, source):
+        if isinstance(item, ParseError):
+            raise item
+        modules.append(item)
     return modules
+
+
+def parse_shape(text: str) -> Shape:
+    """A shape as HLO writes it: ``f32[8,<=4]{1,0:T(8,128)}``, ``(s32[], (f32[2]))``, ``token[]``.
+
+    Raises ParseError whose diagnostic has the 1-based line and column of the problem.
+    """
+    _state.pending = []
+    _state.depth = 0
+    try:
+        return _PARSER.parse(Source(text), start="shape")
+    except UnexpectedToken as e:
+        tok = e.token
+        if tok.type == "$END":
+            d = error("empty shape" if not text.strip() else "shape ends too early (unclosed '(')",
+                      *line_column(text, len(text.rstrip())))
+        else:
+            d = error(f"unexpected {_describe(tok)} in a shape", *line_column(text, tok.start_pos or 0))
+        raise ParseError(with_source(d, text, "<shape>")) from None
+    except (LexError, _Failure, UnexpectedInput) as e:
+        raise ParseError(with_source(_syntax_diagnostic(e, text), text, "<shape>")) from None
+    except RecursionError:
+        raise ParseError(with_source(error("shape nested too deeply", 1, 1), text, "<shape>")) from None

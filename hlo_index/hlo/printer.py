@@ -12,7 +12,8 @@ from .model import (Computation, ConvDimLabels, Instruction, Layout, Metadata, M
                     SliceDim, Tile, WindowDim)
 
 _QUOTED_ATTRS = frozenset({"custom_call_target", "execution_thread"})
-_SYNTHESIZED_ATTRS = frozenset({"comparison_type"})   # derived from "type" by the parser
+# derived by the parser from other attributes ("type", "replica_groups")
+_SYNTHESIZED_ATTRS = frozenset({"comparison_type", "replica_groups_typed"})
 _CALLEE_ROLES = frozenset(SINGLE_CALLEE_ROLES + MULTI_CALLEE_ROLES)
 
 
@@ -45,7 +46,7 @@ def format_layout(layout: Layout) -> str:
 
 def format_attribute(key: str, value: Any) -> str:
     """``key=value`` text for a typed attribute value."""
-    if key in _CALLEE_ROLES:
+    if key in _CALLEE_ROLES or (key == "control-predecessors" and not isinstance(value, str)):
         if isinstance(value, str):
             return f"{key}=%{value}"
         return f"{key}={{" + ", ".join(f"%{n}" for n in value) + "}"

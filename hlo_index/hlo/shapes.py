@@ -17,7 +17,12 @@ _cache: dict[str, Shape] = {}
 
 
 class ShapeError(ValueError):
-    """A shape that is well-formed text but not a valid shape (e.g. an unknown element type)."""
+    """A shape that is well-formed text but not a valid shape (e.g. an unknown element type);
+    ``offset`` is where in the shape text the problem starts."""
+
+    def __init__(self, message: str, offset: int = 0):
+        super().__init__(message)
+        self.offset = offset
 
 
 def parse_array_shape(text: str) -> Shape:
@@ -36,14 +41,17 @@ def _parse_array_shape(text: str) -> Shape:
         raise ShapeError(f"malformed shape {text!r}")
     element_type, dims_text, layout_text = m.groups()
     if element_type not in ELEMENT_BITS:
-        raise ShapeError(f"unknown element type {element_type!r} in shape {text!r}")
+        raise ShapeError(f"unknown element type {element_type!r} in shape {text!r}", 0)
     dims: list[int] = []
     dynamic: list[bool] = []
     if dims_text.strip():
+        part_offset = m.start(2)
         for part in dims_text.split(","):
             d = _DIM.match(part)
             if d is None:
-                raise ShapeError(f"malformed dimension {part.strip()!r} in shape {text!r}")
+                where = part_offset + len(part) - len(part.lstrip())
+                raise ShapeError(f"malformed dimension {part.strip()!r} in shape {text!r}", where)
+            part_offset += len(part) + 1
             if d.group(2) == "?":
                 dims.append(UNBOUNDED_DIM)
                 dynamic.append(True)
@@ -58,19 +66,22 @@ def _parse_array_shape(text: str) -> Shape:
         count *= max(size, 1)
     if count > INT64_MAX:
         raise ShapeError(f"shape {text!r} has {count} elements, more than int64 can count")
-    layout = None if layout_text is None else parse_layout(layout_text, len(dims), text)
+    layout = None if layout_text is None else parse_layout(layout_text, len(dims), text, m.start(3))
     return Shape(element_type, tuple(dims), tuple(dynamic), layout)
 
 
-def parse_layout(text: str, rank: int, shape_text: str = "") -> Layout:
-    """The inside of a layout's braces: ``1,0:T(8,128)(2,1)E(4)S(1)``."""
+def parse_layout(text: str, rank: int, shape_text: str = "", offset: int = 0) -> Layout:
+    """The inside of a layout's braces: ``1,0:T(8,128)(2,1)E(4)S(1)`` (``offset``: where it starts
+    in ``shape_text``, for error positions)."""
     m2m_text, _, suffix_text = text.partition(":")
     try:
         m2m = tuple(int(x) for x in m2m_text.split(",")) if m2m_text.strip() else ()
     except ValueError:
-        raise ShapeError(f"malformed layout {{{text}}} in shape {shape_text!r}") from None
+        raise ShapeError(f"malformed layout {{{text}}} in shape {shape_text!r}", offset) from None
     if m2m and sorted(m2m) != list(range(rank)):
-        raise ShapeError(f"layout {{{text}}} is not a permutation of the {rank} dimensions of {shape_text!r}")
+        raise ShapeError(f"layout {{{text}}} is not a permutation of the {rank} dimensions of {shape_text!r}",
+                         offset)
+    suffix_offset = offset + len(m2m_text) + 1 + len(suffix_text) - len(suffix_text.lstrip())
     tiles: tuple[Tile, ...] = ()
     element_size = memory_space = None
     raw: list[str] = []
@@ -79,7 +90,8 @@ def parse_layout(text: str, rank: int, shape_text: str = "") -> Layout:
     while pos < len(suffix_text):
         s = _SUFFIX.match(suffix_text, pos)
         if s is None:
-            raise ShapeError(f"malformed layout suffix {suffix_text[pos:]!r} in shape {shape_text!r}")
+            raise ShapeError(f"malformed layout suffix {suffix_text[pos:]!r} in shape {shape_text!r}",
+                             suffix_offset + pos)
         key, groups = s.groups()
         try:
             if key == "T":
@@ -91,7 +103,8 @@ def parse_layout(text: str, rank: int, shape_text: str = "") -> Layout:
             else:
                 raw.append(s.group())
         except ValueError:
-            raise ShapeError(f"malformed layout suffix {s.group()!r} in shape {shape_text!r}") from None
+            raise ShapeError(f"malformed layout suffix {s.group()!r} in shape {shape_text!r}",
+                             suffix_offset + pos) from None
         pos = s.end()
     return Layout(m2m, tiles, element_size, memory_space, "".join(raw))
 

@@ -70,6 +70,9 @@ def _link_computation(module: Module, comp: Computation, problems: list[Diagnost
                                       instr.line, instr.column))
         if instr.attrs:
             _link_callees(module, instr, problems)
+            predecessors = instr.attrs.get("control-predecessors")
+            if predecessors:
+                _link_control_predecessors(comp, instr, predecessors, problems)
         if instr.opcode == "reshape":
             _check_reshape(instr, problems)
 
@@ -93,6 +96,20 @@ def _link_callees(module: Module, instr: Instruction, problems: list[Diagnostic]
             instr.called[key] = callee
             if instr.opcode == "fusion" and role == "calls":
                 callee.is_fused = True
+
+
+def _link_control_predecessors(comp: Computation, instr: Instruction, names, problems: list[Diagnostic]) -> None:
+    if isinstance(names, str):   # built in code with raw text
+        return
+    found = []
+    for name in names:
+        other = comp.by_name.get(name)
+        if other is None:
+            problems.append(error(f"control predecessor %{name} of %{instr.name} is not defined in %{comp.name}",
+                                  instr.line, instr.column))
+        else:
+            found.append(other)
+    instr.control_predecessors = tuple(found)
 
 
 def _check_reshape(instr: Instruction, problems: list[Diagnostic]) -> None:

@@ -5,9 +5,10 @@ import gzip
 import os
 import random
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
-from hlo_index.hlo import ParseError, format_diagnostic, load, parse_module_text
+from hlo_index.hlo import ParseError, format_diagnostic, load, parse_module_text, parse_modules_text
 
 SAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "samples")
 GOOD = "HloModule m\n\nENTRY %main {\n  %p = f32[4] parameter(0)\n  ROOT %n = f32[4] negate(%p)\n}\n"
@@ -146,7 +147,7 @@ def test_bad_attribute_column_points_at_that_attribute():
     d = diagnostic_of(GOOD.replace("negate(%p)", "negate(%p), index=1, dimensions={x}"))
     assert (d.line, d.column) == (5, 41) and "dimensions" in d.message
     d = diagnostic_of(GOOD.replace("f32[4] parameter", "f32[4]{3} parameter"))
-    assert (d.line, d.column) == (4, 8) and "permutation" in d.message
+    assert (d.line, d.column) == (4, 15) and "permutation" in d.message   # at the layout's "3"
 
 
 def test_crlf_line_endings():
@@ -154,3 +155,19 @@ def test_crlf_line_endings():
     assert parse_module_text(crlf).entry.root.opcode == "negate"
     d = diagnostic_of(crlf.replace("negate(%p)", "negate(%p) junk"))
     assert (d.line, d.column) == (5, 31) and d.source_line == "  ROOT %n = f32[4] negate(%p) junk"
+
+
+def test_a_broken_module_does_not_hide_the_others_in_its_file(tmp_path):
+    broken = GOOD.replace("HloModule m", "HloModule broken").replace("negate(%p)", "negate(%p) junk")
+    cut = "HloModule cut\n\nENTRY %main {\n  %p = f32[4] parameter(0)\n"   # ends mid-computation
+    path = tmp_path / "many.hlo"
+    path.write_text(GOOD + broken + GOOD.replace("HloModule m", "HloModule third") + cut
+                    + GOOD.replace("HloModule m", "HloModule last"))
+    results = load(str(path))
+    assert [r.module.name if r.module else None for r in results] == ["m", None, "third", None, "last"]
+    d = results[1].diagnostics[0]
+    assert (d.line, d.column) == (11, 31) and "junk" in d.message and d.path == str(path)
+    d = results[3].diagnostics[0]
+    assert "end of input" in d.message and d.line == 22   # after the cut module's last line, not in "last"
+    with pytest.raises(ParseError):   # the strict API still refuses the file
+        parse_modules_text(path.read_text())

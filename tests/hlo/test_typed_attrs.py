@@ -1,0 +1,132 @@
+"""control-predecessors, replica_groups (list and iota forms), sharding validation, parse_shape."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from hlo_index.hlo import ParseError, Shape, format_shape, parse_module_text, parse_shape
+from hlo_index.hlo.attributes import replica_groups
+
+
+def module(body: str) -> str:
+    return f"HloModule m\n\nENTRY %main {{\n{body}\n}}\n"
+
+
+def entry(body: str):
+    return parse_module_text(module(body)).entry
+
+
+def error_of(body: str):
+    with pytest.raises(ParseError) as info:
+        parse_module_text(module(body))
+    return info.value.diagnostic
+
+
+# ---- control-predecessors -----------------------------------------------------------------
+
+def test_control_predecessors_resolve_to_instructions():
+    e = entry("  %p = f32[4] parameter(0)\n  %a = f32[4] negate(%p)\n  %b = f32[4] abs(%p)\n"
+              "  ROOT %c = f32[4] add(%a, %b), control-predecessors={%a, %b}")
+    assert e.root.attrs["control-predecessors"] == ("a", "b")
+    assert e.root.control_predecessors == (e.by_name["a"], e.by_name["b"])
+    assert e.by_name["a"].control_predecessors == ()
+
+
+def test_unknown_control_predecessor_is_a_positioned_error():
+    d = error_of("  %p = f32[4] parameter(0)\n  ROOT %c = f32[4] negate(%p), control-predecessors={%nope}")
+    assert "control predecessor %nope" in d.message and (d.line, d.column) == (5, 8)   # at "%c"
+    d = error_of("  %p = f32[4] parameter(0)\n  ROOT %c = f32[4] negate(%p), control-predecessors={1 2}")
+    assert "control-predecessors" in d.message
+
+
+# ---- replica_groups -------------------------------------------------------------------------
+
+def _iota_reference(groups, dims, perm):
+    """numpy: iota reshaped to dims, transposed by perm, reshaped to groups."""
+    return tuple(map(tuple, np.arange(int(np.prod(dims))).reshape(dims).transpose(perm).reshape(groups).tolist()))
+
+
+def test_replica_group_forms():
+    assert replica_groups("{{0,1},{2,3}}") == ((0, 1), (2, 3))
+    assert replica_groups("{ {0, 2}, {1, 3} }") == ((0, 2), (1, 3))
+    assert replica_groups("{}") == ()
+    assert replica_groups("[2,4]<=[8]") == ((0, 1, 2, 3), (4, 5, 6, 7))
+    assert replica_groups("[2,4]<=[4,2]T(1,0)") == ((0, 2, 4, 6), (1, 3, 5, 7))
+    for bad in ("{{0,1},x}", "[2,4]<=[7]", "[2,4]<=[4,2]T(1,1)", "[8]<=[8]", "{{0,1}", "0,1"):
+        with pytest.raises(ValueError):
+            replica_groups(bad)
+
+
+@settings(deadline=None, derandomize=True, max_examples=60)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=4), st.data())
+def test_iota_replica_groups_match_numpy(dims, data):
+    total = int(np.prod(dims))
+    perm = data.draw(st.permutations(range(len(dims))))
+    size = data.draw(st.sampled_from([d for d in range(1, total + 1) if total % d == 0]))
+    groups = (total // size, size)
+    text = f"[{groups[0]},{groups[1]}]<=[{','.join(map(str, dims))}]T({','.join(map(str, perm))})"
+    assert replica_groups(text) == _iota_reference(groups, dims, perm)
+
+
+def test_replica_groups_keep_raw_text_and_add_typed_value():
+    e = entry("  %p = f32[8] parameter(0)\n"
+              "  %g = f32[16] all-gather(%p), replica_groups=[2,2]<=[2,2]T(1,0), dimensions={0}\n"
+              "  ROOT %h = f32[16] all-gather(%g), replica_groups={{0,1},{2,3}}, dimensions={0}")
+    g = e.by_name["g"]
+    assert g.attrs["replica_groups"] == "[2,2]<=[2,2]T(1,0)"
+    assert g.attrs["replica_groups_typed"] == ((0, 2), (1, 3))
+    assert e.root.attrs["replica_groups_typed"] == ((0, 1), (2, 3))
+    d = error_of("  %p = f32[8] parameter(0)\n  ROOT %g = f32[16] all-gather(%p), replica_groups=[2,4]<=[3]")
+    assert "replica_groups" in d.message and d.line == 5
+
+
+# ---- sharding ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("bad", ["{devices=[2,1]0,1", "{devices=[2,1)0,1}", "{replicated}}"])
+def test_unbalanced_sharding_is_an_error(bad):
+    d = error_of(f"  ROOT %p = f32[8] parameter(0), sharding={bad}")
+    assert d.line in (4, 5, 6) and d.message
+
+
+def test_sharding_with_strings_and_tuples_is_kept_raw():
+    text = '{{devices=[2]<=[2] metadata={op_name="a}b"}}, {replicated}}'
+    r = entry(f"  ROOT %p = (f32[8], f32[8]) parameter(0), sharding={text}").root
+    assert r.attrs["sharding"] == text
+
+
+# ---- parse_shape --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["f32[8,<=4]{1,0:T(8,128)(2,1)E(4)S(1)}", "(s32[], (f32[2]{0}, token[]), ())",
+                                  "bf16[2,3]", "pred[]", "f8e4m3fn[?,2]", "u4[8]{0:E(4)}"])
+def test_parse_shape_round_trips(text):
+    shape = parse_shape(text)
+    assert isinstance(shape, Shape)
+    assert parse_shape(format_shape(shape)) == shape
+
+
+def test_parse_shape_reads_what_instructions_carry():
+    m = parse_module_text(module("  ROOT %p = (f32[2,3]{0,1}, s8[4]) parameter(0)"))
+    assert parse_shape("(f32[2,3]{0,1}, s8[4])") == m.entry.root.shape
+    assert parse_shape("f32[2,3]{0,1}").layout.minor_to_major == (0, 1)
+
+
+@pytest.mark.parametrize("text, column, fragment", [
+    ("f32[4,x]", 7, "malformed dimension"), ("q32[1]", 1, "unknown element type"),
+    ("f32[2,2]{1,0:T(2,2)Q}", 20, "layout suffix"), ("f32[2,2]{0,0}", 10, "permutation"),
+    ("(f32[2]", 8, "unclosed"), ("f32[2] junk", 8, "junk"), ("", 1, "empty"), ("f32[2], s32[]", 7, "','"),
+    ("  f32[2]{0} ?", 13, "?"),
+])
+def test_parse_shape_errors_have_columns(text, column, fragment):
+    with pytest.raises(ParseError) as info:
+        parse_shape(text)
+    d = info.value.diagnostic
+    assert d.column == column and fragment in d.message, (d.column, d.message)
+
+
+def test_every_element_type_parses():
+    from hlo_index.hlo.model import ELEMENT_BITS
+    for element_type, dims in itertools.product(ELEMENT_BITS, ("[]", "[3]")):
+        assert parse_shape(element_type + dims).element_type == element_type
