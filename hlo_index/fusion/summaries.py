@@ -57,9 +57,12 @@ def bottom_up_is_cheaper(comp: Computation, order: list[Instruction]) -> bool:
 
 
 class _Budget:
-    __slots__ = ("left", "reason")
+    """The compositions left for one pass, and the pass's memo of (summary map, op map) pairs."""
+
+    __slots__ = ("left", "reason", "done")
 
     def __init__(self, comp: Computation) -> None:
+        self.done: dict[tuple[int, int], tuple[IndexingMap, IndexingMap, IndexingMap]] = {}
         self.left = MAX_COMPOSITIONS
         self.reason = (f"analysis of '{comp.name}' stopped after {MAX_COMPOSITIONS} map compositions "
                        "(too many distinct access paths)")
@@ -108,6 +111,18 @@ def _redomained(m: IndexingMap, dims) -> IndexingMap:
 def _compose(summary_map: IndexingMap, op_map: IndexingMap, instr: Instruction,
              value_dims: tuple[int, ...], budget: _Budget) -> IndexingMap:
     """``summary_map ∘ op_map``: from ``instr``'s output, through its operand (``value_dims``)."""
+    key = (id(summary_map), id(op_map))
+    hit = budget.done.get(key)
+    if hit is not None and hit[0] is summary_map and hit[1] is op_map:
+        return hit[2]
+    out = _compose_new(summary_map, op_map, instr, value_dims, budget)
+    if not out.is_undefined:   # UNDEFINED reasons name the instruction
+        budget.done[key] = (summary_map, op_map, out)
+    return out
+
+
+def _compose_new(summary_map: IndexingMap, op_map: IndexingMap, instr: Instruction,
+                 value_dims: tuple[int, ...], budget: _Budget) -> IndexingMap:
     if summary_map.is_undefined:
         return summary_map
     if op_map.is_undefined:
