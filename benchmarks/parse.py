@@ -1,8 +1,10 @@
 """Parse-time benchmark: the 5.3 MB gpt12 after-optimizations dump (38k instructions).
 
 Prints median of 5 (parse + link + validate, text already decompressed), the full ``load`` time
-(with gunzip), peak Python memory (tracemalloc, a separate run), and the ratio against XLA's own
-C++ parser when jaxlib is importable. Writes ``benchmarks/results/parse.json``.
+(with gunzip), peak Python memory (tracemalloc, a separate run), the peak resident set size of a
+fresh process doing the whole ``load`` (``resource.getrusage``, next to the same process after the
+imports alone), and the ratio against XLA's own C++ parser when jaxlib is importable. Writes
+``benchmarks/results/parse.json``.
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import gzip
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -27,6 +30,27 @@ def _timed(fn, runs: int = RUNS, clock=time.perf_counter) -> list[float]:
         fn()
         times.append(clock() - t0)
     return times
+
+
+_RSS_PROBE = """
+import resource, sys
+from hlo_index.hlo import load
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+if sys.argv[1] == "load":
+    assert all(r.module is not None for r in load(sys.argv[2]))
+print(before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def _peak_rss_mb(path: str) -> tuple[float, float] | None:
+    """(peak RSS after the imports, peak RSS after loading ``path``) of a fresh process, in MB."""
+    try:
+        out = subprocess.run([sys.executable, "-c", _RSS_PROBE, "load", path], capture_output=True,
+                             text=True, check=True, timeout=600).stdout.split()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    scale = 2**20 if sys.platform == "darwin" else 2**10   # ru_maxrss: bytes on macOS, KiB on Linux
+    return int(out[0]) / scale, int(out[1]) / scale
 
 
 def _xla_parser():
@@ -54,6 +78,8 @@ def main(argv: list[str]) -> int:
         print(f"no input matches {pattern}", file=sys.stderr)
         return 2
     path = paths[0]
+    # first, while this process is small: Linux keeps ru_maxrss across fork+exec
+    rss = _peak_rss_mb(path)
     with gzip.open(path, "rt") if path.endswith(".gz") else open(path) as f:
         text = f.read()
     module = parse_module_text(text, path)
@@ -76,6 +102,7 @@ def main(argv: list[str]) -> int:
         "load_average_1min": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
         "load_median_s": statistics.median(load_times), "peak_python_memory_mb": peak / 2**20,
         "target_s": 1.5,
+        "peak_rss_imports_mb": rss[0] if rss else None, "peak_rss_load_mb": rss[1] if rss else None,
     }
     xla_parse = _xla_parser()
     if xla_parse is not None:
@@ -92,7 +119,9 @@ def main(argv: list[str]) -> int:
     print(f"{'load incl. gunzip (med 3)':<30}{result['load_median_s']:.3f} s")
     if result["load_average_1min"] is not None:
         print(f"{'machine load average':<30}{result['load_average_1min']:.2f} ({os.cpu_count()} CPUs)")
-    print(f"{'peak Python memory':<30}{result['peak_python_memory_mb']:.1f} MB")
+    print(f"{'peak Python memory':<30}{result['peak_python_memory_mb']:.1f} MB (tracemalloc, parse only)")
+    if rss:
+        print(f"{'peak RSS, whole load':<30}{rss[1]:.1f} MB (fresh process; {rss[0]:.1f} MB after imports)")
     if "xla_median_s" in result:
         print(f"{'XLA C++ parser (median)':<30}{result['xla_median_s']:.3f} s   ratio {result['ratio_vs_xla']:.2f}x")
     else:

@@ -10,7 +10,7 @@ from typing import Optional
 
 from .diagnostics import ParseError, error, line_column_of, with_source
 from .model import Diagnostic, Module
-from .parser import parse_syntax_each
+from .parser import gc_paused, parse_syntax_each
 from .validate import link
 
 # Siblings XLA writes next to the HLO text in a dump directory.
@@ -34,6 +34,11 @@ class LoadResult:
 
 def parse_checked(text: str, path: str) -> list[LoadResult]:
     """Parse and link every module in ``text``; a module with errors becomes a result without module."""
+    with gc_paused():   # one collection at the end instead of many during parse and link
+        return _parse_and_link(text, path)
+
+
+def _parse_and_link(text: str, path: str) -> list[LoadResult]:
     try:
         parsed = parse_syntax_each(text, path)
     except Exception as e:  # a parser bug must still not become a traceback

@@ -5,8 +5,10 @@ tree is built: each rule directly yields model objects. Positions come from the 
 """
 from __future__ import annotations
 
+import gc
 import re
 import threading
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -352,14 +354,34 @@ def _syntax_diagnostic(exc: Exception, text: str, start: int = 0, end: int = -1)
     return error(f"{type(exc).__name__}: {exc}")
 
 
-_MODULE_HEADER = re.compile(r"^[ \t]*HloModule\b", re.M)
+@contextmanager
+def gc_paused():
+    """Pause the cyclic garbage collector: a big parse allocates ~10^5 long-lived objects and
+    would otherwise pay for repeated full collections (~20% of the parse time)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def module_spans(text: str) -> list[tuple[int, int]]:
-    """``(start, end)`` of each module's text: a new one begins at every ``HloModule`` line, so a
-    broken module never hides the ones after it. Text before the first header joins the first."""
-    starts = [m.start() for m in _MODULE_HEADER.finditer(text)][1:]
-    bounds = [0, *starts, len(text)]
+    """``(start, end)`` of each module's text: a new one begins at every line that starts with
+    ``HloModule`` (after blanks), so a broken module never hides the ones after it. Text before
+    the first header joins the first module."""
+    starts = []
+    find = text.find
+    pos = find("HloModule")
+    while pos >= 0:
+        line_start = text.rfind("\n", 0, pos) + 1
+        after = text[pos + 9:pos + 10]
+        # str.find + a look around is ~10x faster than a multiline regex over a 5 MB dump
+        if not text[line_start:pos].strip(" \t") and not (after.isalnum() or after == "_"):
+            starts.append(line_start)
+        pos = find("HloModule", pos + 9)
+    bounds = [0, *starts[1:], len(text)]
     return list(zip(bounds, bounds[1:]))
 
 
@@ -369,6 +391,12 @@ def parse_syntax_each(text: str, source: str = "<string>") -> list[Module | Pars
     _state.text = text
     _state.lines = LineIndex(text)
     out: list[Module | ParseError] = []
+    with gc_paused():
+        _parse_spans(text, source, out)
+    return out
+
+
+def _parse_spans(text: str, source: str, out: list) -> None:
     try:
         for start, end in module_spans(text):
             _state.pending = []
@@ -388,7 +416,6 @@ def parse_syntax_each(text: str, source: str = "<string>") -> list[Module | Pars
     finally:
         _state.pending = []
         _state.text = _state.lines = None
-    return out
 
 
 def parse_syntax(text: str, source: str = "<string>") -> list[Module]:
