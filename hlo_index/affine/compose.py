@@ -35,7 +35,13 @@ def compose(outer: IndexingMap, inner: IndexingMap) -> IndexingMap:
         return None
 
     inner_memo: dict = {}
-    inner_results = [replace_variables(e, shift_inner, inner_memo) for e in inner.results]
+    if n_outer_range or n_outer_runtime:
+        inner_results = [replace_variables(e, shift_inner, inner_memo) for e in inner.results]
+        inner_constraints = [(replace_variables(e, shift_inner, inner_memo), b)
+                             for e, b in inner.constraints]
+    else:  # nothing to renumber: inner's symbols keep their indices
+        inner_results = list(inner.results)
+        inner_constraints = list(inner.constraints)
 
     def substitute(v: Expr):
         return inner_results[v.value] if v.kind == DIM else None
@@ -44,8 +50,7 @@ def compose(outer: IndexingMap, inner: IndexingMap) -> IndexingMap:
     results = [replace_variables(e, substitute, outer_memo) for e in outer.results]
     constraints = [(replace_variables(e, substitute, outer_memo), b)
                    for e, b in outer.constraints]
-    constraints += [(replace_variables(e, shift_inner, inner_memo), b)
-                    for e, b in inner.constraints]
+    constraints += inner_constraints
     # Results that provably stay inside the outer dimension need no constraint; checking with
     # inner's cached bounds here saves normalising constraints that simplify would drop.
     inner_domain = Domain(inner.dims, inner.range_vars, [v.interval for v in inner.runtime_vars])

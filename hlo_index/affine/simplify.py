@@ -243,12 +243,57 @@ def sum_merge_digits(e: Expr, dom: Domain):
         else:
             bucket.append((view, atom, k))
             shared = True
-    if not shared:
+    if shared:
+        for views in by_base.values():
+            found = _merge_one_base(e, views)
+            if found is not None:
+                return found
+    if len(by_base) > 1:
+        return _merge_scaled_bases(e, list(by_base.values()), dom)
+    return None
+
+
+def _merge_scaled_bases(e: Expr, buckets, dom: Domain):
+    """Digit groups of a base ``y`` are digit groups of ``x == g*y + z`` when ``0 <= z < g``:
+    ``D(y, lo, hi) == D(x, g*lo, g*hi)``; and of ``x == y + hi*w`` for any integer ``w``. Re-base one bucket onto another and retry the merge
+    (a reshape round trip through a dimension of size g: ``(6*d0 + d1) floordiv 4`` is
+    ``(90*d0 + 15*d1 + d2) floordiv 60`` when ``d2 in [0, 14]``)."""
+    divided = [b for b in buckets if any(v[1] != 1 or v[2] != INFINITE for v, _, _ in b)]
+    if len(divided) < 2:
         return None
-    for views in by_base.values():
-        found = _merge_one_base(e, views)
-        if found is not None:
-            return found
+    for small in divided:
+        y = small[0][0][0]
+        y_const, y_terms = y.linear_terms()
+        lead, k_small = y_terms[0]
+        for big in divided:
+            if big is small:
+                continue
+            x = big[0][0][0]
+            moduli = [hi for (_, _, hi), _, _ in small]
+            if INFINITE not in moduli:
+                # bases differing by a multiple of every modulus: D(y, lo, hi) == D(x, lo, hi)
+                delta_const, delta_terms = (x - y).linear_terms()
+                if all(delta_const % m == 0 and all(k % m == 0 for _, k in delta_terms)
+                       for m in moduli):
+                    found = _merge_one_base(e, big + [((x, lo, hi), atom, k)
+                                                      for (_, lo, hi), atom, k in small])
+                    if found is not None:
+                        return found
+            x_const, x_terms = x.linear_terms()
+            k_big = dict(x_terms).get(lead)
+            if not k_big or k_big % k_small:
+                continue
+            g = k_big // k_small
+            if g <= 1:
+                continue
+            b = dom.bounds(x - y * g)
+            if b.lo < 0 or b.hi >= g:
+                continue
+            rebased = [((x, lo * g, hi if hi == INFINITE else hi * g), atom, k)
+                       for (_, lo, hi), atom, k in small]
+            found = _merge_one_base(e, big + rebased)
+            if found is not None:
+                return found
     return None
 
 

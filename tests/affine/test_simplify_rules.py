@@ -58,6 +58,13 @@ SPEC_AND_RULES = [
      "((d0 + 168) mod 256)"),
     ("(d0, d1) -> ((d0 + d1) mod 4 + ((d0 + d1 + 8) floordiv 4) * 4), "
      "domain: d0 in [0, 100], d1 in [0, 7]", "(d0 + d1 + 8)"),
+    # digit groups of y are digit groups of x == g*y + z (0 <= z < g): a reshape through a
+    # dimension of size g
+    ("(d0, d1, d2) -> (((d0 * 6 + d1) floordiv 4) * 60 + (d0 * 90 + d1 * 15 + d2) mod 60), "
+     "domain: d0 in [0, 3], d1 in [0, 5], d2 in [0, 14]", "(d0 * 90 + d1 * 15 + d2)"),
+    # ... and of x == y + m*w for the modulus m of every group (here 90*d0, m == 2)
+    ("(d0, d1) -> ((d1 * 15) mod 2 + ((d0 * 45 + (d1 * 15) floordiv 2) mod 30) * 2), "
+     "domain: d0 in [0, 3], d1 in [0, 5]", "(((d0 * 6 + d1) mod 4) * 15)"),
     # k*x - k*c*(x floordiv c) == k*(x mod c), x a sum with a constant
     ("(d0)[s0] -> (d0 + s0 - ((s0 + 1) floordiv 3) * 3 + 1), domain: d0 in [0, 1], "
      "s0 in [0, 3]", "(d0 + (s0 + 1) mod 3)"),
