@@ -171,3 +171,57 @@ def test_a_broken_module_does_not_hide_the_others_in_its_file(tmp_path):
     assert "end of input" in d.message and d.line == 22   # after the cut module's last line, not in "last"
     with pytest.raises(ParseError):   # the strict API still refuses the file
         parse_modules_text(path.read_text())
+
+
+_FUZZ_SOURCES = ["conv1d_nwc_causal.before_optimizations.hlo.txt", "cond_switch_while.after_optimizations.hlo.txt"]
+
+
+def _mutate(data, raw: bytes) -> bytes:
+    """One of: flipped bytes, a truncation, duplicated / dropped / swapped lines, or two modules
+    concatenated with damage in one of them (exercises per-module recovery)."""
+    kind = data.draw(st.sampled_from(["flip", "truncate", "duplicate", "drop", "swap", "concat"]))
+    if kind == "flip":
+        out = bytearray(raw)
+        for _ in range(data.draw(st.integers(1, 4))):
+            i = data.draw(st.integers(0, len(out) - 1))
+            out[i] ^= 1 << data.draw(st.integers(0, 7))
+        return bytes(out)
+    if kind == "truncate":
+        return raw[:data.draw(st.integers(0, len(raw) - 1))]
+    lines = raw.split(b"\n")
+    i = data.draw(st.integers(0, len(lines) - 1))
+    j = data.draw(st.integers(0, len(lines) - 1))
+    if kind == "duplicate":
+        lines.insert(j, lines[i])
+    elif kind == "drop":
+        del lines[i]
+    elif kind == "swap":
+        lines[i], lines[j] = lines[j], lines[i]
+    else:
+        damaged = b"\n".join(lines[:i] + lines[i + 1:])
+        return raw + damaged if data.draw(st.booleans()) else damaged + raw
+    return b"\n".join(lines)
+
+
+@settings(deadline=None, derandomize=True, max_examples=250)
+@given(st.data())
+def test_mutated_real_dumps_give_modules_or_clean_diagnostics(data):
+    import tempfile
+    name = data.draw(st.sampled_from(_FUZZ_SOURCES))
+    with open(os.path.join(SAMPLES, name), "rb") as f:
+        raw = f.read()
+    mutated = _mutate(data, raw)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "mutated.hlo.txt")
+        with open(path, "wb") as f:
+            f.write(mutated)
+        results = load(path)
+    assert results
+    for r in results:
+        if r.module is None:
+            assert r.diagnostics and all(d.severity == "error" and d.message for d in r.diagnostics)
+            assert not any(d.message.startswith("internal parser error") for d in r.diagnostics), r.diagnostics
+        for d in r.diagnostics:
+            assert d.line >= 0 and d.column >= 0
+            text = format_diagnostic(d)
+            assert text.startswith(path)
