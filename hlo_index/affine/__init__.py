@@ -25,6 +25,7 @@ def clear_caches() -> None:
     Expressions built before the call stay valid and compare equal (by structure) to new ones."""
     _clear_intern_table()
     _clear_domain_memos()
-    from .simplify import _DIVISORS
+    from .simplify import _DIGIT_VIEWS, _DIVISORS
 
     _DIVISORS.clear()
+    _DIGIT_VIEWS.clear()

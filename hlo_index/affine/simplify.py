@@ -175,7 +175,17 @@ def ceildiv_constant(e: Expr, dom: Domain):
 
 
 # --------------------------------------------------------------------------------- sums
+_DIGIT_VIEWS: dict = {}  # atom -> its digit view (views need no ranges); see clear_caches()
+
+
 def _digits(atom: Expr):
+    view = _DIGIT_VIEWS.get(atom)
+    if view is None:
+        view = _DIGIT_VIEWS[atom] = _digit_view(atom)
+    return view
+
+
+def _digit_view(atom: Expr):
     """View an atom as the digit group ``D(x, lo, hi) == (x floordiv lo) mod (hi/lo)`` of a base
     ``x`` (``hi == INFINITE``: no mod). Returns ``(x, lo, hi)``.
 
