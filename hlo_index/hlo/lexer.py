@@ -26,14 +26,14 @@ _NAME = r'%[\w.\-]+|[A-Za-z_][\w.\-]*'
 _SHAPE = r'[a-z][a-z0-9]*\[[^\]\n]*\](?:\{[^{}\n]*\})?'
 _PARAM = rf'\s*(?:{_NAME}):\s*{_SHAPE}'
 # One attribute whose value is a string, flat braces or a bare word: the common, fast case.
-FAST_ATTR = rf""",[ \t]*({_ATTR_NAME})=({_STRING}|{_FLAT_BRACES}|[^\s,{{}}()\[\]"']+)(?=[\s,)}}]|$)"""
+FAST_ATTR = rf""",\s*({_ATTR_NAME})=({_STRING}|{_FLAT_BRACES}|[^\s,{{}}()\[\]"']+)(?=[\s,)}}]|$)"""
 
 # Leading blanks are part of every match; the named group that matched is the token.
 # Order matters: the first alternative that matches wins.
 _MASTER = re.compile(
     r"\s*(?:"
     rf"(?P<ATTRS>(?:{FAST_ATTR})+)"                 # one or more fast attributes, one token
-    rf"|(?P<ATTR_SLOW>,[ \t]*{_ATTR_NAME}=)"          # any other value: brace-counted by scan_value
+    rf"|(?P<ATTR_SLOW>,\s*{_ATTR_NAME}=)"          # any other value: brace-counted by scan_value
     # the common instruction "[ROOT] %name = f32[..]{..} opcode(operands), fast attributes" as one token
     rf"|(?P<INSTR>(?P<iroot>ROOT[ \t]+)?(?P<iname>{_NAME})[ \t]*=[ \t]*(?P<ishape>{_SHAPE})[ \t]+"
     rf"(?P<iop>[a-z][\w.\-]*)\((?P<iargs>{_ARGS})\)(?P<iattrs>(?:{FAST_ATTR})*))"

@@ -52,9 +52,6 @@ def _by_name(name):
 MULTILINE = [ex for ex in EXAMPLES if one_line_attributes(ex.hlo) != ex.hlo]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "hlo/lexer.py: the attribute patterns accept only [ \\t]* after the comma, so "
-    "`slice(p0),\\n  slice={...}` fails with \"unexpected ','\" (XLA skips any whitespace there)"))
 @pytest.mark.parametrize("example", MULTILINE, ids=[e.name for e in MULTILINE])
 def test_spec_snippet_parses_verbatim(example, tmp_path):
     """The spec (like XLA's own tests) continues attributes on the next line after a comma;
