@@ -224,6 +224,7 @@ def forward_input_to_output(comp: Computation, parameter_number: int) -> list[tu
             start = identity(param.shape.dims)
         for element in range(param.shape.num_outputs):
             state[(id(param), element)] = (start,)
+    from .output_summaries import user_steps
     for instr in walk.order:
         if instr is root:
             break
@@ -231,21 +232,12 @@ def forward_input_to_output(comp: Computation, parameter_number: int) -> list[tu
             to_value = state.get((id(instr), element))
             if not to_value:
                 continue
+            value_dims = instr.shape.leaf(element).dims
             for user, position in walk.users.get(id(instr), ()):
-                if instr.shape.is_tuple and user.opcode == "get-tuple-element" and tuple_element(user) != element:
-                    continue
-                if instr.shape.is_tuple and user.opcode not in ("get-tuple-element",):
-                    per_output = [(IndexingMap.undefined(
-                        f"{user.opcode}: consumes the tuple-shaped value '{instr.name}' whole"),)
-                        for _ in range(user.shape.num_outputs)]
-                else:
-                    per_output = rule_cache.input_to_output(user, position)
-                value_dims = instr.shape.leaf(element).dims
-                for out, op_maps in enumerate(per_output):
-                    if not op_maps:
-                        continue
+                for out, op_maps, passthrough in user_steps(instr, element, user, position):
+                    new = to_value if passthrough else distinct(
+                        [compose_step(op_map, m, user, value_dims) for op_map in op_maps for m in to_value])
                     key = (id(user), out)
-                    new = distinct([compose_step(op_map, m, user, value_dims) for op_map in op_maps for m in to_value])
                     state[key] = union(state.get(key, ()), new)
     outputs = []
     for out in range(root.shape.num_outputs):
