@@ -25,3 +25,17 @@ subtract tan tanh topk transpose triangular-solve tuple while xor
 """.split())
 
 ASYNC_OPCODES = ("async-start", "async-update", "async-done")
+
+# Opcodes whose output element i reads exactly element i of every array operand (a scalar operand of
+# select/clamp is read whole). Shared by the op rules and the numpy reference, which must agree on
+# the set but derive nothing else from each other.
+ELEMENTWISE_OPCODES = (
+    "abs", "acos", "acosh", "add", "and", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "ceil",
+    "clamp", "compare", "complex", "convert", "copy", "cosh", "cosine", "count-leading-zeros",
+    "divide", "erf", "exponential", "exponential-minus-one", "floor", "imag", "is-finite", "log",
+    "log-plus-one", "logistic", "map", "maximum", "minimum", "multiply", "negate", "not", "or",
+    "popcnt", "power", "real", "reduce-precision", "remainder", "round-nearest-afz",
+    "round-nearest-even", "rsqrt", "select", "shift-left", "shift-right-arithmetic",
+    "shift-right-logical", "sign", "sine", "sinh", "sqrt", "stochastic-convert", "subtract", "tan",
+    "tanh", "xor",
+)

@@ -11,15 +11,7 @@ from ..hlo.model import Instruction
 from .registry import OperandMaps, input_to_output_rule, output_to_input_rule
 from .shape_maps import generator_map, identity_map, zero_result_map
 
-ELEMENTWISE_OPCODES = (
-    "abs", "add", "and", "atan2", "cbrt", "ceil", "clamp", "compare", "complex", "convert", "copy",
-    "cosine", "count-leading-zeros", "divide", "erf", "exponential", "exponential-minus-one",
-    "floor", "imag", "is-finite", "log", "log-plus-one", "logistic", "map", "maximum", "minimum",
-    "multiply", "negate", "not", "or", "popcnt", "power", "real", "reduce-precision", "remainder",
-    "round-nearest-afz", "round-nearest-even", "rsqrt", "select", "shift-left",
-    "shift-right-arithmetic", "shift-right-logical", "sign", "sine", "sqrt", "stochastic-convert",
-    "subtract", "tan", "tanh", "xor",
-)
+from ..hlo.opcodes import ELEMENTWISE_OPCODES
 
 
 def _is_broadcast_scalar(instr: Instruction, operand_index: int) -> bool:

@@ -33,6 +33,10 @@ opaque("async wrapper: the work happens in the wrapped computation; analyse that
 opaque("dynamic shape op: the result depends on runtime dimension sizes",
        "get-dimension-size", "set-dimension-size", "dynamic-reshape")
 opaque("ragged-dot: group boundaries come from a runtime group-sizes operand", "ragged-dot")
+opaque("ragged-all-to-all: chunk offsets and sizes come from runtime operands", "ragged-all-to-all")
+opaque("collective-reduce / scan / shuffle / scaled-dot / mulhi: newer XLA opcodes whose element "
+       "semantics hlo-index does not model yet", "collective-reduce", "scan", "shuffle", "scaled-dot",
+       "mulhi")
 
 
 def _custom_call_map(instr: Instruction) -> IndexingMap:

@@ -7,15 +7,7 @@ from __future__ import annotations
 
 from . import reads
 
-ELEMENTWISE_OPCODES = (
-    "abs", "add", "and", "atan2", "cbrt", "ceil", "clamp", "compare", "complex", "convert", "copy",
-    "cosine", "count-leading-zeros", "divide", "erf", "exponential", "exponential-minus-one",
-    "floor", "imag", "is-finite", "log", "log-plus-one", "logistic", "map", "maximum", "minimum",
-    "multiply", "negate", "not", "or", "popcnt", "power", "real", "reduce-precision", "remainder",
-    "round-nearest-afz", "round-nearest-even", "rsqrt", "select", "shift-left",
-    "shift-right-arithmetic", "shift-right-logical", "sign", "sine", "sqrt", "stochastic-convert",
-    "subtract", "tan", "tanh", "xor",
-)
+from ..hlo.opcodes import ELEMENTWISE_OPCODES
 
 
 @reads(*ELEMENTWISE_OPCODES)
