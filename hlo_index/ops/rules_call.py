@@ -17,11 +17,17 @@ def _callee(instr: Instruction):
 
 @output_to_input_rule("call", "fusion")
 def call_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
-    from ..fusion import computation_output_to_input
     callee = _callee(instr)
     if callee is None:
         reason = f"{instr.opcode}: called computation not resolved"
         return [OperandMaps(i, (IndexingMap.undefined(reason),)) for i in range(len(instr.operand_names))]
+    return maps_through_computation(instr, callee, output_index)
+
+
+def maps_through_computation(instr: Instruction, callee, output_index: int) -> list[OperandMaps]:
+    """Maps from output ``output_index`` of ``callee`` to each operand of ``instr`` (whose operands
+    are ``callee``'s parameters, in order)."""
+    from ..fusion import computation_output_to_input
     per_param = computation_output_to_input(callee, output_index)
     result = []
     for operand in range(len(instr.operand_names)):

@@ -28,8 +28,6 @@ opaque("device id: no operand elements are read, the value is the executing devi
 opaque("after-all: joins tokens to order side effects; no array data is read", "after-all")
 opaque("batch-norm: reads whole feature slices and per-feature statistics; XLA expands it "
        "into reductions before codegen", "batch-norm-training", "batch-norm-inference", "batch-norm-grad")
-opaque("async wrapper: the work happens in the wrapped computation; analyse that computation",
-       "async-start", "async-update", "async-done")
 opaque("dynamic shape op: the result depends on runtime dimension sizes",
        "get-dimension-size", "set-dimension-size", "dynamic-reshape")
 opaque("ragged-dot: group boundaries come from a runtime group-sizes operand", "ragged-dot")

@@ -41,8 +41,8 @@ def test_corpus_opcode_has_rule_or_reason(opcode):
 
 OPAQUE_EXAMPLES = ["while", "conditional", "rng", "rng-bit-generator", "rng-get-and-update-state", "infeed",
                    "outfeed", "send", "recv", "send-done", "recv-done", "fft", "cholesky", "triangular-solve",
-                   "after-all", "batch-norm-training", "batch-norm-inference", "batch-norm-grad", "async-start",
-                   "async-update", "async-done", "get-dimension-size", "set-dimension-size", "dynamic-reshape",
+                   "after-all", "batch-norm-training", "batch-norm-inference", "batch-norm-grad",
+                   "get-dimension-size", "set-dimension-size", "dynamic-reshape",
                    "ragged-dot", "partition-id", "replica-id"]
 
 
