@@ -63,7 +63,7 @@ def _xla_parser():
         except Exception:
             return None
     xla = getattr(xla_client, "_xla", None)
-    for owner in (xla, xla_client):
+    for owner in (getattr(xla_client, "hlo", None), xla, xla_client):   # jaxlib >= 0.10: xla_client.hlo
         fn = getattr(owner, "hlo_module_from_text", None) if owner is not None else None
         if fn is not None:
             return fn
