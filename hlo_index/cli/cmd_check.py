@@ -31,7 +31,7 @@ def command(paths, allow, exit_zero, fmt, verify, jobs, color) -> None:
     if fmt == "json":
         click.echo(render_check_json(found, checked))
     elif fmt == "github":
-        text = render_check_github(found)
+        text = render_check_github(found, reports)
         if text:
             click.echo(text)
     else:

@@ -29,7 +29,7 @@ def command(shape_text: str, output_format: str, svg_path: str | None, max_grids
     from ..layout import LayoutError
     from ..render.layout_picture import build_picture, render_json, render_svg, render_text
 
-    err = Console(stderr=True)
+    err = Console(stderr=True, soft_wrap=True)   # a diagnostic is never cut at the terminal width
     try:
         shape = parse_shape_text(shape_text)
     except ShapeTextError as exc:
@@ -52,5 +52,8 @@ def command(shape_text: str, output_format: str, svg_path: str | None, max_grids
                 out.write(render_svg(picture))
     except LayoutError as exc:
         err.print(f"error: {exc}", markup=False, highlight=False)
+        sys.exit(2)
+    except OSError as exc:
+        err.print(f"{svg_path}: error: cannot write the SVG: {exc.strerror}", markup=False, highlight=False)
         sys.exit(2)
 

@@ -26,8 +26,11 @@ def module_stats(module) -> dict:
 
 def _render_table(results: list[dict], console) -> None:
     from rich.table import Table
+    from rich.text import Text
     for entry in results:
-        table = Table(title=f"{entry['module']}  ({entry['path']})", title_justify="left")
+        # The heading is printed on its own: as a table title it wraps to the (narrow) table width.
+        console.print(Text(f"{entry['module']}  ({entry['path']})", style="bold"), soft_wrap=True)
+        table = Table()
         table.add_column("item")
         table.add_column("count", justify="right")
         table.add_row("computations", str(entry["computations"]))

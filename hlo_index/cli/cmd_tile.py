@@ -9,13 +9,19 @@ from rich.console import Console
 from rich.text import Text
 
 
-def _ints(text: str | None) -> tuple[int, ...] | None:
+def _ints(text: str | None, what: str) -> tuple[int, ...] | None:
+    """``8,128`` or ``8x128`` as positive integers; anything else is a usage error (exit 2)."""
     if text is None:
         return None
+    parts = [v.strip() for v in text.replace("x", ",").split(",")]
     try:
-        return tuple(int(v) for v in text.replace("x", ",").split(",") if v.strip())
+        values = tuple(int(v) for v in parts)
     except ValueError:
-        raise click.BadParameter(f"expected comma-separated integers, got {text!r}")
+        values = ()
+    if not values or any(v <= 0 for v in values):
+        raise click.BadParameter(f"expected comma-separated positive integers, got {text!r}",
+                                 param_hint=what)
+    return values
 
 
 @click.command("tile")
@@ -36,8 +42,8 @@ def command(path: str, fusion_name: str, tile_text: str, strides_text: str | Non
     from ..fusion import output_to_input
     from ..hlo import format_diagnostic, load
 
-    err = Console(stderr=True, highlight=False)
-    sizes, strides = _ints(tile_text), _ints(strides_text)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    sizes, strides = _ints(tile_text, "'--tile'"), _ints(strides_text, "'--strides'")
     target = None
     for result in load(path):
         if result.module is None:
@@ -48,13 +54,19 @@ def command(path: str, fusion_name: str, tile_text: str, strides_text: str | Non
             target = target or comp.by_name.get(name)
     if target is None:
         err.print(f"error: no instruction named {fusion_name!r} in {path}", markup=False)
-        sys.exit(1)
-    out_shape = target.shape.leaf(output_index)
+        sys.exit(2)
+    try:
+        out_shape = target.shape.leaf(output_index)
+    except IndexError:
+        err.print(f"error: %{target.name} has no output {output_index} (its shape is {target.shape})",
+                  markup=False)
+        sys.exit(2)
     try:
         counts = tile_counts(out_shape.dims, sizes, strides)
     except TileError as exc:
+        # A tile that does not fit the output is a bad argument, like an unreadable input.
         err.print(f"error: {exc}", markup=False)
-        sys.exit(1)
+        sys.exit(2)
     rows = []
     for row in output_to_input(target):
         if row.output != output_index:
@@ -73,7 +85,7 @@ def command(path: str, fusion_name: str, tile_text: str, strides_text: str | Non
         click.echo(json.dumps(data, indent=1))
         return
     out = Console(highlight=False)
-    out.print(Text(f"%{target.name}: output {data['output_shape']}, tile {sizes} strides "
+    out.print(Text(f"%{target.name}: output {data['output_shape']}, tile {list(sizes)} strides "
                    f"{data['strides']} ({'x'.join(map(str, counts))} tiles)", style="bold"), soft_wrap=True)
     for row in rows:
         out.print(Text(f"  operand {row['operand']} %{row['name']}  {row['shape']}"), soft_wrap=True)

@@ -71,12 +71,13 @@ def render_check_text(found: list[Finding], checked: int, console) -> None:
         head = Text(f"{f.source}:{f.line}: ", style="bold")
         head.append("error: ", style="bold red")
         head.append(f.message)
-        console.print(head)
+        # soft_wrap: a `path:line:` location split over two lines is neither clickable nor greppable.
+        console.print(head, soft_wrap=True)
         for m in f.maps:
             from .text import highlight_map
-            console.print(Text("    ") + highlight_map(m))
+            console.print(Text("    ") + highlight_map(m), soft_wrap=True)
         if f.op_name or f.source_location:
-            console.print(Text(f"    from {f.op_name}  {f.source_location}".rstrip(), style="dim"))
+            console.print(Text(f"    from {f.op_name}  {f.source_location}".rstrip(), style="dim"), soft_wrap=True)
     verdict = (f"{len(found)} finding(s) in {checked} fusion(s)" if found
                else f"all {checked} fusion(s) read each operand through one distinct map")
     console.print(Text(verdict, style="bold red" if found else "bold green"))
@@ -94,9 +95,21 @@ def _escape(text: str, property_value: bool = False) -> str:
     return text
 
 
-def render_check_github(found: list[Finding]) -> str:
-    """GitHub Actions workflow commands: one ``::error`` annotation per finding."""
+def render_check_github(found: list[Finding], reports: Iterable[ModuleReport] = ()) -> str:
+    """GitHub Actions workflow commands: one ``::error`` annotation per finding, and one per
+    unreadable input of ``reports`` (otherwise a CI log shows it only on stderr, unannotated)."""
     lines = []
+    for mod in reports:
+        if not mod.unreadable:
+            continue
+        for d in mod.diagnostics:
+            if d.severity != "error":
+                continue
+            props = f"file={_escape(d.path or mod.source, True)}"
+            if d.line:
+                props += f",line={d.line},col={d.column}"
+            props += f",title={_escape('hlo-index: unreadable input', True)}"
+            lines.append(f"::error {props}::{_escape(d.message)}")
     for f in found:
         body = f.message + "".join("\n  " + m for m in f.maps)
         if f.source_location:

@@ -120,7 +120,7 @@ def render_text(picture: LayoutPicture, console: Console) -> None:
     padding = picture.physical_elements - picture.real_elements
     console.print(Text(f"physical elements: {picture.physical_elements} "
                        f"({picture.real_elements} elements, {padding} padding)"))
-    console.print(Text("map: " + picture.map_text))
+    console.print(Text("map: " + picture.map_text), soft_wrap=True)   # one line, never split inside an interval
     for grid in picture.grids:
         console.print()
         if grid.title:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from rich.console import Console, Group
+from rich.padding import Padding
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -75,6 +76,12 @@ def _extra_lines(key: str, value, indent: str) -> list[Text]:
     return [Text(f"{indent}{key}: {value}", style="cyan")]
 
 
+def _hanging(line: Text) -> Padding:
+    """``line`` with its leading spaces turned into padding, so wrapped parts keep its indentation."""
+    width = len(line.plain) - len(line.plain.lstrip(" "))
+    return Padding(line[width:], (0, 0, 0, width))
+
+
 def target_panel(t: TargetReport) -> Panel:
     title = Text()
     title.append(f"{t.kind} ", style="bold")
@@ -108,7 +115,7 @@ def target_panel(t: TargetReport) -> Panel:
             lines.extend(_operand_block(row, "in2out"))
     for note in t.notes:
         lines.append(Text(f"note: {note}", style="yellow"))
-    return Panel(Group(*lines), title=title, title_align="left", expand=True)
+    return Panel(Group(*(_hanging(line) for line in lines)), title=title, title_align="left", expand=True)
 
 
 def _counts(t: TargetReport) -> tuple[int, int, int, int]:
@@ -139,7 +146,8 @@ def summary_table(modules: Iterable[ModuleReport]) -> Table:
 def render_text(modules: list[ModuleReport], console: Console) -> None:
     """Every target's panel, module by module, then the summary table."""
     for mod in modules:
-        console.print(Text(f"module {mod.name}", style="bold") + Text(f"  {mod.source}", style="dim"))
+        console.print(Text(f"module {mod.name}", style="bold") + Text(f"  {mod.source}", style="dim"),
+                      soft_wrap=True)   # a long path stays one line (and copy-pasteable)
         for t in mod.targets:
             console.print(target_panel(t))
     if any(m.targets for m in modules):
