@@ -14,12 +14,28 @@ from .report import (TARGET_EXTENSIONS, DiagnosticReport, MapReport, ModuleRepor
 DIRECTIONS = ("out2in", "in2out", "both")
 
 
+# id(map) -> (map, its text) while one module is reported: the rule cache shares map objects,
+# so ~10^4 maps of a big dump are ~10^2 distinct objects (the map is kept to pin its id).
+_map_texts: dict[int, tuple[IndexingMap, str]] = {}
+_shape_texts: dict[int, tuple[object, str]] = {}   # likewise for shapes (the parser shares them)
+
+
+def _shape_text(shape) -> str:
+    cached = _shape_texts.get(id(shape))
+    if cached is None or cached[0] is not shape:
+        cached = _shape_texts[id(shape)] = (shape, str(shape))
+    return cached[1]
+
+
 def map_report(m: IndexingMap) -> MapReport:
     if m.is_undefined:
         return MapReport(None, m.undefined_reason or "unknown")
     if m.is_known_empty:
         return MapReport("KNOWN EMPTY")
-    return MapReport(str(m))
+    cached = _map_texts.get(id(m))
+    if cached is None or cached[0] is not m:
+        cached = _map_texts[id(m)] = (m, str(m))
+    return MapReport(cached[1])
 
 
 def _operand_reports(rows: list[OperandIndexing], operands: list[tuple[str, object]]) -> list[OperandReport]:
@@ -28,7 +44,7 @@ def _operand_reports(rows: list[OperandIndexing], operands: list[tuple[str, obje
         name, shape = operands[row.operand] if row.operand < len(operands) else (f"operand{row.operand}", None)
         if shape is not None and shape.is_tuple:
             shape = shape.leaf(row.operand_element)
-        out.append(OperandReport(row.operand, name, str(shape) if shape is not None else "", row.output,
+        out.append(OperandReport(row.operand, name, _shape_text(shape) if shape is not None else "", row.output,
                                  [map_report(m) for m in row.maps], row.deduplicated))
     return out
 
@@ -49,14 +65,14 @@ def target_report(selected: SelectedTarget, module: Module, direction: str = "ou
         root = target.root
         outputs = root.shape if root is not None else None
         report = TargetReport("computation", target.name, None, target.name, None,
-                              [(i, str(outputs.leaf(i))) for i in range(outputs.num_outputs)] if outputs else [],
+                              [(i, _shape_text(outputs.leaf(i))) for i in range(outputs.num_outputs)] if outputs else [],
                               line=target.line)
     else:
         callee = callee_of(target)
         report = TargetReport(selected.kind, target.name, target.opcode,
                               target.computation.name if target.computation is not None else None,
                               target.attr("kind") if target.opcode == "fusion" else None,
-                              [(i, str(target.shape.leaf(i))) for i in range(target.shape.num_outputs)],
+                              [(i, _shape_text(target.shape.leaf(i))) for i in range(target.shape.num_outputs)],
                               calls=callee.name if callee is not None else None,
                               op_name=target.metadata.op_name if target.metadata else "",
                               source_location=_location(module, target), line=target.line)
@@ -90,6 +106,16 @@ def module_report(module: Module, direction: str = "out2in", fusion: Optional[st
     except TargetNotFound as exc:
         report.diagnostics.append(DiagnosticReport("error", str(exc), path=module.source))
         return report
+    try:
+        _report_targets(selected, module, report, direction, options, on_target, verify, verify_samples, seed)
+    finally:
+        _map_texts.clear()
+        _shape_texts.clear()
+    return report
+
+
+def _report_targets(selected: list[SelectedTarget], module: Module, report: ModuleReport, direction: str,
+                    options: Optional[dict], on_target, verify: bool, verify_samples: int, seed: int) -> None:
     for item in selected:
         try:
             target = target_report(item, module, direction, options)
@@ -103,7 +129,6 @@ def module_report(module: Module, direction: str = "out2in", fusion: Optional[st
                 line, getattr(item.target, "column", 0), module.source))
         if on_target is not None:
             on_target()
-    return report
 
 
 def _verify_into(item: SelectedTarget, module: Module, target: TargetReport, report: ModuleReport,

@@ -4,6 +4,7 @@ Shared by ``analyze`` and ``check``. Returns data only; the commands render and 
 """
 from __future__ import annotations
 
+import gc
 import os
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -62,8 +63,16 @@ def analyze_path(path: str, options: AnalyzeOptions, on_target: Optional[Callabl
     return reports
 
 
+def _collect_if_paused() -> None:
+    """With the collector paused (the CLI does), free one file's cyclic garbage before the next."""
+    if not gc.isenabled():
+        gc.collect()
+
+
 def _worker(args: tuple[str, AnalyzeOptions]) -> list[ModuleReport]:
-    return analyze_path(*args)
+    reports = analyze_path(*args)
+    _collect_if_paused()
+    return reports
 
 
 def analyze_paths(paths: list[str], options: AnalyzeOptions, jobs: int = 1,
@@ -81,7 +90,9 @@ def analyze_paths(paths: list[str], options: AnalyzeOptions, jobs: int = 1,
                     on_file(path)
         return out
     out = []
-    for path in paths:
+    for i, path in enumerate(paths):
+        if i:
+            _collect_if_paused()
         out.extend(analyze_path(path, options, on_target))
         if on_file is not None:
             on_file(path)
