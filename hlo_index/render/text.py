@@ -132,8 +132,11 @@ def summary_table(modules: Iterable[ModuleReport]) -> Table:
     table = Table(title="summary", title_justify="left")
     columns = (("module", "left"),) if several_modules else ()
     for col, justify in columns + (("target", "left"), ("kind", "left"), ("operands", "right"),
-                                   ("maps", "right"), ("read several ways", "right"), ("unknown", "right")):
-        table.add_column(col, justify=justify)
+                                   ("maps", "right"), ("several", "right"), ("unknown", "right")):
+        # Names are identifiers to copy: folded when too long, never cut with an ellipsis; the
+        # short columns never wrap, so the names get all the room left.
+        is_name = col in ("module", "target")
+        table.add_column(col, justify=justify, overflow="fold", no_wrap=not is_name)
     for mod in modules:
         for t in mod.targets:
             n, maps, several, unknown = _counts(t)
