@@ -22,7 +22,8 @@ import numpy as np
 from .affine import IndexingMap
 from .api import SelectedTarget
 from .fusion import callee_of, input_to_output, output_to_input
-from .fusion.traverse import post_order, tuple_element
+from .fusion.traverse import post_order
+from .reference import operand_element_read
 from .hlo.model import Computation, Instruction, Module
 
 # Ops whose output-to-input maps cover more than the elements actually read (documented).
@@ -104,7 +105,7 @@ def backward_read_sets(comp: Computation, output_index: int, point: tuple) -> di
                 for j, operand in enumerate(instr.operands):
                     got = _read_set(instr, out, p, j)
                     if got:
-                        need.setdefault((id(operand), tuple_element(instr)), set()).update(got)
+                        need.setdefault((id(operand), operand_element_read(instr, out)), set()).update(got)
     return found
 
 
@@ -113,7 +114,7 @@ def _single_op_read_sets(instr: Instruction, output_index: int, point: tuple) ->
     for j in range(len(instr.operands)):
         got = _read_set(instr, output_index, point, j)
         if got:
-            out[(j, tuple_element(instr))] = got
+            out[(j, operand_element_read(instr, output_index))] = got
     return out
 
 

@@ -42,6 +42,23 @@ def read_set(instr: Instruction, output_index: int, out_point: tuple, operand_in
     return fn(instr, output_index, tuple(out_point), operand_index, runtime_values)
 
 
+def operand_element_read(instr: Instruction, output_index: int) -> int:
+    """Which element of a tuple-shaped operand output ``output_index`` reads (0 for arrays).
+
+    Semantics, not maps: get-tuple-element reads element ``index``; opt-barrier and async-update
+    pass element ``output_index`` through; copy-done returns the copy-start tuple's destination
+    (element 0) and async-done the async tuple's result (element 1).
+    """
+    op = instr.opcode
+    if op == "get-tuple-element":
+        return int(instr.attr("index", 0))
+    if op in ("opt-barrier", "async-update") and instr.operands and instr.operands[0].shape.is_tuple:
+        return output_index
+    if op == "async-done":
+        return 1
+    return 0
+
+
 def _register_reference_modules() -> None:
     import importlib
     import pkgutil
