@@ -344,8 +344,8 @@ def _syntax_diagnostic(exc: Exception, text: str, start: int = 0, end: int = -1)
         if tok.type == "$END" and not text[start:end].strip():
             return error("empty input: expected an HloModule", *line_column(text, start))
         if tok.type == "$END":
-            # a module cut short by the next "HloModule" line: point after its last text
-            at = end if end == len(text) else len(text[:end].rstrip())
+            # point just after the module's last text, on a real line (the caret needs one)
+            at = max(len(text[:end].rstrip()), start)
             return error(f"unexpected end of input; expected {_expected(exc)}", *line_column(text, at))
         return error(f"unexpected {_describe(tok)}; expected {_expected(exc)}",
                      *line_column(text, tok.start_pos or 0))

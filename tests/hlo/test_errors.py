@@ -225,3 +225,18 @@ def test_mutated_real_dumps_give_modules_or_clean_diagnostics(data):
             assert d.line >= 0 and d.column >= 0
             text = format_diagnostic(d)
             assert text.startswith(path)
+
+
+def test_truncated_module_points_at_the_end_of_its_last_line():
+    """A module cut off inside a computation: the caret sits after the last real text, not on a
+    line past the end of the file (which has no text to show)."""
+    from hlo_index.hlo import ParseError, parse_module_text
+    text = "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT r = f32[4] negate(p)\n\n"
+    try:
+        parse_module_text(text, "t.hlo")
+    except ParseError as exc:
+        d = exc.diagnostic
+        assert (d.line, d.column) == (4, len("  ROOT r = f32[4] negate(p)") + 1)
+        assert "end of input" in d.message
+    else:
+        raise AssertionError("a truncated module must not parse")
