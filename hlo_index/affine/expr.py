@@ -296,7 +296,7 @@ def _division(kind: int, operand: Expr, divisor: int) -> Expr:
     return _new(kind, divisor, operand, (), (kind, operand.key, divisor))
 
 
-def _split_multiples(e: Expr, c: int):
+def split_multiples(e: Expr, c: int):
     """Split ``e`` into exact multiples of ``c`` (returned divided by ``c``) and the rest."""
     constant, terms = e.linear_terms()
     quotient: dict = {}
@@ -314,7 +314,7 @@ def floordiv(e: Expr, c: int) -> Expr:
         return e
     if e.kind == CONST:
         return const(e.value // c)
-    constant, quotient, rest = _split_multiples(e, c)
+    constant, quotient, rest = split_multiples(e, c)
     q_const, r_const = divmod(constant, c)
     if not rest:  # 0 <= r_const < c, so the remainder contributes nothing
         return make_sum(q_const, quotient)
@@ -344,7 +344,7 @@ def ceildiv(e: Expr, c: int) -> Expr:
         return e
     if e.kind == CONST:
         return const(-((-e.value) // c))
-    constant, quotient, rest = _split_multiples(e, c)
+    constant, quotient, rest = split_multiples(e, c)
     q_const, r_const = divmod(constant, c)
     if not rest:
         return make_sum(q_const + (1 if r_const else 0), quotient)

@@ -11,7 +11,7 @@ from math import gcd
 
 from .bounds import Domain
 from .expr import (CEILDIV, CONST, DIVISION_KINDS, FLOORDIV, MOD, SUM, VARIABLE_KINDS, Expr, ceildiv, const,
-                   floordiv, linear, make_sum, mod, scale)
+                   floordiv, linear, make_sum, mod, scale, split_multiples)
 
 INFINITE = 0  # digit descriptor upper bound meaning "no mod": x floordiv lo
 
@@ -38,14 +38,7 @@ def _divisors(n: int) -> tuple[int, ...]:
 
 def _split_by_factor(x: Expr, g: int):
     """``x == g * y + z`` with ``y`` the terms (and constant part) divisible by ``g``."""
-    constant, terms = x.linear_terms()
-    y_terms: dict = {}
-    z_terms: dict = {}
-    for atom, k in terms:
-        if k % g == 0:
-            y_terms[atom] = k // g
-        else:
-            z_terms[atom] = k
+    constant, y_terms, z_terms = split_multiples(x, g)
     q, r = divmod(constant, g)
     return make_sum(q, y_terms), make_sum(r, z_terms)
 
