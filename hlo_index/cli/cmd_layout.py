@@ -20,7 +20,8 @@ JSON_OFFSETS_LIMIT = 65536
               help="Also write the picture as SVG to this file.")
 @click.option("--max-grids", default=8, show_default=True,
               help="Rank > 2: draw at most this many grids (one per leading index).")
-def command(shape_text: str, output_format: str, svg_path: str | None, max_grids: int) -> None:
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
+def command(shape_text: str, output_format: str, svg_path: str | None, max_grids: int, color: str) -> None:
     """Draw SHAPE's layout: each element's linear physical offset, tiles and padding.
 
     SHAPE is shape text such as 'f32[3,5]{1,0:T(2,2)}' or 'bf16[4,8]{1,0:T(2,4)(2,1)}'.
@@ -46,7 +47,10 @@ def command(shape_text: str, output_format: str, svg_path: str | None, max_grids
         if output_format == "text" or svg_path:
             picture = build_picture(shape, max_grids=max_grids)
         if output_format == "text":
-            render_text(picture, Console(highlight=False))
+            from .cmd_analyze import make_console
+            console = make_console(color)
+            console.highlight = False   # the grid's numbers carry their own styles
+            render_text(picture, console)
         if svg_path:
             with open(svg_path, "w", encoding="utf-8") as out:
                 out.write(render_svg(picture))

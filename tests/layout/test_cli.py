@@ -55,3 +55,14 @@ def test_bad_shape_text_exits_2_with_column_and_caret():
     assert "column 18" in result.stderr
     lines = result.stderr.splitlines()
     assert lines[-1].index("^") == lines[-2].index("x")
+
+
+def test_color_switch():
+    """--color always styles the tiles (ANSI escapes); --color never writes plain text; the grid's
+    numbers are the same either way."""
+    coloured, plain = run("f32[3,5]{1,0:T(2,2)}", "--color", "always"), run("f32[3,5]{1,0:T(2,2)}", "--color", "never")
+    assert coloured.exit_code == plain.exit_code == 0
+    assert "\x1b[" in coloured.output and "\x1b[" not in plain.output
+    import re
+    strip = re.compile(r"\x1b\[[0-9;]*m")
+    assert strip.sub("", coloured.output).split() == plain.output.split()
