@@ -75,6 +75,17 @@ def _worker(args: tuple[str, AnalyzeOptions]) -> list[ModuleReport]:
     return reports
 
 
+def _indexed_worker(item: tuple[int, tuple[str, AnalyzeOptions]]) -> tuple[int, list[ModuleReport]]:
+    return item[0], _worker(item[1])
+
+
+def _size_of(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
 def analyze_paths(paths: list[str], options: AnalyzeOptions, jobs: int = 1,
                   on_file: Optional[Callable[[str], None]] = None,
                   on_target: Optional[Callable[[], None]] = None) -> list[ModuleReport]:
@@ -82,13 +93,17 @@ def analyze_paths(paths: list[str], options: AnalyzeOptions, jobs: int = 1,
     if jobs > 1 and len(paths) > 1:
         import multiprocessing
         ctx = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
-        out: list[ModuleReport] = []
+        # Largest files first, so one big module does not start last and leave a worker idle;
+        # results are put back in the order given.
+        order = sorted(range(len(paths)), key=lambda i: -_size_of(paths[i]))
+        by_index: dict[int, list[ModuleReport]] = {}
         with ctx.Pool(min(jobs, len(paths))) as pool:
-            for path, reports in zip(paths, pool.imap(_worker, [(p, options) for p in paths])):
-                out.extend(reports)
+            work = [(i, (paths[i], options)) for i in order]
+            for i, reports in pool.imap_unordered(_indexed_worker, work, chunksize=1):
+                by_index[i] = reports
                 if on_file is not None:
-                    on_file(path)
-        return out
+                    on_file(paths[i])
+        return [r for i in range(len(paths)) for r in by_index[i]]
     out = []
     for i, path in enumerate(paths):
         if i:

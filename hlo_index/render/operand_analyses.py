@@ -43,12 +43,19 @@ def operand_figures(maps: tuple, operand_shape: Shape, output_shape: Shape) -> d
     if hit is not None:
         return hit
     from ..analyses import operand_report
-    data = operand_report(maps, operand_shape, output_shape)
+    # Maps equal as keys may differ in spelling (a constraint vs a folded bound), and sampled
+    # figures depend on the domain spelled: compute on the canonical form so a result depends on
+    # the key alone, not on which equal map happened to be seen first.
+    data = operand_report(_canonical(maps), operand_shape, output_shape)
     figures = {
         "utilization": _with_summary(data["utilization"], data["utilization_summary"]),
         "coalescing": _with_summary(data["coalescing"], data["coalescing_summary"]),
     }
     return _remember(_ANALYSES, key, figures)
+
+
+def _canonical(maps: tuple) -> tuple:
+    return tuple(m.simplified() for m in maps)
 
 
 def _with_summary(figures: Optional[dict], summary: str) -> dict:
@@ -63,7 +70,7 @@ def physical_maps(maps: tuple, operand_shape: Shape) -> list[dict]:
         return hit
     from ..layout import to_physical
     from .build import map_report
-    entries = [map_report(to_physical(m, operand_shape)).to_json() for m in maps]
+    entries = [map_report(to_physical(m, operand_shape)).to_json() for m in _canonical(maps)]
     return _remember(_PHYSICAL, key, entries)
 
 
