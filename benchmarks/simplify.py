@@ -9,8 +9,11 @@ simplify to the identity, and, when islpy is importable, how often isl needs few
 than our simplified form on seeded random maps (quality; "raw" counts every floordiv/mod group,
 "comparable" first folds one division per result into its output variable as isl does).
 
-Reference (not measured here; from issue 3): tinygrad 0.14 needs 0.2-5 ms per such map and
-4-9 ms per chain cold; Inductor 3.5-18 ms per map.
+When tinygrad is importable (never a dependency; install it into the venv only to measure) the
+same peer cases are also built from tinygrad ``Variable``s with ``//`` and ``%`` and simplified
+cold in the same run (see :mod:`tinygrad_peer` below for what "cold" can and cannot clear there).
+Reference from issue 3: tinygrad 0.14 needs 0.2-5 ms per such map and 4-9 ms per chain cold;
+Inductor 3.5-18 ms per map (Inductor is not measured here).
 """
 from __future__ import annotations
 
@@ -139,6 +142,92 @@ def _substitute(outer: IndexingMap, inner: IndexingMap) -> IndexingMap:
     results = [replace_variables(e, lambda v: inner.results[v.value] if v.kind == DIM else None,
                                  memo) for e in outer.results]
     return IndexingMap(inner.dims, (), (), results)
+
+
+# ------------------------------------------------------------------ tinygrad peer measurement
+# Each peer case as (variable bounds, index expressions over those variables, division count of
+# the simplest form). The builders use only + - * // %, so the same function evaluates on Python
+# ints (floor semantics, the reference) and builds tinygrad UOps.
+def _chain_10_10_10_exprs(d0, d1, d2):
+    linear = 100 * d0 + 10 * d1 + d2            # [10,10,10] -> [50,20]
+    row, col = linear // 20, linear % 20
+    linear2 = 20 * row + col                     # [50,20] -> [10,10,10]
+    return [linear2 // 100, (linear2 // 10) % 10, linear2 % 10]
+
+
+TINYGRAD_CASES = {
+    "peer: d0 + d1 floordiv 16": ({"d0": (0, 6), "d1": (0, 14)},
+                                  lambda d0, d1: [d0 + d1 // 16, d1 % 16], 0),
+    "peer: digits 100/10": ({"d0": (0, 9), "d1": (0, 9), "d2": (0, 9)},
+                            lambda d0, d1, d2: [(100 * d0 + 10 * d1 + d2) // 100,
+                                                ((100 * d0 + 10 * d1 + d2) % 100) // 10,
+                                                d2 % 10], 0),
+    "peer: 16d0 + 4d1 + d2": ({"d0": (0, 9), "d1": (0, 9), "d2": (0, 9)},
+                              lambda d0, d1, d2: [(16 * d0 + 4 * d1 + d2) // 8,
+                                                  (16 * d0 + 4 * d1 + d2) % 8], 2),
+    "peer: 9 - (..) floordiv 11": ({"d0": (0, 9), "d1": (0, 10)},
+                                   lambda d0, d1: [9 - ((-11 * d0 - d1 + 109) // 11)], 0),
+    "reshape [10,10,10]->[50,20]->[10,10,10]": ({"d0": (0, 9), "d1": (0, 9), "d2": (0, 9)},
+                                                _chain_10_10_10_exprs, 0),
+}
+
+
+def tinygrad_peer():
+    """Cold tinygrad timings of :data:`TINYGRAD_CASES`, or None when tinygrad is not importable.
+
+    Cold means: before every run, tinygrad's ``fold_divmod_general`` memo is cleared and every UOp
+    of the previous run is dropped and garbage-collected, so the hash-consing table
+    (``UOpMetaClass.ucache``, weak references) holds no live node and the per-node cached
+    properties (vmin/vmax, ...) are gone with the nodes. Not cleared: the pattern matcher's
+    one-time lazy compilation of its rules (a per-process start-up cost, paid in one untimed
+    warm-up run). Timed: ``UOp.sink(*exprs).simplify()`` (expression construction excluded, as
+    parsing is for ours; the chain is composed by construction, so only simplification is timed
+    there too). Rendering happens after the timer."""
+    try:
+        import tinygrad
+        from tinygrad import Variable
+        from tinygrad.uop import divandmod
+        from tinygrad.uop.ops import UOp
+    except ImportError:
+        return None
+    import gc
+    import itertools
+
+    def build(bounds, make):
+        variables = [Variable(name, lo, hi) for name, (lo, hi) in bounds.items()]
+        return UOp.sink(*make(*variables))
+
+    def run(bounds, make):
+        divandmod.fold_divmod_general.cache_clear()
+        gc.collect()
+        sink = build(bounds, make)
+        start = time.perf_counter()
+        result = sink.simplify()
+        return time.perf_counter() - start, result
+
+    cases = {}
+    for name, (bounds, make, simplest_divisions) in TINYGRAD_CASES.items():
+        run(bounds, make)  # warm-up: pattern compilation only
+        samples = [run(bounds, make)[0] for _ in range(RUNS)]
+        result = run(bounds, make)[1]
+        rendered = [e.render(simplify=False) for e in result.src]
+        divisions = sum(text.count("//") + text.count("%") for text in rendered)
+        names = list(bounds)
+        correct = all(
+            [e.sym_infer(dict(zip(names, point))) for e in result.src] == make(*point)
+            for point in itertools.product(*(range(lo, hi + 1) for lo, hi in bounds.values())))
+        cases[name] = {"seconds": statistics.median(samples), "rendered": rendered,
+                       "divisions": divisions, "simplest_divisions": simplest_divisions,
+                       "correct": correct,
+                       "simplest_form": correct and divisions <= simplest_divisions}
+        del result
+    return {"version": getattr(tinygrad, "__version__", None) or _dist_version("tinygrad"),
+            "cases": cases}
+
+
+def _dist_version(name):
+    from importlib.metadata import version
+    return version(name)
 
 
 # ------------------------------------------------------------------------------ timing
@@ -278,6 +367,7 @@ def main() -> int:
         "peer_cases": peers,
         "chains": chains,
         "isl_quality": quality,
+        "tinygrad": tinygrad_peer() or "tinygrad not importable",
         "reference_not_measured": {"tinygrad_per_map_ms": [0.2, 5], "tinygrad_chain_ms": [4, 9],
                                    "inductor_per_map_ms": [3.5, 18]},
     }
@@ -310,6 +400,29 @@ def _print_table(report) -> None:
     print(f"{'case'.ljust(width)}  {'result'.ljust(24)}  cold time")
     for name, status, timing in rows:
         print(f"{name.ljust(width)}  {status.ljust(24)}  {timing}")
+    _print_tinygrad(report)
+
+
+def _print_tinygrad(report) -> None:
+    peer = report["tinygrad"]
+    print()
+    if isinstance(peer, str):
+        print(peer)
+        return
+    ours = {name: (p["seconds"], p["simplest_form"]) for name, p in report["peer_cases"].items()}
+    ours.update({name: (c["seconds"], c["identity"]) for name, c in report["chains"].items()})
+    width = max(len(name) for name in peer["cases"])
+    print(f"tinygrad {peer['version']} vs ours, cold simplification (median of {RUNS})")
+    print(f"{'case'.ljust(width)}  {'ours':>10}  {'tinygrad':>10}  {'ratio':>7}  "
+          f"ours simplest  tinygrad simplest")
+    for name, tg in peer["cases"].items():
+        our_seconds, our_simplest = ours[name]
+        tg_status = ("yes" if tg["simplest_form"] else "NO") + (
+            f" ({tg['divisions']} div/mod, simplest {tg['simplest_divisions']})"
+            + ("" if tg["correct"] else " WRONG"))
+        print(f"{name.ljust(width)}  {our_seconds * 1e6:8.1f}us  {tg['seconds'] * 1e6:8.1f}us  "
+              f"{tg['seconds'] / our_seconds:6.1f}x  {('yes' if our_simplest else 'NO'):13}  "
+              f"{tg_status}")
 
 
 if __name__ == "__main__":
