@@ -11,16 +11,18 @@ whole (bounded) domain shows its relation equals the union of the two; otherwise
 from __future__ import annotations
 
 from ..affine import IndexingMap, Interval, const, dim
-from .mapset import SEMANTIC_CHECK_LIMIT, dedupe_semantically, domain_size
+from ..context import budgets
+from .mapset import dedupe_semantically, domain_size
 
 Maps = tuple[IndexingMap, ...]
 
 
 def _relation(m: IndexingMap) -> set[tuple[int, ...]] | None:
     """Every (dims..., results...) row of ``m``, or None when the domain is too large to list."""
-    if domain_size(m) > SEMANTIC_CHECK_LIMIT:
+    limit = budgets().semantic_check_points
+    if domain_size(m) > limit:
         return None
-    points, results = m.enumerate(limit=SEMANTIC_CHECK_LIMIT)
+    points, results = m.enumerate(limit=limit)
     n = m.num_dims
     return {tuple(p[:n]) + tuple(r) for p, r in zip(points.tolist(), results.tolist())}
 
@@ -90,7 +92,7 @@ def join(a: IndexingMap, b: IndexingMap) -> IndexingMap | None:
 
 def _candidate_for_join(m: IndexingMap) -> bool:
     return (not m.is_undefined and not m.is_known_empty and not m.runtime_vars
-            and domain_size(m) <= SEMANTIC_CHECK_LIMIT)
+            and domain_size(m) <= budgets().semantic_check_points)
 
 
 def merge_maps(maps: Maps) -> Maps:
