@@ -123,14 +123,27 @@ class AnalysisContext:
         return self
 
     def __exit__(self, *exc) -> None:
+        # leaving the outermost ``with`` ends the context's life: its tables are freed
         _ACTIVE.reset(self._tokens.pop())
         if not self._tokens:
             self.clear()
+
+    def run(self, fn: Callable, *args, **kwargs):
+        """``fn(*args, **kwargs)`` with this context current (its tables are kept afterwards)."""
+        token = _ACTIVE.set(self)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _ACTIVE.reset(token)
 
     def clear(self) -> None:
         """Forget every cached result (the budgets stay)."""
         self.tables.clear()
         self.intern = {}
+
+    def close(self) -> None:
+        """End the context's life: free every table."""
+        self.clear()
 
     def child(self) -> "AnalysisContext":
         """A fresh context with the same budgets."""

@@ -96,8 +96,13 @@ def diagnostic_report(d: Diagnostic) -> DiagnosticReport:
 def module_report(module: Module, direction: str = "out2in", fusion: Optional[str] = None,
                   computation: Optional[str] = None, instruction: Optional[str] = None,
                   options: Optional[dict] = None, on_target=None, verify: bool = False,
-                  verify_samples: int = 8, seed: int = 0, fusions_only: bool = False) -> ModuleReport:
+                  verify_samples: int = 8, seed: int = 0, fusions_only: bool = False,
+                  own_context: bool = True) -> ModuleReport:
     """Every selected target of one module; a failing target becomes an error diagnostic.
+
+    The module is analysed in an analysis context of its own (``own_context``, the default), so
+    its caches die with the report; with ``own_context=False`` the current context is used (its
+    caches shared with other modules: the answers must not change, which tests check).
 
     With ``verify``, each target's maps are checked against the reference walk
     (``hlo_index.verify``): mismatches become error diagnostics, skipped targets get a note.
@@ -111,7 +116,10 @@ def module_report(module: Module, direction: str = "out2in", fusion: Optional[st
         return report
     # One analysis context per module: its caches die with the report, and a module's answers
     # cannot depend on what else this process analysed.
-    with current().child():
+    if own_context:
+        with current().child():
+            _report_targets(selected, module, report, direction, options, on_target, verify, verify_samples, seed)
+    else:
         _report_targets(selected, module, report, direction, options, on_target, verify, verify_samples, seed)
     return report
 
