@@ -7,7 +7,7 @@ from ..affine import IndexingMap
 from ..api import SelectedTarget, TargetNotFound, operand_info, select_targets
 from ..fusion import OperandIndexing, callee_of, input_to_output, output_to_input
 from ..hlo.model import Computation, Diagnostic, Module
-from . import operand_analyses  # noqa: F401  (registers per-operand utilization / coalescing / physical maps)
+from . import finding_kinds, operand_analyses  # noqa: F401  (register per-operand figures, check's finding kinds)
 from .report import (TARGET_EXTENSIONS, DiagnosticReport, MapReport, ModuleReport, OperandReport,
                      TargetReport)
 
