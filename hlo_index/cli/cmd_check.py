@@ -36,7 +36,8 @@ def command(paths, allow, select, ignore, baseline_path, write_baseline, exit_ze
     maps, source location and an identity that survives recompiles) or --verify found a
     mismatch; 2 when an input, the baseline or the settings could not be read. Rules: HI001
     several maps; benign kinds HI002 concatenate pieces, HI003 pad pieces, HI004 other disjoint
-    output regions, HI005 a reduce broadcast back (off unless selected); HI900 verify mismatch.
+    output regions, HI005 a reduce broadcast back, HI006 read again through concatenate pieces (RoPE)
+    (off unless selected); HI900 verify mismatch.
     Defaults come from [tool.hlo-index] in the nearest pyproject.toml.
     """
     from ..render.check import (BaselineError, baseline_document, findings, new_findings, read_baseline,

@@ -27,6 +27,7 @@ RULES = {
     "HI003": ("pad-pieces", "several maps over disjoint output regions, through a pad"),
     "HI004": ("disjoint-pieces", "several maps over disjoint output regions (select, slices, ...)"),
     "HI005": ("broadcast-reread", "operand read directly and again through a reduce broadcast back"),
+    "HI006": ("concatenate-reread", "operand read directly and again through pieces of a concatenate (a rotation: RoPE)"),
     "HI900": ("verify-mismatch", "--verify found an element the maps get wrong"),
 }
 DEFAULT_SELECT = ("HI001", "HI900")
@@ -125,6 +126,8 @@ def classify(maps, comp: Optional[Computation], operand: int) -> str:
         return "HI004"
     if "reduce" in ops and "broadcast" in ops:
         return "HI005"
+    if "concatenate" in ops:
+        return "HI006"
     return "HI001"
 
 
