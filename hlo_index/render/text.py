@@ -228,7 +228,7 @@ class TextWriter:
         rows = []
         for r in chosen:
             first = [r.source if lead == ["file"] else r.module] if lead else []
-            rows.append(first + [r.name, human_bytes(r.bytes_read), r.worst, r.where])
+            rows.append(first + [r.name, human_bytes(r.bytes_read), r.worst[self.sort], r.where])
         title = f"top {len(chosen)} of {len(self.rows)} target(s) by {self.sort}"
         self.write([self.p(title, "bold underline")])
         self.write(_table(self.p, header, rows, right={len(lead) + 1}))

@@ -29,7 +29,7 @@ class TargetFigures:
     uncoalesced: int
     max_reads_per_element: Optional[float]
     max_maps: int
-    worst: str                      # the worst operand figure, in words
+    worst: dict                     # sort -> the worst operand's figure for that sort, in words
 
 
 def human_bytes(n: Optional[int]) -> str:
@@ -44,37 +44,40 @@ def human_bytes(n: Optional[int]) -> str:
 def figures_of(t: TargetReport, mod: ModuleReport) -> TargetFigures:
     rows = t.output_to_input or t.input_to_output
     total: Optional[int] = 0
-    unco = 0
+    heaviest: tuple[int, str] = (-1, "-")
+    unco, unco_at = 0, ""
     worst_mult: Optional[float] = None
-    worst_mult_at = ""
-    unco_at = ""
+    worst_mult_at = "-"
     for r in t.output_to_input:
         u = r.extra.get("utilization") or {}
         b = u.get("bytes_read")
         total = None if total is None or b is None else total + b
+        if b is not None and b > heaviest[0]:
+            frac = u.get("fraction")
+            share = f", {100 * frac:.0f}% of it" if frac is not None else ""
+            heaviest = (b, f"%{r.operand_name} {human_bytes(b)}{share}")
         mult = u.get("multiplicity")
-        if mult is not None and (worst_mult is None or mult > worst_mult):
-            worst_mult, worst_mult_at = mult, f"%{r.operand_name}"
-        c = r.extra.get("coalescing") or {}
-        if c.get("verdict") == "uncoalesced":
+        # a scalar read by every output element is normal: it says nothing about the fusion
+        if mult is not None and (u.get("total_elements") or 0) > 1 and (worst_mult is None or mult > worst_mult):
+            worst_mult, worst_mult_at = mult, f"%{r.operand_name} read {mult:.2f}x per element"
+        if (r.extra.get("coalescing") or {}).get("verdict") == "uncoalesced":
             unco += 1
             unco_at = unco_at or f"%{r.operand_name}"
     if not t.output_to_input:
         total = None
     max_maps = max((r.distinct for r in rows), default=0)
-    several = sum(1 for r in rows if r.distinct > 1)
-    if several:
-        worst = f"{max_maps} maps for one operand"
-    elif unco:
-        worst = f"{unco} uncoalesced ({unco_at})"
-    elif worst_mult is not None:
-        worst = f"{worst_mult:.2f} reads/element ({worst_mult_at})"
-    else:
-        worst = "-"
+    most = max(rows, key=lambda r: r.distinct, default=None)
+    worst = {
+        "bytes": heaviest[1],
+        "uncoalesced": f"{unco} uncoalesced ({unco_at})" if unco else "all coalesced",
+        "utilization": worst_mult_at,
+        "maps": f"{max_maps} maps for %{most.operand_name}" if most is not None else "-",
+    }
     return TargetFigures(
         source=mod.source, module=mod.name, name=t.name, kind=t.kind,
         where="  ".join(x for x in (t.op_name, t.source_location) if x),
-        operands=len(rows), maps=sum(r.distinct for r in rows), several_maps=several,
+        operands=len(rows), maps=sum(r.distinct for r in rows),
+        several_maps=sum(1 for r in rows if r.distinct > 1),
         unknown=sum(1 for r in rows for m in r.maps if m.text is None),
         bytes_read=total, uncoalesced=unco, max_reads_per_element=worst_mult, max_maps=max_maps, worst=worst)
 
