@@ -100,15 +100,30 @@ def _feasible_dims(m) -> Optional[set]:
     return set(map(tuple, feasible[:, :m.num_dims].tolist()))
 
 
+def _constraints_exclude(a, b) -> bool:
+    """Both maps constrain the same expression of the dims to disjoint intervals
+    (``d2 mod 32 in [0, 15]`` against ``d2 mod 32 in [16, 31]``)."""
+    bounds = {}
+    for expr, iv in a.constraints:
+        bounds[expr] = iv
+    for expr, iv in b.constraints:
+        other = bounds.get(expr)
+        if other is not None and (other.hi < iv.lo or iv.hi < other.lo):
+            return True
+    return False
+
+
 def outputs_disjoint(maps) -> bool:
-    """Whether no output element is in the domain of two of ``maps`` (intervals, else brute force
-    on small domains; False when it cannot be shown)."""
+    """Whether no output element is in the domain of two of ``maps`` (dim intervals, constraints on
+    the same expression, else brute force on small domains; False when it cannot be shown)."""
     live = [m for m in maps if not m.is_known_empty]
     if any(m.is_undefined or m.runtime_vars for m in live):
         return False
     for i, a in enumerate(live):
         for b in live[i + 1:]:
             if any(x.hi < y.lo or y.hi < x.lo for x, y in zip(a.dims, b.dims)):
+                continue
+            if _constraints_exclude(a, b):
                 continue
             fa, fb = _feasible_dims(a), _feasible_dims(b)
             if fa is None or fb is None or fa & fb:
