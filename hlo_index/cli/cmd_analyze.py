@@ -14,8 +14,17 @@ EXIT_OK, EXIT_FINDINGS, EXIT_UNREADABLE = 0, 1, 2
 
 
 def make_console(color: str, stderr: bool = False):
-    """A Rich console honouring ``--color`` and ``NO_COLOR`` (Rich reads NO_COLOR itself)."""
-    from rich.console import Console
+    """A Rich console honouring ``--color`` and ``NO_COLOR`` (Rich reads NO_COLOR itself); a closed
+    pipe ends its output quietly (the command exits 0, not Rich's 1)."""
+    from rich.console import Console as RichConsole
+
+    class Console(RichConsole):
+        def on_broken_pipe(self) -> None:
+            from .output import silence_stdout
+            silence_stdout()
+            self.quiet = True
+            raise BrokenPipeError
+
     if color == "always":
         return Console(stderr=stderr, force_terminal=True, color_system="truecolor")
     if color == "never":

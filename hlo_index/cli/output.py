@@ -117,8 +117,14 @@ def text_output(color: str, pager: bool = True) -> Iterator[tuple[SafeStream, bo
         out.flush()
         return
     sys.stdout.flush()
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, env=_pager_env(), text=True,
-                            encoding="utf-8", errors="replace")
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, env=_pager_env(), text=True,
+                                encoding="utf-8", errors="replace")
+    except OSError:   # the pager cannot start: write to the terminal directly
+        out = SafeStream(sys.stdout)
+        yield out, use_color
+        out.flush()
+        return
     out = SafeStream(proc.stdin)
     try:
         yield out, use_color

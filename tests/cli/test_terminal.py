@@ -118,3 +118,16 @@ def test_piped_output_is_plain_and_head_exits_0():
                                   env=_env(), capture_output=True, text=True, timeout=120, cwd=REPO)
         assert pipeline.returncode == 0, pipeline.stderr
         assert "Traceback" not in pipeline.stderr and "BrokenPipe" not in pipeline.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["stats", *[str(SAMPLE)] * 12],
+    ["layout", "f32[64,64]{1,0:T(8,8)}", "--color", "always"],
+    ["check", *[str(SAMPLE)] * 6, "--select", "ALL", "--exit-zero"],
+], ids=lambda a: a[0])
+def test_every_text_command_exits_0_into_head(args):
+    quoted = " ".join(f"'{a}'" for a in args)
+    pipeline = subprocess.run(["bash", "-c", f'"$0" -m hlo_index {quoted} | head -c 10 > /dev/null; exit ${{PIPESTATUS[0]}}',
+                               sys.executable], env=_env(), capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert pipeline.returncode == 0, pipeline.stderr
+    assert "Traceback" not in pipeline.stderr and "error" not in pipeline.stderr
