@@ -72,8 +72,9 @@ class OperandVerdict:
         worst = max(self.reads, key=lambda r: (not r.coalesced, r.transactions))
         if worst.warp is None:
             return f"{self.verdict} ({worst.note})"
-        what = (f"warp of {device.warp_size} threads reads {len(worst.intervals)} "
-                f"contiguous run{'s' if len(worst.intervals) != 1 else ''}: "
+        runs = len(worst.intervals)
+        what = (f"warp of {device.warp_size} threads reads "
+                f"{'1 contiguous run' if runs == 1 else f'{runs} separate runs'}: "
                 f"{worst.transactions} transaction{'s' if worst.transactions != 1 else ''} of "
                 f"{device.transaction_bytes} B; ideal {worst.ideal_transactions}")
         return f"{what} — {self.verdict}"
@@ -85,6 +86,7 @@ class FusionCoalescing:
     plan: str
     per_operand: dict[int, OperandVerdict]
     thread_maps: dict[int, tuple[IndexingMap, ...]]
+    loops: tuple[str, ...] = ()
 
 
 # ---- the walk from the seeds to the parameters ----------------------------------------------
@@ -262,7 +264,7 @@ def fusion_coalescing(fusion: Instruction, device: GpuDevice = RTX_A6000) -> Fus
         for k in range(len(operands)):
             verdicts[k] = OperandVerdict("coalesced" if ok else "uncoalesced",
                                          f"XLA's heuristic ({plan.unmodelled}): {why}", method="heuristic")
-        return FusionCoalescing(plan.emitter, plan.unmodelled, verdicts, {})
+        return FusionCoalescing(plan.emitter, plan.unmodelled, verdicts, {}, plan.loops)
     comp = fusion.fused_computation
     maps = parameter_thread_maps(comp, plan)
     for k, operand in enumerate(operands):
@@ -284,10 +286,51 @@ def fusion_coalescing(fusion: Instruction, device: GpuDevice = RTX_A6000) -> Fus
             continue
         ok = all(r.coalesced for r in reads)
         verdicts[k] = OperandVerdict("coalesced" if ok else "uncoalesced", plan.describe(), reads)
-    return FusionCoalescing(plan.emitter, plan.describe(), verdicts, maps)
+    return FusionCoalescing(plan.emitter, plan.describe(), verdicts, maps, plan.loops)
 
 
 def _unread_reason(plan: ThreadPlan) -> str:
     if plan.emitter == "in-place dynamic-update-slice":
         return "updated in place: the emitter writes this buffer and never reads it"
     return f"no thread of the {plan.emitter} emitter reads it"
+
+
+def operand_json(result: FusionCoalescing, operand: int, device: GpuDevice = RTX_A6000,
+                 minor_output_dim: Optional[int] = None) -> dict:
+    """The ``coalescing`` object of one operand under the GPU target. The keys of the earlier,
+    target-less figure (``verdict``, ``reason``, ``minor_output_dim``, ``maps`` with
+    ``pattern`` / ``stride`` / ``transactions_per_32`` ...) keep their meaning per warp read;
+    the rest is new: the emitter, the thread maps and XLA's transaction counts."""
+    v = result.per_operand.get(operand)
+    if v is None:
+        return {"target": "gpu", "verdict": "unknown", "reason": "no such operand",
+                "minor_output_dim": minor_output_dim, "maps": [], "summary": "unknown"}
+    reads = [r for r in v.reads if r.warp is not None]
+    maps = [{"pattern": _pattern(r), "stride": _stride(r), "transactions_per_32": float(r.transactions),
+             "ideal_transactions_per_32": float(r.ideal_transactions), "warps_sampled": 1}
+            for r in reads]
+    return {"target": "gpu", "verdict": v.verdict, "reason": v.reason,
+            "minor_output_dim": minor_output_dim, "maps": maps, "method": v.method,
+            "emitter": result.plan, "device": device.name,
+            "thread_map_dims": ["thread_x", "block_x"] + list(result.loops),
+            "transactions": sum(r.transactions for r in reads),
+            "ideal_transactions": sum(r.ideal_transactions for r in reads),
+            "warp_reads": [r.to_json() for r in v.reads],
+            "summary": v.summary(device)}
+
+
+def _pattern(r: WarpRead) -> str:
+    if len(r.intervals) == 1:
+        lo, hi = r.intervals[0]
+        return "broadcast" if lo == hi else "contiguous"
+    starts = [lo for lo, _ in r.intervals]
+    steps = {b - a for a, b in zip(starts, starts[1:])}
+    return "strided" if len(steps) == 1 else "scattered"
+
+
+def _stride(r: WarpRead) -> Optional[int]:
+    if len(r.intervals) == 1:
+        return 0 if r.intervals[0][0] == r.intervals[0][1] else 1
+    starts = [lo for lo, _ in r.intervals]
+    steps = {b - a for a, b in zip(starts, starts[1:])}
+    return steps.pop() if len(steps) == 1 else None

@@ -89,9 +89,12 @@ def _print_text(reports, color: str) -> None:
                    "offset under its layout (tiles included).")
 @click.option("--no-analyses", "no_analyses", is_flag=True,
               help="Skip the per-operand utilization and coalescing figures.")
+@click.option("--target", "target", type=click.Choice(["auto", "gpu", "cpu"]), default="auto", show_default=True,
+              help="Machine the coalescing figures are for: gpu (XLA's GPU emitters and coalescing rule), "
+                   "cpu (does the innermost loop read contiguously), auto (read from the dump).")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
 def command(paths, fusion, computation, instruction, direction, fmt, jobs, verify, physical, no_analyses,
-            color) -> None:
+            target, color) -> None:
     """Indexing maps of every fusion in PATH... (files, .gz, directories, '-' for stdin).
 
     Each operand also gets its utilization (distinct elements read, bytes, reads per element) and
@@ -105,7 +108,7 @@ def command(paths, fusion, computation, instruction, direction, fmt, jobs, verif
     from ..render.driver import AnalyzeOptions
     options = AnalyzeOptions(direction=direction, fusion=fusion, computation=computation,
                              instruction=instruction, verify=verify,
-                             extra={"analyses": not no_analyses, "physical": physical})
+                             extra={"analyses": not no_analyses, "physical": physical, "target": target})
     reports = run_reports(paths, options, jobs, show_progress=True)
     if fmt == "json":
         from ..render.json_out import render_json
