@@ -57,7 +57,7 @@ def _elementwise(instr: Instruction) -> bool:
 
 
 def _bad_transpose(instr: Instruction) -> Optional[Instruction]:
-    if instr.opcode == "fusion" and instr.fused_computation is not None:
+    if getattr(instr, "fused_computation", None) is not None:
         for inner in instr.fused_computation.instructions:
             if transposes_minor_dimension(inner) and not _is_broadcast_like(inner.operands[0]):
                 return inner

@@ -21,7 +21,7 @@ from ..hlo.model import Shape
 from .emitters import minor_nontrivial
 
 STEPS = 16      # consecutive iterations of the innermost loop looked at
-SAMPLES = 4     # seeded starting points
+SAMPLES = 8     # seeded starting points
 
 
 def innermost_access(maps: Sequence[IndexingMap], operand_shape: Shape, output_shape: Shape,
@@ -35,7 +35,7 @@ def innermost_access(maps: Sequence[IndexingMap], operand_shape: Shape, output_s
     if not live:
         return _figure("unread", "the output reads nothing of this operand", minor, [])
     if operand_shape.rank == 0 or operand_shape.is_tuple:
-        return _figure("invariant", "a scalar", minor, [])
+        return _figure("vectorisable", "a scalar: every iteration reads the same element", minor, [])
     per_map = [_map_access(m, operand_shape, minor, seed) for m in live]
     worst = max(per_map, key=lambda p: ["contiguous", "invariant", "strided", "irregular",
                                          "none"].index(p["pattern"]))
@@ -103,8 +103,9 @@ def _map_access(m: IndexingMap, shape: Shape, minor: Optional[int], seed: int) -
     for s in range(SAMPLES):
         k = keep[s * steps:(s + 1) * steps]
         o = offsets[s * steps:(s + 1) * steps]
-        if k.sum() >= 2 and k.all():
-            steps_seen.append(np.diff(o))
+        both = k[1:] & k[:-1]          # consecutive iterations that both read
+        if both.any():
+            steps_seen.append(np.diff(o)[both])
     if not steps_seen:
         return {"pattern": "none", "stride": None, "innermost_loop": name}
     diffs = np.concatenate(steps_seen)

@@ -298,3 +298,17 @@ def transpose_description(hero: Instruction):
     n_a, n_b = src.dims[a], src.dims[b]
     big = (n_a >= 16 and n_b >= 16) or (n_a >= 8 and n_b >= 8 and n_a * n_b >= 64 * 128)
     return (a, b, o_minor, o_row) if big else None
+
+
+class ComputationAsFusion:
+    """A fused computation analysed on its own, as XLA's emitter tests do: its parameters are
+    the fusion's operands, its root's shape the fusion's output."""
+
+    opcode = "fusion"
+
+    def __init__(self, comp) -> None:
+        self.fused_computation = comp
+        self.name = comp.name
+        self.attrs: dict = {}
+        self.shape = comp.root.shape
+        self.operands = tuple(comp.parameters[k] for k in sorted(comp.parameters))

@@ -281,8 +281,13 @@ def fusion_coalescing(fusion: Instruction, device: GpuDevice = RTX_A6000) -> Fus
             continue
         reads = [warp_read(m, shape, plan, device) for m in operand_maps]
         if any(r.warp is None and r.note.startswith("unknown") for r in reads):
+            # XLA counts an operand it has no map for as uncoalesced; we say why and give the
+            # verdict of XLA's heuristic instead, marked as such.
             bad = next(r for r in reads if r.note.startswith("unknown"))
-            verdicts[k] = OperandVerdict("unknown", bad.note, reads)
+            ok, why = heuristic_coalesced(fusion, emitter=plan.emitter)
+            verdicts[k] = OperandVerdict("coalesced" if ok else "uncoalesced",
+                                         f"XLA's heuristic, the thread map being unknown "
+                                         f"({bad.note}): {why}", reads, method="heuristic")
             continue
         ok = all(r.coalesced for r in reads)
         verdicts[k] = OperandVerdict("coalesced" if ok else "uncoalesced", plan.describe(), reads)

@@ -40,6 +40,9 @@ def apply_target(report: Any, target: Any, module: Any, rows: list, options: dic
                 entry.extra["coalescing"] = _failed("cpu", exc)
         return
     fusion = target if getattr(target, "opcode", None) == "fusion" else None
+    if fusion is None and _is_fused_body(target):
+        from .emitters import ComputationAsFusion
+        fusion = ComputationAsFusion(target)
     result = None
     if fusion is not None:
         from .gpu_coalescing import fusion_coalescing
@@ -62,6 +65,26 @@ def apply_target(report: Any, target: Any, module: Any, rows: list, options: dic
                                          "minor_output_dim": minor, "maps": [], "summary": f"unknown ({why})"}
             continue
         entry.extra["coalescing"] = operand_json(result, row.operand, device, minor)
+
+
+_NOT_FUSIBLE = {"while", "conditional", "call", "custom-call", "fusion", "send", "recv",
+               "all-reduce", "all-gather", "all-to-all", "collective-permute", "async-start",
+               "async-done", "infeed", "outfeed"}
+
+
+def _is_fused_body(target: Any) -> bool:
+    """A computation that is (or stands for) a fusion body: a fused computation, or one free of
+    calls, control flow and collectives in a module without fusions (XLA's emitter tests write
+    the fused computation alone)."""
+    from ..hlo.model import Computation
+    if not isinstance(target, Computation) or target.root is None:
+        return False
+    if target.is_fused:
+        return True
+    module = target.module
+    if module is None or any(True for _ in module.fusions):
+        return False
+    return not any(i.opcode in _NOT_FUSIBLE for i in target.instructions)
 
 
 def _failed(target: str, exc: Exception) -> dict:
