@@ -38,13 +38,19 @@ class MapTile:
     sizes: Optional[tuple[int, ...]] = None
     strides: Optional[tuple[int, ...]] = None
     notes: tuple[str, ...] = field(default=())
+    # XLA's form of the same tile: the offset of the element the tile's first element reads
+    # and signed strides (negative where a reverse walks the operand backwards)
+    first_offsets: Optional[IndexingMap] = None
+    signed_strides: Optional[tuple[int, ...]] = None
 
     def to_json(self) -> dict:
         return {"is_tile": self.is_tile, "reason": self.reason,
                 "offsets": str(self.offsets) if self.offsets is not None else None,
                 "sizes": list(self.sizes) if self.sizes is not None else None,
                 "strides": list(self.strides) if self.strides is not None else None,
-                "notes": list(self.notes)}
+                "notes": list(self.notes),
+                "first_offsets": str(self.first_offsets) if self.first_offsets is not None else None,
+                "signed_strides": list(self.signed_strides) if self.signed_strides is not None else None}
 
 
 class TileError(ValueError):
@@ -93,6 +99,7 @@ def propagate(m: IndexingMap, output_dims: Sequence[int], sizes: Sequence[int],
     ranges = frozenset(v for e in composed.results for v in e.variables() if v.kind == RANGE)
     movable = elements | ranges
     offsets, out_sizes, out_strides, notes = [], [], [], []
+    firsts, signed = [], []
     seen: dict = {}
     for k, expr in enumerate(composed.results):
         split = split_linear(expr, movable)
@@ -119,12 +126,38 @@ def propagate(m: IndexingMap, output_dims: Sequence[int], sizes: Sequence[int],
         offsets.append(rest + low)
         out_sizes.append(size)
         out_strides.append(stride)
+        first, step = _signed(composed, terms, low, stride, size)
+        firsts.append(rest + first)
+        signed.append(step)
+    tile_only = []
     for expr, interval in composed.constraints:
         if expr.variables() & movable:
             notes.append(f"tiles are clipped where {expr} leaves [{interval.lo}, {interval.hi}]")
-    offset_map = IndexingMap(composed.dims[:r], [], composed.runtime_vars, offsets, ())
+        elif expr.variables() & frozenset(dim(i) for i in range(r)):
+            # a condition on the tile index alone: tiles outside it read nothing
+            tile_only.append((expr, interval))
+            notes.append(f"tiles where {expr} leaves [{interval.lo}, {interval.hi}] read nothing")
+    for i, (n, size, k) in enumerate(zip(output_dims, sizes, strides or (1,) * r)):
+        if (size - 1) * k + 1 > n:
+            notes.append(f"padded tile: output dim {i} has {n} elements, the tile {size}; XLA masks "
+                         f"the padding, which reads nothing")
+    offset_map = IndexingMap(composed.dims[:r], [], composed.runtime_vars, offsets, tile_only)
     offset_map = offset_map.simplified()
-    return MapTile(True, "a tile", offset_map, tuple(out_sizes), tuple(out_strides), tuple(notes))
+    first_map = IndexingMap(composed.dims[:r], [], composed.runtime_vars, firsts, tile_only).simplified()
+    return MapTile(True, "a tile", offset_map, tuple(out_sizes), tuple(out_strides), tuple(notes),
+                   first_map, tuple(signed))
+
+
+def _signed(composed: IndexingMap, terms, low: int, stride: int, size: int):
+    """(offset read by the tile's first element, signed stride): a single element offset with a
+    negative coefficient (a reverse) walks the operand from its high end down."""
+    if len(terms) == 1 and size > 1:
+        (v, c), = terms
+        iv = _bounds(composed, v, 0)
+        if c < 0:
+            return c * iv.lo, c
+        return c * iv.lo, c
+    return low, stride
 
 
 def _split_elements(composed: IndexingMap, elements: frozenset):
