@@ -148,6 +148,27 @@ def propagate(m: IndexingMap, output_dims: Sequence[int], sizes: Sequence[int],
                    first_map, tuple(signed))
 
 
+def propagate_with_range_tiles(m: IndexingMap, output_dims: Sequence[int], sizes: Sequence[int],
+                               range_sizes: Sequence[int], strides: Optional[Sequence[int]] = None) -> MapTile:
+    """Like ``propagate``, with the map's range variables (a dot's contracted dims, a reduce's
+    reduced dims) tiled too, as XLA's ``SymbolicTileAnalysis`` tiles a dot's K: range variable
+    ``i`` is cut into tiles of ``range_sizes[i]`` and the tile index gains one dim per range
+    variable (after the output dims)."""
+    if m.is_undefined or m.is_known_empty or not m.range_vars:
+        return propagate(m, output_dims, sizes, strides)
+    if len(range_sizes) != len(m.range_vars):
+        raise TileError(f"the map has {len(m.range_vars)} range variables ("
+                        + ", ".join(f"s{i} in [{iv.lo}, {iv.hi}]" for i, iv in enumerate(m.range_vars))
+                        + f") but {len(range_sizes)} range tile sizes were given")
+    if any(iv.lo != 0 for iv in m.range_vars):
+        return MapTile(False, "a range variable does not start at 0: its tiles are not defined")
+    as_dims = m.convert_range_vars_to_dims()
+    extra = [iv.size for iv in m.range_vars]
+    all_strides = tuple(strides or (1,) * len(sizes)) + (1,) * len(extra)
+    return propagate(as_dims, tuple(output_dims) + tuple(extra), tuple(sizes) + tuple(range_sizes),
+                     all_strides)
+
+
 def _signed(composed: IndexingMap, terms, low: int, stride: int, size: int):
     """(offset read by the tile's first element, signed stride): a single element offset with a
     negative coefficient (a reverse) walks the operand from its high end down."""
