@@ -91,8 +91,11 @@ def analyse_file(path: str) -> dict:
 def _child(path: str, queue) -> None:
     try:
         queue.put(analyse_file(path))
-    except Exception as exc:   # a crash is a finding, reported with the file
-        queue.put({"crashed": 1, f"crash::{type(exc).__name__}: {str(exc)[:120]}": 1})
+    except Exception as exc:   # a crash is a finding, reported with the file and where it happened
+        import traceback
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        where = f"{os.path.relpath(frame.filename, os.path.dirname(HERE))}:{frame.lineno}"
+        queue.put({"crashed": 1, f"crash::{type(exc).__name__}: {str(exc)[:100]} at {where}": 1})
 
 
 def _run_one(path: str, timeout: float) -> dict:
@@ -137,7 +140,8 @@ def main(argv=None) -> int:
                 per_file[os.path.relpath(path, d)] = counts
                 if counts.get("timed_out") or counts.get("crashed"):
                     slow.append(os.path.relpath(path, d))
-        report[d] = {"files": len(files), "totals": dict(total), "timed_out_or_crashed": slow}
+        report[d] = {"files": len(files), "totals": dict(total), "timed_out_or_crashed": slow,
+                     "per_file": per_file}
         _print(d, len(files), total, slow, args.top)
     if args.json:
         with open(args.json, "w") as fh:

@@ -27,8 +27,6 @@ opaque("linear-algebra solver: reads whole (triangular parts of) matrices with l
 opaque("device id: no operand elements are read, the value is the executing device's id",
        "partition-id", "replica-id")
 opaque("after-all: joins tokens to order side effects; no array data is read", "after-all")
-opaque("batch-norm: reads whole feature slices and per-feature statistics; XLA expands it "
-       "into reductions before codegen", "batch-norm-training", "batch-norm-inference", "batch-norm-grad")
 opaque("dynamic shape op: the result depends on runtime dimension sizes",
        "get-dimension-size", "set-dimension-size", "dynamic-reshape")
 opaque("ragged-dot: group boundaries come from a runtime group-sizes operand", "ragged-dot")
