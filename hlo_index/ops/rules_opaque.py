@@ -12,8 +12,6 @@ from .shape_maps import generator_map, zero_result_map
 
 opaque("while: the body runs a data-dependent number of times over the whole loop state, "
        "so no static element map exists; analyse the body computation instead", "while")
-opaque("conditional: the branch that runs is chosen at runtime and each branch reads its "
-       "operand differently; analyse the branch computations instead", "conditional")
 opaque("custom-call: runs external code whose element access pattern is unknown (targets with "
        "published semantics are in rules_custom_call.py)", "custom-call")
 opaque("random number generation: output values come from generator state, not from "
