@@ -81,3 +81,19 @@ def conditional_input_to_output(instr: Instruction, operand_index: int) -> list[
         return [(IndexingMap.undefined("conditional: input-to-output maps of a tuple-shaped branch operand"),)] \
             * outputs
     return list(computation_input_to_output(comp, 0))
+
+
+@output_to_input_rule("while")
+def while_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
+    from .loop_maps import loop_matrix
+    matrix = loop_matrix(instr)
+    if isinstance(matrix, str):
+        return [OperandMaps(0, (IndexingMap.undefined(matrix),))]
+    row = matrix.get(output_index, {})
+    return [OperandMaps(0, maps, k) for k, maps in sorted(row.items())] or [OperandMaps(0, ())]
+
+
+@input_to_output_rule("while")
+def while_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
+    reason = "while: input-to-output maps of the tuple-shaped loop state (use output-to-input)"
+    return [(IndexingMap.undefined(reason),) for _ in range(instr.shape.num_outputs)]

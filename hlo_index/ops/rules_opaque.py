@@ -10,8 +10,6 @@ from ..hlo.model import Instruction
 from .registry import OperandMaps, input_to_output_rule, opaque, output_to_input_rule
 from .shape_maps import generator_map, zero_result_map
 
-opaque("while: the body runs a data-dependent number of times over the whole loop state, "
-       "so no static element map exists; analyse the body computation instead", "while")
 opaque("custom-call: runs external code whose element access pattern is unknown (targets with "
        "published semantics are in rules_custom_call.py)", "custom-call")
 opaque("random number generation: output values come from generator state, not from "

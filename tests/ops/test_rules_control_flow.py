@@ -83,3 +83,91 @@ def test_constant_predicate_reads_only_the_branch_taken():
     sel, x0, x1 = output_to_input(module.entry.root)
     assert sel.maps[0].num_results == 0
     assert x0.maps == () and str(x1.maps[0]).startswith("(d0, d1) -> (d0, -d1 + 2)")
+
+
+# ---- while -------------------------------------------------------------------------------------
+
+# Loop bodies on the state (s32[] i, f32[A,B] acc, f32[A,B] x): the new acc from acc and x.
+STEPS = {
+    "accumulate": "n = f32[{A},{B}] add(acc, x)",
+    "reverse": "n = f32[{A},{B}] reverse(acc), dimensions={{1}}",
+    "row_sum": "z = f32[] constant(0)\n  s = f32[{A}] reduce(acc, z), dimensions={{1}}, to_apply=add\n"
+               "  n = f32[{A},{B}] broadcast(s), dimensions={{0}}",
+    "shift": "c = f32[{A},1] slice(acc), slice={{[0:{A}], [0:1]}}\n  r = f32[{A},{B1}] slice(acc), "
+             "slice={{[0:{A}], [1:{B}]}}\n  n = f32[{A},{B}] concatenate(r, c), dimensions={{1}}",
+    "overwrite": "n = f32[{A},{B}] negate(x)",
+}
+
+
+def while_module(a: int, b: int, step: str, start: int, bound: int, data_dependent: bool) -> str:
+    body = STEPS[step].format(A=a, B=b, B1=b - 1)
+    cond = ("  i = s32[] get-tuple-element(p), index=0\n  k = s32[] constant({bound})\n"
+            "  ROOT lt = pred[] compare(i, k), direction=LT").format(bound=bound)
+    if data_dependent:
+        cond = ("  acc = f32[{A},{B}] get-tuple-element(p), index=1\n  z = f32[] constant(0)\n"
+                "  s = f32[] reduce(acc, z), dimensions={{0,1}}, to_apply=add\n"
+                "  ROOT gt = pred[] compare(s, z), direction=GT").format(A=a, B=b)
+    state = f"(s32[], f32[{a},{b}], f32[{a},{b}])"
+    return f"""HloModule m
+add {{
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}}
+body {{
+  p = {state} parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  acc = f32[{a},{b}] get-tuple-element(p), index=1
+  x = f32[{a},{b}] get-tuple-element(p), index=2
+  {body}
+  ROOT t = {state} tuple(j, n, x)
+}}
+cond {{
+  p = {state} parameter(0)
+{cond}
+}}
+ENTRY e {{
+  acc0 = f32[{a},{b}] parameter(0)
+  x0 = f32[{a},{b}] parameter(1)
+  i0 = s32[] constant({start})
+  init = {state} tuple(i0, acc0, x0)
+  ROOT w = {state} while(init), condition=cond, body=body
+}}
+"""
+
+
+@SETTINGS
+@given(st.data())
+def test_while_matches_reference(data):
+    a, b = data.draw(st.integers(1, 2)), data.draw(st.integers(2, 4))
+    step = data.draw(st.sampled_from(sorted(STEPS)))
+    start, trips = data.draw(st.integers(-3, 3)), data.draw(st.integers(0, 7))
+    dependent = data.draw(st.booleans()) and step != "overwrite"
+    module = parse_module_text(while_module(a, b, step, start, start + trips, dependent))
+    assert check_against_reference(module.entry.root) > 0
+
+
+def test_scan_loop_reads_rows_and_counts_trips():
+    from hlo_index.ops.loop_maps import known_trip_count
+    module = parse_module_text(while_module(2, 3, "reverse", 0, 5, False))
+    w = module.entry.root
+    assert known_trip_count(w) == 5
+    rows = {om.operand_output: om.maps for om in output_to_input(w, 1)}
+    # five reversals: acc reads acc0 reversed, and the counter (the condition) as a scalar
+    assert [str(m).split(",")[0:2] for m in rows[1]] == [["(d0", " d1) -> (d0"]]
+    assert rows[1][0].read_set((0, 0)) == {(0, 2)}
+    assert rows[0][0].num_results == 0
+
+
+def test_periodic_loop_is_read_off_its_period():
+    module = parse_module_text(while_module(1, 3, "shift", 0, 100, False))
+    rows = {om.operand_output: om.maps for om in output_to_input(module.entry.root, 1)}
+    assert rows[1][0].read_set((0, 0)) == {(0, 100 % 3)}
+
+
+def test_long_loop_that_never_stabilises_is_undefined_with_the_budget():
+    module = parse_module_text(while_module(1, 30, "shift", 0, 100, False))
+    (om,) = [om for om in output_to_input(module.entry.root, 1) if om.maps and om.maps[0].is_undefined]
+    assert "do not stabilise" in om.maps[0].undefined_reason
