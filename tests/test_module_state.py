@@ -107,7 +107,7 @@ def _work(tmp_path: Path) -> None:
             paths.append(str(CORPUS / sub))
     commands = [
         ["analyze", *paths, "--format", "json", "--direction", "both"],
-        ["analyze", *paths, "--direction", "both", "--verify"],
+        ["analyze", *paths[:2], "--direction", "both", "--verify"],   # the reference walk is slow on loops
         ["analyze", str(loop), "--instruction", "w", "--physical"],
         ["check", *paths, "--exit-zero"],
         ["stats", *paths],
