@@ -28,7 +28,7 @@ layouts are row-major without tiles is a reshape and is treated as one.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import prod
 from typing import Optional
 
@@ -38,7 +38,7 @@ from ..affine import IndexingMap
 from ..hlo import build
 from ..hlo.model import Computation, Instruction, Module
 from .. import ops
-from .reorder_rewrite import rewrite_module_text
+from .reorder_rewrite import rewrite_instructions_text, rewrite_module_text
 from .reorder_runtime import in_original_runtime_vars, new_slice_instruction, runtime_dims, scaled_offset
 from .slices import (RESHAPE_THEN_SLICE, SLICE_OPS, SLICE_THEN_RESHAPE, SliceSpec, Verdict, slice_dims,
                      slice_of, slice_text)
@@ -52,13 +52,22 @@ class ReorderChain:
     order: str
     verdict: str                 # legal | illegal | unprovable
     reason: str
-    rewrite_module: Optional[str] = None
+    rewrite: Optional[str] = None       # the instructions replacing the pair (HLO text)
     swapped_first_shape: Optional[tuple[int, ...]] = None   # the new intermediate's dims
+    # what the whole rewritten module is built from, on request only (it is as large as the input)
+    rewrite_parts: Optional[tuple] = field(default=None, compare=False, repr=False)
 
-    def to_json(self) -> dict:
-        return {"slice": self.slice, "reshape": self.reshape, "order": self.order,
-                "verdict": self.verdict, "reason": self.reason,
-                "rewrite_module": self.rewrite_module}
+    @property
+    def rewrite_module(self) -> Optional[str]:
+        return None if self.rewrite_parts is None else rewrite_module_text(*self.rewrite_parts)
+
+    def to_json(self, rewrite_module_path: Optional[str] = None) -> dict:
+        out = {"slice": self.slice, "reshape": self.reshape, "order": self.order,
+               "verdict": self.verdict, "reason": self.reason, "condition": None,
+               "rewrite": self.rewrite}
+        if rewrite_module_path is not None:
+            out["rewrite_module"] = rewrite_module_path
+        return out
 
 
 # ---- finding pairs ---------------------------------------------------------------------------
@@ -292,9 +301,9 @@ def analyse_pair(module: Module, comp: Computation, first: Instruction, second: 
         verdict, reason, swapped = _decide(first, second, order)
     except Verdict as v:
         return ReorderChain(**names, verdict=v.verdict, reason=v.reason)
-    rewrite = rewrite_module_text(module, comp, first, second, swapped)
-    return ReorderChain(**names, verdict=verdict, reason=reason, rewrite_module=rewrite,
-                        swapped_first_shape=tuple(swapped[0].shape.dims))
+    parts = (module, comp, first, second, swapped)
+    return ReorderChain(**names, verdict=verdict, reason=reason, rewrite=rewrite_instructions_text(*parts),
+                        swapped_first_shape=tuple(swapped[0].shape.dims), rewrite_parts=parts)
 
 
 def _decide(first: Instruction, second: Instruction, order: str):

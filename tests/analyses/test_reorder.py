@@ -106,7 +106,19 @@ def test_cli_json_and_errors(tmp_path):
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert [c["verdict"] for m in data["modules"] for c in m["chains"]] == ["legal", "illegal"]
-    assert set(data["modules"][0]["chains"][0]) == {"slice", "reshape", "order", "verdict", "reason", "rewrite_module"}
+    assert data["schema"] == "hlo-index/1"
+    assert set(data["modules"][0]["chains"][0]) == {"slice", "reshape", "order", "verdict", "reason", "condition",
+                                                     "rewrite"}
+    # the rewrite is the instructions that change, parsed back in place of the pair
+    chain = data["modules"][0]["chains"][0]
+    assert chain["condition"] is None and "slice(" in chain["rewrite"] and "reshape(" in chain["rewrite"]
+    # the whole module only on request, written to a file the JSON names
+    out = tmp_path / "rewrites"
+    result = CliRunner().invoke(main, ["bubble", "--format", "json", "--write-rewrites", str(out), *files])
+    chain = json.loads(result.output)["modules"][0]["chains"][0]
+    written = parse_module_text(open(chain["rewrite_module"]).read())
+    assert analyse_module(written)[0].order == "reshape_then_slice"
+    assert "rewrite_module" not in json.loads(result.output)["modules"][1]["chains"][0]
     bad = tmp_path / "bad.hlo"
     bad.write_text("HloModule m\nENTRY e {\n  p0 = f32[4 parameter(0)\n}\n")
     runner = CliRunner(mix_stderr=False) if "mix_stderr" in CliRunner.__init__.__code__.co_varnames else CliRunner()
