@@ -44,7 +44,10 @@ def command(paths: tuple[str, ...], output_format: str, input_kind: str, rewrite
     modules, failed = [], False
     files = []
     for path in paths:
-        files.extend(hlo_files_in(path) if path != "-" and os.path.isdir(path) else [path])
+        if path != "-" and os.path.isdir(path):
+            files.extend(sorted(set(hlo_files_in(path)) | set(_mlir_files_in(path))))
+        else:
+            files.append(path)
     for path in files:
         display = "<stdin>" if path == "-" else path
         try:
@@ -81,6 +84,11 @@ def command(paths: tuple[str, ...], output_format: str, input_kind: str, rewrite
         _print_text(modules, rewrite_dir)
     if failed:
         sys.exit(2)
+
+
+def _mlir_files_in(directory: str) -> list[str]:
+    return [os.path.join(root, name) for root, _, names in os.walk(directory) for name in names
+            if name.endswith(".mlir")]
 
 
 def _chain_json(kind: str, module: str, chain, rewrite_dir: str | None) -> dict:

@@ -81,7 +81,7 @@ def _single_progression(order: str, g: Group) -> Optional[GroupResult]:
             dims[k] = g.x[0]
             spec = [(Const(0), Const(1), Const(1))] * len(g.z)
             spec[k] = (g.offsets[0], g.z[k], g.strides[0])
-            return GroupResult("legal", "the expanded dims are all 1 long but one: the slice carries over",
+            return GroupResult("legal", "the reshape only adds or removes unit dims here: the slice carries over",
                                new_dims=dims, new_slice=spec)
         return _progression_if_one(g, g.x, collapse_first=True)
     if len(g.x) == 1:          # expand then slice: a box of y, one dim at most longer than 1
@@ -163,6 +163,12 @@ def _enumerate(order: str, g: Group) -> GroupResult:
     exprs = g.offsets + g.sizes + g.strides + (g.z if order == SLICE_FIRST else [])
     symbols = sorted(set().union(*(e.free() for e in exprs)))
     bound = max(product(g.x).value({}), product(g.y).value({}), 1)
+    for e in exprs:   # a value past the dims can still give a valid offset through a division
+        stretch = _division_stretch(e)
+        if stretch is None:
+            return GroupResult("unprovable", f"{e} is not increasing in its runtime values, so the "
+                                             f"dims do not bound the values to check")
+        bound *= stretch
     if (bound + 1) ** len(symbols) > 64 * ENUMERATION_BUDGET:
         return GroupResult("unprovable", f"{len(symbols)} runtime values over {bound + 1} positions each: "
                                          f"more than the enumeration budget of {ENUMERATION_BUDGET}")
@@ -208,6 +214,26 @@ def _enumerate(order: str, g: Group) -> GroupResult:
                      f"e.g. at {_env_text(illegal[0])}: {illegal[2].reason}")
     result.counterexample = {"values": illegal[0], **_counterexample(illegal[1], illegal[2].reason)}
     return result
+
+
+def _division_stretch(e: Expr) -> Optional[int]:
+    """How far past the dims a runtime value can go and still give an in-range ``e``: the product
+    of the constant divisors in ``e`` (1 for sums and products with positive constants); None
+    when ``e`` is not non-decreasing in its values (a subtraction, a runtime divisor)."""
+    from .symbolic import Bin, Select
+    if isinstance(e, Select):
+        return None
+    if not isinstance(e, Bin):
+        return 1 if e.constant is None or e.constant >= 0 else None
+    if e.op in ("+", "*"):
+        a, b = _division_stretch(e.a), _division_stretch(e.b)
+        if a is None or b is None or (e.op == "*" and any(x.constant is not None and x.constant < 0 for x in (e.a, e.b))):
+            return None
+        return a * b
+    if e.op in ("floordiv", "mod") and e.b.constant is not None and e.b.constant > 0:
+        a = _division_stretch(e.a)
+        return None if a is None else a * e.b.constant
+    return None
 
 
 def _env_text(env: dict) -> str:

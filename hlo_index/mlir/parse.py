@@ -41,7 +41,7 @@ def looks_like_mlir(text: str) -> bool:
     head = text[:20000]
     if "HloModule" in head.split("func.func")[0].split("util.func")[0]:
         return False
-    return any(k in head for k in ("func.func", "util.func", "builtin.module", "module {", "tensor<"))
+    return any(k in head for k in ("func.func", "util.func", "builtin.module")) or head.lstrip().startswith("module")
 
 
 def _context():
@@ -74,7 +74,7 @@ def parse_mlir(text: str, path: str = "<input>") -> ParsedModule:
         module = NamingParser(_context(), text, name=path).parse_module()
     except ParseError as e:
         loc = e.span.get_location()
-        raise MlirError(error(e.msg, loc.line, loc.col, path, line_of(text, loc.line))) from None
+        raise MlirError(error(e.msg.strip() or "syntax error", loc.line, loc.col, path, line_of(text, loc.line))) from None
     try:
         module.verify()
     except VerifyException as e:
