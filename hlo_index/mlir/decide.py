@@ -309,7 +309,7 @@ def _expand_rows(g: Group) -> GroupResult:
     why = (f"expanding first needs rows of {step} elements of the {n}-long source, with the start "
            f"inside a row's first {s}" if s.constant != 1 else
            f"expanding first needs rows of {step} elements of the {n}-long source, starting at a row")
-    return _from_condition(cond, why, dims, spec)
+    return _from_condition(SLICE_FIRST, g, cond, why, dims, spec)
 
 
 def _nested_progression(order: str, g: Group) -> GroupResult:
@@ -335,16 +335,42 @@ def _nested_progression(order: str, g: Group) -> GroupResult:
         if g.sizes[i].constant != 1:
             stride = select(compare("!=", g.sizes[i], 1), mul(g.strides[i], rows[i]), stride)
     spec = [(offset, product(g.sizes), stride)]
-    return _from_condition(cond, "the elements taken must be one progression of the flattened dims",
+    return _from_condition(order, g, cond, "the elements taken must be one progression of the flattened dims",
                            [product(dims)], spec)
 
 
-def _from_condition(cond: Cond, why: str, dims, spec) -> GroupResult:
+def _from_condition(order: str, g: Group, cond: Cond, why: str, dims, spec) -> GroupResult:
     if cond == TRUE:
         return GroupResult("legal", why + ": always the case here", new_dims=dims, new_slice=spec)
+    found = _failing_values(order, g, cond)
     if cond == FALSE:
-        return GroupResult("illegal", why + ": never the case here", FALSE)
-    return GroupResult("conditional", why + f": {cond}", cond, new_dims=dims, new_slice=spec)
+        return GroupResult("illegal", why + ": never the case here", FALSE, counterexample=found)
+    return GroupResult("conditional", why + f": {cond}", cond, new_dims=dims, new_slice=spec,
+                       counterexample=found)
+
+
+def _failing_values(order: str, g: Group, cond: Cond, limit: int = 128, budget: int = 20000) -> Optional[dict]:
+    """Small values of the runtime quantities that make the pair valid and ``cond`` false, with
+    what the engine finds there (why no swapped pair exists)."""
+    quantities = g.x + g.y + g.offsets + g.sizes + g.strides + g.z
+    symbols = sorted(set().union(*(q.free() for q in quantities)) | cond.free())
+    while symbols and limit > 2 and (limit + 1) ** len(symbols) > budget:
+        limit //= 2
+    if not symbols or (limit + 1) ** len(symbols) > budget:
+        return None
+    for values in itertools.product(range(limit + 1), repeat=len(symbols)):
+        env = dict(zip(symbols, values))
+        try:
+            if cond.holds(env):
+                continue
+            c = _concrete(order, g, env)
+        except ZeroDivisionError:
+            continue
+        if _valid(order, c) and all(d >= 1 for d in c.x + c.y):
+            out = engine.run(c)
+            if out.verdict == "illegal":
+                return {"values": env, **_counterexample(c, out.reason)}
+    return None
 
 
 __all__ = ["GroupResult", "decide", "lift"]

@@ -109,6 +109,10 @@ def test_case(case):
             continue
         if want == "conditional":
             assert chain.condition
+            # a concrete counterexample: values where the condition fails and the pair cannot swap
+            values = chain.counterexample["values"]
+            env = {re.sub(r"dim\(%(\w+), (\d+)\)", r"D_\1_\2", k).replace("%", "V_"): v for k, v in values.items()}
+            assert not condition_fn(chain.condition)(env) and chain.counterexample["differs"]
         if any(h in case["mlir"] for h in HUGE):
             continue
         function = function_of(case["mlir"], chain.function)
