@@ -10,7 +10,7 @@ from .decide import GroupResult, decide
 from .emit import Emitter, reshape_line, slice_line, tensor_type
 from .pairs import SLICE_FIRST, Pair, find_pairs
 from .parse import ParsedModule, parse_mlir
-from .symbolic import TRUE, all_of
+from .symbolic import TRUE, Sym, all_of, product
 
 
 @dataclass(frozen=True)
@@ -91,26 +91,35 @@ def _rewrite(pair: Pair, results: list[GroupResult], taken, types) -> tuple[Opti
             groups.append(list(range(len(dims), len(dims) + len(r.new_dims))))
             dims.extend(r.new_dims)
             spec.extend(r.new_slice)
+        source, source_type, cast = pair.source_name, pair.source_type, None
+        if pair.kind == "expand":
+            # MLIR wants a source dim dynamic when a dim it expands into is: cast it first
+            loose = [Sym("?") if any(dims[i].constant is None for i in grp) else x
+                     for x, grp in zip(pair.x_dims, groups)]
+            if loose != pair.x_dims:
+                source, source_type = em.fresh("cast"), tensor_type(loose, pair.element)
+                cast = f"{source} = tensor.cast {pair.source_name} : {pair.source_type} to {source_type}"
         if len(dims) != len(pair.x_dims):
             mid = em.fresh("reshaped")
             mid_type = tensor_type(dims, pair.element)
-            first = reshape_line(em, mid, pair.kind, pair.source_name,
+            first = reshape_line(em, mid, pair.kind, source,
                                  groups if pair.kind == "expand" else _collapse_groups(pair, results),
-                                 pair.source_type, dims, pair.element)
+                                 source_type, dims, pair.element)
         else:
-            mid, mid_type, first = pair.source_name, pair.source_type, None
+            mid, mid_type, first, cast = pair.source_name, pair.source_type, None, None
         second = slice_line(em, result, mid, spec, mid_type, pair.result_type)
-        lines = em.lines + ([first] if first else []) + [second]
+        lines = em.lines + [line for line in (cast, first) if line] + [second]
         return "\n".join(lines), ""
     # reshape first: slice the source box, then reshape it to the result
     spec, box_dims, reassoc = [], [], []
     for g, r in zip(pair.groups, results):
         if pair.kind == "expand":
             (o, n, s), = r.new_slice
-            spec.append((o, n, s))
-            if g.z_index:
+            if g.z_index:   # the box is as long as the dims it expands into (static when they are)
+                n = product(g.z)
                 reassoc.append(list(g.z_index))
                 box_dims.append(n)
+            spec.append((o, n, s))
         else:
             spec.extend(r.new_slice)
             if g.z_index:

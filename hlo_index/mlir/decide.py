@@ -297,19 +297,41 @@ def _expand_rows(g: Group) -> GroupResult:
         unit_dim = FALSE if (s.constant == 1 and a[j] == rows[j]) else compare("==", a[j], 1)
         parts.append(any_of(unit_dim, unit_row, fits))
     cond = all_of(*parts)
-    k = next((j for j, d in enumerate(a) if d.constant != 1), 0)
-    inner = rows[k]
-    step = mul(s, inner)
-    dims = list(a[:k]) + [floordiv(n, step)] + list(a[k + 1:-1]) + ([mul(a[-1], s)] if k < len(a) - 1 else [])
-    spec = [(Const(0), a[j], Const(1)) for j in range(k)]
-    spec.append((floordiv(o, step), a[k], Const(1) if k < len(a) - 1 else s))
-    spec += [(Const(0), a[j], Const(1)) for j in range(k + 1, len(a) - 1)]
-    if k < len(a) - 1:
-        spec.append((mod(o, step), a[-1], s))
+    dims, spec = _expand_rows_candidate(n, o, s, a, 0)
+    step = mul(s, rows[next((j for j, d in enumerate(a) if d.constant != 1), 0)])
     why = (f"expanding first needs rows of {step} elements of the {n}-long source, with the start "
            f"inside a row's first {s}" if s.constant != 1 else
            f"expanding first needs rows of {step} elements of the {n}-long source, starting at a row")
     return _from_condition(SLICE_FIRST, g, cond, why, dims, spec)
+
+
+def _expand_rows_candidate(n: Expr, o: Expr, s: Expr, a: list[Expr], start: int):
+    """The swapped pair when the first expanded dim longer than 1 is the first one at or after
+    ``start`` not statically 1; a runtime dim that may be 1 splits into both cases, joined by
+    ``arith.select`` per quantity (the rank is the same either way)."""
+    m = len(a)
+    k = next((j for j in range(start, m) if a[j].constant != 1), None)
+    if k is None or k == m - 1:           # one dim longer than 1 at most: it takes the source
+        p = m - 1
+        dims = list(a)
+        dims[p] = n
+        spec = [(Const(0), a[j], Const(1)) for j in range(m)]
+        spec[p] = (o, a[p], s)
+        return dims, spec
+    rows = _row_sizes(a)
+    step = mul(s, rows[k])
+    dims = list(a[:k]) + [floordiv(n, step)] + list(a[k + 1:-1]) + [mul(a[-1], s)]
+    spec = [(Const(0), a[j], Const(1)) for j in range(k)]
+    spec.append((floordiv(o, step), a[k], Const(1)))
+    spec += [(Const(0), a[j], Const(1)) for j in range(k + 1, m - 1)]
+    spec.append((mod(o, step), a[-1], s))
+    if a[k].constant is not None:
+        return dims, spec
+    other_dims, other_spec = _expand_rows_candidate(n, o, s, a, k + 1)
+    long = compare("!=", a[k], 1)
+    dims = [select(long, x, y) for x, y in zip(dims, other_dims)]
+    spec = [tuple(select(long, x, y) for x, y in zip(t, u)) for t, u in zip(spec, other_spec)]
+    return dims, spec
 
 
 def _nested_progression(order: str, g: Group) -> GroupResult:

@@ -40,10 +40,12 @@ class Emitter:
             name = self.fresh("d")
             self.lines.append(f"{name} = tensor.dim {tensor}, {k_value} : {self.types[tensor]}")
         elif isinstance(e, Select):
-            a, b = self.index(e.cond.a), self.index(e.cond.b)
-            flag = self.fresh("p")
-            pred = {"==": "eq", "!=": "ne", "<": "ult", "<=": "ule", ">": "ugt", ">=": "uge"}[e.cond.op]
-            self.lines.append(f"{flag} = arith.cmpi {pred}, {a}, {b} : index")
+            flag = self.values.get(e.cond)
+            if flag is None:
+                a, b = self.index(e.cond.a), self.index(e.cond.b)
+                flag = self.values[e.cond] = self.fresh("p")
+                pred = {"==": "eq", "!=": "ne", "<": "ult", "<=": "ule", ">": "ugt", ">=": "uge"}[e.cond.op]
+                self.lines.append(f"{flag} = arith.cmpi {pred}, {a}, {b} : index")
             x, y = self.index(e.a), self.index(e.b)
             name = self.fresh("i")
             self.lines.append(f"{name} = arith.select {flag}, {x}, {y} : index")

@@ -86,6 +86,11 @@ def run(function, args: list) -> dict:
                 elif static != 1:
                     raise Invalid("not a rank reduction")
             env[op.result] = data.reshape(keep)
+        elif isinstance(op, tensor.CastOp):
+            src = env[op.source]
+            if any(d >= 0 and d != n for d, n in zip(op.dest.type.get_shape(), src.shape)):
+                raise Invalid("tensor.cast to an incompatible static shape")
+            env[op.dest] = src
         elif isinstance(op, tensor.ExpandShapeOp):
             src = env[op.src]
             shape = _mixed(op.static_output_shape, op.dynamic_output_shape, env)
