@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .symbolic import Cond, Const, Expr, any_of, all_of, compare, floordiv, mod, mul
+from .symbolic import Cond, Const, Expr, any_of, all_of, compare, floordiv, mod, mul, select
 
 MAX_MODULUS = 256
 
@@ -73,8 +73,26 @@ def _sym(name: str) -> Expr:
 
 
 def fit_expression(values: list[int], envs: list[dict], exprs: list[Expr]) -> Optional[Expr]:
-    """An expression equal to ``values`` at every env: a constant, c * E, E floordiv c,
-    E mod c, (E floordiv c) mod d or E floordiv c * d for a runtime expression E."""
+    """An expression equal to ``values`` at every env: a constant, E, c * E, E floordiv c,
+    E mod c or (E floordiv c) mod d for a runtime expression E; else one of those where E != c
+    and a constant where E == c (``arith.select``)."""
+    found = _fit(values, envs, exprs)
+    if found is not None:
+        return found
+    for e in _bases(exprs):
+        xs = [e.value(env) for env in envs]
+        for c in sorted(set(xs)):
+            rest = [(v, env) for v, env, x in zip(values, envs, xs) if x != c]
+            special = {v for v, x in zip(values, xs) if x == c}
+            if len(special) != 1 or not rest:
+                continue
+            f = _fit([v for v, _ in rest], [env for _, env in rest], exprs)
+            if f is not None:
+                return select(compare("!=", e, c), f, Const(special.pop()))
+    return None
+
+
+def _fit(values: list[int], envs: list[dict], exprs: list[Expr]) -> Optional[Expr]:
     if len(set(values)) == 1:
         return Const(values[0])
     for e in _bases(exprs):
