@@ -11,18 +11,24 @@ def _users(comp: Computation, instr: Instruction) -> list[Instruction]:
     return [i for i in comp.instructions if instr.name in i.operand_names]
 
 
+def module_names(module: Module) -> frozenset:
+    return frozenset(i.name for c in module.computations for i in c.instructions)
+
+
 def _replacement(module: Module, comp: Computation, first: Instruction, second: Instruction,
-                 swapped: tuple) -> tuple[list[Instruction], bool]:
+                 swapped: tuple, names: frozenset | None = None) -> tuple[list[Instruction], bool]:
     """The instructions that replace ``second`` (new constants, the swapped pair; the pair's
     result keeps its name and ROOT mark, so users and the ENTRY are unchanged) and whether
-    ``first`` goes away (it has no other user)."""
-    taken = {i.name for c in module.computations for i in c.instructions}
+    ``first`` goes away (it has no other user). ``names``: the module's instruction names, when
+    the caller already has them (one set per module, not one per chain)."""
+    taken = names if names is not None else module_names(module)
+    added: set[str] = set()
     renamed: dict[str, str] = {}
 
     def fresh(name: str) -> str:
-        while name in taken:
+        while name in taken or name in added:
             name += "_"
-        taken.add(name)
+        added.add(name)
         return name
 
     extras = []
@@ -42,10 +48,10 @@ def _replacement(module: Module, comp: Computation, first: Instruction, second: 
 
 
 def rewrite_instructions_text(module: Module, comp: Computation, first: Instruction, second: Instruction,
-                              swapped: tuple) -> str:
+                              swapped: tuple, names: frozenset | None = None) -> str:
     """HLO text of the instructions replacing the pair, one per line."""
     from ..hlo.printer import format_instruction
-    new, _ = _replacement(module, comp, first, second, swapped)
+    new, _ = _replacement(module, comp, first, second, swapped, names)
     return "\n".join(format_instruction(i) for i in new)
 
 
