@@ -386,9 +386,26 @@ def _decide(first: Instruction, second: Instruction, order: str):
     return "legal", f"{detail} ({why})", swapped + (tuple(extras),)
 
 
+def decide_swap(first: Instruction, second: Instruction, order: str):
+    """``("legal", reason, (new first, new second, new constants))`` for a pair whose other
+    order computes the same tensor; raises ``Verdict`` (illegal / unprovable) otherwise."""
+    return _decide(first, second, order)
+
+
+def pair_map(first: Instruction, second: Instruction) -> IndexingMap:
+    """The composed output -> source map of ``second(first(x))``."""
+    return _operand_map(first).compose(_operand_map(second))
+
+
+def same_maps(a: IndexingMap, b: IndexingMap) -> tuple[bool, str]:
+    """Whether two maps read the same source element for every output, and if not where not."""
+    return _same(a, b)
+
+
 def _dims(dims) -> str:
     return "[" + ",".join(str(d) for d in dims) + "]"
 
 
-__all__ = ["ReorderChain", "analyse_module", "analyse_pair", "find_pairs", "is_reshape", "reshape_groups",
+__all__ = ["ReorderChain", "analyse_module", "analyse_pair", "decide_swap", "find_pairs", "is_reshape", "pair_map",
+           "reshape_groups", "same_maps",
            "rewrite_module_text", "SLICE_THEN_RESHAPE", "RESHAPE_THEN_SLICE"]

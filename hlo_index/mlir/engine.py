@@ -50,7 +50,7 @@ def run(c: Concrete) -> Outcome:
             first = build.instruction("reshape", shape(c.y), [x], name="r")
             second = build.instruction("slice", shape(c.sizes), [first], name="s",
                                        slice=_slice_dims(c.offsets, c.sizes, c.strides))
-        verdict, reason, swapped = reorder._decide(first, second, c.order)
+        verdict, reason, swapped = reorder.decide_swap(first, second, c.order)
     except Verdict as v:
         return Outcome(v.verdict, v.reason)
     except (ValueError, ZeroDivisionError) as e:
@@ -79,7 +79,5 @@ def compare(c: Concrete, new_dims, new_slice) -> Optional[str]:
                                          slice=_slice_dims(c.offsets, c.sizes, c.strides)),)
         new = (build.instruction("slice", shape(sizes), [x], slice=_slice_dims(offs, sizes, strides)),)
         new = new + (build.instruction("reshape", shape(c.sizes), [new[0]]),)
-    a = reorder._operand_map(orig[0]).compose(reorder._operand_map(orig[1]))
-    b = reorder._operand_map(new[0]).compose(reorder._operand_map(new[1]))
-    same, why = reorder._same(a, b)
+    same, why = reorder.same_maps(reorder.pair_map(*orig), reorder.pair_map(*new))
     return None if same else why
