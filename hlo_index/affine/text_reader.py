@@ -50,23 +50,29 @@ def tokens_of(text: str) -> tuple[str, ...]:
 
 
 class _Groups:
-    """Where each parenthesis closes, and the value of each parenthesised group already read,
-    keyed by its tokens: text made by substitution repeats groups many times, and each distinct
-    one is read once."""
+    """Where each parenthesis closes (found at the first group), and the value of each
+    parenthesised group already read, keyed by its tokens: text made by substitution repeats
+    groups many times, and each distinct one is read once."""
 
-    __slots__ = ("closing", "values")
+    __slots__ = ("tokens", "_closing", "values")
 
     def __init__(self, tokens: tuple[str, ...]) -> None:
-        self.closing: dict[int, int] = {}
+        self.tokens = tokens
+        self._closing: dict[int, int] | None = None
         self.values: dict[tuple, tuple] = {}
-        opened = []
-        for i in [i for i, t in enumerate(tokens) if t == "(" or t == ")"]:
-            if tokens[i] == "(":
-                opened.append(i)
-            else:
-                self.closing[opened.pop()] = i
-        if opened:
-            raise _GiveUp
+
+    def closing(self, i: int) -> int:
+        if self._closing is None:
+            tokens, closing, opened = self.tokens, {}, []
+            for j in [j for j, t in enumerate(tokens) if t == "(" or t == ")"]:
+                if tokens[j] == "(":
+                    opened.append(j)
+                else:
+                    closing[opened.pop()] = j
+            if opened:
+                raise _GiveUp
+            self._closing = closing
+        return self._closing[i]
 
 
 def read_map(text: str) -> IndexingMap | None:
@@ -213,7 +219,7 @@ def _expression(tokens: tuple[str, ...], i: int, scope: dict, groups: _Groups
             elif token.isdigit():
                 vk, ve = int(token), None
             elif token == "(":
-                end = closing[i - 1]
+                end = closing(i - 1)
                 group = tokens[i:end]
                 known = values.get(group)
                 if known is None:
