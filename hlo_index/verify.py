@@ -11,10 +11,23 @@ Input-to-output maps are checked from both sides on samples: every (operand elem
 element) pair the reference walk finds for a sampled output element must be given by the
 operand's input-to-output maps, and every output element those maps give for a sampled operand
 element (a few of them) must read that operand element according to the reference walk.
+
+Sampling (``samples`` = 8 by default), deterministic: the generator is seeded from the target's
+own structure (opcodes and shapes, never names or time), so a run repeats exactly and identical
+fusions are checked at identical elements.
+* per output: ``samples`` elements, the first and last element plus random ones; for each, every
+  operand's exact read set against the output-to-input maps, and up to 4 (operand element,
+  output element) pairs per operand against the input-to-output maps;
+* per operand: ``max(1, samples // 2)`` elements, the first and last plus random ones; for each
+  and each output, up to 4 of the output elements the input-to-output maps give are walked back.
+Cost: each computation's post-order and, per operand, the instructions that can reach it are
+found once per target; a walk for one operand visits only those; reference read sets are
+memoised per target; identical fusions of a module (same structure) are verified once.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import zlib
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 import numpy as np
@@ -23,7 +36,7 @@ from .affine import IndexingMap
 from .api import SelectedTarget
 from .fusion import callee_of, input_to_output, output_to_input
 from .fusion.traverse import post_order
-from .reference import operand_element_read
+from .reference import NoReference, operand_element_read, read_set
 from .hlo.model import Computation, Instruction, Module
 
 # Ops whose output-to-input maps cover more than the elements actually read (documented).
@@ -49,7 +62,8 @@ _RUNTIME_VALUES: dict[int, tuple[Instruction, dict]] = {}
 
 
 def runtime_values_for(instr: Instruction) -> dict[int, np.ndarray]:
-    """Concrete offsets / indices for an op's integer operands, seeded by the op's name.
+    """Concrete offsets / indices for an op's integer operands, seeded by the op's opcode and
+    shapes (not its name: identical computations get identical values).
 
     Any values will do: maps with runtime variables describe the union over every feasible value,
     so the reference's read set for one choice must be contained in it.
@@ -58,7 +72,8 @@ def runtime_values_for(instr: Instruction) -> dict[int, np.ndarray]:
     if hit is not None and hit[0] is instr:
         return hit[1]
     bound = max((max(o.shape.dims, default=1) for o in instr.operands if not o.shape.is_tuple), default=1)
-    rng = np.random.default_rng(sum(instr.name.encode()) + 7919 * len(instr.name))
+    rng = np.random.default_rng(_stable_seed((instr.opcode, str(instr.shape),
+                                              tuple(str(o.shape) for o in instr.operands))))
     values = {j: rng.integers(0, bound + 1, size=o.shape.dims, dtype=np.int64)
               for j, o in enumerate(instr.operands)
               if not o.shape.is_tuple and o.shape.element_type[:1] in ("s", "u") and o.opcode != "constant"}
@@ -66,8 +81,12 @@ def runtime_values_for(instr: Instruction) -> dict[int, np.ndarray]:
     return values
 
 
+def _stable_seed(value) -> int:
+    """A seed from a value's text: the same in every run and process (``hash()`` of a str is not)."""
+    return zlib.crc32(repr(value).encode())
+
+
 def _read_set(instr: Instruction, out: int, point: tuple, operand: int) -> set:
-    from .reference import NoReference, read_set
     try:
         try:
             return read_set(instr, out, point, operand, None)
@@ -81,32 +100,80 @@ def _read_set(instr: Instruction, out: int, point: tuple, operand: int) -> set:
         raise Skip(f"reference for {instr.opcode} '{instr.name}' failed: {type(exc).__name__}: {exc}") from None
 
 
+class _Walker:
+    """Backward reference walks over one computation, for the length of one target's check.
+
+    The post-order, and for each set of wanted parameters the instructions that can reach one of
+    them, are found once; reference read sets are memoised by (instruction, output, point,
+    operand). Keys hold the instruction objects themselves, alive as long as this walker."""
+
+    def __init__(self, comp: Computation, walkers: dict, reads: dict) -> None:
+        self.comp = comp
+        self.order = post_order(comp)
+        self.walkers = walkers          # Computation -> _Walker, shared by the callees' walkers
+        self.reads = reads              # (instr, out, point, operand) -> read set
+        self._params: Optional[dict[Instruction, frozenset]] = None
+        self._orders: dict[Optional[frozenset], list[Instruction]] = {None: self.order[::-1]}
+
+    def _reverse_order(self, wanted: Optional[frozenset]) -> list[Instruction]:
+        """Instructions (users first) that can reach a parameter in ``wanted`` (None: all)."""
+        found = self._orders.get(wanted)
+        if found is None:
+            if self._params is None:
+                params: dict[Instruction, frozenset] = {}
+                for instr in self.order:
+                    if instr.opcode == "parameter":
+                        params[instr] = frozenset((instr.parameter_number,))
+                    else:
+                        params[instr] = frozenset().union(*(params.get(o, frozenset()) for o in instr.operands))
+                self._params = params
+            found = [i for i in reversed(self.order) if not self._params[i].isdisjoint(wanted)]
+            self._orders[wanted] = found
+        return found
+
+    def walk(self, output_index: int, point: tuple,
+             wanted: Optional[frozenset] = None) -> dict[tuple[int, int], set]:
+        """(parameter number, tuple element) -> exact set of its elements read by ``point`` of the
+        output; with ``wanted``, only for those parameters (the rest of the graph is not walked)."""
+        need: dict[tuple[Instruction, int], set] = {(self.comp.root, output_index): {tuple(point)}}
+        found: dict[tuple[int, int], set] = {}
+        reads = self.reads
+        for instr in self._reverse_order(wanted):
+            for out in range(instr.shape.num_outputs):
+                points = need.pop((instr, out), None)
+                if not points:
+                    continue
+                if instr.opcode == "parameter":
+                    found[(instr.parameter_number, out)] = points
+                    continue
+                if len(points) > MAX_POINTS_PER_VALUE:
+                    raise Skip(f"more than {MAX_POINTS_PER_VALUE} elements of '{instr.name}' are read")
+                callee = callee_of(instr)
+                callee_walker = None
+                if callee is not None:
+                    callee_walker = self.walkers.get(callee)
+                    if callee_walker is None:
+                        callee_walker = self.walkers[callee] = _Walker(callee, self.walkers, reads)
+                for p in points:
+                    if callee_walker is not None:
+                        for (param, element), got in callee_walker.walk(out, p).items():
+                            need.setdefault((instr.operands[param], element), set()).update(got)
+                        continue
+                    for j, operand in enumerate(instr.operands):
+                        if wanted is not None and self._params.get(operand, frozenset()).isdisjoint(wanted):
+                            continue
+                        key = (instr, out, p, j)
+                        got = reads.get(key)
+                        if got is None:
+                            got = reads[key] = _read_set(instr, out, p, j)
+                        if got:
+                            need.setdefault((operand, operand_element_read(instr, out)), set()).update(got)
+        return found
+
+
 def backward_read_sets(comp: Computation, output_index: int, point: tuple) -> dict[tuple[int, int], set]:
     """(parameter number, tuple element) -> exact set of its elements read by ``point`` of the output."""
-    order = post_order(comp)
-    need: dict[tuple[int, int], set] = {(id(comp.root), output_index): {tuple(point)}}
-    found: dict[tuple[int, int], set] = {}
-    for instr in reversed(order):
-        for out in range(instr.shape.num_outputs):
-            points = need.pop((id(instr), out), None)
-            if not points:
-                continue
-            if instr.opcode == "parameter":
-                found[(instr.parameter_number, out)] = points
-                continue
-            if len(points) > MAX_POINTS_PER_VALUE:
-                raise Skip(f"more than {MAX_POINTS_PER_VALUE} elements of '{instr.name}' are read")
-            callee = callee_of(instr)
-            for p in points:
-                if callee is not None:
-                    for (param, element), got in backward_read_sets(callee, out, p).items():
-                        need.setdefault((id(instr.operands[param]), element), set()).update(got)
-                    continue
-                for j, operand in enumerate(instr.operands):
-                    got = _read_set(instr, out, p, j)
-                    if got:
-                        need.setdefault((id(operand), operand_element_read(instr, out)), set()).update(got)
-    return found
+    return _Walker(comp, {}, {}).walk(output_index, point)
 
 
 def _single_op_read_sets(instr: Instruction, output_index: int, point: tuple) -> dict[tuple[int, int], set]:
@@ -133,9 +200,8 @@ def runtime_as_range(m: IndexingMap) -> IndexingMap:
                        [(replace_variables(e, swap.get, memo), iv) for e, iv in m.constraints])
 
 
-def predicted_read_set(maps: tuple[IndexingMap, ...], point: tuple) -> set:
-    """Union over the maps (and over every feasible runtime value) of the elements they give."""
-    total: set = set()
+def _checkable(maps: tuple[IndexingMap, ...]) -> list[IndexingMap]:
+    out = []
     for m in maps:
         if m.is_undefined:
             raise Skip(f"map unknown: {m.undefined_reason}")
@@ -147,6 +213,40 @@ def predicted_read_set(maps: tuple[IndexingMap, ...], point: tuple) -> set:
             combinations *= max(iv.size, 1)
         if combinations > MAX_RANGE_COMBINATIONS:
             raise Skip(f"a map has {combinations} range-variable combinations per element")
+        out.append(m)
+    return out
+
+
+def predicted_rows(maps: tuple[IndexingMap, ...], point: tuple, distinct: bool = True) -> np.ndarray:
+    """The elements the maps give at ``point`` (union over the maps and every feasible runtime
+    value), as distinct rows in ascending order: the order of ``sorted(predicted_read_set())``,
+    without making a Python tuple of each (an image can hold every element of the output)."""
+    from .affine.evaluate import relation_at
+    found = []
+    width = None
+    for m in _checkable(maps):
+        _, results = relation_at(m, np.array([point], dtype=np.int64).reshape(1, m.num_dims), ())
+        width = results.shape[1]
+        found.append(results)
+    if not found:
+        return np.zeros((0, len(point) if width is None else width), np.int64)
+    rows = np.concatenate(found) if len(found) > 1 else found[0]
+    if not distinct or len(rows) < 2 or rows.shape[1] == 0:
+        return rows
+    # distinct rows in lexicographic order, through one row-major linear index per row (a 1-D
+    # sort is far cheaper than np.unique(axis=0))
+    low = rows.min(axis=0)
+    spans = rows.max(axis=0) - low + 1
+    if float(np.prod(spans.astype(np.float64))) >= 2.0 ** 62:
+        return np.unique(rows, axis=0)
+    linear = np.unique(np.ravel_multi_index(tuple((rows - low).T), tuple(int(n) for n in spans)))
+    return np.stack(np.unravel_index(linear, tuple(int(n) for n in spans)), axis=1) + low
+
+
+def predicted_read_set(maps: tuple[IndexingMap, ...], point: tuple) -> set:
+    """Union over the maps (and over every feasible runtime value) of the elements they give."""
+    total: set = set()
+    for m in _checkable(maps):
         total |= m.read_set(tuple(point))
     return total
 
@@ -164,28 +264,81 @@ def _fmt(point) -> str:
     return "{" + ", ".join(str(i) for i in point) + "}"
 
 
+def content_seed(selected: SelectedTarget) -> int:
+    """The sampling seed of a target, from its structure (opcodes, shapes, wiring; not names)."""
+    target = selected.target
+    comp = target if isinstance(target, Computation) else callee_of(target)
+    instructions = post_order(comp) if comp is not None else [target]
+    position = {instr: k for k, instr in enumerate(instructions)}
+    return _stable_seed([(i.opcode, str(i.shape), [position.get(o, -1) for o in i.operands])
+                         for i in instructions])
+
+
+def _identity(selected: SelectedTarget):
+    """A key equal for targets that are the same computation up to names (None: no dedup)."""
+    target = selected.target
+    comp = target if isinstance(target, Computation) else callee_of(target)
+    if comp is None:
+        return None
+    from .fusion.fingerprint import computation_fingerprint
+    return (selected.kind, computation_fingerprint(comp))
+
+
 def verify_target(selected: SelectedTarget, module: Optional[Module] = None, samples: int = 8,
-                  seed: int = 0, input_to_output_too: bool = True) -> VerifyOutcome:
+                  seed: Optional[int] = None, input_to_output_too: bool = True,
+                  verified: Optional[dict] = None) -> VerifyOutcome:
     """Compare the target's output-to-input (and input-to-output) maps with the reference walk on
-    sampled elements."""
+    sampled elements (see the module docstring for the sampling).
+
+    ``seed`` None: seeded from the target's structure. ``verified``: a dict kept for one module;
+    a target identical to one already verified there (same structure, seed and sample count)
+    takes its clean outcome: the same maps checked at the same elements give the same answer."""
+    if seed is None:
+        seed = content_seed(selected)
+    key = None
+    if verified is not None:
+        identity = _identity(selected)
+        if identity is not None:
+            key = (identity, samples, seed, input_to_output_too)
+            done = verified.get(key)
+            if done is not None:
+                return replace(done, errors=[], notes=[])
+    outcome = _verify_target(selected, samples, seed, input_to_output_too)
+    if key is not None and not outcome.errors and not outcome.notes:
+        verified[key] = outcome  # only clean outcomes: errors and notes name instructions
+    return outcome
+
+
+def _verify_target(selected: SelectedTarget, samples: int, seed: int,
+                   input_to_output_too: bool) -> VerifyOutcome:
     outcome = VerifyOutcome()
     target = selected.target
     comp = target if isinstance(target, Computation) else callee_of(target)
     rows = output_to_input(target)
+    walker = None
     if comp is not None:
-        over = any(i.opcode in OVER_APPROXIMATING_OPCODES for i in post_order(comp))
+        walker = _Walker(comp, {}, {})
+        over = any(i.opcode in OVER_APPROXIMATING_OPCODES for i in walker.order)
         shape = comp.root.shape
     else:
         over = target.opcode in OVER_APPROXIMATING_OPCODES
         shape = target.shape
     truth_cache: dict = {}
 
-    def exact(out: int, point: tuple) -> dict:
-        key = (out, point)
-        if key not in truth_cache:
-            truth_cache[key] = (backward_read_sets(comp, out, point) if comp is not None
-                                else _single_op_read_sets(target, out, point))
-        return truth_cache[key]
+    def exact(out: int, point: tuple, operand: Optional[int] = None) -> dict:
+        """Exact read sets of ``point``; with ``operand``, those of that operand at least."""
+        hit = truth_cache.get((out, point))
+        if hit is None and operand is not None:
+            hit = truth_cache.get((out, point, operand))
+        if hit is None:
+            if walker is None:
+                hit = _single_op_read_sets(target, out, point)
+            elif operand is None:
+                hit = walker.walk(out, point)
+            else:
+                hit = walker.walk(out, point, frozenset((operand,)))
+            truth_cache[(out, point) if operand is None else (out, point, operand)] = hit
+        return hit
 
     rng = np.random.default_rng(seed)
     sampled: list[tuple[int, tuple]] = []
@@ -246,7 +399,8 @@ def _verify_input_to_output(selected: SelectedTarget, exact, sampled, over: bool
             read = sorted(read)
             picks = [read[int(k)] for k in rng.choice(len(read), min(PAIRS_PER_ELEMENT, len(read)), replace=False)]
             for x in picks:
-                if point not in predicted_read_set(maps_of.get((operand, out), ()), x):
+                image = predicted_rows(maps_of.get((operand, out), ()), x, distinct=False)
+                if not len(image) or not (image == np.array(point, dtype=np.int64)).all(axis=1).any():
                     outcome.errors.append(
                         f"{name}: operand {operand} element {_fmt(x)} is read by output {out} element "
                         f"{_fmt(point)}, which no input-to-output map gives")
@@ -259,12 +413,12 @@ def _verify_input_to_output(selected: SelectedTarget, exact, sampled, over: bool
             for (op, out), maps in maps_of.items():
                 if op != operand or not maps or over or any(m.runtime_vars for m in maps):
                     continue
-                given = sorted(predicted_read_set(maps, x))
-                if not given:
+                given = predicted_rows(maps, x)
+                if not len(given):
                     continue
                 for k in rng.choice(len(given), min(PAIRS_PER_ELEMENT, len(given)), replace=False):
-                    y = given[int(k)]
-                    if x not in exact(out, y).get((operand, 0), set()):
+                    y = tuple(int(v) for v in given[int(k)])
+                    if x not in exact(out, y, operand).get((operand, 0), set()):
                         outcome.errors.append(
                             f"{name}: the input-to-output maps say operand {operand} element {_fmt(x)} is read "
                             f"by output {out} element {_fmt(y)}, which does not read it")
