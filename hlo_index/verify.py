@@ -12,9 +12,10 @@ element) pair the reference walk finds for a sampled output element must be give
 operand's input-to-output maps, and every output element those maps give for a sampled operand
 element (a few of them) must read that operand element according to the reference walk.
 
-Sampling (``samples`` = 8 by default), deterministic: the generator is seeded from the target's
-own structure (opcodes and shapes, never names or time), so a run repeats exactly and identical
-fusions are checked at identical elements.
+Sampling (``samples`` = 8 by default), deterministic: each choice is seeded from what it is about
+(an output's or operand's dimensions, the image being sampled; never names, never time), so a run
+repeats exactly, and equal questions get equal answers across the targets of a module: walks and
+reference read sets are then shared instead of repeated.
 * per output: ``samples`` elements, the first and last element plus random ones; for each, every
   operand's exact read set against the output-to-input maps, and up to 4 (operand element,
   output element) pairs per operand against the input-to-output maps;
@@ -22,10 +23,12 @@ fusions are checked at identical elements.
   and each output, up to 4 of the output elements the input-to-output maps give are walked back.
 Cost: each computation's post-order and, per operand, the instructions that can reach it are
 found once per target; a walk for one operand visits only those; reference read sets are
-memoised per target; identical fusions of a module (same structure) are verified once.
+memoised, per module for ops whose read sets follow from opcode, shapes and attributes alone;
+identical fusions of a module (same structure) are verified once.
 """
 from __future__ import annotations
 
+import random
 import zlib
 from dataclasses import dataclass, field, replace
 from typing import Optional
@@ -38,6 +41,7 @@ from .fusion import callee_of, input_to_output, output_to_input
 from .fusion.traverse import post_order
 from .reference import NoReference, operand_element_read, read_set
 from .hlo.model import Computation, Instruction, Module
+from .hlo.opcodes import ELEMENTWISE_OPCODES
 
 # Ops whose output-to-input maps cover more than the elements actually read (documented).
 OVER_APPROXIMATING_OPCODES = frozenset({"dynamic-update-slice"})
@@ -100,6 +104,26 @@ def _read_set(instr: Instruction, out: int, point: tuple, operand: int) -> set:
         raise Skip(f"reference for {instr.opcode} '{instr.name}' failed: {type(exc).__name__}: {exc}") from None
 
 
+# Ops whose reference read sets follow from opcode, shapes (layouts included) and attributes alone:
+# no callee, no operand literal, no runtime value. Their read sets are shared between targets.
+_SHAPE_ONLY_OPCODES = frozenset(ELEMENTWISE_OPCODES) | {
+    "broadcast", "bitcast", "transpose", "reshape", "copy", "slice", "reverse", "concatenate",
+    "pad", "convert", "bitcast-convert", "reduce-precision"}
+_UNREAD_ATTRS = frozenset({"metadata", "backend_config", "frontend_attributes", "statistics",
+                           "control-predecessors", "sharding", "origin", "op_name"})
+_UNSEEN = object()
+SHARED_READS_LIMIT = 1 << 20   # entries of a module's shared memo; beyond it, it starts afresh
+
+
+def _structure(instr: Instruction):
+    """Everything a shape-only reference reads of ``instr``; None when its read sets may depend
+    on more (then they are memoised per instruction object, for one target only)."""
+    if instr.opcode not in _SHAPE_ONLY_OPCODES or instr.called:
+        return None
+    attrs = tuple(sorted((k, repr(v)) for k, v in instr.attrs.items() if k not in _UNREAD_ATTRS))
+    return (instr.opcode, instr.shape, tuple(o.shape for o in instr.operands), attrs)
+
+
 class _Walker:
     """Backward reference walks over one computation, for the length of one target's check.
 
@@ -107,11 +131,14 @@ class _Walker:
     them, are found once; reference read sets are memoised by (instruction, output, point,
     operand). Keys hold the instruction objects themselves, alive as long as this walker."""
 
-    def __init__(self, comp: Computation, walkers: dict, reads: dict) -> None:
+    def __init__(self, comp: Computation, walkers: dict, reads: dict,
+                 shared_reads: Optional[dict] = None) -> None:
         self.comp = comp
         self.order = post_order(comp)
         self.walkers = walkers          # Computation -> _Walker, shared by the callees' walkers
         self.reads = reads              # (instr, out, point, operand) -> read set
+        self.shared_reads = {} if shared_reads is None else shared_reads  # (structure, ...) -> set
+        self._structures: dict[Instruction, object] = {}
         self._params: Optional[dict[Instruction, frozenset]] = None
         self._orders: dict[Optional[frozenset], list[Instruction]] = {None: self.order[::-1]}
 
@@ -148,12 +175,17 @@ class _Walker:
                     continue
                 if len(points) > MAX_POINTS_PER_VALUE:
                     raise Skip(f"more than {MAX_POINTS_PER_VALUE} elements of '{instr.name}' are read")
+                structure = self._structures.get(instr, _UNSEEN)
+                if structure is _UNSEEN:
+                    structure = self._structures[instr] = _structure(instr)
+                memo, owner = (reads, instr) if structure is None else (self.shared_reads, structure)
                 callee = callee_of(instr)
                 callee_walker = None
                 if callee is not None:
                     callee_walker = self.walkers.get(callee)
                     if callee_walker is None:
-                        callee_walker = self.walkers[callee] = _Walker(callee, self.walkers, reads)
+                        callee_walker = self.walkers[callee] = _Walker(callee, self.walkers, reads,
+                                                                       self.shared_reads)
                 for p in points:
                     if callee_walker is not None:
                         for (param, element), got in callee_walker.walk(out, p).items():
@@ -162,10 +194,10 @@ class _Walker:
                     for j, operand in enumerate(instr.operands):
                         if wanted is not None and self._params.get(operand, frozenset()).isdisjoint(wanted):
                             continue
-                        key = (instr, out, p, j)
-                        got = reads.get(key)
+                        key = (owner, out, p, j)
+                        got = memo.get(key)
                         if got is None:
-                            got = reads[key] = _read_set(instr, out, p, j)
+                            got = memo[key] = _read_set(instr, out, p, j)
                         if got:
                             need.setdefault((operand, operand_element_read(instr, out)), set()).update(got)
         return found
@@ -231,8 +263,12 @@ def predicted_rows(maps: tuple[IndexingMap, ...], point: tuple, distinct: bool =
     if not found:
         return np.zeros((0, len(point) if width is None else width), np.int64)
     rows = np.concatenate(found) if len(found) > 1 else found[0]
-    if not distinct or len(rows) < 2 or rows.shape[1] == 0:
-        return rows
+    return _distinct_rows(rows) if distinct else rows
+
+
+def _distinct_rows(rows: np.ndarray) -> np.ndarray:
+    if len(rows) < 2 or rows.shape[1] == 0:
+        return rows[:1] if len(rows) and rows.shape[1] == 0 else rows
     # distinct rows in lexicographic order, through one row-major linear index per row (a 1-D
     # sort is far cheaper than np.unique(axis=0))
     low = rows.min(axis=0)
@@ -243,6 +279,52 @@ def predicted_rows(maps: tuple[IndexingMap, ...], point: tuple, distinct: bool =
     return np.stack(np.unravel_index(linear, tuple(int(n) for n in spans)), axis=1) + low
 
 
+def predicted_rows_many(maps: tuple[IndexingMap, ...], points: list[tuple],
+                        distinct: bool = True) -> dict[tuple, np.ndarray]:
+    """:func:`predicted_rows` for several points, with one evaluation of each map for all."""
+    if len(points) < 2:
+        return {p: predicted_rows(maps, p, distinct) for p in points}
+    from .affine.evaluate import relation_at
+    rank = len(points[0])
+    array = np.array(points, dtype=np.int64).reshape(len(points), rank)
+    dims, results = [], []
+    for m in _checkable(maps):
+        feasible, got = relation_at(m, array, ())
+        dims.append(feasible[:, :rank])
+        results.append(got)
+    out = {}
+    if not results:
+        return {p: np.zeros((0, 0), np.int64) for p in points}
+    dims_all = np.concatenate(dims)
+    results_all = np.concatenate(results)
+    # rows grouped by the point they belong to
+    order = np.lexsort(dims_all.T[::-1]) if rank else np.arange(len(dims_all))
+    dims_all, results_all = dims_all[order], results_all[order]
+    for p, row in zip(points, array):
+        if rank:
+            lo = _search_rows(dims_all, row, "left")
+            hi = _search_rows(dims_all, row, "right")
+        else:
+            lo, hi = 0, len(dims_all)
+        rows = results_all[lo:hi]
+        out[p] = _distinct_rows(rows) if distinct else rows
+    return out
+
+
+def _search_rows(rows: np.ndarray, row: np.ndarray, side: str) -> int:
+    """Binary search of ``row`` in lexicographically sorted ``rows``."""
+    lo, hi = 0, len(rows)
+    key = tuple(int(v) for v in row)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        here = tuple(int(v) for v in rows[mid])
+        if here < key or (side == "right" and here == key):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
 def predicted_read_set(maps: tuple[IndexingMap, ...], point: tuple) -> set:
     """Union over the maps (and over every feasible runtime value) of the elements they give."""
     total: set = set()
@@ -251,27 +333,17 @@ def predicted_read_set(maps: tuple[IndexingMap, ...], point: tuple) -> set:
     return total
 
 
-def _sample_points(dims: tuple[int, ...], count: int, rng: np.random.Generator) -> list[tuple]:
+def _sample_points(dims: tuple[int, ...], count: int, rng: random.Random) -> list[tuple]:
     if any(d == 0 for d in dims):
         return []
     points = {tuple(0 for _ in dims), tuple(d - 1 for d in dims)}
     while len(points) < min(count, int(np.prod(dims, dtype=np.int64)) if dims else 1):
-        points.add(tuple(int(rng.integers(0, d)) for d in dims))
+        points.add(tuple(rng.randrange(d) for d in dims))
     return sorted(points)
 
 
 def _fmt(point) -> str:
     return "{" + ", ".join(str(i) for i in point) + "}"
-
-
-def content_seed(selected: SelectedTarget) -> int:
-    """The sampling seed of a target, from its structure (opcodes, shapes, wiring; not names)."""
-    target = selected.target
-    comp = target if isinstance(target, Computation) else callee_of(target)
-    instructions = post_order(comp) if comp is not None else [target]
-    position = {instr: k for k, instr in enumerate(instructions)}
-    return _stable_seed([(i.opcode, str(i.shape), [position.get(o, -1) for o in i.operands])
-                         for i in instructions])
 
 
 def _identity(selected: SelectedTarget):
@@ -290,11 +362,11 @@ def verify_target(selected: SelectedTarget, module: Optional[Module] = None, sam
     """Compare the target's output-to-input (and input-to-output) maps with the reference walk on
     sampled elements (see the module docstring for the sampling).
 
-    ``seed`` None: seeded from the target's structure. ``verified``: a dict kept for one module;
+    ``seed``: the base of every sampling seed (None: 0). ``verified``: a dict kept for one module;
     a target identical to one already verified there (same structure, seed and sample count)
     takes its clean outcome: the same maps checked at the same elements give the same answer."""
     if seed is None:
-        seed = content_seed(selected)
+        seed = 0
     key = None
     if verified is not None:
         identity = _identity(selected)
@@ -303,21 +375,29 @@ def verify_target(selected: SelectedTarget, module: Optional[Module] = None, sam
             done = verified.get(key)
             if done is not None:
                 return replace(done, errors=[], notes=[])
-    outcome = _verify_target(selected, samples, seed, input_to_output_too)
+    shared = None
+    if verified is not None:
+        shared = verified.setdefault(_SHARED_READS, {})
+        if len(shared) > SHARED_READS_LIMIT:
+            shared.clear()
+    outcome = _verify_target(selected, samples, seed, input_to_output_too, shared)
     if key is not None and not outcome.errors and not outcome.notes:
         verified[key] = outcome  # only clean outcomes: errors and notes name instructions
     return outcome
 
 
-def _verify_target(selected: SelectedTarget, samples: int, seed: int,
-                   input_to_output_too: bool) -> VerifyOutcome:
+_SHARED_READS = "reference read sets of shape-only ops"   # a key of ``verified`` (a str: no clash)
+
+
+def _verify_target(selected: SelectedTarget, samples: int, seed: int, input_to_output_too: bool,
+                   shared_reads: Optional[dict] = None) -> VerifyOutcome:
     outcome = VerifyOutcome()
     target = selected.target
     comp = target if isinstance(target, Computation) else callee_of(target)
     rows = output_to_input(target)
     walker = None
     if comp is not None:
-        walker = _Walker(comp, {}, {})
+        walker = _Walker(comp, {}, {}, shared_reads)
         over = any(i.opcode in OVER_APPROXIMATING_OPCODES for i in walker.order)
         shape = comp.root.shape
     else:
@@ -340,11 +420,14 @@ def _verify_target(selected: SelectedTarget, samples: int, seed: int,
             truth_cache[(out, point) if operand is None else (out, point, operand)] = hit
         return hit
 
-    rng = np.random.default_rng(seed)
     sampled: list[tuple[int, tuple]] = []
     try:
+        if any(shape.leaf(out).num_elements for out in range(shape.num_outputs)):
+            for row in rows:  # a map too large to enumerate skips the target before any walk
+                _checkable(row.maps)
         for out in range(shape.num_outputs):
-            for point in _sample_points(shape.leaf(out).dims, samples, rng):
+            dims = shape.leaf(out).dims
+            for point in _sample_points(dims, samples, _rng(seed, "elements", dims)):
                 truth_all = exact(out, point)
                 sampled.append((out, point))
                 outcome.checked_points += 1
@@ -371,7 +454,7 @@ def _verify_target(selected: SelectedTarget, samples: int, seed: int,
         return outcome
     if input_to_output_too:
         try:
-            _verify_input_to_output(selected, exact, sampled, over, samples, rng, outcome)
+            _verify_input_to_output(selected, exact, sampled, over, samples, seed, outcome)
         except Skip as exc:
             outcome.notes.append(f"input-to-output verification skipped: {exc}")
     return outcome
@@ -384,41 +467,69 @@ def _operand_shapes(target) -> list:
     return [o.shape for o in target.operands]
 
 
+def _rng(seed: int, *parts) -> random.Random:
+    """A generator for one sampling decision, from the base seed and what the decision is about:
+    equal questions (same dimensions, same image) get equal answers, so walks shared between
+    operands and targets are memoised rather than repeated. (``random.Random`` with an int seed
+    gives the same stream on every platform and is far cheaper to make than numpy's.)"""
+    return random.Random(_stable_seed((seed, parts)))
+
+
 def _verify_input_to_output(selected: SelectedTarget, exact, sampled, over: bool, samples: int,
-                            rng: np.random.Generator, outcome: VerifyOutcome) -> None:
+                            seed: int, outcome: VerifyOutcome) -> None:
     target = selected.target
     name = f"{selected.kind} '{target.name}'"
-    maps_of = {(row.operand, row.output): row.maps for row in input_to_output(target)}
+    maps_of: dict[int, list] = {}
+    for row in input_to_output(target):
+        maps_of.setdefault(row.operand, []).append((row.output, row.maps))
+    maps_at = {(operand, out): maps for operand, rows in maps_of.items() for out, maps in rows}
     shapes = _operand_shapes(target)
     # 1. nothing missing: each pair the reference finds for a sampled output element is in the maps
+    wanted: dict[tuple[int, int], list] = {}  # (operand, output) -> [(operand element, point)]
     for out, point in sampled:
         for (operand, element), read in exact(out, point).items():
             shape = shapes[operand] if operand < len(shapes) else None
             if shape is None or shape.is_tuple or element != 0:
                 continue
             read = sorted(read)
-            picks = [read[int(k)] for k in rng.choice(len(read), min(PAIRS_PER_ELEMENT, len(read)), replace=False)]
-            for x in picks:
-                image = predicted_rows(maps_of.get((operand, out), ()), x, distinct=False)
-                if not len(image) or not (image == np.array(point, dtype=np.int64)).all(axis=1).any():
-                    outcome.errors.append(
-                        f"{name}: operand {operand} element {_fmt(x)} is read by output {out} element "
-                        f"{_fmt(point)}, which no input-to-output map gives")
+            chosen = _rng(seed, "read", out, point, len(read)).sample(
+                range(len(read)), min(PAIRS_PER_ELEMENT, len(read)))
+            wanted.setdefault((operand, out), []).extend((read[int(k)], point) for k in chosen)
+    for (operand, out), pairs in wanted.items():
+        images = predicted_rows_many(maps_at.get((operand, out), ()),
+                                     sorted({x for x, _ in pairs}), distinct=False)
+        for x, point in pairs:
+            rows = images[x]
+            if not len(rows) or not (rows == np.array(point, dtype=np.int64)).all(axis=1).any():
+                outcome.errors.append(
+                    f"{name}: operand {operand} element {_fmt(x)} is read by output {out} element "
+                    f"{_fmt(point)}, which no input-to-output map gives")
     # 2. nothing extra: outputs the maps give for sampled operand elements really read them
+    checks = []  # (operand, operand element, output, output element)
     for operand, shape in enumerate(shapes):
         if shape is None or shape.is_tuple:
             continue
-        for x in _sample_points(shape.dims, max(1, samples // 2), rng):
-            outcome.checked_input_points += 1
-            for (op, out), maps in maps_of.items():
-                if op != operand or not maps or over or any(m.runtime_vars for m in maps):
-                    continue
-                given = predicted_rows(maps, x)
+        xs = _sample_points(shape.dims, max(1, samples // 2), _rng(seed, "elements", shape.dims))
+        outcome.checked_input_points += len(xs)
+        for out, maps in maps_of.get(operand, ()):
+            if not maps or over or any(m.runtime_vars for m in maps):
+                continue
+            images = predicted_rows_many(maps, xs, distinct=True)
+            for x in xs:
+                given = images[x]
                 if not len(given):
                     continue
-                for k in rng.choice(len(given), min(PAIRS_PER_ELEMENT, len(given)), replace=False):
-                    y = tuple(int(v) for v in given[int(k)])
-                    if x not in exact(out, y, operand).get((operand, 0), set()):
-                        outcome.errors.append(
-                            f"{name}: the input-to-output maps say operand {operand} element {_fmt(x)} is read "
-                            f"by output {out} element {_fmt(y)}, which does not read it")
+                chosen = _rng(seed, "image", out, x, len(given)).sample(
+                    range(len(given)), min(PAIRS_PER_ELEMENT, len(given)))
+                for k in chosen:
+                    checks.append((operand, x, out, tuple(int(v) for v in given[int(k)])))
+    # an output element checked for several operands is walked back once for all of them
+    readers: dict[tuple, set] = {}
+    for operand, _, out, y in checks:
+        readers.setdefault((out, y), set()).add(operand)
+    for operand, x, out, y in checks:
+        shared = len(readers[(out, y)]) > 1
+        if x not in exact(out, y, None if shared else operand).get((operand, 0), set()):
+            outcome.errors.append(
+                f"{name}: the input-to-output maps say operand {operand} element {_fmt(x)} is read "
+                f"by output {out} element {_fmt(y)}, which does not read it")
