@@ -39,7 +39,8 @@ from .affine import IndexingMap
 from .api import SelectedTarget
 from .fusion import callee_of, input_to_output, output_to_input
 from .fusion.traverse import post_order
-from .reference import NoReference, operand_element_read, read_set
+from .reference import (ELEMENT_READ_SETS, NoReference, element_read_sets, operand_element_read,
+                        read_set)
 from .hlo.model import Computation, Instruction, Module
 from .hlo.opcodes import ELEMENTWISE_OPCODES
 
@@ -101,6 +102,16 @@ def _read_set(instr: Instruction, out: int, point: tuple, operand: int) -> set:
     except NoReference as exc:
         raise Skip(str(exc)) from None
     except Exception as exc:  # the oracle cannot evaluate this configuration (e.g. runtime data)
+        raise Skip(f"reference for {instr.opcode} '{instr.name}' failed: {type(exc).__name__}: {exc}") from None
+
+
+def _element_read_sets(instr: Instruction, out: int, point: tuple, operand: int) -> dict[int, set]:
+    """Per tuple element of the operand, the reference's read set (several for conditional / while)."""
+    if instr.opcode not in ELEMENT_READ_SETS:
+        return {operand_element_read(instr, out): _read_set(instr, out, point, operand)}
+    try:
+        return element_read_sets(instr, out, point, operand)
+    except Exception as exc:  # the oracle cannot evaluate this configuration
         raise Skip(f"reference for {instr.opcode} '{instr.name}' failed: {type(exc).__name__}: {exc}") from None
 
 
@@ -195,11 +206,12 @@ class _Walker:
                         if wanted is not None and self._params.get(operand, frozenset()).isdisjoint(wanted):
                             continue
                         key = (owner, out, p, j)
-                        got = memo.get(key)
-                        if got is None:
-                            got = memo[key] = _read_set(instr, out, p, j)
-                        if got:
-                            need.setdefault((operand, operand_element_read(instr, out)), set()).update(got)
+                        per_element = memo.get(key)
+                        if per_element is None:
+                            per_element = memo[key] = _element_read_sets(instr, out, p, j)
+                        for element, got in per_element.items():
+                            if got:
+                                need.setdefault((operand, element), set()).update(got)
         return found
 
 

@@ -22,7 +22,13 @@ from .lexer import FAST_ATTR, HloLexer, InstrToken, LexError, LineIndex, RawAttr
 from .model import Computation, Diagnostic, Instruction, Module, Shape
 from .shapes import ShapeError, parse_array_shape, tuple_shape
 
+# Package data (a link to the top-level grammar/ in a checkout, the file itself in a wheel).
 GRAMMAR_PATH = Path(__file__).resolve().parents[2] / "grammar" / "hlo.lark"
+
+
+def _grammar_text() -> str:
+    from importlib.resources import files
+    return (files("hlo_index") / "grammar" / "hlo.lark").read_text(encoding="utf-8")
 MAX_INLINE_DEPTH = 64
 MAX_TUPLE_DEPTH = 256
 UNKNOWN_SHAPE = Shape("unknown")    # an instruction written without a result shape
@@ -301,7 +307,7 @@ def _resolve_source_locations(module: Module) -> None:
             instr.metadata = new
 
 
-_PARSER = Lark(GRAMMAR_PATH.read_text(), parser="lalr", lexer=HloLexer, transformer=_ModelBuilder(),
+_PARSER = Lark(_grammar_text(), parser="lalr", lexer=HloLexer, transformer=_ModelBuilder(),
                start=["start", "body", "shape"], maybe_placeholders=True)
 
 _TERMINAL_NAMES = {
