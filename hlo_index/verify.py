@@ -123,6 +123,7 @@ _SHAPE_ONLY_OPCODES = frozenset(ELEMENTWISE_OPCODES) | {
 _UNREAD_ATTRS = frozenset({"metadata", "backend_config", "frontend_attributes", "statistics",
                            "control-predecessors", "sharding", "origin", "op_name"})
 _UNSEEN = object()
+_STRUCTURE_IDS = "structure ids"  # a key of the shared memo: structure -> small int
 SHARED_READS_LIMIT = 1 << 20   # entries of a module's shared memo; beyond it, it starts afresh
 
 
@@ -149,6 +150,7 @@ class _Walker:
         self.walkers = walkers          # Computation -> _Walker, shared by the callees' walkers
         self.reads = reads              # (instr, out, point, operand) -> read set
         self.shared_reads = {} if shared_reads is None else shared_reads  # (structure, ...) -> set
+        self.structure_ids = self.shared_reads.setdefault(_STRUCTURE_IDS, {})
         self._structures: dict[Instruction, object] = {}
         self._params: Optional[dict[Instruction, frozenset]] = None
         self._orders: dict[Optional[frozenset], list[Instruction]] = {None: self.order[::-1]}
@@ -187,8 +189,12 @@ class _Walker:
                 if len(points) > MAX_POINTS_PER_VALUE:
                     raise Skip(f"more than {MAX_POINTS_PER_VALUE} elements of '{instr.name}' are read")
                 structure = self._structures.get(instr, _UNSEEN)
-                if structure is _UNSEEN:
-                    structure = self._structures[instr] = _structure(instr)
+                if structure is _UNSEEN:  # a small int per distinct structure: cheap to hash
+                    structure = _structure(instr)
+                    if structure is not None:
+                        ids = self.structure_ids
+                        structure = ids.setdefault(structure, len(ids))
+                    self._structures[instr] = structure
                 memo, owner = (reads, instr) if structure is None else (self.shared_reads, structure)
                 callee = callee_of(instr)
                 callee_walker = None
@@ -281,14 +287,19 @@ def predicted_rows(maps: tuple[IndexingMap, ...], point: tuple, distinct: bool =
 def _distinct_rows(rows: np.ndarray) -> np.ndarray:
     if len(rows) < 2 or rows.shape[1] == 0:
         return rows[:1] if len(rows) and rows.shape[1] == 0 else rows
+    if len(rows) <= 64:  # small images: Python's set is cheaper than numpy's call overhead
+        return np.array(sorted(set(map(tuple, rows.tolist()))), dtype=np.int64)
     # distinct rows in lexicographic order, through one row-major linear index per row (a 1-D
     # sort is far cheaper than np.unique(axis=0))
     low = rows.min(axis=0)
     spans = rows.max(axis=0) - low + 1
     if float(np.prod(spans.astype(np.float64))) >= 2.0 ** 62:
         return np.unique(rows, axis=0)
-    linear = np.unique(np.ravel_multi_index(tuple((rows - low).T), tuple(int(n) for n in spans)))
-    return np.stack(np.unravel_index(linear, tuple(int(n) for n in spans)), axis=1) + low
+    linear = np.sort(np.ravel_multi_index(tuple((rows - low).T), tuple(int(n) for n in spans)))
+    keep = np.empty(len(linear), dtype=bool)
+    keep[0] = True
+    np.not_equal(linear[1:], linear[:-1], out=keep[1:])
+    return np.stack(np.unravel_index(linear[keep], tuple(int(n) for n in spans)), axis=1) + low
 
 
 def predicted_rows_many(maps: tuple[IndexingMap, ...], points: list[tuple],
@@ -309,39 +320,31 @@ def predicted_rows_many(maps: tuple[IndexingMap, ...], points: list[tuple],
         return {p: np.zeros((0, 0), np.int64) for p in points}
     dims_all = np.concatenate(dims)
     results_all = np.concatenate(results)
-    # rows grouped by the point they belong to
-    order = np.lexsort(dims_all.T[::-1]) if rank else np.arange(len(dims_all))
-    dims_all, results_all = dims_all[order], results_all[order]
-    for p, row in zip(points, array):
-        if rank:
-            lo = _search_rows(dims_all, row, "left")
-            hi = _search_rows(dims_all, row, "right")
-        else:
-            lo, hi = 0, len(dims_all)
+    # rows grouped by the point they belong to, through one linear index per point of the box the
+    # points span (every row's dims are one of the points)
+    low = array.min(axis=0)
+    spans = tuple(int(n) for n in array.max(axis=0) - low + 1)
+    if rank == 0 or float(np.prod(np.array(spans, dtype=np.float64))) >= 2.0 ** 62:
+        return {p: predicted_rows(maps, p, distinct) for p in points}
+    row_keys = np.ravel_multi_index(tuple((dims_all - low).T), spans)
+    order = np.argsort(row_keys, kind="stable")
+    row_keys, results_all = row_keys[order], results_all[order]
+    point_keys = np.ravel_multi_index(tuple((array - low).T), spans)
+    starts = np.searchsorted(row_keys, point_keys, "left")
+    ends = np.searchsorted(row_keys, point_keys, "right")
+    for p, lo, hi in zip(points, starts.tolist(), ends.tolist()):
         rows = results_all[lo:hi]
         out[p] = _distinct_rows(rows) if distinct else rows
     return out
 
 
-def _search_rows(rows: np.ndarray, row: np.ndarray, side: str) -> int:
-    """Binary search of ``row`` in lexicographically sorted ``rows``."""
-    lo, hi = 0, len(rows)
-    key = tuple(int(v) for v in row)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        here = tuple(int(v) for v in rows[mid])
-        if here < key or (side == "right" and here == key):
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
 def predicted_read_set(maps: tuple[IndexingMap, ...], point: tuple) -> set:
     """Union over the maps (and over every feasible runtime value) of the elements they give."""
+    from .affine.evaluate import relation_at
     total: set = set()
     for m in _checkable(maps):
-        total |= m.read_set(tuple(point))
+        _, results = relation_at(m, np.array([point], dtype=np.int64).reshape(1, m.num_dims), ())
+        total.update(map(tuple, results.tolist()))
     return total
 
 
