@@ -185,14 +185,18 @@ def _write_text(make_reports, color, pager, several_files, top, sort) -> None:
                    "offset under its layout (tiles included).")
 @click.option("--no-analyses", "no_analyses", is_flag=True,
               help="Skip the per-operand utilization and coalescing figures.")
+@click.option("--target", "target", type=click.Choice(["auto", "gpu", "cpu"]), default="auto", show_default=True,
+              help="Machine the coalescing figures are for: gpu (XLA's GPU emitters and coalescing rule), "
+                   "cpu (does the innermost loop read contiguously), auto (read from the dump).")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
 @click.option("--no-pager", is_flag=True, help="Never page text output (HLO_INDEX_PAGER / PAGER=cat do the same).")
 def command(paths, fusion, computation, instruction, direction, top, sort, fmt, jobs, verify, physical,
-            no_analyses, color, no_pager) -> None:
+            no_analyses, target, color, no_pager) -> None:
     """Indexing maps of every fusion in PATH... (files, .gz, directories, '-' for stdin).
 
     Each operand also gets its utilization (distinct elements read, bytes, reads per element) and
-    coalescing (how 32 consecutive output elements hit its memory); --physical adds maps to the
+    coalescing (--target gpu: how the warps of XLA's emitter read it, in 128-byte transactions;
+    --target cpu: whether the innermost loop reads it contiguously); --physical adds maps to the
     operand's physical offsets. A module without fusions is analysed as a whole (its ENTRY
     computation). Text is written as it is produced, through a pager in a terminal. Exit status:
     0; 1 when --verify found a mismatch; 2 when an input could not be read or a --fusion /
@@ -203,7 +207,7 @@ def command(paths, fusion, computation, instruction, direction, top, sort, fmt, 
     from ..render.driver import AnalyzeOptions
     options = AnalyzeOptions(direction=direction, fusion=tuple(fusion) or None, computation=computation,
                              instruction=instruction, verify=verify,
-                             extra={"analyses": not no_analyses, "physical": physical})
+                             extra={"analyses": not no_analyses, "physical": physical, "target": target})
     kept = _Kept()
 
     def reports(on_target=None):
