@@ -129,7 +129,7 @@ def _report_targets(selected: list[SelectedTarget], module: Module, report: Modu
                 "error", f"analysis of {item.kind} '{item.target.name}' failed: {type(exc).__name__}: {exc}",
                 line, getattr(item.target, "column", 0), module.source))
         if on_target is not None:
-            on_target()
+            on_target(report)   # the module report so far: its last target is the new one
 
 
 def _verify_into(item: SelectedTarget, module: Module, target: TargetReport, report: ModuleReport,
