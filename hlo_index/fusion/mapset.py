@@ -137,6 +137,27 @@ def domain_size(m: IndexingMap) -> int:
     return n
 
 
+def _probes(dims) -> list[tuple[int, ...]]:
+    """A few points of a box: both corners, the middle, and each dimension's far end alone."""
+    lo = tuple(iv.lo for iv in dims)
+    hi = tuple(iv.hi for iv in dims)
+    points = [lo, hi, tuple((a + b) // 2 for a, b in zip(lo, hi))]
+    points += [lo[:k] + (hi[k],) + lo[k + 1:] for k in range(len(dims))]
+    return points
+
+
+def differ_at_probes(a: IndexingMap, b: IndexingMap, dims=None) -> bool:
+    """True when ``a`` and ``b`` are functions on the box ``dims`` (no range variables, runtime
+    variables or constraints) that give different results at one of a few probe points: a
+    proof that their relations differ there, found without enumerating the box."""
+    if a.range_vars or b.range_vars or a.runtime_vars or b.runtime_vars or a.constraints or b.constraints:
+        return False
+    dims = a.dims if dims is None else dims
+    if any(iv.size <= 0 for iv in dims):
+        return False
+    return any(a.evaluate(p) != b.evaluate(p) for p in _probes(dims))
+
+
 def _comparable(a: IndexingMap, b: IndexingMap) -> bool:
     return (not a.is_undefined and not b.is_undefined and not a.is_known_empty and not b.is_known_empty
             and a.num_dims == b.num_dims and a.num_results == b.num_results
@@ -157,6 +178,8 @@ def same_relation(a: IndexingMap, b: IndexingMap) -> bool:
     if a is b:
         return True
     if not _comparable(a, b):
+        return False
+    if a.dims == b.dims and differ_at_probes(a, b):
         return False
     key = (a.canonical_key(), b.canonical_key())
     memo = current().tables[_SAME_RELATION]
