@@ -20,7 +20,7 @@ class AnalyzeOptions:
     instruction: Optional[str] = None
     verify: bool = False
     verify_samples: int = 8
-    seed: int = 0
+    seed: Optional[int] = None                  # --verify: base of the sampling seeds (None: 0)
     fusions_only: bool = False                  # check: never fall back to the ENTRY computation
     extra: dict = field(default_factory=dict)   # flags for registered report extensions
 
