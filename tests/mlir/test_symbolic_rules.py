@@ -118,3 +118,15 @@ def test_condition_is_exact_and_rewrite_holds(name):
             holds.append(args)
     assert seen >= 2 and holds
     assert check_rewrite(text, chain, lambda f: holds) == len(holds)
+
+
+def test_runtime_box_of_runtime_dims_is_unprovable():
+    """A runtime range of a collapse of runtime dims: which box it is depends on values no rule
+    here relates, so no verdict is guessed."""
+    text = """func.func @f(%x: tensor<?x?xf32>, %o: index) -> tensor<4xf32> {
+  %c = tensor.collapse_shape %x [[0, 1]] : tensor<?x?xf32> into tensor<?xf32>
+  %s = tensor.extract_slice %c[%o] [4] [1] : tensor<?xf32> to tensor<4xf32>
+  return %s : tensor<4xf32>
+}"""
+    chain, = analyse_mlir_text(text)
+    assert chain.verdict == "unprovable" and chain.rewrite is None and "runtime" in chain.reason
