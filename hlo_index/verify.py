@@ -23,7 +23,7 @@ from .affine import IndexingMap
 from .api import SelectedTarget
 from .fusion import callee_of, input_to_output, output_to_input
 from .fusion.traverse import post_order
-from .reference import operand_element_read
+from .reference import ELEMENT_READ_SETS, element_read_sets, operand_element_read
 from .hlo.model import Computation, Instruction, Module
 
 # Ops whose output-to-input maps cover more than the elements actually read (documented).
@@ -83,7 +83,6 @@ def _read_set(instr: Instruction, out: int, point: tuple, operand: int) -> set:
 
 def _element_read_sets(instr: Instruction, out: int, point: tuple, operand: int) -> dict[int, set]:
     """Per tuple element of the operand, the reference's read set (several for conditional / while)."""
-    from .reference import ELEMENT_READ_SETS, element_read_sets
     if instr.opcode not in ELEMENT_READ_SETS:
         return {operand_element_read(instr, out): _read_set(instr, out, point, operand)}
     try:
