@@ -7,7 +7,6 @@ import re
 import sys
 
 import click
-from rich.console import Console
 from rich.text import Text
 
 VERDICT_STYLE = {"legal": "green", "illegal": "red", "conditional": "cyan", "unprovable": "yellow"}
@@ -24,7 +23,9 @@ SCHEMA = "hlo-index/1"
 @click.option("--write-rewrites", "rewrite_dir", type=click.Path(file_okay=False), default=None,
               help="Also write each legal HLO chain's whole rewritten module to DIR "
                    "(<module>.<chain>.hlo); the JSON names the file.")
-def command(paths: tuple[str, ...], output_format: str, input_kind: str, rewrite_dir: str | None) -> None:
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
+def command(paths: tuple[str, ...], output_format: str, input_kind: str, rewrite_dir: str | None,
+            color: str) -> None:
     """Find every reshape(slice(x)) and slice(reshape(x)) pair and decide from the indexing maps
     whether the other order computes the same tensor.
 
@@ -81,7 +82,8 @@ def command(paths: tuple[str, ...], output_format: str, input_kind: str, rewrite
             for kind, name, chains in modules]}
         click.echo(json.dumps(data, indent=1))
     else:
-        _print_text(modules, rewrite_dir)
+        from .cmd_analyze import make_console
+        _print_text(modules, rewrite_dir, make_console(color))
     if failed:
         sys.exit(2)
 
@@ -108,8 +110,7 @@ def _write_module(module: str, chain, rewrite_dir: str | None) -> str | None:
     return path
 
 
-def _print_text(modules, rewrite_dir) -> None:
-    out = Console(highlight=False)
+def _print_text(modules, rewrite_dir, out) -> None:
     for kind, name, chains in modules:
         out.print(Text(f"{'function file' if kind == 'mlir' else 'module'} {name}: "
                        f"{len(chains)} slice/reshape pair(s)", style="bold"))

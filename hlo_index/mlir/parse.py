@@ -70,13 +70,48 @@ def parse_mlir(text: str, path: str = "<input>") -> ParsedModule:
             for i, v in enumerate(values):
                 names[v] = name if len(values) == 1 else f"{name}#{i}"
 
+    parser = NamingParser(_context(), text, name=path)
     try:
-        module = NamingParser(_context(), text, name=path).parse_module()
+        module = parser.parse_module()
     except ParseError as e:
         loc = e.span.get_location()
         raise MlirError(error(e.msg.strip() or "syntax error", loc.line, loc.col, path, line_of(text, loc.line))) from None
+    except (VerifyException, ValueError, TypeError, KeyError, IndexError) as e:
+        # an op whose attributes xDSL rejects while parsing it (non-contiguous reassociation...):
+        # point at where the parser stopped
+        loc = parser._current_token.span.get_location()
+        raise MlirError(error(f"invalid IR: {e}", loc.line, loc.col, path, line_of(text, loc.line))) from None
     try:
         module.verify()
     except VerifyException as e:
-        raise MlirError(error(f"invalid IR: {e}", 0, 0, path)) from None
+        line, col = _locate_failing_op(module, names, text)
+        raise MlirError(error(f"invalid IR: {e}", line, col, path, line_of(text, line) if line else "")) from None
     return ParsedModule(module, names, text)
+
+
+def _locate_failing_op(module, names: dict, text: str) -> tuple[int, int]:
+    """Line and column of the first op that fails verification on its own (xDSL ops keep no
+    source location: the op is found by its result's name, else by its op name)."""
+    from xdsl.utils.exceptions import VerifyException
+    for op in module.walk():
+        try:
+            op.verify(verify_nested_ops=False)
+        except VerifyException:
+            needle = None
+            if op.results and op.results[0] in names:
+                needle = f"%{names[op.results[0]].split('#')[0]}"
+                at = next((i for i in _find_all(text, needle) if text[i + len(needle):].lstrip().startswith(("=", ":", ","))), -1)
+            else:
+                at = text.find(op.name)
+            if at < 0:
+                return 0, 0
+            line = text.count("\n", 0, at) + 1
+            return line, at - (text.rfind("\n", 0, at) + 1) + 1
+    return 0, 0
+
+
+def _find_all(text: str, needle: str):
+    at = text.find(needle)
+    while at >= 0:
+        yield at
+        at = text.find(needle, at + 1)

@@ -66,3 +66,34 @@ def test_syntax_error_is_positioned_and_exits_2(tmp_path):
     assert result.exit_code == 2
     assert f"{bad}:2:" in result.stderr and "^" in result.stderr and "Traceback" not in result.stderr
     assert "legal" in result.stdout      # the good file is still analysed
+
+
+def test_invalid_ir_is_positioned(tmp_path):
+    bad = tmp_path / "bad.mlir"
+    bad.write_text(POSSIBLE.replace("[[0, 1]] output_shape [32, 64]", "[[1, 0]] output_shape [32, 64]"))
+    worse = tmp_path / "worse.mlir"
+    worse.write_text(POSSIBLE.replace("32x64", "32x65").replace("[32, 64]", "[32, 65]"))
+    result = runner().invoke(main, ["bubble", str(bad), str(worse)])
+    assert result.exit_code == 2 and "Traceback" not in result.stderr
+    assert f"{bad}:3:" in result.stderr and f"{worse}:3:3: error: invalid IR" in result.stderr
+
+
+def test_mutated_inputs_give_a_verdict_or_a_positioned_error():
+    """Numbers of the conformance functions changed at random (seeded): never a traceback."""
+    import random
+    import re
+    from hlo_index.mlir import MlirError, analyse_mlir_text
+    from .test_conformance import cases
+    rng = random.Random(7)
+    texts = [c["mlir"] for c in cases() if "131072" not in c["mlir"]]
+    for _ in range(60 if texts else 0):
+        text = rng.choice(texts)
+        for _ in range(rng.randint(1, 3)):
+            spots = list(re.finditer(r"(?<![%\w])\d+(?!\w)", text))
+            m = rng.choice(spots)
+            text = text[:m.start()] + str(rng.choice([0, 1, 2, 3, 5, 8, 12, 30, 60])) + text[m.end():]
+        try:
+            for chain in analyse_mlir_text(text):
+                assert chain.verdict in ("legal", "illegal", "conditional", "unprovable") and chain.reason
+        except MlirError as e:
+            assert e.diagnostic.message

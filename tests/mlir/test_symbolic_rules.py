@@ -37,6 +37,43 @@ CASES = {
 }""", None, None, "expand"),
 }
 
+# runtime dims on both sides of the other two directions: the nested-progression rule
+GENERAL = {
+    "expand_then_slice": """func.func @f(%x: tensor<?xf32>, %a: index, %s: index, %o: index) -> tensor<?x2xf32> {
+  %e = tensor.expand_shape %x [[0, 1]] output_shape [%a, 4] : tensor<?xf32> into tensor<?x4xf32>
+  %t = tensor.extract_slice %e[0, %o] [%s, 2] [1, 1] : tensor<?x4xf32> to tensor<?x2xf32>
+  return %t : tensor<?x2xf32>
+}""",
+    "slice_then_collapse": """func.func @f(%x: tensor<?x?xf32>, %r: index, %c: index) -> tensor<?xf32> {
+  %t = tensor.extract_slice %x[0, 0] [%r, %c] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+  %e = tensor.collapse_shape %t [[0, 1]] : tensor<?x?xf32> into tensor<?xf32>
+  return %e : tensor<?xf32>
+}""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(GENERAL))
+def test_nested_progression_rule_is_exact(name):
+    from .test_conformance import inputs, valid
+    text = GENERAL[name]
+    chain, = analyse_mlir_text(text)
+    assert chain.verdict == "conditional", chain.reason
+    function = next(iter(parse_mlir(text).functions()))
+    cond = condition_fn(chain.condition)
+    order = "slice" if chain.order == "slice_then_reshape" else "reshape"
+    kind = "expand" if "expand" in chain.direction else "collapse"
+    holds, seen = [], 0
+    for env, args in inputs(function, 12 if name == "expand_then_slice" else 6):
+        if not valid(function, args):
+            continue
+        want = run(function, args)[function.body.blocks.first.last_op.operands[0]]
+        seen += 1
+        assert cond(env) == exhaustive(order, kind, args[0].shape, want, want.shape), (env, chain.condition)
+        if cond(env):
+            holds.append(args)
+    assert seen > 10 and holds and len(holds) < seen
+    assert check_rewrite(text, chain, lambda f: holds) == len(holds)
+
 
 def instances(name):
     text, _, _, _ = CASES[name]
@@ -81,3 +118,15 @@ def test_condition_is_exact_and_rewrite_holds(name):
             holds.append(args)
     assert seen >= 2 and holds
     assert check_rewrite(text, chain, lambda f: holds) == len(holds)
+
+
+def test_runtime_box_of_runtime_dims_is_unprovable():
+    """A runtime range of a collapse of runtime dims: which box it is depends on values no rule
+    here relates, so no verdict is guessed."""
+    text = """func.func @f(%x: tensor<?x?xf32>, %o: index) -> tensor<4xf32> {
+  %c = tensor.collapse_shape %x [[0, 1]] : tensor<?x?xf32> into tensor<?xf32>
+  %s = tensor.extract_slice %c[%o] [4] [1] : tensor<?xf32> to tensor<4xf32>
+  return %s : tensor<4xf32>
+}"""
+    chain, = analyse_mlir_text(text)
+    assert chain.verdict == "unprovable" and chain.rewrite is None and "runtime" in chain.reason
