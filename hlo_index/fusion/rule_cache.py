@@ -108,10 +108,29 @@ def input_to_output(instr: Instruction, operand_index: int):
     return _cached(_IN2OUT, instr, operand_index, ops.input_to_output, lambda maps: maps)
 
 
+def spread_unknown(instr: Instruction, found) -> list:
+    """``found`` (OperandMaps) with every UNDEFINED read of a tuple-shaped operand addressed to
+    each of its elements: an unknown read may read any of them, so none may look unread (a while
+    loop behind a tuple would otherwise make the loop state's other elements "not read")."""
+    from ..ops import OperandMaps
+    out = []
+    for om in found:
+        operand = instr.operands[om.operand] if om.operand < len(instr.operands) else None
+        unknown = tuple(m for m in om.maps if m.is_undefined)
+        if operand is None or not unknown or not operand.shape.is_tuple:
+            out.append(om)
+            continue
+        known = tuple(m for m in om.maps if not m.is_undefined)
+        for element in range(operand.shape.num_outputs):
+            maps = known + unknown if element == om.operand_output else unknown
+            out.append(OperandMaps(om.operand, maps, element))
+    return out
+
+
 def _steps_of(instr: Instruction, output_index: int) -> tuple[Step, ...]:
     out_dims = instr.shape.leaf(output_index).dims
     steps = []
-    for om in output_to_input(instr, output_index):
+    for om in spread_unknown(instr, output_to_input(instr, output_index)):
         if om.maps:
             passthrough = len(om.maps) == 1 and is_identity_on(om.maps[0], out_dims)
             steps.append((om.operand, om.operand_output, om.maps, passthrough))
