@@ -37,8 +37,9 @@ def _ints(text: str | None, what: str) -> tuple[int, ...] | None:
               help="Which output of a multi-output fusion the tile is on.")
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
 def command(path: str, fusion_name: str, tile_text: str, strides_text: str | None,
-            range_text: str | None, output_index: int, output_format: str) -> None:
+            range_text: str | None, output_index: int, output_format: str, color: str) -> None:
     """Propagate an output tile of a fusion to its operands (offsets as maps of the tile index,
     sizes, strides), or say precisely why an operand's reads are not a tile. An operand read
     through several maps also gets the bounding tile of their union."""
@@ -46,6 +47,7 @@ def command(path: str, fusion_name: str, tile_text: str, strides_text: str | Non
     from ..analyses.tiling import TileError, propagate, propagate_with_range_tiles, tile_counts, union_tile
     from ..fusion import output_to_input
     from ..hlo import format_diagnostic, load
+    from .cmd_analyze import make_console
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     sizes, strides = _ints(tile_text, "'--tile'"), _ints(strides_text, "'--strides'")
@@ -92,13 +94,13 @@ def command(path: str, fusion_name: str, tile_text: str, strides_text: str | Non
                      "union": union.to_json() if union is not None else None,
                      "tile_size_constraints": [{"constraint": c, "satisfied": satisfied(c, sizes)}
                                                for c in dict.fromkeys(constraints)]})
-    data = {"fusion": target.name, "output_shape": str(out_shape), "tile": list(sizes),
+    data = {"schema": "hlo-index-tile/1", "fusion": target.name, "output_shape": str(out_shape), "tile": list(sizes),
             "strides": list(strides or (1,) * len(sizes)), "tile_counts": list(counts),
             "operands": rows}
     if output_format == "json":
         click.echo(json.dumps(data, indent=1))
         return
-    out = Console(highlight=False)
+    out = make_console(color)
     out.print(Text(f"%{target.name}: output {data['output_shape']}, tile {list(sizes)} strides "
                    f"{data['strides']} ({'x'.join(map(str, counts))} tiles)", style="bold"), soft_wrap=True)
     for row in rows:
