@@ -49,6 +49,7 @@ class Shape:
     dynamic: tuple[bool, ...] = ()            # per dim: True for ``<=N`` (bound N) or ``?``
     layout: Optional[Layout] = None
     tuple_shapes: Optional[tuple["Shape", ...]] = None
+    buffer: bool = False                      # a buffer shape ``b(s32[2])``: a mutable array
 
     @property
     def is_tuple(self) -> bool:

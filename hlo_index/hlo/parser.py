@@ -20,7 +20,8 @@ from .asyncwrap import AsyncSugarError, desugar_module, has_async_sugar
 from .diagnostics import ParseError, error, with_source
 from .lexer import FAST_ATTR, HloLexer, InstrToken, LexError, LineIndex, RawAttr, Source, line_column
 from .model import Computation, Diagnostic, Instruction, Module, Shape
-from .shapes import ShapeError, parse_array_shape, tuple_shape
+from .operands import NestedInstruction, OperandSyntaxError, parse_operands
+from .shapes import ShapeError, buffer_shape, parse_array_shape, tuple_shape
 
 GRAMMAR_PATH = Path(__file__).resolve().parents[2] / "grammar" / "hlo.lark"
 MAX_INLINE_DEPTH = 64
@@ -56,11 +57,29 @@ def _pending() -> list[Computation]:
     return pending
 
 
+def _reset_module_state() -> None:
+    """Per-module parse state: inline computations found so far, names given to nested instructions."""
+    _state.pending = []
+    _state.depth = 0
+    _state.anon = {}
+
+
+def _anon_name(opcode: str) -> str:
+    """A fresh name for a nested instruction, as XLA's name uniquer gives: ``add.anon``, ``add.anon.1``."""
+    anon = getattr(_state, "anon", None)
+    if anon is None:
+        anon = _state.anon = {}
+    base = f"{opcode}.anon"
+    n = anon.get(base, 0)
+    anon[base] = n + 1
+    return base if n == 0 else f"{base}.{n}"
+
+
 def _split_attrs(tok: Token) -> list[tuple[str, str]]:
     """(name, raw value) pairs of an ATTR token."""
     if type(tok) is RawAttr:
         key, _, value = tok.value[1:].strip().partition("=")
-        return [(key, value)]
+        return [(key.strip(), value.strip())]
     return [m.groups() for m in _FAST_ATTR(tok.value)]
 
 
@@ -79,6 +98,12 @@ class _ModelBuilder(Transformer):
             return parse_array_shape(tok.value)
         except ShapeError as e:
             raise _Failure(str(e), tok, e.offset) from None
+
+    def buffer_shape(self, c: list) -> Shape:
+        try:
+            return buffer_shape(c[0])
+        except ShapeError as e:
+            raise _Failure(str(e), None) from None
 
     def tuple_shape(self, c: list) -> Shape:
         if len(c) == 1 and c[0] is None:
@@ -131,6 +156,7 @@ class _ModelBuilder(Transformer):
             name = name[1:]
         # line holds the text offset until _finish_module turns it into line and column
         instr = Instruction(name, opcode, shape, (), {}, None, is_root, pos)
+        nested: list[Instruction] = []
         try:
             if opcode == "parameter":
                 instr.parameter_number = int(inner)
@@ -138,8 +164,14 @@ class _ModelBuilder(Transformer):
                 instr.literal = inner.strip()
                 if inner.count("{") != inner.count("}"):
                     raise _Failure(f"unterminated '{{' in the literal of %{name}", call_tok)
+            elif "(" in inner:   # a tuple shape, a tiled layout or a nested instruction
+                base = call_tok.start_pos + call_tok.value.index(inner) if inner else pos
+                instr.operand_names = self._operands(parse_operands(inner), base, nested)
             elif inner:
                 instr.operand_names = A.operand_names(inner)
+        except OperandSyntaxError as e:
+            raise _Failure(f"malformed operands of %{name}: {e}", call_tok,
+                           call_tok.value.index(inner) + e.offset if inner in call_tok.value else 0) from None
         except ValueError:
             raise _Failure(f"malformed operands of %{name}: {inner.strip()[:60]!r}", call_tok) from None
         if len(c) > first_attr:
@@ -148,13 +180,44 @@ class _ModelBuilder(Transformer):
                 if type(tok) is RawAttr:
                     s = tok.value
                     eq = s.index("=")
-                    self._attribute(instr, attrs, s[1:eq].strip(), s[eq + 1:], tok, eq + 1)
+                    self._attribute(instr, attrs, s[1:eq].strip(), s[eq + 1:].strip(), tok, eq + 1)
                 else:
                     for m in _FAST_ATTR(tok.value):
                         self._attribute(instr, attrs, m.group(1), m.group(2), tok, m.start(1))
             if opcode == "compare" and "type" in attrs:
                 attrs["comparison_type"] = attrs["type"]
+        if nested:
+            nested.append(instr)
+            return nested   # type: ignore[return-value]  (the enclosing rule flattens it)
         return instr
+
+    def _operands(self, operands: list, base: int, nested: list[Instruction]) -> tuple[str, ...]:
+        """Names of ``operands``; each nested instruction becomes an instruction of its own (added
+        to ``nested`` after its own nested operands, so definitions come before uses)."""
+        names = []
+        for op in operands:
+            if type(op) is not NestedInstruction:
+                names.append(op)
+                continue
+            shape = UNKNOWN_SHAPE
+            if op.shape_text is not None:
+                try:
+                    shape = _PARSER.parse(Source(op.shape_text), start="shape")
+                except Exception as e:   # a malformed nested shape: the parser's own message
+                    raise OperandSyntaxError(f"bad shape {op.shape_text!r} ({type(e).__name__})", op.offset)
+            child = Instruction(_anon_name(op.opcode), op.opcode, shape, (), {}, None, False, base + op.offset)
+            if op.opcode == "parameter":
+                try:
+                    child.parameter_number = int(op.literal or "")
+                except ValueError:
+                    raise OperandSyntaxError(f"bad parameter number {op.literal!r}", op.offset) from None
+            elif op.opcode == "constant":
+                child.literal = op.literal
+            else:
+                child.operand_names = self._operands(op.operands, base, nested)
+            nested.append(child)
+            names.append(child.name)
+        return tuple(names)
 
     def _attribute(self, instr: Instruction, attrs: dict, key: str, value: str, tok: Token, offset: int) -> None:
         try:
@@ -197,7 +260,7 @@ class _ModelBuilder(Transformer):
         return comp
 
     def body(self, c: list) -> list[Instruction]:
-        return c
+        return _flatten(c)
 
     # ---- computations ----
     def parameter(self, c: list) -> tuple:
@@ -220,6 +283,8 @@ class _ModelBuilder(Transformer):
         for item in c[i + 1:]:
             if type(item) is Instruction:
                 instructions.append(item)
+            elif type(item) is list:        # an instruction with nested operand instructions
+                instructions.extend(item)
             elif isinstance(item, Token):       # ATTR, e.g. execution_thread="host"
                 for key, value in _split_attrs(item):
                     if key == "execution_thread":
@@ -245,6 +310,20 @@ class _ModelBuilder(Transformer):
     def modules(self, c: list) -> list[Module]:
         return c
 
+    def instructions_module(self, c: list) -> list[Module]:
+        instructions = _flatten(c)
+        first = instructions[0]
+        comp = Computation("main", instructions, is_entry=True, line=first.line)
+        module = Module("")
+        module.computations.append(comp)
+        line, column = _state.lines(first.line)
+        module.diagnostics.append(Diagnostic(
+            "note", "no HloModule header and no computation: the instructions are read as one ENTRY "
+            "computation", line, column))
+        _finish_module(module)
+        module.name = comp.name
+        return [module]
+
     def headerless_module(self, c: list) -> list[Module]:
         module = Module("")
         module.computations.extend(c)
@@ -254,6 +333,16 @@ class _ModelBuilder(Transformer):
 
 
 _CALLEE_ROLES = frozenset(A.SINGLE_CALLEE_ROLES + A.MULTI_CALLEE_ROLES)
+
+
+def _flatten(items: list) -> list[Instruction]:
+    out: list[Instruction] = []
+    for item in items:
+        if type(item) is list:
+            out.extend(item)
+        else:
+            out.append(item)
+    return out
 
 
 def _finish_module(module: Module) -> None:
@@ -399,8 +488,7 @@ def parse_syntax_each(text: str, source: str = "<string>") -> list[Module | Pars
 def _parse_spans(text: str, source: str, out: list) -> None:
     try:
         for start, end in module_spans(text):
-            _state.pending = []
-            _state.depth = 0
+            _reset_module_state()
             try:
                 modules = _PARSER.parse(Source(text, start, end), start="start")
             except (LexError, _Failure, AsyncSugarError, UnexpectedInput) as e:
@@ -436,8 +524,7 @@ def parse_shape(text: str) -> Shape:
 
     Raises ParseError whose diagnostic has the 1-based line and column of the problem.
     """
-    _state.pending = []
-    _state.depth = 0
+    _reset_module_state()
     try:
         return _PARSER.parse(Source(text), start="shape")
     except UnexpectedToken as e:

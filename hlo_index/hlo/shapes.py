@@ -117,3 +117,10 @@ def _tile_dims(group: str) -> tuple[int, ...]:
 
 def tuple_shape(elements: list[Shape]) -> Shape:
     return Shape("tuple", tuple_shapes=tuple(elements))
+
+
+def buffer_shape(inner: Shape) -> Shape:
+    """``b(s32[2])``: the array ``inner`` as a buffer (XLA allows only arrays there)."""
+    if inner.is_tuple or inner.buffer:
+        raise ShapeError(f"a buffer shape holds an array, not {inner}")
+    return Shape(inner.element_type, inner.dims, inner.dynamic, inner.layout, buffer=True)

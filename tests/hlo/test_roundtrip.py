@@ -31,7 +31,8 @@ def array_shapes(draw):
             suffix += f"E({draw(st.integers(1, 32))})"
         if draw(st.booleans()):
             suffix += f"S({draw(st.integers(0, 3))})"
-        text += "{" + ",".join(map(str, m2m)) + (":" + suffix if suffix else "") + "}"
+        if m2m or suffix:   # XLA reads "{" after a shape as a layout only before an integer or ':'
+            text += "{" + ",".join(map(str, m2m)) + (":" + suffix if suffix else "") + "}"
     return text
 
 
