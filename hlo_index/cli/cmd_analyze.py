@@ -113,7 +113,7 @@ def command(paths, fusion, computation, instruction, direction, fmt, jobs, verif
     else:
         _print_text(reports, color)
     print_diagnostics(reports)
-    if any(m.unreadable for m in reports) or target_missing_everywhere(reports, options):
+    if any(m.unreadable or m.internal_failure for m in reports) or target_missing_everywhere(reports, options):
         sys.exit(EXIT_UNREADABLE)
     if verify and any(d.severity == "error" and d.message.startswith("verify:") for m in reports
                       for d in m.diagnostics):

@@ -37,6 +37,6 @@ def command(paths, allow, exit_zero, fmt, verify, jobs, color) -> None:
     else:
         render_check_text(found, checked, make_console(color))
     print_diagnostics(reports)
-    if any(m.unreadable for m in reports):
+    if any(m.unreadable or m.internal_failure for m in reports):
         sys.exit(EXIT_UNREADABLE)
     sys.exit(EXIT_FINDINGS if found and not exit_zero else EXIT_OK)

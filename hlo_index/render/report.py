@@ -98,6 +98,11 @@ class ModuleReport:
     diagnostics: list[DiagnosticReport] = field(default_factory=list)
     unreadable: bool = False
 
+    @property
+    def internal_failure(self) -> bool:
+        """An analysis raised (a bug): the commands exit 2, as for unreadable input."""
+        return any(d.severity == "error" and d.message.startswith("internal: ") for d in self.diagnostics)
+
     def to_json(self) -> dict:
         return {"name": self.name, "source": self.source,
                 "targets": [t.to_json() for t in self.targets],
