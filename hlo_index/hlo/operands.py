@@ -32,7 +32,20 @@ class NestedInstruction:
     offset: int = 0                 # where the nested instruction starts in the operand text
 
 
-Operand = Union[str, NestedInstruction]
+class NamedOperand(str):
+    """An operand name; ``shape_text`` is the shape written before it (None if none). The name is
+    empty for XLA's single-instruction form ``add(f32[2], f32[2])``: operands known only by shape."""
+
+    shape_text: Optional[str] = None
+
+
+def _named(name: str, shape_text: Optional[str]) -> NamedOperand:
+    op = NamedOperand(name)
+    op.shape_text = shape_text
+    return op
+
+
+Operand = Union[NamedOperand, NestedInstruction]
 
 
 class OperandSyntaxError(ValueError):
@@ -90,13 +103,15 @@ class _Reader:
         self.blank()
         start = self.pos
         shape = self.shape()
+        if shape is not None and self.peek() in (",", ")"):
+            return _named("", shape)
         self.blank()
         word = _WORD.match(self.text, self.pos)
         if word is None:
             raise OperandSyntaxError("expected an operand name or a nested instruction", self.pos)
         self.pos = word.end()
         if self.peek() != "(":
-            return word.group()[1:] if word.group().startswith("%") else word.group()
+            return _named(word.group()[1:] if word.group().startswith("%") else word.group(), shape)
         opcode = word.group()
         self.pos += 1
         nested = NestedInstruction(opcode, shape, offset=start)

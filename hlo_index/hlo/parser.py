@@ -58,10 +58,12 @@ def _pending() -> list[Computation]:
 
 
 def _reset_module_state() -> None:
-    """Per-module parse state: inline computations found so far, names given to nested instructions."""
+    """Per-module parse state: inline computations found so far, names given to nested
+    instructions, instructions whose operands carry shapes (with that operand text)."""
     _state.pending = []
     _state.depth = 0
     _state.anon = {}
+    _state.shaped = []
 
 
 def _anon_name(opcode: str) -> str:
@@ -169,6 +171,8 @@ class _ModelBuilder(Transformer):
                 instr.operand_names = self._operands(parse_operands(inner), base, nested)
             elif inner:
                 instr.operand_names = A.operand_names(inner)
+            if "[" in inner:   # kept for the single-instruction form (operands known by shape)
+                _state.shaped.append((instr, inner))
         except OperandSyntaxError as e:
             raise _Failure(f"malformed operands of %{name}: {e}", call_tok,
                            call_tok.value.index(inner) + e.offset if inner in call_tok.value else 0) from None
@@ -197,7 +201,7 @@ class _ModelBuilder(Transformer):
         names = []
         for op in operands:
             if type(op) is not NestedInstruction:
-                names.append(op)
+                names.append(str(op) or "_")   # "_": known by shape alone (single-instruction form)
                 continue
             shape = UNKNOWN_SHAPE
             if op.shape_text is not None:
@@ -255,7 +259,12 @@ class _ModelBuilder(Transformer):
             instructions = _PARSER.parse(Source(_state.text, start, end), start="body")
         finally:
             _state.depth -= 1
-        comp = Computation(name, instructions, line=tok.start_pos + brace)
+        taken = {c.name for c in pending}
+        unique, n = name, 0
+        while unique in taken:   # same-named instructions in two computations, each with an inline body
+            n += 1
+            unique = f"{name}.{n}"
+        comp = Computation(unique, instructions, line=tok.start_pos + brace)
         pending.append(comp)
         return comp
 
@@ -310,8 +319,21 @@ class _ModelBuilder(Transformer):
     def modules(self, c: list) -> list[Module]:
         return c
 
+    def anonymous_instruction(self, c: list) -> Instruction:
+        shape, call_tok = c[0], c[1]
+        if type(shape) is not Shape:
+            try:
+                shape = parse_array_shape(shape.value)
+            except ShapeError as e:
+                raise _Failure(str(e), shape, e.offset) from None
+        call = call_tok.value
+        paren = call.index("(")
+        opcode = call[:paren]
+        return self._build(True, opcode, call_tok.start_pos, shape, opcode, call[paren + 1:-1], call_tok, c, 2)
+
     def instructions_module(self, c: list) -> list[Module]:
         instructions = _flatten(c)
+        instructions[:0] = _parameters_for_shaped_operands(instructions)
         first = instructions[0]
         comp = Computation("main", instructions, is_entry=True, line=first.line)
         module = Module("")
@@ -333,6 +355,38 @@ class _ModelBuilder(Transformer):
 
 
 _CALLEE_ROLES = frozenset(A.SINGLE_CALLEE_ROLES + A.MULTI_CALLEE_ROLES)
+
+
+def _parameters_for_shaped_operands(instructions: list[Instruction]) -> list[Instruction]:
+    """XLA's single-instruction form: an operand never defined but written with a shape becomes a
+    parameter (named as written, or ``_N`` when only its shape is given), numbered in order of use."""
+    defined = {i.name for i in instructions}
+    params: list[Instruction] = []
+    for instr, inner in _state.shaped:
+        try:
+            operands = parse_operands(inner)
+        except OperandSyntaxError:
+            continue
+        if len(operands) != len(instr.operand_names):
+            continue
+        names = list(instr.operand_names)
+        for k, op in enumerate(operands):
+            if type(op) is NestedInstruction or op.shape_text is None:
+                continue
+            name = str(op) or f"_{len(params)}"
+            if name in defined:
+                continue
+            try:
+                shape = _PARSER.parse(Source(op.shape_text), start="shape")
+            except Exception:
+                continue
+            param = Instruction(name, "parameter", shape, (), {}, None, False, instr.line)
+            param.parameter_number = len(params)
+            params.append(param)
+            defined.add(name)
+            names[k] = name
+        instr.operand_names = tuple(names)
+    return params
 
 
 def _flatten(items: list) -> list[Instruction]:

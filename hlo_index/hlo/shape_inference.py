@@ -44,14 +44,19 @@ def infer_module_shapes(module: Module) -> list[Diagnostic]:
     """Give every shapeless instruction of ``module`` its inferred shape; errors for the rest."""
     problems: list[Diagnostic] = []
     state: dict[int, bool] = {}   # id(instruction) -> inferred (True) or failed (False), this call only
+    # XLA's async sugar wraps "X-start(operands)" in a computation whose parameters take the
+    # operands' shapes: a parameter there is as known as the operand it stands for.
+    async_callers = {callee.name: instr for instr in module.instructions if instr.opcode == "async-start"
+                     for callee in instr.called.values()}
     for comp in module.computations:
         for instr in comp.instructions:
             if is_unknown(instr.shape):
-                _ensure(instr, state, problems, 0)
+                _ensure(instr, state, problems, 0, async_callers)
     return problems
 
 
-def _ensure(instr: Instruction, state: dict[int, bool], problems: list[Diagnostic], depth: int) -> bool:
+def _ensure(instr: Instruction, state: dict[int, bool], problems: list[Diagnostic], depth: int,
+            async_callers: dict[str, Instruction]) -> bool:
     """True when ``instr`` has a shape (inferring it, and what it depends on, first)."""
     if not is_unknown(instr.shape):
         return True
@@ -61,11 +66,20 @@ def _ensure(instr: Instruction, state: dict[int, bool], problems: list[Diagnosti
     state[key] = False   # a cycle reads as a failure, not a recursion
     if depth > 5000:
         return False
+    if instr.opcode == "parameter" and instr.computation is not None:
+        caller = async_callers.get(instr.computation.name)
+        n = instr.parameter_number
+        if caller is not None and n is not None and n < len(caller.operands):
+            if not _ensure(caller.operands[n], state, problems, depth + 1, async_callers):
+                return False
+            instr.shape = caller.operands[n].shape
+            state[key] = True
+            return True
     for op in instr.operands:
-        if not _ensure(op, state, problems, depth + 1):
+        if not _ensure(op, state, problems, depth + 1, async_callers):
             return False   # the operand's own error says why
     for callee in instr.called.values():
-        if callee.root is not None and not _ensure(callee.root, state, problems, depth + 1):
+        if callee.root is not None and not _ensure(callee.root, state, problems, depth + 1, async_callers):
             return False
     try:
         instr.shape = infer_shape(instr)

@@ -104,17 +104,46 @@ def _in_range(expr: Expr, size: int) -> tuple[Expr, Interval]:
 
 # ---- dynamic-slice ------------------------------------------------------------------------
 
+def _is_old_form(instr: Instruction, first: int, rank: int) -> bool:
+    """XLA's old form: all start indices in one vector operand (``dynamic-slice(x, s32[2] starts)``)."""
+    return (len(instr.operands) == first + 1 and instr.operands[first].shape.rank == 1
+            and (rank != 1 or instr.operands[first].shape.dims[0] == 1) and not instr.operands[first].shape.is_tuple)
+
+
 def _slice_starts(instr: Instruction, first: int, operand_dims, sizes) -> Optional[tuple[list[Expr], Starts]]:
-    if len(instr.operands) != first + len(operand_dims):
-        return None   # the old form with one offsets vector
+    old_form = len(instr.operands) != first + len(operand_dims)
+    if old_form and not _is_old_form(instr, first, len(operand_dims)):
+        return None
     starts = Starts()
     exprs = []
     for axis, (n, size) in enumerate(zip(operand_dims, sizes)):
-        offset = instr.operands[first + axis]
-        known = known_start(offset, 0, 0, ()) if offset.shape.rank == 0 else None
-        exprs.append(starts.clamped(known, n - size,
-                                    f"%{offset.name} (offset of dim {axis}, clamped to [0, {n - size}])"))
+        if old_form:
+            offset = instr.operands[first]
+            known = known_start(offset, 0, axis, ())
+            where = f"%{offset.name}[{axis}]"
+        else:
+            offset = instr.operands[first + axis]
+            known = known_start(offset, 0, 0, ()) if offset.shape.rank == 0 else None
+            where = f"%{offset.name}"
+        exprs.append(starts.clamped(known, n - size, f"{where} (offset of dim {axis}, clamped to [0, {n - size}])"))
     return exprs, starts
+
+
+def _offsets_to_everything(instr: Instruction, operand_index: int, out_dims) -> IndexingMap:
+    """Every offset element (the scalar, or each element of an old-form vector) moves every output."""
+    shape = instr.operands[operand_index].shape
+    if shape.rank == 1:
+        return IndexingMap([full_interval(shape.dims[0])], [full_interval(n) for n in out_dims], (),
+                           [range_var(i) for i in range(len(out_dims))])
+    return generator_map(out_dims)
+
+
+def _offsets_map(instr: Instruction, operand_index: int, out_dims) -> IndexingMap:
+    """What an output element reads of an offsets operand: the scalar, or the whole old-form vector."""
+    shape = instr.operands[operand_index].shape
+    if shape.rank == 1:
+        return IndexingMap([full_interval(n) for n in out_dims], [full_interval(shape.dims[0])], (), [range_var(0)])
+    return zero_result_map(out_dims)
 
 
 def _old_form(instr: Instruction) -> IndexingMap:
@@ -130,15 +159,15 @@ def dynamic_slice_output_to_input(instr: Instruction, output_index: int) -> list
     starts, alloc = built
     operand = IndexingMap([full_interval(n) for n in out_dims], (), alloc.runtime,
                           [dim(axis) + start for axis, start in enumerate(starts)])
-    offsets = zero_result_map(out_dims)
-    return [OperandMaps(0, (operand,))] + [OperandMaps(k, (offsets,)) for k in range(1, len(instr.operands))]
+    return [OperandMaps(0, (operand,))] + [OperandMaps(k, (_offsets_map(instr, k, out_dims),))
+                                           for k in range(1, len(instr.operands))]
 
 
 @input_to_output_rule("dynamic-slice")
 def dynamic_slice_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     out_dims, operand_dims = instr.shape.dims, instr.operands[0].shape.dims
     if operand_index > 0:
-        return [(generator_map(out_dims),)]
+        return [(_offsets_to_everything(instr, operand_index, out_dims),)]
     built = _slice_starts(instr, 1, operand_dims, out_dims)
     if built is None:
         return [(_old_form(instr),)]
