@@ -18,7 +18,7 @@ from lark.exceptions import UnexpectedInput, UnexpectedToken
 from . import attributes as A
 from .asyncwrap import AsyncSugarError, desugar_module, has_async_sugar
 from .diagnostics import ParseError, error, with_source
-from .lexer import FAST_ATTR, HloLexer, InstrToken, LexError, LineIndex, RawAttr, Source, line_column
+from .lexer import FAST_ATTR, HloLexer, InstrToken, LexError, LineIndex, RawAttr, Source, line_column, scan_value
 from .model import Computation, Diagnostic, Instruction, Module, Shape
 from .operands import NestedInstruction, OperandSyntaxError, parse_operands
 from .shapes import ShapeError, buffer_shape, parse_array_shape, tuple_shape
@@ -241,21 +241,52 @@ class _ModelBuilder(Transformer):
     def _callees(self, role: str, value: str, instr: Instruction, tok: Token, offset: int) -> Any:
         names = A.callee_names(value)
         if names is None:
-            names = (self._inline_computation(f"{instr.name}.{role}", tok, offset).name,)
+            brace = tok.value.index("{", offset)
+            if role in A.MULTI_CALLEE_ROLES:   # {{ body }, %name, { body }}: each item a name or a body
+                names = self._callee_list(f"{instr.name}.{role}", tok, brace)
+            else:
+                end = len(tok.value.rstrip()) - 1
+                names = (self._inline_computation(f"{instr.name}.{role}", tok, brace, end).name,)
         if role in A.MULTI_CALLEE_ROLES or len(names) != 1:
             return names
         return names[0]
 
-    def _inline_computation(self, name: str, tok: Token, offset: int) -> Computation:
-        """Parse ``{ instructions }`` written in place of a computation name."""
-        brace = tok.value.index("{", offset)
+    def _callee_list(self, name: str, tok: Token, brace: int) -> tuple[str, ...]:
+        text = tok.value
+        names: list[str] = []
+        i = brace + 1
+        while True:
+            while i < len(text) and text[i].isspace():
+                i += 1
+            if i >= len(text):
+                raise _Failure("unterminated list of computations", tok, brace)
+            if text[i] == "}":
+                return tuple(names)
+            if text[i] == "{":
+                close = scan_value(text, i + 1, depth=1) - 1
+                names.append(self._inline_computation(f"{name}.{len(names)}", tok, i, close).name)
+                i = close + 1
+            else:
+                j = i
+                while j < len(text) and text[j] not in ",}" and not text[j].isspace():
+                    j += 1
+                names.append(text[i:j].lstrip("%"))
+                i = j
+            while i < len(text) and text[i].isspace():
+                i += 1
+            if i < len(text) and text[i] == ",":
+                i += 1
+
+    def _inline_computation(self, name: str, tok: Token, brace: int, close: int) -> Computation:
+        """Parse ``{ instructions }`` written in place of a computation name (braces at ``brace`` and
+        ``close`` in the token's text)."""
         pending = _pending()
         if _state.depth >= MAX_INLINE_DEPTH:
             raise _Failure(f"inline computations nested deeper than {MAX_INLINE_DEPTH}", tok)
         _state.depth += 1
         try:
             start = tok.start_pos + brace + 1
-            end = tok.start_pos + len(tok.value.rstrip()) - 1
+            end = tok.start_pos + close
             instructions = _PARSER.parse(Source(_state.text, start, end), start="body")
         finally:
             _state.depth -= 1
@@ -515,15 +546,18 @@ def module_spans(text: str) -> list[tuple[int, int]]:
     ``HloModule`` (after blanks), so a broken module never hides the ones after it. Text before
     the first header joins the first module."""
     starts = []
-    find = text.find
+    indented = []   # headers after blanks: a module only if no header starts a line (a string
+    find = text.find  # value may hold a whole indented module, e.g. origin_recovery_table)
     pos = find("HloModule")
     while pos >= 0:
         line_start = text.rfind("\n", 0, pos) + 1
         after = text[pos + 9:pos + 10]
         # str.find + a look around is ~10x faster than a multiline regex over a 5 MB dump
         if not text[line_start:pos].strip(" \t") and not (after.isalnum() or after == "_"):
-            starts.append(line_start)
+            (starts if line_start == pos else indented).append(line_start)
         pos = find("HloModule", pos + 9)
+    if not starts:
+        starts = indented
     bounds = [0, *starts[1:], len(text)]
     return list(zip(bounds, bounds[1:]))
 
