@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SAMPLE := samples/mlp_layernorm_gelu_bf16.after_optimizations.hlo.txt
 
-.PHONY: venv dev run test bench clean
+.PHONY: venv dev run test bench wheel clean
 
 $(BIN)/hlo-index: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -28,5 +28,11 @@ test: dev
 bench: dev
 	$(BIN)/python benchmarks/run_all.py
 
+# The venv above is an editable install; `make test` also builds this wheel in a temporary
+# venv and runs every command from it (tests/cli/test_wheel.py), so packaging errors are not hidden.
+wheel: venv
+	$(BIN)/pip wheel --no-deps -q -w dist .
+	@ls dist/*.whl
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build dist *.egg-info

@@ -10,8 +10,6 @@ Names are resolved lazily so that ``import hlo_index`` (and the CLI's startup) s
 """
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 _API = {"load", "output_to_input", "input_to_output", "select_targets", "SelectedTarget",
         "TargetNotFound", "OperandIndexing"}
 
@@ -22,6 +20,12 @@ def __getattr__(name: str):
     if name in _API:
         from . import api
         return getattr(api, name)
+    if name == "__version__":   # from the installed distribution's metadata, the one source of truth
+        from importlib.metadata import PackageNotFoundError, version
+        try:
+            return version("hlo-index")
+        except PackageNotFoundError:
+            return "0+unknown"
     if name == "analysis":   # ``hlo_index.analysis.output_to_input(fusion)``
         from . import api
         return api

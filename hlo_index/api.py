@@ -53,6 +53,20 @@ def _kind_of(instr: Instruction) -> str:
     return "fusion" if instr.opcode == "fusion" else "instruction"
 
 
+def matching_fusions(module: Module, patterns) -> list[Instruction]:
+    """Fusions whose instruction or fused computation name matches a name or glob of ``patterns``
+    (one string or several), in module order."""
+    from fnmatch import fnmatchcase
+    bare = [_bare(p) for p in ([patterns] if isinstance(patterns, str) else patterns)]
+    out = []
+    for f in module.fusions:
+        callee = callee_of(f)
+        names = (f.name, callee.name) if callee is not None else (f.name,)
+        if any(n == p or fnmatchcase(n, p) for p in bare for n in names):
+            out.append(f)
+    return out
+
+
 def select_targets(module: Module, fusion: Optional[str] = None, computation: Optional[str] = None,
                    instruction: Optional[str] = None, fusions_only: bool = False) -> list[SelectedTarget]:
     """The targets of one module: the named one, or every fusion (no fusion: the ENTRY computation,
@@ -61,10 +75,11 @@ def select_targets(module: Module, fusion: Optional[str] = None, computation: Op
     A fusion may be named by its instruction or by its fused computation. Raises ``TargetNotFound``.
     """
     if fusion is not None:
-        name = _bare(fusion)
-        found = [f for f in module.fusions if f.name == name or (callee_of(f) and callee_of(f).name == name)]
+        found = matching_fusions(module, fusion)
         if not found:
-            raise TargetNotFound(f"no fusion named '{name}' in module {module.name}")
+            patterns = [fusion] if isinstance(fusion, str) else list(fusion)
+            raise TargetNotFound(f"no fusion named {' or '.join(repr(_bare(p)) for p in patterns)} "
+                                 f"in module {module.name}")
         return [SelectedTarget("fusion", f) for f in found]
     if computation is not None:
         comp = module.by_name.get(_bare(computation))
@@ -98,5 +113,5 @@ def operand_info(target: Target) -> list[tuple[str, object]]:
     return [(n, None) for n in target.operand_names]
 
 
-__all__ = ["load", "select_targets", "SelectedTarget", "TargetNotFound", "output_to_input",
+__all__ = ["load", "select_targets", "matching_fusions", "SelectedTarget", "TargetNotFound", "output_to_input",
            "input_to_output", "OperandIndexing", "operand_info", "callee_of"]

@@ -81,6 +81,17 @@ def _read_set(instr: Instruction, out: int, point: tuple, operand: int) -> set:
         raise Skip(f"reference for {instr.opcode} '{instr.name}' failed: {type(exc).__name__}: {exc}") from None
 
 
+def _element_read_sets(instr: Instruction, out: int, point: tuple, operand: int) -> dict[int, set]:
+    """Per tuple element of the operand, the reference's read set (several for conditional / while)."""
+    from .reference import ELEMENT_READ_SETS, element_read_sets
+    if instr.opcode not in ELEMENT_READ_SETS:
+        return {operand_element_read(instr, out): _read_set(instr, out, point, operand)}
+    try:
+        return element_read_sets(instr, out, point, operand)
+    except Exception as exc:  # the oracle cannot evaluate this configuration
+        raise Skip(f"reference for {instr.opcode} '{instr.name}' failed: {type(exc).__name__}: {exc}") from None
+
+
 def backward_read_sets(comp: Computation, output_index: int, point: tuple) -> dict[tuple[int, int], set]:
     """(parameter number, tuple element) -> exact set of its elements read by ``point`` of the output."""
     order = post_order(comp)
@@ -103,9 +114,9 @@ def backward_read_sets(comp: Computation, output_index: int, point: tuple) -> di
                         need.setdefault((id(instr.operands[param]), element), set()).update(got)
                     continue
                 for j, operand in enumerate(instr.operands):
-                    got = _read_set(instr, out, p, j)
-                    if got:
-                        need.setdefault((id(operand), operand_element_read(instr, out)), set()).update(got)
+                    for element, got in _element_read_sets(instr, out, p, j).items():
+                        if got:
+                            need.setdefault((id(operand), element), set()).update(got)
     return found
 
 

@@ -10,8 +10,10 @@ Input: the operand's output->input maps (one per distinct access pattern) and it
   small enumerations, not one big one). A component above ``budget`` points is sampled
   (seeded): the answer is then a lower bound, ``distinct_upper_bound`` the matching upper bound
   from interval reasoning (equal bounds make it exact again).
-* ``element_reads``: element reads summed over every map and every feasible point, range
-  variables included (a reduce over 16 elements reads 16 per output element).
+* ``element_reads``: element reads over every feasible point, range variables included (a reduce
+  over 16 elements reads 16 per output element). Several maps count their *union*: an (output
+  element, operand element) pair read by two maps is one read (a pad's padding value is read at
+  most once per output element); beyond the budget the per-map sum is given, as an estimate.
 * Runtime variables (dynamic offsets, gathered indices) are treated as ranging over their
   whole feasible range: the read set is the union over all runtime values, an *upper bound*
   on what one execution reads; ``element_reads`` is then per execution (runtime values fixed).
@@ -112,8 +114,15 @@ def operand_utilization(maps: Sequence[IndexingMap], operand_shape: Shape, *,
                            bytes_read=0, method="none", exact=True, runtime_union=False,
                            notes=("the output reads no element of this operand",))
     runtime_union = any(m.runtime_vars for m in live)
-    counted = [_element_reads(m, budget, seed) for m in live]
-    reads, reads_exact = sum(c for c, _ in counted), all(e for _, e in counted)
+    union = _union_reads(live, dims, budget) if len(live) > 1 else None
+    if union is not None:
+        reads, reads_exact = union, True
+    else:
+        counted = [_element_reads(m, budget, seed) for m in live]
+        reads, reads_exact = sum(c for c, _ in counted), all(e for _, e in counted)
+        if len(live) > 1:
+            # Overlapping maps would count an (output, element) pair once per map: only an upper bound.
+            reads_exact = False
     unioned = [runtime_as_range(m) for m in live]
     boxes = [_box(m) for m in unioned]
     notes: list[str] = []
@@ -139,6 +148,43 @@ def _element_reads(m: IndexingMap, budget: int, seed: int) -> tuple[int, bool]:
             return 0, True
     dec = decompose(m, None, budget=budget, seed=seed)
     return dec.points, dec.points_exact
+
+
+def _union_reads(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], budget: int) -> Optional[int]:
+    """Distinct (output element, operand element) pairs over the *union* of ``maps`` (range
+    variables projected away; runtime variables at their lower bounds, as for one map), so an
+    element two maps both read for one output element counts once. None above ``budget`` points."""
+    from ..affine.evaluate import relation_at
+    sizes = []
+    for m in maps:
+        size = 1
+        for b in list(m.dims) + list(m.range_vars):
+            size *= max(b.size, 0)
+        sizes.append(size)
+    if sum(sizes) > budget:
+        return None
+    total = prod(operand_dims)
+    space = [max(m.dims[i].hi for m in maps) + 1 for i in range(maps[0].num_dims)]
+    keys = []
+    for m in maps:
+        if any(b.lo > b.hi for b in m.dims):
+            continue
+        axes = [np.arange(b.lo, b.hi + 1, dtype=np.int64) for b in m.dims]
+        points = (np.stack([g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")], axis=1)
+                  if axes else np.zeros((1, 0), dtype=np.int64))
+        feasible, results = relation_at(m, points, [rv.interval.lo for rv in m.runtime_vars])
+        inside = np.all((results >= 0) & (results < np.asarray(operand_dims, dtype=np.int64)), axis=1) \
+            if len(operand_dims) else np.ones(len(results), dtype=bool)
+        feasible, results = feasible[inside], results[inside]
+        out_lin = np.zeros(len(feasible), dtype=np.int64)
+        for i, extent in enumerate(space):   # one output space for every map
+            out_lin = out_lin * extent + feasible[:, i]
+        in_lin = (np.ravel_multi_index(tuple(results.T), operand_dims) if len(operand_dims)
+                  else np.zeros(len(results), dtype=np.int64))
+        keys.append(out_lin * max(total, 1) + in_lin)
+    if not keys:
+        return 0
+    return int(np.unique(np.concatenate(keys)).size)
 
 
 # ---- boxes: each result an affine function of its own variable ----------------------------

@@ -23,6 +23,15 @@ class _LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(_command_names()) | set(self.commands))
 
+    def invoke(self, ctx: click.Context):
+        # A reader that leaves early (`| head`) is not an error: stop writing, exit 0 (click would say 1).
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            from .output import silence_stdout
+            silence_stdout()
+            raise click.exceptions.Exit(0) from None
+
     def get_command(self, ctx: click.Context, cmd_name: str):
         command = self.commands.get(cmd_name)
         if command is None and cmd_name in _command_names():

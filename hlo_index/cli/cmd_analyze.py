@@ -14,8 +14,17 @@ EXIT_OK, EXIT_FINDINGS, EXIT_UNREADABLE = 0, 1, 2
 
 
 def make_console(color: str, stderr: bool = False):
-    """A Rich console honouring ``--color`` and ``NO_COLOR`` (Rich reads NO_COLOR itself)."""
-    from rich.console import Console
+    """A Rich console honouring ``--color`` and ``NO_COLOR`` (Rich reads NO_COLOR itself); a closed
+    pipe ends its output quietly (the command exits 0, not Rich's 1)."""
+    from rich.console import Console as RichConsole
+
+    class Console(RichConsole):
+        def on_broken_pipe(self) -> None:
+            from .output import silence_stdout
+            silence_stdout()
+            self.quiet = True
+            raise BrokenPipeError
+
     if color == "always":
         return Console(stderr=stderr, force_terminal=True, color_system="truecolor")
     if color == "never":
@@ -34,55 +43,116 @@ def print_diagnostics(reports, stream=None) -> None:
             click.echo(format_diagnostic(diag), file=stream)
 
 
-def run_reports(paths, options, jobs: int, show_progress: bool):
-    """Analyse every path, with a progress bar on stderr when it is a terminal and the job is big."""
-    from ..render.driver import analyze_paths, expand_paths
-    if jobs > 1:
-        paths = expand_paths(list(paths))
+def _progress(paths):
+    """A Rich progress bar on stderr (and its callbacks) when stderr is a terminal that the
+    output itself does not occupy, and the job is big; else a no-op context."""
+    import contextlib
     big = len(paths) > 1 or any(p != "-" and os.path.isdir(p) for p in paths) or any(
         p.endswith(".gz") or (os.path.isfile(p) and os.path.getsize(p) > 1 << 20) for p in paths)
-    if not (show_progress and big and sys.stderr.isatty()):
-        return analyze_paths(list(paths), options, jobs)
+    if not (big and sys.stderr.isatty() and not sys.stdout.isatty()):
+        return contextlib.nullcontext((None, None))
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=make_console("auto", stderr=True), transient=True) as progress:
-        files = progress.add_task("files", total=len(paths))
-        targets = progress.add_task("targets", total=None)
-        return analyze_paths(list(paths), options, jobs,
-                             on_file=lambda _p: progress.advance(files),
-                             on_target=lambda: progress.advance(targets))
+
+    @contextlib.contextmanager
+    def bar():
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=make_console("auto", stderr=True), transient=True) as progress:
+            files = progress.add_task("files", total=len(paths))
+            targets = progress.add_task("targets", total=None)
+            yield (lambda _p: progress.advance(files)), (lambda: progress.advance(targets))
+    return bar()
 
 
-def target_missing_everywhere(reports, options) -> bool:
-    named = options.fusion or options.computation or options.instruction
+def stream_reports(paths, options, jobs: int, show_progress: bool = True):
+    """Each module report as soon as it is ready (a generator), with a progress bar when useful."""
+    from ..render.driver import expand_paths, iter_reports
+    paths = expand_paths(list(paths)) if jobs > 1 else list(paths)
+    with (_progress(paths) if show_progress else _no_progress()) as (on_file, on_target):
+        for reports in iter_reports(paths, options, jobs, on_file=on_file, on_target=on_target):
+            yield from reports
+
+
+def _no_progress():
+    import contextlib
+    return contextlib.nullcontext((None, None))
+
+
+def run_reports(paths, options, jobs: int, show_progress: bool):
+    """Every module report, as a list."""
+    return list(stream_reports(paths, options, jobs, show_progress))
+
+
+def missing_target_message(reports, options) -> str:
+    """Non-empty when a named target exists in no readable module: what was looked for, and where."""
     readable = [m for m in reports if not m.unreadable]
-    return bool(named) and bool(readable) and not any(m.targets for m in readable)
+    if not readable or not any(m.missing_target for m in readable) or any(not m.missing_target for m in readable):
+        return ""
+    if options.fusion:
+        patterns = [options.fusion] if isinstance(options.fusion, str) else list(options.fusion)
+        globbing = any(c in p for p in patterns for c in "*?[")
+        what = f"no fusion {'matching' if globbing else 'named'} " + " or ".join(repr(p.lstrip("%")) for p in patterns)
+    elif options.computation:
+        what = f"no computation named {options.computation.lstrip('%')!r}"
+    else:
+        what = f"no instruction named {options.instruction.lstrip('%')!r}"
+    sources = sorted({m.source for m in readable})
+    shown = ", ".join(sources[:3]) + (f" and {len(sources) - 3} more" if len(sources) > 3 else "")
+    return f"error: {what} in {len(readable)} module(s) ({shown})"
 
 
-def _print_text(reports, color: str) -> None:
-    from ..render.text import render_text
-    console = make_console(color)
-    if console.is_terminal:
-        capture = make_console(color)
-        with capture.capture() as cap:
-            render_text(reports, capture)
-        if cap.get().count("\n") > console.height:
-            with console.pager(styles=color != "never"):
-                render_text(reports, console)
-            return
-    render_text(reports, console)
+class _Kept:
+    """What the exit status and the diagnostics need of a module once its targets are written."""
+
+    def __init__(self):
+        self.modules = []
+
+    def keep(self, mod):
+        from ..render.report import ModuleReport
+        light = ModuleReport(mod.name, mod.source, diagnostics=mod.diagnostics, unreadable=mod.unreadable,
+                             missing_target=mod.missing_target)
+        self.modules.append(light)
+
+
+def _write_json(reports, top, sort) -> None:
+    from ..render.json_out import write_json
+    from .output import SafeStream
+    out = SafeStream(sys.stdout)
+    write_json(reports, out, top=top, sort=sort)
+    out.flush()
+
+
+def _write_text(reports, color, pager, several_files, top, sort) -> None:
+    from ..render.text import TextWriter
+    from .output import terminal_width, text_output
+    with text_output(color, pager) as (out, use_color):
+        writer = TextWriter(out, use_color, min(terminal_width(), 160), several_files=several_files,
+                            top=top, sort=sort)
+        for mod in reports:
+            writer.module(mod)
+            if out.broken:
+                break
+        writer.close()
 
 
 @click.command("analyze")
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--fusion", "fusion", metavar="NAME", help="Only this fusion (instruction or fused computation name).")
+@click.option("--fusion", "fusion", metavar="NAME", multiple=True,
+              help="Only fusions with this instruction or fused computation name; a glob "
+                   "('fusion.1*') is allowed; repeatable.")
 @click.option("--computation", metavar="NAME", help="Analyse this computation as a whole (root against parameters).")
 @click.option("--instruction", metavar="NAME", help="Only this instruction (its op rule; fusions and calls composed).")
 @click.option("--direction", type=click.Choice(["out2in", "in2out", "both"]), default="out2in", show_default=True,
               help="Output-to-input maps, input-to-output maps, or both.")
+@click.option("--top", type=click.IntRange(min=1), metavar="N",
+              help="Only the N heaviest targets by --sort: one line each in text (name, bytes read, "
+                   "worst operand figure, source), the same targets in rank order in JSON.")
+@click.option("--sort", type=click.Choice(["bytes", "uncoalesced", "utilization", "maps"]), default="bytes",
+              show_default=True,
+              help="Order for --top: bytes read; uncoalesced operands; reads per element (utilization); "
+                   "most distinct maps for one operand.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Worker processes when several files are given.")
+              help="Worker processes when several files are given (a directory counts as its files).")
 @click.option("--verify", is_flag=True, help="Check sampled elements of every target against the numpy reference.")
 @click.option("--physical", is_flag=True,
               help="Also give, per operand, maps from the output index to the operand's linear physical "
@@ -90,32 +160,47 @@ def _print_text(reports, color: str) -> None:
 @click.option("--no-analyses", "no_analyses", is_flag=True,
               help="Skip the per-operand utilization and coalescing figures.")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
-def command(paths, fusion, computation, instruction, direction, fmt, jobs, verify, physical, no_analyses,
-            color) -> None:
+@click.option("--no-pager", is_flag=True, help="Never page text output (HLO_INDEX_PAGER / PAGER=cat do the same).")
+def command(paths, fusion, computation, instruction, direction, top, sort, fmt, jobs, verify, physical,
+            no_analyses, color, no_pager) -> None:
     """Indexing maps of every fusion in PATH... (files, .gz, directories, '-' for stdin).
 
     Each operand also gets its utilization (distinct elements read, bytes, reads per element) and
     coalescing (how 32 consecutive output elements hit its memory); --physical adds maps to the
     operand's physical offsets. A module without fusions is analysed as a whole (its ENTRY
-    computation). Exit status: 0; 1 when
-    --verify found a mismatch; 2 when an input could not be read or the named target exists nowhere.
+    computation). Text is written as it is produced, through a pager in a terminal. Exit status:
+    0; 1 when --verify found a mismatch; 2 when an input could not be read or a --fusion /
+    --computation / --instruction filter matched nothing anywhere.
     """
-    if sum(x is not None for x in (fusion, computation, instruction)) > 1:
+    if sum(bool(x) for x in (fusion, computation, instruction)) > 1:
         raise click.UsageError("give at most one of --fusion, --computation, --instruction")
     from ..render.driver import AnalyzeOptions
-    options = AnalyzeOptions(direction=direction, fusion=fusion, computation=computation,
+    options = AnalyzeOptions(direction=direction, fusion=tuple(fusion) or None, computation=computation,
                              instruction=instruction, verify=verify,
                              extra={"analyses": not no_analyses, "physical": physical})
-    reports = run_reports(paths, options, jobs, show_progress=True)
-    if fmt == "json":
-        from ..render.json_out import render_json
-        click.echo(render_json(reports))
-    else:
-        _print_text(reports, color)
-    print_diagnostics(reports)
-    if any(m.unreadable or m.internal_failure for m in reports) or target_missing_everywhere(reports, options):
+    kept = _Kept()
+
+    def reports():
+        for mod in stream_reports(paths, options, jobs):
+            kept.keep(mod)
+            yield mod
+
+    several_files = len(paths) > 1 or any(p != "-" and os.path.isdir(p) for p in paths)
+    stream = reports()
+    try:
+        if fmt == "json":
+            _write_json(stream, top, sort)
+        else:
+            _write_text(stream, color, not no_pager, several_files, top, sort)
+    finally:
+        stream.close()   # the reader left early (q in the pager, | head): stop the analysis too
+    print_diagnostics(kept.modules)
+    missing = missing_target_message(kept.modules, options)
+    if missing:
+        click.echo(missing, err=True)
+    if any(m.unreadable or m.internal_failure for m in kept.modules) or missing:
         sys.exit(EXIT_UNREADABLE)
-    if verify and any(d.severity == "error" and d.message.startswith("verify:") for m in reports
+    if verify and any(d.severity == "error" and d.message.startswith("verify:") for m in kept.modules
                       for d in m.diagnostics):
         sys.exit(EXIT_FINDINGS)
     sys.exit(EXIT_OK)

@@ -1,41 +1,105 @@
 """``hlo-index check``: fail CI when a fusion reads an operand through more than one distinct map."""
 from __future__ import annotations
 
+import json
 import sys
 
 import click
 
-from .cmd_analyze import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE, make_console, print_diagnostics, run_reports
+from .cmd_analyze import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE, print_diagnostics, run_reports
+
+
+def _codes(values) -> list[str]:
+    return [c.strip().upper() for v in values for c in v.split(",") if c.strip()]
 
 
 @click.command("check")
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--allow", multiple=True, metavar="NAME",
-              help="Exempt this fusion (instruction or fused computation name); repeatable.")
+              help="Exempt fusions with this instruction or fused computation name (a glob allowed); repeatable.")
+@click.option("--select", multiple=True, metavar="CODES",
+              help="Rule codes or prefixes that fail the check (default HI001,HI900; ALL for every rule).")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Rule codes or prefixes not to report.")
+@click.option("--baseline", "baseline_path", metavar="FILE",
+              help="Fail only on findings not in this baseline (matched by identity, not by name).")
+@click.option("--write-baseline", "write_baseline", metavar="FILE",
+              help="Write every selected finding to FILE as the accepted baseline, and exit 0.")
 @click.option("--exit-zero", is_flag=True, help="Report findings but exit 0 (unreadable input still exits 2).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text", show_default=True)
 @click.option("--verify", is_flag=True, help="Also check sampled elements against the numpy reference.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
-def command(paths, allow, exit_zero, fmt, verify, jobs, color) -> None:
+def command(paths, allow, select, ignore, baseline_path, write_baseline, exit_zero, fmt, verify, jobs, color) -> None:
     """Exit 0 when every fusion in PATH... reads each operand through one distinct map.
 
-    Exit 1 when some fusion reads an operand through several (each named, with its maps and
-    source location) or --verify found a mismatch; 2 when an input could not be read.
+    Exit 1 when some fusion reads an operand through several (each named with its rule code,
+    maps, source location and an identity that survives recompiles) or --verify found a
+    mismatch; 2 when an input, the baseline or the settings could not be read. Rules: HI001
+    several maps; benign kinds HI002 concatenate pieces, HI003 pad pieces, HI004 other disjoint
+    output regions, HI005 a reduce broadcast back, HI006 read again through concatenate pieces (RoPE)
+    (off unless selected); HI900 verify mismatch.
+    Defaults come from [tool.hlo-index] in the nearest pyproject.toml.
     """
-    from ..render.check import findings, render_check_github, render_check_json, render_check_text
+    from ..render.check import (BaselineError, baseline_document, findings, new_findings, read_baseline,
+                                render_check_github, render_check_json, render_check_text)
     from ..render.driver import AnalyzeOptions
-    reports = run_reports(paths, AnalyzeOptions(verify=verify, fusions_only=True), jobs, show_progress=True)
-    found = findings(reports, allow)
+    from ..render.finding_kinds import DEFAULT_SELECT, RULES
+    from .config import ConfigError, load_settings
+    from .output import echo
+    try:
+        settings = load_settings()
+    except ConfigError as exc:
+        click.echo(str(exc), err=True)
+        sys.exit(EXIT_UNREADABLE)
+    select = _codes(select) or settings.get("select") or list(DEFAULT_SELECT)
+    ignore = _codes(ignore) or settings.get("ignore", [])
+    for code in select + ignore:
+        if code != "ALL" and not any(r.startswith(code) for r in RULES):
+            raise click.BadParameter(f"no rule code starts with {code!r} (rules: {', '.join(RULES)})",
+                                     param_hint="'--select' / '--ignore'")
+    allow = list(allow) + settings.get("allow", [])
+    baseline_path = baseline_path or (None if write_baseline else settings.get("baseline"))
+    exit_zero = exit_zero or bool(settings.get("exit-zero"))
+    baseline = None
+    if baseline_path:
+        try:
+            baseline = read_baseline(baseline_path)
+        except BaselineError as exc:
+            click.echo(str(exc), err=True)
+            sys.exit(EXIT_UNREADABLE)
+    reports = run_reports(paths, AnalyzeOptions(verify=verify, fusions_only=True, extra={"check": True}),
+                          jobs, show_progress=True)
+    used: set = set()
+    found = findings(reports, allow, select, ignore, used_allow=used)
+    for pattern in allow:
+        if pattern not in used:
+            click.echo(f"warning: --allow {pattern!r} matches no fusion with a finding", err=True)
     checked = sum(1 for m in reports for t in m.targets if t.kind == "fusion")
+    if write_baseline:
+        try:
+            with open(write_baseline, "w", encoding="utf-8") as f:
+                json.dump(baseline_document(found), f, indent=1)
+                f.write("\n")
+        except OSError as exc:
+            click.echo(f"{write_baseline}: error: cannot write the baseline: {exc.strerror}", err=True)
+            sys.exit(EXIT_UNREADABLE)
+        click.echo(f"wrote {len(found)} finding(s) of {checked} fusion(s) to {write_baseline}", err=True)
+        print_diagnostics(reports)
+        sys.exit(EXIT_UNREADABLE if any(m.unreadable for m in reports) else EXIT_OK)
+    baselined = 0
+    if baseline is not None:
+        fresh = new_findings(found, baseline)
+        baselined, found = len(found) - len(fresh), fresh
     if fmt == "json":
-        click.echo(render_check_json(found, checked))
+        echo(render_check_json(found, checked, baselined))
     elif fmt == "github":
         text = render_check_github(found, reports)
         if text:
-            click.echo(text)
+            echo(text)
     else:
-        render_check_text(found, checked, make_console(color))
+        from ..render.text import Painter
+        from .output import color_enabled
+        echo("\n".join(render_check_text(found, checked, Painter(color_enabled(color)), baselined)))
     print_diagnostics(reports)
     if any(m.unreadable or m.internal_failure for m in reports):
         sys.exit(EXIT_UNREADABLE)

@@ -3,15 +3,16 @@ from __future__ import annotations
 
 import click
 
-from .cmd_simplify import emit, read_map_or_exit
+from .cmd_simplify import COLOR_OPTION, emit, read_map_or_exit
 
 
 @click.command("compose")
 @click.argument("outer_text", metavar="OUTER")
 @click.argument("inner_text", metavar="INNER")
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="Output format.")
-def command(outer_text: str, inner_text: str, output_format: str) -> None:
+              show_default=True, help="Output format (JSON schema hlo-index-map/1).")
+@COLOR_OPTION
+def command(outer_text: str, inner_text: str, output_format: str, color: str) -> None:
     """Compose two indexing maps: x -> OUTER(INNER(x)). INNER's results feed OUTER's dims."""
     outer = read_map_or_exit(outer_text, "OUTER")
     inner = read_map_or_exit(inner_text, "INNER")
@@ -21,4 +22,4 @@ def command(outer_text: str, inner_text: str, output_format: str) -> None:
         click.echo(f"error: OUTER has {outer.num_dims} dims but INNER has "
                    f"{inner.num_results} results", err=True)
         raise SystemExit(2)
-    emit(outer.compose(inner), output_format)
+    emit(outer.compose(inner), output_format, color)

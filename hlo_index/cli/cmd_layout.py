@@ -39,7 +39,7 @@ def command(shape_text: str, output_format: str, svg_path: str | None, max_grids
     try:
         if output_format == "json":
             data = render_json(shape, limit=JSON_OFFSETS_LIMIT)
-            click.echo(json.dumps(data))
+            click.echo(json.dumps({"schema": "hlo-index-layout/1", **data}))
             if data["offsets"] is None:
                 err.print(f"note: offsets omitted (null): the shape has {shape.num_elements} "
                           f"elements, more than {JSON_OFFSETS_LIMIT}", highlight=False)
@@ -57,6 +57,8 @@ def command(shape_text: str, output_format: str, svg_path: str | None, max_grids
     except LayoutError as exc:
         err.print(f"error: {exc}", markup=False, highlight=False)
         sys.exit(2)
+    except BrokenPipeError:
+        raise   # the reader left: not an SVG problem (the command group exits 0)
     except OSError as exc:
         err.print(f"{svg_path}: error: cannot write the SVG: {exc.strerror}", markup=False, highlight=False)
         sys.exit(2)

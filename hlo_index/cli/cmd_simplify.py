@@ -41,20 +41,30 @@ def read_map_or_exit(text: str, what: str = "MAP") -> IndexingMap:
         raise SystemExit(2)
 
 
-def emit(m: IndexingMap, output_format: str) -> None:
+SCHEMA = "hlo-index-map/1"
+
+
+def emit(m: IndexingMap, output_format: str, color: str = "never") -> None:
+    from ..render.text import Painter
+    from .output import color_enabled, echo
     if output_format == "json":
-        click.echo(json.dumps(map_to_json(m), indent=2))
+        echo(json.dumps({"schema": SCHEMA, **map_to_json(m)}, indent=2))
     else:
-        click.echo(str(m))
+        echo(Painter(color_enabled(color)).map(str(m)))
+
+
+COLOR_OPTION = click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto",
+                            show_default=True)
 
 
 @click.command("simplify")
 @click.argument("map_text", metavar="MAP")
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="Output format.")
-def command(map_text: str, output_format: str) -> None:
+              show_default=True, help="Output format (JSON schema hlo-index-map/1).")
+@COLOR_OPTION
+def command(map_text: str, output_format: str, color: str) -> None:
     """Simplify an indexing map given in XLA text form, e.g.
 
     hlo-index simplify "(d0) -> (d0 floordiv 8 * 8 + d0 mod 8), domain: d0 in [0, 31]"
     """
-    emit(read_map_or_exit(map_text).simplified(), output_format)
+    emit(read_map_or_exit(map_text).simplified(), output_format, color)

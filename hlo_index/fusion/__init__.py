@@ -88,11 +88,13 @@ def output_to_input(target: Target) -> list[OperandIndexing]:
     from .. import ops
     rows = []
     for out in range(_num_outputs(target)):
-        by_operand = {om.operand: om for om in ops.output_to_input(target, out)}
+        found = ops.output_to_input(target, out)
         for operand in range(operands):
-            om = by_operand.get(operand)
-            maps = finalize(distinct(om.maps)) if om is not None else ()
-            rows.append(OperandIndexing(operand, out, maps, om.operand_output if om is not None else 0))
+            # a tuple-shaped operand may be read through several of its elements: one row each
+            entries = [om for om in found if om.operand == operand] or [None]
+            for om in entries:
+                maps = finalize(distinct(om.maps)) if om is not None else ()
+                rows.append(OperandIndexing(operand, out, maps, om.operand_output if om is not None else 0))
     return rows
 
 

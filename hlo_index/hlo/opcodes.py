@@ -33,7 +33,7 @@ ELEMENTWISE_OPCODES = (
     "abs", "acos", "acosh", "add", "and", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "ceil",
     "clamp", "compare", "complex", "convert", "copy", "cosh", "cosine", "count-leading-zeros",
     "divide", "erf", "exponential", "exponential-minus-one", "floor", "imag", "is-finite", "log",
-    "log-plus-one", "logistic", "map", "maximum", "minimum", "multiply", "negate", "not", "or",
+    "log-plus-one", "logistic", "map", "maximum", "minimum", "mulhi", "multiply", "negate", "not", "or",
     "popcnt", "power", "real", "reduce-precision", "remainder", "round-nearest-afz",
     "round-nearest-even", "rsqrt", "select", "shift-left", "shift-right-arithmetic",
     "shift-right-logical", "sign", "sine", "sinh", "sqrt", "stochastic-convert", "subtract", "tan",

@@ -23,7 +23,13 @@ from .model import Computation, Diagnostic, Instruction, Module, Shape
 from .operands import NestedInstruction, OperandSyntaxError, parse_operands
 from .shapes import ShapeError, buffer_shape, parse_array_shape, tuple_shape
 
+# Package data (a link to the top-level grammar/ in a checkout, the file itself in a wheel).
 GRAMMAR_PATH = Path(__file__).resolve().parents[2] / "grammar" / "hlo.lark"
+
+
+def _grammar_text() -> str:
+    from importlib.resources import files
+    return (files("hlo_index") / "grammar" / "hlo.lark").read_text(encoding="utf-8")
 MAX_INLINE_DEPTH = 64
 MAX_TUPLE_DEPTH = 256
 UNKNOWN_SHAPE = Shape("unknown")    # an instruction written without a result shape
@@ -475,7 +481,7 @@ def _resolve_source_locations(module: Module) -> None:
             instr.metadata = new
 
 
-_PARSER = Lark(GRAMMAR_PATH.read_text(), parser="lalr", lexer=HloLexer, transformer=_ModelBuilder(),
+_PARSER = Lark(_grammar_text(), parser="lalr", lexer=HloLexer, transformer=_ModelBuilder(),
                start=["start", "body", "shape"], maybe_placeholders=True)
 
 _TERMINAL_NAMES = {

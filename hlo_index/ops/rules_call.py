@@ -31,14 +31,12 @@ def maps_through_computation(instr: Instruction, callee, output_index: int) -> l
     per_param = computation_output_to_input(callee, output_index)
     result = []
     for operand in range(len(instr.operand_names)):
+        # a tuple-shaped operand read through several elements gets one OperandMaps per element
         elements = sorted(e for (p, e) in per_param if p == operand)
         if not elements:
             result.append(OperandMaps(operand, ()))
-        elif len(elements) == 1:
-            result.append(OperandMaps(operand, per_param[(operand, elements[0])], elements[0]))
-        else:   # one OperandMaps per operand cannot address several tuple elements at once
-            reason = f"{instr.opcode}: reads several elements of the tuple-shaped operand {operand}"
-            result.append(OperandMaps(operand, (IndexingMap.undefined(reason),)))
+        for element in elements:
+            result.append(OperandMaps(operand, per_param[(operand, element)], element))
     return result
 
 

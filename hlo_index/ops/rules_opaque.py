@@ -10,11 +10,8 @@ from ..hlo.model import Instruction
 from .registry import OperandMaps, input_to_output_rule, opaque, output_to_input_rule
 from .shape_maps import generator_map, zero_result_map
 
-opaque("while: the body runs a data-dependent number of times over the whole loop state, "
-       "so no static element map exists; analyse the body computation instead", "while")
-opaque("conditional: the branch that runs is chosen at runtime and each branch reads its "
-       "operand differently; analyse the branch computations instead", "conditional")
-opaque("custom-call: runs external code whose element access pattern is unknown", "custom-call")
+opaque("custom-call: runs external code whose element access pattern is unknown (targets with "
+       "published semantics are in rules_custom_call.py)", "custom-call")
 opaque("random number generation: output values come from generator state, not from "
        "positions of input elements", "rng", "rng-bit-generator", "rng-get-and-update-state")
 opaque("host/device I/O: the data comes from outside the program, not from operand elements",
@@ -26,31 +23,12 @@ opaque("linear-algebra solver: reads whole (triangular parts of) matrices with l
 opaque("device id: no operand elements are read, the value is the executing device's id",
        "partition-id", "replica-id")
 opaque("after-all: joins tokens to order side effects; no array data is read", "after-all")
-opaque("batch-norm: reads whole feature slices and per-feature statistics; XLA expands it "
-       "into reductions before codegen", "batch-norm-training", "batch-norm-inference", "batch-norm-grad")
 opaque("dynamic shape op: the result depends on runtime dimension sizes",
        "get-dimension-size", "set-dimension-size", "dynamic-reshape")
 opaque("ragged-dot: group boundaries come from a runtime group-sizes operand", "ragged-dot")
 opaque("ragged-all-to-all: chunk offsets and sizes come from runtime operands", "ragged-all-to-all")
-opaque("collective-reduce / scan / shuffle / scaled-dot / mulhi: newer XLA opcodes whose element "
-       "semantics hlo-index does not model yet", "collective-reduce", "scan", "shuffle", "scaled-dot",
-       "mulhi")
-
-
-def _custom_call_map(instr: Instruction) -> IndexingMap:
-    target = instr.attr("custom_call_target", "")
-    return IndexingMap.undefined(f"custom-call to '{target}': external code whose element access pattern "
-                                 f"is unknown")
-
-
-@output_to_input_rule("custom-call")
-def custom_call_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
-    return [OperandMaps(k, (_custom_call_map(instr),)) for k in range(len(instr.operand_names))]
-
-
-@input_to_output_rule("custom-call")
-def custom_call_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
-    return [(_custom_call_map(instr),) for _ in range(instr.shape.num_outputs)]
+opaque("collective-reduce / scan / shuffle / scaled-dot: newer XLA opcodes whose element "
+       "semantics hlo-index does not model yet", "collective-reduce", "scan", "shuffle", "scaled-dot")
 
 
 # ---- ordering-only pass-through ops -------------------------------------------------------

@@ -16,6 +16,9 @@ ReadSetFn = Callable[[Instruction, int, tuple, int, Optional[dict]], set]
 """(instr, output_index, out_point, operand_index, runtime_values) -> set of operand index tuples."""
 
 READ_SETS: dict[str, ReadSetFn] = {}
+# Ops that may read several elements of a tuple-shaped operand (conditional branches, while):
+# (instr, output_index, out_point, operand_index) -> {tuple element: set of its elements}.
+ELEMENT_READ_SETS: dict[str, Callable] = {}
 
 
 class NoReference(LookupError):
@@ -28,6 +31,24 @@ def reads(*opcodes: str):
             READ_SETS[op] = fn
         return fn
     return register
+
+
+def reads_elements(*opcodes: str):
+    def register(fn):
+        for op in opcodes:
+            ELEMENT_READ_SETS[op] = fn
+        return fn
+    return register
+
+
+def element_read_sets(instr: Instruction, output_index: int, out_point: tuple, operand_index: int,
+                      runtime_values: Optional[dict[int, np.ndarray]] = None) -> dict[int, set]:
+    """Per tuple element of operand ``operand_index`` (0 for an array), the elements read."""
+    fn = ELEMENT_READ_SETS.get(instr.opcode)
+    if fn is not None:
+        return fn(instr, output_index, tuple(out_point), operand_index)
+    return {operand_element_read(instr, output_index):
+            read_set(instr, output_index, out_point, operand_index, runtime_values)}
 
 
 def read_set(instr: Instruction, output_index: int, out_point: tuple, operand_index: int,

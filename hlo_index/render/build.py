@@ -7,7 +7,7 @@ from ..affine import IndexingMap
 from ..api import SelectedTarget, TargetNotFound, operand_info, select_targets
 from ..fusion import OperandIndexing, callee_of, input_to_output, output_to_input
 from ..hlo.model import Computation, Diagnostic, Module
-from . import operand_analyses  # noqa: F401  (registers per-operand utilization / coalescing / physical maps)
+from . import finding_kinds, operand_analyses, source_ext  # noqa: F401  (register per-operand figures, check's finding kinds, source)
 from .report import (TARGET_EXTENSIONS, DiagnosticReport, MapReport, ModuleReport, OperandReport,
                      TargetReport)
 
@@ -144,6 +144,12 @@ def _verify_into(item: SelectedTarget, module: Module, target: TargetReport, rep
     from ..verify import verify_target
     outcome = verify_target(item, module, samples, seed)
     target.notes.extend(outcome.notes)
+    target.extra["verify"] = {"elements_checked": outcome.checked_points,
+                              "operand_elements_checked": getattr(outcome, "checked_input_points", 0),
+                              "mismatches": len(outcome.errors),
+                              "verdict": "mismatch" if outcome.errors else ("skipped" if outcome.notes and not
+                                                                            outcome.checked_points else "ok"),
+                              "notes": list(outcome.notes)}
     if not outcome.notes:
         verdict = "mismatch" if outcome.errors else "ok"
         target.notes.append(f"verified {outcome.checked_points} sampled output elements: {verdict}")

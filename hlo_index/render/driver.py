@@ -7,7 +7,7 @@ from __future__ import annotations
 import gc
 import os
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 from .report import DiagnosticReport, ModuleReport
 
@@ -15,7 +15,7 @@ from .report import DiagnosticReport, ModuleReport
 @dataclass(frozen=True, slots=True)
 class AnalyzeOptions:
     direction: str = "out2in"
-    fusion: Optional[str] = None
+    fusion: Optional[str | tuple[str, ...]] = None   # names or globs
     computation: Optional[str] = None
     instruction: Optional[str] = None
     verify: bool = False
@@ -55,12 +55,28 @@ def analyze_path(path: str, options: AnalyzeOptions, on_target: Optional[Callabl
             continue
         if not module.source:
             module.source = source
+        if not has_named_target(module, options):
+            # Not an error here: the command says so once if no module has it.
+            reports.append(ModuleReport(module.name, module.source, missing_target=True))
+            continue
         report = module_report(module, options.direction, options.fusion, options.computation,
                                options.instruction, options.extra, on_target,
                                verify=options.verify, verify_samples=options.verify_samples, seed=options.seed,
                                fusions_only=options.fusions_only)
         reports.append(report)
     return reports
+
+
+def has_named_target(module, options: AnalyzeOptions) -> bool:
+    """Whether the fusion patterns / computation / instruction the options name exist in ``module``."""
+    from ..api import _bare, _find_instruction, matching_fusions
+    if options.fusion:
+        return bool(matching_fusions(module, options.fusion))
+    if options.computation:
+        return _bare(options.computation) in module.by_name
+    if options.instruction:
+        return _find_instruction(module, _bare(options.instruction)) is not None
+    return True
 
 
 def _collect_if_paused() -> None:
@@ -86,32 +102,53 @@ def _size_of(path: str) -> int:
         return 0
 
 
+def iter_reports(paths: list[str], options: AnalyzeOptions, jobs: int = 1,
+                 on_file: Optional[Callable[[str], None]] = None,
+                 on_target: Optional[Callable[[], None]] = None) -> Iterator[list[ModuleReport]]:
+    """Each path's reports, in the order given, as soon as they (and those before) are ready.
+
+    With ``jobs`` > 1 and several paths, files go to worker processes, largest first; ``-``
+    (stdin, which workers cannot read) is analysed here meanwhile.
+    """
+    if jobs > 1 and len(paths) > 1:
+        yield from _iter_parallel(paths, options, jobs, on_file)
+        return
+    for i, path in enumerate(paths):
+        if i:
+            _collect_if_paused()
+        reports = analyze_path(path, options, on_target)
+        if on_file is not None:
+            on_file(path)
+        yield reports
+
+
+def _iter_parallel(paths, options, jobs, on_file) -> Iterator[list[ModuleReport]]:
+    import multiprocessing
+    ctx = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+    files = [i for i, p in enumerate(paths) if p != "-"]
+    # Largest files first, so one big module does not start last and leave a worker idle.
+    order = sorted(files, key=lambda i: -_size_of(paths[i]))
+    done: dict[int, list[ModuleReport]] = {}
+    with ctx.Pool(max(1, min(jobs, len(files)))) as pool:
+        results = pool.imap_unordered(_indexed_worker, [(i, (paths[i], options)) for i in order], chunksize=1)
+        for i, path in enumerate(paths):
+            if path == "-":
+                reports = analyze_path(path, options)
+            else:
+                while i not in done:
+                    k, got = next(results)
+                    done[k] = got
+                reports = done.pop(i)
+            if on_file is not None:
+                on_file(path)
+            yield reports
+
+
 def analyze_paths(paths: list[str], options: AnalyzeOptions, jobs: int = 1,
                   on_file: Optional[Callable[[str], None]] = None,
                   on_target: Optional[Callable[[], None]] = None) -> list[ModuleReport]:
     """Reports for every path, in the order given (workers when ``jobs`` > 1 and several paths)."""
-    if jobs > 1 and len(paths) > 1:
-        import multiprocessing
-        ctx = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
-        # Largest files first, so one big module does not start last and leave a worker idle;
-        # results are put back in the order given.
-        order = sorted(range(len(paths)), key=lambda i: -_size_of(paths[i]))
-        by_index: dict[int, list[ModuleReport]] = {}
-        with ctx.Pool(min(jobs, len(paths))) as pool:
-            work = [(i, (paths[i], options)) for i in order]
-            for i, reports in pool.imap_unordered(_indexed_worker, work, chunksize=1):
-                by_index[i] = reports
-                if on_file is not None:
-                    on_file(paths[i])
-        return [r for i in range(len(paths)) for r in by_index[i]]
-    out = []
-    for i, path in enumerate(paths):
-        if i:
-            _collect_if_paused()
-        out.extend(analyze_path(path, options, on_target))
-        if on_file is not None:
-            on_file(path)
-    return out
+    return [r for reports in iter_reports(paths, options, jobs, on_file, on_target) for r in reports]
 
 
 def expand_paths(paths: list[str]) -> list[str]:

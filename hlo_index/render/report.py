@@ -97,6 +97,7 @@ class ModuleReport:
     targets: list[TargetReport] = field(default_factory=list)
     diagnostics: list[DiagnosticReport] = field(default_factory=list)
     unreadable: bool = False
+    missing_target: bool = False         # a --fusion / --computation / --instruction filter matched nothing here
 
     @property
     def internal_failure(self) -> bool:

@@ -1,157 +1,242 @@
-"""Rich text output of analysis reports: one panel per target, a summary table at the end."""
+"""Text output of analysis reports, written line by line as targets arrive (no layout engine).
+
+Each target is a block: a title rule, then indented lines with a left border. Lines are never
+wrapped or cut, so a map or a ``file:line`` stays one line to copy or grep. Colours are ANSI SGR
+codes chosen here, so the cost is a string join per line and the whole output is never held in
+memory: ``TextWriter.module`` writes a module's blocks and keeps one summary row per target.
+"""
 from __future__ import annotations
 
-from typing import Iterable
-
-from rich.console import Console, Group
-from rich.padding import Padding
-from rich.panel import Panel
-from rich.table import Table
-from rich.text import Text
+import re
+from typing import Iterable, Optional, TextIO
 
 from .report import MapReport, ModuleReport, OperandReport, TargetReport
+from .triage import SORT_KEYS, TargetFigures, figures_of, human_bytes
+
+_SGR = {"bold": "1", "dim": "2", "italic": "3", "underline": "4", "red": "31", "green": "32",
+        "yellow": "33", "blue": "34", "magenta": "35", "cyan": "36"}
 
 # Colours follow the variable kinds of the spec: dimensions, range and runtime variables apart.
-_MAP_STYLES = (
-    (r"(?<![\w.])-?\d+\b", "green"),
-    (r"\bd\d+\b", "bold cyan"),
-    (r"\bs\d+\b", "bold magenta"),
-    (r"\brt\d+\b", "bold yellow"),
-    (r"\b(floordiv|ceildiv|mod)\b", "blue"),
-    (r"\b(domain|in)\b", "dim"),
-    (r"KNOWN EMPTY", "bold red"),
-)
+_MAP_TOKENS = re.compile(
+    r"(?P<kw>\b(?:floordiv|ceildiv|mod)\b)|(?P<dim>\bd\d+\b)|(?P<rng>\bs\d+\b)|(?P<rt>\brt\d+\b)"
+    r"|(?P<dom>\b(?:domain|in)\b)|(?P<empty>KNOWN EMPTY)|(?P<num>(?<![\w.])-?\d+\b)")
+_TOKEN_STYLES = {"kw": "blue", "dim": "bold cyan", "rng": "bold magenta", "rt": "bold yellow",
+                 "dom": "dim", "empty": "bold red", "num": "green"}
 
 
-def highlight_map(text: str) -> Text:
-    """An XLA map with its dimension, range and runtime variables and keywords coloured."""
-    out = Text(text)
-    for pattern, style in _MAP_STYLES:
-        out.highlight_regex(pattern, style)
-    return out
+class Painter:
+    """Wraps text in SGR codes when colour is on; map highlighting memoised per painter."""
+
+    def __init__(self, color: bool):
+        self.color = color
+        self._codes: dict[str, str] = {}
+        self._maps: dict[str, str] = {}
+
+    def __call__(self, text: str, style: str = "") -> str:
+        if not self.color or not style or not text:
+            return text
+        code = self._codes.get(style)
+        if code is None:
+            code = self._codes[style] = "\x1b[" + ";".join(_SGR[s] for s in style.split()) + "m"
+        return f"{code}{text}\x1b[0m"
+
+    def map(self, text: str) -> str:
+        if not self.color:
+            return text
+        hit = self._maps.get(text)
+        if hit is None:
+            hit = self._maps[text] = _MAP_TOKENS.sub(
+                lambda m: self(m.group(0), _TOKEN_STYLES[m.lastgroup]), text)
+        return hit
 
 
-def _map_lines(m: MapReport, indent: str) -> list[Text]:
+def _map_lines(p: Painter, m: MapReport, indent: str) -> list[str]:
     if m.text is None:
-        return [Text(indent) + Text("UNKNOWN", style="bold red") + Text(f"  {m.unknown}", style="red")]
+        return [indent + p("UNKNOWN", "bold red") + p(f"  {m.unknown}", "red")]
     head, sep, domain = m.text.partition(", domain: ")
-    lines = [Text(indent) + highlight_map(head.rstrip(","))]
+    lines = [indent + p.map(head.rstrip(","))]
     if sep:
-        lines.append(Text(indent + "  domain: ", style="dim") + highlight_map(domain))
+        lines.append(p(indent + "  domain: ", "dim") + p.map(domain))
     return lines
 
 
-def _operand_block(row: OperandReport, direction: str) -> list[Text]:
-    count = row.distinct
-    badge = ("no maps (not read)" if count == 0 else
-             "1 map" if count == 1 else f"{count} distinct maps")
-    style = "green" if count == 1 and row.known else ("bold red" if count > 1 else "yellow")
-    arrow = f"output {row.output} → operand {row.operand}" if direction == "out2in" else \
-        f"operand {row.operand} → output {row.output}"
-    head = Text("  ")
-    head.append(arrow, style="bold")
-    head.append(f"  %{row.operand_name}", style="italic")
-    if row.operand_shape:
-        head.append(f"  {row.operand_shape}", style="dim")
-    head.append("  ")
-    head.append(badge, style=style)
-    lines = [head]
-    for m in row.maps:
-        lines.extend(_map_lines(m, "      "))
-    for key, value in row.extra.items():
-        lines.extend(_extra_lines(key, value, "      "))
-    return lines
-
-
-def _extra_lines(key: str, value, indent: str) -> list[Text]:
+def _extra_lines(p: Painter, key: str, value, indent: str) -> list[str]:
     """An extension's field: its ``summary`` for a dict, one map per line for a list of maps."""
     if isinstance(value, dict) and "summary" in value:
-        return [Text(f"{indent}{key}: {value['summary']}", style="cyan")]
+        return [p(f"{indent}{key}: {value['summary']}", "cyan")]
     if isinstance(value, list) and all(isinstance(v, dict) and "map" in v for v in value):
-        label = key.replace("_", " ")
-        lines = [Text(f"{indent}{label}:", style="cyan")]
+        lines = [p(f"{indent}{key.replace('_', ' ')}:", "cyan")]
         for v in value:
-            lines.extend(_map_lines(MapReport(v["map"], v.get("unknown")), indent + "  "))
+            lines.extend(_map_lines(p, MapReport(v["map"], v.get("unknown")), indent + "  "))
         return lines
-    return [Text(f"{indent}{key}: {value}", style="cyan")]
+    return [p(f"{indent}{key}: {value}", "cyan")]
 
 
-def _hanging(line: Text) -> Padding:
-    """``line`` with its leading spaces turned into padding, so wrapped parts keep its indentation."""
-    width = len(line.plain) - len(line.plain.lstrip(" "))
-    return Padding(line[width:], (0, 0, 0, width))
+def _operand_lines(p: Painter, row: OperandReport, direction: str) -> list[str]:
+    count = row.distinct
+    badge = "no maps (not read)" if count == 0 else "1 map" if count == 1 else f"{count} distinct maps"
+    style = "green" if count == 1 and row.known else ("bold red" if count > 1 else "yellow")
+    arrow = (f"output {row.output} → operand {row.operand}" if direction == "out2in"
+             else f"operand {row.operand} → output {row.output}")
+    head = "  " + p(arrow, "bold") + "  " + p(f"%{row.operand_name}", "italic")
+    if row.operand_shape:
+        head += "  " + p(row.operand_shape, "dim")
+    lines = [head + "  " + p(badge, style)]
+    for m in row.maps:
+        lines.extend(_map_lines(p, m, "      "))
+    for key, value in row.extra.items():
+        if key != "source":
+            lines.extend(_extra_lines(p, key, value, "      "))
+    return lines
 
 
-def target_panel(t: TargetReport) -> Panel:
-    title = Text()
-    title.append(f"{t.kind} ", style="bold")
-    title.append(f"%{t.name}", style="bold cyan")
-    if t.fusion_kind:
-        title.append(f" ({t.fusion_kind})", style="dim")
-    lines: list[Text] = []
+def source_text(t: TargetReport) -> str:
+    """``op_name  file:line (function)``, either part possibly empty."""
+    return "  ".join(x for x in (t.op_name, t.source_location) if x)
+
+
+def target_lines(p: Painter, t: TargetReport, width: int) -> list[str]:
+    title = f"{t.kind} %{t.name}" + (f" ({t.fusion_kind})" if t.fusion_kind else "")
+    rule = "─" * max(3, width - len(title) - 5)
+    out = [p("╭─ ", "dim") + p(f"{t.kind} ", "bold") + p(f"%{t.name}", "bold cyan")
+           + (p(f" ({t.fusion_kind})", "dim") if t.fusion_kind else "") + " " + p(rule, "dim")]
+    body: list[str] = []
     where = []
     if t.kind != "computation" and t.computation:
         where.append(f"in %{t.computation}")
     if t.calls:
         where.append(f"calls %{t.calls}")
     where.append("outputs " + ", ".join(s for _, s in t.outputs))
-    lines.append(Text("  ".join(where), style="dim"))
+    body.append(p("  ".join(where), "dim"))
     if t.op_name or t.source_location:
-        src = Text("source: ", style="dim")
+        src = p("source: ", "dim")
         if t.op_name:
-            src.append(t.op_name, style="magenta")
+            src += p(t.op_name, "magenta")
         if t.source_location:
-            src.append(("  " if t.op_name else "") + t.source_location, style="underline")
-        lines.append(src)
+            src += ("  " if t.op_name else "") + p(t.source_location, "underline")
+        body.append(src)
     for key, value in t.extra.items():
-        lines.append(Text(f"{key}: {value}", style="cyan"))
+        if key not in ("source", "verify", "identity"):
+            body.append(p(f"{key}: {value}", "cyan"))
     if t.output_to_input:
-        lines.append(Text("output → input", style="bold underline"))
+        body.append(p("output → input", "bold underline"))
         for row in t.output_to_input:
-            lines.extend(_operand_block(row, "out2in"))
+            body.extend(_operand_lines(p, row, "out2in"))
     if t.input_to_output:
-        lines.append(Text("input → output", style="bold underline"))
+        body.append(p("input → output", "bold underline"))
         for row in t.input_to_output:
-            lines.extend(_operand_block(row, "in2out"))
+            body.extend(_operand_lines(p, row, "in2out"))
     for note in t.notes:
-        lines.append(Text(f"note: {note}", style="yellow"))
-    return Panel(Group(*(_hanging(line) for line in lines)), title=title, title_align="left", expand=True)
+        body.append(p(f"note: {note}", "yellow"))
+    bar = p("│ ", "dim")
+    out.extend(bar + line for line in body)
+    out.append(p("╰─", "dim"))
+    return out
 
 
-def _counts(t: TargetReport) -> tuple[int, int, int, int]:
-    rows = t.output_to_input or t.input_to_output
-    maps = sum(r.distinct for r in rows)
-    several = sum(1 for r in rows if r.distinct > 1)
-    unknown = sum(1 for r in rows for m in r.maps if m.text is None)
-    return len(rows), maps, several, unknown
+def _table(p: Painter, header: list[str], rows: list[list[str]], right: set[int],
+           styles: Optional[list[list[str]]] = None) -> list[str]:
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
+
+    def cell(i: int, text: str) -> str:
+        return text.rjust(widths[i]) if i in right else text.ljust(widths[i])
+
+    lines = ["  ".join(p(cell(i, h), "bold") for i, h in enumerate(header)).rstrip()]
+    for k, r in enumerate(rows):
+        lines.append("  ".join(p(cell(i, v), styles[k][i] if styles else "") for i, v in enumerate(r)).rstrip())
+    return lines
 
 
-def summary_table(modules: Iterable[ModuleReport]) -> Table:
-    modules = [m for m in modules if m.targets]
-    several_modules = len(modules) > 1   # one module: its name is already printed above
-    table = Table(title="summary", title_justify="left")
-    columns = (("module", "left"),) if several_modules else ()
-    for col, justify in columns + (("target", "left"), ("kind", "left"), ("operands", "right"),
-                                   ("maps", "right"), ("several", "right"), ("unknown", "right")):
-        # Names are identifiers to copy: folded when too long, never cut with an ellipsis; the
-        # short columns never wrap, so the names get all the room left.
-        is_name = col in ("module", "target")
-        table.add_column(col, justify=justify, overflow="fold", no_wrap=not is_name)
-    for mod in modules:
+class TextWriter:
+    """Streams modules to ``out`` and closes with a summary table and totals.
+
+    ``top``: instead of blocks, one line per target, the ``top`` heaviest by ``sort`` (only
+    the figures are kept, so memory stays flat in the number of targets either way).
+    """
+
+    def __init__(self, out: TextIO, color: bool, width: int = 100, several_files: bool = False,
+                 top: Optional[int] = None, sort: str = "bytes"):
+        self.out, self.p, self.width = out, Painter(color), width
+        self.several_files, self.top, self.sort = several_files, top, sort
+        self.rows: list[TargetFigures] = []
+        self.modules = 0
+        self._sources: set[str] = set()
+
+    def write(self, lines: Iterable[str]) -> None:
+        self.out.write("\n".join(lines) + "\n")
+
+    def module(self, mod: ModuleReport) -> None:
+        if not mod.targets:
+            return
+        self.modules += 1
+        self._sources.add(mod.source)
+        if self.top is None:
+            self.write([self.p(f"module {mod.name}", "bold") + self.p(f"  {mod.source}", "dim")])
         for t in mod.targets:
-            n, maps, several, unknown = _counts(t)
-            table.add_row(*((mod.name,) if several_modules else ()), t.name, t.kind, str(n), str(maps),
-                          Text(str(several), style="bold red" if several else ""),
-                          Text(str(unknown), style="yellow" if unknown else ""))
-    return table
+            if self.top is None:
+                self.write(target_lines(self.p, t, self.width))
+            self.rows.append(figures_of(t, mod))
+        self.out.flush()
+
+    def close(self) -> None:
+        if not self.rows:
+            return
+        if self.top is not None:
+            self._top_lines()
+        else:
+            self._summary()
+        self.write([self.p(self.totals(), "bold")])
+        self.out.flush()
+
+    def totals(self) -> str:
+        rows = self.rows
+        fusions = sum(1 for r in rows if r.kind == "fusion")
+        others = len(rows) - fusions
+        what = f"{fusions} fusion(s)" + (f", {others} other target(s)" if others else "")
+        known = [r.bytes_read for r in rows if r.bytes_read is not None]
+        bytes_text = human_bytes(sum(known)) + ("" if len(known) == len(rows) else " (some unknown)")
+        several = sum(r.several_maps for r in rows)
+        unco = sum(r.uncoalesced for r in rows)
+        files = f" in {len(self._sources)} file(s)" if len(self._sources) > 1 else ""
+        return (f"total: {what}{files}, {bytes_text} read, {several} operand(s) read through several maps "
+                f"(duplicated reads), {unco} uncoalesced operand(s)")
+
+    def _columns(self) -> tuple[list[str], set[str]]:
+        lead = ["file"] if self.several_files and len(self._sources) > 1 else []
+        if self.modules > 1 and not lead:
+            lead = ["module"]
+        return lead, set(lead)
+
+    def _summary(self) -> None:
+        lead, _ = self._columns()
+        header = lead + ["target", "kind", "operands", "maps", "several", "unknown", "bytes read"]
+        rows, styles = [], []
+        for r in self.rows:
+            first = [r.source if lead == ["file"] else r.module] if lead else []
+            rows.append(first + [r.name, r.kind, str(r.operands), str(r.maps), str(r.several_maps),
+                                 str(r.unknown), human_bytes(r.bytes_read)])
+            styles.append([""] * (len(first) + 5) + ["yellow" if r.unknown else ""] + [""])
+            if r.several_maps:
+                styles[-1][len(first) + 4] = "bold red"
+        self.write([self.p("summary", "bold underline")])
+        self.write(_table(self.p, header, rows, right=set(range(len(lead) + 2, len(header))), styles=styles))
+
+    def _top_lines(self) -> None:
+        lead, _ = self._columns()
+        chosen = sorted(self.rows, key=SORT_KEYS[self.sort])[: self.top]
+        header = lead + ["target", "bytes read", "worst operand", "source"]
+        rows = []
+        for r in chosen:
+            first = [r.source if lead == ["file"] else r.module] if lead else []
+            rows.append(first + [r.name, human_bytes(r.bytes_read), r.worst[self.sort], r.where])
+        title = f"top {len(chosen)} of {len(self.rows)} target(s) by {self.sort}"
+        self.write([self.p(title, "bold underline")])
+        self.write(_table(self.p, header, rows, right={len(lead) + 1}))
 
 
-def render_text(modules: list[ModuleReport], console: Console) -> None:
-    """Every target's panel, module by module, then the summary table."""
+def render_text(modules: list[ModuleReport], out: TextIO, color: bool = False, width: int = 100) -> None:
+    """Every target's block, module by module, then the summary table (non-streaming callers)."""
+    writer = TextWriter(out, color, width, several_files=len({m.source for m in modules}) > 1)
     for mod in modules:
-        console.print(Text(f"module {mod.name}", style="bold") + Text(f"  {mod.source}", style="dim"),
-                      soft_wrap=True)   # a long path stays one line (and copy-pasteable)
-        for t in mod.targets:
-            console.print(target_panel(t))
-    if any(m.targets for m in modules):
-        console.print(summary_table(modules))
+        writer.module(mod)
+    writer.close()

@@ -19,7 +19,8 @@ def test_json_spec_example():
     result = run("F32[3,5]{1,0:T(2,2)}", "--format", "json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert set(data) == {"shape", "map", "physical_elements", "offsets"}
+    assert set(data) == {"schema", "shape", "map", "physical_elements", "offsets"}
+    assert data["schema"] == "hlo-index-layout/1"
     assert data["physical_elements"] == 24
     assert data["offsets"][2][3] == 17
     assert data["shape"].startswith("f32[3,5]")

@@ -1,0 +1,147 @@
+"""Where command output goes: colour decision, the pager, and a closed pipe.
+
+* Colour: ``--color always|never``, else on when stdout is a terminal, ``NO_COLOR`` is unset and
+  ``TERM`` is not ``dumb``.
+* Pager (text output of long commands): only when stdout *and* stdin are terminals (so a
+  scripted run never waits for a key) and ``--no-pager`` is not given. The command is
+  ``HLO_INDEX_PAGER``, else ``PAGER``, else ``less``; ``cat`` or an empty value means none. Output
+  is streamed into the pager's stdin as it is produced. ``less`` gets ``LESS=FRX`` when ``LESS``
+  is unset (quit when one screen is enough, pass colours, keep the screen) and ``R`` added
+  otherwise, so colours are shown as colours, never as ``ESC[1m`` text.
+* A reader that goes away (``| head``, ``q`` in the pager) ends the output quietly: the command
+  still finishes with its own exit status (0 for a clean ``analyze``).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from typing import Iterator, Optional, TextIO
+
+COLOR_CHOICES = ("auto", "always", "never")
+
+
+def color_enabled(choice: str, stream: Optional[TextIO] = None) -> bool:
+    if choice == "always":
+        return True
+    if choice == "never":
+        return False
+    stream = stream or sys.stdout
+    return _isatty(stream) and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
+
+def _isatty(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def pager_command() -> Optional[list[str]]:
+    """The pager to run, or None (``cat``, empty, or not installed)."""
+    text = os.environ.get("HLO_INDEX_PAGER")
+    if text is None:
+        text = os.environ.get("PAGER")
+    if text is None:
+        text = "less"
+    try:
+        argv = shlex.split(text)
+    except ValueError:
+        return None
+    if not argv or os.path.basename(argv[0]) == "cat" or shutil.which(argv[0]) is None:
+        return None
+    return argv
+
+
+def _pager_env() -> dict:
+    env = dict(os.environ)
+    less = env.get("LESS")
+    if less is None:
+        env["LESS"] = "FRX"
+    elif "R" not in less.replace("-", ""):
+        env["LESS"] = less + " -R"
+    env.setdefault("LV", "-c")
+    return env
+
+
+class SafeStream:
+    """A text stream whose reader may leave: a broken pipe stops the output, nothing else."""
+
+    def __init__(self, stream: TextIO):
+        self.stream = stream
+        self.broken = False
+
+    def write(self, text: str) -> None:
+        if self.broken:
+            return
+        try:
+            self.stream.write(text)
+        except BrokenPipeError:
+            self._break()
+
+    def flush(self) -> None:
+        if self.broken:
+            return
+        try:
+            self.stream.flush()
+        except BrokenPipeError:
+            self._break()
+
+    def _break(self) -> None:
+        self.broken = True
+        if self.stream is sys.stdout:
+            silence_stdout()
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's final flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+@contextlib.contextmanager
+def text_output(color: str, pager: bool = True) -> Iterator[tuple[SafeStream, bool]]:
+    """``(stream, colour on?)`` for text output: the pager's stdin, or stdout."""
+    use_color = color_enabled(color)
+    argv = pager_command() if pager and _isatty(sys.stdout) and _isatty(sys.stdin) else None
+    if argv is None:
+        out = SafeStream(sys.stdout)
+        yield out, use_color
+        out.flush()
+        return
+    sys.stdout.flush()
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, env=_pager_env(), text=True,
+                                encoding="utf-8", errors="replace")
+    except OSError:   # the pager cannot start: write to the terminal directly
+        out = SafeStream(sys.stdout)
+        yield out, use_color
+        out.flush()
+        return
+    out = SafeStream(proc.stdin)
+    try:
+        yield out, use_color
+    finally:
+        try:
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        proc.wait()
+
+
+def echo(text: str) -> None:
+    """``text`` and a newline on stdout, quietly stopping if the reader has gone."""
+    out = SafeStream(sys.stdout)
+    out.write(text + "\n")
+    out.flush()
+
+
+def terminal_width() -> int:
+    return shutil.get_terminal_size((100, 24)).columns

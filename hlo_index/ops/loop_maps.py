@@ -1,0 +1,254 @@
+"""Maps of a while loop over all its iterations, per tuple element of the loop state.
+
+The body's maps ``B[j][m]`` (body output element j -> body parameter element m) are composed with
+themselves: ``T_0`` is the identity per element, ``T_{n+1}[j][k] = U_m T_n[m][k] o B[j][m]`` (the
+state after n+1 iterations, element j, read through the state after n). When ``T_{n+1} == T_n``
+the relation is stable and ``T_N = T_n`` for every larger N; more generally when ``T_{n+1}``
+equals an earlier ``T_i`` the sequence is periodic from i on, and ``T_N`` is read off the period. With a known trip count N the loop's
+maps are ``T_N``; with an unknown one, the union over every n (which also stops growing). The
+condition's reads at every evaluation (``C o T_n``, n = 0..N) are added to every element: the
+number of iterations, hence every element's value, depends on them.
+
+A dynamic offset inside the body stays a runtime variable, a fresh one per iteration composed
+(its maps are the union over its values, as everywhere else). Bounded: at most ``MAX_STEPS``
+compositions and ``MAX_MAPS`` maps per element pair, else UNDEFINED naming the budget.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Optional, Union
+
+from ..affine import IndexingMap
+from ..hlo.model import Computation, Instruction
+from .rules_dynamic import constant_values
+
+MAX_STEPS = 24
+MAX_MAPS = 32
+MAX_SIMULATED_TRIPS = 1 << 20
+
+Matrix = dict[int, dict[int, tuple[IndexingMap, ...]]]   # element j -> element k -> maps
+
+
+# ---- trip count ------------------------------------------------------------------------------
+
+def known_trip_count(instr: Instruction) -> Optional[int]:
+    """``backend_config={"known_trip_count":{"n":"20"}}`` or jax's counter pattern, else None."""
+    from ..hlo.backend_config import backend_config
+    cfg = backend_config(instr) or {}
+    n = cfg.get("known_trip_count", {})
+    if isinstance(n, dict) and str(n.get("n", "")).lstrip("-").isdigit():
+        return int(n["n"])
+    return _induction_trip_count(instr)
+
+
+def _scalar_constant(op: Instruction) -> Optional[int]:
+    values = constant_values(op)
+    return int(values.flat[0]) if values is not None and values.size == 1 else None
+
+
+def _gte_of_parameter(op: Instruction) -> Optional[int]:
+    if op.opcode == "get-tuple-element" and op.operands and op.operands[0].opcode == "parameter":
+        return int(op.attr("index", 0))
+    return None
+
+
+_COMPARE = {"LT": lambda a, b: a < b, "LE": lambda a, b: a <= b, "GT": lambda a, b: a > b,
+            "GE": lambda a, b: a >= b, "NE": lambda a, b: a != b}
+_SWAPPED = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE", "NE": "NE"}
+
+
+def _induction_trip_count(instr: Instruction) -> Optional[int]:
+    """A counter element c: initialised by a constant, ``c + step`` (constant) in the body, and the
+    condition ``compare(c, bound)`` against a constant. The count is simulated exactly."""
+    body, cond = instr.called.get("body"), instr.called.get("condition")
+    init = instr.operands[0] if instr.operands else None
+    if body is None or cond is None or init is None or init.opcode != "tuple" or cond.root is None:
+        return None
+    compare = cond.root
+    if compare.opcode != "compare" or len(compare.operands) != 2:
+        return None
+    direction = compare.attr("direction", "")
+    a, b = compare.operands
+    counter, bound = _gte_of_parameter(a), _scalar_constant(b)
+    if counter is None or bound is None:
+        counter, bound, direction = _gte_of_parameter(b), _scalar_constant(a), _SWAPPED.get(direction, "")
+    if counter is None or bound is None or direction not in _COMPARE:
+        return None
+    step = _counter_step(body, counter)
+    start = _scalar_constant(init.operands[counter]) if counter < len(init.operands) else None
+    if step is None or start is None:
+        return None
+    value, trips, test = start, 0, _COMPARE[direction]
+    while test(value, bound):
+        value += step
+        trips += 1
+        if trips > MAX_SIMULATED_TRIPS:
+            return None
+    return trips
+
+
+def _counter_step(body: Computation, counter: int) -> Optional[int]:
+    root = body.root
+    if root is None or root.opcode != "tuple" or counter >= len(root.operands):
+        return None
+    update = root.operands[counter]
+    if update.opcode not in ("add", "subtract") or len(update.operands) != 2:
+        return None
+    x, y = update.operands
+    if _gte_of_parameter(x) == counter and _scalar_constant(y) is not None:
+        step = _scalar_constant(y)
+    elif update.opcode == "add" and _gte_of_parameter(y) == counter and _scalar_constant(x) is not None:
+        step = _scalar_constant(x)
+    else:
+        return None
+    return -step if update.opcode == "subtract" else step
+
+
+# ---- composition -----------------------------------------------------------------------------
+
+def _key(maps: tuple[IndexingMap, ...]) -> frozenset:
+    return frozenset(m.canonical_key() for m in maps)
+
+
+def _merge(into: dict[int, list], k: int, new: list[IndexingMap]) -> None:
+    got = into.setdefault(k, [])
+    keys = {m.canonical_key() for m in got}
+    for m in new:
+        if m.canonical_key() not in keys:
+            keys.add(m.canonical_key())
+            got.append(m)
+
+
+class LoopTooComplex(Exception):
+    pass
+
+
+def _compose(outer: tuple[IndexingMap, ...], inner: tuple[IndexingMap, ...], instr: Instruction,
+             value_dims) -> list[IndexingMap]:
+    from ..fusion import compose_step
+    out = []
+    for m_in in inner:
+        for m_out in outer:
+            c = compose_step(m_out, m_in, instr, value_dims)
+            if c.is_undefined:
+                raise LoopTooComplex(c.undefined_reason)
+            if not c.is_known_empty:
+                out.append(c.remove_unused_variables())
+    return out
+
+
+def _step(t: Matrix, body_maps: Matrix, instr: Instruction, dims: list) -> Matrix:
+    nxt: Matrix = {}
+    for j, reads in body_maps.items():
+        row: dict[int, list] = {}
+        for m, b in reads.items():
+            for k, tm in t.get(m, {}).items():
+                _merge(row, k, _compose(tm, b, instr, dims[m]))
+        for k, maps in row.items():
+            if len(maps) > MAX_MAPS:
+                raise LoopTooComplex(f"more than {MAX_MAPS} distinct maps between two loop state elements")
+        nxt[j] = {k: tuple(v) for k, v in sorted(row.items()) if v}
+    return nxt
+
+
+def _same(a: Matrix, b: Matrix) -> bool:
+    if a.keys() != b.keys():
+        return False
+    return all(a[j].keys() == b[j].keys() and all(_key(a[j][k]) == _key(b[j][k]) for k in a[j]) for j in a)
+
+
+def _union(a: Matrix, b: Matrix) -> Matrix:
+    out: Matrix = {}
+    for j in sorted(set(a) | set(b)):
+        row: dict[int, list] = {}
+        for src in (a.get(j, {}), b.get(j, {})):
+            for k, maps in src.items():
+                _merge(row, k, list(maps))
+        out[j] = {k: tuple(v) for k, v in sorted(row.items())}
+    return out
+
+
+def loop_matrix(instr: Instruction) -> Union[Matrix, str]:
+    """Per while output element j: init element k -> maps; or the reason none can be given."""
+    from ..fusion import computation_output_to_input
+    body, cond = instr.called.get("body"), instr.called.get("condition")
+    if body is None or cond is None or body.root is None or cond.root is None:
+        return "while: body or condition computation not resolved"
+    shape = instr.shape
+    if not shape.is_tuple or any(shape.leaf(e).is_tuple for e in range(shape.num_outputs)):
+        return "while: the loop state is not a flat tuple of arrays"
+    count = shape.num_outputs
+    dims = [shape.leaf(e).dims for e in range(count)]
+    body_maps: Matrix = {}
+    for j in range(count):
+        per_param = computation_output_to_input(body, j)
+        body_maps[j] = {e: maps for (p, e), maps in per_param.items() if p == 0 and maps}
+        for maps in body_maps[j].values():
+            bad = [m for m in maps if m.is_undefined]
+            if bad:
+                return f"while body: {bad[0].undefined_reason}"
+    cond_maps = {e: maps for (p, e), maps in computation_output_to_input(cond, 0).items() if p == 0 and maps}
+    if any(m.is_undefined for maps in cond_maps.values() for m in maps):
+        return "while condition: " + next(m.undefined_reason for maps in cond_maps.values() for m in maps
+                                           if m.is_undefined)
+    trips = known_trip_count(instr)
+    identity: Matrix = {j: {j: (IndexingMap.identity(dims[j]),)} for j in range(count)}
+    try:
+        states = _iterate(identity, body_maps, instr, dims, trips)
+    except LoopTooComplex as exc:
+        return f"while: {exc}"
+    if isinstance(states, str):
+        return states
+    final, visited = states
+    # The condition, evaluated on every state visited, decides how many iterations run.
+    control: dict[int, list] = {}
+    cond_row = {0: cond_maps}
+    try:
+        for t in visited:
+            for k, maps in _step(t, cond_row, instr, dims).get(0, {}).items():
+                _merge(control, k, list(maps))
+    except LoopTooComplex as exc:
+        return f"while: {exc}"
+    result: Matrix = {}
+    for j in range(count):
+        row: dict[int, list] = {k: list(v) for k, v in final.get(j, {}).items()}
+        for k, maps in control.items():
+            _merge(row, k, [_lift(m, dims[j]) for m in maps])
+        result[j] = {k: tuple(v) for k, v in sorted(row.items())}
+    return result
+
+
+def _lift(m: IndexingMap, dims) -> IndexingMap:
+    """A map from the condition's scalar to an element, seen from every element of ``dims``
+    (the scalar's map composed after the zero-result map ``dims -> ()``)."""
+    if m.num_dims != 0 or m.is_undefined or m.is_known_empty:
+        return m
+    from .shape_maps import full_interval
+    return IndexingMap([full_interval(n) for n in dims], m.range_vars, m.runtime_vars, m.results, m.constraints)
+
+
+def _iterate(start: Matrix, body_maps: Matrix, instr: Instruction, dims, trips: Optional[int]):
+    """(T_N or the union over all n, every distinct T_n visited)."""
+    t, visited = start, [start]
+    union = start
+    for n in range(MAX_STEPS):
+        if trips is not None and n == trips:
+            return t, visited
+        nxt = _step(t, body_maps, instr, dims)
+        if trips is not None:
+            # T_{n+1} equal to an earlier T_i: the sequence repeats with period n + 1 - i
+            for i, earlier in enumerate(visited):
+                if _same(nxt, earlier):
+                    period = n + 1 - i
+                    return visited[i + (trips - i) % period], visited
+        if trips is None:
+            grown = _union(union, nxt)
+            if _same(grown, union):
+                return union, visited
+            union = grown
+        t = nxt
+        visited.append(t)
+    what = f"{trips} iterations" if trips is not None else "an unknown number of iterations"
+    return (f"while: the loop-carried maps do not stabilise within {MAX_STEPS} compositions "
+            f"({what})")

@@ -1,0 +1,99 @@
+"""conditional and while: maps through the called computations.
+
+conditional: operand 0 (the predicate or branch index, a scalar) is read by every output
+element; operand k >= 1 is branch k-1's parameter and is read through that branch's maps. With
+a runtime predicate the relation is the union over the branches (as a runtime offset's maps
+are the union over its values); with a ``constant`` predicate only the branch taken is read.
+
+while: see ``loop_maps`` (trip count, per tuple element of the loop state).
+A tuple-shaped operand is addressed per element: one ``OperandMaps`` per element read.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from ..affine import IndexingMap
+from ..hlo.model import Computation, Instruction
+from .registry import OperandMaps, input_to_output_rule, output_to_input_rule
+from .rules_dynamic import constant_values
+from .shape_maps import generator_map, zero_result_map
+
+
+def branches(instr: Instruction) -> list[Optional[Computation]]:
+    """Branch computations in operand order (operand k + 1 feeds branch k)."""
+    if "true_computation" in instr.attrs or "false_computation" in instr.attrs:
+        return [instr.called.get("true_computation"), instr.called.get("false_computation")]
+    count = len(instr.operands) - 1
+    return [instr.called.get(f"branch_computations.{k}") for k in range(count)]
+
+
+def taken_branch(instr: Instruction) -> Optional[int]:
+    """The branch a ``constant`` predicate / index selects (XLA: an index out of range runs the
+    last branch), None when it is only known at runtime."""
+    values = constant_values(instr.operands[0]) if instr.operands else None
+    if values is None or values.size != 1:
+        return None
+    value = int(values.flat[0])
+    if instr.operands[0].shape.element_type == "pred":
+        return 0 if value else 1
+    count = len(instr.operands) - 1
+    return value if 0 <= value < count else count - 1
+
+
+def per_element(operand: int, per_param: dict, parameter: int = 0) -> list[OperandMaps]:
+    """One OperandMaps per tuple element of ``parameter`` that ``per_param`` reads (none: not read)."""
+    entries = sorted((e, maps) for (p, e), maps in per_param.items() if p == parameter)
+    return [OperandMaps(operand, maps, e) for e, maps in entries] or [OperandMaps(operand, ())]
+
+
+@output_to_input_rule("conditional")
+def conditional_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
+    from ..fusion import computation_output_to_input
+    out_dims = instr.shape.leaf(output_index).dims
+    result = [OperandMaps(0, (zero_result_map(out_dims),))]
+    taken = taken_branch(instr)
+    for b, comp in enumerate(branches(instr)):
+        operand = b + 1
+        if taken is not None and b != taken:
+            result.append(OperandMaps(operand, ()))
+        elif comp is None or comp.root is None:
+            result.append(OperandMaps(operand, (IndexingMap.undefined(
+                f"conditional: branch {b} computation not resolved"),)))
+        else:
+            result += per_element(operand, computation_output_to_input(comp, output_index))
+    return result
+
+
+@input_to_output_rule("conditional")
+def conditional_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
+    from ..fusion import computation_input_to_output
+    outputs = instr.shape.num_outputs
+    if operand_index == 0:
+        return [(generator_map(instr.shape.leaf(j).dims),) for j in range(outputs)]
+    b = operand_index - 1
+    taken = taken_branch(instr)
+    if taken is not None and b != taken:
+        return [() for _ in range(outputs)]
+    comp = branches(instr)[b] if b < len(branches(instr)) else None
+    if comp is None or comp.root is None:
+        return [(IndexingMap.undefined(f"conditional: branch {b} computation not resolved"),)] * outputs
+    if instr.operands[operand_index].shape.is_tuple:
+        return [(IndexingMap.undefined("conditional: input-to-output maps of a tuple-shaped branch operand"),)] \
+            * outputs
+    return list(computation_input_to_output(comp, 0))
+
+
+@output_to_input_rule("while")
+def while_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
+    from .loop_maps import loop_matrix
+    matrix = loop_matrix(instr)
+    if isinstance(matrix, str):
+        return [OperandMaps(0, (IndexingMap.undefined(matrix),))]
+    row = matrix.get(output_index, {})
+    return [OperandMaps(0, maps, k) for k, maps in sorted(row.items())] or [OperandMaps(0, ())]
+
+
+@input_to_output_rule("while")
+def while_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
+    reason = "while: input-to-output maps of the tuple-shaped loop state (use output-to-input)"
+    return [(IndexingMap.undefined(reason),) for _ in range(instr.shape.num_outputs)]

@@ -1,0 +1,202 @@
+"""Reference read sets of custom-calls with published semantics, by direct definition.
+
+* cuBLAS / cuBLASLt gemm: ``D = alpha * dot(A, B) + beta * C (+ bias)``, dot dimension numbers
+  from ``backend_config``; a scalar extra operand (alpha, fp8 scales) is read whole, an operand of
+  the result's shape elementwise, a vector bias at the result's last coordinate; an auxiliary
+  output of the result's shape reads what the result reads; the u8/s8 workspace reads nothing.
+* ``__op$block_scaled_dot(lhs, rhs, lhs_scale, rhs_scale)``: a dot over the last dims where
+  contracted element k is multiplied by scale block ``k // (K / blocks)``.
+* cuDNN forward convolutions: the convolution of operands 0 and 1 (its reference), a bias
+  vector at the output feature, a side input elementwise, scalars whole.
+* cuDNN backward input / filter: loops over the forward window (see ``ops.custom_call_conv``'s
+  docstring for the definition; written here again from it).
+* TopK: the operand's row; Sharding: identity; SPMD full<->shard: the shard's tile (tile 0
+  unless ``runtime_values["tile"]`` gives the partition's tile coordinates).
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Optional
+
+from ..hlo.backend_config import backend_config
+from ..hlo.build import instruction
+from ..hlo.model import Instruction
+from . import NoReference, reads
+from .ref_contraction import convolution_reads, dot_reads
+from .ref_reduce import window_of
+
+GEMMS = ("__cublas$gemm", "__cublas$lt$matmul", "__cublas$lt$matmul$f8", "__cublas$lt$matmul$mx")
+FORWARD_CONVS = ("__cudnn$convForward", "__cudnn$convBiasActivationForward", "__cudnn$convForwardGraph")
+
+
+def _ints(values) -> tuple[int, ...]:
+    return tuple(int(v) for v in (values or ()))
+
+
+def _is_workspace(shape) -> bool:
+    return shape.rank == 1 and shape.element_type in ("u8", "s8")
+
+
+def _extra_operand(shape, result_dims, point, vector_dim) -> set:
+    if shape.rank == 0:
+        return {()}
+    if shape.dims == tuple(result_dims):
+        return {tuple(point)}
+    if vector_dim is not None and shape.rank == 1:
+        return {(point[vector_dim],)}
+    raise ValueError(f"extra operand {shape} has no published role")
+
+
+def _gemm_reads(instr: Instruction, output_index: int, point: tuple, operand_index: int) -> set:
+    cfg = backend_config(instr)
+    gemm = cfg.get("gemm_backend_config", cfg)
+    d = gemm["dot_dimension_numbers"]
+    result = instr.shape.leaf(0)
+    out = instr.shape.leaf(output_index)
+    if output_index > 0 and (_is_workspace(out) or out.dims != result.dims):
+        return set()
+    if operand_index >= 2:
+        return _extra_operand(instr.operands[operand_index].shape, result.dims, point, result.rank - 1)
+    dot = instruction("dot", result, instr.operands[:2],
+                      lhs_batch_dims=_ints(d.get("lhs_batch_dimensions")),
+                      rhs_batch_dims=_ints(d.get("rhs_batch_dimensions")),
+                      lhs_contracting_dims=_ints(d.get("lhs_contracting_dimensions")),
+                      rhs_contracting_dims=_ints(d.get("rhs_contracting_dimensions")))
+    return dot_reads(dot, 0, point, operand_index, None)
+
+
+def _block_scaled_reads(instr: Instruction, point: tuple, operand_index: int) -> set:
+    lhs, rhs = instr.operands[0].shape, instr.operands[1].shape
+    batched = lhs.rank == 3
+    b = point[:1] if batched else ()
+    m, n = point[len(b)], point[len(b) + 1]
+    k = lhs.dims[-1]
+    if operand_index == 4:
+        return {()}
+    if operand_index in (0, 1):
+        row = m if operand_index == 0 else n
+        return {b + (row, c) for c in range(k)}
+    blocks = instr.operands[operand_index].shape.dims[-1]
+    size = k // blocks
+    row = m if operand_index == 2 else n
+    return {b + (row, c // size) for c in range(k)}
+
+
+def _forward_conv_reads(instr: Instruction, output_index: int, point: tuple, operand_index: int) -> set:
+    if output_index > 0:
+        return set()
+    result = instr.shape.leaf(0)
+    labels = instr.attr("dim_labels")
+    if operand_index >= 2:
+        bias = operand_index == 2 and instr.attr("custom_call_target") == "__cudnn$convBiasActivationForward"
+        return _extra_operand(instr.operands[operand_index].shape, result.dims, point,
+                              labels.output_feature if bias else None)
+    conv = instruction("convolution", result, instr.operands[:2],
+                       **{k: instr.attrs[k] for k in ("window", "dim_labels", "feature_group_count",
+                                                      "batch_group_count") if k in instr.attrs})
+    return convolution_reads(conv, 0, point, operand_index, None)
+
+
+def _tap_input(q: int, t: int, wd) -> Optional[int]:
+    """Forward input coordinate under tap t of output q, None on padding / dilation holes."""
+    padded = q * wd.stride + t * wd.window_dilation - wd.pad_low
+    if padded % wd.base_dilation:
+        return None
+    return padded // wd.base_dilation
+
+
+def _backward_reads(instr: Instruction, output_index: int, point: tuple, operand_index: int) -> set:
+    if output_index > 0:
+        return set()
+    labels = instr.attr("dim_labels")
+    window = window_of(instr, len(labels.output_spatial))
+    result = instr.shape.leaf(0).dims
+    found = set()
+    if instr.attr("custom_call_target") == "__cudnn$convBackwardInput":
+        dy, w = instr.operands[0].shape.dims, instr.operands[1].shape.dims
+        b, i = point[labels.input_batch], point[labels.input_feature]
+        spatial = [point[a] for a in labels.input_spatial]
+        for q in itertools.product(*(range(dy[a]) for a in labels.output_spatial)):
+            for t in itertools.product(*(range(wd.size) for wd in window)):
+                if [_tap_input(qq, tt, wd) for qq, tt, wd in zip(q, t, window)] != spatial:
+                    continue
+                for o in range(w[labels.kernel_output_feature]):
+                    if operand_index == 0:
+                        idx = [0] * len(dy)
+                        idx[labels.output_batch], idx[labels.output_feature] = b, o
+                        for a, qq in zip(labels.output_spatial, q):
+                            idx[a] = qq
+                    else:
+                        idx = [0] * len(w)
+                        idx[labels.kernel_input_feature], idx[labels.kernel_output_feature] = i, o
+                        for a, tt in zip(labels.kernel_spatial, t):
+                            idx[a] = tt
+                    found.add(tuple(idx))
+        return found
+    x, dy = instr.operands[0].shape.dims, instr.operands[1].shape.dims
+    t = [point[a] for a in labels.kernel_spatial]
+    i, o = point[labels.kernel_input_feature], point[labels.kernel_output_feature]
+    for b in range(x[labels.input_batch]):
+        for q in itertools.product(*(range(dy[a]) for a in labels.output_spatial)):
+            if operand_index == 1:
+                idx = [0] * len(dy)
+                idx[labels.output_batch], idx[labels.output_feature] = b, o
+                for a, qq in zip(labels.output_spatial, q):
+                    idx[a] = qq
+                found.add(tuple(idx))
+                continue
+            coords = [_tap_input(qq, tt, wd) for qq, tt, wd in zip(q, t, window)]
+            if any(c is None or not 0 <= c < x[a] for c, a in zip(coords, labels.input_spatial)):
+                continue
+            idx = [0] * len(x)
+            idx[labels.input_batch], idx[labels.input_feature] = b, i
+            for a, c in zip(labels.input_spatial, coords):
+                idx[a] = c
+            found.add(tuple(idx))
+    del result
+    return found
+
+
+def _sharding_reads(instr: Instruction, point: tuple, runtime_values: Optional[dict]) -> set:
+    src, dst = instr.operands[0].shape.dims, instr.shape.dims
+    target = instr.attr("custom_call_target")
+    if src == dst:
+        return {tuple(point)}
+    if target == "SPMDShardToFullShape":
+        return {tuple(p % s for p, s in zip(point, src))}
+    tile = tuple((runtime_values or {}).get("tile", (0,) * len(dst)))
+    return {tuple(p + t * s for p, t, s in zip(point, tile, dst))}
+
+
+def _is_amax(instr: Instruction, output_index: int) -> bool:
+    """A scalar output that is the max |x| over the whole result (fp8 gemm / cuDNN graph)."""
+    if output_index == 0 or instr.shape.leaf(output_index).rank != 0:
+        return False
+    cfg = backend_config(instr) or {}
+    gemm = cfg.get("gemm_backend_config", cfg)
+    graph = str(cfg.get("cudnn_conv_backend_config", {}).get("serialized_graph", ""))
+    return bool(gemm.get("damax_output")) or "amax(" in graph
+
+
+@reads("custom-call")
+def custom_call_reads(instr: Instruction, output_index: int, out_point: tuple, operand_index: int,
+                      runtime_values: Optional[dict]) -> set:
+    if _is_amax(instr, output_index):
+        found: set = set()
+        for point in itertools.product(*(range(n) for n in instr.shape.leaf(0).dims)):
+            found |= custom_call_reads(instr, 0, point, operand_index, runtime_values)
+        return found
+    target = instr.attr("custom_call_target", "")
+    if target in GEMMS:
+        return _gemm_reads(instr, output_index, out_point, operand_index)
+    if target == "__op$block_scaled_dot":
+        return _block_scaled_reads(instr, out_point, operand_index)
+    if target in FORWARD_CONVS:
+        return _forward_conv_reads(instr, output_index, out_point, operand_index)
+    if target in ("__cudnn$convBackwardInput", "__cudnn$convBackwardFilter"):
+        return _backward_reads(instr, output_index, out_point, operand_index)
+    if target == "TopK":
+        return {tuple(out_point[:-1]) + (k,) for k in range(instr.operands[0].shape.dims[-1])}
+    if target in ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape"):
+        return _sharding_reads(instr, out_point, runtime_values)
+    raise NoReference(f"no reference semantics for custom-call target '{target}'")

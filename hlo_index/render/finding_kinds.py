@@ -1,0 +1,167 @@
+"""What a fusion reading an operand through several maps *is*, and an identity that survives recompiles.
+
+Registered as a report extension, active only when the options ask for it (``check`` does): each
+``output_to_input`` entry with more than one distinct map gets ``extra["finding"]``:
+
+* ``code``: a rule code, selectable like a linter's (see ``RULES``). The benign kinds are told
+  apart: the maps cover *disjoint* output regions (each output element reads the operand through
+  one map only: pieces of a concatenate, of a pad, or other disjoint regions), or the operand is
+  read directly and again through a reduce whose result is broadcast back (softmax, layer norm).
+* ``identity``: a digest of the fused computation's *structure* (every instruction's opcode,
+  shape, operand positions, attributes, and the same of called computations; no names, no
+  metadata), the operand and output numbers and the maps, so a recompile that renames
+  everything keeps every finding's identity, and a baseline file can hold them.
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Optional
+
+from ..hlo.model import Computation
+from .report import TargetReport, register_extension
+
+# code -> (short name, description). HI001 and HI900 fail ``check`` by default.
+RULES = {
+    "HI001": ("several-maps", "operand read through several distinct maps (some output elements read it twice)"),
+    "HI002": ("concatenate-pieces", "several maps over disjoint output regions, through a concatenate"),
+    "HI003": ("pad-pieces", "several maps over disjoint output regions, through a pad"),
+    "HI004": ("disjoint-pieces", "several maps over disjoint output regions (select, slices, ...)"),
+    "HI005": ("broadcast-reread", "operand read directly and again through a reduce broadcast back"),
+    "HI006": ("concatenate-reread", "operand read directly and again through pieces of a concatenate (a rotation: RoPE)"),
+    "HI900": ("verify-mismatch", "--verify found an element the maps get wrong"),
+}
+DEFAULT_SELECT = ("HI001", "HI900")
+
+# Attributes that never change indexing and differ between otherwise identical compiles.
+_IGNORED_ATTRS = frozenset({"metadata", "backend_config", "frontend_attributes", "statistics",
+                            "control-predecessors", "sharding", "origin", "op_name"})
+_DISJOINT_BRUTE_FORCE_LIMIT = 1 << 16
+
+
+def computation_digest(comp: Computation, memo: Optional[dict] = None) -> str:
+    """A name-free digest of ``comp``'s structure (callees included, each digested once)."""
+    memo = {} if memo is None else memo
+    hit = memo.get(id(comp))
+    if hit is not None and hit[0] is comp:
+        return hit[1]
+    position = {id(instr): k for k, instr in enumerate(comp.instructions)}
+    h = hashlib.sha256()
+    for instr in comp.instructions:
+        parts = [instr.opcode, str(instr.shape), ",".join(str(position.get(id(o), -1)) for o in instr.operands),
+                 "" if instr.parameter_number is None else str(instr.parameter_number), instr.literal or ""]
+        for key, value in instr.attrs.items():
+            if key in _IGNORED_ATTRS:
+                continue
+            callee = instr.called.get(key)
+            parts.append(f"{key}={computation_digest(callee, memo) if callee is not None else value}")
+        for role, callee in instr.called.items():
+            if role not in instr.attrs:
+                parts.append(f"{role}={computation_digest(callee, memo)}")
+        h.update("\x1f".join(parts).encode("utf-8", "replace") + b"\n")
+    h.update(f"root={position.get(id(comp.root), -1)}".encode())
+    digest = h.hexdigest()
+    memo[id(comp)] = (comp, digest)
+    return digest
+
+
+def finding_identity(structure: str, operand: int, output: int, maps: tuple[str, ...]) -> str:
+    h = hashlib.sha256("\x1f".join((structure, str(operand), str(output), *sorted(maps))).encode())
+    return h.hexdigest()[:16]
+
+
+def _reached_opcodes(comp: Computation, operand: int) -> set[str]:
+    """Opcodes of every instruction that (transitively) uses parameter ``operand`` of ``comp``."""
+    start = comp.parameters.get(operand)
+    if start is None:
+        return set()
+    users: dict[int, list] = {}
+    for instr in comp.instructions:
+        for o in instr.operands:
+            users.setdefault(id(o), []).append(instr)
+    seen, stack, ops = {id(start)}, [start], set()
+    while stack:
+        for user in users.get(id(stack.pop()), ()):
+            if id(user) not in seen:
+                seen.add(id(user))
+                ops.add(user.opcode)
+                stack.append(user)
+    return ops
+
+
+def _feasible_dims(m) -> Optional[set]:
+    from ..affine.evaluate import dim_points, relation_at
+    size = 1
+    for b in list(m.dims) + list(m.range_vars):
+        size *= max(b.size, 0)
+    if size > _DISJOINT_BRUTE_FORCE_LIMIT:
+        return None
+    runtime = [rv.interval.lo for rv in m.runtime_vars]
+    feasible, _ = relation_at(m, dim_points(m, _DISJOINT_BRUTE_FORCE_LIMIT, 0), runtime)
+    return set(map(tuple, feasible[:, :m.num_dims].tolist()))
+
+
+def _constraints_exclude(a, b) -> bool:
+    """Both maps constrain the same expression of the dims to disjoint intervals
+    (``d2 mod 32 in [0, 15]`` against ``d2 mod 32 in [16, 31]``)."""
+    bounds = {}
+    for expr, iv in a.constraints:
+        bounds[expr] = iv
+    for expr, iv in b.constraints:
+        other = bounds.get(expr)
+        if other is not None and (other.hi < iv.lo or iv.hi < other.lo):
+            return True
+    return False
+
+
+def outputs_disjoint(maps) -> bool:
+    """Whether no output element is in the domain of two of ``maps`` (dim intervals, constraints on
+    the same expression, else brute force on small domains; False when it cannot be shown)."""
+    live = [m for m in maps if not m.is_known_empty]
+    if any(m.is_undefined or m.runtime_vars for m in live):
+        return False
+    for i, a in enumerate(live):
+        for b in live[i + 1:]:
+            if any(x.hi < y.lo or y.hi < x.lo for x, y in zip(a.dims, b.dims)):
+                continue
+            if _constraints_exclude(a, b):
+                continue
+            fa, fb = _feasible_dims(a), _feasible_dims(b)
+            if fa is None or fb is None or fa & fb:
+                return False
+    return True
+
+
+def classify(maps, comp: Optional[Computation], operand: int) -> str:
+    ops = _reached_opcodes(comp, operand) if comp is not None else set()
+    if outputs_disjoint(maps):
+        if "concatenate" in ops:
+            return "HI002"
+        if "pad" in ops:
+            return "HI003"
+        return "HI004"
+    if "reduce" in ops and "broadcast" in ops:
+        return "HI005"
+    if "concatenate" in ops:
+        return "HI006"
+    return "HI001"
+
+
+@register_extension
+def add_finding_kinds(report: TargetReport, target: Any, module: Any, options: dict) -> None:
+    if not options.get("check") or report.kind != "fusion":
+        return
+    several = [e for e in report.output_to_input if e.distinct > 1]
+    if not several:
+        return
+    from ..fusion import callee_of, output_to_input
+    comp = callee_of(target)
+    if comp is None:
+        return
+    structure = computation_digest(comp)
+    rows = {(r.operand, r.output): r for r in output_to_input(target)}
+    for entry in several:
+        row = rows.get((entry.operand, entry.output))
+        maps_text = tuple(m.text if m.text is not None else f"UNKNOWN ({m.unknown})" for m in entry.maps)
+        code = classify(row.maps, comp, entry.operand) if row is not None else "HI001"
+        entry.extra["finding"] = {"code": code, "rule": RULES[code][0],
+                                  "identity": finding_identity(structure, entry.operand, entry.output, maps_text)}

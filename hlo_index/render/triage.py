@@ -1,0 +1,95 @@
+"""Per-target figures for triage: bytes read, duplicated reads, uncoalesced operands, worst operand.
+
+Computed from a report alone (its operands' ``utilization`` / ``coalescing`` extras), so the text
+writer keeps one small row per target instead of the target, and ``--top`` / ``--sort`` order the
+same way in text and JSON.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from .report import ModuleReport, TargetReport
+
+SORTS = ("bytes", "uncoalesced", "utilization", "maps")
+
+
+@dataclass(frozen=True, slots=True)
+class TargetFigures:
+    source: str                     # the file the module came from
+    module: str
+    name: str
+    kind: str
+    where: str                      # op_name and file:line of the target, for one-line listings
+    operands: int
+    maps: int
+    several_maps: int               # operands read through more than one distinct map
+    unknown: int                    # UNDEFINED maps
+    bytes_read: Optional[int]       # None when some operand's figure is unknown
+    uncoalesced: int
+    max_reads_per_element: Optional[float]
+    max_maps: int
+    worst: dict                     # sort -> the worst operand's figure for that sort, in words
+
+
+def human_bytes(n: Optional[int]) -> str:
+    if n is None:
+        return "?"
+    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("kB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} B"
+
+
+def figures_of(t: TargetReport, mod: ModuleReport) -> TargetFigures:
+    rows = t.output_to_input or t.input_to_output
+    total: Optional[int] = 0
+    heaviest: tuple[int, str] = (-1, "-")
+    unco, unco_at = 0, ""
+    worst_mult: Optional[float] = None
+    worst_mult_at = "-"
+    for r in t.output_to_input:
+        u = r.extra.get("utilization") or {}
+        b = u.get("bytes_read")
+        total = None if total is None or b is None else total + b
+        if b is not None and b > heaviest[0]:
+            frac = u.get("fraction")
+            share = f", {100 * frac:.0f}% of it" if frac is not None else ""
+            heaviest = (b, f"%{r.operand_name} {human_bytes(b)}{share}")
+        mult = u.get("multiplicity")
+        # a scalar read by every output element is normal: it says nothing about the fusion
+        if mult is not None and (u.get("total_elements") or 0) > 1 and (worst_mult is None or mult > worst_mult):
+            worst_mult, worst_mult_at = mult, f"%{r.operand_name} read {mult:.2f}x per element"
+        if (r.extra.get("coalescing") or {}).get("verdict") == "uncoalesced":
+            unco += 1
+            unco_at = unco_at or f"%{r.operand_name}"
+    if not t.output_to_input:
+        total = None
+    max_maps = max((r.distinct for r in rows), default=0)
+    most = max(rows, key=lambda r: r.distinct, default=None)
+    worst = {
+        "bytes": heaviest[1],
+        "uncoalesced": f"{unco} uncoalesced ({unco_at})" if unco else "all coalesced",
+        "utilization": worst_mult_at,
+        "maps": f"{max_maps} maps for %{most.operand_name}" if most is not None else "-",
+    }
+    return TargetFigures(
+        source=mod.source, module=mod.name, name=t.name, kind=t.kind,
+        where="  ".join(x for x in (t.op_name, t.source_location) if x),
+        operands=len(rows), maps=sum(r.distinct for r in rows),
+        several_maps=sum(1 for r in rows if r.distinct > 1),
+        unknown=sum(1 for r in rows for m in r.maps if m.text is None),
+        bytes_read=total, uncoalesced=unco, max_reads_per_element=worst_mult, max_maps=max_maps, worst=worst)
+
+
+def _neg(value: Optional[float]) -> float:
+    return -(value if value is not None else -1.0)
+
+
+# Heaviest first; ties by file then name, so the order never depends on the order of the input.
+SORT_KEYS: dict[str, Callable[[TargetFigures], tuple]] = {
+    "bytes": lambda r: (_neg(r.bytes_read), r.source, r.name),
+    "uncoalesced": lambda r: (-r.uncoalesced, _neg(r.bytes_read), r.source, r.name),
+    "utilization": lambda r: (_neg(r.max_reads_per_element), _neg(r.bytes_read), r.source, r.name),
+    "maps": lambda r: (-r.max_maps, _neg(r.bytes_read), r.source, r.name),
+}

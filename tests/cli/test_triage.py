@@ -1,0 +1,97 @@
+"""``analyze`` triage: --top / --sort, totals, the file column, repeatable glob --fusion, empty filters."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from hlo_index.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE = str(REPO / "samples" / "mlp_layernorm_gelu_bf16.after_optimizations.hlo.txt")
+OTHER = str(REPO / "samples" / "cond_switch_while.after_optimizations.hlo.txt")
+
+
+@pytest.fixture
+def runner():
+    return CliRunner(mix_stderr=False) if "mix_stderr" in CliRunner.__init__.__code__.co_varnames else CliRunner()
+
+
+def _full(runner, *paths) -> list[tuple[str, dict]]:
+    doc = json.loads(runner.invoke(main, ["analyze", *paths, "--format", "json"]).stdout)
+    return [(m["source"], t) for m in doc["modules"] for t in m["targets"]]
+
+
+def _bytes(t: dict) -> int:
+    return sum(e["utilization"]["bytes_read"] for e in t["output_to_input"])
+
+
+def test_top_by_bytes_lists_the_heaviest_in_text_and_json(runner):
+    targets = _full(runner, SAMPLE)
+    expected = sorted(targets, key=lambda st: (-_bytes(st[1]), st[0], st[1]["name"]))[:4]
+    text = runner.invoke(main, ["analyze", SAMPLE, "--top", "4", "--sort", "bytes", "--color", "never"])
+    assert text.exit_code == 0
+    lines = text.stdout.splitlines()
+    assert lines[0] == f"top 4 of {len(targets)} target(s) by bytes"
+    rows = lines[2:6]
+    assert [r.split()[0] for r in rows] == [t["name"] for _, t in expected]
+    assert len(lines) == 7 and lines[6].startswith("total: ")
+    doc = json.loads(runner.invoke(main, ["analyze", SAMPLE, "--top", "4", "--format", "json"]).stdout)
+    assert doc["top"] == {"sort": "bytes", "limit": 4, "of": len(targets)}
+    ranked = [t for m in doc["modules"] for t in m["targets"]]
+    assert [t["name"] for t in ranked] == [t["name"] for _, t in expected]
+    assert [t["rank"] for t in ranked] == [1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("sort, key", [
+    ("maps", lambda t: -max(len(e["maps"]) for e in t["output_to_input"])),
+    ("uncoalesced", lambda t: -sum(e["coalescing"]["verdict"] == "uncoalesced" for e in t["output_to_input"])),
+])
+def test_other_sorts_put_the_worst_first(runner, sort, key):
+    targets = _full(runner, SAMPLE, OTHER)
+    doc = json.loads(runner.invoke(main, ["analyze", SAMPLE, OTHER, "--top", "3", "--sort", sort,
+                                          "--format", "json"]).stdout)
+    ranked = sorted((t for m in doc["modules"] for t in m["targets"]), key=lambda t: t["rank"])
+    best = sorted(key(t) for _, t in targets if t["output_to_input"])[:3]
+    assert [key(t) for t in ranked] == best
+
+
+def test_totals_count_fusions_bytes_and_several_maps(runner):
+    targets = _full(runner, SAMPLE)
+    out = runner.invoke(main, ["analyze", SAMPLE, "--color", "never", "--no-pager"]).stdout
+    total = out.splitlines()[-1]
+    fusions = sum(t["kind"] == "fusion" for _, t in targets)
+    several = sum(len(e["maps"]) > 1 for _, t in targets for e in t["output_to_input"])
+    assert total.startswith(f"total: {fusions} fusion(s)")
+    assert f"{several} operand(s) read through several maps" in total
+
+
+def test_several_files_get_a_file_column(runner):
+    out = runner.invoke(main, ["analyze", SAMPLE, OTHER, "--top", "50", "--color", "never"]).stdout
+    header = out.splitlines()[1]
+    assert header.split()[:2] == ["file", "target"]
+    assert SAMPLE in out and OTHER in out
+
+
+def test_fusion_is_repeatable_and_takes_globs(runner):
+    names = [t["name"] for _, t in _full(runner, SAMPLE)]
+    wrapped = sorted(n for n in names if n.startswith("wrapped_convert"))
+    assert len(wrapped) >= 2
+    doc = json.loads(runner.invoke(main, ["analyze", SAMPLE, "--fusion", "wrapped_convert*", "--fusion",
+                                          "ynn_fusion.5", "--format", "json"]).stdout)
+    got = [t["name"] for m in doc["modules"] for t in m["targets"]]
+    assert sorted(got) == sorted(wrapped + ["ynn_fusion.5"])
+
+
+def test_a_filter_matching_nothing_exits_2_and_prints_no_empty_modules(runner):
+    result = runner.invoke(main, ["analyze", str(REPO / "samples"), "--fusion", "no_such_*", "--color", "never"])
+    assert result.exit_code == 2
+    assert re.search(r"error: no fusion matching 'no_such_\*' in 4 module\(s\)", result.stderr)
+    assert "module " not in result.stdout
+    # matching in one module only: fine, and the others print nothing
+    one = runner.invoke(main, ["analyze", str(REPO / "samples"), "--fusion", "ynn_fusion.5", "--color", "never"])
+    assert one.exit_code == 0, one.stderr
+    assert one.stdout.count("\nmodule ") + one.stdout.startswith("module ") == 1
