@@ -13,7 +13,11 @@ import pytest
 
 from .run_xla_hlo import MANIFEST, Case, check_file, is_parser_negative, manifest_cases, run
 
-pytestmark = pytest.mark.skipif(not MANIFEST.is_file(), reason="../shared/conformance is not present")
+pytestmark = [
+    pytest.mark.skipif(not MANIFEST.is_file(), reason="../shared/conformance is not present"),
+    # minutes of work: `make conformance` (and .ci/run) runs it, a plain `make test` does not
+    pytest.mark.skipif(os.environ.get("HLO_INDEX_CONFORMANCE") != "1", reason="run with `make conformance`"),
+]
 
 # Parser-negative cases this project accepts on purpose: the text is well-formed HLO and the
 # defect is one XLA's parser finds only by building its own IR (see the README of tests/conformance).
