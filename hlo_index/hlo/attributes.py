@@ -103,6 +103,8 @@ def window_dims(value: str) -> tuple[WindowDim, ...]:
         if len(pads) != rank:
             raise ValueError(f"window pad has {len(pads)} entries for {rank} dimensions")
         pairs = [p.split("_") for p in pads]
+        if any(len(p) != 2 for p in pairs):
+            raise ValueError("expects padding_low and padding_high separated by '_'")
         lows, highs = [int(p[0]) for p in pairs], [int(p[1]) for p in pairs]
     return tuple(WindowDim(size[i], stride[i], lows[i], highs[i], rhs[i], lhs[i], bool(rev[i]))
                  for i in range(rank))

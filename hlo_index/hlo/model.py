@@ -218,6 +218,7 @@ class Computation:
     by_name: dict[str, Instruction] = field(default_factory=dict)
     module: Optional["Module"] = None
     is_fused: bool = False   # called by some fusion instruction
+    result_shape: Optional[Shape] = None   # the result shape its signature states, when written
 
     def __repr__(self) -> str:
         return f"<computation %{self.name} ({len(self.instructions)} instructions)>"

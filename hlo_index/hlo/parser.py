@@ -314,7 +314,13 @@ class _ModelBuilder(Transformer):
 
     def signature(self, c: list) -> _Signature:
         if len(c) == 1 and isinstance(c[0], Token):   # flat: kept raw, parameters carry the shapes
-            return _Signature([], UNKNOWN_SHAPE)
+            tok = c[0]
+            arrow = tok.value.rindex("->")
+            try:
+                result = _PARSER.parse(Source(tok.value[arrow + 2:]), start="shape")
+            except Exception:
+                result = UNKNOWN_SHAPE
+            return _Signature([], result)
         params = [p for p in c[:-1] if p is not None]
         return _Signature(params, c[-1])
 
@@ -331,6 +337,9 @@ class _ModelBuilder(Transformer):
                 instructions.append(item)
             elif type(item) is list:        # an instruction with nested operand instructions
                 instructions.extend(item)
+            elif type(item) is _Signature:
+                if item.result is not UNKNOWN_SHAPE:
+                    comp.result_shape = item.result
             elif isinstance(item, Token):       # ATTR, e.g. execution_thread="host"
                 for key, value in _split_attrs(item):
                     if key == "execution_thread":
@@ -426,6 +435,54 @@ def _parameters_for_shaped_operands(instructions: list[Instruction]) -> list[Ins
     return params
 
 
+class _At:
+    """A text position standing in for a token in a _Failure."""
+
+    def __init__(self, pos: int):
+        self.start_pos = pos
+
+
+def _check_written_operand_shapes(module: Module) -> None:
+    """XLA's parser checks an operand written with a shape (``add(f32[2] %a, ...)``) against the
+    shape of the instruction it names."""
+    by_comp = {}
+    comp_of = {}
+    for comp in module.computations:
+        for instr in comp.instructions:
+            comp_of[id(instr)] = comp
+    for instr, inner in _state.shaped:
+        comp = comp_of.get(id(instr))
+        if comp is None:
+            continue
+        names = by_comp.get(comp.name)
+        if names is None:
+            names = by_comp[comp.name] = {i.name: i for i in comp.instructions}
+        try:
+            operands = parse_operands(inner)
+        except OperandSyntaxError:
+            continue
+        for op in operands:
+            if type(op) is NestedInstruction or op.shape_text is None or not op:
+                continue
+            target = names.get(str(op))
+            if target is None or target.shape.element_type == "unknown":
+                continue
+            try:
+                written = _PARSER.parse(Source(op.shape_text), start="shape")
+            except Exception:
+                continue
+            if not _same_shape(written, target.shape):
+                raise _Failure(f"The declared operand shape {written} of %{instr.name} is not compatible with the "
+                               f"shape of the operand instruction %{target.name}, {target.shape}", _At(instr.line))
+
+
+def _same_shape(a: Shape, b: Shape) -> bool:
+    if a.is_tuple or b.is_tuple:
+        return (a.is_tuple and b.is_tuple and len(a.tuple_shapes) == len(b.tuple_shapes)
+                and all(_same_shape(x, y) for x, y in zip(a.tuple_shapes, b.tuple_shapes)))
+    return a.element_type == b.element_type and a.dims == b.dims
+
+
 def _flatten(items: list) -> list[Instruction]:
     out: list[Instruction] = []
     for item in items:
@@ -444,6 +501,8 @@ def _finish_module(module: Module) -> None:
     if pending:
         module.computations.extend(pending)
         pending.clear()
+    if _state.shaped:
+        _check_written_operand_shapes(module)
     if any(has_async_sugar(c) for c in module.computations):
         desugar_module(module)
     entry = None

@@ -46,12 +46,14 @@ def infer_module_shapes(module: Module) -> list[Diagnostic]:
     state: dict[int, bool] = {}   # id(instruction) -> inferred (True) or failed (False), this call only
     # XLA's async sugar wraps "X-start(operands)" in a computation whose parameters take the
     # operands' shapes: a parameter there is as known as the operand it stands for.
+    shapeless = [instr for comp in module.computations for instr in comp.instructions
+                 if instr.shape.element_type == UNKNOWN and instr.shape.tuple_shapes is None]
+    if not shapeless:
+        return problems
     async_callers = {callee.name: instr for instr in module.instructions if instr.opcode == "async-start"
                      for callee in instr.called.values()}
-    for comp in module.computations:
-        for instr in comp.instructions:
-            if is_unknown(instr.shape):
-                _ensure(instr, state, problems, 0, async_callers)
+    for instr in shapeless:
+        _ensure(instr, state, problems, 0, async_callers)
     return problems
 
 

@@ -100,8 +100,16 @@ def parse_layout(text: str, rank: int, shape_text: str = "", offset: int = 0) ->
                 element_size = int(groups[1:-1])
             elif key == "S":
                 memory_space = int(groups[1:-1])
+            elif key == "P":
+                raise ShapeError(f"Layout has physical shape, but is not for a sparse array: {shape_text!r}",
+                                 suffix_offset + pos)
             else:
+                if key == "D" and any(t.strip().rstrip("+~") not in ("D", "C", "S", "H")
+                                      for t in groups[1:-1].split(",") if t.strip()):
+                    raise ShapeError("expected a DimLevelType abbreviation (D, C, or S)", suffix_offset + pos)
                 raw.append(s.group())
+        except ShapeError:
+            raise
         except ValueError:
             raise ShapeError(f"malformed layout suffix {s.group()!r} in shape {shape_text!r}",
                              suffix_offset + pos) from None
