@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ORDER = ["parse.py", "simplify.py", "analyze.py"]
+ORDER = ["parse.py", "simplify.py", "map_text.py", "analyze.py", "commands.py"]
 
 
 def main() -> int:

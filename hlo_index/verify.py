@@ -11,10 +11,26 @@ Input-to-output maps are checked from both sides on samples: every (operand elem
 element) pair the reference walk finds for a sampled output element must be given by the
 operand's input-to-output maps, and every output element those maps give for a sampled operand
 element (a few of them) must read that operand element according to the reference walk.
+
+Sampling (``samples`` = 8 by default), deterministic: each choice is seeded from what it is about
+(an output's or operand's dimensions, the image being sampled; never names, never time), so a run
+repeats exactly, and equal questions get equal answers across the targets of a module: walks and
+reference read sets are then shared instead of repeated.
+* per output: ``samples`` elements, the first and last element plus random ones; for each, every
+  operand's exact read set against the output-to-input maps, and up to 4 (operand element,
+  output element) pairs per operand against the input-to-output maps;
+* per operand: ``max(1, samples // 2)`` elements, the first and last plus random ones; for each
+  and each output, up to 4 of the output elements the input-to-output maps give are walked back.
+Cost: each computation's post-order and, per operand, the instructions that can reach it are
+found once per target; a walk for one operand visits only those; reference read sets are
+memoised, per module for ops whose read sets follow from opcode, shapes and attributes alone;
+identical fusions of a module (same structure) are verified once.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import random
+import zlib
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 import numpy as np
@@ -23,8 +39,10 @@ from .affine import IndexingMap
 from .api import SelectedTarget
 from .fusion import callee_of, input_to_output, output_to_input
 from .fusion.traverse import post_order
-from .reference import operand_element_read
+from .reference import (ELEMENT_READ_SETS, NoReference, element_read_sets, operand_element_read,
+                        read_set)
 from .hlo.model import Computation, Instruction, Module
+from .hlo.opcodes import ELEMENTWISE_OPCODES
 
 # Ops whose output-to-input maps cover more than the elements actually read (documented).
 OVER_APPROXIMATING_OPCODES = frozenset({"dynamic-update-slice"})
@@ -49,7 +67,8 @@ _RUNTIME_VALUES: dict[int, tuple[Instruction, dict]] = {}
 
 
 def runtime_values_for(instr: Instruction) -> dict[int, np.ndarray]:
-    """Concrete offsets / indices for an op's integer operands, seeded by the op's name.
+    """Concrete offsets / indices for an op's integer operands, seeded by the op's opcode and
+    shapes (not its name: identical computations get identical values).
 
     Any values will do: maps with runtime variables describe the union over every feasible value,
     so the reference's read set for one choice must be contained in it.
@@ -58,7 +77,8 @@ def runtime_values_for(instr: Instruction) -> dict[int, np.ndarray]:
     if hit is not None and hit[0] is instr:
         return hit[1]
     bound = max((max(o.shape.dims, default=1) for o in instr.operands if not o.shape.is_tuple), default=1)
-    rng = np.random.default_rng(sum(instr.name.encode()) + 7919 * len(instr.name))
+    rng = np.random.default_rng(_stable_seed((instr.opcode, str(instr.shape),
+                                              tuple(str(o.shape) for o in instr.operands))))
     values = {j: rng.integers(0, bound + 1, size=o.shape.dims, dtype=np.int64)
               for j, o in enumerate(instr.operands)
               if not o.shape.is_tuple and o.shape.element_type[:1] in ("s", "u") and o.opcode != "constant"}
@@ -66,8 +86,12 @@ def runtime_values_for(instr: Instruction) -> dict[int, np.ndarray]:
     return values
 
 
+def _stable_seed(value) -> int:
+    """A seed from a value's text: the same in every run and process (``hash()`` of a str is not)."""
+    return zlib.crc32(repr(value).encode())
+
+
 def _read_set(instr: Instruction, out: int, point: tuple, operand: int) -> set:
-    from .reference import NoReference, read_set
     try:
         try:
             return read_set(instr, out, point, operand, None)
@@ -83,7 +107,6 @@ def _read_set(instr: Instruction, out: int, point: tuple, operand: int) -> set:
 
 def _element_read_sets(instr: Instruction, out: int, point: tuple, operand: int) -> dict[int, set]:
     """Per tuple element of the operand, the reference's read set (several for conditional / while)."""
-    from .reference import ELEMENT_READ_SETS, element_read_sets
     if instr.opcode not in ELEMENT_READ_SETS:
         return {operand_element_read(instr, out): _read_set(instr, out, point, operand)}
     try:
@@ -92,32 +115,115 @@ def _element_read_sets(instr: Instruction, out: int, point: tuple, operand: int)
         raise Skip(f"reference for {instr.opcode} '{instr.name}' failed: {type(exc).__name__}: {exc}") from None
 
 
+# Ops whose reference read sets follow from opcode, shapes (layouts included) and attributes alone:
+# no callee, no operand literal, no runtime value. Their read sets are shared between targets.
+_SHAPE_ONLY_OPCODES = frozenset(ELEMENTWISE_OPCODES) | {
+    "broadcast", "bitcast", "transpose", "reshape", "copy", "slice", "reverse", "concatenate",
+    "pad", "convert", "bitcast-convert", "reduce-precision"}
+_UNREAD_ATTRS = frozenset({"metadata", "backend_config", "frontend_attributes", "statistics",
+                           "control-predecessors", "sharding", "origin", "op_name"})
+_UNSEEN = object()
+_STRUCTURE_IDS = "structure ids"  # a key of the shared memo: structure -> small int
+SHARED_READS_LIMIT = 1 << 20   # entries of a module's shared memo; beyond it, it starts afresh
+
+
+def _structure(instr: Instruction):
+    """Everything a shape-only reference reads of ``instr``; None when its read sets may depend
+    on more (then they are memoised per instruction object, for one target only)."""
+    if instr.opcode not in _SHAPE_ONLY_OPCODES or instr.called:
+        return None
+    attrs = tuple(sorted((k, repr(v)) for k, v in instr.attrs.items() if k not in _UNREAD_ATTRS))
+    return (instr.opcode, instr.shape, tuple(o.shape for o in instr.operands), attrs)
+
+
+class _Walker:
+    """Backward reference walks over one computation, for the length of one target's check.
+
+    The post-order, and for each set of wanted parameters the instructions that can reach one of
+    them, are found once; reference read sets are memoised by (instruction, output, point,
+    operand). Keys hold the instruction objects themselves, alive as long as this walker."""
+
+    def __init__(self, comp: Computation, walkers: dict, reads: dict,
+                 shared_reads: Optional[dict] = None) -> None:
+        self.comp = comp
+        self.order = post_order(comp)
+        self.walkers = walkers          # Computation -> _Walker, shared by the callees' walkers
+        self.reads = reads              # (instr, out, point, operand) -> read set
+        self.shared_reads = {} if shared_reads is None else shared_reads  # (structure, ...) -> set
+        self.structure_ids = self.shared_reads.setdefault(_STRUCTURE_IDS, {})
+        self._structures: dict[Instruction, object] = {}
+        self._params: Optional[dict[Instruction, frozenset]] = None
+        self._orders: dict[Optional[frozenset], list[Instruction]] = {None: self.order[::-1]}
+
+    def _reverse_order(self, wanted: Optional[frozenset]) -> list[Instruction]:
+        """Instructions (users first) that can reach a parameter in ``wanted`` (None: all)."""
+        found = self._orders.get(wanted)
+        if found is None:
+            if self._params is None:
+                params: dict[Instruction, frozenset] = {}
+                for instr in self.order:
+                    if instr.opcode == "parameter":
+                        params[instr] = frozenset((instr.parameter_number,))
+                    else:
+                        params[instr] = frozenset().union(*(params.get(o, frozenset()) for o in instr.operands))
+                self._params = params
+            found = [i for i in reversed(self.order) if not self._params[i].isdisjoint(wanted)]
+            self._orders[wanted] = found
+        return found
+
+    def walk(self, output_index: int, point: tuple,
+             wanted: Optional[frozenset] = None) -> dict[tuple[int, int], set]:
+        """(parameter number, tuple element) -> exact set of its elements read by ``point`` of the
+        output; with ``wanted``, only for those parameters (the rest of the graph is not walked)."""
+        need: dict[tuple[Instruction, int], set] = {(self.comp.root, output_index): {tuple(point)}}
+        found: dict[tuple[int, int], set] = {}
+        reads = self.reads
+        for instr in self._reverse_order(wanted):
+            for out in range(instr.shape.num_outputs):
+                points = need.pop((instr, out), None)
+                if not points:
+                    continue
+                if instr.opcode == "parameter":
+                    found[(instr.parameter_number, out)] = points
+                    continue
+                if len(points) > MAX_POINTS_PER_VALUE:
+                    raise Skip(f"more than {MAX_POINTS_PER_VALUE} elements of '{instr.name}' are read")
+                structure = self._structures.get(instr, _UNSEEN)
+                if structure is _UNSEEN:  # a small int per distinct structure: cheap to hash
+                    structure = _structure(instr)
+                    if structure is not None:
+                        ids = self.structure_ids
+                        structure = ids.setdefault(structure, len(ids))
+                    self._structures[instr] = structure
+                memo, owner = (reads, instr) if structure is None else (self.shared_reads, structure)
+                callee = callee_of(instr)
+                callee_walker = None
+                if callee is not None:
+                    callee_walker = self.walkers.get(callee)
+                    if callee_walker is None:
+                        callee_walker = self.walkers[callee] = _Walker(callee, self.walkers, reads,
+                                                                       self.shared_reads)
+                for p in points:
+                    if callee_walker is not None:
+                        for (param, element), got in callee_walker.walk(out, p).items():
+                            need.setdefault((instr.operands[param], element), set()).update(got)
+                        continue
+                    for j, operand in enumerate(instr.operands):
+                        if wanted is not None and self._params.get(operand, frozenset()).isdisjoint(wanted):
+                            continue
+                        key = (owner, out, p, j)
+                        per_element = memo.get(key)
+                        if per_element is None:
+                            per_element = memo[key] = _element_read_sets(instr, out, p, j)
+                        for element, got in per_element.items():
+                            if got:
+                                need.setdefault((operand, element), set()).update(got)
+        return found
+
+
 def backward_read_sets(comp: Computation, output_index: int, point: tuple) -> dict[tuple[int, int], set]:
     """(parameter number, tuple element) -> exact set of its elements read by ``point`` of the output."""
-    order = post_order(comp)
-    need: dict[tuple[int, int], set] = {(id(comp.root), output_index): {tuple(point)}}
-    found: dict[tuple[int, int], set] = {}
-    for instr in reversed(order):
-        for out in range(instr.shape.num_outputs):
-            points = need.pop((id(instr), out), None)
-            if not points:
-                continue
-            if instr.opcode == "parameter":
-                found[(instr.parameter_number, out)] = points
-                continue
-            if len(points) > MAX_POINTS_PER_VALUE:
-                raise Skip(f"more than {MAX_POINTS_PER_VALUE} elements of '{instr.name}' are read")
-            callee = callee_of(instr)
-            for p in points:
-                if callee is not None:
-                    for (param, element), got in backward_read_sets(callee, out, p).items():
-                        need.setdefault((id(instr.operands[param]), element), set()).update(got)
-                    continue
-                for j, operand in enumerate(instr.operands):
-                    for element, got in _element_read_sets(instr, out, p, j).items():
-                        if got:
-                            need.setdefault((id(operand), element), set()).update(got)
-    return found
+    return _Walker(comp, {}, {}).walk(output_index, point)
 
 
 def _single_op_read_sets(instr: Instruction, output_index: int, point: tuple) -> dict[tuple[int, int], set]:
@@ -144,9 +250,8 @@ def runtime_as_range(m: IndexingMap) -> IndexingMap:
                        [(replace_variables(e, swap.get, memo), iv) for e, iv in m.constraints])
 
 
-def predicted_read_set(maps: tuple[IndexingMap, ...], point: tuple) -> set:
-    """Union over the maps (and over every feasible runtime value) of the elements they give."""
-    total: set = set()
+def _checkable(maps: tuple[IndexingMap, ...]) -> list[IndexingMap]:
+    out = []
     for m in maps:
         if m.is_undefined:
             raise Skip(f"map unknown: {m.undefined_reason}")
@@ -158,16 +263,97 @@ def predicted_read_set(maps: tuple[IndexingMap, ...], point: tuple) -> set:
             combinations *= max(iv.size, 1)
         if combinations > MAX_RANGE_COMBINATIONS:
             raise Skip(f"a map has {combinations} range-variable combinations per element")
-        total |= m.read_set(tuple(point))
+        out.append(m)
+    return out
+
+
+def predicted_rows(maps: tuple[IndexingMap, ...], point: tuple, distinct: bool = True) -> np.ndarray:
+    """The elements the maps give at ``point`` (union over the maps and every feasible runtime
+    value), as distinct rows in ascending order: the order of ``sorted(predicted_read_set())``,
+    without making a Python tuple of each (an image can hold every element of the output)."""
+    from .affine.evaluate import relation_at
+    found = []
+    width = None
+    for m in _checkable(maps):
+        _, results = relation_at(m, np.array([point], dtype=np.int64).reshape(1, m.num_dims), ())
+        width = results.shape[1]
+        found.append(results)
+    if not found:
+        return np.zeros((0, len(point) if width is None else width), np.int64)
+    rows = np.concatenate(found) if len(found) > 1 else found[0]
+    return _distinct_rows(rows) if distinct else rows
+
+
+def _distinct_rows(rows: np.ndarray) -> np.ndarray:
+    if len(rows) < 2 or rows.shape[1] == 0:
+        return rows[:1] if len(rows) and rows.shape[1] == 0 else rows
+    if len(rows) <= 64:  # small images: Python's set is cheaper than numpy's call overhead
+        return np.array(sorted(set(map(tuple, rows.tolist()))), dtype=np.int64)
+    # distinct rows in lexicographic order, through one row-major linear index per row (a 1-D
+    # sort is far cheaper than np.unique(axis=0))
+    low = rows.min(axis=0)
+    spans = rows.max(axis=0) - low + 1
+    if float(np.prod(spans.astype(np.float64))) >= 2.0 ** 62:
+        return np.unique(rows, axis=0)
+    linear = np.sort(np.ravel_multi_index(tuple((rows - low).T), tuple(int(n) for n in spans)))
+    keep = np.empty(len(linear), dtype=bool)
+    keep[0] = True
+    np.not_equal(linear[1:], linear[:-1], out=keep[1:])
+    return np.stack(np.unravel_index(linear[keep], tuple(int(n) for n in spans)), axis=1) + low
+
+
+def predicted_rows_many(maps: tuple[IndexingMap, ...], points: list[tuple],
+                        distinct: bool = True) -> dict[tuple, np.ndarray]:
+    """:func:`predicted_rows` for several points, with one evaluation of each map for all."""
+    if len(points) < 2:
+        return {p: predicted_rows(maps, p, distinct) for p in points}
+    from .affine.evaluate import relation_at
+    rank = len(points[0])
+    array = np.array(points, dtype=np.int64).reshape(len(points), rank)
+    dims, results = [], []
+    for m in _checkable(maps):
+        feasible, got = relation_at(m, array, ())
+        dims.append(feasible[:, :rank])
+        results.append(got)
+    out = {}
+    if not results:
+        return {p: np.zeros((0, 0), np.int64) for p in points}
+    dims_all = np.concatenate(dims)
+    results_all = np.concatenate(results)
+    # rows grouped by the point they belong to, through one linear index per point of the box the
+    # points span (every row's dims are one of the points)
+    low = array.min(axis=0)
+    spans = tuple(int(n) for n in array.max(axis=0) - low + 1)
+    if rank == 0 or float(np.prod(np.array(spans, dtype=np.float64))) >= 2.0 ** 62:
+        return {p: predicted_rows(maps, p, distinct) for p in points}
+    row_keys = np.ravel_multi_index(tuple((dims_all - low).T), spans)
+    order = np.argsort(row_keys, kind="stable")
+    row_keys, results_all = row_keys[order], results_all[order]
+    point_keys = np.ravel_multi_index(tuple((array - low).T), spans)
+    starts = np.searchsorted(row_keys, point_keys, "left")
+    ends = np.searchsorted(row_keys, point_keys, "right")
+    for p, lo, hi in zip(points, starts.tolist(), ends.tolist()):
+        rows = results_all[lo:hi]
+        out[p] = _distinct_rows(rows) if distinct else rows
+    return out
+
+
+def predicted_read_set(maps: tuple[IndexingMap, ...], point: tuple) -> set:
+    """Union over the maps (and over every feasible runtime value) of the elements they give."""
+    from .affine.evaluate import relation_at
+    total: set = set()
+    for m in _checkable(maps):
+        _, results = relation_at(m, np.array([point], dtype=np.int64).reshape(1, m.num_dims), ())
+        total.update(map(tuple, results.tolist()))
     return total
 
 
-def _sample_points(dims: tuple[int, ...], count: int, rng: np.random.Generator) -> list[tuple]:
+def _sample_points(dims: tuple[int, ...], count: int, rng: random.Random) -> list[tuple]:
     if any(d == 0 for d in dims):
         return []
     points = {tuple(0 for _ in dims), tuple(d - 1 for d in dims)}
     while len(points) < min(count, int(np.prod(dims, dtype=np.int64)) if dims else 1):
-        points.add(tuple(int(rng.integers(0, d)) for d in dims))
+        points.add(tuple(rng.randrange(d) for d in dims))
     return sorted(points)
 
 
@@ -175,34 +361,88 @@ def _fmt(point) -> str:
     return "{" + ", ".join(str(i) for i in point) + "}"
 
 
+def _identity(selected: SelectedTarget):
+    """A key equal for targets that are the same computation up to names (None: no dedup)."""
+    target = selected.target
+    comp = target if isinstance(target, Computation) else callee_of(target)
+    if comp is None:
+        return None
+    from .fusion.fingerprint import computation_fingerprint
+    return (selected.kind, computation_fingerprint(comp))
+
+
 def verify_target(selected: SelectedTarget, module: Optional[Module] = None, samples: int = 8,
-                  seed: int = 0, input_to_output_too: bool = True) -> VerifyOutcome:
+                  seed: Optional[int] = None, input_to_output_too: bool = True,
+                  verified: Optional[dict] = None) -> VerifyOutcome:
     """Compare the target's output-to-input (and input-to-output) maps with the reference walk on
-    sampled elements."""
+    sampled elements (see the module docstring for the sampling).
+
+    ``seed``: the base of every sampling seed (None: 0). ``verified``: a dict kept for one module;
+    a target identical to one already verified there (same structure, seed and sample count)
+    takes its clean outcome: the same maps checked at the same elements give the same answer."""
+    if seed is None:
+        seed = 0
+    key = None
+    if verified is not None:
+        identity = _identity(selected)
+        if identity is not None:
+            key = (identity, samples, seed, input_to_output_too)
+            done = verified.get(key)
+            if done is not None:
+                return replace(done, errors=[], notes=[])
+    shared = None
+    if verified is not None:
+        shared = verified.setdefault(_SHARED_READS, {})
+        if len(shared) > SHARED_READS_LIMIT:
+            shared.clear()
+    outcome = _verify_target(selected, samples, seed, input_to_output_too, shared)
+    if key is not None and not outcome.errors and not outcome.notes:
+        verified[key] = outcome  # only clean outcomes: errors and notes name instructions
+    return outcome
+
+
+_SHARED_READS = "reference read sets of shape-only ops"   # a key of ``verified`` (a str: no clash)
+
+
+def _verify_target(selected: SelectedTarget, samples: int, seed: int, input_to_output_too: bool,
+                   shared_reads: Optional[dict] = None) -> VerifyOutcome:
     outcome = VerifyOutcome()
     target = selected.target
     comp = target if isinstance(target, Computation) else callee_of(target)
     rows = output_to_input(target)
+    walker = None
     if comp is not None:
-        over = any(i.opcode in OVER_APPROXIMATING_OPCODES for i in post_order(comp))
+        walker = _Walker(comp, {}, {}, shared_reads)
+        over = any(i.opcode in OVER_APPROXIMATING_OPCODES for i in walker.order)
         shape = comp.root.shape
     else:
         over = target.opcode in OVER_APPROXIMATING_OPCODES
         shape = target.shape
     truth_cache: dict = {}
 
-    def exact(out: int, point: tuple) -> dict:
-        key = (out, point)
-        if key not in truth_cache:
-            truth_cache[key] = (backward_read_sets(comp, out, point) if comp is not None
-                                else _single_op_read_sets(target, out, point))
-        return truth_cache[key]
+    def exact(out: int, point: tuple, operand: Optional[int] = None) -> dict:
+        """Exact read sets of ``point``; with ``operand``, those of that operand at least."""
+        hit = truth_cache.get((out, point))
+        if hit is None and operand is not None:
+            hit = truth_cache.get((out, point, operand))
+        if hit is None:
+            if walker is None:
+                hit = _single_op_read_sets(target, out, point)
+            elif operand is None:
+                hit = walker.walk(out, point)
+            else:
+                hit = walker.walk(out, point, frozenset((operand,)))
+            truth_cache[(out, point) if operand is None else (out, point, operand)] = hit
+        return hit
 
-    rng = np.random.default_rng(seed)
     sampled: list[tuple[int, tuple]] = []
     try:
+        if any(shape.leaf(out).num_elements for out in range(shape.num_outputs)):
+            for row in rows:  # a map too large to enumerate skips the target before any walk
+                _checkable(row.maps)
         for out in range(shape.num_outputs):
-            for point in _sample_points(shape.leaf(out).dims, samples, rng):
+            dims = shape.leaf(out).dims
+            for point in _sample_points(dims, samples, _rng(seed, "elements", dims)):
                 truth_all = exact(out, point)
                 sampled.append((out, point))
                 outcome.checked_points += 1
@@ -229,7 +469,7 @@ def verify_target(selected: SelectedTarget, module: Optional[Module] = None, sam
         return outcome
     if input_to_output_too:
         try:
-            _verify_input_to_output(selected, exact, sampled, over, samples, rng, outcome)
+            _verify_input_to_output(selected, exact, sampled, over, samples, seed, outcome)
         except Skip as exc:
             outcome.notes.append(f"input-to-output verification skipped: {exc}")
     return outcome
@@ -242,40 +482,69 @@ def _operand_shapes(target) -> list:
     return [o.shape for o in target.operands]
 
 
+def _rng(seed: int, *parts) -> random.Random:
+    """A generator for one sampling decision, from the base seed and what the decision is about:
+    equal questions (same dimensions, same image) get equal answers, so walks shared between
+    operands and targets are memoised rather than repeated. (``random.Random`` with an int seed
+    gives the same stream on every platform and is far cheaper to make than numpy's.)"""
+    return random.Random(_stable_seed((seed, parts)))
+
+
 def _verify_input_to_output(selected: SelectedTarget, exact, sampled, over: bool, samples: int,
-                            rng: np.random.Generator, outcome: VerifyOutcome) -> None:
+                            seed: int, outcome: VerifyOutcome) -> None:
     target = selected.target
     name = f"{selected.kind} '{target.name}'"
-    maps_of = {(row.operand, row.output): row.maps for row in input_to_output(target)}
+    maps_of: dict[int, list] = {}
+    for row in input_to_output(target):
+        maps_of.setdefault(row.operand, []).append((row.output, row.maps))
+    maps_at = {(operand, out): maps for operand, rows in maps_of.items() for out, maps in rows}
     shapes = _operand_shapes(target)
     # 1. nothing missing: each pair the reference finds for a sampled output element is in the maps
+    wanted: dict[tuple[int, int], list] = {}  # (operand, output) -> [(operand element, point)]
     for out, point in sampled:
         for (operand, element), read in exact(out, point).items():
             shape = shapes[operand] if operand < len(shapes) else None
             if shape is None or shape.is_tuple or element != 0:
                 continue
             read = sorted(read)
-            picks = [read[int(k)] for k in rng.choice(len(read), min(PAIRS_PER_ELEMENT, len(read)), replace=False)]
-            for x in picks:
-                if point not in predicted_read_set(maps_of.get((operand, out), ()), x):
-                    outcome.errors.append(
-                        f"{name}: operand {operand} element {_fmt(x)} is read by output {out} element "
-                        f"{_fmt(point)}, which no input-to-output map gives")
+            chosen = _rng(seed, "read", out, point, len(read)).sample(
+                range(len(read)), min(PAIRS_PER_ELEMENT, len(read)))
+            wanted.setdefault((operand, out), []).extend((read[int(k)], point) for k in chosen)
+    for (operand, out), pairs in wanted.items():
+        images = predicted_rows_many(maps_at.get((operand, out), ()),
+                                     sorted({x for x, _ in pairs}), distinct=False)
+        for x, point in pairs:
+            rows = images[x]
+            if not len(rows) or not (rows == np.array(point, dtype=np.int64)).all(axis=1).any():
+                outcome.errors.append(
+                    f"{name}: operand {operand} element {_fmt(x)} is read by output {out} element "
+                    f"{_fmt(point)}, which no input-to-output map gives")
     # 2. nothing extra: outputs the maps give for sampled operand elements really read them
+    checks = []  # (operand, operand element, output, output element)
     for operand, shape in enumerate(shapes):
         if shape is None or shape.is_tuple:
             continue
-        for x in _sample_points(shape.dims, max(1, samples // 2), rng):
-            outcome.checked_input_points += 1
-            for (op, out), maps in maps_of.items():
-                if op != operand or not maps or over or any(m.runtime_vars for m in maps):
+        xs = _sample_points(shape.dims, max(1, samples // 2), _rng(seed, "elements", shape.dims))
+        outcome.checked_input_points += len(xs)
+        for out, maps in maps_of.get(operand, ()):
+            if not maps or over or any(m.runtime_vars for m in maps):
+                continue
+            images = predicted_rows_many(maps, xs, distinct=True)
+            for x in xs:
+                given = images[x]
+                if not len(given):
                     continue
-                given = sorted(predicted_read_set(maps, x))
-                if not given:
-                    continue
-                for k in rng.choice(len(given), min(PAIRS_PER_ELEMENT, len(given)), replace=False):
-                    y = given[int(k)]
-                    if x not in exact(out, y).get((operand, 0), set()):
-                        outcome.errors.append(
-                            f"{name}: the input-to-output maps say operand {operand} element {_fmt(x)} is read "
-                            f"by output {out} element {_fmt(y)}, which does not read it")
+                chosen = _rng(seed, "image", out, x, len(given)).sample(
+                    range(len(given)), min(PAIRS_PER_ELEMENT, len(given)))
+                for k in chosen:
+                    checks.append((operand, x, out, tuple(int(v) for v in given[int(k)])))
+    # an output element checked for several operands is walked back once for all of them
+    readers: dict[tuple, set] = {}
+    for operand, _, out, y in checks:
+        readers.setdefault((out, y), set()).add(operand)
+    for operand, x, out, y in checks:
+        shared = len(readers[(out, y)]) > 1
+        if x not in exact(out, y, None if shared else operand).get((operand, 0), set()):
+            outcome.errors.append(
+                f"{name}: the input-to-output maps say operand {operand} element {_fmt(x)} is read "
+                f"by output {out} element {_fmt(y)}, which does not read it")

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from .expr import (CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, RUNTIME, SUM, Expr, NonAffineError,
                    variable)
 from .interval import Interval
+from .text_reader import read_expr, read_map
 
 if TYPE_CHECKING:
     from .indexing_map import IndexingMap
@@ -294,26 +295,42 @@ def _const(value: int) -> Expr:
 
 def parse_expr(text: str, dim_names=None, range_names=None, runtime_names=None) -> Expr:
     """Parse one expression; variables are d<i>, s<i>, rt<i> unless names are given."""
+    scope = _default_scope(text, dim_names, range_names, runtime_names)
+    fast = read_expr(text, scope)
+    return fast if fast is not None else _parse_expr_carefully(text, scope)
+
+
+def _parse_expr_carefully(text: str, scope: dict[str, Expr]) -> Expr:
     p = _Parser(text)
-    _default_scope(p, text, dim_names, range_names, runtime_names)
+    p.scope.update(scope)
     e = p.expr()
     if p.peek()[0] != "end":
         raise p.error("expected the end of the expression")
     return e
 
 
-def _default_scope(p: _Parser, text: str, dim_names, range_names, runtime_names) -> None:
+def _default_scope(text: str, dim_names, range_names, runtime_names) -> dict[str, Expr]:
+    scope: dict[str, Expr] = {}
     for kind, names, prefix in ((DIM, dim_names, "d"), (RANGE, range_names, "s"),
                                 (RUNTIME, runtime_names, "rt")):
         if names is None:
             indices = {int(m.group(1)) for m in re.finditer(rf"\b{prefix}(\d+)\b", text)}
             names = [f"{prefix}{i}" for i in range(max(indices) + 1)] if indices else []
         for i, name in enumerate(names):
-            p.scope[name] = variable(kind, i)
+            scope[name] = variable(kind, i)
+    return scope
 
 
 def parse_map(text: str) -> "IndexingMap":
-    """Parse XLA indexing-map text (see the module docstring); raises :class:`MapSyntaxError`."""
+    """Parse XLA indexing-map text (see the module docstring); raises :class:`MapSyntaxError`.
+
+    Well-formed text is read by the fast reader (``text_reader.py``); the rest, and every error,
+    by the careful parser below."""
+    fast = read_map(text)
+    return fast if fast is not None else _parse_map_carefully(text)
+
+
+def _parse_map_carefully(text: str) -> "IndexingMap":
     from .indexing_map import IndexingMap
 
     stripped = text.strip()

@@ -38,13 +38,19 @@ class MapTile:
     sizes: Optional[tuple[int, ...]] = None
     strides: Optional[tuple[int, ...]] = None
     notes: tuple[str, ...] = field(default=())
+    # XLA's form of the same tile: the offset of the element the tile's first element reads
+    # and signed strides (negative where a reverse walks the operand backwards)
+    first_offsets: Optional[IndexingMap] = None
+    signed_strides: Optional[tuple[int, ...]] = None
 
     def to_json(self) -> dict:
         return {"is_tile": self.is_tile, "reason": self.reason,
                 "offsets": str(self.offsets) if self.offsets is not None else None,
                 "sizes": list(self.sizes) if self.sizes is not None else None,
                 "strides": list(self.strides) if self.strides is not None else None,
-                "notes": list(self.notes)}
+                "notes": list(self.notes),
+                "first_offsets": str(self.first_offsets) if self.first_offsets is not None else None,
+                "signed_strides": list(self.signed_strides) if self.signed_strides is not None else None}
 
 
 class TileError(ValueError):
@@ -58,8 +64,11 @@ def tile_counts(output_dims: Sequence[int], sizes: Sequence[int],
         raise TileError(f"the tile has {len(sizes)} sizes / {len(strides)} strides but the output "
                         f"has {len(output_dims)} dims {list(output_dims)}")
     for i, (d, s, k) in enumerate(zip(output_dims, sizes, strides)):
-        if s < 1 or k < 1 or (s - 1) * k + 1 > max(d, 1):
-            raise TileError(f"tile size {s} with stride {k} does not fit output dim {i} of size {d}")
+        # A tile larger than its dim is a padded tile (XLA allows it): the part past the end of
+        # the dim reads nothing, which the tile map's bound constraints express.
+        if s < 1 or k < 1:
+            raise TileError(f"tile size {s} with stride {k} on output dim {i}: sizes and strides "
+                            f"must be positive")
     return tuple(-(-max(d, 1) // (s * k)) for d, s, k in zip(output_dims, sizes, strides))
 
 
@@ -90,6 +99,7 @@ def propagate(m: IndexingMap, output_dims: Sequence[int], sizes: Sequence[int],
     ranges = frozenset(v for e in composed.results for v in e.variables() if v.kind == RANGE)
     movable = elements | ranges
     offsets, out_sizes, out_strides, notes = [], [], [], []
+    firsts, signed = [], []
     seen: dict = {}
     for k, expr in enumerate(composed.results):
         split = split_linear(expr, movable)
@@ -116,12 +126,59 @@ def propagate(m: IndexingMap, output_dims: Sequence[int], sizes: Sequence[int],
         offsets.append(rest + low)
         out_sizes.append(size)
         out_strides.append(stride)
+        first, step = _signed(composed, terms, low, stride, size)
+        firsts.append(rest + first)
+        signed.append(step)
+    tile_only = []
     for expr, interval in composed.constraints:
         if expr.variables() & movable:
             notes.append(f"tiles are clipped where {expr} leaves [{interval.lo}, {interval.hi}]")
-    offset_map = IndexingMap(composed.dims[:r], [], composed.runtime_vars, offsets, ())
+        elif expr.variables() & frozenset(dim(i) for i in range(r)):
+            # a condition on the tile index alone: tiles outside it read nothing
+            tile_only.append((expr, interval))
+            notes.append(f"tiles where {expr} leaves [{interval.lo}, {interval.hi}] read nothing")
+    for i, (n, size, k) in enumerate(zip(output_dims, sizes, strides or (1,) * r)):
+        if (size - 1) * k + 1 > n:
+            notes.append(f"padded tile: output dim {i} has {n} elements, the tile {size}; XLA masks "
+                         f"the padding, which reads nothing")
+    offset_map = IndexingMap(composed.dims[:r], [], composed.runtime_vars, offsets, tile_only)
     offset_map = offset_map.simplified()
-    return MapTile(True, "a tile", offset_map, tuple(out_sizes), tuple(out_strides), tuple(notes))
+    first_map = IndexingMap(composed.dims[:r], [], composed.runtime_vars, firsts, tile_only).simplified()
+    return MapTile(True, "a tile", offset_map, tuple(out_sizes), tuple(out_strides), tuple(notes),
+                   first_map, tuple(signed))
+
+
+def propagate_with_range_tiles(m: IndexingMap, output_dims: Sequence[int], sizes: Sequence[int],
+                               range_sizes: Sequence[int], strides: Optional[Sequence[int]] = None) -> MapTile:
+    """Like ``propagate``, with the map's range variables (a dot's contracted dims, a reduce's
+    reduced dims) tiled too, as XLA's ``SymbolicTileAnalysis`` tiles a dot's K: range variable
+    ``i`` is cut into tiles of ``range_sizes[i]`` and the tile index gains one dim per range
+    variable (after the output dims)."""
+    if m.is_undefined or m.is_known_empty or not m.range_vars:
+        return propagate(m, output_dims, sizes, strides)
+    if len(range_sizes) != len(m.range_vars):
+        raise TileError(f"the map has {len(m.range_vars)} range variables ("
+                        + ", ".join(f"s{i} in [{iv.lo}, {iv.hi}]" for i, iv in enumerate(m.range_vars))
+                        + f") but {len(range_sizes)} range tile sizes were given")
+    if any(iv.lo != 0 for iv in m.range_vars):
+        return MapTile(False, "a range variable does not start at 0: its tiles are not defined")
+    as_dims = m.convert_range_vars_to_dims()
+    extra = [iv.size for iv in m.range_vars]
+    all_strides = tuple(strides or (1,) * len(sizes)) + (1,) * len(extra)
+    return propagate(as_dims, tuple(output_dims) + tuple(extra), tuple(sizes) + tuple(range_sizes),
+                     all_strides)
+
+
+def _signed(composed: IndexingMap, terms, low: int, stride: int, size: int):
+    """(offset read by the tile's first element, signed stride): a single element offset with a
+    negative coefficient (a reverse) walks the operand from its high end down."""
+    if len(terms) == 1 and size > 1:
+        (v, c), = terms
+        iv = _bounds(composed, v, 0)
+        if c < 0:
+            return c * iv.lo, c
+        return c * iv.lo, c
+    return low, stride
 
 
 def _split_elements(composed: IndexingMap, elements: frozenset):

@@ -114,13 +114,13 @@ def operand_utilization(maps: Sequence[IndexingMap], operand_shape: Shape, *,
                            bytes_read=0, method="none", exact=True, runtime_union=False,
                            notes=("the output reads no element of this operand",))
     runtime_union = any(m.runtime_vars for m in live)
-    union = _union_reads(live, dims, budget) if len(live) > 1 else None
+    union = _union_reads(live, dims, budget) if len(live) > 1 and not _pairs_apart(live) else None
     if union is not None:
         reads, reads_exact = union, True
     else:
         counted = [_element_reads(m, budget, seed) for m in live]
         reads, reads_exact = sum(c for c, _ in counted), all(e for _, e in counted)
-        if len(live) > 1:
+        if len(live) > 1 and not _pairs_apart(live):
             # Overlapping maps would count an (output, element) pair once per map: only an upper bound.
             reads_exact = False
     unioned = [runtime_as_range(m) for m in live]
@@ -150,41 +150,67 @@ def _element_reads(m: IndexingMap, budget: int, seed: int) -> tuple[int, bool]:
     return dec.points, dec.points_exact
 
 
+def _pairs_apart(maps: Sequence[IndexingMap]) -> bool:
+    """No (output, element) pair is read by two maps: their domains are apart (a dim interval, or a
+    constraint on the same expression bounded disjointly) or, without range variables, some result
+    of one is the other's plus a nonzero constant. Then the union of their reads is their sum."""
+    for i, a in enumerate(maps):
+        bounds = dict(a.constraints)
+        for b in maps[i + 1:]:
+            if any(x.hi < y.lo or y.hi < x.lo for x, y in zip(a.dims, b.dims)):
+                continue
+            if any(e in bounds and (bounds[e].hi < iv.lo or iv.hi < bounds[e].lo) for e, iv in b.constraints):
+                continue
+            if not a.range_vars and not b.range_vars and not a.runtime_vars and not b.runtime_vars and any(
+                    (d := x - y).is_constant and d.constant_value != 0 for x, y in zip(a.results, b.results)):
+                continue   # some coordinate always differs by a constant: never the same element
+            return False
+    return True
+
+
+UNION_BUDGET = 1 << 18      # (output, range) points enumerated to count the union of several maps
+
+
 def _union_reads(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], budget: int) -> Optional[int]:
     """Distinct (output element, operand element) pairs over the *union* of ``maps`` (range
     variables projected away; runtime variables at their lower bounds, as for one map), so an
-    element two maps both read for one output element counts once. None above ``budget`` points."""
+    element two maps both read for one output element counts once. None beyond the budget."""
     from ..affine.evaluate import relation_at
-    sizes = []
-    for m in maps:
-        size = 1
-        for b in list(m.dims) + list(m.range_vars):
-            size *= max(b.size, 0)
-        sizes.append(size)
-    if sum(sizes) > budget:
-        return None
-    total = prod(operand_dims)
     space = [max(m.dims[i].hi for m in maps) + 1 for i in range(maps[0].num_dims)]
-    keys = []
+    outputs = prod(space)
+    limit = min(budget, UNION_BUDGET)
+    if any(m.range_vars for m in maps):
+        sizes = [prod(max(b.size, 0) for b in list(m.dims) + list(m.range_vars)) for m in maps]
+        if sum(sizes) > limit:
+            return None
+    elif outputs * len(maps) > 4 * budget:
+        return None
+    axes = [np.arange(0, extent, dtype=np.int64) for extent in space]
+    grid = (np.stack([g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")], axis=1)
+            if axes else np.zeros((1, 0), dtype=np.int64))
+    dims_arr = np.asarray(operand_dims, dtype=np.int64)
+    per_map = []
     for m in maps:
-        if any(b.lo > b.hi for b in m.dims):
-            continue
-        axes = [np.arange(b.lo, b.hi + 1, dtype=np.int64) for b in m.dims]
-        points = (np.stack([g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")], axis=1)
-                  if axes else np.zeros((1, 0), dtype=np.int64))
-        feasible, results = relation_at(m, points, [rv.interval.lo for rv in m.runtime_vars])
-        inside = np.all((results >= 0) & (results < np.asarray(operand_dims, dtype=np.int64)), axis=1) \
-            if len(operand_dims) else np.ones(len(results), dtype=bool)
+        feasible, results = relation_at(m, grid, [rv.interval.lo for rv in m.runtime_vars])
+        inside = np.all((results >= 0) & (results < dims_arr), axis=1) if len(operand_dims) \
+            else np.ones(len(results), dtype=bool)
         feasible, results = feasible[inside], results[inside]
-        out_lin = np.zeros(len(feasible), dtype=np.int64)
-        for i, extent in enumerate(space):   # one output space for every map
-            out_lin = out_lin * extent + feasible[:, i]
-        in_lin = (np.ravel_multi_index(tuple(results.T), operand_dims) if len(operand_dims)
-                  else np.zeros(len(results), dtype=np.int64))
-        keys.append(out_lin * max(total, 1) + in_lin)
-    if not keys:
-        return 0
-    return int(np.unique(np.concatenate(keys)).size)
+        out_lin = np.ravel_multi_index(tuple(feasible[:, :m.num_dims].T), space) if space \
+            else np.zeros(len(feasible), dtype=np.int64)
+        in_lin = np.ravel_multi_index(tuple(results.T), operand_dims) if len(operand_dims) \
+            else np.zeros(len(results), dtype=np.int64)
+        per_map.append((out_lin, in_lin))
+    if not any(m.range_vars for m in maps):
+        # at most one element per map and output: per output, count the distinct values of k maps
+        table = np.full((len(maps), max(outputs, 1)), -1, dtype=np.int64)
+        for k, (out_lin, in_lin) in enumerate(per_map):
+            table[k, out_lin] = in_lin
+        table.sort(axis=0)
+        fresh = (table[1:] != table[:-1]) & (table[1:] >= 0)
+        return int(np.count_nonzero(table[0] >= 0) + np.count_nonzero(fresh))
+    total = max(prod(operand_dims), 1)
+    keys = np.concatenate([out_lin * total + in_lin for out_lin, in_lin in per_map])
+    return int(np.unique(keys).size)
 
 
 # ---- boxes: each result an affine function of its own variable ----------------------------

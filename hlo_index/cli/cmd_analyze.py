@@ -59,16 +59,24 @@ def _progress(paths):
                       console=make_console("auto", stderr=True), transient=True) as progress:
             files = progress.add_task("files", total=len(paths))
             targets = progress.add_task("targets", total=None)
-            yield (lambda _p: progress.advance(files)), (lambda: progress.advance(targets))
+            yield (lambda _p: progress.advance(files)), (lambda _r: progress.advance(targets))
     return bar()
 
 
-def stream_reports(paths, options, jobs: int, show_progress: bool = True):
-    """Each module report as soon as it is ready (a generator), with a progress bar when useful."""
+def stream_reports(paths, options, jobs: int, show_progress: bool = True, on_target=None):
+    """Each module report as soon as it is ready (a generator), with a progress bar when useful.
+    ``on_target(module report so far)`` is called after each target analysed in this process."""
     from ..render.driver import expand_paths, iter_reports
     paths = expand_paths(list(paths)) if jobs > 1 else list(paths)
-    with (_progress(paths) if show_progress else _no_progress()) as (on_file, on_target):
-        for reports in iter_reports(paths, options, jobs, on_file=on_file, on_target=on_target):
+    with (_progress(paths) if show_progress else _no_progress()) as (on_file, progress_target):
+        if on_target is not None and progress_target is not None:
+            def both(report, first=on_target, second=progress_target):
+                first(report)
+                second(report)
+            callback = both
+        else:
+            callback = on_target or progress_target
+        for reports in iter_reports(paths, options, jobs, on_file=on_file, on_target=callback):
             yield from reports
 
 
@@ -121,16 +129,34 @@ def _write_json(reports, top, sort) -> None:
     out.flush()
 
 
-def _write_text(reports, color, pager, several_files, top, sort) -> None:
+class _ReaderLeft(Exception):
+    """The pager or the pipe reading the text output has gone: stop analysing."""
+
+
+def _write_text(make_reports, color, pager, several_files, top, sort) -> None:
+    """Text output; each target is written as soon as it is analysed (serial runs), each module's
+    remaining targets when the module is done (worker processes)."""
     from ..render.text import TextWriter
     from .output import terminal_width, text_output
     with text_output(color, pager) as (out, use_color):
         writer = TextWriter(out, use_color, min(terminal_width(), 160), several_files=several_files,
                             top=top, sort=sort)
-        for mod in reports:
-            writer.module(mod)
+
+        def on_target(report):
+            writer.partial(report)
             if out.broken:
-                break
+                raise _ReaderLeft
+
+        reports = make_reports(on_target if top is None else None)
+        try:
+            for mod in reports:
+                writer.module(mod)
+                if out.broken:
+                    break
+        except _ReaderLeft:
+            pass
+        finally:
+            reports.close()
         writer.close()
 
 
@@ -159,14 +185,18 @@ def _write_text(reports, color, pager, several_files, top, sort) -> None:
                    "offset under its layout (tiles included).")
 @click.option("--no-analyses", "no_analyses", is_flag=True,
               help="Skip the per-operand utilization and coalescing figures.")
+@click.option("--target", "target", type=click.Choice(["auto", "gpu", "cpu"]), default="auto", show_default=True,
+              help="Machine the coalescing figures are for: gpu (XLA's GPU emitters and coalescing rule), "
+                   "cpu (does the innermost loop read contiguously), auto (read from the dump).")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
 @click.option("--no-pager", is_flag=True, help="Never page text output (HLO_INDEX_PAGER / PAGER=cat do the same).")
 def command(paths, fusion, computation, instruction, direction, top, sort, fmt, jobs, verify, physical,
-            no_analyses, color, no_pager) -> None:
+            no_analyses, target, color, no_pager) -> None:
     """Indexing maps of every fusion in PATH... (files, .gz, directories, '-' for stdin).
 
     Each operand also gets its utilization (distinct elements read, bytes, reads per element) and
-    coalescing (how 32 consecutive output elements hit its memory); --physical adds maps to the
+    coalescing (--target gpu: how the warps of XLA's emitter read it, in 128-byte transactions;
+    --target cpu: whether the innermost loop reads it contiguously); --physical adds maps to the
     operand's physical offsets. A module without fusions is analysed as a whole (its ENTRY
     computation). Text is written as it is produced, through a pager in a terminal. Exit status:
     0; 1 when --verify found a mismatch; 2 when an input could not be read or a --fusion /
@@ -177,23 +207,23 @@ def command(paths, fusion, computation, instruction, direction, top, sort, fmt, 
     from ..render.driver import AnalyzeOptions
     options = AnalyzeOptions(direction=direction, fusion=tuple(fusion) or None, computation=computation,
                              instruction=instruction, verify=verify,
-                             extra={"analyses": not no_analyses, "physical": physical})
+                             extra={"analyses": not no_analyses, "physical": physical, "target": target})
     kept = _Kept()
 
-    def reports():
-        for mod in stream_reports(paths, options, jobs):
+    def reports(on_target=None):
+        for mod in stream_reports(paths, options, jobs, on_target=on_target):
             kept.keep(mod)
             yield mod
 
     several_files = len(paths) > 1 or any(p != "-" and os.path.isdir(p) for p in paths)
-    stream = reports()
-    try:
-        if fmt == "json":
+    if fmt == "json":
+        stream = reports()
+        try:
             _write_json(stream, top, sort)
-        else:
-            _write_text(stream, color, not no_pager, several_files, top, sort)
-    finally:
-        stream.close()   # the reader left early (q in the pager, | head): stop the analysis too
+        finally:
+            stream.close()   # the reader left early (| head): stop the analysis too
+    else:
+        _write_text(reports, color, not no_pager, several_files, top, sort)
     print_diagnostics(kept.modules)
     missing = missing_target_message(kept.modules, options)
     if missing:

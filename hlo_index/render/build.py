@@ -93,7 +93,7 @@ def diagnostic_report(d: Diagnostic) -> DiagnosticReport:
 def module_report(module: Module, direction: str = "out2in", fusion: Optional[str] = None,
                   computation: Optional[str] = None, instruction: Optional[str] = None,
                   options: Optional[dict] = None, on_target=None, verify: bool = False,
-                  verify_samples: int = 8, seed: int = 0, fusions_only: bool = False) -> ModuleReport:
+                  verify_samples: int = 8, seed: Optional[int] = None, fusions_only: bool = False) -> ModuleReport:
     """Every selected target of one module; a failing target becomes an error diagnostic.
 
     With ``verify``, each target's maps are checked against the reference walk
@@ -115,17 +115,18 @@ def module_report(module: Module, direction: str = "out2in", fusion: Optional[st
 
 
 def _report_targets(selected: list[SelectedTarget], module: Module, report: ModuleReport, direction: str,
-                    options: Optional[dict], on_target, verify: bool, verify_samples: int, seed: int) -> None:
+                    options: Optional[dict], on_target, verify: bool, verify_samples: int, seed: Optional[int]) -> None:
+    verified: dict = {}  # identical targets of this module are verified once (hlo_index.verify)
     for item in selected:
         try:
             target = target_report(item, module, direction, options)
             report.targets.append(target)
             if verify:
-                _verify_into(item, module, target, report, verify_samples, seed)
+                _verify_into(item, module, target, report, verify_samples, seed, verified)
         except Exception as exc:  # one broken rule must not hide every other target's maps
             report.diagnostics.append(internal_failure(item, exc, module.source))
         if on_target is not None:
-            on_target()
+            on_target(report)   # the module report so far: its last target is the new one
 
 
 INTERNAL = "internal: "   # message prefix of an analysis that raised: a bug, never the input's fault
@@ -140,9 +141,9 @@ def internal_failure(item: SelectedTarget, exc: Exception, source: str) -> Diagn
 
 
 def _verify_into(item: SelectedTarget, module: Module, target: TargetReport, report: ModuleReport,
-                 samples: int, seed: int) -> None:
+                 samples: int, seed: Optional[int], verified: dict) -> None:
     from ..verify import verify_target
-    outcome = verify_target(item, module, samples, seed)
+    outcome = verify_target(item, module, samples, seed, verified=verified)
     target.notes.extend(outcome.notes)
     target.extra["verify"] = {"elements_checked": outcome.checked_points,
                               "operand_elements_checked": getattr(outcome, "checked_input_points", 0),

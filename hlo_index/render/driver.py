@@ -20,7 +20,7 @@ class AnalyzeOptions:
     instruction: Optional[str] = None
     verify: bool = False
     verify_samples: int = 8
-    seed: int = 0
+    seed: Optional[int] = None                  # --verify: base of the sampling seeds (None: 0)
     fusions_only: bool = False                  # check: never fall back to the ENTRY computation
     extra: dict = field(default_factory=dict)   # flags for registered report extensions
 
@@ -44,7 +44,7 @@ def _results_of(path: str):
     return out
 
 
-def analyze_path(path: str, options: AnalyzeOptions, on_target: Optional[Callable[[], None]] = None
+def analyze_path(path: str, options: AnalyzeOptions, on_target: Optional[Callable[[ModuleReport], None]] = None
                  ) -> list[ModuleReport]:
     """Reports for every module in ``path``; unreadable inputs become reports flagged ``unreadable``."""
     from .build import module_report
@@ -104,7 +104,7 @@ def _size_of(path: str) -> int:
 
 def iter_reports(paths: list[str], options: AnalyzeOptions, jobs: int = 1,
                  on_file: Optional[Callable[[str], None]] = None,
-                 on_target: Optional[Callable[[], None]] = None) -> Iterator[list[ModuleReport]]:
+                 on_target: Optional[Callable[[ModuleReport], None]] = None) -> Iterator[list[ModuleReport]]:
     """Each path's reports, in the order given, as soon as they (and those before) are ready.
 
     With ``jobs`` > 1 and several paths, files go to worker processes, largest first; ``-``
@@ -146,7 +146,7 @@ def _iter_parallel(paths, options, jobs, on_file) -> Iterator[list[ModuleReport]
 
 def analyze_paths(paths: list[str], options: AnalyzeOptions, jobs: int = 1,
                   on_file: Optional[Callable[[str], None]] = None,
-                  on_target: Optional[Callable[[], None]] = None) -> list[ModuleReport]:
+                  on_target: Optional[Callable[[ModuleReport], None]] = None) -> list[ModuleReport]:
     """Reports for every path, in the order given (workers when ``jobs`` > 1 and several paths)."""
     return [r for reports in iter_reports(paths, options, jobs, on_file, on_target) for r in reports]
 

@@ -102,6 +102,10 @@ def add_operand_figures(report: TargetReport, target: Any, module: Any, options:
     info = operand_info(target)
     for row, entry in zip(rows, report.output_to_input):
         _fill(entry, row, target, info, analyses, physical)
+    if analyses:
+        from ..analyses.target_figures import apply_target
+        apply_target(report, target, module, rows, options,
+                     lambda row: (_operand_shape(info, row), _output_shape(target, row.output)))
 
 
 def _fill(entry: OperandReport, row, target, info: list, analyses: bool, physical: bool) -> None:

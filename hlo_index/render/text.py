@@ -161,22 +161,33 @@ class TextWriter:
         self.rows: list[TargetFigures] = []
         self.modules = 0
         self._sources: set[str] = set()
+        # modules written in part (a directory is analysed whole before its modules are handed on)
+        self._streamed: dict[int, tuple[ModuleReport, int]] = {}
 
     def write(self, lines: Iterable[str]) -> None:
         self.out.write("\n".join(lines) + "\n")
 
-    def module(self, mod: ModuleReport) -> None:
-        if not mod.targets:
+    def partial(self, mod: ModuleReport) -> None:
+        """Write the targets of ``mod`` not written yet (called as each one is analysed)."""
+        _, written = self._streamed.get(id(mod), (mod, 0))
+        if written == len(mod.targets):
             return
-        self.modules += 1
-        self._sources.add(mod.source)
-        if self.top is None:
-            self.write([self.p(f"module {mod.name}", "bold") + self.p(f"  {mod.source}", "dim")])
-        for t in mod.targets:
+        if written == 0:
+            self.modules += 1
+            self._sources.add(mod.source)
+            if self.top is None:
+                self.write([self.p(f"module {mod.name}", "bold") + self.p(f"  {mod.source}", "dim")])
+        for t in mod.targets[written:]:
             if self.top is None:
                 self.write(target_lines(self.p, t, self.width))
             self.rows.append(figures_of(t, mod))
+        self._streamed[id(mod)] = (mod, len(mod.targets))   # the entry keeps ``mod`` alive: ids stay unique
         self.out.flush()
+
+    def module(self, mod: ModuleReport) -> None:
+        """``mod`` is complete: write what ``partial`` has not, then forget it."""
+        self.partial(mod)
+        self._streamed.pop(id(mod), None)
 
     def close(self) -> None:
         if not self.rows:
@@ -198,8 +209,10 @@ class TextWriter:
         several = sum(r.several_maps for r in rows)
         unco = sum(r.uncoalesced for r in rows)
         files = f" in {len(self._sources)} file(s)" if len(self._sources) > 1 else ""
+        cpu = bool(rows) and all(r.target == "cpu" for r in rows)
+        bad = "operand(s) read non-contiguously by the innermost loop" if cpu else "uncoalesced operand(s)"
         return (f"total: {what}{files}, {bytes_text} read, {several} operand(s) read through several maps "
-                f"(duplicated reads), {unco} uncoalesced operand(s)")
+                f"(duplicated reads), {unco} {bad}")
 
     def _columns(self) -> tuple[list[str], set[str]]:
         lead = ["file"] if self.several_files and len(self._sources) > 1 else []

@@ -30,6 +30,7 @@ class TargetFigures:
     max_reads_per_element: Optional[float]
     max_maps: int
     worst: dict                     # sort -> the worst operand's figure for that sort, in words
+    target: str = ""                # gpu | cpu: what "uncoalesced" means (CPU: not contiguous)
 
 
 def human_bytes(n: Optional[int]) -> str:
@@ -46,6 +47,7 @@ def figures_of(t: TargetReport, mod: ModuleReport) -> TargetFigures:
     total: Optional[int] = 0
     heaviest: tuple[int, str] = (-1, "-")
     unco, unco_at = 0, ""
+    target = ""
     worst_mult: Optional[float] = None
     worst_mult_at = "-"
     for r in t.output_to_input:
@@ -60,7 +62,10 @@ def figures_of(t: TargetReport, mod: ModuleReport) -> TargetFigures:
         # a scalar read by every output element is normal: it says nothing about the fusion
         if mult is not None and (u.get("total_elements") or 0) > 1 and (worst_mult is None or mult > worst_mult):
             worst_mult, worst_mult_at = mult, f"%{r.operand_name} read {mult:.2f}x per element"
-        if (r.extra.get("coalescing") or {}).get("verdict") == "uncoalesced":
+        c = r.extra.get("coalescing") or {}
+        target = c.get("target", target)
+        # CPU figures say "not contiguous" (no warps on a CPU): the same slot in the triage
+        if c.get("verdict") in ("uncoalesced", "not contiguous"):
             unco += 1
             unco_at = unco_at or f"%{r.operand_name}"
     if not t.output_to_input:
@@ -69,7 +74,8 @@ def figures_of(t: TargetReport, mod: ModuleReport) -> TargetFigures:
     most = max(rows, key=lambda r: r.distinct, default=None)
     worst = {
         "bytes": heaviest[1],
-        "uncoalesced": f"{unco} uncoalesced ({unco_at})" if unco else "all coalesced",
+        "uncoalesced": (f"{unco} {'not contiguous' if target == 'cpu' else 'uncoalesced'} ({unco_at})"
+                        if unco else ("all contiguous" if target == "cpu" else "all coalesced")),
         "utilization": worst_mult_at,
         "maps": f"{max_maps} maps for %{most.operand_name}" if most is not None else "-",
     }
@@ -79,7 +85,8 @@ def figures_of(t: TargetReport, mod: ModuleReport) -> TargetFigures:
         operands=len(rows), maps=sum(r.distinct for r in rows),
         several_maps=sum(1 for r in rows if r.distinct > 1),
         unknown=sum(1 for r in rows for m in r.maps if m.text is None),
-        bytes_read=total, uncoalesced=unco, max_reads_per_element=worst_mult, max_maps=max_maps, worst=worst)
+        bytes_read=total, uncoalesced=unco, max_reads_per_element=worst_mult, max_maps=max_maps, worst=worst,
+        target=target)
 
 
 def _neg(value: Optional[float]) -> float:

@@ -196,3 +196,79 @@ def test_tile_command_reports_the_union(tmp_path):
     assert operand["union"]["is_tile"] and operand["union"]["sizes"] == [2, 5]
     text = CliRunner().invoke(main, ["tile", str(path), "--fusion", "f", "--tile", "2,7"]).output
     assert "union of 2 maps (bounding tile): sizes [2, 5]" in text
+
+
+# ---- padded tiles, XLA's form, size constraints, range-variable tiles ---------------------------
+
+def _box(tile, index):
+    starts = tile.offsets.read_set(index)
+    if not starts:
+        return set()
+    [start] = starts
+    return set(itertools.product(*[[o + j * k for j in range(n)]
+                                   for o, n, k in zip(start, tile.sizes, tile.strides)]))
+
+
+def _reads(m, out_dims, sizes, index):
+    reads = set()
+    for e in itertools.product(*[range(s) for s in sizes]):
+        d = tuple(t * s + x for t, s, x in zip(index, sizes, e))
+        if all(v < n for v, n in zip(d, out_dims)):
+            reads |= m.read_set(d)
+    return reads
+
+
+def test_padded_tile_is_accepted_and_exact():
+    root, [[m]] = op_maps(["f32[2048,12]"], "transpose(p0), dimensions={1,0}", "f32[12,2048]")
+    tile = propagate(m, root.shape.dims, (16, 4))
+    assert tile.is_tile and any("padded" in n for n in tile.notes)
+    assert _box(tile, (0, 3)) == _reads(m, root.shape.dims, (16, 4), (0, 3))
+
+
+def test_reverse_gives_xla_negative_strides():
+    root, [[m]] = op_maps(["f32[179]"], "reverse(p0), dimensions={0}", "f32[179]")
+    tile = propagate(m, root.shape.dims, (179,))
+    assert tile.signed_strides == (-1,)
+    assert tile.first_offsets.evaluate((0,)) == (178,)        # XLA: offset 178, stride -1
+    first = tile.first_offsets.evaluate((0,))[0]
+    assert {(first - j,) for j in range(179)} == _box(tile, (0,))
+
+
+def test_size_constraints_are_sufficient():
+    """Every tile size meeting the XLA-form constraints gives an exact tile (brute force)."""
+    from hlo_index.analyses.tile_constraints import satisfied, size_constraints
+    root, [[m]] = op_maps(["f32[1,8,6,4]"], "reshape(p0)", "f32[48,4]")
+    constraints = size_constraints(m)
+    assert constraints == ["6 mod d0 in [0, 0] || d0 mod 6 in [0, 0]"]
+    for t0 in range(1, 49):
+        sizes = (t0, 4)
+        if all(satisfied(c, sizes) for c in constraints):
+            tile = propagate(m, root.shape.dims, sizes)
+            assert tile.is_tile, sizes
+            for index in [(0, 0), (1, 0)]:
+                if (index[0] + 1) * t0 <= 48:      # whole tiles: exact; the last may be clipped
+                    assert _box(tile, index) == _reads(m, root.shape.dims, sizes, index), sizes
+
+
+def test_merge_constraint_in_xla_form():
+    from hlo_index.analyses.tile_constraints import size_constraints
+    root, [[m]] = op_maps(["f32[22,17]"], "reshape(p0)", "f32[2,11,17]")
+    # operand row = d0 * 11 + d1: the tile merges two output dims into one operand dim
+    assert size_constraints(m) == ["d0 in [1, 1] || d1 in [1, 1] || d1 in [11, 11]"]
+
+
+def test_contraction_dimension_tiles():
+    from hlo_index.analyses.tiling import propagate_with_range_tiles
+    root, maps = op_maps(["f32[16,12]", "f32[12,32]"],
+                         "dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}", "f32[16,32]")
+    lhs, rhs = maps[0][0], maps[1][0]
+    for m, want in ((lhs, (4, 4)), (rhs, (4, 8))):
+        tile = propagate_with_range_tiles(m, root.shape.dims, (4, 8), (4,))
+        assert tile.is_tile and tile.sizes == want
+        # tile (i, j, k): output rows 4i.., cols 8j.., contracted 4k..: brute force
+        for i, j, k in [(0, 0, 0), (1, 2, 1), (3, 3, 2)]:
+            reads = set()
+            for a, b, s in itertools.product(range(4), range(8), range(4)):
+                point = (4 * i + a, 8 * j + b)
+                reads |= {r for r in [m.evaluate(point, (4 * k + s,))]}
+            assert _box(tile, (i, j, k)) == reads

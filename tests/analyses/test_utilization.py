@@ -237,14 +237,20 @@ def test_overlapping_maps_count_their_union_not_their_sum():
     b = parse_map("(d0, d1) -> (), domain: d0 in [0, 5], d1 in [0, 15]")
     c = parse_map("(d0, d1) -> (d1), domain: d0 in [3, 11], d1 in [0, 15]")
     d = parse_map("(d0, d1) -> (d1 floordiv 2), domain: d0 in [0, 11], d1 in [0, 15]")
+    e = parse_map("(d0, d1) -> (d1), domain: d0 in [0, 11], d1 in [0, 14]")
+    f = parse_map("(d0, d1) -> (d1 + 1), domain: d0 in [0, 11], d1 in [0, 14]")   # never e's element
+    g = parse_map("(d0, d1) -> (d1 mod 8), domain: d0 in [0, 11], d1 in [0, 15], d1 mod 16 in [0, 7]")
+    h = parse_map("(d0, d1) -> (d1 mod 8), domain: d0 in [0, 11], d1 in [0, 15], d1 mod 16 in [8, 15]")
     scalar, vector = array_shape("f32", ()), array_shape("f32", (16,))
-    for maps, shape in (((a, b), scalar), ((c, d), vector), ((a,), scalar)):
+    for maps, shape in (((a, b), scalar), ((c, d), vector), ((a,), scalar), ((e, f), vector),
+                        ((g, h), vector), ((c, d, e, f), vector)):
         u = operand_utilization(list(maps), shape)
         pairs = set()
         for m in maps:
             for d0 in range(12):
                 for d1 in range(16):
-                    pairs |= {((d0, d1), r) for r in m.read_set((d0, d1))}
+                    if m.dims[0].contains(d0) and m.dims[1].contains(d1):
+                        pairs |= {((d0, d1), r) for r in m.read_set((d0, d1))}
         assert u.element_reads == len(pairs)
         assert u.exact
     # the padding value of a 12x16 output is read at most once per output element

@@ -131,3 +131,12 @@ def test_every_text_command_exits_0_into_head(args):
                                sys.executable], env=_env(), capture_output=True, text=True, timeout=120, cwd=REPO)
     assert pipeline.returncode == 0, pipeline.stderr
     assert "Traceback" not in pipeline.stderr and "error" not in pipeline.stderr
+
+
+def test_hlo_index_pager_wins_over_pager_and_gets_the_whole_coloured_stream(tmp_path):
+    paged = tmp_path / "paged.txt"
+    status, _ = run_in_pty(HLO_INDEX + ["analyze", str(SAMPLE)],
+                           _env(HLO_INDEX_PAGER=f"tee {paged}", PAGER="false"), keys=b"")
+    assert status == 0
+    text = paged.read_bytes()
+    assert b"\x1b[" in text and b"summary" in text and text.rstrip().splitlines()[-1].startswith(b"\x1b[1mtotal:")

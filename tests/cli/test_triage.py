@@ -95,3 +95,14 @@ def test_a_filter_matching_nothing_exits_2_and_prints_no_empty_modules(runner):
     one = runner.invoke(main, ["analyze", str(REPO / "samples"), "--fusion", "ynn_fusion.5", "--color", "never"])
     assert one.exit_code == 0, one.stderr
     assert one.stdout.count("\nmodule ") + one.stdout.startswith("module ") == 1
+
+
+def test_stdin_mixes_with_files_under_jobs(runner):
+    text = Path(SAMPLE).read_text()
+    serial = runner.invoke(main, ["analyze", "-", OTHER, "--format", "json"], input=text)
+    parallel = runner.invoke(main, ["analyze", "-", OTHER, "--format", "json", "--jobs", "2"], input=text)
+    assert serial.exit_code == parallel.exit_code == 0, parallel.stderr
+    assert json.loads(serial.stdout) == json.loads(parallel.stdout)
+    assert [m["source"] for m in json.loads(parallel.stdout)["modules"]] == ["<stdin>", OTHER]
+    stats = runner.invoke(main, ["stats", "-", OTHER, "--format", "json", "--jobs", "2"], input=text)
+    assert [m["path"] for m in json.loads(stats.stdout)["modules"]] == ["<stdin>", OTHER]

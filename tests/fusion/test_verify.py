@@ -67,3 +67,107 @@ def test_opt_barrier_passes_each_tuple_element_through():
     module = parse_module_text(OPT_BARRIER_COMPUTATION)
     outcome = verify.verify_target(SelectedTarget("computation", module.entry), samples=8, seed=1)
     assert not outcome.errors and outcome.checked_points >= 8
+
+
+TWO_IDENTICAL_FUSIONS = """HloModule m
+
+fused_a {
+  a0 = f32[4,6] parameter(0)
+  a1 = f32[6] parameter(1)
+  b = f32[4,6] broadcast(a1), dimensions={1}
+  t = f32[6,4] transpose(a0), dimensions={1,0}
+  tb = f32[6,4] transpose(b), dimensions={1,0}
+  ROOT s = f32[6,4] add(t, tb)
+}
+
+fused_b {
+  x0 = f32[4,6] parameter(0)
+  x1 = f32[6] parameter(1)
+  y = f32[4,6] broadcast(x1), dimensions={1}
+  u = f32[6,4] transpose(x0), dimensions={1,0}
+  ub = f32[6,4] transpose(y), dimensions={1,0}
+  ROOT v = f32[6,4] add(u, ub)
+}
+
+ENTRY main {
+  p0 = f32[4,6] parameter(0)
+  p1 = f32[6] parameter(1)
+  f1 = f32[6,4] fusion(p0, p1), kind=kLoop, calls=fused_a
+  ROOT f2 = f32[6,4] fusion(p0, p1), kind=kLoop, calls=fused_b
+}
+"""
+
+
+def _fusions(text=TWO_IDENTICAL_FUSIONS):
+    module = parse_module_text(text)
+    return module, [SelectedTarget("fusion", f) for f in module.fusions]
+
+
+def test_sampling_is_seeded_from_what_is_sampled_never_from_names_or_time():
+    first = verify._sample_points((6, 4), 8, verify._rng(0, "elements", (6, 4)))
+    again = verify._sample_points((6, 4), 8, verify._rng(0, "elements", (6, 4)))
+    assert first == again and len(first) == 8 and (0, 0) in first and (5, 3) in first
+    # an operand of the output's shape is sampled at some of the output's elements: shared walks
+    operand = verify._sample_points((6, 4), 4, verify._rng(0, "elements", (6, 4)))
+    assert set(operand) <= set(first)
+    assert verify._sample_points((6, 4), 8, verify._rng(1, "elements", (6, 4))) != first
+
+
+def _outcome_tuple(o):
+    return (o.checked_points, o.checked_input_points, o.errors, o.notes)
+
+
+def test_a_renamed_copy_verifies_alike():
+    module, (first, second) = _fusions()
+    assert _outcome_tuple(verify.verify_target(first, module)) == \
+        _outcome_tuple(verify.verify_target(second, module))
+
+
+def test_identical_fusions_are_verified_once_with_the_same_outcome():
+    module, (first, second) = _fusions()
+    alone = verify.verify_target(second, module)
+    verified: dict = {}
+    verify.verify_target(first, module, verified=verified)
+    assert len([k for k in verified if not isinstance(k, str)]) == 1
+    shared = verify.verify_target(second, module, verified=verified)
+    assert (shared.checked_points, shared.checked_input_points, shared.errors, shared.notes) == \
+        (alone.checked_points, alone.checked_input_points, alone.errors, alone.notes)
+    assert not alone.errors and alone.checked_points == 8 and alone.checked_input_points == 8
+
+
+def test_a_walk_for_one_operand_gives_the_full_walk_read_set_of_that_operand():
+    _, (first, _) = _fusions()
+    comp = first.target.called["calls"]
+    full_walker = verify._Walker(comp, {}, {})
+    for point in [(0, 0), (5, 3), (2, 1)]:
+        full = full_walker.walk(0, point)
+        for operand in (0, 1):
+            pruned = verify._Walker(comp, {}, {}).walk(0, point, frozenset((operand,)))
+            assert pruned == {k: v for k, v in full.items() if k[0] == operand}
+            assert pruned  # both operands are read by every output element here
+    # and the walk is the reference's, independent of the maps: a broadcast operand element read
+    assert full_walker.walk(0, (5, 3))[(1, 0)] == {(5,)}
+
+
+def test_a_wrong_map_is_still_caught_with_identical_fusions_deduplicated(monkeypatch):
+    module, (first, second) = _fusions()
+    wrong = (parse_map("(d0, d1) -> (d0, d1), domain: d0 in [0, 3], d1 in [0, 5]"),)
+    monkeypatch.setattr(verify, "input_to_output", lambda target: [OperandIndexing(0, 0, wrong)])
+    verified: dict = {}
+    a = verify.verify_target(first, module, verified=verified)
+    b = verify.verify_target(second, module, verified=verified)
+    assert a.errors and b.errors and "'f2'" in b.errors[0]
+
+
+def test_images_of_several_points_at_once_equal_one_at_a_time():
+    maps = (parse_map("(d0, d1)[s0] -> (d1, s0), domain: d0 in [0, 5], d1 in [0, 3], s0 in [0, 2], "
+                      "d0 + s0 in [1, 6]"),
+            parse_map("(d0, d1) -> (d1 floordiv 2, d0 mod 3), domain: d0 in [0, 5], d1 in [0, 3]"))
+    points = [(0, 0), (5, 3), (2, 1), (9, 9), (4, 2)]
+    for distinct in (True, False):
+        many = verify.predicted_rows_many(maps, points, distinct)
+        for p in points:
+            one = verify.predicted_rows(maps, p, distinct)
+            assert sorted(map(tuple, many[p].tolist())) == sorted(map(tuple, one.tolist()))
+    assert set(map(tuple, verify.predicted_rows(maps, (2, 1)).tolist())) == \
+        verify.predicted_read_set(maps, (2, 1))

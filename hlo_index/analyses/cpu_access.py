@@ -1,0 +1,118 @@
+"""CPU target: does the innermost loop read an operand contiguously (so it can vectorise)?
+
+XLA:CPU's loops run over the output in its physical order, a reduction's (or dot's) loop over
+the reduced elements innermost. So the innermost loop of an operand's read is the map's last
+range variable when it has one (a reduced / contracted / window dimension), else the output's
+most minor physical dimension. Along that loop we step a few seeded starting points and look at
+the operand's physical element offsets (its layout, tiles included): ``contiguous`` (step 1:
+vectorisable), ``invariant`` (step 0: the loop reads one element, hoistable), ``strided (k)``
+or ``irregular``. No GPU notion (warps, transactions) is involved.
+"""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import numpy as np
+
+from ..affine import IndexingMap
+from ..affine.evaluate import evaluate_expr
+from ..affine.expr import DIM, RANGE, RUNTIME
+from ..hlo.model import Shape
+from .emitters import minor_nontrivial
+
+STEPS = 16      # consecutive iterations of the innermost loop looked at
+SAMPLES = 8     # seeded starting points
+
+
+def innermost_access(maps: Sequence[IndexingMap], operand_shape: Shape, output_shape: Shape,
+                     seed: int = 0) -> dict:
+    """JSON-ready figure with a one-line ``summary``."""
+    minor = minor_nontrivial(output_shape) if not output_shape.is_tuple else None
+    if any(m.is_undefined for m in maps):
+        reason = next(m.undefined_reason for m in maps if m.is_undefined)
+        return _figure("unknown", f"unknown map: {reason}", minor, [])
+    live = [m for m in maps if not m.is_known_empty]
+    if not live:
+        return _figure("unread", "the output reads nothing of this operand", minor, [])
+    if operand_shape.rank == 0 or operand_shape.is_tuple:
+        return _figure("vectorisable", "a scalar: every iteration reads the same element", minor, [])
+    per_map = [_map_access(m, operand_shape, minor, seed) for m in live]
+    worst = max(per_map, key=lambda p: ["contiguous", "invariant", "strided", "irregular",
+                                         "none"].index(p["pattern"]))
+    verdict = {"contiguous": "vectorisable", "invariant": "vectorisable"}.get(worst["pattern"],
+                                                                              "not contiguous")
+    if worst["pattern"] == "none":
+        verdict = "unknown"
+    return _figure(verdict, _clause(worst), minor, per_map)
+
+
+def _figure(verdict: str, reason: str, minor: Optional[int], per_map: list) -> dict:
+    summary = reason if verdict in ("unknown", "unread") else f"{reason} — {verdict}"
+    return {"target": "cpu", "verdict": verdict, "reason": reason, "minor_output_dim": minor,
+            "maps": per_map, "summary": summary}
+
+
+def _clause(p: dict) -> str:
+    loop = p["innermost_loop"]
+    pattern = p["pattern"]
+    if pattern == "contiguous":
+        return f"innermost loop ({loop}) reads consecutive elements"
+    if pattern == "invariant":
+        return f"innermost loop ({loop}) reads one element (loop-invariant)"
+    if pattern == "strided":
+        return f"innermost loop ({loop}) reads every {p['stride']}th element"
+    if pattern == "irregular":
+        return f"innermost loop ({loop}) reads irregularly spaced elements"
+    return f"innermost loop ({loop}) reads nothing at the points sampled"
+
+
+def _map_access(m: IndexingMap, shape: Shape, minor: Optional[int], seed: int) -> dict:
+    from ..layout import layout_cells
+    used = set()
+    for e in m.results:
+        used |= {v.value for v in e.variables() if v.kind == RANGE}
+    ranges = [i for i in sorted(used) if m.range_vars[i].size > 1]
+    if ranges:
+        kind, index, iv, name = RANGE, ranges[-1], m.range_vars[ranges[-1]], f"over s{ranges[-1]}"
+    elif minor is not None and minor < m.num_dims:
+        kind, index, iv, name = DIM, minor, m.dims[minor], f"over output dim {minor}"
+    else:
+        return {"pattern": "invariant", "stride": 0, "innermost_loop": "none"}
+    rng = np.random.default_rng(seed)
+    steps = min(STEPS, iv.size)
+    env: dict = {}
+    for i, d in enumerate(m.dims):
+        env[(DIM, i)] = np.repeat(rng.integers(d.lo, d.hi + 1, size=SAMPLES)[:, None], steps, axis=1).reshape(-1)
+    for i, r in enumerate(m.range_vars):
+        env[(RANGE, i)] = np.repeat(rng.integers(r.lo, r.hi + 1, size=SAMPLES)[:, None], steps, axis=1).reshape(-1)
+    for i, rv in enumerate(m.runtime_vars):
+        env[(RUNTIME, i)] = (rv.interval.lo + rv.interval.hi) // 2
+    starts = rng.integers(iv.lo, max(iv.hi - steps + 2, iv.lo + 1), size=SAMPLES)
+    env[(kind, index)] = (starts[:, None] + np.arange(steps)[None, :]).reshape(-1)
+    n = SAMPLES * steps
+    memo: dict = {}
+    keep = np.ones(n, dtype=bool)
+    for e, b in m.constraints:
+        value = np.broadcast_to(evaluate_expr(e, env, memo), (n,))
+        keep &= (value >= b.lo) & (value <= b.hi)
+    rows = np.stack([np.broadcast_to(evaluate_expr(e, env, memo), (n,)) for e in m.results], axis=1)
+    offsets = np.full(n, -1, dtype=np.int64)
+    if keep.any():
+        offsets[keep] = layout_cells(shape, rows[keep])[0]
+    steps_seen = []
+    for s in range(SAMPLES):
+        k = keep[s * steps:(s + 1) * steps]
+        o = offsets[s * steps:(s + 1) * steps]
+        both = k[1:] & k[:-1]          # consecutive iterations that both read
+        if both.any():
+            steps_seen.append(np.diff(o)[both])
+    if not steps_seen:
+        return {"pattern": "none", "stride": None, "innermost_loop": name}
+    diffs = np.concatenate(steps_seen)
+    if np.all(diffs == 1):
+        return {"pattern": "contiguous", "stride": 1, "innermost_loop": name}
+    if np.all(diffs == 0):
+        return {"pattern": "invariant", "stride": 0, "innermost_loop": name}
+    if np.all(diffs == diffs[0]):
+        return {"pattern": "strided", "stride": int(diffs[0]), "innermost_loop": name}
+    return {"pattern": "irregular", "stride": None, "innermost_loop": name}
