@@ -179,7 +179,9 @@ def _walk(shape: Shape, text: str) -> None:
                 raise LiteralError(f"expects `...` at nest level 1, but sees it at nest level {level}")
             seen[0] = dims[0]
         else:
-            if rank > 0:
+            if rank > 0 and level == 0 and not values:
+                pass   # XLA reads a lone value as element 0 (it notes the nesting, then goes on)
+            elif rank > 0:
                 if level != rank:
                     raise LiteralError(f"expects nested array in rank {rank}, but sees {level}")
                 seen[rank - 1] += 1

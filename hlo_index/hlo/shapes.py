@@ -8,7 +8,7 @@ from .model import ELEMENT_BITS, Layout, Shape, Tile
 INT64_MAX = (1 << 63) - 1
 UNBOUNDED_DIM = -1   # dims value stored for a ``?`` (unbounded dynamic) dimension
 
-_SHAPE = re.compile(r"([a-z][a-z0-9]*)\[([^\]]*)\](?:\{([^{}]*)\})?\Z")
+_SHAPE = re.compile(r"([a-z][a-z0-9]*)\s*\[([^\]]*)\](?:\s*\{([^{}]*)\})?\Z")   # blanks as XLA's lexer skips
 _DIM = re.compile(r"\s*(<=)?\s*(\d+|\?)\s*\Z")
 _SUFFIX = re.compile(r"([A-Z]+|#|\*)((?:\([^()]*\))+)")
 _GROUP = re.compile(r"\(([^()]*)\)")

@@ -25,8 +25,12 @@ from hlo_index.hlo import parse_module_text
 
 CASES_PATH = Path(__file__).resolve().parents[2] / ".." / "shared" / "conformance" / "xla_indexing_analysis_tests.json"
 pytestmark = pytest.mark.skipif(not CASES_PATH.is_file(), reason="../shared/conformance is not present")
-RUNTIME_ASSIGNMENTS = 4096   # budget: beyond it the runtime box is sampled at corners, centre and random points
-POINTS = 1 << 18
+RUNTIME_ASSIGNMENTS = 64   # beyond this many, the runtime box is sampled: corners, centre, seeded points
+ALL_POINTS = 4096          # output boxes up to this size are compared at every point; bigger ones sampled
+SAMPLED_POINTS = 400
+# Where XLA's expected maps are not a superset of the truth (checked here against the reference).
+XLA_UNSOUND = {"FusionWithRTVarsSimplification_Iota":
+               "XLA reads rows 33..41 of a 33-row operand: gather clamps the iota's starts to row 32"}
 
 
 def _cases() -> list[dict]:
@@ -43,25 +47,51 @@ def _runtime_assignments(m) -> list[tuple[int, ...]]:
     if total <= RUNTIME_ASSIGNMENTS:
         return list(itertools.product(*boxes))
     rng = np.random.default_rng(0)
-    picks = {tuple(b[0] for b in boxes), tuple(b[-1] for b in boxes), tuple(b[len(b) // 2] for b in boxes)}
-    while len(picks) < 256:
+    picks = set(itertools.product(*[(b[0], b[-1]) for b in boxes]))
+    picks.add(tuple(b[len(b) // 2] for b in boxes))
+    while len(picks) < RUNTIME_ASSIGNMENTS:
         picks.add(tuple(int(rng.integers(b.start, b.stop)) for b in boxes))
     return sorted(picks)
 
 
-def relation(maps) -> set[tuple]:
-    """Every (dims point, result) a union of maps relates, runtime variables existential."""
-    out: set[tuple] = set()
+def _points(maps) -> list[tuple[int, ...]]:
+    """Output points to compare at: the hull of the maps' dims boxes (pieces of a clamped gather
+    have narrower boxes than the output)."""
+    boxes = [range(min(m.dims[k].lo for m in maps), max(m.dims[k].hi for m in maps) + 1)
+             for k in range(maps[0].num_dims)]
+    total = 1
+    for b in boxes:
+        total *= len(b)
+    if total <= ALL_POINTS:
+        return list(itertools.product(*boxes))
+    rng = np.random.default_rng(1)
+    picks = set(itertools.product(*[(b[0], b[-1]) for b in boxes]))
+    while len(picks) < SAMPLED_POINTS:
+        picks.add(tuple(int(rng.integers(b.start, b.stop)) for b in boxes))
+    return sorted(picks)
+
+
+def read_sets(maps, points) -> dict[tuple, frozenset]:
+    """Per output point, what a union of maps reads, runtime variables existential."""
+    out: dict[tuple, set] = {p: set() for p in points}
     for m in maps:
         if m.is_known_empty:
             continue
         assert not m.is_undefined, m.undefined_reason
         for rt in _runtime_assignments(m):
-            points, results = m.enumerate(runtime_vals=rt if m.runtime_vars else None, limit=POINTS)
-            nd = m.num_dims
-            for p, r in zip(points.tolist(), results.tolist()):
-                out.add((tuple(p[:nd]), tuple(r)))
-    return out
+            for p in points:
+                if all(iv.lo <= x <= iv.hi for x, iv in zip(p, m.dims)):
+                    out[p] |= m.read_set(p, runtime_vals=rt if m.runtime_vars else None)
+    return {p: frozenset(v) for p, v in out.items()}
+
+
+def relation(maps) -> set[tuple]:
+    """Every (output point, operand point) pair of a union of maps (small domains only)."""
+    live = [m for m in maps if not m.is_known_empty]
+    if not live:
+        return set()
+    sets = read_sets(live, _points(live))
+    return {(p, r) for p, rs in sets.items() for r in rs}
 
 
 def _target(module, target: dict):
@@ -97,19 +127,36 @@ def test_same_relation_as_xla_or_strictly_more_precise_and_exact(case, request):
     for exp in case["expect"]:
         key = (exp["operand"], exp["output"])
         assert key in ours, f"no maps for operand {key[0]}, output {key[1]}: have {sorted(ours)}"
-        xla = relation([parse_map(text) for text in exp["maps"]])
-        mine = relation(ours[key])
+        if any(text.strip().upper().startswith("UNKNOWN") for text in exp["maps"]):
+            # XLA has no map: any exact answer is more precise; none is the same answer
+            if all(m.is_undefined for m in ours[key]):
+                verdicts.append("agree (unknown)")
+            else:
+                assert _verified_exact(selected, module), f"operand {key}: XLA has no map and ours is not exact"
+                verdicts.append("more precise (XLA: unknown)")
+            continue
+        xla_maps = [parse_map(text) for text in exp["maps"]]
+        live = [m for m in xla_maps + ours[key] if not m.is_known_empty]
+        if not live:
+            verdicts.append("agree")
+            continue
+        points = _points(live)
+        xla, mine = read_sets(xla_maps, points), read_sets(ours[key], points)
         if mine == xla:
             verdicts.append("agree")
             continue
-        missing = xla - mine
-        extra = mine - xla
-        assert not extra, f"operand {key}: reads XLA's maps never read, e.g. {sorted(extra)[:3]}"
+        extra = [(p, sorted(mine[p] - xla[p])[:3]) for p in points if mine[p] - xla[p]]
+        if case["name"] in XLA_UNSOUND:
+            assert _verified_exact(selected, module), f"operand {key}: not exact"
+            verdicts.append(f"differs from XLA, exact ({XLA_UNSOUND[case['name']]})")
+            continue
+        assert not extra, f"operand {key}: reads what XLA's maps never read, e.g. {extra[:2]}"
         assert _verified_exact(selected, module), f"operand {key}: smaller than XLA's but not exact"
-        verdicts.append(f"more precise ({len(missing)} fewer pairs)")
+        verdicts.append("more precise")
     if case.get("expect_no_operands"):
         assert all(not maps for maps in ours.values())
     request.node.user_properties.append(("verdict", verdicts))
+    print(f"\nverdict {case['name']}: {', '.join(verdicts) or 'no operands'}")
 
 
 def test_iota_gather_is_exact_piecewise_clamping():
