@@ -78,6 +78,8 @@ def _check_int(element: str, text: str) -> None:
     lo, hi = (0, (1 << bits) - 1) if element.startswith("u") else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
     if not -(1 << 63) <= value < (1 << 64):
         raise LiteralError(f"value {text} does not fit in 64 bits")
+    if element.startswith("u"):
+        value %= 1 << 64   # XLA compares as uint64: -1 is 2^64-1, fine for u64 only
     if value < lo or value > hi:
         raise LiteralError(f"value {text} is out of range for literal's primitive type {element.upper()} "
                            f"namely [{lo}, {hi}].")
