@@ -75,7 +75,7 @@ def analyse_file(path: str) -> dict:
             for instr in comp.instructions:
                 if instr.opcode in ("parameter", "constant"):
                     continue
-                for out in range(max(1, instr.shape.num_outputs)):
+                for out in range(instr.shape.num_outputs):
                     _count_maps(op_out2in(instr, out), counts, "ops")
         for sel in select_targets(module):
             for row in target_out2in(sel.target):

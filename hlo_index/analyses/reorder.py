@@ -28,7 +28,7 @@ layouts are row-major without tiles is a reshape and is treated as one.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import prod
 from typing import Optional
 
@@ -38,7 +38,7 @@ from ..affine import IndexingMap
 from ..hlo import build
 from ..hlo.model import Computation, Instruction, Module
 from .. import ops
-from .reorder_rewrite import rewrite_module_text
+from .reorder_rewrite import module_names, rewrite_instructions_text, rewrite_module_text
 from .reorder_runtime import in_original_runtime_vars, new_slice_instruction, runtime_dims, scaled_offset
 from .slices import (RESHAPE_THEN_SLICE, SLICE_OPS, SLICE_THEN_RESHAPE, SliceSpec, Verdict, slice_dims,
                      slice_of, slice_text)
@@ -52,13 +52,22 @@ class ReorderChain:
     order: str
     verdict: str                 # legal | illegal | unprovable
     reason: str
-    rewrite_module: Optional[str] = None
+    rewrite: Optional[str] = None       # the instructions replacing the pair (HLO text)
     swapped_first_shape: Optional[tuple[int, ...]] = None   # the new intermediate's dims
+    # what the whole rewritten module is built from, on request only (it is as large as the input)
+    rewrite_parts: Optional[tuple] = field(default=None, compare=False, repr=False)
 
-    def to_json(self) -> dict:
-        return {"slice": self.slice, "reshape": self.reshape, "order": self.order,
-                "verdict": self.verdict, "reason": self.reason,
-                "rewrite_module": self.rewrite_module}
+    @property
+    def rewrite_module(self) -> Optional[str]:
+        return None if self.rewrite_parts is None else rewrite_module_text(*self.rewrite_parts)
+
+    def to_json(self, rewrite_module_path: Optional[str] = None) -> dict:
+        out = {"slice": self.slice, "reshape": self.reshape, "order": self.order,
+               "verdict": self.verdict, "reason": self.reason, "condition": None,
+               "rewrite": self.rewrite}
+        if rewrite_module_path is not None:
+            out["rewrite_module"] = rewrite_module_path
+        return out
 
 
 # ---- finding pairs ---------------------------------------------------------------------------
@@ -102,8 +111,9 @@ def find_pairs(module: Module) -> list[tuple[Computation, Instruction, Instructi
 
 
 def analyse_module(module: Module) -> list[ReorderChain]:
-    return [analyse_pair(module, comp, first, second, order)
-            for comp, first, second, order in find_pairs(module)]
+    pairs = find_pairs(module)
+    names = module_names(module) if pairs else frozenset()
+    return [analyse_pair(module, comp, first, second, order, names) for comp, first, second, order in pairs]
 
 
 # ---- reshape groups -------------------------------------------------------------------------
@@ -160,10 +170,27 @@ def _first_difference(a: IndexingMap, b: IndexingMap) -> Optional[tuple]:
     return None
 
 
+def _same_functions(a: IndexingMap, b: IndexingMap) -> Optional[bool]:
+    """Both maps are functions of the dims (no range or runtime variables): compare them on the
+    same points as ``semantically_equal`` would, as arrays (its sets of rows are what made large
+    pairs slow). None when not applicable."""
+    from ..affine.evaluate import dim_points, relation_at
+    if a.range_vars or b.range_vars or a.runtime_vars or b.runtime_vars or a.is_undefined or b.is_undefined \
+            or a.is_known_empty or b.is_known_empty or a.num_dims != b.num_dims or a.num_results != b.num_results:
+        return None
+    if any(da.lo != db.lo or da.hi != db.hi for da, db in zip(a.dims, b.dims)):
+        return None
+    points = dim_points(IndexingMap(list(a.dims), []), 1 << 18, 0)
+    fa, ra = relation_at(a, points, [])
+    fb, rb = relation_at(b, points, [])
+    return bool(np.array_equal(fa, fb) and np.array_equal(ra, rb))
+
+
 def _same(a: IndexingMap, b: IndexingMap) -> tuple[bool, str]:
     if a == b:
         return True, "the indexing maps are equal"
-    if a.semantically_equal(b):
+    fast = _same_functions(a, b)
+    if fast if fast is not None else a.semantically_equal(b):
         return True, "the indexing maps agree on every point"
     diff = _first_difference(a, b)
     if diff is None:
@@ -285,16 +312,16 @@ def _not_a_box(beta: int, count: int, gdims: list[int], spans: list[int]) -> str
 # ---- one pair -------------------------------------------------------------------------------
 
 def analyse_pair(module: Module, comp: Computation, first: Instruction, second: Instruction,
-                 order: str) -> ReorderChain:
+                 order: str, names: Optional[frozenset] = None) -> ReorderChain:
     slice_instr, reshape_instr = (first, second) if order == SLICE_THEN_RESHAPE else (second, first)
     names = dict(computation=comp.name, slice=slice_instr.name, reshape=reshape_instr.name, order=order)
     try:
         verdict, reason, swapped = _decide(first, second, order)
     except Verdict as v:
         return ReorderChain(**names, verdict=v.verdict, reason=v.reason)
-    rewrite = rewrite_module_text(module, comp, first, second, swapped)
-    return ReorderChain(**names, verdict=verdict, reason=reason, rewrite_module=rewrite,
-                        swapped_first_shape=tuple(swapped[0].shape.dims))
+    parts = (module, comp, first, second, swapped)
+    return ReorderChain(**names, verdict=verdict, reason=reason, rewrite=rewrite_instructions_text(*parts, names),
+                        swapped_first_shape=tuple(swapped[0].shape.dims), rewrite_parts=parts)
 
 
 def _decide(first: Instruction, second: Instruction, order: str):
@@ -359,9 +386,26 @@ def _decide(first: Instruction, second: Instruction, order: str):
     return "legal", f"{detail} ({why})", swapped + (tuple(extras),)
 
 
+def decide_swap(first: Instruction, second: Instruction, order: str):
+    """``("legal", reason, (new first, new second, new constants))`` for a pair whose other
+    order computes the same tensor; raises ``Verdict`` (illegal / unprovable) otherwise."""
+    return _decide(first, second, order)
+
+
+def pair_map(first: Instruction, second: Instruction) -> IndexingMap:
+    """The composed output -> source map of ``second(first(x))``."""
+    return _operand_map(first).compose(_operand_map(second))
+
+
+def same_maps(a: IndexingMap, b: IndexingMap) -> tuple[bool, str]:
+    """Whether two maps read the same source element for every output, and if not where not."""
+    return _same(a, b)
+
+
 def _dims(dims) -> str:
     return "[" + ",".join(str(d) for d in dims) + "]"
 
 
-__all__ = ["ReorderChain", "analyse_module", "analyse_pair", "find_pairs", "is_reshape", "reshape_groups",
+__all__ = ["ReorderChain", "analyse_module", "analyse_pair", "decide_swap", "find_pairs", "is_reshape", "pair_map",
+           "reshape_groups", "same_maps",
            "rewrite_module_text", "SLICE_THEN_RESHAPE", "RESHAPE_THEN_SLICE"]

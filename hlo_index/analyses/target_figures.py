@@ -7,6 +7,7 @@ The report objects are only touched through their ``extra`` dicts.
 """
 from __future__ import annotations
 
+import copy
 from typing import Any, Callable
 
 from .gpu_target import CPU, GPU, RTX_A6000, TargetChoice, detect_target
@@ -30,12 +31,22 @@ def apply_target(report: Any, target: Any, module: Any, rows: list, options: dic
     device = options.get("gpu_device") or RTX_A6000
     if choice.target == CPU:
         from .cpu_access import innermost_access
+        # The figure depends only on the maps (exact structure), shapes and layouts: fusions that
+        # repeat a fused computation (transformer layers) share it, per module (memo in options).
+        memo = options.get("_cpu_access_memo")
+        if memo is None or memo[0] is not module:
+            memo = options["_cpu_access_memo"] = (module, {})
         for row, entry in zip(rows, report.output_to_input):
             operand_shape, output_shape = shapes(row)
             if operand_shape is None or output_shape is None or output_shape.is_tuple:
                 continue
             try:
-                entry.extra["coalescing"] = innermost_access(row.maps, operand_shape, output_shape)
+                key = (tuple((m.dims, m.range_vars, m.runtime_vars, m.results, m.constraints,
+                              m.is_known_empty, m.undefined_reason) for m in row.maps),
+                       operand_shape, output_shape)
+                if key not in memo[1]:
+                    memo[1][key] = innermost_access(row.maps, operand_shape, output_shape)
+                entry.extra["coalescing"] = copy.deepcopy(memo[1][key])
             except Exception as exc:  # noqa: BLE001  (a failing figure must not cost the maps)
                 entry.extra["coalescing"] = _failed("cpu", exc)
         return

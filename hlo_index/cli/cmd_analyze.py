@@ -178,7 +178,10 @@ def _write_text(make_reports, color, pager, several_files, top, sort) -> None:
                    "most distinct maps for one operand.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Worker processes when several files are given (a directory counts as its files).")
+              help="Worker processes when several files are given (a directory counts as its files); "
+                   "the largest texts go first. It pays only with idle cores and several costly files: "
+                   "one file is never split, and workers share no analysis caches, so a directory of "
+                   "small files gains little.")
 @click.option("--verify", is_flag=True, help="Check sampled elements of every target against the numpy reference.")
 @click.option("--physical", is_flag=True,
               help="Also give, per operand, maps from the output index to the operand's linear physical "

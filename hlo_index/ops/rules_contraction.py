@@ -30,6 +30,8 @@ def _dot_dims(instr: Instruction):
 
 
 def _extra_dot_operands(instr: Instruction, maps: list) -> list:
+    if instr.opcode == "scaled-dot":
+        return maps
     reason = "dot: sparsity metadata operand (sparse dot) has no element-wise indexing here"
     return maps + [OperandMaps(k, (IndexingMap.undefined(reason),)) for k in range(2, len(instr.operands))]
 
@@ -174,3 +176,72 @@ def convolution_input_to_output(instr: Instruction, operand_index: int) -> list[
             constraints.append((feature_var.floordiv(out_features // count) - group, Interval(0, 0)))
     return [(IndexingMap([full_interval(n) for n in operand_dims], ranges.intervals, (), results, constraints),)]
 
+
+
+# ---- scaled-dot -----------------------------------------------------------------------------
+# scaled-dot(lhs, rhs, lhs_scale, rhs_scale): a dot of ``operand * scale`` where each scale dim is
+# the operand's (same coordinate), 1 (broadcast) or, along a contracted dim, a divisor of it
+# (one scale per block of consecutive elements).
+
+def _scale_projection(operand_dims, scale_dims):
+    """operand index -> scale index, or None when the scale does not divide the operand."""
+    if len(operand_dims) != len(scale_dims):
+        return None
+    results: list[Expr] = []
+    for d, (n, s) in enumerate(zip(operand_dims, scale_dims)):
+        if s == n:
+            results.append(dim(d))
+        elif s == 1:
+            results.append(const(0))
+        elif s and n % s == 0:
+            results.append(dim(d).floordiv(n // s))
+        else:
+            return None
+    return IndexingMap([full_interval(n) for n in operand_dims], (), (), results)
+
+
+def _scale_expansion(operand_dims, scale_dims):
+    """scale index -> the operand elements it scales (its block)."""
+    ranges, results = [], []
+    for d, (n, s) in enumerate(zip(operand_dims, scale_dims)):
+        if s == n:
+            results.append(dim(d))
+        elif s == 1:
+            ranges.append(full_interval(n))
+            results.append(range_var(len(ranges) - 1))
+        else:
+            ranges.append(full_interval(n // s))
+            results.append(dim(d) * (n // s) + range_var(len(ranges) - 1))
+    return IndexingMap([full_interval(n) for n in scale_dims], ranges, (), results)
+
+
+def _scaled_dot_unsupported(instr: Instruction, k: int) -> IndexingMap:
+    return IndexingMap.undefined(f"scaled-dot: scale operand {k} does not block operand {k - 2}")
+
+
+@output_to_input_rule("scaled-dot")
+def scaled_dot_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
+    core = dot_output_to_input(instr, output_index)[:2]
+    result = list(core)
+    for k in (2, 3):
+        if k >= len(instr.operands):
+            break
+        operand_dims, scale_dims = instr.operands[k - 2].shape.dims, instr.operands[k].shape.dims
+        projection = _scale_projection(operand_dims, scale_dims)
+        maps = (tuple(projection.compose(m) for m in core[k - 2].maps) if projection is not None
+                else (_scaled_dot_unsupported(instr, k),))
+        result.append(OperandMaps(k, maps))
+    return result
+
+
+@input_to_output_rule("scaled-dot")
+def scaled_dot_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
+    if operand_index < 2:
+        return dot_input_to_output(instr, operand_index)
+    operand_dims = instr.operands[operand_index - 2].shape.dims
+    scale_dims = instr.operands[operand_index].shape.dims
+    if _scale_projection(operand_dims, scale_dims) is None:
+        return [(_scaled_dot_unsupported(instr, operand_index),)]
+    expansion = _scale_expansion(operand_dims, scale_dims)
+    (maps,) = dot_input_to_output(instr, operand_index - 2)
+    return [tuple(m.compose(expansion).remove_unused_variables() for m in maps)]

@@ -41,7 +41,8 @@ class Equivalent:
     ``core_operands[k]`` is the custom-call operand that is operand k of ``core``;
     ``outputs[j]`` the ``core`` output that custom-call output j is (absent: reads nothing);
     ``extras[i]`` the role of a custom-call operand outside ``core``: ("scalar",), ("same",) or
-    ("vector", result_dim); it feeds every output that is ``core`` output 0.
+    ("vector", result_dim); it feeds every output that is ``core`` output 0 (("scalar", "every"):
+    every output).
     """
 
     core: Instruction
@@ -242,6 +243,40 @@ def cudnn_forward_equivalent(instr: Instruction) -> Translation:
     return Equivalent(core, convolution_output_to_input, convolution_input_to_output, (0, 1), outputs, extras)
 
 
+# ---- cuDNN batch normalisation (XLA's older cudnn_batchnorm_rewriter) ------------------------
+
+_CUDNN_BATCH_NORM = {"__cudnn$batchNormalizationForwardTraining": ("batch-norm-training", 3),
+                     "__cudnn$batchNormalizationForwardInference": ("batch-norm-inference", 5),
+                     "__cudnn$batchNormalizationBackward": ("batch-norm-grad", 5)}
+
+
+@translator(*_CUDNN_BATCH_NORM)
+def cudnn_batch_norm_equivalent(instr: Instruction) -> Translation:
+    """(arrays..., epsilon, feature_index): the batch-norm op on the arrays; the two trailing
+    configuration scalars are read by every output element."""
+    from .rules_dynamic import constant_values
+    opcode, arrays = _CUDNN_BATCH_NORM[target_of(instr)]
+    ops = instr.operands
+    if len(ops) != arrays + 2 or any(o.shape.rank != 0 for o in ops[arrays:]):
+        return f"expected {arrays} arrays, epsilon and feature_index"
+    feature = constant_values(ops[arrays + 1])
+    if feature is None:
+        return "feature_index is not a constant"
+    outputs = _results(instr)
+    expected = 1 if opcode == "batch-norm-inference" else 3
+    if len(outputs) < expected:
+        return f"expected {expected} outputs"
+    shape = instr.shape if expected > 1 or not instr.shape.is_tuple else outputs[0]
+    if instr.shape.is_tuple and len(outputs) > expected:
+        from ..hlo.build import tuple_shape
+        shape = tuple_shape(*outputs[:expected]) if expected > 1 else outputs[0]
+    core = instruction(opcode, shape, ops[:arrays], name=instr.name, feature_index=str(int(feature.flat[0])))
+    from .rules_batch_norm import batch_norm_input_to_output, batch_norm_output_to_input
+    extras = {arrays: ("scalar", "every"), arrays + 1: ("scalar", "every")}
+    return Equivalent(core, batch_norm_output_to_input, batch_norm_input_to_output, tuple(range(arrays)),
+                      {j: j for j in range(expected)}, extras)
+
+
 # ---- TopK, sharding annotations ------------------------------------------------------------
 
 @translator("TopK")
@@ -312,6 +347,11 @@ def translate(instr: Instruction) -> Translation:
     return _UNKNOWN_TARGET if fn is None else fn(instr)
 
 
+def _every(role: tuple) -> bool:
+    """A configuration scalar read by every output, not only the main result."""
+    return role[0] == "scalar" and role[-1] == "every"
+
+
 def _extra_out2in(role: tuple, result_dims) -> IndexingMap:
     if role[0] == "scalar":
         return zero_result_map(result_dims)
@@ -360,7 +400,7 @@ def _result_out2in(instr: Instruction, eq: Equivalent, core_out: int) -> list[Op
         result[k] = OperandMaps(k, core_maps[core_k].maps)
     result_dims = eq.core.shape.leaf(core_out).dims
     for k, role in eq.extras.items():
-        result[k] = OperandMaps(k, (_extra_out2in(role, result_dims),) if core_out == 0 else ())
+        result[k] = OperandMaps(k, (_extra_out2in(role, result_dims),) if core_out == 0 or _every(role) else ())
     if target_of(instr) == "__op$block_scaled_dot":
         for k in (2, 3):
             result[k] = OperandMaps(k, (_block_scale_maps(instr, k),))
@@ -418,7 +458,7 @@ def _result_in2out(instr: Instruction, eq: Equivalent, operand_index: int, core_
         return eq.in2out(eq.core, eq.core_operands.index(operand_index))[core_out]
     if target_of(instr) == "__op$block_scaled_dot" and operand_index in (2, 3):
         return (_block_scale_in2out(instr, operand_index),)
-    if operand_index in eq.extras and core_out == 0:
+    if operand_index in eq.extras and (core_out == 0 or _every(eq.extras[operand_index])):
         return (_extra_in2out(eq.extras[operand_index], operand_dims, result_dims),)
     return ()
 

@@ -7,9 +7,10 @@ comes from a ``constant`` (uniform over the batch) or an ``iota`` is folded into
 Gather and scatter starts depend on the batch position: the runtime variable stands for the
 start at the batch position of the element being mapped.
 
-Over-approximations (documented, checked as supersets): dynamic-update-slice output -> operand
-0 is the identity, though elements under the update are not read; scatter output j -> operand
-i != j is the identity, though it is read only where some update lands.
+dynamic-update-slice output -> operand 0 is exact (the complement of the update box, piecewise)
+when the offsets are static. Over-approximations (documented, checked as supersets): with
+runtime offsets that map is the identity, though elements under the update are not read; scatter
+output j -> operand i != j is the identity, though it is read only where some update lands.
 """
 from __future__ import annotations
 
@@ -217,15 +218,38 @@ def dynamic_update_slice_output_to_input(instr: Instruction, output_index: int) 
     update = IndexingMap([full_interval(n) for n in out_dims], (), alloc.runtime, results,
                          [_in_range(r, size) for r, size in zip(results, update_dims)])
     offsets = zero_result_map(out_dims)
-    return ([OperandMaps(0, (IndexingMap.identity(out_dims),)), OperandMaps(1, (update,))]
+    return ([OperandMaps(0, not_overwritten(out_dims, update_dims, starts, alloc)), OperandMaps(1, (update,))]
             + [OperandMaps(k, (offsets,)) for k in range(2, len(instr.operands))])
+
+
+def not_overwritten(out_dims, update_dims, starts, alloc: Starts) -> tuple[IndexingMap, ...]:
+    """dynamic-update-slice output -> operand 0: the identity where the update does not land.
+
+    With every start known statically, exactly: one piece per side of the update box along each
+    dim it does not span (the pieces overlap at corners; their union is the complement). With a
+    runtime start, the identity (a documented over-approximation: which elements the update
+    covers depends on the runtime offsets, whose maps are the union over their values).
+    """
+    if alloc.runtime or not all(s.is_constant for s in starts):
+        return (IndexingMap.identity(out_dims),)
+    pieces = []
+    for axis, (n, u, start) in enumerate(zip(out_dims, update_dims, starts)):
+        lo = start.constant_value
+        for interval in (Interval(0, lo - 1), Interval(lo + u, n - 1)):
+            if interval.lo <= interval.hi:
+                pieces.append(IndexingMap([full_interval(d) for d in out_dims], (), (),
+                                          [dim(a) for a in range(len(out_dims))], [(dim(axis), interval)]))
+    return tuple(pieces)
 
 
 @input_to_output_rule("dynamic-update-slice")
 def dynamic_update_slice_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     out_dims, update_dims = instr.shape.dims, instr.operands[1].shape.dims
     if operand_index == 0:
-        return [(IndexingMap.identity(out_dims),)]
+        built = _slice_starts(instr, 2, out_dims, update_dims)
+        if built is None:
+            return [(_old_form(instr),)]
+        return [not_overwritten(out_dims, update_dims, *built)]
     if operand_index > 1:
         return [(generator_map(out_dims),)]
     built = _slice_starts(instr, 2, out_dims, update_dims)

@@ -25,10 +25,9 @@ opaque("device id: no operand elements are read, the value is the executing devi
 opaque("after-all: joins tokens to order side effects; no array data is read", "after-all")
 opaque("dynamic shape op: the result depends on runtime dimension sizes",
        "get-dimension-size", "set-dimension-size", "dynamic-reshape")
-opaque("ragged-dot: group boundaries come from a runtime group-sizes operand", "ragged-dot")
 opaque("ragged-all-to-all: chunk offsets and sizes come from runtime operands", "ragged-all-to-all")
-opaque("collective-reduce / scan / shuffle / scaled-dot: newer XLA opcodes whose element "
-       "semantics hlo-index does not model yet", "collective-reduce", "scan", "shuffle", "scaled-dot")
+opaque("collective-reduce / scan / shuffle: newer XLA opcodes whose element semantics hlo-index "
+       "does not model yet", "collective-reduce", "scan", "shuffle")
 
 
 # ---- ordering-only pass-through ops -------------------------------------------------------

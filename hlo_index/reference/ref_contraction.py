@@ -105,3 +105,19 @@ def _tap_source(out_coord: int, tap: int, wd, in_size: int) -> Optional[int]:
         return None
     source = unpadded // wd.base_dilation
     return source if 0 <= source < in_size else None
+
+
+@reads("scaled-dot")
+def scaled_dot_reads(instr: Instruction, output_index: int, out_point: tuple, operand_index: int,
+                     runtime_values: Optional[dict]) -> set:
+    """The dot's read set for lhs / rhs; a scale element is read where it scales an element the
+    dot reads: per dim, the same coordinate (equal sizes), 0 (size 1) or the block index."""
+    if operand_index < 2:
+        return dot_reads(instr, output_index, out_point, operand_index, runtime_values)
+    operand_dims = instr.operands[operand_index - 2].shape.dims
+    scale_dims = instr.operands[operand_index].shape.dims
+    found = set()
+    for element in dot_reads(instr, output_index, out_point, operand_index - 2, runtime_values):
+        found.add(tuple(c if s == n else 0 if s == 1 else c // (n // s)
+                        for c, n, s in zip(element, operand_dims, scale_dims)))
+    return found

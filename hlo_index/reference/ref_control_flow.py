@@ -66,11 +66,11 @@ def computation_reads_of(comp: Computation, output_index: int, points: set,
                 found.setdefault((instr.parameter_number, out), set()).update(points)
                 continue
             callee = _callee(instr)
+            if callee is not None:   # all the points at once: one walk of the callee
+                for (param, element), got in computation_reads_of(callee, out, points, None).items():
+                    need.setdefault((id(instr.operands[param]), element), set()).update(got)
+                continue
             for p in points:
-                if callee is not None:
-                    for (param, element), got in computation_reads(callee, out, p, None).items():
-                        need.setdefault((id(instr.operands[param]), element), set()).update(got)
-                    continue
                 for j, operand in enumerate(instr.operands):
                     for element, got in _reads_with_offsets(instr, out, p, j, scalars).items():
                         if got:

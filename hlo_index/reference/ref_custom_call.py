@@ -16,15 +16,20 @@
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Optional
 
 from ..hlo.backend_config import backend_config
-from ..hlo.build import instruction
+from ..hlo.build import instruction, tuple_shape
 from ..hlo.model import Instruction
 from . import NoReference, reads
+from .ref_batch_norm import batch_norm_reads
 from .ref_contraction import convolution_reads, dot_reads
 from .ref_reduce import window_of
 
+CUDNN_BATCH_NORM = {"__cudnn$batchNormalizationForwardTraining": ("batch-norm-training", 3),
+                    "__cudnn$batchNormalizationForwardInference": ("batch-norm-inference", 5),
+                    "__cudnn$batchNormalizationBackward": ("batch-norm-grad", 5)}
 GEMMS = ("__cublas$gemm", "__cublas$lt$matmul", "__cublas$lt$matmul$f8", "__cublas$lt$matmul$mx")
 FORWARD_CONVS = ("__cudnn$convForward", "__cudnn$convBiasActivationForward", "__cudnn$convForwardGraph")
 
@@ -195,6 +200,16 @@ def custom_call_reads(instr: Instruction, output_index: int, out_point: tuple, o
         return _forward_conv_reads(instr, output_index, out_point, operand_index)
     if target in ("__cudnn$convBackwardInput", "__cudnn$convBackwardFilter"):
         return _backward_reads(instr, output_index, out_point, operand_index)
+    if target in CUDNN_BATCH_NORM:
+        opcode, arrays = CUDNN_BATCH_NORM[target]
+        if operand_index >= arrays:
+            return {()}        # epsilon, feature_index: configuration read by every element
+        words = re.findall(r"-?\d+", instr.operands[arrays + 1].literal or "")
+        outputs = 1 if opcode == "batch-norm-inference" else 3
+        shapes = [instr.shape.leaf(j) for j in range(outputs)]
+        shape = tuple_shape(*shapes) if outputs > 1 else shapes[0]
+        bn = instruction(opcode, shape, instr.operands[:arrays], feature_index=words[0])
+        return batch_norm_reads(bn, output_index, out_point, operand_index, None)
     if target == "TopK":
         return {tuple(out_point[:-1]) + (k,) for k in range(instr.operands[0].shape.dims[-1])}
     if target in ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape"):

@@ -106,7 +106,19 @@ def test_cli_json_and_errors(tmp_path):
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert [c["verdict"] for m in data["modules"] for c in m["chains"]] == ["legal", "illegal"]
-    assert set(data["modules"][0]["chains"][0]) == {"slice", "reshape", "order", "verdict", "reason", "rewrite_module"}
+    assert data["schema"] == "hlo-index/1"
+    assert set(data["modules"][0]["chains"][0]) == {"slice", "reshape", "order", "verdict", "reason", "condition",
+                                                     "rewrite"}
+    # the rewrite is the instructions that change, parsed back in place of the pair
+    chain = data["modules"][0]["chains"][0]
+    assert chain["condition"] is None and "slice(" in chain["rewrite"] and "reshape(" in chain["rewrite"]
+    # the whole module only on request, written to a file the JSON names
+    out = tmp_path / "rewrites"
+    result = CliRunner().invoke(main, ["bubble", "--format", "json", "--write-rewrites", str(out), *files])
+    chain = json.loads(result.output)["modules"][0]["chains"][0]
+    written = parse_module_text(open(chain["rewrite_module"]).read())
+    assert analyse_module(written)[0].order == "reshape_then_slice"
+    assert "rewrite_module" not in json.loads(result.output)["modules"][1]["chains"][0]
     bad = tmp_path / "bad.hlo"
     bad.write_text("HloModule m\nENTRY e {\n  p0 = f32[4 parameter(0)\n}\n")
     runner = CliRunner(mix_stderr=False) if "mix_stderr" in CliRunner.__init__.__code__.co_varnames else CliRunner()
@@ -194,3 +206,31 @@ def test_bitcast_with_a_permuted_layout_is_not_a_reshape():
     text = module("f16[64,64]{1,0}", "s = f16[64,32]{1,0} slice(p0), slice={[0:64], [0:32]}",
                   "r = f16[32,64]{0,1} bitcast(s)")
     assert analyse_module(parse_module_text(text)) == []
+
+
+def test_fast_map_comparison_agrees_with_the_brute_force_one():
+    """``_same`` compares two function maps as arrays; it must agree with semantically_equal."""
+    from hlo_index import ops
+    from hlo_index.analyses.reorder import _same_functions
+    from hlo_index.hlo import build
+    from hlo_index.hlo.model import SliceDim
+
+    def composed(n, first_slice, dims, second_slice=None):
+        x = build.parameter(0, build.array_shape("f32", (n,)))
+        if second_slice is None:   # slice then reshape
+            s = build.instruction("slice", build.array_shape("f32", (first_slice[1],)), [x],
+                                  slice=(SliceDim(first_slice[0], first_slice[0] + first_slice[1], 1),))
+            r = build.instruction("reshape", build.array_shape("f32", dims), [s])
+            return ops.output_to_input(s)[0].maps[0].compose(ops.output_to_input(r)[0].maps[0])
+        r = build.instruction("reshape", build.array_shape("f32", dims), [x])
+        s = build.instruction("slice", build.array_shape("f32", [n for _, n in second_slice]), [r],
+                              slice=tuple(SliceDim(o, o + k, 1) for o, k in second_slice))
+        return ops.output_to_input(r)[0].maps[0].compose(ops.output_to_input(s)[0].maps[0])
+
+    orig = composed(4096, (0, 2048), (32, 64))
+    good = composed(4096, None, (64, 64), [(0, 32), (0, 64)])
+    orig_4128 = composed(4128, (0, 2048), (32, 64))
+    bad = composed(4128, None, (32, 129), [(0, 32), (0, 64)])
+    for a, b in ((orig, good), (orig_4128, bad), (orig, orig)):
+        assert _same_functions(a, b) == a.semantically_equal(b)
+    assert _same_functions(orig, good) and not _same_functions(orig_4128, bad)

@@ -43,7 +43,7 @@ OPAQUE_EXAMPLES = ["rng", "rng-bit-generator", "rng-get-and-update-state", "infe
                    "outfeed", "send", "recv", "send-done", "recv-done", "fft", "cholesky", "triangular-solve",
                    "after-all",
                    "get-dimension-size", "set-dimension-size", "dynamic-reshape",
-                   "ragged-dot", "partition-id", "replica-id"]
+                   "partition-id", "replica-id"]
 
 
 @pytest.mark.parametrize("opcode", OPAQUE_EXAMPLES)

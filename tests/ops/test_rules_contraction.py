@@ -147,3 +147,24 @@ def test_transposed_convolution_from_corpus_shape():
         .replace("window={size=3x3 stride=2x2 pad=0_1x0_1 rhs_dilate=1x1}", "window={size=4x4 pad=2_2x2_2 lhs_dilate=2x2}") \
         .replace(", feature_group_count=2", "")
     check_all(parse_module_text(text).entry.root, sample=150)
+
+
+@SETTINGS
+@given(st.data())
+def test_scaled_dot_matches_reference(data):
+    batch = [data.draw(st.integers(1, 2))] if data.draw(st.booleans()) else []
+    m, n = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))
+    blocks, size = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))
+    k = blocks * size
+    nb = len(batch)
+
+    def scale(rows):
+        kind = data.draw(st.sampled_from(["blocked", "broadcast", "full"]))
+        if kind == "broadcast":
+            return f32(*([1] * (nb + 2)))
+        return f32(*batch, rows, blocks if kind == "blocked" else k)
+
+    instr = instruction("scaled-dot", f32(*batch, m, n), [f32(*batch, m, k), f32(*batch, n, k), scale(m), scale(n)],
+                        lhs_batch_dims=tuple(range(nb)), rhs_batch_dims=tuple(range(nb)),
+                        lhs_contracting_dims=(nb + 1,), rhs_contracting_dims=(nb + 1,))
+    check_all(instr, sample=200)

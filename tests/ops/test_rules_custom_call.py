@@ -237,3 +237,28 @@ ENTRY e {
 """
     instr = parse_module_text(text).entry.root
     check_out2in(instr, 0, sample=30)
+
+
+def constant(shape, literal: str, name: str):
+    c = instruction("constant", shape, name=name)
+    c.literal = literal
+    return c
+
+
+@SETTINGS
+@given(st.data())
+def test_cudnn_batch_norm_custom_calls_match_reference(data):
+    dims = data.draw(st.lists(st.integers(1, 3), min_size=2, max_size=3))
+    f = data.draw(st.integers(0, len(dims) - 1))
+    x, vec = f32(*dims), f32(dims[f])
+    target = data.draw(st.sampled_from(["__cudnn$batchNormalizationForwardTraining",
+                                        "__cudnn$batchNormalizationForwardInference",
+                                        "__cudnn$batchNormalizationBackward"]))
+    arrays = {"__cudnn$batchNormalizationForwardTraining": [x, vec, vec],
+              "__cudnn$batchNormalizationForwardInference": [x, vec, vec, vec, vec],
+              "__cudnn$batchNormalizationBackward": [x, vec, vec, vec, x]}[target]
+    shape = x if target.endswith("Inference") else tuple_shape(x, vec, vec)
+    from hlo_index.hlo.build import parameter
+    operands = [parameter(k, s) for k, s in enumerate(arrays)]
+    operands += [constant(f32(), "0.001", name="eps"), constant(array_shape("s64", ()), str(f), name="fi")]
+    check_all(instruction("custom-call", shape, operands, custom_call_target=target), sample=100)

@@ -1,0 +1,117 @@
+"""MLIR text -> xDSL IR, with the SSA names as written and positioned errors.
+
+xDSL is a real MLIR parser in pure Python: it parses the builtin, func, arith, affine, tensor
+and linalg dialects as MLIR prints them; IREE's ``util.func`` / ``util.return`` come from
+``util_dialect``. Ops of other dialects are accepted in MLIR's generic form.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..hlo.diagnostics import error, line_of
+from ..hlo.model import Diagnostic
+
+
+class MlirError(Exception):
+    """MLIR text that does not parse or verify; ``diagnostic`` has path:line:col."""
+
+    def __init__(self, diagnostic: Diagnostic):
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+
+
+@dataclass
+class ParsedModule:
+    module: object                              # xdsl builtin.module
+    names: dict = field(default_factory=dict)   # SSAValue -> name as written (without %)
+    text: str = ""
+
+    def name(self, value) -> str:
+        found = self.names.get(value)
+        return found if found is not None else (value.name_hint or "?")
+
+    def functions(self) -> list:
+        from xdsl.dialects.func import FuncOp
+        from .util_dialect import UtilFuncOp
+        return [op for op in self.module.walk() if isinstance(op, (FuncOp, UtilFuncOp))]
+
+
+def looks_like_mlir(text: str) -> bool:
+    """MLIR rather than HLO text: a function in MLIR syntax before any ``HloModule`` header."""
+    head = text[:20000]
+    if "HloModule" in head.split("func.func")[0].split("util.func")[0]:
+        return False
+    return any(k in head for k in ("func.func", "util.func", "builtin.module")) or head.lstrip().startswith("module")
+
+
+def _context():
+    from xdsl.context import Context
+    from xdsl.dialects import get_all_dialects
+    from .util_dialect import Util
+    ctx = Context(allow_unregistered=True)
+    for name, factory in get_all_dialects().items():
+        ctx.register_dialect(name, factory)
+    ctx.load_dialect(Util)
+    return ctx
+
+
+def parse_mlir(text: str, path: str = "<input>") -> ParsedModule:
+    """Parse and verify; top-level functions without a ``module`` are wrapped in one."""
+    from xdsl.parser import Parser
+    from xdsl.utils.exceptions import ParseError, VerifyException
+
+    names: dict = {}
+
+    class NamingParser(Parser):
+        # xDSL keeps a name only when it is not numeric (``%0`` has none): keep them all, so
+        # conditions and rewrites can name the values the user wrote.
+        def _register_ssa_definition(self, name, values, span):
+            super()._register_ssa_definition(name, values, span)
+            for i, v in enumerate(values):
+                names[v] = name if len(values) == 1 else f"{name}#{i}"
+
+    parser = NamingParser(_context(), text, name=path)
+    try:
+        module = parser.parse_module()
+    except ParseError as e:
+        loc = e.span.get_location()
+        raise MlirError(error(e.msg.strip() or "syntax error", loc.line, loc.col, path, line_of(text, loc.line))) from None
+    except (VerifyException, ValueError, TypeError, KeyError, IndexError) as e:
+        # an op whose attributes xDSL rejects while parsing it (non-contiguous reassociation...):
+        # point at where the parser stopped
+        loc = parser._current_token.span.get_location()
+        raise MlirError(error(f"invalid IR: {e}", loc.line, loc.col, path, line_of(text, loc.line))) from None
+    try:
+        module.verify()
+    except VerifyException as e:
+        line, col = _locate_failing_op(module, names, text)
+        raise MlirError(error(f"invalid IR: {e}", line, col, path, line_of(text, line) if line else "")) from None
+    return ParsedModule(module, names, text)
+
+
+def _locate_failing_op(module, names: dict, text: str) -> tuple[int, int]:
+    """Line and column of the first op that fails verification on its own (xDSL ops keep no
+    source location: the op is found by its result's name, else by its op name)."""
+    from xdsl.utils.exceptions import VerifyException
+    for op in module.walk():
+        try:
+            op.verify(verify_nested_ops=False)
+        except VerifyException:
+            needle = None
+            if op.results and op.results[0] in names:
+                needle = f"%{names[op.results[0]].split('#')[0]}"
+                at = next((i for i in _find_all(text, needle) if text[i + len(needle):].lstrip().startswith(("=", ":", ","))), -1)
+            else:
+                at = text.find(op.name)
+            if at < 0:
+                return 0, 0
+            line = text.count("\n", 0, at) + 1
+            return line, at - (text.rfind("\n", 0, at) + 1) + 1
+    return 0, 0
+
+
+def _find_all(text: str, needle: str):
+    at = text.find(needle)
+    while at >= 0:
+        yield at
+        at = text.find(needle, at + 1)
