@@ -46,7 +46,7 @@ def coalescing_summary(c: Coalescing) -> str:
     clauses = []
     for m in c.per_map:
         if m.pattern == "none":
-            clauses.append("no warp reads this operand")
+            clauses.append("the sampled output points read nothing of this operand")
             continue
         what = f"strided (stride {m.stride})" if m.pattern == "strided" else m.pattern
         clauses.append(f"{what}, {m.transactions:g}/{m.ideal_transactions:g} transactions per {WARP}")

@@ -1,4 +1,8 @@
-"""Coalescing: how 32 consecutive output elements (one warp) hit an operand's memory.
+"""Target-less coalescing: how 32 consecutive output elements hit an operand's memory.
+
+This is the library's machine-independent figure (``operand_report``). ``analyze`` shows the
+target's own figure instead: XLA's GPU emitters and transaction rule (``gpu_coalescing``) or the
+CPU's innermost loop (``cpu_access``); see docs/ANALYSES.md.
 
 For each of the operand's maps we take a few seeded *warps*: 32 output points consecutive
 along the output's most minor physical dimension (other dims and range variables at seeded
@@ -81,7 +85,7 @@ def operand_coalescing(maps: Sequence[IndexingMap], operand_shape: Shape, output
         return Coalescing("unknown", f"undefined map: {reason}", minor, ())
     live = [m for m in maps if not m.is_known_empty]
     if not live:
-        return Coalescing("coalesced", "the output reads nothing of this operand", minor, ())
+        return Coalescing("unknown", "the output reads nothing of this operand through these maps", minor, ())
     bits = storage_bits(operand_shape)
     per_map = tuple(_map_coalescing(m, operand_shape, minor, bits, warps, seed) for m in live)
     bad = [c for c in per_map if c.pattern != "none" and c.transactions > c.ideal_transactions
@@ -90,12 +94,14 @@ def operand_coalescing(maps: Sequence[IndexingMap], operand_shape: Shape, output
         worst = max(bad, key=lambda c: c.transactions / max(c.ideal_transactions, 1))
         return Coalescing("uncoalesced", _describe(worst, bits), minor, per_map)
     summary = "; ".join(_describe(c, bits) for c in per_map)
+    if all(c.pattern == "none" for c in per_map):
+        return Coalescing("unknown", summary, minor, per_map)
     return Coalescing("coalesced", summary, minor, per_map)
 
 
 def _describe(c: MapCoalescing, bits: int) -> str:
     if c.pattern == "none":
-        return "no warp reads this operand"
+        return "the sampled output points read nothing of this operand"
     what = {"contiguous": "contiguous", "broadcast": "broadcast (stride 0)",
             "scattered": "scattered"}.get(c.pattern, f"strided (stride {c.stride} elements)")
     return (f"{what}: {c.transactions:g} transactions per {WARP} output elements vs ideal "

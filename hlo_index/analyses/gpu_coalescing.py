@@ -107,7 +107,11 @@ def parameter_thread_maps(comp, plan: ThreadPlan) -> dict[int, tuple[IndexingMap
             arrays[id(instr)] = union(arrays.get(id(instr), ()), maps)
 
     for seed in plan.seeds:
-        deposit(seed.instruction, seed.element, seed.maps)
+        rank = seed.instruction.shape.leaf(seed.element).rank
+        maps = tuple(m if m.is_undefined or m.num_results == rank else IndexingMap.undefined(
+            f"{plan.emitter} emitter: thread map with {m.num_results} results for a rank-{rank} value")
+            for m in seed.maps)
+        deposit(seed.instruction, seed.element, maps)
     stop = {id(h) for h in plan.stop}
     result: dict[int, tuple] = {}
     for instr in reversed(order):
@@ -133,9 +137,16 @@ def parameter_thread_maps(comp, plan: ThreadPlan) -> dict[int, tuple[IndexingMap
             value_dims = instr.shape.leaf(out).dims
             for position, element, op_maps, passthrough in output_to_input_steps(instr, out):
                 new = to_value if passthrough else distinct(
-                    [compose_step(op_map, m, instr, value_dims) for op_map in op_maps for m in to_value])
+                    [_step(compose_step, op_map, m, instr, value_dims) for op_map in op_maps for m in to_value])
                 deposit(instr.operands[position], element, new)
     return dict(sorted(result.items()))
+
+
+def _step(compose_step, op_map, m, instr, value_dims):
+    try:
+        return compose_step(op_map, m, instr, value_dims)
+    except ValueError as exc:      # a rule whose arity does not match (a malformed module)
+        return IndexingMap.undefined(f"{instr.opcode}: {exc}")
 
 
 # ---- one map's first reading warp ----------------------------------------------------------
@@ -147,6 +158,9 @@ def warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevice) -> War
         return WarpRead(text, None, coalesced=False, note=f"unknown map: {m.undefined_reason}")
     if m.is_known_empty:
         return WarpRead(text, None, note="no thread reads this operand through this map")
+    if m.num_results != shape.rank:
+        return WarpRead(text, None, coalesced=False,
+                        note=f"unknown map: it has {m.num_results} results for a rank-{shape.rank} operand")
     warp = device.warp_size
     per_block = max(plan.threads_per_block // warp, 1)
     total = max(plan.blocks, 1) * per_block

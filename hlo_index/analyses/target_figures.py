@@ -51,7 +51,7 @@ def apply_target(report: Any, target: Any, module: Any, rows: list, options: dic
                 entry.extra["coalescing"] = _failed("cpu", exc)
         return
     fusion = target if getattr(target, "opcode", None) == "fusion" else None
-    if fusion is None and _is_fused_body(target):
+    if fusion is None and is_fused_body(target):
         from .emitters import ComputationAsFusion
         fusion = ComputationAsFusion(target)
     result = None
@@ -83,7 +83,7 @@ _NOT_FUSIBLE = {"while", "conditional", "call", "custom-call", "fusion", "send",
                "async-done", "infeed", "outfeed"}
 
 
-def _is_fused_body(target: Any) -> bool:
+def is_fused_body(target: Any) -> bool:
     """A computation that is (or stands for) a fusion body: a fused computation, or one free of
     calls, control flow and collectives in a module without fusions (XLA's emitter tests write
     the fused computation alone)."""

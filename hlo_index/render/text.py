@@ -209,7 +209,8 @@ class TextWriter:
         several = sum(r.several_maps for r in rows)
         unco = sum(r.uncoalesced for r in rows)
         files = f" in {len(self._sources)} file(s)" if len(self._sources) > 1 else ""
-        cpu = bool(rows) and all(r.target == "cpu" for r in rows)
+        targets = {r.target for r in rows if r.target}
+        cpu = targets == {"cpu"}
         bad = "operand(s) read non-contiguously by the innermost loop" if cpu else "uncoalesced operand(s)"
         return (f"total: {what}{files}, {bytes_text} read, {several} operand(s) read through several maps "
                 f"(duplicated reads), {unco} {bad}")

@@ -182,3 +182,28 @@ def test_gpu_emitter_tests_get_a_figure_for_every_operand():
                 counts[v.verdict] += 1
     assert counts["coalesced"] + counts["uncoalesced"] > 50
     assert counts["unknown"] == 0, counts
+
+
+def test_cli_target_option_in_text_and_json(tmp_path):
+    path = tmp_path / "m.hlo"
+    path.write_text(f"""HloModule m
+fused {{
+  p0 = f32[32,64] parameter(0)
+  ROOT t = f32[64,32] transpose(p0), dimensions={{1,0}}
+}}
+ENTRY e {{
+  a = f32[32,64] parameter(0)
+  ROOT f = f32[64,32] fusion(a), kind=kLoop, calls=fused
+}}
+""")
+    runner = CliRunner()
+    gpu = json.loads(runner.invoke(main, ["analyze", str(path), "--target", "gpu", "--format", "json"]).stdout)
+    [t] = gpu["modules"][0]["targets"]
+    assert t["target"].startswith("gpu") and t["gpu_emitter"].startswith("transpose")
+    c = t["output_to_input"][0]["coalescing"]
+    assert c["target"] == "gpu" and c["verdict"] == "coalesced" and c["warp_reads"][0]["intervals"] == [[0, 31]]
+    cpu = json.loads(runner.invoke(main, ["analyze", str(path), "--target", "cpu", "--format", "json"]).stdout)
+    c = cpu["modules"][0]["targets"][0]["output_to_input"][0]["coalescing"]
+    assert c["target"] == "cpu" and c["verdict"] == "not contiguous" and c["maps"][0]["stride"] == 64
+    text = runner.invoke(main, ["analyze", str(path), "--target", "gpu", "--color", "never", "--no-pager"]).stdout
+    assert "warp of 32 threads reads 1 contiguous run: 1 transaction of 128 B; ideal 1 — coalesced" in text
