@@ -6,12 +6,15 @@
     for row in hlo_index.output_to_input(fusion):      # also: a computation, any instruction
         print(row.operand, row.output, [str(m) for m in row.maps], row.deduplicated)
 
+Caches and budgets belong to an analysis context (``hlo_index.context``):
+``with hlo_index.Session() as s: ...`` scopes them; plain calls use the thread's default context.
+
 Names are resolved lazily so that ``import hlo_index`` (and the CLI's startup) stays cheap.
 """
 from __future__ import annotations
 
 _API = {"load", "output_to_input", "input_to_output", "select_targets", "SelectedTarget",
-        "TargetNotFound", "OperandIndexing"}
+        "TargetNotFound", "OperandIndexing", "Session", "Budgets", "AnalysisContext"}
 
 __all__ = sorted(_API | {"analysis", "__version__"})
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Union
 
+from .context import AnalysisContext, Budgets
 from .hlo.model import Computation, Instruction, Module
 from .fusion import OperandIndexing, callee_of, input_to_output, output_to_input
 
@@ -99,6 +100,40 @@ def select_targets(module: Module, fusion: Optional[str] = None, computation: Op
     return []
 
 
+class Session(AnalysisContext):
+    """One analysis session: its caches (and the maps they hold) live as long as it does.
+
+        with hlo_index.Session() as s:
+            [module] = s.load("dump/jit_f.after_optimizations.hlo.txt")
+            rows = s.output_to_input(module.fusions[0])   # plain hlo_index calls inside the
+                                                          # ``with`` use this session too
+
+    ``Session(budgets=Budgets(maps_per_value=16))`` or ``Session(maps_per_value=16)`` changes the
+    budgets. Leaving the ``with`` (or ``close()``) frees every table; without a session, calls use
+    the thread's default context (``hlo_index.context.current()``).
+    """
+
+    __slots__ = ()
+
+    def load(self, path: str) -> list[Module]:
+        return self.run(load, path)
+
+    def output_to_input(self, target: Target) -> list[OperandIndexing]:
+        return self.run(output_to_input, target)
+
+    def input_to_output(self, target: Target) -> list[OperandIndexing]:
+        return self.run(input_to_output, target)
+
+    def analyze(self, target: Target, direction: str = "out2in") -> dict[str, list[OperandIndexing]]:
+        """``{"out2in": rows, "in2out": rows}`` for ``direction`` out2in, in2out or both."""
+        out = {}
+        if direction in ("out2in", "both"):
+            out["out2in"] = self.output_to_input(target)
+        if direction in ("in2out", "both"):
+            out["in2out"] = self.input_to_output(target)
+        return out
+
+
 def operand_info(target: Target) -> list[tuple[str, object]]:
     """(name, shape) of each operand of an instruction, or each parameter of a computation."""
     if isinstance(target, Computation):
@@ -113,5 +148,5 @@ def operand_info(target: Target) -> list[tuple[str, object]]:
     return [(n, None) for n in target.operand_names]
 
 
-__all__ = ["load", "select_targets", "matching_fusions", "SelectedTarget", "TargetNotFound", "output_to_input",
+__all__ = ["Session", "Budgets", "AnalysisContext", "load", "select_targets", "matching_fusions", "SelectedTarget", "TargetNotFound", "output_to_input",
            "input_to_output", "OperandIndexing", "operand_info", "callee_of"]

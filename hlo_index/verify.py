@@ -36,6 +36,7 @@ from typing import Optional
 import numpy as np
 
 from .affine import IndexingMap
+from .context import current, register_table
 from .api import SelectedTarget
 from .fusion import callee_of, input_to_output, output_to_input
 from .fusion.traverse import post_order
@@ -46,8 +47,8 @@ from .hlo.opcodes import ELEMENTWISE_OPCODES
 
 # Ops whose output-to-input maps cover more than the elements actually read (documented).
 OVER_APPROXIMATING_OPCODES = frozenset({"dynamic-update-slice"})
-MAX_POINTS_PER_VALUE = 20_000       # beyond this the walk is too costly; the target is skipped
-MAX_RANGE_COMBINATIONS = 1 << 18    # range-variable points a map may enumerate per element
+# Budgets (hlo_index.context): verify_points_per_value, beyond which the walk is too costly and
+# the target is skipped; verify_range_combinations, range-variable points a map may enumerate per element.
 PAIRS_PER_ELEMENT = 4               # input-to-output: operand / output elements checked per sample
 
 
@@ -63,7 +64,7 @@ class VerifyOutcome:
     checked_input_points: int = 0                       # operand elements checked input-to-output
 
 
-_RUNTIME_VALUES: dict[int, tuple[Instruction, dict]] = {}
+_RUNTIME_VALUES = register_table("verify.runtime_values")   # id(instr) -> (instr, values): identity memo
 
 
 def runtime_values_for(instr: Instruction) -> dict[int, np.ndarray]:
@@ -73,7 +74,8 @@ def runtime_values_for(instr: Instruction) -> dict[int, np.ndarray]:
     Any values will do: maps with runtime variables describe the union over every feasible value,
     so the reference's read set for one choice must be contained in it.
     """
-    hit = _RUNTIME_VALUES.get(id(instr))
+    memo = current().tables[_RUNTIME_VALUES]
+    hit = memo.get(id(instr))
     if hit is not None and hit[0] is instr:
         return hit[1]
     bound = max((max(o.shape.dims, default=1) for o in instr.operands if not o.shape.is_tuple), default=1)
@@ -82,7 +84,7 @@ def runtime_values_for(instr: Instruction) -> dict[int, np.ndarray]:
     values = {j: rng.integers(0, bound + 1, size=o.shape.dims, dtype=np.int64)
               for j, o in enumerate(instr.operands)
               if not o.shape.is_tuple and o.shape.element_type[:1] in ("s", "u") and o.opcode != "constant"}
-    _RUNTIME_VALUES[id(instr)] = (instr, values)
+    memo[id(instr)] = (instr, values)
     return values
 
 
@@ -186,8 +188,10 @@ class _Walker:
                 if instr.opcode == "parameter":
                     found[(instr.parameter_number, out)] = points
                     continue
-                if len(points) > MAX_POINTS_PER_VALUE:
-                    raise Skip(f"more than {MAX_POINTS_PER_VALUE} elements of '{instr.name}' are read")
+                limit = current().budgets.verify_points_per_value
+                if len(points) > limit:
+                    raise Skip(f"budget verify_points_per_value={limit}: more than {limit} elements of "
+                               f"'{instr.name}' are read")
                 structure = self._structures.get(instr, _UNSEEN)
                 if structure is _UNSEEN:  # a small int per distinct structure: cheap to hash
                     structure = _structure(instr)
@@ -261,7 +265,7 @@ def _checkable(maps: tuple[IndexingMap, ...]) -> list[IndexingMap]:
         combinations = 1
         for iv in m.range_vars:
             combinations *= max(iv.size, 1)
-        if combinations > MAX_RANGE_COMBINATIONS:
+        if combinations > current().budgets.verify_range_combinations:
             raise Skip(f"a map has {combinations} range-variable combinations per element")
         out.append(m)
     return out

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from .expr import (Expr, NonAffineError, ceildiv, const, dim, floordiv, mod, range_var,
                    runtime_var)
-from .bounds import clear_domain_memos as _clear_domain_memos
-from .expr import clear_intern_table as _clear_intern_table
 from .indexing_map import IndexingMap
 from .interval import Interval, RuntimeVar
 from .text import MapSyntaxError, parse_expr, parse_map
@@ -20,12 +18,9 @@ __all__ = [
 
 
 def clear_caches() -> None:
-    """Empty every intern table and memo, so that the next timings are cold.
+    """Empty every table of the current analysis context (``hlo_index.context``), so that the
+    next timings are cold. Expressions built before the call stay valid and compare equal (by
+    structure) to new ones."""
+    from ..context import current
 
-    Expressions built before the call stay valid and compare equal (by structure) to new ones."""
-    _clear_intern_table()
-    _clear_domain_memos()
-    from .simplify import _DIGIT_VIEWS, _DIVISORS
-
-    _DIVISORS.clear()
-    _DIGIT_VIEWS.clear()
+    current().clear()

@@ -11,19 +11,19 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from ..context import current, register_table
 from .expr import CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, RUNTIME, SUM, Expr
 from .interval import Interval
 
 
 # Memos shared by every Domain with the same variable bounds (maps composed along a chain or
-# simplified again keep their dims): domain key -> (bounds memo, simplification memo). Bounded,
-# and emptied by clear_caches().
-_SHARED: dict[tuple, tuple[dict, dict]] = {}
-_MAX_SHARED_DOMAINS = 4096
+# simplified again keep their dims): domain key -> (bounds memo, simplification memo). Per
+# analysis context, at most ``Budgets.shared_domains`` domains.
+_SHARED = register_table("affine.bounds.domain_memos")
 
 
 def clear_domain_memos() -> None:
-    _SHARED.clear()
+    current().tables[_SHARED].clear()
 
 
 class Domain:
@@ -38,11 +38,13 @@ class Domain:
         self.runtime_vars = tuple(runtime_vars)
         self._by_kind = {DIM: self.dims, RANGE: self.range_vars, RUNTIME: self.runtime_vars}
         key = (self.dims, self.range_vars, self.runtime_vars)
-        memos = _SHARED.get(key)
+        ctx = current()
+        shared = ctx.tables[_SHARED]
+        memos = shared.get(key)
         if memos is None:
-            if len(_SHARED) >= _MAX_SHARED_DOMAINS:
-                _SHARED.clear()
-            memos = _SHARED[key] = ({}, {})
+            if len(shared) >= ctx.budgets.shared_domains:
+                shared.clear()
+            memos = shared[key] = ({}, {})
         self._memo: dict[Expr, Interval] = memos[0]
         # node -> its simplified form over this domain (used by simplify.Simplifier)
         self.simplified_memo: dict[Expr, Expr] = memos[1]

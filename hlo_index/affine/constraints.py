@@ -20,13 +20,14 @@ from __future__ import annotations
 
 from math import gcd, lcm
 
+from ..context import budgets
 from .bounds import Domain
 from .expr import CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, RUNTIME, SUM, Expr, floordiv, make_sum
 from .interval import Interval
 from .simplify import Simplifier
 
 _MAX_ROUNDS = 16
-_MAX_MERGED_MODULUS = 1 << 12
+
 
 
 class _Infeasible(Exception):
@@ -155,7 +156,7 @@ def _merge_mod_constraints(merged: dict, bounds: dict) -> bool:
         while len(mods) > 1:
             a, b = mods[0], mods[1]
             modulus = lcm(a.value, b.value)
-            if modulus > _MAX_MERGED_MODULUS:
+            if modulus > budgets().merged_modulus:
                 break
             ia, ib = merged[a], merged[b]
             residues = [r for r in range(modulus)

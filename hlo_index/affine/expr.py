@@ -24,13 +24,16 @@ from __future__ import annotations
 from math import gcd
 from typing import Iterable
 
+from ..context import _ACTIVE, current
+
 # Node kinds. The numeric order is the canonical order of atoms inside a sum: dimensions, range
 # variables, runtime variables, then floordiv, ceildiv and mod atoms.
 CONST, DIM, RANGE, RUNTIME, FLOORDIV, CEILDIV, MOD, SUM = range(8)
 VARIABLE_KINDS = (DIM, RANGE, RUNTIME)
 DIVISION_KINDS = (FLOORDIV, CEILDIV, MOD)
 
-_INTERN: dict[tuple, "Expr"] = {}
+# The intern table belongs to the analysis context (``hlo_index.context``): nodes of one context
+# are unique there; nodes of different contexts still compare equal by key.
 
 
 class NonAffineError(ValueError):
@@ -158,7 +161,8 @@ class Expr:
 
 # ------------------------------------------------------------------------------- interning
 def _new(kind: int, value: int, operand, terms: tuple, key: tuple) -> Expr:
-    node = _INTERN.get(key)
+    intern = (_ACTIVE.get() or current()).intern
+    node = intern.get(key)
     if node is None:
         node = object.__new__(Expr)
         node.kind = kind
@@ -167,16 +171,17 @@ def _new(kind: int, value: int, operand, terms: tuple, key: tuple) -> Expr:
         node.terms = terms
         node.key = key
         node._hash = hash(key)
-        _INTERN[key] = node
+        intern[key] = node
     return node
 
 
 def clear_intern_table() -> None:
-    _INTERN.clear()
+    """Empty the current context's intern table (existing nodes stay valid)."""
+    current().intern = {}
 
 
 def intern_table_size() -> int:
-    return len(_INTERN)
+    return len(current().intern)
 
 
 def const(value: int) -> Expr:

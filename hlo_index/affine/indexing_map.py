@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from ..context import budgets
 from .expr import DIM, RANGE, RUNTIME, Expr, const, dim, replace_variables, variable
 from .interval import Interval, RuntimeVar
 
@@ -313,7 +314,7 @@ class IndexingMap:
         return hash(self.canonical_key())
 
 
-_MAX_SATISFIABILITY_BOX = 1 << 16
+
 
 
 def _detached_range_constraints(constraints, used: set) -> list:
@@ -345,7 +346,7 @@ def _satisfiable(constraints, range_vars) -> bool | None:
     size = 1
     for b in boxes:
         size *= max(b.size, 0)
-    if size > _MAX_SATISFIABILITY_BOX:
+    if size > budgets().satisfiability_box:
         return None
     for point in itertools.product(*(range(b.lo, b.hi + 1) for b in boxes)):
         env = {(RANGE, v.value): x for v, x in zip(variables, point)}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from math import gcd
 
+from ..context import current, register_table
 from .bounds import Domain
 from .expr import (CEILDIV, CONST, DIVISION_KINDS, FLOORDIV, MOD, SUM, VARIABLE_KINDS, Expr, ceildiv, const,
                    floordiv, linear, make_sum, mod, scale, split_multiples)
@@ -17,12 +18,13 @@ INFINITE = 0  # digit descriptor upper bound meaning "no mod": x floordiv lo
 
 
 # ------------------------------------------------------------------------------- helpers
-_DIVISORS: dict[int, tuple[int, ...]] = {}
+_DIVISORS = register_table("affine.simplify.divisors")     # n -> its divisors
 
 
 def _divisors(n: int) -> tuple[int, ...]:
     """Divisors of n strictly between 1 and n, largest first (memoised: divisors repeat)."""
-    found = _DIVISORS.get(n)
+    memo = current().tables[_DIVISORS]
+    found = memo.get(n)
     if found is None:
         pairs = []
         i = 2
@@ -32,7 +34,7 @@ def _divisors(n: int) -> tuple[int, ...]:
                 if i * i != n:
                     pairs.append(n // i)
             i += 1
-        found = _DIVISORS[n] = tuple(sorted(pairs, reverse=True))
+        found = memo[n] = tuple(sorted(pairs, reverse=True))
     return found
 
 
@@ -168,13 +170,14 @@ def ceildiv_constant(e: Expr, dom: Domain):
 
 
 # --------------------------------------------------------------------------------- sums
-_DIGIT_VIEWS: dict = {}  # atom -> its digit view (views need no ranges); see clear_caches()
+_DIGIT_VIEWS = register_table("affine.simplify.digit_views")  # atom -> its digit view (needs no ranges)
 
 
 def _digits(atom: Expr):
-    view = _DIGIT_VIEWS.get(atom)
+    memo = current().tables[_DIGIT_VIEWS]
+    view = memo.get(atom)
     if view is None:
-        view = _DIGIT_VIEWS[atom] = _digit_view(atom)
+        view = memo[atom] = _digit_view(atom)
     return view
 
 

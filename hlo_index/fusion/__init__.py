@@ -88,13 +88,18 @@ def output_to_input(target: Target) -> list[OperandIndexing]:
     from .. import ops
     rows = []
     for out in range(_num_outputs(target)):
-        found = ops.output_to_input(target, out)
+        from .rule_cache import spread_unknown
+        found = spread_unknown(target, ops.output_to_input(target, out))
         for operand in range(operands):
             # a tuple-shaped operand may be read through several of its elements: one row each
-            entries = [om for om in found if om.operand == operand] or [None]
-            for om in entries:
-                maps = finalize(distinct(om.maps)) if om is not None else ()
-                rows.append(OperandIndexing(operand, out, maps, om.operand_output if om is not None else 0))
+            by_element: dict[int, list] = {}
+            for om in found:
+                if om.operand == operand:
+                    by_element.setdefault(om.operand_output, []).extend(om.maps)
+            if not by_element:
+                rows.append(OperandIndexing(operand, out, (), 0))
+            for element in sorted(by_element):
+                rows.append(OperandIndexing(operand, out, finalize(distinct(by_element[element])), element))
     return rows
 
 

@@ -14,8 +14,9 @@ Results are memoised per computation object and, when they carry no instance-spe
 from __future__ import annotations
 
 from ..affine import IndexingMap
+from ..context import current, register_table
 from ..hlo.model import Computation, Instruction
-from . import existential, fingerprint, mapset, rule_cache
+from . import fingerprint, rule_cache
 from .existential import drop_witness_range_vars
 from .mapset import Maps, distinct, finalize, union
 from .rule_cache import identity, is_identity_on, output_to_input_steps
@@ -41,30 +42,26 @@ class _Walk:
         return self._users
 
 
-_WALKS: dict[int, tuple[Computation, _Walk]] = {}
-_BY_OBJECT: dict[tuple[int, str, int], tuple[Computation, object]] = {}
-_BY_FINGERPRINT: dict[tuple[int, str, int], object] = {}
+# Per analysis context (hlo_index.context). ``id()`` keys always come with the object itself in
+# the value (checked with ``is``): identity memos; shared results are keyed by fingerprint.
+_WALKS = register_table("fusion.compose.walks")                  # id(comp) -> (comp, walk)
+_BY_OBJECT = register_table("fusion.compose.by_object")          # (id(comp), direction, index) -> (comp, result)
+_BY_FINGERPRINT = register_table("fusion.compose.by_fingerprint")  # (fingerprint id, direction, index) -> result
 
 
 def clear_cache() -> None:
-    """Forget every memoised analysis (tests; long-lived processes loading many modules)."""
-    _WALKS.clear()
-    _BY_OBJECT.clear()
-    _BY_FINGERPRINT.clear()
-    rule_cache.clear()
-    mapset.clear()
-    fingerprint.clear()
-    existential.clear()
-    from . import summaries
-    summaries.clear()
+    """Forget every memoised analysis of the current context (``current().clear()``); cold
+    timings. Prefer a fresh ``hlo_index.context.AnalysisContext`` per session."""
+    current().clear()
 
 
 def walk_of(comp: Computation) -> _Walk:
-    hit = _WALKS.get(id(comp))
+    walks = current().tables[_WALKS]
+    hit = walks.get(id(comp))
     if hit is not None and hit[0] is comp:
         return hit[1]
     walk = _Walk(post_order(comp))
-    _WALKS[id(comp)] = (comp, walk)
+    walks[id(comp)] = (comp, walk)
     return walk
 
 
@@ -80,16 +77,18 @@ def _all_maps(result):
 
 
 def _remember(comp: Computation, direction: str, index: int, result) -> None:
-    _BY_OBJECT[(id(comp), direction, index)] = (comp, result)
+    tables = current().tables
+    tables[_BY_OBJECT][(id(comp), direction, index)] = (comp, result)
     if _portable(_all_maps(result)):
-        _BY_FINGERPRINT[(fingerprint.fingerprint_id(comp), direction, index)] = result
+        tables[_BY_FINGERPRINT][(fingerprint.fingerprint_id(comp), direction, index)] = result
 
 
 def _memoised(comp: Computation, direction: str, index: int, compute):
-    hit = _BY_OBJECT.get((id(comp), direction, index))
+    tables = current().tables
+    hit = tables[_BY_OBJECT].get((id(comp), direction, index))
     if hit is not None and hit[0] is comp:
         return hit[1]
-    result = _BY_FINGERPRINT.get((fingerprint.fingerprint_id(comp), direction, index))
+    result = tables[_BY_FINGERPRINT].get((fingerprint.fingerprint_id(comp), direction, index))
     if result is None:
         result = compute(comp, index)
     _remember(comp, direction, index, result)

@@ -12,15 +12,14 @@ Satisfiability is decided by enumerating the variables' box, and only when that 
 from __future__ import annotations
 
 from ..affine import IndexingMap, Interval, const
+from ..context import budgets, current, register_table
 from ..affine.expr import DIM, RANGE, replace_variables, variable
 
-MAX_WITNESS_POINTS = 1 << 16
-
-_DONE: dict[int, tuple[IndexingMap, IndexingMap]] = {}
+_DONE = register_table("fusion.existential.done")   # id(map) -> (map, result): identity memo
 
 
 def clear() -> None:
-    _DONE.clear()
+    current().tables.pop(_DONE, None)
 
 
 def _satisfiable(group: list[int], range_vars, constraints) -> bool | None:
@@ -30,13 +29,14 @@ def _satisfiable(group: list[int], range_vars, constraints) -> bool | None:
         points *= max(range_vars[i].size, 0)
     if points == 0:
         return False
-    if points > MAX_WITNESS_POINTS:
+    limit = budgets().witness_points
+    if points > limit:
         return None
     rename = {variable(RANGE, old): variable(DIM, new) for new, old in enumerate(group)}
     memo: dict = {}
     probe = IndexingMap([range_vars[i] for i in group], (), (), (),
                         [(replace_variables(e, rename.get, memo), b) for e, b in constraints])
-    feasible, _ = probe.enumerate(limit=MAX_WITNESS_POINTS)
+    feasible, _ = probe.enumerate(limit=limit)
     return len(feasible) > 0
 
 
@@ -47,11 +47,12 @@ def drop_witness_range_vars(m: IndexingMap) -> IndexingMap:
     one value replaced by it."""
     if m.is_undefined or m.is_known_empty or not m.range_vars:
         return m
-    hit = _DONE.get(id(m))
+    done = current().tables[_DONE]
+    hit = done.get(id(m))
     if hit is not None and hit[0] is m:
         return hit[1]
     out = _drop(m)
-    _DONE[id(m)] = (m, out)
+    done[id(m)] = (m, out)
     return out
 
 

@@ -1,40 +1,58 @@
-"""A name-free structural key of a computation.
+"""One structural identity for every cache key: what a rule reads, never names or ``id()``.
 
-Transformer layers repeat the same fused computations under different names; two computations
-with equal keys have the same instructions, shapes, attributes and wiring, so their indexing maps
-are identical and need computing once. ``fingerprint_id`` interns each key to a small int, so
-callers hash and compare it once per computation rather than on every lookup.
+* ``instruction_key(instr)``: the key of one op-rule result. Opcode, result and operand shapes
+  (layouts included), the attributes the op's rules declare they read (``ops.registry.Reads``),
+  a called computation by its *body* (``fingerprint_id``, recursively), constant / iota operands'
+  values when declared, module attributes when declared. None when the opcode's rules declare
+  nothing: such results are never shared between instructions.
+* ``fingerprint_id(comp)``: a small int, equal for two computations exactly when their
+  ``computation_fingerprint`` keys are equal: every instruction's opcode, shape, wiring (operand
+  positions), parameter number, literal and attributes (the declared ones; all but the
+  never-read ones for undeclared opcodes, plus the module's attributes), callees by body.
+
+Transformer layers repeat the same fused computations under different names; equal keys mean the
+same instructions, shapes, attributes and wiring, so the indexing maps are identical and are
+computed once. The ints are interned per analysis context (``hlo_index.context``).
 """
 from __future__ import annotations
 
-from ..hlo.model import Computation, Shape
+from typing import Optional
 
-# Attributes that never change indexing and often differ between otherwise identical copies.
-_IGNORED_ATTRS = frozenset({"metadata", "backend_config", "frontend_attributes", "statistics",
-                            "control-predecessors", "sharding", "origin", "op_name"})
+from ..context import current, register_table
+from ..hlo.model import Computation, Instruction, Shape
+from ..ops.registry import Reads, reads_of
+
+# Attributes no indexing rule may read: documentation, profiling and ordering only (and they
+# often differ between otherwise identical copies, or hold instruction names).
+NEVER_READ = frozenset({"metadata", "statistics", "control-predecessors", "origin", "op_name"})
+_CALLEE_ROLES = frozenset({"calls", "to_apply", "condition", "body", "select", "scatter",
+                           "true_computation", "false_computation", "branch_computations",
+                           "called_computations"})
 
 # The parser shares one Shape object between equal shapes; hashing a Shape rebuilds its field
 # tuple every time, so each object gets a small int once (the entry keeps it alive: ids stay unique).
-_SHAPE_TOKENS: dict[int, tuple[Shape, int]] = {}
-_SHAPE_IDS: dict[Shape, int] = {}
-_KEY_IDS: dict[tuple, int] = {}
-_BY_COMPUTATION: dict[int, tuple[Computation, int]] = {}
+_SHAPE_TOKENS = register_table("fusion.fingerprint.shape_tokens")      # id(shape) -> (shape, token)
+_SHAPE_IDS = register_table("fusion.fingerprint.shape_ids")            # Shape -> token
+_KEY_IDS = register_table("fusion.fingerprint.computation_ids")        # fingerprint -> int
+_BY_COMPUTATION = register_table("fusion.fingerprint.by_computation")  # id(comp) -> (comp, int)
 
 
 def clear() -> None:
-    _SHAPE_TOKENS.clear()
-    _SHAPE_IDS.clear()
-    _KEY_IDS.clear()
-    _BY_COMPUTATION.clear()
+    tables = current().tables
+    for slot in (_SHAPE_TOKENS, _SHAPE_IDS, _KEY_IDS, _BY_COMPUTATION):
+        tables.pop(slot, None)
 
 
 def shape_token(shape: Shape) -> int:
     """A small int equal for equal shapes (memoised per shape object)."""
-    hit = _SHAPE_TOKENS.get(id(shape))
+    tables = current().tables
+    tokens = tables[_SHAPE_TOKENS]
+    hit = tokens.get(id(shape))
     if hit is not None and hit[0] is shape:
         return hit[1]
-    token = _SHAPE_IDS.setdefault(shape, len(_SHAPE_IDS))
-    _SHAPE_TOKENS[id(shape)] = (shape, token)
+    ids = tables[_SHAPE_IDS]
+    token = ids.setdefault(shape, len(ids))
+    tokens[id(shape)] = (shape, token)
     return token
 
 
@@ -46,36 +64,103 @@ def _hashable(value: object) -> object:
         return repr(value)
 
 
-def _attrs_key(instr) -> tuple:
+def _callee_value(instr: Instruction, role: str) -> object:
+    """A callee attribute's value by body: the callee's fingerprint id (a tuple for lists)."""
     called = instr.called
-    items = []
-    for key, value in instr.attrs.items():
-        if key in _IGNORED_ATTRS:
-            continue
-        callee = called.get(key)
-        items.append((key, fingerprint_id(callee) if callee is not None else _hashable(value)))
-    for role, callee in called.items():
-        if role not in instr.attrs:
-            items.append((role, fingerprint_id(callee)))
+    callee = called.get(role)
+    if callee is not None:
+        return ("body", fingerprint_id(callee))
+    value = instr.attrs.get(role)
+    if isinstance(value, tuple):
+        bodies = [called.get(f"{role}.{i}") for i in range(len(value))]
+        if all(b is not None for b in bodies):
+            return ("bodies", tuple(fingerprint_id(b) for b in bodies))
+    # unresolved: the rule sees no callee either (and answers UNDEFINED, which is never shared)
+    return ("unresolved", _hashable(value))
+
+
+def _attribute_value(instr: Instruction, name: str) -> object:
+    if name in _CALLEE_ROLES:
+        return _callee_value(instr, name)
+    return _hashable(instr.attrs[name])
+
+
+def _declared_attributes(instr: Instruction, names) -> tuple:
+    attrs = instr.attrs
+    if not attrs:
+        return ()
+    return tuple([(name, _attribute_value(instr, name)) for name in sorted(names) if name in attrs])
+
+
+def _all_attributes(instr: Instruction) -> tuple:
+    """Every attribute but the never-read ones (undeclared rules may look at any), plus callees
+    present only in ``called`` (multi-callee entries)."""
+    items = [(name, _attribute_value(instr, name)) for name in sorted(instr.attrs) if name not in NEVER_READ]
     return tuple(items)
 
 
+def _module_attributes(instr: Instruction, names) -> tuple:
+    comp = instr.computation
+    module = comp.module if comp is not None else None
+    attrs = getattr(module, "attrs", None) or {}
+    if names is None:
+        return tuple(sorted((k, _hashable(v)) for k, v in attrs.items()))
+    return tuple([(name, _hashable(attrs.get(name))) for name in sorted(names)])
+
+
+def _operand_value(o: Instruction) -> tuple:
+    if o.opcode == "constant":
+        return (o.opcode, shape_token(o.shape), o.literal)
+    if o.opcode == "iota":
+        return (o.opcode, shape_token(o.shape), _declared_attributes(o, ("iota_dimension",)))
+    return (shape_token(o.shape),)
+
+
+def instruction_key(instr: Instruction, reads: Optional[Reads] = None) -> Optional[tuple]:
+    """Everything ``instr``'s rules read, or None when the opcode declares nothing (not shared)."""
+    if reads is None:
+        reads = reads_of(instr.opcode)
+        if reads is None:
+            return None
+    if reads.operand_values:
+        operands = tuple([_operand_value(o) for o in instr.operands])
+    else:
+        operands = tuple([shape_token(o.shape) for o in instr.operands])
+    key = (instr.opcode, shape_token(instr.shape), operands)
+    if reads.attributes:
+        key += (_declared_attributes(instr, reads.attributes),)
+    if reads.module_attributes:
+        key += (_module_attributes(instr, reads.module_attributes),)
+    return key
+
+
+def _row_attributes(instr: Instruction) -> tuple:
+    reads = reads_of(instr.opcode)
+    if reads is None:
+        return (_all_attributes(instr), _module_attributes(instr, None))
+    out = _declared_attributes(instr, reads.attributes) if reads.attributes else ()
+    # callees are part of a computation's structure even when no rule of the op reads them
+    extra = tuple(sorted((role, _callee_value(instr, role)) for role in instr.attrs
+                         if role in _CALLEE_ROLES and role not in reads.attributes))
+    if reads.module_attributes:
+        return (out, extra, _module_attributes(instr, reads.module_attributes))
+    return (out, extra) if extra else out
+
+
 def computation_fingerprint(comp: Computation) -> tuple:
-    """Every instruction's opcode, shape, operand positions, attributes (text order) and callees,
-    names left out. Attribute order is not normalised: a reordered copy is merely analysed again."""
+    """Every instruction's opcode, shape, operand positions, parameter number, literal and the
+    attributes its rules read (callees by body), names left out."""
     instructions = comp.instructions
     position = {id(instr): i for i, instr in enumerate(instructions)}
-    tokens = _SHAPE_TOKENS
     rows = []
     append = rows.append
     for instr in instructions:
-        shape = instr.shape
-        hit = tokens.get(id(shape))
-        token = hit[1] if hit is not None and hit[0] is shape else shape_token(shape)
+        token = shape_token(instr.shape)
         operands = instr.operands
         wiring = tuple([position.get(id(o), -1) for o in operands]) if operands else ()
-        if instr.attrs or instr.called or instr.parameter_number is not None or instr.literal is not None:
-            append((instr.opcode, token, wiring, instr.parameter_number, instr.literal, _attrs_key(instr)))
+        if instr.attrs or instr.called or instr.parameter_number is not None or instr.literal is not None \
+                or reads_of(instr.opcode) is None:
+            append((instr.opcode, token, wiring, instr.parameter_number, instr.literal, _row_attributes(instr)))
         else:
             append((instr.opcode, token, wiring))
     root = comp.root
@@ -84,11 +169,15 @@ def computation_fingerprint(comp: Computation) -> tuple:
 
 
 def fingerprint_id(comp: Computation) -> int:
-    """Interned ``computation_fingerprint``: equal ints exactly when the keys are equal."""
-    hit = _BY_COMPUTATION.get(id(comp))
+    """Interned ``computation_fingerprint``: equal ints exactly when the keys are equal (within
+    one analysis context)."""
+    tables = current().tables
+    by_computation = tables[_BY_COMPUTATION]
+    hit = by_computation.get(id(comp))
     if hit is not None and hit[0] is comp:
         return hit[1]
     key = computation_fingerprint(comp)
-    fid = _KEY_IDS.setdefault(key, len(_KEY_IDS))
-    _BY_COMPUTATION[id(comp)] = (comp, fid)
+    key_ids = tables[_KEY_IDS]
+    fid = key_ids.setdefault(key, len(key_ids))
+    by_computation[id(comp)] = (comp, fid)
     return fid

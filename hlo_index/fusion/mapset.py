@@ -11,15 +11,22 @@ from __future__ import annotations
 from typing import Iterable, Iterator
 
 from ..affine import IndexingMap
+from ..context import budget_reason, budgets, current, register_table
 
-# Above this many candidate points (dims x range vars) a semantic comparison would only be a
-# sample, which cannot prove two maps equal; such maps stay distinct (the conservative answer).
-SEMANTIC_CHECK_LIMIT = 1 << 14
-# Beyond this many distinct maps for one value (whole training-step ENTRY computations, where a
-# weight reaches the root along thousands of paths) the set becomes one UNDEFINED map: listing
-# them would neither finish nor help anyone read the output.
-MAX_MAPS_PER_VALUE = 64
-OVERFLOW = IndexingMap.undefined(f"more than {MAX_MAPS_PER_VALUE} distinct access patterns reach this value")
+# Budgets (hlo_index.context.Budgets): above ``semantic_check_points`` candidate points (dims x
+# range vars) a semantic comparison would only be a sample, which cannot prove two maps equal;
+# such maps stay distinct (the conservative answer). Beyond ``maps_per_value`` distinct maps for
+# one value (whole training-step ENTRY computations, where a weight reaches the root along
+# thousands of paths) the set becomes one UNDEFINED map: listing them would neither finish nor
+# help anyone read the output.
+
+
+def _overflow_reason(limit: int) -> str:
+    return budget_reason("maps_per_value", limit, f"more than {limit} distinct access patterns reach this value")
+
+
+def is_overflow(m: IndexingMap) -> bool:
+    return m.is_undefined and (m.undefined_reason or "").startswith("budget maps_per_value=")
 
 Maps = tuple[IndexingMap, ...]
 
@@ -29,7 +36,7 @@ def _add(maps: list[IndexingMap], m: IndexingMap, keys: set | None = None) -> bo
     when given, holds the canonical keys of ``maps`` (kept up to date)."""
     if maps:
         first = maps[0]
-        if first is OVERFLOW or m.is_known_empty:
+        if m.is_known_empty or is_overflow(first):
             return False
         if first.is_known_empty:
             maps[0] = m
@@ -54,8 +61,9 @@ def _add(maps: list[IndexingMap], m: IndexingMap, keys: set | None = None) -> bo
     else:
         keys.add(key)
     maps.append(m)
-    if len(maps) > MAX_MAPS_PER_VALUE:
-        maps[:] = [OVERFLOW]
+    limit = budgets().maps_per_value
+    if len(maps) > limit:
+        maps[:] = [IndexingMap.undefined(_overflow_reason(limit))]
         if keys is not None:
             keys.clear()
     return True
@@ -67,7 +75,7 @@ def union(a: Maps, b: Maps) -> Maps:
         return a
     if not a:
         return b
-    if a[0] is OVERFLOW:
+    if is_overflow(a[0]):
         return a
     maps = list(a)
     keys = None
@@ -129,18 +137,40 @@ def domain_size(m: IndexingMap) -> int:
     return n
 
 
+def _probes(dims) -> list[tuple[int, ...]]:
+    """A few points of a box: both corners, the middle, and each dimension's far end alone."""
+    lo = tuple(iv.lo for iv in dims)
+    hi = tuple(iv.hi for iv in dims)
+    points = [lo, hi, tuple((a + b) // 2 for a, b in zip(lo, hi))]
+    points += [lo[:k] + (hi[k],) + lo[k + 1:] for k in range(len(dims))]
+    return points
+
+
+def differ_at_probes(a: IndexingMap, b: IndexingMap, dims=None) -> bool:
+    """True when ``a`` and ``b`` are functions on the box ``dims`` (no range variables, runtime
+    variables or constraints) that give different results at one of a few probe points: a
+    proof that their relations differ there, found without enumerating the box."""
+    if a.range_vars or b.range_vars or a.runtime_vars or b.runtime_vars or a.constraints or b.constraints:
+        return False
+    dims = a.dims if dims is None else dims
+    if any(iv.size <= 0 for iv in dims):
+        return False
+    return any(a.evaluate(p) != b.evaluate(p) for p in _probes(dims))
+
+
 def _comparable(a: IndexingMap, b: IndexingMap) -> bool:
     return (not a.is_undefined and not b.is_undefined and not a.is_known_empty and not b.is_known_empty
             and a.num_dims == b.num_dims and a.num_results == b.num_results
             and tuple(a.dims) == tuple(b.dims)
-            and domain_size(a) <= SEMANTIC_CHECK_LIMIT and domain_size(b) <= SEMANTIC_CHECK_LIMIT)
+            and domain_size(a) <= budgets().semantic_check_points
+            and domain_size(b) <= budgets().semantic_check_points)
 
 
-_SAME_RELATION: dict[tuple, bool] = {}
+_SAME_RELATION = register_table("fusion.mapset.same_relation")   # (canonical key, canonical key) -> bool
 
 
 def clear() -> None:
-    _SAME_RELATION.clear()
+    current().tables.pop(_SAME_RELATION, None)
 
 
 def same_relation(a: IndexingMap, b: IndexingMap) -> bool:
@@ -149,15 +179,18 @@ def same_relation(a: IndexingMap, b: IndexingMap) -> bool:
         return True
     if not _comparable(a, b):
         return False
+    if a.dims == b.dims and differ_at_probes(a, b):
+        return False
     key = (a.canonical_key(), b.canonical_key())
-    hit = _SAME_RELATION.get(key)
+    memo = current().tables[_SAME_RELATION]
+    hit = memo.get(key)
     if hit is None:
-        hit = _SAME_RELATION[key] = a.semantically_equal(b, limit=SEMANTIC_CHECK_LIMIT)
+        hit = memo[key] = a.semantically_equal(b, limit=budgets().semantic_check_points)
     return hit
 
 
 def _small(m: IndexingMap) -> bool:
-    return not m.is_undefined and not m.is_known_empty and domain_size(m) <= SEMANTIC_CHECK_LIMIT
+    return not m.is_undefined and not m.is_known_empty and domain_size(m) <= budgets().semantic_check_points
 
 
 def dedupe_semantically(maps: Maps) -> Maps:

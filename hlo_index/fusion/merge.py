@@ -5,24 +5,56 @@ A concatenate of two single-column pieces of one operand reads it through
 valid on one value of ``d1``, whose union is the single access pattern ``(d0, d1) -> (d0, d1)``.
 A candidate join is proposed for two maps that agree everywhere except on one dimension's interval
 (adjacent or overlapping) and, for single-value intervals, on results that differ by a constant
-(interpolated linearly along that dimension). A candidate is kept only when brute force over the
-whole (bounded) domain shows its relation equals the union of the two; otherwise both maps stay.
+(interpolated linearly along that dimension). A candidate is kept only when it is proved equal to
+the union of the two: symbolically when both maps have the same formula (same results, or results
+differing by a constant over two adjacent single values, interpolated), else by brute force over
+the whole (bounded) domain; otherwise both maps stay.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..affine import IndexingMap, Interval, const, dim
-from .mapset import SEMANTIC_CHECK_LIMIT, dedupe_semantically, domain_size
+from ..context import budgets
+from .mapset import dedupe_semantically, differ_at_probes, domain_size
 
 Maps = tuple[IndexingMap, ...]
 
 
-def _relation(m: IndexingMap) -> set[tuple[int, ...]] | None:
-    """Every (dims..., results...) row of ``m``, or None when the domain is too large to list."""
-    if domain_size(m) > SEMANTIC_CHECK_LIMIT:
-        return None
-    points, results = m.enumerate(limit=SEMANTIC_CHECK_LIMIT)
-    n = m.num_dims
-    return {tuple(p[:n]) + tuple(r) for p, r in zip(points.tolist(), results.tolist())}
+def _rows(m: IndexingMap, memo: dict) -> np.ndarray | None:
+    """Every (dims..., results...) row of ``m`` (with repeats), or None when the domain is too
+    large to list; memoised per map object for one ``merge_maps`` call."""
+    hit = memo.get(id(m))
+    if hit is not None and hit[0] is m:
+        return hit[1]
+    limit = budgets().semantic_check_points
+    rows = None
+    if domain_size(m) <= limit:
+        points, results = m.enumerate(limit=limit)
+        rows = np.concatenate([points[:, :m.num_dims], results], axis=1).astype(np.int64, copy=False)
+    memo[id(m)] = (m, rows)
+    return rows
+
+
+def _same_relation(union_parts: list[np.ndarray], whole: np.ndarray) -> bool:
+    """The set of rows of ``whole`` equals the union of the parts' row sets."""
+    union = np.concatenate(union_parts, axis=0)
+    if union.shape[1] == 0:
+        return (len(union) > 0) == (len(whole) > 0)
+    both = np.concatenate([union, whole], axis=0)
+    lo, hi = both.min(axis=0), both.max(axis=0)
+    spans = (hi - lo + 1).astype(object)
+    total = 1
+    for s in spans:
+        total *= int(s)
+    if total < (1 << 62):   # one int64 key per row: 1-D unique is far cheaper than row-wise
+        strides = np.cumprod(np.concatenate([[1], (hi - lo + 1)[:0:-1]]))[::-1].astype(np.int64)
+        union_keys = np.unique((union - lo) @ strides)
+        whole_keys = np.unique((whole - lo) @ strides)
+    else:
+        union_keys = np.unique(union, axis=0)
+        whole_keys = np.unique(whole, axis=0)
+    return union_keys.shape == whole_keys.shape and bool(np.array_equal(union_keys, whole_keys))
 
 
 def _mergeable(a: IndexingMap, b: IndexingMap) -> bool:
@@ -48,16 +80,21 @@ def _candidates(a: IndexingMap, b: IndexingMap):
         return
     dims = list(a.dims)
     dims[k] = Interval(ia.lo, max(ia.hi, ib.hi))
-    for results in _result_choices(a, b, k, ia, ib):
-        yield IndexingMap(dims, a.range_vars, (), results, a.constraints).simplified()
+    for results, proved in _result_choices(a, b, k, ia, ib):
+        yield IndexingMap(dims, a.range_vars, (), results, a.constraints).simplified(), proved
 
 
 def _result_choices(a, b, k, ia, ib):
+    """(results, proved): ``proved`` when the join is exact by construction. Both maps have the
+    same range variables and constraints and differ in dimension ``k``'s interval only, and the
+    two intervals touch or overlap: the same formula over both is that formula over their union;
+    results differing by a constant ``c`` over two single values ``l < l'`` are
+    ``r + (d_k - l) * c / (l' - l)`` there, which gives ``r`` at ``l`` and ``r + c`` at ``l'``."""
     if a.results == b.results:
-        yield a.results
+        yield a.results, True
         return
-    yield a.results
-    yield b.results
+    yield a.results, False
+    yield b.results, False
     if ia.size != 1 or ib.size != 1:
         return
     step = ib.lo - ia.lo
@@ -68,29 +105,33 @@ def _result_choices(a, b, k, ia, ib):
             return
         slope = diff.constant_value // step
         results.append(ra if slope == 0 else ra + (dim(k) - const(ia.lo)) * slope)
-    yield tuple(results)
+    yield tuple(results), True
 
 
-def join(a: IndexingMap, b: IndexingMap) -> IndexingMap | None:
+def join(a: IndexingMap, b: IndexingMap, memo: dict | None = None) -> IndexingMap | None:
     """One map whose relation is proved equal to the union of ``a``'s and ``b``'s, or None."""
-    union = None
-    for merged in _candidates(a, b):
+    memo = {} if memo is None else memo
+    for merged, proved in _candidates(a, b):
         if merged.is_known_empty or merged.is_undefined:
             continue
-        if union is None:
-            first, second = _relation(a), _relation(b)
-            if first is None or second is None:
-                return None
-            union = first | second
-        whole = _relation(merged)
-        if whole is not None and whole == union:
+        if proved:
+            return merged
+        # the candidate extends one piece's formula over the other's interval: a probe of the
+        # other piece's box where they differ refutes it without enumerating anything
+        if differ_at_probes(merged, b, b.dims) or differ_at_probes(merged, a, a.dims):
+            continue
+        first, second = _rows(a, memo), _rows(b, memo)
+        if first is None or second is None:
+            return None
+        whole = _rows(merged, memo)
+        if whole is not None and _same_relation([first, second], whole):
             return merged
     return None
 
 
 def _candidate_for_join(m: IndexingMap) -> bool:
-    return (not m.is_undefined and not m.is_known_empty and not m.runtime_vars
-            and domain_size(m) <= SEMANTIC_CHECK_LIMIT)
+    # no size limit: symbolic joins need no enumeration (``_rows`` refuses big domains itself)
+    return not m.is_undefined and not m.is_known_empty and not m.runtime_vars
 
 
 def merge_maps(maps: Maps) -> Maps:
@@ -99,6 +140,7 @@ def merge_maps(maps: Maps) -> Maps:
     if len(maps) < 2 or sum(map(_candidate_for_join, maps)) < 2:
         return maps
     current = list(maps)
+    memo: dict = {}
     joined = False
     progress = True
     while progress and len(current) > 1:
@@ -107,7 +149,7 @@ def merge_maps(maps: Maps) -> Maps:
             if not _candidate_for_join(current[i]):
                 continue
             for j in range(i + 1, len(current)):
-                merged = join(current[i], current[j]) if _candidate_for_join(current[j]) else None
+                merged = join(current[i], current[j], memo) if _candidate_for_join(current[j]) else None
                 if merged is not None:
                     current[i] = merged
                     del current[j]

@@ -7,13 +7,15 @@ of one per output, and values that pass through elementwise ops share their oper
 object unchanged. The top-down walk costs (outputs × values they reach); this one (values ×
 parameters they reach); ``bottom_up_is_cheaper`` counts both with bitsets and picks.
 
-Work is bounded: past ``MAX_COMPOSITIONS`` compositions in one computation the remaining maps become
-UNDEFINED with a reason, as does a value reached through more than ``MAX_MAPS_PER_VALUE`` patterns.
+Work is bounded (``hlo_index.context.Budgets``): past ``compositions_per_pass`` compositions in one
+computation the remaining maps become UNDEFINED with a reason naming the budget, as does a value
+reached through more than ``maps_per_value`` patterns.
 """
 from __future__ import annotations
 
 from ..affine import IndexingMap
 from ..affine.expr import DIM
+from ..context import budget_reason, current, register_table
 from ..hlo.model import Computation, Instruction
 from . import rule_cache
 from .mapset import Maps, distinct, finalize, union
@@ -21,7 +23,6 @@ from .rule_cache import full_box, output_to_input_steps
 
 # (parameter number, tuple element) -> maps from one value to that parameter
 Summary = dict[tuple[int, int], Maps]
-MAX_COMPOSITIONS = 400_000
 
 
 def _param_bits(order: list[Instruction]) -> dict[int, int]:
@@ -63,48 +64,51 @@ class _Budget:
 
     def __init__(self, comp: Computation) -> None:
         self.done: dict[tuple[int, int], tuple[IndexingMap, IndexingMap, IndexingMap]] = {}
-        self.left = MAX_COMPOSITIONS
-        self.reason = (f"analysis of '{comp.name}' stopped after {MAX_COMPOSITIONS} map compositions "
-                       "(too many distinct access paths)")
+        self.left = limit = current().budgets.compositions_per_pass
+        self.reason = budget_reason("compositions_per_pass", limit,
+                                    f"analysis of '{comp.name}' stopped composing maps "
+                                    "(too many distinct access paths)")
 
 
 # A summary map whose results and constraints use no dimension (it reads the same parameter
 # elements whatever element of its value is asked) composes with any total op map by taking the
 # op map's domain: no composition or simplification needed.
-_DIM_FREE: dict[int, tuple[IndexingMap, bool]] = {}
-_REDOMAINED: dict[tuple[int, tuple], tuple[IndexingMap, IndexingMap]] = {}
+# Identity memos per analysis context: id(map) -> (map, answer), the map kept and checked.
+_DIM_FREE = register_table("fusion.summaries.dim_free")
+_REDOMAINED = register_table("fusion.summaries.redomained")
+_TOTAL = register_table("fusion.summaries.total")
 
 
 def _dim_free(m: IndexingMap, value_dims: tuple[int, ...]) -> bool:
-    hit = _DIM_FREE.get(id(m))
+    memo = current().tables[_DIM_FREE]
+    hit = memo.get(id(m))
     if hit is None or hit[0] is not m:
         free = (not m.is_undefined and not m.is_known_empty and not m.runtime_vars
                 and all(v.kind != DIM for e in (*m.results, *(c for c, _ in m.constraints))
                         for v in e.variables()))
-        hit = _DIM_FREE[id(m)] = (m, free)
+        hit = memo[id(m)] = (m, free)
     return hit[1] and m.dims == full_box(value_dims)
-
-
-_TOTAL: dict[int, tuple[IndexingMap, bool]] = {}
 
 
 def _total(r: IndexingMap) -> bool:
     """Every point of ``r``'s domain has an image (no constraints to fail, no empty range)."""
-    hit = _TOTAL.get(id(r))
+    memo = current().tables[_TOTAL]
+    hit = memo.get(id(r))
     if hit is None or hit[0] is not r:
         total = (not r.constraints and not r.runtime_vars and not r.is_undefined and not r.is_known_empty
                  and all(iv.size > 0 for iv in (*r.dims, *r.range_vars)))
-        hit = _TOTAL[id(r)] = (r, total)
+        hit = memo[id(r)] = (r, total)
     return hit[1]
 
 
 def _redomained(m: IndexingMap, dims) -> IndexingMap:
     key = (id(m), dims)
-    hit = _REDOMAINED.get(key)
+    memo = current().tables[_REDOMAINED]
+    hit = memo.get(key)
     if hit is not None and hit[0] is m:
         return hit[1]
     out = IndexingMap(dims, m.range_vars, (), m.results, m.constraints).simplified()
-    _REDOMAINED[key] = (m, out)
+    memo[key] = (m, out)
     return out
 
 
@@ -209,6 +213,6 @@ def bottom_up_output_to_input(comp: Computation, order: list[Instruction]) -> li
 
 
 def clear() -> None:
-    _TOTAL.clear()
-    _DIM_FREE.clear()
-    _REDOMAINED.clear()
+    tables = current().tables
+    for slot in (_TOTAL, _DIM_FREE, _REDOMAINED):
+        tables.pop(slot, None)

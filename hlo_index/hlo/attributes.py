@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
+from ..context import current, register_table
 from .model import ConvDimLabels, Metadata, PadDim, SliceDim, SourceLocation, WindowDim
 
 # ---- small pieces --------------------------------------------------------------------------
@@ -129,19 +130,21 @@ def conv_dim_labels(value: str) -> ConvDimLabels:
 
 
 _METADATA_FIELD = re.compile(r'([\w]+)=\s*("(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|[^\s},]+)')
-_metadata_cache: dict[str, Metadata] = {}
+_METADATA = register_table("hlo.attributes.metadata")   # text -> Metadata, per analysis context
 
 
 def metadata(value: str) -> Metadata:
-    md = _metadata_cache.get(value)
+    ctx = current()
+    cache = ctx.tables[_METADATA]
+    md = cache.get(value)
     if md is None:
         fields = {k: v for k, v in _METADATA_FIELD.findall(value)}
         md = Metadata(
             op_type=unquote(fields.get("op_type", "")), op_name=unquote(fields.get("op_name", "")),
             source_file=unquote(fields.get("source_file", "")),
             source_line=int(fields.get("source_line", 0)), stack_frame_id=int(fields.get("stack_frame_id", 0)))
-        if len(_metadata_cache) < 200_000:
-            _metadata_cache[value] = md
+        if len(cache) < ctx.budgets.parse_memo_entries:
+            cache[value] = md
     return md
 
 
@@ -256,7 +259,7 @@ _CONVERTERS.update({k: unquote for k in STRING_ATTRS})
 _CONVERTERS.update({"slice": slice_dims, "window": window_dims, "dim_labels": conv_dim_labels,
                     "control-predecessors": instruction_names, "sharding": balanced})
 
-_typed_cache: dict[tuple[str, str], Any] = {}
+_TYPED = register_table("hlo.attributes.typed")   # (name, text) -> typed value, per analysis context
 
 
 def int_list_list(value: str) -> tuple[tuple[int, ...], ...]:
@@ -281,11 +284,13 @@ def typed_attribute(name: str, value: str, opcode: str) -> Any:
     if convert is None:
         return value
     key = (name, value)
-    typed = _typed_cache.get(key)
+    ctx = current()
+    cache = ctx.tables[_TYPED]
+    typed = cache.get(key)
     if typed is None:
         typed = convert(value)
-        if len(_typed_cache) < 100_000:
-            _typed_cache[key] = typed
+        if len(cache) < ctx.budgets.parse_memo_entries:
+            cache[key] = typed
     return typed
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 
+from ..context import current, register_table
 from .model import ELEMENT_BITS, Layout, Shape, Tile
 
 INT64_MAX = (1 << 63) - 1
@@ -13,7 +14,7 @@ _DIM = re.compile(r"\s*(<=)?\s*(\d+|\?)\s*\Z")
 _SUFFIX = re.compile(r"([A-Z]+|#|\*)((?:\([^()]*\))+)")
 _GROUP = re.compile(r"\(([^()]*)\)")
 
-_cache: dict[str, Shape] = {}
+_SHAPES = register_table("hlo.shapes.parsed")   # text -> Shape, per analysis context
 
 
 class ShapeError(ValueError):
@@ -27,11 +28,13 @@ class ShapeError(ValueError):
 
 def parse_array_shape(text: str) -> Shape:
     """``f32[4,<=8,?]{2,1,0:T(8,128)}`` → Shape; raises ShapeError with a one-line reason."""
-    shape = _cache.get(text)
+    ctx = current()
+    cache = ctx.tables[_SHAPES]
+    shape = cache.get(text)
     if shape is None:
         shape = _parse_array_shape(text)
-        if len(_cache) < 100_000:
-            _cache[text] = shape
+        if len(cache) < ctx.budgets.parse_memo_entries:
+            cache[text] = shape
     return shape
 
 

@@ -3,6 +3,13 @@
 A rule file defines, side by side, ``output_to_input`` and ``input_to_output`` for one op family
 and registers them with the decorators below. ``hlo_index.ops`` imports every rule module, so a
 new op is one function pair in one file.
+
+Each registration may say what the rule reads (``reads=Reads(...)``): the attributes it looks
+at, whether it looks at constant / iota operands' values, module attributes. That declaration *is*
+the cache identity (``hlo_index.fusion.fingerprint.instruction_key``): two instructions with equal
+opcode, shapes (layouts included), declared attributes, called computations' *bodies* and operand
+values share one result. A rule registered without ``reads`` is never shared between instructions
+(safe by default: a new rule is correct whatever it looks at; declare its reads to make it cheap).
 """
 from __future__ import annotations
 
@@ -33,28 +40,78 @@ OutputToInputRule = Callable[[Instruction, int], list[OperandMaps]]
 InputToOutputRule = Callable[[Instruction, int], list[tuple[IndexingMap, ...]]]
 """(instr, operand_index) -> per output index of instr, the maps from that operand to the output."""
 
+@dataclass(frozen=True, slots=True)
+class Reads:
+    """What a rule looks at besides the opcode and the shapes (with layouts) of the instruction and
+    its operands, which every key includes.
+
+    ``attributes``: the attribute names it reads (a called computation's attribute stands for
+    that computation's *body*, fingerprinted recursively, never its name). ``operand_values``:
+    it looks at ``constant`` operands' literals and ``iota`` operands' attributes.
+    ``module_attributes``: module-level attributes (e.g. ``replica_count``).
+    """
+
+    attributes: frozenset = frozenset()
+    operand_values: bool = False
+    module_attributes: frozenset = frozenset()
+
+    @staticmethod
+    def of(*attributes: str, operand_values: bool = False, module_attributes=()) -> "Reads":
+        return Reads(frozenset(attributes), operand_values, frozenset(module_attributes))
+
+
 OUTPUT_TO_INPUT: dict[str, OutputToInputRule] = {}
 INPUT_TO_OUTPUT: dict[str, InputToOutputRule] = {}
+# opcode -> what its rules read; an opcode absent here is never shared between instructions.
+READS: dict[str, Reads] = {}
 # Opcodes whose maps are UNDEFINED by design, with the reason (opaque computation, I/O, ...).
 OPAQUE_REASONS: dict[str, str] = {}
 
 
-def output_to_input_rule(*opcodes: str):
+def _declare(opcodes, reads) -> None:
+    for op in opcodes:
+        if reads is None:
+            # a rule registered without a declaration makes the opcode unshared, whatever
+            # another registration for it declared
+            READS.pop(op, None)
+            _UNDECLARED.add(op)
+        elif op not in _UNDECLARED:
+            known = READS.get(op)
+            READS[op] = reads if known is None else Reads(known.attributes | reads.attributes,
+                                                          known.operand_values or reads.operand_values,
+                                                          known.module_attributes | reads.module_attributes)
+
+
+_UNDECLARED: set[str] = set()   # filled at import time, with the registrations
+
+
+def output_to_input_rule(*opcodes: str, reads: Reads | None = None):
     def register(fn: OutputToInputRule) -> OutputToInputRule:
         for op in opcodes:
             OUTPUT_TO_INPUT[op] = fn
+        _declare(opcodes, reads)
         return fn
     return register
 
 
-def input_to_output_rule(*opcodes: str):
+def input_to_output_rule(*opcodes: str, reads: Reads | None = None):
     def register(fn: InputToOutputRule) -> InputToOutputRule:
         for op in opcodes:
             INPUT_TO_OUTPUT[op] = fn
+        _declare(opcodes, reads)
         return fn
     return register
 
 
+def reads_of(opcode: str) -> Reads | None:
+    """The declared reads of ``opcode``'s rules; None when undeclared (never shared)."""
+    if opcode in _UNDECLARED:
+        return None
+    return READS.get(opcode)
+
+
 def opaque(reason: str, *opcodes: str) -> None:
+    """Opcodes with no rule: UNDEFINED with ``reason`` (which mentions no instruction, so the
+    result is the same for every instruction of the opcode)."""
     for op in opcodes:
         OPAQUE_REASONS[op] = reason

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..affine import IndexingMap
 from ..hlo.model import Instruction
-from .registry import OperandMaps, input_to_output_rule, output_to_input_rule
+from .registry import Reads, OperandMaps, input_to_output_rule, output_to_input_rule
 
 OPERANDS, RESULT, CONTEXT = 0, 1, 2
 
@@ -29,7 +29,7 @@ def _nested(instr: Instruction, element: int) -> str | None:
     return None
 
 
-@output_to_input_rule("async-start")
+@output_to_input_rule("async-start", reads=Reads.of("calls"))
 def async_start_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     if output_index == CONTEXT:
         return [OperandMaps(i, ()) for i in range(len(instr.operand_names))]
@@ -43,7 +43,7 @@ def async_start_output_to_input(instr: Instruction, output_index: int) -> list[O
     return maps_through_computation(instr, wrapped, 0)
 
 
-@input_to_output_rule("async-start")
+@input_to_output_rule("async-start", reads=Reads.of("calls"))
 def async_start_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     from ..fusion import computation_input_to_output
     outputs: list[tuple[IndexingMap, ...]] = []
@@ -72,19 +72,19 @@ def _forward_element(instr: Instruction, element: int) -> list[OperandMaps]:
     return [OperandMaps(0, (IndexingMap.identity(shape.dims),), element)]
 
 
-@output_to_input_rule("async-update")
+@output_to_input_rule("async-update", reads=Reads())
 def async_update_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     return _forward_element(instr, output_index)
 
 
-@output_to_input_rule("async-done")
+@output_to_input_rule("async-done", reads=Reads())
 def async_done_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     if instr.shape.is_tuple:
         return _undefined_all(instr, "async-done: a tuple-shaped result is a nested element of the async tuple")
     return _forward_element(instr, RESULT)
 
 
-@input_to_output_rule("async-update")
+@input_to_output_rule("async-update", reads=Reads())
 def async_update_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     # Tuple-shaped operand: maps are over the forwarded element's dims (one per element).
     return [(IndexingMap.identity(s.dims),) if not s.is_tuple else
@@ -92,7 +92,7 @@ def async_update_input_to_output(instr: Instruction, operand_index: int) -> list
             for s in (instr.shape.leaf(i) for i in range(instr.shape.num_outputs))]
 
 
-@input_to_output_rule("async-done")
+@input_to_output_rule("async-done", reads=Reads())
 def async_done_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     if instr.shape.is_tuple:
         return [(IndexingMap.undefined("async-done: tuple-shaped result"),)] * instr.shape.num_outputs

@@ -31,7 +31,11 @@ from typing import Sequence
 
 from ..affine import Expr, IndexingMap, Interval, RuntimeVar, dim, range_var, runtime_var
 from ..hlo.model import Instruction
-from .registry import OperandMaps, input_to_output_rule, output_to_input_rule
+from .registry import Reads, OperandMaps, input_to_output_rule, output_to_input_rule
+
+# What every collective rule here looks at (the cache key: hlo_index.fusion.fingerprint).
+_READS = Reads.of("dimensions", "replica_groups", "replica_groups_typed", "source_target_pairs",
+                  "replica_count", module_attributes=("replica_count",))
 from .shape_maps import full_interval, identity_map
 
 POSITION = "position of this replica in its replica group"
@@ -67,7 +71,7 @@ def _replaced(dims: Sequence[int], axis: int, expr: Expr) -> list[Expr]:
 
 # ---- all-reduce -----------------------------------------------------------------------------
 
-@output_to_input_rule("all-reduce", "all-reduce-start", "all-reduce-done")
+@output_to_input_rule("all-reduce", "all-reduce-start", "all-reduce-done", reads=_READS)
 def all_reduce_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     m = identity_map(instr.shape.leaf(output_index).dims)
     if instr.opcode == "all-reduce-done":   # one (possibly tuple) operand passed through
@@ -75,7 +79,7 @@ def all_reduce_output_to_input(instr: Instruction, output_index: int) -> list[Op
     return _per_output(instr, output_index, (m,))
 
 
-@input_to_output_rule("all-reduce", "all-reduce-start", "all-reduce-done")
+@input_to_output_rule("all-reduce", "all-reduce-start", "all-reduce-done", reads=_READS)
 def all_reduce_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     if instr.opcode == "all-reduce-done":
         return [(identity_map(instr.shape.leaf(j).dims),) for j in range(instr.shape.num_outputs)]
@@ -96,14 +100,14 @@ def _all_gather_in2out(operand_dims: Sequence[int], out_dims: Sequence[int], axi
                                        range_vars=[full_interval(group)])
 
 
-@output_to_input_rule("all-gather")
+@output_to_input_rule("all-gather", reads=_READS)
 def all_gather_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     m = _all_gather_out2in(instr.shape.leaf(output_index).dims, instr.operands[output_index].shape.dims,
                            instr.attr("dimensions")[0])
     return _per_output(instr, output_index, (m,))
 
 
-@input_to_output_rule("all-gather")
+@input_to_output_rule("all-gather", reads=_READS)
 def all_gather_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     m = _all_gather_in2out(instr.operands[operand_index].shape.dims, instr.shape.leaf(operand_index).dims,
                            instr.attr("dimensions")[0])
@@ -121,7 +125,7 @@ def _async_single(instr: Instruction) -> bool:
             and not any(s.is_tuple for s in instr.shape.tuple_shapes))
 
 
-@output_to_input_rule("all-gather-start", "collective-permute-start")
+@output_to_input_rule("all-gather-start", "collective-permute-start", reads=_READS)
 def async_start_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     if instr.opcode == "all-gather-start" and len(instr.operands) == 1 and not instr.shape.is_tuple:
         # XLA also reads all-gather-start with the gathered array itself as the result
@@ -139,7 +143,7 @@ def async_start_output_to_input(instr: Instruction, output_index: int) -> list[O
     return [OperandMaps(0, _permute_maps(instr, out_dims))]
 
 
-@input_to_output_rule("all-gather-start", "collective-permute-start")
+@input_to_output_rule("all-gather-start", "collective-permute-start", reads=_READS)
 def async_start_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     if instr.opcode == "all-gather-start" and len(instr.operands) == 1 and not instr.shape.is_tuple:
         return [(_all_gather_in2out(instr.operands[0].shape.dims, instr.shape.dims, instr.attr("dimensions")[0]),)]
@@ -153,33 +157,33 @@ def async_start_input_to_output(instr: Instruction, operand_index: int) -> list[
     return [(identity_map(dims),), result] + [() for _ in range(instr.shape.num_outputs - 2)]
 
 
-@output_to_input_rule("all-gather-done", "collective-permute-done")
+@output_to_input_rule("all-gather-done", "collective-permute-done", reads=_READS)
 def async_done_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     if instr.shape.is_tuple:
         return [OperandMaps(0, (IndexingMap.undefined(ASYNC_NESTED),))]
     return [OperandMaps(0, (identity_map(instr.shape.dims),), operand_output=1)]
 
 
-@input_to_output_rule("all-gather-done", "collective-permute-done")
+@input_to_output_rule("all-gather-done", "collective-permute-done", reads=_READS)
 def async_done_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     if instr.shape.is_tuple:
         return [(IndexingMap.undefined(ASYNC_NESTED),) for _ in range(instr.shape.num_outputs)]
     return [(identity_map(instr.shape.dims),)]
 
 
-@output_to_input_rule("collective-broadcast")
+@output_to_input_rule("collective-broadcast", reads=_READS)
 def collective_broadcast_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     return _per_output(instr, output_index, (identity_map(instr.shape.leaf(output_index).dims),))
 
 
-@input_to_output_rule("collective-broadcast")
+@input_to_output_rule("collective-broadcast", reads=_READS)
 def collective_broadcast_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     return _per_operand(instr, operand_index, (identity_map(instr.operands[operand_index].shape.dims),))
 
 
 # ---- reduce-scatter -------------------------------------------------------------------------
 
-@output_to_input_rule("reduce-scatter")
+@output_to_input_rule("reduce-scatter", reads=_READS)
 def reduce_scatter_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     axis = instr.attr("dimensions")[0]
     out_dims = instr.shape.leaf(output_index).dims
@@ -190,7 +194,7 @@ def reduce_scatter_output_to_input(instr: Instruction, output_index: int) -> lis
     return _per_output(instr, output_index, (m,))
 
 
-@input_to_output_rule("reduce-scatter")
+@input_to_output_rule("reduce-scatter", reads=_READS)
 def reduce_scatter_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     axis = instr.attr("dimensions")[0]
     dims = instr.operands[operand_index].shape.dims
@@ -212,7 +216,7 @@ def _all_to_all_undefined(instr: Instruction) -> str | None:
     return None
 
 
-@output_to_input_rule("all-to-all")
+@output_to_input_rule("all-to-all", reads=_READS)
 def all_to_all_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     reason = _all_to_all_undefined(instr)
     if reason:
@@ -233,7 +237,7 @@ def all_to_all_output_to_input(instr: Instruction, output_index: int) -> list[Op
     return [OperandMaps(0, (m,))]
 
 
-@input_to_output_rule("all-to-all")
+@input_to_output_rule("all-to-all", reads=_READS)
 def all_to_all_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     reason = _all_to_all_undefined(instr)
     if reason:
@@ -287,14 +291,14 @@ def _permute_source(instr: Instruction, output_index: int) -> int:
     return output_index if len(instr.operands) == instr.shape.num_outputs else 0
 
 
-@output_to_input_rule("collective-permute")
+@output_to_input_rule("collective-permute", reads=_READS)
 def collective_permute_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     maps = _permute_maps(instr, instr.shape.leaf(output_index).dims)
     return [OperandMaps(i, maps if i == _permute_source(instr, output_index) else ())
             for i in range(len(instr.operands))]
 
 
-@input_to_output_rule("collective-permute")
+@input_to_output_rule("collective-permute", reads=_READS)
 def collective_permute_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     return [_permute_maps(instr, instr.operands[operand_index].shape.dims)
             if operand_index == _permute_source(instr, j) else () for j in range(instr.shape.num_outputs)]

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from ..affine import Expr, IndexingMap, Interval, const, dim, range_var
 from ..hlo.model import Instruction
-from .registry import OperandMaps, input_to_output_rule, output_to_input_rule
+from .registry import Reads, OperandMaps, input_to_output_rule, output_to_input_rule
 from .rules_reduce import RangeVars, window_of, window_tap_to_input, window_tap_to_output
 from .shape_maps import full_interval
+
+# What the rules below look at (the cache key: hlo_index.fusion.fingerprint).
+_READS = Reads.of("batch_group_count", "dim_labels", "feature_group_count", "window", "lhs_batch_dims", "lhs_contracting_dims", "rhs_batch_dims", "rhs_contracting_dims")
 
 
 # ---- dot ----------------------------------------------------------------------------------
@@ -36,7 +39,7 @@ def _extra_dot_operands(instr: Instruction, maps: list) -> list:
     return maps + [OperandMaps(k, (IndexingMap.undefined(reason),)) for k in range(2, len(instr.operands))]
 
 
-@output_to_input_rule("dot")
+@output_to_input_rule("dot", reads=_READS)
 def dot_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     lhs_batch, rhs_batch, lhs_contract, rhs_contract, lhs_free, rhs_free = _dot_dims(instr)
     out_dims = instr.shape.dims
@@ -59,7 +62,7 @@ def dot_output_to_input(instr: Instruction, output_index: int) -> list[OperandMa
     return _extra_dot_operands(instr, [OperandMaps(0, (lhs,)), OperandMaps(1, (rhs,))])
 
 
-@input_to_output_rule("dot")
+@input_to_output_rule("dot", reads=_READS)
 def dot_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     lhs_batch, rhs_batch, _, _, lhs_free, rhs_free = _dot_dims(instr)
     if operand_index > 1:
@@ -92,7 +95,7 @@ def _missing_labels(instr: Instruction) -> IndexingMap:
     return IndexingMap.undefined(f"convolution {instr.name}: no dim_labels attribute")
 
 
-@output_to_input_rule("convolution")
+@output_to_input_rule("convolution", reads=_READS)
 def convolution_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     setup = _conv_setup(instr)
     if setup is None:
@@ -131,7 +134,7 @@ def convolution_output_to_input(instr: Instruction, output_index: int) -> list[O
     return [OperandMaps(0, (lhs_map,)), OperandMaps(1, (kernel_map,))]
 
 
-@input_to_output_rule("convolution")
+@input_to_output_rule("convolution", reads=_READS)
 def convolution_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     setup = _conv_setup(instr)
     if setup is None:

@@ -22,9 +22,12 @@ import numpy as np
 
 from ..affine import Expr, IndexingMap, Interval, RuntimeVar, const, dim, range_var, runtime_var
 from ..hlo.model import Instruction
-from .registry import OperandMaps, input_to_output_rule, output_to_input_rule
+from .registry import Reads, OperandMaps, input_to_output_rule, output_to_input_rule
 from .rules_reduce import RangeVars
 from .shape_maps import full_interval, generator_map, zero_result_map
+
+# What the rules below look at (the cache key: hlo_index.fusion.fingerprint).
+_READS = Reads.of("collapsed_slice_dims", "index_vector_dim", "input_batching_dims", "inserted_window_dims", "offset_dims", "operand_batching_dims", "scatter_dims_to_operand_dims", "scatter_indices_batching_dims", "slice_sizes", "dynamic_slice_sizes", "start_index_map", "start_indices_batching_dims", "update_window_dims", "to_apply", operand_values=True)
 
 KnownStart = tuple[Expr, int, int]   # expression, smallest and largest value
 
@@ -176,7 +179,7 @@ def _old_form(instr: Instruction) -> IndexingMap:
     return IndexingMap.undefined(f"{instr.opcode}: offsets given as one vector operand (old form) are not supported")
 
 
-@output_to_input_rule("dynamic-slice")
+@output_to_input_rule("dynamic-slice", reads=_READS)
 def dynamic_slice_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     out_dims, operand_dims = instr.shape.dims, instr.operands[0].shape.dims
     built = _slice_starts(instr, 1, operand_dims, out_dims)
@@ -189,7 +192,7 @@ def dynamic_slice_output_to_input(instr: Instruction, output_index: int) -> list
                                            for k in range(1, len(instr.operands))]
 
 
-@input_to_output_rule("dynamic-slice")
+@input_to_output_rule("dynamic-slice", reads=_READS)
 def dynamic_slice_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     out_dims, operand_dims = instr.shape.dims, instr.operands[0].shape.dims
     if operand_index > 0:
@@ -207,7 +210,7 @@ def dynamic_slice_input_to_output(instr: Instruction, operand_index: int) -> lis
 
 # ---- dynamic-update-slice -----------------------------------------------------------------
 
-@output_to_input_rule("dynamic-update-slice")
+@output_to_input_rule("dynamic-update-slice", reads=_READS)
 def dynamic_update_slice_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     out_dims, update_dims = instr.shape.dims, instr.operands[1].shape.dims
     built = _slice_starts(instr, 2, out_dims, update_dims)
@@ -242,7 +245,7 @@ def not_overwritten(out_dims, update_dims, starts, alloc: Starts) -> tuple[Index
     return tuple(pieces)
 
 
-@input_to_output_rule("dynamic-update-slice")
+@input_to_output_rule("dynamic-update-slice", reads=_READS)
 def dynamic_update_slice_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     out_dims, update_dims = instr.shape.dims, instr.operands[1].shape.dims
     if operand_index == 0:
@@ -317,7 +320,7 @@ def _pieces(build) -> tuple[IndexingMap, ...]:
     return tuple(maps) or (first.simplified(),)
 
 
-@output_to_input_rule("gather")
+@output_to_input_rule("gather", reads=_READS)
 def gather_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     out_dims, indices = instr.shape.dims, instr.operands[1]
     ivd = instr.attr("index_vector_dim")
@@ -339,7 +342,7 @@ def gather_output_to_input(instr: Instruction, output_index: int) -> list[Operan
     return [OperandMaps(0, operand_maps), OperandMaps(1, (indices_map,))]
 
 
-@input_to_output_rule("gather")
+@input_to_output_rule("gather", reads=_READS)
 def gather_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     out_dims, operand, indices = instr.shape.dims, instr.operands[0], instr.operands[1]
     ivd = instr.attr("index_vector_dim")
@@ -409,7 +412,7 @@ def _scatter_starts(instr: Instruction, batch_exprs: Sequence[Expr], window_size
     return result
 
 
-@output_to_input_rule("scatter")
+@output_to_input_rule("scatter", reads=_READS)
 def scatter_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     count, update_dims, window_update_dims, scatter_update_dims, window_operand_dims, window_size = \
         _scatter_layout(instr)
@@ -446,7 +449,7 @@ def scatter_output_to_input(instr: Instruction, output_index: int) -> list[Opera
             + [OperandMaps(k, (update_map,)) for k in range(count + 1, 2 * count + 1)])
 
 
-@input_to_output_rule("scatter")
+@input_to_output_rule("scatter", reads=_READS)
 def scatter_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     count, update_dims, window_update_dims, scatter_update_dims, window_operand_dims, window_size = \
         _scatter_layout(instr)

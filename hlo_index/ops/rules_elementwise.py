@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..affine import IndexingMap
 from ..hlo.model import Instruction
-from .registry import OperandMaps, input_to_output_rule, output_to_input_rule
+from .registry import Reads, OperandMaps, input_to_output_rule, output_to_input_rule
 from .shape_maps import generator_map, identity_map, zero_result_map
 
 from ..hlo.opcodes import ELEMENTWISE_OPCODES
@@ -18,14 +18,14 @@ def _is_broadcast_scalar(instr: Instruction, operand_index: int) -> bool:
     return instr.operands[operand_index].shape.rank == 0 and instr.shape.rank > 0
 
 
-@output_to_input_rule(*ELEMENTWISE_OPCODES)
+@output_to_input_rule(*ELEMENTWISE_OPCODES, reads=Reads())
 def elementwise_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     dims = instr.shape.dims
     return [OperandMaps(i, (zero_result_map(dims) if _is_broadcast_scalar(instr, i) else identity_map(dims),))
             for i in range(len(instr.operands))]
 
 
-@input_to_output_rule(*ELEMENTWISE_OPCODES)
+@input_to_output_rule(*ELEMENTWISE_OPCODES, reads=Reads())
 def elementwise_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     dims = instr.shape.dims
     if _is_broadcast_scalar(instr, operand_index):

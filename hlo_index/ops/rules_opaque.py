@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..affine import IndexingMap
 from ..hlo.model import Instruction
-from .registry import OperandMaps, input_to_output_rule, opaque, output_to_input_rule
+from .registry import Reads, OperandMaps, input_to_output_rule, opaque, output_to_input_rule
 from .shape_maps import generator_map, zero_result_map
 
 opaque("custom-call: runs external code whose element access pattern is unknown (targets with "
@@ -32,7 +32,7 @@ opaque("collective-reduce / scan / shuffle: newer XLA opcodes whose element sema
 
 # ---- ordering-only pass-through ops -------------------------------------------------------
 
-@output_to_input_rule("add-dependency", "domain")
+@output_to_input_rule("add-dependency", "domain", reads=Reads())
 def pass_through_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     dims = instr.shape.leaf(output_index).dims
     element = output_index if instr.shape.is_tuple else 0
@@ -40,7 +40,7 @@ def pass_through_output_to_input(instr: Instruction, output_index: int) -> list[
     return maps + [OperandMaps(k, (zero_result_map(dims),)) for k in range(1, len(instr.operands))]
 
 
-@input_to_output_rule("add-dependency", "domain")
+@input_to_output_rule("add-dependency", "domain", reads=Reads())
 def pass_through_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     if operand_index > 0:
         return [(generator_map(instr.shape.leaf(i).dims),) for i in range(instr.shape.num_outputs)]

@@ -12,8 +12,11 @@ from typing import Optional, Sequence
 
 from ..affine import Expr, IndexingMap, Interval, const, dim, range_var
 from ..hlo.model import Instruction, WindowDim
-from .registry import OperandMaps, input_to_output_rule, output_to_input_rule
+from .registry import Reads, OperandMaps, input_to_output_rule, output_to_input_rule
 from .shape_maps import full_interval, generator_map, zero_result_map
+
+# What the rules below look at (the cache key: hlo_index.fusion.fingerprint).
+_READS = Reads.of("dimensions", "window", "padding")
 
 Constraint = tuple[Expr, Interval]
 
@@ -112,7 +115,7 @@ def _per_output(instr: Instruction, m: IndexingMap) -> list[tuple[IndexingMap, .
 
 # ---- reduce -------------------------------------------------------------------------------
 
-@output_to_input_rule("reduce")
+@output_to_input_rule("reduce", reads=_READS)
 def reduce_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     arity = len(instr.operands) // 2
     out_dims = instr.shape.leaf(output_index).dims
@@ -129,7 +132,7 @@ def reduce_output_to_input(instr: Instruction, output_index: int) -> list[Operan
     return [OperandMaps(k, (input_map if k < arity else init_map,)) for k in range(2 * arity)]
 
 
-@input_to_output_rule("reduce")
+@input_to_output_rule("reduce", reads=_READS)
 def reduce_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     arity = len(instr.operands) // 2
     out_dims = instr.shape.leaf(0).dims
@@ -143,7 +146,7 @@ def reduce_input_to_output(instr: Instruction, operand_index: int) -> list[tuple
 
 # ---- reduce-window ------------------------------------------------------------------------
 
-@output_to_input_rule("reduce-window")
+@output_to_input_rule("reduce-window", reads=_READS)
 def reduce_window_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     arity = len(instr.operands) // 2
     out_dims = instr.shape.leaf(output_index).dims
@@ -153,7 +156,7 @@ def reduce_window_output_to_input(instr: Instruction, output_index: int) -> list
     return [OperandMaps(k, (input_map if k < arity else init_map,)) for k in range(2 * arity)]
 
 
-@input_to_output_rule("reduce-window")
+@input_to_output_rule("reduce-window", reads=_READS)
 def reduce_window_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     arity = len(instr.operands) // 2
     out_dims = instr.shape.leaf(0).dims
@@ -180,7 +183,7 @@ def _covering_then_covered(dims: Sequence[int], source_dims: Sequence[int],
     return IndexingMap([full_interval(n) for n in dims], ranges.intervals, (), results, constraints)
 
 
-@output_to_input_rule("select-and-scatter")
+@output_to_input_rule("select-and-scatter", reads=_READS)
 def select_and_scatter_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     dims, source_dims = instr.shape.dims, instr.operands[1].shape.dims
     window = window_of(instr, len(dims))
@@ -189,7 +192,7 @@ def select_and_scatter_output_to_input(instr: Instruction, output_index: int) ->
             OperandMaps(2, (zero_result_map(dims),))]
 
 
-@input_to_output_rule("select-and-scatter")
+@input_to_output_rule("select-and-scatter", reads=_READS)
 def select_and_scatter_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     dims, source_dims = instr.shape.dims, instr.operands[1].shape.dims
     window = window_of(instr, len(dims))

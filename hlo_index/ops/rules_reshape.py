@@ -21,7 +21,7 @@ from typing import Sequence
 
 from ..affine import IndexingMap, dim, range_var
 from ..hlo.model import Instruction, Shape
-from .registry import OperandMaps, input_to_output_rule, output_to_input_rule
+from .registry import Reads, OperandMaps, input_to_output_rule, output_to_input_rule
 from .shape_maps import full_interval, identity_map, major_to_minor, reshape_exprs
 from ..layout import bitcast_map as tiled_bitcast_map, is_tiled
 
@@ -33,12 +33,12 @@ def _reshape_map(src: Sequence[int], dst: Sequence[int]) -> IndexingMap:
     return IndexingMap.from_shape_dims(src, reshape_exprs([dim(k) for k in range(len(src))], src, dst))
 
 
-@output_to_input_rule("reshape")
+@output_to_input_rule("reshape", reads=Reads())
 def reshape_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     return [OperandMaps(0, (_reshape_map(instr.shape.dims, instr.operands[0].shape.dims),))]
 
 
-@input_to_output_rule("reshape")
+@input_to_output_rule("reshape", reads=Reads())
 def reshape_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     return [(_reshape_map(instr.operands[0].shape.dims, instr.shape.dims),)]
 
@@ -95,12 +95,12 @@ def bitcast_map(src: Shape, dst: Shape) -> IndexingMap:
     return IndexingMap.from_shape_dims(src.dims, results, range_vars=ranges)
 
 
-@output_to_input_rule("bitcast")
+@output_to_input_rule("bitcast", reads=Reads())
 def bitcast_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     return [OperandMaps(0, (bitcast_map(instr.shape, instr.operands[0].shape),))]
 
 
-@input_to_output_rule("bitcast")
+@input_to_output_rule("bitcast", reads=Reads())
 def bitcast_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     return [(bitcast_map(instr.operands[0].shape, instr.shape),)]
 
@@ -119,7 +119,7 @@ def _add_last(dims: Sequence[int], ratio: int) -> IndexingMap:
                                        range_vars=[full_interval(ratio)])
 
 
-@output_to_input_rule("bitcast-convert")
+@output_to_input_rule("bitcast-convert", reads=Reads())
 def bitcast_convert_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     src, dst = instr.operands[0].shape, instr.shape
     if src.element_bits == dst.element_bits:
@@ -129,7 +129,7 @@ def bitcast_convert_output_to_input(instr: Instruction, output_index: int) -> li
     return [OperandMaps(0, (_add_last(dst.dims, dst.element_bits // src.element_bits),))]
 
 
-@input_to_output_rule("bitcast-convert")
+@input_to_output_rule("bitcast-convert", reads=Reads())
 def bitcast_convert_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     src, dst = instr.operands[0].shape, instr.shape
     if src.element_bits == dst.element_bits:

@@ -18,23 +18,26 @@ from __future__ import annotations
 
 from ..affine import IndexingMap, Interval, dim, range_var
 from ..hlo.model import Instruction
-from .registry import OperandMaps, input_to_output_rule, output_to_input_rule
+from .registry import Reads, OperandMaps, input_to_output_rule, output_to_input_rule
 from .shape_maps import full_interval, generator_map, identity_map
+
+# What the rules below look at (the cache key: hlo_index.fusion.fingerprint).
+_READS = Reads.of("dimensions", "padding", "slice", "iota_dimension")
 
 
 # ---- operand-less producers ----------------------------------------------------------------
 
-@output_to_input_rule("iota", "constant", "parameter")
+@output_to_input_rule("iota", "constant", "parameter", reads=_READS)
 def producer_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     return []
 
 
-@input_to_output_rule("iota", "constant")
+@input_to_output_rule("iota", "constant", reads=_READS)
 def generated_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     return [(generator_map(instr.shape.leaf(i).dims),) for i in range(instr.shape.num_outputs)]
 
 
-@input_to_output_rule("parameter")
+@input_to_output_rule("parameter", reads=_READS)
 def parameter_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     if instr.shape.is_tuple:
         reason = "tuple-shaped parameter: address one element through get-tuple-element"
@@ -44,14 +47,14 @@ def parameter_input_to_output(instr: Instruction, operand_index: int) -> list[tu
 
 # ---- broadcast ------------------------------------------------------------------------------
 
-@output_to_input_rule("broadcast")
+@output_to_input_rule("broadcast", reads=_READS)
 def broadcast_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     dims = tuple(instr.attr("dimensions", ()))
     m = IndexingMap.from_shape_dims(instr.shape.dims, [dim(d) for d in dims])
     return [OperandMaps(0, (m,))]
 
 
-@input_to_output_rule("broadcast")
+@input_to_output_rule("broadcast", reads=_READS)
 def broadcast_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     dims = tuple(instr.attr("dimensions", ()))
     source = {out_dim: i for i, out_dim in enumerate(dims)}
@@ -67,7 +70,7 @@ def broadcast_input_to_output(instr: Instruction, operand_index: int) -> list[tu
 
 # ---- transpose, reverse ---------------------------------------------------------------------
 
-@output_to_input_rule("transpose")
+@output_to_input_rule("transpose", reads=_READS)
 def transpose_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     perm = tuple(instr.attr("dimensions"))
     inverse = {p: i for i, p in enumerate(perm)}
@@ -75,7 +78,7 @@ def transpose_output_to_input(instr: Instruction, output_index: int) -> list[Ope
     return [OperandMaps(0, (m,))]
 
 
-@input_to_output_rule("transpose")
+@input_to_output_rule("transpose", reads=_READS)
 def transpose_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     perm = tuple(instr.attr("dimensions"))
     return [(IndexingMap.from_shape_dims(instr.operands[0].shape.dims, [dim(p) for p in perm]),)]
@@ -88,26 +91,26 @@ def _reverse_map(instr: Instruction) -> IndexingMap:
         dims, [(-dim(k) + (n - 1)) if k in flipped else dim(k) for k, n in enumerate(dims)])
 
 
-@output_to_input_rule("reverse")
+@output_to_input_rule("reverse", reads=_READS)
 def reverse_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     return [OperandMaps(0, (_reverse_map(instr),))]
 
 
-@input_to_output_rule("reverse")
+@input_to_output_rule("reverse", reads=_READS)
 def reverse_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     return [(_reverse_map(instr),)]
 
 
 # ---- slice ------------------------------------------------------------------------------------
 
-@output_to_input_rule("slice")
+@output_to_input_rule("slice", reads=_READS)
 def slice_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     results = [dim(k) * s.stride + s.start if s.stride != 1 else dim(k) + s.start
                for k, s in enumerate(instr.attr("slice"))]
     return [OperandMaps(0, (IndexingMap.from_shape_dims(instr.shape.dims, results),))]
 
 
-@input_to_output_rule("slice")
+@input_to_output_rule("slice", reads=_READS)
 def slice_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     operand_dims = instr.operands[0].shape.dims
     if 0 in instr.shape.dims:
@@ -132,7 +135,7 @@ def _pad_edges(operand_size: int, p) -> tuple[int, int]:
     return p.low, last
 
 
-@output_to_input_rule("pad")
+@output_to_input_rule("pad", reads=_READS)
 def pad_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     out_dims = instr.shape.dims
     operand_dims = instr.operands[0].shape.dims
@@ -176,7 +179,7 @@ def _padding_position_constraints(instr: Instruction, var) -> list[list]:
     return pieces
 
 
-@input_to_output_rule("pad")
+@input_to_output_rule("pad", reads=_READS)
 def pad_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     out_dims = instr.shape.dims
     padding = instr.attr("padding")
@@ -207,7 +210,7 @@ def _concat_offsets(instr: Instruction) -> tuple[int, list[int]]:
     return axis, offsets
 
 
-@output_to_input_rule("concatenate")
+@output_to_input_rule("concatenate", reads=_READS)
 def concatenate_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     axis, offsets = _concat_offsets(instr)
     out_dims = instr.shape.dims
@@ -224,7 +227,7 @@ def concatenate_output_to_input(instr: Instruction, output_index: int) -> list[O
     return result
 
 
-@input_to_output_rule("concatenate")
+@input_to_output_rule("concatenate", reads=_READS)
 def concatenate_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     axis, offsets = _concat_offsets(instr)
     dims = instr.operands[operand_index].shape.dims

@@ -11,8 +11,11 @@ from typing import Sequence
 
 from ..affine import IndexingMap, dim, range_var
 from ..hlo.model import Instruction
-from .registry import OperandMaps, input_to_output_rule, output_to_input_rule
+from .registry import Reads, OperandMaps, input_to_output_rule, output_to_input_rule
 from .shape_maps import full_interval
+
+# What the rules below look at (the cache key: hlo_index.fusion.fingerprint).
+_READS = Reads.of("dimensions", "to_apply", "k", "largest", "is_stable")
 
 
 def row_map(from_dims: Sequence[int], axis: int, row_length: int) -> IndexingMap:
@@ -46,7 +49,7 @@ def _sort_axis(instr: Instruction) -> int:
     return axis
 
 
-@output_to_input_rule("sort")
+@output_to_input_rule("sort", reads=_READS)
 def sort_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     dims, axis = instr.shape.leaf(output_index).dims, _sort_axis(instr)
     m = row_map(dims, axis, dims[axis])
@@ -54,7 +57,7 @@ def sort_output_to_input(instr: Instruction, output_index: int) -> list[OperandM
     return [OperandMaps(k, (m,) if k in read else ()) for k in range(len(instr.operands))]
 
 
-@input_to_output_rule("sort")
+@input_to_output_rule("sort", reads=_READS)
 def sort_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     dims, axis = instr.operands[operand_index].shape.dims, _sort_axis(instr)
     m = row_map(dims, axis, dims[axis])
@@ -64,14 +67,14 @@ def sort_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[I
 
 # topk: operand [..., n] -> (values [..., k], indices [..., k]), along the last dimension.
 
-@output_to_input_rule("topk")
+@output_to_input_rule("topk", reads=_READS)
 def topk_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     out_dims = instr.shape.leaf(output_index).dims
     row = instr.operands[0].shape.dims[-1]
     return [OperandMaps(0, (row_map(out_dims, len(out_dims) - 1, row),))]
 
 
-@input_to_output_rule("topk")
+@input_to_output_rule("topk", reads=_READS)
 def topk_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     dims = instr.operands[0].shape.dims
     k = instr.shape.leaf(0).dims[-1]

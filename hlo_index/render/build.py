@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..affine import IndexingMap
+from ..context import current, register_table
 from ..api import SelectedTarget, TargetNotFound, operand_info, select_targets
 from ..fusion import OperandIndexing, callee_of, input_to_output, output_to_input
 from ..hlo.model import Computation, Diagnostic, Module
@@ -14,16 +15,17 @@ from .report import (TARGET_EXTENSIONS, DiagnosticReport, MapReport, ModuleRepor
 DIRECTIONS = ("out2in", "in2out", "both")
 
 
-# id(map) -> (map, its text) while one module is reported: the rule cache shares map objects,
-# so ~10^4 maps of a big dump are ~10^2 distinct objects (the map is kept to pin its id).
-_map_texts: dict[int, tuple[IndexingMap, str]] = {}
-_shape_texts: dict[int, tuple[object, str]] = {}   # likewise for shapes (the parser shares them)
+# id(map) -> (map, its text) per analysis context (one per module report): the rule cache shares
+# map objects, so ~10^4 maps of a big dump are ~10^2 distinct objects (the map is kept to pin its id).
+_MAP_TEXTS = register_table("render.build.map_texts")
+_SHAPE_TEXTS = register_table("render.build.shape_texts")   # likewise for shapes (the parser shares them)
 
 
 def _shape_text(shape) -> str:
-    cached = _shape_texts.get(id(shape))
+    texts = current().tables[_SHAPE_TEXTS]
+    cached = texts.get(id(shape))
     if cached is None or cached[0] is not shape:
-        cached = _shape_texts[id(shape)] = (shape, str(shape))
+        cached = texts[id(shape)] = (shape, str(shape))
     return cached[1]
 
 
@@ -32,9 +34,10 @@ def map_report(m: IndexingMap) -> MapReport:
         return MapReport(None, m.undefined_reason or "unknown")
     if m.is_known_empty:
         return MapReport("KNOWN EMPTY")
-    cached = _map_texts.get(id(m))
+    texts = current().tables[_MAP_TEXTS]
+    cached = texts.get(id(m))
     if cached is None or cached[0] is not m:
-        cached = _map_texts[id(m)] = (m, str(m))
+        cached = texts[id(m)] = (m, str(m))
     return MapReport(cached[1])
 
 
@@ -93,8 +96,13 @@ def diagnostic_report(d: Diagnostic) -> DiagnosticReport:
 def module_report(module: Module, direction: str = "out2in", fusion: Optional[str] = None,
                   computation: Optional[str] = None, instruction: Optional[str] = None,
                   options: Optional[dict] = None, on_target=None, verify: bool = False,
-                  verify_samples: int = 8, seed: Optional[int] = None, fusions_only: bool = False) -> ModuleReport:
+                  verify_samples: int = 8, seed: Optional[int] = None, fusions_only: bool = False,
+                  own_context: bool = True) -> ModuleReport:
     """Every selected target of one module; a failing target becomes an error diagnostic.
+
+    The module is analysed in an analysis context of its own (``own_context``, the default), so
+    its caches die with the report; with ``own_context=False`` the current context is used (its
+    caches shared with other modules: the answers must not change, which tests check).
 
     With ``verify``, each target's maps are checked against the reference walk
     (``hlo_index.verify``): mismatches become error diagnostics, skipped targets get a note.
@@ -106,11 +114,13 @@ def module_report(module: Module, direction: str = "out2in", fusion: Optional[st
     except TargetNotFound as exc:
         report.diagnostics.append(DiagnosticReport("error", str(exc), path=module.source))
         return report
-    try:
+    # One analysis context per module: its caches die with the report, and a module's answers
+    # cannot depend on what else this process analysed.
+    if own_context:
+        with current().child():
+            _report_targets(selected, module, report, direction, options, on_target, verify, verify_samples, seed)
+    else:
         _report_targets(selected, module, report, direction, options, on_target, verify, verify_samples, seed)
-    finally:
-        _map_texts.clear()
-        _shape_texts.clear()
     return report
 
 

@@ -16,21 +16,25 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from ..context import current, register_table
 from ..hlo.model import Computation, Shape
 from .report import OperandReport, TargetReport, register_extension
 
-_MAX_CACHED = 1 << 14
-_ANALYSES: dict[tuple, dict] = {}
-_PHYSICAL: dict[tuple, list] = {}
+# Per analysis context, at most Budgets.operand_figures entries each.
+_ANALYSES = register_table("render.operand_analyses.figures")
+_PHYSICAL = register_table("render.operand_analyses.physical")
 
 
 def clear_cache() -> None:
-    _ANALYSES.clear()
-    _PHYSICAL.clear()
+    tables = current().tables
+    tables.pop(_ANALYSES, None)
+    tables.pop(_PHYSICAL, None)
 
 
-def _remember(cache: dict, key, value):
-    if len(cache) >= _MAX_CACHED:
+def _remember(slot: int, key, value):
+    ctx = current()
+    cache = ctx.tables[slot]
+    if len(cache) >= ctx.budgets.operand_figures:
         cache.clear()
     cache[key] = value
     return value
@@ -39,7 +43,7 @@ def _remember(cache: dict, key, value):
 def operand_figures(maps: tuple, operand_shape: Shape, output_shape: Shape) -> dict:
     """``{"utilization": {...}, "coalescing": {...}}`` for one operand, memoised."""
     key = (maps, operand_shape, output_shape)
-    hit = _ANALYSES.get(key)
+    hit = current().tables[_ANALYSES].get(key)
     if hit is not None:
         return hit
     from ..analyses import operand_report
@@ -65,7 +69,7 @@ def _with_summary(figures: Optional[dict], summary: str) -> dict:
 def physical_maps(maps: tuple, operand_shape: Shape) -> list[dict]:
     """The JSON entries (as in ``maps``) of each map composed with the operand's layout, memoised."""
     key = (maps, operand_shape)
-    hit = _PHYSICAL.get(key)
+    hit = current().tables[_PHYSICAL].get(key)
     if hit is not None:
         return hit
     from ..layout import to_physical

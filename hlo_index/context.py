@@ -1,0 +1,177 @@
+"""The analysis context: every cache and every budget of one analysis, in one object.
+
+MLIR's ``MLIRContext`` is the model: the expression intern table, the per-domain bound memos, the
+op-rule / composition / fingerprint caches, the rendered-text caches and the budgets all belong to
+an :class:`AnalysisContext`, and die with it. Nothing of ours keeps module-level state that grows
+while analysing (``tests/test_module_state.py`` checks it).
+
+Lifetime: the CLI opens one context per module it reports; library users open one per session::
+
+    with hlo_index.Session() as s:           # an AnalysisContext
+        rows = s.output_to_input(fusion)     # or any hlo_index call inside the ``with``
+
+Calls made outside any ``with`` use the thread's default context (created on first use, kept for
+the thread's life; ``current().clear()`` empties it).
+
+A module that needs a cache registers a *table* once, at import time, and looks it up in the
+current context when it runs::
+
+    from hlo_index.context import register_table, current
+    _MEMO = register_table("my_module.memo")           # import time: a slot, no storage yet
+    def f(x):
+        memo = current().tables[_MEMO]                 # this context's dict (created on first use)
+
+Keys of such tables must be structural (see ``hlo_index.fusion.fingerprint``), never names or
+``id()`` alone; an ``id()`` key is only allowed together with the object itself in the value
+(checked with ``is``), which makes it an identity memo of an object that is kept alive.
+
+This module imports nothing of ours, so every package (``hlo``, ``affine``, ``ops``...) may use it.
+"""
+from __future__ import annotations
+
+from contextvars import ContextVar
+from dataclasses import dataclass, fields, replace
+from typing import Callable, Optional
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """Every bound on the work one analysis may do. Hitting one never hangs or fails: the value
+    concerned becomes UNDEFINED with a reason naming the budget and its value, or the check
+    concerned becomes a bounded (seeded) sample, and the rest of the analysis goes on."""
+
+    # Distinct maps kept for one value (one operand of one output). Beyond: UNDEFINED.
+    maps_per_value: int = 64
+    # Map compositions one bottom-up / forward summary pass of a computation may do. Beyond: the
+    # values not yet summarised become UNDEFINED (per value; the rest of the computation is kept).
+    compositions_per_pass: int = 400_000
+    # Candidate points (dims x range vars) up to which two maps of one value are compared by
+    # brute force (a proof); larger maps stay distinct (the conservative answer).
+    semantic_check_points: int = 1 << 14
+    # Points enumerated to decide whether a witness-only range variable is satisfiable.
+    witness_points: int = 1 << 16
+    # Box up to which ``remove_unused_variables`` decides satisfiability of dropped constraints.
+    satisfiability_box: int = 1 << 16
+    # Largest modulus the constraint normaliser builds when merging congruences.
+    merged_modulus: int = 1 << 12
+    # Distinct variable domains whose bound memos are kept (memos of older domains are dropped).
+    shared_domains: int = 4096
+    # Per-operand figures (utilization, coalescing, physical maps) memoised per context.
+    operand_figures: int = 1 << 14
+    # Shapes, metadata and typed attributes memoised per context while parsing.
+    parse_memo_entries: int = 100_000
+    # --verify: reference points walked per value, range-variable points enumerated per element.
+    verify_points_per_value: int = 20_000
+    verify_range_combinations: int = 1 << 18
+
+    def describe(self) -> list[tuple[str, int]]:
+        return [(f.name, getattr(self, f.name)) for f in fields(self)]
+
+
+def budget_reason(name: str, value: int, what: str) -> str:
+    """An UNDEFINED reason for a budget hit: names the budget and its value."""
+    return f"budget {name}={value} exceeded: {what}"
+
+
+_FACTORIES: list[Callable[[], object]] = []   # slot -> factory; filled at import time only
+_NAMES: list[str] = []
+
+
+def register_table(name: str, factory: Callable[[], object] = dict) -> int:
+    """Reserve a per-context table (call at import time). Returns the slot for ``tables[slot]``."""
+    if name in _NAMES:
+        return _NAMES.index(name)
+    _FACTORIES.append(factory)
+    _NAMES.append(name)
+    return len(_FACTORIES) - 1
+
+
+def table_names() -> list[str]:
+    return list(_NAMES)
+
+
+class _Tables(dict):
+    """slot -> table, each created on first use."""
+
+    __slots__ = ()
+
+    def __missing__(self, slot: int):
+        table = self[slot] = _FACTORIES[slot]()
+        return table
+
+
+_ACTIVE: ContextVar[Optional["AnalysisContext"]] = ContextVar("hlo_index_analysis_context", default=None)
+
+
+class AnalysisContext:
+    """Owns every cache of an analysis and its budgets; a context manager that makes itself the
+    current context for the calls made inside the ``with`` (contexts nest)."""
+
+    __slots__ = ("budgets", "tables", "intern", "_tokens", "__weakref__")
+
+    def __init__(self, budgets: Optional[Budgets] = None, **overrides: int) -> None:
+        budgets = budgets or Budgets()
+        self.budgets = replace(budgets, **overrides) if overrides else budgets
+        self.tables = _Tables()
+        # The expression intern table (``hlo_index.affine.expr``): the hottest table, kept as an
+        # attribute so building a node costs one lookup.
+        self.intern: dict = {}
+        self._tokens: list = []
+
+    def __enter__(self) -> "AnalysisContext":
+        self._tokens.append(_ACTIVE.set(self))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        # leaving the outermost ``with`` ends the context's life: its tables are freed
+        _ACTIVE.reset(self._tokens.pop())
+        if not self._tokens:
+            self.clear()
+
+    def run(self, fn: Callable, *args, **kwargs):
+        """``fn(*args, **kwargs)`` with this context current (its tables are kept afterwards)."""
+        token = _ACTIVE.set(self)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _ACTIVE.reset(token)
+
+    def clear(self) -> None:
+        """Forget every cached result (the budgets stay)."""
+        self.tables.clear()
+        self.intern = {}
+
+    def close(self) -> None:
+        """End the context's life: free every table."""
+        self.clear()
+
+    def child(self) -> "AnalysisContext":
+        """A fresh context with the same budgets."""
+        return AnalysisContext(self.budgets)
+
+    def sizes(self) -> dict[str, int]:
+        """Entries per non-empty table (diagnostics and tests)."""
+        out = {"affine.intern": len(self.intern)} if self.intern else {}
+        for slot, table in sorted(self.tables.items()):
+            try:
+                out[_NAMES[slot]] = len(table)
+            except TypeError:
+                out[_NAMES[slot]] = 1
+        return out
+
+
+def current() -> AnalysisContext:
+    """The context of the innermost ``with`` in this thread, else the thread's default context."""
+    ctx = _ACTIVE.get()
+    if ctx is None:
+        ctx = AnalysisContext()
+        _ACTIVE.set(ctx)
+    return ctx
+
+
+def budgets() -> Budgets:
+    return current().budgets
+
+
+__all__ = ["AnalysisContext", "Budgets", "budget_reason", "current", "budgets", "register_table",
+           "table_names"]

@@ -1,0 +1,154 @@
+"""No module-level state that grows while analysing: every cache belongs to an analysis context.
+
+How import-time registries are told apart from run-time caches: every ``hlo_index.*`` module is
+imported first (registries such as the op-rule table, the reference table, the context's table
+slots fill then); a snapshot of every module-level (and class-level) dict / list / set / deque is
+taken; then real work runs through the CLI (every command, both directions, --verify, a
+directory of real dumps, a module with a while loop). Any container whose contents changed was
+filled at run time, which is exactly what must live in ``hlo_index.context`` instead.
+"""
+from __future__ import annotations
+
+import collections
+import importlib
+import pkgutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import hlo_index
+from hlo_index.context import AnalysisContext, current
+
+SHARED = Path(__file__).resolve().parents[1] / ".." / "shared"
+CORPUS = SHARED / "corpus"
+CONTAINERS = (dict, list, set, collections.deque, bytearray)
+
+WHILE_MODULE = """HloModule loop
+
+body {
+  p = (s32[], f32[4], f32[7,4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  acc = f32[4] get-tuple-element(p), index=1
+  x = f32[7,4] get-tuple-element(p), index=2
+  zero = s32[] constant(0)
+  ds = f32[1,4] dynamic-slice(x, i, zero), dynamic_slice_sizes={1,4}
+  r = f32[4] reshape(ds)
+  acc2 = f32[4] add(acc, r)
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  ROOT t = (s32[], f32[4], f32[7,4]) tuple(i2, acc2, x)
+}
+
+cond {
+  p = (s32[], f32[4], f32[7,4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  three = s32[] constant(3)
+  ROOT lt = pred[] compare(i, three), direction=LT
+}
+
+ENTRY main {
+  x = f32[7,4] parameter(0)
+  acc0 = f32[4] parameter(1)
+  i0 = s32[] constant(0)
+  t = (s32[], f32[4], f32[7,4]) tuple(i0, acc0, x)
+  w = (s32[], f32[4], f32[7,4]) while(t), condition=cond, body=body
+  ROOT out = f32[4] get-tuple-element(w), index=1
+}
+"""
+
+
+def _all_modules() -> list:
+    modules = [hlo_index]
+    for info in pkgutil.walk_packages(hlo_index.__path__, "hlo_index."):
+        try:
+            modules.append(importlib.import_module(info.name))
+        except ImportError:   # optional dependency absent (islpy): nothing of it can run either
+            continue
+    return modules
+
+
+def _containers(modules) -> dict[tuple[str, str], object]:
+    found = {}
+    for module in modules:
+        for name, value in vars(module).items():
+            if isinstance(value, CONTAINERS):
+                found[(module.__name__, name)] = value
+            elif isinstance(value, type) and value.__module__ == module.__name__:
+                for attr, member in vars(value).items():
+                    if isinstance(member, CONTAINERS):
+                        found[(module.__name__, f"{name}.{attr}")] = member
+    return found
+
+
+def _snapshot(value) -> object:
+    if isinstance(value, dict):
+        return ("dict", len(value), list(value.items()))
+    return (type(value).__name__, len(value), list(value))
+
+
+def _changed(before, after) -> bool:
+    if before[1] != after[1]:
+        return True
+    try:
+        return before != after
+    except Exception:   # an element that cannot compare: lengths matched, check identities
+        return any(a is not b for a, b in zip(before[2], after[2]))
+
+
+def _work(tmp_path: Path) -> None:
+    loop = tmp_path / "loop.hlo"
+    loop.write_text(WHILE_MODULE)
+    runner = CliRunner()
+    from hlo_index.cli import main
+    paths = [str(loop)]
+    for sub in ("mlp", "reshape_bitcast", "control_flow_rng"):
+        if (CORPUS / sub).is_dir():
+            paths.append(str(CORPUS / sub))
+    commands = [
+        ["analyze", *paths, "--format", "json", "--direction", "both"],
+        ["analyze", *paths[:2], "--direction", "both", "--verify"],   # the reference walk is slow on loops
+        ["analyze", str(loop), "--instruction", "w", "--physical"],
+        ["check", *paths, "--exit-zero"],
+        ["stats", *paths],
+        ["bubble", *paths],
+        ["simplify", "(d0, d1) -> ((d0 * 16 + d1) floordiv 16), domain: d0 in [0, 7], d1 in [0, 15]"],
+        ["compose", "(d0) -> (d0 floordiv 2), domain: d0 in [0, 9]", "(d0) -> (d0 * 2), domain: d0 in [0, 4]"],
+        ["layout", "bf16[16,256]{1,0:T(8,128)(2,1)}"],
+    ]
+    for args in commands:
+        result = runner.invoke(main, args)
+        assert result.exit_code in (0, 1), (args, result.output[-2000:], result.exception)
+    # the library API outside any session too
+    [module] = hlo_index.load(str(loop))
+    hlo_index.output_to_input(module.entry)
+    hlo_index.input_to_output(module.entry)
+
+
+def test_no_module_level_state_is_filled_at_run_time(tmp_path):
+    modules = _all_modules()
+    before = {key: _snapshot(value) for key, value in _containers(modules).items()}
+    with AnalysisContext():
+        _work(tmp_path)
+    grown = sorted(f"{m}.{n}" for (m, n), value in _containers(modules).items()
+                   if (m, n) in before and _changed(before[(m, n)], _snapshot(value)))
+    assert not grown, f"module-level containers filled at run time (move them to hlo_index.context): {grown}"
+
+
+def test_a_context_frees_its_tables_when_it_ends(tmp_path):
+    loop = tmp_path / "loop.hlo"
+    loop.write_text(WHILE_MODULE)
+    with hlo_index.Session() as session:
+        [module] = session.load(str(loop))
+        session.analyze(module.entry, "both")
+        assert current() is session
+        assert session.sizes(), "the session should have cached something"
+    assert session.sizes() == {}
+    assert current() is not session
+
+
+@pytest.mark.parametrize("budget", ["maps_per_value", "compositions_per_pass"])
+def test_budgets_are_per_context(budget):
+    with AnalysisContext(**{budget: 3}) as ctx:
+        assert getattr(current().budgets, budget) == 3
+    assert getattr(current().budgets, budget) != 3 or ctx is current()
