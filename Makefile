@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SAMPLE := samples/mlp_layernorm_gelu_bf16.after_optimizations.hlo.txt
 
-.PHONY: venv dev run test bench wheel clean
+.PHONY: venv dev run test conformance bench wheel clean
 
 $(BIN)/hlo-index: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -24,6 +24,10 @@ run: venv
 
 test: dev
 	$(BIN)/python -m pytest
+
+# XLA's own HLO (../shared/conformance, skipped when absent): every module XLA reads must load and analyse.
+conformance: dev
+	HLO_INDEX_CONFORMANCE=1 $(BIN)/python -m pytest tests/conformance
 
 bench: dev
 	$(BIN)/python benchmarks/run_all.py

@@ -231,7 +231,7 @@ def command(paths, fusion, computation, instruction, direction, top, sort, fmt, 
     missing = missing_target_message(kept.modules, options)
     if missing:
         click.echo(missing, err=True)
-    if any(m.unreadable for m in kept.modules) or missing:
+    if any(m.unreadable or m.internal_failure for m in kept.modules) or missing:
         sys.exit(EXIT_UNREADABLE)
     if verify and any(d.severity == "error" and d.message.startswith("verify:") for m in kept.modules
                       for d in m.diagnostics):

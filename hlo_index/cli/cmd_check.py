@@ -101,6 +101,6 @@ def command(paths, allow, select, ignore, baseline_path, write_baseline, exit_ze
         from .output import color_enabled
         echo("\n".join(render_check_text(found, checked, Painter(color_enabled(color)), baselined)))
     print_diagnostics(reports)
-    if any(m.unreadable for m in reports):
+    if any(m.unreadable or m.internal_failure for m in reports):
         sys.exit(EXIT_UNREADABLE)
     sys.exit(EXIT_FINDINGS if found and not exit_zero else EXIT_OK)

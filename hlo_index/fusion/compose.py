@@ -137,6 +137,8 @@ def full_box(dims: tuple[int, ...]):
 
 def _deposit(arrays: dict, tuples: dict, operand: Instruction, element: int, maps: Maps) -> None:
     if operand.shape.is_tuple:
+        if element >= len(operand.shape.tuple_shapes):
+            return   # an opaque op's operand () has no element to read
         per_element = tuples.setdefault(id(operand), {})
         per_element[element] = union(per_element.get(element, ()), maps)
     else:

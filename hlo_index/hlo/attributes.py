@@ -104,6 +104,8 @@ def window_dims(value: str) -> tuple[WindowDim, ...]:
         if len(pads) != rank:
             raise ValueError(f"window pad has {len(pads)} entries for {rank} dimensions")
         pairs = [p.split("_") for p in pads]
+        if any(len(p) != 2 for p in pairs):
+            raise ValueError("expects padding_low and padding_high separated by '_'")
         lows, highs = [int(p[0]) for p in pairs], [int(p[1]) for p in pairs]
     return tuple(WindowDim(size[i], stride[i], lows[i], highs[i], rhs[i], lhs[i], bool(rev[i]))
                  for i in range(rank))
@@ -111,7 +113,7 @@ def window_dims(value: str) -> tuple[WindowDim, ...]:
 
 def conv_dim_labels(value: str) -> ConvDimLabels:
     """``b01f_01io->b01f``: where batch, feature and each spatial dimension sit."""
-    m = re.fullmatch(r"([\w]+)_([\w]+)->([\w]+)", value)
+    m = re.fullmatch(r"([\w?]+)_([\w?]+)->([\w?]+)", value)   # '?' marks a dimension of no role
     if m is None:
         raise ValueError(f"malformed dim_labels {value!r}")
     lhs, rhs, out = m.groups()
@@ -127,7 +129,7 @@ def conv_dim_labels(value: str) -> ConvDimLabels:
         raise ValueError(f"dim_labels {value!r} lacks a batch/feature/input/output label") from None
 
 
-_METADATA_FIELD = re.compile(r'([\w]+)=("(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|[^\s}]+)')
+_METADATA_FIELD = re.compile(r'([\w]+)=\s*("(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|[^\s},]+)')
 _METADATA = register_table("hlo.attributes.metadata")   # text -> Metadata, per analysis context
 
 
@@ -260,10 +262,24 @@ _CONVERTERS.update({"slice": slice_dims, "window": window_dims, "dim_labels": co
 _TYPED = register_table("hlo.attributes.typed")   # (name, text) -> typed value, per analysis context
 
 
+def int_list_list(value: str) -> tuple[tuple[int, ...], ...]:
+    """``{{128,32},{64,32}}`` → ((128, 32), (64, 32))."""
+    inner = value.strip()
+    if not (inner.startswith("{") and inner.endswith("}")):
+        raise ValueError(f"expected {{{{...}},...}} list of integer lists, got {value!r}")
+    inner = inner[1:-1]
+    groups = _GROUP.findall(inner)
+    if _GROUP.sub("", inner).replace(",", "").strip():
+        raise ValueError(f"malformed list of integer lists {value[:60]!r}")
+    return tuple(_ints(g) for g in groups)
+
+
 def typed_attribute(name: str, value: str, opcode: str) -> Any:
     """The typed value of attribute ``name`` (raw text if we do not interpret it)."""
     if name == "padding" and opcode == "pad":
         return pad_dims(value)
+    if name == "slice_sizes" and opcode.startswith("collective-permute"):
+        return int_list_list(value)   # one list of sizes per operand pair
     convert = _CONVERTERS.get(name)
     if convert is None:
         return value

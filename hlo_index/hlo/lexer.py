@@ -17,32 +17,36 @@ from lark.lexer import Lexer
 
 # Strings and bracketed runs are written as "unrolled loops" (a run of plain characters, then
 # any number of (special piece, plain run)): Python's re is ~3x slower with a per-character alternation.
-_STRING = (r'(?:"[^"\\\n]*(?:\\.[^"\\\n]*)*"'
-           r"|'[^'\\\n]*(?:\\.[^'\\\n]*)*')")
+_STRING = (r'(?:"[^"\\]*(?:\\.[^"\\]*)*"'
+           r"|'[^'\\]*(?:\\.[^'\\]*)*')")
 _FLAT_BRACES = r'\{[^{}"\'\n]*(?:' + _STRING + r'[^{}"\'\n]*)*\}'
 _ARGS = r'[^()"\'\n]*(?:' + _STRING + r'[^()"\'\n]*)*'   # flat operand text, strings allowed
 _ATTR_NAME = r'[A-Za-z_][\w.\-]*'
 _NAME = r'%[\w.\-]+|[A-Za-z_][\w.\-]*'
-_SHAPE = r'[a-z][a-z0-9]*\[[^\]\n]*\](?:\{[^{}\n]*\})?'
-_PARAM = rf'\s*(?:{_NAME}):\s*{_SHAPE}'
+# XLA's lexer skips blanks and newlines between the element type, the dimensions and the layout; a
+# '{' after the dimensions opens a layout only when an integer or ':' follows it (else it opens a body).
+_SHAPE = r'[a-z][a-z0-9]*\s*\[[^\]]*\](?:\s*\{(?=\s*[\d:])[^{}]*\})?'
+# a parameter is "name: shape" or, as XLA also reads it, "name shape"
+_PARAM = rf'\s*(?:{_NAME})(?::\s*|\s+){_SHAPE}'
 # One attribute whose value is a string, flat braces or a bare word: the common, fast case.
-FAST_ATTR = rf""",\s*({_ATTR_NAME})=({_STRING}|{_FLAT_BRACES}|[^\s,{{}}()\[\]"']+)(?=[\s,)}}]|$)"""
+FAST_ATTR = rf""",\s*({_ATTR_NAME})=\s*({_STRING}|{_FLAT_BRACES}|[^\s,{{}}()\[\]"']+)(?=[\s,)}}]|$)"""
 
 # Leading blanks are part of every match; the named group that matched is the token.
 # Order matters: the first alternative that matches wins.
 _MASTER = re.compile(
     r"\s*(?:"
     rf"(?P<ATTRS>(?:{FAST_ATTR})+)"                 # one or more fast attributes, one token
-    rf"|(?P<ATTR_SLOW>,\s*{_ATTR_NAME}=)"          # any other value: brace-counted by scan_value
+    rf"|(?P<ATTR_SLOW>,\s*{_ATTR_NAME}=\s*)"          # any other value: brace-counted by scan_value
     # the common instruction "[ROOT] %name = f32[..]{..} opcode(operands), fast attributes" as one token
     rf"|(?P<INSTR>(?P<iroot>ROOT[ \t]+)?(?P<iname>{_NAME})[ \t]*=[ \t]*(?P<ishape>{_SHAPE})[ \t]+"
     rf"(?P<iop>[a-z][\w.\-]*)\((?P<iargs>{_ARGS})\)(?P<iattrs>(?:{FAST_ATTR})*))"
-    rf"|(?P<DEF>(?:ROOT[ \t]+)?(?:{_NAME})[ \t]*=)"   # "ROOT %name =" / "%name ="
+    rf"|(?P<DEF>(?:ROOT\s+)?(?:{_NAME})\s*=)"   # "ROOT %name =" / "%name ="
     rf"|(?P<SHAPE>{_SHAPE})"
+    r"|(?P<BUFFER>b\()"                              # a buffer shape "b(s32[2])"
     rf"|(?P<OPCALL>[a-z][\w.\-]*\({_ARGS}\))"
     r"|(?P<OPCALL_SLOW>[a-z][\w.\-]*\()"
     r"|(?P<TABLE>(?:FileNames|FunctionNames|FileLocations|StackFrames)[ \t]*(?:\r?\n[ \t]*\d+[ \t][^\n]*)*)"
-    rf"|(?P<NAME>{_NAME})"
+    rf"|(?P<NAME>{_NAME}):?"          # XLA's "name:" (a computation or parameter name) is a name too
     r"|(?P<COMMENT>/\*.*?\*/|//[^\n]*)"
     # a whole flat signature "(p: f32[2], q: s32[]) -> f32[2]" as one token
     rf"|(?P<SIGNATURE>\((?:{_PARAM}(?:,\s*(?:/\*index=\d+\*/)?{_PARAM})*)?\)\s*->\s*(?:{_SHAPE}|\([^()\n]*\)))"
@@ -189,7 +193,7 @@ def tokenize(source: Source) -> Iterator[Token]:
             if kind == "ATTRS":
                 kind = "ATTR"
             elif kind == "DEF":
-                if value.startswith("ROOT") and value[4:5] in (" ", "\t") and value[4:].strip() != "=":
+                if value.startswith("ROOT") and value[4:5].isspace() and value[4:].strip() != "=":
                     kind = "ROOT_DEF"
             elif kind == "NAME":
                 kind = _KEYWORDS.get(value, "NAME")
@@ -203,6 +207,9 @@ def tokenize(source: Source) -> Iterator[Token]:
                     depth -= 1
             elif kind == "ARROW":
                 kind = "_ARROW"
+            elif kind == "BUFFER":
+                kind = "_BUFFER"
+                depth += 1
             tok = str_new(Token, value)
         tok.type = kind
         tok.value = value

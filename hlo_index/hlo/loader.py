@@ -11,6 +11,8 @@ from typing import Optional
 from .diagnostics import ParseError, error, line_column_of, with_source
 from .model import Diagnostic, Module
 from .parser import gc_paused, parse_syntax_each
+from .checks import check_module
+from .shape_inference import infer_module_shapes
 from .validate import link
 
 # Siblings XLA writes next to the HLO text in a dump directory.
@@ -48,8 +50,13 @@ def _parse_and_link(text: str, path: str) -> list[LoadResult]:
         if isinstance(module, ParseError):
             results.append(LoadResult(path, None, module.diagnostics))
             continue
-        problems = [with_source(d, text, path) for d in link(module)]
-        module.diagnostics.extend(problems)
+        found = link(module)
+        if not any(d.severity == "error" for d in found):
+            found += infer_module_shapes(module)
+        if not any(d.severity == "error" for d in found):
+            found += check_module(module)
+        problems = [with_source(d, text, path) for d in module.diagnostics + found]
+        module.diagnostics = problems
         failed = any(d.severity == "error" for d in problems)
         results.append(LoadResult(path, None if failed else module, problems))
     return results

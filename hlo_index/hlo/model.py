@@ -49,6 +49,7 @@ class Shape:
     dynamic: tuple[bool, ...] = ()            # per dim: True for ``<=N`` (bound N) or ``?``
     layout: Optional[Layout] = None
     tuple_shapes: Optional[tuple["Shape", ...]] = None
+    buffer: bool = False                      # a buffer shape ``b(s32[2])``: a mutable array
 
     @property
     def is_tuple(self) -> bool:
@@ -217,6 +218,7 @@ class Computation:
     by_name: dict[str, Instruction] = field(default_factory=dict)
     module: Optional["Module"] = None
     is_fused: bool = False   # called by some fusion instruction
+    result_shape: Optional[Shape] = None   # the result shape its signature states, when written
 
     def __repr__(self) -> str:
         return f"<computation %{self.name} ({len(self.instructions)} instructions)>"

@@ -18,9 +18,10 @@ from lark.exceptions import UnexpectedInput, UnexpectedToken
 from . import attributes as A
 from .asyncwrap import AsyncSugarError, desugar_module, has_async_sugar
 from .diagnostics import ParseError, error, with_source
-from .lexer import FAST_ATTR, HloLexer, InstrToken, LexError, LineIndex, RawAttr, Source, line_column
+from .lexer import FAST_ATTR, HloLexer, InstrToken, LexError, LineIndex, RawAttr, Source, line_column, scan_value
 from .model import Computation, Diagnostic, Instruction, Module, Shape
-from .shapes import ShapeError, parse_array_shape, tuple_shape
+from .operands import NestedInstruction, OperandSyntaxError, parse_operands
+from .shapes import ShapeError, buffer_shape, parse_array_shape, tuple_shape
 
 # Package data (a link to the top-level grammar/ in a checkout, the file itself in a wheel).
 GRAMMAR_PATH = Path(__file__).resolve().parents[2] / "grammar" / "hlo.lark"
@@ -62,11 +63,31 @@ def _pending() -> list[Computation]:
     return pending
 
 
+def _reset_module_state() -> None:
+    """Per-module parse state: inline computations found so far, names given to nested
+    instructions, instructions whose operands carry shapes (with that operand text)."""
+    _state.pending = []
+    _state.depth = 0
+    _state.anon = {}
+    _state.shaped = []
+
+
+def _anon_name(opcode: str) -> str:
+    """A fresh name for a nested instruction, as XLA's name uniquer gives: ``add.anon``, ``add.anon.1``."""
+    anon = getattr(_state, "anon", None)
+    if anon is None:
+        anon = _state.anon = {}
+    base = f"{opcode}.anon"
+    n = anon.get(base, 0)
+    anon[base] = n + 1
+    return base if n == 0 else f"{base}.{n}"
+
+
 def _split_attrs(tok: Token) -> list[tuple[str, str]]:
     """(name, raw value) pairs of an ATTR token."""
     if type(tok) is RawAttr:
         key, _, value = tok.value[1:].strip().partition("=")
-        return [(key, value)]
+        return [(key.strip(), value.strip())]
     return [m.groups() for m in _FAST_ATTR(tok.value)]
 
 
@@ -85,6 +106,12 @@ class _ModelBuilder(Transformer):
             return parse_array_shape(tok.value)
         except ShapeError as e:
             raise _Failure(str(e), tok, e.offset) from None
+
+    def buffer_shape(self, c: list) -> Shape:
+        try:
+            return buffer_shape(c[0])
+        except ShapeError as e:
+            raise _Failure(str(e), None) from None
 
     def tuple_shape(self, c: list) -> Shape:
         if len(c) == 1 and c[0] is None:
@@ -137,6 +164,7 @@ class _ModelBuilder(Transformer):
             name = name[1:]
         # line holds the text offset until _finish_module turns it into line and column
         instr = Instruction(name, opcode, shape, (), {}, None, is_root, pos)
+        nested: list[Instruction] = []
         try:
             if opcode == "parameter":
                 instr.parameter_number = int(inner)
@@ -144,8 +172,16 @@ class _ModelBuilder(Transformer):
                 instr.literal = inner.strip()
                 if inner.count("{") != inner.count("}"):
                     raise _Failure(f"unterminated '{{' in the literal of %{name}", call_tok)
+            elif "(" in inner:   # a tuple shape, a tiled layout or a nested instruction
+                base = call_tok.start_pos + call_tok.value.index(inner) if inner else pos
+                instr.operand_names = self._operands(parse_operands(inner), base, nested)
             elif inner:
                 instr.operand_names = A.operand_names(inner)
+            if "[" in inner:   # kept for the single-instruction form (operands known by shape)
+                _state.shaped.append((instr, inner))
+        except OperandSyntaxError as e:
+            raise _Failure(f"malformed operands of %{name}: {e}", call_tok,
+                           call_tok.value.index(inner) + e.offset if inner in call_tok.value else 0) from None
         except ValueError:
             raise _Failure(f"malformed operands of %{name}: {inner.strip()[:60]!r}", call_tok) from None
         if len(c) > first_attr:
@@ -154,13 +190,44 @@ class _ModelBuilder(Transformer):
                 if type(tok) is RawAttr:
                     s = tok.value
                     eq = s.index("=")
-                    self._attribute(instr, attrs, s[1:eq].strip(), s[eq + 1:], tok, eq + 1)
+                    self._attribute(instr, attrs, s[1:eq].strip(), s[eq + 1:].strip(), tok, eq + 1)
                 else:
                     for m in _FAST_ATTR(tok.value):
                         self._attribute(instr, attrs, m.group(1), m.group(2), tok, m.start(1))
             if opcode == "compare" and "type" in attrs:
                 attrs["comparison_type"] = attrs["type"]
+        if nested:
+            nested.append(instr)
+            return nested   # type: ignore[return-value]  (the enclosing rule flattens it)
         return instr
+
+    def _operands(self, operands: list, base: int, nested: list[Instruction]) -> tuple[str, ...]:
+        """Names of ``operands``; each nested instruction becomes an instruction of its own (added
+        to ``nested`` after its own nested operands, so definitions come before uses)."""
+        names = []
+        for op in operands:
+            if type(op) is not NestedInstruction:
+                names.append(str(op) or "_")   # "_": known by shape alone (single-instruction form)
+                continue
+            shape = UNKNOWN_SHAPE
+            if op.shape_text is not None:
+                try:
+                    shape = _PARSER.parse(Source(op.shape_text), start="shape")
+                except Exception as e:   # a malformed nested shape: the parser's own message
+                    raise OperandSyntaxError(f"bad shape {op.shape_text!r} ({type(e).__name__})", op.offset)
+            child = Instruction(_anon_name(op.opcode), op.opcode, shape, (), {}, None, False, base + op.offset)
+            if op.opcode == "parameter":
+                try:
+                    child.parameter_number = int(op.literal or "")
+                except ValueError:
+                    raise OperandSyntaxError(f"bad parameter number {op.literal!r}", op.offset) from None
+            elif op.opcode == "constant":
+                child.literal = op.literal
+            else:
+                child.operand_names = self._operands(op.operands, base, nested)
+            nested.append(child)
+            names.append(child.name)
+        return tuple(names)
 
     def _attribute(self, instr: Instruction, attrs: dict, key: str, value: str, tok: Token, offset: int) -> None:
         try:
@@ -180,30 +247,66 @@ class _ModelBuilder(Transformer):
     def _callees(self, role: str, value: str, instr: Instruction, tok: Token, offset: int) -> Any:
         names = A.callee_names(value)
         if names is None:
-            names = (self._inline_computation(f"{instr.name}.{role}", tok, offset).name,)
+            brace = tok.value.index("{", offset)
+            if role in A.MULTI_CALLEE_ROLES:   # {{ body }, %name, { body }}: each item a name or a body
+                names = self._callee_list(f"{instr.name}.{role}", tok, brace)
+            else:
+                end = len(tok.value.rstrip()) - 1
+                names = (self._inline_computation(f"{instr.name}.{role}", tok, brace, end).name,)
         if role in A.MULTI_CALLEE_ROLES or len(names) != 1:
             return names
         return names[0]
 
-    def _inline_computation(self, name: str, tok: Token, offset: int) -> Computation:
-        """Parse ``{ instructions }`` written in place of a computation name."""
-        brace = tok.value.index("{", offset)
+    def _callee_list(self, name: str, tok: Token, brace: int) -> tuple[str, ...]:
+        text = tok.value
+        names: list[str] = []
+        i = brace + 1
+        while True:
+            while i < len(text) and text[i].isspace():
+                i += 1
+            if i >= len(text):
+                raise _Failure("unterminated list of computations", tok, brace)
+            if text[i] == "}":
+                return tuple(names)
+            if text[i] == "{":
+                close = scan_value(text, i + 1, depth=1) - 1
+                names.append(self._inline_computation(f"{name}.{len(names)}", tok, i, close).name)
+                i = close + 1
+            else:
+                j = i
+                while j < len(text) and text[j] not in ",}" and not text[j].isspace():
+                    j += 1
+                names.append(text[i:j].lstrip("%"))
+                i = j
+            while i < len(text) and text[i].isspace():
+                i += 1
+            if i < len(text) and text[i] == ",":
+                i += 1
+
+    def _inline_computation(self, name: str, tok: Token, brace: int, close: int) -> Computation:
+        """Parse ``{ instructions }`` written in place of a computation name (braces at ``brace`` and
+        ``close`` in the token's text)."""
         pending = _pending()
         if _state.depth >= MAX_INLINE_DEPTH:
             raise _Failure(f"inline computations nested deeper than {MAX_INLINE_DEPTH}", tok)
         _state.depth += 1
         try:
             start = tok.start_pos + brace + 1
-            end = tok.start_pos + len(tok.value.rstrip()) - 1
+            end = tok.start_pos + close
             instructions = _PARSER.parse(Source(_state.text, start, end), start="body")
         finally:
             _state.depth -= 1
-        comp = Computation(name, instructions, line=tok.start_pos + brace)
+        taken = {c.name for c in pending}
+        unique, n = name, 0
+        while unique in taken:   # same-named instructions in two computations, each with an inline body
+            n += 1
+            unique = f"{name}.{n}"
+        comp = Computation(unique, instructions, line=tok.start_pos + brace)
         pending.append(comp)
         return comp
 
     def body(self, c: list) -> list[Instruction]:
-        return c
+        return _flatten(c)
 
     # ---- computations ----
     def parameter(self, c: list) -> tuple:
@@ -211,7 +314,13 @@ class _ModelBuilder(Transformer):
 
     def signature(self, c: list) -> _Signature:
         if len(c) == 1 and isinstance(c[0], Token):   # flat: kept raw, parameters carry the shapes
-            return _Signature([], UNKNOWN_SHAPE)
+            tok = c[0]
+            arrow = tok.value.rindex("->")
+            try:
+                result = _PARSER.parse(Source(tok.value[arrow + 2:]), start="shape")
+            except Exception:
+                result = UNKNOWN_SHAPE
+            return _Signature([], result)
         params = [p for p in c[:-1] if p is not None]
         return _Signature(params, c[-1])
 
@@ -226,6 +335,11 @@ class _ModelBuilder(Transformer):
         for item in c[i + 1:]:
             if type(item) is Instruction:
                 instructions.append(item)
+            elif type(item) is list:        # an instruction with nested operand instructions
+                instructions.extend(item)
+            elif type(item) is _Signature:
+                if item.result is not UNKNOWN_SHAPE:
+                    comp.result_shape = item.result
             elif isinstance(item, Token):       # ATTR, e.g. execution_thread="host"
                 for key, value in _split_attrs(item):
                     if key == "execution_thread":
@@ -251,6 +365,33 @@ class _ModelBuilder(Transformer):
     def modules(self, c: list) -> list[Module]:
         return c
 
+    def anonymous_instruction(self, c: list) -> Instruction:
+        shape, call_tok = c[0], c[1]
+        if type(shape) is not Shape:
+            try:
+                shape = parse_array_shape(shape.value)
+            except ShapeError as e:
+                raise _Failure(str(e), shape, e.offset) from None
+        call = call_tok.value
+        paren = call.index("(")
+        opcode = call[:paren]
+        return self._build(True, opcode, call_tok.start_pos, shape, opcode, call[paren + 1:-1], call_tok, c, 2)
+
+    def instructions_module(self, c: list) -> list[Module]:
+        instructions = _flatten(c)
+        instructions[:0] = _parameters_for_shaped_operands(instructions)
+        first = instructions[0]
+        comp = Computation("main", instructions, is_entry=True, line=first.line)
+        module = Module("")
+        module.computations.append(comp)
+        line, column = _state.lines(first.line)
+        module.diagnostics.append(Diagnostic(
+            "note", "no HloModule header and no computation: the instructions are read as one ENTRY "
+            "computation", line, column))
+        _finish_module(module)
+        module.name = comp.name
+        return [module]
+
     def headerless_module(self, c: list) -> list[Module]:
         module = Module("")
         module.computations.extend(c)
@@ -262,6 +403,96 @@ class _ModelBuilder(Transformer):
 _CALLEE_ROLES = frozenset(A.SINGLE_CALLEE_ROLES + A.MULTI_CALLEE_ROLES)
 
 
+def _parameters_for_shaped_operands(instructions: list[Instruction]) -> list[Instruction]:
+    """XLA's single-instruction form: an operand never defined but written with a shape becomes a
+    parameter (named as written, or ``_N`` when only its shape is given), numbered in order of use."""
+    defined = {i.name for i in instructions}
+    params: list[Instruction] = []
+    for instr, inner in _state.shaped:
+        try:
+            operands = parse_operands(inner)
+        except OperandSyntaxError:
+            continue
+        if len(operands) != len(instr.operand_names):
+            continue
+        names = list(instr.operand_names)
+        for k, op in enumerate(operands):
+            if type(op) is NestedInstruction or op.shape_text is None:
+                continue
+            name = str(op) or f"_{len(params)}"
+            if name in defined:
+                continue
+            try:
+                shape = _PARSER.parse(Source(op.shape_text), start="shape")
+            except Exception:
+                continue
+            param = Instruction(name, "parameter", shape, (), {}, None, False, instr.line)
+            param.parameter_number = len(params)
+            params.append(param)
+            defined.add(name)
+            names[k] = name
+        instr.operand_names = tuple(names)
+    return params
+
+
+class _At:
+    """A text position standing in for a token in a _Failure."""
+
+    def __init__(self, pos: int):
+        self.start_pos = pos
+
+
+def _check_written_operand_shapes(module: Module) -> None:
+    """XLA's parser checks an operand written with a shape (``add(f32[2] %a, ...)``) against the
+    shape of the instruction it names."""
+    by_comp = {}
+    comp_of = {}
+    for comp in module.computations:
+        for instr in comp.instructions:
+            comp_of[id(instr)] = comp
+    for instr, inner in _state.shaped:
+        comp = comp_of.get(id(instr))
+        if comp is None:
+            continue
+        names = by_comp.get(comp.name)
+        if names is None:
+            names = by_comp[comp.name] = {i.name: i for i in comp.instructions}
+        try:
+            operands = parse_operands(inner)
+        except OperandSyntaxError:
+            continue
+        for op in operands:
+            if type(op) is NestedInstruction or op.shape_text is None or not op:
+                continue
+            target = names.get(str(op))
+            if target is None or target.shape.element_type == "unknown":
+                continue
+            try:
+                written = _PARSER.parse(Source(op.shape_text), start="shape")
+            except Exception:
+                continue
+            if not _same_shape(written, target.shape):
+                raise _Failure(f"The declared operand shape {written} of %{instr.name} is not compatible with the "
+                               f"shape of the operand instruction %{target.name}, {target.shape}", _At(instr.line))
+
+
+def _same_shape(a: Shape, b: Shape) -> bool:
+    if a.is_tuple or b.is_tuple:
+        return (a.is_tuple and b.is_tuple and len(a.tuple_shapes) == len(b.tuple_shapes)
+                and all(_same_shape(x, y) for x, y in zip(a.tuple_shapes, b.tuple_shapes)))
+    return a.element_type == b.element_type and a.dims == b.dims
+
+
+def _flatten(items: list) -> list[Instruction]:
+    out: list[Instruction] = []
+    for item in items:
+        if type(item) is list:
+            out.extend(item)
+        else:
+            out.append(item)
+    return out
+
+
 def _finish_module(module: Module) -> None:
     # XLA's convention: without an ENTRY marker the last computation written out is the entry
     # (not an inline or async-wrapped one this parser adds).
@@ -270,6 +501,8 @@ def _finish_module(module: Module) -> None:
     if pending:
         module.computations.extend(pending)
         pending.clear()
+    if _state.shaped:
+        _check_written_operand_shapes(module)
     if any(has_async_sugar(c) for c in module.computations):
         desugar_module(module)
     entry = None
@@ -378,15 +611,18 @@ def module_spans(text: str) -> list[tuple[int, int]]:
     ``HloModule`` (after blanks), so a broken module never hides the ones after it. Text before
     the first header joins the first module."""
     starts = []
-    find = text.find
+    indented = []   # headers after blanks: a module only if no header starts a line (a string
+    find = text.find  # value may hold a whole indented module, e.g. origin_recovery_table)
     pos = find("HloModule")
     while pos >= 0:
         line_start = text.rfind("\n", 0, pos) + 1
         after = text[pos + 9:pos + 10]
         # str.find + a look around is ~10x faster than a multiline regex over a 5 MB dump
         if not text[line_start:pos].strip(" \t") and not (after.isalnum() or after == "_"):
-            starts.append(line_start)
+            (starts if line_start == pos else indented).append(line_start)
         pos = find("HloModule", pos + 9)
+    if not starts:
+        starts = indented
     bounds = [0, *starts[1:], len(text)]
     return list(zip(bounds, bounds[1:]))
 
@@ -405,8 +641,7 @@ def parse_syntax_each(text: str, source: str = "<string>") -> list[Module | Pars
 def _parse_spans(text: str, source: str, out: list) -> None:
     try:
         for start, end in module_spans(text):
-            _state.pending = []
-            _state.depth = 0
+            _reset_module_state()
             try:
                 modules = _PARSER.parse(Source(text, start, end), start="start")
             except (LexError, _Failure, AsyncSugarError, UnexpectedInput) as e:
@@ -442,8 +677,7 @@ def parse_shape(text: str) -> Shape:
 
     Raises ParseError whose diagnostic has the 1-based line and column of the problem.
     """
-    _state.pending = []
-    _state.depth = 0
+    _reset_module_state()
     try:
         return _PARSER.parse(Source(text), start="shape")
     except UnexpectedToken as e:

@@ -25,9 +25,14 @@ def format_shape(shape: Shape) -> str:
     dims = ",".join("?" if dyn and d < 0 else (f"<={d}" if dyn else str(d))
                     for d, dyn in zip(shape.dims, shape.dynamic or (False,) * len(shape.dims)))
     text = f"{shape.element_type}[{dims}]"
-    if shape.layout is not None:
-        text += format_layout(shape.layout)
-    return text
+    if shape.layout is not None and (shape.layout.minor_to_major or _has_suffix(shape.layout)):
+        text += format_layout(shape.layout)   # an empty "{}" is not a layout to XLA's parser
+    return f"b({text})" if shape.buffer else text
+
+
+def _has_suffix(layout: Layout) -> bool:
+    return bool(layout.tiles or layout.raw_suffixes or layout.element_size_bits is not None
+                or layout.memory_space is not None)
 
 
 def format_layout(layout: Layout) -> str:

@@ -9,7 +9,7 @@ from .model import ELEMENT_BITS, Layout, Shape, Tile
 INT64_MAX = (1 << 63) - 1
 UNBOUNDED_DIM = -1   # dims value stored for a ``?`` (unbounded dynamic) dimension
 
-_SHAPE = re.compile(r"([a-z][a-z0-9]*)\[([^\]]*)\](?:\{([^{}]*)\})?\Z")
+_SHAPE = re.compile(r"([a-z][a-z0-9]*)\s*\[([^\]]*)\](?:\s*\{([^{}]*)\})?\Z")   # blanks as XLA's lexer skips
 _DIM = re.compile(r"\s*(<=)?\s*(\d+|\?)\s*\Z")
 _SUFFIX = re.compile(r"([A-Z]+|#|\*)((?:\([^()]*\))+)")
 _GROUP = re.compile(r"\(([^()]*)\)")
@@ -103,8 +103,16 @@ def parse_layout(text: str, rank: int, shape_text: str = "", offset: int = 0) ->
                 element_size = int(groups[1:-1])
             elif key == "S":
                 memory_space = int(groups[1:-1])
+            elif key == "P":
+                raise ShapeError(f"Layout has physical shape, but is not for a sparse array: {shape_text!r}",
+                                 suffix_offset + pos)
             else:
+                if key == "D" and any(t.strip().rstrip("+~") not in ("D", "C", "S", "H")
+                                      for t in groups[1:-1].split(",") if t.strip()):
+                    raise ShapeError("expected a DimLevelType abbreviation (D, C, or S)", suffix_offset + pos)
                 raw.append(s.group())
+        except ShapeError:
+            raise
         except ValueError:
             raise ShapeError(f"malformed layout suffix {s.group()!r} in shape {shape_text!r}",
                              suffix_offset + pos) from None
@@ -120,3 +128,10 @@ def _tile_dims(group: str) -> tuple[int, ...]:
 
 def tuple_shape(elements: list[Shape]) -> Shape:
     return Shape("tuple", tuple_shapes=tuple(elements))
+
+
+def buffer_shape(inner: Shape) -> Shape:
+    """``b(s32[2])``: the array ``inner`` as a buffer (XLA allows only arrays there)."""
+    if inner.is_tuple or inner.buffer:
+        raise ShapeError(f"a buffer shape holds an array, not {inner}")
+    return Shape(inner.element_type, inner.dims, inner.dynamic, inner.layout, buffer=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .attributes import MULTI_CALLEE_ROLES, SINGLE_CALLEE_ROLES
 from .diagnostics import error
+from .literals import check_literal
 from .model import Computation, Diagnostic, Instruction, Module
 
 
@@ -75,6 +76,10 @@ def _link_computation(module: Module, comp: Computation, problems: list[Diagnost
                 _link_control_predecessors(comp, instr, predecessors, problems)
         if instr.opcode == "reshape":
             _check_reshape(instr, problems)
+        elif instr.opcode == "constant" and instr.literal:
+            complaint = check_literal(instr.shape, instr.literal)
+            if complaint is not None:
+                problems.append(error(f"constant %{instr.name}: {complaint}", instr.line, instr.column))
 
 
 def _link_callees(module: Module, instr: Instruction, problems: list[Diagnostic]) -> None:

@@ -13,13 +13,44 @@ def _undefined_reason(instr: Instruction) -> str:
     return f"no indexing rule for opcode '{instr.opcode}'"
 
 
+def _inconsistent_shape(instr: Instruction) -> str | None:
+    """Why the written result shape of ``instr`` cannot be right (XLA's parser does not verify it),
+    or None when it agrees with what the operands and attributes give (or that is unknown)."""
+    from ..hlo.shape_inference import ShapeInferenceError, infer_shape
+    try:
+        inferred = infer_shape(instr)
+    except ShapeInferenceError as e:
+        if str(e).startswith("cannot infer shape for opcode"):
+            return None
+        return f"{instr.opcode} %{instr.name} is malformed: {e}"
+    except (IndexError, KeyError, TypeError, ValueError):
+        return None
+    written = instr.shape
+
+    def dims(s):
+        return tuple(dims(t) for t in s.tuple_shapes) if s.is_tuple else s.dims
+
+    if dims(inferred) != dims(written):
+        return (f"the written shape {written} of {instr.opcode} %{instr.name} is not what its operands give "
+                f"({inferred})")
+    return None
+
+
 def output_to_input(instr: Instruction, output_index: int = 0) -> list[OperandMaps]:
     """Maps from output ``output_index`` of ``instr`` to each operand (one entry per operand)."""
     rule = OUTPUT_TO_INPUT.get(instr.opcode)
     if rule is None:
         reason = _undefined_reason(instr)
         return [OperandMaps(i, (IndexingMap.undefined(reason),)) for i in range(len(instr.operand_names))]
-    return rule(instr, output_index)
+    try:
+        return rule(instr, output_index)
+    except Exception:
+        # an instruction whose written shape contradicts its operands has no true map: say so;
+        # anything else is a bug in the rule and goes up as one
+        reason = _inconsistent_shape(instr)
+        if reason is None:
+            raise
+        return [OperandMaps(i, (IndexingMap.undefined(reason),)) for i in range(len(instr.operand_names))]
 
 
 def input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
@@ -30,7 +61,13 @@ def input_to_output(instr: Instruction, operand_index: int) -> list[tuple[Indexi
         if instr.opcode in OUTPUT_TO_INPUT and instr.opcode not in OPAQUE_REASONS:
             reason = f"no input-to-output rule for opcode '{instr.opcode}'"
         return [(IndexingMap.undefined(reason),) for _ in range(instr.shape.num_outputs)]
-    return rule(instr, operand_index)
+    try:
+        return rule(instr, operand_index)
+    except Exception:
+        reason = _inconsistent_shape(instr)
+        if reason is None:
+            raise
+        return [(IndexingMap.undefined(reason),) for _ in range(instr.shape.num_outputs)]
 
 
 def _register_rule_modules() -> None:

@@ -120,11 +120,17 @@ ASYNC_NESTED = "variadic async collective: its outputs are nested tuples; addres
 
 
 def _async_single(instr: Instruction) -> bool:
-    return len(instr.operands) == 1 and not any(s.is_tuple for s in (instr.shape.tuple_shapes or ()))
+    """One operand and a flat (operand, result, ...) tuple result: the form the rules below read."""
+    return (len(instr.operands) == 1 and instr.shape.is_tuple and len(instr.shape.tuple_shapes) >= 2
+            and not any(s.is_tuple for s in instr.shape.tuple_shapes))
 
 
 @output_to_input_rule("all-gather-start", "collective-permute-start", reads=_READS)
 def async_start_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
+    if instr.opcode == "all-gather-start" and len(instr.operands) == 1 and not instr.shape.is_tuple:
+        # XLA also reads all-gather-start with the gathered array itself as the result
+        return [OperandMaps(0, (_all_gather_out2in(instr.shape.dims, instr.operands[0].shape.dims,
+                                                   instr.attr("dimensions")[0]),))]
     if not _async_single(instr):
         return [OperandMaps(i, (IndexingMap.undefined(ASYNC_NESTED),)) for i in range(len(instr.operands))]
     out_dims = instr.shape.leaf(output_index).dims
@@ -139,6 +145,8 @@ def async_start_output_to_input(instr: Instruction, output_index: int) -> list[O
 
 @input_to_output_rule("all-gather-start", "collective-permute-start", reads=_READS)
 def async_start_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
+    if instr.opcode == "all-gather-start" and len(instr.operands) == 1 and not instr.shape.is_tuple:
+        return [(_all_gather_in2out(instr.operands[0].shape.dims, instr.shape.dims, instr.attr("dimensions")[0]),)]
     if not _async_single(instr):
         return [(IndexingMap.undefined(ASYNC_NESTED),) for _ in range(instr.shape.num_outputs)]
     dims = instr.operands[0].shape.dims

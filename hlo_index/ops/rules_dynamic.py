@@ -14,6 +14,7 @@ output j -> operand i != j is the identity, though it is read only where some up
 """
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Optional, Sequence
 
@@ -70,11 +71,19 @@ def known_start(indices: Instruction, index_vector_dim: int, component: int,
 
 
 class Starts:
-    """Builds start expressions, allocating runtime variables for the ones not known statically."""
+    """Builds start expressions, allocating runtime variables for the ones not known statically.
 
-    def __init__(self) -> None:
+    A start known statically (an iota) that is in range for some positions and clamped for others
+    is exact as pieces: ``choice`` picks one piece per such start (in the order they are met);
+    ``arity`` records how many pieces each had and ``constraints`` the domain of the chosen ones.
+    """
+
+    def __init__(self, choice: tuple[int, ...] = ()) -> None:
         self.runtime: list[RuntimeVar] = []
         self.never_valid = False   # scatter: a folded start that is always out of bounds
+        self.choice = choice
+        self.arity: list[int] = []
+        self.constraints: list[tuple[Expr, Interval]] = []
 
     def runtime_start(self, max_start: int, description: str) -> Expr:
         self.runtime.append(RuntimeVar(Interval(0, max_start), description))
@@ -88,7 +97,23 @@ class Starts:
                 return expr
             if lo == hi:
                 return const(min(max(lo, 0), max_start))
+            return self._clamped_piece(expr, lo, hi, max_start)
         return self.runtime_start(max_start, description)
+
+    def _clamped_piece(self, expr: Expr, lo: int, hi: int, max_start: int) -> Expr:
+        """clamp(expr, 0, max_start) as pieces: expr where it is in range, 0 below, max_start above."""
+        pieces = []
+        if lo <= max_start and hi >= 0:
+            pieces.append((expr, Interval(max(lo, 0), min(hi, max_start))))
+        if lo < 0:
+            pieces.append((const(0), Interval(lo, min(hi, -1))))
+        if hi > max_start:
+            pieces.append((const(max_start), Interval(max(lo, max_start + 1), hi)))
+        k = len(self.arity)
+        self.arity.append(len(pieces))
+        value, interval = pieces[self.choice[k] if k < len(self.choice) else 0]
+        self.constraints.append((expr, interval))
+        return value
 
     def skipped(self, known: Optional[KnownStart], max_start: int, description: str) -> Expr:
         """Scatter: out-of-range windows are dropped."""
@@ -108,17 +133,46 @@ def _in_range(expr: Expr, size: int) -> tuple[Expr, Interval]:
 
 # ---- dynamic-slice ------------------------------------------------------------------------
 
+def _is_old_form(instr: Instruction, first: int, rank: int) -> bool:
+    """XLA's old form: all start indices in one vector operand (``dynamic-slice(x, s32[2] starts)``)."""
+    return (len(instr.operands) == first + 1 and instr.operands[first].shape.rank == 1
+            and (rank != 1 or instr.operands[first].shape.dims[0] == 1) and not instr.operands[first].shape.is_tuple)
+
+
 def _slice_starts(instr: Instruction, first: int, operand_dims, sizes) -> Optional[tuple[list[Expr], Starts]]:
-    if len(instr.operands) != first + len(operand_dims):
-        return None   # the old form with one offsets vector
+    old_form = len(instr.operands) != first + len(operand_dims)
+    if old_form and not _is_old_form(instr, first, len(operand_dims)):
+        return None
     starts = Starts()
     exprs = []
     for axis, (n, size) in enumerate(zip(operand_dims, sizes)):
-        offset = instr.operands[first + axis]
-        known = known_start(offset, 0, 0, ()) if offset.shape.rank == 0 else None
-        exprs.append(starts.clamped(known, n - size,
-                                    f"%{offset.name} (offset of dim {axis}, clamped to [0, {n - size}])"))
+        if old_form:
+            offset = instr.operands[first]
+            known = known_start(offset, 0, axis, ())
+            where = f"%{offset.name}[{axis}]"
+        else:
+            offset = instr.operands[first + axis]
+            known = known_start(offset, 0, 0, ()) if offset.shape.rank == 0 else None
+            where = f"%{offset.name}"
+        exprs.append(starts.clamped(known, n - size, f"{where} (offset of dim {axis}, clamped to [0, {n - size}])"))
     return exprs, starts
+
+
+def _offsets_to_everything(instr: Instruction, operand_index: int, out_dims) -> IndexingMap:
+    """Every offset element (the scalar, or each element of an old-form vector) moves every output."""
+    shape = instr.operands[operand_index].shape
+    if shape.rank == 1:
+        return IndexingMap([full_interval(shape.dims[0])], [full_interval(n) for n in out_dims], (),
+                           [range_var(i) for i in range(len(out_dims))])
+    return generator_map(out_dims)
+
+
+def _offsets_map(instr: Instruction, operand_index: int, out_dims) -> IndexingMap:
+    """What an output element reads of an offsets operand: the scalar, or the whole old-form vector."""
+    shape = instr.operands[operand_index].shape
+    if shape.rank == 1:
+        return IndexingMap([full_interval(n) for n in out_dims], [full_interval(shape.dims[0])], (), [range_var(0)])
+    return zero_result_map(out_dims)
 
 
 def _old_form(instr: Instruction) -> IndexingMap:
@@ -134,15 +188,15 @@ def dynamic_slice_output_to_input(instr: Instruction, output_index: int) -> list
     starts, alloc = built
     operand = IndexingMap([full_interval(n) for n in out_dims], (), alloc.runtime,
                           [dim(axis) + start for axis, start in enumerate(starts)])
-    offsets = zero_result_map(out_dims)
-    return [OperandMaps(0, (operand,))] + [OperandMaps(k, (offsets,)) for k in range(1, len(instr.operands))]
+    return [OperandMaps(0, (operand,))] + [OperandMaps(k, (_offsets_map(instr, k, out_dims),))
+                                           for k in range(1, len(instr.operands))]
 
 
 @input_to_output_rule("dynamic-slice", reads=_READS)
 def dynamic_slice_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     out_dims, operand_dims = instr.shape.dims, instr.operands[0].shape.dims
     if operand_index > 0:
-        return [(generator_map(out_dims),)]
+        return [(_offsets_to_everything(instr, operand_index, out_dims),)]
     built = _slice_starts(instr, 1, operand_dims, out_dims)
     if built is None:
         return [(_old_form(instr),)]
@@ -252,6 +306,20 @@ def _gather_layout(instr: Instruction):
     return offset_dims, batch_out, window_dims
 
 
+def _pieces(build) -> tuple[IndexingMap, ...]:
+    """``build(choice)`` for every combination of the clamped pieces its starts have; the distinct
+    maps that are not empty (their domains are disjoint: together they are the exact relation)."""
+    first, starts = build(())
+    if not starts.arity:
+        return (first,)
+    maps = []
+    for choice in itertools.product(*(range(a) for a in starts.arity)):
+        m = build(choice)[0].simplified() if choice else first.simplified()
+        if not m.is_known_empty and m not in maps:
+            maps.append(m)
+    return tuple(maps) or (first.simplified(),)
+
+
 @output_to_input_rule("gather", reads=_READS)
 def gather_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     out_dims, indices = instr.shape.dims, instr.operands[1]
@@ -259,15 +327,19 @@ def gather_output_to_input(instr: Instruction, output_index: int) -> list[Operan
     offset_dims, batch_out, window_dims = _gather_layout(instr)
     domain = [full_interval(n) for n in out_dims]
     batch_exprs = [dim(d) for d in batch_out]
-    starts = Starts()
-    results = _gather_starts(instr, batch_exprs, starts)
-    for d, out_dim in zip(window_dims, offset_dims):
-        results[d] = results[d] + dim(out_dim)
-    operand_map = IndexingMap(domain, (), starts.runtime, results)
+
+    def build(choice):
+        starts = Starts(choice)
+        results = _gather_starts(instr, batch_exprs, starts)
+        for d, out_dim in zip(window_dims, offset_dims):
+            results[d] = results[d] + dim(out_dim)
+        return IndexingMap(domain, (), starts.runtime, results, starts.constraints), starts
+
+    operand_maps = _pieces(build)
     ranges = RangeVars()
     component = ranges.new_or_zero(_vector_length(indices, ivd))
     indices_map = IndexingMap(domain, ranges.intervals, (), _indices_results(indices, ivd, batch_exprs, component))
-    return [OperandMaps(0, (operand_map,)), OperandMaps(1, (indices_map,))]
+    return [OperandMaps(0, operand_maps), OperandMaps(1, (indices_map,))]
 
 
 @input_to_output_rule("gather", reads=_READS)
@@ -289,19 +361,24 @@ def gather_input_to_output(instr: Instruction, operand_index: int) -> list[tuple
                                                         instr.attr("start_indices_batching_dims", ()))}
     batch_exprs = [dim(tied[pos]) if pos in tied else ranges.new_or_zero(out_dims[out_dim])
                    for pos, out_dim in enumerate(batch_out)]
-    starts = Starts()
-    start = _gather_starts(instr, batch_exprs, starts)
     sizes = instr.attr("slice_sizes")
-    constraints = []
-    for pos, out_dim in enumerate(batch_out):
-        results[out_dim] = batch_exprs[pos]
-    for d, out_dim in zip(window_dims, offset_dims):
-        results[out_dim] = dim(d) - start[d]
-        constraints.append(_in_range(results[out_dim], sizes[d]))
-    for d in instr.attr("collapsed_slice_dims", ()):
-        constraints.append(_in_range(dim(d) - start[d], 1))
-    return [(IndexingMap([full_interval(n) for n in operand.shape.dims], ranges.intervals, starts.runtime,
-                         results, constraints),)]
+
+    def build(choice):
+        starts = Starts(choice)
+        start = _gather_starts(instr, batch_exprs, starts)
+        out = list(results)
+        constraints = list(starts.constraints)
+        for pos, out_dim in enumerate(batch_out):
+            out[out_dim] = batch_exprs[pos]
+        for d, out_dim in zip(window_dims, offset_dims):
+            out[out_dim] = dim(d) - start[d]
+            constraints.append(_in_range(out[out_dim], sizes[d]))
+        for d in instr.attr("collapsed_slice_dims", ()):
+            constraints.append(_in_range(dim(d) - start[d], 1))
+        return IndexingMap([full_interval(n) for n in operand.shape.dims], ranges.intervals, starts.runtime,
+                           out, constraints), starts
+
+    return [_pieces(build)]
 
 
 # ---- scatter ------------------------------------------------------------------------------

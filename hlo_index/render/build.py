@@ -134,12 +134,20 @@ def _report_targets(selected: list[SelectedTarget], module: Module, report: Modu
             if verify:
                 _verify_into(item, module, target, report, verify_samples, seed, verified)
         except Exception as exc:  # one broken rule must not hide every other target's maps
-            line = getattr(item.target, "line", 0)
-            report.diagnostics.append(DiagnosticReport(
-                "error", f"analysis of {item.kind} '{item.target.name}' failed: {type(exc).__name__}: {exc}",
-                line, getattr(item.target, "column", 0), module.source))
+            report.diagnostics.append(internal_failure(item, exc, module.source))
         if on_target is not None:
             on_target(report)   # the module report so far: its last target is the new one
+
+
+INTERNAL = "internal: "   # message prefix of an analysis that raised: a bug, never the input's fault
+
+
+def internal_failure(item: SelectedTarget, exc: Exception, source: str) -> DiagnosticReport:
+    """``internal: <op> %name: <what failed>`` at the target, for an analysis that raised."""
+    target = item.target
+    what = getattr(target, "opcode", None) or item.kind
+    return DiagnosticReport("error", f"{INTERNAL}{what} %{target.name}: {type(exc).__name__}: {exc}",
+                            getattr(target, "line", 0), getattr(target, "column", 0), source)
 
 
 def _verify_into(item: SelectedTarget, module: Module, target: TargetReport, report: ModuleReport,

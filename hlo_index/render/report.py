@@ -99,6 +99,11 @@ class ModuleReport:
     unreadable: bool = False
     missing_target: bool = False         # a --fusion / --computation / --instruction filter matched nothing here
 
+    @property
+    def internal_failure(self) -> bool:
+        """An analysis raised (a bug): the commands exit 2, as for unreadable input."""
+        return any(d.severity == "error" and d.message.startswith("internal: ") for d in self.diagnostics)
+
     def to_json(self) -> dict:
         return {"name": self.name, "source": self.source,
                 "targets": [t.to_json() for t in self.targets],

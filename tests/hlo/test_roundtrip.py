@@ -31,7 +31,8 @@ def array_shapes(draw):
             suffix += f"E({draw(st.integers(1, 32))})"
         if draw(st.booleans()):
             suffix += f"S({draw(st.integers(0, 3))})"
-        text += "{" + ",".join(map(str, m2m)) + (":" + suffix if suffix else "") + "}"
+        if m2m or suffix:   # XLA reads "{" after a shape as a layout only before an integer or ':'
+            text += "{" + ",".join(map(str, m2m)) + (":" + suffix if suffix else "") + "}"
     return text
 
 
@@ -60,8 +61,10 @@ def modules(draw):
     for i in range(draw(st.integers(0, 6))):
         opcode = draw(st.sampled_from(["negate", "add", "tuple", "my-new-op", "reduce", "fusion", "constant"]))
         shape = draw(shapes)
-        if opcode == "constant":
-            call = f"constant({draw(st.sampled_from(['-inf', '{1, 2}', '(1, 2)', '{ {1}, {2} }', 'nan']))})"
+        if opcode == "constant":   # a literal XLA reads for its shape
+            shape, literal = draw(st.sampled_from([("f32[]", "-inf"), ("f32[2]", "{1, 2}"), ("c64[]", "(1, 2)"),
+                                                   ("s32[2,1]{1,0}", "{ {1}, {2} }"), ("bf16[]", "nan")]))
+            call = f"constant({literal})"
         else:
             ops = draw(st.lists(st.sampled_from(names), min_size=0, max_size=3))
             call = f"{opcode}({', '.join('%' + n for n in ops)})"

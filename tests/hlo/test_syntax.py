@@ -145,7 +145,7 @@ def test_operands_with_inline_shapes_and_index_comments():
 def test_instruction_without_result_shape():
     body = "  %a = f32[2] parameter(0)\n  ROOT %n = negate(%a)"
     r = parse_module_text(module(body)).entry.root
-    assert r.opcode == "negate" and r.shape.element_type == "unknown"
+    assert r.opcode == "negate" and str(r.shape) == "f32[2]"   # inferred as XLA's parser does
 
 
 def test_instruction_without_opcode_is_an_error():
@@ -261,14 +261,19 @@ def test_malformed_dimension_is_an_error():
 
 
 def test_layout_with_every_suffix():
-    s = entry_instr("  ROOT %p = bf16[16,256]{1,0:D(D,C)T(8,128)(2,1)(4,*)L(8)#(u16)*(u32)E(16)S(1)SC(0:2)P(s4)M(8)} "
+    s = entry_instr("  ROOT %p = bf16[16,256]{1,0:D(D,C)T(8,128)(2,1)(4,*)L(8)#(u16)*(u32)E(16)S(1)SC(0:2)M(8)} "
                     "parameter(0)", "p").shape
     lay = s.layout
     assert lay.minor_to_major == (1, 0)
     assert lay.tiles == (Tile((8, 128)), Tile((2, 1)), Tile((4, Tile.COMBINED)))
     assert lay.element_size_bits == 16 and lay.memory_space == 1
-    for raw in ("D(D,C)", "L(8)", "#(u16)", "*(u32)", "SC(0:2)", "P(s4)", "M(8)"):
+    for raw in ("D(D,C)", "L(8)", "#(u16)", "*(u32)", "SC(0:2)", "M(8)"):
         assert raw in lay.raw_suffixes
+
+
+def test_layout_suffixes_xla_rejects():
+    fails(module("  ROOT %p = bf16[16,256]{1,0:P(s4)} parameter(0)"), "physical shape")
+    fails(module("  ROOT %p = bf16[16,256]{1,0:D(D,X)} parameter(0)"), "DimLevelType")
 
 
 def test_permuted_layout_and_bad_layouts():
@@ -279,11 +284,33 @@ def test_permuted_layout_and_bad_layouts():
 
 # ---- literals -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("literal", ["-inf", "nan", "inf", "-0.5e-3", "{...}", "{ {1, 2}, {3, 4} }", "(1, -2.5)",
-                                     "{(1, 2), (3, nan)}", "((1, 2), {3, 4})", "true", "0x1p-3"])
-def test_constant_literals_kept_raw(literal):
-    r = entry_instr(f"  ROOT %c = f32[2,2] constant({literal})", "c")
+@pytest.mark.parametrize("shape, literal", [
+    ("f32[]", "-inf"), ("f32[]", "nan"), ("f32[]", "inf"), ("f32[]", "-0.5e-3"), ("f32[4]", "{...}"),
+    ("f32[2,2]", "{ {1, 2}, {3, 4} }"), ("c64[]", "(1, -2.5)"), ("c64[2]", "{(1, 2), (3, nan)}"),
+    ("(c64[], f32[2])", "((1, 2), {3, 4})"), ("pred[]", "true"), ("bf16[2]", "{nan(0x7f), -nan}")])
+def test_constant_literals_kept_raw(shape, literal):
+    r = entry_instr(f"  ROOT %c = {shape} constant({literal})", "c")
     assert r.literal == literal and r.operands == ()
+
+
+@pytest.mark.parametrize("shape, literal, complaint", [
+    ("f32[2,2]", "{1, 2, 3, 4}", "expects nested array in rank 2, but sees 1"),
+    ("f32[2]", "{1, 2, 3}", "expects 2 elements on the minor-most dimension, but sees more"),
+    ("f16[]", "-65520", "value -65520 is out of range for literal's primitive type F16"),
+    ("f16[]", "65519", None),   # rounds to the largest finite f16, as XLA's cast does
+    ("u4[]", "16", "out of range for literal's primitive type U4 namely [0, 15]"),
+    ("s4[]", "-8", None), ("s4[]", "-9", "out of range"),
+    ("bf16[]", "1e100", "out of range"), ("f64[]", "1e309", "out of range for double"),
+    ("bf16[]", "nan(0x3ff)", "NaN payload is out of range (0x7f)"),
+    ("f8e4m3fn[]", "nan(0x1)", "does not support payloads"),
+    ("c64[]", "(1e100, 0)", "real part 1e100 is out of range"),
+])
+def test_constant_literals_checked_as_xla_does(shape, literal, complaint):
+    text = module(f"  ROOT %c = {shape} constant({literal})")
+    if complaint is None:
+        assert parse_module_text(text).entry.root.literal == literal
+    else:
+        fails(text, complaint)
 
 
 def test_unterminated_literal_is_an_error():
