@@ -27,14 +27,7 @@ def _of(kind):
 
 
 def _module(case):
-    text = case.get("hlo") or case.get("hlo_equivalent")
-    if "s32 [" in text:
-        try:
-            return parse_module_text(text)
-        except Exception as exc:  # noqa: BLE001
-            pytest.xfail(f"the parser rejects a space between type and dims ('s32 [5696,10,4]'), "
-                         f"fixed by the parser work: {exc}")
-    return parse_module_text(text)
+    return parse_module_text(case.get("hlo") or case.get("hlo_equivalent"))
 
 
 @pytest.mark.parametrize("case", _of("per_operand_read_coalesced"), ids=lambda c: c["name"])
