@@ -82,8 +82,10 @@ def _undefined(instr: Instruction, why: str) -> IndexingMap:
     return IndexingMap.undefined(f"custom-call to '{instr.attr('custom_call_target')}': {why}")
 
 
-def _input_grad_filter_map(forward: Instruction, labels, window) -> IndexingMap:
-    """dx element -> the kernel elements whose taps land on it from some dy position."""
+def _input_element_to_kernel_taps(forward: Instruction, labels, window) -> IndexingMap:
+    """An element of the forward input (dx of a backward-input conv, x of a backward-filter conv)
+    -> the kernel elements (w, or dw) whose taps land on it from some output position, every
+    output feature."""
     x_dims, k_dims, y_dims = forward.operands[0].shape.dims, forward.operands[1].shape.dims, forward.shape.dims
     ranges, constraints = RangeVars(), []
     kernel: list[Expr] = [None] * len(k_dims)   # type: ignore[list-item]
@@ -136,22 +138,6 @@ def _filter_grad_maps(forward: Instruction, labels, window) -> tuple[IndexingMap
             IndexingMap(domain, ranges.intervals, (), y))
 
 
-def _input_to_filter_grad(forward: Instruction, labels, window) -> IndexingMap:
-    """x element -> the dw elements that read it (taps landing on it, every output feature)."""
-    x_dims, k_dims, y_dims = forward.operands[0].shape.dims, forward.operands[1].shape.dims, forward.shape.dims
-    ranges, constraints = RangeVars(), []
-    k: list[Expr] = [None] * len(k_dims)   # type: ignore[list-item]
-    for axis, wd in enumerate(window):
-        tap = ranges.new(wd.size)
-        in_axis, out_axis = labels.input_spatial[axis], labels.output_spatial[axis]
-        _, cons = window_tap_to_output(dim(in_axis), x_dims[in_axis], wd, y_dims[out_axis], tap)
-        constraints += cons
-        k[labels.kernel_spatial[axis]] = tap if tap is not None else const(0)
-    k[labels.kernel_input_feature] = dim(labels.input_feature)
-    k[labels.kernel_output_feature] = ranges.new_or_zero(k_dims[labels.kernel_output_feature])
-    return IndexingMap([full_interval(n) for n in x_dims], ranges.intervals, (), k, constraints)
-
-
 def _output_grad_to_filter_grad(forward: Instruction, labels, window) -> IndexingMap:
     """dy element -> every dw element of its output feature."""
     k_dims, y_dims = forward.operands[1].shape.dims, forward.shape.dims
@@ -173,7 +159,7 @@ def backward_output_to_input(instr: Instruction, output_index: int) -> list[Oper
     forward, labels, window, role = setup
     if role == "input":
         (dy,) = convolution_input_to_output(forward, 0)
-        return [OperandMaps(0, dy), OperandMaps(1, (_input_grad_filter_map(forward, labels, window),))]
+        return [OperandMaps(0, dy), OperandMaps(1, (_input_element_to_kernel_taps(forward, labels, window),))]
     x, dy = _filter_grad_maps(forward, labels, window)
     return [OperandMaps(0, (x,)), OperandMaps(1, (dy,))]
 
@@ -188,6 +174,6 @@ def backward_input_to_output(instr: Instruction, operand_index: int) -> list[tup
         m = (convolution_output_to_input(forward, 0)[0].maps if operand_index == 0
              else (_filter_to_input_grad(forward, labels, window),))
     else:
-        m = ((_input_to_filter_grad(forward, labels, window),) if operand_index == 0
+        m = ((_input_element_to_kernel_taps(forward, labels, window),) if operand_index == 0
              else (_output_grad_to_filter_grad(forward, labels, window),))
     return [m] + [() for _ in range(1, outputs)]
