@@ -37,7 +37,6 @@ SLOW_ANALYSIS = {
     "xla-tools-data/tools__benchmarks__hlo__hlo_llama31_8b_bf16_2x8.hlo.gz",
     "xla-tools-data/tools__benchmarks__hlo__hlo_mixtral_8x7b_bf16_1x8.hlo.gz",
     "xla-tools-data/tools__benchmarks__hlo__hlo_mixtral_8x7b_bf16_2x8.hlo.gz",
-    "xla-codegen-emitter-tests/codegen__emitters__tests__loop__mof_reshapes.hlo",
     # 8 s at 12:40 UTC, 115 s after merging main at 14:20 (whole-ENTRY composition in fusion/summaries.py)
     "xla-tools-data/tools__data__benchmarking__mobilenet_v2.hlo",
 }
