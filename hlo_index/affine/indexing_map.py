@@ -78,10 +78,23 @@ class IndexingMap:
                    constraints)
 
     @classmethod
-    def known_empty(cls, num_dims: int = 0, num_results: int = 0) -> "IndexingMap":
+    def known_empty(cls, num_dims: int = 0, num_results: int = 0, num_range_vars: int = 0,
+                    num_runtime_vars: int = 0) -> "IndexingMap":
+        """No point is feasible. As XLA's ResetToKnownEmpty, the map keeps its variables (each
+        bounded by the empty interval [0, -1]) and its results (all 0), so its arity is intact."""
         m = cls._special(_EMPTY, "")
+        empty = Interval(0, -1)
+        m.dims = (empty,) * num_dims
+        m.range_vars = (empty,) * num_range_vars
+        m.runtime_vars = tuple(RuntimeVar(empty, "") for _ in range(num_runtime_vars))
+        m.results = (const(0),) * num_results
         m._arity = (num_dims, num_results)
         return m
+
+    def emptied(self) -> "IndexingMap":
+        """This map made KNOWN EMPTY, keeping its dims, range and runtime variable counts and results."""
+        return IndexingMap.known_empty(self.num_dims, self.num_results, len(self.range_vars),
+                                       len(self.runtime_vars))
 
     @classmethod
     def undefined(cls, reason: str) -> "IndexingMap":
@@ -155,7 +168,7 @@ class IndexingMap:
                                [v.interval for v in self.runtime_vars], self.results,
                                self.constraints)
         if parts is None:
-            out = IndexingMap.known_empty(self.num_dims, self.num_results)
+            out = self.emptied()
         else:
             dims, ranges, runtime, results, constraints = parts
             runtime = [RuntimeVar(b, v.description) for b, v in zip(runtime, self.runtime_vars)]
@@ -188,7 +201,7 @@ class IndexingMap:
         if detached:
             verdict = _satisfiable(detached, self.range_vars)
             if verdict is False:
-                return IndexingMap.known_empty(self.num_dims, self.num_results)
+                return self.emptied()
             if verdict:
                 constraints = tuple(c for c in constraints if c not in detached)
         for e, _ in constraints:
@@ -219,7 +232,7 @@ class IndexingMap:
         for i, v in enumerate(values):
             if v is not None:
                 if not self.runtime_vars[i].interval.contains(v):
-                    return IndexingMap.known_empty(self.num_dims, self.num_results)
+                    return self.emptied()
                 mapping[variable(RUNTIME, i)] = const(v)
         for new, old in enumerate(keep):
             mapping[variable(RUNTIME, old)] = variable(RUNTIME, new)
@@ -300,6 +313,8 @@ class IndexingMap:
     def canonical_key(self) -> tuple:
         """Structural identity of the simplified map (runtime descriptions excluded)."""
         s = self.simplified()
+        if s._key is None and s._state == _EMPTY:
+            s._key = (s._state, s._arity)   # every empty map of one arity reads the same: nothing
         if s._key is None:
             s._key = (s._state, s._reason, s._arity, s.dims, s.range_vars,
                       tuple(v.interval for v in s.runtime_vars), s.results, s.constraints)
