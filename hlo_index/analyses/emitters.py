@@ -72,16 +72,21 @@ def physical_order(shape: Shape) -> tuple[int, ...]:
 def delinearize(linear, shape: Shape) -> list:
     """Logical coordinates of the element at ``linear`` in ``shape``'s dense physical order."""
     coords = [const(0)] * shape.rank
-    order = physical_order(shape)
+    _split_index(linear, physical_order(shape), shape, coords)
+    return coords
+
+
+def _split_index(linear, dims, shape: Shape, coords: list) -> None:
+    """Write into ``coords`` the mixed-radix digits of ``linear`` over ``dims`` (most major first);
+    the most major digit is not reduced, so an out-of-range index stays visible to constraints."""
     stride = 1
-    for position in range(len(order) - 1, -1, -1):
-        d = order[position]
+    for position in range(len(dims) - 1, -1, -1):
+        d = dims[position]
         size = shape.dims[d]
         if size > 1:
             value = linear.floordiv(stride) if stride > 1 else linear
             coords[d] = value if position == 0 else value.mod(size)
         stride *= size
-    return coords
 
 
 def _thread_domain(tpb: int, blocks: int, loop_sizes) -> list[Interval]:
@@ -254,15 +259,7 @@ def tile_map(shape: Shape, lane_dim: int, row_dim: int, device: GpuDevice):
     coords[lane_dim] = bx.mod(na) * t + dim(TX).mod(t) if na > 1 else dim(TX).mod(t)
     tile_b = bx.floordiv(na).mod(nb) if nb > 1 else const(0)
     coords[row_dim] = tile_b * t + dim(TX).floordiv(t) + dim(2) * rows
-    rest_index = bx.floordiv(na * nb)
-    stride = 1
-    for position in range(len(others) - 1, -1, -1):
-        d = others[position]
-        size = shape.dims[d]
-        if size > 1:
-            value = rest_index.floordiv(stride) if stride > 1 else rest_index
-            coords[d] = value if position == 0 else value.mod(size)
-        stride *= size
+    _split_index(bx.floordiv(na * nb), others, shape, coords)
     domain = _thread_domain(tpb, blocks, [passes])
     constraints = [(coords[lane_dim], Interval(0, shape.dims[lane_dim] - 1)),
                    (coords[row_dim], Interval(0, shape.dims[row_dim] - 1))]
