@@ -15,7 +15,7 @@ from math import ceil
 from typing import Optional, Sequence
 
 from ..hlo.model import Instruction, Shape
-from .emitters import minor_nontrivial, physical_order
+from .emitters import layout_permutation, minor_nontrivial, physical_order
 from .gpu_target import RTX_A6000, GpuDevice
 from .utilization import storage_bits
 
@@ -25,15 +25,11 @@ def transposes_minor_dimension(instr: Instruction) -> bool:
     sends the operand's minor (non-unit) dimension elsewhere."""
     if instr.opcode == "fusion" and instr.fused_computation is not None:
         return any(transposes_minor_dimension(i) for i in instr.fused_computation.instructions)
-    if instr.opcode not in ("transpose", "copy") or not instr.operands:
+    perm = layout_permutation(instr)
+    if perm is None:
         return False
-    src, out = instr.operands[0].shape, instr.shape
-    if src.is_tuple or out.is_tuple:
-        return False
-    perm = tuple(instr.attrs.get("dimensions", ())) if instr.opcode == "transpose" \
-        else tuple(range(out.rank))
-    a, o = minor_nontrivial(src), minor_nontrivial(out)
-    if a is None or o is None or len(perm) != out.rank:
+    a, o = minor_nontrivial(instr.operands[0].shape), minor_nontrivial(instr.shape)
+    if a is None or o is None:
         return False
     return perm[o] != a
 

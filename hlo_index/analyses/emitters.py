@@ -273,18 +273,26 @@ def minor_nontrivial(shape: Shape) -> Optional[int]:
     return None
 
 
+def layout_permutation(instr: Instruction) -> Optional[tuple[int, ...]]:
+    """The logical permutation of a transpose, or the identity of a (possibly layout-changing)
+    copy, between two arrays; None for anything else."""
+    if instr.opcode not in ("transpose", "copy") or not instr.operands:
+        return None
+    src, out = instr.operands[0].shape, instr.shape
+    if src.is_tuple or out.is_tuple:
+        return None
+    perm = tuple(instr.attrs.get("dimensions", ())) if instr.opcode == "transpose" \
+        else tuple(range(out.rank))
+    return perm if len(perm) == out.rank else None
+
+
 def transpose_description(hero: Instruction):
     """(input lane dim, input row dim, output lane dim, output row dim) when ``hero`` moves the
     input's minor dimension and both dims are big enough for XLA's tiled transpose emitter."""
-    if hero.opcode not in ("transpose", "copy") or not hero.operands:
+    perm = layout_permutation(hero)
+    if perm is None:
         return None
     src, out = hero.operands[0].shape, hero.shape
-    if src.is_tuple or out.is_tuple:
-        return None
-    perm = tuple(hero.attrs.get("dimensions", ())) if hero.opcode == "transpose" \
-        else tuple(range(out.rank))
-    if len(perm) != out.rank:
-        return None
     a, o_minor = minor_nontrivial(src), minor_nontrivial(out)
     if a is None or o_minor is None:
         return None
