@@ -317,20 +317,27 @@ def operand_names(inner: str) -> tuple[str, ...]:
     if not inner:
         return ()
     names = []
-    depth = 0
-    start = 0
-    for i, c in enumerate(inner + ","):
+    for part in split_top_level(inner):
+        piece = part.split()
+        if not piece:
+            raise ValueError("empty operand")
+        names.append(piece[-1])
+    return tuple(names)
+
+
+def split_top_level(text: str) -> list[str]:
+    """``text`` cut at the commas outside any bracket (empty pieces kept, for callers to judge)."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):
         if c in "([{":
             depth += 1
         elif c in ")]}":
             depth -= 1
         elif c == "," and depth == 0:
-            piece = inner[start:i].split()
-            if not piece:
-                raise ValueError("empty operand")
-            names.append(piece[-1])
+            parts.append(text[start:i])
             start = i + 1
-    return tuple(names)
+    parts.append(text[start:])
+    return parts
 
 
 # ---- stack-frame tables ---------------------------------------------------------------------

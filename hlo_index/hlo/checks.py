@@ -139,22 +139,13 @@ def _check_custom_call(instr: Instruction) -> Optional[str]:
 
 
 def _shape_list(text: str) -> Optional[list[Shape]]:
+    from .attributes import split_top_level
     from .diagnostics import ParseError
     from .parser import parse_shape
     text = text.strip()
     if not (text.startswith("{") and text.endswith("}")):
         return None
-    inner = text[1:-1]
-    parts, depth, start = [], 0, 0
-    for i, c in enumerate(inner + ","):
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        elif c == "," and depth == 0:
-            if inner[start:i].strip():
-                parts.append(inner[start:i])
-            start = i + 1
+    parts = [p for p in split_top_level(text[1:-1]) if p.strip()]
     try:
         return [parse_shape(p.strip()) for p in parts]
     except ParseError:
