@@ -8,6 +8,8 @@ from __future__ import annotations
 import gc
 import re
 import threading
+from bisect import bisect_right
+from operator import attrgetter
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -16,7 +18,8 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedInput, UnexpectedToken
 
 from . import attributes as A
-from .asyncwrap import AsyncSugarError, desugar_module, has_async_sugar
+from .asyncwrap import AsyncSugarError, async_sugar, desugar_module
+from .opcodes import XLA_OPCODES
 from .diagnostics import ParseError, error, with_source
 from .lexer import FAST_ATTR, HloLexer, InstrToken, LexError, LineIndex, RawAttr, Source, line_column, scan_value
 from .model import Computation, Diagnostic, Instruction, Module, Shape
@@ -52,6 +55,7 @@ class _Signature:
 
 
 _FAST_ATTR = re.compile(FAST_ATTR).finditer
+_OPCODE = attrgetter("opcode")
 _state = threading.local()   # inline computations found during the current parse
 
 
@@ -503,15 +507,22 @@ def _finish_module(module: Module) -> None:
         pending.clear()
     if _state.shaped:
         _check_written_operand_shapes(module)
-    if any(has_async_sugar(c) for c in module.computations):
+    opcodes: set[str] = set()
+    for comp in module.computations:
+        opcodes.update(map(_OPCODE, comp.instructions))
+    if any(async_sugar(op) for op in opcodes if op not in XLA_OPCODES):
         desugar_module(module)
     entry = None
     line_column = _state.lines
+    newlines = line_column.newlines
     for comp in module.computations:
         comp.module = module
         comp.line, comp.column = line_column(comp.line)
-        for instr in comp.instructions:
-            instr.line, instr.column = line_column(instr.line)
+        for instr in comp.instructions:   # LineIndex inlined: one call per instruction less
+            pos = instr.line
+            i = bisect_right(newlines, pos - 1)
+            instr.line = i + 1
+            instr.column = pos - newlines[i - 1] if i else pos + 1
         if comp.is_entry:
             entry = comp
     if entry is None and last_written is not None:
@@ -532,16 +543,32 @@ def _resolve_source_locations(module: Module) -> None:
             md = instr.metadata
             if md is None or not md.stack_frame_id or md.source_file:
                 continue
-            new = resolved.get(md)
+            # keyed by the fields (source_file is empty here): cheaper than the dataclass's hash
+            key = (md.stack_frame_id, md.op_name, md.op_type, md.source_line)
+            new = resolved.get(key)
             if new is None:
                 frame = frames.get(md.stack_frame_id)
                 new = md if frame is None else replace(md, source_file=frame.file, source_line=frame.line)
-                resolved[md] = new
+                resolved[key] = new
             instr.metadata = new
 
 
+def _table_cache() -> str | bool:
+    """Where Lark keeps the analysed LALR tables between processes (it checks the grammar's and
+    its own version's hash inside the file and rebuilds on a mismatch): a folder of this user's
+    (never the shared temporary folder: the file is a pickle), or no cache when none is writable."""
+    import os
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = os.path.join(base, "hlo-index")
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+    except OSError:
+        return False
+    return os.path.join(folder, "hlo-grammar.lalr") if os.access(folder, os.W_OK) else False
+
+
 _PARSER = Lark(_grammar_text(), parser="lalr", lexer=HloLexer, transformer=_ModelBuilder(),
-               start=["start", "body", "shape"], maybe_placeholders=True)
+               start=["start", "body", "shape"], maybe_placeholders=True, cache=_table_cache())
 
 _TERMINAL_NAMES = {
     "HLOMODULE": "'HloModule'", "ENTRY": "'ENTRY'", "ROOT": "'ROOT'", "NAME": "a name",
