@@ -209,7 +209,7 @@ def command(paths, fusion, computation, instruction, direction, top, sort, fmt, 
         raise click.UsageError("give at most one of --fusion, --computation, --instruction")
     from ..render.driver import AnalyzeOptions
     options = AnalyzeOptions(direction=direction, fusion=tuple(fusion) or None, computation=computation,
-                             instruction=instruction, verify=verify,
+                             instruction=instruction, verify=verify, encode_json=fmt == "json" and top is None,
                              extra={"analyses": not no_analyses, "physical": physical, "target": target})
     kept = _Kept()
 
