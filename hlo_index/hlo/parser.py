@@ -21,7 +21,8 @@ from . import attributes as A
 from .asyncwrap import AsyncSugarError, async_sugar, desugar_module
 from .opcodes import XLA_OPCODES
 from .diagnostics import ParseError, error, with_source
-from .lexer import FAST_ATTR, HloLexer, InstrToken, LexError, LineIndex, RawAttr, Source, line_column, scan_value
+from .lexer import (FAST_ATTR, HloLexer, InstrRun, InstrToken, LexError, LineIndex, RawAttr, Source, instr_token,
+                    line_column, scan_value)
 from .model import Computation, Diagnostic, Instruction, Module, Shape
 from .operands import NestedInstruction, OperandSyntaxError, parse_operands
 from .shapes import ShapeError, buffer_shape, parse_array_shape, tuple_shape
@@ -123,22 +124,21 @@ class _ModelBuilder(Transformer):
         return tuple_shape(c)
 
     # ---- instructions ----
-    def instruction(self, c: list) -> Instruction:
+    def instruction(self, c: list) -> Instruction | list[Instruction]:
         first = c[0]
-        if type(first) is InstrToken:
-            is_root, name, pos, shape_text, opcode, inner, attrs_text, attrs_offset = first.parts
-            try:
-                shape = parse_array_shape(shape_text)
-            except ShapeError as e:
-                raise _Failure(str(e), first, first.value.index(shape_text) + e.offset) from None
-            instr = self._build(is_root, name, pos, shape, opcode, inner, first, c, 1)
-            if attrs_text:
-                attrs = instr.attrs
-                for m in _FAST_ATTR(attrs_text):
-                    self._attribute(instr, attrs, m.group(1), m.group(2), first, attrs_offset + m.start(1))
-                if opcode == "compare" and "type" in attrs:
-                    attrs["comparison_type"] = attrs["type"]
-            return instr
+        kind = type(first)
+        if kind is InstrRun:   # a run of common instructions: a list, flattened by the enclosing rule
+            out: list[Instruction] = []
+            common = self._common
+            for entry in first.entries:
+                instr = common(entry, None, c)
+                if type(instr) is list:
+                    out.extend(instr)
+                else:
+                    out.append(instr)
+            return out
+        if kind is InstrToken:
+            return self._common((first.start_pos, first.value, first.parts), first, c)
         head = first.value
         is_root = first.type == "ROOT_DEF"
         name = head[:-1].strip()
@@ -162,6 +162,29 @@ class _ModelBuilder(Transformer):
         paren = call.index("(")
         return self._build(is_root, name, pos, shape, call[:paren], call[paren + 1:-1], call_tok, c, i + 1)
 
+    def _common(self, entry: tuple, tok: InstrToken | None, c: list) -> Instruction | list[Instruction]:
+        """One common instruction (an INSTR token, or an entry of an INSTRS run: ``tok`` None, made
+        only where an error or an inline body needs it); ``c[1:]`` are its ATTR tokens."""
+        is_root, name, pos, shape_text, opcode, inner, attrs_text, attrs_offset = entry[2]
+        try:
+            shape = parse_array_shape(shape_text)
+        except ShapeError as e:
+            raise _Failure(str(e), instr_token(entry), entry[1].index(shape_text) + e.offset) from None
+        at = tok or entry   # what positions are taken from: an entry becomes a token where one is needed
+        try:
+            instr = self._build(is_root, name, pos, shape, opcode, inner, at, c, 1)
+            if attrs_text:
+                attrs = instr.attrs
+                for m in _FAST_ATTR(attrs_text):
+                    self._attribute(instr, attrs, m.group(1), m.group(2), at, attrs_offset + m.start(1))
+                if opcode == "compare" and "type" in attrs:
+                    attrs["comparison_type"] = attrs["type"]
+        except _Failure as failure:
+            if failure.token is entry:
+                failure.token = instr_token(entry)
+            raise
+        return instr
+
     def _build(self, is_root: bool, name: str, pos: int, shape: Shape, opcode: str, inner: str,
                call_tok: Token, c: list, first_attr: int) -> Instruction:
         if name[0] == "%":
@@ -177,6 +200,8 @@ class _ModelBuilder(Transformer):
                 if inner.count("{") != inner.count("}"):
                     raise _Failure(f"unterminated '{{' in the literal of %{name}", call_tok)
             elif "(" in inner:   # a tuple shape, a tiled layout or a nested instruction
+                if type(call_tok) is tuple:   # an entry of an INSTRS run
+                    call_tok = instr_token(call_tok)
                 base = call_tok.start_pos + call_tok.value.index(inner) if inner else pos
                 instr.operand_names = self._operands(parse_operands(inner), base, nested)
             elif inner:
@@ -251,6 +276,8 @@ class _ModelBuilder(Transformer):
     def _callees(self, role: str, value: str, instr: Instruction, tok: Token, offset: int) -> Any:
         names = A.callee_names(value)
         if names is None:
+            if type(tok) is tuple:   # an entry of an INSTRS run: the inline body is read from a token
+                tok = instr_token(tok)
             brace = tok.value.index("{", offset)
             if role in A.MULTI_CALLEE_ROLES:   # {{ body }, %name, { body }}: each item a name or a body
                 names = self._callee_list(f"{instr.name}.{role}", tok, brace)
@@ -572,7 +599,8 @@ _PARSER = Lark(_grammar_text(), parser="lalr", lexer=HloLexer, transformer=_Mode
 
 _TERMINAL_NAMES = {
     "HLOMODULE": "'HloModule'", "ENTRY": "'ENTRY'", "ROOT": "'ROOT'", "NAME": "a name",
-    "DEF": "'%name ='", "ROOT_DEF": "'ROOT %name ='", "INSTR": "an instruction", "SHAPE": "a shape",
+    "DEF": "'%name ='", "ROOT_DEF": "'ROOT %name ='", "INSTR": "an instruction", "INSTRS": "an instruction",
+    "SHAPE": "a shape",
     "OPCALL": "an opcode with operands", "ATTR": "', attribute=value'", "TABLE": "a stack-frame table",
     "_LPAR": "'('", "_RPAR": "')'", "_COMMA": "','", "_LBRACE": "'{'", "_RBRACE": "'}'", "_COLON": "':'",
     "_EQUAL": "'='", "_ARROW": "'->'", "$END": "end of input", "SIGNATURE": "a signature",
@@ -586,11 +614,11 @@ def _describe(token: Token) -> str:
     if len(text) > 40:
         text = text[:37] + "..."
     return f"{_TERMINAL_NAMES.get(token.type, token.type)} {text!r}" if token.type in (
-        "NAME", "SHAPE", "OPCALL", "ATTR", "TABLE", "DEF", "ROOT_DEF", "INSTR") else f"{text!r}"
+        "NAME", "SHAPE", "OPCALL", "ATTR", "TABLE", "DEF", "ROOT_DEF", "INSTR", "INSTRS") else f"{text!r}"
 
 
 def _expected(exc: UnexpectedToken) -> str:
-    expected = sorted(_TERMINAL_NAMES.get(t, t) for t in exc.expected)
+    expected = sorted({_TERMINAL_NAMES.get(t, t) for t in exc.expected})   # INSTR and INSTRS read alike
     if len(expected) > 1:
         return ", ".join(expected[:-1]) + " or " + expected[-1]
     return expected[0] if expected else "nothing"
