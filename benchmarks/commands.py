@@ -35,25 +35,26 @@ RUNS = 3
 CONFORMANCE_LIMIT_S = 30          # issue 11's goal per module; beyond it the run is stopped
 CONFORMANCE_BUDGET_S = 300        # the whole list; files left after it are "not measured"
 
-# Peak RSS from /proc's VmHWM where there is one: Linux carries ru_maxrss over exec, so a child of
-# this (big, jaxlib-loaded) process would report this process's peak as its own.
-_CHILD = """import resource, sys, time
-from hlo_index.cli import main
+# The child runs the program as the console script does (``main``, then ``exit_now``), so its CPU
+# time, taken by this process from wait4 once it has ended, covers everything up to the exit
+# (and its --jobs workers). Peak RSS comes from /proc's VmHWM where there is one: Linux carries
+# ru_maxrss over exec, so a child of this (big, jaxlib-loaded) process would report our peak.
+_CHILD = """import resource, sys
+from hlo_index.cli import exit_now, main
 try:
-    code = main()
+    main(prog_name='hlo-index')
+    code = 0
 except SystemExit as exc:
     code = exc.code
-usage = resource.getrusage(resource.RUSAGE_SELF)
-kids = resource.getrusage(resource.RUSAGE_CHILDREN)  # --jobs workers (forked from this process)
-peak = usage.ru_maxrss
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 try:
     with open('/proc/self/status') as f:
         peak = next(int(line.split()[1]) for line in f if line.startswith('VmHWM:'))
 except (OSError, StopIteration, ValueError):
     pass
-sys.stderr.write('BENCH %d %.4f %d\\n' % (peak, usage.ru_utime + usage.ru_stime
-                 + kids.ru_utime + kids.ru_stime, kids.ru_maxrss))
-sys.exit(code if isinstance(code, int) else 0)
+kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # --jobs workers
+sys.stderr.write('BENCH %d %d\\n' % (peak, kids))
+exit_now(code)
 """
 
 
@@ -79,7 +80,8 @@ def child(args: list[str], timeout: float = 600, first_byte: bool = False) -> di
             size += len(chunk)
             if time.perf_counter() - start > timeout:
                 raise subprocess.TimeoutExpired(cmd, timeout)
-        proc.wait(timeout=max(1.0, timeout - (time.perf_counter() - start)))
+        _, status, usage = os.wait4(proc.pid, 0)   # this child's CPU, its exit included
+        proc.returncode = os.waitstatus_to_exitcode(status)
         reader.join()
     except subprocess.TimeoutExpired:
         proc.kill()
@@ -88,9 +90,9 @@ def child(args: list[str], timeout: float = 600, first_byte: bool = False) -> di
     wall = time.perf_counter() - start
     stats = [line.split() for line in b"".join(err_chunks).decode(errors="replace").splitlines()
              if line.startswith("BENCH ")]
-    # CPU: the process and its workers; peak RSS: the largest single process
-    peak_kb, cpu = ((max(int(stats[-1][1]), int(stats[-1][3])), float(stats[-1][2])) if stats
-                    else (0, float("nan")))
+    # CPU: the process and its workers, up to its exit; peak RSS: the largest single process
+    cpu = usage.ru_utime + usage.ru_stime
+    peak_kb = max(int(stats[-1][1]), int(stats[-1][2])) if stats else 0
     out = {"wall_s": wall, "cpu_s": cpu, "peak_rss_mb": peak_kb / 1024, "bytes": size,
            "exit": proc.returncode}
     if first_byte:
