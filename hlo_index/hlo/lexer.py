@@ -198,9 +198,9 @@ def tokenize(source: Source) -> Iterator[Token]:
         start = m.start(kind)
         if kind == "INSTR":
             name_pos = m.start("iname")
-            run.append((start, m.group(kind), (name_pos != start, m.group("iname"), name_pos, m.group("ishape"),
-                                               m.group("iop"), m.group("iargs"), m.group("iattrs"),
-                                               m.start("iattrs") - start)))
+            value, name, shape, opcode, args, attrs = m.group("INSTR", "iname", "ishape", "iop", "iargs", "iattrs")
+            run.append((start, value, (name_pos != start, name, name_pos, shape, opcode, args, attrs,
+                                       m.start("iattrs") - start)))
             pos = end
             continue
         if kind == "COMMENT":
