@@ -7,10 +7,8 @@ comes from a ``constant`` (uniform over the batch) or an ``iota`` is folded into
 Gather and scatter starts depend on the batch position: the runtime variable stands for the
 start at the batch position of the element being mapped.
 
-dynamic-update-slice output -> operand 0 is exact (the complement of the update box, piecewise)
-when the offsets are static. Over-approximations (documented, checked as supersets): with
-runtime offsets that map is the identity, though elements under the update are not read; scatter
-output j -> operand i != j is the identity, though it is read only where some update lands.
+dynamic-update-slice output -> operand 0 is exact: the complement of the update box, piecewise,
+with constraints on the runtime offsets when they are not static.
 """
 from __future__ import annotations
 
@@ -228,20 +226,28 @@ def dynamic_update_slice_output_to_input(instr: Instruction, output_index: int) 
 def not_overwritten(out_dims, update_dims, starts, alloc: Starts) -> tuple[IndexingMap, ...]:
     """dynamic-update-slice output -> operand 0: the identity where the update does not land.
 
-    With every start known statically, exactly: one piece per side of the update box along each
-    dim it does not span (the pieces overlap at corners; their union is the complement). With a
-    runtime start, the identity (a documented over-approximation: which elements the update
-    covers depends on the runtime offsets, whose maps are the union over their values).
+    One piece per side of the update box along each dim it does not span (the pieces overlap at
+    corners; their union is the complement). A static start bounds the dim itself; a runtime start
+    (the clamped offset, a runtime variable in ``[0, n - u]``) bounds ``d - rt``, so at every
+    offset value the pieces give exactly the elements left in place. Every piece carries all the
+    runtime variables, in the same order, so ``rt<k>`` means the same offset in each. An update
+    spanning every dim leaves nothing of operand 0 (no maps).
     """
-    if alloc.runtime or not all(s.is_constant for s in starts):
-        return (IndexingMap.identity(out_dims),)
+    domain = [full_interval(d) for d in out_dims]
+    identity = [dim(a) for a in range(len(out_dims))]
     pieces = []
     for axis, (n, u, start) in enumerate(zip(out_dims, update_dims, starts)):
-        lo = start.constant_value
-        for interval in (Interval(0, lo - 1), Interval(lo + u, n - 1)):
-            if interval.lo <= interval.hi:
-                pieces.append(IndexingMap([full_interval(d) for d in out_dims], (), (),
-                                          [dim(a) for a in range(len(out_dims))], [(dim(axis), interval)]))
+        if start.is_constant:
+            lo = start.constant_value
+            sides = [(dim(axis), Interval(0, lo - 1)), (dim(axis), Interval(lo + u, n - 1))]
+        elif u >= n:
+            continue   # the clamped offset is 0: the update spans the dim
+        else:
+            offset = dim(axis) - start
+            sides = [(offset, Interval(-(n - u), -1)), (offset, Interval(u, n - 1))]
+        for constraint in sides:
+            if constraint[1].lo <= constraint[1].hi:
+                pieces.append(IndexingMap(domain, (), alloc.runtime, identity, [constraint]))
     return tuple(pieces)
 
 

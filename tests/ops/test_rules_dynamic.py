@@ -117,15 +117,10 @@ def test_dynamic_update_slice_matches_reference(case, fold):
     for y in every(dims):
         for i, om in enumerate(out2in):
             got, want = rule_reads(om.maps, y, rt), reference(instr, 0, y, i, ref_values)
-            if i == 0 and not fold:
-                # Documented over-approximation with runtime offsets: the identity, also under the update.
-                assert got == {y} and want <= got
-            else:
-                assert got == want, (y, i, got, want)
-    # The update's elements in their landing places; offsets read everywhere; with static offsets
-    # the operand's elements exactly where the update does not land.
-    if fold:
-        check_in2out(instr, 0, runtime=Runtime(rt, ref_values))
+            assert got == want, (y, i, got, want, [str(m) for m in om.maps])
+    # The update's elements in their landing places; offsets read everywhere; the operand's
+    # elements exactly where the update does not land (static offsets, or at the runtime values).
+    check_in2out(instr, 0, runtime=Runtime(rt, ref_values))
     check_in2out(instr, 1, runtime=Runtime(rt, ref_values))
     check_in2out(instr, 2, runtime=Runtime(rt, ref_values))
 
@@ -133,7 +128,13 @@ def test_dynamic_update_slice_matches_reference(case, fold):
 def test_dynamic_update_slice_spec_example():
     instr = instruction("dynamic-update-slice", s32(20, 30), [s32(20, 30), s32(5, 10), s32(), s32()])
     maps = output_to_input(instr)
-    assert_map_text(maps[0].maps[0], "(d0, d1) -> (d0, d1), domain: d0 in [0, 19], d1 in [0, 29]")
+    # Operand 0 where the update does not land: left of, right of, above, below the runtime box.
+    assert sorted(str(m) for m in maps[0].maps) == sorted(
+        f"(d0, d1){{rt0, rt1}} -> (d0, d1), domain: d0 in [0, 19], d1 in [0, 29], rt0 in [0, 15], "
+        f"rt1 in [0, 20], {c}" for c in ("d0 - rt0 in [-15, -1]", "d0 - rt0 in [5, 19]",
+                                          "d1 - rt1 in [-20, -1]", "d1 - rt1 in [10, 29]"))
+    assert (7, 3) not in rule_reads(maps[0].maps, (7, 3), (5, 0))   # under the update: overwritten
+    assert rule_reads(maps[0].maps, (4, 3), (5, 0)) == {(4, 3)}
     update = maps[1].maps[0]
     assert [v.interval for v in update.runtime_vars] == [(0, 15), (0, 20)]
     assert rule_reads([update], (7, 3), (5, 0)) == {(2, 3)}
