@@ -26,12 +26,18 @@ from ..affine.expr import replace_variables
 from ..hlo.backend_config import backend_config, int_list
 from ..hlo.build import instruction
 from ..hlo.model import Instruction, Shape
-from .registry import OperandMaps, input_to_output_rule, output_to_input_rule
+from .registry import OperandMaps, Reads, input_to_output_rule, output_to_input_rule
 from .rules_contraction import convolution_input_to_output, convolution_output_to_input, dot_input_to_output, \
     dot_output_to_input
 from .rules_sort import topk_input_to_output, topk_output_to_input
 from .shape_maps import full_interval, generator_map, identity_map, zero_result_map
 from . import custom_call_conv
+
+# What the rules below look at (the cache key: hlo_index.fusion.fingerprint): the target and its
+# backend_config, the convolution attributes the cuDNN calls carry, and constant operands (cuDNN
+# batch norm's feature_index).
+_READS = Reads.of("custom_call_target", "backend_config", "window", "dim_labels", "feature_group_count",
+                  "batch_group_count", operand_values=True)
 
 
 @dataclass(frozen=True)
@@ -372,7 +378,7 @@ def _extra_in2out(role: tuple, operand_dims, result_dims) -> IndexingMap:
                        (), results)
 
 
-@output_to_input_rule("custom-call")
+@output_to_input_rule("custom-call", reads=_READS)
 def custom_call_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     n = len(instr.operands) or len(instr.operand_names)
     if target_of(instr) in SHARDING_TARGETS:
@@ -421,7 +427,7 @@ def _over_whole_result(m: IndexingMap) -> IndexingMap:
                        [(replace_variables(e, swap.get, memo), iv) for e, iv in m.constraints])
 
 
-@input_to_output_rule("custom-call")
+@input_to_output_rule("custom-call", reads=_READS)
 def custom_call_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     outputs = instr.shape.num_outputs
     if target_of(instr) in SHARDING_TARGETS:
