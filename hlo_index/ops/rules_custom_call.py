@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Union
 
-from ..affine import IndexingMap, dim, range_var
+from ..affine import IndexingMap, const, dim, range_var
 from ..affine.expr import replace_variables
 from ..hlo.backend_config import backend_config, int_list
 from ..hlo.build import instruction
@@ -46,8 +46,9 @@ class Equivalent:
 
     ``core_operands[k]`` is the custom-call operand that is operand k of ``core``;
     ``outputs[j]`` the ``core`` output that custom-call output j is (absent: reads nothing);
-    ``extras[i]`` the role of a custom-call operand outside ``core``: ("scalar",), ("same",) or
-    ("vector", result_dim); it feeds every output that is ``core`` output 0 (("scalar", "every"):
+    ``extras[i]`` the role of a custom-call operand outside ``core``: ("scalar",), ("same",),
+    ("vector", result_dim) or ("broadcast", its dims) (aligned at the result's last dim, size-1
+    dims read at 0); it feeds every output that is ``core`` output 0 (("scalar", "every"):
     every output).
     """
 
@@ -363,6 +364,10 @@ def _extra_out2in(role: tuple, result_dims) -> IndexingMap:
         return zero_result_map(result_dims)
     if role[0] == "same":
         return identity_map(result_dims)
+    if role[0] == "broadcast":
+        offset = len(result_dims) - len(role[1])
+        return IndexingMap([full_interval(n) for n in result_dims], (), (),
+                           [const(0) if n == 1 else dim(offset + i) for i, n in enumerate(role[1])])
     return IndexingMap([full_interval(n) for n in result_dims], (), (), [dim(role[1])])
 
 
@@ -371,6 +376,12 @@ def _extra_in2out(role: tuple, operand_dims, result_dims) -> IndexingMap:
         return generator_map(result_dims)
     if role[0] == "same":
         return identity_map(result_dims)
+    if role[0] == "broadcast":
+        offset = len(result_dims) - len(role[1])
+        spread = [j for j, n in enumerate(result_dims) if j < offset or role[1][j - offset] == 1]
+        return IndexingMap([full_interval(n) for n in operand_dims], [full_interval(result_dims[j]) for j in spread], (),
+                           [range_var(spread.index(j)) if j in spread else dim(j - offset)
+                            for j in range(len(result_dims))])
     axis = role[1]
     others = [a for a in range(len(result_dims)) if a != axis]
     results = [dim(0) if a == axis else range_var(others.index(a)) for a in range(len(result_dims))]
@@ -468,3 +479,5 @@ def _result_in2out(instr: Instruction, eq: Equivalent, operand_index: int, core_
         return (_extra_in2out(eq.extras[operand_index], operand_dims, result_dims),)
     return ()
 
+
+from . import custom_call_onednn  # noqa: E402,F401  (registers the oneDNN translators; needs the above)
