@@ -14,7 +14,8 @@ jax emits: add, max, overwrite, the variadic argmax pair), the pieces are:
 * operand ``j`` read everywhere when the combiner reads its old value (add, max, ...): the identity;
 * operand ``i != j`` read only where an update lands: the update map's domain;
 * operand ``j`` read only where *no* update lands (an overwriting combiner): the complement of the
-  landing windows, exact as boxes when every start is static, as pieces constrained on the starts
+  landing windows, exact as boxes when every start is static or the indices are a constant, as
+  pieces constrained on the starts
   when there is one update window, else UNDEFINED (which elements are overwritten then depends
   on every index vector at once).
 """
@@ -28,7 +29,7 @@ from ..affine import Expr, IndexingMap, Interval, RuntimeVar, const, dim, range_
 from ..context import budget_reason, current
 from ..hlo.model import Computation, Instruction
 from .registry import OperandMaps, input_to_output_rule, output_to_input_rule
-from .rules_dynamic import _READS, Starts, _batch_position, _in_range, known_start
+from .rules_dynamic import _READS, Starts, _batch_position, _in_range, constant_values, known_start
 from .rules_reduce import RangeVars
 from .shape_maps import full_interval
 
@@ -158,18 +159,64 @@ def _boxes(mask: np.ndarray) -> list[list[tuple[int, int]]]:
     return out
 
 
+def _too_many_updates(update_dims, what: str) -> Optional[IndexingMap]:
+    budgets = current().budgets
+    total = int(np.prod(update_dims, dtype=np.int64))
+    if total > budgets.scatter_landing_points:
+        return IndexingMap.undefined(budget_reason("scatter_landing_points", budgets.scatter_landing_points,
+                                                   f"{what}: {total} update elements to place"))
+    return None
+
+
 def _static_not_landed(dims, update_map_in2out: IndexingMap, what: str) -> tuple[IndexingMap, ...]:
     """Complement of the landing windows when every start is static: enumerated from the update
     elements (a budget), as boxes (at most ``maps_per_value`` of them)."""
-    budgets = current().budgets
-    total = int(np.prod([iv.size for iv in update_map_in2out.dims], dtype=np.int64))
-    if total > budgets.scatter_landing_points:
-        return (IndexingMap.undefined(budget_reason("scatter_landing_points", budgets.scatter_landing_points,
-                                                    f"{what}: {total} update elements to place")),)
+    update_dims = [iv.size for iv in update_map_in2out.dims]
+    too_many = _too_many_updates(update_dims, what)
+    if too_many is not None:
+        return (too_many,)
     mask = np.ones(tuple(dims), dtype=bool)
-    _, landed = update_map_in2out.enumerate(limit=max(total, 1) * 4)
+    _, landed = update_map_in2out.enumerate(limit=max(int(np.prod(update_dims, dtype=np.int64)), 1) * 4)
     if len(landed):
         mask[tuple(landed.T)] = False
+    return _boxes_as_maps(dims, mask, what)
+
+
+def _constant_indices_not_landed(instr: Instruction, dims, what: str) -> Optional[tuple[IndexingMap, ...]]:
+    """Complement of the landing windows when the indices are a ``constant`` (not uniform, so no
+    start folds into the maps): every update element placed from the literal, out-of-bounds
+    windows skipped. None when the indices are not a constant."""
+    count, update_dims, window_update_dims, scatter_update_dims, window_operand_dims, window_size = \
+        _scatter_layout(instr)
+    values = constant_values(instr.operands[count])
+    if values is None:
+        return None
+    too_many = _too_many_updates(update_dims, what)
+    if too_many is not None:
+        return (too_many,)
+    ivd = instr.attr("index_vector_dim")
+    vectors = values[..., None] if ivd == values.ndim else np.moveaxis(values, ivd, -1)
+    grid = np.indices(tuple(update_dims), dtype=np.int64).reshape(len(update_dims), -1)
+    batch = tuple(grid[u] for u in scatter_update_dims)
+    per_update = vectors[batch] if batch else np.broadcast_to(vectors, (grid.shape[1], vectors.shape[-1]))
+    start = np.zeros((len(dims), grid.shape[1]), dtype=np.int64)
+    for k, d in enumerate(instr.attr("scatter_dims_to_operand_dims", ())):
+        start[d] = per_update[:, k]
+    for d, j in zip(instr.attr("input_batching_dims", ()), instr.attr("scatter_indices_batching_dims", ())):
+        start[d] = batch[_batch_position(j, ivd)]
+    valid = np.ones(grid.shape[1], dtype=bool)
+    for d, n in enumerate(dims):
+        valid &= (start[d] >= 0) & (start[d] <= n - window_size[d])
+    for d, u in zip(window_operand_dims, window_update_dims):
+        start[d] += grid[u]
+    mask = np.ones(tuple(dims), dtype=bool)
+    mask[tuple(start[:, valid])] = False
+    return _boxes_as_maps(dims, mask, what)
+
+
+def _boxes_as_maps(dims, mask: np.ndarray, what: str) -> tuple[IndexingMap, ...]:
+    """The true part of ``mask`` as identity maps over boxes (at most ``maps_per_value``)."""
+    budgets = current().budgets
     boxes = _boxes(mask)
     if len(boxes) > budgets.maps_per_value:
         return (IndexingMap.undefined(budget_reason("maps_per_value", budgets.maps_per_value,
@@ -240,6 +287,9 @@ def _not_landed(instr: Instruction, dims, starts: Starts, update_dims, scatter_u
     what = f"scatter %{instr.name}: where no update overwrites operand elements"
     if not starts.runtime:
         return _static_not_landed(dims, _updates_to_output(instr, dims)[0], what)
+    from_literal = _constant_indices_not_landed(instr, dims, what)
+    if from_literal is not None:
+        return from_literal
     if all(update_dims[u] == 1 for u in scatter_update_dims):
         single = Starts()
         window_starts = _scatter_starts(instr, [const(0)] * len(scatter_update_dims), window_size, single)

@@ -306,6 +306,14 @@ def scatter_case(draw):
     kind = draw(st.sampled_from(["none"] + sorted(COMBINERS[count])))
     if kind != "none":
         instr.called["to_apply"] = combiner(count, kind)
+    flat = indices.reshape(-1)
+    if draw(st.booleans()) and flat.size and not (flat == flat[0]).all():
+        # the indices as a (non-uniform) constant: nothing folds, the overwritten set is known
+        literal = constant(s32(*indices.shape), "{" + ", ".join(str(int(v)) for v in flat) + "}", name="idx")
+        instr = instruction("scatter", instr.shape, list(instr.operands[:count]) + [literal]
+                            + list(instr.operands[count + 1:]), **instr.attrs)
+        if kind != "none":
+            instr.called["to_apply"] = combiner(count, kind)
     return instr, indices, gather
 
 
