@@ -308,6 +308,17 @@ def predicted_rows_many(maps: tuple[IndexingMap, ...], points: list[tuple],
     """:func:`predicted_rows` for several points, with one evaluation of each map for all."""
     if len(points) < 2:
         return {p: predicted_rows(maps, p, distinct) for p in points}
+    checkable = _checkable(maps)
+    if checkable and not any(m.range_vars for m in checkable):
+        # at most one element per map and point: plain integers, without numpy's cost per call
+        width = checkable[0].num_results
+        out = {}
+        for p in points:
+            images = [image for image in (_image_at(m, p) for m in checkable) if image is not None]
+            if distinct:
+                images = sorted(set(images))
+            out[p] = np.array(images, dtype=np.int64).reshape(len(images), width)
+        return out
     from .affine.evaluate import relation_at
     rank = len(points[0])
     array = np.array(points, dtype=np.int64).reshape(len(points), rank)
@@ -344,9 +355,31 @@ def predicted_read_set(maps: tuple[IndexingMap, ...], point: tuple) -> set:
     from .affine.evaluate import relation_at
     total: set = set()
     for m in _checkable(maps):
+        if not m.range_vars:   # one element at most: plain integers, without numpy's cost per call
+            image = _image_at(m, point)
+            if image is not None:
+                total.add(image)
+            continue
         _, results = relation_at(m, np.array([point], dtype=np.int64).reshape(1, m.num_dims), ())
         total.update(map(tuple, results.tolist()))
     return total
+
+
+def _image_at(m: IndexingMap, point: tuple) -> Optional[tuple]:
+    """The element a map without range (or runtime) variables gives at ``point``; None where the
+    point is outside its domain or breaks a constraint (``relation_at``'s answer, for one point)."""
+    from .affine.evaluate import evaluate_expr
+    from .affine.expr import DIM
+    env = {}
+    for i, (b, x) in enumerate(zip(m.dims, point)):
+        if not b.lo <= x <= b.hi:
+            return None
+        env[(DIM, i)] = int(x)
+    memo: dict = {}
+    for e, b in m.constraints:
+        if not b.lo <= evaluate_expr(e, env, memo) <= b.hi:
+            return None
+    return tuple(int(evaluate_expr(e, env, memo)) for e in m.results)
 
 
 def _sample_points(dims: tuple[int, ...], count: int, rng: random.Random) -> list[tuple]:
