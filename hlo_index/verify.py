@@ -121,7 +121,6 @@ _SHAPE_ONLY_OPCODES = frozenset(ELEMENTWISE_OPCODES) | {
     "pad", "convert", "bitcast-convert", "reduce-precision"}
 _UNREAD_ATTRS = frozenset({"metadata", "backend_config", "frontend_attributes", "statistics",
                            "control-predecessors", "sharding", "origin", "op_name"})
-_UNSEEN = object()
 _STRUCTURE_IDS = "structure ids"  # a key of the shared memo: structure -> small int
 SHARED_READS_LIMIT = 1 << 20   # entries of a module's shared memo; beyond it, it starts afresh
 
@@ -150,7 +149,9 @@ class _Walker:
         self.reads = reads              # (instr, out, point, operand) -> read set
         self.shared_reads = {} if shared_reads is None else shared_reads  # (structure, ...) -> set
         self.structure_ids = self.shared_reads.setdefault(_STRUCTURE_IDS, {})
-        self._structures: dict[Instruction, object] = {}
+        self._readers: dict[Instruction, tuple] = {}
+        self._visits: dict[tuple, tuple] = {}
+        self._outputs: dict[Instruction, int] = {}
         self._params: Optional[dict[Instruction, frozenset]] = None
         self._orders: dict[Optional[frozenset], list[Instruction]] = {None: self.order[::-1]}
 
@@ -176,42 +177,31 @@ class _Walker:
         output; with ``wanted``, only for those parameters (the rest of the graph is not walked)."""
         need: dict[tuple[Instruction, int], set] = {(self.comp.root, output_index): {tuple(point)}}
         found: dict[tuple[int, int], set] = {}
-        reads = self.reads
+        outputs = self._outputs
+        limit = current().budgets.verify_points_per_value
         for instr in self._reverse_order(wanted):
-            for out in range(instr.shape.num_outputs):
+            n_outputs = outputs.get(instr)
+            if n_outputs is None:
+                n_outputs = outputs[instr] = instr.shape.num_outputs
+            for out in range(n_outputs):
                 points = need.pop((instr, out), None)
                 if not points:
                     continue
                 if instr.opcode == "parameter":
                     found[(instr.parameter_number, out)] = points
                     continue
-                limit = current().budgets.verify_points_per_value
                 if len(points) > limit:
                     raise Skip(f"budget verify_points_per_value={limit}: more than {limit} elements of "
                                f"'{instr.name}' are read")
-                structure = self._structures.get(instr, _UNSEEN)
-                if structure is _UNSEEN:  # a small int per distinct structure: cheap to hash
-                    structure = _structure(instr)
-                    if structure is not None:
-                        ids = self.structure_ids
-                        structure = ids.setdefault(structure, len(ids))
-                    self._structures[instr] = structure
-                memo, owner = (reads, instr) if structure is None else (self.shared_reads, structure)
-                callee = callee_of(instr)
-                callee_walker = None
-                if callee is not None:
-                    callee_walker = self.walkers.get(callee)
-                    if callee_walker is None:
-                        callee_walker = self.walkers[callee] = _Walker(callee, self.walkers, reads,
-                                                                       self.shared_reads)
-                for p in points:
-                    if callee_walker is not None:
+                memo, owner, callee_walker = self._reader(instr)
+                if callee_walker is not None:
+                    for p in points:
                         for (param, element), got in callee_walker.walk(out, p).items():
                             need.setdefault((instr.operands[param], element), set()).update(got)
-                        continue
-                    for j, operand in enumerate(instr.operands):
-                        if wanted is not None and self._params.get(operand, frozenset()).isdisjoint(wanted):
-                            continue
+                    continue
+                operands = self._visited_operands(instr, wanted)
+                for p in points:
+                    for j, operand in operands:
                         key = (owner, out, p, j)
                         per_element = memo.get(key)
                         if per_element is None:
@@ -219,6 +209,37 @@ class _Walker:
                         for element, got in per_element.items():
                             if got:
                                 need.setdefault((operand, element), set()).update(got)
+        return found
+
+    def _reader(self, instr: Instruction) -> tuple:
+        """(memo of read sets, its key's owner, the callee's walker or None) of ``instr``, found
+        once per walker: the owner is the instruction, or a small int per distinct structure
+        for shape-only ops (their read sets are shared between targets)."""
+        reader = self._readers.get(instr)
+        if reader is None:
+            structure = _structure(instr)
+            if structure is not None:
+                ids = self.structure_ids
+                structure = ids.setdefault(structure, len(ids))
+            memo, owner = (self.reads, instr) if structure is None else (self.shared_reads, structure)
+            callee = callee_of(instr)
+            callee_walker = None
+            if callee is not None:
+                callee_walker = self.walkers.get(callee)
+                if callee_walker is None:
+                    callee_walker = self.walkers[callee] = _Walker(callee, self.walkers, self.reads,
+                                                                   self.shared_reads)
+            reader = self._readers[instr] = (memo, owner, callee_walker)
+        return reader
+
+    def _visited_operands(self, instr: Instruction, wanted: Optional[frozenset]) -> tuple:
+        """``(position, operand)`` of the operands a walk for ``wanted`` goes through."""
+        key = (instr, wanted)
+        found = self._visits.get(key)
+        if found is None:
+            found = self._visits[key] = tuple(
+                (j, operand) for j, operand in enumerate(instr.operands)
+                if wanted is None or not self._params.get(operand, frozenset()).isdisjoint(wanted))
         return found
 
 
