@@ -34,6 +34,11 @@ Maps = tuple[IndexingMap, ...]
 def _add(maps: list[IndexingMap], m: IndexingMap, keys: set | None = None) -> bool:
     """Add ``m`` to the normalised list ``maps`` in place; False when nothing changed. ``keys``,
     when given, holds the canonical keys of ``maps`` (kept up to date)."""
+    if is_overflow(m) and not (maps and is_overflow(maps[0])):
+        maps[:] = [m]   # an overflowed set absorbs every other: the union is unknown
+        if keys is not None:
+            keys.clear()
+        return True
     if maps:
         first = maps[0]
         if m.is_known_empty or is_overflow(first):
@@ -63,9 +68,13 @@ def _add(maps: list[IndexingMap], m: IndexingMap, keys: set | None = None) -> bo
     maps.append(m)
     limit = budgets().maps_per_value
     if len(maps) > limit:
-        maps[:] = [IndexingMap.undefined(_overflow_reason(limit))]
+        # many paths often read one union that fewer maps describe exactly (pieces of one
+        # formula over adjacent domains, paths inside a whole-box read): compact before giving up
+        compacted = finalize(tuple(maps))
+        maps[:] = compacted if len(compacted) <= limit else [IndexingMap.undefined(_overflow_reason(limit))]
         if keys is not None:
             keys.clear()
+            keys.update(k.canonical_key() for k in maps if not is_overflow(k))
     return True
 
 

@@ -16,7 +16,10 @@ import numpy as np
 
 from ..affine import IndexingMap, Interval, const, dim
 from ..context import budgets
+from .domain_union import domain_join
+from .image_union import domain_key, reads_fixed_set, whole_box_of
 from .mapset import dedupe_semantically, differ_at_probes, domain_size
+from .subsume import drop_subsumed
 
 Maps = tuple[IndexingMap, ...]
 
@@ -134,29 +137,96 @@ def _candidate_for_join(m: IndexingMap) -> bool:
     return not m.is_undefined and not m.is_known_empty and not m.runtime_vars
 
 
+def _bucket(m: IndexingMap) -> tuple:
+    """Maps that may join share this (both kinds of join keep range variables and arity)."""
+    return (m.num_dims, m.num_results, m.range_vars)
+
+
+def _join_bucket(slots: list[tuple[int, IndexingMap]], memo: dict) -> bool:
+    """Apply every provable pairwise join among the (slot, map) pairs ``slots`` (in place, the
+    first map's slot kept); True when one was made."""
+    joined = False
+    i = 0
+    while i < len(slots):
+        j = i + 1
+        while j < len(slots):
+            a, b = slots[i][1], slots[j][1]
+            merged = join(a, b, memo) or domain_join(a, b)
+            if merged is not None and not merged.is_known_empty:
+                slots[i] = (slots[i][0], merged)
+                del slots[j]
+                joined = True
+            else:
+                j += 1
+        i += 1
+    return joined
+
+
+def _fill_boxes(maps: list[IndexingMap]) -> list[IndexingMap] | None:
+    """``maps`` with every group of fixed-set readers over one domain whose images fill a box
+    replaced by that one whole-box read (at the group's first slot); None when none does."""
+    groups: dict[tuple, list[int]] = {}
+    for k, m in enumerate(maps):
+        if reads_fixed_set(m):
+            groups.setdefault(domain_key(m), []).append(k)
+    replaced: dict[int, IndexingMap | None] = {}
+    for positions in groups.values():
+        if len(positions) < 2:
+            continue
+        whole = whole_box_of([maps[k] for k in positions])
+        if whole is not None:
+            replaced[positions[0]] = whole
+            replaced.update((k, None) for k in positions[1:])
+    if not replaced:
+        return None
+    return [replaced.get(k, m) for k, m in enumerate(maps) if replaced.get(k, m) is not None]
+
+
 def merge_maps(maps: Maps) -> Maps:
-    """``maps`` with every provable pairwise join applied until none is left (first map's slot
-    kept, so the order stays deterministic)."""
-    if len(maps) < 2 or sum(map(_candidate_for_join, maps)) < 2:
+    """``maps`` with every provable pairwise join applied and every map inside a box reader of
+    the set dropped, until neither changes anything (the order stays deterministic: a join keeps
+    the first map's slot, a drop keeps the others' order)."""
+    if len(maps) < 2:
         return maps
     current = list(maps)
     memo: dict = {}
-    joined = False
-    progress = True
-    while progress and len(current) > 1:
-        progress = False
-        for i in range(len(current)):
-            if not _candidate_for_join(current[i]):
-                continue
-            for j in range(i + 1, len(current)):
-                merged = join(current[i], current[j], memo) if _candidate_for_join(current[j]) else None
-                if merged is not None:
-                    current[i] = merged
-                    del current[j]
-                    progress = joined = True
-                    break
-            if progress:
-                break
-    if not joined:
+    changed_any = False
+    changed = True
+    while changed and len(current) > 1:
+        changed = False
+        buckets: dict[tuple, list[tuple[int, IndexingMap]]] = {}
+        for k, m in enumerate(current):
+            if _candidate_for_join(m):
+                buckets.setdefault(_bucket(m), []).append((k, m))
+        survivors: dict[int, IndexingMap] = {}
+        for slots in buckets.values():
+            if len(slots) > 1 and _join_bucket(slots, memo):
+                changed = True
+            survivors.update(slots)
+        if changed:
+            current = [survivors.get(k, m) if _candidate_for_join(m) else m
+                       for k, m in enumerate(current) if k in survivors or not _candidate_for_join(m)]
+        boxed = _fill_boxes(current)
+        if boxed is not None:
+            current = boxed
+            changed = True
+        pruned = drop_subsumed(tuple(current))
+        if len(pruned) < len(current):
+            current = list(pruned)
+            changed = True
+        changed_any |= changed
+    if not changed_any:
         return maps
-    return dedupe_semantically(tuple(current))
+    return dedupe_semantically(_canonically_distinct(current))
+
+
+def _canonically_distinct(maps: list[IndexingMap]) -> Maps:
+    """``maps`` without later canonical duplicates (a join may rebuild a map the set holds)."""
+    seen: set = set()
+    out = []
+    for m in maps:
+        key = m.canonical_key()
+        if key not in seen:
+            seen.add(key)
+            out.append(m)
+    return tuple(out)
