@@ -171,6 +171,18 @@ def _merge(acc: Summary | None, shared: bool, contrib: Summary) -> tuple[Summary
     return acc, False
 
 
+# A value reached through more maps than this has its set compacted (``mapset.finalize``: exact
+# joins and containments) before its users compose it: a weight read through a whole training
+# step gathers dozens of maps that fewer describe, and every later composition pays per map.
+COMPACT_ABOVE = 8
+
+
+def _compacted(summary: Summary) -> Summary:
+    if type(summary) is not dict or all(len(maps) <= COMPACT_ABOVE for maps in summary.values()):
+        return summary   # unchanged: a dict shared with an operand stays shared
+    return {key: finalize(maps) if len(maps) > COMPACT_ABOVE else maps for key, maps in summary.items()}
+
+
 def bottom_up_output_to_input(comp: Computation, order: list[Instruction]) -> list[dict]:
     """For every output of ``comp``'s root, the maps to every parameter (sorted by parameter)."""
     root = comp.root
@@ -196,7 +208,7 @@ def bottom_up_output_to_input(comp: Computation, order: list[Instruction]) -> li
                     continue
                 contrib = src if passthrough else _through(src, op_maps, instr, operand.shape.leaf(element).dims, budget)
                 acc, shared = _merge(acc, shared, contrib)
-            per_output.append(acc if acc is not None else empty)
+            per_output.append(_compacted(acc) if acc is not None else empty)
         summaries[id(instr)] = per_output
     results = []
     for out in range(root.shape.num_outputs):
