@@ -17,7 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..affine import IndexingMap, Interval
+from ..affine import IndexingMap, Interval, dim
 from ..affine.evaluate import evaluate_expr
 from ..affine.expr import DIM, Expr
 from ..context import budgets
@@ -106,6 +106,29 @@ def _joined_constraints(first: Sequence[Constraint], second: Sequence[Constraint
     return out
 
 
+def _candidate_domains(dims_a, rules_a, dims_b, rules_b, hull):
+    """Descriptions that may fit ``D_a ∪ D_b``, simplest first: the hull box; the hull with the
+    shared constraints joined; the hull with one piece's constraints (a periodic run extended by
+    one more period); the hull with a congruence of period ``b``'s offset from ``a`` along the one
+    dimension where they differ (heads of an attention split, ``d1 in [0, 1]`` and ``[4, 5]``)."""
+    seen = []
+    joined = _joined_constraints(rules_a, rules_b)
+    options = [[], joined, list(rules_a), list(rules_b)]
+    differing = [k for k, (x, y) in enumerate(zip(dims_a, dims_b)) if x != y]
+    if len(differing) == 1:
+        k = differing[0]
+        first, second = sorted((dims_a[k], dims_b[k]), key=lambda iv: iv.lo)
+        period = second.lo - first.lo
+        if period > 0 and first.size == second.size and first.size < period:
+            lo = first.lo % period
+            options.append([*joined, (dim(k).mod(period), Interval(lo, lo + first.size - 1))]
+                           if lo + first.size <= period else joined)
+    for constraints in options:
+        if constraints not in seen:
+            seen.append(constraints)
+            yield hull, constraints
+
+
 def domain_join(a: IndexingMap, b: IndexingMap) -> IndexingMap | None:
     """One map whose relation is proved equal to ``a ∪ b`` when the two differ only in their dims
     domain (see the module docstring), else None."""
@@ -116,8 +139,7 @@ def domain_join(a: IndexingMap, b: IndexingMap) -> IndexingMap | None:
     if a.dims == b.dims and dims_a == dims_b:
         return None
     hull = [x.union(y) for x, y in zip(a.dims, b.dims)]
-    candidates = [(hull, _joined_constraints(dims_a, dims_b)), (hull, [])]
-    for dims, constraints in candidates:
+    for dims, constraints in _candidate_domains(a.dims, dims_a, b.dims, dims_b, hull):
         proved = same_domains([(a.dims, dims_a), (b.dims, dims_b)], (dims, constraints))
         if proved is None:
             return None

@@ -18,6 +18,7 @@ from ..affine import IndexingMap, Interval, const, dim
 from ..context import budgets, current, register_table
 from .domain_union import domain_join
 from .image_union import domain_key, reads_fixed_set, whole_box_of
+from .progression import join_progressions
 from .mapset import dedupe_semantically, differ_at_probes, domain_size
 from .subsume import drop_subsumed
 
@@ -227,6 +228,10 @@ def _merge_maps(maps: Maps) -> Maps:
         if changed:
             work = [survivors.get(k, m) if _candidate_for_join(m) else m
                        for k, m in enumerate(work) if k in survivors or not _candidate_for_join(m)]
+        repeated = join_progressions(work)
+        if repeated is not None:
+            work = repeated
+            changed = True
         boxed = _fill_boxes(work)
         if boxed is not None:
             work = boxed

@@ -326,3 +326,82 @@ def test_a_set_past_the_budget_is_compacted_before_it_gives_up():
         gaps = [_strip(5 * k, 0, 3) for k in range(6)]   # a gap after every strip: nothing merges
         overflowed = distinct(gaps)
         assert len(overflowed) == 1 and is_overflow(overflowed[0])
+
+
+# ------------------------------------------------------ a whole computation against the reference
+def _rotary_module(rows: int, heads: int, half: int) -> str:
+    """q = x @ w, rotated per head as a rotary embedding does (halves swapped, one negated), then
+    attention-like dots: the rotated pieces reach ``w`` through one map per head half."""
+    width = 2 * heads * half
+    lines, pieces = [], []
+    for h in range(heads):
+        lo = 2 * h * half
+        lines.append(f"  a{h} = f32[{rows},{half}] slice(q), slice={{[0:{rows}], [{lo}:{lo + half}]}}")
+        lines.append(f"  b{h} = f32[{rows},{half}] slice(q), slice={{[0:{rows}], [{lo + half}:{lo + 2 * half}]}}")
+        lines.append(f"  n{h} = f32[{rows},{half}] negate(b{h})")
+        pieces += [f"n{h}", f"a{h}"]
+    body = "\n".join(lines)
+    return f"""HloModule rotary
+
+ENTRY main {{
+  x = f32[{rows},{width}] parameter(0)
+  w = f32[{width},{width}] parameter(1)
+  q = f32[{rows},{width}] dot(x, w), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+{body}
+  r = f32[{rows},{width}] concatenate({", ".join(pieces)}), dimensions={{1}}
+  s = f32[{rows},{width}] add(q, r)
+  t = f32[{width},{rows}] transpose(s), dimensions={{1,0}}
+  a = f32[{rows},{rows}] dot(s, t), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+  g = f32[{rows},{width}] dot(a, s), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+  ROOT out = (f32[{rows},{rows}], f32[{rows},{width}], f32[{rows},{width}]) tuple(a, g, r)
+}}
+"""
+
+
+@settings(deadline=None, derandomize=True, max_examples=12)
+@given(rows=st.integers(1, 3), heads=st.integers(1, 4), half=st.integers(1, 3))
+def test_rotary_attention_stays_known_under_a_small_budget_and_matches_the_reference(rows, heads, half):
+    from hlo_index.fusion import output_to_input
+    from hlo_index.hlo import parse_module_text
+    from hlo_index.verify import backward_read_sets
+    comp = parse_module_text(_rotary_module(rows, heads, half)).entry
+    with AnalysisContext(maps_per_value=3):
+        found = output_to_input(comp)
+        assert all(r.known for r in found if r.maps)
+        shapes = [leaf.dims for leaf in comp.root.shape.tuple_shapes]
+        for out, dims in enumerate(shapes):
+            for point in itertools.product(*(range(n) for n in dims)):
+                exact = backward_read_sets(comp, out, point)
+                for r in (r for r in found if r.output == out):
+                    got = set().union(*(m.read_set(point) for m in r.maps)) if r.maps else set()
+                    assert got == exact.get((r.operand, r.operand_element), set()), (out, point, r.operand)
+
+
+# --------------------------------------------------------------------------------- progressions
+@SETTINGS
+@given(data=st.data(), box=boxes, count=st.integers(2, 5), size=st.integers(1, 3), gap=st.integers(0, 2),
+       steps=st.lists(st.integers(-4, 4), min_size=2, max_size=2), break_at=st.integers(-1, 4))
+def test_pieces_repeated_at_a_stride_join_exactly(data, box, count, size, gap, steps, break_at):
+    """Pieces ``d_k in [lo + j*P, lo + j*P + size - 1]`` reading ``r + j*c``: one map for an unbroken
+    run, the exact union whatever is broken (a piece moved off the stride or off the step)."""
+    k = data.draw(st.integers(0, len(box) - 1))
+    stride = size + gap
+    lo = data.draw(st.integers(0, 2))
+    box = list(box)
+    box[k] = lo + stride * count + 2
+    ranges, results, mixed = data.draw(body(len(box)))
+    dims = [(0, n - 1) for n in box]
+    pieces = []
+    for j in range(count):
+        shift = 1 if j == break_at else 0
+        piece_dims = list(dims)
+        piece_dims[k] = (lo + j * stride + shift, lo + j * stride + shift + size - 1)
+        piece_results = [(cd, cs, c0 + j * step, q, kind) for (cd, cs, c0, q, kind), step in zip(results, steps)]
+        pieces.append(Piece(piece_dims, ranges, piece_results, None, mixed))
+    maps = tuple(distinct(m for m in (p.to_map() for p in pieces) if not m.is_known_empty))
+    merged = merge_maps(maps)
+    assert relation(merged, box) == truth(pieces, box)
+    affine = all(kind is None for *_, kind in results)
+    event(f"merged to one: {len(merged) == 1}")
+    if affine and mixed is None and not (0 <= break_at < count) and len(maps) == count:
+        assert len(merged) == 1
