@@ -194,9 +194,39 @@ def _set_key(maps: Maps) -> tuple:
 
 
 def merge_maps(maps: Maps) -> Maps:
-    """``maps`` with every provable pairwise join applied and every map inside a box reader of
-    the set dropped, until neither changes anything (the order stays deterministic: a join keeps
-    the first map's slot, a drop keeps the others' order)."""
+    """``maps`` with every provable pairwise join applied until none is left (first map's slot
+    kept, so the order stays deterministic). Sets presented as they are: a concatenate's pieces
+    over disjoint outputs stay apart as XLA keeps them, joined only where one formula covers them."""
+    if len(maps) < 2 or sum(map(_candidate_for_join, maps)) < 2:
+        return maps
+    work = list(maps)
+    memo: dict = {}
+    joined = False
+    progress = True
+    while progress and len(work) > 1:
+        progress = False
+        for i in range(len(work)):
+            if not _candidate_for_join(work[i]):
+                continue
+            for j in range(i + 1, len(work)):
+                merged = join(work[i], work[j], memo) if _candidate_for_join(work[j]) else None
+                if merged is not None:
+                    work[i] = merged
+                    del work[j]
+                    progress = joined = True
+                    break
+            if progress:
+                break
+    if not joined:
+        return maps
+    return dedupe_semantically(tuple(work))
+
+
+def compact_maps(maps: Maps) -> Maps:
+    """``maps`` rewritten into as few maps as the exact rules allow: pairwise joins, domain unions,
+    stride-repeated pieces, whole-box images and maps inside a box reader dropped, until none
+    applies (deterministic order: a join keeps its first map's slot, a drop the others' order).
+    For sets too big to present or compose as they are (``mapset.compaction_threshold``)."""
     if len(maps) < 2:
         return maps
     memo = current().tables[_MERGED]
@@ -204,12 +234,12 @@ def merge_maps(maps: Maps) -> Maps:
     if key in memo:
         found = memo[key]
         return maps if found is None else found
-    merged = _merge_maps(maps)
+    merged = _compact_maps(maps)
     memo[key] = None if merged is maps else merged
     return merged
 
 
-def _merge_maps(maps: Maps) -> Maps:
+def _compact_maps(maps: Maps) -> Maps:
     work = list(maps)
     memo: dict = {}
     changed_any = False

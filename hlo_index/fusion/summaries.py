@@ -18,7 +18,7 @@ from ..affine.expr import DIM
 from ..context import budget_reason, current, register_table
 from ..hlo.model import Computation, Instruction
 from . import rule_cache
-from .mapset import Maps, distinct, finalize, union
+from .mapset import Maps, compaction_threshold, distinct, finalize, union
 from .rule_cache import full_box, output_to_input_steps
 
 # (parameter number, tuple element) -> maps from one value to that parameter
@@ -171,16 +171,14 @@ def _merge(acc: Summary | None, shared: bool, contrib: Summary) -> tuple[Summary
     return acc, False
 
 
-# A value reached through more maps than this has its set compacted (``mapset.finalize``: exact
-# joins and containments) before its users compose it: a weight read through a whole training
-# step gathers dozens of maps that fewer describe, and every later composition pays per map.
-COMPACT_ABOVE = 8
-
-
 def _compacted(summary: Summary) -> Summary:
-    if type(summary) is not dict or all(len(maps) <= COMPACT_ABOVE for maps in summary.values()):
+    """``summary`` with every set past ``compaction_threshold`` compacted (exact merges) before
+    the value's users compose it: a weight read through a whole training step gathers dozens of
+    maps that fewer describe, and every later composition pays per map."""
+    limit = compaction_threshold()
+    if type(summary) is not dict or all(len(maps) <= limit for maps in summary.values()):
         return summary   # unchanged: a dict shared with an operand stays shared
-    return {key: finalize(maps) if len(maps) > COMPACT_ABOVE else maps for key, maps in summary.items()}
+    return {key: finalize(maps) if len(maps) > limit else maps for key, maps in summary.items()}
 
 
 def bottom_up_output_to_input(comp: Computation, order: list[Instruction]) -> list[dict]:

@@ -45,10 +45,12 @@ def _operand_reports(rows: list[OperandIndexing], operands: list[tuple[str, obje
     out = []
     for row in rows:
         name, shape = operands[row.operand] if row.operand < len(operands) else (f"operand{row.operand}", None)
+        extra = {}
         if shape is not None and shape.is_tuple:
             shape = shape.leaf(row.operand_element)
+            extra["operand_element"] = row.operand_element   # which element of the tuple operand
         out.append(OperandReport(row.operand, name, _shape_text(shape) if shape is not None else "", row.output,
-                                 [map_report(m) for m in row.maps], row.deduplicated))
+                                 [map_report(m) for m in row.maps], row.deduplicated, extra))
     return out
 
 

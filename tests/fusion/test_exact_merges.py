@@ -16,7 +16,7 @@ from hlo_index.context import AnalysisContext
 from hlo_index.fusion.domain_union import domain_join
 from hlo_index.fusion.image_union import reads_fixed_set, whole_box_of
 from hlo_index.fusion.mapset import distinct, finalize, is_overflow
-from hlo_index.fusion.merge import merge_maps
+from hlo_index.fusion.merge import compact_maps
 from hlo_index.fusion.subsume import drop_subsumed, read_box
 
 SETTINGS = settings(deadline=None, derandomize=True, max_examples=80)
@@ -304,7 +304,7 @@ def test_merged_sets_keep_their_relation(data, box, count):
             res = (res * len(results))[:len(results)]
             pieces.append(Piece(data.draw(sub_box(box)), r, res, data.draw(dim_rule(len(box))), mx))
     maps = tuple(distinct(m for m in (p.to_map() for p in pieces) if not m.is_known_empty))
-    merged = merge_maps(maps)
+    merged = compact_maps(maps)
     event(f"merged away: {len(maps) - len(merged)}")
     assert len(merged) <= len(maps)
     assert relation(merged, box) == truth(pieces, box)
@@ -399,7 +399,7 @@ def test_pieces_repeated_at_a_stride_join_exactly(data, box, count, size, gap, s
         piece_results = [(cd, cs, c0 + j * step, q, kind) for (cd, cs, c0, q, kind), step in zip(results, steps)]
         pieces.append(Piece(piece_dims, ranges, piece_results, None, mixed))
     maps = tuple(distinct(m for m in (p.to_map() for p in pieces) if not m.is_known_empty))
-    merged = merge_maps(maps)
+    merged = compact_maps(maps)
     assert relation(merged, box) == truth(pieces, box)
     affine = all(kind is None for *_, kind in results)
     event(f"merged to one: {len(merged) == 1}")
