@@ -8,7 +8,13 @@ A candidate join is proposed for two maps that agree everywhere except on one di
 (interpolated linearly along that dimension). A candidate is kept only when it is proved equal to
 the union of the two: symbolically when both maps have the same formula (same results, or results
 differing by a constant over two adjacent single values, interpolated), else by brute force over
-the whole (bounded) domain; otherwise both maps stay.
+the whole (bounded) domain; otherwise both maps stay. ``merge_maps`` does only this.
+
+``compact_maps``, for sets too big to show or compose as they are (a weight that reaches a
+training step's gradient along hundreds of paths), also applies the rules of the sibling modules,
+each exact by construction or by enumeration: ``domain_union`` (one formula over two domains),
+``progression`` (pieces repeated at a stride), ``image_union`` (fixed read sets that fill a box) and
+``subsume`` (maps inside a whole-box read dropped).
 """
 from __future__ import annotations
 
