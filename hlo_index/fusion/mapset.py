@@ -234,5 +234,6 @@ def finalize(maps: Maps) -> Maps:
     if len(maps) < 2:
         return maps
     from .merge import compact_maps, merge_maps
-    maps = dedupe_semantically(maps)
+    from .subsume import drop_equal_box_readers
+    maps = drop_equal_box_readers(dedupe_semantically(maps))
     return compact_maps(maps) if len(maps) > compaction_threshold() else merge_maps(maps)

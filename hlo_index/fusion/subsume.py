@@ -82,3 +82,21 @@ def drop_subsumed(maps: tuple[IndexingMap, ...]) -> tuple[IndexingMap, ...]:
             continue
         kept = [m for m in kept if m is outer or not contained_in_box_reader(m, outer, box)]
     return tuple(kept) if len(kept) < len(maps) else maps
+
+
+def drop_equal_box_readers(maps: tuple[IndexingMap, ...]) -> tuple[IndexingMap, ...]:
+    """``maps`` without every box reader equal to an earlier one: the same domain reading the same
+    box, its range variables numbered in another order (``-> (s1, s0)`` against ``-> (s0, s1)``
+    with the intervals swapped), which canonical forms do not tell apart. Order kept."""
+    seen = set()
+    kept = []
+    for m in maps:
+        box = read_box(m)
+        if box is not None:
+            key = (m.dims, split_constraints(m)[0], box)
+            if key in seen:
+                continue
+            seen.add(key)
+        kept.append(m)
+    return tuple(kept) if len(kept) < len(maps) else maps
+

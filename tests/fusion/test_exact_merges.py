@@ -405,3 +405,11 @@ def test_pieces_repeated_at_a_stride_join_exactly(data, box, count, size, gap, s
     event(f"merged to one: {len(merged) == 1}")
     if affine and mixed is None and not (0 <= break_at < count) and len(maps) == count:
         assert len(merged) == 1
+
+
+def test_box_readers_numbered_in_another_order_are_one_map():
+    a = IndexingMap([Interval(0, 2)], [Interval(0, 3), Interval(0, 4)], (), [range_var(0), range_var(1)])
+    b = IndexingMap([Interval(0, 2)], [Interval(0, 4), Interval(0, 3)], (), [range_var(1), range_var(0)])
+    other = IndexingMap([Interval(0, 2)], [Interval(0, 4), Interval(0, 2)], (), [range_var(1), range_var(0)])
+    assert relation([a], [3]) == relation([b], [3]) != relation([other], [3])
+    assert finalize((a, b, other)) == (a, other)
