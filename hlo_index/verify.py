@@ -3,9 +3,8 @@
 For seeded sample elements of every output, the exact set of parameter elements read is computed
 by walking the computation backward with each op's reference read-set function
 (``hlo_index.reference``, which shares no code with the maps). The maps must give a superset, and
-the same set unless the maps are a documented over-approximation: runtime variables (the union
-over every feasible offset) or a dynamic-update-slice on the path (the maps ignore which elements
-the update overwrote).
+the same set unless the maps carry runtime variables (then they give the union over every feasible
+offset, and the reference's read set for one choice of offsets must be inside it).
 
 Input-to-output maps are checked from both sides on samples: every (operand element, output
 element) pair the reference walk finds for a sampled output element must be given by the
@@ -45,8 +44,6 @@ from .reference import (ELEMENT_READ_SETS, NoReference, element_read_sets, opera
 from .hlo.model import Computation, Instruction, Module
 from .hlo.opcodes import ELEMENTWISE_OPCODES
 
-# Ops whose output-to-input maps cover more than the elements actually read (documented).
-OVER_APPROXIMATING_OPCODES = frozenset({"dynamic-update-slice"})
 # Budgets (hlo_index.context): verify_points_per_value, beyond which the walk is too costly and
 # the target is skipped; verify_range_combinations, range-variable points a map may enumerate per element.
 PAIRS_PER_ELEMENT = 4               # input-to-output: operand / output elements checked per sample
@@ -417,10 +414,8 @@ def _verify_target(selected: SelectedTarget, samples: int, seed: int, input_to_o
     walker = None
     if comp is not None:
         walker = _Walker(comp, {}, {}, shared_reads)
-        over = any(i.opcode in OVER_APPROXIMATING_OPCODES for i in walker.order)
         shape = comp.root.shape
     else:
-        over = target.opcode in OVER_APPROXIMATING_OPCODES
         shape = target.shape
     truth_cache: dict = {}
 
@@ -461,7 +456,7 @@ def _verify_target(selected: SelectedTarget, samples: int, seed: int, input_to_o
                             f"{selected.kind} '{target.name}': output {out} element {_fmt(point)} reads "
                             f"operand {row.operand} element {_fmt(missing[0])}, which no map gives"
                             + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
-                    exempt = over or any(m.runtime_vars for m in row.maps)
+                    exempt = any(m.runtime_vars for m in row.maps)
                     extra = sorted(given - truth)
                     if extra and not exempt:
                         outcome.errors.append(
@@ -473,7 +468,7 @@ def _verify_target(selected: SelectedTarget, samples: int, seed: int, input_to_o
         return outcome
     if input_to_output_too:
         try:
-            _verify_input_to_output(selected, exact, sampled, over, samples, seed, outcome)
+            _verify_input_to_output(selected, exact, sampled, samples, seed, outcome)
         except Skip as exc:
             outcome.notes.append(f"input-to-output verification skipped: {exc}")
     return outcome
@@ -494,7 +489,7 @@ def _rng(seed: int, *parts) -> random.Random:
     return random.Random(_stable_seed((seed, parts)))
 
 
-def _verify_input_to_output(selected: SelectedTarget, exact, sampled, over: bool, samples: int,
+def _verify_input_to_output(selected: SelectedTarget, exact, sampled, samples: int,
                             seed: int, outcome: VerifyOutcome) -> None:
     target = selected.target
     name = f"{selected.kind} '{target.name}'"
@@ -530,7 +525,7 @@ def _verify_input_to_output(selected: SelectedTarget, exact, sampled, over: bool
         xs = _sample_points(shape.dims, max(1, samples // 2), _rng(seed, "elements", shape.dims))
         outcome.checked_input_points += len(xs)
         for out, maps in maps_of.get((operand, element), ()):
-            if not maps or over or any(m.runtime_vars for m in maps):
+            if not maps or any(m.runtime_vars for m in maps):
                 continue
             images = predicted_rows_many(maps, xs, distinct=True)
             for x in xs:

@@ -3,7 +3,7 @@
 * ``instruction_key(instr)``: the key of one op-rule result. Opcode, result and operand shapes
   (layouts included), the attributes the op's rules declare they read (``ops.registry.Reads``),
   a called computation by its *body* (``fingerprint_id``, recursively), constant / iota operands'
-  values when declared, module attributes when declared. None when the opcode's rules declare
+  values when declared (a ``tuple`` operand by its elements' values), module attributes when declared. None when the opcode's rules declare
   nothing: such results are never shared between instructions.
 * ``fingerprint_id(comp)``: a small int, equal for two computations exactly when their
   ``computation_fingerprint`` keys are equal: every instruction's opcode, shape, wiring (operand
@@ -109,6 +109,8 @@ def _module_attributes(instr: Instruction, names) -> tuple:
 
 
 def _operand_value(o: Instruction) -> tuple:
+    if o.opcode == "tuple":   # a while's init tuple: its constants (the loop counter's start) count
+        return (o.opcode, shape_token(o.shape), tuple([_operand_value(e) for e in o.operands]))
     if o.opcode == "constant":
         return (o.opcode, shape_token(o.shape), o.literal)
     if o.opcode == "iota":

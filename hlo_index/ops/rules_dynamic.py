@@ -1,4 +1,5 @@
-"""dynamic-slice, dynamic-update-slice, gather, scatter: addresses read from other operands.
+"""dynamic-slice, dynamic-update-slice, gather: addresses read from other operands (scatter, which
+shares the start handling below, is in ``rules_scatter.py``).
 
 A start index known only at runtime is a runtime variable whose interval is its feasible
 range after XLA's handling: dynamic-slice, dynamic-update-slice and gather clamp starts into
@@ -7,10 +8,8 @@ comes from a ``constant`` (uniform over the batch) or an ``iota`` is folded into
 Gather and scatter starts depend on the batch position: the runtime variable stands for the
 start at the batch position of the element being mapped.
 
-dynamic-update-slice output -> operand 0 is exact (the complement of the update box, piecewise)
-when the offsets are static. Over-approximations (documented, checked as supersets): with
-runtime offsets that map is the identity, though elements under the update are not read; scatter
-output j -> operand i != j is the identity, though it is read only where some update lands.
+dynamic-update-slice output -> operand 0 is exact: the complement of the update box, piecewise,
+with constraints on the runtime offsets when they are not static.
 """
 from __future__ import annotations
 
@@ -228,20 +227,28 @@ def dynamic_update_slice_output_to_input(instr: Instruction, output_index: int) 
 def not_overwritten(out_dims, update_dims, starts, alloc: Starts) -> tuple[IndexingMap, ...]:
     """dynamic-update-slice output -> operand 0: the identity where the update does not land.
 
-    With every start known statically, exactly: one piece per side of the update box along each
-    dim it does not span (the pieces overlap at corners; their union is the complement). With a
-    runtime start, the identity (a documented over-approximation: which elements the update
-    covers depends on the runtime offsets, whose maps are the union over their values).
+    One piece per side of the update box along each dim it does not span (the pieces overlap at
+    corners; their union is the complement). A static start bounds the dim itself; a runtime start
+    (the clamped offset, a runtime variable in ``[0, n - u]``) bounds ``d - rt``, so at every
+    offset value the pieces give exactly the elements left in place. Every piece carries all the
+    runtime variables, in the same order, so ``rt<k>`` means the same offset in each. An update
+    spanning every dim leaves nothing of operand 0 (no maps).
     """
-    if alloc.runtime or not all(s.is_constant for s in starts):
-        return (IndexingMap.identity(out_dims),)
+    domain = [full_interval(d) for d in out_dims]
+    identity = [dim(a) for a in range(len(out_dims))]
     pieces = []
     for axis, (n, u, start) in enumerate(zip(out_dims, update_dims, starts)):
-        lo = start.constant_value
-        for interval in (Interval(0, lo - 1), Interval(lo + u, n - 1)):
-            if interval.lo <= interval.hi:
-                pieces.append(IndexingMap([full_interval(d) for d in out_dims], (), (),
-                                          [dim(a) for a in range(len(out_dims))], [(dim(axis), interval)]))
+        if start.is_constant:
+            lo = start.constant_value
+            sides = [(dim(axis), Interval(0, lo - 1)), (dim(axis), Interval(lo + u, n - 1))]
+        elif u >= n:
+            continue   # the clamped offset is 0: the update spans the dim
+        else:
+            offset = dim(axis) - start
+            sides = [(offset, Interval(-(n - u), -1)), (offset, Interval(u, n - 1))]
+        for constraint in sides:
+            if constraint[1].lo <= constraint[1].hi:
+                pieces.append(IndexingMap(domain, (), alloc.runtime, identity, [constraint]))
     return tuple(pieces)
 
 
@@ -379,100 +386,3 @@ def gather_input_to_output(instr: Instruction, operand_index: int) -> list[tuple
                            out, constraints), starts
 
     return [_pieces(build)]
-
-
-# ---- scatter ------------------------------------------------------------------------------
-
-def _scatter_layout(instr: Instruction):
-    count = (len(instr.operands) - 1) // 2
-    operand_rank = instr.operands[0].shape.rank
-    update_dims = instr.operands[count + 1].shape.dims
-    window_update_dims = tuple(instr.attr("update_window_dims", ()))
-    scatter_update_dims = [d for d in range(len(update_dims)) if d not in window_update_dims]
-    skipped = set(instr.attr("inserted_window_dims", ())) | set(instr.attr("input_batching_dims", ()))
-    window_operand_dims = [d for d in range(operand_rank) if d not in skipped]
-    window_size = [1] * operand_rank
-    for d, u in zip(window_operand_dims, window_update_dims):
-        window_size[d] = update_dims[u]
-    return count, update_dims, window_update_dims, scatter_update_dims, window_operand_dims, window_size
-
-
-def _scatter_starts(instr: Instruction, batch_exprs: Sequence[Expr], window_size, starts: Starts) -> list[Expr]:
-    count = (len(instr.operands) - 1) // 2
-    operand_dims, indices = instr.operands[0].shape.dims, instr.operands[count]
-    ivd = instr.attr("index_vector_dim")
-    result: list[Expr] = [const(0)] * len(operand_dims)
-    for k, d in enumerate(instr.attr("scatter_dims_to_operand_dims", ())):
-        max_start = operand_dims[d] - window_size[d]
-        result[d] = starts.skipped(known_start(indices, ivd, k, batch_exprs), max_start,
-                                   f"%{indices.name}[..., {k}] at the update's batch position (start of operand "
-                                   f"dim {d}; windows starting outside [0, {max_start}] are skipped)")
-    for d, j in zip(instr.attr("input_batching_dims", ()), instr.attr("scatter_indices_batching_dims", ())):
-        result[d] = batch_exprs[_batch_position(j, ivd)]
-    return result
-
-
-@output_to_input_rule("scatter", reads=_READS)
-def scatter_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
-    count, update_dims, window_update_dims, scatter_update_dims, window_operand_dims, window_size = \
-        _scatter_layout(instr)
-    dims = instr.shape.leaf(output_index).dims
-    domain = [full_interval(n) for n in dims]
-    indices = instr.operands[count]
-    ivd = instr.attr("index_vector_dim")
-    indices_map = IndexingMap(domain, [full_interval(n) for n in indices.shape.dims], (),
-                              [range_var(k) for k in range(indices.shape.rank)])
-
-    ranges = RangeVars()
-    tied = {_batch_position(j, ivd): d for d, j in zip(instr.attr("input_batching_dims", ()),
-                                                        instr.attr("scatter_indices_batching_dims", ()))}
-    batch_exprs = [dim(tied[pos]) if pos in tied else ranges.new_or_zero(update_dims[u])
-                   for pos, u in enumerate(scatter_update_dims)]
-    starts = Starts()
-    start = _scatter_starts(instr, batch_exprs, window_size, starts)
-    results: list[Expr] = [const(0)] * len(update_dims)
-    constraints = []
-    for pos, u in enumerate(scatter_update_dims):
-        results[u] = batch_exprs[pos]
-    for d, u in zip(window_operand_dims, window_update_dims):
-        results[u] = dim(d) - start[d]
-        constraints.append(_in_range(results[u], update_dims[u]))
-    for d in instr.attr("inserted_window_dims", ()):
-        constraints.append(_in_range(dim(d) - start[d], 1))
-    if starts.never_valid:   # no update ever lands: the output is its own operand
-        return ([OperandMaps(k, (IndexingMap.identity(dims),) if k == output_index else ())
-                 for k in range(count)] + [OperandMaps(count, (indices_map,))]
-                + [OperandMaps(k, ()) for k in range(count + 1, 2 * count + 1)])
-    update_map = IndexingMap(domain, ranges.intervals, starts.runtime, results, constraints)
-    identity = IndexingMap.identity(dims)
-    return ([OperandMaps(k, (identity,)) for k in range(count)] + [OperandMaps(count, (indices_map,))]
-            + [OperandMaps(k, (update_map,)) for k in range(count + 1, 2 * count + 1)])
-
-
-@input_to_output_rule("scatter", reads=_READS)
-def scatter_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
-    count, update_dims, window_update_dims, scatter_update_dims, window_operand_dims, window_size = \
-        _scatter_layout(instr)
-    dims = instr.operands[0].shape.dims
-    per_output = instr.shape.num_outputs
-    if operand_index == count:
-        return [(_indices_to_everything(instr.operands[count].shape.dims, dims),)] * per_output
-    batch_exprs = [dim(u) for u in scatter_update_dims]
-    starts = Starts()
-    results = _scatter_starts(instr, batch_exprs, window_size, starts)
-    if operand_index < count:
-        # Operand i feeds output j != i only through the combiner, i.e. where updates land.
-        return [(IndexingMap.identity(dims),) if j == operand_index or not starts.never_valid else ()
-                for j in range(per_output)]
-    if starts.never_valid:
-        return [()] * per_output
-    for d, u in zip(window_operand_dims, window_update_dims):
-        results[d] = results[d] + dim(u)
-    return [(IndexingMap([full_interval(n) for n in update_dims], (), starts.runtime, results),)] * per_output
-
-
-def _indices_to_everything(indices_dims: Sequence[int], dims: Sequence[int]) -> IndexingMap:
-    """Every index vector may redirect an update to any output element."""
-    return IndexingMap([full_interval(n) for n in indices_dims], [full_interval(n) for n in dims], (),
-                       [range_var(k) for k in range(len(dims))])
-
