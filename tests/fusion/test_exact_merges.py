@@ -15,7 +15,7 @@ from hlo_index.affine import IndexingMap, Interval, const, dim, range_var
 from hlo_index.context import AnalysisContext
 from hlo_index.fusion.domain_union import domain_join
 from hlo_index.fusion.image_union import reads_fixed_set, whole_box_of
-from hlo_index.fusion.mapset import distinct, finalize, is_overflow
+from hlo_index.fusion.mapset import distinct, finalize, is_overflow, union
 from hlo_index.fusion.merge import compact_maps
 from hlo_index.fusion.subsume import drop_subsumed, read_box
 
@@ -413,3 +413,12 @@ def test_box_readers_numbered_in_another_order_are_one_map():
     other = IndexingMap([Interval(0, 2)], [Interval(0, 4), Interval(0, 2)], (), [range_var(1), range_var(0)])
     assert relation([a], [3]) == relation([b], [3]) != relation([other], [3])
     assert finalize((a, b, other)) == (a, other)
+
+
+def test_an_overflowed_set_absorbs_what_it_is_joined_with():
+    with AnalysisContext(maps_per_value=2):
+        overflowed = distinct(_strip(5 * k, 0, 3) for k in range(4))
+        assert len(overflowed) == 1 and is_overflow(overflowed[0])
+        known = (_strip(0, 0, 1),)
+        for joined in (union(known, overflowed), union(overflowed, known)):
+            assert len(joined) == 1 and is_overflow(joined[0])
