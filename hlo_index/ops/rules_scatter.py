@@ -285,6 +285,9 @@ def _operand_maps(instr: Instruction, output_index: int) -> list[tuple[IndexingM
 def _not_landed(instr: Instruction, dims, starts: Starts, update_dims, scatter_update_dims,
                 window_size) -> tuple[IndexingMap, ...]:
     what = f"scatter %{instr.name}: where no update overwrites operand elements"
+    windows = int(np.prod([update_dims[u] for u in scatter_update_dims], dtype=np.int64))
+    if windows == 0 or 0 in update_dims:
+        return (IndexingMap.identity(dims),)   # no update at all: nothing is overwritten
     if not starts.runtime:
         return _static_not_landed(dims, _updates_to_output(instr, dims)[0], what)
     from_literal = _constant_indices_not_landed(instr, dims, what)
@@ -294,7 +297,6 @@ def _not_landed(instr: Instruction, dims, starts: Starts, update_dims, scatter_u
         single = Starts()
         window_starts = _scatter_starts(instr, [const(0)] * len(scatter_update_dims), window_size, single)
         return _one_window_not_landed(instr, dims, window_starts, window_size)
-    windows = int(np.prod([update_dims[u] for u in scatter_update_dims], dtype=np.int64))
     return (IndexingMap.undefined(
         f"{what}: the combiner overwrites the old value, and which elements the {windows} update windows "
         f"cover depends on every runtime index vector at once (not expressible as maps)"),)
