@@ -7,7 +7,6 @@ The report objects are only touched through their ``extra`` dicts.
 """
 from __future__ import annotations
 
-import copy
 from typing import Any, Callable
 
 from .gpu_target import CPU, GPU, RTX_A6000, TargetChoice, detect_target
@@ -44,9 +43,11 @@ def apply_target(report: Any, target: Any, module: Any, rows: list, options: dic
                 key = (tuple((m.dims, m.range_vars, m.runtime_vars, m.results, m.constraints,
                               m.is_known_empty, m.undefined_reason) for m in row.maps),
                        operand_shape, output_shape)
-                if key not in memo[1]:
-                    memo[1][key] = innermost_access(row.maps, operand_shape, output_shape)
-                entry.extra["coalescing"] = copy.deepcopy(memo[1][key])
+                figure = memo[1].get(key)
+                if figure is None:
+                    figure = memo[1][key] = innermost_access(row.maps, operand_shape, output_shape)
+                # shared, as operand_figures' dicts are: reports are read (rendered), never mutated
+                entry.extra["coalescing"] = figure
             except Exception as exc:  # noqa: BLE001  (a failing figure must not cost the maps)
                 entry.extra["coalescing"] = _failed("cpu", exc)
         return

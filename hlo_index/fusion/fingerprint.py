@@ -156,8 +156,11 @@ def computation_fingerprint(comp: Computation) -> tuple:
     position = {id(instr): i for i, instr in enumerate(instructions)}
     rows = []
     append = rows.append
+    tokens = current().tables[_SHAPE_TOKENS]   # shape_token's memo, read here without a call per row
     for instr in instructions:
-        token = shape_token(instr.shape)
+        shape = instr.shape
+        hit = tokens.get(id(shape))
+        token = hit[1] if hit is not None and hit[0] is shape else shape_token(shape)
         operands = instr.operands
         wiring = tuple([position.get(id(o), -1) for o in operands]) if operands else ()
         if instr.attrs or instr.called or instr.parameter_number is not None or instr.literal is not None \

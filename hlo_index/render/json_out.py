@@ -10,6 +10,11 @@ from .report import SCHEMA, ModuleReport, document
 _encode = json.JSONEncoder(check_circular=False).encode
 
 
+def encode_module(module: ModuleReport) -> str:
+    """One module's part of the document, as ``write_json`` writes it."""
+    return _encode(module.to_json())
+
+
 def render_json(modules: list[ModuleReport]) -> str:
     return _encode(document(modules))
 
@@ -27,7 +32,8 @@ def write_json(modules: Iterable[ModuleReport], out: TextIO, top: Optional[int] 
         return
     out.write('{"schema": "%s", "modules": [' % SCHEMA)
     for i, mod in enumerate(modules):
-        out.write(("," if i else "") + _encode(mod.to_json()))
+        text = mod.json_text if mod.json_text is not None else _encode(mod.to_json())
+        out.write(("," if i else "") + text)
         if getattr(out, "broken", False):
             return
     out.write("]}\n")
