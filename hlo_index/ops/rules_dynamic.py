@@ -26,7 +26,7 @@ from .rules_reduce import RangeVars
 from .shape_maps import full_interval, generator_map, zero_result_map
 
 # What the rules below look at (the cache key: hlo_index.fusion.fingerprint).
-_READS = Reads.of("collapsed_slice_dims", "index_vector_dim", "input_batching_dims", "inserted_window_dims", "offset_dims", "operand_batching_dims", "scatter_dims_to_operand_dims", "scatter_indices_batching_dims", "slice_sizes", "dynamic_slice_sizes", "start_index_map", "start_indices_batching_dims", "update_window_dims", "to_apply", operand_values=True)
+INDEXED_READS = Reads.of("collapsed_slice_dims", "index_vector_dim", "input_batching_dims", "inserted_window_dims", "offset_dims", "operand_batching_dims", "scatter_dims_to_operand_dims", "scatter_indices_batching_dims", "slice_sizes", "dynamic_slice_sizes", "start_index_map", "start_indices_batching_dims", "update_window_dims", "to_apply", operand_values=True)
 
 KnownStart = tuple[Expr, int, int]   # expression, smallest and largest value
 
@@ -126,7 +126,7 @@ class Starts:
         return self.runtime_start(max_start, description)
 
 
-def _in_range(expr: Expr, size: int) -> tuple[Expr, Interval]:
+def in_range(expr: Expr, size: int) -> tuple[Expr, Interval]:
     return expr, Interval(0, size - 1)
 
 
@@ -178,7 +178,7 @@ def _old_form(instr: Instruction) -> IndexingMap:
     return IndexingMap.undefined(f"{instr.opcode}: offsets given as one vector operand (old form) are not supported")
 
 
-@output_to_input_rule("dynamic-slice", reads=_READS)
+@output_to_input_rule("dynamic-slice", reads=INDEXED_READS)
 def dynamic_slice_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     out_dims, operand_dims = instr.shape.dims, instr.operands[0].shape.dims
     built = _slice_starts(instr, 1, operand_dims, out_dims)
@@ -191,7 +191,7 @@ def dynamic_slice_output_to_input(instr: Instruction, output_index: int) -> list
                                            for k in range(1, len(instr.operands))]
 
 
-@input_to_output_rule("dynamic-slice", reads=_READS)
+@input_to_output_rule("dynamic-slice", reads=INDEXED_READS)
 def dynamic_slice_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     out_dims, operand_dims = instr.shape.dims, instr.operands[0].shape.dims
     if operand_index > 0:
@@ -202,14 +202,14 @@ def dynamic_slice_input_to_output(instr: Instruction, operand_index: int) -> lis
     starts, alloc = built
     results = [dim(axis) - start for axis, start in enumerate(starts)]
     # Without this constraint an operand element outside the slice would map to an output.
-    constraints = [_in_range(r, size) for r, size, n, start in zip(results, out_dims, operand_dims, starts)
+    constraints = [in_range(r, size) for r, size, n, start in zip(results, out_dims, operand_dims, starts)
                    if size < n or not (start.is_constant and start.constant_value == 0)]
     return [(IndexingMap([full_interval(n) for n in operand_dims], (), alloc.runtime, results, constraints),)]
 
 
 # ---- dynamic-update-slice -----------------------------------------------------------------
 
-@output_to_input_rule("dynamic-update-slice", reads=_READS)
+@output_to_input_rule("dynamic-update-slice", reads=INDEXED_READS)
 def dynamic_update_slice_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     out_dims, update_dims = instr.shape.dims, instr.operands[1].shape.dims
     built = _slice_starts(instr, 2, out_dims, update_dims)
@@ -218,7 +218,7 @@ def dynamic_update_slice_output_to_input(instr: Instruction, output_index: int) 
     starts, alloc = built
     results = [dim(axis) - start for axis, start in enumerate(starts)]
     update = IndexingMap([full_interval(n) for n in out_dims], (), alloc.runtime, results,
-                         [_in_range(r, size) for r, size in zip(results, update_dims)])
+                         [in_range(r, size) for r, size in zip(results, update_dims)])
     offsets = zero_result_map(out_dims)
     return ([OperandMaps(0, not_overwritten(out_dims, update_dims, starts, alloc)), OperandMaps(1, (update,))]
             + [OperandMaps(k, (offsets,)) for k in range(2, len(instr.operands))])
@@ -252,7 +252,7 @@ def not_overwritten(out_dims, update_dims, starts, alloc: Starts) -> tuple[Index
     return tuple(pieces)
 
 
-@input_to_output_rule("dynamic-update-slice", reads=_READS)
+@input_to_output_rule("dynamic-update-slice", reads=INDEXED_READS)
 def dynamic_update_slice_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     out_dims, update_dims = instr.shape.dims, instr.operands[1].shape.dims
     if operand_index == 0:
@@ -272,7 +272,7 @@ def dynamic_update_slice_input_to_output(instr: Instruction, operand_index: int)
 
 # ---- gather -------------------------------------------------------------------------------
 
-def _batch_position(indices_dim: int, index_vector_dim: int) -> int:
+def batch_position(indices_dim: int, index_vector_dim: int) -> int:
     return indices_dim if indices_dim < index_vector_dim else indices_dim - 1
 
 
@@ -301,7 +301,7 @@ def _gather_starts(instr: Instruction, batch_exprs: Sequence[Expr], starts: Star
                                    f"%{indices.name}[..., {k}] at the batch position (start of operand dim {d}, "
                                    f"clamped to [0, {max_start}])")
     for d, j in zip(instr.attr("operand_batching_dims", ()), instr.attr("start_indices_batching_dims", ())):
-        result[d] = batch_exprs[_batch_position(j, ivd)]
+        result[d] = batch_exprs[batch_position(j, ivd)]
     return result
 
 
@@ -327,7 +327,7 @@ def _pieces(build) -> tuple[IndexingMap, ...]:
     return tuple(maps) or (first.simplified(),)
 
 
-@output_to_input_rule("gather", reads=_READS)
+@output_to_input_rule("gather", reads=INDEXED_READS)
 def gather_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     out_dims, indices = instr.shape.dims, instr.operands[1]
     ivd = instr.attr("index_vector_dim")
@@ -349,7 +349,7 @@ def gather_output_to_input(instr: Instruction, output_index: int) -> list[Operan
     return [OperandMaps(0, operand_maps), OperandMaps(1, (indices_map,))]
 
 
-@input_to_output_rule("gather", reads=_READS)
+@input_to_output_rule("gather", reads=INDEXED_READS)
 def gather_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     out_dims, operand, indices = instr.shape.dims, instr.operands[0], instr.operands[1]
     ivd = instr.attr("index_vector_dim")
@@ -359,12 +359,12 @@ def gather_input_to_output(instr: Instruction, operand_index: int) -> list[tuple
     if operand_index == 1:
         for j in range(indices.shape.rank):
             if j != ivd:
-                results[batch_out[_batch_position(j, ivd)]] = dim(j)
+                results[batch_out[batch_position(j, ivd)]] = dim(j)
         for out_dim in offset_dims:
             results[out_dim] = ranges.new_or_zero(out_dims[out_dim])
         return [(IndexingMap([full_interval(n) for n in indices.shape.dims], ranges.intervals, (), results),)]
 
-    tied = {_batch_position(j, ivd): d for d, j in zip(instr.attr("operand_batching_dims", ()),
+    tied = {batch_position(j, ivd): d for d, j in zip(instr.attr("operand_batching_dims", ()),
                                                         instr.attr("start_indices_batching_dims", ()))}
     batch_exprs = [dim(tied[pos]) if pos in tied else ranges.new_or_zero(out_dims[out_dim])
                    for pos, out_dim in enumerate(batch_out)]
@@ -379,9 +379,9 @@ def gather_input_to_output(instr: Instruction, operand_index: int) -> list[tuple
             out[out_dim] = batch_exprs[pos]
         for d, out_dim in zip(window_dims, offset_dims):
             out[out_dim] = dim(d) - start[d]
-            constraints.append(_in_range(out[out_dim], sizes[d]))
+            constraints.append(in_range(out[out_dim], sizes[d]))
         for d in instr.attr("collapsed_slice_dims", ()):
-            constraints.append(_in_range(dim(d) - start[d], 1))
+            constraints.append(in_range(dim(d) - start[d], 1))
         return IndexingMap([full_interval(n) for n in operand.shape.dims], ranges.intervals, starts.runtime,
                            out, constraints), starts
 

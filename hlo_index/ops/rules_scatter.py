@@ -29,7 +29,7 @@ from ..affine import Expr, IndexingMap, Interval, RuntimeVar, const, dim, range_
 from ..context import budget_reason, current
 from ..hlo.model import Computation, Instruction
 from .registry import OperandMaps, input_to_output_rule, output_to_input_rule
-from .rules_dynamic import _READS, Starts, _batch_position, _in_range, constant_values, known_start
+from .rules_dynamic import INDEXED_READS, Starts, batch_position, in_range, constant_values, known_start
 from .rules_reduce import RangeVars
 from .shape_maps import full_interval
 
@@ -61,7 +61,7 @@ def _scatter_starts(instr: Instruction, batch_exprs: Sequence[Expr], window_size
                                    f"%{indices.name}[..., {k}] at the update's batch position (start of operand "
                                    f"dim {d}; windows starting outside [0, {max_start}] are skipped)")
     for d, j in zip(instr.attr("input_batching_dims", ()), instr.attr("scatter_indices_batching_dims", ())):
-        result[d] = batch_exprs[_batch_position(j, ivd)]
+        result[d] = batch_exprs[batch_position(j, ivd)]
     return result
 
 
@@ -73,7 +73,7 @@ def _landing(instr: Instruction, dims) -> tuple[Optional[IndexingMap], IndexingM
     domain = [full_interval(n) for n in dims]
     ivd = instr.attr("index_vector_dim")
     ranges = RangeVars()
-    tied = {_batch_position(j, ivd): d for d, j in zip(instr.attr("input_batching_dims", ()),
+    tied = {batch_position(j, ivd): d for d, j in zip(instr.attr("input_batching_dims", ()),
                                                         instr.attr("scatter_indices_batching_dims", ()))}
     batch_exprs = [dim(tied[pos]) if pos in tied else ranges.new_or_zero(update_dims[u])
                    for pos, u in enumerate(scatter_update_dims)]
@@ -85,9 +85,9 @@ def _landing(instr: Instruction, dims) -> tuple[Optional[IndexingMap], IndexingM
         results[u] = batch_exprs[pos]
     for d, u in zip(window_operand_dims, window_update_dims):
         results[u] = dim(d) - start[d]
-        constraints.append(_in_range(results[u], update_dims[u]))
+        constraints.append(in_range(results[u], update_dims[u]))
     for d in instr.attr("inserted_window_dims", ()):
-        constraints.append(_in_range(dim(d) - start[d], 1))
+        constraints.append(in_range(dim(d) - start[d], 1))
     if starts.never_valid:
         return None, IndexingMap.known_empty(len(dims), len(dims)), starts
     identity = [dim(a) for a in range(len(dims))]
@@ -203,7 +203,7 @@ def _constant_indices_not_landed(instr: Instruction, dims, what: str) -> Optiona
     for k, d in enumerate(instr.attr("scatter_dims_to_operand_dims", ())):
         start[d] = per_update[:, k]
     for d, j in zip(instr.attr("input_batching_dims", ()), instr.attr("scatter_indices_batching_dims", ())):
-        start[d] = batch[_batch_position(j, ivd)]
+        start[d] = batch[batch_position(j, ivd)]
     valid = np.ones(grid.shape[1], dtype=bool)
     for d, n in enumerate(dims):
         valid &= (start[d] >= 0) & (start[d] <= n - window_size[d])
@@ -285,6 +285,9 @@ def _operand_maps(instr: Instruction, output_index: int) -> list[tuple[IndexingM
 def _not_landed(instr: Instruction, dims, starts: Starts, update_dims, scatter_update_dims,
                 window_size) -> tuple[IndexingMap, ...]:
     what = f"scatter %{instr.name}: where no update overwrites operand elements"
+    windows = int(np.prod([update_dims[u] for u in scatter_update_dims], dtype=np.int64))
+    if windows == 0 or 0 in update_dims:
+        return (IndexingMap.identity(dims),)   # no update at all: nothing is overwritten
     if not starts.runtime:
         return _static_not_landed(dims, _updates_to_output(instr, dims)[0], what)
     from_literal = _constant_indices_not_landed(instr, dims, what)
@@ -294,7 +297,6 @@ def _not_landed(instr: Instruction, dims, starts: Starts, update_dims, scatter_u
         single = Starts()
         window_starts = _scatter_starts(instr, [const(0)] * len(scatter_update_dims), window_size, single)
         return _one_window_not_landed(instr, dims, window_starts, window_size)
-    windows = int(np.prod([update_dims[u] for u in scatter_update_dims], dtype=np.int64))
     return (IndexingMap.undefined(
         f"{what}: the combiner overwrites the old value, and which elements the {windows} update windows "
         f"cover depends on every runtime index vector at once (not expressible as maps)"),)
@@ -313,7 +315,7 @@ def _updates_to_output(instr: Instruction, dims) -> tuple[IndexingMap, Starts]:
 
 # ---- the rules ----------------------------------------------------------------------------
 
-@output_to_input_rule("scatter", reads=_READS)
+@output_to_input_rule("scatter", reads=INDEXED_READS)
 def scatter_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     count = (len(instr.operands) - 1) // 2
     dims = instr.shape.leaf(output_index).dims
@@ -328,7 +330,7 @@ def scatter_output_to_input(instr: Instruction, output_index: int) -> list[Opera
             + [OperandMaps(k, updates) for k in range(count + 1, 2 * count + 1)])
 
 
-@input_to_output_rule("scatter", reads=_READS)
+@input_to_output_rule("scatter", reads=INDEXED_READS)
 def scatter_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     count = (len(instr.operands) - 1) // 2
     dims = instr.operands[0].shape.dims

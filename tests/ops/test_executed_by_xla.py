@@ -246,3 +246,121 @@ def test_cond_with_a_constant_predicate_reads_the_branch_taken():
     def fn(x):
         return lax.cond(True, lambda v: v[::-1] * 2.0, lambda v: v + 1.0, x)
     assert check_program(fn, (floats(5),), 0)
+
+
+# ---- HLO text run as it is (ops jax does not emit) -----------------------------------------
+
+def run_hlo(text: str, args) -> list[np.ndarray]:
+    from jax._src.lib import _jax, xla_client
+    module = xla_client.hlo.hlo_module_from_text(text)
+    stablehlo = _jax.mlir.hlo_to_stablehlo(module.as_serialized_hlo_module_proto())
+    client = jax.devices("cpu")[0].client
+    devices = client.devices()[:1]
+    executable = client.compile_and_load(stablehlo, xla_client.DeviceList(tuple(devices)),
+                                         xla_client.CompileOptions())
+    outputs = executable.execute([jax.device_put(np.asarray(a), devices[0]) for a in args])
+    return [np.asarray(o) for o in outputs]
+
+
+def check_hlo_root(text: str, args, param: int, runtime=None):
+    """Every output of the ENTRY root (an op fed by parameters) against XLA, for parameter ``param``."""
+    instr = parse_module_text(text).entry.root
+    (k,) = [k for k, o in enumerate(instr.operands) if o.opcode == "parameter" and o.parameter_number == param]
+    points = sample(np.shape(args[param]))
+    truth: dict[int, dict] = {j: {} for j in range(instr.shape.num_outputs)}
+    for x in points:
+        marked = [np.array(a, dtype=np.float32) if i == param else a for i, a in enumerate(args)]
+        marked[param][x] = np.nan
+        for j, result in enumerate(run_hlo(text, marked)):
+            truth[j][x] = {tuple(int(v) for v in p) for p in np.argwhere(np.isnan(result))}
+    for j in range(instr.shape.num_outputs):
+        maps = output_to_input(instr, j)[k].maps
+        assert map_readers(maps, instr.shape.leaf(j).dims, points, runtime) == truth[j], (j, [str(m) for m in maps])
+
+
+def values(*dims, seed=1):
+    return np.random.default_rng(seed).uniform(1, 2, dims).astype(np.float32)
+
+
+BN_TRAINING = """HloModule m
+ENTRY e {
+  x = f32[2,3,2] parameter(0)
+  s = f32[3] parameter(1)
+  o = f32[3] parameter(2)
+  ROOT bn = (f32[2,3,2], f32[3], f32[3]) batch-norm-training(x, s, o), epsilon=0.001, feature_index=1
+}
+"""
+
+BN_INFERENCE = """HloModule m
+ENTRY e {
+  x = f32[2,2,3] parameter(0)
+  s = f32[3] parameter(1)
+  o = f32[3] parameter(2)
+  m = f32[3] parameter(3)
+  v = f32[3] parameter(4)
+  ROOT bn = f32[2,2,3] batch-norm-inference(x, s, o, m, v), epsilon=0.001, feature_index=2
+}
+"""
+
+BN_GRAD = """HloModule m
+ENTRY e {
+  x = f32[3,2] parameter(0)
+  s = f32[3] parameter(1)
+  m = f32[3] parameter(2)
+  v = f32[3] parameter(3)
+  dy = f32[3,2] parameter(4)
+  ROOT bn = (f32[3,2], f32[3], f32[3]) batch-norm-grad(x, s, m, v, dy), epsilon=0.001, feature_index=0
+}
+"""
+
+
+@pytest.mark.parametrize("param", range(3))
+def test_batch_norm_training(param):
+    check_hlo_root(BN_TRAINING, [values(2, 3, 2), values(3, seed=2), values(3, seed=3)], param)
+
+
+@pytest.mark.parametrize("param", range(5))
+def test_batch_norm_inference(param):
+    check_hlo_root(BN_INFERENCE, [values(2, 2, 3)] + [values(3, seed=s) for s in range(2, 6)], param)
+
+
+@pytest.mark.parametrize("param", range(5))
+def test_batch_norm_grad(param):
+    check_hlo_root(BN_GRAD, [values(3, 2)] + [values(3, seed=s) for s in range(2, 5)] + [values(3, 2, seed=6)], param)
+
+
+VARIADIC_SCATTER = """HloModule m
+argmax {
+  v0 = f32[] parameter(0)
+  i0 = f32[] parameter(1)
+  v1 = f32[] parameter(2)
+  i1 = f32[] parameter(3)
+  c = pred[] compare(v0, v1), direction=GT
+  v = f32[] maximum(v0, v1)
+  i = f32[] select(c, i0, i1)
+  ROOT r = (f32[], f32[]) tuple(v, i)
+}
+ENTRY e {
+  a = f32[6] parameter(0)
+  b = f32[6] parameter(1)
+  idx = s32[2,1] constant({ {4}, {1} })
+  ua = f32[2] parameter(2)
+  ub = f32[2] parameter(3)
+  ROOT s = (f32[6], f32[6]) scatter(a, b, idx, ua, ub), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=argmax
+}
+"""
+
+
+def test_variadic_scatter_values_and_their_indices():
+    """The value output reads its own old values everywhere; the index output reads both old
+    values where an update lands (the comparison) - NaN shows the value's path only; checked on a
+    (value) parameter whose reads are all arithmetic: a."""
+    args = [values(6), values(6, seed=2), values(2, seed=3), values(2, seed=4)]
+    instr = parse_module_text(VARIADIC_SCATTER).entry.root
+    points = sample((6,))
+    truth = {}
+    for x in points:
+        marked = [a.copy() for a in args]
+        marked[0][x] = np.nan
+        truth[x] = {tuple(int(v) for v in p) for p in np.argwhere(np.isnan(run_hlo(VARIADIC_SCATTER, marked)[0]))}
+    assert map_readers(output_to_input(instr, 0)[0].maps, (6,), points) == truth
