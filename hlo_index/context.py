@@ -42,6 +42,10 @@ class Budgets:
 
     # Distinct maps kept for one value (one operand of one output). Beyond: UNDEFINED.
     maps_per_value: int = 64
+    # Parameters (output to input) or root outputs (input to output) one value's summary may
+    # reach in a whole-computation pass. Beyond: that value's maps become one UNDEFINED map per
+    # parameter / output it reaches (what it reaches stays exact), and are no longer composed.
+    endpoints_per_value: int = 256
     # Map compositions one bottom-up / forward summary pass of a computation may do. Beyond: the
     # values not yet summarised become UNDEFINED (per value; the rest of the computation is kept).
     compositions_per_pass: int = 400_000
