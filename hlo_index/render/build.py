@@ -30,15 +30,18 @@ def _shape_text(shape) -> str:
 
 
 def map_report(m: IndexingMap) -> MapReport:
-    if m.is_undefined:
-        return MapReport(None, m.undefined_reason or "unknown")
-    if m.is_known_empty:
-        return MapReport("KNOWN EMPTY")
+    """The report of ``m``; one object per map (operand entries share maps, so they share it)."""
     texts = current().tables[_MAP_TEXTS]
     cached = texts.get(id(m))
     if cached is None or cached[0] is not m:
-        cached = texts[id(m)] = (m, str(m))
-    return MapReport(cached[1])
+        if m.is_undefined:
+            report = MapReport(None, m.undefined_reason or "unknown")
+        elif m.is_known_empty:
+            report = MapReport("KNOWN EMPTY")
+        else:
+            report = MapReport(str(m))
+        cached = texts[id(m)] = (m, report)
+    return cached[1]
 
 
 def _operand_reports(rows: list[OperandIndexing], operands: list[tuple[str, object]]) -> list[OperandReport]:
