@@ -86,7 +86,7 @@ def all_inputs_to_output(comp: Computation, order: list[Instruction], users: dic
                     contrib = src if passthrough else _through(src, maps, user, user.shape.leaf(out).dims, budget)
                     acc, shared = _merge(acc, shared, contrib)
             if acc:
-                summaries[(id(instr), element)] = capped(acc, instr, what)
+                summaries[(id(instr), element)] = capped(acc, instr, what, budget)
         for user, _ in users.get(id(instr), ()):
             left = pending[id(user)] = pending[id(user)] - 1
             if left == 0 and user is not root:

@@ -240,8 +240,8 @@ def composed(outer: IndexingMap, inner: IndexingMap) -> IndexingMap:
     hit = by_value.get(key)
     if hit is None:
         hit = drop_witness_range_vars(outer.compose(inner).simplified().remove_unused_variables())
-        if hit.runtime_vars:
-            return hit
-        by_value[key] = hit
+        # runtime-variable descriptions come from these very objects: shared by object, not by value
+        if not hit.runtime_vars:
+            by_value[key] = hit
     by_object[(id(outer), id(inner))] = (outer, inner, hit)
     return hit

@@ -8,8 +8,8 @@ object unchanged. The top-down walk costs (outputs × values they reach); this o
 parameters they reach); ``bottom_up_is_cheaper`` counts both with bitsets and picks.
 
 Work is bounded (``hlo_index.context.Budgets``), and a budget hit degrades one value, not the pass:
-past ``compositions_per_pass`` compositions in one computation the remaining maps become UNDEFINED
-with a reason naming the budget, as does a value reached through more than ``maps_per_value``
+past ``compositions_per_pass`` compositions in one computation the values not yet summarised become
+UNDEFINED (collapsed, below) with a reason naming the budget, as does a value reached through more than ``maps_per_value``
 patterns; a value whose summary reaches more than ``endpoints_per_value`` parameters (every value
 downstream of a big model's loss reaches nearly every weight) becomes a :class:`Collapsed` summary:
 the set of parameters it reaches, each through one UNDEFINED map naming the budget and the value.
@@ -61,10 +61,13 @@ class Collapsed:
         return Collapsed(self.keys.union(keys), self.maps)
 
 
-def capped(acc, instr: Instruction, what: str):
-    """``acc``, or ``acc`` collapsed when it reaches more than ``endpoints_per_value`` keys."""
-    if type(acc) is not dict:
+def capped(acc, instr: Instruction, what: str, budget: "_Budget"):
+    """``acc``, or ``acc`` collapsed when it reaches more than ``endpoints_per_value`` keys or
+    when the pass has spent its ``compositions_per_pass`` (the values left are not summarised)."""
+    if type(acc) is not dict or not acc:
         return acc
+    if budget.left <= 0:
+        return Collapsed(frozenset(acc), (IndexingMap.undefined(budget.reason),))
     limit = current().budgets.endpoints_per_value
     if len(acc) <= limit:
         return acc
@@ -251,7 +254,7 @@ def bottom_up_output_to_input(comp: Computation, order: list[Instruction]) -> li
                     continue
                 contrib = src if passthrough else _through(src, op_maps, instr, operand.shape.leaf(element).dims, budget)
                 acc, shared = _merge(acc, shared, contrib)
-            per_output.append(capped(acc, instr, what) if acc is not None else empty)
+            per_output.append(capped(acc, instr, what, budget) if acc is not None else empty)
         summaries[id(instr)] = per_output
         _release(instr, uses, summaries)
     results = []
@@ -264,7 +267,7 @@ def bottom_up_output_to_input(comp: Computation, order: list[Instruction]) -> li
             if src:
                 contrib = src if passthrough else _through(src, op_maps, root, operand.shape.leaf(element).dims, budget)
                 acc, shared = _merge(acc, shared, contrib)
-        acc = capped(acc, root, what) if acc is not None else empty
+        acc = capped(acc, root, what, budget) if acc is not None else empty
         results.append({key: finalize(maps) for key, maps in sorted(acc.items())})
     return results
 
