@@ -30,7 +30,7 @@ conformance: dev
 	HLO_INDEX_CONFORMANCE=1 $(BIN)/python -m pytest tests/conformance
 
 bench: dev
-	$(BIN)/python benchmarks/run_all.py
+	$(BIN)/python benchmarks/run_all.py $(ARGS)
 
 # The venv above is an editable install; `make test` also builds this wheel in a temporary
 # venv and runs every command from it (tests/cli/test_wheel.py), so packaging errors are not hidden.

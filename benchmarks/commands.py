@@ -12,7 +12,8 @@ The machine is shared: every figure is a median of RUNS whole-process runs, rati
 between medians measured in this same run, and CPU seconds (user + system of the child) are
 printed next to wall seconds (CPU time is what load on other cores disturbs least). A peer that is
 missing (no jaxlib, no gpt24 dump) is printed as "not measured" with the reason, never an error.
-``--quick``: one run per figure, no corpus directory and no conformance list.
+``--quick``: one run per figure, no corpus directory. ``--xla-tools``: also issue 11's list (up to
+5 more minutes; ``make bench ARGS=--all`` passes it).
 Writes ``benchmarks/results/commands.json``.
 """
 from __future__ import annotations
@@ -34,17 +35,26 @@ RUNS = 3
 CONFORMANCE_LIMIT_S = 30          # issue 11's goal per module; beyond it the run is stopped
 CONFORMANCE_BUDGET_S = 300        # the whole list; files left after it are "not measured"
 
-_CHILD = """import resource, sys, time
-from hlo_index.cli import main
+# The child runs the program as the console script does (``main``, then ``exit_now``), so its CPU
+# time, taken by this process from wait4 once it has ended, covers everything up to the exit
+# (and its --jobs workers). Peak RSS comes from /proc's VmHWM where there is one: Linux carries
+# ru_maxrss over exec, so a child of this (big, jaxlib-loaded) process would report our peak.
+_CHILD = """import resource, sys
+from hlo_index.cli import exit_now, main
 try:
-    code = main()
+    main(prog_name='hlo-index')
+    code = 0
 except SystemExit as exc:
     code = exc.code
-usage = resource.getrusage(resource.RUSAGE_SELF)
-kids = resource.getrusage(resource.RUSAGE_CHILDREN)  # --jobs workers
-sys.stderr.write('BENCH %d %.4f %d\\n' % (usage.ru_maxrss, usage.ru_utime + usage.ru_stime
-                 + kids.ru_utime + kids.ru_stime, kids.ru_maxrss))
-sys.exit(code if isinstance(code, int) else 0)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    with open('/proc/self/status') as f:
+        peak = next(int(line.split()[1]) for line in f if line.startswith('VmHWM:'))
+except (OSError, StopIteration, ValueError):
+    pass
+kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # --jobs workers
+sys.stderr.write('BENCH %d %d\\n' % (peak, kids))
+exit_now(code)
 """
 
 
@@ -70,7 +80,8 @@ def child(args: list[str], timeout: float = 600, first_byte: bool = False) -> di
             size += len(chunk)
             if time.perf_counter() - start > timeout:
                 raise subprocess.TimeoutExpired(cmd, timeout)
-        proc.wait(timeout=max(1.0, timeout - (time.perf_counter() - start)))
+        _, status, usage = os.wait4(proc.pid, 0)   # this child's CPU, its exit included
+        proc.returncode = os.waitstatus_to_exitcode(status)
         reader.join()
     except subprocess.TimeoutExpired:
         proc.kill()
@@ -79,9 +90,9 @@ def child(args: list[str], timeout: float = 600, first_byte: bool = False) -> di
     wall = time.perf_counter() - start
     stats = [line.split() for line in b"".join(err_chunks).decode(errors="replace").splitlines()
              if line.startswith("BENCH ")]
-    # CPU: the process and its workers; peak RSS: the largest single process
-    peak_kb, cpu = ((max(int(stats[-1][1]), int(stats[-1][3])), float(stats[-1][2])) if stats
-                    else (0, float("nan")))
+    # CPU: the process and its workers, up to its exit; peak RSS: the largest single process
+    cpu = usage.ru_utime + usage.ru_stime
+    peak_kb = max(int(stats[-1][1]), int(stats[-1][2])) if stats else 0
     out = {"wall_s": wall, "cpu_s": cpu, "peak_rss_mb": peak_kb / 1024, "bytes": size,
            "exit": proc.returncode}
     if first_byte:
@@ -150,11 +161,33 @@ def dump_figures(path: str, runs: int) -> dict:
     return fig
 
 
-def jobs_figures(paths: list[str], runs: int) -> dict:
-    serial = median_runs(["analyze", *paths, "--format", "json"], runs)
-    parallel = median_runs(["analyze", *paths, "--format", "json", "--jobs", "2"], runs)
-    return {"paths": [os.path.relpath(p, SHARED) for p in paths], "serial": serial,
-            "jobs_2": parallel}
+def jobs_figures(paths: list[str], runs: int, largest_cpu_s: float | None = None) -> dict:
+    """Serial against ``--jobs 2`` (interleaved runs, so that load hits both alike), and the bound
+    two idle cores would give: no file is split, so the run takes at least the largest file's CPU
+    time (``largest_cpu_s``; measured here when ``paths`` are files) and half of the total."""
+    serial_runs, parallel_runs = [], []
+    for _ in range(runs):
+        serial_runs.append(child(["analyze", *paths, "--format", "json"]))
+        parallel_runs.append(child(["analyze", *paths, "--format", "json", "--jobs", "2"]))
+    serial, parallel = _median_of(serial_runs), _median_of(parallel_runs)
+    if largest_cpu_s is None and all(os.path.isfile(p) for p in paths):
+        largest_cpu_s = max(child(["analyze", p, "--format", "json"])["cpu_s"] for p in paths)
+    out = {"paths": [os.path.relpath(p, SHARED) for p in paths], "serial": serial, "jobs_2": parallel,
+           "load_average_1min": os.getloadavg()[0]}
+    if largest_cpu_s and not serial.get("timed_out"):
+        out["largest_file_cpu_s"] = largest_cpu_s
+        out["bound"] = f"{serial['cpu_s'] / max(largest_cpu_s, serial['cpu_s'] / 2):.2f}x"
+    return out
+
+
+def _median_of(samples: list[dict]) -> dict:
+    if any(s.get("timed_out") for s in samples):
+        return {"timed_out": True, "wall_s": max(s["wall_s"] for s in samples)}
+    out = {key: statistics.median(s[key] for s in samples) for key in ("wall_s", "cpu_s", "bytes")}
+    out["peak_rss_mb"] = max(s["peak_rss_mb"] for s in samples)
+    out["exit"] = sorted({s["exit"] for s in samples})
+    out["runs"] = len(samples)
+    return out
 
 
 def conformance_figures() -> list[dict]:
@@ -218,6 +251,17 @@ def print_dump(name: str, fig: dict) -> None:
     _line("  verify ratio (wall / CPU)", f"{_ratio(v, c, 'wall_s')} / {_ratio(v, c, 'cpu_s')}   (goal <= 10x)")
 
 
+def _print_jobs(title: str, r: dict) -> None:
+    print(title)
+    _line("serial", _run_text(r["serial"]))
+    _line("--jobs 2", _run_text(r["jobs_2"]))
+    _line("  speed-up (wall); CPU of all processes", f'{_ratio(r["serial"], r["jobs_2"], "wall_s")} at load '
+          f'{r["load_average_1min"]:.1f}; {_ratio(r["jobs_2"], r["serial"], "cpu_s")} of serial')
+    if "bound" in r:
+        _line("  with 2 idle cores, at most", f'{r["bound"]} (largest file {r["largest_file_cpu_s"]:.2f} s CPU '
+              f'of {r["serial"]["cpu_s"]:.2f} s; a file is never split)')
+
+
 def main(argv: list[str]) -> int:
     quick = "--quick" in argv
     runs = 1 if quick else RUNS
@@ -233,22 +277,13 @@ def main(argv: list[str]) -> int:
         print_dump(name, result[name])
     gpt12 = sorted(glob.glob(os.path.join(CORPUS, "gpt12_train", "*")))
     if len(gpt12) >= 2:
-        result["jobs_gpt12"] = jobs_figures(gpt12, runs)
-        r = result["jobs_gpt12"]
-        print("--jobs 2 vs serial, the two gpt12 dumps")
-        _line("serial", _run_text(r["serial"]))
-        _line("--jobs 2", _run_text(r["jobs_2"]))
-        _line("  speed-up (wall); CPU of all processes", f'{_ratio(r["serial"], r["jobs_2"], "wall_s")}; '
-              f'{_ratio(r["jobs_2"], r["serial"], "cpu_s")} of serial')
+        result["jobs_gpt12"] = jobs_figures(gpt12, min(runs, 2))
+        _print_jobs("--jobs 2 vs serial, the two gpt12 dumps", result["jobs_gpt12"])
     if not quick and os.path.isdir(CORPUS):
-        result["jobs_corpus"] = jobs_figures([CORPUS], 1)
-        r = result["jobs_corpus"]
-        print("--jobs 2 vs serial, the corpus directory")
-        _line("serial", _run_text(r["serial"]))
-        _line("--jobs 2", _run_text(r["jobs_2"]))
-        _line("  speed-up (wall); CPU of all processes", f'{_ratio(r["serial"], r["jobs_2"], "wall_s")}; '
-              f'{_ratio(r["jobs_2"], r["serial"], "cpu_s")} of serial')
-    if not quick and os.path.isdir(XLA_TOOLS):
+        largest = result.get("jobs_gpt12", {}).get("largest_file_cpu_s")
+        result["jobs_corpus"] = jobs_figures([CORPUS], 1, largest)
+        _print_jobs("--jobs 2 vs serial, the corpus directory", result["jobs_corpus"])
+    if "--xla-tools" in argv and os.path.isdir(XLA_TOOLS):
         result["xla_tools_data"] = conformance_figures()
         print(f"xla-tools-data: analyze --format json --direction both (issue 11: <= "
               f"{CONFORMANCE_LIMIT_S} s, <= 2 GB each)")

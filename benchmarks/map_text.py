@@ -32,7 +32,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import simplify as S  # noqa: E402  (same folder: the map builders and the peer cases)
 
-RUNS = 9
+RUNS = 15
+# CPU time of this thread (both sides run in it; other threads, e.g. BLAS workers, do not count):
+# wall time on a shared machine counts
+# whatever else ran meanwhile, which at ~100 us per run swamps the figure.
+CLOCK = time.thread_time
 
 ATTENTION_STEPS = [
     ("reshape", [8, 128, 12, 64], [8, 128, 768]), ("transpose", [8, 128, 768], (1, 0, 2)),
@@ -60,13 +64,23 @@ def _substituted_text(steps) -> str:
     return f"{header} -> ({', '.join(results)}), domain: {domain}"
 
 
+class _collector_paused:
+    def __enter__(self):
+        gc.collect()
+        gc.disable()
+
+    def __exit__(self, *exc):
+        gc.enable()
+        gc.collect()
+
+
 def _cold_median(fn, runs: int = RUNS) -> float:
     samples = []
     for _ in range(runs):
         clear_caches()
-        start = time.perf_counter()
+        start = CLOCK()
         fn()
-        samples.append(time.perf_counter() - start)
+        samples.append(CLOCK() - start)
     return statistics.median(samples)
 
 
@@ -162,18 +176,21 @@ def _tinygrad():
         return None, f"tinygrad not importable ({type(e).__name__}: {e})"
     version = getattr(tinygrad, "__version__", None) or S._dist_version("tinygrad")
 
-    def run(bounds, make):
+    def run(bounds, make, tag: str = ""):
+        """One cold build + simplify. Cold without a collection right before the timing (which
+        would leave the processor's caches cold as well, a cost neither side has in a real loop):
+        its divmod memo is cleared, and its UOp cache (structural, weak) cannot hit, since every
+        run's variables get names no earlier run used (``tag``)."""
         divandmod.fold_divmod_general.cache_clear()
-        gc.collect()
-        start = time.perf_counter()
-        variables = [Variable(n, lo, hi) for n, (lo, hi) in bounds.items()]
+        start = CLOCK()
+        variables = [Variable(f"{n}{tag}", lo, hi) for n, (lo, hi) in bounds.items()]
         result = UOp.sink(*make(*variables)).simplify()
-        return time.perf_counter() - start, result
+        return CLOCK() - start, result
     return (run, version), None
 
 
-def _correct(result, bounds, make, samples: int = 300) -> bool:
-    names = list(bounds)
+def _correct(result, bounds, make, samples: int = 300, tag: str = "") -> bool:
+    names = [f"{n}{tag}" for n in bounds]
     rng = random.Random(0)
     points = [[rng.randint(lo, hi) for lo, hi in bounds.values()] for _ in range(samples)]
     return all([e.sym_infer(dict(zip(names, p))) for e in result.src] == make(*p) for p in points)
@@ -188,15 +205,19 @@ def peer_comparison() -> dict:
         result = None
         if tg:
             tg[0](bounds, make)  # tinygrad's one-time pattern compilation, untimed
-        for _ in range(RUNS):  # interleaved runs: load on the machine hits both alike
-            ours_samples.append(_cold_median(ours_fn, 1))
-            if tg:
-                seconds, result = tg[0](bounds, make)
+        # Each side's runs one after the other, the collector paused (a collection triggered by
+        # the other side's garbage would land in either figure), every run from empty memo tables,
+        # timed in this thread's CPU seconds so that load on the machine enters neither figure.
+        with _collector_paused():
+            ours_samples = [_cold_median(ours_fn, 1) for _ in range(RUNS)]
+        with _collector_paused():
+            for i in range(RUNS if tg else 0):
+                seconds, result = tg[0](bounds, make, f"_{i}")
                 tg_samples.append(seconds)
         row = {"case": name, "ours_s": statistics.median(ours_samples)}
         if tg:
             row.update(tinygrad_s=statistics.median(tg_samples),
-                       tinygrad_correct_on_samples=_correct(result, bounds, make))
+                       tinygrad_correct_on_samples=_correct(result, bounds, make, tag=f"_{RUNS - 1}"))
             row["ratio"] = row["tinygrad_s"] / row["ours_s"]
         rows.append(row)
     out = {"cases": rows, "runs": RUNS}

@@ -1,5 +1,5 @@
 """``python -m hlo_index``: the ``hlo-index`` command line."""
-from .cli import main
+from .cli import run
 
 if __name__ == "__main__":
-    main(prog_name="hlo-index")
+    run()

@@ -70,6 +70,9 @@ class Budgets:
     parse_memo_entries: int = 100_000
     # --verify: reference points walked per value, range-variable points enumerated per element.
     verify_points_per_value: int = 20_000
+    # scatter with an overwriting combiner and static starts: update elements placed to find the
+    # operand elements left in place. Beyond: that operand's maps are UNDEFINED.
+    scatter_landing_points: int = 1 << 20
     verify_range_combinations: int = 1 << 18
 
     def describe(self) -> list[tuple[str, int]]:

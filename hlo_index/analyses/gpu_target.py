@@ -62,6 +62,9 @@ def _markers(module) -> tuple[set[str], set[str]]:
     gpu: set[str] = set()
     cpu: set[str] = set()
     for instr in module.instructions:
+        attrs = instr.attrs
+        if instr.opcode != "fusion" and "custom_call_target" not in attrs and "backend_config" not in attrs:
+            continue   # no marker can come from it (most instructions of a big dump)
         target = str(instr.attrs.get("custom_call_target", "")).lower()
         config = str(instr.attrs.get("backend_config", ""))
         lower_config = config.lower()

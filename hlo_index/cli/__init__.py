@@ -8,9 +8,15 @@ from __future__ import annotations
 
 import gc
 import importlib
+import os
 import pkgutil
 
 import click
+
+# numpy serves small per-operand figures here, never large linear algebra: one BLAS thread is
+# enough, and OpenBLAS starting one thread per core costs ~0.05 s of CPU at import (a user's own
+# setting wins).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def _command_names() -> list[str]:
@@ -50,3 +56,32 @@ def main() -> None:
     if gc.isenabled():
         gc.disable()
         click.get_current_context().call_on_close(gc.enable)
+
+
+def run() -> None:
+    """The ``hlo-index`` program (console script and ``python -m hlo_index``): ``main``, then an
+    immediate exit. A big run leaves ~10^6 objects that interpreter shutdown would free one by one
+    (~0.1 s of CPU on a 5 MB dump, after the last byte is written); the process ends instead."""
+    try:
+        main(prog_name="hlo-index")
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    exit_now(code)
+
+
+def exit_now(code) -> None:
+    """Flush the standard streams and end the process with ``code`` (SystemExit's conventions)."""
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):
+        import sys
+        print(code, file=sys.stderr)
+        code = 1
+    import sys
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):   # a reader that left (| head), a closed stream
+            pass
+    os._exit(code)

@@ -118,6 +118,12 @@ def input_to_output(target: Target) -> list[OperandIndexing]:
     rows = []
     if comp is not None:
         for operand in range(operands):
+            param = comp.parameters.get(operand)
+            if param is not None and param.shape.is_tuple:   # one row per element it holds
+                for element in range(param.shape.num_outputs):
+                    for out, maps in enumerate(computation_input_to_output(comp, operand, element)):
+                        rows.append(OperandIndexing(operand, out, maps, element))
+                continue
             for out, maps in enumerate(computation_input_to_output(comp, operand)):
                 rows.append(OperandIndexing(operand, out, maps))
         return rows

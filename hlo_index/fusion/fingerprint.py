@@ -3,7 +3,7 @@
 * ``instruction_key(instr)``: the key of one op-rule result. Opcode, result and operand shapes
   (layouts included), the attributes the op's rules declare they read (``ops.registry.Reads``),
   a called computation by its *body* (``fingerprint_id``, recursively), constant / iota operands'
-  values when declared, module attributes when declared. None when the opcode's rules declare
+  values when declared (a ``tuple`` operand by its elements' values), module attributes when declared. None when the opcode's rules declare
   nothing: such results are never shared between instructions.
 * ``fingerprint_id(comp)``: a small int, equal for two computations exactly when their
   ``computation_fingerprint`` keys are equal: every instruction's opcode, shape, wiring (operand
@@ -109,6 +109,8 @@ def _module_attributes(instr: Instruction, names) -> tuple:
 
 
 def _operand_value(o: Instruction) -> tuple:
+    if o.opcode == "tuple":   # a while's init tuple: its constants (the loop counter's start) count
+        return (o.opcode, shape_token(o.shape), tuple([_operand_value(e) for e in o.operands]))
     if o.opcode == "constant":
         return (o.opcode, shape_token(o.shape), o.literal)
     if o.opcode == "iota":
@@ -154,8 +156,11 @@ def computation_fingerprint(comp: Computation) -> tuple:
     position = {id(instr): i for i, instr in enumerate(instructions)}
     rows = []
     append = rows.append
+    tokens = current().tables[_SHAPE_TOKENS]   # shape_token's memo, read here without a call per row
     for instr in instructions:
-        token = shape_token(instr.shape)
+        shape = instr.shape
+        hit = tokens.get(id(shape))
+        token = hit[1] if hit is not None and hit[0] is shape else shape_token(shape)
         operands = instr.operands
         wiring = tuple([position.get(id(o), -1) for o in operands]) if operands else ()
         if instr.attrs or instr.called or instr.parameter_number is not None or instr.literal is not None \

@@ -188,10 +188,23 @@ def output_to_input_steps(instr: Instruction, output_index: int) -> tuple[Step, 
 ForwardStep = tuple[int, tuple[IndexingMap, ...], bool]
 
 
+def spread_unknown_forward(instr: Instruction, per_output: list) -> list:
+    """``per_output`` (input-to-output maps, one entry per output of ``instr``) with an UNDEFINED
+    map reaching every output of a tuple-shaped ``instr``: a rule that cannot tell which element
+    an operand reaches (a get-tuple-element forwarding a nested tuple) must not leave the other
+    elements looking unreached."""
+    unknown = tuple(m for maps in per_output for m in maps if m.is_undefined)
+    if not unknown or not instr.shape.is_tuple:
+        return per_output
+    unknown = tuple(dict.fromkeys(unknown))
+    padded = list(per_output) + [()] * (instr.shape.num_outputs - len(per_output))
+    return [tuple(m for m in maps if not m.is_undefined) + unknown for maps in padded]
+
+
 def _forward_steps_of(instr: Instruction, operand_index: int) -> tuple[ForwardStep, ...]:
     value_dims = instr.operands[operand_index].shape.dims if instr.operands else None
     steps = []
-    for out, maps in enumerate(input_to_output(instr, operand_index)):
+    for out, maps in enumerate(spread_unknown_forward(instr, input_to_output(instr, operand_index))):
         if maps:
             passthrough = (len(maps) == 1 and value_dims is not None
                            and not instr.operands[operand_index].shape.is_tuple

@@ -22,7 +22,7 @@ from ..affine import IndexingMap
 from ..context import budget_reason, current, register_table
 from ..hlo.model import Computation, Instruction
 from . import rule_cache
-from .mapset import Maps, distinct, finalize, union
+from .mapset import Maps, compaction_threshold, distinct, finalize, union
 from .rule_cache import full_box, output_to_input_steps
 
 # (parameter number, tuple element) -> maps from one value to that parameter; or Collapsed
@@ -227,6 +227,16 @@ def _merge(acc: Summary | None, shared: bool, contrib: Summary) -> tuple[Summary
     return acc, False
 
 
+def _compacted(summary: Summary) -> Summary:
+    """``summary`` with every set past ``compaction_threshold`` compacted (exact merges) before
+    the value's users compose it: a weight read through a whole training step gathers dozens of
+    maps that fewer describe, and every later composition pays per map."""
+    limit = compaction_threshold()
+    if type(summary) is not dict or all(len(maps) <= limit for maps in summary.values()):
+        return summary   # unchanged: a dict shared with an operand stays shared
+    return {key: finalize(maps) if len(maps) > limit else maps for key, maps in summary.items()}
+
+
 def bottom_up_output_to_input(comp: Computation, order: list[Instruction]) -> list[dict]:
     """For every output of ``comp``'s root, the maps to every parameter (sorted by parameter)."""
     root = comp.root
@@ -254,7 +264,7 @@ def bottom_up_output_to_input(comp: Computation, order: list[Instruction]) -> li
                     continue
                 contrib = src if passthrough else _through(src, op_maps, instr, operand.shape.leaf(element).dims, budget)
                 acc, shared = _merge(acc, shared, contrib)
-            per_output.append(capped(acc, instr, what, budget) if acc is not None else empty)
+            per_output.append(_compacted(capped(acc, instr, what, budget)) if acc is not None else empty)
         summaries[id(instr)] = per_output
         _release(instr, uses, summaries)
     results = []

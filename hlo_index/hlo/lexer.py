@@ -73,6 +73,31 @@ class InstrToken(Token):
     __slots__ = ("parts",)
 
 
+class InstrRun(Token):
+    """An INSTRS token: consecutive common instructions, each as an INSTR token would hold it.
+    ``entries`` = ((start, text, parts), ...) with ``parts`` as in :class:`InstrToken`; the
+    token's own text is the first instruction's (what an error message quotes)."""
+
+    __slots__ = ("entries",)
+
+
+def instr_token(entry: tuple) -> InstrToken:
+    """The INSTR token of one entry of an :class:`InstrRun`."""
+    start, value, parts = entry
+    tok = str.__new__(InstrToken, value)
+    tok.type, tok.value, tok.start_pos, tok.parts = "INSTR", value, start, parts
+    tok.line = tok.column = tok.end_line = tok.end_column = tok.end_pos = None
+    return tok
+
+
+def _run_token(entries: list) -> InstrRun:
+    start, value, _ = entries[0]
+    tok = str.__new__(InstrRun, value)
+    tok.type, tok.value, tok.start_pos, tok.entries = "INSTRS", value, start, entries
+    tok.line = tok.column = tok.end_line = tok.end_column = tok.end_pos = None
+    return tok
+
+
 class RawAttr(Token):
     """An ATTR token holding exactly one attribute whose value needed bracket counting."""
 
@@ -149,13 +174,19 @@ def scan_value(text: str, pos: int, depth: int = 0, n: int = -1) -> int:
 
 
 def tokenize(source: Source) -> Iterator[Token]:
-    """Yield Lark tokens (with ``start_pos``; lines are computed only where needed)."""
+    """Yield Lark tokens (with ``start_pos``; lines are computed only where needed).
+
+    Consecutive common instructions come as one INSTRS token (one parser step for the run, not
+    one per instruction); an instruction followed by attributes that needed bracket counting
+    stays an INSTR token, since those ATTR tokens belong to it.
+    """
     text, pos, n = source
     if n < 0:
         n = len(text)
     match = _MASTER.match
     str_new = str.__new__
     depth = 0
+    run: list = []   # common instructions read and not yet handed out
     while True:
         m = match(text, pos, n)
         if m is None:
@@ -165,6 +196,25 @@ def tokenize(source: Source) -> Iterator[Token]:
         kind = m.lastgroup
         end = m.end()
         start = m.start(kind)
+        if kind == "INSTR":
+            name_pos = m.start("iname")
+            value, name, shape, opcode, args, attrs = m.group("INSTR", "iname", "ishape", "iop", "iargs", "iattrs")
+            run.append((start, value, (name_pos != start, name, name_pos, shape, opcode, args, attrs,
+                                       m.start("iattrs") - start)))
+            pos = end
+            continue
+        if kind == "COMMENT":
+            pos = end
+            continue
+        if run:
+            if kind == "ATTRS" or kind == "ATTR_SLOW":   # the last instruction's own attributes
+                last = run.pop()
+                if run:
+                    yield _run_token(run)
+                yield instr_token(last)
+            else:
+                yield _run_token(run)
+            run = []
         if kind == "ATTR_SLOW" or kind == "OPCALL_SLOW":
             try:
                 end = scan_value(text, end, 0 if kind == "ATTR_SLOW" else 1, n)
@@ -177,15 +227,6 @@ def tokenize(source: Source) -> Iterator[Token]:
             else:
                 tok = str_new(Token, value)
                 kind = "OPCALL"
-        elif kind == "INSTR":
-            value = m.group(kind)
-            tok = str_new(InstrToken, value)
-            name_pos = m.start("iname")
-            tok.parts = (name_pos != start, m.group("iname"), name_pos, m.group("ishape"), m.group("iop"),
-                         m.group("iargs"), m.group("iattrs"), m.start("iattrs") - start)
-        elif kind == "COMMENT":
-            pos = end
-            continue
         elif kind == "END":
             return
         else:

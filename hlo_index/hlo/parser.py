@@ -8,6 +8,8 @@ from __future__ import annotations
 import gc
 import re
 import threading
+from bisect import bisect_right
+from operator import attrgetter
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -16,9 +18,11 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedInput, UnexpectedToken
 
 from . import attributes as A
-from .asyncwrap import AsyncSugarError, desugar_module, has_async_sugar
+from .asyncwrap import AsyncSugarError, async_sugar, desugar_module
+from .opcodes import XLA_OPCODES
 from .diagnostics import ParseError, error, with_source
-from .lexer import FAST_ATTR, HloLexer, InstrToken, LexError, LineIndex, RawAttr, Source, line_column, scan_value
+from .lexer import (FAST_ATTR, HloLexer, InstrRun, InstrToken, LexError, LineIndex, RawAttr, Source, instr_token,
+                    line_column, scan_value)
 from .model import Computation, Diagnostic, Instruction, Module, Shape
 from .operands import NestedInstruction, OperandSyntaxError, parse_operands
 from .shapes import ShapeError, buffer_shape, parse_array_shape, tuple_shape
@@ -52,6 +56,7 @@ class _Signature:
 
 
 _FAST_ATTR = re.compile(FAST_ATTR).finditer
+_OPCODE = attrgetter("opcode")
 _state = threading.local()   # inline computations found during the current parse
 
 
@@ -119,22 +124,21 @@ class _ModelBuilder(Transformer):
         return tuple_shape(c)
 
     # ---- instructions ----
-    def instruction(self, c: list) -> Instruction:
+    def instruction(self, c: list) -> Instruction | list[Instruction]:
         first = c[0]
-        if type(first) is InstrToken:
-            is_root, name, pos, shape_text, opcode, inner, attrs_text, attrs_offset = first.parts
-            try:
-                shape = parse_array_shape(shape_text)
-            except ShapeError as e:
-                raise _Failure(str(e), first, first.value.index(shape_text) + e.offset) from None
-            instr = self._build(is_root, name, pos, shape, opcode, inner, first, c, 1)
-            if attrs_text:
-                attrs = instr.attrs
-                for m in _FAST_ATTR(attrs_text):
-                    self._attribute(instr, attrs, m.group(1), m.group(2), first, attrs_offset + m.start(1))
-                if opcode == "compare" and "type" in attrs:
-                    attrs["comparison_type"] = attrs["type"]
-            return instr
+        kind = type(first)
+        if kind is InstrRun:   # a run of common instructions: a list, flattened by the enclosing rule
+            out: list[Instruction] = []
+            common = self._common
+            for entry in first.entries:
+                instr = common(entry, None, c)
+                if type(instr) is list:
+                    out.extend(instr)
+                else:
+                    out.append(instr)
+            return out
+        if kind is InstrToken:
+            return self._common((first.start_pos, first.value, first.parts), first, c)
         head = first.value
         is_root = first.type == "ROOT_DEF"
         name = head[:-1].strip()
@@ -158,6 +162,29 @@ class _ModelBuilder(Transformer):
         paren = call.index("(")
         return self._build(is_root, name, pos, shape, call[:paren], call[paren + 1:-1], call_tok, c, i + 1)
 
+    def _common(self, entry: tuple, tok: InstrToken | None, c: list) -> Instruction | list[Instruction]:
+        """One common instruction (an INSTR token, or an entry of an INSTRS run: ``tok`` None, made
+        only where an error or an inline body needs it); ``c[1:]`` are its ATTR tokens."""
+        is_root, name, pos, shape_text, opcode, inner, attrs_text, attrs_offset = entry[2]
+        try:
+            shape = parse_array_shape(shape_text)
+        except ShapeError as e:
+            raise _Failure(str(e), instr_token(entry), entry[1].index(shape_text) + e.offset) from None
+        at = tok or entry   # what positions are taken from: an entry becomes a token where one is needed
+        try:
+            instr = self._build(is_root, name, pos, shape, opcode, inner, at, c, 1)
+            if attrs_text:
+                attrs = instr.attrs
+                for m in _FAST_ATTR(attrs_text):
+                    self._attribute(instr, attrs, m.group(1), m.group(2), at, attrs_offset + m.start(1))
+                if opcode == "compare" and "type" in attrs:
+                    attrs["comparison_type"] = attrs["type"]
+        except _Failure as failure:
+            if failure.token is entry:
+                failure.token = instr_token(entry)
+            raise
+        return instr
+
     def _build(self, is_root: bool, name: str, pos: int, shape: Shape, opcode: str, inner: str,
                call_tok: Token, c: list, first_attr: int) -> Instruction:
         if name[0] == "%":
@@ -173,6 +200,8 @@ class _ModelBuilder(Transformer):
                 if inner.count("{") != inner.count("}"):
                     raise _Failure(f"unterminated '{{' in the literal of %{name}", call_tok)
             elif "(" in inner:   # a tuple shape, a tiled layout or a nested instruction
+                if type(call_tok) is tuple:   # an entry of an INSTRS run
+                    call_tok = instr_token(call_tok)
                 base = call_tok.start_pos + call_tok.value.index(inner) if inner else pos
                 instr.operand_names = self._operands(parse_operands(inner), base, nested)
             elif inner:
@@ -247,6 +276,8 @@ class _ModelBuilder(Transformer):
     def _callees(self, role: str, value: str, instr: Instruction, tok: Token, offset: int) -> Any:
         names = A.callee_names(value)
         if names is None:
+            if type(tok) is tuple:   # an entry of an INSTRS run: the inline body is read from a token
+                tok = instr_token(tok)
             brace = tok.value.index("{", offset)
             if role in A.MULTI_CALLEE_ROLES:   # {{ body }, %name, { body }}: each item a name or a body
                 names = self._callee_list(f"{instr.name}.{role}", tok, brace)
@@ -503,15 +534,22 @@ def _finish_module(module: Module) -> None:
         pending.clear()
     if _state.shaped:
         _check_written_operand_shapes(module)
-    if any(has_async_sugar(c) for c in module.computations):
+    opcodes: set[str] = set()
+    for comp in module.computations:
+        opcodes.update(map(_OPCODE, comp.instructions))
+    if any(async_sugar(op) for op in opcodes if op not in XLA_OPCODES):
         desugar_module(module)
     entry = None
     line_column = _state.lines
+    newlines = line_column.newlines
     for comp in module.computations:
         comp.module = module
         comp.line, comp.column = line_column(comp.line)
-        for instr in comp.instructions:
-            instr.line, instr.column = line_column(instr.line)
+        for instr in comp.instructions:   # LineIndex inlined: one call per instruction less
+            pos = instr.line
+            i = bisect_right(newlines, pos - 1)
+            instr.line = i + 1
+            instr.column = pos - newlines[i - 1] if i else pos + 1
         if comp.is_entry:
             entry = comp
     if entry is None and last_written is not None:
@@ -532,20 +570,37 @@ def _resolve_source_locations(module: Module) -> None:
             md = instr.metadata
             if md is None or not md.stack_frame_id or md.source_file:
                 continue
-            new = resolved.get(md)
+            # keyed by the fields (source_file is empty here): cheaper than the dataclass's hash
+            key = (md.stack_frame_id, md.op_name, md.op_type, md.source_line)
+            new = resolved.get(key)
             if new is None:
                 frame = frames.get(md.stack_frame_id)
                 new = md if frame is None else replace(md, source_file=frame.file, source_line=frame.line)
-                resolved[md] = new
+                resolved[key] = new
             instr.metadata = new
 
 
+def _table_cache() -> str | bool:
+    """Where Lark keeps the analysed LALR tables between processes (it checks the grammar's and
+    its own version's hash inside the file and rebuilds on a mismatch): a folder of this user's
+    (never the shared temporary folder: the file is a pickle), or no cache when none is writable."""
+    import os
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = os.path.join(base, "hlo-index")
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+    except OSError:
+        return False
+    return os.path.join(folder, "hlo-grammar.lalr") if os.access(folder, os.W_OK) else False
+
+
 _PARSER = Lark(_grammar_text(), parser="lalr", lexer=HloLexer, transformer=_ModelBuilder(),
-               start=["start", "body", "shape"], maybe_placeholders=True)
+               start=["start", "body", "shape"], maybe_placeholders=True, cache=_table_cache())
 
 _TERMINAL_NAMES = {
     "HLOMODULE": "'HloModule'", "ENTRY": "'ENTRY'", "ROOT": "'ROOT'", "NAME": "a name",
-    "DEF": "'%name ='", "ROOT_DEF": "'ROOT %name ='", "INSTR": "an instruction", "SHAPE": "a shape",
+    "DEF": "'%name ='", "ROOT_DEF": "'ROOT %name ='", "INSTR": "an instruction", "INSTRS": "an instruction",
+    "SHAPE": "a shape",
     "OPCALL": "an opcode with operands", "ATTR": "', attribute=value'", "TABLE": "a stack-frame table",
     "_LPAR": "'('", "_RPAR": "')'", "_COMMA": "','", "_LBRACE": "'{'", "_RBRACE": "'}'", "_COLON": "':'",
     "_EQUAL": "'='", "_ARROW": "'->'", "$END": "end of input", "SIGNATURE": "a signature",
@@ -559,11 +614,11 @@ def _describe(token: Token) -> str:
     if len(text) > 40:
         text = text[:37] + "..."
     return f"{_TERMINAL_NAMES.get(token.type, token.type)} {text!r}" if token.type in (
-        "NAME", "SHAPE", "OPCALL", "ATTR", "TABLE", "DEF", "ROOT_DEF", "INSTR") else f"{text!r}"
+        "NAME", "SHAPE", "OPCALL", "ATTR", "TABLE", "DEF", "ROOT_DEF", "INSTR", "INSTRS") else f"{text!r}"
 
 
 def _expected(exc: UnexpectedToken) -> str:
-    expected = sorted(_TERMINAL_NAMES.get(t, t) for t in exc.expected)
+    expected = sorted({_TERMINAL_NAMES.get(t, t) for t in exc.expected})   # INSTR and INSTRS read alike
     if len(expected) > 1:
         return ", ".join(expected[:-1]) + " or " + expected[-1]
     return expected[0] if expected else "nothing"

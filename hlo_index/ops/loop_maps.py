@@ -121,6 +121,21 @@ def _merge(into: dict[int, list], k: int, new: list[IndexingMap]) -> None:
             got.append(m)
 
 
+def _overwrite_note(body_maps: Matrix) -> str:
+    """Why the maps multiply, when a body map holds only where runtime offsets leave an element in
+    place (a dynamic-update-slice's or overwriting scatter's operand): fresh offsets each iteration."""
+    from ..affine import runtime_var
+    for row in body_maps.values():
+        for maps in row.values():
+            for m in maps:
+                if m.runtime_vars and not any(runtime_var(k) in r.variables()
+                                              for r in m.results for k in range(len(m.runtime_vars))):
+                    return ("; the body keeps elements only where runtime offsets do not overwrite them, with "
+                            "fresh offsets each iteration: which elements survive every iteration is not "
+                            "expressible as maps")
+    return ""
+
+
 class LoopTooComplex(Exception):
     pass
 
@@ -131,6 +146,9 @@ def _compose(outer: tuple[IndexingMap, ...], inner: tuple[IndexingMap, ...], ins
     out = []
     for m_in in inner:
         for m_out in outer:
+            if m_in.is_undefined or m_out.is_undefined:   # a pair given up on stays given up on
+                out.append(m_in if m_in.is_undefined else m_out)
+                continue
             c = compose_step(m_out, m_in, instr, value_dims)
             if c.is_undefined:
                 raise LoopTooComplex(c.undefined_reason)
@@ -148,7 +166,11 @@ def _step(t: Matrix, body_maps: Matrix, instr: Instruction, dims: list) -> Matri
                 _merge(row, k, _compose(tm, b, instr, dims[m]))
         for k, maps in row.items():
             if len(maps) > MAX_MAPS:
-                raise LoopTooComplex(f"more than {MAX_MAPS} distinct maps between two loop state elements")
+                # this pair only: the elements that do not read it through the loop keep their maps
+                row[k] = [IndexingMap.undefined(f"while: more than {MAX_MAPS} distinct maps between two loop "
+                                                f"state elements" + _overwrite_note(body_maps))]
+            elif any(m.is_undefined for m in maps):
+                row[k] = [next(m for m in maps if m.is_undefined)]
         nxt[j] = {k: tuple(v) for k, v in sorted(row.items()) if v}
     return nxt
 
@@ -211,9 +233,9 @@ def _loop_matrix(instr: Instruction) -> Union[Matrix, str]:
     try:
         states = _iterate(identity, body_maps, instr, dims, trips)
     except LoopTooComplex as exc:
-        return f"while: {exc}"
+        return f"while: {exc}" + _overwrite_note(body_maps)
     if isinstance(states, str):
-        return states
+        return states + _overwrite_note(body_maps)
     final, visited = states
     # The condition, evaluated on every state visited, decides how many iterations run.
     control: dict[int, list] = {}

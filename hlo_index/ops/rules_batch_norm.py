@@ -14,7 +14,7 @@ from typing import Optional
 
 from ..affine import IndexingMap, dim, range_var
 from ..hlo.model import Instruction
-from .registry import OperandMaps, input_to_output_rule, output_to_input_rule
+from .registry import OperandMaps, Reads, input_to_output_rule, output_to_input_rule
 from .shape_maps import full_interval, identity_map
 
 SLICE, SELF, FEATURE = "slice", "self", "feature"
@@ -70,7 +70,7 @@ def _map(kind: str, from_dims, from_array: bool, to_dims, to_array: bool, f: int
     return IndexingMap([full_interval(n) for n in from_dims], (), (), [feature])   # the feature's entry
 
 
-@output_to_input_rule(*READS)
+@output_to_input_rule(*READS, reads=Reads.of("feature_index"))
 def batch_norm_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     problem = _check(instr)
     if problem:
@@ -88,7 +88,7 @@ def batch_norm_output_to_input(instr: Instruction, output_index: int) -> list[Op
     return result
 
 
-@input_to_output_rule(*READS)
+@input_to_output_rule(*READS, reads=Reads.of("feature_index"))
 def batch_norm_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     problem = _check(instr)
     if problem:

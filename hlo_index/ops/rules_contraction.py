@@ -222,7 +222,7 @@ def _scaled_dot_unsupported(instr: Instruction, k: int) -> IndexingMap:
     return IndexingMap.undefined(f"scaled-dot: scale operand {k} does not block operand {k - 2}")
 
 
-@output_to_input_rule("scaled-dot")
+@output_to_input_rule("scaled-dot", reads=_READS)
 def scaled_dot_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     core = dot_output_to_input(instr, output_index)[:2]
     result = list(core)
@@ -237,7 +237,7 @@ def scaled_dot_output_to_input(instr: Instruction, output_index: int) -> list[Op
     return result
 
 
-@input_to_output_rule("scaled-dot")
+@input_to_output_rule("scaled-dot", reads=_READS)
 def scaled_dot_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     if operand_index < 2:
         return dot_input_to_output(instr, operand_index)

@@ -14,9 +14,15 @@ from typing import Optional
 
 from ..affine import IndexingMap
 from ..hlo.model import Computation, Instruction
-from .registry import OperandMaps, input_to_output_rule, output_to_input_rule
+from .registry import OperandMaps, Reads, input_to_output_rule, output_to_input_rule
 from .rules_dynamic import constant_values
 from .shape_maps import generator_map, zero_result_map
+
+# What the rules below look at (the cache key: hlo_index.fusion.fingerprint): the callees by body,
+# a constant predicate / a while's initial counter (a constant inside the init tuple; tuple
+# operands' element values are part of the key), the known trip count in backend_config.
+_CONDITIONAL_READS = Reads.of("true_computation", "false_computation", "branch_computations", operand_values=True)
+_WHILE_READS = Reads.of("body", "condition", "backend_config", operand_values=True)
 
 
 def branches(instr: Instruction) -> list[Optional[Computation]]:
@@ -46,7 +52,7 @@ def per_element(operand: int, per_param: dict, parameter: int = 0) -> list[Opera
     return [OperandMaps(operand, maps, e) for e, maps in entries] or [OperandMaps(operand, ())]
 
 
-@output_to_input_rule("conditional")
+@output_to_input_rule("conditional", reads=_CONDITIONAL_READS)
 def conditional_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     from ..fusion import computation_output_to_input
     out_dims = instr.shape.leaf(output_index).dims
@@ -64,7 +70,7 @@ def conditional_output_to_input(instr: Instruction, output_index: int) -> list[O
     return result
 
 
-@input_to_output_rule("conditional")
+@input_to_output_rule("conditional", reads=_CONDITIONAL_READS)
 def conditional_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     from ..fusion import computation_input_to_output
     outputs = instr.shape.num_outputs
@@ -83,7 +89,7 @@ def conditional_input_to_output(instr: Instruction, operand_index: int) -> list[
     return list(computation_input_to_output(comp, 0))
 
 
-@output_to_input_rule("while")
+@output_to_input_rule("while", reads=_WHILE_READS)
 def while_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     from .loop_maps import loop_matrix
     matrix = loop_matrix(instr)
@@ -93,7 +99,7 @@ def while_output_to_input(instr: Instruction, output_index: int) -> list[Operand
     return [OperandMaps(0, maps, k) for k, maps in sorted(row.items())] or [OperandMaps(0, ())]
 
 
-@input_to_output_rule("while")
+@input_to_output_rule("while", reads=_WHILE_READS)
 def while_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     reason = "while: input-to-output maps of the tuple-shaped loop state (use output-to-input)"
     return [(IndexingMap.undefined(reason),) for _ in range(instr.shape.num_outputs)]

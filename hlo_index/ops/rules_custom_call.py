@@ -21,17 +21,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Union
 
-from ..affine import IndexingMap, dim, range_var
+from ..affine import IndexingMap, const, dim, range_var
 from ..affine.expr import replace_variables
 from ..hlo.backend_config import backend_config, int_list
 from ..hlo.build import instruction
 from ..hlo.model import Instruction, Shape
-from .registry import OperandMaps, input_to_output_rule, output_to_input_rule
+from .registry import OperandMaps, Reads, input_to_output_rule, output_to_input_rule
 from .rules_contraction import convolution_input_to_output, convolution_output_to_input, dot_input_to_output, \
     dot_output_to_input
 from .rules_sort import topk_input_to_output, topk_output_to_input
 from .shape_maps import full_interval, generator_map, identity_map, zero_result_map
 from . import custom_call_conv
+
+# What the rules below look at (the cache key: hlo_index.fusion.fingerprint): the target and its
+# backend_config, the convolution attributes the cuDNN calls carry, and constant operands (cuDNN
+# batch norm's feature_index).
+_READS = Reads.of("custom_call_target", "backend_config", "window", "dim_labels", "feature_group_count",
+                  "batch_group_count", operand_values=True)
 
 
 @dataclass(frozen=True)
@@ -40,8 +46,9 @@ class Equivalent:
 
     ``core_operands[k]`` is the custom-call operand that is operand k of ``core``;
     ``outputs[j]`` the ``core`` output that custom-call output j is (absent: reads nothing);
-    ``extras[i]`` the role of a custom-call operand outside ``core``: ("scalar",), ("same",) or
-    ("vector", result_dim); it feeds every output that is ``core`` output 0 (("scalar", "every"):
+    ``extras[i]`` the role of a custom-call operand outside ``core``: ("scalar",), ("same",),
+    ("vector", result_dim) or ("broadcast", its dims) (aligned at the result's last dim, size-1
+    dims read at 0); it feeds every output that is ``core`` output 0 (("scalar", "every"):
     every output).
     """
 
@@ -357,6 +364,10 @@ def _extra_out2in(role: tuple, result_dims) -> IndexingMap:
         return zero_result_map(result_dims)
     if role[0] == "same":
         return identity_map(result_dims)
+    if role[0] == "broadcast":
+        offset = len(result_dims) - len(role[1])
+        return IndexingMap([full_interval(n) for n in result_dims], (), (),
+                           [const(0) if n == 1 else dim(offset + i) for i, n in enumerate(role[1])])
     return IndexingMap([full_interval(n) for n in result_dims], (), (), [dim(role[1])])
 
 
@@ -365,6 +376,12 @@ def _extra_in2out(role: tuple, operand_dims, result_dims) -> IndexingMap:
         return generator_map(result_dims)
     if role[0] == "same":
         return identity_map(result_dims)
+    if role[0] == "broadcast":
+        offset = len(result_dims) - len(role[1])
+        spread = [j for j, n in enumerate(result_dims) if j < offset or role[1][j - offset] == 1]
+        return IndexingMap([full_interval(n) for n in operand_dims], [full_interval(result_dims[j]) for j in spread], (),
+                           [range_var(spread.index(j)) if j in spread else dim(j - offset)
+                            for j in range(len(result_dims))])
     axis = role[1]
     others = [a for a in range(len(result_dims)) if a != axis]
     results = [dim(0) if a == axis else range_var(others.index(a)) for a in range(len(result_dims))]
@@ -372,7 +389,7 @@ def _extra_in2out(role: tuple, operand_dims, result_dims) -> IndexingMap:
                        (), results)
 
 
-@output_to_input_rule("custom-call")
+@output_to_input_rule("custom-call", reads=_READS)
 def custom_call_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     n = len(instr.operands) or len(instr.operand_names)
     if target_of(instr) in SHARDING_TARGETS:
@@ -421,7 +438,7 @@ def _over_whole_result(m: IndexingMap) -> IndexingMap:
                        [(replace_variables(e, swap.get, memo), iv) for e, iv in m.constraints])
 
 
-@input_to_output_rule("custom-call")
+@input_to_output_rule("custom-call", reads=_READS)
 def custom_call_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     outputs = instr.shape.num_outputs
     if target_of(instr) in SHARDING_TARGETS:
@@ -462,3 +479,5 @@ def _result_in2out(instr: Instruction, eq: Equivalent, operand_index: int, core_
         return (_extra_in2out(eq.extras[operand_index], operand_dims, result_dims),)
     return ()
 
+
+from . import custom_call_onednn  # noqa: E402,F401  (registers the oneDNN translators; needs the above)

@@ -1,4 +1,5 @@
-"""dynamic-slice, dynamic-update-slice, gather, scatter: addresses read from other operands.
+"""dynamic-slice, dynamic-update-slice, gather: addresses read from other operands (scatter, which
+shares the start handling below, is in ``rules_scatter.py``).
 
 A start index known only at runtime is a runtime variable whose interval is its feasible
 range after XLA's handling: dynamic-slice, dynamic-update-slice and gather clamp starts into
@@ -7,10 +8,8 @@ comes from a ``constant`` (uniform over the batch) or an ``iota`` is folded into
 Gather and scatter starts depend on the batch position: the runtime variable stands for the
 start at the batch position of the element being mapped.
 
-dynamic-update-slice output -> operand 0 is exact (the complement of the update box, piecewise)
-when the offsets are static. Over-approximations (documented, checked as supersets): with
-runtime offsets that map is the identity, though elements under the update are not read; scatter
-output j -> operand i != j is the identity, though it is read only where some update lands.
+dynamic-update-slice output -> operand 0 is exact: the complement of the update box, piecewise,
+with constraints on the runtime offsets when they are not static.
 """
 from __future__ import annotations
 
@@ -27,7 +26,7 @@ from .rules_reduce import RangeVars
 from .shape_maps import full_interval, generator_map, zero_result_map
 
 # What the rules below look at (the cache key: hlo_index.fusion.fingerprint).
-_READS = Reads.of("collapsed_slice_dims", "index_vector_dim", "input_batching_dims", "inserted_window_dims", "offset_dims", "operand_batching_dims", "scatter_dims_to_operand_dims", "scatter_indices_batching_dims", "slice_sizes", "dynamic_slice_sizes", "start_index_map", "start_indices_batching_dims", "update_window_dims", "to_apply", operand_values=True)
+INDEXED_READS = Reads.of("collapsed_slice_dims", "index_vector_dim", "input_batching_dims", "inserted_window_dims", "offset_dims", "operand_batching_dims", "scatter_dims_to_operand_dims", "scatter_indices_batching_dims", "slice_sizes", "dynamic_slice_sizes", "start_index_map", "start_indices_batching_dims", "update_window_dims", "to_apply", operand_values=True)
 
 KnownStart = tuple[Expr, int, int]   # expression, smallest and largest value
 
@@ -127,7 +126,7 @@ class Starts:
         return self.runtime_start(max_start, description)
 
 
-def _in_range(expr: Expr, size: int) -> tuple[Expr, Interval]:
+def in_range(expr: Expr, size: int) -> tuple[Expr, Interval]:
     return expr, Interval(0, size - 1)
 
 
@@ -179,7 +178,7 @@ def _old_form(instr: Instruction) -> IndexingMap:
     return IndexingMap.undefined(f"{instr.opcode}: offsets given as one vector operand (old form) are not supported")
 
 
-@output_to_input_rule("dynamic-slice", reads=_READS)
+@output_to_input_rule("dynamic-slice", reads=INDEXED_READS)
 def dynamic_slice_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     out_dims, operand_dims = instr.shape.dims, instr.operands[0].shape.dims
     built = _slice_starts(instr, 1, operand_dims, out_dims)
@@ -192,7 +191,7 @@ def dynamic_slice_output_to_input(instr: Instruction, output_index: int) -> list
                                            for k in range(1, len(instr.operands))]
 
 
-@input_to_output_rule("dynamic-slice", reads=_READS)
+@input_to_output_rule("dynamic-slice", reads=INDEXED_READS)
 def dynamic_slice_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     out_dims, operand_dims = instr.shape.dims, instr.operands[0].shape.dims
     if operand_index > 0:
@@ -203,14 +202,14 @@ def dynamic_slice_input_to_output(instr: Instruction, operand_index: int) -> lis
     starts, alloc = built
     results = [dim(axis) - start for axis, start in enumerate(starts)]
     # Without this constraint an operand element outside the slice would map to an output.
-    constraints = [_in_range(r, size) for r, size, n, start in zip(results, out_dims, operand_dims, starts)
+    constraints = [in_range(r, size) for r, size, n, start in zip(results, out_dims, operand_dims, starts)
                    if size < n or not (start.is_constant and start.constant_value == 0)]
     return [(IndexingMap([full_interval(n) for n in operand_dims], (), alloc.runtime, results, constraints),)]
 
 
 # ---- dynamic-update-slice -----------------------------------------------------------------
 
-@output_to_input_rule("dynamic-update-slice", reads=_READS)
+@output_to_input_rule("dynamic-update-slice", reads=INDEXED_READS)
 def dynamic_update_slice_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     out_dims, update_dims = instr.shape.dims, instr.operands[1].shape.dims
     built = _slice_starts(instr, 2, out_dims, update_dims)
@@ -219,7 +218,7 @@ def dynamic_update_slice_output_to_input(instr: Instruction, output_index: int) 
     starts, alloc = built
     results = [dim(axis) - start for axis, start in enumerate(starts)]
     update = IndexingMap([full_interval(n) for n in out_dims], (), alloc.runtime, results,
-                         [_in_range(r, size) for r, size in zip(results, update_dims)])
+                         [in_range(r, size) for r, size in zip(results, update_dims)])
     offsets = zero_result_map(out_dims)
     return ([OperandMaps(0, not_overwritten(out_dims, update_dims, starts, alloc)), OperandMaps(1, (update,))]
             + [OperandMaps(k, (offsets,)) for k in range(2, len(instr.operands))])
@@ -228,24 +227,32 @@ def dynamic_update_slice_output_to_input(instr: Instruction, output_index: int) 
 def not_overwritten(out_dims, update_dims, starts, alloc: Starts) -> tuple[IndexingMap, ...]:
     """dynamic-update-slice output -> operand 0: the identity where the update does not land.
 
-    With every start known statically, exactly: one piece per side of the update box along each
-    dim it does not span (the pieces overlap at corners; their union is the complement). With a
-    runtime start, the identity (a documented over-approximation: which elements the update
-    covers depends on the runtime offsets, whose maps are the union over their values).
+    One piece per side of the update box along each dim it does not span (the pieces overlap at
+    corners; their union is the complement). A static start bounds the dim itself; a runtime start
+    (the clamped offset, a runtime variable in ``[0, n - u]``) bounds ``d - rt``, so at every
+    offset value the pieces give exactly the elements left in place. Every piece carries all the
+    runtime variables, in the same order, so ``rt<k>`` means the same offset in each. An update
+    spanning every dim leaves nothing of operand 0 (no maps).
     """
-    if alloc.runtime or not all(s.is_constant for s in starts):
-        return (IndexingMap.identity(out_dims),)
+    domain = [full_interval(d) for d in out_dims]
+    identity = [dim(a) for a in range(len(out_dims))]
     pieces = []
     for axis, (n, u, start) in enumerate(zip(out_dims, update_dims, starts)):
-        lo = start.constant_value
-        for interval in (Interval(0, lo - 1), Interval(lo + u, n - 1)):
-            if interval.lo <= interval.hi:
-                pieces.append(IndexingMap([full_interval(d) for d in out_dims], (), (),
-                                          [dim(a) for a in range(len(out_dims))], [(dim(axis), interval)]))
+        if start.is_constant:
+            lo = start.constant_value
+            sides = [(dim(axis), Interval(0, lo - 1)), (dim(axis), Interval(lo + u, n - 1))]
+        elif u >= n:
+            continue   # the clamped offset is 0: the update spans the dim
+        else:
+            offset = dim(axis) - start
+            sides = [(offset, Interval(-(n - u), -1)), (offset, Interval(u, n - 1))]
+        for constraint in sides:
+            if constraint[1].lo <= constraint[1].hi:
+                pieces.append(IndexingMap(domain, (), alloc.runtime, identity, [constraint]))
     return tuple(pieces)
 
 
-@input_to_output_rule("dynamic-update-slice", reads=_READS)
+@input_to_output_rule("dynamic-update-slice", reads=INDEXED_READS)
 def dynamic_update_slice_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     out_dims, update_dims = instr.shape.dims, instr.operands[1].shape.dims
     if operand_index == 0:
@@ -265,7 +272,7 @@ def dynamic_update_slice_input_to_output(instr: Instruction, operand_index: int)
 
 # ---- gather -------------------------------------------------------------------------------
 
-def _batch_position(indices_dim: int, index_vector_dim: int) -> int:
+def batch_position(indices_dim: int, index_vector_dim: int) -> int:
     return indices_dim if indices_dim < index_vector_dim else indices_dim - 1
 
 
@@ -294,7 +301,7 @@ def _gather_starts(instr: Instruction, batch_exprs: Sequence[Expr], starts: Star
                                    f"%{indices.name}[..., {k}] at the batch position (start of operand dim {d}, "
                                    f"clamped to [0, {max_start}])")
     for d, j in zip(instr.attr("operand_batching_dims", ()), instr.attr("start_indices_batching_dims", ())):
-        result[d] = batch_exprs[_batch_position(j, ivd)]
+        result[d] = batch_exprs[batch_position(j, ivd)]
     return result
 
 
@@ -320,7 +327,7 @@ def _pieces(build) -> tuple[IndexingMap, ...]:
     return tuple(maps) or (first.simplified(),)
 
 
-@output_to_input_rule("gather", reads=_READS)
+@output_to_input_rule("gather", reads=INDEXED_READS)
 def gather_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     out_dims, indices = instr.shape.dims, instr.operands[1]
     ivd = instr.attr("index_vector_dim")
@@ -342,7 +349,7 @@ def gather_output_to_input(instr: Instruction, output_index: int) -> list[Operan
     return [OperandMaps(0, operand_maps), OperandMaps(1, (indices_map,))]
 
 
-@input_to_output_rule("gather", reads=_READS)
+@input_to_output_rule("gather", reads=INDEXED_READS)
 def gather_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     out_dims, operand, indices = instr.shape.dims, instr.operands[0], instr.operands[1]
     ivd = instr.attr("index_vector_dim")
@@ -352,12 +359,12 @@ def gather_input_to_output(instr: Instruction, operand_index: int) -> list[tuple
     if operand_index == 1:
         for j in range(indices.shape.rank):
             if j != ivd:
-                results[batch_out[_batch_position(j, ivd)]] = dim(j)
+                results[batch_out[batch_position(j, ivd)]] = dim(j)
         for out_dim in offset_dims:
             results[out_dim] = ranges.new_or_zero(out_dims[out_dim])
         return [(IndexingMap([full_interval(n) for n in indices.shape.dims], ranges.intervals, (), results),)]
 
-    tied = {_batch_position(j, ivd): d for d, j in zip(instr.attr("operand_batching_dims", ()),
+    tied = {batch_position(j, ivd): d for d, j in zip(instr.attr("operand_batching_dims", ()),
                                                         instr.attr("start_indices_batching_dims", ()))}
     batch_exprs = [dim(tied[pos]) if pos in tied else ranges.new_or_zero(out_dims[out_dim])
                    for pos, out_dim in enumerate(batch_out)]
@@ -372,107 +379,10 @@ def gather_input_to_output(instr: Instruction, operand_index: int) -> list[tuple
             out[out_dim] = batch_exprs[pos]
         for d, out_dim in zip(window_dims, offset_dims):
             out[out_dim] = dim(d) - start[d]
-            constraints.append(_in_range(out[out_dim], sizes[d]))
+            constraints.append(in_range(out[out_dim], sizes[d]))
         for d in instr.attr("collapsed_slice_dims", ()):
-            constraints.append(_in_range(dim(d) - start[d], 1))
+            constraints.append(in_range(dim(d) - start[d], 1))
         return IndexingMap([full_interval(n) for n in operand.shape.dims], ranges.intervals, starts.runtime,
                            out, constraints), starts
 
     return [_pieces(build)]
-
-
-# ---- scatter ------------------------------------------------------------------------------
-
-def _scatter_layout(instr: Instruction):
-    count = (len(instr.operands) - 1) // 2
-    operand_rank = instr.operands[0].shape.rank
-    update_dims = instr.operands[count + 1].shape.dims
-    window_update_dims = tuple(instr.attr("update_window_dims", ()))
-    scatter_update_dims = [d for d in range(len(update_dims)) if d not in window_update_dims]
-    skipped = set(instr.attr("inserted_window_dims", ())) | set(instr.attr("input_batching_dims", ()))
-    window_operand_dims = [d for d in range(operand_rank) if d not in skipped]
-    window_size = [1] * operand_rank
-    for d, u in zip(window_operand_dims, window_update_dims):
-        window_size[d] = update_dims[u]
-    return count, update_dims, window_update_dims, scatter_update_dims, window_operand_dims, window_size
-
-
-def _scatter_starts(instr: Instruction, batch_exprs: Sequence[Expr], window_size, starts: Starts) -> list[Expr]:
-    count = (len(instr.operands) - 1) // 2
-    operand_dims, indices = instr.operands[0].shape.dims, instr.operands[count]
-    ivd = instr.attr("index_vector_dim")
-    result: list[Expr] = [const(0)] * len(operand_dims)
-    for k, d in enumerate(instr.attr("scatter_dims_to_operand_dims", ())):
-        max_start = operand_dims[d] - window_size[d]
-        result[d] = starts.skipped(known_start(indices, ivd, k, batch_exprs), max_start,
-                                   f"%{indices.name}[..., {k}] at the update's batch position (start of operand "
-                                   f"dim {d}; windows starting outside [0, {max_start}] are skipped)")
-    for d, j in zip(instr.attr("input_batching_dims", ()), instr.attr("scatter_indices_batching_dims", ())):
-        result[d] = batch_exprs[_batch_position(j, ivd)]
-    return result
-
-
-@output_to_input_rule("scatter", reads=_READS)
-def scatter_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
-    count, update_dims, window_update_dims, scatter_update_dims, window_operand_dims, window_size = \
-        _scatter_layout(instr)
-    dims = instr.shape.leaf(output_index).dims
-    domain = [full_interval(n) for n in dims]
-    indices = instr.operands[count]
-    ivd = instr.attr("index_vector_dim")
-    indices_map = IndexingMap(domain, [full_interval(n) for n in indices.shape.dims], (),
-                              [range_var(k) for k in range(indices.shape.rank)])
-
-    ranges = RangeVars()
-    tied = {_batch_position(j, ivd): d for d, j in zip(instr.attr("input_batching_dims", ()),
-                                                        instr.attr("scatter_indices_batching_dims", ()))}
-    batch_exprs = [dim(tied[pos]) if pos in tied else ranges.new_or_zero(update_dims[u])
-                   for pos, u in enumerate(scatter_update_dims)]
-    starts = Starts()
-    start = _scatter_starts(instr, batch_exprs, window_size, starts)
-    results: list[Expr] = [const(0)] * len(update_dims)
-    constraints = []
-    for pos, u in enumerate(scatter_update_dims):
-        results[u] = batch_exprs[pos]
-    for d, u in zip(window_operand_dims, window_update_dims):
-        results[u] = dim(d) - start[d]
-        constraints.append(_in_range(results[u], update_dims[u]))
-    for d in instr.attr("inserted_window_dims", ()):
-        constraints.append(_in_range(dim(d) - start[d], 1))
-    if starts.never_valid:   # no update ever lands: the output is its own operand
-        return ([OperandMaps(k, (IndexingMap.identity(dims),) if k == output_index else ())
-                 for k in range(count)] + [OperandMaps(count, (indices_map,))]
-                + [OperandMaps(k, ()) for k in range(count + 1, 2 * count + 1)])
-    update_map = IndexingMap(domain, ranges.intervals, starts.runtime, results, constraints)
-    identity = IndexingMap.identity(dims)
-    return ([OperandMaps(k, (identity,)) for k in range(count)] + [OperandMaps(count, (indices_map,))]
-            + [OperandMaps(k, (update_map,)) for k in range(count + 1, 2 * count + 1)])
-
-
-@input_to_output_rule("scatter", reads=_READS)
-def scatter_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
-    count, update_dims, window_update_dims, scatter_update_dims, window_operand_dims, window_size = \
-        _scatter_layout(instr)
-    dims = instr.operands[0].shape.dims
-    per_output = instr.shape.num_outputs
-    if operand_index == count:
-        return [(_indices_to_everything(instr.operands[count].shape.dims, dims),)] * per_output
-    batch_exprs = [dim(u) for u in scatter_update_dims]
-    starts = Starts()
-    results = _scatter_starts(instr, batch_exprs, window_size, starts)
-    if operand_index < count:
-        # Operand i feeds output j != i only through the combiner, i.e. where updates land.
-        return [(IndexingMap.identity(dims),) if j == operand_index or not starts.never_valid else ()
-                for j in range(per_output)]
-    if starts.never_valid:
-        return [()] * per_output
-    for d, u in zip(window_operand_dims, window_update_dims):
-        results[d] = results[d] + dim(u)
-    return [(IndexingMap([full_interval(n) for n in update_dims], (), starts.runtime, results),)] * per_output
-
-
-def _indices_to_everything(indices_dims: Sequence[int], dims: Sequence[int]) -> IndexingMap:
-    """Every index vector may redirect an update to any output element."""
-    return IndexingMap([full_interval(n) for n in indices_dims], [full_interval(n) for n in dims], (),
-                       [range_var(k) for k in range(len(dims))])
-

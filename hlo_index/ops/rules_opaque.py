@@ -26,8 +26,9 @@ opaque("after-all: joins tokens to order side effects; no array data is read", "
 opaque("dynamic shape op: the result depends on runtime dimension sizes",
        "get-dimension-size", "set-dimension-size", "dynamic-reshape")
 opaque("ragged-all-to-all: chunk offsets and sizes come from runtime operands", "ragged-all-to-all")
-opaque("collective-reduce / scan / shuffle: newer XLA opcodes whose element semantics hlo-index "
-       "does not model yet", "collective-reduce", "scan", "shuffle")
+opaque("collective-reduce / scan / shuffle: in no HloOpcode list of XLA's published sources "
+       "(hlo_opcode.h) that hlo-index was checked against, so no element semantics to derive maps from",
+       "collective-reduce", "scan", "shuffle")
 
 
 # ---- ordering-only pass-through ops -------------------------------------------------------

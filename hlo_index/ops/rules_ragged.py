@@ -14,8 +14,12 @@ from typing import Union
 
 from ..affine import Expr, IndexingMap, Interval, RuntimeVar, dim, range_var, runtime_var
 from ..hlo.model import Instruction
-from .registry import OperandMaps, input_to_output_rule, output_to_input_rule
+from .registry import OperandMaps, Reads, input_to_output_rule, output_to_input_rule
 from .shape_maps import full_interval
+
+# What the rules below look at (the cache key: hlo_index.fusion.fingerprint).
+_READS = Reads.of("lhs_batch_dims", "rhs_batch_dims", "lhs_contracting_dims", "rhs_contracting_dims",
+                  "lhs_ragged_dims", "rhs_group_dims")
 
 
 def ragged_layout(instr: Instruction) -> Union[str, dict]:
@@ -55,7 +59,7 @@ def _runtime(instr: Instruction, layout: dict) -> list[RuntimeVar]:
             RuntimeVar(Interval(0, rows), "rows covered by the groups (sum of group_sizes)")]
 
 
-@output_to_input_rule("ragged-dot")
+@output_to_input_rule("ragged-dot", reads=_READS)
 def ragged_dot_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     layout = ragged_layout(instr)
     if isinstance(layout, str):
@@ -87,7 +91,7 @@ def ragged_dot_output_to_input(instr: Instruction, output_index: int) -> list[Op
     return [OperandMaps(0, (lhs_map,)), OperandMaps(1, (rhs_map,)), OperandMaps(2, (sizes_map,))]
 
 
-@input_to_output_rule("ragged-dot")
+@input_to_output_rule("ragged-dot", reads=_READS)
 def ragged_dot_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     reason = "ragged-dot: input-to-output maps are not modelled (use output-to-input)"
     return [(IndexingMap.undefined(reason),)]

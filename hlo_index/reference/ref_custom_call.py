@@ -10,6 +10,12 @@
   vector at the output feature, a side input elementwise, scalars whole.
 * cuDNN backward input / filter: loops over the forward window (see ``ops.custom_call_conv``'s
   docstring for the definition; written here again from it).
+* XLA:CPU oneDNN: ``__onednn$matmul`` a batched matrix product over the last two dims (operands
+  transposed there by ``transpose_a`` / ``transpose_b``), extra operands broadcast aligned at the
+  last dim; ``__onednn$convolution`` the convolution its ``onednn_conv_config`` describes (dims
+  and window numbers as written or written plus one: the reading that makes every operand's dims
+  a permutation and gives the result shape), a bias at the output feature, an addend elementwise;
+  the scratchpad output reads nothing.
 * TopK: the operand's row; Sharding: identity; SPMD full<->shard: the shard's tile (tile 0
   unless ``runtime_values["tile"]`` gives the partition's tile coordinates).
 """
@@ -21,7 +27,7 @@ from typing import Optional
 
 from ..hlo.backend_config import backend_config
 from ..hlo.build import instruction, tuple_shape
-from ..hlo.model import Instruction
+from ..hlo.model import ConvDimLabels, Instruction, WindowDim
 from . import NoReference, reads
 from .ref_batch_norm import batch_norm_reads
 from .ref_contraction import convolution_reads, dot_reads
@@ -162,6 +168,80 @@ def _backward_reads(instr: Instruction, output_index: int, point: tuple, operand
     return found
 
 
+def _onednn_matmul_reads(instr: Instruction, output_index: int, point: tuple, operand_index: int) -> set:
+    if output_index > 0:
+        return set()   # the scratchpad
+    cfg = backend_config(instr)["onednn_matmul_config"]
+    rank = len(point)
+    batch, m, n = tuple(point[:rank - 2]), point[rank - 2], point[rank - 1]
+    shape = instr.operands[operand_index].shape
+    if operand_index == 0:
+        if cfg.get("transpose_a"):
+            return {batch + (k, m) for k in range(shape.dims[rank - 2])}
+        return {batch + (m, k) for k in range(shape.dims[rank - 1])}
+    if operand_index == 1:
+        if cfg.get("transpose_b"):
+            return {batch + (n, k) for k in range(shape.dims[rank - 1])}
+        return {batch + (k, n) for k in range(shape.dims[rank - 2])}
+    skip = rank - shape.rank
+    return {tuple(0 if size == 1 else point[skip + i] for i, size in enumerate(shape.dims))}
+
+
+def _onednn_convolution(instr: Instruction) -> Instruction:
+    """The plain convolution an ``onednn_conv_config`` describes (see the module docstring)."""
+    cfg = backend_config(instr)["onednn_conv_config"]
+    result = instr.shape.leaf(0)
+    lhs, kernel = instr.operands[0].shape, instr.operands[1].shape
+    groups = int(cfg.get("feature_groups", 1) or 1)
+    found = []
+    for plus in (0, 1):
+        parts = []
+        for role, keys in (("input", ("data", "batch_dim", "feature_dim")),
+                           ("kernel", ("filter", "input_feature_dim", "output_feature_dim")),
+                           ("output", ("data", "batch_dim", "feature_dim"))):
+            layout = cfg[role][keys[0]]
+            spatial = tuple(int(s) - plus for s in layout.get("spatial_dims", []))
+            parts.append((int(layout.get(keys[1], 0)), int(layout.get(keys[2], 0)), spatial))
+        if any(sorted((a, b) + s) != list(range(result.rank)) for a, b, s in parts):
+            continue
+        labels = ConvDimLabels(*parts[0], *parts[1], *parts[2])
+        win = cfg.get("window", {})
+        count = len(labels.output_spatial)
+
+        def field(name, default):
+            values = [int(v) - plus for v in win.get(name, [])]
+            return values or [default] * count
+
+        window = tuple(WindowDim(kernel.dims[labels.kernel_spatial[a]], field("strides", 1)[a],
+                                 field("pad_left", 0)[a], field("pad_right", 0)[a], field("window_dilations", 1)[a])
+                       for a in range(count))
+        out = [0] * result.rank
+        out[labels.output_batch] = lhs.dims[labels.input_batch]
+        out[labels.output_feature] = kernel.dims[labels.kernel_output_feature]
+        for a, wd in enumerate(window):
+            span = (wd.size - 1) * wd.window_dilation + 1
+            padded = lhs.dims[labels.input_spatial[a]] + wd.pad_low + wd.pad_high
+            out[labels.output_spatial[a]] = (padded - span) // wd.stride + 1 if padded >= span else 0
+        if tuple(out) == result.dims:
+            found.append(instruction("convolution", result, instr.operands[:2], window=window, dim_labels=labels,
+                                     feature_group_count=groups, batch_group_count=1))
+    if len(found) != 1:
+        raise ValueError("onednn_conv_config does not describe one convolution giving the result shape")
+    return found[0]
+
+
+def _onednn_convolution_reads(instr: Instruction, output_index: int, point: tuple, operand_index: int) -> set:
+    if output_index > 0:
+        return set()   # the scratchpad
+    conv = _onednn_convolution(instr)
+    if operand_index < 2:
+        return convolution_reads(conv, 0, point, operand_index, None)
+    shape = instr.operands[operand_index].shape
+    if shape.dims == instr.shape.leaf(0).dims:
+        return {tuple(point)}
+    return {(point[conv.attr("dim_labels").output_feature],)}
+
+
 def _sharding_reads(instr: Instruction, point: tuple, runtime_values: Optional[dict]) -> set:
     src, dst = instr.operands[0].shape.dims, instr.shape.dims
     target = instr.attr("custom_call_target")
@@ -210,6 +290,10 @@ def custom_call_reads(instr: Instruction, output_index: int, out_point: tuple, o
         shape = tuple_shape(*shapes) if outputs > 1 else shapes[0]
         bn = instruction(opcode, shape, instr.operands[:arrays], feature_index=words[0])
         return batch_norm_reads(bn, output_index, out_point, operand_index, None)
+    if target == "__onednn$matmul":
+        return _onednn_matmul_reads(instr, output_index, out_point, operand_index)
+    if target == "__onednn$convolution":
+        return _onednn_convolution_reads(instr, output_index, out_point, operand_index)
     if target == "TopK":
         return {tuple(out_point[:-1]) + (k,) for k in range(instr.operands[0].shape.dims[-1])}
     if target in ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape"):

@@ -149,6 +149,32 @@ def scatter_landings(instr: Instruction, runtime_values: Optional[dict]) -> dict
     return landings
 
 
+def _current_values_used(instr: Instruction, count: int) -> list[set]:
+    """Per combiner output j: the "current value" parameters (< count) it depends on, by a walk
+    from the root element back through operands. No combiner (a hand-built instruction): all."""
+    comp = instr.called.get("to_apply")
+    if comp is None:
+        return [set(range(count)) for _ in range(count)]
+    root = comp.root
+    if count > 1 and root.opcode == "tuple" and len(root.operands) == count:
+        heads = list(root.operands)
+    else:
+        heads = [root] * count
+    used = []
+    for head in heads:
+        found, seen, todo = set(), set(), [head]
+        while todo:
+            node = todo.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if node.opcode == "parameter" and node.parameter_number < count:
+                found.add(node.parameter_number)
+            todo.extend(node.operands)
+        used.append(found)
+    return used
+
+
 @reads("scatter")
 def scatter_reads(instr: Instruction, output_index: int, out_point: tuple, operand_index: int,
                   runtime_values: Optional[dict]) -> set:
@@ -158,6 +184,16 @@ def scatter_reads(instr: Instruction, output_index: int, out_point: tuple, opera
         return set(itertools.product(*(range(n) for n in instr.operands[count].shape.dims)))
     landed = scatter_landings(instr, runtime_values).get(tuple(out_point), [])
     if operand_index < count:
-        # The combiner sees the current values of every output; the own operand is always copied.
-        return {tuple(out_point)} if operand_index == output_index or landed else set()
+        if not landed:
+            return {tuple(out_point)} if operand_index == output_index else set()
+        # The combiner runs once per landing update, each time on the values the previous run
+        # left: the old values reached are the dependencies followed len(landed) times.
+        used = _current_values_used(instr, count)
+        reached = {output_index}
+        for _ in range(len(landed)):
+            step = set().union(*(used[k] for k in reached))
+            if step == reached:
+                break
+            reached = step
+        return {tuple(out_point)} if operand_index in reached else set()
     return set(landed)

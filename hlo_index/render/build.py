@@ -46,12 +46,20 @@ def map_report(m: IndexingMap) -> MapReport:
 
 def _operand_reports(rows: list[OperandIndexing], operands: list[tuple[str, object]]) -> list[OperandReport]:
     out = []
+    tables = current().tables
+    map_texts = tables[_MAP_TEXTS]   # map_report's memo, read here first: ~10^6 rows, ~10^3 distinct maps
     for row in rows:
         name, shape = operands[row.operand] if row.operand < len(operands) else (f"operand{row.operand}", None)
+        extra = {}
         if shape is not None and shape.is_tuple:
             shape = shape.leaf(row.operand_element)
+            extra["operand_element"] = row.operand_element   # which element of the tuple operand
+        reports = []
+        for m in row.maps:
+            cached = map_texts.get(id(m))
+            reports.append(cached[1] if cached is not None and cached[0] is m else map_report(m))
         out.append(OperandReport(row.operand, name, _shape_text(shape) if shape is not None else "", row.output,
-                                 [map_report(m) for m in row.maps], row.deduplicated))
+                                 reports, row.deduplicated, extra))
     return out
 
 

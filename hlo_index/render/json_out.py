@@ -8,6 +8,7 @@ written as text row by row, never as one dict tree: each distinct per-operand fi
 """
 from __future__ import annotations
 
+import io
 import json
 from json.encoder import encode_basestring_ascii as _string
 from typing import Iterable, Optional, TextIO
@@ -17,6 +18,11 @@ from .report import SCHEMA, ModuleReport, OperandReport, TargetReport, document
 # no indent: the C encoder, 10x faster on big dumps; each document is a fresh tree (no cycles)
 _encode = json.JSONEncoder(check_circular=False).encode
 _ROWS_PER_WRITE = 2048
+
+
+def encode_module(module: ModuleReport) -> str:
+    """One module's part of the document, as ``write_json`` writes it."""
+    return _encode(module.to_json())
 
 
 def render_json(modules: list[ModuleReport]) -> str:
@@ -81,6 +87,13 @@ def _write_target(target: TargetReport, enc: _Encoded, out: TextIO) -> None:
     out.write(after)
 
 
+def encode_module(module: ModuleReport) -> str:
+    """One module's part of the document, as ``write_json`` writes it."""
+    text = io.StringIO()
+    write_module(module, text)
+    return text.getvalue()
+
+
 def write_module(mod: ModuleReport, out: TextIO) -> None:
     """One module's JSON object, written piece by piece (same text as ``_encode(mod.to_json())``)."""
     enc = _Encoded()
@@ -107,7 +120,10 @@ def write_json(modules: Iterable[ModuleReport], out: TextIO, top: Optional[int] 
     for i, mod in enumerate(modules):
         if i:
             out.write(",")
-        write_module(mod, out)
+        if mod.json_text is not None:   # encoded by a worker process (--jobs)
+            out.write(mod.json_text)
+        else:
+            write_module(mod, out)
         if getattr(out, "broken", False):
             return
     out.write("]}\n")

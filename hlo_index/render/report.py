@@ -106,6 +106,9 @@ class ModuleReport:
     diagnostics: list[DiagnosticReport] = field(default_factory=list)
     unreadable: bool = False
     missing_target: bool = False         # a --fusion / --computation / --instruction filter matched nothing here
+    # ``to_json()`` already encoded, by the worker process that made the report (``--jobs``), so the
+    # parent only copies text out; never part of the document itself
+    json_text: Optional[str] = field(default=None, repr=False, compare=False)
 
     @property
     def internal_failure(self) -> bool:

@@ -30,8 +30,10 @@ def comparisons():
 
 
 def test_enough_comparisons(comparisons):
+    # (868 / 698 since dynamic-update-slice's operand 0 is exact: its maps carry the runtime
+    # offsets, and maps with runtime variables have no tile to compare with XLA's identity box)
     assert len(comparisons) > 800
-    assert sum(c.xla_right for c in comparisons) > 700
+    assert sum(c.xla_right for c in comparisons) > 650
 
 
 def test_same_read_set_as_xla_wherever_xla_is_right(comparisons):

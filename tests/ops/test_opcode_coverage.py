@@ -110,6 +110,13 @@ def _reads_per_output(instr) -> int:
     return sum(len(read_set(instr, 0, tuple(0 for _ in out_dims), i)) for i in range(len(instr.operands)))
 
 
+def _overwritten_by_runtime_windows(instr, operand: int, m) -> bool:
+    """The one documented unknown of these families: a scatter whose combiner overwrites, with
+    several windows at runtime starts (which operand elements survive depends on all of them)."""
+    return (instr.opcode == "scatter" and m.is_undefined and operand < (len(instr.operands) - 1) // 2
+            and "depends on every runtime index vector at once" in m.undefined_reason)
+
+
 def test_corpus_instructions_get_exact_maps():
     """Structure for all of them; for the static ops, the reference on sampled elements (and the
     inverse relation where the output is small enough to scan)."""
@@ -124,11 +131,14 @@ def test_corpus_instructions_get_exact_maps():
             assert len(per_operand) == len(instr.operands)
             for om in per_operand:
                 for m in om.maps:
+                    if _overwritten_by_runtime_windows(instr, om.operand, m):
+                        continue
                     assert not m.is_undefined, (instr, m.undefined_reason)
                     assert m.num_dims == instr.shape.leaf(j).rank
         for i in range(len(instr.operands)):
             for maps in input_to_output(instr, i):
-                assert all(not m.is_undefined and m.num_dims == instr.operands[i].shape.rank for m in maps), instr
+                assert all(_overwritten_by_runtime_windows(instr, i, m)
+                           or (not m.is_undefined and m.num_dims == instr.operands[i].shape.rank) for m in maps), instr
         if instr.opcode not in STATIC_FAMILIES:
             continue
         reads = max(1, _reads_per_output(instr))

@@ -6,6 +6,7 @@ import itertools
 
 from hypothesis import given, settings, strategies as st
 
+from hlo_index.affine import IndexingMap
 from hlo_index.hlo import parse_module_text
 from hlo_index.ops import output_to_input
 from hlo_index.reference.ref_control_flow import element_reads
@@ -181,3 +182,26 @@ def test_long_loop_that_never_stabilises_is_undefined_with_the_budget():
     module = parse_module_text(while_module(1, 30, "shift", 0, 100, False))
     (om,) = [om for om in output_to_input(module.entry.root, 1) if om.maps and om.maps[0].is_undefined]
     assert "do not stabilise" in om.maps[0].undefined_reason
+
+
+def _row_writing_loop(trips: int):
+    """acc gets row 0 of x written at row i (the counter, a runtime offset to the body's maps)."""
+    text = while_module(2, 3, "overwrite", 0, trips, False)
+    body = ("zero = s32[] constant(0)\n  row = f32[1,3] slice(x), slice={[0:1], [0:3]}\n"
+            "  n = f32[2,3] dynamic-update-slice(acc, row, i, zero)")
+    return parse_module_text(text.replace("n = f32[2,3] negate(x)", body)).entry.root
+
+
+def test_loop_overwriting_at_runtime_offsets_gives_up_on_that_pair_only():
+    # two iterations: the pieces around each iteration's update, with fresh offsets, compose exactly
+    short = _row_writing_loop(2)
+    assert check_against_reference(short) > 0
+    # eight: too many pieces for what acc reads through itself; x and the counter keep their maps
+    w = _row_writing_loop(8)
+    acc = {om.operand_output: om.maps for om in output_to_input(w, 1)}
+    (given_up,) = acc[1]
+    assert given_up.is_undefined and "fresh offsets each iteration" in given_up.undefined_reason
+    counter = {om.operand_output: om.maps for om in output_to_input(w, 0)}
+    assert counter[0] and not any(m.is_undefined for m in counter[0])
+    x = {om.operand_output: om.maps for om in output_to_input(w, 2)}
+    assert x[2] == (IndexingMap.identity((2, 3)),)

@@ -153,6 +153,20 @@ def relation(maps: list[IndexingMap], limit: int = 1 << 20) -> set[tuple[int, ..
     return rows
 
 
+def _runtime_assignments(maps: list[IndexingMap]) -> list[tuple[int, ...]]:
+    """() when no map has runtime variables; else every combination of each variable's bounds and
+    midpoint (the maps must agree on how many there are and what they bound)."""
+    import itertools
+    counts = {len(m.runtime_vars) for m in maps if not m.is_known_empty}
+    if counts <= {0}:
+        return [()]
+    assert len(counts) == 1, f"maps disagree on their runtime variables: {[str(m) for m in maps]}"
+    first = next(m for m in maps if m.runtime_vars)
+    choices = [sorted({v.interval.lo, (v.interval.lo + v.interval.hi) // 2, v.interval.hi})
+               for v in first.runtime_vars]
+    return list(itertools.product(*choices))
+
+
 def check_against_spec(target: dict, chk) -> list[str]:
     """Compare the tool's maps for one `examples.MapCheck` with the spec's; returns the match kinds."""
     got = map_texts(target, chk.direction, chk.operand, chk.output)
@@ -163,10 +177,15 @@ def check_against_spec(target: dict, chk) -> list[str]:
     if chk.except_where_read is not None:
         spec_rows = relation([spec_map(t) for t in chk.maps])
         other = [parse_map(t) for t in map_texts(target, chk.direction, chk.except_where_read, chk.output)]
-        read_dims = {row[:o.num_dims] for o in other for row in relation([o])}
-        want = {row for row in spec_rows if row[:len(next(iter(read_dims)))] not in read_dims}
-        have = relation([parse_map(t) for t in got])
-        assert have == want, (f"relation differs: {len(have - want)} extra rows, {len(want - have)} missing "
-                              f"(e.g. extra {sorted(have - want)[:3]}, missing {sorted(want - have)[:3]})")
+        mine = [parse_map(t) for t in got]
+        # with runtime variables (the other operand's offsets, shared by position), per assignment
+        for values in _runtime_assignments(mine + other):
+            fixed = [o.substitute_runtime_values(values) if values else o for o in other]
+            read_dims = {row[:o.num_dims] for o in fixed for row in relation([o])}
+            want = {row for row in spec_rows if row[:mine[0].num_dims] not in read_dims}
+            have = relation([m.substitute_runtime_values(values) if values else m for m in mine])
+            assert have == want, (f"relation differs at runtime values {values}: {len(have - want)} extra rows, "
+                                  f"{len(want - have)} missing (e.g. extra {sorted(have - want)[:3]}, "
+                                  f"missing {sorted(want - have)[:3]})")
         return ["relation minus operand %d" % chk.except_where_read]
     return assert_spec_maps(got, list(chk.maps))

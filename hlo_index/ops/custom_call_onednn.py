@@ -1,0 +1,222 @@
+"""XLA:CPU's oneDNN custom-calls: ``__onednn$matmul`` and ``__onednn$convolution``.
+
+Read from ``backend_config`` as XLA:CPU's contraction rewriter writes it (``backend_config.proto``
+/ ``onednn_config.proto``):
+
+* ``onednn_matmul_config``: ``transpose_a`` / ``transpose_b`` over the last two dims of operands
+  0 and 1, the leading dims batch dims: ``out[..., m, n] = sum_k a[..., m, k] * b[..., k, n]``
+  (a read ``[..., k, m]`` when ``transpose_a``, b ``[..., n, k]`` when ``transpose_b``).
+* ``onednn_conv_config``: batch / feature / spatial dims of input, kernel and output and the
+  window (pads, strides, dilations; the window size is the kernel's), ``feature_groups``. XLA
+  versions write the spatial dims and window numbers either as they are or plus one ("natural
+  numbers"); only one reading makes the dims of each operand a permutation, and that reading
+  must reproduce the result shape, else the call stays UNDEFINED.
+* ``fusions.ops``: post-ops; ``BIAS`` and ``BINARY_ADD`` each take the next operand (in order),
+  activations and ``LINEAR`` none. A matmul's extra operand broadcasts into the result aligned at
+  the last dim (a dim of size 1 is read at 0); a convolution's bias is a vector over the output
+  feature, its addend has the result's shape. Any other post-op or operand shape: UNDEFINED.
+
+A trailing ``u8`` / ``s8`` vector output is the scratchpad and reads nothing.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from ..hlo.backend_config import backend_config
+from ..hlo.build import instruction
+from ..hlo.model import ConvDimLabels, Instruction, Shape, WindowDim
+from .custom_call_conv import forward_result_dims
+from .rules_contraction import (convolution_input_to_output, convolution_output_to_input, dot_input_to_output,
+                                dot_output_to_input)
+from .rules_custom_call import Equivalent, Translation, _is_workspace, _results, translator
+
+# OneDnnFusionConfig.FusionKind: name -> operands it takes (the enum's numbers as JSON may write them)
+_POST_OPS = {"BIAS": 1, "RELU": 0, "TANH": 0, "GELU_ERF": 0, "GELU_TANH": 0, "BINARY_ADD": 1, "LINEAR": 0}
+_POST_OP_NUMBERS = {1: "BIAS", 2: "RELU", 3: "TANH", 4: "GELU_ERF", 5: "GELU_TANH", 6: "BINARY_ADD", 7: "LINEAR"}
+
+
+def _config(instr: Instruction, key: str) -> Optional[dict]:
+    cfg = backend_config(instr) or {}
+    value = cfg.get(key)
+    return value if isinstance(value, dict) else None
+
+
+def _post_ops(config: dict) -> Optional[list[str]]:
+    """The post-op names in order, or None when one is not known."""
+    fusions = config.get("fusions") or {}
+    ops = fusions.get("ops", []) if isinstance(fusions, dict) else None
+    if not isinstance(ops, list):
+        return None
+    names = []
+    for op in ops:
+        name = _POST_OP_NUMBERS.get(op) if isinstance(op, int) else op
+        if name not in _POST_OPS:
+            return None
+        names.append(name)
+    return names
+
+
+def _outputs(instr: Instruction) -> Optional[dict[int, int]]:
+    """Custom-call output -> core output: the result, and nothing for a trailing scratchpad."""
+    shapes = _results(instr)
+    if len(shapes) > 2 or (len(shapes) == 2 and not _is_workspace(shapes[1])):
+        return None
+    return {0: 0}
+
+
+def _extra_operands(instr: Instruction, config: dict) -> Optional[list[str]]:
+    """The post-op that takes each operand after the first two, or None when they do not match."""
+    names = _post_ops(config)
+    if names is None:
+        return None
+    takers = [n for n in names if _POST_OPS[n]]
+    return takers if len(takers) == len(instr.operands) - 2 else None
+
+
+def _broadcast_role(shape: Shape, result: Shape) -> Optional[tuple]:
+    """An operand broadcast into the result aligned at the last dim (size-1 dims read at 0)."""
+    if shape.is_tuple or shape.rank > result.rank:
+        return None
+    offset = result.rank - shape.rank
+    if any(n not in (1, result.dims[offset + i]) for i, n in enumerate(shape.dims)):
+        return None
+    if shape.dims == result.dims:
+        return ("same",)
+    return ("broadcast", tuple(shape.dims))
+
+
+# ---- matmul --------------------------------------------------------------------------------
+
+@translator("__onednn$matmul")
+def onednn_matmul_equivalent(instr: Instruction) -> Translation:
+    config = _config(instr, "onednn_matmul_config")
+    if config is None:
+        return "no onednn_matmul_config in backend_config"
+    outputs = _outputs(instr)
+    if outputs is None or len(instr.operands) < 2:
+        return "expected (lhs, rhs, post-op operands...) and a result with an optional scratchpad"
+    result = _results(instr)[0]
+    lhs, rhs = instr.operands[0].shape, instr.operands[1].shape
+    rank = result.rank
+    if lhs.rank != rank or rhs.rank != rank or rank < 2:
+        return f"operands {lhs} and {rhs} and result {result} are not batched matrices of one rank"
+    batch = tuple(range(rank - 2))
+    lhs_k = rank - 2 if config.get("transpose_a") else rank - 1
+    rhs_k = rank - 1 if config.get("transpose_b") else rank - 2
+    core = instruction("dot", result, instr.operands[:2], name=instr.name, lhs_batch_dims=batch, rhs_batch_dims=batch,
+                       lhs_contracting_dims=(lhs_k,), rhs_contracting_dims=(rhs_k,))
+    lfree = [d for d in range(rank) if d not in batch and d != lhs_k]
+    rfree = [d for d in range(rank) if d not in batch and d != rhs_k]
+    expected = (tuple(lhs.dims[d] for d in batch) + tuple(lhs.dims[d] for d in lfree)
+                + tuple(rhs.dims[d] for d in rfree))
+    if lhs.dims[:rank - 2] != rhs.dims[:rank - 2] or lhs.dims[lhs_k] != rhs.dims[rhs_k] or expected != result.dims:
+        return f"result {result} is not the product of {lhs} and {rhs} with these transposes"
+    takers = _extra_operands(instr, config)
+    if takers is None:
+        return "post-ops (fusions.ops) not known, or not matching the extra operands"
+    extras = {}
+    for k in range(2, len(instr.operands)):
+        role = _broadcast_role(instr.operands[k].shape, result)
+        if role is None:
+            return f"operand {k} {instr.operands[k].shape} does not broadcast into the result {result}"
+        extras[k] = role
+    return Equivalent(core, dot_output_to_input, dot_input_to_output, (0, 1), outputs, extras)
+
+
+# ---- convolution ---------------------------------------------------------------------------
+
+def _ints(values) -> Optional[tuple[int, ...]]:
+    try:
+        return tuple(int(v) for v in (values or ()))
+    except (TypeError, ValueError):
+        return None
+
+
+def _layout(config: dict, role: str, shift: int) -> Optional[tuple[int, int, tuple[int, ...]]]:
+    """(batch or input feature, feature or output feature, spatial dims) of one operand."""
+    entry = config.get(role) or {}
+    part = entry.get("filter" if role == "kernel" else "data") or {}
+    spatial = _ints(part.get("spatial_dims"))
+    if spatial is None:
+        return None
+    first, second = ("input_feature_dim", "output_feature_dim") if role == "kernel" else ("batch_dim", "feature_dim")
+    try:
+        a, b = int(part.get(first, 0)), int(part.get(second, 0))
+    except (TypeError, ValueError):
+        return None
+    return a, b, tuple(s - shift for s in spatial)
+
+
+def _labels(config: dict, rank: int, shift: int) -> Optional[ConvDimLabels]:
+    parts = [_layout(config, role, shift) for role in ("input", "kernel", "output")]
+    if any(p is None for p in parts):
+        return None
+    for a, b, spatial in parts:
+        if sorted((a, b) + spatial) != list(range(rank)):
+            return None
+    (ib, if_, isp), (kif, kof, ksp), (ob, of, osp) = parts
+    return ConvDimLabels(ib, if_, isp, kif, kof, ksp, ob, of, osp)
+
+
+def _window(config: dict, kernel: Shape, labels: ConvDimLabels, shift: int) -> Optional[tuple[WindowDim, ...]]:
+    window = config.get("window") or {}
+    spatial = len(labels.kernel_spatial)
+
+    def numbers(name: str, default: int) -> Optional[tuple[int, ...]]:
+        values = _ints(window.get(name))
+        if values is None or (values and len(values) != spatial):
+            return None
+        return tuple(v - shift for v in values) if values else (default,) * spatial
+
+    low, high = numbers("pad_left", 0), numbers("pad_right", 0)
+    strides, dilations = numbers("strides", 1), numbers("window_dilations", 1)
+    if low is None or high is None or strides is None or dilations is None:
+        return None
+    if min(low + high, default=0) < 0 or min(strides + dilations, default=1) < 1:
+        return None
+    return tuple(WindowDim(kernel.dims[labels.kernel_spatial[a]], strides[a], low[a], high[a], dilations[a])
+                 for a in range(spatial))
+
+
+@translator("__onednn$convolution")
+def onednn_convolution_equivalent(instr: Instruction) -> Translation:
+    config = _config(instr, "onednn_conv_config")
+    if config is None:
+        return "no onednn_conv_config in backend_config"
+    outputs = _outputs(instr)
+    if outputs is None or len(instr.operands) < 2:
+        return "expected (input, kernel, post-op operands...) and a result with an optional scratchpad"
+    result = _results(instr)[0]
+    kernel = instr.operands[1].shape
+    try:
+        groups = int(config.get("feature_groups", 1) or 1)
+    except (TypeError, ValueError):
+        return "feature_groups is not an integer"
+    readings = []
+    for shift in (0, 1):   # the dims as written, or written plus one (natural numbers)
+        labels = _labels(config, result.rank, shift)
+        window = _window(config, kernel, labels, shift) if labels is not None else None
+        if window is None:
+            continue
+        core = instruction("convolution", result, instr.operands[:2], name=instr.name, window=window,
+                           dim_labels=labels, feature_group_count=groups, batch_group_count=1)
+        if forward_result_dims(core) == result.dims and \
+                instr.operands[0].shape.dims[labels.input_feature] == kernel.dims[labels.kernel_input_feature] * groups:
+            readings.append(core)
+    if len(readings) != 1:
+        return "onednn_conv_config does not describe a convolution giving the result shape"
+    core = readings[0]
+    labels = core.attr("dim_labels")
+    takers = _extra_operands(instr, config)
+    if takers is None:
+        return "post-ops (fusions.ops) not known, or not matching the extra operands"
+    extras = {}
+    for k, name in zip(range(2, len(instr.operands)), takers):
+        shape = instr.operands[k].shape
+        if name == "BIAS" and shape.rank == 1 and shape.dims[0] == result.dims[labels.output_feature]:
+            extras[k] = ("vector", labels.output_feature)
+        elif shape.dims == result.dims and not shape.is_tuple:
+            extras[k] = ("same",)
+        else:
+            return f"operand {k} {shape} is neither a bias over the output feature nor of the result's shape"
+    return Equivalent(core, convolution_output_to_input, convolution_input_to_output, (0, 1), outputs, extras)
