@@ -5,7 +5,9 @@ or pathological module cannot stall the report):
   fusions       every fusion's output-to-input maps (the external maps of the fused computation);
   ops           every instruction outside fusions, its own rule's output-to-input maps;
   defaults      what ``hlo-index analyze`` analyses by default (the fusions, or the ENTRY
-                computation as a whole when the module has none), counted per operand row.
+                computation as a whole when the module has none), counted per operand row (an
+                (output, operand) pair with maps; unknown when one of its maps is UNDEFINED) and
+                per map.
 Unknown maps are grouped by reason (digits and names folded so that similar reasons group).
 
 Usage: ``python benchmarks/unknown_report.py [DIR...] [--jobs N] [--timeout S] [--json OUT]``
@@ -81,6 +83,10 @@ def analyse_file(path: str) -> dict:
             for row in target_out2in(sel.target):
                 counts["defaults_rows"] += 1
                 counts["defaults_rows_known" if row.known or not row.maps else "defaults_rows_unknown"] += 1
+                counts["defaults_rows_read"] += bool(row.maps)
+                unknown_maps = sum(m.is_undefined for m in row.maps)
+                counts["defaults_maps_unknown"] += unknown_maps
+                counts["defaults_maps_known"] += len(row.maps) - unknown_maps
                 if not row.known and row.maps:
                     reasons = {m.undefined_reason for m in row.maps if m.is_undefined}
                     for r in sorted(reasons):
@@ -162,6 +168,12 @@ def _print(d: str, nfiles: int, total, slow, top: int) -> None:
     rows, ku = total["defaults_rows"], total["defaults_rows_unknown"]
     print(f"  defaults  operand rows: {rows:8d}  unknown {ku:7d} ({_pct(ku, rows)}), "
           f"known {_pct(rows - ku, rows)}")
+    read = total["defaults_rows_read"]
+    print(f"  defaults  rows read:    {read:8d}  unknown {ku:7d} ({_pct(ku, read)}), "
+          f"known {_pct(read - ku, read)} (rows with at least one map)")
+    mk, mu = total["defaults_maps_known"], total["defaults_maps_unknown"]
+    print(f"  defaults  maps:         {mk + mu:8d}  unknown {mu:7d} ({_pct(mu, mk + mu)}), "
+          f"known {_pct(mk, mk + mu)} (exact merges make fewer maps: rows are the steadier count)")
     for what in ("fusions", "ops", "defaults"):
         reasons = sorted(((v, k.split("::", 1)[1]) for k, v in total.items()
                           if k.startswith(f"{what}_reason::")), reverse=True)

@@ -493,39 +493,38 @@ def _verify_input_to_output(selected: SelectedTarget, exact, sampled, samples: i
                             seed: int, outcome: VerifyOutcome) -> None:
     target = selected.target
     name = f"{selected.kind} '{target.name}'"
-    maps_of: dict[int, list] = {}
+    # (operand, tuple element) -> [(output, maps)]: a tuple-shaped operand has rows per element
+    maps_of: dict[tuple[int, int], list] = {}
     for row in input_to_output(target):
-        maps_of.setdefault(row.operand, []).append((row.output, row.maps))
-    maps_at = {(operand, out): maps for operand, rows in maps_of.items() for out, maps in rows}
+        maps_of.setdefault((row.operand, row.operand_element), []).append((row.output, row.maps))
+    maps_at = {(*key, out): maps for key, rows in maps_of.items() for out, maps in rows}
     shapes = _operand_shapes(target)
+    arrays = dict(_array_operands(shapes))   # (operand, element) -> array shape
     # 1. nothing missing: each pair the reference finds for a sampled output element is in the maps
-    wanted: dict[tuple[int, int], list] = {}  # (operand, output) -> [(operand element, point)]
+    wanted: dict[tuple[int, int, int], list] = {}  # (operand, element, output) -> [(operand element, point)]
     for out, point in sampled:
         for (operand, element), read in exact(out, point).items():
-            shape = shapes[operand] if operand < len(shapes) else None
-            if shape is None or shape.is_tuple or element != 0:
+            if (operand, element) not in arrays:
                 continue
             read = sorted(read)
             chosen = _rng(seed, "read", out, point, len(read)).sample(
                 range(len(read)), min(PAIRS_PER_ELEMENT, len(read)))
-            wanted.setdefault((operand, out), []).extend((read[int(k)], point) for k in chosen)
-    for (operand, out), pairs in wanted.items():
-        images = predicted_rows_many(maps_at.get((operand, out), ()),
+            wanted.setdefault((operand, element, out), []).extend((read[int(k)], point) for k in chosen)
+    for (operand, element, out), pairs in wanted.items():
+        images = predicted_rows_many(maps_at.get((operand, element, out), ()),
                                      sorted({x for x, _ in pairs}), distinct=False)
         for x, point in pairs:
             rows = images[x]
             if not len(rows) or not (rows == np.array(point, dtype=np.int64)).all(axis=1).any():
                 outcome.errors.append(
-                    f"{name}: operand {operand} element {_fmt(x)} is read by output {out} element "
-                    f"{_fmt(point)}, which no input-to-output map gives")
+                    f"{name}: operand {_operand_text(operand, element, shapes)} element {_fmt(x)} is read "
+                    f"by output {out} element {_fmt(point)}, which no input-to-output map gives")
     # 2. nothing extra: outputs the maps give for sampled operand elements really read them
-    checks = []  # (operand, operand element, output, output element)
-    for operand, shape in enumerate(shapes):
-        if shape is None or shape.is_tuple:
-            continue
+    checks = []  # (operand, tuple element, operand element, output, output element)
+    for (operand, element), shape in arrays.items():
         xs = _sample_points(shape.dims, max(1, samples // 2), _rng(seed, "elements", shape.dims))
         outcome.checked_input_points += len(xs)
-        for out, maps in maps_of.get(operand, ()):
+        for out, maps in maps_of.get((operand, element), ()):
             if not maps or any(m.runtime_vars for m in maps):
                 continue
             images = predicted_rows_many(maps, xs, distinct=True)
@@ -536,14 +535,34 @@ def _verify_input_to_output(selected: SelectedTarget, exact, sampled, samples: i
                 chosen = _rng(seed, "image", out, x, len(given)).sample(
                     range(len(given)), min(PAIRS_PER_ELEMENT, len(given)))
                 for k in chosen:
-                    checks.append((operand, x, out, tuple(int(v) for v in given[int(k)])))
+                    checks.append((operand, element, x, out, tuple(int(v) for v in given[int(k)])))
     # an output element checked for several operands is walked back once for all of them
     readers: dict[tuple, set] = {}
-    for operand, _, out, y in checks:
+    for operand, _, _, out, y in checks:
         readers.setdefault((out, y), set()).add(operand)
-    for operand, x, out, y in checks:
+    for operand, element, x, out, y in checks:
         shared = len(readers[(out, y)]) > 1
-        if x not in exact(out, y, None if shared else operand).get((operand, 0), set()):
+        if x not in exact(out, y, None if shared else operand).get((operand, element), set()):
             outcome.errors.append(
-                f"{name}: the input-to-output maps say operand {operand} element {_fmt(x)} is read "
-                f"by output {out} element {_fmt(y)}, which does not read it")
+                f"{name}: the input-to-output maps say operand {_operand_text(operand, element, shapes)} "
+                f"element {_fmt(x)} is read by output {out} element {_fmt(y)}, which does not read it")
+
+
+def _array_operands(shapes: list):
+    """(operand, tuple element) and the array shape of every array an operand is or holds
+    (elements of a tuple-shaped operand one by one; nested tuples are not addressed)."""
+    for operand, shape in enumerate(shapes):
+        if shape is None:
+            continue
+        if not shape.is_tuple:
+            yield (operand, 0), shape
+            continue
+        for element in range(shape.num_outputs):
+            leaf = shape.leaf(element)
+            if not leaf.is_tuple:
+                yield (operand, element), leaf
+
+
+def _operand_text(operand: int, element: int, shapes: list) -> str:
+    shape = shapes[operand] if operand < len(shapes) else None
+    return f"{operand}" if shape is None or not shape.is_tuple else f"{operand} (tuple element {element})"

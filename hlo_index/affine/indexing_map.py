@@ -35,7 +35,7 @@ class IndexingMap:
     """See the module docstring and docs/CONTRACTS.md (``hlo_index.affine``)."""
 
     __slots__ = ("dims", "range_vars", "runtime_vars", "results", "constraints", "_state",
-                 "_reason", "_arity", "_simplified", "_key")
+                 "_reason", "_arity", "_simplified", "_key", "_uses_dims")
 
     def __init__(self, dims: Sequence[Interval], range_vars: Sequence[Interval] = (),
                  runtime_vars: Sequence[RuntimeVar] = (), results: Sequence[Expr] = (),
@@ -51,6 +51,7 @@ class IndexingMap:
         self._arity = (len(self.dims), len(self.results))
         self._simplified = None
         self._key = None
+        self._uses_dims = None
         self._check_variables()
 
     def _check_variables(self) -> None:
@@ -109,6 +110,7 @@ class IndexingMap:
         m._arity = (0, 0)
         m._simplified = m
         m._key = None
+        m._uses_dims = None
         return m
 
     @classmethod
@@ -125,6 +127,7 @@ class IndexingMap:
         m._arity = (len(m.dims), len(m.results))
         m._simplified = None
         m._key = None
+        m._uses_dims = None
         return m
 
     # ------------------------------------------------------------------------- properties
@@ -175,6 +178,33 @@ class IndexingMap:
             out = IndexingMap._from_parts(dims, ranges, runtime, results, constraints)
         out._simplified = out
         self._simplified = out
+        return out
+
+    @property
+    def uses_dims(self) -> bool:
+        """Whether some result or constraint mentions a dimension variable (False: every point of
+        the domain reads the same elements)."""
+        if self._uses_dims is None:
+            self._uses_dims = any(v.kind == DIM for e in (*self.results, *(c for c, _ in self.constraints))
+                                  for v in e.variables())
+        return self._uses_dims
+
+    def with_dims(self, dims: Sequence[Interval]) -> "IndexingMap":
+        """This map over other dimension intervals: as many as it has, or any number when no
+        result or constraint uses a dimension. A dimension-free map that is simplified stays
+        simplified (simplification only reads the bounds of the variables it meets): nothing
+        is recomputed."""
+        dims = tuple(_interval(b) for b in dims)
+        if self._state != _REGULAR:
+            raise ValueError("with_dims: a regular map only")
+        dim_free = not self.uses_dims
+        if not dim_free and len(dims) != len(self.dims):
+            raise ValueError(f"with_dims: {len(dims)} intervals for a map of {len(self.dims)} dims")
+        out = IndexingMap._from_parts(dims, self.range_vars, self.runtime_vars, self.results,
+                                      self.constraints)
+        out._uses_dims = self._uses_dims
+        if dim_free and self._simplified is self and all(b.lo <= b.hi for b in dims):
+            out._simplified = out
         return out
 
     def compose(self, inner: "IndexingMap") -> "IndexingMap":

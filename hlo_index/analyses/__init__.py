@@ -7,21 +7,23 @@ from typing import Sequence
 from ..affine import IndexingMap
 from ..hlo.model import Shape
 from .coalescing import WARP, Coalescing, operand_coalescing
-from .utilization import Utilization, operand_utilization
+from .utilization import Utilization, operand_utilization, skipped_utilization
 
 
 def operand_report(maps: Sequence[IndexingMap], operand_shape: Shape, output_shape: Shape,
-                   seed: int = 0) -> dict:
+                   seed: int = 0, skip_utilization: str = "") -> dict:
     """JSON-ready utilization and coalescing of one operand (e.g. a fusion's ``OperandIndexing``
     row: ``maps=row.maps``, the operand's shape, ``output_shape=target.shape.leaf(row.output)``).
 
     Keys: ``utilization`` and ``coalescing`` (dicts), plus one-line ``utilization_summary`` and
-    ``coalescing_summary`` strings for text output.
+    ``coalescing_summary`` strings for text output. ``skip_utilization``: the reason utilization
+    is not counted (a budget); it is then unknown, saying why.
     """
     if operand_shape.is_tuple or output_shape.is_tuple:
         return {"utilization": None, "coalescing": None,
                 "utilization_summary": "n/a (tuple shape)", "coalescing_summary": "n/a (tuple shape)"}
-    u = operand_utilization(maps, operand_shape, seed=seed)
+    u = (skipped_utilization(operand_shape, skip_utilization) if skip_utilization
+         else operand_utilization(maps, operand_shape, seed=seed))
     c = operand_coalescing(maps, operand_shape, output_shape, seed=seed)
     return {"utilization": u.to_json(), "coalescing": c.to_json(),
             "utilization_summary": utilization_summary(u),

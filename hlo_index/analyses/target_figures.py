@@ -34,20 +34,25 @@ def apply_target(report: Any, target: Any, module: Any, rows: list, options: dic
         # repeat a fused computation (transformer layers) share it, per module (memo in options).
         memo = options.get("_cpu_access_memo")
         if memo is None or memo[0] is not module:
-            memo = options["_cpu_access_memo"] = (module, {})
+            memo = options["_cpu_access_memo"] = (module, {}, {})
+        by_value, by_object = memo[1], memo[2]
         for row, entry in zip(rows, report.output_to_input):
             operand_shape, output_shape = shapes(row)
             if operand_shape is None or output_shape is None or output_shape.is_tuple:
                 continue
             try:
-                key = (tuple((m.dims, m.range_vars, m.runtime_vars, m.results, m.constraints,
-                              m.is_known_empty, m.undefined_reason) for m in row.maps),
-                       operand_shape, output_shape)
-                figure = memo[1].get(key)
-                if figure is None:
-                    figure = memo[1][key] = innermost_access(row.maps, operand_shape, output_shape)
-                # shared, as operand_figures' dicts are: reports are read (rendered), never mutated
-                entry.extra["coalescing"] = figure
+                # rows share map tuples (a whole ENTRY: 780k rows, a few thousand tuples): identity
+                # memo first, objects kept and checked; figures are shared, never mutated
+                ids = (id(row.maps), id(operand_shape), id(output_shape))
+                hit = by_object.get(ids)
+                if hit is None or hit[0] is not row.maps or hit[1] is not operand_shape or hit[2] is not output_shape:
+                    key = (tuple((m.dims, m.range_vars, m.runtime_vars, m.results, m.constraints,
+                                  m.is_known_empty, m.undefined_reason) for m in row.maps),
+                           operand_shape, output_shape)
+                    if key not in by_value:
+                        by_value[key] = innermost_access(row.maps, operand_shape, output_shape)
+                    hit = by_object[ids] = (row.maps, operand_shape, output_shape, by_value[key])
+                entry.extra["coalescing"] = hit[3]
             except Exception as exc:  # noqa: BLE001  (a failing figure must not cost the maps)
                 entry.extra["coalescing"] = _failed("cpu", exc)
         return

@@ -94,6 +94,21 @@ def storage_bits(shape: Shape) -> int:
     return shape.element_bits
 
 
+def _base(operand_shape: Shape) -> dict:
+    dims = tuple(operand_shape.dims)
+    total = prod(dims)
+    bits = storage_bits(operand_shape)
+    return dict(operand_dims=dims, element_type=operand_shape.element_type, element_bits=bits,
+                total_elements=total, total_bytes=ceil(total * bits / 8))
+
+
+def skipped_utilization(operand_shape: Shape, reason: str) -> Utilization:
+    """Utilization not counted (``reason``: the budget that stopped it): unknown, saying why."""
+    return Utilization(**_base(operand_shape), distinct_elements=None, distinct_upper_bound=None,
+                       element_reads=None, bytes_read=None, method="skipped", exact=False,
+                       runtime_union=False, notes=(reason,))
+
+
 def operand_utilization(maps: Sequence[IndexingMap], operand_shape: Shape, *,
                         budget: int = DEFAULT_BUDGET, seed: int = 0) -> Utilization:
     """Utilization of one operand read through ``maps`` (all from the same output space)."""

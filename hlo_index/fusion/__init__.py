@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Union
 
 from ..affine import IndexingMap
+from ..context import current, register_table
 from ..hlo.model import Computation, Instruction
 from .compose import (blame, clear_cache, computation_input_to_output, computation_output_to_input,
                       compose_step)
@@ -77,14 +78,21 @@ def _computation_out2in(comp: Computation, operands: int) -> list[OperandIndexin
     return rows
 
 
+# id(target) -> (target, rows) per analysis context: an identity memo (the report and its per-operand
+# figures both ask; a whole ENTRY has outputs x parameters rows)
+_ROWS = register_table("fusion.target_rows")
+
+
 def output_to_input(target: Target) -> list[OperandIndexing]:
     """Maps from each output of ``target`` to each operand, ordered by (output, operand)."""
     operands = _operand_count(target)
-    if isinstance(target, Computation):
-        return _computation_out2in(target, operands)
-    callee = callee_of(target)
-    if callee is not None:
-        return _computation_out2in(callee, operands)
+    comp = target if isinstance(target, Computation) else callee_of(target)
+    if comp is not None:
+        memo = current().tables[_ROWS]
+        hit = memo.get(id(target))
+        if hit is None or hit[0] is not target:
+            hit = memo[id(target)] = (target, _computation_out2in(comp, operands))
+        return list(hit[1])   # a copy: callers may reorder it
     from .. import ops
     rows = []
     for out in range(_num_outputs(target)):
@@ -110,6 +118,12 @@ def input_to_output(target: Target) -> list[OperandIndexing]:
     rows = []
     if comp is not None:
         for operand in range(operands):
+            param = comp.parameters.get(operand)
+            if param is not None and param.shape.is_tuple:   # one row per element it holds
+                for element in range(param.shape.num_outputs):
+                    for out, maps in enumerate(computation_input_to_output(comp, operand, element)):
+                        rows.append(OperandIndexing(operand, out, maps, element))
+                continue
             for out, maps in enumerate(computation_input_to_output(comp, operand)):
                 rows.append(OperandIndexing(operand, out, maps))
         return rows

@@ -197,7 +197,10 @@ def _output_to_input(comp: Computation, output_index: int) -> ParameterMaps:
     return top_down_output_to_input(comp, output_index)
 
 
-def _input_to_output(comp: Computation, parameter_number: int) -> list[tuple[IndexingMap, ...]]:
+def _input_to_output(comp: Computation, index) -> list[tuple[IndexingMap, ...]]:
+    if isinstance(index, tuple):   # (parameter number, tuple element): one element's own walk
+        return forward_input_to_output(comp, *index)
+    parameter_number = index
     from .output_summaries import all_inputs_to_output, is_cheaper
     walk = walk_of(comp)
     if comp.root is not None and parameter_number in comp.parameters \
@@ -210,8 +213,29 @@ def _input_to_output(comp: Computation, parameter_number: int) -> list[tuple[Ind
     return forward_input_to_output(comp, parameter_number)
 
 
-def forward_input_to_output(comp: Computation, parameter_number: int) -> list[tuple[IndexingMap, ...]]:
-    """Maps from one parameter to each output of the root, walking forward from the parameter."""
+def _start(param: Instruction, element: int | None) -> dict[int, IndexingMap]:
+    """Tuple element -> the map a forward walk from ``param`` starts with. ``element`` None: the
+    parameter as a whole (a tuple-shaped one is then opaque: its elements are not told apart);
+    else only that element of a tuple-shaped parameter, from its own index space."""
+    shape = param.shape
+    if not shape.is_tuple:
+        return {0: identity(shape.dims)}
+    if element is None:
+        reason = "parameter: input-to-output maps of a tuple-shaped parameter as a whole (ask per element)"
+        return {e: IndexingMap.undefined(reason) for e in range(shape.num_outputs)}
+    if element >= shape.num_outputs:
+        return {}
+    leaf = shape.leaf(element)
+    if leaf.is_tuple:
+        return {element: IndexingMap.undefined(
+            f"parameter: element {element} of '{param.name}' is itself a tuple (nested elements are not addressed)")}
+    return {element: identity(leaf.dims)}
+
+
+def forward_input_to_output(comp: Computation, parameter_number: int,
+                            element: int | None = None) -> list[tuple[IndexingMap, ...]]:
+    """Maps from one parameter (or one element of a tuple-shaped one) to each output of the
+    root, walking forward from it."""
     walk = walk_of(comp)
     root = comp.root
     if root is None:
@@ -219,12 +243,8 @@ def forward_input_to_output(comp: Computation, parameter_number: int) -> list[tu
     param = comp.parameters.get(parameter_number)
     state: dict[tuple[int, int], Maps] = {}
     if param is not None and any(i is param for i in walk.order):
-        if param.shape.is_tuple:
-            start = IndexingMap.undefined("parameter: input-to-output maps of a tuple-shaped parameter")
-        else:
-            start = identity(param.shape.dims)
-        for element in range(param.shape.num_outputs):
-            state[(id(param), element)] = (start,)
+        for e, start in _start(param, element).items():
+            state[(id(param), e)] = (start,)
     from .output_summaries import user_steps
     for instr in walk.order:
         if instr is root:
@@ -252,6 +272,9 @@ def computation_output_to_input(comp: Computation, output_index: int = 0) -> Par
     return _memoised(comp, "out2in", output_index, _output_to_input)
 
 
-def computation_input_to_output(comp: Computation, parameter_number: int) -> list[tuple[IndexingMap, ...]]:
-    """Maps from parameter ``parameter_number`` to each output of the root (one entry per output)."""
-    return _memoised(comp, "in2out", parameter_number, _input_to_output)
+def computation_input_to_output(comp: Computation, parameter_number: int,
+                                element: int | None = None) -> list[tuple[IndexingMap, ...]]:
+    """Maps from parameter ``parameter_number`` to each output of the root (one entry per output);
+    with ``element``, from that element of a tuple-shaped parameter."""
+    index = parameter_number if element is None else (parameter_number, element)
+    return _memoised(comp, "in2out", index, _input_to_output)

@@ -34,6 +34,11 @@ Maps = tuple[IndexingMap, ...]
 def _add(maps: list[IndexingMap], m: IndexingMap, keys: set | None = None) -> bool:
     """Add ``m`` to the normalised list ``maps`` in place; False when nothing changed. ``keys``,
     when given, holds the canonical keys of ``maps`` (kept up to date)."""
+    if is_overflow(m) and not (maps and is_overflow(maps[0])):
+        maps[:] = [m]   # an overflowed set absorbs every other: the union is unknown
+        if keys is not None:
+            keys.clear()
+        return True
     if maps:
         first = maps[0]
         if m.is_known_empty or is_overflow(first):
@@ -63,9 +68,14 @@ def _add(maps: list[IndexingMap], m: IndexingMap, keys: set | None = None) -> bo
     maps.append(m)
     limit = budgets().maps_per_value
     if len(maps) > limit:
-        maps[:] = [IndexingMap.undefined(_overflow_reason(limit))]
+        # many paths often read one union that fewer maps describe exactly (pieces of one
+        # formula over adjacent domains, paths inside a whole-box read): compact before giving up
+        from .merge import compact_maps
+        compacted = compact_maps(dedupe_semantically(tuple(maps)))
+        maps[:] = compacted if len(compacted) <= limit else [IndexingMap.undefined(_overflow_reason(limit))]
         if keys is not None:
             keys.clear()
+            keys.update(k.canonical_key() for k in maps if not is_overflow(k))
     return True
 
 
@@ -211,9 +221,19 @@ def dedupe_semantically(maps: Maps) -> Maps:
     return tuple(kept) if len(kept) < len(maps) else maps
 
 
+def compaction_threshold() -> int:
+    """Sets of more maps than this (an eighth of ``maps_per_value``) are compacted: rewritten by
+    every exact merge rule (``merge.compact_maps``) rather than only joined pairwise. Smaller sets
+    are shown as they are, piece by piece as XLA lists them."""
+    return max(1, budgets().maps_per_value // 8)
+
+
 def finalize(maps: Maps) -> Maps:
-    """A finished value's set: semantically equal maps dropped, then provably joinable maps merged."""
+    """A finished value's set: semantically equal maps dropped, then provably joinable maps merged
+    (a set past ``compaction_threshold`` compacted)."""
     if len(maps) < 2:
         return maps
-    from .merge import merge_maps
-    return merge_maps(dedupe_semantically(maps))
+    from .merge import compact_maps, merge_maps
+    from .subsume import drop_equal_box_readers
+    maps = drop_equal_box_readers(dedupe_semantically(maps))
+    return compact_maps(maps) if len(maps) > compaction_threshold() else merge_maps(maps)

@@ -8,15 +8,25 @@ A candidate join is proposed for two maps that agree everywhere except on one di
 (interpolated linearly along that dimension). A candidate is kept only when it is proved equal to
 the union of the two: symbolically when both maps have the same formula (same results, or results
 differing by a constant over two adjacent single values, interpolated), else by brute force over
-the whole (bounded) domain; otherwise both maps stay.
+the whole (bounded) domain; otherwise both maps stay. ``merge_maps`` does only this.
+
+``compact_maps``, for sets too big to show or compose as they are (a weight that reaches a
+training step's gradient along hundreds of paths), also applies the rules of the sibling modules,
+each exact by construction or by enumeration: ``domain_union`` (one formula over two domains),
+``progression`` (pieces repeated at a stride), ``image_union`` (fixed read sets that fill a box) and
+``subsume`` (maps inside a whole-box read dropped).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..affine import IndexingMap, Interval, const, dim
-from ..context import budgets
+from ..context import budgets, current, register_table
+from .domain_union import domain_join
+from .image_union import domain_key, reads_fixed_set, whole_box_of
+from .progression import join_progressions
 from .mapset import dedupe_semantically, differ_at_probes, domain_size
+from .subsume import drop_subsumed
 
 Maps = tuple[IndexingMap, ...]
 
@@ -134,29 +144,151 @@ def _candidate_for_join(m: IndexingMap) -> bool:
     return not m.is_undefined and not m.is_known_empty and not m.runtime_vars
 
 
+def _bucket(m: IndexingMap) -> tuple:
+    """Maps that may join share this (both kinds of join keep range variables and arity)."""
+    return (m.num_dims, m.num_results, m.range_vars)
+
+
+def _join_bucket(slots: list[tuple[int, IndexingMap]], memo: dict) -> bool:
+    """Apply every provable pairwise join among the (slot, map) pairs ``slots`` (in place, the
+    first map's slot kept); True when one was made."""
+    joined = False
+    i = 0
+    while i < len(slots):
+        j = i + 1
+        while j < len(slots):
+            a, b = slots[i][1], slots[j][1]
+            merged = join(a, b, memo) or domain_join(a, b)
+            if merged is not None and not merged.is_known_empty:
+                slots[i] = (slots[i][0], merged)
+                del slots[j]
+                joined = True
+            else:
+                j += 1
+        i += 1
+    return joined
+
+
+def _fill_boxes(maps: list[IndexingMap]) -> list[IndexingMap] | None:
+    """``maps`` with every group of fixed-set readers over one domain whose images fill a box
+    replaced by that one whole-box read (at the group's first slot); None when none does."""
+    groups: dict[tuple, list[int]] = {}
+    for k, m in enumerate(maps):
+        if reads_fixed_set(m):
+            groups.setdefault(domain_key(m), []).append(k)
+    replaced: dict[int, IndexingMap | None] = {}
+    for positions in groups.values():
+        if len(positions) < 2:
+            continue
+        whole = whole_box_of([maps[k] for k in positions])
+        if whole is not None:
+            replaced[positions[0]] = whole
+            replaced.update((k, None) for k in positions[1:])
+    if not replaced:
+        return None
+    return [replaced.get(k, m) for k, m in enumerate(maps) if replaced.get(k, m) is not None]
+
+
+# Per analysis context: the structural key of a set (canonical keys, runtime descriptions) ->
+# its merged form, or None when nothing merges. The sets of a training step's values repeat
+# (gpt12: ~140 distinct ones among ~8000 finalised).
+_MERGED = register_table("fusion.merge.merged")
+
+
+def _set_key(maps: Maps) -> tuple:
+    return tuple((m.canonical_key(), tuple(v.description for v in m.runtime_vars)) for m in maps)
+
+
 def merge_maps(maps: Maps) -> Maps:
     """``maps`` with every provable pairwise join applied until none is left (first map's slot
-    kept, so the order stays deterministic)."""
+    kept, so the order stays deterministic). Sets presented as they are: a concatenate's pieces
+    over disjoint outputs stay apart as XLA keeps them, joined only where one formula covers them."""
     if len(maps) < 2 or sum(map(_candidate_for_join, maps)) < 2:
         return maps
-    current = list(maps)
+    work = list(maps)
     memo: dict = {}
     joined = False
     progress = True
-    while progress and len(current) > 1:
+    while progress and len(work) > 1:
         progress = False
-        for i in range(len(current)):
-            if not _candidate_for_join(current[i]):
+        for i in range(len(work)):
+            if not _candidate_for_join(work[i]):
                 continue
-            for j in range(i + 1, len(current)):
-                merged = join(current[i], current[j], memo) if _candidate_for_join(current[j]) else None
+            for j in range(i + 1, len(work)):
+                merged = join(work[i], work[j], memo) if _candidate_for_join(work[j]) else None
                 if merged is not None:
-                    current[i] = merged
-                    del current[j]
+                    work[i] = merged
+                    del work[j]
                     progress = joined = True
                     break
             if progress:
                 break
     if not joined:
         return maps
-    return dedupe_semantically(tuple(current))
+    return dedupe_semantically(tuple(work))
+
+
+def compact_maps(maps: Maps) -> Maps:
+    """``maps`` rewritten into as few maps as the exact rules allow: pairwise joins, domain unions,
+    stride-repeated pieces, whole-box images and maps inside a box reader dropped, until none
+    applies (deterministic order: a join keeps its first map's slot, a drop the others' order).
+    For sets too big to present or compose as they are (``mapset.compaction_threshold``)."""
+    if len(maps) < 2:
+        return maps
+    memo = current().tables[_MERGED]
+    key = _set_key(maps)
+    if key in memo:
+        found = memo[key]
+        return maps if found is None else found
+    merged = _compact_maps(maps)
+    memo[key] = None if merged is maps else merged
+    return merged
+
+
+def _compact_maps(maps: Maps) -> Maps:
+    work = list(maps)
+    memo: dict = {}
+    changed_any = False
+    changed = True
+    while changed and len(work) > 1:
+        changed = False
+        buckets: dict[tuple, list[tuple[int, IndexingMap]]] = {}
+        for k, m in enumerate(work):
+            if _candidate_for_join(m):
+                buckets.setdefault(_bucket(m), []).append((k, m))
+        survivors: dict[int, IndexingMap] = {}
+        for slots in buckets.values():
+            if len(slots) > 1 and _join_bucket(slots, memo):
+                changed = True
+            survivors.update(slots)
+        if changed:
+            work = [survivors.get(k, m) if _candidate_for_join(m) else m
+                       for k, m in enumerate(work) if k in survivors or not _candidate_for_join(m)]
+        repeated = join_progressions(work)
+        if repeated is not None:
+            work = repeated
+            changed = True
+        boxed = _fill_boxes(work)
+        if boxed is not None:
+            work = boxed
+            changed = True
+        pruned = drop_subsumed(tuple(work))
+        if len(pruned) < len(work):
+            work = list(pruned)
+            changed = True
+        changed_any |= changed
+    if not changed_any:
+        return maps
+    return dedupe_semantically(_canonically_distinct(work))
+
+
+def _canonically_distinct(maps: list[IndexingMap]) -> Maps:
+    """``maps`` without later canonical duplicates (a join may rebuild a map the set holds)."""
+    seen: set = set()
+    out = []
+    for m in maps:
+        key = m.canonical_key()
+        if key not in seen:
+            seen.add(key)
+            out.append(m)
+    return tuple(out)

@@ -13,11 +13,11 @@ from ..affine import IndexingMap
 from ..hlo.model import Computation, Instruction
 from .mapset import Maps, finalize
 from .rule_cache import identity, input_to_output_steps
-from .summaries import _Budget, _merge, _through
+from .summaries import _Budget, _merge, _through, capped
 from .traverse import tuple_element
 
 Summary = dict[int, Maps]   # root output index -> maps from one value to that output
-PASS_ADVANTAGE = 4
+PASS_ADVANTAGE = 16
 
 
 def is_cheaper(comp: Computation, order: list[Instruction], users: dict) -> bool:
@@ -47,8 +47,10 @@ def is_cheaper(comp: Computation, order: list[Instruction], users: dict) -> bool
         params[id(instr)] = b
         walk_cost += b.bit_count()
     # A pass shares one set among values joined by elementwise ops and composes each (map, op map)
-    # pair once; separate walks repeat both per parameter. Measured per unit of these counts on the
-    # gpt12 training step the pass is ~5x cheaper (5 vs 27 us), hence the weight.
+    # pair once; separate walks repeat both per parameter. Measured per unit of these counts the
+    # pass is ~5x cheaper on the gpt12 training step (5 vs 27 us) and ~100x on mobilenet_v2's
+    # (6 vs 750 us: past the loss every map reads whole tensors, which the pass re-domains without
+    # composing, and its per-value budgets apply; the walks compose every convolution again).
     return summary_cost < PASS_ADVANTAGE * walk_cost
 
 
@@ -68,6 +70,9 @@ def all_inputs_to_output(comp: Computation, order: list[Instruction], users: dic
     budget = _Budget(comp)
     summaries: dict[tuple[int, int], Summary] = {
         (id(root), e): {e: (identity(root.shape.leaf(e).dims),)} for e in range(root.shape.num_outputs)}
+    what = f"outputs of '{comp.name}'"
+    # a user's summaries are read once per operand slot: forget them after the last (peak memory)
+    pending = {id(i): len(i.operands) for i in order}
     for instr in reversed(order):
         if instr is root:
             continue
@@ -81,7 +86,12 @@ def all_inputs_to_output(comp: Computation, order: list[Instruction], users: dic
                     contrib = src if passthrough else _through(src, maps, user, user.shape.leaf(out).dims, budget)
                     acc, shared = _merge(acc, shared, contrib)
             if acc:
-                summaries[(id(instr), element)] = acc
+                summaries[(id(instr), element)] = capped(acc, instr, what, budget)
+        for user, _ in users.get(id(instr), ()):
+            left = pending[id(user)] = pending[id(user)] - 1
+            if left == 0 and user is not root:
+                for out in range(user.shape.num_outputs):
+                    summaries.pop((id(user), out), None)
     result: dict[int, list[Maps]] = {}
     outputs = root.shape.num_outputs
     for number, param in sorted(comp.parameters.items()):

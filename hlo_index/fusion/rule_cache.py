@@ -17,6 +17,7 @@ from ..affine import IndexingMap, Interval, dim
 from ..context import current, register_table
 from ..hlo.model import Instruction
 from ..ops.rules_elementwise import elementwise_input_to_output, elementwise_output_to_input
+from ..ops.rules_tuple import tuple_output_to_input
 from .existential import drop_witness_range_vars
 from .fingerprint import instruction_key
 
@@ -29,6 +30,7 @@ _COMPOSED = register_table("fusion.rule_cache.composed")            # (outer, in
 _COMPOSED_BY_ID = register_table("fusion.rule_cache.composed_by_object")  # ids, objects kept and checked
 _IDENTITIES = register_table("fusion.rule_cache.identities")
 _BOXES = register_table("fusion.rule_cache.boxes")
+_KEYS = register_table("fusion.rule_cache.structural_keys")   # id(instr) -> (instr, key): identity memo
 
 # One walk step into an operand: (operand position, tuple element of the operand, maps, passthrough)
 # where passthrough means the maps are exactly the identity on the instruction's output box.
@@ -74,7 +76,12 @@ def structural_key(instr: Instruction) -> Optional[tuple]:
     (May be unhashable when an attribute value is; callers then compute without the cache.)"""
     if instr.opcode in _NOT_CACHED_OPCODES:
         return None
-    return instruction_key(instr)
+    memo = current().tables[_KEYS]
+    hit = memo.get(id(instr))
+    if hit is None or hit[0] is not instr:
+        # walks ask once per output: a root tuple of 900 outputs would hash 900 operand shapes each time
+        hit = memo[id(instr)] = (instr, instruction_key(instr))
+    return hit[1]
 
 
 def _portable(maps) -> bool:
@@ -153,6 +160,15 @@ def output_to_input_steps(instr: Instruction, output_index: int) -> tuple[Step, 
                 ident = identity(dims)
                 steps = table[key] = tuple((j, 0, (ident,), True) for j in range(len(operands)))
             return steps
+    if ops.OUTPUT_TO_INPUT.get(instr.opcode) is tuple_output_to_input:
+        # output j of a tuple is operand j, whole: one step (the rule lists every operand per output)
+        element = shape.leaf(output_index)
+        if not element.is_tuple and output_index < len(operands) and operands[output_index].shape.dims == element.dims:
+            key = ("tuple", element.dims)
+            steps = table.get(key)
+            if steps is None:
+                steps = table[key] = ((0, 0, (identity(element.dims),), True),)
+            return ((output_index,) + steps[0][1:],)
     key = structural_key(instr)
     if key is None:
         return _steps_of(instr, output_index)
@@ -172,10 +188,23 @@ def output_to_input_steps(instr: Instruction, output_index: int) -> tuple[Step, 
 ForwardStep = tuple[int, tuple[IndexingMap, ...], bool]
 
 
+def spread_unknown_forward(instr: Instruction, per_output: list) -> list:
+    """``per_output`` (input-to-output maps, one entry per output of ``instr``) with an UNDEFINED
+    map reaching every output of a tuple-shaped ``instr``: a rule that cannot tell which element
+    an operand reaches (a get-tuple-element forwarding a nested tuple) must not leave the other
+    elements looking unreached."""
+    unknown = tuple(m for maps in per_output for m in maps if m.is_undefined)
+    if not unknown or not instr.shape.is_tuple:
+        return per_output
+    unknown = tuple(dict.fromkeys(unknown))
+    padded = list(per_output) + [()] * (instr.shape.num_outputs - len(per_output))
+    return [tuple(m for m in maps if not m.is_undefined) + unknown for maps in padded]
+
+
 def _forward_steps_of(instr: Instruction, operand_index: int) -> tuple[ForwardStep, ...]:
     value_dims = instr.operands[operand_index].shape.dims if instr.operands else None
     steps = []
-    for out, maps in enumerate(input_to_output(instr, operand_index)):
+    for out, maps in enumerate(spread_unknown_forward(instr, input_to_output(instr, operand_index))):
         if maps:
             passthrough = (len(maps) == 1 and value_dims is not None
                            and not instr.operands[operand_index].shape.is_tuple
@@ -224,8 +253,8 @@ def composed(outer: IndexingMap, inner: IndexingMap) -> IndexingMap:
     hit = by_value.get(key)
     if hit is None:
         hit = drop_witness_range_vars(outer.compose(inner).simplified().remove_unused_variables())
-        if hit.runtime_vars:
-            return hit
-        by_value[key] = hit
+        # runtime-variable descriptions come from these very objects: shared by object, not by value
+        if not hit.runtime_vars:
+            by_value[key] = hit
     by_object[(id(outer), id(inner))] = (outer, inner, hit)
     return hit

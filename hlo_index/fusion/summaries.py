@@ -7,22 +7,73 @@ of one per output, and values that pass through elementwise ops share their oper
 object unchanged. The top-down walk costs (outputs × values they reach); this one (values ×
 parameters they reach); ``bottom_up_is_cheaper`` counts both with bitsets and picks.
 
-Work is bounded (``hlo_index.context.Budgets``): past ``compositions_per_pass`` compositions in one
-computation the remaining maps become UNDEFINED with a reason naming the budget, as does a value
-reached through more than ``maps_per_value`` patterns.
+Work is bounded (``hlo_index.context.Budgets``), and a budget hit degrades one value, not the pass:
+past ``compositions_per_pass`` compositions in one computation the values not yet summarised become
+UNDEFINED (collapsed, below) with a reason naming the budget, as does a value reached through more than ``maps_per_value``
+patterns; a value whose summary reaches more than ``endpoints_per_value`` parameters (every value
+downstream of a big model's loss reaches nearly every weight) becomes a :class:`Collapsed` summary:
+the set of parameters it reaches, each through one UNDEFINED map naming the budget and the value.
+Composing an UNDEFINED map gives UNDEFINED, so a collapsed summary passes through every op as it
+is and costs one set union per merge instead of one composition per parameter.
 """
 from __future__ import annotations
 
 from ..affine import IndexingMap
-from ..affine.expr import DIM
 from ..context import budget_reason, current, register_table
 from ..hlo.model import Computation, Instruction
 from . import rule_cache
-from .mapset import Maps, distinct, finalize, union
+from .mapset import Maps, compaction_threshold, distinct, finalize, union
 from .rule_cache import full_box, output_to_input_steps
 
-# (parameter number, tuple element) -> maps from one value to that parameter
+# (parameter number, tuple element) -> maps from one value to that parameter; or Collapsed
 Summary = dict[tuple[int, int], Maps]
+
+
+class Collapsed:
+    """A summary past ``endpoints_per_value``: every key it reaches, each read through the same
+    UNDEFINED map (immutable: values share it as they share dicts)."""
+
+    __slots__ = ("keys", "maps")
+
+    def __init__(self, keys: frozenset, maps: Maps) -> None:
+        self.keys = keys
+        self.maps = maps
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def items(self):
+        return ((key, self.maps) for key in self.keys)
+
+    def __contains__(self, key) -> bool:
+        return key in self.keys
+
+    def __getitem__(self, key) -> Maps:
+        if key not in self.keys:
+            raise KeyError(key)
+        return self.maps
+
+    def joined(self, other) -> "Collapsed":
+        """This summary with every key of ``other`` (a dict or Collapsed) read through its map."""
+        keys = other.keys if isinstance(other, Collapsed) else other.keys()
+        if self.keys.issuperset(keys):
+            return self
+        return Collapsed(self.keys.union(keys), self.maps)
+
+
+def capped(acc, instr: Instruction, what: str, budget: "_Budget"):
+    """``acc``, or ``acc`` collapsed when it reaches more than ``endpoints_per_value`` keys or
+    when the pass has spent its ``compositions_per_pass`` (the values left are not summarised)."""
+    if type(acc) is not dict or not acc:
+        return acc
+    if budget.left <= 0:
+        return Collapsed(frozenset(acc), (IndexingMap.undefined(budget.reason),))
+    limit = current().budgets.endpoints_per_value
+    if len(acc) <= limit:
+        return acc
+    reason = budget_reason("endpoints_per_value", limit,
+                           f"'{instr.name}' depends on {len(acc)} {what}; its maps are not composed")
+    return Collapsed(frozenset(acc), (IndexingMap.undefined(reason),))
 
 
 def _param_bits(order: list[Instruction]) -> dict[int, int]:
@@ -74,20 +125,13 @@ class _Budget:
 # elements whatever element of its value is asked) composes with any total op map by taking the
 # op map's domain: no composition or simplification needed.
 # Identity memos per analysis context: id(map) -> (map, answer), the map kept and checked.
-_DIM_FREE = register_table("fusion.summaries.dim_free")
 _REDOMAINED = register_table("fusion.summaries.redomained")
 _TOTAL = register_table("fusion.summaries.total")
 
 
 def _dim_free(m: IndexingMap, value_dims: tuple[int, ...]) -> bool:
-    memo = current().tables[_DIM_FREE]
-    hit = memo.get(id(m))
-    if hit is None or hit[0] is not m:
-        free = (not m.is_undefined and not m.is_known_empty and not m.runtime_vars
-                and all(v.kind != DIM for e in (*m.results, *(c for c, _ in m.constraints))
-                        for v in e.variables()))
-        hit = memo[id(m)] = (m, free)
-    return hit[1] and m.dims == full_box(value_dims)
+    return (not m.is_undefined and not m.is_known_empty and not m.runtime_vars and not m.uses_dims
+            and m.dims == full_box(value_dims))
 
 
 def _total(r: IndexingMap) -> bool:
@@ -107,7 +151,11 @@ def _redomained(m: IndexingMap, dims) -> IndexingMap:
     hit = memo.get(key)
     if hit is not None and hit[0] is m:
         return hit[1]
-    out = IndexingMap(dims, m.range_vars, (), m.results, m.constraints).simplified()
+    s = m.simplified()
+    if s.is_known_empty:
+        out = IndexingMap.known_empty(len(dims), s.num_results, len(s.range_vars))
+    else:
+        out = s.with_dims(dims)   # dim-free: as simplified as s is
     memo[key] = (m, out)
     return out
 
@@ -145,7 +193,10 @@ def _compose_new(summary_map: IndexingMap, op_map: IndexingMap, instr: Instructi
 
 def _through(src: Summary, op_maps: Maps, instr: Instruction, value_dims, budget: _Budget) -> Summary:
     """Every entry of ``src`` composed with ``op_maps``; one map tuple shared by several entries
-    (values pass their sets along unchanged) is composed once."""
+    (values pass their sets along unchanged) is composed once. UNDEFINED composed with anything is
+    UNDEFINED: a collapsed summary goes through unchanged."""
+    if type(src) is Collapsed:
+        return src
     out = {}
     done: dict[int, tuple[Maps, Maps]] = {}
     for key, maps in src.items():
@@ -163,6 +214,11 @@ def _merge(acc: Summary | None, shared: bool, contrib: Summary) -> tuple[Summary
         return contrib, True
     if contrib is acc or not contrib:
         return acc, shared
+    # Collapsed absorbs: a key's known maps joined with UNDEFINED are UNDEFINED (never "not read")
+    if type(acc) is Collapsed:
+        return acc.joined(contrib), True
+    if type(contrib) is Collapsed:
+        return contrib.joined(acc), True
     if shared:
         acc = dict(acc)
     for key, maps in contrib.items():
@@ -171,12 +227,24 @@ def _merge(acc: Summary | None, shared: bool, contrib: Summary) -> tuple[Summary
     return acc, False
 
 
+def _compacted(summary: Summary) -> Summary:
+    """``summary`` with every set past ``compaction_threshold`` compacted (exact merges) before
+    the value's users compose it: a weight read through a whole training step gathers dozens of
+    maps that fewer describe, and every later composition pays per map."""
+    limit = compaction_threshold()
+    if type(summary) is not dict or all(len(maps) <= limit for maps in summary.values()):
+        return summary   # unchanged: a dict shared with an operand stays shared
+    return {key: finalize(maps) if len(maps) > limit else maps for key, maps in summary.items()}
+
+
 def bottom_up_output_to_input(comp: Computation, order: list[Instruction]) -> list[dict]:
     """For every output of ``comp``'s root, the maps to every parameter (sorted by parameter)."""
     root = comp.root
     budget = _Budget(comp)
     summaries: dict[int, list[Summary]] = {}   # id(instr) -> per output element
+    uses = _uses(order)
     empty: Summary = {}
+    what = f"parameters of '{comp.name}'"
     for instr in order:
         shape = instr.shape
         if instr.opcode == "parameter":
@@ -196,8 +264,9 @@ def bottom_up_output_to_input(comp: Computation, order: list[Instruction]) -> li
                     continue
                 contrib = src if passthrough else _through(src, op_maps, instr, operand.shape.leaf(element).dims, budget)
                 acc, shared = _merge(acc, shared, contrib)
-            per_output.append(acc if acc is not None else empty)
+            per_output.append(_compacted(capped(acc, instr, what, budget)) if acc is not None else empty)
         summaries[id(instr)] = per_output
+        _release(instr, uses, summaries)
     results = []
     for out in range(root.shape.num_outputs):
         acc, shared = None, False
@@ -208,11 +277,29 @@ def bottom_up_output_to_input(comp: Computation, order: list[Instruction]) -> li
             if src:
                 contrib = src if passthrough else _through(src, op_maps, root, operand.shape.leaf(element).dims, budget)
                 acc, shared = _merge(acc, shared, contrib)
-        results.append({key: finalize(maps) for key, maps in sorted((acc or empty).items())})
+        acc = capped(acc, root, what, budget) if acc is not None else empty
+        results.append({key: finalize(maps) for key, maps in sorted(acc.items())})
     return results
+
+
+def _uses(order: list[Instruction]) -> dict[int, int]:
+    """id(instr) -> how many operand slots of later instructions read it."""
+    uses: dict[int, int] = {}
+    for instr in order:
+        for o in instr.operands:
+            uses[id(o)] = uses.get(id(o), 0) + 1
+    return uses
+
+
+def _release(instr: Instruction, uses: dict[int, int], summaries: dict) -> None:
+    """Forget the summaries no later instruction reads (a big ENTRY's peak memory)."""
+    for o in instr.operands:
+        left = uses[id(o)] = uses[id(o)] - 1
+        if left == 0:
+            summaries.pop(id(o), None)
 
 
 def clear() -> None:
     tables = current().tables
-    for slot in (_TOTAL, _DIM_FREE, _REDOMAINED):
+    for slot in (_TOTAL, _REDOMAINED):
         tables.pop(slot, None)

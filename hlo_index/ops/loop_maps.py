@@ -20,6 +20,7 @@ import re
 from typing import Optional, Union
 
 from ..affine import IndexingMap
+from ..context import current, register_table
 from ..hlo.model import Computation, Instruction
 from .rules_dynamic import constant_values
 
@@ -191,8 +192,21 @@ def _union(a: Matrix, b: Matrix) -> Matrix:
     return out
 
 
+# id(while) -> (while, matrix or reason) per analysis context: an identity memo, since the rule is
+# asked once per output element of the loop state and the matrix serves them all
+_MATRICES = register_table("ops.loop_maps.matrices")
+
+
 def loop_matrix(instr: Instruction) -> Union[Matrix, str]:
     """Per while output element j: init element k -> maps; or the reason none can be given."""
+    memo = current().tables[_MATRICES]
+    hit = memo.get(id(instr))
+    if hit is None or hit[0] is not instr:
+        hit = memo[id(instr)] = (instr, _loop_matrix(instr))
+    return hit[1]
+
+
+def _loop_matrix(instr: Instruction) -> Union[Matrix, str]:
     from ..fusion import computation_output_to_input
     body, cond = instr.called.get("body"), instr.called.get("condition")
     if body is None or cond is None or body.root is None or cond.root is None:

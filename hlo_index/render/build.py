@@ -30,31 +30,36 @@ def _shape_text(shape) -> str:
 
 
 def map_report(m: IndexingMap) -> MapReport:
-    if m.is_undefined:
-        return MapReport(None, m.undefined_reason or "unknown")
-    if m.is_known_empty:
-        return MapReport("KNOWN EMPTY")
+    """The report of ``m``; one object per map (operand entries share maps, so they share it)."""
     texts = current().tables[_MAP_TEXTS]
     cached = texts.get(id(m))
     if cached is None or cached[0] is not m:
-        cached = texts[id(m)] = (m, str(m))
-    return MapReport(cached[1])
+        if m.is_undefined:
+            report = MapReport(None, m.undefined_reason or "unknown")
+        elif m.is_known_empty:
+            report = MapReport("KNOWN EMPTY")
+        else:
+            report = MapReport(str(m))
+        cached = texts[id(m)] = (m, report)
+    return cached[1]
 
 
 def _operand_reports(rows: list[OperandIndexing], operands: list[tuple[str, object]]) -> list[OperandReport]:
     out = []
     tables = current().tables
-    map_texts = tables[_MAP_TEXTS]   # map_report's memo, read here first: ~10^4 maps, ~10^2 distinct
+    map_texts = tables[_MAP_TEXTS]   # map_report's memo, read here first: ~10^6 rows, ~10^3 distinct maps
     for row in rows:
         name, shape = operands[row.operand] if row.operand < len(operands) else (f"operand{row.operand}", None)
+        extra = {}
         if shape is not None and shape.is_tuple:
             shape = shape.leaf(row.operand_element)
+            extra["operand_element"] = row.operand_element   # which element of the tuple operand
         reports = []
         for m in row.maps:
             cached = map_texts.get(id(m))
-            reports.append(MapReport(cached[1]) if cached is not None and cached[0] is m else map_report(m))
+            reports.append(cached[1] if cached is not None and cached[0] is m else map_report(m))
         out.append(OperandReport(row.operand, name, _shape_text(shape) if shape is not None else "", row.output,
-                                 reports, row.deduplicated))
+                                 reports, row.deduplicated, extra))
     return out
 
 

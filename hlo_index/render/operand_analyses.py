@@ -16,19 +16,22 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..context import current, register_table
+from ..context import budget_reason, current, register_table
+from ..fusion.mapset import domain_size
 from ..hlo.model import Computation, Shape
 from .report import OperandReport, TargetReport, register_extension
 
 # Per analysis context, at most Budgets.operand_figures entries each.
 _ANALYSES = register_table("render.operand_analyses.figures")
 _PHYSICAL = register_table("render.operand_analyses.physical")
+_BY_OBJECT = register_table("render.operand_analyses.figures_by_object")
 
 
 def clear_cache() -> None:
     tables = current().tables
     tables.pop(_ANALYSES, None)
     tables.pop(_PHYSICAL, None)
+    tables.pop(_BY_OBJECT, None)
 
 
 def _remember(slot: int, key, value):
@@ -40,17 +43,46 @@ def _remember(slot: int, key, value):
     return value
 
 
-def operand_figures(maps: tuple, operand_shape: Shape, output_shape: Shape) -> dict:
-    """``{"utilization": {...}, "coalescing": {...}}`` for one operand, memoised."""
-    key = (maps, operand_shape, output_shape)
+def operand_figures(maps: tuple, operand_shape: Shape, output_shape: Shape,
+                    pool: Optional[list] = None) -> dict:
+    """``{"utilization": {...}, "coalescing": {...}}`` for one operand, memoised.
+
+    ``pool``: ``[points left]`` of the target's ``figure_points_per_target``; a utilization that
+    would enumerate more than is left is not counted (unknown, naming the budget)."""
+    # rows share map tuples: an identity memo (objects kept and checked) spares hashing the maps
+    ids = (id(maps), id(operand_shape), id(output_shape))
+    by_object = current().tables[_BY_OBJECT]
+    hit = by_object.get(ids)
+    if hit is not None and hit[0] is maps and hit[1] is operand_shape and hit[2] is output_shape:
+        return hit[3]
+    skipped = False
+    if pool is not None:
+        from ..analyses.utilization import DEFAULT_BUDGET
+        cost = sum(min(domain_size(m), DEFAULT_BUDGET) for m in maps if not m.is_undefined and not m.is_known_empty)
+        skipped = cost > pool[0]
+        if not skipped:
+            pool[0] -= cost
+    figures = _operand_figures(maps, operand_shape, output_shape, skipped)
+    if not skipped:   # skipped depends on what the target spent before: not shared by object
+        _remember(_BY_OBJECT, ids, (maps, operand_shape, output_shape, figures))
+    return figures
+
+
+def _operand_figures(maps: tuple, operand_shape: Shape, output_shape: Shape, skipped: bool) -> dict:
+    key = (maps, operand_shape, output_shape, skipped)
     hit = current().tables[_ANALYSES].get(key)
     if hit is not None:
         return hit
     from ..analyses import operand_report
+    reason = ""
+    if skipped:
+        limit = current().budgets.figure_points_per_target
+        reason = budget_reason("figure_points_per_target", limit,
+                               "the target's utilization figures would enumerate more points")
     # Maps equal as keys may differ in spelling (a constraint vs a folded bound), and sampled
     # figures depend on the domain spelled: compute on the canonical form so a result depends on
     # the key alone, not on which equal map happened to be seen first.
-    data = operand_report(_canonical(maps), operand_shape, output_shape)
+    data = operand_report(_canonical(maps), operand_shape, output_shape, skip_utilization=reason)
     figures = {
         "utilization": _with_summary(data["utilization"], data["utilization_summary"]),
         "coalescing": _with_summary(data["coalescing"], data["coalescing_summary"]),
@@ -104,15 +136,16 @@ def add_operand_figures(report: TargetReport, target: Any, module: Any, options:
     if len(rows) != len(report.output_to_input):
         return
     info = operand_info(target)
+    pool = [current().budgets.figure_points_per_target]
     for row, entry in zip(rows, report.output_to_input):
-        _fill(entry, row, target, info, analyses, physical)
+        _fill(entry, row, target, info, analyses, physical, pool)
     if analyses:
         from ..analyses.target_figures import apply_target
         apply_target(report, target, module, rows, options,
                      lambda row: (_operand_shape(info, row), _output_shape(target, row.output)))
 
 
-def _fill(entry: OperandReport, row, target, info: list, analyses: bool, physical: bool) -> None:
+def _fill(entry: OperandReport, row, target, info: list, analyses: bool, physical: bool, pool: list) -> None:
     operand_shape = _operand_shape(info, row)
     output_shape = _output_shape(target, row.output)
     if operand_shape is None or output_shape is None or output_shape.is_tuple:
@@ -120,7 +153,7 @@ def _fill(entry: OperandReport, row, target, info: list, analyses: bool, physica
     # A failing figure must not cost the operand its maps (the target would become an error).
     if analyses:
         try:
-            entry.extra.update(operand_figures(row.maps, operand_shape, output_shape))
+            entry.extra.update(operand_figures(row.maps, operand_shape, output_shape, pool))
         except Exception as exc:  # noqa: BLE001
             failed = {"error": f"{type(exc).__name__}: {exc}", "summary": f"not computed ({type(exc).__name__}: {exc})"}
             entry.extra.update({"utilization": failed, "coalescing": failed})

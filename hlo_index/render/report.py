@@ -17,11 +17,18 @@ SCHEMA = "hlo-index/1"
 class MapReport:
     text: Optional[str]                  # XLA map text ("KNOWN EMPTY" for the empty map)
     unknown: Optional[str] = None        # the reason, when the map is UNDEFINED
+    _json: Optional[dict] = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict:
         if self.text is None:
             return {"map": None, "unknown": self.unknown or "unknown"}
         return {"map": self.text}
+
+    def to_json_cached(self) -> dict:
+        """``to_json()``, one dict per report (reports are shared between operand entries)."""
+        if self._json is None:
+            self._json = self.to_json()
+        return self._json
 
 
 @dataclass(slots=True)
@@ -67,12 +74,13 @@ class TargetReport:
     notes: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def to_json(self) -> dict:
+    def to_json(self, operands: bool = True) -> dict:
+        """The target's JSON object (``operands=False``: both operand lists left empty)."""
         out = {"kind": self.kind, "name": self.name, "opcode": self.opcode,
                "computation": self.computation, "fusion_kind": self.fusion_kind,
                "outputs": [{"index": i, "shape": s} for i, s in self.outputs],
-               "output_to_input": [o.to_json() for o in self.output_to_input],
-               "input_to_output": [o.to_json() for o in self.input_to_output]}
+               "output_to_input": [o.to_json() for o in self.output_to_input] if operands else [],
+               "input_to_output": [o.to_json() for o in self.input_to_output] if operands else []}
         out.update(self.extra)
         return out
 

@@ -76,8 +76,11 @@ def _operand_lines(p: Painter, row: OperandReport, direction: str) -> list[str]:
     count = row.distinct
     badge = "no maps (not read)" if count == 0 else "1 map" if count == 1 else f"{count} distinct maps"
     style = "green" if count == 1 and row.known else ("bold red" if count > 1 else "yellow")
-    arrow = (f"output {row.output} → operand {row.operand}" if direction == "out2in"
-             else f"operand {row.operand} → output {row.output}")
+    operand = f"{row.operand}"
+    if "operand_element" in row.extra:   # an element of a tuple-shaped operand
+        operand += f" element {row.extra['operand_element']}"
+    arrow = (f"output {row.output} → operand {operand}" if direction == "out2in"
+             else f"operand {operand} → output {row.output}")
     head = "  " + p(arrow, "bold") + "  " + p(f"%{row.operand_name}", "italic")
     if row.operand_shape:
         head += "  " + p(row.operand_shape, "dim")
@@ -85,7 +88,7 @@ def _operand_lines(p: Painter, row: OperandReport, direction: str) -> list[str]:
     for m in row.maps:
         lines.extend(_map_lines(p, m, "      "))
     for key, value in row.extra.items():
-        if key != "source":
+        if key not in ("source", "operand_element"):
             lines.extend(_extra_lines(p, key, value, "      "))
     return lines
 
