@@ -60,8 +60,14 @@ _SWAPPED = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE", "NE": "NE"}
 
 
 def _induction_trip_count(instr: Instruction) -> Optional[int]:
-    """A counter element c: initialised by a constant, ``c + step`` (constant) in the body, and the
-    condition ``compare(c, bound)`` against a constant. The count is simulated exactly."""
+    found = induction_variable(instr)
+    return None if found is None else found[3]
+
+
+def induction_variable(instr: Instruction) -> Optional[tuple[int, int, int, int]]:
+    """(counter element, start, step, trip count) of jax's counter pattern: an element c initialised
+    by a constant, ``c + step`` (constant) in the body, and the condition ``compare(c, bound)``
+    against a constant. The count is simulated exactly."""
     body, cond = instr.called.get("body"), instr.called.get("condition")
     init = instr.operands[0] if instr.operands else None
     if body is None or cond is None or init is None or init.opcode != "tuple" or cond.root is None:
@@ -86,7 +92,7 @@ def _induction_trip_count(instr: Instruction) -> Optional[int]:
         trips += 1
         if trips > MAX_SIMULATED_TRIPS:
             return None
-    return trips
+    return counter, start, step, trips
 
 
 def _counter_step(body: Computation, counter: int) -> Optional[int]:
@@ -206,6 +212,19 @@ def loop_matrix(instr: Instruction) -> Union[Matrix, str]:
     return hit[1]
 
 
+def _body_matrix(body: Computation, count: int) -> Union[Matrix, str]:
+    from ..fusion import computation_output_to_input
+    body_maps: Matrix = {}
+    for j in range(count):
+        per_param = computation_output_to_input(body, j)
+        body_maps[j] = {e: maps for (p, e), maps in per_param.items() if p == 0 and maps}
+        for maps in body_maps[j].values():
+            bad = [m for m in maps if m.is_undefined]
+            if bad:
+                return f"while body: {bad[0].undefined_reason}"
+    return body_maps
+
+
 def _loop_matrix(instr: Instruction) -> Union[Matrix, str]:
     from ..fusion import computation_output_to_input
     body, cond = instr.called.get("body"), instr.called.get("condition")
@@ -216,19 +235,37 @@ def _loop_matrix(instr: Instruction) -> Union[Matrix, str]:
         return "while: the loop state is not a flat tuple of arrays"
     count = shape.num_outputs
     dims = [shape.leaf(e).dims for e in range(count)]
-    body_maps: Matrix = {}
-    for j in range(count):
-        per_param = computation_output_to_input(body, j)
-        body_maps[j] = {e: maps for (p, e), maps in per_param.items() if p == 0 and maps}
-        for maps in body_maps[j].values():
-            bad = [m for m in maps if m.is_undefined]
-            if bad:
-                return f"while body: {bad[0].undefined_reason}"
     cond_maps = {e: maps for (p, e), maps in computation_output_to_input(cond, 0).items() if p == 0 and maps}
     if any(m.is_undefined for maps in cond_maps.values() for m in maps):
         return "while condition: " + next(m.undefined_reason for maps in cond_maps.values() for m in maps
                                            if m.is_undefined)
     trips = known_trip_count(instr)
+    unrolled = _unrolled(instr, body, cond_maps, dims, trips)
+    if isinstance(unrolled, dict) and not any(m.is_undefined for row in unrolled.values()
+                                              for maps in row.values() for m in maps):
+        return unrolled
+    general = _general(instr, body, cond_maps, dims, trips)
+    if not isinstance(unrolled, dict):
+        return general
+    # pairs the unrolled composition gave up on take the general (runtime-variable) maps
+    result: Matrix = {}
+    for j, row in unrolled.items():
+        out = {}
+        for k, maps in row.items():
+            if any(m.is_undefined for m in maps) and isinstance(general, dict):
+                maps = general.get(j, {}).get(k, ())
+            if maps:
+                out[k] = maps
+        result[j] = out
+    return result
+
+
+def _general(instr: Instruction, body: Computation, cond_maps, dims, trips: Optional[int]) -> Union[Matrix, str]:
+    """One body map for every iteration: dynamic offsets stay runtime variables."""
+    count = len(dims)
+    body_maps = _body_matrix(body, count)
+    if isinstance(body_maps, str):
+        return body_maps
     identity: Matrix = {j: {j: (IndexingMap.identity(dims[j]),)} for j in range(count)}
     try:
         states = _iterate(identity, body_maps, instr, dims, trips)
@@ -237,7 +274,43 @@ def _loop_matrix(instr: Instruction) -> Union[Matrix, str]:
     if isinstance(states, str):
         return states + _overwrite_note(body_maps)
     final, visited = states
-    # The condition, evaluated on every state visited, decides how many iterations run.
+    return _with_control(final, visited, cond_maps, instr, dims)
+
+
+def _unrolled(instr: Instruction, body: Computation, cond_maps, dims, trips: Optional[int]) -> Union[Matrix, str, None]:
+    """Iteration by iteration, each with the counters folded into the body (``loop_counter``):
+    ``T_{n+1} = T_n o B_n`` exactly. None where it does not apply (no counter pattern, its count
+    not the loop's, more than ``MAX_STEPS`` iterations, or no op reads the counter as an offset)."""
+    from .loop_counter import counters, specialised_body
+    found = induction_variable(instr)
+    if found is None or trips is None or found[3] != trips or trips > MAX_STEPS or trips == 0:
+        return None
+    known = counters(instr)   # the compared counter, and any other (jax's fori index)
+    bodies = [specialised_body(body, {e: start + n * step for e, (start, step) in known.items()})
+              for n in range(trips)]
+    if all(b is None for b in bodies):
+        return None
+    count = len(dims)
+    t: Matrix = {j: {j: (IndexingMap.identity(dims[j]),)} for j in range(count)}
+    visited = [t]
+    try:
+        for specialised in bodies:
+            body_maps = _body_matrix(specialised or body, count)
+            if isinstance(body_maps, str):
+                return body_maps
+            t = _step(t, body_maps, instr, dims)
+            visited.append(t)
+    except LoopTooComplex as exc:
+        return f"while: {exc}"
+    result = _with_control(t, visited, cond_maps, instr, dims)
+    if isinstance(result, str):
+        return result
+    from .loop_joins import join_constant_progressions
+    return {j: {k: join_constant_progressions(maps) for k, maps in row.items()} for j, row in result.items()}
+
+
+def _with_control(final: Matrix, visited: list, cond_maps, instr: Instruction, dims) -> Union[Matrix, str]:
+    """The condition, evaluated on every state visited, decides how many iterations run."""
     control: dict[int, list] = {}
     cond_row = {0: cond_maps}
     try:
@@ -247,7 +320,7 @@ def _loop_matrix(instr: Instruction) -> Union[Matrix, str]:
     except LoopTooComplex as exc:
         return f"while: {exc}"
     result: Matrix = {}
-    for j in range(count):
+    for j in range(len(dims)):
         row: dict[int, list] = {k: list(v) for k, v in final.get(j, {}).items()}
         for k, maps in control.items():
             _merge(row, k, [_lift(m, dims[j]) for m in maps])

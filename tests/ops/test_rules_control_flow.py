@@ -185,7 +185,8 @@ def test_long_loop_that_never_stabilises_is_undefined_with_the_budget():
 
 
 def _row_writing_loop(trips: int):
-    """acc gets row 0 of x written at row i (the counter, a runtime offset to the body's maps)."""
+    """acc gets row 0 of x written at row i (the counter: folded per iteration up to
+    ``MAX_STEPS`` iterations, a runtime offset to the body's maps beyond)."""
     text = while_module(2, 3, "overwrite", 0, trips, False)
     body = ("zero = s32[] constant(0)\n  row = f32[1,3] slice(x), slice={[0:1], [0:3]}\n"
             "  n = f32[2,3] dynamic-update-slice(acc, row, i, zero)")
@@ -196,8 +197,9 @@ def test_loop_overwriting_at_runtime_offsets_gives_up_on_that_pair_only():
     # two iterations: the pieces around each iteration's update, with fresh offsets, compose exactly
     short = _row_writing_loop(2)
     assert check_against_reference(short) > 0
-    # eight: too many pieces for what acc reads through itself; x and the counter keep their maps
-    w = _row_writing_loop(8)
+    # thirty (past the unrolling budget): too many pieces for what acc reads through itself; x and
+    # the counter keep their maps
+    w = _row_writing_loop(30)
     acc = {om.operand_output: om.maps for om in output_to_input(w, 1)}
     (given_up,) = acc[1]
     assert given_up.is_undefined and "fresh offsets each iteration" in given_up.undefined_reason
@@ -205,3 +207,12 @@ def test_loop_overwriting_at_runtime_offsets_gives_up_on_that_pair_only():
     assert counter[0] and not any(m.is_undefined for m in counter[0])
     x = {om.operand_output: om.maps for om in output_to_input(w, 2)}
     assert x[2] == (IndexingMap.identity((2, 3)),)
+
+
+def test_loop_overwriting_at_the_counter_row_is_exact_when_unrolled():
+    # eight iterations write rows 0, 1, then (clamped) 1 again: nothing of acc0 survives
+    w = _row_writing_loop(8)
+    assert check_against_reference(w) > 0
+    acc = {om.operand_output: om.maps for om in output_to_input(w, 1)}
+    assert 1 not in acc
+    assert all(not m.runtime_vars for maps in acc.values() for m in maps)
