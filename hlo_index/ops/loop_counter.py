@@ -103,9 +103,9 @@ def _literal(instr: Instruction, value: int) -> str:
 def _specialise(comp: Computation, parameters: dict[int, int], elements: dict[int, int],
                 depth: int) -> tuple[Computation, bool]:
     """A copy of ``comp`` whose ops that are not themselves folded read folded operands as
-    constants (the root keeps its operands: the counter's own update chain stays intact, so the
-    condition's reads of it do too; every read dropped here is a read of the counter, which the
-    condition adds to every element anyway). Also: whether anything changed."""
+    constants (a tuple root keeps its operands: the counters' own update chains stay intact).
+    Every read this drops is a read of a counter; ``loop_maps`` puts those back. Also: whether
+    anything changed."""
     folder = _Folder(comp, parameters, elements)
     clone = Computation(comp.name, is_entry=False, execution_thread=comp.execution_thread, line=comp.line,
                         column=comp.column, module=comp.module, is_fused=comp.is_fused,
@@ -124,7 +124,7 @@ def _specialise(comp: Computation, parameters: dict[int, int], elements: dict[in
     changed = False
     for instr in comp.instructions:
         copy = new[id(instr)][1]
-        consumer = instr is not comp.root and instr.opcode not in ("call", "fusion") \
+        consumer = not (instr is comp.root and instr.opcode == "tuple") and instr.opcode not in ("call", "fusion") \
             and (instr.opcode == "parameter" or folder.value(instr) is None)
         operands = []
         for o in instr.operands:

@@ -285,12 +285,25 @@ def _unrolled(instr: Instruction, body: Computation, cond_maps, dims, trips: Opt
     found = induction_variable(instr)
     if found is None or trips is None or found[3] != trips or trips > MAX_STEPS or trips == 0:
         return None
-    known = counters(instr)   # the compared counter, and any other (jax's fori index)
+    count = len(dims)
+    general = _body_matrix(body, count)
+    if isinstance(general, str):
+        return None
+    # Folding a counter drops the reads of it by the ops that now see a constant. The compared
+    # counter's are covered: the condition reads it, and every element takes the condition's
+    # reads. Another counter (jax's fori index) is folded only where the unfolded body reads it
+    # from whole elements (no constraint, no runtime variable): those reads are added back as such.
+    known, readers = {}, {}
+    for e, (start, step) in counters(instr).items():
+        reads = {j: row[e] for j, row in general.items() if e in row}
+        if e == found[0] or all(_whole_read(m, dims[j]) for j, maps in reads.items() for m in maps):
+            known[e] = (start, step)
+            if e != found[0]:
+                readers[e] = reads
     bodies = [specialised_body(body, {e: start + n * step for e, (start, step) in known.items()})
               for n in range(trips)]
     if all(b is None for b in bodies):
         return None
-    count = len(dims)
     t: Matrix = {j: {j: (IndexingMap.identity(dims[j]),)} for j in range(count)}
     visited = [t]
     try:
@@ -298,6 +311,11 @@ def _unrolled(instr: Instruction, body: Computation, cond_maps, dims, trips: Opt
             body_maps = _body_matrix(specialised or body, count)
             if isinstance(body_maps, str):
                 return body_maps
+            for e, reads in readers.items():
+                for j, maps in reads.items():
+                    row = {k: list(v) for k, v in body_maps.setdefault(j, {}).items()}
+                    _merge(row, e, list(maps))
+                    body_maps[j] = {k: tuple(v) for k, v in sorted(row.items())}
             t = _step(t, body_maps, instr, dims)
             visited.append(t)
     except LoopTooComplex as exc:
@@ -307,6 +325,13 @@ def _unrolled(instr: Instruction, body: Computation, cond_maps, dims, trips: Opt
         return result
     from .loop_joins import join_constant_progressions
     return {j: {k: join_constant_progressions(maps) for k, maps in row.items()} for j, row in result.items()}
+
+
+def _whole_read(m: IndexingMap, dims) -> bool:
+    """Every element of ``dims`` reads the whole (scalar) target, unconditionally."""
+    from .shape_maps import full_interval
+    return (not m.is_undefined and not m.is_known_empty and not m.runtime_vars and not m.constraints
+            and tuple(m.dims) == tuple(full_interval(n) for n in dims))
 
 
 def _with_control(final: Matrix, visited: list, cond_maps, instr: Instruction, dims) -> Union[Matrix, str]:
