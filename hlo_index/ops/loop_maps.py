@@ -9,7 +9,11 @@ maps are ``T_N``; with an unknown one, the union over every n (which also stops 
 condition's reads at every evaluation (``C o T_n``, n = 0..N) are added to every element: the
 number of iterations, hence every element's value, depends on them.
 
-A dynamic offset inside the body stays a runtime variable, a fresh one per iteration composed
+With jax's counter pattern and at most ``MAX_STEPS`` iterations the loop is unrolled instead:
+iteration n's body has the counters folded in (``loop_counter``), so an offset computed from them
+is exact, ``T_{n+1} = T_n o B_n``, and rows read in progression are joined into one map over the
+iteration (``loop_joins``). Element pairs the unrolling gives up on take the general maps. There,
+a dynamic offset inside the body stays a runtime variable, a fresh one per iteration composed
 (its maps are the union over its values, as everywhere else). Bounded: at most ``MAX_STEPS``
 compositions and ``MAX_MAPS`` maps per element pair, else UNDEFINED naming the budget.
 """
