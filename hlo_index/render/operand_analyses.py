@@ -53,23 +53,32 @@ def operand_figures(maps: tuple, operand_shape: Shape, output_shape: Shape,
 
     ``pool``: ``[points left]`` of the target's ``figure_points_per_target``; a utilization that
     would enumerate more than is left is not counted (unknown, naming the budget)."""
-    # rows share map tuples: an identity memo (objects kept and checked) spares hashing the maps
+    # Rows share map tuples: an identity memo (objects kept and checked) spares hashing the maps
+    # and summing their domains again. An entry is [maps, operand shape, output shape, cost (None
+    # until a pool asks), figures computed in full, figures with utilization skipped].
     ids = (id(maps), id(operand_shape), id(output_shape))
-    by_object = current().tables[_BY_OBJECT]
-    hit = by_object.get(ids)
-    if hit is not None and hit[0] is maps and hit[1] is operand_shape and hit[2] is output_shape:
-        return hit[3]
-    skipped = False
+    entry = current().tables[_BY_OBJECT].get(ids)
+    if entry is None or entry[0] is not maps or entry[1] is not operand_shape \
+            or entry[2] is not output_shape:
+        entry = _remember(_BY_OBJECT, ids, [maps, operand_shape, output_shape, None, None, None])
+    if entry[4] is not None:   # computed in full once: shared, whatever this target spent before
+        return entry[4]
     if pool is not None:
-        from ..analyses.utilization import DEFAULT_BUDGET
-        cost = sum(min(domain_size(m), DEFAULT_BUDGET) for m in maps if not m.is_undefined and not m.is_known_empty)
-        skipped = cost > pool[0]
-        if not skipped:
-            pool[0] -= cost
-    figures = _operand_figures(maps, operand_shape, output_shape, skipped)
-    if not skipped:   # skipped depends on what the target spent before: not shared by object
-        _remember(_BY_OBJECT, ids, (maps, operand_shape, output_shape, figures))
-    return figures
+        if entry[3] is None:
+            entry[3] = _enumeration_cost(maps)
+        if entry[3] > pool[0]:   # depends on what the target spent before: decided per call
+            if entry[5] is None:
+                entry[5] = _operand_figures(maps, operand_shape, output_shape, True)
+            return entry[5]
+        pool[0] -= entry[3]
+    entry[4] = _operand_figures(maps, operand_shape, output_shape, False)
+    return entry[4]
+
+
+def _enumeration_cost(maps: tuple) -> int:
+    from ..analyses.utilization import DEFAULT_BUDGET
+    return sum(min(domain_size(m), DEFAULT_BUDGET) for m in maps
+               if not m.is_undefined and not m.is_known_empty)
 
 
 def _operand_figures(maps: tuple, operand_shape: Shape, output_shape: Shape, skipped: bool) -> dict:
