@@ -3,9 +3,12 @@
 Registered as a report extension (``report.register_extension``), so the analyses package
 stays render-free. Each ``output_to_input`` operand entry gains:
 
-* ``utilization`` / ``coalescing``: ``hlo_index.analyses.operand_report``'s dicts, each with a
-  one-line ``summary`` the text renderer prints under the operand (option ``analyses``;
-  ``analyze`` sets it unless ``--no-analyses``, ``check`` never pays for it);
+* ``utilization``: ``hlo_index.analyses``' utilization dict with a one-line ``summary`` the text
+  renderer prints under the operand (option ``analyses``; ``analyze`` sets it unless
+  ``--no-analyses``, ``check`` never pays for it);
+* ``coalescing`` (same option): the figure of the machine the dump runs on
+  (``analyses.target_figures``). The target-less figure of ``operand_report`` is not computed
+  here: the target's figure would replace it on every operand;
 * ``physical_maps`` (option ``physical``): one map per logical map, from the output's logical
   index to the operand's linear physical element offset under its layout (tiles included).
 
@@ -45,27 +48,37 @@ def _remember(slot: int, key, value):
 
 def operand_figures(maps: tuple, operand_shape: Shape, output_shape: Shape,
                     pool: Optional[list] = None) -> dict:
-    """``{"utilization": {...}, "coalescing": {...}}`` for one operand, memoised.
+    """``{"utilization": {...}}`` for one operand, memoised (``coalescing`` is the target's,
+    filled by ``apply_target``).
 
     ``pool``: ``[points left]`` of the target's ``figure_points_per_target``; a utilization that
     would enumerate more than is left is not counted (unknown, naming the budget)."""
-    # rows share map tuples: an identity memo (objects kept and checked) spares hashing the maps
+    # Rows share map tuples: an identity memo (objects kept and checked) spares hashing the maps
+    # and summing their domains again. An entry is [maps, operand shape, output shape, cost (None
+    # until a pool asks), figures computed in full, figures with utilization skipped].
     ids = (id(maps), id(operand_shape), id(output_shape))
-    by_object = current().tables[_BY_OBJECT]
-    hit = by_object.get(ids)
-    if hit is not None and hit[0] is maps and hit[1] is operand_shape and hit[2] is output_shape:
-        return hit[3]
-    skipped = False
+    entry = current().tables[_BY_OBJECT].get(ids)
+    if entry is None or entry[0] is not maps or entry[1] is not operand_shape \
+            or entry[2] is not output_shape:
+        entry = _remember(_BY_OBJECT, ids, [maps, operand_shape, output_shape, None, None, None])
+    if entry[4] is not None:   # computed in full once: shared, whatever this target spent before
+        return entry[4]
     if pool is not None:
-        from ..analyses.utilization import DEFAULT_BUDGET
-        cost = sum(min(domain_size(m), DEFAULT_BUDGET) for m in maps if not m.is_undefined and not m.is_known_empty)
-        skipped = cost > pool[0]
-        if not skipped:
-            pool[0] -= cost
-    figures = _operand_figures(maps, operand_shape, output_shape, skipped)
-    if not skipped:   # skipped depends on what the target spent before: not shared by object
-        _remember(_BY_OBJECT, ids, (maps, operand_shape, output_shape, figures))
-    return figures
+        if entry[3] is None:
+            entry[3] = _enumeration_cost(maps)
+        if entry[3] > pool[0]:   # depends on what the target spent before: decided per call
+            if entry[5] is None:
+                entry[5] = _operand_figures(maps, operand_shape, output_shape, True)
+            return entry[5]
+        pool[0] -= entry[3]
+    entry[4] = _operand_figures(maps, operand_shape, output_shape, False)
+    return entry[4]
+
+
+def _enumeration_cost(maps: tuple) -> int:
+    from ..analyses.utilization import DEFAULT_BUDGET
+    return sum(min(domain_size(m), DEFAULT_BUDGET) for m in maps
+               if not m.is_undefined and not m.is_known_empty)
 
 
 def _operand_figures(maps: tuple, operand_shape: Shape, output_shape: Shape, skipped: bool) -> dict:
@@ -73,20 +86,18 @@ def _operand_figures(maps: tuple, operand_shape: Shape, output_shape: Shape, ski
     hit = current().tables[_ANALYSES].get(key)
     if hit is not None:
         return hit
-    from ..analyses import operand_report
-    reason = ""
+    from ..analyses import operand_utilization, skipped_utilization, utilization_summary
     if skipped:
         limit = current().budgets.figure_points_per_target
-        reason = budget_reason("figure_points_per_target", limit,
-                               "the target's utilization figures would enumerate more points")
-    # Maps equal as keys may differ in spelling (a constraint vs a folded bound), and sampled
-    # figures depend on the domain spelled: compute on the canonical form so a result depends on
-    # the key alone, not on which equal map happened to be seen first.
-    data = operand_report(_canonical(maps), operand_shape, output_shape, skip_utilization=reason)
-    figures = {
-        "utilization": _with_summary(data["utilization"], data["utilization_summary"]),
-        "coalescing": _with_summary(data["coalescing"], data["coalescing_summary"]),
-    }
+        u = skipped_utilization(operand_shape, budget_reason(
+            "figure_points_per_target", limit,
+            "the target's utilization figures would enumerate more points"))
+    else:
+        # Maps equal as keys may differ in spelling (a constraint vs a folded bound), and sampled
+        # figures depend on the domain spelled: compute on the canonical form so a result depends
+        # on the key alone, not on which equal map happened to be seen first.
+        u = operand_utilization(_canonical(maps), operand_shape)
+    figures = {"utilization": _with_summary(u.to_json(), utilization_summary(u))}
     return _remember(_ANALYSES, key, figures)
 
 
@@ -136,29 +147,38 @@ def add_operand_figures(report: TargetReport, target: Any, module: Any, options:
     if len(rows) != len(report.output_to_input):
         return
     info = operand_info(target)
-    pool = [current().budgets.figure_points_per_target]
-    for row, entry in zip(rows, report.output_to_input):
-        _fill(entry, row, target, info, analyses, physical, pool)
+    # keys in the order the JSON has always had: utilization, coalescing, physical_maps
     if analyses:
+        pool = [current().budgets.figure_points_per_target]
+        for row, entry in zip(rows, report.output_to_input):
+            _fill_utilization(entry, row, target, info, pool)
         from ..analyses.target_figures import apply_target
         apply_target(report, target, module, rows, options,
                      lambda row: (_operand_shape(info, row), _output_shape(target, row.output)))
+    if physical:
+        for row, entry in zip(rows, report.output_to_input):
+            _fill_physical(entry, row, target, info)
 
 
-def _fill(entry: OperandReport, row, target, info: list, analyses: bool, physical: bool, pool: list) -> None:
+def _fill_utilization(entry: OperandReport, row, target, info: list, pool: list) -> None:
     operand_shape = _operand_shape(info, row)
     output_shape = _output_shape(target, row.output)
     if operand_shape is None or output_shape is None or output_shape.is_tuple:
         return
     # A failing figure must not cost the operand its maps (the target would become an error).
-    if analyses:
-        try:
-            entry.extra.update(operand_figures(row.maps, operand_shape, output_shape, pool))
-        except Exception as exc:  # noqa: BLE001
-            failed = {"error": f"{type(exc).__name__}: {exc}", "summary": f"not computed ({type(exc).__name__}: {exc})"}
-            entry.extra.update({"utilization": failed, "coalescing": failed})
-    if physical:
-        try:
-            entry.extra["physical_maps"] = physical_maps(row.maps, operand_shape)
-        except Exception as exc:  # noqa: BLE001
-            entry.extra["physical_maps"] = [{"map": None, "unknown": f"{type(exc).__name__}: {exc}"}]
+    try:
+        entry.extra.update(operand_figures(row.maps, operand_shape, output_shape, pool))
+    except Exception as exc:  # noqa: BLE001
+        entry.extra["utilization"] = {"error": f"{type(exc).__name__}: {exc}",
+                                      "summary": f"not computed ({type(exc).__name__}: {exc})"}
+
+
+def _fill_physical(entry: OperandReport, row, target, info: list) -> None:
+    operand_shape = _operand_shape(info, row)
+    output_shape = _output_shape(target, row.output)
+    if operand_shape is None or output_shape is None or output_shape.is_tuple:
+        return
+    try:
+        entry.extra["physical_maps"] = physical_maps(row.maps, operand_shape)
+    except Exception as exc:  # noqa: BLE001
+        entry.extra["physical_maps"] = [{"map": None, "unknown": f"{type(exc).__name__}: {exc}"}]
