@@ -56,6 +56,7 @@ def computation_reads_of(comp: Computation, output_index: int, points: set,
     value); offsets computed from them are used exactly, other offsets are taken as 0."""
     need: dict[tuple[int, int], set] = {(id(comp.root), output_index): set(points)}
     found: dict[tuple[int, int], set] = {}
+    offsets: dict = {}   # id(op) -> the scalar operand values it needs (fixed within this walk)
     for instr in reversed(_order(comp)):
         for out in range(max(1, instr.shape.num_outputs)):
             points = need.pop((id(instr), out), None)
@@ -74,7 +75,7 @@ def computation_reads_of(comp: Computation, output_index: int, points: set,
                 continue
             for p in points:
                 for j, operand in enumerate(instr.operands):
-                    for element, got in _reads_with_offsets(instr, out, p, j, scalars, params).items():
+                    for element, got in _reads_with_offsets(instr, out, p, j, scalars, params, offsets).items():
                         if got:
                             need.setdefault((id(operand), element), set()).update(got)
     return found
@@ -91,18 +92,23 @@ def _known_operands(instr: Instruction, scalars: Optional[dict], params: Optiona
 
 
 def _reads_with_offsets(instr: Instruction, out: int, point: tuple, operand: int, scalars,
-                        params: Optional[dict] = None) -> dict[int, set]:
-    try:
-        return element_reads(instr, out, point, operand)
-    except ValueError as exc:
-        if "runtime value" not in str(exc):
-            raise
-    values = {}
-    for j, o in enumerate(instr.operands):
-        if not o.shape.is_tuple and o.shape.rank == 0 and o.shape.element_type[:1] in ("s", "u"):
-            v = _scalar_value(o, scalars or {}, {}, params)
-            values[j] = np.asarray(0 if v is None else v, dtype=np.int64)
-    return {0: read_set(instr, out, point, operand, values)}
+                        params: Optional[dict] = None, offsets: Optional[dict] = None) -> dict[int, set]:
+    offsets = {} if offsets is None else offsets
+    known = offsets.get(id(instr))
+    if known is None:
+        try:
+            return element_reads(instr, out, point, operand)
+        except ValueError as exc:
+            if "runtime value" not in str(exc):
+                raise
+        memo: dict = {}
+        values = {}
+        for j, o in enumerate(instr.operands):
+            if not o.shape.is_tuple and o.shape.rank == 0 and o.shape.element_type[:1] in ("s", "u"):
+                v = _scalar_value(o, scalars or {}, memo, params)
+                values[j] = np.asarray(0 if v is None else v, dtype=np.int64)
+        known = offsets[id(instr)] = (instr, values)
+    return {0: read_set(instr, out, point, operand, known[1])}
 
 
 def element_reads(instr: Instruction, out: int, point: tuple, operand: int) -> dict[int, set]:
