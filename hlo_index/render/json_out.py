@@ -30,13 +30,16 @@ def render_json(modules: list[ModuleReport]) -> str:
 
 
 class _Encoded:
-    """Encoded JSON text of values shared between operand entries: identity memo (objects kept)."""
+    """Encoded JSON text of values shared between operand entries: identity memos (objects kept)."""
 
-    __slots__ = ("values", "strings")
+    __slots__ = ("values", "strings", "heads", "tails")
 
     def __init__(self) -> None:
         self.values: dict[int, tuple[object, str]] = {}
         self.strings: dict[str, str] = {}
+        # an entry is head(operand) + output + tail(maps, figures): ~10^6 entries, ~10^3 of each
+        self.heads: dict[tuple, str] = {}
+        self.tails: dict[tuple, tuple[list, tuple, str]] = {}
 
     def value(self, obj) -> str:
         hit = self.values.get(id(obj))
@@ -56,12 +59,21 @@ class _Encoded:
         return "[" + ", ".join(self.value(m.to_json_cached()) for m in maps) + "]"
 
     def operand(self, row: OperandReport) -> str:
-        text = (f'{{"operand": {row.operand}, "operand_name": {self.string(row.operand_name)}, '
-                f'"operand_shape": {self.string(row.operand_shape)}, "output": {row.output}, '
-                f'"maps": {self.maps(row.maps)}, "deduplicated": {"true" if row.deduplicated else "false"}')
-        if row.extra:
-            text += "".join(f", {self.string(key)}: {self.value(value)}" for key, value in row.extra.items())
-        return text + "}"
+        key = (row.operand, row.operand_name, row.operand_shape)
+        head = self.heads.get(key)
+        if head is None:
+            head = self.heads[key] = (f'{{"operand": {row.operand}, "operand_name": {self.string(row.operand_name)}, '
+                                      f'"operand_shape": {self.string(row.operand_shape)}, "output": ')
+        extra = row.extra
+        values = tuple(extra.values())
+        key = (id(row.maps), row.deduplicated, tuple(extra), tuple(map(id, values)))
+        tail = self.tails.get(key)
+        if tail is None or tail[0] is not row.maps or any(a is not b for a, b in zip(tail[1], values)):
+            text = f', "maps": {self.maps(row.maps)}, "deduplicated": {"true" if row.deduplicated else "false"}'
+            if extra:
+                text += "".join(f", {self.string(k)}: {self.value(v)}" for k, v in extra.items())
+            tail = self.tails[key] = (row.maps, values, text + "}")
+        return f"{head}{row.output}{tail[2]}"
 
 
 def _operands(rows: list[OperandReport], enc: _Encoded, out: TextIO) -> None:

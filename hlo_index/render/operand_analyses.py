@@ -137,17 +137,28 @@ def add_operand_figures(report: TargetReport, target: Any, module: Any, options:
         return
     info = operand_info(target)
     pool = [current().budgets.figure_points_per_target]
+    # ~10^6 rows of a whole ENTRY, ~10^3 operands and outputs: each shape looked up once
+    operand_shapes: dict[tuple[int, int], Optional[Shape]] = {}
+    output_shapes: dict[int, Optional[Shape]] = {}
+
+    def shapes_of(row):
+        key = (row.operand, row.operand_element)
+        operand_shape = operand_shapes.get(key, False)
+        if operand_shape is False:
+            operand_shape = operand_shapes[key] = _operand_shape(info, row)
+        output_shape = output_shapes.get(row.output, False)
+        if output_shape is False:
+            output_shape = output_shapes[row.output] = _output_shape(target, row.output)
+        return operand_shape, output_shape
     for row, entry in zip(rows, report.output_to_input):
-        _fill(entry, row, target, info, analyses, physical, pool)
+        _fill(entry, row, shapes_of(row), analyses, physical, pool)
     if analyses:
         from ..analyses.target_figures import apply_target
-        apply_target(report, target, module, rows, options,
-                     lambda row: (_operand_shape(info, row), _output_shape(target, row.output)))
+        apply_target(report, target, module, rows, options, shapes_of)
 
 
-def _fill(entry: OperandReport, row, target, info: list, analyses: bool, physical: bool, pool: list) -> None:
-    operand_shape = _operand_shape(info, row)
-    output_shape = _output_shape(target, row.output)
+def _fill(entry: OperandReport, row, shapes: tuple, analyses: bool, physical: bool, pool: list) -> None:
+    operand_shape, output_shape = shapes
     if operand_shape is None or output_shape is None or output_shape.is_tuple:
         return
     # A failing figure must not cost the operand its maps (the target would become an error).
