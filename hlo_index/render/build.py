@@ -56,15 +56,15 @@ def _operand_reports(rows: list[OperandIndexing], operands: list[tuple[str, obje
     for row in rows:
         key = (row.operand, row.operand_element)
         texts = per_operand.get(key)
-        if texts is None:
+        if texts is None:   # first row of this operand
             name, shape = operands[row.operand] if row.operand < len(operands) else (f"operand{row.operand}", None)
             element = shape is not None and shape.is_tuple
             if element:
                 shape = shape.leaf(row.operand_element)
             texts = per_operand[key] = (name, _shape_text(shape) if shape is not None else "", element)
         maps = row.maps
-        hit = per_maps.get(id(maps))
-        if hit is None or hit[0] is not maps:
+        hit = per_maps.get(id(maps))   # the memo holds ``maps``: no other live object has its id
+        if hit is None:
             reports = []
             for m in maps:
                 cached = map_texts.get(id(m))
@@ -72,7 +72,7 @@ def _operand_reports(rows: list[OperandIndexing], operands: list[tuple[str, obje
             hit = per_maps[id(maps)] = (maps, reports)
         # which element of a tuple operand the row reads
         extra = {"operand_element": row.operand_element} if texts[2] else {}
-        append(OperandReport(row.operand, texts[0], texts[1], row.output, hit[1], row.deduplicated, extra))
+        append(OperandReport(row.operand, texts[0], texts[1], row.output, hit[1], len(maps) == 1, extra))
     return out
 
 
