@@ -60,9 +60,9 @@ class Budgets:
     merged_modulus: int = 1 << 12
     # Distinct variable domains whose bound memos are kept (memos of older domains are dropped).
     shared_domains: int = 4096
-    # Points the utilization figures of one target may enumerate in all (estimated per operand as
-    # the points of its maps' domains, each capped at the per-map enumeration limit). Beyond: the
-    # target's remaining utilization figures are unknown, naming the budget (coalescing stays).
+    # Points the utilization figures of one target may enumerate in all (counted as they are
+    # enumerated; one figure is bounded by its own per-component limits). Once spent, the target's
+    # remaining utilization figures are unknown, naming the budget (coalescing stays).
     figure_points_per_target: int = 1 << 22
     # Per-operand figures (utilization, coalescing, physical maps) memoised per context.
     operand_figures: int = 1 << 14

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from ..analyses.components import spent_points
 from ..context import budget_reason, current, register_table
-from ..fusion.mapset import domain_size
 from ..hlo.model import Computation, Shape
 from .report import OperandReport, TargetReport, register_extension
 
@@ -47,22 +47,20 @@ def operand_figures(maps: tuple, operand_shape: Shape, output_shape: Shape,
                     pool: Optional[list] = None) -> dict:
     """``{"utilization": {...}, "coalescing": {...}}`` for one operand, memoised.
 
-    ``pool``: ``[points left]`` of the target's ``figure_points_per_target``; a utilization that
-    would enumerate more than is left is not counted (unknown, naming the budget)."""
+    ``pool``: ``[points left]`` of the target's ``figure_points_per_target``, charged with the
+    points each figure enumerates; once it is spent, the target's next utilizations are not
+    counted (unknown, naming the budget)."""
     # rows share map tuples: an identity memo (objects kept and checked) spares hashing the maps
     ids = (id(maps), id(operand_shape), id(output_shape))
     by_object = current().tables[_BY_OBJECT]
     hit = by_object.get(ids)
     if hit is not None and hit[0] is maps and hit[1] is operand_shape and hit[2] is output_shape:
         return hit[3]
-    skipped = False
-    if pool is not None:
-        from ..analyses.utilization import DEFAULT_BUDGET
-        cost = sum(min(domain_size(m), DEFAULT_BUDGET) for m in maps if not m.is_undefined and not m.is_known_empty)
-        skipped = cost > pool[0]
-        if not skipped:
-            pool[0] -= cost
+    skipped = pool is not None and pool[0] <= 0
+    before = spent_points()
     figures = _operand_figures(maps, operand_shape, output_shape, skipped)
+    if pool is not None:
+        pool[0] -= spent_points() - before
     if not skipped:   # skipped depends on what the target spent before: not shared by object
         _remember(_BY_OBJECT, ids, (maps, operand_shape, output_shape, figures))
     return figures
@@ -78,7 +76,7 @@ def _operand_figures(maps: tuple, operand_shape: Shape, output_shape: Shape, ski
     if skipped:
         limit = current().budgets.figure_points_per_target
         reason = budget_reason("figure_points_per_target", limit,
-                               "the target's utilization figures would enumerate more points")
+                               "the target's utilization figures enumerated that many points already")
     # Maps equal as keys may differ in spelling (a constraint vs a folded bound), and sampled
     # figures depend on the domain spelled: compute on the canonical form so a result depends on
     # the key alone, not on which equal map happened to be seen first.
