@@ -48,7 +48,7 @@ class Budgets:
     endpoints_per_value: int = 128
     # Map compositions one bottom-up / forward summary pass of a computation may do. Beyond: the
     # values not yet summarised become UNDEFINED (per value; the rest of the computation is kept).
-    compositions_per_pass: int = 10_000
+    compositions_per_pass: int = 16_000
     # Candidate points (dims x range vars) up to which two maps of one value are compared by
     # brute force (a proof); larger maps stay distinct (the conservative answer).
     semantic_check_points: int = 1 << 14
