@@ -121,7 +121,6 @@ _SHAPE_ONLY_OPCODES = frozenset(ELEMENTWISE_OPCODES) | {
     "pad", "convert", "bitcast-convert", "reduce-precision"}
 _UNREAD_ATTRS = frozenset({"metadata", "backend_config", "frontend_attributes", "statistics",
                            "control-predecessors", "sharding", "origin", "op_name"})
-_UNSEEN = object()
 _STRUCTURE_IDS = "structure ids"  # a key of the shared memo: structure -> small int
 SHARED_READS_LIMIT = 1 << 20   # entries of a module's shared memo; beyond it, it starts afresh
 
@@ -150,7 +149,9 @@ class _Walker:
         self.reads = reads              # (instr, out, point, operand) -> read set
         self.shared_reads = {} if shared_reads is None else shared_reads  # (structure, ...) -> set
         self.structure_ids = self.shared_reads.setdefault(_STRUCTURE_IDS, {})
-        self._structures: dict[Instruction, object] = {}
+        self._readers: dict[Instruction, tuple] = {}
+        self._visits: dict[tuple, tuple] = {}
+        self._outputs: dict[Instruction, int] = {}
         self._params: Optional[dict[Instruction, frozenset]] = None
         self._orders: dict[Optional[frozenset], list[Instruction]] = {None: self.order[::-1]}
 
@@ -176,42 +177,31 @@ class _Walker:
         output; with ``wanted``, only for those parameters (the rest of the graph is not walked)."""
         need: dict[tuple[Instruction, int], set] = {(self.comp.root, output_index): {tuple(point)}}
         found: dict[tuple[int, int], set] = {}
-        reads = self.reads
+        outputs = self._outputs
+        limit = current().budgets.verify_points_per_value
         for instr in self._reverse_order(wanted):
-            for out in range(instr.shape.num_outputs):
+            n_outputs = outputs.get(instr)
+            if n_outputs is None:
+                n_outputs = outputs[instr] = instr.shape.num_outputs
+            for out in range(n_outputs):
                 points = need.pop((instr, out), None)
                 if not points:
                     continue
                 if instr.opcode == "parameter":
                     found[(instr.parameter_number, out)] = points
                     continue
-                limit = current().budgets.verify_points_per_value
                 if len(points) > limit:
                     raise Skip(f"budget verify_points_per_value={limit}: more than {limit} elements of "
                                f"'{instr.name}' are read")
-                structure = self._structures.get(instr, _UNSEEN)
-                if structure is _UNSEEN:  # a small int per distinct structure: cheap to hash
-                    structure = _structure(instr)
-                    if structure is not None:
-                        ids = self.structure_ids
-                        structure = ids.setdefault(structure, len(ids))
-                    self._structures[instr] = structure
-                memo, owner = (reads, instr) if structure is None else (self.shared_reads, structure)
-                callee = callee_of(instr)
-                callee_walker = None
-                if callee is not None:
-                    callee_walker = self.walkers.get(callee)
-                    if callee_walker is None:
-                        callee_walker = self.walkers[callee] = _Walker(callee, self.walkers, reads,
-                                                                       self.shared_reads)
-                for p in points:
-                    if callee_walker is not None:
+                memo, owner, callee_walker = self._reader(instr)
+                if callee_walker is not None:
+                    for p in points:
                         for (param, element), got in callee_walker.walk(out, p).items():
                             need.setdefault((instr.operands[param], element), set()).update(got)
-                        continue
-                    for j, operand in enumerate(instr.operands):
-                        if wanted is not None and self._params.get(operand, frozenset()).isdisjoint(wanted):
-                            continue
+                    continue
+                operands = self._visited_operands(instr, wanted)
+                for p in points:
+                    for j, operand in operands:
                         key = (owner, out, p, j)
                         per_element = memo.get(key)
                         if per_element is None:
@@ -219,6 +209,37 @@ class _Walker:
                         for element, got in per_element.items():
                             if got:
                                 need.setdefault((operand, element), set()).update(got)
+        return found
+
+    def _reader(self, instr: Instruction) -> tuple:
+        """(memo of read sets, its key's owner, the callee's walker or None) of ``instr``, found
+        once per walker: the owner is the instruction, or a small int per distinct structure
+        for shape-only ops (their read sets are shared between targets)."""
+        reader = self._readers.get(instr)
+        if reader is None:
+            structure = _structure(instr)
+            if structure is not None:
+                ids = self.structure_ids
+                structure = ids.setdefault(structure, len(ids))
+            memo, owner = (self.reads, instr) if structure is None else (self.shared_reads, structure)
+            callee = callee_of(instr)
+            callee_walker = None
+            if callee is not None:
+                callee_walker = self.walkers.get(callee)
+                if callee_walker is None:
+                    callee_walker = self.walkers[callee] = _Walker(callee, self.walkers, self.reads,
+                                                                   self.shared_reads)
+            reader = self._readers[instr] = (memo, owner, callee_walker)
+        return reader
+
+    def _visited_operands(self, instr: Instruction, wanted: Optional[frozenset]) -> tuple:
+        """``(position, operand)`` of the operands a walk for ``wanted`` goes through."""
+        key = (instr, wanted)
+        found = self._visits.get(key)
+        if found is None:
+            found = self._visits[key] = tuple(
+                (j, operand) for j, operand in enumerate(instr.operands)
+                if wanted is None or not self._params.get(operand, frozenset()).isdisjoint(wanted))
         return found
 
 
@@ -308,6 +329,17 @@ def predicted_rows_many(maps: tuple[IndexingMap, ...], points: list[tuple],
     """:func:`predicted_rows` for several points, with one evaluation of each map for all."""
     if len(points) < 2:
         return {p: predicted_rows(maps, p, distinct) for p in points}
+    checkable = _checkable(maps)
+    if checkable and not any(m.range_vars for m in checkable):
+        # at most one element per map and point: plain integers, without numpy's cost per call
+        width = checkable[0].num_results
+        out = {}
+        for p in points:
+            images = [image for image in (_image_at(m, p) for m in checkable) if image is not None]
+            if distinct:
+                images = sorted(set(images))
+            out[p] = np.array(images, dtype=np.int64).reshape(len(images), width)
+        return out
     from .affine.evaluate import relation_at
     rank = len(points[0])
     array = np.array(points, dtype=np.int64).reshape(len(points), rank)
@@ -344,9 +376,31 @@ def predicted_read_set(maps: tuple[IndexingMap, ...], point: tuple) -> set:
     from .affine.evaluate import relation_at
     total: set = set()
     for m in _checkable(maps):
+        if not m.range_vars:   # one element at most: plain integers, without numpy's cost per call
+            image = _image_at(m, point)
+            if image is not None:
+                total.add(image)
+            continue
         _, results = relation_at(m, np.array([point], dtype=np.int64).reshape(1, m.num_dims), ())
         total.update(map(tuple, results.tolist()))
     return total
+
+
+def _image_at(m: IndexingMap, point: tuple) -> Optional[tuple]:
+    """The element a map without range (or runtime) variables gives at ``point``; None where the
+    point is outside its domain or breaks a constraint (``relation_at``'s answer, for one point)."""
+    from .affine.evaluate import evaluate_expr
+    from .affine.expr import DIM
+    env = {}
+    for i, (b, x) in enumerate(zip(m.dims, point)):
+        if not b.lo <= x <= b.hi:
+            return None
+        env[(DIM, i)] = int(x)
+    memo: dict = {}
+    for e, b in m.constraints:
+        if not b.lo <= evaluate_expr(e, env, memo) <= b.hi:
+            return None
+    return tuple(int(evaluate_expr(e, env, memo)) for e in m.results)
 
 
 def _sample_points(dims: tuple[int, ...], count: int, rng: random.Random) -> list[tuple]:

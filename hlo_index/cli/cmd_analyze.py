@@ -182,7 +182,7 @@ def _write_text(make_reports, color, pager, several_files, top, sort) -> None:
                    "the largest texts go first, workers share the imports and write their own JSON. "
                    "It pays only with idle cores, and never beyond the largest file's share: one file "
                    "is never split (2 idle cores: the corpus directory at most 2x, gpt12's two dumps at "
-                   "most 1.2x, one being 85% of the work). On a busy machine it can be slower than serial.")
+                   "most 1.5x, one being two thirds of the work). On a busy machine it can be slower than serial.")
 @click.option("--verify", is_flag=True, help="Check sampled elements of every target against the numpy reference.")
 @click.option("--physical", is_flag=True,
               help="Also give, per operand, maps from the output index to the operand's linear physical "

@@ -14,10 +14,10 @@ jax emits: add, max, overwrite, the variadic argmax pair), the pieces are:
 * operand ``j`` read everywhere when the combiner reads its old value (add, max, ...): the identity;
 * operand ``i != j`` read only where an update lands: the update map's domain;
 * operand ``j`` read only where *no* update lands (an overwriting combiner): the complement of the
-  landing windows, exact as boxes when every start is static or the indices are a constant, as
-  pieces constrained on the starts
-  when there is one update window, else UNDEFINED (which elements are overwritten then depends
-  on every index vector at once).
+  landing windows: exact as boxes when every start is static or the indices are a constant; as
+  pieces constrained on the starts when there is one update window (its runtime variables then
+  take the dim's size for a window that is out of bounds and skipped); else UNDEFINED (which
+  elements are overwritten depends on every index vector at once).
 """
 from __future__ import annotations
 

@@ -20,11 +20,6 @@ _encode = json.JSONEncoder(check_circular=False).encode
 _ROWS_PER_WRITE = 2048
 
 
-def encode_module(module: ModuleReport) -> str:
-    """One module's part of the document, as ``write_json`` writes it."""
-    return _encode(module.to_json())
-
-
 def render_json(modules: list[ModuleReport]) -> str:
     return _encode(document(modules))
 

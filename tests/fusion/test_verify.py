@@ -171,3 +171,39 @@ def test_images_of_several_points_at_once_equal_one_at_a_time():
             assert sorted(map(tuple, many[p].tolist())) == sorted(map(tuple, one.tolist()))
     assert set(map(tuple, verify.predicted_rows(maps, (2, 1)).tolist())) == \
         verify.predicted_read_set(maps, (2, 1))
+
+
+# ---- the one-point image without numpy -------------------------------------------------------
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from tests.affine.affine_helpers import maps as _random_maps  # noqa: E402
+
+
+@settings(max_examples=300, deadline=None)
+@given(_random_maps(max_range=0), st.lists(st.integers(-3, 12), min_size=2, max_size=2))
+def test_image_at_a_point_equals_relation_at(m, coordinates):
+    """``predicted_read_set``'s plain-integer path gives what the numpy relation gives, inside
+    and outside the domain, with and without constraints."""
+    import numpy as np
+
+    from hlo_index.affine.evaluate import relation_at
+    point = tuple(coordinates[:m.num_dims])
+    _, rows = relation_at(m, np.array([point], dtype=np.int64).reshape(1, m.num_dims), ())
+    expected = {tuple(r) for r in rows.tolist()}
+    got = verify._image_at(m, point)
+    assert ({got} if got is not None else set()) == expected
+    assert verify.predicted_read_set((m,), point) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(_random_maps(max_range=0, n_dims=2),
+       st.lists(st.tuples(st.integers(-3, 12), st.integers(-3, 12)), min_size=2, max_size=6, unique=True))
+def test_images_of_several_points_equal_those_of_each_point(m, points):
+    """``predicted_rows_many``'s plain-integer path: per point, the rows numpy gives for that
+    point alone, in the same order (sorted distinct rows, or every map's row in map order)."""
+    for maps in ((m,), (m, m)):
+        for distinct in (True, False):
+            many = verify.predicted_rows_many(maps, points, distinct=distinct)
+            for p in points:
+                one = verify.predicted_rows(maps, p, distinct=distinct)
+                assert many[p].shape == one.shape and (many[p] == one).all(), (str(m), p, distinct)
