@@ -63,7 +63,7 @@ class Budgets:
     # Points the utilization figures of one target may enumerate in all (counted as they are
     # enumerated; one figure is bounded by its own per-component limits). Once spent, the target's
     # remaining utilization figures are unknown, naming the budget (coalescing stays).
-    figure_points_per_target: int = 1 << 22
+    figure_points_per_target: int = 1 << 27
     # Per-operand figures (utilization, coalescing, physical maps) memoised per context.
     operand_figures: int = 1 << 14
     # Shapes, metadata and typed attributes memoised per context while parsing.

@@ -32,6 +32,9 @@ SAMPLE_POINTS = 1 << 16
 _WORK = register_table("analyses.components.points", lambda: [0])
 
 
+CALL_POINTS = 1 << 12   # a component's fixed cost (grids, expression walks), in points
+
+
 def charge(points: int) -> None:
     current().tables[_WORK][0] += points
 
@@ -164,7 +167,7 @@ def _evaluate(m: IndexingMap, members, results, constraints, operand_dims, domai
         rng = np.random.default_rng(seed)
         columns = [rng.integers(iv.lo, iv.hi + 1, size=sample, dtype=np.int64) for iv in intervals]
     n = len(columns[0])
-    charge(n * max(1, len(results) + len(constraints)))
+    charge(n * max(1, len(results) + len(constraints)) + CALL_POINTS)
     env = {(v.kind, v.value): col for v, col in zip(members, columns)}
     memo: dict = {}
     keep = np.ones(n, dtype=bool)

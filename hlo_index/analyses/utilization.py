@@ -320,7 +320,7 @@ def _from_boxes(base, boxes, reads, dims, shape, bits, runtime_union, notes) -> 
                            method="interval", exact=False, runtime_union=runtime_union,
                            notes=tuple(notes))
     marked = np.zeros(dims, dtype=bool)
-    charge(marked.size // 256)
+    charge(marked.size // 16)
     for b in boxes:
         marked[tuple(_slice(p) for p in b.progressions)] = True
     distinct = int(marked.sum())
@@ -349,7 +349,7 @@ def _from_components(base, maps, reads, reads_exact, dims, shape, bits, runtime_
     need_marks = len(decs) > 1 or bits % 8 != 0
     if need_marks and all(i is not None for i in indices) and total <= BITMAP_LIMIT:
         marked = np.zeros(total, dtype=bool)
-        charge(total // 256)
+        charge(total // 16)
         for linear in indices:
             marked[linear] = True
         lower = int(np.count_nonzero(marked))
