@@ -3,9 +3,12 @@
 Registered as a report extension (``report.register_extension``), so the analyses package
 stays render-free. Each ``output_to_input`` operand entry gains:
 
-* ``utilization`` / ``coalescing``: ``hlo_index.analyses.operand_report``'s dicts, each with a
-  one-line ``summary`` the text renderer prints under the operand (option ``analyses``;
-  ``analyze`` sets it unless ``--no-analyses``, ``check`` never pays for it);
+* ``utilization``: ``hlo_index.analyses``' utilization dict with a one-line ``summary`` the text
+  renderer prints under the operand (option ``analyses``; ``analyze`` sets it unless
+  ``--no-analyses``, ``check`` never pays for it);
+* ``coalescing`` (same option): the figure of the machine the dump runs on
+  (``analyses.target_figures``). The target-less figure of ``operand_report`` is not computed
+  here: the target's figure would replace it on every operand;
 * ``physical_maps`` (option ``physical``): one map per logical map, from the output's logical
   index to the operand's linear physical element offset under its layout (tiles included).
 
@@ -45,25 +48,32 @@ def _remember(slot: int, key, value):
 
 def operand_figures(maps: tuple, operand_shape: Shape, output_shape: Shape,
                     pool: Optional[list] = None) -> dict:
-    """``{"utilization": {...}, "coalescing": {...}}`` for one operand, memoised.
+    """``{"utilization": {...}}`` for one operand, memoised (``coalescing`` is the target's,
+    filled by ``apply_target``).
 
     ``pool``: ``[points left]`` of the target's ``figure_points_per_target``, charged with the
-    points each figure enumerates; once it is spent, the target's next utilizations are not
-    counted (unknown, naming the budget)."""
-    # rows share map tuples: an identity memo (objects kept and checked) spares hashing the maps
+    points each utilization enumerates (``analyses.components.spent_points``); once it is spent,
+    the target's next utilizations not computed before are not counted (unknown, naming the
+    budget)."""
+    # Rows share map tuples: an identity memo (objects kept and checked) spares hashing the maps.
+    # An entry is [maps, operand shape, output shape, figures computed in full, figures with
+    # utilization skipped].
     ids = (id(maps), id(operand_shape), id(output_shape))
-    by_object = current().tables[_BY_OBJECT]
-    hit = by_object.get(ids)
-    if hit is not None and hit[0] is maps and hit[1] is operand_shape and hit[2] is output_shape:
-        return hit[3]
-    skipped = pool is not None and pool[0] <= 0
+    entry = current().tables[_BY_OBJECT].get(ids)
+    if entry is None or entry[0] is not maps or entry[1] is not operand_shape \
+            or entry[2] is not output_shape:
+        entry = _remember(_BY_OBJECT, ids, [maps, operand_shape, output_shape, None, None])
+    if entry[3] is not None:   # computed in full once: shared, whatever this target spent before
+        return entry[3]
+    if pool is not None and pool[0] <= 0:   # depends on what the target spent before: per call
+        if entry[4] is None:
+            entry[4] = _operand_figures(maps, operand_shape, output_shape, True)
+        return entry[4]
     before = spent_points()
-    figures = _operand_figures(maps, operand_shape, output_shape, skipped)
+    entry[3] = _operand_figures(maps, operand_shape, output_shape, False)
     if pool is not None:
         pool[0] -= spent_points() - before
-    if not skipped:   # skipped depends on what the target spent before: not shared by object
-        _remember(_BY_OBJECT, ids, (maps, operand_shape, output_shape, figures))
-    return figures
+    return entry[3]
 
 
 def _operand_figures(maps: tuple, operand_shape: Shape, output_shape: Shape, skipped: bool) -> dict:
@@ -71,20 +81,18 @@ def _operand_figures(maps: tuple, operand_shape: Shape, output_shape: Shape, ski
     hit = current().tables[_ANALYSES].get(key)
     if hit is not None:
         return hit
-    from ..analyses import operand_report
-    reason = ""
+    from ..analyses import operand_utilization, skipped_utilization, utilization_summary
     if skipped:
         limit = current().budgets.figure_points_per_target
-        reason = budget_reason("figure_points_per_target", limit,
-                               "the target's utilization figures enumerated that many points already")
-    # Maps equal as keys may differ in spelling (a constraint vs a folded bound), and sampled
-    # figures depend on the domain spelled: compute on the canonical form so a result depends on
-    # the key alone, not on which equal map happened to be seen first.
-    data = operand_report(_canonical(maps), operand_shape, output_shape, skip_utilization=reason)
-    figures = {
-        "utilization": _with_summary(data["utilization"], data["utilization_summary"]),
-        "coalescing": _with_summary(data["coalescing"], data["coalescing_summary"]),
-    }
+        u = skipped_utilization(operand_shape, budget_reason(
+            "figure_points_per_target", limit,
+            "the target's utilization figures enumerated that many points already"))
+    else:
+        # Maps equal as keys may differ in spelling (a constraint vs a folded bound), and sampled
+        # figures depend on the domain spelled: compute on the canonical form so a result depends
+        # on the key alone, not on which equal map happened to be seen first.
+        u = operand_utilization(_canonical(maps), operand_shape)
+    figures = {"utilization": _with_summary(u.to_json(), utilization_summary(u))}
     return _remember(_ANALYSES, key, figures)
 
 
@@ -134,12 +142,11 @@ def add_operand_figures(report: TargetReport, target: Any, module: Any, options:
     if len(rows) != len(report.output_to_input):
         return
     info = operand_info(target)
-    pool = [current().budgets.figure_points_per_target]
     # ~10^6 rows of a whole ENTRY, ~10^3 operands and outputs: each shape looked up once
     operand_shapes: dict[tuple[int, int], Optional[Shape]] = {}
     output_shapes: dict[int, Optional[Shape]] = {}
 
-    def shapes_of(row):
+    def shapes_of(row) -> tuple:
         key = (row.operand, row.operand_element)
         operand_shape = operand_shapes.get(key, False)
         if operand_shape is False:
@@ -148,26 +155,36 @@ def add_operand_figures(report: TargetReport, target: Any, module: Any, options:
         if output_shape is False:
             output_shape = output_shapes[row.output] = _output_shape(target, row.output)
         return operand_shape, output_shape
-    for row, entry in zip(rows, report.output_to_input):
-        _fill(entry, row, shapes_of(row), analyses, physical, pool)
+
+    # keys in the order the JSON has always had: utilization, coalescing, physical_maps
     if analyses:
+        pool = [current().budgets.figure_points_per_target]
+        for row, entry in zip(rows, report.output_to_input):
+            _fill_utilization(entry, row, shapes_of(row), pool)
         from ..analyses.target_figures import apply_target
         apply_target(report, target, module, rows, options, shapes_of)
+    if physical:
+        for row, entry in zip(rows, report.output_to_input):
+            _fill_physical(entry, row, shapes_of(row))
 
 
-def _fill(entry: OperandReport, row, shapes: tuple, analyses: bool, physical: bool, pool: list) -> None:
+def _fill_utilization(entry: OperandReport, row, shapes: tuple, pool: list) -> None:
     operand_shape, output_shape = shapes
     if operand_shape is None or output_shape is None or output_shape.is_tuple:
         return
     # A failing figure must not cost the operand its maps (the target would become an error).
-    if analyses:
-        try:
-            entry.extra.update(operand_figures(row.maps, operand_shape, output_shape, pool))
-        except Exception as exc:  # noqa: BLE001
-            failed = {"error": f"{type(exc).__name__}: {exc}", "summary": f"not computed ({type(exc).__name__}: {exc})"}
-            entry.extra.update({"utilization": failed, "coalescing": failed})
-    if physical:
-        try:
-            entry.extra["physical_maps"] = physical_maps(row.maps, operand_shape)
-        except Exception as exc:  # noqa: BLE001
-            entry.extra["physical_maps"] = [{"map": None, "unknown": f"{type(exc).__name__}: {exc}"}]
+    try:
+        entry.extra.update(operand_figures(row.maps, operand_shape, output_shape, pool))
+    except Exception as exc:  # noqa: BLE001
+        entry.extra["utilization"] = {"error": f"{type(exc).__name__}: {exc}",
+                                      "summary": f"not computed ({type(exc).__name__}: {exc})"}
+
+
+def _fill_physical(entry: OperandReport, row, shapes: tuple) -> None:
+    operand_shape, output_shape = shapes
+    if operand_shape is None or output_shape is None or output_shape.is_tuple:
+        return
+    try:
+        entry.extra["physical_maps"] = physical_maps(row.maps, operand_shape)
+    except Exception as exc:  # noqa: BLE001
+        entry.extra["physical_maps"] = [{"map": None, "unknown": f"{type(exc).__name__}: {exc}"}]

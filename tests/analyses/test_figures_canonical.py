@@ -25,4 +25,5 @@ def test_equal_maps_get_equal_figures_whatever_the_order():
     a2, b2 = _figures(FOLDED, CONSTRAINED)
     assert a1 == b1 == a2 == b2
     assert a1["utilization"]["distinct_elements"] == 24 * 40
-    assert a1["coalescing"]["verdict"] == "coalesced"
+    # coalescing is the target's figure (analyses.target_figures), filled after these
+    assert set(a1) == {"utilization"}

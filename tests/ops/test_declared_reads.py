@@ -83,6 +83,14 @@ def _answers(instr) -> list:
             answers.append([(om.operand, om.operand_output, om.maps) for om in output_to_input(instr, j)])
         for i in range(len(instr.operands)):
             answers.append(input_to_output(instr, i))
+        # canonical keys made here, while the context lives: comparing the answers later then
+        # simplifies nothing in whatever context is current (expressions of a closed context
+        # would fill that context's simplifier memos)
+        for answer in answers:
+            for item in answer:
+                for m in (item[2] if isinstance(item, tuple) and len(item) == 3 and isinstance(item[2], tuple)
+                          else item):
+                    m.canonical_key()
         return answers
 
 
