@@ -9,7 +9,11 @@ maps are ``T_N``; with an unknown one, the union over every n (which also stops 
 condition's reads at every evaluation (``C o T_n``, n = 0..N) are added to every element: the
 number of iterations, hence every element's value, depends on them.
 
-A dynamic offset inside the body stays a runtime variable, a fresh one per iteration composed
+With jax's counter pattern and at most ``MAX_STEPS`` iterations the loop is unrolled instead:
+iteration n's body has the counters folded in (``loop_counter``), so an offset computed from them
+is exact, ``T_{n+1} = T_n o B_n``, and rows read in progression are joined into one map over the
+iteration (``loop_joins``). Element pairs the unrolling gives up on take the general maps. There,
+a dynamic offset inside the body stays a runtime variable, a fresh one per iteration composed
 (its maps are the union over its values, as everywhere else). Bounded: at most ``MAX_STEPS``
 compositions and ``MAX_MAPS`` maps per element pair, else UNDEFINED naming the budget.
 """
@@ -60,8 +64,14 @@ _SWAPPED = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE", "NE": "NE"}
 
 
 def _induction_trip_count(instr: Instruction) -> Optional[int]:
-    """A counter element c: initialised by a constant, ``c + step`` (constant) in the body, and the
-    condition ``compare(c, bound)`` against a constant. The count is simulated exactly."""
+    found = induction_variable(instr)
+    return None if found is None else found[3]
+
+
+def induction_variable(instr: Instruction) -> Optional[tuple[int, int, int, int]]:
+    """(counter element, start, step, trip count) of jax's counter pattern: an element c initialised
+    by a constant, ``c + step`` (constant) in the body, and the condition ``compare(c, bound)``
+    against a constant. The count is simulated exactly."""
     body, cond = instr.called.get("body"), instr.called.get("condition")
     init = instr.operands[0] if instr.operands else None
     if body is None or cond is None or init is None or init.opcode != "tuple" or cond.root is None:
@@ -86,7 +96,7 @@ def _induction_trip_count(instr: Instruction) -> Optional[int]:
         trips += 1
         if trips > MAX_SIMULATED_TRIPS:
             return None
-    return trips
+    return counter, start, step, trips
 
 
 def _counter_step(body: Computation, counter: int) -> Optional[int]:
@@ -206,6 +216,19 @@ def loop_matrix(instr: Instruction) -> Union[Matrix, str]:
     return hit[1]
 
 
+def _body_matrix(body: Computation, count: int) -> Union[Matrix, str]:
+    from ..fusion import computation_output_to_input
+    body_maps: Matrix = {}
+    for j in range(count):
+        per_param = computation_output_to_input(body, j)
+        body_maps[j] = {e: maps for (p, e), maps in per_param.items() if p == 0 and maps}
+        for maps in body_maps[j].values():
+            bad = [m for m in maps if m.is_undefined]
+            if bad:
+                return f"while body: {bad[0].undefined_reason}"
+    return body_maps
+
+
 def _loop_matrix(instr: Instruction) -> Union[Matrix, str]:
     from ..fusion import computation_output_to_input
     body, cond = instr.called.get("body"), instr.called.get("condition")
@@ -216,19 +239,37 @@ def _loop_matrix(instr: Instruction) -> Union[Matrix, str]:
         return "while: the loop state is not a flat tuple of arrays"
     count = shape.num_outputs
     dims = [shape.leaf(e).dims for e in range(count)]
-    body_maps: Matrix = {}
-    for j in range(count):
-        per_param = computation_output_to_input(body, j)
-        body_maps[j] = {e: maps for (p, e), maps in per_param.items() if p == 0 and maps}
-        for maps in body_maps[j].values():
-            bad = [m for m in maps if m.is_undefined]
-            if bad:
-                return f"while body: {bad[0].undefined_reason}"
     cond_maps = {e: maps for (p, e), maps in computation_output_to_input(cond, 0).items() if p == 0 and maps}
     if any(m.is_undefined for maps in cond_maps.values() for m in maps):
         return "while condition: " + next(m.undefined_reason for maps in cond_maps.values() for m in maps
                                            if m.is_undefined)
     trips = known_trip_count(instr)
+    unrolled = _unrolled(instr, body, cond_maps, dims, trips)
+    if isinstance(unrolled, dict) and not any(m.is_undefined for row in unrolled.values()
+                                              for maps in row.values() for m in maps):
+        return unrolled
+    general = _general(instr, body, cond_maps, dims, trips)
+    if not isinstance(unrolled, dict):
+        return general
+    # pairs the unrolled composition gave up on take the general (runtime-variable) maps
+    result: Matrix = {}
+    for j, row in unrolled.items():
+        out = {}
+        for k, maps in row.items():
+            if any(m.is_undefined for m in maps) and isinstance(general, dict):
+                maps = general.get(j, {}).get(k, ())
+            if maps:
+                out[k] = maps
+        result[j] = out
+    return result
+
+
+def _general(instr: Instruction, body: Computation, cond_maps, dims, trips: Optional[int]) -> Union[Matrix, str]:
+    """One body map for every iteration: dynamic offsets stay runtime variables."""
+    count = len(dims)
+    body_maps = _body_matrix(body, count)
+    if isinstance(body_maps, str):
+        return body_maps
     identity: Matrix = {j: {j: (IndexingMap.identity(dims[j]),)} for j in range(count)}
     try:
         states = _iterate(identity, body_maps, instr, dims, trips)
@@ -237,7 +278,68 @@ def _loop_matrix(instr: Instruction) -> Union[Matrix, str]:
     if isinstance(states, str):
         return states + _overwrite_note(body_maps)
     final, visited = states
-    # The condition, evaluated on every state visited, decides how many iterations run.
+    return _with_control(final, visited, cond_maps, instr, dims)
+
+
+def _unrolled(instr: Instruction, body: Computation, cond_maps, dims, trips: Optional[int]) -> Union[Matrix, str, None]:
+    """Iteration by iteration, each with the counters folded into the body (``loop_counter``):
+    ``T_{n+1} = T_n o B_n`` exactly. None where it does not apply (no counter pattern, its count
+    not the loop's, more than ``MAX_STEPS`` iterations, or no op reads the counter as an offset)."""
+    from .loop_counter import counters, specialised_body
+    found = induction_variable(instr)
+    if found is None or trips is None or found[3] != trips or trips > MAX_STEPS or trips == 0:
+        return None
+    count = len(dims)
+    general = _body_matrix(body, count)
+    if isinstance(general, str):
+        return None
+    # Folding a counter drops the reads of it by the ops that now see a constant. The compared
+    # counter's are covered: the condition reads it, and every element takes the condition's
+    # reads. Another counter (jax's fori index) is folded only where the unfolded body reads it
+    # from whole elements (no constraint, no runtime variable): those reads are added back as such.
+    known, readers = {}, {}
+    for e, (start, step) in counters(instr).items():
+        reads = {j: row[e] for j, row in general.items() if e in row}
+        if e == found[0] or all(_whole_read(m, dims[j]) for j, maps in reads.items() for m in maps):
+            known[e] = (start, step)
+            if e != found[0]:
+                readers[e] = reads
+    bodies = [specialised_body(body, {e: start + n * step for e, (start, step) in known.items()})
+              for n in range(trips)]
+    if all(b is None for b in bodies):
+        return None
+    t: Matrix = {j: {j: (IndexingMap.identity(dims[j]),)} for j in range(count)}
+    visited = [t]
+    try:
+        for specialised in bodies:
+            body_maps = _body_matrix(specialised or body, count)
+            if isinstance(body_maps, str):
+                return body_maps
+            for e, reads in readers.items():
+                for j, maps in reads.items():
+                    row = {k: list(v) for k, v in body_maps.setdefault(j, {}).items()}
+                    _merge(row, e, list(maps))
+                    body_maps[j] = {k: tuple(v) for k, v in sorted(row.items())}
+            t = _step(t, body_maps, instr, dims)
+            visited.append(t)
+    except LoopTooComplex as exc:
+        return f"while: {exc}"
+    result = _with_control(t, visited, cond_maps, instr, dims)
+    if isinstance(result, str):
+        return result
+    from .loop_joins import join_constant_progressions
+    return {j: {k: join_constant_progressions(maps) for k, maps in row.items()} for j, row in result.items()}
+
+
+def _whole_read(m: IndexingMap, dims) -> bool:
+    """Every element of ``dims`` reads the whole (scalar) target, unconditionally."""
+    from .shape_maps import full_interval
+    return (not m.is_undefined and not m.is_known_empty and not m.runtime_vars and not m.constraints
+            and tuple(m.dims) == tuple(full_interval(n) for n in dims))
+
+
+def _with_control(final: Matrix, visited: list, cond_maps, instr: Instruction, dims) -> Union[Matrix, str]:
+    """The condition, evaluated on every state visited, decides how many iterations run."""
     control: dict[int, list] = {}
     cond_row = {0: cond_maps}
     try:
@@ -247,7 +349,7 @@ def _loop_matrix(instr: Instruction) -> Union[Matrix, str]:
     except LoopTooComplex as exc:
         return f"while: {exc}"
     result: Matrix = {}
-    for j in range(count):
+    for j in range(len(dims)):
         row: dict[int, list] = {k: list(v) for k, v in final.get(j, {}).items()}
         for k, maps in control.items():
             _merge(row, k, [_lift(m, dims[j]) for m in maps])

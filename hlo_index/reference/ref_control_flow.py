@@ -48,11 +48,12 @@ def computation_reads(comp: Computation, output_index: int, point: tuple,
 
 
 def computation_reads_of(comp: Computation, output_index: int, points: set,
-                         scalars: Optional[dict] = None) -> dict[tuple[int, int], set]:
+                         scalars: Optional[dict] = None, params: Optional[dict] = None) -> dict[tuple[int, int], set]:
     """(parameter number, tuple element) -> the elements output ``point`` of ``comp`` reads.
 
     ``scalars``: known values of scalar integer elements of a tuple parameter (a loop's counter at
-    this iteration); offsets computed from them are used exactly, other offsets are taken as 0."""
+    this iteration); ``params``: known values of scalar parameters (a callee's, passed such a
+    value); offsets computed from them are used exactly, other offsets are taken as 0."""
     need: dict[tuple[int, int], set] = {(id(comp.root), output_index): set(points)}
     found: dict[tuple[int, int], set] = {}
     for instr in reversed(_order(comp)):
@@ -67,18 +68,30 @@ def computation_reads_of(comp: Computation, output_index: int, points: set,
                 continue
             callee = _callee(instr)
             if callee is not None:   # all the points at once: one walk of the callee
-                for (param, element), got in computation_reads_of(callee, out, points, None).items():
+                inner = _known_operands(instr, scalars, params)
+                for (param, element), got in computation_reads_of(callee, out, points, None, inner).items():
                     need.setdefault((id(instr.operands[param]), element), set()).update(got)
                 continue
             for p in points:
                 for j, operand in enumerate(instr.operands):
-                    for element, got in _reads_with_offsets(instr, out, p, j, scalars).items():
+                    for element, got in _reads_with_offsets(instr, out, p, j, scalars, params).items():
                         if got:
                             need.setdefault((id(operand), element), set()).update(got)
     return found
 
 
-def _reads_with_offsets(instr: Instruction, out: int, point: tuple, operand: int, scalars) -> dict[int, set]:
+def _known_operands(instr: Instruction, scalars: Optional[dict], params: Optional[dict]) -> dict[int, int]:
+    memo: dict = {}
+    values = {}
+    for j, o in enumerate(instr.operands):
+        v = _scalar_value(o, scalars or {}, memo, params)
+        if v is not None:
+            values[j] = v
+    return values
+
+
+def _reads_with_offsets(instr: Instruction, out: int, point: tuple, operand: int, scalars,
+                        params: Optional[dict] = None) -> dict[int, set]:
     try:
         return element_reads(instr, out, point, operand)
     except ValueError as exc:
@@ -87,7 +100,7 @@ def _reads_with_offsets(instr: Instruction, out: int, point: tuple, operand: int
     values = {}
     for j, o in enumerate(instr.operands):
         if not o.shape.is_tuple and o.shape.rank == 0 and o.shape.element_type[:1] in ("s", "u"):
-            v = _scalar_value(o, scalars or {}, {})
+            v = _scalar_value(o, scalars or {}, {}, params)
             values[j] = np.asarray(0 if v is None else v, dtype=np.int64)
     return {0: read_set(instr, out, point, operand, values)}
 
@@ -147,9 +160,10 @@ _ARITH = {"add": lambda a, b: a + b, "subtract": lambda a, b: a - b, "multiply":
           "maximum": max, "minimum": min, "and": lambda a, b: a and b, "or": lambda a, b: a or b}
 
 
-def _scalar_value(instr: Instruction, state: dict, memo: dict):
+def _scalar_value(instr: Instruction, state: dict, memo: dict, params: Optional[dict] = None):
     """The value of a scalar integer / predicate instruction given the known scalar elements of
-    the (single, tuple) parameter; None when it depends on anything else."""
+    the (single, tuple) parameter, or ``params`` (parameter number -> value); None when it depends
+    on anything else. A tuple element of a ``call`` is evaluated in the callee."""
     if id(instr) in memo:
         return memo[id(instr)]
     op, value = instr.opcode, None
@@ -158,20 +172,39 @@ def _scalar_value(instr: Instruction, state: dict, memo: dict):
         value = None
     elif op == "constant":
         value = _constant_scalar(instr)
+    elif op == "parameter":
+        value = (params or {}).get(instr.parameter_number)
     elif op == "get-tuple-element" and args and args[0].opcode == "parameter":
         value = state.get(int(instr.attr("index", 0)))
+    elif op == "get-tuple-element" and args and args[0].opcode == "call":
+        callee = args[0].called.get("to_apply")
+        index = int(instr.attr("index", 0))
+        if callee is not None and callee.root is not None and callee.root.opcode == "tuple" \
+                and index < len(callee.root.operands):
+            inner = {j: v for j, o in enumerate(args[0].operands)
+                     if (v := _scalar_value(o, state, memo, params)) is not None}
+            value = _scalar_value(callee.root.operands[index], {}, {}, inner)
     elif op in _ARITH and len(args) == 2:
-        a, b = (_scalar_value(x, state, memo) for x in args)
+        a, b = (_scalar_value(x, state, memo, params) for x in args)
         value = None if a is None or b is None else int(_ARITH[op](a, b))
     elif op == "compare" and len(args) == 2:
-        a, b = (_scalar_value(x, state, memo) for x in args)
+        a, b = (_scalar_value(x, state, memo, params) for x in args)
         fn = _CMP.get(instr.attr("direction", ""))
         value = None if a is None or b is None or fn is None else int(fn(a, b))
     elif op == "not" and args:
-        a = _scalar_value(args[0], state, memo)
+        a = _scalar_value(args[0], state, memo, params)
         value = None if a is None else int(not a)
     elif op == "convert" and args:
-        value = _scalar_value(args[0], state, memo)
+        value = _scalar_value(args[0], state, memo, params)
+    elif op == "negate" and args:
+        a = _scalar_value(args[0], state, memo, params)
+        value = None if a is None else -a
+    elif op == "select" and len(args) == 3:
+        p, a, b = (_scalar_value(x, state, memo, params) for x in args)
+        value = None if p is None else (a if p else b)
+    elif op == "clamp" and len(args) == 3:
+        lo, a, hi = (_scalar_value(x, state, memo, params) for x in args)
+        value = None if lo is None or a is None or hi is None else min(max(a, lo), hi)
     memo[id(instr)] = value
     return value
 

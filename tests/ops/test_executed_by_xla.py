@@ -222,24 +222,49 @@ def test_pad_and_reverse_and_transpose_program():
 
 
 def test_fori_loop_reading_the_counter_row():
-    """Iteration k reads row k; the maps give every row (the offset, behind jax's negative-index
-    select, is a runtime variable of the body: a union over iterations)."""
+    """Iteration k reads row k: with the trip count known, the counter is folded per iteration
+    (through jax's call and negative-index select), so the maps read rows 0, 1, 2 exactly."""
     def fn(x):
         def body(k, acc):
             return acc * 2.0 + lax.dynamic_index_in_dim(x, k, 0, keepdims=False)
         return lax.fori_loop(0, 3, body, jnp.zeros(x.shape[1:], x.dtype))
-    assert check_program(fn, (floats(7, 4),), 0)
+    maps = check_program(fn, (floats(7, 4),), 0)
+    assert not any(m.runtime_vars for m in maps)
+    assert set().union(*(m.read_set((1,)) for m in maps)) == {(0, 1), (1, 1), (2, 1)}
 
 
 def test_fori_loop_summing_every_other_row():
-    """The row 2k + 1 is computed by integer arithmetic (and jax's negative-index select), which
-    the maps do not fold: the offset is a runtime variable, its union every row (XLA reads 1, 3, 5)."""
+    """The row 2k + 1 (integer arithmetic, jax's negative-index select) is folded per iteration:
+    exactly rows 1, 3, 5, as one map over the iteration."""
     def fn(x):
         def body(k, acc):
             return acc + lax.dynamic_slice_in_dim(x, 2 * k + 1, 1, 0)[0]
         return lax.fori_loop(0, 3, body, jnp.zeros(x.shape[1:], x.dtype))
     maps = check_program(fn, (floats(7, 4),), 0)
-    assert any(m.runtime_vars for m in maps)
+    assert not any(m.runtime_vars for m in maps) and len(maps) == 1
+    assert maps[0].read_set((2,)) == {(1, 2), (3, 2), (5, 2)}
+
+
+@pytest.mark.parametrize("lower,upper,scale,shift", [(-3, 0, 1, 0), (0, 4, 2, 3), (1, 6, 1, -2), (0, 3, -1, 0)])
+def test_fori_loop_row_through_normalisation_and_clamp(lower, upper, scale, shift):
+    """Negative rows wrap (jax's select), rows past the end clamp (XLA's dynamic-slice): each
+    iteration's row folded exactly, checked against XLA's NaN propagation."""
+    def fn(x):
+        def body(k, acc):
+            return acc + lax.dynamic_slice_in_dim(x, scale * k + shift, 2, 0).sum(0)
+        return lax.fori_loop(lower, upper, body, jnp.zeros(x.shape[1:], x.dtype))
+    maps = check_program(fn, (floats(7, 3),), 0)
+    assert not any(m.runtime_vars for m in maps)
+
+
+def test_scan_state_reads_every_row_and_each_output_row_its_own():
+    """lax.scan: the carried sum reads every row of xs (one map over the iteration)."""
+    def fn(xs):
+        def step(c, x):
+            return c + x, c * x
+        return lax.scan(step, jnp.zeros(xs.shape[1:], xs.dtype), xs)[0]
+    maps = check_program(fn, (floats(5, 3),), 0)
+    assert not any(m.runtime_vars for m in maps)
 
 
 def test_cond_with_a_constant_predicate_reads_the_branch_taken():

@@ -185,7 +185,8 @@ def test_long_loop_that_never_stabilises_is_undefined_with_the_budget():
 
 
 def _row_writing_loop(trips: int):
-    """acc gets row 0 of x written at row i (the counter, a runtime offset to the body's maps)."""
+    """acc gets row 0 of x written at row i (the counter: folded per iteration up to
+    ``MAX_STEPS`` iterations, a runtime offset to the body's maps beyond)."""
     text = while_module(2, 3, "overwrite", 0, trips, False)
     body = ("zero = s32[] constant(0)\n  row = f32[1,3] slice(x), slice={[0:1], [0:3]}\n"
             "  n = f32[2,3] dynamic-update-slice(acc, row, i, zero)")
@@ -196,8 +197,9 @@ def test_loop_overwriting_at_runtime_offsets_gives_up_on_that_pair_only():
     # two iterations: the pieces around each iteration's update, with fresh offsets, compose exactly
     short = _row_writing_loop(2)
     assert check_against_reference(short) > 0
-    # eight: too many pieces for what acc reads through itself; x and the counter keep their maps
-    w = _row_writing_loop(8)
+    # thirty (past the unrolling budget): too many pieces for what acc reads through itself; x and
+    # the counter keep their maps
+    w = _row_writing_loop(30)
     acc = {om.operand_output: om.maps for om in output_to_input(w, 1)}
     (given_up,) = acc[1]
     assert given_up.is_undefined and "fresh offsets each iteration" in given_up.undefined_reason
@@ -205,3 +207,163 @@ def test_loop_overwriting_at_runtime_offsets_gives_up_on_that_pair_only():
     assert counter[0] and not any(m.is_undefined for m in counter[0])
     x = {om.operand_output: om.maps for om in output_to_input(w, 2)}
     assert x[2] == (IndexingMap.identity((2, 3)),)
+
+
+def test_loop_overwriting_at_the_counter_row_is_exact_when_unrolled():
+    # eight iterations write rows 0, 1, then (clamped) 1 again: nothing of acc0 survives
+    w = _row_writing_loop(8)
+    assert check_against_reference(w) > 0
+    acc = {om.operand_output: om.maps for om in output_to_input(w, 1)}
+    assert 1 not in acc
+    assert all(not m.runtime_vars for maps in acc.values() for m in maps)
+
+
+# ---- counters folded per iteration ---------------------------------------------------------------
+
+def counter_row_module(rows: int, width: int, size: int, start: int, step: int, trips: int,
+                       scale: int, shift: int, through_call: bool) -> str:
+    """acc += the rows [r, r + size) of x, r = scale * i + shift (jax's negative-index select,
+    XLA's clamp), i the counter: start, start + step, ... for ``trips`` iterations."""
+    bound = start + step * trips
+    direction = "LT" if step > 0 else "GT"
+    state = f"(s32[], f32[{size},{width}], f32[{rows},{width}])"
+    offset = ("  r = s32[] multiply(i, scale)\n  r1 = s32[] add(r, shift)\n"
+              "  neg = pred[] compare(r1, zero), direction=LT\n  wrapped = s32[] add(r1, n)\n"
+              "  idx = s32[] select(neg, wrapped, r1)\n")
+    consts = (f"  zero = s32[] constant(0)\n  scale = s32[] constant({scale})\n"
+              f"  shift = s32[] constant({shift})\n  n = s32[] constant({rows})\n")
+    if through_call:
+        helper = (f"pick {{\n  x = f32[{rows},{width}] parameter(0)\n  i = s32[] parameter(1)\n{consts}{offset}"
+                  f"  ROOT rows = f32[{size},{width}] dynamic-slice(x, idx, zero), dynamic_slice_sizes={{{size},{width}}}\n}}\n")
+        read = f"  got = f32[{size},{width}] call(x, i), to_apply=pick\n"
+    else:
+        helper = ""
+        read = (f"{consts}{offset}  got = f32[{size},{width}] dynamic-slice(x, idx, zero), "
+                f"dynamic_slice_sizes={{{size},{width}}}\n")
+    return f"""HloModule m
+{helper}body {{
+  p = {state} parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  acc = f32[{size},{width}] get-tuple-element(p), index=1
+  x = f32[{rows},{width}] get-tuple-element(p), index=2
+{read}  acc2 = f32[{size},{width}] add(acc, got)
+  step = s32[] constant({step})
+  j = s32[] add(i, step)
+  ROOT t = {state} tuple(j, acc2, x)
+}}
+cond {{
+  p = {state} parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  k = s32[] constant({bound})
+  ROOT c = pred[] compare(i, k), direction={direction}
+}}
+ENTRY e {{
+  acc0 = f32[{size},{width}] parameter(0)
+  x0 = f32[{rows},{width}] parameter(1)
+  i0 = s32[] constant({start})
+  init = {state} tuple(i0, acc0, x0)
+  ROOT w = {state} while(init), condition=cond, body=body
+}}
+"""
+
+
+@SETTINGS
+@given(st.data())
+def test_counter_rows_match_reference(data):
+    rows, width = data.draw(st.integers(2, 6)), data.draw(st.integers(1, 2))
+    size = data.draw(st.integers(1, rows))
+    step = data.draw(st.sampled_from([1, 2, -1]))
+    module = parse_module_text(counter_row_module(
+        rows, width, size, data.draw(st.integers(-4, 4)), step, data.draw(st.integers(1, 6)),
+        data.draw(st.integers(-2, 3)), data.draw(st.integers(-3, 3)), data.draw(st.booleans())))
+    w = module.entry.root
+    assert check_against_reference(w) > 0
+    # the counter is folded: what acc reads of x has no runtime variable
+    x_maps = [m for om in output_to_input(w, 1) if om.operand_output == 2 for m in om.maps]
+    assert x_maps and not any(m.runtime_vars for m in x_maps)
+
+
+def test_rows_one_three_five_are_exactly_those_rows():
+    module = parse_module_text(counter_row_module(7, 2, 1, 0, 1, 3, 2, 1, True))
+    (x_map,) = [m for om in output_to_input(module.entry.root, 1) if om.operand_output == 2 for m in om.maps]
+    assert set().union(*(x_map.read_set((0, c)) for c in range(2))) == {(1, 0), (3, 0), (5, 0), (1, 1), (3, 1), (5, 1)}
+
+
+def test_loop_past_the_unrolling_budget_keeps_the_runtime_variable():
+    from hlo_index.ops.loop_maps import MAX_STEPS
+    module = parse_module_text(counter_row_module(7, 2, 1, 0, 1, MAX_STEPS + 1, 1, 0, False))
+    x_maps = [m for om in output_to_input(module.entry.root, 1) if om.operand_output == 2 for m in om.maps]
+    assert x_maps and all(m.runtime_vars for m in x_maps)
+
+
+# jax's fori_loop(0, 3, acc + x[2k + 1]): two counters, the compared one (element 0) and the fori
+# index (element 1) updated inside a call; the row offset computed from the index in that call.
+JAX_FORI = """HloModule jit_fn, entry_computation_layout={(f32[7,4]{1,0})->f32[4]{0}}
+
+closed_call.1 {
+  Arg_1.1 = s32[] parameter(1)
+  constant.10 = s32[] constant(1)
+  add.4 = s32[] add(Arg_1.1, constant.10)
+  Arg_2.1 = f32[4]{0} parameter(2)
+  Arg_0.1 = f32[7,4]{1,0} parameter(0)
+  constant.9 = s32[] constant(2)
+  mul.1 = s32[] multiply(Arg_1.1, constant.9)
+  add.5 = s32[] add(mul.1, constant.10)
+  constant.8 = s32[] constant(0)
+  lt.1 = pred[] compare(add.5, constant.8), direction=LT
+  constant.7 = s32[] constant(7)
+  add.6 = s32[] add(add.5, constant.7)
+  select_n.1 = s32[] select(lt.1, add.6, add.5)
+  dynamic_slice.1 = f32[1,4]{1,0} dynamic-slice(Arg_0.1, select_n.1, constant.8), dynamic_slice_sizes={1,4}
+  squeeze.1 = f32[4]{0} reshape(dynamic_slice.1)
+  add.7 = f32[4]{0} add(Arg_2.1, squeeze.1)
+  ROOT tuple.1 = (s32[], f32[4]{0}) tuple(add.4, add.7)
+}
+
+region_0.2 {
+  arg_tuple.1 = (s32[], s32[], f32[4]{0}, f32[7,4]{1,0}) parameter(0)
+  get-tuple-element.4 = s32[] get-tuple-element(arg_tuple.1), index=0
+  constant.11 = s32[] constant(1)
+  add.9 = s32[] add(get-tuple-element.4, constant.11)
+  get-tuple-element.7 = f32[7,4]{1,0} get-tuple-element(arg_tuple.1), index=3
+  get-tuple-element.5 = s32[] get-tuple-element(arg_tuple.1), index=1
+  get-tuple-element.6 = f32[4]{0} get-tuple-element(arg_tuple.1), index=2
+  closed_call.3 = (s32[], f32[4]{0}) call(get-tuple-element.7, get-tuple-element.5, get-tuple-element.6), to_apply=closed_call.1
+  closed_call.4 = s32[] get-tuple-element(closed_call.3), index=0
+  closed_call.5 = f32[4]{0} get-tuple-element(closed_call.3), index=1
+  ROOT tuple.3 = (s32[], s32[], f32[4]{0}, f32[7,4]{1,0}) tuple(add.9, closed_call.4, closed_call.5, get-tuple-element.7)
+}
+
+region_1.3 {
+  arg_tuple.3 = (s32[], s32[], f32[4]{0}, f32[7,4]{1,0}) parameter(0)
+  get-tuple-element.13 = s32[] get-tuple-element(arg_tuple.3), index=1
+  get-tuple-element.14 = f32[4]{0} get-tuple-element(arg_tuple.3), index=2
+  get-tuple-element.15 = f32[7,4]{1,0} get-tuple-element(arg_tuple.3), index=3
+  get-tuple-element.12 = s32[] get-tuple-element(arg_tuple.3), index=0
+  constant.13 = s32[] constant(3)
+  ROOT lt.3 = pred[] compare(get-tuple-element.12, constant.13), direction=LT
+}
+
+ENTRY main.4 {
+  constant.14 = s32[] constant(0)
+  constant.15 = f32[] constant(0)
+  broadcast.1 = f32[4]{0} broadcast(constant.15), dimensions={}
+  x.1 = f32[7,4]{1,0} parameter(0)
+  while.5 = (s32[], s32[], f32[4]{0}, f32[7,4]{1,0}) tuple(constant.14, constant.14, broadcast.1, x.1)
+  while.6 = (s32[], s32[], f32[4]{0}, f32[7,4]{1,0}) while(while.5), condition=region_1.3, body=region_0.2
+  while.7 = s32[] get-tuple-element(while.6), index=0
+  while.8 = s32[] get-tuple-element(while.6), index=1
+  ROOT while.9 = f32[4]{0} get-tuple-element(while.6), index=2
+}
+"""
+
+
+def test_jax_fori_index_is_folded_and_its_reads_kept():
+    module = parse_module_text(JAX_FORI)
+    (w,) = [i for i in module.entry.instructions if i.opcode == "while"]
+    assert check_against_reference(w) > 0
+    acc = {om.operand_output: om.maps for om in output_to_input(w, 2)}
+    (x_map,) = acc[3]
+    assert not x_map.runtime_vars and x_map.read_set((0,)) == {(1, 0), (3, 0), (5, 0)}
+    # the offset read the fori index: acc reads its initial value (a scalar), as the reference says
+    assert 1 in acc and all(m.num_results == 0 for m in acc[1])

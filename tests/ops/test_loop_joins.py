@@ -1,0 +1,37 @@
+"""Joining maps in arithmetic progression: the joined map reads exactly the union of the pieces."""
+from __future__ import annotations
+
+import itertools
+
+from hypothesis import given, settings, strategies as st
+
+from hlo_index.affine import IndexingMap, Interval, const, dim
+from hlo_index.ops.loop_joins import join_constant_progressions
+
+
+def _row_map(row: int, col_shift: int = 0) -> IndexingMap:
+    return IndexingMap([Interval(0, 3)], [], [], [const(row), dim(0) + col_shift], [])
+
+
+def _union(maps, dims=(4,)):
+    return {y: set().union(*(m.read_set(y) for m in maps)) for y in itertools.product(*(range(n) for n in dims))}
+
+
+@settings(deadline=None, derandomize=True, max_examples=40)
+@given(st.lists(st.tuples(st.integers(-3, 9), st.integers(0, 2)), min_size=1, max_size=6, unique=True))
+def test_join_keeps_the_union(pieces):
+    maps = [_row_map(r, c) for r, c in pieces]
+    joined = join_constant_progressions(maps)
+    assert _union(joined) == _union(maps)
+    assert len(joined) <= len(maps)
+
+
+def test_progression_becomes_one_map_over_the_iteration():
+    (m,) = join_constant_progressions([_row_map(5), _row_map(1), _row_map(3)])
+    assert len(m.range_vars) == 1 and m.range_vars[0] == Interval(0, 2)
+    assert m.read_set((2,)) == {(1, 2), (3, 2), (5, 2)}
+
+
+def test_gap_in_the_progression_is_left_alone():
+    maps = [_row_map(0), _row_map(1), _row_map(3)]
+    assert join_constant_progressions(maps) == tuple(maps)
