@@ -48,7 +48,7 @@ class Budgets:
     endpoints_per_value: int = 128
     # Map compositions one bottom-up / forward summary pass of a computation may do. Beyond: the
     # values not yet summarised become UNDEFINED (per value; the rest of the computation is kept).
-    compositions_per_pass: int = 20_000
+    compositions_per_pass: int = 16_000
     # Candidate points (dims x range vars) up to which two maps of one value are compared by
     # brute force (a proof); larger maps stay distinct (the conservative answer).
     semantic_check_points: int = 1 << 14
@@ -60,10 +60,10 @@ class Budgets:
     merged_modulus: int = 1 << 12
     # Distinct variable domains whose bound memos are kept (memos of older domains are dropped).
     shared_domains: int = 4096
-    # Points the utilization figures of one target may enumerate in all (estimated per operand as
-    # the points of its maps' domains, each capped at the per-map enumeration limit). Beyond: the
-    # target's remaining utilization figures are unknown, naming the budget (coalescing stays).
-    figure_points_per_target: int = 1 << 22
+    # Points the utilization figures of one target may enumerate in all (counted as they are
+    # enumerated; one figure is bounded by its own per-component limits). Once spent, the target's
+    # remaining utilization figures are unknown, naming the budget (coalescing stays).
+    figure_points_per_target: int = 1 << 27
     # Per-operand figures (utilization, coalescing, physical maps) memoised per context.
     operand_figures: int = 1 << 14
     # Shapes, metadata and typed attributes memoised per context while parsing.

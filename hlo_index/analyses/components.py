@@ -20,11 +20,27 @@ from typing import Optional, Sequence
 import numpy as np
 
 from ..affine import IndexingMap, Interval, dim, range_var
+from ..context import current, register_table
 from ..affine.bounds import Domain
 from ..affine.evaluate import evaluate_expr
 from ..affine.expr import DIM, RANGE, Expr
 
 SAMPLE_POINTS = 1 << 16
+
+# Points enumerated or materialised by the figures of this analysis context: callers charge a
+# budget with the work a figure actually did (``spent_points()`` before and after).
+_WORK = register_table("analyses.components.points", lambda: [0])
+
+
+CALL_POINTS = 1 << 12   # a component's fixed cost (grids, expression walks), in points
+
+
+def charge(points: int) -> None:
+    current().tables[_WORK][0] += points
+
+
+def spent_points() -> int:
+    return current().tables[_WORK][0]
 
 
 @dataclass(frozen=True)
@@ -151,6 +167,7 @@ def _evaluate(m: IndexingMap, members, results, constraints, operand_dims, domai
         rng = np.random.default_rng(seed)
         columns = [rng.integers(iv.lo, iv.hi + 1, size=sample, dtype=np.int64) for iv in intervals]
     n = len(columns[0])
+    charge(n * max(1, len(results) + len(constraints)) + CALL_POINTS)
     env = {(v.kind, v.value): col for v, col in zip(members, columns)}
     memo: dict = {}
     keep = np.ones(n, dtype=bool)
@@ -244,4 +261,5 @@ def linear_indices(dec: Decomposition, operand_dims: Sequence[int], limit: int) 
         part = c.values @ np.asarray([strides[k] for k in c.results], dtype=np.int64) if len(c.values) \
             else np.zeros(0, dtype=np.int64)
         total = np.add.outer(total, part).reshape(-1)
+        charge(len(total))
     return total

@@ -34,7 +34,7 @@ import numpy as np
 from ..affine import IndexingMap, dim, range_var
 from ..affine.expr import DIM, RUNTIME, Expr
 from ..hlo.model import Shape
-from .components import decompose, linear_indices
+from .components import charge, decompose, linear_indices
 from .forms import runtime_as_range, split_linear
 
 BITMAP_LIMIT = 1 << 27      # largest operand we mark element by element
@@ -200,6 +200,7 @@ def _union_reads(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], bud
             return None
     elif outputs * len(maps) > 4 * budget:
         return None
+    charge(outputs * len(maps))
     axes = [np.arange(0, extent, dtype=np.int64) for extent in space]
     grid = (np.stack([g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")], axis=1)
             if axes else np.zeros((1, 0), dtype=np.int64))
@@ -319,6 +320,7 @@ def _from_boxes(base, boxes, reads, dims, shape, bits, runtime_union, notes) -> 
                            method="interval", exact=False, runtime_union=runtime_union,
                            notes=tuple(notes))
     marked = np.zeros(dims, dtype=bool)
+    charge(marked.size // 16)
     for b in boxes:
         marked[tuple(_slice(p) for p in b.progressions)] = True
     distinct = int(marked.sum())
@@ -347,6 +349,7 @@ def _from_components(base, maps, reads, reads_exact, dims, shape, bits, runtime_
     need_marks = len(decs) > 1 or bits % 8 != 0
     if need_marks and all(i is not None for i in indices) and total <= BITMAP_LIMIT:
         marked = np.zeros(total, dtype=bool)
+        charge(total // 16)
         for linear in indices:
             marked[linear] = True
         lower = int(np.count_nonzero(marked))

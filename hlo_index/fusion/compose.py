@@ -14,7 +14,7 @@ Results are memoised per computation object and, when they carry no instance-spe
 from __future__ import annotations
 
 from ..affine import IndexingMap
-from ..context import current, register_table
+from ..context import budget_reason, current, register_table
 from ..hlo.model import Computation, Instruction
 from . import fingerprint, rule_cache
 from .existential import drop_witness_range_vars
@@ -124,6 +124,24 @@ def compose_step(op_map: IndexingMap, to_value: IndexingMap, instr: Instruction,
     return rule_cache.composed(op_map, to_value)
 
 
+class _WalkBudget:
+    """``compositions_per_pass`` for one walk: past it, compositions give UNDEFINED naming it
+    (which still reaches every parameter / output it would have: never "not read")."""
+
+    __slots__ = ("left", "reason")
+
+    def __init__(self, comp: Computation) -> None:
+        self.left = limit = current().budgets.compositions_per_pass
+        self.reason = budget_reason("compositions_per_pass", limit,
+                                    f"a walk through '{comp.name}' stopped composing maps")
+
+    def step(self, op_map: IndexingMap, to_value: IndexingMap, instr: Instruction, value_dims) -> IndexingMap:
+        if self.left <= 0 and not to_value.is_undefined:
+            return IndexingMap.undefined(self.reason)
+        self.left -= 1
+        return compose_step(op_map, to_value, instr, value_dims)
+
+
 def is_identity(m: IndexingMap) -> bool:
     """``(d0, ..., dn) -> (d0, ..., dn)`` with no symbols and no constraints."""
     if m.is_undefined or m.is_known_empty:
@@ -151,6 +169,7 @@ def top_down_output_to_input(comp: Computation, output_index: int) -> ParameterM
     if root is None:
         return {}
     order = walk_of(comp).order
+    budget = _WalkBudget(comp)
     start = (identity(root.shape.leaf(output_index).dims),)
     arrays: dict[int, Maps] = {}
     tuples: dict[int, dict[int, Maps]] = {}
@@ -180,7 +199,7 @@ def top_down_output_to_input(comp: Computation, output_index: int) -> ParameterM
                 if passthrough:
                     new = to_value
                 else:
-                    new = distinct([compose_step(op_map, m, instr, value_dims)
+                    new = distinct([budget.step(op_map, m, instr, value_dims)
                                     for op_map in op_maps for m in to_value])
                 _deposit(arrays, tuples, instr.operands[position], element, new)
     return dict(sorted(result.items()))
@@ -240,6 +259,7 @@ def forward_input_to_output(comp: Computation, parameter_number: int,
     root = comp.root
     if root is None:
         return []
+    budget = _WalkBudget(comp)
     param = comp.parameters.get(parameter_number)
     state: dict[tuple[int, int], Maps] = {}
     if param is not None and any(i is param for i in walk.order):
@@ -257,7 +277,7 @@ def forward_input_to_output(comp: Computation, parameter_number: int,
             for user, position in walk.users.get(id(instr), ()):
                 for out, op_maps, passthrough in user_steps(instr, element, user, position):
                     new = to_value if passthrough else distinct(
-                        [compose_step(op_map, m, user, value_dims) for op_map in op_maps for m in to_value])
+                        [budget.step(op_map, m, user, value_dims) for op_map in op_maps for m in to_value])
                     key = (id(user), out)
                     state[key] = union(state.get(key, ()), new)
     outputs = []

@@ -17,7 +17,7 @@ from ..affine import IndexingMap, Interval, dim
 from ..context import current, register_table
 from ..hlo.model import Instruction
 from ..ops.rules_elementwise import elementwise_input_to_output, elementwise_output_to_input
-from ..ops.rules_tuple import tuple_output_to_input
+from ..ops.rules_tuple import tuple_input_to_output, tuple_output_to_input
 from .existential import drop_witness_range_vars
 from .fingerprint import instruction_key
 
@@ -225,6 +225,11 @@ def input_to_output_steps(instr: Instruction, operand_index: int) -> tuple[Forwa
         if steps is None:
             steps = table[key] = ((0, (identity(shape.dims),), True),)
         return steps
+    if ops.INPUT_TO_OUTPUT.get(instr.opcode) is tuple_input_to_output and operand_index < shape.num_outputs:
+        # operand j of a tuple is output j, whole: one step (the rule lists every output per operand)
+        element = shape.leaf(operand_index)
+        if not element.is_tuple and instr.operands[operand_index].shape.dims == element.dims:
+            return ((operand_index, (identity(element.dims),), False),)
     key = structural_key(instr)
     if key is None:
         return _forward_steps_of(instr, operand_index)

@@ -7,12 +7,12 @@ of one per output, and values that pass through elementwise ops share their oper
 object unchanged. The top-down walk costs (outputs × values they reach); this one (values ×
 parameters they reach); ``bottom_up_is_cheaper`` counts both with bitsets and picks.
 
-Work is bounded (``hlo_index.context.Budgets``), and a budget hit degrades one value, not the pass:
-past ``compositions_per_pass`` compositions in one computation the values not yet summarised become
-UNDEFINED (collapsed, below) with a reason naming the budget, as does a value reached through more than ``maps_per_value``
-patterns; a value whose summary reaches more than ``endpoints_per_value`` parameters (every value
-downstream of a big model's loss reaches nearly every weight) becomes a :class:`Collapsed` summary:
-the set of parameters it reaches, each through one UNDEFINED map naming the budget and the value.
+Work is bounded (``hlo_index.context.Budgets``), and a budget hit degrades one value, not the pass.
+A value whose summary reaches more than ``endpoints_per_value`` parameters (every value downstream
+of a big model's loss reaches nearly every weight) becomes a :class:`Collapsed` summary: the exact
+set of parameters it reaches, each through one UNDEFINED map naming the budget and the value. Past
+``compositions_per_pass`` compositions in one computation, the values not yet summarised collapse
+the same way; a value reached through more than ``maps_per_value`` patterns is UNDEFINED too.
 Composing an UNDEFINED map gives UNDEFINED, so a collapsed summary passes through every op as it
 is and costs one set union per merge instead of one composition per parameter.
 """

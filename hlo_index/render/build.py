@@ -45,21 +45,34 @@ def map_report(m: IndexingMap) -> MapReport:
 
 
 def _operand_reports(rows: list[OperandIndexing], operands: list[tuple[str, object]]) -> list[OperandReport]:
+    """One report per row. A whole ENTRY has ~10^6 rows over ~10^3 operands and map tuples: the
+    per-operand texts and the per-tuple map report lists are built once and shared (read-only)."""
     out = []
+    append = out.append
     tables = current().tables
-    map_texts = tables[_MAP_TEXTS]   # map_report's memo, read here first: ~10^6 rows, ~10^3 distinct maps
+    map_texts = tables[_MAP_TEXTS]   # map_report's memo, read here first
+    per_operand: dict[tuple[int, int], tuple[str, str, bool]] = {}
+    per_maps: dict[int, tuple[tuple, list]] = {}   # id(row.maps) -> (row.maps, reports): rows keep them alive
     for row in rows:
-        name, shape = operands[row.operand] if row.operand < len(operands) else (f"operand{row.operand}", None)
-        extra = {}
-        if shape is not None and shape.is_tuple:
-            shape = shape.leaf(row.operand_element)
-            extra["operand_element"] = row.operand_element   # which element of the tuple operand
-        reports = []
-        for m in row.maps:
-            cached = map_texts.get(id(m))
-            reports.append(cached[1] if cached is not None and cached[0] is m else map_report(m))
-        out.append(OperandReport(row.operand, name, _shape_text(shape) if shape is not None else "", row.output,
-                                 reports, row.deduplicated, extra))
+        key = (row.operand, row.operand_element)
+        texts = per_operand.get(key)
+        if texts is None:   # first row of this operand
+            name, shape = operands[row.operand] if row.operand < len(operands) else (f"operand{row.operand}", None)
+            element = shape is not None and shape.is_tuple
+            if element:
+                shape = shape.leaf(row.operand_element)
+            texts = per_operand[key] = (name, _shape_text(shape) if shape is not None else "", element)
+        maps = row.maps
+        hit = per_maps.get(id(maps))   # the memo holds ``maps``: no other live object has its id
+        if hit is None:
+            reports = []
+            for m in maps:
+                cached = map_texts.get(id(m))
+                reports.append(cached[1] if cached is not None and cached[0] is m else map_report(m))
+            hit = per_maps[id(maps)] = (maps, reports)
+        # which element of a tuple operand the row reads
+        extra = {"operand_element": row.operand_element} if texts[2] else {}
+        append(OperandReport(row.operand, texts[0], texts[1], row.output, hit[1], len(maps) == 1, extra))
     return out
 
 

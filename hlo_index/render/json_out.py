@@ -25,17 +25,22 @@ def render_json(modules: list[ModuleReport]) -> str:
 
 
 class _Encoded:
-    """Encoded JSON text of values shared between operand entries: identity memo (objects kept)."""
+    """Encoded JSON text of what operand entries share. Identity memos: each holds the objects it
+    is keyed by, so no other live object can have their ``id``."""
 
-    __slots__ = ("values", "strings")
+    __slots__ = ("values", "strings", "heads", "tails", "_kept")
 
     def __init__(self) -> None:
         self.values: dict[int, tuple[object, str]] = {}
         self.strings: dict[str, str] = {}
+        # an entry is head(operand) + output + tail(maps, figures): ~10^6 entries, ~10^3 of each
+        self.heads: dict[tuple, str] = {}
+        self.tails: dict[tuple, str] = {}
+        self._kept: list = []
 
     def value(self, obj) -> str:
         hit = self.values.get(id(obj))
-        if hit is None or hit[0] is not obj:
+        if hit is None:
             hit = self.values[id(obj)] = (obj, _encode(obj))
         return hit[1]
 
@@ -45,25 +50,39 @@ class _Encoded:
             hit = self.strings[text] = _string(text)
         return hit
 
-    def maps(self, maps: list) -> str:
-        if not maps:
-            return "[]"
-        return "[" + ", ".join(self.value(m.to_json_cached()) for m in maps) + "]"
+    def head(self, key: tuple) -> str:
+        operand, name, shape = key
+        text = self.heads[key] = (f'{{"operand": {operand}, "operand_name": {self.string(name)}, '
+                                  f'"operand_shape": {self.string(shape)}, "output": ')
+        return text
 
-    def operand(self, row: OperandReport) -> str:
-        text = (f'{{"operand": {row.operand}, "operand_name": {self.string(row.operand_name)}, '
-                f'"operand_shape": {self.string(row.operand_shape)}, "output": {row.output}, '
-                f'"maps": {self.maps(row.maps)}, "deduplicated": {"true" if row.deduplicated else "false"}')
-        if row.extra:
-            text += "".join(f", {self.string(key)}: {self.value(value)}" for key, value in row.extra.items())
-        return text + "}"
+    def tail(self, key: tuple, row: OperandReport) -> str:
+        self._kept.append((row.maps, tuple(row.extra.values())))   # their ids are in the key
+        maps = ", ".join(self.value(m.to_json_cached()) for m in row.maps)
+        text = f', "maps": [{maps}], "deduplicated": {"true" if row.deduplicated else "false"}'
+        text += "".join(f", {self.string(k)}: {self.value(v)}" for k, v in row.extra.items())
+        text = self.tails[key] = text + "}"
+        return text
 
 
 def _operands(rows: list[OperandReport], enc: _Encoded, out: TextIO) -> None:
+    heads, tails = enc.heads, enc.tails
+    chunk: list[str] = []
     out.write("[")
-    for start in range(0, len(rows), _ROWS_PER_WRITE):
-        chunk = ", ".join(enc.operand(row) for row in rows[start:start + _ROWS_PER_WRITE])
-        out.write((", " if start else "") + chunk)
+    first = True
+    for row in rows:
+        key = (row.operand, row.operand_name, row.operand_shape)
+        head = heads.get(key) or enc.head(key)
+        extra = row.extra
+        key = (id(row.maps), row.deduplicated, *extra, *map(id, extra.values()))
+        tail = tails.get(key) or enc.tail(key, row)
+        chunk.append(f"{head}{row.output}{tail}")
+        if len(chunk) == _ROWS_PER_WRITE:
+            out.write(("" if first else ", ") + ", ".join(chunk))
+            first = False
+            chunk.clear()
+    if chunk:
+        out.write(("" if first else ", ") + ", ".join(chunk))
     out.write("]")
 
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from ..analyses.components import spent_points
 from ..context import budget_reason, current, register_table
-from ..fusion.mapset import domain_size
 from ..hlo.model import Computation, Shape
 from .report import OperandReport, TargetReport, register_extension
 
@@ -51,34 +51,29 @@ def operand_figures(maps: tuple, operand_shape: Shape, output_shape: Shape,
     """``{"utilization": {...}}`` for one operand, memoised (``coalescing`` is the target's,
     filled by ``apply_target``).
 
-    ``pool``: ``[points left]`` of the target's ``figure_points_per_target``; a utilization that
-    would enumerate more than is left is not counted (unknown, naming the budget)."""
-    # Rows share map tuples: an identity memo (objects kept and checked) spares hashing the maps
-    # and summing their domains again. An entry is [maps, operand shape, output shape, cost (None
-    # until a pool asks), figures computed in full, figures with utilization skipped].
+    ``pool``: ``[points left]`` of the target's ``figure_points_per_target``, charged with the
+    points each utilization enumerates (``analyses.components.spent_points``); once it is spent,
+    the target's next utilizations not computed before are not counted (unknown, naming the
+    budget)."""
+    # Rows share map tuples: an identity memo (objects kept and checked) spares hashing the maps.
+    # An entry is [maps, operand shape, output shape, figures computed in full, figures with
+    # utilization skipped].
     ids = (id(maps), id(operand_shape), id(output_shape))
     entry = current().tables[_BY_OBJECT].get(ids)
     if entry is None or entry[0] is not maps or entry[1] is not operand_shape \
             or entry[2] is not output_shape:
-        entry = _remember(_BY_OBJECT, ids, [maps, operand_shape, output_shape, None, None, None])
-    if entry[4] is not None:   # computed in full once: shared, whatever this target spent before
+        entry = _remember(_BY_OBJECT, ids, [maps, operand_shape, output_shape, None, None])
+    if entry[3] is not None:   # computed in full once: shared, whatever this target spent before
+        return entry[3]
+    if pool is not None and pool[0] <= 0:   # depends on what the target spent before: per call
+        if entry[4] is None:
+            entry[4] = _operand_figures(maps, operand_shape, output_shape, True)
         return entry[4]
+    before = spent_points()
+    entry[3] = _operand_figures(maps, operand_shape, output_shape, False)
     if pool is not None:
-        if entry[3] is None:
-            entry[3] = _enumeration_cost(maps)
-        if entry[3] > pool[0]:   # depends on what the target spent before: decided per call
-            if entry[5] is None:
-                entry[5] = _operand_figures(maps, operand_shape, output_shape, True)
-            return entry[5]
-        pool[0] -= entry[3]
-    entry[4] = _operand_figures(maps, operand_shape, output_shape, False)
-    return entry[4]
-
-
-def _enumeration_cost(maps: tuple) -> int:
-    from ..analyses.utilization import DEFAULT_BUDGET
-    return sum(min(domain_size(m), DEFAULT_BUDGET) for m in maps
-               if not m.is_undefined and not m.is_known_empty)
+        pool[0] -= spent_points() - before
+    return entry[3]
 
 
 def _operand_figures(maps: tuple, operand_shape: Shape, output_shape: Shape, skipped: bool) -> dict:
@@ -91,7 +86,7 @@ def _operand_figures(maps: tuple, operand_shape: Shape, output_shape: Shape, ski
         limit = current().budgets.figure_points_per_target
         u = skipped_utilization(operand_shape, budget_reason(
             "figure_points_per_target", limit,
-            "the target's utilization figures would enumerate more points"))
+            "the target's utilization figures enumerated that many points already"))
     else:
         # Maps equal as keys may differ in spelling (a constraint vs a folded bound), and sampled
         # figures depend on the domain spelled: compute on the canonical form so a result depends
@@ -147,22 +142,34 @@ def add_operand_figures(report: TargetReport, target: Any, module: Any, options:
     if len(rows) != len(report.output_to_input):
         return
     info = operand_info(target)
+    # ~10^6 rows of a whole ENTRY, ~10^3 operands and outputs: each shape looked up once
+    operand_shapes: dict[tuple[int, int], Optional[Shape]] = {}
+    output_shapes: dict[int, Optional[Shape]] = {}
+
+    def shapes_of(row) -> tuple:
+        key = (row.operand, row.operand_element)
+        operand_shape = operand_shapes.get(key, False)
+        if operand_shape is False:
+            operand_shape = operand_shapes[key] = _operand_shape(info, row)
+        output_shape = output_shapes.get(row.output, False)
+        if output_shape is False:
+            output_shape = output_shapes[row.output] = _output_shape(target, row.output)
+        return operand_shape, output_shape
+
     # keys in the order the JSON has always had: utilization, coalescing, physical_maps
     if analyses:
         pool = [current().budgets.figure_points_per_target]
         for row, entry in zip(rows, report.output_to_input):
-            _fill_utilization(entry, row, target, info, pool)
+            _fill_utilization(entry, row, shapes_of(row), pool)
         from ..analyses.target_figures import apply_target
-        apply_target(report, target, module, rows, options,
-                     lambda row: (_operand_shape(info, row), _output_shape(target, row.output)))
+        apply_target(report, target, module, rows, options, shapes_of)
     if physical:
         for row, entry in zip(rows, report.output_to_input):
-            _fill_physical(entry, row, target, info)
+            _fill_physical(entry, row, shapes_of(row))
 
 
-def _fill_utilization(entry: OperandReport, row, target, info: list, pool: list) -> None:
-    operand_shape = _operand_shape(info, row)
-    output_shape = _output_shape(target, row.output)
+def _fill_utilization(entry: OperandReport, row, shapes: tuple, pool: list) -> None:
+    operand_shape, output_shape = shapes
     if operand_shape is None or output_shape is None or output_shape.is_tuple:
         return
     # A failing figure must not cost the operand its maps (the target would become an error).
@@ -173,9 +180,8 @@ def _fill_utilization(entry: OperandReport, row, target, info: list, pool: list)
                                       "summary": f"not computed ({type(exc).__name__}: {exc})"}
 
 
-def _fill_physical(entry: OperandReport, row, target, info: list) -> None:
-    operand_shape = _operand_shape(info, row)
-    output_shape = _output_shape(target, row.output)
+def _fill_physical(entry: OperandReport, row, shapes: tuple) -> None:
+    operand_shape, output_shape = shapes
     if operand_shape is None or output_shape is None or output_shape.is_tuple:
         return
     try:

@@ -137,3 +137,26 @@ def test_figure_points_per_target_leaves_utilization_unknown_naming_it():
     with AnalysisContext():
         full = module_report(module, "out2in", options={"analyses": True}, own_context=False)
     assert all(r.extra["utilization"]["distinct_elements"] is not None for r in full.targets[0].output_to_input)
+
+
+def test_walks_stop_composing_past_compositions_per_pass():
+    comp = parse_module_text("""HloModule w
+ENTRY e {
+  p0 = f32[4,8] parameter(0)
+  p1 = f32[8,4] parameter(1)
+  t = f32[4,8] transpose(p1), dimensions={1,0}
+  a = f32[4,8] add(p0, t)
+  r = f32[8,4] transpose(a), dimensions={1,0}
+  ROOT n = f32[8,4] negate(r)
+}
+""").entry
+    from hlo_index.fusion.compose import forward_input_to_output, top_down_output_to_input
+    with AnalysisContext():
+        exact = top_down_output_to_input(comp, 0)
+    assert not any(m.is_undefined for maps in exact.values() for m in maps)
+    with AnalysisContext(compositions_per_pass=1):
+        walked = top_down_output_to_input(comp, 0)
+        forward = forward_input_to_output(comp, 1)
+    assert set(walked) == set(exact) == {(0, 0), (1, 0)}     # still reaches both parameters
+    reasons = [m.undefined_reason for maps in (*walked.values(), *forward) for m in maps if m.is_undefined]
+    assert reasons and all(r.startswith("budget compositions_per_pass=1 exceeded:") for r in reasons)
