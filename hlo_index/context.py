@@ -74,6 +74,25 @@ class Budgets:
     # operand elements left in place. Beyond: that operand's maps are UNDEFINED.
     scatter_landing_points: int = 1 << 20
     verify_range_combinations: int = 1 << 18
+    # while loops: iterations a loop with jax's counter pattern is unrolled over, and compositions
+    # tried for the loop-carried maps to stabilise. Beyond: the loop's maps are UNDEFINED.
+    loop_steps: int = 24
+    # while loops: distinct maps between two loop-state elements. Beyond: that pair is UNDEFINED.
+    loop_maps_per_pair: int = 32
+    # while loops: iterations simulated to count the trips of a counter loop. Beyond: unknown count.
+    loop_simulated_trips: int = 1 << 20
+    # while loops: calls followed when folding a loop counter into the body.
+    loop_counter_call_depth: int = 8
+    # Utilization: largest operand marked element by element (beyond: box arithmetic or unknown).
+    utilization_bitmap_elements: int = 1 << 27
+    # Utilization: points of one independent component enumerated before a seeded sample is used.
+    utilization_component_points: int = 1 << 20
+    # Utilization: (output, range) points enumerated to count the union of several maps.
+    utilization_union_points: int = 1 << 18
+    # Utilization: points sampled to split a map into independent components.
+    component_sample_points: int = 1 << 16
+    # GPU coalescing: warps searched for the first one that reads an operand.
+    coalescing_scan_warps: int = 4096
 
     def describe(self) -> list[tuple[str, int]]:
         return [(f.name, getattr(self, f.name)) for f in fields(self)]

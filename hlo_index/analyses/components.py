@@ -25,8 +25,6 @@ from ..affine.bounds import Domain
 from ..affine.evaluate import evaluate_expr
 from ..affine.expr import DIM, RANGE, Expr
 
-SAMPLE_POINTS = 1 << 16
-
 # Points enumerated or materialised by the figures of this analysis context: callers charge a
 # budget with the work a figure actually did (``spent_points()`` before and after).
 _WORK = register_table("analyses.components.points", lambda: [0])
@@ -97,7 +95,7 @@ def _bounds(m: IndexingMap, v: Expr) -> Interval:
 
 
 def decompose(m: IndexingMap, operand_dims: Optional[Sequence[int]], *, budget: int, seed: int = 0,
-              sample: int = SAMPLE_POINTS) -> Decomposition:
+              sample: Optional[int] = None) -> Decomposition:
     """Components of ``m`` (no runtime variables), each evaluated exactly or by sampling.
 
     Result rows outside ``operand_dims`` are dropped from ``values`` (they read nothing) but
@@ -105,6 +103,8 @@ def decompose(m: IndexingMap, operand_dims: Optional[Sequence[int]], *, budget: 
     """
     if m.runtime_vars:
         raise ValueError("decompose needs a map without runtime variables")
+    if sample is None:
+        sample = current().budgets.component_sample_points
     variables = _variables(m)
     parent = {v: v for v in variables}
 

@@ -28,13 +28,13 @@ import numpy as np
 from ..affine import IndexingMap
 from ..affine.evaluate import evaluate_expr
 from ..affine.expr import DIM, RANGE, RUNTIME
+from ..context import current
 from ..hlo.model import Instruction
 from .emitter_plans import plan_for
 from .emitters import BX, TX, ThreadPlan
 from .gpu_target import RTX_A6000, GpuDevice
 from .utilization import storage_bits
 
-SCAN_WARPS = 4096          # budget: warps searched for the first one reading an operand
 _BATCH = 128
 
 
@@ -179,8 +179,9 @@ def warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevice) -> War
     k_values = np.arange(inner_iv.lo, inner_iv.hi + 1) if inner_iv is not None else np.zeros(1, np.int64)
     runtime = {(RUNTIME, i): (rv.interval.lo + rv.interval.hi) // 2 for i, rv in enumerate(m.runtime_vars)}
     bits = storage_bits(shape)
-    for start in range(0, min(total, SCAN_WARPS), _BATCH):
-        ws = np.arange(start, min(start + _BATCH, total, SCAN_WARPS))
+    scan_warps = current().budgets.coalescing_scan_warps
+    for start in range(0, min(total, scan_warps), _BATCH):
+        ws = np.arange(start, min(start + _BATCH, total, scan_warps))
         lanes = np.arange(warp)
         tx = (ws[:, None] % per_block) * warp + lanes[None, :]
         bx = np.broadcast_to(ws[:, None] // per_block, tx.shape)
@@ -226,8 +227,8 @@ def warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevice) -> War
         else:
             picked = offsets[sel]
         return _verdict(text, int(ws[first]), picked, bits, device, vector_name if vector else None)
-    budget = min(total, SCAN_WARPS)
-    return WarpRead(text, None, note=f"none of the first {budget} warps reads this operand through this map")
+    return WarpRead(text, None, note=f"none of the first {min(total, scan_warps)} warps reads this operand "
+                                     f"through this map (budget coalescing_scan_warps={scan_warps})")
 
 
 def _innermost_range_var(m: IndexingMap) -> Optional[int]:

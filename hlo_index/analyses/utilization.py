@@ -33,12 +33,11 @@ import numpy as np
 
 from ..affine import IndexingMap, dim, range_var
 from ..affine.expr import DIM, RUNTIME, Expr
+from ..context import current
 from ..hlo.model import Shape
 from .components import charge, decompose, linear_indices
 from .forms import runtime_as_range, split_linear
 
-BITMAP_LIMIT = 1 << 27      # largest operand we mark element by element
-DEFAULT_BUDGET = 1 << 20    # points of one independent component enumerated before sampling
 
 
 @dataclass(frozen=True)
@@ -110,8 +109,11 @@ def skipped_utilization(operand_shape: Shape, reason: str) -> Utilization:
 
 
 def operand_utilization(maps: Sequence[IndexingMap], operand_shape: Shape, *,
-                        budget: int = DEFAULT_BUDGET, seed: int = 0) -> Utilization:
-    """Utilization of one operand read through ``maps`` (all from the same output space)."""
+                        budget: Optional[int] = None, seed: int = 0) -> Utilization:
+    """Utilization of one operand read through ``maps`` (all from the same output space);
+    ``budget``: points of one component enumerated before sampling (default: the context's)."""
+    if budget is None:
+        budget = current().budgets.utilization_component_points
     dims = tuple(operand_shape.dims)
     total = prod(dims)
     bits = storage_bits(operand_shape)
@@ -183,9 +185,6 @@ def _pairs_apart(maps: Sequence[IndexingMap]) -> bool:
     return True
 
 
-UNION_BUDGET = 1 << 18      # (output, range) points enumerated to count the union of several maps
-
-
 def _union_reads(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], budget: int) -> Optional[int]:
     """Distinct (output element, operand element) pairs over the *union* of ``maps`` (range
     variables projected away; runtime variables at their lower bounds, as for one map), so an
@@ -193,7 +192,7 @@ def _union_reads(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], bud
     from ..affine.evaluate import relation_at
     space = [max(m.dims[i].hi for m in maps) + 1 for i in range(maps[0].num_dims)]
     outputs = prod(space)
-    limit = min(budget, UNION_BUDGET)
+    limit = min(budget, current().budgets.utilization_union_points)
     if any(m.range_vars for m in maps):
         sizes = [prod(max(b.size, 0) for b in list(m.dims) + list(m.range_vars)) for m in maps]
         if sum(sizes) > limit:
@@ -305,13 +304,14 @@ def _box(m: IndexingMap) -> Optional[_Box]:
 
 def _from_boxes(base, boxes, reads, dims, shape, bits, runtime_union, notes) -> Utilization:
     total = prod(dims)
-    if len(boxes) == 1 and (bits % 8 == 0 or total > BITMAP_LIMIT):
+    bitmap_limit = current().budgets.utilization_bitmap_elements
+    if len(boxes) == 1 and (bits % 8 == 0 or total > bitmap_limit):
         distinct = boxes[0].distinct
         return Utilization(**base, distinct_elements=distinct, distinct_upper_bound=distinct,
                            element_reads=reads, bytes_read=_bytes_dense(distinct, bits),
                            method="interval", exact=bits % 8 == 0, runtime_union=runtime_union,
                            notes=tuple(notes))
-    if total > BITMAP_LIMIT:
+    if total > bitmap_limit:
         lower = max(b.distinct for b in boxes)
         upper = min(total, sum(b.distinct for b in boxes))
         notes.append("several boxes over an operand too large to mark: distinct is a lower bound")
@@ -344,10 +344,11 @@ def _from_components(base, maps, reads, reads_exact, dims, shape, bits, runtime_
     total = prod(dims)
     decs = [decompose(m, dims, budget=budget, seed=seed) for m in maps]
     sampled = not all(d.distinct_exact for d in decs)
-    mark_limit = min(budget, BITMAP_LIMIT)
+    bitmap_limit = current().budgets.utilization_bitmap_elements
+    mark_limit = min(budget, bitmap_limit)
     indices = [linear_indices(d, dims, mark_limit) for d in decs]
     need_marks = len(decs) > 1 or bits % 8 != 0
-    if need_marks and all(i is not None for i in indices) and total <= BITMAP_LIMIT:
+    if need_marks and all(i is not None for i in indices) and total <= bitmap_limit:
         marked = np.zeros(total, dtype=bool)
         charge(total // 16)
         for linear in indices:

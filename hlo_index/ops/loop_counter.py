@@ -17,10 +17,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
+from ..context import current
 from ..hlo.model import Computation, Instruction
 from .rules_dynamic import constant_values
 
-MAX_CALL_DEPTH = 8
 
 _BITS = {"s8": 8, "s16": 16, "s32": 32, "s64": 64, "u8": 8, "u16": 16, "u32": 32, "u64": 64}
 _COMPARE = {"EQ": lambda a, b: a == b, "NE": lambda a, b: a != b, "LT": lambda a, b: a < b,
@@ -136,7 +136,7 @@ def _specialise(comp: Computation, parameters: dict[int, int], elements: dict[in
                 operands.append(new[id(o)][1] if id(o) in new and new[id(o)][0] is o else o)
         copy.operands = tuple(operands)
         copy.operand_names = tuple(o.name for o in operands)
-        if instr.opcode in ("call", "fusion") and depth < MAX_CALL_DEPTH:
+        if instr.opcode in ("call", "fusion") and depth < current().budgets.loop_counter_call_depth:
             role = "to_apply" if "to_apply" in instr.called else "calls"
             callee = instr.called.get(role)
             known = {i: v for i, o in enumerate(instr.operands) if (v := folder.value(o)) is not None}

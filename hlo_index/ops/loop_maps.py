@@ -9,13 +9,13 @@ maps are ``T_N``; with an unknown one, the union over every n (which also stops 
 condition's reads at every evaluation (``C o T_n``, n = 0..N) are added to every element: the
 number of iterations, hence every element's value, depends on them.
 
-With jax's counter pattern and at most ``MAX_STEPS`` iterations the loop is unrolled instead:
+With jax's counter pattern and at most ``Budgets.loop_steps`` iterations the loop is unrolled instead:
 iteration n's body has the counters folded in (``loop_counter``), so an offset computed from them
 is exact, ``T_{n+1} = T_n o B_n``, and rows read in progression are joined into one map over the
 iteration (``loop_joins``). Element pairs the unrolling gives up on take the general maps. There,
 a dynamic offset inside the body stays a runtime variable, a fresh one per iteration composed
-(its maps are the union over its values, as everywhere else). Bounded: at most ``MAX_STEPS``
-compositions and ``MAX_MAPS`` maps per element pair, else UNDEFINED naming the budget.
+(its maps are the union over its values, as everywhere else). Bounded (``context.Budgets``): at most ``loop_steps``
+compositions and ``loop_maps_per_pair`` maps per element pair, else UNDEFINED naming the budget.
 """
 from __future__ import annotations
 
@@ -24,13 +24,10 @@ import re
 from typing import Optional, Union
 
 from ..affine import IndexingMap
-from ..context import current, register_table
+from ..context import budget_reason, current, register_table
 from ..hlo.model import Computation, Instruction
 from .rules_dynamic import constant_values
 
-MAX_STEPS = 24
-MAX_MAPS = 32
-MAX_SIMULATED_TRIPS = 1 << 20
 
 Matrix = dict[int, dict[int, tuple[IndexingMap, ...]]]   # element j -> element k -> maps
 
@@ -94,7 +91,7 @@ def induction_variable(instr: Instruction) -> Optional[tuple[int, int, int, int]
     while test(value, bound):
         value += step
         trips += 1
-        if trips > MAX_SIMULATED_TRIPS:
+        if trips > current().budgets.loop_simulated_trips:
             return None
     return counter, start, step, trips
 
@@ -169,16 +166,18 @@ def _compose(outer: tuple[IndexingMap, ...], inner: tuple[IndexingMap, ...], ins
 
 def _step(t: Matrix, body_maps: Matrix, instr: Instruction, dims: list) -> Matrix:
     nxt: Matrix = {}
+    limit = current().budgets.loop_maps_per_pair
     for j, reads in body_maps.items():
         row: dict[int, list] = {}
         for m, b in reads.items():
             for k, tm in t.get(m, {}).items():
                 _merge(row, k, _compose(tm, b, instr, dims[m]))
         for k, maps in row.items():
-            if len(maps) > MAX_MAPS:
+            if len(maps) > limit:
                 # this pair only: the elements that do not read it through the loop keep their maps
-                row[k] = [IndexingMap.undefined(f"while: more than {MAX_MAPS} distinct maps between two loop "
-                                                f"state elements" + _overwrite_note(body_maps))]
+                row[k] = [IndexingMap.undefined(
+                    "while: " + budget_reason("loop_maps_per_pair", limit, "distinct maps between two loop "
+                                              "state elements") + _overwrite_note(body_maps))]
             elif any(m.is_undefined for m in maps):
                 row[k] = [next(m for m in maps if m.is_undefined)]
         nxt[j] = {k: tuple(v) for k, v in sorted(row.items()) if v}
@@ -284,10 +283,10 @@ def _general(instr: Instruction, body: Computation, cond_maps, dims, trips: Opti
 def _unrolled(instr: Instruction, body: Computation, cond_maps, dims, trips: Optional[int]) -> Union[Matrix, str, None]:
     """Iteration by iteration, each with the counters folded into the body (``loop_counter``):
     ``T_{n+1} = T_n o B_n`` exactly. None where it does not apply (no counter pattern, its count
-    not the loop's, more than ``MAX_STEPS`` iterations, or no op reads the counter as an offset)."""
+    not the loop's, more than ``Budgets.loop_steps`` iterations, or no op reads the counter as an offset)."""
     from .loop_counter import counters, specialised_body
     found = induction_variable(instr)
-    if found is None or trips is None or found[3] != trips or trips > MAX_STEPS or trips == 0:
+    if found is None or trips is None or found[3] != trips or trips > current().budgets.loop_steps or trips == 0:
         return None
     count = len(dims)
     general = _body_matrix(body, count)
@@ -370,7 +369,8 @@ def _iterate(start: Matrix, body_maps: Matrix, instr: Instruction, dims, trips: 
     """(T_N or the union over all n, every distinct T_n visited)."""
     t, visited = start, [start]
     union = start
-    for n in range(MAX_STEPS):
+    steps = current().budgets.loop_steps
+    for n in range(steps):
         if trips is not None and n == trips:
             return t, visited
         nxt = _step(t, body_maps, instr, dims)
@@ -388,5 +388,5 @@ def _iterate(start: Matrix, body_maps: Matrix, instr: Instruction, dims, trips: 
         t = nxt
         visited.append(t)
     what = f"{trips} iterations" if trips is not None else "an unknown number of iterations"
-    return (f"while: the loop-carried maps do not stabilise within {MAX_STEPS} compositions "
-            f"({what})")
+    return ("while: the loop-carried maps do not stabilise: "
+            + budget_reason("loop_steps", steps, f"compositions ({what})"))

@@ -182,11 +182,22 @@ def test_long_loop_that_never_stabilises_is_undefined_with_the_budget():
     module = parse_module_text(while_module(1, 30, "shift", 0, 100, False))
     (om,) = [om for om in output_to_input(module.entry.root, 1) if om.maps and om.maps[0].is_undefined]
     assert "do not stabilise" in om.maps[0].undefined_reason
+    assert "budget loop_steps=24 exceeded" in om.maps[0].undefined_reason
+
+
+def test_loop_steps_budget_comes_from_the_context():
+    """A smaller ``loop_steps`` on the context gives up sooner, naming the value in force."""
+    from hlo_index.context import AnalysisContext, Budgets
+    text = while_module(1, 30, "shift", 0, 100, False)
+    with AnalysisContext(budgets=Budgets(loop_steps=3)):
+        module = parse_module_text(text)
+        (om,) = [om for om in output_to_input(module.entry.root, 1) if om.maps and om.maps[0].is_undefined]
+        assert "budget loop_steps=3 exceeded" in om.maps[0].undefined_reason
 
 
 def _row_writing_loop(trips: int):
     """acc gets row 0 of x written at row i (the counter: folded per iteration up to
-    ``MAX_STEPS`` iterations, a runtime offset to the body's maps beyond)."""
+    ``Budgets.loop_steps`` iterations, a runtime offset to the body's maps beyond)."""
     text = while_module(2, 3, "overwrite", 0, trips, False)
     body = ("zero = s32[] constant(0)\n  row = f32[1,3] slice(x), slice={[0:1], [0:3]}\n"
             "  n = f32[2,3] dynamic-update-slice(acc, row, i, zero)")
@@ -290,8 +301,8 @@ def test_rows_one_three_five_are_exactly_those_rows():
 
 
 def test_loop_past_the_unrolling_budget_keeps_the_runtime_variable():
-    from hlo_index.ops.loop_maps import MAX_STEPS
-    module = parse_module_text(counter_row_module(7, 2, 1, 0, 1, MAX_STEPS + 1, 1, 0, False))
+    from hlo_index.context import Budgets
+    module = parse_module_text(counter_row_module(7, 2, 1, 0, 1, Budgets().loop_steps + 1, 1, 0, False))
     x_maps = [m for om in output_to_input(module.entry.root, 1) if om.operand_output == 2 for m in om.maps]
     assert x_maps and all(m.runtime_vars for m in x_maps)
 
