@@ -184,10 +184,20 @@ def _verify_into(item: SelectedTarget, module: Module, target: TargetReport, rep
                               "mismatches": len(outcome.errors),
                               "verdict": "mismatch" if outcome.errors else ("skipped" if outcome.notes and not
                                                                             outcome.checked_points else "ok"),
-                              "notes": list(outcome.notes)}
+                              "notes": list(outcome.notes),
+                              "unknown_rows_unchecked": outcome.unknown_rows,
+                              "large_rows_unchecked": outcome.large_rows}
     if not outcome.notes:
         verdict = "mismatch" if outcome.errors else "ok"
-        target.notes.append(f"verified {outcome.checked_points} sampled output elements: {verdict}")
+        left = []
+        if outcome.unknown_rows:
+            left.append(f"{outcome.unknown_rows} operand rows with an UNDEFINED map (any element may be read: "
+                        f"nothing to check)")
+        if outcome.large_rows:
+            left.append(f"{outcome.large_rows} operand rows with more range-variable combinations per element "
+                        f"than verify_range_combinations")
+        rest = f"; left out: {', '.join(left)}" if left else ""
+        target.notes.append(f"verified {outcome.checked_points} sampled output elements: {verdict}{rest}")
     line, column = getattr(item.target, "line", 0), getattr(item.target, "column", 0)
     for message in outcome.errors:
         report.diagnostics.append(DiagnosticReport("error", f"verify: {message}", line, column, module.source))
