@@ -6,8 +6,8 @@ the set of (output index, operand index) pairs over every value of the range var
 runtime variables, over every value in their interval (a runtime value is unknown, so a map reads
 what some value makes it read). The maps must give the same relation as XLA's, or a strictly
 smaller one that is still exact: then the numpy reference walk (``hlo_index.verify``) must find
-no element the maps miss. Cases in XLA's physical-layout mode compare other objects and are left
-to the layout tests.
+no element the maps miss. Cases in XLA's physical-layout mode (maps between physical dims) are
+compared after conjugating ours with the layouts' permutations.
 """
 from __future__ import annotations
 
@@ -171,3 +171,47 @@ def test_iota_gather_is_exact_piecewise_clamping():
     assert all(not m.runtime_vars for m in maps)
     got = relation(maps)
     assert got == {((d0, 0, 0), (min(d0, 32), 0)) for d0 in range(42)}
+
+
+def _physical_cases() -> list[dict]:
+    if not CASES_PATH.is_file():
+        return []
+    return [c for c in json.loads(CASES_PATH.read_text()) if "physical" in c]
+
+
+def _to_logical(point: tuple, minor_to_major: list[int]) -> tuple:
+    """A physical index (dims in major-to-minor order) as the logical index it stores."""
+    logical = [0] * len(point)
+    for physical_dim, logical_dim in enumerate(reversed(minor_to_major)):
+        logical[logical_dim] = point[physical_dim]
+    return tuple(logical)
+
+
+def _to_physical(point: tuple, minor_to_major: list[int]) -> tuple:
+    return tuple(point[logical_dim] for logical_dim in reversed(minor_to_major))
+
+
+@pytest.mark.skipif(os.environ.get("HLO_INDEX_CONFORMANCE") != "1", reason="minutes of work: `make conformance`")
+@pytest.mark.parametrize("case", _physical_cases(), ids=lambda c: c["name"])
+def test_physical_layout_cases_give_xla_relation(case):
+    """XLA's ``use_physical_layout`` maps go between physical dims (layout order). Ours are logical;
+    conjugated with the layouts' permutations (computed here from minor_to_major, not by the tool)
+    they must give XLA's relation at every physical point."""
+    physical = case["physical"]
+    module = parse_module_text(case["hlo"])
+    selected = _target(module, case["target"])
+    ours = _ours(case, selected)
+    out_mtm, operand_mtm = physical["output_minor_to_major"], physical["operand_minor_to_major"]
+    for exp in case["expect"]:
+        key = (exp["operand"], exp["output"])
+        xla_maps = [parse_map(text) for text in exp["maps"]]
+        if case["direction"] == "out2in":
+            source_shape, source_mtm, dest_mtm = physical["output_shape"], out_mtm, operand_mtm
+        else:
+            source_shape, source_mtm, dest_mtm = physical["operand_shape"], operand_mtm, out_mtm
+        physical_points = list(itertools.product(*[range(n) for n in _to_physical(tuple(source_shape), source_mtm)]))
+        xla = read_sets(xla_maps, physical_points)
+        logical = read_sets(ours[key], [_to_logical(p, source_mtm) for p in physical_points])
+        for p in physical_points:
+            mine = {_to_physical(r, dest_mtm) for r in logical[_to_logical(p, source_mtm)]}
+            assert mine == set(xla[p]), f"physical point {p}: ours {sorted(mine)[:3]}, XLA {sorted(xla[p])[:3]}"
