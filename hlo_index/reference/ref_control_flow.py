@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from ..context import current
 from ..hlo.model import Computation, Instruction
 import numpy as np
 
@@ -247,6 +248,12 @@ def _back(comp: Computation, sets: dict[int, set], scalars: Optional[dict] = Non
     its result) read; ``scalars``: the known scalar elements of that state."""
     before: dict[int, set] = {}
     root = comp.root
+    # the walk is the oracle, but its cost is bounded like any enumeration: a loop whose reads
+    # spread over whole arrays is pulled back through every iteration point by point
+    limit = current().budgets.verify_points_per_value
+    if sum(len(points) for points in sets.values()) > limit:
+        raise ValueError(f"budget verify_points_per_value={limit}: a loop iteration pulls back more "
+                         f"than {limit} elements")
     for e, points in sets.items():
         source = root.operands[e] if root.opcode == "tuple" and e < len(root.operands) else None
         if source is not None and source.opcode == "get-tuple-element" and source.operands[0].opcode == "parameter":

@@ -182,8 +182,8 @@ def _verify_into(item: SelectedTarget, module: Module, target: TargetReport, rep
     target.extra["verify"] = {"elements_checked": outcome.checked_points,
                               "operand_elements_checked": getattr(outcome, "checked_input_points", 0),
                               "mismatches": len(outcome.errors),
-                              "verdict": "mismatch" if outcome.errors else ("skipped" if outcome.notes and not
-                                                                            outcome.checked_points else "ok"),
+                              "verdict": "mismatch" if outcome.errors else ("skipped" if any(
+                                  n.startswith("verification skipped") for n in outcome.notes) else "ok"),
                               "notes": list(outcome.notes),
                               "unknown_rows_unchecked": outcome.unknown_rows,
                               "large_rows_unchecked": outcome.large_rows}
