@@ -59,26 +59,6 @@ class VerifyOutcome:
     notes: list[str] = field(default_factory=list)      # skipped targets and why
     checked_points: int = 0
     checked_input_points: int = 0                       # operand elements checked input-to-output
-    # rows read through an UNDEFINED map: any element may be read, so nothing is missing and
-    # nothing is extra; the target's other rows are still checked
-    unknown_rows: int = 0
-    # rows with a map of more range-variable combinations per element than the budget allows
-    large_rows: int = 0
-
-
-def _unknown(maps) -> bool:
-    return any(m.is_undefined for m in maps)
-
-
-def _unchecked(maps) -> bool:
-    """Rows left out one by one: an UNDEFINED map (nothing to check) or one too large to enumerate."""
-    if _unknown(maps):
-        return True
-    try:
-        _checkable(maps)
-    except Skip:
-        return True
-    return False
 
 
 _RUNTIME_VALUES = register_table("verify.runtime_values")   # id(instr) -> (instr, values): identity memo
@@ -510,17 +490,9 @@ def _verify_target(selected: SelectedTarget, samples: int, seed: int, input_to_o
 
     sampled: list[tuple[int, tuple]] = []
     try:
-        # rows whose maps are UNDEFINED or too large to enumerate are left out one by one; the
-        # target is skipped only when no row is left to check
-        unchecked = {id(row) for row in rows if _unchecked(row.maps)}
-        outcome.unknown_rows = sum(1 for row in rows if _unknown(row.maps))
-        outcome.large_rows = len(unchecked) - outcome.unknown_rows
-        if rows and len(unchecked) == len(rows) and any(shape.leaf(out).num_elements
-                                                        for out in range(shape.num_outputs)):
-            for row in rows:
-                if not _unknown(row.maps):
-                    _checkable(row.maps)       # raises the size reason
-            raise Skip(f"map unknown: {next(m for m in rows[0].maps if m.is_undefined).undefined_reason}")
+        if any(shape.leaf(out).num_elements for out in range(shape.num_outputs)):
+            for row in rows:  # a map too large to enumerate skips the target before any walk
+                _checkable(row.maps)
         for out in range(shape.num_outputs):
             dims = shape.leaf(out).dims
             for point in _sample_points(dims, samples, _rng(seed, "elements", dims)):
@@ -528,7 +500,7 @@ def _verify_target(selected: SelectedTarget, samples: int, seed: int, input_to_o
                 sampled.append((out, point))
                 outcome.checked_points += 1
                 for row in rows:
-                    if row.output != out or id(row) in unchecked:
+                    if row.output != out:
                         continue
                     truth = truth_all.get((row.operand, row.operand_element), set())
                     given = predicted_read_set(row.maps, point)
@@ -593,8 +565,6 @@ def _verify_input_to_output(selected: SelectedTarget, exact, sampled, samples: i
                 range(len(read)), min(PAIRS_PER_ELEMENT, len(read)))
             wanted.setdefault((operand, element, out), []).extend((read[int(k)], point) for k in chosen)
     for (operand, element, out), pairs in wanted.items():
-        if _unchecked(maps_at.get((operand, element, out), ())):
-            continue
         images = predicted_rows_many(maps_at.get((operand, element, out), ()),
                                      sorted({x for x, _ in pairs}), distinct=False)
         for x, point in pairs:
@@ -609,7 +579,7 @@ def _verify_input_to_output(selected: SelectedTarget, exact, sampled, samples: i
         xs = _sample_points(shape.dims, max(1, samples // 2), _rng(seed, "elements", shape.dims))
         outcome.checked_input_points += len(xs)
         for out, maps in maps_of.get((operand, element), ()):
-            if not maps or _unchecked(maps) or any(m.runtime_vars for m in maps):
+            if not maps or any(m.runtime_vars for m in maps):
                 continue
             images = predicted_rows_many(maps, xs, distinct=True)
             for x in xs:
