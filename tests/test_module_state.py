@@ -20,42 +20,11 @@ from click.testing import CliRunner
 import hlo_index
 from hlo_index.context import AnalysisContext, current
 
+from fusion.hlo_samples import while_sums_rows  # tests/ is on sys.path (rootdir without __init__)
+
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared"
 CORPUS = SHARED / "corpus"
 CONTAINERS = (dict, list, set, collections.deque, bytearray)
-
-WHILE_MODULE = """HloModule loop
-
-body {
-  p = (s32[], f32[4], f32[7,4]) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  acc = f32[4] get-tuple-element(p), index=1
-  x = f32[7,4] get-tuple-element(p), index=2
-  zero = s32[] constant(0)
-  ds = f32[1,4] dynamic-slice(x, i, zero), dynamic_slice_sizes={1,4}
-  r = f32[4] reshape(ds)
-  acc2 = f32[4] add(acc, r)
-  one = s32[] constant(1)
-  i2 = s32[] add(i, one)
-  ROOT t = (s32[], f32[4], f32[7,4]) tuple(i2, acc2, x)
-}
-
-cond {
-  p = (s32[], f32[4], f32[7,4]) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  three = s32[] constant(3)
-  ROOT lt = pred[] compare(i, three), direction=LT
-}
-
-ENTRY main {
-  x = f32[7,4] parameter(0)
-  acc0 = f32[4] parameter(1)
-  i0 = s32[] constant(0)
-  t = (s32[], f32[4], f32[7,4]) tuple(i0, acc0, x)
-  w = (s32[], f32[4], f32[7,4]) while(t), condition=cond, body=body
-  ROOT out = f32[4] get-tuple-element(w), index=1
-}
-"""
 
 
 def _all_modules() -> list:
@@ -98,7 +67,7 @@ def _changed(before, after) -> bool:
 
 def _work(tmp_path: Path) -> None:
     loop = tmp_path / "loop.hlo"
-    loop.write_text(WHILE_MODULE)
+    loop.write_text(while_sums_rows())
     runner = CliRunner()
     from hlo_index.cli import main
     paths = [str(loop)]
@@ -137,7 +106,7 @@ def test_no_module_level_state_is_filled_at_run_time(tmp_path):
 
 def test_a_context_frees_its_tables_when_it_ends(tmp_path):
     loop = tmp_path / "loop.hlo"
-    loop.write_text(WHILE_MODULE)
+    loop.write_text(while_sums_rows())
     with hlo_index.Session() as session:
         [module] = session.load(str(loop))
         session.analyze(module.entry, "both")

@@ -144,3 +144,52 @@ DATA_MOVEMENT = [
   n = f32[7, 2] negate(t)
   ROOT a = f32[7, 2] add(n, t)""", ["f32[2,3]", "f32[2,4]"], "f32[7,2]"),
 ]
+
+
+
+def while_sums_rows(beside_opaque: bool = False) -> str:
+    """A while loop summing rows 1, 3, 5 of x into acc, its state a tuple read back through
+    get-tuple-element; ``beside_opaque`` adds an opaque custom-call reading the same parameters
+    through a tuple, so that an unknown op stands between them and the root too."""
+    if beside_opaque:
+        tail = """  state = (s32[], f32[4], f32[7,4]) tuple(i0, acc0, x)
+  opaque = f32[4] custom-call(state), custom_call_target="unknown_target"
+  loop = f32[4] get-tuple-element(w), index=1
+  ROOT out = f32[4] add(loop, opaque)"""
+    else:
+        tail = "  ROOT out = f32[4] get-tuple-element(w), index=1"
+    return f"""HloModule loop
+
+body {{
+  p = (s32[], f32[4], f32[7,4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  acc = f32[4] get-tuple-element(p), index=1
+  x = f32[7,4] get-tuple-element(p), index=2
+  two = s32[] constant(2)
+  one = s32[] constant(1)
+  row = s32[] multiply(i, two)
+  row1 = s32[] add(row, one)
+  zero = s32[] constant(0)
+  ds = f32[1,4] dynamic-slice(x, row1, zero), dynamic_slice_sizes={{1,4}}
+  r = f32[4] reshape(ds)
+  acc2 = f32[4] add(acc, r)
+  i2 = s32[] add(i, one)
+  ROOT t = (s32[], f32[4], f32[7,4]) tuple(i2, acc2, x)
+}}
+
+cond {{
+  p = (s32[], f32[4], f32[7,4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  three = s32[] constant(3)
+  ROOT lt = pred[] compare(i, three), direction=LT
+}}
+
+ENTRY main {{
+  x = f32[7,4] parameter(0)
+  acc0 = f32[4] parameter(1)
+  i0 = s32[] constant(0)
+  t = (s32[], f32[4], f32[7,4]) tuple(i0, acc0, x)
+  w = (s32[], f32[4], f32[7,4]) while(t), condition=cond, body=body
+{tail}
+}}
+"""

@@ -19,44 +19,9 @@ from hlo_index.context import AnalysisContext
 from hlo_index.fusion import input_to_output, output_to_input
 from hlo_index.hlo import parse_module_text
 
-WHILE_SUMS_ROWS = """HloModule loop
+from .hlo_samples import while_sums_rows
 
-body {
-  p = (s32[], f32[4], f32[7,4]) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  acc = f32[4] get-tuple-element(p), index=1
-  x = f32[7,4] get-tuple-element(p), index=2
-  two = s32[] constant(2)
-  one = s32[] constant(1)
-  row = s32[] multiply(i, two)
-  row1 = s32[] add(row, one)
-  zero = s32[] constant(0)
-  ds = f32[1,4] dynamic-slice(x, row1, zero), dynamic_slice_sizes={1,4}
-  r = f32[4] reshape(ds)
-  acc2 = f32[4] add(acc, r)
-  i2 = s32[] add(i, one)
-  ROOT t = (s32[], f32[4], f32[7,4]) tuple(i2, acc2, x)
-}
-
-cond {
-  p = (s32[], f32[4], f32[7,4]) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  three = s32[] constant(3)
-  ROOT lt = pred[] compare(i, three), direction=LT
-}
-
-ENTRY main {
-  x = f32[7,4] parameter(0)
-  acc0 = f32[4] parameter(1)
-  i0 = s32[] constant(0)
-  t = (s32[], f32[4], f32[7,4]) tuple(i0, acc0, x)
-  w = (s32[], f32[4], f32[7,4]) while(t), condition=cond, body=body
-  state = (s32[], f32[4], f32[7,4]) tuple(i0, acc0, x)
-  opaque = f32[4] custom-call(state), custom_call_target="unknown_target"
-  loop = f32[4] get-tuple-element(w), index=1
-  ROOT out = f32[4] add(loop, opaque)
-}
-"""
+WHILE_SUMS_ROWS = while_sums_rows(beside_opaque=True)
 
 
 def _rows_by_operand(rows):
