@@ -19,7 +19,7 @@ from typing import Optional
 
 from ..context import current
 from ..hlo.model import Computation, Instruction
-from .rules_dynamic import constant_values
+from .starts import constant_values
 
 
 _BITS = {"s8": 8, "s16": 16, "s32": 32, "s64": 64, "u8": 8, "u16": 16, "u32": 32, "u64": 64}

@@ -26,7 +26,7 @@ from typing import Optional, Union
 from ..affine import IndexingMap
 from ..context import budget_reason, current, register_table
 from ..hlo.model import Computation, Instruction
-from .rules_dynamic import constant_values
+from .starts import constant_values
 
 
 Matrix = dict[int, dict[int, tuple[IndexingMap, ...]]]   # element j -> element k -> maps

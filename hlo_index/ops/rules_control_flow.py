@@ -15,7 +15,7 @@ from typing import Optional
 from ..affine import IndexingMap
 from ..hlo.model import Computation, Instruction
 from .registry import OperandMaps, Reads, input_to_output_rule, output_to_input_rule
-from .rules_dynamic import constant_values
+from .starts import constant_values
 from .shape_maps import generator_map, zero_result_map
 
 # What the rules below look at (the cache key: hlo_index.fusion.fingerprint): the callees by body,

@@ -261,7 +261,7 @@ _CUDNN_BATCH_NORM = {"__cudnn$batchNormalizationForwardTraining": ("batch-norm-t
 def cudnn_batch_norm_equivalent(instr: Instruction) -> Translation:
     """(arrays..., epsilon, feature_index): the batch-norm op on the arrays; the two trailing
     configuration scalars are read by every output element."""
-    from .rules_dynamic import constant_values
+    from .starts import constant_values
     opcode, arrays = _CUDNN_BATCH_NORM[target_of(instr)]
     ops = instr.operands
     if len(ops) != arrays + 2 or any(o.shape.rank != 0 for o in ops[arrays:]):

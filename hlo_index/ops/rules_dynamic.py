@@ -1,12 +1,9 @@
 """dynamic-slice, dynamic-update-slice, gather: addresses read from other operands (scatter, which
-shares the start handling below, is in ``rules_scatter.py``).
+places its windows as gather does, ``windows.py``, is in ``rules_scatter.py``).
 
-A start index known only at runtime is a runtime variable whose interval is its feasible
-range after XLA's handling: dynamic-slice, dynamic-update-slice and gather clamp starts into
-``[0, dim - size]``; scatter skips a window whose start lies outside that range. A start that
-comes from a ``constant`` (uniform over the batch) or an ``iota`` is folded into the map.
-Gather and scatter starts depend on the batch position: the runtime variable stands for the
-start at the batch position of the element being mapped.
+Where starts come from and how an out-of-range one is handled: ``starts.py``. Gather and scatter
+starts depend on the batch position: the runtime variable stands for the start at the batch
+position of the element being mapped.
 
 dynamic-update-slice output -> operand 0 is exact: the complement of the update box, piecewise,
 with constraints on the runtime offsets when they are not static.
@@ -14,121 +11,18 @@ with constraints on the runtime offsets when they are not static.
 from __future__ import annotations
 
 import itertools
-import re
 from typing import Optional, Sequence
 
-import numpy as np
-
-from ..affine import Expr, IndexingMap, Interval, RuntimeVar, const, dim, range_var, runtime_var
+from ..affine import Expr, IndexingMap, Interval, const, dim, range_var
 from ..hlo.model import Instruction
 from .registry import Reads, OperandMaps, input_to_output_rule, output_to_input_rule
 from .rules_reduce import RangeVars
 from .shape_maps import full_interval, generator_map, zero_result_map
+from .starts import Starts, in_range, known_start
+from .windows import WindowPlacement, batch_position
 
 # What the rules below look at (the cache key: hlo_index.fusion.fingerprint).
 INDEXED_READS = Reads.of("collapsed_slice_dims", "index_vector_dim", "input_batching_dims", "inserted_window_dims", "offset_dims", "operand_batching_dims", "scatter_dims_to_operand_dims", "scatter_indices_batching_dims", "slice_sizes", "dynamic_slice_sizes", "start_index_map", "start_indices_batching_dims", "update_window_dims", "to_apply", operand_values=True)
-
-KnownStart = tuple[Expr, int, int]   # expression, smallest and largest value
-
-
-# ---- where start indices come from --------------------------------------------------------
-
-def constant_values(op: Instruction) -> Optional[np.ndarray]:
-    """The integer elements of a ``constant`` operand, shaped like it, or None."""
-    if op.opcode != "constant" or op.literal is None or op.shape.is_tuple:
-        return None
-    words = re.findall(r"-?\d+|true|false", op.literal)
-    if len(words) != op.shape.num_elements:
-        return None
-    values = [1 if w == "true" else 0 if w == "false" else int(w) for w in words]
-    return np.asarray(values, dtype=np.int64).reshape(op.shape.dims)
-
-
-def known_start(indices: Instruction, index_vector_dim: int, component: int,
-                batch_exprs: Sequence[Expr]) -> Optional[KnownStart]:
-    """Start component ``component`` when the indices operand is a constant or an iota.
-
-    ``batch_exprs`` are the expressions of the indices' batch coordinates (its dims other than
-    ``index_vector_dim``, in order) in the map being built.
-    """
-    rank = indices.shape.rank
-    if indices.opcode == "iota":
-        axis = indices.attr("iota_dimension", 0)
-        if axis == index_vector_dim and index_vector_dim < rank:
-            return const(component), component, component
-        position = axis if axis < index_vector_dim else axis - 1
-        return batch_exprs[position], 0, indices.shape.dims[axis] - 1
-    values = constant_values(indices)
-    if values is None:
-        return None
-    vectors = values[..., None] if index_vector_dim == rank else np.moveaxis(values, index_vector_dim, -1)
-    column = vectors[..., component]
-    if column.size == 0 or not (column == column.flat[0]).all():
-        return None
-    value = int(column.flat[0])
-    return const(value), value, value
-
-
-class Starts:
-    """Builds start expressions, allocating runtime variables for the ones not known statically.
-
-    A start known statically (an iota) that is in range for some positions and clamped for others
-    is exact as pieces: ``choice`` picks one piece per such start (in the order they are met);
-    ``arity`` records how many pieces each had and ``constraints`` the domain of the chosen ones.
-    """
-
-    def __init__(self, choice: tuple[int, ...] = ()) -> None:
-        self.runtime: list[RuntimeVar] = []
-        self.never_valid = False   # scatter: a folded start that is always out of bounds
-        self.choice = choice
-        self.arity: list[int] = []
-        self.constraints: list[tuple[Expr, Interval]] = []
-
-    def runtime_start(self, max_start: int, description: str) -> Expr:
-        self.runtime.append(RuntimeVar(Interval(0, max_start), description))
-        return runtime_var(len(self.runtime) - 1)
-
-    def clamped(self, known: Optional[KnownStart], max_start: int, description: str) -> Expr:
-        """Gather / dynamic slices: out-of-range starts are clamped."""
-        if known is not None:
-            expr, lo, hi = known
-            if 0 <= lo and hi <= max_start:
-                return expr
-            if lo == hi:
-                return const(min(max(lo, 0), max_start))
-            return self._clamped_piece(expr, lo, hi, max_start)
-        return self.runtime_start(max_start, description)
-
-    def _clamped_piece(self, expr: Expr, lo: int, hi: int, max_start: int) -> Expr:
-        """clamp(expr, 0, max_start) as pieces: expr where it is in range, 0 below, max_start above."""
-        pieces = []
-        if lo <= max_start and hi >= 0:
-            pieces.append((expr, Interval(max(lo, 0), min(hi, max_start))))
-        if lo < 0:
-            pieces.append((const(0), Interval(lo, min(hi, -1))))
-        if hi > max_start:
-            pieces.append((const(max_start), Interval(max(lo, max_start + 1), hi)))
-        k = len(self.arity)
-        self.arity.append(len(pieces))
-        value, interval = pieces[self.choice[k] if k < len(self.choice) else 0]
-        self.constraints.append((expr, interval))
-        return value
-
-    def skipped(self, known: Optional[KnownStart], max_start: int, description: str) -> Expr:
-        """Scatter: out-of-range windows are dropped."""
-        if known is not None:
-            expr, lo, hi = known
-            if 0 <= lo and hi <= max_start:
-                return expr
-            if lo == hi:
-                self.never_valid = True
-                return const(0)
-        return self.runtime_start(max_start, description)
-
-
-def in_range(expr: Expr, size: int) -> tuple[Expr, Interval]:
-    return expr, Interval(0, size - 1)
-
 
 # ---- dynamic-slice ------------------------------------------------------------------------
 
@@ -272,10 +166,6 @@ def dynamic_update_slice_input_to_output(instr: Instruction, operand_index: int)
 
 # ---- gather -------------------------------------------------------------------------------
 
-def batch_position(indices_dim: int, index_vector_dim: int) -> int:
-    return indices_dim if indices_dim < index_vector_dim else indices_dim - 1
-
-
 def _vector_length(indices: Instruction, index_vector_dim: int) -> int:
     dims = indices.shape.dims
     return 1 if index_vector_dim == len(dims) else dims[index_vector_dim]
@@ -287,30 +177,6 @@ def _indices_results(indices: Instruction, index_vector_dim: int, batch_exprs: S
     if index_vector_dim < indices.shape.rank:
         results.insert(index_vector_dim, component)
     return results
-
-
-def _gather_starts(instr: Instruction, batch_exprs: Sequence[Expr], starts: Starts) -> list[Expr]:
-    """Start expression of every operand dim (0 for dims without a start)."""
-    operand, indices = instr.operands[0], instr.operands[1]
-    ivd = instr.attr("index_vector_dim")
-    sizes = instr.attr("slice_sizes")
-    result: list[Expr] = [const(0)] * operand.shape.rank
-    for k, d in enumerate(instr.attr("start_index_map", ())):
-        max_start = operand.shape.dims[d] - sizes[d]
-        result[d] = starts.clamped(known_start(indices, ivd, k, batch_exprs), max_start,
-                                   f"%{indices.name}[..., {k}] at the batch position (start of operand dim {d}, "
-                                   f"clamped to [0, {max_start}])")
-    for d, j in zip(instr.attr("operand_batching_dims", ()), instr.attr("start_indices_batching_dims", ())):
-        result[d] = batch_exprs[batch_position(j, ivd)]
-    return result
-
-
-def _gather_layout(instr: Instruction):
-    offset_dims = tuple(instr.attr("offset_dims", ()))
-    batch_out = [d for d in range(instr.shape.rank) if d not in offset_dims]
-    skipped = set(instr.attr("collapsed_slice_dims", ())) | set(instr.attr("operand_batching_dims", ()))
-    window_dims = [d for d in range(instr.operands[0].shape.rank) if d not in skipped]
-    return offset_dims, batch_out, window_dims
 
 
 def _pieces(build) -> tuple[IndexingMap, ...]:
@@ -331,20 +197,18 @@ def _pieces(build) -> tuple[IndexingMap, ...]:
 def gather_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     out_dims, indices = instr.shape.dims, instr.operands[1]
     ivd = instr.attr("index_vector_dim")
-    offset_dims, batch_out, window_dims = _gather_layout(instr)
+    placement = WindowPlacement.of_gather(instr)
     domain = [full_interval(n) for n in out_dims]
-    batch_exprs = [dim(d) for d in batch_out]
 
     def build(choice):
         starts = Starts(choice)
-        results = _gather_starts(instr, batch_exprs, starts)
-        for d, out_dim in zip(window_dims, offset_dims):
-            results[d] = results[d] + dim(out_dim)
+        results = placement.windowed_to_operand(starts)
         return IndexingMap(domain, (), starts.runtime, results, starts.constraints), starts
 
     operand_maps = _pieces(build)
     ranges = RangeVars()
     component = ranges.new_or_zero(_vector_length(indices, ivd))
+    batch_exprs = [dim(d) for d in placement.batch_dims]
     indices_map = IndexingMap(domain, ranges.intervals, (), _indices_results(indices, ivd, batch_exprs, component))
     return [OperandMaps(0, operand_maps), OperandMaps(1, (indices_map,))]
 
@@ -353,36 +217,23 @@ def gather_output_to_input(instr: Instruction, output_index: int) -> list[Operan
 def gather_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     out_dims, operand, indices = instr.shape.dims, instr.operands[0], instr.operands[1]
     ivd = instr.attr("index_vector_dim")
-    offset_dims, batch_out, window_dims = _gather_layout(instr)
+    placement = WindowPlacement.of_gather(instr)
     ranges = RangeVars()
-    results: list[Expr] = [const(0)] * len(out_dims)
     if operand_index == 1:
+        results: list[Expr] = [const(0)] * len(out_dims)
         for j in range(indices.shape.rank):
             if j != ivd:
-                results[batch_out[batch_position(j, ivd)]] = dim(j)
-        for out_dim in offset_dims:
+                results[placement.batch_dims[batch_position(j, ivd)]] = dim(j)
+        for out_dim in placement.offset_dims:
             results[out_dim] = ranges.new_or_zero(out_dims[out_dim])
         return [(IndexingMap([full_interval(n) for n in indices.shape.dims], ranges.intervals, (), results),)]
 
-    tied = {batch_position(j, ivd): d for d, j in zip(instr.attr("operand_batching_dims", ()),
-                                                        instr.attr("start_indices_batching_dims", ()))}
-    batch_exprs = [dim(tied[pos]) if pos in tied else ranges.new_or_zero(out_dims[out_dim])
-                   for pos, out_dim in enumerate(batch_out)]
-    sizes = instr.attr("slice_sizes")
+    batch_exprs = placement.operand_batch_exprs(ranges)
 
     def build(choice):
         starts = Starts(choice)
-        start = _gather_starts(instr, batch_exprs, starts)
-        out = list(results)
-        constraints = list(starts.constraints)
-        for pos, out_dim in enumerate(batch_out):
-            out[out_dim] = batch_exprs[pos]
-        for d, out_dim in zip(window_dims, offset_dims):
-            out[out_dim] = dim(d) - start[d]
-            constraints.append(in_range(out[out_dim], sizes[d]))
-        for d in instr.attr("collapsed_slice_dims", ()):
-            constraints.append(in_range(dim(d) - start[d], 1))
+        results, constraints = placement.operand_to_windowed(batch_exprs, starts)
         return IndexingMap([full_interval(n) for n in operand.shape.dims], ranges.intervals, starts.runtime,
-                           out, constraints), starts
+                           results, constraints), starts
 
     return [_pieces(build)]

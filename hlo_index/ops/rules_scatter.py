@@ -29,65 +29,24 @@ from ..affine import Expr, IndexingMap, Interval, RuntimeVar, const, dim, range_
 from ..context import budget_reason, current
 from ..hlo.model import Computation, Instruction
 from .registry import OperandMaps, input_to_output_rule, output_to_input_rule
-from .rules_dynamic import INDEXED_READS, Starts, batch_position, in_range, constant_values, known_start
+from .rules_dynamic import INDEXED_READS
 from .rules_reduce import RangeVars
 from .shape_maps import full_interval
+from .starts import Starts, constant_values
+from .windows import WindowPlacement, batch_position
 
 
-# ---- layout of the windows ----------------------------------------------------------------
-
-def _scatter_layout(instr: Instruction):
-    count = (len(instr.operands) - 1) // 2
-    operand_rank = instr.operands[0].shape.rank
-    update_dims = instr.operands[count + 1].shape.dims
-    window_update_dims = tuple(instr.attr("update_window_dims", ()))
-    scatter_update_dims = [d for d in range(len(update_dims)) if d not in window_update_dims]
-    skipped = set(instr.attr("inserted_window_dims", ())) | set(instr.attr("input_batching_dims", ()))
-    window_operand_dims = [d for d in range(operand_rank) if d not in skipped]
-    window_size = [1] * operand_rank
-    for d, u in zip(window_operand_dims, window_update_dims):
-        window_size[d] = update_dims[u]
-    return count, update_dims, window_update_dims, scatter_update_dims, window_operand_dims, window_size
-
-
-def _scatter_starts(instr: Instruction, batch_exprs: Sequence[Expr], window_size, starts: Starts) -> list[Expr]:
-    count = (len(instr.operands) - 1) // 2
-    operand_dims, indices = instr.operands[0].shape.dims, instr.operands[count]
-    ivd = instr.attr("index_vector_dim")
-    result: list[Expr] = [const(0)] * len(operand_dims)
-    for k, d in enumerate(instr.attr("scatter_dims_to_operand_dims", ())):
-        max_start = operand_dims[d] - window_size[d]
-        result[d] = starts.skipped(known_start(indices, ivd, k, batch_exprs), max_start,
-                                   f"%{indices.name}[..., {k}] at the update's batch position (start of operand "
-                                   f"dim {d}; windows starting outside [0, {max_start}] are skipped)")
-    for d, j in zip(instr.attr("input_batching_dims", ()), instr.attr("scatter_indices_batching_dims", ())):
-        result[d] = batch_exprs[batch_position(j, ivd)]
-    return result
-
+# ---- where updates land -------------------------------------------------------------------
 
 def _landing(instr: Instruction, dims) -> tuple[Optional[IndexingMap], IndexingMap, Starts]:
     """(output element -> the update elements landing on it, or None when none ever lands; the
     same relation with the output element as result: "some update lands here"; the starts)."""
-    count, update_dims, window_update_dims, scatter_update_dims, window_operand_dims, window_size = \
-        _scatter_layout(instr)
+    placement = WindowPlacement.of_scatter(instr)
     domain = [full_interval(n) for n in dims]
-    ivd = instr.attr("index_vector_dim")
     ranges = RangeVars()
-    tied = {batch_position(j, ivd): d for d, j in zip(instr.attr("input_batching_dims", ()),
-                                                        instr.attr("scatter_indices_batching_dims", ()))}
-    batch_exprs = [dim(tied[pos]) if pos in tied else ranges.new_or_zero(update_dims[u])
-                   for pos, u in enumerate(scatter_update_dims)]
+    batch_exprs = placement.operand_batch_exprs(ranges)
     starts = Starts()
-    start = _scatter_starts(instr, batch_exprs, window_size, starts)
-    results: list[Expr] = [const(0)] * len(update_dims)
-    constraints = []
-    for pos, u in enumerate(scatter_update_dims):
-        results[u] = batch_exprs[pos]
-    for d, u in zip(window_operand_dims, window_update_dims):
-        results[u] = dim(d) - start[d]
-        constraints.append(in_range(results[u], update_dims[u]))
-    for d in instr.attr("inserted_window_dims", ()):
-        constraints.append(in_range(dim(d) - start[d], 1))
+    results, constraints = placement.operand_to_windowed(batch_exprs, starts)
     if starts.never_valid:
         return None, IndexingMap.known_empty(len(dims), len(dims)), starts
     identity = [dim(a) for a in range(len(dims))]
@@ -186,28 +145,28 @@ def _constant_indices_not_landed(instr: Instruction, dims, what: str) -> Optiona
     """Complement of the landing windows when the indices are a ``constant`` (not uniform, so no
     start folds into the maps): every update element placed from the literal, out-of-bounds
     windows skipped. None when the indices are not a constant."""
-    count, update_dims, window_update_dims, scatter_update_dims, window_operand_dims, window_size = \
-        _scatter_layout(instr)
-    values = constant_values(instr.operands[count])
+    placement = WindowPlacement.of_scatter(instr)
+    update_dims, window_size = placement.windowed_dims, placement.window_size
+    values = constant_values(placement.indices)
     if values is None:
         return None
     too_many = _too_many_updates(update_dims, what)
     if too_many is not None:
         return (too_many,)
-    ivd = instr.attr("index_vector_dim")
+    ivd = placement.index_vector_dim
     vectors = values[..., None] if ivd == values.ndim else np.moveaxis(values, ivd, -1)
     grid = np.indices(tuple(update_dims), dtype=np.int64).reshape(len(update_dims), -1)
-    batch = tuple(grid[u] for u in scatter_update_dims)
+    batch = tuple(grid[u] for u in placement.batch_dims)
     per_update = vectors[batch] if batch else np.broadcast_to(vectors, (grid.shape[1], vectors.shape[-1]))
     start = np.zeros((len(dims), grid.shape[1]), dtype=np.int64)
-    for k, d in enumerate(instr.attr("scatter_dims_to_operand_dims", ())):
+    for k, d in enumerate(placement.start_dims):
         start[d] = per_update[:, k]
-    for d, j in zip(instr.attr("input_batching_dims", ()), instr.attr("scatter_indices_batching_dims", ())):
+    for d, j in zip(placement.operand_batching_dims, placement.indices_batching_dims):
         start[d] = batch[batch_position(j, ivd)]
     valid = np.ones(grid.shape[1], dtype=bool)
     for d, n in enumerate(dims):
         valid &= (start[d] >= 0) & (start[d] <= n - window_size[d])
-    for d, u in zip(window_operand_dims, window_update_dims):
+    for d, u in zip(placement.window_dims, placement.offset_dims):
         start[d] += grid[u]
     mask = np.ones(tuple(dims), dtype=bool)
     mask[tuple(start[:, valid])] = False
@@ -228,18 +187,17 @@ def _boxes_as_maps(dims, mask: np.ndarray, what: str) -> tuple[IndexingMap, ...]
                  for box in boxes)
 
 
-def _one_window_not_landed(instr: Instruction, dims, starts: list[Expr], window_size) -> tuple[IndexingMap, ...]:
+def _one_window_not_landed(placement: WindowPlacement, dims, starts: list[Expr]) -> tuple[IndexingMap, ...]:
     """Complement of the one update window: per dim, the two sides of it. A runtime start is a
     runtime variable in ``[0, n]``: the start when it is in range, ``n`` when it is not (the
     window is then skipped and nothing is overwritten; ``d - n`` is below 0 everywhere)."""
-    count = (len(instr.operands) - 1) // 2
-    indices = instr.operands[count]
+    indices, window_size = placement.indices, placement.window_size
     domain = [full_interval(n) for n in dims]
     identity = [dim(a) for a in range(len(dims))]
     # one runtime variable per runtime start, in index-vector order (as the update map numbers them)
     runtime: list[RuntimeVar] = []
     variable_of: dict[int, Expr] = {}
-    for k, axis in enumerate(instr.attr("scatter_dims_to_operand_dims", ())):
+    for k, axis in enumerate(placement.start_dims):
         if not starts[axis].is_constant:
             n, w = dims[axis], window_size[axis]
             runtime.append(RuntimeVar(Interval(0, n), f"%{indices.name}[..., {k}] (start of operand dim {axis} "
@@ -260,7 +218,7 @@ def _one_window_not_landed(instr: Instruction, dims, starts: list[Expr], window_
 def _operand_maps(instr: Instruction, output_index: int) -> list[tuple[IndexingMap, ...]]:
     """Output ``output_index`` -> each operand ``i`` < count: identity-shaped maps (so they are
     their own input-to-output maps)."""
-    count, update_dims, _, scatter_update_dims, _, window_size = _scatter_layout(instr)
+    count = (len(instr.operands) - 1) // 2
     dims = instr.shape.leaf(output_index).dims
     identity = IndexingMap.identity(dims)
     _, landed_map, starts = _landing(instr, dims)
@@ -278,14 +236,15 @@ def _operand_maps(instr: Instruction, output_index: int) -> list[tuple[IndexingM
         elif i in read_old:
             out.append((identity,))
         else:
-            out.append(_not_landed(instr, dims, starts, update_dims, scatter_update_dims, window_size))
+            out.append(_not_landed(instr, dims, starts))
     return out
 
 
-def _not_landed(instr: Instruction, dims, starts: Starts, update_dims, scatter_update_dims,
-                window_size) -> tuple[IndexingMap, ...]:
+def _not_landed(instr: Instruction, dims, starts: Starts) -> tuple[IndexingMap, ...]:
     what = f"scatter %{instr.name}: where no update overwrites operand elements"
-    windows = int(np.prod([update_dims[u] for u in scatter_update_dims], dtype=np.int64))
+    placement = WindowPlacement.of_scatter(instr)
+    update_dims, batch_dims = placement.windowed_dims, placement.batch_dims
+    windows = int(np.prod([update_dims[u] for u in batch_dims], dtype=np.int64))
     if windows == 0 or 0 in update_dims:
         return (IndexingMap.identity(dims),)   # no update at all: nothing is overwritten
     if not starts.runtime:
@@ -293,10 +252,9 @@ def _not_landed(instr: Instruction, dims, starts: Starts, update_dims, scatter_u
     from_literal = _constant_indices_not_landed(instr, dims, what)
     if from_literal is not None:
         return from_literal
-    if all(update_dims[u] == 1 for u in scatter_update_dims):
-        single = Starts()
-        window_starts = _scatter_starts(instr, [const(0)] * len(scatter_update_dims), window_size, single)
-        return _one_window_not_landed(instr, dims, window_starts, window_size)
+    if all(update_dims[u] == 1 for u in batch_dims):
+        window_starts = placement.starts([const(0)] * len(batch_dims), Starts())
+        return _one_window_not_landed(placement, dims, window_starts)
     return (IndexingMap.undefined(
         f"{what}: the combiner overwrites the old value, and which elements the {windows} update windows "
         f"cover depends on every runtime index vector at once (not expressible as maps)"),)
@@ -304,13 +262,10 @@ def _not_landed(instr: Instruction, dims, starts: Starts, update_dims, scatter_u
 
 def _updates_to_output(instr: Instruction, dims) -> tuple[IndexingMap, Starts]:
     """Update element -> the output element it lands on (its window's start plus its offset)."""
-    count, update_dims, window_update_dims, scatter_update_dims, window_operand_dims, window_size = \
-        _scatter_layout(instr)
+    placement = WindowPlacement.of_scatter(instr)
     starts = Starts()
-    results = _scatter_starts(instr, [dim(u) for u in scatter_update_dims], window_size, starts)
-    for d, u in zip(window_operand_dims, window_update_dims):
-        results[d] = results[d] + dim(u)
-    return IndexingMap([full_interval(n) for n in update_dims], (), starts.runtime, results), starts
+    results = placement.windowed_to_operand(starts)
+    return IndexingMap([full_interval(n) for n in placement.windowed_dims], (), starts.runtime, results), starts
 
 
 # ---- the rules ----------------------------------------------------------------------------

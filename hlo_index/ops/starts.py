@@ -1,0 +1,115 @@
+"""Where the start indices of dynamic-slice, dynamic-update-slice, gather and scatter come from.
+
+A start known only at runtime is a runtime variable whose interval is its feasible range after
+XLA's handling: dynamic-slice, dynamic-update-slice and gather clamp starts into
+``[0, dim - size]``; scatter skips a window whose start lies outside that range. A start that
+comes from a ``constant`` (uniform over the batch) or an ``iota`` is folded into the map.
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional, Sequence
+
+import numpy as np
+
+from ..affine import Expr, Interval, RuntimeVar, const, runtime_var
+from ..hlo.model import Instruction
+
+KnownStart = tuple[Expr, int, int]   # expression, smallest and largest value
+
+
+def constant_values(op: Instruction) -> Optional[np.ndarray]:
+    """The integer elements of a ``constant`` operand, shaped like it, or None."""
+    if op.opcode != "constant" or op.literal is None or op.shape.is_tuple:
+        return None
+    words = re.findall(r"-?\d+|true|false", op.literal)
+    if len(words) != op.shape.num_elements:
+        return None
+    values = [1 if w == "true" else 0 if w == "false" else int(w) for w in words]
+    return np.asarray(values, dtype=np.int64).reshape(op.shape.dims)
+
+
+def known_start(indices: Instruction, index_vector_dim: int, component: int,
+                batch_exprs: Sequence[Expr]) -> Optional[KnownStart]:
+    """Start component ``component`` when the indices operand is a constant or an iota.
+
+    ``batch_exprs`` are the expressions of the indices' batch coordinates (its dims other than
+    ``index_vector_dim``, in order) in the map being built.
+    """
+    rank = indices.shape.rank
+    if indices.opcode == "iota":
+        axis = indices.attr("iota_dimension", 0)
+        if axis == index_vector_dim and index_vector_dim < rank:
+            return const(component), component, component
+        position = axis if axis < index_vector_dim else axis - 1
+        return batch_exprs[position], 0, indices.shape.dims[axis] - 1
+    values = constant_values(indices)
+    if values is None:
+        return None
+    vectors = values[..., None] if index_vector_dim == rank else np.moveaxis(values, index_vector_dim, -1)
+    column = vectors[..., component]
+    if column.size == 0 or not (column == column.flat[0]).all():
+        return None
+    value = int(column.flat[0])
+    return const(value), value, value
+
+
+class Starts:
+    """Builds start expressions, allocating runtime variables for the ones not known statically.
+
+    A start known statically (an iota) that is in range for some positions and clamped for others
+    is exact as pieces: ``choice`` picks one piece per such start (in the order they are met);
+    ``arity`` records how many pieces each had and ``constraints`` the domain of the chosen ones.
+    """
+
+    def __init__(self, choice: tuple[int, ...] = ()) -> None:
+        self.runtime: list[RuntimeVar] = []
+        self.never_valid = False   # scatter: a folded start that is always out of bounds
+        self.choice = choice
+        self.arity: list[int] = []
+        self.constraints: list[tuple[Expr, Interval]] = []
+
+    def runtime_start(self, max_start: int, description: str) -> Expr:
+        self.runtime.append(RuntimeVar(Interval(0, max_start), description))
+        return runtime_var(len(self.runtime) - 1)
+
+    def clamped(self, known: Optional[KnownStart], max_start: int, description: str) -> Expr:
+        """Gather / dynamic slices: out-of-range starts are clamped."""
+        if known is not None:
+            expr, lo, hi = known
+            if 0 <= lo and hi <= max_start:
+                return expr
+            if lo == hi:
+                return const(min(max(lo, 0), max_start))
+            return self._clamped_piece(expr, lo, hi, max_start)
+        return self.runtime_start(max_start, description)
+
+    def _clamped_piece(self, expr: Expr, lo: int, hi: int, max_start: int) -> Expr:
+        """clamp(expr, 0, max_start) as pieces: expr where it is in range, 0 below, max_start above."""
+        pieces = []
+        if lo <= max_start and hi >= 0:
+            pieces.append((expr, Interval(max(lo, 0), min(hi, max_start))))
+        if lo < 0:
+            pieces.append((const(0), Interval(lo, min(hi, -1))))
+        if hi > max_start:
+            pieces.append((const(max_start), Interval(max(lo, max_start + 1), hi)))
+        k = len(self.arity)
+        self.arity.append(len(pieces))
+        value, interval = pieces[self.choice[k] if k < len(self.choice) else 0]
+        self.constraints.append((expr, interval))
+        return value
+
+    def skipped(self, known: Optional[KnownStart], max_start: int, description: str) -> Expr:
+        """Scatter: out-of-range windows are dropped."""
+        if known is not None:
+            expr, lo, hi = known
+            if 0 <= lo and hi <= max_start:
+                return expr
+            if lo == hi:
+                self.never_valid = True
+                return const(0)
+        return self.runtime_start(max_start, description)
+
+
+def in_range(expr: Expr, size: int) -> tuple[Expr, Interval]:
+    return expr, Interval(0, size - 1)
