@@ -20,7 +20,7 @@ A trailing ``u8`` / ``s8`` vector output is the scratchpad and reads nothing.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Union
 
 from ..hlo.backend_config import backend_config
 from ..hlo.build import instruction
@@ -85,17 +85,44 @@ def _broadcast_role(shape: Shape, result: Shape) -> Optional[tuple]:
     return ("broadcast", tuple(shape.dims))
 
 
+# ---- the two calls: one preamble, one post-op reading --------------------------------------
+
+def _post_op_call(instr: Instruction, config_key: str, operand_names: str, core_of, extra_role,
+                  output_to_input, input_to_output) -> Translation:
+    """A oneDNN call as its core op (``core_of(instr, config, result)``: the instruction, or why
+    not) followed by post-ops, each extra operand read as ``extra_role(k, post-op, shape, result,
+    core)`` says (a role, or why not)."""
+    config = _config(instr, config_key)
+    if config is None:
+        return f"no {config_key} in backend_config"
+    outputs = _outputs(instr)
+    if outputs is None or len(instr.operands) < 2:
+        return f"expected ({operand_names}, post-op operands...) and a result with an optional scratchpad"
+    result = _results(instr)[0]
+    core = core_of(instr, config, result)
+    if isinstance(core, str):
+        return core
+    takers = _extra_operands(instr, config)
+    if takers is None:
+        return "post-ops (fusions.ops) not known, or not matching the extra operands"
+    extras = {}
+    for k, name in zip(range(2, len(instr.operands)), takers):
+        role = extra_role(k, name, instr.operands[k].shape, result, core)
+        if isinstance(role, str):
+            return role
+        extras[k] = role
+    return Equivalent(core, output_to_input, input_to_output, (0, 1), outputs, extras)
+
+
 # ---- matmul --------------------------------------------------------------------------------
 
 @translator("__onednn$matmul")
 def onednn_matmul_equivalent(instr: Instruction) -> Translation:
-    config = _config(instr, "onednn_matmul_config")
-    if config is None:
-        return "no onednn_matmul_config in backend_config"
-    outputs = _outputs(instr)
-    if outputs is None or len(instr.operands) < 2:
-        return "expected (lhs, rhs, post-op operands...) and a result with an optional scratchpad"
-    result = _results(instr)[0]
+    return _post_op_call(instr, "onednn_matmul_config", "lhs, rhs", _matmul_core, _matmul_extra,
+                         dot_output_to_input, dot_input_to_output)
+
+
+def _matmul_core(instr: Instruction, config: dict, result: Shape) -> Union[Instruction, str]:
     lhs, rhs = instr.operands[0].shape, instr.operands[1].shape
     rank = result.rank
     if lhs.rank != rank or rhs.rank != rank or rank < 2:
@@ -111,16 +138,13 @@ def onednn_matmul_equivalent(instr: Instruction) -> Translation:
                 + tuple(rhs.dims[d] for d in rfree))
     if lhs.dims[:rank - 2] != rhs.dims[:rank - 2] or lhs.dims[lhs_k] != rhs.dims[rhs_k] or expected != result.dims:
         return f"result {result} is not the product of {lhs} and {rhs} with these transposes"
-    takers = _extra_operands(instr, config)
-    if takers is None:
-        return "post-ops (fusions.ops) not known, or not matching the extra operands"
-    extras = {}
-    for k in range(2, len(instr.operands)):
-        role = _broadcast_role(instr.operands[k].shape, result)
-        if role is None:
-            return f"operand {k} {instr.operands[k].shape} does not broadcast into the result {result}"
-        extras[k] = role
-    return Equivalent(core, dot_output_to_input, dot_input_to_output, (0, 1), outputs, extras)
+    return core
+
+
+def _matmul_extra(k: int, name: str, shape: Shape, result: Shape, core: Instruction) -> Union[tuple, str]:
+    """Every post-op operand broadcasts into the result alike (BIAS and BINARY_ADD)."""
+    role = _broadcast_role(shape, result)
+    return role if role is not None else f"operand {k} {shape} does not broadcast into the result {result}"
 
 
 # ---- convolution ---------------------------------------------------------------------------
@@ -180,13 +204,11 @@ def _window(config: dict, kernel: Shape, labels: ConvDimLabels, shift: int) -> O
 
 @translator("__onednn$convolution")
 def onednn_convolution_equivalent(instr: Instruction) -> Translation:
-    config = _config(instr, "onednn_conv_config")
-    if config is None:
-        return "no onednn_conv_config in backend_config"
-    outputs = _outputs(instr)
-    if outputs is None or len(instr.operands) < 2:
-        return "expected (input, kernel, post-op operands...) and a result with an optional scratchpad"
-    result = _results(instr)[0]
+    return _post_op_call(instr, "onednn_conv_config", "input, kernel", _convolution_core, _convolution_extra,
+                         convolution_output_to_input, convolution_input_to_output)
+
+
+def _convolution_core(instr: Instruction, config: dict, result: Shape) -> Union[Instruction, str]:
     kernel = instr.operands[1].shape
     try:
         groups = int(config.get("feature_groups", 1) or 1)
@@ -205,18 +227,14 @@ def onednn_convolution_equivalent(instr: Instruction) -> Translation:
             readings.append(core)
     if len(readings) != 1:
         return "onednn_conv_config does not describe a convolution giving the result shape"
-    core = readings[0]
-    labels = core.attr("dim_labels")
-    takers = _extra_operands(instr, config)
-    if takers is None:
-        return "post-ops (fusions.ops) not known, or not matching the extra operands"
-    extras = {}
-    for k, name in zip(range(2, len(instr.operands)), takers):
-        shape = instr.operands[k].shape
-        if name == "BIAS" and shape.rank == 1 and shape.dims[0] == result.dims[labels.output_feature]:
-            extras[k] = ("vector", labels.output_feature)
-        elif shape.dims == result.dims and not shape.is_tuple:
-            extras[k] = ("same",)
-        else:
-            return f"operand {k} {shape} is neither a bias over the output feature nor of the result's shape"
-    return Equivalent(core, convolution_output_to_input, convolution_input_to_output, (0, 1), outputs, extras)
+    return readings[0]
+
+
+def _convolution_extra(k: int, name: str, shape: Shape, result: Shape, core: Instruction) -> Union[tuple, str]:
+    """A bias is a vector over the output feature; any other post-op operand has the result's shape."""
+    feature = core.attr("dim_labels").output_feature
+    if name == "BIAS" and shape.rank == 1 and shape.dims[0] == result.dims[feature]:
+        return ("vector", feature)
+    if shape.dims == result.dims and not shape.is_tuple:
+        return ("same",)
+    return f"operand {k} {shape} is neither a bias over the output feature nor of the result's shape"
