@@ -149,7 +149,27 @@ def _bucket(m: IndexingMap) -> tuple:
     return (m.num_dims, m.num_results, m.range_vars)
 
 
-def _join_bucket(slots: list[tuple[int, IndexingMap]], memo: dict) -> bool:
+def _join_pairwise(work: list[IndexingMap], joiner, memo: dict) -> bool:
+    """One sweep of every provable pairwise join among the joinable maps of ``work`` (in place: a
+    join keeps its first map's slot, so the order stays deterministic); True when one was made.
+    ``joiner(a, b, memo)`` gives the joined map or None. Only maps of one bucket can join."""
+    buckets: dict[tuple, list[tuple[int, IndexingMap]]] = {}
+    for k, m in enumerate(work):
+        if _candidate_for_join(m):
+            buckets.setdefault(_bucket(m), []).append((k, m))
+    survivors: dict[int, IndexingMap] = {}
+    joined = False
+    for slots in buckets.values():
+        if len(slots) > 1 and _join_bucket(slots, joiner, memo):
+            joined = True
+        survivors.update(slots)
+    if joined:
+        work[:] = [survivors.get(k, m) if _candidate_for_join(m) else m
+                   for k, m in enumerate(work) if k in survivors or not _candidate_for_join(m)]
+    return joined
+
+
+def _join_bucket(slots: list[tuple[int, IndexingMap]], joiner, memo: dict) -> bool:
     """Apply every provable pairwise join among the (slot, map) pairs ``slots`` (in place, the
     first map's slot kept); True when one was made."""
     joined = False
@@ -157,8 +177,7 @@ def _join_bucket(slots: list[tuple[int, IndexingMap]], memo: dict) -> bool:
     while i < len(slots):
         j = i + 1
         while j < len(slots):
-            a, b = slots[i][1], slots[j][1]
-            merged = join(a, b, memo) or domain_join(a, b)
+            merged = joiner(slots[i][1], slots[j][1], memo)
             if merged is not None and not merged.is_known_empty:
                 slots[i] = (slots[i][0], merged)
                 del slots[j]
@@ -167,6 +186,10 @@ def _join_bucket(slots: list[tuple[int, IndexingMap]], memo: dict) -> bool:
                 j += 1
         i += 1
     return joined
+
+
+def _join_or_domain_join(a: IndexingMap, b: IndexingMap, memo: dict) -> IndexingMap | None:
+    return join(a, b, memo) or domain_join(a, b)
 
 
 def _fill_boxes(maps: list[IndexingMap]) -> list[IndexingMap] | None:
@@ -208,21 +231,8 @@ def merge_maps(maps: Maps) -> Maps:
     work = list(maps)
     memo: dict = {}
     joined = False
-    progress = True
-    while progress and len(work) > 1:
-        progress = False
-        for i in range(len(work)):
-            if not _candidate_for_join(work[i]):
-                continue
-            for j in range(i + 1, len(work)):
-                merged = join(work[i], work[j], memo) if _candidate_for_join(work[j]) else None
-                if merged is not None:
-                    work[i] = merged
-                    del work[j]
-                    progress = joined = True
-                    break
-            if progress:
-                break
+    while len(work) > 1 and _join_pairwise(work, join, memo):
+        joined = True
     if not joined:
         return maps
     return dedupe_semantically(tuple(work))
@@ -251,19 +261,7 @@ def _compact_maps(maps: Maps) -> Maps:
     changed_any = False
     changed = True
     while changed and len(work) > 1:
-        changed = False
-        buckets: dict[tuple, list[tuple[int, IndexingMap]]] = {}
-        for k, m in enumerate(work):
-            if _candidate_for_join(m):
-                buckets.setdefault(_bucket(m), []).append((k, m))
-        survivors: dict[int, IndexingMap] = {}
-        for slots in buckets.values():
-            if len(slots) > 1 and _join_bucket(slots, memo):
-                changed = True
-            survivors.update(slots)
-        if changed:
-            work = [survivors.get(k, m) if _candidate_for_join(m) else m
-                       for k, m in enumerate(work) if k in survivors or not _candidate_for_join(m)]
+        changed = _join_pairwise(work, _join_or_domain_join, memo)
         repeated = join_progressions(work)
         if repeated is not None:
             work = repeated
