@@ -3,56 +3,50 @@
 GPU: the fusion's emitter and XLA's coalescing rule (``gpu_coalescing``); a target that is not a
 fusion gets ``unknown`` (XLA:GPU emits every op inside a fusion, whose emitter decides the reads).
 CPU: whether the innermost loop reads contiguously (``cpu_access``), in CPU terms only.
-The report objects are only touched through their ``extra`` dicts.
+The report objects are only touched through their ``extra`` dicts; the memos live in the
+analysis context (``hlo_index.context``), so the library path has them too.
 """
 from __future__ import annotations
 
 from typing import Any, Callable
 
+from ..context import current, register_table
 from .gpu_target import CPU, GPU, RTX_A6000, TargetChoice, detect_target
 
+# Per analysis context: the target chosen for a module (keyed by the module object, kept in the
+# value and checked, and the --target asked for).
+_TARGETS = register_table("analyses.target_figures.targets")
+# Per analysis context, at most Budgets.operand_figures entries each: CPU figures by structure
+# (maps, shapes with their layouts), and an identity memo over it (rows share map tuples).
+_CPU_FIGURES = register_table("analyses.target_figures.cpu_access")
+_CPU_BY_OBJECT = register_table("analyses.target_figures.cpu_access_by_object")
 
-def module_target(module: Any, options: dict) -> TargetChoice:
-    """The target of ``module``, decided once per module (memo kept in the run's options)."""
-    memo = options.get("_target_memo")
-    if memo is not None and memo[0] is module:
-        return memo[1]
-    choice = detect_target(module, options.get("target", "auto"))
-    options["_target_memo"] = (module, choice)
+
+def module_target(module: Any, asked: str = "auto") -> TargetChoice:
+    """The target of ``module`` for ``--target asked``, decided once per module and context."""
+    targets = current().tables[_TARGETS]
+    key = (id(module), asked)
+    hit = targets.get(key)
+    if hit is not None and hit[0] is module:
+        return hit[1]
+    choice = detect_target(module, asked)
+    targets[key] = (module, choice)
     return choice
 
 
 def apply_target(report: Any, target: Any, module: Any, rows: list, options: dict,
                  shapes: Callable) -> None:
     """Replace each operand's ``coalescing`` with the target's figure; name the target."""
-    choice = module_target(module, options)
+    choice = module_target(module, options.get("target", "auto"))
     report.extra["target"] = f"{choice.target} ({choice.evidence})"
     device = options.get("gpu_device") or RTX_A6000
     if choice.target == CPU:
-        from .cpu_access import innermost_access
-        # The figure depends only on the maps (exact structure), shapes and layouts: fusions that
-        # repeat a fused computation (transformer layers) share it, per module (memo in options).
-        memo = options.get("_cpu_access_memo")
-        if memo is None or memo[0] is not module:
-            memo = options["_cpu_access_memo"] = (module, {}, {})
-        by_value, by_object = memo[1], memo[2]
         for row, entry in zip(rows, report.output_to_input):
             operand_shape, output_shape = shapes(row)
             if operand_shape is None or output_shape is None or output_shape.is_tuple:
                 continue
             try:
-                # rows share map tuples (a whole ENTRY: 780k rows, a few thousand tuples): identity
-                # memo first, objects kept and checked; figures are shared, never mutated
-                ids = (id(row.maps), id(operand_shape), id(output_shape))
-                hit = by_object.get(ids)
-                if hit is None or hit[0] is not row.maps or hit[1] is not operand_shape or hit[2] is not output_shape:
-                    key = (tuple((m.dims, m.range_vars, m.runtime_vars, m.results, m.constraints,
-                                  m.is_known_empty, m.undefined_reason) for m in row.maps),
-                           operand_shape, output_shape)
-                    if key not in by_value:
-                        by_value[key] = innermost_access(row.maps, operand_shape, output_shape)
-                    hit = by_object[ids] = (row.maps, operand_shape, output_shape, by_value[key])
-                entry.extra["coalescing"] = hit[3]
+                entry.extra["coalescing"] = _cpu_figure(row.maps, operand_shape, output_shape)
             except Exception as exc:  # noqa: BLE001  (a failing figure must not cost the maps)
                 entry.extra["coalescing"] = _failed("cpu", exc)
         return
@@ -102,6 +96,34 @@ def is_fused_body(target: Any) -> bool:
     if module is None or any(True for _ in module.fusions):
         return False
     return not any(i.opcode in _NOT_FUSIBLE for i in target.instructions)
+
+
+def _cpu_figure(maps: tuple, operand_shape: Any, output_shape: Any) -> dict:
+    """The CPU figure of one operand. It depends only on the maps (exact structure), shapes and
+    layouts: fusions that repeat a fused computation (transformer layers) share it. Figures are
+    shared, never mutated."""
+    ctx = current()
+    by_object = ctx.tables[_CPU_BY_OBJECT]
+    ids = (id(maps), id(operand_shape), id(output_shape))
+    hit = by_object.get(ids)
+    if hit is not None and hit[0] is maps and hit[1] is operand_shape and hit[2] is output_shape:
+        return hit[3]
+    figures = ctx.tables[_CPU_FIGURES]
+    key = (tuple((m.dims, m.range_vars, m.runtime_vars, m.results, m.constraints, m.is_known_empty,
+                  m.undefined_reason) for m in maps), operand_shape, output_shape)
+    figure = figures.get(key)
+    if figure is None:
+        from .cpu_access import innermost_access
+        figure = _bounded(ctx, figures)[key] = innermost_access(maps, operand_shape, output_shape)
+    _bounded(ctx, by_object)[ids] = (maps, operand_shape, output_shape, figure)
+    return figure
+
+
+def _bounded(ctx: Any, table: dict) -> dict:
+    """``table``, emptied first when it holds ``Budgets.operand_figures`` entries."""
+    if len(table) >= ctx.budgets.operand_figures:
+        table.clear()
+    return table
 
 
 def _failed(target: str, exc: Exception) -> dict:
