@@ -39,7 +39,11 @@ _DISJOINT_BRUTE_FORCE_LIMIT = 1 << 16
 
 
 def computation_digest(comp: Computation, memo: Optional[dict] = None) -> str:
-    """A name-free digest of ``comp``'s structure (callees included, each digested once)."""
+    """A name-free digest of ``comp``'s structure (callees included, each digested once).
+
+    Not ``fusion.fingerprint``'s walk: that key holds per-context ints (shape tokens, callee ids)
+    and only the attributes rules read; this digest must be equal across processes and cover
+    every attribute but ``_IGNORED_ATTRS``, since baseline files store it."""
     memo = {} if memo is None else memo
     hit = memo.get(id(comp))
     if hit is not None and hit[0] is comp:
