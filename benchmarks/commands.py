@@ -1,6 +1,7 @@
 """Issue 14's figures, each next to its reference measured in the same run (whole processes).
 
-For each big dump (gpt12, and gpt24 when one is found under ../shared): XLA's C++ parser on the
+For each big dump (gpt12, and gpt24 when one is found under ../shared or, made by
+``make_gpt_dump.py``, under benchmarks/results): XLA's C++ parser on the
 text (jaxlib, when importable), ``analyze --format json`` (ratio to XLA), the text output (ratio
 to JSON) and its first-output latency, ``bubble --format json`` (time, peak RSS, output size),
 ``check --verify`` against ``check`` (ratio). Then ``--jobs 2`` against serial on the two gpt12
@@ -11,7 +12,8 @@ both`` (time, peak RSS) with XLA's parse time of the file.
 The machine is shared: every figure is a median of RUNS whole-process runs, ratios are taken
 between medians measured in this same run, and CPU seconds (user + system of the child) are
 printed next to wall seconds (CPU time is what load on other cores disturbs least). A peer that is
-missing (no jaxlib, no gpt24 dump) is printed as "not measured" with the reason, never an error.
+missing (no jaxlib, no gpt24 dump) is printed as "not measured" with the reason (for a dump, the
+command that makes it), never an error.
 ``--quick``: one run per figure, no corpus directory. ``--xla-tools``: also issue 11's list (up to
 5 more minutes; ``make bench ARGS=--all`` passes it).
 Writes ``benchmarks/results/commands.json``.
@@ -142,16 +144,24 @@ def xla_parse(path: str, runs: int = RUNS):
 
 # ------------------------------------------------------------------------------ figures
 def big_dumps() -> dict[str, str]:
+    """gpt12 and gpt24 after optimizations: under ../shared, else (gpt24) benchmarks/results."""
+    sys.path.insert(0, HERE)
+    from make_gpt_dump import dump_path
     found = {}
     for name in ("gpt12", "gpt24"):
         paths = sorted(glob.glob(os.path.join(SHARED, "**", f"{name}*after_optimizations*"),
                                  recursive=True))
-        found[name] = paths[0] if paths else None
+        found[name] = paths[0] if paths else dump_path(int(name[3:]))
     return found
 
 
+def _shown(path: str) -> str:
+    """A dump's path as printed: relative to ../shared, or to the repository for results/."""
+    return os.path.relpath(path, SHARED if path.startswith(SHARED + os.sep) else os.path.dirname(HERE))
+
+
 def dump_figures(path: str, runs: int) -> dict:
-    fig: dict = {"path": os.path.relpath(path, SHARED)}
+    fig: dict = {"path": _shown(path)}
     fig["xla_parse"], fig["xla_reason"] = xla_parse(path)
     fig["json"] = median_runs(["analyze", path, "--format", "json"], runs)
     fig["text"] = median_runs(["analyze", path], runs, first_byte=True)
@@ -270,7 +280,8 @@ def main(argv: list[str]) -> int:
           f"on {os.cpu_count()} CPUs; medians of {runs} runs")
     for name, path in big_dumps().items():
         if path is None:
-            result[name] = f"not measured: no {name} after-optimizations dump under {SHARED}"
+            from make_gpt_dump import how_to_make
+            result[name] = f"not measured: {how_to_make(int(name[3:]))}"
             print(f"{name}: {result[name]}")
             continue
         result[name] = dump_figures(path, runs)

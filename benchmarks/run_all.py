@@ -7,7 +7,9 @@
 Each script prints a table and writes JSON to benchmarks/results/; this one ends with a summary of
 issue 14's figures read back from those files. Before measuring, the package's bytecode is compiled
 (as ``pip install`` does): this machine sets PYTHONDONTWRITEBYTECODE, and without it every measured
-process would also compile the package (~0.1 s of CPU each).
+process would also compile the package (~0.1 s of CPU each). The gpt24 figures need a gpt24 dump
+(../shared/corpus/gpt24_train or benchmarks/results/gpt24_train, made by ``make_gpt_dump.py``);
+without one they are "not measured" and this script says how to make it.
 """
 from __future__ import annotations
 
@@ -23,6 +25,10 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 DEFAULT = ["parse.py", "map_text.py", "commands.py"]
 ORDER = ["parse.py", "simplify.py", "map_text.py", "analyze.py", "commands.py"]
+NOT_BENCHMARKS = {"run_all.py", "make_gpt_dump.py"}   # this script; the gpt24 dump's generator
+
+sys.path.insert(0, str(HERE))
+from make_gpt_dump import dump_path, how_to_make  # noqa: E402 - a sibling script, no jax import
 
 
 def _selected(argv: list[str]) -> tuple[list[tuple[Path, list[str]]], bool]:
@@ -30,7 +36,7 @@ def _selected(argv: list[str]) -> tuple[list[tuple[Path, list[str]]], bool]:
     names = [a if a.endswith(".py") else f"{a}.py" for a in argv if not a.startswith("-")]
     if every:
         names = ORDER + sorted(p.name for p in HERE.glob("*.py")
-                               if p.name not in ORDER and p.name != Path(__file__).name)
+                               if p.name not in ORDER and p.name not in NOT_BENCHMARKS)
     elif not names:
         names = DEFAULT
     missing = [n for n in names if not (HERE / n).exists()]
@@ -43,6 +49,8 @@ def main(argv: list[str]) -> int:
     RESULTS.mkdir(exist_ok=True)
     compileall.compile_dir(str(HERE.parent / "hlo_index"), quiet=1)
     scripts, _ = _selected(argv)
+    if dump_path(24) is None:
+        print(f"note: gpt24 will be not measured: {how_to_make(24)}", flush=True)
     failed = 0
     started = time.perf_counter()
     for script, extra in scripts:
@@ -75,7 +83,8 @@ def summary() -> None:
     for name in ("gpt12", "gpt24"):
         fig = commands.get(name)
         if not isinstance(fig, dict):
-            rows.append((f"{name}: analyze --format json / XLA parse", str(fig or "not measured")))
+            missing = f"not measured: {how_to_make(24)}" if name == "gpt24" and dump_path(24) is None else None
+            rows.append((f"{name}: analyze --format json / XLA parse", str(fig or missing or "not measured")))
             continue
         j, t, x = fig["json"], fig["text"], fig.get("xla_parse")
         rows.append((f"{name}: analyze --format json / XLA parse, CPU",
