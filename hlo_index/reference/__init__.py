@@ -19,6 +19,10 @@ READ_SETS: dict[str, ReadSetFn] = {}
 # Ops that may read several elements of a tuple-shaped operand (conditional branches, while):
 # (instr, output_index, out_point, operand_index) -> {tuple element: set of its elements}.
 ELEMENT_READ_SETS: dict[str, Callable] = {}
+# Ops whose read set of a whole set of output elements is cheaper to say at once than per element
+# (elementwise: the same elements): (instr, output_index, out_points, operand_index) -> set.
+# Each is written beside its per-element function and must equal the union of its answers.
+SET_READ_SETS: dict[str, Callable] = {}
 
 
 class NoReference(LookupError):
@@ -37,6 +41,14 @@ def reads_elements(*opcodes: str):
     def register(fn):
         for op in opcodes:
             ELEMENT_READ_SETS[op] = fn
+        return fn
+    return register
+
+
+def reads_sets(*opcodes: str):
+    def register(fn):
+        for op in opcodes:
+            SET_READ_SETS[op] = fn
         return fn
     return register
 

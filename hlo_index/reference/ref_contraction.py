@@ -39,17 +39,15 @@ def dot_reads(instr: Instruction, output_index: int, out_point: tuple, operand_i
         dims, batch, contract, free, free_coords = lhs_dims, lhs_batch, lhs_contract, lhs_free, lhs_free_coords
     else:
         dims, batch, contract, free, free_coords = rhs_dims, rhs_batch, rhs_contract, rhs_free, rhs_free_coords
-    result = set()
-    for contraction in itertools.product(*(range(lhs_dims[d]) for d in lhs_contract)):
-        index = [0] * len(dims)
-        for d, c in zip(batch, batch_coords):
-            index[d] = c
-        for d, c in zip(free, free_coords):
-            index[d] = c
-        for d, c in zip(contract, contraction):
-            index[d] = c
-        result.add(tuple(index))
-    return result
+    # each dimension of the operand: the output's coordinate (batch, free) or every value (contracted)
+    per_dim: list = [(0,)] * len(dims)
+    for d, c in zip(batch, batch_coords):
+        per_dim[d] = (c,)
+    for d, c in zip(free, free_coords):
+        per_dim[d] = (c,)
+    for d, lhs_d in zip(contract, lhs_contract):
+        per_dim[d] = range(lhs_dims[lhs_d])
+    return set(itertools.product(*per_dim))
 
 
 @reads("convolution")

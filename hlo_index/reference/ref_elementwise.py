@@ -5,7 +5,7 @@ by every output element.
 """
 from __future__ import annotations
 
-from . import reads
+from . import reads, reads_sets
 
 from ..hlo.opcodes import ELEMENTWISE_OPCODES
 
@@ -19,3 +19,16 @@ def elementwise_reads(instr, output_index, out_point, operand_index, runtime_val
         raise ValueError(f"{instr.opcode} operand {operand_index} shape {operand_shape.dims} "
                          f"differs from output {instr.shape.dims}")
     return {tuple(out_point)}
+
+
+@reads_sets(*ELEMENTWISE_OPCODES)
+def elementwise_set_reads(instr, output_index, out_points, operand_index):
+    """The union of ``elementwise_reads`` over ``out_points``: the same elements (one walk step
+    for a whole set of points, not one per point)."""
+    operand_shape = instr.operands[operand_index].shape
+    if operand_shape.rank == 0:
+        return {()} if out_points else set()
+    if operand_shape.dims != instr.shape.dims:
+        raise ValueError(f"{instr.opcode} operand {operand_index} shape {operand_shape.dims} "
+                         f"differs from output {instr.shape.dims}")
+    return set(out_points)

@@ -207,3 +207,77 @@ def test_images_of_several_points_equal_those_of_each_point(m, points):
             for p in points:
                 one = verify.predicted_rows(maps, p, distinct=distinct)
                 assert many[p].shape == one.shape and (many[p] == one).all(), (str(m), p, distinct)
+
+
+# ---- membership without enumerating the image (a result that is a range variable fixes it) ----
+
+@settings(max_examples=300, deadline=None)
+@given(_random_maps(max_range=2, n_dims=2),
+       st.tuples(st.integers(-2, 8), st.integers(-2, 8)),
+       st.lists(st.integers(-2, 8), min_size=2, max_size=2))
+def test_gives_agrees_with_the_enumerated_image_whenever_it_decides(m, x, y):
+    """``_gives`` answers True / False exactly as membership in the enumerated image, or None."""
+    from hlo_index.affine import range_var
+    from hlo_index.affine.indexing_map import IndexingMap
+    # half of the cases: results that are range variables (a broadcast's, a reduction's)
+    pinned = IndexingMap(m.dims, m.range_vars, (), [range_var(k) for k in range(len(m.range_vars))]
+                         + list(m.results), m.constraints)
+    for candidate in (m, pinned):
+        target = tuple(y[:1]) * len(candidate.range_vars) + tuple(y) \
+            if candidate is pinned else tuple(y[:candidate.num_results])
+        target = target[:candidate.num_results]
+        if len(target) != candidate.num_results:
+            continue
+        checkable = verify._checkable((candidate,))
+        verdict = verify._gives(checkable, x, target)
+        truth = target in verify.predicted_read_set((candidate,), x)
+        assert verdict is None or verdict == truth, (str(candidate), x, target)
+
+
+def test_gives_decides_broadcast_maps_without_enumeration():
+    broadcast = parse_map("(d0)[s0] -> (s0, d0), domain: d0 in [0, 5], s0 in [0, 7]")
+    checkable = verify._checkable((broadcast,))
+    assert verify._gives(checkable, (3,), (7, 3)) is True
+    assert verify._gives(checkable, (3,), (8, 3)) is False    # s0 out of its range
+    assert verify._gives(checkable, (3,), (2, 4)) is False    # the wrong column
+
+
+BROADCAST_ADD = s.fusion_module("""
+  p0 = f32[6] parameter(0)
+  b = f32[4, 6] broadcast(p0), dimensions={1}
+  ROOT a0 = f32[4, 6] add(b, b)""", ["f32[6]"], "f32[4,6]")
+
+
+def test_a_broadcast_input_to_output_map_missing_rows_is_caught(monkeypatch):
+    """The pinned-range-variable path still catches a map that gives too few readers."""
+    module = parse_module_text(BROADCAST_ADD)
+    [fusion] = module.fusions
+    rows_0_to_1 = (parse_map("(d0)[s0] -> (s0, d0), domain: d0 in [0, 5], s0 in [0, 1]"),)
+    monkeypatch.setattr(verify, "input_to_output", lambda target: [OperandIndexing(0, 0, rows_0_to_1)])
+    outcome = verify.verify_target(SelectedTarget("fusion", fusion), samples=8, seed=1)
+    assert any("which no input-to-output map gives" in e for e in outcome.errors)
+
+
+def test_a_broadcast_fusion_verifies_clean():
+    module = parse_module_text(BROADCAST_ADD)
+    [fusion] = module.fusions
+    outcome = verify.verify_target(SelectedTarget("fusion", fusion), samples=8, seed=1)
+    assert not outcome.errors and not outcome.notes and outcome.checked_input_points >= 2
+
+
+def test_elementwise_set_read_sets_are_the_union_of_the_point_read_sets():
+    from hlo_index.reference import SET_READ_SETS, read_set
+    module = parse_module_text(s.fusion_module("""
+  p0 = f32[3, 4] parameter(0)
+  p1 = f32[] parameter(1)
+  b = f32[3, 4] broadcast(p1), dimensions={}
+  a = f32[3, 4] add(p0, b)
+  ROOT c = f32[3, 4] clamp(p1, a, p1)""", ["f32[3,4]", "f32[]"], "f32[3,4]"))
+    [fusion] = module.fusions
+    clamp = fusion.called["calls"].root
+    add = clamp.operands[1]
+    points = {(0, 0), (2, 3), (1, 2)}
+    for instr in (add, clamp):   # same-shape operands, and clamp's scalar bounds
+        for operand in range(len(instr.operands)):
+            union = set().union(*(read_set(instr, 0, p, operand) for p in points))
+            assert SET_READ_SETS[instr.opcode](instr, 0, points, operand) == union
