@@ -89,7 +89,8 @@ def _declared_attributes(instr: Instruction, names) -> tuple:
     attrs = instr.attrs
     if not attrs:
         return ()
-    return tuple([(name, _attribute_value(instr, name)) for name in sorted(names) if name in attrs])
+    # the few declared names present (a set intersection in C), in name order as ever
+    return tuple([(name, _attribute_value(instr, name)) for name in sorted(attrs.keys() & names)])
 
 
 def _all_attributes(instr: Instruction) -> tuple:
@@ -142,8 +143,8 @@ def _row_attributes(instr: Instruction) -> tuple:
         return (_all_attributes(instr), _module_attributes(instr, None))
     out = _declared_attributes(instr, reads.attributes) if reads.attributes else ()
     # callees are part of a computation's structure even when no rule of the op reads them
-    extra = tuple(sorted((role, _callee_value(instr, role)) for role in instr.attrs
-                         if role in _CALLEE_ROLES and role not in reads.attributes))
+    roles = (instr.attrs.keys() & _CALLEE_ROLES) - reads.attributes
+    extra = tuple([(role, _callee_value(instr, role)) for role in sorted(roles)]) if roles else ()
     if reads.module_attributes:
         return (out, extra, _module_attributes(instr, reads.module_attributes))
     return (out, extra) if extra else out
