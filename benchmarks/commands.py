@@ -37,12 +37,13 @@ RUNS = 3
 CONFORMANCE_LIMIT_S = 30          # issue 11's goal per module; beyond it the run is stopped
 CONFORMANCE_BUDGET_S = 300        # the whole list; files left after it are "not measured"
 
-# The child runs the program as the console script does (``main``, then ``exit_now``), so its CPU
+# The child runs the program as the console script does (collector off, ``main``, then ``exit_now``), so its CPU
 # time, taken by this process from wait4 once it has ended, covers everything up to the exit
 # (and its --jobs workers). Peak RSS comes from /proc's VmHWM where there is one: Linux carries
 # ru_maxrss over exec, so a child of this (big, jaxlib-loaded) process would report our peak.
-_CHILD = """import resource, sys
+_CHILD = """import gc, resource, sys
 from hlo_index.cli import exit_now, main
+gc.disable()   # as run() does: the process exits right after
 try:
     main(prog_name='hlo-index')
     code = 0
