@@ -14,8 +14,11 @@ the same map on every text the fast one accepts (tests/affine/test_text_reader.p
 from __future__ import annotations
 
 import re
+from itertools import compress, count
+
 from .expr import (CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, RUNTIME, SUM, Expr, ceildiv,
-                   floordiv, make_sum, mod, scale, variable)
+                   ceildiv_of_sum, floordiv, floordiv_of_sum, make_sum, mod, mod_of_sum, scale,
+                   variable)
 from .interval import Interval, RuntimeVar
 
 from .indexing_map import IndexingMap
@@ -31,7 +34,7 @@ _MULTIPLY = 0
 # names the careful parser would read as something else than a new variable
 _RESERVED = {"floordiv", "ceildiv", "mod", "in", "domain", "is_simplified", "known", "undefined"}
 _END = ""  # sentinel after the last token; the regular expression never yields an empty token
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_OPEN, _CLOSE = "(".__eq__, ")".__eq__
 
 
 class _GiveUp(Exception):
@@ -63,14 +66,19 @@ class _Groups:
 
     def closing(self, i: int) -> int:
         if self._closing is None:
+            # the parentheses' positions are found in C (map, compress); the loop visits only them
             tokens, closing, opened = self.tokens, {}, []
-            for j in [j for j, t in enumerate(tokens) if t == "(" or t == ")"]:
-                if tokens[j] == "(":
-                    opened.append(j)
-                else:
-                    closing[opened.pop()] = j
-            if opened:
+            opens = list(compress(count(), map(_OPEN, tokens)))
+            closes = list(compress(count(), map(_CLOSE, tokens)))
+            if len(opens) != len(closes):
                 raise _GiveUp
+            opens.append(len(tokens))
+            next_open = 0
+            for j in closes:
+                while opens[next_open] < j:
+                    opened.append(opens[next_open])
+                    next_open += 1
+                closing[opened.pop()] = j  # IndexError when nothing is open: the reader gives up
             self._closing = closing
         return self._closing[i]
 
@@ -98,12 +106,12 @@ def _read_map(tokens: tuple[str, ...]) -> IndexingMap:
     scope: dict[str, Expr] = {}
     if tokens[0] != "(":
         raise _GiveUp
-    i, n_dims = _declare(tokens, 1, scope, DIM, ")")
-    n_range = n_runtime = 0
+    i, dims = _declare(tokens, 1, scope, DIM, ")")
+    ranges = runtime = ()
     if tokens[i] == "[":
-        i, n_range = _declare(tokens, i + 1, scope, RANGE, "]")
+        i, ranges = _declare(tokens, i + 1, scope, RANGE, "]")
     if tokens[i] == "{":
-        i, n_runtime = _declare(tokens, i + 1, scope, RUNTIME, "}")
+        i, runtime = _declare(tokens, i + 1, scope, RUNTIME, "}")
     if tokens[i] != _ARROW or tokens[i + 1] != "(":
         raise _GiveUp
     i += 2
@@ -127,57 +135,68 @@ def _read_map(tokens: tuple[str, ...]) -> IndexingMap:
             raise _GiveUp
         i += 3
         while tokens[i] != _END:
-            if tokens[i] == "is_simplified":
-                if tokens[i + 1] != ":" or tokens[i + 2] not in ("true", "false"):
-                    raise _GiveUp
-                i += 3
-                break
             e = scope.get(tokens[i])
-            if e is not None and tokens[i + 1] == "in":  # the usual item: a variable's bounds
+            if e is not None and tokens[i + 1] == "in" and tokens[i + 2] == "[" and \
+                    tokens[i + 4] == "," and tokens[i + 6] == "]" and \
+                    tokens[i + 3].isdigit() and tokens[i + 5].isdigit():
+                # the usual item: a variable's bounds, both non-negative
+                interval = Interval(int(tokens[i + 3]), int(tokens[i + 5]))
+                i += 7
+            else:
+                if tokens[i] == "is_simplified":
+                    if tokens[i + 1] != ":" or tokens[i + 2] not in ("true", "false"):
+                        raise _GiveUp
+                    i += 3
+                    break
+                if e is not None and tokens[i + 1] == "in":
+                    i += 1
+                else:
+                    e, i = _expression(tokens, i, scope, groups)
+                if tokens[i] != "in" or tokens[i + 1] != "[":
+                    raise _GiveUp
+                i, lo = _integer(tokens, i + 2)
+                if tokens[i] != ",":
+                    raise _GiveUp
+                i, hi = _integer(tokens, i + 1)
+                if tokens[i] != "]":
+                    raise _GiveUp
                 i += 1
-            else:
-                e, i = _expression(tokens, i, scope, groups)
-            if tokens[i] != "in" or tokens[i + 1] != "[":
-                raise _GiveUp
-            i, lo = _integer(tokens, i + 2)
-            if tokens[i] != ",":
-                raise _GiveUp
-            i, hi = _integer(tokens, i + 1)
-            if tokens[i] != "]":
-                raise _GiveUp
-            i += 1
+                interval = Interval(lo, hi)
             if e.kind in (DIM, RANGE, RUNTIME) and e not in bounds:
-                bounds[e] = Interval(lo, hi)
+                bounds[e] = interval
             else:
-                constraints.append((e, Interval(lo, hi)))
+                constraints.append((e, interval))
             if tokens[i] != ",":
                 break
             i += 1
     if tokens[i] != _END:
         raise _GiveUp
-    if len(bounds) != n_dims + n_range + n_runtime:
+    if len(bounds) != len(dims) + len(ranges) + len(runtime):
         raise _GiveUp  # a variable without bounds: the careful parser names it
-    dims = [bounds[variable(DIM, k)] for k in range(n_dims)]
-    ranges = [bounds[variable(RANGE, k)] for k in range(n_range)]
-    runtime = [RuntimeVar(bounds[variable(RUNTIME, k)], "") for k in range(n_runtime)]
     # every variable of the results and constraints was resolved in ``scope``, so it is declared
-    return IndexingMap._from_parts(dims, ranges, runtime, results, constraints)
+    return IndexingMap._from_parts([bounds[v] for v in dims], [bounds[v] for v in ranges],
+                                   [RuntimeVar(bounds[v], "") for v in runtime], results,
+                                   constraints)
 
 
-def _declare(tokens: tuple[str, ...], i: int, scope: dict, kind: int, closing: str) -> tuple[int, int]:
-    count = 0
+def _declare(tokens: tuple[str, ...], i: int, scope: dict, kind: int, closing: str
+             ) -> tuple[int, list[Expr]]:
+    """Read the names of one bracket of the header; returns the index after it and its variables."""
+    declared: list[Expr] = []
     if tokens[i] == closing:
-        return i + 1, 0
+        return i + 1, declared
     while True:
         name = tokens[i]
-        if name in scope or not _NAME.match(name) or name.lower() in _RESERVED:
+        # an ASCII identifier ([A-Za-z_][A-Za-z0-9_]*), new, and no keyword of the careful parser
+        if name in scope or not (name.isidentifier() and name.isascii()) or \
+                name.lower() in _RESERVED:
             raise _GiveUp
-        scope[name] = variable(kind, count)
-        count += 1
+        scope[name] = v = variable(kind, len(declared))
+        declared.append(v)
         token = tokens[i + 1]
         i += 2
         if token == closing:
-            return i, count
+            return i, declared
         if token != ",":
             raise _GiveUp
 
@@ -200,8 +219,10 @@ def _expression(tokens: tuple[str, ...], i: int, scope: dict, groups: _Groups
 
     MLIR precedence: ``*``, ``floordiv``, ``ceildiv``, ``mod`` (and ``/``) bind tighter than
     ``+`` and ``-`` and associate to the left; unary minus binds tightest. The product being read
-    is ``k * e`` (``e`` None: the constant ``k``); the sum being read is ``constant + sum(c *
-    atom)`` in a dict, made into a node once."""
+    is ``k * e``: ``e`` is None (the constant ``k``), a node, or the *form* ``(constant,
+    [(atom, coefficient), ...])`` of a parenthesised sum, which becomes no node of its own: it is
+    added term by term into the enclosing sum, or divided as it is (``floordiv_of_sum``). The sum
+    being read is ``constant + sum(c * atom)`` in a dict, made into a node once."""
     stack: list[tuple] = []  # enclosing sums, saved at each "("
     closing, values = groups.closing, groups.values
     constant, coefficients, sign = 0, {}, 1
@@ -213,9 +234,9 @@ def _expression(tokens: tuple[str, ...], i: int, scope: dict, groups: _Groups
         token = tokens[i]
         i += 1
         if expecting:
-            variable_ = scope.get(token)
-            if variable_ is not None:
-                vk, ve = 1, variable_
+            ve = scope.get(token)
+            if ve is not None:
+                vk = 1
             elif token.isdigit():
                 vk, ve = int(token), None
             elif token == "(":
@@ -254,6 +275,10 @@ def _expression(tokens: tuple[str, ...], i: int, scope: dict, groups: _Groups
             factor = sign * k
             if e is None:
                 constant += factor
+            elif e.__class__ is tuple:  # a group's form
+                constant += factor * e[0]
+                for atom, c in e[1]:
+                    coefficients[atom] = coefficients.get(atom, 0) + factor * c
             elif e.kind == SUM:
                 constant += factor * e.value
                 for atom, c in e.terms:
@@ -270,12 +295,15 @@ def _expression(tokens: tuple[str, ...], i: int, scope: dict, groups: _Groups
                 if stack:
                     raise _GiveUp
                 return make_sum(constant, coefficients), i - 1
-            value = make_sum(constant, coefficients)
-            constant, coefficients, sign, k, e, operator, negate, group = stack.pop()
-            if value.kind == CONST:
-                vk, ve = value.value, None
+            # a group closes: a constant, k * atom, or else its form
+            items = [item for item in coefficients.items() if item[1]]
+            if not items:
+                vk, ve = constant, None
+            elif constant == 0 and len(items) == 1:
+                ve, vk = items[0]
             else:
-                vk, ve = 1, value
+                vk, ve = 1, (constant, items)
+            constant, coefficients, sign, k, e, operator, negate, group = stack.pop()
             values[group] = (vk, ve)
         # an operand (vk, ve) is read: apply the pending unary minus and product operator
         if negate:
@@ -304,10 +332,25 @@ def _expression(tokens: tuple[str, ...], i: int, scope: dict, groups: _Groups
                 k = k // vk if operator == FLOORDIV else (
                     -((-k) // vk) if operator == CEILDIV else k % vk)
             else:
-                x = scale(e, k)
-                e = floordiv(x, vk) if operator == FLOORDIV else (
-                    ceildiv(x, vk) if operator == CEILDIV else mod(x, vk))
+                e = _divide(k, e, operator, vk)
                 k = 1
                 if e.kind == CONST:
                     k, e = e.value, None
             operator = None
+
+
+def _divide(k: int, e, operator: int, c: int) -> Expr:
+    """``(k * e) floordiv / ceildiv / mod c`` for a node or a group's form ``e``, ``c > 0``."""
+    if e.__class__ is tuple:
+        constant, items = e
+        if k != 1:
+            constant, items = constant * k, [(atom, j * k) for atom, j in items]
+        if c > 1:
+            return floordiv_of_sum(constant, items, c) if operator == FLOORDIV else (
+                ceildiv_of_sum(constant, items, c) if operator == CEILDIV else
+                mod_of_sum(constant, items, c))
+        x = make_sum(constant, dict(items))
+    else:
+        x = scale(e, k)
+    return floordiv(x, c) if operator == FLOORDIV else (
+        ceildiv(x, c) if operator == CEILDIV else mod(x, c))
