@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..context import current, register_table
-from .expr import CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, RUNTIME, SUM, Expr
+from .expr import CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, RUNTIME, SUM, VARIABLE_KINDS, Expr
 from .interval import Interval
 
 
@@ -56,10 +56,12 @@ class Domain:
         return intervals[var.value]
 
     def bounds(self, e: Expr) -> Interval:
+        kind = e.kind
+        if kind in VARIABLE_KINDS:  # a tuple lookup, cheaper than the memo's
+            return self.variable_bounds(e)
         found = self._memo.get(e)
         if found is not None:
             return found
-        kind = e.kind
         if kind == CONST:
             found = Interval(e.value, e.value)
         elif kind == SUM:
@@ -77,9 +79,7 @@ class Domain:
             found = self.bounds(e.operand).floordiv(e.value)
         elif kind == MOD:
             found = self.bounds(e.operand).mod(e.value)
-        elif kind == CEILDIV:
-            found = self.bounds(e.operand).ceildiv(e.value)
         else:
-            found = self.variable_bounds(e)
+            found = self.bounds(e.operand).ceildiv(e.value)
         self._memo[e] = found
         return found

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..context import budgets
+from .constraints import simplify_parts
 from .expr import DIM, RANGE, RUNTIME, Expr, const, dim, replace_variables, variable
 from .interval import Interval, RuntimeVar
 
@@ -165,8 +166,6 @@ class IndexingMap:
         normalised and sorted, bounds tightened; KNOWN EMPTY when infeasible."""
         if self._simplified is not None:
             return self._simplified
-        from .constraints import simplify_parts
-
         parts = simplify_parts(self.dims, self.range_vars,
                                [v.interval for v in self.runtime_vars], self.results,
                                self.constraints)
