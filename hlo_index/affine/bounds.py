@@ -29,14 +29,15 @@ def clear_domain_memos() -> None:
 class Domain:
     """Variable bounds of one map plus the per-node bounds memo (shared by equal domains)."""
 
-    __slots__ = ("dims", "range_vars", "runtime_vars", "_memo", "_by_kind", "simplified_memo")
+    __slots__ = ("dims", "range_vars", "runtime_vars", "_memo", "by_kind", "simplified_memo")
 
     def __init__(self, dims: Sequence[Interval], range_vars: Sequence[Interval] = (),
                  runtime_vars: Sequence[Interval] = ()) -> None:
         self.dims = tuple(dims)
         self.range_vars = tuple(range_vars)
         self.runtime_vars = tuple(runtime_vars)
-        self._by_kind = {DIM: self.dims, RANGE: self.range_vars, RUNTIME: self.runtime_vars}
+        # variable kind -> the intervals of that kind, by index
+        self.by_kind = {DIM: self.dims, RANGE: self.range_vars, RUNTIME: self.runtime_vars}
         key = (self.dims, self.range_vars, self.runtime_vars)
         ctx = current()
         shared = ctx.tables[_SHARED]
@@ -50,7 +51,7 @@ class Domain:
         self.simplified_memo: dict[Expr, Expr] = memos[1]
 
     def variable_bounds(self, var: Expr) -> Interval:
-        intervals = self._by_kind[var.kind]
+        intervals = self.by_kind[var.kind]
         if var.value >= len(intervals):
             raise IndexError(f"variable {var} is not declared in this domain")
         return intervals[var.value]
@@ -58,7 +59,10 @@ class Domain:
     def bounds(self, e: Expr) -> Interval:
         kind = e.kind
         if kind in VARIABLE_KINDS:  # a tuple lookup, cheaper than the memo's
-            return self.variable_bounds(e)
+            intervals = self.by_kind[kind]
+            if e.value < len(intervals):
+                return intervals[e.value]
+            return self.variable_bounds(e)  # raises
         found = self._memo.get(e)
         if found is not None:
             return found

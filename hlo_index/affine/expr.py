@@ -229,7 +229,9 @@ def _divisor(value) -> int:
 # ---------------------------------------------------------------------------------- sums
 def make_sum(constant: int, coefficients: dict) -> Expr:
     """Canonical expression ``constant + sum(coefficient * atom)``; zero coefficients dropped."""
-    items = [item for item in coefficients.items() if item[1]]
+    items = list(coefficients.items())
+    if 0 in coefficients.values():
+        items = [item for item in items if item[1]]
     n = len(items)
     if n == 1:
         atom, k = item = items[0]
@@ -269,6 +271,22 @@ def add(a: Expr, b: Expr) -> Expr:
     for atom, k in tb:
         coefficients[atom] = coefficients.get(atom, 0) + k
     return make_sum(ca + cb, coefficients)
+
+
+def add_constant(e: Expr, c: int) -> Expr:
+    """``e + c`` (what ``e + c`` gives, without making ``c`` a node first)."""
+    if c == 0:
+        return e
+    kind = e.kind
+    if kind == CONST:
+        return const(e.value + c)
+    if kind != SUM:
+        return _new(SUM, c, None, ((e, 1),), (SUM, 1, c, 1, e.key))
+    terms = e.terms
+    constant = e.value + c
+    if constant == 0 and len(terms) == 1 and terms[0][1] == 1:
+        return terms[0][0]
+    return _new(SUM, constant, None, terms, (SUM, len(terms), constant) + e.key[3:])
 
 
 def add_all(exprs: Iterable[Expr], constant: int = 0) -> Expr:

@@ -12,7 +12,8 @@ from math import gcd
 from ..context import current, register_table
 from .bounds import Domain
 from .expr import (CEILDIV, CONST, DIVISION_KINDS, FLOORDIV, MOD, RUNTIME, SUM, VARIABLE_KINDS, Expr,
-                   ceildiv, const, floordiv, linear, make_sum, mod, scale, split_multiples)
+                   add_constant, ceildiv, const, floordiv, linear, make_sum, mod, scale,
+                   split_multiples)
 
 INFINITE = 0  # digit descriptor upper bound meaning "no mod": x floordiv lo
 
@@ -74,7 +75,7 @@ def _factor_split(x: Expr, c: int, dom: Domain):
         if shift != hi // g:
             continue
         y, z = _split_by_factor(x, g)
-        return g, y + shift, z - shift * g
+        return g, add_constant(y, shift), add_constant(z, -shift * g)
     return None
 
 
@@ -131,7 +132,7 @@ def mod_one_period(e: Expr, dom: Domain):
     c = e.value
     k = b.lo // c
     if k == b.hi // c:
-        return e.operand - k * c
+        return add_constant(e.operand, -k * c)
     return None
 
 
@@ -173,8 +174,7 @@ def ceildiv_constant(e: Expr, dom: Domain):
 _DIGIT_VIEWS = register_table("affine.simplify.digit_views")  # atom -> its digit view (needs no ranges)
 
 
-def _digits(atom: Expr):
-    memo = current().tables[_DIGIT_VIEWS]
+def _digits(atom: Expr, memo: dict):
     view = memo.get(atom)
     if view is None:
         view = memo[atom] = _digit_view(atom)
@@ -237,8 +237,9 @@ def sum_merge_digits(e: Expr, dom: Domain):
     # rejected in one pass.
     by_base: dict = {}
     shared = False
+    views = current().tables[_DIGIT_VIEWS]
     for atom, k in terms:
-        view = _digits(atom)
+        view = _digits(atom, views)
         base = view[0]
         key = base.terms if base.kind == SUM else base
         if base.kind == SUM and len(key) == 1 and key[0][1] == 1:
@@ -380,7 +381,8 @@ def _simplify(e: Expr, domain: Domain, memo: dict) -> Expr:
     if kind == CONST:
         return e
     if kind in VARIABLE_KINDS:  # cheaper than a memo lookup
-        b = domain.variable_bounds(e)
+        intervals = domain.by_kind[kind]
+        b = intervals[e.value] if e.value < len(intervals) else domain.variable_bounds(e)
         return const(b.lo) if b.lo == b.hi else e
     done = memo.get(e)
     if done is not None:
