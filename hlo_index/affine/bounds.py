@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..context import current, register_table
+from ..context import _ACTIVE, current, register_table
 from .expr import CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, RUNTIME, SUM, VARIABLE_KINDS, Expr
 from .interval import Interval
 
@@ -33,13 +33,13 @@ class Domain:
 
     def __init__(self, dims: Sequence[Interval], range_vars: Sequence[Interval] = (),
                  runtime_vars: Sequence[Interval] = ()) -> None:
-        self.dims = tuple(dims)
-        self.range_vars = tuple(range_vars)
-        self.runtime_vars = tuple(runtime_vars)
+        self.dims = dims = tuple(dims)
+        self.range_vars = range_vars = tuple(range_vars)
+        self.runtime_vars = runtime_vars = tuple(runtime_vars)
         # variable kind -> the intervals of that kind, by index
-        self.by_kind = {DIM: self.dims, RANGE: self.range_vars, RUNTIME: self.runtime_vars}
-        key = (self.dims, self.range_vars, self.runtime_vars)
-        ctx = current()
+        self.by_kind = {DIM: dims, RANGE: range_vars, RUNTIME: runtime_vars}
+        key = (dims, range_vars, runtime_vars)
+        ctx = _ACTIVE.get() or current()
         shared = ctx.tables[_SHARED]
         memos = shared.get(key)
         if memos is None:

@@ -166,14 +166,16 @@ class IndexingMap:
         normalised and sorted, bounds tightened; KNOWN EMPTY when infeasible."""
         if self._simplified is not None:
             return self._simplified
+        runtime_vars = self.runtime_vars
         parts = simplify_parts(self.dims, self.range_vars,
-                               [v.interval for v in self.runtime_vars], self.results,
-                               self.constraints)
+                               [v.interval for v in runtime_vars] if runtime_vars else (),
+                               self.results, self.constraints)
         if parts is None:
             out = self.emptied()
         else:
             dims, ranges, runtime, results, constraints = parts
-            runtime = [RuntimeVar(b, v.description) for b, v in zip(runtime, self.runtime_vars)]
+            if runtime_vars:
+                runtime = [RuntimeVar(b, v.description) for b, v in zip(runtime, runtime_vars)]
             out = IndexingMap._from_parts(dims, ranges, runtime, results, constraints)
         out._simplified = out
         self._simplified = out

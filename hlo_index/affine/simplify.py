@@ -401,8 +401,8 @@ def _simplify(e: Expr, domain: Domain, memo: dict) -> Expr:
             simplified.append((new, k))
         if changed:
             rebuilt = linear(e.value, simplified)
-            if rebuilt is not e:  # construction may have produced new, unsimplified atoms
-                out = _simplify(rebuilt, domain, memo)
+            if rebuilt is not e:
+                out = _of_simplified_atoms(rebuilt, domain, memo)
                 divided = False
             else:
                 divided = True  # as if unchanged: let the rules look
@@ -419,6 +419,26 @@ def _simplify(e: Expr, domain: Domain, memo: dict) -> Expr:
             out = _simplify(rebuilt, domain, memo)
         else:
             out = _apply_rules(e, kind, domain, memo)
+    memo[e] = out
+    if out is not e and out.kind > RUNTIME:
+        memo[out] = out
+    return out
+
+
+def _of_simplified_atoms(e: Expr, domain: Domain, memo: dict) -> Expr:
+    """``_simplify(e)`` for ``e`` made by ``linear`` of simplified expressions: a sum adds no
+    atom of its own, so ``e``'s atoms (or ``e`` itself when it is not a sum) are simplified
+    already and only the sum rules are left to try."""
+    if e.kind != SUM:
+        return e
+    done = memo.get(e)
+    if done is not None:
+        return done
+    out = e
+    for atom, _ in e.terms:
+        if atom.kind >= FLOORDIV:
+            out = _apply_rules(e, SUM, domain, memo)
+            break
     memo[e] = out
     if out is not e and out.kind > RUNTIME:
         memo[out] = out
