@@ -14,7 +14,6 @@ the same map on every text the fast one accepts (tests/affine/test_text_reader.p
 from __future__ import annotations
 
 import re
-from itertools import compress, count
 
 from .expr import (CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, RUNTIME, SUM, Expr, ceildiv,
                    ceildiv_of_sum, floordiv, floordiv_of_sum, make_sum, mod, mod_of_sum, scale,
@@ -34,7 +33,6 @@ _MULTIPLY = 0
 # names the careful parser would read as something else than a new variable
 _RESERVED = {"floordiv", "ceildiv", "mod", "in", "domain", "is_simplified", "known", "undefined"}
 _END = ""  # sentinel after the last token; the regular expression never yields an empty token
-_OPEN, _CLOSE = "(".__eq__, ")".__eq__
 
 
 class _GiveUp(Exception):
@@ -66,21 +64,25 @@ class _Groups:
 
     def closing(self, i: int) -> int:
         if self._closing is None:
-            # the parentheses' positions are found in C (map, compress); the loop visits only them
             tokens, closing, opened = self.tokens, {}, []
-            opens = list(compress(count(), map(_OPEN, tokens)))
-            closes = list(compress(count(), map(_CLOSE, tokens)))
-            if len(opens) != len(closes):
+            for j in [j for j, t in enumerate(tokens) if t == "(" or t == ")"]:
+                if tokens[j] == "(":
+                    opened.append(j)
+                else:
+                    closing[opened.pop()] = j  # IndexError when none is open: the reader gives up
+            if opened:
                 raise _GiveUp
-            opens.append(len(tokens))
-            next_open = 0
-            for j in closes:
-                while opens[next_open] < j:
-                    opened.append(opens[next_open])
-                    next_open += 1
-                closing[opened.pop()] = j  # IndexError when nothing is open: the reader gives up
             self._closing = closing
         return self._closing[i]
+
+
+_MEMO_TOKENS = 128  # text made by substitution repeats groups; printed maps are shorter
+
+
+def _groups(tokens: tuple[str, ...]) -> _Groups | None:
+    """The group memo, for text long enough to repay finding where every parenthesis closes
+    (text made by substitution); shorter text re-reads its few repeated groups."""
+    return _Groups(tokens) if len(tokens) >= _MEMO_TOKENS else None
 
 
 def read_map(text: str) -> IndexingMap | None:
@@ -95,14 +97,14 @@ def read_expr(text: str, scope: dict) -> Expr | None:
     """One expression over ``scope`` (name -> variable), or None (see :func:`read_map`)."""
     try:
         tokens = tokens_of(text)
-        e, i = _expression(tokens, 0, scope, _Groups(tokens))
+        e, i = _expression(tokens, 0, scope, _groups(tokens))
     except (_GiveUp, IndexError, ValueError):
         return None
     return e if tokens[i] == _END else None
 
 
 def _read_map(tokens: tuple[str, ...]) -> IndexingMap:
-    groups = _Groups(tokens)
+    groups = _groups(tokens)
     scope: dict[str, Expr] = {}
     if tokens[0] != "(":
         raise _GiveUp
@@ -213,7 +215,7 @@ def _integer(tokens: tuple[str, ...], i: int) -> tuple[int, int]:
     return i + 1, int(token)
 
 
-def _expression(tokens: tuple[str, ...], i: int, scope: dict, groups: _Groups
+def _expression(tokens: tuple[str, ...], i: int, scope: dict, groups: _Groups | None
                 ) -> tuple[Expr, int]:
     """Read one expression from ``tokens[i]``; returns it and the index of the token after it.
 
@@ -224,7 +226,6 @@ def _expression(tokens: tuple[str, ...], i: int, scope: dict, groups: _Groups
     added term by term into the enclosing sum, or divided as it is (``floordiv_of_sum``). The sum
     being read is ``constant + sum(c * atom)`` in a dict, made into a node once."""
     stack: list[tuple] = []  # enclosing sums, saved at each "("
-    closing, values = groups.closing, groups.values
     constant, coefficients, sign = 0, {}, 1
     k, e = 1, None
     operator = None  # pending product operator, applied to the next operand
@@ -240,9 +241,11 @@ def _expression(tokens: tuple[str, ...], i: int, scope: dict, groups: _Groups
             elif token.isdigit():
                 vk, ve = int(token), None
             elif token == "(":
-                end = closing(i - 1)
-                group = tokens[i:end]
-                known = values.get(group)
+                group = known = None
+                if groups is not None:
+                    end = groups.closing(i - 1)
+                    group = tokens[i:end]
+                    known = groups.values.get(group)
                 if known is None:
                     stack.append((constant, coefficients, sign, k, e, operator, negate, group))
                     constant, coefficients, sign = 0, {}, 1
@@ -304,7 +307,8 @@ def _expression(tokens: tuple[str, ...], i: int, scope: dict, groups: _Groups
             else:
                 vk, ve = 1, (constant, items)
             constant, coefficients, sign, k, e, operator, negate, group = stack.pop()
-            values[group] = (vk, ve)
+            if group is not None:
+                groups.values[group] = (vk, ve)
         # an operand (vk, ve) is read: apply the pending unary minus and product operator
         if negate:
             vk = -vk
