@@ -13,7 +13,7 @@ from typing import Sequence
 
 from ..context import _ACTIVE, current, register_table
 from .expr import CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, RUNTIME, SUM, VARIABLE_KINDS, Expr
-from .interval import Interval
+from .interval import Interval, make_interval
 
 
 # Memos shared by every Domain with the same variable bounds (maps composed along a chain or
@@ -67,7 +67,7 @@ class Domain:
         if found is not None:
             return found
         if kind == CONST:
-            found = Interval(e.value, e.value)
+            found = make_interval(e.value, e.value)
         elif kind == SUM:
             lo = hi = e.value
             for atom, k in e.terms:
@@ -78,7 +78,7 @@ class Domain:
                 else:
                     lo += k * b.hi
                     hi += k * b.lo
-            found = Interval(lo, hi)
+            found = make_interval(lo, hi)
         elif kind == FLOORDIV:
             found = self.bounds(e.operand).floordiv(e.value)
         elif kind == MOD:

@@ -18,7 +18,7 @@ import re
 from .expr import (CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, RUNTIME, SUM, Expr, ceildiv,
                    ceildiv_of_sum, floordiv, floordiv_of_sum, make_sum, mod, mod_of_sum, scale,
                    variable)
-from .interval import Interval, RuntimeVar
+from .interval import Interval, RuntimeVar, make_interval
 
 from .indexing_map import IndexingMap
 
@@ -142,7 +142,7 @@ def _read_map(tokens: tuple[str, ...]) -> IndexingMap:
                     tokens[i + 4] == "," and tokens[i + 6] == "]" and \
                     tokens[i + 3].isdigit() and tokens[i + 5].isdigit():
                 # the usual item: a variable's bounds, both non-negative
-                interval = Interval(int(tokens[i + 3]), int(tokens[i + 5]))
+                interval = make_interval(int(tokens[i + 3]), int(tokens[i + 5]))
                 i += 7
             else:
                 if tokens[i] == "is_simplified":
