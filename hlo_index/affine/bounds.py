@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..context import current, register_table
-from .expr import CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, RUNTIME, SUM, Expr
-from .interval import Interval
+from ..context import _ACTIVE, current, register_table
+from .expr import CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, RUNTIME, SUM, VARIABLE_KINDS, Expr
+from .interval import Interval, make_interval
 
 
 # Memos shared by every Domain with the same variable bounds (maps composed along a chain or
@@ -29,16 +29,17 @@ def clear_domain_memos() -> None:
 class Domain:
     """Variable bounds of one map plus the per-node bounds memo (shared by equal domains)."""
 
-    __slots__ = ("dims", "range_vars", "runtime_vars", "_memo", "_by_kind", "simplified_memo")
+    __slots__ = ("dims", "range_vars", "runtime_vars", "_memo", "by_kind", "simplified_memo")
 
     def __init__(self, dims: Sequence[Interval], range_vars: Sequence[Interval] = (),
                  runtime_vars: Sequence[Interval] = ()) -> None:
-        self.dims = tuple(dims)
-        self.range_vars = tuple(range_vars)
-        self.runtime_vars = tuple(runtime_vars)
-        self._by_kind = {DIM: self.dims, RANGE: self.range_vars, RUNTIME: self.runtime_vars}
-        key = (self.dims, self.range_vars, self.runtime_vars)
-        ctx = current()
+        self.dims = dims = tuple(dims)
+        self.range_vars = range_vars = tuple(range_vars)
+        self.runtime_vars = runtime_vars = tuple(runtime_vars)
+        # variable kind -> the intervals of that kind, by index
+        self.by_kind = {DIM: dims, RANGE: range_vars, RUNTIME: runtime_vars}
+        key = (dims, range_vars, runtime_vars)
+        ctx = _ACTIVE.get() or current()
         shared = ctx.tables[_SHARED]
         memos = shared.get(key)
         if memos is None:
@@ -50,18 +51,23 @@ class Domain:
         self.simplified_memo: dict[Expr, Expr] = memos[1]
 
     def variable_bounds(self, var: Expr) -> Interval:
-        intervals = self._by_kind[var.kind]
+        intervals = self.by_kind[var.kind]
         if var.value >= len(intervals):
             raise IndexError(f"variable {var} is not declared in this domain")
         return intervals[var.value]
 
     def bounds(self, e: Expr) -> Interval:
+        kind = e.kind
+        if kind in VARIABLE_KINDS:  # a tuple lookup, cheaper than the memo's
+            intervals = self.by_kind[kind]
+            if e.value < len(intervals):
+                return intervals[e.value]
+            return self.variable_bounds(e)  # raises
         found = self._memo.get(e)
         if found is not None:
             return found
-        kind = e.kind
         if kind == CONST:
-            found = Interval(e.value, e.value)
+            found = make_interval(e.value, e.value)
         elif kind == SUM:
             lo = hi = e.value
             for atom, k in e.terms:
@@ -72,14 +78,12 @@ class Domain:
                 else:
                     lo += k * b.hi
                     hi += k * b.lo
-            found = Interval(lo, hi)
+            found = make_interval(lo, hi)
         elif kind == FLOORDIV:
             found = self.bounds(e.operand).floordiv(e.value)
         elif kind == MOD:
             found = self.bounds(e.operand).mod(e.value)
-        elif kind == CEILDIV:
-            found = self.bounds(e.operand).ceildiv(e.value)
         else:
-            found = self.variable_bounds(e)
+            found = self.bounds(e.operand).ceildiv(e.value)
         self._memo[e] = found
         return found

@@ -24,7 +24,7 @@ from ..context import budgets
 from .bounds import Domain
 from .expr import CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, RUNTIME, SUM, Expr, floordiv, make_sum
 from .interval import Interval
-from .simplify import Simplifier
+from .simplify import Simplifier, simplify_all
 
 _MAX_ROUNDS = 16
 
@@ -99,15 +99,19 @@ def _whole_blocks(e: Expr, interval: Interval, simplify):
 def simplify_parts(dims, range_vars, runtime_vars, results, constraints):
     """Simplify a map given as parts. Returns ``(dims, range_vars, runtime_vars, results,
     constraints)`` with intervals as lists, or ``None`` when the map is known to be empty."""
-    bounds = {DIM: list(dims), RANGE: list(range_vars), RUNTIME: list(runtime_vars)}
+    dims, range_vars, runtime_vars = list(dims), list(range_vars), list(runtime_vars)
+    bounds = {DIM: dims, RANGE: range_vars, RUNTIME: runtime_vars}
     try:
         for _ in range(_MAX_ROUNDS):
-            for intervals in bounds.values():
-                if any(b.lo > b.hi for b in intervals):
-                    raise _Infeasible
-            domain = Domain(bounds[DIM], bounds[RANGE], bounds[RUNTIME])
+            for intervals in (dims, range_vars, runtime_vars):
+                for b in intervals:
+                    if b.lo > b.hi:
+                        raise _Infeasible
+            domain = Domain(dims, range_vars, runtime_vars)
+            results = simplify_all(results, domain)
+            if not constraints:
+                break
             simplify = Simplifier(domain)
-            results = [simplify(e) for e in results]
             merged: dict[Expr, Interval] = {}
             tightened = False
             for e, interval in constraints:
@@ -134,14 +138,17 @@ def simplify_parts(dims, range_vars, runtime_vars, results, constraints):
                     if interval.lo > interval.hi:
                         raise _Infeasible
                 merged[e] = interval
-            tightened |= _merge_mod_constraints(merged, bounds)
+            if merged:
+                tightened |= _merge_mod_constraints(merged, bounds)
             constraints = list(merged.items())
             if not tightened:
                 break
     except _Infeasible:
         return None
-    constraints.sort(key=lambda item: item[0].key)
-    return bounds[DIM], bounds[RANGE], bounds[RUNTIME], results, constraints
+    constraints = list(constraints)
+    if len(constraints) > 1:
+        constraints.sort(key=lambda item: item[0].key)
+    return dims, range_vars, runtime_vars, results, constraints
 
 
 def _merge_mod_constraints(merged: dict, bounds: dict) -> bool:

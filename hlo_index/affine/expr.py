@@ -229,19 +229,28 @@ def _divisor(value) -> int:
 # ---------------------------------------------------------------------------------- sums
 def make_sum(constant: int, coefficients: dict) -> Expr:
     """Canonical expression ``constant + sum(coefficient * atom)``; zero coefficients dropped."""
-    items = [(atom, k) for atom, k in coefficients.items() if k]
-    if not items:
+    items = list(coefficients.items())
+    if 0 in coefficients.values():
+        items = [item for item in items if item[1]]
+    n = len(items)
+    if n == 1:
+        atom, k = item = items[0]
+        if constant == 0 and k == 1:
+            return atom
+        return _new(SUM, constant, None, (item,), (SUM, 1, constant, k, atom.key))
+    if n == 2:  # the commonest sum: order two atoms by one comparison, no sort
+        (a, j), (b, k) = first, second = items
+        if a.key > b.key:
+            return _new(SUM, constant, None, (second, first), (SUM, 2, constant, k, b.key, j, a.key))
+        return _new(SUM, constant, None, (first, second), (SUM, 2, constant, j, a.key, k, b.key))
+    if not n:
         return const(constant)
-    if len(items) == 1 and constant == 0 and items[0][1] == 1:
-        return items[0][0]
-    if len(items) > 1:
-        items.sort(key=_atom_key)
-    terms = tuple(items)
-    key = [SUM, len(terms), constant]
-    for atom, k in terms:
+    items.sort(key=_atom_key)
+    key = [SUM, n, constant]
+    for atom, k in items:
         key.append(k)
         key.append(atom.key)
-    return _new(SUM, constant, None, terms, tuple(key))
+    return _new(SUM, constant, None, tuple(items), tuple(key))
 
 
 def _atom_key(item) -> tuple:
@@ -262,6 +271,22 @@ def add(a: Expr, b: Expr) -> Expr:
     for atom, k in tb:
         coefficients[atom] = coefficients.get(atom, 0) + k
     return make_sum(ca + cb, coefficients)
+
+
+def add_constant(e: Expr, c: int) -> Expr:
+    """``e + c`` (what ``e + c`` gives, without making ``c`` a node first)."""
+    if c == 0:
+        return e
+    kind = e.kind
+    if kind == CONST:
+        return const(e.value + c)
+    if kind != SUM:
+        return _new(SUM, c, None, ((e, 1),), (SUM, 1, c, 1, e.key))
+    terms = e.terms
+    constant = e.value + c
+    if constant == 0 and len(terms) == 1 and terms[0][1] == 1:
+        return terms[0][0]
+    return _new(SUM, constant, None, terms, (SUM, len(terms), constant) + e.key[3:])
 
 
 def add_all(exprs: Iterable[Expr], constant: int = 0) -> Expr:
@@ -317,9 +342,24 @@ def split_multiples(e: Expr, c: int):
 def floordiv(e: Expr, c: int) -> Expr:
     if c == 1:
         return e
-    if e.kind == CONST:
+    kind = e.kind
+    if kind == CONST:
         return const(e.value // c)
-    constant, quotient, rest = split_multiples(e, c)
+    if kind != SUM:  # an atom: nothing to split off, no common factor (its coefficient is 1)
+        return _floordiv_atom(e, c)
+    return floordiv_of_sum(e.value, e.terms, c)
+
+
+def floordiv_of_sum(constant: int, terms, c: int) -> Expr:
+    """``(constant + sum(k * atom)) floordiv c`` for ``c > 1``, ``terms`` the ``(atom, k)`` pairs
+    (non-zero ``k``, any order): the reader divides a group without making its sum a node."""
+    quotient: dict = {}
+    rest: dict = {}
+    for atom, k in terms:
+        if k % c == 0:
+            quotient[atom] = k // c
+        else:
+            rest[atom] = k
     q_const, r_const = divmod(constant, c)
     if not rest:  # 0 <= r_const < c, so the remainder contributes nothing
         return make_sum(q_const, quotient)
@@ -347,9 +387,23 @@ def _floordiv_atom(x: Expr, c: int) -> Expr:
 def ceildiv(e: Expr, c: int) -> Expr:
     if c == 1:
         return e
-    if e.kind == CONST:
+    kind = e.kind
+    if kind == CONST:
         return const(-((-e.value) // c))
-    constant, quotient, rest = split_multiples(e, c)
+    if kind != SUM:
+        return _division(CEILDIV, e, c)
+    return ceildiv_of_sum(e.value, e.terms, c)
+
+
+def ceildiv_of_sum(constant: int, terms, c: int) -> Expr:
+    """``(constant + sum(k * atom)) ceildiv c`` for ``c > 1`` (see :func:`floordiv_of_sum`)."""
+    quotient: dict = {}
+    rest: dict = {}
+    for atom, k in terms:
+        if k % c == 0:
+            quotient[atom] = k // c
+        else:
+            rest[atom] = k
     q_const, r_const = divmod(constant, c)
     if not rest:
         return make_sum(q_const + (1 if r_const else 0), quotient)
@@ -366,9 +420,18 @@ def ceildiv(e: Expr, c: int) -> Expr:
 def mod(e: Expr, c: int) -> Expr:
     if c == 1:
         return const(0)
-    if e.kind == CONST:
+    kind = e.kind
+    if kind == CONST:
         return const(e.value % c)
-    constant, terms = e.linear_terms()
+    if kind == SUM:
+        return mod_of_sum(e.value, e.terms, c)
+    if kind != MOD or e.value % c:
+        return _division(MOD, e, c)  # an atom (not a mod that c divides): kept as it is
+    return mod_of_sum(0, ((e, 1),), c)
+
+
+def mod_of_sum(constant: int, terms, c: int) -> Expr:
+    """``(constant + sum(k * atom)) mod c`` for ``c > 1`` (see :func:`floordiv_of_sum`)."""
     rest: dict = {}
     for atom, k in terms:
         if k % c == 0:

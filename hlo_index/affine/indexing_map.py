@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..context import budgets
+from .constraints import simplify_parts
 from .expr import DIM, RANGE, RUNTIME, Expr, const, dim, replace_variables, variable
 from .interval import Interval, RuntimeVar
 
@@ -165,16 +166,16 @@ class IndexingMap:
         normalised and sorted, bounds tightened; KNOWN EMPTY when infeasible."""
         if self._simplified is not None:
             return self._simplified
-        from .constraints import simplify_parts
-
+        runtime_vars = self.runtime_vars
         parts = simplify_parts(self.dims, self.range_vars,
-                               [v.interval for v in self.runtime_vars], self.results,
-                               self.constraints)
+                               [v.interval for v in runtime_vars] if runtime_vars else (),
+                               self.results, self.constraints)
         if parts is None:
             out = self.emptied()
         else:
             dims, ranges, runtime, results, constraints = parts
-            runtime = [RuntimeVar(b, v.description) for b, v in zip(runtime, self.runtime_vars)]
+            if runtime_vars:
+                runtime = [RuntimeVar(b, v.description) for b, v in zip(runtime, runtime_vars)]
             out = IndexingMap._from_parts(dims, ranges, runtime, results, constraints)
         out._simplified = out
         self._simplified = out

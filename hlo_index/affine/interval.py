@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+_tuple_new = tuple.__new__  # builds an Interval without the named tuple's Python-level __new__
+
 
 class Interval(NamedTuple):
     """The integers ``lo..hi`` inclusive; empty when ``lo > hi``."""
@@ -81,6 +83,11 @@ class Interval(NamedTuple):
 
     def __str__(self) -> str:
         return f"[{self.lo}, {self.hi}]"
+
+
+def make_interval(lo: int, hi: int) -> Interval:
+    """``Interval(lo, hi)`` for hot paths (no Python-level ``__new__``)."""
+    return _tuple_new(Interval, (lo, hi))
 
 
 class RuntimeVar(NamedTuple):

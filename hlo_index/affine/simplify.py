@@ -11,8 +11,9 @@ from math import gcd
 
 from ..context import current, register_table
 from .bounds import Domain
-from .expr import (CEILDIV, CONST, DIVISION_KINDS, FLOORDIV, MOD, SUM, VARIABLE_KINDS, Expr, ceildiv, const,
-                   floordiv, linear, make_sum, mod, scale, split_multiples)
+from .expr import (CEILDIV, CONST, DIVISION_KINDS, FLOORDIV, MOD, RUNTIME, SUM, VARIABLE_KINDS, Expr,
+                   add_constant, ceildiv, const, floordiv, linear, make_sum, mod, scale,
+                   split_multiples)
 
 INFINITE = 0  # digit descriptor upper bound meaning "no mod": x floordiv lo
 
@@ -74,7 +75,7 @@ def _factor_split(x: Expr, c: int, dom: Domain):
         if shift != hi // g:
             continue
         y, z = _split_by_factor(x, g)
-        return g, y + shift, z - shift * g
+        return g, add_constant(y, shift), add_constant(z, -shift * g)
     return None
 
 
@@ -131,7 +132,7 @@ def mod_one_period(e: Expr, dom: Domain):
     c = e.value
     k = b.lo // c
     if k == b.hi // c:
-        return e.operand - k * c
+        return add_constant(e.operand, -k * c)
     return None
 
 
@@ -173,8 +174,7 @@ def ceildiv_constant(e: Expr, dom: Domain):
 _DIGIT_VIEWS = register_table("affine.simplify.digit_views")  # atom -> its digit view (needs no ranges)
 
 
-def _digits(atom: Expr):
-    memo = current().tables[_DIGIT_VIEWS]
+def _digits(atom: Expr, memo: dict):
     view = memo.get(atom)
     if view is None:
         view = memo[atom] = _digit_view(atom)
@@ -237,8 +237,9 @@ def sum_merge_digits(e: Expr, dom: Domain):
     # rejected in one pass.
     by_base: dict = {}
     shared = False
+    views = current().tables[_DIGIT_VIEWS]
     for atom, k in terms:
-        view = _digits(atom)
+        view = _digits(atom, views)
         base = view[0]
         key = base.terms if base.kind == SUM else base
         if base.kind == SUM and len(key) == 1 and key[0][1] == 1:
@@ -347,6 +348,8 @@ RULES = {
     FLOORDIV: (floordiv_constant, floordiv_factor_split, floordiv_of_inner_floordiv),
     MOD: (mod_one_period, mod_factor_split, mod_signed_remainder),
     CEILDIV: (ceildiv_constant,),
+    # Both need a division atom (digit groups to merge, a floordiv to cancel): a sum of variables
+    # alone is final and is not offered to them.
     SUM: (sum_merge_digits, sum_cancel_floordiv),
 }
 
@@ -362,47 +365,89 @@ class Simplifier:
         self._memo: dict[Expr, Expr] = domain.simplified_memo
 
     def __call__(self, e: Expr) -> Expr:
-        memo = self._memo
-        done = memo.get(e)
-        if done is not None:
-            return done
-        kind = e.kind
-        if kind == CONST:
-            out = e
-        elif kind in VARIABLE_KINDS:
-            b = self.domain.variable_bounds(e)
-            out = const(b.lo) if b.lo == b.hi else e
-        else:
-            rebuilt = self._rebuild(e)
-            if rebuilt is not e:
-                out = self(rebuilt)  # construction may have produced new, unsimplified atoms
-            else:
-                out = e
-                domain = self.domain
-                for rule in RULES[kind]:
-                    rewritten = rule(e, domain)
-                    if rewritten is not None and rewritten is not e:
-                        out = self(rewritten)
-                        break
-        memo[e] = out
-        memo[out] = out
-        return out
+        return _simplify(e, self.domain, self._memo)
 
-    def _rebuild(self, e: Expr) -> Expr:
-        if e.kind == SUM:
-            terms = e.terms
-            simplified = [self(atom) for atom, _ in terms]
-            for (atom, _), new in zip(terms, simplified):
-                if atom is not new:
-                    break
+
+def simplify_all(exprs, domain: Domain) -> list[Expr]:
+    """Each of ``exprs`` simplified over ``domain``."""
+    memo = domain.simplified_memo
+    return [_simplify(e, domain, memo) for e in exprs]
+
+
+def _simplify(e: Expr, domain: Domain, memo: dict) -> Expr:
+    """Children first, then the rules of ``e``'s kind; a rewrite is simplified again. A plain
+    function, so that the recursion is the interpreter's cheapest call."""
+    kind = e.kind
+    if kind == CONST:
+        return e
+    if kind in VARIABLE_KINDS:  # cheaper than a memo lookup
+        intervals = domain.by_kind[kind]
+        b = intervals[e.value] if e.value < len(intervals) else domain.variable_bounds(e)
+        return const(b.lo) if b.lo == b.hi else e
+    done = memo.get(e)
+    if done is not None:
+        return done
+    out = e
+    if kind == SUM:
+        terms = e.terms
+        simplified = []
+        changed = divided = False
+        for atom, k in terms:
+            new = _simplify(atom, domain, memo)
+            if new is not atom:
+                changed = True
+            elif atom.kind >= FLOORDIV:
+                divided = True
+            simplified.append((new, k))
+        if changed:
+            rebuilt = linear(e.value, simplified)
+            if rebuilt is not e:
+                out = _of_simplified_atoms(rebuilt, domain, memo)
+                divided = False
             else:
-                return e  # no child changed: the node itself is already canonical
-            return linear(e.value, [(new, k) for new, (_, k) in zip(simplified, terms)])
-        inner = self(e.operand)
-        if inner is e.operand:
-            return e
-        if e.kind == FLOORDIV:
-            return floordiv(inner, e.value)
-        if e.kind == MOD:
-            return mod(inner, e.value)
-        return ceildiv(inner, e.value)
+                divided = True  # as if unchanged: let the rules look
+        if divided:
+            out = _apply_rules(e, SUM, domain, memo)
+    else:
+        operand = e.operand
+        inner = _simplify(operand, domain, memo)
+        rebuilt = e
+        if inner is not operand:
+            rebuilt = floordiv(inner, e.value) if kind == FLOORDIV else (
+                mod(inner, e.value) if kind == MOD else ceildiv(inner, e.value))
+        if rebuilt is not e:
+            out = _simplify(rebuilt, domain, memo)
+        else:
+            out = _apply_rules(e, kind, domain, memo)
+    memo[e] = out
+    if out is not e and out.kind > RUNTIME:
+        memo[out] = out
+    return out
+
+
+def _of_simplified_atoms(e: Expr, domain: Domain, memo: dict) -> Expr:
+    """``_simplify(e)`` for ``e`` made by ``linear`` of simplified expressions: a sum adds no
+    atom of its own, so ``e``'s atoms (or ``e`` itself when it is not a sum) are simplified
+    already and only the sum rules are left to try."""
+    if e.kind != SUM:
+        return e
+    done = memo.get(e)
+    if done is not None:
+        return done
+    out = e
+    for atom, _ in e.terms:
+        if atom.kind >= FLOORDIV:
+            out = _apply_rules(e, SUM, domain, memo)
+            break
+    memo[e] = out
+    if out is not e and out.kind > RUNTIME:
+        memo[out] = out
+    return out
+
+
+def _apply_rules(e: Expr, kind: int, domain: Domain, memo: dict) -> Expr:
+    for rule in RULES[kind]:
+        rewritten = rule(e, domain)
+        if rewritten is not None and rewritten is not e:
+            return _simplify(rewritten, domain, memo)
+    return e

@@ -14,9 +14,11 @@ the same map on every text the fast one accepts (tests/affine/test_text_reader.p
 from __future__ import annotations
 
 import re
+
 from .expr import (CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, RUNTIME, SUM, Expr, ceildiv,
-                   floordiv, make_sum, mod, scale, variable)
-from .interval import Interval, RuntimeVar
+                   ceildiv_of_sum, floordiv, floordiv_of_sum, make_sum, mod, mod_of_sum, scale,
+                   variable)
+from .interval import Interval, RuntimeVar, make_interval
 
 from .indexing_map import IndexingMap
 
@@ -31,7 +33,6 @@ _MULTIPLY = 0
 # names the careful parser would read as something else than a new variable
 _RESERVED = {"floordiv", "ceildiv", "mod", "in", "domain", "is_simplified", "known", "undefined"}
 _END = ""  # sentinel after the last token; the regular expression never yields an empty token
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 class _GiveUp(Exception):
@@ -68,11 +69,20 @@ class _Groups:
                 if tokens[j] == "(":
                     opened.append(j)
                 else:
-                    closing[opened.pop()] = j
+                    closing[opened.pop()] = j  # IndexError when none is open: the reader gives up
             if opened:
                 raise _GiveUp
             self._closing = closing
         return self._closing[i]
+
+
+_MEMO_TOKENS = 128  # text made by substitution repeats groups; printed maps are shorter
+
+
+def _groups(tokens: tuple[str, ...]) -> _Groups | None:
+    """The group memo, for text long enough to repay finding where every parenthesis closes
+    (text made by substitution); shorter text re-reads its few repeated groups."""
+    return _Groups(tokens) if len(tokens) >= _MEMO_TOKENS else None
 
 
 def read_map(text: str) -> IndexingMap | None:
@@ -87,23 +97,23 @@ def read_expr(text: str, scope: dict) -> Expr | None:
     """One expression over ``scope`` (name -> variable), or None (see :func:`read_map`)."""
     try:
         tokens = tokens_of(text)
-        e, i = _expression(tokens, 0, scope, _Groups(tokens))
+        e, i = _expression(tokens, 0, scope, _groups(tokens))
     except (_GiveUp, IndexError, ValueError):
         return None
     return e if tokens[i] == _END else None
 
 
 def _read_map(tokens: tuple[str, ...]) -> IndexingMap:
-    groups = _Groups(tokens)
+    groups = _groups(tokens)
     scope: dict[str, Expr] = {}
     if tokens[0] != "(":
         raise _GiveUp
-    i, n_dims = _declare(tokens, 1, scope, DIM, ")")
-    n_range = n_runtime = 0
+    i, dims = _declare(tokens, 1, scope, DIM, ")")
+    ranges = runtime = ()
     if tokens[i] == "[":
-        i, n_range = _declare(tokens, i + 1, scope, RANGE, "]")
+        i, ranges = _declare(tokens, i + 1, scope, RANGE, "]")
     if tokens[i] == "{":
-        i, n_runtime = _declare(tokens, i + 1, scope, RUNTIME, "}")
+        i, runtime = _declare(tokens, i + 1, scope, RUNTIME, "}")
     if tokens[i] != _ARROW or tokens[i + 1] != "(":
         raise _GiveUp
     i += 2
@@ -127,57 +137,68 @@ def _read_map(tokens: tuple[str, ...]) -> IndexingMap:
             raise _GiveUp
         i += 3
         while tokens[i] != _END:
-            if tokens[i] == "is_simplified":
-                if tokens[i + 1] != ":" or tokens[i + 2] not in ("true", "false"):
-                    raise _GiveUp
-                i += 3
-                break
             e = scope.get(tokens[i])
-            if e is not None and tokens[i + 1] == "in":  # the usual item: a variable's bounds
+            if e is not None and tokens[i + 1] == "in" and tokens[i + 2] == "[" and \
+                    tokens[i + 4] == "," and tokens[i + 6] == "]" and \
+                    tokens[i + 3].isdigit() and tokens[i + 5].isdigit():
+                # the usual item: a variable's bounds, both non-negative
+                interval = make_interval(int(tokens[i + 3]), int(tokens[i + 5]))
+                i += 7
+            else:
+                if tokens[i] == "is_simplified":
+                    if tokens[i + 1] != ":" or tokens[i + 2] not in ("true", "false"):
+                        raise _GiveUp
+                    i += 3
+                    break
+                if e is not None and tokens[i + 1] == "in":
+                    i += 1
+                else:
+                    e, i = _expression(tokens, i, scope, groups)
+                if tokens[i] != "in" or tokens[i + 1] != "[":
+                    raise _GiveUp
+                i, lo = _integer(tokens, i + 2)
+                if tokens[i] != ",":
+                    raise _GiveUp
+                i, hi = _integer(tokens, i + 1)
+                if tokens[i] != "]":
+                    raise _GiveUp
                 i += 1
-            else:
-                e, i = _expression(tokens, i, scope, groups)
-            if tokens[i] != "in" or tokens[i + 1] != "[":
-                raise _GiveUp
-            i, lo = _integer(tokens, i + 2)
-            if tokens[i] != ",":
-                raise _GiveUp
-            i, hi = _integer(tokens, i + 1)
-            if tokens[i] != "]":
-                raise _GiveUp
-            i += 1
+                interval = Interval(lo, hi)
             if e.kind in (DIM, RANGE, RUNTIME) and e not in bounds:
-                bounds[e] = Interval(lo, hi)
+                bounds[e] = interval
             else:
-                constraints.append((e, Interval(lo, hi)))
+                constraints.append((e, interval))
             if tokens[i] != ",":
                 break
             i += 1
     if tokens[i] != _END:
         raise _GiveUp
-    if len(bounds) != n_dims + n_range + n_runtime:
+    if len(bounds) != len(dims) + len(ranges) + len(runtime):
         raise _GiveUp  # a variable without bounds: the careful parser names it
-    dims = [bounds[variable(DIM, k)] for k in range(n_dims)]
-    ranges = [bounds[variable(RANGE, k)] for k in range(n_range)]
-    runtime = [RuntimeVar(bounds[variable(RUNTIME, k)], "") for k in range(n_runtime)]
     # every variable of the results and constraints was resolved in ``scope``, so it is declared
-    return IndexingMap._from_parts(dims, ranges, runtime, results, constraints)
+    return IndexingMap._from_parts([bounds[v] for v in dims], [bounds[v] for v in ranges],
+                                   [RuntimeVar(bounds[v], "") for v in runtime], results,
+                                   constraints)
 
 
-def _declare(tokens: tuple[str, ...], i: int, scope: dict, kind: int, closing: str) -> tuple[int, int]:
-    count = 0
+def _declare(tokens: tuple[str, ...], i: int, scope: dict, kind: int, closing: str
+             ) -> tuple[int, list[Expr]]:
+    """Read the names of one bracket of the header; returns the index after it and its variables."""
+    declared: list[Expr] = []
     if tokens[i] == closing:
-        return i + 1, 0
+        return i + 1, declared
     while True:
         name = tokens[i]
-        if name in scope or not _NAME.match(name) or name.lower() in _RESERVED:
+        # an ASCII identifier ([A-Za-z_][A-Za-z0-9_]*), new, and no keyword of the careful parser
+        if name in scope or not (name.isidentifier() and name.isascii()) or \
+                name.lower() in _RESERVED:
             raise _GiveUp
-        scope[name] = variable(kind, count)
-        count += 1
+        scope[name] = v = variable(kind, len(declared))
+        declared.append(v)
         token = tokens[i + 1]
         i += 2
         if token == closing:
-            return i, count
+            return i, declared
         if token != ",":
             raise _GiveUp
 
@@ -194,16 +215,17 @@ def _integer(tokens: tuple[str, ...], i: int) -> tuple[int, int]:
     return i + 1, int(token)
 
 
-def _expression(tokens: tuple[str, ...], i: int, scope: dict, groups: _Groups
+def _expression(tokens: tuple[str, ...], i: int, scope: dict, groups: _Groups | None
                 ) -> tuple[Expr, int]:
     """Read one expression from ``tokens[i]``; returns it and the index of the token after it.
 
     MLIR precedence: ``*``, ``floordiv``, ``ceildiv``, ``mod`` (and ``/``) bind tighter than
     ``+`` and ``-`` and associate to the left; unary minus binds tightest. The product being read
-    is ``k * e`` (``e`` None: the constant ``k``); the sum being read is ``constant + sum(c *
-    atom)`` in a dict, made into a node once."""
+    is ``k * e``: ``e`` is None (the constant ``k``), a node, or the *form* ``(constant,
+    [(atom, coefficient), ...])`` of a parenthesised sum, which becomes no node of its own: it is
+    added term by term into the enclosing sum, or divided as it is (``floordiv_of_sum``). The sum
+    being read is ``constant + sum(c * atom)`` in a dict, made into a node once."""
     stack: list[tuple] = []  # enclosing sums, saved at each "("
-    closing, values = groups.closing, groups.values
     constant, coefficients, sign = 0, {}, 1
     k, e = 1, None
     operator = None  # pending product operator, applied to the next operand
@@ -213,15 +235,17 @@ def _expression(tokens: tuple[str, ...], i: int, scope: dict, groups: _Groups
         token = tokens[i]
         i += 1
         if expecting:
-            variable_ = scope.get(token)
-            if variable_ is not None:
-                vk, ve = 1, variable_
+            ve = scope.get(token)
+            if ve is not None:
+                vk = 1
             elif token.isdigit():
                 vk, ve = int(token), None
             elif token == "(":
-                end = closing(i - 1)
-                group = tokens[i:end]
-                known = values.get(group)
+                group = known = None
+                if groups is not None:
+                    end = groups.closing(i - 1)
+                    group = tokens[i:end]
+                    known = groups.values.get(group)
                 if known is None:
                     stack.append((constant, coefficients, sign, k, e, operator, negate, group))
                     constant, coefficients, sign = 0, {}, 1
@@ -254,6 +278,10 @@ def _expression(tokens: tuple[str, ...], i: int, scope: dict, groups: _Groups
             factor = sign * k
             if e is None:
                 constant += factor
+            elif e.__class__ is tuple:  # a group's form
+                constant += factor * e[0]
+                for atom, c in e[1]:
+                    coefficients[atom] = coefficients.get(atom, 0) + factor * c
             elif e.kind == SUM:
                 constant += factor * e.value
                 for atom, c in e.terms:
@@ -270,13 +298,17 @@ def _expression(tokens: tuple[str, ...], i: int, scope: dict, groups: _Groups
                 if stack:
                     raise _GiveUp
                 return make_sum(constant, coefficients), i - 1
-            value = make_sum(constant, coefficients)
-            constant, coefficients, sign, k, e, operator, negate, group = stack.pop()
-            if value.kind == CONST:
-                vk, ve = value.value, None
+            # a group closes: a constant, k * atom, or else its form
+            items = [item for item in coefficients.items() if item[1]]
+            if not items:
+                vk, ve = constant, None
+            elif constant == 0 and len(items) == 1:
+                ve, vk = items[0]
             else:
-                vk, ve = 1, value
-            values[group] = (vk, ve)
+                vk, ve = 1, (constant, items)
+            constant, coefficients, sign, k, e, operator, negate, group = stack.pop()
+            if group is not None:
+                groups.values[group] = (vk, ve)
         # an operand (vk, ve) is read: apply the pending unary minus and product operator
         if negate:
             vk = -vk
@@ -304,10 +336,25 @@ def _expression(tokens: tuple[str, ...], i: int, scope: dict, groups: _Groups
                 k = k // vk if operator == FLOORDIV else (
                     -((-k) // vk) if operator == CEILDIV else k % vk)
             else:
-                x = scale(e, k)
-                e = floordiv(x, vk) if operator == FLOORDIV else (
-                    ceildiv(x, vk) if operator == CEILDIV else mod(x, vk))
+                e = _divide(k, e, operator, vk)
                 k = 1
                 if e.kind == CONST:
                     k, e = e.value, None
             operator = None
+
+
+def _divide(k: int, e, operator: int, c: int) -> Expr:
+    """``(k * e) floordiv / ceildiv / mod c`` for a node or a group's form ``e``, ``c > 0``."""
+    if e.__class__ is tuple:
+        constant, items = e
+        if k != 1:
+            constant, items = constant * k, [(atom, j * k) for atom, j in items]
+        if c > 1:
+            return floordiv_of_sum(constant, items, c) if operator == FLOORDIV else (
+                ceildiv_of_sum(constant, items, c) if operator == CEILDIV else
+                mod_of_sum(constant, items, c))
+        x = make_sum(constant, dict(items))
+    else:
+        x = scale(e, k)
+    return floordiv(x, c) if operator == FLOORDIV else (
+        ceildiv(x, c) if operator == CEILDIV else mod(x, c))

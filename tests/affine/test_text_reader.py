@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from hlo_index.affine import IndexingMap, MapSyntaxError, parse_expr, parse_map
 from hlo_index.affine.text import _default_scope, _parse_expr_carefully, _parse_map_carefully
-from hlo_index.affine.text_reader import read_expr, read_map
+from hlo_index.affine.text_reader import _MEMO_TOKENS, read_expr, read_map, tokens_of
 
 from .affine_helpers import maps
 
@@ -132,3 +132,16 @@ def test_expressions_read_fast_and_alike(text: str):
     assert fast is not None
     assert fast is _parse_expr_carefully(text, scope)
     assert parse_expr(text) is fast
+
+
+@pytest.mark.parametrize("repeats", [0, 4, 40])
+def test_long_text_with_repeated_groups_reads_alike_with_and_without_the_group_memo(repeats):
+    # short text is read without the group memo, long text (made by substitution) with it
+    group = "((d0 * 4 + d1) floordiv 3 + (d0 * 4 + d1) mod 3 * 2)"
+    results = " + ".join([f"{group} mod 5", f"-{group}", "(d1 + 1) floordiv 2"] * repeats)
+    text = f"(d0, d1) -> ({results or '(d1 + 1) floordiv 2'}, {group}), domain: d0 in [0, 9], " \
+           f"d1 in [0, 3], {group} floordiv 7 in [0, 3]"
+    assert (len(tokens_of(text)) >= _MEMO_TOKENS) == (repeats > 0)
+    fast = read_map(text)
+    assert fast is not None
+    assert _same(fast, _parse_map_carefully(text))
