@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Optional
 
+from ..context import current, register_table
 from ..hlo.model import Computation
 from .report import TargetReport, register_extension
 
@@ -36,6 +37,9 @@ DEFAULT_SELECT = ("HI001", "HI900")
 _IGNORED_ATTRS = frozenset({"metadata", "backend_config", "frontend_attributes", "statistics",
                             "control-predecessors", "sharding", "origin", "op_name"})
 _DISJOINT_BRUTE_FORCE_LIMIT = 1 << 16
+# Per analysis context, at most Budgets.operand_figures entries: ``outputs_disjoint`` by maps
+# (structural keys). Repeated fusions ask it of the same maps (40% of ``check``'s time on gpt12).
+_DISJOINT = register_table("render.finding_kinds.outputs_disjoint")
 
 
 def computation_digest(comp: Computation, memo: Optional[dict] = None) -> str:
@@ -120,6 +124,19 @@ def _constraints_exclude(a, b) -> bool:
 def outputs_disjoint(maps) -> bool:
     """Whether no output element is in the domain of two of ``maps`` (dim intervals, constraints on
     the same expression, else brute force on small domains; False when it cannot be shown)."""
+    ctx = current()
+    memo = ctx.tables[_DISJOINT]
+    key = tuple(maps)
+    found = memo.get(key)
+    if found is None:
+        found = _outputs_disjoint(key)
+        if len(memo) >= ctx.budgets.operand_figures:
+            memo.clear()
+        memo[key] = found
+    return found
+
+
+def _outputs_disjoint(maps: tuple) -> bool:
     live = [m for m in maps if not m.is_known_empty]
     if any(m.is_undefined or m.runtime_vars for m in live):
         return False
