@@ -150,13 +150,15 @@ def mod_signed_remainder(e: Expr, dom: Domain):
     ``c`` (``15*d0 mod 16 == -d0 mod 16``) when that makes the operand fit one period."""
     c = e.value
     constant, terms = e.operand.linear_terms()
-
-    def signed(v: int) -> int:
-        r = v % c
-        return r - c if 2 * r > c else r
-
-    changed = [(atom, signed(k)) for atom, k in terms]
-    if all(j == k for (_, j), (_, k) in zip(changed, terms)):
+    changed = []
+    differs = False
+    for atom, k in terms:
+        r = k % c
+        if 2 * r > c:  # the residue of smallest magnitude
+            r -= c
+        changed.append((atom, r))
+        differs = differs or r != k
+    if not differs:
         return None
     k = _fits_one_period(constant, changed, c, dom)
     if k is None:
