@@ -383,8 +383,10 @@ def _simplify(e: Expr, domain: Domain, memo: dict) -> Expr:
     if kind == CONST:
         return e
     if kind in VARIABLE_KINDS:  # cheaper than a memo lookup
-        intervals = domain.by_kind[kind]
-        b = intervals[e.value] if e.value < len(intervals) else domain.variable_bounds(e)
+        try:
+            b = domain.by_kind[kind][e.value]
+        except IndexError:
+            b = domain.variable_bounds(e)  # raises, naming the variable
         return const(b.lo) if b.lo == b.hi else e
     done = memo.get(e)
     if done is not None:
