@@ -59,10 +59,10 @@ class Domain:
     def bounds(self, e: Expr) -> Interval:
         kind = e.kind
         if kind in VARIABLE_KINDS:  # a tuple lookup, cheaper than the memo's
-            intervals = self.by_kind[kind]
-            if e.value < len(intervals):
-                return intervals[e.value]
-            return self.variable_bounds(e)  # raises
+            try:
+                return self.by_kind[kind][e.value]
+            except IndexError:
+                return self.variable_bounds(e)  # raises, naming the variable
         found = self._memo.get(e)
         if found is not None:
             return found

@@ -314,10 +314,15 @@ def linear(constant: int, terms: Iterable[tuple]) -> Expr:
     """``constant + sum(k * e)`` for ``(e, k)`` pairs where each ``e`` may be any expression."""
     coefficients: dict = {}
     for e, k in terms:
-        c, inner = e.linear_terms()
-        constant += c * k
-        for atom, j in inner:
-            coefficients[atom] = coefficients.get(atom, 0) + j * k
+        kind = e.kind
+        if kind == SUM:
+            constant += e.value * k
+            for atom, j in e.terms:
+                coefficients[atom] = coefficients.get(atom, 0) + j * k
+        elif kind == CONST:
+            constant += e.value * k
+        else:
+            coefficients[e] = coefficients.get(e, 0) + k
     return make_sum(constant, coefficients)
 
 

@@ -150,13 +150,15 @@ def mod_signed_remainder(e: Expr, dom: Domain):
     ``c`` (``15*d0 mod 16 == -d0 mod 16``) when that makes the operand fit one period."""
     c = e.value
     constant, terms = e.operand.linear_terms()
-
-    def signed(v: int) -> int:
-        r = v % c
-        return r - c if 2 * r > c else r
-
-    changed = [(atom, signed(k)) for atom, k in terms]
-    if all(j == k for (_, j), (_, k) in zip(changed, terms)):
+    changed = []
+    differs = False
+    for atom, k in terms:
+        r = k % c
+        if 2 * r > c:  # the residue of smallest magnitude
+            r -= c
+        changed.append((atom, r))
+        differs = differs or r != k
+    if not differs:
         return None
     k = _fits_one_period(constant, changed, c, dom)
     if k is None:
@@ -381,8 +383,10 @@ def _simplify(e: Expr, domain: Domain, memo: dict) -> Expr:
     if kind == CONST:
         return e
     if kind in VARIABLE_KINDS:  # cheaper than a memo lookup
-        intervals = domain.by_kind[kind]
-        b = intervals[e.value] if e.value < len(intervals) else domain.variable_bounds(e)
+        try:
+            b = domain.by_kind[kind][e.value]
+        except IndexError:
+            b = domain.variable_bounds(e)  # raises, naming the variable
         return const(b.lo) if b.lo == b.hi else e
     done = memo.get(e)
     if done is not None:

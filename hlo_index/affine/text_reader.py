@@ -3,8 +3,10 @@
 Why a second reader: the careful parser in ``text.py`` costs about a microsecond per character
 (a method call per token, and a sum rebuilt and re-interned at every ``+``), which made reading a
 map dearer than simplifying it. Here each sum is collected as ``constant + coefficient * atom``
-and built once, when its parenthesis closes or its expression ends; products and divisions by
-constants fold on the way.
+and built once, when its expression ends; a parenthesised sum becomes no node of its own (its
+terms are added into the enclosing sum, or divided as they are); products and divisions by
+constants fold on the way. In long text (made by substitution) each distinct parenthesised group
+is read once.
 
 This reader only reads well-formed text. On anything it does not expect it gives up (returns
 None) and the careful parser reads the text again: it accepts the rarer spellings (keywords in
