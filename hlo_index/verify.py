@@ -200,7 +200,9 @@ class _Walker:
     def walk(self, output_index: int, point: tuple,
              wanted: Optional[frozenset] = None) -> dict[tuple[int, int], set]:
         """(parameter number, tuple element) -> exact set of its elements read by ``point`` of the
-        output; with ``wanted``, only for those parameters (the rest of the graph is not walked)."""
+        output; with ``wanted``, only for those parameters (the rest of the graph is not walked).
+        (A heap of only the instructions reached was tried: most walks reach most of the order,
+        and the heap cost more than the steps it skipped.)"""
         need: dict[tuple[Instruction, int], set] = {(self.comp.root, output_index): {tuple(point)}}
         found: dict[tuple[int, int], set] = {}
         limit = current().budgets.verify_points_per_value
@@ -421,7 +423,7 @@ def _gives(checkable: list[IndexingMap], x: tuple, y: tuple) -> Optional[bool]:
     broadcast's, a reduction's): ``y`` then fixes its value. None when some map that might give
     ``y`` has a range variable no result fixes (the caller enumerates)."""
     from .affine.evaluate import evaluate_expr
-    from .affine.expr import DIM, RANGE
+    from .affine.expr import DIM, RANGE, SUM
     undecided = False
     for m in checkable:
         if len(m.results) != len(y) or not all(b.lo <= v <= b.hi for b, v in zip(m.dims, x)):
@@ -437,6 +439,14 @@ def _gives(checkable: list[IndexingMap], x: tuple, y: tuple) -> Optional[bool]:
                 env[key] = int(want)
         if not pinned_ok:
             continue
+        for e, want in zip(m.results, y):   # then sums of range variables in a mixed radix
+            if e.kind == SUM and any(a.kind == RANGE and (RANGE, a.value) not in env for a, _ in e.terms):
+                pinned = _pin_mixed_radix(e, int(want), env, m.range_vars)
+                if pinned is False:
+                    pinned_ok = False
+                    break
+        if not pinned_ok:
+            continue
         if any((RANGE, k) not in env for k in range(len(m.range_vars))):
             undecided = True
             continue
@@ -447,6 +457,50 @@ def _gives(checkable: list[IndexingMap], x: tuple, y: tuple) -> Optional[bool]:
                 and all(evaluate_expr(e, env, memo) == want for e, want in zip(m.results, y)):
             return True
     return None if undecided else False
+
+
+def _pin_mixed_radix(e, want: int, env: dict, range_vars) -> Optional[bool]:
+    """Fix the range variables of a result ``c + sum(k_i * s_i) + rest`` (``rest`` free of
+    unfixed range variables) from its value ``want``, where the coefficients form a mixed radix
+    (each larger than what all smaller terms can add: ``s0 * 128 + s1`` with s1 in [0, 127]), so
+    at most one choice of the s_i gives ``want``: found greedily. False when none does; None when
+    the result is not of that form (nothing fixed)."""
+    from .affine.evaluate import evaluate_expr
+    from .affine.expr import RANGE
+    unknown = []
+    rest = e.value
+    memo: dict = {}
+    for atom, k in e.terms:
+        if atom.kind == RANGE and (RANGE, atom.value) not in env:
+            unknown.append((k, atom.value))
+        elif any(v.kind == RANGE and (RANGE, v.value) not in env for v in atom.variables()):
+            return None
+        else:
+            rest += k * evaluate_expr(atom, env, memo)
+    target = want - rest
+    if all(k < 0 for k, _ in unknown):   # -k_i * s_i: the same question with both sides negated
+        unknown, target = [(-k, v) for k, v in unknown], -target
+    if any(k <= 0 for k, _ in unknown):
+        return None
+    unknown.sort(reverse=True)
+    spans = [range_vars[v].hi - range_vars[v].lo for _, v in unknown]
+    if any(span < 0 for span in spans):
+        return False
+    below = 0   # what the smaller terms can add at most
+    for (k, _), span in zip(reversed(unknown), reversed(spans)):
+        if k <= below:
+            return None   # not a mixed radix: several choices may give the same value
+        below += k * span
+    target -= sum(k * range_vars[v].lo for k, v in unknown)   # offsets from each lower bound
+    if target < 0:
+        return False
+    for (k, v), span in zip(unknown, spans):
+        digit = target // k
+        if digit > span:
+            return False
+        env[(RANGE, v)] = range_vars[v].lo + digit
+        target -= digit * k
+    return True if target == 0 else False
 
 
 def _image_at(m: IndexingMap, point: tuple) -> Optional[tuple]:

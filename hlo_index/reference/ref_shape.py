@@ -112,10 +112,28 @@ def concatenate_reads(instr, output_index, out_point, operand_index, runtime_val
     return _untag(tag - first, _operand_dims(instr, operand_index))
 
 
+def tags_in_order(dims, order, positions) -> np.ndarray:
+    """``np.transpose(tagged(dims), order).reshape(-1)[positions]`` without making the array:
+    each position unravelled over the transposed dims, put back in the operand's own axis order
+    and raveled row-major (the tag that array holds there). A big operand costs the positions
+    asked for, not its size, per element looked up."""
+    positions = np.asarray(positions, dtype=np.int64)
+    if not len(dims):
+        return np.zeros(len(positions), dtype=np.int64)
+    coords = np.unravel_index(positions, tuple(dims[d] for d in order))
+    logical = [None] * len(dims)
+    for i, d in enumerate(order):
+        logical[d] = coords[i]
+    return np.ravel_multi_index(tuple(logical), tuple(dims))
+
+
 @reads("reshape")
 def reshape_reads(instr, output_index, out_point, operand_index, runtime_values):
-    out = np.reshape(tagged(_operand_dims(instr, 0)), instr.shape.dims)
-    return _read_tag(out, out_point, _operand_dims(instr, 0))
+    # np.reshape(tagged(operand), out) holds at out_point the tag at its row-major position
+    out_dims = instr.shape.dims
+    j = int(np.ravel_multi_index(tuple(out_point), out_dims)) if out_dims else 0
+    tag = int(tags_in_order(_operand_dims(instr, 0), tuple(range(len(_operand_dims(instr, 0)))), [j])[0])
+    return _untag(tag, _operand_dims(instr, 0))
 
 
 def _major_to_minor(shape: Shape) -> tuple[int, ...]:
@@ -135,12 +153,12 @@ def bitcast_reads(instr, output_index, out_point, operand_index, runtime_values)
         raise NoReference("bitcast between buffers of different bit sizes")
     # Memory holds the operand's tags in its physical (major-to-minor) order. The output element
     # at physical position j covers bits [j * dst_bits, (j + 1) * dst_bits) of that memory.
-    memory = np.transpose(tagged(src.dims), _major_to_minor(src)).reshape(-1)
+    # (memory = np.transpose(tagged(src.dims), major-to-minor).reshape(-1), read where needed)
     dst_order = _major_to_minor(dst)
     j = int(np.ravel_multi_index([out_point[d] for d in dst_order], [dst.dims[d] for d in dst_order])) if dst.dims else 0
     first, last = (j * dst_bits) // src_bits, ((j + 1) * dst_bits - 1) // src_bits
     found = set()
-    for tag in memory[first:last + 1]:
+    for tag in tags_in_order(src.dims, _major_to_minor(src), np.arange(first, last + 1)):
         found |= _untag(int(tag), src.dims)
     return found
 

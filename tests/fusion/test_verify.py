@@ -214,15 +214,21 @@ def test_images_of_several_points_equal_those_of_each_point(m, points):
 @settings(max_examples=300, deadline=None)
 @given(_random_maps(max_range=2, n_dims=2),
        st.tuples(st.integers(-2, 8), st.integers(-2, 8)),
-       st.lists(st.integers(-2, 8), min_size=2, max_size=2))
-def test_gives_agrees_with_the_enumerated_image_whenever_it_decides(m, x, y):
+       st.lists(st.integers(-2, 8), min_size=2, max_size=2),
+       st.tuples(st.integers(-6, 6), st.integers(-6, 6), st.integers(-3, 3)))
+def test_gives_agrees_with_the_enumerated_image_whenever_it_decides(m, x, y, coefficients):
     """``_gives`` answers True / False exactly as membership in the enumerated image, or None."""
-    from hlo_index.affine import range_var
+    from hlo_index.affine import dim, range_var
     from hlo_index.affine.indexing_map import IndexingMap
-    # half of the cases: results that are range variables (a broadcast's, a reduction's)
+    # results that are range variables (a broadcast's, a reduction's)
     pinned = IndexingMap(m.dims, m.range_vars, (), [range_var(k) for k in range(len(m.range_vars))]
                          + list(m.results), m.constraints)
-    for candidate in (m, pinned):
+    candidates = [m, pinned]
+    if len(m.range_vars) == 2:   # a sum of range variables (and a dim): a mixed radix or not
+        a, b, c = coefficients
+        total = range_var(0) * a + range_var(1) * b + dim(0) * c + 1
+        candidates.append(IndexingMap(m.dims, m.range_vars, (), [total, dim(1)], m.constraints))
+    for candidate in candidates:
         target = tuple(y[:1]) * len(candidate.range_vars) + tuple(y) \
             if candidate is pinned else tuple(y[:candidate.num_results])
         target = target[:candidate.num_results]
@@ -281,3 +287,33 @@ def test_elementwise_set_read_sets_are_the_union_of_the_point_read_sets():
         for operand in range(len(instr.operands)):
             union = set().union(*(read_set(instr, 0, p, operand) for p in points))
             assert SET_READ_SETS[instr.opcode](instr, 0, points, operand) == union
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 5), min_size=0, max_size=4), st.randoms(use_true_random=False))
+def test_tags_in_order_equal_the_materialised_tagged_array(dims, rnd):
+    """The reference's lazily computed tags are those of the transposed, flattened tagged array."""
+    import numpy as np
+
+    from hlo_index.reference.ref_shape import tagged, tags_in_order
+    order = list(range(len(dims)))
+    rnd.shuffle(order)
+    memory = np.transpose(tagged(dims), order).reshape(-1)
+    positions = list(range(len(memory)))
+    assert tags_in_order(tuple(dims), tuple(order), positions).tolist() == memory.tolist()
+
+
+def test_gives_solves_mixed_radix_sums_of_range_variables_exactly():
+    """``s0 * 128 + s1`` (a reduction's in-to-out map over a reshaped dimension): at most one
+    (s0, s1) gives a value, found without enumerating; agrees with the enumerated image."""
+    m = parse_map("(d0)[s0, s1] -> (s0 * 4 + s1 + 1, d0), domain: d0 in [0, 2], s0 in [0, 3], s1 in [0, 3]")
+    checkable = verify._checkable((m,))
+    for x in range(-1, 4):
+        image = verify.predicted_read_set((m,), (x,))
+        for y0 in range(-1, 19):
+            for y1 in range(-1, 4):
+                got = verify._gives(checkable, (x,), (y0, y1))
+                assert got is not None and got == ((y0, y1) in image)
+    # coefficients that are not a mixed radix: left to enumeration, never guessed
+    overlapping = parse_map("(d0)[s0, s1] -> (s0 * 2 + s1, d0), domain: d0 in [0, 2], s0 in [0, 3], s1 in [0, 3]")
+    assert verify._gives(verify._checkable((overlapping,)), (1,), (3, 1)) is None
