@@ -606,6 +606,7 @@ def _verify_target(selected: SelectedTarget, samples: int, seed: int, input_to_o
         return hit
 
     sampled: list[tuple[int, tuple]] = []
+    read_set_of = _read_sets_memo(shared_reads)
     try:
         if any(shape.leaf(out).num_elements for out in range(shape.num_outputs)):
             for row in rows:  # a map too large to enumerate skips the target before any walk
@@ -620,7 +621,7 @@ def _verify_target(selected: SelectedTarget, samples: int, seed: int, input_to_o
                     if row.output != out:
                         continue
                     truth = truth_all.get((row.operand, row.operand_element), set())
-                    given = predicted_read_set(row.maps, point)
+                    given = read_set_of(row.maps, point)
                     missing = sorted(truth - given)
                     if missing:
                         outcome.errors.append(
@@ -680,6 +681,27 @@ def _images_memo(shared: Optional[dict]):
 
 
 _IMAGES = "images of input-to-output maps"   # a key of the shared memo (a str: no clash)
+
+
+def _read_sets_memo(shared: Optional[dict]):
+    """``predicted_read_set``, memoised like ``_images_memo`` (targets of a module read the same
+    operand maps at the same seeded elements); in the same budget, ``verify_image_memo``."""
+    memo = {} if shared is None else shared.setdefault(_READ_SETS, {})
+    limit = current().budgets.verify_image_memo
+
+    def read_set_of(maps: tuple[IndexingMap, ...], point: tuple) -> set:
+        key = (maps, point)
+        hit = memo.get(key)
+        if hit is None:
+            hit = predicted_read_set(maps, point)
+            if len(memo) >= limit:
+                memo.clear()
+            memo[key] = hit
+        return hit
+    return read_set_of
+
+
+_READ_SETS = "read sets of output-to-input maps"   # a key of the shared memo
 
 
 def _verify_input_to_output(selected: SelectedTarget, exact, sampled, samples: int,
