@@ -331,9 +331,8 @@ def _division(kind: int, operand: Expr, divisor: int) -> Expr:
     return _new(kind, divisor, operand, (), (kind, operand.key, divisor))
 
 
-def split_multiples(e: Expr, c: int):
-    """Split ``e`` into exact multiples of ``c`` (returned divided by ``c``) and the rest."""
-    constant, terms = e.linear_terms()
+def _split_terms(terms, c: int) -> tuple[dict, dict]:
+    """``(atom, k)`` pairs split into those with ``k`` a multiple of ``c`` (divided by it) and the rest."""
     quotient: dict = {}
     rest: dict = {}
     for atom, k in terms:
@@ -341,6 +340,13 @@ def split_multiples(e: Expr, c: int):
             quotient[atom] = k // c
         else:
             rest[atom] = k
+    return quotient, rest
+
+
+def split_multiples(e: Expr, c: int):
+    """Split ``e`` into exact multiples of ``c`` (returned divided by ``c``) and the rest."""
+    constant, terms = e.linear_terms()
+    quotient, rest = _split_terms(terms, c)
     return constant, quotient, rest
 
 
@@ -358,13 +364,7 @@ def floordiv(e: Expr, c: int) -> Expr:
 def floordiv_of_sum(constant: int, terms, c: int) -> Expr:
     """``(constant + sum(k * atom)) floordiv c`` for ``c > 1``, ``terms`` the ``(atom, k)`` pairs
     (non-zero ``k``, any order): the reader divides a group without making its sum a node."""
-    quotient: dict = {}
-    rest: dict = {}
-    for atom, k in terms:
-        if k % c == 0:
-            quotient[atom] = k // c
-        else:
-            rest[atom] = k
+    quotient, rest = _split_terms(terms, c)
     q_const, r_const = divmod(constant, c)
     if not rest:  # 0 <= r_const < c, so the remainder contributes nothing
         return make_sum(q_const, quotient)
@@ -402,13 +402,7 @@ def ceildiv(e: Expr, c: int) -> Expr:
 
 def ceildiv_of_sum(constant: int, terms, c: int) -> Expr:
     """``(constant + sum(k * atom)) ceildiv c`` for ``c > 1`` (see :func:`floordiv_of_sum`)."""
-    quotient: dict = {}
-    rest: dict = {}
-    for atom, k in terms:
-        if k % c == 0:
-            quotient[atom] = k // c
-        else:
-            rest[atom] = k
+    quotient, rest = _split_terms(terms, c)
     q_const, r_const = divmod(constant, c)
     if not rest:
         return make_sum(q_const + (1 if r_const else 0), quotient)
