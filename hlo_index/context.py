@@ -74,7 +74,8 @@ class Budgets:
     # operand elements left in place. Beyond: that operand's maps are UNDEFINED.
     scatter_landing_points: int = 1 << 20
     verify_range_combinations: int = 1 << 18
-    # --verify: images of input-to-output maps memoised per module (shared by its targets).
+    # --verify: images of input-to-output maps and read sets of output-to-input maps memoised per
+    # module (shared by its targets), this many entries each; beyond, a memo starts afresh.
     verify_image_memo: int = 1 << 13
     # while loops: iterations a loop with jax's counter pattern is unrolled over, and compositions
     # tried for the loop-carried maps to stabilise. Beyond: the loop's maps are UNDEFINED.

@@ -158,7 +158,6 @@ class _Walker:
         self.structure_ids = self.shared_reads.setdefault(_STRUCTURE_IDS, {})
         self._readers: dict[Instruction, tuple] = {}
         self._visits: dict[tuple, tuple] = {}
-        self._outputs: dict[Instruction, int] = {}
         self._params: Optional[dict[Instruction, frozenset]] = None
         self._orders: dict[Optional[frozenset], list[Instruction]] = {None: self.order[::-1]}
         self._plans: dict[Optional[frozenset], list[tuple]] = {}
@@ -661,47 +660,33 @@ def _rng(seed: int, *parts) -> random.Random:
     return random.Random(_stable_seed((seed, parts)))
 
 
-def _images_memo(shared: Optional[dict]):
-    """``predicted_rows_many``, memoised in the module's shared memo: the targets of a module
-    ask for the same images again and again (the same operand maps at the same seeded elements:
-    98% of the asks on gpt12). At most ``Budgets.verify_image_memo`` entries, then afresh."""
-    memo = {} if shared is None else shared.setdefault(_IMAGES, {})
+def _shared_memo(shared: Optional[dict], name: str, compute):
+    """``compute`` memoised in the module's shared memo under ``name``: a module's targets ask
+    for the same answers again and again (the same operand maps at the same seeded elements:
+    98% of the image asks on gpt12). At most ``Budgets.verify_image_memo`` entries, then afresh.
+    Answers are shared: callers only read them."""
+    memo = {} if shared is None else shared.setdefault(name, {})
     limit = current().budgets.verify_image_memo
 
-    def images(maps: tuple[IndexingMap, ...], points: list[tuple], distinct: bool) -> dict:
-        key = (maps, tuple(points), distinct)
+    def memoised(*key):
         hit = memo.get(key)
         if hit is None:
-            hit = predicted_rows_many(maps, points, distinct)
+            hit = compute(*key)
             if len(memo) >= limit:
                 memo.clear()
             memo[key] = hit
         return hit
-    return images
+    return memoised
 
 
-_IMAGES = "images of input-to-output maps"   # a key of the shared memo (a str: no clash)
+def _images_memo(shared: Optional[dict]):
+    """``predicted_rows_many(maps, points, distinct)``, memoised (``points`` a tuple)."""
+    return _shared_memo(shared, "images of input-to-output maps", predicted_rows_many)
 
 
 def _read_sets_memo(shared: Optional[dict]):
-    """``predicted_read_set``, memoised like ``_images_memo`` (targets of a module read the same
-    operand maps at the same seeded elements); in the same budget, ``verify_image_memo``."""
-    memo = {} if shared is None else shared.setdefault(_READ_SETS, {})
-    limit = current().budgets.verify_image_memo
-
-    def read_set_of(maps: tuple[IndexingMap, ...], point: tuple) -> set:
-        key = (maps, point)
-        hit = memo.get(key)
-        if hit is None:
-            hit = predicted_read_set(maps, point)
-            if len(memo) >= limit:
-                memo.clear()
-            memo[key] = hit
-        return hit
-    return read_set_of
-
-
-_READ_SETS = "read sets of output-to-input maps"   # a key of the shared memo
+    """``predicted_read_set(maps, point)``, memoised."""
+    return _shared_memo(shared, "read sets of output-to-input maps", predicted_read_set)
 
 
 def _verify_input_to_output(selected: SelectedTarget, exact, sampled, samples: int,
@@ -729,21 +714,14 @@ def _verify_input_to_output(selected: SelectedTarget, exact, sampled, samples: i
     for (operand, element, out), pairs in wanted.items():
         maps = maps_at.get((operand, element, out), ())
         checkable = _checkable(maps)
-        undecided = []
-        for x, point in pairs:
-            verdict = _gives(checkable, x, point)
-            if verdict is None:
-                undecided.append((x, point))
-            elif not verdict:
-                outcome.errors.append(
-                    f"{name}: operand {_operand_text(operand, element, shapes)} element {_fmt(x)} is read "
-                    f"by output {out} element {_fmt(point)}, which no input-to-output map gives")
-        if not undecided:
-            continue
-        images = images_of(maps, sorted({x for x, _ in undecided}), False)
-        for x, point in undecided:
-            rows = images[x]
-            if not len(rows) or not (rows == np.array(point, dtype=np.int64)).all(axis=1).any():
+        verdicts = [(x, point, _gives(checkable, x, point)) for x, point in pairs]
+        undecided = sorted({x for x, _, verdict in verdicts if verdict is None})
+        images = images_of(maps, tuple(undecided), False) if undecided else {}
+        for x, point, verdict in verdicts:
+            if verdict is None:   # from the enumerated image
+                rows = images[x]
+                verdict = bool(len(rows)) and bool((rows == np.array(point, dtype=np.int64)).all(axis=1).any())
+            if not verdict:
                 outcome.errors.append(
                     f"{name}: operand {_operand_text(operand, element, shapes)} element {_fmt(x)} is read "
                     f"by output {out} element {_fmt(point)}, which no input-to-output map gives")
@@ -755,7 +733,7 @@ def _verify_input_to_output(selected: SelectedTarget, exact, sampled, samples: i
         for out, maps in maps_of.get((operand, element), ()):
             if not maps or any(m.runtime_vars for m in maps):
                 continue
-            images = images_of(maps, xs, True)
+            images = images_of(maps, tuple(xs), True)
             for x in xs:
                 given = images[x]
                 if not len(given):

@@ -29,28 +29,20 @@ class NoReference(LookupError):
     """The op has no reference semantics here (opaque op)."""
 
 
-def reads(*opcodes: str):
-    def register(fn: ReadSetFn) -> ReadSetFn:
-        for op in opcodes:
-            READ_SETS[op] = fn
-        return fn
-    return register
+def _registrar(table: dict) -> Callable:
+    """A decorator factory: ``@it("op", ...)`` files the function under each opcode in ``table``."""
+    def by_opcodes(*opcodes: str):
+        def register(fn):
+            for op in opcodes:
+                table[op] = fn
+            return fn
+        return register
+    return by_opcodes
 
 
-def reads_elements(*opcodes: str):
-    def register(fn):
-        for op in opcodes:
-            ELEMENT_READ_SETS[op] = fn
-        return fn
-    return register
-
-
-def reads_sets(*opcodes: str):
-    def register(fn):
-        for op in opcodes:
-            SET_READ_SETS[op] = fn
-        return fn
-    return register
+reads = _registrar(READ_SETS)                  # one output element's read set
+reads_elements = _registrar(ELEMENT_READ_SETS)  # per tuple element of the operand
+reads_sets = _registrar(SET_READ_SETS)          # the read set of a whole set of output elements
 
 
 def element_read_sets(instr: Instruction, output_index: int, out_point: tuple, operand_index: int,

@@ -10,25 +10,26 @@ from . import reads, reads_sets
 from ..hlo.opcodes import ELEMENTWISE_OPCODES
 
 
-@reads(*ELEMENTWISE_OPCODES)
-def elementwise_reads(instr, output_index, out_point, operand_index, runtime_values):
+def _reads_a_scalar(instr, operand_index) -> bool:
+    """Whether the operand is a rank-0 scalar read whole; else it must have the output's dims."""
     operand_shape = instr.operands[operand_index].shape
     if operand_shape.rank == 0:
-        return {()}
+        return True
     if operand_shape.dims != instr.shape.dims:
         raise ValueError(f"{instr.opcode} operand {operand_index} shape {operand_shape.dims} "
                          f"differs from output {instr.shape.dims}")
-    return {tuple(out_point)}
+    return False
+
+
+@reads(*ELEMENTWISE_OPCODES)
+def elementwise_reads(instr, output_index, out_point, operand_index, runtime_values):
+    return {()} if _reads_a_scalar(instr, operand_index) else {tuple(out_point)}
 
 
 @reads_sets(*ELEMENTWISE_OPCODES)
 def elementwise_set_reads(instr, output_index, out_points, operand_index):
     """The union of ``elementwise_reads`` over ``out_points``: the same elements (one walk step
     for a whole set of points, not one per point)."""
-    operand_shape = instr.operands[operand_index].shape
-    if operand_shape.rank == 0:
+    if _reads_a_scalar(instr, operand_index):
         return {()} if out_points else set()
-    if operand_shape.dims != instr.shape.dims:
-        raise ValueError(f"{instr.opcode} operand {operand_index} shape {operand_shape.dims} "
-                         f"differs from output {instr.shape.dims}")
     return set(out_points)

@@ -129,10 +129,10 @@ def tags_in_order(dims, order, positions) -> np.ndarray:
 
 @reads("reshape")
 def reshape_reads(instr, output_index, out_point, operand_index, runtime_values):
-    # np.reshape(tagged(operand), out) holds at out_point the tag at its row-major position
+    # np.reshape keeps the row-major order: tagged(operand) reshaped holds at out_point the tag
+    # equal to out_point's own row-major position (read there, not on a materialised array)
     out_dims = instr.shape.dims
-    j = int(np.ravel_multi_index(tuple(out_point), out_dims)) if out_dims else 0
-    tag = int(tags_in_order(_operand_dims(instr, 0), tuple(range(len(_operand_dims(instr, 0)))), [j])[0])
+    tag = int(np.ravel_multi_index(tuple(out_point), out_dims)) if out_dims else 0
     return _untag(tag, _operand_dims(instr, 0))
 
 
