@@ -30,6 +30,15 @@ _SHAPE = r'[a-z][a-z0-9]*\s*\[[^\]]*\](?:\s*\{(?=\s*[\d:])[^{}]*\})?'
 _PARAM = rf'\s*(?:{_NAME})(?::\s*|\s+){_SHAPE}'
 # One attribute whose value is a string, flat braces or a bare word: the common, fast case.
 FAST_ATTR = rf""",\s*({_ATTR_NAME})=\s*({_STRING}|{_FLAT_BRACES}|[^\s,{{}}()\[\]"']+)(?=[\s,)}}]|$)"""
+# The same with named groups, for an instruction's attributes: a group in a repetition keeps its
+# last capture, so the last attribute (most often the long metadata) comes out of the one match
+# and is not scanned a second time when the attributes are read.
+_LAST_ATTR = FAST_ATTR.replace(f"({_ATTR_NAME})", f"(?P<ikey>{_ATTR_NAME})", 1).replace(
+    "=\\s*(", "=\\s*(?P<ivalue>", 1)
+
+# The common instruction "[ROOT] %name = f32[..]{..} opcode(operands), fast attributes".
+_INSTR = (rf"(?P<iroot>ROOT[ \t]+)?(?P<iname>{_NAME})[ \t]*=[ \t]*(?P<ishape>{_SHAPE})[ \t]+"
+          rf"(?P<iop>[a-z][\w.\-]*)\((?P<iargs>{_ARGS})\)(?P<iattrs>(?:{_LAST_ATTR})*)")
 
 # Leading blanks are part of every match; the named group that matched is the token.
 # Order matters: the first alternative that matches wins.
@@ -38,8 +47,7 @@ _MASTER = re.compile(
     rf"(?P<ATTRS>(?:{FAST_ATTR})+)"                 # one or more fast attributes, one token
     rf"|(?P<ATTR_SLOW>,\s*{_ATTR_NAME}=\s*)"          # any other value: brace-counted by scan_value
     # the common instruction "[ROOT] %name = f32[..]{..} opcode(operands), fast attributes" as one token
-    rf"|(?P<INSTR>(?P<iroot>ROOT[ \t]+)?(?P<iname>{_NAME})[ \t]*=[ \t]*(?P<ishape>{_SHAPE})[ \t]+"
-    rf"(?P<iop>[a-z][\w.\-]*)\((?P<iargs>{_ARGS})\)(?P<iattrs>(?:{FAST_ATTR})*))"
+    rf"|(?P<INSTR>{_INSTR})"
     rf"|(?P<DEF>(?:ROOT\s+)?(?:{_NAME})\s*=)"   # "ROOT %name =" / "%name ="
     rf"|(?P<SHAPE>{_SHAPE})"
     r"|(?P<BUFFER>b\()"                              # a buffer shape "b(s32[2])"
@@ -55,6 +63,10 @@ _MASTER = re.compile(
     r"|(?P<END>\Z))",
     re.S,
 )
+# The next token when it is a common instruction (the master's earlier alternatives start with
+# ',', so where this matches the master matches the same): most of a dump is runs of these,
+# read in a tight loop.
+_NEXT_INSTR = re.compile(rf"\s*(?P<INSTR>{_INSTR})", re.S)
 
 _STRING_RE = re.compile(_STRING)
 _VALUE_STOP = re.compile(r'[{}()\[\]"\',\n]')
@@ -68,7 +80,8 @@ MAX_NESTING = 256   # tuple shapes deeper than this are not real HLO; refusing k
 
 class InstrToken(Token):
     """An INSTR token; ``parts`` = (is_root, name, name_pos, shape text, opcode, operand text,
-    fast attributes text, offset of that text in the token)."""
+    the text of the fast attributes before the last one, offset of that text in the token, the last
+    fast attribute as (name, value text, offset of the name in the token) or None)."""
 
     __slots__ = ("parts",)
 
@@ -184,6 +197,7 @@ def tokenize(source: Source) -> Iterator[Token]:
     if n < 0:
         n = len(text)
     match = _MASTER.match
+    next_instr = _NEXT_INSTR.match
     str_new = str.__new__
     depth = 0
     run: list = []   # common instructions read and not yet handed out
@@ -197,11 +211,25 @@ def tokenize(source: Source) -> Iterator[Token]:
         end = m.end()
         start = m.start(kind)
         if kind == "INSTR":
-            name_pos = m.start("iname")
-            value, name, shape, opcode, args, attrs = m.group("INSTR", "iname", "ishape", "iop", "iargs", "iattrs")
-            run.append((start, value, (name_pos != start, name, name_pos, shape, opcode, args, attrs,
-                                       m.start("iattrs") - start)))
-            pos = end
+            while m is not None:
+                start = m.start("INSTR")
+                name_pos = m.start("iname")
+                value, name, shape, opcode, args, key, attr = m.group("INSTR", "iname", "ishape", "iop", "iargs",
+                                                                      "ikey", "ivalue")
+                if key is None:
+                    last = None
+                    before = ""
+                    offset = 0
+                else:   # the attributes before the last one stay text; the last one is read here
+                    key_pos = m.start("ikey")
+                    offset = m.start("iattrs")
+                    before = text[offset:text.rfind(",", offset, key_pos)]
+                    last = (key, attr, key_pos - start)
+                    offset -= start
+                run.append((start, value, (name_pos != start, name, name_pos, shape, opcode, args, before,
+                                           offset, last)))
+                pos = m.end()
+                m = next_instr(text, pos, n)
             continue
         if kind == "COMMENT":
             pos = end

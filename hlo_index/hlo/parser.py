@@ -165,7 +165,7 @@ class _ModelBuilder(Transformer):
     def _common(self, entry: tuple, tok: InstrToken | None, c: list) -> Instruction | list[Instruction]:
         """One common instruction (an INSTR token, or an entry of an INSTRS run: ``tok`` None, made
         only where an error or an inline body needs it); ``c[1:]`` are its ATTR tokens."""
-        is_root, name, pos, shape_text, opcode, inner, attrs_text, attrs_offset = entry[2]
+        is_root, name, pos, shape_text, opcode, inner, attrs_text, attrs_offset, last = entry[2]
         try:
             shape = parse_array_shape(shape_text)
         except ShapeError as e:
@@ -173,10 +173,12 @@ class _ModelBuilder(Transformer):
         at = tok or entry   # what positions are taken from: an entry becomes a token where one is needed
         try:
             instr = self._build(is_root, name, pos, shape, opcode, inner, at, c, 1)
-            if attrs_text:
+            if last is not None:
                 attrs = instr.attrs
-                for m in _FAST_ATTR(attrs_text):
-                    self._attribute(instr, attrs, m.group(1), m.group(2), at, attrs_offset + m.start(1))
+                if attrs_text:
+                    for m in _FAST_ATTR(attrs_text):
+                        self._attribute(instr, attrs, m.group(1), m.group(2), at, attrs_offset + m.start(1))
+                self._attribute(instr, attrs, last[0], last[1], at, last[2])
                 if opcode == "compare" and "type" in attrs:
                     attrs["comparison_type"] = attrs["type"]
         except _Failure as failure:
