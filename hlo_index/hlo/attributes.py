@@ -130,7 +130,7 @@ def conv_dim_labels(value: str) -> ConvDimLabels:
 
 
 _METADATA_FIELD = re.compile(r'([\w]+)=\s*("(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|[^\s},]+)')
-_METADATA = register_table("hlo.attributes.metadata")   # text -> Metadata, per analysis context
+METADATA_MEMO = _METADATA = register_table("hlo.attributes.metadata")   # text -> Metadata, per analysis context
 
 
 def metadata(value: str) -> Metadata:

@@ -25,7 +25,8 @@ from .lexer import (FAST_ATTR, HloLexer, InstrRun, InstrToken, LexError, LineInd
                     line_column, scan_value)
 from .model import Computation, Diagnostic, Instruction, Module, Shape
 from .operands import NestedInstruction, OperandSyntaxError, parse_operands
-from .shapes import ShapeError, buffer_shape, parse_array_shape, tuple_shape
+from ..context import current
+from .shapes import SHAPES_MEMO as _SHAPES, ShapeError, buffer_shape, parse_array_shape, tuple_shape
 
 # Package data (a link to the top-level grammar/ in a checkout, the file itself in a wheel).
 GRAMMAR_PATH = Path(__file__).resolve().parents[2] / "grammar" / "hlo.lark"
@@ -130,15 +131,19 @@ class _ModelBuilder(Transformer):
         if kind is InstrRun:   # a run of common instructions: a list, flattened by the enclosing rule
             out: list[Instruction] = []
             common = self._common
+            tables = current().tables   # the memos read per instruction, looked up once per run
+            memos = (tables[_SHAPES], tables[A.METADATA_MEMO])
             for entry in first.entries:
-                instr = common(entry, None, c)
+                instr = common(entry, None, c, memos)
                 if type(instr) is list:
                     out.extend(instr)
                 else:
                     out.append(instr)
             return out
         if kind is InstrToken:
-            return self._common((first.start_pos, first.value, first.parts), first, c)
+            tables = current().tables
+            return self._common((first.start_pos, first.value, first.parts), first, c,
+                                (tables[_SHAPES], tables[A.METADATA_MEMO]))
         head = first.value
         is_root = first.type == "ROOT_DEF"
         name = head[:-1].strip()
@@ -162,14 +167,18 @@ class _ModelBuilder(Transformer):
         paren = call.index("(")
         return self._build(is_root, name, pos, shape, call[:paren], call[paren + 1:-1], call_tok, c, i + 1)
 
-    def _common(self, entry: tuple, tok: InstrToken | None, c: list) -> Instruction | list[Instruction]:
+    def _common(self, entry: tuple, tok: InstrToken | None, c: list, memos: tuple) -> Instruction | list[Instruction]:
         """One common instruction (an INSTR token, or an entry of an INSTRS run: ``tok`` None, made
-        only where an error or an inline body needs it); ``c[1:]`` are its ATTR tokens."""
+        only where an error or an inline body needs it); ``c[1:]`` are its ATTR tokens. ``memos``:
+        the shape and metadata memos of the analysis context (text -> typed value)."""
         is_root, name, pos, shape_text, opcode, inner, attrs_text, attrs_offset, last = entry[2]
-        try:
-            shape = parse_array_shape(shape_text)
-        except ShapeError as e:
-            raise _Failure(str(e), instr_token(entry), entry[1].index(shape_text) + e.offset) from None
+        shapes, metadata = memos
+        shape = shapes.get(shape_text)
+        if shape is None:
+            try:
+                shape = parse_array_shape(shape_text)
+            except ShapeError as e:
+                raise _Failure(str(e), instr_token(entry), entry[1].index(shape_text) + e.offset) from None
         at = tok or entry   # what positions are taken from: an entry becomes a token where one is needed
         try:
             instr = self._build(is_root, name, pos, shape, opcode, inner, at, c, 1)
@@ -178,7 +187,12 @@ class _ModelBuilder(Transformer):
                 if attrs_text:
                     for m in _FAST_ATTR(attrs_text):
                         self._attribute(instr, attrs, m.group(1), m.group(2), at, attrs_offset + m.start(1))
-                self._attribute(instr, attrs, last[0], last[1], at, last[2])
+                key, value, offset = last
+                known = metadata.get(value) if key == "metadata" else None
+                if known is not None:
+                    instr.metadata = known
+                else:
+                    self._attribute(instr, attrs, key, value, at, offset)
                 if opcode == "compare" and "type" in attrs:
                     attrs["comparison_type"] = attrs["type"]
         except _Failure as failure:

@@ -14,7 +14,7 @@ _DIM = re.compile(r"\s*(<=)?\s*(\d+|\?)\s*\Z")
 _SUFFIX = re.compile(r"([A-Z]+|#|\*)((?:\([^()]*\))+)")
 _GROUP = re.compile(r"\(([^()]*)\)")
 
-_SHAPES = register_table("hlo.shapes.parsed")   # text -> Shape, per analysis context
+SHAPES_MEMO = _SHAPES = register_table("hlo.shapes.parsed")   # text -> Shape, per analysis context
 
 
 class ShapeError(ValueError):
