@@ -230,10 +230,31 @@ def compaction_threshold() -> int:
 
 def finalize(maps: Maps) -> Maps:
     """A finished value's set: semantically equal maps dropped, then provably joinable maps merged
-    (a set past ``compaction_threshold`` compacted)."""
+    (a set past ``compaction_threshold`` compacted); one tuple object per sequence of map objects
+    (``shared``)."""
     if len(maps) < 2:
-        return maps
+        return shared(maps)
     from .merge import compact_maps, merge_maps
     from .subsume import drop_equal_box_readers
     maps = drop_equal_box_readers(dedupe_semantically(maps))
-    return compact_maps(maps) if len(maps) > compaction_threshold() else merge_maps(maps)
+    return shared(compact_maps(maps) if len(maps) > compaction_threshold() else merge_maps(maps))
+
+
+# Per analysis context: the ids of a set's map objects -> the first tuple of exactly those objects
+# (kept, so the ids stay unique). Distinct fused computations mostly reach their parameters through
+# the same few shared maps (identities), each wrapped in a tuple of its own; one object per set
+# lets the per-operand figures and the JSON writer, which memoise by identity, hit.
+_SHARED = register_table("fusion.mapset.shared")
+
+
+def shared(maps: Maps) -> Maps:
+    """The tuple of the same map objects in the same order seen first in this context."""
+    ctx = current()
+    table = ctx.tables[_SHARED]
+    key = tuple(map(id, maps))
+    hit = table.get(key)
+    if hit is None:
+        if len(table) >= ctx.budgets.operand_figures:
+            table.clear()
+        hit = table[key] = maps
+    return hit

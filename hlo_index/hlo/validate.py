@@ -9,6 +9,8 @@ from .diagnostics import error
 from .literals import check_literal
 from .model import Computation, Diagnostic, Instruction, Module
 
+_CALLEE_ROLES = frozenset(SINGLE_CALLEE_ROLES + MULTI_CALLEE_ROLES)
+
 
 def link(module: Module) -> list[Diagnostic]:
     """Fill ``by_name``, ``root``, ``parameters``, ``operands``, ``called``; return the problems."""
@@ -70,7 +72,8 @@ def _link_computation(module: Module, comp: Computation, problems: list[Diagnost
                 problems.append(error(f"operand %{missing_op} of %{instr.name} is not defined in %{comp.name}",
                                       instr.line, instr.column))
         if instr.attrs:
-            _link_callees(module, instr, problems)
+            if not _CALLEE_ROLES.isdisjoint(instr.attrs):
+                _link_callees(module, instr, problems)
             predecessors = instr.attrs.get("control-predecessors")
             if predecessors:
                 _link_control_predecessors(comp, instr, predecessors, problems)
