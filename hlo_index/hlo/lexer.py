@@ -61,12 +61,12 @@ _MASTER = re.compile(
     r"|(?P<ARROW>->)"
     r"|(?P<PUNCT>[=(),{}:])"
     r"|(?P<END>\Z))",
-    re.S,
+    re.S | re.A,   # ASCII classes, as XLA's lexer reads names and blanks (and a table lookup per character)
 )
 # The next token when it is a common instruction (the master's earlier alternatives start with
 # ',', so where this matches the master matches the same): most of a dump is runs of these,
 # read in a tight loop.
-_NEXT_INSTR = re.compile(rf"\s*(?P<INSTR>{_INSTR})", re.S)
+_NEXT_INSTR = re.compile(rf"\s*(?P<INSTR>{_INSTR})", re.S | re.A)
 
 _STRING_RE = re.compile(_STRING)
 _VALUE_STOP = re.compile(r'[{}()\[\]"\',\n]')
