@@ -164,11 +164,17 @@ def computation_fingerprint(comp: Computation) -> tuple:
         token = hit[1] if hit is not None and hit[0] is shape else shape_token(shape)
         operands = instr.operands
         wiring = tuple([position.get(id(o), -1) for o in operands]) if operands else ()
-        if instr.attrs or instr.called or instr.parameter_number is not None or instr.literal is not None \
-                or reads_of(instr.opcode) is None:
-            append((instr.opcode, token, wiring, instr.parameter_number, instr.literal, _row_attributes(instr)))
+        opcode = instr.opcode
+        if instr.attrs or instr.called:
+            append((opcode, token, wiring, instr.parameter_number, instr.literal, _row_attributes(instr)))
+            continue
+        reads = reads_of(opcode)
+        if reads is None or reads.module_attributes:
+            append((opcode, token, wiring, instr.parameter_number, instr.literal, _row_attributes(instr)))
+        elif instr.parameter_number is not None or instr.literal is not None:
+            append((opcode, token, wiring, instr.parameter_number, instr.literal, ()))   # no attributes to read
         else:
-            append((instr.opcode, token, wiring))
+            append((opcode, token, wiring))
     root = comp.root
     append(position.get(id(root), -1) if root is not None else -1)
     return tuple(rows)
