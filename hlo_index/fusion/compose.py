@@ -179,7 +179,8 @@ def top_down_output_to_input(comp: Computation, output_index: int) -> ParameterM
         arrays[id(root)] = start
     result: ParameterMaps = {}
     for instr in reversed(order):
-        if instr.shape.is_tuple:
+        shape = instr.shape
+        if shape.tuple_shapes is not None:
             per_element = tuples.pop(id(instr), None)
             if not per_element:
                 continue
@@ -193,15 +194,21 @@ def top_down_output_to_input(comp: Computation, output_index: int) -> ParameterM
             for element, maps in items:
                 result[(instr.parameter_number, element)] = finalize(maps)
             continue
+        operands = instr.operands
         for out, to_value in items:
-            value_dims = instr.shape.leaf(out).dims
+            value_dims = shape.leaf(out).dims
             for position, element, op_maps, passthrough in output_to_input_steps(instr, out):
                 if passthrough:
                     new = to_value
                 else:
                     new = distinct([budget.step(op_map, m, instr, value_dims)
                                     for op_map in op_maps for m in to_value])
-                _deposit(arrays, tuples, instr.operands[position], element, new)
+                operand = operands[position]
+                if operand.shape.tuple_shapes is None:   # _deposit's array case, inline: most deposits
+                    key = id(operand)
+                    arrays[key] = union(arrays.get(key, ()), new)
+                else:
+                    _deposit(arrays, tuples, operand, element, new)
     return dict(sorted(result.items()))
 
 
