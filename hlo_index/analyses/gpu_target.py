@@ -61,10 +61,11 @@ _CPU_CUSTOM_CALL_MARKERS = ("__onednn", "__xla_cpu", "xla_cpu", "ynnpack", "__yn
 def _markers(module) -> tuple[set[str], set[str]]:
     gpu: set[str] = set()
     cpu: set[str] = set()
-    for instr in module.instructions:
-        attrs = instr.attrs
-        if instr.opcode != "fusion" and "custom_call_target" not in attrs and "backend_config" not in attrs:
-            continue   # no marker can come from it (most instructions of a big dump)
+    # no marker can come from an instruction without these (most instructions of a big dump)
+    candidates = [instr for comp in module.computations for instr in comp.instructions
+                  if instr.attrs and (instr.opcode == "fusion" or "custom_call_target" in instr.attrs
+                                      or "backend_config" in instr.attrs)]
+    for instr in candidates:
         target = str(instr.attrs.get("custom_call_target", "")).lower()
         config = str(instr.attrs.get("backend_config", ""))
         lower_config = config.lower()

@@ -207,7 +207,7 @@ class _ModelBuilder(Transformer):
             name = name[1:]
         # line holds the text offset until _finish_module turns it into line and column
         instr = Instruction(name, opcode, shape, (), {}, None, is_root, pos)
-        nested: list[Instruction] = []
+        nested: list[Instruction] | None = None   # instructions written inside the operands (rare)
         try:
             if opcode == "parameter":
                 instr.parameter_number = int(inner)
@@ -219,6 +219,7 @@ class _ModelBuilder(Transformer):
                 if type(call_tok) is tuple:   # an entry of an INSTRS run
                     call_tok = instr_token(call_tok)
                 base = call_tok.start_pos + call_tok.value.index(inner) if inner else pos
+                nested = []
                 instr.operand_names = self._operands(parse_operands(inner), base, nested)
             elif inner:
                 instr.operand_names = A.operand_names(inner)
@@ -586,14 +587,14 @@ def _resolve_source_locations(module: Module) -> None:
             md = instr.metadata
             if md is None or not md.stack_frame_id or md.source_file:
                 continue
-            # keyed by the fields (source_file is empty here): cheaper than the dataclass's hash
-            key = (md.stack_frame_id, md.op_name, md.op_type, md.source_line)
-            new = resolved.get(key)
-            if new is None:
+            # by identity (the parser shares one Metadata per text; the entry keeps ``md`` alive):
+            # cheaper than the dataclass's hash
+            hit = resolved.get(id(md))
+            if hit is None:
                 frame = frames.get(md.stack_frame_id)
-                new = md if frame is None else replace(md, source_file=frame.file, source_line=frame.line)
-                resolved[key] = new
-            instr.metadata = new
+                hit = resolved[id(md)] = (md, md if frame is None else replace(
+                    md, source_file=frame.file, source_line=frame.line))
+            instr.metadata = hit[1]
 
 
 def _table_cache() -> str | bool:
