@@ -363,9 +363,10 @@ class _ModelBuilder(Transformer):
     def signature(self, c: list) -> _Signature:
         if len(c) == 1 and isinstance(c[0], Token):   # flat: kept raw, parameters carry the shapes
             tok = c[0]
-            arrow = tok.value.rindex("->")
+            text = tok.value[tok.value.rindex("->") + 2:].strip()
             try:
-                result = _PARSER.parse(Source(tok.value[arrow + 2:]), start="shape")
+                # an array result (most computations) through the shape memo, not a nested parse
+                result = parse_array_shape(text) if text[:1] != "(" else _PARSER.parse(Source(text), start="shape")
             except Exception:
                 result = UNKNOWN_SHAPE
             return _Signature([], result)
