@@ -26,6 +26,8 @@ _NAME = r'%[\w.\-]+|[A-Za-z_][\w.\-]*'
 # XLA's lexer skips blanks and newlines between the element type, the dimensions and the layout; a
 # '{' after the dimensions opens a layout only when an integer or ':' follows it (else it opens a body).
 _SHAPE = r'[a-z][a-z0-9]*\s*\[[^\]]*\](?:\s*\{(?=\s*[\d:])[^{}]*\})?'
+# the whole text is one array shape, as the lexer reads a SHAPE token (blanks around allowed)
+ARRAY_SHAPE_TEXT = re.compile(rf"\s*({_SHAPE})\s*\Z", re.A)
 # a parameter is "name: shape" or, as XLA also reads it, "name shape"
 _PARAM = rf'\s*(?:{_NAME})(?::\s*|\s+){_SHAPE}'
 # One attribute whose value is a string, flat braces or a bare word: the common, fast case.

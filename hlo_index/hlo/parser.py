@@ -21,7 +21,7 @@ from . import attributes as A
 from .asyncwrap import AsyncSugarError, async_sugar, desugar_module
 from .opcodes import XLA_OPCODES
 from .diagnostics import ParseError, error, with_source
-from .lexer import (FAST_ATTR, HloLexer, InstrRun, InstrToken, LexError, LineIndex, RawAttr, Source, instr_token,
+from .lexer import (ARRAY_SHAPE_TEXT, FAST_ATTR, HloLexer, InstrRun, InstrToken, LexError, LineIndex, RawAttr, Source, instr_token,
                     line_column, scan_value)
 from .model import Computation, Diagnostic, Instruction, Module, Shape
 from .operands import NestedInstruction, OperandSyntaxError, parse_operands
@@ -258,7 +258,7 @@ class _ModelBuilder(Transformer):
             shape = UNKNOWN_SHAPE
             if op.shape_text is not None:
                 try:
-                    shape = _PARSER.parse(Source(op.shape_text), start="shape")
+                    shape = _shape_from_text(op.shape_text)
                 except Exception as e:   # a malformed nested shape: the parser's own message
                     raise OperandSyntaxError(f"bad shape {op.shape_text!r} ({type(e).__name__})", op.offset)
             child = Instruction(_anon_name(op.opcode), op.opcode, shape, (), {}, None, False, base + op.offset)
@@ -363,10 +363,8 @@ class _ModelBuilder(Transformer):
     def signature(self, c: list) -> _Signature:
         if len(c) == 1 and isinstance(c[0], Token):   # flat: kept raw, parameters carry the shapes
             tok = c[0]
-            text = tok.value[tok.value.rindex("->") + 2:].strip()
             try:
-                # an array result (most computations) through the shape memo, not a nested parse
-                result = parse_array_shape(text) if text[:1] != "(" else _PARSER.parse(Source(text), start="shape")
+                result = _shape_from_text(tok.value[tok.value.rindex("->") + 2:])
             except Exception:
                 result = UNKNOWN_SHAPE
             return _Signature([], result)
@@ -452,6 +450,19 @@ class _ModelBuilder(Transformer):
 _CALLEE_ROLES = frozenset(A.SINGLE_CALLEE_ROLES + A.MULTI_CALLEE_ROLES)
 
 
+def _shape_from_text(text: str) -> Shape:
+    """The shape ``text`` holds, as the grammar's ``shape`` rule reads it: one array shape (most
+    of them: operand shapes written on every instruction, computation results) through the shape
+    memo, anything else (tuples, buffers) by a nested parse."""
+    m = ARRAY_SHAPE_TEXT.match(text)
+    if m is None:
+        return _PARSER.parse(Source(text), start="shape")
+    try:
+        return parse_array_shape(m.group(1))
+    except ShapeError as e:   # what the grammar's array_shape callback raises
+        raise _Failure(str(e), None, e.offset) from None
+
+
 def _parameters_for_shaped_operands(instructions: list[Instruction]) -> list[Instruction]:
     """XLA's single-instruction form: an operand never defined but written with a shape becomes a
     parameter (named as written, or ``_N`` when only its shape is given), numbered in order of use."""
@@ -472,7 +483,7 @@ def _parameters_for_shaped_operands(instructions: list[Instruction]) -> list[Ins
             if name in defined:
                 continue
             try:
-                shape = _PARSER.parse(Source(op.shape_text), start="shape")
+                shape = _shape_from_text(op.shape_text)
             except Exception:
                 continue
             param = Instruction(name, "parameter", shape, (), {}, None, False, instr.line)
@@ -517,7 +528,7 @@ def _check_written_operand_shapes(module: Module) -> None:
             if target is None or target.shape.element_type == "unknown":
                 continue
             try:
-                written = _PARSER.parse(Source(op.shape_text), start="shape")
+                written = _shape_from_text(op.shape_text)
             except Exception:
                 continue
             if not _same_shape(written, target.shape):
