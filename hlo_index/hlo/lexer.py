@@ -81,34 +81,34 @@ MAX_NESTING = 256   # tuple shapes deeper than this are not real HLO; refusing k
 
 
 class InstrToken(Token):
-    """An INSTR token; ``parts`` = (is_root, name, name_pos, shape text, opcode, operand text,
-    the text of the fast attributes before the last one, offset of that text in the token, the last
-    fast attribute as (name, value text, offset of the name in the token) or None)."""
+    """An INSTR token; ``match`` is its match of the common-instruction pattern (groups ``iname``,
+    ``ishape``, ``iop``, ``iargs``, ``iattrs``, and ``ikey``/``ivalue`` for the last fast
+    attribute), read by the parser."""
 
-    __slots__ = ("parts",)
+    __slots__ = ("match",)
 
 
 class InstrRun(Token):
-    """An INSTRS token: consecutive common instructions, each as an INSTR token would hold it.
-    ``entries`` = ((start, text, parts), ...) with ``parts`` as in :class:`InstrToken`; the
-    token's own text is the first instruction's (what an error message quotes)."""
+    """An INSTRS token: consecutive common instructions, ``entries`` = their matches (as an INSTR
+    token's ``match``); the token's own text is the first instruction's (what an error message
+    quotes)."""
 
     __slots__ = ("entries",)
 
 
-def instr_token(entry: tuple) -> InstrToken:
+def instr_token(entry: re.Match) -> InstrToken:
     """The INSTR token of one entry of an :class:`InstrRun`."""
-    start, value, parts = entry
+    value = entry.group("INSTR")
     tok = str.__new__(InstrToken, value)
-    tok.type, tok.value, tok.start_pos, tok.parts = "INSTR", value, start, parts
+    tok.type, tok.value, tok.start_pos, tok.match = "INSTR", value, entry.start("INSTR"), entry
     tok.line = tok.column = tok.end_line = tok.end_column = tok.end_pos = None
     return tok
 
 
 def _run_token(entries: list) -> InstrRun:
-    start, value, _ = entries[0]
+    value = entries[0].group("INSTR")
     tok = str.__new__(InstrRun, value)
-    tok.type, tok.value, tok.start_pos, tok.entries = "INSTRS", value, start, entries
+    tok.type, tok.value, tok.start_pos, tok.entries = "INSTRS", value, entries[0].start("INSTR"), entries
     tok.line = tok.column = tok.end_line = tok.end_column = tok.end_pos = None
     return tok
 
@@ -213,23 +213,8 @@ def tokenize(source: Source) -> Iterator[Token]:
         end = m.end()
         start = m.start(kind)
         if kind == "INSTR":
-            while m is not None:
-                start = m.start("INSTR")
-                name_pos = m.start("iname")
-                value, name, shape, opcode, args, key, attr = m.group("INSTR", "iname", "ishape", "iop", "iargs",
-                                                                      "ikey", "ivalue")
-                if key is None:
-                    last = None
-                    before = ""
-                    offset = 0
-                else:   # the attributes before the last one stay text; the last one is read here
-                    key_pos = m.start("ikey")
-                    offset = m.start("iattrs")
-                    before = text[offset:text.rfind(",", offset, key_pos)]
-                    last = (key, attr, key_pos - start)
-                    offset -= start
-                run.append((start, value, (name_pos != start, name, name_pos, shape, opcode, args, before,
-                                           offset, last)))
+            while m is not None:   # the parser reads each match's groups: nothing copied here
+                run.append(m)
                 pos = m.end()
                 m = next_instr(text, pos, n)
             continue

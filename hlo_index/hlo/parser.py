@@ -56,7 +56,7 @@ class _Signature:
         self.parameters, self.result = parameters, result
 
 
-_FAST_ATTR = re.compile(FAST_ATTR).finditer
+_FAST_ATTR = re.compile(FAST_ATTR, re.A).finditer
 _OPCODE = attrgetter("opcode")
 _state = threading.local()   # inline computations found during the current parse
 
@@ -142,8 +142,7 @@ class _ModelBuilder(Transformer):
             return out
         if kind is InstrToken:
             tables = current().tables
-            return self._common((first.start_pos, first.value, first.parts), first, c,
-                                (tables[_SHAPES], tables[A.METADATA_MEMO]))
+            return self._common(first.match, first, c, (tables[_SHAPES], tables[A.METADATA_MEMO]))
         head = first.value
         is_root = first.type == "ROOT_DEF"
         name = head[:-1].strip()
@@ -167,32 +166,36 @@ class _ModelBuilder(Transformer):
         paren = call.index("(")
         return self._build(is_root, name, pos, shape, call[:paren], call[paren + 1:-1], call_tok, c, i + 1)
 
-    def _common(self, entry: tuple, tok: InstrToken | None, c: list, memos: tuple) -> Instruction | list[Instruction]:
-        """One common instruction (an INSTR token, or an entry of an INSTRS run: ``tok`` None, made
-        only where an error or an inline body needs it); ``c[1:]`` are its ATTR tokens. ``memos``:
-        the shape and metadata memos of the analysis context (text -> typed value)."""
-        is_root, name, pos, shape_text, opcode, inner, attrs_text, attrs_offset, last = entry[2]
+    def _common(self, entry: re.Match, tok: InstrToken | None, c: list, memos: tuple) -> Instruction | list[Instruction]:
+        """One common instruction: its match ``entry`` (of an INSTR token, or of an INSTRS run:
+        ``tok`` None, made only where an error or an inline body needs it); ``c[1:]`` are its
+        ATTR tokens. ``memos``: the shape and metadata memos of the analysis context."""
+        start = entry.start("INSTR")
+        pos = entry.start("iname")
+        name, shape_text, opcode, inner, key, value = entry.group("iname", "ishape", "iop", "iargs", "ikey", "ivalue")
         shapes, metadata = memos
         shape = shapes.get(shape_text)
         if shape is None:
             try:
                 shape = parse_array_shape(shape_text)
             except ShapeError as e:
-                raise _Failure(str(e), instr_token(entry), entry[1].index(shape_text) + e.offset) from None
+                raise _Failure(str(e), instr_token(entry), entry.start("ishape") - start + e.offset) from None
         at = tok or entry   # what positions are taken from: an entry becomes a token where one is needed
         try:
-            instr = self._build(is_root, name, pos, shape, opcode, inner, at, c, 1)
-            if last is not None:
+            instr = self._build(pos != start, name, pos, shape, opcode, inner, at, c, 1)
+            if key is not None:
                 attrs = instr.attrs
-                if attrs_text:
-                    for m in _FAST_ATTR(attrs_text):
-                        self._attribute(instr, attrs, m.group(1), m.group(2), at, attrs_offset + m.start(1))
-                key, value, offset = last
+                key_pos = entry.start("ikey")
+                offset = entry.start("iattrs")
+                if key_pos - offset > 3:   # attributes before the last one (", k=v" is the shortest)
+                    text = entry.string
+                    for m in _FAST_ATTR(text, offset, text.rfind(",", offset, key_pos)):
+                        self._attribute(instr, attrs, m.group(1), m.group(2), at, m.start(1) - start)
                 known = metadata.get(value) if key == "metadata" else None
                 if known is not None:
                     instr.metadata = known
                 else:
-                    self._attribute(instr, attrs, key, value, at, offset)
+                    self._attribute(instr, attrs, key, value, at, key_pos - start)
                 if opcode == "compare" and "type" in attrs:
                     attrs["comparison_type"] = attrs["type"]
         except _Failure as failure:
@@ -216,7 +219,7 @@ class _ModelBuilder(Transformer):
                 if inner.count("{") != inner.count("}"):
                     raise _Failure(f"unterminated '{{' in the literal of %{name}", call_tok)
             elif "(" in inner:   # a tuple shape, a tiled layout or a nested instruction
-                if type(call_tok) is tuple:   # an entry of an INSTRS run
+                if type(call_tok) is re.Match:   # an entry of an INSTRS run
                     call_tok = instr_token(call_tok)
                 base = call_tok.start_pos + call_tok.value.index(inner) if inner else pos
                 nested = []
@@ -293,7 +296,7 @@ class _ModelBuilder(Transformer):
     def _callees(self, role: str, value: str, instr: Instruction, tok: Token, offset: int) -> Any:
         names = A.callee_names(value)
         if names is None:
-            if type(tok) is tuple:   # an entry of an INSTRS run: the inline body is read from a token
+            if type(tok) is re.Match:   # an entry of an INSTRS run: the inline body is read from a token
                 tok = instr_token(tok)
             brace = tok.value.index("{", offset)
             if role in A.MULTI_CALLEE_ROLES:   # {{ body }, %name, { body }}: each item a name or a body

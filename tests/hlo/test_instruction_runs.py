@@ -31,7 +31,7 @@ def test_consecutive_common_instructions_are_one_token_and_attributes_stay_with_
     singles = [t for t in tokens if type(t) is InstrToken]
     # the custom-call's nested braces make an ATTR token of its own: it ends the run before it
     assert [len(r.entries) for r in runs] == [3, 2, 2]
-    assert [s.parts[1] for s in singles] == ["%c"]
+    assert [s.match.group("iname") for s in singles] == ["%c"]
     module = parse_module_text(BODY)
     main = module.entry
     assert [i.name for i in main.instructions] == ["p", "n", "c", "z", "r"]
