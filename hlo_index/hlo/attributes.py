@@ -14,7 +14,7 @@ from .model import ConvDimLabels, Metadata, PadDim, SliceDim, SourceLocation, Wi
 # ---- small pieces --------------------------------------------------------------------------
 
 _NAME_LIST = re.compile(r"\{\s*(%?[\w.\-]+(?:\s*,\s*%?[\w.\-]+)*)?\s*\}\Z")
-_PERCENT_NAME = re.compile(r"%([\w.\-]+)")
+_PERCENT_NAME = re.compile(r"%([\w.\-]+)", re.A)   # ASCII names, as the lexer reads them
 _COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _ESCAPE = re.compile(r"\\(.)")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}
