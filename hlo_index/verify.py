@@ -101,14 +101,12 @@ def _read_set(instr: Instruction, out: int, point: tuple, operand: int) -> set:
     except NoReference as exc:
         raise Skip(str(exc)) from None
     except Exception as exc:  # the oracle cannot evaluate this configuration (e.g. runtime data)
-        raise Skip(f"reference for {instr.opcode} '{instr.name}' failed: {type(exc).__name__}: {exc}") from None
+        raise _reference_failed(instr, exc) from None
 
 
-def _set_read_set(whole, instr: Instruction, out: int, points: set, operand: int) -> set:
-    try:
-        return whole(instr, out, points, operand)
-    except Exception as exc:  # the oracle cannot evaluate this configuration
-        raise Skip(f"reference for {instr.opcode} '{instr.name}' failed: {type(exc).__name__}: {exc}") from None
+def _reference_failed(instr: Instruction, exc: Exception) -> Skip:
+    """The Skip for a reference that cannot evaluate ``instr`` in this configuration."""
+    return Skip(f"reference for {instr.opcode} '{instr.name}' failed: {type(exc).__name__}: {exc}")
 
 
 def _element_read_sets(instr: Instruction, out: int, point: tuple, operand: int) -> dict[int, set]:
@@ -118,7 +116,7 @@ def _element_read_sets(instr: Instruction, out: int, point: tuple, operand: int)
     try:
         return element_read_sets(instr, out, point, operand)
     except Exception as exc:  # the oracle cannot evaluate this configuration
-        raise Skip(f"reference for {instr.opcode} '{instr.name}' failed: {type(exc).__name__}: {exc}") from None
+        raise _reference_failed(instr, exc) from None
 
 
 # Ops whose reference read sets follow from opcode, shapes (layouts included) and attributes alone:
@@ -191,8 +189,11 @@ class _Walker:
                     plan.append((instr, outputs, instr.parameter_number, None, None, None, (), None))
                     continue
                 memo, owner, callee_walker = self._reader(instr)
+                whole = SET_READ_SETS.get(instr.opcode)
+                if whole is not None:   # with the tuple element each output reads, found once
+                    whole = (whole, tuple(operand_element_read(instr, out) for out in outputs))
                 plan.append((instr, outputs, None, memo, owner, callee_walker,
-                             self._visited_operands(instr, wanted), SET_READ_SETS.get(instr.opcode)))
+                             self._visited_operands(instr, wanted), whole))
             self._plans[wanted] = plan
         return plan
 
@@ -224,11 +225,20 @@ class _Walker:
                             need.setdefault((instr.operands[param], element), set()).update(got)
                     continue
                 if whole is not None:   # the read set of all the points at once (elementwise ops)
-                    element = operand_element_read(instr, out)
+                    reads, elements = whole
+                    element = elements[out]
                     for j, operand in operands:
-                        got = _set_read_set(whole, instr, out, points, j)
+                        try:
+                            got = reads(instr, out, points, j)
+                        except Exception as exc:  # the oracle cannot evaluate this configuration
+                            raise _reference_failed(instr, exc) from None
                         if got:
-                            need.setdefault((operand, element), set()).update(got)
+                            key = (operand, element)
+                            pending = need.get(key)
+                            if pending is None:
+                                need[key] = got   # a fresh set the reference made for this call
+                            else:
+                                pending.update(got)
                     continue
                 for p in points:
                     for j, operand in operands:

@@ -21,8 +21,8 @@ from . import attributes as A
 from .asyncwrap import AsyncSugarError, async_sugar, desugar_module
 from .opcodes import XLA_OPCODES
 from .diagnostics import ParseError, error, with_source
-from .lexer import (ARRAY_SHAPE_TEXT, FAST_ATTR, HloLexer, InstrRun, InstrToken, LexError, LineIndex, RawAttr, Source, instr_token,
-                    line_column, scan_value)
+from .lexer import (ARRAY_SHAPE_TEXT, FAST_ATTR, HloLexer, InstrRun, InstrToken, LexError, LineIndex, RawAttr,
+                    Source, instr_token, line_column, scan_value)
 from .model import Computation, Diagnostic, Instruction, Module, Shape
 from .operands import NestedInstruction, OperandSyntaxError, parse_operands
 from ..context import current
@@ -166,7 +166,8 @@ class _ModelBuilder(Transformer):
         paren = call.index("(")
         return self._build(is_root, name, pos, shape, call[:paren], call[paren + 1:-1], call_tok, c, i + 1)
 
-    def _common(self, entry: re.Match, tok: InstrToken | None, c: list, memos: tuple) -> Instruction | list[Instruction]:
+    def _common(self, entry: re.Match, tok: InstrToken | None, c: list,
+                memos: tuple) -> Instruction | list[Instruction]:
         """One common instruction: its match ``entry`` (of an INSTR token, or of an INSTRS run:
         ``tok`` None, made only where an error or an inline body needs it); ``c[1:]`` are its
         ATTR tokens. ``memos``: the shape and metadata memos of the analysis context."""
