@@ -706,6 +706,24 @@ def _images_memo(shared: Optional[dict]):
     return _shared_memo(shared, "images of input-to-output maps", predicted_rows_many)
 
 
+def _gives_memo(shared: Optional[dict]):
+    """``_gives(checkable, x, y)`` of a set of maps, memoised by the set's identity (``maps``,
+    kept in the entry; ``checkable`` is ``_checkable(maps)``): targets check the same shared maps
+    at the same seeded elements. At most ``Budgets.verify_image_memo`` entries, then afresh."""
+    memo = {} if shared is None else shared.setdefault("pairs given by input-to-output maps", {})
+    limit = current().budgets.verify_image_memo
+
+    def gives(maps: tuple, checkable: list, x: tuple, y: tuple) -> Optional[bool]:
+        key = (id(maps), x, y)
+        hit = memo.get(key)
+        if hit is None or hit[0] is not maps:
+            if len(memo) >= limit:
+                memo.clear()
+            hit = memo[key] = (maps, _gives(checkable, x, y))
+        return hit[1]
+    return gives
+
+
 def _read_sets_memo(shared: Optional[dict]):
     """``predicted_read_set(maps, point)``, memoised."""
     return _shared_memo(shared, "read sets of output-to-input maps", predicted_read_set)
@@ -714,6 +732,7 @@ def _read_sets_memo(shared: Optional[dict]):
 def _verify_input_to_output(selected: SelectedTarget, exact, sampled, samples: int,
                             seed: int, outcome: VerifyOutcome, shared: Optional[dict] = None) -> None:
     images_of = _images_memo(shared)
+    gives = _gives_memo(shared)
     elements_of = _shared_memo(shared, "sampled elements", _sampled_elements)
     indices_of = _shared_memo(shared, "sampled indices", _sampled_indices)
     target = selected.target
@@ -737,7 +756,7 @@ def _verify_input_to_output(selected: SelectedTarget, exact, sampled, samples: i
     for (operand, element, out), pairs in wanted.items():
         maps = maps_at.get((operand, element, out), ())
         checkable = _checkable(maps)
-        verdicts = [(x, point, _gives(checkable, x, point)) for x, point in pairs]
+        verdicts = [(x, point, gives(maps, checkable, x, point)) for x, point in pairs]
         undecided = sorted({x for x, _, verdict in verdicts if verdict is None})
         images = images_of(maps, tuple(undecided), False) if undecided else {}
         for x, point, verdict in verdicts:
