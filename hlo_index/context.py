@@ -64,7 +64,8 @@ class Budgets:
     # enumerated; one figure is bounded by its own per-component limits). Once spent, the target's
     # remaining utilization figures are unknown, naming the budget (coalescing stays).
     figure_points_per_target: int = 1 << 27
-    # Per-operand figures (utilization, coalescing, physical maps) memoised per context.
+    # Per-operand figures (utilization, coalescing, physical maps) memoised per context; also bounds
+    # the table that makes equal sequences of map objects one tuple (``fusion.mapset.shared``).
     operand_figures: int = 1 << 14
     # Shapes, metadata and typed attributes memoised per context while parsing.
     parse_memo_entries: int = 100_000
@@ -74,8 +75,9 @@ class Budgets:
     # operand elements left in place. Beyond: that operand's maps are UNDEFINED.
     scatter_landing_points: int = 1 << 20
     verify_range_combinations: int = 1 << 18
-    # --verify: images of input-to-output maps and read sets of output-to-input maps memoised per
-    # module (shared by its targets), this many entries each; beyond, a memo starts afresh.
+    # --verify: images of input-to-output maps, the pairs they give, read sets of output-to-input
+    # maps and the seeded sampling decisions memoised per module (shared by its targets), this many
+    # entries each; beyond, a memo starts afresh.
     verify_image_memo: int = 1 << 13
     # while loops: iterations a loop with jax's counter pattern is unrolled over, and compositions
     # tried for the loop-carried maps to stabilise. Beyond: the loop's maps are UNDEFINED.
