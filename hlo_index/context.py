@@ -208,5 +208,14 @@ def budgets() -> Budgets:
     return current().budgets
 
 
+def remember(table: dict, key, value, limit: int):
+    """``table[key] = value`` in a memo bounded by ``limit`` entries: a full table is emptied first
+    (it starts afresh rather than growing past its budget). Returns ``value``."""
+    if len(table) >= limit:
+        table.clear()
+    table[key] = value
+    return value
+
+
 __all__ = ["AnalysisContext", "Budgets", "budget_reason", "current", "budgets", "register_table",
-           "table_names"]
+           "remember", "table_names"]

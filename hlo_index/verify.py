@@ -35,7 +35,7 @@ from typing import Optional
 import numpy as np
 
 from .affine import IndexingMap
-from .context import current, register_table
+from .context import current, register_table, remember
 from .api import SelectedTarget
 from .fusion import callee_of, input_to_output, output_to_input
 from .fusion.traverse import post_order
@@ -692,12 +692,7 @@ def _shared_memo(shared: Optional[dict], name: str, compute):
 
     def memoised(*key):
         hit = memo.get(key)
-        if hit is None:
-            hit = compute(*key)
-            if len(memo) >= limit:
-                memo.clear()
-            memo[key] = hit
-        return hit
+        return remember(memo, key, compute(*key), limit) if hit is None else hit
     return memoised
 
 
@@ -717,9 +712,7 @@ def _gives_memo(shared: Optional[dict]):
         key = (id(maps), x, y)
         hit = memo.get(key)
         if hit is None or hit[0] is not maps:
-            if len(memo) >= limit:
-                memo.clear()
-            hit = memo[key] = (maps, _gives(checkable, x, y))
+            hit = remember(memo, key, (maps, _gives(checkable, x, y)), limit)
         return hit[1]
     return gives
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..context import _ACTIVE, current, register_table
+from ..context import _ACTIVE, current, register_table, remember
 from .expr import CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, RUNTIME, SUM, VARIABLE_KINDS, Expr
 from .interval import Interval, make_interval
 
@@ -43,9 +43,7 @@ class Domain:
         shared = ctx.tables[_SHARED]
         memos = shared.get(key)
         if memos is None:
-            if len(shared) >= ctx.budgets.shared_domains:
-                shared.clear()
-            memos = shared[key] = ({}, {})
+            memos = remember(shared, key, ({}, {}), ctx.budgets.shared_domains)
         self._memo: dict[Expr, Interval] = memos[0]
         # node -> its simplified form over this domain (used by simplify.Simplifier)
         self.simplified_memo: dict[Expr, Expr] = memos[1]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..context import current, register_table
+from ..context import current, register_table, remember
 from .gpu_target import CPU, GPU, RTX_A6000, TargetChoice, detect_target
 
 # Per analysis context: the target chosen for a module (keyed by the module object, kept in the
@@ -112,18 +112,12 @@ def _cpu_figure(maps: tuple, operand_shape: Any, output_shape: Any) -> dict:
     key = (tuple((m.dims, m.range_vars, m.runtime_vars, m.results, m.constraints, m.is_known_empty,
                   m.undefined_reason) for m in maps), operand_shape, output_shape)
     figure = figures.get(key)
+    limit = ctx.budgets.operand_figures
     if figure is None:
         from .cpu_access import innermost_access
-        figure = _bounded(ctx, figures)[key] = innermost_access(maps, operand_shape, output_shape)
-    _bounded(ctx, by_object)[ids] = (maps, operand_shape, output_shape, figure)
+        figure = remember(figures, key, innermost_access(maps, operand_shape, output_shape), limit)
+    remember(by_object, ids, (maps, operand_shape, output_shape, figure), limit)
     return figure
-
-
-def _bounded(ctx: Any, table: dict) -> dict:
-    """``table``, emptied first when it holds ``Budgets.operand_figures`` entries."""
-    if len(table) >= ctx.budgets.operand_figures:
-        table.clear()
-    return table
 
 
 def _failed(target: str, exc: Exception) -> dict:

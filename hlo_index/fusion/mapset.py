@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Iterable, Iterator
 
 from ..affine import IndexingMap
-from ..context import budget_reason, budgets, current, register_table
+from ..context import budget_reason, budgets, current, register_table, remember
 
 # Budgets (hlo_index.context.Budgets): above ``semantic_check_points`` candidate points (dims x
 # range vars) a semantic comparison would only be a sample, which cannot prove two maps equal;
@@ -253,8 +253,4 @@ def shared(maps: Maps) -> Maps:
     table = ctx.tables[_SHARED]
     key = tuple(map(id, maps))
     hit = table.get(key)
-    if hit is None:
-        if len(table) >= ctx.budgets.operand_figures:
-            table.clear()
-        hit = table[key] = maps
-    return hit
+    return remember(table, key, maps, ctx.budgets.operand_figures) if hit is None else hit

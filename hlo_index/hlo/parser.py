@@ -131,8 +131,7 @@ class _ModelBuilder(Transformer):
         if kind is InstrRun:   # a run of common instructions: a list, flattened by the enclosing rule
             out: list[Instruction] = []
             common = self._common
-            tables = current().tables   # the memos read per instruction, looked up once per run
-            memos = (tables[_SHAPES], tables[A.METADATA_MEMO])
+            memos = _parse_memos()   # looked up once per run, not per instruction
             for entry in first.entries:
                 instr = common(entry, None, c, memos)
                 if type(instr) is list:
@@ -141,8 +140,7 @@ class _ModelBuilder(Transformer):
                     out.append(instr)
             return out
         if kind is InstrToken:
-            tables = current().tables
-            return self._common(first.match, first, c, (tables[_SHAPES], tables[A.METADATA_MEMO]))
+            return self._common(first.match, first, c, _parse_memos())
         head = first.value
         is_root = first.type == "ROOT_DEF"
         name = head[:-1].strip()
@@ -452,6 +450,12 @@ class _ModelBuilder(Transformer):
 
 
 _CALLEE_ROLES = frozenset(A.SINGLE_CALLEE_ROLES + A.MULTI_CALLEE_ROLES)
+
+
+def _parse_memos() -> tuple[dict, dict]:
+    """The analysis context's shape and metadata memos (text -> typed value), read per instruction."""
+    tables = current().tables
+    return tables[_SHAPES], tables[A.METADATA_MEMO]
 
 
 def _shape_from_text(text: str) -> Shape:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Optional
 
-from ..context import current, register_table
+from ..context import current, register_table, remember
 from ..hlo.model import Computation
 from .report import TargetReport, register_extension
 
@@ -129,10 +129,7 @@ def outputs_disjoint(maps) -> bool:
     key = tuple(maps)
     found = memo.get(key)
     if found is None:
-        found = _outputs_disjoint(key)
-        if len(memo) >= ctx.budgets.operand_figures:
-            memo.clear()
-        memo[key] = found
+        found = remember(memo, key, _outputs_disjoint(key), ctx.budgets.operand_figures)
     return found
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..analyses.components import spent_points
-from ..context import budget_reason, current, register_table
+from ..context import budget_reason, current, register_table, remember
 from ..hlo.model import Computation, Shape
 from .report import OperandReport, TargetReport, register_extension
 
@@ -39,11 +39,7 @@ def clear_cache() -> None:
 
 def _remember(slot: int, key, value):
     ctx = current()
-    cache = ctx.tables[slot]
-    if len(cache) >= ctx.budgets.operand_figures:
-        cache.clear()
-    cache[key] = value
-    return value
+    return remember(ctx.tables[slot], key, value, ctx.budgets.operand_figures)
 
 
 def operand_figures(maps: tuple, operand_shape: Shape, output_shape: Shape,
