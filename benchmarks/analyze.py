@@ -2,12 +2,13 @@
 
 Cases (each run is a fresh child process: interpreter start, imports, gunzip, parse, composition,
 JSON; wall time and the child's peak RSS, median of several runs):
-  1. gpt12 after optimizations (every fusion): goal <= 1.5 s (5x XLA's C++ parse), <= 500 MB.
+  1. gpt12 after optimizations (every fusion): goal <= 1.5 s, <= 500 MB.
   2. gpt12 before optimizations (no fusions: the ENTRY computation as a whole, 125 outputs).
   3. the whole corpus directory, serial and with ``--jobs 2``.
 An in-process split (load, composition of every target by ``hlo_index.fusion``, the report's
 other figures, JSON) and a cProfile of the composition say where the time goes. Prints the ratio
-against XLA's C++ parser when jaxlib is importable. Writes ``benchmarks/results/analyze.json``.
+against XLA's parser, timed as ``measure.py`` says, in rounds interleaved with case 1.
+Writes ``benchmarks/results/analyze.json``.
 Usage: ``python benchmarks/analyze.py [--quick]`` (--quick: one run per case, no corpus case).
 """
 from __future__ import annotations
@@ -15,13 +16,12 @@ from __future__ import annotations
 import cProfile
 import glob
 import io
-import json
 import os
 import pstats
-import statistics
-import subprocess
 import sys
 import time
+
+import measure
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "corpus"))
@@ -30,27 +30,9 @@ TARGET_S, TARGET_MB = 1.5, 500
 ENTRY_TARGET_S = 10.0
 
 
-def _child_run(args: list[str]) -> tuple[float, float, int]:
-    """(wall seconds, peak RSS MB, exit code) of one ``hlo-index`` child process."""
-    cmd = [sys.executable, "-c",
-           "import resource, sys\n"
-           "from hlo_index.cli import main\n"
-           "try:\n    code = main()\nexcept SystemExit as exc:\n    code = exc.code\n"
-           "sys.stderr.write('PEAK_KB %d\\n' % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
-           "sys.exit(code or 0)\n", *args]
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    wall = time.perf_counter() - t0
-    peak = [int(line.split()[1]) for line in proc.stderr.splitlines() if line.startswith("PEAK_KB ")]
-    # with --jobs the workers are separate processes; their peak is not in this figure
-    return wall, (peak[-1] / 1024 if peak else float("nan")), proc.returncode
-
-
 def _runs(args: list[str], count: int) -> dict:
-    runs = [_child_run(args) for _ in range(count)]
-    walls = [w for w, _, _ in runs]
-    return {"args": args, "runs": count, "wall_median_s": statistics.median(walls), "wall_times_s": walls,
-            "peak_rss_mb": max(m for _, m, _ in runs), "exit_codes": sorted({c for _, _, c in runs})}
+    """Medians of ``count`` whole ``hlo-index`` processes (``measure.tool``)."""
+    return {"args": args, **measure.median_of([measure.tool(args) for _ in range(count)])}
 
 
 def _phase_times(path: str) -> dict:
@@ -101,25 +83,6 @@ def _profile_composition(path: str, top: int = 12) -> list[str]:
     return [line for line in out.getvalue().splitlines() if line.strip()][-top:]
 
 
-def _xla_parse_seconds(path: str):
-    try:
-        from parse import _xla_parser  # benchmarks/parse.py, same folder
-    except Exception:
-        return None
-    fn = _xla_parser()
-    if fn is None:
-        return None
-    import gzip
-    with gzip.open(path, "rt") if path.endswith(".gz") else open(path) as f:
-        text = f.read()
-    times = []
-    for _ in range(3):
-        t0 = time.perf_counter()
-        fn(text)
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
 def _line(label: str, value: str) -> None:
     print(f"{label:<58}{value}")
 
@@ -132,13 +95,13 @@ def main(argv: list[str]) -> int:
         print(f"no gpt12 dump under {GPT12}", file=sys.stderr)
         return 2
     result: dict = {"load_average_1min": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}
-    case1 = result["after_optimizations"] = _runs(["analyze", after[0], "--format", "json"], 1 if quick else 5)
+    rounds = 1 if quick else measure.ROUNDS
+    sides = measure.interleaved({"xla": lambda: measure.xla_parse(after[0]),
+                                 "ours": lambda: measure.tool(["analyze", after[0], "--format", "json"])}, rounds)
+    case1 = result["after_optimizations"] = {"args": ["analyze", after[0], "--format", "json"], **sides["ours"]}
+    xla = result["xla_parse"] = sides["xla"]
     case1.update(_phase_times(after[0]))
     case1["composition_profile_top_tottime"] = _profile_composition(after[0])
-    xla = _xla_parse_seconds(after[0])
-    if xla is not None:
-        case1["xla_parse_s"] = xla
-        case1["ratio_to_xla_parse"] = case1["wall_median_s"] / xla
     if before:
         case2 = result["before_optimizations_entry"] = _runs(["analyze", before[0], "--format", "json"],
                                                              1 if quick else 3)
@@ -146,35 +109,32 @@ def main(argv: list[str]) -> int:
     if not quick and os.path.isdir(CORPUS):
         result["corpus_serial"] = _runs(["analyze", CORPUS, "--format", "json"], 1)
         result["corpus_jobs_2"] = _runs(["analyze", CORPUS, "--format", "json", "--jobs", "2"], 1)
-    os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
-    with open(os.path.join(HERE, "results", "analyze.json"), "w") as f:
-        json.dump(result, f, indent=1)
+    measure.write("analyze", result)
 
     _line("machine load (1 min)", f"{result['load_average_1min']:.1f}")
-    _line(f"gpt12 after opt: analyze --format json (median of {case1['runs']})",
-          f"{case1['wall_median_s']:.2f} s   (goal <= {TARGET_S} s), exit {case1['exit_codes']}")
+    _line(f"gpt12 after opt: analyze --format json (median of {case1['rounds']})",
+          f"{case1['wall_s']:.2f} s   (goal <= {TARGET_S} s), exit {case1['exit']}")
     _line("  peak RSS", f"{case1['peak_rss_mb']:.0f} MB   (goal <= {TARGET_MB} MB)")
     _line("  load (gunzip + parse), CPU", f"{case1['load_cpu_s']:.2f} s")
     _line(f"  composition of {case1['targets']} fusions, CPU", f"{case1['composition_cpu_s']:.2f} s")
     _line("  rest of the reports (map text, other figures), CPU",
           f"{case1['reports_beyond_load_and_composition_cpu_s']:.2f} s")
     _line("  JSON, CPU", f"{case1['json_cpu_s']:.2f} s")
-    if xla is not None:
-        _line("  ratio to XLA C++ parse", f"{case1['ratio_to_xla_parse']:.1f}x  (XLA {xla:.2f} s)")
-    else:
-        _line("  ratio to XLA C++ parse", "jaxlib not importable")
+    _line("  XLA's parse (fresh process, the call alone), wall / CPU", measure.times(xla)
+          if "wall_s" in xla else f"not measured: {xla.get('rejected') or xla.get('not_measured')}")
+    _line("  ratio to XLA's parse, wall / CPU", measure.times_ratio(case1, xla))
     if before:
         case2 = result["before_optimizations_entry"]
-        _line(f"gpt12 before opt (ENTRY as a whole), median of {case2['runs']}",
-              f"{case2['wall_median_s']:.2f} s   (goal <= {ENTRY_TARGET_S:.0f} s), exit {case2['exit_codes']}")
+        _line(f"gpt12 before opt (ENTRY as a whole), median of {case2['rounds']}",
+              f"{case2['wall_s']:.2f} s   (goal <= {ENTRY_TARGET_S:.0f} s), exit {case2['exit']}")
         _line("  peak RSS", f"{case2['peak_rss_mb']:.0f} MB")
         _line("  load / composition of the ENTRY, CPU",
               f"{case2['load_cpu_s']:.2f} s / {case2['composition_cpu_s']:.2f} s")
     if "corpus_serial" in result:
         serial, parallel = result["corpus_serial"], result["corpus_jobs_2"]
-        _line("corpus directory, serial", f"{serial['wall_median_s']:.2f} s, exit {serial['exit_codes']}")
-        _line("corpus directory, --jobs 2", f"{parallel['wall_median_s']:.2f} s "
-              f"({serial['wall_median_s'] / parallel['wall_median_s']:.2f}x), exit {parallel['exit_codes']}")
+        _line("corpus directory, serial", f"{serial['wall_s']:.2f} s, exit {serial['exit']}")
+        _line("corpus directory, --jobs 2", f"{parallel['wall_s']:.2f} s "
+              f"({serial['wall_s'] / parallel['wall_s']:.2f}x), exit {parallel['exit']}")
     return 0
 
 

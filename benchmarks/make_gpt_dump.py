@@ -1,6 +1,6 @@
-"""Dump XLA's HLO for a GPT training step of N layers (issue 14's gpt24 benchmark input).
+"""Dump XLA's HLO for a GPT training step of N layers (the gpt24 input of the benchmarks).
 
-    /tmp/jaxenv/bin/python benchmarks/make_gpt_dump.py --layers 24 --out benchmarks/results
+    $HLO_INDEX_BENCH_XLA_PYTHON benchmarks/make_gpt_dump.py --layers 24 --out benchmarks/results
 
 writes ``OUT/gpt<N>_train/gpt<N>_train_step.{after,before}_optimizations.hlo.txt.gz``. Any
 python with jax importable will do (jax is never a dependency of hlo-index; the corpus dumps
@@ -46,7 +46,7 @@ def dump_path(layers: int, stage: str = "after_optimizations") -> str | None:
 def how_to_make(layers: int) -> str:
     """What the benchmarks print when the gpt<layers> dump is missing."""
     return (f"no gpt{layers} dump under {SHARED_CORPUS} or {RESULTS}; make it with "
-            f"`/tmp/jaxenv/bin/python benchmarks/make_gpt_dump.py --layers {layers} --out "
+            f"`$HLO_INDEX_BENCH_XLA_PYTHON benchmarks/make_gpt_dump.py --layers {layers} --out "
             f"benchmarks/results` (or any python with jax 0.10.2)")
 
 

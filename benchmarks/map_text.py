@@ -3,7 +3,7 @@
 1. Long maps: reshape / transpose chains written out by text substitution (each step's results
    pasted into the next, as a person or a tool printing an unsimplified composition would), read
    cold (``clear_caches()`` before each run) by ``parse_map`` (the fast reader) and by the careful
-   parser it falls back to (the reader before issue 14), in the same run: speed-up and us/char.
+   parser it falls back to (the exact, slower reader), in the same run: speed-up and us/char.
 2. Peer cases, each from its natural input, cold, median of RUNS, both measured in this run:
    ours = ``parse_map(text)`` of each map (for a chain: of each step) + compose + ``simplified()``;
    tinygrad = build the UOps from Python expressions (``Variable``s, ``//``, ``%``) +
@@ -235,7 +235,7 @@ def main() -> int:
     out = HERE / "results" / "map_text.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"long maps, cold, median of {RUNS} (careful parser = the reader before issue 14)")
+    print(f"long maps, cold, median of {RUNS} (careful parser: the exact, slower reader)")
     for r in report["long_maps"]:
         print(f"  {r['case']:<38} {r['chars']:>6} chars  parse_map {r['parse_map_s'] * 1e3:7.3f} ms"
               f" ({r['parse_map_us_per_char']:.3f} us/char)  careful {r['careful_parser_s'] * 1e3:7.3f}"

@@ -2,7 +2,8 @@
 
 * ``tool(args)``: one whole ``hlo-index`` process, run as ``python -m hlo_index`` runs it (interpreter
   start-up, imports, the command, the exit): wall seconds, CPU seconds (user + system from ``wait4``
-  once it has ended, its ``--jobs`` workers included), peak RSS (``/proc``'s VmHWM read at its exit;
+  once it has ended, its ``--jobs`` workers included), peak RSS (``/proc``'s VmHWM read at its exit,
+  or a ``--jobs`` worker's peak when larger;
   Linux carries ``ru_maxrss`` over exec, so ``wait4`` would report the launcher's peak when that is
   larger), bytes written, exit code; optionally the seconds to its first byte of output.
 * ``xla_parse(path)``: XLA's own parser the way XLA is timed: a fresh process with jaxlib parses a
@@ -57,7 +58,9 @@ def _peak_kb():
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 _exit = os._exit
 def _exit_reporting(code):
-    os.write(2, b'\\nBENCH-PEAK-KB %d\\n' % _peak_kb())
+    import resource   # --jobs workers: the largest of them
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    os.write(2, b'\\nBENCH-PEAK-KB %d\\n' % max(_peak_kb(), workers))
     _exit(code)
 os._exit = _exit_reporting
 sys.argv[0] = 'hlo-index'
@@ -236,6 +239,8 @@ def seconds(sample: dict, key: str = "wall_s") -> str:
     value = sample.get(key)
     if value is None:
         return "n/a"
+    if value < 1e-3:
+        return f"{value * 1e6:.0f} us"
     return f"{value * 1e3:.1f} ms" if value < 0.1 else f"{value:.2f} s"
 
 
@@ -251,7 +256,7 @@ def times_ratio(ours: dict, theirs: dict, plus: dict | None = None) -> str:
     "> Nx" when ours ran past its limit."""
     extra = {key: (plus or {}).get(key) or 0.0 for key in ("wall_s", "cpu_s")}
     if "timed_out" in ours and theirs.get("wall_s"):
-        return f"> {ours['wall_s'] / (theirs['wall_s'] + extra['wall_s']):.0f}x"
+        return f"> {ours['wall_s'] / (theirs['wall_s'] + extra['wall_s']):.1f}x"
     wall = ratio(ours, theirs, "wall_s", extra["wall_s"])
     cpu = ratio(ours, theirs, "cpu_s", extra["cpu_s"])
     if wall is None:

@@ -2,7 +2,7 @@
 
 Times ``IndexingMap.simplified()`` cold (``clear_caches()`` before every run, map text parsed
 afresh) on a fixed set of maps built from reshape / transpose / slice chains, the spec's
-simplifier examples and the peer cases of issue 3; the two reshape chains are timed as whole
+simplifier examples and the peer cases; the two reshape chains are timed as whole
 compositions (step maps built and composed, each composition simplified). Reports median and
 p95 and writes ``benchmarks/results/simplify.json``. It counts the reshape round trips that
 simplify to the identity, and, when islpy is importable, how often isl needs fewer divisions
@@ -12,7 +12,7 @@ than our simplified form on seeded random maps (quality; "raw" counts every floo
 When tinygrad is importable (never a dependency; install it into the venv only to measure) the
 same peer cases are also built from tinygrad ``Variable``s with ``//`` and ``%`` and simplified
 cold in the same run (see :mod:`tinygrad_peer` below for what "cold" can and cannot clear there).
-Reference from issue 3: tinygrad 0.14 needs 0.2-5 ms per such map and 4-9 ms per chain cold;
+For reference: tinygrad 0.14 needs 0.2-5 ms per such map and 4-9 ms per chain cold;
 Inductor 3.5-18 ms per map (Inductor is not measured here).
 """
 from __future__ import annotations
