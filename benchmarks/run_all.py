@@ -1,122 +1,197 @@
-"""`make bench`: issue 14's figures, each next to its peer measured in the same run, in a bounded time.
+"""``make bench``: the benchmarks, then one summary table of their figures with what they were
+measured on and the command that reproduces each row.
 
-    make bench                          parse.py, map_text.py, commands.py (about 4-6 min on 2 loaded cores)
-    make bench ARGS=--all               every script here, and commands.py's xla-tools-data list (much longer)
-    make bench ARGS="map_text bubble"   only the scripts named
+    make bench                            the scripts of DEFAULT (see benchmarks/README.md for the time)
+    make bench ARGS=--all                 every script here
+    make bench ARGS="vs_xla startup"      only the scripts named
+    make bench ARGS="--quick"             one round each, no corpus directory (a dry run)
+    make bench ARGS="vs_xla --only Pax"   options go to the scripts that take them
 
-Each script prints a table and writes JSON to benchmarks/results/; this one ends with a summary of
-issue 14's figures read back from those files. Before measuring, the package's bytecode is compiled
-(as ``pip install`` does): this machine sets PYTHONDONTWRITEBYTECODE, and without it every measured
-process would also compile the package (~0.1 s of CPU each). The gpt24 figures need a gpt24 dump
-(../shared/corpus/gpt24_train or benchmarks/results/gpt24_train, made by ``make_gpt_dump.py``);
-without one they are "not measured" and this script says how to make it.
+Each script prints its own table and writes JSON to benchmarks/results/; the summary is read back
+from those files (a script not run or failed: "not measured"). Before measuring, the package's bytecode is
+compiled, as ``pip install`` does: with PYTHONDONTWRITEBYTECODE set, every measured process would
+otherwise also compile the package.
 """
 from __future__ import annotations
 
 import compileall
 import json
-import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
-DEFAULT = ["parse.py", "map_text.py", "commands.py"]
-ORDER = ["parse.py", "simplify.py", "map_text.py", "analyze.py", "commands.py"]
-NOT_BENCHMARKS = {"run_all.py", "make_gpt_dump.py"}   # this script; the gpt24 dump's generator
+import measure
+from measure import HERE, RESULTS
 
-sys.path.insert(0, str(HERE))
-from make_gpt_dump import dump_path, how_to_make  # noqa: E402 - a sibling script, no jax import
+DEFAULT = ["startup.py", "vs_xla.py", "whole_programs.py", "verify_cost.py", "commands.py", "map_text.py"]
+EVERY = [*DEFAULT, "parse.py", "analyze.py", "simplify.py", "unknown_report.py", "gpu_report.py"]
+# the scripts that take --quick, --rounds N, --only TEXT, --timeout S
+TAKES_OPTIONS = {"startup.py", "vs_xla.py", "whole_programs.py", "verify_cost.py", "commands.py", "analyze.py"}
+WITH_VALUE = {"--rounds", "--only", "--timeout", "--top"}
 
 
-def _selected(argv: list[str]) -> tuple[list[tuple[Path, list[str]]], bool]:
-    every = "--all" in argv
-    names = [a if a.endswith(".py") else f"{a}.py" for a in argv if not a.startswith("-")]
-    if every:
-        names = ORDER + sorted(p.name for p in HERE.glob("*.py")
-                               if p.name not in ORDER and p.name not in NOT_BENCHMARKS)
+def _selected(argv: list[str]) -> tuple[list[str], list[str]]:
+    names, options, i = [], [], 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in WITH_VALUE and i + 1 < len(argv):
+            options += argv[i:i + 2]
+            i += 2
+            continue
+        if arg.startswith("-"):
+            if arg != "--all":
+                options.append(arg)
+        else:
+            names.append(arg if arg.endswith(".py") else f"{arg}.py")
+        i += 1
+    if "--all" in argv:
+        names = EVERY
     elif not names:
         names = DEFAULT
     missing = [n for n in names if not (HERE / n).exists()]
     if missing:
         raise SystemExit(f"no benchmark script {', '.join(missing)} in {HERE}")
-    return [(HERE / n, ["--xla-tools"] if every and n == "commands.py" else []) for n in names], every
+    return names, options
 
 
 def main(argv: list[str]) -> int:
     RESULTS.mkdir(exist_ok=True)
     compileall.compile_dir(str(HERE.parent / "hlo_index"), quiet=1)
-    scripts, _ = _selected(argv)
-    if dump_path(24) is None:
-        print(f"note: gpt24 will be not measured: {how_to_make(24)}", flush=True)
-    failed = 0
-    started = time.perf_counter()
-    for script, extra in scripts:
-        print(f"== {script.name} {' '.join(extra)}".rstrip(), flush=True)
+    names, options = _selected(argv)
+    start_machine = measure.machine()
+    python, why = measure.xla_python()
+    if python is None:
+        print(f"note: XLA's figures will be not measured: {why}", flush=True)
+    for stale in names:
+        (RESULTS / stale.replace(".py", ".json")).unlink(missing_ok=True)
+    RAN.update(names)
+    failed, started = 0, time.perf_counter()
+    for name in names:
+        extra = options if name in TAKES_OPTIONS else []
+        print(f"== {name} {' '.join(extra)}".rstrip(), flush=True)
         t0 = time.perf_counter()
-        failed += subprocess.call([sys.executable, str(script), *extra]) != 0
-        print(f"   ({script.name}: {time.perf_counter() - t0:.0f} s)", flush=True)
-    summary()
-    print(f"make bench: {time.perf_counter() - started:.0f} s in all, load average now "
-          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+        failed += subprocess.call([sys.executable, str(HERE / name), *extra]) != 0
+        print(f"   ({name}: {time.perf_counter() - t0:.0f} s)", flush=True)
+    summary(start_machine, time.perf_counter() - started, options)
     return 1 if failed else 0
 
 
 # ------------------------------------------------------------------------------------ summary
-def _load(name: str):
+RAN: set[str] = set()   # the scripts of this run: the summary reads only their results
+
+
+def _load(name: str) -> dict:
+    if f"{name}.py" not in RAN:
+        return {}
     try:
-        return json.loads((RESULTS / name).read_text())
+        return json.loads((RESULTS / f"{name}.json").read_text())
     except (OSError, ValueError):
-        return None
+        return {}
 
 
-def _ratio(a, b) -> str:
-    return f"{a / b:.1f}x" if a and b else "n/a"
+def _entry(results: dict, text: str) -> dict:
+    return next((f for f in results.get("files", []) if text in f["file"]), {})
 
 
-def summary() -> None:
-    """Issue 14's figures from this run's result files (a file missing: not measured)."""
-    rows: list[tuple[str, str]] = []
-    commands = _load("commands.json") or {}
-    for name in ("gpt12", "gpt24"):
-        fig = commands.get(name)
-        if not isinstance(fig, dict):
-            missing = f"not measured: {how_to_make(24)}" if name == "gpt24" and dump_path(24) is None else None
-            rows.append((f"{name}: analyze --format json / XLA parse", str(fig or missing or "not measured")))
-            continue
-        j, t, x = fig["json"], fig["text"], fig.get("xla_parse")
-        rows.append((f"{name}: analyze --format json / XLA parse, CPU",
-                     f"{_ratio(j.get('cpu_s'), x and x['cpu_s'])} ({j.get('cpu_s', 0):.2f} s / "
-                     f"{x['cpu_s']:.3f} s)" if x else f"not measured: {fig.get('xla_reason')}"))
-        rows.append((f"{name}: text / JSON, CPU", _ratio(t.get("cpu_s"), j.get("cpu_s"))))
-        rows.append((f"{name}: first text output after", f"{t['first_output_s']:.2f} s (wall)"
-                     if t.get("first_output_s") else "n/a"))
-        b = fig["bubble"]
-        rows.append((f"{name}: bubble / JSON analyze, CPU; peak RSS; output",
-                     f"{_ratio(b.get('cpu_s'), j.get('cpu_s'))}; {b.get('peak_rss_mb', 0):.0f} MB; "
-                     f"{b.get('bytes', 0) / 2**20:.2f} MB" if not b.get("timed_out") else "stopped"))
-        c, v = fig["check"], fig["check_verify"]
-        rows.append((f"{name}: check --verify / check, CPU", _ratio(v.get("cpu_s"), c.get("cpu_s"))))
-    for key, label in (("jobs_gpt12", "--jobs 2, the two gpt12 dumps"), ("jobs_corpus", "--jobs 2, corpus directory")):
-        r = commands.get(key)
-        if r:
-            rows.append((f"{label}: speed-up (wall)", f"{_ratio(r['serial'].get('wall_s'), r['jobs_2'].get('wall_s'))}"
-                         f" measured; {r.get('bound', 'n/a')} with 2 idle cores (largest file's share)"))
-    parse = _load("parse.json")
-    if parse:
-        rows.append(("gpt12 parse / XLA parse, CPU", _ratio(parse.get("parse_cpu_median_s"), parse.get("xla_cpu_median_s"))))
-    text = _load("map_text.json")
-    if text and isinstance(text.get("peer"), dict):
-        peer = text["peer"]
-        rows.append(("map text: parse + simplify / tinygrad build + simplify (geometric mean)",
-                     f"{peer['geometric_mean_ratio']:.1f}x faster" if peer.get("geometric_mean_ratio")
-                     else str(peer.get("tinygrad", "n/a"))))
-    print("== issue 14 figures (this run)")
-    width = max(len(r[0]) for r in rows) if rows else 0
-    for label, value in rows:
-        print(f"  {label:<{width}}  {value}")
+def _compare_row(label: str, entry: dict, goal: str, command: str, plus: str | None = None) -> list[str]:
+    if not entry:
+        return [label, "not measured", "", "", goal, command]
+    xla, ours = entry["xla"], entry["ours"]
+    if "rejected" in xla:
+        return [label, measure.times(ours), "rejected by XLA", "", goal, command]
+    if "not_measured" in xla:
+        return [label, measure.times(ours), f"not measured: {xla['not_measured']}", "", goal, command]
+    ratio = measure.times_ratio(ours, xla, entry.get("fixed") if plus else None)
+    return [label, f"{measure.times(ours)}, {measure.mb(ours)}",
+            measure.times(xla) + (f" + {measure.times(entry['fixed'])}" if plus else ""), ratio, goal, command]
+
+
+def _worst_row(label: str, results: dict, key: str, goal: str, command: str) -> list[str]:
+    worst = results.get(key)
+    if not worst:
+        return [label, "not measured", "", "", goal, command]
+    entry = _entry(results, worst["file"])
+    with_fixed = key == "worst_with_fixed"
+    row = _compare_row(f"{label}: {worst['file'].rsplit('/', 1)[-1]}", entry, goal, command, "fixed" if with_fixed else None)
+    return row
+
+
+def rows(options: list[str]) -> list[list[str]]:
+    opts = (" " + " ".join(options)) if options else ""
+
+    def command(script: str) -> str:
+        return measure.make_command(script) + (f" (run with{opts})" if opts else "")
+
+    out = []
+    vs = _load("vs_xla")
+    out.append(_compare_row("gpt12 after optimizations (corpus), analyze --format json",
+                            _entry(vs, "gpt12_train"), "3x", command("vs_xla")))
+    out.append(_compare_row("A100 Pax training step (field), analyze --format json",
+                            _entry(vs, "JAX-Toolbox"), "3x", command("vs_xla")))
+    out.append(_worst_row("field after-optimizations, worst", vs, "worst", "3x", command("vs_xla")))
+    rejected = [f["file"].rsplit("/", 1)[-1] for f in vs.get("files", []) if "rejected" in f["xla"]]
+    if rejected:
+        out.append(["field files XLA rejects", ", ".join(rejected), "", "", "", command("vs_xla")])
+    whole = _load("whole_programs")
+    out.append(_worst_row("xla-tools-data --direction both, worst vs XLA + fixed cost", whole, "worst_with_fixed",
+                          "30x", command("whole_programs")))
+    start = _load("startup")
+    if start:
+        out.append(["fixed cost: analyze of a 5-line module", f"{measure.times(start['analyze'])}, "
+                    f"{measure.mb(start['analyze'])}", f"python -c \"{start['baseline_command']}\": "
+                    f"{measure.times(start['baseline'])}", measure.times_ratio(start["analyze"], start["baseline"]),
+                    "3x", command("startup")])
+    else:
+        out.append(["fixed cost: analyze of a 5-line module", "not measured", "", "", "3x", command("startup")])
+    verify = _load("verify_cost")
+    gpt12 = _entry(verify, "gpt12_train/gpt12_train_step.after")
+    out.append(["gpt12: check --verify / check", measure.times(gpt12.get("verify", {})) if gpt12 else "not measured",
+                measure.times(gpt12.get("check", {})) if gpt12 else "",
+                measure.times_ratio(gpt12["verify"], gpt12["check"]) if gpt12 else "", "5x", command("verify_cost")])
+    worst = verify.get("worst")
+    if worst:
+        entry = _entry(verify, worst["file"])
+        out.append([f"check --verify / check, worst of corpus and field: {worst['file'].rsplit('/', 1)[-1]}",
+                    measure.times(entry["verify"]), measure.times(entry["check"]),
+                    measure.times_ratio(entry["verify"], entry["check"]), "5x", command("verify_cost")])
+    else:
+        out.append(["check --verify / check, worst of corpus and field", "not measured", "", "", "5x",
+                    command("verify_cost")])
+    cmds = _load("commands")
+    fig = cmds.get("gpt12") or {}
+    if "json" in fig:
+        j, t, b = fig["json"], fig["text"], fig["bubble"]
+        out.append(["gpt12: analyze (text) / analyze --format json", f"{measure.times(t)} (first byte "
+                    f"{measure.seconds(t, 'first_output_s')})", measure.times(j), measure.times_ratio(t, j),
+                    "1.5x", command("commands")])
+        out.append(["gpt12: bubble --format json / analyze --format json", f"{measure.times(b)}, {measure.mb(b)}",
+                    measure.times(j), measure.times_ratio(b, j), "2x", command("commands")])
+    else:
+        out.append(["gpt12: text / JSON; bubble / analyze", "not measured", "", "", "1.5x; 2x", command("commands")])
+    jobs = cmds.get("jobs_corpus") or cmds.get("jobs_gpt12")
+    if jobs:
+        label = "corpus directory" if "jobs_corpus" in cmds else "gpt12's two dumps"
+        out.append([f"{label}: --jobs 2 speed-up (wall)", measure.times(jobs["jobs_2"]),
+                    measure.times(jobs["serial"]), measure.times_ratio(jobs["serial"], jobs["jobs_2"]),
+                    f"{jobs['bound']:.2f}x bound" if "bound" in jobs else "", command("commands")])
+    text = _load("map_text").get("peer") or {}
+    out.append(["map text: parse + simplify, tinygrad's build + simplify / ours (geometric mean)",
+                "", f"tinygrad {text.get('tinygrad_version', '')}".strip() if "geometric_mean_ratio" in text else
+                str(text.get("tinygrad", "not measured")),
+                f"{text['geometric_mean_ratio']:.1f}x faster" if "geometric_mean_ratio" in text else "",
+                "20x faster", measure.make_command("map_text")])
+    return out
+
+
+def summary(start_machine: dict, elapsed: float, options: list[str]) -> None:
+    end = measure.machine()
+    print(f"\n== summary: {end['date']}, {elapsed:.0f} s")
+    print(f"machine: {end['cores']} cores, {end['cpu']}; Python {end['python']}; jaxlib {end['jaxlib']}")
+    print("load average (1, 5, 15 min): at the start " + ", ".join(f"{v:.2f}" for v in start_machine["load_average"])
+          + "; at the end " + ", ".join(f"{v:.2f}" for v in end["load_average"]))
+    print("times: wall / CPU, whole processes except XLA's parse (the call alone, in a fresh process after a "
+          "warm-up); medians of interleaved rounds\n")
+    measure.table(["figure", "ours", "reference", "ratio", "goal", "reproduce"], rows(options))
 
 
 if __name__ == "__main__":
