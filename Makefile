@@ -29,6 +29,8 @@ test: dev
 conformance: dev
 	HLO_INDEX_CONFORMANCE=1 $(BIN)/python -m pytest tests/conformance
 
+# benchmarks/README.md. XLA's side needs a Python with jaxlib (never a dependency):
+# make bench HLO_INDEX_BENCH_XLA_PYTHON=/path/to/python; without one its figures are "not measured".
 bench: dev
 	$(BIN)/python benchmarks/run_all.py $(ARGS)
 
