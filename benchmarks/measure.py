@@ -97,7 +97,8 @@ try:
     parse(text)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
 except Exception as exc:
-    print(json.dumps({'rejected': (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]}))
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()] or [type(exc).__name__]
+    print(json.dumps({'rejected': ' '.join(lines[:2])[:240]}))
 else:
     print(json.dumps({'wall_s': wall, 'cpu_s': cpu, 'peak_rss_mb': peak_kb() / 1024}))
 """
