@@ -27,11 +27,12 @@ Keys of such tables must be structural (see ``hlo_index.fusion.fingerprint``), n
 
 This module imports nothing of ours, so every package (``hlo``, ``affine``, ``ops``...) may use it.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, fields, replace
-from typing import Callable, Optional
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,7 @@ def budget_reason(name: str, value: int, what: str) -> str:
     return f"budget {name}={value} exceeded: {what}"
 
 
-_FACTORIES: list[Callable[[], object]] = []   # slot -> factory; filled at import time only
+_FACTORIES: list[Callable[[], object]] = []  # slot -> factory; filled at import time only
 _NAMES: list[str] = []
 
 
@@ -135,7 +136,7 @@ class _Tables(dict):
         return table
 
 
-_ACTIVE: ContextVar[Optional["AnalysisContext"]] = ContextVar("hlo_index_analysis_context", default=None)
+_ACTIVE: ContextVar[AnalysisContext | None] = ContextVar("hlo_index_analysis_context", default=None)
 
 
 class AnalysisContext:
@@ -144,7 +145,7 @@ class AnalysisContext:
 
     __slots__ = ("budgets", "tables", "intern", "_tokens", "__weakref__")
 
-    def __init__(self, budgets: Optional[Budgets] = None, **overrides: int) -> None:
+    def __init__(self, budgets: Budgets | None = None, **overrides: int) -> None:
         budgets = budgets or Budgets()
         self.budgets = replace(budgets, **overrides) if overrides else budgets
         self.tables = _Tables()
@@ -153,7 +154,7 @@ class AnalysisContext:
         self.intern: dict = {}
         self._tokens: list = []
 
-    def __enter__(self) -> "AnalysisContext":
+    def __enter__(self) -> AnalysisContext:
         self._tokens.append(_ACTIVE.set(self))
         return self
 
@@ -180,7 +181,7 @@ class AnalysisContext:
         """End the context's life: free every table."""
         self.clear()
 
-    def child(self) -> "AnalysisContext":
+    def child(self) -> AnalysisContext:
         """A fresh context with the same budgets."""
         return AnalysisContext(self.budgets)
 
@@ -217,5 +218,13 @@ def remember(table: dict, key, value, limit: int):
     return value
 
 
-__all__ = ["AnalysisContext", "Budgets", "budget_reason", "current", "budgets", "register_table",
-           "remember", "table_names"]
+__all__ = [
+    "AnalysisContext",
+    "Budgets",
+    "budget_reason",
+    "current",
+    "budgets",
+    "register_table",
+    "remember",
+    "table_names",
+]

@@ -16,6 +16,7 @@ Constraint rules (each exact):
 * ``v mod a in I`` and ``v mod b in J`` on one variable merge into ``v mod lcm(a, b) in K`` when the
   feasible residues form one run; the variable's bounds snap to feasible values.
 """
+
 from __future__ import annotations
 
 from math import gcd, lcm
@@ -27,7 +28,6 @@ from .interval import Interval
 from .simplify import Simplifier, simplify_all
 
 _MAX_ROUNDS = 16
-
 
 
 class _Infeasible(Exception):
@@ -89,8 +89,7 @@ def _whole_blocks(e: Expr, interval: Interval, simplify):
         if span % g:
             continue
         quotient = simplify(floordiv(e, g))
-        if quotient.count_divisions() or \
-                any(v.kind != RANGE for v in (e - quotient * g).variables()):
+        if quotient.count_divisions() or any(v.kind != RANGE for v in (e - quotient * g).variables()):
             continue
         return quotient, Interval(lo // g, (hi + 1) // g - 1)
     return None
@@ -166,8 +165,7 @@ def _merge_mod_constraints(merged: dict, bounds: dict) -> bool:
             if modulus > budgets().merged_modulus:
                 break
             ia, ib = merged[a], merged[b]
-            residues = [r for r in range(modulus)
-                        if ia.contains(r % a.value) and ib.contains(r % b.value)]
+            residues = [r for r in range(modulus) if ia.contains(r % a.value) and ib.contains(r % b.value)]
             if not residues:
                 raise _Infeasible
             if residues[-1] - residues[0] + 1 != len(residues):

@@ -1,9 +1,10 @@
 """Evaluation of maps: at a point, vectorised with numpy over a whole domain, read sets, and
 brute-force semantic equality."""
+
 from __future__ import annotations
 
 import itertools
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -47,14 +48,14 @@ def _env(dims, range_vals, runtime_vals) -> dict:
     return env
 
 
-def evaluate_point(m: IndexingMap, dims: Sequence[int], range_vals: Sequence[int] = (),
-                   runtime_vals: Sequence[int] = ()) -> tuple[int, ...]:
+def evaluate_point(
+    m: IndexingMap, dims: Sequence[int], range_vals: Sequence[int] = (), runtime_vals: Sequence[int] = ()
+) -> tuple[int, ...]:
     """Results at one point (no domain check)."""
     _check_regular(m)
     if m.is_known_empty:
         raise ValueError("cannot evaluate a KNOWN EMPTY map")
-    env = _env([int(v) for v in dims], [int(v) for v in range_vals],
-               [int(v) for v in runtime_vals])
+    env = _env([int(v) for v in dims], [int(v) for v in range_vals], [int(v) for v in runtime_vals])
     memo: dict = {}
     return tuple(int(evaluate_expr(e, env, memo)) for e in m.results)
 
@@ -96,8 +97,9 @@ def dim_points(m: IndexingMap, limit: int, seed: int) -> np.ndarray:
     return _sample_box(m.dims, min(count, dim_size), seed)
 
 
-def relation_at(m: IndexingMap, points: np.ndarray, runtime_vals: Sequence[int],
-                range_points: np.ndarray | None = None):
+def relation_at(
+    m: IndexingMap, points: np.ndarray, runtime_vals: Sequence[int], range_points: np.ndarray | None = None
+):
     """For the given dim points: ``(feasible dims+range points, results)`` as int64 arrays.
     Every range-variable point is tried unless ``range_points`` gives the ones to try."""
     n_dims = m.num_dims
@@ -111,8 +113,7 @@ def relation_at(m: IndexingMap, points: np.ndarray, runtime_vals: Sequence[int],
         inside &= (points[:, i] >= b.lo) & (points[:, i] <= b.hi)
     points = points[inside]
     ranges = _grid(m.range_vars) if range_points is None else range_points
-    full = np.concatenate([np.repeat(points, len(ranges), axis=0),
-                           np.tile(ranges, (len(points), 1))], axis=1)
+    full = np.concatenate([np.repeat(points, len(ranges), axis=0), np.tile(ranges, (len(points), 1))], axis=1)
     env = {(DIM, i): full[:, i] for i in range(n_dims)}
     env.update({(RANGE, i): full[:, n_dims + i] for i in range(n_range)})
     env.update({(RUNTIME, i): v for i, v in enumerate(runtime_vals)})
@@ -121,8 +122,7 @@ def relation_at(m: IndexingMap, points: np.ndarray, runtime_vals: Sequence[int],
     for e, b in m.constraints:
         value = np.broadcast_to(evaluate_expr(e, env, memo), (len(full),))
         keep &= (value >= b.lo) & (value <= b.hi)
-    results = [np.broadcast_to(evaluate_expr(e, env, memo), (len(full),))[keep]
-               for e in m.results]
+    results = [np.broadcast_to(evaluate_expr(e, env, memo), (len(full),))[keep] for e in m.results]
     out = np.stack(results, axis=1) if results else np.zeros((int(keep.sum()), 0), np.int64)
     return full[keep], out.astype(np.int64)
 
@@ -143,16 +143,14 @@ def read_set(m: IndexingMap, dim_point: Sequence[int], runtime_vals=None) -> set
     return {tuple(int(v) for v in row) for row in results}
 
 
-def relation_rows(m: IndexingMap, points: np.ndarray, runtime_vals,
-                  range_points: np.ndarray | None = None) -> set:
+def relation_rows(m: IndexingMap, points: np.ndarray, runtime_vals, range_points: np.ndarray | None = None) -> set:
     """The set of ``(dims..., results...)`` rows, range variables projected away."""
     feasible, results = relation_at(m, points, runtime_vals, range_points)
-    rows = np.concatenate([feasible[:, :m.num_dims], results], axis=1)
+    rows = np.concatenate([feasible[:, : m.num_dims], results], axis=1)
     return set(map(tuple, np.unique(rows, axis=0).tolist())) if len(rows) else set()
 
 
-def semantically_equal(a: IndexingMap, b: IndexingMap, limit: int = 1 << 18,
-                       seed: int = 0) -> bool:
+def semantically_equal(a: IndexingMap, b: IndexingMap, limit: int = 1 << 18, seed: int = 0) -> bool:
     """Brute-force comparison of the relations ``{(dims, results)}`` (range variables projected
     away), per runtime assignment.
 
@@ -169,17 +167,14 @@ def semantically_equal(a: IndexingMap, b: IndexingMap, limit: int = 1 << 18,
     if a.is_known_empty or b.is_known_empty:
         regular = b if a.is_known_empty else a
         return not _has_feasible_point(regular, limit, seed)
-    if a.num_dims != b.num_dims or a.num_results != b.num_results \
-            or len(a.runtime_vars) != len(b.runtime_vars):
+    if a.num_dims != b.num_dims or a.num_results != b.num_results or len(a.runtime_vars) != len(b.runtime_vars):
         return False
     box = [da.union(db) for da, db in zip(a.dims, b.dims)]
-    probe = IndexingMap(box, a.range_vars if len(a.range_vars) >= len(b.range_vars)
-                        else b.range_vars)
+    probe = IndexingMap(box, a.range_vars if len(a.range_vars) >= len(b.range_vars) else b.range_vars)
     points = dim_points(probe, limit, seed)
     range_a, range_b = _range_sample(a, limit, seed), _range_sample(b, limit, seed)
     for runtime in _runtime_assignments(a, b, seed=seed):
-        if relation_rows(a, points, runtime, range_a) != relation_rows(b, points, runtime,
-                                                                        range_b):
+        if relation_rows(a, points, runtime, range_a) != relation_rows(b, points, runtime, range_b):
             return False
     return True
 
@@ -192,16 +187,14 @@ def _range_sample(m: IndexingMap, limit: int, seed: int) -> np.ndarray | None:
     return None if size <= limit else _sample_box(m.range_vars, limit, seed)
 
 
-def _runtime_assignments(a: IndexingMap, b: IndexingMap, max_count: int = 64, seed: int = 0,
-                         random_count: int = 16):
+def _runtime_assignments(a: IndexingMap, b: IndexingMap, max_count: int = 64, seed: int = 0, random_count: int = 16):
     boxes = [va.interval.union(vb.interval) for va, vb in zip(a.runtime_vars, b.runtime_vars)]
     total = 1
     for box in boxes:
         total *= box.size
     if total <= max_count:
         return list(itertools.product(*[range(box.lo, box.hi + 1) for box in boxes]))
-    chosen = set(itertools.product(*[sorted({box.lo, box.hi, (box.lo + box.hi) // 2})
-                                     for box in boxes]))
+    chosen = set(itertools.product(*[sorted({box.lo, box.hi, (box.lo + box.hi) // 2}) for box in boxes]))
     rng = np.random.default_rng(seed)
     for _ in range(random_count):
         chosen.add(tuple(int(rng.integers(box.lo, box.hi + 1)) for box in boxes))

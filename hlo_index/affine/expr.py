@@ -19,10 +19,11 @@ and ``(x mod m) mod c -> x mod c`` when ``c`` divides ``m``. Range-aware rewrite
 Floor semantics throughout: ``floordiv`` rounds toward -inf and ``mod`` takes the sign of the
 (always positive) divisor, exactly Python's ``//`` and ``%``; ``x ceildiv c == -((-x) floordiv c)``.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterable
 from math import gcd
-from typing import Iterable
 
 from ..context import _ACTIVE, current
 
@@ -49,7 +50,7 @@ class Expr:
 
     kind: int
     value: int  # constant value, variable index, divisor, or the constant part of a sum
-    operand: "Expr | None"  # the sub-expression of floordiv / ceildiv / mod
+    operand: Expr | None  # the sub-expression of floordiv / ceildiv / mod
     terms: tuple  # ((atom, coefficient), ...) of a sum, canonical order; () otherwise
     # Injective structural key, also the canonical sort key. Children's keys are nested (not
     # copied), so building a key is O(children); every key is a prefix-free preorder code, so
@@ -86,7 +87,7 @@ class Expr:
 
     @property
     def is_atom(self) -> bool:
-        return self.kind != CONST and self.kind != SUM
+        return self.kind not in (CONST, SUM)
 
     def linear_terms(self) -> tuple[int, tuple]:
         """``(constant, ((atom, coefficient), ...))`` view of any expression."""
@@ -96,7 +97,7 @@ class Expr:
             return self.value, ()
         return 0, ((self, 1),)
 
-    def variables(self) -> frozenset["Expr"]:
+    def variables(self) -> frozenset[Expr]:
         """Every dimension / range / runtime variable occurring in the expression."""
         found: set[Expr] = set()
         _collect_variables(self, found)
@@ -111,24 +112,24 @@ class Expr:
         return 0
 
     # ---------------------------------------------------------------------------- operators
-    def __add__(self, other) -> "Expr":
+    def __add__(self, other) -> Expr:
         return add(self, _as_expr(other))
 
     __radd__ = __add__
 
-    def __sub__(self, other) -> "Expr":
+    def __sub__(self, other) -> Expr:
         return add(self, scale(_as_expr(other), -1))
 
-    def __rsub__(self, other) -> "Expr":
+    def __rsub__(self, other) -> Expr:
         return add(_as_expr(other), scale(self, -1))
 
-    def __neg__(self) -> "Expr":
+    def __neg__(self) -> Expr:
         return scale(self, -1)
 
-    def __pos__(self) -> "Expr":
+    def __pos__(self) -> Expr:
         return self
 
-    def __mul__(self, other) -> "Expr":
+    def __mul__(self, other) -> Expr:
         other = _as_expr(other)
         if other.kind == CONST:
             return scale(self, other.value)
@@ -138,13 +139,13 @@ class Expr:
 
     __rmul__ = __mul__
 
-    def floordiv(self, divisor) -> "Expr":
+    def floordiv(self, divisor) -> Expr:
         return floordiv(self, _divisor(divisor))
 
-    def ceildiv(self, divisor) -> "Expr":
+    def ceildiv(self, divisor) -> Expr:
         return ceildiv(self, _divisor(divisor))
 
-    def mod(self, divisor) -> "Expr":
+    def mod(self, divisor) -> Expr:
         return mod(self, _divisor(divisor))
 
     __floordiv__ = floordiv

@@ -9,18 +9,18 @@ Syntax (print -> parse is the identity)::
 ``[]`` / ``{}`` are omitted when there are no range / runtime variables; constraints follow the
 variable bounds in the map's (deterministic) order. Special maps print as ``KNOWN EMPTY`` and
 ``UNDEFINED: <reason>``; ``(d0, d1) -> (3 results): KNOWN EMPTY`` also reads as KNOWN EMPTY and
-keeps the dimension and result counts (``m.to_string(known_empty_arity=True)`` prints it). The parser also accepts the spec's juxtaposed products (``16d0``),
-custom variable names declared in the header, multi-line text, a trailing
-``is_simplified: true|false`` field (ignored), XLA's newer ``/`` for ``floordiv`` and negative
-floordiv/ceildiv divisors (``x / -3`` reads as ``(-x) floordiv 3``).
+keeps the dimension and result counts (``m.to_string(known_empty_arity=True)`` prints it). The
+parser also accepts the spec's juxtaposed products (``16d0``), custom variable names declared in
+the header, multi-line text, a trailing ``is_simplified: true|false`` field (ignored), XLA's newer
+``/`` for ``floordiv`` and negative floordiv/ceildiv divisors (``x / -3`` reads as ``(-x) floordiv 3``).
 """
+
 from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING
 
-from .expr import (CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, RUNTIME, SUM, Expr, NonAffineError,
-                   variable)
+from .expr import CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, RUNTIME, SUM, Expr, NonAffineError, variable
 from .interval import Interval
 from .text_reader import read_expr, read_map
 
@@ -44,7 +44,7 @@ class MapSyntaxError(ValueError):
         """The offending line with a caret under the column (for CLI diagnostics)."""
         line_start = self.text.rfind("\n", 0, self.column - 1) + 1
         line_end = self.text.find("\n", self.column - 1)
-        line = self.text[line_start: None if line_end < 0 else line_end]
+        line = self.text[line_start : None if line_end < 0 else line_end]
         return f"{line}\n{' ' * (self.column - 1 - line_start)}^"
 
 
@@ -103,8 +103,7 @@ def _format_atom(e: Expr, names, parenthesize: bool) -> str:
     return f"({text})" if parenthesize else text
 
 
-def format_map(m: "IndexingMap", field_separator: str = ", ",
-               known_empty_arity: bool = False) -> str:
+def format_map(m: IndexingMap, field_separator: str = ", ", known_empty_arity: bool = False) -> str:
     """XLA text of ``m``. KNOWN EMPTY prints as XLA does, without its dimension and result
     counts, unless ``known_empty_arity``: ``(d0, d1) -> (3 results): KNOWN EMPTY`` (parsed back
     by :func:`parse_map` with the counts)."""
@@ -124,8 +123,7 @@ def format_map(m: "IndexingMap", field_separator: str = ", ",
     text = header + " -> (" + ", ".join(format_expr(e) for e in m.results) + ")"
     items = [f"d{i} in [{b.lo}, {b.hi}]" for i, b in enumerate(m.dims)]
     items += [f"s{i} in [{b.lo}, {b.hi}]" for i, b in enumerate(m.range_vars)]
-    items += [f"rt{i} in [{v.interval.lo}, {v.interval.hi}]"
-              for i, v in enumerate(m.runtime_vars)]
+    items += [f"rt{i} in [{v.interval.lo}, {v.interval.hi}]" for i, v in enumerate(m.runtime_vars)]
     items += [f"{format_expr(e)} in [{b.lo}, {b.hi}]" for e, b in m.constraints]
     if items:
         text += field_separator + "domain:" + (" " if field_separator == ", " else field_separator)
@@ -133,7 +131,7 @@ def format_map(m: "IndexingMap", field_separator: str = ", ",
     return text
 
 
-def format_mlir(m: "IndexingMap") -> str:
+def format_mlir(m: IndexingMap) -> str:
     """MLIR ``affine_map<(d0, ...)[s0, ...] -> (...)>``; runtime variables become the symbols
     after the range variables, and the domain (bounds, constraints) is dropped."""
     if m.is_undefined or m.is_known_empty:
@@ -153,8 +151,10 @@ def format_mlir(m: "IndexingMap") -> str:
 
 
 # -------------------------------------------------------------------------------- parser
-_TOKEN = re.compile(r"\s*(?:(?P<int>\d+)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<arrow>->)"
-                    r"|(?P<punct>[()\[\]{},:+\-*/]))")
+_TOKEN = re.compile(
+    r"\s*(?:(?P<int>\d+)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<arrow>->)"
+    r"|(?P<punct>[()\[\]{},:+\-*/]))"
+)
 _KEYWORDS = {"floordiv": FLOORDIV, "ceildiv": CEILDIV, "mod": MOD}
 
 
@@ -247,8 +247,11 @@ class _Parser:
                     if op != MOD and divisor.kind == CONST and divisor.value < 0:
                         # x floordiv -c == (-x) floordiv c; ceildiv alike (XLA text uses these)
                         e, divisor = -e, -divisor
-                    e = e.floordiv(divisor) if op == FLOORDIV else (
-                        e.ceildiv(divisor) if op == CEILDIV else e.mod(divisor))
+                    e = (
+                        e.floordiv(divisor)
+                        if op == FLOORDIV
+                        else (e.ceildiv(divisor) if op == CEILDIV else e.mod(divisor))
+                    )
                 else:
                     return e
             except NonAffineError as err:
@@ -263,8 +266,7 @@ class _Parser:
             value = int(text)
             following = self.peek()
             # the spec writes products by juxtaposition: 16d0, 10(d1)
-            if following[2] == column + len(text) and following[0] == "name" \
-                    and following[1] in self.scope:
+            if following[2] == column + len(text) and following[0] == "name" and following[1] in self.scope:
                 return self.unary() * value
             return _const(value)
         if kind == "name" and text in self.scope:
@@ -311,8 +313,7 @@ def _parse_expr_carefully(text: str, scope: dict[str, Expr]) -> Expr:
 
 def _default_scope(text: str, dim_names, range_names, runtime_names) -> dict[str, Expr]:
     scope: dict[str, Expr] = {}
-    for kind, names, prefix in ((DIM, dim_names, "d"), (RANGE, range_names, "s"),
-                                (RUNTIME, runtime_names, "rt")):
+    for kind, names, prefix in ((DIM, dim_names, "d"), (RANGE, range_names, "s"), (RUNTIME, runtime_names, "rt")):
         if names is None:
             indices = {int(m.group(1)) for m in re.finditer(rf"\b{prefix}(\d+)\b", text)}
             names = [f"{prefix}{i}" for i in range(max(indices) + 1)] if indices else []
@@ -321,7 +322,7 @@ def _default_scope(text: str, dim_names, range_names, runtime_names) -> dict[str
     return scope
 
 
-def parse_map(text: str) -> "IndexingMap":
+def parse_map(text: str) -> IndexingMap:
     """Parse XLA indexing-map text (see the module docstring); raises :class:`MapSyntaxError`.
 
     Well-formed text is read by the fast reader (``text_reader.py``); the rest, and every error,
@@ -330,12 +331,12 @@ def parse_map(text: str) -> "IndexingMap":
     return fast if fast is not None else _parse_map_carefully(text)
 
 
-def _parse_map_carefully(text: str) -> "IndexingMap":
+def _parse_map_carefully(text: str) -> IndexingMap:
     from .indexing_map import IndexingMap
 
     stripped = text.strip()
     if stripped.startswith("UNDEFINED"):
-        rest = stripped[len("UNDEFINED"):].strip()
+        rest = stripped[len("UNDEFINED") :].strip()
         return IndexingMap.undefined(rest[1:].strip() if rest.startswith(":") else rest)
     p = _Parser(text)
     if p.accept("KNOWN"):
@@ -376,7 +377,6 @@ def _parse_map_carefully(text: str) -> "IndexingMap":
                 if not (p.accept("true") or p.accept("false")):
                     raise p.error("expected true or false")
                 break
-            start = p.peek()
             e = p.expr()
             p.expect("in")
             interval = p.interval()
@@ -400,8 +400,9 @@ def _parse_map_carefully(text: str) -> "IndexingMap":
         intervals[kind] = found
     from .interval import RuntimeVar
 
-    return IndexingMap(intervals[DIM], intervals[RANGE],
-                       [RuntimeVar(b, "") for b in intervals[RUNTIME]], results, constraints)
+    return IndexingMap(
+        intervals[DIM], intervals[RANGE], [RuntimeVar(b, "") for b in intervals[RUNTIME]], results, constraints
+    )
 
 
 def _expect_end(p: _Parser) -> None:
