@@ -31,8 +31,14 @@ This module imports nothing of ours, so every package (``hlo``, ``affine``, ``op
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, fields, replace
+from typing import Any, ParamSpec, TypeVar
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 
 
 @dataclass(frozen=True)
@@ -126,12 +132,13 @@ def table_names() -> list[str]:
     return list(_NAMES)
 
 
-class _Tables(dict):
-    """slot -> table, each created on first use."""
+class _Tables(dict[int, Any]):
+    """slot -> table, each created on first use. A table's type is whatever its slot's factory makes,
+    so the values are typed per use (``memo: dict[K, V] = current().tables[_MEMO]``)."""
 
     __slots__ = ()
 
-    def __missing__(self, slot: int):
+    def __missing__(self, slot: int) -> Any:
         table = self[slot] = _FACTORIES[slot]()
         return table
 
@@ -151,20 +158,21 @@ class AnalysisContext:
         self.tables = _Tables()
         # The expression intern table (``hlo_index.affine.expr``): the hottest table, kept as an
         # attribute so building a node costs one lookup.
-        self.intern: dict = {}
-        self._tokens: list = []
+        # Keys are structural tuples, values the affine layer's nodes (this module imports nothing of ours).
+        self.intern: dict[tuple[object, ...], Any] = {}
+        self._tokens: list[Token[AnalysisContext | None]] = []
 
     def __enter__(self) -> AnalysisContext:
         self._tokens.append(_ACTIVE.set(self))
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         # leaving the outermost ``with`` ends the context's life: its tables are freed
         _ACTIVE.reset(self._tokens.pop())
         if not self._tokens:
             self.clear()
 
-    def run(self, fn: Callable, *args, **kwargs):
+    def run(self, fn: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs) -> _R:
         """``fn(*args, **kwargs)`` with this context current (its tables are kept afterwards)."""
         token = _ACTIVE.set(self)
         try:
@@ -209,7 +217,7 @@ def budgets() -> Budgets:
     return current().budgets
 
 
-def remember(table: dict, key, value, limit: int):
+def remember(table: dict[_K, _V], key: _K, value: _V, limit: int) -> _V:
     """``table[key] = value`` in a memo bounded by ``limit`` entries: a full table is emptied first
     (it starts afresh rather than growing past its budget). Returns ``value``."""
     if len(table) >= limit:

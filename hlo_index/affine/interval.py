@@ -45,12 +45,13 @@ class Interval(NamedTuple):
     def shift(self, offset: int) -> Interval:
         return Interval(self.lo + offset, self.hi + offset)
 
-    def __add__(self, other) -> Interval:  # type: ignore[override]
+    # tuple's + and * concatenate and repeat; an interval's add and scale (hence the overrides)
+    def __add__(self, other: Interval | int) -> Interval:  # type: ignore[override]
         if isinstance(other, Interval):
             return Interval(self.lo + other.lo, self.hi + other.hi)
         return self.shift(int(other))
 
-    def __sub__(self, other) -> Interval:
+    def __sub__(self, other: Interval | int) -> Interval:
         if isinstance(other, Interval):
             return Interval(self.lo - other.hi, self.hi - other.lo)
         return self.shift(-int(other))
@@ -58,16 +59,17 @@ class Interval(NamedTuple):
     def __neg__(self) -> Interval:
         return Interval(-self.hi, -self.lo)
 
-    def __mul__(self, factor) -> Interval:  # type: ignore[override]
+    def __mul__(self, factor: Interval | int) -> Interval:  # type: ignore[override]
         if isinstance(factor, Interval):
             products = (self.lo * factor.lo, self.lo * factor.hi, self.hi * factor.lo, self.hi * factor.hi)
             return Interval(min(products), max(products))
-        factor = int(factor)
-        if factor >= 0:
-            return Interval(self.lo * factor, self.hi * factor)
-        return Interval(self.hi * factor, self.lo * factor)
+        k = int(factor)
+        if k >= 0:
+            return Interval(self.lo * k, self.hi * k)
+        return Interval(self.hi * k, self.lo * k)
 
-    __rmul__ = __mul__
+    def __rmul__(self, factor: Interval | int) -> Interval:  # type: ignore[override]
+        return self.__mul__(factor)
 
     def floordiv(self, divisor: int) -> Interval:
         return Interval(self.lo // divisor, self.hi // divisor)
