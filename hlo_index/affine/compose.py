@@ -29,14 +29,14 @@ def compose(outer: IndexingMap, inner: IndexingMap) -> IndexingMap:
     n_outer_range = len(outer.range_vars)
     n_outer_runtime = len(outer.runtime_vars)
 
-    def shift_inner(v: Expr):
+    def shift_inner(v: Expr) -> Expr | None:
         if v.kind == RANGE:
             return variable(RANGE, v.value + n_outer_range)
         if v.kind == RUNTIME:
             return variable(RUNTIME, v.value + n_outer_runtime)
         return None
 
-    inner_memo: dict = {}
+    inner_memo: dict[Expr, Expr] = {}
     if n_outer_range or n_outer_runtime:
         inner_results = [replace_variables(e, shift_inner, inner_memo) for e in inner.results]
         inner_constraints = [(replace_variables(e, shift_inner, inner_memo), b) for e, b in inner.constraints]
@@ -44,10 +44,10 @@ def compose(outer: IndexingMap, inner: IndexingMap) -> IndexingMap:
         inner_results = list(inner.results)
         inner_constraints = list(inner.constraints)
 
-    def substitute(v: Expr):
+    def substitute(v: Expr) -> Expr | None:
         return inner_results[v.value] if v.kind == DIM else None
 
-    outer_memo: dict = {}
+    outer_memo: dict[Expr, Expr] = {}
     results = [replace_variables(e, substitute, outer_memo) for e in outer.results]
     constraints = [(replace_variables(e, substitute, outer_memo), b) for e, b in outer.constraints]
     constraints += inner_constraints
@@ -84,7 +84,7 @@ def rescale_range_vars(m: IndexingMap) -> IndexingMap:
             kept.append((e, b))
     if not replacements:
         return m
-    memo: dict = {}
+    memo: dict[Expr, Expr] = {}
     results = [replace_variables(e, replacements.get, memo) for e in m.results]
     constraints = [(replace_variables(e, replacements.get, memo), b) for e, b in kept]
     return IndexingMap(m.dims, range_vars, m.runtime_vars, results, constraints).simplified()

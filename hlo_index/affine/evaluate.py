@@ -5,11 +5,18 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from typing import TypeAlias, Union
 
 import numpy as np
+import numpy.typing as npt
 
 from .expr import CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, RUNTIME, SUM, Expr
 from .indexing_map import IndexingMap
+from .interval import Interval
+
+# One value of an expression: at one point, or at many points at once (int64 arrays).
+Value: TypeAlias = Union[int, npt.NDArray[np.int64]]
+Env: TypeAlias = dict[tuple[int, int], Value]
 
 
 def _check_regular(m: IndexingMap) -> None:
@@ -17,12 +24,13 @@ def _check_regular(m: IndexingMap) -> None:
         raise ValueError(f"cannot evaluate an UNDEFINED map ({m.undefined_reason})")
 
 
-def evaluate_expr(e: Expr, env: dict, memo: dict):
+def evaluate_expr(e: Expr, env: Env, memo: dict[Expr, Value]) -> Value:
     """Value of ``e``; ``env`` maps ``(kind, index)`` to an int or a numpy int64 array."""
     found = memo.get(e)
     if found is not None:
         return found
     kind = e.kind
+    value: Value
     if kind == CONST:
         value = e.value
     elif kind == SUM:
@@ -41,8 +49,8 @@ def evaluate_expr(e: Expr, env: dict, memo: dict):
     return value
 
 
-def _env(dims, range_vals, runtime_vals) -> dict:
-    env = {(DIM, i): v for i, v in enumerate(dims)}
+def _env(dims: Sequence[int], range_vals: Sequence[int], runtime_vals: Sequence[int]) -> Env:
+    env: Env = {(DIM, i): v for i, v in enumerate(dims)}
     env.update({(RANGE, i): v for i, v in enumerate(range_vals)})
     env.update({(RUNTIME, i): v for i, v in enumerate(runtime_vals)})
     return env
@@ -56,17 +64,17 @@ def evaluate_point(
     if m.is_known_empty:
         raise ValueError("cannot evaluate a KNOWN EMPTY map")
     env = _env([int(v) for v in dims], [int(v) for v in range_vals], [int(v) for v in runtime_vals])
-    memo: dict = {}
+    memo: dict[Expr, Value] = {}
     return tuple(int(evaluate_expr(e, env, memo)) for e in m.results)
 
 
-def _default_runtime(m: IndexingMap, runtime_vals) -> list[int]:
+def _default_runtime(m: IndexingMap, runtime_vals: Sequence[int] | None) -> list[int]:
     if runtime_vals is None:
         return [v.interval.lo for v in m.runtime_vars]
     return [int(v) for v in runtime_vals]
 
 
-def _grid(intervals: Sequence) -> np.ndarray:
+def _grid(intervals: Sequence[Interval]) -> np.ndarray:
     """All points of a box, shape [n, len(intervals)], last coordinate fastest."""
     if not intervals:
         return np.zeros((1, 0), dtype=np.int64)
@@ -75,7 +83,7 @@ def _grid(intervals: Sequence) -> np.ndarray:
     return np.stack([a.reshape(-1) for a in mesh], axis=1)
 
 
-def _sample_box(intervals: Sequence, count: int, seed: int) -> np.ndarray:
+def _sample_box(intervals: Sequence[Interval], count: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     columns = [rng.integers(b.lo, b.hi + 1, size=count, dtype=np.int64) for b in intervals]
     points = np.stack(columns, axis=1) if columns else np.zeros((count, 0), dtype=np.int64)
@@ -99,7 +107,7 @@ def dim_points(m: IndexingMap, limit: int, seed: int) -> np.ndarray:
 
 def relation_at(
     m: IndexingMap, points: np.ndarray, runtime_vals: Sequence[int], range_points: np.ndarray | None = None
-):
+) -> tuple[np.ndarray, np.ndarray]:
     """For the given dim points: ``(feasible dims+range points, results)`` as int64 arrays.
     Every range-variable point is tried unless ``range_points`` gives the ones to try."""
     n_dims = m.num_dims
@@ -114,10 +122,10 @@ def relation_at(
     points = points[inside]
     ranges = _grid(m.range_vars) if range_points is None else range_points
     full = np.concatenate([np.repeat(points, len(ranges), axis=0), np.tile(ranges, (len(points), 1))], axis=1)
-    env = {(DIM, i): full[:, i] for i in range(n_dims)}
+    env: Env = {(DIM, i): full[:, i] for i in range(n_dims)}
     env.update({(RANGE, i): full[:, n_dims + i] for i in range(n_range)})
     env.update({(RUNTIME, i): v for i, v in enumerate(runtime_vals)})
-    memo: dict = {}
+    memo: dict[Expr, Value] = {}
     keep = np.ones(len(full), dtype=bool)
     for e, b in m.constraints:
         value = np.broadcast_to(evaluate_expr(e, env, memo), (len(full),))
@@ -127,14 +135,18 @@ def relation_at(
     return full[keep], out.astype(np.int64)
 
 
-def enumerate_map(m: IndexingMap, runtime_vals=None, limit: int = 1 << 20, seed: int = 0):
+def enumerate_map(
+    m: IndexingMap, runtime_vals: Sequence[int] | None = None, limit: int = 1 << 20, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
     _check_regular(m)
     if m.is_known_empty:
         return np.zeros((0, 0), np.int64), np.zeros((0, m.num_results), np.int64)
     return relation_at(m, dim_points(m, limit, seed), _default_runtime(m, runtime_vals))
 
 
-def read_set(m: IndexingMap, dim_point: Sequence[int], runtime_vals=None) -> set:
+def read_set(
+    m: IndexingMap, dim_point: Sequence[int], runtime_vals: Sequence[int] | None = None
+) -> set[tuple[int, ...]]:
     _check_regular(m)
     if m.is_known_empty:
         return set()
@@ -143,7 +155,9 @@ def read_set(m: IndexingMap, dim_point: Sequence[int], runtime_vals=None) -> set
     return {tuple(int(v) for v in row) for row in results}
 
 
-def relation_rows(m: IndexingMap, points: np.ndarray, runtime_vals, range_points: np.ndarray | None = None) -> set:
+def relation_rows(
+    m: IndexingMap, points: np.ndarray, runtime_vals: Sequence[int], range_points: np.ndarray | None = None
+) -> set[tuple[int, ...]]:
     """The set of ``(dims..., results...)`` rows, range variables projected away."""
     feasible, results = relation_at(m, points, runtime_vals, range_points)
     rows = np.concatenate([feasible[:, : m.num_dims], results], axis=1)
@@ -187,7 +201,9 @@ def _range_sample(m: IndexingMap, limit: int, seed: int) -> np.ndarray | None:
     return None if size <= limit else _sample_box(m.range_vars, limit, seed)
 
 
-def _runtime_assignments(a: IndexingMap, b: IndexingMap, max_count: int = 64, seed: int = 0, random_count: int = 16):
+def _runtime_assignments(
+    a: IndexingMap, b: IndexingMap, max_count: int = 64, seed: int = 0, random_count: int = 16
+) -> list[tuple[int, ...]]:
     boxes = [va.interval.union(vb.interval) for va, vb in zip(a.runtime_vars, b.runtime_vars)]
     total = 1
     for box in boxes:

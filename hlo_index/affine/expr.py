@@ -472,9 +472,7 @@ def _collect_variables(e: Expr, found: set[Expr]) -> None:
         _collect_variables(e.operand, found)
 
 
-def replace_variables(
-    e: Expr, replace: Callable[[Expr], Expr | None], memo: dict[Expr, Expr] | None = None
-) -> Expr:
+def replace_variables(e: Expr, replace: Callable[[Expr], Expr | None], memo: dict[Expr, Expr] | None = None) -> Expr:
     """Rebuild ``e`` with every variable ``v`` replaced by ``replace(v)`` (an Expr or None to keep).
 
     ``memo`` shares work across several expressions rewritten with the same replacement."""

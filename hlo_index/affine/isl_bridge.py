@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import islpy as isl
 
-from .expr import CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, SUM
+from .expr import CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, SUM, Expr
 from .indexing_map import IndexingMap
 
 _CTX = isl.Context()
@@ -31,9 +31,9 @@ def to_isl(m: IndexingMap, n_dims: int, n_range: int, n_runtime: int) -> isl.Map
     def constant(v: int) -> isl.PwAff:
         return isl.PwAff.from_aff(isl.Aff.val_on_domain(local, _val(v)))
 
-    memo: dict = {}
+    memo: dict[Expr, isl.PwAff] = {}
 
-    def convert(e) -> isl.PwAff:
+    def convert(e: Expr) -> isl.PwAff:
         if e in memo:
             return memo[e]
         if e.kind == CONST:
