@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from typing import TypeAlias, Union
+from typing import TypeAlias, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -15,8 +15,10 @@ from .indexing_map import IndexingMap
 from .interval import Interval
 
 # One value of an expression: at one point, or at many points at once (int64 arrays).
-Value: TypeAlias = Union[int, npt.NDArray[np.int64]]
+Value: TypeAlias = int | npt.NDArray[np.int64]
 Env: TypeAlias = dict[tuple[int, int], Value]
+# Evaluation at one point stays in ints; at many points it is arrays (or ints where constant).
+_V = TypeVar("_V", int, Value)
 
 
 def _check_regular(m: IndexingMap) -> None:
@@ -24,13 +26,13 @@ def _check_regular(m: IndexingMap) -> None:
         raise ValueError(f"cannot evaluate an UNDEFINED map ({m.undefined_reason})")
 
 
-def evaluate_expr(e: Expr, env: Env, memo: dict[Expr, Value]) -> Value:
+def evaluate_expr(e: Expr, env: dict[tuple[int, int], _V], memo: dict[Expr, _V]) -> _V:
     """Value of ``e``; ``env`` maps ``(kind, index)`` to an int or a numpy int64 array."""
     found = memo.get(e)
     if found is not None:
         return found
     kind = e.kind
-    value: Value
+    value: _V
     if kind == CONST:
         value = e.value
     elif kind == SUM:

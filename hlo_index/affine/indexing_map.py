@@ -8,24 +8,34 @@ returns a new map.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, TypeAlias
 
 from ..context import budgets
 from .constraints import simplify_parts
 from .expr import DIM, RANGE, RUNTIME, Expr, const, dim, replace_variables, variable
 from .interval import Interval, RuntimeVar
 
+if TYPE_CHECKING:
+    import numpy as np
+
+# What the public constructors accept for a bound and a runtime variable: the typed value or a
+# ``(lo, hi)`` pair; a result or constraint expression may be a plain integer.
+IntervalLike: TypeAlias = Interval | tuple[int, int]
+RuntimeVarLike: TypeAlias = RuntimeVar | Interval | tuple[int, int]
+ExprLike: TypeAlias = Expr | int
+
 _REGULAR, _EMPTY, _UNDEFINED = 0, 1, 2
 
 
-def _interval(value) -> Interval:
+def _interval(value: IntervalLike) -> Interval:
     if isinstance(value, Interval):
         return value
     lo, hi = value
     return Interval(int(lo), int(hi))
 
 
-def _runtime(value) -> RuntimeVar:
+def _runtime(value: RuntimeVarLike) -> RuntimeVar:
     if isinstance(value, RuntimeVar):
         return value
     if isinstance(value, Interval):
@@ -50,13 +60,25 @@ class IndexingMap:
         "_uses_dims",
     )
 
+    dims: tuple[Interval, ...]
+    range_vars: tuple[Interval, ...]
+    runtime_vars: tuple[RuntimeVar, ...]
+    results: tuple[Expr, ...]
+    constraints: tuple[tuple[Expr, Interval], ...]
+    _state: int
+    _reason: str
+    _arity: tuple[int, int]
+    _simplified: IndexingMap | None
+    _key: tuple[object, ...] | None
+    _uses_dims: bool | None
+
     def __init__(
         self,
-        dims: Sequence[Interval],
-        range_vars: Sequence[Interval] = (),
-        runtime_vars: Sequence[RuntimeVar] = (),
-        results: Sequence[Expr] = (),
-        constraints: Sequence[tuple[Expr, Interval]] = (),
+        dims: Sequence[IntervalLike],
+        range_vars: Sequence[IntervalLike] = (),
+        runtime_vars: Sequence[RuntimeVarLike] = (),
+        results: Sequence[ExprLike] = (),
+        constraints: Sequence[tuple[ExprLike, IntervalLike]] = (),
     ) -> None:
         self.dims = tuple(_interval(b) for b in dims)
         self.range_vars = tuple(_interval(b) for b in range_vars)
@@ -91,7 +113,12 @@ class IndexingMap:
 
     @classmethod
     def from_shape_dims(
-        cls, dims: Sequence[int], results: Sequence[Expr], range_vars=(), runtime_vars=(), constraints=()
+        cls,
+        dims: Sequence[int],
+        results: Sequence[ExprLike],
+        range_vars: Sequence[IntervalLike] = (),
+        runtime_vars: Sequence[RuntimeVarLike] = (),
+        constraints: Sequence[tuple[ExprLike, IntervalLike]] = (),
     ) -> IndexingMap:
         """Dimension ``i`` ranges over ``[0, dims[i] - 1]``; range vars given as intervals."""
         return cls([Interval(0, int(n) - 1) for n in dims], range_vars, runtime_vars, results, constraints)
@@ -132,7 +159,14 @@ class IndexingMap:
         return m
 
     @classmethod
-    def _from_parts(cls, dims, range_vars, runtime_vars, results, constraints) -> IndexingMap:
+    def _from_parts(
+        cls,
+        dims: Iterable[Interval],
+        range_vars: Iterable[Interval],
+        runtime_vars: Iterable[RuntimeVar],
+        results: Iterable[Expr],
+        constraints: Iterable[tuple[Expr, Interval]],
+    ) -> IndexingMap:
         """Trusted constructor (no re-validation): parts are already canonical types."""
         m = object.__new__(cls)
         m.dims = tuple(dims)
@@ -304,8 +338,14 @@ class IndexingMap:
 
         return rescale_range_vars(self)
 
-    def _rewritten(self, replace, range_vars, runtime_vars, dims=None) -> IndexingMap:
-        memo: dict = {}
+    def _rewritten(
+        self,
+        replace: Callable[[Expr], Expr | None],
+        range_vars: Sequence[IntervalLike],
+        runtime_vars: Sequence[RuntimeVarLike],
+        dims: Sequence[IntervalLike] | None = None,
+    ) -> IndexingMap:
+        memo: dict[Expr, Expr] = {}
         results = [replace_variables(e, replace, memo) for e in self.results]
         constraints = [(replace_variables(e, replace, memo), b) for e, b in self.constraints]
         return IndexingMap(self.dims if dims is None else dims, range_vars, runtime_vars, results, constraints)
@@ -318,12 +358,14 @@ class IndexingMap:
 
         return evaluate_point(self, dims, range_vals, runtime_vals)
 
-    def enumerate(self, runtime_vals=None, limit: int = 1 << 20, seed: int = 0):
+    def enumerate(
+        self, runtime_vals: Sequence[int] | None = None, limit: int = 1 << 20, seed: int = 0
+    ) -> tuple[np.ndarray, np.ndarray]:
         from .evaluate import enumerate_map
 
         return enumerate_map(self, runtime_vals, limit, seed)
 
-    def read_set(self, dim_point: Sequence[int], runtime_vals=None) -> set[tuple[int, ...]]:
+    def read_set(self, dim_point: Sequence[int], runtime_vals: Sequence[int] | None = None) -> set[tuple[int, ...]]:
         from .evaluate import read_set
 
         return read_set(self, dim_point, runtime_vals)
@@ -358,7 +400,7 @@ class IndexingMap:
         return f"IndexingMap({str(self)!r})"
 
     # ----------------------------------------------------------------------------- equality
-    def canonical_key(self) -> tuple:
+    def canonical_key(self) -> tuple[object, ...]:
         """Structural identity of the simplified map (runtime descriptions excluded)."""
         s = self.simplified()
         if s._key is None and s._state == _EMPTY:
@@ -385,7 +427,9 @@ class IndexingMap:
         return hash(self.canonical_key())
 
 
-def _detached_range_constraints(constraints, used: set) -> list:
+def _detached_range_constraints(
+    constraints: Sequence[tuple[Expr, Interval]], used: set[Expr]
+) -> list[tuple[Expr, Interval]]:
     """Constraints whose variables are all range variables, none of them in ``used`` nor linked
     (through shared variables) to a constraint that mentions another kind or a used one."""
     tainted = set(used)
@@ -400,7 +444,7 @@ def _detached_range_constraints(constraints, used: set) -> list:
     return [(e, b) for e, b in constraints if e.variables() and not (e.variables() & tainted)]
 
 
-def _satisfiable(constraints, range_vars) -> bool | None:
+def _satisfiable(constraints: Sequence[tuple[Expr, Interval]], range_vars: Sequence[Interval]) -> bool | None:
     """Whether some range-variable point meets every constraint; None when the box is too big."""
     import itertools
 
@@ -414,8 +458,8 @@ def _satisfiable(constraints, range_vars) -> bool | None:
     if size > budgets().satisfiability_box:
         return None
     for point in itertools.product(*(range(b.lo, b.hi + 1) for b in boxes)):
-        env = {(RANGE, v.value): x for v, x in zip(variables, point)}
-        memo: dict = {}
+        env: dict[tuple[int, int], int] = {(RANGE, v.value): x for v, x in zip(variables, point)}
+        memo: dict[Expr, int] = {}
         if all(b.contains(evaluate_expr(e, env, memo)) for e, b in constraints):
             return True
     return False
