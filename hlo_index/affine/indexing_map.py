@@ -228,9 +228,8 @@ class IndexingMap:
         if parts is None:
             out = self.emptied()
         else:
-            dims, ranges, runtime, results, constraints = parts
-            if runtime_vars:
-                runtime = [RuntimeVar(b, v.description) for b, v in zip(runtime, runtime_vars)]
+            dims, ranges, runtime_bounds, results, constraints = parts
+            runtime = [RuntimeVar(b, v.description) for b, v in zip(runtime_bounds, runtime_vars)]
             out = IndexingMap._from_parts(dims, ranges, runtime, results, constraints)
         out._simplified = out
         self._simplified = out

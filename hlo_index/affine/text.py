@@ -18,6 +18,7 @@ the header, multi-line text, a trailing ``is_simplified: true|false`` field (ign
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from .expr import CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, RUNTIME, SUM, Expr, NonAffineError, variable
@@ -49,19 +50,19 @@ class MapSyntaxError(ValueError):
 
 
 # ------------------------------------------------------------------------------- printer
-def _var_name(e: Expr, names) -> str:
+def _var_name(e: Expr, names: Callable[[Expr], str] | None) -> str:
     if names is not None:
         return names(e)
     return f"{_PREFIX[e.kind]}{e.value}"
 
 
-def format_expr(e: Expr, names=None) -> str:
+def format_expr(e: Expr, names: Callable[[Expr], str] | None = None) -> str:
     """XLA/MLIR style text of an expression. ``names(var) -> str`` overrides variable names."""
     kind = e.kind
     if kind == CONST:
         return str(e.value)
     if kind == SUM:
-        parts = []
+        parts: list[str] = []
         for atom, k in e.terms:
             text = _format_atom(atom, names, parenthesize=abs(k) != 1)
             if not parts:
@@ -87,7 +88,7 @@ def format_expr(e: Expr, names=None) -> str:
     return _format_atom(e, names, parenthesize=False)
 
 
-def _format_atom(e: Expr, names, parenthesize: bool) -> str:
+def _format_atom(e: Expr, names: Callable[[Expr], str] | None, parenthesize: bool) -> str:
     kind = e.kind
     if kind == CONST:
         return str(e.value) if e.value >= 0 or not parenthesize else f"({e.value})"
@@ -172,6 +173,7 @@ class _Parser:
                 column = pos + len(rest) - len(rest.lstrip()) + 1
                 raise MapSyntaxError(f"unexpected character {text[column - 1]!r}", text, column)
             kind = m.lastgroup
+            assert kind is not None  # every alternative of _TOKEN is a named group
             self.tokens.append((kind, m.group(kind), m.start(kind) + 1))
             pos = m.end()
         self.tokens.append(("end", "", len(text.rstrip()) + 1))
@@ -182,7 +184,7 @@ class _Parser:
     def peek(self, offset: int = 0) -> tuple[str, str, int]:
         return self.tokens[min(self.i + offset, len(self.tokens) - 1)]
 
-    def error(self, message: str, token=None):
+    def error(self, message: str, token: tuple[str, str, int] | None = None) -> MapSyntaxError:
         token = token or self.peek()
         shown = token[1] or "end of input"
         return MapSyntaxError(f"{message}, found {shown!r}", self.text, token[2])
@@ -295,7 +297,12 @@ def _const(value: int) -> Expr:
     return const(value)
 
 
-def parse_expr(text: str, dim_names=None, range_names=None, runtime_names=None) -> Expr:
+def parse_expr(
+    text: str,
+    dim_names: Sequence[str] | None = None,
+    range_names: Sequence[str] | None = None,
+    runtime_names: Sequence[str] | None = None,
+) -> Expr:
     """Parse one expression; variables are d<i>, s<i>, rt<i> unless names are given."""
     scope = _default_scope(text, dim_names, range_names, runtime_names)
     fast = read_expr(text, scope)
@@ -311,7 +318,9 @@ def _parse_expr_carefully(text: str, scope: dict[str, Expr]) -> Expr:
     return e
 
 
-def _default_scope(text: str, dim_names, range_names, runtime_names) -> dict[str, Expr]:
+def _default_scope(
+    text: str, dim_names: Sequence[str] | None, range_names: Sequence[str] | None, runtime_names: Sequence[str] | None
+) -> dict[str, Expr]:
     scope: dict[str, Expr] = {}
     for kind, names, prefix in ((DIM, dim_names, "d"), (RANGE, range_names, "s"), (RUNTIME, runtime_names, "rt")):
         if names is None:
