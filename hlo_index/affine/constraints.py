@@ -98,7 +98,7 @@ def _whole_blocks(e: Expr, interval: Interval, simplify: Callable[[Expr], Expr])
 
 
 # A map as parts: dims, range variables, runtime-variable bounds, results, constraints.
-MapParts: TypeAlias = tuple[list[Interval], list[Interval], list[Interval], list[Expr], list[tuple[Expr, Interval]]]
+MapParts: TypeAlias = tuple[list[Interval], list[Interval], list[Interval], Sequence[Expr], list[tuple[Expr, Interval]]]
 
 
 def simplify_parts(
