@@ -17,6 +17,7 @@ the same map on every text the fast one accepts (tests/affine/test_text_reader.p
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from .expr import (
     CEILDIV,
@@ -128,7 +129,8 @@ def _read_map(tokens: tuple[str, ...]) -> IndexingMap:
     if tokens[0] != "(":
         raise _GiveUp
     i, dims = _declare(tokens, 1, scope, DIM, ")")
-    ranges = runtime = ()
+    ranges: Sequence[Expr] = ()
+    runtime: Sequence[Expr] = ()
     if tokens[i] == "[":
         i, ranges = _declare(tokens, i + 1, scope, RANGE, "]")
     if tokens[i] == "{":
@@ -156,9 +158,9 @@ def _read_map(tokens: tuple[str, ...]) -> IndexingMap:
             raise _GiveUp
         i += 3
         while tokens[i] != _END:
-            e = scope.get(tokens[i])
+            item: Expr | None = scope.get(tokens[i])
             if (
-                e is not None
+                item is not None
                 and tokens[i + 1] == "in"
                 and tokens[i + 2] == "["
                 and tokens[i + 4] == ","
@@ -175,10 +177,10 @@ def _read_map(tokens: tuple[str, ...]) -> IndexingMap:
                         raise _GiveUp
                     i += 3
                     break
-                if e is not None and tokens[i + 1] == "in":
+                if item is not None and tokens[i + 1] == "in":
                     i += 1
                 else:
-                    e, i = _expression(tokens, i, scope, groups)
+                    item, i = _expression(tokens, i, scope, groups)
                 if tokens[i] != "in" or tokens[i + 1] != "[":
                     raise _GiveUp
                 i, lo = _integer(tokens, i + 2)
@@ -189,10 +191,10 @@ def _read_map(tokens: tuple[str, ...]) -> IndexingMap:
                     raise _GiveUp
                 i += 1
                 interval = Interval(lo, hi)
-            if e.kind in (DIM, RANGE, RUNTIME) and e not in bounds:
-                bounds[e] = interval
+            if item.kind in (DIM, RANGE, RUNTIME) and item not in bounds:
+                bounds[item] = interval
             else:
-                constraints.append((e, interval))
+                constraints.append((item, interval))
             if tokens[i] != ",":
                 break
             i += 1
@@ -252,7 +254,8 @@ def _expression(tokens: tuple[str, ...], i: int, scope: dict, groups: _Groups | 
     added term by term into the enclosing sum, or divided as it is (``floordiv_of_sum``). The sum
     being read is ``constant + sum(c * atom)`` in a dict, made into a node once."""
     stack: list[tuple] = []  # enclosing sums, saved at each "("
-    constant, coefficients, sign = 0, {}, 1
+    coefficients: dict[Expr, int] = {}
+    constant, sign = 0, 1
     k, e = 1, None
     operator = None  # pending product operator, applied to the next operand
     negate = False  # unary minus pending on the next operand
@@ -283,7 +286,7 @@ def _expression(tokens: tuple[str, ...], i: int, scope: dict, groups: _Groups | 
                 negate = not negate
                 continue
             elif token[:1].isdigit():  # 16d0
-                digits, name = _JUXTAPOSED.match(token).groups()
+                digits, name = _JUXTAPOSED.match(token).groups()  # type: ignore[union-attr]  # starts with a digit
                 ve = scope.get(name)
                 if ve is None:
                     raise _GiveUp
@@ -334,7 +337,7 @@ def _expression(tokens: tuple[str, ...], i: int, scope: dict, groups: _Groups | 
                 vk, ve = 1, (constant, items)
             constant, coefficients, sign, k, e, operator, negate, group = stack.pop()
             if group is not None:
-                groups.values[group] = (vk, ve)
+                groups.values[group] = (vk, ve)  # type: ignore[union-attr]  # a group is read only with groups
         # an operand (vk, ve) is read: apply the pending unary minus and product operator
         if negate:
             vk = -vk
