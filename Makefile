@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SAMPLE := samples/mlp_layernorm_gelu_bf16.after_optimizations.hlo.txt
 
-.PHONY: venv dev run test conformance bench wheel clean
+.PHONY: venv dev run lint test conformance bench wheel clean
 
 $(BIN)/hlo-index: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -22,7 +22,13 @@ dev: $(VENV)/.dev
 run: venv
 	$(BIN)/hlo-index analyze $(SAMPLE)
 
-test: dev
+# Formatter, linter and type checker, configured in pyproject.toml; part of `make test`.
+lint: dev
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+test: lint
 	$(BIN)/python -m pytest
 
 # XLA's own HLO (../shared/conformance, skipped when absent): every module XLA reads must load and analyse.
@@ -41,4 +47,4 @@ wheel: venv
 	@ls dist/*.whl
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info
+	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache

@@ -27,11 +27,18 @@ Keys of such tables must be structural (see ``hlo_index.fusion.fingerprint``), n
 
 This module imports nothing of ours, so every package (``hlo``, ``affine``, ``ops``...) may use it.
 """
+
 from __future__ import annotations
 
-from contextvars import ContextVar
+from collections.abc import Callable
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, fields, replace
-from typing import Callable, Optional
+from typing import Any, ParamSpec, TypeVar
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 
 
 @dataclass(frozen=True)
@@ -108,7 +115,7 @@ def budget_reason(name: str, value: int, what: str) -> str:
     return f"budget {name}={value} exceeded: {what}"
 
 
-_FACTORIES: list[Callable[[], object]] = []   # slot -> factory; filled at import time only
+_FACTORIES: list[Callable[[], object]] = []  # slot -> factory; filled at import time only
 _NAMES: list[str] = []
 
 
@@ -125,17 +132,18 @@ def table_names() -> list[str]:
     return list(_NAMES)
 
 
-class _Tables(dict):
-    """slot -> table, each created on first use."""
+class _Tables(dict[int, Any]):
+    """slot -> table, each created on first use. A table's type is whatever its slot's factory makes,
+    so the values are typed per use (``memo: dict[K, V] = current().tables[_MEMO]``)."""
 
     __slots__ = ()
 
-    def __missing__(self, slot: int):
+    def __missing__(self, slot: int) -> Any:
         table = self[slot] = _FACTORIES[slot]()
         return table
 
 
-_ACTIVE: ContextVar[Optional["AnalysisContext"]] = ContextVar("hlo_index_analysis_context", default=None)
+_ACTIVE: ContextVar[AnalysisContext | None] = ContextVar("hlo_index_analysis_context", default=None)
 
 
 class AnalysisContext:
@@ -144,26 +152,27 @@ class AnalysisContext:
 
     __slots__ = ("budgets", "tables", "intern", "_tokens", "__weakref__")
 
-    def __init__(self, budgets: Optional[Budgets] = None, **overrides: int) -> None:
+    def __init__(self, budgets: Budgets | None = None, **overrides: int) -> None:
         budgets = budgets or Budgets()
         self.budgets = replace(budgets, **overrides) if overrides else budgets
         self.tables = _Tables()
         # The expression intern table (``hlo_index.affine.expr``): the hottest table, kept as an
         # attribute so building a node costs one lookup.
-        self.intern: dict = {}
-        self._tokens: list = []
+        # Keys are structural tuples, values the affine layer's nodes (this module imports nothing of ours).
+        self.intern: dict[tuple[object, ...], Any] = {}
+        self._tokens: list[Token[AnalysisContext | None]] = []
 
-    def __enter__(self) -> "AnalysisContext":
+    def __enter__(self) -> AnalysisContext:
         self._tokens.append(_ACTIVE.set(self))
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         # leaving the outermost ``with`` ends the context's life: its tables are freed
         _ACTIVE.reset(self._tokens.pop())
         if not self._tokens:
             self.clear()
 
-    def run(self, fn: Callable, *args, **kwargs):
+    def run(self, fn: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs) -> _R:
         """``fn(*args, **kwargs)`` with this context current (its tables are kept afterwards)."""
         token = _ACTIVE.set(self)
         try:
@@ -180,7 +189,7 @@ class AnalysisContext:
         """End the context's life: free every table."""
         self.clear()
 
-    def child(self) -> "AnalysisContext":
+    def child(self) -> AnalysisContext:
         """A fresh context with the same budgets."""
         return AnalysisContext(self.budgets)
 
@@ -208,7 +217,7 @@ def budgets() -> Budgets:
     return current().budgets
 
 
-def remember(table: dict, key, value, limit: int):
+def remember(table: dict[_K, _V], key: _K, value: _V, limit: int) -> _V:
     """``table[key] = value`` in a memo bounded by ``limit`` entries: a full table is emptied first
     (it starts afresh rather than growing past its budget). Returns ``value``."""
     if len(table) >= limit:
@@ -217,5 +226,13 @@ def remember(table: dict, key, value, limit: int):
     return value
 
 
-__all__ = ["AnalysisContext", "Budgets", "budget_reason", "current", "budgets", "register_table",
-           "remember", "table_names"]
+__all__ = [
+    "AnalysisContext",
+    "Budgets",
+    "budget_reason",
+    "current",
+    "budgets",
+    "register_table",
+    "remember",
+    "table_names",
+]

@@ -7,14 +7,14 @@ constraints and simplifier rewrites are each ranged once; a node is never re-wal
 ``mod`` gets its own rule (exact when the operand stays within one period, else ``[0, c-1]``):
 expressing it as ``x - c*(x floordiv c)`` would lose the correlation and give a huge range.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..context import _ACTIVE, current, register_table, remember
-from .expr import CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, RUNTIME, SUM, VARIABLE_KINDS, Expr
+from .expr import CONST, DIM, FLOORDIV, MOD, RANGE, RUNTIME, SUM, VARIABLE_KINDS, Expr
 from .interval import Interval, make_interval
-
 
 # Memos shared by every Domain with the same variable bounds (maps composed along a chain or
 # simplified again keep their dims): domain key -> (bounds memo, simplification memo). Per
@@ -31,8 +31,9 @@ class Domain:
 
     __slots__ = ("dims", "range_vars", "runtime_vars", "_memo", "by_kind", "simplified_memo")
 
-    def __init__(self, dims: Sequence[Interval], range_vars: Sequence[Interval] = (),
-                 runtime_vars: Sequence[Interval] = ()) -> None:
+    def __init__(
+        self, dims: Sequence[Interval], range_vars: Sequence[Interval] = (), runtime_vars: Sequence[Interval] = ()
+    ) -> None:
         self.dims = dims = tuple(dims)
         self.range_vars = range_vars = tuple(range_vars)
         self.runtime_vars = runtime_vars = tuple(runtime_vars)

@@ -16,9 +16,12 @@ Constraint rules (each exact):
 * ``v mod a in I`` and ``v mod b in J`` on one variable merge into ``v mod lcm(a, b) in K`` when the
   feasible residues form one run; the variable's bounds snap to feasible values.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from math import gcd, lcm
+from typing import TypeAlias
 
 from ..context import budgets
 from .bounds import Domain
@@ -29,7 +32,6 @@ from .simplify import Simplifier, simplify_all
 _MAX_ROUNDS = 16
 
 
-
 class _Infeasible(Exception):
     pass
 
@@ -38,7 +40,7 @@ def _ceil_div(a: int, b: int) -> int:
     return -((-a) // b)
 
 
-def normalize_constraint(e: Expr, interval: Interval, simplify) -> tuple[Expr, Interval]:
+def normalize_constraint(e: Expr, interval: Interval, simplify: Callable[[Expr], Expr]) -> tuple[Expr, Interval]:
     """Move constants, common factors and an outer floordiv/ceildiv into the interval."""
     while True:
         e = simplify(e)
@@ -76,7 +78,7 @@ def normalize_constraint(e: Expr, interval: Interval, simplify) -> tuple[Expr, I
         return e, interval
 
 
-def _whole_blocks(e: Expr, interval: Interval, simplify):
+def _whole_blocks(e: Expr, interval: Interval, simplify: Callable[[Expr], Expr]) -> tuple[Expr, Interval] | None:
     """``e in [g*a, g*b + g - 1]`` is ``e floordiv g in [a, b]`` for any ``g``; when that
     floordiv simplifies to a division-free expression (``e == g*y + z`` with ``z`` inside one
     block of ``g``), the constraint moves onto it: ``6*d0 + 3*s0 + s1 in [0, 599]`` with
@@ -89,14 +91,23 @@ def _whole_blocks(e: Expr, interval: Interval, simplify):
         if span % g:
             continue
         quotient = simplify(floordiv(e, g))
-        if quotient.count_divisions() or \
-                any(v.kind != RANGE for v in (e - quotient * g).variables()):
+        if quotient.count_divisions() or any(v.kind != RANGE for v in (e - quotient * g).variables()):
             continue
         return quotient, Interval(lo // g, (hi + 1) // g - 1)
     return None
 
 
-def simplify_parts(dims, range_vars, runtime_vars, results, constraints):
+# A map as parts: dims, range variables, runtime-variable bounds, results, constraints.
+MapParts: TypeAlias = tuple[list[Interval], list[Interval], list[Interval], Sequence[Expr], list[tuple[Expr, Interval]]]
+
+
+def simplify_parts(
+    dims: Iterable[Interval],
+    range_vars: Iterable[Interval],
+    runtime_vars: Iterable[Interval],
+    results: Sequence[Expr],
+    constraints: Iterable[tuple[Expr, Interval]],
+) -> MapParts | None:
     """Simplify a map given as parts. Returns ``(dims, range_vars, runtime_vars, results,
     constraints)`` with intervals as lists, or ``None`` when the map is known to be empty."""
     dims, range_vars, runtime_vars = list(dims), list(range_vars), list(runtime_vars)
@@ -151,7 +162,7 @@ def simplify_parts(dims, range_vars, runtime_vars, results, constraints):
     return dims, range_vars, runtime_vars, results, constraints
 
 
-def _merge_mod_constraints(merged: dict, bounds: dict) -> bool:
+def _merge_mod_constraints(merged: dict[Expr, Interval], bounds: dict[int, list[Interval]]) -> bool:
     """Merge ``v mod m in I`` constraints per variable and snap ``v``'s bounds to feasible values.
     Returns True when a variable's bounds changed."""
     per_var: dict[Expr, list[Expr]] = {}
@@ -166,8 +177,7 @@ def _merge_mod_constraints(merged: dict, bounds: dict) -> bool:
             if modulus > budgets().merged_modulus:
                 break
             ia, ib = merged[a], merged[b]
-            residues = [r for r in range(modulus)
-                        if ia.contains(r % a.value) and ib.contains(r % b.value)]
+            residues = [r for r in range(modulus) if ia.contains(r % a.value) and ib.contains(r % b.value)]
             if not residues:
                 raise _Infeasible
             if residues[-1] - residues[0] + 1 != len(residues):
@@ -177,11 +187,11 @@ def _merge_mod_constraints(merged: dict, bounds: dict) -> bool:
             merged[combined] = Interval(residues[0], residues[-1])
             mods = [combined] + mods[2:]
         for e in mods:
-            b = bounds[var.kind][var.value]
-            snapped = _snap(b, e.value, merged[e])
+            box = bounds[var.kind][var.value]
+            snapped = _snap(box, e.value, merged[e])
             if snapped.lo > snapped.hi:
                 raise _Infeasible
-            if snapped != b:
+            if snapped != box:
                 bounds[var.kind][var.value] = snapped
                 changed = True
     return changed

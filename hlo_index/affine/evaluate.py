@@ -1,14 +1,24 @@
 """Evaluation of maps: at a point, vectorised with numpy over a whole domain, read sets, and
 brute-force semantic equality."""
+
 from __future__ import annotations
 
 import itertools
-from typing import Sequence
+from collections.abc import Sequence
+from typing import TypeAlias, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
 from .expr import CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, RUNTIME, SUM, Expr
 from .indexing_map import IndexingMap
+from .interval import Interval
+
+# One value of an expression: at one point, or at many points at once (int64 arrays).
+Value: TypeAlias = int | npt.NDArray[np.int64]
+Env: TypeAlias = dict[tuple[int, int], Value]
+# Evaluation at one point stays in ints; at many points it is arrays (or ints where constant).
+_V = TypeVar("_V", int, Value)
 
 
 def _check_regular(m: IndexingMap) -> None:
@@ -16,12 +26,13 @@ def _check_regular(m: IndexingMap) -> None:
         raise ValueError(f"cannot evaluate an UNDEFINED map ({m.undefined_reason})")
 
 
-def evaluate_expr(e: Expr, env: dict, memo: dict):
+def evaluate_expr(e: Expr, env: dict[tuple[int, int], _V], memo: dict[Expr, _V]) -> _V:
     """Value of ``e``; ``env`` maps ``(kind, index)`` to an int or a numpy int64 array."""
     found = memo.get(e)
     if found is not None:
         return found
     kind = e.kind
+    value: _V
     if kind == CONST:
         value = e.value
     elif kind == SUM:
@@ -40,32 +51,32 @@ def evaluate_expr(e: Expr, env: dict, memo: dict):
     return value
 
 
-def _env(dims, range_vals, runtime_vals) -> dict:
-    env = {(DIM, i): v for i, v in enumerate(dims)}
+def _env(dims: Sequence[int], range_vals: Sequence[int], runtime_vals: Sequence[int]) -> Env:
+    env: Env = {(DIM, i): v for i, v in enumerate(dims)}
     env.update({(RANGE, i): v for i, v in enumerate(range_vals)})
     env.update({(RUNTIME, i): v for i, v in enumerate(runtime_vals)})
     return env
 
 
-def evaluate_point(m: IndexingMap, dims: Sequence[int], range_vals: Sequence[int] = (),
-                   runtime_vals: Sequence[int] = ()) -> tuple[int, ...]:
+def evaluate_point(
+    m: IndexingMap, dims: Sequence[int], range_vals: Sequence[int] = (), runtime_vals: Sequence[int] = ()
+) -> tuple[int, ...]:
     """Results at one point (no domain check)."""
     _check_regular(m)
     if m.is_known_empty:
         raise ValueError("cannot evaluate a KNOWN EMPTY map")
-    env = _env([int(v) for v in dims], [int(v) for v in range_vals],
-               [int(v) for v in runtime_vals])
-    memo: dict = {}
+    env = _env([int(v) for v in dims], [int(v) for v in range_vals], [int(v) for v in runtime_vals])
+    memo: dict[Expr, Value] = {}
     return tuple(int(evaluate_expr(e, env, memo)) for e in m.results)
 
 
-def _default_runtime(m: IndexingMap, runtime_vals) -> list[int]:
+def _default_runtime(m: IndexingMap, runtime_vals: Sequence[int] | None) -> list[int]:
     if runtime_vals is None:
         return [v.interval.lo for v in m.runtime_vars]
     return [int(v) for v in runtime_vals]
 
 
-def _grid(intervals: Sequence) -> np.ndarray:
+def _grid(intervals: Sequence[Interval]) -> np.ndarray:
     """All points of a box, shape [n, len(intervals)], last coordinate fastest."""
     if not intervals:
         return np.zeros((1, 0), dtype=np.int64)
@@ -74,7 +85,7 @@ def _grid(intervals: Sequence) -> np.ndarray:
     return np.stack([a.reshape(-1) for a in mesh], axis=1)
 
 
-def _sample_box(intervals: Sequence, count: int, seed: int) -> np.ndarray:
+def _sample_box(intervals: Sequence[Interval], count: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     columns = [rng.integers(b.lo, b.hi + 1, size=count, dtype=np.int64) for b in intervals]
     points = np.stack(columns, axis=1) if columns else np.zeros((count, 0), dtype=np.int64)
@@ -96,8 +107,9 @@ def dim_points(m: IndexingMap, limit: int, seed: int) -> np.ndarray:
     return _sample_box(m.dims, min(count, dim_size), seed)
 
 
-def relation_at(m: IndexingMap, points: np.ndarray, runtime_vals: Sequence[int],
-                range_points: np.ndarray | None = None):
+def relation_at(
+    m: IndexingMap, points: np.ndarray, runtime_vals: Sequence[int], range_points: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """For the given dim points: ``(feasible dims+range points, results)`` as int64 arrays.
     Every range-variable point is tried unless ``range_points`` gives the ones to try."""
     n_dims = m.num_dims
@@ -111,30 +123,32 @@ def relation_at(m: IndexingMap, points: np.ndarray, runtime_vals: Sequence[int],
         inside &= (points[:, i] >= b.lo) & (points[:, i] <= b.hi)
     points = points[inside]
     ranges = _grid(m.range_vars) if range_points is None else range_points
-    full = np.concatenate([np.repeat(points, len(ranges), axis=0),
-                           np.tile(ranges, (len(points), 1))], axis=1)
-    env = {(DIM, i): full[:, i] for i in range(n_dims)}
+    full = np.concatenate([np.repeat(points, len(ranges), axis=0), np.tile(ranges, (len(points), 1))], axis=1)
+    env: Env = {(DIM, i): full[:, i] for i in range(n_dims)}
     env.update({(RANGE, i): full[:, n_dims + i] for i in range(n_range)})
     env.update({(RUNTIME, i): v for i, v in enumerate(runtime_vals)})
-    memo: dict = {}
+    memo: dict[Expr, Value] = {}
     keep = np.ones(len(full), dtype=bool)
     for e, b in m.constraints:
         value = np.broadcast_to(evaluate_expr(e, env, memo), (len(full),))
         keep &= (value >= b.lo) & (value <= b.hi)
-    results = [np.broadcast_to(evaluate_expr(e, env, memo), (len(full),))[keep]
-               for e in m.results]
+    results = [np.broadcast_to(evaluate_expr(e, env, memo), (len(full),))[keep] for e in m.results]
     out = np.stack(results, axis=1) if results else np.zeros((int(keep.sum()), 0), np.int64)
     return full[keep], out.astype(np.int64)
 
 
-def enumerate_map(m: IndexingMap, runtime_vals=None, limit: int = 1 << 20, seed: int = 0):
+def enumerate_map(
+    m: IndexingMap, runtime_vals: Sequence[int] | None = None, limit: int = 1 << 20, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
     _check_regular(m)
     if m.is_known_empty:
         return np.zeros((0, 0), np.int64), np.zeros((0, m.num_results), np.int64)
     return relation_at(m, dim_points(m, limit, seed), _default_runtime(m, runtime_vals))
 
 
-def read_set(m: IndexingMap, dim_point: Sequence[int], runtime_vals=None) -> set:
+def read_set(
+    m: IndexingMap, dim_point: Sequence[int], runtime_vals: Sequence[int] | None = None
+) -> set[tuple[int, ...]]:
     _check_regular(m)
     if m.is_known_empty:
         return set()
@@ -143,16 +157,16 @@ def read_set(m: IndexingMap, dim_point: Sequence[int], runtime_vals=None) -> set
     return {tuple(int(v) for v in row) for row in results}
 
 
-def relation_rows(m: IndexingMap, points: np.ndarray, runtime_vals,
-                  range_points: np.ndarray | None = None) -> set:
+def relation_rows(
+    m: IndexingMap, points: np.ndarray, runtime_vals: Sequence[int], range_points: np.ndarray | None = None
+) -> set[tuple[int, ...]]:
     """The set of ``(dims..., results...)`` rows, range variables projected away."""
     feasible, results = relation_at(m, points, runtime_vals, range_points)
-    rows = np.concatenate([feasible[:, :m.num_dims], results], axis=1)
+    rows = np.concatenate([feasible[:, : m.num_dims], results], axis=1)
     return set(map(tuple, np.unique(rows, axis=0).tolist())) if len(rows) else set()
 
 
-def semantically_equal(a: IndexingMap, b: IndexingMap, limit: int = 1 << 18,
-                       seed: int = 0) -> bool:
+def semantically_equal(a: IndexingMap, b: IndexingMap, limit: int = 1 << 18, seed: int = 0) -> bool:
     """Brute-force comparison of the relations ``{(dims, results)}`` (range variables projected
     away), per runtime assignment.
 
@@ -169,17 +183,14 @@ def semantically_equal(a: IndexingMap, b: IndexingMap, limit: int = 1 << 18,
     if a.is_known_empty or b.is_known_empty:
         regular = b if a.is_known_empty else a
         return not _has_feasible_point(regular, limit, seed)
-    if a.num_dims != b.num_dims or a.num_results != b.num_results \
-            or len(a.runtime_vars) != len(b.runtime_vars):
+    if a.num_dims != b.num_dims or a.num_results != b.num_results or len(a.runtime_vars) != len(b.runtime_vars):
         return False
     box = [da.union(db) for da, db in zip(a.dims, b.dims)]
-    probe = IndexingMap(box, a.range_vars if len(a.range_vars) >= len(b.range_vars)
-                        else b.range_vars)
+    probe = IndexingMap(box, a.range_vars if len(a.range_vars) >= len(b.range_vars) else b.range_vars)
     points = dim_points(probe, limit, seed)
     range_a, range_b = _range_sample(a, limit, seed), _range_sample(b, limit, seed)
     for runtime in _runtime_assignments(a, b, seed=seed):
-        if relation_rows(a, points, runtime, range_a) != relation_rows(b, points, runtime,
-                                                                        range_b):
+        if relation_rows(a, points, runtime, range_a) != relation_rows(b, points, runtime, range_b):
             return False
     return True
 
@@ -192,16 +203,16 @@ def _range_sample(m: IndexingMap, limit: int, seed: int) -> np.ndarray | None:
     return None if size <= limit else _sample_box(m.range_vars, limit, seed)
 
 
-def _runtime_assignments(a: IndexingMap, b: IndexingMap, max_count: int = 64, seed: int = 0,
-                         random_count: int = 16):
+def _runtime_assignments(
+    a: IndexingMap, b: IndexingMap, max_count: int = 64, seed: int = 0, random_count: int = 16
+) -> list[tuple[int, ...]]:
     boxes = [va.interval.union(vb.interval) for va, vb in zip(a.runtime_vars, b.runtime_vars)]
     total = 1
     for box in boxes:
         total *= box.size
     if total <= max_count:
         return list(itertools.product(*[range(box.lo, box.hi + 1) for box in boxes]))
-    chosen = set(itertools.product(*[sorted({box.lo, box.hi, (box.lo + box.hi) // 2})
-                                     for box in boxes]))
+    chosen = set(itertools.product(*[sorted({box.lo, box.hi, (box.lo + box.hi) // 2}) for box in boxes]))
     rng = np.random.default_rng(seed)
     for _ in range(random_count):
         chosen.add(tuple(int(rng.integers(box.lo, box.hi + 1)) for box in boxes))

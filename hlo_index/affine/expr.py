@@ -19,10 +19,12 @@ and ``(x mod m) mod c -> x mod c`` when ``c`` divides ``m``. Range-aware rewrite
 Floor semantics throughout: ``floordiv`` rounds toward -inf and ``mod`` takes the sign of the
 (always positive) divisor, exactly Python's ``//`` and ``%``; ``x ceildiv c == -((-x) floordiv c)``.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from math import gcd
-from typing import Iterable
+from typing import SupportsIndex, TypeAlias, Union
 
 from ..context import _ACTIVE, current
 
@@ -31,6 +33,9 @@ from ..context import _ACTIVE, current
 CONST, DIM, RANGE, RUNTIME, FLOORDIV, CEILDIV, MOD, SUM = range(8)
 VARIABLE_KINDS = (DIM, RANGE, RUNTIME)
 DIVISION_KINDS = (FLOORDIV, CEILDIV, MOD)
+
+# A node's structural key: a nested tuple of ints (see ``Expr.key``).
+Key: TypeAlias = tuple[Union[int, "Key"], ...]
 
 # The intern table belongs to the analysis context (``hlo_index.context``): nodes of one context
 # are unique there; nodes of different contexts still compare equal by key.
@@ -49,12 +54,15 @@ class Expr:
 
     kind: int
     value: int  # constant value, variable index, divisor, or the constant part of a sum
-    operand: "Expr | None"  # the sub-expression of floordiv / ceildiv / mod
-    terms: tuple  # ((atom, coefficient), ...) of a sum, canonical order; () otherwise
+    # The sub-expression of floordiv / ceildiv / mod, read only under those kinds (other nodes hold
+    # None there, see ``_new``); typed for the readers, which test the kind, not the operand.
+    operand: Expr
+    terms: tuple[tuple[Expr, int], ...]  # ((atom, coefficient), ...) of a sum, canonical order; () otherwise
     # Injective structural key, also the canonical sort key. Children's keys are nested (not
     # copied), so building a key is O(children); every key is a prefix-free preorder code, so
     # comparing nested keys orders exactly like comparing their flattened forms.
-    key: tuple
+    key: Key
+    _hash: int
 
     # ----------------------------------------------------------------------------- identity
     def __eq__(self, other: object) -> bool:
@@ -66,7 +74,7 @@ class Expr:
     def __hash__(self) -> int:
         return self._hash
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[[str], Expr], tuple[str]]:
         return (_from_text, (str(self),))
 
     # --------------------------------------------------------------------------- properties
@@ -86,9 +94,9 @@ class Expr:
 
     @property
     def is_atom(self) -> bool:
-        return self.kind != CONST and self.kind != SUM
+        return self.kind not in (CONST, SUM)
 
-    def linear_terms(self) -> tuple[int, tuple]:
+    def linear_terms(self) -> tuple[int, tuple[tuple[Expr, int], ...]]:
         """``(constant, ((atom, coefficient), ...))`` view of any expression."""
         if self.kind == SUM:
             return self.value, self.terms
@@ -96,7 +104,7 @@ class Expr:
             return self.value, ()
         return 0, ((self, 1),)
 
-    def variables(self) -> frozenset["Expr"]:
+    def variables(self) -> frozenset[Expr]:
         """Every dimension / range / runtime variable occurring in the expression."""
         found: set[Expr] = set()
         _collect_variables(self, found)
@@ -111,40 +119,40 @@ class Expr:
         return 0
 
     # ---------------------------------------------------------------------------- operators
-    def __add__(self, other) -> "Expr":
+    def __add__(self, other: Expr | SupportsIndex) -> Expr:
         return add(self, _as_expr(other))
 
     __radd__ = __add__
 
-    def __sub__(self, other) -> "Expr":
+    def __sub__(self, other: Expr | SupportsIndex) -> Expr:
         return add(self, scale(_as_expr(other), -1))
 
-    def __rsub__(self, other) -> "Expr":
+    def __rsub__(self, other: Expr | SupportsIndex) -> Expr:
         return add(_as_expr(other), scale(self, -1))
 
-    def __neg__(self) -> "Expr":
+    def __neg__(self) -> Expr:
         return scale(self, -1)
 
-    def __pos__(self) -> "Expr":
+    def __pos__(self) -> Expr:
         return self
 
-    def __mul__(self, other) -> "Expr":
-        other = _as_expr(other)
-        if other.kind == CONST:
-            return scale(self, other.value)
+    def __mul__(self, other: Expr | SupportsIndex) -> Expr:
+        factor = _as_expr(other)
+        if factor.kind == CONST:
+            return scale(self, factor.value)
         if self.kind == CONST:
-            return scale(other, self.value)
-        raise NonAffineError(f"non-affine product ({self}) * ({other})")
+            return scale(factor, self.value)
+        raise NonAffineError(f"non-affine product ({self}) * ({factor})")
 
     __rmul__ = __mul__
 
-    def floordiv(self, divisor) -> "Expr":
+    def floordiv(self, divisor: Expr | SupportsIndex) -> Expr:
         return floordiv(self, _divisor(divisor))
 
-    def ceildiv(self, divisor) -> "Expr":
+    def ceildiv(self, divisor: Expr | SupportsIndex) -> Expr:
         return ceildiv(self, _divisor(divisor))
 
-    def mod(self, divisor) -> "Expr":
+    def mod(self, divisor: Expr | SupportsIndex) -> Expr:
         return mod(self, _divisor(divisor))
 
     __floordiv__ = floordiv
@@ -160,14 +168,14 @@ class Expr:
 
 
 # ------------------------------------------------------------------------------- interning
-def _new(kind: int, value: int, operand, terms: tuple, key: tuple) -> Expr:
+def _new(kind: int, value: int, operand: Expr | None, terms: tuple[tuple[Expr, int], ...], key: Key) -> Expr:
     intern = (_ACTIVE.get() or current()).intern
-    node = intern.get(key)
+    node: Expr | None = intern.get(key)
     if node is None:
         node = object.__new__(Expr)
         node.kind = kind
         node.value = value
-        node.operand = operand
+        node.operand = operand  # type: ignore[assignment]  # None for non-divisions, see Expr.operand
         node.terms = terms
         node.key = key
         node._hash = hash(key)
@@ -184,11 +192,11 @@ def intern_table_size() -> int:
     return len(current().intern)
 
 
-def const(value: int) -> Expr:
+def const(value: Expr | SupportsIndex) -> Expr:
     if isinstance(value, Expr):
         return value
-    value = int(value)
-    return _new(CONST, value, None, (), (CONST, value))
+    v = int(value)
+    return _new(CONST, v, None, (), (CONST, v))
 
 
 def dim(index: int) -> Expr:
@@ -207,7 +215,7 @@ def variable(kind: int, index: int) -> Expr:
     return _new(kind, index, None, (), (kind, index))
 
 
-def _as_expr(value) -> Expr:
+def _as_expr(value: object) -> Expr:
     if isinstance(value, Expr):
         return value
     if isinstance(value, bool) or not hasattr(value, "__index__"):
@@ -215,19 +223,19 @@ def _as_expr(value) -> Expr:
     return const(value.__index__())
 
 
-def _divisor(value) -> int:
+def _divisor(value: Expr | SupportsIndex) -> int:
     if isinstance(value, Expr):
         if value.kind != CONST:
             raise NonAffineError(f"division by the non-constant {value}")
         value = value.value
-    value = int(value)
-    if value <= 0:
-        raise NonAffineError(f"divisor must be a positive integer, got {value}")
-    return value
+    divisor = int(value)
+    if divisor <= 0:
+        raise NonAffineError(f"divisor must be a positive integer, got {divisor}")
+    return divisor
 
 
 # ---------------------------------------------------------------------------------- sums
-def make_sum(constant: int, coefficients: dict) -> Expr:
+def make_sum(constant: int, coefficients: dict[Expr, int]) -> Expr:
     """Canonical expression ``constant + sum(coefficient * atom)``; zero coefficients dropped."""
     items = list(coefficients.items())
     if 0 in coefficients.values():
@@ -246,14 +254,14 @@ def make_sum(constant: int, coefficients: dict) -> Expr:
     if not n:
         return const(constant)
     items.sort(key=_atom_key)
-    key = [SUM, n, constant]
+    key: list[int | Key] = [SUM, n, constant]
     for atom, k in items:
         key.append(k)
         key.append(atom.key)
     return _new(SUM, constant, None, tuple(items), tuple(key))
 
 
-def _atom_key(item) -> tuple:
+def _atom_key(item: tuple[Expr, int]) -> Key:
     return item[0].key
 
 
@@ -290,7 +298,7 @@ def add_constant(e: Expr, c: int) -> Expr:
 
 
 def add_all(exprs: Iterable[Expr], constant: int = 0) -> Expr:
-    coefficients: dict = {}
+    coefficients: dict[Expr, int] = {}
     for e in exprs:
         c, terms = e.linear_terms()
         constant += c
@@ -310,9 +318,9 @@ def scale(a: Expr, factor: int) -> Expr:
     return make_sum(c * factor, {atom: k * factor for atom, k in terms})
 
 
-def linear(constant: int, terms: Iterable[tuple]) -> Expr:
+def linear(constant: int, terms: Iterable[tuple[Expr, int]]) -> Expr:
     """``constant + sum(k * e)`` for ``(e, k)`` pairs where each ``e`` may be any expression."""
-    coefficients: dict = {}
+    coefficients: dict[Expr, int] = {}
     for e, k in terms:
         kind = e.kind
         if kind == SUM:
@@ -331,10 +339,10 @@ def _division(kind: int, operand: Expr, divisor: int) -> Expr:
     return _new(kind, divisor, operand, (), (kind, operand.key, divisor))
 
 
-def _split_terms(terms, c: int) -> tuple[dict, dict]:
+def _split_terms(terms: Iterable[tuple[Expr, int]], c: int) -> tuple[dict[Expr, int], dict[Expr, int]]:
     """``(atom, k)`` pairs split into those with ``k`` a multiple of ``c`` (divided by it) and the rest."""
-    quotient: dict = {}
-    rest: dict = {}
+    quotient: dict[Expr, int] = {}
+    rest: dict[Expr, int] = {}
     for atom, k in terms:
         if k % c == 0:
             quotient[atom] = k // c
@@ -343,7 +351,7 @@ def _split_terms(terms, c: int) -> tuple[dict, dict]:
     return quotient, rest
 
 
-def split_multiples(e: Expr, c: int):
+def split_multiples(e: Expr, c: int) -> tuple[int, dict[Expr, int], dict[Expr, int]]:
     """Split ``e`` into exact multiples of ``c`` (returned divided by ``c``) and the rest."""
     constant, terms = e.linear_terms()
     quotient, rest = _split_terms(terms, c)
@@ -361,7 +369,7 @@ def floordiv(e: Expr, c: int) -> Expr:
     return floordiv_of_sum(e.value, e.terms, c)
 
 
-def floordiv_of_sum(constant: int, terms, c: int) -> Expr:
+def floordiv_of_sum(constant: int, terms: Iterable[tuple[Expr, int]], c: int) -> Expr:
     """``(constant + sum(k * atom)) floordiv c`` for ``c > 1``, ``terms`` the ``(atom, k)`` pairs
     (non-zero ``k``, any order): the reader divides a group without making its sum a node."""
     quotient, rest = _split_terms(terms, c)
@@ -400,7 +408,7 @@ def ceildiv(e: Expr, c: int) -> Expr:
     return ceildiv_of_sum(e.value, e.terms, c)
 
 
-def ceildiv_of_sum(constant: int, terms, c: int) -> Expr:
+def ceildiv_of_sum(constant: int, terms: Iterable[tuple[Expr, int]], c: int) -> Expr:
     """``(constant + sum(k * atom)) ceildiv c`` for ``c > 1`` (see :func:`floordiv_of_sum`)."""
     quotient, rest = _split_terms(terms, c)
     q_const, r_const = divmod(constant, c)
@@ -429,9 +437,9 @@ def mod(e: Expr, c: int) -> Expr:
     return mod_of_sum(0, ((e, 1),), c)
 
 
-def mod_of_sum(constant: int, terms, c: int) -> Expr:
+def mod_of_sum(constant: int, terms: Iterable[tuple[Expr, int]], c: int) -> Expr:
     """``(constant + sum(k * atom)) mod c`` for ``c > 1`` (see :func:`floordiv_of_sum`)."""
-    rest: dict = {}
+    rest: dict[Expr, int] = {}
     for atom, k in terms:
         if k % c == 0:
             continue
@@ -454,7 +462,7 @@ def mod_of_sum(constant: int, terms, c: int) -> Expr:
 
 
 # ---------------------------------------------------------------------------- traversal
-def _collect_variables(e: Expr, found: set) -> None:
+def _collect_variables(e: Expr, found: set[Expr]) -> None:
     if e.kind in VARIABLE_KINDS:
         found.add(e)
     elif e.kind == SUM:
@@ -464,7 +472,7 @@ def _collect_variables(e: Expr, found: set) -> None:
         _collect_variables(e.operand, found)
 
 
-def replace_variables(e: Expr, replace, memo: dict | None = None) -> Expr:
+def replace_variables(e: Expr, replace: Callable[[Expr], Expr | None], memo: dict[Expr, Expr] | None = None) -> Expr:
     """Rebuild ``e`` with every variable ``v`` replaced by ``replace(v)`` (an Expr or None to keep).
 
     ``memo`` shares work across several expressions rewritten with the same replacement."""
@@ -473,11 +481,12 @@ def replace_variables(e: Expr, replace, memo: dict | None = None) -> Expr:
     return _replace(e, replace, memo)
 
 
-def _replace(e: Expr, replace, memo: dict) -> Expr:
+def _replace(e: Expr, replace: Callable[[Expr], Expr | None], memo: dict[Expr, Expr]) -> Expr:
     done = memo.get(e)
     if done is not None:
         return done
     kind = e.kind
+    out: Expr | None
     if kind == CONST:
         out = e
     elif kind in VARIABLE_KINDS:

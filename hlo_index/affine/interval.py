@@ -1,4 +1,5 @@
 """Inclusive integer intervals and runtime-variable descriptors."""
+
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -13,7 +14,7 @@ class Interval(NamedTuple):
     hi: int
 
     @classmethod
-    def point(cls, value: int) -> "Interval":
+    def point(cls, value: int) -> Interval:
         return cls(value, value)
 
     @property
@@ -31,51 +32,52 @@ class Interval(NamedTuple):
     def contains(self, value: int) -> bool:
         return self.lo <= value <= self.hi
 
-    def contains_interval(self, other: "Interval") -> bool:
+    def contains_interval(self, other: Interval) -> bool:
         return self.lo <= other.lo and other.hi <= self.hi
 
-    def intersect(self, other: "Interval") -> "Interval":
+    def intersect(self, other: Interval) -> Interval:
         return Interval(max(self.lo, other.lo), min(self.hi, other.hi))
 
-    def union(self, other: "Interval") -> "Interval":
+    def union(self, other: Interval) -> Interval:
         """The smallest interval holding both."""
         return Interval(min(self.lo, other.lo), max(self.hi, other.hi))
 
-    def shift(self, offset: int) -> "Interval":
+    def shift(self, offset: int) -> Interval:
         return Interval(self.lo + offset, self.hi + offset)
 
-    def __add__(self, other) -> "Interval":  # type: ignore[override]
+    # tuple's + and * concatenate and repeat; an interval's add and scale (hence the overrides)
+    def __add__(self, other: Interval | int) -> Interval:  # type: ignore[override]
         if isinstance(other, Interval):
             return Interval(self.lo + other.lo, self.hi + other.hi)
         return self.shift(int(other))
 
-    def __sub__(self, other) -> "Interval":
+    def __sub__(self, other: Interval | int) -> Interval:
         if isinstance(other, Interval):
             return Interval(self.lo - other.hi, self.hi - other.lo)
         return self.shift(-int(other))
 
-    def __neg__(self) -> "Interval":
+    def __neg__(self) -> Interval:
         return Interval(-self.hi, -self.lo)
 
-    def __mul__(self, factor) -> "Interval":  # type: ignore[override]
+    def __mul__(self, factor: Interval | int) -> Interval:  # type: ignore[override]
         if isinstance(factor, Interval):
-            products = (self.lo * factor.lo, self.lo * factor.hi,
-                        self.hi * factor.lo, self.hi * factor.hi)
+            products = (self.lo * factor.lo, self.lo * factor.hi, self.hi * factor.lo, self.hi * factor.hi)
             return Interval(min(products), max(products))
-        factor = int(factor)
-        if factor >= 0:
-            return Interval(self.lo * factor, self.hi * factor)
-        return Interval(self.hi * factor, self.lo * factor)
+        k = int(factor)
+        if k >= 0:
+            return Interval(self.lo * k, self.hi * k)
+        return Interval(self.hi * k, self.lo * k)
 
-    __rmul__ = __mul__
+    def __rmul__(self, factor: Interval | int) -> Interval:  # type: ignore[override]
+        return self.__mul__(factor)
 
-    def floordiv(self, divisor: int) -> "Interval":
+    def floordiv(self, divisor: int) -> Interval:
         return Interval(self.lo // divisor, self.hi // divisor)
 
-    def ceildiv(self, divisor: int) -> "Interval":
+    def ceildiv(self, divisor: int) -> Interval:
         return Interval(-((-self.lo) // divisor), -((-self.hi) // divisor))
 
-    def mod(self, divisor: int) -> "Interval":
+    def mod(self, divisor: int) -> Interval:
         """Range of ``x mod divisor`` for ``x`` in the interval (exact when one period)."""
         if self.lo // divisor == self.hi // divisor:
             return Interval(self.lo % divisor, self.hi % divisor)

@@ -2,13 +2,13 @@
 
 Optional: importing this module needs ``islpy`` (a test/benchmark extra). Used to prove
 simplifications exact and to measure simplification quality against isl."""
+
 from __future__ import annotations
 
 import islpy as isl
 
+from .expr import CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, SUM, Expr
 from .indexing_map import IndexingMap
-
-from .expr import CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, SUM
 
 _CTX = isl.Context()
 
@@ -31,9 +31,9 @@ def to_isl(m: IndexingMap, n_dims: int, n_range: int, n_runtime: int) -> isl.Map
     def constant(v: int) -> isl.PwAff:
         return isl.PwAff.from_aff(isl.Aff.val_on_domain(local, _val(v)))
 
-    memo: dict = {}
+    memo: dict[Expr, isl.PwAff] = {}
 
-    def convert(e) -> isl.PwAff:
+    def convert(e: Expr) -> isl.PwAff:
         if e in memo:
             return memo[e]
         if e.kind == CONST:
@@ -54,8 +54,7 @@ def to_isl(m: IndexingMap, n_dims: int, n_range: int, n_runtime: int) -> isl.Map
         return out
 
     domain = isl.Set.universe(space)
-    boxes = [(DIM, m.dims), (RANGE, m.range_vars),
-             (None, [v.interval for v in m.runtime_vars])]
+    boxes = [(DIM, m.dims), (RANGE, m.range_vars), (None, [v.interval for v in m.runtime_vars])]
     for kind, intervals in boxes:
         for i, b in enumerate(intervals):
             v = var(kind, i) if kind is not None else var(-1, i)
@@ -78,10 +77,7 @@ def isl_equal(a: IndexingMap, b: IndexingMap) -> bool:
         if other.is_known_empty:
             return True
         return to_isl(other, n_dims, len(other.range_vars), n_runtime).is_empty()
-    return to_isl(a, n_dims, len(a.range_vars), n_runtime).is_equal(
-        to_isl(b, n_dims, len(b.range_vars), n_runtime))
-
-
+    return to_isl(a, n_dims, len(a.range_vars), n_runtime).is_equal(to_isl(b, n_dims, len(b.range_vars), n_runtime))
 
 
 def isl_division_count(m: IndexingMap) -> int:

@@ -5,21 +5,37 @@ and returns a strictly simpler equivalent expression or ``None``. Every rule is 
 domain: it may use the bounds of sub-expressions, never anything else. Results are memoised
 per node per domain, so shared sub-expressions are simplified once.
 """
-from __future__ import annotations
 
-from math import gcd
+from __future__ import annotations
 
 from ..context import current, register_table
 from .bounds import Domain
-from .expr import (CEILDIV, CONST, DIVISION_KINDS, FLOORDIV, MOD, RUNTIME, SUM, VARIABLE_KINDS, Expr,
-                   add_constant, ceildiv, const, floordiv, linear, make_sum, mod, scale,
-                   split_multiples)
+from .expr import (
+    CEILDIV,
+    CONST,
+    DIVISION_KINDS,
+    FLOORDIV,
+    MOD,
+    RUNTIME,
+    SUM,
+    VARIABLE_KINDS,
+    Expr,
+    add_constant,
+    ceildiv,
+    const,
+    floordiv,
+    linear,
+    make_sum,
+    mod,
+    scale,
+    split_multiples,
+)
 
 INFINITE = 0  # digit descriptor upper bound meaning "no mod": x floordiv lo
 
 
 # ------------------------------------------------------------------------------- helpers
-_DIVISORS = register_table("affine.simplify.divisors")     # n -> its divisors
+_DIVISORS = register_table("affine.simplify.divisors")  # n -> its divisors
 
 
 def _divisors(n: int) -> tuple[int, ...]:
@@ -264,15 +280,15 @@ def sum_merge_digits(e: Expr, dom: Domain):
 
 def _merge_scaled_bases(e: Expr, buckets, dom: Domain):
     """Digit groups of a base ``y`` are digit groups of ``x == g*y + z`` when ``0 <= z < g``:
-    ``D(y, lo, hi) == D(x, g*lo, g*hi)``; and of ``x == y + hi*w`` for any integer ``w``. Re-base one bucket onto another and retry the merge
-    (a reshape round trip through a dimension of size g: ``(6*d0 + d1) floordiv 4`` is
-    ``(90*d0 + 15*d1 + d2) floordiv 60`` when ``d2 in [0, 14]``)."""
+    ``D(y, lo, hi) == D(x, g*lo, g*hi)``; and of ``x == y + hi*w`` for any integer ``w``. Re-base one
+    bucket onto another and retry the merge (a reshape round trip through a dimension of size g:
+    ``(6*d0 + d1) floordiv 4`` is ``(90*d0 + 15*d1 + d2) floordiv 60`` when ``d2 in [0, 14]``)."""
     divided = [b for b in buckets if any(v[1] != 1 or v[2] != INFINITE for v, _, _ in b)]
     if len(divided) < 2:
         return None
     for small in divided:
         y = small[0][0][0]
-        y_const, y_terms = y.linear_terms()
+        _, y_terms = y.linear_terms()
         lead, k_small = y_terms[0]
         for big in divided:
             if big is small:
@@ -282,13 +298,11 @@ def _merge_scaled_bases(e: Expr, buckets, dom: Domain):
             if INFINITE not in moduli:
                 # bases differing by a multiple of every modulus: D(y, lo, hi) == D(x, lo, hi)
                 delta_const, delta_terms = (x - y).linear_terms()
-                if all(delta_const % m == 0 and all(k % m == 0 for _, k in delta_terms)
-                       for m in moduli):
-                    found = _merge_one_base(e, big + [((x, lo, hi), atom, k)
-                                                      for (_, lo, hi), atom, k in small])
+                if all(delta_const % m == 0 and all(k % m == 0 for _, k in delta_terms) for m in moduli):
+                    found = _merge_one_base(e, big + [((x, lo, hi), atom, k) for (_, lo, hi), atom, k in small])
                     if found is not None:
                         return found
-            x_const, x_terms = x.linear_terms()
+            _, x_terms = x.linear_terms()
             k_big = dict(x_terms).get(lead)
             if not k_big or k_big % k_small:
                 continue
@@ -298,8 +312,7 @@ def _merge_scaled_bases(e: Expr, buckets, dom: Domain):
             b = dom.bounds(x - y * g)
             if b.lo < 0 or b.hi >= g:
                 continue
-            rebased = [((x, lo * g, hi if hi == INFINITE else hi * g), atom, k)
-                       for (_, lo, hi), atom, k in small]
+            rebased = [((x, lo * g, hi if hi == INFINITE else hi * g), atom, k) for (_, lo, hi), atom, k in small]
             found = _merge_one_base(e, big + rebased)
             if found is not None:
                 return found
@@ -417,12 +430,12 @@ def _simplify(e: Expr, domain: Domain, memo: dict) -> Expr:
         inner = _simplify(operand, domain, memo)
         rebuilt = e
         if inner is not operand:
-            rebuilt = floordiv(inner, e.value) if kind == FLOORDIV else (
-                mod(inner, e.value) if kind == MOD else ceildiv(inner, e.value))
-        if rebuilt is not e:
-            out = _simplify(rebuilt, domain, memo)
-        else:
-            out = _apply_rules(e, kind, domain, memo)
+            rebuilt = (
+                floordiv(inner, e.value)
+                if kind == FLOORDIV
+                else (mod(inner, e.value) if kind == MOD else ceildiv(inner, e.value))
+            )
+        out = _simplify(rebuilt, domain, memo) if rebuilt is not e else _apply_rules(e, kind, domain, memo)
     memo[e] = out
     if out is not e and out.kind > RUNTIME:
         memo[out] = out

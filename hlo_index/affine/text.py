@@ -9,18 +9,19 @@ Syntax (print -> parse is the identity)::
 ``[]`` / ``{}`` are omitted when there are no range / runtime variables; constraints follow the
 variable bounds in the map's (deterministic) order. Special maps print as ``KNOWN EMPTY`` and
 ``UNDEFINED: <reason>``; ``(d0, d1) -> (3 results): KNOWN EMPTY`` also reads as KNOWN EMPTY and
-keeps the dimension and result counts (``m.to_string(known_empty_arity=True)`` prints it). The parser also accepts the spec's juxtaposed products (``16d0``),
-custom variable names declared in the header, multi-line text, a trailing
-``is_simplified: true|false`` field (ignored), XLA's newer ``/`` for ``floordiv`` and negative
-floordiv/ceildiv divisors (``x / -3`` reads as ``(-x) floordiv 3``).
+keeps the dimension and result counts (``m.to_string(known_empty_arity=True)`` prints it). The
+parser also accepts the spec's juxtaposed products (``16d0``), custom variable names declared in
+the header, multi-line text, a trailing ``is_simplified: true|false`` field (ignored), XLA's newer
+``/`` for ``floordiv`` and negative floordiv/ceildiv divisors (``x / -3`` reads as ``(-x) floordiv 3``).
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from .expr import (CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, RUNTIME, SUM, Expr, NonAffineError,
-                   variable)
+from .expr import CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, RUNTIME, SUM, Expr, NonAffineError, variable
 from .interval import Interval
 from .text_reader import read_expr, read_map
 
@@ -44,24 +45,24 @@ class MapSyntaxError(ValueError):
         """The offending line with a caret under the column (for CLI diagnostics)."""
         line_start = self.text.rfind("\n", 0, self.column - 1) + 1
         line_end = self.text.find("\n", self.column - 1)
-        line = self.text[line_start: None if line_end < 0 else line_end]
+        line = self.text[line_start : None if line_end < 0 else line_end]
         return f"{line}\n{' ' * (self.column - 1 - line_start)}^"
 
 
 # ------------------------------------------------------------------------------- printer
-def _var_name(e: Expr, names) -> str:
+def _var_name(e: Expr, names: Callable[[Expr], str] | None) -> str:
     if names is not None:
         return names(e)
     return f"{_PREFIX[e.kind]}{e.value}"
 
 
-def format_expr(e: Expr, names=None) -> str:
+def format_expr(e: Expr, names: Callable[[Expr], str] | None = None) -> str:
     """XLA/MLIR style text of an expression. ``names(var) -> str`` overrides variable names."""
     kind = e.kind
     if kind == CONST:
         return str(e.value)
     if kind == SUM:
-        parts = []
+        parts: list[str] = []
         for atom, k in e.terms:
             text = _format_atom(atom, names, parenthesize=abs(k) != 1)
             if not parts:
@@ -87,7 +88,7 @@ def format_expr(e: Expr, names=None) -> str:
     return _format_atom(e, names, parenthesize=False)
 
 
-def _format_atom(e: Expr, names, parenthesize: bool) -> str:
+def _format_atom(e: Expr, names: Callable[[Expr], str] | None, parenthesize: bool) -> str:
     kind = e.kind
     if kind == CONST:
         return str(e.value) if e.value >= 0 or not parenthesize else f"({e.value})"
@@ -103,8 +104,7 @@ def _format_atom(e: Expr, names, parenthesize: bool) -> str:
     return f"({text})" if parenthesize else text
 
 
-def format_map(m: "IndexingMap", field_separator: str = ", ",
-               known_empty_arity: bool = False) -> str:
+def format_map(m: IndexingMap, field_separator: str = ", ", known_empty_arity: bool = False) -> str:
     """XLA text of ``m``. KNOWN EMPTY prints as XLA does, without its dimension and result
     counts, unless ``known_empty_arity``: ``(d0, d1) -> (3 results): KNOWN EMPTY`` (parsed back
     by :func:`parse_map` with the counts)."""
@@ -124,8 +124,7 @@ def format_map(m: "IndexingMap", field_separator: str = ", ",
     text = header + " -> (" + ", ".join(format_expr(e) for e in m.results) + ")"
     items = [f"d{i} in [{b.lo}, {b.hi}]" for i, b in enumerate(m.dims)]
     items += [f"s{i} in [{b.lo}, {b.hi}]" for i, b in enumerate(m.range_vars)]
-    items += [f"rt{i} in [{v.interval.lo}, {v.interval.hi}]"
-              for i, v in enumerate(m.runtime_vars)]
+    items += [f"rt{i} in [{v.interval.lo}, {v.interval.hi}]" for i, v in enumerate(m.runtime_vars)]
     items += [f"{format_expr(e)} in [{b.lo}, {b.hi}]" for e, b in m.constraints]
     if items:
         text += field_separator + "domain:" + (" " if field_separator == ", " else field_separator)
@@ -133,7 +132,7 @@ def format_map(m: "IndexingMap", field_separator: str = ", ",
     return text
 
 
-def format_mlir(m: "IndexingMap") -> str:
+def format_mlir(m: IndexingMap) -> str:
     """MLIR ``affine_map<(d0, ...)[s0, ...] -> (...)>``; runtime variables become the symbols
     after the range variables, and the domain (bounds, constraints) is dropped."""
     if m.is_undefined or m.is_known_empty:
@@ -153,8 +152,10 @@ def format_mlir(m: "IndexingMap") -> str:
 
 
 # -------------------------------------------------------------------------------- parser
-_TOKEN = re.compile(r"\s*(?:(?P<int>\d+)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<arrow>->)"
-                    r"|(?P<punct>[()\[\]{},:+\-*/]))")
+_TOKEN = re.compile(
+    r"\s*(?:(?P<int>\d+)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<arrow>->)"
+    r"|(?P<punct>[()\[\]{},:+\-*/]))"
+)
 _KEYWORDS = {"floordiv": FLOORDIV, "ceildiv": CEILDIV, "mod": MOD}
 
 
@@ -172,6 +173,7 @@ class _Parser:
                 column = pos + len(rest) - len(rest.lstrip()) + 1
                 raise MapSyntaxError(f"unexpected character {text[column - 1]!r}", text, column)
             kind = m.lastgroup
+            assert kind is not None  # every alternative of _TOKEN is a named group
             self.tokens.append((kind, m.group(kind), m.start(kind) + 1))
             pos = m.end()
         self.tokens.append(("end", "", len(text.rstrip()) + 1))
@@ -182,7 +184,7 @@ class _Parser:
     def peek(self, offset: int = 0) -> tuple[str, str, int]:
         return self.tokens[min(self.i + offset, len(self.tokens) - 1)]
 
-    def error(self, message: str, token=None):
+    def error(self, message: str, token: tuple[str, str, int] | None = None) -> MapSyntaxError:
         token = token or self.peek()
         shown = token[1] or "end of input"
         return MapSyntaxError(f"{message}, found {shown!r}", self.text, token[2])
@@ -247,8 +249,11 @@ class _Parser:
                     if op != MOD and divisor.kind == CONST and divisor.value < 0:
                         # x floordiv -c == (-x) floordiv c; ceildiv alike (XLA text uses these)
                         e, divisor = -e, -divisor
-                    e = e.floordiv(divisor) if op == FLOORDIV else (
-                        e.ceildiv(divisor) if op == CEILDIV else e.mod(divisor))
+                    e = (
+                        e.floordiv(divisor)
+                        if op == FLOORDIV
+                        else (e.ceildiv(divisor) if op == CEILDIV else e.mod(divisor))
+                    )
                 else:
                     return e
             except NonAffineError as err:
@@ -263,8 +268,7 @@ class _Parser:
             value = int(text)
             following = self.peek()
             # the spec writes products by juxtaposition: 16d0, 10(d1)
-            if following[2] == column + len(text) and following[0] == "name" \
-                    and following[1] in self.scope:
+            if following[2] == column + len(text) and following[0] == "name" and following[1] in self.scope:
                 return self.unary() * value
             return _const(value)
         if kind == "name" and text in self.scope:
@@ -293,7 +297,12 @@ def _const(value: int) -> Expr:
     return const(value)
 
 
-def parse_expr(text: str, dim_names=None, range_names=None, runtime_names=None) -> Expr:
+def parse_expr(
+    text: str,
+    dim_names: Sequence[str] | None = None,
+    range_names: Sequence[str] | None = None,
+    runtime_names: Sequence[str] | None = None,
+) -> Expr:
     """Parse one expression; variables are d<i>, s<i>, rt<i> unless names are given."""
     scope = _default_scope(text, dim_names, range_names, runtime_names)
     fast = read_expr(text, scope)
@@ -309,10 +318,11 @@ def _parse_expr_carefully(text: str, scope: dict[str, Expr]) -> Expr:
     return e
 
 
-def _default_scope(text: str, dim_names, range_names, runtime_names) -> dict[str, Expr]:
+def _default_scope(
+    text: str, dim_names: Sequence[str] | None, range_names: Sequence[str] | None, runtime_names: Sequence[str] | None
+) -> dict[str, Expr]:
     scope: dict[str, Expr] = {}
-    for kind, names, prefix in ((DIM, dim_names, "d"), (RANGE, range_names, "s"),
-                                (RUNTIME, runtime_names, "rt")):
+    for kind, names, prefix in ((DIM, dim_names, "d"), (RANGE, range_names, "s"), (RUNTIME, runtime_names, "rt")):
         if names is None:
             indices = {int(m.group(1)) for m in re.finditer(rf"\b{prefix}(\d+)\b", text)}
             names = [f"{prefix}{i}" for i in range(max(indices) + 1)] if indices else []
@@ -321,7 +331,7 @@ def _default_scope(text: str, dim_names, range_names, runtime_names) -> dict[str
     return scope
 
 
-def parse_map(text: str) -> "IndexingMap":
+def parse_map(text: str) -> IndexingMap:
     """Parse XLA indexing-map text (see the module docstring); raises :class:`MapSyntaxError`.
 
     Well-formed text is read by the fast reader (``text_reader.py``); the rest, and every error,
@@ -330,12 +340,12 @@ def parse_map(text: str) -> "IndexingMap":
     return fast if fast is not None else _parse_map_carefully(text)
 
 
-def _parse_map_carefully(text: str) -> "IndexingMap":
+def _parse_map_carefully(text: str) -> IndexingMap:
     from .indexing_map import IndexingMap
 
     stripped = text.strip()
     if stripped.startswith("UNDEFINED"):
-        rest = stripped[len("UNDEFINED"):].strip()
+        rest = stripped[len("UNDEFINED") :].strip()
         return IndexingMap.undefined(rest[1:].strip() if rest.startswith(":") else rest)
     p = _Parser(text)
     if p.accept("KNOWN"):
@@ -376,7 +386,6 @@ def _parse_map_carefully(text: str) -> "IndexingMap":
                 if not (p.accept("true") or p.accept("false")):
                     raise p.error("expected true or false")
                 break
-            start = p.peek()
             e = p.expr()
             p.expect("in")
             interval = p.interval()
@@ -400,8 +409,9 @@ def _parse_map_carefully(text: str) -> "IndexingMap":
         intervals[kind] = found
     from .interval import RuntimeVar
 
-    return IndexingMap(intervals[DIM], intervals[RANGE],
-                       [RuntimeVar(b, "") for b in intervals[RUNTIME]], results, constraints)
+    return IndexingMap(
+        intervals[DIM], intervals[RANGE], [RuntimeVar(b, "") for b in intervals[RUNTIME]], results, constraints
+    )
 
 
 def _expect_end(p: _Parser) -> None:

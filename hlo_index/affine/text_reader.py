@@ -13,16 +13,34 @@ None) and the careful parser reads the text again: it accepts the rarer spelling
 capitals, ``KNOWN EMPTY``, ``UNDEFINED``) and reports errors with their column. Both readers give
 the same map on every text the fast one accepts (tests/affine/test_text_reader.py checks it).
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-from .expr import (CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, RUNTIME, SUM, Expr, ceildiv,
-                   ceildiv_of_sum, floordiv, floordiv_of_sum, make_sum, mod, mod_of_sum, scale,
-                   variable)
-from .interval import Interval, RuntimeVar, make_interval
-
+from .expr import (
+    CEILDIV,
+    CONST,
+    DIM,
+    FLOORDIV,
+    MOD,
+    RANGE,
+    RUNTIME,
+    SUM,
+    Expr,
+    ceildiv,
+    ceildiv_of_sum,
+    floordiv,
+    floordiv_of_sum,
+    make_sum,
+    mod,
+    mod_of_sum,
+    scale,
+    variable,
+)
 from .indexing_map import IndexingMap
+from .interval import Interval, RuntimeVar, make_interval
 
 # Tokens are split by spacing out the punctuation (str.replace and str.split run in C, several
 # times faster than a regular expression's findall here). A word the loop does not know (an
@@ -67,7 +85,7 @@ class _Groups:
     def closing(self, i: int) -> int:
         if self._closing is None:
             tokens, closing, opened = self.tokens, {}, []
-            for j in [j for j, t in enumerate(tokens) if t == "(" or t == ")"]:
+            for j in [j for j, t in enumerate(tokens) if t in ("(", ")")]:
                 if tokens[j] == "(":
                     opened.append(j)
                 else:
@@ -111,7 +129,8 @@ def _read_map(tokens: tuple[str, ...]) -> IndexingMap:
     if tokens[0] != "(":
         raise _GiveUp
     i, dims = _declare(tokens, 1, scope, DIM, ")")
-    ranges = runtime = ()
+    ranges: Sequence[Expr] = ()
+    runtime: Sequence[Expr] = ()
     if tokens[i] == "[":
         i, ranges = _declare(tokens, i + 1, scope, RANGE, "]")
     if tokens[i] == "{":
@@ -139,10 +158,16 @@ def _read_map(tokens: tuple[str, ...]) -> IndexingMap:
             raise _GiveUp
         i += 3
         while tokens[i] != _END:
-            e = scope.get(tokens[i])
-            if e is not None and tokens[i + 1] == "in" and tokens[i + 2] == "[" and \
-                    tokens[i + 4] == "," and tokens[i + 6] == "]" and \
-                    tokens[i + 3].isdigit() and tokens[i + 5].isdigit():
+            item: Expr | None = scope.get(tokens[i])
+            if (
+                item is not None
+                and tokens[i + 1] == "in"
+                and tokens[i + 2] == "["
+                and tokens[i + 4] == ","
+                and tokens[i + 6] == "]"
+                and tokens[i + 3].isdigit()
+                and tokens[i + 5].isdigit()
+            ):
                 # the usual item: a variable's bounds, both non-negative
                 interval = make_interval(int(tokens[i + 3]), int(tokens[i + 5]))
                 i += 7
@@ -152,10 +177,10 @@ def _read_map(tokens: tuple[str, ...]) -> IndexingMap:
                         raise _GiveUp
                     i += 3
                     break
-                if e is not None and tokens[i + 1] == "in":
+                if item is not None and tokens[i + 1] == "in":
                     i += 1
                 else:
-                    e, i = _expression(tokens, i, scope, groups)
+                    item, i = _expression(tokens, i, scope, groups)
                 if tokens[i] != "in" or tokens[i + 1] != "[":
                     raise _GiveUp
                 i, lo = _integer(tokens, i + 2)
@@ -166,10 +191,10 @@ def _read_map(tokens: tuple[str, ...]) -> IndexingMap:
                     raise _GiveUp
                 i += 1
                 interval = Interval(lo, hi)
-            if e.kind in (DIM, RANGE, RUNTIME) and e not in bounds:
-                bounds[e] = interval
+            if item.kind in (DIM, RANGE, RUNTIME) and item not in bounds:
+                bounds[item] = interval
             else:
-                constraints.append((e, interval))
+                constraints.append((item, interval))
             if tokens[i] != ",":
                 break
             i += 1
@@ -178,13 +203,16 @@ def _read_map(tokens: tuple[str, ...]) -> IndexingMap:
     if len(bounds) != len(dims) + len(ranges) + len(runtime):
         raise _GiveUp  # a variable without bounds: the careful parser names it
     # every variable of the results and constraints was resolved in ``scope``, so it is declared
-    return IndexingMap._from_parts([bounds[v] for v in dims], [bounds[v] for v in ranges],
-                                   [RuntimeVar(bounds[v], "") for v in runtime], results,
-                                   constraints)
+    return IndexingMap._from_parts(
+        [bounds[v] for v in dims],
+        [bounds[v] for v in ranges],
+        [RuntimeVar(bounds[v], "") for v in runtime],
+        results,
+        constraints,
+    )
 
 
-def _declare(tokens: tuple[str, ...], i: int, scope: dict, kind: int, closing: str
-             ) -> tuple[int, list[Expr]]:
+def _declare(tokens: tuple[str, ...], i: int, scope: dict, kind: int, closing: str) -> tuple[int, list[Expr]]:
     """Read the names of one bracket of the header; returns the index after it and its variables."""
     declared: list[Expr] = []
     if tokens[i] == closing:
@@ -192,8 +220,7 @@ def _declare(tokens: tuple[str, ...], i: int, scope: dict, kind: int, closing: s
     while True:
         name = tokens[i]
         # an ASCII identifier ([A-Za-z_][A-Za-z0-9_]*), new, and no keyword of the careful parser
-        if name in scope or not (name.isidentifier() and name.isascii()) or \
-                name.lower() in _RESERVED:
+        if name in scope or not (name.isidentifier() and name.isascii()) or name.lower() in _RESERVED:
             raise _GiveUp
         scope[name] = v = variable(kind, len(declared))
         declared.append(v)
@@ -217,8 +244,7 @@ def _integer(tokens: tuple[str, ...], i: int) -> tuple[int, int]:
     return i + 1, int(token)
 
 
-def _expression(tokens: tuple[str, ...], i: int, scope: dict, groups: _Groups | None
-                ) -> tuple[Expr, int]:
+def _expression(tokens: tuple[str, ...], i: int, scope: dict, groups: _Groups | None) -> tuple[Expr, int]:
     """Read one expression from ``tokens[i]``; returns it and the index of the token after it.
 
     MLIR precedence: ``*``, ``floordiv``, ``ceildiv``, ``mod`` (and ``/``) bind tighter than
@@ -228,7 +254,8 @@ def _expression(tokens: tuple[str, ...], i: int, scope: dict, groups: _Groups | 
     added term by term into the enclosing sum, or divided as it is (``floordiv_of_sum``). The sum
     being read is ``constant + sum(c * atom)`` in a dict, made into a node once."""
     stack: list[tuple] = []  # enclosing sums, saved at each "("
-    constant, coefficients, sign = 0, {}, 1
+    coefficients: dict[Expr, int] = {}
+    constant, sign = 0, 1
     k, e = 1, None
     operator = None  # pending product operator, applied to the next operand
     negate = False  # unary minus pending on the next operand
@@ -259,7 +286,7 @@ def _expression(tokens: tuple[str, ...], i: int, scope: dict, groups: _Groups | 
                 negate = not negate
                 continue
             elif token[:1].isdigit():  # 16d0
-                digits, name = _JUXTAPOSED.match(token).groups()
+                digits, name = _JUXTAPOSED.match(token).groups()  # type: ignore[union-attr]  # starts with a digit
                 ve = scope.get(name)
                 if ve is None:
                     raise _GiveUp
@@ -292,7 +319,7 @@ def _expression(tokens: tuple[str, ...], i: int, scope: dict, groups: _Groups | 
                 constant += factor * e.value
             else:
                 coefficients[e] = coefficients.get(e, 0) + factor
-            if token == "+" or token == "-":
+            if token in ("+", "-"):
                 sign = 1 if token == "+" else -1
                 k, e, expecting = 1, None, True
                 continue
@@ -310,7 +337,7 @@ def _expression(tokens: tuple[str, ...], i: int, scope: dict, groups: _Groups | 
                 vk, ve = 1, (constant, items)
             constant, coefficients, sign, k, e, operator, negate, group = stack.pop()
             if group is not None:
-                groups.values[group] = (vk, ve)
+                groups.values[group] = (vk, ve)  # type: ignore[union-attr]  # a group is read only with groups
         # an operand (vk, ve) is read: apply the pending unary minus and product operator
         if negate:
             vk = -vk
@@ -335,8 +362,7 @@ def _expression(tokens: tuple[str, ...], i: int, scope: dict, groups: _Groups | 
                     raise _GiveUp
                 vk, k = -vk, -k  # x floordiv -c == (-x) floordiv c, ceildiv alike
             if e is None:
-                k = k // vk if operator == FLOORDIV else (
-                    -((-k) // vk) if operator == CEILDIV else k % vk)
+                k = k // vk if operator == FLOORDIV else (-((-k) // vk) if operator == CEILDIV else k % vk)
             else:
                 e = _divide(k, e, operator, vk)
                 k = 1
@@ -352,11 +378,12 @@ def _divide(k: int, e, operator: int, c: int) -> Expr:
         if k != 1:
             constant, items = constant * k, [(atom, j * k) for atom, j in items]
         if c > 1:
-            return floordiv_of_sum(constant, items, c) if operator == FLOORDIV else (
-                ceildiv_of_sum(constant, items, c) if operator == CEILDIV else
-                mod_of_sum(constant, items, c))
+            return (
+                floordiv_of_sum(constant, items, c)
+                if operator == FLOORDIV
+                else (ceildiv_of_sum(constant, items, c) if operator == CEILDIV else mod_of_sum(constant, items, c))
+            )
         x = make_sum(constant, dict(items))
     else:
         x = scale(e, k)
-    return floordiv(x, c) if operator == FLOORDIV else (
-        ceildiv(x, c) if operator == CEILDIV else mod(x, c))
+    return floordiv(x, c) if operator == FLOORDIV else (ceildiv(x, c) if operator == CEILDIV else mod(x, c))

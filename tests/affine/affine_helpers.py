@@ -1,4 +1,5 @@
 """Shared helpers for the affine tests: random maps (hypothesis) and independent oracles."""
+
 from __future__ import annotations
 
 import itertools
@@ -43,8 +44,7 @@ def _ceildiv_eval(e, env) -> int:
         return e.value + sum(k * _ceildiv_eval(a, env) for a, k in e.terms)
     if kind in (FLOORDIV, MOD, CEILDIV):
         x = _ceildiv_eval(e.operand, env)
-        return x // e.value if kind == FLOORDIV else (x % e.value if kind == MOD
-                                                      else -((-x) // e.value))
+        return x // e.value if kind == FLOORDIV else (x % e.value if kind == MOD else -((-x) // e.value))
     return env[str(e)]
 
 
@@ -78,8 +78,15 @@ def intervals(draw, max_size: int = 8, low: int = -2):
 
 
 @st.composite
-def maps(draw, max_dims: int = 2, max_range: int = 1, max_results: int = 2,
-         max_constraints: int = 2, runtime: int = 0, n_dims=None):
+def maps(
+    draw,
+    max_dims: int = 2,
+    max_range: int = 1,
+    max_results: int = 2,
+    max_constraints: int = 2,
+    runtime: int = 0,
+    n_dims=None,
+):
     n = draw(st.integers(1, max_dims)) if n_dims is None else n_dims
     r = draw(st.integers(0, max_range))
     dims = [draw(intervals()) for _ in range(n)]

@@ -1,5 +1,6 @@
 """API additions of the second round: KNOWN EMPTY arity header, XLA's ``/`` syntax, the bounded
 semantic equality, remove_unused_variables on detached constraints, shared domain memos."""
+
 from __future__ import annotations
 
 from hypothesis import given, settings
@@ -41,8 +42,10 @@ def test_semantic_equality_is_exhaustive_on_small_domains():
 def test_semantic_equality_beyond_the_limit_is_a_bounded_sampled_check():
     # 4e8 range points: sampled (this used to enumerate the whole range box and run out of
     # memory); a difference on a large part of the domain is found
-    text = ("()[s0, s1, s2, s3] -> ((s0 * 458752 + s1 + s2 * 4 + s3 * 512) mod {}), "
-            "domain: s0 in [0, 871], s1 in [0, 3], s2 in [0, 127], s3 in [0, 895]")
+    text = (
+        "()[s0, s1, s2, s3] -> ((s0 * 458752 + s1 + s2 * 4 + s3 * 512) mod {}), "
+        "domain: s0 in [0, 871], s1 in [0, 3], s2 in [0, 127], s3 in [0, 895]"
+    )
     m = parse_map(text.format(20000))
     assert m.semantically_equal(m.simplified(), limit=1 << 12)
     assert not m.semantically_equal(parse_map(text.format(20001)), limit=1 << 12)
@@ -51,34 +54,29 @@ def test_semantic_equality_beyond_the_limit_is_a_bounded_sampled_check():
 def test_runtime_assignments_beyond_64_are_sampled_not_only_corners():
     # the maps differ only when rt0 is neither a corner nor the midpoint of [0, 40]
     a = parse_map("(d0){rt0} -> (d0 + rt0), domain: d0 in [0, 3], rt0 in [0, 40]")
-    b = parse_map("(d0){rt0} -> (d0 + rt0 + (rt0 mod 20 + 19) floordiv 20), "
-                  "domain: d0 in [0, 3], rt0 in [0, 40]")
+    b = parse_map("(d0){rt0} -> (d0 + rt0 + (rt0 mod 20 + 19) floordiv 20), domain: d0 in [0, 3], rt0 in [0, 40]")
     assert a.semantically_equal(a)
     assert not a.semantically_equal(b)
 
 
 def test_remove_unused_variables_decides_detached_constraints():
-    feasible = parse_map("(d0)[s0, s1] -> (d0 + s1), domain: d0 in [0, 3], s0 in [0, 9], "
-                         "s1 in [0, 2], s0 mod 4 in [3, 3]")
-    assert str(feasible.remove_unused_variables()) == \
-        "(d0)[s0] -> (d0 + s0), domain: d0 in [0, 3], s0 in [0, 2]"
-    infeasible = IndexingMap([Interval(0, 3)], [Interval(0, 9)], [], [dim(0)],
-                             [(range_var(0) * 2, Interval(7, 7))])
+    feasible = parse_map(
+        "(d0)[s0, s1] -> (d0 + s1), domain: d0 in [0, 3], s0 in [0, 9], s1 in [0, 2], s0 mod 4 in [3, 3]"
+    )
+    assert str(feasible.remove_unused_variables()) == "(d0)[s0] -> (d0 + s0), domain: d0 in [0, 3], s0 in [0, 2]"
+    infeasible = IndexingMap([Interval(0, 3)], [Interval(0, 9)], [], [dim(0)], [(range_var(0) * 2, Interval(7, 7))])
     assert infeasible.remove_unused_variables().is_known_empty
     assert not brute_relation(infeasible)
-    linked = parse_map("(d0)[s0, s1] -> (d0 + s1), domain: d0 in [0, 3], s0 in [0, 9], "
-                       "s1 in [0, 2], s0 + s1 in [3, 4]")
+    linked = parse_map("(d0)[s0, s1] -> (d0 + s1), domain: d0 in [0, 3], s0 in [0, 9], s1 in [0, 2], s0 + s1 in [3, 4]")
     assert linked.remove_unused_variables() is linked  # s0 is tied to the used s1
 
 
 def test_shared_domain_memos_survive_clear_caches():
-    text = "(d0, d1) -> ((d0 * 16 + d1) floordiv 16, (d0 * 16 + d1) mod 16), " \
-           "domain: d0 in [0, 7], d1 in [0, 15]"
+    text = "(d0, d1) -> ((d0 * 16 + d1) floordiv 16, (d0 * 16 + d1) mod 16), domain: d0 in [0, 7], d1 in [0, 15]"
     first = str(parse_map(text).simplified())
     assert str(parse_map(text).simplified()) == first  # warm (shared memo)
     clear_caches()
-    assert str(parse_map(text).simplified()) == first == \
-        "(d0, d1) -> (d0, d1), domain: d0 in [0, 7], d1 in [0, 15]"
+    assert str(parse_map(text).simplified()) == first == "(d0, d1) -> (d0, d1), domain: d0 in [0, 7], d1 in [0, 15]"
 
 
 @st.composite
@@ -88,12 +86,14 @@ def reshape_like(draw):
     k0, k1 = draw(st.integers(-3, 3)), draw(st.integers(-3, 3))
     x = dim(0) * k0 + dim(1) * k1 + draw(st.integers(-9, 9))
     c = draw(st.sampled_from([2, 3, 4, 6, 8]))
-    parts = [x * draw(st.integers(-2, 2)), x.floordiv(c) * draw(st.integers(-16, 16)),
-             x.mod(c) * draw(st.integers(-4, 4)),
-             (x.floordiv(c) + draw(st.integers(0, 40))).mod(draw(st.sampled_from([2, 4, 8])))
-             * draw(st.sampled_from([0, c, -c]))]
-    return IndexingMap([draw(intervals()), draw(intervals())], [], [],
-                       [sum(parts[1:], parts[0])])
+    parts = [
+        x * draw(st.integers(-2, 2)),
+        x.floordiv(c) * draw(st.integers(-16, 16)),
+        x.mod(c) * draw(st.integers(-4, 4)),
+        (x.floordiv(c) + draw(st.integers(0, 40))).mod(draw(st.sampled_from([2, 4, 8])))
+        * draw(st.sampled_from([0, c, -c])),
+    ]
+    return IndexingMap([draw(intervals()), draw(intervals())], [], [], [sum(parts[1:], parts[0])])
 
 
 @settings(deadline=None, derandomize=True, max_examples=300)

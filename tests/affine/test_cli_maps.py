@@ -1,4 +1,5 @@
 """CLI: hlo-index simplify / compose (exit codes, text and JSON output, caret diagnostics)."""
+
 from __future__ import annotations
 
 import json
@@ -37,17 +38,20 @@ def test_unreadable_map_exits_2_with_column_and_caret():
 
 
 def test_compose_reshape_chain():
-    outer = ("(d0, d1) -> ((d0 * 20 + d1) floordiv 100, ((d0 * 20 + d1) floordiv 10) mod 10, "
-             "(d0 * 20 + d1) mod 10), domain: d0 in [0, 49], d1 in [0, 19]")
-    inner = ("(d0, d1, d2) -> ((d0 * 100 + d1 * 10 + d2) floordiv 20, (d0 * 100 + d1 * 10 + d2) "
-             "mod 20), domain: d0 in [0, 9], d1 in [0, 9], d2 in [0, 9]")
+    outer = (
+        "(d0, d1) -> ((d0 * 20 + d1) floordiv 100, ((d0 * 20 + d1) floordiv 10) mod 10, "
+        "(d0 * 20 + d1) mod 10), domain: d0 in [0, 49], d1 in [0, 19]"
+    )
+    inner = (
+        "(d0, d1, d2) -> ((d0 * 100 + d1 * 10 + d2) floordiv 20, (d0 * 100 + d1 * 10 + d2) "
+        "mod 20), domain: d0 in [0, 9], d1 in [0, 9], d2 in [0, 9]"
+    )
     result = _run("compose", outer, inner)
     assert result.exit_code == 0
     assert result.output.startswith("(d0, d1, d2) -> (d0, d1, d2), domain:")
 
 
 def test_compose_arity_mismatch_exits_2():
-    result = _run("compose", "(d0) -> (d0), domain: d0 in [0, 3]",
-                  "(d0) -> (d0, d0), domain: d0 in [0, 3]")
+    result = _run("compose", "(d0) -> (d0), domain: d0 in [0, 3]", "(d0) -> (d0, d0), domain: d0 in [0, 3]")
     assert result.exit_code == 2
     assert "error:" in result.output

@@ -1,5 +1,6 @@
 """Exact proofs with isl (when islpy is installed) that simplification and composition keep the
 relation; the numpy/Python brute force elsewhere is the always-available oracle."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,7 +12,7 @@ from .affine_helpers import maps
 from .test_simplify_rules import CONSTRAINT_RULES, SPEC_AND_RULES
 
 pytest.importorskip("islpy")
-from hlo_index.affine.isl_bridge import isl_equal  # noqa: E402
+from hlo_index.affine.isl_bridge import isl_equal
 
 
 @settings(deadline=None, derandomize=True, max_examples=200)

@@ -1,11 +1,14 @@
 """KNOWN EMPTY keeps its arity, as XLA's ResetToKnownEmpty does: the dims, range and runtime
 variables stay (bounded by the empty interval) and so do the results (all 0)."""
+
 from __future__ import annotations
 
 from hlo_index.affine import Interval, parse_map
 
-INFEASIBLE = ("(d0, d1)[s0]{rt0} -> (d0 + s0, d1, rt0), domain: d0 in [0, 3], d1 in [0, 3], "
-              "s0 in [0, 2], rt0 in [0, 5], d0 + s0 in [10, 20]")
+INFEASIBLE = (
+    "(d0, d1)[s0]{rt0} -> (d0 + s0, d1, rt0), domain: d0 in [0, 3], d1 in [0, 3], "
+    "s0 in [0, 2], rt0 in [0, 5], d0 + s0 in [10, 20]"
+)
 
 
 def test_an_infeasible_map_simplifies_to_known_empty_with_its_arity():
@@ -23,6 +26,7 @@ def test_an_infeasible_map_simplifies_to_known_empty_with_its_arity():
 def test_the_original_map_has_no_feasible_point_either():
     # the emptiness itself is checked by brute force on the original map, not believed
     import itertools
+
     feasible = [(d0, s0) for d0, s0 in itertools.product(range(4), range(3)) if 10 <= d0 + s0 <= 20]
     assert feasible == []
 

@@ -1,4 +1,5 @@
 """Property tests over random maps, checked against plain-Python brute force."""
+
 from __future__ import annotations
 
 from hypothesis import given, settings
@@ -51,8 +52,7 @@ def test_print_parse_round_trip(m: IndexingMap):
 @st.composite
 def composable(draw):
     inner = draw(maps(max_dims=2, max_range=1, max_results=2, max_constraints=1))
-    outer = draw(maps(max_dims=2, max_range=1, max_results=2, max_constraints=1,
-                      n_dims=inner.num_results))
+    outer = draw(maps(max_dims=2, max_range=1, max_results=2, max_constraints=1, n_dims=inner.num_results))
     return outer, inner
 
 
@@ -63,10 +63,10 @@ def test_compose_equals_sequential_evaluation(pair):
     composed = outer.compose(inner)
     expected = set()
     for row in brute_relation(inner):
-        x, y = row[:inner.num_dims], row[inner.num_dims:]
+        x, y = row[: inner.num_dims], row[inner.num_dims :]
         for out_row in brute_relation(outer):
-            if out_row[:outer.num_dims] == y:
-                expected.add(x + out_row[outer.num_dims:])
+            if out_row[: outer.num_dims] == y:
+                expected.add(x + out_row[outer.num_dims :])
     assert brute_relation(composed) == expected, f"{outer}\n∘ {inner}\n= {composed}"
 
 
@@ -74,7 +74,7 @@ def test_compose_equals_sequential_evaluation(pair):
 @given(maps())
 def test_numpy_enumeration_matches_brute_force(m: IndexingMap):
     points, results = m.enumerate()
-    rows = {tuple(p[:m.num_dims]) + tuple(r) for p, r in zip(points.tolist(), results.tolist())}
+    rows = {tuple(p[: m.num_dims]) + tuple(r) for p, r in zip(points.tolist(), results.tolist())}
     assert rows == brute_relation(m)
 
 

@@ -1,16 +1,30 @@
 """Text form, expression construction and the IndexingMap API."""
+
 from __future__ import annotations
 
 import pytest
 
-from hlo_index.affine import (Expr, IndexingMap, Interval, MapSyntaxError, NonAffineError,
-                              RuntimeVar, clear_caches, const, dim, parse_map, range_var,
-                              runtime_var)
+from hlo_index.affine import (
+    Expr,
+    IndexingMap,
+    Interval,
+    MapSyntaxError,
+    NonAffineError,
+    RuntimeVar,
+    clear_caches,
+    const,
+    dim,
+    parse_map,
+    range_var,
+    runtime_var,
+)
 
 from .affine_helpers import brute_relation
 
-ISSUE_EXAMPLE = ("(d0, d1)[s0]{rt0} -> (d0 floordiv 8, s0 + rt0), domain: d0 in [0, 31], "
-                 "d1 in [0, 7], s0 in [0, 3], rt0 in [0, 9], d0 mod 2 in [0, 0]")
+ISSUE_EXAMPLE = (
+    "(d0, d1)[s0]{rt0} -> (d0 floordiv 8, s0 + rt0), domain: d0 in [0, 31], "
+    "d1 in [0, 7], s0 in [0, 3], rt0 in [0, 9], d0 mod 2 in [0, 0]"
+)
 
 
 def test_expressions_are_uniqued_and_canonical():
@@ -19,8 +33,7 @@ def test_expressions_are_uniqued_and_canonical():
     assert (d0 * 2 + d1 - d0) is (d1 + d0)
     assert (d0 * 1 + 0) is d0
     assert (d0 - d0).is_constant and (d0 - d0).constant_value == 0
-    assert str(d0 * 4 + d1.floordiv(8) - 3 + range_var(0) % 5) == \
-        "d0 * 4 + d1 floordiv 8 + s0 mod 5 - 3"
+    assert str(d0 * 4 + d1.floordiv(8) - 3 + range_var(0) % 5) == "d0 * 4 + d1 floordiv 8 + s0 mod 5 - 3"
     assert str(-d1 + 16) == "-d1 + 16"
     assert str(d0 - d1 * 4) == "d0 - d1 * 4"
     assert str((d0 + 4).floordiv(4)) == "d0 floordiv 4 + 1"
@@ -30,8 +43,7 @@ def test_expressions_are_uniqued_and_canonical():
 
 
 def test_floor_semantics_for_negative_values():
-    m = IndexingMap([Interval(-9, 9)], [], [], [dim(0).floordiv(4), dim(0) % 4,
-                                                 dim(0).ceildiv(4)])
+    m = IndexingMap([Interval(-9, 9)], [], [], [dim(0).floordiv(4), dim(0) % 4, dim(0).ceildiv(4)])
     for x in range(-9, 10):
         assert m.evaluate([x]) == (x // 4, x % 4, -((-x) // 4))
 
@@ -58,17 +70,19 @@ def test_multi_line_text_and_custom_names():
         bl_x in [0, 7],
         k in [0, 3],
         is_simplified: false""")
-    assert str(m) == ("(d0, d1)[s0] -> (d0 * 4 + s0, d1), "
-                      "domain: d0 in [0, 31], d1 in [0, 7], s0 in [0, 3]")
+    assert str(m) == ("(d0, d1)[s0] -> (d0 * 4 + s0, d1), domain: d0 in [0, 31], d1 in [0, 7], s0 in [0, 3]")
 
 
-@pytest.mark.parametrize("text, column", [
-    ("(d0) -> (d0 floordiv ), domain: d0 in [0, 31]", 22),
-    ("(d0) -> (d1), domain: d0 in [0, 31]", 10),
-    ("(d0) -> (d0 * d0), domain: d0 in [0, 31]", 13),
-    ("(d0) -> (d0), domain: d0 in [0 31]", 32),
-    ("(d0) -> (d0) $", 14),
-])
+@pytest.mark.parametrize(
+    "text, column",
+    [
+        ("(d0) -> (d0 floordiv ), domain: d0 in [0, 31]", 22),
+        ("(d0) -> (d1), domain: d0 in [0, 31]", 10),
+        ("(d0) -> (d0 * d0), domain: d0 in [0, 31]", 13),
+        ("(d0) -> (d0), domain: d0 in [0 31]", 32),
+        ("(d0) -> (d0) $", 14),
+    ],
+)
 def test_parse_errors_carry_the_column(text: str, column: int):
     with pytest.raises(MapSyntaxError) as err:
         parse_map(text)
@@ -91,12 +105,18 @@ def test_special_maps():
 
 
 def test_compose_orders_symbols_outer_first():
-    outer = IndexingMap.from_shape_dims([8], [dim(0) + range_var(0) + runtime_var(0)],
-                                        range_vars=[Interval(0, 1)],
-                                        runtime_vars=[RuntimeVar(Interval(0, 2), "outer")])
-    inner = IndexingMap.from_shape_dims([4], [dim(0) * 2 + range_var(0) + runtime_var(0)],
-                                        range_vars=[Interval(0, 1)],
-                                        runtime_vars=[RuntimeVar(Interval(0, 3), "inner")])
+    outer = IndexingMap.from_shape_dims(
+        [8],
+        [dim(0) + range_var(0) + runtime_var(0)],
+        range_vars=[Interval(0, 1)],
+        runtime_vars=[RuntimeVar(Interval(0, 2), "outer")],
+    )
+    inner = IndexingMap.from_shape_dims(
+        [4],
+        [dim(0) * 2 + range_var(0) + runtime_var(0)],
+        range_vars=[Interval(0, 1)],
+        runtime_vars=[RuntimeVar(Interval(0, 3), "inner")],
+    )
     composed = outer.compose(inner)
     assert str(composed).startswith("(d0)[s0, s1]{rt0, rt1} -> (d0 * 2 + s0 + s1 + rt0 + rt1)")
     assert [v.description for v in composed.runtime_vars] == ["outer", "inner"]
@@ -105,8 +125,7 @@ def test_compose_orders_symbols_outer_first():
 
 
 def test_evaluate_enumerate_and_read_set():
-    m = parse_map("(d0)[s0] -> (d0 * 4 + s0), domain: d0 in [0, 2], s0 in [0, 3], "
-                  "s0 mod 2 in [0, 0]")
+    m = parse_map("(d0)[s0] -> (d0 * 4 + s0), domain: d0 in [0, 2], s0 in [0, 3], s0 mod 2 in [0, 0]")
     assert m.evaluate([2], [3]) == (11,)
     assert m.read_set((1,)) == {(4,), (6,)}
     points, results = m.enumerate()
@@ -119,24 +138,27 @@ def test_evaluate_enumerate_and_read_set():
 
 
 def test_remove_unused_variables_and_runtime_substitution():
-    m = IndexingMap([Interval(0, 9)], [Interval(0, 3), Interval(0, 5)],
-                    [RuntimeVar(Interval(0, 4), "a"), RuntimeVar(Interval(0, 9), "b")],
-                    [dim(0) + range_var(1) + runtime_var(1)],
-                    [(range_var(0) + dim(0), Interval(0, 5))])
+    m = IndexingMap(
+        [Interval(0, 9)],
+        [Interval(0, 3), Interval(0, 5)],
+        [RuntimeVar(Interval(0, 4), "a"), RuntimeVar(Interval(0, 9), "b")],
+        [dim(0) + range_var(1) + runtime_var(1)],
+        [(range_var(0) + dim(0), Interval(0, 5))],
+    )
     pruned = m.remove_unused_variables()
-    assert str(pruned) == ("(d0)[s0, s1]{rt0} -> (d0 + s1 + rt0), domain: d0 in [0, 9], "
-                           "s0 in [0, 3], s1 in [0, 5], rt0 in [0, 9], d0 + s0 in [0, 5]")
+    assert str(pruned) == (
+        "(d0)[s0, s1]{rt0} -> (d0 + s1 + rt0), domain: d0 in [0, 9], "
+        "s0 in [0, 3], s1 in [0, 5], rt0 in [0, 9], d0 + s0 in [0, 5]"
+    )
     fixed = m.substitute_runtime_values([None, 7])
     assert str(fixed.results[0]) == "d0 + s1 + 7"
     assert len(fixed.runtime_vars) == 1 and fixed.runtime_vars[0].description == "a"
 
 
 def test_convert_and_rescale_range_vars():
-    m = parse_map("(d0)[s0] -> (d0 + s0), domain: d0 in [0, 3], s0 in [0, 20], "
-                  "s0 mod 4 in [1, 1]")
+    m = parse_map("(d0)[s0] -> (d0 + s0), domain: d0 in [0, 3], s0 in [0, 20], s0 mod 4 in [1, 1]")
     rescaled = m.rescale_range_vars()
-    assert str(rescaled) == ("(d0)[s0] -> (d0 + s0 * 4 + 1), domain: d0 in [0, 3], "
-                             "s0 in [0, 4]")
+    assert str(rescaled) == ("(d0)[s0] -> (d0 + s0 * 4 + 1), domain: d0 in [0, 3], s0 in [0, 4]")
     assert brute_relation(rescaled) == brute_relation(m)
     as_dims = m.convert_range_vars_to_dims()
     assert as_dims.num_dims == 2 and not as_dims.range_vars

@@ -1,6 +1,7 @@
 """The fast map reader (``text_reader.py``) against the careful parser (``text.py``): on every
 text the fast reader accepts, both give the same map; every text the careful parser rejects, the
 fast reader rejects too (so errors keep their column)."""
+
 from __future__ import annotations
 
 import random
@@ -17,8 +18,13 @@ from .affine_helpers import maps
 
 
 def _same(a: IndexingMap, b: IndexingMap) -> bool:
-    return (a.dims, a.range_vars, a.runtime_vars, a.results, a.constraints) == \
-        (b.dims, b.range_vars, b.runtime_vars, b.results, b.constraints)
+    return (a.dims, a.range_vars, a.runtime_vars, a.results, a.constraints) == (
+        b.dims,
+        b.range_vars,
+        b.runtime_vars,
+        b.results,
+        b.constraints,
+    )
 
 
 def _careful(text: str):
@@ -46,16 +52,14 @@ SPELLINGS = [
     "(d0, d1, d2) -> ((100d0 + 10d1 + d2) floordiv 100, ((100d0 + 10d1 + d2) mod 100) floordiv "
     "10, d2 mod 10), domain: d0 in [0, 9], d1 in [0, 9], d2 in [0, 9]",
     "(d0, d1) -> (9 - ((-11d0 - d1 + 109) floordiv 11)), domain: d0 in [0, 9], d1 in [0, 10]",
-    "(d0) -> (d0 / -3, d0 ceildiv -2, -(d0) * -2, - -d0, (((d0))), 2 * (d0 + 1) * 3)"
-    ", domain: d0 in [-7, 9]",
+    "(d0) -> (d0 / -3, d0 ceildiv -2, -(d0) * -2, - -d0, (((d0))), 2 * (d0 + 1) * 3), domain: d0 in [-7, 9]",
     "(d0)[s0] -> ((d0 + s0) mod 4 + (d0 + s0) mod 4 * 2 - ((d0 + s0) mod 4)), "
     "domain: d0 in [0, 9], s0 in [0, 3], (d0 + s0) floordiv 2 in [1, 5], d0 in [0, 3]",
     "(x, y)[k]{r} -> (x * 4 + k, y - r),\n domain:\n x in [0, 31],\n y in [0, 7],\n"
     " k in [0, 3],\n r in [-2, 2],\n is_simplified: false",
     "() -> (), domain: ",
     "() -> (3)",
-    "(d0) -> ((5) * d0, d0 floordiv (2 + 2), d0 mod (3), (d0 - d0) * d0)"
-    ", domain: d0 in [0, 20]",
+    "(d0) -> ((5) * d0, d0 floordiv (2 + 2), d0 mod (3), (d0 - d0) * d0), domain: d0 in [0, 20]",
 ]
 
 
@@ -95,8 +99,15 @@ def test_what_the_careful_parser_rejects_the_fast_reader_leaves_to_it(text: str)
         parse_map(text)
 
 
-@pytest.mark.parametrize("text", ["KNOWN EMPTY", "UNDEFINED: no rule", "(d0) -> (d0 MOD 2), "
-                                  "domain: d0 in [0, 3]", "(d0) -> (2 results): KNOWN EMPTY"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "KNOWN EMPTY",
+        "UNDEFINED: no rule",
+        "(d0) -> (d0 MOD 2), domain: d0 in [0, 3]",
+        "(d0) -> (2 results): KNOWN EMPTY",
+    ],
+)
 def test_rarer_spellings_go_to_the_careful_parser(text: str):
     assert read_map(text) is None
     assert parse_map(text) is not None
@@ -124,8 +135,9 @@ def test_mutated_text_is_read_alike_or_left_to_the_careful_parser(text: str, see
         assert _same(fast, careful), mutated
 
 
-@pytest.mark.parametrize("text", ["d0 * 4 + d1 floordiv 8 + s0 mod 5 - 3", "-(d0 - 3) / -2",
-                                  "(d0 + rt0) mod 3 + (d0 + rt0) mod 3"])
+@pytest.mark.parametrize(
+    "text", ["d0 * 4 + d1 floordiv 8 + s0 mod 5 - 3", "-(d0 - 3) / -2", "(d0 + rt0) mod 3 + (d0 + rt0) mod 3"]
+)
 def test_expressions_read_fast_and_alike(text: str):
     scope = _default_scope(text, None, None, None)
     fast = read_expr(text, scope)
@@ -139,8 +151,10 @@ def test_long_text_with_repeated_groups_reads_alike_with_and_without_the_group_m
     # short text is read without the group memo, long text (made by substitution) with it
     group = "((d0 * 4 + d1) floordiv 3 + (d0 * 4 + d1) mod 3 * 2)"
     results = " + ".join([f"{group} mod 5", f"-{group}", "(d1 + 1) floordiv 2"] * repeats)
-    text = f"(d0, d1) -> ({results or '(d1 + 1) floordiv 2'}, {group}), domain: d0 in [0, 9], " \
-           f"d1 in [0, 3], {group} floordiv 7 in [0, 3]"
+    text = (
+        f"(d0, d1) -> ({results or '(d1 + 1) floordiv 2'}, {group}), domain: d0 in [0, 9], "
+        f"d1 in [0, 3], {group} floordiv 7 in [0, 3]"
+    )
     assert (len(tokens_of(text)) >= _MEMO_TOKENS) == (repeats > 0)
     fast = read_map(text)
     assert fast is not None
