@@ -283,8 +283,11 @@ class _ModelBuilder(Transformer):
                 instr.metadata = A.metadata(value)
             elif key in _CALLEE_ROLES:
                 attrs[key] = self._callees(key, value, instr, tok, offset)
-            elif key == "replica_groups":   # raw text stays under its own key (rules read it)
+            elif key == "replica_groups":   # raw text stays under its own key (printed back as written)
                 attrs["replica_groups_typed"] = A.replica_groups(value)
+                attrs[key] = value
+            elif key == "source_target_pairs":   # checked here, typed on use: Instruction.source_target_pairs()
+                A.source_target_pairs(value)
                 attrs[key] = value
             else:
                 attrs[key] = A.typed_attribute(key, value, instr.opcode)
