@@ -26,7 +26,8 @@ from .lexer import (ARRAY_SHAPE_TEXT, FAST_ATTR, HloLexer, InstrRun, InstrToken,
 from .model import Computation, Diagnostic, Instruction, Module, Shape
 from .operands import NestedInstruction, OperandSyntaxError, parse_operands
 from ..context import current
-from .shapes import SHAPES_MEMO as _SHAPES, ShapeError, buffer_shape, parse_array_shape, tuple_shape
+from .shapes import (SHAPES_MEMO as _SHAPES, ShapeError, buffer_shape, parse_array_shape, read_array_shape,
+                     tuple_shape)
 
 # Package data (a link to the top-level grammar/ in a checkout, the file itself in a wheel).
 GRAMMAR_PATH = Path(__file__).resolve().parents[2] / "grammar" / "hlo.lark"
@@ -173,12 +174,10 @@ class _ModelBuilder(Transformer):
         pos = entry.start("iname")
         name, shape_text, opcode, inner, key, value = entry.group("iname", "ishape", "iop", "iargs", "ikey", "ivalue")
         shapes, metadata = memos
-        shape = shapes.get(shape_text)
-        if shape is None:
-            try:
-                shape = parse_array_shape(shape_text)
-            except ShapeError as e:
-                raise _Failure(str(e), instr_token(entry), entry.start("ishape") - start + e.offset) from None
+        try:
+            shape = read_array_shape(shape_text, shapes)
+        except ShapeError as e:
+            raise _Failure(str(e), instr_token(entry), entry.start("ishape") - start + e.offset) from None
         at = tok or entry   # what positions are taken from: an entry becomes a token where one is needed
         try:
             instr = self._build(pos != start, name, pos, shape, opcode, inner, at, c, 1)
