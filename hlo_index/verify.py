@@ -38,6 +38,7 @@ from .affine import IndexingMap
 from .context import current, register_table, remember
 from .api import SelectedTarget
 from .fusion import callee_of, input_to_output, output_to_input
+from .fusion.fingerprint import computation_fingerprint, instruction_structure
 from .fusion.traverse import post_order
 from .reference import (ELEMENT_READ_SETS, SET_READ_SETS, NoReference, element_read_sets,
                         operand_element_read, read_set)
@@ -124,8 +125,6 @@ def _element_read_sets(instr: Instruction, out: int, point: tuple, operand: int)
 _SHAPE_ONLY_OPCODES = frozenset(ELEMENTWISE_OPCODES) | {
     "broadcast", "bitcast", "transpose", "reshape", "copy", "slice", "reverse", "concatenate",
     "pad", "convert", "bitcast-convert", "reduce-precision", "dot"}
-_UNREAD_ATTRS = frozenset({"metadata", "backend_config", "frontend_attributes", "statistics",
-                           "control-predecessors", "sharding", "origin", "op_name"})
 _STRUCTURE_IDS = "structure ids"  # a key of the shared memo: structure -> small int
 SHARED_READS_LIMIT = 1 << 20   # entries of a module's shared memo; beyond it, it starts afresh
 
@@ -135,8 +134,7 @@ def _structure(instr: Instruction):
     on more (then they are memoised per instruction object, for one target only)."""
     if instr.opcode not in _SHAPE_ONLY_OPCODES or instr.called:
         return None
-    attrs = tuple(sorted((k, repr(v)) for k, v in instr.attrs.items() if k not in _UNREAD_ATTRS))
-    return (instr.opcode, instr.shape, tuple(o.shape for o in instr.operands), attrs)
+    return instruction_structure(instr)
 
 
 class _Walker:
@@ -548,7 +546,6 @@ def _identity(selected: SelectedTarget):
     comp = target if isinstance(target, Computation) else callee_of(target)
     if comp is None:
         return None
-    from .fusion.fingerprint import computation_fingerprint
     return (selected.kind, computation_fingerprint(comp))
 
 
