@@ -3,7 +3,6 @@ or dynamic slice (constant offsets clamped as XLA does, runtime ones marked), an
 exception that ends a pair's analysis early."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Optional
 
@@ -33,10 +32,10 @@ class SliceSpec:
 
 
 def constant_int(instr: Instruction) -> Optional[int]:
-    if instr.opcode != "constant" or instr.literal is None:
+    values = instr.literal_values()
+    if values is None or values.size != 1 or values.dtype.kind not in "biu":
         return None
-    found = re.findall(r"-?\d+", instr.literal.split(")")[-1] if ")" in instr.literal else instr.literal)
-    return int(found[-1]) if len(found) == 1 else None
+    return int(values.flat[0])
 
 
 def slice_of(instr: Instruction) -> SliceSpec:

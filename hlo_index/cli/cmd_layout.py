@@ -7,7 +7,7 @@ import sys
 import click
 from rich.console import Console
 
-from ..layout_text import ShapeTextError, parse_shape_text
+from ..hlo.shapes import ShapeTextError, parse_shape_text
 
 JSON_OFFSETS_LIMIT = 65536
 

@@ -1,21 +1,44 @@
-"""One structural identity for every cache key: what a rule reads, never names or ``id()``.
+"""The structural identity of instructions and computations: names and ``id()`` left out.
+
+One module owns every structural identity, with one list of what never counts (``NEVER_READ``:
+documentation, profiling and ordering attributes). There are two forms, because they answer
+to different readers:
+
+In-process keys (ints and tuples, interned per analysis context), for caches:
 
 * ``instruction_key(instr)``: the key of one op-rule result. Opcode, result and operand shapes
   (layouts included), the attributes the op's rules declare they read (``ops.registry.Reads``),
-  a called computation by its *body* (``fingerprint_id``, recursively), constant / iota operands'
-  values when declared (a ``tuple`` operand by its elements' values), module attributes when declared. None when the opcode's rules declare
-  nothing: such results are never shared between instructions.
+  a called computation by its *body* (``fingerprint_id``, recursively), constant / iota
+  operands' values when declared (a ``tuple`` operand by its elements' values), module
+  attributes when declared. None when the opcode's rules declare nothing: such results are
+  never shared between instructions.
 * ``fingerprint_id(comp)``: a small int, equal for two computations exactly when their
   ``computation_fingerprint`` keys are equal: every instruction's opcode, shape, wiring (operand
   positions), parameter number, literal and attributes (the declared ones; all but the
   never-read ones for undeclared opcodes, plus the module's attributes), callees by body.
+  ``--verify`` verifies the targets of one fingerprint once.
+* ``instruction_structure(instr)``: opcode, shapes and every attribute but ``UNSTRUCTURAL``,
+  for caches of code that must not rely on what the rules declare they read (``--verify``'s
+  memo of the numpy reference's read sets).
 
 Transformer layers repeat the same fused computations under different names; equal keys mean the
 same instructions, shapes, attributes and wiring, so the indexing maps are identical and are
-computed once. The ints are interned per analysis context (``hlo_index.context``).
+computed once.
+
+Stable digests (sha256 text), for files: ``check``'s finding identities, which users keep in
+baseline files, so their values are a public contract and never change with the keys above:
+
+* ``computation_digest(comp)``: a hex digest of every instruction's opcode, printed shape,
+  operand positions, parameter number, literal text and every attribute but ``UNSTRUCTURAL``
+  (callees by their own digest), and the root's position; equal across processes and runs.
+* ``finding_identity(digest, operand, output, maps)``: 16 hex digits naming one finding.
+They cannot be the in-process keys: those hold per-context ints (shape tokens, callee ids) and
+only the attributes rules read, while a baseline needs a value equal in every process that
+covers every attribute that may change the structure.
 """
 from __future__ import annotations
 
+import hashlib
 from typing import Optional
 
 from ..context import current, register_table
@@ -25,6 +48,9 @@ from ..ops.registry import Reads, reads_of
 # Attributes no indexing rule may read: documentation, profiling and ordering only (and they
 # often differ between otherwise identical copies, or hold instruction names).
 NEVER_READ = frozenset({"metadata", "statistics", "control-predecessors", "origin", "op_name"})
+# Besides the never-read ones, attributes that differ between otherwise identical compiles
+# (backend tuning, frontend notes, partitioning): no structural identity counts them.
+UNSTRUCTURAL = NEVER_READ | {"backend_config", "frontend_attributes", "sharding"}
 _CALLEE_ROLES = frozenset({"calls", "to_apply", "condition", "body", "select", "scatter",
                            "true_computation", "false_computation", "branch_computations",
                            "called_computations"})
@@ -193,3 +219,46 @@ def fingerprint_id(comp: Computation) -> int:
     fid = key_ids.setdefault(key, len(key_ids))
     by_computation[id(comp)] = (comp, fid)
     return fid
+
+
+def instruction_structure(instr: Instruction) -> tuple:
+    """Opcode, result and operand shapes and every attribute but ``UNSTRUCTURAL`` (as text):
+    all a reading of the instruction alone can depend on, whatever any rule declares."""
+    attrs = tuple(sorted((k, repr(v)) for k, v in instr.attrs.items() if k not in UNSTRUCTURAL))
+    return (instr.opcode, instr.shape, tuple(o.shape for o in instr.operands), attrs)
+
+
+# ---- stable digests: check's finding identities, stored in baseline files -----------------------
+
+def computation_digest(comp: Computation, memo: Optional[dict] = None) -> str:
+    """A name-free digest of ``comp``'s structure (callees included, each digested once).
+
+    Baseline files store it: see the module docstring for why it is not ``computation_fingerprint``."""
+    memo = {} if memo is None else memo
+    hit = memo.get(id(comp))
+    if hit is not None and hit[0] is comp:
+        return hit[1]
+    position = {id(instr): k for k, instr in enumerate(comp.instructions)}
+    h = hashlib.sha256()
+    for instr in comp.instructions:
+        parts = [instr.opcode, str(instr.shape), ",".join(str(position.get(id(o), -1)) for o in instr.operands),
+                 "" if instr.parameter_number is None else str(instr.parameter_number), instr.literal or ""]
+        for key, value in instr.attrs.items():
+            if key in UNSTRUCTURAL:
+                continue
+            callee = instr.called.get(key)
+            parts.append(f"{key}={computation_digest(callee, memo) if callee is not None else value}")
+        for role, callee in instr.called.items():
+            if role not in instr.attrs:
+                parts.append(f"{role}={computation_digest(callee, memo)}")
+        h.update("\x1f".join(parts).encode("utf-8", "replace") + b"\n")
+    h.update(f"root={position.get(id(comp.root), -1)}".encode())
+    digest = h.hexdigest()
+    memo[id(comp)] = (comp, digest)
+    return digest
+
+
+def finding_identity(structure: str, operand: int, output: int, maps: tuple[str, ...]) -> str:
+    """One finding's identity: the structure's digest, the operand and output numbers, the maps."""
+    h = hashlib.sha256("\x1f".join((structure, str(operand), str(output), *sorted(maps))).encode())
+    return h.hexdigest()[:16]

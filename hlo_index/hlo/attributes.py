@@ -205,6 +205,14 @@ def replica_groups(value: str) -> tuple[tuple[int, ...], ...]:
     return tuple(_ints(g) for g in groups_found)
 
 
+def source_target_pairs(value: str) -> tuple[tuple[int, int], ...]:
+    """``{{0,1},{1,2}}`` → ((0, 1), (1, 2)); ``{}`` → ()."""
+    groups = replica_groups(value) if value.strip().startswith("{") else None
+    if groups is None or any(len(g) != 2 for g in groups):
+        raise ValueError(f"expected {{{{source,target}},...}}, got {value.strip()[:60]!r}")
+    return tuple((a, b) for a, b in groups)
+
+
 def _ints(text: str) -> tuple[int, ...]:
     text = text.strip()
     return tuple(int(x) for x in text.split(",")) if text else ()

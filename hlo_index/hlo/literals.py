@@ -1,14 +1,19 @@
-"""Constant literals checked as XLA's parser checks them (``ParseDenseLiteral`` and
-``SetValueInLiteral`` in ``hlo_parser.cc``): the nesting matches the shape, each value fits the
-element type, NaN payloads fit the type's mantissa. The values themselves are not kept.
+"""Constant literal text: checked as XLA's parser checks it (``ParseDenseLiteral`` and
+``SetValueInLiteral`` in ``hlo_parser.cc``: the nesting matches the shape, each value fits the
+element type, NaN payloads fit the type's mantissa), and read into typed values
+(``literal_values``, what ``Instruction.literal_values()`` returns). Both walk one tokenizer, so
+the rules, the analyses and the reference never read literal text themselves.
 """
 from __future__ import annotations
 
 import math
 import re
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from .model import Shape
+import numpy as np
+
+if TYPE_CHECKING:
+    from .model import Shape
 
 _TOKEN = re.compile(  # /*i0=0*/ index comments, as XLA prints big literals, are skipped
     r"(?:\s|/\*.*?\*/)*(?:(?P<open>\{)|(?P<close>\})|(?P<comma>,)|(?P<dots>\.\.\.)"
@@ -196,3 +201,56 @@ def _walk(shape: Shape, text: str) -> None:
             _check_value(shape, kind, m.group(kind))
     if level:
         raise LiteralError("unclosed '{' in a literal")
+
+
+def literal_values(shape: Shape, text: Optional[str]) -> Optional[np.ndarray]:
+    """The values of an array literal, shaped like ``shape``: bool for pred, int64 for the
+    integer types (uint64 for u64), float64 for the floating-point types, complex128 for the
+    complex ones. None for a literal it cannot read completely: a tuple, token or opaque shape,
+    ``...`` elisions, a count of values that does not fill the shape, text it does not tokenize."""
+    if text is None or shape.is_tuple or shape.element_type not in _DTYPES:
+        return None
+    words: list[tuple[str, str]] = []
+    pos, n = 0, len(text)
+    while pos < n:
+        m = _TOKEN.match(text, pos)
+        if m is None or m.end() == pos:
+            if text[pos:].strip():
+                return None
+            break
+        pos = m.end()
+        kind = m.lastgroup
+        if kind == "dots":
+            return None
+        if kind not in ("open", "close", "comma"):
+            words.append((kind, m.group(kind)))
+    if len(words) != shape.num_elements:
+        return None
+    dtype = _DTYPES[shape.element_type]
+    try:
+        values = [_value(dtype, kind, word) for kind, word in words]
+        return np.asarray(values, dtype=dtype).reshape(shape.dims)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _value(dtype: type, kind: str, word: str):
+    if kind == "bool":
+        return word == "true"
+    if dtype is np.complex128:
+        if kind != "complex":
+            raise ValueError(word)
+        real, imaginary = (float(part) for part in word.strip()[1:-1].split(","))
+        return complex(real, imaginary)
+    if kind == "complex":
+        raise ValueError(word)
+    if dtype is np.float64:
+        return float(word.split("(")[0])   # a NaN payload is not kept
+    if kind != "number" or any(c in word for c in ".eE"):
+        raise ValueError(word)
+    return int(word)
+
+
+_DTYPES: dict[str, type] = {"pred": np.bool_, "u64": np.uint64, "c64": np.complex128, "c128": np.complex128}
+_DTYPES.update({f"{k}{bits}": np.int64 for k in "su" for bits in (1, 2, 4, 8, 16, 32, 64) if f"{k}{bits}" != "u64"})
+_DTYPES.update({name: np.float64 for name in _FLOATS})

@@ -193,9 +193,42 @@ class Instruction:
     computation: Optional["Computation"] = None
     # control-predecessors={...} resolved when the computation is (names in attrs["control-predecessors"])
     control_predecessors: tuple["Instruction", ...] = ()
+    # typed values read from text once, on first use (literal_values, source_target_pairs)
+    _read_once: Optional[dict[str, Any]] = field(default=None, init=False, repr=False)
 
     def attr(self, key: str, default: Any = None) -> Any:
         return self.attrs.get(key, default)
+
+    def literal_values(self) -> Optional[Any]:
+        """A constant's values as a numpy array shaped like it (``hlo.literals.literal_values``:
+        bool, int64, float64 or complex128), or None: not a constant, a tuple, or a literal
+        that does not spell out every value."""
+        if self.opcode != "constant" or self.literal is None:
+            return None
+        return self._once("literal", lambda: _literals().literal_values(self.shape, self.literal))
+
+    def replica_groups(self) -> Optional[tuple[tuple[int, ...], ...]]:
+        """``replica_groups`` typed (``attrs["replica_groups_typed"]``, see above); None when the
+        instruction has none."""
+        typed = self.attrs.get("replica_groups_typed")
+        text = self.attrs.get("replica_groups")
+        if typed is None and isinstance(text, str):   # built in code rather than parsed
+            typed = self._once("groups", lambda: _attributes().replica_groups(text))
+        return typed
+
+    def source_target_pairs(self) -> tuple[tuple[int, int], ...]:
+        """``source_target_pairs={{0,1},{1,2}}`` as ((0, 1), (1, 2)); () when there are none."""
+        text = self.attrs.get("source_target_pairs")
+        if not isinstance(text, str):
+            return ()
+        return self._once("pairs", lambda: _attributes().source_target_pairs(text))
+
+    def _once(self, key: str, read: Any) -> Any:
+        if self._read_once is None:
+            self._read_once = {}
+        if key not in self._read_once:
+            self._read_once[key] = read()
+        return self._read_once[key]
 
     @property
     def fused_computation(self) -> Optional["Computation"]:
@@ -203,6 +236,16 @@ class Instruction:
 
     def __repr__(self) -> str:
         return f"<{self.opcode} %{self.name} {self.shape}>"
+
+
+def _literals():
+    from . import literals   # the readers import this module's types
+    return literals
+
+
+def _attributes():
+    from . import attributes
+    return attributes
 
 
 @dataclass(eq=False, slots=True)

@@ -26,7 +26,8 @@ from .lexer import (ARRAY_SHAPE_TEXT, FAST_ATTR, HloLexer, InstrRun, InstrToken,
 from .model import Computation, Diagnostic, Instruction, Module, Shape
 from .operands import NestedInstruction, OperandSyntaxError, parse_operands
 from ..context import current
-from .shapes import SHAPES_MEMO as _SHAPES, ShapeError, buffer_shape, parse_array_shape, tuple_shape
+from .shapes import (SHAPES_MEMO as _SHAPES, ShapeError, buffer_shape, parse_array_shape, read_array_shape,
+                     tuple_shape)
 
 # Package data (a link to the top-level grammar/ in a checkout, the file itself in a wheel).
 GRAMMAR_PATH = Path(__file__).resolve().parents[2] / "grammar" / "hlo.lark"
@@ -173,12 +174,10 @@ class _ModelBuilder(Transformer):
         pos = entry.start("iname")
         name, shape_text, opcode, inner, key, value = entry.group("iname", "ishape", "iop", "iargs", "ikey", "ivalue")
         shapes, metadata = memos
-        shape = shapes.get(shape_text)
-        if shape is None:
-            try:
-                shape = parse_array_shape(shape_text)
-            except ShapeError as e:
-                raise _Failure(str(e), instr_token(entry), entry.start("ishape") - start + e.offset) from None
+        try:
+            shape = read_array_shape(shape_text, shapes)
+        except ShapeError as e:
+            raise _Failure(str(e), instr_token(entry), entry.start("ishape") - start + e.offset) from None
         at = tok or entry   # what positions are taken from: an entry becomes a token where one is needed
         try:
             instr = self._build(pos != start, name, pos, shape, opcode, inner, at, c, 1)
@@ -283,8 +282,11 @@ class _ModelBuilder(Transformer):
                 instr.metadata = A.metadata(value)
             elif key in _CALLEE_ROLES:
                 attrs[key] = self._callees(key, value, instr, tok, offset)
-            elif key == "replica_groups":   # raw text stays under its own key (rules read it)
+            elif key == "replica_groups":   # raw text stays under its own key (printed back as written)
                 attrs["replica_groups_typed"] = A.replica_groups(value)
+                attrs[key] = value
+            elif key == "source_target_pairs":   # checked here, typed on use: Instruction.source_target_pairs()
+                A.source_target_pairs(value)
                 attrs[key] = value
             else:
                 attrs[key] = A.typed_attribute(key, value, instr.opcode)

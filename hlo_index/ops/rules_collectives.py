@@ -26,7 +26,6 @@ replica of the group" where the map is a union over replicas.
 """
 from __future__ import annotations
 
-import re
 from typing import Sequence
 
 from ..affine import Expr, IndexingMap, Interval, RuntimeVar, dim, range_var, runtime_var
@@ -42,15 +41,11 @@ POSITION = "position of this replica in its replica group"
 
 
 def replica_group_size(instr: Instruction) -> int | None:
-    """Size of one replica group: ``{{0,1},{2,3}}`` or iota ``[G,S]<=[...]``; ``{}`` means all
-    replicas (the module's ``replica_count``, when known)."""
-    text = str(instr.attr("replica_groups") or "").strip()
-    iota = re.match(r"\[([\d,\s]+)\]\s*<=", text)
-    if iota:
-        return int(iota.group(1).split(",")[-1])
-    first = re.search(r"\{([\d,\s]+)\}", text)
-    if first:
-        return len([t for t in first.group(1).split(",") if t.strip()])
+    """Size of one replica group (the first that lists any replica); ``{}`` means all replicas
+    (the module's ``replica_count``, when known)."""
+    for group in instr.replica_groups() or ():
+        if group:
+            return len(group)
     module = instr.computation.module if instr.computation is not None else None
     count = module.attrs.get("replica_count") if module is not None else None
     return int(count) if count else None
@@ -264,8 +259,7 @@ def all_to_all_input_to_output(instr: Instruction, operand_index: int) -> list[t
 
 def _target_runs(instr: Instruction) -> list[Interval]:
     """Maximal runs of consecutive replica ids that some source_target pair targets."""
-    pairs = re.findall(r"\{\s*(\d+)\s*,\s*(\d+)\s*\}", str(instr.attr("source_target_pairs") or ""))
-    targets = sorted({int(t) for _, t in pairs})
+    targets = sorted({t for _, t in instr.source_target_pairs()})
     runs: list[list[int]] = []
     for t in targets:
         if runs and runs[-1][1] == t - 1:

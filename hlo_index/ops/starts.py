@@ -7,7 +7,6 @@ comes from a ``constant`` (uniform over the batch) or an ``iota`` is folded into
 """
 from __future__ import annotations
 
-import re
 from typing import Optional, Sequence
 
 import numpy as np
@@ -19,14 +18,11 @@ KnownStart = tuple[Expr, int, int]   # expression, smallest and largest value
 
 
 def constant_values(op: Instruction) -> Optional[np.ndarray]:
-    """The integer elements of a ``constant`` operand, shaped like it, or None."""
-    if op.opcode != "constant" or op.literal is None or op.shape.is_tuple:
+    """The elements of an integer (or pred) ``constant`` operand as int64, shaped like it, or None."""
+    values = op.literal_values()
+    if values is None or values.dtype.kind not in "biu":
         return None
-    words = re.findall(r"-?\d+|true|false", op.literal)
-    if len(words) != op.shape.num_elements:
-        return None
-    values = [1 if w == "true" else 0 if w == "false" else int(w) for w in words]
-    return np.asarray(values, dtype=np.int64).reshape(op.shape.dims)
+    return values.astype(np.int64)
 
 
 def known_start(indices: Instruction, index_vector_dim: int, component: int,

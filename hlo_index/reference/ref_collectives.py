@@ -9,7 +9,6 @@ Replica ``p``'s operand is tagged ``p * size + linear index`` so one run tells b
 """
 from __future__ import annotations
 
-import re
 
 import numpy as np
 
@@ -18,16 +17,15 @@ from . import NoReference, reads
 REPLICA_KEY = "replica"
 
 
-def group_size_from_text(replica_groups: str | None, replica_count: int | None = None) -> int | None:
-    """Size of one replica group, from ``{{0,1},{2,3}}`` or the iota form ``[2,4]<=[8]``."""
-    text = (replica_groups or "").strip()
-    iota = re.match(r"\[([\d,\s]+)\]\s*<=", text)
-    if iota:
-        return int(iota.group(1).split(",")[-1])
-    first = re.search(r"\{([\d,\s]+)\}", text)
-    if first:
-        return len([t for t in first.group(1).split(",") if t.strip()])
-    return replica_count
+def group_size(instr) -> int | None:
+    """Size of one replica group, from the instruction's typed replica groups (the first that
+    lists any replica); ``{}`` means all of the module's ``replica_count`` replicas, when known."""
+    for group in instr.replica_groups() or ():
+        if group:
+            return len(group)
+    module = instr.computation.module if instr.computation is not None else None
+    count = module.attrs.get("replica_count") if module is not None else None
+    return int(count) if count else None
 
 
 def _replica(runtime_values) -> int:
@@ -108,9 +106,7 @@ def all_to_all_reads(instr, output_index, out_point, operand_index, runtime_valu
         # Tuple form: replica p sends its operand r to replica r, which returns it as output p.
         return {tuple(out_point)} if operand_index == _replica(runtime_values) else set()
     axis = split[0]
-    module = instr.computation.module if instr.computation is not None else None
-    count = module.attrs.get("replica_count") if module is not None else None
-    n = group_size_from_text(instr.attr("replica_groups"), int(count) if count else None)
+    n = group_size(instr)
     if n is None:
         raise NoReference("all-to-all without replica_groups or replica_count")
     dims = instr.operands[0].shape.dims
@@ -120,10 +116,6 @@ def all_to_all_reads(instr, output_index, out_point, operand_index, runtime_valu
     received = [np.take(t, range(r * chunk, (r + 1) * chunk), axis=axis) for t in _replicas_tags(dims, n)]
     out = np.concatenate(received, axis=axis)
     return _indices([out[tuple(out_point)]], dims)
-
-
-def source_target_pairs(text: str | None) -> list[tuple[int, int]]:
-    return [(int(a), int(b)) for a, b in re.findall(r"\{\s*(\d+)\s*,\s*(\d+)\s*\}", text or "")]
 
 
 @reads("collective-permute")
@@ -137,5 +129,5 @@ def collective_permute_reads(instr, output_index, out_point, operand_index, runt
 
 def _permuted(instr, out_point, runtime_values) -> set[tuple[int, ...]]:
     r = _replica(runtime_values)
-    targets = {t for _, t in source_target_pairs(instr.attr("source_target_pairs"))}
+    targets = {t for _, t in instr.source_target_pairs()}
     return {tuple(out_point)} if r in targets else set()

@@ -8,7 +8,6 @@ reference read set (written here again: the reference shares nothing with the co
 """
 from __future__ import annotations
 
-import re
 from typing import Optional
 
 from ..context import current
@@ -118,12 +117,10 @@ def element_reads(instr: Instruction, out: int, point: tuple, operand: int) -> d
 
 
 def _constant_scalar(op: Instruction) -> Optional[int]:
-    if op.opcode != "constant" or op.literal is None:
+    values = op.literal_values()
+    if values is None or values.size != 1 or values.dtype.kind not in "biu":
         return None
-    words = re.findall(r"-?\d+|true|false", op.literal)
-    if len(words) != 1:
-        return None
-    return 1 if words[0] == "true" else 0 if words[0] == "false" else int(words[0])
+    return int(values.flat[0])
 
 
 def _branch_list(instr: Instruction) -> list:

@@ -22,7 +22,6 @@
 from __future__ import annotations
 
 import itertools
-import re
 from typing import Optional
 
 from ..hlo.backend_config import backend_config
@@ -284,11 +283,11 @@ def custom_call_reads(instr: Instruction, output_index: int, out_point: tuple, o
         opcode, arrays = CUDNN_BATCH_NORM[target]
         if operand_index >= arrays:
             return {()}        # epsilon, feature_index: configuration read by every element
-        words = re.findall(r"-?\d+", instr.operands[arrays + 1].literal or "")
+        feature_index = instr.operands[arrays + 1].literal_values()
         outputs = 1 if opcode == "batch-norm-inference" else 3
         shapes = [instr.shape.leaf(j) for j in range(outputs)]
         shape = tuple_shape(*shapes) if outputs > 1 else shapes[0]
-        bn = instruction(opcode, shape, instr.operands[:arrays], feature_index=words[0])
+        bn = instruction(opcode, shape, instr.operands[:arrays], feature_index=int(feature_index.flat[0]))
         return batch_norm_reads(bn, output_index, out_point, operand_index, None)
     if target == "__onednn$matmul":
         return _onednn_matmul_reads(instr, output_index, out_point, operand_index)

@@ -8,7 +8,6 @@ an update window whose start lies outside that range (ScatterExpander's validity
 from __future__ import annotations
 
 import itertools
-import re
 from typing import Optional
 
 import numpy as np
@@ -24,10 +23,9 @@ def operand_values(instr: Instruction, operand_index: int, runtime_values: Optio
     op = instr.operands[operand_index]
     if runtime_values and operand_index in runtime_values:
         return np.asarray(runtime_values[operand_index], dtype=np.int64).reshape(op.shape.dims)
-    if op.opcode == "constant" and op.literal is not None:
-        words = re.findall(r"-?\d+|true|false", op.literal)
-        numbers = [1 if w == "true" else 0 if w == "false" else int(w) for w in words]
-        return np.asarray(numbers, dtype=np.int64).reshape(op.shape.dims)
+    values = op.literal_values()
+    if values is not None and values.dtype.kind in "biu":
+        return values.astype(np.int64)
     if op.opcode == "iota":
         axis = op.attr("iota_dimension", 0)
         return np.indices(op.shape.dims, dtype=np.int64)[axis]

@@ -14,10 +14,10 @@ Registered as a report extension, active only when the options ask for it (``che
 """
 from __future__ import annotations
 
-import hashlib
 from typing import Any, Optional
 
 from ..context import current, register_table, remember
+from ..fusion.fingerprint import computation_digest, finding_identity
 from ..hlo.model import Computation
 from .report import TargetReport, register_extension
 
@@ -33,48 +33,10 @@ RULES = {
 }
 DEFAULT_SELECT = ("HI001", "HI900")
 
-# Attributes that never change indexing and differ between otherwise identical compiles.
-_IGNORED_ATTRS = frozenset({"metadata", "backend_config", "frontend_attributes", "statistics",
-                            "control-predecessors", "sharding", "origin", "op_name"})
 _DISJOINT_BRUTE_FORCE_LIMIT = 1 << 16
 # Per analysis context, at most Budgets.operand_figures entries: ``outputs_disjoint`` by maps
 # (structural keys). Repeated fusions ask it of the same maps (40% of ``check``'s time on gpt12).
 _DISJOINT = register_table("render.finding_kinds.outputs_disjoint")
-
-
-def computation_digest(comp: Computation, memo: Optional[dict] = None) -> str:
-    """A name-free digest of ``comp``'s structure (callees included, each digested once).
-
-    Not ``fusion.fingerprint``'s walk: that key holds per-context ints (shape tokens, callee ids)
-    and only the attributes rules read; this digest must be equal across processes and cover
-    every attribute but ``_IGNORED_ATTRS``, since baseline files store it."""
-    memo = {} if memo is None else memo
-    hit = memo.get(id(comp))
-    if hit is not None and hit[0] is comp:
-        return hit[1]
-    position = {id(instr): k for k, instr in enumerate(comp.instructions)}
-    h = hashlib.sha256()
-    for instr in comp.instructions:
-        parts = [instr.opcode, str(instr.shape), ",".join(str(position.get(id(o), -1)) for o in instr.operands),
-                 "" if instr.parameter_number is None else str(instr.parameter_number), instr.literal or ""]
-        for key, value in instr.attrs.items():
-            if key in _IGNORED_ATTRS:
-                continue
-            callee = instr.called.get(key)
-            parts.append(f"{key}={computation_digest(callee, memo) if callee is not None else value}")
-        for role, callee in instr.called.items():
-            if role not in instr.attrs:
-                parts.append(f"{role}={computation_digest(callee, memo)}")
-        h.update("\x1f".join(parts).encode("utf-8", "replace") + b"\n")
-    h.update(f"root={position.get(id(comp.root), -1)}".encode())
-    digest = h.hexdigest()
-    memo[id(comp)] = (comp, digest)
-    return digest
-
-
-def finding_identity(structure: str, operand: int, output: int, maps: tuple[str, ...]) -> str:
-    h = hashlib.sha256("\x1f".join((structure, str(operand), str(output), *sorted(maps))).encode())
-    return h.hexdigest()[:16]
 
 
 def _reached_opcodes(comp: Computation, operand: int) -> set[str]:

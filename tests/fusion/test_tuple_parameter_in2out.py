@@ -8,6 +8,7 @@ import itertools
 from hypothesis import given, settings, strategies as st
 
 from hlo_index import verify
+from hlo_index.verify import pairs as verify_pairs
 from hlo_index.api import SelectedTarget
 from hlo_index.fusion import OperandIndexing, input_to_output
 from hlo_index.hlo import parse_module_text
@@ -134,6 +135,6 @@ def test_verify_catches_a_wrong_map_of_a_tuple_element(monkeypatch):
         return [OperandIndexing(r.operand, r.output, wrong, r.operand_element)
                 if (r.operand_element, r.output) == (1, 1) else r for r in real]
 
-    monkeypatch.setattr(verify, "input_to_output", without_reverse)
+    monkeypatch.setattr(verify_pairs, "input_to_output", without_reverse)
     outcome = verify.verify_target(_selected(), samples=6, seed=5)
     assert any("tuple element 1" in e for e in outcome.errors)

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from hlo_index.cli import main
 from hlo_index.layout import physical_offsets
-from hlo_index.layout_text import parse_shape_text
+from hlo_index.hlo.shapes import parse_shape_text
 
 
 def run(*args):

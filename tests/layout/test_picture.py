@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from rich.console import Console
 
 from hlo_index.layout import physical_offsets
-from hlo_index.layout_text import parse_shape_text
+from hlo_index.hlo.shapes import parse_shape_text
 from hlo_index.render.layout_picture import (PADDING_MARK, ROW_LABEL_END, build_picture,
                                              render_svg, render_text)
 

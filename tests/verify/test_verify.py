@@ -3,12 +3,13 @@ from each side (an element it misses, an element it invents)."""
 from __future__ import annotations
 
 from hlo_index import verify
+from hlo_index.verify import pairs, points, sampling, walk
 from hlo_index.affine import parse_map
 from hlo_index.api import SelectedTarget
 from hlo_index.fusion import OperandIndexing
 from hlo_index.hlo import parse_module_text
 
-from . import hlo_samples as s
+from tests.fusion import hlo_samples as s
 
 SMALL_TRANSPOSE_ADD = s.fusion_module("""
   p0 = f32[6, 6] parameter(0)
@@ -29,7 +30,7 @@ def test_correct_maps_verify_in_both_directions():
 
 
 def _with_input_to_output(monkeypatch, maps):
-    monkeypatch.setattr(verify, "input_to_output", lambda target: [OperandIndexing(0, 0, maps)])
+    monkeypatch.setattr(pairs, "input_to_output", lambda target: [OperandIndexing(0, 0, maps)])
     return verify.verify_target(_selected(), samples=6, seed=3)
 
 
@@ -104,13 +105,13 @@ def _fusions(text=TWO_IDENTICAL_FUSIONS):
 
 
 def test_sampling_is_seeded_from_what_is_sampled_never_from_names_or_time():
-    first = verify._sample_points((6, 4), 8, verify._rng(0, "elements", (6, 4)))
-    again = verify._sample_points((6, 4), 8, verify._rng(0, "elements", (6, 4)))
+    first = sampling.sample_points((6, 4), 8, sampling.seeded_rng(0, "elements", (6, 4)))
+    again = sampling.sample_points((6, 4), 8, sampling.seeded_rng(0, "elements", (6, 4)))
     assert first == again and len(first) == 8 and (0, 0) in first and (5, 3) in first
     # an operand of the output's shape is sampled at some of the output's elements: shared walks
-    operand = verify._sample_points((6, 4), 4, verify._rng(0, "elements", (6, 4)))
+    operand = sampling.sample_points((6, 4), 4, sampling.seeded_rng(0, "elements", (6, 4)))
     assert set(operand) <= set(first)
-    assert verify._sample_points((6, 4), 8, verify._rng(1, "elements", (6, 4))) != first
+    assert sampling.sample_points((6, 4), 8, sampling.seeded_rng(1, "elements", (6, 4))) != first
 
 
 def _outcome_tuple(o):
@@ -138,11 +139,11 @@ def test_identical_fusions_are_verified_once_with_the_same_outcome():
 def test_a_walk_for_one_operand_gives_the_full_walk_read_set_of_that_operand():
     _, (first, _) = _fusions()
     comp = first.target.called["calls"]
-    full_walker = verify._Walker(comp, {}, {})
+    full_walker = walk.Walker(comp, {}, {})
     for point in [(0, 0), (5, 3), (2, 1)]:
         full = full_walker.walk(0, point)
         for operand in (0, 1):
-            pruned = verify._Walker(comp, {}, {}).walk(0, point, frozenset((operand,)))
+            pruned = walk.Walker(comp, {}, {}).walk(0, point, frozenset((operand,)))
             assert pruned == {k: v for k, v in full.items() if k[0] == operand}
             assert pruned  # both operands are read by every output element here
     # and the walk is the reference's, independent of the maps: a broadcast operand element read
@@ -152,7 +153,7 @@ def test_a_walk_for_one_operand_gives_the_full_walk_read_set_of_that_operand():
 def test_a_wrong_map_is_still_caught_with_identical_fusions_deduplicated(monkeypatch):
     module, (first, second) = _fusions()
     wrong = (parse_map("(d0, d1) -> (d0, d1), domain: d0 in [0, 3], d1 in [0, 5]"),)
-    monkeypatch.setattr(verify, "input_to_output", lambda target: [OperandIndexing(0, 0, wrong)])
+    monkeypatch.setattr(pairs, "input_to_output", lambda target: [OperandIndexing(0, 0, wrong)])
     verified: dict = {}
     a = verify.verify_target(first, module, verified=verified)
     b = verify.verify_target(second, module, verified=verified)
@@ -190,7 +191,7 @@ def test_image_at_a_point_equals_relation_at(m, coordinates):
     point = tuple(coordinates[:m.num_dims])
     _, rows = relation_at(m, np.array([point], dtype=np.int64).reshape(1, m.num_dims), ())
     expected = {tuple(r) for r in rows.tolist()}
-    got = verify._image_at(m, point)
+    got = points.image_at(m, point)
     assert ({got} if got is not None else set()) == expected
     assert verify.predicted_read_set((m,), point) == expected
 
@@ -234,18 +235,18 @@ def test_gives_agrees_with_the_enumerated_image_whenever_it_decides(m, x, y, coe
         target = target[:candidate.num_results]
         if len(target) != candidate.num_results:
             continue
-        checkable = verify._checkable((candidate,))
-        verdict = verify._gives(checkable, x, target)
+        checkable = points.checkable_maps((candidate,))
+        verdict = points.gives_pair(checkable, x, target)
         truth = target in verify.predicted_read_set((candidate,), x)
         assert verdict is None or verdict == truth, (str(candidate), x, target)
 
 
 def test_gives_decides_broadcast_maps_without_enumeration():
     broadcast = parse_map("(d0)[s0] -> (s0, d0), domain: d0 in [0, 5], s0 in [0, 7]")
-    checkable = verify._checkable((broadcast,))
-    assert verify._gives(checkable, (3,), (7, 3)) is True
-    assert verify._gives(checkable, (3,), (8, 3)) is False    # s0 out of its range
-    assert verify._gives(checkable, (3,), (2, 4)) is False    # the wrong column
+    checkable = points.checkable_maps((broadcast,))
+    assert points.gives_pair(checkable, (3,), (7, 3)) is True
+    assert points.gives_pair(checkable, (3,), (8, 3)) is False    # s0 out of its range
+    assert points.gives_pair(checkable, (3,), (2, 4)) is False    # the wrong column
 
 
 BROADCAST_ADD = s.fusion_module("""
@@ -259,7 +260,7 @@ def test_a_broadcast_input_to_output_map_missing_rows_is_caught(monkeypatch):
     module = parse_module_text(BROADCAST_ADD)
     [fusion] = module.fusions
     rows_0_to_1 = (parse_map("(d0)[s0] -> (s0, d0), domain: d0 in [0, 5], s0 in [0, 1]"),)
-    monkeypatch.setattr(verify, "input_to_output", lambda target: [OperandIndexing(0, 0, rows_0_to_1)])
+    monkeypatch.setattr(pairs, "input_to_output", lambda target: [OperandIndexing(0, 0, rows_0_to_1)])
     outcome = verify.verify_target(SelectedTarget("fusion", fusion), samples=8, seed=1)
     assert any("which no input-to-output map gives" in e for e in outcome.errors)
 
@@ -307,13 +308,13 @@ def test_gives_solves_mixed_radix_sums_of_range_variables_exactly():
     """``s0 * 128 + s1`` (a reduction's in-to-out map over a reshaped dimension): at most one
     (s0, s1) gives a value, found without enumerating; agrees with the enumerated image."""
     m = parse_map("(d0)[s0, s1] -> (s0 * 4 + s1 + 1, d0), domain: d0 in [0, 2], s0 in [0, 3], s1 in [0, 3]")
-    checkable = verify._checkable((m,))
+    checkable = points.checkable_maps((m,))
     for x in range(-1, 4):
         image = verify.predicted_read_set((m,), (x,))
         for y0 in range(-1, 19):
             for y1 in range(-1, 4):
-                got = verify._gives(checkable, (x,), (y0, y1))
+                got = points.gives_pair(checkable, (x,), (y0, y1))
                 assert got is not None and got == ((y0, y1) in image)
     # coefficients that are not a mixed radix: left to enumeration, never guessed
     overlapping = parse_map("(d0)[s0, s1] -> (s0 * 2 + s1, d0), domain: d0 in [0, 2], s0 in [0, 3], s1 in [0, 3]")
-    assert verify._gives(verify._checkable((overlapping,)), (1,), (3, 1)) is None
+    assert points.gives_pair(points.checkable_maps((overlapping,)), (1,), (3, 1)) is None

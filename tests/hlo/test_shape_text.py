@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from hlo_index.hlo.model import Tile
-from hlo_index.layout_text import ShapeTextError, parse_shape_text
+from hlo_index.hlo.shapes import ShapeTextError, parse_shape_text
 
 
 def test_spec_and_dump_spellings():

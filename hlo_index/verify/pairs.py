@@ -1,0 +1,112 @@
+"""Input-to-output maps checked from both sides on sampled (operand element, output element) pairs."""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from ..api import SelectedTarget
+from ..fusion import input_to_output
+from ..hlo.model import Computation
+from .memos import gives_memo, images_memo, shared_memo
+from .outcome import point_text, VerifyOutcome
+from .points import checkable_maps
+from .sampling import sampled_elements, sampled_indices
+
+
+# Budgets (hlo_index.context): verify_points_per_value, beyond which the walk is too costly and
+# the target is skipped; verify_range_combinations, range-variable points a map may enumerate per element.
+PAIRS_PER_ELEMENT = 4               # input-to-output: operand / output elements checked per sample
+
+
+def verify_input_to_output(selected: SelectedTarget, exact, sampled, samples: int,
+                            seed: int, outcome: VerifyOutcome, shared: Optional[dict] = None) -> None:
+    images_of = images_memo(shared)
+    gives = gives_memo(shared)
+    elements_of = shared_memo(shared, "sampled elements", sampled_elements)
+    indices_of = shared_memo(shared, "sampled indices", sampled_indices)
+    target = selected.target
+    name = f"{selected.kind} '{target.name}'"
+    # (operand, tuple element) -> [(output, maps)]: a tuple-shaped operand has rows per element
+    maps_of: dict[tuple[int, int], list] = {}
+    for row in input_to_output(target):
+        maps_of.setdefault((row.operand, row.operand_element), []).append((row.output, row.maps))
+    maps_at = {(*key, out): maps for key, rows in maps_of.items() for out, maps in rows}
+    shapes = _operand_shapes(target)
+    arrays = dict(_array_operands(shapes))   # (operand, element) -> array shape
+    # 1. nothing missing: each pair the reference finds for a sampled output element is in the maps
+    wanted: dict[tuple[int, int, int], list] = {}  # (operand, element, output) -> [(operand element, point)]
+    for out, point in sampled:
+        for (operand, element), read in exact(out, point).items():
+            if (operand, element) not in arrays:
+                continue
+            read = sorted(read)
+            chosen = indices_of(seed, ("read", out, point), len(read), min(PAIRS_PER_ELEMENT, len(read)))
+            wanted.setdefault((operand, element, out), []).extend((read[int(k)], point) for k in chosen)
+    for (operand, element, out), pairs in wanted.items():
+        maps = maps_at.get((operand, element, out), ())
+        checkable = checkable_maps(maps)
+        verdicts = [(x, point, gives(maps, checkable, x, point)) for x, point in pairs]
+        undecided = sorted({x for x, _, verdict in verdicts if verdict is None})
+        images = images_of(maps, tuple(undecided), False) if undecided else {}
+        for x, point, verdict in verdicts:
+            if verdict is None:   # from the enumerated image
+                rows = images[x]
+                verdict = bool(len(rows)) and bool((rows == np.array(point, dtype=np.int64)).all(axis=1).any())
+            if not verdict:
+                outcome.errors.append(
+                    f"{name}: operand {_operand_text(operand, element, shapes)} element {point_text(x)} is read "
+                    f"by output {out} element {point_text(point)}, which no input-to-output map gives")
+    # 2. nothing extra: outputs the maps give for sampled operand elements really read them
+    checks = []  # (operand, tuple element, operand element, output, output element)
+    for (operand, element), shape in arrays.items():
+        xs = elements_of(seed, shape.dims, max(1, samples // 2))
+        outcome.checked_input_points += len(xs)
+        for out, maps in maps_of.get((operand, element), ()):
+            if not maps or any(m.runtime_vars for m in maps):
+                continue
+            images = images_of(maps, tuple(xs), True)
+            for x in xs:
+                given = images[x]
+                if not len(given):
+                    continue
+                chosen = indices_of(seed, ("image", out, x), len(given), min(PAIRS_PER_ELEMENT, len(given)))
+                for k in chosen:
+                    checks.append((operand, element, x, out, tuple(int(v) for v in given[int(k)])))
+    # an output element checked for several operands is walked back once for all of them
+    readers: dict[tuple, set] = {}
+    for operand, _, _, out, y in checks:
+        readers.setdefault((out, y), set()).add(operand)
+    for operand, element, x, out, y in checks:
+        shared = len(readers[(out, y)]) > 1
+        if x not in exact(out, y, None if shared else operand).get((operand, element), set()):
+            outcome.errors.append(
+                f"{name}: the input-to-output maps say operand {_operand_text(operand, element, shapes)} "
+                f"element {point_text(x)} is read by output {out} element {point_text(y)}, which does not read it")
+
+
+def _operand_shapes(target) -> list:
+    if isinstance(target, Computation):
+        count = 1 + max(target.parameters, default=-1)
+        return [target.parameters[n].shape if n in target.parameters else None for n in range(count)]
+    return [o.shape for o in target.operands]
+
+
+def _array_operands(shapes: list):
+    """(operand, tuple element) and the array shape of every array an operand is or holds
+    (elements of a tuple-shaped operand one by one; nested tuples are not addressed)."""
+    for operand, shape in enumerate(shapes):
+        if shape is None:
+            continue
+        if not shape.is_tuple:
+            yield (operand, 0), shape
+            continue
+        for element in range(shape.num_outputs):
+            leaf = shape.leaf(element)
+            if not leaf.is_tuple:
+                yield (operand, element), leaf
+
+
+def _operand_text(operand: int, element: int, shapes: list) -> str:
+    shape = shapes[operand] if operand < len(shapes) else None
+    return f"{operand}" if shape is None or not shape.is_tuple else f"{operand} (tuple element {element})"

@@ -1,0 +1,233 @@
+"""Point evaluation of indexing maps: what the maps say an element reads (or is read by)."""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from ..affine import IndexingMap, range_var, runtime_var
+from ..affine.evaluate import evaluate_expr, relation_at
+from ..affine.expr import DIM, RANGE, SUM, replace_variables
+from ..context import current
+from .outcome import Skip
+
+
+def runtime_as_range(m: IndexingMap) -> IndexingMap:
+    """The same map with its runtime variables turned into trailing range variables: its read set
+    at a point is the union over every feasible runtime value."""
+    if not m.runtime_vars:
+        return m
+    n = len(m.range_vars)
+    swap = {runtime_var(i): range_var(n + i) for i in range(len(m.runtime_vars))}
+    memo: dict = {}
+    return IndexingMap(m.dims, tuple(m.range_vars) + tuple(rv.interval for rv in m.runtime_vars), (),
+                       [replace_variables(e, swap.get, memo) for e in m.results],
+                       [(replace_variables(e, swap.get, memo), iv) for e, iv in m.constraints])
+
+
+def checkable_maps(maps: tuple[IndexingMap, ...]) -> list[IndexingMap]:
+    out = []
+    for m in maps:
+        if m.is_undefined:
+            raise Skip(f"map unknown: {m.undefined_reason}")
+        if m.is_known_empty:
+            continue
+        m = runtime_as_range(m)
+        combinations = 1
+        for iv in m.range_vars:
+            combinations *= max(iv.size, 1)
+        if combinations > current().budgets.verify_range_combinations:
+            raise Skip(f"a map has {combinations} range-variable combinations per element")
+        out.append(m)
+    return out
+
+
+def predicted_rows(maps: tuple[IndexingMap, ...], point: tuple, distinct: bool = True) -> np.ndarray:
+    """The elements the maps give at ``point`` (union over the maps and every feasible runtime
+    value), as distinct rows in ascending order: the order of ``sorted(predicted_read_set())``,
+    without making a Python tuple of each (an image can hold every element of the output)."""
+    found = []
+    width = None
+    for m in checkable_maps(maps):
+        _, results = relation_at(m, np.array([point], dtype=np.int64).reshape(1, m.num_dims), ())
+        width = results.shape[1]
+        found.append(results)
+    if not found:
+        return np.zeros((0, len(point) if width is None else width), np.int64)
+    rows = np.concatenate(found) if len(found) > 1 else found[0]
+    return _distinct_rows(rows) if distinct else rows
+
+
+def _distinct_rows(rows: np.ndarray) -> np.ndarray:
+    if len(rows) < 2 or rows.shape[1] == 0:
+        return rows[:1] if len(rows) and rows.shape[1] == 0 else rows
+    if len(rows) <= 64:  # small images: Python's set is cheaper than numpy's call overhead
+        return np.array(sorted(set(map(tuple, rows.tolist()))), dtype=np.int64)
+    # distinct rows in lexicographic order, through one row-major linear index per row (a 1-D
+    # sort is far cheaper than np.unique(axis=0))
+    low = rows.min(axis=0)
+    spans = rows.max(axis=0) - low + 1
+    if float(np.prod(spans.astype(np.float64))) >= 2.0 ** 62:
+        return np.unique(rows, axis=0)
+    linear = np.sort(np.ravel_multi_index(tuple((rows - low).T), tuple(int(n) for n in spans)))
+    keep = np.empty(len(linear), dtype=bool)
+    keep[0] = True
+    np.not_equal(linear[1:], linear[:-1], out=keep[1:])
+    return np.stack(np.unravel_index(linear[keep], tuple(int(n) for n in spans)), axis=1) + low
+
+
+def predicted_rows_many(maps: tuple[IndexingMap, ...], points: list[tuple],
+                        distinct: bool = True) -> dict[tuple, np.ndarray]:
+    """:func:`predicted_rows` for several points, with one evaluation of each map for all."""
+    if len(points) < 2:
+        return {p: predicted_rows(maps, p, distinct) for p in points}
+    checkable = checkable_maps(maps)
+    if checkable and not any(m.range_vars for m in checkable):
+        # at most one element per map and point: plain integers, without numpy's cost per call
+        width = checkable[0].num_results
+        out = {}
+        for p in points:
+            images = [image for image in (image_at(m, p) for m in checkable) if image is not None]
+            if distinct:
+                images = sorted(set(images))
+            out[p] = np.array(images, dtype=np.int64).reshape(len(images), width)
+        return out
+    rank = len(points[0])
+    array = np.array(points, dtype=np.int64).reshape(len(points), rank)
+    dims, results = [], []
+    for m in checkable_maps(maps):
+        feasible, got = relation_at(m, array, ())
+        dims.append(feasible[:, :rank])
+        results.append(got)
+    out = {}
+    if not results:
+        return {p: np.zeros((0, 0), np.int64) for p in points}
+    dims_all = np.concatenate(dims)
+    results_all = np.concatenate(results)
+    # rows grouped by the point they belong to, through one linear index per point of the box the
+    # points span (every row's dims are one of the points)
+    low = array.min(axis=0)
+    spans = tuple(int(n) for n in array.max(axis=0) - low + 1)
+    if rank == 0 or float(np.prod(np.array(spans, dtype=np.float64))) >= 2.0 ** 62:
+        return {p: predicted_rows(maps, p, distinct) for p in points}
+    row_keys = np.ravel_multi_index(tuple((dims_all - low).T), spans)
+    order = np.argsort(row_keys, kind="stable")
+    row_keys, results_all = row_keys[order], results_all[order]
+    point_keys = np.ravel_multi_index(tuple((array - low).T), spans)
+    starts = np.searchsorted(row_keys, point_keys, "left")
+    ends = np.searchsorted(row_keys, point_keys, "right")
+    for p, lo, hi in zip(points, starts.tolist(), ends.tolist()):
+        rows = results_all[lo:hi]
+        out[p] = _distinct_rows(rows) if distinct else rows
+    return out
+
+
+def predicted_read_set(maps: tuple[IndexingMap, ...], point: tuple) -> set:
+    """Union over the maps (and over every feasible runtime value) of the elements they give."""
+    total: set = set()
+    for m in checkable_maps(maps):
+        if not m.range_vars:   # one element at most: plain integers, without numpy's cost per call
+            image = image_at(m, point)
+            if image is not None:
+                total.add(image)
+            continue
+        _, results = relation_at(m, np.array([point], dtype=np.int64).reshape(1, m.num_dims), ())
+        total.update(map(tuple, results.tolist()))
+    return total
+
+
+def gives_pair(checkable: list[IndexingMap], x: tuple, y: tuple) -> Optional[bool]:
+    """Whether one of the maps (``checkable_maps``'s: no runtime variables) sends ``x`` to ``y``,
+    decided by one evaluation per map where every range variable is a result of its own (a
+    broadcast's, a reduction's): ``y`` then fixes its value. None when some map that might give
+    ``y`` has a range variable no result fixes (the caller enumerates)."""
+    undecided = False
+    for m in checkable:
+        if len(m.results) != len(y) or not all(b.lo <= v <= b.hi for b, v in zip(m.dims, x)):
+            continue
+        env = {(DIM, i): int(v) for i, v in enumerate(x)}
+        pinned_ok = True
+        for e, want in zip(m.results, y):
+            if e.kind == RANGE:
+                key = (RANGE, e.value)
+                if env.get(key, want) != want:
+                    pinned_ok = False
+                    break
+                env[key] = int(want)
+        if not pinned_ok:
+            continue
+        for e, want in zip(m.results, y):   # then sums of range variables in a mixed radix
+            if e.kind == SUM and any(a.kind == RANGE and (RANGE, a.value) not in env for a, _ in e.terms):
+                pinned = _pin_mixed_radix(e, int(want), env, m.range_vars)
+                if pinned is False:
+                    pinned_ok = False
+                    break
+        if not pinned_ok:
+            continue
+        if any((RANGE, k) not in env for k in range(len(m.range_vars))):
+            undecided = True
+            continue
+        if not all(b.lo <= env[(RANGE, k)] <= b.hi for k, b in enumerate(m.range_vars)):
+            continue
+        memo: dict = {}
+        if all(b.lo <= evaluate_expr(e, env, memo) <= b.hi for e, b in m.constraints) \
+                and all(evaluate_expr(e, env, memo) == want for e, want in zip(m.results, y)):
+            return True
+    return None if undecided else False
+
+
+def _pin_mixed_radix(e, want: int, env: dict, range_vars) -> Optional[bool]:
+    """Fix the range variables of a result ``c + sum(k_i * s_i) + rest`` (``rest`` free of
+    unfixed range variables) from its value ``want``, where the coefficients form a mixed radix
+    (each larger than what all smaller terms can add: ``s0 * 128 + s1`` with s1 in [0, 127]), so
+    at most one choice of the s_i gives ``want``: found greedily. False when none does; None when
+    the result is not of that form (nothing fixed)."""
+    unknown = []
+    rest = e.value
+    memo: dict = {}
+    for atom, k in e.terms:
+        if atom.kind == RANGE and (RANGE, atom.value) not in env:
+            unknown.append((k, atom.value))
+        elif any(v.kind == RANGE and (RANGE, v.value) not in env for v in atom.variables()):
+            return None
+        else:
+            rest += k * evaluate_expr(atom, env, memo)
+    target = want - rest
+    if all(k < 0 for k, _ in unknown):   # -k_i * s_i: the same question with both sides negated
+        unknown, target = [(-k, v) for k, v in unknown], -target
+    if any(k <= 0 for k, _ in unknown):
+        return None
+    unknown.sort(reverse=True)
+    spans = [range_vars[v].hi - range_vars[v].lo for _, v in unknown]
+    if any(span < 0 for span in spans):
+        return False
+    below = 0   # what the smaller terms can add at most
+    for (k, _), span in zip(reversed(unknown), reversed(spans)):
+        if k <= below:
+            return None   # not a mixed radix: several choices may give the same value
+        below += k * span
+    target -= sum(k * range_vars[v].lo for k, v in unknown)   # offsets from each lower bound
+    if target < 0:
+        return False
+    for (k, v), span in zip(unknown, spans):
+        digit = target // k
+        if digit > span:
+            return False
+        env[(RANGE, v)] = range_vars[v].lo + digit
+        target -= digit * k
+    return True if target == 0 else False
+
+
+def image_at(m: IndexingMap, point: tuple) -> Optional[tuple]:
+    """The element a map without range (or runtime) variables gives at ``point``; None where the
+    point is outside its domain or breaks a constraint (``relation_at``'s answer, for one point)."""
+    env = {}
+    for i, (b, x) in enumerate(zip(m.dims, point)):
+        if not b.lo <= x <= b.hi:
+            return None
+        env[(DIM, i)] = int(x)
+    memo: dict = {}
+    for e, b in m.constraints:
+        if not b.lo <= evaluate_expr(e, env, memo) <= b.hi:
+            return None
+    return tuple(int(evaluate_expr(e, env, memo)) for e in m.results)

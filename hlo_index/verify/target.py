@@ -1,0 +1,131 @@
+"""One target's verification: its output-to-input maps against the reference walk, identical
+targets of a module verified once."""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Optional
+
+from ..api import SelectedTarget
+from ..fusion import callee_of, output_to_input
+from ..fusion.fingerprint import computation_fingerprint
+from ..hlo.model import Computation, Module
+from .pairs import verify_input_to_output
+from .memos import read_sets_memo, shared_memo
+from .outcome import point_text, Skip, VerifyOutcome
+from .points import checkable_maps
+from .references import SHARED_READS_LIMIT
+from .sampling import sampled_elements
+from .walk import single_op_read_sets, Walker
+
+
+def _identity(selected: SelectedTarget):
+    """A key equal for targets that are the same computation up to names (None: no dedup)."""
+    target = selected.target
+    comp = target if isinstance(target, Computation) else callee_of(target)
+    if comp is None:
+        return None
+    return (selected.kind, computation_fingerprint(comp))
+
+
+def verify_target(selected: SelectedTarget, module: Optional[Module] = None, samples: int = 8,
+                  seed: Optional[int] = None, input_to_output_too: bool = True,
+                  verified: Optional[dict] = None) -> VerifyOutcome:
+    """Compare the target's output-to-input (and input-to-output) maps with the reference walk on
+    sampled elements (see the module docstring for the sampling).
+
+    ``seed``: the base of every sampling seed (None: 0). ``verified``: a dict kept for one module;
+    a target identical to one already verified there (same structure, seed and sample count)
+    takes its clean outcome: the same maps checked at the same elements give the same answer."""
+    if seed is None:
+        seed = 0
+    key = None
+    if verified is not None:
+        identity = _identity(selected)
+        if identity is not None:
+            key = (identity, samples, seed, input_to_output_too)
+            done = verified.get(key)
+            if done is not None:
+                return replace(done, errors=[], notes=[])
+    shared = None
+    if verified is not None:
+        shared = verified.setdefault(_SHARED_READS, {})
+        if len(shared) > SHARED_READS_LIMIT:
+            shared.clear()
+    outcome = _verify_target(selected, samples, seed, input_to_output_too, shared)
+    if key is not None and not outcome.errors and not outcome.notes:
+        verified[key] = outcome  # only clean outcomes: errors and notes name instructions
+    return outcome
+
+
+_SHARED_READS = "reference read sets of shape-only ops"   # a key of ``verified`` (a str: no clash)
+
+
+def _verify_target(selected: SelectedTarget, samples: int, seed: int, input_to_output_too: bool,
+                   shared_reads: Optional[dict] = None) -> VerifyOutcome:
+    outcome = VerifyOutcome()
+    target = selected.target
+    comp = target if isinstance(target, Computation) else callee_of(target)
+    rows = output_to_input(target)
+    walker = None
+    if comp is not None:
+        walker = Walker(comp, {}, {}, shared_reads)
+        shape = comp.root.shape
+    else:
+        shape = target.shape
+    truth_cache: dict = {}
+
+    def exact(out: int, point: tuple, operand: Optional[int] = None) -> dict:
+        """Exact read sets of ``point``; with ``operand``, those of that operand at least."""
+        hit = truth_cache.get((out, point))
+        if hit is None and operand is not None:
+            hit = truth_cache.get((out, point, operand))
+        if hit is None:
+            if walker is None:
+                hit = single_op_read_sets(target, out, point)
+            elif operand is None:
+                hit = walker.walk(out, point)
+            else:
+                hit = walker.walk(out, point, frozenset((operand,)))
+            truth_cache[(out, point) if operand is None else (out, point, operand)] = hit
+        return hit
+
+    sampled: list[tuple[int, tuple]] = []
+    read_set_of = read_sets_memo(shared_reads)
+    elements_of = shared_memo(shared_reads, "sampled elements", sampled_elements)
+    try:
+        if any(shape.leaf(out).num_elements for out in range(shape.num_outputs)):
+            for row in rows:  # a map too large to enumerate skips the target before any walk
+                checkable_maps(row.maps)
+        for out in range(shape.num_outputs):
+            dims = shape.leaf(out).dims
+            for point in elements_of(seed, dims, samples):
+                truth_all = exact(out, point)
+                sampled.append((out, point))
+                outcome.checked_points += 1
+                for row in rows:
+                    if row.output != out:
+                        continue
+                    truth = truth_all.get((row.operand, row.operand_element), set())
+                    given = read_set_of(row.maps, point)
+                    missing = sorted(truth - given)
+                    if missing:
+                        outcome.errors.append(
+                            f"{selected.kind} '{target.name}': output {out} element {point_text(point)} reads "
+                            f"operand {row.operand} element {point_text(missing[0])}, which no map gives"
+                            + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
+                    exempt = any(m.runtime_vars for m in row.maps)
+                    extra = sorted(given - truth)
+                    if extra and not exempt:
+                        outcome.errors.append(
+                            f"{selected.kind} '{target.name}': the maps say output {out} element {point_text(point)} "
+                            f"reads operand {row.operand} element {point_text(extra[0])}, which it does not"
+                            + (f" (and {len(extra) - 1} more)" if len(extra) > 1 else ""))
+    except Skip as exc:
+        outcome.notes.append(f"verification skipped: {exc}")
+        return outcome
+    if input_to_output_too:
+        try:
+            verify_input_to_output(selected, exact, sampled, samples, seed, outcome, shared_reads)
+        except Skip as exc:
+            outcome.notes.append(f"input-to-output verification skipped: {exc}")
+    return outcome

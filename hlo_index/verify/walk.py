@@ -1,0 +1,171 @@
+"""Backward reference walks: the exact parameter elements an output element reads, op by op."""
+from __future__ import annotations
+
+from typing import Optional
+
+from ..context import current
+from ..fusion import callee_of
+from ..fusion.traverse import post_order
+from ..reference import SET_READ_SETS, operand_element_read
+from ..hlo.model import Computation, Instruction
+from .outcome import Skip
+from .references import (reference_element_read_sets, reference_failed, reference_read_set,
+                         shape_only_structure, STRUCTURE_IDS)
+
+
+class Walker:
+    """Backward reference walks over one computation, for the length of one target's check.
+
+    The post-order, and for each set of wanted parameters the instructions that can reach one of
+    them, are found once; reference read sets are memoised by (instruction, output, point,
+    operand). Keys hold the instruction objects themselves, alive as long as this walker."""
+
+    def __init__(self, comp: Computation, walkers: dict, reads: dict,
+                 shared_reads: Optional[dict] = None) -> None:
+        self.comp = comp
+        self.order = post_order(comp)
+        self.walkers = walkers          # Computation -> Walker, shared by the callees' walkers
+        self.reads = reads              # (instr, out, point, operand) -> read set
+        self.shared_reads = {} if shared_reads is None else shared_reads  # (structure, ...) -> set
+        self.structure_ids = self.shared_reads.setdefault(STRUCTURE_IDS, {})
+        self._readers: dict[Instruction, tuple] = {}
+        self._visits: dict[tuple, tuple] = {}
+        self._params: Optional[dict[Instruction, frozenset]] = None
+        self._orders: dict[Optional[frozenset], list[Instruction]] = {None: self.order[::-1]}
+        self._plans: dict[Optional[frozenset], list[tuple]] = {}
+
+    def _reverse_order(self, wanted: Optional[frozenset]) -> list[Instruction]:
+        """Instructions (users first) that can reach a parameter in ``wanted`` (None: all)."""
+        found = self._orders.get(wanted)
+        if found is None:
+            if self._params is None:
+                params: dict[Instruction, frozenset] = {}
+                for instr in self.order:
+                    if instr.opcode == "parameter":
+                        params[instr] = frozenset((instr.parameter_number,))
+                    else:
+                        params[instr] = frozenset().union(*(params.get(o, frozenset()) for o in instr.operands))
+                self._params = params
+            found = [i for i in reversed(self.order) if not self._params[i].isdisjoint(wanted)]
+            self._orders[wanted] = found
+        return found
+
+    def _plan(self, wanted: Optional[frozenset]) -> list[tuple]:
+        """One step per instruction of ``_reverse_order(wanted)``, with what a walk asks of it
+        found once: (instr, its outputs, parameter number or None, memo, owner, callee walker,
+        visited operands, set read-set function or None)."""
+        plan = self._plans.get(wanted)
+        if plan is None:
+            plan = []
+            for instr in self._reverse_order(wanted):
+                outputs = range(instr.shape.num_outputs)
+                if instr.opcode == "parameter":
+                    plan.append((instr, outputs, instr.parameter_number, None, None, None, (), None))
+                    continue
+                memo, owner, callee_walker = self._reader(instr)
+                whole = SET_READ_SETS.get(instr.opcode)
+                if whole is not None:   # with the tuple element each output reads, found once
+                    whole = (whole, tuple(operand_element_read(instr, out) for out in outputs))
+                plan.append((instr, outputs, None, memo, owner, callee_walker,
+                             self._visited_operands(instr, wanted), whole))
+            self._plans[wanted] = plan
+        return plan
+
+    def walk(self, output_index: int, point: tuple,
+             wanted: Optional[frozenset] = None) -> dict[tuple[int, int], set]:
+        """(parameter number, tuple element) -> exact set of its elements read by ``point`` of the
+        output; with ``wanted``, only for those parameters (the rest of the graph is not walked).
+        (A heap of only the instructions reached was tried: most walks reach most of the order,
+        and the heap cost more than the steps it skipped.)"""
+        need: dict[tuple[Instruction, int], set] = {(self.comp.root, output_index): {tuple(point)}}
+        found: dict[tuple[int, int], set] = {}
+        limit = current().budgets.verify_points_per_value
+        for instr, outputs, parameter, memo, owner, callee_walker, operands, whole in self._plan(wanted):
+            if not need:   # every point reached the parameters: the rest of the order is not read
+                break
+            for out in outputs:
+                points = need.pop((instr, out), None)
+                if not points:
+                    continue
+                if parameter is not None:
+                    found[(parameter, out)] = points
+                    continue
+                if len(points) > limit:
+                    raise Skip(f"budget verify_points_per_value={limit}: more than {limit} elements of "
+                               f"'{instr.name}' are read")
+                if callee_walker is not None:
+                    for p in points:
+                        for (param, element), got in callee_walker.walk(out, p).items():
+                            need.setdefault((instr.operands[param], element), set()).update(got)
+                    continue
+                if whole is not None:   # the read set of all the points at once (elementwise ops)
+                    reads, elements = whole
+                    element = elements[out]
+                    for j, operand in operands:
+                        try:
+                            got = reads(instr, out, points, j)
+                        except Exception as exc:  # the oracle cannot evaluate this configuration
+                            raise reference_failed(instr, exc) from None
+                        if got:
+                            key = (operand, element)
+                            pending = need.get(key)
+                            if pending is None:
+                                need[key] = got   # a fresh set the reference made for this call
+                            else:
+                                pending.update(got)
+                    continue
+                for p in points:
+                    for j, operand in operands:
+                        key = (owner, out, p, j)
+                        per_element = memo.get(key)
+                        if per_element is None:
+                            per_element = memo[key] = reference_element_read_sets(instr, out, p, j)
+                        for element, got in per_element.items():
+                            if got:
+                                need.setdefault((operand, element), set()).update(got)
+        return found
+
+    def _reader(self, instr: Instruction) -> tuple:
+        """(memo of read sets, its key's owner, the callee's walker or None) of ``instr``, found
+        once per walker: the owner is the instruction, or a small int per distinct structure
+        for shape-only ops (their read sets are shared between targets)."""
+        reader = self._readers.get(instr)
+        if reader is None:
+            structure = shape_only_structure(instr)
+            if structure is not None:
+                ids = self.structure_ids
+                structure = ids.setdefault(structure, len(ids))
+            memo, owner = (self.reads, instr) if structure is None else (self.shared_reads, structure)
+            callee = callee_of(instr)
+            callee_walker = None
+            if callee is not None:
+                callee_walker = self.walkers.get(callee)
+                if callee_walker is None:
+                    callee_walker = self.walkers[callee] = Walker(callee, self.walkers, self.reads,
+                                                                   self.shared_reads)
+            reader = self._readers[instr] = (memo, owner, callee_walker)
+        return reader
+
+    def _visited_operands(self, instr: Instruction, wanted: Optional[frozenset]) -> tuple:
+        """``(position, operand)`` of the operands a walk for ``wanted`` goes through."""
+        key = (instr, wanted)
+        found = self._visits.get(key)
+        if found is None:
+            found = self._visits[key] = tuple(
+                (j, operand) for j, operand in enumerate(instr.operands)
+                if wanted is None or not self._params.get(operand, frozenset()).isdisjoint(wanted))
+        return found
+
+
+def backward_read_sets(comp: Computation, output_index: int, point: tuple) -> dict[tuple[int, int], set]:
+    """(parameter number, tuple element) -> exact set of its elements read by ``point`` of the output."""
+    return Walker(comp, {}, {}).walk(output_index, point)
+
+
+def single_op_read_sets(instr: Instruction, output_index: int, point: tuple) -> dict[tuple[int, int], set]:
+    out = {}
+    for j in range(len(instr.operands)):
+        got = reference_read_set(instr, output_index, point, j)
+        if got:
+            out[(j, operand_element_read(instr, output_index))] = got
+    return out
