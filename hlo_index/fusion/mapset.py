@@ -179,10 +179,6 @@ def _comparable(a: IndexingMap, b: IndexingMap) -> bool:
 _SAME_RELATION = register_table("fusion.mapset.same_relation")   # (canonical key, canonical key) -> bool
 
 
-def clear() -> None:
-    current().tables.pop(_SAME_RELATION, None)
-
-
 def same_relation(a: IndexingMap, b: IndexingMap) -> bool:
     """True when ``a`` and ``b`` are proved (on their whole, small, domain) to be one relation."""
     if a is b:

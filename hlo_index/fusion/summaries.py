@@ -297,9 +297,3 @@ def _release(instr: Instruction, uses: dict[int, int], summaries: dict) -> None:
         left = uses[id(o)] = uses[id(o)] - 1
         if left == 0:
             summaries.pop(id(o), None)
-
-
-def clear() -> None:
-    tables = current().tables
-    for slot in (_TOTAL, _REDOMAINED):
-        tables.pop(slot, None)
