@@ -14,7 +14,8 @@ from ..context import current, register_table
 from ..hlo.model import Computation, Instruction
 from .compose import (blame, clear_cache, computation_input_to_output, computation_output_to_input,
                       compose_step)
-from .mapset import MapSet, dedupe_semantically, distinct, finalize
+from .mapset import MapSet, distinct, finalize
+from .semantic import dedupe_semantically
 
 Target = Union[Instruction, Computation]
 
