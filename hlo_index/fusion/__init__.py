@@ -12,10 +12,10 @@ from typing import Union
 from ..affine import IndexingMap
 from ..context import current, register_table
 from ..hlo.model import Computation, Instruction
-from .compose import (blame, clear_cache, computation_input_to_output, computation_output_to_input,
-                      compose_step)
+from .compose import clear_cache, computation_input_to_output, computation_output_to_input
 from .mapset import MapSet, distinct, finalize
 from .semantic import dedupe_semantically
+from .walk import blame, compose_step
 
 Target = Union[Instruction, Computation]
 
