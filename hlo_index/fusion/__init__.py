@@ -15,7 +15,9 @@ from ..hlo.model import Computation, Instruction
 from .compose import clear_cache, computation_input_to_output, computation_output_to_input
 from .mapset import MapSet, distinct, finalize
 from .semantic import dedupe_semantically
+from .traverse import callee_of
 from .walk import blame, compose_step
+from . import rules_async, rules_call, rules_control_flow  # noqa: F401  (register the composite op rules)
 
 Target = Union[Instruction, Computation]
 
@@ -43,15 +45,6 @@ class OperandIndexing:
     @property
     def known(self) -> bool:
         return bool(self.maps) and not any(m.is_undefined for m in self.maps)
-
-
-def callee_of(instr: Instruction) -> Computation | None:
-    """The computation a fusion or call runs (None for other ops)."""
-    if instr.opcode == "fusion":
-        return instr.called.get("calls")
-    if instr.opcode == "call":
-        return instr.called.get("to_apply") or instr.called.get("calls")
-    return None
 
 
 def _operand_count(target: Target) -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..affine import IndexingMap
 from ..context import current, register_table
 from ..hlo.model import Computation
-from . import fingerprint
+from .fingerprint import fingerprint_id
 from .output_summaries import all_inputs_to_output, is_cheaper
 from .summaries import bottom_up_is_cheaper, bottom_up_output_to_input
 from .walk import ParameterMaps, forward_input_to_output, top_down_output_to_input, walk_of
@@ -45,7 +45,7 @@ def _remember(comp: Computation, direction: str, index: int, result) -> None:
     tables = current().tables
     tables[_BY_OBJECT][(id(comp), direction, index)] = (comp, result)
     if _portable(_all_maps(result)):
-        tables[_BY_FINGERPRINT][(fingerprint.fingerprint_id(comp), direction, index)] = result
+        tables[_BY_FINGERPRINT][(fingerprint_id(comp), direction, index)] = result
 
 
 def _memoised(comp: Computation, direction: str, index: int, compute):
@@ -53,7 +53,7 @@ def _memoised(comp: Computation, direction: str, index: int, compute):
     hit = tables[_BY_OBJECT].get((id(comp), direction, index))
     if hit is not None and hit[0] is comp:
         return hit[1]
-    result = tables[_BY_FINGERPRINT].get((fingerprint.fingerprint_id(comp), direction, index))
+    result = tables[_BY_FINGERPRINT].get((fingerprint_id(comp), direction, index))
     if result is None:
         result = compute(comp, index)
     _remember(comp, direction, index, result)

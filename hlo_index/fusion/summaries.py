@@ -12,9 +12,8 @@ Budgets and collapsed summaries: ``summary_pass``.
 from __future__ import annotations
 
 from ..hlo.model import Computation, Instruction
-from . import rule_cache
 from .mapset import Maps, compaction_threshold, finalize
-from .rule_cache import output_to_input_steps
+from .rule_cache import identity, output_to_input_steps
 from .summary_pass import PassBudget, capped, merge_summaries, through
 
 # (parameter number, tuple element) -> maps from one value to that parameter; or Collapsed
@@ -74,7 +73,7 @@ def bottom_up_output_to_input(comp: Computation, order: list[Instruction]) -> li
     for instr in order:
         shape = instr.shape
         if instr.opcode == "parameter":
-            summaries[id(instr)] = [{(instr.parameter_number, e): (rule_cache.identity(shape.leaf(e).dims),)}
+            summaries[id(instr)] = [{(instr.parameter_number, e): (identity(shape.leaf(e).dims),)}
                                     for e in range(shape.num_outputs)]
             continue
         if instr is root:

@@ -16,10 +16,9 @@ from typing import Iterable
 from ..affine import IndexingMap
 from ..context import budget_reason, current, register_table
 from ..hlo.model import Computation, Instruction
-from . import rule_cache
 from .existential import drop_witness_range_vars
 from .mapset import Maps, distinct, finalize, union
-from .rule_cache import identity, input_to_output_steps, is_identity_on, output_to_input_steps
+from .rule_cache import composed, identity, input_to_output_steps, is_identity_on, output_to_input_steps
 from .traverse import post_order, tuple_element, users_of
 
 # (parameter number, tuple element of that parameter) -> distinct maps
@@ -82,7 +81,7 @@ def compose_step(op_map: IndexingMap, to_value: IndexingMap, instr: Instruction,
             return to_value
         if is_identity_on(to_value, value_dims):
             return drop_witness_range_vars(op_map.simplified().remove_unused_variables())
-    return rule_cache.composed(op_map, to_value)
+    return composed(op_map, to_value)
 
 
 class WalkBudget:
