@@ -31,11 +31,8 @@ from .counter import counters, specialised_body
 from .joins import join_constant_progressions
 from .trip_count import induction_variable, known_trip_count
 
-
 Matrix = dict[int, dict[int, tuple[IndexingMap, ...]]]   # element j -> element k -> maps
 
-
-# ---- composition -----------------------------------------------------------------------------
 
 def _key(maps: tuple[IndexingMap, ...]) -> frozenset:
     return frozenset(m.canonical_key() for m in maps)
