@@ -16,7 +16,7 @@ from __future__ import annotations
 _API = {"load", "output_to_input", "input_to_output", "select_targets", "SelectedTarget",
         "TargetNotFound", "OperandIndexing", "Session", "Budgets", "AnalysisContext"}
 
-__all__ = sorted(_API | {"analysis", "__version__"})
+__all__ = sorted(_API | {"__version__"})
 
 
 def __getattr__(name: str):
@@ -29,7 +29,4 @@ def __getattr__(name: str):
             return version("hlo-index")
         except PackageNotFoundError:
             return "0+unknown"
-    if name == "analysis":   # ``hlo_index.analysis.output_to_input(fusion)``
-        from . import api
-        return api
     raise AttributeError(f"module 'hlo_index' has no attribute {name!r}")

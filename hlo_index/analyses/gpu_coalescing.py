@@ -29,6 +29,8 @@ from ..affine import IndexingMap
 from ..affine.evaluate import evaluate_expr
 from ..affine.expr import DIM, RANGE, RUNTIME
 from ..context import current
+from ..fusion.mapset import finalize, union
+from ..fusion.walk import WalkBudget, walk_to_parameters
 from ..hlo.model import Instruction
 from .emitter_plans import plan_for
 from .emitters import BX, TX, ThreadPlan
@@ -92,61 +94,33 @@ class FusionCoalescing:
 # ---- the walk from the seeds to the parameters ----------------------------------------------
 
 def parameter_thread_maps(comp, plan: ThreadPlan) -> dict[int, tuple[IndexingMap, ...]]:
-    from ..fusion.compose import compose_step, walk_of
-    from ..fusion.mapset import distinct, finalize, union
-    from ..fusion.rule_cache import output_to_input_steps
-    order = walk_of(comp).order
-    arrays: dict[int, tuple] = {}
-    tuples: dict[int, dict[int, tuple]] = {}
-
-    def deposit(instr, element, maps):
-        if instr.shape.is_tuple:
-            per = tuples.setdefault(id(instr), {})
-            per[element] = union(per.get(element, ()), maps)
-        else:
-            arrays[id(instr)] = union(arrays.get(id(instr), ()), maps)
-
+    """Per parameter number, the maps from the plan's thread space to the elements it reads: the
+    fusion layer's backward walk from the plan's seeds, the tuple elements of a parameter joined."""
+    seeds = []
     for seed in plan.seeds:
         rank = seed.instruction.shape.leaf(seed.element).rank
         maps = tuple(m if m.is_undefined or m.num_results == rank else IndexingMap.undefined(
             f"{plan.emitter} emitter: thread map with {m.num_results} results for a rank-{rank} value")
             for m in seed.maps)
-        deposit(seed.instruction, seed.element, maps)
-    stop = {id(h) for h in plan.stop}
-    result: dict[int, tuple] = {}
-    for instr in reversed(order):
-        if instr.shape.is_tuple:
-            per = tuples.pop(id(instr), None)
-            if not per:
-                continue
-            items = sorted(per.items())
-        else:
-            maps = arrays.pop(id(instr), None)
-            if not maps:
-                continue
-            items = ((0, maps),)
-        if instr.opcode == "parameter":
-            merged = ()
-            for _, maps in items:
-                merged = union(merged, maps)
-            result[instr.parameter_number] = finalize(merged)
-            continue
-        if id(instr) in stop:
-            continue
-        for out, to_value in items:
-            value_dims = instr.shape.leaf(out).dims
-            for position, element, op_maps, passthrough in output_to_input_steps(instr, out):
-                new = to_value if passthrough else distinct(
-                    [_step(compose_step, op_map, m, instr, value_dims) for op_map in op_maps for m in to_value])
-                deposit(instr.operands[position], element, new)
-    return dict(sorted(result.items()))
+        seeds.append((seed.instruction, seed.element, maps))
+    reached = walk_to_parameters(comp, seeds, _ThreadMapBudget(comp), frozenset(id(h) for h in plan.stop))
+    per_parameter: dict[int, tuple] = {}
+    for (number, _), maps in reached.items():
+        per_parameter[number] = union(per_parameter.get(number, ()), maps)
+    return dict(sorted((number, finalize(maps)) for number, maps in per_parameter.items()))
 
 
-def _step(compose_step, op_map, m, instr, value_dims):
-    try:
-        return compose_step(op_map, m, instr, value_dims)
-    except ValueError as exc:      # a rule whose arity does not match (a malformed module)
-        return IndexingMap.undefined(f"{instr.opcode}: {exc}")
+class _ThreadMapBudget(WalkBudget):
+    """The walk's budget; a composition whose arities disagree (a malformed module that no rule's
+    shape check catches) is UNDEFINED for that operand rather than an error."""
+
+    __slots__ = ()
+
+    def step(self, op_map, to_value, instr, value_dims):
+        try:
+            return super().step(op_map, to_value, instr, value_dims)
+        except ValueError as exc:
+            return IndexingMap.undefined(f"{instr.opcode}: {exc}")
 
 
 # ---- one map's first reading warp ----------------------------------------------------------

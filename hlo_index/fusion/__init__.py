@@ -3,18 +3,27 @@
 ``output_to_input(target)`` / ``input_to_output(target)`` accept a fusion or call instruction
 (its callee is analysed), any other instruction (its op rule), or a computation (its root against
 its parameters). Each returns one ``OperandIndexing`` per (output, operand) pair, in a fixed order.
+
+Importing this package registers, into the one op registry (``hlo_index.ops``), the rules of the ops
+whose maps compose the computations they call (``ops.registry.COMPOSITE``): ``rules_call``,
+``rules_control_flow`` (with ``loops``) and ``rules_async``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Union
 
+from .. import ops
 from ..affine import IndexingMap
 from ..context import current, register_table
 from ..hlo.model import Computation, Instruction
-from .compose import (blame, clear_cache, computation_input_to_output, computation_output_to_input,
-                      compose_step)
-from .mapset import MapSet, dedupe_semantically, distinct, finalize
+from .compose import clear_cache, computation_input_to_output, computation_output_to_input
+from .mapset import MapSet, distinct, finalize
+from .rule_cache import spread_unknown
+from .semantic import dedupe_semantically
+from .traverse import callee_of
+from .walk import blame, compose_step
+from . import rules_async, rules_call, rules_control_flow  # noqa: F401  (register the composite op rules)
 
 Target = Union[Instruction, Computation]
 
@@ -42,15 +51,6 @@ class OperandIndexing:
     @property
     def known(self) -> bool:
         return bool(self.maps) and not any(m.is_undefined for m in self.maps)
-
-
-def callee_of(instr: Instruction) -> Computation | None:
-    """The computation a fusion or call runs (None for other ops)."""
-    if instr.opcode == "fusion":
-        return instr.called.get("calls")
-    if instr.opcode == "call":
-        return instr.called.get("to_apply") or instr.called.get("calls")
-    return None
 
 
 def _operand_count(target: Target) -> int:
@@ -93,10 +93,8 @@ def output_to_input(target: Target) -> list[OperandIndexing]:
         if hit is None or hit[0] is not target:
             hit = memo[id(target)] = (target, _computation_out2in(comp, operands))
         return list(hit[1])   # a copy: callers may reorder it
-    from .. import ops
     rows = []
     for out in range(_num_outputs(target)):
-        from .rule_cache import spread_unknown
         found = spread_unknown(target, ops.output_to_input(target, out))
         for operand in range(operands):
             # a tuple-shaped operand may be read through several of its elements: one row each
@@ -127,7 +125,6 @@ def input_to_output(target: Target) -> list[OperandIndexing]:
             for out, maps in enumerate(computation_input_to_output(comp, operand)):
                 rows.append(OperandIndexing(operand, out, maps))
         return rows
-    from .. import ops
     for operand in range(operands):
         for out, maps in enumerate(ops.input_to_output(target, operand)):
             rows.append(OperandIndexing(operand, out, finalize(distinct(maps))))

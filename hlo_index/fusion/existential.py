@@ -18,10 +18,6 @@ from ..affine.expr import DIM, RANGE, replace_variables, variable
 _DONE = register_table("fusion.existential.done")   # id(map) -> (map, result): identity memo
 
 
-def clear() -> None:
-    current().tables.pop(_DONE, None)
-
-
 def _satisfiable(group: list[int], range_vars, constraints) -> bool | None:
     """True / False when decided exhaustively over the group's box; None when too large."""
     points = 1

@@ -63,12 +63,6 @@ _KEY_IDS = register_table("fusion.fingerprint.computation_ids")        # fingerp
 _BY_COMPUTATION = register_table("fusion.fingerprint.by_computation")  # id(comp) -> (comp, int)
 
 
-def clear() -> None:
-    tables = current().tables
-    for slot in (_SHAPE_TOKENS, _SHAPE_IDS, _KEY_IDS, _BY_COMPUTATION):
-        tables.pop(slot, None)
-
-
 def shape_token(shape: Shape) -> int:
     """A small int equal for equal shapes (memoised per shape object)."""
     tables = current().tables

@@ -12,6 +12,9 @@ from typing import Iterable, Iterator
 
 from ..affine import IndexingMap
 from ..context import budget_reason, budgets, current, register_table, remember
+from .merge import compact_maps, merge_maps
+from .semantic import dedupe_semantically
+from .subsume import drop_equal_box_readers
 
 # Budgets (hlo_index.context.Budgets): above ``semantic_check_points`` candidate points (dims x
 # range vars) a semantic comparison would only be a sample, which cannot prove two maps equal;
@@ -70,7 +73,6 @@ def _add(maps: list[IndexingMap], m: IndexingMap, keys: set | None = None) -> bo
     if len(maps) > limit:
         # many paths often read one union that fewer maps describe exactly (pieces of one
         # formula over adjacent domains, paths inside a whole-box read): compact before giving up
-        from .merge import compact_maps
         compacted = compact_maps(dedupe_semantically(tuple(maps)))
         maps[:] = compacted if len(compacted) <= limit else [IndexingMap.undefined(_overflow_reason(limit))]
         if keys is not None:
@@ -138,89 +140,6 @@ class MapSet:
         return finalize(tuple(self._maps))
 
 
-def domain_size(m: IndexingMap) -> int:
-    n = 1
-    for iv in (*m.dims, *m.range_vars):
-        n *= max(iv.size, 0)
-    for rv in m.runtime_vars:
-        n *= max(rv.interval.size, 0)
-    return n
-
-
-def _probes(dims) -> list[tuple[int, ...]]:
-    """A few points of a box: both corners, the middle, and each dimension's far end alone."""
-    lo = tuple(iv.lo for iv in dims)
-    hi = tuple(iv.hi for iv in dims)
-    points = [lo, hi, tuple((a + b) // 2 for a, b in zip(lo, hi))]
-    points += [lo[:k] + (hi[k],) + lo[k + 1:] for k in range(len(dims))]
-    return points
-
-
-def differ_at_probes(a: IndexingMap, b: IndexingMap, dims=None) -> bool:
-    """True when ``a`` and ``b`` are functions on the box ``dims`` (no range variables, runtime
-    variables or constraints) that give different results at one of a few probe points: a
-    proof that their relations differ there, found without enumerating the box."""
-    if a.range_vars or b.range_vars or a.runtime_vars or b.runtime_vars or a.constraints or b.constraints:
-        return False
-    dims = a.dims if dims is None else dims
-    if any(iv.size <= 0 for iv in dims):
-        return False
-    return any(a.evaluate(p) != b.evaluate(p) for p in _probes(dims))
-
-
-def _comparable(a: IndexingMap, b: IndexingMap) -> bool:
-    return (not a.is_undefined and not b.is_undefined and not a.is_known_empty and not b.is_known_empty
-            and a.num_dims == b.num_dims and a.num_results == b.num_results
-            and tuple(a.dims) == tuple(b.dims)
-            and domain_size(a) <= budgets().semantic_check_points
-            and domain_size(b) <= budgets().semantic_check_points)
-
-
-_SAME_RELATION = register_table("fusion.mapset.same_relation")   # (canonical key, canonical key) -> bool
-
-
-def clear() -> None:
-    current().tables.pop(_SAME_RELATION, None)
-
-
-def same_relation(a: IndexingMap, b: IndexingMap) -> bool:
-    """True when ``a`` and ``b`` are proved (on their whole, small, domain) to be one relation."""
-    if a is b:
-        return True
-    if not _comparable(a, b):
-        return False
-    if a.dims == b.dims and differ_at_probes(a, b):
-        return False
-    key = (a.canonical_key(), b.canonical_key())
-    memo = current().tables[_SAME_RELATION]
-    hit = memo.get(key)
-    if hit is None:
-        hit = memo[key] = a.semantically_equal(b, limit=budgets().semantic_check_points)
-    return hit
-
-
-def _small(m: IndexingMap) -> bool:
-    return not m.is_undefined and not m.is_known_empty and domain_size(m) <= budgets().semantic_check_points
-
-
-def dedupe_semantically(maps: Maps) -> Maps:
-    """Drop every map that is, on its whole (small) domain, the same relation as an earlier one."""
-    if len(maps) < 2:
-        return maps
-    small = [_small(m) for m in maps]
-    if sum(small) < 2:
-        return maps
-    kept: list[IndexingMap] = []
-    kept_small: list[IndexingMap] = []
-    for m, is_small in zip(maps, small):
-        if is_small and any(k.dims == m.dims and same_relation(k, m) for k in kept_small):
-            continue
-        kept.append(m)
-        if is_small:
-            kept_small.append(m)
-    return tuple(kept) if len(kept) < len(maps) else maps
-
-
 def compaction_threshold() -> int:
     """Sets of more maps than this (an eighth of ``maps_per_value``) are compacted: rewritten by
     every exact merge rule (``merge.compact_maps``) rather than only joined pairwise. Smaller sets
@@ -234,8 +153,6 @@ def finalize(maps: Maps) -> Maps:
     (``shared``)."""
     if len(maps) < 2:
         return shared(maps)
-    from .merge import compact_maps, merge_maps
-    from .subsume import drop_equal_box_readers
     maps = drop_equal_box_readers(dedupe_semantically(maps))
     return shared(compact_maps(maps) if len(maps) > compaction_threshold() else merge_maps(maps))
 

@@ -25,7 +25,7 @@ from ..context import budgets, current, register_table
 from .domain_union import domain_join
 from .image_union import domain_key, reads_fixed_set, whole_box_of
 from .progression import join_progressions
-from .mapset import dedupe_semantically, differ_at_probes, domain_size
+from .semantic import dedupe_semantically, differ_at_probes, domain_size
 from .subsume import drop_subsumed
 
 Maps = tuple[IndexingMap, ...]

@@ -9,12 +9,11 @@ through a whole training step do not (gpt12: 732 capped (output, parameter) pair
 """
 from __future__ import annotations
 
-from ..affine import IndexingMap
 from ..hlo.model import Computation, Instruction
 from .mapset import Maps, finalize
-from .rule_cache import identity, input_to_output_steps
-from .summaries import _Budget, _merge, _through, capped
-from .traverse import tuple_element
+from .rule_cache import identity
+from .summary_pass import PassBudget, capped, merge_summaries, through
+from .walk import user_steps
 
 Summary = dict[int, Maps]   # root output index -> maps from one value to that output
 PASS_ADVANTAGE = 16
@@ -54,20 +53,10 @@ def is_cheaper(comp: Computation, order: list[Instruction], users: dict) -> bool
     return summary_cost < PASS_ADVANTAGE * walk_cost
 
 
-def user_steps(instr: Instruction, element: int, user: Instruction, position: int):
-    """Steps from element ``element`` of ``instr`` into ``user`` (its operand ``position``)."""
-    if instr.shape.is_tuple and user.opcode != "get-tuple-element":
-        reason = f"{user.opcode}: consumes the tuple-shaped value '{instr.name}' whole"
-        return tuple((out, (IndexingMap.undefined(reason),), False) for out in range(user.shape.num_outputs))
-    if instr.shape.is_tuple and tuple_element(user) != element:
-        return ()
-    return input_to_output_steps(user, position)
-
-
 def all_inputs_to_output(comp: Computation, order: list[Instruction], users: dict) -> dict[int, list[Maps]]:
     """For every array-shaped parameter reached by the root: per root output, its maps (finalised)."""
     root = comp.root
-    budget = _Budget(comp)
+    budget = PassBudget(comp)
     summaries: dict[tuple[int, int], Summary] = {
         (id(root), e): {e: (identity(root.shape.leaf(e).dims),)} for e in range(root.shape.num_outputs)}
     what = f"outputs of '{comp.name}'"
@@ -83,8 +72,8 @@ def all_inputs_to_output(comp: Computation, order: list[Instruction], users: dic
                     src = summaries.get((id(user), out))
                     if not src:
                         continue
-                    contrib = src if passthrough else _through(src, maps, user, user.shape.leaf(out).dims, budget)
-                    acc, shared = _merge(acc, shared, contrib)
+                    contrib = src if passthrough else through(src, maps, user, user.shape.leaf(out).dims, budget)
+                    acc, shared = merge_summaries(acc, shared, contrib)
             if acc:
                 summaries[(id(instr), element)] = capped(acc, instr, what, budget)
         for user, _ in users.get(id(instr), ()):

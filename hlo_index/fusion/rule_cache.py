@@ -37,12 +37,6 @@ _KEYS = register_table("fusion.rule_cache.structural_keys")   # id(instr) -> (in
 Step = tuple[int, int, tuple[IndexingMap, ...], bool]
 
 
-def clear() -> None:
-    tables = current().tables
-    for slot in (_OUT2IN, _IN2OUT, _STEPS, _COMPOSED, _COMPOSED_BY_ID, _IDENTITIES, _BOXES):
-        tables.pop(slot, None)
-
-
 def full_box(dims: tuple[int, ...]) -> tuple[Interval, ...]:
     boxes = current().tables[_BOXES]
     box = boxes.get(dims)

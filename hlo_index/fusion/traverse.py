@@ -1,4 +1,5 @@
-"""Graph walks over one computation: reachable instructions in post-order, and their users."""
+"""Graph walks over one computation: reachable instructions in post-order, their users, and the
+computation a fusion or call runs."""
 from __future__ import annotations
 
 from ..hlo.model import Computation, Instruction
@@ -70,3 +71,12 @@ def tuple_element(instr: Instruction) -> int:
     if instr.opcode == "get-tuple-element":
         return int(instr.attr("index", 0))
     return 0
+
+
+def callee_of(instr: Instruction) -> Computation | None:
+    """The computation a fusion or call runs (None for other ops)."""
+    if instr.opcode == "fusion":
+        return instr.called.get("calls")
+    if instr.opcode == "call":
+        return instr.called.get("to_apply") or instr.called.get("calls")
+    return None

@@ -1,13 +1,22 @@
-"""Indexing rules per HLO op. Use ``output_to_input`` / ``input_to_output``; never the dicts directly."""
+"""Indexing rules per HLO op. Use ``output_to_input`` / ``input_to_output``; never the dicts directly.
+
+Every ``rules_*`` module here registers on import. The ops whose maps compose the computations they
+call (``registry.COMPOSITE``: call, fusion, conditional, while, async-start) are registered by
+``hlo_index.fusion``, the layer that composes computations; until it is imported, asking for one
+raises ``CompositeRuleMissing`` rather than answering UNDEFINED.
+"""
 from __future__ import annotations
 
 from ..affine import IndexingMap
 from ..hlo.model import Instruction
-from .registry import (INPUT_TO_OUTPUT, OPAQUE_REASONS, OUTPUT_TO_INPUT, OperandMaps,
-                       input_to_output_rule, opaque, output_to_input_rule)
+from .registry import (COMPOSITE, INPUT_TO_OUTPUT, OPAQUE_REASONS, OUTPUT_TO_INPUT, CompositeRuleMissing,
+                       OperandMaps, input_to_output_rule, opaque, output_to_input_rule)
 
 
 def _undefined_reason(instr: Instruction) -> str:
+    """Why ``instr``'s opcode has no rule; a composite op without its rules registered raises."""
+    if instr.opcode in COMPOSITE:
+        raise CompositeRuleMissing(instr.opcode)
     if instr.opcode in OPAQUE_REASONS:
         return OPAQUE_REASONS[instr.opcode]
     return f"no indexing rule for opcode '{instr.opcode}'"
@@ -82,4 +91,5 @@ def _register_rule_modules() -> None:
 _register_rule_modules()
 
 __all__ = ["OperandMaps", "output_to_input", "input_to_output", "output_to_input_rule",
-           "input_to_output_rule", "opaque", "OUTPUT_TO_INPUT", "INPUT_TO_OUTPUT", "OPAQUE_REASONS"]
+           "input_to_output_rule", "opaque", "OUTPUT_TO_INPUT", "INPUT_TO_OUTPUT", "OPAQUE_REASONS",
+           "COMPOSITE", "CompositeRuleMissing"]

@@ -28,7 +28,7 @@ from ..hlo.model import ConvDimLabels, Instruction, Shape, WindowDim
 from .custom_call_conv import forward_result_dims
 from .rules_contraction import (convolution_input_to_output, convolution_output_to_input, dot_input_to_output,
                                 dot_output_to_input)
-from .rules_custom_call import Equivalent, Translation, _is_workspace, _results, translator
+from .custom_call_translation import Equivalent, Translation, is_workspace, result_shapes, translator
 
 # OneDnnFusionConfig.FusionKind: name -> operands it takes (the enum's numbers as JSON may write them)
 _POST_OPS = {"BIAS": 1, "RELU": 0, "TANH": 0, "GELU_ERF": 0, "GELU_TANH": 0, "BINARY_ADD": 1, "LINEAR": 0}
@@ -58,8 +58,8 @@ def _post_ops(config: dict) -> Optional[list[str]]:
 
 def _outputs(instr: Instruction) -> Optional[dict[int, int]]:
     """Custom-call output -> core output: the result, and nothing for a trailing scratchpad."""
-    shapes = _results(instr)
-    if len(shapes) > 2 or (len(shapes) == 2 and not _is_workspace(shapes[1])):
+    shapes = result_shapes(instr)
+    if len(shapes) > 2 or (len(shapes) == 2 and not is_workspace(shapes[1])):
         return None
     return {0: 0}
 
@@ -98,7 +98,7 @@ def _post_op_call(instr: Instruction, config_key: str, operand_names: str, core_
     outputs = _outputs(instr)
     if outputs is None or len(instr.operands) < 2:
         return f"expected ({operand_names}, post-op operands...) and a result with an optional scratchpad"
-    result = _results(instr)[0]
+    result = result_shapes(instr)[0]
     core = core_of(instr, config, result)
     if isinstance(core, str):
         return core

@@ -2,7 +2,8 @@
 
 A rule file defines, side by side, ``output_to_input`` and ``input_to_output`` for one op family
 and registers them with the decorators below. ``hlo_index.ops`` imports every rule module, so a
-new op is one function pair in one file.
+new op is one function pair in one file. The ``COMPOSITE`` ops' rules (call, fusion, conditional,
+while, async-start) compose whole computations and are registered by ``hlo_index.fusion``.
 
 Each registration may say what the rule reads (``reads=Reads(...)``): the attributes it looks
 at, whether it looks at constant / iota operands' values, module attributes. That declaration *is*
@@ -66,6 +67,21 @@ INPUT_TO_OUTPUT: dict[str, InputToOutputRule] = {}
 READS: dict[str, Reads] = {}
 # Opcodes whose maps are UNDEFINED by design, with the reason (opaque computation, I/O, ...).
 OPAQUE_REASONS: dict[str, str] = {}
+
+COMPOSITE = frozenset({"call", "fusion", "conditional", "while", "async-start"})
+"""Opcodes whose maps are their called computations' maps, composed. Composing a computation is the
+layer above this one (``hlo_index.fusion``), so their rules live there and register here when
+``hlo_index.fusion`` is imported (every analysis imports it). Without them, asking for one of
+these opcodes raises :class:`CompositeRuleMissing` instead of answering UNDEFINED: "no rule" would
+be a wrong answer about the op, not a fact about it."""
+
+
+class CompositeRuleMissing(LookupError):
+    """A composite op's maps were asked for before ``hlo_index.fusion`` registered its rules."""
+
+    def __init__(self, opcode: str) -> None:
+        super().__init__(f"the rules of '{opcode}' compose its called computations and are registered by "
+                         f"hlo_index.fusion: import hlo_index.fusion before asking for them")
 
 
 def _declare(opcodes, reads) -> None:

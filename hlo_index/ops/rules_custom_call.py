@@ -18,8 +18,7 @@ UNDEFINED naming the target and what did not match: never guessed.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable, Optional, Union
+from typing import Optional, Union
 
 from ..affine import IndexingMap, const, dim, range_var
 from ..affine.expr import replace_variables
@@ -31,7 +30,9 @@ from .rules_contraction import convolution_input_to_output, convolution_output_t
     dot_output_to_input
 from .rules_sort import topk_input_to_output, topk_output_to_input
 from .shape_maps import full_interval, generator_map, identity_map, zero_result_map
-from . import custom_call_conv
+from . import custom_call_conv, custom_call_onednn  # noqa: F401  (custom_call_onednn registers its translators)
+from .custom_call_translation import (AMAX, Equivalent, Translation, is_workspace, result_shapes, target_of,
+                                      translate, translator)
 
 # What the rules below look at (the cache key: hlo_index.fusion.fingerprint): the target and its
 # backend_config, the convolution attributes the cuDNN calls carry, and constant operands (cuDNN
@@ -40,57 +41,9 @@ _READS = Reads.of("custom_call_target", "backend_config", "window", "dim_labels"
                   "batch_group_count", operand_values=True)
 
 
-@dataclass(frozen=True)
-class Equivalent:
-    """A custom-call seen as a standard op ``core`` on some of its operands, plus extras.
-
-    ``core_operands[k]`` is the custom-call operand that is operand k of ``core``;
-    ``outputs[j]`` the ``core`` output that custom-call output j is (absent: reads nothing);
-    ``extras[i]`` the role of a custom-call operand outside ``core``: ("scalar",), ("same",),
-    ("vector", result_dim) or ("broadcast", its dims) (aligned at the result's last dim, size-1
-    dims read at 0); it feeds every output that is ``core`` output 0 (("scalar", "every"):
-    every output).
-    """
-
-    core: Instruction
-    out2in: Callable
-    in2out: Callable
-    core_operands: tuple[int, ...]
-    outputs: dict[int, int]
-    extras: dict[int, tuple] = field(default_factory=dict)
-
-
-AMAX = -1
-"""``Equivalent.outputs`` value of a scalar output reducing the whole result (amax): it reads the
-union of what every result element reads."""
-
-Translation = Union[Equivalent, str]   # a reason string when the semantics cannot be told
-_TRANSLATORS: dict[str, Callable[[Instruction], Translation]] = {}
-
-
-def translator(*targets: str):
-    def register(fn):
-        for t in targets:
-            _TRANSLATORS[t] = fn
-        return fn
-    return register
-
-
-def target_of(instr: Instruction) -> str:
-    return instr.attr("custom_call_target", "") or ""
-
-
-def _results(instr: Instruction) -> list[Shape]:
-    return [instr.shape.leaf(j) for j in range(instr.shape.num_outputs)]
-
-
-def _is_workspace(shape: Shape) -> bool:
-    return shape.rank == 1 and shape.element_type in ("u8", "s8")
-
-
 def _result_and_rest(instr: Instruction) -> tuple[Shape, list[int]]:
     """The main result (output 0) and the other outputs' indices."""
-    shapes = _results(instr)
+    shapes = result_shapes(instr)
     return shapes[0], list(range(1, len(shapes)))
 
 
@@ -145,13 +98,13 @@ def gemm_equivalent(instr: Instruction) -> Translation:
     core = instruction("dot", result, instr.operands[:2], name=instr.name,
                        lhs_batch_dims=lb, rhs_batch_dims=rb, lhs_contracting_dims=lc, rhs_contracting_dims=rc)
     outputs = {0: 0}
-    shapes = _results(instr)
+    shapes = result_shapes(instr)
     for j in rest:
         if shapes[j].rank == 0 and gemm.get("damax_output"):
             outputs[j] = AMAX
-        elif shapes[j].dims == result.dims and not _is_workspace(shapes[j]):
+        elif shapes[j].dims == result.dims and not is_workspace(shapes[j]):
             outputs[j] = 0            # auxiliary output (pre-activation) reads what the result reads
-        elif not (j == len(shapes) - 1 and _is_workspace(shapes[j])):
+        elif not (j == len(shapes) - 1 and is_workspace(shapes[j])):
             return f"output {j} {shapes[j]} is neither an auxiliary result nor the workspace"
     extras = {}
     for k in range(2, len(instr.operands)):
@@ -225,14 +178,14 @@ def cudnn_forward_equivalent(instr: Instruction) -> Translation:
     labels = instr.attr("dim_labels")
     if labels is None or len(instr.operands) < 2:
         return "no dim_labels, or fewer than two operands"
-    shapes = _results(instr)
+    shapes = result_shapes(instr)
     result = shapes[0]
     outputs = {0: 0}
     graph = str((backend_config(instr) or {}).get("cudnn_conv_backend_config", {}).get("serialized_graph", ""))
     for j in range(1, len(shapes)):
         if shapes[j].rank == 0 and "amax(" in graph:
             outputs[j] = AMAX
-        elif not (j == len(shapes) - 1 and _is_workspace(shapes[j])):
+        elif not (j == len(shapes) - 1 and is_workspace(shapes[j])):
             return f"output {j} {shapes[j]} is not the workspace or an amax"
     core = _conv_core(instr, result, instr.operands[:2])
     expected = custom_call_conv.forward_result_dims(core)
@@ -269,7 +222,7 @@ def cudnn_batch_norm_equivalent(instr: Instruction) -> Translation:
     feature = constant_values(ops[arrays + 1])
     if feature is None:
         return "feature_index is not a constant"
-    outputs = _results(instr)
+    outputs = result_shapes(instr)
     expected = 1 if opcode == "batch-norm-inference" else 3
     if len(outputs) < expected:
         return f"expected {expected} outputs"
@@ -290,7 +243,7 @@ def cudnn_batch_norm_equivalent(instr: Instruction) -> Translation:
 def topk_equivalent(instr: Instruction) -> Translation:
     if len(instr.operands) != 1 or instr.operands[0].shape.rank == 0:
         return "expected one array operand"
-    shapes = _results(instr)
+    shapes = result_shapes(instr)
     operand = instr.operands[0].shape
     if any(s.dims[:-1] != operand.dims[:-1] for s in shapes):
         return "outputs do not keep the operand's leading dims"
@@ -344,14 +297,6 @@ SHARDING_TARGETS = ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape")
 def _undefined(instr: Instruction, why: str) -> IndexingMap:
     target = target_of(instr)
     return IndexingMap.undefined(f"custom-call to '{target}': {why}")
-
-
-_UNKNOWN_TARGET = "external code whose element access pattern is unknown"
-
-
-def translate(instr: Instruction) -> Translation:
-    fn = _TRANSLATORS.get(target_of(instr))
-    return _UNKNOWN_TARGET if fn is None else fn(instr)
 
 
 def _every(role: tuple) -> bool:
@@ -479,5 +424,3 @@ def _result_in2out(instr: Instruction, eq: Equivalent, operand_index: int, core_
         return (_extra_in2out(eq.extras[operand_index], operand_dims, result_dims),)
     return ()
 
-
-from . import custom_call_onednn  # noqa: E402,F401  (registers the oneDNN translators; needs the above)

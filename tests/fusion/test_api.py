@@ -20,7 +20,14 @@ def test_load_and_analyse_from_the_package_root(tmp_path):
     [fusion] = module.fusions
     rows = hlo_index.output_to_input(fusion)
     assert [len(r.maps) for r in rows] == [2]
-    assert hlo_index.analysis.input_to_output(fusion)[0].operand == 0
+    assert hlo_index.input_to_output(fusion)[0].operand == 0
+
+
+def test_the_package_root_names_the_api_once():
+    """``hlo_index.api`` is the API module; no second name for it beside the ``analyses`` package."""
+    assert "analysis" not in hlo_index.__all__
+    with pytest.raises(AttributeError):
+        hlo_index.analysis
 
 
 def test_load_raises_on_unreadable_input(tmp_path):

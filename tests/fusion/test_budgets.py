@@ -14,7 +14,7 @@ import pytest
 from hlo_index.api import SelectedTarget
 from hlo_index.context import AnalysisContext
 from hlo_index.fusion import input_to_output, output_to_input
-from hlo_index.fusion.compose import walk_of
+from hlo_index.fusion.walk import walk_of
 from hlo_index.fusion.output_summaries import all_inputs_to_output
 from hlo_index.fusion.summaries import bottom_up_output_to_input
 from hlo_index.hlo import parse_module_text
@@ -150,7 +150,7 @@ ENTRY e {
   ROOT n = f32[8,4] negate(r)
 }
 """).entry
-    from hlo_index.fusion.compose import forward_input_to_output, top_down_output_to_input
+    from hlo_index.fusion.walk import forward_input_to_output, top_down_output_to_input
     with AnalysisContext():
         exact = top_down_output_to_input(comp, 0)
     assert not any(m.is_undefined for maps in exact.values() for m in maps)

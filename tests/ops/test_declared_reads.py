@@ -131,7 +131,7 @@ def test_a_while_key_holds_the_initial_counter_inside_its_init_tuple():
     there must not share maps (a ``tuple`` operand is keyed by its elements' values)."""
     from hlo_index.fusion.fingerprint import instruction_key
     from hlo_index.hlo import parse_module_text
-    from .test_rules_control_flow import while_module
+    from fusion.test_rules_control_flow import while_module
 
     loops = [parse_module_text(while_module(1, 3, "shift", start, 4, False)).entry.root for start in (0, 2)]
     with AnalysisContext():

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import hlo_index.fusion  # noqa: F401  (registers the composite ops: the whole registry is checked)
 from hlo_index.hlo.build import array_shape, instruction, tuple_shape
 from hlo_index.ops import INPUT_TO_OUTPUT, OPAQUE_REASONS, OUTPUT_TO_INPUT, input_to_output, output_to_input
 

@@ -8,6 +8,7 @@ import os
 
 import pytest
 
+import hlo_index.fusion  # noqa: F401  (registers the composite ops: the whole registry is checked)
 from hlo_index.hlo import load_path
 from hlo_index.ops import INPUT_TO_OUTPUT, OPAQUE_REASONS, OUTPUT_TO_INPUT
 from hlo_index.reference import NoReference

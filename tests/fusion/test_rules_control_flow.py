@@ -6,6 +6,7 @@ import itertools
 
 from hypothesis import given, settings, strategies as st
 
+import hlo_index.fusion  # noqa: F401  (registers the conditional and while rules)
 from hlo_index.affine import IndexingMap
 from hlo_index.hlo import parse_module_text
 from hlo_index.ops import output_to_input
@@ -161,7 +162,7 @@ def test_while_matches_reference(data):
 
 
 def test_scan_loop_reads_rows_and_counts_trips():
-    from hlo_index.ops.loop_maps import known_trip_count
+    from hlo_index.fusion.loops.trip_count import known_trip_count
     module = parse_module_text(while_module(2, 3, "reverse", 0, 5, False))
     w = module.entry.root
     assert known_trip_count(w) == 5

@@ -6,7 +6,7 @@ import itertools
 from hypothesis import given, settings, strategies as st
 
 from hlo_index.affine import IndexingMap, Interval, const, dim
-from hlo_index.ops.loop_joins import join_constant_progressions
+from hlo_index.fusion.loops.joins import join_constant_progressions
 
 
 def _row_map(row: int, col_shift: int = 0) -> IndexingMap:

@@ -5,7 +5,7 @@ element; operand k >= 1 is branch k-1's parameter and is read through that branc
 a runtime predicate the relation is the union over the branches (as a runtime offset's maps
 are the union over its values); with a ``constant`` predicate only the branch taken is read.
 
-while: see ``loop_maps`` (trip count, per tuple element of the loop state).
+while: see ``loops`` (trip count, per tuple element of the loop state).
 A tuple-shaped operand is addressed per element: one ``OperandMaps`` per element read.
 """
 from __future__ import annotations
@@ -14,9 +14,11 @@ from typing import Optional
 
 from ..affine import IndexingMap
 from ..hlo.model import Computation, Instruction
-from .registry import OperandMaps, Reads, input_to_output_rule, output_to_input_rule
-from .starts import constant_values
-from .shape_maps import generator_map, zero_result_map
+from ..ops.registry import OperandMaps, Reads, input_to_output_rule, output_to_input_rule
+from ..ops.shape_maps import generator_map, zero_result_map
+from ..ops.starts import constant_values
+from .compose import computation_input_to_output, computation_output_to_input
+from .loops.matrix import loop_matrix
 
 # What the rules below look at (the cache key: hlo_index.fusion.fingerprint): the callees by body,
 # a constant predicate / a while's initial counter (a constant inside the init tuple; tuple
@@ -54,7 +56,6 @@ def per_element(operand: int, per_param: dict, parameter: int = 0) -> list[Opera
 
 @output_to_input_rule("conditional", reads=_CONDITIONAL_READS)
 def conditional_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
-    from ..fusion import computation_output_to_input
     out_dims = instr.shape.leaf(output_index).dims
     result = [OperandMaps(0, (zero_result_map(out_dims),))]
     taken = taken_branch(instr)
@@ -72,7 +73,6 @@ def conditional_output_to_input(instr: Instruction, output_index: int) -> list[O
 
 @input_to_output_rule("conditional", reads=_CONDITIONAL_READS)
 def conditional_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
-    from ..fusion import computation_input_to_output
     outputs = instr.shape.num_outputs
     if operand_index == 0:
         return [(generator_map(instr.shape.leaf(j).dims),) for j in range(outputs)]
@@ -91,7 +91,6 @@ def conditional_input_to_output(instr: Instruction, operand_index: int) -> list[
 
 @output_to_input_rule("while", reads=_WHILE_READS)
 def while_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
-    from .loop_maps import loop_matrix
     matrix = loop_matrix(instr)
     if isinstance(matrix, str):
         return [OperandMaps(0, (IndexingMap.undefined(matrix),))]

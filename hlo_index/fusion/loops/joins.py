@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..affine import IndexingMap, Interval, const, range_var
+from ...affine import IndexingMap, Interval, const, range_var
 
 
 def _split(m: IndexingMap) -> tuple[tuple, tuple[int, ...]]:

@@ -1,23 +1,16 @@
-"""``call`` and ``fusion`` as ops inside another computation: the callee analysed as a whole.
-
-The composition lives in ``hlo_index.fusion``; it is imported lazily because it calls back into
-this registry for every op of the callee.
-"""
+"""``call`` and ``fusion`` as ops inside another computation: the callee analysed as a whole."""
 from __future__ import annotations
 
 from ..affine import IndexingMap
 from ..hlo.model import Instruction
-from .registry import OperandMaps, input_to_output_rule, output_to_input_rule
-
-
-def _callee(instr: Instruction):
-    from ..fusion import callee_of
-    return callee_of(instr)
+from ..ops.registry import OperandMaps, input_to_output_rule, output_to_input_rule
+from .compose import computation_input_to_output, computation_output_to_input
+from .traverse import callee_of
 
 
 @output_to_input_rule("call", "fusion")
 def call_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
-    callee = _callee(instr)
+    callee = callee_of(instr)
     if callee is None:
         reason = f"{instr.opcode}: called computation not resolved"
         return [OperandMaps(i, (IndexingMap.undefined(reason),)) for i in range(len(instr.operand_names))]
@@ -27,7 +20,6 @@ def call_output_to_input(instr: Instruction, output_index: int) -> list[OperandM
 def maps_through_computation(instr: Instruction, callee, output_index: int) -> list[OperandMaps]:
     """Maps from output ``output_index`` of ``callee`` to each operand of ``instr`` (whose operands
     are ``callee``'s parameters, in order)."""
-    from ..fusion import computation_output_to_input
     per_param = computation_output_to_input(callee, output_index)
     result = []
     for operand in range(len(instr.operand_names)):
@@ -42,8 +34,7 @@ def maps_through_computation(instr: Instruction, callee, output_index: int) -> l
 
 @input_to_output_rule("call", "fusion")
 def call_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
-    from ..fusion import computation_input_to_output
-    callee = _callee(instr)
+    callee = callee_of(instr)
     if callee is None:
         reason = f"{instr.opcode}: called computation not resolved"
         return [(IndexingMap.undefined(reason),) for _ in range(instr.shape.num_outputs)]

@@ -17,9 +17,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
-from ..context import current
-from ..hlo.model import Computation, Instruction
-from .starts import constant_values
+from ...context import current
+from ...hlo.model import Computation, Instruction
+from ...ops.starts import constant_values
 
 
 _BITS = {"s8": 8, "s16": 16, "s32": 32, "s64": 64, "u8": 8, "u16": 16, "u32": 32, "u64": 64}
@@ -104,7 +104,7 @@ def _specialise(comp: Computation, parameters: dict[int, int], elements: dict[in
                 depth: int) -> tuple[Computation, bool]:
     """A copy of ``comp`` whose ops that are not themselves folded read folded operands as
     constants (a tuple root keeps its operands: the counters' own update chains stay intact).
-    Every read this drops is a read of a counter; ``loop_maps`` puts those back. Also: whether
+    Every read this drops is a read of a counter; ``matrix`` puts those back. Also: whether
     anything changed."""
     folder = _Folder(comp, parameters, elements)
     clone = Computation(comp.name, is_entry=False, execution_thread=comp.execution_thread, line=comp.line,

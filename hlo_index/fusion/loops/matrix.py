@@ -10,110 +10,29 @@ condition's reads at every evaluation (``C o T_n``, n = 0..N) are added to every
 number of iterations, hence every element's value, depends on them.
 
 With jax's counter pattern and at most ``Budgets.loop_steps`` iterations the loop is unrolled instead:
-iteration n's body has the counters folded in (``loop_counter``), so an offset computed from them
+iteration n's body has the counters folded in (``counter``), so an offset computed from them
 is exact, ``T_{n+1} = T_n o B_n``, and rows read in progression are joined into one map over the
-iteration (``loop_joins``). Element pairs the unrolling gives up on take the general maps. There,
+iteration (``joins``). Element pairs the unrolling gives up on take the general maps. There,
 a dynamic offset inside the body stays a runtime variable, a fresh one per iteration composed
 (its maps are the union over its values, as everywhere else). Bounded (``context.Budgets``): at most ``loop_steps``
 compositions and ``loop_maps_per_pair`` maps per element pair, else UNDEFINED naming the budget.
 """
 from __future__ import annotations
 
-import json
-import re
 from typing import Optional, Union
 
-from ..affine import IndexingMap
-from ..context import budget_reason, current, register_table
-from ..hlo.model import Computation, Instruction
-from .starts import constant_values
-
+from ...affine import IndexingMap, runtime_var
+from ...context import budget_reason, current, register_table
+from ...hlo.model import Computation, Instruction
+from ...ops.shape_maps import full_interval
+from ..compose import computation_output_to_input
+from ..walk import compose_step
+from .counter import counters, specialised_body
+from .joins import join_constant_progressions
+from .trip_count import induction_variable, known_trip_count
 
 Matrix = dict[int, dict[int, tuple[IndexingMap, ...]]]   # element j -> element k -> maps
 
-
-# ---- trip count ------------------------------------------------------------------------------
-
-def known_trip_count(instr: Instruction) -> Optional[int]:
-    """``backend_config={"known_trip_count":{"n":"20"}}`` or jax's counter pattern, else None."""
-    from ..hlo.backend_config import backend_config
-    cfg = backend_config(instr) or {}
-    n = cfg.get("known_trip_count", {})
-    if isinstance(n, dict) and str(n.get("n", "")).lstrip("-").isdigit():
-        return int(n["n"])
-    return _induction_trip_count(instr)
-
-
-def _scalar_constant(op: Instruction) -> Optional[int]:
-    values = constant_values(op)
-    return int(values.flat[0]) if values is not None and values.size == 1 else None
-
-
-def _gte_of_parameter(op: Instruction) -> Optional[int]:
-    if op.opcode == "get-tuple-element" and op.operands and op.operands[0].opcode == "parameter":
-        return int(op.attr("index", 0))
-    return None
-
-
-_COMPARE = {"LT": lambda a, b: a < b, "LE": lambda a, b: a <= b, "GT": lambda a, b: a > b,
-            "GE": lambda a, b: a >= b, "NE": lambda a, b: a != b}
-_SWAPPED = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE", "NE": "NE"}
-
-
-def _induction_trip_count(instr: Instruction) -> Optional[int]:
-    found = induction_variable(instr)
-    return None if found is None else found[3]
-
-
-def induction_variable(instr: Instruction) -> Optional[tuple[int, int, int, int]]:
-    """(counter element, start, step, trip count) of jax's counter pattern: an element c initialised
-    by a constant, ``c + step`` (constant) in the body, and the condition ``compare(c, bound)``
-    against a constant. The count is simulated exactly."""
-    body, cond = instr.called.get("body"), instr.called.get("condition")
-    init = instr.operands[0] if instr.operands else None
-    if body is None or cond is None or init is None or init.opcode != "tuple" or cond.root is None:
-        return None
-    compare = cond.root
-    if compare.opcode != "compare" or len(compare.operands) != 2:
-        return None
-    direction = compare.attr("direction", "")
-    a, b = compare.operands
-    counter, bound = _gte_of_parameter(a), _scalar_constant(b)
-    if counter is None or bound is None:
-        counter, bound, direction = _gte_of_parameter(b), _scalar_constant(a), _SWAPPED.get(direction, "")
-    if counter is None or bound is None or direction not in _COMPARE:
-        return None
-    step = _counter_step(body, counter)
-    start = _scalar_constant(init.operands[counter]) if counter < len(init.operands) else None
-    if step is None or start is None:
-        return None
-    value, trips, test = start, 0, _COMPARE[direction]
-    while test(value, bound):
-        value += step
-        trips += 1
-        if trips > current().budgets.loop_simulated_trips:
-            return None
-    return counter, start, step, trips
-
-
-def _counter_step(body: Computation, counter: int) -> Optional[int]:
-    root = body.root
-    if root is None or root.opcode != "tuple" or counter >= len(root.operands):
-        return None
-    update = root.operands[counter]
-    if update.opcode not in ("add", "subtract") or len(update.operands) != 2:
-        return None
-    x, y = update.operands
-    if _gte_of_parameter(x) == counter and _scalar_constant(y) is not None:
-        step = _scalar_constant(y)
-    elif update.opcode == "add" and _gte_of_parameter(y) == counter and _scalar_constant(x) is not None:
-        step = _scalar_constant(x)
-    else:
-        return None
-    return -step if update.opcode == "subtract" else step
-
-
-# ---- composition -----------------------------------------------------------------------------
 
 def _key(maps: tuple[IndexingMap, ...]) -> frozenset:
     return frozenset(m.canonical_key() for m in maps)
@@ -131,7 +50,6 @@ def _merge(into: dict[int, list], k: int, new: list[IndexingMap]) -> None:
 def _overwrite_note(body_maps: Matrix) -> str:
     """Why the maps multiply, when a body map holds only where runtime offsets leave an element in
     place (a dynamic-update-slice's or overwriting scatter's operand): fresh offsets each iteration."""
-    from ..affine import runtime_var
     for row in body_maps.values():
         for maps in row.values():
             for m in maps:
@@ -149,7 +67,6 @@ class LoopTooComplex(Exception):
 
 def _compose(outer: tuple[IndexingMap, ...], inner: tuple[IndexingMap, ...], instr: Instruction,
              value_dims) -> list[IndexingMap]:
-    from ..fusion import compose_step
     out = []
     for m_in in inner:
         for m_out in outer:
@@ -203,7 +120,7 @@ def _union(a: Matrix, b: Matrix) -> Matrix:
 
 # id(while) -> (while, matrix or reason) per analysis context: an identity memo, since the rule is
 # asked once per output element of the loop state and the matrix serves them all
-_MATRICES = register_table("ops.loop_maps.matrices")
+_MATRICES = register_table("fusion.loops.matrices")
 
 
 def loop_matrix(instr: Instruction) -> Union[Matrix, str]:
@@ -216,7 +133,6 @@ def loop_matrix(instr: Instruction) -> Union[Matrix, str]:
 
 
 def _body_matrix(body: Computation, count: int) -> Union[Matrix, str]:
-    from ..fusion import computation_output_to_input
     body_maps: Matrix = {}
     for j in range(count):
         per_param = computation_output_to_input(body, j)
@@ -229,7 +145,6 @@ def _body_matrix(body: Computation, count: int) -> Union[Matrix, str]:
 
 
 def _loop_matrix(instr: Instruction) -> Union[Matrix, str]:
-    from ..fusion import computation_output_to_input
     body, cond = instr.called.get("body"), instr.called.get("condition")
     if body is None or cond is None or body.root is None or cond.root is None:
         return "while: body or condition computation not resolved"
@@ -281,10 +196,9 @@ def _general(instr: Instruction, body: Computation, cond_maps, dims, trips: Opti
 
 
 def _unrolled(instr: Instruction, body: Computation, cond_maps, dims, trips: Optional[int]) -> Union[Matrix, str, None]:
-    """Iteration by iteration, each with the counters folded into the body (``loop_counter``):
+    """Iteration by iteration, each with the counters folded into the body (``counter``):
     ``T_{n+1} = T_n o B_n`` exactly. None where it does not apply (no counter pattern, its count
     not the loop's, more than ``Budgets.loop_steps`` iterations, or no op reads the counter as an offset)."""
-    from .loop_counter import counters, specialised_body
     found = induction_variable(instr)
     if found is None or trips is None or found[3] != trips or trips > current().budgets.loop_steps or trips == 0:
         return None
@@ -326,13 +240,11 @@ def _unrolled(instr: Instruction, body: Computation, cond_maps, dims, trips: Opt
     result = _with_control(t, visited, cond_maps, instr, dims)
     if isinstance(result, str):
         return result
-    from .loop_joins import join_constant_progressions
     return {j: {k: join_constant_progressions(maps) for k, maps in row.items()} for j, row in result.items()}
 
 
 def _whole_read(m: IndexingMap, dims) -> bool:
     """Every element of ``dims`` reads the whole (scalar) target, unconditionally."""
-    from .shape_maps import full_interval
     return (not m.is_undefined and not m.is_known_empty and not m.runtime_vars and not m.constraints
             and tuple(m.dims) == tuple(full_interval(n) for n in dims))
 
@@ -361,7 +273,6 @@ def _lift(m: IndexingMap, dims) -> IndexingMap:
     (the scalar's map composed after the zero-result map ``dims -> ()``)."""
     if m.num_dims != 0 or m.is_undefined or m.is_known_empty:
         return m
-    from .shape_maps import full_interval
     return IndexingMap([full_interval(n) for n in dims], m.range_vars, m.runtime_vars, m.results, m.constraints)
 
 
