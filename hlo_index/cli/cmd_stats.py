@@ -92,7 +92,7 @@ def command(paths: tuple[str, ...], fmt: str, jobs: int, color: str) -> None:
     PATH is an HLO text file, a .gz, '-' for stdin, or an XLA dump directory. Unreadable inputs
     are reported on stderr (the others are still counted) and make the exit code 2.
     """
-    from ..render.driver import expand_paths
+    from ..report.driver import expand_paths
     from .cmd_analyze import make_console
     from .output import echo
     results = []
