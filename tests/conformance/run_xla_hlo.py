@@ -79,7 +79,7 @@ def _empty_shape(text: str) -> bool:
 
 def check_file(case: Case) -> Outcome:
     """Load, analyse and count one file; never raises."""
-    from hlo_index.cli.cmd_stats import module_stats
+    from hlo_index.report.stats import module_stats
     from hlo_index.hlo import load
     from hlo_index.report.build import module_report
 
