@@ -13,7 +13,7 @@ from hlo_index.layout_text import parse_shape_text
 from hlo_index.render.layout_picture import PADDING_MARK, ROW_LABEL_END, TILE_COLOURS, render_svg, render_text
 from hlo_index.report.layout_picture import PALETTE_LIMIT, build_picture
 
-from .helpers import tiled_shapes
+from layout.helpers import tiled_shapes
 
 ROW = re.compile(rf"^\s*(\d+) {ROW_LABEL_END}(.*)$")
 TITLE = re.compile(r"^\[([\d, ]+), :, :\]$")
