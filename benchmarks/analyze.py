@@ -41,7 +41,7 @@ def _phase_times(path: str) -> dict:
     from hlo_index.api import select_targets
     from hlo_index.fusion import clear_cache, output_to_input
     from hlo_index.hlo import load
-    from hlo_index.render.driver import AnalyzeOptions, analyze_path
+    from hlo_index.report.driver import AnalyzeOptions, analyze_path
     from hlo_index.render.json_out import render_json
     import hlo_index.ops  # noqa: F401  (rule registry import is part of start-up, not composition)
     t0 = time.process_time()

@@ -3,15 +3,16 @@
 GPU: the fusion's emitter and XLA's coalescing rule (``gpu_coalescing``); a target that is not a
 fusion gets ``unknown`` (XLA:GPU emits every op inside a fusion, whose emitter decides the reads).
 CPU: whether the innermost loop reads contiguously (``cpu_access``), in CPU terms only.
-The report objects are only touched through their ``extra`` dicts; the memos live in the
-analysis context (``hlo_index.context``), so the library path has them too.
+Data in, data out: the report layer stores the figures; the memos live in the analysis context
+(``hlo_index.context``), so the library path has them too.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
 
 from ..context import current, register_table, remember
-from .gpu_target import CPU, GPU, RTX_A6000, TargetChoice, detect_target
+from .gpu_target import CPU, GPU, RTX_A6000, GpuDevice, TargetChoice, detect_target
 
 # Per analysis context: the target chosen for a module (keyed by the module object, kept in the
 # value and checked, and the --target asked for).
@@ -34,22 +35,24 @@ def module_target(module: Any, asked: str = "auto") -> TargetChoice:
     return choice
 
 
-def apply_target(report: Any, target: Any, module: Any, rows: list, options: dict,
-                 shapes: Callable) -> None:
-    """Replace each operand's ``coalescing`` with the target's figure; name the target."""
-    choice = module_target(module, options.get("target", "auto"))
-    report.extra["target"] = f"{choice.target} ({choice.evidence})"
-    device = options.get("gpu_device") or RTX_A6000
+@dataclass(frozen=True, slots=True)
+class TargetCoalescing:
+    """One target's coalescing figures on the machine its dump runs on."""
+
+    target: str                            # "gpu (evidence)" / "cpu (evidence)"
+    gpu_emitter: Optional[str]             # the GPU emitter's plan, when the emitter was modelled
+    operands: tuple[Optional[dict], ...]   # per row: its ``coalescing`` figure (None: not computed)
+
+
+def target_coalescing(target: Any, module: Any, rows: list, shapes: Callable, asked: str = "auto",
+                      device: Optional[GpuDevice] = None) -> TargetCoalescing:
+    """The coalescing figure of each of ``rows`` (``target``'s output-to-input rows) for the
+    machine ``--target asked`` picks; ``shapes(row)`` gives a row's (operand, output) shapes."""
+    choice = module_target(module, asked)
+    named = f"{choice.target} ({choice.evidence})"
+    device = device or RTX_A6000
     if choice.target == CPU:
-        for row, entry in zip(rows, report.output_to_input):
-            operand_shape, output_shape = shapes(row)
-            if operand_shape is None or output_shape is None or output_shape.is_tuple:
-                continue
-            try:
-                entry.extra["coalescing"] = _cpu_figure(row.maps, operand_shape, output_shape)
-            except Exception as exc:  # noqa: BLE001  (a failing figure must not cost the maps)
-                entry.extra["coalescing"] = _failed("cpu", exc)
-        return
+        return TargetCoalescing(named, None, tuple(_cpu_row(row, shapes(row)) for row in rows))
     fusion = target if getattr(target, "opcode", None) == "fusion" else None
     if fusion is None and is_fused_body(target):
         from .emitters import ComputationAsFusion
@@ -59,23 +62,32 @@ def apply_target(report: Any, target: Any, module: Any, rows: list, options: dic
         from .gpu_coalescing import fusion_coalescing
         try:
             result = fusion_coalescing(fusion, device)
-            report.extra["gpu_emitter"] = result.plan
         except Exception as exc:  # noqa: BLE001
-            for entry in report.output_to_input:
-                entry.extra["coalescing"] = _failed(GPU, exc)
-            return
+            return TargetCoalescing(named, None, tuple(_failed(GPU, exc) for _ in rows))
     from .emitters import minor_nontrivial
     from .gpu_coalescing import operand_json
-    for row, entry in zip(rows, report.output_to_input):
+    figures = []
+    for row in rows:
         operand_shape, output_shape = shapes(row)
         minor = minor_nontrivial(output_shape) if output_shape is not None and not output_shape.is_tuple else None
         if result is None:
             why = ("not a fusion: XLA:GPU emits every op inside a fusion, and the fusion's emitter "
                    "decides how threads read")
-            entry.extra["coalescing"] = {"target": GPU, "verdict": "unknown", "reason": why,
-                                         "minor_output_dim": minor, "maps": [], "summary": f"unknown ({why})"}
+            figures.append({"target": GPU, "verdict": "unknown", "reason": why,
+                            "minor_output_dim": minor, "maps": [], "summary": f"unknown ({why})"})
             continue
-        entry.extra["coalescing"] = operand_json(result, row.operand, device, minor)
+        figures.append(operand_json(result, row.operand, device, minor))
+    return TargetCoalescing(named, result.plan if result is not None else None, tuple(figures))
+
+
+def _cpu_row(row: Any, shapes: tuple) -> Optional[dict]:
+    operand_shape, output_shape = shapes
+    if operand_shape is None or output_shape is None or output_shape.is_tuple:
+        return None
+    try:
+        return _cpu_figure(row.maps, operand_shape, output_shape)
+    except Exception as exc:  # noqa: BLE001  (a failing figure must not cost the maps)
+        return _failed("cpu", exc)
 
 
 _NOT_FUSIBLE = {"while", "conditional", "call", "custom-call", "fusion", "send", "recv",

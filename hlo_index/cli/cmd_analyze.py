@@ -66,7 +66,7 @@ def _progress(paths):
 def stream_reports(paths, options, jobs: int, show_progress: bool = True, on_target=None):
     """Each module report as soon as it is ready (a generator), with a progress bar when useful.
     ``on_target(module report so far)`` is called after each target analysed in this process."""
-    from ..render.driver import expand_paths, iter_reports
+    from ..report.driver import expand_paths, iter_reports
     paths = expand_paths(list(paths)) if jobs > 1 else list(paths)
     with (_progress(paths) if show_progress else _no_progress()) as (on_file, progress_target):
         if on_target is not None and progress_target is not None:
@@ -115,7 +115,7 @@ class _Kept:
         self.modules = []
 
     def keep(self, mod):
-        from ..render.report import ModuleReport
+        from ..report.model import ModuleReport
         light = ModuleReport(mod.name, mod.source, diagnostics=mod.diagnostics, unreadable=mod.unreadable,
                              missing_target=mod.missing_target)
         self.modules.append(light)
@@ -208,9 +208,12 @@ def command(paths, fusion, computation, instruction, direction, top, sort, fmt, 
     """
     if sum(bool(x) for x in (fusion, computation, instruction)) > 1:
         raise click.UsageError("give at most one of --fusion, --computation, --instruction")
-    from ..render.driver import AnalyzeOptions
+    from ..report.driver import AnalyzeOptions
+    encode = None
+    if fmt == "json" and top is None:
+        from ..render.json_out import encode_module as encode
     options = AnalyzeOptions(direction=direction, fusion=tuple(fusion) or None, computation=computation,
-                             instruction=instruction, verify=verify, encode_json=fmt == "json" and top is None,
+                             instruction=instruction, verify=verify, encode=encode,
                              extra={"analyses": not no_analyses, "physical": physical, "target": target})
     kept = _Kept()
 

@@ -3,14 +3,9 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 
 import click
-from rich.text import Text
-
-VERDICT_STYLE = {"legal": "green", "illegal": "red", "conditional": "cyan", "unprovable": "yellow"}
-SCHEMA = "hlo-index/1"
 
 
 @click.command("bubble")
@@ -36,100 +31,36 @@ def command(paths: tuple[str, ...], output_format: str, input_kind: str, rewrite
     reason and a counterexample), conditional (MLIR: legal exactly when the printed condition on
     the function's values holds) or unprovable.
     """
-    from ..analyses.reorder import analyse_module
-    from ..hlo import format_diagnostic
-    from ..hlo.diagnostics import ParseError
-    from ..hlo.loader import hlo_files_in, parse_checked, read_text
-    from ..mlir import MlirError, analyse_mlir_text, looks_like_mlir
+    from ..report.bubble import bubble_report
 
-    modules, failed = [], False
-    files = []
-    for path in paths:
-        if path != "-" and os.path.isdir(path):
-            files.extend(sorted(set(hlo_files_in(path)) | set(_mlir_files_in(path))))
-        else:
-            files.append(path)
-    for path in files:
-        display = "<stdin>" if path == "-" else path
-        try:
-            text = read_text(path)
-        except ParseError as e:
-            click.echo(format_diagnostic(e.diagnostic), err=True)
-            failed = True
-            continue
-        is_mlir = input_kind == "mlir" or (input_kind == "auto" and (
-            path.endswith(".mlir") or looks_like_mlir(text)))
-        if is_mlir:
-            try:
-                modules.append(("mlir", display, analyse_mlir_text(text, display)))
-            except MlirError as e:
-                click.echo(format_diagnostic(e.diagnostic), err=True)
-                failed = True
-            continue
-        for result in parse_checked(text, display):
-            if result.module is None:
-                failed = True
-                # path:line:col, the source line and a caret; unwrapped so editors can jump to it
-                for d in result.diagnostics[:1] or ():
-                    click.echo(format_diagnostic(d), err=True)
-                if not result.diagnostics:
-                    click.echo(f"{display}: error: could not be read", err=True)
-                continue
-            modules.append(("hlo", result.module.name, analyse_module(result.module)))
+    report = bubble_report(paths, input_kind)
+    for message in report.diagnostics:
+        click.echo(message, err=True)   # unwrapped, so editors can jump to path:line:col
+    rewrites = _write_rewrites(report, rewrite_dir) if rewrite_dir is not None else {}
     if output_format == "json":
-        data = {"schema": SCHEMA, "modules": [
-            {"name": name, "input": kind, "chains": [_chain_json(kind, name, c, rewrite_dir) for c in chains]}
-            for kind, name, chains in modules]}
-        click.echo(json.dumps(data, indent=1))
+        from ..render.bubble import bubble_json
+        click.echo(json.dumps(bubble_json(report, rewrites), indent=1))
     else:
+        from ..render.bubble import render_bubble_text
         from .cmd_analyze import make_console
-        _print_text(modules, rewrite_dir, make_console(color))
-    if failed:
+        render_bubble_text(report, rewrites, make_console(color))
+    if report.failed:
         sys.exit(2)
 
 
-def _mlir_files_in(directory: str) -> list[str]:
-    return [os.path.join(root, name) for root, _, names in os.walk(directory) for name in names
-            if name.endswith(".mlir")]
-
-
-def _chain_json(kind: str, module: str, chain, rewrite_dir: str | None) -> dict:
-    if kind == "mlir":
-        return chain.to_json()
-    return chain.to_json(_write_module(module, chain, rewrite_dir))
-
-
-def _write_module(module: str, chain, rewrite_dir: str | None) -> str | None:
-    if rewrite_dir is None or chain.rewrite_parts is None:
-        return None
-    os.makedirs(rewrite_dir, exist_ok=True)
-    safe = lambda s: re.sub(r"[^A-Za-z0-9_.-]", "_", s)   # noqa: E731
-    path = os.path.join(rewrite_dir, f"{safe(module)}.{safe(chain.computation)}.{safe(chain.reshape)}.hlo")
-    with open(path, "w") as f:
-        f.write(chain.rewrite_module)
-    return path
-
-
-def _print_text(modules, rewrite_dir, out) -> None:
-    for kind, name, chains in modules:
-        out.print(Text(f"{'function file' if kind == 'mlir' else 'module'} {name}: "
-                       f"{len(chains)} slice/reshape pair(s)", style="bold"))
-        for c in chains:
-            line = Text("  ")
-            line.append(c.verdict, style=VERDICT_STYLE.get(c.verdict, ""))
-            pair = (f"%{c.slice} -> %{c.reshape}" if c.order == "slice_then_reshape"
-                    else f"%{c.reshape} -> %{c.slice}")
-            where = f"@{c.computation}" if kind == "mlir" else f"%{c.computation}"
-            order = c.direction if kind == "mlir" else c.order
-            line.append(f"  {pair}  ({order.replace('_', ' ')}, in {where})")
-            out.print(line, soft_wrap=True)
-            out.print(Text(f"      {c.reason}"), soft_wrap=True)
-            if getattr(c, "condition", None):
-                out.print(Text(f"      condition: {c.condition}"), soft_wrap=True)
-            if c.rewrite:
-                out.print(Text("      rewrite:\n" + "\n".join("        " + s for s in c.rewrite.splitlines())),
-                          soft_wrap=True)
-            if kind == "hlo":
-                path = _write_module(name, c, rewrite_dir)
-                if path:
-                    out.print(Text(f"      rewritten module: {path}"), soft_wrap=True)
+def _write_rewrites(report, rewrite_dir: str) -> dict[int, str]:
+    """Each legal HLO chain's rewritten module, written under ``rewrite_dir``: {id(chain): path}."""
+    from ..report.bubble import rewrite_path
+    written = {}
+    for m in report.modules:
+        if m.kind != "hlo":
+            continue
+        for chain in m.chains:
+            path = rewrite_path(m.name, chain, rewrite_dir)
+            if path is None:
+                continue
+            os.makedirs(rewrite_dir, exist_ok=True)
+            with open(path, "w") as f:
+                f.write(chain.rewrite_module)
+            written[id(chain)] = path
+    return written

@@ -40,10 +40,11 @@ def command(paths, allow, select, ignore, baseline_path, write_baseline, exit_ze
     (off unless selected); HI900 verify mismatch.
     Defaults come from [tool.hlo-index] in the nearest pyproject.toml.
     """
-    from ..render.check import (BaselineError, baseline_document, findings, new_findings, read_baseline,
-                                render_check_github, render_check_json, render_check_text)
-    from ..render.driver import AnalyzeOptions
-    from ..render.finding_kinds import DEFAULT_SELECT, RULES
+    from ..render.check import render_check_github, render_check_json, render_check_text
+    from ..report.check import (BaselineError, baseline_document, findings, fusions_checked, new_findings,
+                                read_baseline)
+    from ..report.driver import AnalyzeOptions
+    from ..report.finding_kinds import DEFAULT_SELECT, RULES
     from .config import ConfigError, load_settings
     from .output import echo
     try:
@@ -74,7 +75,7 @@ def command(paths, allow, select, ignore, baseline_path, write_baseline, exit_ze
     for pattern in allow:
         if pattern not in used:
             click.echo(f"warning: --allow {pattern!r} matches no fusion with a finding", err=True)
-    checked = sum(1 for m in reports for t in m.targets if t.kind == "fusion")
+    checked = fusions_checked(reports)
     if write_baseline:
         try:
             with open(write_baseline, "w", encoding="utf-8") as f:

@@ -28,7 +28,8 @@ def command(shape_text: str, output_format: str, svg_path: str | None, max_grids
     """
     # Imported here so that listing the commands never pays for (or trips over) the map engine.
     from ..layout import LayoutError
-    from ..render.layout_picture import build_picture, render_json, render_svg, render_text
+    from ..render.layout_picture import layout_json, render_svg, render_text
+    from ..report.layout_picture import build_picture, layout_offsets
 
     err = Console(stderr=True, soft_wrap=True)   # a diagnostic is never cut at the terminal width
     try:
@@ -38,7 +39,7 @@ def command(shape_text: str, output_format: str, svg_path: str | None, max_grids
         sys.exit(2)
     try:
         if output_format == "json":
-            data = render_json(shape, limit=JSON_OFFSETS_LIMIT)
+            data = layout_json(layout_offsets(shape, limit=JSON_OFFSETS_LIMIT))
             click.echo(json.dumps({"schema": "hlo-index-layout/1", **data}))
             if data["offsets"] is None:
                 err.print(f"note: offsets omitted (null): the shape has {shape.num_elements} "

@@ -8,26 +8,6 @@ import click
 from hlo_index.affine import IndexingMap, MapSyntaxError, parse_map
 
 
-def map_to_json(m: IndexingMap) -> dict:
-    """Data-only description of a map (shared with ``compose``)."""
-    if m.is_undefined:
-        return {"map": str(m), "undefined": True, "reason": m.undefined_reason}
-    if m.is_known_empty:
-        return {"map": str(m), "known_empty": True, "num_dims": m.num_dims,
-                "num_results": m.num_results}
-    return {
-        "map": str(m),
-        "mlir": m.to_mlir(),
-        "dims": [[b.lo, b.hi] for b in m.dims],
-        "range_vars": [[b.lo, b.hi] for b in m.range_vars],
-        "runtime_vars": [[v.interval.lo, v.interval.hi] for v in m.runtime_vars],
-        "results": [str(e) for e in m.results],
-        "constraints": [{"expr": str(e), "interval": [b.lo, b.hi]} for e, b in m.constraints],
-        "known_empty": False,
-        "undefined": False,
-    }
-
-
 def read_map_or_exit(text: str, what: str = "MAP") -> IndexingMap:
     """Parse map text; on failure print ``error: ...`` with a caret to stderr and exit 2."""
     try:
@@ -41,15 +21,13 @@ def read_map_or_exit(text: str, what: str = "MAP") -> IndexingMap:
         raise SystemExit(2)
 
 
-SCHEMA = "hlo-index-map/1"
-
-
 def emit(m: IndexingMap, output_format: str, color: str = "never") -> None:
-    from ..render.text import Painter
     from .output import color_enabled, echo
     if output_format == "json":
-        echo(json.dumps({"schema": SCHEMA, **map_to_json(m)}, indent=2))
+        from ..render.map_json import map_document
+        echo(json.dumps(map_document(m), indent=2))
     else:
+        from ..render.text import Painter
         echo(Painter(color_enabled(color)).map(str(m)))
 
 

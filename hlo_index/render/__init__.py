@@ -1,4 +1,4 @@
-"""Rendering of analysis reports: Rich text panels (``text``) and the JSON document (``report``).
+"""Text, JSON and SVG from a report (``hlo_index.report``); nothing is computed here.
 
 Submodules are imported on use so the CLI does not pay for Rich when printing JSON.
 """

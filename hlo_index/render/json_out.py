@@ -13,7 +13,7 @@ import json
 from json.encoder import encode_basestring_ascii as _string
 from typing import Iterable, Optional, TextIO
 
-from .report import SCHEMA, ModuleReport, OperandReport, TargetReport, document
+from ..report.model import SCHEMA, ModuleReport, OperandReport, TargetReport, document
 
 # no indent: the C encoder, 10x faster on big dumps; each document is a fresh tree (no cycles)
 _encode = json.JSONEncoder(check_circular=False).encode
@@ -144,16 +144,12 @@ def write_json(modules: Iterable[ModuleReport], out: TextIO, top: Optional[int] 
 
 
 def ranked_document(modules: list[ModuleReport], top: int, sort: str) -> dict:
-    from .triage import SORT_KEYS, figures_of
-    ranked = [(figures_of(t, m), mi, ti) for mi, m in enumerate(modules) for ti, t in enumerate(m.targets)]
-    key = SORT_KEYS[sort]
-    ranked.sort(key=lambda item: key(item[0]))
-    chosen = ranked[:top]
-    rank_of = {(mi, ti): r for r, (_, mi, ti) in enumerate(chosen, 1)}
+    from ..report.triage import rank_targets
+    rank_of, ranked = rank_targets(modules, top, sort)
     out_modules = []
     for mi, m in enumerate(modules):
         doc = m.to_json()
         picked = sorted((rank_of[(mi, ti)], t) for ti, t in enumerate(doc["targets"]) if (mi, ti) in rank_of)
         doc["targets"] = [{**t, "rank": r} for r, t in picked]
         out_modules.append(doc)
-    return {"schema": SCHEMA, "top": {"sort": sort, "limit": top, "of": len(ranked)}, "modules": out_modules}
+    return {"schema": SCHEMA, "top": {"sort": sort, "limit": top, "of": ranked}, "modules": out_modules}

@@ -1,14 +1,10 @@
-"""The layout picture: the logical grid with each element's linear offset, as in the spec's figures.
+"""The layout picture as Rich text and as SVG.
 
 Cells are coloured by first-level tile; tile edges are drawn thick, edges of later (nested)
-tiles thin and red; padding added to fill whole tiles shows as ``·``. The same data renders
-as Rich text (``render_text``) and as SVG (``render_svg``). Rank > 2 draws one grid per
-leading index.
+tiles thin and red; padding added to fill whole tiles shows as ``·``.
 """
 from __future__ import annotations
 
-import itertools
-from dataclasses import dataclass, field
 from html import escape
 from typing import Optional
 
@@ -16,95 +12,14 @@ import numpy as np
 from rich.console import Console
 from rich.text import Text
 
-from ..hlo.model import Shape
-from ..layout import (layout_cells, padded_logical_dims, physical_element_count,
-                      physical_offset_map, physical_offsets)
+from ..report.layout_picture import Grid, LayoutOffsets, LayoutPicture
 
 PADDING_MARK = "·"
 ROW_LABEL_END = "┊"
+# one colour per palette slot the report may use (report.layout_picture.PALETTE_LIMIT)
 TILE_COLOURS = ("#cfe8ff", "#ffe0b3", "#d4f7d4", "#f7d4f0", "#fff6b3", "#d9d2ff", "#c8f0ec",
                 "#ffd1d1", "#e6e6e6", "#f0dcc8", "#d0f0ff")
 NESTED_EDGE = "#d62728"
-
-
-@dataclass
-class Grid:
-    """One 2-D slice of the picture; ``offsets`` is -1 where the cell is padding."""
-
-    title: str
-    offsets: np.ndarray        # [rows, cols]
-    tile: np.ndarray           # first-level tile number per cell (-1: untiled layout)
-    nested: Optional[np.ndarray]  # last-level tile number, when the layout has >1 tile
-    row_start: int = 0
-
-
-@dataclass
-class LayoutPicture:
-    shape_text: str
-    map_text: str
-    physical_elements: int
-    real_elements: int
-    grids: list[Grid] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    colours: int = 1
-
-
-def build_picture(shape: Shape, max_grids: int = 8, max_rows: int = 64,
-                  max_cols: int = 32) -> LayoutPicture:
-    """Cell data for the picture, capped at ``max_grids`` grids of ``max_rows`` x ``max_cols``."""
-    picture = LayoutPicture(str(shape), str(physical_offset_map(shape)),
-                            physical_element_count(shape), shape.num_elements)
-    if shape.num_elements == 0:
-        picture.notes.append("the shape has no elements")
-        return picture
-    padded = padded_logical_dims(shape)
-    logical = tuple(shape.dims)
-    # Work in a rank >= 2 view: leading (grid) dims, then rows and cols.
-    view = (1,) * max(0, 2 - shape.rank) + padded
-    real = (1,) * max(0, 2 - shape.rank) + logical
-    lead_dims, rows, cols = real[:-2], min(view[-2], max_rows), min(view[-1], max_cols)
-    if view[-2] > max_rows or view[-1] > max_cols:
-        picture.notes.append(f"each grid shows its first {rows} rows and {cols} columns "
-                             f"of {view[-2]} x {view[-1]}")
-    leads = list(itertools.islice(itertools.product(*(range(d) for d in lead_dims)), max_grids))
-    total_grids = int(np.prod(lead_dims, dtype=np.int64))
-    if total_grids > len(leads):
-        picture.notes.append(f"{total_grids - len(leads)} more grids not shown "
-                             f"(--format json lists every offset)")
-    rr, cc = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
-    for lead in leads:
-        points = np.stack([np.full(rr.size, v) for v in lead] + [rr.ravel(), cc.ravel()], axis=1)
-        points = points[:, max(0, 2 - shape.rank):]   # back to the shape's own rank
-        offsets, tiles = layout_cells(shape, points.astype(np.int64))
-        inside = np.all(points < np.array(logical, dtype=np.int64), axis=1) if shape.rank else \
-            np.ones(len(points), dtype=bool)
-        offsets = np.where(inside, offsets, -1).reshape(rows, cols)
-        first = tiles[0].reshape(rows, cols) if tiles else np.full((rows, cols), -1)
-        nested = tiles[-1].reshape(rows, cols) if len(tiles) > 1 else None
-        title = _grid_title(shape.rank, lead)
-        picture.grids.append(Grid(title, offsets, first, nested))
-    picture.colours = _palette_size([g.tile for g in picture.grids])
-    return picture
-
-
-def _grid_title(rank: int, lead: tuple[int, ...]) -> str:
-    if rank <= 2:
-        return ""
-    return "[" + ", ".join([str(v) for v in lead] + [":", ":"]) + "]"
-
-
-def _palette_size(tiles: list[np.ndarray]) -> int:
-    """Smallest palette (cycling by tile number) where touching tiles never share a colour."""
-    for size in range(2, len(TILE_COLOURS) + 1):
-        clash = False
-        for t in tiles:
-            for a, b in ((t[:, 1:], t[:, :-1]), (t[1:, :], t[:-1, :])):
-                differ = a != b
-                if np.any((a % size == b % size) & differ):
-                    clash = True
-        if not clash:
-            return size
-    return len(TILE_COLOURS)
 
 
 def _colour(picture: LayoutPicture, tile: int) -> Optional[str]:
@@ -264,8 +179,7 @@ def _svg_edges(tiles: Optional[np.ndarray], x0: int, y0: int, cell: int, colour:
             f'stroke-width="{stroke}"/>' for a, b, c, d in segments]
 
 
-def render_json(shape: Shape, limit: int = 65536) -> dict:
-    """``{"shape", "map", "physical_elements", "offsets"}``; offsets null above ``limit``."""
-    offsets = physical_offsets(shape).tolist() if shape.num_elements <= limit else None
-    return {"shape": str(shape), "map": str(physical_offset_map(shape)),
-            "physical_elements": physical_element_count(shape), "offsets": offsets}
+def layout_json(data: LayoutOffsets) -> dict:
+    """``{"shape", "map", "physical_elements", "offsets"}``; offsets null above the limit."""
+    return {"shape": data.shape_text, "map": data.map_text, "physical_elements": data.physical_elements,
+            "offsets": data.offsets}

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from typing import Iterable, Optional, TextIO
 
-from .report import MapReport, ModuleReport, OperandReport, TargetReport
-from .triage import SORT_KEYS, TargetFigures, figures_of, human_bytes
+from ..report.model import MapReport, ModuleReport, OperandReport, TargetReport
+from ..report.triage import TargetFigures, figures_of, human_bytes, top_targets, totals_of
 
 _SGR = {"bold": "1", "dim": "2", "italic": "3", "underline": "4", "red": "31", "green": "32",
         "yellow": "33", "blue": "34", "magenta": "35", "cyan": "36"}
@@ -203,20 +203,13 @@ class TextWriter:
         self.out.flush()
 
     def totals(self) -> str:
-        rows = self.rows
-        fusions = sum(1 for r in rows if r.kind == "fusion")
-        others = len(rows) - fusions
-        what = f"{fusions} fusion(s)" + (f", {others} other target(s)" if others else "")
-        known = [r.bytes_read for r in rows if r.bytes_read is not None]
-        bytes_text = human_bytes(sum(known)) + ("" if len(known) == len(rows) else " (some unknown)")
-        several = sum(r.several_maps for r in rows)
-        unco = sum(r.uncoalesced for r in rows)
-        files = f" in {len(self._sources)} file(s)" if len(self._sources) > 1 else ""
-        targets = {r.target for r in rows if r.target}
-        cpu = targets == {"cpu"}
-        bad = "operand(s) read non-contiguously by the innermost loop" if cpu else "uncoalesced operand(s)"
-        return (f"total: {what}{files}, {bytes_text} read, {several} operand(s) read through several maps "
-                f"(duplicated reads), {unco} {bad}")
+        t = totals_of(self.rows, len(self._sources))
+        what = f"{t.fusions} fusion(s)" + (f", {t.others} other target(s)" if t.others else "")
+        bytes_text = human_bytes(t.bytes_read) + ("" if t.bytes_complete else " (some unknown)")
+        files = f" in {t.files} file(s)" if t.files > 1 else ""
+        bad = "operand(s) read non-contiguously by the innermost loop" if t.cpu_only else "uncoalesced operand(s)"
+        return (f"total: {what}{files}, {bytes_text} read, {t.several_maps} operand(s) read through several maps "
+                f"(duplicated reads), {t.uncoalesced} {bad}")
 
     def _columns(self) -> tuple[list[str], set[str]]:
         lead = ["file"] if self.several_files and len(self._sources) > 1 else []
@@ -240,7 +233,7 @@ class TextWriter:
 
     def _top_lines(self) -> None:
         lead, _ = self._columns()
-        chosen = sorted(self.rows, key=SORT_KEYS[self.sort])[: self.top]
+        chosen = top_targets(self.rows, self.top, self.sort)
         header = lead + ["target", "bytes read", "worst operand", "source"]
         rows = []
         for r in chosen:

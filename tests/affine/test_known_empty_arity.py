@@ -3,7 +3,7 @@ variables stay (bounded by the empty interval) and so do the results (all 0)."""
 
 from __future__ import annotations
 
-from hlo_index.affine import Interval, parse_map
+from hlo_index.affine import IndexingMap, Interval, parse_map
 
 INFEASIBLE = (
     "(d0, d1)[s0]{rt0} -> (d0 + s0, d1, rt0), domain: d0 in [0, 3], d1 in [0, 3], "
@@ -36,3 +36,18 @@ def test_empty_maps_of_one_arity_are_equal_whatever_their_variables():
     b = parse_map("(d0, d1) -> (d0, d1, 0), domain: d0 in [0, 3], d1 in [0, 3], d0 in [5, 6]").simplified()
     assert a.is_known_empty and b.is_known_empty
     assert a == b and hash(a) == hash(b)
+
+
+def test_known_empty_text_is_xlas_and_the_header_keeps_the_counts():
+    empty = IndexingMap.known_empty(2, 3)
+    assert str(empty) == "KNOWN EMPTY"  # the public text, as XLA prints it
+    text = empty.to_string(known_empty_arity=True)
+    assert text == "(d0, d1) -> (3 results): KNOWN EMPTY"
+    back = parse_map(text)
+    assert back.is_known_empty and (back.num_dims, back.num_results) == (2, 3)
+    assert parse_map("() -> (1 result): KNOWN EMPTY").num_results == 1
+    plain = parse_map("KNOWN EMPTY")
+    assert plain.is_known_empty and (plain.num_dims, plain.num_results) == (0, 0)
+    # regular maps print the same with or without the option
+    m = IndexingMap.identity([3])
+    assert m.to_string(known_empty_arity=True) == str(m)

@@ -3,7 +3,7 @@ not in the options dict the caller passes: the library path gets them, the calle
 as it was given, and the memos die with the context."""
 from hlo_index import Session
 from hlo_index.hlo import parse_module_text
-from hlo_index.render.build import module_report
+from hlo_index.report.build import module_report
 
 # Two fusions calling one fused computation (a repeated layer): one map set, one pair of shapes.
 REPEATED = """HloModule repeated

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import gzip
 
-from hlo_index.render.driver import _size_of
+from hlo_index.report.driver import _size_of
 
 
 def test_gzip_files_count_their_uncompressed_text(tmp_path):
@@ -18,7 +18,7 @@ def test_gzip_files_count_their_uncompressed_text(tmp_path):
 
 
 def test_worker_encoded_json_is_byte_identical_to_serial(tmp_path):
-    """Workers encode their reports' JSON (``encode_json``); the parent writes that text as is."""
+    """Workers encode their reports' JSON (``AnalyzeOptions.encode``); the parent writes that text as is."""
     from click.testing import CliRunner
 
     from hlo_index.cli import main

@@ -79,9 +79,9 @@ def _empty_shape(text: str) -> bool:
 
 def check_file(case: Case) -> Outcome:
     """Load, analyse and count one file; never raises."""
-    from hlo_index.cli.cmd_stats import module_stats
+    from hlo_index.report.stats import module_stats
     from hlo_index.hlo import load
-    from hlo_index.render.build import module_report
+    from hlo_index.report.build import module_report
 
     path = str(XLA_HLO / case.file)
     out = Outcome(case.file, case.expected, False)
@@ -154,7 +154,7 @@ def run(cases: list[Case], jobs: int = 2) -> list[Outcome]:
     if jobs <= 1 or len(cases) < 2:
         return _check_many(cases)
     import multiprocessing
-    import hlo_index.render.build  # noqa: F401  (workers fork with the code as it is now)
+    import hlo_index.report.build  # noqa: F401  (workers fork with the code as it is now)
     ctx = multiprocessing.get_context("fork")
     # big files first, then small ones in batches: no worker is left holding the one slow file at the end
     order = sorted(range(len(cases)), key=lambda i: -os.path.getsize(XLA_HLO / cases[i].file))

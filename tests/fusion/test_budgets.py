@@ -18,7 +18,7 @@ from hlo_index.fusion.walk import walk_of
 from hlo_index.fusion.output_summaries import all_inputs_to_output
 from hlo_index.fusion.summaries import bottom_up_output_to_input
 from hlo_index.hlo import parse_module_text
-from hlo_index.render.build import module_report
+from hlo_index.report.build import module_report
 from hlo_index.verify import verify_target
 
 # wide = p0 + p1 + p2 + p3 reaches four parameters; narrow = p4 * 2 reaches one

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from .report import ModuleReport, TargetReport
+from .model import ModuleReport, TargetReport
 
 SORTS = ("bytes", "uncoalesced", "utilization", "maps")
 
@@ -100,3 +100,39 @@ SORT_KEYS: dict[str, Callable[[TargetFigures], tuple]] = {
     "utilization": lambda r: (_neg(r.max_reads_per_element), _neg(r.bytes_read), r.source, r.name),
     "maps": lambda r: (-r.max_maps, _neg(r.bytes_read), r.source, r.name),
 }
+
+
+def top_targets(rows: list[TargetFigures], top: int, sort: str) -> list[TargetFigures]:
+    """The ``top`` heaviest of ``rows`` by ``sort``."""
+    return sorted(rows, key=SORT_KEYS[sort])[:top]
+
+
+def rank_targets(modules: list[ModuleReport], top: int, sort: str) -> tuple[dict[tuple[int, int], int], int]:
+    """``({(module index, target index): rank}, targets ranked)`` for the ``top`` heaviest
+    targets of ``modules`` by ``sort`` (rank 1 = heaviest)."""
+    ranked = [(figures_of(t, m), mi, ti) for mi, m in enumerate(modules) for ti, t in enumerate(m.targets)]
+    key = SORT_KEYS[sort]
+    ranked.sort(key=lambda item: key(item[0]))
+    return {(mi, ti): r for r, (_, mi, ti) in enumerate(ranked[:top], 1)}, len(ranked)
+
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    """What the targets of a run add up to."""
+
+    fusions: int
+    others: int
+    bytes_read: int                 # over the targets whose figure is known
+    bytes_complete: bool            # every target's figure is known
+    several_maps: int
+    uncoalesced: int
+    files: int
+    cpu_only: bool                  # every target with a figure is for a CPU: "not contiguous"
+
+
+def totals_of(rows: list[TargetFigures], files: int) -> Totals:
+    fusions = sum(1 for r in rows if r.kind == "fusion")
+    known = [r.bytes_read for r in rows if r.bytes_read is not None]
+    return Totals(fusions, len(rows) - fusions, sum(known), len(known) == len(rows),
+                  sum(r.several_maps for r in rows), sum(r.uncoalesced for r in rows), files,
+                  {r.target for r in rows if r.target} == {"cpu"})

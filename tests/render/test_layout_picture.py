@@ -10,10 +10,10 @@ from rich.console import Console
 
 from hlo_index.layout import physical_offsets
 from hlo_index.hlo.shapes import parse_shape_text
-from hlo_index.render.layout_picture import (PADDING_MARK, ROW_LABEL_END, build_picture,
-                                             render_svg, render_text)
+from hlo_index.render.layout_picture import PADDING_MARK, ROW_LABEL_END, TILE_COLOURS, render_svg, render_text
+from hlo_index.report.layout_picture import PALETTE_LIMIT, build_picture
 
-from .helpers import tiled_shapes
+from layout.helpers import tiled_shapes
 
 ROW = re.compile(rf"^\s*(\d+) {ROW_LABEL_END}(.*)$")
 TITLE = re.compile(r"^\[([\d, ]+), :, :\]$")
@@ -106,3 +106,7 @@ def test_svg_numbers_equal_the_offsets():
     assert numbers == sorted(physical_offsets(shape).ravel().tolist())
     padding = [r for r in root.iter(f"{ns}rect") if r.get("class") == "padding"]
     assert len(padding) == 4 * 6 - 15
+
+
+def test_every_palette_slot_the_report_uses_has_a_colour():
+    assert len(TILE_COLOURS) == PALETTE_LIMIT

@@ -1,18 +1,17 @@
 """Each target's ``source`` in JSON: the op name and the code location that created it.
 
 From the instruction's metadata (``op_name``, ``source_file`` / ``source_line``) and the module's
-stack-frame tables (``stack_frame_id``: the innermost frame, with its function). Registered as a
-report extension; a computation (no metadata) gets no ``source``.
+stack-frame tables (``stack_frame_id``: the innermost frame, with its function). One of
+``build.TARGET_FIGURES``; a computation (no metadata) gets no ``source``.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from ..hlo.model import Computation
-from .report import TargetReport, register_extension
+from .model import TargetReport
 
 
-@register_extension
 def add_source(report: TargetReport, target: Any, module: Any, options: dict) -> None:
     if isinstance(target, Computation) or getattr(target, "metadata", None) is None:
         return

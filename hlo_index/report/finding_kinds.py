@@ -1,6 +1,6 @@
 """What a fusion reading an operand through several maps *is*, and an identity that survives recompiles.
 
-Registered as a report extension, active only when the options ask for it (``check`` does): each
+One of ``build.TARGET_FIGURES``, active only when the options ask for it (``check`` does): each
 ``output_to_input`` entry with more than one distinct map gets ``extra["finding"]``:
 
 * ``code``: a rule code, selectable like a linter's (see ``RULES``). The benign kinds are told
@@ -19,7 +19,7 @@ from typing import Any, Optional
 from ..context import current, register_table, remember
 from ..fusion.fingerprint import computation_digest, finding_identity
 from ..hlo.model import Computation
-from .report import TargetReport, register_extension
+from .model import TargetReport
 
 # code -> (short name, description). HI001 and HI900 fail ``check`` by default.
 RULES = {
@@ -36,7 +36,7 @@ DEFAULT_SELECT = ("HI001", "HI900")
 _DISJOINT_BRUTE_FORCE_LIMIT = 1 << 16
 # Per analysis context, at most Budgets.operand_figures entries: ``outputs_disjoint`` by maps
 # (structural keys). Repeated fusions ask it of the same maps (40% of ``check``'s time on gpt12).
-_DISJOINT = register_table("render.finding_kinds.outputs_disjoint")
+_DISJOINT = register_table("report.finding_kinds.outputs_disjoint")
 
 
 def _reached_opcodes(comp: Computation, operand: int) -> set[str]:
@@ -126,7 +126,6 @@ def classify(maps, comp: Optional[Computation], operand: int) -> str:
     return "HI001"
 
 
-@register_extension
 def add_finding_kinds(report: TargetReport, target: Any, module: Any, options: dict) -> None:
     if not options.get("check") or report.kind != "fusion":
         return

@@ -3,45 +3,19 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..affine import IndexingMap
-from ..context import current, register_table
 from ..api import SelectedTarget, TargetNotFound, operand_info, select_targets
+from ..context import current
 from ..fusion import OperandIndexing, callee_of, input_to_output, output_to_input
 from ..hlo.model import Computation, Diagnostic, Module
-from . import finding_kinds, operand_analyses, source_ext  # noqa: F401  (register per-operand figures, check's finding kinds, source)
-from .report import (TARGET_EXTENSIONS, DiagnosticReport, MapReport, ModuleReport, OperandReport,
-                     TargetReport)
+from . import finding_kinds, operand_figures, source
+from .model import DiagnosticReport, ModuleReport, OperandReport, TargetReport
+from .texts import MAP_TEXTS, map_report, shape_text
 
 DIRECTIONS = ("out2in", "in2out", "both")
 
-
-# id(map) -> (map, its text) per analysis context (one per module report): the rule cache shares
-# map objects, so ~10^4 maps of a big dump are ~10^2 distinct objects (the map is kept to pin its id).
-_MAP_TEXTS = register_table("render.build.map_texts")
-_SHAPE_TEXTS = register_table("render.build.shape_texts")   # likewise for shapes (the parser shares them)
-
-
-def _shape_text(shape) -> str:
-    texts = current().tables[_SHAPE_TEXTS]
-    cached = texts.get(id(shape))
-    if cached is None or cached[0] is not shape:
-        cached = texts[id(shape)] = (shape, str(shape))
-    return cached[1]
-
-
-def map_report(m: IndexingMap) -> MapReport:
-    """The report of ``m``; one object per map (operand entries share maps, so they share it)."""
-    texts = current().tables[_MAP_TEXTS]
-    cached = texts.get(id(m))
-    if cached is None or cached[0] is not m:
-        if m.is_undefined:
-            report = MapReport(None, m.undefined_reason or "unknown")
-        elif m.is_known_empty:
-            report = MapReport("KNOWN EMPTY")
-        else:
-            report = MapReport(str(m))
-        cached = texts[id(m)] = (m, report)
-    return cached[1]
+# What fills each report's ``extra`` dicts after its maps, in this order (the order of the keys
+# in the JSON objects): (report, target object, module, options) -> None.
+TARGET_FIGURES = (finding_kinds.add_finding_kinds, operand_figures.add_operand_figures, source.add_source)
 
 
 def _operand_reports(rows: list[OperandIndexing], operands: list[tuple[str, object]]) -> list[OperandReport]:
@@ -50,7 +24,7 @@ def _operand_reports(rows: list[OperandIndexing], operands: list[tuple[str, obje
     out = []
     append = out.append
     tables = current().tables
-    map_texts = tables[_MAP_TEXTS]   # map_report's memo, read here first
+    map_texts = tables[MAP_TEXTS]   # map_report's memo, read here first
     per_operand: dict[tuple[int, int], tuple[str, str, bool]] = {}
     per_maps: dict[int, tuple[tuple, list]] = {}   # id(row.maps) -> (row.maps, reports): rows keep them alive
     for row in rows:
@@ -61,7 +35,7 @@ def _operand_reports(rows: list[OperandIndexing], operands: list[tuple[str, obje
             element = shape is not None and shape.is_tuple
             if element:
                 shape = shape.leaf(row.operand_element)
-            texts = per_operand[key] = (name, _shape_text(shape) if shape is not None else "", element)
+            texts = per_operand[key] = (name, shape_text(shape) if shape is not None else "", element)
         maps = row.maps
         hit = per_maps.get(id(maps))   # the memo holds ``maps``: no other live object has its id
         if hit is None:
@@ -92,14 +66,14 @@ def target_report(selected: SelectedTarget, module: Module, direction: str = "ou
         root = target.root
         outputs = root.shape if root is not None else None
         report = TargetReport("computation", target.name, None, target.name, None,
-                              [(i, _shape_text(outputs.leaf(i))) for i in range(outputs.num_outputs)] if outputs else [],
+                              [(i, shape_text(outputs.leaf(i))) for i in range(outputs.num_outputs)] if outputs else [],
                               line=target.line)
     else:
         callee = callee_of(target)
         report = TargetReport(selected.kind, target.name, target.opcode,
                               target.computation.name if target.computation is not None else None,
                               target.attr("kind") if target.opcode == "fusion" else None,
-                              [(i, _shape_text(target.shape.leaf(i))) for i in range(target.shape.num_outputs)],
+                              [(i, shape_text(target.shape.leaf(i))) for i in range(target.shape.num_outputs)],
                               calls=callee.name if callee is not None else None,
                               op_name=target.metadata.op_name if target.metadata else "",
                               source_location=_location(module, target), line=target.line)
@@ -108,8 +82,8 @@ def target_report(selected: SelectedTarget, module: Module, direction: str = "ou
         report.output_to_input = _operand_reports(output_to_input(target), operands)
     if direction in ("in2out", "both"):
         report.input_to_output = _operand_reports(input_to_output(target), operands)
-    for extension in TARGET_EXTENSIONS:
-        extension(report, target, module, options or {})
+    for add_figures in TARGET_FIGURES:
+        add_figures(report, target, module, options or {})
     return report
 
 

@@ -1,7 +1,7 @@
 """Per-operand figures in ``analyze`` reports: utilization, coalescing and physical maps.
 
-Registered as a report extension (``report.register_extension``), so the analyses package
-stays render-free. Each ``output_to_input`` operand entry gains:
+One of ``build.TARGET_FIGURES``: the analyses return figures, this module stores them in the
+report. Each ``output_to_input`` operand entry gains:
 
 * ``utilization``: ``hlo_index.analyses``' utilization dict with a one-line ``summary`` the text
   renderer prints under the operand (option ``analyses``; ``analyze`` sets it unless
@@ -22,12 +22,13 @@ from typing import Any, Optional
 from ..analyses.components import spent_points
 from ..context import budget_reason, current, register_table, remember
 from ..hlo.model import Computation, Shape
-from .report import OperandReport, TargetReport, register_extension
+from .model import OperandReport, TargetReport
+from .texts import map_report
 
 # Per analysis context, at most Budgets.operand_figures entries each.
-_ANALYSES = register_table("render.operand_analyses.figures")
-_PHYSICAL = register_table("render.operand_analyses.physical")
-_BY_OBJECT = register_table("render.operand_analyses.figures_by_object")
+_ANALYSES = register_table("report.operand_figures.figures")
+_PHYSICAL = register_table("report.operand_figures.physical")
+_BY_OBJECT = register_table("report.operand_figures.figures_by_object")
 
 
 def clear_cache() -> None:
@@ -45,7 +46,7 @@ def _remember(slot: int, key, value):
 def operand_figures(maps: tuple, operand_shape: Shape, output_shape: Shape,
                     pool: Optional[list] = None) -> dict:
     """``{"utilization": {...}}`` for one operand, memoised (``coalescing`` is the target's,
-    filled by ``apply_target``).
+    filled by ``_fill_coalescing``).
 
     ``pool``: ``[points left]`` of the target's ``figure_points_per_target``, charged with the
     points each utilization enumerates (``analyses.components.spent_points``); once it is spent,
@@ -107,7 +108,6 @@ def physical_maps(maps: tuple, operand_shape: Shape) -> list[dict]:
     if hit is not None:
         return hit
     from ..layout import to_physical
-    from .build import map_report
     entries = [map_report(to_physical(m, operand_shape)).to_json() for m in _canonical(maps)]
     return _remember(_PHYSICAL, key, entries)
 
@@ -125,7 +125,6 @@ def _operand_shape(info: list, row) -> Optional[Shape]:
     return shape.leaf(row.operand_element) if shape.is_tuple else shape
 
 
-@register_extension
 def add_operand_figures(report: TargetReport, target: Any, module: Any, options: dict) -> None:
     """Fill each ``output_to_input`` entry's ``extra`` with the requested figures."""
     analyses = bool(options.get("analyses", False))
@@ -157,8 +156,7 @@ def add_operand_figures(report: TargetReport, target: Any, module: Any, options:
         pool = [current().budgets.figure_points_per_target]
         for row, entry in zip(rows, report.output_to_input):
             _fill_utilization(entry, row, shapes_of(row), pool)
-        from ..analyses.target_figures import apply_target
-        apply_target(report, target, module, rows, options, shapes_of)
+        _fill_coalescing(report, target, module, rows, options, shapes_of)
     if physical:
         for row, entry in zip(rows, report.output_to_input):
             _fill_physical(entry, row, shapes_of(row))
@@ -174,6 +172,20 @@ def _fill_utilization(entry: OperandReport, row, shapes: tuple, pool: list) -> N
     except Exception as exc:  # noqa: BLE001
         entry.extra["utilization"] = {"error": f"{type(exc).__name__}: {exc}",
                                       "summary": f"not computed ({type(exc).__name__}: {exc})"}
+
+
+def _fill_coalescing(report: TargetReport, target: Any, module: Any, rows: list, options: dict,
+                     shapes_of) -> None:
+    """Each operand's ``coalescing`` for the machine the dump runs on, and the target's name."""
+    from ..analyses.target_figures import target_coalescing
+    figures = target_coalescing(target, module, rows, shapes_of, options.get("target", "auto"),
+                                options.get("gpu_device"))
+    report.extra["target"] = figures.target
+    if figures.gpu_emitter is not None:
+        report.extra["gpu_emitter"] = figures.gpu_emitter
+    for entry, figure in zip(report.output_to_input, figures.operands):
+        if figure is not None:
+            entry.extra["coalescing"] = figure
 
 
 def _fill_physical(entry: OperandReport, row, shapes: tuple) -> None:

@@ -1,14 +1,15 @@
 """Plain-data reports of an analysis: what the text and JSON renderers draw.
 
 Reports hold map *text*, not map objects, so they pickle cheaply across worker processes and the
-renderers never need the map engine. Analyses that add per-operand or per-target figures
-(utilization, coalescing, physical maps) register a ``TargetExtension``; it fills the ``extra``
-dicts, which both renderers show and the JSON output merges into the operand / target objects.
+renderers never need the map engine. Per-operand and per-target figures (utilization, coalescing,
+physical maps, findings, source) are filled into the ``extra`` dicts by the figure builders that
+``build.TARGET_FIGURES`` lists; both renderers show them and the JSON output merges them into
+the operand / target objects. ``to_json`` gives each object's part of the published document.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 SCHEMA = "hlo-index/1"
 
@@ -125,13 +126,3 @@ def document(modules: list[ModuleReport]) -> dict:
     """The whole ``analyze --format json`` document."""
     return {"schema": SCHEMA, "modules": [m.to_json() for m in modules]}
 
-
-# (report, target object, module, options) -> None; fills report.extra / operand.extra in place.
-TargetExtension = Callable[[TargetReport, Any, Any, dict], None]
-TARGET_EXTENSIONS: list[TargetExtension] = []
-
-
-def register_extension(fn: TargetExtension) -> TargetExtension:
-    """Add per-target / per-operand fields to every report (utilization, coalescing, ...)."""
-    TARGET_EXTENSIONS.append(fn)
-    return fn

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Optional
 
-from .report import DiagnosticReport, ModuleReport
+from .model import DiagnosticReport, ModuleReport
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +23,9 @@ class AnalyzeOptions:
     verify_samples: int = 8
     seed: Optional[int] = None                  # --verify: base of the sampling seeds (None: 0)
     fusions_only: bool = False                  # check: never fall back to the ENTRY computation
-    encode_json: bool = False                   # worker processes also encode each report's JSON
+    # worker processes also encode each report with this (a module-level function, so it pickles):
+    # the parent then only copies text out
+    encode: Optional[Callable[[ModuleReport], str]] = None
     extra: dict = field(default_factory=dict)   # flags for registered report extensions
 
 
@@ -89,13 +91,13 @@ def _collect_if_paused() -> None:
 
 def _worker(args: tuple[str, AnalyzeOptions]) -> list[ModuleReport]:
     reports = analyze_path(*args)
-    if args[1].encode_json:
+    encode = args[1].encode
+    if encode is not None:
         # Encoded here, in parallel, instead of one after the other in the parent; the parent
         # then needs the text and the module's status only, so the targets are not sent back
         # (pickling them cost ~0.2 s of CPU on each side for a 20 MB document).
-        from .json_out import encode_module
         reports = [ModuleReport(r.name, r.source, [], r.diagnostics, r.unreadable, r.missing_target,
-                                json_text=encode_module(r)) for r in reports]
+                                json_text=encode(r)) for r in reports]
     _collect_if_paused()
     return reports
 

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 from hlo_index.affine import parse_map
 from hlo_index.hlo.build import array_shape
-from hlo_index.render import operand_analyses
+from hlo_index.report import operand_figures
 
 CONSTRAINED = "(d0, d1) -> (d0, d1 - 40), domain: d0 in [0, 23], d1 in [0, 84], d1 in [40, 79]"
 FOLDED = "(d0, d1) -> (d0, d1 - 40), domain: d0 in [0, 23], d1 in [40, 79]"
 
 
 def _figures(first: str, second: str):
-    operand_analyses.clear_cache()
+    operand_figures.clear_cache()
     operand, output = array_shape("f32", (24, 40)), array_shape("f32", (24, 85))
-    a = operand_analyses.operand_figures((parse_map(first),), operand, output)
-    b = operand_analyses.operand_figures((parse_map(second),), operand, output)
+    a = operand_figures.operand_figures((parse_map(first),), operand, output)
+    b = operand_figures.operand_figures((parse_map(second),), operand, output)
     return a, b
 
 
