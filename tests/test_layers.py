@@ -48,12 +48,26 @@ def _module_name(path: Path, package: Path) -> tuple[str, bool]:
     return ".".join(parts), is_package
 
 
-def imports_of(path: Path, package: Path = PACKAGE) -> list[tuple[str, int]]:
-    """Every ``hlo_index`` module ``path`` imports, absolute name and line, wherever the import is."""
+def _type_checking_nodes(tree: ast.AST) -> set[int]:
+    """ids of the import nodes under ``if TYPE_CHECKING:`` (annotations only, never run)."""
+    inside = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            inside |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
+    return inside
+
+
+def imports_of(path: Path, package: Path = PACKAGE, runtime_only: bool = False) -> list[tuple[str, int]]:
+    """Every ``hlo_index`` module ``path`` imports, absolute name and line, wherever the import is;
+    with ``runtime_only``, not those under ``if TYPE_CHECKING:``."""
     module, is_package = _module_name(path, package)
     here = module.split(".") if is_package else module.split(".")[:-1]
     found = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    tree = ast.parse(path.read_text(), str(path))
+    skipped = _type_checking_nodes(tree) if runtime_only else set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
         if isinstance(node, ast.Import):
             found += [(alias.name, node.lineno) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -144,7 +158,7 @@ def _module_graph(package: Path) -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         edges = set()
-        for target, _ in imports_of(path, package):
+        for target, _ in imports_of(path, package, runtime_only=True):
             # ``from .x import y`` may name the module x.y or the attribute y of x
             while target and target not in modules:
                 target = target.rpartition(".")[0]
@@ -155,7 +169,8 @@ def _module_graph(package: Path) -> dict[str, set[str]]:
 
 
 def test_no_import_cycle_outside_affine():
-    """Between modules, lazy imports included; ``affine/`` may keep the cycles its expression
+    """Between modules, lazy imports included (imports for annotations only are not run and do not
+    count); ``affine/`` may keep the cycles its expression
     classes need (an expression builds maps, a map holds expressions), and nothing else may."""
     graph = _module_graph(PACKAGE)
     index: dict[str, int] = {}

@@ -83,7 +83,7 @@ class Shape:
         return 1 if self.tuple_shapes is None else len(self.tuple_shapes)
 
     def __str__(self) -> str:  # short canonical text, e.g. f32[4,8]{1,0}
-        from .printer import format_shape
+        from .shape_format import format_shape
         return format_shape(self)
 
 
@@ -213,7 +213,7 @@ class Instruction:
         typed = self.attrs.get("replica_groups_typed")
         text = self.attrs.get("replica_groups")
         if typed is None and isinstance(text, str):   # built in code rather than parsed
-            typed = self._once("groups", lambda: _attributes().replica_groups(text))
+            typed = self._once("groups", lambda: _collectives().replica_groups(text))
         return typed
 
     def source_target_pairs(self) -> tuple[tuple[int, int], ...]:
@@ -221,7 +221,7 @@ class Instruction:
         text = self.attrs.get("source_target_pairs")
         if not isinstance(text, str):
             return ()
-        return self._once("pairs", lambda: _attributes().source_target_pairs(text))
+        return self._once("pairs", lambda: _collectives().source_target_pairs(text))
 
     def _once(self, key: str, read: Any) -> Any:
         if self._read_once is None:
@@ -243,9 +243,9 @@ def _literals():
     return literals
 
 
-def _attributes():
-    from . import attributes
-    return attributes
+def _collectives():
+    from . import collectives   # reads text only; imports nothing of this module
+    return collectives
 
 
 @dataclass(eq=False, slots=True)

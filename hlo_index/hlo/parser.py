@@ -18,6 +18,7 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedInput, UnexpectedToken
 
 from . import attributes as A
+from . import collectives
 from .asyncwrap import AsyncSugarError, async_sugar, desugar_module
 from .opcodes import XLA_OPCODES
 from .diagnostics import ParseError, error, with_source
@@ -283,10 +284,10 @@ class _ModelBuilder(Transformer):
             elif key in _CALLEE_ROLES:
                 attrs[key] = self._callees(key, value, instr, tok, offset)
             elif key == "replica_groups":   # raw text stays under its own key (printed back as written)
-                attrs["replica_groups_typed"] = A.replica_groups(value)
+                attrs["replica_groups_typed"] = collectives.replica_groups(value)
                 attrs[key] = value
             elif key == "source_target_pairs":   # checked here, typed on use: Instruction.source_target_pairs()
-                A.source_target_pairs(value)
+                collectives.source_target_pairs(value)
                 attrs[key] = value
             else:
                 attrs[key] = A.typed_attribute(key, value, instr.opcode)

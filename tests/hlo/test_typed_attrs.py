@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from hlo_index.hlo import ParseError, Shape, format_shape, parse_module_text, parse_shape
-from hlo_index.hlo.attributes import replica_groups
+from hlo_index.hlo.collectives import replica_groups
 
 
 def module(body: str) -> str:
