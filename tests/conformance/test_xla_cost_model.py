@@ -27,7 +27,50 @@ pytestmark = pytest.mark.skipif(not CASES_PATH.is_file(), reason="../shared/conf
 
 UNIT_US = {"us": 1.0, "ns": 1e-3, "ms": 1e3, "s": 1e6}
 TILED = "the tiled (block-level) estimate of GpuPerformanceModelWithIndexingAnalysis is not built yet"
-NOT_MET: dict[str, str] = {}
+FUSED_KERNEL = ("the fused kernel is estimated from the producer's flops and bytes scaled by the consumer's "
+                "utilization (EstimateRunTimeForFusion); the pinned XLA costs the fused kernel itself "
+                "(119 ms here vs XLA's 103 ms)")
+INDEXING = ("GpuPerformanceModelWithIndexingAnalysis's own read model (bytes from the indexing maps) "
+            "is not built; the classic model gives 0.259 us vs XLA's 0.267 +- 0.002 us")
+NOT_MET: dict[str, str] = {
+    "GpuPerformanceModelTest.EstimateRunTimeForFusion_MultiOutputWrite_ReturnsCorrectTime:time_fused_us": FUSED_KERNEL,
+    "GpuIndexingPerformanceModelTest.BroadcastElementwise:exec_time_us": INDEXING,
+    "GpuIndexingPerformanceModelTest.TritonSoftmaxFusionInstructionIsSupported:bytes_read": TILED,
+    "GpuIndexingPerformanceModelTest.TritonSoftmaxFusionInstructionIsSupported:bytes_written": TILED,
+    "GpuIndexingPerformanceModelTest.TritonSoftmaxFusionInstructionIsSupported:exec_time_us": TILED,
+    "GpuIndexingPerformanceModelTest.TritonSoftmaxProducerConsumerFusionIsSupported:bytes_read": TILED,
+    "GpuIndexingPerformanceModelTest.TritonSoftmaxProducerConsumerFusionIsSupported:bytes_written": TILED,
+    "GpuIndexingPerformanceModelTest.TritonSoftmaxProducerConsumerFusionIsSupported:exec_time_us": TILED,
+    "GpuIndexingPerformanceModelTest.EstimateBestTiling_CombinedFusion:tile_sizes": TILED,
+    "GpuIndexingPerformanceModelTest.EstimateBestTiling_MultioutputFusion:tile_sizes": TILED,
+    "GpuIndexingPerformanceModelTest.EstimateBestTiling_MultioutputFusion:num_threads_per_block": TILED,
+    "GpuIndexingPerformanceModelTest.EstimateBestTiling_TritonSoftmax_IsSupported:tile_sizes": TILED,
+    "GpuIndexingPerformanceModelTest.EstimateBestTiling_TritonSoftmax_IsSupported:num_threads_per_block": TILED,
+    "GpuIndexingPerformanceModelTest.EstimateBestTiling_TritonSoftmax_IsSupported:bytes_read": TILED,
+    "GpuIndexingPerformanceModelTest.EstimateBestTiling_TritonSoftmax_IsSupported:bytes_written": TILED,
+    "GpuIndexingPerformanceModelTest.EstimateBestTiling_TritonSoftmax_IsSupported:exec_time_us": TILED,
+    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_NumberOfTilesLargerThanInt32Max_IsSupported:read_time_us": TILED,
+    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_NumberOfTilesLargerThanInt32Max_IsSupported:compute_time_us": TILED,
+    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_NumberOfTilesLargerThanInt32Max_IsSupported:exec_time_us": TILED,
+    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_Softmax_RegisterSpill_ReturnsInfinite#tile=1x16000:exec_time_us": TILED,
+    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_Softmax_RegisterSpill_ReturnsInfinite#tile=2x16000:exec_time_us": TILED,
+    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_BroadcastReduce_RegisterSpill_ReturnsInfinite#tile=4x4:exec_time_us": TILED,
+    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_BroadcastReduce_RegisterSpill_ReturnsInfinite#tile=8x4:exec_time_us": TILED,
+    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_BroadcastReduce_RegisterSpill_ReturnsInfinite#tile=4x8:exec_time_us": TILED,
+    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_UsesPaddedTileSizeForMemoryAccessTime:bytes_read": TILED,
+    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_UsesPaddedTileSizeForMemoryAccessTime:flops": TILED,
+    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_UncoalescedReadsAreScaledBasedOnWasteTransactionPercentage#coalesced:bytes_read": TILED,
+    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_UncoalescedReadsAreScaledBasedOnWasteTransactionPercentage#uncoalesced:bytes_read": TILED,
+    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_UncoalescedWritesAreScaledBasedOnWasteTransactionPercentage#coalesced:bytes_read": TILED,
+    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_UncoalescedWritesAreScaledBasedOnWasteTransactionPercentage#uncoalesced:bytes_read": TILED,
+    "GpuIndexingPerformanceModelTest.GetLaunchDimensionsForTiledFusion_IsSupported:num_blocks": TILED,
+    "GpuIndexingPerformanceModelTest.GetLaunchDimensionsForTiledFusion_IsSupported:num_threads_per_block": TILED,
+    "GpuIndexingPerformanceModelTest.NumberOfWarpsDependsOnLargestLiveTileSize:num_blocks": TILED,
+    "GpuIndexingPerformanceModelTest.NumberOfWarpsDependsOnLargestLiveTileSize:num_threads_per_block": TILED,
+    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_UncoalescedReadsAreScaledBasedOnWasteTransactionPercentage#coalesced:relation0": TILED,
+    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_UncoalescedWritesAreScaledBasedOnWasteTransactionPercentage#coalesced:relation0": TILED,
+    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_ConcatenateOperandIsSupported:status": TILED,
+}
 
 
 def _cases() -> list[dict]:

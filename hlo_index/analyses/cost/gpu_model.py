@@ -21,7 +21,7 @@ import numpy as np
 from ...hlo.model import Instruction
 from ..coalescing_heuristic import heuristic_coalesced
 from .devices import DeviceSpec
-from .hlo_cost import PASS_THROUGH, HloCost, Properties
+from .hlo_cost import PASS_THROUGH, HloCost
 from .shapes import element_bytes, elements_recursive, shape_bytes
 
 KERNEL_LAUNCH_OVERHEAD_US = 1.0
@@ -175,11 +175,38 @@ def launch_dimensions(fusion: Instruction, device: DeviceSpec) -> Launch:
     return Launch(plan.emitter, plan.blocks, plan.threads_per_block)
 
 
+SCAN_LIMIT = 4096   # an inner loop longer than this is judged by XLA's heuristic, not scanned
+
+
 def operand_coalesced(fusion: Instruction, device: DeviceSpec) -> list[bool]:
-    from ..gpu_coalescing import fusion_coalescing
-    result = fusion_coalescing(fusion, device.emitter_device())
-    return [result.per_operand.get(k) is None or result.per_operand[k].verdict != "uncoalesced"
-            for k in range(len(fusion.operands))]
+    """Per operand, whether the emitter's warps read it coalesced (the thread maps where they are
+    known and small enough to scan, else XLA's heuristic)."""
+    from ..emitter_plans import plan_for
+    from ..gpu_coalescing import parameter_thread_maps, warp_read
+    emitter_device = device.emitter_device()
+    plan = plan_for(fusion, emitter_device)
+    n = len(fusion.operands)
+    if plan.unmodelled:
+        return [heuristic_coalesced(fusion)[0]] * n
+    maps = parameter_thread_maps(fusion.fused_computation, plan)
+    out = []
+    for k, operand in enumerate(fusion.operands):
+        shape = operand.shape
+        operand_maps = maps.get(k, ())
+        if shape.is_tuple or shape.rank == 0 or not operand_maps:
+            out.append(True)
+            continue
+        if any(m.is_undefined or _longest_inner(m) > SCAN_LIMIT for m in operand_maps):
+            out.append(heuristic_coalesced(fusion, emitter=plan.emitter)[0])
+            continue
+        reads = [warp_read(m, shape, plan, emitter_device) for m in operand_maps]
+        out.append(all(r.coalesced for r in reads))
+    return out
+
+
+def _longest_inner(m) -> int:
+    sizes = [iv.hi - iv.lo + 1 for iv in m.range_vars] + [iv.hi - iv.lo + 1 for iv in m.dims[2:]]
+    return max(sizes, default=1)
 
 
 # ---- the model -----------------------------------------------------------------------------------
