@@ -17,7 +17,7 @@ from .shapes import elements, elements_recursive
 FMA_FLOPS = 2
 
 ELEMENTWISE = frozenset({
-    "abs", "round-nearest-afz", "round-nearest-even", "ceil", "clz", "convert", "bitcast-convert",
+    "abs", "round-nearest-afz", "round-nearest-even", "ceil", "count-leading-zeros", "convert", "bitcast-convert",
     "copy", "cosine", "exponential", "exponential-minus-one", "floor", "imag", "is-finite", "log",
     "log-plus-one", "not", "negate", "popcnt", "real", "reduce-precision", "rsqrt", "logistic",
     "sign", "sine", "sqrt", "cbrt", "tan", "tanh", "erf", "add", "atan2", "compare", "complex",

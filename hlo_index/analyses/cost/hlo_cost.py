@@ -65,14 +65,16 @@ class HloCost:
         """The sum over a computation's instructions (XLA's ``properties()`` after ``Accept``)."""
         key = id(comp)
         if key not in self._totals:
-            total = Properties()
-            for instr in comp.instructions:
+            # float32 sums in XLA's visiting order: the rounding is part of XLA's figure
+            flops = transcendentals = accessed = written = F32(0)
+            for instr in visit_order(comp):
                 p = self.of(instr)
-                total.flops += p.flops
-                total.transcendentals += p.transcendentals
-                total.bytes_accessed += p.bytes_accessed
-                total.output_bytes += p.output_bytes
-            self._totals[key] = total
+                flops = F32(flops + F32(p.flops))
+                transcendentals = F32(transcendentals + F32(p.transcendentals))
+                accessed = F32(accessed + F32(p.bytes_accessed))
+                written = F32(written + F32(p.output_bytes))
+            self._totals[key] = Properties(flops=float(flops), transcendentals=float(transcendentals),
+                                           bytes_accessed=float(accessed), output_bytes=float(written))
         return self._totals[key]
 
     def common_elementwise_utilization(self, a: Instruction, b: Instruction) -> float:
@@ -91,7 +93,9 @@ class HloCost:
     def _compute(self, instr: Instruction) -> Properties:
         op = instr.opcode
         ops = instr.operands
-        out = float(shape_bytes(instr.shape))
+        # a tuple-shaped result counts its arrays (the tuple instruction alone, its index table)
+        shape = instr.shape
+        out = float(sum(shape_bytes(s) for s in leaves(shape)) if shape.is_tuple else shape_bytes(shape))
         p = Properties(output_bytes=out,
                        operand_bytes=[float(shape_bytes(o.shape)) for o in ops],
                        operand_utilization=[1.0] * len(ops))
@@ -415,6 +419,39 @@ def post_order(comp) -> list[Instruction]:
             if k < len(instr.operands):
                 stack.append((instr, k + 1))
                 o = instr.operands[k]
+                if id(o) not in seen:
+                    seen.add(id(o))
+                    stack.append((o, 0))
+            else:
+                out.append(instr)
+    return out
+
+
+def visit_order(comp) -> list[Instruction]:
+    """XLA's ``HloComputation::Accept`` order: the roots nothing uses (other than the root), each
+    in post-order, then the root's post-order; operands in order, control predecessors after them."""
+    used: set[int] = set()
+    for instr in comp.instructions:
+        for o in instr.operands:
+            used.add(id(o))
+        for o in instr.control_predecessors:
+            used.add(id(o))
+    starts = [i for i in comp.instructions if id(i) not in used and i is not comp.root]
+    if comp.root is not None:
+        starts.append(comp.root)
+    seen: set[int] = set()
+    out: list[Instruction] = []
+    for start in starts:
+        if id(start) in seen:
+            continue
+        seen.add(id(start))
+        stack = [(start, 0)]
+        while stack:
+            instr, k = stack.pop()
+            preds = list(instr.operands) + list(instr.control_predecessors)
+            if k < len(preds):
+                stack.append((instr, k + 1))
+                o = preds[k]
                 if id(o) not in seen:
                     seen.add(id(o))
                     stack.append((o, 0))
