@@ -27,14 +27,7 @@ pytestmark = pytest.mark.skipif(not CASES_PATH.is_file(), reason="../shared/conf
 
 UNIT_US = {"us": 1.0, "ns": 1e-3, "ms": 1e3, "s": 1e6}
 TILED = "the tiled (block-level) estimate of GpuPerformanceModelWithIndexingAnalysis is not built yet"
-FUSED_KERNEL = ("the fused kernel is estimated from the producer's flops and bytes scaled by the consumer's "
-                "utilization (EstimateRunTimeForFusion); the pinned XLA costs the fused kernel itself "
-                "(119 ms here vs XLA's 103 ms)")
-INDEXING = ("GpuPerformanceModelWithIndexingAnalysis's own read model (bytes from the indexing maps) "
-            "is not built; the classic model gives 0.259 us vs XLA's 0.267 +- 0.002 us")
 NOT_MET: dict[str, str] = {
-    "GpuPerformanceModelTest.EstimateRunTimeForFusion_MultiOutputWrite_ReturnsCorrectTime:time_fused_us": FUSED_KERNEL,
-    "GpuIndexingPerformanceModelTest.BroadcastElementwise:exec_time_us": INDEXING,
     "GpuIndexingPerformanceModelTest.TritonSoftmaxFusionInstructionIsSupported:bytes_read": TILED,
     "GpuIndexingPerformanceModelTest.TritonSoftmaxFusionInstructionIsSupported:bytes_written": TILED,
     "GpuIndexingPerformanceModelTest.TritonSoftmaxFusionInstructionIsSupported:exec_time_us": TILED,

@@ -21,6 +21,7 @@ import numpy as np
 from ...hlo.model import Instruction
 from ..coalescing_heuristic import heuristic_coalesced
 from .devices import DeviceSpec
+from .fused_kernel import fuse
 from .hlo_cost import PASS_THROUGH, HloCost
 from .shapes import element_bytes, elements_recursive, shape_bytes
 
@@ -264,29 +265,19 @@ class GpuPerformanceModel:
         return rt
 
     # ---- producer / consumer ---------------------------------------------------------------
-    def fused_run_time(self, producer: Instruction, consumer: Instruction) -> RunTime:
-        """``EstimateRunTimeForFusion``: the kernel of ``producer`` fused into ``consumer``."""
-        device = self.device
-        p_rt = self.run_time(producer)
-        c_rt = self.run_time(consumer)
-        util = self.operand_utilization(consumer, producer)
-        c_fusion = self.fusion_of(consumer)
-        launch = launch_dimensions(c_fusion, device)
-        flops = p_rt.flops * util + c_rt.flops
-        compute = compute_time_us(device, flops, launch.blocks, launch.threads_per_block)
-        ok, _ = heuristic_coalesced(self.fusion_of(producer), c_fusion, emitter=launch.emitter)
-        read = 0.0
-        bytes_read = 0.0
-        for operand in self._fusion_operands(producer, consumer):
-            size = float(shape_bytes(operand.shape))
-            total = float(self.shared_operand_bytes(producer, consumer, operand))
-            net = min(size, total)
-            read += read_time_us(device, launch.blocks, net, total,
-                                 coalescing_rate(_element_type(operand), device, ok))
-            bytes_read += total
-        return RunTime(flops, bytes_read, c_rt.bytes_written, launch.blocks, launch.threads_per_block,
-                       read, c_rt.write_time_us, compute, combine(compute, read + c_rt.write_time_us),
-                       launch.emitter)
+    def fused_run_time(self, producer: Instruction, consumer: Instruction,
+                       multi_output: bool = False) -> RunTime:
+        """The kernel of ``producer`` fused into ``consumer``, costed as a fusion of its own (its
+        flops, bytes and launch grid from the fused computation); ``multi_output``: the producer's
+        value is still written, which adds its write time to the kernel's memory time."""
+        fused = fuse(producer, consumer)
+        rt = self.run_time(fused)
+        if not multi_output:
+            return rt
+        side = self.run_time(producer)
+        write = rt.write_time_us + side.write_time_us
+        return replace(rt, bytes_written=rt.bytes_written + side.bytes_written, write_time_us=write,
+                       exec_time_us=combine(rt.compute_time_us, rt.read_time_us + write))
 
     def run_times(self, producer: Instruction, consumers: Sequence[Instruction],
                   multi_output: bool = False) -> tuple[float, float]:
@@ -296,9 +287,7 @@ class GpuPerformanceModel:
         fused = KERNEL_LAUNCH_OVERHEAD_US * len(consumers)
         for consumer in consumers:
             unfused += self.run_time(consumer).exec_time_us
-            fused += self.fused_run_time(producer, consumer).exec_time_us
-        if multi_output:
-            fused += p_rt.write_time_us
+            fused += self.fused_run_time(producer, consumer, multi_output).exec_time_us
         return unfused, fused
 
     # ---- helpers --------------------------------------------------------------------------
