@@ -18,7 +18,9 @@ from pathlib import Path
 import pytest
 
 from hlo_index.analyses.cost import CostOptions, HloCost, load_device
+from hlo_index.analyses.cost.fused_kernel import fuse
 from hlo_index.analyses.cost.gpu_model import GpuPerformanceModel
+from hlo_index.analyses.cost.indexing_model import IndexingPerformanceModel, block_level_config
 from hlo_index.hlo import parse_module_text
 
 CONFORMANCE = Path(__file__).resolve().parents[2] / ".." / "shared" / "conformance"
@@ -26,44 +28,7 @@ CASES_PATH = CONFORMANCE / "xla_cost_model_tests.json"
 pytestmark = pytest.mark.skipif(not CASES_PATH.is_file(), reason="../shared/conformance is not present")
 
 UNIT_US = {"us": 1.0, "ns": 1e-3, "ms": 1e3, "s": 1e6}
-TILED = "the tiled (block-level) estimate of GpuPerformanceModelWithIndexingAnalysis is not built yet"
-NOT_MET: dict[str, str] = {
-    "GpuIndexingPerformanceModelTest.TritonSoftmaxFusionInstructionIsSupported:bytes_read": TILED,
-    "GpuIndexingPerformanceModelTest.TritonSoftmaxFusionInstructionIsSupported:bytes_written": TILED,
-    "GpuIndexingPerformanceModelTest.TritonSoftmaxFusionInstructionIsSupported:exec_time_us": TILED,
-    "GpuIndexingPerformanceModelTest.TritonSoftmaxProducerConsumerFusionIsSupported:bytes_read": TILED,
-    "GpuIndexingPerformanceModelTest.TritonSoftmaxProducerConsumerFusionIsSupported:bytes_written": TILED,
-    "GpuIndexingPerformanceModelTest.TritonSoftmaxProducerConsumerFusionIsSupported:exec_time_us": TILED,
-    "GpuIndexingPerformanceModelTest.EstimateBestTiling_CombinedFusion:tile_sizes": TILED,
-    "GpuIndexingPerformanceModelTest.EstimateBestTiling_MultioutputFusion:tile_sizes": TILED,
-    "GpuIndexingPerformanceModelTest.EstimateBestTiling_MultioutputFusion:num_threads_per_block": TILED,
-    "GpuIndexingPerformanceModelTest.EstimateBestTiling_TritonSoftmax_IsSupported:tile_sizes": TILED,
-    "GpuIndexingPerformanceModelTest.EstimateBestTiling_TritonSoftmax_IsSupported:num_threads_per_block": TILED,
-    "GpuIndexingPerformanceModelTest.EstimateBestTiling_TritonSoftmax_IsSupported:bytes_read": TILED,
-    "GpuIndexingPerformanceModelTest.EstimateBestTiling_TritonSoftmax_IsSupported:bytes_written": TILED,
-    "GpuIndexingPerformanceModelTest.EstimateBestTiling_TritonSoftmax_IsSupported:exec_time_us": TILED,
-    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_NumberOfTilesLargerThanInt32Max_IsSupported:read_time_us": TILED,
-    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_NumberOfTilesLargerThanInt32Max_IsSupported:compute_time_us": TILED,
-    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_NumberOfTilesLargerThanInt32Max_IsSupported:exec_time_us": TILED,
-    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_Softmax_RegisterSpill_ReturnsInfinite#tile=1x16000:exec_time_us": TILED,
-    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_Softmax_RegisterSpill_ReturnsInfinite#tile=2x16000:exec_time_us": TILED,
-    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_BroadcastReduce_RegisterSpill_ReturnsInfinite#tile=4x4:exec_time_us": TILED,
-    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_BroadcastReduce_RegisterSpill_ReturnsInfinite#tile=8x4:exec_time_us": TILED,
-    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_BroadcastReduce_RegisterSpill_ReturnsInfinite#tile=4x8:exec_time_us": TILED,
-    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_UsesPaddedTileSizeForMemoryAccessTime:bytes_read": TILED,
-    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_UsesPaddedTileSizeForMemoryAccessTime:flops": TILED,
-    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_UncoalescedReadsAreScaledBasedOnWasteTransactionPercentage#coalesced:bytes_read": TILED,
-    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_UncoalescedReadsAreScaledBasedOnWasteTransactionPercentage#uncoalesced:bytes_read": TILED,
-    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_UncoalescedWritesAreScaledBasedOnWasteTransactionPercentage#coalesced:bytes_read": TILED,
-    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_UncoalescedWritesAreScaledBasedOnWasteTransactionPercentage#uncoalesced:bytes_read": TILED,
-    "GpuIndexingPerformanceModelTest.GetLaunchDimensionsForTiledFusion_IsSupported:num_blocks": TILED,
-    "GpuIndexingPerformanceModelTest.GetLaunchDimensionsForTiledFusion_IsSupported:num_threads_per_block": TILED,
-    "GpuIndexingPerformanceModelTest.NumberOfWarpsDependsOnLargestLiveTileSize:num_blocks": TILED,
-    "GpuIndexingPerformanceModelTest.NumberOfWarpsDependsOnLargestLiveTileSize:num_threads_per_block": TILED,
-    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_UncoalescedReadsAreScaledBasedOnWasteTransactionPercentage#coalesced:relation0": TILED,
-    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_UncoalescedWritesAreScaledBasedOnWasteTransactionPercentage#coalesced:relation0": TILED,
-    "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_ConcatenateOperandIsSupported:status": TILED,
-}
+NOT_MET: dict[str, str] = {}
 
 
 def _cases() -> list[dict]:
@@ -82,13 +47,13 @@ def _target(module, target: dict, key: str):
 def figures(name: str) -> dict:
     """Our figures for one case, under XLA's key names."""
     case = CASES[name]
-    if case["model"] == "gpu_indexing_performance_model_tiled":
-        raise NotImplementedError(TILED)
     module = parse_module_text(case["hlo"], name)
     target = case["target"]
     instr = _target(module, target, "fusion") or _target(module, target, "instruction")
     options = CostOptions(count_multiple_input_accesses=case["options"].get("count_multiple_input_accesses", True))
     cost = HloCost(options)
+    if case["model"].startswith("gpu_indexing_performance_model"):
+        return _indexing_figures(case, instr, cost)
     if case["model"] == "gpu_hlo_cost_analysis":
         p = cost.of(instr)
         return {"flops": p.flops, "transcendentals": p.transcendentals, "bytes_accessed": p.bytes_accessed,
@@ -109,6 +74,42 @@ def figures(name: str) -> dict:
     if "consumers" in target and target.get("measure") != "fused":
         out["time_unfused_us"], out["time_fused_us"] = model.run_times(
             instr, consumers, multi_output=case["options"].get("multi_output_fusion", False))
+    return out
+
+
+def _runtime_figures(rt) -> dict:
+    return {"flops": rt.flops, "bytes_read": rt.bytes_read, "bytes_written": rt.bytes_written,
+            "exec_time_us": rt.exec_time_us, "compute_time_us": rt.compute_time_us,
+            "read_time_us": rt.read_time_us, "write_time_us": rt.write_time_us,
+            "num_blocks": rt.blocks, "num_threads_per_block": rt.threads_per_block}
+
+
+def _indexing_figures(case: dict, instr, cost) -> dict:
+    """``GpuPerformanceModelWithIndexingAnalysis``: untiled, or tiled with the case's tiles, the
+    fusion's ``block_level_fusion_config``, or XLA's search (``tile: auto``)."""
+    model = IndexingPerformanceModel(load_device(str(CONFORMANCE / "gpu_specs" / f"{case['device']}.txtpb")), cost)
+    target, options = case["target"], case["options"]
+    comp = instr.computation
+    consumers = [comp.by_name[c] for c in target.get("consumers", [])]
+    kernel = fuse(instr, consumers[0]) if target.get("measure") == "fused" else instr
+    if case["model"] == "gpu_indexing_performance_model":
+        if target.get("measure") == "fused":
+            return _runtime_figures(model.run_time(consumers[0], fusion=kernel))
+        out = _runtime_figures(model.run_time(instr))
+        if "consumers" in target:
+            out["time_unfused_us"], out["time_fused_us"] = model.run_times(instr, consumers)
+        return out
+    launch = options.get("launch") or {}
+    if options.get("tiling_from_backend_config"):
+        tiles, warps = block_level_config(kernel)
+        rt = model.tiled_run_time(kernel, tiles[0], num_warps=warps)
+    elif options.get("tile") == "auto":
+        rt = model.best_tiling(kernel)
+    else:
+        rt = model.tiled_run_time(kernel, options["tile"], num_blocks=launch.get("num_blocks"),
+                                  threads_per_block=launch.get("num_threads_per_block"))
+    out = _runtime_figures(rt)
+    out["tile_sizes"] = rt.tile_sizes
     return out
 
 
