@@ -45,6 +45,7 @@ class TargetCostOptions:
     count_multiple_input_accesses: bool = True
     consumers: Optional[tuple[str, ...]] = None
     multi_output: bool = False
+    exact: bool = True      # the exact figures from the maps (the report layer may have them already)
 
 
 @dataclass
@@ -162,7 +163,8 @@ def cost_of_target(target, module, options: TargetCostOptions = TargetCostOption
     p = session.cost.of(target)
     cost = _from_properties(p)
     cost.operand_names = [o.name for o in target.operands]
-    cost.exact = exact_figures(target, p)
+    if options.exact:
+        cost.exact = exact_figures(target, p)
     if session.gpu and target.opcode not in ("parameter", "constant", "get-tuple-element", "tuple"):
         _gpu_time(cost, target, session)
     elif options.roofline:
