@@ -1,0 +1,493 @@
+"""XLA's ``HloCostAnalysis`` (and ``GpuHloCostAnalysis``) per instruction: flops,
+transcendentals, bytes accessed, bytes read per operand, bytes written, operand utilization.
+
+``HloCost(options).of(instr)`` costs one instruction (a fusion through its fused computation);
+``module_totals(module, options)`` sums the entry computation as XLA sums a module. Fused
+instructions' utilizations (how many times each element of a fused value is used, propagated
+from the root) stay available for the performance model (``utilization``,
+``common_elementwise_utilization``).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...hlo.model import Instruction
+from .flops import (ELEMENTWISE, CostOptions, concatenate_gpu_utilization, instruction_flops,
+                    is_cublas, is_dnn_convolution, triton_cost_estimate, window_size)
+from .shapes import element_bytes, elements, elements_recursive, leaves, shape_bytes
+
+F32 = np.float32
+PASS_THROUGH = ELEMENTWISE | {"tuple", "get-tuple-element"}
+FREE = {"parameter", "constant", "get-tuple-element", "bitcast", "domain", "after-all",
+        "add-dependency"}
+UNKNOWN = -1.0
+
+
+@dataclass
+class Properties:
+    """One instruction's figures (XLA's ``Properties``; -1 = unknown)."""
+
+    flops: float = 0.0
+    transcendentals: float = 0.0
+    bytes_accessed: float = 0.0
+    output_bytes: float = 0.0
+    operand_bytes: list = field(default_factory=list)
+    operand_utilization: list = field(default_factory=list)
+    output_bytes_per_leaf: list = field(default_factory=list)
+
+
+class HloCost:
+    """Costs under one set of options, memoised per instruction."""
+
+    def __init__(self, options: CostOptions = CostOptions()) -> None:
+        self.options = options
+        self._props: dict[int, Properties] = {}
+        self._sub: dict[int, tuple[float, float]] = {}
+        self._totals: dict[int, Properties] = {}
+        # fused instruction -> utilization, elementwise-use roots, root utilization
+        self.utilization: dict[int, float] = {}
+        self._roots: dict[int, set] = {}
+        self._root_util: dict[int, float] = {}
+
+    # ---- public -------------------------------------------------------------------------
+    def of(self, instr: Instruction) -> Properties:
+        key = id(instr)
+        props = self._props.get(key)
+        if props is None:
+            props = self._compute(instr)
+            self._props[key] = props
+        return props
+
+    def computation_totals(self, comp) -> Properties:
+        """The sum over a computation's instructions (XLA's ``properties()`` after ``Accept``)."""
+        key = id(comp)
+        if key not in self._totals:
+            # float32 sums in XLA's visiting order: the rounding is part of XLA's figure
+            flops = transcendentals = accessed = written = F32(0)
+            for instr in visit_order(comp):
+                p = self.of(instr)
+                flops = F32(flops + F32(p.flops))
+                transcendentals = F32(transcendentals + F32(p.transcendentals))
+                accessed = F32(accessed + F32(p.bytes_accessed))
+                written = F32(written + F32(p.output_bytes))
+            self._totals[key] = Properties(flops=float(flops), transcendentals=float(transcendentals),
+                                           bytes_accessed=float(accessed), output_bytes=float(written))
+        return self._totals[key]
+
+    def common_elementwise_utilization(self, a: Instruction, b: Instruction) -> float:
+        """The utilization of the roots both fused values reach through elementwise uses only."""
+        ra, rb = self._roots.get(id(a), set()), self._roots.get(id(b), set())
+        return float(sum(self._root_util[r] for r in ra & rb))
+
+    # ---- the handlers -------------------------------------------------------------------
+    def _sub_cost(self, comp) -> tuple[float, float]:
+        key = id(comp)
+        if key not in self._sub:
+            t = self.computation_totals(comp)
+            self._sub[key] = (t.flops, t.transcendentals)
+        return self._sub[key]
+
+    def _compute(self, instr: Instruction) -> Properties:
+        op = instr.opcode
+        ops = instr.operands
+        # a tuple-shaped result counts its arrays (the tuple instruction alone, its index table)
+        shape = instr.shape
+        out = float(sum(shape_bytes(s) for s in leaves(shape)) if shape.is_tuple else shape_bytes(shape))
+        p = Properties(output_bytes=out,
+                       operand_bytes=[float(shape_bytes(o.shape)) for o in ops],
+                       operand_utilization=[1.0] * len(ops))
+        p.bytes_accessed = out + sum(p.operand_bytes)
+        if op == "fusion":
+            self._fusion(instr, p)
+            return p
+        if op in ("call", "async-start", "while", "conditional"):
+            self._called(instr, p)
+            return p
+        p.flops, p.transcendentals = instruction_flops(instr, self.options, self._sub_cost)
+        getattr(self, "_h_" + op.replace("-", "_"), _nothing)(instr, p)
+        if self.options.gpu:
+            if op == "concatenate":
+                for k in range(len(ops)):
+                    u = concatenate_gpu_utilization(instr, k)
+                    if u is not None:
+                        p.operand_utilization[k] = u
+            elif op == "reduce":
+                self._gpu_reduce(instr, p)
+            elif op in ("all-gather", "all-gather-start", "reduce-scatter"):
+                self._gpu_gather_scatter(instr, p)
+            elif op in ("all-reduce", "all-reduce-start"):
+                p.bytes_accessed = p.output_bytes = float(sum(shape_bytes(s) for s in leaves(instr.shape)))
+            elif op == "custom-call":
+                self._gpu_custom_call(instr, p)
+        return p
+
+    def _zero(self, instr: Instruction, p: Properties) -> None:
+        p.bytes_accessed = p.output_bytes = 0.0
+        p.operand_bytes = [0.0] * len(instr.operands)
+
+    _h_parameter = _h_constant = _h_domain = _h_after_all = _h_add_dependency = _zero
+    _h_bitcast = _zero
+
+    def _h_get_tuple_element(self, instr, p):
+        self._zero(instr, p)
+
+    def _h_transpose(self, instr, p):
+        if transpose_is_bitcast(instr):
+            self._zero(instr, p)
+
+    def _h_tuple(self, instr, p):
+        p.bytes_accessed = p.output_bytes = float(shape_bytes(instr.shape))
+        p.operand_bytes = [0.0] * len(instr.operands)
+
+    def _h_slice(self, instr, p):
+        size = float(shape_bytes(instr.shape))
+        p.bytes_accessed, p.output_bytes, p.operand_bytes[0] = 2 * size, size, size
+        p.operand_utilization[0] = elements(instr.shape) / max(elements(instr.operands[0].shape), 1)
+
+    def _h_dynamic_slice(self, instr, p):
+        size = float(shape_bytes(instr.shape))
+        index = float(shape_bytes(instr.operands[1].shape)) if len(instr.operands) > 1 else 0.0
+        p.bytes_accessed, p.output_bytes, p.operand_bytes[0] = 2 * size + index, size, size
+        p.operand_utilization[0] = elements(instr.shape) / max(elements(instr.operands[0].shape), 1)
+
+    def _h_dynamic_update_slice(self, instr, p):
+        update = float(shape_bytes(instr.operands[1].shape))
+        index = float(shape_bytes(instr.operands[2].shape)) if len(instr.operands) > 2 else 0.0
+        p.bytes_accessed, p.output_bytes = 2 * update + index, update
+        p.operand_bytes[0] = 0.0
+        p.operand_utilization[0] = (elements(instr.shape) - elements(instr.operands[1].shape)) \
+            / max(elements(instr.shape), 1)
+
+    def _h_broadcast(self, instr, p):
+        if self.options.count_multiple_input_accesses:
+            p.operand_bytes[0] = float(elements(instr.shape))
+            p.operand_utilization[0] = elements(instr.shape) / max(elements(instr.operands[0].shape), 1)
+
+    def _h_reduce_window(self, instr, p):
+        if self.options.count_multiple_input_accesses:
+            n = elements(instr.shape.tuple_shapes[0] if instr.shape.is_tuple else instr.shape)
+            w = window_size(instr)
+            operand = instr.operands[0].shape
+            p.operand_utilization[0] = n * w / max(elements(operand), 1)
+            p.operand_bytes[0] = float(n * w * element_bytes(operand.element_type))
+
+    def _h_gather(self, instr, p):
+        size = float(shape_bytes(instr.shape))
+        index = float(shape_bytes(instr.operands[1].shape))
+        p.bytes_accessed, p.output_bytes = 2 * size + index, size
+        p.operand_bytes[0], p.operand_bytes[1] = size, index
+        p.operand_utilization[0] = elements(instr.shape) / max(elements(instr.operands[0].shape), 1)
+
+    def _h_scatter(self, instr, p):
+        n = len(instr.operands) // 2
+        total = 0.0
+        for i in range(n):
+            update = float(shape_bytes(instr.operands[n + 1 + i].shape))
+            p.operand_bytes[i] = p.operand_bytes[n + 1 + i] = update
+            total += update
+        index = float(shape_bytes(instr.operands[n].shape))
+        p.operand_bytes[n] = index
+        p.bytes_accessed, p.output_bytes = 3 * total + index, total
+
+    def _h_triangular_solve(self, instr, p):
+        a, b = (float(shape_bytes(o.shape)) for o in instr.operands[:2])
+        p.bytes_accessed = p.output_bytes + a / 2 + b
+        p.operand_bytes[0] = b   # XLA sets operand 0 twice; the second (operand 1's size) stands
+
+    def _h_cholesky(self, instr, p):
+        a = float(shape_bytes(instr.operands[0].shape))
+        p.bytes_accessed, p.output_bytes, p.operand_bytes[0] = a, a / 2, a / 2
+
+    def _h_custom_call(self, instr, p):
+        if self.options.gpu and (is_cublas(instr) or is_dnn_convolution(instr)
+                                 or triton_cost_estimate(instr) is not None):
+            return   # the GPU handler below
+        p.bytes_accessed = p.output_bytes = UNKNOWN
+        p.operand_bytes = [UNKNOWN] * len(instr.operands)
+
+    # ---- GPU overrides ----------------------------------------------------------------
+    def _gpu_custom_call(self, instr, p):
+        estimate = triton_cost_estimate(instr)
+        if estimate is not None:
+            p.bytes_accessed = float(estimate.get("bytes_accessed", UNKNOWN))
+            return
+        if (is_cublas(instr) or is_dnn_convolution(instr)) and instr.shape.is_tuple:
+            first_out = float(shape_bytes(instr.shape.tuple_shapes[0]))
+            p.bytes_accessed += first_out - p.output_bytes
+            p.output_bytes = first_out
+
+    def _gpu_reduce(self, instr, p):
+        n = len(instr.operands) // 2
+        out_shape = instr.shape.tuple_shapes[0] if instr.shape.is_tuple else instr.shape
+        out_elements = elements(out_shape)
+        written = float(sum(shape_bytes(s) for s in leaves(instr.shape)))
+        total = written
+        for k, operand in enumerate(instr.operands):
+            size = float(shape_bytes(operand.shape))
+            if k >= n:
+                size *= out_elements   # the init value is read once per output element
+            p.operand_bytes[k] = size
+            total += size
+        p.output_bytes, p.bytes_accessed = written, total
+
+    def _gpu_gather_scatter(self, instr, p):
+        ranks = collective_ranks(instr)
+        if instr.opcode == "reduce-scatter":
+            shard = sum(shape_bytes(s) for s in leaves(instr.shape))
+        else:
+            shard = sum(shape_bytes(o.shape) for o in instr.operands)
+        # ring: (N - 1) sends and N - 1 receives of a shard plus the local copies
+        p.bytes_accessed = float((3 * ranks - 1) * shard)
+
+    # ---- computations ------------------------------------------------------------------
+    def _called(self, instr: Instruction, p: Properties) -> None:
+        op = instr.opcode
+        if op == "while":
+            parts = [self.computation_totals(instr.called["body"]),
+                     self.computation_totals(instr.called["condition"])]
+        elif op == "conditional":
+            branches = [c for role, c in instr.called.items() if role in ("true_computation",
+                        "false_computation") or role.startswith("branch")]
+            totals = [self.computation_totals(c) for c in branches]
+            if totals:
+                p.flops = max(t.flops for t in totals)
+                p.transcendentals = max(t.transcendentals for t in totals)
+                p.bytes_accessed = max(t.bytes_accessed for t in totals)
+                p.output_bytes = max(t.output_bytes for t in totals)
+            return
+        else:
+            callee = next(iter(instr.called.values()), None)
+            parts = [self.computation_totals(callee)] if callee is not None else []
+        p.flops = sum(t.flops for t in parts)
+        p.transcendentals = sum(t.transcendentals for t in parts)
+        p.bytes_accessed = sum(t.bytes_accessed for t in parts)
+        p.output_bytes = sum(t.output_bytes for t in parts)
+        if op == "async-start" and self.options.gpu:
+            wrapped = next(iter(instr.called.values())).root
+            if wrapped is not None and wrapped.opcode in ("reduce-scatter", "all-gather"):
+                inner = self.of(wrapped)
+                p.bytes_accessed = inner.bytes_accessed
+
+    def _fusion(self, fusion: Instruction, p: Properties) -> None:
+        comp = fusion.fused_computation
+        root = comp.root
+        totals = self.computation_totals(comp)
+        p.flops, p.transcendentals = totals.flops, totals.transcendentals
+        written = []
+        leaf_shapes = list(fusion.shape.tuple_shapes) if fusion.shape.is_tuple else [fusion.shape]
+        zero_util: set[int] = set()
+        for k, s in enumerate(leaf_shapes):
+            value = root.operands[k] if fusion.shape.is_tuple and root.opcode == "tuple" else root
+            if s.is_tuple:
+                written.append(float(sum(shape_bytes(x) for x in leaves(s))))
+            elif value.opcode == "dynamic-update-slice" and (fusion.shape.is_tuple or value is root):
+                written.append(float(shape_bytes(value.operands[1].shape)))
+                zero_util.add(id(value))
+            else:
+                written.append(float(shape_bytes(s)))
+        p.output_bytes_per_leaf = written
+        p.output_bytes = float(sum(written))
+        p.bytes_accessed = p.output_bytes
+        if self.options.gpu:
+            p.flops = self._gpu_utilizations(comp, zero_util)
+        else:
+            for instr in comp.instructions:
+                self.utilization[id(instr)] = 1.0
+        cap = not self.options.count_multiple_input_accesses
+        for instr in comp.instructions:
+            if instr.opcode == "constant" and elements(instr.shape) > 1:
+                u = self.utilization.get(id(instr), 1.0)
+                p.bytes_accessed += shape_bytes(instr.shape) * (min(u, 1.0) if cap else u)
+        p.operand_bytes = []
+        p.operand_utilization = []
+        for k in range(len(fusion.operands)):
+            param = comp.parameters.get(k)
+            size = float(self._parameter_read_bytes(param)) if param is not None else 0.0
+            p.operand_bytes.append(size)
+            p.operand_utilization.append(self.utilization.get(id(param), 0.0) if param is not None else 0.0)
+            p.bytes_accessed += size
+
+    def _gpu_utilizations(self, comp, zero_util: set) -> float:
+        """Propagate utilization from the root (1.0) to the parameters; returns the fusion's
+        flops (each instruction's flops times its utilization). float32 as in XLA."""
+        order = post_order(comp)
+        order.reverse()
+        roots: dict[int, set] = {id(i): set() for i in order}
+        root_util: dict[int, np.float32] = {id(i): F32(0) for i in order}
+        root = comp.root
+        root_util[id(root)] = F32(1)
+        roots[id(root)].add(id(root))
+        flops = F32(0)
+        for instr in order:
+            u = F32(0)
+            for r in roots[id(instr)]:
+                u = F32(u + root_util[r])
+            self.utilization[id(instr)] = float(u)
+            props = self.of(instr)
+            flops = F32(flops + F32(u * F32(props.flops)))
+            for k, operand in enumerate(instr.operands):
+                if instr.opcode in PASS_THROUGH:
+                    roots[id(operand)] |= roots[id(instr)]
+                    continue
+                roots[id(operand)].add(id(operand))
+                ou = F32(0) if (k == 0 and id(instr) in zero_util) else F32(props.operand_utilization[k])
+                cur = F32(u * ou)
+                n = elements_recursive(operand.shape)
+                cur = F32(0) if n == 0 else F32(math.ceil(F32(cur * F32(n))) / n)
+                root_util[id(operand)] = F32(root_util[id(operand)] + cur)
+        for key, rs in roots.items():
+            self._roots[key] = rs
+        for key, v in root_util.items():
+            self._root_util[key] = float(v)
+        return float(flops)
+
+    def _parameter_read_bytes(self, param: Instruction) -> int:
+        if param.shape.is_tuple:
+            return sum(self._parameter_read_bytes(g) for g in _users(param)
+                       if g.opcode == "get-tuple-element")
+        if self.options.gpu:
+            u = F32(self.utilization.get(id(param), 0.0))
+            if not self.options.count_multiple_input_accesses:
+                u = min(u, F32(1))
+            return int(F32(shape_bytes(param.shape)) * u)
+        return self._generic_parameter_read_bytes(param)
+
+    def _generic_parameter_read_bytes(self, value: Instruction) -> int:
+        size = 0
+        trivial = False
+        own = shape_bytes(value.shape)
+        for user in _users(value):
+            op = user.opcode
+            if op == "fusion":
+                for k, o in enumerate(user.operands):
+                    if o is value:
+                        size += self._generic_parameter_read_bytes(user.fused_computation.parameters[k])
+            elif op == "slice":
+                size += shape_bytes(user.shape)
+            elif op == "dynamic-slice":
+                if user.operands[0] is value:
+                    size += shape_bytes(user.shape)
+                elif not trivial:
+                    trivial = True
+                    size += own
+            elif op == "dynamic-update-slice":
+                if user.operands[0] is not value and not trivial:
+                    trivial = True
+                    size += own
+            elif op in ("broadcast", "reshape"):
+                size += own
+            elif not trivial:
+                trivial = True
+                size += own
+        return size
+
+
+def _nothing(instr, p) -> None:
+    return None
+
+
+def _users(value: Instruction) -> list[Instruction]:
+    comp = value.computation
+    users = getattr(comp, "_cost_users", None)
+    if users is None:
+        users = {}
+        for instr in comp.instructions:
+            for o in dict.fromkeys(instr.operands):
+                users.setdefault(id(o), []).append(instr)
+        try:
+            comp._cost_users = users
+        except AttributeError:
+            pass
+    return users.get(id(value), [])
+
+
+def post_order(comp) -> list[Instruction]:
+    """Operands before users, from the root, then anything the root does not reach."""
+    seen: set[int] = set()
+    out: list[Instruction] = []
+    starts = ([comp.root] if comp.root is not None else []) + list(comp.instructions)
+    for start in starts:
+        if id(start) in seen:
+            continue
+        stack = [(start, 0)]
+        seen.add(id(start))
+        while stack:
+            instr, k = stack.pop()
+            if k < len(instr.operands):
+                stack.append((instr, k + 1))
+                o = instr.operands[k]
+                if id(o) not in seen:
+                    seen.add(id(o))
+                    stack.append((o, 0))
+            else:
+                out.append(instr)
+    return out
+
+
+def visit_order(comp) -> list[Instruction]:
+    """XLA's ``HloComputation::Accept`` order: the roots nothing uses (other than the root), each
+    in post-order, then the root's post-order; operands in order, control predecessors after them."""
+    used: set[int] = set()
+    for instr in comp.instructions:
+        for o in instr.operands:
+            used.add(id(o))
+        for o in instr.control_predecessors:
+            used.add(id(o))
+    starts = [i for i in comp.instructions if id(i) not in used and i is not comp.root]
+    if comp.root is not None:
+        starts.append(comp.root)
+    seen: set[int] = set()
+    out: list[Instruction] = []
+    for start in starts:
+        if id(start) in seen:
+            continue
+        seen.add(id(start))
+        stack = [(start, 0)]
+        while stack:
+            instr, k = stack.pop()
+            preds = list(instr.operands) + list(instr.control_predecessors)
+            if k < len(preds):
+                stack.append((instr, k + 1))
+                o = preds[k]
+                if id(o) not in seen:
+                    seen.add(id(o))
+                    stack.append((o, 0))
+            else:
+                out.append(instr)
+    return out
+
+
+def transpose_is_bitcast(instr: Instruction) -> bool:
+    """A transpose whose layouts keep the physical order of the non-degenerate dims."""
+    from ..emitters import physical_order
+    operand = instr.operands[0].shape
+    perm = instr.attrs.get("dimensions") or ()
+    out_phys = [d for d in physical_order(instr.shape) if instr.shape.dims[d] != 1]
+    in_phys = [d for d in physical_order(operand) if operand.dims[d] != 1]
+    return [perm[d] for d in out_phys] == in_phys
+
+
+def collective_ranks(instr: Instruction) -> int:
+    groups = instr.attrs.get("replica_groups_typed") or ()
+    if groups:
+        return max(len(g) for g in groups)
+    module = instr.computation.module if instr.computation is not None else None
+    attrs = module.attrs if module is not None else {}
+    for key in ("num_partitions", "replica_count"):
+        try:
+            n = int(str(attrs.get(key, "1")))
+        except ValueError:
+            n = 1
+        if n > 1:
+            return n
+    return 1
+
+
+def module_totals(module, options: CostOptions = CostOptions(), cost: HloCost | None = None) -> Properties:
+    """The module's figures as XLA sums them: every instruction of the entry computation (called
+    computations through their callers)."""
+    cost = cost or HloCost(options)
+    return cost.computation_totals(module.entry)

@@ -1,0 +1,48 @@
+"""Sizes as XLA's cost analysis counts them (``ShapeUtil::ByteSizeOf`` with 8-byte pointers)."""
+from __future__ import annotations
+
+from ...hlo.model import Shape
+
+POINTER_BYTES = 8
+
+
+def elements(shape: Shape) -> int:
+    """``ShapeUtil::ElementsIn`` of an array (a tuple: its first element's, as XLA's callers use it)."""
+    if shape.is_tuple:
+        return elements(shape.tuple_shapes[0]) if shape.tuple_shapes else 0
+    return shape.num_elements
+
+
+def elements_recursive(shape: Shape) -> int:
+    """``ShapeUtil::ElementsInRecursive``: every array leaf's elements."""
+    if shape.is_tuple:
+        return sum(elements_recursive(s) for s in shape.tuple_shapes)
+    return shape.num_elements
+
+
+def element_bytes(element_type: str) -> int:
+    """``ByteSizeOfPrimitiveType``: sub-byte types take a byte each unless the layout packs them."""
+    from ...hlo.model import ELEMENT_BITS
+    bits = ELEMENT_BITS.get(element_type, 0)
+    return 0 if bits == 0 else max(1, bits // 8)
+
+
+def shape_bytes(shape: Shape) -> int:
+    """Bytes of a buffer: a tuple is its table of pointers; a packed layout (``E(n)``) packs."""
+    if shape.is_tuple:
+        return POINTER_BYTES * len(shape.tuple_shapes)
+    if shape.element_type in ("token", "opaque"):
+        return 0
+    n = shape.num_elements
+    if shape.layout is not None and shape.layout.element_size_bits:
+        return (n * shape.layout.element_size_bits + 7) // 8
+    return n * element_bytes(shape.element_type)
+
+
+def leaves(shape: Shape):
+    """Every array leaf of a shape, depth first."""
+    if shape.is_tuple:
+        for s in shape.tuple_shapes:
+            yield from leaves(s)
+    else:
+        yield shape

@@ -1,0 +1,341 @@
+"""The cost of one target as the report layer shows it: ``cost_of_target(target, module, options)``
+gives a ``FusionCost`` (XLA's figures under XLA's keys, the exact figures from hlo-index's maps
+beside them, the estimated time where a model applies, a one-line explanation), and
+``cost_totals(module, costs)`` the module's figures as XLA's ``HloCostAnalysis`` sums a module.
+
+Which model: a GPU module (``gpu_target.detect_target``) gets the GPU variant of the cost
+analysis and ``GpuPerformanceModel`` (``cost_model="indexing"``: the indexing-based model; a
+block-level / Triton fusion, or one given ``tile``: the per-tile model) on ``device``, or, when
+none is given, the default for the dump's compute capability (``sm_X.Y`` in its file name, XLA's
+dump naming; table ``devices.DEFAULT_FOR_MAJOR``; XLA's test device when unknown). A CPU module
+gets the generic variant, and a time only from a user-given ``roofline`` (peak FLOP/s, bytes/s):
+max(flops / peak, bytes / bandwidth).
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+from ...hlo.model import Computation, Instruction
+from .devices import DeviceSpec, device_for_capability, load_device
+from .flops import CostOptions
+from .gpu_model import GpuPerformanceModel, RunTime
+from .hlo_cost import HloCost, Properties
+from .indexing_model import IndexingPerformanceModel, TilingError, block_level_config, is_block_level
+from .shapes import shape_bytes
+
+CAPABILITY_IN_NAME = re.compile(r"sm_(\d+)\.(\d+)")
+
+
+@dataclass(frozen=True)
+class TargetCostOptions:
+    """What the user asked: ``target`` gpu | cpu | auto; ``device`` a name or ``.txtpb`` path;
+    ``roofline`` (peak FLOP/s, bytes/s) for CPU / TPU modules; ``cost_model`` classic | indexing;
+    ``tile`` output tile sizes or "auto"; ``launch`` (blocks, threads per block);
+    ``consumers`` / ``multi_output``: the fusion what-if (``None``: no what-if)."""
+
+    target: str = "auto"
+    device: Optional[str] = None
+    roofline: Optional[tuple[float, float]] = None
+    cost_model: str = "classic"
+    tile: object = None
+    launch: Optional[tuple[int, int]] = None
+    count_multiple_input_accesses: bool = True
+    consumers: Optional[tuple[str, ...]] = None
+    multi_output: bool = False
+    exact: bool = True      # the exact figures from the maps (the report layer may have them already)
+
+
+@dataclass
+class FusionCost:
+    """One target's cost. Times in microseconds (``math.inf`` when the model says the kernel
+    spills registers); ``None`` where the figure does not apply."""
+
+    flops: float
+    transcendentals: float
+    bytes_accessed: float
+    operand_bytes_accessed: list
+    output_bytes_accessed: float
+    operand_utilization: list
+    bytes_read: Optional[float] = None
+    bytes_written: Optional[float] = None
+    device: Optional[str] = None
+    device_assumed: Optional[str] = None        # why this device, when the user gave none
+    model: Optional[str] = None                 # which estimator gave the time
+    time_us: Optional[float] = None
+    compute_time_us: Optional[float] = None
+    read_time_us: Optional[float] = None
+    write_time_us: Optional[float] = None
+    bound: Optional[str] = None
+    launch: Optional[dict] = None
+    tile_sizes: Optional[list] = None
+    fused: Optional[dict] = None
+    time_unfused_us: Optional[float] = None
+    time_fused_us: Optional[float] = None
+    exact: dict = field(default_factory=dict)
+    time_uses: str = "xla"
+    operand_read_us: list = field(default_factory=list)
+    operand_coalesced: list = field(default_factory=list)
+    operand_names: list = field(default_factory=list)
+    explanation: str = ""
+
+    @property
+    def intensity(self) -> Optional[float]:
+        return self.flops / self.bytes_accessed if self.bytes_accessed and self.bytes_accessed > 0 else None
+
+    def to_json(self) -> dict:
+        keys = ("flops", "transcendentals", "bytes_accessed", "operand_bytes_accessed",
+                "output_bytes_accessed", "operand_utilization", "bytes_read", "bytes_written", "device",
+                "device_assumed", "model", "time_us", "compute_time_us", "read_time_us", "write_time_us",
+                "bound", "launch", "tile_sizes", "fused", "time_unfused_us", "time_fused_us", "exact",
+                "time_uses")
+        out = {k: _json_value(getattr(self, k)) for k in keys}
+        out["intensity"] = _json_value(self.intensity)
+        return out
+
+
+def _json_value(v):
+    if isinstance(v, float):
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        if math.isnan(v):
+            return None
+        return int(v) if v.is_integer() and abs(v) < 2 ** 53 else v
+    if isinstance(v, dict):
+        return {k: _json_value(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_json_value(x) for x in v]
+    return v
+
+
+# ---- target and device -------------------------------------------------------------------------
+
+def is_gpu_module(module, requested: str = "auto") -> bool:
+    from ..gpu_target import GPU, detect_target
+    return detect_target(module, requested).target == GPU
+
+
+def capability_of(module) -> Optional[tuple[int, int]]:
+    """The compute capability XLA writes into GPU dump file names (``...sm_8.0_gpu_after_...``)."""
+    match = CAPABILITY_IN_NAME.search(getattr(module, "source", "") or "")
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def device_of(module, options: TargetCostOptions) -> tuple[DeviceSpec, Optional[str]]:
+    """(device, why it was assumed: None when the user named it)."""
+    if options.device:
+        return load_device(options.device), None
+    cap = capability_of(module)
+    device = device_for_capability(cap[0] if cap else None)
+    why = (f"compute capability {cap[0]}.{cap[1]} in the dump's name" if cap
+           else "no compute capability in the dump: XLA's test device")
+    return device, why
+
+
+# ---- the entry points ------------------------------------------------------------------------
+
+class CostSession:
+    """Shared state for the targets of one module (the cost analysis memoises per instruction)."""
+
+    def __init__(self, module, options: TargetCostOptions = TargetCostOptions()) -> None:
+        self.module = module
+        self.options = options
+        self.gpu = is_gpu_module(module, options.target)
+        self.device, self.device_assumed = device_of(module, options) if self.gpu else (None, None)
+        capability = self.device.capability if self.device is not None else None
+        self.cost = HloCost(CostOptions(count_multiple_input_accesses=options.count_multiple_input_accesses,
+                                        gpu=self.gpu, capability=capability))
+        self.classic = GpuPerformanceModel(self.device, self.cost) if self.gpu else None
+        self.indexing = IndexingPerformanceModel(self.device, self.cost) if self.gpu else None
+
+
+def cost_of_target(target, module, options: TargetCostOptions = TargetCostOptions(),
+                   session: Optional[CostSession] = None) -> FusionCost:
+    """The cost of a fusion, an instruction or a computation (its instructions summed; no time)."""
+    session = session or CostSession(module, options)
+    if isinstance(target, Computation):
+        p = session.cost.computation_totals(target)
+        cost = FusionCost(p.flops, p.transcendentals, p.bytes_accessed, [], p.output_bytes, [])
+        cost.explanation = explain(cost)
+        return cost
+    p = session.cost.of(target)
+    cost = _from_properties(p)
+    cost.operand_names = [o.name for o in target.operands]
+    if options.exact:
+        cost.exact = exact_figures(target, p)
+    if session.gpu and target.opcode not in ("parameter", "constant", "get-tuple-element", "tuple"):
+        _gpu_time(cost, target, session)
+    elif options.roofline:
+        _roofline_time(cost, options.roofline)
+    cost.explanation = explain(cost)
+    return cost
+
+
+def cost_totals(module, costs: Sequence[FusionCost] = (), options: TargetCostOptions = TargetCostOptions(),
+                session: Optional[CostSession] = None) -> dict:
+    """The module's figures as XLA's ``HloCostAnalysis`` sums them (every instruction of the entry
+    computation, called computations through their callers, float32 sums); ``time_us``: the sum
+    of the given targets' times (None when none has one)."""
+    session = session or CostSession(module, options)
+    t: Properties = session.cost.computation_totals(module.entry)
+    times = [c.time_us for c in costs if c.time_us is not None]
+    return _json_value({"flops": t.flops, "transcendentals": t.transcendentals,
+                        "bytes_accessed": t.bytes_accessed, "time_us": sum(times) if times else None})
+
+
+# ---- pieces ----------------------------------------------------------------------------------
+
+def _from_properties(p: Properties) -> FusionCost:
+    return FusionCost(p.flops, p.transcendentals, p.bytes_accessed, list(p.operand_bytes), p.output_bytes,
+                      list(p.operand_utilization))
+
+
+def exact_figures(target: Instruction, p: Properties) -> dict:
+    """Distinct elements read per operand from hlo-index's own maps (bytes = distinct x element
+    size), reads per distinct element, and where XLA's figure differs."""
+    from ...fusion import output_to_input
+    from ..utilization import operand_utilization
+    rows = output_to_input(target)
+    read, per_element, distinct = [], [], []
+    for k, operand in enumerate(target.operands):
+        maps = [m for r in rows if r.operand == k for m in r.maps]
+        outputs = {r.output for r in rows if r.operand == k and r.maps}
+        if operand.shape.is_tuple or not maps or len(outputs) > 1:
+            read.append(None)
+            per_element.append(None)
+            distinct.append(None)
+            continue
+        u = operand_utilization(maps, operand.shape)
+        read.append(u.bytes_read)
+        per_element.append(u.multiplicity)
+        distinct.append(u.distinct_elements)
+    differs = [k for k, (x, e) in enumerate(zip(p.operand_bytes, read))
+               if e is not None and x >= 0 and abs(x - e) > 0.5]
+    return {"operand_bytes_read": read, "operand_distinct_elements": distinct,
+            "operand_reads_per_element": per_element, "operands_where_xla_differs": differs}
+
+
+def _gpu_time(cost: FusionCost, target: Instruction, session: CostSession) -> None:
+    options = session.options
+    device = session.device
+    cost.device = device.name
+    cost.device_assumed = session.device_assumed
+    tiled = target.opcode == "fusion" and (options.tile is not None or is_block_level(target))
+    try:
+        if tiled:
+            rt = _tiled(target, session)
+            cost.model = "gpu_indexing_performance_model (tiled)"
+            cost.tile_sizes = rt.tile_sizes
+        elif options.cost_model == "indexing":
+            rt = session.indexing.run_time(target)
+            cost.model = "gpu_indexing_performance_model"
+        else:
+            launch = None
+            if options.launch:
+                from .gpu_model import Launch
+                launch = Launch("given", options.launch[0], options.launch[1])
+            rt = session.classic.run_time(target, launch)
+            cost.model = "gpu_performance_model"
+    except TilingError as e:
+        cost.model = f"none ({e})"
+        return
+    _set_runtime(cost, rt)
+    if options.consumers is not None:
+        comp = target.computation
+        consumers = [comp.by_name[c] for c in options.consumers if c in comp.by_name]
+        if options.cost_model == "indexing":
+            cost.time_unfused_us, cost.time_fused_us = session.indexing.run_times(target, consumers)
+        else:
+            cost.time_unfused_us, cost.time_fused_us = session.classic.run_times(
+                target, consumers, multi_output=options.multi_output)
+        if consumers:
+            fused_rt = session.classic.fused_run_time(target, consumers[0], options.multi_output)
+            cost.fused = {"flops": fused_rt.flops, "bytes_read": fused_rt.bytes_read,
+                          "bytes_written": fused_rt.bytes_written, "time_us": fused_rt.exec_time_us,
+                          "compute_time_us": fused_rt.compute_time_us, "read_time_us": fused_rt.read_time_us,
+                          "write_time_us": fused_rt.write_time_us, "bound": fused_rt.bound,
+                          "launch": {"blocks": fused_rt.blocks, "threads_per_block": fused_rt.threads_per_block}}
+
+
+def _tiled(target: Instruction, session: CostSession):
+    options = session.options
+    model = session.indexing
+    launch = options.launch or (None, None)
+    if options.tile == "auto":
+        return model.best_tiling(target)
+    if options.tile is not None:
+        return model.tiled_run_time(target, list(options.tile), num_blocks=launch[0], threads_per_block=launch[1])
+    config = block_level_config(target)
+    if config is None or not config[0]:
+        return model.best_tiling(target)
+    tiles, warps = config
+    return model.tiled_run_time(target, tiles[0], num_blocks=launch[0], threads_per_block=launch[1],
+                                num_warps=warps)
+
+
+def _set_runtime(cost: FusionCost, rt: RunTime) -> None:
+    cost.bytes_read, cost.bytes_written = rt.bytes_read, rt.bytes_written
+    cost.time_us, cost.compute_time_us = rt.exec_time_us, rt.compute_time_us
+    cost.read_time_us, cost.write_time_us = rt.read_time_us, rt.write_time_us
+    cost.bound = rt.bound
+    cost.launch = {"blocks": rt.blocks, "threads_per_block": rt.threads_per_block}
+    cost.operand_read_us = list(rt.operand_read_us)
+    cost.operand_coalesced = list(rt.operand_coalesced)
+
+
+def _roofline_time(cost: FusionCost, roofline: tuple[float, float]) -> None:
+    peak, bandwidth = roofline
+    compute = max(cost.flops, 0.0) / peak * 1e6
+    memory = max(cost.bytes_accessed, 0.0) / bandwidth * 1e6
+    cost.model = f"roofline (user-given {peak:g} FLOP/s, {bandwidth:g} B/s)"
+    cost.time_us = max(compute, memory)
+    cost.compute_time_us, cost.read_time_us = compute, memory
+    cost.bound = "compute" if compute > memory else "memory"
+
+
+# ---- text ------------------------------------------------------------------------------------
+
+def _bytes_text(n: float) -> str:
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n:.0f} B"
+
+
+def _time_text(us: float) -> str:
+    if math.isinf(us):
+        return "inf"
+    if us >= 1e3:
+        return f"{us / 1e3:.1f} ms"
+    return f"{us:.1f} us" if us >= 1 else f"{us * 1e3:.0f} ns"
+
+
+def explain(cost: FusionCost) -> str:
+    """One line: the time, the device and bound, and what dominates."""
+    size = f"{cost.flops:.3g} flops, {_bytes_text(max(cost.bytes_accessed, 0.0))} accessed"
+    if cost.time_us is None:
+        intensity = cost.intensity
+        extra = f", {intensity:.2f} flops/byte" if intensity is not None else ""
+        return size + extra + " (no time: give a device or a roofline)"
+    where = f" on {cost.device}" if cost.device else ""
+    if math.isinf(cost.time_us):
+        return f"inf{where}: a tile does not fit in registers (spills)"
+    head = f"{_time_text(cost.time_us)}{where}, {cost.bound}-bound"
+    if cost.bound == "compute":
+        return f"{head}: {size}"
+    parts = [f"{_bytes_text(cost.bytes_read or cost.bytes_accessed)} read"]
+    read = cost.read_time_us or 0.0
+    slow = [(t, k) for k, (t, ok) in enumerate(zip(cost.operand_read_us, cost.operand_coalesced)) if not ok]
+    if slow and read > 0:
+        t, k = max(slow)
+        parts.append(f"{100 * t / read:.0f}% of the read time is operand {k} read uncoalesced")
+    elif cost.operand_read_us and read > 0:
+        t, k = max((t, k) for k, t in enumerate(cost.operand_read_us))
+        parts.append(f"operand {k} takes {100 * t / read:.0f}% of the read time")
+    return f"{head}: " + ", ".join(parts)
+
+
+__all__ = ["CostSession", "FusionCost", "TargetCostOptions", "capability_of", "cost_of_target",
+           "cost_totals", "device_of", "explain", "exact_figures", "is_gpu_module"]
