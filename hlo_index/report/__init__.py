@@ -1,0 +1,1 @@
+"""What each command reports, as plain dataclasses built from the analyses."""
