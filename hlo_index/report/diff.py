@@ -237,6 +237,15 @@ def pair_fusions(old: list[FusionFigures], new: list[FusionFigures]
 
 # ---- changes -----------------------------------------------------------------------------------
 
+_NAME = re.compile(r"%[\w.\-]+")
+
+
+def _comparable(maps: tuple[str, ...]) -> list[str]:
+    """Map texts as compared: sorted, and an UNKNOWN map's reason without the instruction names
+    it quotes (a renamed copy has the same unknowns)."""
+    return sorted(_NAME.sub("%", m) if m.startswith("UNKNOWN") else m for m in maps)
+
+
 def _aligned_operands(a: tuple[str, ...], b: tuple[str, ...]) -> list[tuple[int, int]]:
     if len(a) == len(b):
         return [(i, i) for i in range(len(a))]
@@ -264,7 +273,7 @@ def changes_between(a: FusionFigures, b: FusionFigures) -> list[Change]:
             if ra is None:
                 continue
             output = rb.output if several else None
-            if sorted(ra.maps) != sorted(rb.maps):
+            if _comparable(ra.maps) != _comparable(rb.maps):
                 found["maps"].append(Change("maps", j, list(ra.maps), list(rb.maps), output))
             if (len(ra.maps) > 1) != (len(rb.maps) > 1):
                 found["duplicated_reads"].append(Change("duplicated_reads", j, len(ra.maps), len(rb.maps), output))
