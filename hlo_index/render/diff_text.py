@@ -81,11 +81,8 @@ def _change_lines(p: Painter, c: Change) -> list[str]:
         lines += ["        " + p.map(m) for m in c.new if m in c.old]
         return lines
     if c.kind == "bytes":
-        parts = []
-        for key in ("read", "written"):
-            if c.old[key] != c.new[key]:
-                parts.append(f"{key} {human_bytes(c.old[key])} → {human_bytes(c.new[key])}"
-                             f"{_percent(c.old[key], c.new[key])}")
+        parts = [f"{key} {human_bytes(c.old[key])} → {human_bytes(c.new[key])}{_percent(c.old[key], c.new[key])}"
+                 for key in ("read", "written") if c.old[key] != c.new[key]]
         return [label + " " + ", ".join(parts)]
     if c.kind == "time":
         return [label + f" {_time(c.old)} → {_time(c.new)}{_percent(c.old, c.new)}"]

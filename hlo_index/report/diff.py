@@ -17,30 +17,31 @@ A pair's changes by kind (``CHANGE_KINDS``): ``operands`` (count, or an operand'
 ``time`` (estimated, only with a cost model: ``diff_paths(..., cost=...)``). Operands of a pair
 are compared position by position; when their counts differ, they are aligned by shape first.
 """
+
 from __future__ import annotations
 
 import difflib
 import re
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Optional
 
 from ..context import current
 from ..fusion import callee_of
 from ..fusion.fingerprint import fingerprint_id, shape_token
 from ..hlo.model import Diagnostic, Instruction, Module, Shape
-from .diff_inputs import LoadedModule, load_side, pair_modules
 
 # The report builders this module reads: the analysis of every fusion, and its bytes read.
 from ..render.build import module_report
 from ..render.triage import figures_of
+from .diff_inputs import LoadedModule, load_side, pair_modules
 
 CHANGE_KINDS = ("operands", "maps", "duplicated_reads", "coalescing", "bytes", "time")
 MATCHERS = ("structure", "source", "name")
-UNCOALESCED = frozenset({"uncoalesced", "not contiguous"})   # GPU and CPU words for a bad read
+UNCOALESCED = frozenset({"uncoalesced", "not contiguous"})  # GPU and CPU words for a bad read
 
 # The cost model's hook: estimated microseconds of one fusion (None when it does not apply).
-FusionCost = Callable[[Instruction, Module], Optional[float]]
+FusionCost = Callable[[Instruction, Module], float | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,29 +49,29 @@ class OperandRead:
     """How one output of a fusion reads one operand (one element of a tuple-shaped operand)."""
 
     operand: int
-    element: Optional[int]
+    element: int | None
     output: int
-    maps: tuple[str, ...]               # map texts; an UNDEFINED map is "UNKNOWN (reason)"
-    coalescing: Optional[str]           # the verdict on the dump's target
+    maps: tuple[str, ...]  # map texts; an UNDEFINED map is "UNKNOWN (reason)"
+    coalescing: str | None  # the verdict on the dump's target
 
 
 @dataclass(frozen=True, slots=True)
 class FusionFigures:
     name: str
-    order: int                          # position among the module's fusions
-    identity: tuple                     # structure, kind, operand shapes and wiring
+    order: int  # position among the module's fusions
+    identity: tuple  # structure, kind, operand shapes and wiring
     op_name: str
     source_file: str
     source_line: int
     operand_shapes: tuple[str, ...]
     outputs: int
     reads: tuple[OperandRead, ...]
-    bytes_read: Optional[int]           # None when an operand's figure is unknown
+    bytes_read: int | None  # None when an operand's figure is unknown
     bytes_written: int
-    time_us: Optional[float] = None
+    time_us: float | None = None
 
     @property
-    def source_key(self) -> Optional[tuple]:
+    def source_key(self) -> tuple | None:
         if not self.op_name and not self.source_file:
             return None
         return (self.op_name, self.source_file, self.source_line)
@@ -88,19 +89,19 @@ class FusionFigures:
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    kind: str                           # one of CHANGE_KINDS
-    operand: Optional[int]              # NEW's operand number (OLD's when NEW has none); None: the fusion
+    kind: str  # one of CHANGE_KINDS
+    operand: int | None  # NEW's operand number (OLD's when NEW has none); None: the fusion
     old: object
     new: object
-    output: Optional[int] = None        # which output reads it, for a fusion with several outputs
+    output: int | None = None  # which output reads it, for a fusion with several outputs
 
 
 @dataclass(slots=True)
 class FusionDiff:
-    status: str                         # "same" | "changed" | "added" | "removed"
-    old: Optional[FusionFigures]
-    new: Optional[FusionFigures]
-    matched_by: Optional[str]           # one of MATCHERS; None when unpaired
+    status: str  # "same" | "changed" | "added" | "removed"
+    old: FusionFigures | None
+    new: FusionFigures | None
+    matched_by: str | None  # one of MATCHERS; None when unpaired
     changes: list[Change] = field(default_factory=list)
 
     @property
@@ -117,16 +118,16 @@ class FusionDiff:
 @dataclass(frozen=True, slots=True)
 class SideTotals:
     fusions: int
-    bytes_read: int                     # known figures only
-    bytes_unknown: int                  # fusions whose bytes read are unknown
-    time_us: Optional[float] = None
+    bytes_read: int  # known figures only
+    bytes_unknown: int  # fusions whose bytes read are unknown
+    time_us: float | None = None
 
 
 @dataclass(slots=True)
 class ModuleDiff:
     name: str
-    old_path: Optional[str]
-    new_path: Optional[str]
+    old_path: str | None
+    new_path: str | None
     fusions: list[FusionDiff]
     old_totals: SideTotals
     new_totals: SideTotals
@@ -135,19 +136,19 @@ class ModuleDiff:
         """Every fusion, the largest growth in time (with a cost) or bytes read first; then the
         most changes; unchanged and shrinking ones last."""
         what = "time_us" if by_time else "bytes_read"
-        return sorted(self.fusions, key=lambda f: (-f.delta(what), f.status == "same", -len(f.changes),
-                                                    f.name))
+        return sorted(self.fusions, key=lambda f: (-f.delta(what), f.status == "same", -len(f.changes), f.name))
 
 
 @dataclass(slots=True)
 class DiffReport:
     modules: list[ModuleDiff]
-    diagnostics: list[Diagnostic]       # of both sides: unreadable inputs, warnings, analysis failures
-    unreadable: bool                    # some input (or some fusion's analysis) failed: exit 2
+    diagnostics: list[Diagnostic]  # of both sides: unreadable inputs, warnings, analysis failures
+    unreadable: bool  # some input (or some fusion's analysis) failed: exit 2
     has_cost: bool = False
 
 
 # ---- figures of one side -----------------------------------------------------------------------
+
 
 def _bytes_of(shape: Shape) -> int:
     if shape.is_tuple:
@@ -159,36 +160,58 @@ def _identity(instr: Instruction) -> tuple:
     callee = callee_of(instr)
     first: dict[int, int] = {}
     wiring = tuple(first.setdefault(id(o), k) for k, o in enumerate(instr.operands))
-    return (fingerprint_id(callee) if callee is not None else None, instr.attr("kind"),
-            tuple(shape_token(o.shape) for o in instr.operands), wiring)
+    return (
+        fingerprint_id(callee) if callee is not None else None,
+        instr.attr("kind"),
+        tuple(shape_token(o.shape) for o in instr.operands),
+        wiring,
+    )
 
 
 def _map_text(m) -> str:
     return m.text if m.text is not None else f"UNKNOWN ({m.unknown})"
 
 
-def module_figures(module: Module, cost: Optional[FusionCost] = None
-                   ) -> tuple[list[FusionFigures], list[Diagnostic]]:
+def module_figures(module: Module, cost: FusionCost | None = None) -> tuple[list[FusionFigures], list[Diagnostic]]:
     """Every fusion of ``module`` with what a diff compares, in module order, in the current
     analysis context (so that structural identities compare across the modules of one diff)."""
-    report = module_report(module, options={"analyses": True, "target": "auto"}, fusions_only=True,
-                           own_context=False)
+    report = module_report(module, options={"analyses": True, "target": "auto"}, fusions_only=True, own_context=False)
     by_name = {f.name: f for f in module.fusions}
     out = []
     for order, t in enumerate(report.targets):
         instr = by_name[t.name]
         loc = module.source_location(instr)
-        reads = tuple(OperandRead(r.operand, r.extra.get("operand_element"), r.output,
-                                  tuple(_map_text(m) for m in r.maps),
-                                  (r.extra.get("coalescing") or {}).get("verdict"))
-                      for r in t.output_to_input)
-        out.append(FusionFigures(
-            t.name, order, _identity(instr), t.op_name, loc.file if loc is not None else "",
-            loc.line if loc is not None and loc.line else 0, tuple(str(o.shape) for o in instr.operands),
-            instr.shape.num_outputs, reads, figures_of(t, report).bytes_read, _bytes_of(instr.shape),
-            cost(instr, module) if cost is not None else None))
-    problems = [Diagnostic(d.severity, d.message, d.line, d.column, d.source_line, d.path or module.source)
-                for d in report.diagnostics if d.message.startswith("internal: ")]
+        reads = tuple(
+            OperandRead(
+                r.operand,
+                r.extra.get("operand_element"),
+                r.output,
+                tuple(_map_text(m) for m in r.maps),
+                (r.extra.get("coalescing") or {}).get("verdict"),
+            )
+            for r in t.output_to_input
+        )
+        out.append(
+            FusionFigures(
+                t.name,
+                order,
+                _identity(instr),
+                t.op_name,
+                loc.file if loc is not None else "",
+                loc.line if loc is not None and loc.line else 0,
+                tuple(str(o.shape) for o in instr.operands),
+                instr.shape.num_outputs,
+                reads,
+                figures_of(t, report).bytes_read,
+                _bytes_of(instr.shape),
+                cost(instr, module) if cost is not None else None,
+            )
+        )
+    problems = [
+        Diagnostic(d.severity, d.message, d.line, d.column, d.source_line, d.path or module.source)
+        for d in report.diagnostics
+        if d.message.startswith("internal: ")
+    ]
     return out, problems
 
 
@@ -201,11 +224,12 @@ _KEYS: dict[str, Callable[[FusionFigures], object]] = {
 }
 
 
-def pair_fusions(old: list[FusionFigures], new: list[FusionFigures]
-                 ) -> list[tuple[Optional[FusionFigures], Optional[FusionFigures], Optional[str]]]:
+def pair_fusions(
+    old: list[FusionFigures], new: list[FusionFigures]
+) -> list[tuple[FusionFigures | None, FusionFigures | None, str | None]]:
     """(old, new, matched by) for every fusion: NEW's in their order (paired or added), then
     OLD's unpaired (removed) in theirs."""
-    partner: dict[int, tuple[FusionFigures, str]] = {}     # new order -> (old, how)
+    partner: dict[int, tuple[FusionFigures, str]] = {}  # new order -> (old, how)
     left_old, left_new = list(old), list(new)
     for how in MATCHERS:
         key = _KEYS[how]
@@ -227,7 +251,7 @@ def pair_fusions(old: list[FusionFigures], new: list[FusionFigures]
                 still_new.append(f)
         left_old = [f for f in left_old if f.order not in taken]
         left_new = still_new
-    out: list[tuple[Optional[FusionFigures], Optional[FusionFigures], Optional[str]]] = []
+    out: list[tuple[FusionFigures | None, FusionFigures | None, str | None]] = []
     for f in new:
         hit = partner.get(f.order)
         out.append((hit[0], f, hit[1]) if hit is not None else (None, f, None))
@@ -280,8 +304,14 @@ def changes_between(a: FusionFigures, b: FusionFigures) -> list[Change]:
             if ra.coalescing != rb.coalescing:
                 found["coalescing"].append(Change("coalescing", j, ra.coalescing, rb.coalescing, output))
     if (a.bytes_read, a.bytes_written) != (b.bytes_read, b.bytes_written):
-        found["bytes"].append(Change("bytes", None, {"read": a.bytes_read, "written": a.bytes_written},
-                                     {"read": b.bytes_read, "written": b.bytes_written}))
+        found["bytes"].append(
+            Change(
+                "bytes",
+                None,
+                {"read": a.bytes_read, "written": a.bytes_written},
+                {"read": b.bytes_read, "written": b.bytes_written},
+            )
+        )
     if a.time_us is not None and b.time_us is not None and a.time_us != b.time_us:
         found["time"].append(Change("time", None, a.time_us, b.time_us))
     return [c for kind in CHANGE_KINDS for c in found[kind]]
@@ -293,8 +323,9 @@ def _totals(figures: list[FusionFigures], has_cost: bool) -> SideTotals:
     return SideTotals(len(figures), sum(known), len(figures) - len(known), time)
 
 
-def diff_modules(name: str, old: Optional[LoadedModule], new: Optional[LoadedModule],
-                 cost: Optional[FusionCost] = None) -> tuple[ModuleDiff, list[Diagnostic]]:
+def diff_modules(
+    name: str, old: LoadedModule | None, new: LoadedModule | None, cost: FusionCost | None = None
+) -> tuple[ModuleDiff, list[Diagnostic]]:
     """The diff of two modules (either may be missing: every fusion of the other is added or
     removed), in the current analysis context."""
     old_figures, problems = module_figures(old.module, cost) if old is not None else ([], [])
@@ -307,12 +338,20 @@ def diff_modules(name: str, old: Optional[LoadedModule], new: Optional[LoadedMod
         changes = changes_between(a, b)
         fusions.append(FusionDiff("changed" if changes else "same", a, b, how, changes))
     has_cost = cost is not None
-    return (ModuleDiff(name, old.path if old is not None else None, new.path if new is not None else None,
-                       fusions, _totals(old_figures, has_cost), _totals(new_figures, has_cost)),
-            problems + more)
+    return (
+        ModuleDiff(
+            name,
+            old.path if old is not None else None,
+            new.path if new is not None else None,
+            fusions,
+            _totals(old_figures, has_cost),
+            _totals(new_figures, has_cost),
+        ),
+        problems + more,
+    )
 
 
-def diff_paths(old_path: str, new_path: str, cost: Optional[FusionCost] = None) -> DiffReport:
+def diff_paths(old_path: str, new_path: str, cost: FusionCost | None = None) -> DiffReport:
     """Every module of OLD against its partner in NEW (``diff_inputs``: by dump name).
 
     One analysis context holds both sides: structural identities are comparable, and NEW's
@@ -338,8 +377,8 @@ _PERCENT = re.compile(r"^(?P<kind>bytes|time)\s*>\s*(?P<percent>\d+(?:\.\d*)?|\.
 
 @dataclass(frozen=True, slots=True)
 class FailCondition:
-    kind: str                           # "duplicated_reads" | "uncoalesced" | "bytes" | "time"
-    percent: Optional[float] = None     # bytes / time: growth of a module's total beyond this
+    kind: str  # "duplicated_reads" | "uncoalesced" | "bytes" | "time"
+    percent: float | None = None  # bytes / time: growth of a module's total beyond this
 
     @property
     def text(self) -> str:
@@ -361,7 +400,7 @@ def parse_condition(text: str) -> FailCondition:
 class ConditionMet:
     condition: str
     module: str
-    fusion: str                         # NEW's name
+    fusion: str  # NEW's name
     detail: str
 
 
@@ -379,13 +418,12 @@ def _gained(f: FusionDiff, kind: str) -> list[str]:
     for c in f.changes:
         if kind == "duplicated_reads" and c.kind == "duplicated_reads" and c.old <= 1 < c.new:
             out.append(f"reads operand {c.operand} through {c.new} maps (was {c.old})")
-        elif (kind == "uncoalesced" and c.kind == "coalescing" and c.new in UNCOALESCED
-              and c.old not in UNCOALESCED):
+        elif kind == "uncoalesced" and c.kind == "coalescing" and c.new in UNCOALESCED and c.old not in UNCOALESCED:
             out.append(f"reads operand {c.operand} {c.new} (was {c.old})")
     return out
 
 
-def _grew(old: Optional[float], new: Optional[float], percent: float) -> bool:
+def _grew(old: float | None, new: float | None, percent: float) -> bool:
     old, new = old or 0, new or 0
     return new > old * (1 + percent / 100) if old > 0 else new > 0
 
@@ -406,10 +444,11 @@ def conditions_met(report: DiffReport, conditions: list[FailCondition]) -> list[
                 continue
             growing = sorted((f for f in mod.fusions if f.delta(what) > 0), key=lambda f: (-f.delta(what), f.name))
             unit = "bytes read" if cond.kind == "bytes" else "us"
-            if not growing:   # the total grew through fusions whose figure is unknown on one side
+            if not growing:  # the total grew through fusions whose figure is unknown on one side
                 met.append(ConditionMet(cond.text, mod.name, "", f"module total {before or 0:g} -> {after or 0:g}"))
-            for f in growing:
-                met.append(ConditionMet(cond.text, mod.name, f.name,
-                                        f"{f.status}, {unit} +{f.delta(what):g} (module total {before or 0:g} "
-                                        f"-> {after or 0:g})"))
+            total = f"module total {before or 0:g} -> {after or 0:g}"
+            met.extend(
+                ConditionMet(cond.text, mod.name, f.name, f"{f.status}, {unit} +{f.delta(what):g} ({total})")
+                for f in growing
+            )
     return met

@@ -11,12 +11,12 @@ Modules are paired by key. When a key repeats on a side (one function compiled t
 the order of compilation, and one left over on either side is unpaired. When each side holds a
 single module, the two are paired whatever their keys.
 """
+
 from __future__ import annotations
 
 import os
 import re
 from dataclasses import dataclass
-from typing import Optional
 
 from ..hlo import load
 from ..hlo.model import Diagnostic, Module
@@ -35,8 +35,8 @@ class LoadedModule:
 @dataclass(slots=True)
 class ModulePair:
     key: str
-    old: Optional[LoadedModule]
-    new: Optional[LoadedModule]
+    old: LoadedModule | None
+    new: LoadedModule | None
 
 
 def dump_key(path: str, module_name: str, several_in_file: bool = False) -> str:
@@ -45,8 +45,7 @@ def dump_key(path: str, module_name: str, several_in_file: bool = False) -> str:
     module of a file holding several)."""
     name = os.path.basename(path)
     for extension in (".gz", ".txt"):
-        if name.endswith(extension):
-            name = name[: -len(extension)]
+        name = name.removesuffix(extension)
     if several_in_file or not _NUMBERED.match(name):
         return module_name
     name = _NUMBERED.sub("", name, count=1)

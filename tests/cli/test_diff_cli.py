@@ -34,7 +34,8 @@ def test_json_validates_and_lists_the_expected_fusions(runner, pair):
     doc = json.loads(result.stdout)
     jsonschema.validate(doc, SCHEMA)
     [module] = doc["modules"]
-    differing = sorted((f["old"] or "", f["new"] or "", f["status"]) for f in module["fusions"] if f["status"] != "same")
+    differing = sorted((f["old"] or "", f["new"] or "", f["status"])
+                       for f in module["fusions"] if f["status"] != "same")
     assert differing == sorted((e["old"] or "", e["new"] or "", e["status"]) for e in PAIRS[pair]["fusions"])
     assert module["totals"]["old"]["fusions"] == sum(1 for f in module["fusions"] if f["old"] is not None)
     assert module["totals"]["new"]["fusions"] == sum(1 for f in module["fusions"] if f["new"] is not None)

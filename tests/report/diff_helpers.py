@@ -1,4 +1,5 @@
 """The dump pairs of ``tests/data/diff`` and a renamer independent of hlo-index's parser and printer."""
+
 from __future__ import annotations
 
 import gzip
@@ -17,6 +18,7 @@ def pair_paths(pair: str) -> tuple[str, str]:
     def one(side: str) -> str:
         path = DATA / pair / f"{side}.hlo.txt"
         return str(path if path.exists() else path.with_name(path.name + ".gz"))
+
     return one("old"), one("new")
 
 
@@ -24,8 +26,8 @@ def read_text(path: str) -> str:
     return gzip.open(path, "rt").read() if path.endswith(".gz") else Path(path).read_text()
 
 
-_DEFINED = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=", re.M)                 # instructions
-_HEADER = re.compile(r"^(?:ENTRY\s+)?%?([\w.\-]+)\s*(?:\(|\{)", re.M)            # computations
+_DEFINED = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=", re.MULTILINE)  # instructions
+_HEADER = re.compile(r"^(?:ENTRY\s+)?%?([\w.\-]+)\s*(?:\(|\{)", re.MULTILINE)  # computations
 _SIGNATURE_PARAMETER = re.compile(r"([(,]\s*)([\w.\-]+)(?=:\s)")
 _REFERENCE = re.compile(r"%([\w.\-]+)")
 
@@ -35,10 +37,10 @@ def rename_everything(text: str) -> tuple[str, dict[str, str]]:
     of the dump's ``%name`` references and the computations' parameter lists; metadata untouched.
     Returns the text and the renaming."""
     names: dict[str, str] = {}
-    body = text[text.index("\n") + 1:]   # not the HloModule line (its name is the module's)
+    body = text[text.index("\n") + 1 :]  # not the HloModule line (its name is the module's)
     for pattern in (_HEADER, _DEFINED):
         for m in pattern.finditer(body):
-            if not m.group(1).isdigit():   # not the numbered rows of the stack-frame tables
+            if not m.group(1).isdigit():  # not the numbered rows of the stack-frame tables
                 names.setdefault(m.group(1), f"r{len(names)}")
     out = []
     for line in text.splitlines():

@@ -9,6 +9,7 @@ source lines stay put. Each variant is compiled in a process of its own with
 program's module is kept (gzipped above 50 kB), with this file's directory cut from the source paths
 in the metadata. What each pair must show is written by hand in ``MANIFEST.json`` beside this file.
 """
+
 from __future__ import annotations
 
 import glob
@@ -47,7 +48,7 @@ def _programs():
         return jnp.sin(y) + 1.0 if variant == "new" else y
 
     def same_program(x, ws, variant):
-        for w in ws:   # identical layers: identical fusions repeated
+        for w in ws:  # identical layers: identical fusions repeated
             h = x @ w
             mean = h.mean(axis=-1, keepdims=True)
             var = ((h - mean) ** 2).mean(axis=-1, keepdims=True)
@@ -57,34 +58,43 @@ def _programs():
     f32 = jnp.float32
     zeros = jnp.zeros
     return {
-        "weight_transposed": (weight_transposed, {
-            "old": (zeros((8, 16), f32), zeros((16, 32), f32)),
-            "new": (zeros((8, 16), f32), zeros((32, 16), f32))}),
-        "recomputation_added": (recomputation_added, {
-            "old": (zeros((16, 24), f32),), "new": (zeros((16, 24), f32),)}),
-        "layer_widened": (layer_widened, {
-            "old": (zeros((8, 16), f32), zeros((16, 32), f32), zeros((32, 8), f32)),
-            "new": (zeros((8, 16), f32), zeros((16, 64), f32), zeros((64, 8), f32))}),
-        "op_added": (op_added, {
-            "old": (zeros((8, 16), f32), zeros((16, 32), f32)),
-            "new": (zeros((8, 16), f32), zeros((16, 32), f32))}),
-        "same_program": (same_program, {
-            "old": (zeros((8, 32), f32), [zeros((32, 32), f32)] * 3),
-            "new": (zeros((8, 32), f32), [zeros((32, 32), f32)] * 3)}),
+        "weight_transposed": (
+            weight_transposed,
+            {"old": (zeros((8, 16), f32), zeros((16, 32), f32)), "new": (zeros((8, 16), f32), zeros((32, 16), f32))},
+        ),
+        "recomputation_added": (recomputation_added, {"old": (zeros((16, 24), f32),), "new": (zeros((16, 24), f32),)}),
+        "layer_widened": (
+            layer_widened,
+            {
+                "old": (zeros((8, 16), f32), zeros((16, 32), f32), zeros((32, 8), f32)),
+                "new": (zeros((8, 16), f32), zeros((16, 64), f32), zeros((64, 8), f32)),
+            },
+        ),
+        "op_added": (
+            op_added,
+            {"old": (zeros((8, 16), f32), zeros((16, 32), f32)), "new": (zeros((8, 16), f32), zeros((16, 32), f32))},
+        ),
+        "same_program": (
+            same_program,
+            {
+                "old": (zeros((8, 32), f32), [zeros((32, 32), f32)] * 3),
+                "new": (zeros((8, 32), f32), [zeros((32, 32), f32)] * 3),
+            },
+        ),
     }
 
 
 def compile_one(pair: str, variant: str) -> None:
     """In this process: compile ``pair``'s ``variant`` (XLA_FLAGS set by the caller)."""
     import jax
+
     fn, args = _programs()[pair]
     jax.block_until_ready(jax.jit(fn, static_argnames="variant")(*args[variant], variant=variant))
 
 
 def _dump(pair: str, variant: str) -> str:
     with tempfile.TemporaryDirectory() as tmp:
-        env = dict(os.environ, XLA_FLAGS=f"--xla_dump_to={tmp} --xla_dump_hlo_as_text",
-                   JAX_PLATFORMS="cpu")
+        env = dict(os.environ, XLA_FLAGS=f"--xla_dump_to={tmp} --xla_dump_hlo_as_text", JAX_PLATFORMS="cpu")
         subprocess.run([sys.executable, __file__, "--compile", pair, variant], check=True, env=env)
         [path] = glob.glob(os.path.join(tmp, f"module_*.jit_{pair}.cpu_after_optimizations.txt"))
         with open(path, encoding="utf-8") as f:
@@ -106,7 +116,7 @@ def main() -> None:
             else:
                 with open(path, "w", encoding="utf-8") as f:
                     f.write(text)
-        print(f"wrote {out}")
+        sys.stderr.write(f"wrote {out}\n")
 
 
 if __name__ == "__main__":
