@@ -107,6 +107,9 @@ def _totals_text(old: SideTotals, new: SideTotals, fusions: list[FusionDiff], ha
 
 
 def module_lines(p: Painter, m: ModuleDiff, has_cost: bool, show_same: bool = False) -> list[str]:
+    if not m.fusions:   # a dump's before-optimizations modules: nothing to compare, one line
+        return [p(f"module {m.name}", "bold") + p(f"  no fusions  (old {m.old_path or '(none)'}, "
+                                                  f"new {m.new_path or '(none)'})", "dim")]
     lines = [p(f"module {m.name}", "bold"),
              p(f"  old {m.old_path or '(none)'}", "dim"), p(f"  new {m.new_path or '(none)'}", "dim")]
     shown = [f for f in m.worst_first(by_time=has_cost) if show_same or f.status != "same"]
@@ -133,7 +136,7 @@ def module_lines(p: Painter, m: ModuleDiff, has_cost: bool, show_same: bool = Fa
                          + ("  " + p(f.new.source_text, "magenta") if f.new.source_text else ""))
             for c in f.changes:
                 lines.extend(_change_lines(p, c))
-    elif m.fusions:
+    else:
         lines.append(p(f"all {len(m.fusions)} fusion(s) the same", "green"))
     lines.append(p(_totals_text(m.old_totals, m.new_totals, m.fusions, has_cost), "bold"))
     return lines

@@ -215,3 +215,18 @@ def test_conditions_parse(text, kind, percent):
 def test_bad_conditions_are_refused(text):
     with pytest.raises(ValueError, match="is not a condition"):
         parse_condition(text)
+
+
+GPT12 = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "gpt12_train"
+
+
+@pytest.mark.skipif(not GPT12.is_dir(), reason="the shared corpus is not here")
+def test_gpt12_against_a_renamed_copy_pairs_each_layer_with_its_copy(tmp_path):
+    source = str(GPT12 / "gpt12_train_step.after_optimizations.hlo.txt.gz")
+    renamed, names = rename_everything(read_text(source))
+    copy = tmp_path / "renamed.hlo.txt"
+    copy.write_text(renamed)
+    [module] = diff_paths(source, str(copy)).modules
+    assert len(module.fusions) > 1000
+    assert {(f.status, f.matched_by) for f in module.fusions} == {("same", "structure")}
+    assert all(names[f.old.name] == f.new.name for f in module.fusions)
