@@ -291,8 +291,11 @@ def changes_between(a: FusionFigures, b: FusionFigures) -> list[Change]:
             found["operands"].append(Change("operands", j, a.operand_shapes[i], b.operand_shapes[j]))
     several = max(a.outputs, b.outputs) > 1
     reads_a = {(r.operand, r.element, r.output): r for r in a.reads}
+    reads_b: dict[int, list[OperandRead]] = {}
+    for r in b.reads:
+        reads_b.setdefault(r.operand, []).append(r)
     for i, j in aligned:
-        for rb in (r for r in b.reads if r.operand == j):
+        for rb in reads_b.get(j, ()):
             ra = reads_a.get((i, rb.element, rb.output))
             if ra is None:
                 continue
