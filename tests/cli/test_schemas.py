@@ -25,7 +25,8 @@ SAMPLE = str(REPO / "samples" / "mlp_layernorm_gelu_bf16.after_optimizations.hlo
 SCHEMA_FILES = {"hlo-index/1": "analyze.json", "hlo-index-check/1": "check.json",
                 "hlo-index-stats/1": "stats.json", "hlo-index-map/1": "map.json",
                 "hlo-index-layout/1": "layout.json", "hlo-index-baseline/1": "baseline.json",
-                "hlo-index-tile/1": "tile.json", "hlo-index-bubble/1": "bubble.json"}
+                "hlo-index-tile/1": "tile.json", "hlo-index-bubble/1": "bubble.json",
+                "hlo-index-diff/1": "diff.json"}
 # bubble's document says "hlo-index/1" (the issue's contract), so it is matched by command, not by id.
 SCHEMA_BY_COMMAND = {"bubble": "bubble.json"}
 
@@ -61,6 +62,7 @@ def test_schema_files_are_valid_schemas_with_their_ids():
     ["layout", "bf16[4,8]{1,0:T(2,4)(2,1)}", "--format", "json"],
     ["tile", SAMPLE, "--fusion", "ynn_fusion.5", "--tile", "4,8", "--format", "json"],
     ["bubble", *SAMPLES, "--format", "json"],
+    ["diff", SAMPLE, SAMPLES[0], "--format", "json"],
 ], ids=lambda a: " ".join(a[:1] + a[-3:])[:60])
 def test_real_outputs_validate(runner, args):
     result = runner.invoke(main, args)

@@ -1,0 +1,457 @@
+"""``diff``: the fusions of two dumps paired, and what changed in how each reads its operands.
+
+Fusions are paired in three rounds, each over what the rounds before left unpaired:
+
+1. ``structure``: the fused computation's structural identity (``fusion.fingerprint``: every
+   instruction's opcode, shape, attributes and wiring, no names), the fusion's kind and its
+   operands' shapes and wiring (which operands are one value). Equal identities mean equal maps.
+2. ``source``: the op name and ``file:line`` of the metadata, for a fusion whose structure changed.
+3. ``name``: the fusion instruction's name.
+
+Within a round, fusions with one key (a transformer's layers) pair one to one in their order of
+appearance. What is left is ``added`` (NEW only) or ``removed`` (OLD only).
+
+A pair's changes by kind (``CHANGE_KINDS``): ``operands`` (count, or an operand's shape), ``maps``
+(an operand's set of map texts), ``duplicated_reads`` (an operand gains or loses a second map),
+``coalescing`` (an operand's verdict on the dump's target), ``bytes`` (read or written) and
+``time`` (estimated, only with a cost model: ``diff_paths(..., cost=...)``). Operands of a pair
+are compared position by position; when their counts differ, they are aligned by shape first.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..context import current
+from ..fusion import callee_of
+from ..fusion.fingerprint import fingerprint_id, shape_token
+from ..hlo.model import Diagnostic, Instruction, Module, Shape
+
+# The report builders this module reads: the analysis of every fusion, and its bytes read.
+from .build import module_report
+from .triage import figures_of
+from .diff_inputs import LoadedModule, load_side, pair_modules
+
+CHANGE_KINDS = ("operands", "maps", "duplicated_reads", "coalescing", "bytes", "time")
+MATCHERS = ("structure", "source", "name")
+UNCOALESCED = frozenset({"uncoalesced", "not contiguous"})  # GPU and CPU words for a bad read
+
+# The cost model's hook: estimated microseconds of one fusion (None when it does not apply).
+FusionCost = Callable[[Instruction, Module], float | None]
+
+
+@dataclass(frozen=True, slots=True)
+class OperandRead:
+    """How one output of a fusion reads one operand (one element of a tuple-shaped operand)."""
+
+    operand: int
+    element: int | None
+    output: int
+    maps: tuple[str, ...]  # map texts; an UNDEFINED map is "UNKNOWN (reason)"
+    coalescing: str | None  # the verdict on the dump's target
+
+
+@dataclass(frozen=True, slots=True)
+class FusionFigures:
+    name: str
+    order: int  # position among the module's fusions
+    identity: tuple  # structure, kind, operand shapes and wiring
+    op_name: str
+    source_file: str
+    source_line: int
+    operand_shapes: tuple[str, ...]
+    outputs: int
+    reads: tuple[OperandRead, ...]
+    bytes_read: int | None  # None when an operand's figure is unknown
+    bytes_written: int
+    time_us: float | None = None
+
+    @property
+    def source_key(self) -> tuple | None:
+        if not self.op_name and not self.source_file:
+            return None
+        return (self.op_name, self.source_file, self.source_line)
+
+    @property
+    def source_text(self) -> str:
+        """``op_name  file:line``, either part possibly empty."""
+        where = f"{self.source_file}:{self.source_line}" if self.source_line else self.source_file
+        return "  ".join(x for x in (self.op_name, where) if x)
+
+    @property
+    def several_maps(self) -> list[OperandRead]:
+        return [r for r in self.reads if len(r.maps) > 1]
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    kind: str  # one of CHANGE_KINDS
+    operand: int | None  # NEW's operand number (OLD's when NEW has none); None: the fusion
+    old: object
+    new: object
+    output: int | None = None  # which output reads it, for a fusion with several outputs
+
+
+@dataclass(slots=True)
+class FusionDiff:
+    status: str  # "same" | "changed" | "added" | "removed"
+    old: FusionFigures | None
+    new: FusionFigures | None
+    matched_by: str | None  # one of MATCHERS; None when unpaired
+    changes: list[Change] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return (self.new or self.old).name
+
+    def delta(self, what: str) -> float:
+        """NEW minus OLD of ``bytes_read`` or ``time_us`` (an unknown or missing side counts 0)."""
+        before = getattr(self.old, what, None) if self.old is not None else None
+        after = getattr(self.new, what, None) if self.new is not None else None
+        return (after or 0) - (before or 0)
+
+
+@dataclass(frozen=True, slots=True)
+class SideTotals:
+    fusions: int
+    bytes_read: int  # known figures only
+    bytes_unknown: int  # fusions whose bytes read are unknown
+    time_us: float | None = None
+
+
+@dataclass(slots=True)
+class ModuleDiff:
+    name: str
+    old_path: str | None
+    new_path: str | None
+    fusions: list[FusionDiff]
+    old_totals: SideTotals
+    new_totals: SideTotals
+
+    def worst_first(self, by_time: bool = False) -> list[FusionDiff]:
+        """Every fusion, the largest growth in time (with a cost) or bytes read first; then the
+        most changes; unchanged and shrinking ones last."""
+        what = "time_us" if by_time else "bytes_read"
+        return sorted(self.fusions, key=lambda f: (-f.delta(what), f.status == "same", -len(f.changes), f.name))
+
+
+@dataclass(slots=True)
+class DiffReport:
+    modules: list[ModuleDiff]
+    diagnostics: list[Diagnostic]  # of both sides: unreadable inputs, warnings, analysis failures
+    unreadable: bool  # some input (or some fusion's analysis) failed: exit 2
+    has_cost: bool = False
+
+
+# ---- figures of one side -----------------------------------------------------------------------
+
+
+def _bytes_of(shape: Shape) -> int:
+    if shape.is_tuple:
+        return sum(_bytes_of(s) for s in shape.tuple_shapes)
+    return (shape.num_elements * shape.element_bits + 7) // 8
+
+
+def _identity(instr: Instruction) -> tuple:
+    callee = callee_of(instr)
+    first: dict[int, int] = {}
+    wiring = tuple(first.setdefault(id(o), k) for k, o in enumerate(instr.operands))
+    return (
+        fingerprint_id(callee) if callee is not None else None,
+        instr.attr("kind"),
+        tuple(shape_token(o.shape) for o in instr.operands),
+        wiring,
+    )
+
+
+def _map_text(m) -> str:
+    return m.text if m.text is not None else f"UNKNOWN ({m.unknown})"
+
+
+def module_figures(module: Module, cost: FusionCost | None = None) -> tuple[list[FusionFigures], list[Diagnostic]]:
+    """Every fusion of ``module`` with what a diff compares, in module order, in the current
+    analysis context (so that structural identities compare across the modules of one diff)."""
+    report = module_report(module, options={"analyses": True, "target": "auto"}, fusions_only=True, own_context=False)
+    by_name = {f.name: f for f in module.fusions}
+    out = []
+    for order, t in enumerate(report.targets):
+        instr = by_name[t.name]
+        loc = module.source_location(instr)
+        reads = tuple(
+            OperandRead(
+                r.operand,
+                r.extra.get("operand_element"),
+                r.output,
+                tuple(_map_text(m) for m in r.maps),
+                (r.extra.get("coalescing") or {}).get("verdict"),
+            )
+            for r in t.output_to_input
+        )
+        out.append(
+            FusionFigures(
+                t.name,
+                order,
+                _identity(instr),
+                t.op_name,
+                loc.file if loc is not None else "",
+                loc.line if loc is not None and loc.line else 0,
+                tuple(str(o.shape) for o in instr.operands),
+                instr.shape.num_outputs,
+                reads,
+                figures_of(t, report).bytes_read,
+                _bytes_of(instr.shape),
+                cost(instr, module) if cost is not None else None,
+            )
+        )
+    problems = [
+        Diagnostic(d.severity, d.message, d.line, d.column, d.source_line, d.path or module.source)
+        for d in report.diagnostics
+        if d.message.startswith("internal: ")
+    ]
+    return out, problems
+
+
+# ---- pairing -----------------------------------------------------------------------------------
+
+_KEYS: dict[str, Callable[[FusionFigures], object]] = {
+    "structure": lambda f: f.identity,
+    "source": lambda f: f.source_key,
+    "name": lambda f: f.name,
+}
+
+
+def pair_fusions(
+    old: list[FusionFigures], new: list[FusionFigures]
+) -> list[tuple[FusionFigures | None, FusionFigures | None, str | None]]:
+    """(old, new, matched by) for every fusion: NEW's in their order (paired or added), then
+    OLD's unpaired (removed) in theirs."""
+    partner: dict[int, tuple[FusionFigures, str]] = {}  # new order -> (old, how)
+    left_old, left_new = list(old), list(new)
+    for how in MATCHERS:
+        key = _KEYS[how]
+        groups: dict[object, deque] = {}
+        for f in left_old:
+            k = key(f)
+            if k is not None:
+                groups.setdefault(k, deque()).append(f)
+        taken: set[int] = set()
+        still_new = []
+        for f in left_new:
+            k = key(f)
+            queue = groups.get(k) if k is not None else None
+            if queue:
+                match = queue.popleft()
+                partner[f.order] = (match, how)
+                taken.add(match.order)
+            else:
+                still_new.append(f)
+        left_old = [f for f in left_old if f.order not in taken]
+        left_new = still_new
+    out: list[tuple[FusionFigures | None, FusionFigures | None, str | None]] = []
+    for f in new:
+        hit = partner.get(f.order)
+        out.append((hit[0], f, hit[1]) if hit is not None else (None, f, None))
+    out.extend((f, None, None) for f in left_old)
+    return out
+
+
+# ---- changes -----------------------------------------------------------------------------------
+
+_NAME = re.compile(r"%[\w.\-]+")
+
+
+def _comparable(maps: tuple[str, ...]) -> list[str]:
+    """Map texts as compared: sorted, and an UNKNOWN map's reason without the instruction names
+    it quotes (a renamed copy has the same unknowns)."""
+    return sorted(_NAME.sub("%", m) if m.startswith("UNKNOWN") else m for m in maps)
+
+
+def _aligned_operands(a: tuple[str, ...], b: tuple[str, ...]) -> list[tuple[int, int]]:
+    if len(a) == len(b):
+        return [(i, i) for i in range(len(a))]
+    pairs = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
+            pairs.extend(zip(range(i1, i2), range(j1, j2)))
+    return pairs
+
+
+def changes_between(a: FusionFigures, b: FusionFigures) -> list[Change]:
+    """What differs between two paired fusions, in ``CHANGE_KINDS`` order."""
+    found: dict[str, list[Change]] = {kind: [] for kind in CHANGE_KINDS}
+    aligned = _aligned_operands(a.operand_shapes, b.operand_shapes)
+    if len(a.operand_shapes) != len(b.operand_shapes):
+        found["operands"].append(Change("operands", None, len(a.operand_shapes), len(b.operand_shapes)))
+    for i, j in aligned:
+        if a.operand_shapes[i] != b.operand_shapes[j]:
+            found["operands"].append(Change("operands", j, a.operand_shapes[i], b.operand_shapes[j]))
+    several = max(a.outputs, b.outputs) > 1
+    reads_a = {(r.operand, r.element, r.output): r for r in a.reads}
+    reads_b: dict[int, list[OperandRead]] = {}
+    for r in b.reads:
+        reads_b.setdefault(r.operand, []).append(r)
+    for i, j in aligned:
+        for rb in reads_b.get(j, ()):
+            ra = reads_a.get((i, rb.element, rb.output))
+            if ra is None:
+                continue
+            output = rb.output if several else None
+            if _comparable(ra.maps) != _comparable(rb.maps):
+                found["maps"].append(Change("maps", j, list(ra.maps), list(rb.maps), output))
+            if (len(ra.maps) > 1) != (len(rb.maps) > 1):
+                found["duplicated_reads"].append(Change("duplicated_reads", j, len(ra.maps), len(rb.maps), output))
+            if ra.coalescing != rb.coalescing:
+                found["coalescing"].append(Change("coalescing", j, ra.coalescing, rb.coalescing, output))
+    if (a.bytes_read, a.bytes_written) != (b.bytes_read, b.bytes_written):
+        found["bytes"].append(
+            Change(
+                "bytes",
+                None,
+                {"read": a.bytes_read, "written": a.bytes_written},
+                {"read": b.bytes_read, "written": b.bytes_written},
+            )
+        )
+    if a.time_us is not None and b.time_us is not None and a.time_us != b.time_us:
+        found["time"].append(Change("time", None, a.time_us, b.time_us))
+    return [c for kind in CHANGE_KINDS for c in found[kind]]
+
+
+def _totals(figures: list[FusionFigures], has_cost: bool) -> SideTotals:
+    known = [f.bytes_read for f in figures if f.bytes_read is not None]
+    time = sum(f.time_us or 0.0 for f in figures) if has_cost else None
+    return SideTotals(len(figures), sum(known), len(figures) - len(known), time)
+
+
+def diff_modules(
+    name: str, old: LoadedModule | None, new: LoadedModule | None, cost: FusionCost | None = None
+) -> tuple[ModuleDiff, list[Diagnostic]]:
+    """The diff of two modules (either may be missing: every fusion of the other is added or
+    removed), in the current analysis context."""
+    old_figures, problems = module_figures(old.module, cost) if old is not None else ([], [])
+    new_figures, more = module_figures(new.module, cost) if new is not None else ([], [])
+    fusions = []
+    for a, b, how in pair_fusions(old_figures, new_figures):
+        if a is None or b is None:
+            fusions.append(FusionDiff("added" if a is None else "removed", a, b, None))
+            continue
+        changes = changes_between(a, b)
+        fusions.append(FusionDiff("changed" if changes else "same", a, b, how, changes))
+    has_cost = cost is not None
+    return (
+        ModuleDiff(
+            name,
+            old.path if old is not None else None,
+            new.path if new is not None else None,
+            fusions,
+            _totals(old_figures, has_cost),
+            _totals(new_figures, has_cost),
+        ),
+        problems + more,
+    )
+
+
+def diff_paths(old_path: str, new_path: str, cost: FusionCost | None = None) -> DiffReport:
+    """Every module of OLD against its partner in NEW (``diff_inputs``: by dump name).
+
+    One analysis context holds both sides: structural identities are comparable, and NEW's
+    fusions that OLD has too are answered from the caches."""
+    old, old_problems = load_side(old_path)
+    new, new_problems = load_side(new_path)
+    diagnostics = old_problems + new_problems
+    unreadable = any(d.severity == "error" for d in diagnostics)
+    modules = []
+    with current().child():
+        for pair in pair_modules(old, new):
+            module, problems = diff_modules(pair.key, pair.old, pair.new, cost)
+            modules.append(module)
+            diagnostics.extend(problems)
+            unreadable = unreadable or bool(problems)
+    return DiffReport(modules, diagnostics, unreadable, cost is not None)
+
+
+# ---- --fail-on ---------------------------------------------------------------------------------
+
+_PERCENT = re.compile(r"^(?P<kind>bytes|time)\s*>\s*(?P<percent>\d+(?:\.\d*)?|\.\d+)\s*%$")
+
+
+@dataclass(frozen=True, slots=True)
+class FailCondition:
+    kind: str  # "duplicated_reads" | "uncoalesced" | "bytes" | "time"
+    percent: float | None = None  # bytes / time: growth of a module's total beyond this
+
+    @property
+    def text(self) -> str:
+        return self.kind if self.percent is None else f"{self.kind}>{self.percent:g}%"
+
+
+def parse_condition(text: str) -> FailCondition:
+    """``duplicated_reads``, ``uncoalesced``, ``bytes>N%`` or ``time>N%``; ValueError otherwise."""
+    word = text.strip()
+    if word in ("duplicated_reads", "uncoalesced"):
+        return FailCondition(word)
+    m = _PERCENT.match(word)
+    if m is None:
+        raise ValueError(f"{text!r} is not a condition (duplicated_reads, uncoalesced, bytes>N%, time>N%)")
+    return FailCondition(m.group("kind"), float(m.group("percent")))
+
+
+@dataclass(frozen=True, slots=True)
+class ConditionMet:
+    condition: str
+    module: str
+    fusion: str  # NEW's name
+    detail: str
+
+
+def _gained(f: FusionDiff, kind: str) -> list[str]:
+    """What makes ``f`` meet duplicated_reads / uncoalesced: a pair's operand that turned bad, or
+    an added fusion's bad operand."""
+    out = []
+    if f.status == "added":
+        for r in f.new.reads:
+            if kind == "duplicated_reads" and len(r.maps) > 1:
+                out.append(f"added, reads operand {r.operand} through {len(r.maps)} maps")
+            elif kind == "uncoalesced" and r.coalescing in UNCOALESCED:
+                out.append(f"added, reads operand {r.operand} {r.coalescing}")
+        return out
+    for c in f.changes:
+        if kind == "duplicated_reads" and c.kind == "duplicated_reads" and c.old <= 1 < c.new:
+            out.append(f"reads operand {c.operand} through {c.new} maps (was {c.old})")
+        elif kind == "uncoalesced" and c.kind == "coalescing" and c.new in UNCOALESCED and c.old not in UNCOALESCED:
+            out.append(f"reads operand {c.operand} {c.new} (was {c.old})")
+    return out
+
+
+def _grew(old: float | None, new: float | None, percent: float) -> bool:
+    old, new = old or 0, new or 0
+    return new > old * (1 + percent / 100) if old > 0 else new > 0
+
+
+def conditions_met(report: DiffReport, conditions: list[FailCondition]) -> list[ConditionMet]:
+    """Each fusion that meets a condition (bytes / time: a module whose total grew beyond the
+    percentage, naming its fusions that grew, largest growth first)."""
+    met = []
+    for cond in conditions:
+        for mod in report.modules:
+            if cond.kind in ("duplicated_reads", "uncoalesced"):
+                for f in mod.fusions:
+                    met.extend(ConditionMet(cond.text, mod.name, f.name, d) for d in _gained(f, cond.kind))
+                continue
+            what = "bytes_read" if cond.kind == "bytes" else "time_us"
+            before, after = getattr(mod.old_totals, what), getattr(mod.new_totals, what)
+            if not _grew(before, after, cond.percent):
+                continue
+            growing = sorted((f for f in mod.fusions if f.delta(what) > 0), key=lambda f: (-f.delta(what), f.name))
+            unit = "bytes read" if cond.kind == "bytes" else "us"
+            if not growing:  # the total grew through fusions whose figure is unknown on one side
+                met.append(ConditionMet(cond.text, mod.name, "", f"module total {before or 0:g} -> {after or 0:g}"))
+            total = f"module total {before or 0:g} -> {after or 0:g}"
+            met.extend(
+                ConditionMet(cond.text, mod.name, f.name, f"{f.status}, {unit} +{f.delta(what):g} ({total})")
+                for f in growing
+            )
+    return met
