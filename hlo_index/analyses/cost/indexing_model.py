@@ -93,7 +93,7 @@ def tile_bandwidth_rate(shape, sizes: Sequence[int], strides: Sequence[int], dev
 def instruction_maps(comp, root: Instruction) -> list[tuple[Instruction, tuple]]:
     """(instruction, distinct maps from ``root``'s output to it), for every instruction ``root``
     reaches, root first."""
-    from ...fusion.compose import compose_step
+    from ...fusion.walk import compose_step
     from ...fusion.mapset import distinct, union
     from ...fusion.rule_cache import identity, output_to_input_steps
     from .hlo_cost import post_order
