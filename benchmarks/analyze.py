@@ -11,6 +11,7 @@ against XLA's parser, timed as ``measure.py`` says, in rounds interleaved with c
 Writes ``benchmarks/results/analyze.json``.
 Usage: ``python benchmarks/analyze.py [--quick]`` (--quick: one run per case, no corpus case).
 """
+
 from __future__ import annotations
 
 import cProfile
@@ -44,6 +45,7 @@ def _phase_times(path: str) -> dict:
     from hlo_index.report.driver import AnalyzeOptions, analyze_path
     from hlo_index.render.json_out import render_json
     import hlo_index.ops  # noqa: F401  (rule registry import is part of start-up, not composition)
+
     t0 = time.process_time()
     modules = [r.module for r in load(path) if r.module is not None]
     t1 = time.process_time()
@@ -61,15 +63,20 @@ def _phase_times(path: str) -> dict:
     t5 = time.process_time()
     render_json(reports)
     t6 = time.process_time()
-    return {"load_cpu_s": t1 - t0, "composition_cpu_s": t3 - t2,
-            "reports_beyond_load_and_composition_cpu_s": (t5 - t4) - (t1 - t0) - (t3 - t2),
-            "json_cpu_s": t6 - t5, "targets": targets}
+    return {
+        "load_cpu_s": t1 - t0,
+        "composition_cpu_s": t3 - t2,
+        "reports_beyond_load_and_composition_cpu_s": (t5 - t4) - (t1 - t0) - (t3 - t2),
+        "json_cpu_s": t6 - t5,
+        "targets": targets,
+    }
 
 
 def _profile_composition(path: str, top: int = 12) -> list[str]:
     from hlo_index.api import select_targets
     from hlo_index.fusion import clear_cache, output_to_input
     from hlo_index.hlo import load
+
     modules = [r.module for r in load(path) if r.module is not None]
     clear_cache()
     profiler = cProfile.Profile(time.process_time)
@@ -96,15 +103,21 @@ def main(argv: list[str]) -> int:
         return 2
     result: dict = {"load_average_1min": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}
     rounds = 1 if quick else measure.ROUNDS
-    sides = measure.interleaved({"xla": lambda: measure.xla_parse(after[0]),
-                                 "ours": lambda: measure.tool(["analyze", after[0], "--format", "json"])}, rounds)
+    sides = measure.interleaved(
+        {
+            "xla": lambda: measure.xla_parse(after[0]),
+            "ours": lambda: measure.tool(["analyze", after[0], "--format", "json"]),
+        },
+        rounds,
+    )
     case1 = result["after_optimizations"] = {"args": ["analyze", after[0], "--format", "json"], **sides["ours"]}
     xla = result["xla_parse"] = sides["xla"]
     case1.update(_phase_times(after[0]))
     case1["composition_profile_top_tottime"] = _profile_composition(after[0])
     if before:
-        case2 = result["before_optimizations_entry"] = _runs(["analyze", before[0], "--format", "json"],
-                                                             1 if quick else 3)
+        case2 = result["before_optimizations_entry"] = _runs(
+            ["analyze", before[0], "--format", "json"], 1 if quick else 3
+        )
         case2.update(_phase_times(before[0]))
     if not quick and os.path.isdir(CORPUS):
         result["corpus_serial"] = _runs(["analyze", CORPUS, "--format", "json"], 1)
@@ -112,29 +125,41 @@ def main(argv: list[str]) -> int:
     measure.write("analyze", result)
 
     _line("machine load (1 min)", f"{result['load_average_1min']:.1f}")
-    _line(f"gpt12 after opt: analyze --format json (median of {case1['rounds']})",
-          f"{case1['wall_s']:.2f} s   (goal <= {TARGET_S} s), exit {case1['exit']}")
+    _line(
+        f"gpt12 after opt: analyze --format json (median of {case1['rounds']})",
+        f"{case1['wall_s']:.2f} s   (goal <= {TARGET_S} s), exit {case1['exit']}",
+    )
     _line("  peak RSS", f"{case1['peak_rss_mb']:.0f} MB   (goal <= {TARGET_MB} MB)")
     _line("  load (gunzip + parse), CPU", f"{case1['load_cpu_s']:.2f} s")
     _line(f"  composition of {case1['targets']} fusions, CPU", f"{case1['composition_cpu_s']:.2f} s")
-    _line("  rest of the reports (map text, other figures), CPU",
-          f"{case1['reports_beyond_load_and_composition_cpu_s']:.2f} s")
+    _line(
+        "  rest of the reports (map text, other figures), CPU",
+        f"{case1['reports_beyond_load_and_composition_cpu_s']:.2f} s",
+    )
     _line("  JSON, CPU", f"{case1['json_cpu_s']:.2f} s")
-    _line("  XLA's parse (fresh process, the call alone), wall / CPU", measure.times(xla)
-          if "wall_s" in xla else f"not measured: {xla.get('rejected') or xla.get('not_measured')}")
+    _line(
+        "  XLA's parse (fresh process, the call alone), wall / CPU",
+        measure.times(xla) if "wall_s" in xla else f"not measured: {xla.get('rejected') or xla.get('not_measured')}",
+    )
     _line("  ratio to XLA's parse, wall / CPU", measure.times_ratio(case1, xla))
     if before:
         case2 = result["before_optimizations_entry"]
-        _line(f"gpt12 before opt (ENTRY as a whole), median of {case2['rounds']}",
-              f"{case2['wall_s']:.2f} s   (goal <= {ENTRY_TARGET_S:.0f} s), exit {case2['exit']}")
+        _line(
+            f"gpt12 before opt (ENTRY as a whole), median of {case2['rounds']}",
+            f"{case2['wall_s']:.2f} s   (goal <= {ENTRY_TARGET_S:.0f} s), exit {case2['exit']}",
+        )
         _line("  peak RSS", f"{case2['peak_rss_mb']:.0f} MB")
-        _line("  load / composition of the ENTRY, CPU",
-              f"{case2['load_cpu_s']:.2f} s / {case2['composition_cpu_s']:.2f} s")
+        _line(
+            "  load / composition of the ENTRY, CPU",
+            f"{case2['load_cpu_s']:.2f} s / {case2['composition_cpu_s']:.2f} s",
+        )
     if "corpus_serial" in result:
         serial, parallel = result["corpus_serial"], result["corpus_jobs_2"]
         _line("corpus directory, serial", f"{serial['wall_s']:.2f} s, exit {serial['exit']}")
-        _line("corpus directory, --jobs 2", f"{parallel['wall_s']:.2f} s "
-              f"({serial['wall_s'] / parallel['wall_s']:.2f}x), exit {parallel['exit']}")
+        _line(
+            "corpus directory, --jobs 2",
+            f"{parallel['wall_s']:.2f} s ({serial['wall_s'] / parallel['wall_s']:.2f}x), exit {parallel['exit']}",
+        )
     return 0
 
 

@@ -10,6 +10,7 @@ would give (a file is never split, so the run takes at least its largest file's 
 Usage: ``python benchmarks/commands.py [--rounds N | --quick]`` (``--quick``: one round, no corpus
 directory). Writes ``benchmarks/results/commands.json``.
 """
+
 from __future__ import annotations
 
 import sys
@@ -27,19 +28,25 @@ def dumps() -> dict[str, str | None]:
 
 
 def dump_figures(path: str, rounds: int) -> dict:
-    sides = measure.interleaved({
-        "json": lambda: measure.tool(["analyze", path, "--format", "json"]),
-        "text": lambda: measure.tool(["analyze", path, "--no-pager"], first_byte=True),
-        "bubble": lambda: measure.tool(["bubble", path, "--format", "json"], timeout=300),
-    }, rounds)
+    sides = measure.interleaved(
+        {
+            "json": lambda: measure.tool(["analyze", path, "--format", "json"]),
+            "text": lambda: measure.tool(["analyze", path, "--no-pager"], first_byte=True),
+            "bubble": lambda: measure.tool(["bubble", path, "--format", "json"], timeout=300),
+        },
+        rounds,
+    )
     return {"path": measure.shown(path), **sides}
 
 
 def jobs_figures(paths: list[str], rounds: int) -> dict:
-    sides = measure.interleaved({
-        "serial": lambda: measure.tool(["analyze", *paths, "--format", "json"]),
-        "jobs_2": lambda: measure.tool(["analyze", *paths, "--format", "json", "--jobs", "2"]),
-    }, rounds)
+    sides = measure.interleaved(
+        {
+            "serial": lambda: measure.tool(["analyze", *paths, "--format", "json"]),
+            "jobs_2": lambda: measure.tool(["analyze", *paths, "--format", "json", "--jobs", "2"]),
+        },
+        rounds,
+    )
     out = {"paths": [measure.shown(p) for p in paths], **sides}
     serial = sides["serial"]
     if all(p.endswith((".gz", ".txt", ".hlo")) for p in paths) and serial.get("wall_s"):
@@ -59,11 +66,25 @@ def main(argv: list[str]) -> int:
             continue
         fig = result[name] = dump_figures(path, rounds)
         j, t, b = fig["json"], fig["text"], fig["bubble"]
-        rows += [[name, "analyze --format json", measure.times(j), "", measure.mb(j), ""],
-                 [name, "analyze (text)", measure.times(t), measure.times_ratio(t, j) + " of JSON",
-                  measure.mb(t), f"first byte after {measure.seconds(t, 'first_output_s')}"],
-                 [name, "bubble --format json", measure.times(b), measure.times_ratio(b, j) + " of JSON",
-                  measure.mb(b), f"{b.get('bytes', 0) / 2**20:.2f} MB written"]]
+        rows += [
+            [name, "analyze --format json", measure.times(j), "", measure.mb(j), ""],
+            [
+                name,
+                "analyze (text)",
+                measure.times(t),
+                measure.times_ratio(t, j) + " of JSON",
+                measure.mb(t),
+                f"first byte after {measure.seconds(t, 'first_output_s')}",
+            ],
+            [
+                name,
+                "bubble --format json",
+                measure.times(b),
+                measure.times_ratio(b, j) + " of JSON",
+                measure.mb(b),
+                f"{b.get('bytes', 0) / 2**20:.2f} MB written",
+            ],
+        ]
     gpt12 = sorted(str(p) for p in (CORPUS / "gpt12_train").glob("*") if p.is_file())
     jobs = {"jobs_gpt12": (gpt12, "gpt12's two dumps")}
     if "--quick" not in argv:
@@ -73,9 +94,17 @@ def main(argv: list[str]) -> int:
             continue
         r = result[key] = jobs_figures(paths, rounds)
         bound = f"at most {r['bound']:.2f}x with 2 idle cores" if "bound" in r else ""
-        rows += [[label, "analyze --format json", measure.times(r["serial"]), "", measure.mb(r["serial"]), ""],
-                 [label, "  --jobs 2", measure.times(r["jobs_2"]),
-                  measure.times_ratio(r["serial"], r["jobs_2"]) + " speed-up", measure.mb(r["jobs_2"]), bound]]
+        rows += [
+            [label, "analyze --format json", measure.times(r["serial"]), "", measure.mb(r["serial"]), ""],
+            [
+                label,
+                "  --jobs 2",
+                measure.times(r["jobs_2"]),
+                measure.times_ratio(r["serial"], r["jobs_2"]) + " speed-up",
+                measure.mb(r["jobs_2"]),
+                bound,
+            ],
+        ]
     print(f"whole processes, medians of {rounds} interleaved rounds; wall / CPU")
     measure.table(["input", "command", "time", "ratio", "peak RSS", ""], rows)
     measure.write("commands", result)

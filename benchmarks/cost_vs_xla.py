@@ -8,6 +8,7 @@ Goal: flops and transcendentals equal, bytes accessed within 0.1%, on every modu
 Needs jaxlib (not a dependency of hlo-index); prints a table and exits 1 when a module misses.
 Usage: ``PYTHONPATH=. python benchmarks/cost_vs_xla.py [FILE_OR_DIR ...]``.
 """
+
 from __future__ import annotations
 
 import glob
@@ -43,12 +44,16 @@ def xla_cpu_totals(text: str) -> dict:
     import jax
     from jax._src.lib import xla_client
 
-    parser = getattr(getattr(xla_client, "hlo", None), "hlo_module_from_text", None) \
-        or getattr(xla_client._xla, "hlo_module_from_text")
+    parser = getattr(getattr(xla_client, "hlo", None), "hlo_module_from_text", None) or getattr(
+        xla_client._xla, "hlo_module_from_text"
+    )
     client = jax.devices("cpu")[0].client
     got = xla_client._xla.hlo_module_cost_analysis(client, parser(text))
-    return {"flops": got.get("flops", 0.0), "transcendentals": got.get("transcendentals", 0.0),
-            "bytes_accessed": got.get("bytes accessed", 0.0)}
+    return {
+        "flops": got.get("flops", 0.0),
+        "transcendentals": got.get("transcendentals", 0.0),
+        "bytes_accessed": got.get("bytes accessed", 0.0),
+    }
 
 
 def our_totals(text: str, path: str) -> dict:
@@ -57,16 +62,14 @@ def our_totals(text: str, path: str) -> dict:
     from hlo_index.hlo import parse_module_text
 
     totals = module_totals(parse_module_text(text, path), CostOptions(gpu=False))
-    return {"flops": totals.flops, "transcendentals": totals.transcendentals,
-            "bytes_accessed": totals.bytes_accessed}
+    return {"flops": totals.flops, "transcendentals": totals.transcendentals, "bytes_accessed": totals.bytes_accessed}
 
 
 def compare(path: str) -> dict:
     text = read(path)
     ours, xla = our_totals(text, path), xla_cpu_totals(text)
     rel = abs(ours["bytes_accessed"] - xla["bytes_accessed"]) / max(abs(xla["bytes_accessed"]), 1.0)
-    ok = (ours["flops"] == xla["flops"] and ours["transcendentals"] == xla["transcendentals"]
-          and rel <= BYTES_TOLERANCE)
+    ok = ours["flops"] == xla["flops"] and ours["transcendentals"] == xla["transcendentals"] and rel <= BYTES_TOLERANCE
     return {"path": path, "ours": ours, "xla": xla, "bytes_rel_diff": rel, "ok": ok}
 
 
@@ -78,9 +81,11 @@ def main(argv: list[str]) -> int:
         o, x = r["ours"], r["xla"]
         name = os.path.relpath(r["path"], CORPUS)[:50]
         mark = "" if r["ok"] else "  MISS"
-        print(f"{name:<52}{o['flops']:>15.0f}/{x['flops']:<14.0f}{o['transcendentals']:>12.0f}/"
-              f"{x['transcendentals']:<11.0f}{o['bytes_accessed']:>15.0f}/{x['bytes_accessed']:<14.0f}"
-              f"{r['bytes_rel_diff']:>10.2e}{mark}")
+        print(
+            f"{name:<52}{o['flops']:>15.0f}/{x['flops']:<14.0f}{o['transcendentals']:>12.0f}/"
+            f"{x['transcendentals']:<11.0f}{o['bytes_accessed']:>15.0f}/{x['bytes_accessed']:<14.0f}"
+            f"{r['bytes_rel_diff']:>10.2e}{mark}"
+        )
     missed = [r for r in rows if not r["ok"]]
     print(f"{len(rows) - len(missed)}/{len(rows)} modules match")
     return 1 if missed else 0

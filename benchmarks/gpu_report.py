@@ -8,6 +8,7 @@ Prints, side by side:
   GPU): how many fusion operands get a coalescing verdict, by method, and the emitters seen.
 JSON in benchmarks/results/gpu_report.json.
 """
+
 from __future__ import annotations
 
 import csv
@@ -25,12 +26,16 @@ GPU_DIRS = ("xla-cc-gpu/", "xla-gpu-emitter-tests/", "xla-gpu-hlo-tests/")
 
 
 def coalescing_cases() -> dict:
-    from hlo_index.analyses.coalescing_heuristic import (heuristic_coalesced, tiled_bandwidth_utilization,
-                                                         tiled_read_coalesced)
+    from hlo_index.analyses.coalescing_heuristic import (
+        heuristic_coalesced,
+        tiled_bandwidth_utilization,
+        tiled_read_coalesced,
+    )
     from hlo_index.analyses.gpu_coalescing import fusion_coalescing
     from hlo_index.analyses.tiling import propagate
     from hlo_index.fusion import output_to_input
     from hlo_index.hlo import parse_module_text
+
     cases = json.loads((SHARED / "xla_coalescing_tests.json").read_text())
     rows, agree, total = [], 0, 0
     for c in cases:
@@ -64,19 +69,31 @@ def coalescing_cases() -> dict:
                     else:
                         got.append(tiled_read_coalesced(shape, tile.sizes, tile.strides))
                 want = [sub["expected_rate"]] if "expected_rate" in sub else sub["coalesced"]
-                rows.append((c["name"].split(".")[-1][:48] + f" {sub['tile_sizes']}", "tiled", str(got), str(want),
-                             "equal" if got == want else "DIFFERENT"))
+                rows.append(
+                    (
+                        c["name"].split(".")[-1][:48] + f" {sub['tile_sizes']}",
+                        "tiled",
+                        str(got),
+                        str(want),
+                        "equal" if got == want else "DIFFERENT",
+                    )
+                )
     return {"rows": rows, "indexing_agree": agree, "indexing_total": total}
 
 
 def symbolic_tiles() -> dict:
     from xla_tile_compare import compare_case, load_cases
+
     comps = [c for case in load_cases() for c in compare_case(case)]
-    return {"comparisons": len(comps), "xla_exact": sum(c.xla_right for c in comps),
-            "ours_exact_or_marked_box": sum(c.ours_right for c in comps),
-            "ours_equal_where_xla_exact": sum(c.ours == c.xla for c in comps if c.xla_right),
-            "xla_wrong_unpadded": sorted({(c.case.split(".")[-1], c.sizes) for c in comps
-                                          if c.xla is not None and not c.xla_right and not c.padded})}
+    return {
+        "comparisons": len(comps),
+        "xla_exact": sum(c.xla_right for c in comps),
+        "ours_exact_or_marked_box": sum(c.ours_right for c in comps),
+        "ours_equal_where_xla_exact": sum(c.ours == c.xla for c in comps if c.xla_right),
+        "xla_wrong_unpadded": sorted(
+            {(c.case.split(".")[-1], c.sizes) for c in comps if c.xla is not None and not c.xla_right and not c.padded}
+        ),
+    }
 
 
 def gpu_modules() -> dict:
@@ -85,6 +102,7 @@ def gpu_modules() -> dict:
     from hlo_index.analyses.gpu_target import detect_target
     from hlo_index.analyses.target_figures import is_fused_body
     from hlo_index.hlo import load
+
     folder = SHARED / "xla_hlo"
     rows = list(csv.DictReader(open(folder / "MANIFEST.tsv"), delimiter="\t"))
     modules = fusions = bodies = 0
@@ -109,13 +127,19 @@ def gpu_modules() -> dict:
                     verdicts[v.verdict] += 1
                     methods[v.method] += 1
             if not targets and m.entry is not None and is_fused_body(m.entry):
-                bodies += 1                               # a fused computation written alone
+                bodies += 1  # a fused computation written alone
                 for v in fusion_coalescing(ComputationAsFusion(m.entry)).per_operand.values():
                     body_verdicts[v.verdict] += 1
-    return {"modules": modules, "fusions": fusions, "fused_bodies_alone": bodies,
-            "operands": sum(verdicts.values()), "verdicts": dict(verdicts), "methods": dict(methods),
-            "fused_body_operands": dict(body_verdicts),
-            "emitters": dict(emitters.most_common())}
+    return {
+        "modules": modules,
+        "fusions": fusions,
+        "fused_bodies_alone": bodies,
+        "operands": sum(verdicts.values()),
+        "verdicts": dict(verdicts),
+        "methods": dict(methods),
+        "fused_body_operands": dict(body_verdicts),
+        "emitters": dict(emitters.most_common()),
+    }
 
 
 def main() -> int:
@@ -130,13 +154,17 @@ def main() -> int:
     c = out["coalescing"]
     print(f"indexing-based verdicts equal to XLA's: {c['indexing_agree']}/{c['indexing_total']}")
     s = out["symbolic_tiles"]
-    print(f"symbolic tiles: {s['comparisons']} comparisons, XLA exact {s['xla_exact']}, ours exact "
-          f"{s['ours_exact_or_marked_box']}, ours equal to XLA's where XLA exact {s['ours_equal_where_xla_exact']}/"
-          f"{s['xla_exact']}; XLA wrong without padding: {s['xla_wrong_unpadded']}")
+    print(
+        f"symbolic tiles: {s['comparisons']} comparisons, XLA exact {s['xla_exact']}, ours exact "
+        f"{s['ours_exact_or_marked_box']}, ours equal to XLA's where XLA exact {s['ours_equal_where_xla_exact']}/"
+        f"{s['xla_exact']}; XLA wrong without padding: {s['xla_wrong_unpadded']}"
+    )
     g = out["gpu_modules"]
-    print(f"GPU modules: {g['modules']} ({g['fusions']} fusions, {g['fused_bodies_alone']} fused bodies alone), "
-          f"{g['operands']} fusion operands: {g['verdicts']} by {g['methods']}; fused bodies alone: "
-          f"{g['fused_body_operands']}")
+    print(
+        f"GPU modules: {g['modules']} ({g['fusions']} fusions, {g['fused_bodies_alone']} fused bodies alone), "
+        f"{g['operands']} fusion operands: {g['verdicts']} by {g['methods']}; fused bodies alone: "
+        f"{g['fused_body_operands']}"
+    )
     print(f"emitters: {g['emitters']}")
     print(f"({time.perf_counter() - t0:.1f} s)")
     (Path(__file__).resolve().parent / "results").mkdir(exist_ok=True)

@@ -14,6 +14,7 @@ LayerNorm blocks, causal softmax attention, tanh GELU, final LayerNorm, logits t
 token embedding, next-token cross entropy, ``jax.value_and_grad`` and an SGD update of the
 params pytree, all in one jitted function named ``gpt<N>_train_step``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,9 +46,11 @@ def dump_path(layers: int, stage: str = "after_optimizations") -> str | None:
 
 def how_to_make(layers: int) -> str:
     """What the benchmarks print when the gpt<layers> dump is missing."""
-    return (f"no gpt{layers} dump under {SHARED_CORPUS} or {RESULTS}; make it with "
-            f"`$HLO_INDEX_BENCH_XLA_PYTHON benchmarks/make_gpt_dump.py --layers {layers} --out "
-            f"benchmarks/results` (or any python with jax 0.10.2)")
+    return (
+        f"no gpt{layers} dump under {SHARED_CORPUS} or {RESULTS}; make it with "
+        f"`$HLO_INDEX_BENCH_XLA_PYTHON benchmarks/make_gpt_dump.py --layers {layers} --out "
+        f"benchmarks/results` (or any python with jax 0.10.2)"
+    )
 
 
 def _model(jax, jnp):
@@ -58,7 +61,7 @@ def _model(jax, jnp):
         var = jnp.mean(jnp.square(x - mu), axis=-1, keepdims=True)
         return (x - mu) * jax.lax.rsqrt(var + eps) * g + b
 
-    def rope(x, pos):                              # x: [batch, seq, heads, head_dim]
+    def rope(x, pos):  # x: [batch, seq, heads, head_dim]
         half = x.shape[-1] // 2
         freqs = 1.0 / (10000.0 ** (jnp.arange(half, dtype=jnp.float32) / half))
         angles = pos.astype(jnp.float32)[:, None] * freqs[None, :]
@@ -116,13 +119,28 @@ def _params(jax, jnp, layers: int):
     def dense(shape):
         return jax.random.normal(next(keys), shape, jnp.float32) * 0.02
 
-    blocks = [{"ln1_g": jnp.ones(D_MODEL), "ln1_b": jnp.zeros(D_MODEL),
-               "wqkv": dense((D_MODEL, 3 * D_MODEL)), "wo": dense((D_MODEL, D_MODEL)),
-               "ln2_g": jnp.ones(D_MODEL), "ln2_b": jnp.zeros(D_MODEL),
-               "w1": dense((D_MODEL, MLP)), "b1": jnp.zeros(MLP),
-               "w2": dense((MLP, D_MODEL)), "b2": jnp.zeros(D_MODEL)} for _ in range(layers)]
-    return {"wte": dense((VOCAB, D_MODEL)), "wpe": dense((SEQ, D_MODEL)), "blocks": blocks,
-            "lnf_g": jnp.ones(D_MODEL), "lnf_b": jnp.zeros(D_MODEL)}
+    blocks = [
+        {
+            "ln1_g": jnp.ones(D_MODEL),
+            "ln1_b": jnp.zeros(D_MODEL),
+            "wqkv": dense((D_MODEL, 3 * D_MODEL)),
+            "wo": dense((D_MODEL, D_MODEL)),
+            "ln2_g": jnp.ones(D_MODEL),
+            "ln2_b": jnp.zeros(D_MODEL),
+            "w1": dense((D_MODEL, MLP)),
+            "b1": jnp.zeros(MLP),
+            "w2": dense((MLP, D_MODEL)),
+            "b2": jnp.zeros(D_MODEL),
+        }
+        for _ in range(layers)
+    ]
+    return {
+        "wte": dense((VOCAB, D_MODEL)),
+        "wpe": dense((SEQ, D_MODEL)),
+        "blocks": blocks,
+        "lnf_g": jnp.ones(D_MODEL),
+        "lnf_b": jnp.zeros(D_MODEL),
+    }
 
 
 def _copy_gz(src: str, dst: str) -> None:
@@ -133,8 +151,7 @@ def _copy_gz(src: str, dst: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--layers", type=int, default=24, help="transformer blocks (default 24)")
-    ap.add_argument("--out", default=RESULTS,
-                    help="directory that receives gpt<N>_train/ (default benchmarks/results)")
+    ap.add_argument("--out", default=RESULTS, help="directory that receives gpt<N>_train/ (default benchmarks/results)")
     args = ap.parse_args(argv)
     name = f"gpt{args.layers}"
     with tempfile.TemporaryDirectory(prefix=f"{name}_dump_") as dump:
@@ -145,12 +162,15 @@ def main(argv: list[str] | None = None) -> int:
             import jax
             import jax.numpy as jnp
         except ImportError as e:
-            print(f"make_gpt_dump.py: jax is not importable ({e}); run it with a python that has "
-                  f"jax, e.g. python3 -m venv /tmp/jaxenv && /tmp/jaxenv/bin/pip install "
-                  f"jax==0.10.2 jaxlib==0.10.2", file=sys.stderr)
+            print(
+                f"make_gpt_dump.py: jax is not importable ({e}); run it with a python that has "
+                f"jax, e.g. python3 -m venv /tmp/jaxenv && /tmp/jaxenv/bin/pip install "
+                f"jax==0.10.2 jaxlib==0.10.2",
+                file=sys.stderr,
+            )
             return 2
         step = _model(jax, jnp)
-        step.__name__ = f"{name}_train_step"   # the module is jit_<name>_train_step
+        step.__name__ = f"{name}_train_step"  # the module is jit_<name>_train_step
         params = _params(jax, jnp, args.layers)
         tokens = jax.random.randint(jax.random.PRNGKey(1), (BATCH, SEQ), 0, VOCAB, jnp.int32)
         jax.jit(step, donate_argnums=0).lower(params, tokens).compile()
@@ -160,8 +180,9 @@ def main(argv: list[str] | None = None) -> int:
             # XLA:CPU names the optimized module "<n>.jit_<name>.cpu_after_optimizations.txt"
             found = sorted(glob.glob(os.path.join(dump, f"*jit_{name}_train_step.*{stage}.txt")))
             if not found:
-                print(f"make_gpt_dump.py: XLA wrote no *jit_{name}_train_step*.{stage}.txt under {dump}",
-                      file=sys.stderr)
+                print(
+                    f"make_gpt_dump.py: XLA wrote no *jit_{name}_train_step*.{stage}.txt under {dump}", file=sys.stderr
+                )
                 return 1
             dst = os.path.join(out_dir, f"{name}_train_step.{stage}.hlo.txt.gz")
             _copy_gz(found[-1], dst)

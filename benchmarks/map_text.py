@@ -13,6 +13,7 @@
    is printed as "not measured" with the reason.
 Writes ``benchmarks/results/map_text.json``.
 """
+
 from __future__ import annotations
 
 import gc
@@ -39,9 +40,13 @@ RUNS = 15
 CLOCK = time.thread_time
 
 ATTENTION_STEPS = [
-    ("reshape", [8, 128, 12, 64], [8, 128, 768]), ("transpose", [8, 128, 768], (1, 0, 2)),
-    ("reshape", [128, 8, 768], [1024, 768]), ("reshape", [1024, 768], [128, 8, 768]),
-    ("transpose", [128, 8, 768], (1, 0, 2)), ("reshape", [8, 128, 768], [8, 128, 12, 64])]
+    ("reshape", [8, 128, 12, 64], [8, 128, 768]),
+    ("transpose", [8, 128, 768], (1, 0, 2)),
+    ("reshape", [128, 8, 768], [1024, 768]),
+    ("reshape", [1024, 768], [128, 8, 768]),
+    ("transpose", [128, 8, 768], (1, 0, 2)),
+    ("reshape", [8, 128, 768], [8, 128, 12, 64]),
+]
 CHAIN_10_STEPS = [("reshape", [10, 10, 10], [50, 20]), ("reshape", [50, 20], [10, 10, 10])]
 
 
@@ -56,8 +61,7 @@ def _substituted_text(steps) -> str:
     results = [format_expr(e) for e in maps[0].results]
     for m in maps[1:]:
         inner = [format_expr(e) for e in m.results]
-        results = [re.sub(r"\bd(\d+)\b", lambda g: f"({inner[int(g.group(1))]})", r)
-                   for r in results]
+        results = [re.sub(r"\bd(\d+)\b", lambda g: f"({inner[int(g.group(1))]})", r) for r in results]
     last = maps[-1]
     header = "(" + ", ".join(f"d{i}" for i in range(last.num_dims)) + ")"
     domain = ", ".join(f"d{i} in [{b.lo}, {b.hi}]" for i, b in enumerate(last.dims))
@@ -85,9 +89,11 @@ def _cold_median(fn, runs: int = RUNS) -> float:
 
 
 def long_maps() -> list[dict]:
-    texts = {"attention chain, substituted": _substituted_text(ATTENTION_STEPS),
-             "attention chain twice, substituted": _substituted_text(ATTENTION_STEPS * 2),
-             "[10,10,10] chain x4, substituted": _substituted_text(CHAIN_10_STEPS * 4)}
+    texts = {
+        "attention chain, substituted": _substituted_text(ATTENTION_STEPS),
+        "attention chain twice, substituted": _substituted_text(ATTENTION_STEPS * 2),
+        "[10,10,10] chain x4, substituted": _substituted_text(CHAIN_10_STEPS * 4),
+    }
     rows = []
     for name, text in texts.items():
         assert parse_map(text) == _parse_map_carefully(text)
@@ -96,10 +102,17 @@ def long_maps() -> list[dict]:
             fast.append(_cold_median(lambda: parse_map(text), 1))
             careful.append(_cold_median(lambda: _parse_map_carefully(text), 1))
         fast_s, careful_s = statistics.median(fast), statistics.median(careful)
-        rows.append({"case": name, "chars": len(text), "parse_map_s": fast_s,
-                     "careful_parser_s": careful_s, "speedup": careful_s / fast_s,
-                     "parse_map_us_per_char": fast_s / len(text) * 1e6,
-                     "careful_us_per_char": careful_s / len(text) * 1e6})
+        rows.append(
+            {
+                "case": name,
+                "chars": len(text),
+                "parse_map_s": fast_s,
+                "careful_parser_s": careful_s,
+                "speedup": careful_s / fast_s,
+                "parse_map_us_per_char": fast_s / len(text) * 1e6,
+                "careful_us_per_char": careful_s / len(text) * 1e6,
+            }
+        )
     return rows
 
 
@@ -116,6 +129,7 @@ def _ours_chain(steps):
         for text in texts[1:]:
             m = m.compose(parse_map(text))
         return m.simplified()
+
     return run
 
 
@@ -150,8 +164,10 @@ def _chain_bounds(steps):
     return {f"d{i}": (0, n - 1) for i, n in enumerate(out_shape)}
 
 
-PEER_CHAINS = {"reshape [10,10,10]->[50,20]->[10,10,10]": CHAIN_10_STEPS,
-               "attention reshape/transpose chain": ATTENTION_STEPS}
+PEER_CHAINS = {
+    "reshape [10,10,10]->[50,20]->[10,10,10]": CHAIN_10_STEPS,
+    "attention reshape/transpose chain": ATTENTION_STEPS,
+}
 
 
 def peer_cases():
@@ -161,8 +177,7 @@ def peer_cases():
         bounds, make, _ = S.TINYGRAD_CASES[name]
         cases[name] = (_ours_map(text), bounds, make)
     for name, steps in PEER_CHAINS.items():
-        cases[name] = (_ours_chain(steps), _chain_bounds(steps),
-                       lambda *v, steps=steps: _index_chain(steps, list(v)))
+        cases[name] = (_ours_chain(steps), _chain_bounds(steps), lambda *v, steps=steps: _index_chain(steps, list(v)))
     return cases
 
 
@@ -186,6 +201,7 @@ def _tinygrad():
         variables = [Variable(f"{n}{tag}", lo, hi) for n, (lo, hi) in bounds.items()]
         result = UOp.sink(*make(*variables)).simplify()
         return CLOCK() - start, result
+
     return (run, version), None
 
 
@@ -216,15 +232,16 @@ def peer_comparison() -> dict:
                 tg_samples.append(seconds)
         row = {"case": name, "ours_s": statistics.median(ours_samples)}
         if tg:
-            row.update(tinygrad_s=statistics.median(tg_samples),
-                       tinygrad_correct_on_samples=_correct(result, bounds, make, tag=f"_{RUNS - 1}"))
+            row.update(
+                tinygrad_s=statistics.median(tg_samples),
+                tinygrad_correct_on_samples=_correct(result, bounds, make, tag=f"_{RUNS - 1}"),
+            )
             row["ratio"] = row["tinygrad_s"] / row["ours_s"]
         rows.append(row)
     out = {"cases": rows, "runs": RUNS}
     if tg:
         out["tinygrad_version"] = tg[1]
-        out["geometric_mean_ratio"] = math.exp(statistics.fmean(math.log(r["ratio"])
-                                                                for r in rows))
+        out["geometric_mean_ratio"] = math.exp(statistics.fmean(math.log(r["ratio"]) for r in rows))
     else:
         out["tinygrad"] = f"not measured: {reason}"
     return out
@@ -237,20 +254,26 @@ def main() -> int:
     out.write_text(json.dumps(report, indent=2) + "\n")
     print(f"long maps, cold, median of {RUNS} (careful parser: the exact, slower reader)")
     for r in report["long_maps"]:
-        print(f"  {r['case']:<38} {r['chars']:>6} chars  parse_map {r['parse_map_s'] * 1e3:7.3f} ms"
-              f" ({r['parse_map_us_per_char']:.3f} us/char)  careful {r['careful_parser_s'] * 1e3:7.3f}"
-              f" ms  speed-up {r['speedup']:.1f}x")
+        print(
+            f"  {r['case']:<38} {r['chars']:>6} chars  parse_map {r['parse_map_s'] * 1e3:7.3f} ms"
+            f" ({r['parse_map_us_per_char']:.3f} us/char)  careful {r['careful_parser_s'] * 1e3:7.3f}"
+            f" ms  speed-up {r['speedup']:.1f}x"
+        )
     peer = report["peer"]
-    print(f"peer cases, cold: ours parse+simplify from text vs tinygrad build+simplify "
-          f"(median of {RUNS}, same run)")
+    print(f"peer cases, cold: ours parse+simplify from text vs tinygrad build+simplify (median of {RUNS}, same run)")
     for r in peer["cases"]:
-        tg = (f"tinygrad {r['tinygrad_s'] * 1e6:9.1f} us  ratio {r['ratio']:6.1f}x"
-              f"{'' if r['tinygrad_correct_on_samples'] else '  tinygrad WRONG'}"
-              if "ratio" in r else "tinygrad not measured")
+        tg = (
+            f"tinygrad {r['tinygrad_s'] * 1e6:9.1f} us  ratio {r['ratio']:6.1f}x"
+            f"{'' if r['tinygrad_correct_on_samples'] else '  tinygrad WRONG'}"
+            if "ratio" in r
+            else "tinygrad not measured"
+        )
         print(f"  {r['case']:<42} ours {r['ours_s'] * 1e6:8.1f} us  {tg}")
     if "geometric_mean_ratio" in peer:
-        print(f"  geometric mean ratio (tinygrad {peer['tinygrad_version']} / ours): "
-              f"{peer['geometric_mean_ratio']:.1f}x   (goal >= 20x)")
+        print(
+            f"  geometric mean ratio (tinygrad {peer['tinygrad_version']} / ours): "
+            f"{peer['geometric_mean_ratio']:.1f}x   (goal >= 20x)"
+        )
     else:
         print(f"  ratio: {peer['tinygrad']}")
     return 0

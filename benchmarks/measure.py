@@ -15,6 +15,7 @@
 * ``interleaved(...)``: both sides, round after round (load hits both alike); the figure of each side
   is the median of its rounds, and ratios are taken between those medians.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -136,8 +137,9 @@ def xla_parse(path: str | os.PathLike, timeout: float = 300) -> dict:
     if python is None:
         return {"not_measured": version}
     try:
-        out = subprocess.run([python, "-c", _XLA, TINY_MODULE, str(path)], capture_output=True,
-                             text=True, timeout=timeout)
+        out = subprocess.run(
+            [python, "-c", _XLA, TINY_MODULE, str(path)], capture_output=True, text=True, timeout=timeout
+        )
     except subprocess.TimeoutExpired:
         return {"not_measured": f"XLA's process ran past {timeout:.0f} s"}
     lines = out.stdout.strip().splitlines()
@@ -148,8 +150,7 @@ def xla_parse(path: str | os.PathLike, timeout: float = 300) -> dict:
 
 
 # ------------------------------------------------------------------------------ our side
-def tool(args: list[str], timeout: float = 600, first_byte: bool = False,
-         python: str | None = None) -> dict:
+def tool(args: list[str], timeout: float = 600, first_byte: bool = False, python: str | None = None) -> dict:
     """One whole ``hlo-index ARGS`` process (see the module's docstring); {"timed_out": True,
     "wall_s": timeout} when it runs past ``timeout`` seconds (it is killed)."""
     return process([python or sys.executable, "-c", _TOOL, *map(str, args)], timeout, first_byte)
@@ -171,7 +172,7 @@ def process(cmd: list[str], timeout: float = 600, first_byte: bool = False) -> d
             if first is None:
                 first = time.perf_counter() - start
             size += len(chunk)
-        _, status, usage = os.wait4(proc.pid, 0)   # the child's CPU, its exit and workers included
+        _, status, usage = os.wait4(proc.pid, 0)  # the child's CPU, its exit and workers included
         proc.returncode = os.waitstatus_to_exitcode(status)
     finally:
         killer.cancel()
@@ -181,8 +182,7 @@ def process(cmd: list[str], timeout: float = 600, first_byte: bool = False) -> d
         return {"timed_out": True, "wall_s": timeout}
     text = b"".join(err).decode(errors="replace")
     peaks = [int(line.split()[1]) for line in text.splitlines() if line.startswith("BENCH-PEAK-KB ")]
-    out = {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "bytes": size,
-           "exit": proc.returncode}
+    out = {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "bytes": size, "exit": proc.returncode}
     if peaks:
         out["peak_rss_mb"] = peaks[-1] / 1024
     if first_byte:
@@ -198,8 +198,11 @@ def median_of(samples: list[dict]) -> dict:
         bad = [s for s in samples if key in s]
         if bad:
             return bad[0]
-    out = {key: statistics.median(s[key] for s in samples)
-           for key in ("wall_s", "cpu_s", "first_output_s", "bytes") if all(key in s for s in samples)}
+    out = {
+        key: statistics.median(s[key] for s in samples)
+        for key in ("wall_s", "cpu_s", "first_output_s", "bytes")
+        if all(key in s for s in samples)
+    }
     if all("peak_rss_mb" in s for s in samples):
         out["peak_rss_mb"] = max(s["peak_rss_mb"] for s in samples)
     if all("exit" in s for s in samples):
@@ -307,10 +310,14 @@ def machine() -> dict:
     except (OSError, StopIteration):
         pass
     python, jaxlib = xla_python()
-    return {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-            "cores": os.cpu_count(), "cpu": model, "python": platform.python_version(),
-            "jaxlib": jaxlib if python else f"none ({jaxlib})",
-            "load_average": list(os.getloadavg())}
+    return {
+        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "cores": os.cpu_count(),
+        "cpu": model,
+        "python": platform.python_version(),
+        "jaxlib": jaxlib if python else f"none ({jaxlib})",
+        "load_average": list(os.getloadavg()),
+    }
 
 
 def write(name: str, data: dict) -> Path:

@@ -7,6 +7,7 @@ the imports alone), and the ratio to XLA's own parser, timed as ``measure.xla_pa
 (a fresh process, after a warm-up parse, the call alone), in rounds interleaved with ours.
 Usage: ``python benchmarks/parse.py [FILE-PATTERN] [--quick]``. Writes ``benchmarks/results/parse.json``.
 """
+
 from __future__ import annotations
 
 import glob
@@ -47,16 +48,18 @@ print(before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 def _peak_rss_mb(path: str) -> tuple[float, float] | None:
     """(peak RSS after the imports, peak RSS after loading ``path``) of a fresh process, in MB."""
     try:
-        out = subprocess.run([sys.executable, "-c", _RSS_PROBE, "load", path], capture_output=True,
-                             text=True, check=True, timeout=600).stdout.split()
+        out = subprocess.run(
+            [sys.executable, "-c", _RSS_PROBE, "load", path], capture_output=True, text=True, check=True, timeout=600
+        ).stdout.split()
     except (OSError, subprocess.SubprocessError):
         return None
-    scale = 2**20 if sys.platform == "darwin" else 2**10   # ru_maxrss: bytes on macOS, KiB on Linux
+    scale = 2**20 if sys.platform == "darwin" else 2**10  # ru_maxrss: bytes on macOS, KiB on Linux
     return int(out[0]) / scale, int(out[1]) / scale
 
 
 def main(argv: list[str]) -> int:
     from hlo_index.hlo import load, parse_module_text
+
     runs = 1 if "--quick" in argv else RUNS
     argv = [a for a in argv if not a.startswith("--")]
     pattern = argv[0] if argv else os.path.join(DEFAULT, "*after_optimizations*.gz")
@@ -87,14 +90,20 @@ def main(argv: list[str]) -> int:
     tracemalloc.stop()
 
     result = {
-        "input": os.path.basename(path), "bytes": len(text.encode()), "instructions": n_instr,
-        "computations": len(module.computations), "runs": runs,
-        "parse_median_s": statistics.median(parse_times), "parse_times_s": parse_times,
+        "input": os.path.basename(path),
+        "bytes": len(text.encode()),
+        "instructions": n_instr,
+        "computations": len(module.computations),
+        "runs": runs,
+        "parse_median_s": statistics.median(parse_times),
+        "parse_times_s": parse_times,
         "parse_cpu_median_s": statistics.median(cpu_times),
         "load_average_1min": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
-        "load_median_s": statistics.median(load_times), "peak_python_memory_mb": peak / 2**20,
+        "load_median_s": statistics.median(load_times),
+        "peak_python_memory_mb": peak / 2**20,
         "target_s": 1.5,
-        "peak_rss_imports_mb": rss[0] if rss else None, "peak_rss_load_mb": rss[1] if rss else None,
+        "peak_rss_imports_mb": rss[0] if rss else None,
+        "peak_rss_load_mb": rss[1] if rss else None,
     }
     xla = measure.median_of(xla_samples)
     result["xla"] = xla
@@ -112,11 +121,19 @@ def main(argv: list[str]) -> int:
     if rss:
         print(f"{'peak RSS, whole load':<30}{rss[1]:.1f} MB (fresh process; {rss[0]:.1f} MB after imports)")
     if "ratio_vs_xla" in result:
-        print(f"{'XLA parse (fresh process)':<30}{measure.times(xla)}   ratio {result['ratio_vs_xla']:.2f}x wall, "
-              f"{result['cpu_ratio_vs_xla']:.2f}x CPU")
+        print(
+            f"{'XLA parse (fresh process)':<30}{measure.times(xla)}   ratio {result['ratio_vs_xla']:.2f}x wall, "
+            f"{result['cpu_ratio_vs_xla']:.2f}x CPU"
+        )
     else:
-        print(f"{'XLA parse':<30}" + (f"rejected by XLA: {xla['rejected']}" if "rejected" in xla
-                                      else f"not measured: {xla.get('not_measured')}"))
+        print(
+            f"{'XLA parse':<30}"
+            + (
+                f"rejected by XLA: {xla['rejected']}"
+                if "rejected" in xla
+                else f"not measured: {xla.get('not_measured')}"
+            )
+        )
     measure.write("parse", result)
     return 0
 

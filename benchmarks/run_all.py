@@ -12,6 +12,7 @@ from those files (a script not run or failed: "not measured"). Before measuring,
 compiled, as ``pip install`` does: with PYTHONDONTWRITEBYTECODE set, every measured process would
 otherwise also compile the package.
 """
+
 from __future__ import annotations
 
 import compileall
@@ -35,7 +36,7 @@ def _selected(argv: list[str]) -> tuple[list[str], list[str]]:
     while i < len(argv):
         arg = argv[i]
         if arg in WITH_VALUE and i + 1 < len(argv):
-            options += argv[i:i + 2]
+            options += argv[i : i + 2]
             i += 2
             continue
         if arg.startswith("-"):
@@ -77,7 +78,7 @@ def main(argv: list[str]) -> int:
 
 
 # ------------------------------------------------------------------------------------ summary
-RAN: set[str] = set()   # the scripts of this run: the summary reads only their results
+RAN: set[str] = set()  # the scripts of this run: the summary reads only their results
 
 
 def _load(name: str) -> dict:
@@ -102,8 +103,14 @@ def _compare_row(label: str, entry: dict, goal: str, command: str, plus: str | N
     if "not_measured" in xla:
         return [label, measure.times(ours), f"not measured: {xla['not_measured']}", "", goal, command]
     ratio = measure.times_ratio(ours, xla, entry.get("fixed") if plus else None)
-    return [label, f"{measure.times(ours)}, {measure.mb(ours)}",
-            measure.times(xla) + (f" + {measure.times(entry['fixed'])}" if plus else ""), ratio, goal, command]
+    return [
+        label,
+        f"{measure.times(ours)}, {measure.mb(ours)}",
+        measure.times(xla) + (f" + {measure.times(entry['fixed'])}" if plus else ""),
+        ratio,
+        goal,
+        command,
+    ]
 
 
 def _worst_row(label: str, results: dict, key: str, goal: str, command: str) -> list[str]:
@@ -112,7 +119,9 @@ def _worst_row(label: str, results: dict, key: str, goal: str, command: str) -> 
         return [label, "not measured", "", "", goal, command]
     entry = _entry(results, worst["file"])
     with_fixed = key == "worst_with_fixed"
-    row = _compare_row(f"{label}: {worst['file'].rsplit('/', 1)[-1]}", entry, goal, command, "fixed" if with_fixed else None)
+    row = _compare_row(
+        f"{label}: {worst['file'].rsplit('/', 1)[-1]}", entry, goal, command, "fixed" if with_fixed else None
+    )
     return row
 
 
@@ -124,62 +133,128 @@ def rows(options: list[str]) -> list[list[str]]:
 
     out = []
     vs = _load("vs_xla")
-    out.append(_compare_row("gpt12 after optimizations (corpus), analyze --format json",
-                            _entry(vs, "gpt12_train"), "3x", command("vs_xla")))
-    out.append(_compare_row("A100 Pax training step (field), analyze --format json",
-                            _entry(vs, "JAX-Toolbox"), "3x", command("vs_xla")))
+    out.append(
+        _compare_row(
+            "gpt12 after optimizations (corpus), analyze --format json",
+            _entry(vs, "gpt12_train"),
+            "3x",
+            command("vs_xla"),
+        )
+    )
+    out.append(
+        _compare_row(
+            "A100 Pax training step (field), analyze --format json", _entry(vs, "JAX-Toolbox"), "3x", command("vs_xla")
+        )
+    )
     out.append(_worst_row("field after-optimizations, worst", vs, "worst", "3x", command("vs_xla")))
     rejected = [f["file"].rsplit("/", 1)[-1] for f in vs.get("files", []) if "rejected" in f["xla"]]
     if rejected:
         out.append(["field files XLA rejects", ", ".join(rejected), "", "", "", command("vs_xla")])
     whole = _load("whole_programs")
-    out.append(_worst_row("xla-tools-data --direction both, worst vs XLA + fixed cost", whole, "worst_with_fixed",
-                          "30x", command("whole_programs")))
+    out.append(
+        _worst_row(
+            "xla-tools-data --direction both, worst vs XLA + fixed cost",
+            whole,
+            "worst_with_fixed",
+            "30x",
+            command("whole_programs"),
+        )
+    )
     start = _load("startup")
     if start:
-        out.append(["fixed cost: analyze of a 5-line module", f"{measure.times(start['analyze'])}, "
-                    f"{measure.mb(start['analyze'])}", f"python -c \"{start['baseline_command']}\": "
-                    f"{measure.times(start['baseline'])}", measure.times_ratio(start["analyze"], start["baseline"]),
-                    "3x", command("startup")])
+        out.append(
+            [
+                "fixed cost: analyze of a 5-line module",
+                f"{measure.times(start['analyze'])}, {measure.mb(start['analyze'])}",
+                f'python -c "{start["baseline_command"]}": {measure.times(start["baseline"])}',
+                measure.times_ratio(start["analyze"], start["baseline"]),
+                "3x",
+                command("startup"),
+            ]
+        )
     else:
         out.append(["fixed cost: analyze of a 5-line module", "not measured", "", "", "3x", command("startup")])
     verify = _load("verify_cost")
     gpt12 = _entry(verify, "gpt12_train/gpt12_train_step.after")
-    out.append(["gpt12: check --verify / check", measure.times(gpt12.get("verify", {})) if gpt12 else "not measured",
-                measure.times(gpt12.get("check", {})) if gpt12 else "",
-                measure.times_ratio(gpt12["verify"], gpt12["check"]) if gpt12 else "", "5x", command("verify_cost")])
+    out.append(
+        [
+            "gpt12: check --verify / check",
+            measure.times(gpt12.get("verify", {})) if gpt12 else "not measured",
+            measure.times(gpt12.get("check", {})) if gpt12 else "",
+            measure.times_ratio(gpt12["verify"], gpt12["check"]) if gpt12 else "",
+            "5x",
+            command("verify_cost"),
+        ]
+    )
     worst = verify.get("worst")
     if worst:
         entry = _entry(verify, worst["file"])
-        out.append([f"check --verify / check, worst of corpus and field: {worst['file'].rsplit('/', 1)[-1]}",
-                    measure.times(entry["verify"]), measure.times(entry["check"]),
-                    measure.times_ratio(entry["verify"], entry["check"]), "5x", command("verify_cost")])
+        out.append(
+            [
+                f"check --verify / check, worst of corpus and field: {worst['file'].rsplit('/', 1)[-1]}",
+                measure.times(entry["verify"]),
+                measure.times(entry["check"]),
+                measure.times_ratio(entry["verify"], entry["check"]),
+                "5x",
+                command("verify_cost"),
+            ]
+        )
     else:
-        out.append(["check --verify / check, worst of corpus and field", "not measured", "", "", "5x",
-                    command("verify_cost")])
+        out.append(
+            ["check --verify / check, worst of corpus and field", "not measured", "", "", "5x", command("verify_cost")]
+        )
     cmds = _load("commands")
     fig = cmds.get("gpt12") or {}
     if "json" in fig:
         j, t, b = fig["json"], fig["text"], fig["bubble"]
-        out.append(["gpt12: analyze (text) / analyze --format json", f"{measure.times(t)} (first byte "
-                    f"{measure.seconds(t, 'first_output_s')})", measure.times(j), measure.times_ratio(t, j),
-                    "1.5x", command("commands")])
-        out.append(["gpt12: bubble --format json / analyze --format json", f"{measure.times(b)}, {measure.mb(b)}",
-                    measure.times(j), measure.times_ratio(b, j), "2x", command("commands")])
+        out.append(
+            [
+                "gpt12: analyze (text) / analyze --format json",
+                f"{measure.times(t)} (first byte {measure.seconds(t, 'first_output_s')})",
+                measure.times(j),
+                measure.times_ratio(t, j),
+                "1.5x",
+                command("commands"),
+            ]
+        )
+        out.append(
+            [
+                "gpt12: bubble --format json / analyze --format json",
+                f"{measure.times(b)}, {measure.mb(b)}",
+                measure.times(j),
+                measure.times_ratio(b, j),
+                "2x",
+                command("commands"),
+            ]
+        )
     else:
         out.append(["gpt12: text / JSON; bubble / analyze", "not measured", "", "", "1.5x; 2x", command("commands")])
     jobs = cmds.get("jobs_corpus") or cmds.get("jobs_gpt12")
     if jobs:
         label = "corpus directory" if "jobs_corpus" in cmds else "gpt12's two dumps"
-        out.append([f"{label}: --jobs 2 speed-up (wall)", measure.times(jobs["jobs_2"]),
-                    measure.times(jobs["serial"]), measure.times_ratio(jobs["serial"], jobs["jobs_2"]),
-                    f"{jobs['bound']:.2f}x bound" if "bound" in jobs else "", command("commands")])
+        out.append(
+            [
+                f"{label}: --jobs 2 speed-up (wall)",
+                measure.times(jobs["jobs_2"]),
+                measure.times(jobs["serial"]),
+                measure.times_ratio(jobs["serial"], jobs["jobs_2"]),
+                f"{jobs['bound']:.2f}x bound" if "bound" in jobs else "",
+                command("commands"),
+            ]
+        )
     text = _load("map_text").get("peer") or {}
-    out.append(["map text: parse + simplify, tinygrad's build + simplify / ours (geometric mean)",
-                "", f"tinygrad {text.get('tinygrad_version', '')}".strip() if "geometric_mean_ratio" in text else
-                str(text.get("tinygrad", "not measured")),
-                f"{text['geometric_mean_ratio']:.1f}x faster" if "geometric_mean_ratio" in text else "",
-                "20x faster", measure.make_command("map_text")])
+    out.append(
+        [
+            "map text: parse + simplify, tinygrad's build + simplify / ours (geometric mean)",
+            "",
+            f"tinygrad {text.get('tinygrad_version', '')}".strip()
+            if "geometric_mean_ratio" in text
+            else str(text.get("tinygrad", "not measured")),
+            f"{text['geometric_mean_ratio']:.1f}x faster" if "geometric_mean_ratio" in text else "",
+            "20x faster",
+            measure.make_command("map_text"),
+        ]
+    )
     return out
 
 
@@ -187,10 +262,16 @@ def summary(start_machine: dict, elapsed: float, options: list[str]) -> None:
     end = measure.machine()
     print(f"\n== summary: {end['date']}, {elapsed:.0f} s")
     print(f"machine: {end['cores']} cores, {end['cpu']}; Python {end['python']}; jaxlib {end['jaxlib']}")
-    print("load average (1, 5, 15 min): at the start " + ", ".join(f"{v:.2f}" for v in start_machine["load_average"])
-          + "; at the end " + ", ".join(f"{v:.2f}" for v in end["load_average"]))
-    print("times: wall / CPU, whole processes except XLA's parse (the call alone, in a fresh process after a "
-          "warm-up); medians of interleaved rounds\n")
+    print(
+        "load average (1, 5, 15 min): at the start "
+        + ", ".join(f"{v:.2f}" for v in start_machine["load_average"])
+        + "; at the end "
+        + ", ".join(f"{v:.2f}" for v in end["load_average"])
+    )
+    print(
+        "times: wall / CPU, whole processes except XLA's parse (the call alone, in a fresh process after a "
+        "warm-up); medians of interleaved rounds\n"
+    )
     measure.table(["figure", "ours", "reference", "ratio", "goal", "reproduce"], rows(options))
 
 

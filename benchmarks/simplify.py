@@ -15,6 +15,7 @@ cold in the same run (see :mod:`tinygrad_peer` below for what "cold" can and can
 For reference: tinygrad 0.14 needs 0.2-5 ms per such map and 4-9 ms per chain cold;
 Inductor 3.5-18 ms per map (Inductor is not measured here).
 """
+
 from __future__ import annotations
 
 import json
@@ -29,15 +30,14 @@ from hlo_index.affine.expr import CEILDIV, FLOORDIV, MOD, SUM
 
 RUNS = 7
 PEER_CASES = {
-    "peer: d0 + d1 floordiv 16": "(d0, d1) -> (d0 + d1 floordiv 16, d1 mod 16), "
-                                 "domain: d0 in [0, 6], d1 in [0, 14]",
+    "peer: d0 + d1 floordiv 16": "(d0, d1) -> (d0 + d1 floordiv 16, d1 mod 16), domain: d0 in [0, 6], d1 in [0, 14]",
     "peer: digits 100/10": "(d0, d1, d2) -> ((100d0 + 10d1 + d2) floordiv 100, ((100d0 + 10d1 + "
-                           "d2) mod 100) floordiv 10, d2 mod 10), "
-                           "domain: d0 in [0, 9], d1 in [0, 9], d2 in [0, 9]",
+    "d2) mod 100) floordiv 10, d2 mod 10), "
+    "domain: d0 in [0, 9], d1 in [0, 9], d2 in [0, 9]",
     "peer: 16d0 + 4d1 + d2": "(d0, d1, d2) -> ((16d0 + 4d1 + d2) floordiv 8, (16d0 + 4d1 + d2) "
-                             "mod 8), domain: d0 in [0, 9], d1 in [0, 9], d2 in [0, 9]",
+    "mod 8), domain: d0 in [0, 9], d1 in [0, 9], d2 in [0, 9]",
     "peer: 9 - (..) floordiv 11": "(d0, d1) -> (9 - ((-11d0 - d1 + 109) floordiv 11)), "
-                                  "domain: d0 in [0, 9], d1 in [0, 10]",
+    "domain: d0 in [0, 9], d1 in [0, 10]",
 }
 PEER_EXPECTED = {
     "peer: d0 + d1 floordiv 16": "(d0, d1)",
@@ -77,8 +77,7 @@ def transpose(in_shape, permutation) -> IndexingMap:
 
 def slice_map(in_shape, starts, strides) -> IndexingMap:
     out_shape = [max(1, (n - s) // k) for n, s, k in zip(in_shape, starts, strides)]
-    return IndexingMap.from_shape_dims(out_shape, [dim(i) * k + s for i, (s, k) in
-                                                   enumerate(zip(starts, strides))])
+    return IndexingMap.from_shape_dims(out_shape, [dim(i) * k + s for i, (s, k) in enumerate(zip(starts, strides))])
 
 
 def chain_10_10_10():
@@ -88,9 +87,13 @@ def chain_10_10_10():
 
 def chain_attention():
     m = reshape([8, 128, 12, 64], [8, 128, 768])
-    for step in (transpose([8, 128, 768], (1, 0, 2)), reshape([128, 8, 768], [1024, 768]),
-                 reshape([1024, 768], [128, 8, 768]), transpose([128, 8, 768], (1, 0, 2)),
-                 reshape([8, 128, 768], [8, 128, 12, 64])):
+    for step in (
+        transpose([8, 128, 768], (1, 0, 2)),
+        reshape([128, 8, 768], [1024, 768]),
+        reshape([1024, 768], [128, 8, 768]),
+        transpose([128, 8, 768], (1, 0, 2)),
+        reshape([8, 128, 768], [8, 128, 12, 64]),
+    ):
         m = m.compose(step)
     return m
 
@@ -139,8 +142,9 @@ def _substitute(outer: IndexingMap, inner: IndexingMap) -> IndexingMap:
     from hlo_index.affine.expr import DIM, replace_variables
 
     memo: dict = {}
-    results = [replace_variables(e, lambda v: inner.results[v.value] if v.kind == DIM else None,
-                                 memo) for e in outer.results]
+    results = [
+        replace_variables(e, lambda v: inner.results[v.value] if v.kind == DIM else None, memo) for e in outer.results
+    ]
     return IndexingMap(inner.dims, (), (), results)
 
 
@@ -149,26 +153,30 @@ def _substitute(outer: IndexingMap, inner: IndexingMap) -> IndexingMap:
 # the simplest form). The builders use only + - * // %, so the same function evaluates on Python
 # ints (floor semantics, the reference) and builds tinygrad UOps.
 def _chain_10_10_10_exprs(d0, d1, d2):
-    linear = 100 * d0 + 10 * d1 + d2            # [10,10,10] -> [50,20]
+    linear = 100 * d0 + 10 * d1 + d2  # [10,10,10] -> [50,20]
     row, col = linear // 20, linear % 20
-    linear2 = 20 * row + col                     # [50,20] -> [10,10,10]
+    linear2 = 20 * row + col  # [50,20] -> [10,10,10]
     return [linear2 // 100, (linear2 // 10) % 10, linear2 % 10]
 
 
 TINYGRAD_CASES = {
-    "peer: d0 + d1 floordiv 16": ({"d0": (0, 6), "d1": (0, 14)},
-                                  lambda d0, d1: [d0 + d1 // 16, d1 % 16], 0),
-    "peer: digits 100/10": ({"d0": (0, 9), "d1": (0, 9), "d2": (0, 9)},
-                            lambda d0, d1, d2: [(100 * d0 + 10 * d1 + d2) // 100,
-                                                ((100 * d0 + 10 * d1 + d2) % 100) // 10,
-                                                d2 % 10], 0),
-    "peer: 16d0 + 4d1 + d2": ({"d0": (0, 9), "d1": (0, 9), "d2": (0, 9)},
-                              lambda d0, d1, d2: [(16 * d0 + 4 * d1 + d2) // 8,
-                                                  (16 * d0 + 4 * d1 + d2) % 8], 2),
-    "peer: 9 - (..) floordiv 11": ({"d0": (0, 9), "d1": (0, 10)},
-                                   lambda d0, d1: [9 - ((-11 * d0 - d1 + 109) // 11)], 0),
-    "reshape [10,10,10]->[50,20]->[10,10,10]": ({"d0": (0, 9), "d1": (0, 9), "d2": (0, 9)},
-                                                _chain_10_10_10_exprs, 0),
+    "peer: d0 + d1 floordiv 16": ({"d0": (0, 6), "d1": (0, 14)}, lambda d0, d1: [d0 + d1 // 16, d1 % 16], 0),
+    "peer: digits 100/10": (
+        {"d0": (0, 9), "d1": (0, 9), "d2": (0, 9)},
+        lambda d0, d1, d2: [(100 * d0 + 10 * d1 + d2) // 100, ((100 * d0 + 10 * d1 + d2) % 100) // 10, d2 % 10],
+        0,
+    ),
+    "peer: 16d0 + 4d1 + d2": (
+        {"d0": (0, 9), "d1": (0, 9), "d2": (0, 9)},
+        lambda d0, d1, d2: [(16 * d0 + 4 * d1 + d2) // 8, (16 * d0 + 4 * d1 + d2) % 8],
+        2,
+    ),
+    "peer: 9 - (..) floordiv 11": (
+        {"d0": (0, 9), "d1": (0, 10)},
+        lambda d0, d1: [9 - ((-11 * d0 - d1 + 109) // 11)],
+        0,
+    ),
+    "reshape [10,10,10]->[50,20]->[10,10,10]": ({"d0": (0, 9), "d1": (0, 9), "d2": (0, 9)}, _chain_10_10_10_exprs, 0),
 }
 
 
@@ -215,18 +223,23 @@ def tinygrad_peer():
         names = list(bounds)
         correct = all(
             [e.sym_infer(dict(zip(names, point))) for e in result.src] == make(*point)
-            for point in itertools.product(*(range(lo, hi + 1) for lo, hi in bounds.values())))
-        cases[name] = {"seconds": statistics.median(samples), "rendered": rendered,
-                       "divisions": divisions, "simplest_divisions": simplest_divisions,
-                       "correct": correct,
-                       "simplest_form": correct and divisions <= simplest_divisions}
+            for point in itertools.product(*(range(lo, hi + 1) for lo, hi in bounds.values()))
+        )
+        cases[name] = {
+            "seconds": statistics.median(samples),
+            "rendered": rendered,
+            "divisions": divisions,
+            "simplest_divisions": simplest_divisions,
+            "correct": correct,
+            "simplest_form": correct and divisions <= simplest_divisions,
+        }
         del result
-    return {"version": getattr(tinygrad, "__version__", None) or _dist_version("tinygrad"),
-            "cases": cases}
+    return {"version": getattr(tinygrad, "__version__", None) or _dist_version("tinygrad"), "cases": cases}
 
 
 def _dist_version(name):
     from importlib.metadata import version
+
     return version(name)
 
 
@@ -312,8 +325,7 @@ def quality_against_isl(count: int = 200, seed: int = 1, depth: int = 3):
         isl_count = isl_division_count(m)
         raw += isl_count < division_groups(m)
         comparable += isl_count < comparable_divisions(m)
-    return {"maps": count, "depth": depth, "isl_fewer_divisions_raw": raw,
-            "isl_fewer_divisions_comparable": comparable}
+    return {"maps": count, "depth": depth, "isl_fewer_divisions_raw": raw, "isl_fewer_divisions_comparable": comparable}
 
 
 def _random_expr(rng, n_dims, depth):
@@ -333,30 +345,36 @@ def _random_map(rng, depth: int = 3) -> IndexingMap:
     n = rng.randint(1, 3)
     return IndexingMap.from_shape_dims(
         [rng.choice([4, 8, 10, 16, 32]) for _ in range(n)],
-        [_random_expr(rng, n, depth) for _ in range(rng.randint(1, 3))])
+        [_random_expr(rng, n, depth) for _ in range(rng.randint(1, 3))],
+    )
 
 
 # -------------------------------------------------------------------------------- main
 def main() -> int:
     spec_texts = dict(PEER_CASES)
     cases = list(spec_texts.items()) + generated_maps(100)
-    per_map = {name_i: time_cold(text) for name_i, text in
-               ((f"{i:03d} {name}", text) for i, (name, text) in enumerate(cases))}
+    per_map = {
+        name_i: time_cold(text) for name_i, text in ((f"{i:03d} {name}", text) for i, (name, text) in enumerate(cases))
+    }
     times = list(per_map.values())
     peers = {}
     for name, text in PEER_CASES.items():
         simplified = str(parse_map(text).simplified())
-        peers[name] = {"seconds": time_cold(text), "simplified": simplified,
-                       "simplest_form": PEER_EXPECTED[name] in simplified}
+        peers[name] = {
+            "seconds": time_cold(text),
+            "simplified": simplified,
+            "simplest_form": PEER_EXPECTED[name] in simplified,
+        }
     chains = {}
-    for name, build in (("reshape [10,10,10]->[50,20]->[10,10,10]", chain_10_10_10),
-                        ("attention reshape/transpose chain", chain_attention)):
+    for name, build in (
+        ("reshape [10,10,10]->[50,20]->[10,10,10]", chain_10_10_10),
+        ("attention reshape/transpose chain", chain_attention),
+    ):
         result = build()
         identity = result == IndexingMap.identity([b.hi + 1 for b in result.dims])
         chains[name] = {"seconds": time_chain(build), "identity": identity, "map": str(result)}
     quality = [q for q in (quality_against_isl(), quality_against_isl(300, 7, depth=4)) if q]
-    round_trips = [parse_map(text).simplified() for name, text in cases
-                   if name.startswith("reshape ")]
+    round_trips = [parse_map(text).simplified() for name, text in cases if name.startswith("reshape ")]
     identities = sum(m == IndexingMap.identity([b.hi + 1 for b in m.dims]) for m in round_trips)
     report = {
         "reshape_round_trips": {"maps": len(round_trips), "identity": identities},
@@ -368,34 +386,43 @@ def main() -> int:
         "chains": chains,
         "isl_quality": quality,
         "tinygrad": tinygrad_peer() or "tinygrad not importable",
-        "reference_not_measured": {"tinygrad_per_map_ms": [0.2, 5], "tinygrad_chain_ms": [4, 9],
-                                   "inductor_per_map_ms": [3.5, 18]},
+        "reference_not_measured": {
+            "tinygrad_per_map_ms": [0.2, 5],
+            "tinygrad_chain_ms": [4, 9],
+            "inductor_per_map_ms": [3.5, 18],
+        },
     }
     out = Path(__file__).parent / "results" / "simplify.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n")
     _print_table(report)
-    ok = all(p["simplest_form"] for p in peers.values()) and all(
-        c["identity"] for c in chains.values())
+    ok = all(p["simplest_form"] for p in peers.values()) and all(c["identity"] for c in chains.values())
     return 0 if ok else 1
 
 
 def _print_table(report) -> None:
-    rows = [("fixed set", f"{report['maps']} maps",
-             f"median {report['median_seconds'] * 1e6:.1f} us, "
-             f"p95 {report['p95_seconds'] * 1e6:.1f} us")]
+    rows = [
+        (
+            "fixed set",
+            f"{report['maps']} maps",
+            f"median {report['median_seconds'] * 1e6:.1f} us, p95 {report['p95_seconds'] * 1e6:.1f} us",
+        )
+    ]
     for name, peer in report["peer_cases"].items():
-        rows.append((name, "simplest" if peer["simplest_form"] else "NOT simplest",
-                     f"{peer['seconds'] * 1e6:.1f} us"))
+        rows.append((name, "simplest" if peer["simplest_form"] else "NOT simplest", f"{peer['seconds'] * 1e6:.1f} us"))
     for name, chain in report["chains"].items():
-        rows.append((name, "identity" if chain["identity"] else "NOT identity",
-                     f"{chain['seconds'] * 1e3:.3f} ms"))
+        rows.append((name, "identity" if chain["identity"] else "NOT identity", f"{chain['seconds'] * 1e3:.3f} ms"))
     trips = report["reshape_round_trips"]
     rows.append(("reshape round trips -> identity", f"{trips['identity']}/{trips['maps']}", ""))
     for quality in report["isl_quality"]:
-        rows.append((f"isl needs fewer divisions (depth {quality['depth']})",
-                     f"{quality['isl_fewer_divisions_comparable']}/{quality['maps']} "
-                     f"(raw {quality['isl_fewer_divisions_raw']})", ""))
+        rows.append(
+            (
+                f"isl needs fewer divisions (depth {quality['depth']})",
+                f"{quality['isl_fewer_divisions_comparable']}/{quality['maps']} "
+                f"(raw {quality['isl_fewer_divisions_raw']})",
+                "",
+            )
+        )
     width = max(len(r[0]) for r in rows)
     print(f"{'case'.ljust(width)}  {'result'.ljust(24)}  cold time")
     for name, status, timing in rows:
@@ -413,16 +440,17 @@ def _print_tinygrad(report) -> None:
     ours.update({name: (c["seconds"], c["identity"]) for name, c in report["chains"].items()})
     width = max(len(name) for name in peer["cases"])
     print(f"tinygrad {peer['version']} vs ours, cold simplification (median of {RUNS})")
-    print(f"{'case'.ljust(width)}  {'ours':>10}  {'tinygrad':>10}  {'ratio':>7}  "
-          f"ours simplest  tinygrad simplest")
+    print(f"{'case'.ljust(width)}  {'ours':>10}  {'tinygrad':>10}  {'ratio':>7}  ours simplest  tinygrad simplest")
     for name, tg in peer["cases"].items():
         our_seconds, our_simplest = ours[name]
         tg_status = ("yes" if tg["simplest_form"] else "NO") + (
-            f" ({tg['divisions']} div/mod, simplest {tg['simplest_divisions']})"
-            + ("" if tg["correct"] else " WRONG"))
-        print(f"{name.ljust(width)}  {our_seconds * 1e6:8.1f}us  {tg['seconds'] * 1e6:8.1f}us  "
-              f"{tg['seconds'] / our_seconds:6.1f}x  {('yes' if our_simplest else 'NO'):13}  "
-              f"{tg_status}")
+            f" ({tg['divisions']} div/mod, simplest {tg['simplest_divisions']})" + ("" if tg["correct"] else " WRONG")
+        )
+        print(
+            f"{name.ljust(width)}  {our_seconds * 1e6:8.1f}us  {tg['seconds'] * 1e6:8.1f}us  "
+            f"{tg['seconds'] / our_seconds:6.1f}x  {('yes' if our_simplest else 'NO'):13}  "
+            f"{tg_status}"
+        )
 
 
 if __name__ == "__main__":

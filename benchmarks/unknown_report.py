@@ -13,6 +13,7 @@ Unknown maps are grouped by reason (digits and names folded so that similar reas
 Usage: ``python benchmarks/unknown_report.py [DIR...] [--jobs N] [--timeout S] [--json OUT]``
 (default: ../shared/conformance/xla_hlo and ../shared/corpus).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -62,6 +63,7 @@ def analyse_file(path: str) -> dict:
     from hlo_index.fusion import output_to_input as target_out2in
     from hlo_index.hlo import load
     from hlo_index.ops import output_to_input as op_out2in
+
     counts: collections.Counter = collections.Counter()
     for result in load(path):
         if result.module is None:
@@ -97,8 +99,9 @@ def analyse_file(path: str) -> dict:
 def _child(path: str, queue) -> None:
     try:
         queue.put(analyse_file(path))
-    except Exception as exc:   # a crash is a finding, reported with the file and where it happened
+    except Exception as exc:  # a crash is a finding, reported with the file and where it happened
         import traceback
+
         frame = traceback.extract_tb(exc.__traceback__)[-1]
         where = f"{os.path.relpath(frame.filename, os.path.dirname(HERE))}:{frame.lineno}"
         queue.put({"crashed": 1, f"crash::{type(exc).__name__}: {str(exc)[:100]} at {where}": 1})
@@ -134,6 +137,7 @@ def main(argv=None) -> int:
     ap.add_argument("--top", type=int, default=25)
     args = ap.parse_args(argv)
     import hlo_index.api, hlo_index.fusion, hlo_index.ops  # noqa: F401  (forked children inherit them)
+
     report = {}
     for d in args.dirs:
         files = _files([d])
@@ -146,8 +150,7 @@ def main(argv=None) -> int:
                 per_file[os.path.relpath(path, d)] = counts
                 if counts.get("timed_out") or counts.get("crashed"):
                     slow.append(os.path.relpath(path, d))
-        report[d] = {"files": len(files), "totals": dict(total), "timed_out_or_crashed": slow,
-                     "per_file": per_file}
+        report[d] = {"files": len(files), "totals": dict(total), "timed_out_or_crashed": slow, "per_file": per_file}
         _print(d, len(files), total, slow, args.top)
     if args.json:
         with open(args.json, "w") as fh:
@@ -160,23 +163,29 @@ def _pct(a: int, b: int) -> str:
 
 
 def _print(d: str, nfiles: int, total, slow, top: int) -> None:
-    print(f"== {d}: {nfiles} files, parse failures {total['parse_failed']}, "
-          f"timed out {total['timed_out']}, crashed {total['crashed']}")
+    print(
+        f"== {d}: {nfiles} files, parse failures {total['parse_failed']}, "
+        f"timed out {total['timed_out']}, crashed {total['crashed']}"
+    )
     for what in ("fusions", "ops"):
         k, u = total[f"{what}_known"], total[f"{what}_unknown"]
         print(f"  {what:9s} maps: {k + u:8d}  unknown {u:7d} ({_pct(u, k + u)})")
     rows, ku = total["defaults_rows"], total["defaults_rows_unknown"]
-    print(f"  defaults  operand rows: {rows:8d}  unknown {ku:7d} ({_pct(ku, rows)}), "
-          f"known {_pct(rows - ku, rows)}")
+    print(f"  defaults  operand rows: {rows:8d}  unknown {ku:7d} ({_pct(ku, rows)}), known {_pct(rows - ku, rows)}")
     read = total["defaults_rows_read"]
-    print(f"  defaults  rows read:    {read:8d}  unknown {ku:7d} ({_pct(ku, read)}), "
-          f"known {_pct(read - ku, read)} (rows with at least one map)")
+    print(
+        f"  defaults  rows read:    {read:8d}  unknown {ku:7d} ({_pct(ku, read)}), "
+        f"known {_pct(read - ku, read)} (rows with at least one map)"
+    )
     mk, mu = total["defaults_maps_known"], total["defaults_maps_unknown"]
-    print(f"  defaults  maps:         {mk + mu:8d}  unknown {mu:7d} ({_pct(mu, mk + mu)}), "
-          f"known {_pct(mk, mk + mu)} (exact merges make fewer maps: rows are the steadier count)")
+    print(
+        f"  defaults  maps:         {mk + mu:8d}  unknown {mu:7d} ({_pct(mu, mk + mu)}), "
+        f"known {_pct(mk, mk + mu)} (exact merges make fewer maps: rows are the steadier count)"
+    )
     for what in ("fusions", "ops", "defaults"):
-        reasons = sorted(((v, k.split("::", 1)[1]) for k, v in total.items()
-                          if k.startswith(f"{what}_reason::")), reverse=True)
+        reasons = sorted(
+            ((v, k.split("::", 1)[1]) for k, v in total.items() if k.startswith(f"{what}_reason::")), reverse=True
+        )
         if reasons:
             print(f"  -- {what}: unknown by reason")
             for v, r in reasons[:top]:

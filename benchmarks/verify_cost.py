@@ -7,6 +7,7 @@ file cannot hold up the run; it is not run again in later rounds.
 Usage: ``python benchmarks/verify_cost.py [--rounds N | --quick] [--only TEXT] [--timeout S]``
 (default limit 120 s a process). Writes ``benchmarks/results/verify_cost.json``.
 """
+
 from __future__ import annotations
 
 import sys
@@ -17,8 +18,12 @@ from measure import SHARED
 
 
 def files() -> list[Path]:
-    return [p for folder in ("corpus", "field") for p in sorted((SHARED / folder).rglob("*"))
-            if p.is_file() and not p.name.endswith((".md", ".json"))]
+    return [
+        p
+        for folder in ("corpus", "field")
+        for p in sorted((SHARED / folder).rglob("*"))
+        if p.is_file() and not p.name.endswith((".md", ".json"))
+    ]
 
 
 def main(argv: list[str]) -> int:
@@ -29,22 +34,39 @@ def main(argv: list[str]) -> int:
     for path in files():
         if only and only not in str(path):
             continue
-        sides = measure.interleaved({
-            "check": lambda p=path: measure.tool(["check", p], timeout=timeout),
-            "verify": lambda p=path: measure.tool(["check", p, "--verify"], timeout=timeout),
-        }, rounds)
+        sides = measure.interleaved(
+            {
+                "check": lambda p=path: measure.tool(["check", p], timeout=timeout),
+                "verify": lambda p=path: measure.tool(["check", p, "--verify"], timeout=timeout),
+            },
+            rounds,
+        )
         check, verify = sides["check"], sides["verify"]
-        entry = {"file": measure.shown(path), **sides, "wall_ratio": measure.ratio(verify, check, "wall_s"),
-                 "cpu_ratio": measure.ratio(verify, check, "cpu_s")}
+        entry = {
+            "file": measure.shown(path),
+            **sides,
+            "wall_ratio": measure.ratio(verify, check, "wall_s"),
+            "cpu_ratio": measure.ratio(verify, check, "cpu_s"),
+        }
         if "timed_out" in verify and check.get("wall_s"):
             entry["wall_ratio_above"] = verify["wall_s"] / check["wall_s"]
         results.append(entry)
-        rows.append([measure.shown(path).removeprefix("../shared/"), measure.times(check),
-                     measure.times(verify), measure.times_ratio(verify, check), measure.mb(check),
-                     measure.mb(verify), f"{measure.exits(check)} / {measure.exits(verify)}"])
+        rows.append(
+            [
+                measure.shown(path).removeprefix("../shared/"),
+                measure.times(check),
+                measure.times(verify),
+                measure.times_ratio(verify, check),
+                measure.mb(check),
+                measure.mb(verify),
+                f"{measure.exits(check)} / {measure.exits(verify)}",
+            ]
+        )
         print(f"  {rows[-1][0]}: {rows[-1][3]}", file=sys.stderr, flush=True)
-    print(f"check FILE vs check FILE --verify, whole processes, medians of {rounds} interleaved rounds "
-          f"(limit {timeout:.0f} s a process); wall / CPU")
+    print(
+        f"check FILE vs check FILE --verify, whole processes, medians of {rounds} interleaved rounds "
+        f"(limit {timeout:.0f} s a process); wall / CPU"
+    )
     measure.table(["file", "check", "check --verify", "ratio", "RSS check", "RSS verify", "exit"], rows)
     ranked = [(r.get("wall_ratio") or r.get("wall_ratio_above"), r) for r in results]
     ranked = [(value, r) for value, r in ranked if value is not None]
@@ -53,9 +75,16 @@ def main(argv: list[str]) -> int:
         value, r = worst
         bound = "> " if "wall_ratio_above" in r else ""
         print(f"worst: {bound}{value:.1f}x wall ({r['file']})")
-    measure.write("verify_cost", {"rounds": rounds, "timeout_s": timeout, "files": results,
-                                  "worst": worst and {"file": worst[1]["file"], "wall_ratio": worst[0],
-                                                      "at_least": "wall_ratio_above" in worst[1]}})
+    measure.write(
+        "verify_cost",
+        {
+            "rounds": rounds,
+            "timeout_s": timeout,
+            "files": results,
+            "worst": worst
+            and {"file": worst[1]["file"], "wall_ratio": worst[0], "at_least": "wall_ratio_above" in worst[1]},
+        },
+    )
     return 0
 
 

@@ -12,6 +12,7 @@ and left out of the worst ratio.
 Usage: ``python benchmarks/vs_xla.py [--rounds N | --quick] [--only TEXT] [--timeout S]``
 (``--only``: the files whose path contains TEXT). Writes ``benchmarks/results/vs_xla.json``.
 """
+
 from __future__ import annotations
 
 import sys
@@ -43,42 +44,71 @@ def compare(name: str, paths: list[Path], command: list[str], argv: list[str]) -
     for path in paths:
         if only and only not in str(path):
             continue
-        sides = measure.interleaved({
-            "xla": lambda p=path: measure.xla_parse(p),
-            "ours": lambda p=path: measure.tool(args(p), timeout=timeout),
-            "fixed": lambda: measure.tool(args(tiny)),
-        }, rounds)
+        sides = measure.interleaved(
+            {
+                "xla": lambda p=path: measure.xla_parse(p),
+                "ours": lambda p=path: measure.tool(args(p), timeout=timeout),
+                "fixed": lambda: measure.tool(args(tiny)),
+            },
+            rounds,
+        )
         xla, ours, fixed = sides["xla"], sides["ours"], sides["fixed"]
-        entry = {"file": measure.shown(path), "bytes": path.stat().st_size, **sides,
-                 "wall_ratio": measure.ratio(ours, xla, "wall_s"), "cpu_ratio": measure.ratio(ours, xla, "cpu_s"),
-                 "wall_ratio_with_fixed": measure.ratio(ours, xla, "wall_s", fixed.get("wall_s", 0.0)),
-                 "cpu_ratio_with_fixed": measure.ratio(ours, xla, "cpu_s", fixed.get("cpu_s", 0.0))}
+        entry = {
+            "file": measure.shown(path),
+            "bytes": path.stat().st_size,
+            **sides,
+            "wall_ratio": measure.ratio(ours, xla, "wall_s"),
+            "cpu_ratio": measure.ratio(ours, xla, "cpu_s"),
+            "wall_ratio_with_fixed": measure.ratio(ours, xla, "wall_s", fixed.get("wall_s", 0.0)),
+            "cpu_ratio_with_fixed": measure.ratio(ours, xla, "cpu_s", fixed.get("cpu_s", 0.0)),
+        }
         results.append(entry)
-        rows.append([path.name[:72], measure.times(xla), measure.times(ours), measure.times_ratio(ours, xla),
-                     measure.times(fixed), measure.times_ratio(ours, xla, fixed),
-                     measure.mb(ours), measure.exits(ours)])
+        rows.append(
+            [
+                path.name[:72],
+                measure.times(xla),
+                measure.times(ours),
+                measure.times_ratio(ours, xla),
+                measure.times(fixed),
+                measure.times_ratio(ours, xla, fixed),
+                measure.mb(ours),
+                measure.exits(ours),
+            ]
+        )
         print(f"  {rows[-1][0]}: {rows[-1][3]}", file=sys.stderr, flush=True)
     shown_command = " ".join(["hlo-index", *command])
-    print(f"ours: {shown_command} (whole process); XLA parse: the call alone, in a fresh process; "
-          f"fixed cost: ours on a 5-line module; medians of {rounds} interleaved rounds; wall / CPU")
-    measure.table(["file", "XLA parse", "ours", "ratio", "fixed cost", "ratio to XLA + fixed",
-                   "peak RSS", "exit"], rows)
+    print(
+        f"ours: {shown_command} (whole process); XLA parse: the call alone, in a fresh process; "
+        f"fixed cost: ours on a 5-line module; medians of {rounds} interleaved rounds; wall / CPU"
+    )
+    measure.table(
+        ["file", "XLA parse", "ours", "ratio", "fixed cost", "ratio to XLA + fixed", "peak RSS", "exit"], rows
+    )
     measured = [r for r in results if r["wall_ratio"] is not None]
     worst = max(measured, key=lambda r: r["wall_ratio"], default=None)
     worst_fixed = max(measured, key=lambda r: r["wall_ratio_with_fixed"], default=None)
     if worst:
         print(f"worst ratio: {worst['wall_ratio']:.1f}x wall / {worst['cpu_ratio']:.1f}x CPU ({worst['file']})")
-        print(f"worst ratio to XLA + fixed cost: {worst_fixed['wall_ratio_with_fixed']:.1f}x wall / "
-              f"{worst_fixed['cpu_ratio_with_fixed']:.1f}x CPU ({worst_fixed['file']})")
+        print(
+            f"worst ratio to XLA + fixed cost: {worst_fixed['wall_ratio_with_fixed']:.1f}x wall / "
+            f"{worst_fixed['cpu_ratio_with_fixed']:.1f}x CPU ({worst_fixed['file']})"
+        )
     for r in results:
         if r["wall_ratio"] is None:
-            why = (f"rejected by XLA: {r['xla']['rejected']}" if "rejected" in r["xla"]
-                   else r["xla"].get("not_measured") or f"{shown_command}: {measure.seconds(r['ours'])}")
+            why = (
+                f"rejected by XLA: {r['xla']['rejected']}"
+                if "rejected" in r["xla"]
+                else r["xla"].get("not_measured") or f"{shown_command}: {measure.seconds(r['ours'])}"
+            )
             print(f"not in the ratio: {r['file']}: {why}")
     keys = ("file", "wall_ratio", "cpu_ratio", "wall_ratio_with_fixed", "cpu_ratio_with_fixed")
-    data = {"command": shown_command, "rounds": rounds, "files": results,
-            "worst": worst and {k: worst[k] for k in keys},
-            "worst_with_fixed": worst_fixed and {k: worst_fixed[k] for k in keys}}
+    data = {
+        "command": shown_command,
+        "rounds": rounds,
+        "files": results,
+        "worst": worst and {k: worst[k] for k in keys},
+        "worst_with_fixed": worst_fixed and {k: worst_fixed[k] for k in keys},
+    }
     measure.write(name, data)
     return data
 

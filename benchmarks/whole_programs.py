@@ -6,6 +6,7 @@ Usage: ``python benchmarks/whole_programs.py [--rounds N | --quick] [--only TEXT
 (default timeout 300 s a file: past it the file is printed as "> 300 s").
 Writes ``benchmarks/results/whole_programs.json``.
 """
+
 from __future__ import annotations
 
 import sys
@@ -22,8 +23,12 @@ def main(argv: list[str]) -> int:
         return 0
     if "--timeout" not in argv:
         argv = [*argv, "--timeout", "300"]
-    compare("whole_programs", sorted(p for p in XLA_TOOLS.iterdir() if p.is_file()),
-            ["analyze", "FILE", "--format", "json", "--direction", "both"], argv)
+    compare(
+        "whole_programs",
+        sorted(p for p in XLA_TOOLS.iterdir() if p.is_file()),
+        ["analyze", "FILE", "--format", "json", "--direction", "both"],
+        argv,
+    )
     return 0
 
 

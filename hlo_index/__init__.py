@@ -11,10 +11,21 @@ Caches and budgets belong to an analysis context (``hlo_index.context``):
 
 Names are resolved lazily so that ``import hlo_index`` (and the CLI's startup) stays cheap.
 """
+
 from __future__ import annotations
 
-_API = {"load", "output_to_input", "input_to_output", "select_targets", "SelectedTarget",
-        "TargetNotFound", "OperandIndexing", "Session", "Budgets", "AnalysisContext"}
+_API = {
+    "load",
+    "output_to_input",
+    "input_to_output",
+    "select_targets",
+    "SelectedTarget",
+    "TargetNotFound",
+    "OperandIndexing",
+    "Session",
+    "Budgets",
+    "AnalysisContext",
+}
 
 __all__ = sorted(_API | {"__version__"})
 
@@ -22,9 +33,11 @@ __all__ = sorted(_API | {"__version__"})
 def __getattr__(name: str):
     if name in _API:
         from . import api
+
         return getattr(api, name)
-    if name == "__version__":   # from the installed distribution's metadata, the one source of truth
+    if name == "__version__":  # from the installed distribution's metadata, the one source of truth
         from importlib.metadata import PackageNotFoundError, version
+
         try:
             return version("hlo-index")
         except PackageNotFoundError:

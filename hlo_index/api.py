@@ -1,11 +1,12 @@
 """The public Python API: load dumps, pick targets, get their indexing maps.
 
-    import hlo_index
-    [module] = hlo_index.load("dump/jit_f.after_optimizations.hlo.txt")
-    for fusion in module.fusions:
-        for row in hlo_index.output_to_input(fusion):
-            print(fusion.name, row.operand, [str(m) for m in row.maps], row.deduplicated)
+import hlo_index
+[module] = hlo_index.load("dump/jit_f.after_optimizations.hlo.txt")
+for fusion in module.fusions:
+    for row in hlo_index.output_to_input(fusion):
+        print(fusion.name, row.operand, [str(m) for m in row.maps], row.deduplicated)
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,12 +30,13 @@ def load(path: str) -> list[Module]:
     read or parsed; ``hlo_index.hlo.load`` gives per-file results instead.
     """
     from .hlo import load_path
+
     return load_path(path)
 
 
 @dataclass(frozen=True, slots=True)
 class SelectedTarget:
-    kind: str            # "fusion" | "computation" | "instruction"
+    kind: str  # "fusion" | "computation" | "instruction"
     target: Target
 
 
@@ -58,6 +60,7 @@ def matching_fusions(module: Module, patterns) -> list[Instruction]:
     """Fusions whose instruction or fused computation name matches a name or glob of ``patterns``
     (one string or several), in module order."""
     from fnmatch import fnmatchcase
+
     bare = [_bare(p) for p in ([patterns] if isinstance(patterns, str) else patterns)]
     out = []
     for f in module.fusions:
@@ -68,8 +71,13 @@ def matching_fusions(module: Module, patterns) -> list[Instruction]:
     return out
 
 
-def select_targets(module: Module, fusion: Optional[str] = None, computation: Optional[str] = None,
-                   instruction: Optional[str] = None, fusions_only: bool = False) -> list[SelectedTarget]:
+def select_targets(
+    module: Module,
+    fusion: Optional[str] = None,
+    computation: Optional[str] = None,
+    instruction: Optional[str] = None,
+    fusions_only: bool = False,
+) -> list[SelectedTarget]:
     """The targets of one module: the named one, or every fusion (no fusion: the ENTRY computation,
     unless ``fusions_only``).
 
@@ -79,8 +87,9 @@ def select_targets(module: Module, fusion: Optional[str] = None, computation: Op
         found = matching_fusions(module, fusion)
         if not found:
             patterns = [fusion] if isinstance(fusion, str) else list(fusion)
-            raise TargetNotFound(f"no fusion named {' or '.join(repr(_bare(p)) for p in patterns)} "
-                                 f"in module {module.name}")
+            raise TargetNotFound(
+                f"no fusion named {' or '.join(repr(_bare(p)) for p in patterns)} in module {module.name}"
+            )
         return [SelectedTarget("fusion", f) for f in found]
     if computation is not None:
         comp = module.by_name.get(_bare(computation))
@@ -148,5 +157,18 @@ def operand_info(target: Target) -> list[tuple[str, object]]:
     return [(n, None) for n in target.operand_names]
 
 
-__all__ = ["Session", "Budgets", "AnalysisContext", "load", "select_targets", "matching_fusions", "SelectedTarget", "TargetNotFound", "output_to_input",
-           "input_to_output", "OperandIndexing", "operand_info", "callee_of"]
+__all__ = [
+    "Session",
+    "Budgets",
+    "AnalysisContext",
+    "load",
+    "select_targets",
+    "matching_fusions",
+    "SelectedTarget",
+    "TargetNotFound",
+    "output_to_input",
+    "input_to_output",
+    "OperandIndexing",
+    "operand_info",
+    "callee_of",
+]

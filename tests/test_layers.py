@@ -5,6 +5,7 @@ A layer is a top-level package or module of ``hlo_index`` (``ops``, ``fusion``, 
 table lists, per layer, the layers it may import besides itself and ``context``. The checker reads
 source with ``ast`` and imports nothing, so it also runs on a planted copy of the tree.
 """
+
 from __future__ import annotations
 
 import ast
@@ -16,15 +17,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "hlo_index"
 CONTRACTS = ROOT / "docs" / "CONTRACTS.md"
-ALWAYS = {"context"}   # the analysis context: caches and budgets, importable from every layer
+ALWAYS = {"context"}  # the analysis context: caches and budgets, importable from every layer
 
 
 def layer_table(contracts: Path = CONTRACTS) -> dict[str, set[str]]:
     """``{layer: layers it may import}`` from the fenced block after the line ``<!-- layers -->``."""
     text = contracts.read_text()
     start = text.index("<!-- layers -->")
-    block = text[text.index("```", start) + 3:]
-    block = block[block.index("\n") + 1:block.index("```")]
+    block = text[text.index("```", start) + 3 :]
+    block = block[block.index("\n") + 1 : block.index("```")]
     table: dict[str, set[str]] = {}
     for line in block.splitlines():
         words = line.split("#", 1)[0].split()
@@ -72,7 +73,7 @@ def imports_of(path: Path, package: Path = PACKAGE, runtime_only: bool = False) 
             found += [(alias.name, node.lineno) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             if node.level:
-                base = here[:len(here) - node.level + 1]
+                base = here[: len(here) - node.level + 1]
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
@@ -180,7 +181,7 @@ def test_no_import_cycle_outside_affine():
     cycles = []
     counter = [0]
 
-    def strongly_connect(v: str) -> None:   # Tarjan's algorithm
+    def strongly_connect(v: str) -> None:  # Tarjan's algorithm
         index[v] = low[v] = counter[0]
         counter[0] += 1
         stack.append(v)

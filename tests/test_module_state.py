@@ -7,6 +7,7 @@ taken; then real work runs through the CLI (every command, both directions, --ve
 directory of real dumps, a module with a while loop). Any container whose contents changed was
 filled at run time, which is exactly what must live in ``hlo_index.context`` instead.
 """
+
 from __future__ import annotations
 
 import collections
@@ -32,7 +33,7 @@ def _all_modules() -> list:
     for info in pkgutil.walk_packages(hlo_index.__path__, "hlo_index."):
         try:
             modules.append(importlib.import_module(info.name))
-        except ImportError:   # optional dependency absent (islpy): nothing of it can run either
+        except ImportError:  # optional dependency absent (islpy): nothing of it can run either
             continue
     return modules
 
@@ -61,7 +62,7 @@ def _changed(before, after) -> bool:
         return True
     try:
         return before != after
-    except Exception:   # an element that cannot compare: lengths matched, check identities
+    except Exception:  # an element that cannot compare: lengths matched, check identities
         return any(a is not b for a, b in zip(before[2], after[2]))
 
 
@@ -70,13 +71,14 @@ def _work(tmp_path: Path) -> None:
     loop.write_text(while_sums_rows())
     runner = CliRunner()
     from hlo_index.cli import main
+
     paths = [str(loop)]
     for sub in ("mlp", "reshape_bitcast", "control_flow_rng"):
         if (CORPUS / sub).is_dir():
             paths.append(str(CORPUS / sub))
     commands = [
         ["analyze", *paths, "--format", "json", "--direction", "both"],
-        ["analyze", *paths[:2], "--direction", "both", "--verify"],   # the reference walk is slow on loops
+        ["analyze", *paths[:2], "--direction", "both", "--verify"],  # the reference walk is slow on loops
         ["analyze", str(loop), "--instruction", "w", "--physical"],
         ["check", *paths, "--exit-zero"],
         ["stats", *paths],
@@ -99,8 +101,11 @@ def test_no_module_level_state_is_filled_at_run_time(tmp_path):
     before = {key: _snapshot(value) for key, value in _containers(modules).items()}
     with AnalysisContext():
         _work(tmp_path)
-    grown = sorted(f"{m}.{n}" for (m, n), value in _containers(modules).items()
-                   if (m, n) in before and _changed(before[(m, n)], _snapshot(value)))
+    grown = sorted(
+        f"{m}.{n}"
+        for (m, n), value in _containers(modules).items()
+        if (m, n) in before and _changed(before[(m, n)], _snapshot(value))
+    )
     assert not grown, f"module-level containers filled at run time (move them to hlo_index.context): {grown}"
 
 

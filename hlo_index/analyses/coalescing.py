@@ -20,6 +20,7 @@ The verdict is ``coalesced`` when a warp needs no more transactions than the ide
 (contiguous and broadcast reads always are, a misaligned start only costing one segment),
 ``uncoalesced`` otherwise, with the reason.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -38,46 +39,56 @@ SEGMENT_BYTES = 128
 
 @dataclass(frozen=True)
 class MapCoalescing:
-    pattern: str                 # contiguous | strided | broadcast | scattered | none
-    stride: Optional[int]        # elements between consecutive threads (strided/contiguous)
-    transactions: float          # mean 128-byte segments per warp
-    ideal_transactions: float    # mean minimum segments for the same bytes
+    pattern: str  # contiguous | strided | broadcast | scattered | none
+    stride: Optional[int]  # elements between consecutive threads (strided/contiguous)
+    transactions: float  # mean 128-byte segments per warp
+    ideal_transactions: float  # mean minimum segments for the same bytes
     warps_sampled: int
 
     def to_json(self) -> dict:
-        return {"pattern": self.pattern, "stride": self.stride,
-                "transactions_per_32": self.transactions,
-                "ideal_transactions_per_32": self.ideal_transactions,
-                "warps_sampled": self.warps_sampled}
+        return {
+            "pattern": self.pattern,
+            "stride": self.stride,
+            "transactions_per_32": self.transactions,
+            "ideal_transactions_per_32": self.ideal_transactions,
+            "warps_sampled": self.warps_sampled,
+        }
 
 
 @dataclass(frozen=True)
 class Coalescing:
-    verdict: str                 # coalesced | uncoalesced | unknown
+    verdict: str  # coalesced | uncoalesced | unknown
     reason: str
     minor_output_dim: Optional[int]
     per_map: tuple[MapCoalescing, ...]
 
     def to_json(self) -> dict:
-        return {"verdict": self.verdict, "reason": self.reason,
-                "minor_output_dim": self.minor_output_dim,
-                "maps": [m.to_json() for m in self.per_map]}
+        return {
+            "verdict": self.verdict,
+            "reason": self.reason,
+            "minor_output_dim": self.minor_output_dim,
+            "maps": [m.to_json() for m in self.per_map],
+        }
 
 
 def minor_dim(shape: Shape) -> Optional[int]:
     """The output's most minor physical dimension (skipping size-1 dims), or None for scalars."""
     if shape.rank == 0:
         return None
-    order = shape.layout.minor_to_major if shape.layout and shape.layout.minor_to_major else \
-        tuple(range(shape.rank - 1, -1, -1))
+    order = (
+        shape.layout.minor_to_major
+        if shape.layout and shape.layout.minor_to_major
+        else tuple(range(shape.rank - 1, -1, -1))
+    )
     for d in order:
         if shape.dims[d] > 1:
             return d
     return order[0]
 
 
-def operand_coalescing(maps: Sequence[IndexingMap], operand_shape: Shape, output_shape: Shape,
-                       *, warps: int = 4, seed: int = 0) -> Coalescing:
+def operand_coalescing(
+    maps: Sequence[IndexingMap], operand_shape: Shape, output_shape: Shape, *, warps: int = 4, seed: int = 0
+) -> Coalescing:
     """Coalescing of one operand read through ``maps`` from ``output_shape``'s index space."""
     minor = minor_dim(output_shape)
     if any(m.is_undefined for m in maps):
@@ -88,8 +99,13 @@ def operand_coalescing(maps: Sequence[IndexingMap], operand_shape: Shape, output
         return Coalescing("unknown", "the output reads nothing of this operand through these maps", minor, ())
     bits = storage_bits(operand_shape)
     per_map = tuple(_map_coalescing(m, operand_shape, minor, bits, warps, seed) for m in live)
-    bad = [c for c in per_map if c.pattern != "none" and c.transactions > c.ideal_transactions
-           and c.pattern not in ("contiguous", "broadcast")]
+    bad = [
+        c
+        for c in per_map
+        if c.pattern != "none"
+        and c.transactions > c.ideal_transactions
+        and c.pattern not in ("contiguous", "broadcast")
+    ]
     if bad:
         worst = max(bad, key=lambda c: c.transactions / max(c.ideal_transactions, 1))
         return Coalescing("uncoalesced", _describe(worst, bits), minor, per_map)
@@ -102,10 +118,10 @@ def operand_coalescing(maps: Sequence[IndexingMap], operand_shape: Shape, output
 def _describe(c: MapCoalescing, bits: int) -> str:
     if c.pattern == "none":
         return "the sampled output points read nothing of this operand"
-    what = {"contiguous": "contiguous", "broadcast": "broadcast (stride 0)",
-            "scattered": "scattered"}.get(c.pattern, f"strided (stride {c.stride} elements)")
-    return (f"{what}: {c.transactions:g} transactions per {WARP} output elements vs ideal "
-            f"{c.ideal_transactions:g}")
+    what = {"contiguous": "contiguous", "broadcast": "broadcast (stride 0)", "scattered": "scattered"}.get(
+        c.pattern, f"strided (stride {c.stride} elements)"
+    )
+    return f"{what}: {c.transactions:g} transactions per {WARP} output elements vs ideal {c.ideal_transactions:g}"
 
 
 def _warp_points(m: IndexingMap, minor: Optional[int], warps: int, seed: int) -> np.ndarray:
@@ -130,6 +146,7 @@ def _warp_reads(m: IndexingMap, minor: Optional[int], warps: int, seed: int):
     the repeats of a clipped run dropped)."""
     from ..affine.evaluate import evaluate_expr
     from ..affine.expr import DIM, RANGE, RUNTIME
+
     grid = _warp_points(m, minor, warps, seed)
     flat = grid.reshape(warps * WARP, grid.shape[2])
     n = len(flat)
@@ -154,9 +171,11 @@ def _warp_reads(m: IndexingMap, minor: Optional[int], warps: int, seed: int):
     return [rows[w][keep[w]] for w in range(warps)]
 
 
-def _map_coalescing(m: IndexingMap, operand_shape: Shape, minor: Optional[int], bits: int,
-                    warps: int, seed: int) -> MapCoalescing:
+def _map_coalescing(
+    m: IndexingMap, operand_shape: Shape, minor: Optional[int], bits: int, warps: int, seed: int
+) -> MapCoalescing:
     from ..layout import layout_cells
+
     patterns, strides, transactions, ideals = [], [], [], []
     reads = _warp_reads(m, minor, warps, seed)
     if operand_shape.rank == 0:
@@ -166,7 +185,7 @@ def _map_coalescing(m: IndexingMap, operand_shape: Shape, minor: Optional[int], 
         all_offsets = layout_cells(operand_shape, stacked)[0] if len(stacked) else np.zeros(0, np.int64)
     bounds = np.cumsum([0] + [len(r) for r in reads])
     for w in range(len(reads)):
-        offsets = all_offsets[bounds[w]:bounds[w + 1]]
+        offsets = all_offsets[bounds[w] : bounds[w + 1]]
         if len(offsets) == 0:
             continue
         pattern, stride = _pattern(offsets)
@@ -186,8 +205,7 @@ def _map_coalescing(m: IndexingMap, operand_shape: Shape, minor: Optional[int], 
     counts = {p: patterns.count(p) for p in patterns}
     pattern = max(counts, key=lambda p: (counts[p], rank.index(p)))
     stride = next(s for p, s in zip(patterns, strides) if p == pattern)
-    return MapCoalescing(pattern, stride, float(np.mean(transactions)), float(np.mean(ideals)),
-                         len(patterns))
+    return MapCoalescing(pattern, stride, float(np.mean(transactions)), float(np.mean(ideals)), len(patterns))
 
 
 def _pattern(offsets: np.ndarray) -> tuple[str, Optional[int]]:

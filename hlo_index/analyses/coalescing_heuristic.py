@@ -9,6 +9,7 @@
   transactions they cost; ``tiled_read_coalesced`` (the removed ``IsTiledReadCoalescedHeuristic``):
   whether those contiguous bytes fill at least one transaction.
 """
+
 from __future__ import annotations
 
 from math import ceil
@@ -47,9 +48,24 @@ def _is_broadcast_like(instr: Instruction) -> bool:
 
 
 def _elementwise(instr: Instruction) -> bool:
-    return not instr.shape.is_tuple and all(o.shape.dims == instr.shape.dims for o in instr.operands) \
-        and instr.opcode not in ("transpose", "copy", "reshape", "reverse", "slice", "pad",
-                                 "dynamic-slice", "broadcast", "reduce", "sort", "gather")
+    return (
+        not instr.shape.is_tuple
+        and all(o.shape.dims == instr.shape.dims for o in instr.operands)
+        and instr.opcode
+        not in (
+            "transpose",
+            "copy",
+            "reshape",
+            "reverse",
+            "slice",
+            "pad",
+            "dynamic-slice",
+            "broadcast",
+            "reduce",
+            "sort",
+            "gather",
+        )
+    )
 
 
 def _bad_transpose(instr: Instruction) -> Optional[Instruction]:
@@ -63,8 +79,9 @@ def _bad_transpose(instr: Instruction) -> Optional[Instruction]:
     return None
 
 
-def heuristic_coalesced(producer: Instruction, consumer: Optional[Instruction] = None,
-                        emitter: str = "loop") -> tuple[bool, str]:
+def heuristic_coalesced(
+    producer: Instruction, consumer: Optional[Instruction] = None, emitter: str = "loop"
+) -> tuple[bool, str]:
     """(coalesced, why) by XLA's whole-fusion heuristic."""
     if emitter != "transpose":
         for who in (producer, consumer):
@@ -90,13 +107,15 @@ def contiguous_bytes(shape: Shape, tile_sizes: Sequence[int], tile_strides: Sequ
     return ceil(elements * storage_bits(shape) / 8)
 
 
-def tiled_bandwidth_utilization(shape: Shape, tile_sizes: Sequence[int], tile_strides: Sequence[int],
-                                device: GpuDevice = RTX_A6000) -> float:
+def tiled_bandwidth_utilization(
+    shape: Shape, tile_sizes: Sequence[int], tile_strides: Sequence[int], device: GpuDevice = RTX_A6000
+) -> float:
     size = contiguous_bytes(shape, tile_sizes, tile_strides)
     t = device.dram_to_l2_transaction_bytes
     return size / (t * ceil(size / t))
 
 
-def tiled_read_coalesced(shape: Shape, tile_sizes: Sequence[int], tile_strides: Sequence[int],
-                         device: GpuDevice = RTX_A6000) -> bool:
+def tiled_read_coalesced(
+    shape: Shape, tile_sizes: Sequence[int], tile_strides: Sequence[int], device: GpuDevice = RTX_A6000
+) -> bool:
     return contiguous_bytes(shape, tile_sizes, tile_strides) >= device.dram_to_l2_transaction_bytes

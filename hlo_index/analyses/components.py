@@ -11,6 +11,7 @@ else evaluated on a seeded uniform sample of ``sample`` points: its distinct cou
 lower bound, with an upper bound from interval reasoning (the product of each result's value
 range); when the two meet, the count is exact anyway.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from ..affine.expr import DIM, RANGE, Expr
 _WORK = register_table("analyses.components.points", lambda: [0])
 
 
-CALL_POINTS = 1 << 12   # a component's fixed cost (grids, expression walks), in points
+CALL_POINTS = 1 << 12  # a component's fixed cost (grids, expression walks), in points
 
 
 def charge(points: int) -> None:
@@ -43,13 +44,13 @@ def spent_points() -> int:
 
 @dataclass(frozen=True)
 class Component:
-    results: tuple[int, ...]      # result positions this component produces
+    results: tuple[int, ...]  # result positions this component produces
     values: Optional[np.ndarray]  # distinct in-bounds result rows [k, len(results)]; None: not listed
-    points: int                   # feasible points (an estimate when not ``points_exact``)
+    points: int  # feasible points (an estimate when not ``points_exact``)
     points_exact: bool
     distinct_exact: bool
-    upper: int                    # upper bound on the distinct count
-    count: Optional[int] = None   # distinct count when ``values`` is None
+    upper: int  # upper bound on the distinct count
+    count: Optional[int] = None  # distinct count when ``values`` is None
 
     @property
     def distinct(self) -> int:
@@ -59,7 +60,7 @@ class Component:
 @dataclass(frozen=True)
 class Decomposition:
     components: tuple[Component, ...]
-    free_points: int              # product of the sizes of variables used nowhere
+    free_points: int  # product of the sizes of variables used nowhere
 
     @property
     def points(self) -> int:
@@ -94,8 +95,9 @@ def _bounds(m: IndexingMap, v: Expr) -> Interval:
     return m.dims[v.value] if v.kind == DIM else m.range_vars[v.value]
 
 
-def decompose(m: IndexingMap, operand_dims: Optional[Sequence[int]], *, budget: int, seed: int = 0,
-              sample: Optional[int] = None) -> Decomposition:
+def decompose(
+    m: IndexingMap, operand_dims: Optional[Sequence[int]], *, budget: int, seed: int = 0, sample: Optional[int] = None
+) -> Decomposition:
     """Components of ``m`` (no runtime variables), each evaluated exactly or by sampling.
 
     Result rows outside ``operand_dims`` are dropped from ``values`` (they read nothing) but
@@ -122,8 +124,7 @@ def decompose(m: IndexingMap, operand_dims: Optional[Sequence[int]], *, budget: 
             a, b = find(vs[0]), find(other)
             if a is not b:
                 parent[b] = a
-    constant_ok = all(iv.contains(e.constant_value) for (e, iv), vs in zip(m.constraints, constraint_vars)
-                      if not vs)
+    constant_ok = all(iv.contains(e.constant_value) for (e, iv), vs in zip(m.constraints, constraint_vars) if not vs)
     groups: dict = {}
     for k, vs in enumerate(result_vars):
         if vs:
@@ -143,16 +144,16 @@ def decompose(m: IndexingMap, operand_dims: Optional[Sequence[int]], *, budget: 
     domain = Domain(m.dims, m.range_vars)
     for root, (results, constraints) in groups.items():
         members = [v for v in variables if find(v) is root]
-        components.append(_evaluate(m, members, results, constraints, operand_dims, domain,
-                                    budget, sample, seed))
+        components.append(_evaluate(m, members, results, constraints, operand_dims, domain, budget, sample, seed))
     if not constant_ok:
         empty = Component((), np.zeros((0, 0), np.int64), 0, True, True, 0)
         components.append(empty)
     return Decomposition(tuple(components), free)
 
 
-def _evaluate(m: IndexingMap, members, results, constraints, operand_dims, domain: Domain,
-              budget: int, sample: int, seed: int) -> Component:
+def _evaluate(
+    m: IndexingMap, members, results, constraints, operand_dims, domain: Domain, budget: int, sample: int, seed: int
+) -> Component:
     intervals = [_bounds(m, v) for v in members]
     candidates = prod(iv.size for iv in intervals)
     if candidates > budget and not constraints and len(results) == 1 and operand_dims is not None:
@@ -178,14 +179,11 @@ def _evaluate(m: IndexingMap, members, results, constraints, operand_dims, domai
     feasible = int(keep.sum())
     points = feasible if exhaustive else round(candidates * feasible / n)
     if operand_dims is None:
-        return Component(tuple(results), np.zeros((0, len(results)), np.int64), points, exhaustive,
-                         True, 0)
-    if not results:   # constraints only: they decide whether anything is read at all
+        return Component(tuple(results), np.zeros((0, len(results)), np.int64), points, exhaustive, True, 0)
+    if not results:  # constraints only: they decide whether anything is read at all
         one = np.zeros((1 if feasible else 0, 0), dtype=np.int64)
-        return Component((), one, points, exhaustive, exhaustive or feasible > 0,
-                         len(one) if exhaustive else 1)
-    rows = np.stack([np.broadcast_to(evaluate_expr(m.results[k], env, memo), (n,))[keep]
-                     for k in results], axis=1)
+        return Component((), one, points, exhaustive, exhaustive or feasible > 0, len(one) if exhaustive else 1)
+    rows = np.stack([np.broadcast_to(evaluate_expr(m.results[k], env, memo), (n,))[keep] for k in results], axis=1)
     dims = np.asarray([operand_dims[k] for k in results], dtype=np.int64)
     rows = rows[np.all((rows >= 0) & (rows < dims), axis=1)]
     if len(rows):
@@ -205,6 +203,7 @@ def _mixed_radix(e: Expr, members, intervals, operand_dim: int, domain: Domain) 
     a mixed radix (sorted by size, each at least the span of all smaller terms, as a collapsing
     reshape's ``d0 * 4096 + d1``) and every value lands inside the operand dim; else None."""
     from .forms import split_linear
+
     split = split_linear(e, frozenset(members))
     if split is None or not split[0].is_constant:
         return None
@@ -214,7 +213,7 @@ def _mixed_radix(e: Expr, members, intervals, operand_dim: int, domain: Domain) 
     if not domain.bounds(e).intersect(Interval(0, operand_dim - 1)) == domain.bounds(e):
         return None
     terms = sorted((abs(coefficients[v]), iv.size) for v, iv in zip(members, intervals))
-    span = 0     # largest value the smaller terms reach above their minimum
+    span = 0  # largest value the smaller terms reach above their minimum
     for c, size in terms:
         if c <= span:
             return None
@@ -249,7 +248,7 @@ def linear_indices(dec: Decomposition, operand_dims: Sequence[int], limit: int) 
     of each component's contribution), or None when there are more than ``limit``."""
     if dec.distinct > limit:
         return None
-    strides = [prod(operand_dims[k + 1:]) for k in range(len(operand_dims))]
+    strides = [prod(operand_dims[k + 1 :]) for k in range(len(operand_dims))]
     total = np.zeros(1, dtype=np.int64)
     if any(c.values is None for c in dec.components):
         return None
@@ -258,8 +257,11 @@ def linear_indices(dec: Decomposition, operand_dims: Sequence[int], limit: int) 
             if c.points == 0:
                 return np.zeros(0, dtype=np.int64)
             continue
-        part = c.values @ np.asarray([strides[k] for k in c.results], dtype=np.int64) if len(c.values) \
+        part = (
+            c.values @ np.asarray([strides[k] for k in c.results], dtype=np.int64)
+            if len(c.values)
             else np.zeros(0, dtype=np.int64)
+        )
         total = np.add.outer(total, part).reshape(-1)
         charge(len(total))
     return total

@@ -8,6 +8,7 @@ the operand's physical element offsets (its layout, tiles included): ``contiguou
 vectorisable), ``invariant`` (step 0: the loop reads one element, hoistable), ``strided (k)``
 or ``irregular``. No GPU notion (warps, transactions) is involved.
 """
+
 from __future__ import annotations
 
 from typing import Optional, Sequence
@@ -20,12 +21,11 @@ from ..affine.expr import DIM, RANGE, RUNTIME
 from ..hlo.model import Shape
 from .emitters import minor_nontrivial
 
-STEPS = 16      # consecutive iterations of the innermost loop looked at
-SAMPLES = 8     # seeded starting points
+STEPS = 16  # consecutive iterations of the innermost loop looked at
+SAMPLES = 8  # seeded starting points
 
 
-def innermost_access(maps: Sequence[IndexingMap], operand_shape: Shape, output_shape: Shape,
-                     seed: int = 0) -> dict:
+def innermost_access(maps: Sequence[IndexingMap], operand_shape: Shape, output_shape: Shape, seed: int = 0) -> dict:
     """JSON-ready figure with a one-line ``summary``."""
     minor = minor_nontrivial(output_shape) if not output_shape.is_tuple else None
     if any(m.is_undefined for m in maps):
@@ -37,10 +37,8 @@ def innermost_access(maps: Sequence[IndexingMap], operand_shape: Shape, output_s
     if operand_shape.rank == 0 or operand_shape.is_tuple:
         return _figure("vectorisable", "a scalar: every iteration reads the same element", minor, [])
     per_map = [_map_access(m, operand_shape, minor, seed) for m in live]
-    worst = max(per_map, key=lambda p: ["contiguous", "invariant", "strided", "irregular",
-                                         "none"].index(p["pattern"]))
-    verdict = {"contiguous": "vectorisable", "invariant": "vectorisable"}.get(worst["pattern"],
-                                                                              "not contiguous")
+    worst = max(per_map, key=lambda p: ["contiguous", "invariant", "strided", "irregular", "none"].index(p["pattern"]))
+    verdict = {"contiguous": "vectorisable", "invariant": "vectorisable"}.get(worst["pattern"], "not contiguous")
     if worst["pattern"] == "none":
         verdict = "unknown"
     return _figure(verdict, _clause(worst), minor, per_map)
@@ -48,8 +46,14 @@ def innermost_access(maps: Sequence[IndexingMap], operand_shape: Shape, output_s
 
 def _figure(verdict: str, reason: str, minor: Optional[int], per_map: list) -> dict:
     summary = reason if verdict in ("unknown", "unread") else f"{reason} — {verdict}"
-    return {"target": "cpu", "verdict": verdict, "reason": reason, "minor_output_dim": minor,
-            "maps": per_map, "summary": summary}
+    return {
+        "target": "cpu",
+        "verdict": verdict,
+        "reason": reason,
+        "minor_output_dim": minor,
+        "maps": per_map,
+        "summary": summary,
+    }
 
 
 def _clause(p: dict) -> str:
@@ -68,6 +72,7 @@ def _clause(p: dict) -> str:
 
 def _map_access(m: IndexingMap, shape: Shape, minor: Optional[int], seed: int) -> dict:
     from ..layout import layout_cells
+
     used = set()
     for e in m.results:
         used |= {v.value for v in e.variables() if v.kind == RANGE}
@@ -101,9 +106,9 @@ def _map_access(m: IndexingMap, shape: Shape, minor: Optional[int], seed: int) -
         offsets[keep] = layout_cells(shape, rows[keep])[0]
     steps_seen = []
     for s in range(SAMPLES):
-        k = keep[s * steps:(s + 1) * steps]
-        o = offsets[s * steps:(s + 1) * steps]
-        both = k[1:] & k[:-1]          # consecutive iterations that both read
+        k = keep[s * steps : (s + 1) * steps]
+        o = offsets[s * steps : (s + 1) * steps]
+        both = k[1:] & k[:-1]  # consecutive iterations that both read
         if both.any():
             steps_seen.append(np.diff(o)[both])
     if not steps_seen:

@@ -3,27 +3,51 @@ emitter. Choice order as in ``HloFusionAnalysis::GetEmitterFusionKind``: custom 
 cuDNN fusions (no thread map here), packed sub-byte types (loop), reduction, transpose, input
 slices, scatter, concatenate, then loop (in-place dynamic-update-slice when the root updates a
 parameter's buffer, as ``fusions.cc`` decides)."""
+
 from __future__ import annotations
 
 from typing import Optional
 
 from ..affine import IndexingMap, Interval, const, dim, range_var
 from ..hlo.model import Instruction, Shape
-from .emitters import (BX, TX, Seed, ThreadPlan, _thread_domain, ceil_div, default_thread_map,
-                       delinearize, find_hero, fusion_roots, loop_unroll_factor, physical_order,
-                       reduction_dimensions, reduction_is_faster_unnested, round_up,
-                       smallest_bits, tile_map, transpose_description, vector_size, with_bounds)
+from .emitters import (
+    BX,
+    TX,
+    Seed,
+    ThreadPlan,
+    _thread_domain,
+    ceil_div,
+    default_thread_map,
+    delinearize,
+    find_hero,
+    fusion_roots,
+    loop_unroll_factor,
+    physical_order,
+    reduction_dimensions,
+    reduction_is_faster_unnested,
+    round_up,
+    smallest_bits,
+    tile_map,
+    transpose_description,
+    vector_size,
+    with_bounds,
+)
 from .gpu_target import GpuDevice
 
-_UNMODELLED_KINDS = {"__triton": "Triton", "__triton_gemm": "Triton GEMM",
-                     "__triton_softmax": "Triton softmax", "__triton_nested_gemm_fusion": "Triton",
-                     "__cudnn$fusion": "cuDNN", "__custom_fusion": "custom"}
+_UNMODELLED_KINDS = {
+    "__triton": "Triton",
+    "__triton_gemm": "Triton GEMM",
+    "__triton_softmax": "Triton softmax",
+    "__triton_nested_gemm_fusion": "Triton",
+    "__cudnn$fusion": "cuDNN",
+    "__custom_fusion": "custom",
+}
 
 
 def _backend_kind(fusion: Instruction) -> str:
     config = str(fusion.attrs.get("backend_config", ""))
     for key in sorted(_UNMODELLED_KINDS, key=len, reverse=True):
-        if f'"kind":"{key}"' in config.replace(" ", "") or f"kind: \"{key}\"" in config:
+        if f'"kind":"{key}"' in config.replace(" ", "") or f'kind: "{key}"' in config:
             return _UNMODELLED_KINDS[key]
     return ""
 
@@ -34,9 +58,12 @@ def plan_for(fusion: Instruction, device: GpuDevice) -> ThreadPlan:
         return ThreadPlan("none", unmodelled="not a fusion with a fused computation")
     backend = _backend_kind(fusion)
     if backend:
-        return ThreadPlan(backend.lower(), unmodelled=f"a {backend} fusion: XLA tiles it with its "
-                                                      f"own emitter, no thread map of the classic "
-                                                      f"emitters applies")
+        return ThreadPlan(
+            backend.lower(),
+            unmodelled=f"a {backend} fusion: XLA tiles it with its "
+            f"own emitter, no thread map of the classic "
+            f"emitters applies",
+        )
     roots = fusion_roots(comp)
     heroes = [find_hero(r) for r, _ in roots]
     in_bits = smallest_bits(p.shape for p in comp.parameters.values())
@@ -54,15 +81,22 @@ def plan_for(fusion: Instruction, device: GpuDevice) -> ThreadPlan:
         desc = transpose_description(hero)
         if desc is not None:
             return _transpose(comp, roots, heroes, hero, desc, device)
-    if len(roots) > 1 and all(r.opcode == "slice" for r, _ in roots) and \
-            len({r.operands[0].shape.dims for r, _ in roots}) == 1 and \
-            all(all(sd.stride == 1 for sd in r.attrs.get("slice", ())) for r, _ in roots):
+    if (
+        len(roots) > 1
+        and all(r.opcode == "slice" for r, _ in roots)
+        and len({r.operands[0].shape.dims for r, _ in roots}) == 1
+        and all(all(sd.stride == 1 for sd in r.attrs.get("slice", ())) for r, _ in roots)
+    ):
         return _input_slices(comp, roots, device)
     root = comp.root
     if len(roots) == 1 and root.opcode == "scatter":
         return _scatter(comp, root, device)
-    if len(roots) == 1 and heroes[0].opcode == "concatenate" and not root.shape.is_tuple \
-            and len(heroes[0].operands) <= 4:
+    if (
+        len(roots) == 1
+        and heroes[0].opcode == "concatenate"
+        and not root.shape.is_tuple
+        and len(heroes[0].operands) <= 4
+    ):
         return _concatenate(comp, heroes[0], device)
     dus = _in_place_dus(root)
     if dus is not None:
@@ -71,6 +105,7 @@ def plan_for(fusion: Instruction, device: GpuDevice) -> ThreadPlan:
 
 
 # ---- loop / input slices / concatenate / DUS / scatter -------------------------------------------
+
 
 def _loop(fusion, comp, roots, device) -> ThreadPlan:
     element = fusion.shape.leaf(0) if not fusion.shape.is_tuple else _first_leaf(fusion.shape)
@@ -105,8 +140,9 @@ def _input_slices(comp, roots, device) -> ThreadPlan:
     shape = roots[0][0].operands[0].shape
     unroll = loop_unroll_factor(comp, shape.num_elements, device)
     m, tpb, blocks = default_thread_map(shape, unroll, device)
-    plan = ThreadPlan("input slices", tpb, blocks, ("unroll",), 0,
-                      notes=[f"unroll factor {unroll}", "threads walk the sliced input"])
+    plan = ThreadPlan(
+        "input slices", tpb, blocks, ("unroll",), 0, notes=[f"unroll factor {unroll}", "threads walk the sliced input"]
+    )
     plan.seeds = [Seed(r.operands[0], 0, (m,)) for r, _ in roots]
     plan.stop = tuple(r for r, _ in roots)
     return plan
@@ -116,12 +152,18 @@ def _concatenate(comp, concat: Instruction, device) -> ThreadPlan:
     largest = max((o.shape for o in concat.operands), key=lambda s: s.num_elements)
     unroll = loop_unroll_factor(comp, largest.num_elements, device)
     m, tpb, blocks = default_thread_map(largest, unroll, device)
-    plan = ThreadPlan("concatenate", tpb, blocks, ("unroll",), 0,
-                      notes=[f"unroll factor {unroll}",
-                             "each thread reads the same position of every operand"])
+    plan = ThreadPlan(
+        "concatenate",
+        tpb,
+        blocks,
+        ("unroll",),
+        0,
+        notes=[f"unroll factor {unroll}", "each thread reads the same position of every operand"],
+    )
     for operand in concat.operands:
-        bounded = IndexingMap(m.dims, [], [], m.results,
-                              list(m.constraints) + with_bounds(m.results, operand.shape.dims))
+        bounded = IndexingMap(
+            m.dims, [], [], m.results, list(m.constraints) + with_bounds(m.results, operand.shape.dims)
+        )
         plan.seeds.append(Seed(operand, 0, (bounded,)))
     plan.stop = (concat,)
     return plan
@@ -145,9 +187,17 @@ def _dynamic_update_slice(comp, dus: Instruction, device) -> ThreadPlan:
     update = dus.operands[1].shape
     unroll = loop_unroll_factor(comp, update.num_elements, device)
     m, tpb, blocks = default_thread_map(update, unroll, device)
-    plan = ThreadPlan("in-place dynamic-update-slice", tpb, blocks, ("unroll",), 0,
-                      notes=[f"unroll factor {unroll}", "threads walk the update; the updated "
-                             "buffer is written in place, never read"])
+    plan = ThreadPlan(
+        "in-place dynamic-update-slice",
+        tpb,
+        blocks,
+        ("unroll",),
+        0,
+        notes=[
+            f"unroll factor {unroll}",
+            "threads walk the update; the updated buffer is written in place, never read",
+        ],
+    )
     plan.seeds = [Seed(dus.operands[1], 0, (m,))]
     plan.stop = (dus,)
     return plan
@@ -158,8 +208,9 @@ def _scatter(comp, scatter: Instruction, device) -> ThreadPlan:
     updates = scatter.operands[n + 1].shape
     unroll = loop_unroll_factor(comp, updates.num_elements, device)
     m, tpb, blocks = default_thread_map(updates, unroll, device)
-    plan = ThreadPlan("scatter", tpb, blocks, ("unroll",), 0,
-                      notes=[f"unroll factor {unroll}", "threads walk the updates"])
+    plan = ThreadPlan(
+        "scatter", tpb, blocks, ("unroll",), 0, notes=[f"unroll factor {unroll}", "threads walk the updates"]
+    )
     for j in range(n):
         plan.seeds.append(Seed(scatter.operands[n + 1 + j], 0, (m,)))
     indices = scatter.operands[n]
@@ -194,6 +245,7 @@ def _scatter_written(scatter, m: IndexingMap, n: int) -> IndexingMap:
     """Thread -> the operand element its update combines with (read-modify-write), from the
     op's update -> output map; the start is a runtime value."""
     from ..ops import input_to_output
+
     try:
         maps = input_to_output(scatter, n + 1)[0]
     except Exception as exc:  # noqa: BLE001
@@ -205,14 +257,20 @@ def _scatter_written(scatter, m: IndexingMap, n: int) -> IndexingMap:
 
 # ---- transpose -----------------------------------------------------------------------------
 
+
 def _transpose(comp, roots, heroes, hero, desc, device) -> ThreadPlan:
     a, b, o_lane, o_row = desc
     source = hero.operands[0].shape
     read, tpb, blocks = tile_map(source, a, b, device)
     write, _, _ = tile_map(hero.shape, o_lane, o_row, device)
-    plan = ThreadPlan("transpose", tpb, blocks, ("row pass",), 0,
-                      notes=[f"{device.transpose_tile}x{device.transpose_tile} tiles through shared "
-                             f"memory, read in input order"])
+    plan = ThreadPlan(
+        "transpose",
+        tpb,
+        blocks,
+        ("row pass",),
+        0,
+        notes=[f"{device.transpose_tile}x{device.transpose_tile} tiles through shared memory, read in input order"],
+    )
     plan.seeds.append(Seed(hero.operands[0], 0, (read,)))
     for (instr, elem), h in zip(roots, heroes):
         dims = instr.shape.leaf(elem).dims
@@ -226,14 +284,13 @@ def _transpose(comp, roots, heroes, hero, desc, device) -> ThreadPlan:
 
 # ---- reductions ----------------------------------------------------------------------------
 
+
 def _reduction(fusion, comp, roots, heroes, hero, rd, in_bits, device) -> ThreadPlan:
     is_row, (x0, x1, x2) = rd
-    complex_reduce = any(o.shape.element_type.startswith("c") for o in hero.operands
-                         if not o.shape.is_tuple)
+    complex_reduce = any(o.shape.element_type.startswith("c") for o in hero.operands if not o.shape.is_tuple)
     out_bits = smallest_bits([fusion.shape])
     if is_row:
-        built = _multi_row(x0, x1, x2, in_bits, out_bits, device) or \
-            _row(x0, x1, x2, in_bits, complex_reduce, device)
+        built = _multi_row(x0, x1, x2, in_bits, out_bits, device) or _row(x0, x1, x2, in_bits, complex_reduce, device)
     elif device.warp_size % x2 == 0:
         built = _small_column(x0, x1, x2, in_bits, complex_reduce, device)
     else:
@@ -241,8 +298,7 @@ def _reduction(fusion, comp, roots, heroes, hero, rd, in_bits, device) -> Thread
     name, linear, out_linear, writer, tpb, blocks, loops, notes = built
     plan = ThreadPlan(name, tpb, blocks, tuple(n for n, _ in loops), len(loops) - 1, notes=notes)
     domain = _thread_domain(tpb, blocks, [s for _, s in loops])
-    reduce_heroes = [h for h in heroes if h.opcode == "reduce"
-                     and reduction_dimensions(h) == rd]
+    reduce_heroes = [h for h in heroes if h.opcode == "reduce" and reduction_dimensions(h) == rd]
     n_in = x0 * x1 * x2
     for h in dict.fromkeys(reduce_heroes):
         for operand in h.operands[: len(h.operands) // 2]:
@@ -265,8 +321,7 @@ def _linear_map(domain, linear, shape: Shape, n: int, extra=()) -> IndexingMap:
     if isinstance(linear, _Bounded):
         linear, bounds = linear.linear, linear.bounds
     coords = delinearize(linear, shape)
-    return IndexingMap(domain, [], [], coords,
-                       [(linear, Interval(0, n - 1))] + list(bounds) + list(extra))
+    return IndexingMap(domain, [], [], coords, [(linear, Interval(0, n - 1))] + list(bounds) + list(extra))
 
 
 def _loop_dim(k: int):
@@ -286,8 +341,11 @@ def _multi_row(x0, x1, x2, in_bits, out_bits, device):
 
     def threads(vec):
         reduced = x2 // vec
-        kept = x1 if x1 * reduced <= device.reduction_threads_per_block_target \
+        kept = (
+            x1
+            if x1 * reduced <= device.reduction_threads_per_block_target
             else device.reduction_threads_per_block_target // reduced
+        )
         return kept, reduced
 
     while v > 1 and ceil_div(x1, threads(v)[0]) < device.core_count:
@@ -301,15 +359,21 @@ def _multi_row(x0, x1, x2, in_bits, out_bits, device):
     linear = (_loop_dim(0) * x1 + row) * x2 + tx.mod(reduced) * v + _loop_dim(1)
     writer = [(tx.mod(reduced), Interval(0, 0))]
     linear = _Bounded(linear, [(row, Interval(0, x1 - 1))])
-    return ("multi-row reduction", linear, row, writer, kept * reduced, blocks,
-            [("major reduced", x0), ("vector", v)],
-            [f"{kept} rows x {reduced} threads per block", f"vector size {v}"])
+    return (
+        "multi-row reduction",
+        linear,
+        row,
+        writer,
+        kept * reduced,
+        blocks,
+        [("major reduced", x0), ("vector", v)],
+        [f"{kept} rows x {reduced} threads per block", f"vector size {v}"],
+    )
 
 
 def _row(x0, x1, x2, in_bits, complex_reduce, device):
     per_thread = 32
-    reduced = min(device.row_reduction_max_threads_x,
-                  round_up(ceil_div(x2, per_thread), device.warp_size))
+    reduced = min(device.row_reduction_max_threads_x, round_up(ceil_div(x2, per_thread), device.warp_size))
     kept = 1
     target = device.reduction_threads_per_block_target
     if reduced * 2 <= target:
@@ -325,9 +389,16 @@ def _row(x0, x1, x2, in_bits, complex_reduce, device):
     linear = (_loop_dim(0) * x1 + row) * x2 + column * v + _loop_dim(2)
     writer = [(tx.mod(reduced), Interval(0, 0))]
     extra_bound = [(column, Interval(0, columns - 1)), (row, Interval(0, x1 - 1))]
-    return ("row reduction", _Bounded(linear, extra_bound), row, writer, kept * reduced,
-            nb0 * nb1, [("major reduced", x0), ("minor reduced", tile), ("vector", v)],
-            [f"{kept} rows x {reduced} threads per block", f"vector size {v}"])
+    return (
+        "row reduction",
+        _Bounded(linear, extra_bound),
+        row,
+        writer,
+        kept * reduced,
+        nb0 * nb1,
+        [("major reduced", x0), ("minor reduced", tile), ("vector", v)],
+        [f"{kept} rows x {reduced} threads per block", f"vector size {v}"],
+    )
 
 
 def _column(x0, x1, x2, in_bits, complex_reduce, device):
@@ -343,9 +414,16 @@ def _column(x0, x1, x2, in_bits, complex_reduce, device):
     out_linear = b0 * x2 + (b1 * t + tx.floordiv(t)) * v
     writer = [(tx.mod(t), Interval(0, 0))]
     bounds = [(reduced_index, Interval(0, x1 - 1)), (kept_minor, Interval(0, x2 - 1))]
-    return ("column reduction", _Bounded(linear, bounds), out_linear, writer, t * t, x0 * nb1,
-            [("reduced", per_thread), ("vector", v)],
-            [f"{t}x{t} threads per block", f"vector size {v}"])
+    return (
+        "column reduction",
+        _Bounded(linear, bounds),
+        out_linear,
+        writer,
+        t * t,
+        x0 * nb1,
+        [("reduced", per_thread), ("vector", v)],
+        [f"{t}x{t} threads per block", f"vector size {v}"],
+    )
 
 
 def _small_column(x0, x1, x2, in_bits, complex_reduce, device):
@@ -364,9 +442,16 @@ def _small_column(x0, x1, x2, in_bits, complex_reduce, device):
     linear = bx * (x1 * x2) + inner
     out_linear = bx * x2 + tx.floordiv(max(shared_rows, 1))
     writer = [(tx.mod(max(shared_rows, 1)), Interval(0, 0))]
-    return ("small column reduction", _Bounded(linear, [(inner, Interval(0, x1 * x2 - 1))]),
-            out_linear, writer, threads, x0, [("loop", loop), ("vector", v)],
-            [f"{threads} threads per block", f"vector size {v}"])
+    return (
+        "small column reduction",
+        _Bounded(linear, [(inner, Interval(0, x1 * x2 - 1))]),
+        out_linear,
+        writer,
+        threads,
+        x0,
+        [("loop", loop), ("vector", v)],
+        [f"{threads} threads per block", f"vector size {v}"],
+    )
 
 
 class _Bounded:

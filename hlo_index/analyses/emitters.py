@@ -14,6 +14,7 @@ dynamic-update-slice. ``gpu_coalescing`` walks the seeds back to the fusion's pa
 Where XLA itself has no thread map (Triton, cuDNN, custom fusions) ``ThreadPlan.unmodelled``
 says so and the caller falls back to XLA's coalescing heuristic.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -24,19 +25,46 @@ from ..affine import IndexingMap, Interval, const, dim
 from ..hlo.model import Instruction, Shape
 from .gpu_target import GpuDevice
 
-TX, BX = 0, 1           # thread map dims: thread_x, block_x, then the loops
-_ELEMENTWISE_UNARY_PASS = {"bitcast", "reshape", "convert", "copy", "negate", "abs", "exponential",
-                           "log", "sqrt", "rsqrt", "tanh", "logistic", "sign", "not", "floor",
-                           "ceil", "round-nearest-even", "round-nearest-afz", "cosine", "sine",
-                           "real", "imag", "is-finite", "popcnt", "clz", "cbrt", "expm1",
-                           "log-plus-one", "bitcast-convert", "reduce-precision"}
-_PREVENTS_VECTORIZATION = {"reduce-window", "sort", "dot", "sine", "cosine", "tan", "power",
-                           "atan2"}
+TX, BX = 0, 1  # thread map dims: thread_x, block_x, then the loops
+_ELEMENTWISE_UNARY_PASS = {
+    "bitcast",
+    "reshape",
+    "convert",
+    "copy",
+    "negate",
+    "abs",
+    "exponential",
+    "log",
+    "sqrt",
+    "rsqrt",
+    "tanh",
+    "logistic",
+    "sign",
+    "not",
+    "floor",
+    "ceil",
+    "round-nearest-even",
+    "round-nearest-afz",
+    "cosine",
+    "sine",
+    "real",
+    "imag",
+    "is-finite",
+    "popcnt",
+    "clz",
+    "cbrt",
+    "expm1",
+    "log-plus-one",
+    "bitcast-convert",
+    "reduce-precision",
+}
+_PREVENTS_VECTORIZATION = {"reduce-window", "sort", "dot", "sine", "cosine", "tan", "power", "atan2"}
 
 
 @dataclass(frozen=True)
 class Seed:
     """Thread maps into one value of the fused computation (``element``: its tuple element)."""
+
     instruction: Instruction
     element: int
     maps: tuple[IndexingMap, ...]
@@ -44,15 +72,15 @@ class Seed:
 
 @dataclass
 class ThreadPlan:
-    emitter: str                      # loop | concatenate | transpose | row reduction | ...
+    emitter: str  # loop | concatenate | transpose | row reduction | ...
     threads_per_block: int = 0
     blocks: int = 0
-    loops: tuple[str, ...] = ()       # names of the loop dims, outermost first
-    innermost: Optional[int] = None   # index into loops of the vectorised / unrolled loop
+    loops: tuple[str, ...] = ()  # names of the loop dims, outermost first
+    innermost: Optional[int] = None  # index into loops of the vectorised / unrolled loop
     seeds: list[Seed] = field(default_factory=list)
-    stop: tuple[Instruction, ...] = ()    # heroes: the walk from the root does not cross them
+    stop: tuple[Instruction, ...] = ()  # heroes: the walk from the root does not cross them
     notes: list[str] = field(default_factory=list)
-    unmodelled: str = ""              # why no thread map (Triton, custom fusion...)
+    unmodelled: str = ""  # why no thread map (Triton, custom fusion...)
 
     def describe(self) -> str:
         extra = f" ({'; '.join(self.notes)})" if self.notes else ""
@@ -61,10 +89,10 @@ class ThreadPlan:
 
 # ---- small helpers ------------------------------------------------------------------------
 
+
 def physical_order(shape: Shape) -> tuple[int, ...]:
     """Logical dims from major to minor in memory (default layout: row major)."""
-    if shape.layout is not None and shape.layout.minor_to_major and \
-            len(shape.layout.minor_to_major) == shape.rank:
+    if shape.layout is not None and shape.layout.minor_to_major and len(shape.layout.minor_to_major) == shape.rank:
         return tuple(reversed(shape.layout.minor_to_major))
     return tuple(range(shape.rank))
 
@@ -90,8 +118,7 @@ def _split_index(linear, dims, shape: Shape, coords: list) -> None:
 
 
 def _thread_domain(tpb: int, blocks: int, loop_sizes) -> list[Interval]:
-    return [Interval(0, tpb - 1), Interval(0, max(blocks, 1) - 1)] + \
-        [Interval(0, max(n, 1) - 1) for n in loop_sizes]
+    return [Interval(0, tpb - 1), Interval(0, max(blocks, 1) - 1)] + [Interval(0, max(n, 1) - 1) for n in loop_sizes]
 
 
 def _bits(shape: Shape) -> int:
@@ -131,12 +158,13 @@ def smallest_bits(shapes) -> int:
 
 # ---- reductions ----------------------------------------------------------------------------
 
+
 def reduction_dimensions(reduce: Instruction) -> Optional[tuple[bool, tuple[int, int, int]]]:
     """XLA's ``GetReductionKindAndContiguousComponents``: (is_row, [x0, x1, x2]) in physical
     order, or None when neither the kept nor the reduced dims are consecutive in memory."""
     operand = reduce.operands[0].shape
     reduced = set(reduce.attrs.get("dimensions", ()))
-    runs: list[list] = []          # [is_reduced, product]
+    runs: list[list] = []  # [is_reduced, product]
     for d in physical_order(operand):
         if operand.dims[d] == 1:
             continue
@@ -149,14 +177,14 @@ def reduction_dimensions(reduce: Instruction) -> Optional[tuple[bool, tuple[int,
         return True, (1, 1, 1)
     if len(runs) > 3 or (len(runs) == 3 and runs[0][0] != runs[2][0]):
         return None
-    if runs[-1][0]:                              # row: [reduced, kept, reduced]
+    if runs[-1][0]:  # row: [reduced, kept, reduced]
         sizes = [1, 1, runs[-1][1]]
         if len(runs) >= 2:
             sizes[1] = runs[-2][1]
         if len(runs) == 3:
             sizes[0] = runs[0][1]
         return True, tuple(sizes)
-    sizes = [1, 1, runs[-1][1]]                  # column: [kept, reduced, kept]
+    sizes = [1, 1, runs[-1][1]]  # column: [kept, reduced, kept]
     if len(runs) >= 2:
         sizes[1] = runs[-2][1]
     if len(runs) == 3:
@@ -169,8 +197,12 @@ def reduction_is_faster_unnested(is_row: bool, dims, warp: int) -> bool:
     if is_row:
         return dims[2] >= warp or warp % dims[2] == 0
     major, minor = dims[1], dims[2]
-    elemental = (major < warp or (major < 2 * warp and minor < warp)
-                 or (major < 4 * warp and minor < 8) or (major < 8 * warp and minor < 3))
+    elemental = (
+        major < warp
+        or (major < 2 * warp and minor < warp)
+        or (major < 4 * warp and minor < 8)
+        or (major < 8 * warp and minor < 3)
+    )
     return not elemental
 
 
@@ -212,8 +244,7 @@ def loop_unroll_factor(comp, num_elements: int, device: GpuDevice) -> int:
     """XLA's loop-fusion unroll rule (``ComputeLoopFusionConfig``): unroll only when the output
     has at least as many elements as the GPU has threads, nothing in the fusion prevents
     vectorisation, and then by the largest of 4, 2 dividing the element count."""
-    if num_elements < device.threads_per_core_limit * device.core_count or \
-            may_prevent_vectorization(comp):
+    if num_elements < device.threads_per_core_limit * device.core_count or may_prevent_vectorization(comp):
         return 1
     for u in (device.max_unroll_factor, 2):
         if u <= device.max_unroll_factor and num_elements % u == 0:
@@ -222,6 +253,7 @@ def loop_unroll_factor(comp, num_elements: int, device: GpuDevice) -> int:
 
 
 # ---- the default (loop) thread map -----------------------------------------------------------
+
 
 def default_thread_map(shape: Shape, unroll: int, device: GpuDevice, *, extra_loops=()):
     """``(thread_x, block_x, unroll) -> index of shape``: thread t of block b handles elements
@@ -261,8 +293,10 @@ def tile_map(shape: Shape, lane_dim: int, row_dim: int, device: GpuDevice):
     coords[row_dim] = tile_b * t + dim(TX).floordiv(t) + dim(2) * rows
     _split_index(bx.floordiv(na * nb), others, shape, coords)
     domain = _thread_domain(tpb, blocks, [passes])
-    constraints = [(coords[lane_dim], Interval(0, shape.dims[lane_dim] - 1)),
-                   (coords[row_dim], Interval(0, shape.dims[row_dim] - 1))]
+    constraints = [
+        (coords[lane_dim], Interval(0, shape.dims[lane_dim] - 1)),
+        (coords[row_dim], Interval(0, shape.dims[row_dim] - 1)),
+    ]
     return IndexingMap(domain, [], [], coords, constraints), tpb, blocks
 
 
@@ -281,8 +315,7 @@ def layout_permutation(instr: Instruction) -> Optional[tuple[int, ...]]:
     src, out = instr.operands[0].shape, instr.shape
     if src.is_tuple or out.is_tuple:
         return None
-    perm = tuple(instr.attrs.get("dimensions", ())) if instr.opcode == "transpose" \
-        else tuple(range(out.rank))
+    perm = tuple(instr.attrs.get("dimensions", ())) if instr.opcode == "transpose" else tuple(range(out.rank))
     return perm if len(perm) == out.rank else None
 
 

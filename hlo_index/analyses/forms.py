@@ -3,6 +3,7 @@
 They only look at the structure the map engine already built (linear terms, variables); they
 never re-derive a map.
 """
+
 from __future__ import annotations
 
 from typing import Optional
@@ -32,6 +33,7 @@ def split_linear(expr: Expr, variables: frozenset) -> Optional[tuple[Expr, dict]
 
 def _sum(constant: int, terms) -> Expr:
     from ..affine import const
+
     total = const(constant)
     for atom, k in terms:
         total = total + atom * k

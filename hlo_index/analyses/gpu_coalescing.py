@@ -17,6 +17,7 @@
    the ideal is ``ceil(all bytes / 128)``, and the reads are coalesced when
    ``ideal > 0.9 * transactions``. An operand no thread reads, or a scalar, is coalesced.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -43,30 +44,38 @@ _BATCH = 128
 @dataclass(frozen=True)
 class WarpRead:
     """One thread map's first reading warp: what it touches and what XLA's rule says."""
+
     thread_map: str
-    warp: Optional[int]                 # warp number (None: no warp within the budget reads)
-    intervals: tuple[tuple[int, int], ...] = ()   # contiguous physical element ranges
-    transactions: int = 0               # sum of ceil(interval bytes / 128)
-    ideal_transactions: int = 0         # ceil(all bytes / 128)
-    segments: int = 0                   # aligned 128-byte segments actually touched
-    vector_loop: Optional[str] = None   # the innermost loop read as one vector access
+    warp: Optional[int]  # warp number (None: no warp within the budget reads)
+    intervals: tuple[tuple[int, int], ...] = ()  # contiguous physical element ranges
+    transactions: int = 0  # sum of ceil(interval bytes / 128)
+    ideal_transactions: int = 0  # ceil(all bytes / 128)
+    segments: int = 0  # aligned 128-byte segments actually touched
+    vector_loop: Optional[str] = None  # the innermost loop read as one vector access
     coalesced: bool = True
     note: str = ""
 
     def to_json(self) -> dict:
-        return {"thread_map": self.thread_map, "warp": self.warp,
-                "intervals": [list(iv) for iv in self.intervals[:8]],
-                "interval_count": len(self.intervals), "transactions": self.transactions,
-                "ideal_transactions": self.ideal_transactions, "segments_128B": self.segments,
-                "vector_loop": self.vector_loop, "coalesced": self.coalesced, "note": self.note}
+        return {
+            "thread_map": self.thread_map,
+            "warp": self.warp,
+            "intervals": [list(iv) for iv in self.intervals[:8]],
+            "interval_count": len(self.intervals),
+            "transactions": self.transactions,
+            "ideal_transactions": self.ideal_transactions,
+            "segments_128B": self.segments,
+            "vector_loop": self.vector_loop,
+            "coalesced": self.coalesced,
+            "note": self.note,
+        }
 
 
 @dataclass
 class OperandVerdict:
-    verdict: str                        # coalesced | uncoalesced | unknown
+    verdict: str  # coalesced | uncoalesced | unknown
     reason: str
     reads: list[WarpRead] = field(default_factory=list)
-    method: str = "thread maps"         # thread maps | heuristic
+    method: str = "thread maps"  # thread maps | heuristic
 
     def summary(self, device: GpuDevice) -> str:
         if self.method == "heuristic" or not self.reads:
@@ -75,10 +84,12 @@ class OperandVerdict:
         if worst.warp is None:
             return f"{self.verdict} ({worst.note})"
         runs = len(worst.intervals)
-        what = (f"warp of {device.warp_size} threads reads "
-                f"{'1 contiguous run' if runs == 1 else f'{runs} separate runs'}: "
-                f"{worst.transactions} transaction{'s' if worst.transactions != 1 else ''} of "
-                f"{device.transaction_bytes} B; ideal {worst.ideal_transactions}")
+        what = (
+            f"warp of {device.warp_size} threads reads "
+            f"{'1 contiguous run' if runs == 1 else f'{runs} separate runs'}: "
+            f"{worst.transactions} transaction{'s' if worst.transactions != 1 else ''} of "
+            f"{device.transaction_bytes} B; ideal {worst.ideal_transactions}"
+        )
         return f"{what} — {self.verdict}"
 
 
@@ -93,15 +104,21 @@ class FusionCoalescing:
 
 # ---- the walk from the seeds to the parameters ----------------------------------------------
 
+
 def parameter_thread_maps(comp, plan: ThreadPlan) -> dict[int, tuple[IndexingMap, ...]]:
     """Per parameter number, the maps from the plan's thread space to the elements it reads: the
     fusion layer's backward walk from the plan's seeds, the tuple elements of a parameter joined."""
     seeds = []
     for seed in plan.seeds:
         rank = seed.instruction.shape.leaf(seed.element).rank
-        maps = tuple(m if m.is_undefined or m.num_results == rank else IndexingMap.undefined(
-            f"{plan.emitter} emitter: thread map with {m.num_results} results for a rank-{rank} value")
-            for m in seed.maps)
+        maps = tuple(
+            m
+            if m.is_undefined or m.num_results == rank
+            else IndexingMap.undefined(
+                f"{plan.emitter} emitter: thread map with {m.num_results} results for a rank-{rank} value"
+            )
+            for m in seed.maps
+        )
         seeds.append((seed.instruction, seed.element, maps))
     reached = walk_to_parameters(comp, seeds, _ThreadMapBudget(comp), frozenset(id(h) for h in plan.stop))
     per_parameter: dict[int, tuple] = {}
@@ -125,16 +142,22 @@ class _ThreadMapBudget(WalkBudget):
 
 # ---- one map's first reading warp ----------------------------------------------------------
 
+
 def warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevice) -> WarpRead:
     from ..layout import layout_cells
+
     text = str(m)
     if m.is_undefined:
         return WarpRead(text, None, coalesced=False, note=f"unknown map: {m.undefined_reason}")
     if m.is_known_empty:
         return WarpRead(text, None, note="no thread reads this operand through this map")
     if m.num_results != shape.rank:
-        return WarpRead(text, None, coalesced=False,
-                        note=f"unknown map: it has {m.num_results} results for a rank-{shape.rank} operand")
+        return WarpRead(
+            text,
+            None,
+            coalesced=False,
+            note=f"unknown map: it has {m.num_results} results for a rank-{shape.rank} operand",
+        )
     warp = device.warp_size
     per_block = max(plan.threads_per_block // warp, 1)
     total = max(plan.blocks, 1) * per_block
@@ -160,8 +183,10 @@ def warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevice) -> War
         tx = (ws[:, None] % per_block) * warp + lanes[None, :]
         bx = np.broadcast_to(ws[:, None] // per_block, tx.shape)
         shape3 = (len(ws), warp, len(k_values))
-        env = {(DIM, TX): np.broadcast_to(tx[:, :, None], shape3).reshape(-1),
-               (DIM, BX): np.broadcast_to(bx[:, :, None], shape3).reshape(-1)}
+        env = {
+            (DIM, TX): np.broadcast_to(tx[:, :, None], shape3).reshape(-1),
+            (DIM, BX): np.broadcast_to(bx[:, :, None], shape3).reshape(-1),
+        }
         for i in range(2, m.num_dims):
             env[(DIM, i)] = m.dims[i].lo
         for i, iv in enumerate(m.range_vars):
@@ -178,8 +203,11 @@ def warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevice) -> War
             keep &= (value >= iv.lo) & (value <= iv.hi)
         if not keep.any():
             continue
-        rows = np.stack([np.broadcast_to(evaluate_expr(e, env, memo), (n,)) for e in m.results], axis=1) \
-            if m.results else np.zeros((n, 0), np.int64)
+        rows = (
+            np.stack([np.broadcast_to(evaluate_expr(e, env, memo), (n,)) for e in m.results], axis=1)
+            if m.results
+            else np.zeros((n, 0), np.int64)
+        )
         keep3 = keep.reshape(shape3)
         first = int(np.argmax(keep3.reshape(len(ws), -1).any(axis=1)))
         sel = keep3[first]
@@ -192,7 +220,7 @@ def warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevice) -> War
         vector = _is_vector_read(offsets, sel, k_values)
         if not vector:
             column = sel[:, 0] if sel.shape[1] else sel
-            if not column.any():   # no thread reads at the first iteration: take the first that does
+            if not column.any():  # no thread reads at the first iteration: take the first that does
                 j = int(np.argmax(sel.any(axis=0)))
                 column = sel[:, j]
                 picked = offsets[:, j][column]
@@ -201,8 +229,12 @@ def warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevice) -> War
         else:
             picked = offsets[sel]
         return _verdict(text, int(ws[first]), picked, bits, device, vector_name if vector else None)
-    return WarpRead(text, None, note=f"none of the first {min(total, scan_warps)} warps reads this operand "
-                                     f"through this map (budget coalescing_scan_warps={scan_warps})")
+    return WarpRead(
+        text,
+        None,
+        note=f"none of the first {min(total, scan_warps)} warps reads this operand "
+        f"through this map (budget coalescing_scan_warps={scan_warps})",
+    )
 
 
 def _innermost_range_var(m: IndexingMap) -> Optional[int]:
@@ -242,17 +274,20 @@ def _verdict(text, warp_index, offsets, bits, device: GpuDevice, vector) -> Warp
 
 # ---- per fusion ----------------------------------------------------------------------------
 
+
 def fusion_coalescing(fusion: Instruction, device: GpuDevice = RTX_A6000) -> FusionCoalescing:
     """Every operand's verdict for one fusion instruction under ``device``."""
     from .coalescing_heuristic import heuristic_coalesced
+
     plan = plan_for(fusion, device)
     operands = fusion.operands
     verdicts: dict[int, OperandVerdict] = {}
     if plan.unmodelled:
         ok, why = heuristic_coalesced(fusion)
         for k in range(len(operands)):
-            verdicts[k] = OperandVerdict("coalesced" if ok else "uncoalesced",
-                                         f"XLA's heuristic ({plan.unmodelled}): {why}", method="heuristic")
+            verdicts[k] = OperandVerdict(
+                "coalesced" if ok else "uncoalesced", f"XLA's heuristic ({plan.unmodelled}): {why}", method="heuristic"
+            )
         return FusionCoalescing(plan.emitter, plan.unmodelled, verdicts, {}, plan.loops)
     comp = fusion.fused_computation
     maps = parameter_thread_maps(comp, plan)
@@ -274,9 +309,12 @@ def fusion_coalescing(fusion: Instruction, device: GpuDevice = RTX_A6000) -> Fus
             # verdict of XLA's heuristic instead, marked as such.
             bad = next(r for r in reads if r.note.startswith("unknown"))
             ok, why = heuristic_coalesced(fusion, emitter=plan.emitter)
-            verdicts[k] = OperandVerdict("coalesced" if ok else "uncoalesced",
-                                         f"XLA's heuristic, the thread map being unknown "
-                                         f"({bad.note}): {why}", reads, method="heuristic")
+            verdicts[k] = OperandVerdict(
+                "coalesced" if ok else "uncoalesced",
+                f"XLA's heuristic, the thread map being unknown ({bad.note}): {why}",
+                reads,
+                method="heuristic",
+            )
             continue
         ok = all(r.coalesced for r in reads)
         verdicts[k] = OperandVerdict("coalesced" if ok else "uncoalesced", plan.describe(), reads)
@@ -289,28 +327,49 @@ def _unread_reason(plan: ThreadPlan) -> str:
     return f"no thread of the {plan.emitter} emitter reads it"
 
 
-def operand_json(result: FusionCoalescing, operand: int, device: GpuDevice = RTX_A6000,
-                 minor_output_dim: Optional[int] = None) -> dict:
+def operand_json(
+    result: FusionCoalescing, operand: int, device: GpuDevice = RTX_A6000, minor_output_dim: Optional[int] = None
+) -> dict:
     """The ``coalescing`` object of one operand under the GPU target. The keys of the earlier,
     target-less figure (``verdict``, ``reason``, ``minor_output_dim``, ``maps`` with
     ``pattern`` / ``stride`` / ``transactions_per_32`` ...) keep their meaning per warp read;
     the rest is new: the emitter, the thread maps and XLA's transaction counts."""
     v = result.per_operand.get(operand)
     if v is None:
-        return {"target": "gpu", "verdict": "unknown", "reason": "no such operand",
-                "minor_output_dim": minor_output_dim, "maps": [], "summary": "unknown"}
+        return {
+            "target": "gpu",
+            "verdict": "unknown",
+            "reason": "no such operand",
+            "minor_output_dim": minor_output_dim,
+            "maps": [],
+            "summary": "unknown",
+        }
     reads = [r for r in v.reads if r.warp is not None]
-    maps = [{"pattern": _pattern(r), "stride": _stride(r), "transactions_per_32": float(r.transactions),
-             "ideal_transactions_per_32": float(r.ideal_transactions), "warps_sampled": 1}
-            for r in reads]
-    return {"target": "gpu", "verdict": v.verdict, "reason": v.reason,
-            "minor_output_dim": minor_output_dim, "maps": maps, "method": v.method,
-            "emitter": result.plan, "device": device.name,
-            "thread_map_dims": ["thread_x", "block_x"] + list(result.loops),
-            "transactions": sum(r.transactions for r in reads),
-            "ideal_transactions": sum(r.ideal_transactions for r in reads),
-            "warp_reads": [r.to_json() for r in v.reads],
-            "summary": v.summary(device)}
+    maps = [
+        {
+            "pattern": _pattern(r),
+            "stride": _stride(r),
+            "transactions_per_32": float(r.transactions),
+            "ideal_transactions_per_32": float(r.ideal_transactions),
+            "warps_sampled": 1,
+        }
+        for r in reads
+    ]
+    return {
+        "target": "gpu",
+        "verdict": v.verdict,
+        "reason": v.reason,
+        "minor_output_dim": minor_output_dim,
+        "maps": maps,
+        "method": v.method,
+        "emitter": result.plan,
+        "device": device.name,
+        "thread_map_dims": ["thread_x", "block_x"] + list(result.loops),
+        "transactions": sum(r.transactions for r in reads),
+        "ideal_transactions": sum(r.ideal_transactions for r in reads),
+        "warp_reads": [r.to_json() for r in v.reads],
+        "summary": v.summary(device),
+    }
 
 
 def _pattern(r: WarpRead) -> str:

@@ -11,6 +11,7 @@ cuBLAS / cuDNN calls, GPU backend configs) mean GPU; YNNPACK, oneDNN, XLA:CPU cu
 ``ynn_fusion`` names mean CPU; a dump with neither says nothing about its backend and is taken
 as CPU (XLA's CPU dumps carry no marker; GPU dumps almost always carry one of the above).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -40,12 +41,12 @@ class GpuDevice:
     shared_memory_per_block: int = 48 * 1024
     coalesced_threshold: float = 0.9
     # XLA's emitter constants that are device-independent but belong to the same model
-    loop_threads_per_block: int = 128          # warp size x 4 warp schedulers
+    loop_threads_per_block: int = 128  # warp size x 4 warp schedulers
     max_unroll_factor: int = 4
-    row_reduction_max_threads_x: int = 512     # MinThreadsXRowReduction
+    row_reduction_max_threads_x: int = 512  # MinThreadsXRowReduction
     reduction_threads_per_block_target: int = 256
     transpose_tile: int = 32
-    transpose_rows_per_pass: int = 4           # 128 threads: 4 rows of 32 lanes
+    transpose_rows_per_pass: int = 4  # 128 threads: 4 rows of 32 lanes
 
     def to_json(self) -> dict:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -53,8 +54,17 @@ class GpuDevice:
 
 RTX_A6000 = GpuDevice()
 
-_GPU_CUSTOM_CALL_MARKERS = ("__cublas", "__cudnn", "__triton", "triton", "__gpu", "cu_threefry",
-                            "__nvshmem", "cusolver", "cufft")
+_GPU_CUSTOM_CALL_MARKERS = (
+    "__cublas",
+    "__cudnn",
+    "__triton",
+    "triton",
+    "__gpu",
+    "cu_threefry",
+    "__nvshmem",
+    "cusolver",
+    "cufft",
+)
 _CPU_CUSTOM_CALL_MARKERS = ("__onednn", "__xla_cpu", "xla_cpu", "ynnpack", "__ynn", "onednn")
 
 
@@ -62,9 +72,13 @@ def _markers(module) -> tuple[set[str], set[str]]:
     gpu: set[str] = set()
     cpu: set[str] = set()
     # no marker can come from an instruction without these (most instructions of a big dump)
-    candidates = [instr for comp in module.computations for instr in comp.instructions
-                  if instr.attrs and (instr.opcode == "fusion" or "custom_call_target" in instr.attrs
-                                      or "backend_config" in instr.attrs)]
+    candidates = [
+        instr
+        for comp in module.computations
+        for instr in comp.instructions
+        if instr.attrs
+        and (instr.opcode == "fusion" or "custom_call_target" in instr.attrs or "backend_config" in instr.attrs)
+    ]
     for instr in candidates:
         target = str(instr.attrs.get("custom_call_target", "")).lower()
         config = str(instr.attrs.get("backend_config", ""))
@@ -73,8 +87,11 @@ def _markers(module) -> tuple[set[str], set[str]]:
             kind = str(instr.attrs.get("kind", ""))
             if kind == "kInput":
                 gpu.add("kInput fusion")
-            if "__triton" in lower_config or "triton_gemm_config" in lower_config \
-                    or "block_level_fusion_config" in lower_config:
+            if (
+                "__triton" in lower_config
+                or "triton_gemm_config" in lower_config
+                or "block_level_fusion_config" in lower_config
+            ):
                 gpu.add("Triton fusion")
             if "__cudnn" in lower_config or "cudnn" in lower_config:
                 gpu.add("cuDNN fusion")
@@ -87,17 +104,21 @@ def _markers(module) -> tuple[set[str], set[str]]:
                 gpu.add(f"custom-call {target}")
             if any(m in target for m in _CPU_CUSTOM_CALL_MARKERS):
                 cpu.add(f"custom-call {target}")
-        if "operation_queue_id" in config or "force_earliest_schedule" in config \
-                or "fusion_backend_config" in config or "gemm_backend_config" in config:
+        if (
+            "operation_queue_id" in config
+            or "force_earliest_schedule" in config
+            or "fusion_backend_config" in config
+            or "gemm_backend_config" in config
+        ):
             gpu.add("GPU backend_config")
     return gpu, cpu
 
 
 @dataclass(frozen=True)
 class TargetChoice:
-    target: str            # gpu | cpu
-    requested: str         # gpu | cpu | auto
-    evidence: str          # why (for auto), e.g. "kInput fusion, custom-call __cublas$gemm"
+    target: str  # gpu | cpu
+    requested: str  # gpu | cpu | auto
+    evidence: str  # why (for auto), e.g. "kInput fusion, custom-call __cublas$gemm"
 
     def to_json(self) -> dict:
         return {"target": self.target, "requested": self.requested, "evidence": self.evidence}

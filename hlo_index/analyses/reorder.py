@@ -26,6 +26,7 @@ constants elsewhere), and the verdict compares both orders' maps *with* their ru
 variables, which are then the same variables on both sides and cancel. A bitcast whose two
 layouts are row-major without tiles is a reshape and is treated as one.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -40,8 +41,16 @@ from ..hlo.model import Computation, Instruction, Module
 from .. import ops
 from .reorder_rewrite import module_names, rewrite_instructions_text, rewrite_module_text
 from .reorder_runtime import in_original_runtime_vars, new_slice_instruction, runtime_dims, scaled_offset
-from .slices import (RESHAPE_THEN_SLICE, SLICE_OPS, SLICE_THEN_RESHAPE, SliceSpec, Verdict, slice_dims,
-                     slice_of, slice_text)
+from .slices import (
+    RESHAPE_THEN_SLICE,
+    SLICE_OPS,
+    SLICE_THEN_RESHAPE,
+    SliceSpec,
+    Verdict,
+    slice_dims,
+    slice_of,
+    slice_text,
+)
 
 
 @dataclass(frozen=True)
@@ -50,10 +59,10 @@ class ReorderChain:
     slice: str
     reshape: str
     order: str
-    verdict: str                 # legal | illegal | unprovable
+    verdict: str  # legal | illegal | unprovable
     reason: str
-    rewrite: Optional[str] = None       # the instructions replacing the pair (HLO text)
-    swapped_first_shape: Optional[tuple[int, ...]] = None   # the new intermediate's dims
+    rewrite: Optional[str] = None  # the instructions replacing the pair (HLO text)
+    swapped_first_shape: Optional[tuple[int, ...]] = None  # the new intermediate's dims
     # what the whole rewritten module is built from, on request only (it is as large as the input)
     rewrite_parts: Optional[tuple] = field(default=None, compare=False, repr=False)
 
@@ -62,15 +71,22 @@ class ReorderChain:
         return None if self.rewrite_parts is None else rewrite_module_text(*self.rewrite_parts)
 
     def to_json(self, rewrite_module_path: Optional[str] = None) -> dict:
-        out = {"slice": self.slice, "reshape": self.reshape, "order": self.order,
-               "verdict": self.verdict, "reason": self.reason, "condition": None,
-               "rewrite": self.rewrite}
+        out = {
+            "slice": self.slice,
+            "reshape": self.reshape,
+            "order": self.order,
+            "verdict": self.verdict,
+            "reason": self.reason,
+            "condition": None,
+            "rewrite": self.rewrite,
+        }
         if rewrite_module_path is not None:
             out["rewrite_module"] = rewrite_module_path
         return out
 
 
 # ---- finding pairs ---------------------------------------------------------------------------
+
 
 def _row_major(shape) -> bool:
     layout = shape.layout
@@ -91,8 +107,14 @@ def is_reshape(instr: Instruction) -> bool:
         return False
     src = instr.operands[0].shape
     dst = instr.shape
-    return (not src.is_tuple and not dst.is_tuple and src.element_type == dst.element_type
-            and src.num_elements == dst.num_elements and _row_major(src) and _row_major(dst))
+    return (
+        not src.is_tuple
+        and not dst.is_tuple
+        and src.element_type == dst.element_type
+        and src.num_elements == dst.num_elements
+        and _row_major(src)
+        and _row_major(dst)
+    )
 
 
 def find_pairs(module: Module) -> list[tuple[Computation, Instruction, Instruction, str]]:
@@ -118,6 +140,7 @@ def analyse_module(module: Module) -> list[ReorderChain]:
 
 # ---- reshape groups -------------------------------------------------------------------------
 
+
 def reshape_groups(src: tuple[int, ...], dst: tuple[int, ...]) -> list[tuple[list[int], list[int]]]:
     """Minimal runs of source / destination dims with equal products. A size-1 dim joins the
     group that follows it (as an outer dim); leftover trailing ones join the last group."""
@@ -127,9 +150,13 @@ def reshape_groups(src: tuple[int, ...], dst: tuple[int, ...]) -> list[tuple[lis
         i, j = i + 1, j + 1
         while ps != pd:
             if ps < pd and i < len(src):
-                gs.append(i); ps *= src[i]; i += 1
+                gs.append(i)
+                ps *= src[i]
+                i += 1
             elif j < len(dst):
-                gd.append(j); pd *= dst[j]; j += 1
+                gd.append(j)
+                pd *= dst[j]
+                j += 1
             else:
                 raise ValueError(f"reshape {list(src)} -> {list(dst)} changes the element count")
         groups.append((gs, gd))
@@ -141,6 +168,7 @@ def reshape_groups(src: tuple[int, ...], dst: tuple[int, ...]) -> list[tuple[lis
 
 
 # ---- maps -----------------------------------------------------------------------------------
+
 
 def _operand_map(instr: Instruction) -> IndexingMap:
     maps = ops.output_to_input(instr)[0].maps
@@ -163,7 +191,7 @@ def _first_difference(a: IndexingMap, b: IndexingMap) -> Optional[tuple]:
         return None
     points, results = a.enumerate(limit=1 << 14)
     for point, res in zip(points[:4096], results[:4096]):
-        dims = tuple(int(v) for v in point[:a.num_dims])
+        dims = tuple(int(v) for v in point[: a.num_dims])
         other = b.evaluate(dims)
         if tuple(int(v) for v in res) != tuple(other):
             return dims, tuple(int(v) for v in res), tuple(other)
@@ -175,8 +203,19 @@ def _same_functions(a: IndexingMap, b: IndexingMap) -> Optional[bool]:
     same points as ``semantically_equal`` would, as arrays (its sets of rows are what made large
     pairs slow). None when not applicable."""
     from ..affine.evaluate import dim_points, relation_at
-    if a.range_vars or b.range_vars or a.runtime_vars or b.runtime_vars or a.is_undefined or b.is_undefined \
-            or a.is_known_empty or b.is_known_empty or a.num_dims != b.num_dims or a.num_results != b.num_results:
+
+    if (
+        a.range_vars
+        or b.range_vars
+        or a.runtime_vars
+        or b.runtime_vars
+        or a.is_undefined
+        or b.is_undefined
+        or a.is_known_empty
+        or b.is_known_empty
+        or a.num_dims != b.num_dims
+        or a.num_results != b.num_results
+    ):
         return None
     if any(da.lo != db.lo or da.hi != db.hi for da, db in zip(a.dims, b.dims)):
         return None
@@ -196,8 +235,7 @@ def _same(a: IndexingMap, b: IndexingMap) -> tuple[bool, str]:
     if diff is None:
         return False, "the indexing maps differ"
     point, want, got = diff
-    return False, (f"output {list(point)} reads source {list(want)} but the swapped pair would "
-                   f"read {list(got)}")
+    return False, (f"output {list(point)} reads source {list(want)} but the swapped pair would read {list(got)}")
 
 
 def _group_affine(orig: IndexingMap, x_dims, groups) -> list[tuple[int, dict]]:
@@ -206,8 +244,8 @@ def _group_affine(orig: IndexingMap, x_dims, groups) -> list[tuple[int, dict]]:
     base = orig.evaluate(zero)
     out = []
     for src, dst in groups:
-        strides = {d: prod(x_dims[e] for e in src[k + 1:]) for k, d in enumerate(src)}
-        lin = lambda idx: sum(idx[d] * strides[d] for d in src)   # noqa: E731
+        strides = {d: prod(x_dims[e] for e in src[k + 1 :]) for k, d in enumerate(src)}
+        lin = lambda idx: sum(idx[d] * strides[d] for d in src)  # noqa: E731
         alphas = {}
         for j in dst:
             if orig.dims[j].size > 1:
@@ -218,6 +256,7 @@ def _group_affine(orig: IndexingMap, x_dims, groups) -> list[tuple[int, dict]]:
 
 
 # ---- candidates -----------------------------------------------------------------------------
+
 
 def _expand_candidate(x_dims, z_dims, groups, affine) -> tuple[list[int], SliceSpec]:
     """slice->reshape swapped: reshape the source to X', then slice X' to Z."""
@@ -239,12 +278,12 @@ def _expand_candidate(x_dims, z_dims, groups, affine) -> tuple[list[int], SliceS
         if len(eff) > 1:
             first_inner = inner[eff[0]]
             if size % first_inner:
-                raise Verdict("illegal", f"the source size {size} is not divisible by the inner "
-                                          f"factor {first_inner}")
+                raise Verdict("illegal", f"the source size {size} is not divisible by the inner factor {first_inner}")
             for a, b in zip(eff[:-2], eff[1:-1]):
                 if inner[a] % inner[b]:
-                    raise Verdict("illegal", f"the row stride {inner[a]} is not a multiple of the "
-                                              f"inner factor {inner[b]}")
+                    raise Verdict(
+                        "illegal", f"the row stride {inner[a]} is not a multiple of the inner factor {inner[b]}"
+                    )
         prev = size
         for j in eff:
             new_dims[j] = prev // inner[j]
@@ -257,9 +296,12 @@ def _expand_candidate(x_dims, z_dims, groups, affine) -> tuple[list[int], SliceS
                 if j == eff[0]:
                     raise Verdict("illegal", f"the slice runs past the end of source dims {source}")
                 unit = inner[eff[eff.index(j) - 1]]
-                raise Verdict("illegal", f"the start {beta} is not aligned to the inner factor "
-                                          f"{unit}" if beta % unit else
-                               f"a stride {strides[j]} row of {z_dims[j]} does not fit in {unit}")
+                raise Verdict(
+                    "illegal",
+                    f"the start {beta} is not aligned to the inner factor {unit}"
+                    if beta % unit
+                    else f"a stride {strides[j]} row of {z_dims[j]} does not fit in {unit}",
+                )
     return new_dims, SliceSpec(tuple(starts), tuple(sizes), tuple(strides), (False,) * len(z_dims))
 
 
@@ -288,8 +330,9 @@ def _box_candidate(x_dims, z_dims, groups, affine, spec_strides) -> tuple[list[i
             stride = next((spec_strides[j] for j in dst if spec_strides[j] != 1), None)
             raise Verdict("illegal", why + (f" (the slice has stride {stride})" if stride else ""))
         box = np.indices(box_sizes).reshape(len(src), -1)
-        expected = np.ravel_multi_index(tuple(np.asarray(box_starts)[:, None]
-                                              + np.asarray(box_strides)[:, None] * box), gdims)
+        expected = np.ravel_multi_index(
+            tuple(np.asarray(box_starts)[:, None] + np.asarray(box_strides)[:, None] * box), gdims
+        )
         if not np.array_equal(expected, positions):
             raise Verdict("illegal", "the slice reorders the elements of the source box")
         for k, i in enumerate(src):
@@ -311,8 +354,15 @@ def _not_a_box(beta: int, count: int, gdims: list[int], spans: list[int]) -> str
 
 # ---- one pair -------------------------------------------------------------------------------
 
-def analyse_pair(module: Module, comp: Computation, first: Instruction, second: Instruction,
-                 order: str, names: Optional[frozenset] = None) -> ReorderChain:
+
+def analyse_pair(
+    module: Module,
+    comp: Computation,
+    first: Instruction,
+    second: Instruction,
+    order: str,
+    names: Optional[frozenset] = None,
+) -> ReorderChain:
     slice_instr, reshape_instr = (first, second) if order == SLICE_THEN_RESHAPE else (second, first)
     names = dict(computation=comp.name, slice=slice_instr.name, reshape=reshape_instr.name, order=order)
     try:
@@ -320,8 +370,14 @@ def analyse_pair(module: Module, comp: Computation, first: Instruction, second: 
     except Verdict as v:
         return ReorderChain(**names, verdict=v.verdict, reason=v.reason)
     parts = (module, comp, first, second, swapped)
-    return ReorderChain(**names, verdict=verdict, reason=reason, rewrite=rewrite_instructions_text(*parts, names),
-                        swapped_first_shape=tuple(swapped[0].shape.dims), rewrite_parts=parts)
+    return ReorderChain(
+        **names,
+        verdict=verdict,
+        reason=reason,
+        rewrite=rewrite_instructions_text(*parts, names),
+        swapped_first_shape=tuple(swapped[0].shape.dims),
+        rewrite_parts=parts,
+    )
 
 
 def _decide(first: Instruction, second: Instruction, order: str):
@@ -331,14 +387,15 @@ def _decide(first: Instruction, second: Instruction, order: str):
     reshape_instr = second if order == SLICE_THEN_RESHAPE else first
     spec = slice_of(slice_instr)
     middle = tuple(first.shape.dims)
-    groups = reshape_groups(middle, z_dims) if order == SLICE_THEN_RESHAPE else \
-        reshape_groups(x_dims, middle)
+    groups = reshape_groups(middle, z_dims) if order == SLICE_THEN_RESHAPE else reshape_groups(x_dims, middle)
     if not z_dims or not middle:
         n = source.shape.num_elements
         if n == 1:
             raise Verdict("unprovable", "a single-element source: both orders are the identity")
-        raise Verdict("illegal", f"a rank-0 result cannot be a slice of a reshape of the "
-                                  f"{n}-element source (a slice keeps the rank)")
+        raise Verdict(
+            "illegal",
+            f"a rank-0 result cannot be a slice of a reshape of the {n}-element source (a slice keeps the rank)",
+        )
     moved, scaled = runtime_dims(spec, groups, order) if any(spec.runtime) else ({}, [])
     # The geometry comes from the slice with runtime offsets at 0; the verdict from the real maps.
     static = _as_static_slice(slice_instr, spec, slice_instr.operands[0])
@@ -357,24 +414,33 @@ def _decide(first: Instruction, second: Instruction, order: str):
         new_dims, new_slice = _expand_candidate(x_dims, z_dims, groups, affine)
         for r, src, dst in scaled:
             moved.update(scaled_offset(r, src, dst, x_dims, spec, new_dims, new_slice))
-        new_first = build.instruction(reshape_op, build.array_shape(element, new_dims), [x],
-                                      name=first.name + ".swapped")
+        new_first = build.instruction(
+            reshape_op, build.array_shape(element, new_dims), [x], name=first.name + ".swapped"
+        )
         new_second, extras = new_slice_instruction(new_first, second.shape, new_slice, moved, slice_instr, second.name)
         swapped = new_first, new_second
-        detail = (f"{reshape_op} {_dims(x_dims)} to {_dims(new_dims)}, then slice "
-                  f"{slice_text(new_slice, moved)} to {_dims(z_dims)}")
+        detail = (
+            f"{reshape_op} {_dims(x_dims)} to {_dims(new_dims)}, then slice "
+            f"{slice_text(new_slice, moved)} to {_dims(z_dims)}"
+        )
     else:
         new_dims, new_slice = _box_candidate(x_dims, z_dims, groups, affine, spec.strides)
-        new_first, extras = new_slice_instruction(x, build.array_shape(element, new_dims), new_slice, moved,
-                                       slice_instr, first.name + ".swapped")
+        new_first, extras = new_slice_instruction(
+            x, build.array_shape(element, new_dims), new_slice, moved, slice_instr, first.name + ".swapped"
+        )
         new_second = build.instruction(reshape_op, second.shape, [new_first], name=second.name)
         swapped = new_first, new_second
-        detail = (f"slice {_dims(x_dims)} by {slice_text(new_slice, moved)} to {_dims(new_dims)}, "
-                  f"then {reshape_op} to {_dims(z_dims)}")
+        detail = (
+            f"slice {_dims(x_dims)} by {slice_text(new_slice, moved)} to {_dims(new_dims)}, "
+            f"then {reshape_op} to {_dims(z_dims)}"
+        )
     new = _operand_map(new_first).compose(_operand_map(new_second))
-    if moved:   # compare the maps with their runtime offsets: equal maps mean they cancel
-        orig = (_operand_map(slice_instr).compose(_operand_map(second)) if order == SLICE_THEN_RESHAPE
-                else _operand_map(first).compose(_operand_map(slice_instr)))
+    if moved:  # compare the maps with their runtime offsets: equal maps mean they cancel
+        orig = (
+            _operand_map(slice_instr).compose(_operand_map(second))
+            if order == SLICE_THEN_RESHAPE
+            else _operand_map(first).compose(_operand_map(slice_instr))
+        )
         new = in_original_runtime_vars(new, orig, moved, spec)
     same, why = _same(orig, new)
     if not same:
@@ -406,6 +472,17 @@ def _dims(dims) -> str:
     return "[" + ",".join(str(d) for d in dims) + "]"
 
 
-__all__ = ["ReorderChain", "analyse_module", "analyse_pair", "decide_swap", "find_pairs", "is_reshape", "pair_map",
-           "reshape_groups", "same_maps",
-           "rewrite_module_text", "SLICE_THEN_RESHAPE", "RESHAPE_THEN_SLICE"]
+__all__ = [
+    "ReorderChain",
+    "analyse_module",
+    "analyse_pair",
+    "decide_swap",
+    "find_pairs",
+    "is_reshape",
+    "pair_map",
+    "reshape_groups",
+    "same_maps",
+    "rewrite_module_text",
+    "SLICE_THEN_RESHAPE",
+    "RESHAPE_THEN_SLICE",
+]

@@ -1,6 +1,7 @@
 """Slice parameters shared by the reorder (bubble) analysis: the start / size / stride of a slice
 or dynamic slice (constant offsets clamped as XLA does, runtime ones marked), and the verdict
 exception that ends a pair's analysis early."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ class SliceSpec:
     starts: tuple[int, ...]
     sizes: tuple[int, ...]
     strides: tuple[int, ...]
-    runtime: tuple[bool, ...]         # offset only known at run time
+    runtime: tuple[bool, ...]  # offset only known at run time
 
 
 def constant_int(instr: Instruction) -> Optional[int]:
@@ -42,8 +43,9 @@ def slice_of(instr: Instruction) -> SliceSpec:
     source = instr.operands[0].shape.dims
     if instr.opcode == "slice":
         dims = instr.attr("slice")
-        return SliceSpec(tuple(d.start for d in dims), tuple(instr.shape.dims),
-                      tuple(d.stride for d in dims), (False,) * len(dims))
+        return SliceSpec(
+            tuple(d.start for d in dims), tuple(instr.shape.dims), tuple(d.stride for d in dims), (False,) * len(dims)
+        )
     sizes = tuple(instr.attr("dynamic_slice_sizes") or instr.shape.dims)
     starts, runtime = [], []
     for i, offset in enumerate(instr.operands[1:]):
@@ -51,7 +53,7 @@ def slice_of(instr: Instruction) -> SliceSpec:
         if value is None and source[i] != sizes[i]:
             starts.append(0)
             runtime.append(True)
-        else:   # XLA clamps the offset into [0, dim - size]
+        else:  # XLA clamps the offset into [0, dim - size]
             starts.append(min(max(value or 0, 0), source[i] - sizes[i]))
             runtime.append(False)
     return SliceSpec(tuple(starts), sizes, (1,) * len(sizes), tuple(runtime))
@@ -65,9 +67,14 @@ def slice_text(s: SliceSpec, runtime: dict | None = None) -> str:
         factor = runtime[i][1]
         return "rt" if factor == 1 else f"{factor}*rt"
 
-    return "[" + ", ".join((f"{rt(i)}:{rt(i)}+{n}" if i in runtime else
-                            f"{a}:{a + (n - 1) * k + 1}" + (f":{k}" if k != 1 else ""))
-                           for i, (a, n, k) in enumerate(zip(s.starts, s.sizes, s.strides))) + "]"
+    return (
+        "["
+        + ", ".join(
+            (f"{rt(i)}:{rt(i)}+{n}" if i in runtime else f"{a}:{a + (n - 1) * k + 1}" + (f":{k}" if k != 1 else ""))
+            for i, (a, n, k) in enumerate(zip(s.starts, s.sizes, s.strides))
+        )
+        + "]"
+    )
 
 
 def slice_dims(s: SliceSpec) -> tuple[SliceDim, ...]:

@@ -6,6 +6,7 @@ CPU: whether the innermost loop reads contiguously (``cpu_access``), in CPU term
 Data in, data out: the report layer stores the figures; the memos live in the analysis context
 (``hlo_index.context``), so the library path has them too.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -39,13 +40,14 @@ def module_target(module: Any, asked: str = "auto") -> TargetChoice:
 class TargetCoalescing:
     """One target's coalescing figures on the machine its dump runs on."""
 
-    target: str                            # "gpu (evidence)" / "cpu (evidence)"
-    gpu_emitter: Optional[str]             # the GPU emitter's plan, when the emitter was modelled
-    operands: tuple[Optional[dict], ...]   # per row: its ``coalescing`` figure (None: not computed)
+    target: str  # "gpu (evidence)" / "cpu (evidence)"
+    gpu_emitter: Optional[str]  # the GPU emitter's plan, when the emitter was modelled
+    operands: tuple[Optional[dict], ...]  # per row: its ``coalescing`` figure (None: not computed)
 
 
-def target_coalescing(target: Any, module: Any, rows: list, shapes: Callable, asked: str = "auto",
-                      device: Optional[GpuDevice] = None) -> TargetCoalescing:
+def target_coalescing(
+    target: Any, module: Any, rows: list, shapes: Callable, asked: str = "auto", device: Optional[GpuDevice] = None
+) -> TargetCoalescing:
     """The coalescing figure of each of ``rows`` (``target``'s output-to-input rows) for the
     machine ``--target asked`` picks; ``shapes(row)`` gives a row's (operand, output) shapes."""
     choice = module_target(module, asked)
@@ -56,25 +58,38 @@ def target_coalescing(target: Any, module: Any, rows: list, shapes: Callable, as
     fusion = target if getattr(target, "opcode", None) == "fusion" else None
     if fusion is None and is_fused_body(target):
         from .emitters import ComputationAsFusion
+
         fusion = ComputationAsFusion(target)
     result = None
     if fusion is not None:
         from .gpu_coalescing import fusion_coalescing
+
         try:
             result = fusion_coalescing(fusion, device)
         except Exception as exc:  # noqa: BLE001
             return TargetCoalescing(named, None, tuple(_failed(GPU, exc) for _ in rows))
     from .emitters import minor_nontrivial
     from .gpu_coalescing import operand_json
+
     figures = []
     for row in rows:
         operand_shape, output_shape = shapes(row)
         minor = minor_nontrivial(output_shape) if output_shape is not None and not output_shape.is_tuple else None
         if result is None:
-            why = ("not a fusion: XLA:GPU emits every op inside a fusion, and the fusion's emitter "
-                   "decides how threads read")
-            figures.append({"target": GPU, "verdict": "unknown", "reason": why,
-                            "minor_output_dim": minor, "maps": [], "summary": f"unknown ({why})"})
+            why = (
+                "not a fusion: XLA:GPU emits every op inside a fusion, and the fusion's emitter "
+                "decides how threads read"
+            )
+            figures.append(
+                {
+                    "target": GPU,
+                    "verdict": "unknown",
+                    "reason": why,
+                    "minor_output_dim": minor,
+                    "maps": [],
+                    "summary": f"unknown ({why})",
+                }
+            )
             continue
         figures.append(operand_json(result, row.operand, device, minor))
     return TargetCoalescing(named, result.plan if result is not None else None, tuple(figures))
@@ -90,9 +105,23 @@ def _cpu_row(row: Any, shapes: tuple) -> Optional[dict]:
         return _failed("cpu", exc)
 
 
-_NOT_FUSIBLE = {"while", "conditional", "call", "custom-call", "fusion", "send", "recv",
-               "all-reduce", "all-gather", "all-to-all", "collective-permute", "async-start",
-               "async-done", "infeed", "outfeed"}
+_NOT_FUSIBLE = {
+    "while",
+    "conditional",
+    "call",
+    "custom-call",
+    "fusion",
+    "send",
+    "recv",
+    "all-reduce",
+    "all-gather",
+    "all-to-all",
+    "collective-permute",
+    "async-start",
+    "async-done",
+    "infeed",
+    "outfeed",
+}
 
 
 def is_fused_body(target: Any) -> bool:
@@ -100,6 +129,7 @@ def is_fused_body(target: Any) -> bool:
     calls, control flow and collectives in a module without fusions (XLA's emitter tests write
     the fused computation alone)."""
     from ..hlo.model import Computation
+
     if not isinstance(target, Computation) or target.root is None:
         return False
     if target.is_fused:
@@ -121,12 +151,19 @@ def _cpu_figure(maps: tuple, operand_shape: Any, output_shape: Any) -> dict:
     if hit is not None and hit[0] is maps and hit[1] is operand_shape and hit[2] is output_shape:
         return hit[3]
     figures = ctx.tables[_CPU_FIGURES]
-    key = (tuple((m.dims, m.range_vars, m.runtime_vars, m.results, m.constraints, m.is_known_empty,
-                  m.undefined_reason) for m in maps), operand_shape, output_shape)
+    key = (
+        tuple(
+            (m.dims, m.range_vars, m.runtime_vars, m.results, m.constraints, m.is_known_empty, m.undefined_reason)
+            for m in maps
+        ),
+        operand_shape,
+        output_shape,
+    )
     figure = figures.get(key)
     limit = ctx.budgets.operand_figures
     if figure is None:
         from .cpu_access import innermost_access
+
         figure = remember(figures, key, innermost_access(maps, operand_shape, output_shape), limit)
     remember(by_object, ids, (maps, operand_shape, output_shape, figure), limit)
     return figure
@@ -134,5 +171,11 @@ def _cpu_figure(maps: tuple, operand_shape: Any, output_shape: Any) -> dict:
 
 def _failed(target: str, exc: Exception) -> dict:
     text = f"{type(exc).__name__}: {exc}"
-    return {"target": target, "verdict": "unknown", "error": text, "reason": text,
-            "maps": [], "summary": f"not computed ({text})"}
+    return {
+        "target": target,
+        "verdict": "unknown",
+        "error": text,
+        "reason": text,
+        "maps": [],
+        "summary": f"not computed ({text})",
+    }

@@ -11,6 +11,7 @@ Two shapes of map need one (the others tile for any size):
   dim's tile is 1 or the inner tile is the whole dim (``d0 in [1, 1] || d1 in [1, 1] ||
   d1 in [11, 11]``).
 """
+
 from __future__ import annotations
 
 from typing import Optional
@@ -36,7 +37,7 @@ def _tile_size_text(e: Expr, m: IndexingMap) -> Optional[str]:
     dims = [(atom, k) for atom, k in terms if atom.kind == DIM]
     others = [(atom, k) for atom, k in terms if atom.kind != DIM]
     if len(dims) == 1 and not others:
-        (atom, k), = dims
+        ((atom, k),) = dims
         return f"d{atom.value}" if abs(k) == 1 else f"d{atom.value} * {abs(k)}"
     if len(terms) == 1 and others and others[0][0].kind == FLOORDIV and abs(others[0][1]) == 1:
         atom = others[0][0]
@@ -95,6 +96,7 @@ def _evaluate(text: str, env: dict) -> int:
     from ..affine import parse_expr
     from ..affine.evaluate import evaluate_expr
     from ..affine.expr import DIM as D
+
     names = sorted(env, key=len, reverse=True)
     if " mod d" in text or " mod (" in text:
         # ``c mod d0``: a division by a tile size, which affine text cannot hold

@@ -15,6 +15,7 @@ changes from element to element).
 Several maps of one operand (a concatenate reading it twice, a pad) give one tile each and
 ``union_tile`` their bounding tile, saying whether the maps fill it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -27,14 +28,14 @@ from ..affine import IndexingMap, Interval, dim
 from ..affine.expr import RANGE, RUNTIME
 from .forms import offending_division, split_linear
 
-PER_ELEMENT_RUNTIME = "batch position"   # how the op rules describe a gathered start
+PER_ELEMENT_RUNTIME = "batch position"  # how the op rules describe a gathered start
 
 
 @dataclass(frozen=True)
 class MapTile:
     is_tile: bool
     reason: str
-    offsets: Optional[IndexingMap] = None        # tile index -> operand offsets
+    offsets: Optional[IndexingMap] = None  # tile index -> operand offsets
     sizes: Optional[tuple[int, ...]] = None
     strides: Optional[tuple[int, ...]] = None
     notes: tuple[str, ...] = field(default=())
@@ -44,49 +45,55 @@ class MapTile:
     signed_strides: Optional[tuple[int, ...]] = None
 
     def to_json(self) -> dict:
-        return {"is_tile": self.is_tile, "reason": self.reason,
-                "offsets": str(self.offsets) if self.offsets is not None else None,
-                "sizes": list(self.sizes) if self.sizes is not None else None,
-                "strides": list(self.strides) if self.strides is not None else None,
-                "notes": list(self.notes),
-                "first_offsets": str(self.first_offsets) if self.first_offsets is not None else None,
-                "signed_strides": list(self.signed_strides) if self.signed_strides is not None else None}
+        return {
+            "is_tile": self.is_tile,
+            "reason": self.reason,
+            "offsets": str(self.offsets) if self.offsets is not None else None,
+            "sizes": list(self.sizes) if self.sizes is not None else None,
+            "strides": list(self.strides) if self.strides is not None else None,
+            "notes": list(self.notes),
+            "first_offsets": str(self.first_offsets) if self.first_offsets is not None else None,
+            "signed_strides": list(self.signed_strides) if self.signed_strides is not None else None,
+        }
 
 
 class TileError(ValueError):
     """The requested output tile does not fit the output shape."""
 
 
-def tile_counts(output_dims: Sequence[int], sizes: Sequence[int],
-                strides: Optional[Sequence[int]] = None) -> tuple[int, ...]:
+def tile_counts(
+    output_dims: Sequence[int], sizes: Sequence[int], strides: Optional[Sequence[int]] = None
+) -> tuple[int, ...]:
     strides = tuple(strides or (1,) * len(sizes))
     if len(sizes) != len(output_dims) or len(strides) != len(output_dims):
-        raise TileError(f"the tile has {len(sizes)} sizes / {len(strides)} strides but the output "
-                        f"has {len(output_dims)} dims {list(output_dims)}")
+        raise TileError(
+            f"the tile has {len(sizes)} sizes / {len(strides)} strides but the output "
+            f"has {len(output_dims)} dims {list(output_dims)}"
+        )
     for i, (d, s, k) in enumerate(zip(output_dims, sizes, strides)):
         # A tile larger than its dim is a padded tile (XLA allows it): the part past the end of
         # the dim reads nothing, which the tile map's bound constraints express.
         if s < 1 or k < 1:
-            raise TileError(f"tile size {s} with stride {k} on output dim {i}: sizes and strides "
-                            f"must be positive")
+            raise TileError(f"tile size {s} with stride {k} on output dim {i}: sizes and strides must be positive")
     return tuple(-(-max(d, 1) // (s * k)) for d, s, k in zip(output_dims, sizes, strides))
 
 
-def tile_map(output_dims: Sequence[int], sizes: Sequence[int],
-             strides: Optional[Sequence[int]] = None) -> IndexingMap:
+def tile_map(output_dims: Sequence[int], sizes: Sequence[int], strides: Optional[Sequence[int]] = None) -> IndexingMap:
     """``(t_0.., e_0..) -> (t_i * s_i * k_i + e_i * k_i)``: tile index and element offset to output."""
     strides = tuple(strides or (1,) * len(sizes))
     counts = tile_counts(output_dims, sizes, strides)
     r = len(sizes)
     domain = [Interval(0, n - 1) for n in counts] + [Interval(0, s - 1) for s in sizes]
     results = [dim(i) * (sizes[i] * strides[i]) + dim(r + i) * strides[i] for i in range(r)]
-    constraints = [(results[i], Interval(0, output_dims[i] - 1)) for i in range(r)
-                   if output_dims[i] % (sizes[i] * strides[i])]
+    constraints = [
+        (results[i], Interval(0, output_dims[i] - 1)) for i in range(r) if output_dims[i] % (sizes[i] * strides[i])
+    ]
     return IndexingMap(domain, [], [], results, constraints)
 
 
-def propagate(m: IndexingMap, output_dims: Sequence[int], sizes: Sequence[int],
-              strides: Optional[Sequence[int]] = None) -> MapTile:
+def propagate(
+    m: IndexingMap, output_dims: Sequence[int], sizes: Sequence[int], strides: Optional[Sequence[int]] = None
+) -> MapTile:
     """The operand tile one map needs for the output tile ``sizes`` / ``strides``."""
     if m.is_undefined:
         return MapTile(False, f"undefined map: {m.undefined_reason}")
@@ -106,18 +113,26 @@ def propagate(m: IndexingMap, output_dims: Sequence[int], sizes: Sequence[int],
         if split is None:
             return MapTile(False, _split_reason(m, k, expr, elements, sizes))
         rest, coeffs = split
-        gathered = [v for v in rest.variables() if v.kind == RUNTIME
-                    and PER_ELEMENT_RUNTIME in composed.runtime_vars[v.value].description]
+        gathered = [
+            v
+            for v in rest.variables()
+            if v.kind == RUNTIME and PER_ELEMENT_RUNTIME in composed.runtime_vars[v.value].description
+        ]
         if gathered:
             what = composed.runtime_vars[gathered[0].value].description
-            return MapTile(False, f"operand dim {k} starts at a gathered index ({what}): it "
-                                  f"changes from element to element, so the reads are not a tile")
+            return MapTile(
+                False,
+                f"operand dim {k} starts at a gathered index ({what}): it "
+                f"changes from element to element, so the reads are not a tile",
+            )
         for v in coeffs:
             if v in elements and coeffs[v]:
                 if v in seen:
                     j = v.value - r
-                    return MapTile(False, f"output dim {j} feeds operand dims {seen[v]} and {k} "
-                                          f"(a diagonal): the reads are not a tile")
+                    return MapTile(
+                        False,
+                        f"output dim {j} feeds operand dims {seen[v]} and {k} (a diagonal): the reads are not a tile",
+                    )
                 seen[v] = k
         terms = [(v, c) for v, c in coeffs.items() if c]
         low, size, stride, why = _progression(composed, terms, r)
@@ -139,17 +154,25 @@ def propagate(m: IndexingMap, output_dims: Sequence[int], sizes: Sequence[int],
             notes.append(f"tiles where {expr} leaves [{interval.lo}, {interval.hi}] read nothing")
     for i, (n, size, k) in enumerate(zip(output_dims, sizes, strides or (1,) * r)):
         if (size - 1) * k + 1 > n:
-            notes.append(f"padded tile: output dim {i} has {n} elements, the tile {size}; XLA masks "
-                         f"the padding, which reads nothing")
+            notes.append(
+                f"padded tile: output dim {i} has {n} elements, the tile {size}; XLA masks "
+                f"the padding, which reads nothing"
+            )
     offset_map = IndexingMap(composed.dims[:r], [], composed.runtime_vars, offsets, tile_only)
     offset_map = offset_map.simplified()
     first_map = IndexingMap(composed.dims[:r], [], composed.runtime_vars, firsts, tile_only).simplified()
-    return MapTile(True, "a tile", offset_map, tuple(out_sizes), tuple(out_strides), tuple(notes),
-                   first_map, tuple(signed))
+    return MapTile(
+        True, "a tile", offset_map, tuple(out_sizes), tuple(out_strides), tuple(notes), first_map, tuple(signed)
+    )
 
 
-def propagate_with_range_tiles(m: IndexingMap, output_dims: Sequence[int], sizes: Sequence[int],
-                               range_sizes: Sequence[int], strides: Optional[Sequence[int]] = None) -> MapTile:
+def propagate_with_range_tiles(
+    m: IndexingMap,
+    output_dims: Sequence[int],
+    sizes: Sequence[int],
+    range_sizes: Sequence[int],
+    strides: Optional[Sequence[int]] = None,
+) -> MapTile:
     """Like ``propagate``, with the map's range variables (a dot's contracted dims, a reduce's
     reduced dims) tiled too, as XLA's ``SymbolicTileAnalysis`` tiles a dot's K: range variable
     ``i`` is cut into tiles of ``range_sizes[i]`` and the tile index gains one dim per range
@@ -157,23 +180,24 @@ def propagate_with_range_tiles(m: IndexingMap, output_dims: Sequence[int], sizes
     if m.is_undefined or m.is_known_empty or not m.range_vars:
         return propagate(m, output_dims, sizes, strides)
     if len(range_sizes) != len(m.range_vars):
-        raise TileError(f"the map has {len(m.range_vars)} range variables ("
-                        + ", ".join(f"s{i} in [{iv.lo}, {iv.hi}]" for i, iv in enumerate(m.range_vars))
-                        + f") but {len(range_sizes)} range tile sizes were given")
+        raise TileError(
+            f"the map has {len(m.range_vars)} range variables ("
+            + ", ".join(f"s{i} in [{iv.lo}, {iv.hi}]" for i, iv in enumerate(m.range_vars))
+            + f") but {len(range_sizes)} range tile sizes were given"
+        )
     if any(iv.lo != 0 for iv in m.range_vars):
         return MapTile(False, "a range variable does not start at 0: its tiles are not defined")
     as_dims = m.convert_range_vars_to_dims()
     extra = [iv.size for iv in m.range_vars]
     all_strides = tuple(strides or (1,) * len(sizes)) + (1,) * len(extra)
-    return propagate(as_dims, tuple(output_dims) + tuple(extra), tuple(sizes) + tuple(range_sizes),
-                     all_strides)
+    return propagate(as_dims, tuple(output_dims) + tuple(extra), tuple(sizes) + tuple(range_sizes), all_strides)
 
 
 def _signed(composed: IndexingMap, terms, low: int, stride: int, size: int):
     """(offset read by the tile's first element, signed stride): a single element offset with a
     negative coefficient (a reverse) walks the operand from its high end down."""
     if len(terms) == 1 and size > 1:
-        (v, c), = terms
+        ((v, c),) = terms
         iv = _bounds(composed, v, 0)
         if c < 0:
             return c * iv.lo, c
@@ -221,11 +245,12 @@ def _progression(composed: IndexingMap, terms, r: int):
     if not terms:
         return 0, 1, 1, ""
     if len(terms) == 1:
-        (v, c), = terms
+        ((v, c),) = terms
         iv = _bounds(composed, v, r)
         return min(c * iv.lo, c * iv.hi), iv.size, abs(c), ""
-    grids = np.meshgrid(*[np.arange(_bounds(composed, v, r).lo, _bounds(composed, v, r).hi + 1)
-                          for v, _ in terms], indexing="ij")
+    grids = np.meshgrid(
+        *[np.arange(_bounds(composed, v, r).lo, _bounds(composed, v, r).hi + 1) for v, _ in terms], indexing="ij"
+    )
     if prod(g.size for g in grids[:1]) > 1 << 22:
         return 0, 0, 0, "too many element offsets mix here to check"
     values = np.unique(sum(c * g for (_, c), g in zip(terms, grids)).reshape(-1))
@@ -247,13 +272,13 @@ def _split_reason(m: IndexingMap, k: int, expr, elements, sizes) -> str:
     for j, size in enumerate(sizes):
         atom = offending_division(m.results[k], frozenset([dim(j)]))
         if atom is not None and size > 1:
-            return (f"{atom} splits the tile of size {size} along dim {j} "
-                    f"(operand dim {k} = {m.results[k]})")
+            return f"{atom} splits the tile of size {size} along dim {j} (operand dim {k} = {m.results[k]})"
     atom = offending_division(expr, elements)
     return f"operand dim {k} = {m.results[k]}: {atom} splits the tile"
 
 
 # ---- several maps: the bounding tile of their union ------------------------------------------
+
 
 @dataclass(frozen=True)
 class UnionTile:
@@ -278,34 +303,46 @@ def union_tile(tiles: Sequence[MapTile]) -> Optional[UnionTile]:
     lowest, its stride is the gcd of the strides and of the shifts); otherwise the reason.
     """
     from math import gcd
+
     tiles = list(tiles)
     if len(tiles) < 2:
         return None
     for k, t in enumerate(tiles):
         if not t.is_tile:
-            return UnionTile(MapTile(False, f"map {k} is not a tile ({t.reason}), so neither is the union"),
-                             len(tiles))
+            return UnionTile(MapTile(False, f"map {k} is not a tile ({t.reason}), so neither is the union"), len(tiles))
     base = tiles[0].offsets
     for m, t in enumerate(tiles):
         if t.offsets.dims != base.dims:
-            ranges = "; ".join(f"map {k}: " + ", ".join(f"d{i} in [{iv.lo}, {iv.hi}]"
-                                                         for i, iv in enumerate(u.offsets.dims))
-                               for k, u in enumerate(tiles))
-            return UnionTile(MapTile(False, f"the maps read different tiles ({ranges}): each tile reads "
-                                            f"through some of them, so their own tiles apply and no "
-                                            f"single bounding tile does"), len(tiles))
+            ranges = "; ".join(
+                f"map {k}: " + ", ".join(f"d{i} in [{iv.lo}, {iv.hi}]" for i, iv in enumerate(u.offsets.dims))
+                for k, u in enumerate(tiles)
+            )
+            return UnionTile(
+                MapTile(
+                    False,
+                    f"the maps read different tiles ({ranges}): each tile reads "
+                    f"through some of them, so their own tiles apply and no "
+                    f"single bounding tile does",
+                ),
+                len(tiles),
+            )
         if [rv.interval for rv in t.offsets.runtime_vars] != [rv.interval for rv in base.runtime_vars]:
-            return UnionTile(MapTile(False, "the maps' tile offsets use different runtime values"),
-                             len(tiles))
+            return UnionTile(MapTile(False, "the maps' tile offsets use different runtime values"), len(tiles))
     offsets, sizes, strides, notes = [], [], [], []
     for k, e0 in enumerate(base.results):
         shifts = []
         for m, t in enumerate(tiles):
             diff = t.offsets.results[k] - e0
             if not diff.is_constant:
-                return UnionTile(MapTile(False, f"operand dim {k}: map {m}'s offset {t.offsets.results[k]} "
-                                                f"differs from map 0's {e0} by {diff}, which changes "
-                                                f"from tile to tile: no single bounding tile"), len(tiles))
+                return UnionTile(
+                    MapTile(
+                        False,
+                        f"operand dim {k}: map {m}'s offset {t.offsets.results[k]} "
+                        f"differs from map 0's {e0} by {diff}, which changes "
+                        f"from tile to tile: no single bounding tile",
+                    ),
+                    len(tiles),
+                )
             shifts.append(diff.constant_value)
         lo = min(shifts)
         hi = max(c + (t.sizes[k] - 1) * t.strides[k] for c, t in zip(shifts, tiles))
@@ -321,8 +358,14 @@ def union_tile(tiles: Sequence[MapTile]) -> Optional[UnionTile]:
     for t in tiles:
         notes.extend(n for n in t.notes if n not in notes)
     offset_map = IndexingMap(base.dims, [], base.runtime_vars, offsets, ()).simplified()
-    tile = MapTile(True, f"bounding tile of the union of {len(tiles)} maps' tiles", offset_map,
-                   tuple(sizes), tuple(strides), tuple(notes))
+    tile = MapTile(
+        True,
+        f"bounding tile of the union of {len(tiles)} maps' tiles",
+        offset_map,
+        tuple(sizes),
+        tuple(strides),
+        tuple(notes),
+    )
     return UnionTile(tile, len(tiles), _covers(tiles, tile))
 
 
@@ -336,7 +379,9 @@ def _covers(tiles: Sequence[MapTile], box: MapTile) -> Optional[bool]:
     covered = np.zeros(box.sizes, dtype=bool)
     for t in tiles:
         first = np.asarray(t.offsets.evaluate(origin, (), runtime), dtype=np.int64)
-        index = tuple(slice((f - s) // b, (f - s) // b + (n - 1) * (st // b) + 1, max(st // b, 1))
-                      for f, s, b, n, st in zip(first, start, box.strides, t.sizes, t.strides))
+        index = tuple(
+            slice((f - s) // b, (f - s) // b + (n - 1) * (st // b) + 1, max(st // b, 1))
+            for f, s, b, n, st in zip(first, start, box.strides, t.sizes, t.strides)
+        )
         covered[index] = True
     return bool(covered.all())

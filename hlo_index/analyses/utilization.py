@@ -23,6 +23,7 @@ Input: the operand's output->input maps (one per distinct access pattern) and it
   elements touch (a 4-bit element shares its byte with a neighbour); when the read set is too
   large to materialise, ``ceil(distinct * bits / 8)`` is used and ``exact`` says so.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -39,21 +40,20 @@ from .components import charge, decompose, linear_indices
 from .forms import runtime_as_range, split_linear
 
 
-
 @dataclass(frozen=True)
 class Utilization:
     operand_dims: tuple[int, ...]
     element_type: str
     element_bits: int
     total_elements: int
-    distinct_elements: Optional[int]           # None when a map is undefined
-    distinct_upper_bound: Optional[int]        # == distinct_elements when exact
+    distinct_elements: Optional[int]  # None when a map is undefined
+    distinct_upper_bound: Optional[int]  # == distinct_elements when exact
     element_reads: Optional[int]
     bytes_read: Optional[int]
     total_bytes: int
-    method: str                                # interval | enumeration | sampled | undefined | none
+    method: str  # interval | enumeration | sampled | undefined | none
     exact: bool
-    runtime_union: bool                        # read set is a union over runtime values
+    runtime_union: bool  # read set is a union over runtime values
     notes: tuple[str, ...] = field(default=())
 
     @property
@@ -97,19 +97,33 @@ def _base(operand_shape: Shape) -> dict:
     dims = tuple(operand_shape.dims)
     total = prod(dims)
     bits = storage_bits(operand_shape)
-    return dict(operand_dims=dims, element_type=operand_shape.element_type, element_bits=bits,
-                total_elements=total, total_bytes=ceil(total * bits / 8))
+    return dict(
+        operand_dims=dims,
+        element_type=operand_shape.element_type,
+        element_bits=bits,
+        total_elements=total,
+        total_bytes=ceil(total * bits / 8),
+    )
 
 
 def skipped_utilization(operand_shape: Shape, reason: str) -> Utilization:
     """Utilization not counted (``reason``: the budget that stopped it): unknown, saying why."""
-    return Utilization(**_base(operand_shape), distinct_elements=None, distinct_upper_bound=None,
-                       element_reads=None, bytes_read=None, method="skipped", exact=False,
-                       runtime_union=False, notes=(reason,))
+    return Utilization(
+        **_base(operand_shape),
+        distinct_elements=None,
+        distinct_upper_bound=None,
+        element_reads=None,
+        bytes_read=None,
+        method="skipped",
+        exact=False,
+        runtime_union=False,
+        notes=(reason,),
+    )
 
 
-def operand_utilization(maps: Sequence[IndexingMap], operand_shape: Shape, *,
-                        budget: Optional[int] = None, seed: int = 0) -> Utilization:
+def operand_utilization(
+    maps: Sequence[IndexingMap], operand_shape: Shape, *, budget: Optional[int] = None, seed: int = 0
+) -> Utilization:
     """Utilization of one operand read through ``maps`` (all from the same output space);
     ``budget``: points of one component enumerated before sampling (default: the context's)."""
     if budget is None:
@@ -118,18 +132,39 @@ def operand_utilization(maps: Sequence[IndexingMap], operand_shape: Shape, *,
     total = prod(dims)
     bits = storage_bits(operand_shape)
     total_bytes = ceil(total * bits / 8)
-    base = dict(operand_dims=dims, element_type=operand_shape.element_type, element_bits=bits,
-                total_elements=total, total_bytes=total_bytes)
+    base = dict(
+        operand_dims=dims,
+        element_type=operand_shape.element_type,
+        element_bits=bits,
+        total_elements=total,
+        total_bytes=total_bytes,
+    )
     undefined = [m for m in maps if m.is_undefined]
     if undefined:
-        return Utilization(**base, distinct_elements=None, distinct_upper_bound=None,
-                           element_reads=None, bytes_read=None, method="undefined", exact=False,
-                           runtime_union=False, notes=(undefined[0].undefined_reason,))
+        return Utilization(
+            **base,
+            distinct_elements=None,
+            distinct_upper_bound=None,
+            element_reads=None,
+            bytes_read=None,
+            method="undefined",
+            exact=False,
+            runtime_union=False,
+            notes=(undefined[0].undefined_reason,),
+        )
     live = [m for m in maps if not m.is_known_empty]
     if not live:
-        return Utilization(**base, distinct_elements=0, distinct_upper_bound=0, element_reads=0,
-                           bytes_read=0, method="none", exact=True, runtime_union=False,
-                           notes=("the output reads no element of this operand",))
+        return Utilization(
+            **base,
+            distinct_elements=0,
+            distinct_upper_bound=0,
+            element_reads=0,
+            bytes_read=0,
+            method="none",
+            exact=True,
+            runtime_union=False,
+            notes=("the output reads no element of this operand",),
+        )
     runtime_union = any(m.runtime_vars for m in live)
     union = _union_reads(live, dims, budget) if len(live) > 1 and not _pairs_apart(live) else None
     if union is not None:
@@ -147,11 +182,13 @@ def operand_utilization(maps: Sequence[IndexingMap], operand_shape: Shape, *,
         notes.append("union over every runtime value: an upper bound on one execution's reads")
     if reads_exact and all(b is not None for b in boxes):
         return _from_boxes(base, boxes, reads, dims, operand_shape, bits, runtime_union, notes)
-    return _from_components(base, unioned, reads, reads_exact, dims, operand_shape, bits,
-                            runtime_union, notes, budget, seed)
+    return _from_components(
+        base, unioned, reads, reads_exact, dims, operand_shape, bits, runtime_union, notes, budget, seed
+    )
 
 
 # ---- read counts ---------------------------------------------------------------------------
+
 
 def _element_reads(m: IndexingMap, budget: int, seed: int) -> tuple[int, bool]:
     """Feasible (dims, range vars) points of ``m`` with runtime vars at their lower bounds,
@@ -173,14 +210,19 @@ def _pairs_apart(maps: Sequence[IndexingMap]) -> bool:
     of one is the other's plus a nonzero constant. Then the union of their reads is their sum."""
     for i, a in enumerate(maps):
         bounds = dict(a.constraints)
-        for b in maps[i + 1:]:
+        for b in maps[i + 1 :]:
             if any(x.hi < y.lo or y.hi < x.lo for x, y in zip(a.dims, b.dims)):
                 continue
             if any(e in bounds and (bounds[e].hi < iv.lo or iv.hi < bounds[e].lo) for e, iv in b.constraints):
                 continue
-            if not a.range_vars and not b.range_vars and not a.runtime_vars and not b.runtime_vars and any(
-                    (d := x - y).is_constant and d.constant_value != 0 for x, y in zip(a.results, b.results)):
-                continue   # some coordinate always differs by a constant: never the same element
+            if (
+                not a.range_vars
+                and not b.range_vars
+                and not a.runtime_vars
+                and not b.runtime_vars
+                and any((d := x - y).is_constant and d.constant_value != 0 for x, y in zip(a.results, b.results))
+            ):
+                continue  # some coordinate always differs by a constant: never the same element
             return False
     return True
 
@@ -190,6 +232,7 @@ def _union_reads(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], bud
     variables projected away; runtime variables at their lower bounds, as for one map), so an
     element two maps both read for one output element counts once. None beyond the budget."""
     from ..affine.evaluate import relation_at
+
     space = [max(m.dims[i].hi for m in maps) + 1 for i in range(maps[0].num_dims)]
     outputs = prod(space)
     limit = min(budget, current().budgets.utilization_union_points)
@@ -201,19 +244,31 @@ def _union_reads(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], bud
         return None
     charge(outputs * len(maps))
     axes = [np.arange(0, extent, dtype=np.int64) for extent in space]
-    grid = (np.stack([g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")], axis=1)
-            if axes else np.zeros((1, 0), dtype=np.int64))
+    grid = (
+        np.stack([g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")], axis=1)
+        if axes
+        else np.zeros((1, 0), dtype=np.int64)
+    )
     dims_arr = np.asarray(operand_dims, dtype=np.int64)
     per_map = []
     for m in maps:
         feasible, results = relation_at(m, grid, [rv.interval.lo for rv in m.runtime_vars])
-        inside = np.all((results >= 0) & (results < dims_arr), axis=1) if len(operand_dims) \
+        inside = (
+            np.all((results >= 0) & (results < dims_arr), axis=1)
+            if len(operand_dims)
             else np.ones(len(results), dtype=bool)
+        )
         feasible, results = feasible[inside], results[inside]
-        out_lin = np.ravel_multi_index(tuple(feasible[:, :m.num_dims].T), space) if space \
+        out_lin = (
+            np.ravel_multi_index(tuple(feasible[:, : m.num_dims].T), space)
+            if space
             else np.zeros(len(feasible), dtype=np.int64)
-        in_lin = np.ravel_multi_index(tuple(results.T), operand_dims) if len(operand_dims) \
+        )
+        in_lin = (
+            np.ravel_multi_index(tuple(results.T), operand_dims)
+            if len(operand_dims)
             else np.zeros(len(results), dtype=np.int64)
+        )
         per_map.append((out_lin, in_lin))
     if not any(m.range_vars for m in maps):
         # at most one element per map and output: per output, count the distinct values of k maps
@@ -230,11 +285,12 @@ def _union_reads(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], bud
 
 # ---- boxes: each result an affine function of its own variable ----------------------------
 
+
 @dataclass(frozen=True)
 class _Box:
     """Read set ``prod_r {first_r + step_r * i : i < count_r}``."""
 
-    progressions: tuple[tuple[int, int, int], ...]   # per result: (first, step, count)
+    progressions: tuple[tuple[int, int, int], ...]  # per result: (first, step, count)
 
     @property
     def distinct(self) -> int:
@@ -307,27 +363,48 @@ def _from_boxes(base, boxes, reads, dims, shape, bits, runtime_union, notes) -> 
     bitmap_limit = current().budgets.utilization_bitmap_elements
     if len(boxes) == 1 and (bits % 8 == 0 or total > bitmap_limit):
         distinct = boxes[0].distinct
-        return Utilization(**base, distinct_elements=distinct, distinct_upper_bound=distinct,
-                           element_reads=reads, bytes_read=_bytes_dense(distinct, bits),
-                           method="interval", exact=bits % 8 == 0, runtime_union=runtime_union,
-                           notes=tuple(notes))
+        return Utilization(
+            **base,
+            distinct_elements=distinct,
+            distinct_upper_bound=distinct,
+            element_reads=reads,
+            bytes_read=_bytes_dense(distinct, bits),
+            method="interval",
+            exact=bits % 8 == 0,
+            runtime_union=runtime_union,
+            notes=tuple(notes),
+        )
     if total > bitmap_limit:
         lower = max(b.distinct for b in boxes)
         upper = min(total, sum(b.distinct for b in boxes))
         notes.append("several boxes over an operand too large to mark: distinct is a lower bound")
-        return Utilization(**base, distinct_elements=lower, distinct_upper_bound=upper,
-                           element_reads=reads, bytes_read=_bytes_dense(lower, bits),
-                           method="interval", exact=False, runtime_union=runtime_union,
-                           notes=tuple(notes))
+        return Utilization(
+            **base,
+            distinct_elements=lower,
+            distinct_upper_bound=upper,
+            element_reads=reads,
+            bytes_read=_bytes_dense(lower, bits),
+            method="interval",
+            exact=False,
+            runtime_union=runtime_union,
+            notes=tuple(notes),
+        )
     marked = np.zeros(dims, dtype=bool)
     charge(marked.size // 16)
     for b in boxes:
         marked[tuple(_slice(p) for p in b.progressions)] = True
     distinct = int(marked.sum())
-    return Utilization(**base, distinct_elements=distinct, distinct_upper_bound=distinct,
-                       element_reads=reads, bytes_read=_bytes_marked(marked, shape, bits),
-                       method="interval", exact=True, runtime_union=runtime_union,
-                       notes=tuple(notes))
+    return Utilization(
+        **base,
+        distinct_elements=distinct,
+        distinct_upper_bound=distinct,
+        element_reads=reads,
+        bytes_read=_bytes_marked(marked, shape, bits),
+        method="interval",
+        exact=True,
+        runtime_union=runtime_union,
+        notes=tuple(notes),
+    )
 
 
 def _slice(progression: tuple[int, int, int]) -> slice:
@@ -339,8 +416,10 @@ def _slice(progression: tuple[int, int, int]) -> slice:
 
 # ---- enumeration by components -------------------------------------------------------------
 
-def _from_components(base, maps, reads, reads_exact, dims, shape, bits, runtime_union, notes,
-                     budget, seed) -> Utilization:
+
+def _from_components(
+    base, maps, reads, reads_exact, dims, shape, bits, runtime_union, notes, budget, seed
+) -> Utilization:
     total = prod(dims)
     decs = [decompose(m, dims, budget=budget, seed=seed) for m in maps]
     sampled = not all(d.distinct_exact for d in decs)
@@ -367,21 +446,33 @@ def _from_components(base, maps, reads, reads_exact, dims, shape, bits, runtime_
         nbytes = _bytes_dense(lower, bits)
         sampled = sampled or lower != upper
         if lower != upper:
-            notes.append("several maps too large to union element by element: distinct elements "
-                         f"lie in [{lower}, {upper}]")
+            notes.append(
+                f"several maps too large to union element by element: distinct elements lie in [{lower}, {upper}]"
+            )
     exact = not sampled and lower == upper and reads_exact
     if sampled and lower != upper:
-        notes.append(f"a component above the enumeration budget {budget} was sampled: "
-                     f"distinct elements lie in [{lower}, {upper}]")
+        notes.append(
+            f"a component above the enumeration budget {budget} was sampled: "
+            f"distinct elements lie in [{lower}, {upper}]"
+        )
     if not reads_exact:
         notes.append("element reads estimated from a sample")
     method = "enumeration" if not sampled and reads_exact else "sampled"
-    return Utilization(**base, distinct_elements=lower, distinct_upper_bound=upper,
-                       element_reads=reads, bytes_read=nbytes, method=method, exact=exact,
-                       runtime_union=runtime_union, notes=tuple(notes))
+    return Utilization(
+        **base,
+        distinct_elements=lower,
+        distinct_upper_bound=upper,
+        element_reads=reads,
+        bytes_read=nbytes,
+        method=method,
+        exact=exact,
+        runtime_union=runtime_union,
+        notes=tuple(notes),
+    )
 
 
 # ---- bytes ---------------------------------------------------------------------------------
+
 
 def _bytes_dense(distinct: int, bits: int) -> int:
     return ceil(distinct * bits / 8)
@@ -393,6 +484,7 @@ def _bytes_marked(marked: np.ndarray, shape: Shape, bits: int) -> int:
     if bits % 8 == 0:
         return distinct * bits // 8
     from ..layout import LayoutError, physical_offsets
+
     try:
         offsets = physical_offsets(shape)[marked]
     except LayoutError:

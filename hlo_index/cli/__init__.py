@@ -4,6 +4,7 @@ Each subcommand lives in its own module ``hlo_index/cli/cmd_<name>.py`` exposing
 named ``command``. Modules are found by file name and imported only when their command runs (or
 ``--help`` lists them), so one command does not pay for the imports of all the others.
 """
+
 from __future__ import annotations
 
 import gc
@@ -35,6 +36,7 @@ class _LazyGroup(click.Group):
             return super().invoke(ctx)
         except BrokenPipeError:
             from .output import silence_stdout
+
             silence_stdout()
             raise click.exceptions.Exit(0) from None
 
@@ -80,12 +82,14 @@ def exit_now(code) -> None:
         code = 0
     elif not isinstance(code, int):
         import sys
+
         print(code, file=sys.stderr)
         code = 1
     import sys
+
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):   # a reader that left (| head), a closed stream
+        except (OSError, ValueError):  # a reader that left (| head), a closed stream
             pass
     os._exit(code)

@@ -3,6 +3,7 @@
 Heavy modules (the map engine, Rich, numpy) are imported inside the command, so ``--help`` and
 JSON runs do not pay for what they do not use.
 """
+
 from __future__ import annotations
 
 import os
@@ -21,6 +22,7 @@ def make_console(color: str, stderr: bool = False):
     class Console(RichConsole):
         def on_broken_pipe(self) -> None:
             from .output import silence_stdout
+
             silence_stdout()
             self.quiet = True
             raise BrokenPipeError
@@ -36,6 +38,7 @@ def print_diagnostics(reports, stream=None) -> None:
     """``path:line:col: severity: message`` plus source line and caret, on stderr."""
     from ..hlo.diagnostics import format_diagnostic
     from ..hlo.model import Diagnostic
+
     stream = stream or sys.stderr
     for mod in reports:
         for d in mod.diagnostics:
@@ -47,19 +50,30 @@ def _progress(paths):
     """A Rich progress bar on stderr (and its callbacks) when stderr is a terminal that the
     output itself does not occupy, and the job is big; else a no-op context."""
     import contextlib
-    big = len(paths) > 1 or any(p != "-" and os.path.isdir(p) for p in paths) or any(
-        p.endswith(".gz") or (os.path.isfile(p) and os.path.getsize(p) > 1 << 20) for p in paths)
+
+    big = (
+        len(paths) > 1
+        or any(p != "-" and os.path.isdir(p) for p in paths)
+        or any(p.endswith(".gz") or (os.path.isfile(p) and os.path.getsize(p) > 1 << 20) for p in paths)
+    )
     if not (big and sys.stderr.isatty() and not sys.stdout.isatty()):
         return contextlib.nullcontext((None, None))
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     @contextlib.contextmanager
     def bar():
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=make_console("auto", stderr=True), transient=True) as progress:
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=make_console("auto", stderr=True),
+            transient=True,
+        ) as progress:
             files = progress.add_task("files", total=len(paths))
             targets = progress.add_task("targets", total=None)
             yield (lambda _p: progress.advance(files)), (lambda _r: progress.advance(targets))
+
     return bar()
 
 
@@ -67,12 +81,15 @@ def stream_reports(paths, options, jobs: int, show_progress: bool = True, on_tar
     """Each module report as soon as it is ready (a generator), with a progress bar when useful.
     ``on_target(module report so far)`` is called after each target analysed in this process."""
     from ..report.driver import expand_paths, iter_reports
+
     paths = expand_paths(list(paths)) if jobs > 1 else list(paths)
-    with (_progress(paths) if show_progress else _no_progress()) as (on_file, progress_target):
+    with _progress(paths) if show_progress else _no_progress() as (on_file, progress_target):
         if on_target is not None and progress_target is not None:
+
             def both(report, first=on_target, second=progress_target):
                 first(report)
                 second(report)
+
             callback = both
         else:
             callback = on_target or progress_target
@@ -82,6 +99,7 @@ def stream_reports(paths, options, jobs: int, show_progress: bool = True, on_tar
 
 def _no_progress():
     import contextlib
+
     return contextlib.nullcontext((None, None))
 
 
@@ -116,14 +134,21 @@ class _Kept:
 
     def keep(self, mod):
         from ..report.model import ModuleReport
-        light = ModuleReport(mod.name, mod.source, diagnostics=mod.diagnostics, unreadable=mod.unreadable,
-                             missing_target=mod.missing_target)
+
+        light = ModuleReport(
+            mod.name,
+            mod.source,
+            diagnostics=mod.diagnostics,
+            unreadable=mod.unreadable,
+            missing_target=mod.missing_target,
+        )
         self.modules.append(light)
 
 
 def _write_json(reports, top, sort) -> None:
     from ..render.json_out import write_json
     from .output import SafeStream
+
     out = SafeStream(sys.stdout)
     write_json(reports, out, top=top, sort=sort)
     out.flush()
@@ -138,9 +163,9 @@ def _write_text(make_reports, color, pager, several_files, top, sort) -> None:
     remaining targets when the module is done (worker processes)."""
     from ..render.text import TextWriter
     from .output import terminal_width, text_output
+
     with text_output(color, pager) as (out, use_color):
-        writer = TextWriter(out, use_color, min(terminal_width(), 160), several_files=several_files,
-                            top=top, sort=sort)
+        writer = TextWriter(out, use_color, min(terminal_width(), 160), several_files=several_files, top=top, sort=sort)
 
         def on_target(report):
             writer.partial(report)
@@ -162,40 +187,88 @@ def _write_text(make_reports, color, pager, several_files, top, sort) -> None:
 
 @click.command("analyze")
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--fusion", "fusion", metavar="NAME", multiple=True,
-              help="Only fusions with this instruction or fused computation name; a glob "
-                   "('fusion.1*') is allowed; repeatable.")
+@click.option(
+    "--fusion",
+    "fusion",
+    metavar="NAME",
+    multiple=True,
+    help="Only fusions with this instruction or fused computation name; a glob ('fusion.1*') is allowed; repeatable.",
+)
 @click.option("--computation", metavar="NAME", help="Analyse this computation as a whole (root against parameters).")
 @click.option("--instruction", metavar="NAME", help="Only this instruction (its op rule; fusions and calls composed).")
-@click.option("--direction", type=click.Choice(["out2in", "in2out", "both"]), default="out2in", show_default=True,
-              help="Output-to-input maps, input-to-output maps, or both.")
-@click.option("--top", type=click.IntRange(min=1), metavar="N",
-              help="Only the N heaviest targets by --sort: one line each in text (name, bytes read, "
-                   "worst operand figure, source), the same targets in rank order in JSON.")
-@click.option("--sort", type=click.Choice(["bytes", "uncoalesced", "utilization", "maps"]), default="bytes",
-              show_default=True,
-              help="Order for --top: bytes read; uncoalesced operands; reads per element (utilization); "
-                   "most distinct maps for one operand.")
+@click.option(
+    "--direction",
+    type=click.Choice(["out2in", "in2out", "both"]),
+    default="out2in",
+    show_default=True,
+    help="Output-to-input maps, input-to-output maps, or both.",
+)
+@click.option(
+    "--top",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Only the N heaviest targets by --sort: one line each in text (name, bytes read, "
+    "worst operand figure, source), the same targets in rank order in JSON.",
+)
+@click.option(
+    "--sort",
+    type=click.Choice(["bytes", "uncoalesced", "utilization", "maps"]),
+    default="bytes",
+    show_default=True,
+    help="Order for --top: bytes read; uncoalesced operands; reads per element (utilization); "
+    "most distinct maps for one operand.",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Worker processes when several files are given (a directory counts as its files); "
-                   "the largest texts go first, workers share the imports and write their own JSON. "
-                   "It pays only with idle cores, and never beyond the largest file's share: one file "
-                   "is never split (2 idle cores: the corpus directory at most 2x, gpt12's two dumps at "
-                   "most 1.5x, one being two thirds of the work). On a busy machine it can be slower than serial.")
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Worker processes when several files are given (a directory counts as its files); "
+    "the largest texts go first, workers share the imports and write their own JSON. "
+    "It pays only with idle cores, and never beyond the largest file's share: one file "
+    "is never split (2 idle cores: the corpus directory at most 2x, gpt12's two dumps at "
+    "most 1.5x, one being two thirds of the work). On a busy machine it can be slower than serial.",
+)
 @click.option("--verify", is_flag=True, help="Check sampled elements of every target against the numpy reference.")
-@click.option("--physical", is_flag=True,
-              help="Also give, per operand, maps from the output index to the operand's linear physical "
-                   "offset under its layout (tiles included).")
-@click.option("--no-analyses", "no_analyses", is_flag=True,
-              help="Skip the per-operand utilization and coalescing figures.")
-@click.option("--target", "target", type=click.Choice(["auto", "gpu", "cpu"]), default="auto", show_default=True,
-              help="Machine the coalescing figures are for: gpu (XLA's GPU emitters and coalescing rule), "
-                   "cpu (does the innermost loop read contiguously), auto (read from the dump).")
+@click.option(
+    "--physical",
+    is_flag=True,
+    help="Also give, per operand, maps from the output index to the operand's linear physical "
+    "offset under its layout (tiles included).",
+)
+@click.option(
+    "--no-analyses", "no_analyses", is_flag=True, help="Skip the per-operand utilization and coalescing figures."
+)
+@click.option(
+    "--target",
+    "target",
+    type=click.Choice(["auto", "gpu", "cpu"]),
+    default="auto",
+    show_default=True,
+    help="Machine the coalescing figures are for: gpu (XLA's GPU emitters and coalescing rule), "
+    "cpu (does the innermost loop read contiguously), auto (read from the dump).",
+)
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
 @click.option("--no-pager", is_flag=True, help="Never page text output (HLO_INDEX_PAGER / PAGER=cat do the same).")
-def command(paths, fusion, computation, instruction, direction, top, sort, fmt, jobs, verify, physical,
-            no_analyses, target, color, no_pager) -> None:
+def command(
+    paths,
+    fusion,
+    computation,
+    instruction,
+    direction,
+    top,
+    sort,
+    fmt,
+    jobs,
+    verify,
+    physical,
+    no_analyses,
+    target,
+    color,
+    no_pager,
+) -> None:
     """Indexing maps of every fusion in PATH... (files, .gz, directories, '-' for stdin).
 
     Each operand also gets its utilization (distinct elements read, bytes, reads per element) and
@@ -209,12 +282,19 @@ def command(paths, fusion, computation, instruction, direction, top, sort, fmt, 
     if sum(bool(x) for x in (fusion, computation, instruction)) > 1:
         raise click.UsageError("give at most one of --fusion, --computation, --instruction")
     from ..report.driver import AnalyzeOptions
+
     encode = None
     if fmt == "json" and top is None:
         from ..render.json_out import encode_module as encode
-    options = AnalyzeOptions(direction=direction, fusion=tuple(fusion) or None, computation=computation,
-                             instruction=instruction, verify=verify, encode=encode,
-                             extra={"analyses": not no_analyses, "physical": physical, "target": target})
+    options = AnalyzeOptions(
+        direction=direction,
+        fusion=tuple(fusion) or None,
+        computation=computation,
+        instruction=instruction,
+        verify=verify,
+        encode=encode,
+        extra={"analyses": not no_analyses, "physical": physical, "target": target},
+    )
     kept = _Kept()
 
     def reports(on_target=None):
@@ -228,7 +308,7 @@ def command(paths, fusion, computation, instruction, direction, top, sort, fmt, 
         try:
             _write_json(stream, top, sort)
         finally:
-            stream.close()   # the reader left early (| head): stop the analysis too
+            stream.close()  # the reader left early (| head): stop the analysis too
     else:
         _write_text(reports, color, not no_pager, several_files, top, sort)
     print_diagnostics(kept.modules)
@@ -237,7 +317,8 @@ def command(paths, fusion, computation, instruction, direction, top, sort, fmt, 
         click.echo(missing, err=True)
     if any(m.unreadable or m.internal_failure for m in kept.modules) or missing:
         sys.exit(EXIT_UNREADABLE)
-    if verify and any(d.severity == "error" and d.message.startswith("verify:") for m in kept.modules
-                      for d in m.diagnostics):
+    if verify and any(
+        d.severity == "error" and d.message.startswith("verify:") for m in kept.modules for d in m.diagnostics
+    ):
         sys.exit(EXIT_FINDINGS)
     sys.exit(EXIT_OK)

@@ -1,4 +1,5 @@
 """``hlo-index bubble PATH...``: can each slice/reshape pair be swapped without changing the result?"""
+
 from __future__ import annotations
 
 import json
@@ -10,17 +11,33 @@ import click
 
 @click.command("bubble")
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="Readable text, or JSON data on stdout.")
-@click.option("--input", "input_kind", type=click.Choice(["auto", "hlo", "mlir"]), default="auto",
-              show_default=True, help="Input language; auto: MLIR for *.mlir files and for text that "
-                                      "is MLIR (func.func / util.func), HLO otherwise.")
-@click.option("--write-rewrites", "rewrite_dir", type=click.Path(file_okay=False), default=None,
-              help="Also write each legal HLO chain's whole rewritten module to DIR "
-                   "(<module>.<chain>.hlo); the JSON names the file.")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Readable text, or JSON data on stdout.",
+)
+@click.option(
+    "--input",
+    "input_kind",
+    type=click.Choice(["auto", "hlo", "mlir"]),
+    default="auto",
+    show_default=True,
+    help="Input language; auto: MLIR for *.mlir files and for text that "
+    "is MLIR (func.func / util.func), HLO otherwise.",
+)
+@click.option(
+    "--write-rewrites",
+    "rewrite_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Also write each legal HLO chain's whole rewritten module to DIR "
+    "(<module>.<chain>.hlo); the JSON names the file.",
+)
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
-def command(paths: tuple[str, ...], output_format: str, input_kind: str, rewrite_dir: str | None,
-            color: str) -> None:
+def command(paths: tuple[str, ...], output_format: str, input_kind: str, rewrite_dir: str | None, color: str) -> None:
     """Find every reshape(slice(x)) and slice(reshape(x)) pair and decide from the indexing maps
     whether the other order computes the same tensor.
 
@@ -35,14 +52,16 @@ def command(paths: tuple[str, ...], output_format: str, input_kind: str, rewrite
 
     report = bubble_report(paths, input_kind)
     for message in report.diagnostics:
-        click.echo(message, err=True)   # unwrapped, so editors can jump to path:line:col
+        click.echo(message, err=True)  # unwrapped, so editors can jump to path:line:col
     rewrites = _write_rewrites(report, rewrite_dir) if rewrite_dir is not None else {}
     if output_format == "json":
         from ..render.bubble import bubble_json
+
         click.echo(json.dumps(bubble_json(report, rewrites), indent=1))
     else:
         from ..render.bubble import render_bubble_text
         from .cmd_analyze import make_console
+
         render_bubble_text(report, rewrites, make_console(color))
     if report.failed:
         sys.exit(2)
@@ -51,6 +70,7 @@ def command(paths: tuple[str, ...], output_format: str, input_kind: str, rewrite
 def _write_rewrites(report, rewrite_dir: str) -> dict[int, str]:
     """Each legal HLO chain's rewritten module, written under ``rewrite_dir``: {id(chain): path}."""
     from ..report.bubble import rewrite_path
+
     written = {}
     for m in report.modules:
         if m.kind != "hlo":

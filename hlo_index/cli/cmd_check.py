@@ -1,4 +1,5 @@
 """``hlo-index check``: fail CI when a fusion reads an operand through more than one distinct map."""
+
 from __future__ import annotations
 
 import json
@@ -15,15 +16,31 @@ def _codes(values) -> list[str]:
 
 @click.command("check")
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--allow", multiple=True, metavar="NAME",
-              help="Exempt fusions with this instruction or fused computation name (a glob allowed); repeatable.")
-@click.option("--select", multiple=True, metavar="CODES",
-              help="Rule codes or prefixes that fail the check (default HI001,HI900; ALL for every rule).")
+@click.option(
+    "--allow",
+    multiple=True,
+    metavar="NAME",
+    help="Exempt fusions with this instruction or fused computation name (a glob allowed); repeatable.",
+)
+@click.option(
+    "--select",
+    multiple=True,
+    metavar="CODES",
+    help="Rule codes or prefixes that fail the check (default HI001,HI900; ALL for every rule).",
+)
 @click.option("--ignore", multiple=True, metavar="CODES", help="Rule codes or prefixes not to report.")
-@click.option("--baseline", "baseline_path", metavar="FILE",
-              help="Fail only on findings not in this baseline (matched by identity, not by name).")
-@click.option("--write-baseline", "write_baseline", metavar="FILE",
-              help="Write every selected finding to FILE as the accepted baseline, and exit 0.")
+@click.option(
+    "--baseline",
+    "baseline_path",
+    metavar="FILE",
+    help="Fail only on findings not in this baseline (matched by identity, not by name).",
+)
+@click.option(
+    "--write-baseline",
+    "write_baseline",
+    metavar="FILE",
+    help="Write every selected finding to FILE as the accepted baseline, and exit 0.",
+)
 @click.option("--exit-zero", is_flag=True, help="Report findings but exit 0 (unreadable input still exits 2).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text", show_default=True)
 @click.option("--verify", is_flag=True, help="Also check sampled elements against the numpy reference.")
@@ -41,12 +58,12 @@ def command(paths, allow, select, ignore, baseline_path, write_baseline, exit_ze
     Defaults come from [tool.hlo-index] in the nearest pyproject.toml.
     """
     from ..render.check import render_check_github, render_check_json, render_check_text
-    from ..report.check import (BaselineError, baseline_document, findings, fusions_checked, new_findings,
-                                read_baseline)
+    from ..report.check import BaselineError, baseline_document, findings, fusions_checked, new_findings, read_baseline
     from ..report.driver import AnalyzeOptions
     from ..report.finding_kinds import DEFAULT_SELECT, RULES
     from .config import ConfigError, load_settings
     from .output import echo
+
     try:
         settings = load_settings()
     except ConfigError as exc:
@@ -56,8 +73,9 @@ def command(paths, allow, select, ignore, baseline_path, write_baseline, exit_ze
     ignore = _codes(ignore) or settings.get("ignore", [])
     for code in select + ignore:
         if code != "ALL" and not any(r.startswith(code) for r in RULES):
-            raise click.BadParameter(f"no rule code starts with {code!r} (rules: {', '.join(RULES)})",
-                                     param_hint="'--select' / '--ignore'")
+            raise click.BadParameter(
+                f"no rule code starts with {code!r} (rules: {', '.join(RULES)})", param_hint="'--select' / '--ignore'"
+            )
     allow = list(allow) + settings.get("allow", [])
     baseline_path = baseline_path or (None if write_baseline else settings.get("baseline"))
     exit_zero = exit_zero or bool(settings.get("exit-zero"))
@@ -68,8 +86,9 @@ def command(paths, allow, select, ignore, baseline_path, write_baseline, exit_ze
         except BaselineError as exc:
             click.echo(str(exc), err=True)
             sys.exit(EXIT_UNREADABLE)
-    reports = run_reports(paths, AnalyzeOptions(verify=verify, fusions_only=True, extra={"check": True}),
-                          jobs, show_progress=True)
+    reports = run_reports(
+        paths, AnalyzeOptions(verify=verify, fusions_only=True, extra={"check": True}), jobs, show_progress=True
+    )
     used: set = set()
     found = findings(reports, allow, select, ignore, used_allow=used)
     for pattern in allow:
@@ -100,6 +119,7 @@ def command(paths, allow, select, ignore, baseline_path, write_baseline, exit_ze
     else:
         from ..render.text import Painter
         from .output import color_enabled
+
         echo("\n".join(render_check_text(found, checked, Painter(color_enabled(color)), baselined)))
     print_diagnostics(reports)
     if any(m.unreadable or m.internal_failure for m in reports):

@@ -1,4 +1,5 @@
 """``hlo-index diff``: which fusions of two dumps changed how they read, how much, and where from."""
+
 from __future__ import annotations
 
 import sys
@@ -10,6 +11,7 @@ from .cmd_analyze import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE
 
 def _conditions(values):
     from ..report.diff import parse_condition
+
     out = []
     for value in values:
         for text in value.split(","):
@@ -26,11 +28,16 @@ def _conditions(values):
 @click.argument("old")
 @click.argument("new")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--fail-on", "fail_on", multiple=True, metavar="CONDITION",
-              help="Exit 1 when NEW meets it: duplicated_reads (a fusion gains a second map for an operand, "
-                   "or an added fusion reads one through several), uncoalesced (an operand's read turns "
-                   "uncoalesced / not contiguous, or an added fusion has such a read), bytes>N% or time>N% "
-                   "(a module's total grows by more than N%). Repeatable, or comma-separated.")
+@click.option(
+    "--fail-on",
+    "fail_on",
+    multiple=True,
+    metavar="CONDITION",
+    help="Exit 1 when NEW meets it: duplicated_reads (a fusion gains a second map for an operand, "
+    "or an added fusion reads one through several), uncoalesced (an operand's read turns "
+    "uncoalesced / not contiguous, or an added fusion has such a read), bytes>N% or time>N% "
+    "(a module's total grows by more than N%). Repeatable, or comma-separated.",
+)
 @click.option("--show-same", is_flag=True, help="Also list the fusions that did not change (text).")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
 def command(old, new, fmt, fail_on, show_same, color) -> None:
@@ -49,18 +56,22 @@ def command(old, new, fmt, fail_on, show_same, color) -> None:
     from ..render.diff_text import condition_lines
     from ..report.diff import conditions_met, diff_paths
     from .output import echo
+
     report = diff_paths(old, new)
     if any(c.kind == "time" for c in conditions) and not report.has_cost:
-        click.echo("error: --fail-on time>N%: no cost model applies to these dumps, so times cannot be compared",
-                   err=True)
+        click.echo(
+            "error: --fail-on time>N%: no cost model applies to these dumps, so times cannot be compared", err=True
+        )
         sys.exit(EXIT_UNREADABLE)
     if fmt == "json":
         from ..render.diff_json import render_diff_json
+
         echo(render_diff_json(report))
     else:
         from ..render.diff_text import render_diff_text
         from ..render.text import Painter
         from .output import color_enabled
+
         echo("\n".join(render_diff_text(report, Painter(color_enabled(color)), show_same)))
     for d in report.diagnostics:
         click.echo(format_diagnostic(d), err=True)

@@ -1,4 +1,5 @@
 """``hlo-index layout SHAPE``: where each element of a (tiled) layout lives in memory."""
+
 from __future__ import annotations
 
 import json
@@ -14,12 +15,23 @@ JSON_OFFSETS_LIMIT = 65536
 
 @click.command("layout")
 @click.argument("shape_text", metavar="SHAPE")
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="A picture, or JSON data on stdout.")
-@click.option("--svg", "svg_path", type=click.Path(dir_okay=False, writable=True),
-              help="Also write the picture as SVG to this file.")
-@click.option("--max-grids", default=8, show_default=True,
-              help="Rank > 2: draw at most this many grids (one per leading index).")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="A picture, or JSON data on stdout.",
+)
+@click.option(
+    "--svg",
+    "svg_path",
+    type=click.Path(dir_okay=False, writable=True),
+    help="Also write the picture as SVG to this file.",
+)
+@click.option(
+    "--max-grids", default=8, show_default=True, help="Rank > 2: draw at most this many grids (one per leading index)."
+)
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
 def command(shape_text: str, output_format: str, svg_path: str | None, max_grids: int, color: str) -> None:
     """Draw SHAPE's layout: each element's linear physical offset, tiles and padding.
@@ -31,7 +43,7 @@ def command(shape_text: str, output_format: str, svg_path: str | None, max_grids
     from ..render.layout_picture import layout_json, render_svg, render_text
     from ..report.layout_picture import build_picture, layout_offsets
 
-    err = Console(stderr=True, soft_wrap=True)   # a diagnostic is never cut at the terminal width
+    err = Console(stderr=True, soft_wrap=True)  # a diagnostic is never cut at the terminal width
     try:
         shape = parse_shape_text(shape_text)
     except ShapeTextError as exc:
@@ -42,15 +54,19 @@ def command(shape_text: str, output_format: str, svg_path: str | None, max_grids
             data = layout_json(layout_offsets(shape, limit=JSON_OFFSETS_LIMIT))
             click.echo(json.dumps({"schema": "hlo-index-layout/1", **data}))
             if data["offsets"] is None:
-                err.print(f"note: offsets omitted (null): the shape has {shape.num_elements} "
-                          f"elements, more than {JSON_OFFSETS_LIMIT}", highlight=False)
+                err.print(
+                    f"note: offsets omitted (null): the shape has {shape.num_elements} "
+                    f"elements, more than {JSON_OFFSETS_LIMIT}",
+                    highlight=False,
+                )
         picture = None
         if output_format == "text" or svg_path:
             picture = build_picture(shape, max_grids=max_grids)
         if output_format == "text":
             from .cmd_analyze import make_console
+
             console = make_console(color)
-            console.highlight = False   # the grid's numbers carry their own styles
+            console.highlight = False  # the grid's numbers carry their own styles
             render_text(picture, console)
         if svg_path:
             with open(svg_path, "w", encoding="utf-8") as out:
@@ -59,8 +75,7 @@ def command(shape_text: str, output_format: str, svg_path: str | None, max_grids
         err.print(f"error: {exc}", markup=False, highlight=False)
         sys.exit(2)
     except BrokenPipeError:
-        raise   # the reader left: not an SVG problem (the command group exits 0)
+        raise  # the reader left: not an SVG problem (the command group exits 0)
     except OSError as exc:
         err.print(f"{svg_path}: error: cannot write the SVG: {exc.strerror}", markup=False, highlight=False)
         sys.exit(2)
-

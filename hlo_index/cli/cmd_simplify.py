@@ -1,4 +1,5 @@
 """``hlo-index simplify MAP``: print the range-aware canonical form of an indexing map."""
+
 from __future__ import annotations
 
 import json
@@ -23,22 +24,32 @@ def read_map_or_exit(text: str, what: str = "MAP") -> IndexingMap:
 
 def emit(m: IndexingMap, output_format: str, color: str = "never") -> None:
     from .output import color_enabled, echo
+
     if output_format == "json":
         from ..render.map_json import map_document
+
         echo(json.dumps(map_document(m), indent=2))
     else:
         from ..render.text import Painter
+
         echo(Painter(color_enabled(color)).map(str(m)))
 
 
-COLOR_OPTION = click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto",
-                            show_default=True)
+COLOR_OPTION = click.option(
+    "--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True
+)
 
 
 @click.command("simplify")
 @click.argument("map_text", metavar="MAP")
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="Output format (JSON schema hlo-index-map/1).")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Output format (JSON schema hlo-index-map/1).",
+)
 @COLOR_OPTION
 def command(map_text: str, output_format: str, color: str) -> None:
     """Simplify an indexing map given in XLA text form, e.g.

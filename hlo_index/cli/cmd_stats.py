@@ -1,4 +1,5 @@
 """``hlo-index stats PATH...``: modules, computations, instructions, fusions by kind, opcode histogram."""
+
 from __future__ import annotations
 
 import sys
@@ -10,10 +11,22 @@ EXIT_OK, EXIT_UNREADABLE = 0, 2
 
 @click.command("stats")
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="A table per module, or JSON on stdout (schema hlo-index-stats/1).")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Worker processes when several files are given (a directory counts as its files).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="A table per module, or JSON on stdout (schema hlo-index-stats/1).",
+)
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Worker processes when several files are given (a directory counts as its files).",
+)
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
 def command(paths: tuple[str, ...], fmt: str, jobs: int, color: str) -> None:
     """Counts of modules, computations, instructions, fusions by kind and opcodes.
@@ -25,6 +38,7 @@ def command(paths: tuple[str, ...], fmt: str, jobs: int, color: str) -> None:
     from ..report.stats import stats_of_paths
     from .cmd_analyze import make_console
     from .output import echo
+
     results = []
     failed = False
     for found, messages, bad in stats_of_paths(expand_paths(list(paths)) if jobs > 1 else list(paths), jobs):
@@ -34,9 +48,11 @@ def command(paths: tuple[str, ...], fmt: str, jobs: int, color: str) -> None:
         failed = failed or bad
     if fmt == "json":
         from ..render.stats import stats_json
+
         echo(stats_json(results))
     else:
         from ..render.stats import render_stats_table
+
         render_stats_table(results, make_console(color))
     if failed:
         sys.exit(EXIT_UNREADABLE)

@@ -1,4 +1,5 @@
 """``hlo-index tile PATH --fusion NAME --tile 8,128``: the tile each operand must provide."""
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,7 @@ def _ints(text: str | None, what: str) -> tuple[int, ...] | None:
     except ValueError:
         values = ()
     if not values or any(v <= 0 for v in values):
-        raise click.BadParameter(f"expected comma-separated positive integers, got {text!r}",
-                                 param_hint=what)
+        raise click.BadParameter(f"expected comma-separated positive integers, got {text!r}", param_hint=what)
     return values
 
 
@@ -28,17 +28,33 @@ def _ints(text: str | None, what: str) -> tuple[int, ...] | None:
 @click.option("--fusion", "fusion_name", required=True, help="The fusion (or instruction) to tile.")
 @click.option("--tile", "tile_text", required=True, help="Output tile sizes, e.g. 8,128.")
 @click.option("--strides", "strides_text", default=None, help="Output tile strides (default 1s).")
-@click.option("--range-tiles", "range_text", default=None,
-              help="Also tile each operand's range variables (a dot's contracted dims, a reduce's "
-                   "reduced dims) with these sizes, one per range variable or one for all, as XLA "
-                   "tiles a dot's K; the tile index gains one dim per range variable.")
-@click.option("--output", "output_index", default=0, show_default=True,
-              help="Which output of a multi-output fusion the tile is on.")
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
-              show_default=True)
+@click.option(
+    "--range-tiles",
+    "range_text",
+    default=None,
+    help="Also tile each operand's range variables (a dot's contracted dims, a reduce's "
+    "reduced dims) with these sizes, one per range variable or one for all, as XLA "
+    "tiles a dot's K; the tile index gains one dim per range variable.",
+)
+@click.option(
+    "--output",
+    "output_index",
+    default=0,
+    show_default=True,
+    help="Which output of a multi-output fusion the tile is on.",
+)
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
-def command(path: str, fusion_name: str, tile_text: str, strides_text: str | None,
-            range_text: str | None, output_index: int, output_format: str, color: str) -> None:
+def command(
+    path: str,
+    fusion_name: str,
+    tile_text: str,
+    strides_text: str | None,
+    range_text: str | None,
+    output_index: int,
+    output_format: str,
+    color: str,
+) -> None:
     """Propagate an output tile of a fusion to its operands (offsets as maps of the tile index,
     sizes, strides), or say precisely why an operand's reads are not a tile. An operand read
     through several maps also gets the bounding tile of their union."""
@@ -53,8 +69,10 @@ def command(path: str, fusion_name: str, tile_text: str, strides_text: str | Non
         sys.exit(2)
     if output_format == "json":
         from ..render.tile import tile_json
+
         click.echo(json.dumps(tile_json(report), indent=1))
         return
     from ..render.tile import render_tile_text
     from .cmd_analyze import make_console
+
     render_tile_text(report, make_console(color))

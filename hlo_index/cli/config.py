@@ -7,6 +7,7 @@ working directory), like other linters. Command-line options win over the file.
     allow = ["fused_computation.1*", "rope_*"]
     baseline = "hlo-index-baseline.json"   # relative to the pyproject.toml
 """
+
 from __future__ import annotations
 
 import os
@@ -36,7 +37,7 @@ def load_settings(start: Optional[Path] = None) -> dict:
         return {}
     try:
         import tomllib
-    except ModuleNotFoundError:   # Python 3.10
+    except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib
     try:
         with open(path, "rb") as f:
@@ -45,8 +46,10 @@ def load_settings(start: Optional[Path] = None) -> dict:
         raise ConfigError(f"{path}: error: cannot read [tool.hlo-index]: {exc}") from None
     unknown = set(table) - KEYS
     if unknown:
-        raise ConfigError(f"{path}: error: unknown key(s) in [tool.hlo-index]: {', '.join(sorted(unknown))} "
-                          f"(known: {', '.join(sorted(KEYS))})")
+        raise ConfigError(
+            f"{path}: error: unknown key(s) in [tool.hlo-index]: {', '.join(sorted(unknown))} "
+            f"(known: {', '.join(sorted(KEYS))})"
+        )
     for key in ("select", "ignore", "allow"):
         value = table.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):

@@ -11,6 +11,7 @@
 * A reader that goes away (``| head``, ``q`` in the pager) ends the output quietly: the command
   still finishes with its own exit status (0 for a clean ``analyze``).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -118,9 +119,10 @@ def text_output(color: str, pager: bool = True) -> Iterator[tuple[SafeStream, bo
         return
     sys.stdout.flush()
     try:
-        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, env=_pager_env(), text=True,
-                                encoding="utf-8", errors="replace")
-    except OSError:   # the pager cannot start: write to the terminal directly
+        proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, env=_pager_env(), text=True, encoding="utf-8", errors="replace"
+        )
+    except OSError:  # the pager cannot start: write to the terminal directly
         out = SafeStream(sys.stdout)
         yield out, use_color
         out.flush()

@@ -8,6 +8,7 @@ Importing this package registers, into the one op registry (``hlo_index.ops``), 
 whose maps compose the computations they call (``ops.registry.COMPOSITE``): ``rules_call``,
 ``rules_control_flow`` (with ``loops``) and ``rules_async``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -70,7 +71,7 @@ def _computation_out2in(comp: Computation, operands: int) -> list[OperandIndexin
     for out in range(_num_outputs(comp)):
         per_param = computation_output_to_input(comp, out)
         elements_of: dict[int, list[int]] = {}
-        for p, e in per_param:   # keys are sorted: elements come out ascending
+        for p, e in per_param:  # keys are sorted: elements come out ascending
             elements_of.setdefault(p, []).append(e)
         for operand in range(operands):
             for element in elements_of.get(operand, (0,)):
@@ -92,7 +93,7 @@ def output_to_input(target: Target) -> list[OperandIndexing]:
         hit = memo.get(id(target))
         if hit is None or hit[0] is not target:
             hit = memo[id(target)] = (target, _computation_out2in(comp, operands))
-        return list(hit[1])   # a copy: callers may reorder it
+        return list(hit[1])  # a copy: callers may reorder it
     rows = []
     for out in range(_num_outputs(target)):
         found = spread_unknown(target, ops.output_to_input(target, out))
@@ -117,7 +118,7 @@ def input_to_output(target: Target) -> list[OperandIndexing]:
     if comp is not None:
         for operand in range(operands):
             param = comp.parameters.get(operand)
-            if param is not None and param.shape.is_tuple:   # one row per element it holds
+            if param is not None and param.shape.is_tuple:  # one row per element it holds
                 for element in range(param.shape.num_outputs):
                     for out, maps in enumerate(computation_input_to_output(comp, operand, element)):
                         rows.append(OperandIndexing(operand, out, maps, element))
@@ -131,6 +132,17 @@ def input_to_output(target: Target) -> list[OperandIndexing]:
     return rows
 
 
-__all__ = ["OperandIndexing", "Target", "output_to_input", "input_to_output", "callee_of",
-           "computation_output_to_input", "computation_input_to_output", "compose_step", "blame",
-           "clear_cache", "MapSet", "dedupe_semantically"]
+__all__ = [
+    "OperandIndexing",
+    "Target",
+    "output_to_input",
+    "input_to_output",
+    "callee_of",
+    "computation_output_to_input",
+    "computation_input_to_output",
+    "compose_step",
+    "blame",
+    "clear_cache",
+    "MapSet",
+    "dedupe_semantically",
+]

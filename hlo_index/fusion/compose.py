@@ -8,6 +8,7 @@ many outputs (whole training-step ENTRY computations) one bottom-up pass serves 
 Results are memoised per computation object and, when they carry no instance-specific text
 (runtime-variable descriptions, UNDEFINED reasons), per structural fingerprint too.
 """
+
 from __future__ import annotations
 
 from ..affine import IndexingMap
@@ -20,7 +21,7 @@ from .walk import ParameterMaps, forward_input_to_output, top_down_output_to_inp
 
 # Per analysis context (hlo_index.context). ``id()`` keys always come with the object itself in
 # the value (checked with ``is``): identity memos; shared results are keyed by fingerprint.
-_BY_OBJECT = register_table("fusion.compose.by_object")          # (id(comp), direction, index) -> (comp, result)
+_BY_OBJECT = register_table("fusion.compose.by_object")  # (id(comp), direction, index) -> (comp, result)
 _BY_FINGERPRINT = register_table("fusion.compose.by_fingerprint")  # (fingerprint id, direction, index) -> result
 
 
@@ -71,12 +72,16 @@ def _output_to_input(comp: Computation, output_index: int) -> ParameterMaps:
 
 
 def _input_to_output(comp: Computation, index) -> list[tuple[IndexingMap, ...]]:
-    if isinstance(index, tuple):   # (parameter number, tuple element): one element's own walk
+    if isinstance(index, tuple):  # (parameter number, tuple element): one element's own walk
         return forward_input_to_output(comp, *index)
     parameter_number = index
     walk = walk_of(comp)
-    if comp.root is not None and parameter_number in comp.parameters \
-            and not comp.parameters[parameter_number].shape.is_tuple and is_cheaper(comp, walk.order, walk.users):
+    if (
+        comp.root is not None
+        and parameter_number in comp.parameters
+        and not comp.parameters[parameter_number].shape.is_tuple
+        and is_cheaper(comp, walk.order, walk.users)
+    ):
         every = all_inputs_to_output(comp, walk.order, walk.users)
         for number, result in every.items():
             if number != parameter_number:
@@ -90,8 +95,9 @@ def computation_output_to_input(comp: Computation, output_index: int = 0) -> Par
     return _memoised(comp, "out2in", output_index, _output_to_input)
 
 
-def computation_input_to_output(comp: Computation, parameter_number: int,
-                                element: int | None = None) -> list[tuple[IndexingMap, ...]]:
+def computation_input_to_output(
+    comp: Computation, parameter_number: int, element: int | None = None
+) -> list[tuple[IndexingMap, ...]]:
     """Maps from parameter ``parameter_number`` to each output of the root (one entry per output);
     with ``element``, from that element of a tuple-shaped parameter."""
     index = parameter_number if element is None else (parameter_number, element)

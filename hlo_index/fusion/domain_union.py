@@ -11,6 +11,7 @@ prove it equal to the union. Rotary embeddings and attention head splits leave e
 pieces: ``d1 in [0, 239], d1 mod 32 in [0, 15]`` and ``d1 in [16, 255], d1 mod 32 in [16, 31]``
 reading the same elements are ``d1 in [0, 255]``.
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -48,8 +49,9 @@ def dims_used(constraints: Sequence[Constraint]) -> set[int]:
     return {v.value for e, _ in constraints for v in e.variables() if v.kind == DIM}
 
 
-def domain_mask(dims: Sequence[Interval], constraints: Sequence[Constraint], axes: Sequence[int],
-                box: Sequence[Interval]) -> np.ndarray:
+def domain_mask(
+    dims: Sequence[Interval], constraints: Sequence[Constraint], axes: Sequence[int], box: Sequence[Interval]
+) -> np.ndarray:
     """Which points of ``box`` (over dimensions ``axes``, last fastest, flattened) lie in the
     domain ``dims`` + dim-only ``constraints``; every constrained dimension must be in ``axes``."""
     grids = np.meshgrid(*[np.arange(iv.lo, iv.hi + 1, dtype=np.int64) for iv in box], indexing="ij")
@@ -73,8 +75,10 @@ def _box_size(box: Sequence[Interval]) -> int:
     return size
 
 
-def same_domains(parts: Sequence[tuple[Sequence[Interval], Sequence[Constraint]]],
-                 whole: tuple[Sequence[Interval], Sequence[Constraint]]) -> bool | None:
+def same_domains(
+    parts: Sequence[tuple[Sequence[Interval], Sequence[Constraint]]],
+    whole: tuple[Sequence[Interval], Sequence[Constraint]],
+) -> bool | None:
     """True when the domain ``whole`` (dims, dim-only constraints) is exactly the union of the
     ``parts``; None when the dimensions concerned span too many points to list."""
     num_dims = len(whole[0])
@@ -121,8 +125,11 @@ def _candidate_domains(dims_a, rules_a, dims_b, rules_b, hull):
         period = second.lo - first.lo
         if period > 0 and first.size == second.size and first.size < period:
             lo = first.lo % period
-            options.append([*joined, (dim(k).mod(period), Interval(lo, lo + first.size - 1))]
-                           if lo + first.size <= period else joined)
+            options.append(
+                [*joined, (dim(k).mod(period), Interval(lo, lo + first.size - 1))]
+                if lo + first.size <= period
+                else joined
+            )
     for constraints in options:
         if constraints not in seen:
             seen.append(constraints)

@@ -9,13 +9,14 @@ they are removed, which lets equal relations reached along different paths get o
 form (a training step's weights are otherwise read through dozens of spellings of one map).
 Satisfiability is decided by enumerating the variables' box, and only when that is exhaustive.
 """
+
 from __future__ import annotations
 
 from ..affine import IndexingMap, Interval, const
 from ..context import budgets, current, register_table
 from ..affine.expr import DIM, RANGE, replace_variables, variable
 
-_DONE = register_table("fusion.existential.done")   # id(map) -> (map, result): identity memo
+_DONE = register_table("fusion.existential.done")  # id(map) -> (map, result): identity memo
 
 
 def _satisfiable(group: list[int], range_vars, constraints) -> bool | None:
@@ -30,8 +31,13 @@ def _satisfiable(group: list[int], range_vars, constraints) -> bool | None:
         return None
     rename = {variable(RANGE, old): variable(DIM, new) for new, old in enumerate(group)}
     memo: dict = {}
-    probe = IndexingMap([range_vars[i] for i in group], (), (), (),
-                        [(replace_variables(e, rename.get, memo), b) for e, b in constraints])
+    probe = IndexingMap(
+        [range_vars[i] for i in group],
+        (),
+        (),
+        (),
+        [(replace_variables(e, rename.get, memo), b) for e, b in constraints],
+    )
     feasible, _ = probe.enumerate(limit=limit)
     return len(feasible) > 0
 
@@ -73,8 +79,7 @@ def _pin(m: IndexingMap) -> IndexingMap:
     memo: dict = {}
     results = [replace_variables(e, pinned.get, memo) for e in m.results]
     constraints = [(replace_variables(e, pinned.get, memo), b) for e, b in kept]
-    return IndexingMap(m.dims, ranges, m.runtime_vars, results, constraints) \
-        .remove_unused_variables().simplified()
+    return IndexingMap(m.dims, ranges, m.runtime_vars, results, constraints).remove_unused_variables().simplified()
 
 
 def _drop(m: IndexingMap) -> IndexingMap:
@@ -89,7 +94,7 @@ def _drop(m: IndexingMap) -> IndexingMap:
         return m
     variables = [e.variables() for e, _ in m.constraints]
     changed = True
-    while changed and free:   # a variable sharing a constraint with a bound one is bound too
+    while changed and free:  # a variable sharing a constraint with a bound one is bound too
         changed = False
         for vs in variables:
             if vs & free and not vs <= free:
@@ -107,5 +112,4 @@ def _drop(m: IndexingMap) -> IndexingMap:
     if not verdict:
         return IndexingMap.known_empty(m.num_dims, m.num_results)
     kept = [(e, b) for (e, b), vs in zip(m.constraints, variables) if not (vs and vs <= free)]
-    return IndexingMap(m.dims, m.range_vars, m.runtime_vars, m.results, kept) \
-        .remove_unused_variables().simplified()
+    return IndexingMap(m.dims, m.range_vars, m.runtime_vars, m.results, kept).remove_unused_variables().simplified()

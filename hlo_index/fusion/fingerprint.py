@@ -36,6 +36,7 @@ They cannot be the in-process keys: those hold per-context ints (shape tokens, c
 only the attributes rules read, while a baseline needs a value equal in every process that
 covers every attribute that may change the structure.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -51,15 +52,26 @@ NEVER_READ = frozenset({"metadata", "statistics", "control-predecessors", "origi
 # Besides the never-read ones, attributes that differ between otherwise identical compiles
 # (backend tuning, frontend notes, partitioning): no structural identity counts them.
 UNSTRUCTURAL = NEVER_READ | {"backend_config", "frontend_attributes", "sharding"}
-_CALLEE_ROLES = frozenset({"calls", "to_apply", "condition", "body", "select", "scatter",
-                           "true_computation", "false_computation", "branch_computations",
-                           "called_computations"})
+_CALLEE_ROLES = frozenset(
+    {
+        "calls",
+        "to_apply",
+        "condition",
+        "body",
+        "select",
+        "scatter",
+        "true_computation",
+        "false_computation",
+        "branch_computations",
+        "called_computations",
+    }
+)
 
 # The parser shares one Shape object between equal shapes; hashing a Shape rebuilds its field
 # tuple every time, so each object gets a small int once (the entry keeps it alive: ids stay unique).
-_SHAPE_TOKENS = register_table("fusion.fingerprint.shape_tokens")      # id(shape) -> (shape, token)
-_SHAPE_IDS = register_table("fusion.fingerprint.shape_ids")            # Shape -> token
-_KEY_IDS = register_table("fusion.fingerprint.computation_ids")        # fingerprint -> int
+_SHAPE_TOKENS = register_table("fusion.fingerprint.shape_tokens")  # id(shape) -> (shape, token)
+_SHAPE_IDS = register_table("fusion.fingerprint.shape_ids")  # Shape -> token
+_KEY_IDS = register_table("fusion.fingerprint.computation_ids")  # fingerprint -> int
 _BY_COMPUTATION = register_table("fusion.fingerprint.by_computation")  # id(comp) -> (comp, int)
 
 
@@ -130,7 +142,7 @@ def _module_attributes(instr: Instruction, names) -> tuple:
 
 
 def _operand_value(o: Instruction) -> tuple:
-    if o.opcode == "tuple":   # a while's init tuple: its constants (the loop counter's start) count
+    if o.opcode == "tuple":  # a while's init tuple: its constants (the loop counter's start) count
         return (o.opcode, shape_token(o.shape), tuple([_operand_value(e) for e in o.operands]))
     if o.opcode == "constant":
         return (o.opcode, shape_token(o.shape), o.literal)
@@ -177,7 +189,7 @@ def computation_fingerprint(comp: Computation) -> tuple:
     position = {id(instr): i for i, instr in enumerate(instructions)}
     rows = []
     append = rows.append
-    tokens = current().tables[_SHAPE_TOKENS]   # shape_token's memo, read here without a call per row
+    tokens = current().tables[_SHAPE_TOKENS]  # shape_token's memo, read here without a call per row
     for instr in instructions:
         shape = instr.shape
         hit = tokens.get(id(shape))
@@ -192,7 +204,7 @@ def computation_fingerprint(comp: Computation) -> tuple:
         if reads is None or reads.module_attributes:
             append((opcode, token, wiring, instr.parameter_number, instr.literal, _row_attributes(instr)))
         elif instr.parameter_number is not None or instr.literal is not None:
-            append((opcode, token, wiring, instr.parameter_number, instr.literal, ()))   # no attributes to read
+            append((opcode, token, wiring, instr.parameter_number, instr.literal, ()))  # no attributes to read
         else:
             append((opcode, token, wiring))
     root = comp.root
@@ -224,6 +236,7 @@ def instruction_structure(instr: Instruction) -> tuple:
 
 # ---- stable digests: check's finding identities, stored in baseline files -----------------------
 
+
 def computation_digest(comp: Computation, memo: Optional[dict] = None) -> str:
     """A name-free digest of ``comp``'s structure (callees included, each digested once).
 
@@ -235,8 +248,13 @@ def computation_digest(comp: Computation, memo: Optional[dict] = None) -> str:
     position = {id(instr): k for k, instr in enumerate(comp.instructions)}
     h = hashlib.sha256()
     for instr in comp.instructions:
-        parts = [instr.opcode, str(instr.shape), ",".join(str(position.get(id(o), -1)) for o in instr.operands),
-                 "" if instr.parameter_number is None else str(instr.parameter_number), instr.literal or ""]
+        parts = [
+            instr.opcode,
+            str(instr.shape),
+            ",".join(str(position.get(id(o), -1)) for o in instr.operands),
+            "" if instr.parameter_number is None else str(instr.parameter_number),
+            instr.literal or "",
+        ]
         for key, value in instr.attrs.items():
             if key in UNSTRUCTURAL:
                 continue

@@ -9,6 +9,7 @@ that is a bare range variable used nowhere else, over one interval in every map,
 independent coordinate and is left out of the listing (the attention projections of a transformer
 read a 256-row weight through ~40 such maps, each a 16-column strip pattern of it).
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -51,16 +52,19 @@ def _free_coordinate(m: IndexingMap, k: int) -> Interval | None:
 def _image(m: IndexingMap, coords: Sequence[int], limit: int) -> np.ndarray | None:
     """The distinct values of results ``coords`` over ``m``'s range variables and constraints
     (rows), or None when the range variables concerned span more than ``limit`` points."""
-    _, constraints = split_constraints(m)   # the dim-only ones are the domain's, not the image's
-    used = sorted({v.value for k in coords for v in m.results[k].variables()}
-                  | {v.value for c, _ in constraints for v in c.variables()})
+    _, constraints = split_constraints(m)  # the dim-only ones are the domain's, not the image's
+    used = sorted(
+        {v.value for k in coords for v in m.results[k].variables()}
+        | {v.value for c, _ in constraints for v in c.variables()}
+    )
     size = 1
     for j in used:
         size *= max(m.range_vars[j].size, 0)
     if size > limit:
         return None
-    grids = np.meshgrid(*[np.arange(m.range_vars[j].lo, m.range_vars[j].hi + 1, dtype=np.int64)
-                          for j in used], indexing="ij")
+    grids = np.meshgrid(
+        *[np.arange(m.range_vars[j].lo, m.range_vars[j].hi + 1, dtype=np.int64) for j in used], indexing="ij"
+    )
     env = {(RANGE, j): g.reshape(-1) for j, g in zip(used, grids)}
     n = size
     memo: dict = {}
@@ -93,7 +97,7 @@ def whole_box_of(maps: Sequence[IndexingMap]) -> IndexingMap | None:
     rows = np.concatenate(images, axis=0)
     if len(rows) == 0:
         return None
-    if not coords:   # every map reads the box of its free coordinates whole
+    if not coords:  # every map reads the box of its free coordinates whole
         return _box_reader(first, [free[k] for k in range(num_results)])
     lo, hi = rows.min(axis=0), rows.max(axis=0)
     spans = hi - lo + 1
@@ -105,8 +109,10 @@ def whole_box_of(maps: Sequence[IndexingMap]) -> IndexingMap | None:
     strides = np.cumprod(np.concatenate([[1], spans[:0:-1]]))[::-1].astype(np.int64)
     if len(np.unique((rows - lo) @ strides)) != total:
         return None
-    box = [free[k] if k in free else Interval(int(lo[coords.index(k)]), int(hi[coords.index(k)]))
-           for k in range(num_results)]
+    box = [
+        free[k] if k in free else Interval(int(lo[coords.index(k)]), int(hi[coords.index(k)]))
+        for k in range(num_results)
+    ]
     return _box_reader(first, box)
 
 

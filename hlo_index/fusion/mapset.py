@@ -6,6 +6,7 @@ an elementwise op share its set with the op's operand instead of copying it. Map
 by canonical (simplified, structural) equality as they arrive, and by a bounded brute-force check
 when the set is finalised. KNOWN EMPTY is kept only while no non-empty map exists.
 """
+
 from __future__ import annotations
 
 from typing import Iterable, Iterator
@@ -31,6 +32,7 @@ def _overflow_reason(limit: int) -> str:
 def is_overflow(m: IndexingMap) -> bool:
     return m.is_undefined and (m.undefined_reason or "").startswith("budget maps_per_value=")
 
+
 Maps = tuple[IndexingMap, ...]
 
 
@@ -38,7 +40,7 @@ def _add(maps: list[IndexingMap], m: IndexingMap, keys: set | None = None) -> bo
     """Add ``m`` to the normalised list ``maps`` in place; False when nothing changed. ``keys``,
     when given, holds the canonical keys of ``maps`` (kept up to date)."""
     if is_overflow(m) and not (maps and is_overflow(maps[0])):
-        maps[:] = [m]   # an overflowed set absorbs every other: the union is unknown
+        maps[:] = [m]  # an overflowed set absorbs every other: the union is unknown
         if keys is not None:
             keys.clear()
         return True
@@ -57,7 +59,7 @@ def _add(maps: list[IndexingMap], m: IndexingMap, keys: set | None = None) -> bo
         if keys is not None:
             keys.add(m.canonical_key())
         return True
-    for known in maps:   # the same object arrives again and again: no key needed
+    for known in maps:  # the same object arrives again and again: no key needed
         if known is m:
             return False
     key = m.canonical_key()
@@ -95,7 +97,7 @@ def union(a: Maps, b: Maps) -> Maps:
     for m in b:
         if any(known is m for known in maps):
             continue
-        if keys is None and len(maps) > 2:   # one key per map, not one comparison per pair
+        if keys is None and len(maps) > 2:  # one key per map, not one comparison per pair
             keys = {known.canonical_key() for known in maps}
         changed |= _add(maps, m, keys)
     return tuple(maps) if changed else a

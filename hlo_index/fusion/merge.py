@@ -16,6 +16,7 @@ each exact by construction or by enumeration: ``domain_union`` (one formula over
 ``progression`` (pieces repeated at a stride), ``image_union`` (fixed read sets that fill a box) and
 ``subsume`` (maps inside a whole-box read dropped).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -41,7 +42,7 @@ def _rows(m: IndexingMap, memo: dict) -> np.ndarray | None:
     rows = None
     if domain_size(m) <= limit:
         points, results = m.enumerate(limit=limit)
-        rows = np.concatenate([points[:, :m.num_dims], results], axis=1).astype(np.int64, copy=False)
+        rows = np.concatenate([points[:, : m.num_dims], results], axis=1).astype(np.int64, copy=False)
     memo[id(m)] = (m, rows)
     return rows
 
@@ -57,7 +58,7 @@ def _same_relation(union_parts: list[np.ndarray], whole: np.ndarray) -> bool:
     total = 1
     for s in spans:
         total *= int(s)
-    if total < (1 << 62):   # one int64 key per row: 1-D unique is far cheaper than row-wise
+    if total < (1 << 62):  # one int64 key per row: 1-D unique is far cheaper than row-wise
         strides = np.cumprod(np.concatenate([[1], (hi - lo + 1)[:0:-1]]))[::-1].astype(np.int64)
         union_keys = np.unique((union - lo) @ strides)
         whole_keys = np.unique((whole - lo) @ strides)
@@ -68,10 +69,18 @@ def _same_relation(union_parts: list[np.ndarray], whole: np.ndarray) -> bool:
 
 
 def _mergeable(a: IndexingMap, b: IndexingMap) -> bool:
-    return (not a.is_undefined and not b.is_undefined and not a.is_known_empty and not b.is_known_empty
-            and not a.runtime_vars and not b.runtime_vars
-            and a.num_dims == b.num_dims and a.num_results == b.num_results
-            and a.range_vars == b.range_vars and a.constraints == b.constraints)
+    return (
+        not a.is_undefined
+        and not b.is_undefined
+        and not a.is_known_empty
+        and not b.is_known_empty
+        and not a.runtime_vars
+        and not b.runtime_vars
+        and a.num_dims == b.num_dims
+        and a.num_results == b.num_results
+        and a.range_vars == b.range_vars
+        and a.constraints == b.constraints
+    )
 
 
 def _candidates(a: IndexingMap, b: IndexingMap):
@@ -80,13 +89,13 @@ def _candidates(a: IndexingMap, b: IndexingMap):
     if not _mergeable(a, b):
         return
     differing = [k for k, (x, y) in enumerate(zip(a.dims, b.dims)) if x != y]
-    if len(differing) != 1:   # none: same domain, only the results differ, which is no join
+    if len(differing) != 1:  # none: same domain, only the results differ, which is no join
         return
     k = differing[0]
     ia, ib = a.dims[k], b.dims[k]
     if ia.lo > ib.lo:
         a, b, ia, ib = b, a, ib, ia
-    if ib.lo > ia.hi + 1:   # a gap between the two intervals
+    if ib.lo > ia.hi + 1:  # a gap between the two intervals
         return
     dims = list(a.dims)
     dims[k] = Interval(ia.lo, max(ia.hi, ib.hi))
@@ -164,8 +173,11 @@ def _join_pairwise(work: list[IndexingMap], joiner, memo: dict) -> bool:
             joined = True
         survivors.update(slots)
     if joined:
-        work[:] = [survivors.get(k, m) if _candidate_for_join(m) else m
-                   for k, m in enumerate(work) if k in survivors or not _candidate_for_join(m)]
+        work[:] = [
+            survivors.get(k, m) if _candidate_for_join(m) else m
+            for k, m in enumerate(work)
+            if k in survivors or not _candidate_for_join(m)
+        ]
     return joined
 
 

@@ -7,6 +7,7 @@ per parameter; ``is_cheaper`` compares the two with bitset counts. Same budget a
 rarely hit the per-value cap here: maps toward an output stay few where maps from a weight
 through a whole training step do not (gpt12: 732 capped (output, parameter) pairs against 13340).
 """
+
 from __future__ import annotations
 
 from ..hlo.model import Computation, Instruction
@@ -15,7 +16,7 @@ from .rule_cache import identity
 from .summary_pass import PassBudget, capped, merge_summaries, through
 from .walk import user_steps
 
-Summary = dict[int, Maps]   # root output index -> maps from one value to that output
+Summary = dict[int, Maps]  # root output index -> maps from one value to that output
 PASS_ADVANTAGE = 16
 
 
@@ -58,7 +59,8 @@ def all_inputs_to_output(comp: Computation, order: list[Instruction], users: dic
     root = comp.root
     budget = PassBudget(comp)
     summaries: dict[tuple[int, int], Summary] = {
-        (id(root), e): {e: (identity(root.shape.leaf(e).dims),)} for e in range(root.shape.num_outputs)}
+        (id(root), e): {e: (identity(root.shape.leaf(e).dims),)} for e in range(root.shape.num_outputs)
+    }
     what = f"outputs of '{comp.name}'"
     # a user's summaries are read once per operand slot: forget them after the last (peak memory)
     pending = {id(i): len(i.operands) for i in order}

@@ -13,6 +13,7 @@ at ``lo + j*P`` and whose constants grow by ``j*c``, are one map over the hull:
 is exactly the union, whatever the pieces' formulas are, since only their domains and constants
 differ. A run is taken only as long as the stride and the step hold.
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -63,12 +64,14 @@ def _runs(pieces: list[tuple[int, IndexingMap]], k: int):
         if stride >= size:
             while end + 1 < len(pieces):
                 c, d = pieces[end][1], pieces[end + 1][1]
-                if d.dims[k].lo - c.dims[k].lo != stride or tuple(
-                        _split_constant(rd)[1] - _split_constant(rc)[1]
-                        for rc, rd in zip(c.results, d.results)) != steps:
+                if (
+                    d.dims[k].lo - c.dims[k].lo != stride
+                    or tuple(_split_constant(rd)[1] - _split_constant(rc)[1] for rc, rd in zip(c.results, d.results))
+                    != steps
+                ):
                     break
                 end += 1
-            yield pieces[start:end + 1], stride, steps
+            yield pieces[start : end + 1], stride, steps
             start = end + 1
         else:
             start += 1

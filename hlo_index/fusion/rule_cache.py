@@ -8,6 +8,7 @@ mention instruction names (runtime-variable descriptions, UNDEFINED reasons) are
 The walks want more than the maps: ``steps`` also says which maps are the identity on the value's
 own box (elementwise ops, most of every fusion), so a walk can pass its maps through unchanged.
 """
+
 from __future__ import annotations
 
 from typing import Optional
@@ -21,16 +22,16 @@ from ..ops.rules_tuple import tuple_input_to_output, tuple_output_to_input
 from .existential import drop_witness_range_vars
 from .fingerprint import instruction_key
 
-_NOT_CACHED_OPCODES = frozenset({"fusion", "call", "parameter"})   # their maps come from callees
+_NOT_CACHED_OPCODES = frozenset({"fusion", "call", "parameter"})  # their maps come from callees
 # Per analysis context (hlo_index.context); keys are structural (fingerprint.instruction_key).
 _OUT2IN = register_table("fusion.rule_cache.out2in")
 _IN2OUT = register_table("fusion.rule_cache.in2out")
 _STEPS = register_table("fusion.rule_cache.steps")
-_COMPOSED = register_table("fusion.rule_cache.composed")            # (outer, inner) by value
+_COMPOSED = register_table("fusion.rule_cache.composed")  # (outer, inner) by value
 _COMPOSED_BY_ID = register_table("fusion.rule_cache.composed_by_object")  # ids, objects kept and checked
 _IDENTITIES = register_table("fusion.rule_cache.identities")
 _BOXES = register_table("fusion.rule_cache.boxes")
-_KEYS = register_table("fusion.rule_cache.structural_keys")   # id(instr) -> (instr, key): identity memo
+_KEYS = register_table("fusion.rule_cache.structural_keys")  # id(instr) -> (instr, key): identity memo
 
 # One walk step into an operand: (operand position, tuple element of the operand, maps, passthrough)
 # where passthrough means the maps are exactly the identity on the instruction's output box.
@@ -61,8 +62,9 @@ def is_identity_on(m: IndexingMap, dims: tuple[int, ...]) -> bool:
     if m.range_vars or m.runtime_vars or m.constraints or m.is_undefined or m.is_known_empty:
         return False
     # == (not ``is``): a map built in another analysis context holds other (equal) node objects
-    return (len(m.results) == len(dims) and all(r == dim(i) for i, r in enumerate(m.results))
-            and m.dims == full_box(dims))
+    return (
+        len(m.results) == len(dims) and all(r == dim(i) for i, r in enumerate(m.results)) and m.dims == full_box(dims)
+    )
 
 
 def structural_key(instr: Instruction) -> Optional[tuple]:
@@ -90,7 +92,7 @@ def _cached(slot: int, instr: Instruction, index: int, compute, maps_of):
     table = current().tables[slot]
     try:
         hit = table.get(key)
-    except TypeError:   # an attribute value we cannot hash: compute every time
+    except TypeError:  # an attribute value we cannot hash: compute every time
         return compute(instr, index)
     if hit is None:
         hit = compute(instr, index)
@@ -114,6 +116,7 @@ def spread_unknown(instr: Instruction, found) -> list:
     each of its elements: an unknown read may read any of them, so none may look unread (a while
     loop behind a tuple would otherwise make the loop state's other elements "not read")."""
     from ..ops import OperandMaps
+
     out = []
     for om in found:
         operand = instr.operands[om.operand] if om.operand < len(instr.operands) else None
@@ -169,7 +172,7 @@ def output_to_input_steps(instr: Instruction, output_index: int) -> tuple[Step, 
     key = (key, output_index)
     try:
         steps = table.get(key)
-    except TypeError:   # an attribute value we cannot hash
+    except TypeError:  # an attribute value we cannot hash
         return _steps_of(instr, output_index)
     if steps is None:
         steps = _steps_of(instr, output_index)
@@ -200,10 +203,14 @@ def _forward_steps_of(instr: Instruction, operand_index: int) -> tuple[ForwardSt
     steps = []
     for out, maps in enumerate(spread_unknown_forward(instr, input_to_output(instr, operand_index))):
         if maps:
-            passthrough = (len(maps) == 1 and value_dims is not None
-                           and not instr.operands[operand_index].shape.is_tuple
-                           and not instr.shape.is_tuple and instr.shape.dims == value_dims
-                           and is_identity_on(maps[0], value_dims))
+            passthrough = (
+                len(maps) == 1
+                and value_dims is not None
+                and not instr.operands[operand_index].shape.is_tuple
+                and not instr.shape.is_tuple
+                and instr.shape.dims == value_dims
+                and is_identity_on(maps[0], value_dims)
+            )
             steps.append((out, maps, passthrough))
     return tuple(steps)
 
@@ -212,8 +219,11 @@ def input_to_output_steps(instr: Instruction, operand_index: int) -> tuple[Forwa
     """The op's input-to-output maps from one operand, as walk steps (unread outputs left out)."""
     shape = instr.shape
     table = current().tables[_STEPS]
-    if ops.INPUT_TO_OUTPUT.get(instr.opcode) is elementwise_input_to_output and not shape.is_tuple \
-            and instr.operands[operand_index].shape.dims == shape.dims:
+    if (
+        ops.INPUT_TO_OUTPUT.get(instr.opcode) is elementwise_input_to_output
+        and not shape.is_tuple
+        and instr.operands[operand_index].shape.dims == shape.dims
+    ):
         key = ("in2out", shape.dims)
         steps = table.get(key)
         if steps is None:

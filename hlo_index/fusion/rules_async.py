@@ -3,6 +3,7 @@
 Element 0 of the tuple forwards the operands, element 1 is the wrapped computation's result (its
 maps composed through the computation), element 2 is the opaque context, which reads nothing.
 """
+
 from __future__ import annotations
 
 from ..affine import IndexingMap

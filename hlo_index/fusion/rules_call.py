@@ -1,4 +1,5 @@
 """``call`` and ``fusion`` as ops inside another computation: the callee analysed as a whole."""
+
 from __future__ import annotations
 
 from ..affine import IndexingMap

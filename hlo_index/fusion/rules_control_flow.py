@@ -8,6 +8,7 @@ are the union over its values); with a ``constant`` predicate only the branch ta
 while: see ``loops`` (trip count, per tuple element of the loop state).
 A tuple-shaped operand is addressed per element: one ``OperandMaps`` per element read.
 """
+
 from __future__ import annotations
 
 from typing import Optional
@@ -64,8 +65,9 @@ def conditional_output_to_input(instr: Instruction, output_index: int) -> list[O
         if taken is not None and b != taken:
             result.append(OperandMaps(operand, ()))
         elif comp is None or comp.root is None:
-            result.append(OperandMaps(operand, (IndexingMap.undefined(
-                f"conditional: branch {b} computation not resolved"),)))
+            result.append(
+                OperandMaps(operand, (IndexingMap.undefined(f"conditional: branch {b} computation not resolved"),))
+            )
         else:
             result += per_element(operand, computation_output_to_input(comp, output_index))
     return result
@@ -84,8 +86,9 @@ def conditional_input_to_output(instr: Instruction, operand_index: int) -> list[
     if comp is None or comp.root is None:
         return [(IndexingMap.undefined(f"conditional: branch {b} computation not resolved"),)] * outputs
     if instr.operands[operand_index].shape.is_tuple:
-        return [(IndexingMap.undefined("conditional: input-to-output maps of a tuple-shaped branch operand"),)] \
-            * outputs
+        return [
+            (IndexingMap.undefined("conditional: input-to-output maps of a tuple-shaped branch operand"),)
+        ] * outputs
     return list(computation_input_to_output(comp, 0))
 
 

@@ -6,6 +6,7 @@ candidate points they are compared exactly, point by point; a few probe points r
 pairs without enumerating anything. Map sets (``mapset``) drop the duplicates this proves; the
 merge rules (``merge``) use the probes and domain sizes to decide what is worth enumerating.
 """
+
 from __future__ import annotations
 
 from ..affine import IndexingMap
@@ -28,7 +29,7 @@ def _probes(dims) -> list[tuple[int, ...]]:
     lo = tuple(iv.lo for iv in dims)
     hi = tuple(iv.hi for iv in dims)
     points = [lo, hi, tuple((a + b) // 2 for a, b in zip(lo, hi))]
-    points += [lo[:k] + (hi[k],) + lo[k + 1:] for k in range(len(dims))]
+    points += [lo[:k] + (hi[k],) + lo[k + 1 :] for k in range(len(dims))]
     return points
 
 
@@ -45,14 +46,20 @@ def differ_at_probes(a: IndexingMap, b: IndexingMap, dims=None) -> bool:
 
 
 def _comparable(a: IndexingMap, b: IndexingMap) -> bool:
-    return (not a.is_undefined and not b.is_undefined and not a.is_known_empty and not b.is_known_empty
-            and a.num_dims == b.num_dims and a.num_results == b.num_results
-            and tuple(a.dims) == tuple(b.dims)
-            and domain_size(a) <= budgets().semantic_check_points
-            and domain_size(b) <= budgets().semantic_check_points)
+    return (
+        not a.is_undefined
+        and not b.is_undefined
+        and not a.is_known_empty
+        and not b.is_known_empty
+        and a.num_dims == b.num_dims
+        and a.num_results == b.num_results
+        and tuple(a.dims) == tuple(b.dims)
+        and domain_size(a) <= budgets().semantic_check_points
+        and domain_size(b) <= budgets().semantic_check_points
+    )
 
 
-_SAME_RELATION = register_table("fusion.mapset.same_relation")   # (canonical key, canonical key) -> bool
+_SAME_RELATION = register_table("fusion.mapset.same_relation")  # (canonical key, canonical key) -> bool
 
 
 def same_relation(a: IndexingMap, b: IndexingMap) -> bool:

@@ -9,6 +9,7 @@ dims box lies inside ``A``'s, ``A``'s dim-only constraints hold wherever ``B``'s
 over the dimensions concerned), and the range of every result of ``B`` (an over-approximation of
 what it reads) lies inside ``A``'s box. Nothing is approximated: the kept maps are the same union.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -99,4 +100,3 @@ def drop_equal_box_readers(maps: tuple[IndexingMap, ...]) -> tuple[IndexingMap, 
             seen.add(key)
         kept.append(m)
     return tuple(kept) if len(kept) < len(maps) else maps
-

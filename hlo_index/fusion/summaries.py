@@ -9,6 +9,7 @@ parameters they reach); ``bottom_up_is_cheaper`` counts both with bitsets and pi
 
 Budgets and collapsed summaries: ``summary_pass``.
 """
+
 from __future__ import annotations
 
 from ..hlo.model import Computation, Instruction
@@ -58,7 +59,7 @@ def _compacted(summary: Summary) -> Summary:
     maps that fewer describe, and every later composition pays per map."""
     limit = compaction_threshold()
     if type(summary) is not dict or all(len(maps) <= limit for maps in summary.values()):
-        return summary   # unchanged: a dict shared with an operand stays shared
+        return summary  # unchanged: a dict shared with an operand stays shared
     return {key: finalize(maps) if len(maps) > limit else maps for key, maps in summary.items()}
 
 
@@ -66,15 +67,16 @@ def bottom_up_output_to_input(comp: Computation, order: list[Instruction]) -> li
     """For every output of ``comp``'s root, the maps to every parameter (sorted by parameter)."""
     root = comp.root
     budget = PassBudget(comp)
-    summaries: dict[int, list[Summary]] = {}   # id(instr) -> per output element
+    summaries: dict[int, list[Summary]] = {}  # id(instr) -> per output element
     uses = _uses(order)
     empty: Summary = {}
     what = f"parameters of '{comp.name}'"
     for instr in order:
         shape = instr.shape
         if instr.opcode == "parameter":
-            summaries[id(instr)] = [{(instr.parameter_number, e): (identity(shape.leaf(e).dims),)}
-                                    for e in range(shape.num_outputs)]
+            summaries[id(instr)] = [
+                {(instr.parameter_number, e): (identity(shape.leaf(e).dims),)} for e in range(shape.num_outputs)
+            ]
             continue
         if instr is root:
             break

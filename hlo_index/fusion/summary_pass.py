@@ -12,6 +12,7 @@ the same way; a value reached through more than ``maps_per_value`` patterns is U
 Composing an UNDEFINED map gives UNDEFINED, so a collapsed summary passes through every op as it
 is and costs one set union per merge instead of one composition per endpoint.
 """
+
 from __future__ import annotations
 
 from ..affine import IndexingMap
@@ -66,9 +67,11 @@ class PassBudget:
     def __init__(self, comp: Computation) -> None:
         self.done: dict[tuple[int, int], tuple[IndexingMap, IndexingMap, IndexingMap]] = {}
         self.left = limit = current().budgets.compositions_per_pass
-        self.reason = budget_reason("compositions_per_pass", limit,
-                                    f"analysis of '{comp.name}' stopped composing maps "
-                                    "(too many distinct access paths)")
+        self.reason = budget_reason(
+            "compositions_per_pass",
+            limit,
+            f"analysis of '{comp.name}' stopped composing maps (too many distinct access paths)",
+        )
 
 
 def capped(acc, instr: Instruction, what: str, budget: PassBudget):
@@ -81,8 +84,9 @@ def capped(acc, instr: Instruction, what: str, budget: PassBudget):
     limit = current().budgets.endpoints_per_value
     if len(acc) <= limit:
         return acc
-    reason = budget_reason("endpoints_per_value", limit,
-                           f"'{instr.name}' depends on {len(acc)} {what}; its maps are not composed")
+    reason = budget_reason(
+        "endpoints_per_value", limit, f"'{instr.name}' depends on {len(acc)} {what}; its maps are not composed"
+    )
     return Collapsed(frozenset(acc), (IndexingMap.undefined(reason),))
 
 
@@ -95,8 +99,13 @@ _TOTAL = register_table("fusion.summary_pass.total")
 
 
 def _dim_free(m: IndexingMap, value_dims: tuple[int, ...]) -> bool:
-    return (not m.is_undefined and not m.is_known_empty and not m.runtime_vars and not m.uses_dims
-            and m.dims == full_box(value_dims))
+    return (
+        not m.is_undefined
+        and not m.is_known_empty
+        and not m.runtime_vars
+        and not m.uses_dims
+        and m.dims == full_box(value_dims)
+    )
 
 
 def _total(r: IndexingMap) -> bool:
@@ -104,8 +113,13 @@ def _total(r: IndexingMap) -> bool:
     memo = current().tables[_TOTAL]
     hit = memo.get(id(r))
     if hit is None or hit[0] is not r:
-        total = (not r.constraints and not r.runtime_vars and not r.is_undefined and not r.is_known_empty
-                 and all(iv.size > 0 for iv in (*r.dims, *r.range_vars)))
+        total = (
+            not r.constraints
+            and not r.runtime_vars
+            and not r.is_undefined
+            and not r.is_known_empty
+            and all(iv.size > 0 for iv in (*r.dims, *r.range_vars))
+        )
         hit = memo[id(r)] = (r, total)
     return hit[1]
 
@@ -120,26 +134,28 @@ def _redomained(m: IndexingMap, dims) -> IndexingMap:
     if s.is_known_empty:
         out = IndexingMap.known_empty(len(dims), s.num_results, len(s.range_vars))
     else:
-        out = s.with_dims(dims)   # dim-free: as simplified as s is
+        out = s.with_dims(dims)  # dim-free: as simplified as s is
     memo[key] = (m, out)
     return out
 
 
-def _compose(summary_map: IndexingMap, op_map: IndexingMap, instr: Instruction,
-             value_dims: tuple[int, ...], budget: PassBudget) -> IndexingMap:
+def _compose(
+    summary_map: IndexingMap, op_map: IndexingMap, instr: Instruction, value_dims: tuple[int, ...], budget: PassBudget
+) -> IndexingMap:
     """``summary_map ∘ op_map``: from ``instr``'s output, through its operand (``value_dims``)."""
     key = (id(summary_map), id(op_map))
     hit = budget.done.get(key)
     if hit is not None and hit[0] is summary_map and hit[1] is op_map:
         return hit[2]
     out = _compose_new(summary_map, op_map, instr, value_dims, budget)
-    if not out.is_undefined:   # UNDEFINED reasons name the instruction
+    if not out.is_undefined:  # UNDEFINED reasons name the instruction
         budget.done[key] = (summary_map, op_map, out)
     return out
 
 
-def _compose_new(summary_map: IndexingMap, op_map: IndexingMap, instr: Instruction,
-                 value_dims: tuple[int, ...], budget: PassBudget) -> IndexingMap:
+def _compose_new(
+    summary_map: IndexingMap, op_map: IndexingMap, instr: Instruction, value_dims: tuple[int, ...], budget: PassBudget
+) -> IndexingMap:
     if summary_map.is_undefined:
         return summary_map
     if op_map.is_undefined:
@@ -165,8 +181,10 @@ def through(src: Summary, op_maps: Maps, instr: Instruction, value_dims, budget:
     for key, maps in src.items():
         hit = done.get(id(maps))
         if hit is None:
-            hit = done[id(maps)] = (maps, distinct([_compose(m, r, instr, value_dims, budget)
-                                                    for r in op_maps for m in maps]))
+            hit = done[id(maps)] = (
+                maps,
+                distinct([_compose(m, r, instr, value_dims, budget) for r in op_maps for m in maps]),
+            )
         out[key] = hit[1]
     return out
 

@@ -1,5 +1,6 @@
 """Graph walks over one computation: reachable instructions in post-order, their users, and the
 computation a fusion or call runs."""
+
 from __future__ import annotations
 
 from ..hlo.model import Computation, Instruction
@@ -29,7 +30,7 @@ def _text_order(comp: Computation) -> list[Instruction] | None:
         if id(instr) in live:
             order.append(instr)
             for o in instr.operands:
-                if position.get(id(o), k) >= k:   # used before defined (or not in this computation)
+                if position.get(id(o), k) >= k:  # used before defined (or not in this computation)
                     return None
                 live.add(id(o))
     order.reverse()

@@ -9,6 +9,7 @@ grow, which keeps the walks linear in practice. A walk composes at most
 ``Budgets.compositions_per_pass`` maps (``WalkBudget``); past that, compositions give UNDEFINED
 naming the budget.
 """
+
 from __future__ import annotations
 
 from typing import Iterable
@@ -60,8 +61,9 @@ def blame(instr: Instruction, reason: str) -> str:
     return reason if instr.opcode in reason else f"{instr.opcode}: {reason}"
 
 
-def compose_step(op_map: IndexingMap, to_value: IndexingMap, instr: Instruction,
-                 value_dims: tuple[int, ...] | None = None) -> IndexingMap:
+def compose_step(
+    op_map: IndexingMap, to_value: IndexingMap, instr: Instruction, value_dims: tuple[int, ...] | None = None
+) -> IndexingMap:
     """``op_map ∘ to_value``, simplified; UNDEFINED and KNOWN EMPTY propagate.
 
     Range variables no result or constraint uses are dropped (a reduction upstream of a
@@ -92,8 +94,9 @@ class WalkBudget:
 
     def __init__(self, comp: Computation) -> None:
         self.left = limit = current().budgets.compositions_per_pass
-        self.reason = budget_reason("compositions_per_pass", limit,
-                                    f"a walk through '{comp.name}' stopped composing maps")
+        self.reason = budget_reason(
+            "compositions_per_pass", limit, f"a walk through '{comp.name}' stopped composing maps"
+        )
 
     def step(self, op_map: IndexingMap, to_value: IndexingMap, instr: Instruction, value_dims) -> IndexingMap:
         if self.left <= 0 and not to_value.is_undefined:
@@ -105,15 +108,19 @@ class WalkBudget:
 def _deposit(arrays: dict, tuples: dict, operand: Instruction, element: int, maps: Maps) -> None:
     if operand.shape.is_tuple:
         if element >= len(operand.shape.tuple_shapes):
-            return   # an opaque op's operand () has no element to read
+            return  # an opaque op's operand () has no element to read
         per_element = tuples.setdefault(id(operand), {})
         per_element[element] = union(per_element.get(element, ()), maps)
     else:
         arrays[id(operand)] = union(arrays.get(id(operand), ()), maps)
 
 
-def walk_to_parameters(comp: Computation, seeds: Iterable[tuple[Instruction, int, Maps]], budget: WalkBudget,
-                       stop: frozenset[int] = frozenset()) -> dict[tuple[int, int], Maps]:
+def walk_to_parameters(
+    comp: Computation,
+    seeds: Iterable[tuple[Instruction, int, Maps]],
+    budget: WalkBudget,
+    stop: frozenset[int] = frozenset(),
+) -> dict[tuple[int, int], Maps]:
     """The maps that reach each (parameter number, tuple element) from ``seeds`` (instruction,
     its output element, maps into that element), walking back through ``comp``; the sets are
     not finalised, and come in the order the walk reaches them. Nothing is walked through an
@@ -149,10 +156,9 @@ def walk_to_parameters(comp: Computation, seeds: Iterable[tuple[Instruction, int
                 if passthrough:
                     new = to_value
                 else:
-                    new = distinct([budget.step(op_map, m, instr, value_dims)
-                                    for op_map in op_maps for m in to_value])
+                    new = distinct([budget.step(op_map, m, instr, value_dims) for op_map in op_maps for m in to_value])
                 operand = operands[position]
-                if operand.shape.tuple_shapes is None:   # _deposit's array case, inline: most deposits
+                if operand.shape.tuple_shapes is None:  # _deposit's array case, inline: most deposits
                     key = id(operand)
                     arrays[key] = union(arrays.get(key, ()), new)
                 else:
@@ -194,13 +200,17 @@ def _start(param: Instruction, element: int | None) -> dict[int, IndexingMap]:
         return {}
     leaf = shape.leaf(element)
     if leaf.is_tuple:
-        return {element: IndexingMap.undefined(
-            f"parameter: element {element} of '{param.name}' is itself a tuple (nested elements are not addressed)")}
+        return {
+            element: IndexingMap.undefined(
+                f"parameter: element {element} of '{param.name}' is itself a tuple (nested elements are not addressed)"
+            )
+        }
     return {element: identity(leaf.dims)}
 
 
-def forward_input_to_output(comp: Computation, parameter_number: int,
-                            element: int | None = None) -> list[tuple[IndexingMap, ...]]:
+def forward_input_to_output(
+    comp: Computation, parameter_number: int, element: int | None = None
+) -> list[tuple[IndexingMap, ...]]:
     """Maps from one parameter (or one element of a tuple-shaped one) to each output of the
     root, walking forward from it."""
     walk = walk_of(comp)
@@ -223,8 +233,13 @@ def forward_input_to_output(comp: Computation, parameter_number: int,
             value_dims = instr.shape.leaf(element).dims
             for user, position in walk.users.get(id(instr), ()):
                 for out, op_maps, passthrough in user_steps(instr, element, user, position):
-                    new = to_value if passthrough else distinct(
-                        [budget.step(op_map, m, user, value_dims) for op_map in op_maps for m in to_value])
+                    new = (
+                        to_value
+                        if passthrough
+                        else distinct(
+                            [budget.step(op_map, m, user, value_dims) for op_map in op_maps for m in to_value]
+                        )
+                    )
                     key = (id(user), out)
                     state[key] = union(state.get(key, ()), new)
     outputs = []

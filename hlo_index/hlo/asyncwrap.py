@@ -17,6 +17,7 @@ So instruction, computation and opcode counts match what XLA reports. ``X-start`
 ``X-start`` is not an opcode of its own (``all-reduce-start``, ``copy-start``, ... are) and ``X``
 is one; anything else stays a raw unknown opcode. The wrapped opcode is ``called["calls"].root.opcode``.
 """
+
 from __future__ import annotations
 
 from .model import Computation, Instruction, Module
@@ -24,8 +25,17 @@ from .opcodes import XLA_OPCODES
 
 _SUFFIXES = (("-start", "async-start"), ("-update", "async-update"), ("-done", "async-done"))
 # Attributes XLA sets on the async instruction itself; the rest belong to the wrapped op.
-_GENERIC_ATTRS = frozenset({"sharding", "frontend_attributes", "backend_config", "control-predecessors",
-                            "statistics_viz", "original_value", "async_execution_thread"})
+_GENERIC_ATTRS = frozenset(
+    {
+        "sharding",
+        "frontend_attributes",
+        "backend_config",
+        "control-predecessors",
+        "statistics_viz",
+        "original_value",
+        "async_execution_thread",
+    }
+)
 
 
 class AsyncSugarError(ValueError):
@@ -42,7 +52,7 @@ def async_sugar(opcode: str) -> tuple[str, str] | None:
         return None
     for suffix, async_opcode in _SUFFIXES:
         if opcode.endswith(suffix):
-            wrapped = opcode[:-len(suffix)]
+            wrapped = opcode[: -len(suffix)]
             if wrapped in XLA_OPCODES and not wrapped.startswith("async-"):
                 return async_opcode, wrapped
     return None
@@ -81,11 +91,11 @@ def _is_async_shape(shape) -> bool:
 
 def _desugar_computation(comp: Computation, taken: set[str]) -> list[Computation]:
     by_name = {i.name: i for i in comp.instructions}
-    wrapped_of: dict[str, tuple[str, str]] = {}   # async instr name -> (computation name, wrapped opcode)
+    wrapped_of: dict[str, tuple[str, str]] = {}  # async instr name -> (computation name, wrapped opcode)
     created = []
     for instr in comp.instructions:
         if instr.opcode == "async-start" and isinstance(instr.attrs.get("calls"), str):
-            wrapped_of[instr.name] = (instr.attrs["calls"], "")   # written out in full: opcode unknown here
+            wrapped_of[instr.name] = (instr.attrs["calls"], "")  # written out in full: opcode unknown here
         sugar = async_sugar(instr.opcode)
         if sugar is None:
             if instr.opcode in ("async-update", "async-done") and len(instr.operand_names) == 1:
@@ -96,8 +106,9 @@ def _desugar_computation(comp: Computation, taken: set[str]) -> list[Computation
         async_opcode, wrapped = sugar
         written = instr.opcode
         if async_opcode in ("async-start", "async-update") and not _is_async_shape(instr.shape):
-            raise AsyncSugarError(f"{written} %{instr.name} needs a result shape ((operands), outputs, state)",
-                                  instr.line)
+            raise AsyncSugarError(
+                f"{written} %{instr.name} needs a result shape ((operands), outputs, state)", instr.line
+            )
         if async_opcode == "async-start":
             comp_name = _unique("async_wrapped", taken)
             created.append(_wrapped_computation(comp_name, instr, wrapped, by_name))
@@ -105,17 +116,18 @@ def _desugar_computation(comp: Computation, taken: set[str]) -> list[Computation
             instr.attrs["calls"] = comp_name
         else:
             if len(instr.operand_names) != 1:
-                raise AsyncSugarError(f"{written} %{instr.name} takes exactly one operand, the previous async op",
-                                      instr.line)
+                raise AsyncSugarError(
+                    f"{written} %{instr.name} takes exactly one operand, the previous async op", instr.line
+                )
             previous = instr.operand_names[0]
             chain = wrapped_of.get(previous)
             if chain is None:
-                raise AsyncSugarError(f"operand %{previous} of {written} %{instr.name} is not an async op",
-                                      instr.line)
+                raise AsyncSugarError(f"operand %{previous} of {written} %{instr.name} is not an async op", instr.line)
             comp_name, previous_wrapped = chain
             if previous_wrapped and previous_wrapped != wrapped:
-                raise AsyncSugarError(f"{written} %{instr.name} follows an async {previous_wrapped}, not {wrapped}",
-                                      instr.line)
+                raise AsyncSugarError(
+                    f"{written} %{instr.name} follows an async {previous_wrapped}, not {wrapped}", instr.line
+                )
             # op attributes written on update/done are inherited from the start in XLA: drop them
             instr.attrs = {k: v for k, v in instr.attrs.items() if k in _GENERIC_ATTRS}
             instr.attrs["calls"] = comp_name
@@ -134,6 +146,7 @@ def _wrapped_computation(name: str, start: Instruction, wrapped: str, by_name: d
         param_name = "async_param" if i == 0 else f"async_param.{i}"
         params.append(Instruction(param_name, "parameter", operand.shape, (), line=pos, parameter_number=i))
     attrs = {k: v for k, v in start.attrs.items() if k not in _GENERIC_ATTRS}
-    root = Instruction("async_op", wrapped, start.shape.tuple_shapes[1], tuple(p.name for p in params),
-                       attrs, is_root=True, line=pos)
+    root = Instruction(
+        "async_op", wrapped, start.shape.tuple_shapes[1], tuple(p.name for p in params), attrs, is_root=True, line=pos
+    )
     return Computation(name, params + [root], line=pos)

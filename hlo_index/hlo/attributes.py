@@ -3,6 +3,7 @@
 Each converter takes the raw value text and returns a typed value or raises ValueError with a
 one-line reason. Unknown attribute names keep their raw text.
 """
+
 from __future__ import annotations
 
 import re
@@ -15,7 +16,7 @@ from .model import ConvDimLabels, Metadata, PadDim, SliceDim, SourceLocation, Wi
 # ---- small pieces --------------------------------------------------------------------------
 
 _NAME_LIST = re.compile(r"\{\s*(%?[\w.\-]+(?:\s*,\s*%?[\w.\-]+)*)?\s*\}\Z")
-_PERCENT_NAME = re.compile(r"%([\w.\-]+)", re.A)   # ASCII names, as the lexer reads them
+_PERCENT_NAME = re.compile(r"%([\w.\-]+)", re.A)  # ASCII names, as the lexer reads them
 _COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _ESCAPE = re.compile(r"\\(.)")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}
@@ -108,13 +109,12 @@ def window_dims(value: str) -> tuple[WindowDim, ...]:
         if any(len(p) != 2 for p in pairs):
             raise ValueError("expects padding_low and padding_high separated by '_'")
         lows, highs = [int(p[0]) for p in pairs], [int(p[1]) for p in pairs]
-    return tuple(WindowDim(size[i], stride[i], lows[i], highs[i], rhs[i], lhs[i], bool(rev[i]))
-                 for i in range(rank))
+    return tuple(WindowDim(size[i], stride[i], lows[i], highs[i], rhs[i], lhs[i], bool(rev[i])) for i in range(rank))
 
 
 def conv_dim_labels(value: str) -> ConvDimLabels:
     """``b01f_01io->b01f``: where batch, feature and each spatial dimension sit."""
-    m = re.fullmatch(r"([\w?]+)_([\w?]+)->([\w?]+)", value)   # '?' marks a dimension of no role
+    m = re.fullmatch(r"([\w?]+)_([\w?]+)->([\w?]+)", value)  # '?' marks a dimension of no role
     if m is None:
         raise ValueError(f"malformed dim_labels {value!r}")
     lhs, rhs, out = m.groups()
@@ -124,14 +124,23 @@ def conv_dim_labels(value: str) -> ConvDimLabels:
         return tuple(i for _, i in digits)
 
     try:
-        return ConvDimLabels(lhs.index("b"), lhs.index("f"), spatial(lhs), rhs.index("i"), rhs.index("o"),
-                             spatial(rhs), out.index("b"), out.index("f"), spatial(out))
+        return ConvDimLabels(
+            lhs.index("b"),
+            lhs.index("f"),
+            spatial(lhs),
+            rhs.index("i"),
+            rhs.index("o"),
+            spatial(rhs),
+            out.index("b"),
+            out.index("f"),
+            spatial(out),
+        )
     except ValueError:
         raise ValueError(f"dim_labels {value!r} lacks a batch/feature/input/output label") from None
 
 
 _METADATA_FIELD = re.compile(r'([\w]+)=\s*("(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|[^\s},]+)')
-METADATA_MEMO = _METADATA = register_table("hlo.attributes.metadata")   # text -> Metadata, per analysis context
+METADATA_MEMO = _METADATA = register_table("hlo.attributes.metadata")  # text -> Metadata, per analysis context
 
 
 def metadata(value: str) -> Metadata:
@@ -141,9 +150,12 @@ def metadata(value: str) -> Metadata:
     if md is None:
         fields = {k: v for k, v in _METADATA_FIELD.findall(value)}
         md = Metadata(
-            op_type=unquote(fields.get("op_type", "")), op_name=unquote(fields.get("op_name", "")),
+            op_type=unquote(fields.get("op_type", "")),
+            op_name=unquote(fields.get("op_name", "")),
             source_file=unquote(fields.get("source_file", "")),
-            source_line=int(fields.get("source_line", 0)), stack_frame_id=int(fields.get("stack_frame_id", 0)))
+            source_line=int(fields.get("source_line", 0)),
+            stack_frame_id=int(fields.get("stack_frame_id", 0)),
+        )
         if len(cache) < ctx.budgets.parse_memo_entries:
             cache[value] = md
     return md
@@ -182,20 +194,68 @@ def balanced(value: str) -> str:
 
 # ---- attribute table ---------------------------------------------------------------------
 
-INT_LIST_ATTRS = frozenset({
-    "dimensions", "slice_sizes", "dynamic_slice_sizes", "lhs_batch_dims", "lhs_contracting_dims",
-    "rhs_batch_dims", "rhs_contracting_dims", "offset_dims", "collapsed_slice_dims", "start_index_map",
-    "operand_batching_dims", "start_indices_batching_dims", "update_window_dims", "inserted_window_dims",
-    "scatter_dims_to_operand_dims", "input_batching_dims", "scatter_indices_batching_dims", "fft_length",
-    "lhs_ragged_dims", "rhs_group_dims"})
-INT_ATTRS = frozenset({"index", "iota_dimension", "index_vector_dim", "feature_group_count",
-                       "batch_group_count", "k", "mantissa_bits", "exponent_bits", "channel_id"})
+INT_LIST_ATTRS = frozenset(
+    {
+        "dimensions",
+        "slice_sizes",
+        "dynamic_slice_sizes",
+        "lhs_batch_dims",
+        "lhs_contracting_dims",
+        "rhs_batch_dims",
+        "rhs_contracting_dims",
+        "offset_dims",
+        "collapsed_slice_dims",
+        "start_index_map",
+        "operand_batching_dims",
+        "start_indices_batching_dims",
+        "update_window_dims",
+        "inserted_window_dims",
+        "scatter_dims_to_operand_dims",
+        "input_batching_dims",
+        "scatter_indices_batching_dims",
+        "fft_length",
+        "lhs_ragged_dims",
+        "rhs_group_dims",
+    }
+)
+INT_ATTRS = frozenset(
+    {
+        "index",
+        "iota_dimension",
+        "index_vector_dim",
+        "feature_group_count",
+        "batch_group_count",
+        "k",
+        "mantissa_bits",
+        "exponent_bits",
+        "channel_id",
+    }
+)
 BOOL_ATTRS = frozenset({"is_stable", "largest", "indices_are_sorted", "unique_indices"})
-STRING_ATTRS = frozenset({"direction", "kind", "custom_call_target", "type", "fft_type", "api_version",
-                          "execution_thread", "algorithm", "distribution"})
+STRING_ATTRS = frozenset(
+    {
+        "direction",
+        "kind",
+        "custom_call_target",
+        "type",
+        "fft_type",
+        "api_version",
+        "execution_thread",
+        "algorithm",
+        "distribution",
+    }
+)
 # Attributes naming computations; the value is one name, or (for the plural ones) a tuple of names.
-SINGLE_CALLEE_ROLES = ("calls", "to_apply", "condition", "body", "select", "scatter",
-                       "true_computation", "false_computation")
+SINGLE_CALLEE_ROLES = (
+    "calls",
+    "to_apply",
+    "condition",
+    "body",
+    "select",
+    "scatter",
+    "true_computation",
+    "false_computation",
+)
 MULTI_CALLEE_ROLES = ("branch_computations", "called_computations")
 
 _CONVERTERS: dict[str, Callable[[str], Any]] = {}
@@ -203,10 +263,17 @@ _CONVERTERS.update({k: int_list for k in INT_LIST_ATTRS})
 _CONVERTERS.update({k: to_int for k in INT_ATTRS})
 _CONVERTERS.update({k: to_bool for k in BOOL_ATTRS})
 _CONVERTERS.update({k: unquote for k in STRING_ATTRS})
-_CONVERTERS.update({"slice": slice_dims, "window": window_dims, "dim_labels": conv_dim_labels,
-                    "control-predecessors": instruction_names, "sharding": balanced})
+_CONVERTERS.update(
+    {
+        "slice": slice_dims,
+        "window": window_dims,
+        "dim_labels": conv_dim_labels,
+        "control-predecessors": instruction_names,
+        "sharding": balanced,
+    }
+)
 
-_TYPED = register_table("hlo.attributes.typed")   # (name, text) -> typed value, per analysis context
+_TYPED = register_table("hlo.attributes.typed")  # (name, text) -> typed value, per analysis context
 
 
 def typed_attribute(name: str, value: str, opcode: str) -> Any:
@@ -214,7 +281,7 @@ def typed_attribute(name: str, value: str, opcode: str) -> Any:
     if name == "padding" and opcode == "pad":
         return pad_dims(value)
     if name == "slice_sizes" and opcode.startswith("collective-permute"):
-        return int_list_list(value)   # one list of sizes per operand pair
+        return int_list_list(value)  # one list of sizes per operand pair
     convert = _CONVERTERS.get(name)
     if convert is None:
         return value
@@ -243,6 +310,7 @@ def callee_names(value: str) -> tuple[str, ...] | None:
 
 
 # ---- operands ------------------------------------------------------------------------------
+
 
 def operand_names(inner: str) -> tuple[str, ...]:
     """Names in an operand list: ``%a, f32[2]{0} %b, /*index=2*/c`` → ("a", "b", "c")."""
@@ -283,6 +351,7 @@ _KV = re.compile(r"(\w+)=(\d+)")
 
 def stack_frames(tables: dict[str, str]) -> dict[int, SourceLocation]:
     """Resolve each StackFrames id to its innermost frame's location (file, line, function)."""
+
     def rows(name: str) -> dict[int, str]:
         return {int(i): v for i, v in _TABLE_ROW.findall(tables.get(name, "").partition("\n")[2])}
 
@@ -293,6 +362,9 @@ def stack_frames(tables: dict[str, str]) -> dict[int, SourceLocation]:
     for frame_id, text in rows("StackFrames").items():
         loc = locations.get(dict((a, int(b)) for a, b in _KV.findall(text)).get("file_location_id", -1))
         if loc is not None:
-            out[frame_id] = SourceLocation(files.get(loc.get("file_name_id", -1), ""), loc.get("line", 0),
-                                           functions.get(loc.get("function_name_id", -1), ""))
+            out[frame_id] = SourceLocation(
+                files.get(loc.get("file_name_id", -1), ""),
+                loc.get("line", 0),
+                functions.get(loc.get("function_name_id", -1), ""),
+            )
     return out

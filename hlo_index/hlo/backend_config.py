@@ -5,6 +5,7 @@ Forms seen in real dumps and XLA's tests: ``backend_config={"gemm_backend_config
 ``{conv_result_scale:1}`` with bare keys. Anything else gives None: callers treat a missing
 configuration as "semantics unknown", never guess.
 """
+
 from __future__ import annotations
 
 import json
@@ -13,7 +14,7 @@ from typing import Any, Optional
 
 from .model import Instruction
 
-_BARE_KEY = re.compile(r'([{,]\s*)([A-Za-z_][A-Za-z0-9_]*)\s*:')
+_BARE_KEY = re.compile(r"([{,]\s*)([A-Za-z_][A-Za-z0-9_]*)\s*:")
 
 
 def parse_backend_config(text: Any) -> Optional[dict]:

@@ -1,4 +1,5 @@
 """Build small HLO graphs in code (tests, rewrites) without going through text."""
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -20,9 +21,16 @@ def parameter(number: int, shape: Shape, name: str | None = None) -> Instruction
     return Instruction(name or f"p{number}", "parameter", shape, (), parameter_number=number)
 
 
-def instruction(opcode: str, shape: Shape, operands: Sequence[Instruction | Shape] = (),
-                name: str | None = None, **attrs: Any) -> Instruction:
+def instruction(
+    opcode: str, shape: Shape, operands: Sequence[Instruction | Shape] = (), name: str | None = None, **attrs: Any
+) -> Instruction:
     """An instruction whose operands are given instructions, or fresh parameters for bare shapes."""
     resolved = tuple(op if isinstance(op, Instruction) else parameter(i, op) for i, op in enumerate(operands))
-    return Instruction(name or opcode.replace("-", "_"), opcode, shape, tuple(o.name for o in resolved),
-                       attrs=dict(attrs), operands=resolved)
+    return Instruction(
+        name or opcode.replace("-", "_"),
+        opcode,
+        shape,
+        tuple(o.name for o in resolved),
+        attrs=dict(attrs),
+        operands=resolved,
+    )

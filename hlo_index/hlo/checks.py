@@ -3,6 +3,7 @@ building instructions, ``hlo_parser.cc``), each as a positioned error with XLA's
 
 Runs on a linked module. Literal values are checked in ``literals.py``.
 """
+
 from __future__ import annotations
 
 import re
@@ -12,16 +13,26 @@ from .diagnostics import error
 from .model import Diagnostic, Instruction, Module, Shape
 
 _ASYNC = ("async-start", "async-update", "async-done")
-_API_VERSIONS = {"API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING", "API_VERSION_STATUS_RETURNING_UNIFIED",
-                 "API_VERSION_TYPED_FFI"}
+_API_VERSIONS = {
+    "API_VERSION_ORIGINAL",
+    "API_VERSION_STATUS_RETURNING",
+    "API_VERSION_STATUS_RETURNING_UNIFIED",
+    "API_VERSION_TYPED_FFI",
+}
 # ops that take result_accuracy (create_unary_instruction_with_result_accuracy)
-_ACCURACY_OPS = frozenset("""acos acosh asin asinh atanh exponential-minus-one log log-plus-one logistic sqrt
-cbrt rsqrt tanh erf sine sinh cosine cosh tan exponential""".split())
-_ACCURACY = re.compile(r"\{\s*(?:mode\s*=\s*(?:default|highest|DEFAULT|HIGHEST)"
-                       r"|tolerance\s*=\s*\{\s*(?:(?:atol|rtol|ulps)\s*=\s*[-+\d.eE]+\s*,?\s*)*\})\s*\}\Z")
+_ACCURACY_OPS = frozenset(
+    """acos acosh asin asinh atanh exponential-minus-one log log-plus-one logistic sqrt
+cbrt rsqrt tanh erf sine sinh cosine cosh tan exponential""".split()
+)
+_ACCURACY = re.compile(
+    r"\{\s*(?:mode\s*=\s*(?:default|highest|DEFAULT|HIGHEST)"
+    r"|tolerance\s*=\s*\{\s*(?:(?:atol|rtol|ulps)\s*=\s*[-+\d.eE]+\s*,?\s*)*\})\s*\}\Z"
+)
 _CHECKED = frozenset(("conditional", "infeed", "custom-call", "broadcast") + _ASYNC)
 _SHAPE_INDEX = r"\{\s*(?:\d+\s*(?:,\s*\d+\s*)*)?\}"
-_ALIAS_ENTRY = re.compile(rf"\s*{_SHAPE_INDEX}\s*:\s*\(\s*\d+\s*,\s*{_SHAPE_INDEX}\s*(?:,\s*(?:may|must)-alias\s*)?\)\s*")
+_ALIAS_ENTRY = re.compile(
+    rf"\s*{_SHAPE_INDEX}\s*:\s*\(\s*\d+\s*,\s*{_SHAPE_INDEX}\s*(?:,\s*(?:may|must)-alias\s*)?\)\s*"
+)
 _DONOR_ENTRY = re.compile(rf"\s*\(\s*\d+\s*,\s*{_SHAPE_INDEX}\s*\)\s*")
 
 
@@ -35,8 +46,14 @@ def check_module(module: Module) -> list[Diagnostic]:
     for comp in module.computations:
         written = comp.result_shape
         if written is not None and comp.root is not None and not _compatible(written, comp.root.shape):
-            problems.append(error(f"Shape of computation {comp.name}, {written}, is not compatible with that of its "
-                                  f"root instruction {comp.root.name}, {comp.root.shape}", comp.line, comp.column))
+            problems.append(
+                error(
+                    f"Shape of computation {comp.name}, {written}, is not compatible with that of its "
+                    f"root instruction {comp.root.name}, {comp.root.shape}",
+                    comp.line,
+                    comp.column,
+                )
+            )
         for instr in comp.instructions:
             attrs = instr.attrs
             if instr.opcode in _CHECKED or (attrs and ("result_accuracy" in attrs or "execution_thread" in attrs)):
@@ -51,8 +68,12 @@ def check_module(module: Module) -> list[Diagnostic]:
 
 def _compatible(a: Shape, b: Shape) -> bool:
     if a.is_tuple or b.is_tuple:
-        return (a.is_tuple and b.is_tuple and len(a.tuple_shapes) == len(b.tuple_shapes)
-                and all(_compatible(x, y) for x, y in zip(a.tuple_shapes, b.tuple_shapes)))
+        return (
+            a.is_tuple
+            and b.is_tuple
+            and len(a.tuple_shapes) == len(b.tuple_shapes)
+            and all(_compatible(x, y) for x, y in zip(a.tuple_shapes, b.tuple_shapes))
+        )
     return a.element_type == b.element_type and a.dims == b.dims
 
 
@@ -77,10 +98,18 @@ def _check_header(module: Module, problems: list[Diagnostic]) -> None:
                         ok = False
                     pos += 1
         if not ok:
-            problems.append(error(f"malformed {key}={text[:80]}: expected "
-                                  + ("{ {output index}: (parameter, {parameter index}[, may-alias|must-alias]), ... }"
-                                     if key == "input_output_alias" else "{ (parameter, {parameter index}), ... }"),
-                                  1, 1))
+            problems.append(
+                error(
+                    f"malformed {key}={text[:80]}: expected "
+                    + (
+                        "{ {output index}: (parameter, {parameter index}[, may-alias|must-alias]), ... }"
+                        if key == "input_output_alias"
+                        else "{ (parameter, {parameter index}), ... }"
+                    ),
+                    1,
+                    1,
+                )
+            )
 
 
 def _check_instruction(instr: Instruction) -> Optional[str]:
@@ -95,8 +124,10 @@ def _check_instruction(instr: Instruction) -> Optional[str]:
         if first.element_type not in ("pred", "s32"):
             return "The first operand must be a scalar of PRED or S32"
         if first.element_type == "pred" and "branch_computations" in attrs:
-            return 'unexpected attribute "branch_computations" (a PRED conditional takes true_computation and ' \
-                   'false_computation)'
+            return (
+                'unexpected attribute "branch_computations" (a PRED conditional takes true_computation and '
+                "false_computation)"
+            )
         if first.element_type == "s32" and "true_computation" in attrs:
             return 'unexpected attribute "true_computation" (an S32 conditional takes branch_computations)'
     if op == "infeed" and (not instr.shape.is_tuple or not instr.shape.tuple_shapes):
@@ -105,7 +136,7 @@ def _check_instruction(instr: Instruction) -> Optional[str]:
         return _check_custom_call(instr)
     if op == "broadcast" and "dimensions" not in attrs and instr.operands and instr.operands[0].shape.rank > 0:
         return "attribute dimensions is expected but not seen"
-    if "execution_thread" in attrs:   # a computation's attribute; async ops take async_execution_thread
+    if "execution_thread" in attrs:  # a computation's attribute; async ops take async_execution_thread
         return f'unexpected attribute "execution_thread" for {op}'
     if "result_accuracy" in attrs:
         if op not in _ACCURACY_OPS:
@@ -133,8 +164,10 @@ def _check_custom_call(instr: Instruction) -> Optional[str]:
             return f"Expected {len(instr.operands)} operand layout constraints, {len(shapes)} given"
         for k, (shape, operand) in enumerate(zip(shapes, instr.operands)):
             if not _compatible(shape, operand.shape):
-                return (f"Operand layout constraint shape {shape} for operand {k} is not compatible with operand "
-                        f"shape {operand.shape}")
+                return (
+                    f"Operand layout constraint shape {shape} for operand {k} is not compatible with operand "
+                    f"shape {operand.shape}"
+                )
     return None
 
 
@@ -142,6 +175,7 @@ def _shape_list(text: str) -> Optional[list[Shape]]:
     from .attributes import split_top_level
     from .diagnostics import ParseError
     from .parser import parse_shape
+
     text = text.strip()
     if not (text.startswith("{") and text.endswith("}")):
         return None
@@ -196,7 +230,8 @@ def _shared_async_computations(starts: list[Instruction]) -> list[Diagnostic]:
             callee = instr.attrs.get("calls")
             if isinstance(callee, str):
                 if callee in callers:
-                    out.append(error(f"Computation {callee} is called by more than one async op.",
-                                     instr.line, instr.column))
+                    out.append(
+                        error(f"Computation {callee} is called by more than one async op.", instr.line, instr.column)
+                    )
                 callers[callee] = instr
     return out

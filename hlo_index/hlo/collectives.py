@@ -2,6 +2,7 @@
 list and iota forms) and ``source_target_pairs``. Imports nothing of the model, so the model's
 accessors (``Instruction.replica_groups()``) can read through it without an import cycle.
 """
+
 from __future__ import annotations
 
 import re
@@ -65,7 +66,7 @@ def _iota_groups(groups: tuple[int, ...], dims: tuple[int, ...], perm: tuple[int
     for k in perm:
         flat = [base + i * strides[k] for base in flat for i in range(dims[k])]
     size = groups[1]
-    return tuple(tuple(flat[g * size:(g + 1) * size]) for g in range(groups[0]))
+    return tuple(tuple(flat[g * size : (g + 1) * size]) for g in range(groups[0]))
 
 
 def int_list_list(value: str) -> tuple[tuple[int, ...], ...]:

@@ -1,4 +1,5 @@
 """Diagnostics: ``path:line:col: error: message`` plus the source line and a caret."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -48,9 +49,9 @@ def format_diagnostic(d: Diagnostic) -> str:
     if d.source_line:
         shown = d.source_line.replace("\t", " ")
         col = max(d.column, 1)
-        if len(shown) > 200:   # keep the caret visible on the huge lines real dumps have
+        if len(shown) > 200:  # keep the caret visible on the huge lines real dumps have
             start = max(0, col - 100)
-            shown = ("..." if start else "") + shown[start:start + 200]
+            shown = ("..." if start else "") + shown[start : start + 200]
             col = col - start + (3 if start else 0)
         out += f"\n{shown}\n{' ' * (col - 1)}^"
     return out

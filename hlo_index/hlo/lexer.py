@@ -6,6 +6,7 @@ raw parenthesised operand text (``add(%a, %b)``), and a whole attribute with its
 (``, metadata={op_name="x" ...}``) are one token each. Their insides are interpreted later by
 small cached functions (``shapes.py``, ``attributes.py``).
 """
+
 from __future__ import annotations
 
 import re
@@ -17,53 +18,56 @@ from lark.lexer import Lexer
 
 # Strings and bracketed runs are written as "unrolled loops" (a run of plain characters, then
 # any number of (special piece, plain run)): Python's re is ~3x slower with a per-character alternation.
-_STRING = (r'(?:"[^"\\]*(?:\\.[^"\\]*)*"'
-           r"|'[^'\\]*(?:\\.[^'\\]*)*')")
+_STRING = (
+    r'(?:"[^"\\]*(?:\\.[^"\\]*)*"'
+    r"|'[^'\\]*(?:\\.[^'\\]*)*')"
+)
 _FLAT_BRACES = r'\{[^{}"\'\n]*(?:' + _STRING + r'[^{}"\'\n]*)*\}'
-_ARGS = r'[^()"\'\n]*(?:' + _STRING + r'[^()"\'\n]*)*'   # flat operand text, strings allowed
-_ATTR_NAME = r'[A-Za-z_][\w.\-]*'
-_NAME = r'%[\w.\-]+|[A-Za-z_][\w.\-]*'
+_ARGS = r'[^()"\'\n]*(?:' + _STRING + r'[^()"\'\n]*)*'  # flat operand text, strings allowed
+_ATTR_NAME = r"[A-Za-z_][\w.\-]*"
+_NAME = r"%[\w.\-]+|[A-Za-z_][\w.\-]*"
 # XLA's lexer skips blanks and newlines between the element type, the dimensions and the layout; a
 # '{' after the dimensions opens a layout only when an integer or ':' follows it (else it opens a body).
-_SHAPE = r'[a-z][a-z0-9]*\s*\[[^\]]*\](?:\s*\{(?=\s*[\d:])[^{}]*\})?'
+_SHAPE = r"[a-z][a-z0-9]*\s*\[[^\]]*\](?:\s*\{(?=\s*[\d:])[^{}]*\})?"
 # the whole text is one array shape, as the lexer reads a SHAPE token (blanks around allowed)
 ARRAY_SHAPE_TEXT = re.compile(rf"\s*({_SHAPE})\s*\Z", re.A)
 # a parameter is "name: shape" or, as XLA also reads it, "name shape"
-_PARAM = rf'\s*(?:{_NAME})(?::\s*|\s+){_SHAPE}'
+_PARAM = rf"\s*(?:{_NAME})(?::\s*|\s+){_SHAPE}"
 # One attribute whose value is a string, flat braces or a bare word: the common, fast case.
 FAST_ATTR = rf""",\s*({_ATTR_NAME})=\s*({_STRING}|{_FLAT_BRACES}|[^\s,{{}}()\[\]"']+)(?=[\s,)}}]|$)"""
 # The same with named groups, for an instruction's attributes: a group in a repetition keeps its
 # last capture, so the last attribute (most often the long metadata) comes out of the one match
 # and is not scanned a second time when the attributes are read.
-_LAST_ATTR = FAST_ATTR.replace(f"({_ATTR_NAME})", f"(?P<ikey>{_ATTR_NAME})", 1).replace(
-    "=\\s*(", "=\\s*(?P<ivalue>", 1)
+_LAST_ATTR = FAST_ATTR.replace(f"({_ATTR_NAME})", f"(?P<ikey>{_ATTR_NAME})", 1).replace("=\\s*(", "=\\s*(?P<ivalue>", 1)
 
 # The common instruction "[ROOT] %name = f32[..]{..} opcode(operands), fast attributes".
-_INSTR = (rf"(?P<iroot>ROOT[ \t]+)?(?P<iname>{_NAME})[ \t]*=[ \t]*(?P<ishape>{_SHAPE})[ \t]+"
-          rf"(?P<iop>[a-z][\w.\-]*)\((?P<iargs>{_ARGS})\)(?P<iattrs>(?:{_LAST_ATTR})*)")
+_INSTR = (
+    rf"(?P<iroot>ROOT[ \t]+)?(?P<iname>{_NAME})[ \t]*=[ \t]*(?P<ishape>{_SHAPE})[ \t]+"
+    rf"(?P<iop>[a-z][\w.\-]*)\((?P<iargs>{_ARGS})\)(?P<iattrs>(?:{_LAST_ATTR})*)"
+)
 
 # Leading blanks are part of every match; the named group that matched is the token.
 # Order matters: the first alternative that matches wins.
 _MASTER = re.compile(
     r"\s*(?:"
-    rf"(?P<ATTRS>(?:{FAST_ATTR})+)"                 # one or more fast attributes, one token
-    rf"|(?P<ATTR_SLOW>,\s*{_ATTR_NAME}=\s*)"          # any other value: brace-counted by scan_value
+    rf"(?P<ATTRS>(?:{FAST_ATTR})+)"  # one or more fast attributes, one token
+    rf"|(?P<ATTR_SLOW>,\s*{_ATTR_NAME}=\s*)"  # any other value: brace-counted by scan_value
     # the common instruction "[ROOT] %name = f32[..]{..} opcode(operands), fast attributes" as one token
     rf"|(?P<INSTR>{_INSTR})"
-    rf"|(?P<DEF>(?:ROOT\s+)?(?:{_NAME})\s*=)"   # "ROOT %name =" / "%name ="
+    rf"|(?P<DEF>(?:ROOT\s+)?(?:{_NAME})\s*=)"  # "ROOT %name =" / "%name ="
     rf"|(?P<SHAPE>{_SHAPE})"
-    r"|(?P<BUFFER>b\()"                              # a buffer shape "b(s32[2])"
+    r"|(?P<BUFFER>b\()"  # a buffer shape "b(s32[2])"
     rf"|(?P<OPCALL>[a-z][\w.\-]*\({_ARGS}\))"
     r"|(?P<OPCALL_SLOW>[a-z][\w.\-]*\()"
     r"|(?P<TABLE>(?:FileNames|FunctionNames|FileLocations|StackFrames)[ \t]*(?:\r?\n[ \t]*\d+[ \t][^\n]*)*)"
-    rf"|(?P<NAME>{_NAME}):?"          # XLA's "name:" (a computation or parameter name) is a name too
+    rf"|(?P<NAME>{_NAME}):?"  # XLA's "name:" (a computation or parameter name) is a name too
     r"|(?P<COMMENT>/\*.*?\*/|//[^\n]*)"
     # a whole flat signature "(p: f32[2], q: s32[]) -> f32[2]" as one token
     rf"|(?P<SIGNATURE>\((?:{_PARAM}(?:,\s*(?:/\*index=\d+\*/)?{_PARAM})*)?\)\s*->\s*(?:{_SHAPE}|\([^()\n]*\)))"
     r"|(?P<ARROW>->)"
     r"|(?P<PUNCT>[=(),{}:])"
     r"|(?P<END>\Z))",
-    re.S | re.A,   # ASCII classes, as XLA's lexer reads names and blanks (and a table lookup per character)
+    re.S | re.A,  # ASCII classes, as XLA's lexer reads names and blanks (and a table lookup per character)
 )
 # The next token when it is a common instruction (the master's earlier alternatives start with
 # ',', so where this matches the master matches the same): most of a dump is runs of these,
@@ -72,12 +76,11 @@ _NEXT_INSTR = re.compile(rf"\s*(?P<INSTR>{_INSTR})", re.S | re.A)
 
 _STRING_RE = re.compile(_STRING)
 _VALUE_STOP = re.compile(r'[{}()\[\]"\',\n]')
-_PUNCT_TYPES = {"(": "_LPAR", ")": "_RPAR", ",": "_COMMA", "{": "_LBRACE", "}": "_RBRACE",
-                ":": "_COLON", "=": "_EQUAL"}
+_PUNCT_TYPES = {"(": "_LPAR", ")": "_RPAR", ",": "_COMMA", "{": "_LBRACE", "}": "_RBRACE", ":": "_COLON", "=": "_EQUAL"}
 _KEYWORDS = {"HloModule": "HLOMODULE", "ENTRY": "ENTRY", "ROOT": "ROOT"}
 _OPEN = "{(["
 _CLOSE = "})]"
-MAX_NESTING = 256   # tuple shapes deeper than this are not real HLO; refusing keeps recursion bounded
+MAX_NESTING = 256  # tuple shapes deeper than this are not real HLO; refusing keeps recursion bounded
 
 
 class InstrToken(Token):
@@ -183,7 +186,7 @@ def scan_value(text: str, pos: int, depth: int = 0, n: int = -1) -> int:
             depth -= 1
             if depth == 0 and start_depth:
                 return j + 1
-        elif depth == 0:    # ',' or newline at top level
+        elif depth == 0:  # ',' or newline at top level
             return j
         i = j + 1
 
@@ -202,7 +205,7 @@ def tokenize(source: Source) -> Iterator[Token]:
     next_instr = _NEXT_INSTR.match
     str_new = str.__new__
     depth = 0
-    run: list = []   # common instructions read and not yet handed out
+    run: list = []  # common instructions read and not yet handed out
     while True:
         m = match(text, pos, n)
         if m is None:
@@ -213,7 +216,7 @@ def tokenize(source: Source) -> Iterator[Token]:
         end = m.end()
         start = m.start(kind)
         if kind == "INSTR":
-            while m is not None:   # the parser reads each match's groups: nothing copied here
+            while m is not None:  # the parser reads each match's groups: nothing copied here
                 run.append(m)
                 pos = m.end()
                 m = next_instr(text, pos, n)
@@ -222,7 +225,7 @@ def tokenize(source: Source) -> Iterator[Token]:
             pos = end
             continue
         if run:
-            if kind == "ATTRS" or kind == "ATTR_SLOW":   # the last instruction's own attributes
+            if kind == "ATTRS" or kind == "ATTR_SLOW":  # the last instruction's own attributes
                 last = run.pop()
                 if run:
                     yield _run_token(run)

@@ -4,6 +4,7 @@ element type, NaN payloads fit the type's mantissa), and read into typed values
 (``literal_values``, what ``Instruction.literal_values()`` returns). Both walk one tokenizer, so
 the rules, the analyses and the reference never read literal text themselves.
 """
+
 from __future__ import annotations
 
 import math
@@ -19,19 +20,38 @@ _TOKEN = re.compile(  # /*i0=0*/ index comments, as XLA prints big literals, are
     r"(?:\s|/\*.*?\*/)*(?:(?P<open>\{)|(?P<close>\})|(?P<comma>,)|(?P<dots>\.\.\.)"
     r"|(?P<complex>\(\s*[^()]*\))"
     r"|(?P<nan>-?nan(?:\(0x[0-9a-fA-F]+\))?)|(?P<inf>-?inf)|(?P<bool>true|false)"
-    r"|(?P<number>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?))")
+    r"|(?P<number>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?))"
+)
 
 # (exponent bits, mantissa bits, has infinity, NaN payload bits) of the floating-point types
 _FLOATS = {
-    "f16": (5, 10, True, 10), "bf16": (8, 7, True, 7), "f32": (8, 23, True, 23), "f64": (11, 52, True, 52),
-    "f8e5m2": (5, 2, True, 2), "f8e4m3": (4, 3, True, 3), "f8e3m4": (3, 4, True, 4),
-    "f8e4m3fn": (4, 3, False, 0), "f8e4m3b11fnuz": (4, 3, False, 0), "f8e4m3fnuz": (4, 3, False, 0),
-    "f8e5m2fnuz": (5, 2, False, 0), "f8e8m0fnu": (8, 0, False, 0), "f4e2m1fn": (2, 1, False, 0),
-    "f6e2m3fn": (2, 3, False, 0), "f6e3m2fn": (3, 2, False, 0),
+    "f16": (5, 10, True, 10),
+    "bf16": (8, 7, True, 7),
+    "f32": (8, 23, True, 23),
+    "f64": (11, 52, True, 52),
+    "f8e5m2": (5, 2, True, 2),
+    "f8e4m3": (4, 3, True, 3),
+    "f8e3m4": (3, 4, True, 4),
+    "f8e4m3fn": (4, 3, False, 0),
+    "f8e4m3b11fnuz": (4, 3, False, 0),
+    "f8e4m3fnuz": (4, 3, False, 0),
+    "f8e5m2fnuz": (5, 2, False, 0),
+    "f8e8m0fnu": (8, 0, False, 0),
+    "f4e2m1fn": (2, 1, False, 0),
+    "f6e2m3fn": (2, 3, False, 0),
+    "f6e3m2fn": (3, 2, False, 0),
 }
 # largest finite values where the generic formula does not give them
-_MAX_FINITE = {"f8e4m3fn": 448.0, "f8e4m3b11fnuz": 30.0, "f8e4m3fnuz": 240.0, "f8e5m2fnuz": 57344.0,
-               "f8e8m0fnu": 2.0 ** 127, "f4e2m1fn": 6.0, "f6e2m3fn": 7.5, "f6e3m2fn": 28.0}
+_MAX_FINITE = {
+    "f8e4m3fn": 448.0,
+    "f8e4m3b11fnuz": 30.0,
+    "f8e4m3fnuz": 240.0,
+    "f8e5m2fnuz": 57344.0,
+    "f8e8m0fnu": 2.0**127,
+    "f4e2m1fn": 6.0,
+    "f6e2m3fn": 7.5,
+    "f6e3m2fn": 28.0,
+}
 _COMPONENT = {"c64": "f32", "c128": "f64"}
 
 
@@ -44,7 +64,7 @@ def _max_finite(element: str) -> float:
         return _MAX_FINITE[element]
     e, m, _, _ = _FLOATS[element]
     bias = (1 << (e - 1)) - 1
-    return (2.0 - 2.0 ** -m) * 2.0 ** bias
+    return (2.0 - 2.0**-m) * 2.0**bias
 
 
 def _rounds_to_infinity(element: str, value: float) -> bool:
@@ -64,12 +84,14 @@ def _check_float(element: str, text: str) -> None:
     value = float(text)
     if math.isinf(value) and "inf" not in text:
         raise LiteralError(f"Constant is out of range for double (+/-1.79769e+308) and so is unparsable: {text}")
-    if not math.isfinite(value):   # inf and nan are never out of range
+    if not math.isfinite(value):  # inf and nan are never out of range
         return
     if _rounds_to_infinity(element, value):
         largest = _max_finite(element)
-        raise LiteralError(f"value {text} is out of range for literal's primitive type {element.upper()} "
-                           f"namely [{-largest:g}, {largest:g}].")
+        raise LiteralError(
+            f"value {text} is out of range for literal's primitive type {element.upper()} "
+            f"namely [{-largest:g}, {largest:g}]."
+        )
 
 
 def _check_int(element: str, text: str) -> None:
@@ -84,10 +106,11 @@ def _check_int(element: str, text: str) -> None:
     if not -(1 << 63) <= value < (1 << 64):
         raise LiteralError(f"value {text} does not fit in 64 bits")
     if element.startswith("u"):
-        value %= 1 << 64   # XLA compares as uint64: -1 is 2^64-1, fine for u64 only
+        value %= 1 << 64  # XLA compares as uint64: -1 is 2^64-1, fine for u64 only
     if value < lo or value > hi:
-        raise LiteralError(f"value {text} is out of range for literal's primitive type {element.upper()} "
-                           f"namely [{lo}, {hi}].")
+        raise LiteralError(
+            f"value {text} is out of range for literal's primitive type {element.upper()} namely [{lo}, {hi}]."
+        )
 
 
 def _check_nan(element: str, text: str, shape: Shape) -> None:
@@ -97,11 +120,15 @@ def _check_nan(element: str, text: str, shape: Shape) -> None:
     payload = int(m.group(1), 16)
     bits = _FLOATS.get(element, (0, 0, False, 0))[3]
     if bits == 0:
-        raise LiteralError(f"tries to set NaN payload 0x{payload:x} to a literal in shape {shape}, but "
-                           f"{element} does not support payloads")
+        raise LiteralError(
+            f"tries to set NaN payload 0x{payload:x} to a literal in shape {shape}, but "
+            f"{element} does not support payloads"
+        )
     if payload > (1 << bits) - 1:
-        raise LiteralError(f"tries to set NaN payload 0x{payload:x} to a literal in shape {shape}, but the "
-                           f"NaN payload is out of range (0x{(1 << bits) - 1:x})")
+        raise LiteralError(
+            f"tries to set NaN payload 0x{payload:x} to a literal in shape {shape}, but the "
+            f"NaN payload is out of range (0x{(1 << bits) - 1:x})"
+        )
 
 
 def _check_value(shape: Shape, kind: str, text: str) -> None:
@@ -116,8 +143,9 @@ def _check_value(shape: Shape, kind: str, text: str) -> None:
             try:
                 _check_float(_COMPONENT[element], part)
             except LiteralError:
-                raise LiteralError(f"{name} part {part} is out of range for literal's primitive type "
-                                   f"{element.upper()}") from None
+                raise LiteralError(
+                    f"{name} part {part} is out of range for literal's primitive type {element.upper()}"
+                ) from None
         return
     if kind == "complex":
         raise LiteralError("unexpected '(' in literal. Parens are only valid for complex literals")
@@ -158,7 +186,7 @@ def _walk(shape: Shape, text: str) -> None:
         m = _TOKEN.match(text, pos)
         if m is None or m.end() == pos:
             if text[pos:].strip():
-                raise LiteralError(f"unexpected text {text[pos:pos + 20]!r} in a literal")
+                raise LiteralError(f"unexpected text {text[pos : pos + 20]!r} in a literal")
             break
         pos = m.end()
         kind = m.lastgroup
@@ -169,15 +197,19 @@ def _walk(shape: Shape, text: str) -> None:
             if level > 1:
                 seen[level - 2] += 1
                 if seen[level - 2] > dims[level - 2]:
-                    raise LiteralError(f"expects {dims[level - 2]} elements in the "
-                                       f"[{','.join(str(s - 1) for s in seen[:level - 2])}]th element, but sees more")
+                    raise LiteralError(
+                        f"expects {dims[level - 2]} elements in the "
+                        f"[{','.join(str(s - 1) for s in seen[: level - 2])}]th element, but sees more"
+                    )
         elif kind == "close":
             if level == 0:
                 raise LiteralError("unexpected '}' token")
             level -= 1
             if seen[level] != dims[level]:
-                raise LiteralError(f"expects {dims[level]} elements in the "
-                                   f"[{','.join(str(s - 1) for s in seen[:level])}]th element, but sees {seen[level]}")
+                raise LiteralError(
+                    f"expects {dims[level]} elements in the "
+                    f"[{','.join(str(s - 1) for s in seen[:level])}]th element, but sees {seen[level]}"
+                )
             seen[level] = 0
         elif kind == "comma":
             continue
@@ -187,14 +219,13 @@ def _walk(shape: Shape, text: str) -> None:
             seen[0] = dims[0]
         else:
             if rank > 0 and level == 0 and not values:
-                pass   # XLA reads a lone value as element 0 (it notes the nesting, then goes on)
+                pass  # XLA reads a lone value as element 0 (it notes the nesting, then goes on)
             elif rank > 0:
                 if level != rank:
                     raise LiteralError(f"expects nested array in rank {rank}, but sees {level}")
                 seen[rank - 1] += 1
                 if seen[rank - 1] > dims[rank - 1]:
-                    raise LiteralError(f"expects {dims[rank - 1]} elements on the minor-most dimension, "
-                                       f"but sees more")
+                    raise LiteralError(f"expects {dims[rank - 1]} elements on the minor-most dimension, but sees more")
             elif values:
                 raise LiteralError("a scalar literal holds one value")
             values += 1
@@ -245,7 +276,7 @@ def _value(dtype: type, kind: str, word: str):
     if kind == "complex":
         raise ValueError(word)
     if dtype is np.float64:
-        return float(word.split("(")[0])   # a NaN payload is not kept
+        return float(word.split("(")[0])  # a NaN payload is not kept
     if kind != "number" or any(c in word for c in ".eE"):
         raise ValueError(word)
     return int(word)

@@ -1,4 +1,5 @@
 """Reading HLO from files, ``.gz``, stdin (``-``) and XLA dump directories into linked modules."""
+
 from __future__ import annotations
 
 import gzip
@@ -16,8 +17,21 @@ from .shape_inference import infer_module_shapes
 from .validate import link
 
 # Siblings XLA writes next to the HLO text in a dump directory.
-_NOT_HLO_SUFFIXES = (".hlo_module_config.txt", "-buffer-assignment.txt", ".execution_options.txt",
-                     ".dot", ".html", ".pb", ".pbtxt", ".json", ".md", ".mlir", ".ll", ".o", ".svg")
+_NOT_HLO_SUFFIXES = (
+    ".hlo_module_config.txt",
+    "-buffer-assignment.txt",
+    ".execution_options.txt",
+    ".dot",
+    ".html",
+    ".pb",
+    ".pbtxt",
+    ".json",
+    ".md",
+    ".mlir",
+    ".ll",
+    ".o",
+    ".svg",
+)
 _HLO_HEADER = re.compile(r"^[ \t]*HloModule\b", re.M)
 
 
@@ -36,7 +50,7 @@ class LoadResult:
 
 def parse_checked(text: str, path: str) -> list[LoadResult]:
     """Parse and link every module in ``text``; a module with errors becomes a result without module."""
-    with gc_paused():   # one collection at the end instead of many during parse and link
+    with gc_paused():  # one collection at the end instead of many during parse and link
         return _parse_and_link(text, path)
 
 
@@ -79,8 +93,9 @@ def read_text(path: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         line, column = line_column_of(data, e.start)
-        raise ParseError(error(f"not UTF-8 text: byte 0x{data[e.start]:02x} cannot start an HLO token",
-                               line, column, path=path)) from None
+        raise ParseError(
+            error(f"not UTF-8 text: byte 0x{data[e.start]:02x} cannot start an HLO token", line, column, path=path)
+        ) from None
 
 
 def load(path: str) -> list[LoadResult]:
@@ -139,5 +154,5 @@ def _looks_like_hlo(path: str) -> bool:
             with open(path, "rb") as f:
                 head = f.read(65536)
     except (OSError, EOFError, gzip.BadGzipFile):
-        return True   # let load() report why it cannot be read
+        return True  # let load() report why it cannot be read
     return _HLO_HEADER.search(head.decode("utf-8", "replace")) is not None

@@ -4,6 +4,7 @@ The model knows nothing of indexing maps. Attributes an analysis needs are parse
 into the small typed records below; everything else stays as raw text so that
 unknown opcodes and attributes never stop a module from loading.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -11,12 +12,40 @@ from typing import Any, Iterator, Optional
 
 # Bits per element of each primitive type; sub-byte types included.
 ELEMENT_BITS: dict[str, int] = {
-    "pred": 8, "s1": 1, "s2": 2, "s4": 4, "s8": 8, "s16": 16, "s32": 32, "s64": 64,
-    "u1": 1, "u2": 2, "u4": 4, "u8": 8, "u16": 16, "u32": 32, "u64": 64,
-    "f16": 16, "bf16": 16, "f32": 32, "f64": 64, "c64": 64, "c128": 128,
-    "f8e5m2": 8, "f8e4m3": 8, "f8e4m3fn": 8, "f8e4m3b11fnuz": 8, "f8e5m2fnuz": 8,
-    "f8e4m3fnuz": 8, "f8e3m4": 8, "f8e8m0fnu": 8, "f4e2m1fn": 4, "f6e2m3fn": 6, "f6e3m2fn": 6,
-    "token": 0, "opaque": 0,
+    "pred": 8,
+    "s1": 1,
+    "s2": 2,
+    "s4": 4,
+    "s8": 8,
+    "s16": 16,
+    "s32": 32,
+    "s64": 64,
+    "u1": 1,
+    "u2": 2,
+    "u4": 4,
+    "u8": 8,
+    "u16": 16,
+    "u32": 32,
+    "u64": 64,
+    "f16": 16,
+    "bf16": 16,
+    "f32": 32,
+    "f64": 64,
+    "c64": 64,
+    "c128": 128,
+    "f8e5m2": 8,
+    "f8e4m3": 8,
+    "f8e4m3fn": 8,
+    "f8e4m3b11fnuz": 8,
+    "f8e5m2fnuz": 8,
+    "f8e4m3fnuz": 8,
+    "f8e3m4": 8,
+    "f8e8m0fnu": 8,
+    "f4e2m1fn": 4,
+    "f6e2m3fn": 6,
+    "f6e3m2fn": 6,
+    "token": 0,
+    "opaque": 0,
 }
 
 
@@ -35,9 +64,9 @@ class Layout:
 
     minor_to_major: tuple[int, ...]
     tiles: tuple[Tile, ...] = ()
-    element_size_bits: Optional[int] = None   # E(n)
-    memory_space: Optional[int] = None        # S(n)
-    raw_suffixes: str = ""                    # anything after ':' we do not interpret (D(...), L(n), #(...), ...)
+    element_size_bits: Optional[int] = None  # E(n)
+    memory_space: Optional[int] = None  # S(n)
+    raw_suffixes: str = ""  # anything after ':' we do not interpret (D(...), L(n), #(...), ...)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,10 +75,10 @@ class Shape:
 
     element_type: str
     dims: tuple[int, ...] = ()
-    dynamic: tuple[bool, ...] = ()            # per dim: True for ``<=N`` (bound N) or ``?``
+    dynamic: tuple[bool, ...] = ()  # per dim: True for ``<=N`` (bound N) or ``?``
     layout: Optional[Layout] = None
     tuple_shapes: Optional[tuple["Shape", ...]] = None
-    buffer: bool = False                      # a buffer shape ``b(s32[2])``: a mutable array
+    buffer: bool = False  # a buffer shape ``b(s32[2])``: a mutable array
 
     @property
     def is_tuple(self) -> bool:
@@ -84,10 +113,12 @@ class Shape:
 
     def __str__(self) -> str:  # short canonical text, e.g. f32[4,8]{1,0}
         from .shape_format import format_shape
+
         return format_shape(self)
 
 
 # ---- typed attributes -------------------------------------------------------------------
+
 
 @dataclass(frozen=True, slots=True)
 class SliceDim:
@@ -109,8 +140,8 @@ class WindowDim:
     stride: int = 1
     pad_low: int = 0
     pad_high: int = 0
-    window_dilation: int = 1   # rhs_dilate
-    base_dilation: int = 1     # lhs_dilate
+    window_dilation: int = 1  # rhs_dilate
+    base_dilation: int = 1  # lhs_dilate
     reversal: bool = False
 
 
@@ -148,6 +179,7 @@ class SourceLocation:
 
 
 # ---- graph --------------------------------------------------------------------------------
+
 
 @dataclass(eq=False, slots=True)
 class Instruction:
@@ -187,9 +219,9 @@ class Instruction:
     column: int = 0
     # filled when the computation is resolved:
     operands: tuple["Instruction", ...] = ()
-    called: dict[str, "Computation"] = field(default_factory=dict)   # role -> callee
-    parameter_number: Optional[int] = None   # for opcode == "parameter"
-    literal: Optional[str] = None            # raw literal text for constants
+    called: dict[str, "Computation"] = field(default_factory=dict)  # role -> callee
+    parameter_number: Optional[int] = None  # for opcode == "parameter"
+    literal: Optional[str] = None  # raw literal text for constants
     computation: Optional["Computation"] = None
     # control-predecessors={...} resolved when the computation is (names in attrs["control-predecessors"])
     control_predecessors: tuple["Instruction", ...] = ()
@@ -212,7 +244,7 @@ class Instruction:
         instruction has none."""
         typed = self.attrs.get("replica_groups_typed")
         text = self.attrs.get("replica_groups")
-        if typed is None and isinstance(text, str):   # built in code rather than parsed
+        if typed is None and isinstance(text, str):  # built in code rather than parsed
             typed = self._once("groups", lambda: _collectives().replica_groups(text))
         return typed
 
@@ -239,19 +271,21 @@ class Instruction:
 
 
 def _literals():
-    from . import literals   # the readers import this module's types
+    from . import literals  # the readers import this module's types
+
     return literals
 
 
 def _collectives():
-    from . import collectives   # reads text only; imports nothing of this module
+    from . import collectives  # reads text only; imports nothing of this module
+
     return collectives
 
 
 @dataclass(eq=False, slots=True)
 class Computation:
     name: str
-    instructions: list[Instruction] = field(default_factory=list)   # in text order
+    instructions: list[Instruction] = field(default_factory=list)  # in text order
     is_entry: bool = False
     execution_thread: Optional[str] = None
     line: int = 0
@@ -260,8 +294,8 @@ class Computation:
     parameters: dict[int, Instruction] = field(default_factory=dict)  # parameter number -> instr
     by_name: dict[str, Instruction] = field(default_factory=dict)
     module: Optional["Module"] = None
-    is_fused: bool = False   # called by some fusion instruction
-    result_shape: Optional[Shape] = None   # the result shape its signature states, when written
+    is_fused: bool = False  # called by some fusion instruction
+    result_shape: Optional[Shape] = None  # the result shape its signature states, when written
 
     def __repr__(self) -> str:
         return f"<computation %{self.name} ({len(self.instructions)} instructions)>"
@@ -269,7 +303,7 @@ class Computation:
 
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
-    severity: str          # "error" | "warning" | "note"
+    severity: str  # "error" | "warning" | "note"
     message: str
     line: int = 0
     column: int = 0
@@ -280,11 +314,11 @@ class Diagnostic:
 @dataclass(eq=False, slots=True)
 class Module:
     name: str
-    computations: list[Computation] = field(default_factory=list)   # in text order
+    computations: list[Computation] = field(default_factory=list)  # in text order
     entry: Optional[Computation] = None
-    attrs: dict[str, Any] = field(default_factory=dict)            # header attributes, raw text values
-    source: str = ""          # path (or "<stdin>") it was read from
-    stack_frames: dict[int, SourceLocation] = field(default_factory=dict)   # stack_frame_id -> innermost frame
+    attrs: dict[str, Any] = field(default_factory=dict)  # header attributes, raw text values
+    source: str = ""  # path (or "<stdin>") it was read from
+    stack_frames: dict[int, SourceLocation] = field(default_factory=dict)  # stack_frame_id -> innermost frame
     diagnostics: list[Diagnostic] = field(default_factory=list)
     by_name: dict[str, Computation] = field(default_factory=dict)
 

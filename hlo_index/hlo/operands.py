@@ -9,6 +9,7 @@ reads it with one regex. This reader is for operand text with parentheses, which
 shape, a tiled layout ``T(8,128)`` or a nested instruction such as
 ``sqrt(f32[10] broadcast(f32[] parameter(0)))``.
 """
+
 from __future__ import annotations
 
 import re
@@ -26,10 +27,10 @@ class NestedInstruction:
     """``[shape] opcode(operands)`` written in place of an operand name."""
 
     opcode: str
-    shape_text: Optional[str]       # None: to be inferred
+    shape_text: Optional[str]  # None: to be inferred
     operands: list["Operand"] = field(default_factory=list)
-    literal: Optional[str] = None   # constant(...) / parameter(...) argument text
-    offset: int = 0                 # where the nested instruction starts in the operand text
+    literal: Optional[str] = None  # constant(...) / parameter(...) argument text
+    offset: int = 0  # where the nested instruction starts in the operand text
 
 
 class NamedOperand(str):
@@ -63,7 +64,7 @@ class _Reader:
 
     def peek(self) -> str:
         self.blank()
-        return self.text[self.pos:self.pos + 1]
+        return self.text[self.pos : self.pos + 1]
 
     def shape(self) -> Optional[str]:
         """The text of a shape at the cursor (array, tuple or buffer), or None if there is none."""
@@ -73,7 +74,7 @@ class _Reader:
         m = _ARRAY_SHAPE.match(text, start)
         if m:
             self.pos = m.end()
-            return text[start:m.end()]
+            return text[start : m.end()]
         if text.startswith("(", start) or (text.startswith("b", start) and _after_blank(text, start + 1) == "("):
             # a tuple or buffer shape: balanced parentheses holding only shapes
             save = self.pos
@@ -83,7 +84,7 @@ class _Reader:
             depth_ok = self._shape_list()
             if depth_ok and self.peek() == ")":
                 self.pos += 1
-                return text[start:self.pos]
+                return text[start : self.pos]
             self.pos = save
         return None
 
@@ -117,7 +118,7 @@ class _Reader:
         nested = NestedInstruction(opcode, shape, offset=start)
         if opcode in ("constant", "parameter"):
             close = _matching_paren(self.text, self.pos)
-            nested.literal = self.text[self.pos:close].strip()
+            nested.literal = self.text[self.pos : close].strip()
             self.pos = close + 1
             return nested
         nested.operands = self.operands(depth + 1)
@@ -141,7 +142,7 @@ class _Reader:
 
 def _after_blank(text: str, pos: int) -> str:
     pos = _BLANK.match(text, pos).end()
-    return text[pos:pos + 1]
+    return text[pos : pos + 1]
 
 
 def _matching_paren(text: str, pos: int) -> int:
@@ -151,7 +152,7 @@ def _matching_paren(text: str, pos: int) -> int:
     while i < n:
         c = text[i]
         if c == '"':
-            i = text.index('"', i + 1) + 1 if '"' in text[i + 1:] else n
+            i = text.index('"', i + 1) + 1 if '"' in text[i + 1 :] else n
             continue
         if c in "({[":
             depth += 1

@@ -3,6 +3,7 @@
 The transformer runs while Lark reduces (``transformer=`` with ``parser="lalr"``), so no parse
 tree is built: each rule directly yields model objects. Positions come from the tokens.
 """
+
 from __future__ import annotations
 
 import gc
@@ -22,13 +23,24 @@ from . import collectives
 from .asyncwrap import AsyncSugarError, async_sugar, desugar_module
 from .opcodes import XLA_OPCODES
 from .diagnostics import ParseError, error, with_source
-from .lexer import (ARRAY_SHAPE_TEXT, FAST_ATTR, HloLexer, InstrRun, InstrToken, LexError, LineIndex, RawAttr,
-                    Source, instr_token, line_column, scan_value)
+from .lexer import (
+    ARRAY_SHAPE_TEXT,
+    FAST_ATTR,
+    HloLexer,
+    InstrRun,
+    InstrToken,
+    LexError,
+    LineIndex,
+    RawAttr,
+    Source,
+    instr_token,
+    line_column,
+    scan_value,
+)
 from .model import Computation, Diagnostic, Instruction, Module, Shape
 from .operands import NestedInstruction, OperandSyntaxError, parse_operands
 from ..context import current
-from .shapes import (SHAPES_MEMO as _SHAPES, ShapeError, buffer_shape, parse_array_shape, read_array_shape,
-                     tuple_shape)
+from .shapes import SHAPES_MEMO as _SHAPES, ShapeError, buffer_shape, parse_array_shape, read_array_shape, tuple_shape
 
 # Package data (a link to the top-level grammar/ in a checkout, the file itself in a wheel).
 GRAMMAR_PATH = Path(__file__).resolve().parents[2] / "grammar" / "hlo.lark"
@@ -36,10 +48,13 @@ GRAMMAR_PATH = Path(__file__).resolve().parents[2] / "grammar" / "hlo.lark"
 
 def _grammar_text() -> str:
     from importlib.resources import files
+
     return (files("hlo_index") / "grammar" / "hlo.lark").read_text(encoding="utf-8")
+
+
 MAX_INLINE_DEPTH = 64
 MAX_TUPLE_DEPTH = 256
-UNKNOWN_SHAPE = Shape("unknown")    # an instruction written without a result shape
+UNKNOWN_SHAPE = Shape("unknown")  # an instruction written without a result shape
 
 
 class _Failure(Exception):
@@ -60,7 +75,7 @@ class _Signature:
 
 _FAST_ATTR = re.compile(FAST_ATTR, re.A).finditer
 _OPCODE = attrgetter("opcode")
-_state = threading.local()   # inline computations found during the current parse
+_state = threading.local()  # inline computations found during the current parse
 
 
 def _pending() -> list[Computation]:
@@ -130,10 +145,10 @@ class _ModelBuilder(Transformer):
     def instruction(self, c: list) -> Instruction | list[Instruction]:
         first = c[0]
         kind = type(first)
-        if kind is InstrRun:   # a run of common instructions: a list, flattened by the enclosing rule
+        if kind is InstrRun:  # a run of common instructions: a list, flattened by the enclosing rule
             out: list[Instruction] = []
             common = self._common
-            memos = _parse_memos()   # looked up once per run, not per instruction
+            memos = _parse_memos()  # looked up once per run, not per instruction
             for entry in first.entries:
                 instr = common(entry, None, c, memos)
                 if type(instr) is list:
@@ -164,10 +179,11 @@ class _ModelBuilder(Transformer):
         call_tok = c[i]
         call = call_tok.value
         paren = call.index("(")
-        return self._build(is_root, name, pos, shape, call[:paren], call[paren + 1:-1], call_tok, c, i + 1)
+        return self._build(is_root, name, pos, shape, call[:paren], call[paren + 1 : -1], call_tok, c, i + 1)
 
-    def _common(self, entry: re.Match, tok: InstrToken | None, c: list,
-                memos: tuple) -> Instruction | list[Instruction]:
+    def _common(
+        self, entry: re.Match, tok: InstrToken | None, c: list, memos: tuple
+    ) -> Instruction | list[Instruction]:
         """One common instruction: its match ``entry`` (of an INSTR token, or of an INSTRS run:
         ``tok`` None, made only where an error or an inline body needs it); ``c[1:]`` are its
         ATTR tokens. ``memos``: the shape and metadata memos of the analysis context."""
@@ -179,14 +195,14 @@ class _ModelBuilder(Transformer):
             shape = read_array_shape(shape_text, shapes)
         except ShapeError as e:
             raise _Failure(str(e), instr_token(entry), entry.start("ishape") - start + e.offset) from None
-        at = tok or entry   # what positions are taken from: an entry becomes a token where one is needed
+        at = tok or entry  # what positions are taken from: an entry becomes a token where one is needed
         try:
             instr = self._build(pos != start, name, pos, shape, opcode, inner, at, c, 1)
             if key is not None:
                 attrs = instr.attrs
                 key_pos = entry.start("ikey")
                 offset = entry.start("iattrs")
-                if key_pos - offset > 3:   # attributes before the last one (", k=v" is the shortest)
+                if key_pos - offset > 3:  # attributes before the last one (", k=v" is the shortest)
                     text = entry.string
                     for m in _FAST_ATTR(text, offset, text.rfind(",", offset, key_pos)):
                         self._attribute(instr, attrs, m.group(1), m.group(2), at, m.start(1) - start)
@@ -203,13 +219,23 @@ class _ModelBuilder(Transformer):
             raise
         return instr
 
-    def _build(self, is_root: bool, name: str, pos: int, shape: Shape, opcode: str, inner: str,
-               call_tok: Token, c: list, first_attr: int) -> Instruction:
+    def _build(
+        self,
+        is_root: bool,
+        name: str,
+        pos: int,
+        shape: Shape,
+        opcode: str,
+        inner: str,
+        call_tok: Token,
+        c: list,
+        first_attr: int,
+    ) -> Instruction:
         if name[0] == "%":
             name = name[1:]
         # line holds the text offset until _finish_module turns it into line and column
         instr = Instruction(name, opcode, shape, (), {}, None, is_root, pos)
-        nested: list[Instruction] | None = None   # instructions written inside the operands (rare)
+        nested: list[Instruction] | None = None  # instructions written inside the operands (rare)
         try:
             if opcode == "parameter":
                 instr.parameter_number = int(inner)
@@ -217,19 +243,22 @@ class _ModelBuilder(Transformer):
                 instr.literal = inner.strip()
                 if inner.count("{") != inner.count("}"):
                     raise _Failure(f"unterminated '{{' in the literal of %{name}", call_tok)
-            elif "(" in inner:   # a tuple shape, a tiled layout or a nested instruction
-                if type(call_tok) is re.Match:   # an entry of an INSTRS run
+            elif "(" in inner:  # a tuple shape, a tiled layout or a nested instruction
+                if type(call_tok) is re.Match:  # an entry of an INSTRS run
                     call_tok = instr_token(call_tok)
                 base = call_tok.start_pos + call_tok.value.index(inner) if inner else pos
                 nested = []
                 instr.operand_names = self._operands(parse_operands(inner), base, nested)
             elif inner:
                 instr.operand_names = A.operand_names(inner)
-            if "[" in inner:   # kept for the single-instruction form (operands known by shape)
+            if "[" in inner:  # kept for the single-instruction form (operands known by shape)
                 _state.shaped.append((instr, inner))
         except OperandSyntaxError as e:
-            raise _Failure(f"malformed operands of %{name}: {e}", call_tok,
-                           call_tok.value.index(inner) + e.offset if inner in call_tok.value else 0) from None
+            raise _Failure(
+                f"malformed operands of %{name}: {e}",
+                call_tok,
+                call_tok.value.index(inner) + e.offset if inner in call_tok.value else 0,
+            ) from None
         except ValueError:
             raise _Failure(f"malformed operands of %{name}: {inner.strip()[:60]!r}", call_tok) from None
         if len(c) > first_attr:
@@ -238,7 +267,7 @@ class _ModelBuilder(Transformer):
                 if type(tok) is RawAttr:
                     s = tok.value
                     eq = s.index("=")
-                    self._attribute(instr, attrs, s[1:eq].strip(), s[eq + 1:].strip(), tok, eq + 1)
+                    self._attribute(instr, attrs, s[1:eq].strip(), s[eq + 1 :].strip(), tok, eq + 1)
                 else:
                     for m in _FAST_ATTR(tok.value):
                         self._attribute(instr, attrs, m.group(1), m.group(2), tok, m.start(1))
@@ -246,7 +275,7 @@ class _ModelBuilder(Transformer):
                 attrs["comparison_type"] = attrs["type"]
         if nested:
             nested.append(instr)
-            return nested   # type: ignore[return-value]  (the enclosing rule flattens it)
+            return nested  # type: ignore[return-value]  (the enclosing rule flattens it)
         return instr
 
     def _operands(self, operands: list, base: int, nested: list[Instruction]) -> tuple[str, ...]:
@@ -255,13 +284,13 @@ class _ModelBuilder(Transformer):
         names = []
         for op in operands:
             if type(op) is not NestedInstruction:
-                names.append(str(op) or "_")   # "_": known by shape alone (single-instruction form)
+                names.append(str(op) or "_")  # "_": known by shape alone (single-instruction form)
                 continue
             shape = UNKNOWN_SHAPE
             if op.shape_text is not None:
                 try:
                     shape = _shape_from_text(op.shape_text)
-                except Exception as e:   # a malformed nested shape: the parser's own message
+                except Exception as e:  # a malformed nested shape: the parser's own message
                     raise OperandSyntaxError(f"bad shape {op.shape_text!r} ({type(e).__name__})", op.offset)
             child = Instruction(_anon_name(op.opcode), op.opcode, shape, (), {}, None, False, base + op.offset)
             if op.opcode == "parameter":
@@ -283,25 +312,26 @@ class _ModelBuilder(Transformer):
                 instr.metadata = A.metadata(value)
             elif key in _CALLEE_ROLES:
                 attrs[key] = self._callees(key, value, instr, tok, offset)
-            elif key == "replica_groups":   # raw text stays under its own key (printed back as written)
+            elif key == "replica_groups":  # raw text stays under its own key (printed back as written)
                 attrs["replica_groups_typed"] = collectives.replica_groups(value)
                 attrs[key] = value
-            elif key == "source_target_pairs":   # checked here, typed on use: Instruction.source_target_pairs()
+            elif key == "source_target_pairs":  # checked here, typed on use: Instruction.source_target_pairs()
                 collectives.source_target_pairs(value)
                 attrs[key] = value
             else:
                 attrs[key] = A.typed_attribute(key, value, instr.opcode)
         except ValueError as e:
-            raise _Failure(f"invalid attribute {key} of %{instr.name}: {e}", tok,
-                           offset if type(tok) is not RawAttr else 0) from None
+            raise _Failure(
+                f"invalid attribute {key} of %{instr.name}: {e}", tok, offset if type(tok) is not RawAttr else 0
+            ) from None
 
     def _callees(self, role: str, value: str, instr: Instruction, tok: Token, offset: int) -> Any:
         names = A.callee_names(value)
         if names is None:
-            if type(tok) is re.Match:   # an entry of an INSTRS run: the inline body is read from a token
+            if type(tok) is re.Match:  # an entry of an INSTRS run: the inline body is read from a token
                 tok = instr_token(tok)
             brace = tok.value.index("{", offset)
-            if role in A.MULTI_CALLEE_ROLES:   # {{ body }, %name, { body }}: each item a name or a body
+            if role in A.MULTI_CALLEE_ROLES:  # {{ body }, %name, { body }}: each item a name or a body
                 names = self._callee_list(f"{instr.name}.{role}", tok, brace)
             else:
                 end = len(tok.value.rstrip()) - 1
@@ -351,7 +381,7 @@ class _ModelBuilder(Transformer):
             _state.depth -= 1
         taken = {c.name for c in pending}
         unique, n = name, 0
-        while unique in taken:   # same-named instructions in two computations, each with an inline body
+        while unique in taken:  # same-named instructions in two computations, each with an inline body
             n += 1
             unique = f"{name}.{n}"
         comp = Computation(unique, instructions, line=tok.start_pos + brace)
@@ -366,10 +396,10 @@ class _ModelBuilder(Transformer):
         return (_name(c[0]), c[1])
 
     def signature(self, c: list) -> _Signature:
-        if len(c) == 1 and isinstance(c[0], Token):   # flat: kept raw, parameters carry the shapes
+        if len(c) == 1 and isinstance(c[0], Token):  # flat: kept raw, parameters carry the shapes
             tok = c[0]
             try:
-                result = _shape_from_text(tok.value[tok.value.rindex("->") + 2:])
+                result = _shape_from_text(tok.value[tok.value.rindex("->") + 2 :])
             except Exception:
                 result = UNKNOWN_SHAPE
             return _Signature([], result)
@@ -384,15 +414,15 @@ class _ModelBuilder(Transformer):
         name_tok = c[i]
         comp = Computation(_name(name_tok), is_entry=is_entry, line=name_tok.start_pos)
         instructions = comp.instructions
-        for item in c[i + 1:]:
+        for item in c[i + 1 :]:
             if type(item) is Instruction:
                 instructions.append(item)
-            elif type(item) is list:        # an instruction with nested operand instructions
+            elif type(item) is list:  # an instruction with nested operand instructions
                 instructions.extend(item)
             elif type(item) is _Signature:
                 if item.result is not UNKNOWN_SHAPE:
                     comp.result_shape = item.result
-            elif isinstance(item, Token):       # ATTR, e.g. execution_thread="host"
+            elif isinstance(item, Token):  # ATTR, e.g. execution_thread="host"
                 for key, value in _split_attrs(item):
                     if key == "execution_thread":
                         comp.execution_thread = A.unquote(value)
@@ -407,7 +437,7 @@ class _ModelBuilder(Transformer):
                 module.computations.append(item)
             elif item.type == "ATTR":
                 module.attrs.update(_split_attrs(item))
-            else:   # TABLE
+            else:  # TABLE
                 tables[item.value.split(None, 1)[0]] = item.value
         if tables:
             module.stack_frames = A.stack_frames(tables)
@@ -427,7 +457,7 @@ class _ModelBuilder(Transformer):
         call = call_tok.value
         paren = call.index("(")
         opcode = call[:paren]
-        return self._build(True, opcode, call_tok.start_pos, shape, opcode, call[paren + 1:-1], call_tok, c, 2)
+        return self._build(True, opcode, call_tok.start_pos, shape, opcode, call[paren + 1 : -1], call_tok, c, 2)
 
     def instructions_module(self, c: list) -> list[Module]:
         instructions = _flatten(c)
@@ -437,9 +467,14 @@ class _ModelBuilder(Transformer):
         module = Module("")
         module.computations.append(comp)
         line, column = _state.lines(first.line)
-        module.diagnostics.append(Diagnostic(
-            "note", "no HloModule header and no computation: the instructions are read as one ENTRY "
-            "computation", line, column))
+        module.diagnostics.append(
+            Diagnostic(
+                "note",
+                "no HloModule header and no computation: the instructions are read as one ENTRY computation",
+                line,
+                column,
+            )
+        )
         _finish_module(module)
         module.name = comp.name
         return [module]
@@ -470,7 +505,7 @@ def _shape_from_text(text: str) -> Shape:
         return _PARSER.parse(Source(text), start="shape")
     try:
         return parse_array_shape(m.group(1))
-    except ShapeError as e:   # what the grammar's array_shape callback raises
+    except ShapeError as e:  # what the grammar's array_shape callback raises
         raise _Failure(str(e), None, e.offset) from None
 
 
@@ -543,14 +578,21 @@ def _check_written_operand_shapes(module: Module) -> None:
             except Exception:
                 continue
             if not _same_shape(written, target.shape):
-                raise _Failure(f"The declared operand shape {written} of %{instr.name} is not compatible with the "
-                               f"shape of the operand instruction %{target.name}, {target.shape}", _At(instr.line))
+                raise _Failure(
+                    f"The declared operand shape {written} of %{instr.name} is not compatible with the "
+                    f"shape of the operand instruction %{target.name}, {target.shape}",
+                    _At(instr.line),
+                )
 
 
 def _same_shape(a: Shape, b: Shape) -> bool:
     if a.is_tuple or b.is_tuple:
-        return (a.is_tuple and b.is_tuple and len(a.tuple_shapes) == len(b.tuple_shapes)
-                and all(_same_shape(x, y) for x, y in zip(a.tuple_shapes, b.tuple_shapes)))
+        return (
+            a.is_tuple
+            and b.is_tuple
+            and len(a.tuple_shapes) == len(b.tuple_shapes)
+            and all(_same_shape(x, y) for x, y in zip(a.tuple_shapes, b.tuple_shapes))
+        )
     return a.element_type == b.element_type and a.dims == b.dims
 
 
@@ -585,7 +627,7 @@ def _finish_module(module: Module) -> None:
     for comp in module.computations:
         comp.module = module
         comp.line, comp.column = line_column(comp.line)
-        for instr in comp.instructions:   # LineIndex inlined: one call per instruction less
+        for instr in comp.instructions:  # LineIndex inlined: one call per instruction less
             pos = instr.line
             i = bisect_right(newlines, pos - 1)
             instr.line = i + 1
@@ -603,6 +645,7 @@ def _finish_module(module: Module) -> None:
 def _resolve_source_locations(module: Module) -> None:
     """Fill metadata source_file/line from the stack-frame tables (innermost frame)."""
     from dataclasses import replace
+
     frames = module.stack_frames
     resolved: dict = {}
     for comp in module.computations:
@@ -615,8 +658,10 @@ def _resolve_source_locations(module: Module) -> None:
             hit = resolved.get(id(md))
             if hit is None:
                 frame = frames.get(md.stack_frame_id)
-                hit = resolved[id(md)] = (md, md if frame is None else replace(
-                    md, source_file=frame.file, source_line=frame.line))
+                hit = resolved[id(md)] = (
+                    md,
+                    md if frame is None else replace(md, source_file=frame.file, source_line=frame.line),
+                )
             instr.metadata = hit[1]
 
 
@@ -625,6 +670,7 @@ def _table_cache() -> str | bool:
     its own version's hash inside the file and rebuilds on a mismatch): a folder of this user's
     (never the shared temporary folder: the file is a pickle), or no cache when none is writable."""
     import os
+
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     folder = os.path.join(base, "hlo-index")
     try:
@@ -634,16 +680,39 @@ def _table_cache() -> str | bool:
     return os.path.join(folder, "hlo-grammar.lalr") if os.access(folder, os.W_OK) else False
 
 
-_PARSER = Lark(_grammar_text(), parser="lalr", lexer=HloLexer, transformer=_ModelBuilder(),
-               start=["start", "body", "shape"], maybe_placeholders=True, cache=_table_cache())
+_PARSER = Lark(
+    _grammar_text(),
+    parser="lalr",
+    lexer=HloLexer,
+    transformer=_ModelBuilder(),
+    start=["start", "body", "shape"],
+    maybe_placeholders=True,
+    cache=_table_cache(),
+)
 
 _TERMINAL_NAMES = {
-    "HLOMODULE": "'HloModule'", "ENTRY": "'ENTRY'", "ROOT": "'ROOT'", "NAME": "a name",
-    "DEF": "'%name ='", "ROOT_DEF": "'ROOT %name ='", "INSTR": "an instruction", "INSTRS": "an instruction",
+    "HLOMODULE": "'HloModule'",
+    "ENTRY": "'ENTRY'",
+    "ROOT": "'ROOT'",
+    "NAME": "a name",
+    "DEF": "'%name ='",
+    "ROOT_DEF": "'ROOT %name ='",
+    "INSTR": "an instruction",
+    "INSTRS": "an instruction",
     "SHAPE": "a shape",
-    "OPCALL": "an opcode with operands", "ATTR": "', attribute=value'", "TABLE": "a stack-frame table",
-    "_LPAR": "'('", "_RPAR": "')'", "_COMMA": "','", "_LBRACE": "'{'", "_RBRACE": "'}'", "_COLON": "':'",
-    "_EQUAL": "'='", "_ARROW": "'->'", "$END": "end of input", "SIGNATURE": "a signature",
+    "OPCALL": "an opcode with operands",
+    "ATTR": "', attribute=value'",
+    "TABLE": "a stack-frame table",
+    "_LPAR": "'('",
+    "_RPAR": "')'",
+    "_COMMA": "','",
+    "_LBRACE": "'{'",
+    "_RBRACE": "'}'",
+    "_COLON": "':'",
+    "_EQUAL": "'='",
+    "_ARROW": "'->'",
+    "$END": "end of input",
+    "SIGNATURE": "a signature",
 }
 
 
@@ -653,12 +722,15 @@ def _describe(token: Token) -> str:
     text = str(token.value)
     if len(text) > 40:
         text = text[:37] + "..."
-    return f"{_TERMINAL_NAMES.get(token.type, token.type)} {text!r}" if token.type in (
-        "NAME", "SHAPE", "OPCALL", "ATTR", "TABLE", "DEF", "ROOT_DEF", "INSTR", "INSTRS") else f"{text!r}"
+    return (
+        f"{_TERMINAL_NAMES.get(token.type, token.type)} {text!r}"
+        if token.type in ("NAME", "SHAPE", "OPCALL", "ATTR", "TABLE", "DEF", "ROOT_DEF", "INSTR", "INSTRS")
+        else f"{text!r}"
+    )
 
 
 def _expected(exc: UnexpectedToken) -> str:
-    expected = sorted({_TERMINAL_NAMES.get(t, t) for t in exc.expected})   # INSTR and INSTRS read alike
+    expected = sorted({_TERMINAL_NAMES.get(t, t) for t in exc.expected})  # INSTR and INSTRS read alike
     if len(expected) > 1:
         return ", ".join(expected[:-1]) + " or " + expected[-1]
     return expected[0] if expected else "nothing"
@@ -681,8 +753,7 @@ def _syntax_diagnostic(exc: Exception, text: str, start: int = 0, end: int = -1)
             # point just after the module's last text, on a real line (the caret needs one)
             at = max(len(text[:end].rstrip()), start)
             return error(f"unexpected end of input; expected {_expected(exc)}", *line_column(text, at))
-        return error(f"unexpected {_describe(tok)}; expected {_expected(exc)}",
-                     *line_column(text, tok.start_pos or 0))
+        return error(f"unexpected {_describe(tok)}; expected {_expected(exc)}", *line_column(text, tok.start_pos or 0))
     if isinstance(exc, UnexpectedInput):
         return error(str(exc).splitlines()[0], getattr(exc, "line", 0) or 0, getattr(exc, "column", 0) or 0)
     return error(f"{type(exc).__name__}: {exc}")
@@ -706,12 +777,12 @@ def module_spans(text: str) -> list[tuple[int, int]]:
     ``HloModule`` (after blanks), so a broken module never hides the ones after it. Text before
     the first header joins the first module."""
     starts = []
-    indented = []   # headers after blanks: a module only if no header starts a line (a string
+    indented = []  # headers after blanks: a module only if no header starts a line (a string
     find = text.find  # value may hold a whole indented module, e.g. origin_recovery_table)
     pos = find("HloModule")
     while pos >= 0:
         line_start = text.rfind("\n", 0, pos) + 1
-        after = text[pos + 9:pos + 10]
+        after = text[pos + 9 : pos + 10]
         # str.find + a look around is ~10x faster than a multiline regex over a 5 MB dump
         if not text[line_start:pos].strip(" \t") and not (after.isalnum() or after == "_"):
             (starts if line_start == pos else indented).append(line_start)
@@ -743,8 +814,9 @@ def _parse_spans(text: str, source: str, out: list) -> None:
                 out.append(ParseError(with_source(_syntax_diagnostic(e, text, start, end), text, source)))
                 continue
             except RecursionError:
-                out.append(ParseError(with_source(error("input nested too deeply", *line_column(text, start)),
-                                                  text, source)))
+                out.append(
+                    ParseError(with_source(error("input nested too deeply", *line_column(text, start)), text, source))
+                )
                 continue
             for m in modules:
                 m.source = source
@@ -778,8 +850,10 @@ def parse_shape(text: str) -> Shape:
     except UnexpectedToken as e:
         tok = e.token
         if tok.type == "$END":
-            d = error("empty shape" if not text.strip() else "shape ends too early (unclosed '(')",
-                      *line_column(text, len(text.rstrip())))
+            d = error(
+                "empty shape" if not text.strip() else "shape ends too early (unclosed '(')",
+                *line_column(text, len(text.rstrip())),
+            )
         else:
             d = error(f"unexpected {_describe(tok)} in a shape", *line_column(text, tok.start_pos or 0))
         raise ParseError(with_source(d, text, "<shape>")) from None

@@ -3,14 +3,26 @@
 Short form: no stack-frame tables (metadata keeps the resolved source file and line instead), no
 ``/*index=N*/`` comments, attributes printed from their typed values.
 """
+
 from __future__ import annotations
 
 from typing import Any
 
 from .attributes import MULTI_CALLEE_ROLES, SINGLE_CALLEE_ROLES, quote
 from .shape_format import format_layout, format_shape
-from .model import (Computation, ConvDimLabels, Instruction, Layout, Metadata, Module, PadDim, Shape,
-                    SliceDim, Tile, WindowDim)
+from .model import (
+    Computation,
+    ConvDimLabels,
+    Instruction,
+    Layout,
+    Metadata,
+    Module,
+    PadDim,
+    Shape,
+    SliceDim,
+    Tile,
+    WindowDim,
+)
 
 _QUOTED_ATTRS = frozenset({"custom_call_target", "execution_thread"})
 # derived by the parser from other attributes ("type", "replica_groups")
@@ -48,9 +60,13 @@ def format_attribute(key: str, value: Any) -> str:
 
 def format_window(window: tuple[WindowDim, ...]) -> str:
     parts = ["size=" + "x".join(str(w.size) for w in window)]
-    fields = [("stride", lambda w: w.stride, 1), ("pad", lambda w: f"{w.pad_low}_{w.pad_high}", "0_0"),
-              ("lhs_dilate", lambda w: w.base_dilation, 1), ("rhs_dilate", lambda w: w.window_dilation, 1),
-              ("rhs_reversal", lambda w: int(w.reversal), 0)]
+    fields = [
+        ("stride", lambda w: w.stride, 1),
+        ("pad", lambda w: f"{w.pad_low}_{w.pad_high}", "0_0"),
+        ("lhs_dilate", lambda w: w.base_dilation, 1),
+        ("rhs_dilate", lambda w: w.window_dilation, 1),
+        ("rhs_reversal", lambda w: int(w.reversal), 0),
+    ]
     for name, get, default in fields:
         values = [get(w) for w in window]
         if any(v != default for v in values):
@@ -67,12 +83,17 @@ def format_dim_labels(labels: ConvDimLabels) -> str:
             chars[pos] = str(i)
         return "".join(chars)
 
-    lhs = place(2 + len(labels.input_spatial), {labels.input_batch: "b", labels.input_feature: "f"},
-                labels.input_spatial)
-    rhs = place(2 + len(labels.kernel_spatial),
-                {labels.kernel_input_feature: "i", labels.kernel_output_feature: "o"}, labels.kernel_spatial)
-    out = place(2 + len(labels.output_spatial), {labels.output_batch: "b", labels.output_feature: "f"},
-                labels.output_spatial)
+    lhs = place(
+        2 + len(labels.input_spatial), {labels.input_batch: "b", labels.input_feature: "f"}, labels.input_spatial
+    )
+    rhs = place(
+        2 + len(labels.kernel_spatial),
+        {labels.kernel_input_feature: "i", labels.kernel_output_feature: "o"},
+        labels.kernel_spatial,
+    )
+    out = place(
+        2 + len(labels.output_spatial), {labels.output_batch: "b", labels.output_feature: "f"}, labels.output_spatial
+    )
     return f"{lhs}_{rhs}->{out}"
 
 

@@ -9,6 +9,7 @@ a shape written without one).
 Runs after linking (operands and called computations are objects), in an order where operands
 and callee roots are inferred first.
 """
+
 from __future__ import annotations
 
 from typing import Callable, Optional, Sequence
@@ -19,15 +20,19 @@ from .model import Computation, Diagnostic, Instruction, Module, Shape
 UNKNOWN = "unknown"
 
 # CanInferShape() in hlo_parser.cc: opcodes XLA reads without a result shape.
-_UNARY_SAME = frozenset("""
+_UNARY_SAME = frozenset(
+    """
 abs acos acosh asin asinh atanh ceil count-leading-zeros copy cosine cosh erf exponential
 exponential-minus-one floor log log-plus-one logistic negate not popcnt round-nearest-afz
 round-nearest-even rsqrt sign sine sinh sqrt cbrt tan tanh opt-barrier domain
-""".split())
-_BINARY = frozenset("""
+""".split()
+)
+_BINARY = frozenset(
+    """
 add atan2 divide maximum minimum multiply power remainder subtract and or xor shift-left
 shift-right-arithmetic shift-right-logical
-""".split())
+""".split()
+)
 _COMPLEX_OF = {"f32": "c64", "f64": "c128"}
 _REAL_OF = {"c64": "f32", "c128": "f64"}
 
@@ -43,29 +48,42 @@ def is_unknown(shape: Shape) -> bool:
 def infer_module_shapes(module: Module) -> list[Diagnostic]:
     """Give every shapeless instruction of ``module`` its inferred shape; errors for the rest."""
     problems: list[Diagnostic] = []
-    state: dict[int, bool] = {}   # id(instruction) -> inferred (True) or failed (False), this call only
+    state: dict[int, bool] = {}  # id(instruction) -> inferred (True) or failed (False), this call only
     # XLA's async sugar wraps "X-start(operands)" in a computation whose parameters take the
     # operands' shapes: a parameter there is as known as the operand it stands for.
-    shapeless = [instr for comp in module.computations for instr in comp.instructions
-                 if instr.shape.element_type == UNKNOWN and instr.shape.tuple_shapes is None]
+    shapeless = [
+        instr
+        for comp in module.computations
+        for instr in comp.instructions
+        if instr.shape.element_type == UNKNOWN and instr.shape.tuple_shapes is None
+    ]
     if not shapeless:
         return problems
-    async_callers = {callee.name: instr for instr in module.instructions if instr.opcode == "async-start"
-                     for callee in instr.called.values()}
+    async_callers = {
+        callee.name: instr
+        for instr in module.instructions
+        if instr.opcode == "async-start"
+        for callee in instr.called.values()
+    }
     for instr in shapeless:
         _ensure(instr, state, problems, 0, async_callers)
     return problems
 
 
-def _ensure(instr: Instruction, state: dict[int, bool], problems: list[Diagnostic], depth: int,
-            async_callers: dict[str, Instruction]) -> bool:
+def _ensure(
+    instr: Instruction,
+    state: dict[int, bool],
+    problems: list[Diagnostic],
+    depth: int,
+    async_callers: dict[str, Instruction],
+) -> bool:
     """True when ``instr`` has a shape (inferring it, and what it depends on, first)."""
     if not is_unknown(instr.shape):
         return True
     key = id(instr)
     if key in state:
         return state[key]
-    state[key] = False   # a cycle reads as a failure, not a recursion
+    state[key] = False  # a cycle reads as a failure, not a recursion
     if depth > 5000:
         return False
     if instr.opcode == "parameter" and instr.computation is not None:
@@ -79,7 +97,7 @@ def _ensure(instr: Instruction, state: dict[int, bool], problems: list[Diagnosti
             return True
     for op in instr.operands:
         if not _ensure(op, state, problems, depth + 1, async_callers):
-            return False   # the operand's own error says why
+            return False  # the operand's own error says why
     for callee in instr.called.values():
         if callee.root is not None and not _ensure(callee.root, state, problems, depth + 1, async_callers):
             return False
@@ -88,9 +106,14 @@ def _ensure(instr: Instruction, state: dict[int, bool], problems: list[Diagnosti
     except ShapeInferenceError as e:
         problems.append(error(f"cannot infer the shape of %{instr.name}: {e}", instr.line, instr.column))
         return False
-    except (IndexError, KeyError, TypeError, ValueError) as e:   # malformed attributes
-        problems.append(error(f"cannot infer the shape of %{instr.name} ({instr.opcode}): "
-                              f"{type(e).__name__}: {e}", instr.line, instr.column))
+    except (IndexError, KeyError, TypeError, ValueError) as e:  # malformed attributes
+        problems.append(
+            error(
+                f"cannot infer the shape of %{instr.name} ({instr.opcode}): {type(e).__name__}: {e}",
+                instr.line,
+                instr.column,
+            )
+        )
         return False
     state[key] = True
     return True
@@ -109,6 +132,7 @@ def infer_shape(instr: Instruction) -> Shape:
 
 
 # ---- helpers ------------------------------------------------------------------------------
+
 
 def array(element_type: str, dims: Sequence[int], dynamic: Optional[Sequence[bool]] = None) -> Shape:
     dims = tuple(int(d) for d in dims)
@@ -156,6 +180,7 @@ def _callee(instr: Instruction, role: str) -> Computation:
 
 # ---- elementwise --------------------------------------------------------------------------
 
+
 def _unary(instr: Instruction) -> Shape:
     (op,) = _operands(instr, 1)
     shape = op.shape
@@ -173,6 +198,7 @@ def _element_unary(element: Callable[[str], str]) -> Callable[[Instruction], Sha
         (op,) = _operands(instr, 1)
         shape = _array_operand(op)
         return array(element(shape.element_type), shape.dims, shape.dynamic)
+
     return rule
 
 
@@ -226,6 +252,7 @@ def _clamp(instr: Instruction) -> Shape:
 
 # ---- data movement ------------------------------------------------------------------------
 
+
 def _broadcast(instr: Instruction) -> Shape:
     # InferBroadcastShape(operand, broadcast_sizes): the sizes are prepended to the operand's dims.
     (op,) = _operands(instr, 1)
@@ -268,8 +295,7 @@ def _concatenate(instr: Instruction) -> Shape:
     dims = list(first.dims)
     for op in ops[1:]:
         shape = _array_operand(op)
-        if shape.rank != first.rank or any(a != b for i, (a, b) in enumerate(zip(shape.dims, first.dims))
-                                           if i != axis):
+        if shape.rank != first.rank or any(a != b for i, (a, b) in enumerate(zip(shape.dims, first.dims)) if i != axis):
             raise ShapeInferenceError(f"cannot concatenate {first} and {shape} along dimension {axis}")
         dims[axis] += shape.dims[axis]
     return array(first.element_type, dims)
@@ -291,6 +317,7 @@ def _same_as_operand(k: int) -> Callable[[Instruction], Shape]:
     def rule(instr: Instruction) -> Shape:
         ops = _operands(instr, at_least=k + 1)
         return _strip_layout(ops[k].shape)
+
     return rule
 
 
@@ -312,6 +339,7 @@ def _set_dimension_size(instr: Instruction) -> Shape:
 
 
 # ---- calls --------------------------------------------------------------------------------
+
 
 def _root_shape(comp: Computation) -> Shape:
     return comp.root.shape
@@ -369,6 +397,7 @@ def _scan(instr: Instruction) -> Shape:
 
 # ---- reductions and windows ---------------------------------------------------------------
 
+
 def _reduce(instr: Instruction) -> Shape:
     ops = _operands(instr)
     if len(ops) % 2:
@@ -379,8 +408,9 @@ def _reduce(instr: Instruction) -> Shape:
     for op, init in zip(ops[:n], ops[n:]):
         shape = _array_operand(op)
         keep = [i for i in range(shape.rank) if i not in reduced]
-        outs.append(array(_array_operand(init).element_type, [shape.dims[i] for i in keep],
-                          [shape.dynamic[i] for i in keep]))
+        outs.append(
+            array(_array_operand(init).element_type, [shape.dims[i] for i in keep], [shape.dynamic[i] for i in keep])
+        )
     return outs[0] if n == 1 else _tuple(outs)
 
 
@@ -404,8 +434,9 @@ def _reduce_window(instr: Instruction) -> Shape:
         shape = _array_operand(op)
         if len(window) != shape.rank:
             raise ShapeInferenceError(f"window has {len(window)} dimensions, the operand {shape.rank}")
-        outs.append(array(_array_operand(init).element_type,
-                          [_window_output(d, w) for d, w in zip(shape.dims, window)]))
+        outs.append(
+            array(_array_operand(init).element_type, [_window_output(d, w) for d, w in zip(shape.dims, window)])
+        )
     return outs[0] if n == 1 else _tuple(outs)
 
 
@@ -428,6 +459,7 @@ def _convolution(instr: Instruction) -> Shape:
 
 def _wider(a: str, b: str) -> str:
     from .model import ELEMENT_BITS
+
     return b if ELEMENT_BITS.get(b, 0) > ELEMENT_BITS.get(a, 0) else a
 
 
@@ -437,6 +469,7 @@ def _select_and_scatter(instr: Instruction) -> Shape:
 
 
 # ---- contractions -------------------------------------------------------------------------
+
 
 def _dot_shape(instr: Instruction, lhs: Shape, rhs: Shape, rhs_skip: Sequence[int] = ()) -> Shape:
     lb, rb = tuple(instr.attrs.get("lhs_batch_dims", ())), tuple(instr.attrs.get("rhs_batch_dims", ()))
@@ -529,23 +562,51 @@ def _batch_norm(kind: str) -> Callable[[Instruction], Shape]:
         feature = shape.dims[int(_attr(instr, "feature_index"))]
         per_feature = array(shape.element_type, (feature,))
         return _tuple([array(shape.element_type, shape.dims), per_feature, per_feature])
+
     return rule
 
 
 _RULES: dict[str, Callable[[Instruction], Shape]] = {
-    "compare": _compare, "complex": _complex, "select": _select, "clamp": _clamp,
+    "compare": _compare,
+    "complex": _complex,
+    "select": _select,
+    "clamp": _clamp,
     "is-finite": _element_unary(lambda t: "pred"),
-    "real": _element_unary(lambda t: _REAL_OF.get(t, t)), "imag": _element_unary(lambda t: _REAL_OF.get(t, t)),
-    "broadcast": _broadcast, "transpose": _transpose, "reverse": _reverse, "pad": _pad,
-    "concatenate": _concatenate, "tuple": _tuple_rule, "get-tuple-element": _get_tuple_element,
-    "add-dependency": _same_as_operand(0), "after-all": _after_all,
-    "replica-id": _scalar("u32"), "partition-id": _scalar("u32"), "get-dimension-size": _scalar("s32"),
+    "real": _element_unary(lambda t: _REAL_OF.get(t, t)),
+    "imag": _element_unary(lambda t: _REAL_OF.get(t, t)),
+    "broadcast": _broadcast,
+    "transpose": _transpose,
+    "reverse": _reverse,
+    "pad": _pad,
+    "concatenate": _concatenate,
+    "tuple": _tuple_rule,
+    "get-tuple-element": _get_tuple_element,
+    "add-dependency": _same_as_operand(0),
+    "after-all": _after_all,
+    "replica-id": _scalar("u32"),
+    "partition-id": _scalar("u32"),
+    "get-dimension-size": _scalar("s32"),
     "set-dimension-size": _set_dimension_size,
-    "call": _call, "conditional": _conditional, "while": _while, "map": _map, "sort": _sort, "scan": _scan,
-    "reduce": _reduce, "reduce-window": _reduce_window, "select-and-scatter": _select_and_scatter,
-    "convolution": _convolution, "dot": _dot, "scaled-dot": _scaled_dot, "ragged-dot": _ragged_dot,
-    "gather": _gather, "scatter": _scatter, "fft": _fft, "topk": _topk,
-    "triangular-solve": _same_as_operand(1), "cholesky": _same_as_operand(0),
-    "batch-norm-training": _batch_norm("training"), "batch-norm-inference": _batch_norm("inference"),
+    "call": _call,
+    "conditional": _conditional,
+    "while": _while,
+    "map": _map,
+    "sort": _sort,
+    "scan": _scan,
+    "reduce": _reduce,
+    "reduce-window": _reduce_window,
+    "select-and-scatter": _select_and_scatter,
+    "convolution": _convolution,
+    "dot": _dot,
+    "scaled-dot": _scaled_dot,
+    "ragged-dot": _ragged_dot,
+    "gather": _gather,
+    "scatter": _scatter,
+    "fft": _fft,
+    "topk": _topk,
+    "triangular-solve": _same_as_operand(1),
+    "cholesky": _same_as_operand(0),
+    "batch-norm-training": _batch_norm("training"),
+    "batch-norm-inference": _batch_norm("inference"),
     "batch-norm-grad": _batch_norm("grad"),
 }

@@ -13,6 +13,7 @@
 Both build the same ``Shape``/``Layout``/``Tile`` records, so a shape typed either way
 compares equal (``tests/hlo/test_shape_text.py``).
 """
+
 from __future__ import annotations
 
 import re
@@ -21,14 +22,14 @@ from ..context import current, register_table
 from .model import ELEMENT_BITS, Layout, Shape, Tile
 
 INT64_MAX = (1 << 63) - 1
-UNBOUNDED_DIM = -1   # dims value stored for a ``?`` (unbounded dynamic) dimension
+UNBOUNDED_DIM = -1  # dims value stored for a ``?`` (unbounded dynamic) dimension
 
-_SHAPE = re.compile(r"([a-z][a-z0-9]*)\s*\[([^\]]*)\](?:\s*\{([^{}]*)\})?\Z")   # blanks as XLA's lexer skips
+_SHAPE = re.compile(r"([a-z][a-z0-9]*)\s*\[([^\]]*)\](?:\s*\{([^{}]*)\})?\Z")  # blanks as XLA's lexer skips
 _DIM = re.compile(r"\s*(<=)?\s*(\d+|\?)\s*\Z")
 _SUFFIX = re.compile(r"([A-Z]+|#|\*)((?:\([^()]*\))+)")
 _GROUP = re.compile(r"\(([^()]*)\)")
 
-SHAPES_MEMO = _SHAPES = register_table("hlo.shapes.parsed")   # text -> Shape, per analysis context
+SHAPES_MEMO = _SHAPES = register_table("hlo.shapes.parsed")  # text -> Shape, per analysis context
 
 
 class ShapeError(ValueError):
@@ -103,8 +104,7 @@ def parse_layout(text: str, rank: int, shape_text: str = "", offset: int = 0) ->
     except ValueError:
         raise ShapeError(f"malformed layout {{{text}}} in shape {shape_text!r}", offset) from None
     if m2m and sorted(m2m) != list(range(rank)):
-        raise ShapeError(f"layout {{{text}}} is not a permutation of the {rank} dimensions of {shape_text!r}",
-                         offset)
+        raise ShapeError(f"layout {{{text}}} is not a permutation of the {rank} dimensions of {shape_text!r}", offset)
     suffix_offset = offset + len(m2m_text) + 1 + len(suffix_text) - len(suffix_text.lstrip())
     tiles: tuple[Tile, ...] = ()
     element_size = memory_space = None
@@ -114,8 +114,9 @@ def parse_layout(text: str, rank: int, shape_text: str = "", offset: int = 0) ->
     while pos < len(suffix_text):
         s = _SUFFIX.match(suffix_text, pos)
         if s is None:
-            raise ShapeError(f"malformed layout suffix {suffix_text[pos:]!r} in shape {shape_text!r}",
-                             suffix_offset + pos)
+            raise ShapeError(
+                f"malformed layout suffix {suffix_text[pos:]!r} in shape {shape_text!r}", suffix_offset + pos
+            )
         key, groups = s.groups()
         try:
             if key == "T":
@@ -125,18 +126,21 @@ def parse_layout(text: str, rank: int, shape_text: str = "", offset: int = 0) ->
             elif key == "S":
                 memory_space = int(groups[1:-1])
             elif key == "P":
-                raise ShapeError(f"Layout has physical shape, but is not for a sparse array: {shape_text!r}",
-                                 suffix_offset + pos)
+                raise ShapeError(
+                    f"Layout has physical shape, but is not for a sparse array: {shape_text!r}", suffix_offset + pos
+                )
             else:
-                if key == "D" and any(t.strip().rstrip("+~") not in ("D", "C", "S", "H")
-                                      for t in groups[1:-1].split(",") if t.strip()):
+                if key == "D" and any(
+                    t.strip().rstrip("+~") not in ("D", "C", "S", "H") for t in groups[1:-1].split(",") if t.strip()
+                ):
                     raise ShapeError("expected a DimLevelType abbreviation (D, C, or S)", suffix_offset + pos)
                 raw.append(s.group())
         except ShapeError:
             raise
         except ValueError:
-            raise ShapeError(f"malformed layout suffix {s.group()!r} in shape {shape_text!r}",
-                             suffix_offset + pos) from None
+            raise ShapeError(
+                f"malformed layout suffix {s.group()!r} in shape {shape_text!r}", suffix_offset + pos
+            ) from None
         pos = s.end()
     return Layout(m2m, tiles, element_size, memory_space, "".join(raw))
 
@@ -160,6 +164,7 @@ def buffer_shape(inner: Shape) -> Shape:
 
 # ---- lenient mode: shape text typed by a person ---------------------------------------------
 
+
 class ShapeTextError(ValueError):
     """Bad shape text; ``column`` is 1-based."""
 
@@ -169,8 +174,7 @@ class ShapeTextError(ValueError):
 
     def display(self) -> str:
         """The message, the text and a caret under the offending column."""
-        return (f"error: {self.message} (column {self.column})\n  {self.text}\n"
-                f"  {' ' * (self.column - 1)}^")
+        return f"error: {self.message} (column {self.column})\n  {self.text}\n  {' ' * (self.column - 1)}^"
 
 
 def parse_shape_text(text: str) -> Shape:
@@ -206,18 +210,18 @@ class _Reader:
         if start == self.pos:
             found = repr(self.text[start]) if start < len(self.text) else "the end"
             raise self.fail(f"expected {what}, found {found}", start)
-        return int(self.text[start:self.pos])
+        return int(self.text[start : self.pos])
 
     def shape(self) -> Shape:
         self.skip_space()
         start = self.pos
         while self.pos < len(self.text) and self.text[self.pos].isalnum():
             self.pos += 1
-        element_type = self.text[start:self.pos].lower()
+        element_type = self.text[start : self.pos].lower()
         if not element_type:
             raise self.fail("expected an element type such as f32", start)
         if element_type not in ELEMENT_BITS or element_type in ("token", "opaque"):
-            raise self.fail(f"unknown element type '{self.text[start:self.pos]}'", start)
+            raise self.fail(f"unknown element type '{self.text[start : self.pos]}'", start)
         self.expect("[", "after the element type")
         dims, dynamic = self.dims()
         layout = None
@@ -254,12 +258,12 @@ class _Reader:
             at = self.pos
             value = self.integer("a dimension number")
             if value >= rank or value in minor_to_major:
-                raise self.fail(f"dimension {value} is out of range or repeated in "
-                                f"minor_to_major of a rank-{rank} shape", at)
+                raise self.fail(
+                    f"dimension {value} is out of range or repeated in minor_to_major of a rank-{rank} shape", at
+                )
             minor_to_major.append(value)
         if len(minor_to_major) != rank and (minor_to_major or rank and self.peek() != ":"):
-            raise self.fail(f"minor_to_major lists {len(minor_to_major)} dimensions but the "
-                            f"shape has {rank}", start)
+            raise self.fail(f"minor_to_major lists {len(minor_to_major)} dimensions but the shape has {rank}", start)
         tiles: list[Tile] = []
         element_bits = memory_space = None
         raw: list[str] = []
@@ -267,10 +271,9 @@ class _Reader:
             self.pos += 1
             while self.peek() not in ("}", ""):
                 kind_start = self.pos
-                while self.pos < len(self.text) and (self.text[self.pos].isalpha()
-                                                      or self.text[self.pos] == "#"):
+                while self.pos < len(self.text) and (self.text[self.pos].isalpha() or self.text[self.pos] == "#"):
                     self.pos += 1
-                kind = self.text[kind_start:self.pos]
+                kind = self.text[kind_start : self.pos]
                 if self.peek() != "(":
                     raise self.fail("expected '(' to open a layout suffix such as T(8,128)")
                 if kind in ("", "T"):
@@ -280,8 +283,7 @@ class _Reader:
                     self.expect("(", "")
                     value = self.integer("a number")
                     self.expect(")", f"to close {kind}(")
-                    element_bits, memory_space = (value, memory_space) if kind == "E" else \
-                        (element_bits, value)
+                    element_bits, memory_space = (value, memory_space) if kind == "E" else (element_bits, value)
                 else:
                     raw.append(kind + self.raw_group())
         self.expect("}", "to close the layout")
@@ -305,8 +307,10 @@ class _Reader:
                 break
             self.expect(",", "or ')' in the tile")
         if sizes[-1] == Tile.COMBINED:
-            raise self.fail("'*' combines a dimension with the next more minor one, so it "
-                            "cannot be a tile's last entry", self.pos - 2)
+            raise self.fail(
+                "'*' combines a dimension with the next more minor one, so it cannot be a tile's last entry",
+                self.pos - 2,
+            )
         return Tile(tuple(sizes))
 
     def raw_group(self) -> str:
@@ -316,5 +320,5 @@ class _Reader:
             self.pos += 1
             depth += {"(": 1, ")": -1}.get(char, 0)
             if depth == 0:
-                return self.text[start:self.pos]
+                return self.text[start : self.pos]
         raise self.fail("unclosed '(' in a layout suffix", start)

@@ -2,6 +2,7 @@
 
 Each problem is a Diagnostic with the instruction's (or computation's) line and column.
 """
+
 from __future__ import annotations
 
 from .attributes import MULTI_CALLEE_ROLES, SINGLE_CALLEE_ROLES
@@ -34,43 +35,50 @@ def _link_computation(module: Module, comp: Computation, problems: list[Diagnost
     for instr in comp.instructions:
         instr.computation = comp
         if instr.name in by_name:
-            problems.append(error(f"instruction %{instr.name} is defined twice in %{comp.name}",
-                                  instr.line, instr.column))
+            problems.append(
+                error(f"instruction %{instr.name} is defined twice in %{comp.name}", instr.line, instr.column)
+            )
         by_name[instr.name] = instr
         if instr.is_root:
             roots.append(instr)
         if instr.opcode == "parameter":
             n = instr.parameter_number
             if n in params:
-                problems.append(error(f"parameter number {n} is used twice in %{comp.name}",
-                                      instr.line, instr.column))
+                problems.append(error(f"parameter number {n} is used twice in %{comp.name}", instr.line, instr.column))
             params[n] = instr
     comp.by_name = by_name
     comp.parameters = dict(sorted(params.items()))
     if len(roots) > 1:
         r = roots[1]
-        problems.append(error(f"computation %{comp.name} has more than one ROOT (%{roots[0].name}, %{r.name})",
-                              r.line, r.column))
+        problems.append(
+            error(f"computation %{comp.name} has more than one ROOT (%{roots[0].name}, %{r.name})", r.line, r.column)
+        )
     if roots:
         comp.root = roots[0]
     elif comp.instructions:
-        comp.root = comp.instructions[-1]   # XLA: without ROOT the last instruction is the root
+        comp.root = comp.instructions[-1]  # XLA: without ROOT the last instruction is the root
         comp.root.is_root = True
     else:
         problems.append(error(f"computation %{comp.name} has no instructions", comp.line, comp.column))
     if params and sorted(params) != list(range(len(params))):
         missing = sorted(set(range(max(params) + 1)) - set(params))
         first = comp.parameters[max(params)]
-        problems.append(error(f"parameter numbers of %{comp.name} are not dense: missing {missing[:5]}",
-                              first.line, first.column))
+        problems.append(
+            error(f"parameter numbers of %{comp.name} are not dense: missing {missing[:5]}", first.line, first.column)
+        )
     for instr in comp.instructions:
         if instr.operand_names:
             try:
                 instr.operands = tuple([by_name[n] for n in instr.operand_names])
             except KeyError:
                 missing_op = next(n for n in instr.operand_names if n not in by_name)
-                problems.append(error(f"operand %{missing_op} of %{instr.name} is not defined in %{comp.name}",
-                                      instr.line, instr.column))
+                problems.append(
+                    error(
+                        f"operand %{missing_op} of %{instr.name} is not defined in %{comp.name}",
+                        instr.line,
+                        instr.column,
+                    )
+                )
         if instr.attrs:
             if not _CALLEE_ROLES.isdisjoint(instr.attrs):
                 _link_callees(module, instr, problems)
@@ -98,8 +106,11 @@ def _link_callees(module: Module, instr: Instruction, problems: list[Diagnostic]
         for key, callee_name in pairs:
             callee = module.by_name.get(callee_name)
             if callee is None:
-                problems.append(error(f"computation %{callee_name} ({role} of %{instr.name}) is not defined",
-                                      instr.line, instr.column))
+                problems.append(
+                    error(
+                        f"computation %{callee_name} ({role} of %{instr.name}) is not defined", instr.line, instr.column
+                    )
+                )
                 continue
             instr.called[key] = callee
             if instr.opcode == "fusion" and role == "calls":
@@ -107,14 +118,19 @@ def _link_callees(module: Module, instr: Instruction, problems: list[Diagnostic]
 
 
 def _link_control_predecessors(comp: Computation, instr: Instruction, names, problems: list[Diagnostic]) -> None:
-    if isinstance(names, str):   # built in code with raw text
+    if isinstance(names, str):  # built in code with raw text
         return
     found = []
     for name in names:
         other = comp.by_name.get(name)
         if other is None:
-            problems.append(error(f"control predecessor %{name} of %{instr.name} is not defined in %{comp.name}",
-                                  instr.line, instr.column))
+            problems.append(
+                error(
+                    f"control predecessor %{name} of %{instr.name} is not defined in %{comp.name}",
+                    instr.line,
+                    instr.column,
+                )
+            )
         else:
             found.append(other)
     instr.control_predecessors = tuple(found)
@@ -129,5 +145,11 @@ def _check_reshape(instr: Instruction, problems: list[Diagnostic]) -> None:
     if any(out.dynamic) or any(src.dynamic):
         return
     if out.num_elements != src.num_elements:
-        problems.append(error(f"reshape %{instr.name} changes the element count: {src} has {src.num_elements}, "
-                              f"{out} has {out.num_elements}", instr.line, instr.column))
+        problems.append(
+            error(
+                f"reshape %{instr.name} changes the element count: {src} has {src.num_elements}, "
+                f"{out} has {out.num_elements}",
+                instr.line,
+                instr.column,
+            )
+        )

@@ -4,6 +4,7 @@ The layout pipeline is written once over these, so the offsets it computes as nu
 indexing maps it builds as expressions can never disagree. Each folds the trivial cases (a
 factor of 1, a bound within the divisor) so that the expressions stay small.
 """
+
 from __future__ import annotations
 
 from typing import Any

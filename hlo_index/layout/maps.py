@@ -1,4 +1,5 @@
 """Physical maps as indexing maps: the layout pipeline run on affine expressions, and inverted."""
+
 from __future__ import annotations
 
 from math import prod
@@ -50,7 +51,8 @@ def bitcast_map(out_shape: Shape, in_shape: Shape) -> IndexingMap:
     if out_shape.element_bits != in_shape.element_bits:
         return IndexingMap.undefined(
             f"bitcast changes the element width ({in_shape.element_type} -> "
-            f"{out_shape.element_type}); one element no longer maps to one element")
+            f"{out_shape.element_type}); one element no longer maps to one element"
+        )
     try:
         forward = physical_offset_map(out_shape)
         inverse = physical_to_logical_map(in_shape)
@@ -79,13 +81,13 @@ def to_physical(indexing_map: IndexingMap, operand_shape: Shape) -> IndexingMap:
     return _simplified(offsets.compose(indexing_map))
 
 
-
 # ---- inverse pieces --------------------------------------------------------------------
+
 
 def _delinearize(offset: Expr, dims: Sequence[int]) -> list[Any]:
     coords, total = [], prod(dims)
     for j, d in enumerate(dims):
-        stride = prod(dims[j + 1:])
+        stride = prod(dims[j + 1 :])
         quotient = floordiv(offset, stride, total)
         coords.append(mod(quotient, d, total // stride))
     return coords
@@ -93,27 +95,26 @@ def _delinearize(offset: Expr, dims: Sequence[int]) -> list[Any]:
 
 def _undo_step(step: TileStep, coords: list[Any], constraints: list) -> list[Any]:
     n = len(step.groups)
-    kept = coords[:step.untouched]
-    counts = coords[step.untouched:step.untouched + n]
-    inner = coords[step.untouched + n:]
+    kept = coords[: step.untouched]
+    counts = coords[step.untouched : step.untouched + n]
+    inner = coords[step.untouched + n :]
     rest: list[Any] = []
     for group, t, count, within in zip(step.groups, step.tile, counts, inner):
         size = prod(group)
         merged = add(mul(count, t), within)
         padded = -(-size // t) * t
-        if padded > size:   # this dim was padded to whole tiles: keep only real positions
+        if padded > size:  # this dim was padded to whole tiles: keep only real positions
             constraints.append((_expr(merged), Interval(0, size - 1)))
         parts, below = [], 1
-        for position in range(len(group) - 1, -1, -1):   # most minor member first
+        for position in range(len(group) - 1, -1, -1):  # most minor member first
             part = floordiv(merged, below, padded)
-            if position > 0:   # the most major member keeps the quotient whole
+            if position > 0:  # the most major member keeps the quotient whole
                 part = mod(part, group[position], -(-padded // below))
             parts.append(part)
             below *= group[position]
         rest.extend(reversed(parts))
-    return (kept + rest)[step.lead_ones:]
+    return (kept + rest)[step.lead_ones :]
 
 
 def _simplified(m: IndexingMap) -> IndexingMap:
     return m.simplified() if hasattr(m, "simplified") else m
-

@@ -1,4 +1,5 @@
 """Physical offsets as numbers: the layout pipeline run on numpy index arrays."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,6 +24,7 @@ def layout_cells(shape: Shape, indices: np.ndarray) -> tuple[np.ndarray, list[np
     ids: list = []
     offsets = linearize(apply_steps(plan, index, ids), plan.physical_dims)
     n = (len(indices),)
-    return (np.broadcast_to(np.asarray(offsets, dtype=np.int64), n).copy(),
-            [np.broadcast_to(np.asarray(i, dtype=np.int64), n).copy() for i in ids])
-
+    return (
+        np.broadcast_to(np.asarray(offsets, dtype=np.int64), n).copy(),
+        [np.broadcast_to(np.asarray(i, dtype=np.int64), n).copy() for i in ids],
+    )

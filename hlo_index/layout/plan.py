@@ -15,6 +15,7 @@ The same pipeline runs on plain ints, numpy arrays (vectorised offsets) and affi
 expressions (the indexing maps), so the maps and the numbers can never disagree.
 Element width (sub-byte ``E(n)`` included) never changes element offsets.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -33,11 +34,11 @@ class LayoutError(ValueError):
 class TileStep:
     """One tile applied to the dims ``in_dims`` (major to minor) of the previous result."""
 
-    in_dims: tuple[int, ...]            # shape this tile sees, after leading 1-dims are added
-    lead_ones: int                      # 1-dims prepended because the tile is longer than the shape
-    untouched: int                      # major dims above the tile, kept as they are
+    in_dims: tuple[int, ...]  # shape this tile sees, after leading 1-dims are added
+    lead_ones: int  # 1-dims prepended because the tile is longer than the shape
+    untouched: int  # major dims above the tile, kept as they are
     groups: tuple[tuple[int, ...], ...]  # per tiled dim: sizes of the dims folded into it by '*'
-    tile: tuple[int, ...]               # tile size per group ('*' removed)
+    tile: tuple[int, ...]  # tile size per group ('*' removed)
 
     @property
     def group_sizes(self) -> tuple[int, ...]:
@@ -49,13 +50,13 @@ class TileStep:
 
     @property
     def out_dims(self) -> tuple[int, ...]:
-        return self.in_dims[:self.untouched] + self.counts + self.tile
+        return self.in_dims[: self.untouched] + self.counts + self.tile
 
 
 @dataclass(frozen=True)
 class LayoutPlan:
     logical_dims: tuple[int, ...]
-    major_to_minor: tuple[int, ...]     # logical dim at each physical position
+    major_to_minor: tuple[int, ...]  # logical dim at each physical position
     steps: tuple[TileStep, ...]
 
     @property
@@ -83,12 +84,13 @@ def layout_of(shape: Shape) -> Layout:
 def layout_plan(shape: Shape) -> LayoutPlan:
     layout = layout_of(shape)
     if any(d < 0 for d in shape.dims):
-        raise LayoutError(f"shape {list(shape.dims)} has an unbounded dynamic dim; "
-                          f"its memory layout is not static")
+        raise LayoutError(f"shape {list(shape.dims)} has an unbounded dynamic dim; its memory layout is not static")
     m2m = tuple(layout.minor_to_major)
     if sorted(m2m) != list(range(shape.rank)):
-        raise LayoutError(f"minor_to_major {{{','.join(map(str, m2m))}}} is not a permutation "
-                          f"of the {shape.rank} dims of {list(shape.dims)}")
+        raise LayoutError(
+            f"minor_to_major {{{','.join(map(str, m2m))}}} is not a permutation "
+            f"of the {shape.rank} dims of {list(shape.dims)}"
+        )
     major_to_minor = tuple(reversed(m2m))
     current = tuple(shape.dims[p] for p in major_to_minor)
     steps = []
@@ -121,8 +123,7 @@ def _tile_step(dims: tuple[int, ...], tile: Tile) -> TileStep:
     return TileStep(dims, lead, untouched, tuple(groups), tuple(sizes))
 
 
-def apply_steps(plan: LayoutPlan, index: Sequence[Any],
-                tile_ids: list | None = None) -> list[Any]:
+def apply_steps(plan: LayoutPlan, index: Sequence[Any], tile_ids: list | None = None) -> list[Any]:
     """Physical coordinates (in ``plan.physical_dims``) of a logical ``index``.
 
     If ``tile_ids`` is a list, the linear tile number of each step is appended to it.
@@ -130,7 +131,7 @@ def apply_steps(plan: LayoutPlan, index: Sequence[Any],
     coords = [index[p] for p in plan.major_to_minor]
     for step in plan.steps:
         coords = [0] * step.lead_ones + coords
-        kept, rest = coords[:step.untouched], coords[step.untouched:]
+        kept, rest = coords[: step.untouched], coords[step.untouched :]
         counts, inner = [], []
         for group, t in zip(step.groups, step.tile):
             merged = 0
@@ -141,7 +142,7 @@ def apply_steps(plan: LayoutPlan, index: Sequence[Any],
             inner.append(mod(merged, t, bound))
         coords = kept + counts + inner
         if tile_ids is not None:
-            outer = step.out_dims[:step.untouched + len(counts)]
+            outer = step.out_dims[: step.untouched + len(counts)]
             tile_ids.append(linearize(kept + counts, outer))
     return coords
 
@@ -154,8 +155,8 @@ def linearize(coords: Sequence[Any], dims: Sequence[int]) -> Any:
     return total
 
 
-
 # ---- what the plan alone tells ---------------------------------------------------------
+
 
 def physical_element_count(shape: Shape) -> int:
     """Elements the layout occupies in memory, padding included."""
@@ -186,4 +187,3 @@ def padded_logical_dims(shape: Shape) -> tuple[int, ...]:
 
 def is_tiled(shape: Shape) -> bool:
     return not shape.is_tuple and shape.layout is not None and bool(shape.layout.tiles)
-

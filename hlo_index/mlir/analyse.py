@@ -1,6 +1,7 @@
 """``bubble`` on MLIR: every extract_slice / expand_shape / collapse_shape pair, its verdict
 (legal | illegal | conditional | unprovable), the condition, a counterexample, and the swapped pair
 as MLIR."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -31,9 +32,18 @@ class MlirChain:
         return self.function
 
     def to_json(self) -> dict:
-        return {"function": self.function, "slice": self.slice, "reshape": self.reshape, "order": self.order,
-                "direction": self.direction, "verdict": self.verdict, "reason": self.reason,
-                "condition": self.condition, "rewrite": self.rewrite, "counterexample": self.counterexample}
+        return {
+            "function": self.function,
+            "slice": self.slice,
+            "reshape": self.reshape,
+            "order": self.order,
+            "direction": self.direction,
+            "verdict": self.verdict,
+            "reason": self.reason,
+            "condition": self.condition,
+            "rewrite": self.rewrite,
+            "counterexample": self.counterexample,
+        }
 
 
 def analyse_mlir_text(text: str, path: str = "<input>") -> list[MlirChain]:
@@ -48,8 +58,13 @@ def analyse_parsed(parsed: ParsedModule) -> list[MlirChain]:
 
 
 def analyse_pair(pair: Pair, taken: set[str], types: dict[str, str]) -> MlirChain:
-    names = dict(function=pair.function, slice=pair.slice_name, reshape=pair.reshape_name, order=pair.order,
-                 direction=pair.direction)
+    names = dict(
+        function=pair.function,
+        slice=pair.slice_name,
+        reshape=pair.reshape_name,
+        order=pair.order,
+        direction=pair.direction,
+    )
     if pair.error:
         return MlirChain(**names, verdict="unprovable", reason=f"the pair could not be modelled: {pair.error}")
     results = [decide(pair.order, g) for g in pair.groups]
@@ -68,8 +83,14 @@ def analyse_pair(pair: Pair, taken: set[str], types: dict[str, str]) -> MlirChai
     if note:
         reason += f" (no rewrite: {note})"
     counter = next((r.counterexample for r in results if r.counterexample), None)
-    return MlirChain(**names, verdict=verdict, reason=reason, condition=None if cond == TRUE else str(cond),
-                     rewrite=rewrite, counterexample=counter if verdict == "conditional" else None)
+    return MlirChain(
+        **names,
+        verdict=verdict,
+        reason=reason,
+        condition=None if cond == TRUE else str(cond),
+        rewrite=rewrite,
+        counterexample=counter if verdict == "conditional" else None,
+    )
 
 
 def _group_text(pair: Pair, g) -> str:
@@ -94,17 +115,25 @@ def _rewrite(pair: Pair, results: list[GroupResult], taken, types) -> tuple[Opti
         source, source_type, cast = pair.source_name, pair.source_type, None
         if pair.kind == "expand":
             # MLIR wants a source dim dynamic when a dim it expands into is: cast it first
-            loose = [Sym("?") if any(dims[i].constant is None for i in grp) else x
-                     for x, grp in zip(pair.x_dims, groups)]
+            loose = [
+                Sym("?") if any(dims[i].constant is None for i in grp) else x for x, grp in zip(pair.x_dims, groups)
+            ]
             if loose != pair.x_dims:
                 source, source_type = em.fresh("cast"), tensor_type(loose, pair.element)
                 cast = f"{source} = tensor.cast {pair.source_name} : {pair.source_type} to {source_type}"
         if len(dims) != len(pair.x_dims):
             mid = em.fresh("reshaped")
             mid_type = tensor_type(dims, pair.element)
-            first = reshape_line(em, mid, pair.kind, source,
-                                 groups if pair.kind == "expand" else _collapse_groups(pair, results),
-                                 source_type, dims, pair.element)
+            first = reshape_line(
+                em,
+                mid,
+                pair.kind,
+                source,
+                groups if pair.kind == "expand" else _collapse_groups(pair, results),
+                source_type,
+                dims,
+                pair.element,
+            )
         else:
             mid, mid_type, first, cast = pair.source_name, pair.source_type, None, None
         second = slice_line(em, result, mid, spec, mid_type, pair.result_type)
@@ -114,8 +143,8 @@ def _rewrite(pair: Pair, results: list[GroupResult], taken, types) -> tuple[Opti
     spec, box_dims, reassoc = [], [], []
     for g, r in zip(pair.groups, results):
         if pair.kind == "expand":
-            (o, n, s), = r.new_slice
-            if g.z_index:   # the box is as long as the dims it expands into (static when they are)
+            ((o, n, s),) = r.new_slice
+            if g.z_index:  # the box is as long as the dims it expands into (static when they are)
                 n = product(g.z)
                 reassoc.append(list(g.z_index))
                 box_dims.append(n)

@@ -6,6 +6,7 @@ grammar (``E == c``, ``E mod m <= t`` ... and two of them joined) that agrees wi
 every one of those values, so it is exact on the valid domain; ``fit_expression`` does the same for
 a swapped-pair parameter. The grammar is searched in a fixed order, so output is deterministic.
 """
+
 from __future__ import annotations
 
 from typing import Optional
@@ -57,18 +58,18 @@ def synthesise(exprs: list[Expr], checked: list[tuple[dict, bool]]) -> Cond:
         if truth == want:
             return cond
     for i, (a, ta) in enumerate(atoms):
-        for b, tb in atoms[i + 1:]:
+        for b, tb in atoms[i + 1 :]:
             if tuple(x or y for x, y in zip(ta, tb)) == want:
                 return any_of(a, b)
             if tuple(x and y for x, y in zip(ta, tb)) == want:
                 return all_of(a, b)
     names = sorted(envs[0])
-    return any_of(*(all_of(*(compare("==", _sym(n), env[n]) for n in names))
-                    for env, ok in checked if ok))
+    return any_of(*(all_of(*(compare("==", _sym(n), env[n]) for n in names)) for env, ok in checked if ok))
 
 
 def _sym(name: str) -> Expr:
     from .symbolic import Sym
+
     return Sym(name)
 
 

@@ -1,18 +1,25 @@
 """MLIR text of a swapped pair, in the input's own spelling (``tensor.expand_shape ... output_shape``,
 ``tensor.extract_slice %t[...] [...] [...]``); runtime quantities become ``arith`` / ``tensor.dim``
 ops placed before the pair."""
+
 from __future__ import annotations
 
 from .symbolic import Bin, Const, Expr, Select, Sym
 
-_ARITH = {"+": "arith.addi", "-": "arith.subi", "*": "arith.muli", "floordiv": "arith.divui",
-          "mod": "arith.remui", "ceildiv": "arith.ceildivui"}
+_ARITH = {
+    "+": "arith.addi",
+    "-": "arith.subi",
+    "*": "arith.muli",
+    "floordiv": "arith.divui",
+    "mod": "arith.remui",
+    "ceildiv": "arith.ceildivui",
+}
 
 
 class Emitter:
     def __init__(self, taken: set[str], types: dict[str, str], prefix: str = "bubble"):
         self.taken = set(taken)
-        self.types = types            # tensor value name (with %) -> its type text
+        self.types = types  # tensor value name (with %) -> its type text
         self.lines: list[str] = []
         self.values: dict[Expr, str] = {}
         self.prefix = prefix
@@ -34,7 +41,7 @@ class Emitter:
         if isinstance(e, Const):
             name = self.fresh("c")
             self.lines.append(f"{name} = arith.constant {e.v} : index")
-        elif isinstance(e, Sym):            # dim(%t, k)
+        elif isinstance(e, Sym):  # dim(%t, k)
             tensor, k = e.name[4:-1].rsplit(", ", 1)
             k_value = self.index(Const(int(k)))
             name = self.fresh("d")
@@ -69,13 +76,16 @@ def reassociation_text(groups: list[list[int]]) -> str:
     return "[" + ", ".join("[" + ", ".join(str(i) for i in g) + "]" for g in groups) + "]"
 
 
-def reshape_line(em: Emitter, result: str, kind: str, source: str, groups, src_type: str,
-                 dims: list[Expr], element: str) -> str:
+def reshape_line(
+    em: Emitter, result: str, kind: str, source: str, groups, src_type: str, dims: list[Expr], element: str
+) -> str:
     out_type = tensor_type(dims, element)
     if kind == "expand":
         shape = em.mixed(dims)
-        return (f"{result} = tensor.expand_shape {source} {reassociation_text(groups)} output_shape {shape} "
-                f": {src_type} into {out_type}")
+        return (
+            f"{result} = tensor.expand_shape {source} {reassociation_text(groups)} output_shape {shape} "
+            f": {src_type} into {out_type}"
+        )
     return f"{result} = tensor.collapse_shape {source} {reassociation_text(groups)} : {src_type} into {out_type}"
 
 

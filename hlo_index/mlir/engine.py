@@ -1,6 +1,7 @@
 """One concrete group through the HLO reorder engine (``analyses/reorder.py``): the MLIR ops
 become HLO slice / reshape instructions, so the verdict and the swapped pair come from the
 same indexing maps as for HLO."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,21 +18,22 @@ from .pairs import SLICE_FIRST
 class Concrete:
     """A group with every quantity known: x -> slice -> reshape -> z (slice-first) or
     x -> reshape to y -> slice (reshape-first)."""
+
     order: str
     x: tuple[int, ...]
     y: tuple[int, ...]
     offsets: tuple[int, ...]
     sizes: tuple[int, ...]
     strides: tuple[int, ...]
-    z: tuple[int, ...]          # slice-first: reshape result; reshape-first: the slice sizes
+    z: tuple[int, ...]  # slice-first: reshape result; reshape-first: the slice sizes
 
 
 @dataclass(frozen=True)
 class Outcome:
-    verdict: str                # legal | illegal | unprovable
+    verdict: str  # legal | illegal | unprovable
     reason: str
-    new_dims: Optional[tuple[int, ...]] = None      # slice-first: reshaped source; reshape-first: the box
-    new_slice: Optional[tuple[tuple[int, int, int], ...]] = None   # (offset, size, stride) per dim
+    new_dims: Optional[tuple[int, ...]] = None  # slice-first: reshaped source; reshape-first: the box
+    new_slice: Optional[tuple[tuple[int, int, int], ...]] = None  # (offset, size, stride) per dim
 
 
 def _slice_dims(offsets, sizes, strides):
@@ -39,17 +41,19 @@ def _slice_dims(offsets, sizes, strides):
 
 
 def run(c: Concrete) -> Outcome:
-    shape = lambda dims: build.array_shape("f32", dims)   # noqa: E731
+    shape = lambda dims: build.array_shape("f32", dims)  # noqa: E731
     x = build.parameter(0, shape(c.x), name="x")
     try:
         if c.order == SLICE_FIRST:
-            first = build.instruction("slice", shape(c.sizes), [x], name="s",
-                                      slice=_slice_dims(c.offsets, c.sizes, c.strides))
+            first = build.instruction(
+                "slice", shape(c.sizes), [x], name="s", slice=_slice_dims(c.offsets, c.sizes, c.strides)
+            )
             second = build.instruction("reshape", shape(c.z), [first], name="r")
         else:
             first = build.instruction("reshape", shape(c.y), [x], name="r")
-            second = build.instruction("slice", shape(c.sizes), [first], name="s",
-                                       slice=_slice_dims(c.offsets, c.sizes, c.strides))
+            second = build.instruction(
+                "slice", shape(c.sizes), [first], name="s", slice=_slice_dims(c.offsets, c.sizes, c.strides)
+            )
         verdict, reason, swapped = reorder.decide_swap(first, second, c.order)
     except Verdict as v:
         return Outcome(v.verdict, v.reason)
@@ -65,7 +69,7 @@ def run(c: Concrete) -> Outcome:
 def compare(c: Concrete, new_dims, new_slice) -> Optional[str]:
     """None when the given swapped pair reads what the original reads, else the first output
     element where they differ (from the maps, as ``bubble`` compares them)."""
-    shape = lambda dims: build.array_shape("f32", dims)   # noqa: E731
+    shape = lambda dims: build.array_shape("f32", dims)  # noqa: E731
     x = build.parameter(0, shape(c.x), name="x")
     offs, sizes, strides = zip(*new_slice)
     if c.order == SLICE_FIRST:
@@ -75,8 +79,9 @@ def compare(c: Concrete, new_dims, new_slice) -> Optional[str]:
         new = new + (build.instruction("slice", shape(sizes), [new[0]], slice=_slice_dims(offs, sizes, strides)),)
     else:
         orig = (build.instruction("reshape", shape(c.y), [x]),)
-        orig = orig + (build.instruction("slice", shape(c.sizes), [orig[0]],
-                                         slice=_slice_dims(c.offsets, c.sizes, c.strides)),)
+        orig = orig + (
+            build.instruction("slice", shape(c.sizes), [orig[0]], slice=_slice_dims(c.offsets, c.sizes, c.strides)),
+        )
         new = (build.instruction("slice", shape(sizes), [x], slice=_slice_dims(offs, sizes, strides)),)
         new = new + (build.instruction("reshape", shape(c.sizes), [new[0]]),)
     same, why = reorder.same_maps(reorder.pair_map(*orig), reorder.pair_map(*new))

@@ -4,6 +4,7 @@ xDSL is a real MLIR parser in pure Python: it parses the builtin, func, arith, a
 and linalg dialects as MLIR prints them; IREE's ``util.func`` / ``util.return`` come from
 ``util_dialect``. Ops of other dialects are accepted in MLIR's generic form.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -22,8 +23,8 @@ class MlirError(Exception):
 
 @dataclass
 class ParsedModule:
-    module: object                              # xdsl builtin.module
-    names: dict = field(default_factory=dict)   # SSAValue -> name as written (without %)
+    module: object  # xdsl builtin.module
+    names: dict = field(default_factory=dict)  # SSAValue -> name as written (without %)
     text: str = ""
 
     def name(self, value) -> str:
@@ -33,6 +34,7 @@ class ParsedModule:
     def functions(self) -> list:
         from xdsl.dialects.func import FuncOp
         from .util_dialect import UtilFuncOp
+
         return [op for op in self.module.walk() if isinstance(op, (FuncOp, UtilFuncOp))]
 
 
@@ -48,6 +50,7 @@ def _context():
     from xdsl.context import Context
     from xdsl.dialects import get_all_dialects
     from .util_dialect import Util
+
     ctx = Context(allow_unregistered=True)
     for name, factory in get_all_dialects().items():
         ctx.register_dialect(name, factory)
@@ -75,7 +78,9 @@ def parse_mlir(text: str, path: str = "<input>") -> ParsedModule:
         module = parser.parse_module()
     except ParseError as e:
         loc = e.span.get_location()
-        raise MlirError(error(e.msg.strip() or "syntax error", loc.line, loc.col, path, line_of(text, loc.line))) from None
+        raise MlirError(
+            error(e.msg.strip() or "syntax error", loc.line, loc.col, path, line_of(text, loc.line))
+        ) from None
     except (VerifyException, ValueError, TypeError, KeyError, IndexError) as e:
         # an op whose attributes xDSL rejects while parsing it (non-contiguous reassociation...):
         # point at where the parser stopped
@@ -93,6 +98,7 @@ def _locate_failing_op(module, names: dict, text: str) -> tuple[int, int]:
     """Line and column of the first op that fails verification on its own (xDSL ops keep no
     source location: the op is found by its result's name, else by its op name)."""
     from xdsl.utils.exceptions import VerifyException
+
     for op in module.walk():
         try:
             op.verify(verify_nested_ops=False)
@@ -100,7 +106,14 @@ def _locate_failing_op(module, names: dict, text: str) -> tuple[int, int]:
             needle = None
             if op.results and op.results[0] in names:
                 needle = f"%{names[op.results[0]].split('#')[0]}"
-                at = next((i for i in _find_all(text, needle) if text[i + len(needle):].lstrip().startswith(("=", ":", ","))), -1)
+                at = next(
+                    (
+                        i
+                        for i in _find_all(text, needle)
+                        if text[i + len(needle) :].lstrip().startswith(("=", ":", ","))
+                    ),
+                    -1,
+                )
             else:
                 at = text.find(op.name)
             if at < 0:

@@ -5,6 +5,7 @@ else is kept as written. Text uses MLIR's affine spelling (``floordiv``, ``mod``
 reads like the IR it talks about. Values are non-negative index values, so ``arith.divsi`` /
 ``divui`` are both ``floordiv``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -51,6 +52,7 @@ class Const(Expr):
 @dataclass(frozen=True)
 class Sym(Expr):
     """A runtime index value, named as the condition prints it (``%val``, ``dim(%arg0, 0)``)."""
+
     name: str
 
     def free(self):
@@ -68,7 +70,7 @@ _PREC = {"+": 1, "-": 1, "*": 2, "floordiv": 2, "ceildiv": 2, "mod": 2}
 
 @dataclass(frozen=True)
 class Bin(Expr):
-    op: str            # + - * floordiv ceildiv mod
+    op: str  # + - * floordiv ceildiv mod
     a: Expr
     b: Expr
 
@@ -97,8 +99,10 @@ class Bin(Expr):
         if isinstance(self.a, Bin) and (_PREC[self.a.op] < p or (self.a.op != self.op and p == 2)):
             left = f"({left})"
         right = self.b.text()
-        if isinstance(self.b, Bin) and (_PREC[self.b.op] < p or (_PREC[self.b.op] == p and self.op != "+"
-                                                               and not (self.op == "*" and self.b.op == "*"))):
+        if isinstance(self.b, Bin) and (
+            _PREC[self.b.op] < p
+            or (_PREC[self.b.op] == p and self.op != "+" and not (self.op == "*" and self.b.op == "*"))
+        ):
             right = f"({right})"
         return f"{left} {self.op} {right}"
 
@@ -106,6 +110,7 @@ class Bin(Expr):
 @dataclass(frozen=True)
 class Select(Expr):
     """``a`` where ``cond`` holds, else ``b`` (``arith.select`` when emitted)."""
+
     cond: "Cmp"
     a: Expr
     b: Expr
@@ -140,7 +145,7 @@ def add(a: Expr, b: Expr) -> Expr:
         return b
     if b.constant == 0:
         return a
-    if a.constant is not None:      # constants last: "3 * %i + 5"
+    if a.constant is not None:  # constants last: "3 * %i + 5"
         a, b = b, a
     return Bin("+", a, b)
 
@@ -166,7 +171,7 @@ def mul(a: Expr, b: Expr) -> Expr:
         return b
     if b.constant == 1:
         return a
-    if b.constant is not None:      # constants first: "3 * %i"
+    if b.constant is not None:  # constants first: "3 * %i"
         a, b = b, a
     if a.constant is not None and isinstance(b, Bin) and b.op == "*" and b.a.constant is not None:
         return mul(Const(a.constant * b.a.constant), b.b)
@@ -184,7 +189,13 @@ def floordiv(a: Expr, b: Expr) -> Expr:
     if a == b:
         return Const(1)
     # (c * x) floordiv d with d | c
-    if isinstance(a, Bin) and a.op == "*" and a.a.constant is not None and b.constant and a.a.constant % b.constant == 0:
+    if (
+        isinstance(a, Bin)
+        and a.op == "*"
+        and a.a.constant is not None
+        and b.constant
+        and a.a.constant % b.constant == 0
+    ):
         return mul(Const(a.a.constant // b.constant), a.b)
     return Bin("floordiv", a, b)
 
@@ -195,7 +206,13 @@ def mod(a: Expr, b: Expr) -> Expr:
         return Const(0)
     if a.constant is not None and b.constant not in (None, 0):
         return Const(a.constant % b.constant)
-    if isinstance(a, Bin) and a.op == "*" and a.a.constant is not None and b.constant and a.a.constant % b.constant == 0:
+    if (
+        isinstance(a, Bin)
+        and a.op == "*"
+        and a.a.constant is not None
+        and b.constant
+        and a.a.constant % b.constant == 0
+    ):
         return Const(0)
     return Bin("mod", a, b)
 
@@ -208,6 +225,7 @@ def product(xs) -> Expr:
 
 
 # ---- conditions -----------------------------------------------------------------------------
+
 
 class Cond:
     def holds(self, env: Env) -> bool:
@@ -239,7 +257,7 @@ TRUE, FALSE = Truth(True), Truth(False)
 
 @dataclass(frozen=True)
 class Cmp(Cond):
-    op: str        # == != <= < >=
+    op: str  # == != <= < >=
     a: Expr
     b: Expr
 
@@ -256,7 +274,7 @@ class Cmp(Cond):
 
 @dataclass(frozen=True)
 class Junction(Cond):
-    op: str                  # and | or
+    op: str  # and | or
     parts: tuple[Cond, ...]
 
     def holds(self, env):
@@ -290,7 +308,7 @@ def _join(op: str, parts) -> Cond:
             return zero
         if p == unit:
             continue
-        for q in (p.parts if isinstance(p, Junction) and p.op == op else (p,)):
+        for q in p.parts if isinstance(p, Junction) and p.op == op else (p,):
             if q not in flat:
                 flat.append(q)
     if not flat:

@@ -1,10 +1,11 @@
 """Index values of a function as expressions: constants fold, ``arith`` / ``affine.apply`` /
 ``tensor.dim`` are followed, anything else is a symbol named after its SSA value."""
+
 from __future__ import annotations
 
 from .symbolic import Const, Expr, Sym, add, floordiv, mod, mul, product, sub
 
-DYNAMIC = -(1 << 63)      # MLIR's ShapedType::kDynamic in static_* arrays
+DYNAMIC = -(1 << 63)  # MLIR's ShapedType::kDynamic in static_* arrays
 
 
 class Resolver:
@@ -21,14 +22,23 @@ class Resolver:
         from xdsl.dialects import affine, arith, tensor
         from xdsl.dialects.builtin import IntegerAttr
         from xdsl.ir import OpResult
+
         if depth > 64 or not isinstance(v, OpResult):
             return Sym(self.name(v))
         op = v.op
-        rec = lambda x: self.value(x, depth + 1)   # noqa: E731
+        rec = lambda x: self.value(x, depth + 1)  # noqa: E731
         if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
             return Const(op.value.value.data)
-        binary = {arith.AddiOp: add, arith.SubiOp: sub, arith.MuliOp: mul, arith.DivUIOp: floordiv,
-                  arith.DivSIOp: floordiv, arith.FloorDivSIOp: floordiv, arith.RemUIOp: mod, arith.RemSIOp: mod}
+        binary = {
+            arith.AddiOp: add,
+            arith.SubiOp: sub,
+            arith.MuliOp: mul,
+            arith.DivUIOp: floordiv,
+            arith.DivSIOp: floordiv,
+            arith.FloorDivSIOp: floordiv,
+            arith.RemUIOp: mod,
+            arith.RemSIOp: mod,
+        }
         for cls, fn in binary.items():
             if isinstance(op, cls):
                 return fn(rec(op.lhs), rec(op.rhs))
@@ -36,7 +46,7 @@ class Resolver:
             args = [rec(o) for o in op.mapOperands]
             amap = op.map.data
             if len(amap.results) == 1:
-                dims, syms = args[:amap.num_dims], args[amap.num_dims:]
+                dims, syms = args[: amap.num_dims], args[amap.num_dims :]
                 return self._affine(amap.results[0], dims, syms)
         if isinstance(op, tensor.DimOp):
             k = rec(op.index).constant
@@ -45,8 +55,14 @@ class Resolver:
         return Sym(self.name(v))
 
     def _affine(self, e, dims, syms) -> Expr:
-        from xdsl.ir.affine import (AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr,
-                                    AffineSymExpr)
+        from xdsl.ir.affine import (
+            AffineBinaryOpExpr,
+            AffineBinaryOpKind,
+            AffineConstantExpr,
+            AffineDimExpr,
+            AffineSymExpr,
+        )
+
         if isinstance(e, AffineConstantExpr):
             return Const(e.value)
         if isinstance(e, AffineDimExpr):
@@ -55,9 +71,13 @@ class Resolver:
             return syms[e.position]
         assert isinstance(e, AffineBinaryOpExpr)
         a, b = self._affine(e.lhs, dims, syms), self._affine(e.rhs, dims, syms)
-        fn = {AffineBinaryOpKind.Add: add, AffineBinaryOpKind.Mul: mul, AffineBinaryOpKind.Mod: mod,
-              AffineBinaryOpKind.FloorDiv: floordiv}.get(e.kind)
-        if fn is None:   # ceildiv
+        fn = {
+            AffineBinaryOpKind.Add: add,
+            AffineBinaryOpKind.Mul: mul,
+            AffineBinaryOpKind.Mod: mod,
+            AffineBinaryOpKind.FloorDiv: floordiv,
+        }.get(e.kind)
+        if fn is None:  # ceildiv
             return floordiv(add(a, sub(b, Const(1))), b)
         return fn(a, b)
 
@@ -67,6 +87,7 @@ class Resolver:
         define it, or ``dim(%t, k)``."""
         from xdsl.dialects import tensor
         from xdsl.ir import OpResult
+
         shape = t.type.get_shape()
         if shape[k] != DYNAMIC and shape[k] >= 0:
             return Const(shape[k])
@@ -103,6 +124,7 @@ def reassociation(op) -> list[list[int]]:
 def rank_reduction(sizes: list[Expr], result_shape) -> list[bool]:
     """Which slice dims a rank-reducing ``extract_slice`` drops: unit sizes the result does not
     keep, matched left to right (any consistent choice reads the same elements: they are 1 long)."""
+
     def fits(size: Expr, dim: int) -> bool:
         return dim == DYNAMIC or size.constant is None or size.constant == dim
 

@@ -5,12 +5,22 @@ call (``registry.COMPOSITE``: call, fusion, conditional, while, async-start) are
 ``hlo_index.fusion``, the layer that composes computations; until it is imported, asking for one
 raises ``CompositeRuleMissing`` rather than answering UNDEFINED.
 """
+
 from __future__ import annotations
 
 from ..affine import IndexingMap
 from ..hlo.model import Instruction
-from .registry import (COMPOSITE, INPUT_TO_OUTPUT, OPAQUE_REASONS, OUTPUT_TO_INPUT, CompositeRuleMissing,
-                       OperandMaps, input_to_output_rule, opaque, output_to_input_rule)
+from .registry import (
+    COMPOSITE,
+    INPUT_TO_OUTPUT,
+    OPAQUE_REASONS,
+    OUTPUT_TO_INPUT,
+    CompositeRuleMissing,
+    OperandMaps,
+    input_to_output_rule,
+    opaque,
+    output_to_input_rule,
+)
 
 
 def _undefined_reason(instr: Instruction) -> str:
@@ -26,6 +36,7 @@ def _inconsistent_shape(instr: Instruction) -> str | None:
     """Why the written result shape of ``instr`` cannot be right (XLA's parser does not verify it),
     or None when it agrees with what the operands and attributes give (or that is unknown)."""
     from ..hlo.shape_inference import ShapeInferenceError, infer_shape
+
     try:
         inferred = infer_shape(instr)
     except ShapeInferenceError as e:
@@ -40,8 +51,7 @@ def _inconsistent_shape(instr: Instruction) -> str | None:
         return tuple(dims(t) for t in s.tuple_shapes) if s.is_tuple else s.dims
 
     if dims(inferred) != dims(written):
-        return (f"the written shape {written} of {instr.opcode} %{instr.name} is not what its operands give "
-                f"({inferred})")
+        return f"the written shape {written} of {instr.opcode} %{instr.name} is not what its operands give ({inferred})"
     return None
 
 
@@ -83,6 +93,7 @@ def _register_rule_modules() -> None:
     """Every module named ``rules_*.py`` in this package registers its rules on import."""
     import importlib
     import pkgutil
+
     for info in pkgutil.iter_modules(__path__):
         if info.name.startswith("rules_"):
             importlib.import_module(f"{__name__}.{info.name}")
@@ -90,6 +101,16 @@ def _register_rule_modules() -> None:
 
 _register_rule_modules()
 
-__all__ = ["OperandMaps", "output_to_input", "input_to_output", "output_to_input_rule",
-           "input_to_output_rule", "opaque", "OUTPUT_TO_INPUT", "INPUT_TO_OUTPUT", "OPAQUE_REASONS",
-           "COMPOSITE", "CompositeRuleMissing"]
+__all__ = [
+    "OperandMaps",
+    "output_to_input",
+    "input_to_output",
+    "output_to_input_rule",
+    "input_to_output_rule",
+    "opaque",
+    "OUTPUT_TO_INPUT",
+    "INPUT_TO_OUTPUT",
+    "OPAQUE_REASONS",
+    "COMPOSITE",
+    "CompositeRuleMissing",
+]

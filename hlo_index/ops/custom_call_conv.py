@@ -7,6 +7,7 @@ output q lands on p; ``dw[t, i, o]`` sums ``x[b, i, p(q, t)] * dy[b, o, q]`` ove
 dy element is read, also where the tap lies on padding, as the forward rule reads every kernel
 element of a window). Only ungrouped convolutions without window reversal are modelled.
 """
+
 from __future__ import annotations
 
 from typing import Optional, Union
@@ -88,7 +89,7 @@ def _input_element_to_kernel_taps(forward: Instruction, labels, window) -> Index
     output feature."""
     x_dims, k_dims, y_dims = forward.operands[0].shape.dims, forward.operands[1].shape.dims, forward.shape.dims
     ranges, constraints = RangeVars(), []
-    kernel: list[Expr] = [None] * len(k_dims)   # type: ignore[list-item]
+    kernel: list[Expr] = [None] * len(k_dims)  # type: ignore[list-item]
     for axis, wd in enumerate(window):
         tap = ranges.new(wd.size)
         in_axis, out_axis = labels.input_spatial[axis], labels.output_spatial[axis]
@@ -104,7 +105,7 @@ def _filter_to_input_grad(forward: Instruction, labels, window) -> IndexingMap:
     """kernel element -> the dx elements its taps land on (every batch, every dy position)."""
     x_dims, k_dims, y_dims = forward.operands[0].shape.dims, forward.operands[1].shape.dims, forward.shape.dims
     ranges, constraints = RangeVars(), []
-    x: list[Expr] = [None] * len(x_dims)   # type: ignore[list-item]
+    x: list[Expr] = [None] * len(x_dims)  # type: ignore[list-item]
     x[labels.input_batch] = ranges.new_or_zero(x_dims[labels.input_batch])
     x[labels.input_feature] = dim(labels.kernel_input_feature)
     for axis, wd in enumerate(window):
@@ -122,8 +123,8 @@ def _filter_grad_maps(forward: Instruction, labels, window) -> tuple[IndexingMap
     domain = [full_interval(n) for n in k_dims]
     ranges, constraints = RangeVars(), []
     batch = ranges.new_or_zero(x_dims[labels.input_batch])
-    x: list[Expr] = [None] * len(x_dims)   # type: ignore[list-item]
-    y: list[Expr] = [None] * len(y_dims)   # type: ignore[list-item]
+    x: list[Expr] = [None] * len(x_dims)  # type: ignore[list-item]
+    y: list[Expr] = [None] * len(y_dims)  # type: ignore[list-item]
     x[labels.input_batch], y[labels.output_batch] = batch, batch
     x[labels.input_feature] = dim(labels.kernel_input_feature)
     y[labels.output_feature] = dim(labels.kernel_output_feature)
@@ -134,15 +135,14 @@ def _filter_grad_maps(forward: Instruction, labels, window) -> tuple[IndexingMap
         x[in_axis], cons = window_tap_to_input(q, y_dims[out_axis], wd, x_dims[in_axis], tap)
         constraints += cons
         y[out_axis] = q
-    return (IndexingMap(domain, ranges.intervals, (), x, constraints),
-            IndexingMap(domain, ranges.intervals, (), y))
+    return (IndexingMap(domain, ranges.intervals, (), x, constraints), IndexingMap(domain, ranges.intervals, (), y))
 
 
 def _output_grad_to_filter_grad(forward: Instruction, labels, window) -> IndexingMap:
     """dy element -> every dw element of its output feature."""
     k_dims, y_dims = forward.operands[1].shape.dims, forward.shape.dims
     ranges = RangeVars()
-    k: list[Expr] = [None] * len(k_dims)   # type: ignore[list-item]
+    k: list[Expr] = [None] * len(k_dims)  # type: ignore[list-item]
     for axis in labels.kernel_spatial:
         k[axis] = ranges.new_or_zero(k_dims[axis])
     k[labels.kernel_input_feature] = ranges.new_or_zero(k_dims[labels.kernel_input_feature])
@@ -155,7 +155,7 @@ def backward_output_to_input(instr: Instruction, output_index: int) -> list[Oper
     if isinstance(setup, str):
         return [OperandMaps(k, (_undefined(instr, setup),)) for k in range(len(instr.operands))]
     if output_index > 0:
-        return [OperandMaps(k, ()) for k in range(2)]     # the workspace reads nothing
+        return [OperandMaps(k, ()) for k in range(2)]  # the workspace reads nothing
     forward, labels, window, role = setup
     if role == "input":
         (dy,) = convolution_input_to_output(forward, 0)
@@ -171,9 +171,15 @@ def backward_input_to_output(instr: Instruction, operand_index: int) -> list[tup
         return [(_undefined(instr, setup),) for _ in range(outputs)]
     forward, labels, window, role = setup
     if role == "input":
-        m = (convolution_output_to_input(forward, 0)[0].maps if operand_index == 0
-             else (_filter_to_input_grad(forward, labels, window),))
+        m = (
+            convolution_output_to_input(forward, 0)[0].maps
+            if operand_index == 0
+            else (_filter_to_input_grad(forward, labels, window),)
+        )
     else:
-        m = ((_input_element_to_kernel_taps(forward, labels, window),) if operand_index == 0
-             else (_output_grad_to_filter_grad(forward, labels, window),))
+        m = (
+            (_input_element_to_kernel_taps(forward, labels, window),)
+            if operand_index == 0
+            else (_output_grad_to_filter_grad(forward, labels, window),)
+        )
     return [m] + [() for _ in range(1, outputs)]

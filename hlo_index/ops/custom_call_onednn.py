@@ -18,6 +18,7 @@ Read from ``backend_config`` as XLA:CPU's contraction rewriter writes it (``back
 
 A trailing ``u8`` / ``s8`` vector output is the scratchpad and reads nothing.
 """
+
 from __future__ import annotations
 
 from typing import Optional, Union
@@ -26,8 +27,12 @@ from ..hlo.backend_config import backend_config
 from ..hlo.build import instruction
 from ..hlo.model import ConvDimLabels, Instruction, Shape, WindowDim
 from .custom_call_conv import forward_result_dims
-from .rules_contraction import (convolution_input_to_output, convolution_output_to_input, dot_input_to_output,
-                                dot_output_to_input)
+from .rules_contraction import (
+    convolution_input_to_output,
+    convolution_output_to_input,
+    dot_input_to_output,
+    dot_output_to_input,
+)
 from .custom_call_translation import Equivalent, Translation, is_workspace, result_shapes, translator
 
 # OneDnnFusionConfig.FusionKind: name -> operands it takes (the enum's numbers as JSON may write them)
@@ -87,8 +92,10 @@ def _broadcast_role(shape: Shape, result: Shape) -> Optional[tuple]:
 
 # ---- the two calls: one preamble, one post-op reading --------------------------------------
 
-def _post_op_call(instr: Instruction, config_key: str, operand_names: str, core_of, extra_role,
-                  output_to_input, input_to_output) -> Translation:
+
+def _post_op_call(
+    instr: Instruction, config_key: str, operand_names: str, core_of, extra_role, output_to_input, input_to_output
+) -> Translation:
     """A oneDNN call as its core op (``core_of(instr, config, result)``: the instruction, or why
     not) followed by post-ops, each extra operand read as ``extra_role(k, post-op, shape, result,
     core)`` says (a role, or why not)."""
@@ -116,10 +123,12 @@ def _post_op_call(instr: Instruction, config_key: str, operand_names: str, core_
 
 # ---- matmul --------------------------------------------------------------------------------
 
+
 @translator("__onednn$matmul")
 def onednn_matmul_equivalent(instr: Instruction) -> Translation:
-    return _post_op_call(instr, "onednn_matmul_config", "lhs, rhs", _matmul_core, _matmul_extra,
-                         dot_output_to_input, dot_input_to_output)
+    return _post_op_call(
+        instr, "onednn_matmul_config", "lhs, rhs", _matmul_core, _matmul_extra, dot_output_to_input, dot_input_to_output
+    )
 
 
 def _matmul_core(instr: Instruction, config: dict, result: Shape) -> Union[Instruction, str]:
@@ -130,13 +139,20 @@ def _matmul_core(instr: Instruction, config: dict, result: Shape) -> Union[Instr
     batch = tuple(range(rank - 2))
     lhs_k = rank - 2 if config.get("transpose_a") else rank - 1
     rhs_k = rank - 1 if config.get("transpose_b") else rank - 2
-    core = instruction("dot", result, instr.operands[:2], name=instr.name, lhs_batch_dims=batch, rhs_batch_dims=batch,
-                       lhs_contracting_dims=(lhs_k,), rhs_contracting_dims=(rhs_k,))
+    core = instruction(
+        "dot",
+        result,
+        instr.operands[:2],
+        name=instr.name,
+        lhs_batch_dims=batch,
+        rhs_batch_dims=batch,
+        lhs_contracting_dims=(lhs_k,),
+        rhs_contracting_dims=(rhs_k,),
+    )
     lfree = [d for d in range(rank) if d not in batch and d != lhs_k]
     rfree = [d for d in range(rank) if d not in batch and d != rhs_k]
-    expected = (tuple(lhs.dims[d] for d in batch) + tuple(lhs.dims[d] for d in lfree)
-                + tuple(rhs.dims[d] for d in rfree))
-    if lhs.dims[:rank - 2] != rhs.dims[:rank - 2] or lhs.dims[lhs_k] != rhs.dims[rhs_k] or expected != result.dims:
+    expected = tuple(lhs.dims[d] for d in batch) + tuple(lhs.dims[d] for d in lfree) + tuple(rhs.dims[d] for d in rfree)
+    if lhs.dims[: rank - 2] != rhs.dims[: rank - 2] or lhs.dims[lhs_k] != rhs.dims[rhs_k] or expected != result.dims:
         return f"result {result} is not the product of {lhs} and {rhs} with these transposes"
     return core
 
@@ -148,6 +164,7 @@ def _matmul_extra(k: int, name: str, shape: Shape, result: Shape, core: Instruct
 
 
 # ---- convolution ---------------------------------------------------------------------------
+
 
 def _ints(values) -> Optional[tuple[int, ...]]:
     try:
@@ -198,14 +215,23 @@ def _window(config: dict, kernel: Shape, labels: ConvDimLabels, shift: int) -> O
         return None
     if min(low + high, default=0) < 0 or min(strides + dilations, default=1) < 1:
         return None
-    return tuple(WindowDim(kernel.dims[labels.kernel_spatial[a]], strides[a], low[a], high[a], dilations[a])
-                 for a in range(spatial))
+    return tuple(
+        WindowDim(kernel.dims[labels.kernel_spatial[a]], strides[a], low[a], high[a], dilations[a])
+        for a in range(spatial)
+    )
 
 
 @translator("__onednn$convolution")
 def onednn_convolution_equivalent(instr: Instruction) -> Translation:
-    return _post_op_call(instr, "onednn_conv_config", "input, kernel", _convolution_core, _convolution_extra,
-                         convolution_output_to_input, convolution_input_to_output)
+    return _post_op_call(
+        instr,
+        "onednn_conv_config",
+        "input, kernel",
+        _convolution_core,
+        _convolution_extra,
+        convolution_output_to_input,
+        convolution_input_to_output,
+    )
 
 
 def _convolution_core(instr: Instruction, config: dict, result: Shape) -> Union[Instruction, str]:
@@ -215,15 +241,25 @@ def _convolution_core(instr: Instruction, config: dict, result: Shape) -> Union[
     except (TypeError, ValueError):
         return "feature_groups is not an integer"
     readings = []
-    for shift in (0, 1):   # the dims as written, or written plus one (natural numbers)
+    for shift in (0, 1):  # the dims as written, or written plus one (natural numbers)
         labels = _labels(config, result.rank, shift)
         window = _window(config, kernel, labels, shift) if labels is not None else None
         if window is None:
             continue
-        core = instruction("convolution", result, instr.operands[:2], name=instr.name, window=window,
-                           dim_labels=labels, feature_group_count=groups, batch_group_count=1)
-        if forward_result_dims(core) == result.dims and \
-                instr.operands[0].shape.dims[labels.input_feature] == kernel.dims[labels.kernel_input_feature] * groups:
+        core = instruction(
+            "convolution",
+            result,
+            instr.operands[:2],
+            name=instr.name,
+            window=window,
+            dim_labels=labels,
+            feature_group_count=groups,
+            batch_group_count=1,
+        )
+        if (
+            forward_result_dims(core) == result.dims
+            and instr.operands[0].shape.dims[labels.input_feature] == kernel.dims[labels.kernel_input_feature] * groups
+        ):
             readings.append(core)
     if len(readings) != 1:
         return "onednn_conv_config does not describe a convolution giving the result shape"

@@ -4,6 +4,7 @@
 calls) each register translators here, one per target; the custom-call rules look a target up
 with ``translate``. Both sides import this module and neither imports the other's internals.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -36,7 +37,7 @@ AMAX = -1
 """``Equivalent.outputs`` value of a scalar output reducing the whole result (amax): it reads the
 union of what every result element reads."""
 
-Translation = Union[Equivalent, str]   # a reason string when the semantics cannot be told
+Translation = Union[Equivalent, str]  # a reason string when the semantics cannot be told
 _TRANSLATORS: dict[str, Callable[[Instruction], Translation]] = {}
 
 UNKNOWN_TARGET = "external code whose element access pattern is unknown"
@@ -44,10 +45,12 @@ UNKNOWN_TARGET = "external code whose element access pattern is unknown"
 
 def translator(*targets: str):
     """Register a function ``instr -> Translation`` for the custom-call targets named."""
+
     def register(fn):
         for t in targets:
             _TRANSLATORS[t] = fn
         return fn
+
     return register
 
 

@@ -12,6 +12,7 @@ opcode, shapes (layouts included), declared attributes, called computations' *bo
 values share one result. A rule registered without ``reads`` is never shared between instructions
 (safe by default: a new rule is correct whatever it looks at; declare its reads to make it cheap).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ OutputToInputRule = Callable[[Instruction, int], list[OperandMaps]]
 
 InputToOutputRule = Callable[[Instruction, int], list[tuple[IndexingMap, ...]]]
 """(instr, operand_index) -> per output index of instr, the maps from that operand to the output."""
+
 
 @dataclass(frozen=True, slots=True)
 class Reads:
@@ -80,8 +82,10 @@ class CompositeRuleMissing(LookupError):
     """A composite op's maps were asked for before ``hlo_index.fusion`` registered its rules."""
 
     def __init__(self, opcode: str) -> None:
-        super().__init__(f"the rules of '{opcode}' compose its called computations and are registered by "
-                         f"hlo_index.fusion: import hlo_index.fusion before asking for them")
+        super().__init__(
+            f"the rules of '{opcode}' compose its called computations and are registered by "
+            f"hlo_index.fusion: import hlo_index.fusion before asking for them"
+        )
 
 
 def _declare(opcodes, reads) -> None:
@@ -93,12 +97,18 @@ def _declare(opcodes, reads) -> None:
             _UNDECLARED.add(op)
         elif op not in _UNDECLARED:
             known = READS.get(op)
-            READS[op] = reads if known is None else Reads(known.attributes | reads.attributes,
-                                                          known.operand_values or reads.operand_values,
-                                                          known.module_attributes | reads.module_attributes)
+            READS[op] = (
+                reads
+                if known is None
+                else Reads(
+                    known.attributes | reads.attributes,
+                    known.operand_values or reads.operand_values,
+                    known.module_attributes | reads.module_attributes,
+                )
+            )
 
 
-_UNDECLARED: set[str] = set()   # filled at import time, with the registrations
+_UNDECLARED: set[str] = set()  # filled at import time, with the registrations
 
 
 def output_to_input_rule(*opcodes: str, reads: Reads | None = None):
@@ -107,6 +117,7 @@ def output_to_input_rule(*opcodes: str, reads: Reads | None = None):
             OUTPUT_TO_INPUT[op] = fn
         _declare(opcodes, reads)
         return fn
+
     return register
 
 
@@ -116,6 +127,7 @@ def input_to_output_rule(*opcodes: str, reads: Reads | None = None):
             INPUT_TO_OUTPUT[op] = fn
         _declare(opcodes, reads)
         return fn
+
     return register
 
 

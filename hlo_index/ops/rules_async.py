@@ -10,6 +10,7 @@ Only top-level tuple elements can be addressed (``OperandMaps.operand_output``),
 ``async-start``'s rules compose the wrapped computation, so they live in the layer that composes
 computations (``hlo_index.fusion.rules_async``); this module holds the async tuple's own rules.
 """
+
 from __future__ import annotations
 
 from ..affine import IndexingMap
@@ -49,9 +50,12 @@ def async_done_output_to_input(instr: Instruction, output_index: int) -> list[Op
 @input_to_output_rule("async-update", reads=Reads())
 def async_update_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     # Tuple-shaped operand: maps are over the forwarded element's dims (one per element).
-    return [(IndexingMap.identity(s.dims),) if not s.is_tuple else
-            (IndexingMap.undefined("async-update: nested tuple element"),)
-            for s in (instr.shape.leaf(i) for i in range(instr.shape.num_outputs))]
+    return [
+        (IndexingMap.identity(s.dims),)
+        if not s.is_tuple
+        else (IndexingMap.undefined("async-update: nested tuple element"),)
+        for s in (instr.shape.leaf(i) for i in range(instr.shape.num_outputs))
+    ]
 
 
 @input_to_output_rule("async-done", reads=Reads())

@@ -8,6 +8,7 @@ scale, offset, mean and variance. Grad: the operand gradient reads both arrays o
 slice (through the slice sums) and the feature's scale / mean / variance; the scale gradient
 reads the slices and the feature's mean / variance; the offset gradient sums the output gradient.
 """
+
 from __future__ import annotations
 
 from typing import Optional
@@ -23,8 +24,11 @@ SLICE, SELF, FEATURE = "slice", "self", "feature"
 READS: dict[str, tuple[tuple[Optional[str], ...], ...]] = {
     "batch-norm-training": ((SLICE, FEATURE, FEATURE), (SLICE, None, None), (SLICE, None, None)),
     "batch-norm-inference": ((SELF, FEATURE, FEATURE, FEATURE, FEATURE),),
-    "batch-norm-grad": ((SLICE, FEATURE, FEATURE, FEATURE, SLICE), (SLICE, None, FEATURE, FEATURE, SLICE),
-                        (None, None, None, None, SLICE)),
+    "batch-norm-grad": (
+        (SLICE, FEATURE, FEATURE, FEATURE, SLICE),
+        (SLICE, None, FEATURE, FEATURE, SLICE),
+        (None, None, None, None, SLICE),
+    ),
 }
 
 
@@ -57,17 +61,18 @@ def _slice_map(from_dims, array_dims, f: int, feature_expr) -> IndexingMap:
     """``from`` element -> every array element whose feature coordinate is ``feature_expr``."""
     others = [a for a in range(len(array_dims)) if a != f]
     results = [feature_expr if a == f else range_var(others.index(a)) for a in range(len(array_dims))]
-    return IndexingMap([full_interval(n) for n in from_dims], [full_interval(array_dims[a]) for a in others],
-                       (), results)
+    return IndexingMap(
+        [full_interval(n) for n in from_dims], [full_interval(array_dims[a]) for a in others], (), results
+    )
 
 
 def _map(kind: str, from_dims, from_array: bool, to_dims, to_array: bool, f: int) -> IndexingMap:
     feature = dim(f) if from_array else dim(0)
     if kind == SELF:
         return identity_map(from_dims)
-    if to_array:                      # a slice of the array (SLICE from an array or a vector)
+    if to_array:  # a slice of the array (SLICE from an array or a vector)
         return _slice_map(from_dims, to_dims, f, feature)
-    return IndexingMap([full_interval(n) for n in from_dims], (), (), [feature])   # the feature's entry
+    return IndexingMap([full_interval(n) for n in from_dims], (), (), [feature])  # the feature's entry
 
 
 @output_to_input_rule(*READS, reads=Reads.of("feature_index"))
@@ -83,8 +88,9 @@ def batch_norm_output_to_input(instr: Instruction, output_index: int) -> list[Op
             result.append(OperandMaps(k, ()))
             continue
         operand = instr.operands[k].shape
-        result.append(OperandMaps(k, (_map(kind, out.dims, _is_array(instr, out), operand.dims,
-                                           _is_array(instr, operand), f),)))
+        result.append(
+            OperandMaps(k, (_map(kind, out.dims, _is_array(instr, out), operand.dims, _is_array(instr, operand), f),))
+        )
     return result
 
 
@@ -103,6 +109,5 @@ def batch_norm_input_to_output(instr: Instruction, operand_index: int) -> list[t
             continue
         out = instr.shape.leaf(j)
         # The relations are symmetric in the feature: invert by swapping the two sides.
-        per_output.append((_map(kind, operand.dims, _is_array(instr, operand), out.dims,
-                                _is_array(instr, out), f),))
+        per_output.append((_map(kind, operand.dims, _is_array(instr, operand), out.dims, _is_array(instr, out), f),))
     return per_output

@@ -24,6 +24,7 @@ replica of the group" where the map is a union over replicas.
 * collective-permute: output on replica rt0 is the operand of its source when some pair targets
   rt0, and zeros otherwise: identity under ``rt0 in`` (each run of target ids).
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -33,8 +34,14 @@ from ..hlo.model import Instruction
 from .registry import Reads, OperandMaps, input_to_output_rule, output_to_input_rule
 
 # What every collective rule here looks at (the cache key: hlo_index.fusion.fingerprint).
-_READS = Reads.of("dimensions", "replica_groups", "replica_groups_typed", "source_target_pairs",
-                  "replica_count", module_attributes=("replica_count",))
+_READS = Reads.of(
+    "dimensions",
+    "replica_groups",
+    "replica_groups_typed",
+    "source_target_pairs",
+    "replica_count",
+    module_attributes=("replica_count",),
+)
 from .shape_maps import full_interval, identity_map
 
 POSITION = "position of this replica in its replica group"
@@ -66,10 +73,11 @@ def _replaced(dims: Sequence[int], axis: int, expr: Expr) -> list[Expr]:
 
 # ---- all-reduce -----------------------------------------------------------------------------
 
+
 @output_to_input_rule("all-reduce", "all-reduce-start", "all-reduce-done", reads=_READS)
 def all_reduce_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     m = identity_map(instr.shape.leaf(output_index).dims)
-    if instr.opcode == "all-reduce-done":   # one (possibly tuple) operand passed through
+    if instr.opcode == "all-reduce-done":  # one (possibly tuple) operand passed through
         return [OperandMaps(0, (m,), operand_output=output_index)]
     return _per_output(instr, output_index, (m,))
 
@@ -83,6 +91,7 @@ def all_reduce_input_to_output(instr: Instruction, operand_index: int) -> list[t
 
 # ---- all-gather -----------------------------------------------------------------------------
 
+
 def _all_gather_out2in(out_dims: Sequence[int], operand_dims: Sequence[int], axis: int) -> IndexingMap:
     local = operand_dims[axis]
     expr = dim(axis) % local if local != out_dims[axis] else dim(axis)
@@ -91,21 +100,26 @@ def _all_gather_out2in(out_dims: Sequence[int], operand_dims: Sequence[int], axi
 
 def _all_gather_in2out(operand_dims: Sequence[int], out_dims: Sequence[int], axis: int) -> IndexingMap:
     group = out_dims[axis] // operand_dims[axis]
-    return IndexingMap.from_shape_dims(operand_dims, _replaced(operand_dims, axis, dim(axis) + range_var(0) * operand_dims[axis]),
-                                       range_vars=[full_interval(group)])
+    return IndexingMap.from_shape_dims(
+        operand_dims,
+        _replaced(operand_dims, axis, dim(axis) + range_var(0) * operand_dims[axis]),
+        range_vars=[full_interval(group)],
+    )
 
 
 @output_to_input_rule("all-gather", reads=_READS)
 def all_gather_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
-    m = _all_gather_out2in(instr.shape.leaf(output_index).dims, instr.operands[output_index].shape.dims,
-                           instr.attr("dimensions")[0])
+    m = _all_gather_out2in(
+        instr.shape.leaf(output_index).dims, instr.operands[output_index].shape.dims, instr.attr("dimensions")[0]
+    )
     return _per_output(instr, output_index, (m,))
 
 
 @input_to_output_rule("all-gather", reads=_READS)
 def all_gather_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
-    m = _all_gather_in2out(instr.operands[operand_index].shape.dims, instr.shape.leaf(operand_index).dims,
-                           instr.attr("dimensions")[0])
+    m = _all_gather_in2out(
+        instr.operands[operand_index].shape.dims, instr.shape.leaf(operand_index).dims, instr.attr("dimensions")[0]
+    )
     return _per_operand(instr, operand_index, (m,))
 
 
@@ -116,25 +130,34 @@ ASYNC_NESTED = "variadic async collective: its outputs are nested tuples; addres
 
 def _async_single(instr: Instruction) -> bool:
     """One operand and a flat (operand, result, ...) tuple result: the form the rules below read."""
-    return (len(instr.operands) == 1 and instr.shape.is_tuple and len(instr.shape.tuple_shapes) >= 2
-            and not any(s.is_tuple for s in instr.shape.tuple_shapes))
+    return (
+        len(instr.operands) == 1
+        and instr.shape.is_tuple
+        and len(instr.shape.tuple_shapes) >= 2
+        and not any(s.is_tuple for s in instr.shape.tuple_shapes)
+    )
 
 
 @output_to_input_rule("all-gather-start", "collective-permute-start", reads=_READS)
 def async_start_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     if instr.opcode == "all-gather-start" and len(instr.operands) == 1 and not instr.shape.is_tuple:
         # XLA also reads all-gather-start with the gathered array itself as the result
-        return [OperandMaps(0, (_all_gather_out2in(instr.shape.dims, instr.operands[0].shape.dims,
-                                                   instr.attr("dimensions")[0]),))]
+        return [
+            OperandMaps(
+                0, (_all_gather_out2in(instr.shape.dims, instr.operands[0].shape.dims, instr.attr("dimensions")[0]),)
+            )
+        ]
     if not _async_single(instr):
         return [OperandMaps(i, (IndexingMap.undefined(ASYNC_NESTED),)) for i in range(len(instr.operands))]
     out_dims = instr.shape.leaf(output_index).dims
     if output_index == 0:
         return [OperandMaps(0, (identity_map(out_dims),))]
-    if output_index >= 2:   # u32 context words
+    if output_index >= 2:  # u32 context words
         return [OperandMaps(0, ())]
     if instr.opcode == "all-gather-start":
-        return [OperandMaps(0, (_all_gather_out2in(out_dims, instr.operands[0].shape.dims, instr.attr("dimensions")[0]),))]
+        return [
+            OperandMaps(0, (_all_gather_out2in(out_dims, instr.operands[0].shape.dims, instr.attr("dimensions")[0]),))
+        ]
     return [OperandMaps(0, _permute_maps(instr, out_dims))]
 
 
@@ -178,14 +201,18 @@ def collective_broadcast_input_to_output(instr: Instruction, operand_index: int)
 
 # ---- reduce-scatter -------------------------------------------------------------------------
 
+
 @output_to_input_rule("reduce-scatter", reads=_READS)
 def reduce_scatter_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     axis = instr.attr("dimensions")[0]
     out_dims = instr.shape.leaf(output_index).dims
     local = out_dims[axis]
     group = instr.operands[output_index].shape.dims[axis] // local
-    m = IndexingMap.from_shape_dims(out_dims, _replaced(out_dims, axis, dim(axis) + runtime_var(0) * local),
-                                    runtime_vars=[RuntimeVar(full_interval(group), POSITION)])
+    m = IndexingMap.from_shape_dims(
+        out_dims,
+        _replaced(out_dims, axis, dim(axis) + runtime_var(0) * local),
+        runtime_vars=[RuntimeVar(full_interval(group), POSITION)],
+    )
     return _per_output(instr, output_index, (m,))
 
 
@@ -195,13 +222,17 @@ def reduce_scatter_input_to_output(instr: Instruction, operand_index: int) -> li
     dims = instr.operands[operand_index].shape.dims
     local = instr.shape.leaf(operand_index).dims[axis]
     position = dim(axis) - runtime_var(0) * local
-    m = IndexingMap.from_shape_dims(dims, _replaced(dims, axis, position),
-                                    runtime_vars=[RuntimeVar(full_interval(dims[axis] // local), POSITION)],
-                                    constraints=[(position, Interval(0, local - 1))])
+    m = IndexingMap.from_shape_dims(
+        dims,
+        _replaced(dims, axis, position),
+        runtime_vars=[RuntimeVar(full_interval(dims[axis] // local), POSITION)],
+        constraints=[(position, Interval(0, local - 1))],
+    )
     return _per_operand(instr, operand_index, (m,))
 
 
 # ---- all-to-all -----------------------------------------------------------------------------
+
 
 def _all_to_all_undefined(instr: Instruction) -> str | None:
     if not instr.attr("dimensions"):
@@ -222,13 +253,25 @@ def all_to_all_output_to_input(instr: Instruction, output_index: int) -> list[Op
     rt = [RuntimeVar(full_interval(group), POSITION)]
     if not split:
         # Tuple form: output j on replica rt0 is operand rt0 of the replica at position j.
-        return [OperandMaps(i, (IndexingMap.from_shape_dims(
-            out_dims, [dim(k) for k in range(len(out_dims))], runtime_vars=rt,
-            constraints=[(runtime_var(0), Interval(i, i))]),)) for i in range(len(instr.operands))]
+        return [
+            OperandMaps(
+                i,
+                (
+                    IndexingMap.from_shape_dims(
+                        out_dims,
+                        [dim(k) for k in range(len(out_dims))],
+                        runtime_vars=rt,
+                        constraints=[(runtime_var(0), Interval(i, i))],
+                    ),
+                ),
+            )
+            for i in range(len(instr.operands))
+        ]
     axis = split[0]
     chunk = out_dims[axis] // group
-    m = IndexingMap.from_shape_dims(out_dims, _replaced(out_dims, axis, dim(axis) % chunk + runtime_var(0) * chunk),
-                                    runtime_vars=rt)
+    m = IndexingMap.from_shape_dims(
+        out_dims, _replaced(out_dims, axis, dim(axis) % chunk + runtime_var(0) * chunk), runtime_vars=rt
+    )
     return [OperandMaps(0, (m,))]
 
 
@@ -243,19 +286,32 @@ def all_to_all_input_to_output(instr: Instruction, operand_index: int) -> list[t
     rt = [RuntimeVar(full_interval(group), POSITION)]
     if not split:
         # Operand i of the replica at position j becomes output j of replica i.
-        return [(IndexingMap.from_shape_dims(dims, [dim(k) for k in range(len(dims))], runtime_vars=rt,
-                                             constraints=[(runtime_var(0), Interval(operand_index, operand_index))]),)
-                for _ in range(instr.shape.num_outputs)]
+        return [
+            (
+                IndexingMap.from_shape_dims(
+                    dims,
+                    [dim(k) for k in range(len(dims))],
+                    runtime_vars=rt,
+                    constraints=[(runtime_var(0), Interval(operand_index, operand_index))],
+                ),
+            )
+            for _ in range(instr.shape.num_outputs)
+        ]
     axis = split[0]
     chunk = dims[axis] // group
     offset = dim(axis) - runtime_var(0) * chunk
-    m = IndexingMap.from_shape_dims(dims, _replaced(dims, axis, offset + range_var(0) * chunk),
-                                    range_vars=[full_interval(group)], runtime_vars=rt,
-                                    constraints=[(offset, Interval(0, chunk - 1))])
+    m = IndexingMap.from_shape_dims(
+        dims,
+        _replaced(dims, axis, offset + range_var(0) * chunk),
+        range_vars=[full_interval(group)],
+        runtime_vars=rt,
+        constraints=[(offset, Interval(0, chunk - 1))],
+    )
     return [(m,)]
 
 
 # ---- collective-permute ---------------------------------------------------------------------
+
 
 def _target_runs(instr: Instruction) -> list[Interval]:
     """Maximal runs of consecutive replica ids that some source_target pair targets."""
@@ -275,8 +331,12 @@ def _permute_maps(instr: Instruction, dims: Sequence[int]) -> tuple[IndexingMap,
         return ()
     ids = Interval(0, runs[-1].hi)
     rt = [RuntimeVar(ids, "replica id of this replica")]
-    return tuple(IndexingMap.from_shape_dims(dims, [dim(k) for k in range(len(dims))], runtime_vars=rt,
-                                             constraints=[(runtime_var(0), run)]) for run in runs)
+    return tuple(
+        IndexingMap.from_shape_dims(
+            dims, [dim(k) for k in range(len(dims))], runtime_vars=rt, constraints=[(runtime_var(0), run)]
+        )
+        for run in runs
+    )
 
 
 def _permute_source(instr: Instruction, output_index: int) -> int:
@@ -288,11 +348,16 @@ def _permute_source(instr: Instruction, output_index: int) -> int:
 @output_to_input_rule("collective-permute", reads=_READS)
 def collective_permute_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     maps = _permute_maps(instr, instr.shape.leaf(output_index).dims)
-    return [OperandMaps(i, maps if i == _permute_source(instr, output_index) else ())
-            for i in range(len(instr.operands))]
+    return [
+        OperandMaps(i, maps if i == _permute_source(instr, output_index) else ()) for i in range(len(instr.operands))
+    ]
 
 
 @input_to_output_rule("collective-permute", reads=_READS)
 def collective_permute_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
-    return [_permute_maps(instr, instr.operands[operand_index].shape.dims)
-            if operand_index == _permute_source(instr, j) else () for j in range(instr.shape.num_outputs)]
+    return [
+        _permute_maps(instr, instr.operands[operand_index].shape.dims)
+        if operand_index == _permute_source(instr, j)
+        else ()
+        for j in range(instr.shape.num_outputs)
+    ]

@@ -7,6 +7,7 @@ groups; output feature ``f`` belongs to group ``f floordiv (OF / G)`` (resp. ``/
 the batch group with a free range variable; here the group is exact. Every kernel element of a
 window is read, also where the window lies on padding (it multiplies the padding value).
 """
+
 from __future__ import annotations
 
 from ..affine import Expr, IndexingMap, Interval, const, dim, range_var
@@ -16,10 +17,20 @@ from .rules_reduce import RangeVars, window_of, window_tap_to_input, window_tap_
 from .shape_maps import full_interval
 
 # What the rules below look at (the cache key: hlo_index.fusion.fingerprint).
-_READS = Reads.of("batch_group_count", "dim_labels", "feature_group_count", "window", "lhs_batch_dims", "lhs_contracting_dims", "rhs_batch_dims", "rhs_contracting_dims")
+_READS = Reads.of(
+    "batch_group_count",
+    "dim_labels",
+    "feature_group_count",
+    "window",
+    "lhs_batch_dims",
+    "lhs_contracting_dims",
+    "rhs_batch_dims",
+    "rhs_contracting_dims",
+)
 
 
 # ---- dot ----------------------------------------------------------------------------------
+
 
 def _dot_dims(instr: Instruction):
     lhs_batch = tuple(instr.attr("lhs_batch_dims", ()))
@@ -47,7 +58,7 @@ def dot_output_to_input(instr: Instruction, output_index: int) -> list[OperandMa
     contracted = [full_interval(lhs_dims[d]) for d in lhs_contract]
 
     def operand_map(rank, batch, free, contract, free_offset):
-        results: list[Expr] = [None] * rank   # type: ignore[list-item]
+        results: list[Expr] = [None] * rank  # type: ignore[list-item]
         for k, d in enumerate(batch):
             results[d] = dim(k)
         for k, d in enumerate(free):
@@ -77,18 +88,31 @@ def dot_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[In
     own_part = [dim(d) for d in own_free]
     other_part = [range_var(k) for k in range(len(other_free))]
     results = batch_part + (own_part + other_part if operand_index == 0 else other_part + own_part)
-    return [(IndexingMap([full_interval(n) for n in operand_dims],
-                         [full_interval(other_dims[d]) for d in other_free], (), results),)]
+    return [
+        (
+            IndexingMap(
+                [full_interval(n) for n in operand_dims],
+                [full_interval(other_dims[d]) for d in other_free],
+                (),
+                results,
+            ),
+        )
+    ]
 
 
 # ---- convolution --------------------------------------------------------------------------
+
 
 def _conv_setup(instr: Instruction):
     labels = instr.attr("dim_labels")
     if labels is None:
         return None
-    return (labels, window_of(instr, len(labels.output_spatial)),
-            instr.attr("feature_group_count", 1) or 1, instr.attr("batch_group_count", 1) or 1)
+    return (
+        labels,
+        window_of(instr, len(labels.output_spatial)),
+        instr.attr("feature_group_count", 1) or 1,
+        instr.attr("batch_group_count", 1) or 1,
+    )
 
 
 def _missing_labels(instr: Instruction) -> IndexingMap:
@@ -109,14 +133,15 @@ def convolution_output_to_input(instr: Instruction, output_index: int) -> list[O
     kernel_in_features = kernel_dims[labels.kernel_input_feature]
 
     ranges = RangeVars()
-    lhs: list[Expr] = [None] * len(lhs_dims)   # type: ignore[list-item]
-    kernel: list[Expr] = [None] * len(kernel_dims)   # type: ignore[list-item]
+    lhs: list[Expr] = [None] * len(lhs_dims)  # type: ignore[list-item]
+    kernel: list[Expr] = [None] * len(kernel_dims)  # type: ignore[list-item]
     constraints = []
     for axis, wd in enumerate(window):
         tap = ranges.new(wd.size)
         out_axis = labels.output_spatial[axis]
         lhs[labels.input_spatial[axis]], cons = window_tap_to_input(
-            dim(out_axis), out_dims[out_axis], wd, lhs_dims[labels.input_spatial[axis]], tap)
+            dim(out_axis), out_dims[out_axis], wd, lhs_dims[labels.input_spatial[axis]], tap
+        )
         constraints += cons
         kernel[labels.kernel_spatial[axis]] = tap if tap is not None else const(0)
     in_feature = ranges.new_or_zero(kernel_in_features)
@@ -145,7 +170,7 @@ def convolution_input_to_output(instr: Instruction, operand_index: int) -> list[
     out_features = out_dims[labels.output_feature]
     out_batch = out_dims[labels.output_batch]
     ranges = RangeVars()
-    results: list[Expr] = [None] * len(out_dims)   # type: ignore[list-item]
+    results: list[Expr] = [None] * len(out_dims)  # type: ignore[list-item]
     constraints = []
 
     if operand_index == 1:
@@ -159,7 +184,8 @@ def convolution_input_to_output(instr: Instruction, operand_index: int) -> list[
     for axis, wd in enumerate(window):
         in_axis, out_axis = labels.input_spatial[axis], labels.output_spatial[axis]
         results[out_axis], cons = window_tap_to_output(
-            dim(in_axis), operand_dims[in_axis], wd, out_dims[out_axis], ranges.new(wd.size))
+            dim(in_axis), operand_dims[in_axis], wd, out_dims[out_axis], ranges.new(wd.size)
+        )
         constraints += cons
     kernel_in_features = instr.operands[1].shape.dims[labels.kernel_input_feature]
     batch, feature = dim(labels.input_batch), dim(labels.input_feature)
@@ -175,16 +201,16 @@ def convolution_input_to_output(instr: Instruction, operand_index: int) -> list[
     else:
         feature_var = ranges.new_or_zero(out_features)
         results[labels.output_feature] = feature_var
-        for count, group in groups:   # both group kinds at once: constrain the output feature
+        for count, group in groups:  # both group kinds at once: constrain the output feature
             constraints.append((feature_var.floordiv(out_features // count) - group, Interval(0, 0)))
     return [(IndexingMap([full_interval(n) for n in operand_dims], ranges.intervals, (), results, constraints),)]
-
 
 
 # ---- scaled-dot -----------------------------------------------------------------------------
 # scaled-dot(lhs, rhs, lhs_scale, rhs_scale): a dot of ``operand * scale`` where each scale dim is
 # the operand's (same coordinate), 1 (broadcast) or, along a contracted dim, a divisor of it
 # (one scale per block of consecutive elements).
+
 
 def _scale_projection(operand_dims, scale_dims):
     """operand index -> scale index, or None when the scale does not divide the operand."""
@@ -231,8 +257,11 @@ def scaled_dot_output_to_input(instr: Instruction, output_index: int) -> list[Op
             break
         operand_dims, scale_dims = instr.operands[k - 2].shape.dims, instr.operands[k].shape.dims
         projection = _scale_projection(operand_dims, scale_dims)
-        maps = (tuple(projection.compose(m) for m in core[k - 2].maps) if projection is not None
-                else (_scaled_dot_unsupported(instr, k),))
+        maps = (
+            tuple(projection.compose(m) for m in core[k - 2].maps)
+            if projection is not None
+            else (_scaled_dot_unsupported(instr, k),)
+        )
         result.append(OperandMaps(k, maps))
     return result
 

@@ -16,6 +16,7 @@ cuDNN backward convolutions (their own relation, not a standard op) are in ``cus
 Anything that does not match its target's published layout, and every other target, is
 UNDEFINED naming the target and what did not match: never guessed.
 """
+
 from __future__ import annotations
 
 from typing import Optional, Union
@@ -26,19 +27,38 @@ from ..hlo.backend_config import backend_config, int_list
 from ..hlo.build import instruction
 from ..hlo.model import Instruction, Shape
 from .registry import OperandMaps, Reads, input_to_output_rule, output_to_input_rule
-from .rules_contraction import convolution_input_to_output, convolution_output_to_input, dot_input_to_output, \
-    dot_output_to_input
+from .rules_contraction import (
+    convolution_input_to_output,
+    convolution_output_to_input,
+    dot_input_to_output,
+    dot_output_to_input,
+)
 from .rules_sort import topk_input_to_output, topk_output_to_input
 from .shape_maps import full_interval, generator_map, identity_map, zero_result_map
 from . import custom_call_conv, custom_call_onednn  # noqa: F401  (custom_call_onednn registers its translators)
-from .custom_call_translation import (AMAX, Equivalent, Translation, is_workspace, result_shapes, target_of,
-                                      translate, translator)
+from .custom_call_translation import (
+    AMAX,
+    Equivalent,
+    Translation,
+    is_workspace,
+    result_shapes,
+    target_of,
+    translate,
+    translator,
+)
 
 # What the rules below look at (the cache key: hlo_index.fusion.fingerprint): the target and its
 # backend_config, the convolution attributes the cuDNN calls carry, and constant operands (cuDNN
 # batch norm's feature_index).
-_READS = Reads.of("custom_call_target", "backend_config", "window", "dim_labels", "feature_group_count",
-                  "batch_group_count", operand_values=True)
+_READS = Reads.of(
+    "custom_call_target",
+    "backend_config",
+    "window",
+    "dim_labels",
+    "feature_group_count",
+    "batch_group_count",
+    operand_values=True,
+)
 
 
 def _result_and_rest(instr: Instruction) -> tuple[Shape, list[int]]:
@@ -60,6 +80,7 @@ def _classify_extra(shape: Shape, result: Shape, vector_dim: Optional[int]) -> O
 
 
 # ---- cuBLAS / cuBLASLt gemm ----------------------------------------------------------------
+
 
 def _gemm_dnums(instr: Instruction) -> Optional[dict]:
     cfg = backend_config(instr)
@@ -95,15 +116,23 @@ def gemm_equivalent(instr: Instruction) -> Translation:
     result, rest = _result_and_rest(instr)
     if _dot_result_dims(lhs, rhs, lb, rb, lc, rc) != result.dims:
         return f"result shape {result} does not match the dot of the operands by dot_dimension_numbers"
-    core = instruction("dot", result, instr.operands[:2], name=instr.name,
-                       lhs_batch_dims=lb, rhs_batch_dims=rb, lhs_contracting_dims=lc, rhs_contracting_dims=rc)
+    core = instruction(
+        "dot",
+        result,
+        instr.operands[:2],
+        name=instr.name,
+        lhs_batch_dims=lb,
+        rhs_batch_dims=rb,
+        lhs_contracting_dims=lc,
+        rhs_contracting_dims=rc,
+    )
     outputs = {0: 0}
     shapes = result_shapes(instr)
     for j in rest:
         if shapes[j].rank == 0 and gemm.get("damax_output"):
             outputs[j] = AMAX
         elif shapes[j].dims == result.dims and not is_workspace(shapes[j]):
-            outputs[j] = 0            # auxiliary output (pre-activation) reads what the result reads
+            outputs[j] = 0  # auxiliary output (pre-activation) reads what the result reads
         elif not (j == len(shapes) - 1 and is_workspace(shapes[j])):
             return f"output {j} {shapes[j]} is neither an auxiliary result nor the workspace"
     extras = {}
@@ -136,8 +165,16 @@ def block_scaled_dot_equivalent(instr: Instruction) -> Translation:
             return f"scale {scale} does not block operand {operand} along its last dim"
     if len(ops) == 5 and ops[4].shape.rank != 0:
         return "global scale is not a scalar"
-    core = instruction("dot", instr.shape, ops[:2], name=instr.name,
-                       lhs_batch_dims=lb, rhs_batch_dims=rb, lhs_contracting_dims=lc, rhs_contracting_dims=rc)
+    core = instruction(
+        "dot",
+        instr.shape,
+        ops[:2],
+        name=instr.name,
+        lhs_batch_dims=lb,
+        rhs_batch_dims=rb,
+        lhs_contracting_dims=lc,
+        rhs_contracting_dims=rc,
+    )
     extras = {4: ("scalar",)} if len(ops) == 5 else {}
     return Equivalent(core, dot_output_to_input, dot_input_to_output, (0, 1), {0: 0}, extras)
 
@@ -167,9 +204,13 @@ def _block_scale_in2out(instr: Instruction, operand: int) -> IndexingMap:
 
 # ---- cuDNN forward convolutions ------------------------------------------------------------
 
+
 def _conv_core(instr: Instruction, result: Shape, operands) -> Instruction:
-    attrs = {k: instr.attrs[k] for k in ("window", "dim_labels", "feature_group_count", "batch_group_count")
-             if k in instr.attrs}
+    attrs = {
+        k: instr.attrs[k]
+        for k in ("window", "dim_labels", "feature_group_count", "batch_group_count")
+        if k in instr.attrs
+    }
     return instruction("convolution", result, operands, name=instr.name, **attrs)
 
 
@@ -205,9 +246,11 @@ def cudnn_forward_equivalent(instr: Instruction) -> Translation:
 
 # ---- cuDNN batch normalisation (XLA's older cudnn_batchnorm_rewriter) ------------------------
 
-_CUDNN_BATCH_NORM = {"__cudnn$batchNormalizationForwardTraining": ("batch-norm-training", 3),
-                     "__cudnn$batchNormalizationForwardInference": ("batch-norm-inference", 5),
-                     "__cudnn$batchNormalizationBackward": ("batch-norm-grad", 5)}
+_CUDNN_BATCH_NORM = {
+    "__cudnn$batchNormalizationForwardTraining": ("batch-norm-training", 3),
+    "__cudnn$batchNormalizationForwardInference": ("batch-norm-inference", 5),
+    "__cudnn$batchNormalizationBackward": ("batch-norm-grad", 5),
+}
 
 
 @translator(*_CUDNN_BATCH_NORM)
@@ -215,6 +258,7 @@ def cudnn_batch_norm_equivalent(instr: Instruction) -> Translation:
     """(arrays..., epsilon, feature_index): the batch-norm op on the arrays; the two trailing
     configuration scalars are read by every output element."""
     from .starts import constant_values
+
     opcode, arrays = _CUDNN_BATCH_NORM[target_of(instr)]
     ops = instr.operands
     if len(ops) != arrays + 2 or any(o.shape.rank != 0 for o in ops[arrays:]):
@@ -229,15 +273,24 @@ def cudnn_batch_norm_equivalent(instr: Instruction) -> Translation:
     shape = instr.shape if expected > 1 or not instr.shape.is_tuple else outputs[0]
     if instr.shape.is_tuple and len(outputs) > expected:
         from ..hlo.build import tuple_shape
+
         shape = tuple_shape(*outputs[:expected]) if expected > 1 else outputs[0]
     core = instruction(opcode, shape, ops[:arrays], name=instr.name, feature_index=str(int(feature.flat[0])))
     from .rules_batch_norm import batch_norm_input_to_output, batch_norm_output_to_input
+
     extras = {arrays: ("scalar", "every"), arrays + 1: ("scalar", "every")}
-    return Equivalent(core, batch_norm_output_to_input, batch_norm_input_to_output, tuple(range(arrays)),
-                      {j: j for j in range(expected)}, extras)
+    return Equivalent(
+        core,
+        batch_norm_output_to_input,
+        batch_norm_input_to_output,
+        tuple(range(arrays)),
+        {j: j for j in range(expected)},
+        extras,
+    )
 
 
 # ---- TopK, sharding annotations ------------------------------------------------------------
+
 
 @translator("TopK")
 def topk_equivalent(instr: Instruction) -> Translation:
@@ -267,25 +320,42 @@ def _sharding_maps(instr: Instruction) -> Union[tuple[IndexingMap, IndexingMap],
         return f"operand {src} and result {dst} ranks differ"
     target = target_of(instr)
     full, shard = (src, dst) if target == "SPMDFullToShardShape" else (dst, src)
-    if target not in ("SPMDFullToShardShape", "SPMDShardToFullShape") or \
-            any(s == 0 or f % s for f, s in zip(full, shard)):
+    if target not in ("SPMDFullToShardShape", "SPMDShardToFullShape") or any(
+        s == 0 or f % s for f, s in zip(full, shard)
+    ):
         return f"shard {shard} does not tile the full shape {full} evenly"
     from ..affine import Interval, RuntimeVar, runtime_var
+
     tiled = [a for a in range(len(full)) if full[a] != shard[a]]
     if target == "SPMDShardToFullShape":
-        out2in = IndexingMap([full_interval(n) for n in full], (), (),
-                             [dim(a) % shard[a] if a in tiled else dim(a) for a in range(len(full))])
-        in2out = IndexingMap([full_interval(n) for n in shard], [full_interval(full[a] // shard[a]) for a in tiled], (),
-                             [dim(a) + range_var(tiled.index(a)) * shard[a] if a in tiled else dim(a)
-                              for a in range(len(full))])
+        out2in = IndexingMap(
+            [full_interval(n) for n in full],
+            (),
+            (),
+            [dim(a) % shard[a] if a in tiled else dim(a) for a in range(len(full))],
+        )
+        in2out = IndexingMap(
+            [full_interval(n) for n in shard],
+            [full_interval(full[a] // shard[a]) for a in tiled],
+            (),
+            [dim(a) + range_var(tiled.index(a)) * shard[a] if a in tiled else dim(a) for a in range(len(full))],
+        )
         return out2in, in2out
-    tiles = [RuntimeVar(Interval(0, full[a] // shard[a] - 1), f"tile index of this partition along dim {a}")
-             for a in tiled]
-    out2in = IndexingMap([full_interval(n) for n in shard], (), tiles,
-                         [dim(a) + runtime_var(tiled.index(a)) * shard[a] if a in tiled else dim(a)
-                          for a in range(len(full))])
-    in2out = IndexingMap([full_interval(n) for n in full], (), (),
-                         [dim(a) % shard[a] if a in tiled else dim(a) for a in range(len(full))])
+    tiles = [
+        RuntimeVar(Interval(0, full[a] // shard[a] - 1), f"tile index of this partition along dim {a}") for a in tiled
+    ]
+    out2in = IndexingMap(
+        [full_interval(n) for n in shard],
+        (),
+        tiles,
+        [dim(a) + runtime_var(tiled.index(a)) * shard[a] if a in tiled else dim(a) for a in range(len(full))],
+    )
+    in2out = IndexingMap(
+        [full_interval(n) for n in full],
+        (),
+        (),
+        [dim(a) % shard[a] if a in tiled else dim(a) for a in range(len(full))],
+    )
     return out2in, in2out
 
 
@@ -293,6 +363,7 @@ SHARDING_TARGETS = ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape")
 
 
 # ---- the rules -------------------------------------------------------------------------------
+
 
 def _undefined(instr: Instruction, why: str) -> IndexingMap:
     target = target_of(instr)
@@ -311,8 +382,12 @@ def _extra_out2in(role: tuple, result_dims) -> IndexingMap:
         return identity_map(result_dims)
     if role[0] == "broadcast":
         offset = len(result_dims) - len(role[1])
-        return IndexingMap([full_interval(n) for n in result_dims], (), (),
-                           [const(0) if n == 1 else dim(offset + i) for i, n in enumerate(role[1])])
+        return IndexingMap(
+            [full_interval(n) for n in result_dims],
+            (),
+            (),
+            [const(0) if n == 1 else dim(offset + i) for i, n in enumerate(role[1])],
+        )
     return IndexingMap([full_interval(n) for n in result_dims], (), (), [dim(role[1])])
 
 
@@ -324,14 +399,18 @@ def _extra_in2out(role: tuple, operand_dims, result_dims) -> IndexingMap:
     if role[0] == "broadcast":
         offset = len(result_dims) - len(role[1])
         spread = [j for j, n in enumerate(result_dims) if j < offset or role[1][j - offset] == 1]
-        return IndexingMap([full_interval(n) for n in operand_dims], [full_interval(result_dims[j]) for j in spread], (),
-                           [range_var(spread.index(j)) if j in spread else dim(j - offset)
-                            for j in range(len(result_dims))])
+        return IndexingMap(
+            [full_interval(n) for n in operand_dims],
+            [full_interval(result_dims[j]) for j in spread],
+            (),
+            [range_var(spread.index(j)) if j in spread else dim(j - offset) for j in range(len(result_dims))],
+        )
     axis = role[1]
     others = [a for a in range(len(result_dims)) if a != axis]
     results = [dim(0) if a == axis else range_var(others.index(a)) for a in range(len(result_dims))]
-    return IndexingMap([full_interval(n) for n in operand_dims], [full_interval(result_dims[a]) for a in others],
-                       (), results)
+    return IndexingMap(
+        [full_interval(n) for n in operand_dims], [full_interval(result_dims[a]) for a in others], (), results
+    )
 
 
 @output_to_input_rule("custom-call", reads=_READS)
@@ -346,11 +425,13 @@ def custom_call_output_to_input(instr: Instruction, output_index: int) -> list[O
     if isinstance(eq, str):
         return [OperandMaps(k, (_undefined(instr, eq),)) for k in range(n)]
     if output_index not in eq.outputs:
-        return [OperandMaps(k, ()) for k in range(n)]    # the workspace reads nothing
+        return [OperandMaps(k, ()) for k in range(n)]  # the workspace reads nothing
     core_out = eq.outputs[output_index]
     if core_out == AMAX:
-        return [OperandMaps(om.operand, tuple(_over_whole_result(m) for m in om.maps))
-                for om in _result_out2in(instr, eq, 0)]
+        return [
+            OperandMaps(om.operand, tuple(_over_whole_result(m) for m in om.maps))
+            for om in _result_out2in(instr, eq, 0)
+        ]
     return _result_out2in(instr, eq, core_out)
 
 
@@ -378,9 +459,13 @@ def _over_whole_result(m: IndexingMap) -> IndexingMap:
     swap = {dim(i): range_var(i) for i in range(n)}
     swap.update({range_var(i): range_var(n + i) for i in range(m.num_range_vars)})
     memo: dict = {}
-    return IndexingMap((), tuple(m.dims) + tuple(m.range_vars), m.runtime_vars,
-                       [replace_variables(e, swap.get, memo) for e in m.results],
-                       [(replace_variables(e, swap.get, memo), iv) for e, iv in m.constraints])
+    return IndexingMap(
+        (),
+        tuple(m.dims) + tuple(m.range_vars),
+        m.runtime_vars,
+        [replace_variables(e, swap.get, memo) for e in m.results],
+        [(replace_variables(e, swap.get, memo), iv) for e, iv in m.constraints],
+    )
 
 
 @input_to_output_rule("custom-call", reads=_READS)
@@ -400,7 +485,7 @@ def custom_call_input_to_output(instr: Instruction, operand_index: int) -> list[
             per_output.append(())
             continue
         core_out = eq.outputs[j]
-        if core_out == AMAX:      # operand element -> the scalar, when some result element reads it
+        if core_out == AMAX:  # operand element -> the scalar, when some result element reads it
             per_output.append(tuple(_to_scalar(m) for m in _result_in2out(instr, eq, operand_index, 0)))
             continue
         per_output.append(_result_in2out(instr, eq, operand_index, core_out))
@@ -423,4 +508,3 @@ def _result_in2out(instr: Instruction, eq: Equivalent, operand_index: int, core_
     if operand_index in eq.extras and (core_out == 0 or _every(eq.extras[operand_index])):
         return (_extra_in2out(eq.extras[operand_index], operand_dims, result_dims),)
     return ()
-

@@ -8,6 +8,7 @@ position of the element being mapped.
 dynamic-update-slice output -> operand 0 is exact: the complement of the update box, piecewise,
 with constraints on the runtime offsets when they are not static.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -22,14 +23,35 @@ from .starts import Starts, in_range, known_start
 from .windows import WindowPlacement, batch_position
 
 # What the rules below look at (the cache key: hlo_index.fusion.fingerprint).
-INDEXED_READS = Reads.of("collapsed_slice_dims", "index_vector_dim", "input_batching_dims", "inserted_window_dims", "offset_dims", "operand_batching_dims", "scatter_dims_to_operand_dims", "scatter_indices_batching_dims", "slice_sizes", "dynamic_slice_sizes", "start_index_map", "start_indices_batching_dims", "update_window_dims", "to_apply", operand_values=True)
+INDEXED_READS = Reads.of(
+    "collapsed_slice_dims",
+    "index_vector_dim",
+    "input_batching_dims",
+    "inserted_window_dims",
+    "offset_dims",
+    "operand_batching_dims",
+    "scatter_dims_to_operand_dims",
+    "scatter_indices_batching_dims",
+    "slice_sizes",
+    "dynamic_slice_sizes",
+    "start_index_map",
+    "start_indices_batching_dims",
+    "update_window_dims",
+    "to_apply",
+    operand_values=True,
+)
 
 # ---- dynamic-slice ------------------------------------------------------------------------
 
+
 def _is_old_form(instr: Instruction, first: int, rank: int) -> bool:
     """XLA's old form: all start indices in one vector operand (``dynamic-slice(x, s32[2] starts)``)."""
-    return (len(instr.operands) == first + 1 and instr.operands[first].shape.rank == 1
-            and (rank != 1 or instr.operands[first].shape.dims[0] == 1) and not instr.operands[first].shape.is_tuple)
+    return (
+        len(instr.operands) == first + 1
+        and instr.operands[first].shape.rank == 1
+        and (rank != 1 or instr.operands[first].shape.dims[0] == 1)
+        and not instr.operands[first].shape.is_tuple
+    )
 
 
 def _slice_starts(instr: Instruction, first: int, operand_dims, sizes) -> Optional[tuple[list[Expr], Starts]]:
@@ -55,8 +77,12 @@ def _offsets_to_everything(instr: Instruction, operand_index: int, out_dims) -> 
     """Every offset element (the scalar, or each element of an old-form vector) moves every output."""
     shape = instr.operands[operand_index].shape
     if shape.rank == 1:
-        return IndexingMap([full_interval(shape.dims[0])], [full_interval(n) for n in out_dims], (),
-                           [range_var(i) for i in range(len(out_dims))])
+        return IndexingMap(
+            [full_interval(shape.dims[0])],
+            [full_interval(n) for n in out_dims],
+            (),
+            [range_var(i) for i in range(len(out_dims))],
+        )
     return generator_map(out_dims)
 
 
@@ -79,10 +105,15 @@ def dynamic_slice_output_to_input(instr: Instruction, output_index: int) -> list
     if built is None:
         return [OperandMaps(k, (_old_form(instr),)) for k in range(len(instr.operands))]
     starts, alloc = built
-    operand = IndexingMap([full_interval(n) for n in out_dims], (), alloc.runtime,
-                          [dim(axis) + start for axis, start in enumerate(starts)])
-    return [OperandMaps(0, (operand,))] + [OperandMaps(k, (_offsets_map(instr, k, out_dims),))
-                                           for k in range(1, len(instr.operands))]
+    operand = IndexingMap(
+        [full_interval(n) for n in out_dims],
+        (),
+        alloc.runtime,
+        [dim(axis) + start for axis, start in enumerate(starts)],
+    )
+    return [OperandMaps(0, (operand,))] + [
+        OperandMaps(k, (_offsets_map(instr, k, out_dims),)) for k in range(1, len(instr.operands))
+    ]
 
 
 @input_to_output_rule("dynamic-slice", reads=INDEXED_READS)
@@ -96,12 +127,16 @@ def dynamic_slice_input_to_output(instr: Instruction, operand_index: int) -> lis
     starts, alloc = built
     results = [dim(axis) - start for axis, start in enumerate(starts)]
     # Without this constraint an operand element outside the slice would map to an output.
-    constraints = [in_range(r, size) for r, size, n, start in zip(results, out_dims, operand_dims, starts)
-                   if size < n or not (start.is_constant and start.constant_value == 0)]
+    constraints = [
+        in_range(r, size)
+        for r, size, n, start in zip(results, out_dims, operand_dims, starts)
+        if size < n or not (start.is_constant and start.constant_value == 0)
+    ]
     return [(IndexingMap([full_interval(n) for n in operand_dims], (), alloc.runtime, results, constraints),)]
 
 
 # ---- dynamic-update-slice -----------------------------------------------------------------
+
 
 @output_to_input_rule("dynamic-update-slice", reads=INDEXED_READS)
 def dynamic_update_slice_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
@@ -111,11 +146,17 @@ def dynamic_update_slice_output_to_input(instr: Instruction, output_index: int) 
         return [OperandMaps(k, (_old_form(instr),)) for k in range(len(instr.operands))]
     starts, alloc = built
     results = [dim(axis) - start for axis, start in enumerate(starts)]
-    update = IndexingMap([full_interval(n) for n in out_dims], (), alloc.runtime, results,
-                         [in_range(r, size) for r, size in zip(results, update_dims)])
+    update = IndexingMap(
+        [full_interval(n) for n in out_dims],
+        (),
+        alloc.runtime,
+        results,
+        [in_range(r, size) for r, size in zip(results, update_dims)],
+    )
     offsets = zero_result_map(out_dims)
-    return ([OperandMaps(0, not_overwritten(out_dims, update_dims, starts, alloc)), OperandMaps(1, (update,))]
-            + [OperandMaps(k, (offsets,)) for k in range(2, len(instr.operands))])
+    return [OperandMaps(0, not_overwritten(out_dims, update_dims, starts, alloc)), OperandMaps(1, (update,))] + [
+        OperandMaps(k, (offsets,)) for k in range(2, len(instr.operands))
+    ]
 
 
 def not_overwritten(out_dims, update_dims, starts, alloc: Starts) -> tuple[IndexingMap, ...]:
@@ -136,7 +177,7 @@ def not_overwritten(out_dims, update_dims, starts, alloc: Starts) -> tuple[Index
             lo = start.constant_value
             sides = [(dim(axis), Interval(0, lo - 1)), (dim(axis), Interval(lo + u, n - 1))]
         elif u >= n:
-            continue   # the clamped offset is 0: the update spans the dim
+            continue  # the clamped offset is 0: the update spans the dim
         else:
             offset = dim(axis) - start
             sides = [(offset, Interval(-(n - u), -1)), (offset, Interval(u, n - 1))]
@@ -160,19 +201,29 @@ def dynamic_update_slice_input_to_output(instr: Instruction, operand_index: int)
     if built is None:
         return [(_old_form(instr),)]
     starts, alloc = built
-    return [(IndexingMap([full_interval(n) for n in update_dims], (), alloc.runtime,
-                         [dim(axis) + start for axis, start in enumerate(starts)]),)]
+    return [
+        (
+            IndexingMap(
+                [full_interval(n) for n in update_dims],
+                (),
+                alloc.runtime,
+                [dim(axis) + start for axis, start in enumerate(starts)],
+            ),
+        )
+    ]
 
 
 # ---- gather -------------------------------------------------------------------------------
+
 
 def _vector_length(indices: Instruction, index_vector_dim: int) -> int:
     dims = indices.shape.dims
     return 1 if index_vector_dim == len(dims) else dims[index_vector_dim]
 
 
-def _indices_results(indices: Instruction, index_vector_dim: int, batch_exprs: Sequence[Expr],
-                     component: Expr) -> list[Expr]:
+def _indices_results(
+    indices: Instruction, index_vector_dim: int, batch_exprs: Sequence[Expr], component: Expr
+) -> list[Expr]:
     results = list(batch_exprs)
     if index_vector_dim < indices.shape.rank:
         results.insert(index_vector_dim, component)
@@ -233,7 +284,8 @@ def gather_input_to_output(instr: Instruction, operand_index: int) -> list[tuple
     def build(choice):
         starts = Starts(choice)
         results, constraints = placement.operand_to_windowed(batch_exprs, starts)
-        return IndexingMap([full_interval(n) for n in operand.shape.dims], ranges.intervals, starts.runtime,
-                           results, constraints), starts
+        return IndexingMap(
+            [full_interval(n) for n in operand.shape.dims], ranges.intervals, starts.runtime, results, constraints
+        ), starts
 
     return [_pieces(build)]

@@ -4,6 +4,7 @@ A rank-0 operand next to a ranked output (the scalar predicate of ``select``, th
 of ``clamp``) is read by every output element: a zero-result map ``(d0, ...) -> ()`` out to in,
 and ``()[s0, ...] -> (s0, ...)`` in to out.
 """
+
 from __future__ import annotations
 
 from ..affine import IndexingMap
@@ -21,8 +22,10 @@ def _is_broadcast_scalar(instr: Instruction, operand_index: int) -> bool:
 @output_to_input_rule(*ELEMENTWISE_OPCODES, reads=Reads())
 def elementwise_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     dims = instr.shape.dims
-    return [OperandMaps(i, (zero_result_map(dims) if _is_broadcast_scalar(instr, i) else identity_map(dims),))
-            for i in range(len(instr.operands))]
+    return [
+        OperandMaps(i, (zero_result_map(dims) if _is_broadcast_scalar(instr, i) else identity_map(dims),))
+        for i in range(len(instr.operands))
+    ]
 
 
 @input_to_output_rule(*ELEMENTWISE_OPCODES, reads=Reads())

@@ -8,6 +8,7 @@ the row, ``rt1`` in [0, M] the number of rows the groups cover; the group sizes 
 this row's batch / leading coordinates) are read whole: the row's group depends on them.
 Other ragged modes (ragged contracting or batch dim) are UNDEFINED.
 """
+
 from __future__ import annotations
 
 from typing import Union
@@ -18,8 +19,14 @@ from .registry import OperandMaps, Reads, input_to_output_rule, output_to_input_
 from .shape_maps import full_interval
 
 # What the rules below look at (the cache key: hlo_index.fusion.fingerprint).
-_READS = Reads.of("lhs_batch_dims", "rhs_batch_dims", "lhs_contracting_dims", "rhs_contracting_dims",
-                  "lhs_ragged_dims", "rhs_group_dims")
+_READS = Reads.of(
+    "lhs_batch_dims",
+    "rhs_batch_dims",
+    "lhs_contracting_dims",
+    "rhs_contracting_dims",
+    "lhs_ragged_dims",
+    "rhs_group_dims",
+)
 
 
 def ragged_layout(instr: Instruction) -> Union[str, dict]:
@@ -55,8 +62,10 @@ def _out_position(layout: dict, lhs_dim: int) -> int:
 
 def _runtime(instr: Instruction, layout: dict) -> list[RuntimeVar]:
     rows = instr.operands[0].shape.dims[layout["r"]]
-    return [RuntimeVar(Interval(0, layout["groups"] - 1), "group of this row (from group_sizes)"),
-            RuntimeVar(Interval(0, rows), "rows covered by the groups (sum of group_sizes)")]
+    return [
+        RuntimeVar(Interval(0, layout["groups"] - 1), "group of this row (from group_sizes)"),
+        RuntimeVar(Interval(0, rows), "rows covered by the groups (sum of group_sizes)"),
+    ]
 
 
 @output_to_input_rule("ragged-dot", reads=_READS)
@@ -68,11 +77,11 @@ def ragged_dot_output_to_input(instr: Instruction, output_index: int) -> list[Op
     domain = [full_interval(n) for n in instr.shape.dims]
     contracted = [full_interval(lhs.dims[d]) for d in layout["lc"]]
     row = dim(_out_position(layout, layout["r"]))
-    covered = [(row - runtime_var(1), Interval(-lhs.dims[layout["r"]], -1))]   # row < rows covered
-    lhs_results: list[Expr] = [None] * lhs.rank   # type: ignore[list-item]
+    covered = [(row - runtime_var(1), Interval(-lhs.dims[layout["r"]], -1))]  # row < rows covered
+    lhs_results: list[Expr] = [None] * lhs.rank  # type: ignore[list-item]
     for d in range(lhs.rank):
         lhs_results[d] = range_var(layout["lc"].index(d)) if d in layout["lc"] else dim(_out_position(layout, d))
-    rhs_results: list[Expr] = [None] * rhs.rank   # type: ignore[list-item]
+    rhs_results: list[Expr] = [None] * rhs.rank  # type: ignore[list-item]
     first_rhs_free = len(layout["lb"]) + len(layout["lfree"])
     for d in range(rhs.rank):
         if d == layout["g"]:

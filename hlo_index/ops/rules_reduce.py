@@ -6,6 +6,7 @@ Variadic forms: operands are N inputs then N init values, and every output reads
 sits at ``o * stride + s * window_dilation`` in that padded array; taps on padding or dilation
 holes read the init value only. The window helpers below are shared with convolution.
 """
+
 from __future__ import annotations
 
 from typing import Optional, Sequence
@@ -30,8 +31,9 @@ def _needs_range(low: int, high: int, allowed: Interval) -> bool:
     return low < allowed.lo or high > allowed.hi
 
 
-def window_tap_to_input(out_coord: Expr, out_size: int, wd: WindowDim, in_size: int,
-                        tap: Optional[Expr]) -> tuple[Expr, list[Constraint]]:
+def window_tap_to_input(
+    out_coord: Expr, out_size: int, wd: WindowDim, in_size: int, tap: Optional[Expr]
+) -> tuple[Expr, list[Constraint]]:
     """Input coordinate read by window ``tap`` of output ``out_coord`` along one axis.
 
     The constraints drop taps on padding and on base-dilation holes. ``tap`` is None for a
@@ -52,8 +54,9 @@ def window_tap_to_input(out_coord: Expr, out_size: int, wd: WindowDim, in_size: 
     return padded.floordiv(wd.base_dilation), constraints
 
 
-def window_tap_to_output(in_coord: Expr, in_size: int, wd: WindowDim, out_size: int,
-                         tap: Optional[Expr]) -> tuple[Expr, list[Constraint]]:
+def window_tap_to_output(
+    in_coord: Expr, in_size: int, wd: WindowDim, out_size: int, tap: Optional[Expr]
+) -> tuple[Expr, list[Constraint]]:
     """Output coordinate whose window ``tap`` lands on input ``in_coord`` (inverse of the above)."""
     shifted = in_coord * wd.base_dilation + wd.pad_low
     if tap is not None:
@@ -87,8 +90,7 @@ class RangeVars:
         return const(0) if var is None else var
 
 
-def window_input_map(out_dims: Sequence[int], in_dims: Sequence[int],
-                     window: Sequence[WindowDim]) -> IndexingMap:
+def window_input_map(out_dims: Sequence[int], in_dims: Sequence[int], window: Sequence[WindowDim]) -> IndexingMap:
     """Output of a windowed reduction -> the input elements its window covers."""
     ranges, results, constraints = RangeVars(), [], []
     for axis, wd in enumerate(window):
@@ -98,8 +100,7 @@ def window_input_map(out_dims: Sequence[int], in_dims: Sequence[int],
     return IndexingMap([full_interval(n) for n in out_dims], ranges.intervals, (), results, constraints)
 
 
-def window_output_map(in_dims: Sequence[int], out_dims: Sequence[int],
-                      window: Sequence[WindowDim]) -> IndexingMap:
+def window_output_map(in_dims: Sequence[int], out_dims: Sequence[int], window: Sequence[WindowDim]) -> IndexingMap:
     """Input of a windowed reduction -> the outputs whose windows cover it."""
     ranges, results, constraints = RangeVars(), [], []
     for axis, wd in enumerate(window):
@@ -115,6 +116,7 @@ def _per_output(instr: Instruction, m: IndexingMap) -> list[tuple[IndexingMap, .
 
 # ---- reduce -------------------------------------------------------------------------------
 
+
 @output_to_input_rule("reduce", reads=_READS)
 def reduce_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     arity = len(instr.operands) // 2
@@ -123,7 +125,7 @@ def reduce_output_to_input(instr: Instruction, output_index: int) -> list[Operan
     ranges, results, kept = RangeVars(), [], iter(range(len(out_dims)))
     for axis, size in enumerate(instr.operands[0].shape.dims):
         if axis in reduced:
-            ranges.intervals.append(full_interval(size))   # kept even for size 1, as XLA does
+            ranges.intervals.append(full_interval(size))  # kept even for size 1, as XLA does
             results.append(range_var(len(ranges.intervals) - 1))
         else:
             results.append(dim(next(kept)))
@@ -145,6 +147,7 @@ def reduce_input_to_output(instr: Instruction, operand_index: int) -> list[tuple
 
 
 # ---- reduce-window ------------------------------------------------------------------------
+
 
 @output_to_input_rule("reduce-window", reads=_READS)
 def reduce_window_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
@@ -171,8 +174,8 @@ def reduce_window_input_to_output(instr: Instruction, operand_index: int) -> lis
 # operand's shape; output x may receive the source value of every window covering x, and which
 # window element is selected depends on the whole window of the operand.
 
-def _covering_then_covered(dims: Sequence[int], source_dims: Sequence[int],
-                           window: Sequence[WindowDim]) -> IndexingMap:
+
+def _covering_then_covered(dims: Sequence[int], source_dims: Sequence[int], window: Sequence[WindowDim]) -> IndexingMap:
     """x -> every element of every window that covers x (tap of x in the window, then tap read)."""
     ranges, results, constraints = RangeVars(), [], []
     for axis, wd in enumerate(window):
@@ -187,9 +190,11 @@ def _covering_then_covered(dims: Sequence[int], source_dims: Sequence[int],
 def select_and_scatter_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     dims, source_dims = instr.shape.dims, instr.operands[1].shape.dims
     window = window_of(instr, len(dims))
-    return [OperandMaps(0, (_covering_then_covered(dims, source_dims, window),)),
-            OperandMaps(1, (window_output_map(dims, source_dims, window),)),
-            OperandMaps(2, (zero_result_map(dims),))]
+    return [
+        OperandMaps(0, (_covering_then_covered(dims, source_dims, window),)),
+        OperandMaps(1, (window_output_map(dims, source_dims, window),)),
+        OperandMaps(2, (zero_result_map(dims),)),
+    ]
 
 
 @input_to_output_rule("select-and-scatter", reads=_READS)

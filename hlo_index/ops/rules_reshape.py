@@ -15,6 +15,7 @@ with the wide side's physical shape given one more minor-most dim of ``wide / na
 bitcast-convert between element types of different width adds (narrowing) or removes
 (widening) a trailing dim of size ``wide_bits / narrow_bits``.
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -45,21 +46,27 @@ def reshape_input_to_output(instr: Instruction, operand_index: int) -> list[tupl
 
 # ---- bitcast --------------------------------------------------------------------------------
 
+
 def bitcast_undefined_reason(src: Shape, dst: Shape) -> str | None:
     """Why a bitcast from ``src`` to ``dst`` has no transpose-reshape-transpose map, or None."""
     for side, s in (("operand", src), ("output", dst)):
         if s.is_tuple:
             return f"bitcast of a tuple-shaped {side}"
         if s.layout is not None and s.layout.tiles:
-            return (f"bitcast with a tiled {side} layout: memory order is tile-major, not a "
-                    f"transpose-reshape-transpose of the logical shape")
+            return (
+                f"bitcast with a tiled {side} layout: memory order is tile-major, not a "
+                f"transpose-reshape-transpose of the logical shape"
+            )
     sb, db = src.element_bits, dst.element_bits
     if not sb or not db or (sb % db and db % sb):
-        return (f"bitcast between element types whose widths do not divide each other "
-                f"({src.element_type} {sb} bits, {dst.element_type} {db} bits)")
+        return (
+            f"bitcast between element types whose widths do not divide each other "
+            f"({src.element_type} {sb} bits, {dst.element_type} {db} bits)"
+        )
     if src.num_elements * sb != dst.num_elements * db:
-        return (f"bitcast between buffers of different bit sizes ({src.num_elements} x {sb} vs "
-                f"{dst.num_elements} x {db})")
+        return (
+            f"bitcast between buffers of different bit sizes ({src.num_elements} x {sb} vs {dst.num_elements} x {db})"
+        )
     return None
 
 
@@ -78,13 +85,13 @@ def bitcast_map(src: Shape, dst: Shape) -> IndexingMap:
     src_physical = [src.dims[k] for k in src_order]
     dst_physical = [dst.dims[k] for k in dst_order]
     ranges = []
-    if src.element_bits > dst.element_bits:     # one source element spans `ratio` destination ones
+    if src.element_bits > dst.element_bits:  # one source element spans `ratio` destination ones
         ratio = src.element_bits // dst.element_bits
         exprs.append(range_var(0))
         src_physical.append(ratio)
         ranges.append(full_interval(ratio))
         physical = reshape_exprs(exprs, src_physical, dst_physical)
-    elif src.element_bits < dst.element_bits:   # `ratio` source elements make one destination one
+    elif src.element_bits < dst.element_bits:  # `ratio` source elements make one destination one
         ratio = dst.element_bits // src.element_bits
         physical = reshape_exprs(exprs, src_physical, dst_physical + [ratio])[:-1]
     else:
@@ -107,6 +114,7 @@ def bitcast_input_to_output(instr: Instruction, operand_index: int) -> list[tupl
 
 # ---- bitcast-convert ------------------------------------------------------------------------
 
+
 def _drop_last(dims: Sequence[int]) -> IndexingMap:
     """(d0, ..., dn) -> (d0, ..., dn-1): a narrow element belongs to the wide one it was cut from."""
     return IndexingMap.from_shape_dims(tuple(dims), [dim(k) for k in range(len(dims) - 1)])
@@ -115,8 +123,9 @@ def _drop_last(dims: Sequence[int]) -> IndexingMap:
 def _add_last(dims: Sequence[int], ratio: int) -> IndexingMap:
     """(d0, ...)[s0] -> (d0, ..., s0): a wide element covers ``ratio`` narrow ones."""
     dims = tuple(dims)
-    return IndexingMap.from_shape_dims(dims, [dim(k) for k in range(len(dims))] + [range_var(0)],
-                                       range_vars=[full_interval(ratio)])
+    return IndexingMap.from_shape_dims(
+        dims, [dim(k) for k in range(len(dims))] + [range_var(0)], range_vars=[full_interval(ratio)]
+    )
 
 
 @output_to_input_rule("bitcast-convert", reads=Reads())

@@ -19,6 +19,7 @@ jax emits: add, max, overwrite, the variadic argmax pair), the pieces are:
   take the dim's size for a window that is out of bounds and skipped); else UNDEFINED (which
   elements are overwritten depends on every index vector at once).
 """
+
 from __future__ import annotations
 
 from typing import Optional, Sequence
@@ -38,6 +39,7 @@ from .windows import WindowPlacement, batch_position
 
 # ---- where updates land -------------------------------------------------------------------
 
+
 def _landing(instr: Instruction, dims) -> tuple[Optional[IndexingMap], IndexingMap, Starts]:
     """(output element -> the update elements landing on it, or None when none ever lands; the
     same relation with the output element as result: "some update lands here"; the starts)."""
@@ -50,11 +52,15 @@ def _landing(instr: Instruction, dims) -> tuple[Optional[IndexingMap], IndexingM
     if starts.never_valid:
         return None, IndexingMap.known_empty(len(dims), len(dims)), starts
     identity = [dim(a) for a in range(len(dims))]
-    return (IndexingMap(domain, ranges.intervals, starts.runtime, results, constraints),
-            IndexingMap(domain, ranges.intervals, starts.runtime, identity, constraints), starts)
+    return (
+        IndexingMap(domain, ranges.intervals, starts.runtime, results, constraints),
+        IndexingMap(domain, ranges.intervals, starts.runtime, identity, constraints),
+        starts,
+    )
 
 
 # ---- what the combiner reads --------------------------------------------------------------
+
 
 def _parameters_reached(comp: Computation, start: Instruction) -> frozenset[int]:
     """Parameter numbers ``start`` depends on (any path through operands: a data dependence)."""
@@ -101,6 +107,7 @@ def combiner_reads_old(instr: Instruction, count: int) -> list[Optional[frozense
 
 # ---- where no update lands ----------------------------------------------------------------
 
+
 def _boxes(mask: np.ndarray) -> list[list[tuple[int, int]]]:
     """The true part of ``mask`` as disjoint boxes (per axis an inclusive interval): runs of equal
     slices along the first axis, each split further along the next."""
@@ -122,8 +129,11 @@ def _too_many_updates(update_dims, what: str) -> Optional[IndexingMap]:
     budgets = current().budgets
     total = int(np.prod(update_dims, dtype=np.int64))
     if total > budgets.scatter_landing_points:
-        return IndexingMap.undefined(budget_reason("scatter_landing_points", budgets.scatter_landing_points,
-                                                   f"{what}: {total} update elements to place"))
+        return IndexingMap.undefined(
+            budget_reason(
+                "scatter_landing_points", budgets.scatter_landing_points, f"{what}: {total} update elements to place"
+            )
+        )
     return None
 
 
@@ -178,13 +188,23 @@ def _boxes_as_maps(dims, mask: np.ndarray, what: str) -> tuple[IndexingMap, ...]
     budgets = current().budgets
     boxes = _boxes(mask)
     if len(boxes) > budgets.maps_per_value:
-        return (IndexingMap.undefined(budget_reason("maps_per_value", budgets.maps_per_value,
-                                                    f"{what}: {len(boxes)} boxes")),)
+        return (
+            IndexingMap.undefined(
+                budget_reason("maps_per_value", budgets.maps_per_value, f"{what}: {len(boxes)} boxes")
+            ),
+        )
     domain = [full_interval(n) for n in dims]
     identity = [dim(a) for a in range(len(dims))]
-    return tuple(IndexingMap(domain, (), (), identity,
-                             [(dim(a), Interval(lo, hi)) for a, (lo, hi) in enumerate(box) if (lo, hi) != (0, dims[a] - 1)])
-                 for box in boxes)
+    return tuple(
+        IndexingMap(
+            domain,
+            (),
+            (),
+            identity,
+            [(dim(a), Interval(lo, hi)) for a, (lo, hi) in enumerate(box) if (lo, hi) != (0, dims[a] - 1)],
+        )
+        for box in boxes
+    )
 
 
 def _one_window_not_landed(placement: WindowPlacement, dims, starts: list[Expr]) -> tuple[IndexingMap, ...]:
@@ -200,9 +220,14 @@ def _one_window_not_landed(placement: WindowPlacement, dims, starts: list[Expr])
     for k, axis in enumerate(placement.start_dims):
         if not starts[axis].is_constant:
             n, w = dims[axis], window_size[axis]
-            runtime.append(RuntimeVar(Interval(0, n), f"%{indices.name}[..., {k}] (start of operand dim {axis} "
-                                                      f"when in [0, {n - w}]; {n} when out of range: the window "
-                                                      f"is skipped)"))
+            runtime.append(
+                RuntimeVar(
+                    Interval(0, n),
+                    f"%{indices.name}[..., {k}] (start of operand dim {axis} "
+                    f"when in [0, {n - w}]; {n} when out of range: the window "
+                    f"is skipped)",
+                )
+            )
             variable_of[axis] = runtime_var(len(runtime) - 1)
     sides = []
     for axis, (n, w, start) in enumerate(zip(dims, window_size, starts)):
@@ -222,12 +247,14 @@ def _operand_maps(instr: Instruction, output_index: int) -> list[tuple[IndexingM
     dims = instr.shape.leaf(output_index).dims
     identity = IndexingMap.identity(dims)
     _, landed_map, starts = _landing(instr, dims)
-    if starts.never_valid:   # no update ever lands: the output is its own operand
+    if starts.never_valid:  # no update ever lands: the output is its own operand
         return [(identity,) if i == output_index else () for i in range(count)]
     read_old = combiner_reads_old(instr, count)[output_index]
     if read_old is None:
-        reason = (f"scatter: which operands output {output_index} reads where updates land depends on how many "
-                  f"updates land there (the combiner passes old values between its outputs)")
+        reason = (
+            f"scatter: which operands output {output_index} reads where updates land depends on how many "
+            f"updates land there (the combiner passes old values between its outputs)"
+        )
         return [(IndexingMap.undefined(reason),)] * count
     out: list[tuple[IndexingMap, ...]] = []
     for i in range(count):
@@ -246,7 +273,7 @@ def _not_landed(instr: Instruction, dims, starts: Starts) -> tuple[IndexingMap, 
     update_dims, batch_dims = placement.windowed_dims, placement.batch_dims
     windows = int(np.prod([update_dims[u] for u in batch_dims], dtype=np.int64))
     if windows == 0 or 0 in update_dims:
-        return (IndexingMap.identity(dims),)   # no update at all: nothing is overwritten
+        return (IndexingMap.identity(dims),)  # no update at all: nothing is overwritten
     if not starts.runtime:
         return _static_not_landed(dims, _updates_to_output(instr, dims)[0], what)
     from_literal = _constant_indices_not_landed(instr, dims, what)
@@ -255,9 +282,12 @@ def _not_landed(instr: Instruction, dims, starts: Starts) -> tuple[IndexingMap, 
     if all(update_dims[u] == 1 for u in batch_dims):
         window_starts = placement.starts([const(0)] * len(batch_dims), Starts())
         return _one_window_not_landed(placement, dims, window_starts)
-    return (IndexingMap.undefined(
-        f"{what}: the combiner overwrites the old value, and which elements the {windows} update windows "
-        f"cover depends on every runtime index vector at once (not expressible as maps)"),)
+    return (
+        IndexingMap.undefined(
+            f"{what}: the combiner overwrites the old value, and which elements the {windows} update windows "
+            f"cover depends on every runtime index vector at once (not expressible as maps)"
+        ),
+    )
 
 
 def _updates_to_output(instr: Instruction, dims) -> tuple[IndexingMap, Starts]:
@@ -270,19 +300,24 @@ def _updates_to_output(instr: Instruction, dims) -> tuple[IndexingMap, Starts]:
 
 # ---- the rules ----------------------------------------------------------------------------
 
+
 @output_to_input_rule("scatter", reads=INDEXED_READS)
 def scatter_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     count = (len(instr.operands) - 1) // 2
     dims = instr.shape.leaf(output_index).dims
     domain = [full_interval(n) for n in dims]
     indices = instr.operands[count]
-    indices_map = IndexingMap(domain, [full_interval(n) for n in indices.shape.dims], (),
-                              [range_var(k) for k in range(indices.shape.rank)])
+    indices_map = IndexingMap(
+        domain, [full_interval(n) for n in indices.shape.dims], (), [range_var(k) for k in range(indices.shape.rank)]
+    )
     update_map, _, starts = _landing(instr, dims)
     operands = [OperandMaps(i, maps) for i, maps in enumerate(_operand_maps(instr, output_index))]
     updates = () if update_map is None else (update_map,)
-    return (operands + [OperandMaps(count, (indices_map,))]
-            + [OperandMaps(k, updates) for k in range(count + 1, 2 * count + 1)])
+    return (
+        operands
+        + [OperandMaps(count, (indices_map,))]
+        + [OperandMaps(k, updates) for k in range(count + 1, 2 * count + 1)]
+    )
 
 
 @input_to_output_rule("scatter", reads=INDEXED_READS)
@@ -300,5 +335,9 @@ def scatter_input_to_output(instr: Instruction, operand_index: int) -> list[tupl
 
 def _indices_to_everything(indices_dims: Sequence[int], dims: Sequence[int]) -> IndexingMap:
     """Every index vector may redirect an update to any output element."""
-    return IndexingMap([full_interval(n) for n in indices_dims], [full_interval(n) for n in dims], (),
-                       [range_var(k) for k in range(len(dims))])
+    return IndexingMap(
+        [full_interval(n) for n in indices_dims],
+        [full_interval(n) for n in dims],
+        (),
+        [range_var(k) for k in range(len(dims))],
+    )

@@ -14,6 +14,7 @@ interior holes). That set is not a box, so it is given exactly as a union of zer
 one per way a position can be padding along one dim (below the low edge, above the high edge,
 in an interior hole): XLA's single full-domain ``(d0, d1) -> ()`` over-approximates it.
 """
+
 from __future__ import annotations
 
 from ..affine import IndexingMap, Interval, dim, range_var
@@ -26,6 +27,7 @@ _READS = Reads.of("dimensions", "padding", "slice", "iota_dimension")
 
 
 # ---- operand-less producers ----------------------------------------------------------------
+
 
 @output_to_input_rule("iota", "constant", "parameter", reads=_READS)
 def producer_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
@@ -46,6 +48,7 @@ def parameter_input_to_output(instr: Instruction, operand_index: int) -> list[tu
 
 
 # ---- broadcast ------------------------------------------------------------------------------
+
 
 @output_to_input_rule("broadcast", reads=_READS)
 def broadcast_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
@@ -70,6 +73,7 @@ def broadcast_input_to_output(instr: Instruction, operand_index: int) -> list[tu
 
 # ---- transpose, reverse ---------------------------------------------------------------------
 
+
 @output_to_input_rule("transpose", reads=_READS)
 def transpose_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     perm = tuple(instr.attr("dimensions"))
@@ -88,7 +92,8 @@ def _reverse_map(instr: Instruction) -> IndexingMap:
     flipped = set(instr.attr("dimensions", ()))
     dims = instr.shape.dims
     return IndexingMap.from_shape_dims(
-        dims, [(-dim(k) + (n - 1)) if k in flipped else dim(k) for k, n in enumerate(dims)])
+        dims, [(-dim(k) + (n - 1)) if k in flipped else dim(k) for k, n in enumerate(dims)]
+    )
 
 
 @output_to_input_rule("reverse", reads=_READS)
@@ -103,10 +108,12 @@ def reverse_input_to_output(instr: Instruction, operand_index: int) -> list[tupl
 
 # ---- slice ------------------------------------------------------------------------------------
 
+
 @output_to_input_rule("slice", reads=_READS)
 def slice_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
-    results = [dim(k) * s.stride + s.start if s.stride != 1 else dim(k) + s.start
-               for k, s in enumerate(instr.attr("slice"))]
+    results = [
+        dim(k) * s.stride + s.start if s.stride != 1 else dim(k) + s.start for k, s in enumerate(instr.attr("slice"))
+    ]
     return [OperandMaps(0, (IndexingMap.from_shape_dims(instr.shape.dims, results),))]
 
 
@@ -128,6 +135,7 @@ def slice_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[
 
 
 # ---- pad ------------------------------------------------------------------------------------
+
 
 def _pad_edges(operand_size: int, p) -> tuple[int, int]:
     """Output positions of the first and last operand element along one dim (may be off the ends)."""
@@ -154,8 +162,9 @@ def pad_output_to_input(instr: Instruction, output_index: int) -> list[OperandMa
             results.append(shifted.floordiv(p.interior + 1))
             constraints.append((shifted % (p.interior + 1), Interval(0, 0)))
     operand_maps = () if empty else (IndexingMap.from_shape_dims(out_dims, results, constraints=constraints),)
-    value_maps = tuple(IndexingMap.from_shape_dims(out_dims, (), constraints=c)
-                       for c in _padding_position_constraints(instr, dim))
+    value_maps = tuple(
+        IndexingMap.from_shape_dims(out_dims, (), constraints=c) for c in _padding_position_constraints(instr, dim)
+    )
     return [OperandMaps(0, operand_maps), OperandMaps(1, value_maps)]
 
 
@@ -165,7 +174,7 @@ def _padding_position_constraints(instr: Instruction, var) -> list[list]:
     pieces = []
     operand_dims = instr.operands[0].shape.dims
     for k, (p, n, size) in enumerate(zip(instr.attr("padding"), operand_dims, instr.shape.dims)):
-        if n == 0:   # nothing of the operand survives: everything is padding
+        if n == 0:  # nothing of the operand survives: everything is padding
             return [[]]
         first, last = _pad_edges(n, p)
         if first > 0:
@@ -174,8 +183,7 @@ def _padding_position_constraints(instr: Instruction, var) -> list[list]:
             pieces.append([(var(k), Interval(max(last + 1, 0), size - 1))])
         lo, hi = max(first, 0), min(last, size - 1)
         if p.interior > 0 and lo <= hi:
-            pieces.append([(var(k), Interval(lo, hi)),
-                           ((var(k) - p.low) % (p.interior + 1), Interval(1, p.interior))])
+            pieces.append([(var(k), Interval(lo, hi)), ((var(k) - p.low) % (p.interior + 1), Interval(1, p.interior))])
     return pieces
 
 
@@ -186,8 +194,7 @@ def pad_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[In
     if operand_index == 1:
         ranges = [full_interval(d) for d in out_dims]
         results = [range_var(k) for k in range(len(out_dims))]
-        return [tuple(IndexingMap((), ranges, (), results, c)
-                      for c in _padding_position_constraints(instr, range_var))]
+        return [tuple(IndexingMap((), ranges, (), results, c) for c in _padding_position_constraints(instr, range_var))]
     operand_dims = instr.operands[0].shape.dims
     results, constraints = [], []
     for k, (p, n, size) in enumerate(zip(padding, operand_dims, out_dims)):
@@ -200,6 +207,7 @@ def pad_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[In
 
 
 # ---- concatenate ----------------------------------------------------------------------------
+
 
 def _concat_offsets(instr: Instruction) -> tuple[int, list[int]]:
     axis = instr.attr("dimensions")[0]
@@ -221,8 +229,9 @@ def concatenate_output_to_input(instr: Instruction, output_index: int) -> list[O
             result.append(OperandMaps(i, ()))
             continue
         results = [dim(k) - offset if k == axis and offset else dim(k) for k in range(len(out_dims))]
-        m = IndexingMap.from_shape_dims(out_dims, results,
-                                        constraints=[(dim(axis), Interval(offset, offset + size - 1))])
+        m = IndexingMap.from_shape_dims(
+            out_dims, results, constraints=[(dim(axis), Interval(offset, offset + size - 1))]
+        )
         result.append(OperandMaps(i, (m,)))
     return result
 

@@ -5,6 +5,7 @@ from the key operands (those whose parameters ``2i``/``2i+1`` the comparator rea
 reads operand j and every key operand along the sort dimension, through one range variable.
 Without a resolved comparator every operand counts as a key.
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -36,7 +37,7 @@ def sort_key_operands(instr: Instruction) -> set[int]:
         if id(node) in seen:
             continue
         seen.add(id(node))
-        if node.called:   # a nested call: do not look inside, stay conservative
+        if node.called:  # a nested call: do not look inside, stay conservative
             return everything
         if node.opcode == "parameter" and node.parameter_number is not None:
             keys.add(node.parameter_number // 2)
@@ -66,6 +67,7 @@ def sort_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[I
 
 
 # topk: operand [..., n] -> (values [..., k], indices [..., k]), along the last dimension.
+
 
 @output_to_input_rule("topk", reads=_READS)
 def topk_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:

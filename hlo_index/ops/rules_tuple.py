@@ -4,6 +4,7 @@ All move whole arrays unchanged, so every map is an identity; what they change i
 element is addressed. ``OperandMaps.operand_output`` names the element of a tuple-shaped operand.
 In-to-out maps of a tuple-shaped operand have the dims of the element the op forwards.
 """
+
 from __future__ import annotations
 
 from ..affine import IndexingMap
@@ -31,14 +32,18 @@ def get_tuple_element_input_to_output(instr: Instruction, operand_index: int) ->
 @output_to_input_rule("tuple", reads=Reads.of("index"))
 def tuple_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     element = instr.shape.leaf(output_index)
-    return [OperandMaps(i, (_identity_or_undefined(element),) if i == output_index else ())
-            for i in range(len(instr.operands))]
+    return [
+        OperandMaps(i, (_identity_or_undefined(element),) if i == output_index else ())
+        for i in range(len(instr.operands))
+    ]
 
 
 @input_to_output_rule("tuple", reads=Reads.of("index"))
 def tuple_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
-    return [(_identity_or_undefined(instr.shape.leaf(j)),) if j == operand_index else ()
-            for j in range(instr.shape.num_outputs)]
+    return [
+        (_identity_or_undefined(instr.shape.leaf(j)),) if j == operand_index else ()
+        for j in range(instr.shape.num_outputs)
+    ]
 
 
 @output_to_input_rule("opt-barrier", reads=Reads.of("index"))

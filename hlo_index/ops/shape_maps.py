@@ -3,6 +3,7 @@
 ``reshape_exprs`` is the one place that turns an index of one shape into the index of the
 same row-major element in another shape (reshape, and bitcast through physical orders).
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -48,9 +49,13 @@ def _groups(src: Sequence[int], dst: Sequence[int]) -> list[tuple[list[int], lis
         i, j = i + 1, j + 1
         while ps != pd:
             if ps < pd:
-                gs.append(src_idx[i]); ps *= src[src_idx[i]]; i += 1
+                gs.append(src_idx[i])
+                ps *= src[src_idx[i]]
+                i += 1
             else:
-                gd.append(dst_idx[j]); pd *= dst[dst_idx[j]]; j += 1
+                gd.append(dst_idx[j])
+                pd *= dst[dst_idx[j]]
+                j += 1
         groups.append((gs, gd))
     return groups
 

@@ -5,6 +5,7 @@ XLA's handling: dynamic-slice, dynamic-update-slice and gather clamp starts into
 ``[0, dim - size]``; scatter skips a window whose start lies outside that range. A start that
 comes from a ``constant`` (uniform over the batch) or an ``iota`` is folded into the map.
 """
+
 from __future__ import annotations
 
 from typing import Optional, Sequence
@@ -14,7 +15,7 @@ import numpy as np
 from ..affine import Expr, Interval, RuntimeVar, const, runtime_var
 from ..hlo.model import Instruction
 
-KnownStart = tuple[Expr, int, int]   # expression, smallest and largest value
+KnownStart = tuple[Expr, int, int]  # expression, smallest and largest value
 
 
 def constant_values(op: Instruction) -> Optional[np.ndarray]:
@@ -25,8 +26,9 @@ def constant_values(op: Instruction) -> Optional[np.ndarray]:
     return values.astype(np.int64)
 
 
-def known_start(indices: Instruction, index_vector_dim: int, component: int,
-                batch_exprs: Sequence[Expr]) -> Optional[KnownStart]:
+def known_start(
+    indices: Instruction, index_vector_dim: int, component: int, batch_exprs: Sequence[Expr]
+) -> Optional[KnownStart]:
     """Start component ``component`` when the indices operand is a constant or an iota.
 
     ``batch_exprs`` are the expressions of the indices' batch coordinates (its dims other than
@@ -60,7 +62,7 @@ class Starts:
 
     def __init__(self, choice: tuple[int, ...] = ()) -> None:
         self.runtime: list[RuntimeVar] = []
-        self.never_valid = False   # scatter: a folded start that is always out of bounds
+        self.never_valid = False  # scatter: a folded start that is always out of bounds
         self.choice = choice
         self.arity: list[int] = []
         self.constraints: list[tuple[Expr, Interval]] = []

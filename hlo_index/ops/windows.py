@@ -7,6 +7,7 @@ the window. The operand dims that the window spans with size 1 and the windowed 
 gather's collapsed slice dims, scatter's inserted window dims. An out-of-range window is clamped
 into the operand by gather and skipped by scatter (``Starts.clamped`` / ``Starts.skipped``).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,21 +30,29 @@ class WindowPlacement:
     windowed_dims: tuple[int, ...]
     indices: Instruction
     index_vector_dim: int
-    start_dims: tuple[int, ...]             # the operand dim each index-vector component starts
+    start_dims: tuple[int, ...]  # the operand dim each index-vector component starts
     operand_batching_dims: tuple[int, ...]
     indices_batching_dims: tuple[int, ...]
     collapsed_dims: tuple[int, ...]
-    offset_dims: tuple[int, ...]            # windowed dims holding the position in the window
-    window_size: tuple[int, ...]            # per operand dim
-    clamps: bool                            # gather clamps an out-of-range window; scatter skips it
+    offset_dims: tuple[int, ...]  # windowed dims holding the position in the window
+    window_size: tuple[int, ...]  # per operand dim
+    clamps: bool  # gather clamps an out-of-range window; scatter skips it
 
     @classmethod
     def of_gather(cls, instr: Instruction) -> "WindowPlacement":
-        return cls(tuple(instr.operands[0].shape.dims), tuple(instr.shape.dims), instr.operands[1],
-                   instr.attr("index_vector_dim"), tuple(instr.attr("start_index_map", ())),
-                   tuple(instr.attr("operand_batching_dims", ())), tuple(instr.attr("start_indices_batching_dims", ())),
-                   tuple(instr.attr("collapsed_slice_dims", ())), tuple(instr.attr("offset_dims", ())),
-                   tuple(instr.attr("slice_sizes")), clamps=True)
+        return cls(
+            tuple(instr.operands[0].shape.dims),
+            tuple(instr.shape.dims),
+            instr.operands[1],
+            instr.attr("index_vector_dim"),
+            tuple(instr.attr("start_index_map", ())),
+            tuple(instr.attr("operand_batching_dims", ())),
+            tuple(instr.attr("start_indices_batching_dims", ())),
+            tuple(instr.attr("collapsed_slice_dims", ())),
+            tuple(instr.attr("offset_dims", ())),
+            tuple(instr.attr("slice_sizes")),
+            clamps=True,
+        )
 
     @classmethod
     def of_scatter(cls, instr: Instruction) -> "WindowPlacement":
@@ -56,10 +65,19 @@ class WindowPlacement:
         window_size = [1] * len(operand_dims)
         for d, u in zip(cls._spanned(operand_dims, inserted, batching), offset_dims):
             window_size[d] = update_dims[u]
-        return cls(operand_dims, update_dims, instr.operands[count], instr.attr("index_vector_dim"),
-                   tuple(instr.attr("scatter_dims_to_operand_dims", ())), batching,
-                   tuple(instr.attr("scatter_indices_batching_dims", ())), inserted, offset_dims,
-                   tuple(window_size), clamps=False)
+        return cls(
+            operand_dims,
+            update_dims,
+            instr.operands[count],
+            instr.attr("index_vector_dim"),
+            tuple(instr.attr("scatter_dims_to_operand_dims", ())),
+            batching,
+            tuple(instr.attr("scatter_indices_batching_dims", ())),
+            inserted,
+            offset_dims,
+            tuple(window_size),
+            clamps=False,
+        )
 
     @staticmethod
     def _spanned(operand_dims, collapsed, batching) -> list[int]:
@@ -85,12 +103,19 @@ class WindowPlacement:
             max_start = self.operand_dims[d] - self.window_size[d]
             known = known_start(self.indices, ivd, k, batch_exprs)
             if self.clamps:
-                result[d] = starts.clamped(known, max_start, f"%{name}[..., {k}] at the batch position (start of "
-                                                             f"operand dim {d}, clamped to [0, {max_start}])")
+                result[d] = starts.clamped(
+                    known,
+                    max_start,
+                    f"%{name}[..., {k}] at the batch position (start of operand dim {d}, clamped to [0, {max_start}])",
+                )
             else:
-                result[d] = starts.skipped(known, max_start, f"%{name}[..., {k}] at the update's batch position "
-                                                             f"(start of operand dim {d}; windows starting outside "
-                                                             f"[0, {max_start}] are skipped)")
+                result[d] = starts.skipped(
+                    known,
+                    max_start,
+                    f"%{name}[..., {k}] at the update's batch position "
+                    f"(start of operand dim {d}; windows starting outside "
+                    f"[0, {max_start}] are skipped)",
+                )
         for d, j in zip(self.operand_batching_dims, self.indices_batching_dims):
             result[d] = batch_exprs[batch_position(j, ivd)]
         return result
@@ -107,11 +132,14 @@ class WindowPlacement:
         coordinate, any other a range variable over the batch dim."""
         ivd = self.index_vector_dim
         tied = {batch_position(j, ivd): d for d, j in zip(self.operand_batching_dims, self.indices_batching_dims)}
-        return [dim(tied[pos]) if pos in tied else ranges.new_or_zero(self.windowed_dims[w])
-                for pos, w in enumerate(self.batch_dims)]
+        return [
+            dim(tied[pos]) if pos in tied else ranges.new_or_zero(self.windowed_dims[w])
+            for pos, w in enumerate(self.batch_dims)
+        ]
 
-    def operand_to_windowed(self, batch_exprs: Sequence[Expr],
-                            starts: Starts) -> tuple[list[Expr], list[tuple[Expr, Interval]]]:
+    def operand_to_windowed(
+        self, batch_exprs: Sequence[Expr], starts: Starts
+    ) -> tuple[list[Expr], list[tuple[Expr, Interval]]]:
         """Operand element (its dims as ``d<k>``) -> the windowed elements placed on it: results
         and constraints (the element lies in the window, on the collapsed dims at its start)."""
         start = self.starts(batch_exprs, starts)

@@ -4,6 +4,7 @@ Written from each op's semantics, never from the indexing rules or the map engin
 that shares code with what it checks proves nothing). One module per op family, ``ref_*.py``,
 registering with ``@reads("opcode", ...)``.
 """
+
 from __future__ import annotations
 
 from typing import Callable, Optional
@@ -31,32 +32,48 @@ class NoReference(LookupError):
 
 def _registrar(table: dict) -> Callable:
     """A decorator factory: ``@it("op", ...)`` files the function under each opcode in ``table``."""
+
     def by_opcodes(*opcodes: str):
         def register(fn):
             for op in opcodes:
                 table[op] = fn
             return fn
+
         return register
+
     return by_opcodes
 
 
-reads = _registrar(READ_SETS)                  # one output element's read set
+reads = _registrar(READ_SETS)  # one output element's read set
 reads_elements = _registrar(ELEMENT_READ_SETS)  # per tuple element of the operand
-reads_sets = _registrar(SET_READ_SETS)          # the read set of a whole set of output elements
+reads_sets = _registrar(SET_READ_SETS)  # the read set of a whole set of output elements
 
 
-def element_read_sets(instr: Instruction, output_index: int, out_point: tuple, operand_index: int,
-                      runtime_values: Optional[dict[int, np.ndarray]] = None) -> dict[int, set]:
+def element_read_sets(
+    instr: Instruction,
+    output_index: int,
+    out_point: tuple,
+    operand_index: int,
+    runtime_values: Optional[dict[int, np.ndarray]] = None,
+) -> dict[int, set]:
     """Per tuple element of operand ``operand_index`` (0 for an array), the elements read."""
     fn = ELEMENT_READ_SETS.get(instr.opcode)
     if fn is not None:
         return fn(instr, output_index, tuple(out_point), operand_index)
-    return {operand_element_read(instr, output_index):
-            read_set(instr, output_index, out_point, operand_index, runtime_values)}
+    return {
+        operand_element_read(instr, output_index): read_set(
+            instr, output_index, out_point, operand_index, runtime_values
+        )
+    }
 
 
-def read_set(instr: Instruction, output_index: int, out_point: tuple, operand_index: int,
-             runtime_values: Optional[dict[int, np.ndarray]] = None) -> set[tuple[int, ...]]:
+def read_set(
+    instr: Instruction,
+    output_index: int,
+    out_point: tuple,
+    operand_index: int,
+    runtime_values: Optional[dict[int, np.ndarray]] = None,
+) -> set[tuple[int, ...]]:
     """Exact set of elements of operand ``operand_index`` read by ``out_point`` of output ``output_index``.
 
     ``runtime_values`` maps operand numbers (offsets, indices) to concrete numpy arrays.
@@ -87,6 +104,7 @@ def operand_element_read(instr: Instruction, output_index: int) -> int:
 def _register_reference_modules() -> None:
     import importlib
     import pkgutil
+
     for info in pkgutil.iter_modules(__path__):
         if info.name.startswith("ref_"):
             importlib.import_module(f"{__name__}.{info.name}")

@@ -10,6 +10,7 @@ grad      operands (x, scale, mean, variance, dy):
           dscale[c] = sum over S(c) of dy * (x - mean[c]) / sqrt(variance[c] + eps)
           doffset[c] = sum over S(c) of dy
 """
+
 from __future__ import annotations
 
 import itertools
@@ -24,14 +25,15 @@ def _feature_slice(dims, f: int, c: int) -> set:
 
 
 @reads("batch-norm-training", "batch-norm-inference", "batch-norm-grad")
-def batch_norm_reads(instr: Instruction, output_index: int, out_point: tuple, operand_index: int,
-                     runtime_values: Optional[dict]) -> set:
+def batch_norm_reads(
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: Optional[dict]
+) -> set:
     f = int(instr.attr("feature_index"))
     array = instr.operands[0].shape.dims
     out_is_array = instr.shape.leaf(output_index).rank == len(array)
     c = out_point[f] if out_is_array else out_point[0]
     op = instr.opcode
-    whole = lambda: _feature_slice(array, f, c)   # noqa: E731
+    whole = lambda: _feature_slice(array, f, c)  # noqa: E731
     feature = {(c,)}
     if op == "batch-norm-inference":
         return {tuple(out_point)} if operand_index == 0 else feature

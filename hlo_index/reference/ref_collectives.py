@@ -7,6 +7,7 @@ one index space, so an element of *some* replica's operand is reported by its in
 (which replica it lives on is part of each op's documented semantics).
 Replica ``p``'s operand is tagged ``p * size + linear index`` so one run tells both apart.
 """
+
 from __future__ import annotations
 
 
@@ -59,8 +60,12 @@ def _gathered(dims, out_dims, axis, out_point) -> set[tuple[int, ...]]:
 def all_gather_reads(instr, output_index, out_point, operand_index, runtime_values):
     if operand_index != output_index:
         return set()
-    return _gathered(instr.operands[operand_index].shape.dims, instr.shape.leaf(output_index).dims,
-                     instr.attr("dimensions")[0], out_point)
+    return _gathered(
+        instr.operands[operand_index].shape.dims,
+        instr.shape.leaf(output_index).dims,
+        instr.attr("dimensions")[0],
+        out_point,
+    )
 
 
 @reads("all-gather-start", "collective-permute-start")
@@ -94,8 +99,10 @@ def reduce_scatter_reads(instr, output_index, out_point, operand_index, runtime_
     r = _replica(runtime_values)
     # Every replica's operand is cut into group-size blocks along axis; replica r keeps block r
     # of the elementwise sum, i.e. reads block r of every replica's operand.
-    tags = [np.take(t, range(r * local, (r + 1) * local), axis=axis)[tuple(out_point)]
-            for t in _replicas_tags(dims, dims[axis] // local)]
+    tags = [
+        np.take(t, range(r * local, (r + 1) * local), axis=axis)[tuple(out_point)]
+        for t in _replicas_tags(dims, dims[axis] // local)
+    ]
     return _indices(tags, dims)
 
 

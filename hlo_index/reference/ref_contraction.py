@@ -9,6 +9,7 @@ likewise. Each output element sums over the kernel window and the kernel's input
 lhs element is read where the window lands on a real (not padding, not base-dilation hole)
 element, every kernel element of the window is read (it multiplies the padding value there).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -25,16 +26,17 @@ def _free_dims(rank: int, *used: tuple[int, ...]) -> list[int]:
 
 
 @reads("dot")
-def dot_reads(instr: Instruction, output_index: int, out_point: tuple, operand_index: int,
-              runtime_values: Optional[dict]) -> set:
+def dot_reads(
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: Optional[dict]
+) -> set:
     lhs_dims, rhs_dims = instr.operands[0].shape.dims, instr.operands[1].shape.dims
     lhs_batch, rhs_batch = instr.attr("lhs_batch_dims", ()), instr.attr("rhs_batch_dims", ())
     lhs_contract, rhs_contract = instr.attr("lhs_contracting_dims", ()), instr.attr("rhs_contracting_dims", ())
     lhs_free = _free_dims(len(lhs_dims), lhs_batch, lhs_contract)
     rhs_free = _free_dims(len(rhs_dims), rhs_batch, rhs_contract)
-    batch_coords = out_point[:len(lhs_batch)]
-    lhs_free_coords = out_point[len(lhs_batch):len(lhs_batch) + len(lhs_free)]
-    rhs_free_coords = out_point[len(lhs_batch) + len(lhs_free):]
+    batch_coords = out_point[: len(lhs_batch)]
+    lhs_free_coords = out_point[len(lhs_batch) : len(lhs_batch) + len(lhs_free)]
+    rhs_free_coords = out_point[len(lhs_batch) + len(lhs_free) :]
     if operand_index == 0:
         dims, batch, contract, free, free_coords = lhs_dims, lhs_batch, lhs_contract, lhs_free, lhs_free_coords
     else:
@@ -51,8 +53,9 @@ def dot_reads(instr: Instruction, output_index: int, out_point: tuple, operand_i
 
 
 @reads("convolution")
-def convolution_reads(instr: Instruction, output_index: int, out_point: tuple, operand_index: int,
-                      runtime_values: Optional[dict]) -> set:
+def convolution_reads(
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: Optional[dict]
+) -> set:
     labels = instr.attr("dim_labels")
     lhs_dims, kernel_dims = instr.operands[0].shape.dims, instr.operands[1].shape.dims
     out_dims = instr.shape.dims
@@ -82,11 +85,12 @@ def convolution_reads(instr: Instruction, output_index: int, out_point: tuple, o
                     index[labels.kernel_spatial[axis]] = tap
                 result.add(tuple(index))
                 continue
-            coords = [_tap_source(out_point[labels.output_spatial[axis]], tap, wd,
-                                  lhs_dims[labels.input_spatial[axis]])
-                      for axis, (tap, wd) in enumerate(zip(taps, window))]
+            coords = [
+                _tap_source(out_point[labels.output_spatial[axis]], tap, wd, lhs_dims[labels.input_spatial[axis]])
+                for axis, (tap, wd) in enumerate(zip(taps, window))
+            ]
             if any(c is None for c in coords):
-                continue   # the tap lands on padding or a base-dilation hole
+                continue  # the tap lands on padding or a base-dilation hole
             index = [0] * len(lhs_dims)
             index[labels.input_batch] = lhs_batch
             index[labels.input_feature] = feature_base + in_feature
@@ -106,8 +110,9 @@ def _tap_source(out_coord: int, tap: int, wd, in_size: int) -> Optional[int]:
 
 
 @reads("scaled-dot")
-def scaled_dot_reads(instr: Instruction, output_index: int, out_point: tuple, operand_index: int,
-                     runtime_values: Optional[dict]) -> set:
+def scaled_dot_reads(
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: Optional[dict]
+) -> set:
     """The dot's read set for lhs / rhs; a scale element is read where it scales an element the
     dot reads: per dim, the same coordinate (equal sizes), 0 (size 1) or the block index."""
     if operand_index < 2:
@@ -116,6 +121,7 @@ def scaled_dot_reads(instr: Instruction, output_index: int, out_point: tuple, op
     scale_dims = instr.operands[operand_index].shape.dims
     found = set()
     for element in dot_reads(instr, output_index, out_point, operand_index - 2, runtime_values):
-        found.add(tuple(c if s == n else 0 if s == 1 else c // (n // s)
-                        for c, n, s in zip(element, operand_dims, scale_dims)))
+        found.add(
+            tuple(c if s == n else 0 if s == 1 else c // (n // s) for c, n, s in zip(element, operand_dims, scale_dims))
+        )
     return found

@@ -6,6 +6,7 @@ the union over the branches; a ``constant`` predicate runs one branch (an index 
 the last). A branch is evaluated by walking it backward from the output element with each op's
 reference read set (written here again: the reference shares nothing with the composition code).
 """
+
 from __future__ import annotations
 
 from typing import Optional
@@ -42,13 +43,15 @@ def _callee(instr: Instruction) -> Optional[Computation]:
     return None
 
 
-def computation_reads(comp: Computation, output_index: int, point: tuple,
-                      scalars: Optional[dict] = None) -> dict[tuple[int, int], set]:
+def computation_reads(
+    comp: Computation, output_index: int, point: tuple, scalars: Optional[dict] = None
+) -> dict[tuple[int, int], set]:
     return computation_reads_of(comp, output_index, {tuple(point)}, scalars)
 
 
-def computation_reads_of(comp: Computation, output_index: int, points: set,
-                         scalars: Optional[dict] = None, params: Optional[dict] = None) -> dict[tuple[int, int], set]:
+def computation_reads_of(
+    comp: Computation, output_index: int, points: set, scalars: Optional[dict] = None, params: Optional[dict] = None
+) -> dict[tuple[int, int], set]:
     """(parameter number, tuple element) -> the elements output ``point`` of ``comp`` reads.
 
     ``scalars``: known values of scalar integer elements of a tuple parameter (a loop's counter at
@@ -56,7 +59,7 @@ def computation_reads_of(comp: Computation, output_index: int, points: set,
     value); offsets computed from them are used exactly, other offsets are taken as 0."""
     need: dict[tuple[int, int], set] = {(id(comp.root), output_index): set(points)}
     found: dict[tuple[int, int], set] = {}
-    offsets: dict = {}   # id(op) -> the scalar operand values it needs (fixed within this walk)
+    offsets: dict = {}  # id(op) -> the scalar operand values it needs (fixed within this walk)
     for instr in reversed(_order(comp)):
         for out in range(max(1, instr.shape.num_outputs)):
             points = need.pop((id(instr), out), None)
@@ -68,7 +71,7 @@ def computation_reads_of(comp: Computation, output_index: int, points: set,
                 found.setdefault((instr.parameter_number, out), set()).update(points)
                 continue
             callee = _callee(instr)
-            if callee is not None:   # all the points at once: one walk of the callee
+            if callee is not None:  # all the points at once: one walk of the callee
                 inner = _known_operands(instr, scalars, params)
                 for (param, element), got in computation_reads_of(callee, out, points, None, inner).items():
                     need.setdefault((id(instr.operands[param]), element), set()).update(got)
@@ -91,8 +94,15 @@ def _known_operands(instr: Instruction, scalars: Optional[dict], params: Optiona
     return values
 
 
-def _reads_with_offsets(instr: Instruction, out: int, point: tuple, operand: int, scalars,
-                        params: Optional[dict] = None, offsets: Optional[dict] = None) -> dict[int, set]:
+def _reads_with_offsets(
+    instr: Instruction,
+    out: int,
+    point: tuple,
+    operand: int,
+    scalars,
+    params: Optional[dict] = None,
+    offsets: Optional[dict] = None,
+) -> dict[int, set]:
     offsets = {} if offsets is None else offsets
     known = offsets.get(id(instr))
     if known is None:
@@ -147,8 +157,9 @@ def _conditional_reads(instr: Instruction, out: int, point: tuple, operand: int)
 
 
 @reads("conditional")
-def conditional_reads(instr: Instruction, output_index: int, out_point: tuple, operand_index: int,
-                      runtime_values: Optional[dict]) -> set:
+def conditional_reads(
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: Optional[dict]
+) -> set:
     if instr.operands[operand_index].shape.is_tuple:
         raise ValueError("conditional: a tuple-shaped operand's elements are read separately (element_reads)")
     per_element = _conditional_reads(instr, output_index, out_point, operand_index)
@@ -158,10 +169,23 @@ def conditional_reads(instr: Instruction, output_index: int, out_point: tuple, o
 # ---- while -------------------------------------------------------------------------------------
 
 MAX_TRIPS = 1 << 16
-_CMP = {"LT": lambda a, b: a < b, "LE": lambda a, b: a <= b, "GT": lambda a, b: a > b,
-        "GE": lambda a, b: a >= b, "EQ": lambda a, b: a == b, "NE": lambda a, b: a != b}
-_ARITH = {"add": lambda a, b: a + b, "subtract": lambda a, b: a - b, "multiply": lambda a, b: a * b,
-          "maximum": max, "minimum": min, "and": lambda a, b: a and b, "or": lambda a, b: a or b}
+_CMP = {
+    "LT": lambda a, b: a < b,
+    "LE": lambda a, b: a <= b,
+    "GT": lambda a, b: a > b,
+    "GE": lambda a, b: a >= b,
+    "EQ": lambda a, b: a == b,
+    "NE": lambda a, b: a != b,
+}
+_ARITH = {
+    "add": lambda a, b: a + b,
+    "subtract": lambda a, b: a - b,
+    "multiply": lambda a, b: a * b,
+    "maximum": max,
+    "minimum": min,
+    "and": lambda a, b: a and b,
+    "or": lambda a, b: a or b,
+}
 
 
 def _scalar_value(instr: Instruction, state: dict, memo: dict, params: Optional[dict] = None):
@@ -183,10 +207,15 @@ def _scalar_value(instr: Instruction, state: dict, memo: dict, params: Optional[
     elif op == "get-tuple-element" and args and args[0].opcode == "call":
         callee = args[0].called.get("to_apply")
         index = int(instr.attr("index", 0))
-        if callee is not None and callee.root is not None and callee.root.opcode == "tuple" \
-                and index < len(callee.root.operands):
-            inner = {j: v for j, o in enumerate(args[0].operands)
-                     if (v := _scalar_value(o, state, memo, params)) is not None}
+        if (
+            callee is not None
+            and callee.root is not None
+            and callee.root.opcode == "tuple"
+            and index < len(callee.root.operands)
+        ):
+            inner = {
+                j: v for j, o in enumerate(args[0].operands) if (v := _scalar_value(o, state, memo, params)) is not None
+            }
             value = _scalar_value(callee.root.operands[index], {}, {}, inner)
     elif op in _ARITH and len(args) == 2:
         a, b = (_scalar_value(x, state, memo, params) for x in args)
@@ -218,6 +247,7 @@ def scalar_states(instr: Instruction) -> tuple[Optional[int], list[dict]]:
     the loop on its scalar integer elements; trip count None when the condition depends on
     anything else (XLA's known_trip_count is taken as given)."""
     from ..hlo.backend_config import backend_config
+
     body, cond, init = instr.called.get("body"), instr.called.get("condition"), instr.operands[0]
     state = {e: _scalar_value(o, {}, {}) for e, o in enumerate(init.operands)} if init.opcode == "tuple" else {}
     states = [state]
@@ -249,8 +279,9 @@ def _back(comp: Computation, sets: dict[int, set], scalars: Optional[dict] = Non
     # spread over whole arrays is pulled back through every iteration point by point
     limit = current().budgets.verify_points_per_value
     if sum(len(points) for points in sets.values()) > limit:
-        raise ValueError(f"budget verify_points_per_value={limit}: a loop iteration pulls back more "
-                         f"than {limit} elements")
+        raise ValueError(
+            f"budget verify_points_per_value={limit}: a loop iteration pulls back more than {limit} elements"
+        )
     for e, points in sets.items():
         source = root.operands[e] if root.opcode == "tuple" and e < len(root.operands) else None
         if source is not None and source.opcode == "get-tuple-element" and source.operands[0].opcode == "parameter":
@@ -273,8 +304,9 @@ def _union_into(acc: dict[int, set], new: dict[int, set]) -> bool:
     return grew
 
 
-def _iterate_back(body: Computation, start: dict[int, set], trips: Optional[int], states: list,
-                  every: bool) -> dict[int, set]:
+def _iterate_back(
+    body: Computation, start: dict[int, set], trips: Optional[int], states: list, every: bool
+) -> dict[int, set]:
     """``start`` (in the state after ``trips`` iterations) pulled back to the initial state
     (``every``: the union over pulling back 0..trips iterations, i.e. ``start`` read in every
     state; trips None: over every count, until nothing new appears, offsets taken as 0)."""
@@ -285,7 +317,7 @@ def _iterate_back(body: Computation, start: dict[int, set], trips: Optional[int]
             if not _union_into(total, current):
                 return total
         raise ValueError("loop reads do not settle")
-    if every:    # start is read in state n for every n: pull each back n iterations
+    if every:  # start is read in state n for every n: pull each back n iterations
         total: dict[int, set] = {}
         for n in range(trips + 1):
             current = start
@@ -310,6 +342,7 @@ def _while_reads(instr: Instruction, out: int, point: tuple, operand: int) -> di
 
 
 @reads("while")
-def while_reads(instr: Instruction, output_index: int, out_point: tuple, operand_index: int,
-                runtime_values: Optional[dict]) -> set:
+def while_reads(
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: Optional[dict]
+) -> set:
     raise ValueError("while reads several elements of its tuple operand (element_reads)")

@@ -19,6 +19,7 @@
 * TopK: the operand's row; Sharding: identity; SPMD full<->shard: the shard's tile (tile 0
   unless ``runtime_values["tile"]`` gives the partition's tile coordinates).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -32,9 +33,11 @@ from .ref_batch_norm import batch_norm_reads
 from .ref_contraction import convolution_reads, dot_reads
 from .ref_reduce import window_of
 
-CUDNN_BATCH_NORM = {"__cudnn$batchNormalizationForwardTraining": ("batch-norm-training", 3),
-                    "__cudnn$batchNormalizationForwardInference": ("batch-norm-inference", 5),
-                    "__cudnn$batchNormalizationBackward": ("batch-norm-grad", 5)}
+CUDNN_BATCH_NORM = {
+    "__cudnn$batchNormalizationForwardTraining": ("batch-norm-training", 3),
+    "__cudnn$batchNormalizationForwardInference": ("batch-norm-inference", 5),
+    "__cudnn$batchNormalizationBackward": ("batch-norm-grad", 5),
+}
 GEMMS = ("__cublas$gemm", "__cublas$lt$matmul", "__cublas$lt$matmul$f8", "__cublas$lt$matmul$mx")
 FORWARD_CONVS = ("__cudnn$convForward", "__cudnn$convBiasActivationForward", "__cudnn$convForwardGraph")
 
@@ -67,11 +70,15 @@ def _gemm_reads(instr: Instruction, output_index: int, point: tuple, operand_ind
         return set()
     if operand_index >= 2:
         return _extra_operand(instr.operands[operand_index].shape, result.dims, point, result.rank - 1)
-    dot = instruction("dot", result, instr.operands[:2],
-                      lhs_batch_dims=_ints(d.get("lhs_batch_dimensions")),
-                      rhs_batch_dims=_ints(d.get("rhs_batch_dimensions")),
-                      lhs_contracting_dims=_ints(d.get("lhs_contracting_dimensions")),
-                      rhs_contracting_dims=_ints(d.get("rhs_contracting_dimensions")))
+    dot = instruction(
+        "dot",
+        result,
+        instr.operands[:2],
+        lhs_batch_dims=_ints(d.get("lhs_batch_dimensions")),
+        rhs_batch_dims=_ints(d.get("rhs_batch_dimensions")),
+        lhs_contracting_dims=_ints(d.get("lhs_contracting_dimensions")),
+        rhs_contracting_dims=_ints(d.get("rhs_contracting_dimensions")),
+    )
     return dot_reads(dot, 0, point, operand_index, None)
 
 
@@ -99,11 +106,19 @@ def _forward_conv_reads(instr: Instruction, output_index: int, point: tuple, ope
     labels = instr.attr("dim_labels")
     if operand_index >= 2:
         bias = operand_index == 2 and instr.attr("custom_call_target") == "__cudnn$convBiasActivationForward"
-        return _extra_operand(instr.operands[operand_index].shape, result.dims, point,
-                              labels.output_feature if bias else None)
-    conv = instruction("convolution", result, instr.operands[:2],
-                       **{k: instr.attrs[k] for k in ("window", "dim_labels", "feature_group_count",
-                                                      "batch_group_count") if k in instr.attrs})
+        return _extra_operand(
+            instr.operands[operand_index].shape, result.dims, point, labels.output_feature if bias else None
+        )
+    conv = instruction(
+        "convolution",
+        result,
+        instr.operands[:2],
+        **{
+            k: instr.attrs[k]
+            for k in ("window", "dim_labels", "feature_group_count", "batch_group_count")
+            if k in instr.attrs
+        },
+    )
     return convolution_reads(conv, 0, point, operand_index, None)
 
 
@@ -169,10 +184,10 @@ def _backward_reads(instr: Instruction, output_index: int, point: tuple, operand
 
 def _onednn_matmul_reads(instr: Instruction, output_index: int, point: tuple, operand_index: int) -> set:
     if output_index > 0:
-        return set()   # the scratchpad
+        return set()  # the scratchpad
     cfg = backend_config(instr)["onednn_matmul_config"]
     rank = len(point)
-    batch, m, n = tuple(point[:rank - 2]), point[rank - 2], point[rank - 1]
+    batch, m, n = tuple(point[: rank - 2]), point[rank - 2], point[rank - 1]
     shape = instr.operands[operand_index].shape
     if operand_index == 0:
         if cfg.get("transpose_a"):
@@ -195,9 +210,11 @@ def _onednn_convolution(instr: Instruction) -> Instruction:
     found = []
     for plus in (0, 1):
         parts = []
-        for role, keys in (("input", ("data", "batch_dim", "feature_dim")),
-                           ("kernel", ("filter", "input_feature_dim", "output_feature_dim")),
-                           ("output", ("data", "batch_dim", "feature_dim"))):
+        for role, keys in (
+            ("input", ("data", "batch_dim", "feature_dim")),
+            ("kernel", ("filter", "input_feature_dim", "output_feature_dim")),
+            ("output", ("data", "batch_dim", "feature_dim")),
+        ):
             layout = cfg[role][keys[0]]
             spatial = tuple(int(s) - plus for s in layout.get("spatial_dims", []))
             parts.append((int(layout.get(keys[1], 0)), int(layout.get(keys[2], 0)), spatial))
@@ -211,9 +228,16 @@ def _onednn_convolution(instr: Instruction) -> Instruction:
             values = [int(v) - plus for v in win.get(name, [])]
             return values or [default] * count
 
-        window = tuple(WindowDim(kernel.dims[labels.kernel_spatial[a]], field("strides", 1)[a],
-                                 field("pad_left", 0)[a], field("pad_right", 0)[a], field("window_dilations", 1)[a])
-                       for a in range(count))
+        window = tuple(
+            WindowDim(
+                kernel.dims[labels.kernel_spatial[a]],
+                field("strides", 1)[a],
+                field("pad_left", 0)[a],
+                field("pad_right", 0)[a],
+                field("window_dilations", 1)[a],
+            )
+            for a in range(count)
+        )
         out = [0] * result.rank
         out[labels.output_batch] = lhs.dims[labels.input_batch]
         out[labels.output_feature] = kernel.dims[labels.kernel_output_feature]
@@ -222,8 +246,17 @@ def _onednn_convolution(instr: Instruction) -> Instruction:
             padded = lhs.dims[labels.input_spatial[a]] + wd.pad_low + wd.pad_high
             out[labels.output_spatial[a]] = (padded - span) // wd.stride + 1 if padded >= span else 0
         if tuple(out) == result.dims:
-            found.append(instruction("convolution", result, instr.operands[:2], window=window, dim_labels=labels,
-                                     feature_group_count=groups, batch_group_count=1))
+            found.append(
+                instruction(
+                    "convolution",
+                    result,
+                    instr.operands[:2],
+                    window=window,
+                    dim_labels=labels,
+                    feature_group_count=groups,
+                    batch_group_count=1,
+                )
+            )
     if len(found) != 1:
         raise ValueError("onednn_conv_config does not describe one convolution giving the result shape")
     return found[0]
@@ -231,7 +264,7 @@ def _onednn_convolution(instr: Instruction) -> Instruction:
 
 def _onednn_convolution_reads(instr: Instruction, output_index: int, point: tuple, operand_index: int) -> set:
     if output_index > 0:
-        return set()   # the scratchpad
+        return set()  # the scratchpad
     conv = _onednn_convolution(instr)
     if operand_index < 2:
         return convolution_reads(conv, 0, point, operand_index, None)
@@ -263,8 +296,9 @@ def _is_amax(instr: Instruction, output_index: int) -> bool:
 
 
 @reads("custom-call")
-def custom_call_reads(instr: Instruction, output_index: int, out_point: tuple, operand_index: int,
-                      runtime_values: Optional[dict]) -> set:
+def custom_call_reads(
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: Optional[dict]
+) -> set:
     if _is_amax(instr, output_index):
         found: set = set()
         for point in itertools.product(*(range(n) for n in instr.shape.leaf(0).dims)):
@@ -282,7 +316,7 @@ def custom_call_reads(instr: Instruction, output_index: int, out_point: tuple, o
     if target in CUDNN_BATCH_NORM:
         opcode, arrays = CUDNN_BATCH_NORM[target]
         if operand_index >= arrays:
-            return {()}        # epsilon, feature_index: configuration read by every element
+            return {()}  # epsilon, feature_index: configuration read by every element
         feature_index = instr.operands[arrays + 1].literal_values()
         outputs = 1 if opcode == "batch-norm-inference" else 3
         shapes = [instr.shape.leaf(j) for j in range(outputs)]

@@ -5,6 +5,7 @@ Offsets and indices come from ``runtime_values[operand]``; an operand that is a 
 dynamic-update-slice and gather clamp each start index into ``[0, dim - size]``; scatter skips
 an update window whose start lies outside that range (ScatterExpander's validity check).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -37,13 +38,16 @@ def _clamp(value: int, hi: int) -> int:
 
 
 def _dynamic_offsets(instr: Instruction, first: int, operand_dims, sizes, runtime_values) -> list[int]:
-    return [_clamp(operand_values(instr, first + i, runtime_values).item(), operand_dims[i] - sizes[i])
-            for i in range(len(operand_dims))]
+    return [
+        _clamp(operand_values(instr, first + i, runtime_values).item(), operand_dims[i] - sizes[i])
+        for i in range(len(operand_dims))
+    ]
 
 
 @reads("dynamic-slice")
-def dynamic_slice_reads(instr: Instruction, output_index: int, out_point: tuple, operand_index: int,
-                        runtime_values: Optional[dict]) -> set:
+def dynamic_slice_reads(
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: Optional[dict]
+) -> set:
     if operand_index > 0:
         return set(SCALAR_READ)
     operand_dims = instr.operands[0].shape.dims
@@ -52,8 +56,9 @@ def dynamic_slice_reads(instr: Instruction, output_index: int, out_point: tuple,
 
 
 @reads("dynamic-update-slice")
-def dynamic_update_slice_reads(instr: Instruction, output_index: int, out_point: tuple, operand_index: int,
-                               runtime_values: Optional[dict]) -> set:
+def dynamic_update_slice_reads(
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: Optional[dict]
+) -> set:
     if operand_index > 1:
         return set(SCALAR_READ)
     update_dims = instr.operands[1].shape.dims
@@ -65,8 +70,9 @@ def dynamic_update_slice_reads(instr: Instruction, output_index: int, out_point:
     return {inside} if overwritten else set()
 
 
-def _index_vectors(instr: Instruction, indices_operand: int, index_vector_dim: int,
-                   runtime_values: Optional[dict]) -> np.ndarray:
+def _index_vectors(
+    instr: Instruction, indices_operand: int, index_vector_dim: int, runtime_values: Optional[dict]
+) -> np.ndarray:
     """Indices with the index vector moved last (a trailing length-1 vector when it is implicit)."""
     values = operand_values(instr, indices_operand, runtime_values)
     if index_vector_dim == values.ndim:
@@ -85,8 +91,9 @@ def _batch_position(indices_dim: int, index_vector_dim: int) -> int:
 
 
 @reads("gather")
-def gather_reads(instr: Instruction, output_index: int, out_point: tuple, operand_index: int,
-                 runtime_values: Optional[dict]) -> set:
+def gather_reads(
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: Optional[dict]
+) -> set:
     offset_dims = instr.attr("offset_dims", ())
     index_vector_dim = instr.attr("index_vector_dim")
     indices_dims = instr.operands[1].shape.dims
@@ -139,7 +146,7 @@ def scatter_landings(instr: Instruction, runtime_values: Optional[dict]) -> dict
         for d, j in zip(operand_batching, indices_batching):
             start[d] = batch[_batch_position(j, index_vector_dim)]
         if any(not 0 <= s <= n - w for s, n, w in zip(start, operand_dims, window_size)):
-            continue   # out-of-bounds windows are skipped whole
+            continue  # out-of-bounds windows are skipped whole
         target = list(start)
         for d, u in zip(window_operand_dims, window_update_dims):
             target[d] += update_point[u]
@@ -174,8 +181,9 @@ def _current_values_used(instr: Instruction, count: int) -> list[set]:
 
 
 @reads("scatter")
-def scatter_reads(instr: Instruction, output_index: int, out_point: tuple, operand_index: int,
-                  runtime_values: Optional[dict]) -> set:
+def scatter_reads(
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: Optional[dict]
+) -> set:
     count = (len(instr.operands) - 1) // 2
     if operand_index == count:
         # Whether any update lands here depends on every index vector.

@@ -3,6 +3,7 @@
 An operand of rank 0 next to a ranked output (the scalar of ``select``/``clamp``) is read whole
 by every output element.
 """
+
 from __future__ import annotations
 
 from . import reads, reads_sets
@@ -16,8 +17,9 @@ def _reads_a_scalar(instr, operand_index) -> bool:
     if operand_shape.rank == 0:
         return True
     if operand_shape.dims != instr.shape.dims:
-        raise ValueError(f"{instr.opcode} operand {operand_index} shape {operand_shape.dims} "
-                         f"differs from output {instr.shape.dims}")
+        raise ValueError(
+            f"{instr.opcode} operand {operand_index} shape {operand_shape.dims} differs from output {instr.shape.dims}"
+        )
     return False
 
 

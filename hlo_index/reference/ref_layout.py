@@ -4,6 +4,7 @@ No formulas: the array of element numbers is physically moved (transposed into m
 reshaped to fold ``*`` dims, padded to whole tiles, split, transposed so in-tile dims go last)
 and finally read out flat. It shares nothing with ``hlo_index.layout``, which it checks.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -17,8 +18,9 @@ def physical_memory(shape: Shape) -> np.ndarray:
     """The flat memory image: each slot holds the row-major logical element number, or -1."""
     dims = tuple(shape.dims)
     layout = shape.layout
-    minor_to_major = tuple(layout.minor_to_major) if layout and layout.minor_to_major else \
-        tuple(range(len(dims) - 1, -1, -1))
+    minor_to_major = (
+        tuple(layout.minor_to_major) if layout and layout.minor_to_major else tuple(range(len(dims) - 1, -1, -1))
+    )
     tiles = tuple(layout.tiles) if layout else ()
     memory = np.arange(int(np.prod(dims, dtype=np.int64)), dtype=np.int64).reshape(dims)
     memory = np.transpose(memory, tuple(reversed(minor_to_major)))
@@ -28,7 +30,7 @@ def physical_memory(shape: Shape) -> np.ndarray:
 
 
 def _apply_tile(array: np.ndarray, tile: list[int]) -> np.ndarray:
-    while array.ndim < len(tile):          # a tile longer than the array sees leading 1-dims
+    while array.ndim < len(tile):  # a tile longer than the array sees leading 1-dims
         array = array[np.newaxis]
     head = array.ndim - len(tile)
     # Fold each '*' dim into the next more minor one: a row-major reshape does exactly that.

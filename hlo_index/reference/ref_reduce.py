@@ -9,6 +9,7 @@ element therefore may read every source element whose window covers it and, thro
 selection, every operand element of those windows. Init values are scalars, read by every
 output element.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -50,8 +51,9 @@ def _arity(instr: Instruction) -> int:
 
 
 @reads("reduce")
-def reduce_reads(instr: Instruction, output_index: int, out_point: tuple, operand_index: int,
-                 runtime_values: Optional[dict]) -> set:
+def reduce_reads(
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: Optional[dict]
+) -> set:
     if operand_index >= _arity(instr):
         return set(SCALAR_READ)
     in_dims = instr.operands[operand_index].shape.dims
@@ -62,8 +64,9 @@ def reduce_reads(instr: Instruction, output_index: int, out_point: tuple, operan
 
 
 @reads("reduce-window")
-def reduce_window_reads(instr: Instruction, output_index: int, out_point: tuple, operand_index: int,
-                        runtime_values: Optional[dict]) -> set:
+def reduce_window_reads(
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: Optional[dict]
+) -> set:
     if operand_index >= _arity(instr):
         return set(SCALAR_READ)
     in_dims = instr.operands[operand_index].shape.dims
@@ -71,20 +74,25 @@ def reduce_window_reads(instr: Instruction, output_index: int, out_point: tuple,
 
 
 @reads("select-and-scatter")
-def select_and_scatter_reads(instr: Instruction, output_index: int, out_point: tuple, operand_index: int,
-                             runtime_values: Optional[dict]) -> set:
+def select_and_scatter_reads(
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: Optional[dict]
+) -> set:
     if operand_index == 2:
         return set(SCALAR_READ)
     operand_dims = instr.operands[0].shape.dims
     source_dims = instr.operands[1].shape.dims
     window = window_of(instr, len(operand_dims))
     # A window is a product of per-axis ranges, so "the windows covering x" is a product too.
-    covering = [[w for w in range(m) if x in window_elements(w, wd, n)]
-                for x, m, wd, n in zip(out_point, source_dims, window, operand_dims)]
+    covering = [
+        [w for w in range(m) if x in window_elements(w, wd, n)]
+        for x, m, wd, n in zip(out_point, source_dims, window, operand_dims)
+    ]
     if operand_index == 1:
         return set(itertools.product(*covering))
     if any(not axis for axis in covering):
         return set()
-    union = [sorted({e for w in axis for e in window_elements(w, wd, n)})
-             for axis, wd, n in zip(covering, window, operand_dims)]
+    union = [
+        sorted({e for w in axis for e in window_elements(w, wd, n)})
+        for axis, wd, n in zip(covering, window, operand_dims)
+    ]
     return set(itertools.product(*union))

@@ -5,6 +5,7 @@ plain numpy (``np.transpose``, slicing, ``np.flip``, ``np.reshape``...) and the 
 output element is unravelled back to the operand index it came from. ``-1`` marks elements that
 come from no operand element (padding). Nothing here knows about indexing maps.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -155,7 +156,11 @@ def bitcast_reads(instr, output_index, out_point, operand_index, runtime_values)
     # at physical position j covers bits [j * dst_bits, (j + 1) * dst_bits) of that memory.
     # (memory = np.transpose(tagged(src.dims), major-to-minor).reshape(-1), read where needed)
     dst_order = _major_to_minor(dst)
-    j = int(np.ravel_multi_index([out_point[d] for d in dst_order], [dst.dims[d] for d in dst_order])) if dst.dims else 0
+    j = (
+        int(np.ravel_multi_index([out_point[d] for d in dst_order], [dst.dims[d] for d in dst_order]))
+        if dst.dims
+        else 0
+    )
     first, last = (j * dst_bits) // src_bits, ((j + 1) * dst_bits - 1) // src_bits
     found = set()
     for tag in tags_in_order(src.dims, _major_to_minor(src), np.arange(first, last + 1)):
@@ -200,4 +205,4 @@ def copy_start_reads(instr, output_index, out_point, operand_index, runtime_valu
 
 @reads("copy-done")
 def copy_done_reads(instr, output_index, out_point, operand_index, runtime_values):
-    return {tuple(out_point)}   # element 0 (the destination) of the copy-start tuple
+    return {tuple(out_point)}  # element 0 (the destination) of the copy-start tuple

@@ -5,6 +5,7 @@ comparator, which sees parameters 2i and 2i+1 for operand i. So output j reads, 
 operand j and every operand whose comparator parameters influence the comparator's result
 (every operand when the comparator is not available or calls other computations).
 """
+
 from __future__ import annotations
 
 from typing import Optional
@@ -33,17 +34,19 @@ def _comparator_operands(instr: Instruction) -> set[int]:
 
 
 @reads("sort")
-def sort_reads(instr: Instruction, output_index: int, out_point: tuple, operand_index: int,
-               runtime_values: Optional[dict]) -> set:
+def sort_reads(
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: Optional[dict]
+) -> set:
     if operand_index != output_index and operand_index not in _comparator_operands(instr):
         return set()
     (axis,) = instr.attr("dimensions")
     length = instr.operands[operand_index].shape.dims[axis]
-    return {out_point[:axis] + (k,) + out_point[axis + 1:] for k in range(length)}
+    return {out_point[:axis] + (k,) + out_point[axis + 1 :] for k in range(length)}
 
 
 @reads("topk")
-def topk_reads(instr: Instruction, output_index: int, out_point: tuple, operand_index: int,
-               runtime_values: Optional[dict]) -> set:
+def topk_reads(
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: Optional[dict]
+) -> set:
     length = instr.operands[0].shape.dims[-1]
     return {out_point[:-1] + (k,) for k in range(length)}

@@ -1,5 +1,6 @@
 """``bubble``'s report as JSON and as text; ``rewrites`` maps ``id(chain)`` to the file its
 rewritten module was written to."""
+
 from __future__ import annotations
 
 from rich.text import Text
@@ -11,22 +12,32 @@ SCHEMA = "hlo-index/1"
 
 
 def bubble_json(report: BubbleReport, rewrites: dict[int, str]) -> dict:
-    return {"schema": SCHEMA, "modules": [
-        {"name": m.name, "input": m.kind,
-         "chains": [c.to_json() if m.kind == "mlir" else c.to_json(rewrites.get(id(c))) for c in m.chains]}
-        for m in report.modules]}
+    return {
+        "schema": SCHEMA,
+        "modules": [
+            {
+                "name": m.name,
+                "input": m.kind,
+                "chains": [c.to_json() if m.kind == "mlir" else c.to_json(rewrites.get(id(c))) for c in m.chains],
+            }
+            for m in report.modules
+        ],
+    }
 
 
 def render_bubble_text(report: BubbleReport, rewrites: dict[int, str], out) -> None:
     for m in report.modules:
         kind = m.kind
-        out.print(Text(f"{'function file' if kind == 'mlir' else 'module'} {m.name}: "
-                       f"{len(m.chains)} slice/reshape pair(s)", style="bold"))
+        out.print(
+            Text(
+                f"{'function file' if kind == 'mlir' else 'module'} {m.name}: {len(m.chains)} slice/reshape pair(s)",
+                style="bold",
+            )
+        )
         for c in m.chains:
             line = Text("  ")
             line.append(c.verdict, style=VERDICT_STYLE.get(c.verdict, ""))
-            pair = (f"%{c.slice} -> %{c.reshape}" if c.order == "slice_then_reshape"
-                    else f"%{c.reshape} -> %{c.slice}")
+            pair = f"%{c.slice} -> %{c.reshape}" if c.order == "slice_then_reshape" else f"%{c.reshape} -> %{c.slice}"
             where = f"@{c.computation}" if kind == "mlir" else f"%{c.computation}"
             order = c.direction if kind == "mlir" else c.order
             line.append(f"  {pair}  ({order.replace('_', ' ')}, in {where})")
@@ -35,8 +46,9 @@ def render_bubble_text(report: BubbleReport, rewrites: dict[int, str], out) -> N
             if getattr(c, "condition", None):
                 out.print(Text(f"      condition: {c.condition}"), soft_wrap=True)
             if c.rewrite:
-                out.print(Text("      rewrite:\n" + "\n".join("        " + s for s in c.rewrite.splitlines())),
-                          soft_wrap=True)
+                out.print(
+                    Text("      rewrite:\n" + "\n".join("        " + s for s in c.rewrite.splitlines())), soft_wrap=True
+                )
             path = rewrites.get(id(c)) if kind == "hlo" else None
             if path:
                 out.print(Text(f"      rewritten module: {path}"), soft_wrap=True)

@@ -1,4 +1,5 @@
 """``check``'s findings as text, as JSON (schema ``hlo-index-check/1``) and as GitHub annotations."""
+
 from __future__ import annotations
 
 import json
@@ -22,16 +23,28 @@ def render_check_text(found: list[Finding], checked: int, painter, baselined: in
         if f.op_name or f.source_location:
             lines.append(p(f"    from {f.op_name}  {f.source_location}".rstrip(), "dim"))
     known = f" ({baselined} known from the baseline)" if baselined else ""
-    verdict = (f"{len(found)} finding(s) in {checked} fusion(s){known}" if found
-               else f"no new finding in {checked} fusion(s){known}" if baselined
-               else f"all {checked} fusion(s) read each operand through one distinct map")
+    verdict = (
+        f"{len(found)} finding(s) in {checked} fusion(s){known}"
+        if found
+        else f"no new finding in {checked} fusion(s){known}"
+        if baselined
+        else f"all {checked} fusion(s) read each operand through one distinct map"
+    )
     lines.append(p(verdict, "bold red" if found else "bold green"))
     return lines
 
 
 def render_check_json(found: list[Finding], checked: int, baselined: int = 0) -> str:
-    return json.dumps({"schema": CHECK_SCHEMA, "fusions_checked": checked, "ok": not found,
-                       "baselined": baselined, "findings": [f.to_json() for f in found]}, indent=1)
+    return json.dumps(
+        {
+            "schema": CHECK_SCHEMA,
+            "fusions_checked": checked,
+            "ok": not found,
+            "baselined": baselined,
+            "findings": [f.to_json() for f in found],
+        },
+        indent=1,
+    )
 
 
 def _escape(text: str, property_value: bool = False) -> str:
@@ -60,8 +73,9 @@ def render_check_github(found: list[Finding], reports: Iterable[ModuleReport] = 
         body = f.message + "".join("\n  " + m for m in f.maps)
         if f.source_location:
             body += f"\n  from {f.op_name} {f.source_location}"
-        title = f"hlo-index {f.code}: " + ("operand read through several maps" if f.kind != "verify"
-                                           else "verify mismatch")
+        title = f"hlo-index {f.code}: " + (
+            "operand read through several maps" if f.kind != "verify" else "verify mismatch"
+        )
         props = f"file={_escape(f.source, True)}"
         if f.line:
             props += f",line={f.line}"

@@ -4,6 +4,7 @@ line that made them), each one's changes old → new, and the module's totals.
 Unchanged fusions are listed only when asked (``show_same``). Lines are never cut, so a map or a
 ``file:line`` stays one line to copy or grep.
 """
+
 from __future__ import annotations
 
 from typing import Optional
@@ -81,8 +82,11 @@ def _change_lines(p: Painter, c: Change) -> list[str]:
         lines += ["        " + p.map(m) for m in c.new if m in c.old]
         return lines
     if c.kind == "bytes":
-        parts = [f"{key} {human_bytes(c.old[key])} → {human_bytes(c.new[key])}{_percent(c.old[key], c.new[key])}"
-                 for key in ("read", "written") if c.old[key] != c.new[key]]
+        parts = [
+            f"{key} {human_bytes(c.old[key])} → {human_bytes(c.new[key])}{_percent(c.old[key], c.new[key])}"
+            for key in ("read", "written")
+            if c.old[key] != c.new[key]
+        ]
         return [label + " " + ", ".join(parts)]
     if c.kind == "time":
         return [label + f" {_time(c.old)} → {_time(c.new)}{_percent(c.old, c.new)}"]
@@ -96,8 +100,10 @@ def _change_lines(p: Painter, c: Change) -> list[str]:
 def _totals_text(old: SideTotals, new: SideTotals, fusions: list[FusionDiff], has_cost: bool) -> str:
     counts = {s: sum(1 for f in fusions if f.status == s) for s in ("changed", "added", "removed", "same")}
     unknown = " (some unknown)" if old.bytes_unknown or new.bytes_unknown else ""
-    text = (f"totals: {old.fusions} → {new.fusions} fusion(s), {human_bytes(old.bytes_read)} → "
-            f"{human_bytes(new.bytes_read)} read{_percent(old.bytes_read, new.bytes_read)}{unknown}")
+    text = (
+        f"totals: {old.fusions} → {new.fusions} fusion(s), {human_bytes(old.bytes_read)} → "
+        f"{human_bytes(new.bytes_read)} read{_percent(old.bytes_read, new.bytes_read)}{unknown}"
+    )
     if has_cost:
         text += f", {_time(old.time_us)} → {_time(new.time_us)}{_percent(old.time_us, new.time_us)}"
     paired = {how: sum(1 for f in fusions if f.matched_by == how) for how in ("structure", "source", "name")}
@@ -107,33 +113,66 @@ def _totals_text(old: SideTotals, new: SideTotals, fusions: list[FusionDiff], ha
 
 
 def module_lines(p: Painter, m: ModuleDiff, has_cost: bool, show_same: bool = False) -> list[str]:
-    if not m.fusions:   # a dump's before-optimizations modules: nothing to compare, one line
-        return [p(f"module {m.name}", "bold") + p(f"  no fusions  (old {m.old_path or '(none)'}, "
-                                                  f"new {m.new_path or '(none)'})", "dim")]
-    lines = [p(f"module {m.name}", "bold"),
-             p(f"  old {m.old_path or '(none)'}", "dim"), p(f"  new {m.new_path or '(none)'}", "dim")]
+    if not m.fusions:  # a dump's before-optimizations modules: nothing to compare, one line
+        return [
+            p(f"module {m.name}", "bold")
+            + p(f"  no fusions  (old {m.old_path or '(none)'}, new {m.new_path or '(none)'})", "dim")
+        ]
+    lines = [
+        p(f"module {m.name}", "bold"),
+        p(f"  old {m.old_path or '(none)'}", "dim"),
+        p(f"  new {m.new_path or '(none)'}", "dim"),
+    ]
     shown = [f for f in m.worst_first(by_time=has_cost) if show_same or f.status != "same"]
     if shown:
         what = "time_us" if has_cost else "bytes_read"
-        header = ["Δ time" if has_cost else "Δ bytes read", "time" if has_cost else "bytes read",
-                  "status", "fusion", "matched", "changes", "source"]
+        header = [
+            "Δ time" if has_cost else "Δ bytes read",
+            "time" if has_cost else "bytes read",
+            "status",
+            "fusion",
+            "matched",
+            "changes",
+            "source",
+        ]
         rows, styles = [], []
         for f in shown:
             delta = f.delta(what)
             figure = _old_new(f, what, _time if has_cost else human_bytes)
             source = (f.new or f.old).source_text
-            rows.append([_signed_time(delta) if has_cost else _signed_bytes(delta), figure, f.status,
-                         _fusion_name(f), f.matched_by or "-", _kinds(f), source])
-            styles.append(["bold red" if delta > 0 else "green" if delta < 0 else "", "",
-                           _STATUS_STYLE[f.status], "cyan", "dim", "", "magenta"])
+            rows.append(
+                [
+                    _signed_time(delta) if has_cost else _signed_bytes(delta),
+                    figure,
+                    f.status,
+                    _fusion_name(f),
+                    f.matched_by or "-",
+                    _kinds(f),
+                    source,
+                ]
+            )
+            styles.append(
+                [
+                    "bold red" if delta > 0 else "green" if delta < 0 else "",
+                    "",
+                    _STATUS_STYLE[f.status],
+                    "cyan",
+                    "dim",
+                    "",
+                    "magenta",
+                ]
+            )
         lines += _table(p, header, rows, right={0}, styles=styles)
         for f in shown:
             if not f.changes:
                 continue
             how = f", matched by {f.matched_by}" if f.matched_by else ""
             lines.append("")
-            lines.append(p(_fusion_name(f), "bold cyan") + p(f"  ({f.status}{how})", "dim")
-                         + ("  " + p(f.new.source_text, "magenta") if f.new.source_text else ""))
+            lines.append(
+                p(_fusion_name(f), "bold cyan")
+                + p(f"  ({f.status}{how})", "dim")
+                + ("  " + p(f.new.source_text, "magenta") if f.new.source_text else "")
+            )
             for c in f.changes:
                 lines.extend(_change_lines(p, c))
     else:
@@ -155,5 +194,9 @@ def render_diff_text(report: DiffReport, painter: Painter, show_same: bool = Fal
 
 def condition_lines(met: list[ConditionMet]) -> list[str]:
     """``--fail-on`` failures, one line per fusion (for stderr)."""
-    return [f"error: --fail-on {m.condition}: module {m.module}"
-            + (f", fusion '{m.fusion}'" if m.fusion else "") + f": {m.detail}" for m in met]
+    return [
+        f"error: --fail-on {m.condition}: module {m.module}"
+        + (f", fusion '{m.fusion}'" if m.fusion else "")
+        + f": {m.detail}"
+        for m in met
+    ]

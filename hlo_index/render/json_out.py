@@ -6,6 +6,7 @@ written as text row by row, never as one dict tree: each distinct per-operand fi
 (memoised and shared by the analyses) and each map list is encoded once. The text is exactly what
 ``json`` writes for ``document(modules)`` (a test compares them).
 """
+
 from __future__ import annotations
 
 import io
@@ -52,12 +53,14 @@ class _Encoded:
 
     def head(self, key: tuple) -> str:
         operand, name, shape = key
-        text = self.heads[key] = (f'{{"operand": {operand}, "operand_name": {self.string(name)}, '
-                                  f'"operand_shape": {self.string(shape)}, "output": ')
+        text = self.heads[key] = (
+            f'{{"operand": {operand}, "operand_name": {self.string(name)}, '
+            f'"operand_shape": {self.string(shape)}, "output": '
+        )
         return text
 
     def tail(self, key: tuple, row: OperandReport) -> str:
-        self._kept.append((row.maps, tuple(row.extra.values())))   # their ids are in the key
+        self._kept.append((row.maps, tuple(row.extra.values())))  # their ids are in the key
         maps = ", ".join(self.value(m.to_json_cached()) for m in row.maps)
         text = f', "maps": [{maps}], "deduplicated": {"true" if row.deduplicated else "false"}'
         text += "".join(f", {self.string(k)}: {self.value(v)}" for k, v in row.extra.items())
@@ -86,7 +89,7 @@ def _operands(rows: list[OperandReport], enc: _Encoded, out: TextIO) -> None:
     out.write("]")
 
 
-_OUT2IN, _IN2OUT = "\x00output_to_input\x00", "\x00input_to_output\x00"   # never in HLO names
+_OUT2IN, _IN2OUT = "\x00output_to_input\x00", "\x00input_to_output\x00"  # never in HLO names
 
 
 def _write_target(target: TargetReport, enc: _Encoded, out: TextIO) -> None:
@@ -119,8 +122,7 @@ def write_module(mod: ModuleReport, out: TextIO) -> None:
     out.write('], "diagnostics": ' + _encode([d.to_json() for d in mod.diagnostics]) + "}")
 
 
-def write_json(modules: Iterable[ModuleReport], out: TextIO, top: Optional[int] = None,
-               sort: str = "bytes") -> None:
+def write_json(modules: Iterable[ModuleReport], out: TextIO, top: Optional[int] = None, sort: str = "bytes") -> None:
     """The same document as ``render_json``, streamed: one module's JSON at a time.
 
     With ``top``, each module keeps only the ``top`` heaviest targets by ``sort`` over all
@@ -134,7 +136,7 @@ def write_json(modules: Iterable[ModuleReport], out: TextIO, top: Optional[int] 
     for i, mod in enumerate(modules):
         if i:
             out.write(",")
-        if mod.json_text is not None:   # encoded by a worker process (--jobs)
+        if mod.json_text is not None:  # encoded by a worker process (--jobs)
             out.write(mod.json_text)
         else:
             write_module(mod, out)
@@ -145,6 +147,7 @@ def write_json(modules: Iterable[ModuleReport], out: TextIO, top: Optional[int] 
 
 def ranked_document(modules: list[ModuleReport], top: int, sort: str) -> dict:
     from ..report.triage import rank_targets
+
     rank_of, ranked = rank_targets(modules, top, sort)
     out_modules = []
     for mi, m in enumerate(modules):

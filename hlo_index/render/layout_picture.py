@@ -3,6 +3,7 @@
 Cells are coloured by first-level tile; tile edges are drawn thick, edges of later (nested)
 tiles thin and red; padding added to fill whole tiles shows as ``·``.
 """
+
 from __future__ import annotations
 
 from html import escape
@@ -17,8 +18,19 @@ from ..report.layout_picture import Grid, LayoutOffsets, LayoutPicture
 PADDING_MARK = "·"
 ROW_LABEL_END = "┊"
 # one colour per palette slot the report may use (report.layout_picture.PALETTE_LIMIT)
-TILE_COLOURS = ("#cfe8ff", "#ffe0b3", "#d4f7d4", "#f7d4f0", "#fff6b3", "#d9d2ff", "#c8f0ec",
-                "#ffd1d1", "#e6e6e6", "#f0dcc8", "#d0f0ff")
+TILE_COLOURS = (
+    "#cfe8ff",
+    "#ffe0b3",
+    "#d4f7d4",
+    "#f7d4f0",
+    "#fff6b3",
+    "#d9d2ff",
+    "#c8f0ec",
+    "#ffd1d1",
+    "#e6e6e6",
+    "#f0dcc8",
+    "#d0f0ff",
+)
 NESTED_EDGE = "#d62728"
 
 
@@ -30,12 +42,14 @@ def _colour(picture: LayoutPicture, tile: int) -> Optional[str]:
 
 # ---- Rich text -------------------------------------------------------------------------
 
+
 def render_text(picture: LayoutPicture, console: Console) -> None:
     console.print(Text(picture.shape_text, style="bold"))
     padding = picture.physical_elements - picture.real_elements
-    console.print(Text(f"physical elements: {picture.physical_elements} "
-                       f"({picture.real_elements} elements, {padding} padding)"))
-    console.print(Text("map: " + picture.map_text), soft_wrap=True)   # one line, never split inside an interval
+    console.print(
+        Text(f"physical elements: {picture.physical_elements} ({picture.real_elements} elements, {padding} padding)")
+    )
+    console.print(Text("map: " + picture.map_text), soft_wrap=True)  # one line, never split inside an interval
     for grid in picture.grids:
         console.print()
         if grid.title:
@@ -102,38 +116,45 @@ def _row_edge(grid: Grid, r: int, width: int, label: int) -> Optional[Text]:
 
 # ---- SVG ---------------------------------------------------------------------------------
 
+
 def render_svg(picture: LayoutPicture, cell: int = 36) -> str:
     """The picture as a standalone SVG document."""
     margin, title_h, gap = 24, 22, 16
     body: list[str] = []
     y = margin + 3 * 18
     width = margin * 2 + cell
-    text_lines = [picture.shape_text,
-                  f"physical elements: {picture.physical_elements} "
-                  f"({picture.real_elements} elements, "
-                  f"{picture.physical_elements - picture.real_elements} padding)",
-                  "map: " + picture.map_text]
+    text_lines = [
+        picture.shape_text,
+        f"physical elements: {picture.physical_elements} "
+        f"({picture.real_elements} elements, "
+        f"{picture.physical_elements - picture.real_elements} padding)",
+        "map: " + picture.map_text,
+    ]
     for i, line in enumerate(text_lines):
-        body.append(f'<text x="{margin}" y="{margin + i * 18}" font-size="13" '
-                    f'font-weight="{"bold" if i == 0 else "normal"}">{escape(line)}</text>')
+        body.append(
+            f'<text x="{margin}" y="{margin + i * 18}" font-size="13" '
+            f'font-weight="{"bold" if i == 0 else "normal"}">{escape(line)}</text>'
+        )
     for grid in picture.grids:
         if grid.title:
-            body.append(f'<text x="{margin}" y="{y + 14}" font-size="13" font-weight="bold">'
-                        f'{escape(grid.title)}</text>')
+            body.append(
+                f'<text x="{margin}" y="{y + 14}" font-size="13" font-weight="bold">{escape(grid.title)}</text>'
+            )
             y += title_h
         rows, cols = grid.offsets.shape
         body.extend(_svg_grid(picture, grid, margin, y, cell))
         y += rows * cell + gap
         width = max(width, margin * 2 + cols * cell)
     for note in picture.notes:
-        body.append(f'<text x="{margin}" y="{y + 14}" font-size="12" font-style="italic">'
-                    f'note: {escape(note)}</text>')
+        body.append(f'<text x="{margin}" y="{y + 14}" font-size="12" font-style="italic">note: {escape(note)}</text>')
         y += 18
     height = y + margin
     width = max(width, margin * 2 + int(8 * max(len(line) for line in text_lines)))  # ~8px/char
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-            f'viewBox="0 0 {width} {height}" font-family="monospace">\n'
-            f'<rect width="100%" height="100%" fill="white"/>\n' + "\n".join(body) + "\n</svg>\n")
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="monospace">\n'
+        f'<rect width="100%" height="100%" fill="white"/>\n' + "\n".join(body) + "\n</svg>\n"
+    )
 
 
 def _svg_grid(picture: LayoutPicture, grid: Grid, x0: int, y0: int, cell: int) -> list[str]:
@@ -144,21 +165,26 @@ def _svg_grid(picture: LayoutPicture, grid: Grid, x0: int, y0: int, cell: int) -
             x, y = x0 + c * cell, y0 + r * cell
             offset = int(grid.offsets[r, c])
             if offset < 0:
-                out.append(f'<rect class="padding" x="{x}" y="{y}" width="{cell}" height="{cell}" '
-                           f'fill="white" stroke="#bbbbbb" stroke-dasharray="3,2"/>')
+                out.append(
+                    f'<rect class="padding" x="{x}" y="{y}" width="{cell}" height="{cell}" '
+                    f'fill="white" stroke="#bbbbbb" stroke-dasharray="3,2"/>'
+                )
                 continue
             fill = _colour(picture, int(grid.tile[r, c])) or "#f4f4f4"
-            out.append(f'<rect class="element" x="{x}" y="{y}" width="{cell}" height="{cell}" '
-                       f'fill="{fill}" stroke="#999999" stroke-width="0.5"/>')
-            out.append(f'<text class="offset" x="{x + cell / 2}" y="{y + cell / 2 + 4}" '
-                       f'font-size="12" text-anchor="middle">{offset}</text>')
+            out.append(
+                f'<rect class="element" x="{x}" y="{y}" width="{cell}" height="{cell}" '
+                f'fill="{fill}" stroke="#999999" stroke-width="0.5"/>'
+            )
+            out.append(
+                f'<text class="offset" x="{x + cell / 2}" y="{y + cell / 2 + 4}" '
+                f'font-size="12" text-anchor="middle">{offset}</text>'
+            )
     out.extend(_svg_edges(grid.nested, x0, y0, cell, NESTED_EDGE, 1.5))
     out.extend(_svg_edges(grid.tile, x0, y0, cell, "black", 2.5))
     return out
 
 
-def _svg_edges(tiles: Optional[np.ndarray], x0: int, y0: int, cell: int, colour: str,
-               stroke: float) -> list[str]:
+def _svg_edges(tiles: Optional[np.ndarray], x0: int, y0: int, cell: int, colour: str, stroke: float) -> list[str]:
     """Lines along every cell edge where the tile number changes, plus the outer border."""
     if tiles is None:
         return []
@@ -175,11 +201,17 @@ def _svg_edges(tiles: Optional[np.ndarray], x0: int, y0: int, cell: int, colour:
     segments.append((x0, y0 + rows * cell, x0 + cols * cell, y0 + rows * cell))
     segments.append((x0, y0, x0, y0 + rows * cell))
     segments.append((x0 + cols * cell, y0, x0 + cols * cell, y0 + rows * cell))
-    return [f'<line x1="{a}" y1="{b}" x2="{c}" y2="{d}" stroke="{colour}" '
-            f'stroke-width="{stroke}"/>' for a, b, c, d in segments]
+    return [
+        f'<line x1="{a}" y1="{b}" x2="{c}" y2="{d}" stroke="{colour}" stroke-width="{stroke}"/>'
+        for a, b, c, d in segments
+    ]
 
 
 def layout_json(data: LayoutOffsets) -> dict:
     """``{"shape", "map", "physical_elements", "offsets"}``; offsets null above the limit."""
-    return {"shape": data.shape_text, "map": data.map_text, "physical_elements": data.physical_elements,
-            "offsets": data.offsets}
+    return {
+        "shape": data.shape_text,
+        "map": data.map_text,
+        "physical_elements": data.physical_elements,
+        "offsets": data.offsets,
+    }

@@ -1,4 +1,5 @@
 """A map's JSON (schema ``hlo-index-map/1``), as ``simplify`` and ``compose`` print it."""
+
 from __future__ import annotations
 
 from ..affine import IndexingMap
@@ -11,8 +12,7 @@ def map_to_json(m: IndexingMap) -> dict:
     if m.is_undefined:
         return {"map": str(m), "undefined": True, "reason": m.undefined_reason}
     if m.is_known_empty:
-        return {"map": str(m), "known_empty": True, "num_dims": m.num_dims,
-                "num_results": m.num_results}
+        return {"map": str(m), "known_empty": True, "num_dims": m.num_dims, "num_results": m.num_results}
     return {
         "map": str(m),
         "mlir": m.to_mlir(),
@@ -24,7 +24,6 @@ def map_to_json(m: IndexingMap) -> dict:
         "known_empty": False,
         "undefined": False,
     }
-
 
 
 def map_document(m: IndexingMap) -> dict:

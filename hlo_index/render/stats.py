@@ -1,4 +1,5 @@
 """``stats``' report as tables (Rich) and as JSON (schema ``hlo-index-stats/1``)."""
+
 from __future__ import annotations
 
 import json
@@ -13,6 +14,7 @@ def stats_json(results: list[dict]) -> str:
 def render_stats_table(results: list[dict], console) -> None:
     from rich.table import Table
     from rich.text import Text
+
     for entry in results:
         # The heading is printed on its own: as a table title it wraps to the (narrow) table width.
         console.print(Text(f"{entry['module']}  ({entry['path']})", style="bold"), soft_wrap=True)
@@ -29,7 +31,9 @@ def render_stats_table(results: list[dict], console) -> None:
             table.add_row(opcode, str(n))
         console.print(table)
     if len(results) > 1:
-        console.print(f"{len(results)} modules, "
-                      f"{sum(e['computations'] for e in results)} computations, "
-                      f"{sum(e['instructions'] for e in results)} instructions, "
-                      f"{sum(e['fusions'] for e in results)} fusions")
+        console.print(
+            f"{len(results)} modules, "
+            f"{sum(e['computations'] for e in results)} computations, "
+            f"{sum(e['instructions'] for e in results)} instructions, "
+            f"{sum(e['fusions'] for e in results)} fusions"
+        )

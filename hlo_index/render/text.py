@@ -5,6 +5,7 @@ wrapped or cut, so a map or a ``file:line`` stays one line to copy or grep. Colo
 codes chosen here, so the cost is a string join per line and the whole output is never held in
 memory: ``TextWriter.module`` writes a module's blocks and keeps one summary row per target.
 """
+
 from __future__ import annotations
 
 import re
@@ -13,15 +14,33 @@ from typing import Iterable, Optional, TextIO
 from ..report.model import MapReport, ModuleReport, OperandReport, TargetReport
 from ..report.triage import TargetFigures, figures_of, human_bytes, top_targets, totals_of
 
-_SGR = {"bold": "1", "dim": "2", "italic": "3", "underline": "4", "red": "31", "green": "32",
-        "yellow": "33", "blue": "34", "magenta": "35", "cyan": "36"}
+_SGR = {
+    "bold": "1",
+    "dim": "2",
+    "italic": "3",
+    "underline": "4",
+    "red": "31",
+    "green": "32",
+    "yellow": "33",
+    "blue": "34",
+    "magenta": "35",
+    "cyan": "36",
+}
 
 # Colours follow the variable kinds of the spec: dimensions, range and runtime variables apart.
 _MAP_TOKENS = re.compile(
     r"(?P<kw>\b(?:floordiv|ceildiv|mod)\b)|(?P<dim>\bd\d+\b)|(?P<rng>\bs\d+\b)|(?P<rt>\brt\d+\b)"
-    r"|(?P<dom>\b(?:domain|in)\b)|(?P<empty>KNOWN EMPTY)|(?P<num>(?<![\w.])-?\d+\b)")
-_TOKEN_STYLES = {"kw": "blue", "dim": "bold cyan", "rng": "bold magenta", "rt": "bold yellow",
-                 "dom": "dim", "empty": "bold red", "num": "green"}
+    r"|(?P<dom>\b(?:domain|in)\b)|(?P<empty>KNOWN EMPTY)|(?P<num>(?<![\w.])-?\d+\b)"
+)
+_TOKEN_STYLES = {
+    "kw": "blue",
+    "dim": "bold cyan",
+    "rng": "bold magenta",
+    "rt": "bold yellow",
+    "dom": "dim",
+    "empty": "bold red",
+    "num": "green",
+}
 
 
 class Painter:
@@ -45,8 +64,7 @@ class Painter:
             return text
         hit = self._maps.get(text)
         if hit is None:
-            hit = self._maps[text] = _MAP_TOKENS.sub(
-                lambda m: self(m.group(0), _TOKEN_STYLES[m.lastgroup]), text)
+            hit = self._maps[text] = _MAP_TOKENS.sub(lambda m: self(m.group(0), _TOKEN_STYLES[m.lastgroup]), text)
         return hit
 
 
@@ -77,10 +95,13 @@ def _operand_lines(p: Painter, row: OperandReport, direction: str) -> list[str]:
     badge = "no maps (not read)" if count == 0 else "1 map" if count == 1 else f"{count} distinct maps"
     style = "green" if count == 1 and row.known else ("bold red" if count > 1 else "yellow")
     operand = f"{row.operand}"
-    if "operand_element" in row.extra:   # an element of a tuple-shaped operand
+    if "operand_element" in row.extra:  # an element of a tuple-shaped operand
         operand += f" element {row.extra['operand_element']}"
-    arrow = (f"output {row.output} → operand {operand}" if direction == "out2in"
-             else f"operand {operand} → output {row.output}")
+    arrow = (
+        f"output {row.output} → operand {operand}"
+        if direction == "out2in"
+        else f"operand {operand} → output {row.output}"
+    )
     head = "  " + p(arrow, "bold") + "  " + p(f"%{row.operand_name}", "italic")
     if row.operand_shape:
         head += "  " + p(row.operand_shape, "dim")
@@ -101,8 +122,14 @@ def source_text(t: TargetReport) -> str:
 def target_lines(p: Painter, t: TargetReport, width: int) -> list[str]:
     title = f"{t.kind} %{t.name}" + (f" ({t.fusion_kind})" if t.fusion_kind else "")
     rule = "─" * max(3, width - len(title) - 5)
-    out = [p("╭─ ", "dim") + p(f"{t.kind} ", "bold") + p(f"%{t.name}", "bold cyan")
-           + (p(f" ({t.fusion_kind})", "dim") if t.fusion_kind else "") + " " + p(rule, "dim")]
+    out = [
+        p("╭─ ", "dim")
+        + p(f"{t.kind} ", "bold")
+        + p(f"%{t.name}", "bold cyan")
+        + (p(f" ({t.fusion_kind})", "dim") if t.fusion_kind else "")
+        + " "
+        + p(rule, "dim")
+    ]
     body: list[str] = []
     where = []
     if t.kind != "computation" and t.computation:
@@ -137,8 +164,9 @@ def target_lines(p: Painter, t: TargetReport, width: int) -> list[str]:
     return out
 
 
-def _table(p: Painter, header: list[str], rows: list[list[str]], right: set[int],
-           styles: Optional[list[list[str]]] = None) -> list[str]:
+def _table(
+    p: Painter, header: list[str], rows: list[list[str]], right: set[int], styles: Optional[list[list[str]]] = None
+) -> list[str]:
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
 
     def cell(i: int, text: str) -> str:
@@ -157,8 +185,15 @@ class TextWriter:
     the figures are kept, so memory stays flat in the number of targets either way).
     """
 
-    def __init__(self, out: TextIO, color: bool, width: int = 100, several_files: bool = False,
-                 top: Optional[int] = None, sort: str = "bytes"):
+    def __init__(
+        self,
+        out: TextIO,
+        color: bool,
+        width: int = 100,
+        several_files: bool = False,
+        top: Optional[int] = None,
+        sort: str = "bytes",
+    ):
         self.out, self.p, self.width = out, Painter(color), width
         self.several_files, self.top, self.sort = several_files, top, sort
         self.rows: list[TargetFigures] = []
@@ -184,7 +219,7 @@ class TextWriter:
             if self.top is None:
                 self.write(target_lines(self.p, t, self.width))
             self.rows.append(figures_of(t, mod))
-        self._streamed[id(mod)] = (mod, len(mod.targets))   # the entry keeps ``mod`` alive: ids stay unique
+        self._streamed[id(mod)] = (mod, len(mod.targets))  # the entry keeps ``mod`` alive: ids stay unique
         self.out.flush()
 
     def module(self, mod: ModuleReport) -> None:
@@ -208,8 +243,10 @@ class TextWriter:
         bytes_text = human_bytes(t.bytes_read) + ("" if t.bytes_complete else " (some unknown)")
         files = f" in {t.files} file(s)" if t.files > 1 else ""
         bad = "operand(s) read non-contiguously by the innermost loop" if t.cpu_only else "uncoalesced operand(s)"
-        return (f"total: {what}{files}, {bytes_text} read, {t.several_maps} operand(s) read through several maps "
-                f"(duplicated reads), {t.uncoalesced} {bad}")
+        return (
+            f"total: {what}{files}, {bytes_text} read, {t.several_maps} operand(s) read through several maps "
+            f"(duplicated reads), {t.uncoalesced} {bad}"
+        )
 
     def _columns(self) -> tuple[list[str], set[str]]:
         lead = ["file"] if self.several_files and len(self._sources) > 1 else []
@@ -223,8 +260,18 @@ class TextWriter:
         rows, styles = [], []
         for r in self.rows:
             first = [r.source if lead == ["file"] else r.module] if lead else []
-            rows.append(first + [r.name, r.kind, str(r.operands), str(r.maps), str(r.several_maps),
-                                 str(r.unknown), human_bytes(r.bytes_read)])
+            rows.append(
+                first
+                + [
+                    r.name,
+                    r.kind,
+                    str(r.operands),
+                    str(r.maps),
+                    str(r.several_maps),
+                    str(r.unknown),
+                    human_bytes(r.bytes_read),
+                ]
+            )
             styles.append([""] * (len(first) + 5) + ["yellow" if r.unknown else ""] + [""])
             if r.several_maps:
                 styles[-1][len(first) + 4] = "bold red"

@@ -1,4 +1,5 @@
 """``bubble``'s report: every slice/reshape pair of HLO modules and MLIR functions, with its verdict."""
+
 from __future__ import annotations
 
 import os
@@ -9,16 +10,16 @@ from typing import Optional
 
 @dataclass(frozen=True, slots=True)
 class BubbleModule:
-    kind: str            # "hlo" | "mlir"
-    name: str            # the module's name; for MLIR, the file shown
-    chains: list         # analyses.reorder / mlir chains, in order
+    kind: str  # "hlo" | "mlir"
+    name: str  # the module's name; for MLIR, the file shown
+    chains: list  # analyses.reorder / mlir chains, in order
 
 
 @dataclass(slots=True)
 class BubbleReport:
     modules: list[BubbleModule] = field(default_factory=list)
-    diagnostics: list[str] = field(default_factory=list)   # formatted, in input order
-    failed: bool = False                                    # some input could not be read
+    diagnostics: list[str] = field(default_factory=list)  # formatted, in input order
+    failed: bool = False  # some input could not be read
 
 
 def bubble_report(paths: tuple[str, ...], input_kind: str = "auto") -> BubbleReport:
@@ -45,8 +46,7 @@ def bubble_report(paths: tuple[str, ...], input_kind: str = "auto") -> BubbleRep
             report.diagnostics.append(format_diagnostic(e.diagnostic))
             report.failed = True
             continue
-        is_mlir = input_kind == "mlir" or (input_kind == "auto" and (
-            path.endswith(".mlir") or looks_like_mlir(text)))
+        is_mlir = input_kind == "mlir" or (input_kind == "auto" and (path.endswith(".mlir") or looks_like_mlir(text)))
         if is_mlir:
             try:
                 report.modules.append(BubbleModule("mlir", display, analyse_mlir_text(text, display)))
@@ -68,13 +68,14 @@ def bubble_report(paths: tuple[str, ...], input_kind: str = "auto") -> BubbleRep
 
 
 def _mlir_files_in(directory: str) -> list[str]:
-    return [os.path.join(root, name) for root, _, names in os.walk(directory) for name in names
-            if name.endswith(".mlir")]
+    return [
+        os.path.join(root, name) for root, _, names in os.walk(directory) for name in names if name.endswith(".mlir")
+    ]
 
 
 def rewrite_path(module: str, chain, rewrite_dir: str) -> Optional[str]:
     """Where an HLO chain's rewritten module goes under ``rewrite_dir`` (None: no rewrite)."""
     if chain.rewrite_parts is None:
         return None
-    safe = lambda s: re.sub(r"[^A-Za-z0-9_.-]", "_", s)   # noqa: E731
+    safe = lambda s: re.sub(r"[^A-Za-z0-9_.-]", "_", s)  # noqa: E731
     return os.path.join(rewrite_dir, f"{safe(module)}.{safe(chain.computation)}.{safe(chain.reshape)}.hlo")

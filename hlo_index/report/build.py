@@ -1,4 +1,5 @@
 """Turn analysed targets into plain-data reports (the one place maps become text)."""
+
 from __future__ import annotations
 
 from typing import Optional
@@ -24,20 +25,20 @@ def _operand_reports(rows: list[OperandIndexing], operands: list[tuple[str, obje
     out = []
     append = out.append
     tables = current().tables
-    map_texts = tables[MAP_TEXTS]   # map_report's memo, read here first
+    map_texts = tables[MAP_TEXTS]  # map_report's memo, read here first
     per_operand: dict[tuple[int, int], tuple[str, str, bool]] = {}
-    per_maps: dict[int, tuple[tuple, list]] = {}   # id(row.maps) -> (row.maps, reports): rows keep them alive
+    per_maps: dict[int, tuple[tuple, list]] = {}  # id(row.maps) -> (row.maps, reports): rows keep them alive
     for row in rows:
         key = (row.operand, row.operand_element)
         texts = per_operand.get(key)
-        if texts is None:   # first row of this operand
+        if texts is None:  # first row of this operand
             name, shape = operands[row.operand] if row.operand < len(operands) else (f"operand{row.operand}", None)
             element = shape is not None and shape.is_tuple
             if element:
                 shape = shape.leaf(row.operand_element)
             texts = per_operand[key] = (name, shape_text(shape) if shape is not None else "", element)
         maps = row.maps
-        hit = per_maps.get(id(maps))   # the memo holds ``maps``: no other live object has its id
+        hit = per_maps.get(id(maps))  # the memo holds ``maps``: no other live object has its id
         if hit is None:
             reports = []
             for m in maps:
@@ -58,25 +59,37 @@ def _location(module: Module, instr) -> str:
     return f"{text} ({loc.function})" if loc.function else text
 
 
-def target_report(selected: SelectedTarget, module: Module, direction: str = "out2in",
-                  options: Optional[dict] = None) -> TargetReport:
+def target_report(
+    selected: SelectedTarget, module: Module, direction: str = "out2in", options: Optional[dict] = None
+) -> TargetReport:
     """Analyse one target in the requested direction(s) and describe it as plain data."""
     target = selected.target
     if isinstance(target, Computation):
         root = target.root
         outputs = root.shape if root is not None else None
-        report = TargetReport("computation", target.name, None, target.name, None,
-                              [(i, shape_text(outputs.leaf(i))) for i in range(outputs.num_outputs)] if outputs else [],
-                              line=target.line)
+        report = TargetReport(
+            "computation",
+            target.name,
+            None,
+            target.name,
+            None,
+            [(i, shape_text(outputs.leaf(i))) for i in range(outputs.num_outputs)] if outputs else [],
+            line=target.line,
+        )
     else:
         callee = callee_of(target)
-        report = TargetReport(selected.kind, target.name, target.opcode,
-                              target.computation.name if target.computation is not None else None,
-                              target.attr("kind") if target.opcode == "fusion" else None,
-                              [(i, shape_text(target.shape.leaf(i))) for i in range(target.shape.num_outputs)],
-                              calls=callee.name if callee is not None else None,
-                              op_name=target.metadata.op_name if target.metadata else "",
-                              source_location=_location(module, target), line=target.line)
+        report = TargetReport(
+            selected.kind,
+            target.name,
+            target.opcode,
+            target.computation.name if target.computation is not None else None,
+            target.attr("kind") if target.opcode == "fusion" else None,
+            [(i, shape_text(target.shape.leaf(i))) for i in range(target.shape.num_outputs)],
+            calls=callee.name if callee is not None else None,
+            op_name=target.metadata.op_name if target.metadata else "",
+            source_location=_location(module, target),
+            line=target.line,
+        )
     operands = operand_info(target)
     if direction in ("out2in", "both"):
         report.output_to_input = _operand_reports(output_to_input(target), operands)
@@ -91,11 +104,20 @@ def diagnostic_report(d: Diagnostic) -> DiagnosticReport:
     return DiagnosticReport(d.severity, d.message, d.line, d.column, d.path, d.source_line)
 
 
-def module_report(module: Module, direction: str = "out2in", fusion: Optional[str] = None,
-                  computation: Optional[str] = None, instruction: Optional[str] = None,
-                  options: Optional[dict] = None, on_target=None, verify: bool = False,
-                  verify_samples: int = 8, seed: Optional[int] = None, fusions_only: bool = False,
-                  own_context: bool = True) -> ModuleReport:
+def module_report(
+    module: Module,
+    direction: str = "out2in",
+    fusion: Optional[str] = None,
+    computation: Optional[str] = None,
+    instruction: Optional[str] = None,
+    options: Optional[dict] = None,
+    on_target=None,
+    verify: bool = False,
+    verify_samples: int = 8,
+    seed: Optional[int] = None,
+    fusions_only: bool = False,
+    own_context: bool = True,
+) -> ModuleReport:
     """Every selected target of one module; a failing target becomes an error diagnostic.
 
     The module is analysed in an analysis context of its own (``own_context``, the default), so
@@ -105,8 +127,7 @@ def module_report(module: Module, direction: str = "out2in", fusion: Optional[st
     With ``verify``, each target's maps are checked against the reference walk
     (``hlo_index.verify``): mismatches become error diagnostics, skipped targets get a note.
     """
-    report = ModuleReport(module.name, module.source,
-                          diagnostics=[diagnostic_report(d) for d in module.diagnostics])
+    report = ModuleReport(module.name, module.source, diagnostics=[diagnostic_report(d) for d in module.diagnostics])
     try:
         selected = select_targets(module, fusion, computation, instruction, fusions_only)
     except TargetNotFound as exc:
@@ -122,8 +143,17 @@ def module_report(module: Module, direction: str = "out2in", fusion: Optional[st
     return report
 
 
-def _report_targets(selected: list[SelectedTarget], module: Module, report: ModuleReport, direction: str,
-                    options: Optional[dict], on_target, verify: bool, verify_samples: int, seed: Optional[int]) -> None:
+def _report_targets(
+    selected: list[SelectedTarget],
+    module: Module,
+    report: ModuleReport,
+    direction: str,
+    options: Optional[dict],
+    on_target,
+    verify: bool,
+    verify_samples: int,
+    seed: Optional[int],
+) -> None:
     verified: dict = {}  # identical targets of this module are verified once (hlo_index.verify)
     for item in selected:
         try:
@@ -134,31 +164,47 @@ def _report_targets(selected: list[SelectedTarget], module: Module, report: Modu
         except Exception as exc:  # one broken rule must not hide every other target's maps
             report.diagnostics.append(internal_failure(item, exc, module.source))
         if on_target is not None:
-            on_target(report)   # the module report so far: its last target is the new one
+            on_target(report)  # the module report so far: its last target is the new one
 
 
-INTERNAL = "internal: "   # message prefix of an analysis that raised: a bug, never the input's fault
+INTERNAL = "internal: "  # message prefix of an analysis that raised: a bug, never the input's fault
 
 
 def internal_failure(item: SelectedTarget, exc: Exception, source: str) -> DiagnosticReport:
     """``internal: <op> %name: <what failed>`` at the target, for an analysis that raised."""
     target = item.target
     what = getattr(target, "opcode", None) or item.kind
-    return DiagnosticReport("error", f"{INTERNAL}{what} %{target.name}: {type(exc).__name__}: {exc}",
-                            getattr(target, "line", 0), getattr(target, "column", 0), source)
+    return DiagnosticReport(
+        "error",
+        f"{INTERNAL}{what} %{target.name}: {type(exc).__name__}: {exc}",
+        getattr(target, "line", 0),
+        getattr(target, "column", 0),
+        source,
+    )
 
 
-def _verify_into(item: SelectedTarget, module: Module, target: TargetReport, report: ModuleReport,
-                 samples: int, seed: Optional[int], verified: dict) -> None:
+def _verify_into(
+    item: SelectedTarget,
+    module: Module,
+    target: TargetReport,
+    report: ModuleReport,
+    samples: int,
+    seed: Optional[int],
+    verified: dict,
+) -> None:
     from ..verify import verify_target
+
     outcome = verify_target(item, module, samples, seed, verified=verified)
     target.notes.extend(outcome.notes)
-    target.extra["verify"] = {"elements_checked": outcome.checked_points,
-                              "operand_elements_checked": getattr(outcome, "checked_input_points", 0),
-                              "mismatches": len(outcome.errors),
-                              "verdict": "mismatch" if outcome.errors else ("skipped" if any(
-                                  n.startswith("verification skipped") for n in outcome.notes) else "ok"),
-                              "notes": list(outcome.notes)}
+    target.extra["verify"] = {
+        "elements_checked": outcome.checked_points,
+        "operand_elements_checked": getattr(outcome, "checked_input_points", 0),
+        "mismatches": len(outcome.errors),
+        "verdict": "mismatch"
+        if outcome.errors
+        else ("skipped" if any(n.startswith("verification skipped") for n in outcome.notes) else "ok"),
+        "notes": list(outcome.notes),
+    }
     if not outcome.notes:
         verdict = "mismatch" if outcome.errors else "ok"
         target.notes.append(f"verified {outcome.checked_points} sampled output elements: {verdict}")

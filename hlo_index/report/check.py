@@ -5,6 +5,7 @@ recompiles (no instruction names in it). A baseline file lists the identities of
 findings with their counts (a transformer repeats the same fusion per layer); only findings
 beyond the baseline's count for their identity are *new*.
 """
+
 from __future__ import annotations
 
 import json
@@ -31,7 +32,7 @@ class Finding:
     maps: tuple[str, ...]
     op_name: str
     source_location: str
-    kind: str = "several-maps"      # or "verify"
+    kind: str = "several-maps"  # or "verify"
     message_override: str = ""
     code: str = "HI001"
     identity: str = ""
@@ -40,19 +41,33 @@ class Finding:
     def message(self) -> str:
         if self.message_override:
             return self.message_override
-        return (f"fusion '{self.fusion}' reads operand {self.operand} (%{self.operand_name}) "
-                f"through {len(self.maps)} distinct maps")
+        return (
+            f"fusion '{self.fusion}' reads operand {self.operand} (%{self.operand_name}) "
+            f"through {len(self.maps)} distinct maps"
+        )
 
     @property
     def rule(self) -> str:
         return RULES[self.code][0]
 
     def to_json(self) -> dict:
-        return {"code": self.code, "rule": self.rule, "identity": self.identity,
-                "kind": self.kind, "source": self.source, "module": self.module, "fusion": self.fusion,
-                "line": self.line, "operand": self.operand, "operand_name": self.operand_name,
-                "output": self.output, "maps": list(self.maps), "op_name": self.op_name,
-                "source_location": self.source_location, "message": self.message}
+        return {
+            "code": self.code,
+            "rule": self.rule,
+            "identity": self.identity,
+            "kind": self.kind,
+            "source": self.source,
+            "module": self.module,
+            "fusion": self.fusion,
+            "line": self.line,
+            "operand": self.operand,
+            "operand_name": self.operand_name,
+            "output": self.output,
+            "maps": list(self.maps),
+            "op_name": self.op_name,
+            "source_location": self.source_location,
+            "message": self.message,
+        }
 
 
 def _map_text(row) -> tuple[str, ...]:
@@ -76,9 +91,13 @@ def code_selected(code: str, select: Iterable[str], ignore: Iterable[str]) -> bo
     return bool(picked) and (not dropped or max(picked) > max(dropped))
 
 
-def findings(reports: Iterable[ModuleReport], allow: Iterable[str] = (),
-             select: Iterable[str] = DEFAULT_SELECT, ignore: Iterable[str] = (),
-             used_allow: Optional[set] = None) -> list[Finding]:
+def findings(
+    reports: Iterable[ModuleReport],
+    allow: Iterable[str] = (),
+    select: Iterable[str] = DEFAULT_SELECT,
+    ignore: Iterable[str] = (),
+    used_allow: Optional[set] = None,
+) -> list[Finding]:
     """Every selected finding: (fusion, output, operand) read through several maps, plus verify errors.
     ``used_allow`` (if given) collects the ``allow`` patterns that exempted something."""
     allow, select, ignore = list(allow), list(select), list(ignore)
@@ -100,14 +119,30 @@ def findings(reports: Iterable[ModuleReport], allow: Iterable[str] = (),
                 code = info.get("code", "HI001")
                 if not code_selected(code, select, ignore):
                     continue
-                out.append(Finding(mod.source, mod.name, t.name, t.line, row.operand, row.operand_name,
-                                   row.output, _map_text(row), t.op_name, t.source_location,
-                                   code=code, identity=info.get("identity", "")))
+                out.append(
+                    Finding(
+                        mod.source,
+                        mod.name,
+                        t.name,
+                        t.line,
+                        row.operand,
+                        row.operand_name,
+                        row.output,
+                        _map_text(row),
+                        t.op_name,
+                        t.source_location,
+                        code=code,
+                        identity=info.get("identity", ""),
+                    )
+                )
         if code_selected("HI900", select, ignore):
             for d in mod.diagnostics:
                 if d.severity == "error" and d.message.startswith("verify:"):
-                    out.append(Finding(mod.source, mod.name, "", d.line, -1, "", -1, (), "", "", "verify",
-                                       d.message, code="HI900"))
+                    out.append(
+                        Finding(
+                            mod.source, mod.name, "", d.line, -1, "", -1, (), "", "", "verify", d.message, code="HI900"
+                        )
+                    )
     return out
 
 
@@ -118,16 +153,23 @@ def fusions_checked(reports: Iterable[ModuleReport]) -> int:
 
 # ---- baseline ------------------------------------------------------------------------------
 
+
 def baseline_document(found: list[Finding]) -> dict:
     counts = Counter(f.identity for f in found if f.identity)
     first: dict[str, Finding] = {}
     for f in found:
         if f.identity:
             first.setdefault(f.identity, f)
-    entries = [{"identity": i, "count": counts[i], "code": first[i].code,
-                "example": f"{first[i].fusion} operand {first[i].operand}",
-                "source_location": first[i].source_location}
-               for i in sorted(counts)]
+    entries = [
+        {
+            "identity": i,
+            "count": counts[i],
+            "code": first[i].code,
+            "example": f"{first[i].fusion} operand {first[i].operand}",
+            "source_location": first[i].source_location,
+        }
+        for i in sorted(counts)
+    ]
     return {"schema": BASELINE_SCHEMA, "findings": entries}
 
 
@@ -144,8 +186,10 @@ def read_baseline(path: str) -> Counter:
     except json.JSONDecodeError as exc:
         raise BaselineError(f"{path}:{exc.lineno}:{exc.colno}: error: not a baseline file: {exc.msg}") from None
     if not isinstance(doc, dict) or doc.get("schema") != BASELINE_SCHEMA:
-        raise BaselineError(f"{path}: error: not a baseline file (expected schema {BASELINE_SCHEMA!r}; "
-                            "write one with 'hlo-index check --write-baseline FILE')")
+        raise BaselineError(
+            f"{path}: error: not a baseline file (expected schema {BASELINE_SCHEMA!r}; "
+            "write one with 'hlo-index check --write-baseline FILE')"
+        )
     return Counter({e["identity"]: int(e.get("count", 1)) for e in doc.get("findings", [])})
 
 

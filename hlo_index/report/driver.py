@@ -2,6 +2,7 @@
 
 Shared by ``analyze`` and ``check``. Returns data only; the commands render and pick exit codes.
 """
+
 from __future__ import annotations
 
 import gc
@@ -16,23 +17,24 @@ from .model import DiagnosticReport, ModuleReport
 @dataclass(frozen=True, slots=True)
 class AnalyzeOptions:
     direction: str = "out2in"
-    fusion: Optional[str | tuple[str, ...]] = None   # names or globs
+    fusion: Optional[str | tuple[str, ...]] = None  # names or globs
     computation: Optional[str] = None
     instruction: Optional[str] = None
     verify: bool = False
     verify_samples: int = 8
-    seed: Optional[int] = None                  # --verify: base of the sampling seeds (None: 0)
-    fusions_only: bool = False                  # check: never fall back to the ENTRY computation
+    seed: Optional[int] = None  # --verify: base of the sampling seeds (None: 0)
+    fusions_only: bool = False  # check: never fall back to the ENTRY computation
     # worker processes also encode each report with this (a module-level function, so it pickles):
     # the parent then only copies text out
     encode: Optional[Callable[[ModuleReport], str]] = None
-    extra: dict = field(default_factory=dict)   # flags for registered report extensions
+    extra: dict = field(default_factory=dict)  # flags for registered report extensions
 
 
 def _unreadable(path: str, message: str, diagnostics=()) -> ModuleReport:
     report = ModuleReport(os.path.basename(path.rstrip("/")) or path, path, unreadable=True)
-    report.diagnostics = [DiagnosticReport(d.severity, d.message, d.line, d.column, d.path or path,
-                                           d.source_line) for d in diagnostics]
+    report.diagnostics = [
+        DiagnosticReport(d.severity, d.message, d.line, d.column, d.path or path, d.source_line) for d in diagnostics
+    ]
     if not report.diagnostics:
         report.diagnostics.append(DiagnosticReport("error", message, path=path))
     return report
@@ -41,6 +43,7 @@ def _unreadable(path: str, message: str, diagnostics=()) -> ModuleReport:
 def _results_of(path: str):
     """(module or None, source, diagnostics, error message) for every module the loader finds."""
     from ..hlo import load
+
     out = []
     for r in load(path):
         message = r.diagnostics[0].message if r.diagnostics else "could not be loaded"
@@ -48,10 +51,12 @@ def _results_of(path: str):
     return out
 
 
-def analyze_path(path: str, options: AnalyzeOptions, on_target: Optional[Callable[[ModuleReport], None]] = None
-                 ) -> list[ModuleReport]:
+def analyze_path(
+    path: str, options: AnalyzeOptions, on_target: Optional[Callable[[ModuleReport], None]] = None
+) -> list[ModuleReport]:
     """Reports for every module in ``path``; unreadable inputs become reports flagged ``unreadable``."""
     from .build import module_report
+
     reports = []
     for module, source, diags, message in _results_of(path):
         if module is None:
@@ -63,10 +68,19 @@ def analyze_path(path: str, options: AnalyzeOptions, on_target: Optional[Callabl
             # Not an error here: the command says so once if no module has it.
             reports.append(ModuleReport(module.name, module.source, missing_target=True))
             continue
-        report = module_report(module, options.direction, options.fusion, options.computation,
-                               options.instruction, options.extra, on_target,
-                               verify=options.verify, verify_samples=options.verify_samples, seed=options.seed,
-                               fusions_only=options.fusions_only)
+        report = module_report(
+            module,
+            options.direction,
+            options.fusion,
+            options.computation,
+            options.instruction,
+            options.extra,
+            on_target,
+            verify=options.verify,
+            verify_samples=options.verify_samples,
+            seed=options.seed,
+            fusions_only=options.fusions_only,
+        )
         reports.append(report)
     return reports
 
@@ -74,6 +88,7 @@ def analyze_path(path: str, options: AnalyzeOptions, on_target: Optional[Callabl
 def has_named_target(module, options: AnalyzeOptions) -> bool:
     """Whether the fusion patterns / computation / instruction the options name exist in ``module``."""
     from ..api import _bare, _find_instruction, matching_fusions
+
     if options.fusion:
         return bool(matching_fusions(module, options.fusion))
     if options.computation:
@@ -96,8 +111,10 @@ def _worker(args: tuple[str, AnalyzeOptions]) -> list[ModuleReport]:
         # Encoded here, in parallel, instead of one after the other in the parent; the parent
         # then needs the text and the module's status only, so the targets are not sent back
         # (pickling them cost ~0.2 s of CPU on each side for a 20 MB document).
-        reports = [ModuleReport(r.name, r.source, [], r.diagnostics, r.unreadable, r.missing_target,
-                                json_text=encode(r)) for r in reports]
+        reports = [
+            ModuleReport(r.name, r.source, [], r.diagnostics, r.unreadable, r.missing_target, json_text=encode(r))
+            for r in reports
+        ]
     _collect_if_paused()
     return reports
 
@@ -119,9 +136,13 @@ def _size_of(path: str) -> int:
         return 0
 
 
-def iter_reports(paths: list[str], options: AnalyzeOptions, jobs: int = 1,
-                 on_file: Optional[Callable[[str], None]] = None,
-                 on_target: Optional[Callable[[ModuleReport], None]] = None) -> Iterator[list[ModuleReport]]:
+def iter_reports(
+    paths: list[str],
+    options: AnalyzeOptions,
+    jobs: int = 1,
+    on_file: Optional[Callable[[str], None]] = None,
+    on_target: Optional[Callable[[ModuleReport], None]] = None,
+) -> Iterator[list[ModuleReport]]:
     """Each path's reports, in the order given, as soon as they (and those before) are ready.
 
     With ``jobs`` > 1 and several paths, files go to worker processes, largest first; ``-``
@@ -150,6 +171,7 @@ def _imports_frozen():
         yield
         return
     from . import build  # noqa: F401  (the analysis modules: imported now, frozen with the rest)
+
     gc.freeze()
     try:
         yield
@@ -159,6 +181,7 @@ def _imports_frozen():
 
 def _iter_parallel(paths, options, jobs, on_file) -> Iterator[list[ModuleReport]]:
     import multiprocessing
+
     ctx = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
     files = [i for i, p in enumerate(paths) if p != "-"]
     # Largest files first, so one big module does not start last and leave a worker idle.
@@ -179,9 +202,13 @@ def _iter_parallel(paths, options, jobs, on_file) -> Iterator[list[ModuleReport]
             yield reports
 
 
-def analyze_paths(paths: list[str], options: AnalyzeOptions, jobs: int = 1,
-                  on_file: Optional[Callable[[str], None]] = None,
-                  on_target: Optional[Callable[[ModuleReport], None]] = None) -> list[ModuleReport]:
+def analyze_paths(
+    paths: list[str],
+    options: AnalyzeOptions,
+    jobs: int = 1,
+    on_file: Optional[Callable[[str], None]] = None,
+    on_target: Optional[Callable[[ModuleReport], None]] = None,
+) -> list[ModuleReport]:
     """Reports for every path, in the order given (workers when ``jobs`` > 1 and several paths)."""
     return [r for reports in iter_reports(paths, options, jobs, on_file, on_target) for r in reports]
 
@@ -189,6 +216,7 @@ def analyze_paths(paths: list[str], options: AnalyzeOptions, jobs: int = 1,
 def expand_paths(paths: list[str]) -> list[str]:
     """Directories become their HLO files (sorted), so worker processes can share them out."""
     from ..hlo import hlo_files_in
+
     out = []
     for p in paths:
         if p != "-" and os.path.isdir(p):

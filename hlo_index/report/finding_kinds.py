@@ -12,6 +12,7 @@ One of ``build.TARGET_FIGURES``, active only when the options ask for it (``chec
   metadata), the operand and output numbers and the maps, so a recompile that renames
   everything keeps every finding's identity, and a baseline file can hold them.
 """
+
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -28,7 +29,10 @@ RULES = {
     "HI003": ("pad-pieces", "several maps over disjoint output regions, through a pad"),
     "HI004": ("disjoint-pieces", "several maps over disjoint output regions (select, slices, ...)"),
     "HI005": ("broadcast-reread", "operand read directly and again through a reduce broadcast back"),
-    "HI006": ("concatenate-reread", "operand read directly and again through pieces of a concatenate (a rotation: RoPE)"),
+    "HI006": (
+        "concatenate-reread",
+        "operand read directly and again through pieces of a concatenate (a rotation: RoPE)",
+    ),
     "HI900": ("verify-mismatch", "--verify found an element the maps get wrong"),
 }
 DEFAULT_SELECT = ("HI001", "HI900")
@@ -60,6 +64,7 @@ def _reached_opcodes(comp: Computation, operand: int) -> set[str]:
 
 def _feasible_dims(m) -> Optional[set]:
     from ..affine.evaluate import dim_points, relation_at
+
     size = 1
     for b in list(m.dims) + list(m.range_vars):
         size *= max(b.size, 0)
@@ -67,7 +72,7 @@ def _feasible_dims(m) -> Optional[set]:
         return None
     runtime = [rv.interval.lo for rv in m.runtime_vars]
     feasible, _ = relation_at(m, dim_points(m, _DISJOINT_BRUTE_FORCE_LIMIT, 0), runtime)
-    return set(map(tuple, feasible[:, :m.num_dims].tolist()))
+    return set(map(tuple, feasible[:, : m.num_dims].tolist()))
 
 
 def _constraints_exclude(a, b) -> bool:
@@ -100,7 +105,7 @@ def _outputs_disjoint(maps: tuple) -> bool:
     if any(m.is_undefined or m.runtime_vars for m in live):
         return False
     for i, a in enumerate(live):
-        for b in live[i + 1:]:
+        for b in live[i + 1 :]:
             if any(x.hi < y.lo or y.hi < x.lo for x, y in zip(a.dims, b.dims)):
                 continue
             if _constraints_exclude(a, b):
@@ -133,6 +138,7 @@ def add_finding_kinds(report: TargetReport, target: Any, module: Any, options: d
     if not several:
         return
     from ..fusion import callee_of, output_to_input
+
     comp = callee_of(target)
     if comp is None:
         return
@@ -142,5 +148,8 @@ def add_finding_kinds(report: TargetReport, target: Any, module: Any, options: d
         row = rows.get((entry.operand, entry.output))
         maps_text = tuple(m.text if m.text is not None else f"UNKNOWN ({m.unknown})" for m in entry.maps)
         code = classify(row.maps, comp, entry.operand) if row is not None else "HI001"
-        entry.extra["finding"] = {"code": code, "rule": RULES[code][0],
-                                  "identity": finding_identity(structure, entry.operand, entry.output, maps_text)}
+        entry.extra["finding"] = {
+            "code": code,
+            "rule": RULES[code][0],
+            "identity": finding_identity(structure, entry.operand, entry.output, maps_text),
+        }

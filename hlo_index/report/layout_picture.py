@@ -5,6 +5,7 @@ last-level (nested) tile; the palette size is chosen so touching tiles never sha
 ``render.layout_picture`` draws it as Rich text and as SVG. Rank > 2 has one grid per leading
 index.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -14,8 +15,7 @@ from typing import Optional
 import numpy as np
 
 from ..hlo.model import Shape
-from ..layout import (layout_cells, padded_logical_dims, physical_element_count,
-                      physical_offset_map, physical_offsets)
+from ..layout import layout_cells, padded_logical_dims, physical_element_count, physical_offset_map, physical_offsets
 
 # The most colours a picture cycles through (``render.layout_picture.TILE_COLOURS``).
 PALETTE_LIMIT = 11
@@ -26,8 +26,8 @@ class Grid:
     """One 2-D slice of the picture; ``offsets`` is -1 where the cell is padding."""
 
     title: str
-    offsets: np.ndarray        # [rows, cols]
-    tile: np.ndarray           # first-level tile number per cell (-1: untiled layout)
+    offsets: np.ndarray  # [rows, cols]
+    tile: np.ndarray  # first-level tile number per cell (-1: untiled layout)
     nested: Optional[np.ndarray]  # last-level tile number, when the layout has >1 tile
     row_start: int = 0
 
@@ -43,11 +43,11 @@ class LayoutPicture:
     colours: int = 1
 
 
-def build_picture(shape: Shape, max_grids: int = 8, max_rows: int = 64,
-                  max_cols: int = 32) -> LayoutPicture:
+def build_picture(shape: Shape, max_grids: int = 8, max_rows: int = 64, max_cols: int = 32) -> LayoutPicture:
     """Cell data for the picture, capped at ``max_grids`` grids of ``max_rows`` x ``max_cols``."""
-    picture = LayoutPicture(str(shape), str(physical_offset_map(shape)),
-                            physical_element_count(shape), shape.num_elements)
+    picture = LayoutPicture(
+        str(shape), str(physical_offset_map(shape)), physical_element_count(shape), shape.num_elements
+    )
     if shape.num_elements == 0:
         picture.notes.append("the shape has no elements")
         return picture
@@ -58,20 +58,21 @@ def build_picture(shape: Shape, max_grids: int = 8, max_rows: int = 64,
     real = (1,) * max(0, 2 - shape.rank) + logical
     lead_dims, rows, cols = real[:-2], min(view[-2], max_rows), min(view[-1], max_cols)
     if view[-2] > max_rows or view[-1] > max_cols:
-        picture.notes.append(f"each grid shows its first {rows} rows and {cols} columns "
-                             f"of {view[-2]} x {view[-1]}")
+        picture.notes.append(f"each grid shows its first {rows} rows and {cols} columns of {view[-2]} x {view[-1]}")
     leads = list(itertools.islice(itertools.product(*(range(d) for d in lead_dims)), max_grids))
     total_grids = int(np.prod(lead_dims, dtype=np.int64))
     if total_grids > len(leads):
-        picture.notes.append(f"{total_grids - len(leads)} more grids not shown "
-                             f"(--format json lists every offset)")
+        picture.notes.append(f"{total_grids - len(leads)} more grids not shown (--format json lists every offset)")
     rr, cc = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
     for lead in leads:
         points = np.stack([np.full(rr.size, v) for v in lead] + [rr.ravel(), cc.ravel()], axis=1)
-        points = points[:, max(0, 2 - shape.rank):]   # back to the shape's own rank
+        points = points[:, max(0, 2 - shape.rank) :]  # back to the shape's own rank
         offsets, tiles = layout_cells(shape, points.astype(np.int64))
-        inside = np.all(points < np.array(logical, dtype=np.int64), axis=1) if shape.rank else \
-            np.ones(len(points), dtype=bool)
+        inside = (
+            np.all(points < np.array(logical, dtype=np.int64), axis=1)
+            if shape.rank
+            else np.ones(len(points), dtype=bool)
+        )
         offsets = np.where(inside, offsets, -1).reshape(rows, cols)
         first = tiles[0].reshape(rows, cols) if tiles else np.full((rows, cols), -1)
         nested = tiles[-1].reshape(rows, cols) if len(tiles) > 1 else None
@@ -106,7 +107,7 @@ class LayoutOffsets:
     shape_text: str
     map_text: str
     physical_elements: int
-    offsets: Optional[list]     # every element's offset (nested lists); None above the limit asked
+    offsets: Optional[list]  # every element's offset (nested lists); None above the limit asked
 
 
 def layout_offsets(shape: Shape, limit: int = 65536) -> LayoutOffsets:

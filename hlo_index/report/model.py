@@ -6,6 +6,7 @@ physical maps, findings, source) are filled into the ``extra`` dicts by the figu
 ``build.TARGET_FIGURES`` lists; both renderers show them and the JSON output merges them into
 the operand / target objects. ``to_json`` gives each object's part of the published document.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -16,8 +17,8 @@ SCHEMA = "hlo-index/1"
 
 @dataclass(slots=True)
 class MapReport:
-    text: Optional[str]                  # XLA map text ("KNOWN EMPTY" for the empty map)
-    unknown: Optional[str] = None        # the reason, when the map is UNDEFINED
+    text: Optional[str]  # XLA map text ("KNOWN EMPTY" for the empty map)
+    unknown: Optional[str] = None  # the reason, when the map is UNDEFINED
     _json: Optional[dict] = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict:
@@ -51,37 +52,47 @@ class OperandReport:
         return bool(self.maps) and all(m.text is not None for m in self.maps)
 
     def to_json(self) -> dict:
-        out = {"operand": self.operand, "operand_name": self.operand_name,
-               "operand_shape": self.operand_shape, "output": self.output,
-               "maps": [m.to_json() for m in self.maps], "deduplicated": self.deduplicated}
+        out = {
+            "operand": self.operand,
+            "operand_name": self.operand_name,
+            "operand_shape": self.operand_shape,
+            "output": self.output,
+            "maps": [m.to_json() for m in self.maps],
+            "deduplicated": self.deduplicated,
+        }
         out.update(self.extra)
         return out
 
 
 @dataclass(slots=True)
 class TargetReport:
-    kind: str                           # "instruction" | "fusion" | "computation"
+    kind: str  # "instruction" | "fusion" | "computation"
     name: str
     opcode: Optional[str]
-    computation: Optional[str]          # where the instruction lives; the computation itself for kind computation
+    computation: Optional[str]  # where the instruction lives; the computation itself for kind computation
     fusion_kind: Optional[str]
-    outputs: list[tuple[int, str]]      # (output index, shape text)
+    outputs: list[tuple[int, str]]  # (output index, shape text)
     output_to_input: list[OperandReport] = field(default_factory=list)
     input_to_output: list[OperandReport] = field(default_factory=list)
-    calls: Optional[str] = None         # the fused / called computation
+    calls: Optional[str] = None  # the fused / called computation
     op_name: str = ""
-    source_location: str = ""           # "file:line (function)"
+    source_location: str = ""  # "file:line (function)"
     line: int = 0
     notes: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self, operands: bool = True) -> dict:
         """The target's JSON object (``operands=False``: both operand lists left empty)."""
-        out = {"kind": self.kind, "name": self.name, "opcode": self.opcode,
-               "computation": self.computation, "fusion_kind": self.fusion_kind,
-               "outputs": [{"index": i, "shape": s} for i, s in self.outputs],
-               "output_to_input": [o.to_json() for o in self.output_to_input] if operands else [],
-               "input_to_output": [o.to_json() for o in self.input_to_output] if operands else []}
+        out = {
+            "kind": self.kind,
+            "name": self.name,
+            "opcode": self.opcode,
+            "computation": self.computation,
+            "fusion_kind": self.fusion_kind,
+            "outputs": [{"index": i, "shape": s} for i, s in self.outputs],
+            "output_to_input": [o.to_json() for o in self.output_to_input] if operands else [],
+            "input_to_output": [o.to_json() for o in self.input_to_output] if operands else [],
+        }
         out.update(self.extra)
         return out
 
@@ -106,7 +117,7 @@ class ModuleReport:
     targets: list[TargetReport] = field(default_factory=list)
     diagnostics: list[DiagnosticReport] = field(default_factory=list)
     unreadable: bool = False
-    missing_target: bool = False         # a --fusion / --computation / --instruction filter matched nothing here
+    missing_target: bool = False  # a --fusion / --computation / --instruction filter matched nothing here
     # ``to_json()`` already encoded, by the worker process that made the report (``--jobs``), so the
     # parent only copies text out; never part of the document itself
     json_text: Optional[str] = field(default=None, repr=False, compare=False)
@@ -117,12 +128,14 @@ class ModuleReport:
         return any(d.severity == "error" and d.message.startswith("internal: ") for d in self.diagnostics)
 
     def to_json(self) -> dict:
-        return {"name": self.name, "source": self.source,
-                "targets": [t.to_json() for t in self.targets],
-                "diagnostics": [d.to_json() for d in self.diagnostics]}
+        return {
+            "name": self.name,
+            "source": self.source,
+            "targets": [t.to_json() for t in self.targets],
+            "diagnostics": [d.to_json() for d in self.diagnostics],
+        }
 
 
 def document(modules: list[ModuleReport]) -> dict:
     """The whole ``analyze --format json`` document."""
     return {"schema": SCHEMA, "modules": [m.to_json() for m in modules]}
-

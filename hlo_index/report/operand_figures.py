@@ -15,6 +15,7 @@ report. Each ``output_to_input`` operand entry gains:
 A 4k-fusion dump has only a few hundred distinct (maps, operand shape, output shape)
 combinations, so results are memoised on exactly that key (maps compare by canonical form).
 """
+
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -43,8 +44,7 @@ def _remember(slot: int, key, value):
     return remember(ctx.tables[slot], key, value, ctx.budgets.operand_figures)
 
 
-def operand_figures(maps: tuple, operand_shape: Shape, output_shape: Shape,
-                    pool: Optional[list] = None) -> dict:
+def operand_figures(maps: tuple, operand_shape: Shape, output_shape: Shape, pool: Optional[list] = None) -> dict:
     """``{"utilization": {...}}`` for one operand, memoised (``coalescing`` is the target's,
     filled by ``_fill_coalescing``).
 
@@ -57,12 +57,11 @@ def operand_figures(maps: tuple, operand_shape: Shape, output_shape: Shape,
     # utilization skipped].
     ids = (id(maps), id(operand_shape), id(output_shape))
     entry = current().tables[_BY_OBJECT].get(ids)
-    if entry is None or entry[0] is not maps or entry[1] is not operand_shape \
-            or entry[2] is not output_shape:
+    if entry is None or entry[0] is not maps or entry[1] is not operand_shape or entry[2] is not output_shape:
         entry = _remember(_BY_OBJECT, ids, [maps, operand_shape, output_shape, None, None])
-    if entry[3] is not None:   # computed in full once: shared, whatever this target spent before
+    if entry[3] is not None:  # computed in full once: shared, whatever this target spent before
         return entry[3]
-    if pool is not None and pool[0] <= 0:   # depends on what the target spent before: per call
+    if pool is not None and pool[0] <= 0:  # depends on what the target spent before: per call
         if entry[4] is None:
             entry[4] = _operand_figures(maps, operand_shape, output_shape, True)
         return entry[4]
@@ -79,11 +78,17 @@ def _operand_figures(maps: tuple, operand_shape: Shape, output_shape: Shape, ski
     if hit is not None:
         return hit
     from ..analyses import operand_utilization, skipped_utilization, utilization_summary
+
     if skipped:
         limit = current().budgets.figure_points_per_target
-        u = skipped_utilization(operand_shape, budget_reason(
-            "figure_points_per_target", limit,
-            "the target's utilization figures enumerated that many points already"))
+        u = skipped_utilization(
+            operand_shape,
+            budget_reason(
+                "figure_points_per_target",
+                limit,
+                "the target's utilization figures enumerated that many points already",
+            ),
+        )
     else:
         # Maps equal as keys may differ in spelling (a constraint vs a folded bound), and sampled
         # figures depend on the domain spelled: compute on the canonical form so a result depends
@@ -108,6 +113,7 @@ def physical_maps(maps: tuple, operand_shape: Shape) -> list[dict]:
     if hit is not None:
         return hit
     from ..layout import to_physical
+
     entries = [map_report(to_physical(m, operand_shape)).to_json() for m in _canonical(maps)]
     return _remember(_PHYSICAL, key, entries)
 
@@ -133,7 +139,8 @@ def add_operand_figures(report: TargetReport, target: Any, module: Any, options:
         return
     from ..api import operand_info
     from ..fusion import output_to_input
-    rows = output_to_input(target)    # memoised by the fusion package: no second composition
+
+    rows = output_to_input(target)  # memoised by the fusion package: no second composition
     if len(rows) != len(report.output_to_input):
         return
     info = operand_info(target)
@@ -170,16 +177,19 @@ def _fill_utilization(entry: OperandReport, row, shapes: tuple, pool: list) -> N
     try:
         entry.extra.update(operand_figures(row.maps, operand_shape, output_shape, pool))
     except Exception as exc:  # noqa: BLE001
-        entry.extra["utilization"] = {"error": f"{type(exc).__name__}: {exc}",
-                                      "summary": f"not computed ({type(exc).__name__}: {exc})"}
+        entry.extra["utilization"] = {
+            "error": f"{type(exc).__name__}: {exc}",
+            "summary": f"not computed ({type(exc).__name__}: {exc})",
+        }
 
 
-def _fill_coalescing(report: TargetReport, target: Any, module: Any, rows: list, options: dict,
-                     shapes_of) -> None:
+def _fill_coalescing(report: TargetReport, target: Any, module: Any, rows: list, options: dict, shapes_of) -> None:
     """Each operand's ``coalescing`` for the machine the dump runs on, and the target's name."""
     from ..analyses.target_figures import target_coalescing
-    figures = target_coalescing(target, module, rows, shapes_of, options.get("target", "auto"),
-                                options.get("gpu_device"))
+
+    figures = target_coalescing(
+        target, module, rows, shapes_of, options.get("target", "auto"), options.get("gpu_device")
+    )
     report.extra["target"] = figures.target
     if figures.gpu_emitter is not None:
         report.extra["gpu_emitter"] = figures.gpu_emitter

@@ -4,6 +4,7 @@ From the instruction's metadata (``op_name``, ``source_file`` / ``source_line``)
 stack-frame tables (``stack_frame_id``: the innermost frame, with its function). One of
 ``build.TARGET_FIGURES``; a computation (no metadata) gets no ``source``.
 """
+
 from __future__ import annotations
 
 from typing import Any

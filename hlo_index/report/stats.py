@@ -1,4 +1,5 @@
 """``stats``' report: modules, computations, instructions, fusions by kind, opcode histogram."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -21,6 +22,7 @@ def module_stats(module) -> dict:
 def stats_of(path: str) -> tuple[list[dict], list[str], bool]:
     """(stats of each module, formatted diagnostics, whether some module failed) for one path."""
     from ..hlo import format_diagnostic, load
+
     results, messages, failed = [], [], False
     for loaded in load(path):
         messages.extend(format_diagnostic(d) for d in loaded.diagnostics)
@@ -36,6 +38,7 @@ def stats_of_paths(paths: list[str], jobs: int):
     if jobs > 1 and len(paths) > 1:
         import multiprocessing
         import os
+
         ctx = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
         files = [p for p in paths if p != "-"]
         with ctx.Pool(max(1, min(jobs, len(files)))) as pool:

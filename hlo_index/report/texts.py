@@ -3,6 +3,7 @@
 The rule cache shares map objects, so ~10^4 maps of a big dump are ~10^2 distinct objects, and the
 parser shares shapes: each is printed once per analysis context (one per module report).
 """
+
 from __future__ import annotations
 
 from ..affine import IndexingMap

@@ -1,4 +1,5 @@
 """``tile``'s report: the tile each operand of a fusion must provide for one output tile."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,9 +20,9 @@ class OperandTiles:
     operand: int
     name: str
     shape: str
-    tiles: list[MapTile]                  # one per map the operand is read through
-    union: Optional[UnionTile]            # the bounding tile of several maps' tiles
-    constraints: list[tuple[str, bool]]   # XLA's tile size constraints, and whether the sizes meet each
+    tiles: list[MapTile]  # one per map the operand is read through
+    union: Optional[UnionTile]  # the bounding tile of several maps' tiles
+    constraints: list[tuple[str, bool]]  # XLA's tile size constraints, and whether the sizes meet each
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,12 +31,18 @@ class TileReport:
     output_shape: str
     sizes: tuple[int, ...]
     strides: tuple[int, ...]
-    counts: tuple[int, ...]               # tiles along each output dim
+    counts: tuple[int, ...]  # tiles along each output dim
     operands: list[OperandTiles]
 
 
-def tile_report(path: str, fusion_name: str, sizes: tuple[int, ...], strides: Optional[tuple[int, ...]] = None,
-                range_sizes: Optional[tuple[int, ...]] = None, output_index: int = 0) -> TileReport:
+def tile_report(
+    path: str,
+    fusion_name: str,
+    sizes: tuple[int, ...],
+    strides: Optional[tuple[int, ...]] = None,
+    range_sizes: Optional[tuple[int, ...]] = None,
+    output_index: int = 0,
+) -> TileReport:
     """Propagate the output tile ``sizes`` / ``strides`` of output ``output_index`` of the
     instruction ``fusion_name`` in ``path`` to its operands; ``range_sizes`` also tiles each map's
     range variables. Raises ``TileRequestError`` for anything that cannot be answered."""
@@ -56,8 +63,9 @@ def tile_report(path: str, fusion_name: str, sizes: tuple[int, ...], strides: Op
     try:
         out_shape = target.shape.leaf(output_index)
     except IndexError:
-        raise TileRequestError(f"error: %{target.name} has no output {output_index} (its shape is "
-                               f"{target.shape})") from None
+        raise TileRequestError(
+            f"error: %{target.name} has no output {output_index} (its shape is {target.shape})"
+        ) from None
     try:
         # A tile that does not fit the output is a bad argument, like an unreadable input.
         counts = tile_counts(out_shape.dims, sizes, strides)
@@ -68,18 +76,27 @@ def tile_report(path: str, fusion_name: str, sizes: tuple[int, ...], strides: Op
             operand = target.operands[row.operand] if row.operand < len(target.operands) else None
             tiles = [_tile(m, out_shape.dims, sizes, strides, range_sizes) for m in row.maps]
             constraints = dict.fromkeys(c for m in row.maps for c in size_constraints(m))
-            operands.append(OperandTiles(row.operand, operand.name if operand else "",
-                                         str(operand.shape) if operand else "", tiles, union_tile(tiles),
-                                         [(c, satisfied(c, sizes)) for c in constraints]))
+            operands.append(
+                OperandTiles(
+                    row.operand,
+                    operand.name if operand else "",
+                    str(operand.shape) if operand else "",
+                    tiles,
+                    union_tile(tiles),
+                    [(c, satisfied(c, sizes)) for c in constraints],
+                )
+            )
     except TileError as exc:
         raise TileRequestError(f"error: {exc}") from None
-    return TileReport(target.name, str(out_shape), tuple(sizes), tuple(strides or (1,) * len(sizes)),
-                      tuple(counts), operands)
+    return TileReport(
+        target.name, str(out_shape), tuple(sizes), tuple(strides or (1,) * len(sizes)), tuple(counts), operands
+    )
 
 
 def _tile(m, dims, sizes, strides, range_sizes) -> MapTile:
     """One map's tile; with ``range_sizes`` its range variables are tiled too."""
     from ..analyses.tiling import propagate, propagate_with_range_tiles
+
     if range_sizes is None or not m.range_vars or m.is_undefined:
         return propagate(m, dims, sizes, strides)
     per_var = range_sizes * len(m.range_vars) if len(range_sizes) == 1 else range_sizes

@@ -4,6 +4,7 @@ Computed from a report alone (its operands' ``utilization`` / ``coalescing`` ext
 writer keeps one small row per target instead of the target, and ``--top`` / ``--sort`` order the
 same way in text and JSON.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -16,21 +17,21 @@ SORTS = ("bytes", "uncoalesced", "utilization", "maps")
 
 @dataclass(frozen=True, slots=True)
 class TargetFigures:
-    source: str                     # the file the module came from
+    source: str  # the file the module came from
     module: str
     name: str
     kind: str
-    where: str                      # op_name and file:line of the target, for one-line listings
+    where: str  # op_name and file:line of the target, for one-line listings
     operands: int
     maps: int
-    several_maps: int               # operands read through more than one distinct map
-    unknown: int                    # UNDEFINED maps
-    bytes_read: Optional[int]       # None when some operand's figure is unknown
+    several_maps: int  # operands read through more than one distinct map
+    unknown: int  # UNDEFINED maps
+    bytes_read: Optional[int]  # None when some operand's figure is unknown
     uncoalesced: int
     max_reads_per_element: Optional[float]
     max_maps: int
-    worst: dict                     # sort -> the worst operand's figure for that sort, in words
-    target: str = ""                # gpu | cpu: what "uncoalesced" means (CPU: not contiguous)
+    worst: dict  # sort -> the worst operand's figure for that sort, in words
+    target: str = ""  # gpu | cpu: what "uncoalesced" means (CPU: not contiguous)
 
 
 def human_bytes(n: Optional[int]) -> str:
@@ -74,19 +75,31 @@ def figures_of(t: TargetReport, mod: ModuleReport) -> TargetFigures:
     most = max(rows, key=lambda r: r.distinct, default=None)
     worst = {
         "bytes": heaviest[1],
-        "uncoalesced": (f"{unco} {'not contiguous' if target == 'cpu' else 'uncoalesced'} ({unco_at})"
-                        if unco else ("all contiguous" if target == "cpu" else "all coalesced")),
+        "uncoalesced": (
+            f"{unco} {'not contiguous' if target == 'cpu' else 'uncoalesced'} ({unco_at})"
+            if unco
+            else ("all contiguous" if target == "cpu" else "all coalesced")
+        ),
         "utilization": worst_mult_at,
         "maps": f"{max_maps} maps for %{most.operand_name}" if most is not None else "-",
     }
     return TargetFigures(
-        source=mod.source, module=mod.name, name=t.name, kind=t.kind,
+        source=mod.source,
+        module=mod.name,
+        name=t.name,
+        kind=t.kind,
         where="  ".join(x for x in (t.op_name, t.source_location) if x),
-        operands=len(rows), maps=sum(r.distinct for r in rows),
+        operands=len(rows),
+        maps=sum(r.distinct for r in rows),
         several_maps=sum(1 for r in rows if r.distinct > 1),
         unknown=sum(1 for r in rows for m in r.maps if m.text is None),
-        bytes_read=total, uncoalesced=unco, max_reads_per_element=worst_mult, max_maps=max_maps, worst=worst,
-        target=target)
+        bytes_read=total,
+        uncoalesced=unco,
+        max_reads_per_element=worst_mult,
+        max_maps=max_maps,
+        worst=worst,
+        target=target,
+    )
 
 
 def _neg(value: Optional[float]) -> float:
@@ -122,17 +135,24 @@ class Totals:
 
     fusions: int
     others: int
-    bytes_read: int                 # over the targets whose figure is known
-    bytes_complete: bool            # every target's figure is known
+    bytes_read: int  # over the targets whose figure is known
+    bytes_complete: bool  # every target's figure is known
     several_maps: int
     uncoalesced: int
     files: int
-    cpu_only: bool                  # every target with a figure is for a CPU: "not contiguous"
+    cpu_only: bool  # every target with a figure is for a CPU: "not contiguous"
 
 
 def totals_of(rows: list[TargetFigures], files: int) -> Totals:
     fusions = sum(1 for r in rows if r.kind == "fusion")
     known = [r.bytes_read for r in rows if r.bytes_read is not None]
-    return Totals(fusions, len(rows) - fusions, sum(known), len(known) == len(rows),
-                  sum(r.several_maps for r in rows), sum(r.uncoalesced for r in rows), files,
-                  {r.target for r in rows if r.target} == {"cpu"})
+    return Totals(
+        fusions,
+        len(rows) - fusions,
+        sum(known),
+        len(known) == len(rows),
+        sum(r.several_maps for r in rows),
+        sum(r.uncoalesced for r in rows),
+        files,
+        {r.target for r in rows if r.target} == {"cpu"},
+    )

@@ -30,6 +30,7 @@ sides on sampled pairs), ``walk`` (backward reference walks), ``references`` (th
 read sets, one op at a time), ``points`` (what the maps give at a point), ``sampling`` (seeded
 choices), ``memos`` (answers shared between a module's targets), ``outcome`` (what is reported).
 """
+
 from __future__ import annotations
 
 from .pairs import PAIRS_PER_ELEMENT
@@ -39,6 +40,16 @@ from .references import SHARED_READS_LIMIT, runtime_values_for
 from .target import verify_target
 from .walk import backward_read_sets
 
-__all__ = ["PAIRS_PER_ELEMENT", "SHARED_READS_LIMIT", "Skip", "VerifyOutcome", "backward_read_sets",
-           "predicted_read_set", "predicted_rows", "predicted_rows_many", "runtime_as_range",
-           "runtime_values_for", "verify_target"]
+__all__ = [
+    "PAIRS_PER_ELEMENT",
+    "SHARED_READS_LIMIT",
+    "Skip",
+    "VerifyOutcome",
+    "backward_read_sets",
+    "predicted_read_set",
+    "predicted_rows",
+    "predicted_rows_many",
+    "runtime_as_range",
+    "runtime_values_for",
+    "verify_target",
+]

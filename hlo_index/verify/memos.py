@@ -1,4 +1,5 @@
 """Per-module memos of the answers a module's targets ask again and again."""
+
 from __future__ import annotations
 
 from typing import Optional
@@ -18,6 +19,7 @@ def shared_memo(shared: Optional[dict], name: str, compute):
     def memoised(*key):
         hit = memo.get(key)
         return remember(memo, key, compute(*key), limit) if hit is None else hit
+
     return memoised
 
 
@@ -39,6 +41,7 @@ def gives_memo(shared: Optional[dict]):
         if hit is None or hit[0] is not maps:
             hit = remember(memo, key, (maps, gives_pair(checkable, x, y)), limit)
         return hit[1]
+
     return gives
 
 

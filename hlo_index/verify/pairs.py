@@ -1,4 +1,5 @@
 """Input-to-output maps checked from both sides on sampled (operand element, output element) pairs."""
+
 from __future__ import annotations
 
 from typing import Optional
@@ -16,11 +17,18 @@ from .sampling import sampled_elements, sampled_indices
 
 # Budgets (hlo_index.context): verify_points_per_value, beyond which the walk is too costly and
 # the target is skipped; verify_range_combinations, range-variable points a map may enumerate per element.
-PAIRS_PER_ELEMENT = 4               # input-to-output: operand / output elements checked per sample
+PAIRS_PER_ELEMENT = 4  # input-to-output: operand / output elements checked per sample
 
 
-def verify_input_to_output(selected: SelectedTarget, exact, sampled, samples: int,
-                            seed: int, outcome: VerifyOutcome, shared: Optional[dict] = None) -> None:
+def verify_input_to_output(
+    selected: SelectedTarget,
+    exact,
+    sampled,
+    samples: int,
+    seed: int,
+    outcome: VerifyOutcome,
+    shared: Optional[dict] = None,
+) -> None:
     images_of = images_memo(shared)
     gives = gives_memo(shared)
     elements_of = shared_memo(shared, "sampled elements", sampled_elements)
@@ -33,7 +41,7 @@ def verify_input_to_output(selected: SelectedTarget, exact, sampled, samples: in
         maps_of.setdefault((row.operand, row.operand_element), []).append((row.output, row.maps))
     maps_at = {(*key, out): maps for key, rows in maps_of.items() for out, maps in rows}
     shapes = _operand_shapes(target)
-    arrays = dict(_array_operands(shapes))   # (operand, element) -> array shape
+    arrays = dict(_array_operands(shapes))  # (operand, element) -> array shape
     # 1. nothing missing: each pair the reference finds for a sampled output element is in the maps
     wanted: dict[tuple[int, int, int], list] = {}  # (operand, element, output) -> [(operand element, point)]
     for out, point in sampled:
@@ -50,13 +58,14 @@ def verify_input_to_output(selected: SelectedTarget, exact, sampled, samples: in
         undecided = sorted({x for x, _, verdict in verdicts if verdict is None})
         images = images_of(maps, tuple(undecided), False) if undecided else {}
         for x, point, verdict in verdicts:
-            if verdict is None:   # from the enumerated image
+            if verdict is None:  # from the enumerated image
                 rows = images[x]
                 verdict = bool(len(rows)) and bool((rows == np.array(point, dtype=np.int64)).all(axis=1).any())
             if not verdict:
                 outcome.errors.append(
                     f"{name}: operand {_operand_text(operand, element, shapes)} element {point_text(x)} is read "
-                    f"by output {out} element {point_text(point)}, which no input-to-output map gives")
+                    f"by output {out} element {point_text(point)}, which no input-to-output map gives"
+                )
     # 2. nothing extra: outputs the maps give for sampled operand elements really read them
     checks = []  # (operand, tuple element, operand element, output, output element)
     for (operand, element), shape in arrays.items():
@@ -82,7 +91,8 @@ def verify_input_to_output(selected: SelectedTarget, exact, sampled, samples: in
         if x not in exact(out, y, None if shared else operand).get((operand, element), set()):
             outcome.errors.append(
                 f"{name}: the input-to-output maps say operand {_operand_text(operand, element, shapes)} "
-                f"element {point_text(x)} is read by output {out} element {point_text(y)}, which does not read it")
+                f"element {point_text(x)} is read by output {out} element {point_text(y)}, which does not read it"
+            )
 
 
 def _operand_shapes(target) -> list:

@@ -1,4 +1,5 @@
 """Point evaluation of indexing maps: what the maps say an element reads (or is read by)."""
+
 from __future__ import annotations
 
 from typing import Optional
@@ -20,9 +21,13 @@ def runtime_as_range(m: IndexingMap) -> IndexingMap:
     n = len(m.range_vars)
     swap = {runtime_var(i): range_var(n + i) for i in range(len(m.runtime_vars))}
     memo: dict = {}
-    return IndexingMap(m.dims, tuple(m.range_vars) + tuple(rv.interval for rv in m.runtime_vars), (),
-                       [replace_variables(e, swap.get, memo) for e in m.results],
-                       [(replace_variables(e, swap.get, memo), iv) for e, iv in m.constraints])
+    return IndexingMap(
+        m.dims,
+        tuple(m.range_vars) + tuple(rv.interval for rv in m.runtime_vars),
+        (),
+        [replace_variables(e, swap.get, memo) for e in m.results],
+        [(replace_variables(e, swap.get, memo), iv) for e, iv in m.constraints],
+    )
 
 
 def checkable_maps(maps: tuple[IndexingMap, ...]) -> list[IndexingMap]:
@@ -67,7 +72,7 @@ def _distinct_rows(rows: np.ndarray) -> np.ndarray:
     # sort is far cheaper than np.unique(axis=0))
     low = rows.min(axis=0)
     spans = rows.max(axis=0) - low + 1
-    if float(np.prod(spans.astype(np.float64))) >= 2.0 ** 62:
+    if float(np.prod(spans.astype(np.float64))) >= 2.0**62:
         return np.unique(rows, axis=0)
     linear = np.sort(np.ravel_multi_index(tuple((rows - low).T), tuple(int(n) for n in spans)))
     keep = np.empty(len(linear), dtype=bool)
@@ -76,8 +81,9 @@ def _distinct_rows(rows: np.ndarray) -> np.ndarray:
     return np.stack(np.unravel_index(linear[keep], tuple(int(n) for n in spans)), axis=1) + low
 
 
-def predicted_rows_many(maps: tuple[IndexingMap, ...], points: list[tuple],
-                        distinct: bool = True) -> dict[tuple, np.ndarray]:
+def predicted_rows_many(
+    maps: tuple[IndexingMap, ...], points: list[tuple], distinct: bool = True
+) -> dict[tuple, np.ndarray]:
     """:func:`predicted_rows` for several points, with one evaluation of each map for all."""
     if len(points) < 2:
         return {p: predicted_rows(maps, p, distinct) for p in points}
@@ -108,7 +114,7 @@ def predicted_rows_many(maps: tuple[IndexingMap, ...], points: list[tuple],
     # points span (every row's dims are one of the points)
     low = array.min(axis=0)
     spans = tuple(int(n) for n in array.max(axis=0) - low + 1)
-    if rank == 0 or float(np.prod(np.array(spans, dtype=np.float64))) >= 2.0 ** 62:
+    if rank == 0 or float(np.prod(np.array(spans, dtype=np.float64))) >= 2.0**62:
         return {p: predicted_rows(maps, p, distinct) for p in points}
     row_keys = np.ravel_multi_index(tuple((dims_all - low).T), spans)
     order = np.argsort(row_keys, kind="stable")
@@ -126,7 +132,7 @@ def predicted_read_set(maps: tuple[IndexingMap, ...], point: tuple) -> set:
     """Union over the maps (and over every feasible runtime value) of the elements they give."""
     total: set = set()
     for m in checkable_maps(maps):
-        if not m.range_vars:   # one element at most: plain integers, without numpy's cost per call
+        if not m.range_vars:  # one element at most: plain integers, without numpy's cost per call
             image = image_at(m, point)
             if image is not None:
                 total.add(image)
@@ -156,7 +162,7 @@ def gives_pair(checkable: list[IndexingMap], x: tuple, y: tuple) -> Optional[boo
                 env[key] = int(want)
         if not pinned_ok:
             continue
-        for e, want in zip(m.results, y):   # then sums of range variables in a mixed radix
+        for e, want in zip(m.results, y):  # then sums of range variables in a mixed radix
             if e.kind == SUM and any(a.kind == RANGE and (RANGE, a.value) not in env for a, _ in e.terms):
                 pinned = _pin_mixed_radix(e, int(want), env, m.range_vars)
                 if pinned is False:
@@ -170,8 +176,9 @@ def gives_pair(checkable: list[IndexingMap], x: tuple, y: tuple) -> Optional[boo
         if not all(b.lo <= env[(RANGE, k)] <= b.hi for k, b in enumerate(m.range_vars)):
             continue
         memo: dict = {}
-        if all(b.lo <= evaluate_expr(e, env, memo) <= b.hi for e, b in m.constraints) \
-                and all(evaluate_expr(e, env, memo) == want for e, want in zip(m.results, y)):
+        if all(b.lo <= evaluate_expr(e, env, memo) <= b.hi for e, b in m.constraints) and all(
+            evaluate_expr(e, env, memo) == want for e, want in zip(m.results, y)
+        ):
             return True
     return None if undecided else False
 
@@ -193,7 +200,7 @@ def _pin_mixed_radix(e, want: int, env: dict, range_vars) -> Optional[bool]:
         else:
             rest += k * evaluate_expr(atom, env, memo)
     target = want - rest
-    if all(k < 0 for k, _ in unknown):   # -k_i * s_i: the same question with both sides negated
+    if all(k < 0 for k, _ in unknown):  # -k_i * s_i: the same question with both sides negated
         unknown, target = [(-k, v) for k, v in unknown], -target
     if any(k <= 0 for k, _ in unknown):
         return None
@@ -201,12 +208,12 @@ def _pin_mixed_radix(e, want: int, env: dict, range_vars) -> Optional[bool]:
     spans = [range_vars[v].hi - range_vars[v].lo for _, v in unknown]
     if any(span < 0 for span in spans):
         return False
-    below = 0   # what the smaller terms can add at most
+    below = 0  # what the smaller terms can add at most
     for (k, _), span in zip(reversed(unknown), reversed(spans)):
         if k <= below:
-            return None   # not a mixed radix: several choices may give the same value
+            return None  # not a mixed radix: several choices may give the same value
         below += k * span
-    target -= sum(k * range_vars[v].lo for k, v in unknown)   # offsets from each lower bound
+    target -= sum(k * range_vars[v].lo for k, v in unknown)  # offsets from each lower bound
     if target < 0:
         return False
     for (k, v), span in zip(unknown, spans):

@@ -1,5 +1,6 @@
 """The numpy reference's read sets, one instruction at a time (seeded runtime values, failures
 as ``Skip``), and the key under which shape-only ops' read sets are shared between targets."""
+
 from __future__ import annotations
 
 import random
@@ -15,7 +16,7 @@ from .outcome import Skip
 from .sampling import stable_seed
 
 
-_RUNTIME_VALUES = register_table("verify.runtime_values")   # id(instr) -> (instr, values): identity memo
+_RUNTIME_VALUES = register_table("verify.runtime_values")  # id(instr) -> (instr, values): identity memo
 
 
 def runtime_values_for(instr: Instruction) -> dict[int, np.ndarray]:
@@ -30,11 +31,14 @@ def runtime_values_for(instr: Instruction) -> dict[int, np.ndarray]:
     if hit is not None and hit[0] is instr:
         return hit[1]
     bound = max((max(o.shape.dims, default=1) for o in instr.operands if not o.shape.is_tuple), default=1)
-    rng = np.random.default_rng(stable_seed((instr.opcode, str(instr.shape),
-                                              tuple(str(o.shape) for o in instr.operands))))
-    values = {j: rng.integers(0, bound + 1, size=o.shape.dims, dtype=np.int64)
-              for j, o in enumerate(instr.operands)
-              if not o.shape.is_tuple and o.shape.element_type[:1] in ("s", "u") and o.opcode != "constant"}
+    rng = np.random.default_rng(
+        stable_seed((instr.opcode, str(instr.shape), tuple(str(o.shape) for o in instr.operands)))
+    )
+    values = {
+        j: rng.integers(0, bound + 1, size=o.shape.dims, dtype=np.int64)
+        for j, o in enumerate(instr.operands)
+        if not o.shape.is_tuple and o.shape.element_type[:1] in ("s", "u") and o.opcode != "constant"
+    }
     memo[id(instr)] = (instr, values)
     return values
 
@@ -71,14 +75,26 @@ def reference_element_read_sets(instr: Instruction, out: int, point: tuple, oper
 # Ops whose reference read sets follow from opcode, shapes (layouts included) and attributes alone:
 # no callee, no operand literal, no runtime value. Their read sets are shared between targets.
 _SHAPE_ONLY_OPCODES = frozenset(ELEMENTWISE_OPCODES) | {
-    "broadcast", "bitcast", "transpose", "reshape", "copy", "slice", "reverse", "concatenate",
-    "pad", "convert", "bitcast-convert", "reduce-precision", "dot"}
+    "broadcast",
+    "bitcast",
+    "transpose",
+    "reshape",
+    "copy",
+    "slice",
+    "reverse",
+    "concatenate",
+    "pad",
+    "convert",
+    "bitcast-convert",
+    "reduce-precision",
+    "dot",
+}
 
 
 STRUCTURE_IDS = "structure ids"  # a key of the shared memo: structure -> small int
 
 
-SHARED_READS_LIMIT = 1 << 20   # entries of a module's shared memo; beyond it, it starts afresh
+SHARED_READS_LIMIT = 1 << 20  # entries of a module's shared memo; beyond it, it starts afresh
 
 
 def shape_only_structure(instr: Instruction):

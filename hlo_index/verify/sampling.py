@@ -1,5 +1,6 @@
 """Seeded sampling: every choice seeded from what it is about, so runs repeat exactly and equal
 questions get equal answers across a module's targets."""
+
 from __future__ import annotations
 
 import random

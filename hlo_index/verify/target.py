@@ -1,5 +1,6 @@
 """One target's verification: its output-to-input maps against the reference walk, identical
 targets of a module verified once."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -27,9 +28,14 @@ def _identity(selected: SelectedTarget):
     return (selected.kind, computation_fingerprint(comp))
 
 
-def verify_target(selected: SelectedTarget, module: Optional[Module] = None, samples: int = 8,
-                  seed: Optional[int] = None, input_to_output_too: bool = True,
-                  verified: Optional[dict] = None) -> VerifyOutcome:
+def verify_target(
+    selected: SelectedTarget,
+    module: Optional[Module] = None,
+    samples: int = 8,
+    seed: Optional[int] = None,
+    input_to_output_too: bool = True,
+    verified: Optional[dict] = None,
+) -> VerifyOutcome:
     """Compare the target's output-to-input (and input-to-output) maps with the reference walk on
     sampled elements (see the module docstring for the sampling).
 
@@ -57,11 +63,12 @@ def verify_target(selected: SelectedTarget, module: Optional[Module] = None, sam
     return outcome
 
 
-_SHARED_READS = "reference read sets of shape-only ops"   # a key of ``verified`` (a str: no clash)
+_SHARED_READS = "reference read sets of shape-only ops"  # a key of ``verified`` (a str: no clash)
 
 
-def _verify_target(selected: SelectedTarget, samples: int, seed: int, input_to_output_too: bool,
-                   shared_reads: Optional[dict] = None) -> VerifyOutcome:
+def _verify_target(
+    selected: SelectedTarget, samples: int, seed: int, input_to_output_too: bool, shared_reads: Optional[dict] = None
+) -> VerifyOutcome:
     outcome = VerifyOutcome()
     target = selected.target
     comp = target if isinstance(target, Computation) else callee_of(target)
@@ -112,14 +119,16 @@ def _verify_target(selected: SelectedTarget, samples: int, seed: int, input_to_o
                         outcome.errors.append(
                             f"{selected.kind} '{target.name}': output {out} element {point_text(point)} reads "
                             f"operand {row.operand} element {point_text(missing[0])}, which no map gives"
-                            + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
+                            + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
+                        )
                     exempt = any(m.runtime_vars for m in row.maps)
                     extra = sorted(given - truth)
                     if extra and not exempt:
                         outcome.errors.append(
                             f"{selected.kind} '{target.name}': the maps say output {out} element {point_text(point)} "
                             f"reads operand {row.operand} element {point_text(extra[0])}, which it does not"
-                            + (f" (and {len(extra) - 1} more)" if len(extra) > 1 else ""))
+                            + (f" (and {len(extra) - 1} more)" if len(extra) > 1 else "")
+                        )
     except Skip as exc:
         outcome.notes.append(f"verification skipped: {exc}")
         return outcome

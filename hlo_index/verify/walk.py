@@ -1,4 +1,5 @@
 """Backward reference walks: the exact parameter elements an output element reads, op by op."""
+
 from __future__ import annotations
 
 from typing import Optional
@@ -9,8 +10,13 @@ from ..fusion.traverse import post_order
 from ..reference import SET_READ_SETS, operand_element_read
 from ..hlo.model import Computation, Instruction
 from .outcome import Skip
-from .references import (reference_element_read_sets, reference_failed, reference_read_set,
-                         shape_only_structure, STRUCTURE_IDS)
+from .references import (
+    reference_element_read_sets,
+    reference_failed,
+    reference_read_set,
+    shape_only_structure,
+    STRUCTURE_IDS,
+)
 
 
 class Walker:
@@ -20,12 +26,11 @@ class Walker:
     them, are found once; reference read sets are memoised by (instruction, output, point,
     operand). Keys hold the instruction objects themselves, alive as long as this walker."""
 
-    def __init__(self, comp: Computation, walkers: dict, reads: dict,
-                 shared_reads: Optional[dict] = None) -> None:
+    def __init__(self, comp: Computation, walkers: dict, reads: dict, shared_reads: Optional[dict] = None) -> None:
         self.comp = comp
         self.order = post_order(comp)
-        self.walkers = walkers          # Computation -> Walker, shared by the callees' walkers
-        self.reads = reads              # (instr, out, point, operand) -> read set
+        self.walkers = walkers  # Computation -> Walker, shared by the callees' walkers
+        self.reads = reads  # (instr, out, point, operand) -> read set
         self.shared_reads = {} if shared_reads is None else shared_reads  # (structure, ...) -> set
         self.structure_ids = self.shared_reads.setdefault(STRUCTURE_IDS, {})
         self._readers: dict[Instruction, tuple] = {}
@@ -64,15 +69,15 @@ class Walker:
                     continue
                 memo, owner, callee_walker = self._reader(instr)
                 whole = SET_READ_SETS.get(instr.opcode)
-                if whole is not None:   # with the tuple element each output reads, found once
+                if whole is not None:  # with the tuple element each output reads, found once
                     whole = (whole, tuple(operand_element_read(instr, out) for out in outputs))
-                plan.append((instr, outputs, None, memo, owner, callee_walker,
-                             self._visited_operands(instr, wanted), whole))
+                plan.append(
+                    (instr, outputs, None, memo, owner, callee_walker, self._visited_operands(instr, wanted), whole)
+                )
             self._plans[wanted] = plan
         return plan
 
-    def walk(self, output_index: int, point: tuple,
-             wanted: Optional[frozenset] = None) -> dict[tuple[int, int], set]:
+    def walk(self, output_index: int, point: tuple, wanted: Optional[frozenset] = None) -> dict[tuple[int, int], set]:
         """(parameter number, tuple element) -> exact set of its elements read by ``point`` of the
         output; with ``wanted``, only for those parameters (the rest of the graph is not walked).
         (A heap of only the instructions reached was tried: most walks reach most of the order,
@@ -81,7 +86,7 @@ class Walker:
         found: dict[tuple[int, int], set] = {}
         limit = current().budgets.verify_points_per_value
         for instr, outputs, parameter, memo, owner, callee_walker, operands, whole in self._plan(wanted):
-            if not need:   # every point reached the parameters: the rest of the order is not read
+            if not need:  # every point reached the parameters: the rest of the order is not read
                 break
             for out in outputs:
                 points = need.pop((instr, out), None)
@@ -91,14 +96,15 @@ class Walker:
                     found[(parameter, out)] = points
                     continue
                 if len(points) > limit:
-                    raise Skip(f"budget verify_points_per_value={limit}: more than {limit} elements of "
-                               f"'{instr.name}' are read")
+                    raise Skip(
+                        f"budget verify_points_per_value={limit}: more than {limit} elements of '{instr.name}' are read"
+                    )
                 if callee_walker is not None:
                     for p in points:
                         for (param, element), got in callee_walker.walk(out, p).items():
                             need.setdefault((instr.operands[param], element), set()).update(got)
                     continue
-                if whole is not None:   # the read set of all the points at once (elementwise ops)
+                if whole is not None:  # the read set of all the points at once (elementwise ops)
                     reads, elements = whole
                     element = elements[out]
                     for j, operand in operands:
@@ -110,7 +116,7 @@ class Walker:
                             key = (operand, element)
                             pending = need.get(key)
                             if pending is None:
-                                need[key] = got   # a fresh set the reference made for this call
+                                need[key] = got  # a fresh set the reference made for this call
                             else:
                                 pending.update(got)
                     continue
@@ -141,8 +147,7 @@ class Walker:
             if callee is not None:
                 callee_walker = self.walkers.get(callee)
                 if callee_walker is None:
-                    callee_walker = self.walkers[callee] = Walker(callee, self.walkers, self.reads,
-                                                                   self.shared_reads)
+                    callee_walker = self.walkers[callee] = Walker(callee, self.walkers, self.reads, self.shared_reads)
             reader = self._readers[instr] = (memo, owner, callee_walker)
         return reader
 
@@ -152,8 +157,10 @@ class Walker:
         found = self._visits.get(key)
         if found is None:
             found = self._visits[key] = tuple(
-                (j, operand) for j, operand in enumerate(instr.operands)
-                if wanted is None or not self._params.get(operand, frozenset()).isdisjoint(wanted))
+                (j, operand)
+                for j, operand in enumerate(instr.operands)
+                if wanted is None or not self._params.get(operand, frozenset()).isdisjoint(wanted)
+            )
         return found
 
 

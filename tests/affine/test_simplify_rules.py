@@ -186,18 +186,15 @@ def test_reshape_chain_cancels():
         "domain: d0 in [0, 49], d1 in [0, 19]"
     )
     composed = to_10_10_10.compose(to_50_20)
-    assert str(composed) == ("(d0, d1, d2) -> (d0, d1, d2), "
-                             "domain: d0 in [0, 9], d1 in [0, 9], d2 in [0, 9]")
+    assert str(composed) == ("(d0, d1, d2) -> (d0, d1, d2), domain: d0 in [0, 9], d1 in [0, 9], d2 in [0, 9]")
 
 
 def test_shared_domain_memos_survive_clear_caches():
-    text = "(d0, d1) -> ((d0 * 16 + d1) floordiv 16, (d0 * 16 + d1) mod 16), " \
-           "domain: d0 in [0, 7], d1 in [0, 15]"
+    text = "(d0, d1) -> ((d0 * 16 + d1) floordiv 16, (d0 * 16 + d1) mod 16), domain: d0 in [0, 7], d1 in [0, 15]"
     first = str(parse_map(text).simplified())
     assert str(parse_map(text).simplified()) == first  # warm (shared memo)
     clear_caches()
-    assert str(parse_map(text).simplified()) == first == \
-        "(d0, d1) -> (d0, d1), domain: d0 in [0, 7], d1 in [0, 15]"
+    assert str(parse_map(text).simplified()) == first == "(d0, d1) -> (d0, d1), domain: d0 in [0, 7], d1 in [0, 15]"
 
 
 @st.composite
@@ -207,12 +204,14 @@ def reshape_like(draw):
     k0, k1 = draw(st.integers(-3, 3)), draw(st.integers(-3, 3))
     x = dim(0) * k0 + dim(1) * k1 + draw(st.integers(-9, 9))
     c = draw(st.sampled_from([2, 3, 4, 6, 8]))
-    parts = [x * draw(st.integers(-2, 2)), x.floordiv(c) * draw(st.integers(-16, 16)),
-             x.mod(c) * draw(st.integers(-4, 4)),
-             (x.floordiv(c) + draw(st.integers(0, 40))).mod(draw(st.sampled_from([2, 4, 8])))
-             * draw(st.sampled_from([0, c, -c]))]
-    return IndexingMap([draw(intervals()), draw(intervals())], [], [],
-                       [sum(parts[1:], parts[0])])
+    parts = [
+        x * draw(st.integers(-2, 2)),
+        x.floordiv(c) * draw(st.integers(-16, 16)),
+        x.mod(c) * draw(st.integers(-4, 4)),
+        (x.floordiv(c) + draw(st.integers(0, 40))).mod(draw(st.sampled_from([2, 4, 8])))
+        * draw(st.sampled_from([0, c, -c])),
+    ]
+    return IndexingMap([draw(intervals()), draw(intervals())], [], [], [sum(parts[1:], parts[0])])
 
 
 @settings(deadline=None, derandomize=True, max_examples=300)

@@ -198,8 +198,10 @@ def test_semantic_equality_is_exhaustive_on_small_domains():
 def test_semantic_equality_beyond_the_limit_is_a_bounded_sampled_check():
     # 4e8 range points: sampled (this used to enumerate the whole range box and run out of
     # memory); a difference on a large part of the domain is found
-    text = ("()[s0, s1, s2, s3] -> ((s0 * 458752 + s1 + s2 * 4 + s3 * 512) mod {}), "
-            "domain: s0 in [0, 871], s1 in [0, 3], s2 in [0, 127], s3 in [0, 895]")
+    text = (
+        "()[s0, s1, s2, s3] -> ((s0 * 458752 + s1 + s2 * 4 + s3 * 512) mod {}), "
+        "domain: s0 in [0, 871], s1 in [0, 3], s2 in [0, 127], s3 in [0, 895]"
+    )
     m = parse_map(text.format(20000))
     assert m.semantically_equal(m.simplified(), limit=1 << 12)
     assert not m.semantically_equal(parse_map(text.format(20001)), limit=1 << 12)
@@ -208,21 +210,18 @@ def test_semantic_equality_beyond_the_limit_is_a_bounded_sampled_check():
 def test_runtime_assignments_beyond_64_are_sampled_not_only_corners():
     # the maps differ only when rt0 is neither a corner nor the midpoint of [0, 40]
     a = parse_map("(d0){rt0} -> (d0 + rt0), domain: d0 in [0, 3], rt0 in [0, 40]")
-    b = parse_map("(d0){rt0} -> (d0 + rt0 + (rt0 mod 20 + 19) floordiv 20), "
-                  "domain: d0 in [0, 3], rt0 in [0, 40]")
+    b = parse_map("(d0){rt0} -> (d0 + rt0 + (rt0 mod 20 + 19) floordiv 20), domain: d0 in [0, 3], rt0 in [0, 40]")
     assert a.semantically_equal(a)
     assert not a.semantically_equal(b)
 
 
 def test_remove_unused_variables_decides_detached_constraints():
-    feasible = parse_map("(d0)[s0, s1] -> (d0 + s1), domain: d0 in [0, 3], s0 in [0, 9], "
-                         "s1 in [0, 2], s0 mod 4 in [3, 3]")
-    assert str(feasible.remove_unused_variables()) == \
-        "(d0)[s0] -> (d0 + s0), domain: d0 in [0, 3], s0 in [0, 2]"
-    infeasible = IndexingMap([Interval(0, 3)], [Interval(0, 9)], [], [dim(0)],
-                             [(range_var(0) * 2, Interval(7, 7))])
+    feasible = parse_map(
+        "(d0)[s0, s1] -> (d0 + s1), domain: d0 in [0, 3], s0 in [0, 9], s1 in [0, 2], s0 mod 4 in [3, 3]"
+    )
+    assert str(feasible.remove_unused_variables()) == "(d0)[s0] -> (d0 + s0), domain: d0 in [0, 3], s0 in [0, 2]"
+    infeasible = IndexingMap([Interval(0, 3)], [Interval(0, 9)], [], [dim(0)], [(range_var(0) * 2, Interval(7, 7))])
     assert infeasible.remove_unused_variables().is_known_empty
     assert not brute_relation(infeasible)
-    linked = parse_map("(d0)[s0, s1] -> (d0 + s1), domain: d0 in [0, 3], s0 in [0, 9], "
-                       "s1 in [0, 2], s0 + s1 in [3, 4]")
+    linked = parse_map("(d0)[s0, s1] -> (d0 + s1), domain: d0 in [0, 3], s0 in [0, 9], s1 in [0, 2], s0 + s1 in [3, 4]")
     assert linked.remove_unused_variables() is linked  # s0 is tied to the used s1

@@ -1,4 +1,5 @@
 """Coalescing verdicts on hand-made fusions, from their composed maps and operand layouts."""
+
 import pytest
 
 from hlo_index.analyses import operand_report
@@ -34,8 +35,9 @@ def test_row_major_read_is_contiguous():
 
 
 def test_transpose_is_strided_and_uncoalesced():
-    c = coalescing_of("f32[256,64]{1,0}", "ROOT t = f32[64,256]{1,0} transpose(p0), dimensions={1,0}",
-                      "f32[64,256]{1,0}")
+    c = coalescing_of(
+        "f32[256,64]{1,0}", "ROOT t = f32[64,256]{1,0} transpose(p0), dimensions={1,0}", "f32[64,256]{1,0}"
+    )
     assert c.verdict == "uncoalesced"
     assert (c.per_map[0].pattern, c.per_map[0].stride) == ("strided", 64)
     assert c.per_map[0].transactions == 32
@@ -43,31 +45,32 @@ def test_transpose_is_strided_and_uncoalesced():
 
 def test_transpose_with_matching_layout_is_contiguous():
     # the operand's layout {0,1} makes the transposed read walk memory in order
-    c = coalescing_of("f32[256,64]{0,1}", "ROOT t = f32[64,256]{1,0} transpose(p0), dimensions={1,0}",
-                      "f32[64,256]{1,0}")
+    c = coalescing_of(
+        "f32[256,64]{0,1}", "ROOT t = f32[64,256]{1,0} transpose(p0), dimensions={1,0}", "f32[64,256]{1,0}"
+    )
     assert c.verdict == "coalesced" and c.per_map[0].pattern == "contiguous"
 
 
 def test_broadcast_is_stride_zero():
-    c = coalescing_of("f32[64]{0}", "ROOT b = f32[64,256]{1,0} broadcast(p0), dimensions={0}",
-                      "f32[64,256]{1,0}")
+    c = coalescing_of("f32[64]{0}", "ROOT b = f32[64,256]{1,0} broadcast(p0), dimensions={0}", "f32[64,256]{1,0}")
     assert c.verdict == "coalesced" and c.per_map[0].pattern == "broadcast"
 
 
 def test_strided_slice():
-    c = coalescing_of("f32[64,1024]{1,0}", "ROOT s = f32[64,256]{1,0} slice(p0), slice={[0:64], [0:1024:4]}",
-                      "f32[64,256]{1,0}")
+    c = coalescing_of(
+        "f32[64,1024]{1,0}", "ROOT s = f32[64,256]{1,0} slice(p0), slice={[0:64], [0:1024:4]}", "f32[64,256]{1,0}"
+    )
     assert (c.per_map[0].pattern, c.per_map[0].stride) == ("strided", 4)
     assert c.verdict == "uncoalesced" and c.per_map[0].transactions == 4
 
 
 def test_tiled_layout_changes_the_stride():
     # rows of a T(8,128) tile are 128 elements apart; walking the minor dim stays in one tile row
-    c = coalescing_of("f32[64,256]{1,0:T(8,128)}", "ROOT n = f32[64,256]{1,0} negate(p0)",
-                      "f32[64,256]{1,0}")
+    c = coalescing_of("f32[64,256]{1,0:T(8,128)}", "ROOT n = f32[64,256]{1,0} negate(p0)", "f32[64,256]{1,0}")
     assert c.verdict == "coalesced" and c.per_map[0].pattern == "contiguous"
-    t = coalescing_of("f32[256,64]{1,0:T(8,128)}",
-                      "ROOT t = f32[64,256]{1,0} transpose(p0), dimensions={1,0}", "f32[64,256]{1,0}")
+    t = coalescing_of(
+        "f32[256,64]{1,0:T(8,128)}", "ROOT t = f32[64,256]{1,0} transpose(p0), dimensions={1,0}", "f32[64,256]{1,0}"
+    )
     # consecutive output elements walk operand dim 0: 128 elements apart inside a tile
     assert t.verdict == "uncoalesced" and t.per_map[0].pattern in ("strided", "scattered")
 
@@ -78,6 +81,7 @@ def test_operand_report_is_json_ready():
     row = output_to_input(fusion)[0]
     report = operand_report(row.maps, fusion.operands[0].shape, fusion.shape)
     import json
+
     json.dumps(report)
     assert report["utilization"]["distinct_elements"] == 64 * 256
     assert report["utilization"]["bytes_read"] == 64 * 256 * 2
@@ -88,6 +92,7 @@ def test_scalar_operand_and_output():
     # a scalar fusion reading a scalar: one element, every thread the same (broadcast)
     from hlo_index.affine import parse_map
     from hlo_index.hlo.build import array_shape
+
     report = operand_report([parse_map("() -> ()")], array_shape("s32", ()), array_shape("s32", ()))
     assert report["utilization"]["distinct_elements"] == 1 == report["utilization"]["element_reads"]
     assert report["coalescing"]["verdict"] == "coalesced"

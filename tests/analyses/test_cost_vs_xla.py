@@ -1,6 +1,7 @@
 """Module cost totals against XLA:CPU's own ``HloCostAnalysis`` (jaxlib's
 ``hlo_module_cost_analysis``) on every after-optimizations module of ``../shared/corpus``: flops and
 transcendentals equal, bytes accessed within 0.1%. Runs only where jaxlib is importable."""
+
 from __future__ import annotations
 
 import glob
@@ -29,12 +30,14 @@ def xla_cost():
     jax = pytest.importorskip("jax")
     from jax._src.lib import xla_client
 
-    parser = getattr(getattr(xla_client, "hlo", None), "hlo_module_from_text", None) \
-        or getattr(xla_client._xla, "hlo_module_from_text")
+    parser = getattr(getattr(xla_client, "hlo", None), "hlo_module_from_text", None) or getattr(
+        xla_client._xla, "hlo_module_from_text"
+    )
     client = jax.devices("cpu")[0].client
 
     def cost(text: str) -> dict:
         return xla_client._xla.hlo_module_cost_analysis(client, parser(text))
+
     return cost
 
 

@@ -1,5 +1,6 @@
 """The target model: detection from the dump, the emitters' thread maps (checked by brute force to
 cover every element exactly once), the CPU wording, and the GPU figures on real modules."""
+
 import itertools
 import json
 from collections import Counter
@@ -46,8 +47,12 @@ def _points(m, loops_at=None):
     """Every (thread_x, block_x, loops...) point of a thread map's domain that passes its constraints."""
     ranges = [range(iv.lo, iv.hi + 1) for iv in m.dims]
     for p in itertools.product(*ranges):
-        if all(iv.lo <= v <= iv.hi for v, (_, iv) in
-               zip([type(m)(m.dims, (), (), [e], ()).evaluate(p)[0] for e, _ in m.constraints], m.constraints)):
+        if all(
+            iv.lo <= v <= iv.hi
+            for v, (_, iv) in zip(
+                [type(m)(m.dims, (), (), [e], ()).evaluate(p)[0] for e, _ in m.constraints], m.constraints
+            )
+        ):
             yield p
 
 
@@ -55,13 +60,17 @@ def test_detect_target():
     gpu = _fusion("  ROOT n = f32[8,16] negate(p0)", ["f32[8,16]"], "f32[8,16]", kind="kInput")
     assert detect_target(gpu.computation.module).target == "gpu"
     cpu = _fusion("  ROOT n = f32[8,16] negate(p0)", ["f32[8,16]"], "f32[8,16]")
-    assert detect_target(cpu.computation.module).target == "cpu"      # nothing GPU-only in it
+    assert detect_target(cpu.computation.module).target == "cpu"  # nothing GPU-only in it
     assert detect_target(cpu.computation.module, "gpu").target == "gpu"
 
 
-@pytest.mark.parametrize("dims,layout,unroll", [((6, 10), "{1,0}", 1), ((6, 10), "{0,1}", 2), ((4, 3, 5), "{1,2,0}", 4)])
+@pytest.mark.parametrize(
+    "dims,layout,unroll", [((6, 10), "{1,0}", 1), ((6, 10), "{0,1}", 2), ((4, 3, 5), "{1,2,0}", 4)]
+)
 def test_loop_thread_map_covers_every_element_once(dims, layout, unroll):
-    shape = parse_module_text(f"HloModule m\nENTRY e {{\n  ROOT p = f32[{','.join(map(str, dims))}]{layout} parameter(0)\n}}\n").entry.root.shape
+    shape = parse_module_text(
+        f"HloModule m\nENTRY e {{\n  ROOT p = f32[{','.join(map(str, dims))}]{layout} parameter(0)\n}}\n"
+    ).entry.root.shape
     m, tpb, blocks = default_thread_map(shape, unroll, GpuDevice(loop_threads_per_block=8))
     seen = Counter(m.evaluate(p) for p in _points(m))
     assert set(seen) == set(itertools.product(*[range(d) for d in dims]))
@@ -85,17 +94,24 @@ def test_transpose_tile_map_covers_every_element_once():
     assert [m.evaluate((t, 0, 0)) for t in (0, 1, 31)] == [(0, 0, 0), (0, 0, 1), (0, 0, 31)]
 
 
-@pytest.mark.parametrize("shape,dims,emitter", [
-    ("f32[8,512]", "{1}", "row reduction"),
-    ("f32[64,8]", "{1}", "multi-row reduction"),
-    ("f32[64,100]", "{0}", "column reduction"),
-    ("f32[64,8]", "{0}", "small column reduction"),
-])
+@pytest.mark.parametrize(
+    "shape,dims,emitter",
+    [
+        ("f32[8,512]", "{1}", "row reduction"),
+        ("f32[64,8]", "{1}", "multi-row reduction"),
+        ("f32[64,100]", "{0}", "column reduction"),
+        ("f32[64,8]", "{0}", "small column reduction"),
+    ],
+)
 def test_reduction_thread_maps_read_every_input_element_once(shape, dims, emitter):
     rows, cols = (int(x) for x in shape[4:-1].split(","))
     out = f"f32[{rows}]" if dims == "{1}" else f"f32[{cols}]"
-    fusion = _fusion(f"  z = f32[] constant(0)\n  ROOT r = {out} reduce(p0, z), dimensions={dims}, to_apply=add",
-                     [shape], out, kind="kInput")
+    fusion = _fusion(
+        f"  z = f32[] constant(0)\n  ROOT r = {out} reduce(p0, z), dimensions={dims}, to_apply=add",
+        [shape],
+        out,
+        kind="kInput",
+    )
     plan = plan_for(fusion, RTX_A6000)
     assert plan.emitter == emitter
     [m] = parameter_thread_maps(fusion.fused_computation, plan)[0]
@@ -106,8 +122,11 @@ def test_reduction_thread_maps_read_every_input_element_once(shape, dims, emitte
 
 def test_thread_maps_compose_like_the_fusion_maps():
     """Thread -> parameter maps equal thread -> output composed with the fusion's own maps."""
-    fusion = _fusion("  t = f32[12,8] transpose(p0), dimensions={1,0}\n  ROOT e = f32[12,8] exponential(t)",
-                     ["f32[8,12]"], "f32[12,8]")
+    fusion = _fusion(
+        "  t = f32[12,8] transpose(p0), dimensions={1,0}\n  ROOT e = f32[12,8] exponential(t)",
+        ["f32[8,12]"],
+        "f32[12,8]",
+    )
     plan = plan_for(fusion, GpuDevice(loop_threads_per_block=16))
     assert plan.emitter == "loop"
     [thread_to_param] = parameter_thread_maps(fusion.fused_computation, plan)[0]
@@ -118,8 +137,11 @@ def test_thread_maps_compose_like_the_fusion_maps():
 
 
 def test_in_place_dus_does_not_read_the_buffer():
-    fusion = _fusion("  ROOT d = f32[64,128] dynamic-update-slice(p0, p1, p2, p2)",
-                     ["f32[64,128]", "f32[8,128]", "s32[]"], "f32[64,128]")
+    fusion = _fusion(
+        "  ROOT d = f32[64,128] dynamic-update-slice(p0, p1, p2, p2)",
+        ["f32[64,128]", "f32[8,128]", "s32[]"],
+        "f32[64,128]",
+    )
     result = fusion_coalescing(fusion)
     assert result.emitter == "in-place dynamic-update-slice"
     assert "in place" in result.per_operand[0].reason
@@ -135,12 +157,13 @@ def test_scatter_operands_get_real_reads():
     for k in range(3):
         v = result.per_operand[k]
         assert v.reads and all(r.warp is not None for r in v.reads), (k, v.reason)
-    assert result.per_operand[2].verdict == "coalesced"   # updates, row by row
+    assert result.per_operand[2].verdict == "coalesced"  # updates, row by row
 
 
 def test_heuristic_for_triton_fusions():
-    fusion = _fusion("  ROOT t = f32[64,32] transpose(p0), dimensions={1,0}", ["f32[32,64]"], "f32[64,32]",
-                     kind="kCustom")
+    fusion = _fusion(
+        "  ROOT t = f32[64,32] transpose(p0), dimensions={1,0}", ["f32[32,64]"], "f32[64,32]", kind="kCustom"
+    )
     fusion.attrs["backend_config"] = '{"fusion_backend_config":{"kind":"__triton"}}'
     result = fusion_coalescing(fusion)
     assert result.per_operand[0].method == "heuristic" and result.per_operand[0].verdict == "uncoalesced"
@@ -174,7 +197,7 @@ def test_gpu_emitter_tests_get_a_figure_for_every_operand():
         for res in load(str(path)):
             if res.module is None:
                 continue
-            comp = res.module.entry     # these files hold a fused computation and its helpers
+            comp = res.module.entry  # these files hold a fused computation and its helpers
             if comp is None or comp.root is None or any(True for _ in res.module.fusions):
                 continue
             result = fusion_coalescing(ComputationAsFusion(comp))

@@ -1,4 +1,5 @@
 """bubble: spec cases, and every legal rewrite re-parsed, re-analysed and evaluated with numpy."""
+
 import json
 
 import numpy as np
@@ -15,22 +16,63 @@ def module(x, first, second):
 
 
 SPEC = {
-    "possible": (module("f16[4096]", "s = f16[2048] slice(p0), slice={[0:2048]}", "r = f16[32,64] reshape(s)"), "legal"),
-    "impossible": (module("f16[2049]", "s = f16[2048] slice(p0), slice={[0:2048]}", "r = f16[32,64] reshape(s)"), "illegal"),
-    "misaligned": (module("f16[4096]", "s = f16[2048] slice(p0), slice={[1:2049]}", "r = f16[32,64] reshape(s)"), "illegal"),
-    "multi": (module("f32[2,32,2,8,32,128]", "s = f32[2,1,1,8,32,128] slice(p0), slice={[0:2],[31:32],[0:1],[0:8],[0:32],[0:128]}",
-                     "r = f32[2,8,32,2,64] reshape(s)"), "legal"),
-    "dynamic_const": (module("f16[4096]", "c = s32[] constant(1024)\n  s = f16[2048] dynamic-slice(p0, c), dynamic_slice_sizes={2048}",
-                             "r = f16[32,64] reshape(s)"), "legal"),
-    "dynamic_runtime": ("HloModule m\nENTRY e {\n  p0 = f16[4096] parameter(0)\n  i = s32[] parameter(1)\n"
-                        "  s = f16[2048] dynamic-slice(p0, i), dynamic_slice_sizes={2048}\n  ROOT r = f16[32,64] reshape(s)\n}\n",
-                        "unprovable"),
-    "stride_inner": (module("f32[64,64]", "s = f32[64,32] slice(p0), slice={[0:64], [0:64:2]}", "r = f32[2048] reshape(s)"), "legal"),
-    "stride_outer": (module("f32[64,64]", "s = f32[32,32] slice(p0), slice={[0:64:2], [0:32]}", "r = f32[1024] reshape(s)"), "illegal"),
-    "collapse_then_slice": (module("f32[64,64]", "r = f32[4096] reshape(p0)", "s = f32[2048] slice(r), slice={[0:2048]}"), "legal"),
-    "collapse_misaligned": (module("f32[64,64]", "r = f32[4096] reshape(p0)", "s = f32[2048] slice(r), slice={[1:2049]}"), "illegal"),
-    "expand_then_slice": (module("f32[256]", "r = f32[8,32] reshape(p0)", "s = f32[4,32] slice(r), slice={[2:6], [0:32]}"), "legal"),
-    "expand_partial_rows": (module("f32[256]", "r = f32[8,32] reshape(p0)", "s = f32[8,16] slice(r), slice={[0:8], [0:16]}"), "illegal"),
+    "possible": (
+        module("f16[4096]", "s = f16[2048] slice(p0), slice={[0:2048]}", "r = f16[32,64] reshape(s)"),
+        "legal",
+    ),
+    "impossible": (
+        module("f16[2049]", "s = f16[2048] slice(p0), slice={[0:2048]}", "r = f16[32,64] reshape(s)"),
+        "illegal",
+    ),
+    "misaligned": (
+        module("f16[4096]", "s = f16[2048] slice(p0), slice={[1:2049]}", "r = f16[32,64] reshape(s)"),
+        "illegal",
+    ),
+    "multi": (
+        module(
+            "f32[2,32,2,8,32,128]",
+            "s = f32[2,1,1,8,32,128] slice(p0), slice={[0:2],[31:32],[0:1],[0:8],[0:32],[0:128]}",
+            "r = f32[2,8,32,2,64] reshape(s)",
+        ),
+        "legal",
+    ),
+    "dynamic_const": (
+        module(
+            "f16[4096]",
+            "c = s32[] constant(1024)\n  s = f16[2048] dynamic-slice(p0, c), dynamic_slice_sizes={2048}",
+            "r = f16[32,64] reshape(s)",
+        ),
+        "legal",
+    ),
+    "dynamic_runtime": (
+        "HloModule m\nENTRY e {\n  p0 = f16[4096] parameter(0)\n  i = s32[] parameter(1)\n"
+        "  s = f16[2048] dynamic-slice(p0, i), dynamic_slice_sizes={2048}\n  ROOT r = f16[32,64] reshape(s)\n}\n",
+        "unprovable",
+    ),
+    "stride_inner": (
+        module("f32[64,64]", "s = f32[64,32] slice(p0), slice={[0:64], [0:64:2]}", "r = f32[2048] reshape(s)"),
+        "legal",
+    ),
+    "stride_outer": (
+        module("f32[64,64]", "s = f32[32,32] slice(p0), slice={[0:64:2], [0:32]}", "r = f32[1024] reshape(s)"),
+        "illegal",
+    ),
+    "collapse_then_slice": (
+        module("f32[64,64]", "r = f32[4096] reshape(p0)", "s = f32[2048] slice(r), slice={[0:2048]}"),
+        "legal",
+    ),
+    "collapse_misaligned": (
+        module("f32[64,64]", "r = f32[4096] reshape(p0)", "s = f32[2048] slice(r), slice={[1:2049]}"),
+        "illegal",
+    ),
+    "expand_then_slice": (
+        module("f32[256]", "r = f32[8,32] reshape(p0)", "s = f32[4,32] slice(r), slice={[2:6], [0:32]}"),
+        "legal",
+    ),
+    "expand_partial_rows": (
+        module("f32[256]", "r = f32[8,32] reshape(p0)", "s = f32[8,16] slice(r), slice={[0:8], [0:16]}"),
+        "illegal",
+    ),
 }
 
 
@@ -79,6 +121,7 @@ def test_spec_cases(name):
     again = analyse_module(rewritten)
     assert len(again) == 1 and again[0].order != chain.order
     from hlo_index.fusion import output_to_input
+
     a = output_to_input(mod.entry)[0].maps[0]
     b = output_to_input(rewritten.entry)[0].maps[0]
     assert a == b or a.semantically_equal(b)
@@ -93,7 +136,11 @@ def test_spec_reasons():
 
 def test_groups():
     assert reshape_groups((2, 1, 1, 8, 32, 128), (2, 8, 32, 2, 64)) == [
-        ([0], [0]), ([1, 2, 3], [1]), ([4], [2]), ([5], [3, 4])]
+        ([0], [0]),
+        ([1, 2, 3], [1]),
+        ([4], [2]),
+        ([5], [3, 4]),
+    ]
 
 
 def test_cli_json_and_errors(tmp_path):
@@ -107,8 +154,15 @@ def test_cli_json_and_errors(tmp_path):
     data = json.loads(result.output)
     assert [c["verdict"] for m in data["modules"] for c in m["chains"]] == ["legal", "illegal"]
     assert data["schema"] == "hlo-index/1"
-    assert set(data["modules"][0]["chains"][0]) == {"slice", "reshape", "order", "verdict", "reason", "condition",
-                                                     "rewrite"}
+    assert set(data["modules"][0]["chains"][0]) == {
+        "slice",
+        "reshape",
+        "order",
+        "verdict",
+        "reason",
+        "condition",
+        "rewrite",
+    }
     # the rewrite is the instructions that change, parsed back in place of the pair
     chain = data["modules"][0]["chains"][0]
     assert chain["condition"] is None and "slice(" in chain["rewrite"] and "reshape(" in chain["rewrite"]
@@ -126,38 +180,60 @@ def test_cli_json_and_errors(tmp_path):
     assert result.exit_code == 2
     # the error names the file, line and column, with the source line and a caret
     assert f"{bad}:3:" in result.stderr and "^" in result.stderr
-    assert "legal" in result.stdout    # the readable file is still analysed
+    assert "legal" in result.stdout  # the readable file is still analysed
 
 
 RUNTIME = {
     # the runtime offset sits in dim 0, which the reshape leaves alone
-    "slice_then_reshape": ("HloModule m\nENTRY e {\n  p0 = f32[8,4096] parameter(0)\n  i = s32[] parameter(1)\n"
-                           "  z = s32[] constant(0)\n  s = f32[1,2048] dynamic-slice(p0, i, z), dynamic_slice_sizes={1,2048}\n"
-                           "  ROOT r = f32[1,32,64] reshape(s)\n}\n", "legal"),
-    "reshape_then_slice": ("HloModule m\nENTRY e {\n  p0 = f32[8,4096] parameter(0)\n  r = f32[8,64,64] reshape(p0)\n"
-                           "  i = s32[] parameter(1)\n  z = s32[] constant(0)\n"
-                           "  ROOT s = f32[2,64,64] dynamic-slice(r, i, z, z), dynamic_slice_sizes={2,64,64}\n}\n", "legal"),
-    "two_runtime_dims": ("HloModule m\nENTRY e {\n  p0 = f32[6,4096,5] parameter(0)\n  i = s32[] parameter(1)\n"
-                         "  j = s32[] parameter(2)\n  z = s32[] constant(1024)\n"
-                         "  s = f32[2,2048,3] dynamic-slice(p0, i, z, j), dynamic_slice_sizes={2,2048,3}\n"
-                         "  ROOT r = f32[2,32,64,3] reshape(s)\n}\n", "legal"),
+    "slice_then_reshape": (
+        "HloModule m\nENTRY e {\n  p0 = f32[8,4096] parameter(0)\n  i = s32[] parameter(1)\n"
+        "  z = s32[] constant(0)\n  s = f32[1,2048] dynamic-slice(p0, i, z), dynamic_slice_sizes={1,2048}\n"
+        "  ROOT r = f32[1,32,64] reshape(s)\n}\n",
+        "legal",
+    ),
+    "reshape_then_slice": (
+        "HloModule m\nENTRY e {\n  p0 = f32[8,4096] parameter(0)\n  r = f32[8,64,64] reshape(p0)\n"
+        "  i = s32[] parameter(1)\n  z = s32[] constant(0)\n"
+        "  ROOT s = f32[2,64,64] dynamic-slice(r, i, z, z), dynamic_slice_sizes={2,64,64}\n}\n",
+        "legal",
+    ),
+    "two_runtime_dims": (
+        "HloModule m\nENTRY e {\n  p0 = f32[6,4096,5] parameter(0)\n  i = s32[] parameter(1)\n"
+        "  j = s32[] parameter(2)\n  z = s32[] constant(1024)\n"
+        "  s = f32[2,2048,3] dynamic-slice(p0, i, z, j), dynamic_slice_sizes={2,2048,3}\n"
+        "  ROOT r = f32[2,32,64,3] reshape(s)\n}\n",
+        "legal",
+    ),
     # untouched runtime dim, but the reshaped dim is 2049 long: illegal whatever the offset
-    "runtime_but_misaligned": ("HloModule m\nENTRY e {\n  p0 = f32[8,2049] parameter(0)\n  i = s32[] parameter(1)\n"
-                               "  z = s32[] constant(0)\n  s = f32[1,2048] dynamic-slice(p0, i, z), dynamic_slice_sizes={1,2048}\n"
-                               "  ROOT r = f32[1,32,64] reshape(s)\n}\n", "illegal"),
+    "runtime_but_misaligned": (
+        "HloModule m\nENTRY e {\n  p0 = f32[8,2049] parameter(0)\n  i = s32[] parameter(1)\n"
+        "  z = s32[] constant(0)\n  s = f32[1,2048] dynamic-slice(p0, i, z), dynamic_slice_sizes={1,2048}\n"
+        "  ROOT r = f32[1,32,64] reshape(s)\n}\n",
+        "illegal",
+    ),
     # the runtime offset is in the dim the reshape splits: its alignment is unknown
-    "runtime_in_split_dim": ("HloModule m\nENTRY e {\n  p0 = f32[8,4096] parameter(0)\n  i = s32[] parameter(1)\n"
-                             "  z = s32[] constant(0)\n  s = f32[8,2048] dynamic-slice(p0, z, i), dynamic_slice_sizes={8,2048}\n"
-                             "  ROOT r = f32[8,32,64] reshape(s)\n}\n", "unprovable"),
+    "runtime_in_split_dim": (
+        "HloModule m\nENTRY e {\n  p0 = f32[8,4096] parameter(0)\n  i = s32[] parameter(1)\n"
+        "  z = s32[] constant(0)\n  s = f32[8,2048] dynamic-slice(p0, z, i), dynamic_slice_sizes={8,2048}\n"
+        "  ROOT r = f32[8,32,64] reshape(s)\n}\n",
+        "unprovable",
+    ),
     # a scan step: the runtime offset of the time dim, merged with the dims inside it by the
     # bitcast, becomes 8 * offset in the flattened dim
-    "scan_step": ("HloModule m\nENTRY e {\n  p0 = f32[20,8,32]{2,1,0} parameter(0)\n  i = s32[] parameter(1)\n"
-                  "  z = s32[] constant(0)\n  s = f32[1,8,32]{2,1,0} dynamic-slice(p0, i, z, z), dynamic_slice_sizes={1,8,32}\n"
-                  "  ROOT r = f32[8,32]{1,0} bitcast(s)\n}\n", "legal"),
-    "bitcast_is_a_reshape": (module("f16[4096]{0}", "s = f16[2048]{0} slice(p0), slice={[0:2048]}",
-                                    "r = f16[32,64]{1,0} bitcast(s)"), "legal"),
-    "bitcast_misaligned": (module("f16[4096]{0}", "s = f16[2048]{0} slice(p0), slice={[1:2049]}",
-                                  "r = f16[32,64]{1,0} bitcast(s)"), "illegal"),
+    "scan_step": (
+        "HloModule m\nENTRY e {\n  p0 = f32[20,8,32]{2,1,0} parameter(0)\n  i = s32[] parameter(1)\n"
+        "  z = s32[] constant(0)\n  s = f32[1,8,32]{2,1,0} dynamic-slice(p0, i, z, z), dynamic_slice_sizes={1,8,32}\n"
+        "  ROOT r = f32[8,32]{1,0} bitcast(s)\n}\n",
+        "legal",
+    ),
+    "bitcast_is_a_reshape": (
+        module("f16[4096]{0}", "s = f16[2048]{0} slice(p0), slice={[0:2048]}", "r = f16[32,64]{1,0} bitcast(s)"),
+        "legal",
+    ),
+    "bitcast_misaligned": (
+        module("f16[4096]{0}", "s = f16[2048]{0} slice(p0), slice={[1:2049]}", "r = f16[32,64]{1,0} bitcast(s)"),
+        "illegal",
+    ),
 }
 
 
@@ -179,7 +255,7 @@ def test_runtime_offsets_and_bitcasts(name):
         if name == "bitcast_misaligned":
             # numpy witness: no row-aligned slice of the 64x64 view gives the original pair's tensor
             want = numpy_pair(mod, x)
-            assert not any(np.array_equal(x.reshape(64, 64)[a:a + 32], want) for a in range(33))
+            assert not any(np.array_equal(x.reshape(64, 64)[a : a + 32], want) for a in range(33))
             assert "not aligned" in chain.reason
         if name == "runtime_but_misaligned":
             # numpy witness: the row of 2049 cannot be viewed as rows of 64 at all
@@ -203,8 +279,9 @@ def test_runtime_offsets_and_bitcasts(name):
 
 
 def test_bitcast_with_a_permuted_layout_is_not_a_reshape():
-    text = module("f16[64,64]{1,0}", "s = f16[64,32]{1,0} slice(p0), slice={[0:64], [0:32]}",
-                  "r = f16[32,64]{0,1} bitcast(s)")
+    text = module(
+        "f16[64,64]{1,0}", "s = f16[64,32]{1,0} slice(p0), slice={[0:64], [0:32]}", "r = f16[32,64]{0,1} bitcast(s)"
+    )
     assert analyse_module(parse_module_text(text)) == []
 
 
@@ -217,14 +294,22 @@ def test_fast_map_comparison_agrees_with_the_brute_force_one():
 
     def composed(n, first_slice, dims, second_slice=None):
         x = build.parameter(0, build.array_shape("f32", (n,)))
-        if second_slice is None:   # slice then reshape
-            s = build.instruction("slice", build.array_shape("f32", (first_slice[1],)), [x],
-                                  slice=(SliceDim(first_slice[0], first_slice[0] + first_slice[1], 1),))
+        if second_slice is None:  # slice then reshape
+            s = build.instruction(
+                "slice",
+                build.array_shape("f32", (first_slice[1],)),
+                [x],
+                slice=(SliceDim(first_slice[0], first_slice[0] + first_slice[1], 1),),
+            )
             r = build.instruction("reshape", build.array_shape("f32", dims), [s])
             return ops.output_to_input(s)[0].maps[0].compose(ops.output_to_input(r)[0].maps[0])
         r = build.instruction("reshape", build.array_shape("f32", dims), [x])
-        s = build.instruction("slice", build.array_shape("f32", [n for _, n in second_slice]), [r],
-                              slice=tuple(SliceDim(o, o + k, 1) for o, k in second_slice))
+        s = build.instruction(
+            "slice",
+            build.array_shape("f32", [n for _, n in second_slice]),
+            [r],
+            slice=tuple(SliceDim(o, o + k, 1) for o, k in second_slice),
+        )
         return ops.output_to_input(r)[0].maps[0].compose(ops.output_to_input(s)[0].maps[0])
 
     orig = composed(4096, (0, 2048), (32, 64))

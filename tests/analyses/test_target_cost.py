@@ -1,17 +1,42 @@
 """``cost_of_target`` / ``cost_totals``: keys of the JSON, exact figures against hand counts,
 device choice, the CPU roofline."""
+
 from __future__ import annotations
 
 import math
 
-from hlo_index.analyses.cost.target_cost import (FusionCost, TargetCostOptions, capability_of,
-                                                 cost_of_target, cost_totals)
+from hlo_index.analyses.cost.target_cost import (
+    FusionCost,
+    TargetCostOptions,
+    capability_of,
+    cost_of_target,
+    cost_totals,
+)
 from hlo_index.hlo import parse_module_text
 
-KEYS = {"flops", "transcendentals", "bytes_accessed", "operand_bytes_accessed", "output_bytes_accessed",
-        "operand_utilization", "bytes_read", "bytes_written", "device", "time_us", "compute_time_us",
-        "read_time_us", "write_time_us", "bound", "launch", "tile_sizes", "fused", "time_unfused_us",
-        "time_fused_us", "exact", "time_uses"}
+KEYS = {
+    "flops",
+    "transcendentals",
+    "bytes_accessed",
+    "operand_bytes_accessed",
+    "output_bytes_accessed",
+    "operand_utilization",
+    "bytes_read",
+    "bytes_written",
+    "device",
+    "time_us",
+    "compute_time_us",
+    "read_time_us",
+    "write_time_us",
+    "bound",
+    "launch",
+    "tile_sizes",
+    "fused",
+    "time_unfused_us",
+    "time_fused_us",
+    "exact",
+    "time_uses",
+}
 
 SLICE_GPU = """HloModule m
 fused {
@@ -57,7 +82,7 @@ def test_cpu_module_has_no_time_without_a_roofline() -> None:
     fusion = module.entry.root
     cost = cost_of_target(fusion, module, TargetCostOptions(target="cpu"))
     assert cost.time_us is None and cost.device is None
-    assert cost.flops == 8 * 16                 # one add per output element
+    assert cost.flops == 8 * 16  # one add per output element
     assert cost.exact["operand_bytes_read"] == [8 * 4]
     # (output point, element) pairs per element: the 16 columns (both uses go through one map)
     assert cost.exact["operand_reads_per_element"] == [16.0]

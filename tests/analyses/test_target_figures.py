@@ -1,5 +1,6 @@
 """``analyses.target_figures`` returns the coalescing figures as data, one per output-to-input row;
 the report layer stores them (no report object goes in)."""
+
 from hlo_index import Session
 from hlo_index.analyses.target_figures import TargetCoalescing, target_coalescing
 from hlo_index.fusion import output_to_input
@@ -31,8 +32,7 @@ ENTRY main {
 
 def _figures(name: str, asked: str) -> TargetCoalescing:
     module = parse_module_text(MODULE)
-    target = module.by_name[name] if name in module.by_name else next(
-        i for i in module.instructions if i.name == name)
+    target = module.by_name[name] if name in module.by_name else next(i for i in module.instructions if i.name == name)
     rows = output_to_input(target)
 
     def shapes(row):

@@ -1,6 +1,7 @@
 """The target figures' memos (the module's target, the CPU figures) live in the analysis context,
 not in the options dict the caller passes: the library path gets them, the caller's dict is left
 as it was given, and the memos die with the context."""
+
 from hlo_index import Session
 from hlo_index.hlo import parse_module_text
 from hlo_index.report.build import module_report
@@ -32,12 +33,12 @@ def test_target_memos_live_in_the_context_not_in_the_options():
         report = module_report(module, "out2in", options=options, own_context=False)
         sizes = session.sizes()
     assert options == given, "the caller's options must not carry per-run state"
-    assert sizes["analyses.target_figures.targets"] == 1                # one module: decided once
-    assert sizes["analyses.target_figures.cpu_access"] == 1             # both fusions share the figure
+    assert sizes["analyses.target_figures.targets"] == 1  # one module: decided once
+    assert sizes["analyses.target_figures.cpu_access"] == 1  # both fusions share the figure
     figures = [entry.extra["coalescing"] for target in report.targets for entry in target.output_to_input]
     assert len(figures) == 2 and figures[0] == figures[1]
     assert figures[0]["target"] == "cpu"
-    assert session.sizes() == {}                                        # gone with the context
+    assert session.sizes() == {}  # gone with the context
 
 
 def test_the_asked_target_is_part_of_the_memo():
@@ -45,8 +46,7 @@ def test_the_asked_target_is_part_of_the_memo():
     with Session() as session:
         chosen = []
         for target in ("cpu", "gpu", "cpu"):
-            report = module_report(module, "out2in", options={"analyses": True, "target": target},
-                                   own_context=False)
+            report = module_report(module, "out2in", options={"analyses": True, "target": target}, own_context=False)
             chosen.append(report.targets[0].extra["target"].split()[0])
         assert session.sizes()["analyses.target_figures.targets"] == 2
     assert chosen == ["cpu", "gpu", "cpu"]

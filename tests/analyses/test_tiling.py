@@ -1,4 +1,5 @@
 """Tile propagation through op rules; every claimed tile is checked against the real read set."""
+
 import itertools
 
 import numpy as np
@@ -26,8 +27,10 @@ def check_tile(m, out_dims, sizes, tile):
             if all(x < n for x, n in zip(d, out_dims)):
                 reads |= m.read_set(d)
         offs = tile.offsets.evaluate(t)
-        box = {tuple(o + k * st for o, k, st in zip(offs, ks, tile.strides))
-               for ks in itertools.product(*[range(n) for n in tile.sizes])}
+        box = {
+            tuple(o + k * st for o, k, st in zip(offs, ks, tile.strides))
+            for ks in itertools.product(*[range(n) for n in tile.sizes])
+        }
         assert reads <= box
         if not tile.notes and all((ti + 1) * s <= n for ti, s, n in zip(t, sizes, out_dims)):
             assert reads == box
@@ -40,12 +43,30 @@ CASES = [
     ("reshape expand", ["f32[512]"], "reshape(p0)", "f32[16,32]", (4, 32), [(128,)]),
     ("reshape collapse", ["f32[4,4,32]"], "reshape(p0)", "f32[16,32]", (4, 8), [(1, 4, 8)]),
     ("slice", ["f32[40,64]"], "slice(p0), slice={[8:40:2], [0:64:2]}", "f32[16,32]", (4, 8), [(4, 8)]),
-    ("reduce", ["f32[16,32,8]", "f32[]"], "reduce(p0, p1), dimensions={2}, to_apply=add",
-     "f32[16,32]", (4, 8), [(4, 8, 8), None]),
-    ("dot", ["f32[16,12]", "f32[12,32]"], "dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
-     "f32[16,32]", (4, 8), [(4, 12), (12, 8)]),
-    ("concatenate", ["f32[16,16]", "f32[16,16]"], "concatenate(p0, p1), dimensions={1}", "f32[16,32]",
-     (4, 8), [(4, 8), (4, 8)]),
+    (
+        "reduce",
+        ["f32[16,32,8]", "f32[]"],
+        "reduce(p0, p1), dimensions={2}, to_apply=add",
+        "f32[16,32]",
+        (4, 8),
+        [(4, 8, 8), None],
+    ),
+    (
+        "dot",
+        ["f32[16,12]", "f32[12,32]"],
+        "dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
+        "f32[16,32]",
+        (4, 8),
+        [(4, 12), (12, 8)],
+    ),
+    (
+        "concatenate",
+        ["f32[16,16]", "f32[16,16]"],
+        "concatenate(p0, p1), dimensions={1}",
+        "f32[16,32]",
+        (4, 8),
+        [(4, 8), (4, 8)],
+    ),
 ]
 
 
@@ -61,7 +82,7 @@ def test_tiles(name, params, body, root_shape, sizes, expected):
         assert tile.sizes == want
         check_tile(maps[0], out_dims, sizes, tile)
         if name == "concatenate":
-            assert tile.notes   # tiles outside this operand's part are clipped
+            assert tile.notes  # tiles outside this operand's part are clipped
 
 
 def test_reduce_tile():
@@ -102,13 +123,16 @@ def test_gather_index_is_not_a_tile():
     root, per_operand = op_maps(
         ["f32[100,32]", "s32[16,1]"],
         "gather(p0, p1), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
-        "index_vector_dim=1, slice_sizes={1,32}", "f32[16,32]")
+        "index_vector_dim=1, slice_sizes={1,32}",
+        "f32[16,32]",
+    )
     tile = propagate(per_operand[0][0], (16, 32), (4, 8))
     assert not tile.is_tile and "gathered index" in tile.reason
 
 
 def test_diagonal_is_not_a_tile():
     from hlo_index.affine import parse_map
+
     m = parse_map("(d0, d1) -> (d0, d0), domain: d0 in [0, 15], d1 in [0, 15]")
     tile = propagate(m, (16, 16), (4, 4))
     assert not tile.is_tile and "diagonal" in tile.reason
@@ -151,10 +175,12 @@ def _union_reads(maps, out_dims, sizes, t):
     return reads
 
 
-@pytest.mark.parametrize("text,sizes,exact", [(CONCAT_TWICE, (2, 7), True), (CONCAT_TWICE, (3, 7), True),
-                                              (SHIFTED_TWICE, (8,), False)])
+@pytest.mark.parametrize(
+    "text,sizes,exact", [(CONCAT_TWICE, (2, 7), True), (CONCAT_TWICE, (3, 7), True), (SHIFTED_TWICE, (8,), False)]
+)
 def test_union_tile_bounds_every_maps_reads(text, sizes, exact):
     from hlo_index.analyses.tiling import union_tile
+
     fusion = parse_module_text(text).entry.root
     (row,) = output_to_input(fusion)
     assert len(row.maps) == 2
@@ -167,14 +193,17 @@ def test_union_tile_bounds_every_maps_reads(text, sizes, exact):
     for t in itertools.product(*[range(c) for c in counts]):
         reads = _union_reads(row.maps, out_dims, sizes, t)
         offs = tile.offsets.evaluate(t)
-        box = {tuple(o + k * st for o, k, st in zip(offs, ks, tile.strides))
-               for ks in itertools.product(*[range(n) for n in tile.sizes])}
+        box = {
+            tuple(o + k * st for o, k, st in zip(offs, ks, tile.strides))
+            for ks in itertools.product(*[range(n) for n in tile.sizes])
+        }
         assert reads <= box
         assert (reads == box) is exact
 
 
 def test_union_tile_reasons():
     from hlo_index.analyses.tiling import union_tile
+
     fusion = parse_module_text(CONCAT_TWICE).entry.root
     (row,) = output_to_input(fusion)
     # a column tile: the two maps read different tiles, so no single box applies
@@ -187,6 +216,7 @@ def test_tile_command_reports_the_union(tmp_path):
     import json
     from click.testing import CliRunner
     from hlo_index.cli import main
+
     path = tmp_path / "concat.hlo"
     path.write_text(CONCAT_TWICE)
     result = CliRunner().invoke(main, ["tile", str(path), "--fusion", "f", "--tile", "2,7", "--format", "json"])
@@ -200,13 +230,13 @@ def test_tile_command_reports_the_union(tmp_path):
 
 # ---- padded tiles, XLA's form, size constraints, range-variable tiles ---------------------------
 
+
 def _box(tile, index):
     starts = tile.offsets.read_set(index)
     if not starts:
         return set()
     [start] = starts
-    return set(itertools.product(*[[o + j * k for j in range(n)]
-                                   for o, n, k in zip(start, tile.sizes, tile.strides)]))
+    return set(itertools.product(*[[o + j * k for j in range(n)] for o, n, k in zip(start, tile.sizes, tile.strides)]))
 
 
 def _reads(m, out_dims, sizes, index):
@@ -229,7 +259,7 @@ def test_reverse_gives_xla_negative_strides():
     root, [[m]] = op_maps(["f32[179]"], "reverse(p0), dimensions={0}", "f32[179]")
     tile = propagate(m, root.shape.dims, (179,))
     assert tile.signed_strides == (-1,)
-    assert tile.first_offsets.evaluate((0,)) == (178,)        # XLA: offset 178, stride -1
+    assert tile.first_offsets.evaluate((0,)) == (178,)  # XLA: offset 178, stride -1
     first = tile.first_offsets.evaluate((0,))[0]
     assert {(first - j,) for j in range(179)} == _box(tile, (0,))
 
@@ -237,6 +267,7 @@ def test_reverse_gives_xla_negative_strides():
 def test_size_constraints_are_sufficient():
     """Every tile size meeting the XLA-form constraints gives an exact tile (brute force)."""
     from hlo_index.analyses.tile_constraints import satisfied, size_constraints
+
     root, [[m]] = op_maps(["f32[1,8,6,4]"], "reshape(p0)", "f32[48,4]")
     constraints = size_constraints(m)
     assert constraints == ["6 mod d0 in [0, 0] || d0 mod 6 in [0, 0]"]
@@ -246,12 +277,13 @@ def test_size_constraints_are_sufficient():
             tile = propagate(m, root.shape.dims, sizes)
             assert tile.is_tile, sizes
             for index in [(0, 0), (1, 0)]:
-                if (index[0] + 1) * t0 <= 48:      # whole tiles: exact; the last may be clipped
+                if (index[0] + 1) * t0 <= 48:  # whole tiles: exact; the last may be clipped
                     assert _box(tile, index) == _reads(m, root.shape.dims, sizes, index), sizes
 
 
 def test_merge_constraint_in_xla_form():
     from hlo_index.analyses.tile_constraints import size_constraints
+
     root, [[m]] = op_maps(["f32[22,17]"], "reshape(p0)", "f32[2,11,17]")
     # operand row = d0 * 11 + d1: the tile merges two output dims into one operand dim
     assert size_constraints(m) == ["d0 in [1, 1] || d1 in [1, 1] || d1 in [11, 11]"]
@@ -259,8 +291,10 @@ def test_merge_constraint_in_xla_form():
 
 def test_contraction_dimension_tiles():
     from hlo_index.analyses.tiling import propagate_with_range_tiles
-    root, maps = op_maps(["f32[16,12]", "f32[12,32]"],
-                         "dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}", "f32[16,32]")
+
+    root, maps = op_maps(
+        ["f32[16,12]", "f32[12,32]"], "dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}", "f32[16,32]"
+    )
     lhs, rhs = maps[0][0], maps[1][0]
     for m, want in ((lhs, (4, 4)), (rhs, (4, 8))):
         tile = propagate_with_range_tiles(m, root.shape.dims, (4, 8), (4,))

@@ -1,4 +1,5 @@
 """Utilization numbers checked against brute force (every output point's read set via read_set)."""
+
 import itertools
 from math import ceil, prod
 
@@ -68,16 +69,17 @@ def test_matches_brute_force(text, dims):
 
 
 def test_union_of_two_maps():
-    maps = [parse_map("(d0, d1) -> (d0, d1), domain: d0 in [0, 3], d1 in [0, 3]"),
-            parse_map("(d0, d1) -> (d1 + 2, d0), domain: d0 in [0, 3], d1 in [0, 3]")]
+    maps = [
+        parse_map("(d0, d1) -> (d0, d1), domain: d0 in [0, 3], d1 in [0, 3]"),
+        parse_map("(d0, d1) -> (d1 + 2, d0), domain: d0 in [0, 3], d1 in [0, 3]"),
+    ]
     u = operand_utilization(maps, array_shape("f32", (6, 4)))
     assert (u.distinct_elements, u.element_reads) == brute(maps, (6, 4))
 
 
 def test_sampling_gives_bounds():
     # 40,000 distinct elements, a 1,000-point budget: the sample cannot see them all
-    m = parse_map("(d0, d1) -> (d0 * 200 + d1), domain: d0 in [0, 199], d1 in [0, 199], "
-                  "d0 + d1 in [0, 398]")
+    m = parse_map("(d0, d1) -> (d0 * 200 + d1), domain: d0 in [0, 199], d1 in [0, 199], d0 + d1 in [0, 398]")
     u = operand_utilization([m], array_shape("f32", (40000,)), budget=1000)
     assert not u.exact and u.method == "sampled"
     assert u.distinct_elements <= 39999 <= u.distinct_upper_bound
@@ -99,11 +101,13 @@ def test_independent_components_are_exact_without_sampling():
 
 def test_runtime_scatter_map_is_fast_and_exact():
     # wrapped_scatter from the gpt12 dump: the runtime offset cancels against d0
-    m = parse_map("(d0, d1)[s0]{rt0} -> (s0, d0 - rt0, d1), domain: d0 in [0, 4095], d1 in [0, 255], "
-                  "s0 in [0, 511], rt0 in [0, 4095], d0 - rt0 in [0, 0]")
+    m = parse_map(
+        "(d0, d1)[s0]{rt0} -> (s0, d0 - rt0, d1), domain: d0 in [0, 4095], d1 in [0, 255], "
+        "s0 in [0, 511], rt0 in [0, 4095], d0 - rt0 in [0, 0]"
+    )
     u = operand_utilization([m], array_shape("f32", (512, 1, 256)))
     assert u.distinct_elements == 512 * 256 == u.distinct_upper_bound
-    assert u.element_reads == 512 * 256     # rt0 = 0: only d0 = 0 is feasible
+    assert u.element_reads == 512 * 256  # rt0 = 0: only d0 = 0 is feasible
 
 
 @pytest.mark.parametrize("etype,bits", [("s4", 4), ("u2", 2), ("f6e2m3fn", 6)])
@@ -117,9 +121,11 @@ def test_sub_byte_bytes(etype, bits):
 
 def _corpus_fusions():
     found = []
-    for path in ["mlp/mlp_layernorm_gelu_bf16.after_optimizations.hlo.txt",
-                 "misc_ops/concat_pad_reverse_iota.after_optimizations.hlo.txt",
-                 "reshape_bitcast/reshape_split_merge_bitcast.after_optimizations.hlo.txt"]:
+    for path in [
+        "mlp/mlp_layernorm_gelu_bf16.after_optimizations.hlo.txt",
+        "misc_ops/concat_pad_reverse_iota.after_optimizations.hlo.txt",
+        "reshape_bitcast/reshape_split_merge_bitcast.after_optimizations.hlo.txt",
+    ]:
         module = load(f"{CORPUS}/{path}")[0].module
         for fusion in module.fusions:
             for row in output_to_input(fusion):
@@ -145,7 +151,7 @@ def test_real_fusions_match_enumeration():
             pts, res = m.enumerate(limit=1 << 22)
             reads += len(pts)
             seen |= {tuple(r) for r in res.tolist()}
-            pairs |= {(tuple(p[:m.num_dims]), tuple(r)) for p, r in zip(pts.tolist(), res.tolist())}
+            pairs |= {(tuple(p[: m.num_dims]), tuple(r)) for p, r in zip(pts.tolist(), res.tolist())}
         assert u.distinct_elements == len(seen), name
         # one map: every feasible point is a read; several: the union of (output, element) pairs
         assert u.element_reads == (reads if len(maps) == 1 else len(pairs)), name
@@ -193,8 +199,13 @@ def random_maps(draw):
         c = expr()
         lo = draw(st.integers(0, 3))
         constraints.append((c, Interval(lo, lo + draw(st.integers(0, 4)))))
-    m = IndexingMap([Interval(0, s - 1) for s in sizes[:n_dims]], [Interval(0, s - 1) for s in sizes[n_dims:]],
-                    (), results, constraints)
+    m = IndexingMap(
+        [Interval(0, s - 1) for s in sizes[:n_dims]],
+        [Interval(0, s - 1) for s in sizes[n_dims:]],
+        (),
+        results,
+        constraints,
+    )
     return m
 
 
@@ -238,12 +249,18 @@ def test_overlapping_maps_count_their_union_not_their_sum():
     c = parse_map("(d0, d1) -> (d1), domain: d0 in [3, 11], d1 in [0, 15]")
     d = parse_map("(d0, d1) -> (d1 floordiv 2), domain: d0 in [0, 11], d1 in [0, 15]")
     e = parse_map("(d0, d1) -> (d1), domain: d0 in [0, 11], d1 in [0, 14]")
-    f = parse_map("(d0, d1) -> (d1 + 1), domain: d0 in [0, 11], d1 in [0, 14]")   # never e's element
+    f = parse_map("(d0, d1) -> (d1 + 1), domain: d0 in [0, 11], d1 in [0, 14]")  # never e's element
     g = parse_map("(d0, d1) -> (d1 mod 8), domain: d0 in [0, 11], d1 in [0, 15], d1 mod 16 in [0, 7]")
     h = parse_map("(d0, d1) -> (d1 mod 8), domain: d0 in [0, 11], d1 in [0, 15], d1 mod 16 in [8, 15]")
     scalar, vector = array_shape("f32", ()), array_shape("f32", (16,))
-    for maps, shape in (((a, b), scalar), ((c, d), vector), ((a,), scalar), ((e, f), vector),
-                        ((g, h), vector), ((c, d, e, f), vector)):
+    for maps, shape in (
+        ((a, b), scalar),
+        ((c, d), vector),
+        ((a,), scalar),
+        ((e, f), vector),
+        ((g, h), vector),
+        ((c, d, e, f), vector),
+    ):
         u = operand_utilization(list(maps), shape)
         pairs = set()
         for m in maps:

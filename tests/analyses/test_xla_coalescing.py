@@ -5,13 +5,17 @@
 * heuristic cases: XLA's whole-fusion heuristic on the producer / consumer pair;
 * tiled cases: the operand tile our tile propagation gives, fed to XLA's tiled heuristics.
 """
+
 import json
 from pathlib import Path
 
 import pytest
 
-from hlo_index.analyses.coalescing_heuristic import (heuristic_coalesced, tiled_bandwidth_utilization,
-                                                     tiled_read_coalesced)
+from hlo_index.analyses.coalescing_heuristic import (
+    heuristic_coalesced,
+    tiled_bandwidth_utilization,
+    tiled_read_coalesced,
+)
 from hlo_index.analyses.gpu_coalescing import fusion_coalescing
 from hlo_index.analyses.tiling import propagate
 from hlo_index.fusion import output_to_input
@@ -46,12 +50,16 @@ def test_indexing_case_count():
 
 def test_emitters_match_xla_notes():
     """The emitter picked is the one the case's notes name (as XLA's analysis infers it)."""
-    expected = {"CoalescingTest.Transpose": "transpose", "CoalescingTest.RowReduction": "row reduction",
-                "CoalescingTest.MultiRowReduction": "multi-row reduction",
-                "CoalescingTest.ColumnReduction": "small column reduction",
-                "CoalescingTest.VariadicReduceViaReductionEmitter": "row reduction",
-                "CoalescingTest.TransposeOnlyOuterDims": "loop", "CoalescingTest.Gather": "loop",
-                "CoalescingTest.ConcatenateInLoopEmitter": "loop"}
+    expected = {
+        "CoalescingTest.Transpose": "transpose",
+        "CoalescingTest.RowReduction": "row reduction",
+        "CoalescingTest.MultiRowReduction": "multi-row reduction",
+        "CoalescingTest.ColumnReduction": "small column reduction",
+        "CoalescingTest.VariadicReduceViaReductionEmitter": "row reduction",
+        "CoalescingTest.TransposeOnlyOuterDims": "loop",
+        "CoalescingTest.Gather": "loop",
+        "CoalescingTest.ConcatenateInLoopEmitter": "loop",
+    }
     for case in CASES:
         if case["name"] in expected:
             fusion = parse_module_text(case.get("hlo") or case["hlo_equivalent"]).entry.root

@@ -5,6 +5,7 @@ included), three read sets of the tile at the origin: XLA's expected tile (its b
 the operand as XLA's masking does), ours, and the truth (every element the map reads from the
 tile's output points). See ``xla_tile_compare``.
 """
+
 import pytest
 
 from xla_tile_compare import compare_case, load_cases
@@ -16,8 +17,7 @@ pytestmark = pytest.mark.skipif(not CASES, reason="../shared/conformance is not 
 # name the full tile of the first and [8, 2] of the second; the family is wider).
 KNOWN_XLA_ERRORS = {
     "SymbolicTileTest.CanPropagateTileThroughReverseOfCombiningReshape": {(2, 4, 6, 4), (2, 4, 1, 1)},
-    "SymbolicTileTest.CanPropagateTileThroughSplitReshapeOfReverse":
-        {(8, 1), (8, 2), (8, 3), (8, 4)},
+    "SymbolicTileTest.CanPropagateTileThroughSplitReshapeOfReverse": {(8, 1), (8, 2), (8, 3), (8, 4)},
 }
 
 
@@ -58,12 +58,13 @@ def test_true_read_sets_of_the_known_xla_errors(comparisons):
     """The true read sets the docs quote (docs/ANALYSES.md, "Tiles")."""
     by = {(c.case, c.sizes): c for c in comparisons}
     full = by[("SymbolicTileTest.CanPropagateTileThroughReverseOfCombiningReshape", (2, 4, 6, 4))]
-    assert full.truth == {(r, c) for r in range(48) for c in range(4)}      # all of f32[48,4]
+    assert full.truth == {(r, c) for r in range(48) for c in range(4)}  # all of f32[48,4]
     assert full.xla != full.truth
     split = by[("SymbolicTileTest.CanPropagateTileThroughSplitReshapeOfReverse", (8, 2))]
     # rows 0..7 of the reshape read the reversed [8,6] block: p0[0, 7, 5..0, 0..1] and p0[0, 6, 5..4, 0..1]
-    assert split.truth == {(0, 7, j, k) for j in range(6) for k in range(2)} | \
-        {(0, 6, j, k) for j in (4, 5) for k in range(2)}
+    assert split.truth == {(0, 7, j, k) for j in range(6) for k in range(2)} | {
+        (0, 6, j, k) for j in (4, 5) for k in range(2)
+    }
     assert split.ours is None or split.ours == split.truth
 
 

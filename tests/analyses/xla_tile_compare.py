@@ -7,6 +7,7 @@ an output tile is every operand element the map reads from some output point of 
 box ``[0, size)`` per dim, clipped to the output: padded tiles read nothing past the end); XLA's
 is its box clipped to the operand (XLA masks the padding).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -35,8 +36,8 @@ class Comparison:
     operand: int
     sizes: tuple[int, ...]
     output_dims: tuple[int, ...]
-    xla: Optional[set]          # None: XLA gives no tile
-    ours: Optional[set]         # None: we give no tile
+    xla: Optional[set]  # None: XLA gives no tile
+    ours: Optional[set]  # None: we give no tile
     truth: set
     ours_clipped: bool = False  # our tile says some of its box is clipped (a bounding box)
 
@@ -141,17 +142,22 @@ def our_read_set(m: IndexingMap, output_dims, sizes, operand_dims) -> Optional[s
     if not tile.is_tile:
         return None
     origin = (0,) * tile.offsets.num_dims
-    starts = tile.offsets.read_set(origin)     # empty when tile 0 lies outside the tiles that read
+    starts = tile.offsets.read_set(origin)  # empty when tile 0 lies outside the tiles that read
     if not starts:
         return set()
     [start] = starts
-    return set(itertools.product(*[[o + j * k for j in range(n) if 0 <= o + j * k < d]
-                                   for o, n, k, d in zip(start, tile.sizes, tile.strides, operand_dims)]))
+    return set(
+        itertools.product(
+            *[
+                [o + j * k for j in range(n) if 0 <= o + j * k < d]
+                for o, n, k, d in zip(start, tile.sizes, tile.strides, operand_dims)
+            ]
+        )
+    )
 
 
 def _size_choices(dims) -> list[tuple[int, ...]]:
-    per_dim = [sorted({s for s in (1, 2, 3, 8, max(n // 2, 1), n, n + 2) if 1 <= s <= n + 2})
-               for n in dims]
+    per_dim = [sorted({s for s in (1, 2, 3, 8, max(n // 2, 1), n, n + 2) if 1 <= s <= n + 2}) for n in dims]
     combos = list(itertools.product(*per_dim))
     if len(combos) > MAX_COMBOS:
         step = len(combos) / MAX_COMBOS
@@ -187,8 +193,9 @@ def case_maps(case: dict) -> list[tuple[int, IndexingMap, tuple, tuple]]:
 
 def compare_case(case: dict) -> list[Comparison]:
     results = []
-    expects = {e.get("operand_index") or 0: e for e in case["expect"]
-               if e.get("outcome") in ("tile", "no_tile (std::nullopt)")}
+    expects = {
+        e.get("operand_index") or 0: e for e in case["expect"] if e.get("outcome") in ("tile", "no_tile (std::nullopt)")
+    }
     for operand, m, out_dims, operand_dims in case_maps(case):
         if m.is_undefined or m.runtime_vars:
             continue
@@ -204,10 +211,10 @@ def compare_case(case: dict) -> list[Comparison]:
                 continue
             xla = xla_read_set(tile, sizes, operand_dims) if tile else None
             if tile and xla is None:
-                continue       # sizes XLA's constraints exclude: nothing to compare
+                continue  # sizes XLA's constraints exclude: nothing to compare
             ours = our_read_set(m, out_dims, sizes, operand_dims)
-            clipped = ours is not None and any(n.startswith("tiles are clipped")
-                                               for n in propagate(m, out_dims, sizes).notes)
-            results.append(Comparison(case["name"], operand, tuple(sizes), tuple(out_dims), xla,
-                                      ours, truth, clipped))
+            clipped = ours is not None and any(
+                n.startswith("tiles are clipped") for n in propagate(m, out_dims, sizes).notes
+            )
+            results.append(Comparison(case["name"], operand, tuple(sizes), tuple(out_dims), xla, ours, truth, clipped))
     return results

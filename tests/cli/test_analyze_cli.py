@@ -1,4 +1,5 @@
 """``analyze`` and ``check`` through click's CliRunner: exit codes and the JSON contract."""
+
 from __future__ import annotations
 
 import json
@@ -56,8 +57,16 @@ def check_document(doc):
         for d in mod["diagnostics"]:
             assert set(d) == {"severity", "message", "line", "column"}
         for t in mod["targets"]:
-            assert set(t) >= {"kind", "name", "opcode", "computation", "fusion_kind", "outputs",
-                              "output_to_input", "input_to_output"}
+            assert set(t) >= {
+                "kind",
+                "name",
+                "opcode",
+                "computation",
+                "fusion_kind",
+                "outputs",
+                "output_to_input",
+                "input_to_output",
+            }
             assert t["kind"] in ("instruction", "fusion", "computation")
             for o in t["outputs"]:
                 assert set(o) == {"index", "shape"} and isinstance(o["index"], int)
@@ -106,7 +115,8 @@ def test_instruction_target_uses_its_op_rule(runner, tmp_path):
     [target] = json.loads(result.stdout)["modules"][0]["targets"]
     assert target["kind"] == "instruction" and target["opcode"] == "transpose"
     assert [m["map"] for m in target["input_to_output"][0]["maps"]] == [
-        "(d0, d1) -> (d1, d0), domain: d0 in [0, 3], d1 in [0, 5]"]
+        "(d0, d1) -> (d1, d0), domain: d0 in [0, 3], d1 in [0, 5]"
+    ]
 
 
 def test_unreadable_input_exits_2_and_the_others_are_still_printed(runner, tmp_path):
@@ -157,6 +167,7 @@ def test_verify_passes_on_data_movement_fusions(runner, tmp_path):
 
 # ---- check --------------------------------------------------------------------------------
 
+
 def test_check_fails_on_an_operand_read_two_ways(runner, tmp_path):
     path = write(tmp_path, "m.hlo", s.TRANSPOSE_ADD)
     result = runner.invoke(main, ["check", path, "--color", "never"])
@@ -167,7 +178,7 @@ def test_check_fails_on_an_operand_read_two_ways(runner, tmp_path):
 def test_check_allow_and_exit_zero(runner, tmp_path):
     path = write(tmp_path, "m.hlo", s.TRANSPOSE_ADD)
     assert runner.invoke(main, ["check", path, "--allow", "fusion"]).exit_code == 0
-    assert runner.invoke(main, ["check", path, "--allow", "%fused"]).exit_code == 0   # by fused computation
+    assert runner.invoke(main, ["check", path, "--allow", "%fused"]).exit_code == 0  # by fused computation
     assert runner.invoke(main, ["check", path, "--exit-zero"]).exit_code == 0
 
 

@@ -1,4 +1,5 @@
 """``check`` as a CI gate: rule codes, identities that survive renaming, baselines, --allow, settings."""
+
 from __future__ import annotations
 
 import gzip
@@ -71,6 +72,7 @@ def rename_everything(text: str) -> str:
         name = match.group(1)
         mapping.setdefault(name, f"n{len(mapping)}_{name[::-1].replace('.', '_')[:6]}")
         return "%" + mapping[name]
+
     text = re.sub(r"%([A-Za-z_][\w.\-]*)", fresh, text)
     return re.sub(r"^HloModule ([\w.\-]+)", "HloModule renamed_module", text, count=1, flags=re.M)
 
@@ -97,13 +99,16 @@ def test_identity_survives_renaming_and_baseline_gates_new_findings(runner, tmp_
     renamed = tmp_path / "renamed.hlo"
     renamed.write_text(rename_everything(KINDS))
     assert "fused_twice" not in renamed.read_text()
-    assert runner.invoke(main, ["check", str(renamed)]).exit_code == 1          # still a finding...
+    assert runner.invoke(main, ["check", str(renamed)]).exit_code == 1  # still a finding...
     assert runner.invoke(main, ["check", str(renamed), "--baseline", str(baseline)]).exit_code == 0  # ...known
     # a second copy of the same double read is one more than the baseline accepts
-    doubled = KINDS.replace("  ROOT %t = ", "  %f4 = f32[4,4]{1,0} fusion(%a), kind=kLoop, calls=%fused_twice\n  ROOT %t = ")
+    doubled = KINDS.replace(
+        "  ROOT %t = ", "  %f4 = f32[4,4]{1,0} fusion(%a), kind=kLoop, calls=%fused_twice\n  ROOT %t = "
+    )
     (tmp_path / "doubled.hlo").write_text(doubled)
-    result = runner.invoke(main, ["check", str(tmp_path / "doubled.hlo"), "--baseline", str(baseline),
-                                  "--color", "never"])
+    result = runner.invoke(
+        main, ["check", str(tmp_path / "doubled.hlo"), "--baseline", str(baseline), "--color", "never"]
+    )
     assert result.exit_code == 1
     assert "fusion 'f4'" in result.stdout or "fusion 'f1'" in result.stdout
     assert "1 finding(s)" in result.stdout
@@ -122,7 +127,9 @@ def test_allow_takes_globs_and_warns_when_it_matches_nothing(runner, tmp_path):
 def test_settings_from_pyproject(runner, tmp_path, monkeypatch):
     path = tmp_path / "kinds.hlo"
     path.write_text(KINDS)
-    (tmp_path / "pyproject.toml").write_text('[tool.hlo-index]\nallow = ["f1"]\nselect = ["HI00"]\nignore = ["HI002"]\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.hlo-index]\nallow = ["f1"]\nselect = ["HI00"]\nignore = ["HI002"]\n'
+    )
     monkeypatch.chdir(tmp_path)
     doc = _json(runner.invoke(main, ["check", str(path), "--format", "json"]))
     assert {f["code"] for f in doc["findings"]} == {"HI005"}
@@ -171,12 +178,11 @@ def test_gpt12_baseline_survives_renaming_and_names_a_new_double_read(runner, tm
     assert same.exit_code == 0, same.stdout[-2000:]
 
     entry = renamed.index("\nENTRY ")
-    with_new = renamed[:entry + 1] + NEW_FUSION + renamed[entry + 1:]
+    with_new = renamed[: entry + 1] + NEW_FUSION + renamed[entry + 1 :]
     root = with_new.index("\n  ROOT ", with_new.index("\nENTRY "))
-    with_new = with_new[:root + 1] + NEW_CALL + with_new[root + 1:]
+    with_new = with_new[: root + 1] + NEW_CALL + with_new[root + 1 :]
     (tmp_path / "new.txt").write_text(with_new)
-    result = runner.invoke(main, ["check", str(tmp_path / "new.txt"), "--baseline", str(baseline),
-                                  "--format", "json"])
+    result = runner.invoke(main, ["check", str(tmp_path / "new.txt"), "--baseline", str(baseline), "--format", "json"])
     assert result.exit_code == 1
     [finding] = _json(result)["findings"]
     assert finding["fusion"] == "brand_new_double_read_fusion" and finding["code"] == "HI001"

@@ -1,5 +1,6 @@
 """Every command over the real XLA dumps of /work/shared/corpus, as a user would run them, plus bad
 inputs: never a traceback, exit codes as the README says, JSON valid and on stdout only."""
+
 from __future__ import annotations
 
 import gzip
@@ -28,8 +29,7 @@ def runner():
 def invoke(runner, *args, stdin=None):
     result = runner.invoke(main, list(args), input=stdin)
     # A Python exception escaping the command is a bug whatever the input.
-    assert result.exception is None or isinstance(result.exception, SystemExit), (
-        args, repr(result.exception))
+    assert result.exception is None or isinstance(result.exception, SystemExit), (args, repr(result.exception))
     assert "Traceback" not in result.stdout + result.stderr, args
     return result
 
@@ -40,7 +40,7 @@ def assert_diagnostic_format(stderr: str, path: str) -> None:
     heads = [i for i, line in enumerate(lines) if line.startswith(f"{path}:") and ": error: " in line]
     assert heads, stderr
     for i in heads:
-        location = lines[i].split(": error: ")[0][len(path) + 1:]
+        location = lines[i].split(": error: ")[0][len(path) + 1 :]
         parts = location.split(":")
         if len(parts) == 2 and all(p.isdigit() for p in parts) and i + 2 < len(lines):
             column = int(parts[1])
@@ -78,8 +78,13 @@ def test_analyze_check_stats_json_on_every_dump(runner, path):
     fusions = sum(1 for t in mod["targets"] if t["kind"] == "fusion")
     assert report["fusions_checked"] == fusions
     # With every rule selected, a finding is exactly an analyze operand entry with several distinct maps.
-    several = {(t["name"], e["operand"], e["output"]) for t in mod["targets"] if t["kind"] == "fusion"
-               for e in t["output_to_input"] if len(e["maps"]) > 1}
+    several = {
+        (t["name"], e["operand"], e["output"])
+        for t in mod["targets"]
+        if t["kind"] == "fusion"
+        for e in t["output_to_input"]
+        if len(e["maps"]) > 1
+    }
     assert {(f["fusion"], f["operand"], f["output"]) for f in report["findings"]} == several
 
     stats = invoke(runner, "stats", path, "--format", "json")
@@ -128,7 +133,7 @@ def test_bad_inputs_exit_2_with_a_located_diagnostic(runner, tmp_path, command, 
     assert str(path) in result.stderr and "error:" in result.stderr
     if case != "missing":
         assert_diagnostic_format(result.stderr, str(path))
-    json.loads(result.stdout)   # still a valid document (possibly empty)
+    json.loads(result.stdout)  # still a valid document (possibly empty)
 
 
 def test_directory_with_one_broken_module_still_reports_the_others(runner, tmp_path):
@@ -164,19 +169,31 @@ def test_tile_arguments(runner):
     ones = ",".join("1" * rank)
     ok = invoke(runner, "tile", path, "--fusion", target["name"], "--tile", ones, "--format", "json")
     assert ok.exit_code == 0 and json.loads(ok.stdout)["tile"] == [1] * rank
-    for bad in (["--tile", "x"], ["--tile", "0"], ["--tile", ones, "--output", "99"],
-                ["--tile", ",".join(["1"] * (rank + 1))]):
+    for bad in (
+        ["--tile", "x"],
+        ["--tile", "0"],
+        ["--tile", ones, "--output", "99"],
+        ["--tile", ",".join(["1"] * (rank + 1))],
+    ):
         result = invoke(runner, "tile", path, "--fusion", target["name"], *bad, "--format", "json")
         assert result.exit_code == 2 and result.stdout == "", bad
     assert invoke(runner, "tile", path, "--fusion", "nope", "--tile", ones).exit_code == 2
 
 
-@pytest.mark.parametrize("args", [
-    ["simplify", "garbage"], ["simplify", "(d0) -> (d0 +)"], ["simplify", ""],
-    ["compose", "(d0) -> (d0), domain: d0 in [0, 3]", "nope"],
-    ["compose", "(d0) -> (d0), domain: d0 in [0, 3]", "(d0) -> (d0, d0), domain: d0 in [0, 3]"],
-    ["layout", "f32[3,5"], ["layout", "garbage"], ["layout", "f32[3,5]{1,1}"], ["layout", "f32[3]{0:T(0)}"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["simplify", "garbage"],
+        ["simplify", "(d0) -> (d0 +)"],
+        ["simplify", ""],
+        ["compose", "(d0) -> (d0), domain: d0 in [0, 3]", "nope"],
+        ["compose", "(d0) -> (d0), domain: d0 in [0, 3]", "(d0) -> (d0, d0), domain: d0 in [0, 3]"],
+        ["layout", "f32[3,5"],
+        ["layout", "garbage"],
+        ["layout", "f32[3,5]{1,1}"],
+        ["layout", "f32[3]{0:T(0)}"],
+    ],
+)
 def test_bad_map_and_shape_text_exit_2_without_json(runner, args):
     result = invoke(runner, *args, "--format", "json")
     assert result.exit_code == 2 and result.stdout == "" and "error" in result.stderr

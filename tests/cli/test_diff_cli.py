@@ -1,4 +1,5 @@
 """``hlo-index diff``: exit codes, --fail-on, text and JSON (validated against schemas/diff.json)."""
+
 from __future__ import annotations
 
 import json
@@ -34,12 +35,13 @@ def test_json_validates_and_lists_the_expected_fusions(runner, pair):
     doc = json.loads(result.stdout)
     jsonschema.validate(doc, SCHEMA)
     [module] = doc["modules"]
-    differing = sorted((f["old"] or "", f["new"] or "", f["status"])
-                       for f in module["fusions"] if f["status"] != "same")
+    differing = sorted(
+        (f["old"] or "", f["new"] or "", f["status"]) for f in module["fusions"] if f["status"] != "same"
+    )
     assert differing == sorted((e["old"] or "", e["new"] or "", e["status"]) for e in PAIRS[pair]["fusions"])
     assert module["totals"]["old"]["fusions"] == sum(1 for f in module["fusions"] if f["old"] is not None)
     assert module["totals"]["new"]["fusions"] == sum(1 for f in module["fusions"] if f["new"] is not None)
-    assert all("time_us" not in f for f in module["fusions"])    # no cost model yet
+    assert all("time_us" not in f for f in module["fusions"])  # no cost model yet
 
 
 @pytest.mark.parametrize("pair", sorted(PAIRS))
@@ -59,14 +61,15 @@ def test_every_condition_as_the_manifest_says(runner, pair):
     for condition, status in PAIRS[pair]["fail_on"].items():
         result = runner.invoke(main, ["diff", *pair_paths(pair), "--fail-on", condition, "--format", "json"])
         assert result.exit_code == status, (condition, result.stderr)
-        json.loads(result.stdout)   # the document is written whatever the verdict
+        json.loads(result.stdout)  # the document is written whatever the verdict
 
 
 def test_several_conditions_in_one_option(runner):
     result = runner.invoke(main, ["diff", *pair_paths("layer_widened"), "--fail-on", "duplicated_reads,bytes>90%"])
     assert result.exit_code == 0
-    result = runner.invoke(main, ["diff", *pair_paths("layer_widened"), "--fail-on", "duplicated_reads",
-                                  "--fail-on", "bytes>50%"])
+    result = runner.invoke(
+        main, ["diff", *pair_paths("layer_widened"), "--fail-on", "duplicated_reads", "--fail-on", "bytes>50%"]
+    )
     assert result.exit_code == 1
     for name in ("ynn_fusion", "ynn_fusion.1", "broadcast_maximum_fusion"):
         assert f"fusion '{name}'" in result.stderr
@@ -98,10 +101,10 @@ def test_text_is_a_table_worst_first_with_the_source_line(runner):
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
     header = next(k for k, line in enumerate(lines) if line.startswith("Δ bytes read"))
-    rows = lines[header + 1: header + 4]
-    assert [r.split()[0] for r in rows] == ["+2.0", "+2.0", "+1.0"]        # kB, largest growth first
+    rows = lines[header + 1 : header + 4]
+    assert [r.split()[0] for r in rows] == ["+2.0", "+2.0", "+1.0"]  # kB, largest growth first
     assert all("make_pairs.py:4" in r for r in rows)
-    assert "wrapped_tanh" not in result.stdout                              # same: not listed
+    assert "wrapped_tanh" not in result.stdout  # same: not listed
     shown = runner.invoke(main, ["diff", *pair_paths("layer_widened"), "--color", "never", "--show-same"])
     assert "wrapped_tanh" in shown.stdout
     assert lines[-1].startswith("totals: 4 → 4 fusion(s), 5.8 kB → 10.8 kB read (+87.0%)")
@@ -116,8 +119,22 @@ def test_a_renamed_copy_is_the_same_everywhere(runner, tmp_path):
     old = pair_paths("same_program")[0]
     copy = tmp_path / "renamed.hlo.txt"
     copy.write_text(rename_everything(read_text(old))[0])
-    result = runner.invoke(main, ["diff", old, str(copy), "--format", "json", "--fail-on", "duplicated_reads",
-                                  "--fail-on", "uncoalesced", "--fail-on", "bytes>0%"])
+    result = runner.invoke(
+        main,
+        [
+            "diff",
+            old,
+            str(copy),
+            "--format",
+            "json",
+            "--fail-on",
+            "duplicated_reads",
+            "--fail-on",
+            "uncoalesced",
+            "--fail-on",
+            "bytes>0%",
+        ],
+    )
     assert result.exit_code == 0, result.stderr
     doc = json.loads(result.stdout)
     jsonschema.validate(doc, SCHEMA)
@@ -129,8 +146,10 @@ def test_dump_directories(runner, tmp_path):
         (tmp_path / side).mkdir()
         path = pair_paths("recomputation_added")[0 if side == "old" else 1]
         (tmp_path / side / f"module_{number:04d}.jit_r.cpu_after_optimizations.txt").write_text(read_text(path))
-    result = runner.invoke(main, ["diff", str(tmp_path / "old"), str(tmp_path / "new"), "--format", "json",
-                                  "--fail-on", "duplicated_reads"])
+    result = runner.invoke(
+        main,
+        ["diff", str(tmp_path / "old"), str(tmp_path / "new"), "--format", "json", "--fail-on", "duplicated_reads"],
+    )
     assert result.exit_code == 1
     [module] = json.loads(result.stdout)["modules"]
     assert module["name"] == "jit_r.after_optimizations"

@@ -1,4 +1,5 @@
 """--jobs hands out files by the size of their text: a gzip file counts as what it holds."""
+
 from __future__ import annotations
 
 import gzip
@@ -34,4 +35,4 @@ def test_worker_encoded_json_is_byte_identical_to_serial(tmp_path):
     parallel = runner.invoke(main, ["analyze", *paths, "--format", "json", "--jobs", "2"])
     assert serial.exit_code == parallel.exit_code == 0
     assert parallel.stdout == serial.stdout
-    assert serial.stdout.count('"name"') > 3   # several modules and targets, not an empty document
+    assert serial.stdout.count('"name"') > 3  # several modules and targets, not an empty document

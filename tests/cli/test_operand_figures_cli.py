@@ -4,6 +4,7 @@ Values are checked against brute force: every output point's read set (``Indexin
 of the printed maps) for utilization, and the independent numpy layout model
 (``reference.ref_layout.reference_offsets``) for physical offsets.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -119,15 +120,13 @@ def test_json_adds_utilization_and_coalescing_per_operand(runner, tiled_path):
             assert isinstance(u["fraction"], float) and isinstance(u["exact"], bool)
             assert isinstance(u["summary"], str) and isinstance(c["summary"], str)
             assert c["verdict"] in ("coalesced", "uncoalesced", "unknown")
-            assert all(m["pattern"] in ("contiguous", "strided", "broadcast", "scattered", "none")
-                       for m in c["maps"])
+            assert all(m["pattern"] in ("contiguous", "strided", "broadcast", "scattered", "none") for m in c["maps"])
             # the same figures as the library call ...
             expected = operand_report(row.maps, fusion.operands[row.operand].shape, fusion.shape)
             assert {k: v for k, v in u.items() if k != "summary"} == expected["utilization"]
             # coalescing is the target's: this dump has a kInput fusion, so XLA's GPU emitters
             assert c["target"] == "gpu"
-            assert c == operand_json(fusion_coalescing(fusion), row.operand,
-                                     minor_output_dim=c["minor_output_dim"])
+            assert c == operand_json(fusion_coalescing(fusion), row.operand, minor_output_dim=c["minor_output_dim"])
             # ... and the library's numbers are the brute-force ones
             dims = fusion.operands[row.operand].shape.dims
             seen, reads = _brute_utilization([m["map"] for m in entry["maps"]], dims)
@@ -147,7 +146,7 @@ def test_known_values_of_the_small_fusions(runner, tiled_path):
     concat = targets["f3"]["output_to_input"][0]
     assert len(concat["maps"]) == 2
     assert concat["utilization"]["distinct_elements"] == 15
-    assert concat["utilization"]["element_reads"] == 21   # 15 through the copy, 6 through the slice
+    assert concat["utilization"]["element_reads"] == 21  # 15 through the copy, 6 through the slice
 
 
 def test_no_analyses_leaves_the_contract_alone(runner, tiled_path):
@@ -169,9 +168,8 @@ def test_text_shows_one_line_each_under_the_operand(runner, tiled_path):
     assert result.exit_code == 0
     lines = [line.strip("│ ").strip() for line in result.stdout.splitlines()]
     start = next(i for i, line in enumerate(lines) if line.startswith("output 0 → operand 0"))
-    block = lines[start:start + 8]
-    assert any(line.startswith("utilization: 60/60 elements (100.0%), 240 bytes, 1.00 reads/element")
-               for line in block)
+    block = lines[start : start + 8]
+    assert any(line.startswith("utilization: 60/60 elements (100.0%), 240 bytes, 1.00 reads/element") for line in block)
     assert any(line.startswith("coalescing: ") for line in block)
 
 

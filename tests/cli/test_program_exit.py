@@ -1,5 +1,6 @@
 """The program (console script, ``python -m hlo_index``) ends with ``os._exit`` after flushing:
 what it writes and its exit status must be those of ``main`` run in process."""
+
 from __future__ import annotations
 
 import subprocess
@@ -15,8 +16,9 @@ SAMPLE = REPO / "samples" / "mlp_layernorm_gelu_bf16.after_optimizations.hlo.txt
 
 
 def _program(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "hlo_index", *args], capture_output=True, text=True,
-                          timeout=120, cwd=REPO)
+    return subprocess.run(
+        [sys.executable, "-m", "hlo_index", *args], capture_output=True, text=True, timeout=120, cwd=REPO
+    )
 
 
 def test_program_writes_what_main_writes_and_exits_with_its_status():
@@ -29,7 +31,7 @@ def test_program_writes_what_main_writes_and_exits_with_its_status():
 def test_program_keeps_exit_statuses_1_and_2(tmp_path):
     missing = _program("analyze", str(tmp_path / "missing.hlo"), "--format", "json")
     assert missing.returncode == 2 and "cannot read" in missing.stderr
-    usage = _program("analyze")   # click's usage error
+    usage = _program("analyze")  # click's usage error
     assert usage.returncode == 2 and "Usage" in usage.stderr
     findings = _program("check", str(SAMPLE), "--select", "ALL")
     assert findings.returncode == CliRunner().invoke(main, ["check", str(SAMPLE), "--select", "ALL"]).exit_code

@@ -1,4 +1,5 @@
 """Every command's JSON output validates against the schema file it names, shipped as package data."""
+
 from __future__ import annotations
 
 import json
@@ -22,11 +23,17 @@ MLIR_PAIR = """func.func @possible(%arg0: tensor<4096xf16>) -> tensor<32x64xf16>
 }
 """
 SAMPLE = str(REPO / "samples" / "mlp_layernorm_gelu_bf16.after_optimizations.hlo.txt")
-SCHEMA_FILES = {"hlo-index/1": "analyze.json", "hlo-index-check/1": "check.json",
-                "hlo-index-stats/1": "stats.json", "hlo-index-map/1": "map.json",
-                "hlo-index-layout/1": "layout.json", "hlo-index-baseline/1": "baseline.json",
-                "hlo-index-tile/1": "tile.json", "hlo-index-bubble/1": "bubble.json",
-                "hlo-index-diff/1": "diff.json"}
+SCHEMA_FILES = {
+    "hlo-index/1": "analyze.json",
+    "hlo-index-check/1": "check.json",
+    "hlo-index-stats/1": "stats.json",
+    "hlo-index-map/1": "map.json",
+    "hlo-index-layout/1": "layout.json",
+    "hlo-index-baseline/1": "baseline.json",
+    "hlo-index-tile/1": "tile.json",
+    "hlo-index-bubble/1": "bubble.json",
+    "hlo-index-diff/1": "diff.json",
+}
 # bubble's document says "hlo-index/1" (the issue's contract), so it is matched by command, not by id.
 SCHEMA_BY_COMMAND = {"bubble": "bubble.json"}
 
@@ -51,19 +58,29 @@ def test_schema_files_are_valid_schemas_with_their_ids():
         assert doc["$id"] == schema_id
 
 
-@pytest.mark.parametrize("args", [
-    ["analyze", *SAMPLES, "--format", "json"],
-    ["analyze", SAMPLE, "--format", "json", "--direction", "both", "--physical", "--verify"],
-    ["analyze", *SAMPLES, "--format", "json", "--top", "5", "--sort", "uncoalesced"],
-    ["check", *SAMPLES, "--format", "json", "--select", "ALL", "--exit-zero"],
-    ["stats", *SAMPLES, "--format", "json"],
-    ["simplify", "(d0) -> (d0 floordiv 8 * 8 + d0 mod 8), domain: d0 in [0, 31]", "--format", "json"],
-    ["compose", "(d0) -> (d0 + 1), domain: d0 in [0, 9]", "(d0) -> (d0 * 2), domain: d0 in [0, 4]", "--format", "json"],
-    ["layout", "bf16[4,8]{1,0:T(2,4)(2,1)}", "--format", "json"],
-    ["tile", SAMPLE, "--fusion", "ynn_fusion.5", "--tile", "4,8", "--format", "json"],
-    ["bubble", *SAMPLES, "--format", "json"],
-    ["diff", SAMPLE, SAMPLES[0], "--format", "json"],
-], ids=lambda a: " ".join(a[:1] + a[-3:])[:60])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["analyze", *SAMPLES, "--format", "json"],
+        ["analyze", SAMPLE, "--format", "json", "--direction", "both", "--physical", "--verify"],
+        ["analyze", *SAMPLES, "--format", "json", "--top", "5", "--sort", "uncoalesced"],
+        ["check", *SAMPLES, "--format", "json", "--select", "ALL", "--exit-zero"],
+        ["stats", *SAMPLES, "--format", "json"],
+        ["simplify", "(d0) -> (d0 floordiv 8 * 8 + d0 mod 8), domain: d0 in [0, 31]", "--format", "json"],
+        [
+            "compose",
+            "(d0) -> (d0 + 1), domain: d0 in [0, 9]",
+            "(d0) -> (d0 * 2), domain: d0 in [0, 4]",
+            "--format",
+            "json",
+        ],
+        ["layout", "bf16[4,8]{1,0:T(2,4)(2,1)}", "--format", "json"],
+        ["tile", SAMPLE, "--fusion", "ynn_fusion.5", "--tile", "4,8", "--format", "json"],
+        ["bubble", *SAMPLES, "--format", "json"],
+        ["diff", SAMPLE, SAMPLES[0], "--format", "json"],
+    ],
+    ids=lambda a: " ".join(a[:1] + a[-3:])[:60],
+)
 def test_real_outputs_validate(runner, args):
     result = runner.invoke(main, args)
     assert result.exit_code in (0, 1), result.stderr
@@ -85,8 +102,11 @@ def test_mlir_bubble_output_validates(runner, tmp_path):
 def test_verify_and_source_are_in_the_json(runner):
     doc = json.loads(runner.invoke(main, ["analyze", SAMPLE, "--format", "json", "--verify"]).stdout)
     targets = doc["modules"][0]["targets"]
-    assert all(t["verify"]["elements_checked"] > 0 and t["verify"]["mismatches"] == 0 for t in targets
-               if t["verify"]["verdict"] != "skipped")
+    assert all(
+        t["verify"]["elements_checked"] > 0 and t["verify"]["mismatches"] == 0
+        for t in targets
+        if t["verify"]["verdict"] != "skipped"
+    )
     sourced = [t["source"] for t in targets if "source" in t]
     assert sourced and all(s["file"] == "make_corpus.py" and s["line"] > 0 for s in sourced if s["file"])
 

@@ -1,4 +1,5 @@
 """Output in a real (pseudo-)terminal, through the pager, and into pipes that close early."""
+
 from __future__ import annotations
 
 import os
@@ -30,8 +31,9 @@ def run_in_pty(argv, env, keys: bytes = b"q", settle: float = 1.5, timeout: floa
     import pty
     import struct
     import termios
+
     pid, fd = pty.fork()
-    if pid == 0:   # child: the pty is its stdin, stdout, stderr and controlling terminal
+    if pid == 0:  # child: the pty is its stdin, stdout, stderr and controlling terminal
         try:
             os.chdir(REPO)
             os.execvpe(argv[0], argv, env)
@@ -82,12 +84,14 @@ def run_in_pty(argv, env, keys: bytes = b"q", settle: float = 1.5, timeout: floa
 def test_analyze_in_a_terminal_pages_colours_and_quits_on_q():
     status, out = run_in_pty(HLO_INDEX + ["analyze", str(SAMPLE)], _env())
     assert status == 0, out[-2000:]
-    assert b"ESC[" not in out             # colours reach the terminal as colours, not as text
+    assert b"ESC[" not in out  # colours reach the terminal as colours, not as text
     assert b"\x1b[" in out and b"fusion" in out
 
 
-@pytest.mark.skipif(shutil.which("make") is None or shutil.which("less") is None
-                    or not (REPO / ".venv" / "bin" / "hlo-index").exists(), reason="needs make, less and .venv")
+@pytest.mark.skipif(
+    shutil.which("make") is None or shutil.which("less") is None or not (REPO / ".venv" / "bin" / "hlo-index").exists(),
+    reason="needs make, less and .venv",
+)
 def test_make_run_in_a_terminal_shows_no_escape_text_and_returns_after_q():
     status, out = run_in_pty(["make", "-s", "run"], _env())
     assert status == 0, out[-2000:]
@@ -103,8 +107,14 @@ def test_no_pager_and_pager_cat_write_straight_to_the_terminal():
 
 def test_stdin_not_a_terminal_never_waits_for_a_key():
     """Like a run under ``script`` or CI: stdout may be a terminal, but nobody types."""
-    result = subprocess.run(HLO_INDEX + ["analyze", str(SAMPLE), "--color", "always"], env=_env(),
-                            stdin=subprocess.DEVNULL, capture_output=True, timeout=120, cwd=REPO)
+    result = subprocess.run(
+        HLO_INDEX + ["analyze", str(SAMPLE), "--color", "always"],
+        env=_env(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=120,
+        cwd=REPO,
+    )
     assert result.returncode == 0 and b"\x1b[" in result.stdout
 
 
@@ -112,31 +122,54 @@ def test_piped_output_is_plain_and_head_exits_0():
     run = subprocess.run(HLO_INDEX + ["analyze", str(SAMPLE)], env=_env(), capture_output=True, timeout=120, cwd=REPO)
     assert run.returncode == 0 and b"\x1b[" not in run.stdout
     for fmt in ("text", "json"):
-        pipeline = subprocess.run(["bash", "-o", "pipefail", "-c",
-                                   f'"$0" -m hlo_index analyze "$1" "$1" "$1" "$1" "$1" "$1" --format {fmt} | head -c 100 > /dev/null',
-                                   sys.executable, str(SAMPLE)],
-                                  env=_env(), capture_output=True, text=True, timeout=120, cwd=REPO)
+        pipeline = subprocess.run(
+            [
+                "bash",
+                "-o",
+                "pipefail",
+                "-c",
+                f'"$0" -m hlo_index analyze "$1" "$1" "$1" "$1" "$1" "$1" --format {fmt} | head -c 100 > /dev/null',
+                sys.executable,
+                str(SAMPLE),
+            ],
+            env=_env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=REPO,
+        )
         assert pipeline.returncode == 0, pipeline.stderr
         assert "Traceback" not in pipeline.stderr and "BrokenPipe" not in pipeline.stderr
 
 
-@pytest.mark.parametrize("args", [
-    ["stats", *[str(SAMPLE)] * 12],
-    ["layout", "f32[64,64]{1,0:T(8,8)}", "--color", "always"],
-    ["check", *[str(SAMPLE)] * 6, "--select", "ALL", "--exit-zero"],
-], ids=lambda a: a[0])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["stats", *[str(SAMPLE)] * 12],
+        ["layout", "f32[64,64]{1,0:T(8,8)}", "--color", "always"],
+        ["check", *[str(SAMPLE)] * 6, "--select", "ALL", "--exit-zero"],
+    ],
+    ids=lambda a: a[0],
+)
 def test_every_text_command_exits_0_into_head(args):
     quoted = " ".join(f"'{a}'" for a in args)
-    pipeline = subprocess.run(["bash", "-c", f'"$0" -m hlo_index {quoted} | head -c 10 > /dev/null; exit ${{PIPESTATUS[0]}}',
-                               sys.executable], env=_env(), capture_output=True, text=True, timeout=120, cwd=REPO)
+    pipeline = subprocess.run(
+        ["bash", "-c", f'"$0" -m hlo_index {quoted} | head -c 10 > /dev/null; exit ${{PIPESTATUS[0]}}', sys.executable],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
     assert pipeline.returncode == 0, pipeline.stderr
     assert "Traceback" not in pipeline.stderr and "error" not in pipeline.stderr
 
 
 def test_hlo_index_pager_wins_over_pager_and_gets_the_whole_coloured_stream(tmp_path):
     paged = tmp_path / "paged.txt"
-    status, _ = run_in_pty(HLO_INDEX + ["analyze", str(SAMPLE)],
-                           _env(HLO_INDEX_PAGER=f"tee {paged}", PAGER="false"), keys=b"")
+    status, _ = run_in_pty(
+        HLO_INDEX + ["analyze", str(SAMPLE)], _env(HLO_INDEX_PAGER=f"tee {paged}", PAGER="false"), keys=b""
+    )
     assert status == 0
     text = paged.read_bytes()
     assert b"\x1b[" in text and b"summary" in text and text.rstrip().splitlines()[-1].startswith(b"\x1b[1mtotal:")

@@ -1,4 +1,5 @@
 """``analyze`` triage: --top / --sort, totals, the file column, repeatable glob --fusion, empty filters."""
+
 from __future__ import annotations
 
 import json
@@ -46,14 +47,18 @@ def test_top_by_bytes_lists_the_heaviest_in_text_and_json(runner):
     assert [t["rank"] for t in ranked] == [1, 2, 3, 4]
 
 
-@pytest.mark.parametrize("sort, key", [
-    ("maps", lambda t: -max(len(e["maps"]) for e in t["output_to_input"])),
-    ("uncoalesced", lambda t: -sum(e["coalescing"]["verdict"] == "uncoalesced" for e in t["output_to_input"])),
-])
+@pytest.mark.parametrize(
+    "sort, key",
+    [
+        ("maps", lambda t: -max(len(e["maps"]) for e in t["output_to_input"])),
+        ("uncoalesced", lambda t: -sum(e["coalescing"]["verdict"] == "uncoalesced" for e in t["output_to_input"])),
+    ],
+)
 def test_other_sorts_put_the_worst_first(runner, sort, key):
     targets = _full(runner, SAMPLE, OTHER)
-    doc = json.loads(runner.invoke(main, ["analyze", SAMPLE, OTHER, "--top", "3", "--sort", sort,
-                                          "--format", "json"]).stdout)
+    doc = json.loads(
+        runner.invoke(main, ["analyze", SAMPLE, OTHER, "--top", "3", "--sort", sort, "--format", "json"]).stdout
+    )
     ranked = sorted((t for m in doc["modules"] for t in m["targets"]), key=lambda t: t["rank"])
     best = sorted(key(t) for _, t in targets if t["output_to_input"])[:3]
     assert [key(t) for t in ranked] == best
@@ -80,8 +85,11 @@ def test_fusion_is_repeatable_and_takes_globs(runner):
     names = [t["name"] for _, t in _full(runner, SAMPLE)]
     wrapped = sorted(n for n in names if n.startswith("wrapped_convert"))
     assert len(wrapped) >= 2
-    doc = json.loads(runner.invoke(main, ["analyze", SAMPLE, "--fusion", "wrapped_convert*", "--fusion",
-                                          "ynn_fusion.5", "--format", "json"]).stdout)
+    doc = json.loads(
+        runner.invoke(
+            main, ["analyze", SAMPLE, "--fusion", "wrapped_convert*", "--fusion", "ynn_fusion.5", "--format", "json"]
+        ).stdout
+    )
     got = [t["name"] for m in doc["modules"] for t in m["targets"]]
     assert sorted(got) == sorted(wrapped + ["ynn_fusion.5"])
 

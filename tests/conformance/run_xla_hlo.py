@@ -11,6 +11,7 @@ passes when it is rejected (an error diagnostic) without a traceback.
 prints failures grouped by cause, the counts, and the median / worst per-file time. The pytest
 test (``test_xla_hlo.py``) calls :func:`run` and asserts on its outcome.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,8 +34,8 @@ PER_FILE_TIMEOUT_S = 120
 
 @dataclass(frozen=True)
 class Case:
-    file: str            # relative to XLA_HLO
-    expected: str        # "valid" | "invalid"
+    file: str  # relative to XLA_HLO
+    expected: str  # "valid" | "invalid"
     notes: str
     tags: str
 
@@ -44,12 +45,12 @@ class Outcome:
     file: str
     expected: str
     passed: bool
-    category: str = ""   # why it failed (or, for an invalid file, why it was rejected)
+    category: str = ""  # why it failed (or, for an invalid file, why it was rejected)
     detail: str = ""
     seconds: float = 0.0
     modules: int = 0
     targets: int = 0
-    loaded: bool = False   # every module parsed, linked and checked without an error
+    loaded: bool = False  # every module parsed, linked and checked without an error
 
 
 def manifest_cases() -> list[Case]:
@@ -117,7 +118,7 @@ def check_file(case: Case) -> Outcome:
                 return out
             for t in report.targets:
                 shapes = [s for _, s in t.outputs] + [o.operand_shape for o in t.output_to_input]
-                if any(_empty_shape(s) for s in shapes):   # no outputs at all is fine: a () result
+                if any(_empty_shape(s) for s in shapes):  # no outputs at all is fine: a () result
                     out.category = "empty-shape"
                     out.detail = f"{t.kind} {t.name}: outputs {t.outputs}"
                     return out
@@ -127,7 +128,7 @@ def check_file(case: Case) -> Outcome:
         out.category = "timeout"
         out.detail = f"over {PER_FILE_TIMEOUT_S} s"
         return out
-    except Exception as e:   # the harness reports tracebacks, it must not stop on them
+    except Exception as e:  # the harness reports tracebacks, it must not stop on them
         out.category = "traceback"
         out.detail = f"{type(e).__name__}: {e} | " + traceback.format_exc(limit=-3).replace("\n", " ")[-400:]
         return out
@@ -155,10 +156,11 @@ def run(cases: list[Case], jobs: int = 2) -> list[Outcome]:
         return _check_many(cases)
     import multiprocessing
     import hlo_index.report.build  # noqa: F401  (workers fork with the code as it is now)
+
     ctx = multiprocessing.get_context("fork")
     # big files first, then small ones in batches: no worker is left holding the one slow file at the end
     order = sorted(range(len(cases)), key=lambda i: -os.path.getsize(XLA_HLO / cases[i].file))
-    batches = [[i] for i in order[:40]] + [order[k:k + 25] for k in range(40, len(order), 25)]
+    batches = [[i] for i in order[:40]] + [order[k : k + 25] for k in range(40, len(order), 25)]
     by_index: dict[int, Outcome] = {}
     with ctx.Pool(jobs, maxtasksperchild=4) as pool:
         for idx, outs in pool.imap_unordered(_batch_worker, [(b, [cases[i] for i in b]) for b in batches]):
@@ -183,10 +185,15 @@ def summary(outcomes: list[Outcome]) -> dict:
     invalid = [o for o in outcomes if o.expected == "invalid"]
     times = sorted(o.seconds for o in outcomes) or [0.0]
     worst = max(outcomes, key=lambda o: o.seconds) if outcomes else None
-    return {"valid_passed": sum(o.passed for o in valid), "valid": len(valid),
-            "invalid_rejected": sum(o.passed for o in invalid), "invalid": len(invalid),
-            "median_s": statistics.median(times), "worst_s": times[-1],
-            "worst_file": worst.file if worst else ""}
+    return {
+        "valid_passed": sum(o.passed for o in valid),
+        "valid": len(valid),
+        "invalid_rejected": sum(o.passed for o in invalid),
+        "invalid": len(invalid),
+        "median_s": statistics.median(times),
+        "worst_s": times[-1],
+        "worst_file": worst.file if worst else "",
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -201,8 +208,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.files:
         with open(args.files) as f:
             wanted = {line.split()[0] for line in f if line.strip()}
-    cases = [c for c in manifest_cases() if (not args.only or c.expected == args.only) and args.match in c.file
-             and (wanted is None or c.file in wanted)]
+    cases = [
+        c
+        for c in manifest_cases()
+        if (not args.only or c.expected == args.only) and args.match in c.file and (wanted is None or c.file in wanted)
+    ]
     if not cases:
         print(f"no cases (is {XLA_HLO} there?)", file=sys.stderr)
         return 2
@@ -223,9 +233,11 @@ def main(argv: list[str] | None = None) -> int:
         for o in accepted:
             print(f"        {o.file}")
     s = summary(outcomes)
-    print(f"valid {s['valid_passed']}/{s['valid']} pass; invalid {s['invalid_rejected']}/{s['invalid']} rejected; "
-          f"per file median {s['median_s'] * 1000:.1f} ms, worst {s['worst_s']:.2f} s ({s['worst_file']}); "
-          f"wall {wall:.0f} s with {args.jobs} jobs")
+    print(
+        f"valid {s['valid_passed']}/{s['valid']} pass; invalid {s['invalid_rejected']}/{s['invalid']} rejected; "
+        f"per file median {s['median_s'] * 1000:.1f} ms, worst {s['worst_s']:.2f} s ({s['worst_file']}); "
+        f"wall {wall:.0f} s with {args.jobs} jobs"
+    )
     return 0 if all(o.passed for o in outcomes) else 1
 
 

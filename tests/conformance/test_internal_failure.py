@@ -1,5 +1,6 @@
 """An analysis that raises is a bug, reported as one: a positioned ``internal:`` error on stderr and
 in the JSON diagnostics, exit status 2, and every other target still analysed."""
+
 from __future__ import annotations
 
 import json
@@ -66,7 +67,8 @@ def test_internal_failure_exits_2_and_keeps_the_other_targets(planted, fmt):
         assert names == ["f2"]
         [f2] = module["targets"]
         assert [m["map"] for row in f2["output_to_input"] for m in row["maps"]] == [
-            "(d0, d1) -> (d0, d1), domain: d0 in [0, 6], d1 in [0, 12]"] * 2
+            "(d0, d1) -> (d0, d1), domain: d0 in [0, 6], d1 in [0, 12]"
+        ] * 2
     else:
         assert "f2" in result.stdout
 

@@ -8,6 +8,7 @@ checked on the figures of the cases they name. Expectations the model does not m
 listed in ``NOT_MET`` with the reason, and are expected to fail (strict: one that starts passing
 must leave the list).
 """
+
 from __future__ import annotations
 
 import json
@@ -56,10 +57,14 @@ def figures(name: str) -> dict:
         return _indexing_figures(case, instr, cost)
     if case["model"] == "gpu_hlo_cost_analysis":
         p = cost.of(instr)
-        return {"flops": p.flops, "transcendentals": p.transcendentals, "bytes_accessed": p.bytes_accessed,
-                "output_bytes_accessed": p.output_bytes,
-                "operand_bytes_accessed": {str(k): v for k, v in enumerate(p.operand_bytes)},
-                "operand_utilization": {str(k): v for k, v in enumerate(p.operand_utilization)}}
+        return {
+            "flops": p.flops,
+            "transcendentals": p.transcendentals,
+            "bytes_accessed": p.bytes_accessed,
+            "output_bytes_accessed": p.output_bytes,
+            "operand_bytes_accessed": {str(k): v for k, v in enumerate(p.operand_bytes)},
+            "operand_utilization": {str(k): v for k, v in enumerate(p.operand_utilization)},
+        }
     model = GpuPerformanceModel(load_device(str(CONFORMANCE / "gpu_specs" / f"{case['device']}.txtpb")), cost)
     comp = instr.computation
     consumers = [comp.by_name[c] for c in target.get("consumers", [])]
@@ -67,21 +72,36 @@ def figures(name: str) -> dict:
         rt = model.fused_run_time(instr, consumers[0])
     else:
         rt = model.run_time(instr)
-    out = {"flops": rt.flops, "bytes_read": rt.bytes_read, "bytes_written": rt.bytes_written,
-           "exec_time_us": rt.exec_time_us, "compute_time_us": rt.compute_time_us,
-           "read_time_us": rt.read_time_us, "write_time_us": rt.write_time_us,
-           "num_blocks": rt.blocks, "num_threads_per_block": rt.threads_per_block}
+    out = {
+        "flops": rt.flops,
+        "bytes_read": rt.bytes_read,
+        "bytes_written": rt.bytes_written,
+        "exec_time_us": rt.exec_time_us,
+        "compute_time_us": rt.compute_time_us,
+        "read_time_us": rt.read_time_us,
+        "write_time_us": rt.write_time_us,
+        "num_blocks": rt.blocks,
+        "num_threads_per_block": rt.threads_per_block,
+    }
     if "consumers" in target and target.get("measure") != "fused":
         out["time_unfused_us"], out["time_fused_us"] = model.run_times(
-            instr, consumers, multi_output=case["options"].get("multi_output_fusion", False))
+            instr, consumers, multi_output=case["options"].get("multi_output_fusion", False)
+        )
     return out
 
 
 def _runtime_figures(rt) -> dict:
-    return {"flops": rt.flops, "bytes_read": rt.bytes_read, "bytes_written": rt.bytes_written,
-            "exec_time_us": rt.exec_time_us, "compute_time_us": rt.compute_time_us,
-            "read_time_us": rt.read_time_us, "write_time_us": rt.write_time_us,
-            "num_blocks": rt.blocks, "num_threads_per_block": rt.threads_per_block}
+    return {
+        "flops": rt.flops,
+        "bytes_read": rt.bytes_read,
+        "bytes_written": rt.bytes_written,
+        "exec_time_us": rt.exec_time_us,
+        "compute_time_us": rt.compute_time_us,
+        "read_time_us": rt.read_time_us,
+        "write_time_us": rt.write_time_us,
+        "num_blocks": rt.blocks,
+        "num_threads_per_block": rt.threads_per_block,
+    }
 
 
 def _indexing_figures(case: dict, instr, cost) -> dict:
@@ -106,8 +126,12 @@ def _indexing_figures(case: dict, instr, cost) -> dict:
     elif options.get("tile") == "auto":
         rt = model.best_tiling(kernel)
     else:
-        rt = model.tiled_run_time(kernel, options["tile"], num_blocks=launch.get("num_blocks"),
-                                  threads_per_block=launch.get("num_threads_per_block"))
+        rt = model.tiled_run_time(
+            kernel,
+            options["tile"],
+            num_blocks=launch.get("num_blocks"),
+            threads_per_block=launch.get("num_threads_per_block"),
+        )
     out = _runtime_figures(rt)
     out["tile_sizes"] = rt.tile_sizes
     return out
@@ -152,8 +176,9 @@ def _xfail(case_key: str):
     return pytest.mark.xfail(strict=True, reason=NOT_MET[case_key]) if case_key in NOT_MET else ()
 
 
-@pytest.mark.parametrize("name,key", [pytest.param(n, k, id=f"{n}:{k}", marks=_xfail(f"{n}:{k}"))
-                                      for n, k in EXPECTATIONS])
+@pytest.mark.parametrize(
+    "name,key", [pytest.param(n, k, id=f"{n}:{k}", marks=_xfail(f"{n}:{k}")) for n, k in EXPECTATIONS]
+)
 def test_expectation(name: str, key: str) -> None:
     expected = CASES[name]["expect"][key]
     got = figures(name).get(key)
@@ -170,9 +195,9 @@ def _term(term: dict) -> float:
     return value
 
 
-@pytest.mark.parametrize("name,index", [pytest.param(n, k, id=f"{n}:relation{k}",
-                                                     marks=_xfail(f"{n}:relation{k}"))
-                                        for n, k in RELATIONS])
+@pytest.mark.parametrize(
+    "name,index", [pytest.param(n, k, id=f"{n}:relation{k}", marks=_xfail(f"{n}:relation{k}")) for n, k in RELATIONS]
+)
 def test_relation(name: str, index: int) -> None:
     rel = CASES[name]["relations"][index]
     lhs, rhs = _term(rel["lhs"]), _term(rel["rhs"])
@@ -189,7 +214,8 @@ def test_relation(name: str, index: int) -> None:
         assert abs(lhs / rhs - rel["value"]) <= rel["tolerance"], f"{lhs / rhs}"
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=_xfail(f"{n}:status"))
-                                  for n, c in CASES.items() if "expect_status" in c])
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=_xfail(f"{n}:status")) for n, c in CASES.items() if "expect_status" in c]
+)
 def test_status(name: str) -> None:
     figures(name)

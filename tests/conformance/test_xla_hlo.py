@@ -5,6 +5,7 @@ One pass over ``../shared/conformance/xla_hlo`` (worker processes, many files ea
 the tests below. ``tests/conformance/run_xla_hlo.py`` is the same harness as a script, with
 failures grouped by cause and timings.
 """
+
 from __future__ import annotations
 
 import os
@@ -22,9 +23,8 @@ pytestmark = [
 # Parser-negative cases this project accepts on purpose: the text is well-formed HLO and the
 # project reads on purpose what XLA refuses (the reason is given per file).
 DELIBERATELY_ACCEPTED: dict[str, str] = {
-    "hlo_parser_test__L04350_MultipleOpsProducesError.hlo":
-        "several bare instructions: XLA reads only one; this project reads them as one ENTRY computation "
-        "(with a note), so the spec's snippets paste in verbatim",
+    "hlo_parser_test__L04350_MultipleOpsProducesError.hlo": "several bare instructions: XLA reads only one; this project reads them as one ENTRY computation "
+    "(with a note), so the spec's snippets paste in verbatim",
 }
 
 
@@ -42,16 +42,22 @@ def test_manifest_is_complete():
 
 
 def test_every_valid_module_loads_and_analyses(outcomes):
-    failed = [f"{o.file}: {o.category}: {o.detail[:200]}" for o in outcomes.values()
-              if o.expected == "valid" and not o.passed]
+    failed = [
+        f"{o.file}: {o.category}: {o.detail[:200]}" for o in outcomes.values() if o.expected == "valid" and not o.passed
+    ]
     assert not failed, f"{len(failed)} valid modules fail:\n" + "\n".join(failed[:40])
 
 
 def test_parser_negative_cases_are_rejected(outcomes):
     cases = {c.file: c for c in manifest_cases()}
-    accepted = [o.file for o in outcomes.values()
-                if o.expected == "invalid" and not o.passed and is_parser_negative(cases[o.file])
-                and os.path.basename(o.file) not in DELIBERATELY_ACCEPTED]
+    accepted = [
+        o.file
+        for o in outcomes.values()
+        if o.expected == "invalid"
+        and not o.passed
+        and is_parser_negative(cases[o.file])
+        and os.path.basename(o.file) not in DELIBERATELY_ACCEPTED
+    ]
     assert not accepted, f"{len(accepted)} invalid modules accepted:\n" + "\n".join(accepted)
 
 
@@ -66,6 +72,7 @@ def test_harness_sees_a_real_failure():
     from pathlib import Path
 
     from . import run_xla_hlo
+
     with tempfile.TemporaryDirectory() as tmp:
         bad = Path(tmp) / "bad.hlo"
         bad.write_text("HloModule m\nENTRY e {\n  ROOT r = f32[2] add(p, q)\n}\n")

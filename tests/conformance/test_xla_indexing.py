@@ -9,6 +9,7 @@ smaller one that is still exact: then the numpy reference walk (``hlo_index.veri
 no element the maps miss. Cases in XLA's physical-layout mode (maps between physical dims) are
 compared after conjugating ours with the layouts' permutations.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -26,12 +27,13 @@ from hlo_index.hlo import parse_module_text
 
 CASES_PATH = Path(__file__).resolve().parents[2] / ".." / "shared" / "conformance" / "xla_indexing_analysis_tests.json"
 pytestmark = pytest.mark.skipif(not CASES_PATH.is_file(), reason="../shared/conformance is not present")
-RUNTIME_ASSIGNMENTS = 64   # beyond this many, the runtime box is sampled: corners, centre, seeded points
-ALL_POINTS = 4096          # output boxes up to this size are compared at every point; bigger ones sampled
+RUNTIME_ASSIGNMENTS = 64  # beyond this many, the runtime box is sampled: corners, centre, seeded points
+ALL_POINTS = 4096  # output boxes up to this size are compared at every point; bigger ones sampled
 SAMPLED_POINTS = 400
 # Where XLA's expected maps are not a superset of the truth (checked here against the reference).
-XLA_UNSOUND = {"FusionWithRTVarsSimplification_Iota":
-               "XLA reads rows 33..41 of a 33-row operand: gather clamps the iota's starts to row 32"}
+XLA_UNSOUND = {
+    "FusionWithRTVarsSimplification_Iota": "XLA reads rows 33..41 of a 33-row operand: gather clamps the iota's starts to row 32"
+}
 
 
 def _cases() -> list[dict]:
@@ -58,8 +60,9 @@ def _runtime_assignments(m) -> list[tuple[int, ...]]:
 def _points(maps) -> list[tuple[int, ...]]:
     """Output points to compare at: the hull of the maps' dims boxes (pieces of a clamped gather
     have narrower boxes than the output)."""
-    boxes = [range(min(m.dims[k].lo for m in maps), max(m.dims[k].hi for m in maps) + 1)
-             for k in range(maps[0].num_dims)]
+    boxes = [
+        range(min(m.dims[k].lo for m in maps), max(m.dims[k].hi for m in maps) + 1) for k in range(maps[0].num_dims)
+    ]
     total = 1
     for b in boxes:
         total *= len(b)
@@ -115,6 +118,7 @@ def _ours(case: dict, selected) -> dict[tuple[int, int], list]:
 
 def _verified_exact(selected, module) -> bool:
     from hlo_index.verify import verify_target
+
     outcome = verify_target(selected, module, samples=16, seed=0)
     return not outcome.errors
 

@@ -1,4 +1,5 @@
 """Small HLO modules (text) for fusion tests: the spec's fusion examples and a few data-movement fusions."""
+
 from __future__ import annotations
 
 
@@ -19,12 +20,17 @@ ENTRY main {{
 """
 
 
-TRANSPOSE_ADD = fusion_module("""
+TRANSPOSE_ADD = fusion_module(
+    """
   p0 = f32[1000, 1000] parameter(0)
   transpose_p0 = f32[1000, 1000]{0, 1} transpose(p0), dimensions={1, 0}
-  ROOT a0 = f32[1000, 1000] add(p0, transpose_p0)""", ["f32[1000,1000]"], "f32[1000,1000]")
+  ROOT a0 = f32[1000, 1000] add(p0, transpose_p0)""",
+    ["f32[1000,1000]"],
+    "f32[1000,1000]",
+)
 
-TRANSPOSE_CHAIN = fusion_module("""
+TRANSPOSE_CHAIN = fusion_module(
+    """
   p0 = f32[20, 10, 50] parameter(0)
   lhs_transpose_1 = f32[10, 20, 50] transpose(p0), dimensions={1, 0, 2}
   lhs_e = f32[10, 20, 50] exponential(lhs_transpose_1)
@@ -32,7 +38,10 @@ TRANSPOSE_CHAIN = fusion_module("""
   rhs_transpose_1 = f32[50, 10, 20] transpose(p0), dimensions={2, 1, 0}
   rhs_log = f32[50, 10, 20] exponential(rhs_transpose_1)
   rhs_transpose_2 = f32[10, 50, 20] transpose(rhs_log), dimensions={1, 0, 2}
-  ROOT output = f32[10, 50, 20] add(lhs_transpose_2, rhs_transpose_2)""", ["f32[20,10,50]"], "f32[10,50,20]")
+  ROOT output = f32[10, 50, 20] add(lhs_transpose_2, rhs_transpose_2)""",
+    ["f32[20,10,50]"],
+    "f32[10,50,20]",
+)
 
 SOFTMAX = """HloModule softmax_module
 
@@ -67,36 +76,50 @@ ENTRY main {
 }
 """
 
-RESHAPE_ROUND_TRIP = fusion_module("""
+RESHAPE_ROUND_TRIP = fusion_module(
+    """
   p0 = f32[10, 10, 10] parameter(0)
   reshape1 = f32[50, 20] reshape(p0)
-  ROOT reshape2 = f32[10, 10, 10] reshape(reshape1)""", ["f32[10,10,10]"], "f32[10,10,10]")
+  ROOT reshape2 = f32[10, 10, 10] reshape(reshape1)""",
+    ["f32[10,10,10]"],
+    "f32[10,10,10]",
+)
 
 
 def slice_of_concat(start: int, limit: int) -> str:
     """concatenate(p0[2,5], p1[2,6]) along dim 1, then a slice of columns [start, limit)."""
     width = limit - start
-    return fusion_module(f"""
+    return fusion_module(
+        f"""
   p0 = f32[2, 5] parameter(0)
   p1 = f32[2, 6] parameter(1)
   concat = f32[2, 11] concatenate(p0, p1), dimensions={{1}}
   ROOT s = f32[2, {width}] slice(concat), slice={{[0:2], [{start}:{limit}]}}""",
-                         ["f32[2,5]", "f32[2,6]"], f"f32[2,{width}]")
+        ["f32[2,5]", "f32[2,6]"],
+        f"f32[2,{width}]",
+    )
 
 
-MULTI_OUTPUT = fusion_module("""
+MULTI_OUTPUT = fusion_module(
+    """
   p0 = f32[4, 6] parameter(0)
   p1 = f32[6, 4] parameter(1)
   t = f32[6, 4] transpose(p0), dimensions={1, 0}
   n = f32[6, 4] negate(p1)
   r = f32[24] reshape(p1)
-  ROOT out = (f32[6, 4], f32[6, 4], f32[24]) tuple(t, n, r)""", ["f32[4,6]", "f32[6,4]"],
-                             "(f32[6,4], f32[6,4], f32[24])")
+  ROOT out = (f32[6, 4], f32[6, 4], f32[24]) tuple(t, n, r)""",
+    ["f32[4,6]", "f32[6,4]"],
+    "(f32[6,4], f32[6,4], f32[24])",
+)
 
-UNREACHED_PARAMETER = fusion_module("""
+UNREACHED_PARAMETER = fusion_module(
+    """
   p0 = f32[8] parameter(0)
   p1 = f32[8] parameter(1)
-  ROOT n = f32[8] negate(p0)""", ["f32[8]", "f32[8]"], "f32[8]")
+  ROOT n = f32[8] negate(p0)""",
+    ["f32[8]", "f32[8]"],
+    "f32[8]",
+)
 
 NESTED = """HloModule nested_module
 
@@ -124,27 +147,38 @@ ENTRY main {
 """
 
 DATA_MOVEMENT = [
-    fusion_module("""
+    fusion_module(
+        """
   p0 = f32[3, 4, 5] parameter(0)
   t = f32[5, 3, 4] transpose(p0), dimensions={2, 0, 1}
   r = f32[15, 4] reshape(t)
   s = f32[5, 2] slice(r), slice={[3:13:2], [1:4:2]}
-  ROOT rev = f32[5, 2] reverse(s), dimensions={0}""", ["f32[3,4,5]"], "f32[5,2]"),
-    fusion_module("""
+  ROOT rev = f32[5, 2] reverse(s), dimensions={0}""",
+        ["f32[3,4,5]"],
+        "f32[5,2]",
+    ),
+    fusion_module(
+        """
   p0 = f32[4, 3] parameter(0)
   p1 = f32[] parameter(1)
   pd = f32[8, 8] pad(p0, p1), padding=1_0_1x2_3_0
   b = f32[2, 8, 8] broadcast(pd), dimensions={1, 2}
-  ROOT r = f32[16, 8] reshape(b)""", ["f32[4,3]", "f32[]"], "f32[16,8]"),
-    fusion_module("""
+  ROOT r = f32[16, 8] reshape(b)""",
+        ["f32[4,3]", "f32[]"],
+        "f32[16,8]",
+    ),
+    fusion_module(
+        """
   p0 = f32[2, 3] parameter(0)
   p1 = f32[2, 4] parameter(1)
   c = f32[2, 7] concatenate(p0, p1), dimensions={1}
   t = f32[7, 2] transpose(c), dimensions={1, 0}
   n = f32[7, 2] negate(t)
-  ROOT a = f32[7, 2] add(n, t)""", ["f32[2,3]", "f32[2,4]"], "f32[7,2]"),
+  ROOT a = f32[7, 2] add(n, t)""",
+        ["f32[2,3]", "f32[2,4]"],
+        "f32[7,2]",
+    ),
 ]
-
 
 
 def while_sums_rows(beside_opaque: bool = False) -> str:

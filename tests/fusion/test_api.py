@@ -1,4 +1,5 @@
 """The public Python API re-exported from ``hlo_index``."""
+
 from __future__ import annotations
 
 import gzip
@@ -37,7 +38,7 @@ def test_load_raises_on_unreadable_input(tmp_path):
 
 def test_target_selection_by_fusion_computation_and_instruction():
     module = parse_module_text(s.NESTED)
-    assert [t.target.name for t in select_targets(module)] == ["f", "fusion"]   # nested fusions count too
+    assert [t.target.name for t in select_targets(module)] == ["f", "fusion"]  # nested fusions count too
     assert select_targets(module, fusion="%outer")[0].target.name == "fusion"
     assert select_targets(module, computation="helper")[0].kind == "computation"
     assert select_targets(module, instruction="c")[0].kind == "instruction"

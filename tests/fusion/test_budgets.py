@@ -7,6 +7,7 @@ parameters it does not reach stay "not read" (checked against an independent rea
 values under the budget keep their exact maps; ``--verify`` stays clean; a target past
 ``figure_points_per_target`` gets an unknown utilization naming the budget.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -70,7 +71,7 @@ def test_a_value_past_endpoints_per_value_is_undefined_naming_the_budget():
         every = bottom_up_output_to_input(comp, walk_of(comp).order)
     for out, value in enumerate(comp.root.operands):
         got = {p for (p, _), maps in every[out].items() if maps}
-        assert got == reach[value.name], value.name       # the reach stays exact
+        assert got == reach[value.name], value.name  # the reach stays exact
         for (p, _), maps in every[out].items():
             if len(reach[value.name]) > 3:
                 reason = _budget_reason(maps)
@@ -151,12 +152,13 @@ ENTRY e {
 }
 """).entry
     from hlo_index.fusion.walk import forward_input_to_output, top_down_output_to_input
+
     with AnalysisContext():
         exact = top_down_output_to_input(comp, 0)
     assert not any(m.is_undefined for maps in exact.values() for m in maps)
     with AnalysisContext(compositions_per_pass=1):
         walked = top_down_output_to_input(comp, 0)
         forward = forward_input_to_output(comp, 1)
-    assert set(walked) == set(exact) == {(0, 0), (1, 0)}     # still reaches both parameters
+    assert set(walked) == set(exact) == {(0, 0), (1, 0)}  # still reaches both parameters
     reasons = [m.undefined_reason for maps in (*walked.values(), *forward) for m in maps if m.is_undefined]
     assert reasons and all(r.startswith("budget compositions_per_pass=1 exceeded:") for r in reasons)

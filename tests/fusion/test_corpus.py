@@ -1,5 +1,6 @@
 """Real XLA dumps: every after-optimizations module analyses without error, maps are mostly known,
 and sampled fusions agree with the numpy reference walk (``--verify``)."""
+
 from __future__ import annotations
 
 import glob
@@ -14,8 +15,9 @@ from hlo_index.verify import verify_target
 
 CORPUS = os.environ.get("HLO_INDEX_CORPUS", os.path.join(os.path.dirname(__file__), "../../../shared/corpus"))
 # gpt12 (38k instructions) is the benchmark's job; the rest covers every opcode family.
-FILES = sorted(f for f in glob.glob(os.path.join(CORPUS, "**", "*after_optimizations*"), recursive=True)
-               if "gpt12" not in f)
+FILES = sorted(
+    f for f in glob.glob(os.path.join(CORPUS, "**", "*after_optimizations*"), recursive=True) if "gpt12" not in f
+)
 
 pytestmark = pytest.mark.skipif(not FILES, reason="corpus not found")
 

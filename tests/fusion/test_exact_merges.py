@@ -5,6 +5,7 @@ Python; the relation a merged set stands for (every (output point, operand eleme
 exactly the union the pieces' formulas give, point by point. Constructive cases check that the
 merge also happens where it must (pieces of one domain, strips filling a box, a whole-box read).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -88,9 +89,13 @@ class Piece:
         if self.mixed:
             k, j, m, lo, hi = self.mixed
             constraints.append(((dim(k) + range_var(j)).mod(m), Interval(lo, hi)))
-        return IndexingMap([Interval(lo, hi) for lo, hi in self.dims],
-                           [Interval(lo, hi) for lo, hi in self.ranges], (),
-                           [self._expr(spec) for spec in self.results], constraints).simplified()
+        return IndexingMap(
+            [Interval(lo, hi) for lo, hi in self.dims],
+            [Interval(lo, hi) for lo, hi in self.ranges],
+            (),
+            [self._expr(spec) for spec in self.results],
+            constraints,
+        ).simplified()
 
 
 def truth(pieces, box) -> set:
@@ -127,15 +132,24 @@ def dim_rule(draw, rank):
         return None
     m = draw(st.integers(2, 5))
     lo = draw(st.integers(0, m - 1))
-    return (draw(st.integers(0, rank - 1)), draw(st.sampled_from([1, 1, 2, -1])), draw(st.integers(0, 4)),
-            m, lo, draw(st.integers(lo, m - 1)))
+    return (
+        draw(st.integers(0, rank - 1)),
+        draw(st.sampled_from([1, 1, 2, -1])),
+        draw(st.integers(0, 4)),
+        m,
+        lo,
+        draw(st.integers(lo, m - 1)),
+    )
 
 
 @st.composite
 def body(draw, rank, dims_in_results=True):
     """Range variables, results and the mixed constraint shared by the pieces of one test."""
-    ranges = draw(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 3)).map(lambda t: (t[0], t[0] + t[1])),
-                           min_size=0, max_size=2))
+    ranges = draw(
+        st.lists(
+            st.tuples(st.integers(0, 2), st.integers(0, 3)).map(lambda t: (t[0], t[0] + t[1])), min_size=0, max_size=2
+        )
+    )
     results = []
     for _ in range(draw(st.integers(1, 2))):
         cd = [draw(st.integers(-2, 2)) if dims_in_results else 0 for _ in range(rank)]
@@ -146,8 +160,13 @@ def body(draw, rank, dims_in_results=True):
     if ranges and dims_in_results and draw(st.booleans()):
         m = draw(st.integers(2, 4))
         lo = draw(st.integers(0, m - 1))
-        mixed = (draw(st.integers(0, rank - 1)), draw(st.integers(0, len(ranges) - 1)), m, lo,
-                 draw(st.integers(lo, m - 1)))
+        mixed = (
+            draw(st.integers(0, rank - 1)),
+            draw(st.integers(0, len(ranges) - 1)),
+            m,
+            lo,
+            draw(st.integers(lo, m - 1)),
+        )
     return ranges, results, mixed
 
 
@@ -160,7 +179,7 @@ boxes = st.lists(st.integers(1, 9), min_size=1, max_size=2)
 def test_domain_join_is_the_exact_union_or_nothing(data, box):
     ranges, results, mixed = data.draw(body(len(box)))
     first = data.draw(sub_box(box))
-    if data.draw(st.booleans()):   # often: the second piece continues the first along one dimension
+    if data.draw(st.booleans()):  # often: the second piece continues the first along one dimension
         k = data.draw(st.integers(0, len(box) - 1))
         lo = min(first[k][1] + data.draw(st.integers(0, 1)), box[k] - 1)
         second = list(first)
@@ -187,12 +206,17 @@ def test_a_domain_cut_by_a_congruence_joins_back_into_one_map(data, box, period)
     k = data.draw(st.integers(0, len(box) - 1))
     cut = data.draw(st.integers(1, period - 1))
     dims = data.draw(sub_box(box))
-    pieces = [Piece(dims, ranges, results, (k, 1, 0, period, 0, cut - 1), mixed),
-              Piece(dims, ranges, results, (k, 1, 0, period, cut, period - 1), mixed)]
+    pieces = [
+        Piece(dims, ranges, results, (k, 1, 0, period, 0, cut - 1), mixed),
+        Piece(dims, ranges, results, (k, 1, 0, period, cut, period - 1), mixed),
+    ]
     maps = [p.to_map() for p in pieces]
-    if any(m.is_known_empty for m in maps) or maps[0].results != maps[1].results \
-            or maps[0].range_vars != maps[1].range_vars:
-        return   # the simplifier specialised one piece's formula to its domain: another rule's case
+    if (
+        any(m.is_known_empty for m in maps)
+        or maps[0].results != maps[1].results
+        or maps[0].range_vars != maps[1].range_vars
+    ):
+        return  # the simplifier specialised one piece's formula to its domain: another rule's case
     joined = domain_join(*maps)
     assert joined is not None
     assert relation([joined], box) == truth(pieces, box) == truth([Piece(dims, ranges, results, None, mixed)], box)
@@ -200,8 +224,16 @@ def test_a_domain_cut_by_a_congruence_joins_back_into_one_map(data, box, period)
 
 # ----------------------------------------------------------------------------- whole-box images
 @SETTINGS
-@given(rows=st.integers(1, 4), period=st.integers(2, 6), strips=st.integers(1, 4), cut=st.integers(1, 5),
-       drop=st.integers(-1, 2), shift=st.integers(-1, 2), out_box=boxes, rule=st.data())
+@given(
+    rows=st.integers(1, 4),
+    period=st.integers(2, 6),
+    strips=st.integers(1, 4),
+    cut=st.integers(1, 5),
+    drop=st.integers(-1, 2),
+    shift=st.integers(-1, 2),
+    out_box=boxes,
+    rule=st.data(),
+)
 def test_strips_that_fill_a_box_become_one_whole_box_read(rows, period, strips, cut, drop, shift, out_box, rule):
     """Column strips ``x mod p in [0, h-1]`` and ``[h, p-1]`` of a ``rows x (p*strips)`` operand,
     read at every output point, are one whole-box read; a dropped or shifted strip is not."""
@@ -210,10 +242,18 @@ def test_strips_that_fill_a_box_become_one_whole_box_read(rows, period, strips, 
     dims = [(0, n - 1) for n in out_box]
     rule_ = rule.draw(dim_rule(len(out_box)))
     zero = [0] * len(out_box)
-    low = Piece(dims, [(0, rows - 1), (0, cut - 1), (0, strips - 1)],
-                [(zero, [1, 0, 0], 0, 0, None), (zero, [0, 1, period], 0, 0, None)], rule_)
-    high = Piece(dims, [(0, rows - 1), (0, period - cut - 1), (0, strips - 1)],
-                 [(zero, [1, 0, 0], 0, 0, None), (zero, [0, 1, period], cut + max(shift, 0), 0, None)], rule_)
+    low = Piece(
+        dims,
+        [(0, rows - 1), (0, cut - 1), (0, strips - 1)],
+        [(zero, [1, 0, 0], 0, 0, None), (zero, [0, 1, period], 0, 0, None)],
+        rule_,
+    )
+    high = Piece(
+        dims,
+        [(0, rows - 1), (0, period - cut - 1), (0, strips - 1)],
+        [(zero, [1, 0, 0], 0, 0, None), (zero, [0, 1, period], cut + max(shift, 0), 0, None)],
+        rule_,
+    )
     pieces = [p for k, p in enumerate([low, high]) if k != drop]
     maps = [p.to_map() for p in pieces]
     if any(m.is_known_empty for m in maps):
@@ -226,8 +266,16 @@ def test_strips_that_fill_a_box_become_one_whole_box_read(rows, period, strips, 
     if fills:
         assert whole is not None
         assert relation([whole], out_box) == truth(
-            [Piece(dims, [(0, rows - 1), (0, width - 1)], [(zero, [1, 0], 0, 0, None), (zero, [0, 1], 0, 0, None)],
-                   rule_)], out_box)
+            [
+                Piece(
+                    dims,
+                    [(0, rows - 1), (0, width - 1)],
+                    [(zero, [1, 0], 0, 0, None), (zero, [0, 1], 0, 0, None)],
+                    rule_,
+                )
+            ],
+            out_box,
+        )
 
 
 @SETTINGS
@@ -255,18 +303,23 @@ def test_dropping_maps_inside_a_box_reader_keeps_the_union(data, box, count):
     read = data.draw(st.lists(st.integers(1, 5), min_size=1, max_size=2))
     rule_ = data.draw(dim_rule(len(box)))
     zero = [0] * len(box)
-    reader = Piece(data.draw(sub_box(box)), [(0, n - 1) for n in read],
-                   [(zero, [1 if j == k else 0 for j in range(len(read))], 0, 0, None) for k in range(len(read))],
-                   rule_)
+    reader = Piece(
+        data.draw(sub_box(box)),
+        [(0, n - 1) for n in read],
+        [(zero, [1 if j == k else 0 for j in range(len(read))], 0, 0, None) for k in range(len(read))],
+        rule_,
+    )
     others = []
     for _ in range(count):
         ranges, results, mixed = data.draw(body(len(box)))
-        results = (results * len(read))[:len(read)]
-        if data.draw(st.booleans()):   # often: results that stay inside the box, on the reader's domain
+        results = (results * len(read))[: len(read)]
+        if data.draw(st.booleans()):  # often: results that stay inside the box, on the reader's domain
             results = [(cd, cs, c0, read[k], "mod") for k, (cd, cs, c0, q, kind) in enumerate(results)]
             domain = data.draw(sub_box([hi + 1 for _, hi in reader.dims]))
-            domain = [(max(lo, rlo), hi) if max(lo, rlo) <= hi else (rlo, rhi)
-                      for (lo, hi), (rlo, rhi) in zip(domain, reader.dims)]
+            domain = [
+                (max(lo, rlo), hi) if max(lo, rlo) <= hi else (rlo, rhi)
+                for (lo, hi), (rlo, rhi) in zip(domain, reader.dims)
+            ]
             others.append(Piece(domain, ranges, results, rule_, mixed))
         else:
             others.append(Piece(data.draw(sub_box(box)), ranges, results, data.draw(dim_rule(len(box))), mixed))
@@ -278,9 +331,12 @@ def test_dropping_maps_inside_a_box_reader_keeps_the_union(data, box, count):
     # a map reading inside the box on a part of the reader's domain is always dropped
     if not maps or maps[0] is not pieces[0].to_map() or read_box(maps[0]) is None:
         return
-    inside = Piece(reader.dims, [(0, n - 1) for n in read],
-                   [(zero, [1 if j == k else 0 for j in range(len(read))], 0, read[k], "mod")
-                    for k in range(len(read))], rule_)
+    inside = Piece(
+        reader.dims,
+        [(0, n - 1) for n in read],
+        [(zero, [1 if j == k else 0 for j in range(len(read))], 0, read[k], "mod") for k in range(len(read))],
+        rule_,
+    )
     assert len(drop_subsumed((maps[0], inside.to_map()))) == 1
 
 
@@ -297,11 +353,11 @@ def test_merged_sets_keep_their_relation(data, box, count):
     ranges, results, mixed = data.draw(body(len(box)))
     pieces = []
     for _ in range(count):
-        if data.draw(st.booleans()):   # pieces of one body over different domains
+        if data.draw(st.booleans()):  # pieces of one body over different domains
             pieces.append(Piece(data.draw(sub_box(box)), ranges, results, data.draw(dim_rule(len(box))), mixed))
         else:
             r, res, mx = data.draw(body(len(box), dims_in_results=data.draw(st.booleans())))
-            res = (res * len(results))[:len(results)]
+            res = (res * len(results))[: len(results)]
             pieces.append(Piece(data.draw(sub_box(box)), r, res, data.draw(dim_rule(len(box))), mx))
     maps = tuple(distinct(m for m in (p.to_map() for p in pieces) if not m.is_known_empty))
     merged = compact_maps(maps)
@@ -316,14 +372,14 @@ def _strip(c: int, lo: int, hi: int) -> IndexingMap:
 
 
 def test_a_set_past_the_budget_is_compacted_before_it_gives_up():
-    strips = [_strip(4 * k, 0, 3) for k in range(6)]   # columns 0..23 in six strips: one read
+    strips = [_strip(4 * k, 0, 3) for k in range(6)]  # columns 0..23 in six strips: one read
     with AnalysisContext(maps_per_value=4):
-        compacted = distinct(strips)   # compacted when the fifth strip arrives, the sixth joins later
+        compacted = distinct(strips)  # compacted when the fifth strip arrives, the sixth joins later
         assert len(compacted) <= 4 and not any(m.is_undefined for m in compacted)
         compacted = finalize(compacted)
         assert len(compacted) == 1
         assert relation(compacted, [4]) == relation(strips, [4]) == {((d,), (x,)) for d in range(4) for x in range(24)}
-        gaps = [_strip(5 * k, 0, 3) for k in range(6)]   # a gap after every strip: nothing merges
+        gaps = [_strip(5 * k, 0, 3) for k in range(6)]  # a gap after every strip: nothing merges
         overflowed = distinct(gaps)
         assert len(overflowed) == 1 and is_overflow(overflowed[0])
 
@@ -364,6 +420,7 @@ def test_rotary_attention_stays_known_under_a_small_budget_and_matches_the_refer
     from hlo_index.fusion import output_to_input
     from hlo_index.hlo import parse_module_text
     from hlo_index.verify import backward_read_sets
+
     comp = parse_module_text(_rotary_module(rows, heads, half)).entry
     with AnalysisContext(maps_per_value=3):
         found = output_to_input(comp)
@@ -379,8 +436,15 @@ def test_rotary_attention_stays_known_under_a_small_budget_and_matches_the_refer
 
 # --------------------------------------------------------------------------------- progressions
 @SETTINGS
-@given(data=st.data(), box=boxes, count=st.integers(2, 5), size=st.integers(1, 3), gap=st.integers(0, 2),
-       steps=st.lists(st.integers(-4, 4), min_size=2, max_size=2), break_at=st.integers(-1, 4))
+@given(
+    data=st.data(),
+    box=boxes,
+    count=st.integers(2, 5),
+    size=st.integers(1, 3),
+    gap=st.integers(0, 2),
+    steps=st.lists(st.integers(-4, 4), min_size=2, max_size=2),
+    break_at=st.integers(-1, 4),
+)
 def test_pieces_repeated_at_a_stride_join_exactly(data, box, count, size, gap, steps, break_at):
     """Pieces ``d_k in [lo + j*P, lo + j*P + size - 1]`` reading ``r + j*c``: one map for an unbroken
     run, the exact union whatever is broken (a piece moved off the stride or off the step)."""

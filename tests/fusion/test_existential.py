@@ -1,5 +1,6 @@
 """Range-variable clean-ups after composition keep the relation: examples, then random maps checked
 by enumerating both relations."""
+
 from __future__ import annotations
 
 import itertools
@@ -11,8 +12,7 @@ from hlo_index.fusion.existential import drop_witness_range_vars
 
 
 def test_witness_only_variable_is_dropped():
-    m = parse_map("(d0)[s0, s1] -> (s0), domain: d0 in [0, 9], s0 in [0, 255], "
-                  "s1 in [16, 255], s1 mod 32 in [16, 31]")
+    m = parse_map("(d0)[s0, s1] -> (s0), domain: d0 in [0, 9], s0 in [0, 255], s1 in [16, 255], s1 mod 32 in [16, 31]")
     assert drop_witness_range_vars(m) == parse_map("(d0)[s0] -> (s0), domain: d0 in [0, 9], s0 in [0, 255]")
 
 
@@ -34,10 +34,15 @@ def _relation(m: IndexingMap) -> set:
 
 
 @settings(deadline=None, derandomize=True, max_examples=80)
-@given(d=st.integers(1, 3), s0=st.tuples(st.integers(0, 3), st.integers(0, 4)),
-       s1=st.tuples(st.integers(0, 6), st.integers(0, 8)), modulus=st.integers(2, 4),
-       residue=st.tuples(st.integers(0, 3), st.integers(0, 3)), pin=st.integers(-1, 4),
-       use_s1_in_result=st.booleans())
+@given(
+    d=st.integers(1, 3),
+    s0=st.tuples(st.integers(0, 3), st.integers(0, 4)),
+    s1=st.tuples(st.integers(0, 6), st.integers(0, 8)),
+    modulus=st.integers(2, 4),
+    residue=st.tuples(st.integers(0, 3), st.integers(0, 3)),
+    pin=st.integers(-1, 4),
+    use_s1_in_result=st.booleans(),
+)
 def test_random_maps_keep_their_relation(d, s0, s1, modulus, residue, pin, use_s1_in_result):
     s0_iv = Interval(min(s0), max(s0))
     s1_iv = Interval(min(s1), max(s1))
@@ -47,7 +52,7 @@ def test_random_maps_keep_their_relation(d, s0, s1, modulus, residue, pin, use_s
         constraints.append((range_var(0), Interval(pin, pin)))
     m = IndexingMap([Interval(0, d - 1)], [s0_iv, s1_iv], (), results, constraints).simplified()
     cleaned = drop_witness_range_vars(m)
-    assert (_relation(cleaned) if not cleaned.is_known_empty else set()) == \
-        (_relation(m) if not m.is_known_empty else set())
+    assert (_relation(cleaned) if not cleaned.is_known_empty else set()) == (
+        _relation(m) if not m.is_known_empty else set()
+    )
     assert len(cleaned.range_vars) <= len(m.range_vars)
-

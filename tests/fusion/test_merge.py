@@ -1,5 +1,6 @@
 """Joining maps whose union is one map: the sample's concatenate, and random splits checked
 point by point against the pieces they came from."""
+
 from __future__ import annotations
 
 import itertools
@@ -55,10 +56,14 @@ def _relation(maps, box) -> set:
 
 
 @settings(deadline=None, derandomize=True, max_examples=60)
-@given(box=st.lists(st.integers(1, 4), min_size=1, max_size=3),
-       coefficients=st.lists(st.lists(st.integers(-2, 2), min_size=3, max_size=3), min_size=1, max_size=2),
-       offsets=st.lists(st.integers(0, 3), min_size=2, max_size=2),
-       axis_seed=st.integers(0, 10), bend=st.integers(-1, 3), drop=st.integers(-1, 3))
+@given(
+    box=st.lists(st.integers(1, 4), min_size=1, max_size=3),
+    coefficients=st.lists(st.lists(st.integers(-2, 2), min_size=3, max_size=3), min_size=1, max_size=2),
+    offsets=st.lists(st.integers(0, 3), min_size=2, max_size=2),
+    axis_seed=st.integers(0, 10),
+    bend=st.integers(-1, 3),
+    drop=st.integers(-1, 3),
+)
 def test_random_splits_join_soundly(box, coefficients, offsets, axis_seed, bend, drop):
     """Split a linear map along one dimension into single-value pieces (maybe bending one piece's
     result, maybe dropping one); merging must keep the exact union, and rebuild one map when the
@@ -66,7 +71,7 @@ def test_random_splits_join_soundly(box, coefficients, offsets, axis_seed, bend,
     k = axis_seed % len(box)
     rank = len(box)
     rows = [c[:rank] for c in coefficients]
-    offs = offsets[:len(rows)]
+    offs = offsets[: len(rows)]
 
     def formula_at(c_bend):
         return lambda p: tuple(off + sum(a * x for a, x in zip(row, p)) + c_bend for row, off in zip(rows, offs))
@@ -79,9 +84,10 @@ def test_random_splits_join_soundly(box, coefficients, offsets, axis_seed, bend,
         lo_hi = [(0, n - 1) for n in box]
         lo_hi[k] = (value, value)
         pieces.append((lo_hi, formula_at(extra)))
-        results = [const(off + extra + row[k] * value) + sum((dim(i) * a for i, a in enumerate(row) if i != k and a),
-                                                               const(0))
-                   for row, off in zip(rows, offs)]
+        results = [
+            const(off + extra + row[k] * value) + sum((dim(i) * a for i, a in enumerate(row) if i != k and a), const(0))
+            for row, off in zip(rows, offs)
+        ]
         maps.append(IndexingMap([Interval(lo, hi) for lo, hi in lo_hi], (), (), results).simplified())
     merged = merge_maps(tuple(maps))
     assert _relation(merged, box) == _truth(pieces, box) == _relation(maps, box)

@@ -4,6 +4,7 @@ Library level: the corpus's after-optimizations dumps analysed in ONE analysis c
 shared between modules), in order and reversed, give byte-identical JSON to each analysed alone
 in a fresh context. Process level: one ``hlo-index`` process for all files vs one process each.
 """
+
 from __future__ import annotations
 
 import json
@@ -60,8 +61,22 @@ def test_one_process_matches_one_process_each():
     paths = [str(p) for p in DUMPS[:: max(1, len(DUMPS) // 5)]]
 
     def run(*files):
-        done = subprocess.run([sys.executable, "-c", "from hlo_index.cli import main; main()", "analyze", *files, "--format", "json",
-                               "--direction", "both"], capture_output=True, text=True, timeout=600)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "from hlo_index.cli import main; main()",
+                "analyze",
+                *files,
+                "--format",
+                "json",
+                "--direction",
+                "both",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert done.returncode == 0, done.stderr[-2000:]
         return json.loads(done.stdout)["modules"]
 

@@ -1,5 +1,6 @@
 """async-start sees through the wrapped computation and the async tuple; the composed maps of a
 whole async chain agree with the numpy reference walk of the unwrapped op."""
+
 from __future__ import annotations
 
 from hlo_index.fusion import computation_output_to_input
@@ -27,8 +28,8 @@ def test_async_chain_composes_to_the_wrapped_transpose():
 
 def test_async_start_elements():
     start = _module().entry.by_name["s"]
-    assert output_to_input(start, 2)[0].maps == ()            # the context reads nothing
-    assert output_to_input(start, 0)[0].maps[0].is_undefined    # nested operand tuple
+    assert output_to_input(start, 2)[0].maps == ()  # the context reads nothing
+    assert output_to_input(start, 0)[0].maps[0].is_undefined  # nested operand tuple
     [result] = output_to_input(start, 1)
     assert str(result.maps[0]).startswith("(d0, d1) -> (d1, d0)")
     in2out = input_to_output(start, 0)

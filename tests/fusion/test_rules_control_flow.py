@@ -1,5 +1,6 @@
 """conditional (and, below, while): maps through the called computations vs the reference,
 which evaluates the branches by walking them with each op's reference read set."""
+
 from __future__ import annotations
 
 import itertools
@@ -20,9 +21,9 @@ BODIES = {
     "negate": "ROOT r = f32[{A},{B}] negate(p)",
     "reverse": "ROOT r = f32[{A},{B}] reverse(p), dimensions={{1}}",
     "row_sum": "z = f32[] constant(0)\n  s = f32[{A}] reduce(p, z), dimensions={{1}}, to_apply=add\n"
-               "  ROOT r = f32[{A},{B}] broadcast(s), dimensions={{0}}",
+    "  ROOT r = f32[{A},{B}] broadcast(s), dimensions={{0}}",
     "column": "c = f32[{A},1] slice(p), slice={{[0:{A}], [0:1]}}\n  v = f32[{A}] reshape(c)\n"
-              "  ROOT r = f32[{A},{B}] broadcast(v), dimensions={{0}}",
+    "  ROOT r = f32[{A},{B}] broadcast(v), dimensions={{0}}",
     "constant": "z = f32[] constant(1)\n  ROOT r = f32[{A},{B}] broadcast(z), dimensions={{}}",
 }
 
@@ -39,11 +40,17 @@ def conditional_module(a: int, b: int, bodies: list[str], selector: str) -> str:
     else:
         sel_type = "s32"
         attrs = "branch_computations={" + ", ".join(f"branch{k}" for k in range(len(bodies))) + "}"
-    sel = f"  s = {sel_type}[] parameter(0)" if selector.endswith("runtime") else \
-        f"  s = {sel_type}[] constant({selector.split(':')[1]})"
-    return ("HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] add(a, b)\n}\n"
-            + "".join(comps) + f"ENTRY e {{\n{sel}\n{params}\n"
-            f"  ROOT c = f32[{a},{b}] conditional(s, {operands}), {attrs}\n}}\n")
+    sel = (
+        f"  s = {sel_type}[] parameter(0)"
+        if selector.endswith("runtime")
+        else f"  s = {sel_type}[] constant({selector.split(':')[1]})"
+    )
+    return (
+        "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] add(a, b)\n}\n"
+        + "".join(comps)
+        + f"ENTRY e {{\n{sel}\n{params}\n"
+        f"  ROOT c = f32[{a},{b}] conditional(s, {operands}), {attrs}\n}}\n"
+    )
 
 
 def check_against_reference(instr) -> int:
@@ -101,24 +108,28 @@ STEPS = {
     "accumulate": "n = f32[{A},{B}] add(acc, x)",
     "reverse": "n = f32[{A},{B}] reverse(acc), dimensions={{1}}",
     "row_sum": "z = f32[] constant(0)\n  s = f32[{A}] reduce(acc, z), dimensions={{1}}, to_apply=add\n"
-               "  n = f32[{A},{B}] broadcast(s), dimensions={{0}}",
+    "  n = f32[{A},{B}] broadcast(s), dimensions={{0}}",
     "shift": "c = f32[{A},1] slice(acc), slice={{[0:{A}], [0:1]}}\n  r = f32[{A},{B1}] slice(acc), "
-             "slice={{[0:{A}], [1:{B}]}}\n  n = f32[{A},{B}] concatenate(r, c), dimensions={{1}}",
+    "slice={{[0:{A}], [1:{B}]}}\n  n = f32[{A},{B}] concatenate(r, c), dimensions={{1}}",
     "overwrite": "n = f32[{A},{B}] negate(x)",
     "scan_row": "zero = s32[] constant(0)\n  row = f32[1,{B}] dynamic-slice(x, i, zero), dynamic_slice_sizes={{1,{B}}}\n"
-                "  v = f32[{B}] reshape(row)\n  bv = f32[{A},{B}] broadcast(v), dimensions={{1}}\n"
-                "  n = f32[{A},{B}] add(acc, bv)",
+    "  v = f32[{B}] reshape(row)\n  bv = f32[{A},{B}] broadcast(v), dimensions={{1}}\n"
+    "  n = f32[{A},{B}] add(acc, bv)",
 }
 
 
 def while_module(a: int, b: int, step: str, start: int, bound: int, data_dependent: bool) -> str:
     body = STEPS[step].format(A=a, B=b, B1=b - 1)
-    cond = ("  i = s32[] get-tuple-element(p), index=0\n  k = s32[] constant({bound})\n"
-            "  ROOT lt = pred[] compare(i, k), direction=LT").format(bound=bound)
+    cond = (
+        "  i = s32[] get-tuple-element(p), index=0\n  k = s32[] constant({bound})\n"
+        "  ROOT lt = pred[] compare(i, k), direction=LT"
+    ).format(bound=bound)
     if data_dependent:
-        cond = ("  acc = f32[{A},{B}] get-tuple-element(p), index=1\n  z = f32[] constant(0)\n"
-                "  s = f32[] reduce(acc, z), dimensions={{0,1}}, to_apply=add\n"
-                "  ROOT gt = pred[] compare(s, z), direction=GT").format(A=a, B=b)
+        cond = (
+            "  acc = f32[{A},{B}] get-tuple-element(p), index=1\n  z = f32[] constant(0)\n"
+            "  s = f32[] reduce(acc, z), dimensions={{0,1}}, to_apply=add\n"
+            "  ROOT gt = pred[] compare(s, z), direction=GT"
+        ).format(A=a, B=b)
     state = f"(s32[], f32[{a},{b}], f32[{a},{b}])"
     return f"""HloModule m
 add {{
@@ -163,6 +174,7 @@ def test_while_matches_reference(data):
 
 def test_scan_loop_reads_rows_and_counts_trips():
     from hlo_index.fusion.loops.trip_count import known_trip_count
+
     module = parse_module_text(while_module(2, 3, "reverse", 0, 5, False))
     w = module.entry.root
     assert known_trip_count(w) == 5
@@ -189,6 +201,7 @@ def test_long_loop_that_never_stabilises_is_undefined_with_the_budget():
 def test_loop_steps_budget_comes_from_the_context():
     """A smaller ``loop_steps`` on the context gives up sooner, naming the value in force."""
     from hlo_index.context import AnalysisContext, Budgets
+
     text = while_module(1, 30, "shift", 0, 100, False)
     with AnalysisContext(budgets=Budgets(loop_steps=3)):
         module = parse_module_text(text)
@@ -200,8 +213,10 @@ def _row_writing_loop(trips: int):
     """acc gets row 0 of x written at row i (the counter: folded per iteration up to
     ``Budgets.loop_steps`` iterations, a runtime offset to the body's maps beyond)."""
     text = while_module(2, 3, "overwrite", 0, trips, False)
-    body = ("zero = s32[] constant(0)\n  row = f32[1,3] slice(x), slice={[0:1], [0:3]}\n"
-            "  n = f32[2,3] dynamic-update-slice(acc, row, i, zero)")
+    body = (
+        "zero = s32[] constant(0)\n  row = f32[1,3] slice(x), slice={[0:1], [0:3]}\n"
+        "  n = f32[2,3] dynamic-update-slice(acc, row, i, zero)"
+    )
     return parse_module_text(text.replace("n = f32[2,3] negate(x)", body)).entry.root
 
 
@@ -232,26 +247,36 @@ def test_loop_overwriting_at_the_counter_row_is_exact_when_unrolled():
 
 # ---- counters folded per iteration ---------------------------------------------------------------
 
-def counter_row_module(rows: int, width: int, size: int, start: int, step: int, trips: int,
-                       scale: int, shift: int, through_call: bool) -> str:
+
+def counter_row_module(
+    rows: int, width: int, size: int, start: int, step: int, trips: int, scale: int, shift: int, through_call: bool
+) -> str:
     """acc += the rows [r, r + size) of x, r = scale * i + shift (jax's negative-index select,
     XLA's clamp), i the counter: start, start + step, ... for ``trips`` iterations."""
     bound = start + step * trips
     direction = "LT" if step > 0 else "GT"
     state = f"(s32[], f32[{size},{width}], f32[{rows},{width}])"
-    offset = ("  r = s32[] multiply(i, scale)\n  r1 = s32[] add(r, shift)\n"
-              "  neg = pred[] compare(r1, zero), direction=LT\n  wrapped = s32[] add(r1, n)\n"
-              "  idx = s32[] select(neg, wrapped, r1)\n")
-    consts = (f"  zero = s32[] constant(0)\n  scale = s32[] constant({scale})\n"
-              f"  shift = s32[] constant({shift})\n  n = s32[] constant({rows})\n")
+    offset = (
+        "  r = s32[] multiply(i, scale)\n  r1 = s32[] add(r, shift)\n"
+        "  neg = pred[] compare(r1, zero), direction=LT\n  wrapped = s32[] add(r1, n)\n"
+        "  idx = s32[] select(neg, wrapped, r1)\n"
+    )
+    consts = (
+        f"  zero = s32[] constant(0)\n  scale = s32[] constant({scale})\n"
+        f"  shift = s32[] constant({shift})\n  n = s32[] constant({rows})\n"
+    )
     if through_call:
-        helper = (f"pick {{\n  x = f32[{rows},{width}] parameter(0)\n  i = s32[] parameter(1)\n{consts}{offset}"
-                  f"  ROOT rows = f32[{size},{width}] dynamic-slice(x, idx, zero), dynamic_slice_sizes={{{size},{width}}}\n}}\n")
+        helper = (
+            f"pick {{\n  x = f32[{rows},{width}] parameter(0)\n  i = s32[] parameter(1)\n{consts}{offset}"
+            f"  ROOT rows = f32[{size},{width}] dynamic-slice(x, idx, zero), dynamic_slice_sizes={{{size},{width}}}\n}}\n"
+        )
         read = f"  got = f32[{size},{width}] call(x, i), to_apply=pick\n"
     else:
         helper = ""
-        read = (f"{consts}{offset}  got = f32[{size},{width}] dynamic-slice(x, idx, zero), "
-                f"dynamic_slice_sizes={{{size},{width}}}\n")
+        read = (
+            f"{consts}{offset}  got = f32[{size},{width}] dynamic-slice(x, idx, zero), "
+            f"dynamic_slice_sizes={{{size},{width}}}\n"
+        )
     return f"""HloModule m
 {helper}body {{
   p = {state} parameter(0)
@@ -285,9 +310,19 @@ def test_counter_rows_match_reference(data):
     rows, width = data.draw(st.integers(2, 6)), data.draw(st.integers(1, 2))
     size = data.draw(st.integers(1, rows))
     step = data.draw(st.sampled_from([1, 2, -1]))
-    module = parse_module_text(counter_row_module(
-        rows, width, size, data.draw(st.integers(-4, 4)), step, data.draw(st.integers(1, 6)),
-        data.draw(st.integers(-2, 3)), data.draw(st.integers(-3, 3)), data.draw(st.booleans())))
+    module = parse_module_text(
+        counter_row_module(
+            rows,
+            width,
+            size,
+            data.draw(st.integers(-4, 4)),
+            step,
+            data.draw(st.integers(1, 6)),
+            data.draw(st.integers(-2, 3)),
+            data.draw(st.integers(-3, 3)),
+            data.draw(st.booleans()),
+        )
+    )
     w = module.entry.root
     assert check_against_reference(w) > 0
     # the counter is folded: what acc reads of x has no runtime variable
@@ -303,6 +338,7 @@ def test_rows_one_three_five_are_exactly_those_rows():
 
 def test_loop_past_the_unrolling_budget_keeps_the_runtime_variable():
     from hlo_index.context import Budgets
+
     module = parse_module_text(counter_row_module(7, 2, 1, 0, 1, Budgets().loop_steps + 1, 1, 0, False))
     x_maps = [m for om in output_to_input(module.entry.root, 1) if om.operand_output == 2 for m in om.maps]
     assert x_maps and all(m.runtime_vars for m in x_maps)

@@ -4,6 +4,7 @@ The reproduction from issue 11: two modules whose sort comparators (both named `
 different parameters, each sorted inside a kLoop fusion with the same names. Analysed in one
 process (one analysis context), b must get b's maps, not a's.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,7 +17,7 @@ from hlo_index.fusion import input_to_output, output_to_input
 from hlo_index.fusion.fingerprint import fingerprint_id, instruction_key
 from hlo_index.hlo import parse_module_text
 
-SORTED_BY = {"a": "p0, p1", "b": "p2, p3"}   # a sorts by x (operand 0), b by y (operand 1)
+SORTED_BY = {"a": "p0, p1", "b": "p2, p3"}  # a sorts by x (operand 0), b by y (operand 1)
 
 
 def sort_module(which: str) -> str:
@@ -68,9 +69,9 @@ def test_one_context_gives_each_module_its_own_answer(order):
 def test_the_sorted_keys_do_not_read_the_other_operand():
     """Output 1 of b (sorted y, the key) reads only y; output 0 of a (sorted x, the key) only x."""
     rows = {w: {(r[1], r[2]): r[3] for r in _alone(w) if r[0] == "out2in"} for w in "ab"}
-    assert rows["a"][(1, 0)] == ()          # sorted x reads no y
-    assert rows["a"][(1, 1)] != ()          # y is permuted by x
-    assert rows["b"][(0, 1)] == ()          # sorted y reads no x
+    assert rows["a"][(1, 0)] == ()  # sorted x reads no y
+    assert rows["a"][(1, 1)] != ()  # y is permuted by x
+    assert rows["b"][(0, 1)] == ()  # sorted y reads no x
     assert rows["b"][(0, 0)] != ()
 
 
@@ -83,13 +84,15 @@ def test_instruction_keys_hold_callee_bodies_not_names():
         assert instruction_key(sort_a) != instruction_key(sort_b)
         assert fingerprint_id(a.by_name["fused_computation"]) != fingerprint_id(b.by_name["fused_computation"])
         # renaming everything changes nothing
-        renamed = parse_module_text(sort_module("a").replace("cmp", "compare-less-than.7")
-                                    .replace("fused_computation", "fused_computation.3"))
+        renamed = parse_module_text(
+            sort_module("a").replace("cmp", "compare-less-than.7").replace("fused_computation", "fused_computation.3")
+        )
         assert fingerprint_id(renamed.by_name["fused_computation.3"]) == fingerprint_id(a.by_name["fused_computation"])
 
 
 def test_cli_analyses_each_file_as_if_alone(tmp_path):
     from hlo_index.cli import main
+
     paths = []
     for w in "ab":
         p = tmp_path / f"{w}.hlo"

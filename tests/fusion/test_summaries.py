@@ -1,6 +1,7 @@
 """The one-pass walks for many outputs / many parameters agree with the per-output / per-parameter
 walks: same relation (union of read sets at sampled elements) for every (output, parameter) pair
 of real before-optimizations ENTRY computations."""
+
 from __future__ import annotations
 
 import itertools
@@ -16,8 +17,13 @@ from hlo_index.hlo import load
 from hlo_index.verify import Skip, predicted_read_set
 
 CORPUS = os.environ.get("HLO_INDEX_CORPUS", os.path.join(os.path.dirname(__file__), "../../../shared/corpus"))
-MODULES = ["convnet/convnet_train_step", "embedding/gather_scatter_zoo", "misc_ops/concat_pad_reverse_iota",
-           "train_step/train_step_mlp_adam", "misc_ops/cumsum_argmax_reductions"]
+MODULES = [
+    "convnet/convnet_train_step",
+    "embedding/gather_scatter_zoo",
+    "misc_ops/concat_pad_reverse_iota",
+    "train_step/train_step_mlp_adam",
+    "misc_ops/cumsum_argmax_reductions",
+]
 
 
 def _entry(name: str):

@@ -1,6 +1,7 @@
 """Input-to-output maps of tuple-shaped parameters (a while body's or a branch's loop state), one
 element at a time, checked exhaustively against the reference walk; a nested tuple element stays
 UNDEFINED with its reason; ``--verify`` checks tuple elements from both sides."""
+
 from __future__ import annotations
 
 import itertools
@@ -83,8 +84,11 @@ def test_each_element_of_a_tuple_parameter_maps_exactly_to_each_output(n, m, op,
             [row] = [r for r in rows if r.operand_element == element and r.output == out]
             assert all(not m_.is_undefined for m_ in row.maps)
             given = {(x, y) for x in _points(elem_shape) for m_ in row.maps for y in m_.read_set(x)}
-            truth = {(x, y) for y in _points(root.shape.leaf(out))
-                     for x in backward_read_sets(body, out, y).get((0, element), set())}
+            truth = {
+                (x, y)
+                for y in _points(root.shape.leaf(out))
+                for x in backward_read_sets(body, out, y).get((0, element), set())
+            }
             assert given == truth, (element, out)
 
 
@@ -131,9 +135,14 @@ def test_verify_catches_a_wrong_map_of_a_tuple_element(monkeypatch):
     def without_reverse(target):
         # element 1 (the 3x2 state) claimed to reach output 1 through the identity: the reverse is lost
         from hlo_index.affine import parse_map
+
         wrong = (parse_map("(d0, d1) -> (d0, d1), domain: d0 in [0, 2], d1 in [0, 1]"),)
-        return [OperandIndexing(r.operand, r.output, wrong, r.operand_element)
-                if (r.operand_element, r.output) == (1, 1) else r for r in real]
+        return [
+            OperandIndexing(r.operand, r.output, wrong, r.operand_element)
+            if (r.operand_element, r.output) == (1, 1)
+            else r
+            for r in real
+        ]
 
     monkeypatch.setattr(verify_pairs, "input_to_output", without_reverse)
     outcome = verify.verify_target(_selected(), samples=6, seed=5)

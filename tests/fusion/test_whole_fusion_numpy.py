@@ -5,6 +5,7 @@ executed op by op with numpy; each output element then holds the tag of the one 
 it came from. The composed output-to-input maps must give exactly that element, and nothing for
 every other operand.
 """
+
 from __future__ import annotations
 
 import glob
@@ -18,8 +19,7 @@ from hlo_index.hlo import load, parse_module_text
 
 from . import hlo_samples as s
 
-DATA_MOVEMENT_OPS = {"parameter", "transpose", "reshape", "slice", "reverse", "broadcast", "concatenate",
-                     "pad", "copy"}
+DATA_MOVEMENT_OPS = {"parameter", "transpose", "reshape", "slice", "reverse", "broadcast", "concatenate", "pad", "copy"}
 
 
 def _broadcast(x, instr):
@@ -92,7 +92,9 @@ def check_fusion(fusion):
             for m in rows[n].maps:
                 got |= m.read_set(point)
             size = int(np.prod(shape, dtype=np.int64))
-            expected = {tuple(int(i) for i in np.unravel_index(tag - start, shape))} if start <= tag < start + size else set()
+            expected = (
+                {tuple(int(i) for i in np.unravel_index(tag - start, shape))} if start <= tag < start + size else set()
+            )
             if not shape:
                 expected = {()} if start == tag else set()
             assert got == expected, (fusion.name, point, n, got, expected)
@@ -100,12 +102,24 @@ def check_fusion(fusion):
 
 def pure_data_movement(fusion) -> bool:
     comp = fusion.called.get("calls")
-    return comp is not None and not comp.root.shape.is_tuple and all(
-        i.opcode in DATA_MOVEMENT_OPS and not i.shape.is_tuple for i in comp.instructions)
+    return (
+        comp is not None
+        and not comp.root.shape.is_tuple
+        and all(i.opcode in DATA_MOVEMENT_OPS and not i.shape.is_tuple for i in comp.instructions)
+    )
 
 
-@pytest.mark.parametrize("text", [s.DATA_MOVEMENT[0], s.DATA_MOVEMENT[1], s.RESHAPE_ROUND_TRIP,
-                                  s.slice_of_concat(0, 4), s.slice_of_concat(3, 9), s.slice_of_concat(6, 11)])
+@pytest.mark.parametrize(
+    "text",
+    [
+        s.DATA_MOVEMENT[0],
+        s.DATA_MOVEMENT[1],
+        s.RESHAPE_ROUND_TRIP,
+        s.slice_of_concat(0, 4),
+        s.slice_of_concat(3, 9),
+        s.slice_of_concat(6, 11),
+    ],
+)
 def test_handwritten_data_movement_fusions(text):
     [fusion] = parse_module_text(text).fusions
     assert pure_data_movement(fusion)

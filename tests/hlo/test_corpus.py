@@ -1,4 +1,5 @@
 """Every real dump in the shared corpus parses, and its counts equal what XLA's C++ parser reports."""
+
 from __future__ import annotations
 
 import json
@@ -97,6 +98,7 @@ def test_stack_frames_resolve_to_source_locations(corpus):
 
 def test_small_corpus_files_round_trip_through_the_printer(corpus):
     from .graph import graph_signature
+
     for name, results in corpus.items():
         if name.endswith(".gz"):
             continue

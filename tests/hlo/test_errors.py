@@ -1,4 +1,5 @@
 """Errors: positions and messages, pathological inputs, loading from files/dirs/gz/stdin, never a traceback."""
+
 from __future__ import annotations
 
 import gzip
@@ -55,7 +56,7 @@ def test_deep_nesting_is_refused_cleanly():
     deep = "(" * 5000 + "f32[]" + ")" * 5000
     d = diagnostic_of(GOOD.replace("f32[4] parameter", deep + " parameter"))
     assert "nested deeper" in d.message
-    braces = "{" * 5000 + "}" * 5000        # deep but balanced raw attribute: fine, kept raw
+    braces = "{" * 5000 + "}" * 5000  # deep but balanced raw attribute: fine, kept raw
     m = parse_module_text(GOOD.replace("negate(%p)", f"negate(%p), odd={braces}"))
     assert m.entry.root.attrs["odd"] == braces
     d = diagnostic_of(GOOD.replace("negate(%p)", "negate(%p), odd=" + "{" * 5000))
@@ -84,8 +85,11 @@ def test_binary_garbage_files(tmp_path):
 
 
 @settings(deadline=None, derandomize=True, max_examples=300)
-@given(st.text(alphabet=st.sampled_from(list("%=(){}[],:;<>?*/\"'\\\n -_.x0123456789abfsuROOTENTRYHloModule")),
-               max_size=120))
+@given(
+    st.text(
+        alphabet=st.sampled_from(list("%=(){}[],:;<>?*/\"'\\\n -_.x0123456789abfsuROOTENTRYHloModule")), max_size=120
+    )
+)
 def test_random_text_gives_parse_error_or_module(text):
     try:
         parse_module_text(text)
@@ -100,8 +104,8 @@ def test_damaged_real_dump_never_crashes(data):
         text = f.read()
     start = data.draw(st.integers(0, len(text) - 1))
     length = data.draw(st.integers(1, 40))
-    insert = data.draw(st.sampled_from(["", "{", "}", "(", ")", ",", "\"", "%", "=", "[", "]", "ROOT ", "\n"]))
-    damaged = text[:start] + insert + text[start + length:]
+    insert = data.draw(st.sampled_from(["", "{", "}", "(", ")", ",", '"', "%", "=", "[", "]", "ROOT ", "\n"]))
+    damaged = text[:start] + insert + text[start + length :]
     try:
         parse_module_text(damaged)
     except ParseError as e:
@@ -111,6 +115,7 @@ def test_damaged_real_dump_never_crashes(data):
 def test_load_gz_stdin_and_multi_module_file(tmp_path, monkeypatch):
     import io
     import sys
+
     gz = tmp_path / "a.hlo.txt.gz"
     with gzip.open(gz, "wt") as f:
         f.write(GOOD + GOOD.replace("HloModule m", "HloModule second"))
@@ -135,9 +140,11 @@ def test_dump_directory_skips_siblings_and_survives_a_broken_file(tmp_path):
     (tmp_path / "notes.txt").write_text("not hlo at all")
     results = load(str(tmp_path))
     names = sorted(os.path.basename(r.path) for r in results)
-    assert names == ["module_0001.jit_f.before_optimizations.txt",
-                     "module_0001.jit_f.sm_8.0_gpu_after_optimizations.txt",
-                     "module_0002.jit_g.before_optimizations.txt"]
+    assert names == [
+        "module_0001.jit_f.before_optimizations.txt",
+        "module_0001.jit_f.sm_8.0_gpu_after_optimizations.txt",
+        "module_0002.jit_g.before_optimizations.txt",
+    ]
     ok = [r for r in results if r.module is not None]
     bad = [r for r in results if r.module is None]
     assert len(ok) == 2 and len(bad) == 1 and bad[0].diagnostics[0].line == 5
@@ -147,7 +154,7 @@ def test_bad_attribute_column_points_at_that_attribute():
     d = diagnostic_of(GOOD.replace("negate(%p)", "negate(%p), index=1, dimensions={x}"))
     assert (d.line, d.column) == (5, 41) and "dimensions" in d.message
     d = diagnostic_of(GOOD.replace("f32[4] parameter", "f32[4]{3} parameter"))
-    assert (d.line, d.column) == (4, 15) and "permutation" in d.message   # at the layout's "3"
+    assert (d.line, d.column) == (4, 15) and "permutation" in d.message  # at the layout's "3"
 
 
 def test_crlf_line_endings():
@@ -159,17 +166,22 @@ def test_crlf_line_endings():
 
 def test_a_broken_module_does_not_hide_the_others_in_its_file(tmp_path):
     broken = GOOD.replace("HloModule m", "HloModule broken").replace("negate(%p)", "negate(%p) junk")
-    cut = "HloModule cut\n\nENTRY %main {\n  %p = f32[4] parameter(0)\n"   # ends mid-computation
+    cut = "HloModule cut\n\nENTRY %main {\n  %p = f32[4] parameter(0)\n"  # ends mid-computation
     path = tmp_path / "many.hlo"
-    path.write_text(GOOD + broken + GOOD.replace("HloModule m", "HloModule third") + cut
-                    + GOOD.replace("HloModule m", "HloModule last"))
+    path.write_text(
+        GOOD
+        + broken
+        + GOOD.replace("HloModule m", "HloModule third")
+        + cut
+        + GOOD.replace("HloModule m", "HloModule last")
+    )
     results = load(str(path))
     assert [r.module.name if r.module else None for r in results] == ["m", None, "third", None, "last"]
     d = results[1].diagnostics[0]
     assert (d.line, d.column) == (11, 31) and "junk" in d.message and d.path == str(path)
     d = results[3].diagnostics[0]
-    assert "end of input" in d.message and d.line == 22   # after the cut module's last line, not in "last"
-    with pytest.raises(ParseError):   # the strict API still refuses the file
+    assert "end of input" in d.message and d.line == 22  # after the cut module's last line, not in "last"
+    with pytest.raises(ParseError):  # the strict API still refuses the file
         parse_modules_text(path.read_text())
 
 
@@ -187,7 +199,7 @@ def _mutate(data, raw: bytes) -> bytes:
             out[i] ^= 1 << data.draw(st.integers(0, 7))
         return bytes(out)
     if kind == "truncate":
-        return raw[:data.draw(st.integers(0, len(raw) - 1))]
+        return raw[: data.draw(st.integers(0, len(raw) - 1))]
     lines = raw.split(b"\n")
     i = data.draw(st.integers(0, len(lines) - 1))
     j = data.draw(st.integers(0, len(lines) - 1))
@@ -198,7 +210,7 @@ def _mutate(data, raw: bytes) -> bytes:
     elif kind == "swap":
         lines[i], lines[j] = lines[j], lines[i]
     else:
-        damaged = b"\n".join(lines[:i] + lines[i + 1:])
+        damaged = b"\n".join(lines[:i] + lines[i + 1 :])
         return raw + damaged if data.draw(st.booleans()) else damaged + raw
     return b"\n".join(lines)
 
@@ -207,6 +219,7 @@ def _mutate(data, raw: bytes) -> bytes:
 @given(st.data())
 def test_mutated_real_dumps_give_modules_or_clean_diagnostics(data):
     import tempfile
+
     name = data.draw(st.sampled_from(_FUZZ_SOURCES))
     with open(os.path.join(SAMPLES, name), "rb") as f:
         raw = f.read()
@@ -231,6 +244,7 @@ def test_truncated_module_points_at_the_end_of_its_last_line():
     """A module cut off inside a computation: the caret sits after the last real text, not on a
     line past the end of the file (which has no text to show)."""
     from hlo_index.hlo import ParseError, parse_module_text
+
     text = "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT r = f32[4] negate(p)\n\n"
     try:
         parse_module_text(text, "t.hlo")

@@ -1,5 +1,6 @@
 """Runs of common instructions are lexed as one INSTRS token: same model, same positions, and an
 error inside a run still points at its own instruction."""
+
 from __future__ import annotations
 
 import pytest
@@ -41,10 +42,13 @@ def test_consecutive_common_instructions_are_one_token_and_attributes_stay_with_
     assert [(i.line, i.column) for i in main.instructions] == [(10, 3), (11, 3), (12, 3), (13, 3), (14, 8)]
 
 
-@pytest.mark.parametrize("line, bad, good, column", [
-    (13, "f32[] constant(0)", "f32[] constant(0), dimensions={x}", 27),   # at the attribute's name
-    (11, "f32[8]{0} negate(%p)", "f99[8]{0} negate(%p)", 8),             # an unknown element type
-])
+@pytest.mark.parametrize(
+    "line, bad, good, column",
+    [
+        (13, "f32[] constant(0)", "f32[] constant(0), dimensions={x}", 27),  # at the attribute's name
+        (11, "f32[8]{0} negate(%p)", "f99[8]{0} negate(%p)", 8),  # an unknown element type
+    ],
+)
 def test_an_error_inside_a_run_points_at_its_instruction(line, bad, good, column):
     text = BODY.replace(bad, good)
     with pytest.raises(ParseError) as info:

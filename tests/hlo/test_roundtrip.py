@@ -1,4 +1,5 @@
 """Property: parse → format_module → parse gives the same graph, for generated modules."""
+
 from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
@@ -7,8 +8,23 @@ from hlo_index.hlo import format_module, parse_module_text
 
 from .graph import graph_signature
 
-TYPES = ["pred", "s4", "s8", "s32", "u8", "u64", "f16", "bf16", "f32", "f64", "c64", "f8e4m3fn", "f8e5m2",
-         "f4e2m1fn", "f8e8m0fnu"]
+TYPES = [
+    "pred",
+    "s4",
+    "s8",
+    "s32",
+    "u8",
+    "u64",
+    "f16",
+    "bf16",
+    "f32",
+    "f64",
+    "c64",
+    "f8e4m3fn",
+    "f8e5m2",
+    "f4e2m1fn",
+    "f8e8m0fnu",
+]
 
 
 @st.composite
@@ -24,36 +40,65 @@ def array_shapes(draw):
         m2m = draw(st.permutations(list(range(rank))))
         suffix = ""
         if draw(st.booleans()):
-            suffix += "T" + "".join(draw(st.sampled_from(["(8,128)", "(2,1)", "(4,*)", "(1)"]))
-                                    for _ in range(draw(st.integers(1, 2))))
+            suffix += "T" + "".join(
+                draw(st.sampled_from(["(8,128)", "(2,1)", "(4,*)", "(1)"])) for _ in range(draw(st.integers(1, 2)))
+            )
         suffix += draw(st.sampled_from(["", "L(4)", "#(u16)", "D(D,C)"]))
         if draw(st.booleans()):
             suffix += f"E({draw(st.integers(1, 32))})"
         if draw(st.booleans()):
             suffix += f"S({draw(st.integers(0, 3))})"
-        if m2m or suffix:   # XLA reads "{" after a shape as a layout only before an integer or ':'
+        if m2m or suffix:  # XLA reads "{" after a shape as a layout only before an integer or ':'
             text += "{" + ",".join(map(str, m2m)) + (":" + suffix if suffix else "") + "}"
     return text
 
 
-shapes = st.recursive(array_shapes(), lambda inner: st.lists(inner, max_size=3).map(lambda xs: "(" + ", ".join(xs) + ")"),
-                      max_leaves=5)
+shapes = st.recursive(
+    array_shapes(), lambda inner: st.lists(inner, max_size=3).map(lambda xs: "(" + ", ".join(xs) + ")"), max_leaves=5
+)
 
-ATTRIBUTES = st.sampled_from([
-    "dimensions={1,0}", "dimensions={}", "slice={[0:4:1], [2:8:3]}", "window={size=3x3 stride=2x1 pad=1_1x0_2}",
-    "window={size=2 lhs_dilate=2 rhs_reversal=1}", "dim_labels=b01f_01io->b01f", "dim_labels=f0b_i0o->0bf",
-    "direction=GE", "kind=kLoop", "index=3", "iota_dimension=0", "is_stable=true", "largest=false",
-    "sharding={devices=[2,1]<=[2]}", "frontend_attributes={a=\"b\"}", "backend_config={\"x\":{\"y\":[1,2]}}",
-    "custom_call_target=\"weird \\\"name\\\"\"", "lhs_contracting_dims={1}", "slice_sizes={1,2,3}",
-    "metadata={op_type=\"Dot\" op_name=\"jit(f)/dot\" source_file=\"a.py\" source_line=7}",
-    "metadata={op_name=\"x\" stack_frame_id=4}", "unknown_thing={a {b} c}", "replica_groups={{0,1}}"])
+ATTRIBUTES = st.sampled_from(
+    [
+        "dimensions={1,0}",
+        "dimensions={}",
+        "slice={[0:4:1], [2:8:3]}",
+        "window={size=3x3 stride=2x1 pad=1_1x0_2}",
+        "window={size=2 lhs_dilate=2 rhs_reversal=1}",
+        "dim_labels=b01f_01io->b01f",
+        "dim_labels=f0b_i0o->0bf",
+        "direction=GE",
+        "kind=kLoop",
+        "index=3",
+        "iota_dimension=0",
+        "is_stable=true",
+        "largest=false",
+        "sharding={devices=[2,1]<=[2]}",
+        'frontend_attributes={a="b"}',
+        'backend_config={"x":{"y":[1,2]}}',
+        'custom_call_target="weird \\"name\\""',
+        "lhs_contracting_dims={1}",
+        "slice_sizes={1,2,3}",
+        'metadata={op_type="Dot" op_name="jit(f)/dot" source_file="a.py" source_line=7}',
+        'metadata={op_name="x" stack_frame_id=4}',
+        "unknown_thing={a {b} c}",
+        "replica_groups={{0,1}}",
+    ]
+)
 
 
 @st.composite
 def modules(draw):
-    lines = ["HloModule gen, is_scheduled=true", "",
-             "%helper (a: f32[], b: f32[]) -> f32[] {", "  %a = f32[] parameter(0)", "  %b = f32[] parameter(1)",
-             "  ROOT %s = f32[] add(%a, %b)", "}", "", "ENTRY %main {"]
+    lines = [
+        "HloModule gen, is_scheduled=true",
+        "",
+        "%helper (a: f32[], b: f32[]) -> f32[] {",
+        "  %a = f32[] parameter(0)",
+        "  %b = f32[] parameter(1)",
+        "  ROOT %s = f32[] add(%a, %b)",
+        "}",
+        "",
+        "ENTRY %main {",
+    ]
     names = []
     for i in range(draw(st.integers(1, 3))):
         lines.append(f"  %p{i} = {draw(shapes)} parameter({i})")
@@ -61,9 +106,18 @@ def modules(draw):
     for i in range(draw(st.integers(0, 6))):
         opcode = draw(st.sampled_from(["negate", "add", "tuple", "my-new-op", "reduce", "fusion", "constant"]))
         shape = draw(shapes)
-        if opcode == "constant":   # a literal XLA reads for its shape
-            shape, literal = draw(st.sampled_from([("f32[]", "-inf"), ("f32[2]", "{1, 2}"), ("c64[]", "(1, 2)"),
-                                                   ("s32[2,1]{1,0}", "{ {1}, {2} }"), ("bf16[]", "nan")]))
+        if opcode == "constant":  # a literal XLA reads for its shape
+            shape, literal = draw(
+                st.sampled_from(
+                    [
+                        ("f32[]", "-inf"),
+                        ("f32[2]", "{1, 2}"),
+                        ("c64[]", "(1, 2)"),
+                        ("s32[2,1]{1,0}", "{ {1}, {2} }"),
+                        ("bf16[]", "nan"),
+                    ]
+                )
+            )
             call = f"constant({literal})"
         else:
             ops = draw(st.lists(st.sampled_from(names), min_size=0, max_size=3))

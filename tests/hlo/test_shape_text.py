@@ -1,4 +1,5 @@
 """Shape text for the layout command: what parses, and errors that point at the column."""
+
 from __future__ import annotations
 
 import pytest
@@ -28,17 +29,20 @@ def test_scalars_dynamic_bounds_and_no_layout():
     assert parse_shape_text(" bf16[8] ").layout is None
 
 
-@pytest.mark.parametrize("text, column, words", [
-    ("f33[3]", 1, "unknown element type"),
-    ("f32[3,x]", 7, "dimension size"),
-    ("f32[3,5", 8, "']'"),
-    ("f32[3,5]{1,2}", 12, "out of range"),
-    ("f32[3,5]{1}", 10, "lists 1 dimensions"),
-    ("f32[3,5]{1,0:T(2,0)}", 18, "positive"),
-    ("f32[3,5]{1,0:T(2,*)}", 18, "last entry"),
-    ("f32[3,5]{1,0:T(2,2)", 20, "'}'"),
-    ("f32[3,5]{1,0} x", 15, "unexpected"),
-])
+@pytest.mark.parametrize(
+    "text, column, words",
+    [
+        ("f33[3]", 1, "unknown element type"),
+        ("f32[3,x]", 7, "dimension size"),
+        ("f32[3,5", 8, "']'"),
+        ("f32[3,5]{1,2}", 12, "out of range"),
+        ("f32[3,5]{1}", 10, "lists 1 dimensions"),
+        ("f32[3,5]{1,0:T(2,0)}", 18, "positive"),
+        ("f32[3,5]{1,0:T(2,*)}", 18, "last entry"),
+        ("f32[3,5]{1,0:T(2,2)", 20, "'}'"),
+        ("f32[3,5]{1,0} x", 15, "unexpected"),
+    ],
+)
 def test_errors_name_the_column(text, column, words):
     with pytest.raises(ShapeTextError) as info:
         parse_shape_text(text)

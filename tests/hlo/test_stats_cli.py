@@ -1,4 +1,5 @@
 """``hlo-index stats``: table and JSON output, exit code 2 with a clean diagnostic for bad inputs."""
+
 from __future__ import annotations
 
 import json
@@ -32,7 +33,7 @@ def test_text_table_lists_opcodes():
     assert result.exit_code == 0, result.output
     for word in ("computations", "instructions", "fusion", "parameter"):
         assert word in result.stdout
-    assert "modules" in result.stdout   # the total line for several modules
+    assert "modules" in result.stdout  # the total line for several modules
 
 
 def test_bad_input_exit_2_with_caret_and_others_still_reported(tmp_path):
@@ -49,9 +50,16 @@ def test_bad_input_exit_2_with_caret_and_others_still_reported(tmp_path):
 
 
 def test_pathological_inputs_never_traceback(tmp_path):
-    inputs = {"empty.hlo": b"", "garbage.hlo": bytes(range(256)) * 4,
-              "deep.hlo": b"HloModule m\nENTRY %e {\n ROOT %p = " + b"(" * 5000 + b"f32[]" + b")" * 5000 + b" parameter(0)\n}\n",
-              "huge.hlo": b"HloModule m\nENTRY %e {\n ROOT %p = f32[100000000000000000000000] parameter(0)\n}\n"}
+    inputs = {
+        "empty.hlo": b"",
+        "garbage.hlo": bytes(range(256)) * 4,
+        "deep.hlo": b"HloModule m\nENTRY %e {\n ROOT %p = "
+        + b"(" * 5000
+        + b"f32[]"
+        + b")" * 5000
+        + b" parameter(0)\n}\n",
+        "huge.hlo": b"HloModule m\nENTRY %e {\n ROOT %p = f32[100000000000000000000000] parameter(0)\n}\n",
+    }
     for name, data in inputs.items():
         (tmp_path / name).write_bytes(data)
         result = CliRunner().invoke(main, ["stats", str(tmp_path / name)])

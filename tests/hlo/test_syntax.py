@@ -1,4 +1,5 @@
 """One test (positive and negative) per item of the HLO syntax the parser must accept."""
+
 from __future__ import annotations
 
 import pytest
@@ -26,10 +27,13 @@ def fails(text: str, *fragments: str) -> ParseError:
 
 # ---- module structure ----------------------------------------------------------------------
 
+
 def test_header_attributes_are_kept_raw():
-    header = ("HloModule m, is_scheduled=true, input_output_alias={ {0}: (0, {}, may-alias) }, "
-              "buffer_donor={ (1, {}) }, entry_computation_layout={(f32[2]{0})->f32[2]{0}}, "
-              "frontend_attributes={xla.sdy.meshes=\"{mesh = #sdy.mesh<[\\\"x\\\"=2]>}\"}, num_partitions=2")
+    header = (
+        "HloModule m, is_scheduled=true, input_output_alias={ {0}: (0, {}, may-alias) }, "
+        "buffer_donor={ (1, {}) }, entry_computation_layout={(f32[2]{0})->f32[2]{0}}, "
+        'frontend_attributes={xla.sdy.meshes="{mesh = #sdy.mesh<[\\"x\\"=2]>}"}, num_partitions=2'
+    )
     m = parse_module_text(module("  ROOT %p = f32[2]{0} parameter(0)", header))
     assert m.name == "m"
     assert m.attrs["is_scheduled"] == "true"
@@ -64,8 +68,11 @@ StackFrames
 
 
 def test_stack_frame_tables_resolve_metadata_to_innermost_frame():
-    text = "HloModule m\n" + TABLES + (
-        "\nENTRY %main {\n  ROOT %p = f32[2] parameter(0), metadata={op_name=\"jit(f)/dot\" stack_frame_id=2}\n}\n")
+    text = (
+        "HloModule m\n"
+        + TABLES
+        + ('\nENTRY %main {\n  ROOT %p = f32[2] parameter(0), metadata={op_name="jit(f)/dot" stack_frame_id=2}\n}\n')
+    )
     m = parse_module_text(text)
     p = m.entry.root
     assert m.stack_frames[1].file == "model.py" and m.stack_frames[1].line == 10
@@ -76,7 +83,9 @@ def test_stack_frame_tables_resolve_metadata_to_innermost_frame():
 
 
 def test_unknown_stack_frame_id_leaves_location_unknown():
-    text = "HloModule m\n" + TABLES + "\nENTRY %main {\n  ROOT %p = f32[2] parameter(0), metadata={stack_frame_id=9}\n}\n"
+    text = (
+        "HloModule m\n" + TABLES + "\nENTRY %main {\n  ROOT %p = f32[2] parameter(0), metadata={stack_frame_id=9}\n}\n"
+    )
     m = parse_module_text(text)
     assert m.source_location(m.entry.root) is None
 
@@ -85,12 +94,14 @@ def test_headerless_module_and_missing_entry_marker():
     text = "%f (x: f32[]) -> f32[] {\n  ROOT %x = f32[] parameter(0)\n}\n\n%g {\n  ROOT %y = f32[] parameter(0)\n}\n"
     m = parse_module_text(text)
     assert [c.name for c in m.computations] == ["f", "g"]
-    assert m.entry.name == "g" and m.entry.is_entry   # XLA: the last computation is the entry
+    assert m.entry.name == "g" and m.entry.is_entry  # XLA: the last computation is the entry
 
 
 def test_entry_with_and_without_signature():
-    with_sig = "HloModule m\nENTRY %e (a: f32[2], b: (s32[], f32[])) -> f32[2] {\n  %a = f32[2] parameter(0)\n" \
-               "  %b = (s32[], f32[]) parameter(1)\n  ROOT %n = f32[2] negate(%a)\n}\n"
+    with_sig = (
+        "HloModule m\nENTRY %e (a: f32[2], b: (s32[], f32[])) -> f32[2] {\n  %a = f32[2] parameter(0)\n"
+        "  %b = (s32[], f32[]) parameter(1)\n  ROOT %n = f32[2] negate(%a)\n}\n"
+    )
     m = parse_module_text(with_sig)
     assert m.entry.name == "e" and m.entry.root.name == "n" and set(m.entry.parameters) == {0, 1}
     m2 = parse_module_text(module("  ROOT %a = f32[2] parameter(0)"))
@@ -102,8 +113,10 @@ def test_signature_without_arrow_is_an_error():
 
 
 def test_trailer_comment_and_execution_thread():
-    text = ("HloModule m\n%side (x: f32[]) -> f32[], execution_thread=\"host\" {\n  ROOT %x = f32[] parameter(0)\n"
-            "} // side\n\nENTRY %main {\n  ROOT %p = f32[] parameter(0) /* a comment */\n} // main\n")
+    text = (
+        'HloModule m\n%side (x: f32[]) -> f32[], execution_thread="host" {\n  ROOT %x = f32[] parameter(0)\n'
+        "} // side\n\nENTRY %main {\n  ROOT %p = f32[] parameter(0) /* a comment */\n} // main\n"
+    )
     m = parse_module_text(text)
     assert m.by_name["side"].execution_thread == "host"
     assert m.entry.execution_thread is None
@@ -114,7 +127,9 @@ def test_unterminated_block_comment_is_an_error():
 
 
 def test_several_modules_in_one_file():
-    text = module("  ROOT %p = f32[] parameter(0)", "HloModule a") + module("  ROOT %q = s32[] parameter(0)", "HloModule b")
+    text = module("  ROOT %p = f32[] parameter(0)", "HloModule a") + module(
+        "  ROOT %q = s32[] parameter(0)", "HloModule b"
+    )
     ms = parse_modules_text(text)
     assert [m.name for m in ms] == ["a", "b"]
     assert ms[1].entry.root.shape.element_type == "s32"
@@ -126,17 +141,22 @@ def test_missing_closing_brace_is_an_error():
 
 # ---- instructions -------------------------------------------------------------------------
 
+
 def test_names_with_dots_and_dashes_and_bare_names():
-    body = "  %all-reduce.1-x = f32[2] parameter(0)\n  bare.name-2 = f32[2] negate(%all-reduce.1-x)\n" \
-           "  ROOT %r = f32[2] add(bare.name-2, all-reduce.1-x)"
+    body = (
+        "  %all-reduce.1-x = f32[2] parameter(0)\n  bare.name-2 = f32[2] negate(%all-reduce.1-x)\n"
+        "  ROOT %r = f32[2] add(bare.name-2, all-reduce.1-x)"
+    )
     m = parse_module_text(module(body))
     r = m.entry.root
     assert [o.name for o in r.operands] == ["bare.name-2", "all-reduce.1-x"]
 
 
 def test_operands_with_inline_shapes_and_index_comments():
-    body = "  %a = f32[2]{0} parameter(0)\n  %b = f32[2]{0} parameter(1)\n" \
-           "  ROOT %t = (f32[2]{0}, /*index=1*/f32[2]{0}) tuple(f32[2]{0} %a, /*index=1*/f32[2]{0} %b)"
+    body = (
+        "  %a = f32[2]{0} parameter(0)\n  %b = f32[2]{0} parameter(1)\n"
+        "  ROOT %t = (f32[2]{0}, /*index=1*/f32[2]{0}) tuple(f32[2]{0} %a, /*index=1*/f32[2]{0} %b)"
+    )
     r = parse_module_text(module(body)).entry.root
     assert r.operand_names == ("a", "b")
     assert r.shape.num_outputs == 2 and r.shape.leaf(1).dims == (2,)
@@ -145,7 +165,7 @@ def test_operands_with_inline_shapes_and_index_comments():
 def test_instruction_without_result_shape():
     body = "  %a = f32[2] parameter(0)\n  ROOT %n = negate(%a)"
     r = parse_module_text(module(body)).entry.root
-    assert r.opcode == "negate" and str(r.shape) == "f32[2]"   # inferred as XLA's parser does
+    assert r.opcode == "negate" and str(r.shape) == "f32[2]"  # inferred as XLA's parser does
 
 
 def test_instruction_without_opcode_is_an_error():
@@ -153,9 +173,11 @@ def test_instruction_without_opcode_is_an_error():
 
 
 def test_inline_computation_in_to_apply():
-    body = ("  %a = f32[4] parameter(0)\n  %z = f32[] constant(0)\n"
-            "  ROOT %r = f32[] reduce(%a, %z), dimensions={0}, to_apply={\n"
-            "    %x = f32[] parameter(0)\n    %y = f32[] parameter(1)\n    ROOT %s = f32[] add(%x, %y)\n  }")
+    body = (
+        "  %a = f32[4] parameter(0)\n  %z = f32[] constant(0)\n"
+        "  ROOT %r = f32[] reduce(%a, %z), dimensions={0}, to_apply={\n"
+        "    %x = f32[] parameter(0)\n    %y = f32[] parameter(1)\n    ROOT %s = f32[] add(%x, %y)\n  }"
+    )
     m = parse_module_text(module(body))
     callee = m.entry.root.called["to_apply"]
     assert callee.root.opcode == "add" and len(callee.parameters) == 2
@@ -164,22 +186,28 @@ def test_inline_computation_in_to_apply():
 
 
 def test_inline_computation_with_syntax_error_reports_its_line():
-    body = ("  %a = f32[4] parameter(0)\n  %z = f32[] constant(0)\n"
-            "  ROOT %r = f32[] reduce(%a, %z), dimensions={0}, to_apply={\n"
-            "    %x = f32[] parameter(0)\n    %y = f32[] add(%x %x) oops\n  }")
+    body = (
+        "  %a = f32[4] parameter(0)\n  %z = f32[] constant(0)\n"
+        "  ROOT %r = f32[] reduce(%a, %z), dimensions={0}, to_apply={\n"
+        "    %x = f32[] parameter(0)\n    %y = f32[] add(%x %x) oops\n  }"
+    )
     err = fails(module(body), "unexpected")
     assert err.diagnostic.line == 8
 
 
 def test_async_start_done_and_control_predecessors():
-    body = ("  %p = f32[8] parameter(0)\n"
-            "  %ars = f32[8] all-reduce-start(%p), replica_groups={{0,1}}, to_apply=%sum\n"
-            "  %ard = f32[8] all-reduce-done(%ars)\n"
-            "  %cs = ((f32[8]), f32[8], u32[]) custom-call-start(%p), custom_call_target=\"foo\"\n"
-            "  %cd = f32[8] custom-call-done(%cs), control-predecessors={%ard}\n"
-            "  ROOT %t = (f32[8], f32[8]) tuple(%ard, %cd)")
-    text = "HloModule m\n%sum (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n" \
-           "  %b = f32[] parameter(1)\n  ROOT %s = f32[] add(%a, %b)\n}\n" + module(body).split("\n", 1)[1]
+    body = (
+        "  %p = f32[8] parameter(0)\n"
+        "  %ars = f32[8] all-reduce-start(%p), replica_groups={{0,1}}, to_apply=%sum\n"
+        "  %ard = f32[8] all-reduce-done(%ars)\n"
+        '  %cs = ((f32[8]), f32[8], u32[]) custom-call-start(%p), custom_call_target="foo"\n'
+        "  %cd = f32[8] custom-call-done(%cs), control-predecessors={%ard}\n"
+        "  ROOT %t = (f32[8], f32[8]) tuple(%ard, %cd)"
+    )
+    text = (
+        "HloModule m\n%sum (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n"
+        "  %b = f32[] parameter(1)\n  ROOT %s = f32[] add(%a, %b)\n}\n" + module(body).split("\n", 1)[1]
+    )
     m = parse_module_text(text)
     e = m.entry
     assert e.by_name["ard"].operands[0].opcode == "all-reduce-start"
@@ -230,6 +258,7 @@ def test_duplicate_instruction_name_is_a_diagnostic():
 
 # ---- shapes ---------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("element_type", sorted(set(ELEMENT_BITS)))
 def test_every_element_type(element_type):
     dims = "[]" if element_type in ("token", "opaque") else "[3]"
@@ -261,8 +290,9 @@ def test_malformed_dimension_is_an_error():
 
 
 def test_layout_with_every_suffix():
-    s = entry_instr("  ROOT %p = bf16[16,256]{1,0:D(D,C)T(8,128)(2,1)(4,*)L(8)#(u16)*(u32)E(16)S(1)SC(0:2)M(8)} "
-                    "parameter(0)", "p").shape
+    s = entry_instr(
+        "  ROOT %p = bf16[16,256]{1,0:D(D,C)T(8,128)(2,1)(4,*)L(8)#(u16)*(u32)E(16)S(1)SC(0:2)M(8)} parameter(0)", "p"
+    ).shape
     lay = s.layout
     assert lay.minor_to_major == (1, 0)
     assert lay.tiles == (Tile((8, 128)), Tile((2, 1)), Tile((4, Tile.COMBINED)))
@@ -277,34 +307,57 @@ def test_layout_suffixes_xla_rejects():
 
 
 def test_permuted_layout_and_bad_layouts():
-    assert entry_instr("  ROOT %p = f32[1,2,3,4]{1,3,2,0} parameter(0)", "p").shape.layout.minor_to_major == (1, 3, 2, 0)
+    assert entry_instr("  ROOT %p = f32[1,2,3,4]{1,3,2,0} parameter(0)", "p").shape.layout.minor_to_major == (
+        1,
+        3,
+        2,
+        0,
+    )
     fails(module("  ROOT %p = f32[2,3]{0,0} parameter(0)"), "not a permutation")
     fails(module("  ROOT %p = f32[2,3]{1,0:Q} parameter(0)"), "malformed layout suffix")
 
 
 # ---- literals -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("shape, literal", [
-    ("f32[]", "-inf"), ("f32[]", "nan"), ("f32[]", "inf"), ("f32[]", "-0.5e-3"), ("f32[4]", "{...}"),
-    ("f32[2,2]", "{ {1, 2}, {3, 4} }"), ("c64[]", "(1, -2.5)"), ("c64[2]", "{(1, 2), (3, nan)}"),
-    ("(c64[], f32[2])", "((1, 2), {3, 4})"), ("pred[]", "true"), ("bf16[2]", "{nan(0x7f), -nan}")])
+
+@pytest.mark.parametrize(
+    "shape, literal",
+    [
+        ("f32[]", "-inf"),
+        ("f32[]", "nan"),
+        ("f32[]", "inf"),
+        ("f32[]", "-0.5e-3"),
+        ("f32[4]", "{...}"),
+        ("f32[2,2]", "{ {1, 2}, {3, 4} }"),
+        ("c64[]", "(1, -2.5)"),
+        ("c64[2]", "{(1, 2), (3, nan)}"),
+        ("(c64[], f32[2])", "((1, 2), {3, 4})"),
+        ("pred[]", "true"),
+        ("bf16[2]", "{nan(0x7f), -nan}"),
+    ],
+)
 def test_constant_literals_kept_raw(shape, literal):
     r = entry_instr(f"  ROOT %c = {shape} constant({literal})", "c")
     assert r.literal == literal and r.operands == ()
 
 
-@pytest.mark.parametrize("shape, literal, complaint", [
-    ("f32[2,2]", "{1, 2, 3, 4}", "expects nested array in rank 2, but sees 1"),
-    ("f32[2]", "{1, 2, 3}", "expects 2 elements on the minor-most dimension, but sees more"),
-    ("f16[]", "-65520", "value -65520 is out of range for literal's primitive type F16"),
-    ("f16[]", "65519", None),   # rounds to the largest finite f16, as XLA's cast does
-    ("u4[]", "16", "out of range for literal's primitive type U4 namely [0, 15]"),
-    ("s4[]", "-8", None), ("s4[]", "-9", "out of range"),
-    ("bf16[]", "1e100", "out of range"), ("f64[]", "1e309", "out of range for double"),
-    ("bf16[]", "nan(0x3ff)", "NaN payload is out of range (0x7f)"),
-    ("f8e4m3fn[]", "nan(0x1)", "does not support payloads"),
-    ("c64[]", "(1e100, 0)", "real part 1e100 is out of range"),
-])
+@pytest.mark.parametrize(
+    "shape, literal, complaint",
+    [
+        ("f32[2,2]", "{1, 2, 3, 4}", "expects nested array in rank 2, but sees 1"),
+        ("f32[2]", "{1, 2, 3}", "expects 2 elements on the minor-most dimension, but sees more"),
+        ("f16[]", "-65520", "value -65520 is out of range for literal's primitive type F16"),
+        ("f16[]", "65519", None),  # rounds to the largest finite f16, as XLA's cast does
+        ("u4[]", "16", "out of range for literal's primitive type U4 namely [0, 15]"),
+        ("s4[]", "-8", None),
+        ("s4[]", "-9", "out of range"),
+        ("bf16[]", "1e100", "out of range"),
+        ("f64[]", "1e309", "out of range for double"),
+        ("bf16[]", "nan(0x3ff)", "NaN payload is out of range (0x7f)"),
+        ("f8e4m3fn[]", "nan(0x1)", "does not support payloads"),
+        ("c64[]", "(1e100, 0)", "real part 1e100 is out of range"),
+    ],
+)
 def test_constant_literals_checked_as_xla_does(shape, literal, complaint):
     text = module(f"  ROOT %c = {shape} constant({literal})")
     if complaint is None:
@@ -319,10 +372,20 @@ def test_unterminated_literal_is_an_error():
 
 # ---- attributes -----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("sharding", ["{replicated}", "{maximal device=0}", "{devices=[2,1]0,1}",
-                                      "{devices=[2,1]<=[2]}", "{devices=[4,2]<=[2,4]T(1,0)}",
-                                      "{devices=[2,1,2]<=[4] last_tile_dim_replicate}",
-                                      "{{replicated}, {manual}, {devices=[2]0,1}}", "{manual}"])
+
+@pytest.mark.parametrize(
+    "sharding",
+    [
+        "{replicated}",
+        "{maximal device=0}",
+        "{devices=[2,1]0,1}",
+        "{devices=[2,1]<=[2]}",
+        "{devices=[4,2]<=[2,4]T(1,0)}",
+        "{devices=[2,1,2]<=[4] last_tile_dim_replicate}",
+        "{{replicated}, {manual}, {devices=[2]0,1}}",
+        "{manual}",
+    ],
+)
 def test_sharding_forms(sharding):
     r = entry_instr(f"  ROOT %p = f32[4,4] parameter(0), sharding={sharding}", "p")
     assert r.attrs["sharding"] == sharding
@@ -336,11 +399,13 @@ def test_replica_groups_list_and_iota(groups):
 
 
 def test_backend_config_forms_and_strings():
-    body = ('  %p = f32[4] parameter(0)\n'
-            '  %a = f32[4] custom-call(%p), custom_call_target="lapack", backend_config={uplo = 76 : ui8}\n'
-            '  %b = f32[4] custom-call(%a), custom_call_target=\'single,quoted\', backend_config={}\n'
-            '  ROOT %c = f32[4] custom-call(%b), custom_call_target="x\\"y", '
-            'backend_config={"a":{"b":"},{"},"c":[1,{"d":2}]}, api_version=API_VERSION_TYPED_FFI')
+    body = (
+        "  %p = f32[4] parameter(0)\n"
+        '  %a = f32[4] custom-call(%p), custom_call_target="lapack", backend_config={uplo = 76 : ui8}\n'
+        "  %b = f32[4] custom-call(%a), custom_call_target='single,quoted', backend_config={}\n"
+        '  ROOT %c = f32[4] custom-call(%b), custom_call_target="x\\"y", '
+        'backend_config={"a":{"b":"},{"},"c":[1,{"d":2}]}, api_version=API_VERSION_TYPED_FFI'
+    )
     e = parse_module_text(module(body)).entry
     assert e.by_name["a"].attrs["backend_config"] == "{uplo = 76 : ui8}"
     assert e.by_name["b"].attrs["custom_call_target"] == "single,quoted"
@@ -356,23 +421,25 @@ def test_unterminated_string_is_an_error():
 
 
 def test_typed_attributes():
-    body = ("  %p = f32[8,16]{1,0} parameter(0)\n  %i = s32[8,3]{1,0} parameter(1)\n"
-            "  %k = f32[3,3,16,32]{3,2,1,0} parameter(2)\n  %x = f32[1,8,8,16]{3,2,1,0} parameter(3)\n"
-            "  %s = f32[4,8]{1,0} slice(%p), slice={[0:8:2], [8:16]}\n"
-            "  %pd = f32[9,14]{1,0} pad(%p, %z), padding=1_0_0x-2_0_0\n"
-            "  %z = f32[] constant(0)\n"
-            "  %t = f32[16,8]{1,0} transpose(%p), dimensions={1,0}\n"
-            "  %d = f32[8,8]{1,0} dot(%p, %t), lhs_contracting_dims={1}, rhs_contracting_dims={0}, lhs_batch_dims={}, "
-            "rhs_batch_dims={}\n"
-            "  %g = f32[8,3,4]{2,1,0} gather(%p, %i), offset_dims={2}, collapsed_slice_dims={0}, start_index_map={0,1}, "
-            "index_vector_dim=2, slice_sizes={1,4}, indices_are_sorted=true\n"
-            "  %io = s32[4,5]{1,0} iota(), iota_dimension=1\n"
-            "  %c = pred[8,16]{1,0} compare(%p, %p), direction=LT, type=TOTALORDER\n"
-            "  %cv = f32[1,4,4,32]{3,2,1,0} convolution(%x, %k), window={size=3x3 stride=2x2 pad=1_1x0_1 "
-            "rhs_dilate=1x2 lhs_dilate=2x1 rhs_reversal=0x1}, dim_labels=b01f_01io->b01f, feature_group_count=1\n"
-            "  %ds = f32[2,4]{1,0} dynamic-slice(%p, %io, %io), dynamic_slice_sizes={2,4}\n"
-            "  ROOT %gt = f32[8,16]{1,0} get-tuple-element(%tt), index=1\n"
-            "  %tt = (f32[8,16], f32[8,16]) tuple(%p, %p)")
+    body = (
+        "  %p = f32[8,16]{1,0} parameter(0)\n  %i = s32[8,3]{1,0} parameter(1)\n"
+        "  %k = f32[3,3,16,32]{3,2,1,0} parameter(2)\n  %x = f32[1,8,8,16]{3,2,1,0} parameter(3)\n"
+        "  %s = f32[4,8]{1,0} slice(%p), slice={[0:8:2], [8:16]}\n"
+        "  %pd = f32[9,14]{1,0} pad(%p, %z), padding=1_0_0x-2_0_0\n"
+        "  %z = f32[] constant(0)\n"
+        "  %t = f32[16,8]{1,0} transpose(%p), dimensions={1,0}\n"
+        "  %d = f32[8,8]{1,0} dot(%p, %t), lhs_contracting_dims={1}, rhs_contracting_dims={0}, lhs_batch_dims={}, "
+        "rhs_batch_dims={}\n"
+        "  %g = f32[8,3,4]{2,1,0} gather(%p, %i), offset_dims={2}, collapsed_slice_dims={0}, start_index_map={0,1}, "
+        "index_vector_dim=2, slice_sizes={1,4}, indices_are_sorted=true\n"
+        "  %io = s32[4,5]{1,0} iota(), iota_dimension=1\n"
+        "  %c = pred[8,16]{1,0} compare(%p, %p), direction=LT, type=TOTALORDER\n"
+        "  %cv = f32[1,4,4,32]{3,2,1,0} convolution(%x, %k), window={size=3x3 stride=2x2 pad=1_1x0_1 "
+        "rhs_dilate=1x2 lhs_dilate=2x1 rhs_reversal=0x1}, dim_labels=b01f_01io->b01f, feature_group_count=1\n"
+        "  %ds = f32[2,4]{1,0} dynamic-slice(%p, %io, %io), dynamic_slice_sizes={2,4}\n"
+        "  ROOT %gt = f32[8,16]{1,0} get-tuple-element(%tt), index=1\n"
+        "  %tt = (f32[8,16], f32[8,16]) tuple(%p, %p)"
+    )
     e = parse_module_text(module(body)).entry
     assert e.by_name["s"].attrs["slice"] == (SliceDim(0, 8, 2), SliceDim(8, 16, 1))
     assert e.by_name["pd"].attrs["padding"] == (PadDim(1, 0, 0), PadDim(-2, 0, 0))
@@ -394,27 +461,40 @@ def test_typed_attributes():
 
 
 def test_conv_dim_labels_digit_led_and_permuted():
-    r = entry_instr("  %x = f32[1,2,3,4] parameter(0)\n  %k = f32[1,1,1,1] parameter(1)\n"
-                    "  ROOT %c = f32[1,2,3,4] convolution(%x, %k), window={size=1x1}, dim_labels=f01b_i01o->01bf", "c")
+    r = entry_instr(
+        "  %x = f32[1,2,3,4] parameter(0)\n  %k = f32[1,1,1,1] parameter(1)\n"
+        "  ROOT %c = f32[1,2,3,4] convolution(%x, %k), window={size=1x1}, dim_labels=f01b_i01o->01bf",
+        "c",
+    )
     assert r.attrs["dim_labels"] == ConvDimLabels(3, 0, (1, 2), 0, 3, (1, 2), 2, 3, (0, 1))
 
 
-@pytest.mark.parametrize("attr, fragment", [
-    ("dimensions={a}", "dimensions"), ("slice={[0:1:2:3]}", "slice"), ("window={size=2x2 stride=1}", "window"),
-    ("dim_labels=bf_io", "dim_labels"), ("index=x", "index"), ("is_stable=maybe", "is_stable"),
-    ("dim_labels=01_01->01", "dim_labels")])
+@pytest.mark.parametrize(
+    "attr, fragment",
+    [
+        ("dimensions={a}", "dimensions"),
+        ("slice={[0:1:2:3]}", "slice"),
+        ("window={size=2x2 stride=1}", "window"),
+        ("dim_labels=bf_io", "dim_labels"),
+        ("index=x", "index"),
+        ("is_stable=maybe", "is_stable"),
+        ("dim_labels=01_01->01", "dim_labels"),
+    ],
+)
 def test_malformed_typed_attributes_are_errors(attr, fragment):
     err = fails(module(f"  ROOT %p = f32[4,4] parameter(0), {attr}"), "invalid attribute", fragment)
     assert err.diagnostic.line == 4
 
 
 def test_fusion_kinds_and_called_computations():
-    text = ("HloModule m\n%fc (a: f32[4]) -> f32[4] {\n  %a = f32[4] parameter(0)\n  ROOT %n = f32[4] negate(%a)\n}\n"
-            "%t (a: f32[4]) -> f32[4] {\n  ROOT %a = f32[4] parameter(0)\n}\n"
-            "%pred (a: s32[]) -> pred[] {\n  %a = s32[] parameter(0)\n  ROOT %c = pred[] compare(%a, %a), direction=EQ\n}\n"
-            "ENTRY %main {\n  %p = f32[4] parameter(0)\n  %i = s32[] parameter(1)\n"
-            "  %f = f32[4] fusion(%p), kind=kInput, calls=%fc\n"
-            "  ROOT %b = f32[4] conditional(%i, %f, %p), branch_computations={%t, %fc}\n}\n")
+    text = (
+        "HloModule m\n%fc (a: f32[4]) -> f32[4] {\n  %a = f32[4] parameter(0)\n  ROOT %n = f32[4] negate(%a)\n}\n"
+        "%t (a: f32[4]) -> f32[4] {\n  ROOT %a = f32[4] parameter(0)\n}\n"
+        "%pred (a: s32[]) -> pred[] {\n  %a = s32[] parameter(0)\n  ROOT %c = pred[] compare(%a, %a), direction=EQ\n}\n"
+        "ENTRY %main {\n  %p = f32[4] parameter(0)\n  %i = s32[] parameter(1)\n"
+        "  %f = f32[4] fusion(%p), kind=kInput, calls=%fc\n"
+        "  ROOT %b = f32[4] conditional(%i, %f, %p), branch_computations={%t, %fc}\n}\n"
+    )
     m = parse_module_text(text)
     f = m.entry.by_name["f"]
     assert f.attrs["kind"] == "kInput" and f.fused_computation is m.by_name["fc"] and m.by_name["fc"].is_fused

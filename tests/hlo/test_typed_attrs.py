@@ -1,4 +1,5 @@
 """control-predecessors, replica_groups (list and iota forms), sharding validation, parse_shape."""
+
 from __future__ import annotations
 
 import itertools
@@ -27,9 +28,12 @@ def error_of(body: str):
 
 # ---- control-predecessors -----------------------------------------------------------------
 
+
 def test_control_predecessors_resolve_to_instructions():
-    e = entry("  %p = f32[4] parameter(0)\n  %a = f32[4] negate(%p)\n  %b = f32[4] abs(%p)\n"
-              "  ROOT %c = f32[4] add(%a, %b), control-predecessors={%a, %b}")
+    e = entry(
+        "  %p = f32[4] parameter(0)\n  %a = f32[4] negate(%p)\n  %b = f32[4] abs(%p)\n"
+        "  ROOT %c = f32[4] add(%a, %b), control-predecessors={%a, %b}"
+    )
     assert e.root.attrs["control-predecessors"] == ("a", "b")
     assert e.root.control_predecessors == (e.by_name["a"], e.by_name["b"])
     assert e.by_name["a"].control_predecessors == ()
@@ -37,12 +41,13 @@ def test_control_predecessors_resolve_to_instructions():
 
 def test_unknown_control_predecessor_is_a_positioned_error():
     d = error_of("  %p = f32[4] parameter(0)\n  ROOT %c = f32[4] negate(%p), control-predecessors={%nope}")
-    assert "control predecessor %nope" in d.message and (d.line, d.column) == (5, 8)   # at "%c"
+    assert "control predecessor %nope" in d.message and (d.line, d.column) == (5, 8)  # at "%c"
     d = error_of("  %p = f32[4] parameter(0)\n  ROOT %c = f32[4] negate(%p), control-predecessors={1 2}")
     assert "control-predecessors" in d.message
 
 
 # ---- replica_groups -------------------------------------------------------------------------
+
 
 def _iota_reference(groups, dims, perm):
     """numpy: iota reshaped to dims, transposed by perm, reshaped to groups."""
@@ -72,9 +77,11 @@ def test_iota_replica_groups_match_numpy(dims, data):
 
 
 def test_replica_groups_keep_raw_text_and_add_typed_value():
-    e = entry("  %p = f32[8] parameter(0)\n"
-              "  %g = f32[16] all-gather(%p), replica_groups=[2,2]<=[2,2]T(1,0), dimensions={0}\n"
-              "  ROOT %h = f32[16] all-gather(%g), replica_groups={{0,1},{2,3}}, dimensions={0}")
+    e = entry(
+        "  %p = f32[8] parameter(0)\n"
+        "  %g = f32[16] all-gather(%p), replica_groups=[2,2]<=[2,2]T(1,0), dimensions={0}\n"
+        "  ROOT %h = f32[16] all-gather(%g), replica_groups={{0,1},{2,3}}, dimensions={0}"
+    )
     g = e.by_name["g"]
     assert g.attrs["replica_groups"] == "[2,2]<=[2,2]T(1,0)"
     assert g.attrs["replica_groups_typed"] == ((0, 2), (1, 3))
@@ -84,6 +91,7 @@ def test_replica_groups_keep_raw_text_and_add_typed_value():
 
 
 # ---- sharding ---------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("bad", ["{devices=[2,1]0,1", "{devices=[2,1)0,1}", "{replicated}}"])
 def test_unbalanced_sharding_is_an_error(bad):
@@ -99,8 +107,18 @@ def test_sharding_with_strings_and_tuples_is_kept_raw():
 
 # ---- parse_shape --------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text", ["f32[8,<=4]{1,0:T(8,128)(2,1)E(4)S(1)}", "(s32[], (f32[2]{0}, token[]), ())",
-                                  "bf16[2,3]", "pred[]", "f8e4m3fn[?,2]", "u4[8]{0:E(4)}"])
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "f32[8,<=4]{1,0:T(8,128)(2,1)E(4)S(1)}",
+        "(s32[], (f32[2]{0}, token[]), ())",
+        "bf16[2,3]",
+        "pred[]",
+        "f8e4m3fn[?,2]",
+        "u4[8]{0:E(4)}",
+    ],
+)
 def test_parse_shape_round_trips(text):
     shape = parse_shape(text)
     assert isinstance(shape, Shape)
@@ -113,12 +131,20 @@ def test_parse_shape_reads_what_instructions_carry():
     assert parse_shape("f32[2,3]{0,1}").layout.minor_to_major == (0, 1)
 
 
-@pytest.mark.parametrize("text, column, fragment", [
-    ("f32[4,x]", 7, "malformed dimension"), ("q32[1]", 1, "unknown element type"),
-    ("f32[2,2]{1,0:T(2,2)Q}", 20, "layout suffix"), ("f32[2,2]{0,0}", 10, "permutation"),
-    ("(f32[2]", 8, "unclosed"), ("f32[2] junk", 8, "junk"), ("", 1, "empty"), ("f32[2], s32[]", 7, "','"),
-    ("  f32[2]{0} ?", 13, "?"),
-])
+@pytest.mark.parametrize(
+    "text, column, fragment",
+    [
+        ("f32[4,x]", 7, "malformed dimension"),
+        ("q32[1]", 1, "unknown element type"),
+        ("f32[2,2]{1,0:T(2,2)Q}", 20, "layout suffix"),
+        ("f32[2,2]{0,0}", 10, "permutation"),
+        ("(f32[2]", 8, "unclosed"),
+        ("f32[2] junk", 8, "junk"),
+        ("", 1, "empty"),
+        ("f32[2], s32[]", 7, "','"),
+        ("  f32[2]{0} ?", 13, "?"),
+    ],
+)
 def test_parse_shape_errors_have_columns(text, column, fragment):
     with pytest.raises(ParseError) as info:
         parse_shape(text)
@@ -128,5 +154,6 @@ def test_parse_shape_errors_have_columns(text, column, fragment):
 
 def test_every_element_type_parses():
     from hlo_index.hlo.model import ELEMENT_BITS
+
     for element_type, dims in itertools.product(ELEMENT_BITS, ("[]", "[3]")):
         assert parse_shape(element_type + dims).element_type == element_type

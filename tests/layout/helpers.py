@@ -1,4 +1,5 @@
 """Shared builders for the layout tests."""
+
 from __future__ import annotations
 
 from hypothesis import strategies as st

@@ -1,4 +1,5 @@
 """``hlo-index layout``: exit codes, JSON, text and SVG."""
+
 from __future__ import annotations
 
 import json
@@ -65,5 +66,6 @@ def test_color_switch():
     assert coloured.exit_code == plain.exit_code == 0
     assert "\x1b[" in coloured.output and "\x1b[" not in plain.output
     import re
+
     strip = re.compile(r"\x1b\[[0-9;]*m")
     assert strip.sub("", coloured.output).split() == plain.output.split()

@@ -1,4 +1,5 @@
 """Indexing maps of layouts, checked by brute-force evaluation against the numpy reference."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -6,8 +7,14 @@ from hypothesis import given, settings, strategies as st
 
 from hlo_index.affine import IndexingMap, dim
 from hlo_index.hlo.model import Layout, Shape, Tile
-from hlo_index.layout import (bitcast_map, physical_element_count, physical_offset_map,
-                              physical_offsets, physical_to_logical_map, to_physical)
+from hlo_index.layout import (
+    bitcast_map,
+    physical_element_count,
+    physical_offset_map,
+    physical_offsets,
+    physical_to_logical_map,
+    to_physical,
+)
 from hlo_index.reference.ref_layout import PADDING, physical_memory, reference_offsets
 
 from .helpers import make_shape, tiled_shapes
@@ -38,7 +45,7 @@ def check_forward_and_inverse(shape: Shape) -> None:
     # The simplifier may tighten the domain to the last real offset, never beyond the memory.
     assert inverse.dims[0].lo == 0
     assert offsets.max() <= inverse.dims[0].hi < physical_element_count(shape)
-    backward = table(inverse)   # padding offsets are excluded by the constraints
+    backward = table(inverse)  # padding offsets are excluded by the constraints
     memory = physical_memory(shape)
     assert sorted(o for (o,) in backward) == np.nonzero(memory != PADDING)[0].tolist()
     for (offset,), logical in backward.items():
@@ -49,12 +56,14 @@ def check_forward_and_inverse(shape: Shape) -> None:
 
 
 def test_worked_examples_round_trip():
-    for shape in (make_shape((3, 5), (1, 0), (2, 2)),
-                  make_shape((4, 8), (1, 0), (2, 4), (2, 1)),
-                  make_shape((2, 7, 8, 11, 10), (4, 3, 2, 1, 0), (-1, -1, 2, -1, 3)),
-                  make_shape((5, 3), (0, 1), (4,)),
-                  make_shape((3,), (0,), (2, 4)),
-                  make_shape((), (), (8,))):
+    for shape in (
+        make_shape((3, 5), (1, 0), (2, 2)),
+        make_shape((4, 8), (1, 0), (2, 4), (2, 1)),
+        make_shape((2, 7, 8, 11, 10), (4, 3, 2, 1, 0), (-1, -1, 2, -1, 3)),
+        make_shape((5, 3), (0, 1), (4,)),
+        make_shape((3,), (0,), (2, 4)),
+        make_shape((), (), (8,)),
+    ):
         check_forward_and_inverse(shape)
 
 
@@ -72,8 +81,7 @@ def expected_bitcast(out_shape: Shape, in_shape: Shape) -> dict[tuple, tuple]:
     for point in np.ndindex(*out_shape.dims):
         offset = out_offsets[point]
         if offset < len(memory) and memory[offset] != PADDING:
-            expected[point] = tuple(int(v) for v in np.unravel_index(memory[offset],
-                                                                     in_shape.dims))
+            expected[point] = tuple(int(v) for v in np.unravel_index(memory[offset], in_shape.dims))
     return expected
 
 
@@ -81,7 +89,7 @@ def test_bitcast_through_tiles():
     tiled = make_shape((4, 8), (1, 0), (2, 4), (2, 1), element_type="bf16")
     flat = make_shape((32,), (0,), element_type="bf16")
     m = bitcast_map(flat, tiled)
-    assert m.evaluate((1,)) == (1, 0)   # the 2x1 tile puts (1,0) right after (0,0)
+    assert m.evaluate((1,)) == (1, 0)  # the 2x1 tile puts (1,0) right after (0,0)
     assert table(m) == expected_bitcast(flat, tiled)
     assert table(bitcast_map(tiled, flat)) == expected_bitcast(tiled, flat)
 
@@ -133,10 +141,11 @@ def test_to_physical_composes_with_the_operand_layout():
 def test_invalid_layouts_are_reported_not_guessed():
     import pytest
     from hlo_index.layout import LayoutError
+
     with pytest.raises(LayoutError):
         physical_offsets(make_shape((3, 4), (0, 0)))
     with pytest.raises(LayoutError):
-        physical_offset_map(make_shape((-1, 4), (1, 0)))   # unbounded dynamic dim '?'
+        physical_offset_map(make_shape((-1, 4), (1, 0)))  # unbounded dynamic dim '?'
     with pytest.raises(LayoutError):
         physical_offsets(make_shape((3, 4), (1, 0), (2, -1)))
     bad = bitcast_map(make_shape((12,), (0,)), make_shape((3, 4), (1, 1)))
@@ -162,5 +171,6 @@ def untiled_bitcast_pairs(draw):
 @given(untiled_bitcast_pairs())
 def test_general_bitcast_agrees_with_the_untiled_op_rule(pair):
     from hlo_index.ops.rules_reshape import bitcast_map as untiled_bitcast_map
+
     out_shape, in_shape = pair
     assert table(bitcast_map(out_shape, in_shape)) == table(untiled_bitcast_map(out_shape, in_shape))

@@ -1,11 +1,11 @@
 """Offsets of layouts: the spec's worked examples, and random layouts against the numpy reference."""
+
 from __future__ import annotations
 
 import numpy as np
 from hypothesis import given, settings
 
-from hlo_index.layout import (padded_logical_dims, physical_element_count, physical_offsets,
-                              layout_cells)
+from hlo_index.layout import padded_logical_dims, physical_element_count, physical_offsets, layout_cells
 from hlo_index.reference.ref_layout import physical_memory, reference_offsets
 
 from .helpers import make_shape, tiled_shapes
@@ -30,8 +30,8 @@ def test_spec_figure_1_padding_fills_whole_tiles():
     second_row_tiles = [list(range(start, start + 4)) for start in (12, 16, 20)]
     for tile, columns in zip(second_row_tiles, ((0, 1), (2, 3), (4, None))):
         real = [offsets[2, c] for c in columns if c is not None]
-        assert real == tile[:len(real)]
-        assert set(tile[len(real):]) <= padding
+        assert real == tile[: len(real)]
+        assert set(tile[len(real) :]) <= padding
     assert len(padding) == 24 - 15
 
 
@@ -54,8 +54,7 @@ def test_spec_combined_dims_equal_the_folded_2d_shape():
 
 
 def test_column_major_and_permuted_layouts():
-    assert np.array_equal(physical_offsets(make_shape((3, 4), (0, 1))),
-                          np.arange(12).reshape(4, 3).T)
+    assert np.array_equal(physical_offsets(make_shape((3, 4), (0, 1))), np.arange(12).reshape(4, 3).T)
     # {0,2,1}: dim 1 is major, then 2, then 0 minor.
     offsets = physical_offsets(make_shape((2, 3, 4), (0, 2, 1)))
     i, j, k = np.indices((2, 3, 4))
@@ -73,9 +72,13 @@ def test_one_dimensional_tiles_on_2d_shapes():
 
 
 def test_ranks_1_to_5_match_the_reference():
-    cases = [((7,), (0,), [(4,)]), ((3, 5), (0, 1), [(2, 2)]), ((2, 3, 5), (1, 2, 0), [(2, 4)]),
-             ((2, 3, 2, 5), (3, 1, 0, 2), [(-1, 2, 3), (2,)]),
-             ((2, 3, 2, 3, 4), (4, 3, 2, 1, 0), [(2, 2, 2), (2, 1)])]
+    cases = [
+        ((7,), (0,), [(4,)]),
+        ((3, 5), (0, 1), [(2, 2)]),
+        ((2, 3, 5), (1, 2, 0), [(2, 4)]),
+        ((2, 3, 2, 5), (3, 1, 0, 2), [(-1, 2, 3), (2,)]),
+        ((2, 3, 2, 3, 4), (4, 3, 2, 1, 0), [(2, 2, 2), (2, 1)]),
+    ]
     for dims, m2m, tiles in cases:
         shape = make_shape(dims, m2m, *tiles)
         assert np.array_equal(physical_offsets(shape), reference_offsets(shape)), shape
@@ -100,7 +103,7 @@ def test_random_layouts_match_the_pad_reshape_transpose_reference(shape):
     total = physical_element_count(shape)
     assert len(physical_memory(shape)) == total
     assert np.array_equal(offsets, reference_offsets(shape))
-    assert len(np.unique(offsets)) == offsets.size          # injective
+    assert len(np.unique(offsets)) == offsets.size  # injective
     assert offsets.min() >= 0 and offsets.max() < total
 
 
@@ -113,4 +116,4 @@ def test_drawn_padding_lands_on_padding_slots(shape):
     inside = np.all(points < np.array(shape.dims), axis=1)
     memory = physical_memory(shape)
     assert len(np.unique(offsets)) == len(offsets)
-    assert np.all(memory[offsets[~inside]] == -1)           # drawn padding is real padding
+    assert np.all(memory[offsets[~inside]] == -1)  # drawn padding is real padding

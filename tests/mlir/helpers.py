@@ -1,4 +1,5 @@
 """Shared by the MLIR bubble tests: the function with a chain's rewrite added, evaluated in numpy."""
+
 from __future__ import annotations
 
 import re

@@ -1,6 +1,7 @@
 """A small numpy interpreter for the MLIR the bubble tests use (independent of hlo_index's maps):
 tensors are index-tagged arrays, index values are ints. An op whose operands are out of range
 (a slice past the end, an expand whose sizes do not multiply out) raises ``Invalid``."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -24,9 +25,13 @@ def _affine(e, dims, syms):
     if isinstance(e, AffineSymExpr):
         return syms[e.position]
     a, b = _affine(e.lhs, dims, syms), _affine(e.rhs, dims, syms)
-    return {AffineBinaryOpKind.Add: lambda: a + b, AffineBinaryOpKind.Mul: lambda: a * b,
-            AffineBinaryOpKind.Mod: lambda: a % b, AffineBinaryOpKind.FloorDiv: lambda: a // b,
-            AffineBinaryOpKind.CeilDiv: lambda: -(-a // b)}[e.kind]()
+    return {
+        AffineBinaryOpKind.Add: lambda: a + b,
+        AffineBinaryOpKind.Mul: lambda: a * b,
+        AffineBinaryOpKind.Mod: lambda: a % b,
+        AffineBinaryOpKind.FloorDiv: lambda: a // b,
+        AffineBinaryOpKind.CeilDiv: lambda: -(-a // b),
+    }[e.kind]()
 
 
 def _mixed(static, dynamic, env):
@@ -45,26 +50,55 @@ def run(function, args: list) -> dict:
             break
         if isinstance(op, arith.ConstantOp):
             env[op.result] = op.value.value.data
-        elif isinstance(op, (arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.DivUIOp, arith.DivSIOp,
-                             arith.RemUIOp, arith.RemSIOp, arith.FloorDivSIOp)):
+        elif isinstance(
+            op,
+            (
+                arith.AddiOp,
+                arith.SubiOp,
+                arith.MuliOp,
+                arith.DivUIOp,
+                arith.DivSIOp,
+                arith.RemUIOp,
+                arith.RemSIOp,
+                arith.FloorDivSIOp,
+            ),
+        ):
             a, b = env[op.lhs], env[op.rhs]
-            if isinstance(op, (arith.DivUIOp, arith.DivSIOp, arith.RemUIOp, arith.RemSIOp, arith.FloorDivSIOp)) and b == 0:
+            if (
+                isinstance(op, (arith.DivUIOp, arith.DivSIOp, arith.RemUIOp, arith.RemSIOp, arith.FloorDivSIOp))
+                and b == 0
+            ):
                 raise Invalid("division by zero")
-            env[op.result] = {arith.AddiOp: a + b, arith.SubiOp: a - b, arith.MuliOp: a * b}.get(type(op)) \
-                if isinstance(op, (arith.AddiOp, arith.SubiOp, arith.MuliOp)) else \
-                (a % b if isinstance(op, (arith.RemUIOp, arith.RemSIOp)) else
-                 (int(a / b) if isinstance(op, arith.DivSIOp) else a // b))
+            env[op.result] = (
+                {arith.AddiOp: a + b, arith.SubiOp: a - b, arith.MuliOp: a * b}.get(type(op))
+                if isinstance(op, (arith.AddiOp, arith.SubiOp, arith.MuliOp))
+                else (
+                    a % b
+                    if isinstance(op, (arith.RemUIOp, arith.RemSIOp))
+                    else (int(a / b) if isinstance(op, arith.DivSIOp) else a // b)
+                )
+            )
         elif isinstance(op, arith.CmpiOp):
             a, b = env[op.lhs], env[op.rhs]
             pred = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"][op.predicate.value.data]
-            env[op.result] = {"eq": a == b, "ne": a != b, "slt": a < b, "sle": a <= b, "sgt": a > b,
-                              "sge": a >= b, "ult": a < b, "ule": a <= b, "ugt": a > b, "uge": a >= b}[pred]
+            env[op.result] = {
+                "eq": a == b,
+                "ne": a != b,
+                "slt": a < b,
+                "sle": a <= b,
+                "sgt": a > b,
+                "sge": a >= b,
+                "ult": a < b,
+                "ule": a <= b,
+                "ugt": a > b,
+                "uge": a >= b,
+            }[pred]
         elif isinstance(op, arith.SelectOp):
             env[op.result] = env[op.lhs] if env[op.cond] else env[op.rhs]
         elif isinstance(op, affine.ApplyOp):
             vals = [env[o] for o in op.mapOperands]
             m = op.map.data
-            env[op.result] = _affine(m.results[0], vals[:m.num_dims], vals[m.num_dims:])
+            env[op.result] = _affine(m.results[0], vals[: m.num_dims], vals[m.num_dims :])
         elif isinstance(op, tensor.DimOp):
             env[op.result] = env[op.source].shape[env[op.index]]
         elif isinstance(op, tensor.ExtractSliceOp):

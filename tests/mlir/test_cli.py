@@ -1,5 +1,6 @@
 """``hlo-index bubble`` on MLIR: files, stdin (auto-detected and with --input mlir), directories,
 the JSON document, and positioned errors."""
+
 import json
 
 from click.testing import CliRunner
@@ -65,7 +66,7 @@ def test_syntax_error_is_positioned_and_exits_2(tmp_path):
     result = runner().invoke(main, ["bubble", str(bad), str(good)])
     assert result.exit_code == 2
     assert f"{bad}:2:" in result.stderr and "^" in result.stderr and "Traceback" not in result.stderr
-    assert "legal" in result.stdout      # the good file is still analysed
+    assert "legal" in result.stdout  # the good file is still analysed
 
 
 def test_invalid_ir_is_positioned(tmp_path):
@@ -84,6 +85,7 @@ def test_mutated_inputs_give_a_verdict_or_a_positioned_error():
     import re
     from hlo_index.mlir import MlirError, analyse_mlir_text
     from .test_conformance import cases
+
     rng = random.Random(7)
     texts = [c["mlir"] for c in cases() if "131072" not in c["mlir"]]
     for _ in range(60 if texts else 0):
@@ -91,7 +93,7 @@ def test_mutated_inputs_give_a_verdict_or_a_positioned_error():
         for _ in range(rng.randint(1, 3)):
             spots = list(re.finditer(r"(?<![%\w])\d+(?!\w)", text))
             m = rng.choice(spots)
-            text = text[:m.start()] + str(rng.choice([0, 1, 2, 3, 5, 8, 12, 30, 60])) + text[m.end():]
+            text = text[: m.start()] + str(rng.choice([0, 1, 2, 3, 5, 8, 12, 30, 60])) + text[m.end() :]
         try:
             for chain in analyse_mlir_text(text):
                 assert chain.verdict in ("legal", "illegal", "conditional", "unprovable") and chain.reason

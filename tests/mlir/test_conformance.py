@@ -4,6 +4,7 @@ Every function gets the expected verdict; a conditional one a condition equal to
 ``legal_condition`` on every valid input of a brute-force range; every rewrite computes the same
 tensor as the original pair on index-tagged arrays (for dynamic functions, on every valid input
 of the range where the condition holds)."""
+
 import itertools
 import json
 import re
@@ -93,7 +94,7 @@ def valid(function, args) -> bool:
     return all(getattr(v, "size", 1) > 0 for v in values.values())
 
 
-HUGE = ("131072",)      # linalg.generic over 131072x131072: checked on its condition only
+HUGE = ("131072",)  # linalg.generic over 131072x131072: checked on its condition only
 LIMITS = {"iree:no_bubble_slice_dynamic": 140}
 
 
@@ -113,7 +114,7 @@ def test_case(case):
             values = chain.counterexample["values"]
             env = {re.sub(r"dim\(%(\w+), (\d+)\)", r"D_\1_\2", k).replace("%", "V_"): v for k, v in values.items()}
             assert not condition_fn(chain.condition)(env) and chain.counterexample["differs"]
-        if chain.rewrite is not None:   # parses and verifies in place, even where too big to run
+        if chain.rewrite is not None:  # parses and verifies in place, even where too big to run
             parse_mlir(with_rewrite(case["mlir"], chain))
         if any(h in case["mlir"] for h in HUGE):
             continue

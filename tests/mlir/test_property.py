@@ -1,6 +1,7 @@
 """Property: on random static pairs, the verdict is ``legal`` exactly when an exhaustive search of
 the other order (every reshape of the same kind and every strided slice) finds a pair computing
 the same tensor; a legal rewrite computes it too."""
+
 import itertools
 import os
 
@@ -59,16 +60,15 @@ def text(order, kind, x, y, z, spec) -> str:
         re = lambda src: f"%r = tensor.collapse_shape {src} {group} : {t(big)} into {t(small)}"  # noqa: E731
     body = [sl("%x", x, y), re("%s")] if order == "slice" else [re("%x"), sl("%r", y, z)]
     result = "%r" if order == "slice" else "%s"
-    return (f"func.func @p(%x: {t(x)}) -> {t(z)} {{\n  " + "\n  ".join(body) +
-            f"\n  return {result} : {t(z)}\n}}\n")
+    return f"func.func @p(%x: {t(x)}) -> {t(z)} {{\n  " + "\n  ".join(body) + f"\n  return {result} : {t(z)}\n}}\n"
 
 
 def exhaustive(order, kind, x, want: np.ndarray, z) -> bool:
     """Does any pair of the other order (same reshape kind, any strided slice) give ``want``?"""
     data = tagged(x)
-    if order == "slice":       # reshape x first, then slice to z
+    if order == "slice":  # reshape x first, then slice to z
         shapes = factorisations(x[0], len(z)) if kind == "expand" else [(int(np.prod(x)),)]
-        src = lambda shape: data.reshape(shape)   # noqa: E731
+        src = lambda shape: data.reshape(shape)  # noqa: E731
         for shape in shapes:
             reshaped = src(shape)
             for spec in slices(shape, z):
@@ -124,12 +124,16 @@ def pairs(draw):
     return order, kind, x, y, z, spec
 
 
-@settings(max_examples=int(os.environ.get("BUBBLE_EXAMPLES", "120")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=int(os.environ.get("BUBBLE_EXAMPLES", "120")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(pairs())
 def test_verdict_equals_exhaustive_search(p):
     order, kind, x, y, z, spec = p
     source = text(order, kind, x, y, z, spec)
-    chain, = analyse_mlir_text(source)
+    (chain,) = analyse_mlir_text(source)
     data = tagged(x)
     want = take(data, spec).reshape(z) if order == "slice" else take(data.reshape(y), spec)
     exists = exhaustive(order, kind, x, want, z)

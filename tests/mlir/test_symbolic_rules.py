@@ -1,6 +1,7 @@
 """The rules for runtime dims (no enumeration possible): on every small valid instance, the
 condition holds exactly when an exhaustive search finds a pair of the other order, and the
 rewrite computes the original tensor wherever the condition holds."""
+
 import pytest
 
 from hlo_index.mlir import analyse_mlir_text, parse_mlir
@@ -12,29 +13,44 @@ from .test_property import exhaustive
 
 CASES = {
     # the first expanded dim may be 1 at run time: then the second takes the whole source
-    "maybe_unit": ("""func.func @f(%x: tensor<10xf32>, %a: index) -> tensor<?x4xf32> {
+    "maybe_unit": (
+        """func.func @f(%x: tensor<10xf32>, %a: index) -> tensor<?x4xf32> {
   %c4 = arith.constant 4 : index
   %n = arith.muli %a, %c4 : index
   %s = tensor.extract_slice %x[0] [%n] [1] : tensor<10xf32> to tensor<?xf32>
   %e = tensor.expand_shape %s [[0, 1]] output_shape [%a, 4] : tensor<?xf32> into tensor<?x4xf32>
   return %e : tensor<?x4xf32>
-}""", lambda v: [[tagged((10,)), v]], range(0, 4), "expand"),
+}""",
+        lambda v: [[tagged((10,)), v]],
+        range(0, 4),
+        "expand",
+    ),
     # a runtime source, offset and size with stride 2: rows of 2 * 4 elements, start inside a row's first 2
-    "strided": ("""func.func @f(%x: tensor<?xf32>, %o: index, %q: index) -> tensor<?x4xf32> {
+    "strided": (
+        """func.func @f(%x: tensor<?xf32>, %o: index, %q: index) -> tensor<?x4xf32> {
   %c4 = arith.constant 4 : index
   %n = arith.muli %q, %c4 : index
   %s = tensor.extract_slice %x[%o] [%n] [2] : tensor<?xf32> to tensor<?xf32>
   %e = tensor.expand_shape %s [[0, 1]] output_shape [%q, 4] : tensor<?xf32> into tensor<?x4xf32>
   return %e : tensor<?x4xf32>
-}""", None, None, "expand"),
+}""",
+        None,
+        None,
+        "expand",
+    ),
     # a runtime row count
-    "runtime_rows": ("""func.func @f(%x: tensor<?xf32>, %r: index) -> tensor<3x?xf32> {
+    "runtime_rows": (
+        """func.func @f(%x: tensor<?xf32>, %r: index) -> tensor<3x?xf32> {
   %c3 = arith.constant 3 : index
   %n = arith.muli %r, %c3 : index
   %s = tensor.extract_slice %x[0] [%n] [1] : tensor<?xf32> to tensor<?xf32>
   %e = tensor.expand_shape %s [[0, 1]] output_shape [3, %r] : tensor<?xf32> into tensor<3x?xf32>
   return %e : tensor<3x?xf32>
-}""", None, None, "expand"),
+}""",
+        None,
+        None,
+        "expand",
+    ),
 }
 
 # runtime dims on both sides of the other two directions: the nested-progression rule
@@ -55,8 +71,9 @@ GENERAL = {
 @pytest.mark.parametrize("name", sorted(GENERAL))
 def test_nested_progression_rule_is_exact(name):
     from .test_conformance import inputs, valid
+
     text = GENERAL[name]
-    chain, = analyse_mlir_text(text)
+    (chain,) = analyse_mlir_text(text)
     assert chain.verdict == "conditional", chain.reason
     function = next(iter(parse_mlir(text).functions()))
     cond = condition_fn(chain.condition)
@@ -99,7 +116,7 @@ def instances(name):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_condition_is_exact_and_rewrite_holds(name):
     text, _, _, kind = CASES[name]
-    chain, = analyse_mlir_text(text)
+    (chain,) = analyse_mlir_text(text)
     assert chain.verdict == "conditional", chain.reason
     function = next(iter(parse_mlir(text).functions()))
     cond = condition_fn(chain.condition)
@@ -128,5 +145,5 @@ def test_runtime_box_of_runtime_dims_is_unprovable():
   %s = tensor.extract_slice %c[%o] [4] [1] : tensor<?xf32> to tensor<4xf32>
   return %s : tensor<4xf32>
 }"""
-    chain, = analyse_mlir_text(text)
+    (chain,) = analyse_mlir_text(text)
     assert chain.verdict == "unprovable" and chain.rewrite is None and "runtime" in chain.reason

@@ -17,6 +17,7 @@ Both return the number of (element, operand-or-output) pairs compared and raise 
 naming the first mismatching element. Maps must have the documented domains (output dims with
 bounds [0, n-1] out to in; operand dims in to out); an UNDEFINED map fails the check.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -69,8 +70,9 @@ def _check_domain(maps, dims: Sequence[int], what: str) -> None:
             assert wlo <= lo and hi <= whi, f"{what}: dim bounds {got} outside {want}: {m}"
 
 
-def check_out2in(instr: Instruction, output_index: int = 0, runtime: Optional[Runtime] = None,
-                 sample: int = 2000, seed: int = 0) -> int:
+def check_out2in(
+    instr: Instruction, output_index: int = 0, runtime: Optional[Runtime] = None, sample: int = 2000, seed: int = 0
+) -> int:
     runtime = runtime or Runtime()
     out_dims = instr.shape.leaf(output_index).dims
     per_operand = output_to_input(instr, output_index)
@@ -82,9 +84,11 @@ def check_out2in(instr: Instruction, output_index: int = 0, runtime: Optional[Ru
         for y in points(out_dims, sample, seed):
             got = _rule_reads(om.maps, y, runtime)
             want = reference_read_set(instr, output_index, y, i, runtime.reference_values)
-            assert got == want, (f"{instr.opcode} output {output_index} element {y} -> operand {i}: "
-                                 f"rule reads {sorted(got)[:8]}, reference {sorted(want)[:8]}; "
-                                 f"maps: {[str(m) for m in om.maps]}")
+            assert got == want, (
+                f"{instr.opcode} output {output_index} element {y} -> operand {i}: "
+                f"rule reads {sorted(got)[:8]}, reference {sorted(want)[:8]}; "
+                f"maps: {[str(m) for m in om.maps]}"
+            )
             compared += 1
     return compared
 
@@ -97,11 +101,19 @@ def _operand_dims(instr: Instruction, operand_index: int, output_index: int) -> 
     return shape.leaf(element).dims
 
 
-def check_in2out(instr: Instruction, operand_index: int, runtime: Optional[Runtime] = None,
-                 sample: int = 2000, seed: int = 0, max_outputs: int = 50_000) -> int:
+def check_in2out(
+    instr: Instruction,
+    operand_index: int,
+    runtime: Optional[Runtime] = None,
+    sample: int = 2000,
+    seed: int = 0,
+    max_outputs: int = 50_000,
+) -> int:
     runtime = runtime or Runtime()
     per_output = input_to_output(instr, operand_index)
-    assert len(per_output) == instr.shape.num_outputs, f"{len(per_output)} map tuples for {instr.shape.num_outputs} outputs"
+    assert len(per_output) == instr.shape.num_outputs, (
+        f"{len(per_output)} map tuples for {instr.shape.num_outputs} outputs"
+    )
     compared = 0
     for j, maps in enumerate(per_output):
         out_dims = instr.shape.leaf(j).dims
@@ -115,8 +127,10 @@ def check_in2out(instr: Instruction, operand_index: int, runtime: Optional[Runti
         for x in points(operand_dims, sample, seed):
             got = _rule_reads(maps, x, runtime)
             want = readers.get(x, set())
-            assert got == want, (f"{instr.opcode} operand {operand_index} element {x} -> output {j}: "
-                                 f"rule gives {sorted(got)[:8]}, reference {sorted(want)[:8]}; "
-                                 f"maps: {[str(m) for m in maps]}")
+            assert got == want, (
+                f"{instr.opcode} operand {operand_index} element {x} -> output {j}: "
+                f"rule gives {sorted(got)[:8]}, reference {sorted(want)[:8]}; "
+                f"maps: {[str(m) for m in maps]}"
+            )
             compared += 1
     return compared

@@ -1,4 +1,5 @@
 """Comparing a rule's map with the text the spec prints (layout-insensitive)."""
+
 from __future__ import annotations
 
 import re

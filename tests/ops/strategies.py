@@ -1,4 +1,5 @@
 """Hypothesis strategies for random small shapes used by the op-rule tests."""
+
 from __future__ import annotations
 
 from hypothesis import strategies as st

@@ -5,6 +5,7 @@ undeclared attribute is removed in turn and every map, both directions, must sta
 evaluation in a fresh analysis context, so no cache hides a difference). Without
 ``operand_values``, a constant operand's literal must not matter either.
 """
+
 from __future__ import annotations
 
 import copy
@@ -20,14 +21,49 @@ from hlo_index.ops import input_to_output, output_to_input
 from hlo_index.ops.registry import reads_of
 
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
-OPCODES = ("custom-call", "while", "conditional", "batch-norm-training", "batch-norm-inference",
-           "batch-norm-grad", "ragged-dot", "scaled-dot", "scatter", "dynamic-update-slice", "gather")
-CALLEE_ROLES = {"calls", "to_apply", "condition", "body", "select", "scatter", "true_computation",
-                "false_computation", "branch_computations", "called_computations"}
-PER_GROUP = 8            # distinct instructions checked per opcode (custom-call: per target)
+OPCODES = (
+    "custom-call",
+    "while",
+    "conditional",
+    "batch-norm-training",
+    "batch-norm-inference",
+    "batch-norm-grad",
+    "ragged-dot",
+    "scaled-dot",
+    "scatter",
+    "dynamic-update-slice",
+    "gather",
+)
+CALLEE_ROLES = {
+    "calls",
+    "to_apply",
+    "condition",
+    "body",
+    "select",
+    "scatter",
+    "true_computation",
+    "false_computation",
+    "branch_computations",
+    "called_computations",
+}
+PER_GROUP = 8  # distinct instructions checked per opcode (custom-call: per target)
 # conformance files scanned: up to FILES_PER_PATTERN (in name order) mentioning each of these
-PATTERNS = ("__cublas", "__cudnn", "__onednn", "block_scaled", "TopK", "SPMD", "Sharding", "batch-norm-",
-            "while(", "conditional(", "ragged-dot(", "scaled-dot(", "scatter(", "dynamic-update-slice(")
+PATTERNS = (
+    "__cublas",
+    "__cudnn",
+    "__onednn",
+    "block_scaled",
+    "TopK",
+    "SPMD",
+    "Sharding",
+    "batch-norm-",
+    "while(",
+    "conditional(",
+    "ragged-dot(",
+    "scaled-dot(",
+    "scatter(",
+    "dynamic-update-slice(",
+)
 FILES_PER_PATTERN = 8
 
 
@@ -63,8 +99,11 @@ def _instructions():
             for instr in result.module.instructions:
                 if instr.opcode not in OPCODES or reads_of(instr.opcode) is None:
                     continue
-                key = (instr.opcode, str(instr.shape), repr(sorted((k, repr(v)) for k, v in instr.attrs.items()
-                                                                   if k not in NEVER_READ)))
+                key = (
+                    instr.opcode,
+                    str(instr.shape),
+                    repr(sorted((k, repr(v)) for k, v in instr.attrs.items() if k not in NEVER_READ)),
+                )
                 group = (instr.opcode, instr.attr("custom_call_target"))
                 if key in keys or seen.get(group, 0) >= PER_GROUP:
                     continue
@@ -88,8 +127,7 @@ def _answers(instr) -> list:
         # would fill that context's simplifier memos)
         for answer in answers:
             for item in answer:
-                for m in (item[2] if isinstance(item, tuple) and len(item) == 3 and isinstance(item[2], tuple)
-                          else item):
+                for m in item[2] if isinstance(item, tuple) and len(item) == 3 and isinstance(item[2], tuple) else item:
                     m.canonical_key()
         return answers
 
@@ -107,8 +145,10 @@ def test_undeclared_attributes_and_literals_do_not_change_the_maps():
                 continue
             mutated = copy.copy(instr)
             mutated.attrs = {k: v for k, v in instr.attrs.items() if k != name}
-            assert _answers(mutated) == baseline, (f"{instr.opcode} %{instr.name}: its maps change without "
-                                                   f"attribute '{name}', which its rules do not declare")
+            assert _answers(mutated) == baseline, (
+                f"{instr.opcode} %{instr.name}: its maps change without "
+                f"attribute '{name}', which its rules do not declare"
+            )
             checked += 1
         if not declared.operand_values and any(o.opcode == "constant" for o in instr.operands):
             mutated = copy.copy(instr)
@@ -137,7 +177,7 @@ def test_a_while_key_holds_the_initial_counter_inside_its_init_tuple():
     with AnalysisContext():
         assert instruction_key(loops[0]) != instruction_key(loops[1])
     assert _answers(loops[0]) != _answers(loops[1])
-    with AnalysisContext():   # in one context, each still gets its own answer
+    with AnalysisContext():  # in one context, each still gets its own answer
         together = [[om.maps for om in output_to_input(w, 1)] for w in loops]
     assert together[0] == [om[2] for om in _answers(loops[0])[1]]
     assert together[1] == [om[2] for om in _answers(loops[1])[1]]

@@ -9,6 +9,7 @@ are fixed per run; the maps are evaluated at the runtime-variable values they im
 
 jax / jaxlib are not test dependencies: without them these tests skip.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -117,10 +118,12 @@ def floats(*dims, seed=1):
 
 # ---- the new rules: overwritten operands ---------------------------------------------------
 
+
 @pytest.mark.parametrize("offsets", [(0, 0), (1, 2), (3, 3), (4, 5), (9, 1)])
 def test_dynamic_update_slice_operand_is_read_where_the_update_does_not_land(offsets):
     def fn(x, u, i, j):
         return lax.dynamic_update_slice(x, u, (i, j))
+
     args = (floats(5, 6), floats(2, 3, seed=2), jnp.int32(offsets[0]), jnp.int32(offsets[1]))
     clamped = (min(offsets[0], 3), min(offsets[1], 3))
     maps = check_op(fn, args, "dynamic-update-slice", 0, clamped)
@@ -128,39 +131,41 @@ def test_dynamic_update_slice_operand_is_read_where_the_update_does_not_land(off
     check_op(fn, args, "dynamic-update-slice", 1, clamped)
 
 
-ROW = lax.ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(0,),
-                                  scatter_dims_to_operand_dims=(0,))
+ROW = lax.ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
 
 
 @pytest.mark.parametrize("row", [0, 3, 5, 6, 40])
 def test_scatter_that_sets_one_row_reads_the_operand_elsewhere(row):
     def fn(x, i, u):
         return lax.scatter(x, i, u, ROW, mode=lax.GatherScatterMode.FILL_OR_DROP)
+
     args = (floats(6, 4), jnp.asarray([row], jnp.int32), floats(4, seed=3))
     # the runtime variable: the row where in range, 6 (the dim) where the update is skipped
     check_op(fn, args, "scatter", 0, (row if row <= 5 else 6,))
     update = output_to_input(the_op(lowered_module(fn, args), "scatter"))[2].maps
-    if row <= 5:   # the update map's variable is the start, for a window that lands
+    if row <= 5:  # the update map's variable is the start, for a window that lands
         check_op(fn, args, "scatter", 2, (row,))
     else:
         assert not any(nan_readers(fn, args, 2, sample((4,))).values()) and update
 
 
-ROWS = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
-                                   scatter_dims_to_operand_dims=(0,))
+ROWS = lax.ScatterDimensionNumbers(
+    update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
+)
 
 
 def test_scatter_add_reads_the_operand_everywhere():
     def fn(x, i, u):
         return lax.scatter_add(x, i, u, ROWS, mode=lax.GatherScatterMode.FILL_OR_DROP)
+
     args = (floats(6, 4), jnp.asarray([[4], [1], [4]], jnp.int32), floats(3, 4, seed=3))
     assert check_op(fn, args, "scatter", 0) == (IndexingMap.identity((6, 4)),)
 
 
 def test_scatter_that_sets_rows_at_constant_indices_reads_the_rest():
     def fn(x, u):
-        return lax.scatter(x, jnp.asarray([[4], [1], [4]], jnp.int32), u, ROWS,
-                           mode=lax.GatherScatterMode.FILL_OR_DROP)
+        return lax.scatter(x, jnp.asarray([[4], [1], [4]], jnp.int32), u, ROWS, mode=lax.GatherScatterMode.FILL_OR_DROP)
+
     args = (floats(6, 4), floats(3, 4, seed=3))
     maps = check_op(fn, args, "scatter", 0)
     assert maps and not any(m.runtime_vars for m in maps)
@@ -169,6 +174,7 @@ def test_scatter_that_sets_rows_at_constant_indices_reads_the_rest():
 def test_scatter_that_sets_rows_at_runtime_indices_is_undefined():
     def fn(x, i, u):
         return lax.scatter(x, i, u, ROWS, mode=lax.GatherScatterMode.FILL_OR_DROP)
+
     args = (floats(6, 4), jnp.asarray([[4], [1], [4]], jnp.int32), floats(3, 4, seed=3))
     instr = the_op(lowered_module(fn, args), "scatter")
     (m,) = output_to_input(instr)[0].maps
@@ -177,9 +183,11 @@ def test_scatter_that_sets_rows_at_runtime_indices_is_undefined():
 
 # ---- a sample of the existing rules ----------------------------------------------------------
 
+
 def test_dot_general():
     def fn(a, b):
         return lax.dot_general(a, b, (((2,), (1,)), ((0,), (0,))))
+
     args = (floats(2, 3, 4), floats(2, 4, 5, seed=2))
     check_op(fn, args, "dot", 0)
     check_op(fn, args, "dot", 1)
@@ -187,8 +195,10 @@ def test_dot_general():
 
 def test_convolution_with_padding_stride_and_dilation():
     def fn(x, w):
-        return lax.conv_general_dilated(x, w, window_strides=(2,), padding=((1, 2),), rhs_dilation=(2,),
-                                        dimension_numbers=("NWC", "WIO", "NWC"))
+        return lax.conv_general_dilated(
+            x, w, window_strides=(2,), padding=((1, 2),), rhs_dilation=(2,), dimension_numbers=("NWC", "WIO", "NWC")
+        )
+
     args = (floats(1, 9, 2), floats(3, 2, 3, seed=2))
     check_op(fn, args, "convolution", 0)
     check_op(fn, args, "convolution", 1)
@@ -197,12 +207,14 @@ def test_convolution_with_padding_stride_and_dilation():
 def test_reduce_window_max():
     def fn(x):
         return lax.reduce_window(x, -np.inf, lax.max, (2, 3), (1, 2), ((0, 1), (1, 1)))
+
     check_op(fn, (floats(5, 7),), "reduce-window", 0)
 
 
 def test_dynamic_slice():
     def fn(x, i, j):
         return lax.dynamic_slice(x, (i, j), (2, 3))
+
     args = (floats(5, 6), jnp.int32(4), jnp.int32(1))
     check_op(fn, args, "dynamic-slice", 0, (3, 1))
 
@@ -210,6 +222,7 @@ def test_dynamic_slice():
 def test_gather_rows():
     def fn(x, i):
         return x[i]
+
     args = (floats(6, 3), jnp.asarray([5, 0, 2], jnp.int32))
     module = lowered_module(fn, args)
     assert any(i.opcode == "gather" for i in module.entry.instructions)
@@ -218,16 +231,20 @@ def test_gather_rows():
 def test_pad_and_reverse_and_transpose_program():
     def fn(x):
         return jnp.transpose(lax.rev(lax.pad(x, 0.0, ((1, 2, 1), (0, -1, 0))), (0,)))
+
     check_program(fn, (floats(3, 4),), 0)
 
 
 def test_fori_loop_reading_the_counter_row():
     """Iteration k reads row k: with the trip count known, the counter is folded per iteration
     (through jax's call and negative-index select), so the maps read rows 0, 1, 2 exactly."""
+
     def fn(x):
         def body(k, acc):
             return acc * 2.0 + lax.dynamic_index_in_dim(x, k, 0, keepdims=False)
+
         return lax.fori_loop(0, 3, body, jnp.zeros(x.shape[1:], x.dtype))
+
     maps = check_program(fn, (floats(7, 4),), 0)
     assert not any(m.runtime_vars for m in maps)
     assert set().union(*(m.read_set((1,)) for m in maps)) == {(0, 1), (1, 1), (2, 1)}
@@ -236,10 +253,13 @@ def test_fori_loop_reading_the_counter_row():
 def test_fori_loop_summing_every_other_row():
     """The row 2k + 1 (integer arithmetic, jax's negative-index select) is folded per iteration:
     exactly rows 1, 3, 5, as one map over the iteration."""
+
     def fn(x):
         def body(k, acc):
             return acc + lax.dynamic_slice_in_dim(x, 2 * k + 1, 1, 0)[0]
+
         return lax.fori_loop(0, 3, body, jnp.zeros(x.shape[1:], x.dtype))
+
     maps = check_program(fn, (floats(7, 4),), 0)
     assert not any(m.runtime_vars for m in maps) and len(maps) == 1
     assert maps[0].read_set((2,)) == {(1, 2), (3, 2), (5, 2)}
@@ -249,20 +269,26 @@ def test_fori_loop_summing_every_other_row():
 def test_fori_loop_row_through_normalisation_and_clamp(lower, upper, scale, shift):
     """Negative rows wrap (jax's select), rows past the end clamp (XLA's dynamic-slice): each
     iteration's row folded exactly, checked against XLA's NaN propagation."""
+
     def fn(x):
         def body(k, acc):
             return acc + lax.dynamic_slice_in_dim(x, scale * k + shift, 2, 0).sum(0)
+
         return lax.fori_loop(lower, upper, body, jnp.zeros(x.shape[1:], x.dtype))
+
     maps = check_program(fn, (floats(7, 3),), 0)
     assert not any(m.runtime_vars for m in maps)
 
 
 def test_scan_state_reads_every_row_and_each_output_row_its_own():
     """lax.scan: the carried sum reads every row of xs (one map over the iteration)."""
+
     def fn(xs):
         def step(c, x):
             return c + x, c * x
+
         return lax.scan(step, jnp.zeros(xs.shape[1:], xs.dtype), xs)[0]
+
     maps = check_program(fn, (floats(5, 3),), 0)
     assert not any(m.runtime_vars for m in maps)
 
@@ -270,19 +296,21 @@ def test_scan_state_reads_every_row_and_each_output_row_its_own():
 def test_cond_with_a_constant_predicate_reads_the_branch_taken():
     def fn(x):
         return lax.cond(True, lambda v: v[::-1] * 2.0, lambda v: v + 1.0, x)
+
     assert check_program(fn, (floats(5),), 0)
 
 
 # ---- HLO text run as it is (ops jax does not emit) -----------------------------------------
 
+
 def run_hlo(text: str, args) -> list[np.ndarray]:
     from jax._src.lib import _jax, xla_client
+
     module = xla_client.hlo.hlo_module_from_text(text)
     stablehlo = _jax.mlir.hlo_to_stablehlo(module.as_serialized_hlo_module_proto())
     client = jax.devices("cpu")[0].client
     devices = client.devices()[:1]
-    executable = client.compile_and_load(stablehlo, xla_client.DeviceList(tuple(devices)),
-                                         xla_client.CompileOptions())
+    executable = client.compile_and_load(stablehlo, xla_client.DeviceList(tuple(devices)), xla_client.CompileOptions())
     outputs = executable.execute([jax.device_put(np.asarray(a), devices[0]) for a in args])
     return [np.asarray(o) for o in outputs]
 

@@ -1,5 +1,6 @@
 """Every opcode seen in the real XLA dumps has an indexing rule (both directions) or a
 documented UNDEFINED reason; opaque ops really give UNDEFINED with that reason."""
+
 from __future__ import annotations
 
 import json
@@ -40,11 +41,26 @@ def test_corpus_opcode_has_rule_or_reason(opcode):
         assert opcode in INPUT_TO_OUTPUT, f"{opcode} has an output-to-input rule but no input-to-output rule"
 
 
-OPAQUE_EXAMPLES = ["rng", "rng-bit-generator", "rng-get-and-update-state", "infeed",
-                   "outfeed", "send", "recv", "send-done", "recv-done", "fft", "cholesky", "triangular-solve",
-                   "after-all",
-                   "get-dimension-size", "set-dimension-size", "dynamic-reshape",
-                   "partition-id", "replica-id"]
+OPAQUE_EXAMPLES = [
+    "rng",
+    "rng-bit-generator",
+    "rng-get-and-update-state",
+    "infeed",
+    "outfeed",
+    "send",
+    "recv",
+    "send-done",
+    "recv-done",
+    "fft",
+    "cholesky",
+    "triangular-solve",
+    "after-all",
+    "get-dimension-size",
+    "set-dimension-size",
+    "dynamic-reshape",
+    "partition-id",
+    "replica-id",
+]
 
 
 @pytest.mark.parametrize("opcode", OPAQUE_EXAMPLES)
@@ -86,6 +102,7 @@ DYNAMIC_FAMILIES = {"dynamic-slice", "dynamic-update-slice", "gather", "scatter"
 def corpus_instructions() -> list:
     """Distinct (by opcode, shapes and attributes) corpus instructions of the families above."""
     from hlo_index.hlo import load
+
     if not CORPUS.exists():
         return []
     seen, found = set(), []
@@ -96,9 +113,18 @@ def corpus_instructions() -> list:
             for instr in result.module.instructions:
                 if instr.opcode not in STATIC_FAMILIES | DYNAMIC_FAMILIES:
                     continue
-                key = (instr.opcode, str(instr.shape), tuple(str(o.shape) for o in instr.operands),
-                       tuple(sorted((k, repr(v)) for k, v in instr.attrs.items() if k not in
-                                    ("to_apply", "select", "scatter", "metadata", "backend_config"))))
+                key = (
+                    instr.opcode,
+                    str(instr.shape),
+                    tuple(str(o.shape) for o in instr.operands),
+                    tuple(
+                        sorted(
+                            (k, repr(v))
+                            for k, v in instr.attrs.items()
+                            if k not in ("to_apply", "select", "scatter", "metadata", "backend_config")
+                        )
+                    ),
+                )
                 if key not in seen:
                     seen.add(key)
                     found.append(instr)
@@ -107,6 +133,7 @@ def corpus_instructions() -> list:
 
 def _reads_per_output(instr) -> int:
     from hlo_index.reference import read_set
+
     out_dims = instr.shape.leaf(0).dims
     return sum(len(read_set(instr, 0, tuple(0 for _ in out_dims), i)) for i in range(len(instr.operands)))
 
@@ -114,14 +141,19 @@ def _reads_per_output(instr) -> int:
 def _overwritten_by_runtime_windows(instr, operand: int, m) -> bool:
     """The one documented unknown of these families: a scatter whose combiner overwrites, with
     several windows at runtime starts (which operand elements survive depends on all of them)."""
-    return (instr.opcode == "scatter" and m.is_undefined and operand < (len(instr.operands) - 1) // 2
-            and "depends on every runtime index vector at once" in m.undefined_reason)
+    return (
+        instr.opcode == "scatter"
+        and m.is_undefined
+        and operand < (len(instr.operands) - 1) // 2
+        and "depends on every runtime index vector at once" in m.undefined_reason
+    )
 
 
 def test_corpus_instructions_get_exact_maps():
     """Structure for all of them; for the static ops, the reference on sampled elements (and the
     inverse relation where the output is small enough to scan)."""
     from .oracle_check import check_in2out, check_out2in
+
     instructions = corpus_instructions()
     if not instructions:
         pytest.skip("corpus not available")
@@ -138,8 +170,11 @@ def test_corpus_instructions_get_exact_maps():
                     assert m.num_dims == instr.shape.leaf(j).rank
         for i in range(len(instr.operands)):
             for maps in input_to_output(instr, i):
-                assert all(_overwritten_by_runtime_windows(instr, i, m)
-                           or (not m.is_undefined and m.num_dims == instr.operands[i].shape.rank) for m in maps), instr
+                assert all(
+                    _overwritten_by_runtime_windows(instr, i, m)
+                    or (not m.is_undefined and m.num_dims == instr.operands[i].shape.rank)
+                    for m in maps
+                ), instr
         if instr.opcode not in STATIC_FAMILIES:
             continue
         reads = max(1, _reads_per_output(instr))

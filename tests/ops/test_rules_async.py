@@ -1,5 +1,6 @@
 """async-update / -done forward the elements of the async tuple (async-start, which runs the wrapped
 computation, is tested with the fusion layer that registers it: tests/fusion/test_rules_async.py)."""
+
 from __future__ import annotations
 
 from hlo_index.hlo import parse_module_text
@@ -11,12 +12,13 @@ FUSED = """%fused (p0: f32[4,6]) -> f32[6,4] {
 }
 """
 
-TEXT = ("HloModule m\n\n" + FUSED +
-        "\nENTRY %main (p: f32[4,6]) -> f32[6,4] {\n"
-        "  %p = f32[4,6]{1,0} parameter(0)\n"
-        "  %s = ((f32[4,6]{1,0}), f32[6,4]{1,0}, u32[]) fusion-start(%p), kind=kLoop, calls=%fused\n"
-        "  %u = ((f32[4,6]{1,0}), f32[6,4]{1,0}, u32[]) fusion-update(%s)\n"
-        "  ROOT %d = f32[6,4]{1,0} fusion-done(%u)\n}\n")
+TEXT = (
+    "HloModule m\n\n" + FUSED + "\nENTRY %main (p: f32[4,6]) -> f32[6,4] {\n"
+    "  %p = f32[4,6]{1,0} parameter(0)\n"
+    "  %s = ((f32[4,6]{1,0}), f32[6,4]{1,0}, u32[]) fusion-start(%p), kind=kLoop, calls=%fused\n"
+    "  %u = ((f32[4,6]{1,0}), f32[6,4]{1,0}, u32[]) fusion-update(%s)\n"
+    "  ROOT %d = f32[6,4]{1,0} fusion-done(%u)\n}\n"
+)
 
 
 def _module():

@@ -1,5 +1,6 @@
 """batch-norm-training / -inference / -grad: rules vs the numpy reference on random shapes and
 feature indices, plus the shape of the maps on an example."""
+
 from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
@@ -42,8 +43,10 @@ def test_batch_norm_matches_reference(data):
 def test_training_output_reads_the_feature_slice_and_its_scale():
     instr = batch_norm("batch-norm-training", (2, 3, 4), 1)
     x, scale, offset = output_to_input(instr, 0)
-    assert str(x.maps[0]) == ("(d0, d1, d2)[s0, s1] -> (s0, d1, s1), domain: d0 in [0, 1], d1 in [0, 2], "
-                              "d2 in [0, 3], s0 in [0, 1], s1 in [0, 3]")
+    assert str(x.maps[0]) == (
+        "(d0, d1, d2)[s0, s1] -> (s0, d1, s1), domain: d0 in [0, 1], d1 in [0, 2], "
+        "d2 in [0, 3], s0 in [0, 1], s1 in [0, 3]"
+    )
     assert str(scale.maps[0]) == "(d0, d1, d2) -> (d1), domain: d0 in [0, 1], d1 in [0, 2], d2 in [0, 3]"
     mean_x, mean_scale, _ = output_to_input(instr, 1)
     assert mean_scale.maps == () and mean_x.maps[0].num_range_vars == 2

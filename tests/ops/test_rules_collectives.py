@@ -1,5 +1,6 @@
 """Collectives in the per-replica view: rules vs a numpy simulation of every replica of a group,
 for every replica position (the runtime variable rt0)."""
+
 from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
@@ -37,7 +38,7 @@ def test_all_gather(dims, group, data):
     axis = data.draw(st.integers(0, len(dims) - 1))
     out = [n * group if k == axis else n for k, n in enumerate(dims)]
     instr = instruction("all-gather", f32(*out), [f32(*dims)], dimensions=(axis,), replica_groups=groups_text(group))
-    check_every_replica(instr, [0])   # no runtime variable: the same map on every replica
+    check_every_replica(instr, [0])  # no runtime variable: the same map on every replica
     assert not output_to_input(instr)[0].maps[0].runtime_vars
 
 
@@ -46,8 +47,9 @@ def test_all_gather(dims, group, data):
 def test_reduce_scatter(dims, group, data):
     axis = data.draw(st.integers(0, len(dims) - 1))
     operand = [n * group if k == axis else n for k, n in enumerate(dims)]
-    instr = instruction("reduce-scatter", f32(*dims), [f32(*operand)], dimensions=(axis,),
-                        replica_groups=groups_text(group))
+    instr = instruction(
+        "reduce-scatter", f32(*dims), [f32(*operand)], dimensions=(axis,), replica_groups=groups_text(group)
+    )
     check_every_replica(instr, range(group))
 
 
@@ -56,8 +58,9 @@ def test_reduce_scatter(dims, group, data):
 def test_all_to_all(dims, group, data):
     axis = data.draw(st.integers(0, len(dims) - 1))
     shape = [n * group if k == axis else n for k, n in enumerate(dims)]
-    instr = instruction("all-to-all", f32(*shape), [f32(*shape)], dimensions=(axis,),
-                        replica_groups=f"[1,{group}]<=[{group}]")
+    instr = instruction(
+        "all-to-all", f32(*shape), [f32(*shape)], dimensions=(axis,), replica_groups=f"[1,{group}]<=[{group}]"
+    )
     check_every_replica(instr, range(group))
 
 
@@ -74,10 +77,10 @@ def test_all_reduce_variadic():
 
 
 def test_collective_permute():
-    pairs = "{{0,1},{1,2},{3,0},{2,5}}"   # replica 3 and 4 receive nothing
+    pairs = "{{0,1},{1,2},{3,0},{2,5}}"  # replica 3 and 4 receive nothing
     instr = instruction("collective-permute", f32(3, 2), [f32(3, 2)], source_target_pairs=pairs)
     check_every_replica(instr, range(6))
-    assert len(output_to_input(instr)[0].maps) == 2   # target runs [0, 2] and [5, 5]
+    assert len(output_to_input(instr)[0].maps) == 2  # target runs [0, 2] and [5, 5]
 
 
 def test_all_to_all_unknown_group_is_undefined():
@@ -88,15 +91,24 @@ def test_all_to_all_unknown_group_is_undefined():
 
 
 def test_async_all_gather_and_permute():
-    start = instruction("all-gather-start", tuple_shape(f32(2, 3), f32(2, 9)), [f32(2, 3)], dimensions=(1,),
-                        replica_groups=groups_text(3))
+    start = instruction(
+        "all-gather-start",
+        tuple_shape(f32(2, 3), f32(2, 9)),
+        [f32(2, 3)],
+        dimensions=(1,),
+        replica_groups=groups_text(3),
+    )
     check_every_replica(start, [0])
     done = instruction("all-gather-done", f32(2, 9), [start])
     check_every_replica(done, [0])
     assert output_to_input(done)[0].operand_output == 1
     u32 = array_shape("u32", ())
-    pstart = instruction("collective-permute-start", tuple_shape(f32(4), f32(4), u32, u32), [f32(4)],
-                         source_target_pairs="{{0,1},{1,0},{2,3}}")
+    pstart = instruction(
+        "collective-permute-start",
+        tuple_shape(f32(4), f32(4), u32, u32),
+        [f32(4)],
+        source_target_pairs="{{0,1},{1,0},{2,3}}",
+    )
     check_every_replica(pstart, range(4))
     check_every_replica(instruction("collective-permute-done", f32(4), [pstart]), [0])
 

@@ -1,5 +1,6 @@
 """dot (any dimension numbers) and convolution (dim_labels, windows, dilations, feature and
 batch groups): rules vs the numpy reference on random configurations, plus the spec examples."""
+
 from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
@@ -28,6 +29,7 @@ def check_all(instr, sample=300):
 
 # ---- dot ----------------------------------------------------------------------------------
 
+
 @SETTINGS
 @given(st.data())
 def test_dot_matches_reference(data):
@@ -49,36 +51,57 @@ def test_dot_matches_reference(data):
     for role, pos in enumerate(rhs_perm):
         rhs_dims[pos] = rhs_roles[role]
     lhs_batch = tuple(lhs_perm[:n_batch])
-    lhs_contract = tuple(lhs_perm[n_batch:n_batch + n_contract])
+    lhs_contract = tuple(lhs_perm[n_batch : n_batch + n_contract])
     rhs_batch = tuple(rhs_perm[:n_batch])
-    rhs_contract = tuple(rhs_perm[n_batch:n_batch + n_contract])
-    lhs_free_sorted = sorted(lhs_perm[n_batch + n_contract:])
-    rhs_free_sorted = sorted(rhs_perm[n_batch + n_contract:])
+    rhs_contract = tuple(rhs_perm[n_batch : n_batch + n_contract])
+    lhs_free_sorted = sorted(lhs_perm[n_batch + n_contract :])
+    rhs_free_sorted = sorted(rhs_perm[n_batch + n_contract :])
     out = batch + [lhs_dims[d] for d in lhs_free_sorted] + [rhs_dims[d] for d in rhs_free_sorted]
-    instr = instruction("dot", f32(*out), [f32(*lhs_dims), f32(*rhs_dims)],
-                        lhs_batch_dims=lhs_batch, rhs_batch_dims=rhs_batch,
-                        lhs_contracting_dims=lhs_contract, rhs_contracting_dims=rhs_contract)
+    instr = instruction(
+        "dot",
+        f32(*out),
+        [f32(*lhs_dims), f32(*rhs_dims)],
+        lhs_batch_dims=lhs_batch,
+        rhs_batch_dims=rhs_batch,
+        lhs_contracting_dims=lhs_contract,
+        rhs_contracting_dims=rhs_contract,
+    )
     check_all(instr)
 
 
 def test_dot_spec_example():
-    instr = instruction("dot", f32(4, 128, 64), [f32(4, 128, 256), f32(4, 256, 64)],
-                        lhs_batch_dims=(0,), rhs_batch_dims=(0,), lhs_contracting_dims=(2,),
-                        rhs_contracting_dims=(1,))
+    instr = instruction(
+        "dot",
+        f32(4, 128, 64),
+        [f32(4, 128, 256), f32(4, 256, 64)],
+        lhs_batch_dims=(0,),
+        rhs_batch_dims=(0,),
+        lhs_contracting_dims=(2,),
+        rhs_contracting_dims=(1,),
+    )
     lhs, rhs = output_to_input(instr)
-    assert_map_text(lhs.maps[0], "(d0, d1, d2)[s0] -> (d0, d1, s0), domain: d0 in [0, 3], d1 in [0, 127], "
-                                 "d2 in [0, 63], s0 in [0, 255]")
-    assert_map_text(rhs.maps[0], "(d0, d1, d2)[s0] -> (d0, s0, d2), domain: d0 in [0, 3], d1 in [0, 127], "
-                                 "d2 in [0, 63], s0 in [0, 255]")
-    assert_map_text(input_to_output(instr, 0)[0][0], "(d0, d1, d2)[s0] -> (d0, d1, s0), domain: d0 in [0, 3], "
-                                                     "d1 in [0, 127], d2 in [0, 255], s0 in [0, 63]")
+    assert_map_text(
+        lhs.maps[0],
+        "(d0, d1, d2)[s0] -> (d0, d1, s0), domain: d0 in [0, 3], d1 in [0, 127], d2 in [0, 63], s0 in [0, 255]",
+    )
+    assert_map_text(
+        rhs.maps[0],
+        "(d0, d1, d2)[s0] -> (d0, s0, d2), domain: d0 in [0, 3], d1 in [0, 127], d2 in [0, 63], s0 in [0, 255]",
+    )
+    assert_map_text(
+        input_to_output(instr, 0)[0][0],
+        "(d0, d1, d2)[s0] -> (d0, d1, s0), domain: d0 in [0, 3], d1 in [0, 127], d2 in [0, 255], s0 in [0, 63]",
+    )
     # The spec prints "-> (d0, s0, d1)" for p1 with d1 in [0, 255]: d1 is the contracted dim
     # there and cannot index the output's last dim (size 64); the rhs free dim is d2.
-    assert_map_text(input_to_output(instr, 1)[0][0], "(d0, d1, d2)[s0] -> (d0, s0, d2), domain: d0 in [0, 3], "
-                                                     "d1 in [0, 255], d2 in [0, 63], s0 in [0, 127]")
+    assert_map_text(
+        input_to_output(instr, 1)[0][0],
+        "(d0, d1, d2)[s0] -> (d0, s0, d2), domain: d0 in [0, 3], d1 in [0, 255], d2 in [0, 63], s0 in [0, 127]",
+    )
 
 
 # ---- convolution --------------------------------------------------------------------------
+
 
 def _place(roles: dict, perm) -> dict:
     """Assign each role name a position from the permutation, in role order."""
@@ -89,8 +112,12 @@ def _place(roles: dict, perm) -> dict:
 def convolution(draw):
     spatial = draw(st.integers(0, 2))
     axes = [draw(window_axis()) for _ in range(spatial)]
-    window = tuple(WindowDim(wd.size, wd.stride, wd.pad_low, wd.pad_high, wd.window_dilation, wd.base_dilation,
-                             draw(st.booleans())) for _, wd in axes)
+    window = tuple(
+        WindowDim(
+            wd.size, wd.stride, wd.pad_low, wd.pad_high, wd.window_dilation, wd.base_dilation, draw(st.booleans())
+        )
+        for _, wd in axes
+    )
     # XLA's shape inference allows one kind of group at a time; "both" still has a definition.
     group_kind = draw(st.sampled_from(["none", "feature", "batch", "both"]))
     feature_groups = draw(st.integers(2, 3)) if group_kind in ("feature", "both") else 1
@@ -104,10 +131,16 @@ def convolution(draw):
     rank = spatial + 2
     lhs_perm, kernel_perm, out_perm = (draw(st.permutations(list(range(rank)))) for _ in range(3))
     labels = ConvDimLabels(
-        input_batch=lhs_perm[0], input_feature=lhs_perm[1], input_spatial=tuple(lhs_perm[2:]),
-        kernel_input_feature=kernel_perm[0], kernel_output_feature=kernel_perm[1],
+        input_batch=lhs_perm[0],
+        input_feature=lhs_perm[1],
+        input_spatial=tuple(lhs_perm[2:]),
+        kernel_input_feature=kernel_perm[0],
+        kernel_output_feature=kernel_perm[1],
         kernel_spatial=tuple(kernel_perm[2:]),
-        output_batch=out_perm[0], output_feature=out_perm[1], output_spatial=tuple(out_perm[2:]))
+        output_batch=out_perm[0],
+        output_feature=out_perm[1],
+        output_spatial=tuple(out_perm[2:]),
+    )
     lhs, kernel, out = [0] * rank, [0] * rank, [0] * rank
     lhs[labels.input_batch], lhs[labels.input_feature] = in_batch, in_features
     kernel[labels.kernel_input_feature], kernel[labels.kernel_output_feature] = kernel_in, out_features
@@ -116,8 +149,15 @@ def convolution(draw):
         lhs[labels.input_spatial[axis]] = n
         kernel[labels.kernel_spatial[axis]] = wd.size
         out[labels.output_spatial[axis]] = window_output_size(n, wd)
-    return instruction("convolution", f32(*out), [f32(*lhs), f32(*kernel)], window=window, dim_labels=labels,
-                       feature_group_count=feature_groups, batch_group_count=batch_groups)
+    return instruction(
+        "convolution",
+        f32(*out),
+        [f32(*lhs), f32(*kernel)],
+        window=window,
+        dim_labels=labels,
+        feature_group_count=feature_groups,
+        batch_group_count=batch_groups,
+    )
 
 
 @SETTINGS
@@ -142,10 +182,15 @@ def test_convolution_from_parsed_text():
 
 def test_transposed_convolution_from_corpus_shape():
     # conv_transpose_upsample: window={size=4x4 pad=2_2x2_2 lhs_dilate=2x2} (smaller sizes).
-    text = CONV_MODULE.replace("f32[2,8,8,4]", "f32[1,4,4,2]").replace("f32[3,3,2,6]", "f32[4,4,2,2]") \
-        .replace("f32[2,4,4,6]", "f32[1,8,8,2]") \
-        .replace("window={size=3x3 stride=2x2 pad=0_1x0_1 rhs_dilate=1x1}", "window={size=4x4 pad=2_2x2_2 lhs_dilate=2x2}") \
+    text = (
+        CONV_MODULE.replace("f32[2,8,8,4]", "f32[1,4,4,2]")
+        .replace("f32[3,3,2,6]", "f32[4,4,2,2]")
+        .replace("f32[2,4,4,6]", "f32[1,8,8,2]")
+        .replace(
+            "window={size=3x3 stride=2x2 pad=0_1x0_1 rhs_dilate=1x1}", "window={size=4x4 pad=2_2x2_2 lhs_dilate=2x2}"
+        )
         .replace(", feature_group_count=2", "")
+    )
     check_all(parse_module_text(text).entry.root, sample=150)
 
 
@@ -164,7 +209,13 @@ def test_scaled_dot_matches_reference(data):
             return f32(*([1] * (nb + 2)))
         return f32(*batch, rows, blocks if kind == "blocked" else k)
 
-    instr = instruction("scaled-dot", f32(*batch, m, n), [f32(*batch, m, k), f32(*batch, n, k), scale(m), scale(n)],
-                        lhs_batch_dims=tuple(range(nb)), rhs_batch_dims=tuple(range(nb)),
-                        lhs_contracting_dims=(nb + 1,), rhs_contracting_dims=(nb + 1,))
+    instr = instruction(
+        "scaled-dot",
+        f32(*batch, m, n),
+        [f32(*batch, m, k), f32(*batch, n, k), scale(m), scale(n)],
+        lhs_batch_dims=tuple(range(nb)),
+        rhs_batch_dims=tuple(range(nb)),
+        lhs_contracting_dims=(nb + 1,),
+        rhs_contracting_dims=(nb + 1,),
+    )
     check_all(instr, sample=200)

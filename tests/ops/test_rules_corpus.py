@@ -1,6 +1,7 @@
 """The data-movement, elementwise, tuple and collective rules on every distinct instruction of
 the real XLA dumps in ../shared/corpus (gpt12 excluded for time), checked against the reference
 on a seeded sample of elements."""
+
 from __future__ import annotations
 
 import glob
@@ -15,12 +16,23 @@ from hlo_index.reference import NoReference
 
 from .oracle_check import check_in2out, check_out2in
 
-CORPUS = next((p for p in (os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "corpus"),
-                            "/work/shared/corpus") if os.path.isdir(p)), "")
-MINE = {"hlo_index.ops.rules_elementwise", "hlo_index.ops.rules_shape", "hlo_index.ops.rules_reshape",
-        "hlo_index.ops.rules_tuple", "hlo_index.ops.rules_collectives"}
+CORPUS = next(
+    (
+        p
+        for p in (os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "corpus"), "/work/shared/corpus")
+        if os.path.isdir(p)
+    ),
+    "",
+)
+MINE = {
+    "hlo_index.ops.rules_elementwise",
+    "hlo_index.ops.rules_shape",
+    "hlo_index.ops.rules_reshape",
+    "hlo_index.ops.rules_tuple",
+    "hlo_index.ops.rules_collectives",
+}
 SAMPLE = 32
-PER_OPCODE = 25   # distinct instructions checked per opcode (the first ones in corpus order)
+PER_OPCODE = 25  # distinct instructions checked per opcode (the first ones in corpus order)
 
 
 def corpus_modules():
@@ -36,13 +48,21 @@ def modules():
 
 
 def _signature(instr) -> tuple:
-    return (instr.opcode, str(instr.shape), tuple(str(o.shape) for o in instr.operands),
-            tuple(sorted((k, str(v)) for k, v in instr.attrs.items() if k not in ("metadata", "sharding"))))
+    return (
+        instr.opcode,
+        str(instr.shape),
+        tuple(str(o.shape) for o in instr.operands),
+        tuple(sorted((k, str(v)) for k, v in instr.attrs.items() if k not in ("metadata", "sharding"))),
+    )
 
 
 def test_every_corpus_opcode_has_a_rule_or_reason(modules):
-    missing = {i.opcode for m in modules for i in m.instructions
-               if i.opcode not in OUTPUT_TO_INPUT and i.opcode not in OPAQUE_REASONS}
+    missing = {
+        i.opcode
+        for m in modules
+        for i in m.instructions
+        if i.opcode not in OUTPUT_TO_INPUT and i.opcode not in OPAQUE_REASONS
+    }
     assert not missing, f"opcodes with neither a rule nor an UNDEFINED reason: {sorted(missing)}"
 
 

@@ -1,6 +1,7 @@
 """custom-calls with published semantics (cuBLAS gemm, block-scaled dot, cuDNN convolutions,
 TopK, sharding annotations): rules vs the numpy reference on random configurations, real dumps
 from ../shared/conformance/xla_hlo, and unknown targets staying UNDEFINED with the target."""
+
 from __future__ import annotations
 
 import json
@@ -37,8 +38,12 @@ def check_all(instr, sample=300, runtime=None):
 
 
 def gemm_config(lb, rb, lc, rc, wrapped=True, **extra):
-    dnums = {"lhs_batch_dimensions": [str(d) for d in lb], "rhs_batch_dimensions": [str(d) for d in rb],
-             "lhs_contracting_dimensions": [str(d) for d in lc], "rhs_contracting_dimensions": [str(d) for d in rc]}
+    dnums = {
+        "lhs_batch_dimensions": [str(d) for d in lb],
+        "rhs_batch_dimensions": [str(d) for d in rb],
+        "lhs_contracting_dimensions": [str(d) for d in lc],
+        "rhs_contracting_dimensions": [str(d) for d in rc],
+    }
     gemm = {"alpha_real": 1, "beta": 0, "dot_dimension_numbers": dnums, "epilogue": "DEFAULT", **extra}
     return json.dumps({"operation_queue_id": "0", "gemm_backend_config": gemm} if wrapped else gemm)
 
@@ -57,25 +62,30 @@ def gemm(draw):
         ldims[pos] = (batch + contract + lfree)[role]
     for role, pos in enumerate(rperm):
         rdims[pos] = (batch + contract + rfree)[role]
-    lb, lc = lperm[:nb], lperm[nb:nb + nc]
-    rb, rc = rperm[:nb], rperm[nb:nb + nc]
-    out = batch + [ldims[d] for d in sorted(lperm[nb + nc:])] + [rdims[d] for d in sorted(rperm[nb + nc:])]
+    lb, lc = lperm[:nb], lperm[nb : nb + nc]
+    rb, rc = rperm[:nb], rperm[nb : nb + nc]
+    out = batch + [ldims[d] for d in sorted(lperm[nb + nc :])] + [rdims[d] for d in sorted(rperm[nb + nc :])]
     operands = [f32(*ldims), f32(*rdims)]
     extras = draw(st.lists(st.sampled_from(["matrix", "bias", "scalar"]), max_size=3))
     for e in extras:
         operands.append(f32(*out) if e == "matrix" else f32(out[-1]) if e == "bias" else f32())
     outputs = [f32(*out)]
     if draw(st.booleans()):
-        outputs.append(f32(*out))          # GELU_AUX / RELU_AUX
+        outputs.append(f32(*out))  # GELU_AUX / RELU_AUX
     amax = draw(st.booleans())
     if amax:
-        outputs.append(f32())              # fp8 gemm with damax_output
+        outputs.append(f32())  # fp8 gemm with damax_output
     if draw(st.booleans()):
         outputs.append(workspace(draw(st.integers(0, 4))))
     shape = tuple_shape(*outputs) if len(outputs) > 1 or draw(st.booleans()) else outputs[0]
     target = draw(st.sampled_from(["__cublas$gemm", "__cublas$lt$matmul", "__cublas$lt$matmul$f8"]))
-    return instruction("custom-call", shape, operands, custom_call_target=target,
-                       backend_config=gemm_config(lb, rb, lc, rc, wrapped=draw(st.booleans()), damax_output=amax))
+    return instruction(
+        "custom-call",
+        shape,
+        operands,
+        custom_call_target=target,
+        backend_config=gemm_config(lb, rb, lc, rc, wrapped=draw(st.booleans()), damax_output=amax),
+    )
 
 
 @SETTINGS
@@ -85,17 +95,27 @@ def test_gemm_matches_reference(instr):
 
 
 def test_gemm_with_bias_maps_read_the_last_output_dim():
-    instr = instruction("custom-call", tuple_shape(f32(2, 4), workspace(8)), [f32(2, 3), f32(3, 4), f32(4)],
-                        custom_call_target="__cublas$lt$matmul", backend_config=gemm_config((), (), (1,), (0,)))
+    instr = instruction(
+        "custom-call",
+        tuple_shape(f32(2, 4), workspace(8)),
+        [f32(2, 3), f32(3, 4), f32(4)],
+        custom_call_target="__cublas$lt$matmul",
+        backend_config=gemm_config((), (), (1,), (0,)),
+    )
     lhs, rhs, bias = output_to_input(instr, 0)
     assert str(bias.maps[0]) == "(d0, d1) -> (d1), domain: d0 in [0, 1], d1 in [0, 3]"
     assert str(lhs.maps[0]).startswith("(d0, d1)[s0] -> (d0, s0)")
-    assert all(om.maps == () for om in output_to_input(instr, 1))      # the workspace reads nothing
+    assert all(om.maps == () for om in output_to_input(instr, 1))  # the workspace reads nothing
 
 
 def test_gemm_whose_shape_contradicts_its_dimension_numbers_is_undefined():
-    instr = instruction("custom-call", f32(2, 5), [f32(2, 3), f32(3, 4)], custom_call_target="__cublas$gemm",
-                        backend_config=gemm_config((), (), (1,), (0,)))
+    instr = instruction(
+        "custom-call",
+        f32(2, 5),
+        [f32(2, 3), f32(3, 4)],
+        custom_call_target="__cublas$gemm",
+        backend_config=gemm_config((), (), (1,), (0,)),
+    )
     maps = output_to_input(instr)[0].maps
     assert maps[0].is_undefined and "__cublas$gemm" in maps[0].undefined_reason
 
@@ -120,8 +140,9 @@ def cudnn_forward(draw):
     labels = conv.attr("dim_labels")
     result = conv.shape
     operands = [o.shape for o in conv.operands]
-    target = draw(st.sampled_from(["__cudnn$convForward", "__cudnn$convBiasActivationForward",
-                                    "__cudnn$convForwardGraph"]))
+    target = draw(
+        st.sampled_from(["__cudnn$convForward", "__cudnn$convBiasActivationForward", "__cudnn$convForwardGraph"])
+    )
     outputs = [result]
     if target == "__cudnn$convBiasActivationForward":
         operands.append(f32(result.dims[labels.output_feature]))
@@ -132,8 +153,14 @@ def cudnn_forward(draw):
         outputs.append(f32())
     attrs = {k: conv.attrs[k] for k in ("window", "dim_labels", "feature_group_count", "batch_group_count")}
     graph = json.dumps({"cudnn_conv_backend_config": {"serialized_graph": "1:[f32]conv();2:[f32]amax(1);"}})
-    return instruction("custom-call", tuple_shape(*outputs, array_shape("u8", (0,))), operands,
-                       custom_call_target=target, backend_config=graph, **attrs)
+    return instruction(
+        "custom-call",
+        tuple_shape(*outputs, array_shape("u8", (0,))),
+        operands,
+        custom_call_target=target,
+        backend_config=graph,
+        **attrs,
+    )
 
 
 @SETTINGS
@@ -145,21 +172,38 @@ def test_cudnn_forward_convolutions_match_reference(instr):
 @st.composite
 def cudnn_backward(draw):
     conv = draw(convolution())
-    window = tuple(WindowDim(w.size, w.stride, w.pad_low, w.pad_high, w.window_dilation, w.base_dilation)
-                   for w in conv.attr("window"))
+    window = tuple(
+        WindowDim(w.size, w.stride, w.pad_low, w.pad_high, w.window_dilation, w.base_dilation)
+        for w in conv.attr("window")
+    )
     if (conv.attr("feature_group_count") or 1) > 1 or (conv.attr("batch_group_count") or 1) > 1:
-        conv = draw(convolution().filter(lambda c: c.attr("feature_group_count") == 1
-                                         and c.attr("batch_group_count") == 1))
-        window = tuple(WindowDim(w.size, w.stride, w.pad_low, w.pad_high, w.window_dilation, w.base_dilation)
-                       for w in conv.attr("window"))
+        conv = draw(
+            convolution().filter(lambda c: c.attr("feature_group_count") == 1 and c.attr("batch_group_count") == 1)
+        )
+        window = tuple(
+            WindowDim(w.size, w.stride, w.pad_low, w.pad_high, w.window_dilation, w.base_dilation)
+            for w in conv.attr("window")
+        )
     x, w = (o.shape for o in conv.operands)
     y = conv.shape
     scratch = array_shape("u8", (0,))
     if draw(st.booleans()):
-        return instruction("custom-call", tuple_shape(x, scratch), [y, w], custom_call_target="__cudnn$convBackwardInput",
-                           window=window, dim_labels=conv.attr("dim_labels"))
-    return instruction("custom-call", tuple_shape(w, scratch), [x, y], custom_call_target="__cudnn$convBackwardFilter",
-                       window=window, dim_labels=conv.attr("dim_labels"))
+        return instruction(
+            "custom-call",
+            tuple_shape(x, scratch),
+            [y, w],
+            custom_call_target="__cudnn$convBackwardInput",
+            window=window,
+            dim_labels=conv.attr("dim_labels"),
+        )
+    return instruction(
+        "custom-call",
+        tuple_shape(w, scratch),
+        [x, y],
+        custom_call_target="__cudnn$convBackwardFilter",
+        window=window,
+        dim_labels=conv.attr("dim_labels"),
+    )
 
 
 @SETTINGS
@@ -209,9 +253,11 @@ def _custom_calls(path: Path):
                     yield instr
 
 
-REAL = ["xla-cc-gpu/dynamic_slice_fusion_test__L00260_CublasGemmWithWorkspace.hlo",
-        "xla-cc-gpu/block_scaling_rewriter_test__L00085_ExpandBlockScaledDotCustomCall.hlo",
-        "xla-cc-gpu/conv_layout_normalization_test__L00125_GraphConvF8.hlo"]
+REAL = [
+    "xla-cc-gpu/dynamic_slice_fusion_test__L00260_CublasGemmWithWorkspace.hlo",
+    "xla-cc-gpu/block_scaling_rewriter_test__L00085_ExpandBlockScaledDotCustomCall.hlo",
+    "xla-cc-gpu/conv_layout_normalization_test__L00125_GraphConvF8.hlo",
+]
 
 
 @pytest.mark.parametrize("name", REAL)
@@ -251,14 +297,23 @@ def test_cudnn_batch_norm_custom_calls_match_reference(data):
     dims = data.draw(st.lists(st.integers(1, 3), min_size=2, max_size=3))
     f = data.draw(st.integers(0, len(dims) - 1))
     x, vec = f32(*dims), f32(dims[f])
-    target = data.draw(st.sampled_from(["__cudnn$batchNormalizationForwardTraining",
-                                        "__cudnn$batchNormalizationForwardInference",
-                                        "__cudnn$batchNormalizationBackward"]))
-    arrays = {"__cudnn$batchNormalizationForwardTraining": [x, vec, vec],
-              "__cudnn$batchNormalizationForwardInference": [x, vec, vec, vec, vec],
-              "__cudnn$batchNormalizationBackward": [x, vec, vec, vec, x]}[target]
+    target = data.draw(
+        st.sampled_from(
+            [
+                "__cudnn$batchNormalizationForwardTraining",
+                "__cudnn$batchNormalizationForwardInference",
+                "__cudnn$batchNormalizationBackward",
+            ]
+        )
+    )
+    arrays = {
+        "__cudnn$batchNormalizationForwardTraining": [x, vec, vec],
+        "__cudnn$batchNormalizationForwardInference": [x, vec, vec, vec, vec],
+        "__cudnn$batchNormalizationBackward": [x, vec, vec, vec, x],
+    }[target]
     shape = x if target.endswith("Inference") else tuple_shape(x, vec, vec)
     from hlo_index.hlo.build import parameter
+
     operands = [parameter(k, s) for k, s in enumerate(arrays)]
     operands += [constant(f32(), "0.001", name="eps"), constant(array_shape("s64", ()), str(f), name="fi")]
     check_all(instruction("custom-call", shape, operands, custom_call_target=target), sample=100)

@@ -6,6 +6,7 @@ Gather/scatter runtime variables stand for the start of the batch position being
 the maps are evaluated per batch position G with the runtime values G's index vector implies
 (clamped for gather; scatter windows starting out of range are skipped and read nothing).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -56,6 +57,7 @@ def constant(shape, literal: str, name="c"):
 
 # ---- dynamic-slice ------------------------------------------------------------------------
 
+
 @st.composite
 def slice_case(draw):
     dims = draw(dims_strategy(1, 3, max_size=6))
@@ -72,7 +74,9 @@ def clamped(offsets, dims, sizes):
 @given(slice_case())
 def test_dynamic_slice_matches_reference(case):
     dims, sizes, offsets = case
-    instr = instruction("dynamic-slice", f32(*sizes), [f32(*dims)] + [s32()] * len(dims), dynamic_slice_sizes=tuple(sizes))
+    instr = instruction(
+        "dynamic-slice", f32(*sizes), [f32(*dims)] + [s32()] * len(dims), dynamic_slice_sizes=tuple(sizes)
+    )
     runtime = Runtime(clamped(offsets, dims, sizes), {1 + k: np.array(o) for k, o in enumerate(offsets)})
     check_out2in(instr, runtime=runtime)
     for i in range(len(instr.operands)):
@@ -93,23 +97,28 @@ def test_dynamic_slice_constant_offsets_fold_with_clamping(case):
 
 
 def test_dynamic_slice_spec_example():
-    instr = instruction("dynamic-slice", s32(1, 2, 32), [s32(2, 2, 258), s32(), s32(), s32()],
-                        dynamic_slice_sizes=(1, 2, 32))
+    instr = instruction(
+        "dynamic-slice", s32(1, 2, 32), [s32(2, 2, 258), s32(), s32(), s32()], dynamic_slice_sizes=(1, 2, 32)
+    )
     maps = output_to_input(instr)
-    assert_map_text(maps[0].maps[0], "(d0, d1, d2){rt0, rt1, rt2} -> (d0 + rt0, d1 + rt1, d2 + rt2), domain: "
-                                     "d0 in [0, 0], d1 in [0, 1], d2 in [0, 31], rt0 in [0, 1], rt1 in [0, 0], "
-                                     "rt2 in [0, 226]", exact_text=False)
+    assert_map_text(
+        maps[0].maps[0],
+        "(d0, d1, d2){rt0, rt1, rt2} -> (d0 + rt0, d1 + rt1, d2 + rt2), domain: "
+        "d0 in [0, 0], d1 in [0, 1], d2 in [0, 31], rt0 in [0, 1], rt1 in [0, 0], "
+        "rt2 in [0, 226]",
+        exact_text=False,
+    )
     assert_map_text(maps[1].maps[0], "(d0, d1, d2) -> (), domain: d0 in [0, 0], d1 in [0, 1], d2 in [0, 31]")
 
 
 # ---- dynamic-update-slice -----------------------------------------------------------------
 
+
 @SETTINGS
 @given(slice_case(), st.booleans())
 def test_dynamic_update_slice_matches_reference(case, fold):
     dims, sizes, offsets = case
-    offset_ops = ([constant(s32(), str(o), name=f"c{k}") for k, o in enumerate(offsets)] if fold
-                  else [s32()] * len(dims))
+    offset_ops = [constant(s32(), str(o), name=f"c{k}") for k, o in enumerate(offsets)] if fold else [s32()] * len(dims)
     instr = instruction("dynamic-update-slice", f32(*dims), [f32(*dims), f32(*sizes)] + offset_ops)
     starts = clamped(offsets, dims, sizes)
     rt = () if fold else starts
@@ -131,18 +140,19 @@ def test_dynamic_update_slice_spec_example():
     maps = output_to_input(instr)
     # Operand 0 where the update does not land: left of, right of, above, below the runtime box.
     assert sorted(str(m) for m in maps[0].maps) == sorted(
-        f"(d0, d1){{rt0, rt1}} -> (d0, d1), domain: d0 in [0, 19], d1 in [0, 29], rt0 in [0, 15], "
-        f"rt1 in [0, 20], {c}" for c in ("d0 - rt0 in [-15, -1]", "d0 - rt0 in [5, 19]",
-                                          "d1 - rt1 in [-20, -1]", "d1 - rt1 in [10, 29]"))
-    assert (7, 3) not in rule_reads(maps[0].maps, (7, 3), (5, 0))   # under the update: overwritten
+        f"(d0, d1){{rt0, rt1}} -> (d0, d1), domain: d0 in [0, 19], d1 in [0, 29], rt0 in [0, 15], rt1 in [0, 20], {c}"
+        for c in ("d0 - rt0 in [-15, -1]", "d0 - rt0 in [5, 19]", "d1 - rt1 in [-20, -1]", "d1 - rt1 in [10, 29]")
+    )
+    assert (7, 3) not in rule_reads(maps[0].maps, (7, 3), (5, 0))  # under the update: overwritten
     assert rule_reads(maps[0].maps, (4, 3), (5, 0)) == {(4, 3)}
     update = maps[1].maps[0]
     assert [v.interval for v in update.runtime_vars] == [(0, 15), (0, 20)]
     assert rule_reads([update], (7, 3), (5, 0)) == {(2, 3)}
-    assert rule_reads([update], (4, 3), (5, 0)) == set()   # in-range constraint of the update
+    assert rule_reads([update], (4, 3), (5, 0)) == set()  # in-range constraint of the update
 
 
 # ---- gather -------------------------------------------------------------------------------
+
 
 @st.composite
 def gather_case(draw):
@@ -152,10 +162,11 @@ def gather_case(draw):
     n_batching = draw(st.integers(0, min(1, operand_rank - 1)))
     operand_batching = tuple(sorted(draw(st.permutations(list(range(operand_rank))))[:n_batching]))
     rest = [d for d in range(operand_rank) if d not in operand_batching]
-    start_map = tuple(draw(st.permutations(rest))[:draw(st.integers(0, len(rest)))])
+    start_map = tuple(draw(st.permutations(rest))[: draw(st.integers(0, len(rest)))])
     collapsed = tuple(sorted(d for d in start_map if draw(st.booleans())))
-    slice_sizes = [1 if d in operand_batching or d in collapsed else draw(st.integers(1, operand[d]))
-                   for d in range(operand_rank)]
+    slice_sizes = [
+        1 if d in operand_batching or d in collapsed else draw(st.integers(1, operand[d])) for d in range(operand_rank)
+    ]
     # Indices: batch dims (the batching ones sized like the operand's), the index vector somewhere.
     extra_batch = [draw(st.integers(1, 3)) for _ in range(draw(st.integers(0, 2)))]
     batch_sizes = [operand[d] for d in operand_batching] + extra_batch
@@ -170,19 +181,29 @@ def gather_case(draw):
         index_vector_dim = len(indices)
     position_of = {k: batch_order.index(k) for k in range(len(batch_order))}
     indices_batching = tuple(
-        (lambda p: p if p < index_vector_dim else p + 1)(position_of[k]) for k in range(len(operand_batching)))
+        (lambda p: p if p < index_vector_dim else p + 1)(position_of[k]) for k in range(len(operand_batching))
+    )
     window = [d for d in range(operand_rank) if d not in collapsed and d not in operand_batching]
     out_rank = len(batch_sizes) + len(window)
-    offset_dims = tuple(sorted(draw(st.permutations(list(range(out_rank))))[:len(window)]))
+    offset_dims = tuple(sorted(draw(st.permutations(list(range(out_rank))))[: len(window)]))
     out, batch_iter = [0] * out_rank, iter(batch_sizes)
     for d in range(out_rank):
         out[d] = slice_sizes[window[offset_dims.index(d)]] if d in offset_dims else next(batch_iter)
-    values = draw(st.lists(st.integers(-2, max(operand) + 1), min_size=int(np.prod(indices)),
-                           max_size=int(np.prod(indices))))
-    instr = instruction("gather", f32(*out), [f32(*operand), s32(*indices)], offset_dims=offset_dims,
-                        collapsed_slice_dims=collapsed, start_index_map=start_map, index_vector_dim=index_vector_dim,
-                        slice_sizes=tuple(slice_sizes), operand_batching_dims=operand_batching,
-                        start_indices_batching_dims=indices_batching)
+    values = draw(
+        st.lists(st.integers(-2, max(operand) + 1), min_size=int(np.prod(indices)), max_size=int(np.prod(indices)))
+    )
+    instr = instruction(
+        "gather",
+        f32(*out),
+        [f32(*operand), s32(*indices)],
+        offset_dims=offset_dims,
+        collapsed_slice_dims=collapsed,
+        start_index_map=start_map,
+        index_vector_dim=index_vector_dim,
+        slice_sizes=tuple(slice_sizes),
+        operand_batching_dims=operand_batching,
+        start_indices_batching_dims=indices_batching,
+    )
     return instr, np.asarray(values, dtype=np.int64).reshape(indices)
 
 
@@ -190,8 +211,9 @@ def gather_starts(instr, indices, batch) -> tuple:
     ivd = instr.attr("index_vector_dim")
     vectors = indices[..., None] if ivd == indices.ndim else np.moveaxis(indices, ivd, -1)
     dims, sizes = instr.operands[0].shape.dims, instr.attr("slice_sizes")
-    return tuple(min(max(int(vectors[batch][k]), 0), dims[d] - sizes[d])
-                 for k, d in enumerate(instr.attr("start_index_map")))
+    return tuple(
+        min(max(int(vectors[batch][k]), 0), dims[d] - sizes[d]) for k, d in enumerate(instr.attr("start_index_map"))
+    )
 
 
 @settings(deadline=None, derandomize=True, max_examples=60)
@@ -199,12 +221,13 @@ def gather_starts(instr, indices, batch) -> tuple:
 def test_gather_matches_reference(case):
     instr, indices = case
     offset_dims = instr.attr("offset_dims")
-    batch_of = lambda y: tuple(c for d, c in enumerate(y) if d not in offset_dims)   # noqa: E731
+    batch_of = lambda y: tuple(c for d, c in enumerate(y) if d not in offset_dims)  # noqa: E731
     out_dims = instr.shape.dims
     operand_map, indices_map = output_to_input(instr)
     dims, sizes = instr.operands[0].shape.dims, instr.attr("slice_sizes")
-    assert [v.interval for v in operand_map.maps[0].runtime_vars] == \
-        [(0, dims[d] - sizes[d]) for d in instr.attr("start_index_map")]
+    assert [v.interval for v in operand_map.maps[0].runtime_vars] == [
+        (0, dims[d] - sizes[d]) for d in instr.attr("start_index_map")
+    ]
     readers = {0: {}, 1: {}}
     for y in every(out_dims):
         rt = gather_starts(instr, indices, batch_of(y))
@@ -213,28 +236,45 @@ def test_gather_matches_reference(case):
             assert rule_reads(om.maps, y, rt if i == 0 else ()) == want, (y, i, [str(m) for m in om.maps])
             for x in want:
                 readers[i].setdefault(x, set()).add(y)
-    batches = list(every(indices.shape[:instr.attr("index_vector_dim")] + indices.shape[instr.attr("index_vector_dim") + 1:]))
+    batches = list(
+        every(indices.shape[: instr.attr("index_vector_dim")] + indices.shape[instr.attr("index_vector_dim") + 1 :])
+    )
     for i in (0, 1):
         (maps,) = input_to_output(instr, i)
         for x in every(instr.operands[i].shape.dims):
             got = set()
             if i == 1:
                 got = rule_reads(maps, x)
-            else:   # evaluate per batch position with that position's starts
+            else:  # evaluate per batch position with that position's starts
                 for g in batches:
                     got |= {y for y in rule_reads(maps, x, gather_starts(instr, indices, g)) if batch_of(y) == g}
             assert got == readers[i].get(x, set()), (x, i, [str(m) for m in maps])
 
 
 def test_gather_spec_example():
-    instr = instruction("gather", f32(1806, 7, 8, 4), [f32(33, 76, 70), s32(1806, 2)], offset_dims=(1, 2, 3),
-                        collapsed_slice_dims=(), start_index_map=(0, 1), index_vector_dim=1, slice_sizes=(7, 8, 4))
+    instr = instruction(
+        "gather",
+        f32(1806, 7, 8, 4),
+        [f32(33, 76, 70), s32(1806, 2)],
+        offset_dims=(1, 2, 3),
+        collapsed_slice_dims=(),
+        start_index_map=(0, 1),
+        index_vector_dim=1,
+        slice_sizes=(7, 8, 4),
+    )
     operand_map, indices_map = output_to_input(instr)
-    assert_map_text(operand_map.maps[0], "(d0, d1, d2, d3){rt0, rt1} -> (d1 + rt0, d2 + rt1, d3), domain: "
-                                         "d0 in [0, 1805], d1 in [0, 6], d2 in [0, 7], d3 in [0, 3], "
-                                         "rt0 in [0, 26], rt1 in [0, 68]", exact_text=False)
-    assert_map_text(indices_map.maps[0], "(d0, d1, d2, d3)[s0] -> (d0, s0), domain: d0 in [0, 1805], "
-                                         "d1 in [0, 6], d2 in [0, 7], d3 in [0, 3], s0 in [0, 1]")
+    assert_map_text(
+        operand_map.maps[0],
+        "(d0, d1, d2, d3){rt0, rt1} -> (d1 + rt0, d2 + rt1, d3), domain: "
+        "d0 in [0, 1805], d1 in [0, 6], d2 in [0, 7], d3 in [0, 3], "
+        "rt0 in [0, 26], rt1 in [0, 68]",
+        exact_text=False,
+    )
+    assert_map_text(
+        indices_map.maps[0],
+        "(d0, d1, d2, d3)[s0] -> (d0, s0), domain: d0 in [0, 1805], "
+        "d1 in [0, 6], d2 in [0, 7], d3 in [0, 3], s0 in [0, 1]",
+    )
 
 
 GATHER_IOTA = """HloModule m
@@ -253,7 +293,9 @@ def test_gather_iota_and_constant_indices_fold():
     check_out2in(instr)
     check_in2out(instr, 0)
     # A uniform constant index vector folds too (clamped: 9 -> 5).
-    const_text = GATHER_IOTA.replace("s32[5,1]{1,0} iota(), iota_dimension=0", "s32[5,1]{1,0} constant({ {9}, {9}, {9}, {9}, {9} })")
+    const_text = GATHER_IOTA.replace(
+        "s32[5,1]{1,0} iota(), iota_dimension=0", "s32[5,1]{1,0} constant({ {9}, {9}, {9}, {9}, {9} })"
+    )
     instr = parse_module_text(const_text).entry.root
     assert output_to_input(instr)[0].maps[0].runtime_vars == ()
     check_out2in(instr)
@@ -272,13 +314,15 @@ def test_gather_iota_and_constant_indices_fold():
 # Combiners over ``count`` operands: parameters 0..count-1 are the current values, then the updates.
 COMBINERS = {
     1: {"add": "ROOT r = f32[] add(p0, p1)", "overwrite": "ROOT r = f32[] negate(p1)"},
-    2: {"add": "a = f32[] add(p0, p2)\n  b = f32[] add(p1, p3)\n  ROOT r = (f32[], f32[]) tuple(a, b)",
+    2: {
+        "add": "a = f32[] add(p0, p2)\n  b = f32[] add(p1, p3)\n  ROOT r = (f32[], f32[]) tuple(a, b)",
         "overwrite": "ROOT r = (f32[], f32[]) tuple(p2, p3)",
         # variadic argmax: the value keeps its own old value, the index reads both old values
         "argmax": "c = pred[] compare(p0, p2), direction=GT\n  v = f32[] maximum(p0, p2)\n"
-                  "  i = f32[] select(c, p1, p3)\n  ROOT r = (f32[], f32[]) tuple(v, i)",
+        "  i = f32[] select(c, p1, p3)\n  ROOT r = (f32[], f32[]) tuple(v, i)",
         # output 1 takes old 0, output 0 nothing old: what is read depends on how many updates land
-        "shift": "ROOT r = (f32[], f32[]) tuple(p2, p0)"},
+        "shift": "ROOT r = (f32[], f32[]) tuple(p2, p0)",
+    },
 }
 
 
@@ -296,13 +340,17 @@ def scatter_case(draw):
     operand = gather.operands[0].shape.dims
     updates = gather.shape.dims
     shape = f32(*operand) if count == 1 else tuple_shape(*[f32(*operand)] * count)
-    instr = instruction("scatter", shape, [f32(*operand)] * count + [s32(*indices.shape)] + [f32(*updates)] * count,
-                        update_window_dims=gather.attr("offset_dims"),
-                        inserted_window_dims=gather.attr("collapsed_slice_dims"),
-                        scatter_dims_to_operand_dims=gather.attr("start_index_map"),
-                        index_vector_dim=gather.attr("index_vector_dim"),
-                        input_batching_dims=gather.attr("operand_batching_dims"),
-                        scatter_indices_batching_dims=gather.attr("start_indices_batching_dims"))
+    instr = instruction(
+        "scatter",
+        shape,
+        [f32(*operand)] * count + [s32(*indices.shape)] + [f32(*updates)] * count,
+        update_window_dims=gather.attr("offset_dims"),
+        inserted_window_dims=gather.attr("collapsed_slice_dims"),
+        scatter_dims_to_operand_dims=gather.attr("start_index_map"),
+        index_vector_dim=gather.attr("index_vector_dim"),
+        input_batching_dims=gather.attr("operand_batching_dims"),
+        scatter_indices_batching_dims=gather.attr("start_indices_batching_dims"),
+    )
     kind = draw(st.sampled_from(["none"] + sorted(COMBINERS[count])))
     if kind != "none":
         instr.called["to_apply"] = combiner(count, kind)
@@ -310,8 +358,12 @@ def scatter_case(draw):
     if draw(st.booleans()) and flat.size and not (flat == flat[0]).all():
         # the indices as a (non-uniform) constant: nothing folds, the overwritten set is known
         literal = constant(s32(*indices.shape), "{" + ", ".join(str(int(v)) for v in flat) + "}", name="idx")
-        instr = instruction("scatter", instr.shape, list(instr.operands[:count]) + [literal]
-                            + list(instr.operands[count + 1:]), **instr.attrs)
+        instr = instruction(
+            "scatter",
+            instr.shape,
+            list(instr.operands[:count]) + [literal] + list(instr.operands[count + 1 :]),
+            **instr.attrs,
+        )
         if kind != "none":
             instr.called["to_apply"] = combiner(count, kind)
     return instr, indices, gather
@@ -333,8 +385,10 @@ def one_window_sentinels(instr, gather, indices):
     dims, sizes = instr.operands[0].shape.dims, gather.attr("slice_sizes")
     ivd = instr.attr("index_vector_dim")
     vector = (indices[..., None] if ivd == indices.ndim else np.moveaxis(indices, ivd, -1)).reshape(-1)
-    return tuple(int(v) if 0 <= v <= dims[d] - sizes[d] else dims[d]
-                 for v, d in zip(vector, instr.attr("scatter_dims_to_operand_dims")))
+    return tuple(
+        int(v) if 0 <= v <= dims[d] - sizes[d] else dims[d]
+        for v, d in zip(vector, instr.attr("scatter_dims_to_operand_dims"))
+    )
 
 
 def operand_reads_by_maps(instr, gather, indices, maps, x, batches):
@@ -344,8 +398,10 @@ def operand_reads_by_maps(instr, gather, indices, maps, x, batches):
     if not any(m.runtime_vars for m in maps):
         return rule_reads(maps, x)
     ivd = instr.attr("index_vector_dim")
-    tied = [(d, j if j < ivd else j - 1) for d, j in zip(instr.attr("input_batching_dims"),
-                                                         instr.attr("scatter_indices_batching_dims"))]
+    tied = [
+        (d, j if j < ivd else j - 1)
+        for d, j in zip(instr.attr("input_batching_dims"), instr.attr("scatter_indices_batching_dims"))
+    ]
     got = set()
     for g in batches:
         starts = scatter_starts(instr, gather, indices, g)
@@ -361,12 +417,13 @@ def test_scatter_matches_reference(case):
     count = (len(instr.operands) - 1) // 2
     window_dims = instr.attr("update_window_dims")
     update_dims = instr.operands[count + 1].shape.dims
-    batch_of = lambda u: tuple(c for d, c in enumerate(u) if d not in window_dims)   # noqa: E731
+    batch_of = lambda u: tuple(c for d, c in enumerate(u) if d not in window_dims)  # noqa: E731
     batches = {batch_of(u) for u in every(update_dims)}
     runtime = {count: indices}
     dims, sizes = instr.operands[0].shape.dims, gather.attr("slice_sizes")
-    assert [v.interval for v in output_to_input(instr)[count + 1].maps[0].runtime_vars] == \
-        [(0, dims[d] - sizes[d]) for d in instr.attr("scatter_dims_to_operand_dims")]
+    assert [v.interval for v in output_to_input(instr)[count + 1].maps[0].runtime_vars] == [
+        (0, dims[d] - sizes[d]) for d in instr.attr("scatter_dims_to_operand_dims")
+    ]
     for j in range(instr.shape.num_outputs):
         per_operand = output_to_input(instr, j)
         for x in every(instr.operands[0].shape.dims):
@@ -377,14 +434,24 @@ def test_scatter_matches_reference(case):
                         # only where the overwritten set depends on several runtime windows at once, or
                         # on how many updates land
                         reason = om.maps[0].undefined_reason
-                        assert ("depends on every runtime index vector" in reason
-                                or "how many updates land" in reason), reason
+                        assert "depends on every runtime index vector" in reason or "how many updates land" in reason, (
+                            reason
+                        )
                         event(f"operand maps UNDEFINED: {reason.split(': ')[-1][:40]}")
                         continue
-                    event("operand: " + ("identity" if om.maps == (IndexingMap.identity(dims),) else
-                                         "not read" if not om.maps else
-                                         "pieces at runtime starts" if any(m.runtime_vars for m in om.maps) else
-                                         "static pieces") + (" (own)" if i == j else " (other)"))
+                    event(
+                        "operand: "
+                        + (
+                            "identity"
+                            if om.maps == (IndexingMap.identity(dims),)
+                            else "not read"
+                            if not om.maps
+                            else "pieces at runtime starts"
+                            if any(m.runtime_vars for m in om.maps)
+                            else "static pieces"
+                        )
+                        + (" (own)" if i == j else " (other)")
+                    )
                     if i == j and any(m.runtime_vars for m in om.maps):
                         # an overwriting combiner and one runtime window: pieces around it
                         assert len(batches) == 1
@@ -461,7 +528,7 @@ def test_dynamic_slice_from_parsed_text_folds_the_constant_with_clamping():
     instr = parse_module_text(DS_TEXT).entry.root
     operand_map = output_to_input(instr)[0].maps[0]
     assert [v.interval for v in operand_map.runtime_vars] == [(0, 5)]
-    assert rule_reads([operand_map], (1, 2), (4,)) == {(5, 4)}    # 11 clamps to 6 - 4 = 2
+    assert rule_reads([operand_map], (1, 2), (4,)) == {(5, 4)}  # 11 clamps to 6 - 4 = 2
     runtime = Runtime((4,), {1: np.array(4)})
     check_out2in(instr, runtime=runtime)
     check_in2out(instr, 0, runtime=runtime)
@@ -470,8 +537,15 @@ def test_dynamic_slice_from_parsed_text_folds_the_constant_with_clamping():
 def test_scatter_with_a_constant_out_of_range_index_never_updates():
     # Variadic scatter whose (uniform, constant) start 7 leaves no room for a window of 4 in 8.
     operands = [f32(8), f32(8), constant(s32(1), "{7}"), f32(4), f32(4)]
-    instr = instruction("scatter", tuple_shape(f32(8), f32(8)), operands, update_window_dims=(0,),
-                        inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), index_vector_dim=0)
+    instr = instruction(
+        "scatter",
+        tuple_shape(f32(8), f32(8)),
+        operands,
+        update_window_dims=(0,),
+        inserted_window_dims=(),
+        scatter_dims_to_operand_dims=(0,),
+        index_vector_dim=0,
+    )
     for j in range(2):
         check_out2in(instr, j)
         per_operand = output_to_input(instr, j)
@@ -480,8 +554,15 @@ def test_scatter_with_a_constant_out_of_range_index_never_updates():
         check_in2out(instr, i)
     # In range (start 3): folded, every update lands, and both operands feed both outputs.
     operands[2] = constant(s32(1), "{3}")
-    instr = instruction("scatter", tuple_shape(f32(8), f32(8)), operands, update_window_dims=(0,),
-                        inserted_window_dims=(), scatter_dims_to_operand_dims=(0,), index_vector_dim=0)
+    instr = instruction(
+        "scatter",
+        tuple_shape(f32(8), f32(8)),
+        operands,
+        update_window_dims=(0,),
+        inserted_window_dims=(),
+        scatter_dims_to_operand_dims=(0,),
+        index_vector_dim=0,
+    )
     assert output_to_input(instr, 0)[3].maps[0].runtime_vars == ()
     for i in (2, 3, 4):
         check_in2out(instr, i)
@@ -514,16 +595,20 @@ def test_scatter_that_overwrites_one_row_reads_the_operand_elsewhere_only():
             assert rule_reads(maps, y, rt) == want == (set() if y[0] == i else {y})
     assert input_to_output(instr, 0)[0] == maps
     # The same scatter adding instead of overwriting reads x everywhere.
-    added = parse_module_text(SET_ROW.replace("ROOT new = f32[] parameter(1)",
-                                              "new = f32[] parameter(1)\n  ROOT sum = f32[] add(old, new)")).entry.root
+    added = parse_module_text(
+        SET_ROW.replace("ROOT new = f32[] parameter(1)", "new = f32[] parameter(1)\n  ROOT sum = f32[] add(old, new)")
+    ).entry.root
     assert output_to_input(added)[0].maps == (IndexingMap.identity((6, 4)),)
 
 
 def test_scatter_that_overwrites_at_static_starts_reads_the_complement_as_boxes():
     # iota indices 1, 2, 3 along dim 0 of a 6x4 operand: rows 1..3 overwritten.
-    text = SET_ROW.replace("i = s32[1]{0} parameter(1)", "i = s32[3,1]{1,0} iota(), iota_dimension=0") \
-        .replace("row = f32[4]{0} parameter(2)", "row = f32[3,4]{1,0} parameter(1)").replace("index_vector_dim=0", "index_vector_dim=1") \
+    text = (
+        SET_ROW.replace("i = s32[1]{0} parameter(1)", "i = s32[3,1]{1,0} iota(), iota_dimension=0")
+        .replace("row = f32[4]{0} parameter(2)", "row = f32[3,4]{1,0} parameter(1)")
+        .replace("index_vector_dim=0", "index_vector_dim=1")
         .replace("update_window_dims={0}", "update_window_dims={1}")
+    )
     instr = parse_module_text(text).entry.root
     maps = output_to_input(instr)[0].maps
     assert all(not m.runtime_vars for m in maps)

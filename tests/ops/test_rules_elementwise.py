@@ -1,4 +1,5 @@
 """Elementwise rules vs the reference, and the spec's Elementwise example."""
+
 from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
@@ -12,9 +13,25 @@ from .spec_text import assert_map_text
 from .strategies import dims_strategy
 
 ARITY = {"select": 3, "clamp": 3, "map": 2, "stochastic-convert": 2}
-BINARY = {"add", "and", "atan2", "compare", "complex", "divide", "maximum", "minimum", "multiply",
-          "or", "power", "remainder", "shift-left", "shift-right-arithmetic", "shift-right-logical",
-          "subtract", "xor"}
+BINARY = {
+    "add",
+    "and",
+    "atan2",
+    "compare",
+    "complex",
+    "divide",
+    "maximum",
+    "minimum",
+    "multiply",
+    "or",
+    "power",
+    "remainder",
+    "shift-left",
+    "shift-right-arithmetic",
+    "shift-right-logical",
+    "subtract",
+    "xor",
+}
 # Operands that HLO allows to be a scalar next to a ranked output.
 SCALAR_OK = {"select": {0}, "clamp": {0, 2}}
 
@@ -42,8 +59,11 @@ def test_every_elementwise_opcode_has_both_directions():
 
 
 def test_scalar_operand_maps():
-    sel = instruction("select", array_shape("f32", (3, 5)),
-                      [array_shape("pred", ()), array_shape("f32", (3, 5)), array_shape("f32", (3, 5))])
+    sel = instruction(
+        "select",
+        array_shape("f32", (3, 5)),
+        [array_shape("pred", ()), array_shape("f32", (3, 5)), array_shape("f32", (3, 5))],
+    )
     pred = output_to_input(sel)[0].maps[0]
     assert pred.num_results == 0
     assert_map_text(pred, "(d0, d1) -> (), domain: d0 in [0, 2], d1 in [0, 4]")

@@ -2,6 +2,7 @@
 numpy reference on random shapes, transposes, windows, dim orders, both spellings of the
 convolution config (as written, and XLA's "plus one"), post-op operands and scratchpads; configs
 that do not describe the call stay UNDEFINED naming the target."""
+
 from __future__ import annotations
 
 import json
@@ -51,19 +52,23 @@ def onednn_matmul(draw):
     result = batch + [m, n]
 
     @st.composite
-    def broadcastable(draw, name):   # noqa: ARG001 (every post-op operand broadcasts alike)
+    def broadcastable(draw, name):  # noqa: ARG001 (every post-op operand broadcasts alike)
         # aligned at the last dim: a suffix of the result's dims, each kept or 1
         length = draw(st.integers(0, rank))
-        return f32(*[d if draw(st.booleans()) else 1 for d in result[rank - length:]])
+        return f32(*[d if draw(st.booleans()) else 1 for d in result[rank - length :]])
 
     ops, extras = draw(post_ops(broadcastable))
     config = {"transpose_a": ta, "transpose_b": tb, "fusions": {"ops": ops}}
-    if draw(st.booleans()):   # proto3 JSON leaves out false flags and empty lists
+    if draw(st.booleans()):  # proto3 JSON leaves out false flags and empty lists
         config = {key: value for key, value in config.items() if value and value != {"ops": []}}
     shape = tuple_shape(f32(*result), scratch()) if draw(st.booleans()) else f32(*result)
-    return instruction("custom-call", shape, [f32(*lhs), f32(*rhs)] + extras, custom_call_target="__onednn$matmul",
-                       backend_config=json.dumps({"outer_dimension_partitions": [],
-                                                  "onednn_matmul_config": config}))
+    return instruction(
+        "custom-call",
+        shape,
+        [f32(*lhs), f32(*rhs)] + extras,
+        custom_call_target="__onednn$matmul",
+        backend_config=json.dumps({"outer_dimension_partitions": [], "onednn_matmul_config": config}),
+    )
 
 
 @SETTINGS
@@ -76,14 +81,25 @@ def test_onednn_matmul_matches_reference(instr):
 @st.composite
 def onednn_convolution(draw):
     spatial = draw(st.integers(1, 2))
-    axes = [draw(window_axis(allow_base_dilation=False).filter(lambda a: a[1].pad_low >= 0 and a[1].pad_high >= 0))
-            for _ in range(spatial)]
+    axes = [
+        draw(window_axis(allow_base_dilation=False).filter(lambda a: a[1].pad_low >= 0 and a[1].pad_high >= 0))
+        for _ in range(spatial)
+    ]
     groups = draw(st.integers(1, 2))
     kernel_in, out_features, batch = draw(st.integers(1, 2)), draw(st.integers(1, 2)) * groups, draw(st.integers(1, 2))
     rank = spatial + 2
     lhs_perm, kernel_perm, out_perm = (draw(st.permutations(list(range(rank)))) for _ in range(3))
-    labels = ConvDimLabels(lhs_perm[0], lhs_perm[1], tuple(lhs_perm[2:]), kernel_perm[0], kernel_perm[1],
-                           tuple(kernel_perm[2:]), out_perm[0], out_perm[1], tuple(out_perm[2:]))
+    labels = ConvDimLabels(
+        lhs_perm[0],
+        lhs_perm[1],
+        tuple(lhs_perm[2:]),
+        kernel_perm[0],
+        kernel_perm[1],
+        tuple(kernel_perm[2:]),
+        out_perm[0],
+        out_perm[1],
+        tuple(out_perm[2:]),
+    )
     lhs, kernel, out = [0] * rank, [0] * rank, [0] * rank
     lhs[labels.input_batch], lhs[labels.input_feature] = batch, kernel_in * groups
     kernel[labels.kernel_input_feature], kernel[labels.kernel_output_feature] = kernel_in, out_features
@@ -91,7 +107,7 @@ def onednn_convolution(draw):
     for a, (n, wd) in enumerate(axes):
         lhs[labels.input_spatial[a]], kernel[labels.kernel_spatial[a]] = n, wd.size
         out[labels.output_spatial[a]] = window_output_size(n, wd)
-    plus = draw(st.integers(0, 1))   # XLA versions write dims and window numbers as is, or plus one
+    plus = draw(st.integers(0, 1))  # XLA versions write dims and window numbers as is, or plus one
 
     def numbers(values):
         return [str(v + plus) for v in values]
@@ -102,21 +118,49 @@ def onednn_convolution(draw):
     ops, extras = draw(post_ops(extra))
     config = {
         "dims": str(rank),
-        "input": {"dims": str(rank), "data": {"batch_dim": str(labels.input_batch), "feature_dim": str(
-            labels.input_feature), "spatial_dims": numbers(labels.input_spatial)}},
-        "kernel": {"dims": str(rank), "filter": {"input_feature_dim": str(labels.kernel_input_feature),
-                                                 "output_feature_dim": str(labels.kernel_output_feature),
-                                                 "spatial_dims": numbers(labels.kernel_spatial), "shape": []}},
-        "output": {"dims": str(rank), "data": {"batch_dim": str(labels.output_batch), "feature_dim": str(
-            labels.output_feature), "spatial_dims": numbers(labels.output_spatial)}},
-        "window": {"size": [], "pad_left": numbers(wd.pad_low for _, wd in axes),
-                   "pad_right": numbers(wd.pad_high for _, wd in axes), "strides": numbers(wd.stride for _, wd in axes),
-                   "window_dilations": numbers(wd.window_dilation for _, wd in axes)},
-        "feature_groups": str(groups), "fusions": {"ops": ops}}
+        "input": {
+            "dims": str(rank),
+            "data": {
+                "batch_dim": str(labels.input_batch),
+                "feature_dim": str(labels.input_feature),
+                "spatial_dims": numbers(labels.input_spatial),
+            },
+        },
+        "kernel": {
+            "dims": str(rank),
+            "filter": {
+                "input_feature_dim": str(labels.kernel_input_feature),
+                "output_feature_dim": str(labels.kernel_output_feature),
+                "spatial_dims": numbers(labels.kernel_spatial),
+                "shape": [],
+            },
+        },
+        "output": {
+            "dims": str(rank),
+            "data": {
+                "batch_dim": str(labels.output_batch),
+                "feature_dim": str(labels.output_feature),
+                "spatial_dims": numbers(labels.output_spatial),
+            },
+        },
+        "window": {
+            "size": [],
+            "pad_left": numbers(wd.pad_low for _, wd in axes),
+            "pad_right": numbers(wd.pad_high for _, wd in axes),
+            "strides": numbers(wd.stride for _, wd in axes),
+            "window_dilations": numbers(wd.window_dilation for _, wd in axes),
+        },
+        "feature_groups": str(groups),
+        "fusions": {"ops": ops},
+    }
     shape = tuple_shape(f32(*out), scratch()) if draw(st.booleans()) else f32(*out)
-    return instruction("custom-call", shape, [f32(*lhs), f32(*kernel)] + extras,
-                       custom_call_target="__onednn$convolution",
-                       backend_config=json.dumps({"outer_dimension_partitions": [], "onednn_conv_config": config}))
+    return instruction(
+        "custom-call",
+        shape,
+        [f32(*lhs), f32(*kernel)] + extras,
+        custom_call_target="__onednn$convolution",
+        backend_config=json.dumps({"outer_dimension_partitions": [], "onednn_conv_config": config}),
+    )
 
 
 @SETTINGS
@@ -149,20 +193,24 @@ def test_xla_onednn_convolution_test_module():
     # output (0, q, o) reads input (0, q .. q + 2, 0) and kernel (0..2, 0, o)
     assert out2in[0].maps[0].read_set((0, 5, 1)) == {(0, q, 0) for q in (5, 6, 7)}
     assert out2in[1].maps[0].read_set((0, 5, 1)) == {(t, 0, 1) for t in range(3)}
-    assert all(om.maps == () for om in output_to_input(instr, 1))   # the scratchpad
+    assert all(om.maps == () for om in output_to_input(instr, 1))  # the scratchpad
     check_all(instr, sample=100)
 
 
 def test_configs_that_do_not_describe_the_call_stay_undefined():
     good = parse_module_text(XLA_CONV).entry.root
     for broken in ('"strides":["2"]', '"feature_dim":"2","spatial_dims":["2"]}},"kernel"'):
-        replacement = ('"strides":["3"]' if "strides" in broken
-                       else '"feature_dim":"1","spatial_dims":["2"]}},"kernel"')
+        replacement = '"strides":["3"]' if "strides" in broken else '"feature_dim":"1","spatial_dims":["2"]}},"kernel"'
         instr = parse_module_text(XLA_CONV.replace(broken, replacement, 1)).entry.root
         (m,) = output_to_input(instr)[0].maps
         assert m.is_undefined and "__onednn$convolution" in m.undefined_reason
     assert not output_to_input(good)[0].maps[0].is_undefined
-    matmul = instruction("custom-call", f32(2, 3), [f32(2, 4), f32(4, 3), f32(3)], custom_call_target="__onednn$matmul",
-                         backend_config=json.dumps({"onednn_matmul_config": {"fusions": {"ops": ["SWISH_MAYBE"]}}}))
+    matmul = instruction(
+        "custom-call",
+        f32(2, 3),
+        [f32(2, 4), f32(4, 3), f32(3)],
+        custom_call_target="__onednn$matmul",
+        backend_config=json.dumps({"onednn_matmul_config": {"fusions": {"ops": ["SWISH_MAYBE"]}}}),
+    )
     for maps in [om.maps for om in output_to_input(matmul)] + input_to_output(matmul, 2):
         assert maps[0].is_undefined and "post-ops" in maps[0].undefined_reason

@@ -1,6 +1,7 @@
 """ragged-dot (ragged non-contracting lhs dim): rules vs the numpy reference for random shapes,
 dimension numbers and group sizes (the runtime variables set to the row's group and the rows the
 groups cover)."""
+
 from __future__ import annotations
 
 import itertools
@@ -30,12 +31,20 @@ def ragged_dot(draw):
     rhs = batch + [groups, k, n]
     sizes = batch + lead + [groups]
     out = batch + lead + [rows, n]
-    instr = instruction("ragged-dot", f32(*out), [f32(*lhs), f32(*rhs), array_shape("s64", sizes)],
-                        lhs_batch_dims=tuple(range(nb)), rhs_batch_dims=tuple(range(nb)),
-                        lhs_contracting_dims=(len(lhs) - 1,), rhs_contracting_dims=(nb + 1,),
-                        lhs_ragged_dims=(len(lhs) - 2,), rhs_group_dims=(nb,))
-    values = np.asarray(draw(st.lists(st.integers(0, rows), min_size=int(np.prod(sizes)),
-                                      max_size=int(np.prod(sizes))))).reshape(sizes)
+    instr = instruction(
+        "ragged-dot",
+        f32(*out),
+        [f32(*lhs), f32(*rhs), array_shape("s64", sizes)],
+        lhs_batch_dims=tuple(range(nb)),
+        rhs_batch_dims=tuple(range(nb)),
+        lhs_contracting_dims=(len(lhs) - 1,),
+        rhs_contracting_dims=(nb + 1,),
+        lhs_ragged_dims=(len(lhs) - 2,),
+        rhs_group_dims=(nb,),
+    )
+    values = np.asarray(
+        draw(st.lists(st.integers(0, rows), min_size=int(np.prod(sizes)), max_size=int(np.prod(sizes))))
+    ).reshape(sizes)
     return instr, values
 
 

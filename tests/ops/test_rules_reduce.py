@@ -1,5 +1,6 @@
 """reduce (variadic), reduce-window (strides, padding, dilations), select-and-scatter: rules
 vs the numpy reference on random shapes and windows, plus the spec's printed examples."""
+
 from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
@@ -37,15 +38,20 @@ def window_axis(draw, allow_base_dilation=True):
     """(input size, window dim) with at least one output element."""
     while True:
         n = draw(st.integers(1, 6))
-        wd = WindowDim(size=draw(st.integers(1, 3)), stride=draw(st.integers(1, 3)),
-                       pad_low=draw(st.integers(-1, 2)), pad_high=draw(st.integers(-1, 2)),
-                       window_dilation=draw(st.integers(1, 2)),
-                       base_dilation=draw(st.integers(1, 3)) if allow_base_dilation else 1)
+        wd = WindowDim(
+            size=draw(st.integers(1, 3)),
+            stride=draw(st.integers(1, 3)),
+            pad_low=draw(st.integers(-1, 2)),
+            pad_high=draw(st.integers(-1, 2)),
+            window_dilation=draw(st.integers(1, 2)),
+            base_dilation=draw(st.integers(1, 3)) if allow_base_dilation else 1,
+        )
         if window_output_size(n, wd) >= 1:
             return n, wd
 
 
 # ---- reduce -------------------------------------------------------------------------------
+
 
 @SETTINGS
 @given(st.data())
@@ -61,8 +67,9 @@ def test_reduce_matches_reference(data):
 
 def test_reduce_spec_example():
     out = tuple_shape(f32(10), array_shape("s32", [10]))
-    instr = instruction("reduce", out, [f32(256, 10), array_shape("s32", [256, 10]), f32(), array_shape("s32", [])],
-                        dimensions=(0,))
+    instr = instruction(
+        "reduce", out, [f32(256, 10), array_shape("s32", [256, 10]), f32(), array_shape("s32", [])], dimensions=(0,)
+    )
     maps = output_to_input(instr, 0)
     assert_map_text(maps[0].maps[0], "(d0)[s0] -> (s0, d0), domain: d0 in [0, 9], s0 in [0, 255]")
     assert_map_text(maps[2].maps[0], "(d0) -> (), domain: d0 in [0, 9]")
@@ -71,6 +78,7 @@ def test_reduce_spec_example():
 
 
 # ---- reduce-window ------------------------------------------------------------------------
+
 
 @SETTINGS
 @given(st.data())
@@ -87,11 +95,11 @@ def test_reduce_window_matches_reference(data):
 
 
 def test_reduce_window_spec_example():
-    instr = instruction("reduce-window", f32(1024, 3), [f32(1024, 514), f32()],
-                        window=(WindowDim(1), WindowDim(512)))
+    instr = instruction("reduce-window", f32(1024, 3), [f32(1024, 514), f32()], window=(WindowDim(1), WindowDim(512)))
     maps = output_to_input(instr)
-    assert_map_text(maps[0].maps[0], "(d0, d1)[s0] -> (d0, d1 + s0), domain: d0 in [0, 1023], d1 in [0, 2], "
-                                     "s0 in [0, 511]")
+    assert_map_text(
+        maps[0].maps[0], "(d0, d1)[s0] -> (d0, d1 + s0), domain: d0 in [0, 1023], d1 in [0, 2], s0 in [0, 511]"
+    )
     assert_map_text(maps[1].maps[0], "(d0, d1) -> (), domain: d0 in [0, 1023], d1 in [0, 2]")
 
 
@@ -104,6 +112,7 @@ def test_reduce_window_padding_and_base_dilation_exact():
 
 
 # ---- select-and-scatter -------------------------------------------------------------------
+
 
 @SETTINGS
 @given(st.data())
@@ -120,8 +129,7 @@ def test_select_and_scatter_matches_reference(data):
 def test_select_and_scatter_corpus_shape():
     # From convnet_train_step: window 1x3x3x1 stride 1x2x2x1 over a padded activation.
     window = (WindowDim(1), WindowDim(3, 2), WindowDim(3, 2), WindowDim(1))
-    instr = instruction("select-and-scatter", f32(1, 7, 7, 2), [f32(1, 7, 7, 2), f32(1, 3, 3, 2), f32()],
-                        window=window)
+    instr = instruction("select-and-scatter", f32(1, 7, 7, 2), [f32(1, 7, 7, 2), f32(1, 3, 3, 2), f32()], window=window)
     check_all(instr, sample=100)
 
 
@@ -141,6 +149,7 @@ ENTRY e {
 
 def test_reduce_window_from_parsed_text():
     from hlo_index.hlo import parse_module_text
+
     instr = parse_module_text(WINDOW_TEXT).entry.root
     assert instr.attr("window")[0].base_dilation == 2 and instr.attr("window")[1].window_dilation == 2
     assert [window_output_size(n, wd) for n, wd in zip((5, 6), instr.attr("window"))] == [5, 3]

@@ -1,4 +1,5 @@
 """reshape, bitcast, bitcast-convert vs the reference; the spec's Reshape examples."""
+
 from __future__ import annotations
 
 import math
@@ -34,10 +35,21 @@ def test_reshape_matches_reference(data):
 @given(st.data())
 def test_bitcast_matches_reference(data):
     src = data.draw(dims_strategy(0, 4, max_size=5))
-    src_type, dst_type = data.draw(st.sampled_from([("f32", "f32"), ("f32", "s32"), ("f32", "u8"), ("u8", "f32"),
-                                                    ("bf16", "u32"), ("f64", "s16"), ("s4", "u8")]))
+    src_type, dst_type = data.draw(
+        st.sampled_from(
+            [
+                ("f32", "f32"),
+                ("f32", "s32"),
+                ("f32", "u8"),
+                ("u8", "f32"),
+                ("bf16", "u32"),
+                ("f64", "s16"),
+                ("s4", "u8"),
+            ]
+        )
+    )
     src_bits, dst_bits = array_shape(src_type, ()).element_bits, array_shape(dst_type, ()).element_bits
-    if src_bits < dst_bits:   # the narrow side's element count must fill whole wide elements
+    if src_bits < dst_bits:  # the narrow side's element count must fill whole wide elements
         src = tuple(src) + (dst_bits // src_bits,)
     src_m2m = data.draw(permutation(len(src)))
     physical = data.draw(factorization(math.prod(src) * src_bits // dst_bits))
@@ -52,8 +64,10 @@ def test_bitcast_matches_reference(data):
 
 
 @settings(deadline=None, derandomize=True, max_examples=20)
-@given(dims_strategy(0, 3), st.sampled_from([("f32", "s32"), ("f32", "u8"), ("f32", "u16"), ("u8", "f32"),
-                                              ("s16", "f64"), ("f64", "bf16")]))
+@given(
+    dims_strategy(0, 3),
+    st.sampled_from([("f32", "s32"), ("f32", "u8"), ("f32", "u16"), ("u8", "f32"), ("s16", "f64"), ("f64", "bf16")]),
+)
 def test_bitcast_convert_matches_reference(dims, types):
     src_type, dst_type = types
     src_bits, dst_bits = array_shape(src_type, ()).element_bits, array_shape(dst_type, ()).element_bits
@@ -71,8 +85,9 @@ def test_tiled_bitcast_reads_through_memory():
     """A tiled operand is read through its tile-major memory image (independent numpy model)."""
     import numpy as np
     from hlo_index.reference.ref_layout import physical_memory
+
     tiled = Shape("f32", (4, 6), (False, False), Layout((1, 0), (Tile((2, 4)),)))
-    flat = f32(32)   # 2 x 2 tiles of 8 elements: 32 slots, 8 of them padding
+    flat = f32(32)  # 2 x 2 tiles of 8 elements: 32 slots, 8 of them padding
     m = output_to_input(instruction("bitcast", flat, [tiled]))[0].maps[0]
     assert not m.is_undefined
     memory = physical_memory(tiled)
@@ -106,18 +121,27 @@ def test_spec_collapse_and_expand():
 
 def test_spec_generic_reshape_linearize_delinearize():
     r = instruction("reshape", f32(2, 4, 4), [f32(4, 8)])
-    assert_map_text(output_to_input(r)[0].maps[0], "(d0, d1, d2) -> (d0 * 2 + d1 floordiv 2, d2 + (d1 mod 2) * 4), "
-                    "domain: d0 in [0, 1], d1 in [0, 3], d2 in [0, 3]")
-    assert_map_text(input_to_output(r, 0)[0][0], "(d0, d1) -> (d0 floordiv 2, d1 floordiv 4 + (d0 mod 2) * 2, d1 mod 4), "
-                    "domain: d0 in [0, 3], d1 in [0, 7]")
+    assert_map_text(
+        output_to_input(r)[0].maps[0],
+        "(d0, d1, d2) -> (d0 * 2 + d1 floordiv 2, d2 + (d1 mod 2) * 4), "
+        "domain: d0 in [0, 1], d1 in [0, 3], d2 in [0, 3]",
+    )
+    assert_map_text(
+        input_to_output(r, 0)[0][0],
+        "(d0, d1) -> (d0 floordiv 2, d1 floordiv 4 + (d0 mod 2) * 2, d1 mod 4), domain: d0 in [0, 3], d1 in [0, 7]",
+    )
 
 
 def test_spec_generic_reshape_subshapes():
     r = instruction("reshape", f32(32, 3, 4), [f32(4, 8, 12)])
-    assert_map_text(output_to_input(r)[0].maps[0], "(d0, d1, d2) -> (d0 floordiv 8, d0 mod 8, d1 * 4 + d2), "
-                    "domain: d0 in [0, 31], d1 in [0, 2] d2 in [0, 3]")
-    assert_map_text(input_to_output(r, 0)[0][0], "(d0, d1, d2) -> (d0 * 8 + d1, d2 floordiv 4, d2 mod 4), "
-                    "domain: d0 in [0, 3], d1 in [0, 7], d2 in [0, 11]")
+    assert_map_text(
+        output_to_input(r)[0].maps[0],
+        "(d0, d1, d2) -> (d0 floordiv 8, d0 mod 8, d1 * 4 + d2), domain: d0 in [0, 31], d1 in [0, 2] d2 in [0, 3]",
+    )
+    assert_map_text(
+        input_to_output(r, 0)[0][0],
+        "(d0, d1, d2) -> (d0 * 8 + d1, d2 floordiv 4, d2 mod 4), domain: d0 in [0, 3], d1 in [0, 7], d2 in [0, 11]",
+    )
 
 
 def test_bitcast_as_transpose():

@@ -1,4 +1,5 @@
 """sort (variadic, any dimension) and topk: rules vs the numpy reference."""
+
 from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
@@ -82,8 +83,9 @@ def test_argsort_keys_do_not_read_the_payload():
 
 
 def test_comparator_on_the_payload_makes_it_a_key():
-    text = SORT_TEXT.replace("ROOT lt = pred[] compare(a, b), direction=LT",
-                             "ROOT lt = pred[] compare(c, d), direction=LT")
+    text = SORT_TEXT.replace(
+        "ROOT lt = pred[] compare(a, b), direction=LT", "ROOT lt = pred[] compare(c, d), direction=LT"
+    )
     instr = parse_module_text(text).entry.root
     assert output_to_input(instr, 0)[0].maps and output_to_input(instr, 0)[1].maps
     assert output_to_input(instr, 1)[0].maps == ()

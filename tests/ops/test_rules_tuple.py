@@ -1,4 +1,5 @@
 """get-tuple-element, tuple, opt-barrier, copy-start/copy-done vs the reference."""
+
 from __future__ import annotations
 
 from hlo_index.hlo.build import array_shape, instruction, tuple_shape

@@ -1,4 +1,5 @@
 """The streamed ``analyze --format json`` text is exactly what ``json`` writes for the document."""
+
 from __future__ import annotations
 
 import io

@@ -1,4 +1,5 @@
 """The layout picture, read back from captured Rich output and SVG, equals the offsets."""
+
 from __future__ import annotations
 
 import re
@@ -31,8 +32,7 @@ def read_grids(text: str) -> dict[tuple, list[list]]:
         row = ROW.match(line)
         if row:
             cells = re.findall(rf"\d+|{PADDING_MARK}", row.group(2))
-            grids.setdefault(current, []).append(
-                [None if c == PADDING_MARK else int(c) for c in cells])
+            grids.setdefault(current, []).append([None if c == PADDING_MARK else int(c) for c in cells])
     return grids
 
 
@@ -49,20 +49,19 @@ def assert_grids_match(shape, grids):
         plane = view[lead] if lead else view.reshape(view.shape[-2:])
         for r, row in enumerate(rows):
             real = [c for c in row if c is not None]
-            assert row[:len(real)] == real   # padding only after the real cells of a row
+            assert row[: len(real)] == real  # padding only after the real cells of a row
             if r < plane.shape[0]:
-                assert real == plane[r, :len(real)].tolist()
+                assert real == plane[r, : len(real)].tolist()
                 assert len(real) == plane.shape[1]
             else:
-                assert real == []            # a whole padding row
+                assert real == []  # a whole padding row
 
 
 def test_spec_figure_1_picture():
     text = captured("F32[3,5]{1,0:T(2,2)}")
     grids = read_grids(text)
     assert grids[()][2][3] == 17
-    assert grids[()] == [[0, 1, 4, 5, 8, None], [2, 3, 6, 7, 10, None],
-                         [12, 13, 16, 17, 20, None], [None] * 6]
+    assert grids[()] == [[0, 1, 4, 5, 8, None], [2, 3, 6, 7, 10, None], [12, 13, 16, 17, 20, None], [None] * 6]
     assert "physical elements: 24" in text
 
 

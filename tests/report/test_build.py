@@ -1,5 +1,6 @@
 """``report.build``: the figures ``TARGET_FIGURES`` lists fill a target's JSON in one fixed order,
 whatever was imported before."""
+
 from hlo_index.hlo import parse_module_text
 from hlo_index.report.build import TARGET_FIGURES, module_report
 

@@ -1,6 +1,7 @@
 """Per-operand figures depend only on the map (as a key), not on how an equal map is spelled:
 a constraint on a dimension and the same bound folded into the domain give the same figures, in
 either order of first use (the cache once kept whichever spelling came first)."""
+
 from __future__ import annotations
 
 from hlo_index.affine import parse_map

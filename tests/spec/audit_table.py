@@ -1,7 +1,8 @@
 """Print the spec-audit table (markdown) from the same examples and comparisons the tests use.
 
-    cd tests && ../.venv/bin/python -m spec.audit_table
+cd tests && ../.venv/bin/python -m spec.audit_table
 """
+
 from __future__ import annotations
 
 import pathlib
@@ -21,9 +22,14 @@ STATUS = {
 def rows():
     for ex in EXAMPLES:
         try:
-            target = analyze(pathlib.Path(tempfile.mkdtemp()), one_line_attributes(ex.hlo),
-                             instruction=ex.instruction, fusion=ex.fusion, computation=ex.computation,
-                             direction="out2in" if ex.computation else "both")
+            target = analyze(
+                pathlib.Path(tempfile.mkdtemp()),
+                one_line_attributes(ex.hlo),
+                instruction=ex.instruction,
+                fusion=ex.fusion,
+                computation=ex.computation,
+                direction="out2in" if ex.computation else "both",
+            )
         except AssertionError as err:
             yield ex, None, "ANALYZE FAILED: " + " ".join(str(err).split())[-160:], []
             continue

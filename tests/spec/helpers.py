@@ -6,6 +6,7 @@ turns that into XLA's one-line map syntax (the only conversion we allow ourselve
 ``compare_maps`` says how close our map is to the spec's: the same text, the same canonical map,
 or the same relation found by brute force.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,8 +35,15 @@ def run_cli(args: list[str]) -> tuple[int, str]:
     return result.exit_code, result.stdout
 
 
-def analyze(tmp_path, hlo_text: str, *, instruction: str | None = None, fusion: str | None = None,
-            computation: str | None = None, direction: str = "both") -> dict:
+def analyze(
+    tmp_path,
+    hlo_text: str,
+    *,
+    instruction: str | None = None,
+    fusion: str | None = None,
+    computation: str | None = None,
+    direction: str = "both",
+) -> dict:
     """The single JSON target ``hlo-index analyze`` reports for the named instruction/fusion."""
     path = tmp_path / "module.hlo"
     path.write_text(hlo_text)
@@ -109,8 +117,9 @@ def compare_maps(got_text: str, want: IndexingMap, want_text: str | None = None)
         return EXACT
     if got == want:
         return STRUCTURAL
-    assert [v.interval for v in got.runtime_vars] == [v.interval for v in want.runtime_vars], \
+    assert [v.interval for v in got.runtime_vars] == [v.interval for v in want.runtime_vars], (
         f"runtime ranges differ:\n got  {got}\n want {want}"
+    )
     assert got.semantically_equal(want), f"maps differ:\n got  {got}\n want {want}"
     return SEMANTIC
 
@@ -149,7 +158,7 @@ def relation(maps: list[IndexingMap], limit: int = 1 << 20) -> set[tuple[int, ..
         assert size <= limit, f"domain too big to enumerate: {size}"
         points, results = m.enumerate(limit=limit)
         for p, r in zip(points.tolist(), results.tolist()):
-            rows.add(tuple(p[:m.num_dims]) + tuple(r))
+            rows.add(tuple(p[: m.num_dims]) + tuple(r))
     return rows
 
 
@@ -157,13 +166,13 @@ def _runtime_assignments(maps: list[IndexingMap]) -> list[tuple[int, ...]]:
     """() when no map has runtime variables; else every combination of each variable's bounds and
     midpoint (the maps must agree on how many there are and what they bound)."""
     import itertools
+
     counts = {len(m.runtime_vars) for m in maps if not m.is_known_empty}
     if counts <= {0}:
         return [()]
     assert len(counts) == 1, f"maps disagree on their runtime variables: {[str(m) for m in maps]}"
     first = next(m for m in maps if m.runtime_vars)
-    choices = [sorted({v.interval.lo, (v.interval.lo + v.interval.hi) // 2, v.interval.hi})
-               for v in first.runtime_vars]
+    choices = [sorted({v.interval.lo, (v.interval.lo + v.interval.hi) // 2, v.interval.hi}) for v in first.runtime_vars]
     return list(itertools.product(*choices))
 
 
@@ -181,11 +190,13 @@ def check_against_spec(target: dict, chk) -> list[str]:
         # with runtime variables (the other operand's offsets, shared by position), per assignment
         for values in _runtime_assignments(mine + other):
             fixed = [o.substitute_runtime_values(values) if values else o for o in other]
-            read_dims = {row[:o.num_dims] for o in fixed for row in relation([o])}
-            want = {row for row in spec_rows if row[:mine[0].num_dims] not in read_dims}
+            read_dims = {row[: o.num_dims] for o in fixed for row in relation([o])}
+            want = {row for row in spec_rows if row[: mine[0].num_dims] not in read_dims}
             have = relation([m.substitute_runtime_values(values) if values else m for m in mine])
-            assert have == want, (f"relation differs at runtime values {values}: {len(have - want)} extra rows, "
-                                  f"{len(want - have)} missing (e.g. extra {sorted(have - want)[:3]}, "
-                                  f"missing {sorted(want - have)[:3]})")
+            assert have == want, (
+                f"relation differs at runtime values {values}: {len(have - want)} extra rows, "
+                f"{len(want - have)} missing (e.g. extra {sorted(have - want)[:3]}, "
+                f"missing {sorted(want - have)[:3]})"
+            )
         return ["relation minus operand %d" % chk.except_where_read]
     return assert_spec_maps(got, list(chk.maps))

@@ -4,6 +4,7 @@ Each (example, operand, output, direction) is one test; the comparison says how 
 comes (exact text, same canonical map, same relation by brute force). docs/SPEC_AUDIT.md is the
 table of those outcomes (regenerate it with ``python -m spec.audit_table`` from tests/).
 """
+
 from __future__ import annotations
 
 import json
@@ -29,13 +30,21 @@ def target_of(example, tmp_path_factory) -> dict:
     if example.name not in _TARGETS:
         direction = "out2in" if example.computation else "both"
         _TARGETS[example.name] = analyze(
-            tmp_path_factory.mktemp("spec"), one_line_attributes(example.hlo), instruction=example.instruction,
-            fusion=example.fusion, computation=example.computation, direction=direction)
+            tmp_path_factory.mktemp("spec"),
+            one_line_attributes(example.hlo),
+            instruction=example.instruction,
+            fusion=example.fusion,
+            computation=example.computation,
+            direction=direction,
+        )
     return _TARGETS[example.name]
 
 
-CASES = [pytest.param(ex, chk, id=f"{ex.name}|{chk.direction}|operand{chk.operand}|output{chk.output}")
-         for ex in EXAMPLES for chk in ex.checks]
+CASES = [
+    pytest.param(ex, chk, id=f"{ex.name}|{chk.direction}|operand{chk.operand}|output{chk.output}")
+    for ex in EXAMPLES
+    for chk in ex.checks
+]
 
 
 @pytest.mark.parametrize(("example", "chk"), CASES)
@@ -56,8 +65,9 @@ MULTILINE = [ex for ex in EXAMPLES if one_line_attributes(ex.hlo) != ex.hlo]
 def test_spec_snippet_parses_verbatim(example, tmp_path):
     """The spec (like XLA's own tests) continues attributes on the next line after a comma;
     XLA's lexer skips any whitespace there, so the snippet as written must analyse the same."""
-    target = analyze(tmp_path, example.hlo, instruction=example.instruction, fusion=example.fusion,
-                     computation=example.computation)
+    target = analyze(
+        tmp_path, example.hlo, instruction=example.instruction, fusion=example.fusion, computation=example.computation
+    )
     assert target["name"] == (example.instruction or example.fusion or example.computation)
 
 
@@ -97,6 +107,7 @@ def test_dynamic_slice_runtime_vars_name_their_offsets():
     """zh-TW: each runtime variable is tied to its offset operand (of1, of2, of3)."""
     from hlo_index.hlo import parse_module_text
     from hlo_index.ops import output_to_input
+
     module = parse_module_text(one_line_attributes(_by_name("DynamicSlice").hlo))
     (src_map,) = output_to_input(module.entry.root)[0].maps
     descriptions = [v.description for v in src_map.runtime_vars]
@@ -108,6 +119,7 @@ def test_gather_runtime_vars_name_indices_columns():
     """zh-TW: rt0 reads indices[(d0, 0)] and rt1 reads indices[(d0, 1)]."""
     from hlo_index.hlo import parse_module_text
     from hlo_index.ops import output_to_input
+
     module = parse_module_text(one_line_attributes(_by_name("Gather").hlo))
     (operand_map,) = output_to_input(module.entry.root)[0].maps
     rt0, rt1 = (v.description for v in operand_map.runtime_vars)
@@ -118,9 +130,10 @@ def test_gather_runtime_vars_name_indices_columns():
 def test_dot_rhs_in2out_spec_slip_is_wrong_by_semantics(tmp_path_factory):
     """The spec's p1 -> output map (d0, s0, d1) sends p1's contracted index (up to 255) to the
     output's last dim (size 64): outside the output. The true map (d0, s0, d2) stays inside."""
-    wrong = spec_map("(d0, d1, d2)[s0] -> (d0, s0, d1), domain: d0 in [0, 3], d1 in [0, 255], "
-                     "d2 in [0, 63], s0 in [0, 127]")
-    assert wrong.evaluate((0, 200, 0), (0,)) == (0, 0, 200)          # 200 > 63: no such element
+    wrong = spec_map(
+        "(d0, d1, d2)[s0] -> (d0, s0, d1), domain: d0 in [0, 3], d1 in [0, 255], d2 in [0, 63], s0 in [0, 127]"
+    )
+    assert wrong.evaluate((0, 200, 0), (0,)) == (0, 0, 200)  # 200 > 63: no such element
     target = target_of(_by_name("Dot"), tmp_path_factory)
     (ours,) = [parse_map(t) for t in map_texts(target, IN2OUT, 1)]
     assert not ours.semantically_equal(wrong)
@@ -128,12 +141,21 @@ def test_dot_rhs_in2out_spec_slip_is_wrong_by_semantics(tmp_path_factory):
     assert results[:, 2].max() <= 63 and results[:, 1].max() <= 127
 
 
-@pytest.mark.parametrize(("direction", "vi_text"), [
-    (OUT2IN, "(d0, d1, d2) -> (2 * d0 + (4 * d1 + d2) floordiv 8, (4 * d1 + d2) mod 8), "
-             "domain: d0 in [0, 1], d1 in [0, 3], d2 in [0, 3]"),
-    (IN2OUT, "(d0, d1) -> ((8 * d0 + d1) floordiv 16, ((8 * d0 + d1) mod 16) floordiv 4, d1 mod 4), "
-             "domain: d0 in [0, 3], d1 in [0, 7]"),
-])
+@pytest.mark.parametrize(
+    ("direction", "vi_text"),
+    [
+        (
+            OUT2IN,
+            "(d0, d1, d2) -> (2 * d0 + (4 * d1 + d2) floordiv 8, (4 * d1 + d2) mod 8), "
+            "domain: d0 in [0, 1], d1 in [0, 3], d2 in [0, 3]",
+        ),
+        (
+            IN2OUT,
+            "(d0, d1) -> ((8 * d0 + d1) floordiv 16, ((8 * d0 + d1) mod 16) floordiv 4, d1 mod 4), "
+            "domain: d0 in [0, 3], d1 in [0, 7]",
+        ),
+    ],
+)
 def test_reshape_generic_example1_vi_spelling(direction, vi_text, tmp_path_factory):
     """vi writes generic example 1 through the linear index (its `/` is floordiv)."""
     target = target_of(_by_name("Reshape: generic example 1"), tmp_path_factory)
@@ -151,8 +173,11 @@ def test_analyze_verify_agrees_on_spec_examples(example, tmp_path):
     path = tmp_path / "module.hlo"
     path.write_text(one_line_attributes(example.hlo))
     args = ["analyze", str(path), "--verify", "--direction", "both", "--format", "json"]
-    for flag, name in (("--instruction", example.instruction), ("--fusion", example.fusion),
-                       ("--computation", example.computation)):
+    for flag, name in (
+        ("--instruction", example.instruction),
+        ("--fusion", example.fusion),
+        ("--computation", example.computation),
+    ):
         if name is not None:
             args += [flag, name]
     code, out = run_cli(args)

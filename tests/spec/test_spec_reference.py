@@ -5,6 +5,7 @@ true read set; for small examples the input-to-output map must be the inverse of
 This catches a spec map that is itself wrong (the dot rhs map); where the spec over-approximates
 knowingly (dynamic-update-slice's src), ours must still be exact.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -48,10 +49,24 @@ def _map_read_set(map_texts_, point, runtime=None):
 
 
 OUT2IN_CASES = [
-    ("Slice", 0), ("Pad", 0), ("Pad", 1), ("Reshape: generic example 1", 0), ("Reshape: generic example 2", 0),
-    ("Concatenate", 0), ("Concatenate", 1), ("Concatenate", 2), ("Dot", 0), ("Dot", 1), ("ReduceWindow", 0),
-    ("ReduceWindow", 1), ("Transpose", 0), ("Reverse", 0), ("Broadcast", 0), ("Gather", 1),
-    ("Bitcast: transpose-reshape-transpose", 0), ("Intro: reduce dimensions={0,3}", 0),
+    ("Slice", 0),
+    ("Pad", 0),
+    ("Pad", 1),
+    ("Reshape: generic example 1", 0),
+    ("Reshape: generic example 2", 0),
+    ("Concatenate", 0),
+    ("Concatenate", 1),
+    ("Concatenate", 2),
+    ("Dot", 0),
+    ("Dot", 1),
+    ("ReduceWindow", 0),
+    ("ReduceWindow", 1),
+    ("Transpose", 0),
+    ("Reverse", 0),
+    ("Broadcast", 0),
+    ("Gather", 1),
+    ("Bitcast: transpose-reshape-transpose", 0),
+    ("Intro: reduce dimensions={0,3}", 0),
 ] + [("Reduce (variadic), both directions", op) for op in range(4)]
 
 
@@ -110,10 +125,20 @@ def test_dynamic_update_slice_maps_with_runtime_offsets(offsets, tmp_path_factor
         assert _map_read_set(src_texts, point, clamped) == reference_read_set(instr, 0, point, 0, runtime)
 
 
-IN2OUT_CASES = [("Slice", 0), ("Concatenate", 0), ("Concatenate", 1), ("Concatenate", 2),
-                ("Reshape: generic example 1", 0), ("Reshape: generic example 2", 0), ("Broadcast", 0),
-                ("Reverse", 0), ("Bitcast: transpose-reshape-transpose", 0), ("Pad", 0),
-                ("Intro: reduce dimensions={0,3}", 0), ("Intro: reduce dimensions={0,3}", 1)]
+IN2OUT_CASES = [
+    ("Slice", 0),
+    ("Concatenate", 0),
+    ("Concatenate", 1),
+    ("Concatenate", 2),
+    ("Reshape: generic example 1", 0),
+    ("Reshape: generic example 2", 0),
+    ("Broadcast", 0),
+    ("Reverse", 0),
+    ("Bitcast: transpose-reshape-transpose", 0),
+    ("Pad", 0),
+    ("Intro: reduce dimensions={0,3}", 0),
+    ("Intro: reduce dimensions={0,3}", 1),
+]
 
 
 @pytest.mark.parametrize(("name", "operand"), IN2OUT_CASES, ids=[f"{n}|operand{o}" for n, o in IN2OUT_CASES])

@@ -1,5 +1,6 @@
 """``--verify`` on both directions: correct maps pass, and a wrong input-to-output map is caught
 from each side (an element it misses, an element it invents)."""
+
 from __future__ import annotations
 
 from hlo_index import verify
@@ -11,10 +12,14 @@ from hlo_index.hlo import parse_module_text
 
 from tests.fusion import hlo_samples as s
 
-SMALL_TRANSPOSE_ADD = s.fusion_module("""
+SMALL_TRANSPOSE_ADD = s.fusion_module(
+    """
   p0 = f32[6, 6] parameter(0)
   t = f32[6, 6] transpose(p0), dimensions={1, 0}
-  ROOT a0 = f32[6, 6] add(p0, t)""", ["f32[6,6]"], "f32[6,6]")
+  ROOT a0 = f32[6, 6] add(p0, t)""",
+    ["f32[6,6]"],
+    "f32[6,6]",
+)
 
 
 def _selected() -> SelectedTarget:
@@ -41,8 +46,9 @@ def test_an_input_to_output_map_that_misses_the_transpose_is_caught(monkeypatch)
 
 
 def test_an_input_to_output_map_that_invents_readers_is_caught(monkeypatch):
-    everything = (parse_map("(d0, d1)[s0, s1] -> (s0, s1), domain: d0 in [0, 5], d1 in [0, 5], "
-                            "s0 in [0, 5], s1 in [0, 5]"),)
+    everything = (
+        parse_map("(d0, d1)[s0, s1] -> (s0, s1), domain: d0 in [0, 5], d1 in [0, 5], s0 in [0, 5], s1 in [0, 5]"),
+    )
     outcome = _with_input_to_output(monkeypatch, everything)
     assert any("which does not read it" in e for e in outcome.errors)
     assert not any("which no input-to-output map gives" in e for e in outcome.errors)
@@ -120,8 +126,7 @@ def _outcome_tuple(o):
 
 def test_a_renamed_copy_verifies_alike():
     module, (first, second) = _fusions()
-    assert _outcome_tuple(verify.verify_target(first, module)) == \
-        _outcome_tuple(verify.verify_target(second, module))
+    assert _outcome_tuple(verify.verify_target(first, module)) == _outcome_tuple(verify.verify_target(second, module))
 
 
 def test_identical_fusions_are_verified_once_with_the_same_outcome():
@@ -131,8 +136,12 @@ def test_identical_fusions_are_verified_once_with_the_same_outcome():
     verify.verify_target(first, module, verified=verified)
     assert len([k for k in verified if not isinstance(k, str)]) == 1
     shared = verify.verify_target(second, module, verified=verified)
-    assert (shared.checked_points, shared.checked_input_points, shared.errors, shared.notes) == \
-        (alone.checked_points, alone.checked_input_points, alone.errors, alone.notes)
+    assert (shared.checked_points, shared.checked_input_points, shared.errors, shared.notes) == (
+        alone.checked_points,
+        alone.checked_input_points,
+        alone.errors,
+        alone.notes,
+    )
     assert not alone.errors and alone.checked_points == 8 and alone.checked_input_points == 8
 
 
@@ -161,17 +170,17 @@ def test_a_wrong_map_is_still_caught_with_identical_fusions_deduplicated(monkeyp
 
 
 def test_images_of_several_points_at_once_equal_one_at_a_time():
-    maps = (parse_map("(d0, d1)[s0] -> (d1, s0), domain: d0 in [0, 5], d1 in [0, 3], s0 in [0, 2], "
-                      "d0 + s0 in [1, 6]"),
-            parse_map("(d0, d1) -> (d1 floordiv 2, d0 mod 3), domain: d0 in [0, 5], d1 in [0, 3]"))
+    maps = (
+        parse_map("(d0, d1)[s0] -> (d1, s0), domain: d0 in [0, 5], d1 in [0, 3], s0 in [0, 2], d0 + s0 in [1, 6]"),
+        parse_map("(d0, d1) -> (d1 floordiv 2, d0 mod 3), domain: d0 in [0, 5], d1 in [0, 3]"),
+    )
     points = [(0, 0), (5, 3), (2, 1), (9, 9), (4, 2)]
     for distinct in (True, False):
         many = verify.predicted_rows_many(maps, points, distinct)
         for p in points:
             one = verify.predicted_rows(maps, p, distinct)
             assert sorted(map(tuple, many[p].tolist())) == sorted(map(tuple, one.tolist()))
-    assert set(map(tuple, verify.predicted_rows(maps, (2, 1)).tolist())) == \
-        verify.predicted_read_set(maps, (2, 1))
+    assert set(map(tuple, verify.predicted_rows(maps, (2, 1)).tolist())) == verify.predicted_read_set(maps, (2, 1))
 
 
 # ---- the one-point image without numpy -------------------------------------------------------
@@ -188,7 +197,8 @@ def test_image_at_a_point_equals_relation_at(m, coordinates):
     import numpy as np
 
     from hlo_index.affine.evaluate import relation_at
-    point = tuple(coordinates[:m.num_dims])
+
+    point = tuple(coordinates[: m.num_dims])
     _, rows = relation_at(m, np.array([point], dtype=np.int64).reshape(1, m.num_dims), ())
     expected = {tuple(r) for r in rows.tolist()}
     got = points.image_at(m, point)
@@ -197,8 +207,10 @@ def test_image_at_a_point_equals_relation_at(m, coordinates):
 
 
 @settings(max_examples=200, deadline=None)
-@given(_random_maps(max_range=0, n_dims=2),
-       st.lists(st.tuples(st.integers(-3, 12), st.integers(-3, 12)), min_size=2, max_size=6, unique=True))
+@given(
+    _random_maps(max_range=0, n_dims=2),
+    st.lists(st.tuples(st.integers(-3, 12), st.integers(-3, 12)), min_size=2, max_size=6, unique=True),
+)
 def test_images_of_several_points_equal_those_of_each_point(m, points):
     """``predicted_rows_many``'s plain-integer path: per point, the rows numpy gives for that
     point alone, in the same order (sorted distinct rows, or every map's row in map order)."""
@@ -212,27 +224,35 @@ def test_images_of_several_points_equal_those_of_each_point(m, points):
 
 # ---- membership without enumerating the image (a result that is a range variable fixes it) ----
 
+
 @settings(max_examples=300, deadline=None)
-@given(_random_maps(max_range=2, n_dims=2),
-       st.tuples(st.integers(-2, 8), st.integers(-2, 8)),
-       st.lists(st.integers(-2, 8), min_size=2, max_size=2),
-       st.tuples(st.integers(-6, 6), st.integers(-6, 6), st.integers(-3, 3)))
+@given(
+    _random_maps(max_range=2, n_dims=2),
+    st.tuples(st.integers(-2, 8), st.integers(-2, 8)),
+    st.lists(st.integers(-2, 8), min_size=2, max_size=2),
+    st.tuples(st.integers(-6, 6), st.integers(-6, 6), st.integers(-3, 3)),
+)
 def test_gives_agrees_with_the_enumerated_image_whenever_it_decides(m, x, y, coefficients):
     """``_gives`` answers True / False exactly as membership in the enumerated image, or None."""
     from hlo_index.affine import dim, range_var
     from hlo_index.affine.indexing_map import IndexingMap
+
     # results that are range variables (a broadcast's, a reduction's)
-    pinned = IndexingMap(m.dims, m.range_vars, (), [range_var(k) for k in range(len(m.range_vars))]
-                         + list(m.results), m.constraints)
+    pinned = IndexingMap(
+        m.dims, m.range_vars, (), [range_var(k) for k in range(len(m.range_vars))] + list(m.results), m.constraints
+    )
     candidates = [m, pinned]
-    if len(m.range_vars) == 2:   # a sum of range variables (and a dim): a mixed radix or not
+    if len(m.range_vars) == 2:  # a sum of range variables (and a dim): a mixed radix or not
         a, b, c = coefficients
         total = range_var(0) * a + range_var(1) * b + dim(0) * c + 1
         candidates.append(IndexingMap(m.dims, m.range_vars, (), [total, dim(1)], m.constraints))
     for candidate in candidates:
-        target = tuple(y[:1]) * len(candidate.range_vars) + tuple(y) \
-            if candidate is pinned else tuple(y[:candidate.num_results])
-        target = target[:candidate.num_results]
+        target = (
+            tuple(y[:1]) * len(candidate.range_vars) + tuple(y)
+            if candidate is pinned
+            else tuple(y[: candidate.num_results])
+        )
+        target = target[: candidate.num_results]
         if len(target) != candidate.num_results:
             continue
         checkable = points.checkable_maps((candidate,))
@@ -245,14 +265,18 @@ def test_gives_decides_broadcast_maps_without_enumeration():
     broadcast = parse_map("(d0)[s0] -> (s0, d0), domain: d0 in [0, 5], s0 in [0, 7]")
     checkable = points.checkable_maps((broadcast,))
     assert points.gives_pair(checkable, (3,), (7, 3)) is True
-    assert points.gives_pair(checkable, (3,), (8, 3)) is False    # s0 out of its range
-    assert points.gives_pair(checkable, (3,), (2, 4)) is False    # the wrong column
+    assert points.gives_pair(checkable, (3,), (8, 3)) is False  # s0 out of its range
+    assert points.gives_pair(checkable, (3,), (2, 4)) is False  # the wrong column
 
 
-BROADCAST_ADD = s.fusion_module("""
+BROADCAST_ADD = s.fusion_module(
+    """
   p0 = f32[6] parameter(0)
   b = f32[4, 6] broadcast(p0), dimensions={1}
-  ROOT a0 = f32[4, 6] add(b, b)""", ["f32[6]"], "f32[4,6]")
+  ROOT a0 = f32[4, 6] add(b, b)""",
+    ["f32[6]"],
+    "f32[4,6]",
+)
 
 
 def test_a_broadcast_input_to_output_map_missing_rows_is_caught(monkeypatch):
@@ -274,17 +298,24 @@ def test_a_broadcast_fusion_verifies_clean():
 
 def test_elementwise_set_read_sets_are_the_union_of_the_point_read_sets():
     from hlo_index.reference import SET_READ_SETS, read_set
-    module = parse_module_text(s.fusion_module("""
+
+    module = parse_module_text(
+        s.fusion_module(
+            """
   p0 = f32[3, 4] parameter(0)
   p1 = f32[] parameter(1)
   b = f32[3, 4] broadcast(p1), dimensions={}
   a = f32[3, 4] add(p0, b)
-  ROOT c = f32[3, 4] clamp(p1, a, p1)""", ["f32[3,4]", "f32[]"], "f32[3,4]"))
+  ROOT c = f32[3, 4] clamp(p1, a, p1)""",
+            ["f32[3,4]", "f32[]"],
+            "f32[3,4]",
+        )
+    )
     [fusion] = module.fusions
     clamp = fusion.called["calls"].root
     add = clamp.operands[1]
     points = {(0, 0), (2, 3), (1, 2)}
-    for instr in (add, clamp):   # same-shape operands, and clamp's scalar bounds
+    for instr in (add, clamp):  # same-shape operands, and clamp's scalar bounds
         for operand in range(len(instr.operands)):
             union = set().union(*(read_set(instr, 0, p, operand) for p in points))
             assert SET_READ_SETS[instr.opcode](instr, 0, points, operand) == union
@@ -297,6 +328,7 @@ def test_tags_in_order_equal_the_materialised_tagged_array(dims, rnd):
     import numpy as np
 
     from hlo_index.reference.ref_shape import tagged, tags_in_order
+
     order = list(range(len(dims)))
     rnd.shuffle(order)
     memory = np.transpose(tagged(dims), order).reshape(-1)

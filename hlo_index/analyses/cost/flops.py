@@ -4,6 +4,7 @@ variant (``GpuHloCostAnalysis``: an elementwise element costs the op profile's c
 ``instruction_flops(instr, options, sub)``: ``sub(computation)`` gives the (flops,
 transcendentals) of one application of a called computation.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -16,19 +17,82 @@ from .shapes import elements, elements_recursive
 
 FMA_FLOPS = 2
 
-ELEMENTWISE = frozenset({
-    "abs", "round-nearest-afz", "round-nearest-even", "ceil", "count-leading-zeros", "convert", "bitcast-convert",
-    "copy", "cosine", "exponential", "exponential-minus-one", "floor", "imag", "is-finite", "log",
-    "log-plus-one", "not", "negate", "popcnt", "real", "reduce-precision", "rsqrt", "logistic",
-    "sign", "sine", "sqrt", "cbrt", "tan", "tanh", "erf", "add", "atan2", "compare", "complex",
-    "divide", "maximum", "minimum", "multiply", "power", "remainder", "subtract", "and", "or", "xor",
-    "shift-left", "shift-right-arithmetic", "shift-right-logical", "select", "clamp", "map",
-    "stochastic-convert"})
+ELEMENTWISE = frozenset(
+    {
+        "abs",
+        "round-nearest-afz",
+        "round-nearest-even",
+        "ceil",
+        "count-leading-zeros",
+        "convert",
+        "bitcast-convert",
+        "copy",
+        "cosine",
+        "exponential",
+        "exponential-minus-one",
+        "floor",
+        "imag",
+        "is-finite",
+        "log",
+        "log-plus-one",
+        "not",
+        "negate",
+        "popcnt",
+        "real",
+        "reduce-precision",
+        "rsqrt",
+        "logistic",
+        "sign",
+        "sine",
+        "sqrt",
+        "cbrt",
+        "tan",
+        "tanh",
+        "erf",
+        "add",
+        "atan2",
+        "compare",
+        "complex",
+        "divide",
+        "maximum",
+        "minimum",
+        "multiply",
+        "power",
+        "remainder",
+        "subtract",
+        "and",
+        "or",
+        "xor",
+        "shift-left",
+        "shift-right-arithmetic",
+        "shift-right-logical",
+        "select",
+        "clamp",
+        "map",
+        "stochastic-convert",
+    }
+)
 # ops XLA's handlers cost as elementwise (copy has its own, free, handler)
 COSTED_ELEMENTWISE = ELEMENTWISE - {"copy", "map"}
-TRANSCENDENTAL = frozenset({"exponential", "log", "logistic", "power", "sqrt", "cbrt", "rsqrt", "tanh",
-                            "sine", "cosine", "exponential-minus-one", "log-plus-one", "atan2",
-                            "tan", "erf"})
+TRANSCENDENTAL = frozenset(
+    {
+        "exponential",
+        "log",
+        "logistic",
+        "power",
+        "sqrt",
+        "cbrt",
+        "rsqrt",
+        "tanh",
+        "sine",
+        "cosine",
+        "exponential-minus-one",
+        "log-plus-one",
+        "atan2",
+        "tan",
+        "erf",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -47,8 +111,10 @@ SubCost = Callable[[object], tuple[float, float]]
 
 def elementwise_flops(opcode: str, shape, options: CostOptions) -> tuple[float, float]:
     if options.gpu:
-        return float(flops_per_element(opcode, shape.element_type, options.capability, options.profiles)
-                     * elements_recursive(shape)), 0.0
+        return float(
+            flops_per_element(opcode, shape.element_type, options.capability, options.profiles)
+            * elements_recursive(shape)
+        ), 0.0
     n = float(elements(shape))
     return (0.0, n) if opcode in TRANSCENDENTAL else (n, 0.0)
 
@@ -121,8 +187,9 @@ def instruction_flops(instr: Instruction, options: CostOptions, sub: SubCost) ->
         n = len(instr.operands) // 2
         return _scaled(sub(instr.called["to_apply"]), elements(instr.operands[n + 1].shape))
     if op == "dot":
-        return float(dot_flops(instr.operands[0].shape.dims, instr.attrs.get("lhs_contracting_dims", ()),
-                               elements(shape))), 0.0
+        return float(
+            dot_flops(instr.operands[0].shape.dims, instr.attrs.get("lhs_contracting_dims", ()), elements(shape))
+        ), 0.0
     if op == "convolution":
         return float(convolution_flops(instr, instr.operands[0].shape, instr.operands[1].shape, shape)), 0.0
     if op == "fft":
@@ -147,8 +214,9 @@ def instruction_flops(instr: Instruction, options: CostOptions, sub: SubCost) ->
     if op in ("all-reduce", "all-reduce-start"):
         if options.gpu:
             root = instr.called["to_apply"].root
-            return elementwise_flops(root.opcode, shape if not shape.is_tuple else shape.tuple_shapes[0],
-                                     options)[0] * (1 if not shape.is_tuple else 1), 0.0
+            return elementwise_flops(root.opcode, shape if not shape.is_tuple else shape.tuple_shapes[0], options)[
+                0
+            ] * (1 if not shape.is_tuple else 1), 0.0
         return float(sum(elements(s) for s in _array_leaves(shape))), 0.0
     if op == "concatenate" and options.gpu:
         return float(concatenate_gpu_flops(instr)), 0.0
@@ -202,8 +270,7 @@ def reduce_window_count(instr: Instruction) -> int:
     padded = [w for w in window if w.pad_low or w.pad_high]
     if len(reducing) == 1 and len(padded) == 1 and not instr.shape.is_tuple:
         for k, w in enumerate(window):
-            if w.size != 1 and w.pad_low and w.pad_high and w.pad_low == w.pad_high \
-                    and w.size == 2 * w.pad_low + 1:
+            if w.size != 1 and w.pad_low and w.pad_high and w.pad_low == w.pad_high and w.size == 2 * w.pad_low + 1:
                 if w.pad_low == instr.shape.dims[k] - 1:
                     n = instr.shape.dims[k]
                     return out // n + (n - 1)
@@ -252,6 +319,7 @@ def triton_cost_estimate(instr: Instruction) -> Optional[dict]:
     config (its quotes escaped any of the ways jax writes them), or None."""
     import json
     import re
+
     target = str(instr.attrs.get("custom_call_target", ""))
     if "triton_kernel_call" not in target:
         return None
@@ -259,7 +327,7 @@ def triton_cost_estimate(instr: Instruction) -> Optional[dict]:
     m = re.search(r"cost_estimate_json\s*=\s*", text)
     if m is None:
         return None
-    rest = text[m.end():]
+    rest = text[m.end() :]
     # undo one level of quoting at a time until a JSON object appears
     for _ in range(5):
         start = rest.find("{")
@@ -283,14 +351,15 @@ def _balanced(text: str, start: int) -> str:
         elif text[k] == "}":
             depth -= 1
             if depth == 0:
-                return text[start:k + 1]
+                return text[start : k + 1]
     return text[start:]
 
 
 def _unescape(text: str) -> str:
     import re
+
     text = re.sub(r"\\U([0-9a-fA-F]{8})", lambda m: chr(int(m.group(1), 16)), text)
     text = re.sub(r"\\u([0-9a-fA-F]{4})", lambda m: chr(int(m.group(1), 16)), text)
     text = re.sub(r"\\x([0-9a-fA-F]{2})", lambda m: chr(int(m.group(1), 16)), text)
-    text = text.replace("\\22", '"')   # jax's Substitute form of an escaped quote
+    text = text.replace("\\22", '"')  # jax's Substitute form of an escaped quote
     return text.replace('\\"', '"').replace("\\\\", "\\")

@@ -7,6 +7,7 @@ operands stand for the distinct operands of both, producer's first; with ``multi
 root is a tuple of the consumer's results and the producer's (the producer's value stays an
 output, as in XLA's multi-output fusion).
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -28,8 +29,14 @@ class _Body:
         return f"{base}.k{self.count}"
 
     def emit(self, instr: Instruction, name: str, operands: list[str]) -> None:
-        written = replace(instr, name=name, operand_names=tuple(operands), is_root=False, metadata=None,
-                          attrs={k: v for k, v in instr.attrs.items() if k != "control-predecessors"})
+        written = replace(
+            instr,
+            name=name,
+            operand_names=tuple(operands),
+            is_root=False,
+            metadata=None,
+            attrs={k: v for k, v in instr.attrs.items() if k != "control-predecessors"},
+        )
         self.lines.append("  " + format_instruction(written))
 
 
@@ -54,6 +61,7 @@ def _inline(body: _Body, instr: Instruction, args: list[str]) -> str:
 
 def _post_order(comp) -> list[Instruction]:
     from .hlo_cost import post_order
+
     return post_order(comp)
 
 
@@ -103,6 +111,7 @@ def _element_of(value: Instruction, producer: Instruction) -> Optional[int]:
 def fuse(producer: Instruction, consumer: Instruction, multi_output: bool = False) -> Instruction:
     """The fusion instruction of ``producer`` fused into ``consumer`` (a new module)."""
     from ...hlo import parse_module_text
+
     operands = fused_operands(producer, consumer)
     body = _Body()
     params = []
@@ -134,15 +143,21 @@ def fuse(producer: Instruction, consumer: Instruction, multi_output: bool = Fals
         at = next(k for k, line in enumerate(lines) if line.startswith(f"  %{result} = "))
         lines[at] = "  ROOT " + lines[at][2:]
     fused = "%fused_kernel.k {\n" + "\n".join(lines) + "\n}"
-    kind = consumer.attrs.get("kind", "kLoop") if consumer.opcode == "fusion" else (
-        "kInput" if consumer.opcode in ("reduce", "transpose", "scatter") else "kLoop")
+    kind = (
+        consumer.attrs.get("kind", "kLoop")
+        if consumer.opcode == "fusion"
+        else ("kInput" if consumer.opcode in ("reduce", "transpose", "scatter") else "kLoop")
+    )
     entry_params = "\n".join(f"  %p{k} = {format_shape(o.shape)} parameter({k})" for k, o in enumerate(operands))
     args = ", ".join(f"%p{k}" for k in range(len(operands)))
     config = consumer.attrs.get("backend_config") if consumer.opcode == "fusion" else None
     extra = f", {format_attribute('backend_config', config)}" if config else ""
-    entry = (f"ENTRY %fused_entry.k {{\n{entry_params}\n  ROOT %{consumer.name} = {shape_text} "
-             f"fusion({args}), kind={kind}, calls=%fused_kernel.k{extra}\n}}")
+    entry = (
+        f"ENTRY %fused_entry.k {{\n{entry_params}\n  ROOT %{consumer.name} = {shape_text} "
+        f"fusion({args}), kind={kind}, calls=%fused_kernel.k{extra}\n}}"
+    )
     module = producer.computation.module if producer.computation is not None else None
-    text = "\n\n".join([f"HloModule fused_{module.name if module else 'm'}"]
-                       + _called_texts([producer, consumer]) + [fused, entry])
+    text = "\n\n".join(
+        [f"HloModule fused_{module.name if module else 'm'}"] + _called_texts([producer, consumer]) + [fused, entry]
+    )
     return parse_module_text(text).entry.root

@@ -10,6 +10,7 @@ launch dimensions, and the what-if of fusing a producer into its consumers (``Es
   net bytes fit, every bandwidth capped at blocks x clock x 32 B; writes at the bandwidth;
 * exec = compute + memory - 0.95 x min(compute, memory).
 """
+
 from __future__ import annotations
 
 import math
@@ -46,7 +47,7 @@ class RunTime:
     compute_time_us: float
     exec_time_us: float
     emitter: str = ""
-    operand_read_us: list = field(default_factory=list)     # per operand
+    operand_read_us: list = field(default_factory=list)  # per operand
     operand_coalesced: list = field(default_factory=list)
 
     @property
@@ -108,12 +109,14 @@ def write_time_us(device: DeviceSpec, written: float) -> float:
 
 # ---- launch dimensions and coalescing --------------------------------------------------------
 
+
 def as_fusion(instr: Instruction) -> Instruction:
     """A fusion for ``instr``: itself, or the one-instruction fusion XLA would make of it."""
     if instr.opcode == "fusion":
         return instr
     from ...hlo import parse_module_text
     from ...hlo.printer import format_computation, format_instruction
+
     module = instr.computation.module if instr.computation is not None else None
     called = []
     seen: set[int] = set()
@@ -132,14 +135,15 @@ def as_fusion(instr: Instruction) -> Instruction:
     params = []
     for k, o in enumerate(instr.operands):
         params.append(f"  %p{k} = {_shape_text(o)} parameter({k})")
-    body = replace(instr, operand_names=tuple(f"p{k}" for k in range(len(instr.operands))),
-                   is_root=True, metadata=None)
+    body = replace(instr, operand_names=tuple(f"p{k}" for k in range(len(instr.operands))), is_root=True, metadata=None)
     fused = "%wrapped_computation {\n" + "\n".join(params) + "\n  " + format_instruction(body) + "\n}"
     entry_params = "\n".join(f"  %p{k} = {_shape_text(o)} parameter({k})" for k, o in enumerate(instr.operands))
     kind = "kInput" if instr.opcode in ("reduce", "transpose", "scatter") else "kLoop"
     args = ", ".join(f"%p{k}" for k in range(len(instr.operands)))
-    entry = (f"ENTRY %wrapped_entry {{\n{entry_params}\n  ROOT %{instr.name} = {_shape_text(instr)} "
-             f"fusion({args}), kind={kind}, calls=%wrapped_computation\n}}")
+    entry = (
+        f"ENTRY %wrapped_entry {{\n{entry_params}\n  ROOT %{instr.name} = {_shape_text(instr)} "
+        f"fusion({args}), kind={kind}, calls=%wrapped_computation\n}}"
+    )
     header = f"HloModule wrapped_{module.name if module else 'm'}"
     text = "\n\n".join([header] + called + [fused, entry])
     wrapped = parse_module_text(text)
@@ -152,6 +156,7 @@ def replace_entry(comp):
 
 def _shape_text(instr: Instruction) -> str:
     from ...hlo.printer import format_shape
+
     return format_shape(instr.shape)
 
 
@@ -166,6 +171,7 @@ def launch_dimensions(fusion: Instruction, device: DeviceSpec) -> Launch:
     """The emitter's launch grid; XLA's fallback (128 threads, one per output element of the
     first root) where no emitter model applies."""
     from ..emitter_plans import plan_for
+
     plan = plan_for(fusion, device.emitter_device())
     if plan.unmodelled or plan.blocks <= 0:
         comp = fusion.fused_computation
@@ -176,7 +182,7 @@ def launch_dimensions(fusion: Instruction, device: DeviceSpec) -> Launch:
     return Launch(plan.emitter, plan.blocks, plan.threads_per_block)
 
 
-SCAN_LIMIT = 4096   # an inner loop longer than this is judged by XLA's heuristic, not scanned
+SCAN_LIMIT = 4096  # an inner loop longer than this is judged by XLA's heuristic, not scanned
 
 
 def operand_coalesced(fusion: Instruction, device: DeviceSpec) -> list[bool]:
@@ -184,6 +190,7 @@ def operand_coalesced(fusion: Instruction, device: DeviceSpec) -> list[bool]:
     known and small enough to scan, else XLA's heuristic)."""
     from ..emitter_plans import plan_for
     from ..gpu_coalescing import parameter_thread_maps, warp_read
+
     emitter_device = device.emitter_device()
     plan = plan_for(fusion, emitter_device)
     n = len(fusion.operands)
@@ -212,6 +219,7 @@ def _longest_inner(m) -> int:
 
 # ---- the model -----------------------------------------------------------------------------------
 
+
 class GpuPerformanceModel:
     """Estimates under one device and one cost analysis (memoised per instruction)."""
 
@@ -233,8 +241,7 @@ class GpuPerformanceModel:
             return self._memo[id(instr)]
         device = self.device
         props = self.cost.of(instr)
-        if instr.opcode == "bitcast" or (instr.opcode in ("parameter", "constant", "get-tuple-element",
-                                                          "tuple")):
+        if instr.opcode == "bitcast" or (instr.opcode in ("parameter", "constant", "get-tuple-element", "tuple")):
             rt = RunTime(0.0, 0.0, 0.0, 0, 0, 0.0, 0.0, 0.0, 0.0, "none")
             self._memo[id(instr)] = rt
             return rt
@@ -250,23 +257,32 @@ class GpuPerformanceModel:
             total = max(props.operand_bytes[k], 0.0) if k < len(props.operand_bytes) else size
             net = min(size, total)
             ok = coalesced[k] if k < len(coalesced) else True
-            t = read_time_us(device, launch.blocks, net, total,
-                             coalescing_rate(_element_type(operand), device, ok))
+            t = read_time_us(device, launch.blocks, net, total, coalescing_rate(_element_type(operand), device, ok))
             per_operand.append(t)
             read += t
             bytes_read += total
         written = max(props.output_bytes, 0.0)
         write = write_time_us(device, written)
-        rt = RunTime(props.flops, bytes_read, written, launch.blocks, launch.threads_per_block,
-                     read, write, compute, combine(compute, read + write), launch.emitter,
-                     per_operand, coalesced)
+        rt = RunTime(
+            props.flops,
+            bytes_read,
+            written,
+            launch.blocks,
+            launch.threads_per_block,
+            read,
+            write,
+            compute,
+            combine(compute, read + write),
+            launch.emitter,
+            per_operand,
+            coalesced,
+        )
         if launch is not None:
             self._memo.setdefault(id(instr), rt)
         return rt
 
     # ---- producer / consumer ---------------------------------------------------------------
-    def fused_run_time(self, producer: Instruction, consumer: Instruction,
-                       multi_output: bool = False) -> RunTime:
+    def fused_run_time(self, producer: Instruction, consumer: Instruction, multi_output: bool = False) -> RunTime:
         """The kernel of ``producer`` fused into ``consumer``, costed as a fusion of its own (its
         flops, bytes and launch grid from the fused computation); ``multi_output``: the producer's
         value is still written, which adds its write time to the kernel's memory time."""
@@ -276,11 +292,16 @@ class GpuPerformanceModel:
             return rt
         side = self.run_time(producer)
         write = rt.write_time_us + side.write_time_us
-        return replace(rt, bytes_written=rt.bytes_written + side.bytes_written, write_time_us=write,
-                       exec_time_us=combine(rt.compute_time_us, rt.read_time_us + write))
+        return replace(
+            rt,
+            bytes_written=rt.bytes_written + side.bytes_written,
+            write_time_us=write,
+            exec_time_us=combine(rt.compute_time_us, rt.read_time_us + write),
+        )
 
-    def run_times(self, producer: Instruction, consumers: Sequence[Instruction],
-                  multi_output: bool = False) -> tuple[float, float]:
+    def run_times(
+        self, producer: Instruction, consumers: Sequence[Instruction], multi_output: bool = False
+    ) -> tuple[float, float]:
         """``EstimateRunTimes``: (unfused, fused) in microseconds, launch overheads included."""
         p_rt = self.run_time(producer)
         unfused = KERNEL_LAUNCH_OVERHEAD_US * (len(consumers) + 1) + p_rt.exec_time_us
@@ -302,9 +323,11 @@ class GpuPerformanceModel:
         return list(out.values())
 
     def _indices(self, user: Instruction, value: Instruction) -> list[int]:
-        return [k for k, o in enumerate(user.operands)
-                if o is value or (o.opcode == "get-tuple-element" and o.operands[0] is value
-                                  and value.shape.is_tuple)]
+        return [
+            k
+            for k, o in enumerate(user.operands)
+            if o is value or (o.opcode == "get-tuple-element" and o.operands[0] is value and value.shape.is_tuple)
+        ]
 
     def operand_utilization(self, user: Instruction, value: Instruction) -> float:
         props = self.cost.of(user)
@@ -315,8 +338,7 @@ class GpuPerformanceModel:
         ks = [k for k, o in enumerate(user.operands) if o is value]
         return float(props.operand_bytes[ks[0]]) if ks else 0.0
 
-    def shared_operand_bytes(self, producer: Instruction, consumer: Instruction,
-                             operand: Instruction) -> int:
+    def shared_operand_bytes(self, producer: Instruction, consumer: Instruction, operand: Instruction) -> int:
         util = self.operand_utilization(consumer, producer)
         by_producer = self._operand_bytes(producer, operand)
         by_consumer = self._operand_bytes(consumer, operand)
@@ -341,8 +363,10 @@ class GpuPerformanceModel:
             self.cost.of(consumer)
             comp = consumer.fused_computation
             common_k = consumer.operands.index(operand)
-            return sum(self.cost.common_elementwise_utilization(comp.parameters[common_k], comp.parameters[j])
-                       for j in self._indices(consumer, producer))
+            return sum(
+                self.cost.common_elementwise_utilization(comp.parameters[common_k], comp.parameters[j])
+                for j in self._indices(consumer, producer)
+            )
         if consumer.opcode in PASS_THROUGH - {"tuple", "get-tuple-element"}:
             return 1.0
         return 0.0

@@ -7,6 +7,7 @@ instructions' utilizations (how many times each element of a fused value is used
 from the root) stay available for the performance model (``utilization``,
 ``common_elementwise_utilization``).
 """
+
 from __future__ import annotations
 
 import math
@@ -15,14 +16,21 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...hlo.model import Instruction
-from .flops import (ELEMENTWISE, CostOptions, concatenate_gpu_utilization, instruction_flops,
-                    is_cublas, is_dnn_convolution, triton_cost_estimate, window_size)
+from .flops import (
+    ELEMENTWISE,
+    CostOptions,
+    concatenate_gpu_utilization,
+    instruction_flops,
+    is_cublas,
+    is_dnn_convolution,
+    triton_cost_estimate,
+    window_size,
+)
 from .shapes import element_bytes, elements, elements_recursive, leaves, shape_bytes
 
 F32 = np.float32
 PASS_THROUGH = ELEMENTWISE | {"tuple", "get-tuple-element"}
-FREE = {"parameter", "constant", "get-tuple-element", "bitcast", "domain", "after-all",
-        "add-dependency"}
+FREE = {"parameter", "constant", "get-tuple-element", "bitcast", "domain", "after-all", "add-dependency"}
 UNKNOWN = -1.0
 
 
@@ -73,8 +81,12 @@ class HloCost:
                 transcendentals = F32(transcendentals + F32(p.transcendentals))
                 accessed = F32(accessed + F32(p.bytes_accessed))
                 written = F32(written + F32(p.output_bytes))
-            self._totals[key] = Properties(flops=float(flops), transcendentals=float(transcendentals),
-                                           bytes_accessed=float(accessed), output_bytes=float(written))
+            self._totals[key] = Properties(
+                flops=float(flops),
+                transcendentals=float(transcendentals),
+                bytes_accessed=float(accessed),
+                output_bytes=float(written),
+            )
         return self._totals[key]
 
     def common_elementwise_utilization(self, a: Instruction, b: Instruction) -> float:
@@ -96,9 +108,11 @@ class HloCost:
         # a tuple-shaped result counts its arrays (the tuple instruction alone, its index table)
         shape = instr.shape
         out = float(sum(shape_bytes(s) for s in leaves(shape)) if shape.is_tuple else shape_bytes(shape))
-        p = Properties(output_bytes=out,
-                       operand_bytes=[float(shape_bytes(o.shape)) for o in ops],
-                       operand_utilization=[1.0] * len(ops))
+        p = Properties(
+            output_bytes=out,
+            operand_bytes=[float(shape_bytes(o.shape)) for o in ops],
+            operand_utilization=[1.0] * len(ops),
+        )
         p.bytes_accessed = out + sum(p.operand_bytes)
         if op == "fusion":
             self._fusion(instr, p)
@@ -158,8 +172,9 @@ class HloCost:
         index = float(shape_bytes(instr.operands[2].shape)) if len(instr.operands) > 2 else 0.0
         p.bytes_accessed, p.output_bytes = 2 * update + index, update
         p.operand_bytes[0] = 0.0
-        p.operand_utilization[0] = (elements(instr.shape) - elements(instr.operands[1].shape)) \
-            / max(elements(instr.shape), 1)
+        p.operand_utilization[0] = (elements(instr.shape) - elements(instr.operands[1].shape)) / max(
+            elements(instr.shape), 1
+        )
 
     def _h_broadcast(self, instr, p):
         if self.options.count_multiple_input_accesses:
@@ -195,16 +210,17 @@ class HloCost:
     def _h_triangular_solve(self, instr, p):
         a, b = (float(shape_bytes(o.shape)) for o in instr.operands[:2])
         p.bytes_accessed = p.output_bytes + a / 2 + b
-        p.operand_bytes[0] = b   # XLA sets operand 0 twice; the second (operand 1's size) stands
+        p.operand_bytes[0] = b  # XLA sets operand 0 twice; the second (operand 1's size) stands
 
     def _h_cholesky(self, instr, p):
         a = float(shape_bytes(instr.operands[0].shape))
         p.bytes_accessed, p.output_bytes, p.operand_bytes[0] = a, a / 2, a / 2
 
     def _h_custom_call(self, instr, p):
-        if self.options.gpu and (is_cublas(instr) or is_dnn_convolution(instr)
-                                 or triton_cost_estimate(instr) is not None):
-            return   # the GPU handler below
+        if self.options.gpu and (
+            is_cublas(instr) or is_dnn_convolution(instr) or triton_cost_estimate(instr) is not None
+        ):
+            return  # the GPU handler below
         p.bytes_accessed = p.output_bytes = UNKNOWN
         p.operand_bytes = [UNKNOWN] * len(instr.operands)
 
@@ -228,7 +244,7 @@ class HloCost:
         for k, operand in enumerate(instr.operands):
             size = float(shape_bytes(operand.shape))
             if k >= n:
-                size *= out_elements   # the init value is read once per output element
+                size *= out_elements  # the init value is read once per output element
             p.operand_bytes[k] = size
             total += size
         p.output_bytes, p.bytes_accessed = written, total
@@ -246,11 +262,13 @@ class HloCost:
     def _called(self, instr: Instruction, p: Properties) -> None:
         op = instr.opcode
         if op == "while":
-            parts = [self.computation_totals(instr.called["body"]),
-                     self.computation_totals(instr.called["condition"])]
+            parts = [self.computation_totals(instr.called["body"]), self.computation_totals(instr.called["condition"])]
         elif op == "conditional":
-            branches = [c for role, c in instr.called.items() if role in ("true_computation",
-                        "false_computation") or role.startswith("branch")]
+            branches = [
+                c
+                for role, c in instr.called.items()
+                if role in ("true_computation", "false_computation") or role.startswith("branch")
+            ]
             totals = [self.computation_totals(c) for c in branches]
             if totals:
                 p.flops = max(t.flops for t in totals)
@@ -346,8 +364,7 @@ class HloCost:
 
     def _parameter_read_bytes(self, param: Instruction) -> int:
         if param.shape.is_tuple:
-            return sum(self._parameter_read_bytes(g) for g in _users(param)
-                       if g.opcode == "get-tuple-element")
+            return sum(self._parameter_read_bytes(g) for g in _users(param) if g.opcode == "get-tuple-element")
         if self.options.gpu:
             u = F32(self.utilization.get(id(param), 0.0))
             if not self.options.count_multiple_input_accesses:
@@ -463,6 +480,7 @@ def visit_order(comp) -> list[Instruction]:
 def transpose_is_bitcast(instr: Instruction) -> bool:
     """A transpose whose layouts keep the physical order of the non-degenerate dims."""
     from ..emitters import physical_order
+
     operand = instr.operands[0].shape
     perm = instr.attrs.get("dimensions") or ()
     out_phys = [d for d in physical_order(instr.shape) if instr.shape.dims[d] != 1]

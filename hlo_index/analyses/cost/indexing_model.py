@@ -14,6 +14,7 @@
 * ``best_tiling``: XLA's search: every root tiling of powers of two below each dim and the dim
   itself, the valid ones estimated, the fastest kept (ties: the first).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -25,17 +26,30 @@ from ...hlo.model import Instruction
 from ..tiling import TileError, propagate, tile_counts
 from .devices import DeviceSpec
 from .flops import ELEMENTWISE
-from .gpu_model import (RunTime, combine, compute_time_us, coalescing_rate, launch_dimensions,
-                        read_time_us)
+from .gpu_model import RunTime, combine, compute_time_us, coalescing_rate, launch_dimensions, read_time_us
 from .hlo_cost import HloCost
 from .op_profiles import flops_per_element
 from .shapes import element_bytes, elements, leaves, shape_bytes
 
 REGISTER_FRACTION = 0.4
-MAX_TILE_ELEMENTS = 1 << 20      # the block-level emitter's largest tensor
-ZERO_FLOP_OPS = frozenset({"bitcast", "broadcast", "constant", "dynamic-slice", "dynamic-update-slice",
-                           "gather", "iota", "pad", "parameter", "slice", "transpose", "tuple",
-                           "get-tuple-element"})
+MAX_TILE_ELEMENTS = 1 << 20  # the block-level emitter's largest tensor
+ZERO_FLOP_OPS = frozenset(
+    {
+        "bitcast",
+        "broadcast",
+        "constant",
+        "dynamic-slice",
+        "dynamic-update-slice",
+        "gather",
+        "iota",
+        "pad",
+        "parameter",
+        "slice",
+        "transpose",
+        "tuple",
+        "get-tuple-element",
+    }
+)
 
 
 class TilingError(ValueError):
@@ -46,9 +60,9 @@ class TilingError(ValueError):
 class TiledRunTime(RunTime):
     """A tiled estimate: the run time and the block-level parameters it assumed."""
 
-    tile_sizes: list = field(default_factory=list)      # per fusion output
+    tile_sizes: list = field(default_factory=list)  # per fusion output
     num_warps: int = 0
-    operand_rates: list = field(default_factory=list)   # per fusion operand: bandwidth rate
+    operand_rates: list = field(default_factory=list)  # per fusion operand: bandwidth rate
 
 
 def padded_size(sizes: Sequence[int]) -> int:
@@ -75,8 +89,11 @@ def fits_in_registers(padded: int, device: DeviceSpec) -> bool:
 def tile_bandwidth_rate(shape, sizes: Sequence[int], strides: Sequence[int], device: DeviceSpec) -> float:
     """Contiguous bytes of the tile over the whole DRAM->L2 transactions they take."""
     contiguous = 1
-    order = list(shape.layout.minor_to_major) if shape.layout is not None and shape.layout.minor_to_major \
+    order = (
+        list(shape.layout.minor_to_major)
+        if shape.layout is not None and shape.layout.minor_to_major
         else list(range(shape.rank - 1, -1, -1))
+    )
     for d in order:
         if strides[d] != 1:
             break
@@ -90,6 +107,7 @@ def tile_bandwidth_rate(shape, sizes: Sequence[int], strides: Sequence[int], dev
 
 # ---- maps from the root to every fused instruction ------------------------------------------
 
+
 def instruction_maps(comp, root: Instruction) -> list[tuple[Instruction, tuple]]:
     """(instruction, distinct maps from ``root``'s output to it), for every instruction ``root``
     reaches, root first."""
@@ -97,6 +115,7 @@ def instruction_maps(comp, root: Instruction) -> list[tuple[Instruction, tuple]]
     from ...fusion.mapset import distinct, union
     from ...fusion.rule_cache import identity, output_to_input_steps
     from .hlo_cost import post_order
+
     order = post_order(comp)
     # a variadic root (reduce, sort) is followed from its first output, as XLA does
     maps: dict[int, tuple] = {id(root): (identity(root.shape.leaf(0).dims),)}
@@ -108,8 +127,11 @@ def instruction_maps(comp, root: Instruction) -> list[tuple[Instruction, tuple]]
         out.append((instr, got))
         dims = instr.shape.leaf(0).dims
         for position, _element, op_maps, passthrough in output_to_input_steps(instr, 0):
-            new = got if passthrough else distinct(
-                [compose_step(op_map, m, instr, dims) for op_map in op_maps for m in got])
+            new = (
+                got
+                if passthrough
+                else distinct([compose_step(op_map, m, instr, dims) for op_map in op_maps for m in got])
+            )
             operand = instr.operands[position]
             maps[id(operand)] = union(maps.get(id(operand), ()), new)
     return out
@@ -127,6 +149,7 @@ def iteration_space(m, instr: Instruction) -> int:
 
 
 # ---- the model -------------------------------------------------------------------------------
+
 
 class IndexingPerformanceModel:
     """Estimates under one device and one cost analysis (for the op profiles and flops of the
@@ -162,6 +185,7 @@ class IndexingPerformanceModel:
         ``instr`` itself, e.g. a producer fused into its consumer)."""
         from .gpu_model import as_fusion
         from ..coalescing_heuristic import heuristic_coalesced
+
         device = self.device
         if instr.opcode == "bitcast":
             return RunTime(0.0, 0.0, 0.0, 0, 0, 0.0, 0.0, 0.0, 0.0, "none")
@@ -183,8 +207,9 @@ class IndexingPerformanceModel:
                 total = sum(size * iteration_space(m, operand) for m in maps)
                 net = min(shape_bytes(operand.shape), total)
                 bytes_read += total
-                t = read_time_us(device, launch.blocks, net, total,
-                                 coalescing_rate(operand.shape.element_type, device, coalesced))
+                t = read_time_us(
+                    device, launch.blocks, net, total, coalescing_rate(operand.shape.element_type, device, coalesced)
+                )
                 per_operand.append(t)
                 read += t
             else:
@@ -193,15 +218,27 @@ class IndexingPerformanceModel:
         written = sum(shape_bytes(x) for x in leaves(root.shape))
         write = float(written) / device.memory_bandwidth * 1e6
         compute = compute_time_us(device, flops, launch.blocks, launch.threads_per_block)
-        return RunTime(float(flops), float(bytes_read), float(written), launch.blocks,
-                       launch.threads_per_block, read, write, compute, combine(compute, read + write),
-                       launch.emitter, per_operand, [coalesced] * len(per_operand))
+        return RunTime(
+            float(flops),
+            float(bytes_read),
+            float(written),
+            launch.blocks,
+            launch.threads_per_block,
+            read,
+            write,
+            compute,
+            combine(compute, read + write),
+            launch.emitter,
+            per_operand,
+            [coalesced] * len(per_operand),
+        )
 
     def run_times(self, producer: Instruction, consumers: Sequence[Instruction]) -> tuple[float, float]:
         """``EstimateRunTimes``: (unfused, fused) in microseconds, launch overheads included; each
         fused kernel estimated from its own maps."""
         from .fused_kernel import fuse
         from .gpu_model import KERNEL_LAUNCH_OVERHEAD_US
+
         unfused = KERNEL_LAUNCH_OVERHEAD_US * (len(consumers) + 1) + self.run_time(producer).exec_time_us
         fused = KERNEL_LAUNCH_OVERHEAD_US * len(consumers)
         for consumer in consumers:
@@ -210,9 +247,14 @@ class IndexingPerformanceModel:
         return unfused, fused
 
     # ---- tiled --------------------------------------------------------------------------
-    def tiled_run_time(self, fusion: Instruction, tile_sizes: Sequence[int],
-                       num_blocks: Optional[int] = None, threads_per_block: Optional[int] = None,
-                       num_warps: Optional[int] = None) -> TiledRunTime:
+    def tiled_run_time(
+        self,
+        fusion: Instruction,
+        tile_sizes: Sequence[int],
+        num_blocks: Optional[int] = None,
+        threads_per_block: Optional[int] = None,
+        num_warps: Optional[int] = None,
+    ) -> TiledRunTime:
         """``EstimateRunTimeForTiledFusion`` with output tile ``tile_sizes`` of the fusion's real
         root (the root no other fused instruction uses); raises ``TilingError`` when a map does
         not give a tile."""
@@ -226,7 +268,7 @@ class IndexingPerformanceModel:
         except TileError as e:
             raise TilingError(str(e)) from e
         blocks_from_tiles = math.prod(counts)
-        tiles = []          # (instr, sizes, strides)
+        tiles = []  # (instr, sizes, strides)
         seen = set()
         for value, maps in instruction_maps(comp, real):
             for m in maps:
@@ -256,12 +298,13 @@ class IndexingPerformanceModel:
         threads = threads_per_block or warps * device.threads_per_warp
         out_sizes = [list(root_tiles[id(r)][1]) for r in roots]
         infinite = not all(fits_in_registers(padded_size(root_tiles[id(r)][1]), device) for r in roots) or any(
-            (v.opcode in ("parameter", "iota")) and not fits_in_registers(padded_size(s), device)
-            for v, s, _ in tiles)
+            (v.opcode in ("parameter", "iota")) and not fits_in_registers(padded_size(s), device) for v, s, _ in tiles
+        )
         if infinite:
             inf = math.inf
-            return TiledRunTime(0.0, 0.0, 0.0, blocks, threads, inf, inf, inf, inf, "block-level",
-                                tile_sizes=out_sizes, num_warps=warps)
+            return TiledRunTime(
+                0.0, 0.0, 0.0, blocks, threads, inf, inf, inf, inf, "block-level", tile_sizes=out_sizes, num_warps=warps
+            )
         flops = 0
         per_operand: dict[int, list] = {}
         bytes_read = 0
@@ -298,9 +341,23 @@ class IndexingPerformanceModel:
             write += b / bw * 1e6
             written += b
         compute = compute_time_us(device, flops, blocks, threads)
-        return TiledRunTime(float(flops), float(bytes_read), float(written), blocks, threads, read, write,
-                            compute, combine(compute, read + write), "block-level", times, [],
-                            tile_sizes=out_sizes, num_warps=warps, operand_rates=rates)
+        return TiledRunTime(
+            float(flops),
+            float(bytes_read),
+            float(written),
+            blocks,
+            threads,
+            read,
+            write,
+            compute,
+            combine(compute, read + write),
+            "block-level",
+            times,
+            [],
+            tile_sizes=out_sizes,
+            num_warps=warps,
+            operand_rates=rates,
+        )
 
     def best_tiling(self, fusion: Instruction) -> TiledRunTime:
         """XLA's search for the fastest tiling of a block-level fusion."""
@@ -356,6 +413,7 @@ def _real_root(comp, roots: list[Instruction]) -> Instruction:
 def block_level_config(fusion: Instruction) -> Optional[tuple[list[list[int]], Optional[int]]]:
     """The output tiles and warps of ``block_level_fusion_config`` in a fusion's backend_config."""
     from ...hlo.backend_config import backend_config
+
     config = backend_config(fusion) or {}
     fbc = config.get("fusion_backend_config") or {}
     blc = fbc.get("block_level_fusion_config")
@@ -368,10 +426,20 @@ def block_level_config(fusion: Instruction) -> Optional[tuple[list[list[int]], O
 
 def is_block_level(fusion: Instruction) -> bool:
     from ...hlo.backend_config import backend_config
+
     config = backend_config(fusion) or {}
     kind = (config.get("fusion_backend_config") or {}).get("kind", "")
     return fusion.opcode == "fusion" and kind in ("__triton", "__triton_nested_gemm_fusion")
 
 
-__all__ = ["IndexingPerformanceModel", "TiledRunTime", "TilingError", "block_level_config",
-           "candidate_sizes", "instruction_maps", "is_block_level", "num_warps_for", "padded_size"]
+__all__ = [
+    "IndexingPerformanceModel",
+    "TiledRunTime",
+    "TilingError",
+    "block_level_config",
+    "candidate_sizes",
+    "instruction_maps",
+    "is_block_level",
+    "num_warps_for",
+    "padded_size",
+]

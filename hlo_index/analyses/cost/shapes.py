@@ -1,4 +1,5 @@
 """Sizes as XLA's cost analysis counts them (``ShapeUtil::ByteSizeOf`` with 8-byte pointers)."""
+
 from __future__ import annotations
 
 from ...hlo.model import Shape
@@ -23,6 +24,7 @@ def elements_recursive(shape: Shape) -> int:
 def element_bytes(element_type: str) -> int:
     """``ByteSizeOfPrimitiveType``: sub-byte types take a byte each unless the layout packs them."""
     from ...hlo.model import ELEMENT_BITS
+
     bits = ELEMENT_BITS.get(element_type, 0)
     return 0 if bits == 0 else max(1, bits // 8)
 

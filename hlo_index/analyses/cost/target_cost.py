@@ -11,6 +11,7 @@ dump naming; table ``devices.DEFAULT_FOR_MAJOR``; XLA's test device when unknown
 gets the generic variant, and a time only from a user-given ``roofline`` (peak FLOP/s, bytes/s):
 max(flops / peak, bytes / bandwidth).
 """
+
 from __future__ import annotations
 
 import math
@@ -45,7 +46,7 @@ class TargetCostOptions:
     count_multiple_input_accesses: bool = True
     consumers: Optional[tuple[str, ...]] = None
     multi_output: bool = False
-    exact: bool = True      # the exact figures from the maps (the report layer may have them already)
+    exact: bool = True  # the exact figures from the maps (the report layer may have them already)
 
 
 @dataclass
@@ -62,8 +63,8 @@ class FusionCost:
     bytes_read: Optional[float] = None
     bytes_written: Optional[float] = None
     device: Optional[str] = None
-    device_assumed: Optional[str] = None        # why this device, when the user gave none
-    model: Optional[str] = None                 # which estimator gave the time
+    device_assumed: Optional[str] = None  # why this device, when the user gave none
+    model: Optional[str] = None  # which estimator gave the time
     time_us: Optional[float] = None
     compute_time_us: Optional[float] = None
     read_time_us: Optional[float] = None
@@ -86,11 +87,31 @@ class FusionCost:
         return self.flops / self.bytes_accessed if self.bytes_accessed and self.bytes_accessed > 0 else None
 
     def to_json(self) -> dict:
-        keys = ("flops", "transcendentals", "bytes_accessed", "operand_bytes_accessed",
-                "output_bytes_accessed", "operand_utilization", "bytes_read", "bytes_written", "device",
-                "device_assumed", "model", "time_us", "compute_time_us", "read_time_us", "write_time_us",
-                "bound", "launch", "tile_sizes", "fused", "time_unfused_us", "time_fused_us", "exact",
-                "time_uses")
+        keys = (
+            "flops",
+            "transcendentals",
+            "bytes_accessed",
+            "operand_bytes_accessed",
+            "output_bytes_accessed",
+            "operand_utilization",
+            "bytes_read",
+            "bytes_written",
+            "device",
+            "device_assumed",
+            "model",
+            "time_us",
+            "compute_time_us",
+            "read_time_us",
+            "write_time_us",
+            "bound",
+            "launch",
+            "tile_sizes",
+            "fused",
+            "time_unfused_us",
+            "time_fused_us",
+            "exact",
+            "time_uses",
+        )
         out = {k: _json_value(getattr(self, k)) for k in keys}
         out["intensity"] = _json_value(self.intensity)
         return out
@@ -102,7 +123,7 @@ def _json_value(v):
             return "inf" if v > 0 else "-inf"
         if math.isnan(v):
             return None
-        return int(v) if v.is_integer() and abs(v) < 2 ** 53 else v
+        return int(v) if v.is_integer() and abs(v) < 2**53 else v
     if isinstance(v, dict):
         return {k: _json_value(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
@@ -112,8 +133,10 @@ def _json_value(v):
 
 # ---- target and device -------------------------------------------------------------------------
 
+
 def is_gpu_module(module, requested: str = "auto") -> bool:
     from ..gpu_target import GPU, detect_target
+
     return detect_target(module, requested).target == GPU
 
 
@@ -129,12 +152,16 @@ def device_of(module, options: TargetCostOptions) -> tuple[DeviceSpec, Optional[
         return load_device(options.device), None
     cap = capability_of(module)
     device = device_for_capability(cap[0] if cap else None)
-    why = (f"compute capability {cap[0]}.{cap[1]} in the dump's name" if cap
-           else "no compute capability in the dump: XLA's test device")
+    why = (
+        f"compute capability {cap[0]}.{cap[1]} in the dump's name"
+        if cap
+        else "no compute capability in the dump: XLA's test device"
+    )
     return device, why
 
 
 # ---- the entry points ------------------------------------------------------------------------
+
 
 class CostSession:
     """Shared state for the targets of one module (the cost analysis memoises per instruction)."""
@@ -145,14 +172,18 @@ class CostSession:
         self.gpu = is_gpu_module(module, options.target)
         self.device, self.device_assumed = device_of(module, options) if self.gpu else (None, None)
         capability = self.device.capability if self.device is not None else None
-        self.cost = HloCost(CostOptions(count_multiple_input_accesses=options.count_multiple_input_accesses,
-                                        gpu=self.gpu, capability=capability))
+        self.cost = HloCost(
+            CostOptions(
+                count_multiple_input_accesses=options.count_multiple_input_accesses, gpu=self.gpu, capability=capability
+            )
+        )
         self.classic = GpuPerformanceModel(self.device, self.cost) if self.gpu else None
         self.indexing = IndexingPerformanceModel(self.device, self.cost) if self.gpu else None
 
 
-def cost_of_target(target, module, options: TargetCostOptions = TargetCostOptions(),
-                   session: Optional[CostSession] = None) -> FusionCost:
+def cost_of_target(
+    target, module, options: TargetCostOptions = TargetCostOptions(), session: Optional[CostSession] = None
+) -> FusionCost:
     """The cost of a fusion, an instruction or a computation (its instructions summed; no time)."""
     session = session or CostSession(module, options)
     if isinstance(target, Computation):
@@ -173,23 +204,35 @@ def cost_of_target(target, module, options: TargetCostOptions = TargetCostOption
     return cost
 
 
-def cost_totals(module, costs: Sequence[FusionCost] = (), options: TargetCostOptions = TargetCostOptions(),
-                session: Optional[CostSession] = None) -> dict:
+def cost_totals(
+    module,
+    costs: Sequence[FusionCost] = (),
+    options: TargetCostOptions = TargetCostOptions(),
+    session: Optional[CostSession] = None,
+) -> dict:
     """The module's figures as XLA's ``HloCostAnalysis`` sums them (every instruction of the entry
     computation, called computations through their callers, float32 sums); ``time_us``: the sum
     of the given targets' times (None when none has one)."""
     session = session or CostSession(module, options)
     t: Properties = session.cost.computation_totals(module.entry)
     times = [c.time_us for c in costs if c.time_us is not None]
-    return _json_value({"flops": t.flops, "transcendentals": t.transcendentals,
-                        "bytes_accessed": t.bytes_accessed, "time_us": sum(times) if times else None})
+    return _json_value(
+        {
+            "flops": t.flops,
+            "transcendentals": t.transcendentals,
+            "bytes_accessed": t.bytes_accessed,
+            "time_us": sum(times) if times else None,
+        }
+    )
 
 
 # ---- pieces ----------------------------------------------------------------------------------
 
+
 def _from_properties(p: Properties) -> FusionCost:
-    return FusionCost(p.flops, p.transcendentals, p.bytes_accessed, list(p.operand_bytes), p.output_bytes,
-                      list(p.operand_utilization))
+    return FusionCost(
+        p.flops, p.transcendentals, p.bytes_accessed, list(p.operand_bytes), p.output_bytes, list(p.operand_utilization)
+    )
 
 
 def exact_figures(target: Instruction, p: Properties) -> dict:
@@ -197,6 +240,7 @@ def exact_figures(target: Instruction, p: Properties) -> dict:
     size), reads per distinct element, and where XLA's figure differs."""
     from ...fusion import output_to_input
     from ..utilization import operand_utilization
+
     rows = output_to_input(target)
     read, per_element, distinct = [], [], []
     for k, operand in enumerate(target.operands):
@@ -211,10 +255,15 @@ def exact_figures(target: Instruction, p: Properties) -> dict:
         read.append(u.bytes_read)
         per_element.append(u.multiplicity)
         distinct.append(u.distinct_elements)
-    differs = [k for k, (x, e) in enumerate(zip(p.operand_bytes, read))
-               if e is not None and x >= 0 and abs(x - e) > 0.5]
-    return {"operand_bytes_read": read, "operand_distinct_elements": distinct,
-            "operand_reads_per_element": per_element, "operands_where_xla_differs": differs}
+    differs = [
+        k for k, (x, e) in enumerate(zip(p.operand_bytes, read)) if e is not None and x >= 0 and abs(x - e) > 0.5
+    ]
+    return {
+        "operand_bytes_read": read,
+        "operand_distinct_elements": distinct,
+        "operand_reads_per_element": per_element,
+        "operands_where_xla_differs": differs,
+    }
 
 
 def _gpu_time(cost: FusionCost, target: Instruction, session: CostSession) -> None:
@@ -235,6 +284,7 @@ def _gpu_time(cost: FusionCost, target: Instruction, session: CostSession) -> No
             launch = None
             if options.launch:
                 from .gpu_model import Launch
+
                 launch = Launch("given", options.launch[0], options.launch[1])
             rt = session.classic.run_time(target, launch)
             cost.model = "gpu_performance_model"
@@ -249,14 +299,21 @@ def _gpu_time(cost: FusionCost, target: Instruction, session: CostSession) -> No
             cost.time_unfused_us, cost.time_fused_us = session.indexing.run_times(target, consumers)
         else:
             cost.time_unfused_us, cost.time_fused_us = session.classic.run_times(
-                target, consumers, multi_output=options.multi_output)
+                target, consumers, multi_output=options.multi_output
+            )
         if consumers:
             fused_rt = session.classic.fused_run_time(target, consumers[0], options.multi_output)
-            cost.fused = {"flops": fused_rt.flops, "bytes_read": fused_rt.bytes_read,
-                          "bytes_written": fused_rt.bytes_written, "time_us": fused_rt.exec_time_us,
-                          "compute_time_us": fused_rt.compute_time_us, "read_time_us": fused_rt.read_time_us,
-                          "write_time_us": fused_rt.write_time_us, "bound": fused_rt.bound,
-                          "launch": {"blocks": fused_rt.blocks, "threads_per_block": fused_rt.threads_per_block}}
+            cost.fused = {
+                "flops": fused_rt.flops,
+                "bytes_read": fused_rt.bytes_read,
+                "bytes_written": fused_rt.bytes_written,
+                "time_us": fused_rt.exec_time_us,
+                "compute_time_us": fused_rt.compute_time_us,
+                "read_time_us": fused_rt.read_time_us,
+                "write_time_us": fused_rt.write_time_us,
+                "bound": fused_rt.bound,
+                "launch": {"blocks": fused_rt.blocks, "threads_per_block": fused_rt.threads_per_block},
+            }
 
 
 def _tiled(target: Instruction, session: CostSession):
@@ -271,8 +328,7 @@ def _tiled(target: Instruction, session: CostSession):
     if config is None or not config[0]:
         return model.best_tiling(target)
     tiles, warps = config
-    return model.tiled_run_time(target, tiles[0], num_blocks=launch[0], threads_per_block=launch[1],
-                                num_warps=warps)
+    return model.tiled_run_time(target, tiles[0], num_blocks=launch[0], threads_per_block=launch[1], num_warps=warps)
 
 
 def _set_runtime(cost: FusionCost, rt: RunTime) -> None:
@@ -296,6 +352,7 @@ def _roofline_time(cost: FusionCost, roofline: tuple[float, float]) -> None:
 
 
 # ---- text ------------------------------------------------------------------------------------
+
 
 def _bytes_text(n: float) -> str:
     for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
@@ -337,5 +394,15 @@ def explain(cost: FusionCost) -> str:
     return f"{head}: " + ", ".join(parts)
 
 
-__all__ = ["CostSession", "FusionCost", "TargetCostOptions", "capability_of", "cost_of_target",
-           "cost_totals", "device_of", "explain", "exact_figures", "is_gpu_module"]
+__all__ = [
+    "CostSession",
+    "FusionCost",
+    "TargetCostOptions",
+    "capability_of",
+    "cost_of_target",
+    "cost_totals",
+    "device_of",
+    "explain",
+    "exact_figures",
+    "is_gpu_module",
+]

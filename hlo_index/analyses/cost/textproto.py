@@ -5,11 +5,14 @@ A message is a dict from field name to a list of values (a field may repeat); a 
 a float, a string, an enum name (``str``) or a nested message (``dict``). ``# ...`` comments are
 skipped. Errors carry ``line:col``.
 """
+
 from __future__ import annotations
 
 import re
 
-_TOKEN = re.compile(r"""\s+|\#[^\n]*|(?P<str>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')|(?P<punct>[{}:<>;,\[\]])|(?P<word>[^\s{}:<>;,\[\]"'#]+)""")
+_TOKEN = re.compile(
+    r"""\s+|\#[^\n]*|(?P<str>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')|(?P<punct>[{}:<>;,\[\]])|(?P<word>[^\s{}:<>;,\[\]"'#]+)"""
+)
 
 
 class TextProtoError(ValueError):
@@ -43,7 +46,7 @@ def _scalar(kind: str, value: str):
     try:
         return float(value)
     except ValueError:
-        return value   # an enum name or true/false
+        return value  # an enum name or true/false
 
 
 def parse_text_proto(text: str) -> dict:

@@ -12,6 +12,7 @@ its type's range, a float, an unknown op) is left as it is, and its rule keeps i
 The copies are new objects with the folded values in their literals, so every cache (keyed by
 structural fingerprint, literals included) tells them apart.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -23,10 +24,21 @@ from ...ops.starts import constant_values
 
 
 _BITS = {"s8": 8, "s16": 16, "s32": 32, "s64": 64, "u8": 8, "u16": 16, "u32": 32, "u64": 64}
-_COMPARE = {"EQ": lambda a, b: a == b, "NE": lambda a, b: a != b, "LT": lambda a, b: a < b,
-            "LE": lambda a, b: a <= b, "GT": lambda a, b: a > b, "GE": lambda a, b: a >= b}
-_ARITHMETIC = {"add": lambda a, b: a + b, "subtract": lambda a, b: a - b, "multiply": lambda a, b: a * b,
-               "maximum": max, "minimum": min}
+_COMPARE = {
+    "EQ": lambda a, b: a == b,
+    "NE": lambda a, b: a != b,
+    "LT": lambda a, b: a < b,
+    "LE": lambda a, b: a <= b,
+    "GT": lambda a, b: a > b,
+    "GE": lambda a, b: a >= b,
+}
+_ARITHMETIC = {
+    "add": lambda a, b: a + b,
+    "subtract": lambda a, b: a - b,
+    "multiply": lambda a, b: a * b,
+    "maximum": max,
+    "minimum": min,
+}
 
 
 def _fits(instr: Instruction, value: int) -> Optional[int]:
@@ -50,15 +62,15 @@ class _Folder:
 
     def __init__(self, comp: Computation, parameters: dict[int, int], elements: dict[int, int]) -> None:
         self.comp = comp
-        self.parameters = parameters   # parameter number -> value (a scalar parameter)
-        self.elements = elements       # element of tuple parameter 0 -> value
+        self.parameters = parameters  # parameter number -> value (a scalar parameter)
+        self.elements = elements  # element of tuple parameter 0 -> value
         self.memo: dict[int, tuple[Instruction, Optional[int]]] = {}
 
     def value(self, instr: Instruction) -> Optional[int]:
         hit = self.memo.get(id(instr))
         if hit is not None and hit[0] is instr:
             return hit[1]
-        self.memo[id(instr)] = (instr, None)   # a cycle (malformed input) folds nothing
+        self.memo[id(instr)] = (instr, None)  # a cycle (malformed input) folds nothing
         result = self._value(instr)
         self.memo[id(instr)] = (instr, result)
         return result
@@ -75,8 +87,14 @@ class _Folder:
             return None
         if op == "constant":
             values = constant_values(instr)
-            return int(values.flat[0]) if values is not None and values.size == 1 and not instr.shape.dims \
-                and _fits(instr, int(values.flat[0])) is not None else None
+            return (
+                int(values.flat[0])
+                if values is not None
+                and values.size == 1
+                and not instr.shape.dims
+                and _fits(instr, int(values.flat[0])) is not None
+                else None
+            )
         args = [self.value(o) for o in ops]
         if any(a is None for a in args) or not args:
             return None
@@ -100,17 +118,25 @@ def _literal(instr: Instruction, value: int) -> str:
     return ("true" if value else "false") if instr.shape.element_type == "pred" else str(value)
 
 
-def _specialise(comp: Computation, parameters: dict[int, int], elements: dict[int, int],
-                depth: int) -> tuple[Computation, bool]:
+def _specialise(
+    comp: Computation, parameters: dict[int, int], elements: dict[int, int], depth: int
+) -> tuple[Computation, bool]:
     """A copy of ``comp`` whose ops that are not themselves folded read folded operands as
     constants (a tuple root keeps its operands: the counters' own update chains stay intact).
     Every read this drops is a read of a counter; ``matrix`` puts those back. Also: whether
     anything changed."""
     folder = _Folder(comp, parameters, elements)
-    clone = Computation(comp.name, is_entry=False, execution_thread=comp.execution_thread, line=comp.line,
-                        column=comp.column, module=comp.module, is_fused=comp.is_fused,
-                        result_shape=comp.result_shape)
-    new: dict[int, tuple[Instruction, Instruction]] = {}   # id(old) -> (old, copy)
+    clone = Computation(
+        comp.name,
+        is_entry=False,
+        execution_thread=comp.execution_thread,
+        line=comp.line,
+        column=comp.column,
+        module=comp.module,
+        is_fused=comp.is_fused,
+        result_shape=comp.result_shape,
+    )
+    new: dict[int, tuple[Instruction, Instruction]] = {}  # id(old) -> (old, copy)
     for instr in comp.instructions:
         copy = dataclasses.replace(instr, attrs=dict(instr.attrs), called=dict(instr.called))
         copy.computation = clone
@@ -124,8 +150,11 @@ def _specialise(comp: Computation, parameters: dict[int, int], elements: dict[in
     changed = False
     for instr in comp.instructions:
         copy = new[id(instr)][1]
-        consumer = not (instr is comp.root and instr.opcode == "tuple") and instr.opcode not in ("call", "fusion") \
+        consumer = (
+            not (instr is comp.root and instr.opcode == "tuple")
+            and instr.opcode not in ("call", "fusion")
             and (instr.opcode == "parameter" or folder.value(instr) is None)
+        )
         operands = []
         for o in instr.operands:
             v = folder.value(o) if consumer and o.opcode != "constant" else None
@@ -153,8 +182,18 @@ def _constant_for(clone: Computation, source: Instruction, value: int) -> Instru
     hit = clone.by_name.get(name)
     if hit is not None:
         return hit
-    c = Instruction(name, "constant", source.shape, (), {}, source.metadata, False, source.line, source.column,
-                    literal=_literal(source, value))
+    c = Instruction(
+        name,
+        "constant",
+        source.shape,
+        (),
+        {},
+        source.metadata,
+        False,
+        source.line,
+        source.column,
+        literal=_literal(source, value),
+    )
     c.computation = clone
     clone.instructions.insert(0, c)
     clone.by_name[name] = c
@@ -169,6 +208,7 @@ def specialised_body(body: Computation, values: dict[int, int]) -> Optional[Comp
 
 
 # ---- counters: loop-state elements that grow by a constant every iteration ---------------------
+
 
 def _counter_of(expr: Instruction, callers: tuple, depth: int = 0) -> Optional[tuple[int, int]]:
     """``(element, offset)`` when ``expr`` is exactly ``state[element] + offset`` (state: the

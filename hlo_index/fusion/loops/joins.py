@@ -6,6 +6,7 @@ range variables, constraints, the rest of every result). Their union is exactly 
 range variable ``t in [0, m-1]`` and results ``r + c_0 + t * delta``: every ``t`` gives one of the
 pieces and nothing else. Groups that are not a full progression stay as they are.
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -65,5 +66,4 @@ def _joined(key: tuple, members: list) -> IndexingMap | None:
     dims, range_vars, runtime_vars, constraints, stripped = key
     t = range_var(len(range_vars))
     results = [s + const(c) + t * d if d else s + const(c) for s, c, d in zip(stripped, first, delta)]
-    return IndexingMap(dims, tuple(range_vars) + (Interval(0, len(members) - 1),), runtime_vars,
-                       results, constraints)
+    return IndexingMap(dims, tuple(range_vars) + (Interval(0, len(members) - 1),), runtime_vars, results, constraints)

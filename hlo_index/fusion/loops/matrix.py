@@ -17,6 +17,7 @@ a dynamic offset inside the body stays a runtime variable, a fresh one per itera
 (its maps are the union over its values, as everywhere else). Bounded (``context.Budgets``): at most ``loop_steps``
 compositions and ``loop_maps_per_pair`` maps per element pair, else UNDEFINED naming the budget.
 """
+
 from __future__ import annotations
 
 from typing import Optional, Union
@@ -31,7 +32,7 @@ from .counter import counters, specialised_body
 from .joins import join_constant_progressions
 from .trip_count import induction_variable, known_trip_count
 
-Matrix = dict[int, dict[int, tuple[IndexingMap, ...]]]   # element j -> element k -> maps
+Matrix = dict[int, dict[int, tuple[IndexingMap, ...]]]  # element j -> element k -> maps
 
 
 def _key(maps: tuple[IndexingMap, ...]) -> frozenset:
@@ -53,11 +54,14 @@ def _overwrite_note(body_maps: Matrix) -> str:
     for row in body_maps.values():
         for maps in row.values():
             for m in maps:
-                if m.runtime_vars and not any(runtime_var(k) in r.variables()
-                                              for r in m.results for k in range(len(m.runtime_vars))):
-                    return ("; the body keeps elements only where runtime offsets do not overwrite them, with "
-                            "fresh offsets each iteration: which elements survive every iteration is not "
-                            "expressible as maps")
+                if m.runtime_vars and not any(
+                    runtime_var(k) in r.variables() for r in m.results for k in range(len(m.runtime_vars))
+                ):
+                    return (
+                        "; the body keeps elements only where runtime offsets do not overwrite them, with "
+                        "fresh offsets each iteration: which elements survive every iteration is not "
+                        "expressible as maps"
+                    )
     return ""
 
 
@@ -65,12 +69,13 @@ class LoopTooComplex(Exception):
     pass
 
 
-def _compose(outer: tuple[IndexingMap, ...], inner: tuple[IndexingMap, ...], instr: Instruction,
-             value_dims) -> list[IndexingMap]:
+def _compose(
+    outer: tuple[IndexingMap, ...], inner: tuple[IndexingMap, ...], instr: Instruction, value_dims
+) -> list[IndexingMap]:
     out = []
     for m_in in inner:
         for m_out in outer:
-            if m_in.is_undefined or m_out.is_undefined:   # a pair given up on stays given up on
+            if m_in.is_undefined or m_out.is_undefined:  # a pair given up on stays given up on
                 out.append(m_in if m_in.is_undefined else m_out)
                 continue
             c = compose_step(m_out, m_in, instr, value_dims)
@@ -92,9 +97,13 @@ def _step(t: Matrix, body_maps: Matrix, instr: Instruction, dims: list) -> Matri
         for k, maps in row.items():
             if len(maps) > limit:
                 # this pair only: the elements that do not read it through the loop keep their maps
-                row[k] = [IndexingMap.undefined(
-                    "while: " + budget_reason("loop_maps_per_pair", limit, "distinct maps between two loop "
-                                              "state elements") + _overwrite_note(body_maps))]
+                row[k] = [
+                    IndexingMap.undefined(
+                        "while: "
+                        + budget_reason("loop_maps_per_pair", limit, "distinct maps between two loop state elements")
+                        + _overwrite_note(body_maps)
+                    )
+                ]
             elif any(m.is_undefined for m in maps):
                 row[k] = [next(m for m in maps if m.is_undefined)]
         nxt[j] = {k: tuple(v) for k, v in sorted(row.items()) if v}
@@ -155,12 +164,14 @@ def _loop_matrix(instr: Instruction) -> Union[Matrix, str]:
     dims = [shape.leaf(e).dims for e in range(count)]
     cond_maps = {e: maps for (p, e), maps in computation_output_to_input(cond, 0).items() if p == 0 and maps}
     if any(m.is_undefined for maps in cond_maps.values() for m in maps):
-        return "while condition: " + next(m.undefined_reason for maps in cond_maps.values() for m in maps
-                                           if m.is_undefined)
+        return "while condition: " + next(
+            m.undefined_reason for maps in cond_maps.values() for m in maps if m.is_undefined
+        )
     trips = known_trip_count(instr)
     unrolled = _unrolled(instr, body, cond_maps, dims, trips)
-    if isinstance(unrolled, dict) and not any(m.is_undefined for row in unrolled.values()
-                                              for maps in row.values() for m in maps):
+    if isinstance(unrolled, dict) and not any(
+        m.is_undefined for row in unrolled.values() for maps in row.values() for m in maps
+    ):
         return unrolled
     general = _general(instr, body, cond_maps, dims, trips)
     if not isinstance(unrolled, dict):
@@ -217,8 +228,7 @@ def _unrolled(instr: Instruction, body: Computation, cond_maps, dims, trips: Opt
             known[e] = (start, step)
             if e != found[0]:
                 readers[e] = reads
-    bodies = [specialised_body(body, {e: start + n * step for e, (start, step) in known.items()})
-              for n in range(trips)]
+    bodies = [specialised_body(body, {e: start + n * step for e, (start, step) in known.items()}) for n in range(trips)]
     if all(b is None for b in bodies):
         return None
     t: Matrix = {j: {j: (IndexingMap.identity(dims[j]),)} for j in range(count)}
@@ -245,8 +255,13 @@ def _unrolled(instr: Instruction, body: Computation, cond_maps, dims, trips: Opt
 
 def _whole_read(m: IndexingMap, dims) -> bool:
     """Every element of ``dims`` reads the whole (scalar) target, unconditionally."""
-    return (not m.is_undefined and not m.is_known_empty and not m.runtime_vars and not m.constraints
-            and tuple(m.dims) == tuple(full_interval(n) for n in dims))
+    return (
+        not m.is_undefined
+        and not m.is_known_empty
+        and not m.runtime_vars
+        and not m.constraints
+        and tuple(m.dims) == tuple(full_interval(n) for n in dims)
+    )
 
 
 def _with_control(final: Matrix, visited: list, cond_maps, instr: Instruction, dims) -> Union[Matrix, str]:
@@ -299,5 +314,6 @@ def _iterate(start: Matrix, body_maps: Matrix, instr: Instruction, dims, trips: 
         t = nxt
         visited.append(t)
     what = f"{trips} iterations" if trips is not None else "an unknown number of iterations"
-    return ("while: the loop-carried maps do not stabilise: "
-            + budget_reason("loop_steps", steps, f"compositions ({what})"))
+    return "while: the loop-carried maps do not stabilise: " + budget_reason(
+        "loop_steps", steps, f"compositions ({what})"
+    )

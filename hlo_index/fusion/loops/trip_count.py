@@ -5,6 +5,7 @@ jax's counter pattern: an element ``c`` of the loop state initialised by a const
 condition. Its trip count is found by running the comparison (at most
 ``Budgets.loop_simulated_trips`` times), never by a closed formula that could round wrongly.
 """
+
 from __future__ import annotations
 
 from typing import Optional
@@ -17,6 +18,7 @@ from ...ops.starts import constant_values
 def known_trip_count(instr: Instruction) -> Optional[int]:
     """``backend_config={"known_trip_count":{"n":"20"}}`` or jax's counter pattern, else None."""
     from ...hlo.backend_config import backend_config
+
     cfg = backend_config(instr) or {}
     n = cfg.get("known_trip_count", {})
     if isinstance(n, dict) and str(n.get("n", "")).lstrip("-").isdigit():
@@ -35,8 +37,13 @@ def _gte_of_parameter(op: Instruction) -> Optional[int]:
     return None
 
 
-_COMPARE = {"LT": lambda a, b: a < b, "LE": lambda a, b: a <= b, "GT": lambda a, b: a > b,
-            "GE": lambda a, b: a >= b, "NE": lambda a, b: a != b}
+_COMPARE = {
+    "LT": lambda a, b: a < b,
+    "LE": lambda a, b: a <= b,
+    "GT": lambda a, b: a > b,
+    "GE": lambda a, b: a >= b,
+    "NE": lambda a, b: a != b,
+}
 _SWAPPED = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE", "NE": "NE"}
 
 

@@ -1,4 +1,5 @@
 """Joining maps in arithmetic progression: the joined map reads exactly the union of the pieces."""
+
 from __future__ import annotations
 
 import itertools
