@@ -39,12 +39,12 @@ def _runs(args: list[str], count: int) -> dict:
 def _phase_times(path: str) -> dict:
     """In-process split (CPU seconds): load, composition by ``hlo_index.fusion`` alone, the rest of
     the reports (text of maps, other figures), JSON rendering."""
+    import hlo_index.ops  # noqa: F401  (rule registry import is part of start-up, not composition)
     from hlo_index.api import select_targets
     from hlo_index.fusion import clear_cache, output_to_input
     from hlo_index.hlo import load
-    from hlo_index.report.driver import AnalyzeOptions, analyze_path
     from hlo_index.render.json_out import render_json
-    import hlo_index.ops  # noqa: F401  (rule registry import is part of start-up, not composition)
+    from hlo_index.report.driver import AnalyzeOptions, analyze_path
 
     t0 = time.process_time()
     modules = [r.module for r in load(path) if r.module is not None]

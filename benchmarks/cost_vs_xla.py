@@ -44,8 +44,8 @@ def xla_cpu_totals(text: str) -> dict:
     import jax
     from jax._src.lib import xla_client
 
-    parser = getattr(getattr(xla_client, "hlo", None), "hlo_module_from_text", None) or getattr(
-        xla_client._xla, "hlo_module_from_text"
+    parser = (
+        getattr(getattr(xla_client, "hlo", None), "hlo_module_from_text", None) or xla_client._xla.hlo_module_from_text
     )
     client = jax.devices("cpu")[0].client
     got = xla_client._xla.hlo_module_cost_analysis(client, parser(text))
@@ -57,8 +57,8 @@ def xla_cpu_totals(text: str) -> dict:
 
 
 def our_totals(text: str, path: str) -> dict:
-    from hlo_index.analyses.cost.hlo_cost import module_totals
     from hlo_index.analyses.cost.flops import CostOptions
+    from hlo_index.analyses.cost.hlo_cost import module_totals
     from hlo_index.hlo import parse_module_text
 
     totals = module_totals(parse_module_text(text, path), CostOptions(gpu=False))

@@ -28,7 +28,7 @@ import subprocess
 import sys
 import threading
 import time
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -115,7 +115,7 @@ print(getattr(jaxlib, '__version__', 'unknown'))
 
 
 # ------------------------------------------------------------------------------ XLA's side
-@lru_cache(maxsize=None)
+@cache
 def xla_python() -> tuple[str | None, str]:
     """(a Python with jaxlib, jaxlib's version) or (None, why XLA cannot be measured)."""
     chosen = os.environ.get(XLA_PYTHON_VARIABLE)

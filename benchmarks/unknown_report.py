@@ -136,7 +136,9 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=None)
     ap.add_argument("--top", type=int, default=25)
     args = ap.parse_args(argv)
-    import hlo_index.api, hlo_index.fusion, hlo_index.ops  # noqa: F401  (forked children inherit them)
+    import hlo_index.api
+    import hlo_index.fusion
+    import hlo_index.ops  # noqa: F401  (forked children inherit them)
 
     report = {}
     for d in args.dirs:

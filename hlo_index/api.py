@@ -10,11 +10,11 @@ for fusion in module.fusions:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Union
+from typing import Union
 
 from .context import AnalysisContext, Budgets
-from .hlo.model import Computation, Instruction, Module
 from .fusion import OperandIndexing, callee_of, input_to_output, output_to_input
+from .hlo.model import Computation, Instruction, Module
 
 Target = Union[Instruction, Computation]
 
@@ -41,10 +41,10 @@ class SelectedTarget:
 
 
 def _bare(name: str) -> str:
-    return name[1:] if name.startswith("%") else name
+    return name.removeprefix("%")
 
 
-def _find_instruction(module: Module, name: str) -> Optional[Instruction]:
+def _find_instruction(module: Module, name: str) -> Instruction | None:
     for comp in module.computations:
         instr = comp.by_name.get(name)
         if instr is not None:
@@ -73,9 +73,9 @@ def matching_fusions(module: Module, patterns) -> list[Instruction]:
 
 def select_targets(
     module: Module,
-    fusion: Optional[str] = None,
-    computation: Optional[str] = None,
-    instruction: Optional[str] = None,
+    fusion: str | None = None,
+    computation: str | None = None,
+    instruction: str | None = None,
     fusions_only: bool = False,
 ) -> list[SelectedTarget]:
     """The targets of one module: the named one, or every fusion (no fusion: the ENTRY computation,

@@ -17,11 +17,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fusion.hlo_samples import while_sums_rows  # tests/ is on sys.path (rootdir without __init__)
 
 import hlo_index
 from hlo_index.context import AnalysisContext, current
-
-from fusion.hlo_samples import while_sums_rows  # tests/ is on sys.path (rootdir without __init__)
 
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared"
 CORPUS = SHARED / "corpus"

@@ -3,7 +3,7 @@ coalescing, tile propagation and slice/reshape reorder legality. They return dat
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..affine import IndexingMap
 from ..hlo.model import Shape

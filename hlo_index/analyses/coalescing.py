@@ -23,9 +23,9 @@ The verdict is ``coalesced`` when a warp needs no more transactions than the ide
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from math import ceil
-from typing import Optional, Sequence
 
 import numpy as np
 
@@ -40,7 +40,7 @@ SEGMENT_BYTES = 128
 @dataclass(frozen=True)
 class MapCoalescing:
     pattern: str  # contiguous | strided | broadcast | scattered | none
-    stride: Optional[int]  # elements between consecutive threads (strided/contiguous)
+    stride: int | None  # elements between consecutive threads (strided/contiguous)
     transactions: float  # mean 128-byte segments per warp
     ideal_transactions: float  # mean minimum segments for the same bytes
     warps_sampled: int
@@ -59,7 +59,7 @@ class MapCoalescing:
 class Coalescing:
     verdict: str  # coalesced | uncoalesced | unknown
     reason: str
-    minor_output_dim: Optional[int]
+    minor_output_dim: int | None
     per_map: tuple[MapCoalescing, ...]
 
     def to_json(self) -> dict:
@@ -71,7 +71,7 @@ class Coalescing:
         }
 
 
-def minor_dim(shape: Shape) -> Optional[int]:
+def minor_dim(shape: Shape) -> int | None:
     """The output's most minor physical dimension (skipping size-1 dims), or None for scalars."""
     if shape.rank == 0:
         return None
@@ -124,7 +124,7 @@ def _describe(c: MapCoalescing, bits: int) -> str:
     return f"{what}: {c.transactions:g} transactions per {WARP} output elements vs ideal {c.ideal_transactions:g}"
 
 
-def _warp_points(m: IndexingMap, minor: Optional[int], warps: int, seed: int) -> np.ndarray:
+def _warp_points(m: IndexingMap, minor: int | None, warps: int, seed: int) -> np.ndarray:
     """``[warps, 32, dims + range vars]`` seeded warps: other dims and range variables fixed per
     warp, the minor dim a run of 32 aligned positions (clipped at its end: repeats the last)."""
     rng = np.random.default_rng(seed)
@@ -141,7 +141,7 @@ def _warp_points(m: IndexingMap, minor: Optional[int], warps: int, seed: int) ->
     return np.stack(columns, axis=2).astype(np.int64) if columns else np.zeros((warps, WARP, 0), np.int64)
 
 
-def _warp_reads(m: IndexingMap, minor: Optional[int], warps: int, seed: int):
+def _warp_reads(m: IndexingMap, minor: int | None, warps: int, seed: int):
     """Per warp, the operand indices its threads read, in thread order (infeasible threads and
     the repeats of a clipped run dropped)."""
     from ..affine.evaluate import evaluate_expr
@@ -172,7 +172,7 @@ def _warp_reads(m: IndexingMap, minor: Optional[int], warps: int, seed: int):
 
 
 def _map_coalescing(
-    m: IndexingMap, operand_shape: Shape, minor: Optional[int], bits: int, warps: int, seed: int
+    m: IndexingMap, operand_shape: Shape, minor: int | None, bits: int, warps: int, seed: int
 ) -> MapCoalescing:
     from ..layout import layout_cells
 
@@ -208,7 +208,7 @@ def _map_coalescing(
     return MapCoalescing(pattern, stride, float(np.mean(transactions)), float(np.mean(ideals)), len(patterns))
 
 
-def _pattern(offsets: np.ndarray) -> tuple[str, Optional[int]]:
+def _pattern(offsets: np.ndarray) -> tuple[str, int | None]:
     if len(offsets) < 2:
         return "broadcast", 0
     steps = np.diff(offsets)

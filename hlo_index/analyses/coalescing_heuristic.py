@@ -12,8 +12,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from math import ceil
-from typing import Optional, Sequence
 
 from ..hlo.model import Instruction, Shape
 from .emitters import layout_permutation, minor_nontrivial, physical_order
@@ -68,7 +68,7 @@ def _elementwise(instr: Instruction) -> bool:
     )
 
 
-def _bad_transpose(instr: Instruction) -> Optional[Instruction]:
+def _bad_transpose(instr: Instruction) -> Instruction | None:
     if getattr(instr, "fused_computation", None) is not None:
         for inner in instr.fused_computation.instructions:
             if transposes_minor_dimension(inner) and not _is_broadcast_like(inner.operands[0]):
@@ -80,7 +80,7 @@ def _bad_transpose(instr: Instruction) -> Optional[Instruction]:
 
 
 def heuristic_coalesced(
-    producer: Instruction, consumer: Optional[Instruction] = None, emitter: str = "loop"
+    producer: Instruction, consumer: Instruction | None = None, emitter: str = "loop"
 ) -> tuple[bool, str]:
     """(coalesced, why) by XLA's whole-fusion heuristic."""
     if emitter != "transpose":

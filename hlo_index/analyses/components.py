@@ -14,17 +14,17 @@ range); when the two meet, the count is exact anyway.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from math import prod
-from typing import Optional, Sequence
 
 import numpy as np
 
 from ..affine import IndexingMap, Interval, dim, range_var
-from ..context import current, register_table
 from ..affine.bounds import Domain
 from ..affine.evaluate import evaluate_expr
-from ..affine.expr import DIM, RANGE, Expr
+from ..affine.expr import DIM, Expr
+from ..context import current, register_table
 
 # Points enumerated or materialised by the figures of this analysis context: callers charge a
 # budget with the work a figure actually did (``spent_points()`` before and after).
@@ -45,12 +45,12 @@ def spent_points() -> int:
 @dataclass(frozen=True)
 class Component:
     results: tuple[int, ...]  # result positions this component produces
-    values: Optional[np.ndarray]  # distinct in-bounds result rows [k, len(results)]; None: not listed
+    values: np.ndarray | None  # distinct in-bounds result rows [k, len(results)]; None: not listed
     points: int  # feasible points (an estimate when not ``points_exact``)
     points_exact: bool
     distinct_exact: bool
     upper: int  # upper bound on the distinct count
-    count: Optional[int] = None  # distinct count when ``values`` is None
+    count: int | None = None  # distinct count when ``values`` is None
 
     @property
     def distinct(self) -> int:
@@ -84,7 +84,7 @@ class Decomposition:
 
     @property
     def distinct_exact(self) -> bool:
-        return self.distinct == 0 and self.points_exact or all(c.distinct_exact for c in self.components)
+        return (self.distinct == 0 and self.points_exact) or all(c.distinct_exact for c in self.components)
 
 
 def _variables(m: IndexingMap) -> list[Expr]:
@@ -96,7 +96,7 @@ def _bounds(m: IndexingMap, v: Expr) -> Interval:
 
 
 def decompose(
-    m: IndexingMap, operand_dims: Optional[Sequence[int]], *, budget: int, seed: int = 0, sample: Optional[int] = None
+    m: IndexingMap, operand_dims: Sequence[int] | None, *, budget: int, seed: int = 0, sample: int | None = None
 ) -> Decomposition:
     """Components of ``m`` (no runtime variables), each evaluated exactly or by sampling.
 
@@ -198,7 +198,7 @@ def _evaluate(
     return Component(tuple(results), values, points, False, len(values) == upper, upper)
 
 
-def _mixed_radix(e: Expr, members, intervals, operand_dim: int, domain: Domain) -> Optional[int]:
+def _mixed_radix(e: Expr, members, intervals, operand_dim: int, domain: Domain) -> int | None:
     """Distinct values of ``sum c_v * v + k`` when it is injective because its coefficients form
     a mixed radix (sorted by size, each at least the span of all smaller terms, as a collapsing
     reshape's ``d0 * 4096 + d1``) and every value lands inside the operand dim; else None."""
@@ -243,7 +243,7 @@ def _value_range_product(m: IndexingMap, results, constraints, operand_dims, dom
     return total
 
 
-def linear_indices(dec: Decomposition, operand_dims: Sequence[int], limit: int) -> Optional[np.ndarray]:
+def linear_indices(dec: Decomposition, operand_dims: Sequence[int], limit: int) -> np.ndarray | None:
     """Row-major linear indices of every distinct element the decomposition reads (the outer sum
     of each component's contribution), or None when there are more than ``limit``."""
     if dec.distinct > limit:

@@ -11,7 +11,7 @@ or ``irregular``. No GPU notion (warps, transactions) is involved.
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -44,7 +44,7 @@ def innermost_access(maps: Sequence[IndexingMap], operand_shape: Shape, output_s
     return _figure(verdict, _clause(worst), minor, per_map)
 
 
-def _figure(verdict: str, reason: str, minor: Optional[int], per_map: list) -> dict:
+def _figure(verdict: str, reason: str, minor: int | None, per_map: list) -> dict:
     summary = reason if verdict in ("unknown", "unread") else f"{reason} — {verdict}"
     return {
         "target": "cpu",
@@ -70,7 +70,7 @@ def _clause(p: dict) -> str:
     return f"innermost loop ({loop}) reads nothing at the points sampled"
 
 
-def _map_access(m: IndexingMap, shape: Shape, minor: Optional[int], seed: int) -> dict:
+def _map_access(m: IndexingMap, shape: Shape, minor: int | None, seed: int) -> dict:
     from ..layout import layout_cells
 
     used = set()

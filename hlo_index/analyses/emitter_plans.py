@@ -6,8 +6,6 @@ parameter's buffer, as ``fusions.cc`` decides)."""
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..affine import IndexingMap, Interval, const, dim, range_var
 from ..hlo.model import Instruction, Shape
 from .emitters import (
@@ -22,7 +20,6 @@ from .emitters import (
     find_hero,
     fusion_roots,
     loop_unroll_factor,
-    physical_order,
     reduction_dimensions,
     reduction_is_faster_unnested,
     round_up,
@@ -175,7 +172,7 @@ def _through_bitcasts(instr: Instruction) -> Instruction:
     return instr
 
 
-def _in_place_dus(root: Instruction) -> Optional[Instruction]:
+def _in_place_dus(root: Instruction) -> Instruction | None:
     dus = _through_bitcasts(root)
     if dus.opcode != "dynamic-update-slice" or not dus.operands:
         return None

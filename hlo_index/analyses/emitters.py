@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from math import prod
-from typing import Optional
 
 from ..affine import IndexingMap, Interval, const, dim
 from ..hlo.model import Instruction, Shape
@@ -76,7 +75,7 @@ class ThreadPlan:
     threads_per_block: int = 0
     blocks: int = 0
     loops: tuple[str, ...] = ()  # names of the loop dims, outermost first
-    innermost: Optional[int] = None  # index into loops of the vectorised / unrolled loop
+    innermost: int | None = None  # index into loops of the vectorised / unrolled loop
     seeds: list[Seed] = field(default_factory=list)
     stop: tuple[Instruction, ...] = ()  # heroes: the walk from the root does not cross them
     notes: list[str] = field(default_factory=list)
@@ -159,7 +158,7 @@ def smallest_bits(shapes) -> int:
 # ---- reductions ----------------------------------------------------------------------------
 
 
-def reduction_dimensions(reduce: Instruction) -> Optional[tuple[bool, tuple[int, int, int]]]:
+def reduction_dimensions(reduce: Instruction) -> tuple[bool, tuple[int, int, int]] | None:
     """XLA's ``GetReductionKindAndContiguousComponents``: (is_row, [x0, x1, x2]) in physical
     order, or None when neither the kept nor the reduced dims are consecutive in memory."""
     operand = reduce.operands[0].shape
@@ -300,14 +299,14 @@ def tile_map(shape: Shape, lane_dim: int, row_dim: int, device: GpuDevice):
     return IndexingMap(domain, [], [], coords, constraints), tpb, blocks
 
 
-def minor_nontrivial(shape: Shape) -> Optional[int]:
+def minor_nontrivial(shape: Shape) -> int | None:
     for d in reversed(physical_order(shape)):
         if shape.dims[d] > 1:
             return d
     return None
 
 
-def layout_permutation(instr: Instruction) -> Optional[tuple[int, ...]]:
+def layout_permutation(instr: Instruction) -> tuple[int, ...] | None:
     """The logical permutation of a transpose, or the identity of a (possibly layout-changing)
     copy, between two arrays; None for anything else."""
     if instr.opcode not in ("transpose", "copy") or not instr.operands:

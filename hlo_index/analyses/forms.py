@@ -6,13 +6,11 @@ never re-derive a map.
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..affine import IndexingMap, Interval, range_var
 from ..affine.expr import DIM, RANGE, RUNTIME, Expr, replace_variables
 
 
-def split_linear(expr: Expr, variables: frozenset) -> Optional[tuple[Expr, dict]]:
+def split_linear(expr: Expr, variables: frozenset) -> tuple[Expr, dict] | None:
     """``expr == rest + sum(c_v * v)`` with ``rest`` free of ``variables``, or None.
 
     None means one of ``variables`` occurs inside a floordiv / ceildiv / mod atom.
@@ -40,7 +38,7 @@ def _sum(constant: int, terms) -> Expr:
     return total
 
 
-def offending_division(expr: Expr, variables: frozenset) -> Optional[Expr]:
+def offending_division(expr: Expr, variables: frozenset) -> Expr | None:
     """The outermost floordiv / ceildiv / mod atom of ``expr`` whose operand uses ``variables``."""
     _, terms = expr.linear_terms()
     for atom, _ in terms:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from math import ceil
-from typing import Optional
 
 import numpy as np
 
@@ -46,12 +45,12 @@ class WarpRead:
     """One thread map's first reading warp: what it touches and what XLA's rule says."""
 
     thread_map: str
-    warp: Optional[int]  # warp number (None: no warp within the budget reads)
+    warp: int | None  # warp number (None: no warp within the budget reads)
     intervals: tuple[tuple[int, int], ...] = ()  # contiguous physical element ranges
     transactions: int = 0  # sum of ceil(interval bytes / 128)
     ideal_transactions: int = 0  # ceil(all bytes / 128)
     segments: int = 0  # aligned 128-byte segments actually touched
-    vector_loop: Optional[str] = None  # the innermost loop read as one vector access
+    vector_loop: str | None = None  # the innermost loop read as one vector access
     coalesced: bool = True
     note: str = ""
 
@@ -237,7 +236,7 @@ def warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevice) -> War
     )
 
 
-def _innermost_range_var(m: IndexingMap) -> Optional[int]:
+def _innermost_range_var(m: IndexingMap) -> int | None:
     used = set()
     for e in m.results:
         used |= {v.value for v in e.variables() if v.kind == RANGE}
@@ -328,7 +327,7 @@ def _unread_reason(plan: ThreadPlan) -> str:
 
 
 def operand_json(
-    result: FusionCoalescing, operand: int, device: GpuDevice = RTX_A6000, minor_output_dim: Optional[int] = None
+    result: FusionCoalescing, operand: int, device: GpuDevice = RTX_A6000, minor_output_dim: int | None = None
 ) -> dict:
     """The ``coalescing`` object of one operand under the GPU target. The keys of the earlier,
     target-less figure (``verdict``, ``reason``, ``minor_output_dim``, ``maps`` with
@@ -381,7 +380,7 @@ def _pattern(r: WarpRead) -> str:
     return "strided" if len(steps) == 1 else "scattered"
 
 
-def _stride(r: WarpRead) -> Optional[int]:
+def _stride(r: WarpRead) -> int | None:
     if len(r.intervals) == 1:
         return 0 if r.intervals[0][0] == r.intervals[0][1] else 1
     starts = [lo for lo, _ in r.intervals]

@@ -14,8 +14,8 @@ as CPU (XLA's CPU dumps carry no marker; GPU dumps almost always carry one of th
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable, Optional
 
 GPU, CPU, AUTO = "gpu", "cpu", "auto"
 TARGETS = (AUTO, GPU, CPU)
@@ -141,6 +141,6 @@ def detect_target(module, requested: str = AUTO) -> TargetChoice:
     return TargetChoice(CPU, AUTO, "no GPU construct in the dump (plain XLA:CPU-style module)")
 
 
-def summarize_choices(choices: Iterable[TargetChoice]) -> Optional[str]:
+def summarize_choices(choices: Iterable[TargetChoice]) -> str | None:
     seen = sorted({c.target for c in choices})
     return "/".join(seen) if seen else None

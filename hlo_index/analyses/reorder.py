@@ -31,14 +31,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from math import prod
-from typing import Optional
 
 import numpy as np
 
+from .. import ops
 from ..affine import IndexingMap
 from ..hlo import build
 from ..hlo.model import Computation, Instruction, Module
-from .. import ops
 from .reorder_rewrite import module_names, rewrite_instructions_text, rewrite_module_text
 from .reorder_runtime import in_original_runtime_vars, new_slice_instruction, runtime_dims, scaled_offset
 from .slices import (
@@ -61,16 +60,16 @@ class ReorderChain:
     order: str
     verdict: str  # legal | illegal | unprovable
     reason: str
-    rewrite: Optional[str] = None  # the instructions replacing the pair (HLO text)
-    swapped_first_shape: Optional[tuple[int, ...]] = None  # the new intermediate's dims
+    rewrite: str | None = None  # the instructions replacing the pair (HLO text)
+    swapped_first_shape: tuple[int, ...] | None = None  # the new intermediate's dims
     # what the whole rewritten module is built from, on request only (it is as large as the input)
-    rewrite_parts: Optional[tuple] = field(default=None, compare=False, repr=False)
+    rewrite_parts: tuple | None = field(default=None, compare=False, repr=False)
 
     @property
-    def rewrite_module(self) -> Optional[str]:
+    def rewrite_module(self) -> str | None:
         return None if self.rewrite_parts is None else rewrite_module_text(*self.rewrite_parts)
 
-    def to_json(self, rewrite_module_path: Optional[str] = None) -> dict:
+    def to_json(self, rewrite_module_path: str | None = None) -> dict:
         out = {
             "slice": self.slice,
             "reshape": self.reshape,
@@ -186,7 +185,7 @@ def _as_static_slice(instr: Instruction, s: SliceSpec, source: Instruction) -> I
     return build.instruction("slice", instr.shape, [source], name=instr.name, slice=slice_dims(s))
 
 
-def _first_difference(a: IndexingMap, b: IndexingMap) -> Optional[tuple]:
+def _first_difference(a: IndexingMap, b: IndexingMap) -> tuple | None:
     if a.runtime_vars or b.runtime_vars or a.range_vars or b.range_vars:
         return None
     points, results = a.enumerate(limit=1 << 14)
@@ -198,7 +197,7 @@ def _first_difference(a: IndexingMap, b: IndexingMap) -> Optional[tuple]:
     return None
 
 
-def _same_functions(a: IndexingMap, b: IndexingMap) -> Optional[bool]:
+def _same_functions(a: IndexingMap, b: IndexingMap) -> bool | None:
     """Both maps are functions of the dims (no range or runtime variables): compare them on the
     same points as ``semantically_equal`` would, as arrays (its sets of rows are what made large
     pairs slow). None when not applicable."""
@@ -361,7 +360,7 @@ def analyse_pair(
     first: Instruction,
     second: Instruction,
     order: str,
-    names: Optional[frozenset] = None,
+    names: frozenset | None = None,
 ) -> ReorderChain:
     slice_instr, reshape_instr = (first, second) if order == SLICE_THEN_RESHAPE else (second, first)
     names = dict(computation=comp.name, slice=slice_instr.name, reshape=reshape_instr.name, order=order)

@@ -5,7 +5,6 @@ exception that ends a pair's analysis early."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 from ..hlo.model import Instruction, SliceDim
 
@@ -32,7 +31,7 @@ class SliceSpec:
     runtime: tuple[bool, ...]  # offset only known at run time
 
 
-def constant_int(instr: Instruction) -> Optional[int]:
+def constant_int(instr: Instruction) -> int | None:
     values = instr.literal_values()
     if values is None or values.size != 1 or values.dtype.kind not in "biu":
         return None

@@ -9,8 +9,9 @@ Data in, data out: the report layer stores the figures; the memos live in the an
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any
 
 from ..context import current, register_table, remember
 from .gpu_target import CPU, GPU, RTX_A6000, GpuDevice, TargetChoice, detect_target
@@ -41,12 +42,12 @@ class TargetCoalescing:
     """One target's coalescing figures on the machine its dump runs on."""
 
     target: str  # "gpu (evidence)" / "cpu (evidence)"
-    gpu_emitter: Optional[str]  # the GPU emitter's plan, when the emitter was modelled
-    operands: tuple[Optional[dict], ...]  # per row: its ``coalescing`` figure (None: not computed)
+    gpu_emitter: str | None  # the GPU emitter's plan, when the emitter was modelled
+    operands: tuple[dict | None, ...]  # per row: its ``coalescing`` figure (None: not computed)
 
 
 def target_coalescing(
-    target: Any, module: Any, rows: list, shapes: Callable, asked: str = "auto", device: Optional[GpuDevice] = None
+    target: Any, module: Any, rows: list, shapes: Callable, asked: str = "auto", device: GpuDevice | None = None
 ) -> TargetCoalescing:
     """The coalescing figure of each of ``rows`` (``target``'s output-to-input rows) for the
     machine ``--target asked`` picks; ``shapes(row)`` gives a row's (operand, output) shapes."""
@@ -95,7 +96,7 @@ def target_coalescing(
     return TargetCoalescing(named, result.plan if result is not None else None, tuple(figures))
 
 
-def _cpu_row(row: Any, shapes: tuple) -> Optional[dict]:
+def _cpu_row(row: Any, shapes: tuple) -> dict | None:
     operand_shape, output_shape = shapes
     if operand_shape is None or output_shape is None or output_shape.is_tuple:
         return None

@@ -14,8 +14,6 @@ Two shapes of map need one (the others tile for any size):
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..affine import IndexingMap
 from ..affine.expr import CEILDIV, DIM, FLOORDIV, MOD, RANGE, Expr
 
@@ -31,7 +29,7 @@ def size_constraints(m: IndexingMap) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _tile_size_text(e: Expr, m: IndexingMap) -> Optional[str]:
+def _tile_size_text(e: Expr, m: IndexingMap) -> str | None:
     """How many values ``e`` takes over one tile, as text in the tile sizes (one dim only)."""
     constant, terms = e.linear_terms()
     dims = [(atom, k) for atom, k in terms if atom.kind == DIM]
@@ -62,7 +60,7 @@ def _divisions(e: Expr, m: IndexingMap, found: list[str]) -> None:
 
 
 def _paren(text: str) -> str:
-    return text if text.isidentifier() or text.startswith("(") and text.endswith(")") else f"({text})"
+    return text if text.isidentifier() or (text.startswith("(") and text.endswith(")")) else f"({text})"
 
 
 def _merge(e: Expr, m: IndexingMap, found: list[str]) -> None:

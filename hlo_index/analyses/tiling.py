@@ -18,9 +18,9 @@ Several maps of one operand (a concatenate reading it twice, a pad) give one til
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from math import prod
-from typing import Optional, Sequence
 
 import numpy as np
 
@@ -35,14 +35,14 @@ PER_ELEMENT_RUNTIME = "batch position"  # how the op rules describe a gathered s
 class MapTile:
     is_tile: bool
     reason: str
-    offsets: Optional[IndexingMap] = None  # tile index -> operand offsets
-    sizes: Optional[tuple[int, ...]] = None
-    strides: Optional[tuple[int, ...]] = None
+    offsets: IndexingMap | None = None  # tile index -> operand offsets
+    sizes: tuple[int, ...] | None = None
+    strides: tuple[int, ...] | None = None
     notes: tuple[str, ...] = field(default=())
     # XLA's form of the same tile: the offset of the element the tile's first element reads
     # and signed strides (negative where a reverse walks the operand backwards)
-    first_offsets: Optional[IndexingMap] = None
-    signed_strides: Optional[tuple[int, ...]] = None
+    first_offsets: IndexingMap | None = None
+    signed_strides: tuple[int, ...] | None = None
 
     def to_json(self) -> dict:
         return {
@@ -62,7 +62,7 @@ class TileError(ValueError):
 
 
 def tile_counts(
-    output_dims: Sequence[int], sizes: Sequence[int], strides: Optional[Sequence[int]] = None
+    output_dims: Sequence[int], sizes: Sequence[int], strides: Sequence[int] | None = None
 ) -> tuple[int, ...]:
     strides = tuple(strides or (1,) * len(sizes))
     if len(sizes) != len(output_dims) or len(strides) != len(output_dims):
@@ -78,7 +78,7 @@ def tile_counts(
     return tuple(-(-max(d, 1) // (s * k)) for d, s, k in zip(output_dims, sizes, strides))
 
 
-def tile_map(output_dims: Sequence[int], sizes: Sequence[int], strides: Optional[Sequence[int]] = None) -> IndexingMap:
+def tile_map(output_dims: Sequence[int], sizes: Sequence[int], strides: Sequence[int] | None = None) -> IndexingMap:
     """``(t_0.., e_0..) -> (t_i * s_i * k_i + e_i * k_i)``: tile index and element offset to output."""
     strides = tuple(strides or (1,) * len(sizes))
     counts = tile_counts(output_dims, sizes, strides)
@@ -92,7 +92,7 @@ def tile_map(output_dims: Sequence[int], sizes: Sequence[int], strides: Optional
 
 
 def propagate(
-    m: IndexingMap, output_dims: Sequence[int], sizes: Sequence[int], strides: Optional[Sequence[int]] = None
+    m: IndexingMap, output_dims: Sequence[int], sizes: Sequence[int], strides: Sequence[int] | None = None
 ) -> MapTile:
     """The operand tile one map needs for the output tile ``sizes`` / ``strides``."""
     if m.is_undefined:
@@ -171,7 +171,7 @@ def propagate_with_range_tiles(
     output_dims: Sequence[int],
     sizes: Sequence[int],
     range_sizes: Sequence[int],
-    strides: Optional[Sequence[int]] = None,
+    strides: Sequence[int] | None = None,
 ) -> MapTile:
     """Like ``propagate``, with the map's range variables (a dot's contracted dims, a reduce's
     reduced dims) tiled too, as XLA's ``SymbolicTileAnalysis`` tiles a dot's K: range variable
@@ -290,13 +290,13 @@ class UnionTile:
 
     tile: MapTile
     maps: int
-    exact: Optional[bool] = None
+    exact: bool | None = None
 
     def to_json(self) -> dict:
         return {"union_of_maps": self.maps, "exact": self.exact, **self.tile.to_json()}
 
 
-def union_tile(tiles: Sequence[MapTile]) -> Optional[UnionTile]:
+def union_tile(tiles: Sequence[MapTile]) -> UnionTile | None:
     """The bounding tile across several maps' tiles of one operand (None for fewer than two).
 
     Per operand dim the maps' offsets must differ by constants (then the box starts at the
@@ -369,7 +369,7 @@ def union_tile(tiles: Sequence[MapTile]) -> Optional[UnionTile]:
     return UnionTile(tile, len(tiles), _covers(tiles, tile))
 
 
-def _covers(tiles: Sequence[MapTile], box: MapTile) -> Optional[bool]:
+def _covers(tiles: Sequence[MapTile], box: MapTile) -> bool | None:
     """Whether the maps' tiles fill the bounding box, on tile 0 (None when too big to check)."""
     if prod(box.sizes) > 1 << 20:
         return None

@@ -26,9 +26,9 @@ Input: the operand's output->input maps (one per distinct access pattern) and it
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from math import ceil, prod
-from typing import Optional, Sequence
 
 import numpy as np
 
@@ -46,10 +46,10 @@ class Utilization:
     element_type: str
     element_bits: int
     total_elements: int
-    distinct_elements: Optional[int]  # None when a map is undefined
-    distinct_upper_bound: Optional[int]  # == distinct_elements when exact
-    element_reads: Optional[int]
-    bytes_read: Optional[int]
+    distinct_elements: int | None  # None when a map is undefined
+    distinct_upper_bound: int | None  # == distinct_elements when exact
+    element_reads: int | None
+    bytes_read: int | None
     total_bytes: int
     method: str  # interval | enumeration | sampled | undefined | none
     exact: bool
@@ -57,13 +57,13 @@ class Utilization:
     notes: tuple[str, ...] = field(default=())
 
     @property
-    def fraction(self) -> Optional[float]:
+    def fraction(self) -> float | None:
         if self.distinct_elements is None or self.total_elements == 0:
             return None
         return self.distinct_elements / self.total_elements
 
     @property
-    def multiplicity(self) -> Optional[float]:
+    def multiplicity(self) -> float | None:
         if self.element_reads is None or not self.distinct_elements:
             return None
         return self.element_reads / self.distinct_elements
@@ -122,7 +122,7 @@ def skipped_utilization(operand_shape: Shape, reason: str) -> Utilization:
 
 
 def operand_utilization(
-    maps: Sequence[IndexingMap], operand_shape: Shape, *, budget: Optional[int] = None, seed: int = 0
+    maps: Sequence[IndexingMap], operand_shape: Shape, *, budget: int | None = None, seed: int = 0
 ) -> Utilization:
     """Utilization of one operand read through ``maps`` (all from the same output space);
     ``budget``: points of one component enumerated before sampling (default: the context's)."""
@@ -227,7 +227,7 @@ def _pairs_apart(maps: Sequence[IndexingMap]) -> bool:
     return True
 
 
-def _union_reads(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], budget: int) -> Optional[int]:
+def _union_reads(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], budget: int) -> int | None:
     """Distinct (output element, operand element) pairs over the *union* of ``maps`` (range
     variables projected away; runtime variables at their lower bounds, as for one map), so an
     element two maps both read for one output element counts once. None beyond the budget."""
@@ -301,7 +301,7 @@ def _variables(m: IndexingMap) -> list[Expr]:
     return [dim(i) for i in range(m.num_dims)] + [range_var(i) for i in range(len(m.range_vars))]
 
 
-def _narrowed_bounds(m: IndexingMap) -> Optional[dict]:
+def _narrowed_bounds(m: IndexingMap) -> dict | None:
     """Every dim / range var's interval narrowed by the constraints, when each constraint is
     ``c * v + k in [lo, hi]`` of one dim or range variable; None otherwise."""
     bounds = {}
@@ -330,7 +330,7 @@ def _points(m: IndexingMap, bounds: dict) -> int:
     return prod(max(0, hi - lo + 1) for lo, hi in bounds.values())
 
 
-def _box(m: IndexingMap) -> Optional[_Box]:
+def _box(m: IndexingMap) -> _Box | None:
     if m.runtime_vars:
         return None
     bounds = _narrowed_bounds(m)

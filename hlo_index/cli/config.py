@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional
 
 KEYS = {"select", "ignore", "allow", "baseline", "exit-zero"}
 
 
-def find_pyproject(start: Optional[Path] = None) -> Optional[Path]:
+def find_pyproject(start: Path | None = None) -> Path | None:
     here = (start or Path.cwd()).resolve()
     for folder in (here, *here.parents):
         candidate = folder / "pyproject.toml"
@@ -30,7 +29,7 @@ class ConfigError(ValueError):
     pass
 
 
-def load_settings(start: Optional[Path] = None) -> dict:
+def load_settings(start: Path | None = None) -> dict:
     """The ``[tool.hlo-index]`` table (empty when none), with ``baseline`` made absolute."""
     path = find_pyproject(start)
     if path is None:

@@ -20,12 +20,13 @@ import shlex
 import shutil
 import subprocess
 import sys
-from typing import Iterator, Optional, TextIO
+from collections.abc import Iterator
+from typing import TextIO
 
 COLOR_CHOICES = ("auto", "always", "never")
 
 
-def color_enabled(choice: str, stream: Optional[TextIO] = None) -> bool:
+def color_enabled(choice: str, stream: TextIO | None = None) -> bool:
     if choice == "always":
         return True
     if choice == "never":
@@ -41,7 +42,7 @@ def _isatty(stream) -> bool:
         return False
 
 
-def pager_command() -> Optional[list[str]]:
+def pager_command() -> list[str] | None:
     """The pager to run, or None (``cat``, empty, or not installed)."""
     text = os.environ.get("HLO_INDEX_PAGER")
     if text is None:

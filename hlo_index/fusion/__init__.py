@@ -18,13 +18,13 @@ from .. import ops
 from ..affine import IndexingMap
 from ..context import current, register_table
 from ..hlo.model import Computation, Instruction
+from . import rules_async, rules_call, rules_control_flow  # noqa: F401  (register the composite op rules)
 from .compose import clear_cache, computation_input_to_output, computation_output_to_input
 from .mapset import MapSet, distinct, finalize
 from .rule_cache import spread_unknown
 from .semantic import dedupe_semantically
 from .traverse import callee_of
 from .walk import blame, compose_step
-from . import rules_async, rules_call, rules_control_flow  # noqa: F401  (register the composite op rules)
 
 Target = Union[Instruction, Computation]
 

@@ -14,7 +14,7 @@ reading the same elements are ``d1 in [0, 255]``.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -13,8 +13,8 @@ Satisfiability is decided by enumerating the variables' box, and only when that 
 from __future__ import annotations
 
 from ..affine import IndexingMap, Interval, const
-from ..context import budgets, current, register_table
 from ..affine.expr import DIM, RANGE, replace_variables, variable
+from ..context import budgets, current, register_table
 
 _DONE = register_table("fusion.existential.done")  # id(map) -> (map, result): identity memo
 

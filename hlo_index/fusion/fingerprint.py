@@ -40,7 +40,6 @@ covers every attribute that may change the structure.
 from __future__ import annotations
 
 import hashlib
-from typing import Optional
 
 from ..context import current, register_table
 from ..hlo.model import Computation, Instruction, Shape
@@ -151,7 +150,7 @@ def _operand_value(o: Instruction) -> tuple:
     return (shape_token(o.shape),)
 
 
-def instruction_key(instr: Instruction, reads: Optional[Reads] = None) -> Optional[tuple]:
+def instruction_key(instr: Instruction, reads: Reads | None = None) -> tuple | None:
     """Everything ``instr``'s rules read, or None when the opcode declares nothing (not shared)."""
     if reads is None:
         reads = reads_of(instr.opcode)
@@ -237,7 +236,7 @@ def instruction_structure(instr: Instruction) -> tuple:
 # ---- stable digests: check's finding identities, stored in baseline files -----------------------
 
 
-def computation_digest(comp: Computation, memo: Optional[dict] = None) -> str:
+def computation_digest(comp: Computation, memo: dict | None = None) -> str:
     """A name-free digest of ``comp``'s structure (callees included, each digested once).
 
     Baseline files store it: see the module docstring for why it is not ``computation_fingerprint``."""

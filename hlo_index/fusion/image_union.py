@@ -12,7 +12,7 @@ read a 256-row weight through ~40 such maps, each a 16-column strip pattern of i
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -9,7 +9,7 @@ when the set is finalised. KNOWN EMPTY is kept only while no non-empty map exist
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from ..affine import IndexingMap
 from ..context import budget_reason, budgets, current, register_table, remember

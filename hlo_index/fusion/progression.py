@@ -16,7 +16,7 @@ differ. A run is taken only as long as the stride and the step hold.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..affine import IndexingMap, Interval, const, dim
 from ..affine.expr import Expr

@@ -11,8 +11,6 @@ own box (elementwise ops, most of every fusion), so a walk can pass its maps thr
 
 from __future__ import annotations
 
-from typing import Optional
-
 from .. import ops
 from ..affine import IndexingMap, Interval, dim
 from ..context import current, register_table
@@ -67,7 +65,7 @@ def is_identity_on(m: IndexingMap, dims: tuple[int, ...]) -> bool:
     )
 
 
-def structural_key(instr: Instruction) -> Optional[tuple]:
+def structural_key(instr: Instruction) -> tuple | None:
     """Everything an op rule may look at, or None when the instruction must not be shared.
     (May be unhashable when an attribute value is; callers then compute without the cache.)"""
     if instr.opcode in _NOT_CACHED_OPCODES:

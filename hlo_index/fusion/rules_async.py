@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..affine import IndexingMap
 from ..hlo.model import Instruction
-from ..ops.registry import Reads, OperandMaps, input_to_output_rule, output_to_input_rule
+from ..ops.registry import OperandMaps, Reads, input_to_output_rule, output_to_input_rule
 from ..ops.rules_async import CONTEXT, undefined_for_all
 from .compose import computation_input_to_output
 from .rules_call import maps_through_computation

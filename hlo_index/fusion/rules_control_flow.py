@@ -11,8 +11,6 @@ A tuple-shaped operand is addressed per element: one ``OperandMaps`` per element
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..affine import IndexingMap
 from ..hlo.model import Computation, Instruction
 from ..ops.registry import OperandMaps, Reads, input_to_output_rule, output_to_input_rule
@@ -28,7 +26,7 @@ _CONDITIONAL_READS = Reads.of("true_computation", "false_computation", "branch_c
 _WHILE_READS = Reads.of("body", "condition", "backend_config", operand_values=True)
 
 
-def branches(instr: Instruction) -> list[Optional[Computation]]:
+def branches(instr: Instruction) -> list[Computation | None]:
     """Branch computations in operand order (operand k + 1 feeds branch k)."""
     if "true_computation" in instr.attrs or "false_computation" in instr.attrs:
         return [instr.called.get("true_computation"), instr.called.get("false_computation")]
@@ -36,7 +34,7 @@ def branches(instr: Instruction) -> list[Optional[Computation]]:
     return [instr.called.get(f"branch_computations.{k}") for k in range(count)]
 
 
-def taken_branch(instr: Instruction) -> Optional[int]:
+def taken_branch(instr: Instruction) -> int | None:
     """The branch a ``constant`` predicate / index selects (XLA: an index out of range runs the
     last branch), None when it is only known at runtime."""
     values = constant_values(instr.operands[0]) if instr.operands else None

@@ -51,7 +51,7 @@ class Collapsed:
             raise KeyError(key)
         return self.maps
 
-    def joined(self, other) -> "Collapsed":
+    def joined(self, other) -> Collapsed:
         """This summary with every key of ``other`` (a dict or Collapsed) read through its map."""
         keys = other.keys if isinstance(other, Collapsed) else other.keys()
         if self.keys.issuperset(keys):

@@ -12,7 +12,7 @@ naming the budget.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..affine import IndexingMap
 from ..context import budget_reason, current, register_table

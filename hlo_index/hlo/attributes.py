@@ -7,7 +7,8 @@ one-line reason. Unknown attribute names keep their raw text.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..context import current, register_table
 from .collectives import int_list_list
@@ -16,8 +17,8 @@ from .model import ConvDimLabels, Metadata, PadDim, SliceDim, SourceLocation, Wi
 # ---- small pieces --------------------------------------------------------------------------
 
 _NAME_LIST = re.compile(r"\{\s*(%?[\w.\-]+(?:\s*,\s*%?[\w.\-]+)*)?\s*\}\Z")
-_PERCENT_NAME = re.compile(r"%([\w.\-]+)", re.A)  # ASCII names, as the lexer reads them
-_COMMENT = re.compile(r"/\*.*?\*/", re.S)
+_PERCENT_NAME = re.compile(r"%([\w.\-]+)", re.ASCII)  # ASCII names, as the lexer reads them
+_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
 _ESCAPE = re.compile(r"\\(.)")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}
 
@@ -259,10 +260,10 @@ SINGLE_CALLEE_ROLES = (
 MULTI_CALLEE_ROLES = ("branch_computations", "called_computations")
 
 _CONVERTERS: dict[str, Callable[[str], Any]] = {}
-_CONVERTERS.update({k: int_list for k in INT_LIST_ATTRS})
-_CONVERTERS.update({k: to_int for k in INT_ATTRS})
-_CONVERTERS.update({k: to_bool for k in BOOL_ATTRS})
-_CONVERTERS.update({k: unquote for k in STRING_ATTRS})
+_CONVERTERS.update(dict.fromkeys(INT_LIST_ATTRS, int_list))
+_CONVERTERS.update(dict.fromkeys(INT_ATTRS, to_int))
+_CONVERTERS.update(dict.fromkeys(BOOL_ATTRS, to_bool))
+_CONVERTERS.update(dict.fromkeys(STRING_ATTRS, unquote))
 _CONVERTERS.update(
     {
         "slice": slice_dims,
@@ -300,7 +301,7 @@ def callee_names(value: str) -> tuple[str, ...] | None:
     """``%c`` → ("c",); ``{%a, %b}`` → ("a", "b"); None when the value is an inline computation."""
     value = value.strip()
     if not value.startswith("{"):
-        return (value[1:] if value.startswith("%") else value,)
+        return (value.removeprefix("%"),)
     m = _NAME_LIST.match(value)
     if m is None:
         return None
@@ -345,7 +346,7 @@ def split_top_level(text: str) -> list[str]:
 
 # ---- stack-frame tables ---------------------------------------------------------------------
 
-_TABLE_ROW = re.compile(r"^[ \t]*(\d+)[ \t]+(.*?)[ \t]*$", re.M)
+_TABLE_ROW = re.compile(r"^[ \t]*(\d+)[ \t]+(.*?)[ \t]*$", re.MULTILINE)
 _KV = re.compile(r"(\w+)=(\d+)")
 
 

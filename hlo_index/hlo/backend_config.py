@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Optional
+from typing import Any
 
 from .model import Instruction
 
 _BARE_KEY = re.compile(r"([{,]\s*)([A-Za-z_][A-Za-z0-9_]*)\s*:")
 
 
-def parse_backend_config(text: Any) -> Optional[dict]:
+def parse_backend_config(text: Any) -> dict | None:
     """The configuration as a dict, or None when absent or unreadable."""
     if isinstance(text, dict):
         return text
@@ -40,11 +40,11 @@ def parse_backend_config(text: Any) -> Optional[dict]:
     return None
 
 
-def backend_config(instr: Instruction) -> Optional[dict]:
+def backend_config(instr: Instruction) -> dict | None:
     return parse_backend_config(instr.attrs.get("backend_config"))
 
 
-def int_list(value: Any) -> Optional[tuple[int, ...]]:
+def int_list(value: Any) -> tuple[int, ...] | None:
     """``["1", "0"]`` or ``[1, 0]`` (protobuf JSON writes int64 as strings) as ints; None if not a list."""
     if value is None:
         return ()

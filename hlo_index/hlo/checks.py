@@ -7,7 +7,6 @@ Runs on a linked module. Literal values are checked in ``literals.py``.
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 from .diagnostics import error
 from .model import Diagnostic, Instruction, Module, Shape
@@ -21,8 +20,28 @@ _API_VERSIONS = {
 }
 # ops that take result_accuracy (create_unary_instruction_with_result_accuracy)
 _ACCURACY_OPS = frozenset(
-    """acos acosh asin asinh atanh exponential-minus-one log log-plus-one logistic sqrt
-cbrt rsqrt tanh erf sine sinh cosine cosh tan exponential""".split()
+    [
+        "acos",
+        "acosh",
+        "asin",
+        "asinh",
+        "atanh",
+        "exponential-minus-one",
+        "log",
+        "log-plus-one",
+        "logistic",
+        "sqrt",
+        "cbrt",
+        "rsqrt",
+        "tanh",
+        "erf",
+        "sine",
+        "sinh",
+        "cosine",
+        "cosh",
+        "tan",
+        "exponential",
+    ]
 )
 _ACCURACY = re.compile(
     r"\{\s*(?:mode\s*=\s*(?:default|highest|DEFAULT|HIGHEST)"
@@ -112,7 +131,7 @@ def _check_header(module: Module, problems: list[Diagnostic]) -> None:
             )
 
 
-def _check_instruction(instr: Instruction) -> Optional[str]:
+def _check_instruction(instr: Instruction) -> str | None:
     op = instr.opcode
     attrs = instr.attrs
     if op in _ASYNC:
@@ -146,7 +165,7 @@ def _check_instruction(instr: Instruction) -> Optional[str]:
     return None
 
 
-def _check_custom_call(instr: Instruction) -> Optional[str]:
+def _check_custom_call(instr: Instruction) -> str | None:
     attrs = instr.attrs
     version = attrs.get("api_version")
     if version is not None:
@@ -171,7 +190,7 @@ def _check_custom_call(instr: Instruction) -> Optional[str]:
     return None
 
 
-def _shape_list(text: str) -> Optional[list[Shape]]:
+def _shape_list(text: str) -> list[Shape] | None:
     from .attributes import split_top_level
     from .diagnostics import ParseError
     from .parser import parse_shape
@@ -186,7 +205,7 @@ def _shape_list(text: str) -> Optional[list[Shape]]:
         return None
 
 
-def _async_start_of(instr: Instruction) -> Optional[Instruction]:
+def _async_start_of(instr: Instruction) -> Instruction | None:
     seen = 0
     while instr.opcode in ("async-update", "async-done") and len(instr.operands) == 1 and seen < 10000:
         instr = instr.operands[0]
@@ -198,7 +217,7 @@ def _is_async_shape(shape: Shape) -> bool:
     return shape.is_tuple and len(shape.tuple_shapes) >= 2 and shape.tuple_shapes[0].is_tuple
 
 
-def _check_async(instr: Instruction) -> Optional[str]:
+def _check_async(instr: Instruction) -> str | None:
     if instr.opcode == "async-start":
         if not _is_async_shape(instr.shape):
             return "AsyncStart expects the op shape to be in the form of ((async-operands), async-outputs, state)."

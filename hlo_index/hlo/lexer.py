@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from typing import Iterator, NamedTuple
+from collections.abc import Iterator
+from typing import NamedTuple
 
 from lark import Token
 from lark.lexer import Lexer
@@ -30,7 +31,7 @@ _NAME = r"%[\w.\-]+|[A-Za-z_][\w.\-]*"
 # '{' after the dimensions opens a layout only when an integer or ':' follows it (else it opens a body).
 _SHAPE = r"[a-z][a-z0-9]*\s*\[[^\]]*\](?:\s*\{(?=\s*[\d:])[^{}]*\})?"
 # the whole text is one array shape, as the lexer reads a SHAPE token (blanks around allowed)
-ARRAY_SHAPE_TEXT = re.compile(rf"\s*({_SHAPE})\s*\Z", re.A)
+ARRAY_SHAPE_TEXT = re.compile(rf"\s*({_SHAPE})\s*\Z", re.ASCII)
 # a parameter is "name: shape" or, as XLA also reads it, "name shape"
 _PARAM = rf"\s*(?:{_NAME})(?::\s*|\s+){_SHAPE}"
 # One attribute whose value is a string, flat braces or a bare word: the common, fast case.
@@ -67,12 +68,12 @@ _MASTER = re.compile(
     r"|(?P<ARROW>->)"
     r"|(?P<PUNCT>[=(),{}:])"
     r"|(?P<END>\Z))",
-    re.S | re.A,  # ASCII classes, as XLA's lexer reads names and blanks (and a table lookup per character)
+    re.DOTALL | re.ASCII,  # ASCII classes, as XLA's lexer reads names and blanks (and a table lookup per character)
 )
 # The next token when it is a common instruction (the master's earlier alternatives start with
 # ',', so where this matches the master matches the same): most of a dump is runs of these,
 # read in a tight loop.
-_NEXT_INSTR = re.compile(rf"\s*(?P<INSTR>{_INSTR})", re.S | re.A)
+_NEXT_INSTR = re.compile(rf"\s*(?P<INSTR>{_INSTR})", re.DOTALL | re.ASCII)
 
 _STRING_RE = re.compile(_STRING)
 _VALUE_STOP = re.compile(r'[{}()\[\]"\',\n]')
@@ -281,7 +282,7 @@ def tokenize(source: Source) -> Iterator[Token]:
 class HloLexer(Lexer):
     """Adapter so Lark can use :func:`tokenize` (Lark's custom-lexer interface 0)."""
 
-    def __init__(self, lexer_conf) -> None:  # noqa: D401 - Lark passes its config
+    def __init__(self, lexer_conf) -> None:
         pass
 
     def lex(self, data) -> Iterator[Token]:  # type: ignore[override]

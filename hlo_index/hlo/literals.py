@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -163,7 +163,7 @@ def _check_value(shape: Shape, kind: str, text: str) -> None:
         _check_int(element, text)
 
 
-def check_literal(shape: Shape, text: str) -> Optional[str]:
+def check_literal(shape: Shape, text: str) -> str | None:
     """XLA's complaint about ``text`` as a literal of array ``shape``, or None when it reads it."""
     if shape.is_tuple or shape.element_type in ("token", "opaque", "unknown") or not text:
         return None
@@ -234,7 +234,7 @@ def _walk(shape: Shape, text: str) -> None:
         raise LiteralError("unclosed '{' in a literal")
 
 
-def literal_values(shape: Shape, text: Optional[str]) -> Optional[np.ndarray]:
+def literal_values(shape: Shape, text: str | None) -> np.ndarray | None:
     """The values of an array literal, shaped like ``shape``: bool for pred, int64 for the
     integer types (uint64 for u64), float64 for the floating-point types, complex128 for the
     complex ones. None for a literal it cannot read completely: a tuple, token or opaque shape,
@@ -276,7 +276,7 @@ def _value(dtype: type, kind: str, word: str):
     if kind == "complex":
         raise ValueError(word)
     if dtype is np.float64:
-        return float(word.split("(")[0])  # a NaN payload is not kept
+        return float(word.split("(", maxsplit=1)[0])  # a NaN payload is not kept
     if kind != "number" or any(c in word for c in ".eE"):
         raise ValueError(word)
     return int(word)
@@ -284,4 +284,4 @@ def _value(dtype: type, kind: str, word: str):
 
 _DTYPES: dict[str, type] = {"pred": np.bool_, "u64": np.uint64, "c64": np.complex128, "c128": np.complex128}
 _DTYPES.update({f"{k}{bits}": np.int64 for k in "su" for bits in (1, 2, 4, 8, 16, 32, 64) if f"{k}{bits}" != "u64"})
-_DTYPES.update({name: np.float64 for name in _FLOATS})
+_DTYPES.update(dict.fromkeys(_FLOATS, np.float64))

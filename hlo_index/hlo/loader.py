@@ -7,12 +7,11 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Optional
 
+from .checks import check_module
 from .diagnostics import ParseError, error, line_column_of, with_source
 from .model import Diagnostic, Module
 from .parser import gc_paused, parse_syntax_each
-from .checks import check_module
 from .shape_inference import infer_module_shapes
 from .validate import link
 
@@ -32,7 +31,7 @@ _NOT_HLO_SUFFIXES = (
     ".o",
     ".svg",
 )
-_HLO_HEADER = re.compile(r"^[ \t]*HloModule\b", re.M)
+_HLO_HEADER = re.compile(r"^[ \t]*HloModule\b", re.MULTILINE)
 
 
 @dataclass
@@ -40,7 +39,7 @@ class LoadResult:
     """One module read from ``path`` (``module`` is None when it is unusable; see ``diagnostics``)."""
 
     path: str
-    module: Optional[Module]
+    module: Module | None
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
     @property
@@ -137,7 +136,7 @@ def hlo_files_in(directory: str) -> list[str]:
             full = os.path.join(root, name)
             if name.startswith(".") or "memory-usage-report" in name:
                 continue
-            stem = name[:-3] if name.endswith(".gz") else name
+            stem = name.removesuffix(".gz")
             if stem.endswith(_NOT_HLO_SUFFIXES):
                 continue
             if _looks_like_hlo(full):

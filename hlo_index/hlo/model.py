@@ -7,8 +7,9 @@ unknown opcodes and attributes never stop a module from loading.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional
+from typing import Any
 
 # Bits per element of each primitive type; sub-byte types included.
 ELEMENT_BITS: dict[str, int] = {
@@ -64,8 +65,8 @@ class Layout:
 
     minor_to_major: tuple[int, ...]
     tiles: tuple[Tile, ...] = ()
-    element_size_bits: Optional[int] = None  # E(n)
-    memory_space: Optional[int] = None  # S(n)
+    element_size_bits: int | None = None  # E(n)
+    memory_space: int | None = None  # S(n)
     raw_suffixes: str = ""  # anything after ':' we do not interpret (D(...), L(n), #(...), ...)
 
 
@@ -76,8 +77,8 @@ class Shape:
     element_type: str
     dims: tuple[int, ...] = ()
     dynamic: tuple[bool, ...] = ()  # per dim: True for ``<=N`` (bound N) or ``?``
-    layout: Optional[Layout] = None
-    tuple_shapes: Optional[tuple["Shape", ...]] = None
+    layout: Layout | None = None
+    tuple_shapes: tuple[Shape, ...] | None = None
     buffer: bool = False  # a buffer shape ``b(s32[2])``: a mutable array
 
     @property
@@ -99,7 +100,7 @@ class Shape:
     def element_bits(self) -> int:
         return ELEMENT_BITS.get(self.element_type, 0)
 
-    def leaf(self, index: int) -> "Shape":
+    def leaf(self, index: int) -> Shape:
         """The shape of output ``index``: a tuple's element, or the array itself for index 0."""
         if self.tuple_shapes is None:
             if index != 0:
@@ -213,25 +214,25 @@ class Instruction:
     shape: Shape
     operand_names: tuple[str, ...]
     attrs: dict[str, Any] = field(default_factory=dict)
-    metadata: Optional[Metadata] = None
+    metadata: Metadata | None = None
     is_root: bool = False
     line: int = 0
     column: int = 0
     # filled when the computation is resolved:
-    operands: tuple["Instruction", ...] = ()
-    called: dict[str, "Computation"] = field(default_factory=dict)  # role -> callee
-    parameter_number: Optional[int] = None  # for opcode == "parameter"
-    literal: Optional[str] = None  # raw literal text for constants
-    computation: Optional["Computation"] = None
+    operands: tuple[Instruction, ...] = ()
+    called: dict[str, Computation] = field(default_factory=dict)  # role -> callee
+    parameter_number: int | None = None  # for opcode == "parameter"
+    literal: str | None = None  # raw literal text for constants
+    computation: Computation | None = None
     # control-predecessors={...} resolved when the computation is (names in attrs["control-predecessors"])
-    control_predecessors: tuple["Instruction", ...] = ()
+    control_predecessors: tuple[Instruction, ...] = ()
     # typed values read from text once, on first use (literal_values, source_target_pairs)
-    _read_once: Optional[dict[str, Any]] = field(default=None, init=False, repr=False)
+    _read_once: dict[str, Any] | None = field(default=None, init=False, repr=False)
 
     def attr(self, key: str, default: Any = None) -> Any:
         return self.attrs.get(key, default)
 
-    def literal_values(self) -> Optional[Any]:
+    def literal_values(self) -> Any | None:
         """A constant's values as a numpy array shaped like it (``hlo.literals.literal_values``:
         bool, int64, float64 or complex128), or None: not a constant, a tuple, or a literal
         that does not spell out every value."""
@@ -239,7 +240,7 @@ class Instruction:
             return None
         return self._once("literal", lambda: _literals().literal_values(self.shape, self.literal))
 
-    def replica_groups(self) -> Optional[tuple[tuple[int, ...], ...]]:
+    def replica_groups(self) -> tuple[tuple[int, ...], ...] | None:
         """``replica_groups`` typed (``attrs["replica_groups_typed"]``, see above); None when the
         instruction has none."""
         typed = self.attrs.get("replica_groups_typed")
@@ -263,7 +264,7 @@ class Instruction:
         return self._read_once[key]
 
     @property
-    def fused_computation(self) -> Optional["Computation"]:
+    def fused_computation(self) -> Computation | None:
         return self.called.get("calls") if self.opcode == "fusion" else None
 
     def __repr__(self) -> str:
@@ -287,15 +288,15 @@ class Computation:
     name: str
     instructions: list[Instruction] = field(default_factory=list)  # in text order
     is_entry: bool = False
-    execution_thread: Optional[str] = None
+    execution_thread: str | None = None
     line: int = 0
     column: int = 0
-    root: Optional[Instruction] = None
+    root: Instruction | None = None
     parameters: dict[int, Instruction] = field(default_factory=dict)  # parameter number -> instr
     by_name: dict[str, Instruction] = field(default_factory=dict)
-    module: Optional["Module"] = None
+    module: Module | None = None
     is_fused: bool = False  # called by some fusion instruction
-    result_shape: Optional[Shape] = None  # the result shape its signature states, when written
+    result_shape: Shape | None = None  # the result shape its signature states, when written
 
     def __repr__(self) -> str:
         return f"<computation %{self.name} ({len(self.instructions)} instructions)>"
@@ -315,7 +316,7 @@ class Diagnostic:
 class Module:
     name: str
     computations: list[Computation] = field(default_factory=list)  # in text order
-    entry: Optional[Computation] = None
+    entry: Computation | None = None
     attrs: dict[str, Any] = field(default_factory=dict)  # header attributes, raw text values
     source: str = ""  # path (or "<stdin>") it was read from
     stack_frames: dict[int, SourceLocation] = field(default_factory=dict)  # stack_frame_id -> innermost frame
@@ -331,7 +332,7 @@ class Module:
     def fusions(self) -> list[Instruction]:
         return [i for c in self.computations for i in c.instructions if i.opcode == "fusion"]
 
-    def source_location(self, instr: Instruction) -> Optional[SourceLocation]:
+    def source_location(self, instr: Instruction) -> SourceLocation | None:
         md = instr.metadata
         if md is None:
             return None

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Optional, Union
+from typing import Union
 
-_BLANK = re.compile(r"(?:\s+|/\*.*?\*/)*", re.S)
+_BLANK = re.compile(r"(?:\s+|/\*.*?\*/)*", re.DOTALL)
 _WORD = re.compile(r"%?[A-Za-z_][\w.\-]*")
 _ARRAY_SHAPE = re.compile(r"[a-z][a-z0-9]*\s*\[[^\]]*\](?:\s*\{(?=\s*[\d:])[^{}]*\})?")
 MAX_DEPTH = 64
@@ -27,9 +27,9 @@ class NestedInstruction:
     """``[shape] opcode(operands)`` written in place of an operand name."""
 
     opcode: str
-    shape_text: Optional[str]  # None: to be inferred
-    operands: list["Operand"] = field(default_factory=list)
-    literal: Optional[str] = None  # constant(...) / parameter(...) argument text
+    shape_text: str | None  # None: to be inferred
+    operands: list[Operand] = field(default_factory=list)
+    literal: str | None = None  # constant(...) / parameter(...) argument text
     offset: int = 0  # where the nested instruction starts in the operand text
 
 
@@ -37,10 +37,10 @@ class NamedOperand(str):
     """An operand name; ``shape_text`` is the shape written before it (None if none). The name is
     empty for XLA's single-instruction form ``add(f32[2], f32[2])``: operands known only by shape."""
 
-    shape_text: Optional[str] = None
+    shape_text: str | None = None
 
 
-def _named(name: str, shape_text: Optional[str]) -> NamedOperand:
+def _named(name: str, shape_text: str | None) -> NamedOperand:
     op = NamedOperand(name)
     op.shape_text = shape_text
     return op
@@ -66,7 +66,7 @@ class _Reader:
         self.blank()
         return self.text[self.pos : self.pos + 1]
 
-    def shape(self) -> Optional[str]:
+    def shape(self) -> str | None:
         """The text of a shape at the cursor (array, tuple or buffer), or None if there is none."""
         self.blank()
         start = self.pos
@@ -112,7 +112,7 @@ class _Reader:
             raise OperandSyntaxError("expected an operand name or a nested instruction", self.pos)
         self.pos = word.end()
         if self.peek() != "(":
-            return _named(word.group()[1:] if word.group().startswith("%") else word.group(), shape)
+            return _named(word.group().removeprefix("%"), shape)
         opcode = word.group()
         self.pos += 1
         nested = NestedInstruction(opcode, shape, offset=start)

@@ -10,18 +10,18 @@ import gc
 import re
 import threading
 from bisect import bisect_right
-from operator import attrgetter
 from contextlib import contextmanager
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedInput, UnexpectedToken
 
+from ..context import current
 from . import attributes as A
 from . import collectives
 from .asyncwrap import AsyncSugarError, async_sugar, desugar_module
-from .opcodes import XLA_OPCODES
 from .diagnostics import ParseError, error, with_source
 from .lexer import (
     ARRAY_SHAPE_TEXT,
@@ -38,9 +38,10 @@ from .lexer import (
     scan_value,
 )
 from .model import Computation, Diagnostic, Instruction, Module, Shape
+from .opcodes import XLA_OPCODES
 from .operands import NestedInstruction, OperandSyntaxError, parse_operands
-from ..context import current
-from .shapes import SHAPES_MEMO as _SHAPES, ShapeError, buffer_shape, parse_array_shape, read_array_shape, tuple_shape
+from .shapes import SHAPES_MEMO as _SHAPES
+from .shapes import ShapeError, buffer_shape, parse_array_shape, read_array_shape, tuple_shape
 
 # Package data (a link to the top-level grammar/ in a checkout, the file itself in a wheel).
 GRAMMAR_PATH = Path(__file__).resolve().parents[2] / "grammar" / "hlo.lark"
@@ -73,7 +74,7 @@ class _Signature:
         self.parameters, self.result = parameters, result
 
 
-_FAST_ATTR = re.compile(FAST_ATTR, re.A).finditer
+_FAST_ATTR = re.compile(FAST_ATTR, re.ASCII).finditer
 _OPCODE = attrgetter("opcode")
 _state = threading.local()  # inline computations found during the current parse
 

@@ -9,20 +9,17 @@ from __future__ import annotations
 from typing import Any
 
 from .attributes import MULTI_CALLEE_ROLES, SINGLE_CALLEE_ROLES, quote
-from .shape_format import format_layout, format_shape
 from .model import (
     Computation,
     ConvDimLabels,
     Instruction,
-    Layout,
     Metadata,
     Module,
     PadDim,
-    Shape,
     SliceDim,
-    Tile,
     WindowDim,
 )
+from .shape_format import format_shape
 
 _QUOTED_ATTRS = frozenset({"custom_call_target", "execution_thread"})
 # derived by the parser from other attributes ("type", "replica_groups")

@@ -12,7 +12,7 @@ and callee roots are inferred first.
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
 
 from .diagnostics import error
 from .model import Computation, Diagnostic, Instruction, Module, Shape
@@ -21,17 +21,60 @@ UNKNOWN = "unknown"
 
 # CanInferShape() in hlo_parser.cc: opcodes XLA reads without a result shape.
 _UNARY_SAME = frozenset(
-    """
-abs acos acosh asin asinh atanh ceil count-leading-zeros copy cosine cosh erf exponential
-exponential-minus-one floor log log-plus-one logistic negate not popcnt round-nearest-afz
-round-nearest-even rsqrt sign sine sinh sqrt cbrt tan tanh opt-barrier domain
-""".split()
+    [
+        "abs",
+        "acos",
+        "acosh",
+        "asin",
+        "asinh",
+        "atanh",
+        "ceil",
+        "count-leading-zeros",
+        "copy",
+        "cosine",
+        "cosh",
+        "erf",
+        "exponential",
+        "exponential-minus-one",
+        "floor",
+        "log",
+        "log-plus-one",
+        "logistic",
+        "negate",
+        "not",
+        "popcnt",
+        "round-nearest-afz",
+        "round-nearest-even",
+        "rsqrt",
+        "sign",
+        "sine",
+        "sinh",
+        "sqrt",
+        "cbrt",
+        "tan",
+        "tanh",
+        "opt-barrier",
+        "domain",
+    ]
 )
 _BINARY = frozenset(
-    """
-add atan2 divide maximum minimum multiply power remainder subtract and or xor shift-left
-shift-right-arithmetic shift-right-logical
-""".split()
+    [
+        "add",
+        "atan2",
+        "divide",
+        "maximum",
+        "minimum",
+        "multiply",
+        "power",
+        "remainder",
+        "subtract",
+        "and",
+        "or",
+        "xor",
+        "shift-left",
+        "shift-right-arithmetic",
+        "shift-right-logical",
+    ]
 )
 _COMPLEX_OF = {"f32": "c64", "f64": "c128"}
 _REAL_OF = {"c64": "f32", "c128": "f64"}
@@ -134,7 +177,7 @@ def infer_shape(instr: Instruction) -> Shape:
 # ---- helpers ------------------------------------------------------------------------------
 
 
-def array(element_type: str, dims: Sequence[int], dynamic: Optional[Sequence[bool]] = None) -> Shape:
+def array(element_type: str, dims: Sequence[int], dynamic: Sequence[bool] | None = None) -> Shape:
     dims = tuple(int(d) for d in dims)
     return Shape(element_type, dims, tuple(dynamic) if dynamic is not None else (False,) * len(dims))
 
@@ -149,7 +192,7 @@ def _tuple(shapes: Sequence[Shape]) -> Shape:
     return Shape("tuple", tuple_shapes=tuple(shapes))
 
 
-def _operands(instr: Instruction, n: Optional[int] = None, at_least: int = 0) -> tuple[Instruction, ...]:
+def _operands(instr: Instruction, n: int | None = None, at_least: int = 0) -> tuple[Instruction, ...]:
     ops = instr.operands
     if n is not None and len(ops) != n:
         raise ShapeInferenceError(f"expects {n} operands, but has {len(ops)} operands")
@@ -222,7 +265,7 @@ def _broadcast_dims(lhs: Shape, rhs: Shape) -> tuple[tuple[int, ...], tuple[bool
     return tuple(dims), tuple(dynamic)
 
 
-def _binary(instr: Instruction, element: Optional[str]) -> Shape:
+def _binary(instr: Instruction, element: str | None) -> Shape:
     lhs_op, rhs_op = _operands(instr, 2)
     lhs, rhs = _array_operand(lhs_op), _array_operand(rhs_op)
     dims, dynamic = _broadcast_dims(lhs, rhs)

@@ -262,7 +262,7 @@ class _Reader:
                     f"dimension {value} is out of range or repeated in minor_to_major of a rank-{rank} shape", at
                 )
             minor_to_major.append(value)
-        if len(minor_to_major) != rank and (minor_to_major or rank and self.peek() != ":"):
+        if len(minor_to_major) != rank and (minor_to_major or (rank and self.peek() != ":")):
             raise self.fail(f"minor_to_major lists {len(minor_to_major)} dimensions but the shape has {rank}", start)
         tiles: list[Tile] = []
         element_bits = memory_space = None

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from math import prod
-from typing import Any, Sequence
+from typing import Any
 
 from ..affine import Expr, IndexingMap, Interval, const, dim
 from ..hlo.model import Shape

@@ -18,9 +18,10 @@ Element width (sub-byte ``E(n)`` included) never changes element offsets.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from math import prod
-from typing import Any, Sequence
+from typing import Any
 
 from ..hlo.model import Layout, Shape, Tile
 from .arith import add, floordiv, mod, mul

@@ -5,7 +5,6 @@ as MLIR."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 from .decide import GroupResult, decide
 from .emit import Emitter, reshape_line, slice_line, tensor_type
@@ -23,9 +22,9 @@ class MlirChain:
     direction: str
     verdict: str
     reason: str
-    condition: Optional[str] = None
-    rewrite: Optional[str] = None
-    counterexample: Optional[dict] = None
+    condition: str | None = None
+    rewrite: str | None = None
+    counterexample: dict | None = None
 
     @property
     def computation(self) -> str:
@@ -98,7 +97,7 @@ def _group_text(pair: Pair, g) -> str:
     return f"source dim{'s' if len(g.x) > 1 else ''} {g.x_index} ({dims})"
 
 
-def _rewrite(pair: Pair, results: list[GroupResult], taken, types) -> tuple[Optional[str], str]:
+def _rewrite(pair: Pair, results: list[GroupResult], taken, types) -> tuple[str | None, str]:
     for r in results:
         if r.rewrite_note:
             return None, r.rewrite_note

@@ -9,9 +9,7 @@ a swapped-pair parameter. The grammar is searched in a fixed order, so output is
 
 from __future__ import annotations
 
-from typing import Optional
-
-from .symbolic import Cond, Const, Expr, any_of, all_of, compare, floordiv, mod, mul, select
+from .symbolic import Cond, Const, Expr, all_of, any_of, compare, floordiv, mod, mul, select
 
 MAX_MODULUS = 256
 
@@ -73,7 +71,7 @@ def _sym(name: str) -> Expr:
     return Sym(name)
 
 
-def fit_expression(values: list[int], envs: list[dict], exprs: list[Expr]) -> Optional[Expr]:
+def fit_expression(values: list[int], envs: list[dict], exprs: list[Expr]) -> Expr | None:
     """An expression equal to ``values`` at every env: a constant, E, c * E, E floordiv c,
     E mod c or (E floordiv c) mod d for a runtime expression E; else one of those where E != c
     and a constant where E == c (``arith.select``)."""
@@ -93,7 +91,7 @@ def fit_expression(values: list[int], envs: list[dict], exprs: list[Expr]) -> Op
     return None
 
 
-def _fit(values: list[int], envs: list[dict], exprs: list[Expr]) -> Optional[Expr]:
+def _fit(values: list[int], envs: list[dict], exprs: list[Expr]) -> Expr | None:
     if len(set(values)) == 1:
         return Const(values[0])
     for e in _bases(exprs):

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Optional
 
 from . import engine
 from .conditions import fit_expression, synthesise
@@ -31,9 +30,9 @@ class GroupResult:
     verdict: str  # legal | illegal | conditional | unprovable
     reason: str
     condition: Cond = TRUE
-    new_dims: Optional[list[Expr]] = None  # slice-first: the reshaped source dims; reshape-first: unused
-    new_slice: Optional[list[tuple[Expr, Expr, Expr]]] = None
-    counterexample: Optional[dict] = None
+    new_dims: list[Expr] | None = None  # slice-first: the reshaped source dims; reshape-first: unused
+    new_slice: list[tuple[Expr, Expr, Expr]] | None = None
+    counterexample: dict | None = None
     rewrite_note: str = ""
     checked: list = field(default_factory=list)  # (valuation, legal) pairs of an enumeration
 
@@ -76,7 +75,7 @@ def decide(order: str, g: Group) -> GroupResult:
 # ---- legal for every value ----------------------------------------------------------------
 
 
-def _single_progression(order: str, g: Group) -> Optional[GroupResult]:
+def _single_progression(order: str, g: Group) -> GroupResult | None:
     if order == SLICE_FIRST:
         if len(g.x) == 1:  # expand: one source dim into z, all but one of them 1 long
             nonunit = [j for j, a in enumerate(g.z) if a.constant != 1]
@@ -116,7 +115,7 @@ def _single_progression(order: str, g: Group) -> Optional[GroupResult]:
     return None
 
 
-def _progression_if_one(g: Group, dims: list[Expr], collapse_first: bool) -> Optional[GroupResult]:
+def _progression_if_one(g: Group, dims: list[Expr], collapse_first: bool) -> GroupResult | None:
     """Positions sum_i (o_i + s_i c_i) R_i with at most one c_i ranging: one progression."""
     ranging = [i for i, n in enumerate(g.sizes) if n.constant != 1]
     if len(ranging) > 1:
@@ -257,7 +256,7 @@ def _enumerate(order: str, g: Group) -> GroupResult:
     return result
 
 
-def _division_stretch(e: Expr) -> Optional[int]:
+def _division_stretch(e: Expr) -> int | None:
     """How far past the dims a runtime value can go and still give an in-range ``e``: the product
     of the constant divisors in ``e`` (1 for sums and products with positive constants); None
     when ``e`` is not non-decreasing in its values (a subtraction, a runtime divisor)."""
@@ -430,7 +429,7 @@ def _from_condition(order: str, g: Group, cond: Cond, why: str, dims, spec) -> G
     return GroupResult("conditional", why + f": {cond}", cond, new_dims=dims, new_slice=spec, counterexample=found)
 
 
-def _failing_values(order: str, g: Group, cond: Cond, limit: int = 128, budget: int = 20000) -> Optional[dict]:
+def _failing_values(order: str, g: Group, cond: Cond, limit: int = 128, budget: int = 20000) -> dict | None:
     """Small values of the runtime quantities that make the pair valid and ``cond`` false, with
     what the engine finds there (why no swapped pair exists)."""
     quantities = g.x + g.y + g.offsets + g.sizes + g.strides + g.z

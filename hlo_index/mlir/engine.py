@@ -5,7 +5,6 @@ same indexing maps as for HLO."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 from ..analyses import reorder
 from ..analyses.slices import Verdict
@@ -32,8 +31,8 @@ class Concrete:
 class Outcome:
     verdict: str  # legal | illegal | unprovable
     reason: str
-    new_dims: Optional[tuple[int, ...]] = None  # slice-first: reshaped source; reshape-first: the box
-    new_slice: Optional[tuple[tuple[int, int, int], ...]] = None  # (offset, size, stride) per dim
+    new_dims: tuple[int, ...] | None = None  # slice-first: reshaped source; reshape-first: the box
+    new_slice: tuple[tuple[int, int, int], ...] | None = None  # (offset, size, stride) per dim
 
 
 def _slice_dims(offsets, sizes, strides):
@@ -66,7 +65,7 @@ def run(c: Concrete) -> Outcome:
     return Outcome(verdict, reason, dims, spec)
 
 
-def compare(c: Concrete, new_dims, new_slice) -> Optional[str]:
+def compare(c: Concrete, new_dims, new_slice) -> str | None:
     """None when the given swapped pair reads what the original reads, else the first output
     element where they differ (from the maps, as ``bubble`` compares them)."""
     shape = lambda dims: build.array_shape("f32", dims)  # noqa: E731

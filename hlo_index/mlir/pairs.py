@@ -10,7 +10,6 @@ groups of their own (``dropped``): they stay one dim that the swapped slice drop
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 from .symbolic import Const, Expr, product
 from .values import Resolver, mixed, rank_reduction, reassociation
@@ -49,7 +48,7 @@ class Pair:
     groups: list[Group] = field(default_factory=list)
     x_dims: list[Expr] = field(default_factory=list)
     z_dims: list[Expr] = field(default_factory=list)
-    error: Optional[str] = None  # why the pair could not be modelled
+    error: str | None = None  # why the pair could not be modelled
 
     @property
     def direction(self) -> str:

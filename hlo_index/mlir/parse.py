@@ -33,6 +33,7 @@ class ParsedModule:
 
     def functions(self) -> list:
         from xdsl.dialects.func import FuncOp
+
         from .util_dialect import UtilFuncOp
 
         return [op for op in self.module.walk() if isinstance(op, (FuncOp, UtilFuncOp))]
@@ -49,6 +50,7 @@ def looks_like_mlir(text: str) -> bool:
 def _context():
     from xdsl.context import Context
     from xdsl.dialects import get_all_dialects
+
     from .util_dialect import Util
 
     ctx = Context(allow_unregistered=True)

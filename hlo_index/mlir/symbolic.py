@@ -8,8 +8,8 @@ reads like the IR it talks about. Values are non-negative index values, so ``ari
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping, Union
 
 Env = Mapping[str, int]
 
@@ -25,10 +25,10 @@ class Expr:
     def constant(self) -> int | None:
         return self.v if isinstance(self, Const) else None
 
-    def __add__(self, other) -> "Expr":
+    def __add__(self, other) -> Expr:
         return add(self, lift(other))
 
-    def __mul__(self, other) -> "Expr":
+    def __mul__(self, other) -> Expr:
         return mul(self, lift(other))
 
     def __str__(self) -> str:
@@ -111,7 +111,7 @@ class Bin(Expr):
 class Select(Expr):
     """``a`` where ``cond`` holds, else ``b`` (``arith.select`` when emitted)."""
 
-    cond: "Cmp"
+    cond: Cmp
     a: Expr
     b: Expr
 
@@ -125,7 +125,7 @@ class Select(Expr):
         return f"({self.cond.text()} ? {self.a.text()} : {self.b.text()})"
 
 
-def select(cond: "Cond", a: Expr, b: Expr) -> Expr:
+def select(cond: Cond, a: Expr, b: Expr) -> Expr:
     if a == b or cond == TRUE:
         return a
     if cond == FALSE:
@@ -133,7 +133,7 @@ def select(cond: "Cond", a: Expr, b: Expr) -> Expr:
     return Select(cond, a, b)
 
 
-def lift(x: Union[int, Expr]) -> Expr:
+def lift(x: int | Expr) -> Expr:
     return x if isinstance(x, Expr) else Const(int(x))
 
 

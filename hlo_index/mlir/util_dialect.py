@@ -26,7 +26,7 @@ class UtilFuncOp(IRDLOperation):
     traits = traits_def(IsolatedFromAbove(), SymbolOpInterface())
 
     @classmethod
-    def parse(cls, parser: Parser) -> "UtilFuncOp":
+    def parse(cls, parser: Parser) -> UtilFuncOp:
         visibility = parser.parse_optional_visibility_keyword()
         name, inputs, outputs, region, extra, arg_attrs, res_attrs = parse_func_op_like(
             parser, reserved_attr_names=("sym_name", "function_type", "sym_visibility")

@@ -10,8 +10,6 @@ element of a window). Only ungrouped convolutions without window reversal are mo
 
 from __future__ import annotations
 
-from typing import Optional, Union
-
 from ..affine import Expr, IndexingMap, const, dim
 from ..hlo.build import instruction
 from ..hlo.model import Instruction, Shape
@@ -23,7 +21,7 @@ from .shape_maps import full_interval
 BACKWARD_TARGETS = ("__cudnn$convBackwardInput", "__cudnn$convBackwardFilter")
 
 
-def forward_result_dims(conv: Instruction) -> Optional[tuple[int, ...]]:
+def forward_result_dims(conv: Instruction) -> tuple[int, ...] | None:
     """The output dims a convolution's operands, window and dim_labels give (None if inconsistent)."""
     labels = conv.attr("dim_labels")
     lhs, kernel = conv.operands[0].shape, conv.operands[1].shape
@@ -47,7 +45,7 @@ def forward_result_dims(conv: Instruction) -> Optional[tuple[int, ...]]:
     return tuple(out)
 
 
-def _setup(instr: Instruction) -> Union[str, tuple]:
+def _setup(instr: Instruction) -> str | tuple:
     """(forward conv, labels, window, role) or the reason it cannot be modelled."""
     labels = instr.attr("dim_labels")
     if labels is None or len(instr.operands) != 2:

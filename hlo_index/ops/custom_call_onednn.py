@@ -21,32 +21,30 @@ A trailing ``u8`` / ``s8`` vector output is the scratchpad and reads nothing.
 
 from __future__ import annotations
 
-from typing import Optional, Union
-
 from ..hlo.backend_config import backend_config
 from ..hlo.build import instruction
 from ..hlo.model import ConvDimLabels, Instruction, Shape, WindowDim
 from .custom_call_conv import forward_result_dims
+from .custom_call_translation import Equivalent, Translation, is_workspace, result_shapes, translator
 from .rules_contraction import (
     convolution_input_to_output,
     convolution_output_to_input,
     dot_input_to_output,
     dot_output_to_input,
 )
-from .custom_call_translation import Equivalent, Translation, is_workspace, result_shapes, translator
 
 # OneDnnFusionConfig.FusionKind: name -> operands it takes (the enum's numbers as JSON may write them)
 _POST_OPS = {"BIAS": 1, "RELU": 0, "TANH": 0, "GELU_ERF": 0, "GELU_TANH": 0, "BINARY_ADD": 1, "LINEAR": 0}
 _POST_OP_NUMBERS = {1: "BIAS", 2: "RELU", 3: "TANH", 4: "GELU_ERF", 5: "GELU_TANH", 6: "BINARY_ADD", 7: "LINEAR"}
 
 
-def _config(instr: Instruction, key: str) -> Optional[dict]:
+def _config(instr: Instruction, key: str) -> dict | None:
     cfg = backend_config(instr) or {}
     value = cfg.get(key)
     return value if isinstance(value, dict) else None
 
 
-def _post_ops(config: dict) -> Optional[list[str]]:
+def _post_ops(config: dict) -> list[str] | None:
     """The post-op names in order, or None when one is not known."""
     fusions = config.get("fusions") or {}
     ops = fusions.get("ops", []) if isinstance(fusions, dict) else None
@@ -61,7 +59,7 @@ def _post_ops(config: dict) -> Optional[list[str]]:
     return names
 
 
-def _outputs(instr: Instruction) -> Optional[dict[int, int]]:
+def _outputs(instr: Instruction) -> dict[int, int] | None:
     """Custom-call output -> core output: the result, and nothing for a trailing scratchpad."""
     shapes = result_shapes(instr)
     if len(shapes) > 2 or (len(shapes) == 2 and not is_workspace(shapes[1])):
@@ -69,7 +67,7 @@ def _outputs(instr: Instruction) -> Optional[dict[int, int]]:
     return {0: 0}
 
 
-def _extra_operands(instr: Instruction, config: dict) -> Optional[list[str]]:
+def _extra_operands(instr: Instruction, config: dict) -> list[str] | None:
     """The post-op that takes each operand after the first two, or None when they do not match."""
     names = _post_ops(config)
     if names is None:
@@ -78,7 +76,7 @@ def _extra_operands(instr: Instruction, config: dict) -> Optional[list[str]]:
     return takers if len(takers) == len(instr.operands) - 2 else None
 
 
-def _broadcast_role(shape: Shape, result: Shape) -> Optional[tuple]:
+def _broadcast_role(shape: Shape, result: Shape) -> tuple | None:
     """An operand broadcast into the result aligned at the last dim (size-1 dims read at 0)."""
     if shape.is_tuple or shape.rank > result.rank:
         return None
@@ -131,7 +129,7 @@ def onednn_matmul_equivalent(instr: Instruction) -> Translation:
     )
 
 
-def _matmul_core(instr: Instruction, config: dict, result: Shape) -> Union[Instruction, str]:
+def _matmul_core(instr: Instruction, config: dict, result: Shape) -> Instruction | str:
     lhs, rhs = instr.operands[0].shape, instr.operands[1].shape
     rank = result.rank
     if lhs.rank != rank or rhs.rank != rank or rank < 2:
@@ -157,7 +155,7 @@ def _matmul_core(instr: Instruction, config: dict, result: Shape) -> Union[Instr
     return core
 
 
-def _matmul_extra(k: int, name: str, shape: Shape, result: Shape, core: Instruction) -> Union[tuple, str]:
+def _matmul_extra(k: int, name: str, shape: Shape, result: Shape, core: Instruction) -> tuple | str:
     """Every post-op operand broadcasts into the result alike (BIAS and BINARY_ADD)."""
     role = _broadcast_role(shape, result)
     return role if role is not None else f"operand {k} {shape} does not broadcast into the result {result}"
@@ -166,14 +164,14 @@ def _matmul_extra(k: int, name: str, shape: Shape, result: Shape, core: Instruct
 # ---- convolution ---------------------------------------------------------------------------
 
 
-def _ints(values) -> Optional[tuple[int, ...]]:
+def _ints(values) -> tuple[int, ...] | None:
     try:
         return tuple(int(v) for v in (values or ()))
     except (TypeError, ValueError):
         return None
 
 
-def _layout(config: dict, role: str, shift: int) -> Optional[tuple[int, int, tuple[int, ...]]]:
+def _layout(config: dict, role: str, shift: int) -> tuple[int, int, tuple[int, ...]] | None:
     """(batch or input feature, feature or output feature, spatial dims) of one operand."""
     entry = config.get(role) or {}
     part = entry.get("filter" if role == "kernel" else "data") or {}
@@ -188,7 +186,7 @@ def _layout(config: dict, role: str, shift: int) -> Optional[tuple[int, int, tup
     return a, b, tuple(s - shift for s in spatial)
 
 
-def _labels(config: dict, rank: int, shift: int) -> Optional[ConvDimLabels]:
+def _labels(config: dict, rank: int, shift: int) -> ConvDimLabels | None:
     parts = [_layout(config, role, shift) for role in ("input", "kernel", "output")]
     if any(p is None for p in parts):
         return None
@@ -199,11 +197,11 @@ def _labels(config: dict, rank: int, shift: int) -> Optional[ConvDimLabels]:
     return ConvDimLabels(ib, if_, isp, kif, kof, ksp, ob, of, osp)
 
 
-def _window(config: dict, kernel: Shape, labels: ConvDimLabels, shift: int) -> Optional[tuple[WindowDim, ...]]:
+def _window(config: dict, kernel: Shape, labels: ConvDimLabels, shift: int) -> tuple[WindowDim, ...] | None:
     window = config.get("window") or {}
     spatial = len(labels.kernel_spatial)
 
-    def numbers(name: str, default: int) -> Optional[tuple[int, ...]]:
+    def numbers(name: str, default: int) -> tuple[int, ...] | None:
         values = _ints(window.get(name))
         if values is None or (values and len(values) != spatial):
             return None
@@ -234,7 +232,7 @@ def onednn_convolution_equivalent(instr: Instruction) -> Translation:
     )
 
 
-def _convolution_core(instr: Instruction, config: dict, result: Shape) -> Union[Instruction, str]:
+def _convolution_core(instr: Instruction, config: dict, result: Shape) -> Instruction | str:
     kernel = instr.operands[1].shape
     try:
         groups = int(config.get("feature_groups", 1) or 1)
@@ -266,7 +264,7 @@ def _convolution_core(instr: Instruction, config: dict, result: Shape) -> Union[
     return readings[0]
 
 
-def _convolution_extra(k: int, name: str, shape: Shape, result: Shape, core: Instruction) -> Union[tuple, str]:
+def _convolution_extra(k: int, name: str, shape: Shape, result: Shape, core: Instruction) -> tuple | str:
     """A bias is a vector over the output feature; any other post-op operand has the result's shape."""
     feature = core.attr("dim_labels").output_feature
     if name == "BIAS" and shape.rank == 1 and shape.dims[0] == result.dims[feature]:

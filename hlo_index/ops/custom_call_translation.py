@@ -7,8 +7,9 @@ with ``translate``. Both sides import this module and neither imports the other'
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Union
+from typing import Union
 
 from ..hlo.model import Instruction, Shape
 

@@ -15,8 +15,8 @@ values share one result. A rule registered without ``reads`` is never shared bet
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..affine import IndexingMap
 from ..hlo.model import Instruction
@@ -59,7 +59,7 @@ class Reads:
     module_attributes: frozenset = frozenset()
 
     @staticmethod
-    def of(*attributes: str, operand_values: bool = False, module_attributes=()) -> "Reads":
+    def of(*attributes: str, operand_values: bool = False, module_attributes=()) -> Reads:
         return Reads(frozenset(attributes), operand_values, frozenset(module_attributes))
 
 

@@ -11,8 +11,6 @@ reads the slices and the feature's mean / variance; the offset gradient sums the
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..affine import IndexingMap, dim, range_var
 from ..hlo.model import Instruction
 from .registry import OperandMaps, Reads, input_to_output_rule, output_to_input_rule
@@ -21,7 +19,7 @@ from .shape_maps import full_interval, identity_map
 SLICE, SELF, FEATURE = "slice", "self", "feature"
 
 # opcode -> per output, per operand: how that output reads that operand (None: not at all).
-READS: dict[str, tuple[tuple[Optional[str], ...], ...]] = {
+READS: dict[str, tuple[tuple[str | None, ...], ...]] = {
     "batch-norm-training": ((SLICE, FEATURE, FEATURE), (SLICE, None, None), (SLICE, None, None)),
     "batch-norm-inference": ((SELF, FEATURE, FEATURE, FEATURE, FEATURE),),
     "batch-norm-grad": (
@@ -32,7 +30,7 @@ READS: dict[str, tuple[tuple[Optional[str], ...], ...]] = {
 }
 
 
-def feature_index(instr: Instruction) -> Optional[int]:
+def feature_index(instr: Instruction) -> int | None:
     value = instr.attr("feature_index")
     try:
         return int(value)
@@ -40,7 +38,7 @@ def feature_index(instr: Instruction) -> Optional[int]:
         return None
 
 
-def _check(instr: Instruction) -> Optional[str]:
+def _check(instr: Instruction) -> str | None:
     f = feature_index(instr)
     if f is None or not instr.operands:
         return f"{instr.opcode}: no feature_index attribute"

@@ -27,11 +27,11 @@ replica of the group" where the map is a union over replicas.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..affine import Expr, IndexingMap, Interval, RuntimeVar, dim, range_var, runtime_var
 from ..hlo.model import Instruction
-from .registry import Reads, OperandMaps, input_to_output_rule, output_to_input_rule
+from .registry import OperandMaps, Reads, input_to_output_rule, output_to_input_rule
 
 # What every collective rule here looks at (the cache key: hlo_index.fusion.fingerprint).
 _READS = Reads.of(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..affine import Expr, IndexingMap, Interval, const, dim, range_var
 from ..hlo.model import Instruction
-from .registry import Reads, OperandMaps, input_to_output_rule, output_to_input_rule
+from .registry import OperandMaps, Reads, input_to_output_rule, output_to_input_rule
 from .rules_reduce import RangeVars, window_of, window_tap_to_input, window_tap_to_output
 from .shape_maps import full_interval
 

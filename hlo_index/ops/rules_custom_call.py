@@ -19,22 +19,11 @@ UNDEFINED naming the target and what did not match: never guessed.
 
 from __future__ import annotations
 
-from typing import Optional, Union
-
 from ..affine import IndexingMap, const, dim, range_var
 from ..affine.expr import replace_variables
 from ..hlo.backend_config import backend_config, int_list
 from ..hlo.build import instruction
 from ..hlo.model import Instruction, Shape
-from .registry import OperandMaps, Reads, input_to_output_rule, output_to_input_rule
-from .rules_contraction import (
-    convolution_input_to_output,
-    convolution_output_to_input,
-    dot_input_to_output,
-    dot_output_to_input,
-)
-from .rules_sort import topk_input_to_output, topk_output_to_input
-from .shape_maps import full_interval, generator_map, identity_map, zero_result_map
 from . import custom_call_conv, custom_call_onednn  # noqa: F401  (custom_call_onednn registers its translators)
 from .custom_call_translation import (
     AMAX,
@@ -46,6 +35,15 @@ from .custom_call_translation import (
     translate,
     translator,
 )
+from .registry import OperandMaps, Reads, input_to_output_rule, output_to_input_rule
+from .rules_contraction import (
+    convolution_input_to_output,
+    convolution_output_to_input,
+    dot_input_to_output,
+    dot_output_to_input,
+)
+from .rules_sort import topk_input_to_output, topk_output_to_input
+from .shape_maps import full_interval, generator_map, identity_map, zero_result_map
 
 # What the rules below look at (the cache key: hlo_index.fusion.fingerprint): the target and its
 # backend_config, the convolution attributes the cuDNN calls carry, and constant operands (cuDNN
@@ -67,7 +65,7 @@ def _result_and_rest(instr: Instruction) -> tuple[Shape, list[int]]:
     return shapes[0], list(range(1, len(shapes)))
 
 
-def _classify_extra(shape: Shape, result: Shape, vector_dim: Optional[int]) -> Optional[tuple]:
+def _classify_extra(shape: Shape, result: Shape, vector_dim: int | None) -> tuple | None:
     if shape.is_tuple:
         return None
     if shape.rank == 0:
@@ -82,7 +80,7 @@ def _classify_extra(shape: Shape, result: Shape, vector_dim: Optional[int]) -> O
 # ---- cuBLAS / cuBLASLt gemm ----------------------------------------------------------------
 
 
-def _gemm_dnums(instr: Instruction) -> Optional[dict]:
+def _gemm_dnums(instr: Instruction) -> dict | None:
     cfg = backend_config(instr)
     if cfg is None:
         return None
@@ -90,7 +88,7 @@ def _gemm_dnums(instr: Instruction) -> Optional[dict]:
     return gemm if isinstance(gemm, dict) and isinstance(gemm.get("dot_dimension_numbers"), dict) else None
 
 
-def _dot_result_dims(lhs: Shape, rhs: Shape, lb, rb, lc, rc) -> Optional[tuple[int, ...]]:
+def _dot_result_dims(lhs: Shape, rhs: Shape, lb, rb, lc, rc) -> tuple[int, ...] | None:
     if len(lb) != len(rb) or len(lc) != len(rc):
         return None
     if any(d >= lhs.rank for d in lb + lc) or any(d >= rhs.rank for d in rb + rc):
@@ -304,7 +302,7 @@ def topk_equivalent(instr: Instruction) -> Translation:
     return Equivalent(core, topk_output_to_input, topk_input_to_output, (0,), {j: j for j in range(len(shapes))})
 
 
-def _sharding_maps(instr: Instruction) -> Union[tuple[IndexingMap, IndexingMap], str]:
+def _sharding_maps(instr: Instruction) -> tuple[IndexingMap, IndexingMap] | str:
     """(out->in, in->out) of Sharding / SPMDFullToShardShape / SPMDShardToFullShape.
 
     The value is unchanged, only its partitioning: per shard the identity. A full-to-shard

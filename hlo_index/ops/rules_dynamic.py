@@ -12,11 +12,11 @@ with constraints on the runtime offsets when they are not static.
 from __future__ import annotations
 
 import itertools
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from ..affine import Expr, IndexingMap, Interval, const, dim, range_var
 from ..hlo.model import Instruction
-from .registry import Reads, OperandMaps, input_to_output_rule, output_to_input_rule
+from .registry import OperandMaps, Reads, input_to_output_rule, output_to_input_rule
 from .rules_reduce import RangeVars
 from .shape_maps import full_interval, generator_map, zero_result_map
 from .starts import Starts, in_range, known_start
@@ -54,7 +54,7 @@ def _is_old_form(instr: Instruction, first: int, rank: int) -> bool:
     )
 
 
-def _slice_starts(instr: Instruction, first: int, operand_dims, sizes) -> Optional[tuple[list[Expr], Starts]]:
+def _slice_starts(instr: Instruction, first: int, operand_dims, sizes) -> tuple[list[Expr], Starts] | None:
     old_form = len(instr.operands) != first + len(operand_dims)
     if old_form and not _is_old_form(instr, first, len(operand_dims)):
         return None

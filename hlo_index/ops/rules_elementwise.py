@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from ..affine import IndexingMap
 from ..hlo.model import Instruction
-from .registry import Reads, OperandMaps, input_to_output_rule, output_to_input_rule
-from .shape_maps import generator_map, identity_map, zero_result_map
-
 from ..hlo.opcodes import ELEMENTWISE_OPCODES
+from .registry import OperandMaps, Reads, input_to_output_rule, output_to_input_rule
+from .shape_maps import generator_map, identity_map, zero_result_map
 
 
 def _is_broadcast_scalar(instr: Instruction, operand_index: int) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..affine import IndexingMap
 from ..hlo.model import Instruction
-from .registry import Reads, OperandMaps, input_to_output_rule, opaque, output_to_input_rule
+from .registry import OperandMaps, Reads, input_to_output_rule, opaque, output_to_input_rule
 from .shape_maps import generator_map, zero_result_map
 
 opaque(

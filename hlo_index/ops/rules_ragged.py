@@ -11,8 +11,6 @@ Other ragged modes (ragged contracting or batch dim) are UNDEFINED.
 
 from __future__ import annotations
 
-from typing import Union
-
 from ..affine import Expr, IndexingMap, Interval, RuntimeVar, dim, range_var, runtime_var
 from ..hlo.model import Instruction
 from .registry import OperandMaps, Reads, input_to_output_rule, output_to_input_rule
@@ -29,7 +27,7 @@ _READS = Reads.of(
 )
 
 
-def ragged_layout(instr: Instruction) -> Union[str, dict]:
+def ragged_layout(instr: Instruction) -> str | dict:
     """The roles of every dim, or why this ragged-dot is not modelled."""
     if len(instr.operands) != 3:
         return "ragged-dot: expected (lhs, rhs, group_sizes)"

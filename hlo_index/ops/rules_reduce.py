@@ -9,11 +9,11 @@ holes read the init value only. The window helpers below are shared with convolu
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from ..affine import Expr, IndexingMap, Interval, const, dim, range_var
 from ..hlo.model import Instruction, WindowDim
-from .registry import Reads, OperandMaps, input_to_output_rule, output_to_input_rule
+from .registry import OperandMaps, Reads, input_to_output_rule, output_to_input_rule
 from .shape_maps import full_interval, generator_map, zero_result_map
 
 # What the rules below look at (the cache key: hlo_index.fusion.fingerprint).
@@ -32,7 +32,7 @@ def _needs_range(low: int, high: int, allowed: Interval) -> bool:
 
 
 def window_tap_to_input(
-    out_coord: Expr, out_size: int, wd: WindowDim, in_size: int, tap: Optional[Expr]
+    out_coord: Expr, out_size: int, wd: WindowDim, in_size: int, tap: Expr | None
 ) -> tuple[Expr, list[Constraint]]:
     """Input coordinate read by window ``tap`` of output ``out_coord`` along one axis.
 
@@ -55,7 +55,7 @@ def window_tap_to_input(
 
 
 def window_tap_to_output(
-    in_coord: Expr, in_size: int, wd: WindowDim, out_size: int, tap: Optional[Expr]
+    in_coord: Expr, in_size: int, wd: WindowDim, out_size: int, tap: Expr | None
 ) -> tuple[Expr, list[Constraint]]:
     """Output coordinate whose window ``tap`` lands on input ``in_coord`` (inverse of the above)."""
     shifted = in_coord * wd.base_dilation + wd.pad_low
@@ -79,7 +79,7 @@ class RangeVars:
     def __init__(self) -> None:
         self.intervals: list[Interval] = []
 
-    def new(self, size: int) -> Optional[Expr]:
+    def new(self, size: int) -> Expr | None:
         if size == 1:
             return None
         self.intervals.append(full_interval(size))

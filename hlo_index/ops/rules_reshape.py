@@ -18,13 +18,14 @@ bitcast-convert between element types of different width adds (narrowing) or rem
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..affine import IndexingMap, dim, range_var
 from ..hlo.model import Instruction, Shape
-from .registry import Reads, OperandMaps, input_to_output_rule, output_to_input_rule
+from ..layout import bitcast_map as tiled_bitcast_map
+from ..layout import is_tiled
+from .registry import OperandMaps, Reads, input_to_output_rule, output_to_input_rule
 from .shape_maps import full_interval, identity_map, major_to_minor, reshape_exprs
-from ..layout import bitcast_map as tiled_bitcast_map, is_tiled
 
 
 def _reshape_map(src: Sequence[int], dst: Sequence[int]) -> IndexingMap:

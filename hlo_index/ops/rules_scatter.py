@@ -22,7 +22,7 @@ jax emits: add, max, overwrite, the variadic argmax pair), the pieces are:
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -36,11 +36,10 @@ from .shape_maps import full_interval
 from .starts import Starts, constant_values
 from .windows import WindowPlacement, batch_position
 
-
 # ---- where updates land -------------------------------------------------------------------
 
 
-def _landing(instr: Instruction, dims) -> tuple[Optional[IndexingMap], IndexingMap, Starts]:
+def _landing(instr: Instruction, dims) -> tuple[IndexingMap | None, IndexingMap, Starts]:
     """(output element -> the update elements landing on it, or None when none ever lands; the
     same relation with the output element as result: "some update lands here"; the starts)."""
     placement = WindowPlacement.of_scatter(instr)
@@ -76,7 +75,7 @@ def _parameters_reached(comp: Computation, start: Instruction) -> frozenset[int]
     return frozenset(found)
 
 
-def combiner_reads_old(instr: Instruction, count: int) -> list[Optional[frozenset[int]]]:
+def combiner_reads_old(instr: Instruction, count: int) -> list[frozenset[int] | None]:
     """Per output ``j``: the operands whose old values output ``j`` reads where updates land, or
     None when that depends on how many updates land on the element.
 
@@ -97,7 +96,7 @@ def combiner_reads_old(instr: Instruction, count: int) -> list[Optional[frozense
     else:
         element_roots = [root] * count
     direct = [frozenset(p for p in _parameters_reached(comp, r) if p < count) for r in element_roots]
-    out: list[Optional[frozenset[int]]] = []
+    out: list[frozenset[int] | None] = []
     for j in range(count):
         once = direct[j]
         twice = frozenset().union(*(direct[i] for i in once))
@@ -125,7 +124,7 @@ def _boxes(mask: np.ndarray) -> list[list[tuple[int, int]]]:
     return out
 
 
-def _too_many_updates(update_dims, what: str) -> Optional[IndexingMap]:
+def _too_many_updates(update_dims, what: str) -> IndexingMap | None:
     budgets = current().budgets
     total = int(np.prod(update_dims, dtype=np.int64))
     if total > budgets.scatter_landing_points:
@@ -151,7 +150,7 @@ def _static_not_landed(dims, update_map_in2out: IndexingMap, what: str) -> tuple
     return _boxes_as_maps(dims, mask, what)
 
 
-def _constant_indices_not_landed(instr: Instruction, dims, what: str) -> Optional[tuple[IndexingMap, ...]]:
+def _constant_indices_not_landed(instr: Instruction, dims, what: str) -> tuple[IndexingMap, ...] | None:
     """Complement of the landing windows when the indices are a ``constant`` (not uniform, so no
     start folds into the maps): every update element placed from the literal, out-of-bounds
     windows skipped. None when the indices are not a constant."""

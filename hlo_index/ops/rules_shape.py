@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from ..affine import IndexingMap, Interval, dim, range_var
 from ..hlo.model import Instruction
-from .registry import Reads, OperandMaps, input_to_output_rule, output_to_input_rule
+from .registry import OperandMaps, Reads, input_to_output_rule, output_to_input_rule
 from .shape_maps import full_interval, generator_map, identity_map
 
 # What the rules below look at (the cache key: hlo_index.fusion.fingerprint).

@@ -8,11 +8,11 @@ Without a resolved comparator every operand counts as a key.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..affine import IndexingMap, dim, range_var
 from ..hlo.model import Instruction
-from .registry import Reads, OperandMaps, input_to_output_rule, output_to_input_rule
+from .registry import OperandMaps, Reads, input_to_output_rule, output_to_input_rule
 from .shape_maps import full_interval
 
 # What the rules below look at (the cache key: hlo_index.fusion.fingerprint).

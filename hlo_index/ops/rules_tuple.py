@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..affine import IndexingMap
 from ..hlo.model import Instruction, Shape
-from .registry import Reads, OperandMaps, input_to_output_rule, output_to_input_rule
+from .registry import OperandMaps, Reads, input_to_output_rule, output_to_input_rule
 from .shape_maps import identity_map
 
 

@@ -6,7 +6,7 @@ same row-major element in another shape (reshape, and bitcast through physical o
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..affine import Expr, IndexingMap, Interval, const, range_var
 from ..hlo.model import Shape

@@ -8,7 +8,7 @@ comes from a ``constant`` (uniform over the batch) or an ``iota`` is folded into
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -18,7 +18,7 @@ from ..hlo.model import Instruction
 KnownStart = tuple[Expr, int, int]  # expression, smallest and largest value
 
 
-def constant_values(op: Instruction) -> Optional[np.ndarray]:
+def constant_values(op: Instruction) -> np.ndarray | None:
     """The elements of an integer (or pred) ``constant`` operand as int64, shaped like it, or None."""
     values = op.literal_values()
     if values is None or values.dtype.kind not in "biu":
@@ -28,7 +28,7 @@ def constant_values(op: Instruction) -> Optional[np.ndarray]:
 
 def known_start(
     indices: Instruction, index_vector_dim: int, component: int, batch_exprs: Sequence[Expr]
-) -> Optional[KnownStart]:
+) -> KnownStart | None:
     """Start component ``component`` when the indices operand is a constant or an iota.
 
     ``batch_exprs`` are the expressions of the indices' batch coordinates (its dims other than
@@ -71,11 +71,11 @@ class Starts:
         self.runtime.append(RuntimeVar(Interval(0, max_start), description))
         return runtime_var(len(self.runtime) - 1)
 
-    def clamped(self, known: Optional[KnownStart], max_start: int, description: str) -> Expr:
+    def clamped(self, known: KnownStart | None, max_start: int, description: str) -> Expr:
         """Gather / dynamic slices: out-of-range starts are clamped."""
         if known is not None:
             expr, lo, hi = known
-            if 0 <= lo and hi <= max_start:
+            if lo >= 0 and hi <= max_start:
                 return expr
             if lo == hi:
                 return const(min(max(lo, 0), max_start))
@@ -97,11 +97,11 @@ class Starts:
         self.constraints.append((expr, interval))
         return value
 
-    def skipped(self, known: Optional[KnownStart], max_start: int, description: str) -> Expr:
+    def skipped(self, known: KnownStart | None, max_start: int, description: str) -> Expr:
         """Scatter: out-of-range windows are dropped."""
         if known is not None:
             expr, lo, hi = known
-            if 0 <= lo and hi <= max_start:
+            if lo >= 0 and hi <= max_start:
                 return expr
             if lo == hi:
                 self.never_valid = True

@@ -10,8 +10,8 @@ into the operand by gather and skipped by scatter (``Starts.clamped`` / ``Starts
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from ..affine import Expr, Interval, const, dim
 from ..hlo.model import Instruction
@@ -39,7 +39,7 @@ class WindowPlacement:
     clamps: bool  # gather clamps an out-of-range window; scatter skips it
 
     @classmethod
-    def of_gather(cls, instr: Instruction) -> "WindowPlacement":
+    def of_gather(cls, instr: Instruction) -> WindowPlacement:
         return cls(
             tuple(instr.operands[0].shape.dims),
             tuple(instr.shape.dims),
@@ -55,7 +55,7 @@ class WindowPlacement:
         )
 
     @classmethod
-    def of_scatter(cls, instr: Instruction) -> "WindowPlacement":
+    def of_scatter(cls, instr: Instruction) -> WindowPlacement:
         count = (len(instr.operands) - 1) // 2
         operand_dims = tuple(instr.operands[0].shape.dims)
         update_dims = tuple(instr.operands[count + 1].shape.dims)

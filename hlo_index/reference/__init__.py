@@ -7,13 +7,14 @@ registering with ``@reads("opcode", ...)``.
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from collections.abc import Callable
+from typing import Optional
 
 import numpy as np
 
 from ..hlo.model import Instruction
 
-ReadSetFn = Callable[[Instruction, int, tuple, int, Optional[dict]], set]
+ReadSetFn = Callable[[Instruction, int, tuple, int, dict | None], set]
 """(instr, output_index, out_point, operand_index, runtime_values) -> set of operand index tuples."""
 
 READ_SETS: dict[str, ReadSetFn] = {}
@@ -54,7 +55,7 @@ def element_read_sets(
     output_index: int,
     out_point: tuple,
     operand_index: int,
-    runtime_values: Optional[dict[int, np.ndarray]] = None,
+    runtime_values: dict[int, np.ndarray] | None = None,
 ) -> dict[int, set]:
     """Per tuple element of operand ``operand_index`` (0 for an array), the elements read."""
     fn = ELEMENT_READ_SETS.get(instr.opcode)
@@ -72,7 +73,7 @@ def read_set(
     output_index: int,
     out_point: tuple,
     operand_index: int,
-    runtime_values: Optional[dict[int, np.ndarray]] = None,
+    runtime_values: dict[int, np.ndarray] | None = None,
 ) -> set[tuple[int, ...]]:
     """Exact set of elements of operand ``operand_index`` read by ``out_point`` of output ``output_index``.
 

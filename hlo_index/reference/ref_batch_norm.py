@@ -14,7 +14,6 @@ grad      operands (x, scale, mean, variance, dy):
 from __future__ import annotations
 
 import itertools
-from typing import Optional
 
 from ..hlo.model import Instruction
 from . import reads
@@ -26,7 +25,7 @@ def _feature_slice(dims, f: int, c: int) -> set:
 
 @reads("batch-norm-training", "batch-norm-inference", "batch-norm-grad")
 def batch_norm_reads(
-    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: Optional[dict]
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: dict | None
 ) -> set:
     f = int(instr.attr("feature_index"))
     array = instr.operands[0].shape.dims

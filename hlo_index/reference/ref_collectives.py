@@ -10,7 +10,6 @@ Replica ``p``'s operand is tagged ``p * size + linear index`` so one run tells b
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from . import NoReference, reads

@@ -13,7 +13,6 @@ element, every kernel element of the window is read (it multiplies the padding v
 from __future__ import annotations
 
 import itertools
-from typing import Optional
 
 from ..hlo.model import Instruction
 from . import reads
@@ -27,7 +26,7 @@ def _free_dims(rank: int, *used: tuple[int, ...]) -> list[int]:
 
 @reads("dot")
 def dot_reads(
-    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: Optional[dict]
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: dict | None
 ) -> set:
     lhs_dims, rhs_dims = instr.operands[0].shape.dims, instr.operands[1].shape.dims
     lhs_batch, rhs_batch = instr.attr("lhs_batch_dims", ()), instr.attr("rhs_batch_dims", ())
@@ -54,7 +53,7 @@ def dot_reads(
 
 @reads("convolution")
 def convolution_reads(
-    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: Optional[dict]
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: dict | None
 ) -> set:
     labels = instr.attr("dim_labels")
     lhs_dims, kernel_dims = instr.operands[0].shape.dims, instr.operands[1].shape.dims
@@ -100,7 +99,7 @@ def convolution_reads(
     return result
 
 
-def _tap_source(out_coord: int, tap: int, wd, in_size: int) -> Optional[int]:
+def _tap_source(out_coord: int, tap: int, wd, in_size: int) -> int | None:
     """The lhs coordinate under window tap ``tap`` of output ``out_coord``, None over padding/holes."""
     unpadded = out_coord * wd.stride + tap * wd.window_dilation - wd.pad_low
     if unpadded % wd.base_dilation != 0:
@@ -111,7 +110,7 @@ def _tap_source(out_coord: int, tap: int, wd, in_size: int) -> Optional[int]:
 
 @reads("scaled-dot")
 def scaled_dot_reads(
-    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: Optional[dict]
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: dict | None
 ) -> set:
     """The dot's read set for lhs / rhs; a scale element is read where it scales an element the
     dot reads: per dim, the same coordinate (equal sizes), 0 (size 1) or the block index."""

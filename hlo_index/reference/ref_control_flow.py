@@ -9,12 +9,10 @@ reference read set (written here again: the reference shares nothing with the co
 
 from __future__ import annotations
 
-from typing import Optional
+import numpy as np
 
 from ..context import current
 from ..hlo.model import Computation, Instruction
-import numpy as np
-
 from . import element_read_sets, read_set, reads, reads_elements
 
 MAX_ELEMENTS = 50_000
@@ -35,7 +33,7 @@ def _order(comp: Computation) -> list[Instruction]:
     return order
 
 
-def _callee(instr: Instruction) -> Optional[Computation]:
+def _callee(instr: Instruction) -> Computation | None:
     if instr.opcode == "fusion":
         return instr.called.get("calls")
     if instr.opcode == "call":
@@ -44,13 +42,13 @@ def _callee(instr: Instruction) -> Optional[Computation]:
 
 
 def computation_reads(
-    comp: Computation, output_index: int, point: tuple, scalars: Optional[dict] = None
+    comp: Computation, output_index: int, point: tuple, scalars: dict | None = None
 ) -> dict[tuple[int, int], set]:
     return computation_reads_of(comp, output_index, {tuple(point)}, scalars)
 
 
 def computation_reads_of(
-    comp: Computation, output_index: int, points: set, scalars: Optional[dict] = None, params: Optional[dict] = None
+    comp: Computation, output_index: int, points: set, scalars: dict | None = None, params: dict | None = None
 ) -> dict[tuple[int, int], set]:
     """(parameter number, tuple element) -> the elements output ``point`` of ``comp`` reads.
 
@@ -84,7 +82,7 @@ def computation_reads_of(
     return found
 
 
-def _known_operands(instr: Instruction, scalars: Optional[dict], params: Optional[dict]) -> dict[int, int]:
+def _known_operands(instr: Instruction, scalars: dict | None, params: dict | None) -> dict[int, int]:
     memo: dict = {}
     values = {}
     for j, o in enumerate(instr.operands):
@@ -100,8 +98,8 @@ def _reads_with_offsets(
     point: tuple,
     operand: int,
     scalars,
-    params: Optional[dict] = None,
-    offsets: Optional[dict] = None,
+    params: dict | None = None,
+    offsets: dict | None = None,
 ) -> dict[int, set]:
     offsets = {} if offsets is None else offsets
     known = offsets.get(id(instr))
@@ -126,7 +124,7 @@ def element_reads(instr: Instruction, out: int, point: tuple, operand: int) -> d
     return element_read_sets(instr, out, point, operand)
 
 
-def _constant_scalar(op: Instruction) -> Optional[int]:
+def _constant_scalar(op: Instruction) -> int | None:
     values = op.literal_values()
     if values is None or values.size != 1 or values.dtype.kind not in "biu":
         return None
@@ -158,7 +156,7 @@ def _conditional_reads(instr: Instruction, out: int, point: tuple, operand: int)
 
 @reads("conditional")
 def conditional_reads(
-    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: Optional[dict]
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: dict | None
 ) -> set:
     if instr.operands[operand_index].shape.is_tuple:
         raise ValueError("conditional: a tuple-shaped operand's elements are read separately (element_reads)")
@@ -188,7 +186,7 @@ _ARITH = {
 }
 
 
-def _scalar_value(instr: Instruction, state: dict, memo: dict, params: Optional[dict] = None):
+def _scalar_value(instr: Instruction, state: dict, memo: dict, params: dict | None = None):
     """The value of a scalar integer / predicate instruction given the known scalar elements of
     the (single, tuple) parameter, or ``params`` (parameter number -> value); None when it depends
     on anything else. A tuple element of a ``call`` is evaluated in the callee."""
@@ -242,7 +240,7 @@ def _scalar_value(instr: Instruction, state: dict, memo: dict, params: Optional[
     return value
 
 
-def scalar_states(instr: Instruction) -> tuple[Optional[int], list[dict]]:
+def scalar_states(instr: Instruction) -> tuple[int | None, list[dict]]:
     """(trip count, the known scalar elements of the state before each iteration), by running
     the loop on its scalar integer elements; trip count None when the condition depends on
     anything else (XLA's known_trip_count is taken as given)."""
@@ -266,11 +264,11 @@ def scalar_states(instr: Instruction) -> tuple[Optional[int], list[dict]]:
     return None, states
 
 
-def trip_count(instr: Instruction) -> Optional[int]:
+def trip_count(instr: Instruction) -> int | None:
     return scalar_states(instr)[0]
 
 
-def _back(comp: Computation, sets: dict[int, set], scalars: Optional[dict] = None) -> dict[int, set]:
+def _back(comp: Computation, sets: dict[int, set], scalars: dict | None = None) -> dict[int, set]:
     """One iteration backward: elements of the state before ``comp`` that ``sets`` (per element of
     its result) read; ``scalars``: the known scalar elements of that state."""
     before: dict[int, set] = {}
@@ -305,7 +303,7 @@ def _union_into(acc: dict[int, set], new: dict[int, set]) -> bool:
 
 
 def _iterate_back(
-    body: Computation, start: dict[int, set], trips: Optional[int], states: list, every: bool
+    body: Computation, start: dict[int, set], trips: int | None, states: list, every: bool
 ) -> dict[int, set]:
     """``start`` (in the state after ``trips`` iterations) pulled back to the initial state
     (``every``: the union over pulling back 0..trips iterations, i.e. ``start`` read in every
@@ -343,6 +341,6 @@ def _while_reads(instr: Instruction, out: int, point: tuple, operand: int) -> di
 
 @reads("while")
 def while_reads(
-    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: Optional[dict]
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: dict | None
 ) -> set:
     raise ValueError("while reads several elements of its tuple operand (element_reads)")

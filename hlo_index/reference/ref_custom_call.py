@@ -23,7 +23,6 @@
 from __future__ import annotations
 
 import itertools
-from typing import Optional
 
 from ..hlo.backend_config import backend_config
 from ..hlo.build import instruction, tuple_shape
@@ -122,7 +121,7 @@ def _forward_conv_reads(instr: Instruction, output_index: int, point: tuple, ope
     return convolution_reads(conv, 0, point, operand_index, None)
 
 
-def _tap_input(q: int, t: int, wd) -> Optional[int]:
+def _tap_input(q: int, t: int, wd) -> int | None:
     """Forward input coordinate under tap t of output q, None on padding / dilation holes."""
     padded = q * wd.stride + t * wd.window_dilation - wd.pad_low
     if padded % wd.base_dilation:
@@ -274,7 +273,7 @@ def _onednn_convolution_reads(instr: Instruction, output_index: int, point: tupl
     return {(point[conv.attr("dim_labels").output_feature],)}
 
 
-def _sharding_reads(instr: Instruction, point: tuple, runtime_values: Optional[dict]) -> set:
+def _sharding_reads(instr: Instruction, point: tuple, runtime_values: dict | None) -> set:
     src, dst = instr.operands[0].shape.dims, instr.shape.dims
     target = instr.attr("custom_call_target")
     if src == dst:
@@ -297,7 +296,7 @@ def _is_amax(instr: Instruction, output_index: int) -> bool:
 
 @reads("custom-call")
 def custom_call_reads(
-    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: Optional[dict]
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: dict | None
 ) -> set:
     if _is_amax(instr, output_index):
         found: set = set()

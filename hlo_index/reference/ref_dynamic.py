@@ -9,7 +9,6 @@ an update window whose start lies outside that range (ScatterExpander's validity
 from __future__ import annotations
 
 import itertools
-from typing import Optional
 
 import numpy as np
 
@@ -19,7 +18,7 @@ from . import reads
 SCALAR_READ = {()}
 
 
-def operand_values(instr: Instruction, operand_index: int, runtime_values: Optional[dict]) -> np.ndarray:
+def operand_values(instr: Instruction, operand_index: int, runtime_values: dict | None) -> np.ndarray:
     """Concrete values of an offsets / indices operand."""
     op = instr.operands[operand_index]
     if runtime_values and operand_index in runtime_values:
@@ -46,7 +45,7 @@ def _dynamic_offsets(instr: Instruction, first: int, operand_dims, sizes, runtim
 
 @reads("dynamic-slice")
 def dynamic_slice_reads(
-    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: Optional[dict]
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: dict | None
 ) -> set:
     if operand_index > 0:
         return set(SCALAR_READ)
@@ -57,7 +56,7 @@ def dynamic_slice_reads(
 
 @reads("dynamic-update-slice")
 def dynamic_update_slice_reads(
-    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: Optional[dict]
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: dict | None
 ) -> set:
     if operand_index > 1:
         return set(SCALAR_READ)
@@ -71,7 +70,7 @@ def dynamic_update_slice_reads(
 
 
 def _index_vectors(
-    instr: Instruction, indices_operand: int, index_vector_dim: int, runtime_values: Optional[dict]
+    instr: Instruction, indices_operand: int, index_vector_dim: int, runtime_values: dict | None
 ) -> np.ndarray:
     """Indices with the index vector moved last (a trailing length-1 vector when it is implicit)."""
     values = operand_values(instr, indices_operand, runtime_values)
@@ -92,7 +91,7 @@ def _batch_position(indices_dim: int, index_vector_dim: int) -> int:
 
 @reads("gather")
 def gather_reads(
-    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: Optional[dict]
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: dict | None
 ) -> set:
     offset_dims = instr.attr("offset_dims", ())
     index_vector_dim = instr.attr("index_vector_dim")
@@ -120,7 +119,7 @@ def gather_reads(
     return {tuple(index)}
 
 
-def scatter_landings(instr: Instruction, runtime_values: Optional[dict]) -> dict[tuple, list[tuple]]:
+def scatter_landings(instr: Instruction, runtime_values: dict | None) -> dict[tuple, list[tuple]]:
     """For each operand element some update lands on: the update elements landing there."""
     count = (len(instr.operands) - 1) // 2
     operand_dims = instr.operands[0].shape.dims
@@ -182,7 +181,7 @@ def _current_values_used(instr: Instruction, count: int) -> list[set]:
 
 @reads("scatter")
 def scatter_reads(
-    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: Optional[dict]
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: dict | None
 ) -> set:
     count = (len(instr.operands) - 1) // 2
     if operand_index == count:

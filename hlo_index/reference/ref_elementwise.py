@@ -6,9 +6,8 @@ by every output element.
 
 from __future__ import annotations
 
-from . import reads, reads_sets
-
 from ..hlo.opcodes import ELEMENTWISE_OPCODES
+from . import reads, reads_sets
 
 
 def _reads_a_scalar(instr, operand_index) -> bool:

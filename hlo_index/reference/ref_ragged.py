@@ -9,7 +9,6 @@ gives 0 and reads neither lhs nor rhs. The group sizes vector of the row is read
 from __future__ import annotations
 
 import itertools
-from typing import Optional
 
 import numpy as np
 
@@ -19,7 +18,7 @@ from . import reads
 
 @reads("ragged-dot")
 def ragged_dot_reads(
-    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: Optional[dict]
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: dict | None
 ) -> set:
     lhs, rhs, sizes = (o.shape for o in instr.operands)
     lb, rb = tuple(instr.attr("lhs_batch_dims", ())), tuple(instr.attr("rhs_batch_dims", ()))

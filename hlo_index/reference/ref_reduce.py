@@ -13,7 +13,7 @@ output element.
 from __future__ import annotations
 
 import itertools
-from typing import Iterator, Optional
+from collections.abc import Iterator
 
 from ..hlo.model import Instruction, WindowDim
 from . import reads
@@ -52,7 +52,7 @@ def _arity(instr: Instruction) -> int:
 
 @reads("reduce")
 def reduce_reads(
-    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: Optional[dict]
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: dict | None
 ) -> set:
     if operand_index >= _arity(instr):
         return set(SCALAR_READ)
@@ -65,7 +65,7 @@ def reduce_reads(
 
 @reads("reduce-window")
 def reduce_window_reads(
-    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: Optional[dict]
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: dict | None
 ) -> set:
     if operand_index >= _arity(instr):
         return set(SCALAR_READ)
@@ -75,7 +75,7 @@ def reduce_window_reads(
 
 @reads("select-and-scatter")
 def select_and_scatter_reads(
-    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: Optional[dict]
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: dict | None
 ) -> set:
     if operand_index == 2:
         return set(SCALAR_READ)

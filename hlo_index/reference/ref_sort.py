@@ -8,8 +8,6 @@ operand j and every operand whose comparator parameters influence the comparator
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..hlo.model import Instruction
 from . import reads
 
@@ -35,7 +33,7 @@ def _comparator_operands(instr: Instruction) -> set[int]:
 
 @reads("sort")
 def sort_reads(
-    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: Optional[dict]
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: dict | None
 ) -> set:
     if operand_index != output_index and operand_index not in _comparator_operands(instr):
         return set()
@@ -46,7 +44,7 @@ def sort_reads(
 
 @reads("topk")
 def topk_reads(
-    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: Optional[dict]
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: dict | None
 ) -> set:
     length = instr.operands[0].shape.dims[-1]
     return {out_point[:-1] + (k,) for k in range(length)}

@@ -7,11 +7,9 @@ Unchanged fusions are listed only when asked (``show_same``). Lines are never cu
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..report.diff import Change, ConditionMet, DiffReport, FusionDiff, ModuleDiff, SideTotals
-from .text import Painter, _table
 from ..report.triage import human_bytes
+from .text import Painter, _table
 
 _STATUS_STYLE = {"changed": "yellow", "added": "green", "removed": "red", "same": "dim"}
 
@@ -26,11 +24,11 @@ def _signed_time(us: float) -> str:
     return "0 us" if us == 0 else f"{us:+.2f} us"
 
 
-def _time(us: Optional[float]) -> str:
+def _time(us: float | None) -> str:
     return "?" if us is None else f"{us:.2f} us"
 
 
-def _percent(old: Optional[float], new: Optional[float]) -> str:
+def _percent(old: float | None, new: float | None) -> str:
     old, new = old or 0, new or 0
     if old == 0:
         return "" if new == 0 else " (new)"
@@ -53,7 +51,7 @@ def _kinds(f: FusionDiff) -> str:
     return ", ".join(seen) if seen else ("-" if f.status == "same" else f.status)
 
 
-def _side(f: FusionDiff, what: str) -> Optional[float]:
+def _side(f: FusionDiff, what: str) -> float | None:
     side = f.new if f.new is not None else f.old
     return getattr(side, what)
 

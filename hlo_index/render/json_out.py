@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Iterable
 from json.encoder import encode_basestring_ascii as _string
-from typing import Iterable, Optional, TextIO
+from typing import TextIO
 
 from ..report.model import SCHEMA, ModuleReport, OperandReport, TargetReport, document
 
@@ -122,7 +123,7 @@ def write_module(mod: ModuleReport, out: TextIO) -> None:
     out.write('], "diagnostics": ' + _encode([d.to_json() for d in mod.diagnostics]) + "}")
 
 
-def write_json(modules: Iterable[ModuleReport], out: TextIO, top: Optional[int] = None, sort: str = "bytes") -> None:
+def write_json(modules: Iterable[ModuleReport], out: TextIO, top: int | None = None, sort: str = "bytes") -> None:
     """The same document as ``render_json``, streamed: one module's JSON at a time.
 
     With ``top``, each module keeps only the ``top`` heaviest targets by ``sort`` over all

@@ -7,7 +7,6 @@ tiles thin and red; padding added to fill whole tiles shows as ``·``.
 from __future__ import annotations
 
 from html import escape
-from typing import Optional
 
 import numpy as np
 from rich.console import Console
@@ -34,7 +33,7 @@ TILE_COLOURS = (
 NESTED_EDGE = "#d62728"
 
 
-def _colour(picture: LayoutPicture, tile: int) -> Optional[str]:
+def _colour(picture: LayoutPicture, tile: int) -> str | None:
     if tile < 0:
         return None
     return TILE_COLOURS[tile % picture.colours]
@@ -96,7 +95,7 @@ def _column_edge(grid: Grid, r: int, c: int) -> tuple[str, str]:
     return " ", ""
 
 
-def _row_edge(grid: Grid, r: int, width: int, label: int) -> Optional[Text]:
+def _row_edge(grid: Grid, r: int, width: int, label: int) -> Text | None:
     outer = grid.tile[r] != grid.tile[r + 1]
     inner = grid.nested[r] != grid.nested[r + 1] if grid.nested is not None else np.zeros_like(outer)
     if not (outer.any() or inner.any()):
@@ -184,7 +183,7 @@ def _svg_grid(picture: LayoutPicture, grid: Grid, x0: int, y0: int, cell: int) -
     return out
 
 
-def _svg_edges(tiles: Optional[np.ndarray], x0: int, y0: int, cell: int, colour: str, stroke: float) -> list[str]:
+def _svg_edges(tiles: np.ndarray | None, x0: int, y0: int, cell: int, colour: str, stroke: float) -> list[str]:
     """Lines along every cell edge where the tile number changes, plus the outer border."""
     if tiles is None:
         return []

@@ -9,7 +9,8 @@ memory: ``TextWriter.module`` writes a module's blocks and keeps one summary row
 from __future__ import annotations
 
 import re
-from typing import Iterable, Optional, TextIO
+from collections.abc import Iterable
+from typing import TextIO
 
 from ..report.model import MapReport, ModuleReport, OperandReport, TargetReport
 from ..report.triage import TargetFigures, figures_of, human_bytes, top_targets, totals_of
@@ -165,7 +166,7 @@ def target_lines(p: Painter, t: TargetReport, width: int) -> list[str]:
 
 
 def _table(
-    p: Painter, header: list[str], rows: list[list[str]], right: set[int], styles: Optional[list[list[str]]] = None
+    p: Painter, header: list[str], rows: list[list[str]], right: set[int], styles: list[list[str]] | None = None
 ) -> list[str]:
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
 
@@ -191,7 +192,7 @@ class TextWriter:
         color: bool,
         width: int = 100,
         several_files: bool = False,
-        top: Optional[int] = None,
+        top: int | None = None,
         sort: str = "bytes",
     ):
         self.out, self.p, self.width = out, Painter(color), width

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Optional
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +72,7 @@ def _mlir_files_in(directory: str) -> list[str]:
     ]
 
 
-def rewrite_path(module: str, chain, rewrite_dir: str) -> Optional[str]:
+def rewrite_path(module: str, chain, rewrite_dir: str) -> str | None:
     """Where an HLO chain's rewritten module goes under ``rewrite_dir`` (None: no rewrite)."""
     if chain.rewrite_parts is None:
         return None

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..api import SelectedTarget, TargetNotFound, operand_info, select_targets
 from ..context import current
 from ..fusion import OperandIndexing, callee_of, input_to_output, output_to_input
@@ -60,7 +58,7 @@ def _location(module: Module, instr) -> str:
 
 
 def target_report(
-    selected: SelectedTarget, module: Module, direction: str = "out2in", options: Optional[dict] = None
+    selected: SelectedTarget, module: Module, direction: str = "out2in", options: dict | None = None
 ) -> TargetReport:
     """Analyse one target in the requested direction(s) and describe it as plain data."""
     target = selected.target
@@ -107,14 +105,14 @@ def diagnostic_report(d: Diagnostic) -> DiagnosticReport:
 def module_report(
     module: Module,
     direction: str = "out2in",
-    fusion: Optional[str] = None,
-    computation: Optional[str] = None,
-    instruction: Optional[str] = None,
-    options: Optional[dict] = None,
+    fusion: str | None = None,
+    computation: str | None = None,
+    instruction: str | None = None,
+    options: dict | None = None,
     on_target=None,
     verify: bool = False,
     verify_samples: int = 8,
-    seed: Optional[int] = None,
+    seed: int | None = None,
     fusions_only: bool = False,
     own_context: bool = True,
 ) -> ModuleReport:
@@ -148,11 +146,11 @@ def _report_targets(
     module: Module,
     report: ModuleReport,
     direction: str,
-    options: Optional[dict],
+    options: dict | None,
     on_target,
     verify: bool,
     verify_samples: int,
-    seed: Optional[int],
+    seed: int | None,
 ) -> None:
     verified: dict = {}  # identical targets of this module are verified once (hlo_index.verify)
     for item in selected:
@@ -189,7 +187,7 @@ def _verify_into(
     target: TargetReport,
     report: ModuleReport,
     samples: int,
-    seed: Optional[int],
+    seed: int | None,
     verified: dict,
 ) -> None:
     from ..verify import verify_target

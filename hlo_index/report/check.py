@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Iterable, Optional
 
 from .finding_kinds import DEFAULT_SELECT, RULES
 from .model import ModuleReport, TargetReport
@@ -75,7 +75,7 @@ def _map_text(row) -> tuple[str, ...]:
 
 
 def _bare(name: str) -> str:
-    return name[1:] if name.startswith("%") else name
+    return name.removeprefix("%")
 
 
 def _allowed_by(t: TargetReport, allow: Iterable[str]) -> list[str]:
@@ -96,7 +96,7 @@ def findings(
     allow: Iterable[str] = (),
     select: Iterable[str] = DEFAULT_SELECT,
     ignore: Iterable[str] = (),
-    used_allow: Optional[set] = None,
+    used_allow: set | None = None,
 ) -> list[Finding]:
     """Every selected finding: (fusion, output, operand) read through several maps, plus verify errors.
     ``used_allow`` (if given) collects the ``allow`` patterns that exempted something."""

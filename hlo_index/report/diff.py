@@ -33,8 +33,8 @@ from ..hlo.model import Diagnostic, Instruction, Module, Shape
 
 # The report builders this module reads: the analysis of every fusion, and its bytes read.
 from .build import module_report
-from .triage import figures_of
 from .diff_inputs import LoadedModule, load_side, pair_modules
+from .triage import figures_of
 
 CHANGE_KINDS = ("operands", "maps", "duplicated_reads", "coalescing", "bytes", "time")
 MATCHERS = ("structure", "source", "name")

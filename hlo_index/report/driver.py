@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import gc
 import os
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Optional
 
 from .model import DiagnosticReport, ModuleReport
 
@@ -17,16 +17,16 @@ from .model import DiagnosticReport, ModuleReport
 @dataclass(frozen=True, slots=True)
 class AnalyzeOptions:
     direction: str = "out2in"
-    fusion: Optional[str | tuple[str, ...]] = None  # names or globs
-    computation: Optional[str] = None
-    instruction: Optional[str] = None
+    fusion: str | tuple[str, ...] | None = None  # names or globs
+    computation: str | None = None
+    instruction: str | None = None
     verify: bool = False
     verify_samples: int = 8
-    seed: Optional[int] = None  # --verify: base of the sampling seeds (None: 0)
+    seed: int | None = None  # --verify: base of the sampling seeds (None: 0)
     fusions_only: bool = False  # check: never fall back to the ENTRY computation
     # worker processes also encode each report with this (a module-level function, so it pickles):
     # the parent then only copies text out
-    encode: Optional[Callable[[ModuleReport], str]] = None
+    encode: Callable[[ModuleReport], str] | None = None
     extra: dict = field(default_factory=dict)  # flags for registered report extensions
 
 
@@ -52,7 +52,7 @@ def _results_of(path: str):
 
 
 def analyze_path(
-    path: str, options: AnalyzeOptions, on_target: Optional[Callable[[ModuleReport], None]] = None
+    path: str, options: AnalyzeOptions, on_target: Callable[[ModuleReport], None] | None = None
 ) -> list[ModuleReport]:
     """Reports for every module in ``path``; unreadable inputs become reports flagged ``unreadable``."""
     from .build import module_report
@@ -140,8 +140,8 @@ def iter_reports(
     paths: list[str],
     options: AnalyzeOptions,
     jobs: int = 1,
-    on_file: Optional[Callable[[str], None]] = None,
-    on_target: Optional[Callable[[ModuleReport], None]] = None,
+    on_file: Callable[[str], None] | None = None,
+    on_target: Callable[[ModuleReport], None] | None = None,
 ) -> Iterator[list[ModuleReport]]:
     """Each path's reports, in the order given, as soon as they (and those before) are ready.
 
@@ -206,8 +206,8 @@ def analyze_paths(
     paths: list[str],
     options: AnalyzeOptions,
     jobs: int = 1,
-    on_file: Optional[Callable[[str], None]] = None,
-    on_target: Optional[Callable[[ModuleReport], None]] = None,
+    on_file: Callable[[str], None] | None = None,
+    on_target: Callable[[ModuleReport], None] | None = None,
 ) -> list[ModuleReport]:
     """Reports for every path, in the order given (workers when ``jobs`` > 1 and several paths)."""
     return [r for reports in iter_reports(paths, options, jobs, on_file, on_target) for r in reports]

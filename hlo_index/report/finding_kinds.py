@@ -15,7 +15,7 @@ One of ``build.TARGET_FIGURES``, active only when the options ask for it (``chec
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from ..context import current, register_table, remember
 from ..fusion.fingerprint import computation_digest, finding_identity
@@ -62,7 +62,7 @@ def _reached_opcodes(comp: Computation, operand: int) -> set[str]:
     return ops
 
 
-def _feasible_dims(m) -> Optional[set]:
+def _feasible_dims(m) -> set | None:
     from ..affine.evaluate import dim_points, relation_at
 
     size = 1
@@ -116,7 +116,7 @@ def _outputs_disjoint(maps: tuple) -> bool:
     return True
 
 
-def classify(maps, comp: Optional[Computation], operand: int) -> str:
+def classify(maps, comp: Computation | None, operand: int) -> str:
     ops = _reached_opcodes(comp, operand) if comp is not None else set()
     if outputs_disjoint(maps):
         if "concatenate" in ops:

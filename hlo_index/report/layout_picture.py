@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Optional
 
 import numpy as np
 
@@ -28,7 +27,7 @@ class Grid:
     title: str
     offsets: np.ndarray  # [rows, cols]
     tile: np.ndarray  # first-level tile number per cell (-1: untiled layout)
-    nested: Optional[np.ndarray]  # last-level tile number, when the layout has >1 tile
+    nested: np.ndarray | None  # last-level tile number, when the layout has >1 tile
     row_start: int = 0
 
 
@@ -107,7 +106,7 @@ class LayoutOffsets:
     shape_text: str
     map_text: str
     physical_elements: int
-    offsets: Optional[list]  # every element's offset (nested lists); None above the limit asked
+    offsets: list | None  # every element's offset (nested lists); None above the limit asked
 
 
 def layout_offsets(shape: Shape, limit: int = 65536) -> LayoutOffsets:

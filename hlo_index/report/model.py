@@ -10,16 +10,16 @@ the operand / target objects. ``to_json`` gives each object's part of the publis
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 SCHEMA = "hlo-index/1"
 
 
 @dataclass(slots=True)
 class MapReport:
-    text: Optional[str]  # XLA map text ("KNOWN EMPTY" for the empty map)
-    unknown: Optional[str] = None  # the reason, when the map is UNDEFINED
-    _json: Optional[dict] = field(default=None, repr=False, compare=False)
+    text: str | None  # XLA map text ("KNOWN EMPTY" for the empty map)
+    unknown: str | None = None  # the reason, when the map is UNDEFINED
+    _json: dict | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict:
         if self.text is None:
@@ -68,13 +68,13 @@ class OperandReport:
 class TargetReport:
     kind: str  # "instruction" | "fusion" | "computation"
     name: str
-    opcode: Optional[str]
-    computation: Optional[str]  # where the instruction lives; the computation itself for kind computation
-    fusion_kind: Optional[str]
+    opcode: str | None
+    computation: str | None  # where the instruction lives; the computation itself for kind computation
+    fusion_kind: str | None
     outputs: list[tuple[int, str]]  # (output index, shape text)
     output_to_input: list[OperandReport] = field(default_factory=list)
     input_to_output: list[OperandReport] = field(default_factory=list)
-    calls: Optional[str] = None  # the fused / called computation
+    calls: str | None = None  # the fused / called computation
     op_name: str = ""
     source_location: str = ""  # "file:line (function)"
     line: int = 0
@@ -120,7 +120,7 @@ class ModuleReport:
     missing_target: bool = False  # a --fusion / --computation / --instruction filter matched nothing here
     # ``to_json()`` already encoded, by the worker process that made the report (``--jobs``), so the
     # parent only copies text out; never part of the document itself
-    json_text: Optional[str] = field(default=None, repr=False, compare=False)
+    json_text: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def internal_failure(self) -> bool:

@@ -18,7 +18,7 @@ combinations, so results are memoised on exactly that key (maps compare by canon
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from ..analyses.components import spent_points
 from ..context import budget_reason, current, register_table, remember
@@ -44,7 +44,7 @@ def _remember(slot: int, key, value):
     return remember(ctx.tables[slot], key, value, ctx.budgets.operand_figures)
 
 
-def operand_figures(maps: tuple, operand_shape: Shape, output_shape: Shape, pool: Optional[list] = None) -> dict:
+def operand_figures(maps: tuple, operand_shape: Shape, output_shape: Shape, pool: list | None = None) -> dict:
     """``{"utilization": {...}}`` for one operand, memoised (``coalescing`` is the target's,
     filled by ``_fill_coalescing``).
 
@@ -102,7 +102,7 @@ def _canonical(maps: tuple) -> tuple:
     return tuple(m.simplified() for m in maps)
 
 
-def _with_summary(figures: Optional[dict], summary: str) -> dict:
+def _with_summary(figures: dict | None, summary: str) -> dict:
     return {**(figures or {}), "summary": summary}
 
 
@@ -118,13 +118,13 @@ def physical_maps(maps: tuple, operand_shape: Shape) -> list[dict]:
     return _remember(_PHYSICAL, key, entries)
 
 
-def _output_shape(target, output: int) -> Optional[Shape]:
+def _output_shape(target, output: int) -> Shape | None:
     if isinstance(target, Computation):
         return target.root.shape.leaf(output) if target.root is not None else None
     return target.shape.leaf(output)
 
 
-def _operand_shape(info: list, row) -> Optional[Shape]:
+def _operand_shape(info: list, row) -> Shape | None:
     if row.operand >= len(info) or info[row.operand][1] is None:
         return None
     shape = info[row.operand][1]
@@ -145,8 +145,8 @@ def add_operand_figures(report: TargetReport, target: Any, module: Any, options:
         return
     info = operand_info(target)
     # ~10^6 rows of a whole ENTRY, ~10^3 operands and outputs: each shape looked up once
-    operand_shapes: dict[tuple[int, int], Optional[Shape]] = {}
-    output_shapes: dict[int, Optional[Shape]] = {}
+    operand_shapes: dict[tuple[int, int], Shape | None] = {}
+    output_shapes: dict[int, Shape | None] = {}
 
     def shapes_of(row) -> tuple:
         key = (row.operand, row.operand_element)

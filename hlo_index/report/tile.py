@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 from ..analyses.tiling import MapTile, UnionTile
 
@@ -21,7 +20,7 @@ class OperandTiles:
     name: str
     shape: str
     tiles: list[MapTile]  # one per map the operand is read through
-    union: Optional[UnionTile]  # the bounding tile of several maps' tiles
+    union: UnionTile | None  # the bounding tile of several maps' tiles
     constraints: list[tuple[str, bool]]  # XLA's tile size constraints, and whether the sizes meet each
 
 
@@ -39,8 +38,8 @@ def tile_report(
     path: str,
     fusion_name: str,
     sizes: tuple[int, ...],
-    strides: Optional[tuple[int, ...]] = None,
-    range_sizes: Optional[tuple[int, ...]] = None,
+    strides: tuple[int, ...] | None = None,
+    range_sizes: tuple[int, ...] | None = None,
     output_index: int = 0,
 ) -> TileReport:
     """Propagate the output tile ``sizes`` / ``strides`` of output ``output_index`` of the

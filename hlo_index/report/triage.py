@@ -7,8 +7,8 @@ same way in text and JSON.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
 
 from .model import ModuleReport, TargetReport
 
@@ -26,15 +26,15 @@ class TargetFigures:
     maps: int
     several_maps: int  # operands read through more than one distinct map
     unknown: int  # UNDEFINED maps
-    bytes_read: Optional[int]  # None when some operand's figure is unknown
+    bytes_read: int | None  # None when some operand's figure is unknown
     uncoalesced: int
-    max_reads_per_element: Optional[float]
+    max_reads_per_element: float | None
     max_maps: int
     worst: dict  # sort -> the worst operand's figure for that sort, in words
     target: str = ""  # gpu | cpu: what "uncoalesced" means (CPU: not contiguous)
 
 
-def human_bytes(n: Optional[int]) -> str:
+def human_bytes(n: int | None) -> str:
     if n is None:
         return "?"
     for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("kB", 1 << 10)):
@@ -45,11 +45,11 @@ def human_bytes(n: Optional[int]) -> str:
 
 def figures_of(t: TargetReport, mod: ModuleReport) -> TargetFigures:
     rows = t.output_to_input or t.input_to_output
-    total: Optional[int] = 0
+    total: int | None = 0
     heaviest: tuple[int, str] = (-1, "-")
     unco, unco_at = 0, ""
     target = ""
-    worst_mult: Optional[float] = None
+    worst_mult: float | None = None
     worst_mult_at = "-"
     for r in t.output_to_input:
         u = r.extra.get("utilization") or {}
@@ -102,7 +102,7 @@ def figures_of(t: TargetReport, mod: ModuleReport) -> TargetFigures:
     )
 
 
-def _neg(value: Optional[float]) -> float:
+def _neg(value: float | None) -> float:
     return -(value if value is not None else -1.0)
 
 

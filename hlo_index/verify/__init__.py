@@ -33,8 +33,8 @@ choices), ``memos`` (answers shared between a module's targets), ``outcome`` (wh
 
 from __future__ import annotations
 
-from .pairs import PAIRS_PER_ELEMENT
 from .outcome import Skip, VerifyOutcome
+from .pairs import PAIRS_PER_ELEMENT
 from .points import predicted_read_set, predicted_rows, predicted_rows_many, runtime_as_range
 from .references import SHARED_READS_LIMIT, runtime_values_for
 from .target import verify_target

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import numpy as np
 
 from ..api import SelectedTarget
 from ..fusion import input_to_output
 from ..hlo.model import Computation
 from .memos import gives_memo, images_memo, shared_memo
-from .outcome import point_text, VerifyOutcome
+from .outcome import VerifyOutcome, point_text
 from .points import checkable_maps
 from .sampling import sampled_elements, sampled_indices
-
 
 # Budgets (hlo_index.context): verify_points_per_value, beyond which the walk is too costly and
 # the target is skipped; verify_range_combinations, range-variable points a map may enumerate per element.
@@ -27,7 +24,7 @@ def verify_input_to_output(
     samples: int,
     seed: int,
     outcome: VerifyOutcome,
-    shared: Optional[dict] = None,
+    shared: dict | None = None,
 ) -> None:
     images_of = images_memo(shared)
     gives = gives_memo(shared)

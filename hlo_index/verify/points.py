@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import numpy as np
 
 from ..affine import IndexingMap, range_var, runtime_var
@@ -142,7 +140,7 @@ def predicted_read_set(maps: tuple[IndexingMap, ...], point: tuple) -> set:
     return total
 
 
-def gives_pair(checkable: list[IndexingMap], x: tuple, y: tuple) -> Optional[bool]:
+def gives_pair(checkable: list[IndexingMap], x: tuple, y: tuple) -> bool | None:
     """Whether one of the maps (``checkable_maps``'s: no runtime variables) sends ``x`` to ``y``,
     decided by one evaluation per map where every range variable is a result of its own (a
     broadcast's, a reduction's): ``y`` then fixes its value. None when some map that might give
@@ -183,7 +181,7 @@ def gives_pair(checkable: list[IndexingMap], x: tuple, y: tuple) -> Optional[boo
     return None if undecided else False
 
 
-def _pin_mixed_radix(e, want: int, env: dict, range_vars) -> Optional[bool]:
+def _pin_mixed_radix(e, want: int, env: dict, range_vars) -> bool | None:
     """Fix the range variables of a result ``c + sum(k_i * s_i) + rest`` (``rest`` free of
     unfixed range variables) from its value ``want``, where the coefficients form a mixed radix
     (each larger than what all smaller terms can add: ``s0 * 128 + s1`` with s1 in [0, 127]), so
@@ -225,7 +223,7 @@ def _pin_mixed_radix(e, want: int, env: dict, range_vars) -> Optional[bool]:
     return True if target == 0 else False
 
 
-def image_at(m: IndexingMap, point: tuple) -> Optional[tuple]:
+def image_at(m: IndexingMap, point: tuple) -> tuple | None:
     """The element a map without range (or runtime) variables gives at ``point``; None where the
     point is outside its domain or breaks a constraint (``relation_at``'s answer, for one point)."""
     env = {}

@@ -3,18 +3,15 @@ as ``Skip``), and the key under which shape-only ops' read sets are shared betwe
 
 from __future__ import annotations
 
-import random
-
 import numpy as np
 
 from ..context import current, register_table
 from ..fusion.fingerprint import instruction_structure
-from ..reference import ELEMENT_READ_SETS, NoReference, element_read_sets, operand_element_read, read_set
 from ..hlo.model import Instruction
 from ..hlo.opcodes import ELEMENTWISE_OPCODES
+from ..reference import ELEMENT_READ_SETS, NoReference, element_read_sets, operand_element_read, read_set
 from .outcome import Skip
 from .sampling import stable_seed
-
 
 _RUNTIME_VALUES = register_table("verify.runtime_values")  # id(instr) -> (instr, values): identity memo
 

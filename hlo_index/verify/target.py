@@ -4,19 +4,18 @@ targets of a module verified once."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Optional
 
 from ..api import SelectedTarget
 from ..fusion import callee_of, output_to_input
 from ..fusion.fingerprint import computation_fingerprint
 from ..hlo.model import Computation, Module
-from .pairs import verify_input_to_output
 from .memos import read_sets_memo, shared_memo
-from .outcome import point_text, Skip, VerifyOutcome
+from .outcome import Skip, VerifyOutcome, point_text
+from .pairs import verify_input_to_output
 from .points import checkable_maps
 from .references import SHARED_READS_LIMIT
 from .sampling import sampled_elements
-from .walk import single_op_read_sets, Walker
+from .walk import Walker, single_op_read_sets
 
 
 def _identity(selected: SelectedTarget):
@@ -30,11 +29,11 @@ def _identity(selected: SelectedTarget):
 
 def verify_target(
     selected: SelectedTarget,
-    module: Optional[Module] = None,
+    module: Module | None = None,
     samples: int = 8,
-    seed: Optional[int] = None,
+    seed: int | None = None,
     input_to_output_too: bool = True,
-    verified: Optional[dict] = None,
+    verified: dict | None = None,
 ) -> VerifyOutcome:
     """Compare the target's output-to-input (and input-to-output) maps with the reference walk on
     sampled elements (see the module docstring for the sampling).
@@ -67,7 +66,7 @@ _SHARED_READS = "reference read sets of shape-only ops"  # a key of ``verified``
 
 
 def _verify_target(
-    selected: SelectedTarget, samples: int, seed: int, input_to_output_too: bool, shared_reads: Optional[dict] = None
+    selected: SelectedTarget, samples: int, seed: int, input_to_output_too: bool, shared_reads: dict | None = None
 ) -> VerifyOutcome:
     outcome = VerifyOutcome()
     target = selected.target
@@ -81,7 +80,7 @@ def _verify_target(
         shape = target.shape
     truth_cache: dict = {}
 
-    def exact(out: int, point: tuple, operand: Optional[int] = None) -> dict:
+    def exact(out: int, point: tuple, operand: int | None = None) -> dict:
         """Exact read sets of ``point``; with ``operand``, those of that operand at least."""
         hit = truth_cache.get((out, point))
         if hit is None and operand is not None:

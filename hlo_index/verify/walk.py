@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..context import current
 from ..fusion import callee_of
 from ..fusion.traverse import post_order
-from ..reference import SET_READ_SETS, operand_element_read
 from ..hlo.model import Computation, Instruction
+from ..reference import SET_READ_SETS, operand_element_read
 from .outcome import Skip
 from .references import (
+    STRUCTURE_IDS,
     reference_element_read_sets,
     reference_failed,
     reference_read_set,
     shape_only_structure,
-    STRUCTURE_IDS,
 )
 
 
@@ -26,7 +24,7 @@ class Walker:
     them, are found once; reference read sets are memoised by (instruction, output, point,
     operand). Keys hold the instruction objects themselves, alive as long as this walker."""
 
-    def __init__(self, comp: Computation, walkers: dict, reads: dict, shared_reads: Optional[dict] = None) -> None:
+    def __init__(self, comp: Computation, walkers: dict, reads: dict, shared_reads: dict | None = None) -> None:
         self.comp = comp
         self.order = post_order(comp)
         self.walkers = walkers  # Computation -> Walker, shared by the callees' walkers
@@ -35,11 +33,11 @@ class Walker:
         self.structure_ids = self.shared_reads.setdefault(STRUCTURE_IDS, {})
         self._readers: dict[Instruction, tuple] = {}
         self._visits: dict[tuple, tuple] = {}
-        self._params: Optional[dict[Instruction, frozenset]] = None
-        self._orders: dict[Optional[frozenset], list[Instruction]] = {None: self.order[::-1]}
-        self._plans: dict[Optional[frozenset], list[tuple]] = {}
+        self._params: dict[Instruction, frozenset] | None = None
+        self._orders: dict[frozenset | None, list[Instruction]] = {None: self.order[::-1]}
+        self._plans: dict[frozenset | None, list[tuple]] = {}
 
-    def _reverse_order(self, wanted: Optional[frozenset]) -> list[Instruction]:
+    def _reverse_order(self, wanted: frozenset | None) -> list[Instruction]:
         """Instructions (users first) that can reach a parameter in ``wanted`` (None: all)."""
         found = self._orders.get(wanted)
         if found is None:
@@ -55,7 +53,7 @@ class Walker:
             self._orders[wanted] = found
         return found
 
-    def _plan(self, wanted: Optional[frozenset]) -> list[tuple]:
+    def _plan(self, wanted: frozenset | None) -> list[tuple]:
         """One step per instruction of ``_reverse_order(wanted)``, with what a walk asks of it
         found once: (instr, its outputs, parameter number or None, memo, owner, callee walker,
         visited operands, set read-set function or None)."""
@@ -77,7 +75,7 @@ class Walker:
             self._plans[wanted] = plan
         return plan
 
-    def walk(self, output_index: int, point: tuple, wanted: Optional[frozenset] = None) -> dict[tuple[int, int], set]:
+    def walk(self, output_index: int, point: tuple, wanted: frozenset | None = None) -> dict[tuple[int, int], set]:
         """(parameter number, tuple element) -> exact set of its elements read by ``point`` of the
         output; with ``wanted``, only for those parameters (the rest of the graph is not walked).
         (A heap of only the instructions reached was tried: most walks reach most of the order,
@@ -151,7 +149,7 @@ class Walker:
             reader = self._readers[instr] = (memo, owner, callee_walker)
         return reader
 
-    def _visited_operands(self, instr: Instruction, wanted: Optional[frozenset]) -> tuple:
+    def _visited_operands(self, instr: Instruction, wanted: frozenset | None) -> tuple:
         """``(position, operand)`` of the operands a walk for ``wanted`` goes through."""
         key = (instr, wanted)
         found = self._visits.get(key)

@@ -1,7 +1,5 @@
 """Coalescing verdicts on hand-made fusions, from their composed maps and operand layouts."""
 
-import pytest
-
 from hlo_index.analyses import operand_report
 from hlo_index.analyses.coalescing import operand_coalescing
 from hlo_index.fusion import output_to_input

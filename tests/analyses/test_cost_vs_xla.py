@@ -30,8 +30,8 @@ def xla_cost():
     jax = pytest.importorskip("jax")
     from jax._src.lib import xla_client
 
-    parser = getattr(getattr(xla_client, "hlo", None), "hlo_module_from_text", None) or getattr(
-        xla_client._xla, "hlo_module_from_text"
+    parser = (
+        getattr(getattr(xla_client, "hlo", None), "hlo_module_from_text", None) or xla_client._xla.hlo_module_from_text
     )
     client = jax.devices("cpu")[0].client
 

@@ -6,7 +6,6 @@ import json
 from collections import Counter
 from pathlib import Path
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -209,15 +208,15 @@ def test_gpu_emitter_tests_get_a_figure_for_every_operand():
 
 def test_cli_target_option_in_text_and_json(tmp_path):
     path = tmp_path / "m.hlo"
-    path.write_text(f"""HloModule m
-fused {{
+    path.write_text("""HloModule m
+fused {
   p0 = f32[32,64] parameter(0)
-  ROOT t = f32[64,32] transpose(p0), dimensions={{1,0}}
-}}
-ENTRY e {{
+  ROOT t = f32[64,32] transpose(p0), dimensions={1,0}
+}
+ENTRY e {
   a = f32[32,64] parameter(0)
   ROOT f = f32[64,32] fusion(a), kind=kLoop, calls=fused
-}}
+}
 """)
     runner = CliRunner()
     gpu = json.loads(runner.invoke(main, ["analyze", str(path), "--target", "gpu", "--format", "json"]).stdout)

@@ -68,7 +68,7 @@ def test_gpu_cost_keys_and_exact_bytes() -> None:
     fusion = module.entry.root
     cost = cost_of_target(fusion, module, TargetCostOptions(device="h100_sxm"))
     out = cost.to_json()
-    assert KEYS <= set(out)
+    assert set(out) >= KEYS
     assert out["device"] == "h100_sxm" and out["time_us"] > 0 and out["bound"] in ("memory", "compute")
     # the slice reads half of the operand: 64 x 64 f32 elements, each once
     assert out["exact"]["operand_bytes_read"] == [64 * 64 * 4]

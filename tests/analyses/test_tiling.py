@@ -2,7 +2,6 @@
 
 import itertools
 
-import numpy as np
 import pytest
 
 from hlo_index.analyses.tiling import propagate
@@ -214,7 +213,9 @@ def test_union_tile_reasons():
 
 def test_tile_command_reports_the_union(tmp_path):
     import json
+
     from click.testing import CliRunner
+
     from hlo_index.cli import main
 
     path = tmp_path / "concat.hlo"

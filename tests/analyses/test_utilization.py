@@ -3,7 +3,6 @@
 import itertools
 from math import ceil, prod
 
-import numpy as np
 import pytest
 
 from hlo_index.affine import parse_map
@@ -170,7 +169,8 @@ def test_constraint_only_component():
 
 # ---- property: random maps, exact and sampled, against brute force ---------------------------
 
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st
 
 from hlo_index.affine import IndexingMap, Interval, dim, range_var  # noqa: E402
 

@@ -7,7 +7,6 @@ tile's output points). See ``xla_tile_compare``.
 """
 
 import pytest
-
 from xla_tile_compare import compare_case, load_cases
 
 CASES = load_cases()

@@ -15,7 +15,6 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
 import numpy as np
 
@@ -36,8 +35,8 @@ class Comparison:
     operand: int
     sizes: tuple[int, ...]
     output_dims: tuple[int, ...]
-    xla: Optional[set]  # None: XLA gives no tile
-    ours: Optional[set]  # None: we give no tile
+    xla: set | None  # None: XLA gives no tile
+    ours: set | None  # None: we give no tile
     truth: set
     ours_clipped: bool = False  # our tile says some of its box is clipped (a bounding box)
 
@@ -108,7 +107,7 @@ def _constraint_ok(tile: dict, env: dict) -> bool:
     return False
 
 
-def xla_read_set(tile: dict, sizes, operand_dims) -> Optional[set]:
+def xla_read_set(tile: dict, sizes, operand_dims) -> set | None:
     """XLA's box for tile sizes ``sizes`` (None when the sizes break its constraints or the
     offsets need runtime values)."""
     env = {f"d{i}": s for i, s in enumerate(sizes)}
@@ -125,7 +124,7 @@ def xla_read_set(tile: dict, sizes, operand_dims) -> Optional[set]:
     return set(itertools.product(*axes))
 
 
-def true_read_set(m: IndexingMap, sizes) -> Optional[set]:
+def true_read_set(m: IndexingMap, sizes) -> set | None:
     dims = [Interval(iv.lo, min(iv.hi, iv.lo + s - 1)) for iv, s in zip(m.dims, sizes)]
     points = np.prod([iv.size for iv in dims] + [iv.size for iv in m.range_vars], dtype=np.float64)
     if points > MAX_POINTS:
@@ -135,7 +134,7 @@ def true_read_set(m: IndexingMap, sizes) -> Optional[set]:
     return set(map(tuple, results.tolist()))
 
 
-def our_read_set(m: IndexingMap, output_dims, sizes, operand_dims) -> Optional[set]:
+def our_read_set(m: IndexingMap, output_dims, sizes, operand_dims) -> set | None:
     """Our tile's box at tile 0, clipped to the operand like XLA's (the tile notes say where
     tiles are clipped: a concatenate's or pad's operand covers part of the output)."""
     tile = propagate(m, output_dims, sizes)

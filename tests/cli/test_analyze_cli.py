@@ -6,10 +6,9 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from fusion import hlo_samples as s  # tests/ is on sys.path (rootdir without __init__)
 
 from hlo_index.cli import main
-
-from fusion import hlo_samples as s  # tests/ is on sys.path (rootdir without __init__)
 
 SAMPLE = "samples/mlp_layernorm_gelu_bf16.after_optimizations.hlo.txt"
 
@@ -25,7 +24,7 @@ ENTRY main {
 """
 
 
-@pytest.fixture()
+@pytest.fixture
 def runner():
     return CliRunner(mix_stderr=False) if "mix_stderr" in CliRunner.__init__.__code__.co_varnames else CliRunner()
 

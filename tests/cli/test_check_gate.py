@@ -74,7 +74,7 @@ def rename_everything(text: str) -> str:
         return "%" + mapping[name]
 
     text = re.sub(r"%([A-Za-z_][\w.\-]*)", fresh, text)
-    return re.sub(r"^HloModule ([\w.\-]+)", "HloModule renamed_module", text, count=1, flags=re.M)
+    return re.sub(r"^HloModule ([\w.\-]+)", "HloModule renamed_module", text, count=1, flags=re.MULTILINE)
 
 
 def test_codes_tell_the_kinds_apart(runner, tmp_path):

@@ -20,7 +20,7 @@ SMALL_FILE = str(CORPUS / "convnet" / "conv1d_nwc_causal.after_optimizations.hlo
 pytestmark = pytest.mark.skipif(not FILES, reason="the shared corpus is not on this machine")
 
 
-@pytest.fixture()
+@pytest.fixture
 def runner():
     # click < 8.2 mixes stderr into output unless told not to; 8.2 always keeps them apart.
     return CliRunner(mix_stderr=False) if "mix_stderr" in CliRunner.__init__.__code__.co_varnames else CliRunner()

@@ -7,10 +7,9 @@ from importlib.resources import files
 
 import pytest
 from click.testing import CliRunner
-
-from hlo_index.cli import main
 from report.diff_helpers import manifest, pair_paths, read_text, rename_everything  # tests/ is on sys.path
 
+from hlo_index.cli import main
 
 jsonschema = pytest.importorskip("jsonschema")
 

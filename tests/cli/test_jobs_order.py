@@ -21,9 +21,9 @@ def test_gzip_files_count_their_uncompressed_text(tmp_path):
 def test_worker_encoded_json_is_byte_identical_to_serial(tmp_path):
     """Workers encode their reports' JSON (``AnalyzeOptions.encode``); the parent writes that text as is."""
     from click.testing import CliRunner
+    from fusion import hlo_samples as s  # tests/ is on sys.path
 
     from hlo_index.cli import main
-    from fusion import hlo_samples as s  # tests/ is on sys.path
 
     paths = []
     for i, text in enumerate([s.TRANSPOSE_ADD, s.SOFTMAX, s.NESTED]):

@@ -62,12 +62,12 @@ ENTRY main {
 """
 
 
-@pytest.fixture()
+@pytest.fixture
 def runner():
     return CliRunner(mix_stderr=False) if "mix_stderr" in CliRunner.__init__.__code__.co_varnames else CliRunner()
 
 
-@pytest.fixture()
+@pytest.fixture
 def tiled_path(tmp_path):
     path = tmp_path / "tiled.hlo"
     path.write_text(TILED)

@@ -23,7 +23,7 @@ import statistics
 import sys
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 CONFORMANCE = Path(__file__).resolve().parents[2] / ".." / "shared" / "conformance"
@@ -80,9 +80,9 @@ def _empty_shape(text: str) -> bool:
 
 def check_file(case: Case) -> Outcome:
     """Load, analyse and count one file; never raises."""
-    from hlo_index.report.stats import module_stats
     from hlo_index.hlo import load
     from hlo_index.report.build import module_report
+    from hlo_index.report.stats import module_stats
 
     path = str(XLA_HLO / case.file)
     out = Outcome(case.file, case.expected, False)
@@ -155,6 +155,7 @@ def run(cases: list[Case], jobs: int = 2) -> list[Outcome]:
     if jobs <= 1 or len(cases) < 2:
         return _check_many(cases)
     import multiprocessing
+
     import hlo_index.report.build  # noqa: F401  (workers fork with the code as it is now)
 
     ctx = multiprocessing.get_context("fork")

@@ -38,7 +38,7 @@ def _raise(instr, *_args):
     raise RuntimeError(f"planted failure in the {instr.opcode} rule")
 
 
-@pytest.fixture()
+@pytest.fixture
 def planted(monkeypatch, tmp_path):
     monkeypatch.setitem(registry.OUTPUT_TO_INPUT, "reverse", _raise)
     monkeypatch.setitem(registry.INPUT_TO_OUTPUT, "reverse", _raise)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -44,7 +44,7 @@ def _target(module, target: dict, key: str):
     return comp.by_name[target[key]] if key in target else None
 
 
-@lru_cache(maxsize=None)
+@cache
 def figures(name: str) -> dict:
     """Our figures for one case, under XLA's key names."""
     case = CASES[name]

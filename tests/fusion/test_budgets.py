@@ -15,9 +15,9 @@ import pytest
 from hlo_index.api import SelectedTarget
 from hlo_index.context import AnalysisContext
 from hlo_index.fusion import input_to_output, output_to_input
-from hlo_index.fusion.walk import walk_of
 from hlo_index.fusion.output_summaries import all_inputs_to_output
 from hlo_index.fusion.summaries import bottom_up_output_to_input
+from hlo_index.fusion.walk import walk_of
 from hlo_index.hlo import parse_module_text
 from hlo_index.report.build import module_report
 from hlo_index.verify import verify_target

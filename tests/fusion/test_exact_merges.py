@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import itertools
 
-from hypothesis import event, given, settings, strategies as st
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 
 from hlo_index.affine import IndexingMap, Interval, const, dim, range_var
 from hlo_index.context import AnalysisContext

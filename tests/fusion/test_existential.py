@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import itertools
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hlo_index.affine import IndexingMap, Interval, dim, parse_map, range_var
 from hlo_index.fusion.existential import drop_witness_range_vars

@@ -6,7 +6,8 @@ from __future__ import annotations
 import itertools
 import os
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hlo_index.affine import IndexingMap, Interval, const, dim, parse_map
 from hlo_index.fusion import output_to_input

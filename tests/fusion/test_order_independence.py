@@ -16,8 +16,8 @@ import pytest
 
 from hlo_index.context import AnalysisContext
 from hlo_index.hlo import load_path
-from hlo_index.report.build import module_report
 from hlo_index.render.json_out import render_json
+from hlo_index.report.build import module_report
 
 CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus"
 OPTIONS = {"analyses": True, "physical": False}

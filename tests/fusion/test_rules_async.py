@@ -3,12 +3,12 @@ whole async chain agree with the numpy reference walk of the unwrapped op."""
 
 from __future__ import annotations
 
+from ops.test_rules_async import TEXT
+
 from hlo_index.fusion import computation_output_to_input
 from hlo_index.hlo import parse_module_text
 from hlo_index.ops import input_to_output, output_to_input
 from hlo_index.reference import read_set
-
-from ops.test_rules_async import TEXT
 
 
 def _module():

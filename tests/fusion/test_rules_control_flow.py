@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import itertools
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import hlo_index.fusion  # noqa: F401  (registers the conditional and while rules)
 from hlo_index.affine import IndexingMap
@@ -121,15 +122,15 @@ STEPS = {
 def while_module(a: int, b: int, step: str, start: int, bound: int, data_dependent: bool) -> str:
     body = STEPS[step].format(A=a, B=b, B1=b - 1)
     cond = (
-        "  i = s32[] get-tuple-element(p), index=0\n  k = s32[] constant({bound})\n"
+        f"  i = s32[] get-tuple-element(p), index=0\n  k = s32[] constant({bound})\n"
         "  ROOT lt = pred[] compare(i, k), direction=LT"
-    ).format(bound=bound)
+    )
     if data_dependent:
         cond = (
-            "  acc = f32[{A},{B}] get-tuple-element(p), index=1\n  z = f32[] constant(0)\n"
-            "  s = f32[] reduce(acc, z), dimensions={{0,1}}, to_apply=add\n"
+            f"  acc = f32[{a},{b}] get-tuple-element(p), index=1\n  z = f32[] constant(0)\n"
+            "  s = f32[] reduce(acc, z), dimensions={0,1}, to_apply=add\n"
             "  ROOT gt = pred[] compare(s, z), direction=GT"
-        ).format(A=a, B=b)
+        )
     state = f"(s32[], f32[{a},{b}], f32[{a},{b}])"
     return f"""HloModule m
 add {{

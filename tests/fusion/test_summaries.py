@@ -10,9 +10,9 @@ import os
 import numpy as np
 import pytest
 
-from hlo_index.fusion.walk import forward_input_to_output, top_down_output_to_input, walk_of
 from hlo_index.fusion.output_summaries import all_inputs_to_output
 from hlo_index.fusion.summaries import bottom_up_output_to_input
+from hlo_index.fusion.walk import forward_input_to_output, top_down_output_to_input, walk_of
 from hlo_index.hlo import load
 from hlo_index.verify import Skip, predicted_read_set
 

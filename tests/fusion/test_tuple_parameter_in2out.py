@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import itertools
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hlo_index import verify
-from hlo_index.verify import pairs as verify_pairs
 from hlo_index.api import SelectedTarget
 from hlo_index.fusion import OperandIndexing, input_to_output
 from hlo_index.hlo import parse_module_text
 from hlo_index.verify import backward_read_sets
+from hlo_index.verify import pairs as verify_pairs
 
 OPS = {
     "reverse": "f32[{n},{m}] reverse(t), dimensions={{0}}",

@@ -7,7 +7,8 @@ import os
 import random
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hlo_index.hlo import ParseError, format_diagnostic, load, parse_module_text, parse_modules_text
 

@@ -41,7 +41,7 @@ def test_bad_input_exit_2_with_caret_and_others_still_reported(tmp_path):
     bad.write_text("HloModule m\nENTRY %e {\n  ROOT %p = f32[2] parameter(0) ??\n}\n")
     result = CliRunner().invoke(main, ["stats", "--format", "json", str(bad), SAMPLE])
     assert result.exit_code == 2
-    assert "Traceback" not in result.output and result.exception is None or isinstance(result.exception, SystemExit)
+    assert ("Traceback" not in result.output and result.exception is None) or isinstance(result.exception, SystemExit)
     lines = result.stderr.splitlines()
     assert lines[0].startswith(f"{bad}:3:33: error: ")
     assert lines[1] == "  ROOT %p = f32[2] parameter(0) ??"

@@ -6,7 +6,8 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hlo_index.hlo import ParseError, Shape, format_shape, parse_module_text, parse_shape
 from hlo_index.hlo.collectives import replica_groups

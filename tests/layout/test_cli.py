@@ -8,8 +8,8 @@ import numpy as np
 from click.testing import CliRunner
 
 from hlo_index.cli import main
-from hlo_index.layout import physical_offsets
 from hlo_index.hlo.shapes import parse_shape_text
+from hlo_index.layout import physical_offsets
 
 
 def run(*args):

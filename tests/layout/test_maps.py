@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hlo_index.affine import IndexingMap, dim
 from hlo_index.hlo.model import Layout, Shape, Tile
@@ -140,6 +141,7 @@ def test_to_physical_composes_with_the_operand_layout():
 
 def test_invalid_layouts_are_reported_not_guessed():
     import pytest
+
     from hlo_index.layout import LayoutError
 
     with pytest.raises(LayoutError):

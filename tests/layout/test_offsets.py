@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings
 
-from hlo_index.layout import padded_logical_dims, physical_element_count, physical_offsets, layout_cells
+from hlo_index.layout import layout_cells, padded_logical_dims, physical_element_count, physical_offsets
 from hlo_index.reference.ref_layout import physical_memory, reference_offsets
 
 from .helpers import make_shape, tiled_shapes

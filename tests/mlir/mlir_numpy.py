@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 from xdsl.dialects import affine, arith, func, tensor
-from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineSymExpr
+from xdsl.ir.affine import AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineSymExpr
 
 from hlo_index.mlir.util_dialect import UtilReturnOp
 
@@ -114,7 +114,9 @@ def run(function, args: list) -> dict:
             # type, an unmatched static 1 dropped
             reduced, keep, j = op.result.type.get_shape(), [], 0
             for size, static in zip(sizes, op.static_sizes.get_values()):
-                if j < len(reduced) and static == reduced[j] or (static == DYN and j < len(reduced) and reduced[j] < 0):
+                if (j < len(reduced) and static == reduced[j]) or (
+                    static == DYN and j < len(reduced) and reduced[j] < 0
+                ):
                     keep.append(size)
                     j += 1
                 elif static != 1:

@@ -83,7 +83,9 @@ def test_mutated_inputs_give_a_verdict_or_a_positioned_error():
     """Numbers of the conformance functions changed at random (seeded): never a traceback."""
     import random
     import re
+
     from hlo_index.mlir import MlirError, analyse_mlir_text
+
     from .test_conformance import cases
 
     rng = random.Random(7)

@@ -18,10 +18,10 @@ def note_functions() -> dict:
         pytest.skip("the IREE note is not in ../shared/seeds")
     text = NOTE.read_text()
     found = {}
-    for m in re.finditer(r"util\.func public @(\w+)\(.*?\n}\n", text, re.S):
+    for m in re.finditer(r"util\.func public @(\w+)\(.*?\n}\n", text, re.DOTALL):
         found[m.group(1)] = m.group(0)
     # the multi-dim example is a fragment: two ops of a larger function
-    frag = re.search(r"(%extracted_slice_446 = .*?tensor<\?x8x32x2x64xf8E4M3FNUZ>)\n", text, re.S).group(1)
+    frag = re.search(r"(%extracted_slice_446 = .*?tensor<\?x8x32x2x64xf8E4M3FNUZ>)\n", text, re.DOTALL).group(1)
     found["f8"] = (
         "util.func public @f8(%expanded_444 : tensor<?x32x2x8x32x128xf8E4M3FNUZ>, %9 : index) "
         "-> (tensor<?x8x32x2x64xf8E4M3FNUZ>) {\n"

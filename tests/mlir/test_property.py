@@ -6,7 +6,8 @@ import itertools
 import os
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hlo_index.mlir import analyse_mlir_text
 

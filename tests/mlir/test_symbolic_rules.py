@@ -22,7 +22,7 @@ CASES = {
   return %e : tensor<?x4xf32>
 }""",
         lambda v: [[tagged((10,)), v]],
-        range(0, 4),
+        range(4),
         "expand",
     ),
     # a runtime source, offset and size with stride 2: rows of 2 * 4 elements, start inside a row's first 2
@@ -97,12 +97,12 @@ def instances(name):
     function = next(iter(parse_mlir(text).functions()))
     names = [a.name_hint for a in function.body.blocks.first.args]
     if name == "maybe_unit":
-        for a in range(0, 4):
+        for a in range(4):
             yield {"V_a": a}, [tagged((10,)), a]
         return
     for n in range(1, 25):
-        for u in range(0, 8):
-            for w in range(0, 8):
+        for u in range(8):
+            for w in range(8):
                 env = {f"D_{names[0]}_0": n, f"V_{names[1]}": u}
                 args = [tagged((n,)), u]
                 if len(names) > 2:

@@ -21,8 +21,8 @@ bounds [0, n-1] out to in; operand dims in to out); an UNDEFINED map fails the c
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
 
 import numpy as np
 
@@ -34,7 +34,7 @@ from hlo_index.reference import read_set as reference_read_set
 @dataclass(frozen=True)
 class Runtime:
     map_values: tuple[int, ...] = ()
-    reference_values: Optional[dict] = field(default=None)
+    reference_values: dict | None = field(default=None)
 
 
 def points(dims: Sequence[int], sample: int, seed: int) -> list[tuple[int, ...]]:
@@ -71,7 +71,7 @@ def _check_domain(maps, dims: Sequence[int], what: str) -> None:
 
 
 def check_out2in(
-    instr: Instruction, output_index: int = 0, runtime: Optional[Runtime] = None, sample: int = 2000, seed: int = 0
+    instr: Instruction, output_index: int = 0, runtime: Runtime | None = None, sample: int = 2000, seed: int = 0
 ) -> int:
     runtime = runtime or Runtime()
     out_dims = instr.shape.leaf(output_index).dims
@@ -104,7 +104,7 @@ def _operand_dims(instr: Instruction, operand_index: int, output_index: int) -> 
 def check_in2out(
     instr: Instruction,
     operand_index: int,
-    runtime: Optional[Runtime] = None,
+    runtime: Runtime | None = None,
     sample: int = 2000,
     seed: int = 0,
     max_outputs: int = 50_000,

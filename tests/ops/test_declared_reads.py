@@ -169,9 +169,10 @@ def _other_literal(op):
 def test_a_while_key_holds_the_initial_counter_inside_its_init_tuple():
     """The trip count comes from a constant inside the init tuple: two loops that differ only
     there must not share maps (a ``tuple`` operand is keyed by its elements' values)."""
+    from fusion.test_rules_control_flow import while_module
+
     from hlo_index.fusion.fingerprint import instruction_key
     from hlo_index.hlo import parse_module_text
-    from fusion.test_rules_control_flow import while_module
 
     loops = [parse_module_text(while_module(1, 3, "shift", start, 4, False)).entry.root for start in (0, 2)]
     with AnalysisContext():

@@ -3,7 +3,8 @@ for every replica position (the runtime variable rt0)."""
 
 from __future__ import annotations
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hlo_index.hlo.build import array_shape, instruction, tuple_shape
 from hlo_index.ops import input_to_output, output_to_input

@@ -3,7 +3,8 @@ batch groups): rules vs the numpy reference on random configurations, plus the s
 
 from __future__ import annotations
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hlo_index.hlo import parse_module_text
 from hlo_index.hlo.build import array_shape, instruction

@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hlo_index.hlo import load, parse_module_text
 from hlo_index.hlo.build import array_shape, instruction, tuple_shape

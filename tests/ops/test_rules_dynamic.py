@@ -12,7 +12,8 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-from hypothesis import event, given, settings, strategies as st
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 
 from hlo_index.affine import IndexingMap
 from hlo_index.hlo import parse_module_text

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hlo_index.hlo.build import array_shape, instruction
-from hlo_index.ops import OUTPUT_TO_INPUT, INPUT_TO_OUTPUT, input_to_output, output_to_input
+from hlo_index.ops import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, input_to_output, output_to_input
 from hlo_index.ops.rules_elementwise import ELEMENTWISE_OPCODES
 
 from .oracle_check import check_in2out, check_out2in

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hlo_index.hlo import parse_module_text
 from hlo_index.hlo.build import array_shape, instruction, tuple_shape
@@ -52,7 +53,7 @@ def onednn_matmul(draw):
     result = batch + [m, n]
 
     @st.composite
-    def broadcastable(draw, name):  # noqa: ARG001 (every post-op operand broadcasts alike)
+    def broadcastable(draw, name):
         # aligned at the last dim: a suffix of the result's dims, each kept or 1
         length = draw(st.integers(0, rank))
         return f32(*[d if draw(st.booleans()) else 1 for d in result[rank - length :]])

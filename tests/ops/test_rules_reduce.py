@@ -3,7 +3,8 @@ vs the numpy reference on random shapes and windows, plus the spec's printed exa
 
 from __future__ import annotations
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hlo_index.hlo.build import array_shape, instruction, tuple_shape
 from hlo_index.hlo.model import WindowDim

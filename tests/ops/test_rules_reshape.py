@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hlo_index.hlo.build import array_shape, instruction
 from hlo_index.hlo.model import Layout, Shape, Tile
@@ -84,6 +85,7 @@ def test_bitcast_convert_matches_reference(dims, types):
 def test_tiled_bitcast_reads_through_memory():
     """A tiled operand is read through its tile-major memory image (independent numpy model)."""
     import numpy as np
+
     from hlo_index.reference.ref_layout import physical_memory
 
     tiled = Shape("f32", (4, 6), (False, False), Layout((1, 0), (Tile((2, 4)),)))

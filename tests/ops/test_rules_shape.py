@@ -3,7 +3,8 @@ numpy reference on random shapes, plus the spec's printed examples."""
 
 from __future__ import annotations
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hlo_index.hlo.build import array_shape, instruction
 from hlo_index.hlo.model import PadDim, SliceDim

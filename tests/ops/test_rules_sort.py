@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hlo_index.hlo import parse_module_text
 from hlo_index.hlo.build import array_shape, instruction, tuple_shape

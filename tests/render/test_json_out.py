@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from hlo_index.hlo import load_path
-from hlo_index.report.build import module_report
 from hlo_index.render.json_out import render_json, write_json
+from hlo_index.report.build import module_report
 
 CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus"
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"

@@ -5,16 +5,14 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-import numpy as np
 from hypothesis import given, settings
+from layout.helpers import tiled_shapes
 from rich.console import Console
 
-from hlo_index.layout import physical_offsets
 from hlo_index.hlo.shapes import parse_shape_text
+from hlo_index.layout import physical_offsets
 from hlo_index.render.layout_picture import PADDING_MARK, ROW_LABEL_END, TILE_COLOURS, render_svg, render_text
 from hlo_index.report.layout_picture import PALETTE_LIMIT, build_picture
-
-from layout.helpers import tiled_shapes
 
 ROW = re.compile(rf"^\s*(\d+) {ROW_LABEL_END}(.*)$")
 TITLE = re.compile(r"^\[([\d, ]+), :, :\]$")

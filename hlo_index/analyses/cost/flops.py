@@ -7,8 +7,8 @@ transcendentals) of one application of a called computation.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
 
 from ...hlo.backend_config import backend_config
 from ...hlo.model import Instruction
@@ -102,8 +102,8 @@ class CostOptions:
 
     count_multiple_input_accesses: bool = True
     gpu: bool = True
-    capability: Optional[str] = None
-    profiles: Optional[OpProfiles] = None
+    capability: str | None = None
+    profiles: OpProfiles | None = None
 
 
 SubCost = Callable[[object], tuple[float, float]]
@@ -248,7 +248,7 @@ def concatenate_gpu_flops(instr: Instruction) -> int:
     return 6 * n
 
 
-def concatenate_gpu_utilization(instr: Instruction, k: int) -> Optional[float]:
+def concatenate_gpu_utilization(instr: Instruction, k: int) -> float | None:
     dims = instr.attrs.get("dimensions") or (0,)
     if dims[0] == 0:
         return None
@@ -314,7 +314,7 @@ def custom_call_flops(instr: Instruction, options: CostOptions) -> tuple[float, 
     return -1.0, 0.0
 
 
-def triton_cost_estimate(instr: Instruction) -> Optional[dict]:
+def triton_cost_estimate(instr: Instruction) -> dict | None:
     """The ``cost_estimate_json`` a ``triton_kernel_call`` custom-call carries in its backend
     config (its quotes escaped any of the ways jax writes them), or None."""
     import json

@@ -11,7 +11,6 @@ output, as in XLA's multi-output fusion).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Optional
 
 from ...hlo.model import Instruction
 from ...hlo.printer import format_attribute, format_computation, format_instruction, format_shape
@@ -102,7 +101,7 @@ def fused_operands(producer: Instruction, consumer: Instruction) -> list[Instruc
     return list(out.values())
 
 
-def _element_of(value: Instruction, producer: Instruction) -> Optional[int]:
+def _element_of(value: Instruction, producer: Instruction) -> int | None:
     if value.opcode == "get-tuple-element" and value.operands and value.operands[0] is producer:
         return int(value.attrs.get("index", 0))
     return None

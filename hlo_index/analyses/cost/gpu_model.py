@@ -14,8 +14,8 @@ launch dimensions, and the what-if of fusing a producer into its consumers (``Es
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Optional, Sequence
 
 import numpy as np
 
@@ -235,7 +235,7 @@ class GpuPerformanceModel:
             self._fusions[key] = as_fusion(instr)
         return self._fusions[key]
 
-    def run_time(self, instr: Instruction, launch: Optional[Launch] = None) -> RunTime:
+    def run_time(self, instr: Instruction, launch: Launch | None = None) -> RunTime:
         """``EstimateRunTimeForInstruction``."""
         if launch is None and id(instr) in self._memo:
             return self._memo[id(instr)]

@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
 
 from ...hlo.model import Instruction
 from ..tiling import TileError, propagate, tile_counts
 from .devices import DeviceSpec
 from .flops import ELEMENTWISE
-from .gpu_model import RunTime, combine, compute_time_us, coalescing_rate, launch_dimensions, read_time_us
+from .gpu_model import RunTime, coalescing_rate, combine, compute_time_us, launch_dimensions, read_time_us
 from .hlo_cost import HloCost
 from .op_profiles import flops_per_element
 from .shapes import element_bytes, elements, leaves, shape_bytes
@@ -111,9 +111,9 @@ def tile_bandwidth_rate(shape, sizes: Sequence[int], strides: Sequence[int], dev
 def instruction_maps(comp, root: Instruction) -> list[tuple[Instruction, tuple]]:
     """(instruction, distinct maps from ``root``'s output to it), for every instruction ``root``
     reaches, root first."""
-    from ...fusion.walk import compose_step
     from ...fusion.mapset import distinct, union
     from ...fusion.rule_cache import identity, output_to_input_steps
+    from ...fusion.walk import compose_step
     from .hlo_cost import post_order
 
     order = post_order(comp)
@@ -180,11 +180,11 @@ class IndexingPerformanceModel:
         return int(self.cost.of(instr).flops // n) if n else 0
 
     # ---- untiled ------------------------------------------------------------------------
-    def run_time(self, instr: Instruction, fusion: Optional[Instruction] = None) -> RunTime:
+    def run_time(self, instr: Instruction, fusion: Instruction | None = None) -> RunTime:
         """``EstimateRunTimeForInstruction`` (``fusion``: the kernel to estimate when it is not
         ``instr`` itself, e.g. a producer fused into its consumer)."""
-        from .gpu_model import as_fusion
         from ..coalescing_heuristic import heuristic_coalesced
+        from .gpu_model import as_fusion
 
         device = self.device
         if instr.opcode == "bitcast":
@@ -251,9 +251,9 @@ class IndexingPerformanceModel:
         self,
         fusion: Instruction,
         tile_sizes: Sequence[int],
-        num_blocks: Optional[int] = None,
-        threads_per_block: Optional[int] = None,
-        num_warps: Optional[int] = None,
+        num_blocks: int | None = None,
+        threads_per_block: int | None = None,
+        num_warps: int | None = None,
     ) -> TiledRunTime:
         """``EstimateRunTimeForTiledFusion`` with output tile ``tile_sizes`` of the fusion's real
         root (the root no other fused instruction uses); raises ``TilingError`` when a map does
@@ -364,7 +364,7 @@ class IndexingPerformanceModel:
         comp = fusion.fused_computation
         real = _real_root(comp, _roots(comp))
         choices = [candidate_sizes(d) for d in real.shape.dims]
-        best: Optional[TiledRunTime] = None
+        best: TiledRunTime | None = None
         for sizes in itertools.product(*choices):
             if padded_size(sizes) > MAX_TILE_ELEMENTS:
                 continue
@@ -410,7 +410,7 @@ def _real_root(comp, roots: list[Instruction]) -> Instruction:
     return roots[0]
 
 
-def block_level_config(fusion: Instruction) -> Optional[tuple[list[list[int]], Optional[int]]]:
+def block_level_config(fusion: Instruction) -> tuple[list[list[int]], int | None] | None:
     """The output tiles and warps of ``block_level_fusion_config`` in a fusion's backend_config."""
     from ...hlo.backend_config import backend_config
 

@@ -11,8 +11,8 @@ table. A device without its own profile (XLA's sm_89 test device, ROCm) gets ``s
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping, Optional
 
 from .textproto import first, parse_text_proto
 
@@ -357,7 +357,7 @@ def load_profiles(path: str) -> dict[str, dict[str, dict[str, int]]]:
 
 
 def flops_per_element(
-    opcode: str, element_type: str, capability: Optional[str], profiles: Optional[OpProfiles] = None
+    opcode: str, element_type: str, capability: str | None, profiles: OpProfiles | None = None
 ) -> int:
     """XLA's ``FlopsPerElement``: the device's profile, else ``sm_86``; 3 when absent."""
     table = profiles if profiles is not None else SHIPPED_PROFILES

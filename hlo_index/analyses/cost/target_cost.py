@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
 
 from ...hlo.model import Computation, Instruction
 from .devices import DeviceSpec, device_for_capability, load_device
@@ -25,7 +25,6 @@ from .flops import CostOptions
 from .gpu_model import GpuPerformanceModel, RunTime
 from .hlo_cost import HloCost, Properties
 from .indexing_model import IndexingPerformanceModel, TilingError, block_level_config, is_block_level
-from .shapes import shape_bytes
 
 CAPABILITY_IN_NAME = re.compile(r"sm_(\d+)\.(\d+)")
 
@@ -38,13 +37,13 @@ class TargetCostOptions:
     ``consumers`` / ``multi_output``: the fusion what-if (``None``: no what-if)."""
 
     target: str = "auto"
-    device: Optional[str] = None
-    roofline: Optional[tuple[float, float]] = None
+    device: str | None = None
+    roofline: tuple[float, float] | None = None
     cost_model: str = "classic"
     tile: object = None
-    launch: Optional[tuple[int, int]] = None
+    launch: tuple[int, int] | None = None
     count_multiple_input_accesses: bool = True
-    consumers: Optional[tuple[str, ...]] = None
+    consumers: tuple[str, ...] | None = None
     multi_output: bool = False
     exact: bool = True  # the exact figures from the maps (the report layer may have them already)
 
@@ -60,21 +59,21 @@ class FusionCost:
     operand_bytes_accessed: list
     output_bytes_accessed: float
     operand_utilization: list
-    bytes_read: Optional[float] = None
-    bytes_written: Optional[float] = None
-    device: Optional[str] = None
-    device_assumed: Optional[str] = None  # why this device, when the user gave none
-    model: Optional[str] = None  # which estimator gave the time
-    time_us: Optional[float] = None
-    compute_time_us: Optional[float] = None
-    read_time_us: Optional[float] = None
-    write_time_us: Optional[float] = None
-    bound: Optional[str] = None
-    launch: Optional[dict] = None
-    tile_sizes: Optional[list] = None
-    fused: Optional[dict] = None
-    time_unfused_us: Optional[float] = None
-    time_fused_us: Optional[float] = None
+    bytes_read: float | None = None
+    bytes_written: float | None = None
+    device: str | None = None
+    device_assumed: str | None = None  # why this device, when the user gave none
+    model: str | None = None  # which estimator gave the time
+    time_us: float | None = None
+    compute_time_us: float | None = None
+    read_time_us: float | None = None
+    write_time_us: float | None = None
+    bound: str | None = None
+    launch: dict | None = None
+    tile_sizes: list | None = None
+    fused: dict | None = None
+    time_unfused_us: float | None = None
+    time_fused_us: float | None = None
     exact: dict = field(default_factory=dict)
     time_uses: str = "xla"
     operand_read_us: list = field(default_factory=list)
@@ -83,7 +82,7 @@ class FusionCost:
     explanation: str = ""
 
     @property
-    def intensity(self) -> Optional[float]:
+    def intensity(self) -> float | None:
         return self.flops / self.bytes_accessed if self.bytes_accessed and self.bytes_accessed > 0 else None
 
     def to_json(self) -> dict:
@@ -140,13 +139,13 @@ def is_gpu_module(module, requested: str = "auto") -> bool:
     return detect_target(module, requested).target == GPU
 
 
-def capability_of(module) -> Optional[tuple[int, int]]:
+def capability_of(module) -> tuple[int, int] | None:
     """The compute capability XLA writes into GPU dump file names (``...sm_8.0_gpu_after_...``)."""
     match = CAPABILITY_IN_NAME.search(getattr(module, "source", "") or "")
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
-def device_of(module, options: TargetCostOptions) -> tuple[DeviceSpec, Optional[str]]:
+def device_of(module, options: TargetCostOptions) -> tuple[DeviceSpec, str | None]:
     """(device, why it was assumed: None when the user named it)."""
     if options.device:
         return load_device(options.device), None
@@ -182,7 +181,7 @@ class CostSession:
 
 
 def cost_of_target(
-    target, module, options: TargetCostOptions = TargetCostOptions(), session: Optional[CostSession] = None
+    target, module, options: TargetCostOptions = TargetCostOptions(), session: CostSession | None = None
 ) -> FusionCost:
     """The cost of a fusion, an instruction or a computation (its instructions summed; no time)."""
     session = session or CostSession(module, options)
@@ -208,7 +207,7 @@ def cost_totals(
     module,
     costs: Sequence[FusionCost] = (),
     options: TargetCostOptions = TargetCostOptions(),
-    session: Optional[CostSession] = None,
+    session: CostSession | None = None,
 ) -> dict:
     """The module's figures as XLA's ``HloCostAnalysis`` sums them (every instruction of the entry
     computation, called computations through their callers, float32 sums); ``time_us``: the sum

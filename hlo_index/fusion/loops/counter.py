@@ -16,12 +16,10 @@ structural fingerprint, literals included) tells them apart.
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional
 
 from ...context import current
 from ...hlo.model import Computation, Instruction
 from ...ops.starts import constant_values
-
 
 _BITS = {"s8": 8, "s16": 16, "s32": 32, "s64": 64, "u8": 8, "u16": 16, "u32": 32, "u64": 64}
 _COMPARE = {
@@ -41,7 +39,7 @@ _ARITHMETIC = {
 }
 
 
-def _fits(instr: Instruction, value: int) -> Optional[int]:
+def _fits(instr: Instruction, value: int) -> int | None:
     """``value`` when ``instr`` is a scalar of an integer or pred type that holds it exactly
     (no wrap-around is modelled), else None."""
     shape = instr.shape
@@ -64,9 +62,9 @@ class _Folder:
         self.comp = comp
         self.parameters = parameters  # parameter number -> value (a scalar parameter)
         self.elements = elements  # element of tuple parameter 0 -> value
-        self.memo: dict[int, tuple[Instruction, Optional[int]]] = {}
+        self.memo: dict[int, tuple[Instruction, int | None]] = {}
 
-    def value(self, instr: Instruction) -> Optional[int]:
+    def value(self, instr: Instruction) -> int | None:
         hit = self.memo.get(id(instr))
         if hit is not None and hit[0] is instr:
             return hit[1]
@@ -75,7 +73,7 @@ class _Folder:
         self.memo[id(instr)] = (instr, result)
         return result
 
-    def _value(self, instr: Instruction) -> Optional[int]:
+    def _value(self, instr: Instruction) -> int | None:
         op, ops = instr.opcode, instr.operands
         if op == "parameter":
             v = self.parameters.get(instr.parameter_number)
@@ -200,7 +198,7 @@ def _constant_for(clone: Computation, source: Instruction, value: int) -> Instru
     return c
 
 
-def specialised_body(body: Computation, values: dict[int, int]) -> Optional[Computation]:
+def specialised_body(body: Computation, values: dict[int, int]) -> Computation | None:
     """``body`` with the loop-state elements in ``values`` known to hold those values, or None
     when nothing but the counters' own updates reads them (the specialisation would change no map)."""
     clone, changed = _specialise(body, {}, values, 0)
@@ -210,7 +208,7 @@ def specialised_body(body: Computation, values: dict[int, int]) -> Optional[Comp
 # ---- counters: loop-state elements that grow by a constant every iteration ---------------------
 
 
-def _counter_of(expr: Instruction, callers: tuple, depth: int = 0) -> Optional[tuple[int, int]]:
+def _counter_of(expr: Instruction, callers: tuple, depth: int = 0) -> tuple[int, int] | None:
     """``(element, offset)`` when ``expr`` is exactly ``state[element] + offset`` (state: the
     body's tuple parameter), through constant adds / subtracts and ``call`` boundaries;
     ``callers``: the call instructions (innermost last) whose callees ``expr`` lies in."""
@@ -246,7 +244,7 @@ def _counter_of(expr: Instruction, callers: tuple, depth: int = 0) -> Optional[t
     return None
 
 
-def _constant_scalar(op: Instruction) -> Optional[int]:
+def _constant_scalar(op: Instruction) -> int | None:
     values = constant_values(op)
     return int(values.flat[0]) if values is not None and values.size == 1 and not op.shape.dims else None
 

@@ -9,7 +9,7 @@ pieces and nothing else. Groups that are not a full progression stay as they are
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ...affine import IndexingMap, Interval, const, range_var
 

@@ -20,8 +20,6 @@ compositions and ``loop_maps_per_pair`` maps per element pair, else UNDEFINED na
 
 from __future__ import annotations
 
-from typing import Optional, Union
-
 from ...affine import IndexingMap, runtime_var
 from ...context import budget_reason, current, register_table
 from ...hlo.model import Computation, Instruction
@@ -132,7 +130,7 @@ def _union(a: Matrix, b: Matrix) -> Matrix:
 _MATRICES = register_table("fusion.loops.matrices")
 
 
-def loop_matrix(instr: Instruction) -> Union[Matrix, str]:
+def loop_matrix(instr: Instruction) -> Matrix | str:
     """Per while output element j: init element k -> maps; or the reason none can be given."""
     memo = current().tables[_MATRICES]
     hit = memo.get(id(instr))
@@ -141,7 +139,7 @@ def loop_matrix(instr: Instruction) -> Union[Matrix, str]:
     return hit[1]
 
 
-def _body_matrix(body: Computation, count: int) -> Union[Matrix, str]:
+def _body_matrix(body: Computation, count: int) -> Matrix | str:
     body_maps: Matrix = {}
     for j in range(count):
         per_param = computation_output_to_input(body, j)
@@ -153,7 +151,7 @@ def _body_matrix(body: Computation, count: int) -> Union[Matrix, str]:
     return body_maps
 
 
-def _loop_matrix(instr: Instruction) -> Union[Matrix, str]:
+def _loop_matrix(instr: Instruction) -> Matrix | str:
     body, cond = instr.called.get("body"), instr.called.get("condition")
     if body is None or cond is None or body.root is None or cond.root is None:
         return "while: body or condition computation not resolved"
@@ -189,7 +187,7 @@ def _loop_matrix(instr: Instruction) -> Union[Matrix, str]:
     return result
 
 
-def _general(instr: Instruction, body: Computation, cond_maps, dims, trips: Optional[int]) -> Union[Matrix, str]:
+def _general(instr: Instruction, body: Computation, cond_maps, dims, trips: int | None) -> Matrix | str:
     """One body map for every iteration: dynamic offsets stay runtime variables."""
     count = len(dims)
     body_maps = _body_matrix(body, count)
@@ -206,7 +204,7 @@ def _general(instr: Instruction, body: Computation, cond_maps, dims, trips: Opti
     return _with_control(final, visited, cond_maps, instr, dims)
 
 
-def _unrolled(instr: Instruction, body: Computation, cond_maps, dims, trips: Optional[int]) -> Union[Matrix, str, None]:
+def _unrolled(instr: Instruction, body: Computation, cond_maps, dims, trips: int | None) -> Matrix | str | None:
     """Iteration by iteration, each with the counters folded into the body (``counter``):
     ``T_{n+1} = T_n o B_n`` exactly. None where it does not apply (no counter pattern, its count
     not the loop's, more than ``Budgets.loop_steps`` iterations, or no op reads the counter as an offset)."""
@@ -264,7 +262,7 @@ def _whole_read(m: IndexingMap, dims) -> bool:
     )
 
 
-def _with_control(final: Matrix, visited: list, cond_maps, instr: Instruction, dims) -> Union[Matrix, str]:
+def _with_control(final: Matrix, visited: list, cond_maps, instr: Instruction, dims) -> Matrix | str:
     """The condition, evaluated on every state visited, decides how many iterations run."""
     control: dict[int, list] = {}
     cond_row = {0: cond_maps}
@@ -291,7 +289,7 @@ def _lift(m: IndexingMap, dims) -> IndexingMap:
     return IndexingMap([full_interval(n) for n in dims], m.range_vars, m.runtime_vars, m.results, m.constraints)
 
 
-def _iterate(start: Matrix, body_maps: Matrix, instr: Instruction, dims, trips: Optional[int]):
+def _iterate(start: Matrix, body_maps: Matrix, instr: Instruction, dims, trips: int | None):
     """(T_N or the union over all n, every distinct T_n visited)."""
     t, visited = start, [start]
     union = start

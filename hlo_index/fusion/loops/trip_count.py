@@ -8,14 +8,12 @@ condition. Its trip count is found by running the comparison (at most
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ...context import current
 from ...hlo.model import Computation, Instruction
 from ...ops.starts import constant_values
 
 
-def known_trip_count(instr: Instruction) -> Optional[int]:
+def known_trip_count(instr: Instruction) -> int | None:
     """``backend_config={"known_trip_count":{"n":"20"}}`` or jax's counter pattern, else None."""
     from ...hlo.backend_config import backend_config
 
@@ -26,12 +24,12 @@ def known_trip_count(instr: Instruction) -> Optional[int]:
     return _induction_trip_count(instr)
 
 
-def _scalar_constant(op: Instruction) -> Optional[int]:
+def _scalar_constant(op: Instruction) -> int | None:
     values = constant_values(op)
     return int(values.flat[0]) if values is not None and values.size == 1 else None
 
 
-def _gte_of_parameter(op: Instruction) -> Optional[int]:
+def _gte_of_parameter(op: Instruction) -> int | None:
     if op.opcode == "get-tuple-element" and op.operands and op.operands[0].opcode == "parameter":
         return int(op.attr("index", 0))
     return None
@@ -47,12 +45,12 @@ _COMPARE = {
 _SWAPPED = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE", "NE": "NE"}
 
 
-def _induction_trip_count(instr: Instruction) -> Optional[int]:
+def _induction_trip_count(instr: Instruction) -> int | None:
     found = induction_variable(instr)
     return None if found is None else found[3]
 
 
-def induction_variable(instr: Instruction) -> Optional[tuple[int, int, int, int]]:
+def induction_variable(instr: Instruction) -> tuple[int, int, int, int] | None:
     """(counter element, start, step, trip count) of jax's counter pattern: an element c initialised
     by a constant, ``c + step`` (constant) in the body, and the condition ``compare(c, bound)``
     against a constant. The count is simulated exactly."""
@@ -83,7 +81,7 @@ def induction_variable(instr: Instruction) -> Optional[tuple[int, int, int, int]
     return counter, start, step, trips
 
 
-def _counter_step(body: Computation, counter: int) -> Optional[int]:
+def _counter_step(body: Computation, counter: int) -> int | None:
     root = body.root
     if root is None or root.opcode != "tuple" or counter >= len(root.operands):
         return None

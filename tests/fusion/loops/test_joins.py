@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import itertools
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hlo_index.affine import IndexingMap, Interval, const, dim
 from hlo_index.fusion.loops.joins import join_constant_progressions
