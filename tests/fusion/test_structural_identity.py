@@ -1,6 +1,6 @@
 """Cache keys are the structure a rule reads, never names: answers depend only on the module.
 
-The reproduction from issue 11: two modules whose sort comparators (both named ``cmp``) read
+A reproduction: two modules whose sort comparators (both named ``cmp``) read
 different parameters, each sorted inside a kLoop fusion with the same names. Analysed in one
 process (one analysis context), b must get b's maps, not a's.
 """

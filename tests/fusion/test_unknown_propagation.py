@@ -1,4 +1,4 @@
-"""An unknown never turns into "not read" (issue 17).
+"""An unknown never turns into "not read".
 
 A while loop whose state is a tuple, read back through get-tuple-element: its maps are UNDEFINED,
 and whole-computation analysis must report the parameters it reads as UNDEFINED (with the reason

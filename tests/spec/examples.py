@@ -275,7 +275,7 @@ d1 in [0, 29]""",
     notes=(
         "the spec's upd map has no constraint, so read literally it also maps outputs outside "
         "the updated window to upd indices outside [0, 4] x [0, 9]; ours carries "
-        "d0 - rt0 in [0, 4], d1 - rt1 in [0, 9] (issue 4 asks for it): compared with the spec's "
+        "d0 - rt0 in [0, 4], d1 - rt1 in [0, 9] (exactly what is read): compared with the spec's "
         "map restricted to upd's shape",
         "the spec's src map is the identity (XLA's over-approximation: it reads src also under "
         "the update); ours reads src exactly where upd is not read (4 pieces constrained on "

@@ -80,7 +80,7 @@ def test_iota_has_no_operand_maps(tmp_path_factory):
 
 
 def test_json_target_fields(tmp_path_factory):
-    """The JSON contract of issue 4 on a spec example: operand names and shapes as in the snippet."""
+    """The analyze JSON contract on a spec example: operand names and shapes as in the snippet."""
     target = target_of(_by_name("Concatenate"), tmp_path_factory)
     assert (target["kind"], target["name"], target["opcode"]) == ("instruction", "output", "concatenate")
     assert target["outputs"] == [{"index": 0, "shape": "f32[2,33,7]"}]
