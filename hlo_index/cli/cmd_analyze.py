@@ -176,7 +176,12 @@ def _write_text(make_reports, color, pager, several_files, top, sort) -> None:
               show_default=True,
               help="Order for --top: bytes read; uncoalesced operands; reads per element (utilization); "
                    "most distinct maps for one operand.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "model-explorer-node-data"]), default="text",
+              show_default=True,
+              help="model-explorer-node-data: Model Explorer node data of the per-operand figures, one file "
+                   "per figure (PREFIX.<figure>.json with -o PREFIX; bytes read on standard output without).")
+@click.option("--output", "-o", "output", metavar="PREFIX",
+              help="With --format model-explorer-node-data: write PREFIX.<figure>.json files.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
               help="Worker processes when several files are given (a directory counts as its files); "
                    "the largest texts go first, workers share the imports and write their own JSON. "
@@ -195,7 +200,7 @@ def _write_text(make_reports, color, pager, several_files, top, sort) -> None:
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
 @click.option("--no-pager", is_flag=True, help="Never page text output (HLO_INDEX_PAGER / PAGER=cat do the same).")
 def command(paths, fusion, computation, instruction, direction, top, sort, fmt, jobs, verify, physical,
-            no_analyses, target, color, no_pager) -> None:
+            no_analyses, target, color, no_pager, output=None) -> None:
     """Indexing maps of every fusion in PATH... (files, .gz, directories, '-' for stdin).
 
     Each operand also gets its utilization (distinct elements read, bytes, reads per element) and
@@ -208,6 +213,9 @@ def command(paths, fusion, computation, instruction, direction, top, sort, fmt, 
     """
     if sum(bool(x) for x in (fusion, computation, instruction)) > 1:
         raise click.UsageError("give at most one of --fusion, --computation, --instruction")
+    if fmt == "model-explorer-node-data":
+        from .model_explorer_files import write_node_data_files
+        sys.exit(write_node_data_files(paths, output, tuple(fusion) or None, target))
     from ..render.driver import AnalyzeOptions
     options = AnalyzeOptions(direction=direction, fusion=tuple(fusion) or None, computation=computation,
                              instruction=instruction, verify=verify, encode_json=fmt == "json" and top is None,
