@@ -4,9 +4,9 @@
 
 Writes the dump's graph file and its bytes-read node data with hlo-index, starts
 ``model-explorer --no_open_in_browser`` on 127.0.0.1 with both, takes a headless Chromium
-screenshot of the page the server names, and checks the screenshot: the graph area must hold
-many pixels of the bytes-read colours (the graph is drawn with WebGL, so the page's DOM does not
-hold it). Nothing here needs the network: the server's version check and the page's web fonts
+screenshot of the page the server names (after ``--wait`` seconds), and checks the screenshot:
+the graph pane must be drawn and hold pixels of the bytes-read reds (the graph is drawn with
+WebGL, so the page's DOM does not hold it). Nothing here needs the network: the server's version check and the page's web fonts
 fail quietly offline. Exit 0 when the graph shows, 1 when it does not, 2 when a step failed.
 Run by ``make model-explorer-check``; not part of the test suite (it needs the
 ``model-explorer`` extra and a Chromium).
@@ -14,6 +14,7 @@ Run by ``make model-explorer-check``; not part of the test suite (it needs the
 from __future__ import annotations
 
 import argparse
+import http.server
 import os
 import re
 import shutil
@@ -22,6 +23,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 import zlib
@@ -32,8 +34,6 @@ GPT12 = ROOT / ".." / "shared" / "corpus" / "gpt12_train" / "gpt12_train_step.af
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
                   "--hide-scrollbars", "--window-size=1600,1000"]
-# The bytes-read gradient of render.model_explorer, light to dark red: pixels near these colours.
-GRADIENT = ((0xff, 0xf5, 0xf0), (0xfb, 0x6a, 0x4a), (0x67, 0x00, 0x0d))
 
 
 def free_port() -> int:
@@ -81,20 +81,45 @@ def read_png(path: Path) -> tuple[int, int, list[bytes], int]:
     return width, height, rows, bpp
 
 
-def coloured_share(path: Path) -> tuple[float, float]:
-    """(share of pixels near a bytes-read colour other than the lightest, share of non-white
-    pixels), over the screenshot below the page's toolbar."""
+def graph_pixels(path: Path) -> tuple[int, float]:
+    """(pixels in the bytes-read reds, share of pixels drawn) in the graph pane of the screenshot:
+    left of the side panel, below the toolbar, above the legend."""
     width, height, rows, bpp = read_png(path)
-    near = other = total = 0
-    for row in rows[height // 8:]:
-        for x in range(0, width * bpp, bpp * 2):
+    red = drawn = total = 0
+    for row in rows[height // 10:height * 17 // 20]:
+        for x in range(0, (width * 3 // 4) * bpp, bpp):
             r, g, b = row[x], row[x + 1], row[x + 2]
             total += 1
-            if r < 245 or g < 245 or b < 245:
-                other += 1
-            if r > 150 and g < 200 and b < 190 and r - g > 60:   # the red half of the gradient
-                near += 1
-    return near / total, other / total
+            drawn += r < 240 or g < 240 or b < 240
+            red += r > 150 and g < 200 and b < 190 and r - g > 60   # the red half of the gradient
+    return red, drawn / total
+
+
+def delayed_page(url: str, seconds: int) -> tuple[http.server.ThreadingHTTPServer, str]:
+    """A page showing ``url`` in a full-window frame whose load event comes ``seconds`` later (it
+    holds an image served that late): headless Chromium's --screenshot waits for the load event,
+    and Model Explorer's own page is loaded long before it has laid the graph out."""
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            if self.path.startswith("/late.gif"):
+                time.sleep(seconds)
+                body, kind = b"GIF89a\x01\x00\x01\x00\x00\x00\x00;", "image/gif"
+            else:
+                body = (f'<html><body style="margin:0"><iframe src="{url}" style="border:0;width:100vw;'
+                        f'height:100vh"></iframe><img src="/late.gif" style="display:none"></body></html>').encode()
+                kind = "text/html"
+            self.send_response(200)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/"
 
 
 def main() -> int:
@@ -102,7 +127,7 @@ def main() -> int:
     parser.add_argument("--hlo", default=str(GPT12))
     parser.add_argument("--png", default="/tmp/model_explorer_check.png")
     parser.add_argument("--chromium", default=shutil.which("chromium") or shutil.which("chromium-browser") or "")
-    parser.add_argument("--wait", type=int, default=90, help="seconds the page gets to lay out the graph")
+    parser.add_argument("--wait", type=int, default=60, help="seconds the page gets to lay out the graph")
     args = parser.parse_args()
     if not args.chromium:
         print("error: no chromium (apt-get install -y chromium)", file=sys.stderr)
@@ -134,16 +159,18 @@ def main() -> int:
             return 2
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/check_health", timeout=10) as r:
             assert r.read() == b"model_explorer_ok"
-        profile = work / "chromium-profile"
+        page, page_url = delayed_page(url, args.wait)
         png = Path(args.png)
-        subprocess.run([args.chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
-                        f"--virtual-time-budget={args.wait * 1000}", f"--timeout={args.wait * 1000}",
-                        f"--screenshot={png}", url],
-                       check=True, timeout=args.wait + 120, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        red, drawn = coloured_share(png)
-        print(f"{png}: {100 * drawn:.1f}% of the graph area drawn, {100 * red:.2f}% in bytes-read reds")
-        if drawn < 0.02 or red < 0.001:
-            print("error: the page does not show the coloured graph", file=sys.stderr)
+        try:
+            subprocess.run([args.chromium, *CHROMIUM_FLAGS, f"--user-data-dir={work / 'chromium-profile'}",
+                            f"--timeout={(args.wait + 60) * 1000}", f"--screenshot={png}", page_url],
+                           check=True, timeout=args.wait + 120, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        finally:
+            page.shutdown()
+        red, drawn = graph_pixels(png)
+        print(f"{png}: {100 * drawn:.1f}% of the graph pane drawn, {red} pixels in the bytes-read reds")
+        if drawn < 0.005 or red < 100:
+            print("error: the page does not show the graph coloured by bytes read", file=sys.stderr)
             return 1
         return 0
     finally:

@@ -42,7 +42,7 @@ class GraphEdge:
 @dataclass(slots=True)
 class GraphNode:
     id: str
-    label: str                                   # the opcode
+    label: str                                   # the instruction name (XLA's names mostly say the opcode)
     namespace: str                               # "" at top level; "fusion.3" inside that fusion's layer
     attrs: list[tuple[str, str]]
     edges: list[GraphEdge]
@@ -166,7 +166,7 @@ def _add_computation(module: Module, comp: Computation, namespace: str, graph: C
                  for k, o in enumerate(instr.operands)]
         subgraphs = [graph_ids[id(c)] for role, c in instr.called.items()
                      if id(c) in graph_ids and not (own_layer and role == "calls")]
-        graph.nodes.append(GraphNode(ids[id(instr)], instr.opcode, inner, _attrs(module, instr, comp), edges,
+        graph.nodes.append(GraphNode(ids[id(instr)], instr.name, inner, _attrs(module, instr, comp), edges,
                                      _outputs(instr), [(str(k), o.name) for k, o in enumerate(instr.operands)],
                                      list(dict.fromkeys(subgraphs)), pinned=own_layer))
         if own_layer:

@@ -303,7 +303,11 @@ def test_node_data_loads_through_model_explorer_classes(path, tmp_path, runner):
             loaded = _strict_load(node_data_builder.GraphNodeData, data)
             assert loaded.results and all((graph_id, node) in nodes for node in loaded.results)
             # per-operand figures sit on fused parameters
-            assert {nodes[(graph_id, node)]["label"] for node in loaded.results} == {"parameter"}
+            assert {_attr(nodes[(graph_id, node)], "opcode") for node in loaded.results} == {"parameter"}
+
+
+def _attr(node: dict, key: str) -> str:
+    return next(a["value"] for a in node["attrs"] if a["key"] == key)
 
 
 def test_extension_opens_hlo_text_even_when_imported_first(tmp_path):
