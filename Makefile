@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SAMPLE := samples/mlp_layernorm_gelu_bf16.after_optimizations.hlo.txt
 
-.PHONY: venv dev run lint test conformance bench wheel clean
+.PHONY: venv dev run lint test conformance bench wheel clean model-explorer-check
 
 $(BIN)/hlo-index: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -46,5 +46,17 @@ wheel: venv
 	$(BIN)/pip wheel --no-deps -q -w dist .
 	@ls dist/*.whl
 
+# Not a CI step: gpt12 in Model Explorer (its own venv, the `model-explorer` extra) screenshotted by a
+# headless Chromium (apt-get install -y chromium); the check reads the screenshot. No network needed.
+ME_VENV ?= .venv-model-explorer
+ME_PNG ?= /tmp/model_explorer_check.png
+$(ME_VENV)/bin/model-explorer: pyproject.toml
+	$(PY) -m venv $(ME_VENV)
+	$(ME_VENV)/bin/pip install -q -e '.[model-explorer]'
+	touch $@
+
+model-explorer-check: $(ME_VENV)/bin/model-explorer
+	$(ME_VENV)/bin/python tests/browser/model_explorer_check.py --png $(ME_PNG)
+
 clean:
-	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(ME_VENV) build dist *.egg-info .mypy_cache .ruff_cache

@@ -218,7 +218,22 @@ def _write_text(make_reports, color, pager, several_files, top, sort) -> None:
     help="Order for --top: bytes read; uncoalesced operands; reads per element (utilization); "
     "most distinct maps for one operand.",
 )
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "model-explorer-node-data"]),
+    default="text",
+    show_default=True,
+    help="model-explorer-node-data: Model Explorer node data of the per-operand figures, one file "
+    "per figure (PREFIX.<figure>.json with -o PREFIX; bytes read on standard output without).",
+)
+@click.option(
+    "--output",
+    "-o",
+    "output",
+    metavar="PREFIX",
+    help="With --format model-explorer-node-data: write PREFIX.<figure>.json files.",
+)
 @click.option(
     "--jobs",
     "-j",
@@ -268,6 +283,7 @@ def command(
     target,
     color,
     no_pager,
+    output=None,
 ) -> None:
     """Indexing maps of every fusion in PATH... (files, .gz, directories, '-' for stdin).
 
@@ -281,18 +297,19 @@ def command(
     """
     if sum(bool(x) for x in (fusion, computation, instruction)) > 1:
         raise click.UsageError("give at most one of --fusion, --computation, --instruction")
-    from ..report.driver import AnalyzeOptions
+    if fmt == "model-explorer-node-data":
+        from .model_explorer_files import write_node_data_files
 
-    encode = None
-    if fmt == "json" and top is None:
-        from ..render.json_out import encode_module as encode
+        sys.exit(write_node_data_files(paths, output, tuple(fusion) or None, target))
+    from ..render.driver import AnalyzeOptions
+
     options = AnalyzeOptions(
         direction=direction,
         fusion=tuple(fusion) or None,
         computation=computation,
         instruction=instruction,
         verify=verify,
-        encode=encode,
+        encode_json=fmt == "json" and top is None,
         extra={"analyses": not no_analyses, "physical": physical, "target": target},
     )
     kept = _Kept()

@@ -42,7 +42,9 @@ def _codes(values) -> list[str]:
     help="Write every selected finding to FILE as the accepted baseline, and exit 0.",
 )
 @click.option("--exit-zero", is_flag=True, help="Report findings but exit 0 (unreadable input still exits 2).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json", "github", "sarif"]), default="text", show_default=True
+)
 @click.option("--verify", is_flag=True, help="Also check sampled elements against the numpy reference.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
@@ -106,12 +108,16 @@ def command(paths, allow, select, ignore, baseline_path, write_baseline, exit_ze
         click.echo(f"wrote {len(found)} finding(s) of {checked} fusion(s) to {write_baseline}", err=True)
         print_diagnostics(reports)
         sys.exit(EXIT_UNREADABLE if any(m.unreadable for m in reports) else EXIT_OK)
-    baselined = 0
+    baselined, selected = 0, found
     if baseline is not None:
         fresh = new_findings(found, baseline)
         baselined, found = len(found) - len(fresh), fresh
     if fmt == "json":
         echo(render_check_json(found, checked, baselined))
+    elif fmt == "sarif":
+        from .sarif_output import sarif_text
+
+        echo(sarif_text(found, selected))
     elif fmt == "github":
         text = render_check_github(found, reports)
         if text:
