@@ -301,15 +301,18 @@ def command(
         from .model_explorer_files import write_node_data_files
 
         sys.exit(write_node_data_files(paths, output, tuple(fusion) or None, target))
-    from ..render.driver import AnalyzeOptions
+    from ..report.driver import AnalyzeOptions
 
+    encode = None
+    if fmt == "json" and top is None:
+        from ..render.json_out import encode_module as encode
     options = AnalyzeOptions(
         direction=direction,
         fusion=tuple(fusion) or None,
         computation=computation,
         instruction=instruction,
         verify=verify,
-        encode_json=fmt == "json" and top is None,
+        encode=encode,
         extra={"analyses": not no_analyses, "physical": physical, "target": target},
     )
     kept = _Kept()

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from hlo_index.cli import main
-from hlo_index.render.finding_kinds import RULES
+from hlo_index.report.finding_kinds import RULES
 
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
 GPT12 = SHARED / "corpus" / "gpt12_train" / "gpt12_train_step.after_optimizations.hlo.txt.gz"
