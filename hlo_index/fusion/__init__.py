@@ -94,12 +94,13 @@ def output_to_input(target: Target) -> list[OperandIndexing]:
         if hit is None or hit[0] is not target:
             hit = memo[id(target)] = (target, _computation_out2in(comp, operands))
         return list(hit[1])  # a copy: callers may reorder it
+    assert isinstance(target, Instruction)  # a computation has returned above
     rows = []
     for out in range(_num_outputs(target)):
         found = spread_unknown(target, ops.output_to_input(target, out))
         for operand in range(operands):
             # a tuple-shaped operand may be read through several of its elements: one row each
-            by_element: dict[int, list] = {}
+            by_element: dict[int, list[IndexingMap]] = {}
             for om in found:
                 if om.operand == operand:
                     by_element.setdefault(om.operand_output, []).extend(om.maps)
@@ -126,6 +127,7 @@ def input_to_output(target: Target) -> list[OperandIndexing]:
             for out, maps in enumerate(computation_input_to_output(comp, operand)):
                 rows.append(OperandIndexing(operand, out, maps))
         return rows
+    assert isinstance(target, Instruction)  # a computation has returned above
     for operand in range(operands):
         for out, maps in enumerate(ops.input_to_output(target, operand)):
             rows.append(OperandIndexing(operand, out, finalize(distinct(maps))))
