@@ -12,7 +12,6 @@ whose maps compose the computations they call (``ops.registry.COMPOSITE``): ``ru
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 from .. import ops
 from ..affine import IndexingMap
@@ -26,7 +25,7 @@ from .semantic import dedupe_semantically
 from .traverse import callee_of
 from .walk import blame, compose_step
 
-Target = Union[Instruction, Computation]
+Target = Instruction | Computation
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +73,10 @@ def _computation_out2in(comp: Computation, operands: int) -> list[OperandIndexin
         for p, e in per_param:  # keys are sorted: elements come out ascending
             elements_of.setdefault(p, []).append(e)
         for operand in range(operands):
-            for element in elements_of.get(operand, (0,)):
-                rows.append(OperandIndexing(operand, out, per_param.get((operand, element), ()), element))
+            rows.extend(
+                OperandIndexing(operand, out, per_param.get((operand, element), ()), element)
+                for element in elements_of.get(operand, (0,))
+            )
     return rows
 
 
@@ -106,8 +107,10 @@ def output_to_input(target: Target) -> list[OperandIndexing]:
                     by_element.setdefault(om.operand_output, []).extend(om.maps)
             if not by_element:
                 rows.append(OperandIndexing(operand, out, (), 0))
-            for element in sorted(by_element):
-                rows.append(OperandIndexing(operand, out, finalize(distinct(by_element[element])), element))
+            rows.extend(
+                OperandIndexing(operand, out, finalize(distinct(by_element[element])), element)
+                for element in sorted(by_element)
+            )
     return rows
 
 

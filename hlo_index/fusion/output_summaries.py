@@ -14,10 +14,11 @@ from ..hlo.model import Computation, Instruction
 from .mapset import Maps, finalize
 from .rule_cache import identity
 from .summary_pass import PassBudget, capped, merge_summaries, through
+from .summary_pass import Summary as EndpointSummary
 from .traverse import Users
 from .walk import user_steps
 
-Summary = dict[int, Maps]  # root output index -> maps from one value to that output
+Summary = EndpointSummary[int]  # root output index -> maps from one value to that output
 PASS_ADVANTAGE = 16
 
 

@@ -11,7 +11,7 @@ own box (elementwise ops, most of every fusion), so a walk can pass its maps thr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 from .. import ops

@@ -232,13 +232,13 @@ def forward_input_to_output(
     for instr in walk.order:
         if instr is root:
             break
-        for element in range(instr.shape.num_outputs):
-            to_value = state.get((id(instr), element))
+        for value_element in range(instr.shape.num_outputs):
+            to_value = state.get((id(instr), value_element))
             if not to_value:
                 continue
-            value_dims = instr.shape.leaf(element).dims
+            value_dims = instr.shape.leaf(value_element).dims
             for user, position in walk.users.get(id(instr), ()):
-                for out, op_maps, passthrough in user_steps(instr, element, user, position):
+                for out, op_maps, passthrough in user_steps(instr, value_element, user, position):
                     new = (
                         to_value
                         if passthrough
