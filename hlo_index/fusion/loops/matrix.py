@@ -6,8 +6,8 @@ state after n+1 iterations, element j, read through the state after n). When ``T
 the relation is stable and ``T_N = T_n`` for every larger N; more generally when ``T_{n+1}``
 equals an earlier ``T_i`` the sequence is periodic from i on, and ``T_N`` is read off the period.
 With a known trip count N the loop's maps are ``T_N``; with an unknown one, the union over every n
-(which also stops growing). The condition's reads at every evaluation (``C o T_n``, n = 0..N) are added to every element: the
-number of iterations, hence every element's value, depends on them.
+(which also stops growing). The condition's reads at every evaluation (``C o T_n``, n = 0..N) are
+added to every element: the number of iterations, hence every element's value, depends on them.
 
 With jax's counter pattern and at most ``Budgets.loop_steps`` iterations the loop is unrolled instead:
 iteration n's body has the counters folded in (``counter``), so an offset computed from them
