@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Union
 
 from .context import AnalysisContext, Budgets
 from .fusion import OperandIndexing, callee_of, input_to_output, output_to_input
 from .hlo.model import Computation, Instruction, Module
 
-Target = Union[Instruction, Computation]
+Target = Instruction | Computation
 
 
 class TargetNotFound(LookupError):
