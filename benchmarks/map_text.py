@@ -187,7 +187,7 @@ def _tinygrad():
         from tinygrad import Variable
         from tinygrad.uop import divandmod
         from tinygrad.uop.ops import UOp
-    except Exception as e:  # never a dependency: say why it is not measured
+    except Exception as e:  # noqa: BLE001  never a dependency: any failure means not measured, and why
         return None, f"tinygrad not importable ({type(e).__name__}: {e})"
     version = getattr(tinygrad, "__version__", None) or S._dist_version("tinygrad")
 

@@ -121,7 +121,7 @@ def xla_python() -> tuple[str | None, str]:
     chosen = os.environ.get(XLA_PYTHON_VARIABLE)
     python = chosen or sys.executable
     try:
-        probe = subprocess.run([python, "-c", _XLA_PROBE], capture_output=True, text=True, timeout=120)
+        probe = subprocess.run([python, "-c", _XLA_PROBE], capture_output=True, text=True, timeout=120, check=False)
     except (OSError, subprocess.SubprocessError) as exc:
         return None, f"{XLA_PYTHON_VARIABLE}={python} cannot run: {exc}"
     if probe.returncode != 0:
@@ -138,7 +138,7 @@ def xla_parse(path: str | os.PathLike, timeout: float = 300) -> dict:
         return {"not_measured": version}
     try:
         out = subprocess.run(
-            [python, "-c", _XLA, TINY_MODULE, str(path)], capture_output=True, text=True, timeout=timeout
+            [python, "-c", _XLA, TINY_MODULE, str(path)], capture_output=True, text=True, timeout=timeout, check=False
         )
     except subprocess.TimeoutExpired:
         return {"not_measured": f"XLA's process ran past {timeout:.0f} s"}

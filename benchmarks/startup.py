@@ -20,7 +20,11 @@ BASELINE = "import click, json"
 def import_times(args: list[str]) -> list[dict]:
     """``-X importtime`` of one ``hlo-index ARGS`` process: every import, self and cumulative us."""
     out = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "hlo_index", *args], capture_output=True, text=True, timeout=120
+        [sys.executable, "-X", "importtime", "-m", "hlo_index", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     rows = []
     for line in out.stderr.splitlines():

@@ -9,14 +9,14 @@ for fusion in module.fusions:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Union
 
 from .context import AnalysisContext, Budgets
 from .fusion import OperandIndexing, callee_of, input_to_output, output_to_input
 from .hlo.model import Computation, Instruction, Module
 
-Target = Union[Instruction, Computation]
+Target = Instruction | Computation
 
 
 class TargetNotFound(LookupError):
@@ -56,7 +56,7 @@ def _kind_of(instr: Instruction) -> str:
     return "fusion" if instr.opcode == "fusion" else "instruction"
 
 
-def matching_fusions(module: Module, patterns) -> list[Instruction]:
+def matching_fusions(module: Module, patterns: str | Sequence[str]) -> list[Instruction]:
     """Fusions whose instruction or fused computation name matches a name or glob of ``patterns``
     (one string or several), in module order."""
     from fnmatch import fnmatchcase
@@ -73,7 +73,7 @@ def matching_fusions(module: Module, patterns) -> list[Instruction]:
 
 def select_targets(
     module: Module,
-    fusion: str | None = None,
+    fusion: str | Sequence[str] | None = None,
     computation: str | None = None,
     instruction: str | None = None,
     fusions_only: bool = False,
@@ -147,7 +147,7 @@ def operand_info(target: Target) -> list[tuple[str, object]]:
     """(name, shape) of each operand of an instruction, or each parameter of a computation."""
     if isinstance(target, Computation):
         count = 1 + max(target.parameters, default=-1)
-        out = []
+        out: list[tuple[str, object]] = []
         for n in range(count):
             p = target.parameters.get(n)
             out.append((p.name, p.shape) if p is not None else (f"param{n}", None))

@@ -8,6 +8,9 @@ per node per domain, so shared sub-expressions are simplified once.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeAlias
+
 from ..context import current, register_table
 from .bounds import Domain
 from .expr import (
@@ -33,6 +36,11 @@ from .expr import (
 
 INFINITE = 0  # digit descriptor upper bound meaning "no mod": x floordiv lo
 
+DigitView: TypeAlias = tuple[Expr, int, int]  # (x, lo, hi): the digit group (x floordiv lo) mod (hi/lo)
+# an atom of a sum with its digit view and coefficient: (view, atom, k)
+ViewedAtom: TypeAlias = tuple[DigitView, Expr, int]
+Rule: TypeAlias = Callable[[Expr, Domain], Expr | None]
+
 
 # ------------------------------------------------------------------------------- helpers
 _DIVISORS = register_table("affine.simplify.divisors")  # n -> its divisors
@@ -40,10 +48,10 @@ _DIVISORS = register_table("affine.simplify.divisors")  # n -> its divisors
 
 def _divisors(n: int) -> tuple[int, ...]:
     """Divisors of n strictly between 1 and n, largest first (memoised: divisors repeat)."""
-    memo = current().tables[_DIVISORS]
+    memo: dict[int, tuple[int, ...]] = current().tables[_DIVISORS]
     found = memo.get(n)
     if found is None:
-        pairs = []
+        pairs: list[int] = []
         i = 2
         while i * i <= n:
             if n % i == 0:
@@ -55,14 +63,14 @@ def _divisors(n: int) -> tuple[int, ...]:
     return found
 
 
-def _split_by_factor(x: Expr, g: int):
+def _split_by_factor(x: Expr, g: int) -> tuple[Expr, Expr]:
     """``x == g * y + z`` with ``y`` the terms (and constant part) divisible by ``g``."""
     constant, y_terms, z_terms = split_multiples(x, g)
     q, r = divmod(constant, g)
     return make_sum(q, y_terms), make_sum(r, z_terms)
 
 
-def _factor_split(x: Expr, c: int, dom: Domain):
+def _factor_split(x: Expr, c: int, dom: Domain) -> tuple[int, Expr, Expr] | None:
     """Find ``g | c`` and ``x == g*y + z`` with ``0 <= z < g`` (``z`` shifted by whole ``g``s
     into that window when it fits one); largest ``g`` wins. Returns ``(g, y, z)`` or None.
 
@@ -95,7 +103,7 @@ def _factor_split(x: Expr, c: int, dom: Domain):
     return None
 
 
-def _fits_one_period(constant: int, terms, c: int, dom: Domain):
+def _fits_one_period(constant: int, terms: Iterable[tuple[Expr, int]], c: int, dom: Domain) -> int | None:
     """``k`` with ``constant + sum(coefficient * atom)`` in ``[k*c, k*c + c - 1]``, else None."""
     lo = hi = constant
     bounds = dom.bounds
@@ -112,14 +120,14 @@ def _fits_one_period(constant: int, terms, c: int, dom: Domain):
 
 
 # ---------------------------------------------------------------------------- floordiv
-def floordiv_constant(e: Expr, dom: Domain):
+def floordiv_constant(e: Expr, dom: Domain) -> Expr | None:
     b = dom.bounds(e.operand)
     if b.lo // e.value == b.hi // e.value:
         return const(b.lo // e.value)
     return None
 
 
-def floordiv_factor_split(e: Expr, dom: Domain):
+def floordiv_factor_split(e: Expr, dom: Domain) -> Expr | None:
     """``(g*y + z) floordiv c == y floordiv (c/g)`` when ``g | c`` and ``0 <= z < g``."""
     found = _factor_split(e.operand, e.value, dom)
     if found is None:
@@ -128,7 +136,7 @@ def floordiv_factor_split(e: Expr, dom: Domain):
     return floordiv(y, e.value // g)
 
 
-def floordiv_of_inner_floordiv(e: Expr, dom: Domain):
+def floordiv_of_inner_floordiv(e: Expr, dom: Domain) -> Expr | None:
     """``(A + z floordiv a) floordiv b == (a*A + z) floordiv (a*b)`` for any integer ``A``
     (nested floors); applied when ``A`` holds no division, so one division disappears."""
     x = e.operand
@@ -142,7 +150,7 @@ def floordiv_of_inner_floordiv(e: Expr, dom: Domain):
 
 
 # --------------------------------------------------------------------------------- mod
-def mod_one_period(e: Expr, dom: Domain):
+def mod_one_period(e: Expr, dom: Domain) -> Expr | None:
     """``x mod c == x - k*c`` when ``x`` stays in ``[k*c, k*c + c - 1]``."""
     b = dom.bounds(e.operand)
     c = e.value
@@ -152,7 +160,7 @@ def mod_one_period(e: Expr, dom: Domain):
     return None
 
 
-def mod_factor_split(e: Expr, dom: Domain):
+def mod_factor_split(e: Expr, dom: Domain) -> Expr | None:
     """``(g*y + z) mod c == g * (y mod (c/g)) + z`` when ``g | c`` and ``0 <= z < g``."""
     found = _factor_split(e.operand, e.value, dom)
     if found is None:
@@ -161,12 +169,12 @@ def mod_factor_split(e: Expr, dom: Domain):
     return scale(mod(y, e.value // g), g) + z
 
 
-def mod_signed_remainder(e: Expr, dom: Domain):
+def mod_signed_remainder(e: Expr, dom: Domain) -> Expr | None:
     """Congruence: replace coefficients and constant by their smallest-magnitude residues mod
     ``c`` (``15*d0 mod 16 == -d0 mod 16``) when that makes the operand fit one period."""
     c = e.value
     constant, terms = e.operand.linear_terms()
-    changed = []
+    changed: list[tuple[Expr, int]] = []
     differs = False
     for atom, k in terms:
         r = k % c
@@ -176,14 +184,14 @@ def mod_signed_remainder(e: Expr, dom: Domain):
         differs = differs or r != k
     if not differs:
         return None
-    k = _fits_one_period(constant, changed, c, dom)
-    if k is None:
+    period = _fits_one_period(constant, changed, c, dom)
+    if period is None:
         return None
-    return make_sum(constant - k * c, dict(changed))
+    return make_sum(constant - period * c, dict(changed))
 
 
 # ----------------------------------------------------------------------------- ceildiv
-def ceildiv_constant(e: Expr, dom: Domain):
+def ceildiv_constant(e: Expr, dom: Domain) -> Expr | None:
     b = dom.bounds(e.operand).ceildiv(e.value)
     return const(b.lo) if b.lo == b.hi else None
 
@@ -192,14 +200,14 @@ def ceildiv_constant(e: Expr, dom: Domain):
 _DIGIT_VIEWS = register_table("affine.simplify.digit_views")  # atom -> its digit view (needs no ranges)
 
 
-def _digits(atom: Expr, memo: dict):
+def _digits(atom: Expr, memo: dict[Expr, DigitView]) -> DigitView:
     view = memo.get(atom)
     if view is None:
         view = memo[atom] = _digit_view(atom)
     return view
 
 
-def _digit_view(atom: Expr):
+def _digit_view(atom: Expr) -> DigitView:
     """View an atom as the digit group ``D(x, lo, hi) == (x floordiv lo) mod (hi/lo)`` of a base
     ``x`` (``hi == INFINITE``: no mod). Returns ``(x, lo, hi)``.
 
@@ -220,7 +228,7 @@ def _digit_view(atom: Expr):
     return atom, 1, INFINITE
 
 
-def _lift_inner_floordiv(x: Expr):
+def _lift_inner_floordiv(x: Expr) -> tuple[Expr, int] | None:
     """``(a*A + z, a)`` when ``x == A + z floordiv a`` with ``A`` division-free, else None."""
     inner = None
     for atom, k in x.terms:
@@ -241,7 +249,7 @@ def _digit_expr(x: Expr, lo: int, hi: int) -> Expr:
     return y if hi == INFINITE else mod(y, hi // lo)
 
 
-def sum_merge_digits(e: Expr, dom: Domain):
+def sum_merge_digits(e: Expr, dom: Domain) -> Expr | None:
     """Reshape round trips: ``D(lo, mid) + (mid/lo) * D(mid, hi) == D(lo, hi)`` for digit groups
     of one base, e.g. ``(x floordiv c) * c + x mod c == x`` and
     ``((x floordiv a) mod b) * a + x mod a == x mod (a*b)``; also the differences
@@ -253,15 +261,17 @@ def sum_merge_digits(e: Expr, dom: Domain):
     terms = e.terms
     # Only atoms sharing a base (up to its constant) can merge: bucket first, so most sums are
     # rejected in one pass.
-    by_base: dict = {}
+    by_base: dict[Expr | tuple[tuple[Expr, int], ...], list[ViewedAtom]] = {}
     shared = False
-    views = current().tables[_DIGIT_VIEWS]
+    views: dict[Expr, DigitView] = current().tables[_DIGIT_VIEWS]
     for atom, k in terms:
         view = _digits(atom, views)
         base = view[0]
-        key = base.terms if base.kind == SUM else base
-        if base.kind == SUM and len(key) == 1 and key[0][1] == 1:
-            key = key[0][0]  # x + c shares a bucket with x
+        key: Expr | tuple[tuple[Expr, int], ...] = base
+        if base.kind == SUM:
+            base_terms = base.terms
+            # x + c shares a bucket with x
+            key = base_terms[0][0] if len(base_terms) == 1 and base_terms[0][1] == 1 else base_terms
         bucket = by_base.get(key)
         if bucket is None:
             by_base[key] = [(view, atom, k)]
@@ -269,8 +279,8 @@ def sum_merge_digits(e: Expr, dom: Domain):
             bucket.append((view, atom, k))
             shared = True
     if shared:
-        for views in by_base.values():
-            found = _merge_one_base(e, views)
+        for bucket in by_base.values():
+            found = _merge_one_base(e, bucket)
             if found is not None:
                 return found
     if len(by_base) > 1:
@@ -278,7 +288,7 @@ def sum_merge_digits(e: Expr, dom: Domain):
     return None
 
 
-def _merge_scaled_bases(e: Expr, buckets, dom: Domain):
+def _merge_scaled_bases(e: Expr, buckets: list[list[ViewedAtom]], dom: Domain) -> Expr | None:
     """Digit groups of a base ``y`` are digit groups of ``x == g*y + z`` when ``0 <= z < g``:
     ``D(y, lo, hi) == D(x, g*lo, g*hi)``; and of ``x == y + hi*w`` for any integer ``w``. Re-base one
     bucket onto another and retry the merge (a reshape round trip through a dimension of size g:
@@ -319,7 +329,7 @@ def _merge_scaled_bases(e: Expr, buckets, dom: Domain):
     return None
 
 
-def _merge_one_base(e: Expr, views):
+def _merge_one_base(e: Expr, views: Sequence[ViewedAtom]) -> Expr | None:
     terms = e.terms
     for i, ((x1, lo1, hi1), a1, k1) in enumerate(views):
         for j, ((x2, lo2, hi2), a2, k2) in enumerate(views):
@@ -332,7 +342,7 @@ def _merge_one_base(e: Expr, views):
                     base = x2
                 elif hi2 == INFINITE or delta % hi2:
                     continue
-            replacement = None
+            replacement: tuple[Expr, int] | None = None
             if hi1 == lo2 and hi1 != INFINITE and k2 == k1 * (hi1 // lo1):
                 replacement = (_digit_expr(base, lo1, hi2), k1)
             elif hi1 == hi2 and lo2 > lo1 and lo2 % lo1 == 0 and k2 == -k1 * (lo2 // lo1):
@@ -343,7 +353,7 @@ def _merge_one_base(e: Expr, views):
     return None
 
 
-def sum_cancel_floordiv(e: Expr, dom: Domain):
+def sum_cancel_floordiv(e: Expr, dom: Domain) -> Expr | None:
     """``k*x - k*c*(x floordiv c) == k*(x mod c)`` when ``x`` is itself a sum spread in ``e``."""
     for atom, coefficient in e.terms:
         if atom.kind != FLOORDIV or atom.operand.kind != SUM:
@@ -359,7 +369,7 @@ def sum_cancel_floordiv(e: Expr, dom: Domain):
     return None
 
 
-RULES = {
+RULES: dict[int, tuple[Rule, ...]] = {
     FLOORDIV: (floordiv_constant, floordiv_factor_split, floordiv_of_inner_floordiv),
     MOD: (mod_one_period, mod_factor_split, mod_signed_remainder),
     CEILDIV: (ceildiv_constant,),
@@ -383,13 +393,13 @@ class Simplifier:
         return _simplify(e, self.domain, self._memo)
 
 
-def simplify_all(exprs, domain: Domain) -> list[Expr]:
+def simplify_all(exprs: Iterable[Expr], domain: Domain) -> list[Expr]:
     """Each of ``exprs`` simplified over ``domain``."""
     memo = domain.simplified_memo
     return [_simplify(e, domain, memo) for e in exprs]
 
 
-def _simplify(e: Expr, domain: Domain, memo: dict) -> Expr:
+def _simplify(e: Expr, domain: Domain, memo: dict[Expr, Expr]) -> Expr:
     """Children first, then the rules of ``e``'s kind; a rewrite is simplified again. A plain
     function, so that the recursion is the interpreter's cheapest call."""
     kind = e.kind
@@ -407,7 +417,7 @@ def _simplify(e: Expr, domain: Domain, memo: dict) -> Expr:
     out = e
     if kind == SUM:
         terms = e.terms
-        simplified = []
+        simplified: list[tuple[Expr, int]] = []
         changed = divided = False
         for atom, k in terms:
             new = _simplify(atom, domain, memo)
@@ -442,7 +452,7 @@ def _simplify(e: Expr, domain: Domain, memo: dict) -> Expr:
     return out
 
 
-def _of_simplified_atoms(e: Expr, domain: Domain, memo: dict) -> Expr:
+def _of_simplified_atoms(e: Expr, domain: Domain, memo: dict[Expr, Expr]) -> Expr:
     """``_simplify(e)`` for ``e`` made by ``linear`` of simplified expressions: a sum adds no
     atom of its own, so ``e``'s atoms (or ``e`` itself when it is not a sum) are simplified
     already and only the sum rules are left to try."""
@@ -462,7 +472,7 @@ def _of_simplified_atoms(e: Expr, domain: Domain, memo: dict) -> Expr:
     return out
 
 
-def _apply_rules(e: Expr, kind: int, domain: Domain, memo: dict) -> Expr:
+def _apply_rules(e: Expr, kind: int, domain: Domain, memo: dict[Expr, Expr]) -> Expr:
     for rule in RULES[kind]:
         rewritten = rule(e, domain)
         if rewritten is not None and rewritten is not e:

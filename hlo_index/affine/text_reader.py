@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TypeAlias
 
 from .expr import (
     CEILDIV,
@@ -48,6 +49,10 @@ from .interval import Interval, RuntimeVar, make_interval
 _PUNCTUATION = tuple((c, f" {c} ") for c in "()[]{},:+*/-")
 _ARROW = "\x01"  # stands for "->" while "-" is spaced out; text holding it is left to the parser
 _JUXTAPOSED = re.compile(r"(\d+)(.*)")
+
+# A parenthesised sum read as (constant, [(atom, coefficient), ...]): it becomes no node of its own.
+_Form: TypeAlias = tuple[int, list[tuple[Expr, int]]]
+_Operand: TypeAlias = Expr | _Form | None  # None: the constant factor alone
 _DIVISIONS = {"floordiv": FLOORDIV, "ceildiv": CEILDIV, "mod": MOD, "/": FLOORDIV}
 _MULTIPLY = 0
 # names the careful parser would read as something else than a new variable
@@ -80,7 +85,7 @@ class _Groups:
     def __init__(self, tokens: tuple[str, ...]) -> None:
         self.tokens = tokens
         self._closing: dict[int, int] | None = None
-        self.values: dict[tuple, tuple] = {}
+        self.values: dict[tuple[str, ...], tuple[int, _Operand]] = {}
 
     def closing(self, i: int) -> int:
         if self._closing is None:
@@ -113,7 +118,7 @@ def read_map(text: str) -> IndexingMap | None:
         return None
 
 
-def read_expr(text: str, scope: dict) -> Expr | None:
+def read_expr(text: str, scope: dict[str, Expr]) -> Expr | None:
     """One expression over ``scope`` (name -> variable), or None (see :func:`read_map`)."""
     try:
         tokens = tokens_of(text)
@@ -212,7 +217,9 @@ def _read_map(tokens: tuple[str, ...]) -> IndexingMap:
     )
 
 
-def _declare(tokens: tuple[str, ...], i: int, scope: dict, kind: int, closing: str) -> tuple[int, list[Expr]]:
+def _declare(
+    tokens: tuple[str, ...], i: int, scope: dict[str, Expr], kind: int, closing: str
+) -> tuple[int, list[Expr]]:
     """Read the names of one bracket of the header; returns the index after it and its variables."""
     declared: list[Expr] = []
     if tokens[i] == closing:
@@ -244,7 +251,7 @@ def _integer(tokens: tuple[str, ...], i: int) -> tuple[int, int]:
     return i + 1, int(token)
 
 
-def _expression(tokens: tuple[str, ...], i: int, scope: dict, groups: _Groups | None) -> tuple[Expr, int]:
+def _expression(tokens: tuple[str, ...], i: int, scope: dict[str, Expr], groups: _Groups | None) -> tuple[Expr, int]:
     """Read one expression from ``tokens[i]``; returns it and the index of the token after it.
 
     MLIR precedence: ``*``, ``floordiv``, ``ceildiv``, ``mod`` (and ``/``) bind tighter than
@@ -253,11 +260,14 @@ def _expression(tokens: tuple[str, ...], i: int, scope: dict, groups: _Groups | 
     [(atom, coefficient), ...])`` of a parenthesised sum, which becomes no node of its own: it is
     added term by term into the enclosing sum, or divided as it is (``floordiv_of_sum``). The sum
     being read is ``constant + sum(c * atom)`` in a dict, made into a node once."""
-    stack: list[tuple] = []  # enclosing sums, saved at each "("
+    # enclosing sums, saved at each "(": constant, coefficients, sign, k, e, operator, negate, group
+    stack: list[tuple[int, dict[Expr, int], int, int, _Operand, int | None, bool, tuple[str, ...] | None]] = []
     coefficients: dict[Expr, int] = {}
     constant, sign = 0, 1
+    e: _Operand
+    ve: _Operand  # the operand just read, as (vk, ve) like (k, e)
     k, e = 1, None
-    operator = None  # pending product operator, applied to the next operand
+    operator: int | None = None  # pending product operator, applied to the next operand
     negate = False  # unary minus pending on the next operand
     expecting = True  # an operand comes next
     while True:
@@ -311,14 +321,16 @@ def _expression(tokens: tuple[str, ...], i: int, scope: dict, groups: _Groups | 
                 constant += factor * e[0]
                 for atom, c in e[1]:
                     coefficients[atom] = coefficients.get(atom, 0) + factor * c
-            elif e.kind == SUM:
-                constant += factor * e.value
-                for atom, c in e.terms:
-                    coefficients[atom] = coefficients.get(atom, 0) + factor * c
-            elif e.kind == CONST:
-                constant += factor * e.value
             else:
-                coefficients[e] = coefficients.get(e, 0) + factor
+                node: Expr = e  # type: ignore[assignment]  # not a form: its class was tested above
+                if node.kind == SUM:
+                    constant += factor * node.value
+                    for atom, c in node.terms:
+                        coefficients[atom] = coefficients.get(atom, 0) + factor * c
+                elif node.kind == CONST:
+                    constant += factor * node.value
+                else:
+                    coefficients[node] = coefficients.get(node, 0) + factor
             if token in ("+", "-"):
                 sign = 1 if token == "+" else -1
                 k, e, expecting = 1, None, True
@@ -371,7 +383,7 @@ def _expression(tokens: tuple[str, ...], i: int, scope: dict, groups: _Groups | 
             operator = None
 
 
-def _divide(k: int, e, operator: int, c: int) -> Expr:
+def _divide(k: int, e: Expr | _Form, operator: int, c: int) -> Expr:
     """``(k * e) floordiv / ceildiv / mod c`` for a node or a group's form ``e``, ``c > 0``."""
     if e.__class__ is tuple:
         constant, items = e
@@ -385,5 +397,5 @@ def _divide(k: int, e, operator: int, c: int) -> Expr:
             )
         x = make_sum(constant, dict(items))
     else:
-        x = scale(e, k)
+        x = scale(e, k)  # type: ignore[arg-type]  # not a form: its class was tested above
     return floordiv(x, c) if operator == FLOORDIV else (ceildiv(x, c) if operator == CEILDIV else mod(x, c))

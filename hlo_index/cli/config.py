@@ -11,6 +11,7 @@ working directory), like other linters. Command-line options win over the file.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 KEYS = {"select", "ignore", "allow", "baseline", "exit-zero"}
@@ -34,9 +35,9 @@ def load_settings(start: Path | None = None) -> dict:
     path = find_pyproject(start)
     if path is None:
         return {}
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10
+    else:
         import tomli as tomllib
     try:
         with open(path, "rb") as f:

@@ -12,7 +12,6 @@ whose maps compose the computations they call (``ops.registry.COMPOSITE``): ``ru
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 from .. import ops
 from ..affine import IndexingMap
@@ -26,7 +25,7 @@ from .semantic import dedupe_semantically
 from .traverse import callee_of
 from .walk import blame, compose_step
 
-Target = Union[Instruction, Computation]
+Target = Instruction | Computation
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +73,10 @@ def _computation_out2in(comp: Computation, operands: int) -> list[OperandIndexin
         for p, e in per_param:  # keys are sorted: elements come out ascending
             elements_of.setdefault(p, []).append(e)
         for operand in range(operands):
-            for element in elements_of.get(operand, (0,)):
-                rows.append(OperandIndexing(operand, out, per_param.get((operand, element), ()), element))
+            rows.extend(
+                OperandIndexing(operand, out, per_param.get((operand, element), ()), element)
+                for element in elements_of.get(operand, (0,))
+            )
     return rows
 
 
@@ -94,19 +95,22 @@ def output_to_input(target: Target) -> list[OperandIndexing]:
         if hit is None or hit[0] is not target:
             hit = memo[id(target)] = (target, _computation_out2in(comp, operands))
         return list(hit[1])  # a copy: callers may reorder it
+    assert isinstance(target, Instruction)  # a computation has returned above
     rows = []
     for out in range(_num_outputs(target)):
         found = spread_unknown(target, ops.output_to_input(target, out))
         for operand in range(operands):
             # a tuple-shaped operand may be read through several of its elements: one row each
-            by_element: dict[int, list] = {}
+            by_element: dict[int, list[IndexingMap]] = {}
             for om in found:
                 if om.operand == operand:
                     by_element.setdefault(om.operand_output, []).extend(om.maps)
             if not by_element:
                 rows.append(OperandIndexing(operand, out, (), 0))
-            for element in sorted(by_element):
-                rows.append(OperandIndexing(operand, out, finalize(distinct(by_element[element])), element))
+            rows.extend(
+                OperandIndexing(operand, out, finalize(distinct(by_element[element])), element)
+                for element in sorted(by_element)
+            )
     return rows
 
 
@@ -126,6 +130,7 @@ def input_to_output(target: Target) -> list[OperandIndexing]:
             for out, maps in enumerate(computation_input_to_output(comp, operand)):
                 rows.append(OperandIndexing(operand, out, maps))
         return rows
+    assert isinstance(target, Instruction)  # a computation has returned above
     for operand in range(operands):
         for out, maps in enumerate(ops.input_to_output(target, operand)):
             rows.append(OperandIndexing(operand, out, finalize(distinct(maps))))

@@ -11,6 +11,9 @@ Results are memoised per computation object and, when they carry no instance-spe
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
+from typing import TypeAlias, TypeVar
+
 from ..affine import IndexingMap
 from ..context import current, register_table
 from ..hlo.model import Computation
@@ -24,6 +27,11 @@ from .walk import ParameterMaps, forward_input_to_output, top_down_output_to_inp
 _BY_OBJECT = register_table("fusion.compose.by_object")  # (id(comp), direction, index) -> (comp, result)
 _BY_FINGERPRINT = register_table("fusion.compose.by_fingerprint")  # (fingerprint id, direction, index) -> result
 
+PerOutput: TypeAlias = list[tuple[IndexingMap, ...]]  # input to output: the maps to each output of the root
+# output to input by output index; input to output by parameter number or (parameter number, tuple element)
+_Index = TypeVar("_Index", bound="int | tuple[int, int]")
+_Result = TypeVar("_Result", ParameterMaps, PerOutput)
+
 
 def clear_cache() -> None:
     """Forget every memoised analysis of the current context (``current().clear()``); cold
@@ -31,30 +39,36 @@ def clear_cache() -> None:
     current().clear()
 
 
-def _portable(maps) -> bool:
+def _portable(maps: Iterable[IndexingMap]) -> bool:
     """True when the maps mention nothing specific to one computation's instruction names."""
     return all(not m.is_undefined and not m.runtime_vars for m in maps)
 
 
-def _all_maps(result):
+def _all_maps(result: ParameterMaps | PerOutput) -> Iterator[IndexingMap]:
     values = result.values() if isinstance(result, dict) else result
     for maps in values:
         yield from maps
 
 
-def _remember(comp: Computation, direction: str, index: int, result) -> None:
+def _remember(
+    comp: Computation, direction: str, index: int | tuple[int, int], result: ParameterMaps | PerOutput
+) -> None:
     tables = current().tables
     tables[_BY_OBJECT][(id(comp), direction, index)] = (comp, result)
     if _portable(_all_maps(result)):
         tables[_BY_FINGERPRINT][(fingerprint_id(comp), direction, index)] = result
 
 
-def _memoised(comp: Computation, direction: str, index: int, compute):
+def _memoised(
+    comp: Computation, direction: str, index: _Index, compute: Callable[[Computation, _Index], _Result]
+) -> _Result:
     tables = current().tables
-    hit = tables[_BY_OBJECT].get((id(comp), direction, index))
+    by_object: dict[tuple[int, str, _Index], tuple[Computation, _Result]] = tables[_BY_OBJECT]
+    hit = by_object.get((id(comp), direction, index))
     if hit is not None and hit[0] is comp:
         return hit[1]
-    result = tables[_BY_FINGERPRINT].get((fingerprint_id(comp), direction, index))
+    by_fingerprint: dict[tuple[int, str, _Index], _Result] = tables[_BY_FINGERPRINT]
+    result = by_fingerprint.get((fingerprint_id(comp), direction, index))
     if result is None:
         result = compute(comp, index)
     _remember(comp, direction, index, result)
@@ -71,7 +85,7 @@ def _output_to_input(comp: Computation, output_index: int) -> ParameterMaps:
     return top_down_output_to_input(comp, output_index)
 
 
-def _input_to_output(comp: Computation, index) -> list[tuple[IndexingMap, ...]]:
+def _input_to_output(comp: Computation, index: int | tuple[int, int]) -> PerOutput:
     if isinstance(index, tuple):  # (parameter number, tuple element): one element's own walk
         return forward_input_to_output(comp, *index)
     parameter_number = index

@@ -14,12 +14,12 @@ reading the same elements are ``d1 in [0, 255]``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
 from ..affine import IndexingMap, Interval, dim
-from ..affine.evaluate import evaluate_expr
+from ..affine.evaluate import Value, evaluate_expr
 from ..affine.expr import DIM, Expr
 from ..context import budgets
 
@@ -39,7 +39,7 @@ def split_constraints(m: IndexingMap) -> tuple[tuple[Constraint, ...], tuple[Con
     return dim_only, others
 
 
-def body_key(m: IndexingMap) -> tuple:
+def body_key(m: IndexingMap) -> tuple[object, ...]:
     """What two maps must share for their domains to be joined: everything but the dims box and
     the dim-only constraints."""
     return (m.num_dims, m.range_vars, m.results, split_constraints(m)[1])
@@ -55,13 +55,13 @@ def domain_mask(
     """Which points of ``box`` (over dimensions ``axes``, last fastest, flattened) lie in the
     domain ``dims`` + dim-only ``constraints``; every constrained dimension must be in ``axes``."""
     grids = np.meshgrid(*[np.arange(iv.lo, iv.hi + 1, dtype=np.int64) for iv in box], indexing="ij")
-    env = {(DIM, k): g.reshape(-1) for k, g in zip(axes, grids)}
+    env: dict[tuple[int, int], Value] = {(DIM, k): g.reshape(-1) for k, g in zip(axes, grids)}
     n = int(np.prod([iv.size for iv in box], dtype=np.int64)) if box else 1
     inside = np.ones(n, dtype=bool)
     for k in axes:
         iv = dims[k]
         inside &= (env[(DIM, k)] >= iv.lo) & (env[(DIM, k)] <= iv.hi)
-    memo: dict = {}
+    memo: dict[Expr, Value] = {}
     for e, iv in constraints:
         value = np.broadcast_to(evaluate_expr(e, env, memo), (n,))
         inside &= (value >= iv.lo) & (value <= iv.hi)
@@ -110,14 +110,20 @@ def _joined_constraints(first: Sequence[Constraint], second: Sequence[Constraint
     return out
 
 
-def _candidate_domains(dims_a, rules_a, dims_b, rules_b, hull):
+def _candidate_domains(
+    dims_a: tuple[Interval, ...],
+    rules_a: tuple[Constraint, ...],
+    dims_b: tuple[Interval, ...],
+    rules_b: tuple[Constraint, ...],
+    hull: list[Interval],
+) -> Iterator[tuple[list[Interval], list[Constraint]]]:
     """Descriptions that may fit ``D_a ∪ D_b``, simplest first: the hull box; the hull with the
     shared constraints joined; the hull with one piece's constraints (a periodic run extended by
     one more period); the hull with a congruence of period ``b``'s offset from ``a`` along the one
     dimension where they differ (heads of an attention split, ``d1 in [0, 1]`` and ``[4, 5]``)."""
-    seen = []
+    seen: list[list[Constraint]] = []
     joined = _joined_constraints(rules_a, rules_b)
-    options = [[], joined, list(rules_a), list(rules_b)]
+    options: list[list[Constraint]] = [[], joined, list(rules_a), list(rules_b)]
     differing = [k for k, (x, y) in enumerate(zip(dims_a, dims_b)) if x != y]
     if len(differing) == 1:
         k = differing[0]

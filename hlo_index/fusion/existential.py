@@ -12,14 +12,18 @@ Satisfiability is decided by enumerating the variables' box, and only when that 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..affine import IndexingMap, Interval, const
-from ..affine.expr import DIM, RANGE, replace_variables, variable
+from ..affine.expr import DIM, RANGE, Expr, replace_variables, variable
 from ..context import budgets, current, register_table
 
 _DONE = register_table("fusion.existential.done")  # id(map) -> (map, result): identity memo
 
 
-def _satisfiable(group: list[int], range_vars, constraints) -> bool | None:
+def _satisfiable(
+    group: list[int], range_vars: Sequence[Interval], constraints: Sequence[tuple[Expr, Interval]]
+) -> bool | None:
     """True / False when decided exhaustively over the group's box; None when too large."""
     points = 1
     for i in group:
@@ -30,7 +34,7 @@ def _satisfiable(group: list[int], range_vars, constraints) -> bool | None:
     if points > limit:
         return None
     rename = {variable(RANGE, old): variable(DIM, new) for new, old in enumerate(group)}
-    memo: dict = {}
+    memo: dict[Expr, Expr] = {}
     probe = IndexingMap(
         [range_vars[i] for i in group],
         (),
@@ -49,7 +53,7 @@ def drop_witness_range_vars(m: IndexingMap) -> IndexingMap:
     one value replaced by it."""
     if m.is_undefined or m.is_known_empty or not m.range_vars:
         return m
-    done = current().tables[_DONE]
+    done: dict[int, tuple[IndexingMap, IndexingMap]] = current().tables[_DONE]
     hit = done.get(id(m))
     if hit is not None and hit[0] is m:
         return hit[1]
@@ -76,7 +80,7 @@ def _pin(m: IndexingMap) -> IndexingMap:
     pinned = {variable(RANGE, i): const(iv.lo) for i, iv in enumerate(ranges) if iv.lo == iv.hi}
     if not folded and not pinned:
         return m
-    memo: dict = {}
+    memo: dict[Expr, Expr] = {}
     results = [replace_variables(e, pinned.get, memo) for e in m.results]
     constraints = [(replace_variables(e, pinned.get, memo), b) for e, b in kept]
     return IndexingMap(m.dims, ranges, m.runtime_vars, results, constraints).remove_unused_variables().simplified()
@@ -86,7 +90,7 @@ def _drop(m: IndexingMap) -> IndexingMap:
     m = _pin(m)
     if m.is_known_empty or not m.range_vars or not m.constraints:
         return m
-    in_results = set()
+    in_results: set[Expr] = set()
     for e in m.results:
         in_results |= e.variables()
     free = {variable(RANGE, i) for i in range(len(m.range_vars))} - in_results

@@ -40,6 +40,8 @@ covers every attribute that may change the structure.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection
+from typing import TypeAlias
 
 from ..context import current, register_table
 from ..hlo.model import Computation, Instruction, Shape
@@ -73,15 +75,18 @@ _SHAPE_IDS = register_table("fusion.fingerprint.shape_ids")  # Shape -> token
 _KEY_IDS = register_table("fusion.fingerprint.computation_ids")  # fingerprint -> int
 _BY_COMPUTATION = register_table("fusion.fingerprint.by_computation")  # id(comp) -> (comp, int)
 
+# A structural key: ints, strings and nested tuples of them (hashable unless an attribute value is not).
+Key: TypeAlias = tuple[object, ...]
+
 
 def shape_token(shape: Shape) -> int:
     """A small int equal for equal shapes (memoised per shape object)."""
     tables = current().tables
-    tokens = tables[_SHAPE_TOKENS]
+    tokens: dict[int, tuple[Shape, int]] = tables[_SHAPE_TOKENS]
     hit = tokens.get(id(shape))
     if hit is not None and hit[0] is shape:
         return hit[1]
-    ids = tables[_SHAPE_IDS]
+    ids: dict[Shape, int] = tables[_SHAPE_IDS]
     token = ids.setdefault(shape, len(ids))
     tokens[id(shape)] = (shape, token)
     return token
@@ -103,8 +108,8 @@ def _callee_value(instr: Instruction, role: str) -> object:
         return ("body", fingerprint_id(callee))
     value = instr.attrs.get(role)
     if isinstance(value, tuple):
-        bodies = [called.get(f"{role}.{i}") for i in range(len(value))]
-        if all(b is not None for b in bodies):
+        bodies = [body for i in range(len(value)) if (body := called.get(f"{role}.{i}")) is not None]
+        if len(bodies) == len(value):
             return ("bodies", tuple(fingerprint_id(b) for b in bodies))
     # unresolved: the rule sees no callee either (and answers UNDEFINED, which is never shared)
     return ("unresolved", _hashable(value))
@@ -116,7 +121,7 @@ def _attribute_value(instr: Instruction, name: str) -> object:
     return _hashable(instr.attrs[name])
 
 
-def _declared_attributes(instr: Instruction, names) -> tuple:
+def _declared_attributes(instr: Instruction, names: Collection[str]) -> Key:
     attrs = instr.attrs
     if not attrs:
         return ()
@@ -124,14 +129,14 @@ def _declared_attributes(instr: Instruction, names) -> tuple:
     return tuple([(name, _attribute_value(instr, name)) for name in sorted(attrs.keys() & names)])
 
 
-def _all_attributes(instr: Instruction) -> tuple:
+def _all_attributes(instr: Instruction) -> Key:
     """Every attribute but the never-read ones (undeclared rules may look at any), plus callees
     present only in ``called`` (multi-callee entries)."""
     items = [(name, _attribute_value(instr, name)) for name in sorted(instr.attrs) if name not in NEVER_READ]
     return tuple(items)
 
 
-def _module_attributes(instr: Instruction, names) -> tuple:
+def _module_attributes(instr: Instruction, names: Collection[str] | None) -> Key:
     comp = instr.computation
     module = comp.module if comp is not None else None
     attrs = getattr(module, "attrs", None) or {}
@@ -140,7 +145,7 @@ def _module_attributes(instr: Instruction, names) -> tuple:
     return tuple([(name, _hashable(attrs.get(name))) for name in sorted(names)])
 
 
-def _operand_value(o: Instruction) -> tuple:
+def _operand_value(o: Instruction) -> Key:
     if o.opcode == "tuple":  # a while's init tuple: its constants (the loop counter's start) count
         return (o.opcode, shape_token(o.shape), tuple([_operand_value(e) for e in o.operands]))
     if o.opcode == "constant":
@@ -150,17 +155,17 @@ def _operand_value(o: Instruction) -> tuple:
     return (shape_token(o.shape),)
 
 
-def instruction_key(instr: Instruction, reads: Reads | None = None) -> tuple | None:
+def instruction_key(instr: Instruction, reads: Reads | None = None) -> Key | None:
     """Everything ``instr``'s rules read, or None when the opcode declares nothing (not shared)."""
     if reads is None:
         reads = reads_of(instr.opcode)
         if reads is None:
             return None
     if reads.operand_values:
-        operands = tuple([_operand_value(o) for o in instr.operands])
+        operands: Key = tuple([_operand_value(o) for o in instr.operands])
     else:
         operands = tuple([shape_token(o.shape) for o in instr.operands])
-    key = (instr.opcode, shape_token(instr.shape), operands)
+    key: Key = (instr.opcode, shape_token(instr.shape), operands)
     if reads.attributes:
         key += (_declared_attributes(instr, reads.attributes),)
     if reads.module_attributes:
@@ -168,7 +173,7 @@ def instruction_key(instr: Instruction, reads: Reads | None = None) -> tuple | N
     return key
 
 
-def _row_attributes(instr: Instruction) -> tuple:
+def _row_attributes(instr: Instruction) -> Key:
     reads = reads_of(instr.opcode)
     if reads is None:
         return (_all_attributes(instr), _module_attributes(instr, None))
@@ -181,14 +186,16 @@ def _row_attributes(instr: Instruction) -> tuple:
     return (out, extra) if extra else out
 
 
-def computation_fingerprint(comp: Computation) -> tuple:
+def computation_fingerprint(comp: Computation) -> Key:
     """Every instruction's opcode, shape, operand positions, parameter number, literal and the
     attributes its rules read (callees by body), names left out."""
     instructions = comp.instructions
     position = {id(instr): i for i, instr in enumerate(instructions)}
-    rows = []
+    rows: list[object] = []  # a row per instruction, then the root's position
     append = rows.append
-    tokens = current().tables[_SHAPE_TOKENS]  # shape_token's memo, read here without a call per row
+    tokens: dict[int, tuple[Shape, int]] = current().tables[
+        _SHAPE_TOKENS
+    ]  # shape_token's memo, read here without a call per row
     for instr in instructions:
         shape = instr.shape
         hit = tokens.get(id(shape))
@@ -215,18 +222,18 @@ def fingerprint_id(comp: Computation) -> int:
     """Interned ``computation_fingerprint``: equal ints exactly when the keys are equal (within
     one analysis context)."""
     tables = current().tables
-    by_computation = tables[_BY_COMPUTATION]
+    by_computation: dict[int, tuple[Computation, int]] = tables[_BY_COMPUTATION]
     hit = by_computation.get(id(comp))
     if hit is not None and hit[0] is comp:
         return hit[1]
     key = computation_fingerprint(comp)
-    key_ids = tables[_KEY_IDS]
+    key_ids: dict[Key, int] = tables[_KEY_IDS]
     fid = key_ids.setdefault(key, len(key_ids))
     by_computation[id(comp)] = (comp, fid)
     return fid
 
 
-def instruction_structure(instr: Instruction) -> tuple:
+def instruction_structure(instr: Instruction) -> Key:
     """Opcode, result and operand shapes and every attribute but ``UNSTRUCTURAL`` (as text):
     all a reading of the instruction alone can depend on, whatever any rule declares."""
     attrs = tuple(sorted((k, repr(v)) for k, v in instr.attrs.items() if k not in UNSTRUCTURAL))
@@ -236,7 +243,7 @@ def instruction_structure(instr: Instruction) -> tuple:
 # ---- stable digests: check's finding identities, stored in baseline files -----------------------
 
 
-def computation_digest(comp: Computation, memo: dict | None = None) -> str:
+def computation_digest(comp: Computation, memo: dict[int, tuple[Computation, str]] | None = None) -> str:
     """A name-free digest of ``comp``'s structure (callees included, each digested once).
 
     Baseline files store it: see the module docstring for why it is not ``computation_fingerprint``."""

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..affine import IndexingMap, Interval, range_var
-from ..affine.evaluate import evaluate_expr
-from ..affine.expr import DIM, RANGE
+from ..affine.evaluate import Value, evaluate_expr
+from ..affine.expr import DIM, RANGE, Expr
 from ..context import budgets
 from .domain_union import split_constraints
 
@@ -32,7 +32,7 @@ def reads_fixed_set(m: IndexingMap) -> bool:
     return all(v.kind != DIM for e in (*m.results, *(c for c, _ in others)) for v in e.variables())
 
 
-def domain_key(m: IndexingMap) -> tuple:
+def domain_key(m: IndexingMap) -> tuple[object, ...]:
     return (m.dims, split_constraints(m)[0], m.num_results)
 
 
@@ -65,9 +65,9 @@ def _image(m: IndexingMap, coords: Sequence[int], limit: int) -> np.ndarray | No
     grids = np.meshgrid(
         *[np.arange(m.range_vars[j].lo, m.range_vars[j].hi + 1, dtype=np.int64) for j in used], indexing="ij"
     )
-    env = {(RANGE, j): g.reshape(-1) for j, g in zip(used, grids)}
+    env: dict[tuple[int, int], Value] = {(RANGE, j): g.reshape(-1) for j, g in zip(used, grids)}
     n = size
-    memo: dict = {}
+    memo: dict[Expr, Value] = {}
     keep = np.ones(n, dtype=bool)
     for e, iv in constraints:
         value = np.broadcast_to(evaluate_expr(e, env, memo), (n,))
@@ -84,8 +84,10 @@ def whole_box_of(maps: Sequence[IndexingMap]) -> IndexingMap | None:
     free: dict[int, Interval] = {}
     for k in range(num_results):
         intervals = {_free_coordinate(m, k) for m in maps}
-        if len(intervals) == 1 and None not in intervals:
-            free[k] = intervals.pop()
+        if len(intervals) == 1:
+            (only,) = intervals
+            if only is not None:
+                free[k] = only
     coords = [k for k in range(num_results) if k not in free]
     limit = budgets().semantic_check_points
     images = []

@@ -36,7 +36,7 @@ def is_overflow(m: IndexingMap) -> bool:
 Maps = tuple[IndexingMap, ...]
 
 
-def _add(maps: list[IndexingMap], m: IndexingMap, keys: set | None = None) -> bool:
+def _add(maps: list[IndexingMap], m: IndexingMap, keys: set[tuple[object, ...]] | None = None) -> bool:
     """Add ``m`` to the normalised list ``maps`` in place; False when nothing changed. ``keys``,
     when given, holds the canonical keys of ``maps`` (kept up to date)."""
     if is_overflow(m) and not (maps and is_overflow(maps[0])):
@@ -105,7 +105,7 @@ def union(a: Maps, b: Maps) -> Maps:
 
 def distinct(maps: Iterable[IndexingMap]) -> Maps:
     out: list[IndexingMap] = []
-    keys: set = set()
+    keys: set[tuple[object, ...]] = set()
     for m in maps:
         _add(out, m, keys)
     return tuple(out)

@@ -19,9 +19,13 @@ each exact by construction or by enumeration: ``domain_union`` (one formula over
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from typing import TypeAlias
+
 import numpy as np
 
 from ..affine import IndexingMap, Interval, const, dim
+from ..affine.expr import Expr
 from ..context import budgets, current, register_table
 from .domain_union import domain_join
 from .image_union import domain_key, reads_fixed_set, whole_box_of
@@ -30,9 +34,11 @@ from .semantic import dedupe_semantically, differ_at_probes, domain_size
 from .subsume import drop_subsumed
 
 Maps = tuple[IndexingMap, ...]
+RowsMemo: TypeAlias = dict[int, tuple[IndexingMap, "np.ndarray | None"]]  # id(map) -> (map, its rows)
+Joiner: TypeAlias = Callable[[IndexingMap, IndexingMap, RowsMemo], "IndexingMap | None"]
 
 
-def _rows(m: IndexingMap, memo: dict) -> np.ndarray | None:
+def _rows(m: IndexingMap, memo: RowsMemo) -> np.ndarray | None:
     """Every (dims..., results...) row of ``m`` (with repeats), or None when the domain is too
     large to list; memoised per map object for one ``merge_maps`` call."""
     hit = memo.get(id(m))
@@ -83,7 +89,7 @@ def _mergeable(a: IndexingMap, b: IndexingMap) -> bool:
     )
 
 
-def _candidates(a: IndexingMap, b: IndexingMap):
+def _candidates(a: IndexingMap, b: IndexingMap) -> Iterator[tuple[IndexingMap, bool]]:
     """Maps that may equal ``a ∪ b`` (unproved): either map's results over the joined interval
     (one piece extends the other), or, for two single values, the line through their results."""
     if not _mergeable(a, b):
@@ -103,7 +109,9 @@ def _candidates(a: IndexingMap, b: IndexingMap):
         yield IndexingMap(dims, a.range_vars, (), results, a.constraints).simplified(), proved
 
 
-def _result_choices(a, b, k, ia, ib):
+def _result_choices(
+    a: IndexingMap, b: IndexingMap, k: int, ia: Interval, ib: Interval
+) -> Iterator[tuple[tuple[Expr, ...], bool]]:
     """(results, proved): ``proved`` when the join is exact by construction. Both maps have the
     same range variables and constraints and differ in dimension ``k``'s interval only, and the
     two intervals touch or overlap: the same formula over both is that formula over their union;
@@ -117,7 +125,7 @@ def _result_choices(a, b, k, ia, ib):
     if ia.size != 1 or ib.size != 1:
         return
     step = ib.lo - ia.lo
-    results = []
+    results: list[Expr] = []
     for ra, rb in zip(a.results, b.results):
         diff = rb - ra
         if not diff.is_constant or diff.constant_value % step:
@@ -127,7 +135,7 @@ def _result_choices(a, b, k, ia, ib):
     yield tuple(results), True
 
 
-def join(a: IndexingMap, b: IndexingMap, memo: dict | None = None) -> IndexingMap | None:
+def join(a: IndexingMap, b: IndexingMap, memo: RowsMemo | None = None) -> IndexingMap | None:
     """One map whose relation is proved equal to the union of ``a``'s and ``b``'s, or None."""
     memo = {} if memo is None else memo
     for merged, proved in _candidates(a, b):
@@ -153,16 +161,16 @@ def _candidate_for_join(m: IndexingMap) -> bool:
     return not m.is_undefined and not m.is_known_empty and not m.runtime_vars
 
 
-def _bucket(m: IndexingMap) -> tuple:
+def _bucket(m: IndexingMap) -> tuple[object, ...]:
     """Maps that may join share this (both kinds of join keep range variables and arity)."""
     return (m.num_dims, m.num_results, m.range_vars)
 
 
-def _join_pairwise(work: list[IndexingMap], joiner, memo: dict) -> bool:
+def _join_pairwise(work: list[IndexingMap], joiner: Joiner, memo: RowsMemo) -> bool:
     """One sweep of every provable pairwise join among the joinable maps of ``work`` (in place: a
     join keeps its first map's slot, so the order stays deterministic); True when one was made.
     ``joiner(a, b, memo)`` gives the joined map or None. Only maps of one bucket can join."""
-    buckets: dict[tuple, list[tuple[int, IndexingMap]]] = {}
+    buckets: dict[tuple[object, ...], list[tuple[int, IndexingMap]]] = {}
     for k, m in enumerate(work):
         if _candidate_for_join(m):
             buckets.setdefault(_bucket(m), []).append((k, m))
@@ -181,7 +189,7 @@ def _join_pairwise(work: list[IndexingMap], joiner, memo: dict) -> bool:
     return joined
 
 
-def _join_bucket(slots: list[tuple[int, IndexingMap]], joiner, memo: dict) -> bool:
+def _join_bucket(slots: list[tuple[int, IndexingMap]], joiner: Joiner, memo: RowsMemo) -> bool:
     """Apply every provable pairwise join among the (slot, map) pairs ``slots`` (in place, the
     first map's slot kept); True when one was made."""
     joined = False
@@ -200,14 +208,14 @@ def _join_bucket(slots: list[tuple[int, IndexingMap]], joiner, memo: dict) -> bo
     return joined
 
 
-def _join_or_domain_join(a: IndexingMap, b: IndexingMap, memo: dict) -> IndexingMap | None:
+def _join_or_domain_join(a: IndexingMap, b: IndexingMap, memo: RowsMemo) -> IndexingMap | None:
     return join(a, b, memo) or domain_join(a, b)
 
 
 def _fill_boxes(maps: list[IndexingMap]) -> list[IndexingMap] | None:
     """``maps`` with every group of fixed-set readers over one domain whose images fill a box
     replaced by that one whole-box read (at the group's first slot); None when none does."""
-    groups: dict[tuple, list[int]] = {}
+    groups: dict[tuple[object, ...], list[int]] = {}
     for k, m in enumerate(maps):
         if reads_fixed_set(m):
             groups.setdefault(domain_key(m), []).append(k)
@@ -221,7 +229,7 @@ def _fill_boxes(maps: list[IndexingMap]) -> list[IndexingMap] | None:
             replaced.update((k, None) for k in positions[1:])
     if not replaced:
         return None
-    return [replaced.get(k, m) for k, m in enumerate(maps) if replaced.get(k, m) is not None]
+    return [kept for k, m in enumerate(maps) if (kept := replaced.get(k, m)) is not None]
 
 
 # Per analysis context: the structural key of a set (canonical keys, runtime descriptions) ->
@@ -230,7 +238,7 @@ def _fill_boxes(maps: list[IndexingMap]) -> list[IndexingMap] | None:
 _MERGED = register_table("fusion.merge.merged")
 
 
-def _set_key(maps: Maps) -> tuple:
+def _set_key(maps: Maps) -> tuple[object, ...]:
     return tuple((m.canonical_key(), tuple(v.description for v in m.runtime_vars)) for m in maps)
 
 
@@ -241,7 +249,7 @@ def merge_maps(maps: Maps) -> Maps:
     if len(maps) < 2 or sum(map(_candidate_for_join, maps)) < 2:
         return maps
     work = list(maps)
-    memo: dict = {}
+    memo: RowsMemo = {}
     joined = False
     while len(work) > 1 and _join_pairwise(work, join, memo):
         joined = True
@@ -257,7 +265,7 @@ def compact_maps(maps: Maps) -> Maps:
     For sets too big to present or compose as they are (``mapset.compaction_threshold``)."""
     if len(maps) < 2:
         return maps
-    memo = current().tables[_MERGED]
+    memo: dict[tuple[object, ...], Maps | None] = current().tables[_MERGED]
     key = _set_key(maps)
     if key in memo:
         found = memo[key]
@@ -269,7 +277,7 @@ def compact_maps(maps: Maps) -> Maps:
 
 def _compact_maps(maps: Maps) -> Maps:
     work = list(maps)
-    memo: dict = {}
+    memo: RowsMemo = {}
     changed_any = False
     changed = True
     while changed and len(work) > 1:
@@ -294,7 +302,7 @@ def _compact_maps(maps: Maps) -> Maps:
 
 def _canonically_distinct(maps: list[IndexingMap]) -> Maps:
     """``maps`` without later canonical duplicates (a join may rebuild a map the set holds)."""
-    seen: set = set()
+    seen: set[tuple[object, ...]] = set()
     out = []
     for m in maps:
         key = m.canonical_key()

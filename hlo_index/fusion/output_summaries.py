@@ -14,13 +14,15 @@ from ..hlo.model import Computation, Instruction
 from .mapset import Maps, finalize
 from .rule_cache import identity
 from .summary_pass import PassBudget, capped, merge_summaries, through
+from .summary_pass import Summary as EndpointSummary
+from .traverse import Users
 from .walk import user_steps
 
-Summary = dict[int, Maps]  # root output index -> maps from one value to that output
+Summary = EndpointSummary[int]  # root output index -> maps from one value to that output
 PASS_ADVANTAGE = 16
 
 
-def is_cheaper(comp: Computation, order: list[Instruction], users: dict) -> bool:
+def is_cheaper(comp: Computation, order: list[Instruction], users: Users) -> bool:
     """Compare (values × root outputs they feed) with (parameters × values each one feeds)."""
     root = comp.root
     if root is None or len(comp.parameters) < 2:
@@ -54,9 +56,10 @@ def is_cheaper(comp: Computation, order: list[Instruction], users: dict) -> bool
     return summary_cost < PASS_ADVANTAGE * walk_cost
 
 
-def all_inputs_to_output(comp: Computation, order: list[Instruction], users: dict) -> dict[int, list[Maps]]:
+def all_inputs_to_output(comp: Computation, order: list[Instruction], users: Users) -> dict[int, list[Maps]]:
     """For every array-shaped parameter reached by the root: per root output, its maps (finalised)."""
     root = comp.root
+    assert root is not None  # the caller picks this pass only for a computation with a root
     budget = PassBudget(comp)
     summaries: dict[tuple[int, int], Summary] = {
         (id(root), e): {e: (identity(root.shape.leaf(e).dims),)} for e in range(root.shape.num_outputs)

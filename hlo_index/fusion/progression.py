@@ -16,7 +16,7 @@ differ. A run is taken only as long as the stride and the step hold.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from ..affine import IndexingMap, Interval, const, dim
 from ..affine.expr import Expr
@@ -27,7 +27,7 @@ def _split_constant(e: Expr) -> tuple[Expr, int]:
     return (e - const(constant) if constant else e), constant
 
 
-def _signature(m: IndexingMap, k: int) -> tuple | None:
+def _signature(m: IndexingMap, k: int) -> tuple[object, ...] | None:
     """What pieces of one run share (all but dimension ``k``'s interval and result constants)."""
     if m.is_undefined or m.is_known_empty or m.runtime_vars:
         return None
@@ -50,7 +50,9 @@ def _joined_run(run: Sequence[IndexingMap], k: int, stride: int, steps: tuple[in
     return IndexingMap(dims, first.range_vars, (), results, constraints).simplified()
 
 
-def _runs(pieces: list[tuple[int, IndexingMap]], k: int):
+def _runs(
+    pieces: list[tuple[int, IndexingMap]], k: int
+) -> Iterator[tuple[list[tuple[int, IndexingMap]], int, tuple[int, ...]]]:
     """Maximal runs (length >= 2) of pieces, sorted by their start along ``k``, with one stride
     (at least the pieces' size) and one step per result constant."""
     pieces = sorted(pieces, key=lambda p: p[1].dims[k].lo)
@@ -82,7 +84,7 @@ def join_progressions(maps: list[IndexingMap]) -> list[IndexingMap] | None:
     run's first member in ``maps``); None when there is no run."""
     replaced: dict[int, IndexingMap | None] = {}
     for k in range(maps[0].num_dims if maps else 0):
-        groups: dict[tuple, list[tuple[int, IndexingMap]]] = {}
+        groups: dict[tuple[object, ...], list[tuple[int, IndexingMap]]] = {}
         for slot, m in enumerate(maps):
             if slot in replaced:
                 continue
@@ -100,4 +102,4 @@ def join_progressions(maps: list[IndexingMap]) -> list[IndexingMap] | None:
                 replaced.update((slot, None) for slot in slots[1:])
     if not replaced:
         return None
-    return [replaced.get(slot, m) for slot, m in enumerate(maps) if replaced.get(slot, m) is not None]
+    return [joined for slot, m in enumerate(maps) if (joined := replaced.get(slot, m)) is not None]

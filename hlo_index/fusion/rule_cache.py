@@ -11,14 +11,20 @@ own box (elementwise ops, most of every fusion), so a walk can pass its maps thr
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from typing import TypeVar
+
 from .. import ops
 from ..affine import IndexingMap, Interval, dim
 from ..context import current, register_table
 from ..hlo.model import Instruction
+from ..ops import OperandMaps
 from ..ops.rules_elementwise import elementwise_input_to_output, elementwise_output_to_input
 from ..ops.rules_tuple import tuple_input_to_output, tuple_output_to_input
 from .existential import drop_witness_range_vars
-from .fingerprint import instruction_key
+from .fingerprint import Key, instruction_key
+
+_Entry = TypeVar("_Entry")
 
 _NOT_CACHED_OPCODES = frozenset({"fusion", "call", "parameter"})  # their maps come from callees
 # Per analysis context (hlo_index.context); keys are structural (fingerprint.instruction_key).
@@ -37,7 +43,7 @@ Step = tuple[int, int, tuple[IndexingMap, ...], bool]
 
 
 def full_box(dims: tuple[int, ...]) -> tuple[Interval, ...]:
-    boxes = current().tables[_BOXES]
+    boxes: dict[tuple[int, ...], tuple[Interval, ...]] = current().tables[_BOXES]
     box = boxes.get(dims)
     if box is None:
         box = boxes[dims] = tuple(Interval(0, n - 1) for n in dims)
@@ -46,7 +52,7 @@ def full_box(dims: tuple[int, ...]) -> tuple[Interval, ...]:
 
 def identity(dims: tuple[int, ...]) -> IndexingMap:
     """The shared identity map of ``dims`` (one object per shape: walks compare by ``is``)."""
-    identities = current().tables[_IDENTITIES]
+    identities: dict[tuple[int, ...], IndexingMap] = current().tables[_IDENTITIES]
     m = identities.get(dims)
     if m is None:
         m = identities[dims] = IndexingMap.identity(dims)
@@ -65,12 +71,12 @@ def is_identity_on(m: IndexingMap, dims: tuple[int, ...]) -> bool:
     )
 
 
-def structural_key(instr: Instruction) -> tuple | None:
+def structural_key(instr: Instruction) -> Key | None:
     """Everything an op rule may look at, or None when the instruction must not be shared.
     (May be unhashable when an attribute value is; callers then compute without the cache.)"""
     if instr.opcode in _NOT_CACHED_OPCODES:
         return None
-    memo = current().tables[_KEYS]
+    memo: dict[int, tuple[Instruction, Key | None]] = current().tables[_KEYS]
     hit = memo.get(id(instr))
     if hit is None or hit[0] is not instr:
         # walks ask once per output: a root tuple of 900 outputs would hash 900 operand shapes each time
@@ -78,16 +84,22 @@ def structural_key(instr: Instruction) -> tuple | None:
     return hit[1]
 
 
-def _portable(maps) -> bool:
+def _portable(maps: Iterable[IndexingMap]) -> bool:
     return all(not m.is_undefined and not m.runtime_vars for m in maps)
 
 
-def _cached(slot: int, instr: Instruction, index: int, compute, maps_of):
-    key = structural_key(instr)
-    if key is None:
+def _cached(
+    slot: int,
+    instr: Instruction,
+    index: int,
+    compute: Callable[[Instruction, int], list[_Entry]],
+    maps_of: Callable[[_Entry], tuple[IndexingMap, ...]],
+) -> list[_Entry]:
+    structure = structural_key(instr)
+    if structure is None:
         return compute(instr, index)
-    key = (key, index)
-    table = current().tables[slot]
+    key = (structure, index)
+    table: dict[tuple[Key, int], list[_Entry]] = current().tables[slot]
     try:
         hit = table.get(key)
     except TypeError:  # an attribute value we cannot hash: compute every time
@@ -99,23 +111,21 @@ def _cached(slot: int, instr: Instruction, index: int, compute, maps_of):
     return hit
 
 
-def output_to_input(instr: Instruction, output_index: int):
+def output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     """``hlo_index.ops.output_to_input``, shared between structurally equal instructions."""
     return _cached(_OUT2IN, instr, output_index, ops.output_to_input, lambda om: om.maps)
 
 
-def input_to_output(instr: Instruction, operand_index: int):
+def input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     """``hlo_index.ops.input_to_output``, shared between structurally equal instructions."""
     return _cached(_IN2OUT, instr, operand_index, ops.input_to_output, lambda maps: maps)
 
 
-def spread_unknown(instr: Instruction, found) -> list:
+def spread_unknown(instr: Instruction, found: Iterable[OperandMaps]) -> list[OperandMaps]:
     """``found`` (OperandMaps) with every UNDEFINED read of a tuple-shaped operand addressed to
     each of its elements: an unknown read may read any of them, so none may look unread (a while
     loop behind a tuple would otherwise make the loop state's other elements "not read")."""
-    from ..ops import OperandMaps
-
-    out = []
+    out: list[OperandMaps] = []
     for om in found:
         operand = instr.operands[om.operand] if om.operand < len(instr.operands) else None
         unknown = tuple(m for m in om.maps if m.is_undefined)
@@ -131,7 +141,7 @@ def spread_unknown(instr: Instruction, found) -> list:
 
 def _steps_of(instr: Instruction, output_index: int) -> tuple[Step, ...]:
     out_dims = instr.shape.leaf(output_index).dims
-    steps = []
+    steps: list[Step] = []
     for om in spread_unknown(instr, output_to_input(instr, output_index)):
         if om.maps:
             passthrough = len(om.maps) == 1 and is_identity_on(om.maps[0], out_dims)
@@ -143,7 +153,8 @@ def output_to_input_steps(instr: Instruction, output_index: int) -> tuple[Step, 
     """The op's output-to-input maps as walk steps (operands with no maps left out)."""
     shape = instr.shape
     operands = instr.operands
-    table = current().tables[_STEPS]
+    table: dict[Key, tuple[Step, ...]] = current().tables[_STEPS]
+    key: Key
     # An elementwise op whose operands all have the output's dims reads each through the identity:
     # no rule call, no key to hash (checked against the registry, so a re-registered rule wins).
     if ops.OUTPUT_TO_INPUT.get(instr.opcode) is elementwise_output_to_input and not shape.is_tuple:
@@ -164,10 +175,10 @@ def output_to_input_steps(instr: Instruction, output_index: int) -> tuple[Step, 
             if steps is None:
                 steps = table[key] = ((0, 0, (identity(element.dims),), True),)
             return ((output_index,) + steps[0][1:],)
-    key = structural_key(instr)
-    if key is None:
+    structure = structural_key(instr)
+    if structure is None:
         return _steps_of(instr, output_index)
-    key = (key, output_index)
+    key = (structure, output_index)
     try:
         steps = table.get(key)
     except TypeError:  # an attribute value we cannot hash
@@ -183,7 +194,9 @@ def output_to_input_steps(instr: Instruction, output_index: int) -> tuple[Step, 
 ForwardStep = tuple[int, tuple[IndexingMap, ...], bool]
 
 
-def spread_unknown_forward(instr: Instruction, per_output: list) -> list:
+def spread_unknown_forward(
+    instr: Instruction, per_output: list[tuple[IndexingMap, ...]]
+) -> list[tuple[IndexingMap, ...]]:
     """``per_output`` (input-to-output maps, one entry per output of ``instr``) with an UNDEFINED
     map reaching every output of a tuple-shaped ``instr``: a rule that cannot tell which element
     an operand reaches (a get-tuple-element forwarding a nested tuple) must not leave the other
@@ -216,7 +229,8 @@ def _forward_steps_of(instr: Instruction, operand_index: int) -> tuple[ForwardSt
 def input_to_output_steps(instr: Instruction, operand_index: int) -> tuple[ForwardStep, ...]:
     """The op's input-to-output maps from one operand, as walk steps (unread outputs left out)."""
     shape = instr.shape
-    table = current().tables[_STEPS]
+    table: dict[Key, tuple[ForwardStep, ...]] = current().tables[_STEPS]
+    key: Key
     if (
         ops.INPUT_TO_OUTPUT.get(instr.opcode) is elementwise_input_to_output
         and not shape.is_tuple
@@ -232,10 +246,10 @@ def input_to_output_steps(instr: Instruction, operand_index: int) -> tuple[Forwa
         element = shape.leaf(operand_index)
         if not element.is_tuple and instr.operands[operand_index].shape.dims == element.dims:
             return ((operand_index, (identity(element.dims),), False),)
-    key = structural_key(instr)
-    if key is None:
+    structure = structural_key(instr)
+    if structure is None:
         return _forward_steps_of(instr, operand_index)
-    key = ("in2out", key, operand_index)
+    key = ("in2out", structure, operand_index)
     try:
         steps = table.get(key)
     except TypeError:
@@ -251,12 +265,12 @@ def composed(outer: IndexingMap, inner: IndexingMap) -> IndexingMap:
     """``outer ∘ inner``, simplified, unused and witness-only range variables dropped; memoised
     (by object, then by value)."""
     tables = current().tables
-    by_object = tables[_COMPOSED_BY_ID]
+    by_object: dict[tuple[int, int], tuple[IndexingMap, IndexingMap, IndexingMap]] = tables[_COMPOSED_BY_ID]
     by_id = by_object.get((id(outer), id(inner)))
     if by_id is not None and by_id[0] is outer and by_id[1] is inner:
         return by_id[2]
     key = (outer, inner)
-    by_value = tables[_COMPOSED]
+    by_value: dict[tuple[IndexingMap, IndexingMap], IndexingMap] = tables[_COMPOSED]
     hit = by_value.get(key)
     if hit is None:
         hit = drop_witness_range_vars(outer.compose(inner).simplified().remove_unused_variables())

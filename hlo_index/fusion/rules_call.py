@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..affine import IndexingMap
-from ..hlo.model import Instruction
+from ..hlo.model import Computation, Instruction
 from ..ops.registry import OperandMaps, input_to_output_rule, output_to_input_rule
 from .compose import computation_input_to_output, computation_output_to_input
 from .traverse import callee_of
@@ -18,7 +18,7 @@ def call_output_to_input(instr: Instruction, output_index: int) -> list[OperandM
     return maps_through_computation(instr, callee, output_index)
 
 
-def maps_through_computation(instr: Instruction, callee, output_index: int) -> list[OperandMaps]:
+def maps_through_computation(instr: Instruction, callee: Computation, output_index: int) -> list[OperandMaps]:
     """Maps from output ``output_index`` of ``callee`` to each operand of ``instr`` (whose operands
     are ``callee``'s parameters, in order)."""
     per_param = computation_output_to_input(callee, output_index)
@@ -28,8 +28,7 @@ def maps_through_computation(instr: Instruction, callee, output_index: int) -> l
         elements = sorted(e for (p, e) in per_param if p == operand)
         if not elements:
             result.append(OperandMaps(operand, ()))
-        for element in elements:
-            result.append(OperandMaps(operand, per_param[(operand, element)], element))
+        result.extend(OperandMaps(operand, per_param[(operand, element)], element) for element in elements)
     return result
 
 

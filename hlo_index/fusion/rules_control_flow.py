@@ -18,6 +18,7 @@ from ..ops.shape_maps import generator_map, zero_result_map
 from ..ops.starts import constant_values
 from .compose import computation_input_to_output, computation_output_to_input
 from .loops.matrix import loop_matrix
+from .walk import ParameterMaps
 
 # What the rules below look at (the cache key: hlo_index.fusion.fingerprint): the callees by body,
 # a constant predicate / a while's initial counter (a constant inside the init tuple; tuple
@@ -47,7 +48,7 @@ def taken_branch(instr: Instruction) -> int | None:
     return value if 0 <= value < count else count - 1
 
 
-def per_element(operand: int, per_param: dict, parameter: int = 0) -> list[OperandMaps]:
+def per_element(operand: int, per_param: ParameterMaps, parameter: int = 0) -> list[OperandMaps]:
     """One OperandMaps per tuple element of ``parameter`` that ``per_param`` reads (none: not read)."""
     entries = sorted((e, maps) for (p, e), maps in per_param.items() if p == parameter)
     return [OperandMaps(operand, maps, e) for e, maps in entries] or [OperandMaps(operand, ())]

@@ -9,7 +9,9 @@ merge rules (``merge``) use the probes and domain sizes to decide what is worth 
 
 from __future__ import annotations
 
-from ..affine import IndexingMap
+from collections.abc import Sequence
+
+from ..affine import IndexingMap, Interval
 from ..context import budgets, current, register_table
 
 Maps = tuple[IndexingMap, ...]
@@ -24,7 +26,7 @@ def domain_size(m: IndexingMap) -> int:
     return n
 
 
-def _probes(dims) -> list[tuple[int, ...]]:
+def _probes(dims: Sequence[Interval]) -> list[tuple[int, ...]]:
     """A few points of a box: both corners, the middle, and each dimension's far end alone."""
     lo = tuple(iv.lo for iv in dims)
     hi = tuple(iv.hi for iv in dims)
@@ -33,7 +35,7 @@ def _probes(dims) -> list[tuple[int, ...]]:
     return points
 
 
-def differ_at_probes(a: IndexingMap, b: IndexingMap, dims=None) -> bool:
+def differ_at_probes(a: IndexingMap, b: IndexingMap, dims: Sequence[Interval] | None = None) -> bool:
     """True when ``a`` and ``b`` are functions on the box ``dims`` (no range variables, runtime
     variables or constraints) that give different results at one of a few probe points: a
     proof that their relations differ there, found without enumerating the box."""
@@ -71,7 +73,7 @@ def same_relation(a: IndexingMap, b: IndexingMap) -> bool:
     if a.dims == b.dims and differ_at_probes(a, b):
         return False
     key = (a.canonical_key(), b.canonical_key())
-    memo = current().tables[_SAME_RELATION]
+    memo: dict[tuple[tuple[object, ...], tuple[object, ...]], bool] = current().tables[_SAME_RELATION]
     hit = memo.get(key)
     if hit is None:
         hit = memo[key] = a.semantically_equal(b, limit=budgets().semantic_check_points)

@@ -32,7 +32,7 @@ def read_box(m: IndexingMap) -> tuple[Interval, ...] | None:
         seen.add(r.value)
     if len(seen) != len(m.range_vars):
         return None
-    dim_only, others = split_constraints(m)
+    _, others = split_constraints(m)
     if others or any(iv.size <= 0 for iv in (*m.dims, *m.range_vars)):
         return None
     return tuple(m.range_vars[r.value] for r in m.results)

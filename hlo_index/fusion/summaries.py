@@ -13,12 +13,14 @@ Budgets and collapsed summaries: ``summary_pass``.
 from __future__ import annotations
 
 from ..hlo.model import Computation, Instruction
-from .mapset import Maps, compaction_threshold, finalize
+from .mapset import compaction_threshold, finalize
 from .rule_cache import identity, output_to_input_steps
 from .summary_pass import PassBudget, capped, merge_summaries, through
+from .summary_pass import Summary as EndpointSummary
+from .walk import ParameterMaps
 
 # (parameter number, tuple element) -> maps from one value to that parameter; or Collapsed
-Summary = dict[tuple[int, int], Maps]
+Summary = EndpointSummary[tuple[int, int]]
 
 
 def _param_bits(order: list[Instruction]) -> dict[int, int]:
@@ -63,9 +65,10 @@ def _compacted(summary: Summary) -> Summary:
     return {key: finalize(maps) if len(maps) > limit else maps for key, maps in summary.items()}
 
 
-def bottom_up_output_to_input(comp: Computation, order: list[Instruction]) -> list[dict]:
+def bottom_up_output_to_input(comp: Computation, order: list[Instruction]) -> list[ParameterMaps]:
     """For every output of ``comp``'s root, the maps to every parameter (sorted by parameter)."""
     root = comp.root
+    assert root is not None  # the caller picks this pass only for a computation with a root
     budget = PassBudget(comp)
     summaries: dict[int, list[Summary]] = {}  # id(instr) -> per output element
     uses = _uses(order)
@@ -75,18 +78,20 @@ def bottom_up_output_to_input(comp: Computation, order: list[Instruction]) -> li
         shape = instr.shape
         if instr.opcode == "parameter":
             summaries[id(instr)] = [
-                {(instr.parameter_number, e): (identity(shape.leaf(e).dims),)} for e in range(shape.num_outputs)
+                {(instr.parameter_number, e): (identity(shape.leaf(e).dims),)}  # type: ignore[dict-item]  # a parameter has its number
+                for e in range(shape.num_outputs)
             ]
             continue
         if instr is root:
             break
-        per_output = []
+        per_output: list[Summary] = []
+        acc: Summary | None
         for out in range(shape.num_outputs):
             acc, shared = None, False
             for position, element, op_maps, passthrough in output_to_input_steps(instr, out):
                 operand = instr.operands[position]
-                src = summaries[id(operand)]
-                src = src[element] if element < len(src) else empty
+                per_element = summaries[id(operand)]
+                src = per_element[element] if element < len(per_element) else empty
                 if not src:
                     continue
                 contrib = src if passthrough else through(src, op_maps, instr, operand.shape.leaf(element).dims, budget)
@@ -94,18 +99,18 @@ def bottom_up_output_to_input(comp: Computation, order: list[Instruction]) -> li
             per_output.append(_compacted(capped(acc, instr, what, budget)) if acc is not None else empty)
         summaries[id(instr)] = per_output
         _release(instr, uses, summaries)
-    results = []
+    results: list[ParameterMaps] = []
     for out in range(root.shape.num_outputs):
         acc, shared = None, False
         for position, element, op_maps, passthrough in output_to_input_steps(root, out):
             operand = root.operands[position]
-            src = summaries[id(operand)]
-            src = src[element] if element < len(src) else empty
+            per_element = summaries[id(operand)]
+            src = per_element[element] if element < len(per_element) else empty
             if src:
                 contrib = src if passthrough else through(src, op_maps, root, operand.shape.leaf(element).dims, budget)
                 acc, shared = merge_summaries(acc, shared, contrib)
-        acc = capped(acc, root, what, budget) if acc is not None else empty
-        results.append({key: finalize(maps) for key, maps in sorted(acc.items())})
+        summary = capped(acc, root, what, budget) if acc is not None else empty
+        results.append({key: finalize(maps) for key, maps in sorted(summary.items())})
     return results
 
 
@@ -118,7 +123,7 @@ def _uses(order: list[Instruction]) -> dict[int, int]:
     return uses
 
 
-def _release(instr: Instruction, uses: dict[int, int], summaries: dict) -> None:
+def _release(instr: Instruction, uses: dict[int, int], summaries: dict[int, list[Summary]]) -> None:
     """Forget the summaries no later instruction reads (a big ENTRY's peak memory)."""
     for o in instr.operands:
         left = uses[id(o)] = uses[id(o)] - 1

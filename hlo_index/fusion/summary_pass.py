@@ -15,48 +15,55 @@ is and costs one set union per merge instead of one composition per endpoint.
 
 from __future__ import annotations
 
-from ..affine import IndexingMap
+from collections.abc import Iterable, Iterator
+from typing import Generic, TypeAlias, TypeVar, Union, final
+
+from ..affine import IndexingMap, Interval
 from ..context import budget_reason, current, register_table
 from ..hlo.model import Computation, Instruction
 from .mapset import Maps, distinct, union
 from .rule_cache import full_box
 from .walk import blame, compose_step
 
-# endpoint (a (parameter, tuple element) pair, or a root output) -> maps from one value to it;
-# or Collapsed
-Summary = dict
+# An endpoint: a (parameter number, tuple element) pair, or a root output index.
+_Endpoint = TypeVar("_Endpoint", int, tuple[int, int])
 
 
-class Collapsed:
+@final  # summaries tell it from a dict by `type(s) is Collapsed`
+class Collapsed(Generic[_Endpoint]):
     """A summary past ``endpoints_per_value``: every key it reaches, each read through the same
     UNDEFINED map (immutable: values share it as they share dicts)."""
 
     __slots__ = ("keys", "maps")
 
-    def __init__(self, keys: frozenset, maps: Maps) -> None:
-        self.keys = keys
+    def __init__(self, keys: frozenset[_Endpoint], maps: Maps) -> None:
+        self.keys: frozenset[_Endpoint] = keys
         self.maps = maps
 
     def __len__(self) -> int:
         return len(self.keys)
 
-    def items(self):
+    def items(self) -> Iterator[tuple[_Endpoint, Maps]]:
         return ((key, self.maps) for key in self.keys)
 
-    def __contains__(self, key) -> bool:
+    def __contains__(self, key: object) -> bool:
         return key in self.keys
 
-    def __getitem__(self, key) -> Maps:
+    def __getitem__(self, key: _Endpoint) -> Maps:
         if key not in self.keys:
             raise KeyError(key)
         return self.maps
 
-    def joined(self, other) -> Collapsed:
+    def joined(self, other: Summary[_Endpoint]) -> Collapsed[_Endpoint]:
         """This summary with every key of ``other`` (a dict or Collapsed) read through its map."""
-        keys = other.keys if isinstance(other, Collapsed) else other.keys()
+        keys: Iterable[_Endpoint] = other.keys if isinstance(other, Collapsed) else other.keys()
         if self.keys.issuperset(keys):
             return self
         return Collapsed(self.keys.union(keys), self.maps)
+
+
+# endpoint -> maps from one value to it; or Collapsed
+Summary: TypeAlias = Union[dict[_Endpoint, Maps], Collapsed[_Endpoint]]  # noqa: UP007  subscripted at run time
 
 
 class PassBudget:
@@ -74,7 +81,7 @@ class PassBudget:
         )
 
 
-def capped(acc, instr: Instruction, what: str, budget: PassBudget):
+def capped(acc: Summary[_Endpoint], instr: Instruction, what: str, budget: PassBudget) -> Summary[_Endpoint]:
     """``acc``, or ``acc`` collapsed when it reaches more than ``endpoints_per_value`` keys or
     when the pass has spent its ``compositions_per_pass`` (the values left are not summarised)."""
     if type(acc) is not dict or not acc:
@@ -110,7 +117,7 @@ def _dim_free(m: IndexingMap, value_dims: tuple[int, ...]) -> bool:
 
 def _total(r: IndexingMap) -> bool:
     """Every point of ``r``'s domain has an image (no constraints to fail, no empty range)."""
-    memo = current().tables[_TOTAL]
+    memo: dict[int, tuple[IndexingMap, bool]] = current().tables[_TOTAL]
     hit = memo.get(id(r))
     if hit is None or hit[0] is not r:
         total = (
@@ -124,9 +131,9 @@ def _total(r: IndexingMap) -> bool:
     return hit[1]
 
 
-def _redomained(m: IndexingMap, dims) -> IndexingMap:
+def _redomained(m: IndexingMap, dims: tuple[Interval, ...]) -> IndexingMap:
     key = (id(m), dims)
-    memo = current().tables[_REDOMAINED]
+    memo: dict[tuple[int, tuple[Interval, ...]], tuple[IndexingMap, IndexingMap]] = current().tables[_REDOMAINED]
     hit = memo.get(key)
     if hit is not None and hit[0] is m:
         return hit[1]
@@ -170,13 +177,15 @@ def _compose_new(
     return compose_step(summary_map, op_map, instr, value_dims)
 
 
-def through(src: Summary, op_maps: Maps, instr: Instruction, value_dims, budget: PassBudget) -> Summary:
+def through(
+    src: Summary[_Endpoint], op_maps: Maps, instr: Instruction, value_dims: tuple[int, ...], budget: PassBudget
+) -> Summary[_Endpoint]:
     """Every entry of ``src`` composed with ``op_maps``; one map tuple shared by several entries
     (values pass their sets along unchanged) is composed once. UNDEFINED composed with anything is
     UNDEFINED: a collapsed summary goes through unchanged."""
     if type(src) is Collapsed:
         return src
-    out = {}
+    out: dict[_Endpoint, Maps] = {}
     done: dict[int, tuple[Maps, Maps]] = {}
     for key, maps in src.items():
         hit = done.get(id(maps))
@@ -189,7 +198,9 @@ def through(src: Summary, op_maps: Maps, instr: Instruction, value_dims, budget:
     return out
 
 
-def merge_summaries(acc: Summary | None, shared: bool, contrib: Summary) -> tuple[Summary, bool]:
+def merge_summaries(
+    acc: Summary[_Endpoint] | None, shared: bool, contrib: Summary[_Endpoint]
+) -> tuple[Summary[_Endpoint], bool]:
     """``acc ∪ contrib``; ``shared`` says ``acc`` is another value's dict (copy before writing)."""
     if acc is None:
         return contrib, True

@@ -3,7 +3,11 @@ computation a fusion or call runs."""
 
 from __future__ import annotations
 
+from typing import TypeAlias
+
 from ..hlo.model import Computation, Instruction
+
+Users: TypeAlias = dict[int, list[tuple[Instruction, int]]]  # id(instr) -> [(user, operand position)]
 
 
 def post_order(comp: Computation) -> list[Instruction]:
@@ -58,7 +62,7 @@ def _depth_first_post_order(comp: Computation) -> list[Instruction]:
     return order
 
 
-def users_of(order: list[Instruction]) -> dict[int, list[tuple[Instruction, int]]]:
+def users_of(order: list[Instruction]) -> Users:
     """id(instr) -> [(user, operand position)], users in post-order, positions ascending."""
     users: dict[int, list[tuple[Instruction, int]]] = {}
     for instr in order:

@@ -19,8 +19,8 @@ from ..context import budget_reason, current, register_table
 from ..hlo.model import Computation, Instruction
 from .existential import drop_witness_range_vars
 from .mapset import Maps, distinct, finalize, union
-from .rule_cache import composed, identity, input_to_output_steps, is_identity_on, output_to_input_steps
-from .traverse import post_order, tuple_element, users_of
+from .rule_cache import ForwardStep, composed, identity, input_to_output_steps, is_identity_on, output_to_input_steps
+from .traverse import Users, post_order, tuple_element, users_of
 
 # (parameter number, tuple element of that parameter) -> distinct maps
 ParameterMaps = dict[tuple[int, int], tuple[IndexingMap, ...]]
@@ -33,10 +33,10 @@ class Walk:
 
     def __init__(self, order: list[Instruction]) -> None:
         self.order = order
-        self._users: dict[int, list[tuple[Instruction, int]]] | None = None
+        self._users: Users | None = None
 
     @property
-    def users(self) -> dict[int, list[tuple[Instruction, int]]]:
+    def users(self) -> Users:
         if self._users is None:
             self._users = users_of(self.order)
         return self._users
@@ -47,7 +47,7 @@ _WALKS = register_table("fusion.walk.walks")
 
 
 def walk_of(comp: Computation) -> Walk:
-    walks = current().tables[_WALKS]
+    walks: dict[int, tuple[Computation, Walk]] = current().tables[_WALKS]
     hit = walks.get(id(comp))
     if hit is not None and hit[0] is comp:
         return hit[1]
@@ -98,16 +98,21 @@ class WalkBudget:
             "compositions_per_pass", limit, f"a walk through '{comp.name}' stopped composing maps"
         )
 
-    def step(self, op_map: IndexingMap, to_value: IndexingMap, instr: Instruction, value_dims) -> IndexingMap:
+    def step(
+        self, op_map: IndexingMap, to_value: IndexingMap, instr: Instruction, value_dims: tuple[int, ...]
+    ) -> IndexingMap:
         if self.left <= 0 and not to_value.is_undefined:
             return IndexingMap.undefined(self.reason)
         self.left -= 1
         return compose_step(op_map, to_value, instr, value_dims)
 
 
-def _deposit(arrays: dict, tuples: dict, operand: Instruction, element: int, maps: Maps) -> None:
-    if operand.shape.is_tuple:
-        if element >= len(operand.shape.tuple_shapes):
+def _deposit(
+    arrays: dict[int, Maps], tuples: dict[int, dict[int, Maps]], operand: Instruction, element: int, maps: Maps
+) -> None:
+    tuple_shapes = operand.shape.tuple_shapes
+    if tuple_shapes is not None:
+        if element >= len(tuple_shapes):
             return  # an opaque op's operand () has no element to read
         per_element = tuples.setdefault(id(operand), {})
         per_element[element] = union(per_element.get(element, ()), maps)
@@ -131,6 +136,7 @@ def walk_to_parameters(
     for instr, element, maps in seeds:
         _deposit(arrays, tuples, instr, element, maps)
     reached: dict[tuple[int, int], Maps] = {}
+    items: Iterable[tuple[int, Maps]]
     for instr in reversed(order):
         shape = instr.shape
         if shape.tuple_shapes is not None:
@@ -139,13 +145,13 @@ def walk_to_parameters(
                 continue
             items = sorted(per_element.items())
         else:
-            maps = arrays.pop(id(instr), None)
-            if not maps:
+            array_maps = arrays.pop(id(instr), None)
+            if not array_maps:
                 continue
-            items = ((0, maps),)
+            items = ((0, array_maps),)
         if instr.opcode == "parameter":
             for element, maps in items:
-                reached[(instr.parameter_number, element)] = maps
+                reached[(instr.parameter_number, element)] = maps  # type: ignore[index]  # a parameter has its number
             continue
         if id(instr) in stop:
             continue
@@ -176,7 +182,7 @@ def top_down_output_to_input(comp: Computation, output_index: int) -> ParameterM
     return dict(sorted((key, finalize(maps)) for key, maps in reached.items()))
 
 
-def user_steps(instr: Instruction, element: int, user: Instruction, position: int):
+def user_steps(instr: Instruction, element: int, user: Instruction, position: int) -> tuple[ForwardStep, ...]:
     """Steps from element ``element`` of ``instr`` into ``user`` (its operand ``position``)."""
     if instr.shape.is_tuple and user.opcode != "get-tuple-element":
         reason = f"{user.opcode}: consumes the tuple-shaped value '{instr.name}' whole"
@@ -226,13 +232,13 @@ def forward_input_to_output(
     for instr in walk.order:
         if instr is root:
             break
-        for element in range(instr.shape.num_outputs):
-            to_value = state.get((id(instr), element))
+        for value_element in range(instr.shape.num_outputs):
+            to_value = state.get((id(instr), value_element))
             if not to_value:
                 continue
-            value_dims = instr.shape.leaf(element).dims
+            value_dims = instr.shape.leaf(value_element).dims
             for user, position in walk.users.get(id(instr), ()):
-                for out, op_maps, passthrough in user_steps(instr, element, user, position):
+                for out, op_maps, passthrough in user_steps(instr, value_element, user, position):
                     new = (
                         to_value
                         if passthrough

@@ -33,13 +33,15 @@ def physical_to_logical_map(shape: Shape) -> IndexingMap:
     if shape.num_elements == 0:
         return IndexingMap.known_empty(1, shape.rank)
     offset = dim(0)
-    coords, constraints = _delinearize(offset, plan.physical_dims), []
+    coords = _delinearize(offset, plan.physical_dims)
+    constraints: list[tuple[Expr, Interval]] = []
     for step in reversed(plan.steps):
         coords = _undo_step(step, coords, constraints)
-    logical = [None] * shape.rank
+    logical: list[Expr | None] = [None] * shape.rank
     for position, logical_dim in enumerate(plan.major_to_minor):
         logical[logical_dim] = _expr(coords[position])
-    return _simplified(IndexingMap([Interval(0, total - 1)], [], [], logical, constraints))
+    # every slot is set: major_to_minor is a permutation of the logical dimensions
+    return _simplified(IndexingMap([Interval(0, total - 1)], [], [], logical, constraints))  # type: ignore[arg-type]
 
 
 def bitcast_map(out_shape: Shape, in_shape: Shape) -> IndexingMap:

@@ -111,7 +111,7 @@ def _declare(opcodes, reads) -> None:
 _UNDECLARED: set[str] = set()  # filled at import time, with the registrations
 
 
-def output_to_input_rule(*opcodes: str, reads: Reads | None = None):
+def output_to_input_rule(*opcodes: str, reads: Reads | None = None) -> Callable[[OutputToInputRule], OutputToInputRule]:
     def register(fn: OutputToInputRule) -> OutputToInputRule:
         for op in opcodes:
             OUTPUT_TO_INPUT[op] = fn
@@ -121,7 +121,7 @@ def output_to_input_rule(*opcodes: str, reads: Reads | None = None):
     return register
 
 
-def input_to_output_rule(*opcodes: str, reads: Reads | None = None):
+def input_to_output_rule(*opcodes: str, reads: Reads | None = None) -> Callable[[InputToOutputRule], InputToOutputRule]:
     def register(fn: InputToOutputRule) -> InputToOutputRule:
         for op in opcodes:
             INPUT_TO_OUTPUT[op] = fn

@@ -220,7 +220,7 @@ def _pin_mixed_radix(e, want: int, env: dict, range_vars) -> bool | None:
             return False
         env[(RANGE, v)] = range_vars[v].lo + digit
         target -= digit * k
-    return True if target == 0 else False
+    return target == 0
 
 
 def image_at(m: IndexingMap, point: tuple) -> tuple | None:

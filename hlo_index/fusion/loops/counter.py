@@ -16,13 +16,14 @@ structural fingerprint, literals included) tells them apart.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 from ...context import current
 from ...hlo.model import Computation, Instruction
 from ...ops.starts import constant_values
 
 _BITS = {"s8": 8, "s16": 16, "s32": 32, "s64": 64, "u8": 8, "u16": 16, "u32": 32, "u64": 64}
-_COMPARE = {
+_COMPARE: dict[str, Callable[[int, int], bool]] = {
     "EQ": lambda a, b: a == b,
     "NE": lambda a, b: a != b,
     "LT": lambda a, b: a < b,
@@ -30,7 +31,7 @@ _COMPARE = {
     "GT": lambda a, b: a > b,
     "GE": lambda a, b: a >= b,
 }
-_ARITHMETIC = {
+_ARITHMETIC: dict[str, Callable[[int, int], int]] = {
     "add": lambda a, b: a + b,
     "subtract": lambda a, b: a - b,
     "multiply": lambda a, b: a * b,
@@ -76,7 +77,7 @@ class _Folder:
     def _value(self, instr: Instruction) -> int | None:
         op, ops = instr.opcode, instr.operands
         if op == "parameter":
-            v = self.parameters.get(instr.parameter_number)
+            v = self.parameters.get(instr.parameter_number)  # type: ignore[arg-type]  # a parameter has its number
             return None if v is None else _fits(instr, v)
         if op == "get-tuple-element":
             if ops and ops[0].opcode == "parameter" and ops[0].parameter_number == 0:
@@ -93,8 +94,9 @@ class _Folder:
                 and _fits(instr, int(values.flat[0])) is not None
                 else None
             )
-        args = [self.value(o) for o in ops]
-        if any(a is None for a in args) or not args:
+        folded = [self.value(o) for o in ops]
+        args = [a for a in folded if a is not None]
+        if len(args) < len(folded) or not args:
             return None
         if op in ("convert", "copy", "bitcast-convert") and len(args) == 1:
             return _fits(instr, args[0]) if op != "bitcast-convert" else None
@@ -142,7 +144,7 @@ def _specialise(
         clone.instructions.append(copy)
         clone.by_name[copy.name] = copy
         if instr.opcode == "parameter":
-            clone.parameters[instr.parameter_number] = copy
+            clone.parameters[instr.parameter_number] = copy  # type: ignore[index]  # a parameter has its number
         if instr is comp.root:
             clone.root = copy
     changed = False
@@ -208,7 +210,7 @@ def specialised_body(body: Computation, values: dict[int, int]) -> Computation |
 # ---- counters: loop-state elements that grow by a constant every iteration ---------------------
 
 
-def _counter_of(expr: Instruction, callers: tuple, depth: int = 0) -> tuple[int, int] | None:
+def _counter_of(expr: Instruction, callers: tuple[Instruction, ...], depth: int = 0) -> tuple[int, int] | None:
     """``(element, offset)`` when ``expr`` is exactly ``state[element] + offset`` (state: the
     body's tuple parameter), through constant adds / subtracts and ``call`` boundaries;
     ``callers``: the call instructions (innermost last) whose callees ``expr`` lies in."""

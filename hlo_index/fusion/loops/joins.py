@@ -10,12 +10,26 @@ pieces and nothing else. Groups that are not a full progression stay as they are
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeAlias
 
-from ...affine import IndexingMap, Interval, const, range_var
+from ...affine import IndexingMap, Interval, RuntimeVar, const, range_var
+from ...affine.expr import Expr
+
+# What the members of one progression share: dims, range and runtime variables, constraints, and
+# the results less their constants.
+_Signature: TypeAlias = tuple[
+    tuple[Interval, ...],
+    tuple[Interval, ...],
+    tuple[RuntimeVar, ...],
+    tuple[tuple[Expr, Interval], ...],
+    tuple[Expr, ...],
+]
+_Member: TypeAlias = tuple[tuple[int, ...], IndexingMap]  # (result constants, map)
 
 
-def _split(m: IndexingMap) -> tuple[tuple, tuple[int, ...]]:
-    stripped, constants = [], []
+def _split(m: IndexingMap) -> tuple[tuple[Expr, ...], tuple[int, ...]]:
+    stripped: list[Expr] = []
+    constants: list[int] = []
     for r in m.results:
         c, _ = r.linear_terms()
         stripped.append(r - const(c) if c else r)
@@ -23,15 +37,15 @@ def _split(m: IndexingMap) -> tuple[tuple, tuple[int, ...]]:
     return tuple(stripped), tuple(constants)
 
 
-def _signature(m: IndexingMap, stripped: tuple) -> tuple | None:
+def _signature(m: IndexingMap, stripped: tuple[Expr, ...]) -> _Signature | None:
     if m.is_undefined or m.is_known_empty or not m.results:
         return None
     return (m.dims, m.range_vars, m.runtime_vars, m.constraints, stripped)
 
 
 def join_constant_progressions(maps: Sequence[IndexingMap]) -> tuple[IndexingMap, ...]:
-    groups: dict[tuple, list[tuple[tuple[int, ...], IndexingMap]]] = {}
-    order: list = []
+    groups: dict[_Signature, list[_Member]] = {}
+    order: list[IndexingMap | _Signature] = []
     for m in maps:
         stripped, constants = _split(m)
         key = _signature(m, stripped)
@@ -53,7 +67,7 @@ def join_constant_progressions(maps: Sequence[IndexingMap]) -> tuple[IndexingMap
     return tuple(out)
 
 
-def _joined(key: tuple, members: list) -> IndexingMap | None:
+def _joined(key: _Signature, members: list[_Member]) -> IndexingMap | None:
     if len(members) < 2:
         return None
     first = members[0][0]
@@ -64,6 +78,6 @@ def _joined(key: tuple, members: list) -> IndexingMap | None:
         if constants != tuple(a + t * d for a, d in zip(first, delta)):
             return None
     dims, range_vars, runtime_vars, constraints, stripped = key
-    t = range_var(len(range_vars))
-    results = [s + const(c) + t * d if d else s + const(c) for s, c, d in zip(stripped, first, delta)]
+    step = range_var(len(range_vars))
+    results = [s + const(c) + step * d if d else s + const(c) for s, c, d in zip(stripped, first, delta)]
     return IndexingMap(dims, tuple(range_vars) + (Interval(0, len(members) - 1),), runtime_vars, results, constraints)

@@ -4,10 +4,10 @@ The body's maps ``B[j][m]`` (body output element j -> body parameter element m) 
 themselves: ``T_0`` is the identity per element, ``T_{n+1}[j][k] = U_m T_n[m][k] o B[j][m]`` (the
 state after n+1 iterations, element j, read through the state after n). When ``T_{n+1} == T_n``
 the relation is stable and ``T_N = T_n`` for every larger N; more generally when ``T_{n+1}``
-equals an earlier ``T_i`` the sequence is periodic from i on, and ``T_N`` is read off the period. With a known trip count N the loop's
-maps are ``T_N``; with an unknown one, the union over every n (which also stops growing). The
-condition's reads at every evaluation (``C o T_n``, n = 0..N) are added to every element: the
-number of iterations, hence every element's value, depends on them.
+equals an earlier ``T_i`` the sequence is periodic from i on, and ``T_N`` is read off the period.
+With a known trip count N the loop's maps are ``T_N``; with an unknown one, the union over every n
+(which also stops growing). The condition's reads at every evaluation (``C o T_n``, n = 0..N) are
+added to every element: the number of iterations, hence every element's value, depends on them.
 
 With jax's counter pattern and at most ``Budgets.loop_steps`` iterations the loop is unrolled instead:
 iteration n's body has the counters folded in (``counter``), so an offset computed from them
@@ -30,14 +30,16 @@ from .counter import counters, specialised_body
 from .joins import join_constant_progressions
 from .trip_count import induction_variable, known_trip_count
 
-Matrix = dict[int, dict[int, tuple[IndexingMap, ...]]]  # element j -> element k -> maps
+Row = dict[int, tuple[IndexingMap, ...]]  # element k -> maps
+Matrix = dict[int, Row]  # element j -> element k -> maps
+Dims = list[tuple[int, ...]]  # per loop state element, its dims
 
 
-def _key(maps: tuple[IndexingMap, ...]) -> frozenset:
+def _key(maps: tuple[IndexingMap, ...]) -> frozenset[tuple[object, ...]]:
     return frozenset(m.canonical_key() for m in maps)
 
 
-def _merge(into: dict[int, list], k: int, new: list[IndexingMap]) -> None:
+def _merge(into: dict[int, list[IndexingMap]], k: int, new: list[IndexingMap]) -> None:
     got = into.setdefault(k, [])
     keys = {m.canonical_key() for m in got}
     for m in new:
@@ -68,9 +70,9 @@ class LoopTooComplex(Exception):
 
 
 def _compose(
-    outer: tuple[IndexingMap, ...], inner: tuple[IndexingMap, ...], instr: Instruction, value_dims
+    outer: tuple[IndexingMap, ...], inner: tuple[IndexingMap, ...], instr: Instruction, value_dims: tuple[int, ...]
 ) -> list[IndexingMap]:
-    out = []
+    out: list[IndexingMap] = []
     for m_in in inner:
         for m_out in outer:
             if m_in.is_undefined or m_out.is_undefined:  # a pair given up on stays given up on
@@ -84,11 +86,11 @@ def _compose(
     return out
 
 
-def _step(t: Matrix, body_maps: Matrix, instr: Instruction, dims: list) -> Matrix:
+def _step(t: Matrix, body_maps: Matrix, instr: Instruction, dims: Dims) -> Matrix:
     nxt: Matrix = {}
     limit = current().budgets.loop_maps_per_pair
     for j, reads in body_maps.items():
-        row: dict[int, list] = {}
+        row: dict[int, list[IndexingMap]] = {}
         for m, b in reads.items():
             for k, tm in t.get(m, {}).items():
                 _merge(row, k, _compose(tm, b, instr, dims[m]))
@@ -117,7 +119,7 @@ def _same(a: Matrix, b: Matrix) -> bool:
 def _union(a: Matrix, b: Matrix) -> Matrix:
     out: Matrix = {}
     for j in sorted(set(a) | set(b)):
-        row: dict[int, list] = {}
+        row: dict[int, list[IndexingMap]] = {}
         for src in (a.get(j, {}), b.get(j, {})):
             for k, maps in src.items():
                 _merge(row, k, list(maps))
@@ -132,7 +134,7 @@ _MATRICES = register_table("fusion.loops.matrices")
 
 def loop_matrix(instr: Instruction) -> Matrix | str:
     """Per while output element j: init element k -> maps; or the reason none can be given."""
-    memo = current().tables[_MATRICES]
+    memo: dict[int, tuple[Instruction, Matrix | str]] = current().tables[_MATRICES]
     hit = memo.get(id(instr))
     if hit is None or hit[0] is not instr:
         hit = memo[id(instr)] = (instr, _loop_matrix(instr))
@@ -187,7 +189,7 @@ def _loop_matrix(instr: Instruction) -> Matrix | str:
     return result
 
 
-def _general(instr: Instruction, body: Computation, cond_maps, dims, trips: int | None) -> Matrix | str:
+def _general(instr: Instruction, body: Computation, cond_maps: Row, dims: Dims, trips: int | None) -> Matrix | str:
     """One body map for every iteration: dynamic offsets stay runtime variables."""
     count = len(dims)
     body_maps = _body_matrix(body, count)
@@ -204,7 +206,9 @@ def _general(instr: Instruction, body: Computation, cond_maps, dims, trips: int 
     return _with_control(final, visited, cond_maps, instr, dims)
 
 
-def _unrolled(instr: Instruction, body: Computation, cond_maps, dims, trips: int | None) -> Matrix | str | None:
+def _unrolled(
+    instr: Instruction, body: Computation, cond_maps: Row, dims: Dims, trips: int | None
+) -> Matrix | str | None:
     """Iteration by iteration, each with the counters folded into the body (``counter``):
     ``T_{n+1} = T_n o B_n`` exactly. None where it does not apply (no counter pattern, its count
     not the loop's, more than ``Budgets.loop_steps`` iterations, or no op reads the counter as an offset)."""
@@ -251,7 +255,7 @@ def _unrolled(instr: Instruction, body: Computation, cond_maps, dims, trips: int
     return {j: {k: join_constant_progressions(maps) for k, maps in row.items()} for j, row in result.items()}
 
 
-def _whole_read(m: IndexingMap, dims) -> bool:
+def _whole_read(m: IndexingMap, dims: tuple[int, ...]) -> bool:
     """Every element of ``dims`` reads the whole (scalar) target, unconditionally."""
     return (
         not m.is_undefined
@@ -262,9 +266,9 @@ def _whole_read(m: IndexingMap, dims) -> bool:
     )
 
 
-def _with_control(final: Matrix, visited: list, cond_maps, instr: Instruction, dims) -> Matrix | str:
+def _with_control(final: Matrix, visited: list[Matrix], cond_maps: Row, instr: Instruction, dims: Dims) -> Matrix | str:
     """The condition, evaluated on every state visited, decides how many iterations run."""
-    control: dict[int, list] = {}
+    control: dict[int, list[IndexingMap]] = {}
     cond_row = {0: cond_maps}
     try:
         for t in visited:
@@ -274,14 +278,14 @@ def _with_control(final: Matrix, visited: list, cond_maps, instr: Instruction, d
         return f"while: {exc}"
     result: Matrix = {}
     for j in range(len(dims)):
-        row: dict[int, list] = {k: list(v) for k, v in final.get(j, {}).items()}
-        for k, maps in control.items():
-            _merge(row, k, [_lift(m, dims[j]) for m in maps])
+        row: dict[int, list[IndexingMap]] = {k: list(v) for k, v in final.get(j, {}).items()}
+        for k, read_by_control in control.items():
+            _merge(row, k, [_lift(m, dims[j]) for m in read_by_control])
         result[j] = {k: tuple(v) for k, v in sorted(row.items())}
     return result
 
 
-def _lift(m: IndexingMap, dims) -> IndexingMap:
+def _lift(m: IndexingMap, dims: tuple[int, ...]) -> IndexingMap:
     """A map from the condition's scalar to an element, seen from every element of ``dims``
     (the scalar's map composed after the zero-result map ``dims -> ()``)."""
     if m.num_dims != 0 or m.is_undefined or m.is_known_empty:
@@ -289,7 +293,9 @@ def _lift(m: IndexingMap, dims) -> IndexingMap:
     return IndexingMap([full_interval(n) for n in dims], m.range_vars, m.runtime_vars, m.results, m.constraints)
 
 
-def _iterate(start: Matrix, body_maps: Matrix, instr: Instruction, dims, trips: int | None):
+def _iterate(
+    start: Matrix, body_maps: Matrix, instr: Instruction, dims: Dims, trips: int | None
+) -> tuple[Matrix, list[Matrix]] | str:
     """(T_N or the union over all n, every distinct T_n visited)."""
     t, visited = start, [start]
     union = start

@@ -8,6 +8,8 @@ condition. Its trip count is found by running the comparison (at most
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ...context import current
 from ...hlo.model import Computation, Instruction
 from ...ops.starts import constant_values
@@ -35,7 +37,7 @@ def _gte_of_parameter(op: Instruction) -> int | None:
     return None
 
 
-_COMPARE = {
+_COMPARE: dict[str, Callable[[int, int], bool]] = {
     "LT": lambda a, b: a < b,
     "LE": lambda a, b: a <= b,
     "GT": lambda a, b: a > b,
@@ -89,10 +91,9 @@ def _counter_step(body: Computation, counter: int) -> int | None:
     if update.opcode not in ("add", "subtract") or len(update.operands) != 2:
         return None
     x, y = update.operands
-    if _gte_of_parameter(x) == counter and _scalar_constant(y) is not None:
-        step = _scalar_constant(y)
-    elif update.opcode == "add" and _gte_of_parameter(y) == counter and _scalar_constant(x) is not None:
+    step = _scalar_constant(y) if _gte_of_parameter(x) == counter else None
+    if step is None and update.opcode == "add" and _gte_of_parameter(y) == counter:
         step = _scalar_constant(x)
-    else:
+    if step is None:
         return None
     return -step if update.opcode == "subtract" else step
