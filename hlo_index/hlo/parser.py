@@ -311,7 +311,7 @@ class _ModelBuilder(Transformer):
         try:
             if key == "metadata":
                 instr.metadata = A.metadata(value)
-            elif key in _CALLEE_ROLES:
+            elif key in A.CALLEE_ROLES:
                 attrs[key] = self._callees(key, value, instr, tok, offset)
             elif key == "replica_groups":  # raw text stays under its own key (printed back as written)
                 attrs["replica_groups_typed"] = collectives.replica_groups(value)
@@ -486,9 +486,6 @@ class _ModelBuilder(Transformer):
         _finish_module(module)
         module.name = module.entry.name if module.entry else "module"
         return [module]
-
-
-_CALLEE_ROLES = frozenset(A.SINGLE_CALLEE_ROLES + A.MULTI_CALLEE_ROLES)
 
 
 def _parse_memos() -> tuple[dict, dict]:
