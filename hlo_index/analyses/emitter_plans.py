@@ -29,7 +29,7 @@ from .emitters import (
     vector_size,
     with_bounds,
 )
-from .gpu_target import GpuDevice
+from .gpu_devices import GpuDevice
 
 _UNMODELLED_KINDS = {
     "__triton": "Triton",
