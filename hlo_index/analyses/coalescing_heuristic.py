@@ -17,7 +17,7 @@ from math import ceil
 
 from ..hlo.model import Instruction, Shape
 from .emitters import layout_permutation, minor_nontrivial, physical_order
-from .gpu_target import RTX_A6000, GpuDevice
+from .gpu_devices import RTX_A6000, GpuDevice
 from .utilization import storage_bits
 
 

@@ -29,7 +29,7 @@ from .emitters import (
     vector_size,
     with_bounds,
 )
-from .gpu_target import GpuDevice
+from .gpu_devices import GpuDevice
 
 _UNMODELLED_KINDS = {
     "__triton": "Triton",
@@ -133,12 +133,17 @@ def _output_shape(fusion, k, instr, elem) -> Shape:
     return instr.shape.leaf(elem)
 
 
-def _input_slices(comp, roots, device) -> ThreadPlan:
-    shape = roots[0][0].operands[0].shape
+def _threads_walk(comp, shape: Shape, device, emitter: str, note: str) -> tuple[ThreadPlan, IndexingMap]:
+    """The plan of an emitter whose threads walk ``shape`` as the loop emitter does (unrolled, the
+    default thread map), and that thread map."""
     unroll = loop_unroll_factor(comp, shape.num_elements, device)
     m, tpb, blocks = default_thread_map(shape, unroll, device)
-    plan = ThreadPlan(
-        "input slices", tpb, blocks, ("unroll",), 0, notes=[f"unroll factor {unroll}", "threads walk the sliced input"]
+    return ThreadPlan(emitter, tpb, blocks, ("unroll",), 0, notes=[f"unroll factor {unroll}", note]), m
+
+
+def _input_slices(comp, roots, device) -> ThreadPlan:
+    plan, m = _threads_walk(
+        comp, roots[0][0].operands[0].shape, device, "input slices", "threads walk the sliced input"
     )
     plan.seeds = [Seed(r.operands[0], 0, (m,)) for r, _ in roots]
     plan.stop = tuple(r for r, _ in roots)
@@ -147,15 +152,8 @@ def _input_slices(comp, roots, device) -> ThreadPlan:
 
 def _concatenate(comp, concat: Instruction, device) -> ThreadPlan:
     largest = max((o.shape for o in concat.operands), key=lambda s: s.num_elements)
-    unroll = loop_unroll_factor(comp, largest.num_elements, device)
-    m, tpb, blocks = default_thread_map(largest, unroll, device)
-    plan = ThreadPlan(
-        "concatenate",
-        tpb,
-        blocks,
-        ("unroll",),
-        0,
-        notes=[f"unroll factor {unroll}", "each thread reads the same position of every operand"],
+    plan, m = _threads_walk(
+        comp, largest, device, "concatenate", "each thread reads the same position of every operand"
     )
     for operand in concat.operands:
         bounded = IndexingMap(
@@ -181,19 +179,12 @@ def _in_place_dus(root: Instruction) -> Instruction | None:
 
 
 def _dynamic_update_slice(comp, dus: Instruction, device) -> ThreadPlan:
-    update = dus.operands[1].shape
-    unroll = loop_unroll_factor(comp, update.num_elements, device)
-    m, tpb, blocks = default_thread_map(update, unroll, device)
-    plan = ThreadPlan(
+    plan, m = _threads_walk(
+        comp,
+        dus.operands[1].shape,
+        device,
         "in-place dynamic-update-slice",
-        tpb,
-        blocks,
-        ("unroll",),
-        0,
-        notes=[
-            f"unroll factor {unroll}",
-            "threads walk the update; the updated buffer is written in place, never read",
-        ],
+        "threads walk the update; the updated buffer is written in place, never read",
     )
     plan.seeds = [Seed(dus.operands[1], 0, (m,))]
     plan.stop = (dus,)
@@ -203,11 +194,7 @@ def _dynamic_update_slice(comp, dus: Instruction, device) -> ThreadPlan:
 def _scatter(comp, scatter: Instruction, device) -> ThreadPlan:
     n = len(scatter.operands) // 2
     updates = scatter.operands[n + 1].shape
-    unroll = loop_unroll_factor(comp, updates.num_elements, device)
-    m, tpb, blocks = default_thread_map(updates, unroll, device)
-    plan = ThreadPlan(
-        "scatter", tpb, blocks, ("unroll",), 0, notes=[f"unroll factor {unroll}", "threads walk the updates"]
-    )
+    plan, m = _threads_walk(comp, updates, device, "scatter", "threads walk the updates")
     for j in range(n):
         plan.seeds.append(Seed(scatter.operands[n + 1 + j], 0, (m,)))
     indices = scatter.operands[n]

@@ -22,7 +22,7 @@ from math import prod
 
 from ..affine import IndexingMap, Interval, const, dim
 from ..hlo.model import Instruction, Shape
-from .gpu_target import GpuDevice
+from .gpu_devices import GpuDevice
 
 TX, BX = 0, 1  # thread map dims: thread_x, block_x, then the loops
 _ELEMENTWISE_UNARY_PASS = {

@@ -34,7 +34,7 @@ from ..fusion.walk import WalkBudget, walk_to_parameters
 from ..hlo.model import Instruction
 from .emitter_plans import plan_for
 from .emitters import BX, TX, ThreadPlan
-from .gpu_target import RTX_A6000, GpuDevice
+from .gpu_devices import RTX_A6000, GpuDevice
 from .utilization import storage_bits
 
 _BATCH = 128

@@ -1,10 +1,5 @@
-"""The machine a dump runs on: a GPU (with its parameters) or a CPU, and how to tell from the dump.
-
-Every GPU figure hlo-index prints (warp size, 128-byte transactions, threads per block, unroll
-factors) comes from one ``GpuDevice``. The defaults are XLA's test device,
-``TestGpuDeviceInfo::RTXA6000DeviceInfo()`` (the device ``coalescing_analysis_test.cc`` runs
-against), so XLA's own coalescing verdicts reproduce; pass another ``GpuDevice`` to model
-another card.
+"""The machine a dump runs on, a GPU or a CPU, and how to tell from the dump (the GPU's figures:
+``gpu_devices.py``).
 
 ``detect_target(module)`` reads the dump: GPU-only constructs (``kInput`` fusions, Triton /
 cuBLAS / cuDNN calls, GPU backend configs) mean GPU; YNNPACK, oneDNN, XLA:CPU custom calls or
@@ -20,39 +15,6 @@ from dataclasses import dataclass
 GPU, CPU, AUTO = "gpu", "cpu", "auto"
 TARGETS = (AUTO, GPU, CPU)
 
-
-@dataclass(frozen=True)
-class GpuDevice:
-    """GPU parameters the emitter models and the coalescing verdict use.
-
-    ``transaction_bytes``: the memory transaction XLA's indexing-based coalescing rule counts
-    (``kBytesPerMemoryTransaction = 128``); ``dram_to_l2_transaction_bytes``: the transaction the
-    tiled (Triton) heuristics count; ``coalesced_threshold``: XLA's rule calls a warp's reads
-    coalesced when the ideal transaction count exceeds this fraction of the actual count.
-    """
-
-    name: str = "NVIDIA RTX A6000 (XLA's TestGpuDeviceInfo)"
-    warp_size: int = 32
-    transaction_bytes: int = 128
-    dram_to_l2_transaction_bytes: int = 64
-    threads_per_block_limit: int = 1024
-    threads_per_core_limit: int = 1536
-    core_count: int = 84
-    shared_memory_per_block: int = 48 * 1024
-    coalesced_threshold: float = 0.9
-    # XLA's emitter constants that are device-independent but belong to the same model
-    loop_threads_per_block: int = 128  # warp size x 4 warp schedulers
-    max_unroll_factor: int = 4
-    row_reduction_max_threads_x: int = 512  # MinThreadsXRowReduction
-    reduction_threads_per_block_target: int = 256
-    transpose_tile: int = 32
-    transpose_rows_per_pass: int = 4  # 128 threads: 4 rows of 32 lanes
-
-    def to_json(self) -> dict:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
-
-
-RTX_A6000 = GpuDevice()
 
 _GPU_CUSTOM_CALL_MARKERS = (
     "__cublas",

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..context import current, register_table, remember
-from .gpu_target import CPU, GPU, RTX_A6000, GpuDevice, TargetChoice, detect_target
+from .gpu_devices import RTX_A6000, GpuDevice
+from .gpu_target import CPU, GPU, TargetChoice, detect_target
 
 # Per analysis context: the target chosen for a module (keyed by the module object, kept in the
 # value and checked, and the --target asked for).

@@ -11,6 +11,8 @@ import sys
 
 import click
 
+from .options import color_option, format_option, jobs_option
+
 EXIT_OK, EXIT_FINDINGS, EXIT_UNREADABLE = 0, 1, 2
 
 
@@ -218,12 +220,8 @@ def _write_text(make_reports, color, pager, several_files, top, sort) -> None:
     help="Order for --top: bytes read; uncoalesced operands; reads per element (utilization); "
     "most distinct maps for one operand.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "model-explorer-node-data"]),
-    default="text",
-    show_default=True,
+@format_option(
+    "model-explorer-node-data",
     help="model-explorer-node-data: Model Explorer node data of the per-operand figures, one file "
     "per figure (PREFIX.<figure>.json with -o PREFIX; bytes read on standard output without).",
 )
@@ -234,17 +232,12 @@ def _write_text(make_reports, color, pager, several_files, top, sort) -> None:
     metavar="PREFIX",
     help="With --format model-explorer-node-data: write PREFIX.<figure>.json files.",
 )
-@click.option(
-    "--jobs",
-    "-j",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
+@jobs_option(
     help="Worker processes when several files are given (a directory counts as its files); "
     "the largest texts go first, workers share the imports and write their own JSON. "
     "It pays only with idle cores, and never beyond the largest file's share: one file "
     "is never split (2 idle cores: the corpus directory at most 2x, gpt12's two dumps at "
-    "most 1.5x, one being two thirds of the work). On a busy machine it can be slower than serial.",
+    "most 1.5x, one being two thirds of the work). On a busy machine it can be slower than serial."
 )
 @click.option("--verify", is_flag=True, help="Check sampled elements of every target against the numpy reference.")
 @click.option(
@@ -265,7 +258,7 @@ def _write_text(make_reports, color, pager, several_files, top, sort) -> None:
     help="Machine the coalescing figures are for: gpu (XLA's GPU emitters and coalescing rule), "
     "cpu (does the innermost loop read contiguously), auto (read from the dump).",
 )
-@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
+@color_option
 @click.option("--no-pager", is_flag=True, help="Never page text output (HLO_INDEX_PAGER / PAGER=cat do the same).")
 def command(
     paths,

@@ -8,17 +8,12 @@ import sys
 
 import click
 
+from .options import color_option, format_option
+
 
 @click.command("bubble")
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="Readable text, or JSON data on stdout.",
-)
+@format_option(help="Readable text, or JSON data on stdout.")
 @click.option(
     "--input",
     "input_kind",
@@ -36,8 +31,8 @@ import click
     help="Also write each legal HLO chain's whole rewritten module to DIR "
     "(<module>.<chain>.hlo); the JSON names the file.",
 )
-@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
-def command(paths: tuple[str, ...], output_format: str, input_kind: str, rewrite_dir: str | None, color: str) -> None:
+@color_option
+def command(paths: tuple[str, ...], fmt: str, input_kind: str, rewrite_dir: str | None, color: str) -> None:
     """Find every reshape(slice(x)) and slice(reshape(x)) pair and decide from the indexing maps
     whether the other order computes the same tensor.
 
@@ -54,7 +49,7 @@ def command(paths: tuple[str, ...], output_format: str, input_kind: str, rewrite
     for message in report.diagnostics:
         click.echo(message, err=True)  # unwrapped, so editors can jump to path:line:col
     rewrites = _write_rewrites(report, rewrite_dir) if rewrite_dir is not None else {}
-    if output_format == "json":
+    if fmt == "json":
         from ..render.bubble import bubble_json
 
         click.echo(json.dumps(bubble_json(report, rewrites), indent=1))

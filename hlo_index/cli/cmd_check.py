@@ -8,6 +8,7 @@ import sys
 import click
 
 from .cmd_analyze import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE, print_diagnostics, run_reports
+from .options import color_option, format_option, jobs_option
 
 
 def _codes(values) -> list[str]:
@@ -42,12 +43,10 @@ def _codes(values) -> list[str]:
     help="Write every selected finding to FILE as the accepted baseline, and exit 0.",
 )
 @click.option("--exit-zero", is_flag=True, help="Report findings but exit 0 (unreadable input still exits 2).")
-@click.option(
-    "--format", "fmt", type=click.Choice(["text", "json", "github", "sarif"]), default="text", show_default=True
-)
+@format_option("github", "sarif")
 @click.option("--verify", is_flag=True, help="Also check sampled elements against the numpy reference.")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
+@jobs_option()
+@color_option
 def command(paths, allow, select, ignore, baseline_path, write_baseline, exit_zero, fmt, verify, jobs, color) -> None:
     """Exit 0 when every fusion in PATH... reads each operand through one distinct map.
 

@@ -4,22 +4,16 @@ from __future__ import annotations
 
 import click
 
-from .cmd_simplify import COLOR_OPTION, emit, read_map_or_exit
+from .cmd_simplify import emit, read_map_or_exit
+from .options import color_option, format_option
 
 
 @click.command("compose")
 @click.argument("outer_text", metavar="OUTER")
 @click.argument("inner_text", metavar="INNER")
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="Output format (JSON schema hlo-index-map/1).",
-)
-@COLOR_OPTION
-def command(outer_text: str, inner_text: str, output_format: str, color: str) -> None:
+@format_option(help="Output format (JSON schema hlo-index-map/1).")
+@color_option
+def command(outer_text: str, inner_text: str, fmt: str, color: str) -> None:
     """Compose two indexing maps: x -> OUTER(INNER(x)). INNER's results feed OUTER's dims."""
     outer = read_map_or_exit(outer_text, "OUTER")
     inner = read_map_or_exit(inner_text, "INNER")
@@ -28,4 +22,4 @@ def command(outer_text: str, inner_text: str, output_format: str, color: str) ->
     ):
         click.echo(f"error: OUTER has {outer.num_dims} dims but INNER has {inner.num_results} results", err=True)
         raise SystemExit(2)
-    emit(outer.compose(inner), output_format, color)
+    emit(outer.compose(inner), fmt, color)

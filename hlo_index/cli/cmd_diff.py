@@ -7,6 +7,7 @@ import sys
 import click
 
 from .cmd_analyze import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE
+from .options import color_option, format_option
 
 
 def _conditions(values):
@@ -27,7 +28,7 @@ def _conditions(values):
 @click.command("diff")
 @click.argument("old")
 @click.argument("new")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option()
 @click.option(
     "--fail-on",
     "fail_on",
@@ -39,7 +40,7 @@ def _conditions(values):
     "(a module's total grows by more than N%). Repeatable, or comma-separated.",
 )
 @click.option("--show-same", is_flag=True, help="Also list the fusions that did not change (text).")
-@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
+@color_option
 def command(old, new, fmt, fail_on, show_same, color) -> None:
     """Compare the fusions of OLD and NEW (files, .gz, dump directories, '-' for one of them).
 

@@ -9,20 +9,14 @@ import click
 from rich.console import Console
 
 from ..hlo.shapes import ShapeTextError, parse_shape_text
+from .options import color_option, format_option
 
 JSON_OFFSETS_LIMIT = 65536
 
 
 @click.command("layout")
 @click.argument("shape_text", metavar="SHAPE")
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="A picture, or JSON data on stdout.",
-)
+@format_option(help="A picture, or JSON data on stdout.")
 @click.option(
     "--svg",
     "svg_path",
@@ -32,8 +26,8 @@ JSON_OFFSETS_LIMIT = 65536
 @click.option(
     "--max-grids", default=8, show_default=True, help="Rank > 2: draw at most this many grids (one per leading index)."
 )
-@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
-def command(shape_text: str, output_format: str, svg_path: str | None, max_grids: int, color: str) -> None:
+@color_option
+def command(shape_text: str, fmt: str, svg_path: str | None, max_grids: int, color: str) -> None:
     """Draw SHAPE's layout: each element's linear physical offset, tiles and padding.
 
     SHAPE is shape text such as 'f32[3,5]{1,0:T(2,2)}' or 'bf16[4,8]{1,0:T(2,4)(2,1)}'.
@@ -50,7 +44,7 @@ def command(shape_text: str, output_format: str, svg_path: str | None, max_grids
         err.print(exc.display(), markup=False, highlight=False)
         sys.exit(2)
     try:
-        if output_format == "json":
+        if fmt == "json":
             data = layout_json(layout_offsets(shape, limit=JSON_OFFSETS_LIMIT))
             click.echo(json.dumps({"schema": "hlo-index-layout/1", **data}))
             if data["offsets"] is None:
@@ -60,9 +54,9 @@ def command(shape_text: str, output_format: str, svg_path: str | None, max_grids
                     highlight=False,
                 )
         picture = None
-        if output_format == "text" or svg_path:
+        if fmt == "text" or svg_path:
             picture = build_picture(shape, max_grids=max_grids)
-        if output_format == "text":
+        if fmt == "text":
             from .cmd_analyze import make_console
 
             console = make_console(color)

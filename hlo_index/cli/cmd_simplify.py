@@ -8,6 +8,8 @@ import click
 
 from hlo_index.affine import IndexingMap, MapSyntaxError, parse_map
 
+from .options import color_option, format_option
+
 
 def read_map_or_exit(text: str, what: str = "MAP") -> IndexingMap:
     """Parse map text; on failure print ``error: ...`` with a caret to stderr and exit 2."""
@@ -35,25 +37,13 @@ def emit(m: IndexingMap, output_format: str, color: str = "never") -> None:
         echo(Painter(color_enabled(color)).map(str(m)))
 
 
-COLOR_OPTION = click.option(
-    "--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True
-)
-
-
 @click.command("simplify")
 @click.argument("map_text", metavar="MAP")
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="Output format (JSON schema hlo-index-map/1).",
-)
-@COLOR_OPTION
-def command(map_text: str, output_format: str, color: str) -> None:
+@format_option(help="Output format (JSON schema hlo-index-map/1).")
+@color_option
+def command(map_text: str, fmt: str, color: str) -> None:
     """Simplify an indexing map given in XLA text form, e.g.
 
     hlo-index simplify "(d0) -> (d0 floordiv 8 * 8 + d0 mod 8), domain: d0 in [0, 31]"
     """
-    emit(read_map_or_exit(map_text).simplified(), output_format, color)
+    emit(read_map_or_exit(map_text).simplified(), fmt, color)

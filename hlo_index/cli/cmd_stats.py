@@ -6,28 +6,16 @@ import sys
 
 import click
 
+from .options import color_option, format_option, jobs_option
+
 EXIT_OK, EXIT_UNREADABLE = 0, 2
 
 
 @click.command("stats")
 @click.argument("paths", nargs=-1, required=True)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="A table per module, or JSON on stdout (schema hlo-index-stats/1).",
-)
-@click.option(
-    "--jobs",
-    "-j",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Worker processes when several files are given (a directory counts as its files).",
-)
-@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
+@format_option(help="A table per module, or JSON on stdout (schema hlo-index-stats/1).")
+@jobs_option(help="Worker processes when several files are given (a directory counts as its files).")
+@color_option
 def command(paths: tuple[str, ...], fmt: str, jobs: int, color: str) -> None:
     """Counts of modules, computations, instructions, fusions by kind and opcodes.
 

@@ -8,6 +8,8 @@ import sys
 import click
 from rich.console import Console
 
+from .options import color_option, format_option
+
 
 def _ints(text: str | None, what: str) -> tuple[int, ...] | None:
     """``8,128`` or ``8x128`` as positive integers; anything else is a usage error (exit 2)."""
@@ -43,8 +45,8 @@ def _ints(text: str | None, what: str) -> tuple[int, ...] | None:
     show_default=True,
     help="Which output of a multi-output fusion the tile is on.",
 )
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
+@format_option()
+@color_option
 def command(
     path: str,
     fusion_name: str,
@@ -52,7 +54,7 @@ def command(
     strides_text: str | None,
     range_text: str | None,
     output_index: int,
-    output_format: str,
+    fmt: str,
     color: str,
 ) -> None:
     """Propagate an output tile of a fusion to its operands (offsets as maps of the tile index,
@@ -67,7 +69,7 @@ def command(
     except TileRequestError as exc:
         Console(stderr=True, highlight=False, soft_wrap=True).print(str(exc), markup=False)
         sys.exit(2)
-    if output_format == "json":
+    if fmt == "json":
         from ..render.tile import tile_json
 
         click.echo(json.dumps(tile_json(report), indent=1))

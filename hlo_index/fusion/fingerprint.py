@@ -44,6 +44,7 @@ from collections.abc import Collection
 from typing import TypeAlias
 
 from ..context import current, register_table
+from ..hlo.attributes import CALLEE_ROLES
 from ..hlo.model import Computation, Instruction, Shape
 from ..ops.registry import Reads, reads_of
 
@@ -53,20 +54,6 @@ NEVER_READ = frozenset({"metadata", "statistics", "control-predecessors", "origi
 # Besides the never-read ones, attributes that differ between otherwise identical compiles
 # (backend tuning, frontend notes, partitioning): no structural identity counts them.
 UNSTRUCTURAL = NEVER_READ | {"backend_config", "frontend_attributes", "sharding"}
-_CALLEE_ROLES = frozenset(
-    {
-        "calls",
-        "to_apply",
-        "condition",
-        "body",
-        "select",
-        "scatter",
-        "true_computation",
-        "false_computation",
-        "branch_computations",
-        "called_computations",
-    }
-)
 
 # The parser shares one Shape object between equal shapes; hashing a Shape rebuilds its field
 # tuple every time, so each object gets a small int once (the entry keeps it alive: ids stay unique).
@@ -116,7 +103,7 @@ def _callee_value(instr: Instruction, role: str) -> object:
 
 
 def _attribute_value(instr: Instruction, name: str) -> object:
-    if name in _CALLEE_ROLES:
+    if name in CALLEE_ROLES:
         return _callee_value(instr, name)
     return _hashable(instr.attrs[name])
 
@@ -179,7 +166,7 @@ def _row_attributes(instr: Instruction) -> Key:
         return (_all_attributes(instr), _module_attributes(instr, None))
     out = _declared_attributes(instr, reads.attributes) if reads.attributes else ()
     # callees are part of a computation's structure even when no rule of the op reads them
-    roles = (instr.attrs.keys() & _CALLEE_ROLES) - reads.attributes
+    roles = (instr.attrs.keys() & CALLEE_ROLES) - reads.attributes
     extra = tuple([(role, _callee_value(instr, role)) for role in sorted(roles)]) if roles else ()
     if reads.module_attributes:
         return (out, extra, _module_attributes(instr, reads.module_attributes))

@@ -258,6 +258,7 @@ SINGLE_CALLEE_ROLES = (
     "false_computation",
 )
 MULTI_CALLEE_ROLES = ("branch_computations", "called_computations")
+CALLEE_ROLES = frozenset(SINGLE_CALLEE_ROLES + MULTI_CALLEE_ROLES)
 
 _CONVERTERS: dict[str, Callable[[str], Any]] = {}
 _CONVERTERS.update(dict.fromkeys(INT_LIST_ATTRS, int_list))

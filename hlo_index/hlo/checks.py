@@ -10,6 +10,7 @@ import re
 
 from .diagnostics import error
 from .model import Diagnostic, Instruction, Module, Shape
+from .shapes import compatible
 
 _ASYNC = ("async-start", "async-update", "async-done")
 _API_VERSIONS = {
@@ -64,7 +65,7 @@ def check_module(module: Module) -> list[Diagnostic]:
     async_starts = []
     for comp in module.computations:
         written = comp.result_shape
-        if written is not None and comp.root is not None and not _compatible(written, comp.root.shape):
+        if written is not None and comp.root is not None and not compatible(written, comp.root.shape):
             problems.append(
                 error(
                     f"Shape of computation {comp.name}, {written}, is not compatible with that of its "
@@ -83,17 +84,6 @@ def check_module(module: Module) -> list[Diagnostic]:
                     async_starts.append(instr)
     problems.extend(_shared_async_computations(async_starts))
     return problems
-
-
-def _compatible(a: Shape, b: Shape) -> bool:
-    if a.is_tuple or b.is_tuple:
-        return (
-            a.is_tuple
-            and b.is_tuple
-            and len(a.tuple_shapes) == len(b.tuple_shapes)
-            and all(_compatible(x, y) for x, y in zip(a.tuple_shapes, b.tuple_shapes))
-        )
-    return a.element_type == b.element_type and a.dims == b.dims
 
 
 def _check_header(module: Module, problems: list[Diagnostic]) -> None:
@@ -182,7 +172,7 @@ def _check_custom_call(instr: Instruction) -> str | None:
         if len(shapes) != len(instr.operands):
             return f"Expected {len(instr.operands)} operand layout constraints, {len(shapes)} given"
         for k, (shape, operand) in enumerate(zip(shapes, instr.operands)):
-            if not _compatible(shape, operand.shape):
+            if not compatible(shape, operand.shape):
                 return (
                     f"Operand layout constraint shape {shape} for operand {k} is not compatible with operand "
                     f"shape {operand.shape}"
@@ -225,7 +215,7 @@ def _check_async(instr: Instruction) -> str | None:
     ops = instr.operands
     if len(ops) != 1 or ops[0].opcode not in ("async-start", "async-update"):
         return "AsyncUpdate and AsyncDone expect a single async op as their operand."
-    if instr.opcode == "async-update" and not _compatible(instr.shape, ops[0].shape):
+    if instr.opcode == "async-update" and not compatible(instr.shape, ops[0].shape):
         return "AsyncUpdate expects the op shape to be the same as the operand shape."
     start = _async_start_of(instr)
     if start is None:

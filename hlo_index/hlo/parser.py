@@ -41,7 +41,7 @@ from .model import Computation, Diagnostic, Instruction, Module, Shape
 from .opcodes import XLA_OPCODES
 from .operands import NestedInstruction, OperandSyntaxError, parse_operands
 from .shapes import SHAPES_MEMO as _SHAPES
-from .shapes import ShapeError, buffer_shape, parse_array_shape, read_array_shape, tuple_shape
+from .shapes import ShapeError, buffer_shape, compatible, parse_array_shape, read_array_shape, tuple_shape
 
 # Package data (a link to the top-level grammar/ in a checkout, the file itself in a wheel).
 GRAMMAR_PATH = Path(__file__).resolve().parents[2] / "grammar" / "hlo.lark"
@@ -311,7 +311,7 @@ class _ModelBuilder(Transformer):
         try:
             if key == "metadata":
                 instr.metadata = A.metadata(value)
-            elif key in _CALLEE_ROLES:
+            elif key in A.CALLEE_ROLES:
                 attrs[key] = self._callees(key, value, instr, tok, offset)
             elif key == "replica_groups":  # raw text stays under its own key (printed back as written)
                 attrs["replica_groups_typed"] = collectives.replica_groups(value)
@@ -488,9 +488,6 @@ class _ModelBuilder(Transformer):
         return [module]
 
 
-_CALLEE_ROLES = frozenset(A.SINGLE_CALLEE_ROLES + A.MULTI_CALLEE_ROLES)
-
-
 def _parse_memos() -> tuple[dict, dict]:
     """The analysis context's shape and metadata memos (text -> typed value), read per instruction."""
     tables = current().tables
@@ -578,23 +575,12 @@ def _check_written_operand_shapes(module: Module) -> None:
                 written = _shape_from_text(op.shape_text)
             except Exception:
                 continue
-            if not _same_shape(written, target.shape):
+            if not compatible(written, target.shape):
                 raise _Failure(
                     f"The declared operand shape {written} of %{instr.name} is not compatible with the "
                     f"shape of the operand instruction %{target.name}, {target.shape}",
                     _At(instr.line),
                 )
-
-
-def _same_shape(a: Shape, b: Shape) -> bool:
-    if a.is_tuple or b.is_tuple:
-        return (
-            a.is_tuple
-            and b.is_tuple
-            and len(a.tuple_shapes) == len(b.tuple_shapes)
-            and all(_same_shape(x, y) for x, y in zip(a.tuple_shapes, b.tuple_shapes))
-        )
-    return a.element_type == b.element_type and a.dims == b.dims
 
 
 def _flatten(items: list) -> list[Instruction]:

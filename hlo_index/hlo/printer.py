@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .attributes import MULTI_CALLEE_ROLES, SINGLE_CALLEE_ROLES, quote
+from .attributes import CALLEE_ROLES, quote
 from .model import (
     Computation,
     ConvDimLabels,
@@ -24,12 +24,11 @@ from .shape_format import format_shape
 _QUOTED_ATTRS = frozenset({"custom_call_target", "execution_thread"})
 # derived by the parser from other attributes ("type", "replica_groups")
 _SYNTHESIZED_ATTRS = frozenset({"comparison_type", "replica_groups_typed"})
-_CALLEE_ROLES = frozenset(SINGLE_CALLEE_ROLES + MULTI_CALLEE_ROLES)
 
 
 def format_attribute(key: str, value: Any) -> str:
     """``key=value`` text for a typed attribute value."""
-    if key in _CALLEE_ROLES or (key == "control-predecessors" and not isinstance(value, str)):
+    if key in CALLEE_ROLES or (key == "control-predecessors" and not isinstance(value, str)):
         if isinstance(value, str):
             return f"{key}=%{value}"
         return f"{key}={{" + ", ".join(f"%{n}" for n in value) + "}"

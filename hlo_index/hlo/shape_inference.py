@@ -16,66 +16,10 @@ from collections.abc import Callable, Sequence
 
 from .diagnostics import error
 from .model import Computation, Diagnostic, Instruction, Module, Shape
+from .opcodes import INFERRED_BINARY_OPCODES, INFERRED_UNARY_OPCODES
 
 UNKNOWN = "unknown"
 
-# CanInferShape() in hlo_parser.cc: opcodes XLA reads without a result shape.
-_UNARY_SAME = frozenset(
-    [
-        "abs",
-        "acos",
-        "acosh",
-        "asin",
-        "asinh",
-        "atanh",
-        "ceil",
-        "count-leading-zeros",
-        "copy",
-        "cosine",
-        "cosh",
-        "erf",
-        "exponential",
-        "exponential-minus-one",
-        "floor",
-        "log",
-        "log-plus-one",
-        "logistic",
-        "negate",
-        "not",
-        "popcnt",
-        "round-nearest-afz",
-        "round-nearest-even",
-        "rsqrt",
-        "sign",
-        "sine",
-        "sinh",
-        "sqrt",
-        "cbrt",
-        "tan",
-        "tanh",
-        "opt-barrier",
-        "domain",
-    ]
-)
-_BINARY = frozenset(
-    [
-        "add",
-        "atan2",
-        "divide",
-        "maximum",
-        "minimum",
-        "multiply",
-        "power",
-        "remainder",
-        "subtract",
-        "and",
-        "or",
-        "xor",
-        "shift-left",
-        "shift-right-arithmetic",
-        "shift-right-logical",
-    ]
-)
 _COMPLEX_OF = {"f32": "c64", "f64": "c128"}
 _REAL_OF = {"c64": "f32", "c128": "f64"}
 
@@ -166,9 +110,9 @@ def infer_shape(instr: Instruction) -> Shape:
     """The result shape of ``instr`` from its operands' shapes and attributes (operands linked)."""
     rule = _RULES.get(instr.opcode)
     if rule is None:
-        if instr.opcode in _UNARY_SAME:
+        if instr.opcode in INFERRED_UNARY_OPCODES:
             return _unary(instr)
-        if instr.opcode in _BINARY:
+        if instr.opcode in INFERRED_BINARY_OPCODES:
             return _binary(instr, None)
         raise ShapeInferenceError(f"cannot infer shape for opcode: {instr.opcode}")
     return rule(instr)

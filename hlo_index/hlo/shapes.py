@@ -155,6 +155,19 @@ def tuple_shape(elements: list[Shape]) -> Shape:
     return Shape("tuple", tuple_shapes=tuple(elements))
 
 
+def compatible(a: Shape, b: Shape) -> bool:
+    """Whether ``a`` and ``b`` have the same element types and dims, tuple element by tuple element
+    (XLA's "compatible" shapes: layouts are not compared)."""
+    if a.is_tuple or b.is_tuple:
+        return (
+            a.is_tuple
+            and b.is_tuple
+            and len(a.tuple_shapes) == len(b.tuple_shapes)
+            and all(compatible(x, y) for x, y in zip(a.tuple_shapes, b.tuple_shapes))
+        )
+    return a.element_type == b.element_type and a.dims == b.dims
+
+
 def buffer_shape(inner: Shape) -> Shape:
     """``b(s32[2])``: the array ``inner`` as a buffer (XLA allows only arrays there)."""
     if inner.is_tuple or inner.buffer:

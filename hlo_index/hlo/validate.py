@@ -5,12 +5,10 @@ Each problem is a Diagnostic with the instruction's (or computation's) line and 
 
 from __future__ import annotations
 
-from .attributes import MULTI_CALLEE_ROLES, SINGLE_CALLEE_ROLES
+from .attributes import CALLEE_ROLES, MULTI_CALLEE_ROLES, SINGLE_CALLEE_ROLES
 from .diagnostics import error
 from .literals import check_literal
 from .model import Computation, Diagnostic, Instruction, Module
-
-_CALLEE_ROLES = frozenset(SINGLE_CALLEE_ROLES + MULTI_CALLEE_ROLES)
 
 
 def link(module: Module) -> list[Diagnostic]:
@@ -80,7 +78,7 @@ def _link_computation(module: Module, comp: Computation, problems: list[Diagnost
                     )
                 )
         if instr.attrs:
-            if not _CALLEE_ROLES.isdisjoint(instr.attrs):
+            if not CALLEE_ROLES.isdisjoint(instr.attrs):
                 _link_callees(module, instr, problems)
             predecessors = instr.attrs.get("control-predecessors")
             if predecessors:

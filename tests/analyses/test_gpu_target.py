@@ -12,7 +12,8 @@ from click.testing import CliRunner
 from hlo_index.analyses.emitter_plans import plan_for
 from hlo_index.analyses.emitters import ComputationAsFusion, default_thread_map, tile_map
 from hlo_index.analyses.gpu_coalescing import fusion_coalescing, parameter_thread_maps
-from hlo_index.analyses.gpu_target import RTX_A6000, GpuDevice, detect_target
+from hlo_index.analyses.gpu_devices import RTX_A6000, GpuDevice
+from hlo_index.analyses.gpu_target import detect_target
 from hlo_index.cli import main
 from hlo_index.fusion import output_to_input
 from hlo_index.hlo import load, parse_module_text

@@ -12,87 +12,17 @@ from dataclasses import dataclass
 
 from ...hlo.backend_config import backend_config
 from ...hlo.model import Instruction
+from ...hlo.opcodes import COSTED_ELEMENTWISE_OPCODES, TRANSCENDENTAL_OPCODES
 from .op_profiles import OpProfiles, flops_per_element
 from .shapes import elements, elements_recursive
 
 FMA_FLOPS = 2
 
-ELEMENTWISE = frozenset(
-    {
-        "abs",
-        "round-nearest-afz",
-        "round-nearest-even",
-        "ceil",
-        "count-leading-zeros",
-        "convert",
-        "bitcast-convert",
-        "copy",
-        "cosine",
-        "exponential",
-        "exponential-minus-one",
-        "floor",
-        "imag",
-        "is-finite",
-        "log",
-        "log-plus-one",
-        "not",
-        "negate",
-        "popcnt",
-        "real",
-        "reduce-precision",
-        "rsqrt",
-        "logistic",
-        "sign",
-        "sine",
-        "sqrt",
-        "cbrt",
-        "tan",
-        "tanh",
-        "erf",
-        "add",
-        "atan2",
-        "compare",
-        "complex",
-        "divide",
-        "maximum",
-        "minimum",
-        "multiply",
-        "power",
-        "remainder",
-        "subtract",
-        "and",
-        "or",
-        "xor",
-        "shift-left",
-        "shift-right-arithmetic",
-        "shift-right-logical",
-        "select",
-        "clamp",
-        "map",
-        "stochastic-convert",
-    }
-)
+# the ops XLA's cost analysis costs as elementwise, and which of them count as transcendentals
+ELEMENTWISE = COSTED_ELEMENTWISE_OPCODES
 # ops XLA's handlers cost as elementwise (copy has its own, free, handler)
 COSTED_ELEMENTWISE = ELEMENTWISE - {"copy", "map"}
-TRANSCENDENTAL = frozenset(
-    {
-        "exponential",
-        "log",
-        "logistic",
-        "power",
-        "sqrt",
-        "cbrt",
-        "rsqrt",
-        "tanh",
-        "sine",
-        "cosine",
-        "exponential-minus-one",
-        "log-plus-one",
-        "atan2",
-        "tan",
-        "erf",
-    }
-)
+TRANSCENDENTAL = TRANSCENDENTAL_OPCODES
 
 
 @dataclass(frozen=True)

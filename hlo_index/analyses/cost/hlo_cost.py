@@ -423,25 +423,8 @@ def _users(value: Instruction) -> list[Instruction]:
 
 def post_order(comp) -> list[Instruction]:
     """Operands before users, from the root, then anything the root does not reach."""
-    seen: set[int] = set()
-    out: list[Instruction] = []
     starts = ([comp.root] if comp.root is not None else []) + list(comp.instructions)
-    for start in starts:
-        if id(start) in seen:
-            continue
-        stack = [(start, 0)]
-        seen.add(id(start))
-        while stack:
-            instr, k = stack.pop()
-            if k < len(instr.operands):
-                stack.append((instr, k + 1))
-                o = instr.operands[k]
-                if id(o) not in seen:
-                    seen.add(id(o))
-                    stack.append((o, 0))
-            else:
-                out.append(instr)
-    return out
+    return _depth_first(starts, lambda instr: instr.operands)
 
 
 def visit_order(comp) -> list[Instruction]:
@@ -456,6 +439,12 @@ def visit_order(comp) -> list[Instruction]:
     starts = [i for i in comp.instructions if id(i) not in used and i is not comp.root]
     if comp.root is not None:
         starts.append(comp.root)
+    return _depth_first(starts, lambda instr: list(instr.operands) + list(instr.control_predecessors))
+
+
+def _depth_first(starts, predecessors) -> list[Instruction]:
+    """Post-order from each of ``starts`` in turn: ``predecessors(instr)`` in order before
+    ``instr``, each instruction once (iterative: deep graphs)."""
     seen: set[int] = set()
     out: list[Instruction] = []
     for start in starts:
@@ -465,7 +454,7 @@ def visit_order(comp) -> list[Instruction]:
         stack = [(start, 0)]
         while stack:
             instr, k = stack.pop()
-            preds = list(instr.operands) + list(instr.control_predecessors)
+            preds = predecessors(instr)
             if k < len(preds):
                 stack.append((instr, k + 1))
                 o = preds[k]
