@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from typing import TypeAlias, TypeVar
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 from .expr import CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, RUNTIME, SUM, Expr
 from .indexing_map import IndexingMap
 from .interval import Interval
 
-# One value of an expression: at one point, or at many points at once (int64 arrays).
-Value: TypeAlias = int | npt.NDArray[np.int64]
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+# One value of an expression: at one point, or at many points at once (int64 arrays); numpy is
+# imported by the functions that evaluate over arrays, so a run that never does skips its import.
+Value: TypeAlias = "int | npt.NDArray[np.int64]"
 Env: TypeAlias = dict[tuple[int, int], Value]
 # Evaluation at one point stays in ints; at many points it is arrays (or ints where constant).
 _V = TypeVar("_V", int, Value)
@@ -78,6 +80,8 @@ def _default_runtime(m: IndexingMap, runtime_vals: Sequence[int] | None) -> list
 
 def _grid(intervals: Sequence[Interval]) -> np.ndarray:
     """All points of a box, shape [n, len(intervals)], last coordinate fastest."""
+    import numpy as np
+
     if not intervals:
         return np.zeros((1, 0), dtype=np.int64)
     axes = [np.arange(b.lo, b.hi + 1, dtype=np.int64) for b in intervals]
@@ -86,6 +90,8 @@ def _grid(intervals: Sequence[Interval]) -> np.ndarray:
 
 
 def _sample_box(intervals: Sequence[Interval], count: int, seed: int) -> np.ndarray:
+    import numpy as np
+
     rng = np.random.default_rng(seed)
     columns = [rng.integers(b.lo, b.hi + 1, size=count, dtype=np.int64) for b in intervals]
     points = np.stack(columns, axis=1) if columns else np.zeros((count, 0), dtype=np.int64)
@@ -112,6 +118,8 @@ def relation_at(
 ) -> tuple[np.ndarray, np.ndarray]:
     """For the given dim points: ``(feasible dims+range points, results)`` as int64 arrays.
     Every range-variable point is tried unless ``range_points`` gives the ones to try."""
+    import numpy as np
+
     n_dims = m.num_dims
     n_range = len(m.range_vars)
     width = n_dims + n_range
@@ -140,6 +148,8 @@ def relation_at(
 def enumerate_map(
     m: IndexingMap, runtime_vals: Sequence[int] | None = None, limit: int = 1 << 20, seed: int = 0
 ) -> tuple[np.ndarray, np.ndarray]:
+    import numpy as np
+
     _check_regular(m)
     if m.is_known_empty:
         return np.zeros((0, 0), np.int64), np.zeros((0, m.num_results), np.int64)
@@ -149,6 +159,8 @@ def enumerate_map(
 def read_set(
     m: IndexingMap, dim_point: Sequence[int], runtime_vals: Sequence[int] | None = None
 ) -> set[tuple[int, ...]]:
+    import numpy as np
+
     _check_regular(m)
     if m.is_known_empty:
         return set()
@@ -161,6 +173,8 @@ def relation_rows(
     m: IndexingMap, points: np.ndarray, runtime_vals: Sequence[int], range_points: np.ndarray | None = None
 ) -> set[tuple[int, ...]]:
     """The set of ``(dims..., results...)`` rows, range variables projected away."""
+    import numpy as np
+
     feasible, results = relation_at(m, points, runtime_vals, range_points)
     rows = np.concatenate([feasible[:, : m.num_dims], results], axis=1)
     return set(map(tuple, np.unique(rows, axis=0).tolist())) if len(rows) else set()
@@ -206,6 +220,8 @@ def _range_sample(m: IndexingMap, limit: int, seed: int) -> np.ndarray | None:
 def _runtime_assignments(
     a: IndexingMap, b: IndexingMap, max_count: int = 64, seed: int = 0, random_count: int = 16
 ) -> list[tuple[int, ...]]:
+    import numpy as np
+
     boxes = [va.interval.union(vb.interval) for va, vb in zip(a.runtime_vars, b.runtime_vars)]
     total = 1
     for box in boxes:

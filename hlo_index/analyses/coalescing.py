@@ -26,12 +26,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from math import ceil
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..affine import IndexingMap
 from ..hlo.model import Shape
 from .utilization import storage_bits
+
+if TYPE_CHECKING:
+    import numpy as np
 
 WARP = 32
 SEGMENT_BYTES = 128
@@ -127,6 +129,8 @@ def _describe(c: MapCoalescing, bits: int) -> str:
 def _warp_points(m: IndexingMap, minor: int | None, warps: int, seed: int) -> np.ndarray:
     """``[warps, 32, dims + range vars]`` seeded warps: other dims and range variables fixed per
     warp, the minor dim a run of 32 aligned positions (clipped at its end: repeats the last)."""
+    import numpy as np
+
     rng = np.random.default_rng(seed)
     columns = []
     for i, iv in enumerate(m.dims):
@@ -144,6 +148,8 @@ def _warp_points(m: IndexingMap, minor: int | None, warps: int, seed: int) -> np
 def _warp_reads(m: IndexingMap, minor: int | None, warps: int, seed: int):
     """Per warp, the operand indices its threads read, in thread order (infeasible threads and
     the repeats of a clipped run dropped)."""
+    import numpy as np
+
     from ..affine.evaluate import evaluate_expr
     from ..affine.expr import DIM, RANGE, RUNTIME
 
@@ -174,6 +180,8 @@ def _warp_reads(m: IndexingMap, minor: int | None, warps: int, seed: int):
 def _map_coalescing(
     m: IndexingMap, operand_shape: Shape, minor: int | None, bits: int, warps: int, seed: int
 ) -> MapCoalescing:
+    import numpy as np
+
     from ..layout import layout_cells
 
     patterns, strides, transactions, ideals = [], [], [], []
@@ -209,6 +217,8 @@ def _map_coalescing(
 
 
 def _pattern(offsets: np.ndarray) -> tuple[str, int | None]:
+    import numpy as np
+
     if len(offsets) < 2:
         return "broadcast", 0
     steps = np.diff(offsets)

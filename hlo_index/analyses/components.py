@@ -17,14 +17,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from math import prod
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..affine import IndexingMap, Interval, dim, range_var
 from ..affine.bounds import Domain
 from ..affine.evaluate import evaluate_expr
 from ..affine.expr import DIM, Expr
 from ..context import current, register_table
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # Points enumerated or materialised by the figures of this analysis context: callers charge a
 # budget with the work a figure actually did (``spent_points()`` before and after).
@@ -103,6 +105,8 @@ def decompose(
     Result rows outside ``operand_dims`` are dropped from ``values`` (they read nothing) but
     their points still count. ``operand_dims=None``: only point counts are wanted (no values).
     """
+    import numpy as np
+
     if m.runtime_vars:
         raise ValueError("decompose needs a map without runtime variables")
     if sample is None:
@@ -154,6 +158,8 @@ def decompose(
 def _evaluate(
     m: IndexingMap, members, results, constraints, operand_dims, domain: Domain, budget: int, sample: int, seed: int
 ) -> Component:
+    import numpy as np
+
     intervals = [_bounds(m, v) for v in members]
     candidates = prod(iv.size for iv in intervals)
     if candidates > budget and not constraints and len(results) == 1 and operand_dims is not None:
@@ -223,6 +229,8 @@ def _mixed_radix(e: Expr, members, intervals, operand_dim: int, domain: Domain) 
 
 def distinct_sorted(values: np.ndarray) -> np.ndarray:
     """Sorted distinct values (sort-based: numpy's hashing ``unique`` is several times slower here)."""
+    import numpy as np
+
     if len(values) < 2:
         return values
     ordered = np.sort(values)
@@ -246,6 +254,8 @@ def _value_range_product(m: IndexingMap, results, constraints, operand_dims, dom
 def linear_indices(dec: Decomposition, operand_dims: Sequence[int], limit: int) -> np.ndarray | None:
     """Row-major linear indices of every distinct element the decomposition reads (the outer sum
     of each component's contribution), or None when there are more than ``limit``."""
+    import numpy as np
+
     if dec.distinct > limit:
         return None
     strides = [prod(operand_dims[k + 1 :]) for k in range(len(operand_dims))]

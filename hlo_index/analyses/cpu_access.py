@@ -13,12 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
 from ..affine import IndexingMap
 from ..affine.evaluate import evaluate_expr
-from ..affine.expr import DIM, RANGE, RUNTIME
+from ..affine.expr import DIM, RANGE, RUNTIME, Expr, variable
 from ..hlo.model import Shape
+from ..layout.plan import apply_steps, layout_plan, linearize
 from .emitters import minor_nontrivial
 
 STEPS = 16  # consecutive iterations of the innermost loop looked at
@@ -70,6 +69,32 @@ def _clause(p: dict) -> str:
     return f"innermost loop ({loop}) reads nothing at the points sampled"
 
 
+def _linear_stride(m: IndexingMap, shape: Shape, kind: int, index: int, iv) -> int | None:
+    """The step between the physical offsets of consecutive iterations when it is one constant:
+    the map has no constraints (every sampled iteration reads), the layout has no tiles, and the
+    loop variable enters the offset only linearly. Then every step the samples below would see
+    is that constant, so the answer is theirs without drawing them; None otherwise."""
+    if m.constraints or min(STEPS, iv.size) < 2 or m.num_results != shape.rank:
+        return None
+    if any(v.lo > v.hi for v in (*m.dims, *m.range_vars)):
+        return None  # an empty domain: the sampler's own error is the answer
+    plan = layout_plan(shape)
+    if plan.steps:
+        return None
+    offset = linearize(apply_steps(plan, list(m.results)), plan.physical_dims)
+    if not isinstance(offset, Expr):
+        return 0
+    loop = variable(kind, index)
+    _, terms = offset.linear_terms()
+    stride = 0
+    for atom, coefficient in terms:
+        if atom == loop:
+            stride = coefficient
+        elif loop in atom.variables():
+            return None
+    return stride
+
+
 def _map_access(m: IndexingMap, shape: Shape, minor: int | None, seed: int) -> dict:
     from ..layout import layout_cells
 
@@ -83,6 +108,15 @@ def _map_access(m: IndexingMap, shape: Shape, minor: int | None, seed: int) -> d
         kind, index, iv, name = DIM, minor, m.dims[minor], f"over output dim {minor}"
     else:
         return {"pattern": "invariant", "stride": 0, "innermost_loop": "none"}
+    stride = _linear_stride(m, shape, kind, index, iv)
+    if stride is not None:
+        if stride == 1:
+            return {"pattern": "contiguous", "stride": 1, "innermost_loop": name}
+        if stride == 0:
+            return {"pattern": "invariant", "stride": 0, "innermost_loop": name}
+        return {"pattern": "strided", "stride": stride, "innermost_loop": name}
+    import numpy as np
+
     rng = np.random.default_rng(seed)
     steps = min(STEPS, iv.size)
     env: dict = {}

@@ -41,7 +41,7 @@ _UNMODELLED_KINDS = {
 }
 
 
-def _backend_kind(fusion: Instruction) -> str:
+def backend_kind(fusion: Instruction) -> str:
     config = str(fusion.attrs.get("backend_config", ""))
     for key in sorted(_UNMODELLED_KINDS, key=len, reverse=True):
         if f'"kind":"{key}"' in config.replace(" ", "") or f'kind: "{key}"' in config:
@@ -53,7 +53,7 @@ def plan_for(fusion: Instruction, device: GpuDevice) -> ThreadPlan:
     comp = fusion.fused_computation
     if comp is None or comp.root is None:
         return ThreadPlan("none", unmodelled="not a fusion with a fused computation")
-    backend = _backend_kind(fusion)
+    backend = backend_kind(fusion)
     if backend:
         return ThreadPlan(
             backend.lower(),

@@ -28,16 +28,19 @@ import numpy as np
 from ..affine import IndexingMap
 from ..affine.evaluate import evaluate_expr
 from ..affine.expr import DIM, RANGE, RUNTIME
-from ..context import current
+from ..context import current, register_table
+from ..fusion.fingerprint import fingerprint_id
 from ..fusion.mapset import finalize, union
 from ..fusion.walk import WalkBudget, walk_to_parameters
 from ..hlo.model import Instruction
-from .emitter_plans import plan_for
+from .emitter_plans import backend_kind, plan_for
 from .emitters import BX, TX, ThreadPlan
 from .gpu_devices import RTX_A6000, GpuDevice
 from .utilization import storage_bits
 
 _BATCH = 128
+# Per analysis context: a fused computation's thread reads per structure (``_thread_reads``).
+_THREAD_READS = register_table("analyses.gpu_coalescing.thread_reads")
 
 
 @dataclass(frozen=True)
@@ -274,40 +277,85 @@ def _verdict(text, warp_index, offsets, bits, device: GpuDevice, vector) -> Warp
 # ---- per fusion ----------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _ThreadReads:
+    """What the thread maps say for one fused computation under one emitter: the same for every
+    fusion of the same structure (computation, shapes with layouts, backend kind), so it is
+    computed once per structure. Per operand: its warp reads, or a fixed verdict."""
+
+    emitter: str
+    plan: str
+    unmodelled: str
+    loops: tuple[str, ...]
+    maps: dict[int, tuple[IndexingMap, ...]]
+    per_operand: tuple[tuple[str, str] | list[WarpRead], ...]  # (verdict, reason) or the reads
+
+
+def _thread_reads(fusion: Instruction, device: GpuDevice) -> _ThreadReads:
+    comp = fusion.fused_computation
+    key = None
+    if comp is not None and comp.root is not None:
+        key = (
+            fingerprint_id(comp),
+            fusion.shape,
+            tuple(o.shape for o in fusion.operands),
+            backend_kind(fusion),
+            device,
+            current().budgets.coalescing_scan_warps,
+        )
+        memo = current().tables[_THREAD_READS]
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
+    plan = plan_for(fusion, device)
+    if plan.unmodelled:
+        result = _ThreadReads(plan.emitter, plan.unmodelled, plan.unmodelled, plan.loops, {}, ())
+    else:
+        maps = parameter_thread_maps(comp, plan)
+        per_operand: list = []
+        for k, operand in enumerate(fusion.operands):
+            shape = operand.shape
+            operand_maps = maps.get(k, ())
+            if shape.is_tuple:
+                per_operand.append(("unknown", "tuple-shaped operand"))
+            elif shape.rank == 0:
+                per_operand.append(("coalesced", "a scalar: one element, one transaction"))
+            elif not operand_maps:
+                per_operand.append(("coalesced", _unread_reason(plan)))
+            else:
+                per_operand.append([warp_read(m, shape, plan, device) for m in operand_maps])
+        result = _ThreadReads(plan.emitter, plan.describe(), "", plan.loops, maps, tuple(per_operand))
+    if key is not None:
+        memo[key] = result
+    return result
+
+
 def fusion_coalescing(fusion: Instruction, device: GpuDevice = RTX_A6000) -> FusionCoalescing:
     """Every operand's verdict for one fusion instruction under ``device``."""
     from .coalescing_heuristic import heuristic_coalesced
 
-    plan = plan_for(fusion, device)
+    shared = _thread_reads(fusion, device)
     operands = fusion.operands
     verdicts: dict[int, OperandVerdict] = {}
-    if plan.unmodelled:
+    if shared.unmodelled:
         ok, why = heuristic_coalesced(fusion)
         for k in range(len(operands)):
             verdicts[k] = OperandVerdict(
-                "coalesced" if ok else "uncoalesced", f"XLA's heuristic ({plan.unmodelled}): {why}", method="heuristic"
+                "coalesced" if ok else "uncoalesced",
+                f"XLA's heuristic ({shared.unmodelled}): {why}",
+                method="heuristic",
             )
-        return FusionCoalescing(plan.emitter, plan.unmodelled, verdicts, {}, plan.loops)
-    comp = fusion.fused_computation
-    maps = parameter_thread_maps(comp, plan)
-    for k, operand in enumerate(operands):
-        shape = operand.shape
-        if shape.is_tuple:
-            verdicts[k] = OperandVerdict("unknown", "tuple-shaped operand")
+        return FusionCoalescing(shared.emitter, shared.unmodelled, verdicts, {}, shared.loops)
+    for k, entry in enumerate(shared.per_operand):
+        if type(entry) is tuple:
+            verdicts[k] = OperandVerdict(*entry)
             continue
-        if shape.rank == 0:
-            verdicts[k] = OperandVerdict("coalesced", "a scalar: one element, one transaction")
-            continue
-        operand_maps = maps.get(k, ())
-        if not operand_maps:
-            verdicts[k] = OperandVerdict("coalesced", _unread_reason(plan))
-            continue
-        reads = [warp_read(m, shape, plan, device) for m in operand_maps]
+        reads = list(entry)
         if any(r.warp is None and r.note.startswith("unknown") for r in reads):
             # XLA counts an operand it has no map for as uncoalesced; we say why and give the
             # verdict of XLA's heuristic instead, marked as such.
             bad = next(r for r in reads if r.note.startswith("unknown"))
-            ok, why = heuristic_coalesced(fusion, emitter=plan.emitter)
+            ok, why = heuristic_coalesced(fusion, emitter=shared.emitter)
             verdicts[k] = OperandVerdict(
                 "coalesced" if ok else "uncoalesced",
                 f"XLA's heuristic, the thread map being unknown ({bad.note}): {why}",
@@ -316,8 +364,8 @@ def fusion_coalescing(fusion: Instruction, device: GpuDevice = RTX_A6000) -> Fus
             )
             continue
         ok = all(r.coalesced for r in reads)
-        verdicts[k] = OperandVerdict("coalesced" if ok else "uncoalesced", plan.describe(), reads)
-    return FusionCoalescing(plan.emitter, plan.describe(), verdicts, maps, plan.loops)
+        verdicts[k] = OperandVerdict("coalesced" if ok else "uncoalesced", shared.plan, reads)
+    return FusionCoalescing(shared.emitter, shared.plan, verdicts, shared.maps, shared.loops)
 
 
 def _unread_reason(plan: ThreadPlan) -> str:

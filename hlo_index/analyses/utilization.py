@@ -29,8 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from math import ceil, prod
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..affine import IndexingMap, dim, range_var
 from ..affine.expr import DIM, RUNTIME, Expr
@@ -38,6 +37,9 @@ from ..context import current
 from ..hlo.model import Shape
 from .components import charge, decompose, linear_indices
 from .forms import runtime_as_range, split_linear
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -231,6 +233,8 @@ def _union_reads(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], bud
     """Distinct (output element, operand element) pairs over the *union* of ``maps`` (range
     variables projected away; runtime variables at their lower bounds, as for one map), so an
     element two maps both read for one output element counts once. None beyond the budget."""
+    import numpy as np
+
     from ..affine.evaluate import relation_at
 
     space = [max(m.dims[i].hi for m in maps) + 1 for i in range(maps[0].num_dims)]
@@ -389,6 +393,8 @@ def _from_boxes(base, boxes, reads, dims, shape, bits, runtime_union, notes) -> 
             runtime_union=runtime_union,
             notes=tuple(notes),
         )
+    import numpy as np
+
     marked = np.zeros(dims, dtype=bool)
     charge(marked.size // 16)
     for b in boxes:
@@ -420,6 +426,8 @@ def _slice(progression: tuple[int, int, int]) -> slice:
 def _from_components(
     base, maps, reads, reads_exact, dims, shape, bits, runtime_union, notes, budget, seed
 ) -> Utilization:
+    import numpy as np
+
     total = prod(dims)
     decs = [decompose(m, dims, budget=budget, seed=seed) for m in maps]
     sampled = not all(d.distinct_exact for d in decs)
@@ -480,6 +488,8 @@ def _bytes_dense(distinct: int, bits: int) -> int:
 
 def _bytes_marked(marked: np.ndarray, shape: Shape, bits: int) -> int:
     """Distinct storage bytes touched by the marked elements (exact for sub-byte types)."""
+    import numpy as np
+
     distinct = int(np.count_nonzero(marked))
     if bits % 8 == 0:
         return distinct * bits // 8

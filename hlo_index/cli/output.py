@@ -16,9 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shlex
-import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
 from typing import TextIO
@@ -50,9 +47,13 @@ def pager_command() -> list[str] | None:
     if text is None:
         text = "less"
     try:
+        import shlex
+
         argv = shlex.split(text)
     except ValueError:
         return None
+    import shutil
+
     if not argv or os.path.basename(argv[0]) == "cat" or shutil.which(argv[0]) is None:
         return None
     return argv
@@ -120,6 +121,8 @@ def text_output(color: str, pager: bool = True) -> Iterator[tuple[SafeStream, bo
         return
     sys.stdout.flush()
     try:
+        import subprocess
+
         proc = subprocess.Popen(
             argv, stdin=subprocess.PIPE, env=_pager_env(), text=True, encoding="utf-8", errors="replace"
         )
@@ -147,4 +150,6 @@ def echo(text: str) -> None:
 
 
 def terminal_width() -> int:
+    import shutil
+
     return shutil.get_terminal_size((100, 24)).columns

@@ -15,13 +15,15 @@ reading the same elements are ``d1 in [0, 255]``.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..affine import IndexingMap, Interval, dim
 from ..affine.evaluate import Value, evaluate_expr
 from ..affine.expr import DIM, Expr
 from ..context import budgets
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Constraint = tuple[Expr, Interval]
 
@@ -54,6 +56,8 @@ def domain_mask(
 ) -> np.ndarray:
     """Which points of ``box`` (over dimensions ``axes``, last fastest, flattened) lie in the
     domain ``dims`` + dim-only ``constraints``; every constrained dimension must be in ``axes``."""
+    import numpy as np
+
     grids = np.meshgrid(*[np.arange(iv.lo, iv.hi + 1, dtype=np.int64) for iv in box], indexing="ij")
     env: dict[tuple[int, int], Value] = {(DIM, k): g.reshape(-1) for k, g in zip(axes, grids)}
     n = int(np.prod([iv.size for iv in box], dtype=np.int64)) if box else 1
@@ -81,6 +85,8 @@ def same_domains(
 ) -> bool | None:
     """True when the domain ``whole`` (dims, dim-only constraints) is exactly the union of the
     ``parts``; None when the dimensions concerned span too many points to list."""
+    import numpy as np
+
     num_dims = len(whole[0])
     axes = set(dims_used(whole[1]))
     for dims, constraints in parts:

@@ -13,14 +13,16 @@ read a 256-row weight through ~40 such maps, each a 16-column strip pattern of i
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..affine import IndexingMap, Interval, range_var
 from ..affine.evaluate import Value, evaluate_expr
 from ..affine.expr import DIM, RANGE, Expr
 from ..context import budgets
 from .domain_union import split_constraints
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def reads_fixed_set(m: IndexingMap) -> bool:
@@ -52,6 +54,8 @@ def _free_coordinate(m: IndexingMap, k: int) -> Interval | None:
 def _image(m: IndexingMap, coords: Sequence[int], limit: int) -> np.ndarray | None:
     """The distinct values of results ``coords`` over ``m``'s range variables and constraints
     (rows), or None when the range variables concerned span more than ``limit`` points."""
+    import numpy as np
+
     _, constraints = split_constraints(m)  # the dim-only ones are the domain's, not the image's
     used = sorted(
         {v.value for k in coords for v in m.results[k].variables()}
@@ -79,6 +83,8 @@ def _image(m: IndexingMap, coords: Sequence[int], limit: int) -> np.ndarray | No
 def whole_box_of(maps: Sequence[IndexingMap]) -> IndexingMap | None:
     """One map equal to the union of ``maps`` (each ``reads_fixed_set``, all with one
     ``domain_key``) when their images fill their bounding box, else None."""
+    import numpy as np
+
     first = maps[0]
     num_results = first.num_results
     free: dict[int, Interval] = {}

@@ -20,9 +20,7 @@ each exact by construction or by enumeration: ``domain_union`` (one formula over
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TypeAlias
-
-import numpy as np
+from typing import TYPE_CHECKING, TypeAlias
 
 from ..affine import IndexingMap, Interval, const, dim
 from ..affine.expr import Expr
@@ -33,6 +31,9 @@ from .progression import join_progressions
 from .semantic import dedupe_semantically, differ_at_probes, domain_size
 from .subsume import drop_subsumed
 
+if TYPE_CHECKING:
+    import numpy as np
+
 Maps = tuple[IndexingMap, ...]
 RowsMemo: TypeAlias = dict[int, tuple[IndexingMap, "np.ndarray | None"]]  # id(map) -> (map, its rows)
 Joiner: TypeAlias = Callable[[IndexingMap, IndexingMap, RowsMemo], "IndexingMap | None"]
@@ -41,6 +42,8 @@ Joiner: TypeAlias = Callable[[IndexingMap, IndexingMap, RowsMemo], "IndexingMap 
 def _rows(m: IndexingMap, memo: RowsMemo) -> np.ndarray | None:
     """Every (dims..., results...) row of ``m`` (with repeats), or None when the domain is too
     large to list; memoised per map object for one ``merge_maps`` call."""
+    import numpy as np
+
     hit = memo.get(id(m))
     if hit is not None and hit[0] is m:
         return hit[1]
@@ -55,6 +58,8 @@ def _rows(m: IndexingMap, memo: RowsMemo) -> np.ndarray | None:
 
 def _same_relation(union_parts: list[np.ndarray], whole: np.ndarray) -> bool:
     """The set of rows of ``whole`` equals the union of the parts' row sets."""
+    import numpy as np
+
     union = np.concatenate(union_parts, axis=0)
     if union.shape[1] == 0:
         return (len(union) > 0) == (len(whole) > 0)

@@ -12,8 +12,6 @@ what it reads) lies inside ``A``'s box. Nothing is approximated: the kept maps a
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..affine import IndexingMap, Interval
 from ..affine.bounds import Domain
 from ..affine.expr import RANGE
@@ -41,6 +39,8 @@ def read_box(m: IndexingMap) -> tuple[Interval, ...] | None:
 def _domain_inside(inner: IndexingMap, outer: IndexingMap) -> bool:
     """Every domain point of ``inner`` (its dims box and dim-only constraints) satisfies
     ``outer``'s dims box and dim-only constraints."""
+    import numpy as np
+
     if len(inner.dims) != len(outer.dims):
         return False
     if any(not o.contains_interval(i) for i, o in zip(inner.dims, outer.dims)):

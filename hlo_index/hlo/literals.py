@@ -11,9 +11,9 @@ import math
 import re
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 if TYPE_CHECKING:
+    import numpy as np
+
     from .model import Shape
 
 _TOKEN = re.compile(  # /*i0=0*/ index comments, as XLA prints big literals, are skipped
@@ -239,7 +239,9 @@ def literal_values(shape: Shape, text: str | None) -> np.ndarray | None:
     integer types (uint64 for u64), float64 for the floating-point types, complex128 for the
     complex ones. None for a literal it cannot read completely: a tuple, token or opaque shape,
     ``...`` elisions, a count of values that does not fill the shape, text it does not tokenize."""
-    if text is None or shape.is_tuple or shape.element_type not in _DTYPES:
+    import numpy as np
+
+    if text is None or shape.is_tuple or shape.element_type not in _DTYPE_NAMES:
         return None
     words: list[tuple[str, str]] = []
     pos, n = 0, len(text)
@@ -257,7 +259,7 @@ def literal_values(shape: Shape, text: str | None) -> np.ndarray | None:
             words.append((kind, m.group(kind)))
     if len(words) != shape.num_elements:
         return None
-    dtype = _DTYPES[shape.element_type]
+    dtype = getattr(np, _DTYPE_NAMES[shape.element_type])
     try:
         values = [_value(dtype, kind, word) for kind, word in words]
         return np.asarray(values, dtype=dtype).reshape(shape.dims)
@@ -266,6 +268,8 @@ def literal_values(shape: Shape, text: str | None) -> np.ndarray | None:
 
 
 def _value(dtype: type, kind: str, word: str):
+    import numpy as np
+
     if kind == "bool":
         return word == "true"
     if dtype is np.complex128:
@@ -282,6 +286,7 @@ def _value(dtype: type, kind: str, word: str):
     return int(word)
 
 
-_DTYPES: dict[str, type] = {"pred": np.bool_, "u64": np.uint64, "c64": np.complex128, "c128": np.complex128}
-_DTYPES.update({f"{k}{bits}": np.int64 for k in "su" for bits in (1, 2, 4, 8, 16, 32, 64) if f"{k}{bits}" != "u64"})
-_DTYPES.update(dict.fromkeys(_FLOATS, np.float64))
+# numpy's type per element type, by name: numpy itself is imported when a literal is first read
+_DTYPE_NAMES: dict[str, str] = {"pred": "bool_", "u64": "uint64", "c64": "complex128", "c128": "complex128"}
+_DTYPE_NAMES.update({f"{k}{bits}": "int64" for k in "su" for bits in (1, 2, 4, 8, 16, 32, 64) if f"{k}{bits}" != "u64"})
+_DTYPE_NAMES.update(dict.fromkeys(_FLOATS, "float64"))

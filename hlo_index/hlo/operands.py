@@ -20,6 +20,8 @@ _BLANK = re.compile(r"(?:\s+|/\*.*?\*/)*", re.DOTALL)
 _WORD = re.compile(r"%?[A-Za-z_][\w.\-]*")
 _ARRAY_SHAPE = re.compile(r"[a-z][a-z0-9]*\s*\[[^\]]*\](?:\s*\{(?=\s*[\d:])[^{}]*\})?")
 MAX_DEPTH = 64
+# one operand of a plain list: [shape] name, then a comma or the end
+_PLAIN_OPERAND = re.compile(rf"\s*(?:({_ARRAY_SHAPE.pattern})\s+)?({_WORD.pattern})\s*(,?)")
 
 
 @dataclass
@@ -172,6 +174,32 @@ def parse_operands(inner: str) -> list[Operand]:
     if reader.pos != len(inner) + 1:
         raise OperandSyntaxError("unexpected text after the operands", reader.pos)
     return out
+
+
+def written_operand_shapes(inner: str) -> list[tuple[str, str]]:
+    """``(name, shape text)`` of each named operand written with a shape, in order: what
+    ``parse_operands`` gives for them. A plain list (``f32[8]{0} %a, %b``: no parentheses, no
+    comments; nearly every operand list of a dump) is read with one pattern per operand, the
+    reader's own; anything else goes through the reader."""
+    if "(" not in inner and "/*" not in inner:
+        out = []
+        pos, end = 0, len(inner)
+        while True:
+            m = _PLAIN_OPERAND.match(inner, pos)
+            if m is None:
+                break
+            if m.group(1) is not None:
+                out.append((m.group(2).removeprefix("%"), m.group(1)))
+            pos = m.end()
+            if not m.group(3):
+                if pos == end:
+                    return out
+                break
+    return [
+        (str(op), op.shape_text)
+        for op in parse_operands(inner)
+        if type(op) is not NestedInstruction and op.shape_text is not None and op
+    ]
 
 
 def has_nested_instruction(operands: list[Operand]) -> bool:

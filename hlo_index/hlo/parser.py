@@ -39,7 +39,7 @@ from .lexer import (
 )
 from .model import Computation, Diagnostic, Instruction, Module, Shape
 from .opcodes import XLA_OPCODES
-from .operands import NestedInstruction, OperandSyntaxError, parse_operands
+from .operands import NestedInstruction, OperandSyntaxError, parse_operands, written_operand_shapes
 from .shapes import SHAPES_MEMO as _SHAPES
 from .shapes import ShapeError, buffer_shape, compatible, parse_array_shape, read_array_shape, tuple_shape
 
@@ -48,9 +48,13 @@ GRAMMAR_PATH = Path(__file__).resolve().parents[2] / "grammar" / "hlo.lark"
 
 
 def _grammar_text() -> str:
-    from importlib.resources import files
+    # the package's own file when it lies on disk (importlib.resources costs ~10 ms of imports)
+    try:
+        return (Path(__file__).parent.parent / "grammar" / "hlo.lark").read_text(encoding="utf-8")
+    except OSError:
+        from importlib.resources import files
 
-    return (files("hlo_index") / "grammar" / "hlo.lark").read_text(encoding="utf-8")
+        return (files("hlo_index") / "grammar" / "hlo.lark").read_text(encoding="utf-8")
 
 
 MAX_INLINE_DEPTH = 64
@@ -554,6 +558,7 @@ def _check_written_operand_shapes(module: Module) -> None:
     for comp in module.computations:
         for instr in comp.instructions:
             comp_of[id(instr)] = comp
+    written_shapes: dict[str, Shape | None] = {}  # a dump writes few distinct shape texts, many times
     for instr, inner in _state.shaped:
         comp = comp_of.get(id(instr))
         if comp is None:
@@ -562,18 +567,22 @@ def _check_written_operand_shapes(module: Module) -> None:
         if names is None:
             names = by_comp[comp.name] = {i.name: i for i in comp.instructions}
         try:
-            operands = parse_operands(inner)
+            operands = written_operand_shapes(inner)
         except OperandSyntaxError:
             continue
-        for op in operands:
-            if type(op) is NestedInstruction or op.shape_text is None or not op:
-                continue
-            target = names.get(str(op))
+        for name, shape_text in operands:
+            target = names.get(name)
             if target is None or target.shape.element_type == "unknown":
                 continue
-            try:
-                written = _shape_from_text(op.shape_text)
-            except Exception:
+            if shape_text in written_shapes:
+                written = written_shapes[shape_text]
+            else:
+                try:
+                    written = _shape_from_text(shape_text)
+                except Exception:
+                    written = None
+                written_shapes[shape_text] = written
+            if written is None:
                 continue
             if not compatible(written, target.shape):
                 raise _Failure(

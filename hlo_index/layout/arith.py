@@ -7,15 +7,17 @@ factor of 1, a bound within the divisor) so that the expressions stay small.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
-
-import numpy as np
 
 from ..affine import Expr
 
 
 def is_zero(x: Any) -> bool:
-    return isinstance(x, (int, np.integer)) and x == 0
+    if isinstance(x, int):
+        return x == 0
+    numpy = sys.modules.get("numpy")  # a numpy integer exists only once numpy is imported
+    return numpy is not None and isinstance(x, numpy.integer) and x == 0
 
 
 def add(a: Any, b: Any) -> Any:

@@ -23,8 +23,7 @@ jax emits: add, max, overwrite, the variadic argmax pair), the pieces are:
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..affine import Expr, IndexingMap, Interval, RuntimeVar, const, dim, range_var, runtime_var
 from ..context import budget_reason, current
@@ -35,6 +34,9 @@ from .rules_reduce import RangeVars
 from .shape_maps import full_interval
 from .starts import Starts, constant_values
 from .windows import WindowPlacement, batch_position
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # ---- where updates land -------------------------------------------------------------------
 
@@ -110,6 +112,8 @@ def combiner_reads_old(instr: Instruction, count: int) -> list[frozenset[int] | 
 def _boxes(mask: np.ndarray) -> list[list[tuple[int, int]]]:
     """The true part of ``mask`` as disjoint boxes (per axis an inclusive interval): runs of equal
     slices along the first axis, each split further along the next."""
+    import numpy as np
+
     if mask.ndim == 0:
         return [[]] if bool(mask) else []
     if mask.all():
@@ -125,6 +129,8 @@ def _boxes(mask: np.ndarray) -> list[list[tuple[int, int]]]:
 
 
 def _too_many_updates(update_dims, what: str) -> IndexingMap | None:
+    import numpy as np
+
     budgets = current().budgets
     total = int(np.prod(update_dims, dtype=np.int64))
     if total > budgets.scatter_landing_points:
@@ -139,6 +145,8 @@ def _too_many_updates(update_dims, what: str) -> IndexingMap | None:
 def _static_not_landed(dims, update_map_in2out: IndexingMap, what: str) -> tuple[IndexingMap, ...]:
     """Complement of the landing windows when every start is static: enumerated from the update
     elements (a budget), as boxes (at most ``maps_per_value`` of them)."""
+    import numpy as np
+
     update_dims = [iv.size for iv in update_map_in2out.dims]
     too_many = _too_many_updates(update_dims, what)
     if too_many is not None:
@@ -154,6 +162,8 @@ def _constant_indices_not_landed(instr: Instruction, dims, what: str) -> tuple[I
     """Complement of the landing windows when the indices are a ``constant`` (not uniform, so no
     start folds into the maps): every update element placed from the literal, out-of-bounds
     windows skipped. None when the indices are not a constant."""
+    import numpy as np
+
     placement = WindowPlacement.of_scatter(instr)
     update_dims, window_size = placement.windowed_dims, placement.window_size
     values = constant_values(placement.indices)
@@ -267,6 +277,8 @@ def _operand_maps(instr: Instruction, output_index: int) -> list[tuple[IndexingM
 
 
 def _not_landed(instr: Instruction, dims, starts: Starts) -> tuple[IndexingMap, ...]:
+    import numpy as np
+
     what = f"scatter %{instr.name}: where no update overwrites operand elements"
     placement = WindowPlacement.of_scatter(instr)
     update_dims, batch_dims = placement.windowed_dims, placement.batch_dims

@@ -9,17 +9,21 @@ comes from a ``constant`` (uniform over the batch) or an ``iota`` is folded into
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..affine import Expr, Interval, RuntimeVar, const, runtime_var
 from ..hlo.model import Instruction
+
+if TYPE_CHECKING:
+    import numpy as np
 
 KnownStart = tuple[Expr, int, int]  # expression, smallest and largest value
 
 
 def constant_values(op: Instruction) -> np.ndarray | None:
     """The elements of an integer (or pred) ``constant`` operand as int64, shaped like it, or None."""
+    import numpy as np
+
     values = op.literal_values()
     if values is None or values.dtype.kind not in "biu":
         return None
@@ -34,6 +38,8 @@ def known_start(
     ``batch_exprs`` are the expressions of the indices' batch coordinates (its dims other than
     ``index_vector_dim``, in order) in the map being built.
     """
+    import numpy as np
+
     rank = indices.shape.rank
     if indices.opcode == "iota":
         axis = indices.attr("iota_dimension", 0)

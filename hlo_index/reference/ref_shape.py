@@ -8,17 +8,49 @@ come from no operand element (padding). Nothing here knows about indexing maps.
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from collections.abc import Callable
+
 import numpy as np
 
+from ..context import current, register_table
 from ..hlo.model import Instruction, Shape
 from . import NoReference, reads
 
 NOT_FROM_OPERAND = -1
+# A walk asks one op for the read sets of many elements, one at a time: the tagged arrays (pure
+# functions of dims and attributes) are kept between calls, read-only, up to this many bytes.
+# Per analysis context: the arrays, oldest first, and their bytes under the key ``None``.
+_KEPT_BYTES = 1 << 26
+_KEPT = register_table("reference.ref_shape.tagged_arrays", OrderedDict)
+
+
+def _kept_array(key: tuple, build: Callable[[], np.ndarray]) -> np.ndarray:
+    kept = current().tables[_KEPT]
+    hit = kept.get(key)
+    if hit is not None:
+        kept.move_to_end(key)
+        return hit
+    value = build()
+    value.setflags(write=False)
+    if value.nbytes <= _KEPT_BYTES:
+        kept[key] = value
+        total = kept.pop(None, 0) + value.nbytes
+        while total > _KEPT_BYTES:
+            _, old = kept.popitem(last=False)
+            total -= old.nbytes
+        kept[None] = total
+        kept.move_to_end(None, last=False)
+    return value
 
 
 def tagged(dims) -> np.ndarray:
-    """An array of ``dims`` whose every element is its own row-major linear index."""
+    """An array of ``dims`` whose every element is its own row-major linear index (read-only)."""
     dims = tuple(dims)
+    return _kept_array(("tagged", dims), lambda: _arange(dims))
+
+
+def _arange(dims: tuple[int, ...]) -> np.ndarray:
     return np.arange(int(np.prod(dims, dtype=np.int64)), dtype=np.int64).reshape(dims)
 
 
@@ -71,7 +103,12 @@ def slice_reads(instr, output_index, out_point, operand_index, runtime_values):
 
 
 def padded_tags(operand_dims, padding) -> np.ndarray:
-    """The pad op on a tagged operand: interior holes and edges hold NOT_FROM_OPERAND."""
+    """The pad op on a tagged operand: interior holes and edges hold NOT_FROM_OPERAND (read-only)."""
+    key = ("pad", tuple(operand_dims), tuple((p.low, p.high, p.interior) for p in padding))
+    return _kept_array(key, lambda: _padded(operand_dims, padding))
+
+
+def _padded(operand_dims, padding) -> np.ndarray:
     result = tagged(operand_dims)
     for axis, (n, p) in enumerate(zip(operand_dims, padding)):
         step = p.interior + 1
