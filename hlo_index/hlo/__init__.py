@@ -20,7 +20,8 @@ from .model import (
     WindowDim,
 )
 from .parser import parse_shape, parse_syntax
-from .printer import format_computation, format_instruction, format_module, format_shape
+from .printer import format_computation, format_instruction, format_module
+from .shape_format import format_shape
 from .validate import link
 
 __all__ = [

@@ -146,7 +146,7 @@ METADATA_MEMO = _METADATA = register_table("hlo.attributes.metadata")  # text ->
 
 def metadata(value: str) -> Metadata:
     ctx = current()
-    cache = ctx.tables[_METADATA]
+    cache: dict[str, Metadata] = ctx.tables[_METADATA]
     md = cache.get(value)
     if md is None:
         fields = {k: v for k, v in _METADATA_FIELD.findall(value)}

@@ -86,13 +86,9 @@ def check_module(module: Module) -> list[Diagnostic]:
 
 
 def _compatible(a: Shape, b: Shape) -> bool:
-    if a.is_tuple or b.is_tuple:
-        return (
-            a.is_tuple
-            and b.is_tuple
-            and len(a.tuple_shapes) == len(b.tuple_shapes)
-            and all(_compatible(x, y) for x, y in zip(a.tuple_shapes, b.tuple_shapes))
-        )
+    ta, tb = a.tuple_shapes, b.tuple_shapes
+    if ta is not None or tb is not None:
+        return ta is not None and tb is not None and len(ta) == len(tb) and all(map(_compatible, ta, tb))
     return a.element_type == b.element_type and a.dims == b.dims
 
 
@@ -214,7 +210,8 @@ def _async_start_of(instr: Instruction) -> Instruction | None:
 
 
 def _is_async_shape(shape: Shape) -> bool:
-    return shape.is_tuple and len(shape.tuple_shapes) >= 2 and shape.tuple_shapes[0].is_tuple
+    parts = shape.tuple_shapes
+    return parts is not None and len(parts) >= 2 and parts[0].is_tuple
 
 
 def _check_async(instr: Instruction) -> str | None:

@@ -189,7 +189,7 @@ def _walk(shape: Shape, text: str) -> None:
                 raise LiteralError(f"unexpected text {text[pos : pos + 20]!r} in a literal")
             break
         pos = m.end()
-        kind = m.lastgroup
+        kind: str = m.lastgroup  # type: ignore[assignment]  # every alternative is a named group
         if kind == "open":
             level += 1
             if level > rank:
@@ -250,7 +250,7 @@ def literal_values(shape: Shape, text: str | None) -> np.ndarray | None:
                 return None
             break
         pos = m.end()
-        kind = m.lastgroup
+        kind: str = m.lastgroup  # type: ignore[assignment]  # every alternative is a named group
         if kind == "dots":
             return None
         if kind not in ("open", "close", "comma"):
@@ -265,7 +265,7 @@ def literal_values(shape: Shape, text: str | None) -> np.ndarray | None:
         return None
 
 
-def _value(dtype: type, kind: str, word: str):
+def _value(dtype: type, kind: str, word: str) -> bool | complex | float | int:
     if kind == "bool":
         return word == "true"
     if dtype is np.complex128:

@@ -60,7 +60,7 @@ class _Reader:
         self.text, self.pos = text, 0
 
     def blank(self) -> None:
-        self.pos = _BLANK.match(self.text, self.pos).end()
+        self.pos = _BLANK.match(self.text, self.pos).end()  # type: ignore[union-attr]  # matches the empty string
 
     def peek(self) -> str:
         self.blank()
@@ -141,7 +141,7 @@ class _Reader:
 
 
 def _after_blank(text: str, pos: int) -> str:
-    pos = _BLANK.match(text, pos).end()
+    pos = _BLANK.match(text, pos).end()  # type: ignore[union-attr]  # matches the empty string
     return text[pos : pos + 1]
 
 

@@ -6,6 +6,7 @@ Short form: no stack-frame tables (metadata keeps the resolved source file and l
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .attributes import MULTI_CALLEE_ROLES, SINGLE_CALLEE_ROLES, quote
@@ -57,7 +58,7 @@ def format_attribute(key: str, value: Any) -> str:
 
 def format_window(window: tuple[WindowDim, ...]) -> str:
     parts = ["size=" + "x".join(str(w.size) for w in window)]
-    fields = [
+    fields: list[tuple[str, Callable[[WindowDim], object], object]] = [
         ("stride", lambda w: w.stride, 1),
         ("pad", lambda w: f"{w.pad_low}_{w.pad_high}", "0_0"),
         ("lhs_dilate", lambda w: w.base_dilation, 1),

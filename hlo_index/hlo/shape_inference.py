@@ -13,9 +13,10 @@ and callee roots are inferred first.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from .diagnostics import error
-from .model import Computation, Diagnostic, Instruction, Module, Shape
+from .model import Computation, Diagnostic, Instruction, Module, Shape, WindowDim
 
 UNKNOWN = "unknown"
 
@@ -207,7 +208,7 @@ def _array_operand(op: Instruction) -> Shape:
     return op.shape
 
 
-def _attr(instr: Instruction, key: str):
+def _attr(instr: Instruction, key: str) -> Any:  # typed per key, see Instruction
     value = instr.attrs.get(key)
     if value is None:
         raise ShapeInferenceError(f"attribute {key} is expected but not seen")
@@ -350,10 +351,11 @@ def _tuple_rule(instr: Instruction) -> Shape:
 
 def _get_tuple_element(instr: Instruction) -> Shape:
     (op,) = _operands(instr, 1)
-    index = _attr(instr, "index")
-    if not op.shape.is_tuple or not 0 <= index < len(op.shape.tuple_shapes):
+    index: int = _attr(instr, "index")
+    parts = op.shape.tuple_shapes
+    if parts is None or not 0 <= index < len(parts):
         raise ShapeInferenceError(f"index {index} out of bounds of {op.shape}")
-    return op.shape.tuple_shapes[index]
+    return parts[index]
 
 
 def _same_as_operand(k: int) -> Callable[[Instruction], Shape]:
@@ -385,7 +387,7 @@ def _set_dimension_size(instr: Instruction) -> Shape:
 
 
 def _root_shape(comp: Computation) -> Shape:
-    return comp.root.shape
+    return comp.root.shape  # type: ignore[union-attr]  # every caller's comp comes from _callee, which checked the root
 
 
 def _call(instr: Instruction) -> Shape:
@@ -432,9 +434,9 @@ def _scan(instr: Instruction) -> Shape:
         dims.insert(axis, size)
         return array(shape.element_type, dims)
 
-    if not root.is_tuple:
-        return root if carries > 0 else with_axis(root)
     parts = root.tuple_shapes
+    if parts is None:
+        return root if carries > 0 else with_axis(root)
     return _tuple([with_axis(s) if i + carries < len(parts) else s for i, s in enumerate(parts)])
 
 
@@ -457,7 +459,7 @@ def _reduce(instr: Instruction) -> Shape:
     return outs[0] if n == 1 else _tuple(outs)
 
 
-def _window_output(size: int, w) -> int:
+def _window_output(size: int, w: WindowDim) -> int:
     dilated_base = (size - 1) * w.base_dilation + 1 if size > 0 else 0
     padded = dilated_base + w.pad_low + w.pad_high
     dilated_window = (w.size - 1) * w.window_dilation + 1

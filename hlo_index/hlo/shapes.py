@@ -41,7 +41,7 @@ class ShapeError(ValueError):
         self.offset = offset
 
 
-def read_array_shape(text: str, memo: dict) -> Shape:
+def read_array_shape(text: str, memo: dict[str, Shape]) -> Shape:
     """``parse_array_shape`` with the context's shape memo already in hand (the parser reads
     one per instruction and looks it up once per module)."""
     shape = memo.get(text)
@@ -51,7 +51,7 @@ def read_array_shape(text: str, memo: dict) -> Shape:
 def parse_array_shape(text: str) -> Shape:
     """``f32[4,<=8,?]{2,1,0:T(8,128)}`` → Shape; raises ShapeError with a one-line reason."""
     ctx = current()
-    cache = ctx.tables[_SHAPES]
+    cache: dict[str, Shape] = ctx.tables[_SHAPES]
     shape = cache.get(text)
     if shape is None:
         shape = _parse_array_shape(text)
