@@ -28,6 +28,8 @@ __all__ = [
     "parse_module_text",
     "parse_modules_text",
     "parse_shape",
+    "parse_syntax",
+    "link",
     "load",
     "load_path",
     "LoadResult",

@@ -73,7 +73,7 @@ def _rounds_to_infinity(element: str, value: float) -> bool:
     if element == "f64":
         return math.isinf(value)
     largest = _max_finite(element)
-    e, m, has_inf, _ = _FLOATS[element]
+    _, m, has_inf, _ = _FLOATS[element]
     half_ulp = 2.0 ** (math.floor(math.log2(largest)) - m - 1) if m else largest / 2
     limit = largest + half_ulp
     # a tie rounds to even, which past the largest finite value (odd mantissa) is infinity

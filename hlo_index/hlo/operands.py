@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Union
 
 _BLANK = re.compile(r"(?:\s+|/\*.*?\*/)*", re.DOTALL)
 _WORD = re.compile(r"%?[A-Za-z_][\w.\-]*")
@@ -46,7 +45,7 @@ def _named(name: str, shape_text: str | None) -> NamedOperand:
     return op
 
 
-Operand = Union[NamedOperand, NestedInstruction]
+Operand = NamedOperand | NestedInstruction
 
 
 class OperandSyntaxError(ValueError):

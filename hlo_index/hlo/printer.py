@@ -136,8 +136,7 @@ def format_computation(comp: Computation) -> str:
     if comp.execution_thread:
         head += f", execution_thread={quote(comp.execution_thread)}"
     lines = [head + " {"]
-    for instr in comp.instructions:
-        lines.append("  " + format_instruction(instr))
+    lines.extend("  " + format_instruction(instr) for instr in comp.instructions)
     lines.append("}")
     return "\n".join(lines)
 

@@ -255,7 +255,7 @@ def _broadcast_dims(lhs: Shape, rhs: Shape) -> tuple[tuple[int, ...], tuple[bool
         raise ShapeInferenceError(f"binary op with incompatible shapes: {lhs} and {rhs}")
     dims, dynamic = [], []
     for i, (a, b) in enumerate(zip(lhs.dims, rhs.dims)):
-        if a == b or b == 1:
+        if b in (a, 1):
             dims.append(a)
             dynamic.append(lhs.dynamic[i] if i < len(lhs.dynamic) else False)
         elif a == 1:
@@ -559,9 +559,8 @@ def _gather(instr: Instruction) -> Shape:
     rank = len(window) + len(batch)
     if len(offset_dims) != len(window):
         raise ShapeInferenceError(f"gather offset_dims {list(offset_dims)} do not match {len(window)} window dims")
-    dims, w, b = [], iter(window), iter(batch)
-    for i in range(rank):
-        dims.append(next(w) if i in offset_dims else next(b))
+    w, b = iter(window), iter(batch)
+    dims = [next(w) if i in offset_dims else next(b) for i in range(rank)]
     return array(operand.element_type, dims)
 
 

@@ -101,10 +101,7 @@ def _link_callees(module: Module, instr: Instruction, problems: list[Diagnostic]
         value = attrs.get(role)
         if value is None:
             continue
-        if isinstance(value, str):
-            pairs = [(role, value)]
-        else:
-            pairs = [(f"{role}.{i}", n) for i, n in enumerate(value)]
+        pairs = [(role, value)] if isinstance(value, str) else [(f"{role}.{i}", n) for i, n in enumerate(value)]
         for key, callee_name in pairs:
             callee = module.by_name.get(callee_name)
             if callee is None:
