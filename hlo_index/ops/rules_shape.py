@@ -171,9 +171,7 @@ def pad_output_to_input(instr: Instruction, output_index: int) -> list[OperandMa
     return [OperandMaps(0, operand_maps), OperandMaps(1, value_maps)]
 
 
-def _padding_position_constraints(
-    instr: Instruction, var: Callable[[int], Expr]
-) -> list[list[tuple[Expr, Interval]]]:
+def _padding_position_constraints(instr: Instruction, var: Callable[[int], Expr]) -> list[list[tuple[Expr, Interval]]]:
     """One constraint list per piece of the padding region: a dim below the low edge, above the
     high edge, or in an interior hole. A position is padding iff it lies in some piece."""
     pieces: list[list[tuple[Expr, Interval]]] = []

@@ -10,7 +10,7 @@ into the operand by gather and skipped by scatter (``Starts.clamped`` / ``Starts
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..affine import Expr, Interval, const, dim
@@ -80,7 +80,7 @@ class WindowPlacement:
         )
 
     @staticmethod
-    def _spanned(operand_dims, collapsed, batching) -> list[int]:
+    def _spanned(operand_dims: Sequence[int], collapsed: Iterable[int], batching: Iterable[int]) -> list[int]:
         skipped = set(collapsed) | set(batching)
         return [d for d in range(len(operand_dims)) if d not in skipped]
 
