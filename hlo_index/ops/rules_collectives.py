@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from ..affine import Expr, IndexingMap, Interval, RuntimeVar, dim, range_var, runtime_var
 from ..hlo.model import Instruction
 from .registry import OperandMaps, Reads, input_to_output_rule, output_to_input_rule
+from .shape_maps import full_interval, identity_map
 
 # What every collective rule here looks at (the cache key: hlo_index.fusion.fingerprint).
 _READS = Reads.of(
@@ -42,7 +43,6 @@ _READS = Reads.of(
     "replica_count",
     module_attributes=("replica_count",),
 )
-from .shape_maps import full_interval, identity_map
 
 POSITION = "position of this replica in its replica group"
 

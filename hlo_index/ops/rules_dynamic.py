@@ -175,7 +175,7 @@ def not_overwritten(
     """
     domain = [full_interval(d) for d in out_dims]
     identity = [dim(a) for a in range(len(out_dims))]
-    pieces = []
+    pieces: list[IndexingMap] = []
     for axis, (n, u, start) in enumerate(zip(out_dims, update_dims, starts)):
         if start.is_constant:
             lo = start.constant_value
@@ -185,9 +185,11 @@ def not_overwritten(
         else:
             offset = dim(axis) - start
             sides = [(offset, Interval(-(n - u), -1)), (offset, Interval(u, n - 1))]
-        for constraint in sides:
-            if constraint[1].lo <= constraint[1].hi:
-                pieces.append(IndexingMap(domain, (), alloc.runtime, identity, [constraint]))
+        pieces.extend(
+            IndexingMap(domain, (), alloc.runtime, identity, [constraint])
+            for constraint in sides
+            if constraint[1].lo <= constraint[1].hi
+        )
     return tuple(pieces)
 
 

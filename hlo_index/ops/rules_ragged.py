@@ -89,7 +89,7 @@ def ragged_dot_output_to_input(instr: Instruction, output_index: int) -> list[Op
     layout = ragged_layout(instr)
     if isinstance(layout, str):
         return [OperandMaps(k, (IndexingMap.undefined(layout),)) for k in range(len(instr.operands))]
-    lhs, rhs, sizes = (o.shape for o in instr.operands)
+    lhs, rhs, _ = (o.shape for o in instr.operands)
     domain = [full_interval(n) for n in instr.shape.dims]
     contracted = [full_interval(lhs.dims[d]) for d in layout["lc"]]
     row = dim(_out_position(layout, layout["r"]))

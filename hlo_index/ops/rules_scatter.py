@@ -315,7 +315,7 @@ def scatter_output_to_input(instr: Instruction, output_index: int) -> list[Opera
     indices_map = IndexingMap(
         domain, [full_interval(n) for n in indices.shape.dims], (), [range_var(k) for k in range(indices.shape.rank)]
     )
-    update_map, _, starts = _landing(instr, dims)
+    update_map, _, _ = _landing(instr, dims)
     operands = [OperandMaps(i, maps) for i, maps in enumerate(_operand_maps(instr, output_index))]
     updates = () if update_map is None else (update_map,)
     return (

@@ -150,6 +150,5 @@ class WindowPlacement:
         for d, out_dim in zip(self.window_dims, self.offset_dims):
             results[out_dim] = dim(d) - start[d]
             constraints.append(in_range(results[out_dim], self.window_size[d]))
-        for d in self.collapsed_dims:
-            constraints.append(in_range(dim(d) - start[d], 1))
+        constraints.extend(in_range(dim(d) - start[d], 1) for d in self.collapsed_dims)
         return results, constraints
