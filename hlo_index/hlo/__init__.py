@@ -20,13 +20,16 @@ from .model import (
     WindowDim,
 )
 from .parser import parse_shape, parse_syntax
-from .printer import format_computation, format_instruction, format_module, format_shape
+from .printer import format_computation, format_instruction, format_module
+from .shape_format import format_shape
 from .validate import link
 
 __all__ = [
     "parse_module_text",
     "parse_modules_text",
     "parse_shape",
+    "parse_syntax",
+    "link",
     "load",
     "load_path",
     "LoadResult",

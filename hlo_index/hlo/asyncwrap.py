@@ -20,7 +20,7 @@ is one; anything else stays a raw unknown opcode. The wrapped opcode is ``called
 
 from __future__ import annotations
 
-from .model import Computation, Instruction, Module
+from .model import Computation, Instruction, Module, Shape
 from .opcodes import XLA_OPCODES
 
 _SUFFIXES = (("-start", "async-start"), ("-update", "async-update"), ("-done", "async-done"))
@@ -84,9 +84,10 @@ def _unique(base: str, taken: set[str]) -> str:
     return name
 
 
-def _is_async_shape(shape) -> bool:
+def _is_async_shape(shape: Shape) -> bool:
     """((operands...), outputs, state...): a tuple of at least 2 whose element 0 is a tuple."""
-    return shape.is_tuple and len(shape.tuple_shapes) >= 2 and shape.tuple_shapes[0].is_tuple
+    parts = shape.tuple_shapes
+    return parts is not None and len(parts) >= 2 and parts[0].is_tuple
 
 
 def _desugar_computation(comp: Computation, taken: set[str]) -> list[Computation]:
@@ -136,7 +137,7 @@ def _desugar_computation(comp: Computation, taken: set[str]) -> list[Computation
     return created
 
 
-def _wrapped_computation(name: str, start: Instruction, wrapped: str, by_name: dict) -> Computation:
+def _wrapped_computation(name: str, start: Instruction, wrapped: str, by_name: dict[str, Instruction]) -> Computation:
     pos = start.line
     params = []
     for i, operand_name in enumerate(start.operand_names):
@@ -147,6 +148,6 @@ def _wrapped_computation(name: str, start: Instruction, wrapped: str, by_name: d
         params.append(Instruction(param_name, "parameter", operand.shape, (), line=pos, parameter_number=i))
     attrs = {k: v for k, v in start.attrs.items() if k not in _GENERIC_ATTRS}
     root = Instruction(
-        "async_op", wrapped, start.shape.tuple_shapes[1], tuple(p.name for p in params), attrs, is_root=True, line=pos
+        "async_op", wrapped, start.shape.leaf(1), tuple(p.name for p in params), attrs, is_root=True, line=pos
     )
     return Computation(name, params + [root], line=pos)

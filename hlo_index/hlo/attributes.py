@@ -146,10 +146,10 @@ METADATA_MEMO = _METADATA = register_table("hlo.attributes.metadata")  # text ->
 
 def metadata(value: str) -> Metadata:
     ctx = current()
-    cache = ctx.tables[_METADATA]
+    cache: dict[str, Metadata] = ctx.tables[_METADATA]
     md = cache.get(value)
     if md is None:
-        fields = {k: v for k, v in _METADATA_FIELD.findall(value)}
+        fields = dict(_METADATA_FIELD.findall(value))
         md = Metadata(
             op_type=unquote(fields.get("op_type", "")),
             op_name=unquote(fields.get("op_name", "")),
@@ -359,10 +359,10 @@ def stack_frames(tables: dict[str, str]) -> dict[int, SourceLocation]:
 
     files = {k: unquote(v) for k, v in rows("FileNames").items()}
     functions = {k: unquote(v) for k, v in rows("FunctionNames").items()}
-    locations = {k: dict((a, int(b)) for a, b in _KV.findall(v)) for k, v in rows("FileLocations").items()}
+    locations = {k: {a: int(b) for a, b in _KV.findall(v)} for k, v in rows("FileLocations").items()}
     out: dict[int, SourceLocation] = {}
     for frame_id, text in rows("StackFrames").items():
-        loc = locations.get(dict((a, int(b)) for a, b in _KV.findall(text)).get("file_location_id", -1))
+        loc = locations.get({a: int(b) for a, b in _KV.findall(text)}.get("file_location_id", -1))
         if loc is not None:
             out[frame_id] = SourceLocation(
                 files.get(loc.get("file_name_id", -1), ""),

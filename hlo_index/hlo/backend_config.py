@@ -17,7 +17,7 @@ from .model import Instruction
 _BARE_KEY = re.compile(r"([{,]\s*)([A-Za-z_][A-Za-z0-9_]*)\s*:")
 
 
-def parse_backend_config(text: Any) -> dict | None:
+def parse_backend_config(text: Any) -> dict[str, Any] | None:
     """The configuration as a dict, or None when absent or unreadable."""
     if isinstance(text, dict):
         return text
@@ -40,7 +40,7 @@ def parse_backend_config(text: Any) -> dict | None:
     return None
 
 
-def backend_config(instr: Instruction) -> dict | None:
+def backend_config(instr: Instruction) -> dict[str, Any] | None:
     return parse_backend_config(instr.attrs.get("backend_config"))
 
 

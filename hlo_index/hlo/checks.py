@@ -204,7 +204,8 @@ def _async_start_of(instr: Instruction) -> Instruction | None:
 
 
 def _is_async_shape(shape: Shape) -> bool:
-    return shape.is_tuple and len(shape.tuple_shapes) >= 2 and shape.tuple_shapes[0].is_tuple
+    parts = shape.tuple_shapes
+    return parts is not None and len(parts) >= 2 and parts[0].is_tuple
 
 
 def _check_async(instr: Instruction) -> str | None:

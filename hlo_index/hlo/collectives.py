@@ -46,7 +46,7 @@ def _ints(text: str) -> tuple[int, ...]:
     return tuple(int(x) for x in text.split(",")) if text else ()
 
 
-def _iota_groups(groups: tuple[int, ...], dims: tuple[int, ...], perm: tuple[int, ...]):
+def _iota_groups(groups: tuple[int, ...], dims: tuple[int, ...], perm: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
     if len(groups) != 2:
         raise ValueError(f"iota replica groups need [groups,size], got {list(groups)}")
     total = 1

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from lark import Token
+from lark.common import LexerConf
 from lark.lexer import Lexer
 
 # Strings and bracketed runs are written as "unrolled loops" (a run of plain characters, then
@@ -90,6 +91,7 @@ class InstrToken(Token):
     attribute), read by the parser."""
 
     __slots__ = ("match",)
+    match: re.Match[str]
 
 
 class InstrRun(Token):
@@ -98,9 +100,10 @@ class InstrRun(Token):
     quotes)."""
 
     __slots__ = ("entries",)
+    entries: list[re.Match[str]]
 
 
-def instr_token(entry: re.Match) -> InstrToken:
+def instr_token(entry: re.Match[str]) -> InstrToken:
     """The INSTR token of one entry of an :class:`InstrRun`."""
     value = entry.group("INSTR")
     tok = str.__new__(InstrToken, value)
@@ -109,7 +112,7 @@ def instr_token(entry: re.Match) -> InstrToken:
     return tok
 
 
-def _run_token(entries: list) -> InstrRun:
+def _run_token(entries: list[re.Match[str]]) -> InstrRun:
     value = entries[0].group("INSTR")
     tok = str.__new__(InstrRun, value)
     tok.type, tok.value, tok.start_pos, tok.entries = "INSTRS", value, entries[0].start("INSTR"), entries
@@ -173,7 +176,7 @@ def scan_value(text: str, pos: int, depth: int = 0, n: int = -1) -> int:
             return n
         j = m.start()
         c = text[j]
-        if c == '"' or c == "'":
+        if c in {'"', "'"}:
             s = _STRING_RE.match(text, j, n)
             if s is None:
                 raise ValueError("unterminated string")
@@ -206,14 +209,15 @@ def tokenize(source: Source) -> Iterator[Token]:
     next_instr = _NEXT_INSTR.match
     str_new = str.__new__
     depth = 0
-    run: list = []  # common instructions read and not yet handed out
+    run: list[re.Match[str]] = []  # common instructions read and not yet handed out
+    tok: Token
     while True:
         m = match(text, pos, n)
         if m is None:
             while text[pos] in " \t\r\n":
                 pos += 1
             raise LexError(f"unexpected character {text[pos]!r}", pos)
-        kind = m.lastgroup
+        kind: str = m.lastgroup  # type: ignore[assignment]  # every alternative is a named group
         end = m.end()
         start = m.start(kind)
         if kind == "INSTR":
@@ -226,7 +230,7 @@ def tokenize(source: Source) -> Iterator[Token]:
             pos = end
             continue
         if run:
-            if kind == "ATTRS" or kind == "ATTR_SLOW":  # the last instruction's own attributes
+            if kind in {"ATTRS", "ATTR_SLOW"}:  # the last instruction's own attributes
                 last = run.pop()
                 if run:
                     yield _run_token(run)
@@ -234,7 +238,7 @@ def tokenize(source: Source) -> Iterator[Token]:
             else:
                 yield _run_token(run)
             run = []
-        if kind == "ATTR_SLOW" or kind == "OPCALL_SLOW":
+        if kind in {"ATTR_SLOW", "OPCALL_SLOW"}:
             try:
                 end = scan_value(text, end, 0 if kind == "ATTR_SLOW" else 1, n)
             except ValueError as e:
@@ -282,8 +286,8 @@ def tokenize(source: Source) -> Iterator[Token]:
 class HloLexer(Lexer):
     """Adapter so Lark can use :func:`tokenize` (Lark's custom-lexer interface 0)."""
 
-    def __init__(self, lexer_conf) -> None:
+    def __init__(self, lexer_conf: LexerConf) -> None:
         pass
 
-    def lex(self, data) -> Iterator[Token]:  # type: ignore[override]
+    def lex(self, data: str | Source) -> Iterator[Token]:  # type: ignore[override]  # interface 0 passes the text
         return tokenize(data if isinstance(data, Source) else Source(data))

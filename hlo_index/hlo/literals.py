@@ -73,7 +73,7 @@ def _rounds_to_infinity(element: str, value: float) -> bool:
     if element == "f64":
         return math.isinf(value)
     largest = _max_finite(element)
-    e, m, has_inf, _ = _FLOATS[element]
+    _, m, has_inf, _ = _FLOATS[element]
     half_ulp = 2.0 ** (math.floor(math.log2(largest)) - m - 1) if m else largest / 2
     limit = largest + half_ulp
     # a tie rounds to even, which past the largest finite value (odd mantissa) is infinity
@@ -189,7 +189,7 @@ def _walk(shape: Shape, text: str) -> None:
                 raise LiteralError(f"unexpected text {text[pos : pos + 20]!r} in a literal")
             break
         pos = m.end()
-        kind = m.lastgroup
+        kind: str = m.lastgroup  # type: ignore[assignment]  # every alternative is a named group
         if kind == "open":
             level += 1
             if level > rank:
@@ -252,7 +252,7 @@ def literal_values(shape: Shape, text: str | None) -> np.ndarray | None:
                 return None
             break
         pos = m.end()
-        kind = m.lastgroup
+        kind: str = m.lastgroup  # type: ignore[assignment]  # every alternative is a named group
         if kind == "dots":
             return None
         if kind not in ("open", "close", "comma"):
@@ -267,7 +267,7 @@ def literal_values(shape: Shape, text: str | None) -> np.ndarray | None:
         return None
 
 
-def _value(dtype: type, kind: str, word: str):
+def _value(dtype: type, kind: str, word: str) -> bool | complex | float | int:
     import numpy as np
 
     if kind == "bool":

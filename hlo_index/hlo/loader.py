@@ -56,7 +56,7 @@ def parse_checked(text: str, path: str) -> list[LoadResult]:
 def _parse_and_link(text: str, path: str) -> list[LoadResult]:
     try:
         parsed = parse_syntax_each(text, path)
-    except Exception as e:  # a parser bug must still not become a traceback
+    except Exception as e:  # noqa: BLE001  a parser bug must still not become a traceback
         return [LoadResult(path, None, [error(f"internal parser error: {type(e).__name__}: {e}", path=path)])]
     results = []
     for module in parsed:

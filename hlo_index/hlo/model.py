@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 # Bits per element of each primitive type; sub-byte types included.
@@ -254,7 +255,8 @@ class Instruction:
         text = self.attrs.get("source_target_pairs")
         if not isinstance(text, str):
             return ()
-        return self._once("pairs", lambda: _collectives().source_target_pairs(text))
+        pairs: tuple[tuple[int, int], ...] = self._once("pairs", lambda: _collectives().source_target_pairs(text))
+        return pairs
 
     def _once(self, key: str, read: Any) -> Any:
         if self._read_once is None:
@@ -271,13 +273,13 @@ class Instruction:
         return f"<{self.opcode} %{self.name} {self.shape}>"
 
 
-def _literals():
+def _literals() -> ModuleType:
     from . import literals  # the readers import this module's types
 
     return literals
 
 
-def _collectives():
+def _collectives() -> ModuleType:
     from . import collectives  # reads text only; imports nothing of this module
 
     return collectives

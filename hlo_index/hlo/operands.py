@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Union
 
 _BLANK = re.compile(r"(?:\s+|/\*.*?\*/)*", re.DOTALL)
 _WORD = re.compile(r"%?[A-Za-z_][\w.\-]*")
@@ -48,7 +47,7 @@ def _named(name: str, shape_text: str | None) -> NamedOperand:
     return op
 
 
-Operand = Union[NamedOperand, NestedInstruction]
+Operand = NamedOperand | NestedInstruction
 
 
 class OperandSyntaxError(ValueError):
@@ -62,7 +61,7 @@ class _Reader:
         self.text, self.pos = text, 0
 
     def blank(self) -> None:
-        self.pos = _BLANK.match(self.text, self.pos).end()
+        self.pos = _BLANK.match(self.text, self.pos).end()  # type: ignore[union-attr]  # matches the empty string
 
     def peek(self) -> str:
         self.blank()
@@ -143,7 +142,7 @@ class _Reader:
 
 
 def _after_blank(text: str, pos: int) -> str:
-    pos = _BLANK.match(text, pos).end()
+    pos = _BLANK.match(text, pos).end()  # type: ignore[union-attr]  # matches the empty string
     return text[pos : pos + 1]
 
 

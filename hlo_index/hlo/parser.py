@@ -10,16 +10,18 @@ import gc
 import re
 import threading
 from bisect import bisect_right
+from collections.abc import Iterator
 from contextlib import contextmanager
+from itertools import pairwise
 from operator import attrgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias, cast
 
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedInput, UnexpectedToken
 
 from ..context import current
-from . import attributes as A
+from . import attributes as A  # noqa: N812  short: read on nearly every line of the builder
 from . import collectives
 from .asyncwrap import AsyncSugarError, async_sugar, desugar_module
 from .diagnostics import ParseError, error, with_source
@@ -37,9 +39,9 @@ from .lexer import (
     line_column,
     scan_value,
 )
-from .model import Computation, Diagnostic, Instruction, Module, Shape
+from .model import Computation, Diagnostic, Instruction, Metadata, Module, Shape
 from .opcodes import XLA_OPCODES
-from .operands import NestedInstruction, OperandSyntaxError, parse_operands, written_operand_shapes
+from .operands import NestedInstruction, Operand, OperandSyntaxError, parse_operands, written_operand_shapes
 from .shapes import SHAPES_MEMO as _SHAPES
 from .shapes import ShapeError, buffer_shape, compatible, parse_array_shape, read_array_shape, tuple_shape
 
@@ -61,11 +63,19 @@ MAX_INLINE_DEPTH = 64
 MAX_TUPLE_DEPTH = 256
 UNKNOWN_SHAPE = Shape("unknown")  # an instruction written without a result shape
 
+# A rule's children: tokens and the values its sub-rules' callbacks returned, as the grammar orders them.
+Children = list[Any]
+# What a position comes from: a token, an INSTRS entry's match (turned into a token where a message
+# needs one), or a bare text offset.
+Anchor: TypeAlias = "Token | re.Match[str] | _At"
+# The analysis context's memos the builder reads per instruction: shape text -> Shape, metadata text -> Metadata.
+Memos = tuple[dict[str, Shape], dict[str, Metadata]]
+
 
 class _Failure(Exception):
     """A semantic problem found while building the model, pinned to a token."""
 
-    def __init__(self, message: str, token: Token | None, offset: int = 0):
+    def __init__(self, message: str, token: Anchor | None, offset: int = 0):
         # offset: characters from the token's start to the offending text
         super().__init__(message)
         self.message, self.token, self.offset = message, token, offset
@@ -74,7 +84,7 @@ class _Failure(Exception):
 class _Signature:
     __slots__ = ("parameters", "result")
 
-    def __init__(self, parameters: list, result: Shape):
+    def __init__(self, parameters: list[tuple[str, Shape]], result: Shape):
         self.parameters, self.result = parameters, result
 
 
@@ -116,38 +126,38 @@ def _split_attrs(tok: Token) -> list[tuple[str, str]]:
     if type(tok) is RawAttr:
         key, _, value = tok.value[1:].strip().partition("=")
         return [(key.strip(), value.strip())]
-    return [m.groups() for m in _FAST_ATTR(tok.value)]
+    return [m.groups() for m in _FAST_ATTR(tok.value)]  # type: ignore[misc]  # both groups always match
 
 
 def _name(token: Token) -> str:
-    v = token.value
+    v: str = token.value
     return v[1:] if v[0] == "%" else v
 
 
-class _ModelBuilder(Transformer):
+class _ModelBuilder(Transformer[Token, object]):
     """Callbacks named after grammar rules; each returns a model object."""
 
     # ---- shapes ----
-    def array_shape(self, c: list) -> Shape:
+    def array_shape(self, c: Children) -> Shape:
         tok = c[0]
         try:
             return parse_array_shape(tok.value)
         except ShapeError as e:
             raise _Failure(str(e), tok, e.offset) from None
 
-    def buffer_shape(self, c: list) -> Shape:
+    def buffer_shape(self, c: Children) -> Shape:
         try:
             return buffer_shape(c[0])
         except ShapeError as e:
             raise _Failure(str(e), None) from None
 
-    def tuple_shape(self, c: list) -> Shape:
+    def tuple_shape(self, c: Children) -> Shape:
         if len(c) == 1 and c[0] is None:
             return tuple_shape([])
         return tuple_shape(c)
 
     # ---- instructions ----
-    def instruction(self, c: list) -> Instruction | list[Instruction]:
+    def instruction(self, c: Children) -> Instruction | list[Instruction]:
         first = c[0]
         kind = type(first)
         if kind is InstrRun:  # a run of common instructions: a list, flattened by the enclosing rule
@@ -159,7 +169,7 @@ class _ModelBuilder(Transformer):
                 if type(instr) is list:
                     out.extend(instr)
                 else:
-                    out.append(instr)
+                    out.append(instr)  # type: ignore[arg-type]  # not a list: one instruction
             return out
         if kind is InstrToken:
             return self._common(first.match, first, c, _parse_memos())
@@ -187,7 +197,7 @@ class _ModelBuilder(Transformer):
         return self._build(is_root, name, pos, shape, call[:paren], call[paren + 1 : -1], call_tok, c, i + 1)
 
     def _common(
-        self, entry: re.Match, tok: InstrToken | None, c: list, memos: tuple
+        self, entry: re.Match[str], tok: InstrToken | None, c: Children, memos: Memos
     ) -> Instruction | list[Instruction]:
         """One common instruction: its match ``entry`` (of an INSTR token, or of an INSTRS run:
         ``tok`` None, made only where an error or an inline body needs it); ``c[1:]`` are its
@@ -202,7 +212,8 @@ class _ModelBuilder(Transformer):
             raise _Failure(str(e), instr_token(entry), entry.start("ishape") - start + e.offset) from None
         at = tok or entry  # what positions are taken from: an entry becomes a token where one is needed
         try:
-            instr = self._build(pos != start, name, pos, shape, opcode, inner, at, c, 1)
+            # common operands hold no '(', so no nested instruction: one instruction comes back
+            instr: Instruction = self._build(pos != start, name, pos, shape, opcode, inner, at, c, 1)  # type: ignore[assignment]
             if key is not None:
                 attrs = instr.attrs
                 key_pos = entry.start("ikey")
@@ -232,10 +243,10 @@ class _ModelBuilder(Transformer):
         shape: Shape,
         opcode: str,
         inner: str,
-        call_tok: Token,
-        c: list,
+        call_tok: Token | re.Match[str],
+        c: Children,
         first_attr: int,
-    ) -> Instruction:
+    ) -> Instruction | list[Instruction]:
         if name[0] == "%":
             name = name[1:]
         # line holds the text offset until _finish_module turns it into line and column
@@ -259,6 +270,7 @@ class _ModelBuilder(Transformer):
             if "[" in inner:  # kept for the single-instruction form (operands known by shape)
                 _state.shaped.append((instr, inner))
         except OperandSyntaxError as e:
+            assert isinstance(call_tok, Token)  # raised after the match became a token
             raise _Failure(
                 f"malformed operands of %{name}: {e}",
                 call_tok,
@@ -280,10 +292,10 @@ class _ModelBuilder(Transformer):
                 attrs["comparison_type"] = attrs["type"]
         if nested:
             nested.append(instr)
-            return nested  # type: ignore[return-value]  (the enclosing rule flattens it)
+            return nested  # the enclosing rule flattens it
         return instr
 
-    def _operands(self, operands: list, base: int, nested: list[Instruction]) -> tuple[str, ...]:
+    def _operands(self, operands: list[Operand], base: int, nested: list[Instruction]) -> tuple[str, ...]:
         """Names of ``operands``; each nested instruction becomes an instruction of its own (added
         to ``nested`` after its own nested operands, so definitions come before uses)."""
         names = []
@@ -295,8 +307,8 @@ class _ModelBuilder(Transformer):
             if op.shape_text is not None:
                 try:
                     shape = _shape_from_text(op.shape_text)
-                except Exception as e:  # a malformed nested shape: the parser's own message
-                    raise OperandSyntaxError(f"bad shape {op.shape_text!r} ({type(e).__name__})", op.offset)
+                except Exception as e:  # noqa: BLE001  any failure of the nested parse is a malformed nested shape
+                    raise OperandSyntaxError(f"bad shape {op.shape_text!r} ({type(e).__name__})", op.offset) from None
             child = Instruction(_anon_name(op.opcode), op.opcode, shape, (), {}, None, False, base + op.offset)
             if op.opcode == "parameter":
                 try:
@@ -311,7 +323,9 @@ class _ModelBuilder(Transformer):
             names.append(child.name)
         return tuple(names)
 
-    def _attribute(self, instr: Instruction, attrs: dict, key: str, value: str, tok: Token, offset: int) -> None:
+    def _attribute(
+        self, instr: Instruction, attrs: dict[str, Any], key: str, value: str, tok: Token | re.Match[str], offset: int
+    ) -> None:
         try:
             if key == "metadata":
                 instr.metadata = A.metadata(value)
@@ -330,7 +344,9 @@ class _ModelBuilder(Transformer):
                 f"invalid attribute {key} of %{instr.name}: {e}", tok, offset if type(tok) is not RawAttr else 0
             ) from None
 
-    def _callees(self, role: str, value: str, instr: Instruction, tok: Token, offset: int) -> Any:
+    def _callees(
+        self, role: str, value: str, instr: Instruction, tok: Token | re.Match[str], offset: int
+    ) -> str | tuple[str, ...]:
         names = A.callee_names(value)
         if names is None:
             if type(tok) is re.Match:  # an entry of an INSTRS run: the inline body is read from a token
@@ -375,13 +391,14 @@ class _ModelBuilder(Transformer):
         """Parse ``{ instructions }`` written in place of a computation name (braces at ``brace`` and
         ``close`` in the token's text)."""
         pending = _pending()
+        assert tok.start_pos is not None  # the lexer positions every token
         if _state.depth >= MAX_INLINE_DEPTH:
             raise _Failure(f"inline computations nested deeper than {MAX_INLINE_DEPTH}", tok)
         _state.depth += 1
         try:
             start = tok.start_pos + brace + 1
             end = tok.start_pos + close
-            instructions = _PARSER.parse(Source(_state.text, start, end), start="body")
+            instructions = cast("list[Instruction]", _PARSER.parse(Source(_state.text, start, end), start="body"))
         finally:
             _state.depth -= 1
         taken = {c.name for c in pending}
@@ -393,25 +410,25 @@ class _ModelBuilder(Transformer):
         pending.append(comp)
         return comp
 
-    def body(self, c: list) -> list[Instruction]:
+    def body(self, c: Children) -> list[Instruction]:
         return _flatten(c)
 
     # ---- computations ----
-    def parameter(self, c: list) -> tuple:
+    def parameter(self, c: Children) -> tuple[str, Shape]:
         return (_name(c[0]), c[1])
 
-    def signature(self, c: list) -> _Signature:
+    def signature(self, c: Children) -> _Signature:
         if len(c) == 1 and isinstance(c[0], Token):  # flat: kept raw, parameters carry the shapes
             tok = c[0]
             try:
                 result = _shape_from_text(tok.value[tok.value.rindex("->") + 2 :])
-            except Exception:
+            except Exception:  # noqa: BLE001  an unreadable result shape is left unknown, as when none is written
                 result = UNKNOWN_SHAPE
             return _Signature([], result)
         params = [p for p in c[:-1] if p is not None]
         return _Signature(params, c[-1])
 
-    def computation(self, c: list) -> Computation:
+    def computation(self, c: Children) -> Computation:
         i = 0
         is_entry = c[0].type == "ENTRY"
         if is_entry:
@@ -434,7 +451,7 @@ class _ModelBuilder(Transformer):
         return comp
 
     # ---- modules ----
-    def module(self, c: list) -> Module:
+    def module(self, c: Children) -> Module:
         module = Module(_name(c[1]))
         tables: dict[str, str] = {}
         for item in c[2:]:
@@ -449,10 +466,10 @@ class _ModelBuilder(Transformer):
         _finish_module(module)
         return module
 
-    def modules(self, c: list) -> list[Module]:
+    def modules(self, c: Children) -> list[Module]:
         return c
 
-    def anonymous_instruction(self, c: list) -> Instruction:
+    def anonymous_instruction(self, c: Children) -> Instruction | list[Instruction]:
         shape, call_tok = c[0], c[1]
         if type(shape) is not Shape:
             try:
@@ -464,7 +481,7 @@ class _ModelBuilder(Transformer):
         opcode = call[:paren]
         return self._build(True, opcode, call_tok.start_pos, shape, opcode, call[paren + 1 : -1], call_tok, c, 2)
 
-    def instructions_module(self, c: list) -> list[Module]:
+    def instructions_module(self, c: Children) -> list[Module]:
         instructions = _flatten(c)
         instructions[:0] = _parameters_for_shaped_operands(instructions)
         first = instructions[0]
@@ -484,7 +501,7 @@ class _ModelBuilder(Transformer):
         module.name = comp.name
         return [module]
 
-    def headerless_module(self, c: list) -> list[Module]:
+    def headerless_module(self, c: Children) -> list[Module]:
         module = Module("")
         module.computations.extend(c)
         _finish_module(module)
@@ -492,7 +509,7 @@ class _ModelBuilder(Transformer):
         return [module]
 
 
-def _parse_memos() -> tuple[dict, dict]:
+def _parse_memos() -> Memos:
     """The analysis context's shape and metadata memos (text -> typed value), read per instruction."""
     tables = current().tables
     return tables[_SHAPES], tables[A.METADATA_MEMO]
@@ -504,7 +521,7 @@ def _shape_from_text(text: str) -> Shape:
     memo, anything else (tuples, buffers) by a nested parse."""
     m = ARRAY_SHAPE_TEXT.match(text)
     if m is None:
-        return _PARSER.parse(Source(text), start="shape")
+        return cast(Shape, _PARSER.parse(Source(text), start="shape"))
     try:
         return parse_array_shape(m.group(1))
     except ShapeError as e:  # what the grammar's array_shape callback raises
@@ -532,7 +549,7 @@ def _parameters_for_shaped_operands(instructions: list[Instruction]) -> list[Ins
                 continue
             try:
                 shape = _shape_from_text(op.shape_text)
-            except Exception:
+            except Exception:  # noqa: BLE001  an unreadable shape makes no parameter; the operand stays unresolved
                 continue
             param = Instruction(name, "parameter", shape, (), {}, None, False, instr.line)
             param.parameter_number = len(params)
@@ -553,19 +570,19 @@ class _At:
 def _check_written_operand_shapes(module: Module) -> None:
     """XLA's parser checks an operand written with a shape (``add(f32[2] %a, ...)``) against the
     shape of the instruction it names."""
-    by_comp = {}
-    comp_of = {}
+    by_comp: dict[str, dict[str, Instruction]] = {}
+    comp_of: dict[int, Computation] = {}
     for comp in module.computations:
         for instr in comp.instructions:
             comp_of[id(instr)] = comp
     written_shapes: dict[str, Shape | None] = {}  # a dump writes few distinct shape texts, many times
     for instr, inner in _state.shaped:
-        comp = comp_of.get(id(instr))
-        if comp is None:
+        owner = comp_of.get(id(instr))
+        if owner is None:
             continue
-        names = by_comp.get(comp.name)
+        names = by_comp.get(owner.name)
         if names is None:
-            names = by_comp[comp.name] = {i.name: i for i in comp.instructions}
+            names = by_comp[owner.name] = {i.name: i for i in owner.instructions}
         try:
             operands = written_operand_shapes(inner)
         except OperandSyntaxError:
@@ -579,7 +596,7 @@ def _check_written_operand_shapes(module: Module) -> None:
             else:
                 try:
                     written = _shape_from_text(shape_text)
-                except Exception:
+                except Exception:  # noqa: BLE001  an unreadable written shape is not checked
                     written = None
                 written_shapes[shape_text] = written
             if written is None:
@@ -592,7 +609,7 @@ def _check_written_operand_shapes(module: Module) -> None:
                 )
 
 
-def _flatten(items: list) -> list[Instruction]:
+def _flatten(items: Children) -> list[Instruction]:
     out: list[Instruction] = []
     for item in items:
         if type(item) is list:
@@ -643,7 +660,7 @@ def _resolve_source_locations(module: Module) -> None:
     from dataclasses import replace
 
     frames = module.stack_frames
-    resolved: dict = {}
+    resolved: dict[int, tuple[Metadata, Metadata]] = {}
     for comp in module.computations:
         for instr in comp.instructions:
             md = instr.metadata
@@ -739,8 +756,11 @@ def _syntax_diagnostic(exc: Exception, text: str, start: int = 0, end: int = -1)
     if isinstance(exc, (LexError, AsyncSugarError)):
         return error(exc.message, *line_column(text, exc.pos))
     if isinstance(exc, _Failure):
-        tok = exc.token
-        return error(exc.message, *(line_column(text, tok.start_pos + exc.offset) if tok else (0, 0)))
+        anchor = exc.token
+        assert not isinstance(anchor, re.Match)  # a builder turns a match into a token before the failure leaves it
+        if not anchor:
+            return error(exc.message, 0, 0)
+        return error(exc.message, *line_column(text, (anchor.start_pos or 0) + exc.offset))
     if isinstance(exc, UnexpectedToken):
         tok = exc.token
         if tok.type == "$END" and not text[start:end].strip():
@@ -756,7 +776,7 @@ def _syntax_diagnostic(exc: Exception, text: str, start: int = 0, end: int = -1)
 
 
 @contextmanager
-def gc_paused():
+def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector: a big parse allocates ~10^5 long-lived objects and
     would otherwise pay for repeated full collections (~20% of the parse time)."""
     was_enabled = gc.isenabled()
@@ -772,8 +792,8 @@ def module_spans(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` of each module's text: a new one begins at every line that starts with
     ``HloModule`` (after blanks), so a broken module never hides the ones after it. Text before
     the first header joins the first module."""
-    starts = []
-    indented = []  # headers after blanks: a module only if no header starts a line (a string
+    starts: list[int] = []
+    indented: list[int] = []  # headers after blanks: a module only if no header starts a line (a string
     find = text.find  # value may hold a whole indented module, e.g. origin_recovery_table)
     pos = find("HloModule")
     while pos >= 0:
@@ -786,7 +806,7 @@ def module_spans(text: str) -> list[tuple[int, int]]:
     if not starts:
         starts = indented
     bounds = [0, *starts[1:], len(text)]
-    return list(zip(bounds, bounds[1:]))
+    return list(pairwise(bounds))
 
 
 def parse_syntax_each(text: str, source: str = "<string>") -> list[Module | ParseError]:
@@ -800,12 +820,12 @@ def parse_syntax_each(text: str, source: str = "<string>") -> list[Module | Pars
     return out
 
 
-def _parse_spans(text: str, source: str, out: list) -> None:
+def _parse_spans(text: str, source: str, out: list[Module | ParseError]) -> None:
     try:
         for start, end in module_spans(text):
             _reset_module_state()
             try:
-                modules = _PARSER.parse(Source(text, start, end), start="start")
+                modules = cast("list[Module]", _PARSER.parse(Source(text, start, end), start="start"))
             except (LexError, _Failure, AsyncSugarError, UnexpectedInput) as e:
                 out.append(ParseError(with_source(_syntax_diagnostic(e, text, start, end), text, source)))
                 continue
@@ -842,7 +862,7 @@ def parse_shape(text: str) -> Shape:
     """
     _reset_module_state()
     try:
-        return _PARSER.parse(Source(text), start="shape")
+        return cast(Shape, _PARSER.parse(Source(text), start="shape"))
     except UnexpectedToken as e:
         tok = e.token
         if tok.type == "$END":

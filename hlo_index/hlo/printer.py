@@ -6,6 +6,7 @@ Short form: no stack-frame tables (metadata keeps the resolved source file and l
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .attributes import CALLEE_ROLES, quote
@@ -56,7 +57,7 @@ def format_attribute(key: str, value: Any) -> str:
 
 def format_window(window: tuple[WindowDim, ...]) -> str:
     parts = ["size=" + "x".join(str(w.size) for w in window)]
-    fields = [
+    fields: list[tuple[str, Callable[[WindowDim], object], object]] = [
         ("stride", lambda w: w.stride, 1),
         ("pad", lambda w: f"{w.pad_low}_{w.pad_high}", "0_0"),
         ("lhs_dilate", lambda w: w.base_dilation, 1),
@@ -134,8 +135,7 @@ def format_computation(comp: Computation) -> str:
     if comp.execution_thread:
         head += f", execution_thread={quote(comp.execution_thread)}"
     lines = [head + " {"]
-    for instr in comp.instructions:
-        lines.append("  " + format_instruction(instr))
+    lines.extend("  " + format_instruction(instr) for instr in comp.instructions)
     lines.append("}")
     return "\n".join(lines)
 

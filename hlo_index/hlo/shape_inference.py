@@ -13,9 +13,10 @@ and callee roots are inferred first.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from .diagnostics import error
-from .model import Computation, Diagnostic, Instruction, Module, Shape
+from .model import Computation, Diagnostic, Instruction, Module, Shape, WindowDim
 from .opcodes import INFERRED_BINARY_OPCODES, INFERRED_UNARY_OPCODES
 
 UNKNOWN = "unknown"
@@ -151,7 +152,7 @@ def _array_operand(op: Instruction) -> Shape:
     return op.shape
 
 
-def _attr(instr: Instruction, key: str):
+def _attr(instr: Instruction, key: str) -> Any:  # typed per key, see Instruction
     value = instr.attrs.get(key)
     if value is None:
         raise ShapeInferenceError(f"attribute {key} is expected but not seen")
@@ -198,7 +199,7 @@ def _broadcast_dims(lhs: Shape, rhs: Shape) -> tuple[tuple[int, ...], tuple[bool
         raise ShapeInferenceError(f"binary op with incompatible shapes: {lhs} and {rhs}")
     dims, dynamic = [], []
     for i, (a, b) in enumerate(zip(lhs.dims, rhs.dims)):
-        if a == b or b == 1:
+        if b in (a, 1):
             dims.append(a)
             dynamic.append(lhs.dynamic[i] if i < len(lhs.dynamic) else False)
         elif a == 1:
@@ -294,10 +295,11 @@ def _tuple_rule(instr: Instruction) -> Shape:
 
 def _get_tuple_element(instr: Instruction) -> Shape:
     (op,) = _operands(instr, 1)
-    index = _attr(instr, "index")
-    if not op.shape.is_tuple or not 0 <= index < len(op.shape.tuple_shapes):
+    index: int = _attr(instr, "index")
+    parts = op.shape.tuple_shapes
+    if parts is None or not 0 <= index < len(parts):
         raise ShapeInferenceError(f"index {index} out of bounds of {op.shape}")
-    return op.shape.tuple_shapes[index]
+    return parts[index]
 
 
 def _same_as_operand(k: int) -> Callable[[Instruction], Shape]:
@@ -329,7 +331,7 @@ def _set_dimension_size(instr: Instruction) -> Shape:
 
 
 def _root_shape(comp: Computation) -> Shape:
-    return comp.root.shape
+    return comp.root.shape  # type: ignore[union-attr]  # every caller's comp comes from _callee, which checked the root
 
 
 def _call(instr: Instruction) -> Shape:
@@ -376,9 +378,9 @@ def _scan(instr: Instruction) -> Shape:
         dims.insert(axis, size)
         return array(shape.element_type, dims)
 
-    if not root.is_tuple:
-        return root if carries > 0 else with_axis(root)
     parts = root.tuple_shapes
+    if parts is None:
+        return root if carries > 0 else with_axis(root)
     return _tuple([with_axis(s) if i + carries < len(parts) else s for i, s in enumerate(parts)])
 
 
@@ -401,7 +403,7 @@ def _reduce(instr: Instruction) -> Shape:
     return outs[0] if n == 1 else _tuple(outs)
 
 
-def _window_output(size: int, w) -> int:
+def _window_output(size: int, w: WindowDim) -> int:
     dilated_base = (size - 1) * w.base_dilation + 1 if size > 0 else 0
     padded = dilated_base + w.pad_low + w.pad_high
     dilated_window = (w.size - 1) * w.window_dilation + 1
@@ -501,9 +503,8 @@ def _gather(instr: Instruction) -> Shape:
     rank = len(window) + len(batch)
     if len(offset_dims) != len(window):
         raise ShapeInferenceError(f"gather offset_dims {list(offset_dims)} do not match {len(window)} window dims")
-    dims, w, b = [], iter(window), iter(batch)
-    for i in range(rank):
-        dims.append(next(w) if i in offset_dims else next(b))
+    w, b = iter(window), iter(batch)
+    dims = [next(w) if i in offset_dims else next(b) for i in range(rank)]
     return array(operand.element_type, dims)
 
 

@@ -41,7 +41,7 @@ class ShapeError(ValueError):
         self.offset = offset
 
 
-def read_array_shape(text: str, memo: dict) -> Shape:
+def read_array_shape(text: str, memo: dict[str, Shape]) -> Shape:
     """``parse_array_shape`` with the context's shape memo already in hand (the parser reads
     one per instruction and looks it up once per module)."""
     shape = memo.get(text)
@@ -51,7 +51,7 @@ def read_array_shape(text: str, memo: dict) -> Shape:
 def parse_array_shape(text: str) -> Shape:
     """``f32[4,<=8,?]{2,1,0:T(8,128)}`` → Shape; raises ShapeError with a one-line reason."""
     ctx = current()
-    cache = ctx.tables[_SHAPES]
+    cache: dict[str, Shape] = ctx.tables[_SHAPES]
     shape = cache.get(text)
     if shape is None:
         shape = _parse_array_shape(text)
@@ -158,13 +158,9 @@ def tuple_shape(elements: list[Shape]) -> Shape:
 def compatible(a: Shape, b: Shape) -> bool:
     """Whether ``a`` and ``b`` have the same element types and dims, tuple element by tuple element
     (XLA's "compatible" shapes: layouts are not compared)."""
-    if a.is_tuple or b.is_tuple:
-        return (
-            a.is_tuple
-            and b.is_tuple
-            and len(a.tuple_shapes) == len(b.tuple_shapes)
-            and all(compatible(x, y) for x, y in zip(a.tuple_shapes, b.tuple_shapes))
-        )
+    ta, tb = a.tuple_shapes, b.tuple_shapes
+    if ta is not None or tb is not None:
+        return ta is not None and tb is not None and len(ta) == len(tb) and all(map(compatible, ta, tb))
     return a.element_type == b.element_type and a.dims == b.dims
 
 

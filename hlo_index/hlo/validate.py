@@ -5,6 +5,8 @@ Each problem is a Diagnostic with the instruction's (or computation's) line and 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from .attributes import CALLEE_ROLES, MULTI_CALLEE_ROLES, SINGLE_CALLEE_ROLES
 from .diagnostics import error
 from .literals import check_literal
@@ -43,7 +45,7 @@ def _link_computation(module: Module, comp: Computation, problems: list[Diagnost
             n = instr.parameter_number
             if n in params:
                 problems.append(error(f"parameter number {n} is used twice in %{comp.name}", instr.line, instr.column))
-            params[n] = instr
+            params[n] = instr  # type: ignore[index]  # the parser numbers every parameter
     comp.by_name = by_name
     comp.parameters = dict(sorted(params.items()))
     if len(roots) > 1:
@@ -97,10 +99,7 @@ def _link_callees(module: Module, instr: Instruction, problems: list[Diagnostic]
         value = attrs.get(role)
         if value is None:
             continue
-        if isinstance(value, str):
-            pairs = [(role, value)]
-        else:
-            pairs = [(f"{role}.{i}", n) for i, n in enumerate(value)]
+        pairs = [(role, value)] if isinstance(value, str) else [(f"{role}.{i}", n) for i, n in enumerate(value)]
         for key, callee_name in pairs:
             callee = module.by_name.get(callee_name)
             if callee is None:
@@ -115,7 +114,9 @@ def _link_callees(module: Module, instr: Instruction, problems: list[Diagnostic]
                 callee.is_fused = True
 
 
-def _link_control_predecessors(comp: Computation, instr: Instruction, names, problems: list[Diagnostic]) -> None:
+def _link_control_predecessors(
+    comp: Computation, instr: Instruction, names: str | Iterable[str], problems: list[Diagnostic]
+) -> None:
     if isinstance(names, str):  # built in code with raw text
         return
     found = []

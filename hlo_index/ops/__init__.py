@@ -9,7 +9,7 @@ raises ``CompositeRuleMissing`` rather than answering UNDEFINED.
 from __future__ import annotations
 
 from ..affine import IndexingMap
-from ..hlo.model import Instruction
+from ..hlo.model import Instruction, Shape
 from .registry import (
     COMPOSITE,
     INPUT_TO_OUTPUT,
@@ -47,8 +47,8 @@ def _inconsistent_shape(instr: Instruction) -> str | None:
         return None
     written = instr.shape
 
-    def dims(s):
-        return tuple(dims(t) for t in s.tuple_shapes) if s.is_tuple else s.dims
+    def dims(s: Shape) -> tuple[object, ...]:
+        return tuple(dims(t) for t in s.tuple_shapes) if s.tuple_shapes is not None else s.dims
 
     if dims(inferred) != dims(written):
         return f"the written shape {written} of {instr.opcode} %{instr.name} is not what its operands give ({inferred})"
@@ -66,10 +66,10 @@ def output_to_input(instr: Instruction, output_index: int = 0) -> list[OperandMa
     except Exception:
         # an instruction whose written shape contradicts its operands has no true map: say so;
         # anything else is a bug in the rule and goes up as one
-        reason = _inconsistent_shape(instr)
-        if reason is None:
+        inconsistent = _inconsistent_shape(instr)
+        if inconsistent is None:
             raise
-        return [OperandMaps(i, (IndexingMap.undefined(reason),)) for i in range(len(instr.operand_names))]
+        return [OperandMaps(i, (IndexingMap.undefined(inconsistent),)) for i in range(len(instr.operand_names))]
 
 
 def input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
@@ -83,10 +83,10 @@ def input_to_output(instr: Instruction, operand_index: int) -> list[tuple[Indexi
     try:
         return rule(instr, operand_index)
     except Exception:
-        reason = _inconsistent_shape(instr)
-        if reason is None:
+        inconsistent = _inconsistent_shape(instr)
+        if inconsistent is None:
             raise
-        return [(IndexingMap.undefined(reason),) for _ in range(instr.shape.num_outputs)]
+        return [(IndexingMap.undefined(inconsistent),) for _ in range(instr.shape.num_outputs)]
 
 
 def _register_rule_modules() -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..affine import Expr, IndexingMap, const, dim
 from ..hlo.build import instruction
-from ..hlo.model import Instruction, Shape
+from ..hlo.model import ConvDimLabels, Instruction, Shape, WindowDim
 from .registry import OperandMaps
 from .rules_contraction import convolution_input_to_output, convolution_output_to_input
 from .rules_reduce import RangeVars, window_of, window_tap_to_input, window_tap_to_output
@@ -45,7 +45,10 @@ def forward_result_dims(conv: Instruction) -> tuple[int, ...] | None:
     return tuple(out)
 
 
-def _setup(instr: Instruction) -> str | tuple:
+Window = tuple[WindowDim, ...]
+
+
+def _setup(instr: Instruction) -> str | tuple[Instruction, ConvDimLabels, Window, str]:
     """(forward conv, labels, window, role) or the reason it cannot be modelled."""
     labels = instr.attr("dim_labels")
     if labels is None or len(instr.operands) != 2:
@@ -81,7 +84,7 @@ def _undefined(instr: Instruction, why: str) -> IndexingMap:
     return IndexingMap.undefined(f"custom-call to '{instr.attr('custom_call_target')}': {why}")
 
 
-def _input_element_to_kernel_taps(forward: Instruction, labels, window) -> IndexingMap:
+def _input_element_to_kernel_taps(forward: Instruction, labels: ConvDimLabels, window: Window) -> IndexingMap:
     """An element of the forward input (dx of a backward-input conv, x of a backward-filter conv)
     -> the kernel elements (w, or dw) whose taps land on it from some output position, every
     output feature."""
@@ -99,7 +102,7 @@ def _input_element_to_kernel_taps(forward: Instruction, labels, window) -> Index
     return IndexingMap([full_interval(n) for n in x_dims], ranges.intervals, (), kernel, constraints)
 
 
-def _filter_to_input_grad(forward: Instruction, labels, window) -> IndexingMap:
+def _filter_to_input_grad(forward: Instruction, labels: ConvDimLabels, window: Window) -> IndexingMap:
     """kernel element -> the dx elements its taps land on (every batch, every dy position)."""
     x_dims, k_dims, y_dims = forward.operands[0].shape.dims, forward.operands[1].shape.dims, forward.shape.dims
     ranges, constraints = RangeVars(), []
@@ -115,7 +118,7 @@ def _filter_to_input_grad(forward: Instruction, labels, window) -> IndexingMap:
     return IndexingMap([full_interval(n) for n in k_dims], ranges.intervals, (), x, constraints)
 
 
-def _filter_grad_maps(forward: Instruction, labels, window) -> tuple[IndexingMap, IndexingMap]:
+def _filter_grad_maps(forward: Instruction, labels: ConvDimLabels, window: Window) -> tuple[IndexingMap, IndexingMap]:
     """dw element -> (x elements, dy elements) it reads."""
     x_dims, k_dims, y_dims = forward.operands[0].shape.dims, forward.operands[1].shape.dims, forward.shape.dims
     domain = [full_interval(n) for n in k_dims]
@@ -136,7 +139,7 @@ def _filter_grad_maps(forward: Instruction, labels, window) -> tuple[IndexingMap
     return (IndexingMap(domain, ranges.intervals, (), x, constraints), IndexingMap(domain, ranges.intervals, (), y))
 
 
-def _output_grad_to_filter_grad(forward: Instruction, labels, window) -> IndexingMap:
+def _output_grad_to_filter_grad(forward: Instruction, labels: ConvDimLabels, window: Window) -> IndexingMap:
     """dy element -> every dw element of its output feature."""
     k_dims, y_dims = forward.operands[1].shape.dims, forward.shape.dims
     ranges = RangeVars()
@@ -156,8 +159,8 @@ def backward_output_to_input(instr: Instruction, output_index: int) -> list[Oper
         return [OperandMaps(k, ()) for k in range(2)]  # the workspace reads nothing
     forward, labels, window, role = setup
     if role == "input":
-        (dy,) = convolution_input_to_output(forward, 0)
-        return [OperandMaps(0, dy), OperandMaps(1, (_input_element_to_kernel_taps(forward, labels, window),))]
+        (dy_maps,) = convolution_input_to_output(forward, 0)
+        return [OperandMaps(0, dy_maps), OperandMaps(1, (_input_element_to_kernel_taps(forward, labels, window),))]
     x, dy = _filter_grad_maps(forward, labels, window)
     return [OperandMaps(0, (x,)), OperandMaps(1, (dy,))]
 

@@ -21,11 +21,15 @@ A trailing ``u8`` / ``s8`` vector output is the scratchpad and reads nothing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from ..hlo.backend_config import backend_config
 from ..hlo.build import instruction
 from ..hlo.model import ConvDimLabels, Instruction, Shape, WindowDim
 from .custom_call_conv import forward_result_dims
-from .custom_call_translation import Equivalent, Translation, is_workspace, result_shapes, translator
+from .custom_call_translation import Equivalent, ExtraRole, Translation, is_workspace, result_shapes, translator
+from .registry import InputToOutputRule, OutputToInputRule
 from .rules_contraction import (
     convolution_input_to_output,
     convolution_output_to_input,
@@ -38,13 +42,17 @@ _POST_OPS = {"BIAS": 1, "RELU": 0, "TANH": 0, "GELU_ERF": 0, "GELU_TANH": 0, "BI
 _POST_OP_NUMBERS = {1: "BIAS", 2: "RELU", 3: "TANH", 4: "GELU_ERF", 5: "GELU_TANH", 6: "BINARY_ADD", 7: "LINEAR"}
 
 
-def _config(instr: Instruction, key: str) -> dict | None:
+# A oneDNN configuration: a JSON object from backend_config.
+Config = dict[str, Any]
+
+
+def _config(instr: Instruction, key: str) -> Config | None:
     cfg = backend_config(instr) or {}
     value = cfg.get(key)
     return value if isinstance(value, dict) else None
 
 
-def _post_ops(config: dict) -> list[str] | None:
+def _post_ops(config: Config) -> list[str] | None:
     """The post-op names in order, or None when one is not known."""
     fusions = config.get("fusions") or {}
     ops = fusions.get("ops", []) if isinstance(fusions, dict) else None
@@ -67,7 +75,7 @@ def _outputs(instr: Instruction) -> dict[int, int] | None:
     return {0: 0}
 
 
-def _extra_operands(instr: Instruction, config: dict) -> list[str] | None:
+def _extra_operands(instr: Instruction, config: Config) -> list[str] | None:
     """The post-op that takes each operand after the first two, or None when they do not match."""
     names = _post_ops(config)
     if names is None:
@@ -76,7 +84,7 @@ def _extra_operands(instr: Instruction, config: dict) -> list[str] | None:
     return takers if len(takers) == len(instr.operands) - 2 else None
 
 
-def _broadcast_role(shape: Shape, result: Shape) -> tuple | None:
+def _broadcast_role(shape: Shape, result: Shape) -> ExtraRole | None:
     """An operand broadcast into the result aligned at the last dim (size-1 dims read at 0)."""
     if shape.is_tuple or shape.rank > result.rank:
         return None
@@ -92,7 +100,13 @@ def _broadcast_role(shape: Shape, result: Shape) -> tuple | None:
 
 
 def _post_op_call(
-    instr: Instruction, config_key: str, operand_names: str, core_of, extra_role, output_to_input, input_to_output
+    instr: Instruction,
+    config_key: str,
+    operand_names: str,
+    core_of: Callable[[Instruction, Config, Shape], Instruction | str],
+    extra_role: Callable[[int, str, Shape, Shape, Instruction], ExtraRole | str],
+    output_to_input: OutputToInputRule,
+    input_to_output: InputToOutputRule,
 ) -> Translation:
     """A oneDNN call as its core op (``core_of(instr, config, result)``: the instruction, or why
     not) followed by post-ops, each extra operand read as ``extra_role(k, post-op, shape, result,
@@ -110,7 +124,7 @@ def _post_op_call(
     takers = _extra_operands(instr, config)
     if takers is None:
         return "post-ops (fusions.ops) not known, or not matching the extra operands"
-    extras = {}
+    extras: dict[int, ExtraRole] = {}
     for k, name in zip(range(2, len(instr.operands)), takers):
         role = extra_role(k, name, instr.operands[k].shape, result, core)
         if isinstance(role, str):
@@ -129,7 +143,7 @@ def onednn_matmul_equivalent(instr: Instruction) -> Translation:
     )
 
 
-def _matmul_core(instr: Instruction, config: dict, result: Shape) -> Instruction | str:
+def _matmul_core(instr: Instruction, config: Config, result: Shape) -> Instruction | str:
     lhs, rhs = instr.operands[0].shape, instr.operands[1].shape
     rank = result.rank
     if lhs.rank != rank or rhs.rank != rank or rank < 2:
@@ -155,7 +169,7 @@ def _matmul_core(instr: Instruction, config: dict, result: Shape) -> Instruction
     return core
 
 
-def _matmul_extra(k: int, name: str, shape: Shape, result: Shape, core: Instruction) -> tuple | str:
+def _matmul_extra(k: int, name: str, shape: Shape, result: Shape, core: Instruction) -> ExtraRole | str:
     """Every post-op operand broadcasts into the result alike (BIAS and BINARY_ADD)."""
     role = _broadcast_role(shape, result)
     return role if role is not None else f"operand {k} {shape} does not broadcast into the result {result}"
@@ -164,14 +178,14 @@ def _matmul_extra(k: int, name: str, shape: Shape, result: Shape, core: Instruct
 # ---- convolution ---------------------------------------------------------------------------
 
 
-def _ints(values) -> tuple[int, ...] | None:
+def _ints(values: Any) -> tuple[int, ...] | None:  # a JSON value: a list of numbers when well formed
     try:
         return tuple(int(v) for v in (values or ()))
     except (TypeError, ValueError):
         return None
 
 
-def _layout(config: dict, role: str, shift: int) -> tuple[int, int, tuple[int, ...]] | None:
+def _layout(config: Config, role: str, shift: int) -> tuple[int, int, tuple[int, ...]] | None:
     """(batch or input feature, feature or output feature, spatial dims) of one operand."""
     entry = config.get(role) or {}
     part = entry.get("filter" if role == "kernel" else "data") or {}
@@ -186,9 +200,9 @@ def _layout(config: dict, role: str, shift: int) -> tuple[int, int, tuple[int, .
     return a, b, tuple(s - shift for s in spatial)
 
 
-def _labels(config: dict, rank: int, shift: int) -> ConvDimLabels | None:
-    parts = [_layout(config, role, shift) for role in ("input", "kernel", "output")]
-    if any(p is None for p in parts):
+def _labels(config: Config, rank: int, shift: int) -> ConvDimLabels | None:
+    parts = [p for p in (_layout(config, role, shift) for role in ("input", "kernel", "output")) if p is not None]
+    if len(parts) != 3:
         return None
     for a, b, spatial in parts:
         if sorted((a, b) + spatial) != list(range(rank)):
@@ -197,7 +211,7 @@ def _labels(config: dict, rank: int, shift: int) -> ConvDimLabels | None:
     return ConvDimLabels(ib, if_, isp, kif, kof, ksp, ob, of, osp)
 
 
-def _window(config: dict, kernel: Shape, labels: ConvDimLabels, shift: int) -> tuple[WindowDim, ...] | None:
+def _window(config: Config, kernel: Shape, labels: ConvDimLabels, shift: int) -> tuple[WindowDim, ...] | None:
     window = config.get("window") or {}
     spatial = len(labels.kernel_spatial)
 
@@ -232,7 +246,7 @@ def onednn_convolution_equivalent(instr: Instruction) -> Translation:
     )
 
 
-def _convolution_core(instr: Instruction, config: dict, result: Shape) -> Instruction | str:
+def _convolution_core(instr: Instruction, config: Config, result: Shape) -> Instruction | str:
     kernel = instr.operands[1].shape
     try:
         groups = int(config.get("feature_groups", 1) or 1)
@@ -241,7 +255,9 @@ def _convolution_core(instr: Instruction, config: dict, result: Shape) -> Instru
     readings = []
     for shift in (0, 1):  # the dims as written, or written plus one (natural numbers)
         labels = _labels(config, result.rank, shift)
-        window = _window(config, kernel, labels, shift) if labels is not None else None
+        if labels is None:
+            continue
+        window = _window(config, kernel, labels, shift)
         if window is None:
             continue
         core = instruction(
@@ -264,7 +280,7 @@ def _convolution_core(instr: Instruction, config: dict, result: Shape) -> Instru
     return readings[0]
 
 
-def _convolution_extra(k: int, name: str, shape: Shape, result: Shape, core: Instruction) -> tuple | str:
+def _convolution_extra(k: int, name: str, shape: Shape, result: Shape, core: Instruction) -> ExtraRole | str:
     """A bias is a vector over the output feature; any other post-op operand has the result's shape."""
     feature = core.attr("dim_labels").output_feature
     if name == "BIAS" and shape.rank == 1 and shape.dims[0] == result.dims[feature]:

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Union
+from typing import Any, TypeVar
 
 from ..hlo.model import Instruction, Shape
+from .registry import InputToOutputRule, OutputToInputRule
+
+ExtraRole = tuple[Any, ...]
+"""A role of ``Equivalent.extras``: its first item says which of the forms below it is."""
 
 
 @dataclass(frozen=True)
@@ -27,27 +31,29 @@ class Equivalent:
     """
 
     core: Instruction
-    out2in: Callable
-    in2out: Callable
+    out2in: OutputToInputRule
+    in2out: InputToOutputRule
     core_operands: tuple[int, ...]
     outputs: dict[int, int]
-    extras: dict[int, tuple] = field(default_factory=dict)
+    extras: dict[int, ExtraRole] = field(default_factory=dict)
 
 
 AMAX = -1
 """``Equivalent.outputs`` value of a scalar output reducing the whole result (amax): it reads the
 union of what every result element reads."""
 
-Translation = Union[Equivalent, str]  # a reason string when the semantics cannot be told
-_TRANSLATORS: dict[str, Callable[[Instruction], Translation]] = {}
+Translation = Equivalent | str  # a reason string when the semantics cannot be told
+Translator = Callable[[Instruction], Translation]
+_TRANSLATORS: dict[str, Translator] = {}
+_T = TypeVar("_T", bound=Translator)
 
 UNKNOWN_TARGET = "external code whose element access pattern is unknown"
 
 
-def translator(*targets: str):
+def translator(*targets: str) -> Callable[[_T], _T]:
     """Register a function ``instr -> Translation`` for the custom-call targets named."""
 
-    def register(fn):
+    def register(fn: _T) -> _T:
         for t in targets:
             _TRANSLATORS[t] = fn
         return fn
@@ -56,7 +62,8 @@ def translator(*targets: str):
 
 
 def target_of(instr: Instruction) -> str:
-    return instr.attr("custom_call_target", "") or ""
+    target: str = instr.attr("custom_call_target", "") or ""
+    return target
 
 
 def translate(instr: Instruction) -> Translation:

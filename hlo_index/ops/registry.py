@@ -15,8 +15,9 @@ values share one result. A rule registered without ``reads`` is never shared bet
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from ..affine import IndexingMap
 from ..hlo.model import Instruction
@@ -54,12 +55,12 @@ class Reads:
     ``module_attributes``: module-level attributes (e.g. ``replica_count``).
     """
 
-    attributes: frozenset = frozenset()
+    attributes: frozenset[str] = frozenset()
     operand_values: bool = False
-    module_attributes: frozenset = frozenset()
+    module_attributes: frozenset[str] = frozenset()
 
     @staticmethod
-    def of(*attributes: str, operand_values: bool = False, module_attributes=()) -> Reads:
+    def of(*attributes: str, operand_values: bool = False, module_attributes: Iterable[str] = ()) -> Reads:
         return Reads(frozenset(attributes), operand_values, frozenset(module_attributes))
 
 
@@ -88,7 +89,7 @@ class CompositeRuleMissing(LookupError):
         )
 
 
-def _declare(opcodes, reads) -> None:
+def _declare(opcodes: tuple[str, ...], reads: Reads | None) -> None:
     for op in opcodes:
         if reads is None:
             # a rule registered without a declaration makes the opcode unshared, whatever
@@ -110,9 +111,13 @@ def _declare(opcodes, reads) -> None:
 
 _UNDECLARED: set[str] = set()  # filled at import time, with the registrations
 
+# Bound type variables: the checker verifies each rule's signature and keeps the function's own type.
+_O2I = TypeVar("_O2I", bound=OutputToInputRule)
+_I2O = TypeVar("_I2O", bound=InputToOutputRule)
 
-def output_to_input_rule(*opcodes: str, reads: Reads | None = None) -> Callable[[OutputToInputRule], OutputToInputRule]:
-    def register(fn: OutputToInputRule) -> OutputToInputRule:
+
+def output_to_input_rule(*opcodes: str, reads: Reads | None = None) -> Callable[[_O2I], _O2I]:
+    def register(fn: _O2I) -> _O2I:
         for op in opcodes:
             OUTPUT_TO_INPUT[op] = fn
         _declare(opcodes, reads)
@@ -121,8 +126,8 @@ def output_to_input_rule(*opcodes: str, reads: Reads | None = None) -> Callable[
     return register
 
 
-def input_to_output_rule(*opcodes: str, reads: Reads | None = None) -> Callable[[InputToOutputRule], InputToOutputRule]:
-    def register(fn: InputToOutputRule) -> InputToOutputRule:
+def input_to_output_rule(*opcodes: str, reads: Reads | None = None) -> Callable[[_I2O], _I2O]:
+    def register(fn: _I2O) -> _I2O:
         for op in opcodes:
             INPUT_TO_OUTPUT[op] = fn
         _declare(opcodes, reads)

@@ -11,8 +11,10 @@ reads the slices and the feature's mean / variance; the offset gradient sums the
 
 from __future__ import annotations
 
-from ..affine import IndexingMap, dim, range_var
-from ..hlo.model import Instruction
+from collections.abc import Sequence
+
+from ..affine import Expr, IndexingMap, dim, range_var
+from ..hlo.model import Instruction, Shape
 from .registry import OperandMaps, Reads, input_to_output_rule, output_to_input_rule
 from .shape_maps import full_interval, identity_map
 
@@ -51,11 +53,11 @@ def _check(instr: Instruction) -> str | None:
     return None
 
 
-def _is_array(instr: Instruction, shape) -> bool:
+def _is_array(instr: Instruction, shape: Shape) -> bool:
     return shape.rank == instr.operands[0].shape.rank
 
 
-def _slice_map(from_dims, array_dims, f: int, feature_expr) -> IndexingMap:
+def _slice_map(from_dims: Sequence[int], array_dims: Sequence[int], f: int, feature_expr: Expr) -> IndexingMap:
     """``from`` element -> every array element whose feature coordinate is ``feature_expr``."""
     others = [a for a in range(len(array_dims)) if a != f]
     results = [feature_expr if a == f else range_var(others.index(a)) for a in range(len(array_dims))]
@@ -64,7 +66,9 @@ def _slice_map(from_dims, array_dims, f: int, feature_expr) -> IndexingMap:
     )
 
 
-def _map(kind: str, from_dims, from_array: bool, to_dims, to_array: bool, f: int) -> IndexingMap:
+def _map(
+    kind: str, from_dims: Sequence[int], from_array: bool, to_dims: Sequence[int], to_array: bool, f: int
+) -> IndexingMap:
     feature = dim(f) if from_array else dim(0)
     if kind == SELF:
         return identity_map(from_dims)
@@ -78,7 +82,7 @@ def batch_norm_output_to_input(instr: Instruction, output_index: int) -> list[Op
     problem = _check(instr)
     if problem:
         return [OperandMaps(k, (IndexingMap.undefined(problem),)) for k in range(len(instr.operands))]
-    f = feature_index(instr)
+    f: int = feature_index(instr)  # type: ignore[assignment]  # _check found it
     out = instr.shape.leaf(output_index)
     result = []
     for k, kind in enumerate(READS[instr.opcode][output_index]):
@@ -97,9 +101,9 @@ def batch_norm_input_to_output(instr: Instruction, operand_index: int) -> list[t
     problem = _check(instr)
     if problem:
         return [(IndexingMap.undefined(problem),) for _ in range(instr.shape.num_outputs)]
-    f = feature_index(instr)
+    f: int = feature_index(instr)  # type: ignore[assignment]  # _check found it
     operand = instr.operands[operand_index].shape
-    per_output = []
+    per_output: list[tuple[IndexingMap, ...]] = []
     for j, roles in enumerate(READS[instr.opcode]):
         kind = roles[operand_index]
         if kind is None:

@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from ..affine import Expr, IndexingMap, Interval, RuntimeVar, dim, range_var, runtime_var
 from ..hlo.model import Instruction
 from .registry import OperandMaps, Reads, input_to_output_rule, output_to_input_rule
+from .shape_maps import full_interval, identity_map
 
 # What every collective rule here looks at (the cache key: hlo_index.fusion.fingerprint).
 _READS = Reads.of(
@@ -42,7 +43,6 @@ _READS = Reads.of(
     "replica_count",
     module_attributes=("replica_count",),
 )
-from .shape_maps import full_interval, identity_map
 
 POSITION = "position of this replica in its replica group"
 
@@ -58,12 +58,14 @@ def replica_group_size(instr: Instruction) -> int | None:
     return int(count) if count else None
 
 
-def _per_output(instr: Instruction, output_index: int, maps: tuple) -> list[OperandMaps]:
+def _per_output(instr: Instruction, output_index: int, maps: tuple[IndexingMap, ...]) -> list[OperandMaps]:
     """Variadic collectives: output i reads only operand i."""
     return [OperandMaps(i, maps if i == output_index else ()) for i in range(len(instr.operands))]
 
 
-def _per_operand(instr: Instruction, operand_index: int, maps: tuple) -> list[tuple[IndexingMap, ...]]:
+def _per_operand(
+    instr: Instruction, operand_index: int, maps: tuple[IndexingMap, ...]
+) -> list[tuple[IndexingMap, ...]]:
     return [maps if j == operand_index else () for j in range(instr.shape.num_outputs)]
 
 
@@ -130,12 +132,8 @@ ASYNC_NESTED = "variadic async collective: its outputs are nested tuples; addres
 
 def _async_single(instr: Instruction) -> bool:
     """One operand and a flat (operand, result, ...) tuple result: the form the rules below read."""
-    return (
-        len(instr.operands) == 1
-        and instr.shape.is_tuple
-        and len(instr.shape.tuple_shapes) >= 2
-        and not any(s.is_tuple for s in instr.shape.tuple_shapes)
-    )
+    parts = instr.shape.tuple_shapes
+    return len(instr.operands) == 1 and parts is not None and len(parts) >= 2 and not any(s.is_tuple for s in parts)
 
 
 @output_to_input_rule("all-gather-start", "collective-permute-start", reads=_READS)
@@ -168,6 +166,7 @@ def async_start_input_to_output(instr: Instruction, operand_index: int) -> list[
     if not _async_single(instr):
         return [(IndexingMap.undefined(ASYNC_NESTED),) for _ in range(instr.shape.num_outputs)]
     dims = instr.operands[0].shape.dims
+    result: tuple[IndexingMap, ...]
     if instr.opcode == "all-gather-start":
         result = (_all_gather_in2out(dims, instr.shape.leaf(1).dims, instr.attr("dimensions")[0]),)
     else:
@@ -249,7 +248,8 @@ def all_to_all_output_to_input(instr: Instruction, output_index: int) -> list[Op
         return [OperandMaps(i, (IndexingMap.undefined(reason),)) for i in range(len(instr.operands))]
     split = instr.attr("dimensions")
     out_dims = instr.shape.leaf(output_index).dims
-    group = replica_group_size(instr) if split else len(instr.operands)
+    # _all_to_all_undefined checked that the group size is known
+    group: int = replica_group_size(instr) if split else len(instr.operands)  # type: ignore[assignment]
     rt = [RuntimeVar(full_interval(group), POSITION)]
     if not split:
         # Tuple form: output j on replica rt0 is operand rt0 of the replica at position j.
@@ -282,7 +282,8 @@ def all_to_all_input_to_output(instr: Instruction, operand_index: int) -> list[t
         return [(IndexingMap.undefined(reason),) for _ in range(instr.shape.num_outputs)]
     split = instr.attr("dimensions")
     dims = instr.operands[operand_index].shape.dims
-    group = replica_group_size(instr) if split else len(instr.operands)
+    # _all_to_all_undefined checked that the group size is known
+    group: int = replica_group_size(instr) if split else len(instr.operands)  # type: ignore[assignment]
     rt = [RuntimeVar(full_interval(group), POSITION)]
     if not split:
         # Operand i of the replica at position j becomes output j of replica i.

@@ -10,8 +10,10 @@ window is read, also where the window lies on padding (it multiplies the padding
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..affine import Expr, IndexingMap, Interval, const, dim, range_var
-from ..hlo.model import Instruction
+from ..hlo.model import ConvDimLabels, Instruction, WindowDim
 from .registry import OperandMaps, Reads, input_to_output_rule, output_to_input_rule
 from .rules_reduce import RangeVars, window_of, window_tap_to_input, window_tap_to_output
 from .shape_maps import full_interval
@@ -32,7 +34,11 @@ _READS = Reads.of(
 # ---- dot ----------------------------------------------------------------------------------
 
 
-def _dot_dims(instr: Instruction):
+# (lhs batch, rhs batch, lhs contracting, rhs contracting, lhs free, rhs free) dims
+DotDims = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...], list[int], list[int]]
+
+
+def _dot_dims(instr: Instruction) -> DotDims:
     lhs_batch = tuple(instr.attr("lhs_batch_dims", ()))
     rhs_batch = tuple(instr.attr("rhs_batch_dims", ()))
     lhs_contract = tuple(instr.attr("lhs_contracting_dims", ()))
@@ -43,7 +49,7 @@ def _dot_dims(instr: Instruction):
     return lhs_batch, rhs_batch, lhs_contract, rhs_contract, lhs_free, rhs_free
 
 
-def _extra_dot_operands(instr: Instruction, maps: list) -> list:
+def _extra_dot_operands(instr: Instruction, maps: list[OperandMaps]) -> list[OperandMaps]:
     if instr.opcode == "scaled-dot":
         return maps
     reason = "dot: sparsity metadata operand (sparse dot) has no element-wise indexing here"
@@ -57,7 +63,9 @@ def dot_output_to_input(instr: Instruction, output_index: int) -> list[OperandMa
     lhs_dims = instr.operands[0].shape.dims
     contracted = [full_interval(lhs_dims[d]) for d in lhs_contract]
 
-    def operand_map(rank, batch, free, contract, free_offset):
+    def operand_map(
+        rank: int, batch: Sequence[int], free: Sequence[int], contract: Sequence[int], free_offset: int
+    ) -> IndexingMap:
         results: list[Expr] = [None] * rank  # type: ignore[list-item]
         for k, d in enumerate(batch):
             results[d] = dim(k)
@@ -103,7 +111,8 @@ def dot_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[In
 # ---- convolution --------------------------------------------------------------------------
 
 
-def _conv_setup(instr: Instruction):
+def _conv_setup(instr: Instruction) -> tuple[ConvDimLabels, tuple[WindowDim, ...], int, int] | None:
+    """(dim labels, window, feature group count, batch group count), or None without dim_labels."""
     labels = instr.attr("dim_labels")
     if labels is None:
         return None
@@ -212,7 +221,7 @@ def convolution_input_to_output(instr: Instruction, operand_index: int) -> list[
 # (one scale per block of consecutive elements).
 
 
-def _scale_projection(operand_dims, scale_dims):
+def _scale_projection(operand_dims: Sequence[int], scale_dims: Sequence[int]) -> IndexingMap | None:
     """operand index -> scale index, or None when the scale does not divide the operand."""
     if len(operand_dims) != len(scale_dims):
         return None
@@ -229,9 +238,10 @@ def _scale_projection(operand_dims, scale_dims):
     return IndexingMap([full_interval(n) for n in operand_dims], (), (), results)
 
 
-def _scale_expansion(operand_dims, scale_dims):
+def _scale_expansion(operand_dims: Sequence[int], scale_dims: Sequence[int]) -> IndexingMap:
     """scale index -> the operand elements it scales (its block)."""
-    ranges, results = [], []
+    ranges: list[Interval] = []
+    results: list[Expr] = []
     for d, (n, s) in enumerate(zip(operand_dims, scale_dims)):
         if s == n:
             results.append(dim(d))

@@ -19,7 +19,10 @@ UNDEFINED naming the target and what did not match: never guessed.
 
 from __future__ import annotations
 
-from ..affine import IndexingMap, const, dim, range_var
+from collections.abc import Sequence
+from typing import Any
+
+from ..affine import Expr, IndexingMap, const, dim, range_var
 from ..affine.expr import replace_variables
 from ..hlo.backend_config import backend_config, int_list
 from ..hlo.build import instruction
@@ -28,6 +31,7 @@ from . import custom_call_conv, custom_call_onednn  # noqa: F401  (custom_call_o
 from .custom_call_translation import (
     AMAX,
     Equivalent,
+    ExtraRole,
     Translation,
     is_workspace,
     result_shapes,
@@ -65,7 +69,7 @@ def _result_and_rest(instr: Instruction) -> tuple[Shape, list[int]]:
     return shapes[0], list(range(1, len(shapes)))
 
 
-def _classify_extra(shape: Shape, result: Shape, vector_dim: int | None) -> tuple | None:
+def _classify_extra(shape: Shape, result: Shape, vector_dim: int | None) -> ExtraRole | None:
     if shape.is_tuple:
         return None
     if shape.rank == 0:
@@ -80,7 +84,7 @@ def _classify_extra(shape: Shape, result: Shape, vector_dim: int | None) -> tupl
 # ---- cuBLAS / cuBLASLt gemm ----------------------------------------------------------------
 
 
-def _gemm_dnums(instr: Instruction) -> dict | None:
+def _gemm_dnums(instr: Instruction) -> dict[str, Any] | None:
     cfg = backend_config(instr)
     if cfg is None:
         return None
@@ -88,7 +92,9 @@ def _gemm_dnums(instr: Instruction) -> dict | None:
     return gemm if isinstance(gemm, dict) and isinstance(gemm.get("dot_dimension_numbers"), dict) else None
 
 
-def _dot_result_dims(lhs: Shape, rhs: Shape, lb, rb, lc, rc) -> tuple[int, ...] | None:
+def _dot_result_dims(
+    lhs: Shape, rhs: Shape, lb: tuple[int, ...], rb: tuple[int, ...], lc: tuple[int, ...], rc: tuple[int, ...]
+) -> tuple[int, ...] | None:
     if len(lb) != len(rb) or len(lc) != len(rc):
         return None
     if any(d >= lhs.rank for d in lb + lc) or any(d >= rhs.rank for d in rb + rc):
@@ -108,7 +114,7 @@ def gemm_equivalent(instr: Instruction) -> Translation:
     d = gemm["dot_dimension_numbers"]
     lb, rb = int_list(d.get("lhs_batch_dimensions")), int_list(d.get("rhs_batch_dimensions"))
     lc, rc = int_list(d.get("lhs_contracting_dimensions")), int_list(d.get("rhs_contracting_dimensions"))
-    if None in (lb, rb, lc, rc) or len(instr.operands) < 2:
+    if lb is None or rb is None or lc is None or rc is None or len(instr.operands) < 2:
         return "malformed dot_dimension_numbers"
     lhs, rhs = instr.operands[0].shape, instr.operands[1].shape
     result, rest = _result_and_rest(instr)
@@ -203,7 +209,7 @@ def _block_scale_in2out(instr: Instruction, operand: int) -> IndexingMap:
 # ---- cuDNN forward convolutions ------------------------------------------------------------
 
 
-def _conv_core(instr: Instruction, result: Shape, operands) -> Instruction:
+def _conv_core(instr: Instruction, result: Shape, operands: Sequence[Instruction]) -> Instruction:
     attrs = {
         k: instr.attrs[k]
         for k in ("window", "dim_labels", "feature_group_count", "batch_group_count")
@@ -368,12 +374,13 @@ def _undefined(instr: Instruction, why: str) -> IndexingMap:
     return IndexingMap.undefined(f"custom-call to '{target}': {why}")
 
 
-def _every(role: tuple) -> bool:
+def _every(role: ExtraRole) -> bool:
     """A configuration scalar read by every output, not only the main result."""
-    return role[0] == "scalar" and role[-1] == "every"
+    every: bool = role[0] == "scalar" and role[-1] == "every"
+    return every
 
 
-def _extra_out2in(role: tuple, result_dims) -> IndexingMap:
+def _extra_out2in(role: ExtraRole, result_dims: Sequence[int]) -> IndexingMap:
     if role[0] == "scalar":
         return zero_result_map(result_dims)
     if role[0] == "same":
@@ -389,7 +396,7 @@ def _extra_out2in(role: tuple, result_dims) -> IndexingMap:
     return IndexingMap([full_interval(n) for n in result_dims], (), (), [dim(role[1])])
 
 
-def _extra_in2out(role: tuple, operand_dims, result_dims) -> IndexingMap:
+def _extra_in2out(role: ExtraRole, operand_dims: Sequence[int], result_dims: Sequence[int]) -> IndexingMap:
     if role[0] == "scalar":
         return generator_map(result_dims)
     if role[0] == "same":
@@ -456,7 +463,7 @@ def _over_whole_result(m: IndexingMap) -> IndexingMap:
     n = m.num_dims
     swap = {dim(i): range_var(i) for i in range(n)}
     swap.update({range_var(i): range_var(n + i) for i in range(m.num_range_vars)})
-    memo: dict = {}
+    memo: dict[Expr, Expr] = {}
     return IndexingMap(
         (),
         tuple(m.dims) + tuple(m.range_vars),
@@ -496,7 +503,7 @@ def _to_scalar(m: IndexingMap) -> IndexingMap:
     return IndexingMap(m.dims, m.range_vars, m.runtime_vars, (), m.constraints)
 
 
-def _result_in2out(instr: Instruction, eq: Equivalent, operand_index: int, core_out: int) -> tuple:
+def _result_in2out(instr: Instruction, eq: Equivalent, operand_index: int, core_out: int) -> tuple[IndexingMap, ...]:
     operand_dims = instr.operands[operand_index].shape.dims
     result_dims = eq.core.shape.leaf(core_out).dims
     if operand_index in eq.core_operands:

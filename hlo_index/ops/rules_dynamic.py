@@ -12,7 +12,7 @@ with constraints on the runtime offsets when they are not static.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..affine import Expr, IndexingMap, Interval, const, dim, range_var
 from ..hlo.model import Instruction
@@ -54,7 +54,9 @@ def _is_old_form(instr: Instruction, first: int, rank: int) -> bool:
     )
 
 
-def _slice_starts(instr: Instruction, first: int, operand_dims, sizes) -> tuple[list[Expr], Starts] | None:
+def _slice_starts(
+    instr: Instruction, first: int, operand_dims: Sequence[int], sizes: Sequence[int]
+) -> tuple[list[Expr], Starts] | None:
     old_form = len(instr.operands) != first + len(operand_dims)
     if old_form and not _is_old_form(instr, first, len(operand_dims)):
         return None
@@ -73,7 +75,7 @@ def _slice_starts(instr: Instruction, first: int, operand_dims, sizes) -> tuple[
     return exprs, starts
 
 
-def _offsets_to_everything(instr: Instruction, operand_index: int, out_dims) -> IndexingMap:
+def _offsets_to_everything(instr: Instruction, operand_index: int, out_dims: Sequence[int]) -> IndexingMap:
     """Every offset element (the scalar, or each element of an old-form vector) moves every output."""
     shape = instr.operands[operand_index].shape
     if shape.rank == 1:
@@ -86,7 +88,7 @@ def _offsets_to_everything(instr: Instruction, operand_index: int, out_dims) -> 
     return generator_map(out_dims)
 
 
-def _offsets_map(instr: Instruction, operand_index: int, out_dims) -> IndexingMap:
+def _offsets_map(instr: Instruction, operand_index: int, out_dims: Sequence[int]) -> IndexingMap:
     """What an output element reads of an offsets operand: the scalar, or the whole old-form vector."""
     shape = instr.operands[operand_index].shape
     if shape.rank == 1:
@@ -159,7 +161,9 @@ def dynamic_update_slice_output_to_input(instr: Instruction, output_index: int) 
     ]
 
 
-def not_overwritten(out_dims, update_dims, starts, alloc: Starts) -> tuple[IndexingMap, ...]:
+def not_overwritten(
+    out_dims: Sequence[int], update_dims: Sequence[int], starts: Sequence[Expr], alloc: Starts
+) -> tuple[IndexingMap, ...]:
     """dynamic-update-slice output -> operand 0: the identity where the update does not land.
 
     One piece per side of the update box along each dim it does not span (the pieces overlap at
@@ -171,7 +175,7 @@ def not_overwritten(out_dims, update_dims, starts, alloc: Starts) -> tuple[Index
     """
     domain = [full_interval(d) for d in out_dims]
     identity = [dim(a) for a in range(len(out_dims))]
-    pieces = []
+    pieces: list[IndexingMap] = []
     for axis, (n, u, start) in enumerate(zip(out_dims, update_dims, starts)):
         if start.is_constant:
             lo = start.constant_value
@@ -181,9 +185,11 @@ def not_overwritten(out_dims, update_dims, starts, alloc: Starts) -> tuple[Index
         else:
             offset = dim(axis) - start
             sides = [(offset, Interval(-(n - u), -1)), (offset, Interval(u, n - 1))]
-        for constraint in sides:
-            if constraint[1].lo <= constraint[1].hi:
-                pieces.append(IndexingMap(domain, (), alloc.runtime, identity, [constraint]))
+        pieces.extend(
+            IndexingMap(domain, (), alloc.runtime, identity, [constraint])
+            for constraint in sides
+            if constraint[1].lo <= constraint[1].hi
+        )
     return tuple(pieces)
 
 
@@ -230,7 +236,11 @@ def _indices_results(
     return results
 
 
-def _pieces(build) -> tuple[IndexingMap, ...]:
+# The map for one combination of clamped pieces (one choice per start), with the starts it made.
+PieceBuilder = Callable[[tuple[int, ...]], tuple[IndexingMap, Starts]]
+
+
+def _pieces(build: PieceBuilder) -> tuple[IndexingMap, ...]:
     """``build(choice)`` for every combination of the clamped pieces its starts have; the distinct
     maps that are not empty (their domains are disjoint: together they are the exact relation)."""
     first, starts = build(())
@@ -251,7 +261,7 @@ def gather_output_to_input(instr: Instruction, output_index: int) -> list[Operan
     placement = WindowPlacement.of_gather(instr)
     domain = [full_interval(n) for n in out_dims]
 
-    def build(choice):
+    def build(choice: tuple[int, ...]) -> tuple[IndexingMap, Starts]:
         starts = Starts(choice)
         results = placement.windowed_to_operand(starts)
         return IndexingMap(domain, (), starts.runtime, results, starts.constraints), starts
@@ -281,7 +291,7 @@ def gather_input_to_output(instr: Instruction, operand_index: int) -> list[tuple
 
     batch_exprs = placement.operand_batch_exprs(ranges)
 
-    def build(choice):
+    def build(choice: tuple[int, ...]) -> tuple[IndexingMap, Starts]:
         starts = Starts(choice)
         results, constraints = placement.operand_to_windowed(batch_exprs, starts)
         return IndexingMap(

@@ -11,6 +11,8 @@ Other ragged modes (ragged contracting or batch dim) are UNDEFINED.
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from ..affine import Expr, IndexingMap, Interval, RuntimeVar, dim, range_var, runtime_var
 from ..hlo.model import Instruction
 from .registry import OperandMaps, Reads, input_to_output_rule, output_to_input_rule
@@ -27,7 +29,23 @@ _READS = Reads.of(
 )
 
 
-def ragged_layout(instr: Instruction) -> str | dict:
+class RaggedDims(TypedDict):
+    """The roles of a ragged-dot's dims: batch and contracting dims of each side, the lhs ragged dim
+    ``r``, the rhs group dim ``g``, the free dims, the lhs dims that index group_sizes, the group count."""
+
+    lb: tuple[int, ...]
+    rb: tuple[int, ...]
+    lc: tuple[int, ...]
+    rc: tuple[int, ...]
+    r: int
+    g: int
+    lfree: list[int]
+    rfree: list[int]
+    leading: list[int]
+    groups: int
+
+
+def ragged_layout(instr: Instruction) -> str | RaggedDims:
     """The roles of every dim, or why this ragged-dot is not modelled."""
     if len(instr.operands) != 3:
         return "ragged-dot: expected (lhs, rhs, group_sizes)"
@@ -49,16 +67,16 @@ def ragged_layout(instr: Instruction) -> str | dict:
     leading = [d for d in range(r) if d not in lc]
     if out != instr.shape.dims or sizes.dims != tuple(lhs.dims[d] for d in leading) + (groups,):
         return "ragged-dot: shapes do not match its dimension numbers"
-    return dict(lb=lb, rb=rb, lc=lc, rc=rc, r=r, g=g, lfree=lfree, rfree=rfree, leading=leading, groups=groups)
+    return RaggedDims(lb=lb, rb=rb, lc=lc, rc=rc, r=r, g=g, lfree=lfree, rfree=rfree, leading=leading, groups=groups)
 
 
-def _out_position(layout: dict, lhs_dim: int) -> int:
+def _out_position(layout: RaggedDims, lhs_dim: int) -> int:
     if lhs_dim in layout["lb"]:
         return layout["lb"].index(lhs_dim)
     return len(layout["lb"]) + layout["lfree"].index(lhs_dim)
 
 
-def _runtime(instr: Instruction, layout: dict) -> list[RuntimeVar]:
+def _runtime(instr: Instruction, layout: RaggedDims) -> list[RuntimeVar]:
     rows = instr.operands[0].shape.dims[layout["r"]]
     return [
         RuntimeVar(Interval(0, layout["groups"] - 1), "group of this row (from group_sizes)"),
@@ -71,7 +89,7 @@ def ragged_dot_output_to_input(instr: Instruction, output_index: int) -> list[Op
     layout = ragged_layout(instr)
     if isinstance(layout, str):
         return [OperandMaps(k, (IndexingMap.undefined(layout),)) for k in range(len(instr.operands))]
-    lhs, rhs, sizes = (o.shape for o in instr.operands)
+    lhs, rhs, _ = (o.shape for o in instr.operands)
     domain = [full_interval(n) for n in instr.shape.dims]
     contracted = [full_interval(lhs.dims[d]) for d in layout["lc"]]
     row = dim(_out_position(layout, layout["r"]))

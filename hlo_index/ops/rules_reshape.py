@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..affine import IndexingMap, dim, range_var
+from ..affine import Expr, IndexingMap, dim, range_var
 from ..hlo.model import Instruction, Shape
 from ..layout import bitcast_map as tiled_bitcast_map
 from ..layout import is_tiled
@@ -97,7 +97,7 @@ def bitcast_map(src: Shape, dst: Shape) -> IndexingMap:
         physical = reshape_exprs(exprs, src_physical, dst_physical + [ratio])[:-1]
     else:
         physical = reshape_exprs(exprs, src_physical, dst_physical)
-    results = [None] * dst.rank
+    results: list[Expr] = [None] * dst.rank  # type: ignore[list-item]  # every position is filled below
     for position, logical in enumerate(dst_order):
         results[logical] = physical[position]
     return IndexingMap.from_shape_dims(src.dims, results, range_vars=ranges)

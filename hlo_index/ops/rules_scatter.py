@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 # ---- where updates land -------------------------------------------------------------------
 
 
-def _landing(instr: Instruction, dims) -> tuple[IndexingMap | None, IndexingMap, Starts]:
+def _landing(instr: Instruction, dims: Sequence[int]) -> tuple[IndexingMap | None, IndexingMap, Starts]:
     """(output element -> the update elements landing on it, or None when none ever lands; the
     same relation with the output element as result: "some update lands here"; the starts)."""
     placement = WindowPlacement.of_scatter(instr)
@@ -65,14 +65,16 @@ def _landing(instr: Instruction, dims) -> tuple[IndexingMap | None, IndexingMap,
 
 def _parameters_reached(comp: Computation, start: Instruction) -> frozenset[int]:
     """Parameter numbers ``start`` depends on (any path through operands: a data dependence)."""
-    seen, stack, found = set(), [start], set()
+    seen: set[int] = set()
+    found: set[int] = set()
+    stack = [start]
     while stack:
         instr = stack.pop()
         if id(instr) in seen:
             continue
         seen.add(id(instr))
         if instr.opcode == "parameter":
-            found.add(instr.parameter_number)
+            found.add(instr.parameter_number)  # type: ignore[arg-type]  # a parameter has its number
         stack.extend(instr.operands)
     return frozenset(found)
 
@@ -91,6 +93,7 @@ def combiner_reads_old(instr: Instruction, count: int) -> list[frozenset[int] | 
     if comp is None:
         return [everything] * count
     root = comp.root
+    assert root is not None  # a linked computation has a root
     if count == 1:
         element_roots = [root]
     elif root.opcode == "tuple" and len(root.operands) == count:
@@ -120,7 +123,8 @@ def _boxes(mask: np.ndarray) -> list[list[tuple[int, int]]]:
         return [[(0, mask.shape[0] - 1)] + [(0, n - 1) for n in mask.shape[1:]]]
     if not mask.any():
         return []
-    out, lo = [], 0
+    out: list[list[tuple[int, int]]] = []
+    lo = 0
     for hi in range(1, mask.shape[0] + 1):
         if hi == mask.shape[0] or not np.array_equal(mask[hi], mask[lo]):
             out.extend([(lo, hi - 1)] + rest for rest in _boxes(mask[lo]))
@@ -128,7 +132,7 @@ def _boxes(mask: np.ndarray) -> list[list[tuple[int, int]]]:
     return out
 
 
-def _too_many_updates(update_dims, what: str) -> IndexingMap | None:
+def _too_many_updates(update_dims: Sequence[int], what: str) -> IndexingMap | None:
     import numpy as np
 
     budgets = current().budgets
@@ -142,7 +146,7 @@ def _too_many_updates(update_dims, what: str) -> IndexingMap | None:
     return None
 
 
-def _static_not_landed(dims, update_map_in2out: IndexingMap, what: str) -> tuple[IndexingMap, ...]:
+def _static_not_landed(dims: Sequence[int], update_map_in2out: IndexingMap, what: str) -> tuple[IndexingMap, ...]:
     """Complement of the landing windows when every start is static: enumerated from the update
     elements (a budget), as boxes (at most ``maps_per_value`` of them)."""
     import numpy as np
@@ -158,7 +162,7 @@ def _static_not_landed(dims, update_map_in2out: IndexingMap, what: str) -> tuple
     return _boxes_as_maps(dims, mask, what)
 
 
-def _constant_indices_not_landed(instr: Instruction, dims, what: str) -> tuple[IndexingMap, ...] | None:
+def _constant_indices_not_landed(instr: Instruction, dims: Sequence[int], what: str) -> tuple[IndexingMap, ...] | None:
     """Complement of the landing windows when the indices are a ``constant`` (not uniform, so no
     start folds into the maps): every update element placed from the literal, out-of-bounds
     windows skipped. None when the indices are not a constant."""
@@ -192,7 +196,7 @@ def _constant_indices_not_landed(instr: Instruction, dims, what: str) -> tuple[I
     return _boxes_as_maps(dims, mask, what)
 
 
-def _boxes_as_maps(dims, mask: np.ndarray, what: str) -> tuple[IndexingMap, ...]:
+def _boxes_as_maps(dims: Sequence[int], mask: np.ndarray, what: str) -> tuple[IndexingMap, ...]:
     """The true part of ``mask`` as identity maps over boxes (at most ``maps_per_value``)."""
     budgets = current().budgets
     boxes = _boxes(mask)
@@ -216,7 +220,9 @@ def _boxes_as_maps(dims, mask: np.ndarray, what: str) -> tuple[IndexingMap, ...]
     )
 
 
-def _one_window_not_landed(placement: WindowPlacement, dims, starts: list[Expr]) -> tuple[IndexingMap, ...]:
+def _one_window_not_landed(
+    placement: WindowPlacement, dims: Sequence[int], starts: list[Expr]
+) -> tuple[IndexingMap, ...]:
     """Complement of the one update window: per dim, the two sides of it. A runtime start is a
     runtime variable in ``[0, n]``: the start when it is in range, ``n`` when it is not (the
     window is then skipped and nothing is overwritten; ``d - n`` is below 0 everywhere)."""
@@ -276,7 +282,7 @@ def _operand_maps(instr: Instruction, output_index: int) -> list[tuple[IndexingM
     return out
 
 
-def _not_landed(instr: Instruction, dims, starts: Starts) -> tuple[IndexingMap, ...]:
+def _not_landed(instr: Instruction, dims: Sequence[int], starts: Starts) -> tuple[IndexingMap, ...]:
     import numpy as np
 
     what = f"scatter %{instr.name}: where no update overwrites operand elements"
@@ -301,7 +307,7 @@ def _not_landed(instr: Instruction, dims, starts: Starts) -> tuple[IndexingMap, 
     )
 
 
-def _updates_to_output(instr: Instruction, dims) -> tuple[IndexingMap, Starts]:
+def _updates_to_output(instr: Instruction, dims: Sequence[int]) -> tuple[IndexingMap, Starts]:
     """Update element -> the output element it lands on (its window's start plus its offset)."""
     placement = WindowPlacement.of_scatter(instr)
     starts = Starts()
@@ -321,7 +327,7 @@ def scatter_output_to_input(instr: Instruction, output_index: int) -> list[Opera
     indices_map = IndexingMap(
         domain, [full_interval(n) for n in indices.shape.dims], (), [range_var(k) for k in range(indices.shape.rank)]
     )
-    update_map, _, starts = _landing(instr, dims)
+    update_map, _, _ = _landing(instr, dims)
     operands = [OperandMaps(i, maps) for i, maps in enumerate(_operand_maps(instr, output_index))]
     updates = () if update_map is None else (update_map,)
     return (

@@ -17,8 +17,10 @@ in an interior hole): XLA's single full-domain ``(d0, d1) -> ()`` over-approxima
 
 from __future__ import annotations
 
-from ..affine import IndexingMap, Interval, dim, range_var
-from ..hlo.model import Instruction
+from collections.abc import Callable
+
+from ..affine import Expr, IndexingMap, Interval, dim, range_var
+from ..hlo.model import Instruction, PadDim
 from .registry import OperandMaps, Reads, input_to_output_rule, output_to_input_rule
 from .shape_maps import full_interval, generator_map, identity_map
 
@@ -61,7 +63,8 @@ def broadcast_output_to_input(instr: Instruction, output_index: int) -> list[Ope
 def broadcast_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     dims = tuple(instr.attr("dimensions", ()))
     source = {out_dim: i for i, out_dim in enumerate(dims)}
-    results, ranges = [], []
+    results: list[Expr] = []
+    ranges: list[Interval] = []
     for k, size in enumerate(instr.shape.dims):
         if k in source:
             results.append(dim(source[k]))
@@ -137,7 +140,7 @@ def slice_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[
 # ---- pad ------------------------------------------------------------------------------------
 
 
-def _pad_edges(operand_size: int, p) -> tuple[int, int]:
+def _pad_edges(operand_size: int, p: PadDim) -> tuple[int, int]:
     """Output positions of the first and last operand element along one dim (may be off the ends)."""
     last = p.low + (operand_size - 1) * (p.interior + 1)
     return p.low, last
@@ -168,10 +171,10 @@ def pad_output_to_input(instr: Instruction, output_index: int) -> list[OperandMa
     return [OperandMaps(0, operand_maps), OperandMaps(1, value_maps)]
 
 
-def _padding_position_constraints(instr: Instruction, var) -> list[list]:
+def _padding_position_constraints(instr: Instruction, var: Callable[[int], Expr]) -> list[list[tuple[Expr, Interval]]]:
     """One constraint list per piece of the padding region: a dim below the low edge, above the
     high edge, or in an interior hole. A position is padding iff it lies in some piece."""
-    pieces = []
+    pieces: list[list[tuple[Expr, Interval]]] = []
     operand_dims = instr.operands[0].shape.dims
     for k, (p, n, size) in enumerate(zip(instr.attr("padding"), operand_dims, instr.shape.dims)):
         if n == 0:  # nothing of the operand survives: everything is padding

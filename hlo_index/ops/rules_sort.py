@@ -46,6 +46,7 @@ def sort_key_operands(instr: Instruction) -> set[int]:
 
 
 def _sort_axis(instr: Instruction) -> int:
+    axis: int
     (axis,) = instr.attr("dimensions")
     return axis
 

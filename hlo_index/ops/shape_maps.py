@@ -72,7 +72,8 @@ def reshape_exprs(src_exprs: Sequence[Expr], src_dims: Sequence[int], dst_dims: 
         if len(gs) == 1 and len(gd) == 1:
             out[gd[0]] = src_exprs[gs[0]]
             continue
-        linear, stride = None, 1
+        linear: Expr | None = None
+        stride = 1
         for k in reversed(gs):
             term = src_exprs[k] * stride if stride != 1 else src_exprs[k]
             linear = term if linear is None else term + linear
@@ -82,8 +83,9 @@ def reshape_exprs(src_exprs: Sequence[Expr], src_dims: Sequence[int], dst_dims: 
         for k in reversed(gd):
             strides[k] = stride
             stride *= dst_dims[k]
+        whole: Expr = linear  # type: ignore[assignment]  # no group is empty
         for pos, k in enumerate(gd):
-            e = linear if strides[k] == 1 else linear.floordiv(strides[k])
+            e = whole if strides[k] == 1 else whole.floordiv(strides[k])
             if pos > 0:
                 e = e % dst_dims[k]
             out[k] = e

@@ -27,7 +27,8 @@ def constant_values(op: Instruction) -> np.ndarray | None:
     values = op.literal_values()
     if values is None or values.dtype.kind not in "biu":
         return None
-    return values.astype(np.int64)
+    ints: np.ndarray = values.astype(np.int64)
+    return ints
 
 
 def known_start(

@@ -10,7 +10,7 @@ into the operand by gather and skipped by scatter (``Starts.clamped`` / ``Starts
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..affine import Expr, Interval, const, dim
@@ -80,7 +80,7 @@ class WindowPlacement:
         )
 
     @staticmethod
-    def _spanned(operand_dims, collapsed, batching) -> list[int]:
+    def _spanned(operand_dims: Sequence[int], collapsed: Iterable[int], batching: Iterable[int]) -> list[int]:
         skipped = set(collapsed) | set(batching)
         return [d for d in range(len(operand_dims)) if d not in skipped]
 
@@ -150,6 +150,5 @@ class WindowPlacement:
         for d, out_dim in zip(self.window_dims, self.offset_dims):
             results[out_dim] = dim(d) - start[d]
             constraints.append(in_range(results[out_dim], self.window_size[d]))
-        for d in self.collapsed_dims:
-            constraints.append(in_range(dim(d) - start[d], 1))
+        constraints.extend(in_range(dim(d) - start[d], 1) for d in self.collapsed_dims)
         return results, constraints

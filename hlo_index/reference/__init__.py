@@ -8,7 +8,6 @@ registering with ``@reads("opcode", ...)``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Optional
 
 import numpy as np
 

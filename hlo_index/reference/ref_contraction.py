@@ -94,7 +94,7 @@ def convolution_reads(
             index[labels.input_batch] = lhs_batch
             index[labels.input_feature] = feature_base + in_feature
             for axis, c in enumerate(coords):
-                index[labels.input_spatial[axis]] = c
+                index[labels.input_spatial[axis]] = c  # type: ignore[assignment]  # None was skipped above
             result.add(tuple(index))
     return result
 

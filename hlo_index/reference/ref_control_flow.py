@@ -9,6 +9,8 @@ reference read set (written here again: the reference shares nothing with the co
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ..context import current
@@ -19,6 +21,7 @@ MAX_ELEMENTS = 50_000
 
 
 def _order(comp: Computation) -> list[Instruction]:
+    assert comp.root is not None  # a linked computation has a root
     seen, order, stack = set(), [], [(comp.root, False)]
     while stack:
         node, done = stack.pop()
@@ -60,21 +63,22 @@ def computation_reads_of(
     offsets: dict = {}  # id(op) -> the scalar operand values it needs (fixed within this walk)
     for instr in reversed(_order(comp)):
         for out in range(max(1, instr.shape.num_outputs)):
-            points = need.pop((id(instr), out), None)
-            if not points:
+            wanted = need.pop((id(instr), out), None)
+            if not wanted:
                 continue
-            if len(points) > MAX_ELEMENTS:
+            if len(wanted) > MAX_ELEMENTS:
                 raise ValueError(f"more than {MAX_ELEMENTS} elements of '{instr.name}' are read")
             if instr.opcode == "parameter":
-                found.setdefault((instr.parameter_number, out), set()).update(points)
+                number: int = instr.parameter_number  # type: ignore[assignment]  # a parameter has its number
+                found.setdefault((number, out), set()).update(wanted)
                 continue
             callee = _callee(instr)
             if callee is not None:  # all the points at once: one walk of the callee
                 inner = _known_operands(instr, scalars, params)
-                for (param, element), got in computation_reads_of(callee, out, points, None, inner).items():
+                for (param, element), got in computation_reads_of(callee, out, wanted, None, inner).items():
                     need.setdefault((id(instr.operands[param]), element), set()).update(got)
                 continue
-            for p in points:
+            for p in wanted:
                 for j, operand in enumerate(instr.operands):
                     for element, got in _reads_with_offsets(instr, out, p, j, scalars, params, offsets).items():
                         if got:
@@ -175,7 +179,7 @@ _CMP = {
     "EQ": lambda a, b: a == b,
     "NE": lambda a, b: a != b,
 }
-_ARITH = {
+_ARITH: dict[str, Callable[[int, int], int]] = {
     "add": lambda a, b: a + b,
     "subtract": lambda a, b: a - b,
     "multiply": lambda a, b: a * b,
@@ -247,6 +251,7 @@ def scalar_states(instr: Instruction) -> tuple[int | None, list[dict]]:
     from ..hlo.backend_config import backend_config
 
     body, cond, init = instr.called.get("body"), instr.called.get("condition"), instr.operands[0]
+    assert body is not None and body.root is not None and cond is not None and cond.root is not None  # a linked while
     state = {e: _scalar_value(o, {}, {}) for e, o in enumerate(init.operands)} if init.opcode == "tuple" else {}
     states = [state]
     n = (backend_config(instr) or {}).get("known_trip_count", {})
@@ -273,6 +278,7 @@ def _back(comp: Computation, sets: dict[int, set], scalars: dict | None = None) 
     its result) read; ``scalars``: the known scalar elements of that state."""
     before: dict[int, set] = {}
     root = comp.root
+    assert root is not None  # a linked computation has a root
     # the walk is the oracle, but its cost is bounded like any enumeration: a loop whose reads
     # spread over whole arrays is pulled back through every iteration point by point
     limit = current().budgets.verify_points_per_value
@@ -316,7 +322,7 @@ def _iterate_back(
                 return total
         raise ValueError("loop reads do not settle")
     if every:  # start is read in state n for every n: pull each back n iterations
-        total: dict[int, set] = {}
+        total = {}
         for n in range(trips + 1):
             current = start
             for k in range(n - 1, -1, -1):
@@ -332,6 +338,7 @@ def _iterate_back(
 @reads_elements("while")
 def _while_reads(instr: Instruction, out: int, point: tuple, operand: int) -> dict[int, set]:
     body, cond = instr.called.get("body"), instr.called.get("condition")
+    assert body is not None and cond is not None  # a linked while
     trips, states = scalar_states(instr)
     reads = _iterate_back(body, {out: {tuple(point)}}, trips, states, every=False)
     condition = {e: got for (param, e), got in computation_reads(cond, 0, ()).items() if param == 0}

@@ -61,6 +61,7 @@ def _extra_operand(shape, result_dims, point, vector_dim) -> set:
 
 def _gemm_reads(instr: Instruction, output_index: int, point: tuple, operand_index: int) -> set:
     cfg = backend_config(instr)
+    assert cfg is not None  # the rule translated this call from its backend_config
     gemm = cfg.get("gemm_backend_config", cfg)
     d = gemm["dot_dimension_numbers"]
     result = instr.shape.leaf(0)
@@ -82,7 +83,7 @@ def _gemm_reads(instr: Instruction, output_index: int, point: tuple, operand_ind
 
 
 def _block_scaled_reads(instr: Instruction, point: tuple, operand_index: int) -> set:
-    lhs, rhs = instr.operands[0].shape, instr.operands[1].shape
+    lhs = instr.operands[0].shape
     batched = lhs.rank == 3
     b = point[:1] if batched else ()
     m, n = point[len(b)], point[len(b) + 1]
@@ -158,7 +159,7 @@ def _backward_reads(instr: Instruction, output_index: int, point: tuple, operand
                     found.add(tuple(idx))
         return found
     x, dy = instr.operands[0].shape.dims, instr.operands[1].shape.dims
-    t = [point[a] for a in labels.kernel_spatial]
+    taps = [point[a] for a in labels.kernel_spatial]
     i, o = point[labels.kernel_input_feature], point[labels.kernel_output_feature]
     for b in range(x[labels.input_batch]):
         for q in itertools.product(*(range(dy[a]) for a in labels.output_spatial)):
@@ -169,13 +170,13 @@ def _backward_reads(instr: Instruction, output_index: int, point: tuple, operand
                     idx[a] = qq
                 found.add(tuple(idx))
                 continue
-            coords = [_tap_input(qq, tt, wd) for qq, tt, wd in zip(q, t, window)]
+            coords = [_tap_input(qq, tt, wd) for qq, tt, wd in zip(q, taps, window)]
             if any(c is None or not 0 <= c < x[a] for c, a in zip(coords, labels.input_spatial)):
                 continue
             idx = [0] * len(x)
             idx[labels.input_batch], idx[labels.input_feature] = b, i
             for a, c in zip(labels.input_spatial, coords):
-                idx[a] = c
+                idx[a] = c  # type: ignore[assignment]  # None was skipped above
             found.add(tuple(idx))
     del result
     return found
@@ -184,7 +185,9 @@ def _backward_reads(instr: Instruction, output_index: int, point: tuple, operand
 def _onednn_matmul_reads(instr: Instruction, output_index: int, point: tuple, operand_index: int) -> set:
     if output_index > 0:
         return set()  # the scratchpad
-    cfg = backend_config(instr)["onednn_matmul_config"]
+    config = backend_config(instr)
+    assert config is not None  # the rule translated this call from its backend_config
+    cfg = config["onednn_matmul_config"]
     rank = len(point)
     batch, m, n = tuple(point[: rank - 2]), point[rank - 2], point[rank - 1]
     shape = instr.operands[operand_index].shape
@@ -202,7 +205,9 @@ def _onednn_matmul_reads(instr: Instruction, output_index: int, point: tuple, op
 
 def _onednn_convolution(instr: Instruction) -> Instruction:
     """The plain convolution an ``onednn_conv_config`` describes (see the module docstring)."""
-    cfg = backend_config(instr)["onednn_conv_config"]
+    config = backend_config(instr)
+    assert config is not None  # the rule translated this call from its backend_config
+    cfg = config["onednn_conv_config"]
     result = instr.shape.leaf(0)
     lhs, kernel = instr.operands[0].shape, instr.operands[1].shape
     groups = int(cfg.get("feature_groups", 1) or 1)
@@ -224,8 +229,8 @@ def _onednn_convolution(instr: Instruction) -> Instruction:
         count = len(labels.output_spatial)
 
         def field(name, default):
-            values = [int(v) - plus for v in win.get(name, [])]
-            return values or [default] * count
+            values = [int(v) - plus for v in win.get(name, [])]  # noqa: B023  called within this iteration only
+            return values or [default] * count  # noqa: B023  called within this iteration only
 
         window = tuple(
             WindowDim(
@@ -317,6 +322,7 @@ def custom_call_reads(
         if operand_index >= arrays:
             return {()}  # epsilon, feature_index: configuration read by every element
         feature_index = instr.operands[arrays + 1].literal_values()
+        assert feature_index is not None  # the rule read it as a constant
         outputs = 1 if opcode == "batch-norm-inference" else 3
         shapes = [instr.shape.leaf(j) for j in range(outputs)]
         shape = tuple_shape(*shapes) if outputs > 1 else shapes[0]

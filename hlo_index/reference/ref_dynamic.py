@@ -160,6 +160,7 @@ def _current_values_used(instr: Instruction, count: int) -> list[set]:
     if comp is None:
         return [set(range(count)) for _ in range(count)]
     root = comp.root
+    assert root is not None  # a linked computation has a root
     if count > 1 and root.opcode == "tuple" and len(root.operands) == count:
         heads = list(root.operands)
     else:
@@ -172,7 +173,7 @@ def _current_values_used(instr: Instruction, count: int) -> list[set]:
             if id(node) in seen:
                 continue
             seen.add(id(node))
-            if node.opcode == "parameter" and node.parameter_number < count:
+            if node.opcode == "parameter" and node.parameter_number is not None and node.parameter_number < count:
                 found.add(node.parameter_number)
             todo.extend(node.operands)
         used.append(found)

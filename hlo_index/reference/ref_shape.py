@@ -159,7 +159,7 @@ def tags_in_order(dims, order, positions) -> np.ndarray:
     if not len(dims):
         return np.zeros(len(positions), dtype=np.int64)
     coords = np.unravel_index(positions, tuple(dims[d] for d in order))
-    logical = [None] * len(dims)
+    logical: list[np.ndarray] = [None] * len(dims)  # type: ignore[list-item]  # every dim is filled below
     for i, d in enumerate(order):
         logical[d] = coords[i]
     return np.ravel_multi_index(tuple(logical), tuple(dims))

@@ -25,7 +25,7 @@ def _comparator_operands(instr: Instruction) -> set[int]:
         visited.append(node)
         if node.called:
             return set(range(len(instr.operands)))
-        if node.opcode == "parameter":
+        if node.opcode == "parameter" and node.parameter_number is not None:
             used.add(node.parameter_number // 2)
         frontier += list(node.operands)
     return used

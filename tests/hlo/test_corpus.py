@@ -36,9 +36,11 @@ def corpus() -> dict:
 def _hlo_files() -> list[str]:
     out = []
     for root, _dirs, files in os.walk(CORPUS):
-        for name in files:
-            if name.endswith((".txt", ".txt.gz")) and name != "README.md":
-                out.append(os.path.relpath(os.path.join(root, name), CORPUS))
+        out.extend(
+            os.path.relpath(os.path.join(root, name), CORPUS)
+            for name in files
+            if name.endswith((".txt", ".txt.gz")) and name != "README.md"
+        )
     return sorted(out)
 
 

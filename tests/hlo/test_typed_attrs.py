@@ -61,8 +61,15 @@ def test_replica_group_forms():
     assert replica_groups("{}") == ()
     assert replica_groups("[2,4]<=[8]") == ((0, 1, 2, 3), (4, 5, 6, 7))
     assert replica_groups("[2,4]<=[4,2]T(1,0)") == ((0, 2, 4, 6), (1, 3, 5, 7))
-    for bad in ("{{0,1},x}", "[2,4]<=[7]", "[2,4]<=[4,2]T(1,1)", "[8]<=[8]", "{{0,1}", "0,1"):
-        with pytest.raises(ValueError):
+    for bad, why in (
+        ("{{0,1},x}", "malformed replica groups"),
+        ("[2,4]<=[7]", "do not hold the 7 devices"),  # 2 groups of 4 need 8
+        ("[2,4]<=[4,2]T(1,1)", "not a permutation"),
+        ("[8]<=[8]", r"need \[groups,size\]"),
+        ("{{0,1}", "malformed replica groups"),
+        ("0,1", "expected"),
+    ):
+        with pytest.raises(ValueError, match=why):
             replica_groups(bad)
 
 

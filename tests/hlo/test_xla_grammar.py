@@ -51,7 +51,10 @@ def test_execution_thread_after_the_body_and_name_with_colon():
         "  ROOT p = s32 [5,10] parameter(0)",
         "  ROOT p = f32[3, 6] {1, 0} parameter(0)",
         '  p = f32[2] parameter(0)\n  ROOT c = f32[2] custom-call(p), custom_call_target=\n    "foo"',
-        '  p = f32[2] parameter(0)\n  ROOT c = f32[2] custom-call(p), custom_call_target="x", backend_config="{\n  \\"a\\": 1\n}"',
+        (
+            '  p = f32[2] parameter(0)\n  ROOT c = f32[2] custom-call(p), custom_call_target="x", '
+            'backend_config="{\n  \\"a\\": 1\n}"'
+        ),
     ],
 )
 def test_blanks_and_newlines_where_xla_skips_them(body):
@@ -209,7 +212,8 @@ def test_shapeless_instruction_xla_cannot_infer_is_a_positioned_error():
             "expects ResultAccuracy",
         ),
         (
-            "HloModule m\n\nENTRY a {\n  ROOT p = f32[] parameter(0)\n}\n\nENTRY b {\n  ROOT p = f32[] parameter(0)\n}\n",
+            "HloModule m\n\nENTRY a {\n  ROOT p = f32[] parameter(0)\n}\n\n"
+            "ENTRY b {\n  ROOT p = f32[] parameter(0)\n}\n",
             "expects only one ENTRY",
         ),
     ],

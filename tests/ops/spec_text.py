@@ -25,7 +25,7 @@ def _split_top_level(text: str) -> list[str]:
     """Split at commas outside brackets, and between ``]`` and the next entry (the spec
     sometimes omits the comma at a line break)."""
     parts, depth, current = [], 0, ""
-    for i, ch in enumerate(text):
+    for ch in text:
         if ch in "[(":
             depth += 1
         elif ch in "])":

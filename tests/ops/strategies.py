@@ -15,10 +15,7 @@ def factorization(draw, total: int, max_rank: int = 4):
     dims, left = [], total
     while left > 1 and len(dims) < max_rank:
         divisors = [d for d in range(2, left + 1) if left % d == 0]
-        if len(dims) == max_rank - 1:
-            d = left
-        else:
-            d = draw(st.sampled_from(divisors))
+        d = left if len(dims) == max_rank - 1 else draw(st.sampled_from(divisors))
         dims.append(d)
         left //= d
     if left > 1:

@@ -91,7 +91,7 @@ def _instructions():
     for path in _files():
         try:
             results = load(str(path))
-        except Exception:
+        except Exception:  # noqa: BLE001  a file that does not load gives no instructions to sample
             continue
         for result in results:
             if result.module is None:
@@ -117,11 +117,11 @@ def _answers(instr) -> list:
     """Every map of ``instr`` in both directions, from a fresh context (equality ignores the
     runtime variables' descriptions, which name instructions)."""
     with AnalysisContext():
-        answers = []
-        for j in range(instr.shape.num_outputs):
-            answers.append([(om.operand, om.operand_output, om.maps) for om in output_to_input(instr, j)])
-        for i in range(len(instr.operands)):
-            answers.append(input_to_output(instr, i))
+        answers: list = [
+            [(om.operand, om.operand_output, om.maps) for om in output_to_input(instr, j)]
+            for j in range(instr.shape.num_outputs)
+        ]
+        answers.extend(input_to_output(instr, i) for i in range(len(instr.operands)))
         # canonical keys made here, while the context lives: comparing the answers later then
         # simplifies nothing in whatever context is current (expressions of a closed context
         # would fill that context's simplifier memos)

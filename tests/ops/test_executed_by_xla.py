@@ -401,7 +401,7 @@ ENTRY e {
   ub = f32[2] parameter(3)
   ROOT s = (f32[6], f32[6]) scatter(a, b, idx, ua, ub), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=argmax
 }
-"""
+"""  # noqa: E501  HLO as XLA prints it, one instruction per line
 
 
 def test_variadic_scatter_values_and_their_indices():

@@ -43,7 +43,7 @@ def test_batch_norm_matches_reference(data):
 
 def test_training_output_reads_the_feature_slice_and_its_scale():
     instr = batch_norm("batch-norm-training", (2, 3, 4), 1)
-    x, scale, offset = output_to_input(instr, 0)
+    x, scale, _ = output_to_input(instr, 0)
     assert str(x.maps[0]) == (
         "(d0, d1, d2)[s0, s1] -> (s0, d1, s1), domain: d0 in [0, 1], d1 in [0, 2], "
         "d2 in [0, 3], s0 in [0, 1], s1 in [0, 3]"

@@ -173,7 +173,7 @@ ENTRY e {
   w = f32[3,3,2,6]{3,2,1,0} parameter(1)
   ROOT c = f32[2,4,4,6]{3,2,1,0} convolution(x, w), window={size=3x3 stride=2x2 pad=0_1x0_1 rhs_dilate=1x1}, dim_labels=b01f_01io->b01f, feature_group_count=2
 }
-"""
+"""  # noqa: E501  HLO as XLA prints it, one instruction per line
 
 
 def test_convolution_from_parsed_text():

@@ -68,8 +68,7 @@ def gemm(draw):
     out = batch + [ldims[d] for d in sorted(lperm[nb + nc :])] + [rdims[d] for d in sorted(rperm[nb + nc :])]
     operands = [f32(*ldims), f32(*rdims)]
     extras = draw(st.lists(st.sampled_from(["matrix", "bias", "scalar"]), max_size=3))
-    for e in extras:
-        operands.append(f32(*out) if e == "matrix" else f32(out[-1]) if e == "bias" else f32())
+    operands.extend(f32(*out) if e == "matrix" else f32(out[-1]) if e == "bias" else f32() for e in extras)
     outputs = [f32(*out)]
     if draw(st.booleans()):
         outputs.append(f32(*out))  # GELU_AUX / RELU_AUX
@@ -103,7 +102,7 @@ def test_gemm_with_bias_maps_read_the_last_output_dim():
         custom_call_target="__cublas$lt$matmul",
         backend_config=gemm_config((), (), (1,), (0,)),
     )
-    lhs, rhs, bias = output_to_input(instr, 0)
+    lhs, _, bias = output_to_input(instr, 0)
     assert str(bias.maps[0]) == "(d0, d1) -> (d1), domain: d0 in [0, 1], d1 in [0, 3]"
     assert str(lhs.maps[0]).startswith("(d0, d1)[s0] -> (d0, s0)")
     assert all(om.maps == () for om in output_to_input(instr, 1))  # the workspace reads nothing
@@ -281,7 +280,7 @@ ENTRY e {
   w = f32[31,257,136]{2,1,0} parameter(1)
   ROOT c = (f32[1,23,136]{2,1,0}, u8[0]{0}) custom-call(dy, w), window={size=31 stride=2 pad=23_23}, dim_labels=b0f_0oi->b0f, custom_call_target="__cudnn$convBackwardInput", backend_config={"cudnn_conv_backend_config":{conv_result_scale:1}}
 }
-"""
+"""  # noqa: E501  HLO as XLA prints it, one instruction per line
     instr = parse_module_text(text).entry.root
     check_out2in(instr, 0, sample=30)
 

@@ -182,7 +182,7 @@ def gather_case(draw):
         index_vector_dim = len(indices)
     position_of = {k: batch_order.index(k) for k in range(len(batch_order))}
     indices_batching = tuple(
-        (lambda p: p if p < index_vector_dim else p + 1)(position_of[k]) for k in range(len(operand_batching))
+        p if (p := position_of[k]) < index_vector_dim else p + 1 for k in range(len(operand_batching))
     )
     window = [d for d in range(operand_rank) if d not in collapsed and d not in operand_batching]
     out_rank = len(batch_sizes) + len(window)
@@ -284,7 +284,7 @@ ENTRY e {
   idx = s32[5,1]{1,0} iota(), iota_dimension=0
   ROOT g = f32[5,4]{1,0} gather(table, idx), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}
 }
-"""
+"""  # noqa: E501  HLO as XLA prints it, one instruction per line
 
 
 def test_gather_iota_and_constant_indices_fold():
@@ -499,7 +499,7 @@ ENTRY e {
   grads = f32[2,3,4]{2,1,0} parameter(2)
   ROOT sc = f32[10,4]{1,0} scatter(table, ids, grads), update_window_dims={2}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=2, to_apply=region
 }
-"""
+"""  # noqa: E501  HLO as XLA prints it, one instruction per line
 
 
 def test_scatter_from_parsed_text():
@@ -580,7 +580,7 @@ ENTRY e {
   row = f32[4]{0} parameter(2)
   ROOT s = f32[6,4]{1,0} scatter(x, i, row), update_window_dims={0}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=0, to_apply=overwrite
 }
-"""
+"""  # noqa: E501  HLO as XLA prints it, one instruction per line
 
 
 def test_scatter_that_overwrites_one_row_reads_the_operand_elsewhere_only():

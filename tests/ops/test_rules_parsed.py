@@ -52,10 +52,12 @@ SPEC_CASES = {
   p0 = f32[1, 17, 9, 9] parameter(0)
   ROOT reverse = f32[1, 17, 9, 9] reverse(p0), dimensions={1, 2}""",
         [
-            "(d0, d1, d2, d3) -> (d0, -d1 + 16, -d2 + 8, d3), domain: d0 in [0, 0], d1 in [0, 16], d2 in [0, 8], d3 in [0, 8]"
+            "(d0, d1, d2, d3) -> (d0, -d1 + 16, -d2 + 8, d3), "
+            "domain: d0 in [0, 0], d1 in [0, 16], d2 in [0, 8], d3 in [0, 8]"
         ],
         [
-            "(d0, d1, d2, d3) -> (d0, -d1 + 16, -d2 + 8, d3), domain: d0 in [0, 0], d1 in [0, 16], d2 in [0, 8], d3 in [0, 8]"
+            "(d0, d1, d2, d3) -> (d0, -d1 + 16, -d2 + 8, d3), "
+            "domain: d0 in [0, 0], d1 in [0, 16], d2 in [0, 8], d3 in [0, 8]"
         ],
     ),
     "collapse": (
@@ -77,7 +79,8 @@ SPEC_CASES = {
   p0 = f32[4,8] parameter(0)
   ROOT reshape = f32[2, 4, 4] reshape(p0)""",
         [
-            "(d0, d1, d2) -> (d0 * 2 + d1 floordiv 2, d2 + (d1 mod 2) * 4), domain: d0 in [0, 1], d1 in [0, 3], d2 in [0, 3]"
+            "(d0, d1, d2) -> (d0 * 2 + d1 floordiv 2, d2 + (d1 mod 2) * 4), "
+            "domain: d0 in [0, 1], d1 in [0, 3], d2 in [0, 3]"
         ],
         ["(d0, d1) -> (d0 floordiv 2, d1 floordiv 4 + (d0 mod 2) * 2, d1 mod 4), domain: d0 in [0, 3], d1 in [0, 7]"],
     ),

@@ -78,7 +78,7 @@ ENTRY main {
   p2 = s64[3]{0} parameter(2)
   ROOT ragged-dot = f32[6,5]{1,0} ragged-dot(p0, p1, p2), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
 }
-"""
-    lhs, rhs, sizes = output_to_input(parse_module_text(text).entry.root)
+"""  # noqa: E501  HLO as XLA prints it, one instruction per line
+    _, rhs, sizes = output_to_input(parse_module_text(text).entry.root)
     assert str(rhs.maps[0]).startswith("(d0, d1)[s0]{rt0, rt1} -> (rt0, s0, d1)")
     assert str(sizes.maps[0]).startswith("(d0, d1)[s0] -> (s0)")

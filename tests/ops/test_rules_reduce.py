@@ -145,7 +145,7 @@ ENTRY e {
   init = f32[] constant(-inf)
   ROOT r = f32[5,3]{1,0} reduce-window(x, init), window={size=3x2 stride=2x2 pad=1_1x0_1 lhs_dilate=2x1 rhs_dilate=1x2}, to_apply=max
 }
-"""
+"""  # noqa: E501  HLO as XLA prints it, one instruction per line
 
 
 def test_reduce_window_from_parsed_text():
