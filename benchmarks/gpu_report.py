@@ -104,7 +104,8 @@ def gpu_modules() -> dict:
     from hlo_index.hlo import load
 
     folder = SHARED / "xla_hlo"
-    rows = list(csv.DictReader(open(folder / "MANIFEST.tsv"), delimiter="\t"))
+    with open(folder / "MANIFEST.tsv") as manifest:
+        rows = list(csv.DictReader(manifest, delimiter="\t"))
     modules = fusions = bodies = 0
     verdicts, methods, emitters = Counter(), Counter(), Counter()
     body_verdicts = Counter()

@@ -31,7 +31,7 @@ from hlo_index.affine.text import _parse_map_carefully, format_expr
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import simplify as S  # noqa: E402  (same folder: the map builders and the peer cases)
+import simplify as peers  # noqa: E402  (same folder: the map builders and the peer cases)
 
 RUNS = 15
 # CPU time of this thread (both sides run in it; other threads, e.g. BLAS workers, do not count):
@@ -52,7 +52,7 @@ CHAIN_10_STEPS = [("reshape", [10, 10, 10], [50, 20]), ("reshape", [50, 20], [10
 
 def _step_map(step):
     kind, shape, other = step
-    return S.reshape(shape, other) if kind == "reshape" else S.transpose(shape, other)
+    return peers.reshape(shape, other) if kind == "reshape" else peers.transpose(shape, other)
 
 
 def _substituted_text(steps) -> str:
@@ -61,14 +61,14 @@ def _substituted_text(steps) -> str:
     results = [format_expr(e) for e in maps[0].results]
     for m in maps[1:]:
         inner = [format_expr(e) for e in m.results]
-        results = [re.sub(r"\bd(\d+)\b", lambda g: f"({inner[int(g.group(1))]})", r) for r in results]
+        results = [re.sub(r"\bd(\d+)\b", lambda g, inner=inner: f"({inner[int(g.group(1))]})", r) for r in results]
     last = maps[-1]
     header = "(" + ", ".join(f"d{i}" for i in range(last.num_dims)) + ")"
     domain = ", ".join(f"d{i} in [{b.lo}, {b.hi}]" for i, b in enumerate(last.dims))
     return f"{header} -> ({', '.join(results)}), domain: {domain}"
 
 
-class _collector_paused:
+class _CollectorPaused:
     def __enter__(self):
         gc.collect()
         gc.disable()
@@ -99,8 +99,8 @@ def long_maps() -> list[dict]:
         assert parse_map(text) == _parse_map_carefully(text)
         fast, careful = [], []
         for _ in range(RUNS):  # interleaved, so that load on the machine hits both alike
-            fast.append(_cold_median(lambda: parse_map(text), 1))
-            careful.append(_cold_median(lambda: _parse_map_carefully(text), 1))
+            fast.append(_cold_median(lambda text=text: parse_map(text), 1))
+            careful.append(_cold_median(lambda text=text: _parse_map_carefully(text), 1))
         fast_s, careful_s = statistics.median(fast), statistics.median(careful)
         rows.append(
             {
@@ -137,10 +137,10 @@ def _index_reshape(in_shape, out_shape, idx):
     """Input index of ``reshape(in_shape -> out_shape)`` at output index ``idx`` (same formulas
     as ``simplify.reshape``), on ints or tinygrad UOps alike."""
     linear = 0
-    for i, stride in enumerate(S._strides(out_shape)):
+    for i, stride in enumerate(peers._strides(out_shape)):
         linear = linear + idx[i] * stride
     out = []
-    for j, (n, stride) in enumerate(zip(in_shape, S._strides(in_shape))):
+    for j, (n, stride) in enumerate(zip(in_shape, peers._strides(in_shape))):
         e = linear // stride
         out.append(e % n if j > 0 else e)
     return out
@@ -173,8 +173,8 @@ PEER_CHAINS = {
 def peer_cases():
     """name -> (our timed function, tinygrad bounds, tinygrad builder)."""
     cases = {}
-    for name, text in S.PEER_CASES.items():
-        bounds, make, _ = S.TINYGRAD_CASES[name]
+    for name, text in peers.PEER_CASES.items():
+        bounds, make, _ = peers.TINYGRAD_CASES[name]
         cases[name] = (_ours_map(text), bounds, make)
     for name, steps in PEER_CHAINS.items():
         cases[name] = (_ours_chain(steps), _chain_bounds(steps), lambda *v, steps=steps: _index_chain(steps, list(v)))
@@ -189,7 +189,7 @@ def _tinygrad():
         from tinygrad.uop.ops import UOp
     except Exception as e:  # noqa: BLE001  never a dependency: any failure means not measured, and why
         return None, f"tinygrad not importable ({type(e).__name__}: {e})"
-    version = getattr(tinygrad, "__version__", None) or S._dist_version("tinygrad")
+    version = getattr(tinygrad, "__version__", None) or peers._dist_version("tinygrad")
 
     def run(bounds, make, tag: str = ""):
         """One cold build + simplify. Cold without a collection right before the timing (which
@@ -224,9 +224,9 @@ def peer_comparison() -> dict:
         # Each side's runs one after the other, the collector paused (a collection triggered by
         # the other side's garbage would land in either figure), every run from empty memo tables,
         # timed in this thread's CPU seconds so that load on the machine enters neither figure.
-        with _collector_paused():
+        with _CollectorPaused():
             ours_samples = [_cold_median(ours_fn, 1) for _ in range(RUNS)]
-        with _collector_paused():
+        with _CollectorPaused():
             for i in range(RUNS if tg else 0):
                 seconds, result = tg[0](bounds, make, f"_{i}")
                 tg_samples.append(seconds)

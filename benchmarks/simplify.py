@@ -267,7 +267,7 @@ def time_chain(build) -> float:
 
 def _percentile(values, q):
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def _division_uses(m: IndexingMap) -> dict:
@@ -414,15 +414,14 @@ def _print_table(report) -> None:
         rows.append((name, "identity" if chain["identity"] else "NOT identity", f"{chain['seconds'] * 1e3:.3f} ms"))
     trips = report["reshape_round_trips"]
     rows.append(("reshape round trips -> identity", f"{trips['identity']}/{trips['maps']}", ""))
-    for quality in report["isl_quality"]:
-        rows.append(
-            (
-                f"isl needs fewer divisions (depth {quality['depth']})",
-                f"{quality['isl_fewer_divisions_comparable']}/{quality['maps']} "
-                f"(raw {quality['isl_fewer_divisions_raw']})",
-                "",
-            )
+    rows.extend(
+        (
+            f"isl needs fewer divisions (depth {quality['depth']})",
+            f"{quality['isl_fewer_divisions_comparable']}/{quality['maps']} (raw {quality['isl_fewer_divisions_raw']})",
+            "",
         )
+        for quality in report["isl_quality"]
+    )
     width = max(len(r[0]) for r in rows)
     print(f"{'case'.ljust(width)}  {'result'.ljust(24)}  cold time")
     for name, status, timing in rows:

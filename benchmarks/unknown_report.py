@@ -41,9 +41,11 @@ def _files(dirs: list[str]) -> list[str]:
     out = []
     for d in dirs:
         for root, _, names in os.walk(d):
-            for n in names:
-                if n.endswith((".hlo", ".txt", ".hlo.txt", ".gz")) and not n.endswith(".tsv"):
-                    out.append(os.path.join(root, n))
+            out.extend(
+                os.path.join(root, n)
+                for n in names
+                if n.endswith((".hlo", ".txt", ".hlo.txt", ".gz")) and not n.endswith(".tsv")
+            )
     return sorted(out)
 
 

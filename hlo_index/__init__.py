@@ -27,7 +27,19 @@ _API = {
     "AnalysisContext",
 }
 
-__all__ = sorted(_API | {"__version__"})
+__all__ = [
+    "AnalysisContext",
+    "Budgets",
+    "OperandIndexing",
+    "SelectedTarget",
+    "Session",
+    "TargetNotFound",
+    "__version__",
+    "input_to_output",
+    "load",
+    "output_to_input",
+    "select_targets",
+]
 
 
 def __getattr__(name: str):

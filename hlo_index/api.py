@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from .context import AnalysisContext, Budgets
 from .fusion import OperandIndexing, callee_of, input_to_output, output_to_input
-from .hlo.model import Computation, Instruction, Module
+from .hlo.model import Computation, Instruction, Module, Shape
 
 Target = Instruction | Computation
 
@@ -143,11 +143,11 @@ class Session(AnalysisContext):
         return out
 
 
-def operand_info(target: Target) -> list[tuple[str, object]]:
+def operand_info(target: Target) -> list[tuple[str, Shape | None]]:
     """(name, shape) of each operand of an instruction, or each parameter of a computation."""
     if isinstance(target, Computation):
         count = 1 + max(target.parameters, default=-1)
-        out: list[tuple[str, object]] = []
+        out: list[tuple[str, Shape | None]] = []
         for n in range(count):
             p = target.parameters.get(n)
             out.append((p.name, p.shape) if p is not None else (f"param{n}", None))

@@ -61,7 +61,7 @@ def _changed(before, after) -> bool:
         return True
     try:
         return before != after
-    except Exception:  # an element that cannot compare: lengths matched, check identities
+    except Exception:  # noqa: BLE001  an element that cannot compare: lengths matched, check identities
         return any(a is not b for a, b in zip(before[2], after[2]))
 
 
@@ -72,9 +72,7 @@ def _work(tmp_path: Path) -> None:
     from hlo_index.cli import main
 
     paths = [str(loop)]
-    for sub in ("mlp", "reshape_bitcast", "control_flow_rng"):
-        if (CORPUS / sub).is_dir():
-            paths.append(str(CORPUS / sub))
+    paths.extend(str(CORPUS / sub) for sub in ("mlp", "reshape_bitcast", "control_flow_rng") if (CORPUS / sub).is_dir())
     commands = [
         ["analyze", *paths, "--format", "json", "--direction", "both"],
         ["analyze", *paths[:2], "--direction", "both", "--verify"],  # the reference walk is slow on loops

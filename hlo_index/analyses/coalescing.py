@@ -140,8 +140,7 @@ def _warp_points(m: IndexingMap, minor: int | None, warps: int, seed: int) -> np
             columns.append(run)
         else:
             columns.append(np.repeat(rng.integers(iv.lo, iv.hi + 1, size=warps)[:, None], WARP, axis=1))
-    for iv in m.range_vars:
-        columns.append(np.repeat(rng.integers(iv.lo, iv.hi + 1, size=warps)[:, None], WARP, axis=1))
+    columns.extend(np.repeat(rng.integers(iv.lo, iv.hi + 1, size=warps)[:, None], WARP, axis=1) for iv in m.range_vars)
     return np.stack(columns, axis=2).astype(np.int64) if columns else np.zeros((warps, WARP, 0), np.int64)
 
 

@@ -216,7 +216,7 @@ def _mixed_radix(e: Expr, members, intervals, operand_dim: int, domain: Domain) 
     coefficients = split[1]
     if set(coefficients) != set(members) or any(c == 0 for c in coefficients.values()):
         return None
-    if not domain.bounds(e).intersect(Interval(0, operand_dim - 1)) == domain.bounds(e):
+    if domain.bounds(e).intersect(Interval(0, operand_dim - 1)) != domain.bounds(e):
         return None
     terms = sorted((abs(coefficients[v]), iv.size) for v, iv in zip(members, intervals))
     span = 0  # largest value the smaller terms reach above their minimum

@@ -221,7 +221,7 @@ def _scatter_indices_map(scatter, m: IndexingMap, indices: Shape) -> IndexingMap
             k += 1
     ranges = [Interval(0, indices.dims[vector_dim] - 1)] if vector_dim < indices.rank else []
     if not ranges:
-        coords = [c for c in coords]
+        coords = list(coords)
     return IndexingMap(m.dims, ranges, [], coords, m.constraints)
 
 

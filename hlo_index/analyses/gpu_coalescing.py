@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from math import ceil
 
@@ -424,7 +425,7 @@ def _pattern(r: WarpRead) -> str:
         lo, hi = r.intervals[0]
         return "broadcast" if lo == hi else "contiguous"
     starts = [lo for lo, _ in r.intervals]
-    steps = {b - a for a, b in zip(starts, starts[1:])}
+    steps = {b - a for a, b in itertools.pairwise(starts)}
     return "strided" if len(steps) == 1 else "scattered"
 
 
@@ -432,5 +433,5 @@ def _stride(r: WarpRead) -> int | None:
     if len(r.intervals) == 1:
         return 0 if r.intervals[0][0] == r.intervals[0][1] else 1
     starts = [lo for lo, _ in r.intervals]
-    steps = {b - a for a, b in zip(starts, starts[1:])}
+    steps = {b - a for a, b in itertools.pairwise(starts)}
     return steps.pop() if len(steps) == 1 else None

@@ -40,7 +40,7 @@ class DeviceSpec:
     shared_memory_per_block: int = 49152
     registers_per_block_limit: int = 65536
     device_memory_size: int = 0
-    l1_cache_size_per_SM: int = 2 * 1024
+    l1_cache_size_per_SM: int = 2 * 1024  # noqa: N815  (the field is read by its name in XLA's device description)
     memory_transactions_per_clock: int = 32
     dram_to_l2_transaction_size_bytes: int = 64
 

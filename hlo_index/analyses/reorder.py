@@ -29,6 +29,7 @@ layouts are row-major without tiles is a reshape and is treated as one.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from math import prod
 
@@ -237,6 +238,10 @@ def _same(a: IndexingMap, b: IndexingMap) -> tuple[bool, str]:
     return False, (f"output {list(point)} reads source {list(want)} but the swapped pair would read {list(got)}")
 
 
+def _flat_index(idx, src, strides) -> int:
+    return sum(idx[d] * strides[d] for d in src)
+
+
 def _group_affine(orig: IndexingMap, x_dims, groups) -> list[tuple[int, dict]]:
     """Per group: beta and {out dim: alpha} of the flattened source group, from the map."""
     zero = (0,) * orig.num_dims
@@ -244,13 +249,13 @@ def _group_affine(orig: IndexingMap, x_dims, groups) -> list[tuple[int, dict]]:
     out = []
     for src, dst in groups:
         strides = {d: prod(x_dims[e] for e in src[k + 1 :]) for k, d in enumerate(src)}
-        lin = lambda idx: sum(idx[d] * strides[d] for d in src)  # noqa: E731
+        beta = _flat_index(base, src, strides)
         alphas = {}
         for j in dst:
             if orig.dims[j].size > 1:
                 unit = tuple(1 if k == j else 0 for k in range(orig.num_dims))
-                alphas[j] = lin(orig.evaluate(unit)) - lin(base)
-        out.append((lin(base), alphas))
+                alphas[j] = _flat_index(orig.evaluate(unit), src, strides) - beta
+        out.append((beta, alphas))
     return out
 
 
@@ -278,7 +283,7 @@ def _expand_candidate(x_dims, z_dims, groups, affine) -> tuple[list[int], SliceS
             first_inner = inner[eff[0]]
             if size % first_inner:
                 raise Verdict("illegal", f"the source size {size} is not divisible by the inner factor {first_inner}")
-            for a, b in zip(eff[:-2], eff[1:-1]):
+            for a, b in itertools.pairwise(eff[:-1]):
                 if inner[a] % inner[b]:
                     raise Verdict(
                         "illegal", f"the row stride {inner[a]} is not a multiple of the inner factor {inner[b]}"
@@ -363,7 +368,7 @@ def analyse_pair(
     names: frozenset | None = None,
 ) -> ReorderChain:
     slice_instr, reshape_instr = (first, second) if order == SLICE_THEN_RESHAPE else (second, first)
-    names = dict(computation=comp.name, slice=slice_instr.name, reshape=reshape_instr.name, order=order)
+    names = {"computation": comp.name, "slice": slice_instr.name, "reshape": reshape_instr.name, "order": order}
     try:
         verdict, reason, swapped = _decide(first, second, order)
     except Verdict as v:

@@ -75,7 +75,7 @@ def target_coalescing(
 
     figures = []
     for row in rows:
-        operand_shape, output_shape = shapes(row)
+        _operand_shape, output_shape = shapes(row)
         minor = minor_nontrivial(output_shape) if output_shape is not None and not output_shape.is_tuple else None
         if result is None:
             why = (

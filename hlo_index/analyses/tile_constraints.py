@@ -14,6 +14,8 @@ Two shapes of map need one (the others tile for any size):
 
 from __future__ import annotations
 
+import itertools
+
 from ..affine import IndexingMap
 from ..affine.expr import CEILDIV, DIM, FLOORDIV, MOD, RANGE, Expr
 
@@ -31,7 +33,7 @@ def size_constraints(m: IndexingMap) -> list[str]:
 
 def _tile_size_text(e: Expr, m: IndexingMap) -> str | None:
     """How many values ``e`` takes over one tile, as text in the tile sizes (one dim only)."""
-    constant, terms = e.linear_terms()
+    _constant, terms = e.linear_terms()
     dims = [(atom, k) for atom, k in terms if atom.kind == DIM]
     others = [(atom, k) for atom, k in terms if atom.kind != DIM]
     if len(dims) == 1 and not others:
@@ -66,7 +68,7 @@ def _paren(text: str) -> str:
 def _merge(e: Expr, m: IndexingMap, found: list[str]) -> None:
     _, terms = e.linear_terms()
     dims = sorted(((abs(k), atom.value) for atom, k in terms if atom.kind == DIM))
-    for (k_inner, inner), (k_outer, outer) in zip(dims, dims[1:]):
+    for (k_inner, inner), (k_outer, outer) in itertools.pairwise(dims):
         size = m.dims[inner].size
         if k_outer == k_inner * size and size > 1:
             found.append(f"d{outer} in [1, 1] || d{inner} in [1, 1] || d{inner} in [{size}, {size}]")

@@ -70,7 +70,7 @@ def tile_counts(
             f"the tile has {len(sizes)} sizes / {len(strides)} strides but the output "
             f"has {len(output_dims)} dims {list(output_dims)}"
         )
-    for i, (d, s, k) in enumerate(zip(output_dims, sizes, strides)):
+    for i, (_d, s, k) in enumerate(zip(output_dims, sizes, strides)):
         # A tile larger than its dim is a padded tile (XLA allows it): the part past the end of
         # the dim reads nothing, which the tile map's bound constraints express.
         if s < 1 or k < 1:
@@ -311,7 +311,7 @@ def union_tile(tiles: Sequence[MapTile]) -> UnionTile | None:
         if not t.is_tile:
             return UnionTile(MapTile(False, f"map {k} is not a tile ({t.reason}), so neither is the union"), len(tiles))
     base = tiles[0].offsets
-    for m, t in enumerate(tiles):
+    for t in tiles:
         if t.offsets.dims != base.dims:
             ranges = "; ".join(
                 f"map {k}: " + ", ".join(f"d{i} in [{iv.lo}, {iv.hi}]" for i, iv in enumerate(u.offsets.dims))

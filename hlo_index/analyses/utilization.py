@@ -99,13 +99,13 @@ def _base(operand_shape: Shape) -> dict:
     dims = tuple(operand_shape.dims)
     total = prod(dims)
     bits = storage_bits(operand_shape)
-    return dict(
-        operand_dims=dims,
-        element_type=operand_shape.element_type,
-        element_bits=bits,
-        total_elements=total,
-        total_bytes=ceil(total * bits / 8),
-    )
+    return {
+        "operand_dims": dims,
+        "element_type": operand_shape.element_type,
+        "element_bits": bits,
+        "total_elements": total,
+        "total_bytes": ceil(total * bits / 8),
+    }
 
 
 def skipped_utilization(operand_shape: Shape, reason: str) -> Utilization:
@@ -134,13 +134,13 @@ def operand_utilization(
     total = prod(dims)
     bits = storage_bits(operand_shape)
     total_bytes = ceil(total * bits / 8)
-    base = dict(
-        operand_dims=dims,
-        element_type=operand_shape.element_type,
-        element_bits=bits,
-        total_elements=total,
-        total_bytes=total_bytes,
-    )
+    base = {
+        "operand_dims": dims,
+        "element_type": operand_shape.element_type,
+        "element_bits": bits,
+        "total_elements": total,
+        "total_bytes": total_bytes,
+    }
     undefined = [m for m in maps if m.is_undefined]
     if undefined:
         return Utilization(

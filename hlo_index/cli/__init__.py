@@ -7,10 +7,12 @@ named ``command``. Modules are found by file name and imported only when their c
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
 import os
 import pkgutil
+import sys
 
 import click
 
@@ -81,15 +83,9 @@ def exit_now(code) -> None:
     if code is None:
         code = 0
     elif not isinstance(code, int):
-        import sys
-
-        print(code, file=sys.stderr)
+        sys.stderr.write(f"{code}\n")
         code = 1
-    import sys
-
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):  # a reader that left (| head), a closed stream
             stream.flush()
-        except (OSError, ValueError):  # a reader that left (| head), a closed stream
-            pass
     os._exit(code)

@@ -18,10 +18,10 @@ def read_map_or_exit(text: str, what: str = "MAP") -> IndexingMap:
     except MapSyntaxError as err:
         click.echo(f"error: cannot read {what}: {err}", err=True)
         click.echo(err.caret_display(), err=True)
-        raise SystemExit(2)
+        raise SystemExit(2) from None
     except ValueError as err:
         click.echo(f"error: invalid {what}: {err}", err=True)
-        raise SystemExit(2)
+        raise SystemExit(2) from None
 
 
 def emit(m: IndexingMap, output_format: str, color: str = "never") -> None:

@@ -135,10 +135,8 @@ def text_output(color: str, pager: bool = True) -> Iterator[tuple[SafeStream, bo
     try:
         yield out, use_color
     finally:
-        try:
+        with contextlib.suppress(BrokenPipeError):
             proc.stdin.close()
-        except BrokenPipeError:
-            pass
         proc.wait()
 
 

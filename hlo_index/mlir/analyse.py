@@ -57,13 +57,13 @@ def analyse_parsed(parsed: ParsedModule) -> list[MlirChain]:
 
 
 def analyse_pair(pair: Pair, taken: set[str], types: dict[str, str]) -> MlirChain:
-    names = dict(
-        function=pair.function,
-        slice=pair.slice_name,
-        reshape=pair.reshape_name,
-        order=pair.order,
-        direction=pair.direction,
-    )
+    names = {
+        "function": pair.function,
+        "slice": pair.slice_name,
+        "reshape": pair.reshape_name,
+        "order": pair.order,
+        "direction": pair.direction,
+    }
     if pair.error:
         return MlirChain(**names, verdict="unprovable", reason=f"the pair could not be modelled: {pair.error}")
     results = [decide(pair.order, g) for g in pair.groups]
@@ -107,7 +107,7 @@ def _rewrite(pair: Pair, results: list[GroupResult], taken, types) -> tuple[str 
     result = pair.result_name
     if pair.order == SLICE_FIRST:
         dims, groups, spec = [], [], []
-        for g, r in zip(pair.groups, results):
+        for r in results:
             groups.append(list(range(len(dims), len(dims) + len(r.new_dims))))
             dims.extend(r.new_dims)
             spec.extend(r.new_slice)

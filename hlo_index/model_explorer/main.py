@@ -37,7 +37,7 @@ class HloTextAdapter(Adapter):
         if failed:
             # The server shows an exception's text to the user as the conversion error.
             raise ValueError("\n".join(format_diagnostic(d) for d in failed[:5]))
-        modules = [r.module for r in results]
+        modules = [r.module for r in results if r.module is not None]  # all of them: none failed
         graphs = [module_graphs(m, p) for m, p in zip(modules, graph_id_prefixes(modules))]
         document = graph_document(graphs, model_path)
         return {"graphs": [from_dict(graph_builder.Graph, g) for g in document["graphs"]]}

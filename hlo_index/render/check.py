@@ -18,8 +18,7 @@ def render_check_text(found: list[Finding], checked: int, painter, baselined: in
         where = f"{f.source}:{f.line}: " if f.line else f"{f.source}: "
         tail = f"  [{f.rule}, id {f.identity}]" if f.identity else ""
         lines.append(p(where, "bold") + p(f"{f.code} ", "bold red") + f.message + p(tail, "dim"))
-        for m in f.maps:
-            lines.append("    " + p.map(m))
+        lines.extend("    " + p.map(m) for m in f.maps)
         if f.op_name or f.source_location:
             lines.append(p(f"    from {f.op_name}  {f.source_location}".rstrip(), "dim"))
     known = f" ({baselined} known from the baseline)" if baselined else ""

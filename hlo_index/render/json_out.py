@@ -133,7 +133,7 @@ def write_json(modules: Iterable[ModuleReport], out: TextIO, top: int | None = N
     if top is not None:
         out.write(_encode(ranked_document(list(modules), top, sort)) + "\n")
         return
-    out.write('{"schema": "%s", "modules": [' % SCHEMA)
+    out.write(f'{{"schema": "{SCHEMA}", "modules": [')
     for i, mod in enumerate(modules):
         if i:
             out.write(",")

@@ -124,9 +124,11 @@ def render_svg(picture: LayoutPicture, cell: int = 36) -> str:
     width = margin * 2 + cell
     text_lines = [
         picture.shape_text,
-        f"physical elements: {picture.physical_elements} "
-        f"({picture.real_elements} elements, "
-        f"{picture.physical_elements - picture.real_elements} padding)",
+        (
+            f"physical elements: {picture.physical_elements} "
+            f"({picture.real_elements} elements, "
+            f"{picture.physical_elements - picture.real_elements} padding)"
+        ),
         "map: " + picture.map_text,
     ]
     for i, line in enumerate(text_lines):

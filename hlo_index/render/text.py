@@ -157,8 +157,7 @@ def target_lines(p: Painter, t: TargetReport, width: int) -> list[str]:
         body.append(p("input → output", "bold underline"))
         for row in t.input_to_output:
             body.extend(_operand_lines(p, row, "in2out"))
-    for note in t.notes:
-        body.append(p(f"note: {note}", "yellow"))
+    body.extend(p(f"note: {note}", "yellow") for note in t.notes)
     bar = p("│ ", "dim")
     out.extend(bar + line for line in body)
     out.append(p("╰─", "dim"))

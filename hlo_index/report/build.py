@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..api import SelectedTarget, TargetNotFound, operand_info, select_targets
 from ..context import current
 from ..fusion import OperandIndexing, callee_of, input_to_output, output_to_input
-from ..hlo.model import Computation, Diagnostic, Module
+from ..hlo.model import Computation, Diagnostic, Module, Shape
 from . import finding_kinds, operand_figures, source
 from .model import DiagnosticReport, ModuleReport, OperandReport, TargetReport
 from .texts import MAP_TEXTS, map_report, shape_text
@@ -17,10 +17,10 @@ DIRECTIONS = ("out2in", "in2out", "both")
 TARGET_FIGURES = (finding_kinds.add_finding_kinds, operand_figures.add_operand_figures, source.add_source)
 
 
-def _operand_reports(rows: list[OperandIndexing], operands: list[tuple[str, object]]) -> list[OperandReport]:
+def _operand_reports(rows: list[OperandIndexing], operands: list[tuple[str, Shape | None]]) -> list[OperandReport]:
     """One report per row. A whole ENTRY has ~10^6 rows over ~10^3 operands and map tuples: the
     per-operand texts and the per-tuple map report lists are built once and shared (read-only)."""
-    out = []
+    out: list[OperandReport] = []
     append = out.append
     tables = current().tables
     map_texts = tables[MAP_TEXTS]  # map_report's memo, read here first
@@ -32,7 +32,7 @@ def _operand_reports(rows: list[OperandIndexing], operands: list[tuple[str, obje
         if texts is None:  # first row of this operand
             name, shape = operands[row.operand] if row.operand < len(operands) else (f"operand{row.operand}", None)
             element = shape is not None and shape.is_tuple
-            if element:
+            if element and shape is not None:
                 shape = shape.leaf(row.operand_element)
             texts = per_operand[key] = (name, shape_text(shape) if shape is not None else "", element)
         maps = row.maps
@@ -105,7 +105,7 @@ def diagnostic_report(d: Diagnostic) -> DiagnosticReport:
 def module_report(
     module: Module,
     direction: str = "out2in",
-    fusion: str | None = None,
+    fusion: str | tuple[str, ...] | None = None,
     computation: str | None = None,
     instruction: str | None = None,
     options: dict | None = None,
@@ -159,7 +159,7 @@ def _report_targets(
             report.targets.append(target)
             if verify:
                 _verify_into(item, module, target, report, verify_samples, seed, verified)
-        except Exception as exc:  # one broken rule must not hide every other target's maps
+        except Exception as exc:  # noqa: BLE001  one broken rule must not hide every other target's maps
             report.diagnostics.append(internal_failure(item, exc, module.source))
         if on_target is not None:
             on_target(report)  # the module report so far: its last target is the new one

@@ -136,13 +136,11 @@ def findings(
                     )
                 )
         if code_selected("HI900", select, ignore):
-            for d in mod.diagnostics:
-                if d.severity == "error" and d.message.startswith("verify:"):
-                    out.append(
-                        Finding(
-                            mod.source, mod.name, "", d.line, -1, "", -1, (), "", "", "verify", d.message, code="HI900"
-                        )
-                    )
+            out.extend(
+                Finding(mod.source, mod.name, "", d.line, -1, "", -1, (), "", "", "verify", d.message, code="HI900")
+                for d in mod.diagnostics
+                if d.severity == "error" and d.message.startswith("verify:")
+            )
     return out
 
 

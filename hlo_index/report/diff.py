@@ -106,7 +106,10 @@ class FusionDiff:
 
     @property
     def name(self) -> str:
-        return (self.new or self.old).name
+        side = self.new or self.old
+        if side is None:
+            raise ValueError("a fusion diff has an OLD or a NEW side")
+        return side.name
 
     def delta(self, what: str) -> float:
         """NEW minus OLD of ``bytes_read`` or ``time_us`` (an unknown or missing side counts 0)."""
@@ -152,7 +155,7 @@ class DiffReport:
 
 def _bytes_of(shape: Shape) -> int:
     if shape.is_tuple:
-        return sum(_bytes_of(s) for s in shape.tuple_shapes)
+        return sum(_bytes_of(s) for s in shape.tuple_shapes or ())
     return (shape.num_elements * shape.element_bits + 7) // 8
 
 
@@ -273,7 +276,7 @@ def _comparable(maps: tuple[str, ...]) -> list[str]:
 def _aligned_operands(a: tuple[str, ...], b: tuple[str, ...]) -> list[tuple[int, int]]:
     if len(a) == len(b):
         return [(i, i) for i in range(len(a))]
-    pairs = []
+    pairs: list[tuple[int, int]] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
             pairs.extend(zip(range(i1, i2), range(j1, j2)))
@@ -411,7 +414,7 @@ def _gained(f: FusionDiff, kind: str) -> list[str]:
     """What makes ``f`` meet duplicated_reads / uncoalesced: a pair's operand that turned bad, or
     an added fusion's bad operand."""
     out = []
-    if f.status == "added":
+    if f.status == "added" and f.new is not None:
         for r in f.new.reads:
             if kind == "duplicated_reads" and len(r.maps) > 1:
                 out.append(f"added, reads operand {r.operand} through {len(r.maps)} maps")
@@ -419,7 +422,13 @@ def _gained(f: FusionDiff, kind: str) -> list[str]:
                 out.append(f"added, reads operand {r.operand} {r.coalescing}")
         return out
     for c in f.changes:
-        if kind == "duplicated_reads" and c.kind == "duplicated_reads" and c.old <= 1 < c.new:
+        if (
+            kind == "duplicated_reads"
+            and c.kind == "duplicated_reads"
+            and isinstance(c.old, int)
+            and isinstance(c.new, int)
+            and c.old <= 1 < c.new
+        ):
             out.append(f"reads operand {c.operand} through {c.new} maps (was {c.old})")
         elif kind == "uncoalesced" and c.kind == "coalescing" and c.new in UNCOALESCED and c.old not in UNCOALESCED:
             out.append(f"reads operand {c.operand} {c.new} (was {c.old})")
@@ -434,7 +443,7 @@ def _grew(old: float | None, new: float | None, percent: float) -> bool:
 def conditions_met(report: DiffReport, conditions: list[FailCondition]) -> list[ConditionMet]:
     """Each fusion that meets a condition (bytes / time: a module whose total grew beyond the
     percentage, naming its fusions that grew, largest growth first)."""
-    met = []
+    met: list = []
     for cond in conditions:
         for mod in report.modules:
             if cond.kind in ("duplicated_reads", "uncoalesced"):
@@ -443,7 +452,7 @@ def conditions_met(report: DiffReport, conditions: list[FailCondition]) -> list[
                 continue
             what = "bytes_read" if cond.kind == "bytes" else "time_us"
             before, after = getattr(mod.old_totals, what), getattr(mod.new_totals, what)
-            if not _grew(before, after, cond.percent):
+            if cond.percent is None or not _grew(before, after, cond.percent):
                 continue
             growing = sorted((f for f in mod.fusions if f.delta(what) > 0), key=lambda f: (-f.delta(what), f.name))
             unit = "bytes read" if cond.kind == "bytes" else "us"

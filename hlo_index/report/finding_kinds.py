@@ -78,9 +78,7 @@ def _feasible_dims(m) -> set | None:
 def _constraints_exclude(a, b) -> bool:
     """Both maps constrain the same expression of the dims to disjoint intervals
     (``d2 mod 32 in [0, 15]`` against ``d2 mod 32 in [16, 31]``)."""
-    bounds = {}
-    for expr, iv in a.constraints:
-        bounds[expr] = iv
+    bounds = dict(a.constraints)
     for expr, iv in b.constraints:
         other = bounds.get(expr)
         if other is not None and (other.hi < iv.lo or iv.hi < other.lo):

@@ -202,7 +202,7 @@ def _add_computation(
                 pinned=own_layer,
             )
         )
-        if own_layer:
+        if own_layer and body is not None:
             graph.layers[inner] = [
                 ("fusion", instr.name),
                 ("calls", body.name),

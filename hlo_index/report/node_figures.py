@@ -100,9 +100,9 @@ def _union(module: Module, t, key: tuple[int, int], entries: list) -> dict | Non
     wanted = {id(e) for e in entries}
     maps = [row.maps for row, e in zip(rows, t.output_to_input) if id(e) in wanted]
     info = operand_info(target)
-    if key[0] >= len(info) or info[key[0]][1] is None:
+    shape = info[key[0]][1] if key[0] < len(info) else None
+    if shape is None:
         return None
-    shape = info[key[0]][1]
     if shape.is_tuple:
         shape = shape.leaf(key[1])
     return union_utilization(maps, shape).to_json()

@@ -56,7 +56,7 @@ def operand_figures(maps: tuple, operand_shape: Shape, output_shape: Shape, pool
     # An entry is [maps, operand shape, output shape, figures computed in full, figures with
     # utilization skipped].
     ids = (id(maps), id(operand_shape), id(output_shape))
-    entry = current().tables[_BY_OBJECT].get(ids)
+    entry: list | None = current().tables[_BY_OBJECT].get(ids)
     if entry is None or entry[0] is not maps or entry[1] is not operand_shape or entry[2] is not output_shape:
         entry = _remember(_BY_OBJECT, ids, [maps, operand_shape, output_shape, None, None])
     if entry[3] is not None:  # computed in full once: shared, whatever this target spent before
@@ -66,10 +66,10 @@ def operand_figures(maps: tuple, operand_shape: Shape, output_shape: Shape, pool
             entry[4] = _operand_figures(maps, operand_shape, output_shape, True)
         return entry[4]
     before = spent_points()
-    entry[3] = _operand_figures(maps, operand_shape, output_shape, False)
+    figures = entry[3] = _operand_figures(maps, operand_shape, output_shape, False)
     if pool is not None:
         pool[0] -= spent_points() - before
-    return entry[3]
+    return figures
 
 
 def _operand_figures(maps: tuple, operand_shape: Shape, output_shape: Shape, skipped: bool) -> dict:

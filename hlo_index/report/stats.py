@@ -23,7 +23,9 @@ def stats_of(path: str) -> tuple[list[dict], list[str], bool]:
     """(stats of each module, formatted diagnostics, whether some module failed) for one path."""
     from ..hlo import format_diagnostic, load
 
-    results, messages, failed = [], [], False
+    results: list[dict] = []
+    messages: list[str] = []
+    failed = False
     for loaded in load(path):
         messages.extend(format_diagnostic(d) for d in loaded.diagnostics)
         if loaded.module is None:

@@ -64,7 +64,7 @@ def verify_input_to_output(
                     f"by output {out} element {point_text(point)}, which no input-to-output map gives"
                 )
     # 2. nothing extra: outputs the maps give for sampled operand elements really read them
-    checks = []  # (operand, tuple element, operand element, output, output element)
+    checks: list[tuple] = []  # (operand, tuple element, operand element, output, output element)
     for (operand, element), shape in arrays.items():
         xs = elements_of(seed, shape.dims, max(1, samples // 2))
         outcome.checked_input_points += len(xs)
@@ -77,15 +77,14 @@ def verify_input_to_output(
                 if not len(given):
                     continue
                 chosen = indices_of(seed, ("image", out, x), len(given), min(PAIRS_PER_ELEMENT, len(given)))
-                for k in chosen:
-                    checks.append((operand, element, x, out, tuple(int(v) for v in given[int(k)])))
+                checks.extend((operand, element, x, out, tuple(int(v) for v in given[int(k)])) for k in chosen)
     # an output element checked for several operands is walked back once for all of them
     readers: dict[tuple, set] = {}
     for operand, _, _, out, y in checks:
         readers.setdefault((out, y), set()).add(operand)
     for operand, element, x, out, y in checks:
-        shared = len(readers[(out, y)]) > 1
-        if x not in exact(out, y, None if shared else operand).get((operand, element), set()):
+        several = len(readers[(out, y)]) > 1
+        if x not in exact(out, y, None if several else operand).get((operand, element), set()):
             outcome.errors.append(
                 f"{name}: the input-to-output maps say operand {_operand_text(operand, element, shapes)} "
                 f"element {point_text(x)} is read by output {out} element {point_text(y)}, which does not read it"

@@ -33,8 +33,8 @@ def seeded_rng(seed: int, *parts) -> random.Random:
 
 
 def sampled_elements(seed: int, dims: tuple[int, ...], count: int) -> tuple[tuple, ...]:
-    """The seeded sample of ``count`` elements of ``dims`` (the first, the last, random ones) (memoised by callers: on gpt12, 616
-    distinct sampling questions among 103,322, each a generator made and run)."""
+    """The seeded sample of ``count`` elements of ``dims`` (the first, the last, random ones) (memoised by callers:
+    on gpt12, 616 distinct sampling questions among 103,322, each a generator made and run)."""
     return tuple(sample_points(dims, count, seeded_rng(seed, "elements", dims)))
 
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 from ..api import SelectedTarget
 from ..fusion import callee_of, output_to_input
 from ..fusion.fingerprint import computation_fingerprint
-from ..hlo.model import Computation, Module
+from ..hlo.model import Computation, Instruction, Module
 from .memos import read_sets_memo, shared_memo
 from .outcome import Skip, VerifyOutcome, point_text
 from .pairs import verify_input_to_output
@@ -51,13 +51,13 @@ def verify_target(
             done = verified.get(key)
             if done is not None:
                 return replace(done, errors=[], notes=[])
-    shared = None
+    shared: dict | None = None
     if verified is not None:
         shared = verified.setdefault(_SHARED_READS, {})
         if len(shared) > SHARED_READS_LIMIT:
             shared.clear()
     outcome = _verify_target(selected, samples, seed, input_to_output_too, shared)
-    if key is not None and not outcome.errors and not outcome.notes:
+    if verified is not None and key is not None and not outcome.errors and not outcome.notes:
         verified[key] = outcome  # only clean outcomes: errors and notes name instructions
     return outcome
 
@@ -72,11 +72,15 @@ def _verify_target(
     target = selected.target
     comp = target if isinstance(target, Computation) else callee_of(target)
     rows = output_to_input(target)
-    walker = None
+    walker: Walker | None = None
+    single_op: Instruction | None = None
     if comp is not None:
+        if comp.root is None:  # no output to sample
+            return outcome
         walker = Walker(comp, {}, {}, shared_reads)
         shape = comp.root.shape
-    else:
+    elif isinstance(target, Instruction):
+        single_op = target
         shape = target.shape
     truth_cache: dict = {}
 
@@ -86,8 +90,10 @@ def _verify_target(
         if hit is None and operand is not None:
             hit = truth_cache.get((out, point, operand))
         if hit is None:
-            if walker is None:
-                hit = single_op_read_sets(target, out, point)
+            if single_op is not None:
+                hit = single_op_read_sets(single_op, out, point)
+            elif walker is None:
+                hit = {}
             elif operand is None:
                 hit = walker.walk(out, point)
             else:

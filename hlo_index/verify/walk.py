@@ -41,17 +41,22 @@ class Walker:
         """Instructions (users first) that can reach a parameter in ``wanted`` (None: all)."""
         found = self._orders.get(wanted)
         if found is None:
-            if self._params is None:
-                params: dict[Instruction, frozenset] = {}
-                for instr in self.order:
-                    if instr.opcode == "parameter":
-                        params[instr] = frozenset((instr.parameter_number,))
-                    else:
-                        params[instr] = frozenset().union(*(params.get(o, frozenset()) for o in instr.operands))
-                self._params = params
-            found = [i for i in reversed(self.order) if not self._params[i].isdisjoint(wanted)]
+            params = self._parameters()
+            found = [i for i in reversed(self.order) if wanted is None or not params[i].isdisjoint(wanted)]
             self._orders[wanted] = found
         return found
+
+    def _parameters(self) -> dict[Instruction, frozenset]:
+        """Instruction -> the parameter numbers it can reach, found once."""
+        if self._params is None:
+            params: dict[Instruction, frozenset] = {}
+            for instr in self.order:
+                if instr.opcode == "parameter":
+                    params[instr] = frozenset((instr.parameter_number,))
+                else:
+                    params[instr] = frozenset().union(*(params.get(o, frozenset()) for o in instr.operands))
+            self._params = params
+        return self._params
 
     def _plan(self, wanted: frozenset | None) -> list[tuple]:
         """One step per instruction of ``_reverse_order(wanted)``, with what a walk asks of it
@@ -66,9 +71,10 @@ class Walker:
                     plan.append((instr, outputs, instr.parameter_number, None, None, None, (), None))
                     continue
                 memo, owner, callee_walker = self._reader(instr)
-                whole = SET_READ_SETS.get(instr.opcode)
-                if whole is not None:  # with the tuple element each output reads, found once
-                    whole = (whole, tuple(operand_element_read(instr, out) for out in outputs))
+                set_reads = SET_READ_SETS.get(instr.opcode)
+                whole = None  # with the tuple element each output reads, found once
+                if set_reads is not None:
+                    whole = (set_reads, tuple(operand_element_read(instr, out) for out in outputs))
                 plan.append(
                     (instr, outputs, None, memo, owner, callee_walker, self._visited_operands(instr, wanted), whole)
                 )
@@ -80,7 +86,7 @@ class Walker:
         output; with ``wanted``, only for those parameters (the rest of the graph is not walked).
         (A heap of only the instructions reached was tried: most walks reach most of the order,
         and the heap cost more than the steps it skipped.)"""
-        need: dict[tuple[Instruction, int], set] = {(self.comp.root, output_index): {tuple(point)}}
+        need: dict[tuple[Instruction | None, int], set] = {(self.comp.root, output_index): {tuple(point)}}
         found: dict[tuple[int, int], set] = {}
         limit = current().budgets.verify_points_per_value
         for instr, outputs, parameter, memo, owner, callee_walker, operands, whole in self._plan(wanted):
@@ -120,10 +126,10 @@ class Walker:
                     continue
                 for p in points:
                     for j, operand in operands:
-                        key = (owner, out, p, j)
-                        per_element = memo.get(key)
+                        memo_key = (owner, out, p, j)
+                        per_element = memo.get(memo_key)
                         if per_element is None:
-                            per_element = memo[key] = reference_element_read_sets(instr, out, p, j)
+                            per_element = memo[memo_key] = reference_element_read_sets(instr, out, p, j)
                         for element, got in per_element.items():
                             if got:
                                 need.setdefault((operand, element), set()).update(got)
@@ -154,10 +160,11 @@ class Walker:
         key = (instr, wanted)
         found = self._visits.get(key)
         if found is None:
+            params = self._parameters() if wanted is not None else {}
             found = self._visits[key] = tuple(
                 (j, operand)
                 for j, operand in enumerate(instr.operands)
-                if wanted is None or not self._params.get(operand, frozenset()).isdisjoint(wanted)
+                if wanted is None or not params.get(operand, frozenset()).isdisjoint(wanted)
             )
         return found
 

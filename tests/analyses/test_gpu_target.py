@@ -71,7 +71,7 @@ def test_loop_thread_map_covers_every_element_once(dims, layout, unroll):
     shape = parse_module_text(
         f"HloModule m\nENTRY e {{\n  ROOT p = f32[{','.join(map(str, dims))}]{layout} parameter(0)\n}}\n"
     ).entry.root.shape
-    m, tpb, blocks = default_thread_map(shape, unroll, GpuDevice(loop_threads_per_block=8))
+    m, _tpb, _blocks = default_thread_map(shape, unroll, GpuDevice(loop_threads_per_block=8))
     seen = Counter(m.evaluate(p) for p in _points(m))
     assert set(seen) == set(itertools.product(*[range(d) for d in dims]))
     assert set(seen.values()) == {1}
@@ -86,7 +86,7 @@ def test_loop_thread_map_follows_the_physical_layout():
 
 def test_transpose_tile_map_covers_every_element_once():
     shape = parse_module_text("HloModule m\nENTRY e {\n  ROOT p = f32[3,40,36] parameter(0)\n}\n").entry.root.shape
-    m, tpb, blocks = tile_map(shape, 2, 1, RTX_A6000)
+    m, _tpb, _blocks = tile_map(shape, 2, 1, RTX_A6000)
     seen = Counter(m.evaluate(p) for p in _points(m))
     assert set(seen) == set(itertools.product(range(3), range(40), range(36)))
     assert set(seen.values()) == {1}

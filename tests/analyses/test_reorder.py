@@ -1,6 +1,7 @@
 """bubble: spec cases, and every legal rewrite re-parsed, re-analysed and evaluated with numpy."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -170,7 +171,7 @@ def test_cli_json_and_errors(tmp_path):
     out = tmp_path / "rewrites"
     result = CliRunner().invoke(main, ["bubble", "--format", "json", "--write-rewrites", str(out), *files])
     chain = json.loads(result.output)["modules"][0]["chains"][0]
-    written = parse_module_text(open(chain["rewrite_module"]).read())
+    written = parse_module_text(Path(chain["rewrite_module"]).read_text())
     assert analyse_module(written)[0].order == "reshape_then_slice"
     assert "rewrite_module" not in json.loads(result.output)["modules"][1]["chains"][0]
     bad = tmp_path / "bad.hlo"
@@ -259,7 +260,7 @@ def test_runtime_offsets_and_bitcasts(name):
             assert "not aligned" in chain.reason
         if name == "runtime_but_misaligned":
             # numpy witness: the row of 2049 cannot be viewed as rows of 64 at all
-            with pytest.raises(ValueError):
+            with pytest.raises(ValueError, match="cannot reshape"):
                 x.reshape(8, -1, 64)
             assert "not divisible" in chain.reason
         return

@@ -105,21 +105,21 @@ ENTRY e {
 
 
 def test_mod_splits_the_tile():
-    root, per_operand = op_maps(["f32[16,2,16]"], "reshape(p0)", "f32[16,32]")
+    _root, per_operand = op_maps(["f32[16,2,16]"], "reshape(p0)", "f32[16,32]")
     tile = propagate(per_operand[0][0], (16, 32), (8, 24))
     assert not tile.is_tile
     assert "splits the tile of size 24 along dim 1" in tile.reason
 
 
 def test_reshape_split_into_aligned_tile_is_a_tile():
-    root, per_operand = op_maps(["f32[16,2,16]"], "reshape(p0)", "f32[16,32]")
+    _root, per_operand = op_maps(["f32[16,2,16]"], "reshape(p0)", "f32[16,32]")
     tile = propagate(per_operand[0][0], (16, 32), (8, 32))
     assert tile.is_tile and tile.sizes == (8, 2, 16)
     check_tile(per_operand[0][0], (16, 32), (8, 32), tile)
 
 
 def test_gather_index_is_not_a_tile():
-    root, per_operand = op_maps(
+    _root, per_operand = op_maps(
         ["f32[100,32]", "s32[16,1]"],
         "gather(p0, p1), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
         "index_vector_dim=1, slice_sizes={1,32}",
@@ -285,7 +285,7 @@ def test_size_constraints_are_sufficient():
 def test_merge_constraint_in_xla_form():
     from hlo_index.analyses.tile_constraints import size_constraints
 
-    root, [[m]] = op_maps(["f32[22,17]"], "reshape(p0)", "f32[2,11,17]")
+    _root, [[m]] = op_maps(["f32[22,17]"], "reshape(p0)", "f32[2,11,17]")
     # operand row = d0 * 11 + d1: the tile merges two output dims into one operand dim
     assert size_constraints(m) == ["d0 in [1, 1] || d1 in [1, 1] || d1 in [11, 11]"]
 
@@ -305,5 +305,5 @@ def test_contraction_dimension_tiles():
             reads = set()
             for a, b, s in itertools.product(range(4), range(8), range(4)):
                 point = (4 * i + a, 8 * j + b)
-                reads |= {r for r in [m.evaluate(point, (4 * k + s,))]}
+                reads.add(m.evaluate(point, (4 * k + s,)))
             assert _box(tile, (i, j, k)) == reads

@@ -4,8 +4,10 @@ import itertools
 from math import ceil, prod
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from hlo_index.affine import parse_map
+from hlo_index.affine import IndexingMap, Interval, dim, parse_map, range_var
 from hlo_index.analyses.utilization import operand_utilization
 from hlo_index.fusion import output_to_input
 from hlo_index.hlo import load
@@ -132,7 +134,7 @@ def _corpus_fusions():
                 if shape.is_tuple or not row.maps or any(m.is_undefined for m in row.maps):
                     continue
                 out = fusion.shape.leaf(row.output)
-                if out.num_elements * max(1, max(prod(iv.size for iv in m.range_vars) for m in row.maps)) > 20000:
+                if out.num_elements * max(1, *(prod(iv.size for iv in m.range_vars) for m in row.maps)) > 20000:
                     continue
                 found.append((f"{path}:{fusion.name}:{row.operand}", row.maps, shape))
     return found
@@ -168,11 +170,6 @@ def test_constraint_only_component():
 
 
 # ---- property: random maps, exact and sampled, against brute force ---------------------------
-
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st
-
-from hlo_index.affine import IndexingMap, Interval, dim, range_var  # noqa: E402
 
 
 @st.composite

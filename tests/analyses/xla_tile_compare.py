@@ -170,11 +170,7 @@ def case_maps(case: dict) -> list[tuple[int, IndexingMap, tuple, tuple]]:
         spec = case["input_indexing_map"]
         m = parse_map(spec["text"].replace(" / ", " floordiv "))
         dims = tuple(iv.size for iv in m.dims)
-        out = []
-        for e in case["expect"]:
-            if e.get("outcome") in ("tile", "no_tile (std::nullopt)"):
-                out.append((0, m, dims, None))
-        return out
+        return [(0, m, dims, None) for e in case["expect"] if e.get("outcome") in ("tile", "no_tile (std::nullopt)")]
     module = parse_module_text(case["hlo"])
     root = module.entry.root
     rows = {r.operand: r for r in output_to_input(root) if r.output == 0}

@@ -6,8 +6,8 @@ Writes the dump's graph file and its bytes-read node data with hlo-index, starts
 ``model-explorer --no_open_in_browser`` on 127.0.0.1 with both, takes a headless Chromium
 screenshot of the page the server names (after ``--wait`` seconds), and checks the screenshot:
 the graph pane must be drawn and hold pixels of the bytes-read reds (the graph is drawn with
-WebGL, so the page's DOM does not hold it). Nothing here needs the network: the server's version check and the page's web fonts
-fail quietly offline. Exit 0 when the graph shows, 1 when it does not, 2 when a step failed.
+WebGL, so the page's DOM does not hold it). Nothing here needs the network: the server's version check and the
+page's web fonts fail quietly offline. Exit 0 when the graph shows, 1 when it does not, 2 when a step failed.
 Run by ``make model-explorer-check``; not part of the test suite (it needs the
 ``model-explorer`` extra and a Chromium).
 """

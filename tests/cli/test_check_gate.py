@@ -170,7 +170,8 @@ def test_gpt12_baseline_survives_renaming_and_names_a_new_double_read(runner, tm
     accepted = json.loads(baseline.read_text())["findings"]
     assert sum(e["count"] for e in accepted) > 10
 
-    original = gzip.open(GPT12, "rt").read()
+    with gzip.open(GPT12, "rt") as f:
+        original = f.read()
     renamed = rename_everything(original)
     assert renamed.count("%n0_") and "%add_concatenate_fusion" not in renamed
     (tmp_path / "renamed.txt").write_text(renamed)

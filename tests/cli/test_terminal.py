@@ -114,12 +114,15 @@ def test_stdin_not_a_terminal_never_waits_for_a_key():
         capture_output=True,
         timeout=120,
         cwd=REPO,
+        check=False,
     )
     assert result.returncode == 0 and b"\x1b[" in result.stdout
 
 
 def test_piped_output_is_plain_and_head_exits_0():
-    run = subprocess.run(HLO_INDEX + ["analyze", str(SAMPLE)], env=_env(), capture_output=True, timeout=120, cwd=REPO)
+    run = subprocess.run(
+        HLO_INDEX + ["analyze", str(SAMPLE)], env=_env(), capture_output=True, timeout=120, cwd=REPO, check=False
+    )
     assert run.returncode == 0 and b"\x1b[" not in run.stdout
     for fmt in ("text", "json"):
         pipeline = subprocess.run(
@@ -137,6 +140,7 @@ def test_piped_output_is_plain_and_head_exits_0():
             text=True,
             timeout=120,
             cwd=REPO,
+            check=False,
         )
         assert pipeline.returncode == 0, pipeline.stderr
         assert "Traceback" not in pipeline.stderr and "BrokenPipe" not in pipeline.stderr
@@ -160,6 +164,7 @@ def test_every_text_command_exits_0_into_head(args):
         text=True,
         timeout=120,
         cwd=REPO,
+        check=False,
     )
     assert pipeline.returncode == 0, pipeline.stderr
     assert "Traceback" not in pipeline.stderr and "error" not in pipeline.stderr

@@ -68,10 +68,7 @@ def figures(name: str) -> dict:
     model = GpuPerformanceModel(load_device(str(CONFORMANCE / "gpu_specs" / f"{case['device']}.txtpb")), cost)
     comp = instr.computation
     consumers = [comp.by_name[c] for c in target.get("consumers", [])]
-    if target.get("measure") == "fused":
-        rt = model.fused_run_time(instr, consumers[0])
-    else:
-        rt = model.run_time(instr)
+    rt = model.fused_run_time(instr, consumers[0]) if target.get("measure") == "fused" else model.run_time(instr)
     out = {
         "flops": rt.flops,
         "bytes_read": rt.bytes_read,

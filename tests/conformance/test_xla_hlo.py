@@ -23,8 +23,10 @@ pytestmark = [
 # Parser-negative cases this project accepts on purpose: the text is well-formed HLO and the
 # project reads on purpose what XLA refuses (the reason is given per file).
 DELIBERATELY_ACCEPTED: dict[str, str] = {
-    "hlo_parser_test__L04350_MultipleOpsProducesError.hlo": "several bare instructions: XLA reads only one; this project reads them as one ENTRY computation "
-    "(with a note), so the spec's snippets paste in verbatim",
+    "hlo_parser_test__L04350_MultipleOpsProducesError.hlo": (
+        "several bare instructions: XLA reads only one; this project reads them as one ENTRY computation "
+        "(with a note), so the spec's snippets paste in verbatim"
+    ),
 }
 
 

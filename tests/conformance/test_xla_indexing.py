@@ -32,7 +32,9 @@ ALL_POINTS = 4096  # output boxes up to this size are compared at every point; b
 SAMPLED_POINTS = 400
 # Where XLA's expected maps are not a superset of the truth (checked here against the reference).
 XLA_UNSOUND = {
-    "FusionWithRTVarsSimplification_Iota": "XLA reads rows 33..41 of a 33-row operand: gather clamps the iota's starts to row 32"
+    "FusionWithRTVarsSimplification_Iota": (
+        "XLA reads rows 33..41 of a 33-row operand: gather clamps the iota's starts to row 32"
+    )
 }
 
 
@@ -162,7 +164,7 @@ def test_same_relation_as_xla_or_strictly_more_precise_and_exact(case, request):
     if case.get("expect_no_operands"):
         assert all(not maps for maps in ours.values())
     request.node.user_properties.append(("verdict", verdicts))
-    print(f"\nverdict {case['name']}: {', '.join(verdicts) or 'no operands'}")
+    print(f"\nverdict {case['name']}: {', '.join(verdicts) or 'no operands'}")  # noqa: T201  (shown under `pytest -s`)
 
 
 def test_iota_gather_is_exact_piecewise_clamping():

@@ -28,7 +28,7 @@ def test_the_package_root_names_the_api_once():
     """``hlo_index.api`` is the API module; no second name for it beside the ``analyses`` package."""
     assert "analysis" not in hlo_index.__all__
     with pytest.raises(AttributeError):
-        hlo_index.analysis
+        _ = hlo_index.analysis
 
 
 def test_load_raises_on_unreadable_input(tmp_path):

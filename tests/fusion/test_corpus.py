@@ -34,7 +34,7 @@ def modules():
 
 def test_every_after_optimizations_fusion_analyses_and_90_percent_of_maps_are_known(modules):
     read = known = fusions = 0
-    for path, module in modules:
+    for _path, module in modules:
         for fusion in module.fusions:
             fusions += 1
             rows = output_to_input(fusion)
@@ -50,7 +50,7 @@ def test_every_after_optimizations_fusion_analyses_and_90_percent_of_maps_are_kn
 def test_modules_without_fusions_analyse_their_entry_both_ways(modules):
     entries = [(p, m) for p, m in modules if not m.fusions]
     assert entries
-    for path, module in entries:
+    for _path, module in entries:
         [selected] = select_targets(module)
         assert selected.kind == "computation" and selected.target is module.entry
         output_to_input(module.entry)
@@ -58,7 +58,7 @@ def test_modules_without_fusions_analyse_their_entry_both_ways(modules):
 
 
 def test_input_to_output_of_every_fusion(modules):
-    for path, module in modules[::3]:
+    for _path, module in modules[::3]:
         for fusion in module.fusions:
             rows = input_to_output(fusion)
             assert {r.operand for r in rows} == set(range(len(fusion.operands)))

@@ -76,6 +76,7 @@ def test_one_process_matches_one_process_each():
             capture_output=True,
             text=True,
             timeout=600,
+            check=False,
         )
         assert done.returncode == 0, done.stderr[-2000:]
         return json.loads(done.stdout)["modules"]

@@ -113,7 +113,8 @@ STEPS = {
     "shift": "c = f32[{A},1] slice(acc), slice={{[0:{A}], [0:1]}}\n  r = f32[{A},{B1}] slice(acc), "
     "slice={{[0:{A}], [1:{B}]}}\n  n = f32[{A},{B}] concatenate(r, c), dimensions={{1}}",
     "overwrite": "n = f32[{A},{B}] negate(x)",
-    "scan_row": "zero = s32[] constant(0)\n  row = f32[1,{B}] dynamic-slice(x, i, zero), dynamic_slice_sizes={{1,{B}}}\n"
+    "scan_row": "zero = s32[] constant(0)\n"
+    "  row = f32[1,{B}] dynamic-slice(x, i, zero), dynamic_slice_sizes={{1,{B}}}\n"
     "  v = f32[{B}] reshape(row)\n  bv = f32[{A},{B}] broadcast(v), dimensions={{1}}\n"
     "  n = f32[{A},{B}] add(acc, bv)",
 }
@@ -269,7 +270,8 @@ def counter_row_module(
     if through_call:
         helper = (
             f"pick {{\n  x = f32[{rows},{width}] parameter(0)\n  i = s32[] parameter(1)\n{consts}{offset}"
-            f"  ROOT rows = f32[{size},{width}] dynamic-slice(x, idx, zero), dynamic_slice_sizes={{{size},{width}}}\n}}\n"
+            f"  ROOT rows = f32[{size},{width}] dynamic-slice(x, idx, zero), "
+            f"dynamic_slice_sizes={{{size},{width}}}\n}}\n"
         )
         read = f"  got = f32[{size},{width}] call(x, i), to_apply=pick\n"
     else:
@@ -404,7 +406,7 @@ ENTRY main.4 {
   while.8 = s32[] get-tuple-element(while.6), index=1
   ROOT while.9 = f32[4]{0} get-tuple-element(while.6), index=2
 }
-"""
+"""  # noqa: E501  (JAX's export, verbatim)
 
 
 def test_jax_fori_index_is_folded_and_its_reads_kept():

@@ -17,8 +17,8 @@ def with_rewrite(text: str, chain) -> str:
     result = "%" + chain.reshape if chain.order == "slice_then_reshape" else "%" + chain.slice
     body = re.sub(re.escape(result) + r"(?=\s*=)", "%bubble_check", chain.rewrite)
     lines = text.rstrip().splitlines()
-    at = max(i for i, l in enumerate(lines) if re.match(r"\s*(util\.|func\.)?return\b", l))
-    return "\n".join(lines[:at] + ["  " + l for l in body.splitlines()] + lines[at:]) + "\n"
+    at = max(i for i, line in enumerate(lines) if re.match(r"\s*(util\.|func\.)?return\b", line))
+    return "\n".join(lines[:at] + ["  " + line for line in body.splitlines()] + lines[at:]) + "\n"
 
 
 def check_rewrite(text: str, chain, args_for) -> int:

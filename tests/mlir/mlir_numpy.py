@@ -41,10 +41,8 @@ def _mixed(static, dynamic, env):
 
 def run(function, args: list) -> dict:
     """Evaluate ``function`` (an xDSL func.func / util.func) on ``args``; returns every value."""
-    env = {}
     block = function.body.blocks.first
-    for a, v in zip(block.args, args):
-        env[a] = v
+    env = dict(zip(block.args, args))
     for op in block.ops:
         if isinstance(op, (func.ReturnOp, UtilReturnOp)):
             break

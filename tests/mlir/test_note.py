@@ -105,7 +105,8 @@ def test_note_rule_examples_from_the_issue():
         return (
             f"func.func @f(%x: tensor<{n}xf32>) -> tensor<{a}x{b}xf32> {{\n"
             f"  %s = tensor.extract_slice %x[0] [{s}] [1] : tensor<{n}xf32> to tensor<{s}xf32>\n"
-            f"  %e = tensor.expand_shape %s [[0, 1]] output_shape [{a}, {b}] : tensor<{s}xf32> into tensor<{a}x{b}xf32>\n"
+            f"  %e = tensor.expand_shape %s [[0, 1]] output_shape [{a}, {b}] : "
+            f"tensor<{s}xf32> into tensor<{a}x{b}xf32>\n"
             f"  return %e : tensor<{a}x{b}xf32>\n}}\n"
         )
 

@@ -69,7 +69,7 @@ def exhaustive(order, kind, x, want: np.ndarray, z) -> bool:
     data = tagged(x)
     if order == "slice":  # reshape x first, then slice to z
         shapes = factorisations(x[0], len(z)) if kind == "expand" else [(int(np.prod(x)),)]
-        src = lambda shape: data.reshape(shape)  # noqa: E731
+        src = data.reshape
         for shape in shapes:
             reshaped = src(shape)
             for spec in slices(shape, z):

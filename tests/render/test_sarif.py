@@ -76,7 +76,8 @@ def test_rules_and_results(gpt12_sarif):
         assert rule["help"]["text"] and rule["help"]["markdown"]
     levels = {r["id"]: r["defaultConfiguration"]["level"] for r in rules}
     assert levels["HI001"] == levels["HI900"] == "error" and levels["HI002"] == "note"
-    text = gzip.open(GPT12, "rt").read().splitlines()
+    with gzip.open(GPT12, "rt") as f:
+        text = f.read().splitlines()
     for result in run["results"]:
         assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
         location = result["locations"][0]["physicalLocation"]
@@ -102,7 +103,8 @@ def test_identities_are_check_json_ones_and_one_alert_per_fusion(runner, gpt12_s
 @needs_gpt12
 def test_renamed_copy_gives_the_same_fingerprints(runner, gpt12_sarif, tmp_path):
     renamed = tmp_path / "renamed.hlo"
-    renamed.write_text(rename_everything(gzip.open(GPT12, "rt").read()))
+    with gzip.open(GPT12, "rt") as f:
+        renamed.write_text(rename_everything(f.read()))
     again = _sarif(runner, str(renamed), "--select", "ALL")
     before = [r["partialFingerprints"] for r in gpt12_sarif["runs"][0]["results"]]
     after = [r["partialFingerprints"] for r in again["runs"][0]["results"]]

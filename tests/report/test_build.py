@@ -15,7 +15,7 @@ ENTRY main {
   a = f32[16,8] parameter(0)
   ROOT f = f32[16,8] fusion(a), kind=kLoop, calls=fused, metadata={op_name="jit(f)/neg" source_file="f.py" source_line=3}
 }
-"""
+"""  # noqa: E501  (one instruction per line, as XLA prints it)
 
 
 def test_the_figures_are_an_explicit_table():

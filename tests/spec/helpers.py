@@ -198,5 +198,5 @@ def check_against_spec(target: dict, chk) -> list[str]:
                 f"{len(want - have)} missing (e.g. extra {sorted(have - want)[:3]}, "
                 f"missing {sorted(want - have)[:3]})"
             )
-        return ["relation minus operand %d" % chk.except_where_read]
+        return [f"relation minus operand {chk.except_where_read:d}"]
     return assert_spec_maps(got, list(chk.maps))

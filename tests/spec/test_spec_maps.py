@@ -47,7 +47,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("example", "chk"), CASES)
+@pytest.mark.parametrize("example, chk", CASES)
 def test_spec_map(example, chk, tmp_path_factory):
     kinds = check_against_spec(target_of(example, tmp_path_factory), chk)
     assert kinds and all(kinds)
@@ -142,7 +142,7 @@ def test_dot_rhs_in2out_spec_slip_is_wrong_by_semantics(tmp_path_factory):
 
 
 @pytest.mark.parametrize(
-    ("direction", "vi_text"),
+    "direction, vi_text",
     [
         (
             OUT2IN,

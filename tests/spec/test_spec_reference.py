@@ -70,7 +70,7 @@ OUT2IN_CASES = [
 ] + [("Reduce (variadic), both directions", op) for op in range(4)]
 
 
-@pytest.mark.parametrize(("name", "operand"), OUT2IN_CASES, ids=[f"{n}|operand{o}" for n, o in OUT2IN_CASES])
+@pytest.mark.parametrize("name, operand", OUT2IN_CASES, ids=[f"{n}|operand{o}" for n, o in OUT2IN_CASES])
 def test_out2in_map_is_the_reference_read_set(name, operand, tmp_path_factory):
     example = _example(name)
     instr = _root(example)
@@ -141,7 +141,7 @@ IN2OUT_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("name", "operand"), IN2OUT_CASES, ids=[f"{n}|operand{o}" for n, o in IN2OUT_CASES])
+@pytest.mark.parametrize("name, operand", IN2OUT_CASES, ids=[f"{n}|operand{o}" for n, o in IN2OUT_CASES])
 def test_in2out_map_is_the_inverse_of_the_reference(name, operand, tmp_path_factory):
     """Every (input element, output element) pair of the in2out map is a read of the reference,
     and every read appears: enumerated over the whole (small) output."""

@@ -58,7 +58,7 @@ def simplify_cli(text: str, fmt: str = "text") -> str:
     return out.strip()
 
 
-@pytest.mark.parametrize(("spec_input", "domain", "spec_result", "expected_kind"), MAP_EXAMPLES)
+@pytest.mark.parametrize("spec_input, domain, spec_result, expected_kind", MAP_EXAMPLES)
 def test_simplifier_example(spec_input, domain, spec_result, expected_kind):
     got = simplify_cli(f"{spec_input}, domain: {domain}")
     kind = assert_spec_map(got, f"{spec_result}, domain: {domain}")
@@ -169,7 +169,7 @@ CONSTRAINT_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("before", "after"), CONSTRAINT_CASES)
+@pytest.mark.parametrize("before, after", CONSTRAINT_CASES)
 def test_constraint_simplification(before, after):
     got = simplify_cli(before)
     assert assert_spec_map(got, after) == EXACT, got

@@ -3,12 +3,16 @@ from each side (an element it misses, an element it invents)."""
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from hlo_index import verify
 from hlo_index.affine import parse_map
 from hlo_index.api import SelectedTarget
 from hlo_index.fusion import OperandIndexing
 from hlo_index.hlo import parse_module_text
 from hlo_index.verify import pairs, points, sampling, walk
+from tests.affine.affine_helpers import maps as _random_maps
 from tests.fusion import hlo_samples as s
 
 SMALL_TRANSPOSE_ADD = s.fusion_module(
@@ -183,10 +187,6 @@ def test_images_of_several_points_at_once_equal_one_at_a_time():
 
 
 # ---- the one-point image without numpy -------------------------------------------------------
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st
-
-from tests.affine.affine_helpers import maps as _random_maps  # noqa: E402
 
 
 @settings(max_examples=300, deadline=None)

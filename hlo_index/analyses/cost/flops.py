@@ -146,7 +146,7 @@ def instruction_flops(instr: Instruction, options: CostOptions, sub: SubCost) ->
             root = instr.called["to_apply"].root
             return elementwise_flops(root.opcode, shape if not shape.is_tuple else shape.tuple_shapes[0], options)[
                 0
-            ] * (1 if not shape.is_tuple else 1), 0.0
+            ], 0.0
         return float(sum(elements(s) for s in _array_leaves(shape))), 0.0
     if op == "concatenate" and options.gpu:
         return float(concatenate_gpu_flops(instr)), 0.0

@@ -10,6 +10,7 @@ from the root) stay available for the performance model (``utilization``,
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass, field
 
@@ -29,6 +30,7 @@ from .flops import (
 from .shapes import element_bytes, elements, elements_recursive, leaves, shape_bytes
 
 F32 = np.float32
+DEFAULT_OPTIONS = CostOptions()
 PASS_THROUGH = ELEMENTWISE | {"tuple", "get-tuple-element"}
 FREE = {"parameter", "constant", "get-tuple-element", "bitcast", "domain", "after-all", "add-dependency"}
 UNKNOWN = -1.0
@@ -50,7 +52,7 @@ class Properties:
 class HloCost:
     """Costs under one set of options, memoised per instruction."""
 
-    def __init__(self, options: CostOptions = CostOptions()) -> None:
+    def __init__(self, options: CostOptions = DEFAULT_OPTIONS) -> None:
         self.options = options
         self._props: dict[int, Properties] = {}
         self._sub: dict[int, tuple[float, float]] = {}
@@ -414,10 +416,8 @@ def _users(value: Instruction) -> list[Instruction]:
         for instr in comp.instructions:
             for o in dict.fromkeys(instr.operands):
                 users.setdefault(id(o), []).append(instr)
-        try:
+        with contextlib.suppress(AttributeError):
             comp._cost_users = users
-        except AttributeError:
-            pass
     return users.get(id(value), [])
 
 
@@ -493,7 +493,7 @@ def collective_ranks(instr: Instruction) -> int:
     return 1
 
 
-def module_totals(module, options: CostOptions = CostOptions(), cost: HloCost | None = None) -> Properties:
+def module_totals(module, options: CostOptions = DEFAULT_OPTIONS, cost: HloCost | None = None) -> Properties:
     """The module's figures as XLA sums them: every instruction of the entry computation (called
     computations through their callers)."""
     cost = cost or HloCost(options)

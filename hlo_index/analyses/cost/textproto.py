@@ -52,7 +52,7 @@ def _scalar(kind: str, value: str):
 def parse_text_proto(text: str) -> dict:
     """The message ``text`` holds, as nested dicts of lists."""
     toks = list(_tokens(text))
-    root, pos = _message(text, toks, 0, None)
+    root, _pos = _message(text, toks, 0, None)
     return root
 
 
