@@ -12,7 +12,6 @@ import itertools
 from math import ceil, prod
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from hlo_index.affine import parse_map
