@@ -13,7 +13,6 @@ from .bounds import Domain
 from .expr import (
     CEILDIV,
     CONST,
-    DIM,
     DIVISION_KINDS,
     FLOORDIV,
     MOD,
@@ -397,11 +396,6 @@ def _simplify(e: Expr, domain: Domain, memo: dict) -> Expr:
     if kind == CONST:
         return e
     if kind in VARIABLE_KINDS:  # cheaper than a memo lookup
-        # A dimension stays itself even when its range is one point, as XLA's indexing analyses
-        # print it (``(d0, d1) -> (d0 * 32 + d1), domain: d0 in [0, 0], ...``): dimensions are
-        # the map's interface. A range or runtime variable of one value is that value.
-        if kind == DIM:
-            return e
         try:
             b = domain.by_kind[kind][e.value]
         except IndexError:

@@ -147,7 +147,7 @@ CONSTRAINT_RULES = [
     # a variable fixed to one value becomes a constant
     (
         "(d0, d1) -> (d0 + d1), domain: d0 in [0, 9], d1 in [0, 9], d1 * 2 in [6, 7]",
-        "(d0, d1) -> (d0 + d1), domain: d0 in [0, 9], d1 in [3, 3]",
+        "(d0, d1) -> (d0 + 3), domain: d0 in [0, 9], d1 in [3, 3]",
     ),
 ]
 
