@@ -385,6 +385,8 @@ def floordiv_of_sum(constant: int, terms: Iterable[tuple[Expr, int]], c: int) ->
     inner = _floordiv_atom(remainder, c)
     if not quotient and q_const == 0:
         return inner
+    if inner.kind in (CONST, SUM):  # the inner division folded: its parts join the sum, never as an atom
+        return linear(q_const, [*quotient.items(), (inner, 1)])
     quotient[inner] = quotient.get(inner, 0) + 1
     return make_sum(q_const, quotient)
 

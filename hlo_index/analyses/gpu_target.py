@@ -3,8 +3,11 @@
 
 ``detect_target(module)`` reads the dump: GPU-only constructs (``kInput`` fusions, Triton /
 cuBLAS / cuDNN calls, GPU backend configs) mean GPU; YNNPACK, oneDNN, XLA:CPU custom calls or
-``ynn_fusion`` names mean CPU; a dump with neither says nothing about its backend and is taken
-as CPU (XLA's CPU dumps carry no marker; GPU dumps almost always carry one of the above).
+``ynn_fusion`` names mean CPU; a ``tpu_custom_call`` (Pallas) means TPU, and so do tiled
+``T(...)`` layouts or ``S(n)`` memory spaces in a dump with no GPU or CPU marker (XLA:TPU writes
+them on nearly every shape; XLA:GPU and XLA:CPU dumps rarely tile, and GPU dumps may use
+``S(n)``); a dump with none says nothing about its backend and is taken as CPU (XLA's CPU dumps
+carry no marker; GPU dumps almost always carry one of the above).
 """
 
 from __future__ import annotations
@@ -12,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-GPU, CPU, AUTO = "gpu", "cpu", "auto"
-TARGETS = (AUTO, GPU, CPU)
+GPU, CPU, TPU, AUTO = "gpu", "cpu", "tpu", "auto"
+TARGETS = (AUTO, GPU, CPU, TPU)
 
 
 _GPU_CUSTOM_CALL_MARKERS = (
@@ -76,10 +79,38 @@ def _markers(module) -> tuple[set[str], set[str]]:
     return gpu, cpu
 
 
+def _tpu_markers(module) -> set[str]:
+    """``tpu_custom_call`` targets, tiled layouts and memory spaces, each named once."""
+    found: set[str] = set()
+    for comp in module.computations:
+        for instr in comp.instructions:
+            if instr.attrs and instr.attrs.get("custom_call_target") == "tpu_custom_call":
+                found.add("custom-call tpu_custom_call")
+            for shape in _leaves(instr.shape):
+                layout = shape.layout
+                if layout is None:
+                    continue
+                if layout.tiles:
+                    found.add("tiled T(...) layouts")
+                if layout.memory_space:
+                    found.add("S(n) memory spaces")
+            if len(found) == 3:
+                return found
+    return found
+
+
+def _leaves(shape):
+    if shape.tuple_shapes is None:
+        yield shape
+        return
+    for element in shape.tuple_shapes:
+        yield from _leaves(element)
+
+
 @dataclass(frozen=True)
 class TargetChoice:
-    target: str  # gpu | cpu
-    requested: str  # gpu | cpu | auto
+    target: str  # gpu | cpu | tpu
+    requested: str  # gpu | cpu | tpu | auto
     evidence: str  # why (for auto), e.g. "kInput fusion, custom-call __cublas$gemm"
 
     def to_json(self) -> dict:
@@ -88,9 +119,12 @@ class TargetChoice:
 
 def detect_target(module, requested: str = AUTO) -> TargetChoice:
     """``requested`` unless ``auto``; for ``auto`` the backend the dump's own constructs show."""
-    if requested in (GPU, CPU):
+    if requested in (GPU, CPU, TPU):
         return TargetChoice(requested, requested, "requested with --target")
     gpu, cpu = _markers(module)
+    tpu = _tpu_markers(module)
+    if "custom-call tpu_custom_call" in tpu or (tpu and not gpu and not cpu):
+        return TargetChoice(TPU, AUTO, ", ".join(sorted(tpu)))
     if gpu and not cpu:
         return TargetChoice(GPU, AUTO, ", ".join(sorted(gpu)[:3]))
     if cpu and not gpu:

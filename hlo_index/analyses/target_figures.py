@@ -3,6 +3,8 @@
 GPU: the fusion's emitter and XLA's coalescing rule (``gpu_coalescing``); a target that is not a
 fusion gets ``unknown`` (XLA:GPU emits every op inside a fusion, whose emitter decides the reads).
 CPU: whether the innermost loop reads contiguously (``cpu_access``), in CPU terms only.
+TPU: tiles, padding and the walk of the output's minor dimension over lanes and sublanes
+(``tpu_tiles``), under the key ``tpu``: no coalescing, no CPU words.
 Data in, data out: the report layer stores the figures; the memos live in the analysis context
 (``hlo_index.context``), so the library path has them too.
 """
@@ -15,7 +17,7 @@ from typing import Any
 
 from ..context import current, register_table, remember
 from .gpu_devices import RTX_A6000, GpuDevice
-from .gpu_target import CPU, GPU, TargetChoice, detect_target
+from .gpu_target import CPU, GPU, TPU, TargetChoice, detect_target
 
 # Per analysis context: the target chosen for a module (keyed by the module object, kept in the
 # value and checked, and the --target asked for).
@@ -24,6 +26,8 @@ _TARGETS = register_table("analyses.target_figures.targets")
 # (maps, shapes with their layouts), and an identity memo over it (rows share map tuples).
 _CPU_FIGURES = register_table("analyses.target_figures.cpu_access")
 _CPU_BY_OBJECT = register_table("analyses.target_figures.cpu_access_by_object")
+# Per analysis context, at most Budgets.operand_figures entries: TPU figures by structure.
+_TPU_FIGURES = register_table("analyses.target_figures.tpu_tiles")
 
 
 def module_target(module: Any, asked: str = "auto") -> TargetChoice:
@@ -44,7 +48,8 @@ class TargetCoalescing:
 
     target: str  # "gpu (evidence)" / "cpu (evidence)"
     gpu_emitter: str | None  # the GPU emitter's plan, when the emitter was modelled
-    operands: tuple[dict | None, ...]  # per row: its ``coalescing`` figure (None: not computed)
+    operands: tuple[dict | None, ...]  # per row: its figure (None: not computed)
+    key: str = "coalescing"  # the operand field the figures go in (``tpu`` on a TPU)
 
 
 def target_coalescing(
@@ -57,6 +62,8 @@ def target_coalescing(
     device = device or RTX_A6000
     if choice.target == CPU:
         return TargetCoalescing(named, None, tuple(_cpu_row(row, shapes(row)) for row in rows))
+    if choice.target == TPU:
+        return TargetCoalescing(named, None, tuple(_tpu_row(row, shapes(row)) for row in rows), "tpu")
     fusion = target if getattr(target, "opcode", None) == "fusion" else None
     if fusion is None and is_fused_body(target):
         from .emitters import ComputationAsFusion
@@ -105,6 +112,31 @@ def _cpu_row(row: Any, shapes: tuple) -> dict | None:
         return _cpu_figure(row.maps, operand_shape, output_shape)
     except Exception as exc:  # noqa: BLE001  (a failing figure must not cost the maps)
         return _failed("cpu", exc)
+
+
+def _tpu_row(row: Any, shapes: tuple) -> dict | None:
+    operand_shape, output_shape = shapes
+    if operand_shape is None or output_shape is None or output_shape.is_tuple or operand_shape.is_tuple:
+        return None
+    ctx = current()
+    key = (
+        tuple(m.canonical_key() if not m.is_undefined else ("undefined", m.undefined_reason) for m in row.maps),
+        operand_shape,
+        output_shape,
+    )
+    figures = ctx.tables[_TPU_FIGURES]
+    figure = figures.get(key)
+    if figure is None:
+        from .tpu_tiles import tpu_operand
+
+        try:
+            # on the canonical form, so that a figure depends on the key alone
+            maps = [m if m.is_undefined else m.simplified() for m in row.maps]
+            figure = tpu_operand(maps, operand_shape, output_shape)
+        except Exception as exc:  # noqa: BLE001  (a failing figure must not cost the maps)
+            return _failed(TPU, exc)
+        remember(figures, key, figure, ctx.budgets.operand_figures)
+    return figure
 
 
 _NOT_FUSIBLE = {

@@ -502,3 +502,37 @@ def _bytes_marked(marked: np.ndarray, shape: Shape, bits: int) -> int:
     first = offsets * bits // 8
     last = ((offsets + 1) * bits - 1) // 8
     return int(np.unique(np.concatenate([first, last])).size)
+
+
+# ---- the read set itself -------------------------------------------------------------------
+
+
+def read_mask(maps: Sequence[IndexingMap], operand_dims: Sequence[int], *, seed: int = 0) -> np.ndarray | None:
+    """Which operand elements ``maps`` read (runtime values unioned), as a boolean array shaped
+    like the operand; None when a map is undefined, or the set is sampled or too large to mark
+    (beyond the context's utilization budgets)."""
+    if any(m.is_undefined for m in maps):
+        return None
+    dims = tuple(operand_dims)
+    total = prod(dims)
+    budgets = current().budgets
+    if total > budgets.utilization_bitmap_elements:
+        return None
+    marked = np.zeros(dims, dtype=bool)
+    charge(total // 16)
+    for m in maps:
+        if m.is_known_empty:
+            continue
+        m = runtime_as_range(m)
+        box = _box(m)
+        if box is not None:
+            marked[tuple(_slice(p) for p in box.progressions)] = True
+            continue
+        dec = decompose(m, dims, budget=budgets.utilization_component_points, seed=seed)
+        if not dec.distinct_exact:
+            return None
+        linear = linear_indices(dec, dims, min(budgets.utilization_component_points, total))
+        if linear is None:
+            return None
+        marked.reshape(-1)[linear] = True
+    return marked

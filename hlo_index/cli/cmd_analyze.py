@@ -252,11 +252,12 @@ def _write_text(make_reports, color, pager, several_files, top, sort) -> None:
 @click.option(
     "--target",
     "target",
-    type=click.Choice(["auto", "gpu", "cpu"]),
+    type=click.Choice(["auto", "gpu", "cpu", "tpu"]),
     default="auto",
     show_default=True,
     help="Machine the coalescing figures are for: gpu (XLA's GPU emitters and coalescing rule), "
-    "cpu (does the innermost loop read contiguously), auto (read from the dump).",
+    "cpu (does the innermost loop read contiguously), tpu (tiles read, padding, and whether the "
+    "output's minor dimension walks lanes, sublanes or across tiles), auto (read from the dump).",
 )
 @color_option
 @click.option("--no-pager", is_flag=True, help="Never page text output (HLO_INDEX_PAGER / PAGER=cat do the same).")
@@ -282,7 +283,8 @@ def command(
 
     Each operand also gets its utilization (distinct elements read, bytes, reads per element) and
     coalescing (--target gpu: how the warps of XLA's emitter read it, in 128-byte transactions;
-    --target cpu: whether the innermost loop reads it contiguously); --physical adds maps to the
+    --target cpu: whether the innermost loop reads it contiguously; --target tpu: tiles read and
+    used, padding, lanes or sublanes along the output's minor dimension); --physical adds maps to the
     operand's physical offsets. A module without fusions is analysed as a whole (its ENTRY
     computation). Text is written as it is produced, through a pager in a terminal. Exit status:
     0; 1 when --verify found a mismatch; 2 when an input could not be read or a --fusion /

@@ -242,7 +242,13 @@ class TextWriter:
         what = f"{t.fusions} fusion(s)" + (f", {t.others} other target(s)" if t.others else "")
         bytes_text = human_bytes(t.bytes_read) + ("" if t.bytes_complete else " (some unknown)")
         files = f" in {t.files} file(s)" if t.files > 1 else ""
-        bad = "operand(s) read non-contiguously by the innermost loop" if t.cpu_only else "uncoalesced operand(s)"
+        bad = (
+            "operand(s) read non-contiguously by the innermost loop"
+            if t.cpu_only
+            else "operand(s) whose minor output dimension walks across tiles"
+            if t.tpu_only
+            else "uncoalesced operand(s)"
+        )
         return (
             f"total: {what}{files}, {bytes_text} read, {t.several_maps} operand(s) read through several maps "
             f"(duplicated reads), {t.uncoalesced} {bad}"

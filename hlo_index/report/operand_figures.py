@@ -8,7 +8,8 @@ report. Each ``output_to_input`` operand entry gains:
   ``--no-analyses``, ``check`` never pays for it);
 * ``coalescing`` (same option): the figure of the machine the dump runs on
   (``analyses.target_figures``). The target-less figure of ``operand_report`` is not computed
-  here: the target's figure would replace it on every operand;
+  here: the target's figure would replace it on every operand. On a TPU the key is ``tpu``
+  (tiles, padding, lanes and sublanes: ``analyses.tpu_tiles``);
 * ``physical_maps`` (option ``physical``): one map per logical map, from the output's logical
   index to the operand's linear physical element offset under its layout (tiles included).
 
@@ -195,7 +196,7 @@ def _fill_coalescing(report: TargetReport, target: Any, module: Any, rows: list,
         report.extra["gpu_emitter"] = figures.gpu_emitter
     for entry, figure in zip(report.output_to_input, figures.operands):
         if figure is not None:
-            entry.extra["coalescing"] = figure
+            entry.extra[figures.key] = figure
 
 
 def _fill_physical(entry: OperandReport, row, shapes: tuple) -> None:

@@ -28,11 +28,14 @@ def map_report(m: IndexingMap) -> MapReport:
     texts = current().tables[MAP_TEXTS]
     cached = texts.get(id(m))
     if cached is None or cached[0] is not m:
-        if m.is_undefined:
-            report = MapReport(None, m.undefined_reason or "unknown")
-        elif m.is_known_empty:
+        # Printed in the simplifier's normal form, the one every command prints: an op rule's map
+        # is exact but may restate a dimension's range as a constraint or keep a folded term.
+        shown = m if m.is_undefined else m.simplified()
+        if shown.is_undefined:
+            report = MapReport(None, shown.undefined_reason or "unknown")
+        elif shown.is_known_empty:
             report = MapReport("KNOWN EMPTY")
         else:
-            report = MapReport(str(m))
+            report = MapReport(str(shown))
         cached = texts[id(m)] = (m, report)
     return cached[1]

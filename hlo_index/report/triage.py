@@ -31,7 +31,12 @@ class TargetFigures:
     max_reads_per_element: float | None
     max_maps: int
     worst: dict  # sort -> the worst operand's figure for that sort, in words
-    target: str = ""  # gpu | cpu: what "uncoalesced" means (CPU: not contiguous)
+    target: str = ""  # gpu | cpu | tpu: what "uncoalesced" means (CPU: not contiguous; TPU: across tiles)
+
+
+# What the "uncoalesced" slot says per target.
+_BAD = {"cpu": "not contiguous", "tpu": "walking across tiles"}
+_GOOD = {"cpu": "all contiguous", "tpu": "none walking across tiles"}
 
 
 def human_bytes(n: int | None) -> str:
@@ -63,10 +68,11 @@ def figures_of(t: TargetReport, mod: ModuleReport) -> TargetFigures:
         # a scalar read by every output element is normal: it says nothing about the fusion
         if mult is not None and (u.get("total_elements") or 0) > 1 and (worst_mult is None or mult > worst_mult):
             worst_mult, worst_mult_at = mult, f"%{r.operand_name} read {mult:.2f}x per element"
-        c = r.extra.get("coalescing") or {}
+        c = r.extra.get("coalescing") or r.extra.get("tpu") or {}
         target = c.get("target", target)
-        # CPU figures say "not contiguous" (no warps on a CPU): the same slot in the triage
-        if c.get("verdict") in ("uncoalesced", "not contiguous"):
+        # CPU figures say "not contiguous" (no warps on a CPU), TPU figures "across tiles": the
+        # same slot in the triage
+        if c.get("verdict") in ("uncoalesced", "not contiguous", "across tiles"):
             unco += 1
             unco_at = unco_at or f"%{r.operand_name}"
     if not t.output_to_input:
@@ -76,9 +82,7 @@ def figures_of(t: TargetReport, mod: ModuleReport) -> TargetFigures:
     worst = {
         "bytes": heaviest[1],
         "uncoalesced": (
-            f"{unco} {'not contiguous' if target == 'cpu' else 'uncoalesced'} ({unco_at})"
-            if unco
-            else ("all contiguous" if target == "cpu" else "all coalesced")
+            f"{unco} {_BAD.get(target, 'uncoalesced')} ({unco_at})" if unco else _GOOD.get(target, "all coalesced")
         ),
         "utilization": worst_mult_at,
         "maps": f"{max_maps} maps for %{most.operand_name}" if most is not None else "-",
@@ -141,6 +145,7 @@ class Totals:
     uncoalesced: int
     files: int
     cpu_only: bool  # every target with a figure is for a CPU: "not contiguous"
+    tpu_only: bool = False  # every target with a figure is for a TPU: "across tiles"
 
 
 def totals_of(rows: list[TargetFigures], files: int) -> Totals:
@@ -155,4 +160,5 @@ def totals_of(rows: list[TargetFigures], files: int) -> Totals:
         sum(r.uncoalesced for r in rows),
         files,
         {r.target for r in rows if r.target} == {"cpu"},
+        {r.target for r in rows if r.target} == {"tpu"},
     )
