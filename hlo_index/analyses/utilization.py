@@ -511,6 +511,8 @@ def read_mask(maps: Sequence[IndexingMap], operand_dims: Sequence[int], *, seed:
     """Which operand elements ``maps`` read (runtime values unioned), as a boolean array shaped
     like the operand; None when a map is undefined, or the set is sampled or too large to mark
     (beyond the context's utilization budgets)."""
+    import numpy as np
+
     if any(m.is_undefined for m in maps):
         return None
     dims = tuple(operand_dims)
