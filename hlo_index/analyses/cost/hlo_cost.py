@@ -11,6 +11,7 @@ from the root) stay available for the performance model (``utilization``,
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -48,10 +49,17 @@ class Properties:
 
 
 class HloCost:
-    """Costs under one set of options, memoised per instruction."""
+    """Costs under one set of options, memoised per instruction.
 
-    def __init__(self, options: CostOptions = CostOptions()) -> None:
+    ``fusion_key(fusion)``: a structural key (None: not shared); fusions with equal keys share
+    one ``Properties`` (transformer layers repeat their fusions). A shared fusion's fused
+    instructions get no ``utilization`` entries of their own, so a cost with a key serves sums
+    and per-target figures, not the producer / consumer what-if (which reads them)."""
+
+    def __init__(self, options: CostOptions = CostOptions(), fusion_key: Callable | None = None) -> None:
         self.options = options
+        self._fusion_key = fusion_key
+        self._shared: dict[Hashable, Properties] = {}
         self._props: dict[int, Properties] = {}
         self._sub: dict[int, tuple[float, float]] = {}
         self._totals: dict[int, Properties] = {}
@@ -65,7 +73,13 @@ class HloCost:
         key = id(instr)
         props = self._props.get(key)
         if props is None:
-            props = self._compute(instr)
+            shared = self._fusion_key(instr) if self._fusion_key is not None and instr.opcode == "fusion" else None
+            if shared is not None:
+                props = self._shared.get(shared)
+            if props is None:
+                props = self._compute(instr)
+                if shared is not None:
+                    self._shared[shared] = props
             self._props[key] = props
         return props
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...hlo.model import Shape
+from ...hlo.model import ELEMENT_BITS, Shape
 
 POINTER_BYTES = 8
 
@@ -23,8 +23,6 @@ def elements_recursive(shape: Shape) -> int:
 
 def element_bytes(element_type: str) -> int:
     """``ByteSizeOfPrimitiveType``: sub-byte types take a byte each unless the layout packs them."""
-    from ...hlo.model import ELEMENT_BITS
-
     bits = ELEMENT_BITS.get(element_type, 0)
     return 0 if bits == 0 else max(1, bits // 8)
 
