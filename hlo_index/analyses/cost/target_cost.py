@@ -234,14 +234,14 @@ def cost_of_target(
     options: TargetCostOptions = TargetCostOptions(),
     session: CostSession | None = None,
     *,
-    exact: dict | None = None,
+    utilization: Sequence[tuple | None] | None = None,
     coalesced: Sequence[bool | None] | None = None,
 ) -> FusionCost:
     """The cost of a fusion, an instruction or a computation (its instructions summed; no time).
 
-    Figures the caller has already, instead of computing them again: ``exact`` (the dict
-    ``exact_figures`` gives, from the report's utilization figures) and ``coalesced`` (per
-    operand, the coalescing verdict; None where unknown)."""
+    Figures the caller has already, instead of computing them again: ``utilization`` (per
+    operand, (bytes read, reads per element, distinct elements) of the maps, or None) and
+    ``coalesced`` (per operand, the coalescing verdict; None where unknown)."""
     session = session or CostSession(module, options)
     if isinstance(target, Computation):
         p = session.cost.computation_totals(target)
@@ -251,8 +251,8 @@ def cost_of_target(
     p = session.cost.of(target)
     cost = _from_properties(p)
     cost.operand_names = [o.name for o in target.operands]
-    if exact is not None:
-        cost.exact = exact
+    if utilization is not None:
+        cost.exact = exact_from_figures(p, utilization)
     elif options.exact:
         cost.exact = exact_figures(target, p)
     if session.gpu and target.opcode not in ("parameter", "constant", "get-tuple-element", "tuple"):
@@ -302,19 +302,24 @@ def exact_figures(target: Instruction, p: Properties) -> dict:
     from ..utilization import operand_utilization
 
     rows = output_to_input(target)
-    read, per_element, distinct = [], [], []
+    figures: list[tuple | None] = []
     for k, operand in enumerate(target.operands):
         maps = [m for r in rows if r.operand == k for m in r.maps]
         outputs = {r.output for r in rows if r.operand == k and r.maps}
         if operand.shape.is_tuple or not maps or len(outputs) > 1:
-            read.append(None)
-            per_element.append(None)
-            distinct.append(None)
+            figures.append(None)
             continue
         u = operand_utilization(maps, operand.shape)
-        read.append(u.bytes_read)
-        per_element.append(u.multiplicity)
-        distinct.append(u.distinct_elements)
+        figures.append((u.bytes_read, u.multiplicity, u.distinct_elements))
+    return exact_from_figures(p, figures)
+
+
+def exact_from_figures(p: Properties, figures: Sequence[tuple | None]) -> dict:
+    """The ``exact`` dict from per-operand (bytes read, reads per element, distinct elements)
+    of the maps (None: not known), beside XLA's figures ``p``."""
+    read = [f[0] if f is not None else None for f in figures]
+    per_element = [f[1] if f is not None else None for f in figures]
+    distinct = [f[2] if f is not None else None for f in figures]
     differs = [
         k for k, (x, e) in enumerate(zip(p.operand_bytes, read)) if e is not None and x >= 0 and abs(x - e) > 0.5
     ]
@@ -468,5 +473,6 @@ __all__ = [
     "fusion_structure_key",
     "explain",
     "exact_figures",
+    "exact_from_figures",
     "is_gpu_module",
 ]
