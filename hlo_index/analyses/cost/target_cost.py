@@ -141,6 +141,12 @@ def is_gpu_module(module, requested: str = "auto") -> bool:
     return detect_target(module, requested).target == GPU
 
 
+def _has_backend_markers(module) -> bool:
+    from ..gpu_target import has_backend_markers
+
+    return has_backend_markers(module)
+
+
 def capability_of(module) -> tuple[int, int] | None:
     """The compute capability XLA writes into GPU dump file names (``...sm_8.0_gpu_after_...``)."""
     match = CAPABILITY_IN_NAME.search(getattr(module, "source", "") or "")
@@ -177,7 +183,10 @@ class CostSession:
     def __init__(self, module, options: TargetCostOptions = TargetCostOptions(), share_fusions: bool = False) -> None:
         self.module = module
         self.options = options
-        self.gpu = is_gpu_module(module, options.target)
+        self.gpu = is_gpu_module(module, options.target) or (
+            # a GPU description given for a module that shows neither backend (XLA's test modules)
+            options.device is not None and options.target == "auto" and not _has_backend_markers(module)
+        )
         self.device, self.device_assumed = device_of(module, options) if self.gpu else (None, None)
         self.roofline = options.roofline
         self.roofline_device: str | None = None
