@@ -13,9 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from hlo_index.cli import main
-
-from tests.conformance.test_xla_cost_model import CASES, CONFORMANCE, check
 from tests.cli.test_schemas import validate
+from tests.conformance.test_xla_cost_model import CASES, CONFORMANCE, check
 
 SPECS = CONFORMANCE / "gpu_specs"
 GPU_FIELD = (
@@ -246,5 +245,5 @@ def test_an_unknown_producer_or_consumer_exits_2(runner, tmp_path):
     missing = ["--fusion-candidate", "nope", "--fusion-consumers", "none", "--format", "json"]
     code, _, stderr = _analyze(runner, hlo, *missing)
     assert code == 2 and "nope" in stderr
-    code, doc, stderr = _analyze(runner, hlo, "--fusion-candidate", "f", "--fusion-consumers", "ghost")
+    code, _, stderr = _analyze(runner, hlo, "--fusion-candidate", "f", "--fusion-consumers", "ghost")
     assert code == 2 and "ghost" in stderr
