@@ -172,8 +172,8 @@ def _amount(n: float | None, unit: str) -> str:
         return "?"
     for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
         if abs(n) >= scale:
-            return f"{n / scale:.1f} {prefix}{unit}"
-    return f"{n:.0f} {unit}"
+            return f"{n / scale:.1f} {prefix}{unit}".rstrip()
+    return f"{n:.0f} {unit}".rstrip()
 
 
 def time_text(us) -> str:
