@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...context import current, register_table
 from ...hlo.model import ELEMENT_BITS, Shape
 
 POINTER_BYTES = 8
@@ -27,8 +28,22 @@ def element_bytes(element_type: str) -> int:
     return 0 if bits == 0 else max(1, bits // 8)
 
 
+# Per analysis context: id(shape) -> (shape, bytes) (the parser shares one object between equal shapes).
+_BYTES = register_table("analyses.cost.shapes.bytes")
+
+
 def shape_bytes(shape: Shape) -> int:
     """Bytes of a buffer: a tuple is its table of pointers; a packed layout (``E(n)``) packs."""
+    table = current().tables[_BYTES]
+    hit = table.get(id(shape))
+    if hit is not None and hit[0] is shape:
+        return hit[1]
+    size = _shape_bytes(shape)
+    table[id(shape)] = (shape, size)
+    return size
+
+
+def _shape_bytes(shape: Shape) -> int:
     if shape.is_tuple:
         return POINTER_BYTES * len(shape.tuple_shapes)
     if shape.element_type in ("token", "opaque"):
