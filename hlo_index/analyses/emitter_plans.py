@@ -7,6 +7,7 @@ parameter's buffer, as ``fusions.cc`` decides)."""
 from __future__ import annotations
 
 from ..affine import IndexingMap, Interval, const, dim, range_var
+from ..context import current, register_table
 from ..hlo.model import Instruction, Shape
 from .emitters import (
     BX,
@@ -31,6 +32,8 @@ from .emitters import (
 )
 from .gpu_devices import GpuDevice
 
+_PLANS = register_table("analyses.emitter_plans.plans")  # (id(fusion), device) -> (fusion, plan)
+
 _UNMODELLED_KINDS = {
     "__triton": "Triton",
     "__triton_gemm": "Triton GEMM",
@@ -50,6 +53,17 @@ def backend_kind(fusion: Instruction) -> str:
 
 
 def plan_for(fusion: Instruction, device: GpuDevice) -> ThreadPlan:
+    """The thread plan of XLA's emitter for ``fusion`` on ``device``, memoised per analysis
+    context (the coalescing figures and the cost model both ask; plans are read, never changed)."""
+    table = current().tables[_PLANS]
+    key = (id(fusion), device)
+    hit = table.get(key)
+    if hit is None or hit[0] is not fusion:
+        hit = table[key] = (fusion, _plan_for(fusion, device))  # keeps ``fusion`` alive: ids stay unique
+    return hit[1]
+
+
+def _plan_for(fusion: Instruction, device: GpuDevice) -> ThreadPlan:
     comp = fusion.fused_computation
     if comp is None or comp.root is None:
         return ThreadPlan("none", unmodelled="not a fusion with a fused computation")

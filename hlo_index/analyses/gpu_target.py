@@ -137,6 +137,12 @@ def detect_target(module, requested: str = AUTO) -> TargetChoice:
     return TargetChoice(CPU, AUTO, "no GPU construct in the dump (plain XLA:CPU-style module)")
 
 
+def has_backend_markers(module) -> bool:
+    """Whether the dump shows constructs of either backend (else ``detect_target`` defaults)."""
+    gpu, cpu = _markers(module)
+    return bool(gpu or cpu)
+
+
 def summarize_choices(choices: Iterable[TargetChoice]) -> str | None:
     seen = sorted({c.target for c in choices})
     return "/".join(seen) if seen else None

@@ -187,6 +187,58 @@ def _write_text(make_reports, color, pager, several_files, top, sort) -> None:
         writer.close()
 
 
+def _check_device(ctx, param, value):
+    if value is None:
+        return None
+    from ..analyses.cost import DeviceError, load_device
+
+    try:
+        load_device(value)
+    except DeviceError as e:
+        raise click.BadParameter(str(e)) from None
+    return value
+
+
+def _positive_ints(value: str, param) -> tuple[int, ...]:
+    try:
+        numbers = tuple(int(x) for x in value.split(","))
+    except ValueError:
+        raise click.BadParameter(f"{value!r}: comma-separated integers expected", param=param) from None
+    if any(n < 1 for n in numbers):
+        raise click.BadParameter(f"{value!r}: sizes are positive", param=param)
+    return numbers
+
+
+def _check_tile(ctx, param, value):
+    if value is None or value == "auto":
+        return value
+    return _positive_ints(value, param)
+
+
+def _check_launch(ctx, param, value):
+    if value is None:
+        return None
+    numbers = _positive_ints(value, param)
+    if len(numbers) != 2:
+        raise click.BadParameter(f"{value!r}: BLOCKS,THREADS expected", param=param)
+    return numbers
+
+
+COST_OPTIONS = ("count_multiple_input_accesses",)
+
+
+def _check_cost_options(ctx, param, values):
+    out = {}
+    for value in values:
+        key, sep, flag = value.partition("=")
+        if key not in COST_OPTIONS or not sep or flag not in ("true", "false"):
+            raise click.BadParameter(
+                f"{value!r}: expected KEY=true|false with KEY one of {', '.join(COST_OPTIONS)}", param=param
+            )
+        out[key] = flag == "true"
+    return out
+
+
 @click.command("analyze")
 @click.argument("paths", nargs=-1, required=True)
 @click.option(
@@ -214,11 +266,11 @@ def _write_text(make_reports, color, pager, several_files, top, sort) -> None:
 )
 @click.option(
     "--sort",
-    type=click.Choice(["bytes", "uncoalesced", "utilization", "maps"]),
+    type=click.Choice(["bytes", "uncoalesced", "utilization", "maps", "time", "flops", "intensity"]),
     default="bytes",
     show_default=True,
     help="Order for --top: bytes read; uncoalesced operands; reads per element (utilization); "
-    "most distinct maps for one operand.",
+    "most distinct maps for one operand; the cost's estimated time, FLOPs, or FLOPs per byte accessed.",
 )
 @format_option(
     "model-explorer-node-data",
@@ -259,6 +311,53 @@ def _write_text(make_reports, color, pager, several_files, top, sort) -> None:
     "cpu (does the innermost loop read contiguously), tpu (tiles read, padding, and whether the "
     "output's minor dimension walks lanes, sublanes or across tiles), auto (read from the dump).",
 )
+@click.option(
+    "--device",
+    metavar="NAME|PATH.txtpb",
+    callback=_check_device,
+    help="Device of the cost's time: a named GPU (h100_sxm, a100_sxm_80, ...) or a GpuTargetConfigProto "
+    "text file (XLA's hlo-opt format). GPU modules default to one per compute capability of the dump's "
+    "name; CPU modules get a roofline time only with a device.",
+)
+@click.option(
+    "--fusion-candidate",
+    metavar="PRODUCER",
+    help="Cost of fusing PRODUCER into --fusion-consumers (XLA's EstimateRunTimes): time unfused vs fused. "
+    "Without --fusion / --computation / --instruction, PRODUCER is the target.",
+)
+@click.option(
+    "--fusion-consumers",
+    metavar="C1,C2|none",
+    help="The consumers of the --fusion-candidate what-if ('none': no consumer).",
+)
+@click.option(
+    "--multi-output", is_flag=True, help="The what-if fuses as a multi-output fusion (producer still written)."
+)
+@click.option(
+    "--tile",
+    metavar="a,b,...|auto",
+    callback=_check_tile,
+    help="Cost fusions per output tile of these sizes (XLA's tiled model), or 'auto': XLA's search "
+    "for the best tiling.",
+)
+@click.option(
+    "--launch", metavar="BLOCKS,THREADS", callback=_check_launch, help="Launch dimensions of the cost's kernel."
+)
+@click.option(
+    "--cost-model",
+    type=click.Choice(["classic", "indexing"]),
+    default="classic",
+    show_default=True,
+    help="GPU time from XLA's GpuPerformanceModel (classic) or its indexing-based variant.",
+)
+@click.option(
+    "--cost-option",
+    "cost_options",
+    metavar="KEY=true|false",
+    multiple=True,
+    callback=_check_cost_options,
+    help="Cost analysis option; repeatable. Known: count_multiple_input_accesses (default true).",
+)
 @color_option
 @click.option("--no-pager", is_flag=True, help="Never page text output (HLO_INDEX_PAGER / PAGER=cat do the same).")
 def command(
@@ -275,6 +374,14 @@ def command(
     physical,
     no_analyses,
     target,
+    device,
+    fusion_candidate,
+    fusion_consumers,
+    multi_output,
+    tile,
+    launch,
+    cost_model,
+    cost_options,
     color,
     no_pager,
     output=None,
@@ -296,7 +403,41 @@ def command(
         from .model_explorer_files import write_node_data_files
 
         sys.exit(write_node_data_files(paths, output, tuple(fusion) or None, target))
+    if (fusion_candidate is None) != (fusion_consumers is None):
+        raise click.UsageError("--fusion-candidate and --fusion-consumers go together")
+    if multi_output and fusion_candidate is None:
+        raise click.UsageError("--multi-output needs --fusion-candidate")
+    cost_asked = device or fusion_candidate or tile or launch or cost_model != "classic" or cost_options
+    if no_analyses and cost_asked:
+        raise click.UsageError("--no-analyses leaves out the cost: drop it to use the cost options")
+    if fusion_candidate is not None:
+        fusion_candidate = fusion_candidate.lstrip("%")
+        if not (fusion or computation or instruction):
+            instruction = fusion_candidate
+    from ..analyses.cost.target_cost import TargetCostOptions
     from ..report.driver import AnalyzeOptions
+
+    consumers = None
+    if fusion_consumers is not None:
+        consumers = (
+            () if fusion_consumers == "none" else tuple(c.strip().lstrip("%") for c in fusion_consumers.split(","))
+        )
+    cost = TargetCostOptions(
+        target=target,
+        device=device,
+        cost_model=cost_model,
+        tile=tile,
+        launch=launch,
+        count_multiple_input_accesses=cost_options.get("count_multiple_input_accesses", True),
+        consumers=consumers,
+        multi_output=multi_output,
+        exact=False,
+    )
+    extra = {"analyses": not no_analyses, "physical": physical, "target": target}
+    if not no_analyses:
+        extra["cost"] = cost
+        if fusion_candidate is not None:
+            extra["fusion_candidate"] = fusion_candidate
 
     encode = None
     if fmt == "json" and top is None:
@@ -308,7 +449,7 @@ def command(
         instruction=instruction,
         verify=verify,
         encode=encode,
-        extra={"analyses": not no_analyses, "physical": physical, "target": target},
+        extra=extra,
     )
     kept = _Kept()
 
@@ -330,7 +471,7 @@ def command(
     missing = missing_target_message(kept.modules, options)
     if missing:
         click.echo(missing, err=True)
-    if any(m.unreadable or m.internal_failure for m in kept.modules) or missing:
+    if any(m.unreadable or m.internal_failure or m.cost_error for m in kept.modules) or missing:
         sys.exit(EXIT_UNREADABLE)
     if verify and any(
         d.severity == "error" and d.message.startswith("verify:") for m in kept.modules for d in m.diagnostics

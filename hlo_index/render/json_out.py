@@ -120,7 +120,8 @@ def write_module(mod: ModuleReport, out: TextIO) -> None:
         if i:
             out.write(", ")
         _write_target(target, enc, out)
-    out.write('], "diagnostics": ' + _encode([d.to_json() for d in mod.diagnostics]) + "}")
+    out.write('], "diagnostics": ' + _encode([d.to_json() for d in mod.diagnostics]))
+    out.write("".join(f", {_string(k)}: {_encode(v)}" for k, v in mod.extra.items()) + "}")
 
 
 def write_json(modules: Iterable[ModuleReport], out: TextIO, top: int | None = None, sort: str = "bytes") -> None:

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import TextIO
 
 from ..report.model import MapReport, ModuleReport, OperandReport, TargetReport
-from ..report.triage import TargetFigures, figures_of, human_bytes, top_targets, totals_of
+from ..report.triage import COST_SORTS, TargetFigures, figures_of, human_bytes, top_targets, totals_of
 
 _SGR = {
     "bold": "1",
@@ -147,7 +147,9 @@ def target_lines(p: Painter, t: TargetReport, width: int) -> list[str]:
             src += ("  " if t.op_name else "") + p(t.source_location, "underline")
         body.append(src)
     for key, value in t.extra.items():
-        if key not in ("source", "verify", "identity"):
+        if key == "cost":
+            body.append(p("cost: ", "bold") + p(value.get("explanation", ""), "cyan"))
+        elif key not in ("source", "verify", "identity"):
             body.append(p(f"{key}: {value}", "cyan"))
     if t.output_to_input:
         body.append(p("output → input", "bold underline"))
@@ -162,6 +164,54 @@ def target_lines(p: Painter, t: TargetReport, width: int) -> list[str]:
     out.extend(bar + line for line in body)
     out.append(p("╰─", "dim"))
     return out
+
+
+def _amount(n: float | None, unit: str) -> str:
+    if n is None:
+        return "?"
+    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(n) >= scale:
+            return f"{n / scale:.1f} {prefix}{unit}".rstrip()
+    return f"{n:.0f} {unit}".rstrip()
+
+
+def time_text(us) -> str:
+    if us is None:
+        return "-"
+    if us == "inf" or us == float("inf"):
+        return "inf"
+    if us >= 1e6:
+        return f"{us / 1e6:.2f} s"
+    if us >= 1e3:
+        return f"{us / 1e3:.2f} ms"
+    return f"{us:.2f} us" if us >= 1 else f"{us * 1e3:.0f} ns"
+
+
+def cost_totals_line(mod: ModuleReport) -> str | None:
+    """The module's cost in one line: estimated time, its split by bound, the top targets'
+    share, and the module's figures as XLA sums them."""
+    c = mod.extra.get("cost_totals")
+    if not c:
+        return None
+    figures = (
+        f"module: {_amount(c.get('flops'), 'FLOP')}, {_amount(c.get('transcendentals'), '')} transcendentals, "
+        f"{_amount(c.get('bytes_accessed'), 'B')} accessed (as XLA's HloCostAnalysis sums a module)"
+    )
+    total = c.get("time_us")
+    if total is None:
+        return f"cost of {mod.name}: no time (no device model: --device gives a roofline); {figures}"
+    device = c.get("device") or "?"
+    assumed = f" (assumed: {c['device_assumed']})" if c.get("device_assumed") else ""
+    split = ", ".join(
+        f"{100 * t / total:.0f}% {bound}-bound" for bound, t in (c.get("time_by_bound_us") or {}).items() if total
+    )
+    top = c.get("top_share")
+    share = f"; the top {c.get('top_share_of')} take {100 * top:.0f}%" if top is not None else ""
+    spills = f", {c['targets_unbounded']} spilling (inf, not counted)" if c.get("targets_unbounded") else ""
+    return (
+        f"cost of {mod.name}: {time_text(total)} estimated on {device}{assumed} over "
+        f"{c.get('targets_timed')} target(s){spills}: {split}{share}; {figures}"
+    )
 
 
 def _table(
@@ -197,6 +247,7 @@ class TextWriter:
         self.out, self.p, self.width = out, Painter(color), width
         self.several_files, self.top, self.sort = several_files, top, sort
         self.rows: list[TargetFigures] = []
+        self.cost_lines: list[str] = []  # one per module, written with the top targets
         self.modules = 0
         self._sources: set[str] = set()
         # modules written in part (a directory is analysed whole before its modules are handed on)
@@ -226,12 +277,19 @@ class TextWriter:
         """``mod`` is complete: write what ``partial`` has not, then forget it."""
         self.partial(mod)
         self._streamed.pop(id(mod), None)
+        line = cost_totals_line(mod)
+        if line is not None:
+            if self.top is None:
+                self.write([self.p(line, "bold")])
+            else:
+                self.cost_lines.append(line)
 
     def close(self) -> None:
         if not self.rows:
             return
         if self.top is not None:
             self._top_lines()
+            self.write([self.p(line, "bold") for line in self.cost_lines])
         else:
             self._summary()
         self.write([self.p(self.totals(), "bold")])
@@ -287,13 +345,22 @@ class TextWriter:
     def _top_lines(self) -> None:
         lead, _ = self._columns()
         chosen = top_targets(self.rows, self.top, self.sort)
+        title = f"top {len(chosen)} of {len(self.rows)} target(s) by {self.sort}"
+        self.write([self.p(title, "bold underline")])
+        if self.sort in COST_SORTS:
+            header = lead + ["target", "time", "flops", "flops/B", "why", "source"]
+            rows = []
+            for r in chosen:
+                first = [r.source if lead == ["file"] else r.module] if lead else []
+                intensity = f"{r.intensity:.2f}" if r.intensity is not None else "-"
+                rows.append(first + [r.name, time_text(r.time_us), _amount(r.flops, ""), intensity, r.why, r.where])
+            self.write(_table(self.p, header, rows, right={len(lead) + 1, len(lead) + 2, len(lead) + 3}))
+            return
         header = lead + ["target", "bytes read", "worst operand", "source"]
         rows = []
         for r in chosen:
             first = [r.source if lead == ["file"] else r.module] if lead else []
             rows.append(first + [r.name, human_bytes(r.bytes_read), r.worst[self.sort], r.where])
-        title = f"top {len(chosen)} of {len(self.rows)} target(s) by {self.sort}"
-        self.write([self.p(title, "bold underline")])
         self.write(_table(self.p, header, rows, right={len(lead) + 1}))
 
 

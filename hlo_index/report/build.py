@@ -6,7 +6,7 @@ from ..api import SelectedTarget, TargetNotFound, operand_info, select_targets
 from ..context import current
 from ..fusion import OperandIndexing, callee_of, input_to_output, output_to_input
 from ..hlo.model import Computation, Diagnostic, Module, Shape
-from . import finding_kinds, operand_figures, source
+from . import cost, finding_kinds, operand_figures, source
 from .model import DiagnosticReport, ModuleReport, OperandReport, TargetReport
 from .texts import MAP_TEXTS, map_report, shape_text
 
@@ -14,7 +14,14 @@ DIRECTIONS = ("out2in", "in2out", "both")
 
 # What fills each report's ``extra`` dicts after its maps, in this order (the order of the keys
 # in the JSON objects): (report, target object, module, options) -> None.
-TARGET_FIGURES = (finding_kinds.add_finding_kinds, operand_figures.add_operand_figures, source.add_source)
+TARGET_FIGURES = (
+    finding_kinds.add_finding_kinds,
+    operand_figures.add_operand_figures,
+    source.add_source,
+    cost.add_cost,
+)
+# What fills each module report's ``extra`` once its targets are done: (report, module, options) -> None.
+MODULE_FIGURES = (cost.add_cost_totals,)
 
 
 def _operand_reports(rows: list[OperandIndexing], operands: list[tuple[str, Shape | None]]) -> list[OperandReport]:
@@ -136,9 +143,21 @@ def module_report(
     if own_context:
         with current().child():
             _report_targets(selected, module, report, direction, options, on_target, verify, verify_samples, seed)
+            _module_figures(report, module, options)
     else:
         _report_targets(selected, module, report, direction, options, on_target, verify, verify_samples, seed)
+        _module_figures(report, module, options)
     return report
+
+
+def _module_figures(report: ModuleReport, module: Module, options: dict | None) -> None:
+    for add_figures in MODULE_FIGURES:
+        try:
+            add_figures(report, module, options or {})
+        except Exception as exc:  # noqa: BLE001  (a failing figure must not cost the targets)
+            report.diagnostics.append(
+                DiagnosticReport("error", f"{INTERNAL}module %{module.name}: {type(exc).__name__}: {exc}")
+            )
 
 
 def _report_targets(

@@ -121,6 +121,13 @@ class ModuleReport:
     # ``to_json()`` already encoded, by the worker process that made the report (``--jobs``), so the
     # parent only copies text out; never part of the document itself
     json_text: str | None = field(default=None, repr=False, compare=False)
+    # module figures (``build.MODULE_FIGURES``), after ``diagnostics`` in the JSON object
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def cost_error(self) -> bool:
+        """A cost option did not apply to the input (an unknown what-if producer or consumer)."""
+        return any(d.severity == "error" and d.message.startswith("cost: ") for d in self.diagnostics)
 
     @property
     def internal_failure(self) -> bool:
@@ -133,6 +140,7 @@ class ModuleReport:
             "source": self.source,
             "targets": [t.to_json() for t in self.targets],
             "diagnostics": [d.to_json() for d in self.diagnostics],
+            **self.extra,
         }
 
 

@@ -7,12 +7,14 @@ same way in text and JSON.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from .model import ModuleReport, TargetReport
 
-SORTS = ("bytes", "uncoalesced", "utilization", "maps")
+SORTS = ("bytes", "uncoalesced", "utilization", "maps", "time", "flops", "intensity")
+COST_SORTS = ("time", "flops", "intensity")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +34,12 @@ class TargetFigures:
     max_maps: int
     worst: dict  # sort -> the worst operand's figure for that sort, in words
     target: str = ""  # gpu | cpu | tpu: what "uncoalesced" means (CPU: not contiguous; TPU: across tiles)
+    # the cost (report/cost.py); None where it has no such figure
+    time_us: float | None = None  # math.inf: the model says the kernel spills
+    flops: float | None = None
+    intensity: float | None = None
+    bound: str | None = None
+    why: str = ""  # the cost's one-line explanation
 
 
 # What the "uncoalesced" slot says per target.
@@ -87,6 +95,10 @@ def figures_of(t: TargetReport, mod: ModuleReport) -> TargetFigures:
         "utilization": worst_mult_at,
         "maps": f"{max_maps} maps for %{most.operand_name}" if most is not None else "-",
     }
+    cost = t.extra.get("cost") or {}
+    time_us = cost.get("time_us")
+    if time_us == "inf":
+        time_us = math.inf
     return TargetFigures(
         source=mod.source,
         module=mod.name,
@@ -103,6 +115,11 @@ def figures_of(t: TargetReport, mod: ModuleReport) -> TargetFigures:
         max_maps=max_maps,
         worst=worst,
         target=target,
+        time_us=time_us if isinstance(time_us, (int, float)) else None,
+        flops=cost.get("flops"),
+        intensity=cost.get("intensity"),
+        bound=cost.get("bound"),
+        why=cost.get("explanation") or "",
     )
 
 
@@ -116,6 +133,9 @@ SORT_KEYS: dict[str, Callable[[TargetFigures], tuple]] = {
     "uncoalesced": lambda r: (-r.uncoalesced, _neg(r.bytes_read), r.source, r.name),
     "utilization": lambda r: (_neg(r.max_reads_per_element), _neg(r.bytes_read), r.source, r.name),
     "maps": lambda r: (-r.max_maps, _neg(r.bytes_read), r.source, r.name),
+    "time": lambda r: (_neg(r.time_us), _neg(r.flops), r.source, r.name),
+    "flops": lambda r: (_neg(r.flops), _neg(r.time_us), r.source, r.name),
+    "intensity": lambda r: (_neg(r.intensity), _neg(r.flops), r.source, r.name),
 }
 
 

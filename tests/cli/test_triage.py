@@ -39,7 +39,7 @@ def test_top_by_bytes_lists_the_heaviest_in_text_and_json(runner):
     assert lines[0] == f"top 4 of {len(targets)} target(s) by bytes"
     rows = lines[2:6]
     assert [r.split()[0] for r in rows] == [t["name"] for _, t in expected]
-    assert len(lines) == 7 and lines[6].startswith("total: ")
+    assert len(lines) == 8 and lines[6].startswith("cost of ") and lines[7].startswith("total: ")
     doc = json.loads(runner.invoke(main, ["analyze", SAMPLE, "--top", "4", "--format", "json"]).stdout)
     assert doc["top"] == {"sort": "bytes", "limit": 4, "of": len(targets)}
     ranked = [t for m in doc["modules"] for t in m["targets"]]

@@ -2,7 +2,7 @@
 whatever was imported before."""
 
 from hlo_index.hlo import parse_module_text
-from hlo_index.report.build import TARGET_FIGURES, module_report
+from hlo_index.report.build import MODULE_FIGURES, TARGET_FIGURES, module_report
 
 MODULE = """HloModule ordered
 
@@ -20,7 +20,8 @@ ENTRY main {
 
 def test_the_figures_are_an_explicit_table():
     names = [f.__module__.rsplit(".", 1)[-1] for f in TARGET_FIGURES]
-    assert names == ["finding_kinds", "operand_figures", "source"]
+    assert names == ["finding_kinds", "operand_figures", "source", "cost"]
+    assert [f.__module__.rsplit(".", 1)[-1] for f in MODULE_FIGURES] == ["cost"]
 
 
 def test_keys_come_in_the_published_order():

@@ -235,9 +235,15 @@ class GpuPerformanceModel:
             self._fusions[key] = as_fusion(instr)
         return self._fusions[key]
 
-    def run_time(self, instr: Instruction, launch: Launch | None = None) -> RunTime:
-        """``EstimateRunTimeForInstruction``."""
-        if launch is None and id(instr) in self._memo:
+    def run_time(
+        self, instr: Instruction, launch: Launch | None = None, coalesced: Sequence[bool | None] | None = None
+    ) -> RunTime:
+        """``EstimateRunTimeForInstruction``. ``coalesced``: per operand, a verdict the caller has
+        already (the report layer's coalescing figures); None entries, or none given, are judged
+        here."""
+        # only the estimate of the model's own launch grid and verdicts is remembered
+        own = launch is None and coalesced is None
+        if own and id(instr) in self._memo:
             return self._memo[id(instr)]
         device = self.device
         props = self.cost.of(instr)
@@ -247,7 +253,12 @@ class GpuPerformanceModel:
             return rt
         fusion = self.fusion_of(instr)
         launch = launch or launch_dimensions(fusion, device)
-        coalesced = operand_coalesced(fusion, device)
+        if coalesced is None or any(ok is None for ok in coalesced) or len(coalesced) != len(instr.operands):
+            judged = operand_coalesced(fusion, device)
+            given = list(coalesced or ())
+            coalesced = [given[k] if k < len(given) and given[k] is not None else ok for k, ok in enumerate(judged)]
+        else:
+            coalesced = list(coalesced)
         compute = compute_time_us(device, max(props.flops, 0.0), launch.blocks, launch.threads_per_block)
         read = 0.0
         bytes_read = 0.0
@@ -277,8 +288,8 @@ class GpuPerformanceModel:
             per_operand,
             coalesced,
         )
-        if launch is not None:
-            self._memo.setdefault(id(instr), rt)
+        if own:
+            self._memo[id(instr)] = rt
         return rt
 
     # ---- producer / consumer ---------------------------------------------------------------

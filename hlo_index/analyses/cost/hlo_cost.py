@@ -10,8 +10,8 @@ from the root) stay available for the performance model (``utilization``,
 
 from __future__ import annotations
 
-import contextlib
 import math
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -50,11 +50,19 @@ class Properties:
 
 
 class HloCost:
-    """Costs under one set of options, memoised per instruction."""
+    """Costs under one set of options, memoised per instruction.
 
-    def __init__(self, options: CostOptions = DEFAULT_OPTIONS) -> None:
+    ``fusion_key(fusion)``: a structural key (None: not shared); fusions with equal keys share
+    one ``Properties`` (transformer layers repeat their fusions). A shared fusion's fused
+    instructions get no ``utilization`` entries of their own, so a cost with a key serves sums
+    and per-target figures, not the producer / consumer what-if (which reads them)."""
+
+    def __init__(self, options: CostOptions = DEFAULT_OPTIONS, fusion_key: Callable | None = None) -> None:
         self.options = options
+        self._fusion_key = fusion_key
+        self._shared: dict[Hashable, Properties] = {}
         self._props: dict[int, Properties] = {}
+        self._users: dict[int, tuple] = {}
         self._sub: dict[int, tuple[float, float]] = {}
         self._totals: dict[int, Properties] = {}
         # fused instruction -> utilization, elementwise-use roots, root utilization
@@ -67,7 +75,13 @@ class HloCost:
         key = id(instr)
         props = self._props.get(key)
         if props is None:
-            props = self._compute(instr)
+            shared = self._fusion_key(instr) if self._fusion_key is not None and instr.opcode == "fusion" else None
+            if shared is not None:
+                props = self._shared.get(shared)
+            if props is None:
+                props = self._compute(instr)
+                if shared is not None:
+                    self._shared[shared] = props
             self._props[key] = props
         return props
 
@@ -76,18 +90,16 @@ class HloCost:
         key = id(comp)
         if key not in self._totals:
             # float32 sums in XLA's visiting order: the rounding is part of XLA's figure
-            flops = transcendentals = accessed = written = F32(0)
-            for instr in visit_order(comp):
-                p = self.of(instr)
-                flops = F32(flops + F32(p.flops))
-                transcendentals = F32(transcendentals + F32(p.transcendentals))
-                accessed = F32(accessed + F32(p.bytes_accessed))
-                written = F32(written + F32(p.output_bytes))
+            # (``add.accumulate`` adds one after the other, in float32, as the loop XLA runs)
+            rows = [
+                (p.flops, p.transcendentals, p.bytes_accessed, p.output_bytes) for p in map(self.of, visit_order(comp))
+            ]
+            sums = np.add.accumulate(np.array(rows, dtype=F32), axis=0)[-1] if rows else np.zeros(4, F32)
             self._totals[key] = Properties(
-                flops=float(flops),
-                transcendentals=float(transcendentals),
-                bytes_accessed=float(accessed),
-                output_bytes=float(written),
+                flops=float(sums[0]),
+                transcendentals=float(sums[1]),
+                bytes_accessed=float(sums[2]),
+                output_bytes=float(sums[3]),
             )
         return self._totals[key]
 
@@ -366,7 +378,9 @@ class HloCost:
 
     def _parameter_read_bytes(self, param: Instruction) -> int:
         if param.shape.is_tuple:
-            return sum(self._parameter_read_bytes(g) for g in _users(param) if g.opcode == "get-tuple-element")
+            return sum(
+                self._parameter_read_bytes(g) for g in _users(param, self._users) if g.opcode == "get-tuple-element"
+            )
         if self.options.gpu:
             u = F32(self.utilization.get(id(param), 0.0))
             if not self.options.count_multiple_input_accesses:
@@ -378,7 +392,7 @@ class HloCost:
         size = 0
         trivial = False
         own = shape_bytes(value.shape)
-        for user in _users(value):
+        for user in _users(value, self._users):
             op = user.opcode
             if op == "fusion":
                 for k, o in enumerate(user.operands):
@@ -408,17 +422,18 @@ def _nothing(instr, p) -> None:
     return None
 
 
-def _users(value: Instruction) -> list[Instruction]:
+def _users(value: Instruction, memo: dict) -> list[Instruction]:
+    """The users of ``value`` in its computation; ``memo``: id(computation) -> (computation, its
+    users table), built once per computation (the entry keeps the computation alive)."""
     comp = value.computation
-    users = getattr(comp, "_cost_users", None)
-    if users is None:
-        users = {}
+    hit = memo.get(id(comp))
+    if hit is None or hit[0] is not comp:
+        users: dict[int, list[Instruction]] = {}
         for instr in comp.instructions:
             for o in dict.fromkeys(instr.operands):
                 users.setdefault(id(o), []).append(instr)
-        with contextlib.suppress(AttributeError):
-            comp._cost_users = users
-    return users.get(id(value), [])
+        hit = memo[id(comp)] = (comp, users)
+    return hit[1].get(id(value), [])
 
 
 def post_order(comp) -> list[Instruction]:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ...hlo.model import Shape
+from ...context import current, register_table
+from ...hlo.model import ELEMENT_BITS, Shape
 
 POINTER_BYTES = 8
 
@@ -23,14 +24,26 @@ def elements_recursive(shape: Shape) -> int:
 
 def element_bytes(element_type: str) -> int:
     """``ByteSizeOfPrimitiveType``: sub-byte types take a byte each unless the layout packs them."""
-    from ...hlo.model import ELEMENT_BITS
-
     bits = ELEMENT_BITS.get(element_type, 0)
     return 0 if bits == 0 else max(1, bits // 8)
 
 
+# Per analysis context: id(shape) -> (shape, bytes) (the parser shares one object between equal shapes).
+_BYTES = register_table("analyses.cost.shapes.bytes")
+
+
 def shape_bytes(shape: Shape) -> int:
     """Bytes of a buffer: a tuple is its table of pointers; a packed layout (``E(n)``) packs."""
+    table = current().tables[_BYTES]
+    hit = table.get(id(shape))
+    if hit is not None and hit[0] is shape:
+        return hit[1]
+    size = _shape_bytes(shape)
+    table[id(shape)] = (shape, size)
+    return size
+
+
+def _shape_bytes(shape: Shape) -> int:
     if shape.is_tuple:
         return POINTER_BYTES * len(shape.tuple_shapes)
     if shape.element_type in ("token", "opaque"):

@@ -18,6 +18,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from ...hlo.model import Computation, Instruction
 from .devices import DeviceSpec, device_for_capability, load_device
@@ -113,6 +114,7 @@ class FusionCost:
         )
         out = {k: _json_value(getattr(self, k)) for k in keys}
         out["intensity"] = _json_value(self.intensity)
+        out["explanation"] = self.explanation
         return out
 
 
@@ -139,6 +141,12 @@ def is_gpu_module(module, requested: str = "auto") -> bool:
     return detect_target(module, requested).target == GPU
 
 
+def _has_backend_markers(module) -> bool:
+    from ..gpu_target import has_backend_markers
+
+    return has_backend_markers(module)
+
+
 def capability_of(module) -> tuple[int, int] | None:
     """The compute capability XLA writes into GPU dump file names (``...sm_8.0_gpu_after_...``)."""
     match = CAPABILITY_IN_NAME.search(getattr(module, "source", "") or "")
@@ -163,27 +171,86 @@ def device_of(module, options: TargetCostOptions) -> tuple[DeviceSpec, str | Non
 
 
 class CostSession:
-    """Shared state for the targets of one module (the cost analysis memoises per instruction)."""
+    """Shared state for the targets of one module (the cost analysis memoises per instruction).
 
-    def __init__(self, module, options: TargetCostOptions = TargetCostOptions()) -> None:
+    ``share_fusions``: fusions equal in structure (``fusion_structure_key``) share their figures,
+    which is what a report over a whole dump wants; the producer / consumer what-if needs every
+    fusion's own fused utilizations, so a session for one keeps them apart.
+
+    A CPU (or TPU) module given a ``device`` gets the roofline of its figures: peak FLOP/s =
+    2 x clock x FPUs per core x cores, bandwidth = ``memory_bandwidth``."""
+
+    def __init__(self, module, options: TargetCostOptions = TargetCostOptions(), share_fusions: bool = False) -> None:
         self.module = module
         self.options = options
-        self.gpu = is_gpu_module(module, options.target)
+        self.gpu = is_gpu_module(module, options.target) or (
+            # a GPU description given for a module that shows neither backend (XLA's test modules)
+            options.device is not None and options.target == "auto" and not _has_backend_markers(module)
+        )
         self.device, self.device_assumed = device_of(module, options) if self.gpu else (None, None)
+        self.roofline = options.roofline
+        self.roofline_device: str | None = None
+        if not self.gpu and self.roofline is None and options.device:
+            given = load_device(options.device)
+            self.roofline = device_roofline(given)
+            self.roofline_device = given.name
         capability = self.device.capability if self.device is not None else None
         self.cost = HloCost(
             CostOptions(
                 count_multiple_input_accesses=options.count_multiple_input_accesses, gpu=self.gpu, capability=capability
-            )
+            ),
+            partial(fusion_structure_key, memo={}) if share_fusions else None,
         )
         self.classic = GpuPerformanceModel(self.device, self.cost) if self.gpu else None
         self.indexing = IndexingPerformanceModel(self.device, self.cost) if self.gpu else None
 
 
+def device_roofline(device: DeviceSpec) -> tuple[float, float]:
+    """(peak FLOP/s, bytes/s) of a device's figures."""
+    return 2.0 * device.clock_rate_ghz * 1e9 * device.fpus_per_core * device.core_count, float(device.memory_bandwidth)
+
+
+def fusion_structure_key(fusion: Instruction, memo: dict | None = None):
+    """Equal for fusions whose cost is equal: the fused computation's structure
+    (``fingerprint_id``), the fusion's kind and backend config (tiling, Triton, cuBLAS
+    configs), the backend configs of custom-calls inside (which the structure leaves out), and
+    the operand and result shapes with their layouts. ``memo``: per fused computation, its
+    custom-calls' configs."""
+    from ...fusion.fingerprint import fingerprint_id, shape_token
+
+    comp = fusion.fused_computation
+    if comp is None:
+        return None
+    hit = memo.get(id(comp)) if memo is not None else None
+    if hit is None or hit[0] is not comp:
+        hit = (comp, tuple(i.attrs.get("backend_config") for i in comp.instructions if i.opcode == "custom-call"))
+        if memo is not None:
+            memo[id(comp)] = hit  # the entry keeps ``comp`` alive: ids stay unique
+    inner = hit[1]
+    return (
+        fingerprint_id(comp),
+        fusion.attrs.get("kind"),
+        fusion.attrs.get("backend_config"),
+        inner,
+        shape_token(fusion.shape),
+        tuple(shape_token(o.shape) for o in fusion.operands),
+    )
+
+
 def cost_of_target(
-    target, module, options: TargetCostOptions = TargetCostOptions(), session: CostSession | None = None
+    target,
+    module,
+    options: TargetCostOptions = TargetCostOptions(),
+    session: CostSession | None = None,
+    *,
+    utilization: Sequence[tuple | None] | None = None,
+    coalesced: Sequence[bool | None] | None = None,
 ) -> FusionCost:
-    """The cost of a fusion, an instruction or a computation (its instructions summed; no time)."""
+    """The cost of a fusion, an instruction or a computation (its instructions summed; no time).
+
+    Figures the caller has already, instead of computing them again: ``utilization`` (per
+    operand, (bytes read, reads per element, distinct elements) of the maps, or None) and
+    ``coalesced`` (per operand, the coalescing verdict; None where unknown)."""
     session = session or CostSession(module, options)
     if isinstance(target, Computation):
         p = session.cost.computation_totals(target)
@@ -193,12 +260,15 @@ def cost_of_target(
     p = session.cost.of(target)
     cost = _from_properties(p)
     cost.operand_names = [o.name for o in target.operands]
-    if options.exact:
+    if utilization is not None:
+        cost.exact = exact_from_figures(p, utilization)
+    elif options.exact:
         cost.exact = exact_figures(target, p)
     if session.gpu and target.opcode not in ("parameter", "constant", "get-tuple-element", "tuple"):
-        _gpu_time(cost, target, session)
-    elif options.roofline:
-        _roofline_time(cost, options.roofline)
+        _gpu_time(cost, target, session, coalesced)
+    elif session.roofline:
+        _roofline_time(cost, session.roofline)
+        cost.device = session.roofline_device
     cost.explanation = explain(cost)
     return cost
 
@@ -241,19 +311,24 @@ def exact_figures(target: Instruction, p: Properties) -> dict:
     from ..utilization import operand_utilization
 
     rows = output_to_input(target)
-    read, per_element, distinct = [], [], []
+    figures: list[tuple | None] = []
     for k, operand in enumerate(target.operands):
         maps = [m for r in rows if r.operand == k for m in r.maps]
         outputs = {r.output for r in rows if r.operand == k and r.maps}
         if operand.shape.is_tuple or not maps or len(outputs) > 1:
-            read.append(None)
-            per_element.append(None)
-            distinct.append(None)
+            figures.append(None)
             continue
         u = operand_utilization(maps, operand.shape)
-        read.append(u.bytes_read)
-        per_element.append(u.multiplicity)
-        distinct.append(u.distinct_elements)
+        figures.append((u.bytes_read, u.multiplicity, u.distinct_elements))
+    return exact_from_figures(p, figures)
+
+
+def exact_from_figures(p: Properties, figures: Sequence[tuple | None]) -> dict:
+    """The ``exact`` dict from per-operand (bytes read, reads per element, distinct elements)
+    of the maps (None: not known), beside XLA's figures ``p``."""
+    read = [f[0] if f is not None else None for f in figures]
+    per_element = [f[1] if f is not None else None for f in figures]
+    distinct = [f[2] if f is not None else None for f in figures]
     differs = [
         k for k, (x, e) in enumerate(zip(p.operand_bytes, read)) if e is not None and x >= 0 and abs(x - e) > 0.5
     ]
@@ -265,7 +340,9 @@ def exact_figures(target: Instruction, p: Properties) -> dict:
     }
 
 
-def _gpu_time(cost: FusionCost, target: Instruction, session: CostSession) -> None:
+def _gpu_time(
+    cost: FusionCost, target: Instruction, session: CostSession, coalesced: Sequence[bool | None] | None = None
+) -> None:
     options = session.options
     device = session.device
     cost.device = device.name
@@ -285,7 +362,7 @@ def _gpu_time(cost: FusionCost, target: Instruction, session: CostSession) -> No
                 from .gpu_model import Launch
 
                 launch = Launch("given", options.launch[0], options.launch[1])
-            rt = session.classic.run_time(target, launch)
+            rt = session.classic.run_time(target, launch, coalesced)
             cost.model = "gpu_performance_model"
     except TilingError as e:
         cost.model = f"none ({e})"
@@ -401,7 +478,10 @@ __all__ = [
     "cost_of_target",
     "cost_totals",
     "device_of",
+    "device_roofline",
+    "fusion_structure_key",
     "explain",
     "exact_figures",
+    "exact_from_figures",
     "is_gpu_module",
 ]

@@ -1,0 +1,221 @@
+"""Each target's ``cost`` and each module's ``cost_totals`` in ``analyze`` reports.
+
+One of ``build.TARGET_FIGURES`` (``add_cost``, after the operand figures it reads) and of
+``build.MODULE_FIGURES`` (``add_cost_totals``). Option ``cost`` (a ``TargetCostOptions``;
+``analyze`` sets it unless ``--no-analyses``) turns both on; ``fusion_candidate`` names the
+producer of the fusion what-if.
+
+The cost model reuses what the report has already computed instead of computing it again: the
+exact utilization of each operand (the ``utilization`` figures) and, where the emitter's threads
+read the same elements on the cost's device as on the device of the ``coalescing`` figures, their
+verdicts. Fusions equal in structure (``fusion_structure_key``) with equal given figures have
+equal costs: one is computed per key and module, the others share it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from functools import partial
+from typing import Any
+
+from ..analyses.cost.target_cost import (
+    CostSession,
+    TargetCostOptions,
+    cost_of_target,
+    cost_totals,
+    fusion_structure_key,
+)
+from ..context import current, register_table
+from ..hlo.model import Computation, Instruction
+from .model import DiagnosticReport, ModuleReport, TargetReport
+
+# Per analysis context: id(module) -> _ModuleCost (the entry keeps the module alive).
+_MODULES = register_table("report.cost.modules")
+TOP_SHARE = 10  # the totals say what share of the time the heaviest this many targets take
+VERDICTS = {"coalesced": True, "uncoalesced": False}
+
+
+class _ModuleCost:
+    """One module's cost state: its session, the shared costs, the targets' costs so far."""
+
+    def __init__(self, module: Any, options: TargetCostOptions) -> None:
+        self.module = module
+        self.options = options
+        self.session = CostSession(module, options, share_fusions=True)
+        self.structure_key = partial(fusion_structure_key, memo={})
+        self.by_key: dict = {}
+        self.costs: list = []  # (target name, FusionCost json)
+        self.candidate_seen = False
+        self.missing_consumers: list[str] = []
+
+    def same_threads(self, fusion: Instruction, report_device: Any) -> bool:
+        """Whether the emitter's threads read the same elements on the cost's device as on the
+        device of the report's coalescing figures (so their verdicts hold on both)."""
+        device = self.session.device
+        if device is None:
+            return False
+        mine = device.emitter_device()
+        same_warps = (mine.warp_size, mine.transaction_bytes, mine.coalesced_threshold) == (
+            report_device.warp_size,
+            report_device.transaction_bytes,
+            report_device.coalesced_threshold,
+        )
+        if not same_warps:
+            return False
+        if mine == report_device:
+            return True
+        from ..analyses.emitter_plans import plan_for
+
+        # The devices enter the emitters' thread maps only through the unroll factor and the
+        # vector size (core count, threads per core), which the plan's notes and grid show.
+        a, b = plan_for(fusion, mine), plan_for(fusion, report_device)
+        return (a.emitter, a.unmodelled, a.loops, a.innermost, a.threads_per_block, a.blocks, a.notes) == (
+            b.emitter,
+            b.unmodelled,
+            b.loops,
+            b.innermost,
+            b.threads_per_block,
+            b.blocks,
+            b.notes,
+        )
+
+
+def _module_cost(module: Any, options: TargetCostOptions) -> _ModuleCost:
+    table = current().tables[_MODULES]
+    hit = table.get(id(module))
+    if hit is None or hit.module is not module:
+        hit = table[id(module)] = _ModuleCost(module, options)
+    return hit
+
+
+def _utilization(report: TargetReport, operands: int) -> list[tuple | None]:
+    """Per operand, (bytes read, reads per element, distinct elements) from the report's
+    ``utilization`` figures: an operand read by exactly one output (as ``exact_figures``)."""
+    rows: list[list] = [[] for _ in range(operands)]
+    for row in report.output_to_input:
+        if row.operand < operands and row.maps:
+            rows[row.operand].append(row)
+    out: list[tuple | None] = []
+    for read in rows:
+        u = read[0].extra.get("utilization") if len(read) == 1 and "operand_element" not in read[0].extra else None
+        if not u or u.get("bytes_read") is None:
+            out.append(None)
+            continue
+        out.append((u["bytes_read"], u.get("multiplicity"), u.get("distinct_elements")))
+    return out
+
+
+def _coalesced(report: TargetReport, operands: int) -> list[bool | None] | None:
+    """Per operand, the report's GPU coalescing verdict (None where it has none)."""
+    out: list[bool | None] = [None] * operands
+    any_gpu = False
+    for row in report.output_to_input:
+        figure = row.extra.get("coalescing")
+        if not figure or figure.get("target") != "gpu" or row.operand >= operands:
+            continue
+        any_gpu = True
+        out[row.operand] = VERDICTS.get(figure.get("verdict"))
+    return out if any_gpu else None
+
+
+def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> None:
+    """``report.extra["cost"]``: the target's cost (``FusionCost.to_json``)."""
+    asked = options.get("cost")
+    if asked is None:
+        return
+    state = _module_cost(module, replace(asked, consumers=None, multi_output=False))
+    if isinstance(target, Computation):
+        cost = cost_of_target(target, module, state.options, state.session)
+        report.extra["cost"] = cost.to_json()
+        state.costs.append((report.name, report.extra["cost"], cost.time_us))
+        return
+    operands = len(target.operands)
+    utilization = _utilization(report, operands) if report.output_to_input else None
+    given = None
+    if state.session.gpu and target.opcode == "fusion" and report.output_to_input:
+        given = _coalesced(report, operands)
+    if options.get("fusion_candidate") == target.name and asked.consumers is not None:
+        # the what-if reads the fused utilizations of this very fusion: its own session
+        state.candidate_seen = True
+        comp = target.computation
+        state.missing_consumers = [c for c in asked.consumers if comp is None or c not in comp.by_name]
+        cost = cost_of_target(target, module, asked, CostSession(module, asked), utilization=utilization)
+        report.extra["cost"] = cost.to_json()
+        state.costs.append((report.name, report.extra["cost"], cost.time_us))
+        return
+    key = _key(state, target, utilization, given)
+    hit = state.by_key.get(key) if key is not None else None
+    if hit is None:
+        coalesced = None
+        if given is not None:
+            from ..analyses.gpu_devices import RTX_A6000
+
+            if state.same_threads(target, options.get("gpu_device") or RTX_A6000):
+                coalesced = given
+        cost = cost_of_target(
+            target, module, state.options, state.session, utilization=utilization, coalesced=coalesced
+        )
+        hit = (cost.to_json(), cost.time_us)
+        if key is not None:
+            state.by_key[key] = hit
+    report.extra["cost"] = hit[0]
+    state.costs.append((report.name, hit[0], hit[1]))
+
+
+def _key(state: _ModuleCost, target: Instruction, utilization, coalesced):
+    if target.opcode != "fusion":
+        return None
+    structure = state.structure_key(target)
+    if structure is None:
+        return None
+    return (structure, tuple(utilization or ()), tuple(coalesced or ()))
+
+
+def add_cost_totals(report: ModuleReport, module: Any, options: dict) -> None:
+    """``report.extra["cost_totals"]``: the module's figures as XLA sums a module, the targets'
+    estimated time, its split by bound and the share of the heaviest ``TOP_SHARE`` targets."""
+    asked = options.get("cost")
+    if asked is None or module is None:
+        return
+    state = _module_cost(module, replace(asked, consumers=None, multi_output=False))
+    candidate = options.get("fusion_candidate")
+    if candidate and not state.candidate_seen and report.targets:
+        report.diagnostics.append(
+            DiagnosticReport(
+                "error",
+                f"cost: --fusion-candidate %{candidate.lstrip('%')} is not among the analysed targets",
+                path=module.source,
+            )
+        )
+    for name in state.missing_consumers:
+        report.diagnostics.append(
+            DiagnosticReport(
+                "error",
+                f"cost: --fusion-consumers: no instruction %{name} beside %{candidate} in module {module.name}",
+                path=module.source,
+            )
+        )
+    totals = cost_totals(module, [], state.options, state.session)
+    times = [(t, c.get("bound")) for _, c, t in state.costs if t is not None]
+    finite = [(t, b) for t, b in times if not math.isinf(t)]
+    total = sum(t for t, _ in finite) if times else None
+    by_bound: dict[str, float] = {}
+    for t, b in finite:
+        by_bound[b or "unknown"] = by_bound.get(b or "unknown", 0.0) + t
+    top = sorted((t for t, _ in finite), reverse=True)[:TOP_SHARE]
+    device = state.session.device.name if state.session.device is not None else state.session.roofline_device
+    totals.update(
+        {
+            "time_us": total,
+            "device": device,
+            "device_assumed": state.session.device_assumed,
+            "targets": len(state.costs),
+            "targets_timed": len(times),
+            "targets_unbounded": len(times) - len(finite),
+            "time_by_bound_us": dict(sorted(by_bound.items())),
+            "top_share": (sum(top) / total) if total else None,
+            "top_share_of": TOP_SHARE,
+        }
+    )
+    report.extra["cost_totals"] = totals

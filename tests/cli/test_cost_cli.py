@@ -1,0 +1,249 @@
+"""``analyze``'s cost: each cost flag against the expectations of XLA's own cost-model tests
+(``../shared/conformance/xla_cost_model_tests.json``, run through the command line as the
+conformance README maps them), the CPU roofline against hand counts, ``--top --sort time``, and
+the exit codes of bad cost options. Every document is validated against the published schema."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from hlo_index.cli import main
+from tests.cli.test_schemas import validate
+from tests.conformance.test_xla_cost_model import CASES, CONFORMANCE, check
+
+SPECS = CONFORMANCE / "gpu_specs"
+GPU_FIELD = (
+    Path(__file__).resolve().parents[2]
+    / ".."
+    / "shared"
+    / "field"
+    / "gpu"
+    / "jaxdecomp-benchmarks.a100x16.jaxfft_2048_4x4_f32_FFT.gpu_after_optimizations.txt"
+)
+needs_cases = pytest.mark.skipif(not CASES, reason="../shared/conformance is not present")
+
+
+@pytest.fixture
+def runner():
+    return CliRunner(mix_stderr=False) if "mix_stderr" in CliRunner.__init__.__code__.co_varnames else CliRunner()
+
+
+def _analyze(runner, *args) -> tuple[int, dict | None, str]:
+    result = runner.invoke(main, ["analyze", *map(str, args)])
+    doc = None
+    if result.stdout.strip().startswith("{"):
+        doc = json.loads(result.stdout)
+        validate(doc)
+    return result.exit_code, doc, result.stderr
+
+
+def _xla_keys(cost: dict) -> dict:
+    """The target's cost under the names of XLA's tests (``expect`` keys)."""
+    out = {
+        "flops": cost["flops"],
+        "bytes_accessed": cost["bytes_accessed"],
+        "output_bytes_accessed": cost["output_bytes_accessed"],
+        "operand_bytes_accessed": {str(k): v for k, v in enumerate(cost["operand_bytes_accessed"])},
+        "tile_sizes": cost["tile_sizes"],
+    }
+    for key in ("time_unfused_us", "time_fused_us"):
+        out[key] = _number(cost[key])
+    timed = cost["fused"] or cost
+    out.update(
+        {
+            "bytes_read": timed["bytes_read"],
+            "bytes_written": timed["bytes_written"],
+            "exec_time_us": _number(timed["time_us"]),
+            "compute_time_us": _number(timed["compute_time_us"]),
+            "read_time_us": _number(timed["read_time_us"]),
+            "write_time_us": _number(timed["write_time_us"]),
+        }
+    )
+    if timed["launch"]:
+        out["num_blocks"] = timed["launch"]["blocks"]
+        out["num_threads_per_block"] = timed["launch"]["threads_per_block"]
+    if cost["fused"]:
+        out["flops"] = cost["fused"]["flops"]
+    return out
+
+
+def _number(value):
+    return math.inf if value == "inf" else value
+
+
+def _case_args(case: dict, hlo: Path, named_device: bool) -> list[str]:
+    target, options = case["target"], case["options"]
+    kind = "fusion" if "fusion" in target else "instruction"
+    name = target[kind]
+    args = [hlo, "--format", "json", f"--{kind}", name]
+    args += ["--device", case["device"] if named_device else SPECS / f"{case['device']}.txtpb"]
+    if "count_multiple_input_accesses" in options:
+        flag = "true" if options["count_multiple_input_accesses"] else "false"
+        args += ["--cost-option", f"count_multiple_input_accesses={flag}"]
+    if options.get("cost_model") == "indexing" and case["model"] == "gpu_indexing_performance_model":
+        args += ["--cost-model", "indexing"]
+    if "consumers" in target:
+        args += ["--fusion-candidate", name, "--fusion-consumers", ",".join(target["consumers"]) or "none"]
+    if options.get("multi_output_fusion"):
+        args += ["--multi-output"]
+    if case["model"] == "gpu_indexing_performance_model_tiled" and not options.get("tiling_from_backend_config"):
+        tile = options["tile"]
+        args += ["--tile", tile if tile == "auto" else ",".join(map(str, tile))]
+        if options.get("launch"):
+            launch = options["launch"]
+            args += ["--launch", f"{launch['num_blocks']},{launch['num_threads_per_block']}"]
+    return args
+
+
+# One case per flag (and per model): the flag's question, as XLA's test asks it.
+FLAG_CASES = [
+    ("GpuHloCostAnalysisTest.Slice", False),  # --device PATH.txtpb, the cost analysis of a fusion
+    ("GpuHloCostAnalysisTest.WithoutRepeats", False),  # --cost-option count_multiple_input_accesses=false
+    ("GpuHloCostAnalysisTest.Reduce", True),  # --instruction, --device NAME
+    ("GpuPerformanceModelTest.LargeReadWrite#reification", True),  # the time of one kernel
+    ("GpuPerformanceModelTest.FusingTransposeIntoReduceIsSlow", False),  # --fusion-candidate / -consumers
+    ("GpuPerformanceModelTest.EstimateRunTimeForFusion_MultiOutputWrite_ReturnsCorrectTime", False),  # --multi-output
+    ("GpuPerformanceModelTest.SmallReadWrite#indexing", False),  # --cost-model indexing, --fusion-consumers none
+    ("GpuIndexingPerformanceModelTest.TritonSoftmaxFusionInstructionIsSupported", False),  # tiles from the config
+    ("GpuIndexingPerformanceModelTest.EstimateBestTiling_TritonSoftmax_IsSupported", False),  # --tile auto
+    (
+        "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_NumberOfTilesLargerThanInt32Max_IsSupported",
+        False,
+    ),  # --tile a,b --launch BLOCKS,THREADS
+    ("GpuIndexingPerformanceModelTest.GetLaunchDimensionsForTiledFusion_IsSupported", False),  # --tile a,b,c
+    (
+        "GpuIndexingPerformanceModelTest.EstimateRunTimeForTiledFusion_Softmax_RegisterSpill_ReturnsInfinite"
+        "#tile=1x16000",
+        False,
+    ),  # an infinite time is the string "inf"
+]
+
+
+@needs_cases
+@pytest.mark.parametrize("name,named_device", FLAG_CASES, ids=[n for n, _ in FLAG_CASES])
+def test_each_cost_flag_meets_xla_expectations(runner, tmp_path, name, named_device):
+    case = CASES[name]
+    hlo = tmp_path / "case.hlo"
+    hlo.write_text(case["hlo"])
+    code, doc, stderr = _analyze(runner, *_case_args(case, hlo, named_device))
+    assert code == 0, stderr
+    (target,) = [t for m in doc["modules"] for t in m["targets"]]
+    got = _xla_keys(target["cost"])
+    for key, expected in case["expect"].items():
+        ok, why = check(expected, got.get(key))
+        assert ok, f"{key}: {why}"
+
+
+# A CPU fusion counted by hand: a broadcast of 8 f32 to [8,16], added to itself.
+BROADCAST_CPU = """HloModule m
+fused {
+  p = f32[8]{0} parameter(0)
+  b = f32[8,16]{1,0} broadcast(p), dimensions={0}
+  ROOT a = f32[8,16]{1,0} add(b, b)
+}
+ENTRY e {
+  p0 = f32[8]{0} parameter(0)
+  ROOT f = f32[8,16]{1,0} fusion(p0), kind=kLoop, calls=fused
+}
+"""
+FLOPS = 8 * 16  # one add per output element
+# written: 8 x 16 x 4 B; read: the broadcast's operand once (XLA's generic rule), 8 x 4 B
+BYTES = 8 * 16 * 4 + 8 * 4
+SMALL_CPU = """gpu_device_info {
+  core_count: 2
+  fpus_per_core: 8
+  clock_rate_ghz: 1.0
+  memory_bandwidth: 1000000000
+  l2_cache_size: 1048576
+}
+"""
+
+
+def test_a_cpu_module_has_figures_and_no_time_without_a_device(runner, tmp_path):
+    hlo = tmp_path / "cpu.hlo"
+    hlo.write_text(BROADCAST_CPU)
+    code, doc, _ = _analyze(runner, hlo, "--format", "json", "--target", "cpu")
+    assert code == 0
+    cost = doc["modules"][0]["targets"][0]["cost"]
+    assert cost["flops"] == FLOPS and cost["bytes_accessed"] == BYTES
+    assert cost["time_us"] is None and cost["device"] is None
+    assert cost["intensity"] == pytest.approx(FLOPS / BYTES)
+    assert cost["exact"]["operand_bytes_read"] == [8 * 4]
+    totals = doc["modules"][0]["cost_totals"]
+    assert totals["flops"] == FLOPS and totals["time_us"] is None
+
+
+def test_a_cpu_module_gets_a_roofline_time_from_a_user_device(runner, tmp_path):
+    hlo = tmp_path / "cpu.hlo"
+    hlo.write_text(BROADCAST_CPU)
+    device = tmp_path / "small_cpu.txtpb"
+    device.write_text(SMALL_CPU)
+    code, doc, _ = _analyze(runner, hlo, "--format", "json", "--target", "cpu", "--device", device)
+    assert code == 0
+    cost = doc["modules"][0]["targets"][0]["cost"]
+    peak = 2 * 1.0e9 * 8 * 2  # FLOP/s: 2 x clock x FPUs per core x cores
+    assert cost["device"] == "small_cpu" and cost["bound"] == "memory"
+    assert cost["time_us"] == pytest.approx(max(FLOPS / peak, BYTES / 1e9) * 1e6)
+    assert doc["modules"][0]["cost_totals"]["time_us"] == pytest.approx(cost["time_us"])
+    text = runner.invoke(main, ["analyze", str(hlo), "--target", "cpu", "--device", str(device), "--color", "never"])
+    assert text.exit_code == 0
+    assert "cost: 544 ns on small_cpu, memory-bound" in text.stdout
+
+
+@pytest.mark.skipif(not GPU_FIELD.is_file(), reason="../shared/field is not present")
+def test_top_by_time_on_a_gpu_dump(runner):
+    code, doc, _ = _analyze(runner, GPU_FIELD, "--format", "json", "--top", "10", "--sort", "time")
+    assert code == 0
+    assert doc["top"]["sort"] == "time"
+    targets = [t for m in doc["modules"] for t in m["targets"]]
+    assert [t["rank"] for t in targets] == list(range(1, len(targets) + 1))
+    times = [_number(t["cost"]["time_us"]) for t in targets]
+    assert all(t is not None for t in times) and times == sorted(times, reverse=True)
+    # no compute capability in the file name: XLA's test device, and the output says so
+    assert all(t["cost"]["device"] == "rtx_a6000" and t["cost"]["device_assumed"] for t in targets)
+    totals = doc["modules"][0]["cost_totals"]
+    assert sum(totals["time_by_bound_us"].values()) == pytest.approx(totals["time_us"])
+    assert 0 < totals["top_share"] <= 1
+    text = runner.invoke(main, ["analyze", str(GPU_FIELD), "--top", "10", "--sort", "time", "--color", "never"])
+    assert text.exit_code == 0
+    lines = text.stdout.splitlines()
+    assert lines[0].startswith(f"top {len(targets)} of ") and lines[0].endswith("by time")
+    assert [line.split()[0] for line in lines[2 : 2 + len(targets)]] == [t["name"] for t in targets]
+    assert any(line.startswith("cost of ") and "estimated on rtx_a6000" in line for line in lines)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--device", "no_such_gpu"],
+        ["--device", "missing.txtpb"],
+        ["--tile", "4,x"],
+        ["--tile", "0,4"],
+        ["--launch", "8"],
+        ["--cost-option", "count_multiple_input_accesses=maybe"],
+        ["--cost-option", "no_such_option=true"],
+        ["--fusion-consumers", "c"],
+        ["--fusion-candidate", "p"],
+        ["--multi-output"],
+        ["--no-analyses", "--device", "h100_sxm"],
+    ],
+)
+def test_bad_cost_options_exit_2(runner, tmp_path, args):
+    hlo = tmp_path / "cpu.hlo"
+    hlo.write_text(BROADCAST_CPU)
+    assert runner.invoke(main, ["analyze", str(hlo), *args]).exit_code == 2
+
+
+def test_an_unknown_producer_or_consumer_exits_2(runner, tmp_path):
+    hlo = tmp_path / "cpu.hlo"
+    hlo.write_text(BROADCAST_CPU)
+    missing = ["--fusion-candidate", "nope", "--fusion-consumers", "none", "--format", "json"]
+    code, _, stderr = _analyze(runner, hlo, *missing)
+    assert code == 2 and "nope" in stderr
+    code, _, stderr = _analyze(runner, hlo, "--fusion-candidate", "f", "--fusion-consumers", "ghost")
+    assert code == 2 and "ghost" in stderr
