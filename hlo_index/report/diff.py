@@ -14,13 +14,15 @@ appearance. What is left is ``added`` (NEW only) or ``removed`` (OLD only).
 A pair's changes by kind (``CHANGE_KINDS``): ``operands`` (count, or an operand's shape), ``maps``
 (an operand's set of map texts), ``duplicated_reads`` (an operand gains or loses a second map),
 ``coalescing`` (an operand's verdict on the dump's target), ``bytes`` (read or written) and
-``time`` (estimated, only with a cost model: ``diff_paths(..., cost=...)``). Operands of a pair
+``time`` (estimated by the cost model where it gives a time: GPU modules, or a caller's
+``diff_paths(..., cost=...)``). Operands of a pair
 are compared position by position; when their counts differ, they are aligned by shape first.
 """
 
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections import deque
 from collections.abc import Callable
@@ -171,6 +173,14 @@ def _identity(instr: Instruction) -> tuple:
     )
 
 
+def _report_time(cost: dict | None) -> float | None:
+    """The estimated microseconds of a target's cost; None where the model gives no time."""
+    time = (cost or {}).get("time_us")
+    if time == "inf":
+        return math.inf
+    return float(time) if isinstance(time, (int, float)) else None
+
+
 def _map_text(m) -> str:
     return m.text if m.text is not None else f"UNKNOWN ({m.unknown})"
 
@@ -178,7 +188,13 @@ def _map_text(m) -> str:
 def module_figures(module: Module, cost: FusionCost | None = None) -> tuple[list[FusionFigures], list[Diagnostic]]:
     """Every fusion of ``module`` with what a diff compares, in module order, in the current
     analysis context (so that structural identities compare across the modules of one diff)."""
-    report = module_report(module, options={"analyses": True, "target": "auto"}, fusions_only=True, own_context=False)
+    from ..analyses.cost.target_cost import TargetCostOptions
+
+    # the report's own cost (its default device per target) unless a caller gives its own
+    options: dict = {"analyses": True, "target": "auto"}
+    if cost is None:
+        options["cost"] = TargetCostOptions()
+    report = module_report(module, options=options, fusions_only=True, own_context=False)
     by_name = {f.name: f for f in module.fusions}
     out = []
     for order, t in enumerate(report.targets):
@@ -207,7 +223,7 @@ def module_figures(module: Module, cost: FusionCost | None = None) -> tuple[list
                 reads,
                 figures_of(t, report).bytes_read,
                 _bytes_of(instr.shape),
-                cost(instr, module) if cost is not None else None,
+                cost(instr, module) if cost is not None else _report_time(t.extra.get("cost")),
             )
         )
     problems = [
@@ -343,7 +359,7 @@ def diff_modules(
             continue
         changes = changes_between(a, b)
         fusions.append(FusionDiff("changed" if changes else "same", a, b, how, changes))
-    has_cost = cost is not None
+    has_cost = cost is not None or any(f.time_us is not None for f in old_figures + new_figures)
     return (
         ModuleDiff(
             name,
@@ -373,7 +389,9 @@ def diff_paths(old_path: str, new_path: str, cost: FusionCost | None = None) -> 
             modules.append(module)
             diagnostics.extend(problems)
             unreadable = unreadable or bool(problems)
-    return DiffReport(modules, diagnostics, unreadable, cost is not None)
+    return DiffReport(
+        modules, diagnostics, unreadable, cost is not None or any(m.old_totals.time_us is not None for m in modules)
+    )
 
 
 # ---- --fail-on ---------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from importlib.resources import files
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -152,3 +153,28 @@ def test_dump_directories(runner, tmp_path):
     assert result.exit_code == 1
     [module] = json.loads(result.stdout)["modules"]
     assert module["name"] == "jit_r.after_optimizations"
+
+
+GPU_FFT = (
+    Path(__file__).resolve().parents[2]
+    / ".."
+    / "shared"
+    / "field"
+    / "gpu"
+    / "jaxdecomp-benchmarks.a100x16.jaxfft_2048_4x4_f32_FFT.gpu_after_optimizations.txt"
+)
+
+
+@pytest.mark.skipif(not GPU_FFT.is_file(), reason="../shared/field is not present")
+def test_a_gpu_dump_against_itself_has_times_and_no_change(tmp_path):
+    """A GPU dump gets the cost model's estimated time per fusion (the module totals carry
+    ``time_us``); the same program on both sides changes nothing, so ``time>0%`` is not met."""
+    copy = tmp_path / GPU_FFT.name
+    copy.write_text(GPU_FFT.read_text())
+    result = CliRunner().invoke(main, ["diff", str(GPU_FFT), str(copy), "--format", "json", "--fail-on", "time>0%"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    [module] = doc["modules"]
+    assert module["totals"]["old"]["time_us"] > 0
+    assert module["totals"]["old"]["time_us"] == module["totals"]["new"]["time_us"]
+    assert {f["status"] for f in module["fusions"]} == {"same"}
