@@ -482,7 +482,12 @@ def visit_order(comp) -> list[Instruction]:
     starts = [i for i in comp.instructions if id(i) not in used and i is not comp.root]
     if comp.root is not None:
         starts.append(comp.root)
-    return _depth_first(starts, lambda instr: list(instr.operands) + list(instr.control_predecessors))
+    return _depth_first(starts, _operands_then_control)
+
+
+def _operands_then_control(instr: Instruction):
+    control = instr.control_predecessors
+    return (*instr.operands, *control) if control else instr.operands
 
 
 def _depth_first(starts, predecessors) -> list[Instruction]:
@@ -494,17 +499,16 @@ def _depth_first(starts, predecessors) -> list[Instruction]:
         if id(start) in seen:
             continue
         seen.add(id(start))
-        stack = [(start, 0)]
+        stack = [(start, iter(predecessors(start)))]
         while stack:
-            instr, k = stack.pop()
-            preds = predecessors(instr)
-            if k < len(preds):
-                stack.append((instr, k + 1))
-                o = preds[k]
+            instr, pending = stack[-1]
+            for o in pending:
                 if id(o) not in seen:
                     seen.add(id(o))
-                    stack.append((o, 0))
+                    stack.append((o, iter(predecessors(o))))
+                    break
             else:
+                stack.pop()
                 out.append(instr)
     return out
 
