@@ -268,7 +268,7 @@ TRITON_GEMM_CONFIG = {
 }
 TRITON_GEMM = """HloModule triton_gemm
 
-%gemm_fusion_dot_computation (p0: bf16[64,32], p1: bf16[32,128]) -> bf16[64,128] {
+%gemm_dot (p0: bf16[64,32], p1: bf16[32,128]) -> bf16[64,128] {
   %p0 = bf16[64,32]{1,0} parameter(0)
   %p1 = bf16[32,128]{1,0} parameter(1)
   ROOT %dot.1 = bf16[64,128]{1,0} dot(%p0, %p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
@@ -277,7 +277,7 @@ TRITON_GEMM = """HloModule triton_gemm
 ENTRY %main (a: bf16[64,32], b: bf16[32,128]) -> bf16[64,128] {
   %a = bf16[64,32]{1,0} parameter(0)
   %b = bf16[32,128]{1,0} parameter(1)
-  ROOT %gemm_fusion_dot.1 = bf16[64,128]{1,0} fusion(%a, %b), kind=kCustom, calls=%gemm_fusion_dot_computation, backend_config=CONFIG
+  ROOT %gemm_fusion_dot.1 = bf16[64,128]{1,0} fusion(%a, %b), kind=kCustom, calls=%gemm_dot, backend_config=CONFIG
 }
 """
 
