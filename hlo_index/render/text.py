@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable
 from typing import TextIO
 
+from ..analyses.cost.target_cost import TRITON_GEMM_UNMODELLED
 from ..report.model import MapReport, ModuleReport, OperandReport, TargetReport
 from ..report.triage import COST_SORTS, TargetFigures, figures_of, human_bytes, top_targets, totals_of
 
@@ -208,9 +209,11 @@ def cost_totals_line(mod: ModuleReport) -> str | None:
     top = c.get("top_share")
     share = f"; the top {c.get('top_share_of')} take {100 * top:.0f}%" if top is not None else ""
     spills = f", {c['targets_unbounded']} spilling (inf, not counted)" if c.get("targets_unbounded") else ""
+    gemms = sum(1 for t in mod.targets if (t.extra.get("cost") or {}).get("model") == TRITON_GEMM_UNMODELLED)
+    untimed = f", {gemms} Triton gemm fusion(s) not modelled (not counted)" if gemms else ""
     return (
         f"cost of {mod.name}: {time_text(total)} estimated on {device}{assumed} over "
-        f"{c.get('targets_timed')} target(s){spills}: {split}{share}; {figures}"
+        f"{c.get('targets_timed')} target(s){spills}{untimed}: {split}{share}; {figures}"
     )
 
 

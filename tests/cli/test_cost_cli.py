@@ -247,3 +247,55 @@ def test_an_unknown_producer_or_consumer_exits_2(runner, tmp_path):
     assert code == 2 and "nope" in stderr
     code, _, stderr = _analyze(runner, hlo, "--fusion-candidate", "f", "--fusion-consumers", "ghost")
     assert code == 2 and "ghost" in stderr
+
+
+TRITON_GEMM_CONFIG = {
+    "operation_queue_id": "0",
+    "wait_on_operation_queues": [],
+    "fusion_backend_config": {
+        "kind": "__triton_gemm",
+        "triton_gemm_config": {
+            "block_m": "64",
+            "block_n": "128",
+            "block_k": "32",
+            "split_k": "1",
+            "num_stages": "4",
+            "num_warps": "4",
+            "num_ctas": "1",
+        },
+    },
+    "force_earliest_schedule": False,
+}
+TRITON_GEMM = """HloModule triton_gemm
+
+%gemm_dot (p0: bf16[64,32], p1: bf16[32,128]) -> bf16[64,128] {
+  %p0 = bf16[64,32]{1,0} parameter(0)
+  %p1 = bf16[32,128]{1,0} parameter(1)
+  ROOT %dot.1 = bf16[64,128]{1,0} dot(%p0, %p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+
+ENTRY %main (a: bf16[64,32], b: bf16[32,128]) -> bf16[64,128] {
+  %a = bf16[64,32]{1,0} parameter(0)
+  %b = bf16[32,128]{1,0} parameter(1)
+  ROOT %gemm_fusion_dot.1 = bf16[64,128]{1,0} fusion(%a, %b), kind=kCustom, calls=%gemm_dot, backend_config=CONFIG
+}
+"""
+
+
+def test_triton_gemm_time_is_not_modelled(tmp_path: Path) -> None:
+    """XLA times a Triton gemm from its Triton tiling: no loop-emitter time, none in the totals;
+    its figures stay XLA's cost analysis (a dot: 2 x M x N x K flops)."""
+    path = tmp_path / "module.sm_8.0_gpu_after_optimizations.txt"
+    path.write_text(TRITON_GEMM.replace("CONFIG", json.dumps(TRITON_GEMM_CONFIG, separators=(",", ":"))))
+    result = CliRunner().invoke(main, ["analyze", str(path), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    module = json.loads(result.output)["modules"][0]
+    (target,) = [t for t in module["targets"] if t["name"] == "gemm_fusion_dot.1"]
+    cost = target["cost"]
+    assert cost["time_us"] is None
+    assert cost["model"] == "not modelled: Triton gemm fusion (XLA costs it with its Triton tiling)"
+    assert cost["flops"] == 2 * 64 * 128 * 32
+    assert module["cost_totals"]["time_us"] is None
+    assert module["cost_totals"]["targets_timed"] == 0
+    text = CliRunner().invoke(main, ["analyze", str(path)])
+    assert "time not modelled: Triton gemm fusion" in text.output

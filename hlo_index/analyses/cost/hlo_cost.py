@@ -18,6 +18,7 @@ import numpy as np
 
 from ...hlo.model import Instruction
 from .flops import (
+    COSTED_ELEMENTWISE,
     ELEMENTWISE,
     CostOptions,
     concatenate_gpu_utilization,
@@ -34,6 +35,22 @@ DEFAULT_OPTIONS = CostOptions()
 PASS_THROUGH = ELEMENTWISE | {"tuple", "get-tuple-element"}
 FREE = {"parameter", "constant", "get-tuple-element", "bitcast", "domain", "after-all", "add-dependency"}
 UNKNOWN = -1.0
+# Opcodes whose figures follow from the opcode, the result shape and the operand shapes alone
+# (no attributes, called computations or backend config): instructions equal in those share
+# one ``Properties`` (a fused computation repeats the same elementwise ops on the same shapes).
+SHAPE_ONLY = COSTED_ELEMENTWISE | {
+    "copy",
+    "parameter",
+    "constant",
+    "bitcast",
+    "broadcast",
+    "reshape",
+    "slice",
+    "dynamic-slice",
+    "dynamic-update-slice",
+    "tuple",
+    "get-tuple-element",
+}
 
 
 @dataclass
@@ -61,6 +78,9 @@ class HloCost:
         self.options = options
         self._fusion_key = fusion_key
         self._shared: dict[Hashable, Properties] = {}
+        # (opcode, id of the result shape, ids of the operand shapes) -> (the shapes, Properties);
+        # the entry keeps the shapes alive, so the ids stay theirs (the parser shares equal shapes)
+        self._by_shapes: dict[tuple, tuple] = {}
         self._props: dict[int, Properties] = {}
         self._users: dict[int, tuple] = {}
         self._sub: dict[int, tuple[float, float]] = {}
@@ -79,11 +99,19 @@ class HloCost:
             if shared is not None:
                 props = self._shared.get(shared)
             if props is None:
-                props = self._compute(instr)
+                props = self._compute_shared(instr) if instr.opcode in SHAPE_ONLY else self._compute(instr)
                 if shared is not None:
                     self._shared[shared] = props
             self._props[key] = props
         return props
+
+    def _compute_shared(self, instr: Instruction) -> Properties:
+        shapes = (instr.shape, *(o.shape for o in instr.operands))
+        key = (instr.opcode, *map(id, shapes))
+        hit = self._by_shapes.get(key)
+        if hit is None:
+            hit = self._by_shapes[key] = (shapes, self._compute(instr))
+        return hit[1]
 
     def computation_totals(self, comp) -> Properties:
         """The sum over a computation's instructions (XLA's ``properties()`` after ``Accept``)."""
@@ -454,7 +482,12 @@ def visit_order(comp) -> list[Instruction]:
     starts = [i for i in comp.instructions if id(i) not in used and i is not comp.root]
     if comp.root is not None:
         starts.append(comp.root)
-    return _depth_first(starts, lambda instr: list(instr.operands) + list(instr.control_predecessors))
+    return _depth_first(starts, _operands_then_control)
+
+
+def _operands_then_control(instr: Instruction):
+    control = instr.control_predecessors
+    return (*instr.operands, *control) if control else instr.operands
 
 
 def _depth_first(starts, predecessors) -> list[Instruction]:
@@ -466,17 +499,16 @@ def _depth_first(starts, predecessors) -> list[Instruction]:
         if id(start) in seen:
             continue
         seen.add(id(start))
-        stack = [(start, 0)]
+        stack = [(start, iter(predecessors(start)))]
         while stack:
-            instr, k = stack.pop()
-            preds = predecessors(instr)
-            if k < len(preds):
-                stack.append((instr, k + 1))
-                o = preds[k]
+            instr, pending = stack[-1]
+            for o in pending:
                 if id(o) not in seen:
                     seen.add(id(o))
-                    stack.append((o, 0))
+                    stack.append((o, iter(predecessors(o))))
+                    break
             else:
+                stack.pop()
                 out.append(instr)
     return out
 

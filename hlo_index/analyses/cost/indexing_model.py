@@ -432,6 +432,16 @@ def is_block_level(fusion: Instruction) -> bool:
     return fusion.opcode == "fusion" and kind in ("__triton", "__triton_nested_gemm_fusion")
 
 
+def is_triton_gemm(fusion: Instruction) -> bool:
+    """A fusion XLA emits as a Triton matmul from a ``triton_gemm_config`` (kind ``__triton_gemm``)."""
+    from ...hlo.backend_config import backend_config
+
+    if fusion.opcode != "fusion":
+        return False
+    config = backend_config(fusion) or {}
+    return (config.get("fusion_backend_config") or {}).get("kind", "") == "__triton_gemm"
+
+
 __all__ = [
     "IndexingPerformanceModel",
     "TiledRunTime",
@@ -440,6 +450,7 @@ __all__ = [
     "candidate_sizes",
     "instruction_maps",
     "is_block_level",
+    "is_triton_gemm",
     "num_warps_for",
     "padded_size",
 ]
