@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...hlo.model import Instruction
+from ...hlo.model import Computation, Instruction
 from .flops import (
     ELEMENTWISE,
     CostOptions,
@@ -292,12 +292,11 @@ class HloCost:
                 p.bytes_accessed = inner.bytes_accessed
 
     def _fusion(self, fusion: Instruction, p: Properties) -> None:
-        comp = fusion.fused_computation
-        root = comp.root
+        comp, root = fused_body(fusion)
         totals = self.computation_totals(comp)
         p.flops, p.transcendentals = totals.flops, totals.transcendentals
         written = []
-        leaf_shapes = list(fusion.shape.tuple_shapes) if fusion.shape.is_tuple else [fusion.shape]
+        leaf_shapes = list(fusion.shape.tuple_shapes) if fusion.shape.tuple_shapes is not None else [fusion.shape]
         zero_util: set[int] = set()
         for k, s in enumerate(leaf_shapes):
             value = root.operands[k] if fusion.shape.is_tuple and root.opcode == "tuple" else root
@@ -383,7 +382,7 @@ class HloCost:
             if op == "fusion":
                 for k, o in enumerate(user.operands):
                     if o is value:
-                        size += self._generic_parameter_read_bytes(user.fused_computation.parameters[k])
+                        size += self._generic_parameter_read_bytes(fused_body(user)[0].parameters[k])
             elif op == "slice":
                 size += shape_bytes(user.shape)
             elif op == "dynamic-slice":
@@ -408,16 +407,25 @@ def _nothing(instr, p) -> None:
     return None
 
 
+def fused_body(fusion: Instruction) -> tuple[Computation, Instruction]:
+    """A fusion's computation and its root (a parsed fusion has both)."""
+    comp = fusion.fused_computation
+    assert comp is not None and comp.root is not None, fusion.name
+    return comp, comp.root
+
+
 def _users(value: Instruction) -> list[Instruction]:
     comp = value.computation
-    users = getattr(comp, "_cost_users", None)
+    assert comp is not None, value.name
+    users: dict[int, list[Instruction]] | None = getattr(comp, "_cost_users", None)
     if users is None:
         users = {}
         for instr in comp.instructions:
             for o in dict.fromkeys(instr.operands):
                 users.setdefault(id(o), []).append(instr)
         with contextlib.suppress(AttributeError):
-            comp._cost_users = users
+            # Computation has __slots__, so this raises and the users are gathered on every call
+            comp._cost_users = users  # type: ignore[attr-defined]
     return users.get(id(value), [])
 
 

@@ -16,7 +16,7 @@ def elements(shape: Shape) -> int:
 
 def elements_recursive(shape: Shape) -> int:
     """``ShapeUtil::ElementsInRecursive``: every array leaf's elements."""
-    if shape.is_tuple:
+    if shape.tuple_shapes is not None:
         return sum(elements_recursive(s) for s in shape.tuple_shapes)
     return shape.num_elements
 
@@ -31,7 +31,7 @@ def element_bytes(element_type: str) -> int:
 
 def shape_bytes(shape: Shape) -> int:
     """Bytes of a buffer: a tuple is its table of pointers; a packed layout (``E(n)``) packs."""
-    if shape.is_tuple:
+    if shape.tuple_shapes is not None:
         return POINTER_BYTES * len(shape.tuple_shapes)
     if shape.element_type in ("token", "opaque"):
         return 0
@@ -43,7 +43,7 @@ def shape_bytes(shape: Shape) -> int:
 
 def leaves(shape: Shape):
     """Every array leaf of a shape, depth first."""
-    if shape.is_tuple:
+    if shape.tuple_shapes is not None:
         for s in shape.tuple_shapes:
             yield from leaves(s)
     else:

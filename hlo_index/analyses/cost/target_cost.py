@@ -18,6 +18,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from ...hlo.model import Computation, Instruction
 from .devices import DeviceSpec, device_for_capability, load_device
@@ -40,7 +41,7 @@ class TargetCostOptions:
     device: str | None = None
     roofline: tuple[float, float] | None = None
     cost_model: str = "classic"
-    tile: object = None
+    tile: Literal["auto"] | Sequence[int] | None = None
     launch: tuple[int, int] | None = None
     count_multiple_input_accesses: bool = True
     consumers: tuple[str, ...] | None = None
@@ -169,6 +170,8 @@ class CostSession:
         self.module = module
         self.options = options
         self.gpu = is_gpu_module(module, options.target)
+        self.device: DeviceSpec | None
+        self.device_assumed: str | None
         self.device, self.device_assumed = device_of(module, options) if self.gpu else (None, None)
         capability = self.device.capability if self.device is not None else None
         self.cost = HloCost(
@@ -176,8 +179,9 @@ class CostSession:
                 count_multiple_input_accesses=options.count_multiple_input_accesses, gpu=self.gpu, capability=capability
             )
         )
-        self.classic = GpuPerformanceModel(self.device, self.cost) if self.gpu else None
-        self.indexing = IndexingPerformanceModel(self.device, self.cost) if self.gpu else None
+        # a device exactly when the module is a GPU module
+        self.classic = GpuPerformanceModel(self.device, self.cost) if self.device is not None else None
+        self.indexing = IndexingPerformanceModel(self.device, self.cost) if self.device is not None else None
 
 
 def cost_of_target(
@@ -241,7 +245,9 @@ def exact_figures(target: Instruction, p: Properties) -> dict:
     from ..utilization import operand_utilization
 
     rows = output_to_input(target)
-    read, per_element, distinct = [], [], []
+    read: list[int | None] = []
+    per_element: list[float | None] = []
+    distinct: list[int | None] = []
     for k, operand in enumerate(target.operands):
         maps = [m for r in rows if r.operand == k for m in r.maps]
         outputs = {r.output for r in rows if r.operand == k and r.maps}
@@ -267,7 +273,8 @@ def exact_figures(target: Instruction, p: Properties) -> dict:
 
 def _gpu_time(cost: FusionCost, target: Instruction, session: CostSession) -> None:
     options = session.options
-    device = session.device
+    device, classic, indexing = session.device, session.classic, session.indexing
+    assert device is not None and classic is not None and indexing is not None  # a GPU session has all three
     cost.device = device.name
     cost.device_assumed = session.device_assumed
     tiled = target.opcode == "fusion" and (options.tile is not None or is_block_level(target))
@@ -277,7 +284,7 @@ def _gpu_time(cost: FusionCost, target: Instruction, session: CostSession) -> No
             cost.model = "gpu_indexing_performance_model (tiled)"
             cost.tile_sizes = rt.tile_sizes
         elif options.cost_model == "indexing":
-            rt = session.indexing.run_time(target)
+            rt = indexing.run_time(target)
             cost.model = "gpu_indexing_performance_model"
         else:
             launch = None
@@ -285,7 +292,7 @@ def _gpu_time(cost: FusionCost, target: Instruction, session: CostSession) -> No
                 from .gpu_model import Launch
 
                 launch = Launch("given", options.launch[0], options.launch[1])
-            rt = session.classic.run_time(target, launch)
+            rt = classic.run_time(target, launch)
             cost.model = "gpu_performance_model"
     except TilingError as e:
         cost.model = f"none ({e})"
@@ -293,15 +300,16 @@ def _gpu_time(cost: FusionCost, target: Instruction, session: CostSession) -> No
     _set_runtime(cost, rt)
     if options.consumers is not None:
         comp = target.computation
+        assert comp is not None, target.name
         consumers = [comp.by_name[c] for c in options.consumers if c in comp.by_name]
         if options.cost_model == "indexing":
-            cost.time_unfused_us, cost.time_fused_us = session.indexing.run_times(target, consumers)
+            cost.time_unfused_us, cost.time_fused_us = indexing.run_times(target, consumers)
         else:
-            cost.time_unfused_us, cost.time_fused_us = session.classic.run_times(
+            cost.time_unfused_us, cost.time_fused_us = classic.run_times(
                 target, consumers, multi_output=options.multi_output
             )
         if consumers:
-            fused_rt = session.classic.fused_run_time(target, consumers[0], options.multi_output)
+            fused_rt = classic.fused_run_time(target, consumers[0], options.multi_output)
             cost.fused = {
                 "flops": fused_rt.flops,
                 "bytes_read": fused_rt.bytes_read,
@@ -318,6 +326,7 @@ def _gpu_time(cost: FusionCost, target: Instruction, session: CostSession) -> No
 def _tiled(target: Instruction, session: CostSession):
     options = session.options
     model = session.indexing
+    assert model is not None  # a GPU session
     launch = options.launch or (None, None)
     if options.tile == "auto":
         return model.best_tiling(target)
