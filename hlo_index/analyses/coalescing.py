@@ -155,7 +155,7 @@ def _warp_reads(m: IndexingMap, minor: int | None, warps: int, seed: int):
     grid = _warp_points(m, minor, warps, seed)
     flat = grid.reshape(warps * WARP, grid.shape[2])
     n = len(flat)
-    env = {(DIM, i): flat[:, i] for i in range(m.num_dims)}
+    env: dict[tuple[int, int], np.ndarray | int] = {(DIM, i): flat[:, i] for i in range(m.num_dims)}
     env.update({(RANGE, i): flat[:, m.num_dims + i] for i in range(len(m.range_vars))})
     env.update({(RUNTIME, i): rv.interval.lo for i, rv in enumerate(m.runtime_vars)})
     memo: dict = {}
@@ -171,9 +171,9 @@ def _warp_reads(m: IndexingMap, minor: int | None, warps: int, seed: int):
         keep &= first.reshape(-1)
     results = [np.broadcast_to(evaluate_expr(e, env, memo), (n,)) for e in m.results]
     rows = np.stack(results, axis=1) if results else np.zeros((n, 0), np.int64)
-    keep = keep.reshape(warps, WARP)
+    kept = keep.reshape(warps, WARP)
     rows = rows.reshape(warps, WARP, len(m.results))
-    return [rows[w][keep[w]] for w in range(warps)]
+    return [rows[w][kept[w]] for w in range(warps)]
 
 
 def _map_coalescing(

@@ -69,8 +69,9 @@ def _elementwise(instr: Instruction) -> bool:
 
 
 def _bad_transpose(instr: Instruction) -> Instruction | None:
-    if getattr(instr, "fused_computation", None) is not None:
-        for inner in instr.fused_computation.instructions:
+    fused = getattr(instr, "fused_computation", None)
+    if fused is not None:
+        for inner in fused.instructions:
             if transposes_minor_dimension(inner) and not _is_broadcast_like(inner.operands[0]):
                 return inner
         return None

@@ -56,7 +56,10 @@ class Component:
 
     @property
     def distinct(self) -> int:
-        return self.count if self.values is None else len(self.values)
+        if self.values is not None:
+            return len(self.values)
+        assert self.count is not None, "a component without listed values carries its count"
+        return self.count
 
 
 @dataclass(frozen=True)
@@ -122,10 +125,10 @@ def decompose(
 
     result_vars = [e.variables() for e in m.results]
     constraint_vars = [e.variables() for e, _ in m.constraints]
-    for vs in result_vars + constraint_vars:
-        vs = list(vs)
-        for other in vs[1:]:
-            a, b = find(vs[0]), find(other)
+    for group in result_vars + constraint_vars:
+        members = list(group)
+        for other in members[1:]:
+            a, b = find(members[0]), find(other)
             if a is not b:
                 parent[b] = a
     constant_ok = all(iv.contains(e.constant_value) for (e, iv), vs in zip(m.constraints, constraint_vars) if not vs)
@@ -267,9 +270,11 @@ def linear_indices(dec: Decomposition, operand_dims: Sequence[int], limit: int) 
             if c.points == 0:
                 return np.zeros(0, dtype=np.int64)
             continue
+        values = c.values
+        assert values is not None  # checked above
         part = (
-            c.values @ np.asarray([strides[k] for k in c.results], dtype=np.int64)
-            if len(c.values)
+            values @ np.asarray([strides[k] for k in c.results], dtype=np.int64)
+            if len(values)
             else np.zeros(0, dtype=np.int64)
         )
         total = np.add.outer(total, part).reshape(-1)

@@ -132,7 +132,7 @@ def _loop(fusion, comp, roots, device) -> ThreadPlan:
 
 
 def _first_leaf(shape: Shape) -> Shape:
-    while shape.is_tuple:
+    while shape.tuple_shapes is not None:
         shape = shape.tuple_shapes[0]
     return shape
 

@@ -124,8 +124,8 @@ def _bits(shape: Shape) -> int:
     return 8 if shape.element_type == "pred" else shape.element_bits
 
 
-def _leaves(shape: Shape):
-    return list(shape.tuple_shapes) if shape.is_tuple else [shape]
+def _leaves(shape: Shape) -> list[Shape]:
+    return list(shape.tuple_shapes) if shape.tuple_shapes is not None else [shape]
 
 
 def fusion_roots(comp) -> list[tuple[Instruction, int]]:

@@ -7,7 +7,7 @@ never re-derive a map.
 from __future__ import annotations
 
 from ..affine import IndexingMap, Interval, range_var
-from ..affine.expr import DIM, RANGE, RUNTIME, Expr, replace_variables
+from ..affine.expr import DIM, DIVISION_KINDS, RANGE, RUNTIME, Expr, replace_variables
 
 
 def split_linear(expr: Expr, variables: frozenset) -> tuple[Expr, dict] | None:
@@ -42,7 +42,7 @@ def offending_division(expr: Expr, variables: frozenset) -> Expr | None:
     """The outermost floordiv / ceildiv / mod atom of ``expr`` whose operand uses ``variables``."""
     _, terms = expr.linear_terms()
     for atom, _ in terms:
-        if atom.operand is not None and atom.operand.variables() & variables:
+        if atom.kind in DIVISION_KINDS and atom.operand.variables() & variables:
             return atom
     return None
 

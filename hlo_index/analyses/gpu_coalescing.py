@@ -169,7 +169,7 @@ def warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevice) -> War
     if inner_range is not None:
         inner_kind, inner_index = RANGE, inner_range
         inner_iv = m.range_vars[inner_range]
-        vector_name = f"s{inner_range} (the op's innermost loop)"
+        vector_name: str | None = f"s{inner_range} (the op's innermost loop)"
     elif plan.innermost is not None and n_loops > 0:
         inner_kind, inner_index = DIM, 2 + plan.innermost
         inner_iv = m.dims[inner_index]
@@ -186,21 +186,20 @@ def warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevice) -> War
         tx = (ws[:, None] % per_block) * warp + lanes[None, :]
         bx = np.broadcast_to(ws[:, None] // per_block, tx.shape)
         shape3 = (len(ws), warp, len(k_values))
-        env = {
-            (DIM, TX): np.broadcast_to(tx[:, :, None], shape3).reshape(-1),
-            (DIM, BX): np.broadcast_to(bx[:, :, None], shape3).reshape(-1),
-        }
+        tx_flat = np.broadcast_to(tx[:, :, None], shape3).reshape(-1)
+        bx_flat = np.broadcast_to(bx[:, :, None], shape3).reshape(-1)
+        env: dict[tuple[int, int], np.ndarray | int] = {(DIM, TX): tx_flat, (DIM, BX): bx_flat}
         for i in range(2, m.num_dims):
             env[(DIM, i)] = m.dims[i].lo
         for i, iv in enumerate(m.range_vars):
             env[(RANGE, i)] = iv.lo
         kk = np.broadcast_to(k_values[None, None, :], shape3).reshape(-1)
-        if inner_kind is not None:
+        if inner_kind is not None and inner_index is not None:
             env[(inner_kind, inner_index)] = kk
         env.update(runtime)
         n = kk.size
         memo: dict = {}
-        keep = (env[(DIM, TX)] <= m.dims[TX].hi) & (env[(DIM, BX)] <= m.dims[BX].hi)
+        keep = (tx_flat <= m.dims[TX].hi) & (bx_flat <= m.dims[BX].hi)
         for e, iv in m.constraints:
             value = np.broadcast_to(evaluate_expr(e, env, memo), (n,))
             keep &= (value >= iv.lo) & (value <= iv.hi)
@@ -348,7 +347,7 @@ def fusion_coalescing(fusion: Instruction, device: GpuDevice = RTX_A6000) -> Fus
             )
         return FusionCoalescing(shared.emitter, shared.unmodelled, verdicts, {}, shared.loops)
     for k, entry in enumerate(shared.per_operand):
-        if type(entry) is tuple:
+        if isinstance(entry, tuple):
             verdicts[k] = OperandVerdict(*entry)
             continue
         reads = list(entry)

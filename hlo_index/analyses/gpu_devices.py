@@ -301,7 +301,13 @@ class GpuDevice:
         return self.spec.shared_memory_per_block
 
     def to_json(self) -> dict:
-        keys = ("name", "warp_size", "transaction_bytes", "dram_to_l2_transaction_bytes", "threads_per_block_limit")
+        keys: tuple[str, ...] = (
+            "name",
+            "warp_size",
+            "transaction_bytes",
+            "dram_to_l2_transaction_bytes",
+            "threads_per_block_limit",
+        )
         keys += ("threads_per_core_limit", "core_count", "shared_memory_per_block", "coalesced_threshold")
         keys += tuple(f.name for f in fields(self) if f.name not in keys and f.name != "spec")
         return {k: getattr(self, k) for k in keys}

@@ -32,6 +32,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 from math import prod
+from typing import TypedDict
 
 import numpy as np
 
@@ -359,6 +360,15 @@ def _not_a_box(beta: int, count: int, gdims: list[int], spans: list[int]) -> str
 # ---- one pair -------------------------------------------------------------------------------
 
 
+class _ChainLabels(TypedDict):
+    """The fields of ``ReorderChain`` that name the pair."""
+
+    computation: str
+    slice: str
+    reshape: str
+    order: str
+
+
 def analyse_pair(
     module: Module,
     comp: Computation,
@@ -368,14 +378,19 @@ def analyse_pair(
     names: frozenset | None = None,
 ) -> ReorderChain:
     slice_instr, reshape_instr = (first, second) if order == SLICE_THEN_RESHAPE else (second, first)
-    names = {"computation": comp.name, "slice": slice_instr.name, "reshape": reshape_instr.name, "order": order}
+    labels: _ChainLabels = {
+        "computation": comp.name,
+        "slice": slice_instr.name,
+        "reshape": reshape_instr.name,
+        "order": order,
+    }
     try:
         verdict, reason, swapped = _decide(first, second, order)
     except Verdict as v:
-        return ReorderChain(**names, verdict=v.verdict, reason=v.reason)
+        return ReorderChain(**labels, verdict=v.verdict, reason=v.reason)
     parts = (module, comp, first, second, swapped)
     return ReorderChain(
-        **names,
+        **labels,
         verdict=verdict,
         reason=reason,
         rewrite=rewrite_instructions_text(*parts, names),

@@ -80,7 +80,7 @@ def target_coalescing(
     from .emitters import minor_nontrivial
     from .gpu_coalescing import operand_json
 
-    figures = []
+    figures: list[dict] = []
     for row in rows:
         _operand_shape, output_shape = shapes(row)
         minor = minor_nontrivial(output_shape) if output_shape is not None and not output_shape.is_tuple else None

@@ -25,7 +25,7 @@ from math import prod
 import numpy as np
 
 from ..affine import IndexingMap, Interval, dim
-from ..affine.expr import RANGE, RUNTIME
+from ..affine.expr import RANGE, RUNTIME, Expr
 from .forms import offending_division, split_linear
 
 PER_ELEMENT_RUNTIME = "batch position"  # how the op rules describe a gathered start
@@ -310,12 +310,13 @@ def union_tile(tiles: Sequence[MapTile]) -> UnionTile | None:
     for k, t in enumerate(tiles):
         if not t.is_tile:
             return UnionTile(MapTile(False, f"map {k} is not a tile ({t.reason}), so neither is the union"), len(tiles))
-    base = tiles[0].offsets
-    for t in tiles:
-        if t.offsets.dims != base.dims:
+    boxes = [_box(t) for t in tiles]
+    base = boxes[0][0]
+    for t_offsets, _, _ in boxes:
+        if t_offsets.dims != base.dims:
             ranges = "; ".join(
-                f"map {k}: " + ", ".join(f"d{i} in [{iv.lo}, {iv.hi}]" for i, iv in enumerate(u.offsets.dims))
-                for k, u in enumerate(tiles)
+                f"map {k}: " + ", ".join(f"d{i} in [{iv.lo}, {iv.hi}]" for i, iv in enumerate(u.dims))
+                for k, (u, _, _) in enumerate(boxes)
             )
             return UnionTile(
                 MapTile(
@@ -326,18 +327,21 @@ def union_tile(tiles: Sequence[MapTile]) -> UnionTile | None:
                 ),
                 len(tiles),
             )
-        if [rv.interval for rv in t.offsets.runtime_vars] != [rv.interval for rv in base.runtime_vars]:
+        if [rv.interval for rv in t_offsets.runtime_vars] != [rv.interval for rv in base.runtime_vars]:
             return UnionTile(MapTile(False, "the maps' tile offsets use different runtime values"), len(tiles))
-    offsets, sizes, strides, notes = [], [], [], []
+    offsets: list[Expr] = []
+    sizes: list[int] = []
+    strides: list[int] = []
+    notes: list[str] = []
     for k, e0 in enumerate(base.results):
         shifts = []
-        for m, t in enumerate(tiles):
-            diff = t.offsets.results[k] - e0
+        for m, (t_offsets, _, _) in enumerate(boxes):
+            diff = t_offsets.results[k] - e0
             if not diff.is_constant:
                 return UnionTile(
                     MapTile(
                         False,
-                        f"operand dim {k}: map {m}'s offset {t.offsets.results[k]} "
+                        f"operand dim {k}: map {m}'s offset {t_offsets.results[k]} "
                         f"differs from map 0's {e0} by {diff}, which changes "
                         f"from tile to tile: no single bounding tile",
                     ),
@@ -345,12 +349,12 @@ def union_tile(tiles: Sequence[MapTile]) -> UnionTile | None:
                 )
             shifts.append(diff.constant_value)
         lo = min(shifts)
-        hi = max(c + (t.sizes[k] - 1) * t.strides[k] for c, t in zip(shifts, tiles))
+        hi = max(c + (t_sizes[k] - 1) * t_strides[k] for c, (_, t_sizes, t_strides) in zip(shifts, boxes))
         step = 0
-        for c, t in zip(shifts, tiles):
+        for c, (_, t_sizes, t_strides) in zip(shifts, boxes):
             step = gcd(step, c - lo)
-            if t.sizes[k] > 1:
-                step = gcd(step, t.strides[k])
+            if t_sizes[k] > 1:
+                step = gcd(step, t_strides[k])
         step = step or 1
         offsets.append(e0 + lo)
         sizes.append((hi - lo) // step + 1)
@@ -369,19 +373,27 @@ def union_tile(tiles: Sequence[MapTile]) -> UnionTile | None:
     return UnionTile(tile, len(tiles), _covers(tiles, tile))
 
 
+def _box(t: MapTile) -> tuple[IndexingMap, tuple[int, ...], tuple[int, ...]]:
+    """Offsets, sizes and strides of ``t``, which is a tile."""
+    assert t.offsets is not None and t.sizes is not None and t.strides is not None, t.reason
+    return t.offsets, t.sizes, t.strides
+
+
 def _covers(tiles: Sequence[MapTile], box: MapTile) -> bool | None:
     """Whether the maps' tiles fill the bounding box, on tile 0 (None when too big to check)."""
-    if prod(box.sizes) > 1 << 20:
+    box_offsets, box_sizes, box_strides = _box(box)
+    if prod(box_sizes) > 1 << 20:
         return None
-    origin = (0,) * box.offsets.num_dims
-    runtime = [rv.interval.lo for rv in box.offsets.runtime_vars]
-    start = np.asarray(box.offsets.evaluate(origin, (), runtime), dtype=np.int64)
-    covered = np.zeros(box.sizes, dtype=bool)
+    origin = (0,) * box_offsets.num_dims
+    runtime = [rv.interval.lo for rv in box_offsets.runtime_vars]
+    start = np.asarray(box_offsets.evaluate(origin, (), runtime), dtype=np.int64)
+    covered = np.zeros(box_sizes, dtype=bool)
     for t in tiles:
-        first = np.asarray(t.offsets.evaluate(origin, (), runtime), dtype=np.int64)
+        t_offsets, t_sizes, t_strides = _box(t)
+        first = np.asarray(t_offsets.evaluate(origin, (), runtime), dtype=np.int64)
         index = tuple(
             slice((f - s) // b, (f - s) // b + (n - 1) * (st // b) + 1, max(st // b, 1))
-            for f, s, b, n, st in zip(first, start, box.strides, t.sizes, t.strides)
+            for f, s, b, n, st in zip(first, start, box_strides, t_sizes, t_strides)
         )
         covered[index] = True
     return bool(covered.all())

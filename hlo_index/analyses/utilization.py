@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from math import ceil, prod
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from ..affine import IndexingMap, dim, range_var
 from ..affine.expr import DIM, RUNTIME, Expr
@@ -40,6 +40,16 @@ from .forms import runtime_as_range, split_linear
 
 if TYPE_CHECKING:
     import numpy as np
+
+
+class _OperandFacts(TypedDict):
+    """The fields of ``Utilization`` that describe the operand, whatever is read of it."""
+
+    operand_dims: tuple[int, ...]
+    element_type: str
+    element_bits: int
+    total_elements: int
+    total_bytes: int
 
 
 @dataclass(frozen=True)
@@ -134,7 +144,7 @@ def operand_utilization(
     total = prod(dims)
     bits = storage_bits(operand_shape)
     total_bytes = ceil(total * bits / 8)
-    base = {
+    base: _OperandFacts = {
         "operand_dims": dims,
         "element_type": operand_shape.element_type,
         "element_bits": bits,

@@ -72,13 +72,13 @@ def run() -> None:
     gc.disable()
     try:
         main(prog_name="hlo-index")
-        code = 0
+        code: str | int | None = 0
     except SystemExit as exc:
         code = exc.code
     exit_now(code)
 
 
-def exit_now(code) -> None:
+def exit_now(code: str | int | None) -> None:
     """Flush the standard streams and end the process with ``code`` (SystemExit's conventions)."""
     if code is None:
         code = 0

@@ -441,7 +441,9 @@ def command(
 
     encode = None
     if fmt == "json" and top is None:
-        from ..render.json_out import encode_module as encode
+        from ..render.json_out import encode_module
+
+        encode = encode_module
     options = AnalyzeOptions(
         direction=direction,
         fusion=tuple(fusion) or None,

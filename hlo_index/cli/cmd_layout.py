@@ -53,18 +53,17 @@ def command(shape_text: str, fmt: str, svg_path: str | None, max_grids: int, col
                     f"elements, more than {JSON_OFFSETS_LIMIT}",
                     highlight=False,
                 )
-        picture = None
         if fmt == "text" or svg_path:
             picture = build_picture(shape, max_grids=max_grids)
-        if fmt == "text":
-            from .cmd_analyze import make_console
+            if fmt == "text":
+                from .cmd_analyze import make_console
 
-            console = make_console(color)
-            console.highlight = False  # the grid's numbers carry their own styles
-            render_text(picture, console)
-        if svg_path:
-            with open(svg_path, "w", encoding="utf-8") as out:
-                out.write(render_svg(picture))
+                console = make_console(color)
+                console.highlight = False  # the grid's numbers carry their own styles
+                render_text(picture, console)
+            if svg_path:
+                with open(svg_path, "w", encoding="utf-8") as out:
+                    out.write(render_svg(picture))
     except LayoutError as exc:
         err.print(f"error: {exc}", markup=False, highlight=False)
         sys.exit(2)

@@ -11,10 +11,8 @@ from rich.console import Console
 from .options import color_option, format_option
 
 
-def _ints(text: str | None, what: str) -> tuple[int, ...] | None:
+def _ints(text: str, what: str) -> tuple[int, ...]:
     """``8,128`` or ``8x128`` as positive integers; anything else is a usage error (exit 2)."""
-    if text is None:
-        return None
     parts = [v.strip() for v in text.replace("x", ",").split(",")]
     try:
         values = tuple(int(v) for v in parts)
@@ -62,8 +60,9 @@ def command(
     through several maps also gets the bounding tile of their union."""
     from ..report.tile import TileRequestError, tile_report
 
-    sizes, strides = _ints(tile_text, "'--tile'"), _ints(strides_text, "'--strides'")
-    range_sizes = _ints(range_text, "'--range-tiles'")
+    sizes = _ints(tile_text, "'--tile'")
+    strides = _ints(strides_text, "'--strides'") if strides_text is not None else None
+    range_sizes = _ints(range_text, "'--range-tiles'") if range_text is not None else None
     try:
         report = tile_report(path, fusion_name, sizes, strides, range_sizes, output_index)
     except TileRequestError as exc:

@@ -18,7 +18,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterator
-from typing import TextIO
+from typing import IO, TextIO
 
 COLOR_CHOICES = ("auto", "always", "never")
 
@@ -73,7 +73,7 @@ def _pager_env() -> dict:
 class SafeStream:
     """A text stream whose reader may leave: a broken pipe stops the output, nothing else."""
 
-    def __init__(self, stream: TextIO):
+    def __init__(self, stream: IO[str]):
         self.stream = stream
         self.broken = False
 
@@ -131,12 +131,14 @@ def text_output(color: str, pager: bool = True) -> Iterator[tuple[SafeStream, bo
         yield out, use_color
         out.flush()
         return
-    out = SafeStream(proc.stdin)
+    stdin = proc.stdin
+    assert stdin is not None  # stdin=PIPE
+    out = SafeStream(stdin)
     try:
         yield out, use_color
     finally:
         with contextlib.suppress(BrokenPipeError):
-            proc.stdin.close()
+            stdin.close()
         proc.wait()
 
 

@@ -5,12 +5,13 @@ as MLIR."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypedDict
 
-from .decide import GroupResult, decide
+from .decide import GroupResult, Spec, decide
 from .emit import Emitter, reshape_line, slice_line, tensor_type
 from .pairs import SLICE_FIRST, Pair, find_pairs
 from .parse import ParsedModule, parse_mlir
-from .symbolic import TRUE, Sym, all_of, product
+from .symbolic import TRUE, Expr, Sym, all_of, product
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,16 @@ class MlirChain:
         }
 
 
+class _PairNames(TypedDict):
+    """The fields of ``MlirChain`` that name the pair."""
+
+    function: str
+    slice: str
+    reshape: str
+    order: str
+    direction: str
+
+
 def analyse_mlir_text(text: str, path: str = "<input>") -> list[MlirChain]:
     """Raises ``MlirError`` (with path:line:col) when the text does not parse."""
     return analyse_parsed(parse_mlir(text, path))
@@ -57,7 +68,7 @@ def analyse_parsed(parsed: ParsedModule) -> list[MlirChain]:
 
 
 def analyse_pair(pair: Pair, taken: set[str], types: dict[str, str]) -> MlirChain:
-    names = {
+    names: _PairNames = {
         "function": pair.function,
         "slice": pair.slice_name,
         "reshape": pair.reshape_name,
@@ -106,8 +117,11 @@ def _rewrite(pair: Pair, results: list[GroupResult], taken, types) -> tuple[str 
     em = Emitter(taken, types)
     result = pair.result_name
     if pair.order == SLICE_FIRST:
-        dims, groups, spec = [], [], []
+        dims: list[Expr] = []
+        groups: list[list[int]] = []
+        spec: Spec = []
         for r in results:
+            assert r.new_dims is not None and r.new_slice is not None  # checked above
             groups.append(list(range(len(dims), len(dims) + len(r.new_dims))))
             dims.extend(r.new_dims)
             spec.extend(r.new_slice)
@@ -141,6 +155,7 @@ def _rewrite(pair: Pair, results: list[GroupResult], taken, types) -> tuple[str 
     # reshape first: slice the source box, then reshape it to the result
     spec, box_dims, reassoc = [], [], []
     for g, r in zip(pair.groups, results):
+        assert r.new_slice is not None  # checked above
         if pair.kind == "expand":
             ((o, n, s),) = r.new_slice
             if g.z_index:  # the box is as long as the dims it expands into (static when they are)

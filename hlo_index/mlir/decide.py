@@ -24,6 +24,8 @@ from .symbolic import FALSE, TRUE, Cond, Const, Expr, all_of, any_of, compare, f
 
 ENUMERATION_BUDGET = 4096  # distinct valuations of a group's symbols run through the engine
 
+Spec = list[tuple[Expr, Expr, Expr]]  # (offset, size, stride) per sliced dim
+
 
 @dataclass
 class GroupResult:
@@ -31,7 +33,7 @@ class GroupResult:
     reason: str
     condition: Cond = TRUE
     new_dims: list[Expr] | None = None  # slice-first: the reshaped source dims; reshape-first: unused
-    new_slice: list[tuple[Expr, Expr, Expr]] | None = None
+    new_slice: Spec | None = None
     counterexample: dict | None = None
     rewrite_note: str = ""
     checked: list = field(default_factory=list)  # (valuation, legal) pairs of an enumeration
@@ -84,9 +86,9 @@ def _single_progression(order: str, g: Group) -> GroupResult | None:
             k = nonunit[0] if nonunit else 0
             if nonunit and g.z[k] != g.sizes[0] and g.sizes[0].constant is None:
                 return None
-            dims = [Const(1)] * len(g.z)
+            dims: list[Expr] = [Const(1)] * len(g.z)
             dims[k] = g.x[0]
-            spec = [(Const(0), Const(1), Const(1))] * len(g.z)
+            spec: Spec = [(Const(0), Const(1), Const(1))] * len(g.z)
             spec[k] = (g.offsets[0], g.z[k], g.strides[0])
             return GroupResult(
                 "legal",
@@ -121,7 +123,7 @@ def _progression_if_one(g: Group, dims: list[Expr], collapse_first: bool) -> Gro
     if len(ranging) > 1:
         return None
     rows = _row_sizes(dims)
-    offset = Const(0)
+    offset: Expr = Const(0)
     for o, r in zip(g.offsets, rows):
         offset = offset + mul(o, r)
     k = ranging[0] if ranging else len(dims) - 1
@@ -153,7 +155,8 @@ def _static_group(order: str, g: Group) -> GroupResult:
             FALSE if out.verdict == "illegal" else TRUE,
             counterexample=_counterexample(c, out.reason) if out.verdict == "illegal" else None,
         )
-    spec = [tuple(Const(v) for v in t) for t in out.new_slice]
+    assert out.new_dims is not None and out.new_slice is not None  # the engine's legal outcome has both
+    spec: Spec = [(Const(o), Const(n), Const(s)) for o, n, s in out.new_slice]
     return GroupResult("legal", out.reason, new_dims=[Const(d) for d in out.new_dims], new_slice=spec)
 
 
@@ -313,9 +316,9 @@ def _fit_rewrite(order: str, g: Group, legal, symbols) -> GroupResult:
                     "legal", "", rewrite_note="the swapped reshape's dims are not one expression of the runtime values"
                 )
             dims.append(f)
-    spec = []
+    spec: Spec = []
     for k in range(len(outs[0].new_slice)):
-        parts = []
+        parts: list[Expr] = []
         for part in range(3):
             f = fit_expression([o.new_slice[k][part] for o in outs], envs, exprs)
             if f is None:
@@ -323,7 +326,8 @@ def _fit_rewrite(order: str, g: Group, legal, symbols) -> GroupResult:
                     "legal", "", rewrite_note="the swapped slice is not one expression of the runtime values"
                 )
             parts.append(f)
-        spec.append(tuple(parts))
+        offset, size, stride = parts
+        spec.append((offset, size, stride))
     return GroupResult("legal", "", new_dims=dims or None, new_slice=spec)
 
 
@@ -358,7 +362,7 @@ def _expand_rows(g: Group) -> GroupResult:
     return _from_condition(SLICE_FIRST, g, cond, why, dims, spec)
 
 
-def _expand_rows_candidate(n: Expr, o: Expr, s: Expr, a: list[Expr], start: int):
+def _expand_rows_candidate(n: Expr, o: Expr, s: Expr, a: list[Expr], start: int) -> tuple[list[Expr], Spec]:
     """The swapped pair when the first expanded dim longer than 1 is the first one at or after
     ``start`` not statically 1; a runtime dim that may be 1 splits into both cases, joined by
     ``arith.select`` per quantity (the rank is the same either way)."""
@@ -368,7 +372,7 @@ def _expand_rows_candidate(n: Expr, o: Expr, s: Expr, a: list[Expr], start: int)
         p = m - 1
         dims = list(a)
         dims[p] = n
-        spec = [(Const(0), a[j], Const(1)) for j in range(m)]
+        spec: Spec = [(Const(0), a[j], Const(1)) for j in range(m)]
         spec[p] = (o, a[p], s)
         return dims, spec
     rows = _row_sizes(a)
@@ -383,7 +387,10 @@ def _expand_rows_candidate(n: Expr, o: Expr, s: Expr, a: list[Expr], start: int)
     other_dims, other_spec = _expand_rows_candidate(n, o, s, a, k + 1)
     long = compare("!=", a[k], 1)
     dims = [select(long, x, y) for x, y in zip(dims, other_dims)]
-    spec = [tuple(select(long, x, y) for x, y in zip(t, u)) for t, u in zip(spec, other_spec)]
+    spec = [
+        (select(long, t0, u0), select(long, t1, u1), select(long, t2, u2))
+        for (t0, t1, t2), (u0, u1, u2) in zip(spec, other_spec)
+    ]
     return dims, spec
 
 
@@ -406,7 +413,7 @@ def _nested_progression(order: str, g: Group) -> GroupResult:
                 )
             )
     cond = all_of(*parts)
-    offset = Const(0)
+    offset: Expr = Const(0)
     for o, r in zip(g.offsets, rows):
         offset = offset + mul(o, r)
     # the step of the innermost dim longer than 1 at run time

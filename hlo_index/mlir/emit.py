@@ -4,7 +4,7 @@ ops placed before the pair."""
 
 from __future__ import annotations
 
-from .symbolic import Bin, Const, Expr, Select, Sym
+from .symbolic import Bin, Cmp, Cond, Const, Expr, Select, Sym
 
 _ARITH = {
     "+": "arith.addi",
@@ -21,7 +21,7 @@ class Emitter:
         self.taken = set(taken)
         self.types = types  # tensor value name (with %) -> its type text
         self.lines: list[str] = []
-        self.values: dict[Expr, str] = {}
+        self.values: dict[Expr | Cond, str] = {}  # a select's flag is keyed by its condition
         self.prefix = prefix
 
     def fresh(self, hint: str) -> str:
@@ -47,11 +47,13 @@ class Emitter:
             name = self.fresh("d")
             self.lines.append(f"{name} = tensor.dim {tensor}, {k_value} : {self.types[tensor]}")
         elif isinstance(e, Select):
-            flag = self.values.get(e.cond)
+            cond = e.cond
+            assert isinstance(cond, Cmp), "a select's flag is emitted for one comparison"
+            flag = self.values.get(cond)
             if flag is None:
-                a, b = self.index(e.cond.a), self.index(e.cond.b)
-                flag = self.values[e.cond] = self.fresh("p")
-                pred = {"==": "eq", "!=": "ne", "<": "ult", "<=": "ule", ">": "ugt", ">=": "uge"}[e.cond.op]
+                a, b = self.index(cond.a), self.index(cond.b)
+                flag = self.values[cond] = self.fresh("p")
+                pred = {"==": "eq", "!=": "ne", "<": "ult", "<=": "ule", ">": "ugt", ">=": "uge"}[cond.op]
                 self.lines.append(f"{flag} = arith.cmpi {pred}, {a}, {b} : index")
             x, y = self.index(e.a), self.index(e.b)
             name = self.fresh("i")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from ..analyses import reorder
 from ..analyses.slices import Verdict
 from ..hlo import build
-from ..hlo.model import SliceDim
+from ..hlo.model import Instruction, SliceDim
 from .pairs import SLICE_FIRST
 
 
@@ -71,6 +71,8 @@ def compare(c: Concrete, new_dims, new_slice) -> str | None:
     shape = lambda dims: build.array_shape("f32", dims)  # noqa: E731
     x = build.parameter(0, shape(c.x), name="x")
     offs, sizes, strides = zip(*new_slice)
+    orig: tuple[Instruction, ...]
+    new: tuple[Instruction, ...]
     if c.order == SLICE_FIRST:
         orig = (build.instruction("slice", shape(c.sizes), [x], slice=_slice_dims(c.offsets, c.sizes, c.strides)),)
         orig = orig + (build.instruction("reshape", shape(c.z), [orig[0]]),)

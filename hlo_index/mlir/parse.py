@@ -8,9 +8,13 @@ and linalg dialects as MLIR prints them; IREE's ``util.func`` / ``util.return`` 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..hlo.diagnostics import error, line_of
 from ..hlo.model import Diagnostic
+
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
 
 
 class MlirError(Exception):
@@ -23,7 +27,7 @@ class MlirError(Exception):
 
 @dataclass
 class ParsedModule:
-    module: object  # xdsl builtin.module
+    module: ModuleOp
     names: dict = field(default_factory=dict)  # SSAValue -> name as written (without %)
     text: str = ""
 

@@ -21,6 +21,9 @@ class Expr:
     def value(self, env: Env) -> int:
         raise NotImplementedError
 
+    def text(self) -> str:
+        raise NotImplementedError
+
     @property
     def constant(self) -> int | None:
         return self.v if isinstance(self, Const) else None
@@ -111,7 +114,7 @@ class Bin(Expr):
 class Select(Expr):
     """``a`` where ``cond`` holds, else ``b`` (``arith.select`` when emitted)."""
 
-    cond: Cmp
+    cond: Cond
     a: Expr
     b: Expr
 
@@ -137,7 +140,7 @@ def lift(x: int | Expr) -> Expr:
     return x if isinstance(x, Expr) else Const(int(x))
 
 
-def add(a: Expr, b: Expr) -> Expr:
+def add(a: Expr | int, b: Expr | int) -> Expr:
     a, b = lift(a), lift(b)
     if a.constant is not None and b.constant is not None:
         return Const(a.constant + b.constant)
@@ -150,7 +153,7 @@ def add(a: Expr, b: Expr) -> Expr:
     return Bin("+", a, b)
 
 
-def sub(a: Expr, b: Expr) -> Expr:
+def sub(a: Expr | int, b: Expr | int) -> Expr:
     a, b = lift(a), lift(b)
     if a.constant is not None and b.constant is not None:
         return Const(a.constant - b.constant)
@@ -161,7 +164,7 @@ def sub(a: Expr, b: Expr) -> Expr:
     return Bin("-", a, b)
 
 
-def mul(a: Expr, b: Expr) -> Expr:
+def mul(a: Expr | int, b: Expr | int) -> Expr:
     a, b = lift(a), lift(b)
     if a.constant is not None and b.constant is not None:
         return Const(a.constant * b.constant)
@@ -178,7 +181,7 @@ def mul(a: Expr, b: Expr) -> Expr:
     return Bin("*", a, b)
 
 
-def floordiv(a: Expr, b: Expr) -> Expr:
+def floordiv(a: Expr | int, b: Expr | int) -> Expr:
     a, b = lift(a), lift(b)
     if b.constant == 1:
         return a
@@ -200,7 +203,7 @@ def floordiv(a: Expr, b: Expr) -> Expr:
     return Bin("floordiv", a, b)
 
 
-def mod(a: Expr, b: Expr) -> Expr:
+def mod(a: Expr | int, b: Expr | int) -> Expr:
     a, b = lift(a), lift(b)
     if b.constant == 1 or a.constant == 0 or a == b:
         return Const(0)
@@ -232,6 +235,9 @@ class Cond:
         raise NotImplementedError
 
     def free(self) -> frozenset[str]:
+        raise NotImplementedError
+
+    def text(self) -> str:
         raise NotImplementedError
 
     def __str__(self) -> str:

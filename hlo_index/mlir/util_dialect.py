@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FunctionType, StringAttr, SymbolNameConstraint
 from xdsl.dialects.utils import parse_func_op_like, print_func_op_like
-from xdsl.ir import Dialect, Region
+from xdsl.ir import Dialect
 from xdsl.irdl import IRDLOperation, irdl_op_definition, opt_prop_def, prop_def, region_def, traits_def, var_operand_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -39,7 +39,7 @@ class UtilFuncOp(IRDLOperation):
                 "arg_attrs": arg_attrs,
                 "res_attrs": res_attrs,
             },
-            regions=[region if isinstance(region, Region) else Region()],
+            regions=[region],
         )
         if extra is not None:
             op.attributes |= extra.data

@@ -21,7 +21,7 @@ def _change(c: Change) -> dict:
 
 
 def _fusion(f: FusionDiff, has_cost: bool) -> dict:
-    out = {
+    out: dict[str, object] = {
         "status": f.status,
         "old": f.old.name if f.old is not None else None,
         "new": f.new.name if f.new is not None else None,
@@ -41,7 +41,7 @@ def _fusion(f: FusionDiff, has_cost: bool) -> dict:
 
 
 def _totals(t: SideTotals, has_cost: bool) -> dict:
-    out = {"fusions": t.fusions, "bytes_read": t.bytes_read}
+    out: dict[str, object] = {"fusions": t.fusions, "bytes_read": t.bytes_read}
     if has_cost:
         out["time_us"] = t.time_us
     return out

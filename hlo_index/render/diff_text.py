@@ -7,6 +7,9 @@ Unchanged fusions are listed only when asked (``show_same``). Lines are never cu
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import cast
+
 from ..report.diff import Change, ConditionMet, DiffReport, FusionDiff, ModuleDiff, SideTotals
 from ..report.triage import human_bytes
 from .text import Painter, _table
@@ -36,10 +39,8 @@ def _percent(old: float | None, new: float | None) -> str:
 
 
 def _fusion_name(f: FusionDiff) -> str:
-    if f.old is None:
-        return f"+ {f.new.name}"
-    if f.new is None:
-        return f"- {f.old.name}"
+    if f.old is None or f.new is None:
+        return f"{'+' if f.old is None else '-'} {f.name}"
     return f.new.name if f.old.name == f.new.name else f"{f.old.name} → {f.new.name}"
 
 
@@ -56,7 +57,7 @@ def _side(f: FusionDiff, what: str) -> float | None:
     return getattr(side, what)
 
 
-def _old_new(f: FusionDiff, what: str, fmt) -> str:
+def _old_new(f: FusionDiff, what: str, fmt: Callable[[int | None], str] | Callable[[float | None], str]) -> str:
     before = fmt(getattr(f.old, what)) if f.old is not None else "-"
     after = fmt(getattr(f.new, what)) if f.new is not None else "-"
     return f"{before} → {after}"
@@ -72,22 +73,27 @@ def _where(change: Change) -> str:
 def _change_lines(p: Painter, c: Change) -> list[str]:
     label = p(f"    {c.kind:<16}", "bold")
     where = _where(c)
+    # what ``old`` and ``new`` hold depends on the kind (``report.diff.Change``)
     if c.kind == "maps":
+        old_maps, new_maps = cast("list[str]", c.old), cast("list[str]", c.new)
         # maps read both before and after are kept as context, unmarked
         lines = [label + (f" {where}:" if where else ":")]
-        lines += [p("      - ", "red") + p.map(m) for m in c.old if m not in c.new]
-        lines += [p("      + ", "green") + p.map(m) for m in c.new if m not in c.old]
-        lines += ["        " + p.map(m) for m in c.new if m in c.old]
+        lines += [p("      - ", "red") + p.map(m) for m in old_maps if m not in new_maps]
+        lines += [p("      + ", "green") + p.map(m) for m in new_maps if m not in old_maps]
+        lines += ["        " + p.map(m) for m in new_maps if m in old_maps]
         return lines
     if c.kind == "bytes":
+        old_bytes, new_bytes = cast("dict[str, int | None]", c.old), cast("dict[str, int | None]", c.new)
         parts = [
-            f"{key} {human_bytes(c.old[key])} → {human_bytes(c.new[key])}{_percent(c.old[key], c.new[key])}"
+            f"{key} {human_bytes(old_bytes[key])} → {human_bytes(new_bytes[key])}"
+            f"{_percent(old_bytes[key], new_bytes[key])}"
             for key in ("read", "written")
-            if c.old[key] != c.new[key]
+            if old_bytes[key] != new_bytes[key]
         ]
         return [label + " " + ", ".join(parts)]
     if c.kind == "time":
-        return [label + f" {_time(c.old)} → {_time(c.new)}{_percent(c.old, c.new)}"]
+        old_us, new_us = cast("float", c.old), cast("float", c.new)
+        return [label + f" {_time(old_us)} → {_time(new_us)}{_percent(old_us, new_us)}"]
     if c.kind == "duplicated_reads":
         return [label + f" {where}: {c.old} → {c.new} distinct map(s)"]
     if c.kind == "operands" and c.operand is None:
@@ -137,7 +143,9 @@ def module_lines(p: Painter, m: ModuleDiff, has_cost: bool, show_same: bool = Fa
         for f in shown:
             delta = f.delta(what)
             figure = _old_new(f, what, _time if has_cost else human_bytes)
-            source = (f.new or f.old).source_text
+            side = f.new or f.old
+            assert side is not None, "a fusion diff has an OLD or a NEW side"
+            source = side.source_text
             rows.append(
                 [
                     _signed_time(delta) if has_cost else _signed_bytes(delta),
@@ -169,7 +177,7 @@ def module_lines(p: Painter, m: ModuleDiff, has_cost: bool, show_same: bool = Fa
             lines.append(
                 p(_fusion_name(f), "bold cyan")
                 + p(f"  ({f.status}{how})", "dim")
-                + ("  " + p(f.new.source_text, "magenta") if f.new.source_text else "")
+                + ("  " + p(f.new.source_text, "magenta") if f.new is not None and f.new.source_text else "")
             )
             for c in f.changes:
                 lines.extend(_change_lines(p, c))

@@ -13,9 +13,9 @@ import io
 import json
 from collections.abc import Iterable
 from json.encoder import encode_basestring_ascii as _string
-from typing import TextIO
 
 from ..report.model import SCHEMA, ModuleReport, OperandReport, TargetReport, document
+from .sink import TextSink
 
 # no indent: the C encoder, 10x faster on big dumps; each document is a fresh tree (no cycles)
 _encode = json.JSONEncoder(check_circular=False).encode
@@ -69,7 +69,7 @@ class _Encoded:
         return text
 
 
-def _operands(rows: list[OperandReport], enc: _Encoded, out: TextIO) -> None:
+def _operands(rows: list[OperandReport], enc: _Encoded, out: TextSink) -> None:
     heads, tails = enc.heads, enc.tails
     chunk: list[str] = []
     out.write("[")
@@ -78,8 +78,8 @@ def _operands(rows: list[OperandReport], enc: _Encoded, out: TextIO) -> None:
         key = (row.operand, row.operand_name, row.operand_shape)
         head = heads.get(key) or enc.head(key)
         extra = row.extra
-        key = (id(row.maps), row.deduplicated, *extra, *map(id, extra.values()))
-        tail = tails.get(key) or enc.tail(key, row)
+        tail_key = (id(row.maps), row.deduplicated, *extra, *map(id, extra.values()))
+        tail = tails.get(tail_key) or enc.tail(tail_key, row)
         chunk.append(f"{head}{row.output}{tail}")
         if len(chunk) == _ROWS_PER_WRITE:
             out.write(("" if first else ", ") + ", ".join(chunk))
@@ -93,7 +93,7 @@ def _operands(rows: list[OperandReport], enc: _Encoded, out: TextIO) -> None:
 _OUT2IN, _IN2OUT = "\x00output_to_input\x00", "\x00input_to_output\x00"  # never in HLO names
 
 
-def _write_target(target: TargetReport, enc: _Encoded, out: TextIO) -> None:
+def _write_target(target: TargetReport, enc: _Encoded, out: TextSink) -> None:
     head = target.to_json(operands=False)
     head["output_to_input"], head["input_to_output"] = _OUT2IN, _IN2OUT
     before, rest = _encode(head).split(_string(_OUT2IN), 1)
@@ -112,7 +112,7 @@ def encode_module(module: ModuleReport) -> str:
     return text.getvalue()
 
 
-def write_module(mod: ModuleReport, out: TextIO) -> None:
+def write_module(mod: ModuleReport, out: TextSink) -> None:
     """One module's JSON object, written piece by piece (same text as ``_encode(mod.to_json())``)."""
     enc = _Encoded()
     out.write(f'{{"name": {_string(mod.name)}, "source": {_string(mod.source)}, "targets": [')
@@ -124,7 +124,7 @@ def write_module(mod: ModuleReport, out: TextIO) -> None:
     out.write("".join(f", {_string(k)}: {_encode(v)}" for k, v in mod.extra.items()) + "}")
 
 
-def write_json(modules: Iterable[ModuleReport], out: TextIO, top: int | None = None, sort: str = "bytes") -> None:
+def write_json(modules: Iterable[ModuleReport], out: TextSink, top: int | None = None, sort: str = "bytes") -> None:
     """The same document as ``render_json``, streamed: one module's JSON at a time.
 
     With ``top``, each module keeps only the ``top`` heaviest targets by ``sort`` over all

@@ -23,7 +23,7 @@ def _key_values(pairs) -> list[dict]:
 
 
 def _node(node: GraphNode) -> dict:
-    out = {
+    out: dict[str, object] = {
         "id": node.id,
         "label": node.label,
         "namespace": node.namespace,

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import TextIO
 
 from ..analyses.cost.target_cost import TRITON_GEMM_UNMODELLED
 from ..report.model import MapReport, ModuleReport, OperandReport, TargetReport
 from ..report.triage import COST_SORTS, TargetFigures, figures_of, human_bytes, top_targets, totals_of
+from .sink import TextSink
 
 _SGR = {
     "bold": "1",
@@ -34,7 +34,8 @@ _MAP_TOKENS = re.compile(
     r"(?P<kw>\b(?:floordiv|ceildiv|mod)\b)|(?P<dim>\bd\d+\b)|(?P<rng>\bs\d+\b)|(?P<rt>\brt\d+\b)"
     r"|(?P<dom>\b(?:domain|in)\b)|(?P<empty>KNOWN EMPTY)|(?P<num>(?<![\w.])-?\d+\b)"
 )
-_TOKEN_STYLES = {
+# keyed by ``Match.lastgroup``: every alternative of _MAP_TOKENS is a named group, so never None
+_TOKEN_STYLES: dict[str | None, str] = {
     "kw": "blue",
     "dim": "bold cyan",
     "rng": "bold magenta",
@@ -240,7 +241,7 @@ class TextWriter:
 
     def __init__(
         self,
-        out: TextIO,
+        out: TextSink,
         color: bool,
         width: int = 100,
         several_files: bool = False,
@@ -291,7 +292,7 @@ class TextWriter:
         if not self.rows:
             return
         if self.top is not None:
-            self._top_lines()
+            self._top_lines(self.top)
             self.write([self.p(line, "bold") for line in self.cost_lines])
         else:
             self._summary()
@@ -345,9 +346,9 @@ class TextWriter:
         self.write([self.p("summary", "bold underline")])
         self.write(_table(self.p, header, rows, right=set(range(len(lead) + 2, len(header))), styles=styles))
 
-    def _top_lines(self) -> None:
+    def _top_lines(self, top: int) -> None:
         lead, _ = self._columns()
-        chosen = top_targets(self.rows, self.top, self.sort)
+        chosen = top_targets(self.rows, top, self.sort)
         title = f"top {len(chosen)} of {len(self.rows)} target(s) by {self.sort}"
         self.write([self.p(title, "bold underline")])
         if self.sort in COST_SORTS:
@@ -367,7 +368,7 @@ class TextWriter:
         self.write(_table(self.p, header, rows, right={len(lead) + 1}))
 
 
-def render_text(modules: list[ModuleReport], out: TextIO, color: bool = False, width: int = 100) -> None:
+def render_text(modules: list[ModuleReport], out: TextSink, color: bool = False, width: int = 100) -> None:
     """Every target's block, module by module, then the summary table (non-streaming callers)."""
     writer = TextWriter(out, color, width, several_files=len({m.source for m in modules}) > 1)
     for mod in modules:

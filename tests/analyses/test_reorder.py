@@ -320,3 +320,19 @@ def test_fast_map_comparison_agrees_with_the_brute_force_one():
     for a, b in ((orig, good), (orig_4128, bad), (orig, orig)):
         assert _same_functions(a, b) == a.semantically_equal(b)
     assert _same_functions(orig, good) and not _same_functions(orig_4128, bad)
+
+
+def test_rewrite_names_avoid_the_module_names():
+    # HLO instruction names are unique in a module: the swapped reshape may not take a name in use
+    text = (
+        "HloModule m\nENTRY e {\n  p0 = f16[4096] parameter(0)\n  s.swapped = f16[4096] negate(p0)\n"
+        "  s = f16[2048] slice(p0), slice={[0:2048]}\n  ROOT r = f16[32,64] reshape(s)\n}\n"
+    )
+    (chain,) = analyse_module(parse_module_text(text))
+    assert chain.verdict == "legal"
+    defined = [line.split("=", 1)[0].split()[-1].lstrip("%") for line in chain.rewrite.splitlines()]
+    assert defined[-1] == "r"  # the pair's result keeps its name, so its users are unchanged
+    assert not set(defined[:-1]) & {"p0", "s.swapped", "s", "r"}
+    assert set(defined) <= {
+        i.name for c in parse_module_text(chain.rewrite_module).computations for i in c.instructions
+    }

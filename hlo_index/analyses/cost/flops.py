@@ -101,7 +101,7 @@ def instruction_flops(instr: Instruction, options: CostOptions, sub: SubCost) ->
     if op == "map":
         return _scaled(sub(instr.called["to_apply"]), elements(shape))
     if op == "reduce":
-        out = shape.tuple_shapes[0] if shape.is_tuple else shape
+        out = shape.tuple_shapes[0] if shape.tuple_shapes is not None else shape
         return _scaled(sub(instr.called["to_apply"]), elements(instr.operands[0].shape) - elements(out))
     if op == "reduce-window":
         return _scaled(sub(instr.called["to_apply"]), reduce_window_count(instr))
@@ -144,9 +144,10 @@ def instruction_flops(instr: Instruction, options: CostOptions, sub: SubCost) ->
     if op in ("all-reduce", "all-reduce-start"):
         if options.gpu:
             root = instr.called["to_apply"].root
-            return elementwise_flops(root.opcode, shape if not shape.is_tuple else shape.tuple_shapes[0], options)[
-                0
-            ], 0.0
+            assert root is not None, instr.name
+            return elementwise_flops(
+                root.opcode, shape if shape.tuple_shapes is None else shape.tuple_shapes[0], options
+            )[0], 0.0
         return float(sum(elements(s) for s in _array_leaves(shape))), 0.0
     if op == "concatenate" and options.gpu:
         return float(concatenate_gpu_flops(instr)), 0.0
@@ -193,7 +194,7 @@ def reduce_window_count(instr: Instruction) -> int:
     size = 1
     for w in window:
         size *= w.size
-    shape = instr.shape.tuple_shapes[0] if instr.shape.is_tuple else instr.shape
+    shape = instr.shape.tuple_shapes[0] if instr.shape.tuple_shapes is not None else instr.shape
     out = elements(shape)
     count = (size - 1) * out
     reducing = [w for w in window if w.size != 1]
@@ -233,10 +234,10 @@ def custom_call_flops(instr: Instruction, options: CostOptions) -> tuple[float, 
         gemm = config.get("gemm_backend_config", config)
         dnums = gemm.get("dot_dimension_numbers", {})
         contracting = [int(d) for d in dnums.get("lhs_contracting_dimensions", [])]
-        out = instr.shape.tuple_shapes[0] if instr.shape.is_tuple else instr.shape
+        out = instr.shape.tuple_shapes[0] if instr.shape.tuple_shapes is not None else instr.shape
         return float(dot_flops(instr.operands[0].shape.dims, contracting, elements(out))), 0.0
     if options.gpu and is_dnn_convolution(instr):
-        out = instr.shape.tuple_shapes[0] if instr.shape.is_tuple else instr.shape
+        out = instr.shape.tuple_shapes[0] if instr.shape.tuple_shapes is not None else instr.shape
         return float(convolution_flops(instr, instr.operands[0].shape, instr.operands[1].shape, out)), 0.0
     estimate = triton_cost_estimate(instr) if options.gpu else None
     if estimate is not None:

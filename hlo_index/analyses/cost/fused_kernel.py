@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ...hlo.model import Instruction
-from ...hlo.printer import format_attribute, format_computation, format_instruction, format_shape
+from ...hlo.model import Instruction, Module
+from ...hlo.printer import format_attribute, format_computation, format_instruction
+from ...hlo.shape_format import format_shape
 
 
 class _Body:
@@ -47,9 +48,11 @@ def _inline(body: _Body, instr: Instruction, args: list[str]) -> str:
         body.emit(instr, name, args)
         return name
     comp = instr.fused_computation
+    assert comp is not None and comp.root is not None, instr.name
     names: dict[int, str] = {}
     for fused in _post_order(comp):
         if fused.opcode == "parameter":
+            assert fused.parameter_number is not None, fused.name
             names[id(fused)] = args[fused.parameter_number]
             continue
         name = body.fresh(fused.name)
@@ -101,6 +104,13 @@ def fused_operands(producer: Instruction, consumer: Instruction) -> list[Instruc
     return list(out.values())
 
 
+def entry_root(module: Module) -> Instruction:
+    """The ENTRY root of a module this file wrote (it has both)."""
+    entry = module.entry
+    assert entry is not None and entry.root is not None
+    return entry.root
+
+
 def _element_of(value: Instruction, producer: Instruction) -> int | None:
     if value.opcode == "get-tuple-element" and value.operands and value.operands[0] is producer:
         return int(value.attrs.get("index", 0))
@@ -119,7 +129,7 @@ def fuse(producer: Instruction, consumer: Instruction, multi_output: bool = Fals
     arg = {id(o): f"param_{k}.k" for k, o in enumerate(operands)}
     produced = _inline(body, producer, [arg[id(o)] for o in producer.operands])
     elements: dict[int, str] = {}
-    if producer.shape.is_tuple:
+    if producer.shape.tuple_shapes is not None:
         for j, s in enumerate(producer.shape.tuple_shapes):
             name = body.fresh("gte")
             body.lines.append(f"  %{name} = {format_shape(s)} get-tuple-element(%{produced}), index={j}")
@@ -128,8 +138,8 @@ def fuse(producer: Instruction, consumer: Instruction, multi_output: bool = Fals
     for o in consumer.operands:
         if o is producer:
             consumer_args.append(produced)
-        elif _element_of(o, producer) is not None:
-            consumer_args.append(elements[_element_of(o, producer)])
+        elif (index := _element_of(o, producer)) is not None:
+            consumer_args.append(elements[index])
         else:
             consumer_args.append(arg[id(o)])
     result = _inline(body, consumer, consumer_args)
@@ -159,4 +169,4 @@ def fuse(producer: Instruction, consumer: Instruction, multi_output: bool = Fals
     text = "\n\n".join(
         [f"HloModule fused_{module.name if module else 'm'}"] + _called_texts([producer, consumer]) + [fused, entry]
     )
-    return parse_module_text(text).entry.root
+    return entry_root(parse_module_text(text))

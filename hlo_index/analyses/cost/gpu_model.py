@@ -22,8 +22,8 @@ import numpy as np
 from ...hlo.model import Instruction
 from ..coalescing_heuristic import heuristic_coalesced
 from .devices import DeviceSpec
-from .fused_kernel import fuse
-from .hlo_cost import PASS_THROUGH, HloCost
+from .fused_kernel import entry_root, fuse
+from .hlo_cost import PASS_THROUGH, HloCost, fused_body
 from .shapes import element_bytes, elements_recursive, shape_bytes
 
 KERNEL_LAUNCH_OVERHEAD_US = 1.0
@@ -146,8 +146,7 @@ def as_fusion(instr: Instruction) -> Instruction:
     )
     header = f"HloModule wrapped_{module.name if module else 'm'}"
     text = "\n\n".join([header] + called + [fused, entry])
-    wrapped = parse_module_text(text)
-    return wrapped.entry.root
+    return entry_root(parse_module_text(text))
 
 
 def replace_entry(comp):
@@ -155,7 +154,7 @@ def replace_entry(comp):
 
 
 def _shape_text(instr: Instruction) -> str:
-    from ...hlo.printer import format_shape
+    from ...hlo.shape_format import format_shape
 
     return format_shape(instr.shape)
 
@@ -175,7 +174,7 @@ def launch_dimensions(fusion: Instruction, device: DeviceSpec) -> Launch:
     plan = plan_for(fusion, device.emitter_device())
     if plan.unmodelled or plan.blocks <= 0:
         comp = fusion.fused_computation
-        root = comp.root if comp is not None else fusion
+        root = comp.root if comp is not None and comp.root is not None else fusion
         first = root.operands[0] if root.opcode == "tuple" and root.operands else root
         n = elements_recursive(first.shape)
         return Launch(plan.emitter or "fallback", max(1, -(-n // 128)), 128)
@@ -366,13 +365,13 @@ class GpuPerformanceModel:
         elementwise = producer.opcode in PASS_THROUGH - {"tuple", "get-tuple-element"}
         if producer.opcode == "fusion":
             self.cost.of(producer)
-            comp = producer.fused_computation
-            elementwise = self.cost.common_elementwise_utilization(comp.parameters[k], comp.root) == 1.0
+            comp, root = fused_body(producer)
+            elementwise = self.cost.common_elementwise_utilization(comp.parameters[k], root) == 1.0
         if not elementwise:
             return 0.0
         if consumer.opcode == "fusion":
             self.cost.of(consumer)
-            comp = consumer.fused_computation
+            comp, _ = fused_body(consumer)
             common_k = consumer.operands.index(operand)
             return sum(
                 self.cost.common_elementwise_utilization(comp.parameters[common_k], comp.parameters[j])

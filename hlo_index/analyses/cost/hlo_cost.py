@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...hlo.model import Instruction
+from ...hlo.model import Computation, Instruction
 from .flops import (
     COSTED_ELEMENTWISE,
     ELEMENTWISE,
@@ -448,6 +448,13 @@ class HloCost:
 
 def _nothing(instr, p) -> None:
     return None
+
+
+def fused_body(fusion: Instruction) -> tuple[Computation, Instruction]:
+    """A fusion's computation and its root (a parsed fusion has both)."""
+    comp = fusion.fused_computation
+    assert comp is not None and comp.root is not None, fusion.name
+    return comp, comp.root
 
 
 def _users(value: Instruction, memo: dict) -> list[Instruction]:

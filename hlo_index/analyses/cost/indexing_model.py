@@ -27,7 +27,7 @@ from ..tiling import TileError, propagate, tile_counts
 from .devices import DeviceSpec
 from .flops import ELEMENTWISE
 from .gpu_model import RunTime, coalescing_rate, combine, compute_time_us, launch_dimensions, read_time_us
-from .hlo_cost import HloCost
+from .hlo_cost import HloCost, fused_body
 from .op_profiles import flops_per_element
 from .shapes import element_bytes, elements, leaves, shape_bytes
 
@@ -173,10 +173,10 @@ class IndexingPerformanceModel:
         if op == "reduce":
             reducer = instr.called["to_apply"]
             per = sum(self.flops_per_element(i) for i in reducer.instructions)
-            out = instr.shape.tuple_shapes[0] if instr.shape.is_tuple else instr.shape
+            out = instr.shape.tuple_shapes[0] if instr.shape.tuple_shapes is not None else instr.shape
             factor = elements(instr.operands[0].shape) // max(elements(out), 1)
             return (factor - 1) * per
-        n = elements(instr.shape.tuple_shapes[0] if instr.shape.is_tuple else instr.shape)
+        n = elements(instr.shape.tuple_shapes[0] if instr.shape.tuple_shapes is not None else instr.shape)
         return int(self.cost.of(instr).flops // n) if n else 0
 
     # ---- untiled ------------------------------------------------------------------------
@@ -190,8 +190,7 @@ class IndexingPerformanceModel:
         if instr.opcode == "bitcast":
             return RunTime(0.0, 0.0, 0.0, 0, 0, 0.0, 0.0, 0.0, 0.0, "none")
         fusion = fusion or as_fusion(instr)
-        comp = fusion.fused_computation
-        root = comp.root
+        comp, root = fused_body(fusion)
         if root.opcode == "tuple":
             raise TilingError("the indexing cost model does not support multi-output fusions")
         launch = launch_dimensions(fusion, device)
@@ -202,6 +201,7 @@ class IndexingPerformanceModel:
         per_operand = []
         for value, maps in instruction_maps(comp, root):
             if value.opcode == "parameter":
+                assert value.parameter_number is not None, value.name
                 operand = fusion.operands[value.parameter_number]
                 size = element_bytes(operand.shape.element_type)
                 total = sum(size * iteration_space(m, operand) for m in maps)
@@ -268,24 +268,27 @@ class IndexingPerformanceModel:
         except TileError as e:
             raise TilingError(str(e)) from e
         blocks_from_tiles = math.prod(counts)
-        tiles = []  # (instr, sizes, strides)
+        tiles: list[tuple[Instruction, tuple[int, ...], tuple[int, ...]]] = []  # (instr, sizes, strides)
         seen = set()
         for value, maps in instruction_maps(comp, real):
             for m in maps:
                 t = propagate(m, dims, tile_sizes)
+                t_sizes: tuple[int, ...]
+                t_strides: tuple[int, ...]
                 if not t.is_tile:
                     if value.opcode == "constant" and value.shape.rank == 0:
                         t_sizes, t_strides, key_off = (), (), ""
                     else:
                         raise TilingError(f"{value.name}: {t.reason}")
                 else:
+                    assert t.sizes is not None and t.strides is not None  # a tile has both
                     t_sizes, t_strides, key_off = t.sizes, t.strides, str(t.offsets)
                 key = (id(value), t_sizes, t_strides, key_off)
                 if key in seen:
                     continue
                 seen.add(key)
                 tiles.append((value, t_sizes, t_strides))
-        root_tiles = {}
+        root_tiles: dict[int, tuple[Instruction, tuple[int, ...], tuple[int, ...]]] = {}
         for value, sizes, strides in tiles:
             if any(value is r for r in roots):
                 root_tiles.setdefault(id(value), (value, sizes, strides))
@@ -312,7 +315,9 @@ class IndexingPerformanceModel:
             if value.opcode != "parameter":
                 flops += self.flops_per_element(value) * blocks * padded_size(sizes)
                 continue
-            operand = fusion.operands[value.parameter_number]
+            number = value.parameter_number
+            assert number is not None, value.name
+            operand = fusion.operands[number]
             shape = operand.shape
             n = blocks
             for s, d in zip(sizes, shape.dims):
@@ -320,17 +325,19 @@ class IndexingPerformanceModel:
             b = element_bytes(shape.element_type) * n
             bytes_read += b
             rate = tile_bandwidth_rate(shape, sizes, strides, device)
-            entry = per_operand.setdefault(value.parameter_number, [0, 1.0])
+            entry = per_operand.setdefault(number, [0, 1.0])
             entry[0] += b
             entry[1] = min(entry[1], rate)
         read = 0.0
         times, rates = [], []
         for k, operand in enumerate(fusion.operands):
             total, rate = per_operand.get(k, (0, 1.0))
-            t = read_time_us(device, blocks, min(shape_bytes(operand.shape), total), total, rate) if total else 0.0
-            times.append(t)
+            time_us = (
+                read_time_us(device, blocks, min(shape_bytes(operand.shape), total), total, rate) if total else 0.0
+            )
+            times.append(time_us)
             rates.append(rate)
-            read += t
+            read += time_us
         write = 0.0
         written = 0
         for r in roots:

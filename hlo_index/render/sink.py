@@ -1,0 +1,13 @@
+"""What the renderers write to: a file, ``sys.stdout``, a ``StringIO``, or the CLI's pipe-safe stream."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class TextSink(Protocol):
+    """A text stream as the renderers use it; ``write``'s result (a count for files) is ignored."""
+
+    def write(self, text: str, /) -> object: ...
+
+    def flush(self) -> None: ...
