@@ -154,6 +154,10 @@ class LineIndex:
         return i + 1, pos - (self.newlines[i - 1] + 1 if i else 0) + 1
 
 
+# "mesh['a'=2,'b'=4], device_ids=(...) {'a'}": the comma before device_ids is inside the value
+_MESH_DEVICE_IDS = re.compile(r",\s*device_ids=")
+
+
 def scan_value(text: str, pos: int, depth: int = 0, n: int = -1) -> int:
     """End of a raw attribute value starting at ``pos`` (brackets counted, strings skipped).
 
@@ -237,6 +241,10 @@ def tokenize(source: Source) -> Iterator[Token]:
         if kind == "ATTR_SLOW" or kind == "OPCALL_SLOW":
             try:
                 end = scan_value(text, end, 0 if kind == "ATTR_SLOW" else 1, n)
+                if kind == "ATTR_SLOW" and text.startswith("mesh[", m.end()):
+                    ids = _MESH_DEVICE_IDS.match(text, end, n)
+                    if ids is not None:  # a mesh's device_ids belong to the mesh: one value
+                        end = scan_value(text, ids.end(), 0, n)
             except ValueError as e:
                 raise LexError(f"{e} in {m.group(kind).lstrip(', ')[:40]!r}...", start) from None
             value = text[start:end]
