@@ -34,6 +34,8 @@ _SHAPE = r"[a-z][a-z0-9]*\s*\[[^\]]*\](?:\s*\{(?=\s*[\d:])[^{}]*\})?"
 ARRAY_SHAPE_TEXT = re.compile(rf"\s*({_SHAPE})\s*\Z", re.ASCII)
 # a parameter is "name: shape" or, as XLA also reads it, "name shape"
 _PARAM = rf"\s*(?:{_NAME})(?::\s*|\s+){_SHAPE}"
+# each parameter's shape in a flat signature (group 1)
+SIGNATURE_PARAMETER_SHAPE = re.compile(rf"(?:{_NAME})(?::\s*|\s+)({_SHAPE})", re.ASCII)
 # One attribute whose value is a string, flat braces or a bare word: the common, fast case.
 FAST_ATTR = rf""",\s*({_ATTR_NAME})=\s*({_STRING}|{_FLAT_BRACES}|[^\s,{{}}()\[\]"']+)(?=[\s,)}}]|$)"""
 # The same with named groups, for an instruction's attributes: a group in a repetition keeps its

@@ -30,6 +30,7 @@ from .lexer import (
     InstrRun,
     InstrToken,
     LexError,
+    SIGNATURE_PARAMETER_SHAPE,
     LineIndex,
     RawAttr,
     Source,
@@ -399,8 +400,15 @@ class _ModelBuilder(Transformer):
     def signature(self, c: list) -> _Signature:
         if len(c) == 1 and isinstance(c[0], Token):  # flat: kept raw, parameters carry the shapes
             tok = c[0]
+            arrow = tok.value.rindex("->")
+            shapes = _parse_memos()[0]
+            for m in SIGNATURE_PARAMETER_SHAPE.finditer(tok.value, 0, arrow):
+                try:  # read only to reject what XLA rejects, where XLA does: at the signature
+                    read_array_shape(m.group(1), shapes)
+                except ShapeError as e:
+                    raise _Failure(str(e), tok, m.start(1) + e.offset) from None
             try:
-                result = _shape_from_text(tok.value[tok.value.rindex("->") + 2 :])
+                result = _shape_from_text(tok.value[arrow + 2 :])
             except Exception:
                 result = UNKNOWN_SHAPE
             return _Signature([], result)
