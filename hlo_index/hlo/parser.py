@@ -26,11 +26,11 @@ from .diagnostics import ParseError, error, with_source
 from .lexer import (
     ARRAY_SHAPE_TEXT,
     FAST_ATTR,
+    SIGNATURE_PARAMETER_SHAPE,
     HloLexer,
     InstrRun,
     InstrToken,
     LexError,
-    SIGNATURE_PARAMETER_SHAPE,
     LineIndex,
     RawAttr,
     Source,
