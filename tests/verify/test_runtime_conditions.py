@@ -16,6 +16,12 @@ from hlo_index.fusion import output_to_input
 from hlo_index.hlo import parse_module_text
 from hlo_index.reference import read_set
 
+GATHER_NUMBERS = "offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}"
+SCATTER_NUMBERS = (
+    "update_window_dims={1,2}, inserted_window_dims={}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, "
+    "to_apply=add"
+)
+
 GATHER_FROM_CONCATENATE = """HloModule m
 
 fused {
@@ -23,7 +29,7 @@ fused {
   b = f32[1,4] parameter(1)
   i = s32[6] parameter(2)
   c = f32[4,4] concatenate(a, b), dimensions={0}
-  ROOT g = f32[6,4] gather(c, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}
+  ROOT g = f32[6,4] gather(c, i), {GATHER_NUMBERS}
 }
 
 ENTRY e {
@@ -32,7 +38,7 @@ ENTRY e {
   i = s32[6] parameter(2)
   ROOT f = f32[6,4] fusion(a, b, i), kind=kLoop, calls=fused
 }
-"""
+""".replace("{GATHER_NUMBERS}", GATHER_NUMBERS)
 
 SCATTER_WHOLE_WINDOW = """HloModule m
 
@@ -46,7 +52,7 @@ fused {
   o = f32[8,4] parameter(0)
   i = s32[3,1] parameter(1)
   u = f32[3,8,4] parameter(2)
-  ROOT s = f32[8,4] scatter(o, i, u), update_window_dims={1,2}, inserted_window_dims={}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  ROOT s = f32[8,4] scatter(o, i, u), {SCATTER_NUMBERS}
 }
 
 ENTRY e {
@@ -55,7 +61,7 @@ ENTRY e {
   u = f32[3,8,4] parameter(2)
   ROOT f = f32[8,4] fusion(o, i, u), kind=kLoop, calls=fused
 }
-"""
+""".replace("{SCATTER_NUMBERS}", SCATTER_NUMBERS)
 
 
 def _outcome(text):
