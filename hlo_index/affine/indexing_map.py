@@ -270,7 +270,8 @@ class IndexingMap:
 
     def remove_unused_variables(self) -> IndexingMap:
         """Drop range and runtime variables used by no result and no constraint (renumbering
-        the rest). Dimensions are kept: they are the map's interface.
+        the rest; a runtime variable with one value left is kept). Dimensions are kept: they
+        are the map's interface.
 
         Constraints that only tie range variables used nowhere else are a closed statement:
         when brute force over their (small) box shows it satisfiable they are dropped with
@@ -296,7 +297,13 @@ class IndexingMap:
                 self.dims, self.range_vars, self.runtime_vars, self.results, constraints
             ).remove_unused_variables()
         keep_range = [i for i in range(len(self.range_vars)) if variable(RANGE, i) in used]
-        keep_runtime = [i for i in range(len(self.runtime_vars)) if variable(RUNTIME, i) in used]
+        # a runtime variable narrowed to one value is a condition on the runtime value (the map
+        # applies only when it takes that value), not a value known in advance: it stays
+        keep_runtime = [
+            i
+            for i in range(len(self.runtime_vars))
+            if variable(RUNTIME, i) in used or self.runtime_vars[i].interval.is_point
+        ]
         if len(keep_range) == len(self.range_vars) and len(keep_runtime) == len(self.runtime_vars):
             return self
         renumber = {variable(RANGE, old): variable(RANGE, new) for new, old in enumerate(keep_range)}

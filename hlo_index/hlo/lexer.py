@@ -35,6 +35,8 @@ _SHAPE = r"[a-z][a-z0-9]*\s*\[[^\]]*\](?:\s*\{(?=\s*[\d:])[^{}]*\})?"
 ARRAY_SHAPE_TEXT = re.compile(rf"\s*({_SHAPE})\s*\Z", re.ASCII)
 # a parameter is "name: shape" or, as XLA also reads it, "name shape"
 _PARAM = rf"\s*(?:{_NAME})(?::\s*|\s+){_SHAPE}"
+# each parameter's shape in a flat signature (group 1)
+SIGNATURE_PARAMETER_SHAPE = re.compile(rf"(?:{_NAME})(?::\s*|\s+)({_SHAPE})", re.ASCII)
 # One attribute whose value is a string, flat braces or a bare word: the common, fast case.
 FAST_ATTR = rf""",\s*({_ATTR_NAME})=\s*({_STRING}|{_FLAT_BRACES}|[^\s,{{}}()\[\]"']+)(?=[\s,)}}]|$)"""
 # The same with named groups, for an instruction's attributes: a group in a repetition keeps its
@@ -157,6 +159,10 @@ class LineIndex:
         return i + 1, pos - (self.newlines[i - 1] + 1 if i else 0) + 1
 
 
+# "mesh['a'=2,'b'=4], device_ids=(...) {'a'}": the comma before device_ids is inside the value
+_MESH_DEVICE_IDS = re.compile(r",\s*device_ids=")
+
+
 def scan_value(text: str, pos: int, depth: int = 0, n: int = -1) -> int:
     """End of a raw attribute value starting at ``pos`` (brackets counted, strings skipped).
 
@@ -241,6 +247,10 @@ def tokenize(source: Source) -> Iterator[Token]:
         if kind in {"ATTR_SLOW", "OPCALL_SLOW"}:
             try:
                 end = scan_value(text, end, 0 if kind == "ATTR_SLOW" else 1, n)
+                if kind == "ATTR_SLOW" and text.startswith("mesh[", m.end()):
+                    ids = _MESH_DEVICE_IDS.match(text, end, n)
+                    if ids is not None:  # a mesh's device_ids belong to the mesh: one value
+                        end = scan_value(text, ids.end(), 0, n)
             except ValueError as e:
                 raise LexError(f"{e} in {m.group(kind).lstrip(', ')[:40]!r}...", start) from None
             value = text[start:end]

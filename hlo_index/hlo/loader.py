@@ -12,6 +12,7 @@ from .checks import check_module
 from .diagnostics import ParseError, error, line_column_of, with_source
 from .model import Diagnostic, Module
 from .parser import gc_paused, parse_syntax_each
+from .shape_checks import check_written_shapes
 from .shape_inference import infer_module_shapes
 from .validate import link
 
@@ -68,6 +69,8 @@ def _parse_and_link(text: str, path: str) -> list[LoadResult]:
             found += infer_module_shapes(module)
         if not any(d.severity == "error" for d in found):
             found += check_module(module)
+        if not any(d.severity == "error" for d in found):
+            found += check_written_shapes(module)
         problems = [with_source(d, text, path) for d in module.diagnostics + found]
         module.diagnostics = problems
         failed = any(d.severity == "error" for d in problems)

@@ -28,6 +28,7 @@ from .diagnostics import ParseError, error, with_source
 from .lexer import (
     ARRAY_SHAPE_TEXT,
     FAST_ATTR,
+    SIGNATURE_PARAMETER_SHAPE,
     HloLexer,
     InstrRun,
     InstrToken,
@@ -420,8 +421,15 @@ class _ModelBuilder(Transformer[Token, object]):
     def signature(self, c: Children) -> _Signature:
         if len(c) == 1 and isinstance(c[0], Token):  # flat: kept raw, parameters carry the shapes
             tok = c[0]
+            arrow = tok.value.rindex("->")
+            shapes = _parse_memos()[0]
+            for m in SIGNATURE_PARAMETER_SHAPE.finditer(tok.value, 0, arrow):
+                try:  # read only to reject what XLA rejects, where XLA does: at the signature
+                    read_array_shape(m.group(1), shapes)
+                except ShapeError as e:
+                    raise _Failure(str(e), tok, m.start(1) + e.offset) from None
             try:
-                result = _shape_from_text(tok.value[tok.value.rindex("->") + 2 :])
+                result = _shape_from_text(tok.value[arrow + 2 :])
             except Exception:  # noqa: BLE001  an unreadable result shape is left unknown, as when none is written
                 result = UNKNOWN_SHAPE
             return _Signature([], result)

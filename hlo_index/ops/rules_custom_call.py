@@ -46,6 +46,7 @@ from .rules_contraction import (
     dot_input_to_output,
     dot_output_to_input,
 )
+from .rules_ragged import ragged_dot_input_to_output, ragged_dot_output_to_input, ragged_layout
 from .rules_sort import topk_input_to_output, topk_output_to_input
 from .shape_maps import full_interval, generator_map, identity_map, zero_result_map
 
@@ -146,6 +147,60 @@ def gemm_equivalent(instr: Instruction) -> Translation:
             return f"operand {k} {instr.operands[k].shape} is not a scale, bias vector or matrix of the result's shape"
         extras[k] = role
     return Equivalent(core, dot_output_to_input, dot_input_to_output, (0, 1), outputs, extras)
+
+
+@translator("__cublas$lt$groupedMatmul")
+def grouped_gemm_equivalent(instr: Instruction) -> Translation:
+    """cuBLASLt's grouped gemm (and hipBLASLt's: XLA on ROCm emits the same target) computes the
+    ``ragged-dot`` its ``grouped_gemm_backend_config.ragged_dot_dimension_numbers`` describe, on
+    (lhs, rhs, group_sizes); the group sizes are a runtime operand. The trailing s8/u8 output is
+    the workspace."""
+    cfg = backend_config(instr) or {}
+    ragged = (cfg.get("grouped_gemm_backend_config") or {}).get("ragged_dot_dimension_numbers")
+    if not isinstance(ragged, dict) or not isinstance(ragged.get("dot_dimension_numbers"), dict):
+        return "no grouped_gemm_backend_config.ragged_dot_dimension_numbers in backend_config"
+    d = ragged["dot_dimension_numbers"]
+    numbers = {
+        "lhs_batch_dims": int_list(d.get("lhs_batch_dimensions")),
+        "rhs_batch_dims": int_list(d.get("rhs_batch_dimensions")),
+        "lhs_contracting_dims": int_list(d.get("lhs_contracting_dimensions")),
+        "rhs_contracting_dims": int_list(d.get("rhs_contracting_dimensions")),
+        "lhs_ragged_dims": int_list(ragged.get("lhs_ragged_dimensions")),
+        "rhs_group_dims": int_list(ragged.get("rhs_group_dimensions")),
+    }
+    if any(v is None for v in numbers.values()):
+        return "malformed ragged_dot_dimension_numbers"
+    if len(instr.operands) != 3:
+        return f"expected (lhs, rhs, group_sizes), got {len(instr.operands)} operands"
+    shapes = result_shapes(instr)
+    if len(shapes) > 1 and not (len(shapes) == 2 and is_workspace(shapes[1])):
+        return "outputs are not (result[, workspace])"
+    core = instruction("ragged-dot", shapes[0], instr.operands, name=instr.name, **numbers)
+    layout = ragged_layout(core)
+    if isinstance(layout, str):
+        return layout
+    return Equivalent(core, ragged_dot_output_to_input, ragged_dot_input_to_output, (0, 1, 2), {0: 0})
+
+
+@translator("AssumeGatherIndicesInBound")
+def assume_in_bounds_equivalent(instr: Instruction) -> Translation:
+    """TPU's assertion that a gather's indices are in bounds: its result is its operand."""
+    if len(instr.operands) != 1 or instr.shape.is_tuple or instr.operands[0].shape.dims != instr.shape.dims:
+        return "expected one array operand of the result's shape"
+    return Equivalent(instr, _identity_out2in, _identity_in2out, (), {0: 0}, {0: ("same",)})
+
+
+def _identity_out2in(core: Instruction, output_index: int) -> list[OperandMaps]:
+    return []
+
+
+def _identity_in2out(core: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
+    return [()]
+
+
+@translator("tpu_custom_call")
+def pallas_tpu_kernel(instr: Instruction) -> Translation:
+    return "a Pallas TPU kernel: its body is compiled (serialized Mosaic in backend_config), its accesses unread"
 
 
 @translator("__op$block_scaled_dot")

@@ -105,7 +105,8 @@ class Starts:
         return value
 
     def skipped(self, known: KnownStart | None, max_start: int, description: str) -> Expr:
-        """Scatter: out-of-range windows are dropped."""
+        """Scatter: out-of-range windows are dropped. A runtime start is a variable even where only
+        one start is in range: the window lands only when the index takes that value."""
         if known is not None:
             expr, lo, hi = known
             if lo >= 0 and hi <= max_start:

@@ -16,6 +16,10 @@
   and window numbers as written or written plus one: the reading that makes every operand's dims
   a permutation and gives the result shape), a bias at the output feature, an addend elementwise;
   the scratchpad output reads nothing.
+* ``__cublas$lt$groupedMatmul`` (cuBLASLt, and hipBLASLt under the same name on ROCm): the ragged
+  dot of (lhs, rhs, group_sizes) that ``grouped_gemm_backend_config.ragged_dot_dimension_numbers``
+  names (its reference); the workspace output reads nothing.
+* ``AssumeGatherIndicesInBound`` (TPU): its operand, element for element.
 * TopK: the operand's row; Sharding: identity; SPMD full<->shard: the shard's tile (tile 0
   unless ``runtime_values["tile"]`` gives the partition's tile coordinates).
 """
@@ -30,6 +34,7 @@ from ..hlo.model import ConvDimLabels, Instruction, WindowDim
 from . import NoReference, reads
 from .ref_batch_norm import batch_norm_reads
 from .ref_contraction import convolution_reads, dot_reads
+from .ref_ragged import ragged_dot_reads
 from .ref_reduce import window_of
 
 CUDNN_BATCH_NORM = {
@@ -289,6 +294,27 @@ def _sharding_reads(instr: Instruction, point: tuple, runtime_values: dict | Non
     return {tuple(p + t * s for p, t, s in zip(point, tile, dst))}
 
 
+def _grouped_gemm_reads(
+    instr: Instruction, output_index: int, point: tuple, operand_index: int, runtime_values: dict | None
+) -> set:
+    if output_index != 0:
+        return set()  # the workspace
+    numbers = (backend_config(instr) or {})["grouped_gemm_backend_config"]["ragged_dot_dimension_numbers"]
+    dnums = numbers["dot_dimension_numbers"]
+    ragged = instruction(
+        "ragged-dot",
+        instr.shape.leaf(0),
+        instr.operands,
+        lhs_batch_dims=_ints(dnums.get("lhs_batch_dimensions")),
+        rhs_batch_dims=_ints(dnums.get("rhs_batch_dimensions")),
+        lhs_contracting_dims=_ints(dnums.get("lhs_contracting_dimensions")),
+        rhs_contracting_dims=_ints(dnums.get("rhs_contracting_dimensions")),
+        lhs_ragged_dims=_ints(numbers.get("lhs_ragged_dimensions")),
+        rhs_group_dims=_ints(numbers.get("rhs_group_dimensions")),
+    )
+    return ragged_dot_reads(ragged, 0, point, operand_index, runtime_values)
+
+
 def _is_amax(instr: Instruction, output_index: int) -> bool:
     """A scalar output that is the max |x| over the whole result (fp8 gemm / cuDNN graph)."""
     if output_index == 0 or instr.shape.leaf(output_index).rank != 0:
@@ -334,6 +360,10 @@ def custom_call_reads(
         return _onednn_convolution_reads(instr, output_index, out_point, operand_index)
     if target == "TopK":
         return {tuple(out_point[:-1]) + (k,) for k in range(instr.operands[0].shape.dims[-1])}
+    if target == "__cublas$lt$groupedMatmul":
+        return _grouped_gemm_reads(instr, output_index, out_point, operand_index, runtime_values)
+    if target == "AssumeGatherIndicesInBound":
+        return {tuple(out_point)}
     if target in ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape"):
         return _sharding_reads(instr, out_point, runtime_values)
     raise NoReference(f"no reference semantics for custom-call target '{target}'")

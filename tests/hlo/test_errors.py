@@ -255,3 +255,16 @@ def test_truncated_module_points_at_the_end_of_its_last_line():
         assert "end of input" in d.message
     else:
         raise AssertionError("a truncated module must not parse")
+
+
+def test_malformed_shape_in_a_computation_signature_is_reported_there():
+    # XLA (jaxlib 0.10.2) on a TF-ROCm dump: "was parsing 3:18: error: expects integer", at the '(' of
+    # the signature's "f16[(0),8]", before the parameter instruction that repeats the shape
+    text = (
+        "HloModule m\n\n%f (param_0: f16[(0),8]) -> f16[8] {\n  %param_0 = f16[(0),8]{1,0} parameter(0)\n"
+        "  ROOT %n = f16[8] negate(%param_0)\n}\n\nENTRY %e (p: f16[8]) -> f16[8] {\n"
+        "  %p = f16[8] parameter(0)\n  ROOT %c = f16[8] call(%p), to_apply=%f\n}\n"
+    )
+    d = diagnostic_of(text)
+    assert (d.line, d.column) == (3, 18), d
+    assert "(0)" in d.message

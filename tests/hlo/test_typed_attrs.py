@@ -1,4 +1,4 @@
-"""control-predecessors, replica_groups (list and iota forms), sharding validation, parse_shape."""
+"""control-predecessors, replica_groups (list, iota and mesh-axes forms), sharding validation, parse_shape."""
 
 from __future__ import annotations
 
@@ -82,6 +82,74 @@ def test_iota_replica_groups_match_numpy(dims, data):
     groups = (total // size, size)
     text = f"[{groups[0]},{groups[1]}]<=[{','.join(map(str, dims))}]T({','.join(map(str, perm))})"
     assert replica_groups(text) == _iota_reference(groups, dims, perm)
+
+
+# XLA:CPU (jaxlib 0.10.2, 8 host devices) ran an all-gather of each device's id under each of these
+# replica groups: each tuple is what one device gathered, in order.
+MESH_GROUPS_RUN_BY_XLA = {
+    "mesh['mesh'=8] {'mesh'}": ((0, 1, 2, 3, 4, 5, 6, 7),),
+    "mesh['a'=2,'b'=4] {'a'}": ((0, 4), (1, 5), (2, 6), (3, 7)),
+    "mesh['a'=2,'b'=4] {'b'}": ((0, 1, 2, 3), (4, 5, 6, 7)),
+    "mesh['a'=2,'b'=4] {'b','a'}": ((0, 4, 1, 5, 2, 6, 3, 7),),
+    "mesh['a'=8] {'a':(2)2}": ((0, 2), (1, 3), (4, 6), (5, 7)),
+    "mesh['a'=8] {'a':(1)2,'a':(4)2}": ((0, 1, 4, 5), (2, 3, 6, 7)),
+    "mesh['a'=8] {'a':(4)2,'a':(1)2}": ((0, 4, 1, 5), (2, 6, 3, 7)),
+}
+
+
+@pytest.mark.parametrize("text", sorted(MESH_GROUPS_RUN_BY_XLA))
+def test_mesh_axes_replica_groups_as_xla_runs_them(text):
+    assert replica_groups(text) == MESH_GROUPS_RUN_BY_XLA[text]
+
+
+def _mesh_reference(devices, sizes, grouped):
+    """numpy: the device array over the mesh axes, the grouped axes moved last in the order named."""
+    rest = [a for a in range(len(sizes)) if a not in grouped]
+    size = int(np.prod([sizes[a] for a in grouped]))
+    flat = np.asarray(devices).reshape(sizes).transpose(rest + grouped).reshape(-1, size)
+    return tuple(map(tuple, flat.tolist()))
+
+
+def test_mesh_device_ids_listed_or_as_an_iota():
+    # the mesh's device array is the listed ids, or iota over [dims] transposed, laid over the axes
+    # (XLA's Mesh / MeshAxesReplicaGroupList; jaxlib's own run drops device_ids, so numpy is the reference)
+    listed = [7, 6, 5, 4, 3, 2, 1, 0]
+    assert replica_groups("mesh['a'=2,'b'=4], device_ids=(7,6,5,4,3,2,1,0) {'a'}") == _mesh_reference(
+        listed, [2, 4], [0]
+    )
+    iota = np.arange(8).reshape(4, 2).transpose(1, 0).reshape(-1).tolist()
+    assert replica_groups("mesh['a'=2,'b'=4], device_ids=([4,2]T(1,0)) {'b','a'}") == _mesh_reference(
+        iota, [2, 4], [1, 0]
+    )
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "mesh['a'=2,'b'=4] {}",  # one device per group (XLA: more than one device per group)
+        "mesh['a'=2,'b'=4] {'c'}",  # not an axis of the mesh
+        "mesh[a=2] {a}",  # axis names are quoted strings
+        "mesh['a'=2,'b'=4] {0}",
+        "mesh['a'=8] {'a':(2)3}",  # 2*3 does not divide 8
+        "mesh['a'=8] {'a','a':(2)2}",
+        "mesh['a'=2], device_ids=(0,0) {'a'}",
+        "mesh['a'=2] {'a'} x",
+        "mesh[] {'a'}",
+    ],
+)
+def test_malformed_mesh_axes_replica_groups(bad):
+    with pytest.raises(ValueError, match=r"."):
+        replica_groups(bad)
+
+
+def test_mesh_replica_groups_typed_on_the_instruction():
+    r = entry(
+        "  %p = f16[256,128] parameter(0)\n"
+        "  ROOT %g = f16[2048,128] all-gather(%p), channel_id=1, replica_groups=mesh['mesh'=8] {'mesh'},"
+        " dimensions={0}, use_global_device_ids=true"
+    ).root
+    assert r.attrs["replica_groups"] == "mesh['mesh'=8] {'mesh'}"
+    assert r.replica_groups() == (tuple(range(8)),)
 
 
 def test_replica_groups_keep_raw_text_and_add_typed_value():

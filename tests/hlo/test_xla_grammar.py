@@ -90,6 +90,45 @@ def test_attribute_forms():
     assert conv.attrs["dim_labels"].input_batch == 1
 
 
+# Attribute forms of recent XLA (hlo_parser.cc: named shardings over a mesh, iota device lists, origin,
+# result_accuracy, statistics, the collective group mode, mesh-axes replica groups); jaxlib 0.10.2's
+# hlo_module_from_text accepts each of these lines.
+RECENT_FORMS = [
+    'ROOT a = f32[4] add(p, p), origin={{"p" {1}}}',
+    "ROOT a = f32[4] exponential(p), result_accuracy={mode=highest}",
+    "ROOT a = f32[4] exponential(p), result_accuracy={tolerance={atol=1e-05,rtol=0.001,ulps=2}}",
+    'ROOT a = f32[4] add(p, p), frontend_attributes={_xla_x="1",attr={"k":1}}',
+    "ROOT a = f32[4] add(p, p), sharding={devices=[2,2]<=[4] last_tile_dim_replicate}",
+    "ROOT a = f32[4] add(p, p), sharding={devices=[4]<=[2,2]T(1,0)}",
+    "ROOT a = f32[4] add(p, p), sharding={devices=[2,2]<=[4] last_tile_dims={manual}}",
+    "ROOT a = f32[4] add(p, p), sharding={mesh['x'=2,'y'=2], [{'x'}]}",
+    "ROOT a = f32[4] add(p, p), sharding={mesh['x'=2,'y'=2], [{}], replicated={'y'}}",
+    "ROOT a = f32[4] add(p, p), sharding={mesh['x'=2,'y'=2], [{'x'}], unreduced={'y'}}",
+    "ROOT a = f32[4] add(p, p), sharding={mesh[], replicated}",
+    "ROOT a = f32[4] add(p, p), sharding={unknown shard_as 1}",
+    "ROOT a = f32[4] add(p, p), statistics={visualizing_index=1,stat-1=33,stat-2=44}",
+    'ROOT a = f32[4] add(p, p), metadata={op_name="x" scheduling_name="a" stack_frame_id=1}',
+    "ROOT a = f32[4] all-reduce(p), channel_id=1, replica_groups={{0,1}}, to_apply=sum, mode=cross_replica",
+    "ROOT a = f32[4] all-reduce(p), channel_id=1, replica_groups=mesh['a'=2,'b'=4] {'b','a'},"
+    " use_global_device_ids=true, to_apply=sum",
+    "ROOT a = f32[8] all-gather(p), channel_id=1, replica_groups=mesh['a'=2,'b'=4], device_ids=([4,2]T(1,0))"
+    " {'a'}, dimensions={0}, use_global_device_ids=true",
+    "ROOT a = f32[8] all-gather(p), channel_id=1, replica_groups=mesh['a'=8] {'a':(2)2}, dimensions={0},"
+    " use_global_device_ids=true",
+]
+SUM = "sum {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n\n"
+
+
+@pytest.mark.parametrize("line", RECENT_FORMS)
+def test_recent_attribute_forms_read_as_xla_reads_them(line):
+    text = "HloModule m, num_partitions=8\n\n" + SUM + "ENTRY e {\n  p = f32[4] parameter(0)\n  " + line + "\n}\n"
+    r = parse_module_text(text).entry.root
+    if "replica_groups" in r.attrs:
+        groups = r.replica_groups()
+        assert groups and all(len(g) == len(groups[0]) > 1 for g in groups)
+        assert sorted(d for g in groups for d in g) == list(range(sum(len(g) for g in groups)))
+
+
 def test_same_named_inline_bodies_in_two_computations():
     body = "{\n    x = f32[] parameter(0)\n    y = f32[] parameter(1)\n    ROOT s = f32[] add(x, y)\n  }"
     text = (

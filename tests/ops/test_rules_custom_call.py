@@ -4,6 +4,7 @@ from ../shared/conformance/xla_hlo, and unknown targets staying UNDEFINED with t
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from hlo_index.hlo import load, parse_module_text
 from hlo_index.hlo.build import array_shape, instruction, tuple_shape
 from hlo_index.hlo.model import WindowDim
 from hlo_index.ops import input_to_output, output_to_input
+from hlo_index.reference import read_set
 
 from .oracle_check import Runtime, check_in2out, check_out2in
 from .test_rules_contraction import convolution
@@ -317,3 +319,61 @@ def test_cudnn_batch_norm_custom_calls_match_reference(data):
     operands = [parameter(k, s) for k, s in enumerate(arrays)]
     operands += [constant(f32(), "0.001", name="eps"), constant(array_shape("s64", ()), str(f), name="fi")]
     check_all(instruction("custom-call", shape, operands, custom_call_target=target), sample=100)
+
+
+def _grouped_gemm(rows, k, n, groups):
+    numbers = {"lhs_contracting_dimensions": ["1"], "rhs_contracting_dimensions": ["1"]}
+    numbers.update(lhs_batch_dimensions=[], rhs_batch_dimensions=[])
+    config = {
+        "grouped_gemm_backend_config": {
+            "gemm_backend_config": {"alpha_real": 1, "beta": 0, "dot_dimension_numbers": numbers},
+            "ragged_dot_dimension_numbers": {
+                "dot_dimension_numbers": numbers,
+                "lhs_ragged_dimensions": ["0"],
+                "rhs_group_dimensions": ["0"],
+            },
+        }
+    }
+    return instruction(
+        "custom-call",
+        tuple_shape(f32(rows, n), array_shape("s8", (784,))),
+        [f32(rows, k), f32(groups, k, n), array_shape("s32", (groups,))],
+        custom_call_target="__cublas$lt$groupedMatmul",
+        backend_config=json.dumps(config),
+    )
+
+
+@SETTINGS
+@given(st.data())
+def test_grouped_gemm_is_the_ragged_dot_of_its_config(data):
+    rows, k, n, groups = (data.draw(st.integers(1, 4)) for _ in range(4))
+    instr = _grouped_gemm(rows, k, n, groups)
+    values = data.draw(st.lists(st.integers(0, rows), min_size=groups, max_size=groups))
+    ends = list(itertools.accumulate(values))
+    maps = output_to_input(instr, 0)
+    for y in itertools.product(range(rows), range(n)):
+        group = sum(e <= y[0] for e in ends)
+        rt = (min(group, groups - 1), min(ends[-1], rows))
+        for om in maps:
+            got = set()
+            for m in om.maps:
+                assert not m.is_undefined, m.undefined_reason
+                got |= {tuple(int(v) for v in r) for r in m.read_set(y, rt if m.runtime_vars else None)}
+            assert got == read_set(instr, 0, y, om.operand, {2: values}), (y, om.operand, values)
+    assert all(not om.maps for om in output_to_input(instr, 1))  # the workspace
+
+
+def test_assume_gather_indices_in_bound_is_its_operand():
+    instr = instruction(
+        "custom-call",
+        array_shape("s32", (6, 2)),
+        [array_shape("s32", (6, 2))],
+        custom_call_target="AssumeGatherIndicesInBound",
+    )
+    check_all(instr)
+
+
+def test_pallas_kernel_stays_unknown_saying_why():
+    instr = instruction("custom-call", f32(8, 128), [f32(8, 128)], custom_call_target="tpu_custom_call")
+    (om,) = output_to_input(instr, 0)
+    assert om.maps[0].is_undefined and "Pallas" in om.maps[0].undefined_reason

@@ -1,0 +1,129 @@
+"""What XLA's verifier (``HloVerifier``, through ``ShapeInference``) rejects in instructions whose result
+shape is written: the attributes must fit the operands (a pad's padding config has one entry per operand
+dimension, a slice one range per dimension inside it, a transpose a permutation, ...), and the written
+shape must have the dimensions the op gives. XLA's parser reads such text; XLA's verifier, and every
+compilation, rejects it; an analysis of it would be of an op that cannot run.
+
+Each problem is a positioned error naming the rule (the ``ShapeInference`` function whose check fails).
+Only dimensions are compared: element types and layouts are left to the ops' own rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .diagnostics import error
+from .model import Diagnostic, Instruction, Module, Shape
+from .shape_inference import ShapeInferenceError, infer_shape, is_unknown
+
+
+def check_written_shapes(module: Module) -> list[Diagnostic]:
+    problems: list[Diagnostic] = []
+    for comp in module.computations:
+        for instr in comp.instructions:
+            check = _CHECKS.get(instr.opcode)
+            if check is None or instr.shape.is_tuple or is_unknown(instr.shape):
+                continue
+            if any(op.shape.is_tuple or is_unknown(op.shape) for op in instr.operands):
+                continue
+            try:
+                message = check(instr)
+            except ShapeInferenceError as e:
+                message = str(e)
+            except (IndexError, KeyError, TypeError, ValueError) as e:  # malformed attributes
+                message = f"{type(e).__name__}: {e}"
+            if message:
+                rule = _RULE_NAMES[instr.opcode]
+                problems.append(error(f"%{instr.name} is invalid ({rule}): {message}", instr.line, instr.column))
+    return problems
+
+
+def _inferred(instr: Instruction) -> str | None:
+    """The op's own inference (shape_inference.py) against the written dimensions."""
+    shape = infer_shape(instr)
+    return _dims_differ(instr.shape, shape)
+
+
+def _dims_differ(written: Shape, inferred: Shape) -> str | None:
+    if any(written.dynamic) or any(inferred.dynamic) or written.dims == inferred.dims:
+        return None
+    return f"the operands give dimensions [{','.join(map(str, inferred.dims))}], the written shape is {written}"
+
+
+def _slice(instr: Instruction) -> str | None:
+    if len(instr.operands) != 1:
+        return f"expects 1 operand, has {len(instr.operands)}"
+    op = instr.operands[0]
+    ranges = instr.attrs.get("slice")
+    if ranges is None:
+        return "attribute slice is expected but not seen"
+    shape = op.shape
+    if len(ranges) != shape.rank:
+        return f"the slice has {len(ranges)} ranges, the operand {shape.rank} dimensions"
+    dims = []
+    for k, (r, n) in enumerate(zip(ranges, shape.dims)):
+        stride = r.stride if r.stride is not None else 1
+        if stride <= 0 or r.start < 0 or r.start > r.limit or r.limit > n:
+            return f"slice range {k} [{r.start}:{r.limit}:{stride}] is not inside dimension {k} of size {n}"
+        dims.append((r.limit - r.start + stride - 1) // stride)
+    return _dims_differ(instr.shape, Shape(shape.element_type, tuple(dims)))
+
+
+def _broadcast(instr: Instruction) -> str | None:
+    # the written form: dimensions={...} names, per operand dimension, the result dimension it becomes
+    if len(instr.operands) != 1:
+        return f"expects 1 operand, has {len(instr.operands)}"
+    src, out = instr.operands[0].shape, instr.shape
+    dims = instr.attrs.get("dimensions")
+    if dims is None:
+        return None  # the parser's checks (checks.py) report a missing one
+    dims = tuple(dims)
+    if len(dims) != src.rank:
+        return f"dimensions {list(dims)} name {len(dims)} result dimensions for an operand of rank {src.rank}"
+    for k, d in enumerate(dims):
+        if not 0 <= d < out.rank:
+            return f"dimension {d} is outside the result's {out.rank} dimensions"
+        if src.dims[k] not in (1, out.dims[d]) and not (src.dynamic[k] or out.dynamic[d]):
+            return (
+                f"operand dimension {k} of size {src.dims[k]} cannot broadcast to result dimension {d} "
+                f"of size {out.dims[d]}"
+            )
+    return None
+
+
+def _reverse(instr: Instruction) -> str | None:
+    if len(instr.operands) != 1:
+        return f"expects 1 operand, has {len(instr.operands)}"
+    rank = instr.operands[0].shape.rank
+    bad = [d for d in instr.attrs.get("dimensions", ()) if not 0 <= d < rank]
+    if bad:
+        return f"dimensions {bad} are outside the operand's {rank} dimensions"
+    return _dims_differ(instr.shape, instr.operands[0].shape)
+
+
+def _concatenate(instr: Instruction) -> str | None:
+    dims = tuple(instr.attrs.get("dimensions", ()))
+    if len(dims) != 1:
+        return f"expects one concatenate dimension, has {list(dims)}"
+    rank = instr.operands[0].shape.rank if instr.operands else 0
+    if not 0 <= dims[0] < rank:
+        return f"dimension {dims[0]} is outside the operands' {rank} dimensions"
+    return _inferred(instr)
+
+
+_CHECKS: dict[str, Callable[[Instruction], str | None]] = {
+    "pad": _inferred,
+    "transpose": _inferred,
+    "concatenate": _concatenate,
+    "slice": _slice,
+    "broadcast": _broadcast,
+    "reverse": _reverse,
+}
+_RULE_NAMES = {
+    "pad": "ShapeInference::InferPadShape",
+    "transpose": "ShapeInference::InferTransposeShape",
+    "concatenate": "ShapeInference::InferConcatOpShape",
+    "slice": "ShapeInference::InferSliceShape",
+    "broadcast": "ShapeInference::InferBroadcastShape",
+    "reverse": "ShapeInference::InferReverseShape",
+}

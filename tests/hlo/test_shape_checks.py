@@ -1,0 +1,73 @@
+"""Instructions XLA's parser reads but XLA's verifier rejects: each case below fails to compile with
+jaxlib 0.10.2 (the message XLA gives is in the comment); hlo-index rejects it at the instruction,
+naming the ShapeInference rule, and exits 2."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from hlo_index.cli import main
+from hlo_index.hlo import ParseError, parse_module_text
+
+CASES = {
+    # edge_padding_low length (1) must match operand rank (2)
+    "pad_rank": ("ROOT r = f32[4,8] pad(p, z), padding=1_1", "InferPadShape", "padding has 1 dimensions"),
+    # inferred type tensor<4x8xf32> incompatible with tensor<4x9xf32>
+    "pad_dims": ("ROOT r = f32[4,9] pad(p, z), padding=0_0x1_1", "InferPadShape", "[4,8]"),
+    # the number of elements in start_indices (1) does not match the rank of the operand (2)
+    "slice_rank": ("ROOT r = f32[2] slice(p), slice={[0:2]}", "InferSliceShape", "1 ranges"),
+    # limit index 8 is larger than dimension size 6 in dimension 1
+    "slice_bounds": ("ROOT r = f32[2,8] slice(p), slice={[0:2], [0:8]}", "InferSliceShape", "[0:8:1]"),
+    # inferred type tensor<2x3xf32> incompatible with tensor<2x5xf32>
+    "slice_dims": ("ROOT r = f32[2,5] slice(p), slice={[0:2], [0:6:2]}", "InferSliceShape", "[2,3]"),
+    # attribute permutation must be a permutation of [0, 1] but got 1, 1
+    "transpose_perm": ("ROOT r = f32[6,4] transpose(p), dimensions={1,1}", "InferTransposeShape", "permutation"),
+    # inferred type tensor<6x4xf32> incompatible with tensor<4x6xf32>
+    "transpose_dims": ("ROOT r = f32[4,6] transpose(p), dimensions={1,0}", "InferTransposeShape", "[6,4]"),
+    # all dimensions should be between [0, 2). Got dimension: 2.
+    "reverse_dim": ("ROOT r = f32[4,6] reverse(p), dimensions={2}", "InferReverseShape", "[2]"),
+    # broadcast_dimensions size (1) does not match operand rank (2)
+    "broadcast_count": ("ROOT r = f32[4,6,3] broadcast(p), dimensions={0}", "InferBroadcastShape", "rank 2"),
+    # size of operand dimension 1 (6) is not equal to 1 or size of result dimension 1 (5)
+    "broadcast_size": ("ROOT r = f32[4,5,3] broadcast(p), dimensions={0,1}", "InferBroadcastShape", "size 6"),
+    # dimension 2 is out-of-bounds for input rank 2
+    "concat_dim": ("ROOT r = f32[4,12] concatenate(p, p), dimensions={2}", "InferConcatOpShape", "dimension 2"),
+}
+
+
+def module(body: str, fused: str = "") -> str:
+    return f"HloModule m\n\n{fused}ENTRY e {{\n  p = f32[4,6] parameter(0)\n  z = f32[] constant(0)\n  {body}\n}}\n"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_rejected_as_xlas_verifier_rejects(name):
+    body, rule, fragment = CASES[name]
+    with pytest.raises(ParseError) as info:
+        parse_module_text(module(body))
+    d = info.value.diagnostic
+    assert (d.line, d.column) == (6, 8), d
+    assert f"ShapeInference::{rule}" in d.message and fragment in d.message, d.message
+
+
+def test_the_same_ops_well_formed_are_read():
+    # compiles with jaxlib 0.10.2
+    body = (
+        "a = f32[4,8] pad(p, z), padding=0_0x1_1\n  b = f32[2,3] slice(p), slice={[0:2], [0:6:2]}\n"
+        "  c = f32[6,4] transpose(p), dimensions={1,0}\n  d = f32[4,6] reverse(p), dimensions={1}\n"
+        "  e = f32[4,6,3] broadcast(p), dimensions={0,1}\n  ROOT r = f32[8,6] concatenate(p, p), dimensions={0}"
+    )
+    assert parse_module_text(module(body)).entry.root.opcode == "concatenate"
+
+
+def test_a_fused_pad_short_of_padding_exits_2_at_the_pad(tmp_path):
+    # the pad of a fusion's body, whose padding config misses a dimension: exit 2, not an internal error
+    fused = (
+        "fp {\n  a = f32[4,6] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = f32[4,8] pad(a, b), padding=1_1\n}\n\n"
+    )
+    path = tmp_path / "pad.hlo"
+    path.write_text(module("ROOT r = f32[4,8] fusion(p, z), kind=kLoop, calls=fp", fused))
+    result = CliRunner().invoke(main, ["analyze", str(path)])
+    assert result.exit_code == 2, result.output
+    assert f"{path}:6:8: error:" in result.output and "InferPadShape" in result.output
+    assert "internal" not in result.output
