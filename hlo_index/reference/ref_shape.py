@@ -4,6 +4,13 @@ Each operand element holds its own row-major linear index (``np.arange``); the o
 plain numpy (``np.transpose``, slicing, ``np.flip``, ``np.reshape``...) and the tag found at an
 output element is unravelled back to the operand index it came from. ``-1`` marks elements that
 come from no operand element (padding). Nothing here knows about indexing maps.
+
+The moving ops run on the tagged array held as one addend per axis (:func:`tag_parts`: addend
+``k`` is ``i_k * stride_k`` broadcast over the operand, a view of ``dims[k]`` numbers), since a
+tag is the sum of its axes' shares and a transpose, flip, slice or broadcast moves every addend
+alike: an operand of 10^9 elements costs its rank, not its size. Concatenation runs on the
+slab through the output element (slicing the other axes commutes with it); padding runs axis by
+axis (each axis is padded on its own).
 """
 
 from __future__ import annotations
@@ -54,6 +61,25 @@ def _arange(dims: tuple[int, ...]) -> np.ndarray:
     return np.arange(int(np.prod(dims, dtype=np.int64)), dtype=np.int64).reshape(dims)
 
 
+def tag_parts(dims) -> list[np.ndarray]:
+    """``tagged(dims)`` as one read-only addend per axis (their sum is the tagged array): addend
+    ``k`` holds ``i_k * stride_k``, a broadcast view of ``dims[k]`` numbers."""
+    dims = tuple(int(d) for d in dims)
+    parts, stride = [], 1
+    for k in reversed(range(len(dims))):
+        axis = [1] * len(dims)
+        axis[k] = dims[k]
+        parts.append(np.broadcast_to((np.arange(dims[k], dtype=np.int64) * stride).reshape(axis), dims))
+        stride *= dims[k]
+    return parts[::-1]
+
+
+def _tag_at(parts: list[np.ndarray], point) -> int:
+    """The tag the moved addends sum to at ``point``."""
+    point = tuple(point)
+    return sum(int(part[point]) for part in parts)
+
+
 def _untag(tag: int, dims) -> set[tuple[int, ...]]:
     if tag == NOT_FROM_OPERAND:
         return set()
@@ -64,42 +90,46 @@ def _operand_dims(instr: Instruction, operand_index: int) -> tuple[int, ...]:
     return instr.operands[operand_index].shape.dims
 
 
-def _read_tag(out: np.ndarray, out_point, operand_dims) -> set[tuple[int, ...]]:
-    return _untag(int(out[tuple(out_point)]), operand_dims)
+def _moved_tag(instr: Instruction, move: Callable[[np.ndarray], np.ndarray], out_point) -> set[tuple[int, ...]]:
+    """The operand element at ``out_point`` of ``move`` (a transpose, flip, slice, broadcast:
+    it moves elements, so it moves each addend of the tags alike) run on operand 0's tags."""
+    dims = _operand_dims(instr, 0)
+    return _untag(_tag_at([move(part) for part in tag_parts(dims)], out_point), dims)
 
 
 @reads("broadcast")
 def broadcast_reads(instr, output_index, out_point, operand_index, runtime_values):
     dims = tuple(instr.attr("dimensions", ()))
-    operand = tagged(_operand_dims(instr, 0))
     out_dims = instr.shape.dims
     # Put operand axes in output order, then insert size-1 axes for the new dims and broadcast.
     order = sorted(range(len(dims)), key=lambda i: dims[i])
-    moved = np.transpose(operand, order) if dims else operand
     expanded_shape = [1] * len(out_dims)
     for i in order:
         expanded_shape[dims[i]] = out_dims[dims[i]]
-    out = np.broadcast_to(moved.reshape(expanded_shape), out_dims)
-    return _read_tag(out, out_point, _operand_dims(instr, 0))
+
+    def broadcast(operand: np.ndarray) -> np.ndarray:
+        moved = np.transpose(operand, order) if dims else operand
+        return np.broadcast_to(moved.reshape(expanded_shape), out_dims)
+
+    return _moved_tag(instr, broadcast, out_point)
 
 
 @reads("transpose")
 def transpose_reads(instr, output_index, out_point, operand_index, runtime_values):
-    out = np.transpose(tagged(_operand_dims(instr, 0)), tuple(instr.attr("dimensions")))
-    return _read_tag(out, out_point, _operand_dims(instr, 0))
+    order = tuple(instr.attr("dimensions"))
+    return _moved_tag(instr, lambda operand: np.transpose(operand, order), out_point)
 
 
 @reads("reverse")
 def reverse_reads(instr, output_index, out_point, operand_index, runtime_values):
-    out = np.flip(tagged(_operand_dims(instr, 0)), axis=tuple(instr.attr("dimensions", ())))
-    return _read_tag(out, out_point, _operand_dims(instr, 0))
+    axes = tuple(instr.attr("dimensions", ()))
+    return _moved_tag(instr, lambda operand: np.flip(operand, axis=axes), out_point)
 
 
 @reads("slice")
 def slice_reads(instr, output_index, out_point, operand_index, runtime_values):
     cut = tuple(slice(s.start, s.limit, s.stride) for s in instr.attr("slice"))
-    out = tagged(_operand_dims(instr, 0))[cut]
-    return _read_tag(out, out_point, _operand_dims(instr, 0))
+    return _moved_tag(instr, lambda operand: operand[cut], out_point)
 
 
 def padded_tags(operand_dims, padding) -> np.ndarray:
@@ -128,22 +158,27 @@ def _padded(operand_dims, padding) -> np.ndarray:
 
 @reads("pad")
 def pad_reads(instr, output_index, out_point, operand_index, runtime_values):
-    out = padded_tags(_operand_dims(instr, 0), instr.attr("padding"))
-    tag = int(out[tuple(out_point)])
+    # Each axis is padded on its own: the operand coordinate (or a hole) along each axis is the
+    # pad op run on that axis's tagged line.
+    dims = _operand_dims(instr, 0)
+    coords = [int(padded_tags((n,), (p,))[x]) for n, p, x in zip(dims, instr.attr("padding"), out_point)]
+    from_operand = NOT_FROM_OPERAND not in coords
     if operand_index == 0:
-        return _untag(tag, _operand_dims(instr, 0))
-    return {()} if tag == NOT_FROM_OPERAND else set()
+        return {tuple(coords)} if from_operand else set()
+    return set() if from_operand else {()}
 
 
 @reads("concatenate")
 def concatenate_reads(instr, output_index, out_point, operand_index, runtime_values):
     axis = instr.attr("dimensions")[0]
+    # the slab through out_point along the axis: the other axes sliced first (it commutes)
+    cut = tuple(slice(None) if j == axis else slice(x, x + 1) for j, x in enumerate(out_point))
     parts, base = [], 0
     for op in instr.operands:
-        parts.append(tagged(op.shape.dims) + base)
+        parts.append(sum(part[cut] for part in tag_parts(op.shape.dims)) + base)
         base += op.shape.num_elements
     out = np.concatenate(parts, axis=axis)
-    tag = int(out[tuple(out_point)])
+    tag = int(out[tuple(x if j == axis else 0 for j, x in enumerate(out_point))])
     first = sum(op.shape.num_elements for op in instr.operands[:operand_index])
     if not first <= tag < first + instr.operands[operand_index].shape.num_elements:
         return set()
