@@ -15,6 +15,7 @@ axis (each axis is padded on its own).
 
 from __future__ import annotations
 
+import itertools
 from collections import OrderedDict
 from collections.abc import Callable
 
@@ -22,7 +23,7 @@ import numpy as np
 
 from ..context import current, register_table
 from ..hlo.model import Instruction, Shape
-from . import NoReference, reads
+from . import NoReference, reads, reads_sets
 
 NOT_FROM_OPERAND = -1
 # A walk asks one op for the read sets of many elements, one at a time: the tagged arrays (pure
@@ -30,6 +31,7 @@ NOT_FROM_OPERAND = -1
 # Per analysis context: the arrays, oldest first, and their bytes under the key ``None``.
 _KEPT_BYTES = 1 << 26
 _KEPT = register_table("reference.ref_shape.tagged_arrays", OrderedDict)
+_PARTS = register_table("reference.ref_shape.tag_parts")  # dims -> tag_parts(dims): sum(dims) numbers each
 
 
 def _kept_array(key: tuple, build: Callable[[], np.ndarray]) -> np.ndarray:
@@ -65,6 +67,14 @@ def tag_parts(dims) -> list[np.ndarray]:
     """``tagged(dims)`` as one read-only addend per axis (their sum is the tagged array): addend
     ``k`` holds ``i_k * stride_k``, a broadcast view of ``dims[k]`` numbers."""
     dims = tuple(int(d) for d in dims)
+    kept = current().tables[_PARTS]
+    parts = kept.get(dims)
+    if parts is None:
+        parts = kept[dims] = _tag_parts(dims)
+    return parts
+
+
+def _tag_parts(dims: tuple[int, ...]) -> list[np.ndarray]:
     parts, stride = [], 1
     for k in reversed(range(len(dims))):
         axis = [1] * len(dims)
@@ -78,6 +88,27 @@ def _tag_at(parts: list[np.ndarray], point) -> int:
     """The tag the moved addends sum to at ``point``."""
     point = tuple(point)
     return sum(int(part[point]) for part in parts)
+
+
+def _points(points, rank: int) -> np.ndarray:
+    """A set of output elements as an (n, rank) array, one row each (``fromiter`` over the
+    flattened tuples: a fraction of ``np.array``'s cost on a list of tuples)."""
+    flat = np.fromiter(itertools.chain.from_iterable(points), dtype=np.int64, count=len(points) * rank)
+    return flat.reshape(len(points), rank)
+
+
+def _rows(rows: np.ndarray) -> set[tuple[int, ...]]:
+    """The rows as a set of tuples (zipped from the columns: no list per row)."""
+    if not rows.shape[1]:
+        return {()} if len(rows) else set()
+    return set(zip(*rows.T.tolist()))
+
+
+def _untag_all(tags: np.ndarray, dims) -> set[tuple[int, ...]]:
+    """``_untag`` of every tag (none is NOT_FROM_OPERAND), as one set."""
+    if not len(dims):
+        return {()} if len(tags) else set()
+    return _rows(np.stack(np.unravel_index(tags, tuple(dims)), axis=1))
 
 
 def _untag(tag: int, dims) -> set[tuple[int, ...]]:
@@ -97,8 +128,21 @@ def _moved_tag(instr: Instruction, move: Callable[[np.ndarray], np.ndarray], out
     return _untag(_tag_at([move(part) for part in tag_parts(dims)], out_point), dims)
 
 
-@reads("broadcast")
-def broadcast_reads(instr, output_index, out_point, operand_index, runtime_values):
+def _moved_tags(instr: Instruction, move: Callable[[np.ndarray], np.ndarray], out_points) -> set[tuple[int, ...]]:
+    """:func:`_moved_tag` of every point of ``out_points`` at once: the moved addends read at
+    all of them by one fancy index each (the union of the per-point answers)."""
+    dims = _operand_dims(instr, 0)
+    if not out_points:
+        return set()
+    rank = instr.shape.rank
+    if not rank:
+        return _moved_tag(instr, move, ())
+    where = tuple(_points(out_points, rank).T)
+    tags = sum(move(part)[where] for part in tag_parts(dims)) if dims else np.zeros(len(where[0]), np.int64)
+    return _untag_all(tags, dims)
+
+
+def _broadcast_move(instr: Instruction) -> Callable[[np.ndarray], np.ndarray]:
     dims = tuple(instr.attr("dimensions", ()))
     out_dims = instr.shape.dims
     # Put operand axes in output order, then insert size-1 axes for the new dims and broadcast.
@@ -111,25 +155,36 @@ def broadcast_reads(instr, output_index, out_point, operand_index, runtime_value
         moved = np.transpose(operand, order) if dims else operand
         return np.broadcast_to(moved.reshape(expanded_shape), out_dims)
 
-    return _moved_tag(instr, broadcast, out_point)
+    return broadcast
 
 
-@reads("transpose")
-def transpose_reads(instr, output_index, out_point, operand_index, runtime_values):
+def _transpose_move(instr: Instruction) -> Callable[[np.ndarray], np.ndarray]:
     order = tuple(instr.attr("dimensions"))
-    return _moved_tag(instr, lambda operand: np.transpose(operand, order), out_point)
+    return lambda operand: np.transpose(operand, order)
 
 
-@reads("reverse")
-def reverse_reads(instr, output_index, out_point, operand_index, runtime_values):
+def _reverse_move(instr: Instruction) -> Callable[[np.ndarray], np.ndarray]:
     axes = tuple(instr.attr("dimensions", ()))
-    return _moved_tag(instr, lambda operand: np.flip(operand, axis=axes), out_point)
+    return lambda operand: np.flip(operand, axis=axes)
 
 
-@reads("slice")
-def slice_reads(instr, output_index, out_point, operand_index, runtime_values):
+def _slice_move(instr: Instruction) -> Callable[[np.ndarray], np.ndarray]:
     cut = tuple(slice(s.start, s.limit, s.stride) for s in instr.attr("slice"))
-    return _moved_tag(instr, lambda operand: operand[cut], out_point)
+    return lambda operand: operand[cut]
+
+
+_MOVES = {"broadcast": _broadcast_move, "transpose": _transpose_move, "reverse": _reverse_move, "slice": _slice_move}
+
+
+@reads(*_MOVES)
+def moving_reads(instr, output_index, out_point, operand_index, runtime_values):
+    return _moved_tag(instr, _MOVES[instr.opcode](instr), out_point)
+
+
+@reads_sets(*_MOVES)
+def moving_set_reads(instr, output_index, out_points, operand_index):
+    """The union of ``moving_reads`` over ``out_points``."""
+    return _moved_tags(instr, _MOVES[instr.opcode](instr), out_points)
 
 
 def padded_tags(operand_dims, padding) -> np.ndarray:
@@ -166,6 +221,24 @@ def pad_reads(instr, output_index, out_point, operand_index, runtime_values):
     if operand_index == 0:
         return {tuple(coords)} if from_operand else set()
     return set() if from_operand else {()}
+
+
+@reads_sets("pad")
+def pad_set_reads(instr, output_index, out_points, operand_index):
+    """The union of ``pad_reads`` over ``out_points``: each axis's line read at every point."""
+    if not out_points:
+        return set()
+    dims = _operand_dims(instr, 0)
+    if not dims:
+        return pad_reads(instr, output_index, (), operand_index, None)
+    at = _points(out_points, len(dims))
+    coords = np.stack(
+        [padded_tags((n,), (p,))[at[:, k]] for k, (n, p) in enumerate(zip(dims, instr.attr("padding")))], axis=1
+    )
+    from_operand = (coords != NOT_FROM_OPERAND).all(axis=1)
+    if operand_index == 0:
+        return _rows(coords[from_operand])
+    return set() if from_operand.all() else {()}
 
 
 @reads("concatenate")
@@ -209,14 +282,24 @@ def reshape_reads(instr, output_index, out_point, operand_index, runtime_values)
     return _untag(tag, _operand_dims(instr, 0))
 
 
+@reads_sets("reshape")
+def reshape_set_reads(instr, output_index, out_points, operand_index):
+    """The union of ``reshape_reads`` over ``out_points``."""
+    out_dims = instr.shape.dims
+    if not out_points or not out_dims:
+        return set().union(*(reshape_reads(instr, output_index, p, operand_index, None) for p in out_points))
+    tags = np.ravel_multi_index(tuple(_points(out_points, len(out_dims)).T), out_dims)
+    return _untag_all(tags, _operand_dims(instr, 0))
+
+
 def _major_to_minor(shape: Shape) -> tuple[int, ...]:
     if shape.layout is None:
         return tuple(range(shape.rank))
     return tuple(reversed(shape.layout.minor_to_major))
 
 
-@reads("bitcast")
-def bitcast_reads(instr, output_index, out_point, operand_index, runtime_values):
+def _bitcast_shapes(instr: Instruction) -> tuple[Shape, Shape]:
+    """(operand shape, output shape) of a bitcast the reference models, else NoReference."""
     src, dst = instr.operands[0].shape, instr.shape
     for s in (src, dst):
         if s.layout is not None and s.layout.tiles:
@@ -224,6 +307,30 @@ def bitcast_reads(instr, output_index, out_point, operand_index, runtime_values)
     src_bits, dst_bits = src.element_bits, dst.element_bits
     if not src_bits or not dst_bits or src.num_elements * src_bits != dst.num_elements * dst_bits:
         raise NoReference("bitcast between buffers of different bit sizes")
+    return src, dst
+
+
+@reads_sets("bitcast")
+def bitcast_set_reads(instr, output_index, out_points, operand_index):
+    """The union of ``bitcast_reads`` over ``out_points``: every point's memory positions looked
+    up at once."""
+    src, dst = _bitcast_shapes(instr)
+    if not out_points or not dst.dims:
+        return set().union(*(bitcast_reads(instr, output_index, p, operand_index, None) for p in out_points))
+    dst_order = _major_to_minor(dst)
+    at = _points(out_points, dst.rank)
+    j = np.ravel_multi_index(tuple(at[:, d] for d in dst_order), tuple(dst.dims[d] for d in dst_order))
+    src_bits, dst_bits = src.element_bits, dst.element_bits
+    first, last = (j * dst_bits) // src_bits, ((j + 1) * dst_bits - 1) // src_bits
+    spread = int((last - first).max())
+    positions = np.concatenate([(first + k)[first + k <= last] for k in range(spread + 1)])
+    return _untag_all(tags_in_order(src.dims, _major_to_minor(src), positions), src.dims)
+
+
+@reads("bitcast")
+def bitcast_reads(instr, output_index, out_point, operand_index, runtime_values):
+    src, dst = _bitcast_shapes(instr)
+    src_bits, dst_bits = src.element_bits, dst.element_bits
     # Memory holds the operand's tags in its physical (major-to-minor) order. The output element
     # at physical position j covers bits [j * dst_bits, (j + 1) * dst_bits) of that memory.
     # (memory = np.transpose(tagged(src.dims), major-to-minor).reshape(-1), read where needed)

@@ -11,8 +11,8 @@ from .outcome import Skip
 from .references import (
     STRUCTURE_IDS,
     reference_element_read_sets,
-    reference_failed,
     reference_read_set,
+    reference_set_read,
     shape_only_structure,
 )
 
@@ -102,14 +102,11 @@ class Walker:
                         for (param, element), got in callee_walker.walk(out, p).items():
                             need.setdefault((instr.operands[param], element), set()).update(got)
                     continue
-                if whole is not None:  # the read set of all the points at once (elementwise ops)
+                if whole is not None:  # the read set of all the points at once (elementwise and moving ops)
                     reads, elements = whole
                     element = elements[out]
                     for j, operand in operands:
-                        try:
-                            got = reads(instr, out, points, j)
-                        except Exception as exc:  # noqa: BLE001  any failure of the oracle is a Skip
-                            raise reference_failed(instr, exc) from None
+                        got = reference_set_read(reads, instr, out, points, j)
                         if got:
                             key = (operand, element)
                             pending = need.get(key)

@@ -362,7 +362,7 @@ def test_moving_ops_read_what_they_read_on_the_materialised_tagged_array(dims, r
 
     import numpy as np
 
-    from hlo_index.reference import read_set
+    from hlo_index.reference import SET_READ_SETS, read_set
     from hlo_index.reference.ref_shape import tag_parts, tagged
 
     full = tagged(dims)
@@ -428,6 +428,9 @@ def test_moving_ops_read_what_they_read_on_the_materialised_tagged_array(dims, r
         f"  b = {text(out_dims)} broadcast(p0), dimensions={{{','.join(map(str, bcast_dims))}}}",
         f"  pd = {text(pad_shape)} pad(p0, z), padding=" + "x".join(f"{lo}_{hi}_{i}" for lo, hi, i in pads),
         f"  c = {text(shape_of(concatenated))} concatenate(p0, p1), dimensions={{{axis}}}",
+        f"  rs = f32[{full.size}] reshape(p0)",
+        f"  bc = f16[{full.size},2] bitcast(p0)",
+        f"  bw = f32[{full.size}]{{0}} bitcast(bc)",
         f"  ROOT o = {text(dims)} add(p0, p0)",
     ]
     module = parse_module_text("HloModule m\n\nENTRY e {\n" + "\n".join(lines) + "\n}\n")
@@ -451,3 +454,11 @@ def test_moving_ops_read_what_they_read_on_the_materialised_tagged_array(dims, r
             assert read_set(instr, 0, point, 0) == want, (name, point)
             if name == "pd":
                 assert read_set(instr, 0, point, 1) == (set() if want else {()}), (name, point)
+    # the set-at-once reads are the union of the per-element ones, on any set of elements
+    for name in ("t", "r", "s", "b", "pd", "rs", "bc", "bw"):
+        instr = by_name[name]
+        every = list(itertools.product(*map(range, instr.shape.dims)))
+        chosen = set(rnd.sample(every, rnd.randint(0, len(every))))
+        for operand in range(len(instr.operands)):
+            union = set().union(*(read_set(instr, 0, p, operand) for p in chosen))
+            assert SET_READ_SETS[instr.opcode](instr, 0, chosen, operand) == union, (name, operand)
