@@ -462,3 +462,18 @@ def test_moving_ops_read_what_they_read_on_the_materialised_tagged_array(dims, r
         for operand in range(len(instr.operands)):
             union = set().union(*(read_set(instr, 0, p, operand) for p in chosen))
             assert SET_READ_SETS[instr.opcode](instr, 0, chosen, operand) == union, (name, operand)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 40), st.integers(0, 9), st.integers(0, 300)), min_size=1, max_size=900),
+    st.randoms(use_true_random=False),
+)
+def test_positions_in_sorted_order_without_sorting(rows, rnd):
+    """The picked elements of a read set are those of ``sorted(read)`` at the same positions."""
+    from hlo_index.verify.pairs import in_sorted_order
+
+    elements = set(rows)
+    positions = rnd.sample(range(len(elements)), min(4, len(elements)))
+    ordered = sorted(elements)
+    assert in_sorted_order(elements, positions) == [ordered[k] for k in positions]
