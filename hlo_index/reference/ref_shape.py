@@ -4,10 +4,18 @@ Each operand element holds its own row-major linear index (``np.arange``); the o
 plain numpy (``np.transpose``, slicing, ``np.flip``, ``np.reshape``...) and the tag found at an
 output element is unravelled back to the operand index it came from. ``-1`` marks elements that
 come from no operand element (padding). Nothing here knows about indexing maps.
+
+The moving ops run on the tagged array held as one addend per axis (:func:`tag_parts`: addend
+``k`` is ``i_k * stride_k`` broadcast over the operand, a view of ``dims[k]`` numbers), since a
+tag is the sum of its axes' shares and a transpose, flip, slice or broadcast moves every addend
+alike: an operand of 10^9 elements costs its rank, not its size. Concatenation runs on the
+slab through the output element (slicing the other axes commutes with it); padding runs axis by
+axis (each axis is padded on its own).
 """
 
 from __future__ import annotations
 
+import itertools
 from collections import OrderedDict
 from collections.abc import Callable
 
@@ -15,7 +23,7 @@ import numpy as np
 
 from ..context import current, register_table
 from ..hlo.model import Instruction, Shape
-from . import NoReference, reads
+from . import NoReference, reads, reads_sets
 
 NOT_FROM_OPERAND = -1
 # A walk asks one op for the read sets of many elements, one at a time: the tagged arrays (pure
@@ -23,6 +31,7 @@ NOT_FROM_OPERAND = -1
 # Per analysis context: the arrays, oldest first, and their bytes under the key ``None``.
 _KEPT_BYTES = 1 << 26
 _KEPT = register_table("reference.ref_shape.tagged_arrays", OrderedDict)
+_PARTS = register_table("reference.ref_shape.tag_parts")  # dims -> tag_parts(dims): sum(dims) numbers each
 
 
 def _kept_array(key: tuple, build: Callable[[], np.ndarray]) -> np.ndarray:
@@ -54,6 +63,54 @@ def _arange(dims: tuple[int, ...]) -> np.ndarray:
     return np.arange(int(np.prod(dims, dtype=np.int64)), dtype=np.int64).reshape(dims)
 
 
+def tag_parts(dims) -> list[np.ndarray]:
+    """``tagged(dims)`` as one read-only addend per axis (their sum is the tagged array): addend
+    ``k`` holds ``i_k * stride_k``, a broadcast view of ``dims[k]`` numbers."""
+    dims = tuple(int(d) for d in dims)
+    kept = current().tables[_PARTS]
+    parts = kept.get(dims)
+    if parts is None:
+        parts = kept[dims] = _tag_parts(dims)
+    return parts
+
+
+def _tag_parts(dims: tuple[int, ...]) -> list[np.ndarray]:
+    parts, stride = [], 1
+    for k in reversed(range(len(dims))):
+        axis = [1] * len(dims)
+        axis[k] = dims[k]
+        parts.append(np.broadcast_to((np.arange(dims[k], dtype=np.int64) * stride).reshape(axis), dims))
+        stride *= dims[k]
+    return parts[::-1]
+
+
+def _tag_at(parts: list[np.ndarray], point) -> int:
+    """The tag the moved addends sum to at ``point``."""
+    point = tuple(point)
+    return sum(int(part[point]) for part in parts)
+
+
+def _points(points, rank: int) -> np.ndarray:
+    """A set of output elements as an (n, rank) array, one row each (``fromiter`` over the
+    flattened tuples: a fraction of ``np.array``'s cost on a list of tuples)."""
+    flat = np.fromiter(itertools.chain.from_iterable(points), dtype=np.int64, count=len(points) * rank)
+    return flat.reshape(len(points), rank)
+
+
+def _rows(rows: np.ndarray) -> set[tuple[int, ...]]:
+    """The rows as a set of tuples (zipped from the columns: no list per row)."""
+    if not rows.shape[1]:
+        return {()} if len(rows) else set()
+    return set(zip(*rows.T.tolist()))
+
+
+def _untag_all(tags: np.ndarray, dims) -> set[tuple[int, ...]]:
+    """``_untag`` of every tag (none is NOT_FROM_OPERAND), as one set."""
+    if not len(dims):
+        return {()} if len(tags) else set()
+    return _rows(np.stack(np.unravel_index(tags, tuple(dims)), axis=1))
+
+
 def _untag(tag: int, dims) -> set[tuple[int, ...]]:
     if tag == NOT_FROM_OPERAND:
         return set()
@@ -64,42 +121,70 @@ def _operand_dims(instr: Instruction, operand_index: int) -> tuple[int, ...]:
     return instr.operands[operand_index].shape.dims
 
 
-def _read_tag(out: np.ndarray, out_point, operand_dims) -> set[tuple[int, ...]]:
-    return _untag(int(out[tuple(out_point)]), operand_dims)
+def _moved_tag(instr: Instruction, move: Callable[[np.ndarray], np.ndarray], out_point) -> set[tuple[int, ...]]:
+    """The operand element at ``out_point`` of ``move`` (a transpose, flip, slice, broadcast:
+    it moves elements, so it moves each addend of the tags alike) run on operand 0's tags."""
+    dims = _operand_dims(instr, 0)
+    return _untag(_tag_at([move(part) for part in tag_parts(dims)], out_point), dims)
 
 
-@reads("broadcast")
-def broadcast_reads(instr, output_index, out_point, operand_index, runtime_values):
+def _moved_tags(instr: Instruction, move: Callable[[np.ndarray], np.ndarray], out_points) -> set[tuple[int, ...]]:
+    """:func:`_moved_tag` of every point of ``out_points`` at once: the moved addends read at
+    all of them by one fancy index each (the union of the per-point answers)."""
+    dims = _operand_dims(instr, 0)
+    if not out_points:
+        return set()
+    rank = instr.shape.rank
+    if not rank:
+        return _moved_tag(instr, move, ())
+    where = tuple(_points(out_points, rank).T)
+    tags = sum(move(part)[where] for part in tag_parts(dims)) if dims else np.zeros(len(where[0]), np.int64)
+    return _untag_all(tags, dims)
+
+
+def _broadcast_move(instr: Instruction) -> Callable[[np.ndarray], np.ndarray]:
     dims = tuple(instr.attr("dimensions", ()))
-    operand = tagged(_operand_dims(instr, 0))
     out_dims = instr.shape.dims
     # Put operand axes in output order, then insert size-1 axes for the new dims and broadcast.
     order = sorted(range(len(dims)), key=lambda i: dims[i])
-    moved = np.transpose(operand, order) if dims else operand
     expanded_shape = [1] * len(out_dims)
     for i in order:
         expanded_shape[dims[i]] = out_dims[dims[i]]
-    out = np.broadcast_to(moved.reshape(expanded_shape), out_dims)
-    return _read_tag(out, out_point, _operand_dims(instr, 0))
+
+    def broadcast(operand: np.ndarray) -> np.ndarray:
+        moved = np.transpose(operand, order) if dims else operand
+        return np.broadcast_to(moved.reshape(expanded_shape), out_dims)
+
+    return broadcast
 
 
-@reads("transpose")
-def transpose_reads(instr, output_index, out_point, operand_index, runtime_values):
-    out = np.transpose(tagged(_operand_dims(instr, 0)), tuple(instr.attr("dimensions")))
-    return _read_tag(out, out_point, _operand_dims(instr, 0))
+def _transpose_move(instr: Instruction) -> Callable[[np.ndarray], np.ndarray]:
+    order = tuple(instr.attr("dimensions"))
+    return lambda operand: np.transpose(operand, order)
 
 
-@reads("reverse")
-def reverse_reads(instr, output_index, out_point, operand_index, runtime_values):
-    out = np.flip(tagged(_operand_dims(instr, 0)), axis=tuple(instr.attr("dimensions", ())))
-    return _read_tag(out, out_point, _operand_dims(instr, 0))
+def _reverse_move(instr: Instruction) -> Callable[[np.ndarray], np.ndarray]:
+    axes = tuple(instr.attr("dimensions", ()))
+    return lambda operand: np.flip(operand, axis=axes)
 
 
-@reads("slice")
-def slice_reads(instr, output_index, out_point, operand_index, runtime_values):
+def _slice_move(instr: Instruction) -> Callable[[np.ndarray], np.ndarray]:
     cut = tuple(slice(s.start, s.limit, s.stride) for s in instr.attr("slice"))
-    out = tagged(_operand_dims(instr, 0))[cut]
-    return _read_tag(out, out_point, _operand_dims(instr, 0))
+    return lambda operand: operand[cut]
+
+
+_MOVES = {"broadcast": _broadcast_move, "transpose": _transpose_move, "reverse": _reverse_move, "slice": _slice_move}
+
+
+@reads(*_MOVES)
+def moving_reads(instr, output_index, out_point, operand_index, runtime_values):
+    return _moved_tag(instr, _MOVES[instr.opcode](instr), out_point)
+
+
+@reads_sets(*_MOVES)
+def moving_set_reads(instr, output_index, out_points, operand_index):
+    """The union of ``moving_reads`` over ``out_points``."""
+    return _moved_tags(instr, _MOVES[instr.opcode](instr), out_points)
 
 
 def padded_tags(operand_dims, padding) -> np.ndarray:
@@ -128,22 +213,45 @@ def _padded(operand_dims, padding) -> np.ndarray:
 
 @reads("pad")
 def pad_reads(instr, output_index, out_point, operand_index, runtime_values):
-    out = padded_tags(_operand_dims(instr, 0), instr.attr("padding"))
-    tag = int(out[tuple(out_point)])
+    # Each axis is padded on its own: the operand coordinate (or a hole) along each axis is the
+    # pad op run on that axis's tagged line.
+    dims = _operand_dims(instr, 0)
+    coords = [int(padded_tags((n,), (p,))[x]) for n, p, x in zip(dims, instr.attr("padding"), out_point)]
+    from_operand = NOT_FROM_OPERAND not in coords
     if operand_index == 0:
-        return _untag(tag, _operand_dims(instr, 0))
-    return {()} if tag == NOT_FROM_OPERAND else set()
+        return {tuple(coords)} if from_operand else set()
+    return set() if from_operand else {()}
+
+
+@reads_sets("pad")
+def pad_set_reads(instr, output_index, out_points, operand_index):
+    """The union of ``pad_reads`` over ``out_points``: each axis's line read at every point."""
+    if not out_points:
+        return set()
+    dims = _operand_dims(instr, 0)
+    if not dims:
+        return pad_reads(instr, output_index, (), operand_index, None)
+    at = _points(out_points, len(dims))
+    coords = np.stack(
+        [padded_tags((n,), (p,))[at[:, k]] for k, (n, p) in enumerate(zip(dims, instr.attr("padding")))], axis=1
+    )
+    from_operand = (coords != NOT_FROM_OPERAND).all(axis=1)
+    if operand_index == 0:
+        return _rows(coords[from_operand])
+    return set() if from_operand.all() else {()}
 
 
 @reads("concatenate")
 def concatenate_reads(instr, output_index, out_point, operand_index, runtime_values):
     axis = instr.attr("dimensions")[0]
+    # the slab through out_point along the axis: the other axes sliced first (it commutes)
+    cut = tuple(slice(None) if j == axis else slice(x, x + 1) for j, x in enumerate(out_point))
     parts, base = [], 0
     for op in instr.operands:
-        parts.append(tagged(op.shape.dims) + base)
+        parts.append(sum(part[cut] for part in tag_parts(op.shape.dims)) + base)
         base += op.shape.num_elements
     out = np.concatenate(parts, axis=axis)
-    tag = int(out[tuple(out_point)])
+    tag = int(out[tuple(x if j == axis else 0 for j, x in enumerate(out_point))])
     first = sum(op.shape.num_elements for op in instr.operands[:operand_index])
     if not first <= tag < first + instr.operands[operand_index].shape.num_elements:
         return set()
@@ -174,14 +282,24 @@ def reshape_reads(instr, output_index, out_point, operand_index, runtime_values)
     return _untag(tag, _operand_dims(instr, 0))
 
 
+@reads_sets("reshape")
+def reshape_set_reads(instr, output_index, out_points, operand_index):
+    """The union of ``reshape_reads`` over ``out_points``."""
+    out_dims = instr.shape.dims
+    if not out_points or not out_dims:
+        return set().union(*(reshape_reads(instr, output_index, p, operand_index, None) for p in out_points))
+    tags = np.ravel_multi_index(tuple(_points(out_points, len(out_dims)).T), out_dims)
+    return _untag_all(tags, _operand_dims(instr, 0))
+
+
 def _major_to_minor(shape: Shape) -> tuple[int, ...]:
     if shape.layout is None:
         return tuple(range(shape.rank))
     return tuple(reversed(shape.layout.minor_to_major))
 
 
-@reads("bitcast")
-def bitcast_reads(instr, output_index, out_point, operand_index, runtime_values):
+def _bitcast_shapes(instr: Instruction) -> tuple[Shape, Shape]:
+    """(operand shape, output shape) of a bitcast the reference models, else NoReference."""
     src, dst = instr.operands[0].shape, instr.shape
     for s in (src, dst):
         if s.layout is not None and s.layout.tiles:
@@ -189,6 +307,30 @@ def bitcast_reads(instr, output_index, out_point, operand_index, runtime_values)
     src_bits, dst_bits = src.element_bits, dst.element_bits
     if not src_bits or not dst_bits or src.num_elements * src_bits != dst.num_elements * dst_bits:
         raise NoReference("bitcast between buffers of different bit sizes")
+    return src, dst
+
+
+@reads_sets("bitcast")
+def bitcast_set_reads(instr, output_index, out_points, operand_index):
+    """The union of ``bitcast_reads`` over ``out_points``: every point's memory positions looked
+    up at once."""
+    src, dst = _bitcast_shapes(instr)
+    if not out_points or not dst.dims:
+        return set().union(*(bitcast_reads(instr, output_index, p, operand_index, None) for p in out_points))
+    dst_order = _major_to_minor(dst)
+    at = _points(out_points, dst.rank)
+    j = np.ravel_multi_index(tuple(at[:, d] for d in dst_order), tuple(dst.dims[d] for d in dst_order))
+    src_bits, dst_bits = src.element_bits, dst.element_bits
+    first, last = (j * dst_bits) // src_bits, ((j + 1) * dst_bits - 1) // src_bits
+    spread = int((last - first).max())
+    positions = np.concatenate([(first + k)[first + k <= last] for k in range(spread + 1)])
+    return _untag_all(tags_in_order(src.dims, _major_to_minor(src), positions), src.dims)
+
+
+@reads("bitcast")
+def bitcast_reads(instr, output_index, out_point, operand_index, runtime_values):
+    src, dst = _bitcast_shapes(instr)
+    src_bits, dst_bits = src.element_bits, dst.element_bits
     # Memory holds the operand's tags in its physical (major-to-minor) order. The output element
     # at physical position j covers bits [j * dst_bits, (j + 1) * dst_bits) of that memory.
     # (memory = np.transpose(tagged(src.dims), major-to-minor).reshape(-1), read where needed)

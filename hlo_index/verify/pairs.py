@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from ..api import SelectedTarget
@@ -45,9 +47,9 @@ def verify_input_to_output(
         for (operand, element), read in exact(out, point).items():
             if (operand, element) not in arrays:
                 continue
-            read = sorted(read)
             chosen = indices_of(seed, ("read", out, point), len(read), min(PAIRS_PER_ELEMENT, len(read)))
-            wanted.setdefault((operand, element, out), []).extend((read[int(k)], point) for k in chosen)
+            picked = in_sorted_order(read, [int(k) for k in chosen])
+            wanted.setdefault((operand, element, out), []).extend((x, point) for x in picked)
     for (operand, element, out), pairs in wanted.items():
         maps = maps_at.get((operand, element, out), ())
         checkable = checkable_maps(maps)
@@ -89,6 +91,25 @@ def verify_input_to_output(
                 f"{name}: the input-to-output maps say operand {_operand_text(operand, element, shapes)} "
                 f"element {point_text(x)} is read by output {out} element {point_text(y)}, which does not read it"
             )
+
+
+def in_sorted_order(elements: set, positions: list[int]) -> list[tuple]:
+    """``[sorted(elements)[k] for k in positions]``; for a big set (a convolution's window, a
+    reduction's row) without sorting it: elements (tuples of one length, non-negative) ordered
+    by their row-major index over the box they span, which is their lexicographic order, and
+    only the asked positions selected (``np.partition``)."""
+    if len(elements) < 256 or not positions:
+        ordered = sorted(elements)
+        return [ordered[k] for k in positions]
+    rank = len(next(iter(elements)))
+    rows = np.fromiter(itertools.chain.from_iterable(elements), dtype=np.int64, count=len(elements) * rank)
+    rows = rows.reshape(len(elements), rank)
+    spans = rows.max(axis=0) + 1 if rank else rows.max(axis=0, initial=0)
+    if not rank or rows.min() < 0 or float(np.prod(spans.astype(np.float64))) >= 2.0**62:
+        ordered = sorted(elements)
+        return [ordered[k] for k in positions]
+    keys = np.partition(np.ravel_multi_index(tuple(rows.T), tuple(int(n) for n in spans)), positions)
+    return [tuple(int(i) for i in np.unravel_index(int(keys[k]), tuple(int(n) for n in spans))) for k in positions]
 
 
 def _operand_shapes(target) -> list:

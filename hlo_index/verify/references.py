@@ -54,6 +54,16 @@ def reference_read_set(instr: Instruction, out: int, point: tuple, operand: int)
         raise reference_failed(instr, exc) from None
 
 
+def reference_set_read(reads, instr: Instruction, out: int, points: set, operand: int) -> set:
+    """``reads`` (a ``SET_READ_SETS`` function) of ``points``, failures as ``reference_read_set``'s."""
+    try:
+        return reads(instr, out, points, operand)
+    except NoReference as exc:
+        raise Skip(str(exc)) from None
+    except Exception as exc:  # noqa: BLE001  any failure of the oracle is a Skip, not a crash
+        raise reference_failed(instr, exc) from None
+
+
 def reference_failed(instr: Instruction, exc: Exception) -> Skip:
     """The Skip for a reference that cannot evaluate ``instr`` in this configuration."""
     return Skip(f"reference for {instr.opcode} '{instr.name}' failed: {type(exc).__name__}: {exc}")

@@ -6,15 +6,21 @@ from ..context import current
 from ..fusion import callee_of
 from ..fusion.traverse import post_order
 from ..hlo.model import Computation, Instruction
+from ..hlo.opcodes import ELEMENTWISE_OPCODES
 from ..reference import SET_READ_SETS, operand_element_read
 from .outcome import Skip
 from .references import (
     STRUCTURE_IDS,
     reference_element_read_sets,
-    reference_failed,
     reference_read_set,
+    reference_set_read,
     shape_only_structure,
 )
+
+# Moving ops (transpose, broadcast, pad...) read a set of elements in one numpy pass, but their
+# per-element reads are memoised between the targets of a module, and a hit costs nothing: a walk
+# takes the set path from this many elements of one value (elementwise ops: always, it is free).
+SET_READS_FROM = 32
 
 
 class Walker:
@@ -74,7 +80,8 @@ class Walker:
                 set_reads = SET_READ_SETS.get(instr.opcode)
                 whole = None  # with the tuple element each output reads, found once
                 if set_reads is not None:
-                    whole = (set_reads, tuple(operand_element_read(instr, out) for out in outputs))
+                    fewest = 1 if instr.opcode in ELEMENTWISE_OPCODES else SET_READS_FROM
+                    whole = (set_reads, tuple(operand_element_read(instr, out) for out in outputs), fewest)
                 plan.append(
                     (instr, outputs, None, memo, owner, callee_walker, self._visited_operands(instr, wanted), whole)
                 )
@@ -108,14 +115,11 @@ class Walker:
                         for (param, element), got in callee_walker.walk(out, p).items():
                             need.setdefault((instr.operands[param], element), set()).update(got)
                     continue
-                if whole is not None:  # the read set of all the points at once (elementwise ops)
-                    reads, elements = whole
+                if whole is not None and len(points) >= whole[2]:  # the read set of all the points at once
+                    reads, elements, _ = whole
                     element = elements[out]
                     for j, operand in operands:
-                        try:
-                            got = reads(instr, out, points, j)
-                        except Exception as exc:  # noqa: BLE001  any failure of the oracle is a Skip
-                            raise reference_failed(instr, exc) from None
+                        got = reference_set_read(reads, instr, out, points, j)
                         if got:
                             key = (operand, element)
                             pending = need.get(key)

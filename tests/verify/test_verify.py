@@ -350,3 +350,130 @@ def test_gives_solves_mixed_radix_sums_of_range_variables_exactly():
     # coefficients that are not a mixed radix: left to enumeration, never guessed
     overlapping = parse_map("(d0)[s0, s1] -> (s0 * 2 + s1, d0), domain: d0 in [0, 2], s0 in [0, 3], s1 in [0, 3]")
     assert points.gives_pair(points.checkable_maps((overlapping,)), (1,), (3, 1)) is None
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=3), st.randoms(use_true_random=False))
+def test_moving_ops_read_what_they_read_on_the_materialised_tagged_array(dims, rnd):
+    """Transpose, reverse, slice, broadcast, pad and concatenate run on per-axis addends (or per
+    axis, or on a slab) read at every output element what the same numpy op run on the whole
+    tagged array holds there."""
+    import itertools
+
+    import numpy as np
+
+    from hlo_index.reference import SET_READ_SETS, read_set
+    from hlo_index.reference.ref_shape import tag_parts, tagged
+
+    full = tagged(dims)
+    assert sum(tag_parts(dims)).tolist() == full.tolist()
+    rank = len(dims)
+    order = list(range(rank))
+    rnd.shuffle(order)
+    flips = sorted(rnd.sample(range(rank), rnd.randint(0, rank)))
+    cuts = []
+    for n in dims:
+        start = rnd.randrange(n)
+        cuts.append((start, rnd.randint(start + 1, n), rnd.randint(1, 2)))
+    pads = [(rnd.randint(-1, 2), rnd.randint(-1, 2), rnd.randint(0, 2)) for _ in dims]
+    other = list(dims)
+    axis = rnd.randrange(rank)
+    other[axis] = rnd.randint(1, 3)
+    new_dim = rnd.randint(1, 3)
+    bcast_dims = list(range(rank + 1))
+    at = rnd.randrange(rank + 1)
+    del bcast_dims[at]
+
+    def text(d):
+        return "f32[" + ",".join(map(str, d)) + "]"
+
+    def padded_dims():
+        out = []
+        for n, (lo, hi, interior) in zip(dims, pads):
+            out.append(max(lo + hi + n + (n - 1) * interior, 0))
+        return out
+
+    def shape_of(array):
+        return list(array.shape)
+
+    expected = {
+        "transpose": np.transpose(full, order),
+        "reverse": np.flip(full, axis=tuple(flips)),
+        "slice": full[tuple(slice(a, b, c) for a, b, c in cuts)],
+    }
+    out_dims = list(dims)
+    out_dims.insert(at, new_dim)
+    bcast = np.broadcast_to(np.expand_dims(full, at), out_dims)
+    pad_shape = padded_dims()
+    if any(n <= 0 for n in pad_shape):
+        pads = [(0, 0, 0) for _ in dims]
+        pad_shape = list(dims)
+    from hlo_index.reference.ref_shape import _padded
+
+    class P:
+        def __init__(self, lo, hi, interior):
+            self.low, self.high, self.interior = lo, hi, interior
+
+    padded = _padded(tuple(dims), [P(*p) for p in pads])
+    concatenated = np.concatenate([full, tagged(other) + full.size], axis=axis)
+    lines = [
+        f"  p0 = {text(dims)} parameter(0)",
+        f"  p1 = {text(other)} parameter(1)",
+        "  z = f32[] constant(0)",
+        f"  t = {text(shape_of(expected['transpose']))} transpose(p0), dimensions={{{','.join(map(str, order))}}}",
+        f"  r = {text(dims)} reverse(p0), dimensions={{{','.join(map(str, flips))}}}",
+        f"  s = {text(shape_of(expected['slice']))} slice(p0), slice={{"
+        + ",".join(f"[{a}:{b}:{c}]" for a, b, c in cuts)
+        + "}",
+        f"  b = {text(out_dims)} broadcast(p0), dimensions={{{','.join(map(str, bcast_dims))}}}",
+        f"  pd = {text(pad_shape)} pad(p0, z), padding=" + "x".join(f"{lo}_{hi}_{i}" for lo, hi, i in pads),
+        f"  c = {text(shape_of(concatenated))} concatenate(p0, p1), dimensions={{{axis}}}",
+        f"  rs = f32[{full.size}] reshape(p0)",
+        f"  bc = f16[{full.size},2] bitcast(p0)",
+        f"  bw = f32[{full.size}]{{0}} bitcast(bc)",
+        f"  ROOT o = {text(dims)} add(p0, p0)",
+    ]
+    module = parse_module_text("HloModule m\n\nENTRY e {\n" + "\n".join(lines) + "\n}\n")
+    by_name = {i.name: i for i in module.entry.instructions}
+    cases = [("t", expected["transpose"]), ("r", expected["reverse"]), ("s", expected["slice"]), ("b", bcast)]
+    cases += [("pd", padded), ("c", concatenated)]
+    for name, array in cases:
+        instr = by_name[name]
+        for point in itertools.product(*map(range, array.shape)):
+            tag = int(array[point])
+            if name == "c":
+                first = int(tag >= full.size)
+                own = tag - first * full.size
+                shape = dims if first == 0 else other
+                want = {0: set(), 1: set()}
+                want[first] = {tuple(int(i) for i in np.unravel_index(own, shape))}
+                for operand in (0, 1):
+                    assert read_set(instr, 0, point, operand) == want[operand], (name, point)
+                continue
+            want = set() if tag < 0 else {tuple(int(i) for i in np.unravel_index(tag, dims))}
+            assert read_set(instr, 0, point, 0) == want, (name, point)
+            if name == "pd":
+                assert read_set(instr, 0, point, 1) == (set() if want else {()}), (name, point)
+    # the set-at-once reads are the union of the per-element ones, on any set of elements
+    for name in ("t", "r", "s", "b", "pd", "rs", "bc", "bw"):
+        instr = by_name[name]
+        every = list(itertools.product(*map(range, instr.shape.dims)))
+        chosen = set(rnd.sample(every, rnd.randint(0, len(every))))
+        for operand in range(len(instr.operands)):
+            union = set().union(*(read_set(instr, 0, p, operand) for p in chosen))
+            assert SET_READ_SETS[instr.opcode](instr, 0, chosen, operand) == union, (name, operand)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 40), st.integers(0, 9), st.integers(0, 300)), min_size=1, max_size=900),
+    st.randoms(use_true_random=False),
+)
+def test_positions_in_sorted_order_without_sorting(rows, rnd):
+    """The picked elements of a read set are those of ``sorted(read)`` at the same positions."""
+    from hlo_index.verify.pairs import in_sorted_order
+
+    elements = set(rows)
+    positions = rnd.sample(range(len(elements)), min(4, len(elements)))
+    ordered = sorted(elements)
+    assert in_sorted_order(elements, positions) == [ordered[k] for k in positions]
