@@ -52,11 +52,6 @@ def _kinds(f: FusionDiff) -> str:
     return ", ".join(seen) if seen else ("-" if f.status == "same" else f.status)
 
 
-def _side(f: FusionDiff, what: str) -> float | None:
-    side = f.new if f.new is not None else f.old
-    return getattr(side, what)
-
-
 def _old_new(f: FusionDiff, what: str, fmt: Callable[[int | None], str] | Callable[[float | None], str]) -> str:
     before = fmt(getattr(f.old, what)) if f.old is not None else "-"
     after = fmt(getattr(f.new, what)) if f.new is not None else "-"

@@ -15,6 +15,7 @@ from dataclasses import replace
 from ...hlo.model import Instruction, Module
 from ...hlo.printer import format_attribute, format_computation, format_instruction
 from ...hlo.shape_format import format_shape
+from .hlo_cost import post_order
 
 
 class _Body:
@@ -50,7 +51,7 @@ def _inline(body: _Body, instr: Instruction, args: list[str]) -> str:
     comp = instr.fused_computation
     assert comp is not None and comp.root is not None, instr.name
     names: dict[int, str] = {}
-    for fused in _post_order(comp):
+    for fused in post_order(comp):
         if fused.opcode == "parameter":
             assert fused.parameter_number is not None, fused.name
             names[id(fused)] = args[fused.parameter_number]
@@ -59,12 +60,6 @@ def _inline(body: _Body, instr: Instruction, args: list[str]) -> str:
         body.emit(fused, name, [names[id(o)] for o in fused.operands])
         names[id(fused)] = name
     return names[id(comp.root)]
-
-
-def _post_order(comp) -> list[Instruction]:
-    from .hlo_cost import post_order
-
-    return post_order(comp)
 
 
 def _called_texts(instrs) -> list[str]:
