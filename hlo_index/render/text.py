@@ -203,7 +203,8 @@ def cost_totals_line(mod: ModuleReport) -> str | None:
     if total is None:
         return f"cost of {mod.name}: no time (no device model: --device gives a roofline); {figures}"
     device = c.get("device") or "?"
-    assumed = f" (assumed: {c['device_assumed']})" if c.get("device_assumed") else ""
+    why = c.get("device_assumed")
+    assumed = f" ({why})" if why and why.startswith("from ") else f" (assumed: {why})" if why else ""
     split = ", ".join(
         f"{100 * t / total:.0f}% {bound}-bound" for bound, t in (c.get("time_by_bound_us") or {}).items() if total
     )

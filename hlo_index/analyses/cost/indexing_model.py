@@ -436,17 +436,24 @@ def is_block_level(fusion: Instruction) -> bool:
 
     config = backend_config(fusion) or {}
     kind = (config.get("fusion_backend_config") or {}).get("kind", "")
-    return fusion.opcode == "fusion" and kind in ("__triton", "__triton_nested_gemm_fusion")
+    # a nested gemm fusion is a matmul: its K loop runs over the nested fusions' tiles, which the
+    # per-tile model does not follow (it would take the whole contraction as one tile and call it spilled)
+    return fusion.opcode == "fusion" and kind == "__triton"
+
+
+TRITON_GEMM_KINDS = ("__triton_gemm", "__triton_nested_gemm_fusion")
 
 
 def is_triton_gemm(fusion: Instruction) -> bool:
-    """A fusion XLA emits as a Triton matmul from a ``triton_gemm_config`` (kind ``__triton_gemm``)."""
+    """A fusion XLA emits as a Triton matmul: kind ``__triton_gemm`` (tiled by a ``triton_gemm_config``)
+    or ``__triton_nested_gemm_fusion`` (current XLA: the dot's operands are nested fusions, tiled by
+    a ``block_level_fusion_config``)."""
     from ...hlo.backend_config import backend_config
 
     if fusion.opcode != "fusion":
         return False
     config = backend_config(fusion) or {}
-    return (config.get("fusion_backend_config") or {}).get("kind", "") == "__triton_gemm"
+    return (config.get("fusion_backend_config") or {}).get("kind", "") in TRITON_GEMM_KINDS
 
 
 __all__ = [

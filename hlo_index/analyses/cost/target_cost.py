@@ -19,9 +19,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 
 from ...hlo.model import Computation, Instruction
-from .devices import DeviceSpec, device_for_capability, load_device
+from .devices import DeviceSpec, device_beside, device_for_capability, load_device
 from .flops import CostOptions
 from .gpu_model import GpuPerformanceModel, RunTime
 from .hlo_cost import HloCost, Properties
@@ -160,6 +161,9 @@ def device_of(module, options: TargetCostOptions) -> tuple[DeviceSpec, str | Non
     """(device, why it was assumed: None when the user named it)."""
     if options.device:
         return load_device(options.device), None
+    beside = device_beside(getattr(module, "source", "") or "")
+    if beside is not None:
+        return beside[0], f"from the dump: {Path(beside[1]).name}, the GPU XLA compiled for"
     cap = capability_of(module)
     device = device_for_capability(cap[0] if cap else None)
     why = (
