@@ -213,8 +213,9 @@ def cost_totals_line(mod: ModuleReport) -> str | None:
     spills = f", {c['targets_unbounded']} spilling (inf, not counted)" if c.get("targets_unbounded") else ""
     gemms = sum(1 for t in mod.targets if (t.extra.get("cost") or {}).get("model") == TRITON_GEMM_UNMODELLED)
     untimed = f", {gemms} Triton gemm fusion(s) not modelled (not counted)" if gemms else ""
+    basis = " from the maps' exact bytes" if c.get("time_uses") == "exact" else ""
     return (
-        f"cost of {mod.name}: {time_text(total)} estimated on {device}{assumed} over "
+        f"cost of {mod.name}: {time_text(total)} estimated{basis} on {device}{assumed} over "
         f"{c.get('targets_timed')} target(s){spills}{untimed}: {split}{share}; {figures}"
     )
 

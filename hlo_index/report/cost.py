@@ -91,19 +91,26 @@ def _module_cost(module: Any, options: TargetCostOptions) -> _ModuleCost:
 
 def _utilization(report: TargetReport, operands: int) -> list[tuple | None]:
     """Per operand, (bytes read, reads per element, distinct elements) from the report's
-    ``utilization`` figures: an operand read by exactly one output (as ``exact_figures``)."""
+    ``utilization`` figures: an operand read by exactly one output (as ``exact_figures``), or by
+    several outputs through the same maps (a multi-output fusion's outputs computed from the same
+    elements: the union is any one of them)."""
     rows: list[list] = [[] for _ in range(operands)]
     for row in report.output_to_input:
         if row.operand < operands and row.maps:
             rows[row.operand].append(row)
     out: list[tuple | None] = []
     for read in rows:
-        u = read[0].extra.get("utilization") if len(read) == 1 and "operand_element" not in read[0].extra else None
+        same = len(read) == 1 or all(_map_texts(r) == _map_texts(read[0]) for r in read[1:])
+        u = read[0].extra.get("utilization") if same and "operand_element" not in read[0].extra else None
         if not u or u.get("bytes_read") is None:
             out.append(None)
             continue
         out.append((u["bytes_read"], u.get("multiplicity"), u.get("distinct_elements")))
     return out
+
+
+def _map_texts(row) -> tuple[str, ...]:
+    return tuple(str(m) for m in row.maps)
 
 
 def _coalesced(report: TargetReport, operands: int) -> list[bool | None] | None:
@@ -216,6 +223,7 @@ def add_cost_totals(report: ModuleReport, module: Any, options: dict) -> None:
             "time_by_bound_us": dict(sorted(by_bound.items())),
             "top_share": (sum(top) / total) if total else None,
             "top_share_of": TOP_SHARE,
+            "time_uses": state.options.time_uses,
         }
     )
     report.extra["cost_totals"] = totals

@@ -1,26 +1,28 @@
 """Make the XLA:GPU dumps in this directory and time their kernels (run by hand on a GPU, never by the tests).
 
-    python tests/data/gpu/make_gpu_dumps.py OUT_DIR      # needs jax with a CUDA GPU
+    python tests/data/gpu/make_gpu_dumps.py OUT_DIR [VARIANT ...]    # needs jax with a CUDA GPU
 
-The program is a small GPT-style training step (token embedding, two pre-norm transformer blocks with
-causal softmax attention and a GELU MLP, a tied output projection, softmax cross-entropy, Adam), written
-in plain jax so that it needs nothing else. It is compiled twice: ``f32`` (everything in float32) and
-``bf16`` (float32 weights, bfloat16 activations and matrix products, as mixed-precision training runs).
-Each compile dumps with ``XLA_FLAGS=--xla_dump_to=DIR --xla_dump_hlo_as_text``; the train step's module
-is kept before and after optimizations, gzipped, with this file's directory cut from the source paths,
-in ``<variant>/`` beside XLA's description of the GPU it compiled for (``*.gpu_target_config.pbtxt``).
+Training steps written in plain jax, so that they need nothing else (``VARIANTS``):
 
-Then each step runs under jax's profiler: 5 warm-up steps, then ``STEPS`` timed steps. Every GPU kernel
-event of the trace is kept with the HLO instruction and module it ran for (the profiler's ``hlo_op`` and
-``hlo_module`` stats). ``summarize`` then pairs each step's kernels with XLA's own thunk sequence of the
-module (``*.thunk_sequence.txt`` and ``*.thunk_metadata.txt`` of the dump: the kernel each thunk launches,
-its grid and threads, and the instruction it runs for; XLA reuses one kernel for fusions it found equal,
-so a kernel's name is not enough) and writes ``<variant>/kernels.json``: per thunk, the instruction, the
-kernel, the launch dimensions XLA chose and the median, minimum and maximum of its duration over the
-timed steps in microseconds. cuBLAS gemms are paired in order with the kernels of the step that no
-thunk names (cuBLAS names its own). ``xla_cost.json`` holds XLA's own ``compiled.cost_analysis()`` of each module (the
-GPU HloCostAnalysis: flops, transcendentals, bytes accessed), and ``environment.json`` the device and
-versions. Those files are measurements of XLA and the GPU, written by nothing in hlo-index.
+- ``gpt_f32``, ``gpt_bf16``: a small GPT (token embedding, two pre-norm transformer blocks with
+  causal softmax attention and a GELU MLP, a tied output projection, softmax cross-entropy, Adam),
+  in float32, and with bfloat16 activations and matrix products over float32 weights;
+- ``gpt_wide_bf16``: the same, twice as wide, with four times the vocabulary and twice the sequence;
+- ``resnet_bf16``: residual blocks of 3x3 convolutions with batch normalisation, bfloat16.
+
+Each compiles with ``XLA_FLAGS=--xla_dump_to=DIR --xla_dump_hlo_as_text``; the train step's module is
+kept before and after optimizations, gzipped, with this file's directory cut from the source paths, in
+``<variant>/`` beside XLA's description of the GPU it compiled for (``*.gpu_target_config.pbtxt``).
+
+Then the step runs under jax's profiler: 5 warm-up steps, then ``STEPS`` timed steps. ``summarize``
+pairs each step's GPU kernels with XLA's own thunk sequence of the module (``*.thunk_sequence.txt``
+and ``*.thunk_metadata.txt`` of the dump: the kernel each thunk launches, its grid and threads, and
+the instruction it runs for; XLA reuses one kernel for fusions it found equal, so a kernel's name is
+not enough) and writes ``<variant>/kernels.json``: per thunk, the instruction, the kernel, the launch
+dimensions XLA chose and the median, minimum and maximum of its duration over the timed steps in
+microseconds (cuBLAS and cuDNN calls are paired in order with the kernels no thunk names: those
+libraries name their own); with the device, the versions and XLA's own ``compiled.cost_analysis()``
+of the module. These files are measurements of XLA and the GPU, written by nothing in hlo-index.
 """
 
 from __future__ import annotations
@@ -33,20 +35,27 @@ import re
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 STEPS = 20
-CONFIG = {"vocab": 8192, "d_model": 512, "heads": 8, "layers": 2, "seq": 256, "batch": 16, "mlp": 2048}
+GPT = {"vocab": 8192, "d_model": 512, "heads": 8, "layers": 2, "seq": 256, "batch": 16, "mlp": 2048}
+GPT_WIDE = {"vocab": 32768, "d_model": 1024, "heads": 16, "layers": 2, "seq": 512, "batch": 8, "mlp": 4096}
+RESNET = {"batch": 64, "size": 56, "channels": 64, "blocks": 3, "classes": 1000}
+# variant -> (program, compute dtype, configuration); the directory of each is its name
+VARIANTS = {
+    "gpt_f32": ("gpt", "f32", GPT),
+    "gpt_bf16": ("gpt", "bf16", GPT),
+    "gpt_wide_bf16": ("gpt", "bf16", GPT_WIDE),
+    "resnet_bf16": ("resnet", "bf16", RESNET),
+}
 
 
-def _train_step(dtype_name: str):
+def _gpt(dtype_name: str, c: dict):
     import jax
     import jax.numpy as jnp
 
     compute = jnp.bfloat16 if dtype_name == "bf16" else jnp.float32
-    c = CONFIG
     head_dim = c["d_model"] // c["heads"]
 
     def init(key):
@@ -98,8 +107,19 @@ def _train_step(dtype_name: str):
         logp = jax.nn.log_softmax(logits, axis=-1)
         return -jnp.take_along_axis(logp, targets[..., None], axis=-1).mean()
 
-    def train_step(params, m, v, step, tokens, targets):
-        loss, grads = jax.value_and_grad(loss_fn)(params, tokens, targets)
+    def batch(rng):
+        tokens = rng.integers(0, c["vocab"], (c["batch"], c["seq"]))
+        return tokens.astype("int32"), rng.integers(0, c["vocab"], (c["batch"], c["seq"])).astype("int32")
+
+    return init, _adam(loss_fn), batch
+
+
+def _adam(loss_fn):
+    import jax
+    import jax.numpy as jnp
+
+    def train_step(params, m, v, step, inputs, targets):
+        loss, grads = jax.value_and_grad(loss_fn)(params, inputs, targets)
         b1, b2, lr = 0.9, 0.999, 3e-4
         m = jax.tree.map(lambda m_, g: b1 * m_ + (1 - b1) * g, m, grads)
         v = jax.tree.map(lambda v_, g: b2 * v_ + (1 - b2) * g * g, v, grads)
@@ -108,23 +128,77 @@ def _train_step(dtype_name: str):
         params = jax.tree.map(lambda p, m_, v_: p - scale * m_ / (jnp.sqrt(v_) + 1e-8), params, m, v)
         return params, m, v, t, loss
 
-    return init, train_step
+    return train_step
 
 
-def _child(dtype_name: str, out_dir: str) -> None:
+def _resnet(dtype_name: str, c: dict):
+    """Residual blocks of two 3x3 convolutions with batch normalisation (batch statistics) and
+    ReLU, NHWC, then global average pooling, a dense layer and softmax cross-entropy."""
+    import jax
+    import jax.numpy as jnp
+
+    compute = jnp.bfloat16 if dtype_name == "bf16" else jnp.float32
+    ch = c["channels"]
+
+    def init(key):
+        keys = iter(jax.random.split(key, 2 + 2 * c["blocks"]))
+        conv = lambda: jax.random.normal(next(keys), (3, 3, ch, ch), jnp.float32) * (2.0 / (9 * ch)) ** 0.5  # noqa: E731
+        return {
+            "blocks": [
+                {
+                    "w1": conv(),
+                    "g1": jnp.ones((ch,)),
+                    "b1": jnp.zeros((ch,)),
+                    "w2": conv(),
+                    "g2": jnp.ones((ch,)),
+                    "b2": jnp.zeros((ch,)),
+                }
+                for _ in range(c["blocks"])
+            ],
+            "dense": jax.random.normal(next(keys), (ch, c["classes"]), jnp.float32) * 0.01,
+        }
+
+    def conv(x, w):
+        return jax.lax.conv_general_dilated(
+            x, w.astype(compute), (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")
+        )
+
+    def batch_norm(x, g, b):
+        x32 = x.astype(jnp.float32)
+        mean = x32.mean((0, 1, 2))
+        var = ((x32 - mean) ** 2).mean((0, 1, 2))
+        return ((x32 - mean) * jax.lax.rsqrt(var + 1e-5) * g + b).astype(compute)
+
+    def loss_fn(params, images, labels):
+        x = images.astype(compute)
+        for blk in params["blocks"]:
+            h = jax.nn.relu(batch_norm(conv(x, blk["w1"]), blk["g1"], blk["b1"]))
+            h = batch_norm(conv(h, blk["w2"]), blk["g2"], blk["b2"])
+            x = jax.nn.relu(x + h)
+        pooled = x.astype(jnp.float32).mean((1, 2))
+        logp = jax.nn.log_softmax(pooled @ params["dense"], axis=-1)
+        return -jnp.take_along_axis(logp, labels[:, None], axis=-1).mean()
+
+    def batch(rng):
+        images = rng.standard_normal((c["batch"], c["size"], c["size"], ch)).astype("float32")
+        return images, rng.integers(0, c["classes"], (c["batch"],)).astype("int32")
+
+    return init, _adam(loss_fn), batch
+
+
+def _child(variant: str, out_path: str) -> None:
     """Compile, dump (XLA_FLAGS set by the parent), profile; write this variant's measurements."""
     import jax
     import jax.numpy as jnp
     import numpy as np
 
-    init, train_step = _train_step(dtype_name)
+    program, dtype_name, config = VARIANTS[variant]
+    init, train_step, batch = {"gpt": _gpt, "resnet": _resnet}[program](dtype_name, config)
     params = init(jax.random.PRNGKey(0))
     m = jax.tree.map(jnp.zeros_like, params)
     v = jax.tree.map(jnp.zeros_like, params)
     step = jnp.zeros((), jnp.float32)
-    rng = np.random.default_rng(0)
-    tokens = jnp.asarray(rng.integers(0, CONFIG["vocab"], (CONFIG["batch"], CONFIG["seq"])), jnp.int32)
-    targets = jnp.asarray(rng.integers(0, CONFIG["vocab"], (CONFIG["batch"], CONFIG["seq"])), jnp.int32)
+    tokens, targets = (jnp.asarray(a) for a in batch(np.random.default_rng(0)))
     step_fn = jax.jit(train_step, donate_argnums=(0, 1, 2))
     lowered = step_fn.lower(params, m, v, step, tokens, targets)
     compiled = lowered.compile()
@@ -148,7 +222,7 @@ def _child(dtype_name: str, out_dir: str) -> None:
     kernels = _kernel_events(trace_dir)
     device = jax.devices()[0]
     result = {
-        "variant": dtype_name,
+        "variant": variant,
         "xla_cost_analysis": {k: float(v) for k, v in dict(cost).items()},
         "step_wall_us": walls,
         "kernels": kernels,
@@ -159,7 +233,7 @@ def _child(dtype_name: str, out_dir: str) -> None:
         },
         "versions": {"jax": jax.__version__, "python": sys.version.split()[0]},
     }
-    with open(os.path.join(out_dir, f"measured_{dtype_name}.json"), "w") as f:
+    with open(out_path, "w") as f:
         json.dump(result, f)
 
 
@@ -192,30 +266,32 @@ def _kernel_events(trace_dir: str) -> list[dict]:
     return events
 
 
-def main(out_dir: str) -> None:
+def main(out_dir: str, variants: list[str]) -> None:
     os.makedirs(out_dir, exist_ok=True)
-    dump_root = tempfile.mkdtemp()
-    for variant in ("f32", "bf16"):
-        dump = os.path.join(dump_root, variant)
+    work = tempfile.mkdtemp()
+    for variant in variants:
+        dump = os.path.join(work, variant)
+        measured = os.path.join(work, f"measured_{variant}.json")
         env = dict(os.environ, XLA_FLAGS=f"--xla_dump_to={dump} --xla_dump_hlo_as_text")
-        subprocess.run([sys.executable, __file__, "--child", variant, out_dir], env=env, check=True)
-        os.makedirs(os.path.join(out_dir, variant), exist_ok=True)
+        subprocess.run([sys.executable, __file__, "--child", variant, measured], env=env, check=True)
+        kept = os.path.join(out_dir, variant)
+        os.makedirs(kept, exist_ok=True)
         for text_path in sorted(glob.glob(os.path.join(dump, "*jit_train_step*optimizations.txt"))):
             with open(text_path) as f:
                 text = f.read().replace(HERE + os.sep, "")
-            with gzip.open(os.path.join(out_dir, variant, os.path.basename(text_path) + ".gz"), "wt") as f:
+            with gzip.open(os.path.join(kept, os.path.basename(text_path) + ".gz"), "wt") as f:
                 f.write(text)
         for config in glob.glob(os.path.join(dump, "*jit_train_step.gpu_target_config.pbtxt")):
-            shutil.copy(config, os.path.join(out_dir, variant))
-        summarize(os.path.join(out_dir, f"measured_{variant}.json"), dump, os.path.join(out_dir, variant))
-    with tarfile.open(os.path.join(out_dir, "dumps.tar.gz"), "w:gz") as tar:
-        tar.add(dump_root, arcname="dumps")
-    shutil.rmtree(dump_root)
+            shutil.copy(config, kept)
+        summarize(measured, dump, kept)
+    shutil.rmtree(work)
 
 
 _THUNK = re.compile(r"(\d+): (\w+)\s+\[[^]]*\] (\S+)(?: grid: \[([\d, ]+)\] threads: \[([\d, ]+)\])?")
 _METADATA = re.compile(r'profile_annotation: "([^"]*)"\s*thunk_id: (\d+)\s*}\s*thunk_kind: "(\w+)"')
 _NOT_GEMM = ("memcpy", "Memset", "Memcpy")
+_KERNEL_THUNKS = ("kCustomKernel", "kKernel")
+_LIBRARY_THUNKS = ("kCublasLtMatmul", "kGemm", "kConvolution", "kCuDnn", "kFft", "kCustomCall")
 
 
 def summarize(measured_path: str, dump_dir: str, out_dir: str) -> None:
@@ -230,7 +306,7 @@ def summarize(measured_path: str, dump_dir: str, out_dir: str) -> None:
     with open(sequence_path) as f:
         for line in f:
             m = _THUNK.match(line.strip())
-            if m and m.group(2) in ("kCustomKernel", "kKernel", "kCublasLtMatmul", "kGemm"):
+            if m and m.group(2) in _KERNEL_THUNKS + _LIBRARY_THUNKS:
                 thunk_id, kind, kernel, grid, threads = m.groups()
                 thunks.append(
                     {
@@ -248,6 +324,7 @@ def summarize(measured_path: str, dump_dir: str, out_dir: str) -> None:
     per_step = len(events) // steps
     kernel_names = {t["kernel"] for t in thunks if t["kernel"]}
     gemm_thunks = [t for t in thunks if t["kernel"] is None]
+    library_us = []
     for k in range(steps):
         step = events[k * per_step : (k + 1) * per_step]
         by_name: dict[str, list] = {}
@@ -260,6 +337,7 @@ def summarize(measured_path: str, dump_dir: str, out_dir: str) -> None:
         for t in thunks:
             if t["kernel"] and by_name.get(t["kernel"]):
                 t["durations_us"].append(by_name[t["kernel"]].pop(0)["duration_us"])
+        library_us.append(sum(e["duration_us"] for e in others))
         if len(others) == len(gemm_thunks):
             for t, e in zip(gemm_thunks, others):
                 t["durations_us"].append(e["duration_us"])
@@ -274,9 +352,11 @@ def summarize(measured_path: str, dump_dir: str, out_dir: str) -> None:
     summary = {
         "device": measured["device"],
         "versions": measured["versions"],
-        "config": CONFIG,
+        "config": VARIANTS[measured["variant"]][2] if measured["variant"] in VARIANTS else None,
         "timed_steps": steps,
         "step_wall_us_median": sorted(measured["step_wall_us"])[steps // 2],
+        # the library kernels (cuBLAS, cuDNN) of a step, paired with their thunks above or not
+        "library_us_median": sorted(library_us)[steps // 2] if library_us else None,
         "xla_cost_analysis": {
             k: measured["xla_cost_analysis"][k]
             for k in ("flops", "transcendentals", "bytes accessed")
@@ -294,7 +374,7 @@ if __name__ == "__main__":
         _child(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 5 and sys.argv[1] == "--summarize":
         summarize(*sys.argv[2:])
-    elif len(sys.argv) == 2:
-        main(sys.argv[1])
+    elif len(sys.argv) >= 2 and not sys.argv[1].startswith("-") and set(sys.argv[2:]) <= set(VARIANTS):
+        main(sys.argv[1], sys.argv[2:] or list(VARIANTS))
     else:
         sys.exit(__doc__)
