@@ -195,9 +195,11 @@ def cost_totals_line(mod: ModuleReport) -> str | None:
     c = mod.extra.get("cost_totals")
     if not c:
         return None
+    # the module as jax's cost_analysis() reports it: XLA's generic HloCostAnalysis on every backend
+    g = c.get("hlo_cost_analysis") or c
     figures = (
-        f"module: {_amount(c.get('flops'), 'FLOP')}, {_amount(c.get('transcendentals'), '')} transcendentals, "
-        f"{_amount(c.get('bytes_accessed'), 'B')} accessed (as XLA's HloCostAnalysis sums a module)"
+        f"module: {_amount(g.get('flops'), 'FLOP')}, {_amount(g.get('transcendentals'), '')} transcendentals, "
+        f"{_amount(g.get('bytes_accessed'), 'B')} accessed (as XLA's HloCostAnalysis sums a module)"
     )
     total = c.get("time_us")
     if total is None:

@@ -154,7 +154,20 @@ def test_the_exact_bytes_estimate_the_measured_kernels_better(dump):
     assert len(rows) > 75
     xla, exact, measured = (list(c) for c in zip(*rows))
     assert _rank_correlation(exact, measured) >= _rank_correlation(xla, measured)
+
     def within_2x(estimate):
         return sum(1 for e, m in zip(estimate, measured) if m / 2 <= e <= 2 * m)
 
     assert within_2x(exact) >= within_2x(xla)
+
+
+def test_the_module_totals_are_what_jax_reports(dump):
+    """``compiled.cost_analysis()`` of each module, taken by jax on the GPU when the dump was made."""
+    _, module, kernels = dump
+    reported = kernels["xla_cost_analysis"]
+    ours = module["cost_totals"]["hlo_cost_analysis"]
+    assert ours == {
+        "flops": reported["flops"],
+        "transcendentals": reported["transcendentals"],
+        "bytes_accessed": reported["bytes accessed"],
+    }

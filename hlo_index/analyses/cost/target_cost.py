@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
@@ -25,7 +25,7 @@ from ...hlo.model import Computation, Instruction
 from .devices import DeviceSpec, device_beside, device_for_capability, load_device
 from .flops import CostOptions
 from .gpu_model import GpuPerformanceModel, RunTime
-from .hlo_cost import HloCost, Properties
+from .hlo_cost import HloCost, Properties, module_totals
 from .indexing_model import IndexingPerformanceModel, TilingError, block_level_config, is_block_level, is_triton_gemm
 from .shapes import elements, shape_bytes
 
@@ -294,12 +294,21 @@ def cost_totals(
     session = session or CostSession(module, options)
     t: Properties = session.cost.computation_totals(module.entry)
     times = [c.time_us for c in costs if c.time_us is not None]
+    # what jax's ``compiled.cost_analysis()`` reports, whatever the backend: the generic analysis
+    # (a GPU module's own figures above come from the GPU variant, which multiplies each fused
+    # instruction's flops by how often the loop emitter would recompute it)
+    generic = t if not session.gpu else module_totals(module, replace(session.cost.options, gpu=False))
     return _json_value(
         {
             "flops": t.flops,
             "transcendentals": t.transcendentals,
             "bytes_accessed": t.bytes_accessed,
             "time_us": sum(times) if times else None,
+            "hlo_cost_analysis": {
+                "flops": generic.flops,
+                "transcendentals": generic.transcendentals,
+                "bytes_accessed": generic.bytes_accessed,
+            },
         }
     )
 
