@@ -166,8 +166,32 @@ def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> N
         hit = (cost.to_json(), cost.time_us)
         if key is not None:
             state.by_key[key] = hit
-    report.extra["cost"] = hit[0]
-    state.costs.append((report.name, hit[0], hit[1]))
+    cost_json = hit[0]
+    tiles = _tpu_tile_bytes(report, operands)
+    if tiles is not None:
+        cost_json = {**cost_json, "exact": {**cost_json["exact"], **tiles}}
+    report.extra["cost"] = cost_json
+    state.costs.append((report.name, cost_json, hit[1]))
+
+
+def _tpu_tile_bytes(report: TargetReport, operands: int) -> dict | None:
+    """On a TPU: per operand, the bytes of the tiles its reads touch, tile padding included (the
+    ``tpu`` figure's tiles read x tile bytes: what the TPU moves), and their sum; None elsewhere.
+    An operand read by several outputs through different tiles has none (null)."""
+    per: list[list] = [[] for _ in range(operands)]
+    for row in report.output_to_input:
+        figure = row.extra.get("tpu")
+        if figure and figure.get("target") == "tpu" and row.operand < operands and row.maps:
+            read, size = figure.get("tiles_read"), figure.get("tile_bytes")
+            per[row.operand].append(read * size if read is not None and size is not None else None)
+    if not any(per):
+        return None
+    bytes_read = [rows[0] if rows and all(r == rows[0] for r in rows) else None for rows in per]
+    known = [b for b in bytes_read if b is not None]
+    return {
+        "operand_tile_bytes_read": bytes_read,
+        "tile_bytes_read": sum(known) if len(known) == len(bytes_read) else None,
+    }
 
 
 def _key(state: _ModuleCost, target: Instruction, utilization, coalesced):
