@@ -431,6 +431,23 @@ def block_level_config(fusion: Instruction) -> tuple[list[list[int]], int | None
     return tiles, int(warps) if warps is not None else None
 
 
+def block_level_launch(fusion: Instruction) -> dict | None:
+    """The grid of a fusion tiled by its ``block_level_fusion_config``: one block per output tile,
+    32 threads per warp; None without a config (a classic ``__triton_gemm`` fusion) or for several
+    outputs."""
+    config = block_level_config(fusion)
+    if config is None or len(config[0]) != 1 or config[1] is None or fusion.shape.is_tuple:
+        return None
+    (tile,), warps = config
+    dims = fusion.shape.dims
+    if len(tile) != len(dims) or not all(t > 0 for t in tile):
+        return None
+    blocks = 1
+    for d, t in zip(dims, tile):
+        blocks *= -(-d // t)
+    return {"blocks": blocks, "threads_per_block": 32 * warps}
+
+
 def is_block_level(fusion: Instruction) -> bool:
     from ...hlo.backend_config import backend_config
 
@@ -461,6 +478,7 @@ __all__ = [
     "TiledRunTime",
     "TilingError",
     "block_level_config",
+    "block_level_launch",
     "candidate_sizes",
     "instruction_maps",
     "is_block_level",

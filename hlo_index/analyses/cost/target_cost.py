@@ -23,11 +23,18 @@ from pathlib import Path
 
 from ...hlo.model import Computation, Instruction
 from .devices import DeviceSpec, device_beside, device_for_capability, load_device
+from .exact_time import exact_run_time
 from .flops import CostOptions
 from .gpu_model import GpuPerformanceModel, RunTime
 from .hlo_cost import HloCost, Properties, module_totals
-from .indexing_model import IndexingPerformanceModel, TilingError, block_level_config, is_block_level, is_triton_gemm
-from .shapes import elements, shape_bytes
+from .indexing_model import (
+    IndexingPerformanceModel,
+    TilingError,
+    block_level_config,
+    block_level_launch,
+    is_block_level,
+    is_triton_gemm,
+)
 
 CAPABILITY_IN_NAME = re.compile(r"sm_(\d+)\.(\d+)")
 # XLA times a Triton gemm from its Triton tiling (block_m x block_n output tiles, K tiles of the
@@ -369,7 +376,7 @@ def _gpu_time(
     exact_rt: RunTime | None = None
     if not tiled and is_triton_gemm(target):
         cost.model = TRITON_GEMM_UNMODELLED
-        cost.launch = _block_level_launch(target)
+        cost.launch = block_level_launch(target)
         return
     try:
         if tiled:
@@ -388,7 +395,9 @@ def _gpu_time(
             rt = session.classic.run_time(target, launch, coalesced)
             cost.model = "gpu_performance_model"
             if cost.exact:
-                exact_rt = _exact_time(cost, target, session, launch, coalesced)
+                exact_rt = exact_run_time(
+                    cost, target, session.classic, session.device.l2_cache_size, launch, coalesced
+                )
     except TilingError as e:
         cost.model = f"none ({e})"
         return
@@ -418,86 +427,6 @@ def _gpu_time(
                 "bound": fused_rt.bound,
                 "launch": {"blocks": fused_rt.blocks, "threads_per_block": fused_rt.threads_per_block},
             }
-
-
-def _exact_time(cost: FusionCost, target: Instruction, session: CostSession, launch, coalesced) -> RunTime | None:
-    """``exact["time_us"]``: the same model with the bytes of hlo-index's maps in place of XLA's
-    utilization estimates: per operand, the distinct bytes come from DRAM and the reads beyond them
-    from cache, counting the fewer of the maps' reads and XLA's (a map counts what each output
-    element depends on, which a kernel may read once for many, as a scatter its indices); a scatter
-    done in place as XLA's scatter emitter does it (its operand is the output's buffer: only the
-    updated elements are read and written), ``exact["bytes_written"]`` then saying so; and an
-    uncoalesced operand that fits in L2 read at full bandwidth. With ``time_uses="exact"`` this
-    estimate is the target's time."""
-    exact = cost.exact
-    distinct = exact.get("operand_distinct_elements") or []
-    per_element = exact.get("operand_reads_per_element") or []
-    figures: list[tuple[float, float] | None] = []
-    for k, operand in enumerate(target.operands):
-        n = distinct[k] if k < len(distinct) else None
-        if n is None or operand.shape.is_tuple:
-            figures.append(None)
-            continue
-        size = shape_bytes(operand.shape) / max(elements(operand.shape), 1)
-        reads = per_element[k] if k < len(per_element) and per_element[k] is not None else 1.0
-        xla = cost.operand_bytes_accessed[k] if k < len(cost.operand_bytes_accessed) else None
-        # fewer reads than distinct elements: a runtime index picks which ones, the union of all
-        # of them is the distinct count; one run reads at most as many as it makes reads
-        net = n * size * min(reads, 1.0)
-        total = n * size * reads
-        if xla is not None and xla >= 0:
-            total = min(total, max(xla, net))
-        figures.append((net, max(total, net)))
-    written = None
-    in_place = _in_place_scatter(target)
-    if in_place is not None:
-        k, updated = in_place
-        figures[k] = (updated, updated)
-        written = updated
-        exact["bytes_written"] = updated
-    if all(f is None for f in figures) and written is None:
-        return None
-    # an uncoalesced read costs XLA's DRAM penalty (a 32-byte sector per element) only when the
-    # lines a warp fetches are gone before its neighbours use them: an operand whose distinct bytes
-    # fit in L2 is fetched from DRAM once, whatever order the warps read it in
-    l2 = session.device.l2_cache_size
-    verdicts: list[bool | None] = [
-        True
-        if f is not None and f[0] < l2
-        else (coalesced[k] if coalesced is not None and k < len(coalesced) else None)
-        for k, f in enumerate(figures)
-    ]
-    rt = session.classic.run_time(target, launch, verdicts, operand_bytes=figures, written=written)
-    exact["time_us"] = rt.exec_time_us
-    return rt
-
-
-def _in_place_scatter(fusion: Instruction) -> tuple[int, float] | None:
-    """(the fusion operand a root scatter updates in place, the bytes of its updates), or None."""
-    if fusion.opcode != "fusion" or fusion.shape.is_tuple:
-        return None
-    root = fusion.fused_computation.root
-    if root.opcode != "scatter" or len(root.operands) != 3 or root.operands[0].opcode != "parameter":
-        return None
-    k = root.operands[0].parameter_number
-    return (k, float(shape_bytes(root.operands[2].shape))) if k is not None else None
-
-
-def _block_level_launch(fusion: Instruction) -> dict | None:
-    """The grid of a fusion tiled by its ``block_level_fusion_config``: one block per output tile,
-    32 threads per warp; None without a config (a classic ``__triton_gemm`` fusion) or for several
-    outputs."""
-    config = block_level_config(fusion)
-    if config is None or len(config[0]) != 1 or config[1] is None or fusion.shape.is_tuple:
-        return None
-    (tile,), warps = config
-    dims = fusion.shape.dims
-    if len(tile) != len(dims) or not all(t > 0 for t in tile):
-        return None
-    blocks = 1
-    for d, t in zip(dims, tile):
-        blocks *= -(-d // t)
-    return {"blocks": blocks, "threads_per_block": 32 * warps}
 
 
 def _tiled(target: Instruction, session: CostSession):
