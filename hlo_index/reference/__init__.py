@@ -7,6 +7,7 @@ registering with ``@reads("opcode", ...)``.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 
 import numpy as np
@@ -21,7 +22,11 @@ READ_SETS: dict[str, ReadSetFn] = {}
 # (instr, output_index, out_point, operand_index) -> {tuple element: set of its elements}.
 ELEMENT_READ_SETS: dict[str, Callable] = {}
 # Ops whose read set of a whole set of output elements is cheaper to say at once than per element
-# (elementwise: the same elements): (instr, output_index, out_points, operand_index) -> set.
+# (elementwise: the same elements): (instr, output_index, out_linear, operand_index) -> operand linear.
+# Element sets here are 1-D int64 arrays of row-major linear indices (``linear_of``): a set of
+# 10^6 elements stays one array instead of 10^6 tuples. ``out_linear`` holds distinct indices
+# over output ``output_index``'s dims; the answer indexes the operand (its tuple element
+# ``operand_element_read``), in any order, repeats allowed, and may be ``out_linear`` itself.
 # Each is written beside its per-element function and must equal the union of its answers.
 SET_READ_SETS: dict[str, Callable] = {}
 
@@ -47,6 +52,29 @@ def _registrar(table: dict) -> Callable:
 reads = _registrar(READ_SETS)  # one output element's read set
 reads_elements = _registrar(ELEMENT_READ_SETS)  # per tuple element of the operand
 reads_sets = _registrar(SET_READ_SETS)  # the read set of a whole set of output elements
+
+
+SCALAR_ELEMENT = np.zeros(1, dtype=np.int64)  # the one element of a rank-0 value, as a linear set
+SCALAR_ELEMENT.setflags(write=False)
+NO_ELEMENTS = SCALAR_ELEMENT[:0]
+
+
+def linear_of(points, dims) -> np.ndarray:
+    """The row-major linear indices over ``dims`` of ``points`` (tuples), in their order."""
+    dims = tuple(dims)
+    count = len(points)
+    if not dims:
+        return np.zeros(count, dtype=np.int64)
+    flat = np.fromiter(itertools.chain.from_iterable(points), dtype=np.int64, count=count * len(dims))
+    return np.ravel_multi_index(tuple(flat.reshape(count, len(dims)).T), dims)
+
+
+def points_of(linear: np.ndarray, dims) -> list[tuple[int, ...]]:
+    """The elements (tuples) at row-major linear indices ``linear`` over ``dims``, in their order."""
+    dims = tuple(dims)
+    if not dims:
+        return [()] * len(linear)
+    return list(zip(*(c.tolist() for c in np.unravel_index(linear, dims))))
 
 
 def element_read_sets(

@@ -140,6 +140,33 @@ def predicted_read_set(maps: tuple[IndexingMap, ...], point: tuple) -> set:
     return total
 
 
+def predicted_linear(maps: tuple[IndexingMap, ...], point: tuple, dims: tuple) -> np.ndarray | None:
+    """:func:`predicted_read_set` as sorted distinct row-major linear indices over ``dims`` (the
+    form of a reference walk's sets); None when an element given lies outside ``dims``."""
+    pieces = []
+    singles = []
+    for m in checkable_maps(maps):
+        if m.num_results != len(dims):
+            return None
+        if not m.range_vars:  # one element at most: plain integers, without numpy's cost per call
+            image = image_at(m, point)
+            if image is not None:
+                singles.append(image)
+            continue
+        _, results = relation_at(m, np.array([point], dtype=np.int64).reshape(1, m.num_dims), ())
+        pieces.append(results)
+    if singles:
+        pieces.append(np.array(singles, dtype=np.int64).reshape(len(singles), len(dims)))
+    if not pieces:
+        return np.zeros(0, np.int64)
+    rows = np.concatenate(pieces) if len(pieces) > 1 else pieces[0]
+    if not dims:
+        return np.zeros(min(len(rows), 1), np.int64)
+    if len(rows) and ((rows < 0).any() or (rows >= np.array(dims, dtype=np.int64)).any()):
+        return None
+    return np.unique(np.ravel_multi_index(tuple(rows.T), dims))
+
+
 def gives_pair(checkable: list[IndexingMap], x: tuple, y: tuple) -> bool | None:
     """Whether one of the maps (``checkable_maps``'s: no runtime variables) sends ``x`` to ``y``,
     decided by one evaluation per map where every range variable is a result of its own (a
