@@ -26,7 +26,8 @@ ELEMENT_READ_SETS: dict[str, Callable] = {}
 # Element sets here are 1-D int64 arrays of row-major linear indices (``linear_of``): a set of
 # 10^6 elements stays one array instead of 10^6 tuples. ``out_linear`` holds distinct indices
 # over output ``output_index``'s dims; the answer indexes the operand (its tuple element
-# ``operand_element_read``), in any order, repeats allowed, and may be ``out_linear`` itself.
+# ``operand_element_read``), in any order, repeats allowed; it is ``out_linear`` itself exactly
+# when each element reads itself alone, whatever the elements (a walk then skips the call).
 # Each is written beside its per-element function and must equal the union of its answers.
 SET_READ_SETS: dict[str, Callable] = {}
 
@@ -61,20 +62,47 @@ NO_ELEMENTS = SCALAR_ELEMENT[:0]
 
 def linear_of(points, dims) -> np.ndarray:
     """The row-major linear indices over ``dims`` of ``points`` (tuples), in their order."""
-    dims = tuple(dims)
     count = len(points)
     if not dims:
         return np.zeros(count, dtype=np.int64)
+    if count == 1:  # one element (most walks): plain integers, without numpy's cost per call
+        [point] = points
+        if len(point) != len(dims) or not all(0 <= i < n for i, n in zip(point, dims)):
+            raise ValueError(f"element {tuple(point)} is outside dims {tuple(dims)}")
+        at = 0
+        for i, n in zip(point, dims):
+            at = at * n + int(i)
+        return np.array([at], dtype=np.int64)
+    dims = tuple(dims)
     flat = np.fromiter(itertools.chain.from_iterable(points), dtype=np.int64, count=count * len(dims))
     return np.ravel_multi_index(tuple(flat.reshape(count, len(dims)).T), dims)
 
 
+def distinct(linear: np.ndarray) -> np.ndarray:
+    """``linear`` sorted, each index once (``np.unique``'s answer: numpy 2's hashing
+    ``np.unique`` is many times slower than one sort on large integer arrays)."""
+    ordered = np.sort(linear)
+    if len(ordered) < 2:
+        return ordered
+    keep = np.empty(len(ordered), dtype=bool)
+    keep[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+    return ordered[keep]
+
+
 def points_of(linear: np.ndarray, dims) -> list[tuple[int, ...]]:
     """The elements (tuples) at row-major linear indices ``linear`` over ``dims``, in their order."""
-    dims = tuple(dims)
     if not dims:
         return [()] * len(linear)
-    return list(zip(*(c.tolist() for c in np.unravel_index(linear, dims))))
+    if len(linear) == 1:  # one element (most walks): plain integers, without numpy's cost per call
+        rest, point = int(linear[0]), []
+        for n in reversed(dims):
+            rest, i = divmod(rest, n)
+            point.append(i)
+        if rest:
+            raise ValueError(f"index {int(linear[0])} is out of bounds for dims {tuple(dims)}")
+        return [tuple(point[::-1])]
+    return list(zip(*(c.tolist() for c in np.unravel_index(linear, tuple(dims)))))
 
 
 def element_read_sets(

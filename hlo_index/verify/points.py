@@ -8,6 +8,7 @@ from ..affine import IndexingMap, range_var, runtime_var
 from ..affine.evaluate import evaluate_expr, relation_at
 from ..affine.expr import DIM, RANGE, SUM, replace_variables
 from ..context import current
+from ..reference import distinct
 from .outcome import Skip
 
 
@@ -164,7 +165,7 @@ def predicted_linear(maps: tuple[IndexingMap, ...], point: tuple, dims: tuple) -
         return np.zeros(min(len(rows), 1), np.int64)
     if len(rows) and ((rows < 0).any() or (rows >= np.array(dims, dtype=np.int64)).any()):
         return None
-    return np.unique(np.ravel_multi_index(tuple(rows.T), dims))
+    return distinct(np.ravel_multi_index(tuple(rows.T), dims))
 
 
 def gives_pair(checkable: list[IndexingMap], x: tuple, y: tuple) -> bool | None:

@@ -9,7 +9,7 @@ from ..fusion import callee_of
 from ..fusion.traverse import post_order
 from ..hlo.model import Computation, Instruction
 from ..hlo.opcodes import ELEMENTWISE_OPCODES
-from ..reference import SET_READ_SETS, linear_of, operand_element_read, points_of
+from ..reference import SET_READ_SETS, distinct, linear_of, operand_element_read, points_of
 from .outcome import Skip
 from .references import (
     STRUCTURE_IDS,
@@ -80,13 +80,21 @@ class Walker:
                     continue
                 memo, owner, callee_walker = self._reader(instr)
                 set_reads = SET_READ_SETS.get(instr.opcode)
-                whole = None  # with the tuple element each output reads, found once
+                operands = self._visited_operands(instr, wanted)
+                whole = None  # with, per output, where each operand's answer goes, found once
                 if set_reads is not None:
                     fewest = 1 if instr.opcode in ELEMENTWISE_OPCODES else SET_READS_FROM
-                    whole = (set_reads, tuple(operand_element_read(instr, out) for out in outputs), fewest)
-                plan.append(
-                    (instr, outputs, None, memo, owner, callee_walker, self._visited_operands(instr, wanted), whole)
-                )
+                    # [operand position, need key, dims (None: passed through), reads itself]
+                    targets = tuple(
+                        [
+                            [j, (operand, element), _element_dims(operand, element, None), False]
+                            for j, operand in operands
+                            for element in (operand_element_read(instr, out),)
+                        ]
+                        for out in outputs
+                    )
+                    whole = (set_reads, targets, fewest)
+                plan.append((instr, outputs, None, memo, owner, callee_walker, operands, whole))
             self._plans[wanted] = plan
         return plan
 
@@ -114,7 +122,8 @@ class Walker:
                 pending = need.pop((instr, out), None)
                 if pending is None:
                     continue
-                dims, points = pending[0], _union(pending)
+                dims = pending[0]
+                points = pending[1] if len(pending) == 2 else _union(pending)
                 if parameter is not None:
                     found[(parameter, out)] = (dims, points)
                     continue
@@ -128,14 +137,28 @@ class Walker:
                             _add(need, (instr.operands[param], element), got_dims, got)
                     continue
                 if whole is not None and len(points) >= whole[2]:  # the read set of all the points at once
-                    reads, elements, _ = whole
-                    element = elements[out]
-                    for j, operand in operands:
-                        got = reference_set_read(reads, instr, out, points, j)
-                        if len(got):
-                            _add(
-                                need, (operand, element), _element_dims(operand, element, dims), _distinct(got, points)
-                            )
+                    reads, targets, _ = whole
+                    for target in targets[out]:
+                        j, key, element_dims, itself = target
+                        if itself:
+                            got = points
+                        else:
+                            got = reference_set_read(reads, instr, out, points, j)
+                            if got is points:  # each element reads itself: so it will for any points
+                                target[3] = True
+                            elif len(got):
+                                got = distinct(got)
+                            else:
+                                continue
+                        if element_dims is None:
+                            element_dims = dims
+                        pending = need.get(key)
+                        if pending is None:
+                            need[key] = [element_dims, got]
+                        elif pending[0] is element_dims or pending[0] == element_dims:
+                            pending.append(got)
+                        else:
+                            _add(need, key, element_dims, got)  # (says why not)
                     continue
                 for p in points_of(points, dims):
                     for j, operand in operands:
@@ -186,7 +209,7 @@ class Walker:
         return found
 
 
-def _element_dims(operand: Instruction, element: int, dims: tuple) -> tuple:
+def _element_dims(operand: Instruction, element: int, dims: tuple | None) -> tuple | None:
     """The dims of tuple element ``element`` of ``operand``; ``dims`` (those of the elements
     passed through) where it is itself a tuple (a get-tuple-element of a nested tuple)."""
     leaf = operand.shape.leaf(element)
@@ -208,7 +231,7 @@ def _add(need: dict, key: tuple, dims: tuple, linear: np.ndarray) -> None:
     pending = need.get(key)
     if pending is None:
         need[key] = [dims, linear]
-    elif pending[0] != dims:
+    elif pending[0] is not dims and pending[0] != dims:
         raise Skip(f"elements of two different arrays are read through one value of '{key[0].name}'")
     else:
         pending.append(linear)
@@ -220,12 +243,7 @@ def _union(pending: list) -> np.ndarray:
     first = pending[1]
     if all(piece is first for piece in pending[2:]):
         return first
-    return np.unique(np.concatenate(pending[1:]))
-
-
-def _distinct(got: np.ndarray, points: np.ndarray) -> np.ndarray:
-    """A set function's answer sorted and distinct (the points themselves are)."""
-    return got if got is points else np.unique(got)
+    return distinct(np.concatenate(pending[1:]))
 
 
 def elements_as_points(dims: tuple, linear: np.ndarray) -> set[tuple[int, ...]]:
