@@ -240,9 +240,16 @@ def concatenate_set_reads(instr, output_index, out_linear, operand_index):
     axis = instr.attr("dimensions")[0]
     start = sum(op.shape.dims[axis] for op in instr.operands[:operand_index])
     dims = _operand_dims(instr, operand_index)
-    coords = np.unravel_index(out_linear, instr.shape.dims)
-    mine = (coords[axis] >= start) & (coords[axis] < start + dims[axis])
-    moved = tuple(c[mine] - (start if k == axis else 0) for k, c in enumerate(coords))
+    out_dims = instr.shape.dims
+    inner = 1
+    for n in out_dims[axis + 1 :]:
+        inner *= n
+    along = (out_linear // inner) % out_dims[axis]  # first the axis alone: most operands hold none
+    mine = (along >= start) & (along < start + dims[axis])
+    if not mine.any():
+        return NO_ELEMENTS
+    coords = np.unravel_index(out_linear[mine], out_dims)
+    moved = tuple(c - start if k == axis else c for k, c in enumerate(coords))
     return np.ravel_multi_index(moved, dims)
 
 

@@ -21,8 +21,13 @@ from .references import (
 
 # Moving ops (transpose, broadcast, pad...) read a set of elements in one numpy pass, but their
 # per-element reads are memoised between the targets of a module, and a hit costs nothing: a walk
-# takes the set path from this many elements of one value (elementwise ops: always, it is free).
+# takes the set path from this many elements of one value. Elementwise ops always take it (it is
+# free), and so do ops whose per-element reads cost far more than a set read of a few elements:
+# a concatenation's reference builds the slab of every operand per element and operand (a
+# 160-operand concatenation: 160^2 slabs per element), a reduction's or dot's read set is a row
+# of Python tuples.
 SET_READS_FROM = 32
+_SET_READS_ALWAYS = frozenset(ELEMENTWISE_OPCODES) | {"concatenate", "reduce", "dot"}
 
 
 class Walker:
@@ -83,7 +88,7 @@ class Walker:
                 operands = self._visited_operands(instr, wanted)
                 whole = None  # with, per output, where each operand's answer goes, found once
                 if set_reads is not None:
-                    fewest = 1 if instr.opcode in ELEMENTWISE_OPCODES else SET_READS_FROM
+                    fewest = 1 if instr.opcode in _SET_READS_ALWAYS else SET_READS_FROM
                     # [operand position, need key, dims (None: passed through), reads itself]
                     targets = tuple(
                         [
