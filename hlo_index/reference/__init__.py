@@ -90,18 +90,23 @@ def distinct(linear: np.ndarray) -> np.ndarray:
     return ordered[keep]
 
 
+def point_of(at: int, dims) -> tuple[int, ...]:
+    """The element at row-major linear index ``at`` over ``dims``."""
+    rest, point = at, []
+    for n in reversed(dims):
+        rest, i = divmod(rest, n)
+        point.append(i)
+    if rest or at < 0:
+        raise ValueError(f"index {at} is out of bounds for dims {tuple(dims)}")
+    return tuple(point[::-1])
+
+
 def points_of(linear: np.ndarray, dims) -> list[tuple[int, ...]]:
     """The elements (tuples) at row-major linear indices ``linear`` over ``dims``, in their order."""
     if not dims:
         return [()] * len(linear)
     if len(linear) == 1:  # one element (most walks): plain integers, without numpy's cost per call
-        rest, point = int(linear[0]), []
-        for n in reversed(dims):
-            rest, i = divmod(rest, n)
-            point.append(i)
-        if rest:
-            raise ValueError(f"index {int(linear[0])} is out of bounds for dims {tuple(dims)}")
-        return [tuple(point[::-1])]
+        return [point_of(int(linear[0]), dims)]
     return list(zip(*(c.tolist() for c in np.unravel_index(linear, tuple(dims)))))
 
 

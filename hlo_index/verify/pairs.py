@@ -103,7 +103,9 @@ def _reads(read: tuple | None, x: tuple) -> bool:
     dims, linear = read
     if not _within(x, dims):
         return False
-    at = int(np.ravel_multi_index(x, dims)) if dims else 0
+    at = 0
+    for i, n in zip(x, dims):
+        at = at * n + i
     k = int(np.searchsorted(linear, at))
     return k < len(linear) and int(linear[k]) == at
 

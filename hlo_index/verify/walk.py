@@ -9,7 +9,7 @@ from ..fusion import callee_of
 from ..fusion.traverse import post_order
 from ..hlo.model import Computation, Instruction
 from ..hlo.opcodes import ELEMENTWISE_OPCODES
-from ..reference import SET_READ_SETS, distinct, linear_of, operand_element_read, points_of
+from ..reference import SET_READ_SETS, distinct, linear_of, operand_element_read, point_of, points_of
 from .outcome import Skip
 from .references import (
     STRUCTURE_IDS,
@@ -165,11 +165,15 @@ class Walker:
                         else:
                             _add(need, key, element_dims, got)  # (says why not)
                     continue
-                for p in points_of(points, dims):
+                # memoised by linear index, the element made only on a miss (a nested tuple's
+                # elements are those passed through it: their dims are part of the key)
+                nested = instr.shape.leaf(out).is_tuple
+                for at in points.tolist():
                     for j, operand in operands:
-                        memo_key = (owner, out, p, j)
+                        memo_key = (owner, out, (dims, at) if nested else at, j)
                         per_element = memo.get(memo_key)
                         if per_element is None:
+                            p = point_of(at, dims)
                             per_element = memo[memo_key] = {
                                 element: (element_dims, _linear(instr, j, got, element_dims))
                                 for element, got in reference_element_read_sets(instr, out, p, j).items()
