@@ -80,10 +80,13 @@ def linear_of(points, dims) -> np.ndarray:
 
 def distinct(linear: np.ndarray) -> np.ndarray:
     """``linear`` sorted, each index once (``np.unique``'s answer: numpy 2's hashing
-    ``np.unique`` is many times slower than one sort on large integer arrays)."""
+    ``np.unique`` is many times slower than one sort on large integer arrays). Often it is
+    already (a reduction's row, a broadcast's elements): one comparison pass instead of a sort."""
+    if len(linear) < 2:
+        return linear
+    if (linear[1:] > linear[:-1]).all():
+        return linear
     ordered = np.sort(linear)
-    if len(ordered) < 2:
-        return ordered
     keep = np.empty(len(ordered), dtype=bool)
     keep[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
