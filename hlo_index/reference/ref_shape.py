@@ -116,7 +116,9 @@ def _moved_tags(instr: Instruction, move: Callable[[np.ndarray], np.ndarray], ou
     if not out_dims:
         return linear_of(_moved_tag(instr, move, ()), dims)
     where = np.unravel_index(out_linear, out_dims)
-    return sum(move(part)[where] for part in tag_parts(dims)) if dims else np.zeros(len(out_linear), np.int64)
+    if not dims:
+        return np.zeros(len(out_linear), np.int64)
+    return np.asarray(sum(move(part)[where] for part in tag_parts(dims)))
 
 
 def _broadcast_move(instr: Instruction) -> Callable[[np.ndarray], np.ndarray]:

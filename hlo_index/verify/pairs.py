@@ -83,12 +83,14 @@ def verify_input_to_output(
     readers: dict[tuple, set] = {}
     for operand, _, _, out, y in checks:
         readers.setdefault((out, y), set()).add(operand)
-    output_shape = target.root.shape if isinstance(target, Computation) else target.shape
+    output_shape = target.shape if not isinstance(target, Computation) else target.root.shape if target.root else None
     for operand, element, x, out, y in checks:
         several = len(readers[(out, y)]) > 1
         # an element outside the output reads nothing (and has no walk)
-        if not _within(y, output_shape.leaf(out).dims) or not _reads(
-            exact(out, y, None if several else operand).get((operand, element)), x
+        if (
+            output_shape is None
+            or not _within(y, output_shape.leaf(out).dims)
+            or not _reads(exact(out, y, None if several else operand).get((operand, element)), x)
         ):
             outcome.errors.append(
                 f"{name}: the input-to-output maps say operand {_operand_text(operand, element, shapes)} "

@@ -92,7 +92,7 @@ class Walker:
                     # [operand position, need key, dims (None: passed through), reads itself]
                     targets = tuple(
                         [
-                            [j, (operand, element), _element_dims(operand, element, None), False]
+                            [j, (operand, element), _array_dims(operand, element), False]
                             for j, operand in operands
                             for element in (operand_element_read(instr, out),)
                         ]
@@ -115,6 +115,8 @@ class Walker:
         (A heap of only the instructions reached was tried: most walks reach most of the order,
         and the heap cost more than the steps it skipped.)"""
         root = self.comp.root
+        if root is None:
+            return {}
         if dims is None:
             dims = root.shape.leaf(output_index).dims
         need: dict[tuple[Instruction | None, int], list] = {(root, output_index): [dims, linear_of((point,), dims)]}
@@ -218,11 +220,17 @@ class Walker:
         return found
 
 
-def _element_dims(operand: Instruction, element: int, dims: tuple | None) -> tuple | None:
+def _element_dims(operand: Instruction, element: int, dims: tuple) -> tuple:
     """The dims of tuple element ``element`` of ``operand``; ``dims`` (those of the elements
     passed through) where it is itself a tuple (a get-tuple-element of a nested tuple)."""
     leaf = operand.shape.leaf(element)
     return dims if leaf.is_tuple else leaf.dims
+
+
+def _array_dims(operand: Instruction, element: int) -> tuple | None:
+    """The dims of tuple element ``element`` of ``operand``; None where it is itself a tuple."""
+    leaf = operand.shape.leaf(element)
+    return None if leaf.is_tuple else leaf.dims
 
 
 def _linear(instr: Instruction, operand: int, got: set, dims: tuple) -> np.ndarray:
