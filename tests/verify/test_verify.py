@@ -526,3 +526,21 @@ ENTRY e {
             for operand in range(len(instr.operands)):
                 union = set().union(*(read_set(instr, 0, p, operand) for p in chosen))
                 assert _set_read(SET_READ_SETS, instr, chosen, operand) == union, (name, operand)
+
+
+def test_a_walk_through_a_nested_tuple_keeps_the_elements_of_the_array_inside():
+    """A get-tuple-element of a nested tuple parameter: the elements read are those of the
+    array inside it (its dims, not the tuple's), as the reference passes them through."""
+    module = parse_module_text(
+        """HloModule m
+
+ENTRY e {
+  p = ((f32[4,5], f32[3]), s32[]) parameter(0)
+  inner = (f32[4,5], f32[3]) get-tuple-element(p), index=0
+  a = f32[4,5] get-tuple-element(inner), index=0
+  ROOT r = f32[4,5] add(a, a)
+}
+"""
+    )
+    found = walk.backward_read_sets(module.entry, 0, (2, 3))
+    assert found == {(0, 0): {(2, 3)}}
