@@ -165,8 +165,28 @@ def _matching_paren(text: str, pos: int) -> int:
     raise OperandSyntaxError("unclosed '('", pos)
 
 
+# one operand "(tuple shape) name": a dump's get-tuple-element, the same few tuple shapes many times
+_TUPLE_OPERAND = re.compile(rf"\s*(\(.*\))\s*({_WORD.pattern})\s*", re.DOTALL)
+_TUPLE_SHAPES: dict[str, bool] = {}  # tuple shape text -> whether the reader reads it whole
+_TUPLE_SHAPES_KEPT = 4096
+
+
+def _whole_shape(text: str) -> bool:
+    known = _TUPLE_SHAPES.get(text)
+    if known is None:
+        reader = _Reader(text)
+        known = reader.shape() == text
+        if len(_TUPLE_SHAPES) >= _TUPLE_SHAPES_KEPT:
+            _TUPLE_SHAPES.clear()
+        _TUPLE_SHAPES[text] = known
+    return known
+
+
 def parse_operands(inner: str) -> list[Operand]:
     """The operands in ``inner`` (the text between an opcode's parentheses)."""
+    single = _TUPLE_OPERAND.fullmatch(inner)
+    if single is not None and _whole_shape(single.group(1)):  # what the reader gives, without reading it again
+        return [_named(single.group(2).removeprefix("%"), single.group(1))]
     reader = _Reader(inner + ")")
     out = reader.operands(0)
     reader.blank()
