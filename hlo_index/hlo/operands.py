@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..context import current, register_table
+
 _BLANK = re.compile(r"(?:\s+|/\*.*?\*/)*", re.DOTALL)
 _WORD = re.compile(r"%?[A-Za-z_][\w.\-]*")
 _ARRAY_SHAPE = re.compile(r"[a-z][a-z0-9]*\s*\[[^\]]*\](?:\s*\{(?=\s*[\d:])[^{}]*\})?")
@@ -167,18 +169,14 @@ def _matching_paren(text: str, pos: int) -> int:
 
 # one operand "(tuple shape) name": a dump's get-tuple-element, the same few tuple shapes many times
 _TUPLE_OPERAND = re.compile(rf"\s*(\(.*\))\s*({_WORD.pattern})\s*", re.DOTALL)
-_TUPLE_SHAPES: dict[str, bool] = {}  # tuple shape text -> whether the reader reads it whole
-_TUPLE_SHAPES_KEPT = 4096
+_TUPLE_SHAPES = register_table("hlo.operands.tuple_shapes")  # tuple shape text -> read whole by the reader
 
 
 def _whole_shape(text: str) -> bool:
-    known = _TUPLE_SHAPES.get(text)
+    memo = current().tables[_TUPLE_SHAPES]
+    known = memo.get(text)
     if known is None:
-        reader = _Reader(text)
-        known = reader.shape() == text
-        if len(_TUPLE_SHAPES) >= _TUPLE_SHAPES_KEPT:
-            _TUPLE_SHAPES.clear()
-        _TUPLE_SHAPES[text] = known
+        known = memo[text] = _Reader(text).shape() == text
     return known
 
 
