@@ -21,8 +21,11 @@ _BLANK = re.compile(r"(?:\s+|/\*.*?\*/)*", re.DOTALL)
 _WORD = re.compile(r"%?[A-Za-z_][\w.\-]*")
 _ARRAY_SHAPE = re.compile(r"[a-z][a-z0-9]*\s*\[[^\]]*\](?:\s*\{(?=\s*[\d:])[^{}]*\})?")
 MAX_DEPTH = 64
-# one operand of a plain list: [shape] name, then a comma or the end
-_PLAIN_OPERAND = re.compile(rf"\s*(?:({_ARRAY_SHAPE.pattern})\s+)?({_WORD.pattern})\s*(,?)")
+# A plain operand list "[shape] name, [shape] name": checked whole by one pattern, then its
+# (shape, name) pairs found by another (one call each, not one per operand).
+_PLAIN = rf"(?:{_ARRAY_SHAPE.pattern}\s+)?{_WORD.pattern}"
+_PLAIN_LIST = re.compile(rf"\s*{_PLAIN}\s*(?:,\s*{_PLAIN}\s*)*")
+_SHAPED_OPERAND = re.compile(rf"(?:({_ARRAY_SHAPE.pattern})\s+)?({_WORD.pattern})")
 
 
 @dataclass
@@ -198,20 +201,8 @@ def written_operand_shapes(inner: str) -> list[tuple[str, str]]:
     ``parse_operands`` gives for them. A plain list (``f32[8]{0} %a, %b``: no parentheses, no
     comments; nearly every operand list of a dump) is read with one pattern per operand, the
     reader's own; anything else goes through the reader."""
-    if "(" not in inner and "/*" not in inner:
-        out = []
-        pos, end = 0, len(inner)
-        while True:
-            m = _PLAIN_OPERAND.match(inner, pos)
-            if m is None:
-                break
-            if m.group(1) is not None:
-                out.append((m.group(2).removeprefix("%"), m.group(1)))
-            pos = m.end()
-            if not m.group(3):
-                if pos == end:
-                    return out
-                break
+    if "(" not in inner and "/*" not in inner and _PLAIN_LIST.fullmatch(inner):
+        return [(name.removeprefix("%"), shape) for shape, name in _SHAPED_OPERAND.findall(inner) if shape]
     return [
         (str(op), op.shape_text)
         for op in parse_operands(inner)

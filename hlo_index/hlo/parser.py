@@ -593,6 +593,10 @@ def _check_written_operand_shapes(module: Module) -> None:
         for instr in comp.instructions:
             comp_of[id(instr)] = comp
     written_shapes: dict[str, Shape | None] = {}  # a dump writes few distinct shape texts, many times
+    # (written text, operand's shape) pairs found compatible: operands' shapes are shared objects
+    # (the shape memo), so a dump has few distinct pairs
+    agreeing: set[tuple[str, int]] = set()
+    kept: list[Shape] = []  # the shapes whose ids are in ``agreeing``
     for instr, inner in _state.shaped:
         owner = comp_of.get(id(instr))
         if owner is None:
@@ -606,7 +610,7 @@ def _check_written_operand_shapes(module: Module) -> None:
             continue
         for name, shape_text in operands:
             target = names.get(name)
-            if target is None or target.shape.element_type == "unknown":
+            if target is None or (shape_text, id(target.shape)) in agreeing or target.shape.element_type == "unknown":
                 continue
             if shape_text in written_shapes:
                 written = written_shapes[shape_text]
@@ -618,7 +622,10 @@ def _check_written_operand_shapes(module: Module) -> None:
                 written_shapes[shape_text] = written
             if written is None:
                 continue
-            if not compatible(written, target.shape):
+            if compatible(written, target.shape):
+                agreeing.add((shape_text, id(target.shape)))
+                kept.append(target.shape)
+            else:
                 raise _Failure(
                     f"The declared operand shape {written} of %{instr.name} is not compatible with the "
                     f"shape of the operand instruction %{target.name}, {target.shape}",
