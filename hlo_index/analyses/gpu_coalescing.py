@@ -180,8 +180,8 @@ def warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevice) -> War
     runtime = {(RUNTIME, i): (rv.interval.lo + rv.interval.hi) // 2 for i, rv in enumerate(m.runtime_vars)}
     bits = storage_bits(shape)
     scan_warps = current().budgets.coalescing_scan_warps
-    for start in range(0, min(total, scan_warps), _BATCH):
-        ws = np.arange(start, min(start + _BATCH, total, scan_warps))
+    for start, stop in _warp_batches(min(total, scan_warps)):
+        ws = np.arange(start, stop)
         lanes = np.arange(warp)
         tx = (ws[:, None] % per_block) * warp + lanes[None, :]
         bx = np.broadcast_to(ws[:, None] // per_block, tx.shape)
@@ -237,6 +237,14 @@ def warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevice) -> War
         note=f"none of the first {min(total, scan_warps)} warps reads this operand "
         f"through this map (budget coalescing_scan_warps={scan_warps})",
     )
+
+
+def _warp_batches(count: int) -> list[tuple[int, int]]:
+    """[start, stop) of the warps evaluated together, in order: warp 0 alone first (it reads in
+    nearly every map, and the first reading warp decides), then batches of ``_BATCH``."""
+    if count <= 0:
+        return []
+    return [(0, 1)] + [(start, min(start + _BATCH, count)) for start in range(1, count, _BATCH)]
 
 
 def _innermost_range_var(m: IndexingMap) -> int | None:
