@@ -192,12 +192,14 @@ def _evaluate(
     if not results:  # constraints only: they decide whether anything is read at all
         one = np.zeros((1 if feasible else 0, 0), dtype=np.int64)
         return Component((), one, points, exhaustive, exhaustive or feasible > 0, len(one) if exhaustive else 1)
-    rows = np.stack([np.broadcast_to(evaluate_expr(m.results[k], env, memo), (n,))[keep] for k in results], axis=1)
-    dims = np.asarray([operand_dims[k] for k in results], dtype=np.int64)
-    rows = rows[np.all((rows >= 0) & (rows < dims), axis=1)]
-    if len(rows):
-        linear = distinct_sorted(np.ravel_multi_index(tuple(rows.T), tuple(int(d) for d in dims)))
-        values = np.stack(np.unravel_index(linear, tuple(int(d) for d in dims)), axis=1).astype(np.int64)
+    dims = tuple(int(operand_dims[k]) for k in results)
+    linear = _linear_in_bounds(
+        [np.broadcast_to(evaluate_expr(m.results[k], env, memo), (n,)) for k in results],
+        dims,
+        keep if feasible < n else None,
+    )
+    if len(linear):
+        values = np.stack(np.unravel_index(distinct_sorted(linear), dims), axis=1).astype(np.int64)
     else:
         values = np.zeros((0, len(results)), dtype=np.int64)
     if exhaustive:
@@ -205,6 +207,25 @@ def _evaluate(
     upper = min(candidates, _value_range_product(m, results, constraints, operand_dims, domain))
     upper = max(upper, len(values))
     return Component(tuple(results), values, points, False, len(values) == upper, upper)
+
+
+def _linear_in_bounds(columns: list[np.ndarray], dims: tuple[int, ...], keep: np.ndarray | None) -> np.ndarray:
+    """Row-major linear indices (over ``dims``) of the rows ``columns`` give, kept where ``keep``
+    (None: every row) and inside ``dims``. Columns known to lie inside their dim (their min and
+    max say so: two reductions) are not compared element by element."""
+    import numpy as np
+
+    inside = keep
+    for column, d in zip(columns, dims):
+        if len(column) and (int(column.min()) < 0 or int(column.max()) >= d):
+            fits = (column >= 0) & (column < d)
+            inside = fits if inside is None else inside & fits
+    linear = np.zeros(len(columns[0]), dtype=np.int64)
+    stride = 1
+    for column, d in zip(reversed(columns), reversed(dims)):
+        linear += column * stride if stride != 1 else column
+        stride *= d
+    return linear if inside is None else linear[inside]
 
 
 def _mixed_radix(e: Expr, members, intervals, operand_dim: int, domain: Domain) -> int | None:
