@@ -42,6 +42,8 @@ from .utilization import storage_bits
 _BATCH = 128
 # Per analysis context: a fused computation's thread reads per structure (``_thread_reads``).
 _THREAD_READS = register_table("analyses.gpu_coalescing.thread_reads")
+# Per analysis context: an operand's JSON figure by what it is made of (``operand_json``).
+_OPERAND_JSON = register_table("analyses.gpu_coalescing.operand_json")
 
 
 @dataclass(frozen=True)
@@ -399,6 +401,19 @@ def operand_json(
             "maps": [],
             "summary": "unknown",
         }
+    # Fusions of one structure share their warp reads: their operands' objects are equal, built
+    # once per context and shared (never mutated), so the JSON writer also encodes each once.
+    key = (v.verdict, v.reason, v.method, tuple(map(id, v.reads)), result.plan, result.loops, device, minor_output_dim)
+    memo = current().tables[_OPERAND_JSON]
+    hit = memo.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], v.reads)):
+        return hit[1]
+    figure = _operand_json(v, result, device, minor_output_dim)
+    memo[key] = (tuple(v.reads), figure)  # the reads whose ids are in the key, kept alive
+    return figure
+
+
+def _operand_json(v: OperandVerdict, result: FusionCoalescing, device: GpuDevice, minor_output_dim: int | None) -> dict:
     reads = [r for r in v.reads if r.warp is not None]
     maps = [
         {
