@@ -42,6 +42,8 @@ from .utilization import storage_bits
 _BATCH = 128
 # Per analysis context: a fused computation's thread reads per structure (``_thread_reads``).
 _THREAD_READS = register_table("analyses.gpu_coalescing.thread_reads")
+# Per analysis context: one thread map's warp read (``_shared_warp_read``).
+_WARP_READS = register_table("analyses.gpu_coalescing.warp_reads")
 # Per analysis context: an operand's JSON figure by what it is made of (``operand_json``).
 _OPERAND_JSON = register_table("analyses.gpu_coalescing.operand_json")
 
@@ -249,6 +251,18 @@ def _warp_batches(count: int) -> list[tuple[int, int]]:
     return [(0, 1)] + [(start, min(start + _BATCH, count)) for start in range(1, count, _BATCH)]
 
 
+def _shared_warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevice) -> WarpRead:
+    """``warp_read``, once per context for what it reads: the map as written (its text is in the
+    figure), the operand's shape with its layout, the plan's grid and loops, the device."""
+    budget = current().budgets.coalescing_scan_warps
+    key = (str(m), shape, plan.threads_per_block, plan.blocks, plan.innermost, plan.loops, device, budget)
+    memo = current().tables[_WARP_READS]
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = warp_read(m, shape, plan, device)
+    return hit
+
+
 def _innermost_range_var(m: IndexingMap) -> int | None:
     used = set()
     for e in m.results:
@@ -333,7 +347,7 @@ def _thread_reads(fusion: Instruction, device: GpuDevice) -> _ThreadReads:
             elif not operand_maps:
                 per_operand.append(("coalesced", _unread_reason(plan)))
             else:
-                per_operand.append([warp_read(m, shape, plan, device) for m in operand_maps])
+                per_operand.append([_shared_warp_read(m, shape, plan, device) for m in operand_maps])
         result = _ThreadReads(plan.emitter, plan.describe(), "", plan.loops, maps, tuple(per_operand))
     if key is not None:
         memo[key] = result
