@@ -171,19 +171,26 @@ def _evaluate(
             return Component(tuple(results), None, candidates, True, True, radix, count=radix)
     exhaustive = candidates <= budget
     if exhaustive:
-        axes = [np.arange(iv.lo, iv.hi + 1, dtype=np.int64) for iv in intervals]
-        columns = [g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")]
+        # the box as a grid, each variable along its own axis: expressions broadcast, so a term
+        # of one variable costs its size, not the box's; flattened (C order) it is the box in
+        # row-major order, last variable fastest
+        grid = tuple(iv.size for iv in intervals)
+        columns = [
+            np.arange(iv.lo, iv.hi + 1, dtype=np.int64).reshape([-1 if j == i else 1 for j in range(len(grid))])
+            for i, iv in enumerate(intervals)
+        ]
     else:
         rng = np.random.default_rng(seed)
+        grid = (sample,)
         columns = [rng.integers(iv.lo, iv.hi + 1, size=sample, dtype=np.int64) for iv in intervals]
-    n = len(columns[0])
+    n = prod(grid)
     charge(n * max(1, len(results) + len(constraints)) + CALL_POINTS)
     env = {(v.kind, v.value): col for v, col in zip(members, columns)}
     memo: dict = {}
-    keep = np.ones(n, dtype=bool)
+    keep = np.ones(grid, dtype=bool)
     for k in constraints:
         e, iv = m.constraints[k]
-        value = np.broadcast_to(evaluate_expr(e, env, memo), (n,))
+        value = evaluate_expr(e, env, memo)
         keep &= (value >= iv.lo) & (value <= iv.hi)
     feasible = int(keep.sum())
     points = feasible if exhaustive else round(candidates * feasible / n)
@@ -194,9 +201,10 @@ def _evaluate(
         return Component((), one, points, exhaustive, exhaustive or feasible > 0, len(one) if exhaustive else 1)
     dims = tuple(int(operand_dims[k]) for k in results)
     linear = _linear_in_bounds(
-        [np.broadcast_to(evaluate_expr(m.results[k], env, memo), (n,)) for k in results],
+        [np.asarray(evaluate_expr(m.results[k], env, memo)) for k in results],
         dims,
         keep if feasible < n else None,
+        grid,
     )
     if len(linear):
         values = np.stack(np.unravel_index(distinct_sorted(linear), dims), axis=1).astype(np.int64)
@@ -209,23 +217,30 @@ def _evaluate(
     return Component(tuple(results), values, points, False, len(values) == upper, upper)
 
 
-def _linear_in_bounds(columns: list[np.ndarray], dims: tuple[int, ...], keep: np.ndarray | None) -> np.ndarray:
-    """Row-major linear indices (over ``dims``) of the rows ``columns`` give, kept where ``keep``
-    (None: every row) and inside ``dims``. Columns known to lie inside their dim (their min and
-    max say so: two reductions) are not compared element by element."""
+def _linear_in_bounds(
+    columns: list[np.ndarray], dims: tuple[int, ...], keep: np.ndarray | None, grid: tuple[int, ...]
+) -> np.ndarray:
+    """Row-major linear indices (over ``dims``) of the rows ``columns`` give at the points of
+    ``grid`` (columns broadcast to it), flattened, kept where ``keep`` (None: every point) and
+    inside ``dims``. Columns whose min and max lie inside their dim are not compared element by
+    element."""
     import numpy as np
 
+    if prod(grid) == 0:
+        return np.zeros(0, dtype=np.int64)
     inside = keep
     for column, d in zip(columns, dims):
-        if len(column) and (int(column.min()) < 0 or int(column.max()) >= d):
+        if int(column.min()) < 0 or int(column.max()) >= d:
             fits = (column >= 0) & (column < d)
             inside = fits if inside is None else inside & fits
-    linear = np.zeros(len(columns[0]), dtype=np.int64)
+    linear = None
     stride = 1
     for column, d in zip(reversed(columns), reversed(dims)):
-        linear += column * stride if stride != 1 else column
+        term = column * stride if stride != 1 else column
+        linear = term if linear is None else linear + term
         stride *= d
-    return linear if inside is None else linear[inside]
+    flat = np.broadcast_to(linear, grid).reshape(-1)
+    return flat if inside is None else flat[np.broadcast_to(inside, grid).reshape(-1)]
 
 
 def _mixed_radix(e: Expr, members, intervals, operand_dim: int, domain: Domain) -> int | None:
