@@ -184,40 +184,37 @@ def warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevice) -> War
     runtime = {(RUNTIME, i): (rv.interval.lo + rv.interval.hi) // 2 for i, rv in enumerate(m.runtime_vars)}
     bits = storage_bits(shape)
     scan_warps = current().budgets.coalescing_scan_warps
+    lanes = np.arange(warp)[None, :, None]
     for start, stop in _warp_batches(min(total, scan_warps)):
         ws = np.arange(start, stop)
-        lanes = np.arange(warp)
-        tx = (ws[:, None] % per_block) * warp + lanes[None, :]
-        bx = np.broadcast_to(ws[:, None] // per_block, tx.shape)
+        # (warp, lane, innermost iteration) as broadcast axes: each variable only as large as
+        # what it varies with; the points are the same as the full grid's
         shape3 = (len(ws), warp, len(k_values))
-        tx_flat = np.broadcast_to(tx[:, :, None], shape3).reshape(-1)
-        bx_flat = np.broadcast_to(bx[:, :, None], shape3).reshape(-1)
-        env: dict[tuple[int, int], np.ndarray | int] = {(DIM, TX): tx_flat, (DIM, BX): bx_flat}
+        tx = ((ws % per_block) * warp)[:, None, None] + lanes
+        bx = (ws // per_block)[:, None, None]
+        env: dict[tuple[int, int], np.ndarray | int] = {(DIM, TX): tx, (DIM, BX): bx}
         for i in range(2, m.num_dims):
             env[(DIM, i)] = m.dims[i].lo
         for i, iv in enumerate(m.range_vars):
             env[(RANGE, i)] = iv.lo
-        kk = np.broadcast_to(k_values[None, None, :], shape3).reshape(-1)
         if inner_kind is not None and inner_index is not None:
-            env[(inner_kind, inner_index)] = kk
+            env[(inner_kind, inner_index)] = k_values[None, None, :]
         env.update(runtime)
-        n = kk.size
         memo: dict = {}
-        keep = (tx_flat <= m.dims[TX].hi) & (bx_flat <= m.dims[BX].hi)
+        keep = (tx <= m.dims[TX].hi) & (bx <= m.dims[BX].hi)
         for e, iv in m.constraints:
-            value = np.broadcast_to(evaluate_expr(e, env, memo), (n,))
-            keep &= (value >= iv.lo) & (value <= iv.hi)
-        if not keep.any():
+            value = evaluate_expr(e, env, memo)
+            keep = keep & (value >= iv.lo) & (value <= iv.hi)
+        keep3 = np.broadcast_to(keep, shape3)
+        if not keep3.any():
             continue
-        rows = (
-            np.stack([np.broadcast_to(evaluate_expr(e, env, memo), (n,)) for e in m.results], axis=1)
-            if m.results
-            else np.zeros((n, 0), np.int64)
-        )
-        keep3 = keep.reshape(shape3)
         first = int(np.argmax(keep3.reshape(len(ws), -1).any(axis=1)))
         sel = keep3[first]
-        idx = rows.reshape(shape3 + (rows.shape[1],))[first]
+        idx = (
+            np.stack([np.broadcast_to(evaluate_expr(e, env, memo), shape3)[first] for e in m.results], axis=-1)
+            if m.results
+            else np.zeros(sel.shape + (0,), np.int64)
+        )
         offsets = np.full(sel.shape, -1, dtype=np.int64)
         if shape.rank:
             offsets[sel] = layout_cells(shape, idx[sel])[0]
