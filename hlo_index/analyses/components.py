@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from ..affine import IndexingMap, Interval, dim, range_var
 from ..affine.bounds import Domain
 from ..affine.evaluate import evaluate_expr
-from ..affine.expr import DIM, Expr
+from ..affine.expr import DIM, FLOORDIV, MOD, Expr
 from ..context import current, register_table
 
 if TYPE_CHECKING:
@@ -185,6 +185,17 @@ def _evaluate(
         columns = [rng.integers(iv.lo, iv.hi + 1, size=sample, dtype=np.int64) for iv in intervals]
     n = prod(grid)
     charge(n * max(1, len(results) + len(constraints)) + CALL_POINTS)
+    if exhaustive and not constraints and results and operand_dims is not None:
+        box = _digit_box(m, members, intervals, results, operand_dims)
+        if box is not None:  # every point of the box, once: what the enumeration below finds
+            axes = [
+                np.broadcast_to(
+                    np.arange(d, dtype=np.int64).reshape([-1 if j == i else 1 for j in range(len(box))]), box
+                )
+                for i, d in enumerate(box)
+            ]
+            values = np.stack([a.reshape(-1) for a in axes], axis=1)
+            return Component(tuple(results), values, n, True, True, len(values))
     env = {(v.kind, v.value): col for v, col in zip(members, columns)}
     memo: dict = {}
     keep = np.ones(grid, dtype=bool)
@@ -241,6 +252,64 @@ def _linear_in_bounds(
         stride *= d
     flat = np.broadcast_to(linear, grid).reshape(-1)
     return flat if inside is None else flat[np.broadcast_to(inside, grid).reshape(-1)]
+
+
+def _digit_box(m: IndexingMap, members, intervals, results, operand_dims) -> tuple[int, ...] | None:
+    """The results' operand dims when the results are the mixed-radix digits of one sum over
+    the component's box, filling those dims exactly; else None.
+
+    The reshapes and transposes of a fusion read through ``((L floordiv a) mod b)`` digits of one
+    linear index ``L = sum c_v * v``. When the coefficients make ``L`` take each value of
+    ``[0, N)`` exactly once (sorted, each is the product of the sizes below it, all from 0) and
+    the digits, sorted by divisor, are a complete mixed radix of ``N`` whose radices are the
+    results' dims (the top one a floordiv, or a mod that never wraps), ``L`` -> digits is a
+    bijection onto the box of those dims: its rows are every point of it, each once.
+    """
+    from .forms import split_linear
+
+    digits = []  # (divisor a, radix b or None for the top digit, operand dim)
+    common = None
+    for k in results:
+        e = m.results[k]
+        radix = None
+        if e.kind == MOD:
+            radix, e = e.value, e.operand
+        divisor = 1
+        if e.kind == FLOORDIV:
+            divisor, e = e.value, e.operand
+        if common is None:
+            common = e
+        elif e != common:
+            return None
+        digits.append((divisor, radix, int(operand_dims[k])))
+    split = split_linear(common, frozenset(members))
+    if split is None or not split[0].is_constant or set(split[1]) != set(members):
+        return None
+    low = split[0].constant_value
+    size = 1  # each coefficient, smallest first, is the number of values the smaller terms take
+    for c, iv in sorted(((split[1][v], iv) for v, iv in zip(members, intervals)), key=lambda t: t[0]):
+        if c != size:
+            return None
+        low += c * iv.lo
+        size *= iv.size
+    if low != 0:
+        return None
+    total = size  # L takes every value of [0, total) once
+    place = 1
+    digits.sort(key=lambda d: d[0])
+    for i, (divisor, radix, operand_dim) in enumerate(digits):
+        if divisor != place:
+            return None
+        if radix is None:  # a floordiv without mod: the top digit only
+            if i != len(digits) - 1:
+                return None
+            radix = -(-total // divisor)
+        if radix != operand_dim:
+            return None
+        place *= radix
+    if place != total:
+        return None
+    return tuple(int(operand_dims[k]) for k in results)
 
 
 def _mixed_radix(e: Expr, members, intervals, operand_dim: int, domain: Domain) -> int | None:
