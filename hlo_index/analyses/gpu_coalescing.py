@@ -150,10 +150,13 @@ class _ThreadMapBudget(WalkBudget):
 # ---- one map's first reading warp ----------------------------------------------------------
 
 
-def warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevice) -> WarpRead:
+def warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevice, text: str | None = None) -> WarpRead:
+    """The first warp that reads through ``m`` and XLA's verdict on it (``text``: ``str(m)``,
+    when the caller has it already)."""
     from ..layout import layout_cells
 
-    text = str(m)
+    if text is None:
+        text = str(m)
     if m.is_undefined:
         return WarpRead(text, None, coalesced=False, note=f"unknown map: {m.undefined_reason}")
     if m.is_known_empty:
@@ -252,11 +255,12 @@ def _shared_warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevice
     """``warp_read``, once per context for what it reads: the map as written (its text is in the
     figure), the operand's shape with its layout, the plan's grid and loops, the device."""
     budget = current().budgets.coalescing_scan_warps
-    key = (str(m), shape, plan.threads_per_block, plan.blocks, plan.innermost, plan.loops, device, budget)
+    text = str(m)
+    key = (text, shape, plan.threads_per_block, plan.blocks, plan.innermost, plan.loops, device, budget)
     memo = current().tables[_WARP_READS]
     hit = memo.get(key)
     if hit is None:
-        hit = memo[key] = warp_read(m, shape, plan, device)
+        hit = memo[key] = warp_read(m, shape, plan, device, text)
     return hit
 
 
@@ -279,20 +283,42 @@ def _is_vector_read(offsets: np.ndarray, sel: np.ndarray, k_values: np.ndarray) 
     return bool(np.all(np.diff(o, axis=1) == 1))
 
 
+_SMALL_READ = 1024  # offsets of a warp read up to this many are merged as Python ints (no numpy calls)
+
+
 def _verdict(text, warp_index, offsets, bits, device: GpuDevice, vector) -> WarpRead:
-    values = np.unique(offsets)
-    breaks = np.nonzero(np.diff(values) != 1)[0]
-    starts = np.concatenate([[0], breaks + 1])
-    ends = np.concatenate([breaks, [len(values) - 1]])
-    intervals = tuple((int(values[s]), int(values[e])) for s, e in zip(starts, ends))
     tb = device.transaction_bytes
+    if len(offsets) <= _SMALL_READ:
+        values = sorted(set(offsets.tolist()))
+        intervals = _runs(values)
+        segments = len({v * bits // 8 // tb for v in values} | {((v + 1) * bits - 1) // 8 // tb for v in values})
+    else:
+        array = np.unique(offsets)
+        breaks = np.nonzero(np.diff(array) != 1)[0]
+        starts = np.concatenate([[0], breaks + 1])
+        ends = np.concatenate([breaks, [len(array) - 1]])
+        intervals = tuple((int(array[s]), int(array[e])) for s, e in zip(starts, ends))
+        first = array * bits // 8 // tb
+        last = ((array + 1) * bits - 1) // 8 // tb
+        segments = len(set(first.tolist()) | set(last.tolist()))
+        values = array
     transactions = sum(ceil((hi - lo + 1) * bits / 8 / tb) for lo, hi in intervals)
     ideal = ceil(len(values) * bits / 8 / tb)
-    first = values * bits // 8 // tb
-    last = ((values + 1) * bits - 1) // 8 // tb
-    segments = len(set(first.tolist()) | set(last.tolist()))
     ok = transactions == 0 or ideal > transactions * device.coalesced_threshold
     return WarpRead(text, warp_index, intervals, transactions, ideal, segments, vector, ok)
+
+
+def _runs(values: list[int]) -> tuple[tuple[int, int], ...]:
+    """The maximal runs of consecutive integers in sorted distinct ``values``, as (first, last)."""
+    runs = []
+    lo = prev = values[0]
+    for v in values[1:]:
+        if v != prev + 1:
+            runs.append((lo, prev))
+            lo = v
+        prev = v
+    runs.append((lo, prev))
+    return tuple(runs)
 
 
 # ---- per fusion ----------------------------------------------------------------------------
