@@ -244,11 +244,10 @@ def _linear_in_bounds(
         if int(column.min()) < 0 or int(column.max()) >= d:
             fits = (column >= 0) & (column < d)
             inside = fits if inside is None else inside & fits
-    linear = None
-    stride = 1
-    for column, d in zip(reversed(columns), reversed(dims)):
-        term = column * stride if stride != 1 else column
-        linear = term if linear is None else linear + term
+    linear = columns[-1]
+    stride = dims[-1]
+    for column, d in zip(reversed(columns[:-1]), reversed(dims[:-1])):
+        linear = linear + column * stride
         stride *= d
     flat = np.broadcast_to(linear, grid).reshape(-1)
     return flat if inside is None else flat[np.broadcast_to(inside, grid).reshape(-1)]
@@ -267,8 +266,8 @@ def _digit_box(m: IndexingMap, members, intervals, results, operand_dims) -> tup
     """
     from .forms import split_linear
 
-    digits = []  # (divisor a, radix b or None for the top digit, operand dim)
-    common = None
+    digits: list[tuple[int, int | None, int]] = []  # (divisor a, radix b or None for the top digit, operand dim)
+    common: Expr | None = None
     for k in results:
         e = m.results[k]
         radix = None
@@ -282,6 +281,8 @@ def _digit_box(m: IndexingMap, members, intervals, results, operand_dims) -> tup
         elif e != common:
             return None
         digits.append((divisor, radix, int(operand_dims[k])))
+    if common is None:
+        return None
     split = split_linear(common, frozenset(members))
     if split is None or not split[0].is_constant or set(split[1]) != set(members):
         return None

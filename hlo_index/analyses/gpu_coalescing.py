@@ -289,9 +289,10 @@ _SMALL_READ = 1024  # offsets of a warp read up to this many are merged as Pytho
 def _verdict(text, warp_index, offsets, bits, device: GpuDevice, vector) -> WarpRead:
     tb = device.transaction_bytes
     if len(offsets) <= _SMALL_READ:
-        values = sorted(set(offsets.tolist()))
-        intervals = _runs(values)
-        segments = len({v * bits // 8 // tb for v in values} | {((v + 1) * bits - 1) // 8 // tb for v in values})
+        small = sorted(set(offsets.tolist()))
+        intervals = _runs(small)
+        segments = len({v * bits // 8 // tb for v in small} | {((v + 1) * bits - 1) // 8 // tb for v in small})
+        distinct = len(small)
     else:
         array = np.unique(offsets)
         breaks = np.nonzero(np.diff(array) != 1)[0]
@@ -301,9 +302,9 @@ def _verdict(text, warp_index, offsets, bits, device: GpuDevice, vector) -> Warp
         first = array * bits // 8 // tb
         last = ((array + 1) * bits - 1) // 8 // tb
         segments = len(set(first.tolist()) | set(last.tolist()))
-        values = array
+        distinct = len(array)
     transactions = sum(ceil((hi - lo + 1) * bits / 8 / tb) for lo, hi in intervals)
-    ideal = ceil(len(values) * bits / 8 / tb)
+    ideal = ceil(distinct * bits / 8 / tb)
     ok = transactions == 0 or ideal > transactions * device.coalesced_threshold
     return WarpRead(text, warp_index, intervals, transactions, ideal, segments, vector, ok)
 

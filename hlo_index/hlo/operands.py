@@ -176,7 +176,7 @@ _TUPLE_SHAPES = register_table("hlo.operands.tuple_shapes")  # tuple shape text 
 
 
 def _whole_shape(text: str) -> bool:
-    memo = current().tables[_TUPLE_SHAPES]
+    memo: dict[str, bool] = current().tables[_TUPLE_SHAPES]
     known = memo.get(text)
     if known is None:
         known = memo[text] = _Reader(text).shape() == text

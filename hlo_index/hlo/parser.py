@@ -223,7 +223,7 @@ class _ModelBuilder(Transformer[Token, object]):
         try:
             built = self._build(pos != start, name, pos, shape, opcode, inner, at, c, 1)
             # with a nested instruction in the operands (rare), the instruction itself comes last
-            instr = built[-1] if type(built) is list else built
+            instr = built[-1] if isinstance(built, list) else built
             if key is not None:
                 attrs = instr.attrs
                 key_pos = entry.start("ikey")
@@ -272,7 +272,7 @@ class _ModelBuilder(Transformer[Token, object]):
             elif "(" in inner:  # a tuple shape, a tiled layout or a nested instruction
                 if type(call_tok) is re.Match:  # an entry of an INSTRS run
                     call_tok = instr_token(call_tok)
-                base = call_tok.start_pos + _inner_offset(call_tok, inner)
+                base = (call_tok.start_pos or 0) + _inner_offset(call_tok, inner)
                 nested = []
                 instr.operand_names = self._operands(parse_operands(inner), base, nested)
             elif inner:
