@@ -5,22 +5,26 @@ and joins them (``merge_summaries``) under one budget (``PassBudget``).
 
 Work is bounded (``hlo_index.context.Budgets``), and a budget hit degrades one value, not the pass.
 A value whose summary reaches more than ``endpoints_per_value`` endpoints (every value downstream
-of a big model's loss reaches nearly every weight) becomes a :class:`Collapsed` summary: the exact
-set of endpoints it reaches, each through one UNDEFINED map naming the budget and the value. Past
-``compositions_per_pass`` compositions in one computation, the values not yet summarised collapse
-the same way; a value reached through more than ``maps_per_value`` patterns is UNDEFINED too.
-Composing an UNDEFINED map gives UNDEFINED, so a collapsed summary passes through every op as it
-is and costs one set union per merge instead of one composition per endpoint.
+of a big model's loss reaches nearly every weight) becomes a :class:`Wide` summary, in three exact
+parts: the endpoints it reads whole (full reads, ``full_read``: bare keys, no map composed), at most
+``endpoints_per_value`` others with their maps, and the rest, each through one UNDEFINED map naming
+the budget and the value. Past ``compositions_per_pass`` compositions in one computation, the values
+not yet summarised keep their full reads and the rest becomes UNDEFINED the same way; a value
+reached through more than ``maps_per_value`` patterns is UNDEFINED too. Composing an UNDEFINED map
+gives UNDEFINED, so the unknown part passes through every op as it is; the full reads pass through
+every op whose map covers the value (every element reads something), and a join with a full read
+is the full read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable
 from typing import Generic, TypeAlias, TypeVar, Union, final
 
 from ..affine import IndexingMap, Interval
 from ..context import budget_reason, current, register_table
 from ..hlo.model import Computation, Instruction
+from .full_read import covers, full_read, reads_whole
 from .mapset import Maps, distinct, union
 from .rule_cache import full_box
 from .walk import blame, compose_step
@@ -28,50 +32,51 @@ from .walk import blame, compose_step
 # An endpoint: a (parameter number, tuple element) pair, or a root output index.
 _Endpoint = TypeVar("_Endpoint", int, tuple[int, int])
 
+Dims = tuple[int, ...]
 
-@final  # summaries tell it from a dict by `type(s) is Collapsed`
-class Collapsed(Generic[_Endpoint]):
-    """A summary past ``endpoints_per_value``: every key it reaches, each read through the same
-    UNDEFINED map (immutable: values share it as they share dicts)."""
 
-    __slots__ = ("keys", "maps")
+@final  # summaries tell it from a dict by `type(s) is Wide`
+class Wide(Generic[_Endpoint]):
+    """A summary past ``endpoints_per_value``: ``whole``, the endpoints every element of the value
+    reads whole; ``exact``, others with their maps (at most ``endpoints_per_value``); ``unknown``,
+    the rest, each read through the UNDEFINED ``maps``. The three are disjoint; immutable (values
+    share it as they share dicts)."""
 
-    def __init__(self, keys: frozenset[_Endpoint], maps: Maps) -> None:
-        self.keys: frozenset[_Endpoint] = keys
+    __slots__ = ("whole", "exact", "unknown", "maps")
+
+    def __init__(
+        self,
+        whole: frozenset[_Endpoint],
+        exact: dict[_Endpoint, Maps],
+        unknown: frozenset[_Endpoint],
+        maps: Maps,
+    ) -> None:
+        self.whole: frozenset[_Endpoint] = whole
+        self.exact = exact
+        self.unknown: frozenset[_Endpoint] = unknown
         self.maps = maps
 
     def __len__(self) -> int:
-        return len(self.keys)
-
-    def items(self) -> Iterator[tuple[_Endpoint, Maps]]:
-        return ((key, self.maps) for key in self.keys)
+        return len(self.whole) + len(self.exact) + len(self.unknown)
 
     def __contains__(self, key: object) -> bool:
-        return key in self.keys
+        return key in self.whole or key in self.exact or key in self.unknown
 
-    def __getitem__(self, key: _Endpoint) -> Maps:
-        if key not in self.keys:
-            raise KeyError(key)
-        return self.maps
-
-    def joined(self, other: Summary[_Endpoint]) -> Collapsed[_Endpoint]:
-        """This summary with every key of ``other`` (a dict or Collapsed) read through its map."""
-        keys: Iterable[_Endpoint] = other.keys if isinstance(other, Collapsed) else other.keys()
-        if self.keys.issuperset(keys):
-            return self
-        return Collapsed(self.keys.union(keys), self.maps)
+    def keys(self) -> frozenset[_Endpoint]:
+        return self.whole | self.exact.keys() | self.unknown
 
 
-# endpoint -> maps from one value to it; or Collapsed
-Summary: TypeAlias = Union[dict[_Endpoint, Maps], Collapsed[_Endpoint]]  # noqa: UP007  subscripted at run time
+# endpoint -> maps from one value to it; or Wide
+Summary: TypeAlias = Union[dict[_Endpoint, Maps], Wide[_Endpoint]]  # noqa: UP007  subscripted at run time
 
 
 class PassBudget:
-    """The compositions left for one pass, and the pass's memo of (summary map, op map) pairs."""
+    """The compositions left for one pass, the pass's memo of (summary map, op map) pairs, and the
+    shape of each endpoint (what a full read of it reads)."""
 
-    __slots__ = ("left", "reason", "done")
+    __slots__ = ("left", "reason", "done", "endpoint_dims")
 
-    def __init__(self, comp: Computation) -> None:
+    def __init__(self, comp: Computation, endpoint_dims: Callable[[_Endpoint], Dims]) -> None:
         self.done: dict[tuple[int, int], tuple[IndexingMap, IndexingMap, IndexingMap]] = {}
         self.left = limit = current().budgets.compositions_per_pass
         self.reason = budget_reason(
@@ -79,22 +84,82 @@ class PassBudget:
             limit,
             f"analysis of '{comp.name}' stopped composing maps (too many distinct access paths)",
         )
+        self.endpoint_dims = endpoint_dims
 
 
-def capped(acc: Summary[_Endpoint], instr: Instruction, what: str, budget: PassBudget) -> Summary[_Endpoint]:
-    """``acc``, or ``acc`` collapsed when it reaches more than ``endpoints_per_value`` keys or
-    when the pass has spent its ``compositions_per_pass`` (the values left are not summarised)."""
-    if type(acc) is not dict or not acc:
+def _split(
+    acc: dict[_Endpoint, Maps], value_dims: Dims, budget: PassBudget
+) -> tuple[set[_Endpoint], dict[_Endpoint, Maps]]:
+    """``acc``'s endpoints read whole, and the others with their maps."""
+    whole: set[_Endpoint] = set()
+    exact: dict[_Endpoint, Maps] = {}
+    for key, maps in acc.items():
+        if reads_whole(maps, value_dims, budget.endpoint_dims(key)):
+            whole.add(key)
+        else:
+            exact[key] = maps
+    return whole, exact
+
+
+def _wide(
+    whole: Iterable[_Endpoint],
+    exact: dict[_Endpoint, Maps],
+    unknown: frozenset[_Endpoint],
+    maps: Maps,
+    reason: Callable[[], str],
+    limit: int,
+) -> Wide[_Endpoint]:
+    """A Wide summary; past ``limit`` exact endpoints, those become unknown too (``reason()``)."""
+    whole = whole if isinstance(whole, frozenset) else frozenset(whole)
+    if len(exact) > limit:
+        unknown = unknown.union(exact)
+        exact = {}
+    if unknown and not maps:
+        maps = (IndexingMap.undefined(reason()),)
+    return Wide(whole, exact, unknown, maps)
+
+
+def capped(
+    acc: Summary[_Endpoint], instr: Instruction, value_dims: Dims, what: str, budget: PassBudget
+) -> Summary[_Endpoint]:
+    """``acc``, or ``acc`` made Wide when it reaches more than ``endpoints_per_value`` keys, its
+    exact part cut to the budget, or, once the pass has spent its ``compositions_per_pass``, its
+    exact part made unknown (the values left are not summarised)."""
+    if not acc:
         return acc
-    if budget.left <= 0:
-        return Collapsed(frozenset(acc), (IndexingMap.undefined(budget.reason),))
+    spent = budget.left <= 0
     limit = current().budgets.endpoints_per_value
-    if len(acc) <= limit:
-        return acc
-    reason = budget_reason(
-        "endpoints_per_value", limit, f"'{instr.name}' depends on {len(acc)} {what}; its maps are not composed"
-    )
-    return Collapsed(frozenset(acc), (IndexingMap.undefined(reason),))
+    if type(acc) is Wide:
+        if not acc.exact or (len(acc.exact) <= limit and not spent):
+            return acc
+        whole, exact, unknown, maps = acc.whole, acc.exact, acc.unknown, acc.maps
+    else:
+        if len(acc) <= limit and not spent:
+            return acc
+        whole_keys, exact = _split(acc, value_dims, budget)
+        whole, unknown, maps = frozenset(whole_keys), frozenset(), ()
+    if spent:
+        return _wide(whole, exact, unknown, maps, lambda: budget.reason, -1)
+    count = len(whole) + len(exact) + len(unknown)
+
+    def reason() -> str:
+        return budget_reason(
+            "endpoints_per_value", limit, f"'{instr.name}' depends on {count} {what}; its maps are not composed"
+        )
+
+    return _wide(whole, exact, unknown, maps, reason, limit)
+
+
+def read_out(summary: Summary[_Endpoint], value_dims: Dims, budget: PassBudget) -> dict[_Endpoint, Maps]:
+    """Endpoint -> maps of a finished value: a Wide summary's full reads made maps."""
+    if type(summary) is not Wide:
+        return summary
+    out: dict[_Endpoint, Maps] = dict(summary.exact)
+    for key in summary.whole:
+        out[key] = (full_read(value_dims, budget.endpoint_dims(key)),)
+    for key in summary.unknown:
+        out[key] = summary.maps
+    return out
 
 
 # A summary map whose results and constraints use no dimension (it reads the same parameter
@@ -177,14 +242,9 @@ def _compose_new(
     return compose_step(summary_map, op_map, instr, value_dims)
 
 
-def through(
-    src: Summary[_Endpoint], op_maps: Maps, instr: Instruction, value_dims: tuple[int, ...], budget: PassBudget
-) -> Summary[_Endpoint]:
-    """Every entry of ``src`` composed with ``op_maps``; one map tuple shared by several entries
-    (values pass their sets along unchanged) is composed once. UNDEFINED composed with anything is
-    UNDEFINED: a collapsed summary goes through unchanged."""
-    if type(src) is Collapsed:
-        return src
+def _through_dict(
+    src: dict[_Endpoint, Maps], op_maps: Maps, instr: Instruction, value_dims: Dims, budget: PassBudget
+) -> dict[_Endpoint, Maps]:
     out: dict[_Endpoint, Maps] = {}
     done: dict[int, tuple[Maps, Maps]] = {}
     for key, maps in src.items():
@@ -198,19 +258,78 @@ def through(
     return out
 
 
+def through(
+    src: Summary[_Endpoint],
+    op_maps: Maps,
+    instr: Instruction,
+    value_dims: Dims,
+    own_dims: Dims,
+    budget: PassBudget,
+) -> Summary[_Endpoint]:
+    """Every entry of ``src`` composed with ``op_maps`` (from ``own_dims``, the new value's shape,
+    into ``value_dims``); one map tuple shared by several entries (values pass their sets along
+    unchanged) is composed once. A Wide summary's unknown part goes through unchanged (UNDEFINED
+    composed with anything is UNDEFINED), and so do its full reads when some op map covers the new
+    value (every element of it reads at least one element of the old); else they become unknown."""
+    if type(src) is not Wide:
+        return _through_dict(src, op_maps, instr, value_dims, budget)
+    exact = _through_dict(src.exact, op_maps, instr, value_dims, budget) if src.exact else src.exact
+    if any(covers(r, own_dims) for r in op_maps):
+        return src if exact is src.exact else Wide(src.whole, exact, src.unknown, src.maps)
+    if not src.whole:
+        return Wide(src.whole, exact, src.unknown, src.maps)
+    maps = src.maps or (IndexingMap.undefined(blame(instr, "reads part of a value that reads whole endpoints")),)
+    return Wide(frozenset(), exact, src.unknown | src.whole, maps)
+
+
+def _join(wide: Wide[_Endpoint], other: Summary[_Endpoint], value_dims: Dims, budget: PassBudget) -> Wide[_Endpoint]:
+    """``wide ∪ other``: a full read absorbs whatever else reads that endpoint (every map lands in
+    its box); an unknown map absorbs known ones (never "not read")."""
+    if type(other) is Wide:
+        o_whole, o_exact, o_unknown, o_maps = other.whole, other.exact, other.unknown, other.maps
+    else:
+        whole_keys, o_exact = _split(other, value_dims, budget)
+        o_whole, o_unknown, o_maps = frozenset(whole_keys), frozenset(), ()
+    whole = wide.whole if o_whole <= wide.whole else wide.whole | o_whole
+    o_unknown = o_unknown - whole if o_unknown and whole else o_unknown
+    unknown = wide.unknown if o_unknown <= wide.unknown else wide.unknown | o_unknown
+    if unknown and whole is not wide.whole:
+        unknown = unknown - whole
+    if not o_exact and whole is wide.whole and unknown is wide.unknown:
+        return wide
+    exact = {key: maps for key, maps in wide.exact.items() if key not in whole and key not in unknown}
+    grown: set[_Endpoint] = set()
+    for key, maps in o_exact.items():
+        if key in whole or key in unknown:
+            continue
+        prev = exact.get(key)
+        if prev is None:
+            exact[key] = maps
+        else:
+            exact[key] = union(prev, maps)
+            grown.add(key)
+    if grown:
+        became_whole = {k for k in grown if reads_whole(exact[k], value_dims, budget.endpoint_dims(k))}
+        if became_whole:
+            whole = whole | became_whole
+            for k in became_whole:
+                del exact[k]
+    return Wide(whole, exact, unknown, wide.maps or o_maps)
+
+
 def merge_summaries(
-    acc: Summary[_Endpoint] | None, shared: bool, contrib: Summary[_Endpoint]
+    acc: Summary[_Endpoint] | None, shared: bool, contrib: Summary[_Endpoint], value_dims: Dims, budget: PassBudget
 ) -> tuple[Summary[_Endpoint], bool]:
-    """``acc ∪ contrib``; ``shared`` says ``acc`` is another value's dict (copy before writing)."""
+    """``acc ∪ contrib`` for a value of shape ``value_dims``; ``shared`` says ``acc`` is another
+    value's dict (copy before writing)."""
     if acc is None:
         return contrib, True
     if contrib is acc or not contrib:
         return acc, shared
-    # Collapsed absorbs: a key's known maps joined with UNDEFINED are UNDEFINED (never "not read")
-    if type(acc) is Collapsed:
-        return acc.joined(contrib), True
-    if type(contrib) is Collapsed:
-        return contrib.joined(acc), True
+    if type(acc) is Wide:
+        return _join(acc, contrib, value_dims, budget), True
+    if type(contrib) is Wide:
+        return _join(contrib, acc, value_dims, budget), True
     if shared:
         acc = dict(acc)
     for key, maps in contrib.items():
