@@ -9,7 +9,11 @@ shapes, so a whole-computation pass can carry "this endpoint is read whole" as a
 Why it composes without enumerating paths (``summary_pass``): when every element of value V reads
 all of P, and every element of X reads at least one element of V (a *covering* op map), then every
 element of X reads all of P. A union in which one map is a full read is that full read, since every
-map of a value lands inside the endpoint's box.
+map of a value lands inside the endpoint's box. Where an op map covers only part of the new value
+(a concatenate, a slice seen from its operand) the endpoints are read whole on a *region*: the map
+``full_read(V, ()) ∘ op map``, with no results, which depends on no endpoint's shape either, so
+endpoints read whole on the same region stay one group; regions joined into the whole box (the
+parts of a concatenate) make a full read again.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 from ..affine import IndexingMap
 from ..affine.expr import CONST, RANGE, range_var
 from ..context import current, register_table
+from .existential import drop_witness_range_vars
 from .rule_cache import full_box
 
 _FULL_READS = register_table("fusion.full_read.maps")  # (value dims, endpoint dims) -> map
@@ -82,3 +87,33 @@ def covers(op_map: IndexingMap, own_dims: tuple[int, ...]) -> bool:
         and all(iv.size > 0 for iv in op_map.range_vars)
         and all(v.interval.size > 0 for v in op_map.runtime_vars)
     )
+
+
+# id(region) -> (region, {endpoint dims: map}): an identity memo, the region kept and checked
+_REGION_READS = register_table("fusion.full_read.region_reads")
+
+
+def region_read(region: IndexingMap, endpoint_dims: tuple[int, ...]) -> IndexingMap:
+    """The map that reads the whole of ``endpoint_dims`` from every element of ``region`` (a map
+    with no results: the elements of a value, with their constraints, that read it whole), in the
+    form a composition leaves it."""
+    if region.is_known_empty:
+        return IndexingMap.known_empty(region.num_dims, len(endpoint_dims))
+    memo: dict[int, tuple[IndexingMap, dict[tuple[int, ...], IndexingMap]]] = current().tables[_REGION_READS]
+    hit = memo.get(id(region))
+    if hit is None or hit[0] is not region:
+        hit = memo[id(region)] = (region, {})
+    m = hit[1].get(endpoint_dims)
+    if m is None:
+        first = len(region.range_vars)
+        results = []
+        wide = []
+        for n in endpoint_dims:
+            if n == 1:
+                results.append(0)
+            else:
+                results.append(range_var(first + len(wide)))
+                wide.append((0, n - 1))
+        built = IndexingMap(region.dims, (*region.range_vars, *wide), region.runtime_vars, results, region.constraints)
+        m = hit[1][endpoint_dims] = drop_witness_range_vars(built.simplified().remove_unused_variables())
+    return m

@@ -62,7 +62,11 @@ def _compacted(summary: Summary) -> Summary:
     limit = compaction_threshold()
     if type(summary) is Wide:
         exact = _compacted(summary.exact)
-        return summary if exact is summary.exact else Wide(summary.whole, exact, summary.unknown, summary.maps)
+        return (
+            summary
+            if exact is summary.exact
+            else Wide(summary.whole, summary.regions, exact, summary.unknown, summary.maps)
+        )
     if all(len(maps) <= limit for maps in summary.values()):
         return summary  # unchanged: a dict shared with an operand stays shared
     return {key: finalize(maps) if len(maps) > limit else maps for key, maps in summary.items()}

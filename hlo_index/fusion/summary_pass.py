@@ -24,8 +24,8 @@ from typing import Generic, TypeAlias, TypeVar, Union, final
 from ..affine import IndexingMap, Interval
 from ..context import budget_reason, current, register_table
 from ..hlo.model import Computation, Instruction
-from .full_read import covers, full_read, reads_whole
-from .mapset import Maps, distinct, union
+from .full_read import covers, full_read, reads_whole, region_read
+from .mapset import Maps, distinct, finalize, union
 from .rule_cache import full_box
 from .walk import blame, compose_step
 
@@ -37,33 +37,38 @@ Dims = tuple[int, ...]
 
 @final  # summaries tell it from a dict by `type(s) is Wide`
 class Wide(Generic[_Endpoint]):
-    """A summary past ``endpoints_per_value``: ``whole``, the endpoints every element of the value
-    reads whole; ``exact``, others with their maps (at most ``endpoints_per_value``); ``unknown``,
-    the rest, each read through the UNDEFINED ``maps``. The three are disjoint; immutable (values
-    share it as they share dicts)."""
+    """A summary past ``endpoints_per_value``, in disjoint exact parts: ``whole``, the endpoints
+    every element of the value reads whole; ``regions``, groups of endpoints each read whole on
+    one region (maps from the value to ``()``: the elements that read them whole); ``exact``,
+    others with their maps (at most ``endpoints_per_value``); ``unknown``, the rest, each read
+    through the UNDEFINED ``maps``. Immutable (values share it as they share dicts)."""
 
-    __slots__ = ("whole", "exact", "unknown", "maps")
+    __slots__ = ("whole", "regions", "exact", "unknown", "maps")
 
     def __init__(
         self,
         whole: frozenset[_Endpoint],
+        regions: tuple[tuple[Maps, frozenset[_Endpoint]], ...],
         exact: dict[_Endpoint, Maps],
         unknown: frozenset[_Endpoint],
         maps: Maps,
     ) -> None:
         self.whole: frozenset[_Endpoint] = whole
+        self.regions = regions
         self.exact = exact
         self.unknown: frozenset[_Endpoint] = unknown
         self.maps = maps
 
     def __len__(self) -> int:
-        return len(self.whole) + len(self.exact) + len(self.unknown)
+        return len(self.whole) + sum(len(k) for _, k in self.regions) + len(self.exact) + len(self.unknown)
 
     def __contains__(self, key: object) -> bool:
-        return key in self.whole or key in self.exact or key in self.unknown
-
-    def keys(self) -> frozenset[_Endpoint]:
-        return self.whole | self.exact.keys() | self.unknown
+        return (
+            key in self.whole
+            or key in self.exact
+            or key in self.unknown
+            or any(key in keys for _, keys in self.regions)
+        )
 
 
 # endpoint -> maps from one value to it; or Wide
@@ -101,62 +106,56 @@ def _split(
     return whole, exact
 
 
-def _wide(
-    whole: Iterable[_Endpoint],
-    exact: dict[_Endpoint, Maps],
-    unknown: frozenset[_Endpoint],
-    maps: Maps,
-    reason: Callable[[], str],
-    limit: int,
-) -> Wide[_Endpoint]:
-    """A Wide summary; past ``limit`` exact endpoints, those become unknown too (``reason()``)."""
-    whole = whole if isinstance(whole, frozenset) else frozenset(whole)
-    if len(exact) > limit:
-        unknown = unknown.union(exact)
-        exact = {}
-    if unknown and not maps:
-        maps = (IndexingMap.undefined(reason()),)
-    return Wide(whole, exact, unknown, maps)
-
-
 def capped(
     acc: Summary[_Endpoint], instr: Instruction, value_dims: Dims, what: str, budget: PassBudget
 ) -> Summary[_Endpoint]:
     """``acc``, or ``acc`` made Wide when it reaches more than ``endpoints_per_value`` keys, its
-    exact part cut to the budget, or, once the pass has spent its ``compositions_per_pass``, its
-    exact part made unknown (the values left are not summarised)."""
+    exact part (and its regions) cut to the budget, or, once the pass has spent its
+    ``compositions_per_pass``, its exact part made unknown (the values left are not summarised)."""
     if not acc:
         return acc
     spent = budget.left <= 0
     limit = current().budgets.endpoints_per_value
     if type(acc) is Wide:
-        if not acc.exact or (len(acc.exact) <= limit and not spent):
+        if (not acc.exact or (len(acc.exact) <= limit and not spent)) and len(acc.regions) <= limit:
             return acc
-        whole, exact, unknown, maps = acc.whole, acc.exact, acc.unknown, acc.maps
+        whole, regions, exact, unknown, maps = acc.whole, acc.regions, acc.exact, acc.unknown, acc.maps
     else:
         if len(acc) <= limit and not spent:
             return acc
         whole_keys, exact = _split(acc, value_dims, budget)
-        whole, unknown, maps = frozenset(whole_keys), frozenset(), ()
+        whole, regions, unknown, maps = frozenset(whole_keys), (), frozenset(), ()
     if spent:
-        return _wide(whole, exact, unknown, maps, lambda: budget.reason, -1)
-    count = len(whole) + len(exact) + len(unknown)
-
-    def reason() -> str:
-        return budget_reason(
+        reason = budget.reason
+        limit_exact = -1
+    else:
+        count = len(whole) + sum(len(k) for _, k in regions) + len(exact) + len(unknown)
+        reason = budget_reason(
             "endpoints_per_value", limit, f"'{instr.name}' depends on {count} {what}; its maps are not composed"
         )
-
-    return _wide(whole, exact, unknown, maps, reason, limit)
+        limit_exact = limit
+    if len(exact) > limit_exact:
+        unknown = unknown.union(exact)
+        exact = {}
+    if len(regions) > limit:
+        unknown = unknown.union(*(keys for _, keys in regions[limit:]))
+        regions = regions[:limit]
+    if unknown and not maps:
+        maps = (IndexingMap.undefined(reason),)
+    return Wide(whole, regions, exact, unknown, maps)
 
 
 def read_out(summary: Summary[_Endpoint], value_dims: Dims, budget: PassBudget) -> dict[_Endpoint, Maps]:
-    """Endpoint -> maps of a finished value: a Wide summary's full reads made maps."""
+    """Endpoint -> maps of a finished value: a Wide summary's full reads and region reads made maps."""
     if type(summary) is not Wide:
         return summary
     out: dict[_Endpoint, Maps] = dict(summary.exact)
     for key in summary.whole:
         out[key] = (full_read(value_dims, budget.endpoint_dims(key)),)
+    for regions, keys in summary.regions:
+        for key in keys:
+            dims = budget.endpoint_dims(key)
+            out[key] = distinct(region_read(region, dims) for region in regions)
     for key in summary.unknown:
         out[key] = summary.maps
     return out
@@ -258,6 +257,31 @@ def _through_dict(
     return out
 
 
+def _settle(
+    groups: Iterable[tuple[Maps, frozenset[_Endpoint]]],
+    whole: frozenset[_Endpoint],
+    unknown: frozenset[_Endpoint],
+    maps: Maps,
+    own_dims: Dims,
+) -> tuple[frozenset[_Endpoint], tuple[tuple[Maps, frozenset[_Endpoint]], ...], frozenset[_Endpoint], Maps]:
+    """Region groups sorted out: a group whose region is the whole value joins ``whole``, one whose
+    region is unknown joins ``unknown``; groups of one region object are one group."""
+    kept: dict[int, tuple[Maps, frozenset[_Endpoint]]] = {}
+    for regions, keys in groups:
+        if not keys:
+            continue
+        undefined = [m for m in regions if m.is_undefined]
+        if undefined:
+            unknown = unknown | keys
+            maps = maps or (undefined[0],)
+        elif reads_whole(regions, own_dims, ()):
+            whole = whole | keys
+        else:
+            hit = kept.get(id(regions))
+            kept[id(regions)] = (regions, keys if hit is None else hit[1] | keys)
+    return whole, tuple(kept.values()), unknown, maps
+
+
 def through(
     src: Summary[_Endpoint],
     op_maps: Maps,
@@ -270,51 +294,99 @@ def through(
     into ``value_dims``); one map tuple shared by several entries (values pass their sets along
     unchanged) is composed once. A Wide summary's unknown part goes through unchanged (UNDEFINED
     composed with anything is UNDEFINED), and so do its full reads when some op map covers the new
-    value (every element of it reads at least one element of the old); else they become unknown."""
+    value (every element of it reads at least one element of the old); else they are read whole on
+    the region the op maps give, and regions are composed like maps."""
     if type(src) is not Wide:
         return _through_dict(src, op_maps, instr, value_dims, budget)
     exact = _through_dict(src.exact, op_maps, instr, value_dims, budget) if src.exact else src.exact
-    if any(covers(r, own_dims) for r in op_maps):
-        return src if exact is src.exact else Wide(src.whole, exact, src.unknown, src.maps)
-    if not src.whole:
-        return Wide(src.whole, exact, src.unknown, src.maps)
-    maps = src.maps or (IndexingMap.undefined(blame(instr, "reads part of a value that reads whole endpoints")),)
-    return Wide(frozenset(), exact, src.unknown | src.whole, maps)
+    covering = any(covers(r, own_dims) for r in op_maps)
+    if covering and not src.regions:
+        return src if exact is src.exact else Wide(src.whole, (), exact, src.unknown, src.maps)
+    groups = []
+    whole = src.whole
+    if whole and not covering:
+        start = (full_read(value_dims, ()),)
+        groups.append((distinct([_compose(start[0], r, instr, value_dims, budget) for r in op_maps]), whole))
+        whole = frozenset()
+    if src.regions:
+        composed = _through_dict(
+            dict(enumerate(regions for regions, _ in src.regions)), op_maps, instr, value_dims, budget
+        )
+        groups.extend((composed[k], keys) for k, (_, keys) in enumerate(src.regions))
+    whole, regions, unknown, maps = _settle(groups, whole, src.unknown, src.maps, own_dims)
+    return Wide(whole, regions, exact, unknown, maps)
 
 
 def _join(wide: Wide[_Endpoint], other: Summary[_Endpoint], value_dims: Dims, budget: PassBudget) -> Wide[_Endpoint]:
     """``wide ∪ other``: a full read absorbs whatever else reads that endpoint (every map lands in
-    its box); an unknown map absorbs known ones (never "not read")."""
+    its box); an unknown map absorbs known ones (never "not read"); regions of one endpoint join
+    (into the whole box, a full read); a region read joined with exact maps is made maps."""
     if type(other) is Wide:
-        o_whole, o_exact, o_unknown, o_maps = other.whole, other.exact, other.unknown, other.maps
+        o_whole, o_regions, o_exact, o_unknown, o_maps = (
+            other.whole,
+            other.regions,
+            other.exact,
+            other.unknown,
+            other.maps,
+        )
     else:
         whole_keys, o_exact = _split(other, value_dims, budget)
-        o_whole, o_unknown, o_maps = frozenset(whole_keys), frozenset(), ()
+        o_whole, o_regions, o_unknown, o_maps = frozenset(whole_keys), (), frozenset(), ()
     whole = wide.whole if o_whole <= wide.whole else wide.whole | o_whole
     o_unknown = o_unknown - whole if o_unknown and whole else o_unknown
     unknown = wide.unknown if o_unknown <= wide.unknown else wide.unknown | o_unknown
     if unknown and whole is not wide.whole:
         unknown = unknown - whole
-    if not o_exact and whole is wide.whole and unknown is wide.unknown:
+    if not o_exact and not o_regions and whole is wide.whole and unknown is wide.unknown:
         return wide
-    exact = {key: maps for key, maps in wide.exact.items() if key not in whole and key not in unknown}
-    grown: set[_Endpoint] = set()
-    for key, maps in o_exact.items():
-        if key in whole or key in unknown:
-            continue
-        prev = exact.get(key)
-        if prev is None:
-            exact[key] = maps
+    maps = wide.maps or o_maps
+    # every endpoint read on a region, with its regions from both sides
+    region_of: dict[_Endpoint, Maps] = {}
+    joined: dict[tuple[int, int], Maps] = {}  # one union per pair of region sets, not per endpoint
+    for side in (wide.regions, o_regions):
+        for regions, keys in side:
+            for key in keys:
+                if key in whole or key in unknown:
+                    continue
+                prev = region_of.get(key)
+                if prev is None:
+                    region_of[key] = regions
+                    continue
+                pair = (id(prev), id(regions))
+                both = joined.get(pair)
+                if both is None:
+                    both = joined[pair] = finalize(union(prev, regions))
+                region_of[key] = both
+    exact: dict[_Endpoint, Maps] = {}
+    grown: list[_Endpoint] = []
+    for side_exact in (wide.exact, o_exact):
+        for key, key_maps in side_exact.items():
+            if key in whole or key in unknown:
+                continue
+            prev = exact.get(key)
+            if prev is None:
+                exact[key] = key_maps
+            else:
+                exact[key] = union(prev, key_maps)
+                grown.append(key)
+    for key in [k for k in exact if k in region_of]:  # read on a region and through maps: all maps
+        dims = budget.endpoint_dims(key)
+        exact[key] = union(exact[key], distinct(region_read(r, dims) for r in region_of.pop(key)))
+        grown.append(key)
+    became_whole = {k for k in grown if reads_whole(exact[k], value_dims, budget.endpoint_dims(k))}
+    if became_whole:
+        whole = whole | became_whole
+        exact = {k: m for k, m in exact.items() if k not in became_whole}
+    grouped: dict[int, tuple[Maps, set[_Endpoint]]] = {}
+    for key, regions in region_of.items():
+        hit = grouped.get(id(regions))
+        if hit is None:
+            grouped[id(regions)] = (regions, {key})
         else:
-            exact[key] = union(prev, maps)
-            grown.add(key)
-    if grown:
-        became_whole = {k for k in grown if reads_whole(exact[k], value_dims, budget.endpoint_dims(k))}
-        if became_whole:
-            whole = whole | became_whole
-            for k in became_whole:
-                del exact[k]
-    return Wide(whole, exact, unknown, wide.maps or o_maps)
+            hit[1].add(key)
+    groups = [(regions, frozenset(keys)) for regions, keys in grouped.values()]
+    whole, regions_out, unknown, maps = _settle(groups, whole, unknown, maps, value_dims)
+    return Wide(whole, regions_out, exact, unknown, maps)
 
 
 def merge_summaries(
