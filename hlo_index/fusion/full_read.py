@@ -18,13 +18,16 @@ parts of a concatenate) make a full read again.
 
 from __future__ import annotations
 
-from ..affine import IndexingMap
-from ..affine.expr import CONST, RANGE, range_var
-from ..context import current, register_table
+from ..affine import IndexingMap, Interval
+from ..affine.evaluate import evaluate_expr
+from ..affine.expr import CONST, MOD, RANGE, Expr, range_var
+from ..context import budgets, current, register_table
 from .existential import drop_witness_range_vars
 from .rule_cache import full_box
 
 _FULL_READS = register_table("fusion.full_read.maps")  # (value dims, endpoint dims) -> map
+# id(map) -> (map, {endpoint dims: proved a full read}): an identity memo, the map kept and checked
+_PROVED = register_table("fusion.full_read.proved")
 
 
 def full_read(value_dims: tuple[int, ...], endpoint_dims: tuple[int, ...]) -> IndexingMap:
@@ -48,26 +51,64 @@ def full_read(value_dims: tuple[int, ...], endpoint_dims: tuple[int, ...]) -> In
 
 
 def is_full_read(m: IndexingMap, value_dims: tuple[int, ...], endpoint_dims: tuple[int, ...]) -> bool:
-    """True when ``m`` is, structurally, the full read from ``value_dims`` to ``endpoint_dims``:
-    no constraint, the value's whole box as domain, every result a distinct range variable over
-    the whole extent of its endpoint dimension (or 0 for a dimension of one element), and every
-    range variable non-empty (an unused one is a witness that always exists)."""
-    if m.is_undefined or m.is_known_empty or m.constraints or m.runtime_vars:
+    """True when ``m`` is proved to be the full read from ``value_dims`` to ``endpoint_dims``: no
+    constraint, the value's whole box as domain, results that use only range variables, no two
+    results the same variable (so the image is the product of the results' images), and each
+    result's image over its variables' box exactly its endpoint dimension's extent (``s0`` over
+    ``[0, n - 1]``; ``s0 mod 512`` over ``[0, 4095]`` for 512; else enumerated, within
+    ``semantic_check_points``). Runtime variables no result uses change nothing."""
+    if m.is_undefined or m.is_known_empty or m.constraints:
         return False
     if len(m.results) != len(endpoint_dims) or m.dims != full_box(value_dims):
         return False
     if any(n <= 0 for n in value_dims) or any(iv.size <= 0 for iv in m.range_vars):
         return False
-    seen = set()
+    if any(v.interval.size <= 0 for v in m.runtime_vars):
+        return False
+    memo: dict[int, tuple[IndexingMap, dict[tuple[int, ...], bool]]] = current().tables[_PROVED]
+    hit = memo.get(id(m))
+    if hit is None or hit[0] is not m:
+        hit = memo[id(m)] = (m, {})
+    answer = hit[1].get(endpoint_dims)
+    if answer is None:
+        answer = hit[1][endpoint_dims] = _results_cover(m, endpoint_dims)
+    return answer
+
+
+def _results_cover(m: IndexingMap, endpoint_dims: tuple[int, ...]) -> bool:
+    used: set[Expr] = set()
     for r, n in zip(m.results, endpoint_dims):
-        if r.kind == RANGE and r.value not in seen:
-            iv = m.range_vars[r.value]
-            if iv.lo != 0 or iv.hi != n - 1:
-                return False
-            seen.add(r.value)
-        elif not (r.kind == CONST and r.value == 0 and n == 1):
+        variables = r.variables()
+        if any(v.kind != RANGE for v in variables) or used & variables:
+            return False
+        used |= variables
+        if not _image_is_extent(r, [m.range_vars[v.value] for v in sorted(variables, key=lambda v: v.value)], n):
             return False
     return True
+
+
+def _image_is_extent(r: Expr, boxes: list[Interval], n: int) -> bool:
+    """The values of ``r`` over the box of its (range) variables are exactly ``0 .. n - 1``."""
+    if r.kind == CONST:
+        return n == 1 and r.value == 0
+    if r.kind == RANGE:
+        iv = boxes[0]
+        return iv.lo == 0 and iv.hi == n - 1
+    if r.kind == MOD and r.operand is not None and r.operand.kind == RANGE and r.value == n:
+        iv = boxes[0]
+        return iv.lo >= 0 and iv.size >= n
+    points = 1
+    for iv in boxes:
+        points *= iv.size
+    if points > budgets().semantic_check_points:
+        return False
+    import numpy as np
+
+    variables = sorted(r.variables(), key=lambda v: v.value)
+    grids = np.meshgrid(*(np.arange(iv.lo, iv.hi + 1, dtype=np.int64) for iv in boxes), indexing="ij")
+    env = {(RANGE, v.value): g.ravel() for v, g in zip(variables, grids)}
+    values = np.unique(np.asarray(evaluate_expr(r, env, {})))
+    return len(values) == n and int(values[0]) == 0 and int(values[-1]) == n - 1
 
 
 def reads_whole(maps: tuple[IndexingMap, ...], value_dims: tuple[int, ...], endpoint_dims: tuple[int, ...]) -> bool:

@@ -173,7 +173,6 @@ def _dim_free(m: IndexingMap, value_dims: tuple[int, ...]) -> bool:
     return (
         not m.is_undefined
         and not m.is_known_empty
-        and not m.runtime_vars
         and not m.uses_dims
         and m.dims == full_box(value_dims)
     )
