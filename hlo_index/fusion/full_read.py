@@ -20,13 +20,13 @@ from __future__ import annotations
 
 from ..affine import IndexingMap, Interval
 from ..affine.evaluate import evaluate_expr
-from ..affine.expr import CONST, MOD, RANGE, Expr, range_var
+from ..affine.expr import CONST, DIM, MOD, RANGE, Expr, range_var
 from ..context import budgets, current, register_table
 from .existential import drop_witness_range_vars
 from .rule_cache import full_box
 
 _FULL_READS = register_table("fusion.full_read.maps")  # (value dims, endpoint dims) -> map
-# id(map) -> (map, {endpoint dims: proved a full read}): an identity memo, the map kept and checked
+# id(map) -> (map, {(endpoint dims, over dims): proved}): an identity memo, the map kept and checked
 _PROVED = register_table("fusion.full_read.proved")
 
 
@@ -57,6 +57,17 @@ def is_full_read(m: IndexingMap, value_dims: tuple[int, ...], endpoint_dims: tup
     result's image over its variables' box exactly its endpoint dimension's extent (``s0`` over
     ``[0, n - 1]``; ``s0 mod 512`` over ``[0, 4095]`` for 512; else enumerated, within
     ``semantic_check_points``). Runtime variables no result uses change nothing."""
+    return _proved(m, value_dims, endpoint_dims, False)
+
+
+def reads_all(m: IndexingMap, value_dims: tuple[int, ...], endpoint_dims: tuple[int, ...]) -> bool:
+    """True when the elements of ``value_dims`` together read every element of ``endpoint_dims``
+    through ``m`` (its image is the whole box), proved as for ``is_full_read`` with the dimensions
+    counted among the variables: ``(d0, d1)[s0] -> (d0, s0)`` reads all of its operand, row by row."""
+    return _proved(m, value_dims, endpoint_dims, True)
+
+
+def _proved(m: IndexingMap, value_dims: tuple[int, ...], endpoint_dims: tuple[int, ...], over_dims: bool) -> bool:
     if m.is_undefined or m.is_known_empty or m.constraints:
         return False
     if len(m.results) != len(endpoint_dims) or m.dims != full_box(value_dims):
@@ -65,36 +76,39 @@ def is_full_read(m: IndexingMap, value_dims: tuple[int, ...], endpoint_dims: tup
         return False
     if any(v.interval.size <= 0 for v in m.runtime_vars):
         return False
-    memo: dict[int, tuple[IndexingMap, dict[tuple[int, ...], bool]]] = current().tables[_PROVED]
+    memo: dict[int, tuple[IndexingMap, dict[tuple[tuple[int, ...], bool], bool]]] = current().tables[_PROVED]
     hit = memo.get(id(m))
     if hit is None or hit[0] is not m:
         hit = memo[id(m)] = (m, {})
-    answer = hit[1].get(endpoint_dims)
+    key = (endpoint_dims, over_dims)
+    answer = hit[1].get(key)
     if answer is None:
-        answer = hit[1][endpoint_dims] = _results_cover(m, endpoint_dims)
+        answer = hit[1][key] = _results_cover(m, endpoint_dims, over_dims)
     return answer
 
 
-def _results_cover(m: IndexingMap, endpoint_dims: tuple[int, ...]) -> bool:
+def _results_cover(m: IndexingMap, endpoint_dims: tuple[int, ...], over_dims: bool) -> bool:
+    allowed = (RANGE, DIM) if over_dims else (RANGE,)
     used: set[Expr] = set()
     for r, n in zip(m.results, endpoint_dims):
-        variables = r.variables()
-        if any(v.kind != RANGE for v in variables) or used & variables:
+        variables = sorted(r.variables(), key=lambda v: (v.kind, v.value))
+        if any(v.kind not in allowed for v in variables) or used.intersection(variables):
             return False
-        used |= variables
-        if not _image_is_extent(r, [m.range_vars[v.value] for v in sorted(variables, key=lambda v: v.value)], n):
+        used.update(variables)
+        boxes = [m.dims[v.value] if v.kind == DIM else m.range_vars[v.value] for v in variables]
+        if not _image_is_extent(r, variables, boxes, n):
             return False
     return True
 
 
-def _image_is_extent(r: Expr, boxes: list[Interval], n: int) -> bool:
+def _image_is_extent(r: Expr, variables: list[Expr], boxes: list[Interval], n: int) -> bool:
     """The values of ``r`` over the box of its (range) variables are exactly ``0 .. n - 1``."""
     if r.kind == CONST:
         return n == 1 and r.value == 0
-    if r.kind == RANGE:
+    if r.kind in (RANGE, DIM):
         iv = boxes[0]
         return iv.lo == 0 and iv.hi == n - 1
-    if r.kind == MOD and r.operand is not None and r.operand.kind == RANGE and r.value == n:
+    if r.kind == MOD and r.operand is not None and r.operand.kind in (RANGE, DIM) and r.value == n:
         iv = boxes[0]
         return iv.lo >= 0 and iv.size >= n
     points = 1
@@ -104,9 +118,8 @@ def _image_is_extent(r: Expr, boxes: list[Interval], n: int) -> bool:
         return False
     import numpy as np
 
-    variables = sorted(r.variables(), key=lambda v: v.value)
     grids = np.meshgrid(*(np.arange(iv.lo, iv.hi + 1, dtype=np.int64) for iv in boxes), indexing="ij")
-    env = {(RANGE, v.value): g.ravel() for v, g in zip(variables, grids)}
+    env = {(v.kind, v.value): g.ravel() for v, g in zip(variables, grids)}
     values = np.unique(np.asarray(evaluate_expr(r, env, {})))
     return len(values) == n and int(values[0]) == 0 and int(values[-1]) == n - 1
 

@@ -65,7 +65,7 @@ def _compacted(summary: Summary) -> Summary:
         return (
             summary
             if exact is summary.exact
-            else Wide(summary.whole, summary.regions, exact, summary.unknown, summary.maps)
+            else Wide(summary.whole, summary.regions, exact, summary.unknown, summary.maps, summary.covered)
         )
     if all(len(maps) <= limit for maps in summary.values()):
         return summary  # unchanged: a dict shared with an operand stays shared

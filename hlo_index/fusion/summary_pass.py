@@ -24,7 +24,7 @@ from typing import Generic, TypeAlias, TypeVar, Union, final
 from ..affine import IndexingMap, Interval
 from ..context import budget_reason, current, register_table
 from ..hlo.model import Computation, Instruction
-from .full_read import covers, full_read, reads_whole, region_read
+from .full_read import covers, full_read, is_full_read, reads_all, reads_whole, region_read
 from .mapset import Maps, distinct, finalize, union
 from .rule_cache import full_box
 from .walk import blame, compose_step
@@ -41,9 +41,11 @@ class Wide(Generic[_Endpoint]):
     every element of the value reads whole; ``regions``, groups of endpoints each read whole on
     one region (maps from the value to ``()``: the elements that read them whole); ``exact``,
     others with their maps (at most ``endpoints_per_value``); ``unknown``, the rest, each read
-    through the UNDEFINED ``maps``. Immutable (values share it as they share dicts)."""
+    through the UNDEFINED ``maps``, of which ``covered`` are read whole by the value's elements
+    together (what an element reads is unknown; all of them read everything: a full reduction of
+    the value reads them whole). Immutable (values share it as they share dicts)."""
 
-    __slots__ = ("whole", "regions", "exact", "unknown", "maps")
+    __slots__ = ("whole", "regions", "exact", "unknown", "maps", "covered")
 
     def __init__(
         self,
@@ -52,12 +54,14 @@ class Wide(Generic[_Endpoint]):
         exact: dict[_Endpoint, Maps],
         unknown: frozenset[_Endpoint],
         maps: Maps,
+        covered: frozenset[_Endpoint] = frozenset(),
     ) -> None:
         self.whole: frozenset[_Endpoint] = whole
         self.regions = regions
         self.exact = exact
         self.unknown: frozenset[_Endpoint] = unknown
         self.maps = maps
+        self.covered: frozenset[_Endpoint] = covered
 
     def __len__(self) -> int:
         return len(self.whole) + sum(len(k) for _, k in self.regions) + len(self.exact) + len(self.unknown)
@@ -120,11 +124,12 @@ def capped(
         if (not acc.exact or (len(acc.exact) <= limit and not spent)) and len(acc.regions) <= limit:
             return acc
         whole, regions, exact, unknown, maps = acc.whole, acc.regions, acc.exact, acc.unknown, acc.maps
+        covered = acc.covered
     else:
         if len(acc) <= limit and not spent:
             return acc
         whole_keys, exact = _split(acc, value_dims, budget)
-        whole, regions, unknown, maps = frozenset(whole_keys), (), frozenset(), ()
+        whole, regions, unknown, maps, covered = frozenset(whole_keys), (), frozenset(), (), frozenset()
     if spent:
         reason = budget.reason
         limit_exact = -1
@@ -136,13 +141,18 @@ def capped(
         limit_exact = limit
     if len(exact) > limit_exact:
         unknown = unknown.union(exact)
+        covered = covered.union(
+            key
+            for key, key_maps in exact.items()
+            if any(reads_all(m, value_dims, budget.endpoint_dims(key)) for m in key_maps)
+        )
         exact = {}
     if len(regions) > limit:
         unknown = unknown.union(*(keys for _, keys in regions[limit:]))
         regions = regions[:limit]
     if unknown and not maps:
         maps = (IndexingMap.undefined(reason),)
-    return Wide(whole, regions, exact, unknown, maps)
+    return Wide(whole, regions, exact, unknown, maps, covered)
 
 
 def read_out(summary: Summary[_Endpoint], value_dims: Dims, budget: PassBudget) -> dict[_Endpoint, Maps]:
@@ -170,12 +180,7 @@ _TOTAL = register_table("fusion.summary_pass.total")
 
 
 def _dim_free(m: IndexingMap, value_dims: tuple[int, ...]) -> bool:
-    return (
-        not m.is_undefined
-        and not m.is_known_empty
-        and not m.uses_dims
-        and m.dims == full_box(value_dims)
-    )
+    return not m.is_undefined and not m.is_known_empty and not m.uses_dims and m.dims == full_box(value_dims)
 
 
 def _total(r: IndexingMap) -> bool:
@@ -297,12 +302,29 @@ def through(
     the region the op maps give, and regions are composed like maps."""
     if type(src) is not Wide:
         return _through_dict(src, op_maps, instr, value_dims, budget)
-    exact = _through_dict(src.exact, op_maps, instr, value_dims, budget) if src.exact else src.exact
+    unknown, covered, exact_in = src.unknown, src.covered, src.exact
+    whole = src.whole
+    if src.covered or src.exact:
+        if any(is_full_read(r, own_dims, value_dims) for r in op_maps):
+            # every new element reads all of the value: what the value reads in all, each reads
+            spread = {
+                k
+                for k, maps in exact_in.items()
+                if any(reads_all(m, value_dims, budget.endpoint_dims(k)) for m in maps)
+            }
+            whole = whole | covered | spread
+            unknown = unknown - covered
+            covered = frozenset()
+            exact_in = {k: maps for k, maps in exact_in.items() if k not in spread}
+        elif covered and not any(reads_all(r, own_dims, value_dims) for r in op_maps):
+            covered = frozenset()  # the new value may not read all of the old one
+    exact = _through_dict(exact_in, op_maps, instr, value_dims, budget) if exact_in else exact_in
     covering = any(covers(r, own_dims) for r in op_maps)
     if covering and not src.regions:
-        return src if exact is src.exact else Wide(src.whole, (), exact, src.unknown, src.maps)
+        if exact is src.exact and whole is src.whole and covered is src.covered:
+            return src
+        return Wide(whole, (), exact, unknown, src.maps, covered)
     groups = []
-    whole = src.whole
     if whole and not covering:
         start = (full_read(value_dims, ()),)
         groups.append((distinct([_compose(start[0], r, instr, value_dims, budget) for r in op_maps]), whole))
@@ -312,8 +334,8 @@ def through(
             dict(enumerate(regions for regions, _ in src.regions)), op_maps, instr, value_dims, budget
         )
         groups.extend((composed[k], keys) for k, (_, keys) in enumerate(src.regions))
-    whole, regions, unknown, maps = _settle(groups, whole, src.unknown, src.maps, own_dims)
-    return Wide(whole, regions, exact, unknown, maps)
+    whole, regions, unknown, maps = _settle(groups, whole, unknown, src.maps, own_dims)
+    return Wide(whole, regions, exact, unknown, maps, covered)
 
 
 def _join(wide: Wide[_Endpoint], other: Summary[_Endpoint], value_dims: Dims, budget: PassBudget) -> Wide[_Endpoint]:
@@ -328,15 +350,20 @@ def _join(wide: Wide[_Endpoint], other: Summary[_Endpoint], value_dims: Dims, bu
             other.unknown,
             other.maps,
         )
+        o_covered = other.covered
     else:
         whole_keys, o_exact = _split(other, value_dims, budget)
         o_whole, o_regions, o_unknown, o_maps = frozenset(whole_keys), (), frozenset(), ()
+        o_covered = frozenset()
     whole = wide.whole if o_whole <= wide.whole else wide.whole | o_whole
     o_unknown = o_unknown - whole if o_unknown and whole else o_unknown
     unknown = wide.unknown if o_unknown <= wide.unknown else wide.unknown | o_unknown
     if unknown and whole is not wide.whole:
         unknown = unknown - whole
-    if not o_exact and not o_regions and whole is wide.whole and unknown is wide.unknown:
+    covered = wide.covered if o_covered <= wide.covered else wide.covered | o_covered
+    if covered and (whole is not wide.whole or covered is not wide.covered):
+        covered = covered & unknown  # a covered key now read whole is whole
+    if not o_exact and not o_regions and whole is wide.whole and unknown is wide.unknown and covered is wide.covered:
         return wide
     maps = wide.maps or o_maps
     # every endpoint read on a region, with its regions from both sides
@@ -385,7 +412,7 @@ def _join(wide: Wide[_Endpoint], other: Summary[_Endpoint], value_dims: Dims, bu
             hit[1].add(key)
     groups = [(regions, frozenset(keys)) for regions, keys in grouped.values()]
     whole, regions_out, unknown, maps = _settle(groups, whole, unknown, maps, value_dims)
-    return Wide(whole, regions_out, exact, unknown, maps)
+    return Wide(whole, regions_out, exact, unknown, maps, covered & unknown if covered else covered)
 
 
 def merge_summaries(
