@@ -19,7 +19,7 @@ parts of a concatenate) make a full read again.
 from __future__ import annotations
 
 from ..affine import IndexingMap, Interval
-from ..affine.evaluate import evaluate_expr
+from ..affine.evaluate import Value, evaluate_expr
 from ..affine.expr import CONST, DIM, MOD, RANGE, Expr, range_var
 from ..context import budgets, current, register_table
 from .existential import drop_witness_range_vars
@@ -38,7 +38,7 @@ def full_read(value_dims: tuple[int, ...], endpoint_dims: tuple[int, ...]) -> In
     m = table.get(key)
     if m is None:
         wide = [n for n in endpoint_dims if n != 1]
-        results = []
+        results: list[Expr | int] = []
         k = 0
         for n in endpoint_dims:
             if n == 1:
@@ -108,7 +108,7 @@ def _image_is_extent(r: Expr, variables: list[Expr], boxes: list[Interval], n: i
     if r.kind in (RANGE, DIM):
         iv = boxes[0]
         return iv.lo == 0 and iv.hi == n - 1
-    if r.kind == MOD and r.operand is not None and r.operand.kind in (RANGE, DIM) and r.value == n:
+    if r.kind == MOD and r.operand.kind in (RANGE, DIM) and r.value == n:
         iv = boxes[0]
         return iv.lo >= 0 and iv.size >= n
     points = 1
@@ -119,7 +119,7 @@ def _image_is_extent(r: Expr, variables: list[Expr], boxes: list[Interval], n: i
     import numpy as np
 
     grids = np.meshgrid(*(np.arange(iv.lo, iv.hi + 1, dtype=np.int64) for iv in boxes), indexing="ij")
-    env = {(v.kind, v.value): g.ravel() for v, g in zip(variables, grids)}
+    env: dict[tuple[int, int], Value] = {(v.kind, v.value): g.ravel() for v, g in zip(variables, grids)}
     values = np.unique(np.asarray(evaluate_expr(r, env, {})))
     return len(values) == n and int(values[0]) == 0 and int(values[-1]) == n - 1
 
@@ -160,8 +160,8 @@ def region_read(region: IndexingMap, endpoint_dims: tuple[int, ...]) -> Indexing
     m = hit[1].get(endpoint_dims)
     if m is None:
         first = len(region.range_vars)
-        results = []
-        wide = []
+        results: list[Expr | int] = []
+        wide: list[tuple[int, int]] = []
         for n in endpoint_dims:
             if n == 1:
                 results.append(0)

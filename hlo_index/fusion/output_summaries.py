@@ -60,7 +60,8 @@ def all_inputs_to_output(comp: Computation, order: list[Instruction], users: Use
     """For every array-shaped parameter reached by the root: per root output, its maps (finalised)."""
     root = comp.root
     assert root is not None  # the caller picks this pass only for a computation with a root
-    budget = PassBudget(comp, lambda out: root.shape.leaf(out).dims)
+    root_shape = root.shape
+    budget = PassBudget(comp, lambda out: root_shape.leaf(out).dims)
     summaries: dict[tuple[int, int], Summary] = {
         (id(root), e): {e: (identity(root.shape.leaf(e).dims),)} for e in range(root.shape.num_outputs)
     }

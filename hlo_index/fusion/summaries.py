@@ -13,7 +13,7 @@ Budgets and collapsed summaries: ``summary_pass``.
 from __future__ import annotations
 
 from ..hlo.model import Computation, Instruction
-from .mapset import compaction_threshold, finalize
+from .mapset import Maps, compaction_threshold, finalize
 from .rule_cache import identity, output_to_input_steps
 from .summary_pass import PassBudget, Wide, capped, merge_summaries, read_out, through
 from .summary_pass import Summary as EndpointSummary
@@ -59,14 +59,18 @@ def _compacted(summary: Summary) -> Summary:
     """``summary`` with every set past ``compaction_threshold`` compacted (exact merges) before
     the value's users compose it: a weight read through a whole training step gathers dozens of
     maps that fewer describe, and every later composition pays per map."""
-    limit = compaction_threshold()
     if type(summary) is Wide:
-        exact = _compacted(summary.exact)
+        exact = _compacted_dict(summary.exact)
         return (
             summary
             if exact is summary.exact
             else Wide(summary.whole, summary.regions, exact, summary.unknown, summary.maps, summary.covered)
         )
+    return _compacted_dict(summary)
+
+
+def _compacted_dict(summary: dict[tuple[int, int], Maps]) -> dict[tuple[int, int], Maps]:
+    limit = compaction_threshold()
     if all(len(maps) <= limit for maps in summary.values()):
         return summary  # unchanged: a dict shared with an operand stays shared
     return {key: finalize(maps) if len(maps) > limit else maps for key, maps in summary.items()}
@@ -123,7 +127,7 @@ def bottom_up_output_to_input(comp: Computation, order: list[Instruction]) -> li
                     src if passthrough else through(src, op_maps, root, operand.shape.leaf(element).dims, own, budget)
                 )
                 acc, shared = merge_summaries(acc, shared, contrib, own, budget)
-        summary = read_out(capped(acc, root, own, what, budget), own, budget) if acc is not None else empty
+        summary = read_out(capped(acc, root, own, what, budget), own, budget) if acc is not None else {}
         results.append({key: finalize(maps) for key, maps in sorted(summary.items())})
     return results
 

@@ -19,7 +19,7 @@ is the full read.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Generic, TypeAlias, TypeVar, Union, final
+from typing import Any, Generic, TypeAlias, TypeVar, Union, final
 
 from ..affine import IndexingMap, Interval
 from ..context import budget_reason, current, register_table
@@ -57,8 +57,8 @@ class Wide(Generic[_Endpoint]):
         covered: frozenset[_Endpoint] = frozenset(),
     ) -> None:
         self.whole: frozenset[_Endpoint] = whole
-        self.regions = regions
-        self.exact = exact
+        self.regions: tuple[tuple[Maps, frozenset[_Endpoint]], ...] = regions
+        self.exact: dict[_Endpoint, Maps] = exact
         self.unknown: frozenset[_Endpoint] = unknown
         self.maps = maps
         self.covered: frozenset[_Endpoint] = covered
@@ -85,7 +85,7 @@ class PassBudget:
 
     __slots__ = ("left", "reason", "done", "endpoint_dims")
 
-    def __init__(self, comp: Computation, endpoint_dims: Callable[[_Endpoint], Dims]) -> None:
+    def __init__(self, comp: Computation, endpoint_dims: Callable[[Any], Dims]) -> None:
         self.done: dict[tuple[int, int], tuple[IndexingMap, IndexingMap, IndexingMap]] = {}
         self.left = limit = current().budgets.compositions_per_pass
         self.reason = budget_reason(
@@ -93,7 +93,7 @@ class PassBudget:
             limit,
             f"analysis of '{comp.name}' stopped composing maps (too many distinct access paths)",
         )
-        self.endpoint_dims = endpoint_dims
+        self.endpoint_dims: Callable[[Any], Dims] = endpoint_dims
 
 
 def _split(

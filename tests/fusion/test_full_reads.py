@@ -127,10 +127,7 @@ def _reads(maps, dims) -> set[tuple]:
 def _expected(deps: dict[str, np.ndarray], value: str, parameter: int) -> set[tuple]:
     a = deps[value]
     return {
-        (idx, p_idx)
-        for idx in itertools.product(*(range(n) for n in a.shape))
-        for p, p_idx in a[idx]
-        if p == parameter
+        (idx, p_idx) for idx in itertools.product(*(range(n) for n in a.shape)) for p, p_idx in a[idx] if p == parameter
     }
 
 
@@ -221,7 +218,9 @@ def test_a_composed_full_read_stays_one():
 def test_the_full_read_is_its_definition_and_a_fixpoint():
     with AnalysisContext():
         m = full_read((2, 3), (4, 1, 5))
-        assert str(m) == "(d0, d1)[s0, s1] -> (s0, 0, s1), domain: d0 in [0, 1], d1 in [0, 2], s0 in [0, 3], s1 in [0, 4]"
+        assert (
+            str(m) == "(d0, d1)[s0, s1] -> (s0, 0, s1), domain: d0 in [0, 1], d1 in [0, 2], s0 in [0, 3], s1 in [0, 4]"
+        )
         assert str(m.simplified()) == str(m)
         for point in itertools.product(range(2), range(3)):
             assert read_set(m, point) == set(itertools.product(range(4), range(1), range(5)))
