@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from functools import partial
 from typing import Any
 
 from ..analyses.cost.target_cost import (
@@ -24,7 +23,6 @@ from ..analyses.cost.target_cost import (
     TargetCostOptions,
     cost_of_target,
     cost_totals,
-    fusion_structure_key,
 )
 from ..context import current, register_table
 from ..hlo.model import Computation, Instruction
@@ -43,7 +41,7 @@ class _ModuleCost:
         self.module = module
         self.options = options
         self.session = CostSession(module, options, share_fusions=True)
-        self.structure_key = partial(fusion_structure_key, memo={})
+        self.structure_key = self.session.structure_key
         self.by_key: dict = {}
         self.costs: list = []  # (target name, FusionCost json)
         self.candidate_seen = False

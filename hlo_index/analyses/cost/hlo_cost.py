@@ -116,20 +116,24 @@ class HloCost:
     def computation_totals(self, comp) -> Properties:
         """The sum over a computation's instructions (XLA's ``properties()`` after ``Accept``)."""
         key = id(comp)
-        if key not in self._totals:
+        totals = self._totals.get(key)
+        if totals is None:
+            sums = self._sums(comp, _all_figures, 4)
+            totals = self._totals[key] = Properties(
+                flops=sums[0], transcendentals=sums[1], bytes_accessed=sums[2], output_bytes=sums[3]
+            )
+        return totals
+
+    def _sums(self, comp, figures: Callable[[Properties], tuple], width: int) -> list[float]:
+        """Per figure (``width`` of them), its float32 sum over the computation as XLA sums it."""
+        sums = exact_float32_sums([figures(p) for p in map(self.of, comp.instructions)], width)
+        if None in sums:
             # float32 sums in XLA's visiting order: the rounding is part of XLA's figure
             # (``add.accumulate`` adds one after the other, in float32, as the loop XLA runs)
-            rows = [
-                (p.flops, p.transcendentals, p.bytes_accessed, p.output_bytes) for p in map(self.of, visit_order(comp))
-            ]
-            sums = np.add.accumulate(np.array(rows, dtype=F32), axis=0)[-1] if rows else np.zeros(4, F32)
-            self._totals[key] = Properties(
-                flops=float(sums[0]),
-                transcendentals=float(sums[1]),
-                bytes_accessed=float(sums[2]),
-                output_bytes=float(sums[3]),
-            )
-        return self._totals[key]
+            ordered = [figures(p) for p in map(self.of, visit_order(comp))]
+            rounded = np.add.accumulate(np.array(ordered, dtype=F32), axis=0)[-1]
+            return [float(rounded[k]) if s is None else s for k, s in enumerate(sums)]
+        return sums  # type: ignore[return-value]  # no None left
 
     def common_elementwise_utilization(self, a: Instruction, b: Instruction) -> float:
         """The utilization of the roots both fused values reach through elementwise uses only."""
@@ -138,11 +142,19 @@ class HloCost:
 
     # ---- the handlers -------------------------------------------------------------------
     def _sub_cost(self, comp) -> tuple[float, float]:
+        """(flops, transcendentals) of ``computation_totals(comp)``: a fusion or a reduction
+        reads only these, and without the bytes the visiting order rarely matters."""
         key = id(comp)
-        if key not in self._sub:
-            t = self.computation_totals(comp)
-            self._sub[key] = (t.flops, t.transcendentals)
-        return self._sub[key]
+        hit = self._sub.get(key)
+        if hit is None:
+            totals = self._totals.get(key)
+            if totals is not None:
+                hit = (totals.flops, totals.transcendentals)
+            else:
+                flops, transcendentals = self._sums(comp, _flop_figures, 2)
+                hit = (flops, transcendentals)
+            self._sub[key] = hit
+        return hit
 
     def _compute(self, instr: Instruction) -> Properties:
         op = instr.opcode
@@ -334,8 +346,7 @@ class HloCost:
     def _fusion(self, fusion: Instruction, p: Properties) -> None:
         comp = fusion.fused_computation
         root = comp.root
-        totals = self.computation_totals(comp)
-        p.flops, p.transcendentals = totals.flops, totals.transcendentals
+        p.flops, p.transcendentals = self._sub_cost(comp)
         written = []
         leaf_shapes = list(fusion.shape.tuple_shapes) if fusion.shape.is_tuple else [fusion.shape]
         zero_util: set[int] = set()
@@ -351,15 +362,15 @@ class HloCost:
         p.output_bytes_per_leaf = written
         p.output_bytes = float(sum(written))
         p.bytes_accessed = p.output_bytes
-        if self.options.gpu:
+        # the generic analysis uses every fused value once (1.0); the GPU one propagates its uses
+        gpu = self.options.gpu
+        if gpu:
             p.flops = self._gpu_utilizations(comp, zero_util)
-        else:
-            for instr in comp.instructions:
-                self.utilization[id(instr)] = 1.0
+        utilization = self.utilization
         cap = not self.options.count_multiple_input_accesses
         for instr in comp.instructions:
             if instr.opcode == "constant" and elements(instr.shape) > 1:
-                u = self.utilization.get(id(instr), 1.0)
+                u = utilization.get(id(instr), 1.0) if gpu else 1.0
                 p.bytes_accessed += shape_bytes(instr.shape) * (min(u, 1.0) if cap else u)
         p.operand_bytes = []
         p.operand_utilization = []
@@ -367,7 +378,10 @@ class HloCost:
             param = comp.parameters.get(k)
             size = float(self._parameter_read_bytes(param)) if param is not None else 0.0
             p.operand_bytes.append(size)
-            p.operand_utilization.append(self.utilization.get(id(param), 0.0) if param is not None else 0.0)
+            if param is None:
+                p.operand_utilization.append(0.0)
+            else:
+                p.operand_utilization.append(utilization.get(id(param), 0.0) if gpu else 1.0)
             p.bytes_accessed += size
 
     def _gpu_utilizations(self, comp, zero_util: set) -> float:
@@ -446,6 +460,48 @@ class HloCost:
         return size
 
 
+# Values below EXACT_LIMIT in fewer than EXACT_ROWS rows: every sum of them fits numpy's int64.
+EXACT_LIMIT = 2**40
+EXACT_ROWS = 2**20
+
+
+def exact_float32_sums(rows: list[tuple], width: int) -> list[float | None]:
+    """Per column, its float32 sum in any order where no partial sum rounds, else None.
+
+    Every value a non-negative integer, a multiple of 2**k (k: the fewest trailing zero bits
+    among them), with the total below 2**(24 + k): every partial sum is then a multiple of 2**k
+    no larger than the total, an integer of at most 24 significant bits that float32 holds
+    exactly, so adding in XLA's order or any other gives the same figure."""
+    if not rows:
+        return [0.0] * width
+    if len(rows) == 1:
+        return [float(F32(v)) for v in rows[0]]  # no addition: the value in float32
+    if len(rows) >= EXACT_ROWS:
+        return [None] * width
+    values = np.array(rows, dtype=np.float64)
+    exact = (values >= 0).all(axis=0) & (values < EXACT_LIMIT).all(axis=0) & (values == np.floor(values)).all(axis=0)
+    out: list[float | None] = [None] * values.shape[1]
+    for k in np.flatnonzero(exact):
+        column = values[:, k].astype(np.int64)
+        bits = int(np.bitwise_or.reduce(column))
+        total = int(column.sum())
+        if bits == 0:
+            out[k] = 0.0
+            continue
+        low = (bits & -bits).bit_length() - 1
+        if total >> low < 1 << 24:
+            out[k] = float(total)
+    return out
+
+
+def _all_figures(p: Properties) -> tuple:
+    return (p.flops, p.transcendentals, p.bytes_accessed, p.output_bytes)
+
+
+def _flop_figures(p: Properties) -> tuple:
+    return (p.flops, p.transcendentals)
+
+
 def _nothing(instr, p) -> None:
     return None
 
@@ -457,16 +513,26 @@ def fused_body(fusion: Instruction) -> tuple[Computation, Instruction]:
     return comp, comp.root
 
 
+# The values whose users the generic analysis reads: parameters and the elements taken of them.
+READ_VALUES = frozenset(("parameter", "get-tuple-element"))
+
+
 def _users(value: Instruction, memo: dict) -> list[Instruction]:
-    """The users of ``value`` in its computation; ``memo``: id(computation) -> (computation, its
-    users table), built once per computation (the entry keeps the computation alive)."""
+    """The users of ``value`` (a parameter or a get-tuple-element) in its computation, each once,
+    in text order; ``memo``: id(computation) -> (computation, its table of those values' users),
+    built once per computation (the entry keeps the computation alive)."""
     comp = value.computation
     hit = memo.get(id(comp))
     if hit is None or hit[0] is not comp:
         users: dict[int, list[Instruction]] = {}
         for instr in comp.instructions:
-            for o in dict.fromkeys(instr.operands):
-                users.setdefault(id(o), []).append(instr)
+            for o in instr.operands:
+                if o.opcode in READ_VALUES:
+                    seen = users.get(id(o))
+                    if seen is None:
+                        users[id(o)] = [instr]
+                    elif seen[-1] is not instr:  # an operand used twice by one user: one use
+                        seen.append(instr)
         hit = memo[id(comp)] = (comp, users)
     return hit[1].get(id(value), [])
 

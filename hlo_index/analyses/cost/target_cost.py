@@ -18,7 +18,6 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import partial
 
 from ...hlo.model import Computation, Instruction
 from .devices import DeviceSpec, device_for_capability, load_device
@@ -139,9 +138,9 @@ def _json_value(v):
 
 
 def is_gpu_module(module, requested: str = "auto") -> bool:
-    from ..gpu_target import GPU, detect_target
+    from ..gpu_target import GPU, module_target
 
-    return detect_target(module, requested).target == GPU
+    return module_target(module, requested).target == GPU
 
 
 def _has_backend_markers(module) -> bool:
@@ -198,11 +197,13 @@ class CostSession:
             self.roofline = device_roofline(given)
             self.roofline_device = given.name
         capability = self.device.capability if self.device is not None else None
+        # the report keys its targets' figures by structure too: one key per fusion for both
+        self.structure_key = FusionStructureKeys()
         self.cost = HloCost(
             CostOptions(
                 count_multiple_input_accesses=options.count_multiple_input_accesses, gpu=self.gpu, capability=capability
             ),
-            partial(fusion_structure_key, memo={}) if share_fusions else None,
+            self.structure_key if share_fusions else None,
         )
         self.classic = GpuPerformanceModel(self.device, self.cost) if self.gpu else None
         self.indexing = IndexingPerformanceModel(self.device, self.cost) if self.gpu else None
@@ -238,6 +239,22 @@ def fusion_structure_key(fusion: Instruction, memo: dict | None = None):
         shape_token(fusion.shape),
         tuple(shape_token(o.shape) for o in fusion.operands),
     )
+
+
+class FusionStructureKeys:
+    """``fusion_structure_key`` of each fusion, computed once (memos: per fused computation, its
+    custom-calls' configs; per fusion, its key; each entry keeps its object alive, so ids stay
+    unique)."""
+
+    def __init__(self) -> None:
+        self._computations: dict = {}
+        self._keys: dict[int, tuple] = {}
+
+    def __call__(self, fusion: Instruction):
+        hit = self._keys.get(id(fusion))
+        if hit is None or hit[0] is not fusion:
+            hit = self._keys[id(fusion)] = (fusion, fusion_structure_key(fusion, self._computations))
+        return hit[1]
 
 
 def cost_of_target(
@@ -481,6 +498,7 @@ def explain(cost: FusionCost) -> str:
 __all__ = [
     "CostSession",
     "FusionCost",
+    "FusionStructureKeys",
     "TargetCostOptions",
     "capability_of",
     "cost_of_target",
