@@ -79,11 +79,13 @@ class _ModuleCost:
         )
 
 
-def _module_cost(module: Any, options: TargetCostOptions) -> _ModuleCost:
+def _module_cost(module: Any, asked: TargetCostOptions) -> _ModuleCost:
+    """The module's cost state; its options are ``asked`` without the what-if (the what-if
+    target gets a session of its own)."""
     table = current().tables[_MODULES]
     hit = table.get(id(module))
     if hit is None or hit.module is not module:
-        hit = table[id(module)] = _ModuleCost(module, options)
+        hit = table[id(module)] = _ModuleCost(module, replace(asked, consumers=None, multi_output=False))
     return hit
 
 
@@ -122,7 +124,7 @@ def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> N
     asked = options.get("cost")
     if asked is None:
         return
-    state = _module_cost(module, replace(asked, consumers=None, multi_output=False))
+    state = _module_cost(module, asked)
     if isinstance(target, Computation):
         cost = cost_of_target(target, module, state.options, state.session)
         report.extra["cost"] = cost.to_json()
@@ -176,7 +178,7 @@ def add_cost_totals(report: ModuleReport, module: Any, options: dict) -> None:
     asked = options.get("cost")
     if asked is None or module is None:
         return
-    state = _module_cost(module, replace(asked, consumers=None, multi_output=False))
+    state = _module_cost(module, asked)
     candidate = options.get("fusion_candidate")
     if candidate and not state.candidate_seen and report.targets:
         report.diagnostics.append(

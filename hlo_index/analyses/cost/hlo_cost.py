@@ -81,6 +81,8 @@ class HloCost:
         # (opcode, id of the result shape, ids of the operand shapes) -> (the shapes, Properties);
         # the entry keeps the shapes alive, so the ids stay theirs (the parser shares equal shapes)
         self._by_shapes: dict[tuple, tuple] = {}
+        # the same key -> (the shapes, (flops, transcendentals)) where only those were asked
+        self._flops_by_shapes: dict[tuple, tuple] = {}
         self._props: dict[int, Properties] = {}
         self._users: dict[int, tuple] = {}
         self._sub: dict[int, tuple[float, float]] = {}
@@ -118,22 +120,48 @@ class HloCost:
         key = id(comp)
         totals = self._totals.get(key)
         if totals is None:
-            sums = self._sums(comp, _all_figures, 4)
+            sums = self._sums(comp, self._all_figures, 4)
             totals = self._totals[key] = Properties(
                 flops=sums[0], transcendentals=sums[1], bytes_accessed=sums[2], output_bytes=sums[3]
             )
         return totals
 
-    def _sums(self, comp, figures: Callable[[Properties], tuple], width: int) -> list[float]:
+    def _sums(self, comp, figures: Callable[[Instruction], tuple], width: int) -> list[float]:
         """Per figure (``width`` of them), its float32 sum over the computation as XLA sums it."""
-        sums = exact_float32_sums([figures(p) for p in map(self.of, comp.instructions)], width)
+        sums = exact_float32_sums(list(map(figures, comp.instructions)), width)
         if None in sums:
             # float32 sums in XLA's visiting order: the rounding is part of XLA's figure
             # (``add.accumulate`` adds one after the other, in float32, as the loop XLA runs)
-            ordered = [figures(p) for p in map(self.of, visit_order(comp))]
+            ordered = list(map(figures, visit_order(comp)))
             rounded = np.add.accumulate(np.array(ordered, dtype=F32), axis=0)[-1]
             return [float(rounded[k]) if s is None else s for k, s in enumerate(sums)]
         return sums  # type: ignore[return-value]  # no None left
+
+    def _all_figures(self, instr: Instruction) -> tuple:
+        p = self.of(instr)
+        return (p.flops, p.transcendentals, p.bytes_accessed, p.output_bytes)
+
+    def _flop_figures(self, instr: Instruction) -> tuple:
+        """(flops, transcendentals) of ``of(instr)``, without building its figures where the
+        opcode and the shapes decide them (most of a fused computation)."""
+        p = self._props.get(id(instr))
+        if p is None and instr.opcode in SHAPE_ONLY:
+            shapes = (instr.shape, *(o.shape for o in instr.operands))
+            key = (instr.opcode, *map(id, shapes))
+            hit = self._by_shapes.get(key)
+            if hit is not None:
+                p = hit[1]
+            else:
+                flops = self._flops_by_shapes.get(key)
+                if flops is None:
+                    flops = self._flops_by_shapes[key] = (
+                        shapes,
+                        instruction_flops(instr, self.options, self._sub_cost),
+                    )
+                return flops[1]
+        if p is None:
+            p = self.of(instr)
+        return (p.flops, p.transcendentals)
 
     def common_elementwise_utilization(self, a: Instruction, b: Instruction) -> float:
         """The utilization of the roots both fused values reach through elementwise uses only."""
@@ -151,7 +179,7 @@ class HloCost:
             if totals is not None:
                 hit = (totals.flops, totals.transcendentals)
             else:
-                flops, transcendentals = self._sums(comp, _flop_figures, 2)
+                flops, transcendentals = self._sums(comp, self._flop_figures, 2)
                 hit = (flops, transcendentals)
             self._sub[key] = hit
         return hit
@@ -346,7 +374,6 @@ class HloCost:
     def _fusion(self, fusion: Instruction, p: Properties) -> None:
         comp = fusion.fused_computation
         root = comp.root
-        p.flops, p.transcendentals = self._sub_cost(comp)
         written = []
         leaf_shapes = list(fusion.shape.tuple_shapes) if fusion.shape.is_tuple else [fusion.shape]
         zero_util: set[int] = set()
@@ -365,7 +392,12 @@ class HloCost:
         # the generic analysis uses every fused value once (1.0); the GPU one propagates its uses
         gpu = self.options.gpu
         if gpu:
-            p.flops = self._gpu_utilizations(comp, zero_util)
+            # first: it costs every fused instruction, which the sum below then reads
+            flops = self._gpu_utilizations(comp, zero_util)
+            p.transcendentals = self._sub_cost(comp)[1]
+            p.flops = flops
+        else:
+            p.flops, p.transcendentals = self._sub_cost(comp)
         utilization = self.utilization
         cap = not self.options.count_multiple_input_accesses
         for instr in comp.instructions:
@@ -492,14 +524,6 @@ def exact_float32_sums(rows: list[tuple], width: int) -> list[float | None]:
         if total >> low < 1 << 24:
             out[k] = float(total)
     return out
-
-
-def _all_figures(p: Properties) -> tuple:
-    return (p.flops, p.transcendentals, p.bytes_accessed, p.output_bytes)
-
-
-def _flop_figures(p: Properties) -> tuple:
-    return (p.flops, p.transcendentals)
 
 
 def _nothing(instr, p) -> None:
