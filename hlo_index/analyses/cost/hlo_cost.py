@@ -81,7 +81,7 @@ class HloCost:
         # (opcode, id of the result shape, ids of the operand shapes) -> (the shapes, Properties);
         # the entry keeps the shapes alive, so the ids stay theirs (the parser shares equal shapes)
         self._by_shapes: dict[tuple, tuple] = {}
-        # the same key -> (the shapes, (flops, transcendentals)) where only those were asked
+        # the same key -> (the shapes, (flops, transcendentals)): what a fused computation's sum reads
         self._flops_by_shapes: dict[tuple, tuple] = {}
         self._props: dict[int, Properties] = {}
         self._users: dict[int, tuple] = {}
@@ -144,24 +144,23 @@ class HloCost:
     def _flop_figures(self, instr: Instruction) -> tuple:
         """(flops, transcendentals) of ``of(instr)``, without building its figures where the
         opcode and the shapes decide them (most of a fused computation)."""
-        p = self._props.get(id(instr))
-        if p is None and instr.opcode in SHAPE_ONLY:
-            shapes = (instr.shape, *(o.shape for o in instr.operands))
-            key = (instr.opcode, *map(id, shapes))
-            hit = self._by_shapes.get(key)
-            if hit is not None:
-                p = hit[1]
-            else:
-                flops = self._flops_by_shapes.get(key)
-                if flops is None:
-                    flops = self._flops_by_shapes[key] = (
-                        shapes,
-                        instruction_flops(instr, self.options, self._sub_cost),
-                    )
-                return flops[1]
-        if p is None:
+        op = instr.opcode
+        if op not in SHAPE_ONLY:
             p = self.of(instr)
-        return (p.flops, p.transcendentals)
+            return (p.flops, p.transcendentals)
+        operands = instr.operands
+        if len(operands) == 1:
+            key: tuple = (op, id(instr.shape), id(operands[0].shape))
+        elif len(operands) == 2:
+            key = (op, id(instr.shape), id(operands[0].shape), id(operands[1].shape))
+        else:
+            key = (op, id(instr.shape), *[id(o.shape) for o in operands])
+        hit = self._flops_by_shapes.get(key)
+        if hit is None:
+            # the entry keeps the shapes alive, so the ids stay theirs
+            shapes = (instr.shape, *(o.shape for o in operands))
+            hit = self._flops_by_shapes[key] = (shapes, instruction_flops(instr, self.options, self._sub_cost))
+        return hit[1]
 
     def common_elementwise_utilization(self, a: Instruction, b: Instruction) -> float:
         """The utilization of the roots both fused values reach through elementwise uses only."""

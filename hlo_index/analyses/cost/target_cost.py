@@ -126,17 +126,19 @@ def _json_value(v):
     if isinstance(v, dict):
         return {k: _json_value(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
-        # most lists are per-operand figures: floats, or None where unknown
-        return [_json_float(x) if type(x) is float else _json_value(x) for x in v]
+        # most lists are per-operand figures: whole floats, or None where unknown
+        return [int(x) if type(x) is float and x.is_integer() and abs(x) < 2**53 else _json_value(x) for x in v]
     return v
 
 
 def _json_float(v: float):
+    if v.is_integer():  # never inf or nan
+        return int(v) if abs(v) < 2**53 else v
     if math.isinf(v):
         return "inf" if v > 0 else "-inf"
     if math.isnan(v):
         return None
-    return int(v) if v.is_integer() and abs(v) < 2**53 else v
+    return v
 
 
 # ---- target and device -------------------------------------------------------------------------
