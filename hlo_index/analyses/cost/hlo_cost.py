@@ -22,6 +22,7 @@ from .flops import (
     ELEMENTWISE,
     CostOptions,
     concatenate_gpu_utilization,
+    elementwise_flops,
     instruction_flops,
     is_cublas,
     is_dnn_convolution,
@@ -35,22 +36,27 @@ DEFAULT_OPTIONS = CostOptions()
 PASS_THROUGH = ELEMENTWISE | {"tuple", "get-tuple-element"}
 FREE = {"parameter", "constant", "get-tuple-element", "bitcast", "domain", "after-all", "add-dependency"}
 UNKNOWN = -1.0
+# Ops ``instruction_flops`` counts no flop or transcendental for, whatever the shapes (its last case).
+FLOP_FREE = frozenset(
+    {
+        "copy",
+        "parameter",
+        "constant",
+        "bitcast",
+        "broadcast",
+        "reshape",
+        "slice",
+        "dynamic-slice",
+        "dynamic-update-slice",
+        "tuple",
+        "get-tuple-element",
+    }
+)
 # Opcodes whose figures follow from the opcode, the result shape and the operand shapes alone
 # (no attributes, called computations or backend config): instructions equal in those share
 # one ``Properties`` (a fused computation repeats the same elementwise ops on the same shapes).
-SHAPE_ONLY = COSTED_ELEMENTWISE | {
-    "copy",
-    "parameter",
-    "constant",
-    "bitcast",
-    "broadcast",
-    "reshape",
-    "slice",
-    "dynamic-slice",
-    "dynamic-update-slice",
-    "tuple",
-    "get-tuple-element",
-}
+SHAPE_ONLY = COSTED_ELEMENTWISE | FLOP_FREE
+NO_FLOPS = (0.0, 0.0)
 
 
 @dataclass
@@ -81,8 +87,8 @@ class HloCost:
         # (opcode, id of the result shape, ids of the operand shapes) -> (the shapes, Properties);
         # the entry keeps the shapes alive, so the ids stay theirs (the parser shares equal shapes)
         self._by_shapes: dict[tuple, tuple] = {}
-        # the same key -> (the shapes, (flops, transcendentals)): what a fused computation's sum reads
-        self._flops_by_shapes: dict[tuple, tuple] = {}
+        # (opcode, id of the result shape) -> (the shape, (flops, transcendentals)) of elementwise ops
+        self._elementwise_flops: dict[tuple, tuple] = {}
         self._props: dict[int, Properties] = {}
         self._users: dict[int, tuple] = {}
         self._sub: dict[int, tuple[float, float]] = {}
@@ -143,23 +149,17 @@ class HloCost:
 
     def _flop_figures(self, instr: Instruction) -> tuple:
         """(flops, transcendentals) of ``of(instr)``, without building its figures where the
-        opcode and the shapes decide them (most of a fused computation)."""
+        opcode and the result shape decide them (most of a fused computation)."""
         op = instr.opcode
-        if op not in SHAPE_ONLY:
+        if op in FLOP_FREE:
+            return NO_FLOPS
+        if op not in COSTED_ELEMENTWISE:
             p = self.of(instr)
             return (p.flops, p.transcendentals)
-        operands = instr.operands
-        if len(operands) == 1:
-            key: tuple = (op, id(instr.shape), id(operands[0].shape))
-        elif len(operands) == 2:
-            key = (op, id(instr.shape), id(operands[0].shape), id(operands[1].shape))
-        else:
-            key = (op, id(instr.shape), *[id(o.shape) for o in operands])
-        hit = self._flops_by_shapes.get(key)
-        if hit is None:
-            # the entry keeps the shapes alive, so the ids stay theirs
-            shapes = (instr.shape, *(o.shape for o in operands))
-            hit = self._flops_by_shapes[key] = (shapes, instruction_flops(instr, self.options, self._sub_cost))
+        shape = instr.shape
+        hit = self._elementwise_flops.get((op, id(shape)))
+        if hit is None:  # the entry keeps the shape alive, so the id stays its
+            hit = self._elementwise_flops[(op, id(shape))] = (shape, elementwise_flops(op, shape, self.options))
         return hit[1]
 
     def common_elementwise_utilization(self, a: Instruction, b: Instruction) -> float:
