@@ -185,6 +185,10 @@ class HloCost:
 
     def _compute(self, instr: Instruction) -> Properties:
         op = instr.opcode
+        if op == "fusion":
+            p = Properties()
+            self._fusion(instr, p)  # sets every figure
+            return p
         ops = instr.operands
         # a tuple-shaped result counts its arrays (the tuple instruction alone, its index table)
         shape = instr.shape
@@ -195,9 +199,6 @@ class HloCost:
             operand_utilization=[1.0] * len(ops),
         )
         p.bytes_accessed = out + sum(p.operand_bytes)
-        if op == "fusion":
-            self._fusion(instr, p)
-            return p
         if op in ("call", "async-start", "while", "conditional"):
             self._called(instr, p)
             return p

@@ -225,21 +225,26 @@ def fusion_structure_key(fusion: Instruction, memo: dict | None = None):
     """Equal for fusions whose cost is equal: the fused computation's structure
     (``fingerprint_id``), the fusion's kind and backend config (tiling, Triton, cuBLAS
     configs), the backend configs of custom-calls inside (which the structure leaves out), and
-    the operand and result shapes with their layouts. ``memo``: per fused computation, its
-    custom-calls' configs."""
+    the operand and result shapes with their layouts. ``memo``: per structure, where its
+    custom-calls are."""
+    from ...context import current
     from ...fusion.fingerprint import fingerprint_id, shape_token
 
     comp = fusion.fused_computation
     if comp is None:
         return None
-    hit = memo.get(id(comp)) if memo is not None else None
-    if hit is None or hit[0] is not comp:
-        hit = (comp, tuple(i.attrs.get("backend_config") for i in comp.instructions if i.opcode == "custom-call"))
+    structure = fingerprint_id(comp)
+    # equal structures have the same opcode at each position; the ids are the context's
+    context = current()
+    hit = memo.get(structure) if memo is not None else None
+    if hit is None or hit[0] is not context:
+        hit = (context, tuple(k for k, i in enumerate(comp.instructions) if i.opcode == "custom-call"))
         if memo is not None:
-            memo[id(comp)] = hit  # the entry keeps ``comp`` alive: ids stay unique
-    inner = hit[1]
+            memo[structure] = hit
+    instructions = comp.instructions
+    inner = tuple(instructions[k].attrs.get("backend_config") for k in hit[1])
     return (
-        fingerprint_id(comp),
+        structure,
         fusion.attrs.get("kind"),
         fusion.attrs.get("backend_config"),
         inner,
@@ -249,18 +254,18 @@ def fusion_structure_key(fusion: Instruction, memo: dict | None = None):
 
 
 class FusionStructureKeys:
-    """``fusion_structure_key`` of each fusion, computed once (memos: per fused computation, its
-    custom-calls' configs; per fusion, its key; each entry keeps its object alive, so ids stay
+    """``fusion_structure_key`` of each fusion, computed once (memos: per structure, where its
+    custom-calls are; per fusion, its key, the entry keeping the fusion alive so ids stay
     unique)."""
 
     def __init__(self) -> None:
-        self._computations: dict = {}
+        self._structures: dict = {}
         self._keys: dict[int, tuple] = {}
 
     def __call__(self, fusion: Instruction):
         hit = self._keys.get(id(fusion))
         if hit is None or hit[0] is not fusion:
-            hit = self._keys[id(fusion)] = (fusion, fusion_structure_key(fusion, self._computations))
+            hit = self._keys[id(fusion)] = (fusion, fusion_structure_key(fusion, self._structures))
         return hit[1]
 
 
