@@ -419,7 +419,7 @@ def command(
         fusion_candidate = fusion_candidate.lstrip("%")
         if not (fusion or computation or instruction):
             instruction = fusion_candidate
-    from ..analyses.cost.target_cost import TargetCostOptions
+    from ..analyses.cost.options import TargetCostOptions
     from ..report.driver import AnalyzeOptions
 
     consumers = None

@@ -16,17 +16,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..analyses.cost.target_cost import (
-    CostSession,
-    TargetCostOptions,
-    cost_of_target,
-    cost_totals,
-)
 from ..context import current, register_table
 from ..hlo.model import Computation, Instruction
 from .model import DiagnosticReport, ModuleReport, TargetReport
+
+# the cost models are imported when a report asks for a cost
+if TYPE_CHECKING:
+    from ..analyses.cost.options import TargetCostOptions
 
 # Per analysis context: id(module) -> _ModuleCost (the entry keeps the module alive).
 _MODULES = register_table("report.cost.modules")
@@ -38,6 +36,8 @@ class _ModuleCost:
     """One module's cost state: its session, the shared costs, the targets' costs so far."""
 
     def __init__(self, module: Any, options: TargetCostOptions) -> None:
+        from ..analyses.cost.target_cost import CostSession
+
         self.module = module
         self.options = options
         self.session = CostSession(module, options, share_fusions=True)
@@ -124,6 +124,8 @@ def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> N
     asked = options.get("cost")
     if asked is None:
         return
+    from ..analyses.cost.target_cost import CostSession, cost_of_target
+
     state = _module_cost(module, asked)
     if isinstance(target, Computation):
         cost = cost_of_target(target, module, state.options, state.session)
@@ -178,6 +180,8 @@ def add_cost_totals(report: ModuleReport, module: Any, options: dict) -> None:
     asked = options.get("cost")
     if asked is None or module is None:
         return
+    from ..analyses.cost.target_cost import cost_totals
+
     state = _module_cost(module, asked)
     candidate = options.get("fusion_candidate")
     if candidate and not state.candidate_seen and report.targets:

@@ -11,10 +11,11 @@ from the root) stay available for the performance model (``utilization``,
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-
-import numpy as np
+from functools import reduce
+from typing import TYPE_CHECKING
 
 from ...hlo.model import Computation, Instruction
 from .flops import (
@@ -31,7 +32,11 @@ from .flops import (
 )
 from .shapes import element_bytes, elements, elements_recursive, leaves, shape_bytes
 
-F32 = np.float32
+# numpy's float32 is imported where a sum rounds or a GPU utilization is propagated: a module
+# whose sums are exact (most CPU modules) never needs it
+if TYPE_CHECKING:
+    import numpy as np
+
 DEFAULT_OPTIONS = CostOptions()
 PASS_THROUGH = ELEMENTWISE | {"tuple", "get-tuple-element"}
 FREE = {"parameter", "constant", "get-tuple-element", "bitcast", "domain", "after-all", "add-dependency"}
@@ -139,7 +144,9 @@ class HloCost:
             # float32 sums in XLA's visiting order: the rounding is part of XLA's figure
             # (``add.accumulate`` adds one after the other, in float32, as the loop XLA runs)
             ordered = list(map(figures, visit_order(comp)))
-            rounded = np.add.accumulate(np.array(ordered, dtype=F32), axis=0)[-1]
+            import numpy as np
+
+            rounded = np.add.accumulate(np.array(ordered, dtype=np.float32), axis=0)[-1]
             return [float(rounded[k]) if s is None else s for k, s in enumerate(sums)]
         return sums  # type: ignore[return-value]  # no None left
 
@@ -419,31 +426,33 @@ class HloCost:
     def _gpu_utilizations(self, comp, zero_util: set) -> float:
         """Propagate utilization from the root (1.0) to the parameters; returns the fusion's
         flops (each instruction's flops times its utilization). float32 as in XLA."""
+        from numpy import float32 as f32
+
         order = post_order(comp)
         order.reverse()
         roots: dict[int, set] = {id(i): set() for i in order}
-        root_util: dict[int, np.float32] = {id(i): F32(0) for i in order}
+        root_util: dict[int, np.float32] = {id(i): f32(0) for i in order}
         root = comp.root
-        root_util[id(root)] = F32(1)
+        root_util[id(root)] = f32(1)
         roots[id(root)].add(id(root))
-        flops = F32(0)
+        flops = f32(0)
         for instr in order:
-            u = F32(0)
+            u = f32(0)
             for r in roots[id(instr)]:
-                u = F32(u + root_util[r])
+                u = f32(u + root_util[r])
             self.utilization[id(instr)] = float(u)
             props = self.of(instr)
-            flops = F32(flops + F32(u * F32(props.flops)))
+            flops = f32(flops + f32(u * f32(props.flops)))
             for k, operand in enumerate(instr.operands):
                 if instr.opcode in PASS_THROUGH:
                     roots[id(operand)] |= roots[id(instr)]
                     continue
                 roots[id(operand)].add(id(operand))
-                ou = F32(0) if (k == 0 and id(instr) in zero_util) else F32(props.operand_utilization[k])
-                cur = F32(u * ou)
+                ou = f32(0) if (k == 0 and id(instr) in zero_util) else f32(props.operand_utilization[k])
+                cur = f32(u * ou)
                 n = elements_recursive(operand.shape)
-                cur = F32(0) if n == 0 else F32(math.ceil(F32(cur * F32(n))) / n)
-                root_util[id(operand)] = F32(root_util[id(operand)] + cur)
+                cur = f32(0) if n == 0 else f32(math.ceil(f32(cur * f32(n))) / n)
+                root_util[id(operand)] = f32(root_util[id(operand)] + cur)
         for key, rs in roots.items():
             self._roots[key] = rs
         for key, v in root_util.items():
@@ -456,10 +465,12 @@ class HloCost:
                 self._parameter_read_bytes(g) for g in _users(param, self._users) if g.opcode == "get-tuple-element"
             )
         if self.options.gpu:
-            u = F32(self.utilization.get(id(param), 0.0))
+            from numpy import float32 as f32
+
+            u = f32(self.utilization.get(id(param), 0.0))
             if not self.options.count_multiple_input_accesses:
-                u = min(u, F32(1))
-            return int(F32(shape_bytes(param.shape)) * u)
+                u = min(u, f32(1))
+            return int(f32(shape_bytes(param.shape)) * u)
         return self._generic_parameter_read_bytes(param)
 
     def _generic_parameter_read_bytes(self, value: Instruction) -> int:
@@ -492,11 +503,6 @@ class HloCost:
         return size
 
 
-# Values below EXACT_LIMIT in fewer than EXACT_ROWS rows: every sum of them fits numpy's int64.
-EXACT_LIMIT = 2**40
-EXACT_ROWS = 2**20
-
-
 def exact_float32_sums(rows: list[tuple], width: int) -> list[float | None]:
     """Per column, its float32 sum in any order where no partial sum rounds, else None.
 
@@ -506,23 +512,24 @@ def exact_float32_sums(rows: list[tuple], width: int) -> list[float | None]:
     exactly, so adding in XLA's order or any other gives the same figure."""
     if not rows:
         return [0.0] * width
-    if len(rows) == 1:
-        return [float(F32(v)) for v in rows[0]]  # no addition: the value in float32
-    if len(rows) >= EXACT_ROWS:
-        return [None] * width
-    values = np.array(rows, dtype=np.float64)
-    exact = (values >= 0).all(axis=0) & (values < EXACT_LIMIT).all(axis=0) & (values == np.floor(values)).all(axis=0)
-    out: list[float | None] = [None] * values.shape[1]
-    for k in np.flatnonzero(exact):
-        column = values[:, k].astype(np.int64)
-        bits = int(np.bitwise_or.reduce(column))
-        total = int(column.sum())
-        if bits == 0:
-            out[k] = 0.0
+    out: list[float | None] = []
+    for column in zip(*rows):
+        try:
+            whole = list(map(int, column))  # Python ints: exact at any size
+        except (ValueError, OverflowError):  # nan, inf
+            out.append(None)
             continue
+        if whole != list(column) or min(whole) < 0:
+            out.append(None)
+            continue
+        total = sum(whole)
+        if total == 0:
+            # float32 keeps the sign of a sum of zeros that are all -0.0
+            out.append(0.0 if any(math.copysign(1.0, v) > 0 for v in column) else None)
+            continue
+        bits = reduce(operator.or_, whole)
         low = (bits & -bits).bit_length() - 1
-        if total >> low < 1 << 24:
-            out[k] = float(total)
+        out.append(float(total) if total >> low < 1 << 24 else None)
     return out
 
 

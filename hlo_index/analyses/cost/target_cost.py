@@ -18,37 +18,24 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ...hlo.model import Computation, Instruction
-from .devices import DeviceSpec, device_for_capability, load_device
 from .flops import CostOptions
-from .gpu_model import GpuPerformanceModel, RunTime
 from .hlo_cost import HloCost, Properties
-from .indexing_model import IndexingPerformanceModel, TilingError, block_level_config, is_block_level, is_triton_gemm
+from .options import TargetCostOptions
 
+# The GPU models and the device tables are imported when a GPU module or a device asks for them.
+if TYPE_CHECKING:
+    from .devices import DeviceSpec
+    from .gpu_model import GpuPerformanceModel, RunTime
+    from .indexing_model import IndexingPerformanceModel
+
+DEFAULT_OPTIONS = TargetCostOptions()
 CAPABILITY_IN_NAME = re.compile(r"sm_(\d+)\.(\d+)")
 # XLA times a Triton gemm from its Triton tiling (block_m x block_n output tiles, K tiles of the
 # operands), which neither the loop-emitter model nor the coalescing heuristic describes
 TRITON_GEMM_UNMODELLED = "not modelled: Triton gemm fusion (XLA costs it with its Triton tiling)"
-
-
-@dataclass(frozen=True)
-class TargetCostOptions:
-    """What the user asked: ``target`` gpu | cpu | auto; ``device`` a name or ``.txtpb`` path;
-    ``roofline`` (peak FLOP/s, bytes/s) for CPU / TPU modules; ``cost_model`` classic | indexing;
-    ``tile`` output tile sizes or "auto"; ``launch`` (blocks, threads per block);
-    ``consumers`` / ``multi_output``: the fusion what-if (``None``: no what-if)."""
-
-    target: str = "auto"
-    device: str | None = None
-    roofline: tuple[float, float] | None = None
-    cost_model: str = "classic"
-    tile: object = None
-    launch: tuple[int, int] | None = None
-    count_multiple_input_accesses: bool = True
-    consumers: tuple[str, ...] | None = None
-    multi_output: bool = False
-    exact: bool = True  # the exact figures from the maps (the report layer may have them already)
 
 
 @dataclass
@@ -164,6 +151,8 @@ def capability_of(module) -> tuple[int, int] | None:
 
 def device_of(module, options: TargetCostOptions) -> tuple[DeviceSpec, str | None]:
     """(device, why it was assumed: None when the user named it)."""
+    from .devices import device_for_capability, load_device
+
     if options.device:
         return load_device(options.device), None
     cap = capability_of(module)
@@ -189,7 +178,7 @@ class CostSession:
     A CPU (or TPU) module given a ``device`` gets the roofline of its figures: peak FLOP/s =
     2 x clock x FPUs per core x cores, bandwidth = ``memory_bandwidth``."""
 
-    def __init__(self, module, options: TargetCostOptions = TargetCostOptions(), share_fusions: bool = False) -> None:
+    def __init__(self, module, options: TargetCostOptions = DEFAULT_OPTIONS, share_fusions: bool = False) -> None:
         self.module = module
         self.options = options
         self.gpu = is_gpu_module(module, options.target) or (
@@ -200,6 +189,8 @@ class CostSession:
         self.roofline = options.roofline
         self.roofline_device: str | None = None
         if not self.gpu and self.roofline is None and options.device:
+            from .devices import load_device
+
             given = load_device(options.device)
             self.roofline = device_roofline(given)
             self.roofline_device = given.name
@@ -212,8 +203,14 @@ class CostSession:
             ),
             self.structure_key if share_fusions else None,
         )
-        self.classic = GpuPerformanceModel(self.device, self.cost) if self.gpu else None
-        self.indexing = IndexingPerformanceModel(self.device, self.cost) if self.gpu else None
+        self.classic: GpuPerformanceModel | None = None
+        self.indexing: IndexingPerformanceModel | None = None
+        if self.gpu:
+            from .gpu_model import GpuPerformanceModel
+            from .indexing_model import IndexingPerformanceModel
+
+            self.classic = GpuPerformanceModel(self.device, self.cost)
+            self.indexing = IndexingPerformanceModel(self.device, self.cost)
 
 
 def device_roofline(device: DeviceSpec) -> tuple[float, float]:
@@ -272,7 +269,7 @@ class FusionStructureKeys:
 def cost_of_target(
     target,
     module,
-    options: TargetCostOptions = TargetCostOptions(),
+    options: TargetCostOptions = DEFAULT_OPTIONS,
     session: CostSession | None = None,
     *,
     utilization: Sequence[tuple | None] | None = None,
@@ -308,7 +305,7 @@ def cost_of_target(
 def cost_totals(
     module,
     costs: Sequence[FusionCost] = (),
-    options: TargetCostOptions = TargetCostOptions(),
+    options: TargetCostOptions = DEFAULT_OPTIONS,
     session: CostSession | None = None,
 ) -> dict:
     """The module's figures as XLA's ``HloCostAnalysis`` sums them (every instruction of the entry
@@ -375,6 +372,8 @@ def exact_from_figures(p: Properties, figures: Sequence[tuple | None]) -> dict:
 def _gpu_time(
     cost: FusionCost, target: Instruction, session: CostSession, coalesced: Sequence[bool | None] | None = None
 ) -> None:
+    from .indexing_model import TilingError, is_block_level, is_triton_gemm
+
     options = session.options
     device = session.device
     cost.device = device.name
@@ -428,6 +427,8 @@ def _gpu_time(
 
 
 def _tiled(target: Instruction, session: CostSession):
+    from .indexing_model import block_level_config
+
     options = session.options
     model = session.indexing
     launch = options.launch or (None, None)
