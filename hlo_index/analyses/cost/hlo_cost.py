@@ -137,9 +137,12 @@ class HloCost:
             )
         return totals
 
-    def _sums(self, comp, figures: Callable[[Instruction], tuple], width: int) -> list[float]:
-        """Per figure (``width`` of them), its float32 sum over the computation as XLA sums it."""
-        sums = exact_float32_sums(list(map(figures, comp.instructions)), width)
+    def _sums(
+        self, comp, figures: Callable[[Instruction], tuple], width: int, zero: frozenset = frozenset()
+    ) -> list[float]:
+        """Per figure (``width`` of them), its float32 sum over the computation as XLA sums it.
+        ``zero``: opcodes whose figures are all 0.0, which add nothing to an exact sum."""
+        sums = exact_float32_sums([figures(i) for i in comp.instructions if i.opcode not in zero], width)
         if None in sums:
             # float32 sums in XLA's visiting order: the rounding is part of XLA's figure
             # (``add.accumulate`` adds one after the other, in float32, as the loop XLA runs)
@@ -185,7 +188,7 @@ class HloCost:
             if totals is not None:
                 hit = (totals.flops, totals.transcendentals)
             else:
-                flops, transcendentals = self._sums(comp, self._flop_figures, 2)
+                flops, transcendentals = self._sums(comp, self._flop_figures, 2, FLOP_FREE)
                 hit = (flops, transcendentals)
             self._sub[key] = hit
         return hit
@@ -556,9 +559,10 @@ def _users(value: Instruction, memo: dict) -> list[Instruction]:
     hit = memo.get(id(comp))
     if hit is None or hit[0] is not comp:
         users: dict[int, list[Instruction]] = {}
+        wanted = {id(i) for i in comp.instructions if i.opcode in READ_VALUES}
         for instr in comp.instructions:
             for o in instr.operands:
-                if o.opcode in READ_VALUES:
+                if id(o) in wanted:
                     seen = users.get(id(o))
                     if seen is None:
                         users[id(o)] = [instr]
