@@ -235,7 +235,9 @@ def fusion_structure_key(fusion: Instruction, memo: dict | None = None):
     context = current()
     hit = memo.get(structure) if memo is not None else None
     if hit is None or hit[0] is not context:
-        hit = (context, tuple(k for k, i in enumerate(comp.instructions) if i.opcode == "custom-call"))
+        opcodes = [i.opcode for i in comp.instructions]
+        positions = tuple(k for k, op in enumerate(opcodes) if op == "custom-call") if "custom-call" in opcodes else ()
+        hit = (context, positions)
         if memo is not None:
             memo[structure] = hit
     instructions = comp.instructions
