@@ -382,10 +382,10 @@ class HloCost:
                 p.bytes_accessed = inner.bytes_accessed
 
     def _fusion(self, fusion: Instruction, p: Properties) -> None:
-        comp = fusion.fused_computation
-        root = comp.root
+        comp, root = fused_body(fusion)
         written = []
-        leaf_shapes = list(fusion.shape.tuple_shapes) if fusion.shape.is_tuple else [fusion.shape]
+        tuple_shapes = fusion.shape.tuple_shapes
+        leaf_shapes = list(tuple_shapes) if tuple_shapes is not None else [fusion.shape]
         zero_util: set[int] = set()
         for k, s in enumerate(leaf_shapes):
             value = root.operands[k] if fusion.shape.is_tuple and root.opcode == "tuple" else root
@@ -485,7 +485,7 @@ class HloCost:
             if op == "fusion":
                 for k, o in enumerate(user.operands):
                     if o is value:
-                        size += self._generic_parameter_read_bytes(user.fused_computation.parameters[k])
+                        size += self._generic_parameter_read_bytes(fused_body(user)[0].parameters[k])
             elif op == "slice":
                 size += shape_bytes(user.shape)
             elif op == "dynamic-slice":
@@ -556,6 +556,8 @@ def _users(value: Instruction, memo: dict) -> list[Instruction]:
     in text order; ``memo``: id(computation) -> (computation, its table of those values' users),
     built once per computation (the entry keeps the computation alive)."""
     comp = value.computation
+    if comp is None:
+        return []
     hit = memo.get(id(comp))
     if hit is None or hit[0] is not comp:
         users: dict[int, list[Instruction]] = {}

@@ -3,6 +3,7 @@ options without importing the models (``target_cost`` imports them when a cost i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 
@@ -17,7 +18,7 @@ class TargetCostOptions:
     device: str | None = None
     roofline: tuple[float, float] | None = None
     cost_model: str = "classic"
-    tile: object = None
+    tile: Sequence[int] | str | None = None  # sizes, or "auto"
     launch: tuple[int, int] | None = None
     count_multiple_input_accesses: bool = True
     consumers: tuple[str, ...] | None = None

@@ -29,7 +29,7 @@ from .options import TargetCostOptions
 if TYPE_CHECKING:
     from .devices import DeviceSpec
     from .gpu_model import GpuPerformanceModel, RunTime
-    from .indexing_model import IndexingPerformanceModel
+    from .indexing_model import IndexingPerformanceModel, TiledRunTime
 
 DEFAULT_OPTIONS = TargetCostOptions()
 CAPABILITY_IN_NAME = re.compile(r"sm_(\d+)\.(\d+)")
@@ -185,7 +185,10 @@ class CostSession:
             # a GPU description given for a module that shows neither backend (XLA's test modules)
             options.device is not None and options.target == "auto" and not _has_backend_markers(module)
         )
-        self.device, self.device_assumed = device_of(module, options) if self.gpu else (None, None)
+        self.device: DeviceSpec | None = None
+        self.device_assumed: str | None = None
+        if self.gpu:
+            self.device, self.device_assumed = device_of(module, options)
         self.roofline = options.roofline
         self.roofline_device: str | None = None
         if not self.gpu and self.roofline is None and options.device:
@@ -203,14 +206,25 @@ class CostSession:
             ),
             self.structure_key if share_fusions else None,
         )
-        self.classic: GpuPerformanceModel | None = None
-        self.indexing: IndexingPerformanceModel | None = None
-        if self.gpu:
+        self.models: GpuModels | None = None
+        if self.device is not None:
             from .gpu_model import GpuPerformanceModel
             from .indexing_model import IndexingPerformanceModel
 
-            self.classic = GpuPerformanceModel(self.device, self.cost)
-            self.indexing = IndexingPerformanceModel(self.device, self.cost)
+            self.models = GpuModels(
+                self.device,
+                GpuPerformanceModel(self.device, self.cost),
+                IndexingPerformanceModel(self.device, self.cost),
+            )
+
+
+@dataclass(frozen=True)
+class GpuModels:
+    """A GPU session's device and XLA's two performance models on it."""
+
+    device: DeviceSpec
+    classic: GpuPerformanceModel
+    indexing: IndexingPerformanceModel
 
 
 def device_roofline(device: DeviceSpec) -> tuple[float, float]:
@@ -295,8 +309,8 @@ def cost_of_target(
         cost.exact = exact_from_figures(p, utilization)
     elif options.exact:
         cost.exact = exact_figures(target, p)
-    if session.gpu and target.opcode not in ("parameter", "constant", "get-tuple-element", "tuple"):
-        _gpu_time(cost, target, session, coalesced)
+    if session.models is not None and target.opcode not in ("parameter", "constant", "get-tuple-element", "tuple"):
+        _gpu_time(cost, target, session, session.models, coalesced)
     elif session.roofline:
         _roofline_time(cost, session.roofline)
         cost.device = session.roofline_device
@@ -372,25 +386,30 @@ def exact_from_figures(p: Properties, figures: Sequence[tuple | None]) -> dict:
 
 
 def _gpu_time(
-    cost: FusionCost, target: Instruction, session: CostSession, coalesced: Sequence[bool | None] | None = None
+    cost: FusionCost,
+    target: Instruction,
+    session: CostSession,
+    models: GpuModels,
+    coalesced: Sequence[bool | None] | None = None,
 ) -> None:
     from .indexing_model import TilingError, is_block_level, is_triton_gemm
 
     options = session.options
-    device = session.device
-    cost.device = device.name
+    cost.device = models.device.name
     cost.device_assumed = session.device_assumed
     tiled = target.opcode == "fusion" and (options.tile is not None or is_block_level(target))
     if not tiled and is_triton_gemm(target):
         cost.model = TRITON_GEMM_UNMODELLED
         return
+    rt: RunTime
     try:
         if tiled:
-            rt = _tiled(target, session)
+            tiled_rt = _tiled(target, options, models.indexing)
             cost.model = "gpu_indexing_performance_model (tiled)"
-            cost.tile_sizes = rt.tile_sizes
+            cost.tile_sizes = tiled_rt.tile_sizes
+            rt = tiled_rt
         elif options.cost_model == "indexing":
-            rt = session.indexing.run_time(target)
+            rt = models.indexing.run_time(target)
             cost.model = "gpu_indexing_performance_model"
         else:
             launch = None
@@ -398,23 +417,23 @@ def _gpu_time(
                 from .gpu_model import Launch
 
                 launch = Launch("given", options.launch[0], options.launch[1])
-            rt = session.classic.run_time(target, launch, coalesced)
+            rt = models.classic.run_time(target, launch, coalesced)
             cost.model = "gpu_performance_model"
     except TilingError as e:
         cost.model = f"none ({e})"
         return
     _set_runtime(cost, rt)
     if options.consumers is not None:
-        comp = target.computation
-        consumers = [comp.by_name[c] for c in options.consumers if c in comp.by_name]
+        by_name = target.computation.by_name if target.computation is not None else {}
+        consumers = [by_name[c] for c in options.consumers if c in by_name]
         if options.cost_model == "indexing":
-            cost.time_unfused_us, cost.time_fused_us = session.indexing.run_times(target, consumers)
+            cost.time_unfused_us, cost.time_fused_us = models.indexing.run_times(target, consumers)
         else:
-            cost.time_unfused_us, cost.time_fused_us = session.classic.run_times(
+            cost.time_unfused_us, cost.time_fused_us = models.classic.run_times(
                 target, consumers, multi_output=options.multi_output
             )
         if consumers:
-            fused_rt = session.classic.fused_run_time(target, consumers[0], options.multi_output)
+            fused_rt = models.classic.fused_run_time(target, consumers[0], options.multi_output)
             cost.fused = {
                 "flops": fused_rt.flops,
                 "bytes_read": fused_rt.bytes_read,
@@ -428,21 +447,19 @@ def _gpu_time(
             }
 
 
-def _tiled(target: Instruction, session: CostSession):
+def _tiled(target: Instruction, options: TargetCostOptions, model: IndexingPerformanceModel) -> TiledRunTime:
     from .indexing_model import block_level_config
 
-    options = session.options
-    model = session.indexing
-    launch = options.launch or (None, None)
-    if options.tile == "auto":
+    blocks, threads = options.launch or (None, None)
+    if isinstance(options.tile, str):  # "auto"
         return model.best_tiling(target)
     if options.tile is not None:
-        return model.tiled_run_time(target, list(options.tile), num_blocks=launch[0], threads_per_block=launch[1])
+        return model.tiled_run_time(target, list(options.tile), num_blocks=blocks, threads_per_block=threads)
     config = block_level_config(target)
     if config is None or not config[0]:
         return model.best_tiling(target)
     tiles, warps = config
-    return model.tiled_run_time(target, tiles[0], num_blocks=launch[0], threads_per_block=launch[1], num_warps=warps)
+    return model.tiled_run_time(target, tiles[0], num_blocks=blocks, threads_per_block=threads, num_warps=warps)
 
 
 def _set_runtime(cost: FusionCost, rt: RunTime) -> None:
@@ -514,6 +531,7 @@ __all__ = [
     "CostSession",
     "FusionCost",
     "FusionStructureKeys",
+    "GpuModels",
     "TargetCostOptions",
     "capability_of",
     "cost_of_target",
