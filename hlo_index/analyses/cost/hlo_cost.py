@@ -96,6 +96,8 @@ class HloCost:
         self._elementwise_flops: dict[tuple, tuple] = {}
         self._props: dict[int, Properties] = {}
         self._users: dict[int, tuple] = {}
+        # id(computation) -> (computation, its ``_generic_reads``)
+        self._reads: dict[int, tuple] = {}
         self._sub: dict[int, tuple[float, float]] = {}
         self._totals: dict[int, Properties] = {}
         # fused instruction -> utilization, elementwise-use roots, root utilization
@@ -416,9 +418,15 @@ class HloCost:
                 p.bytes_accessed += shape_bytes(instr.shape) * (min(u, 1.0) if cap else u)
         p.operand_bytes = []
         p.operand_utilization = []
+        reads = None if gpu else self._generic_reads(comp)
         for k in range(len(fusion.operands)):
             param = comp.parameters.get(k)
-            size = float(self._parameter_read_bytes(param)) if param is not None else 0.0
+            if param is None:
+                size = 0.0
+            elif reads is not None and param.shape.tuple_shapes is None:
+                size = float(reads[id(param)])
+            else:
+                size = float(self._parameter_read_bytes(param))
             p.operand_bytes.append(size)
             if param is None:
                 p.operand_utilization.append(0.0)
@@ -477,33 +485,52 @@ class HloCost:
         return self._generic_parameter_read_bytes(param)
 
     def _generic_parameter_read_bytes(self, value: Instruction) -> int:
-        size = 0
-        trivial = False
-        own = shape_bytes(value.shape)
-        for user in _users(value, self._users):
+        """Bytes the generic analysis reads of a parameter (or an element taken of one)."""
+        comp = value.computation
+        return self._generic_reads(comp).get(id(value), 0) if comp is not None else 0
+
+    def _generic_reads(self, comp: Computation) -> dict[int, int]:
+        """id(value) -> bytes read, for the parameters of ``comp`` and the elements taken of
+        them: a slice or dynamic-slice of it reads its result's size, a broadcast or reshape the
+        whole value, a fusion what its own parameter reads; any other use (a dynamic-update-slice
+        only as an index or update) reads the whole value, once however many there are.
+
+        One pass over the uses, each counted per operand position: every rule gives the same
+        for a user that reads the value twice as for one that reads it once."""
+        hit = self._reads.get(id(comp))
+        if hit is not None and hit[0] is comp:
+            return hit[1]
+        sized: dict[int, int] = {id(i): 0 for i in comp.instructions if i.opcode in READ_VALUES}
+        whole: set[int] = set()
+        for user in comp.instructions:
             op = user.opcode
-            if op == "fusion":
-                for k, o in enumerate(user.operands):
-                    if o is value:
-                        size += self._generic_parameter_read_bytes(fused_body(user)[0].parameters[k])
-            elif op == "slice":
-                size += shape_bytes(user.shape)
-            elif op == "dynamic-slice":
-                if user.operands[0] is value:
-                    size += shape_bytes(user.shape)
-                elif not trivial:
-                    trivial = True
-                    size += own
-            elif op == "dynamic-update-slice":
-                if user.operands[0] is not value and not trivial:
-                    trivial = True
-                    size += own
-            elif op in ("broadcast", "reshape"):
-                size += own
-            elif not trivial:
-                trivial = True
-                size += own
-        return size
+            operands = user.operands
+            for k, o in enumerate(operands):
+                key = id(o)
+                if key not in sized:
+                    continue
+                if op == "fusion":
+                    sized[key] += self._generic_parameter_read_bytes(fused_body(user)[0].parameters[k])
+                elif op == "slice":
+                    sized[key] += shape_bytes(user.shape)
+                elif op == "dynamic-slice":
+                    if k == 0:
+                        sized[key] += shape_bytes(user.shape)
+                    elif operands[0] is not o:
+                        whole.add(key)
+                elif op == "dynamic-update-slice":
+                    if operands[0] is not o:
+                        whole.add(key)
+                elif op in ("broadcast", "reshape"):
+                    sized[key] += shape_bytes(o.shape)
+                else:
+                    whole.add(key)
+        if whole:
+            for i in comp.instructions:
+                if id(i) in whole:
+                    sized[id(i)] += shape_bytes(i.shape)
+        self._reads[id(comp)] = (comp, sized)  # the entry keeps ``comp`` alive: ids stay unique
+        return sized
 
 
 def exact_float32_sums(rows: list[tuple], width: int) -> list[float | None]:

@@ -113,8 +113,15 @@ def _json_value(v):
     if isinstance(v, dict):
         return {k: _json_value(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
-        # most lists are per-operand figures: whole floats, or None where unknown
-        return [int(x) if type(x) is float and x.is_integer() and abs(x) < 2**53 else _json_value(x) for x in v]
+        # most lists are per-operand figures: ints, whole floats, or None where unknown
+        return [
+            x
+            if x is None or type(x) is int
+            else int(x)
+            if type(x) is float and x.is_integer() and -(2**53) < x < 2**53
+            else _json_value(x)
+            for x in v
+        ]
     return v
 
 
