@@ -243,11 +243,10 @@ def fusion_structure_key(fusion: Instruction, memo: dict | None = None):
     """Equal for fusions whose cost is equal: the fused computation's structure
     (``fingerprint_id``), the fusion's kind and backend config (tiling, Triton, cuBLAS
     configs), the backend configs of custom-calls inside (which the structure leaves out), and
-    the operand and result shapes with their layouts, by object (the parser shares one object
-    between equal shapes; the fusion keeps them alive). ``memo``: per structure, where its
+    the operand and result shapes with their layouts. ``memo``: per structure, where its
     custom-calls are."""
     from ...context import current
-    from ...fusion.fingerprint import fingerprint_id
+    from ...fusion.fingerprint import fingerprint_id, shape_token
 
     comp = fusion.fused_computation
     if comp is None:
@@ -269,8 +268,8 @@ def fusion_structure_key(fusion: Instruction, memo: dict | None = None):
         fusion.attrs.get("kind"),
         fusion.attrs.get("backend_config"),
         inner,
-        id(fusion.shape),
-        tuple([id(o.shape) for o in fusion.operands]),
+        shape_token(fusion.shape),
+        tuple([shape_token(o.shape) for o in fusion.operands]),
     )
 
 
