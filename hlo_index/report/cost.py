@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..context import current, register_table
 from ..hlo.model import Computation, Instruction
-from .model import DiagnosticReport, ModuleReport, TargetReport
+from .model import DiagnosticReport, ModuleReport, OperandReport, TargetReport
 
 # the cost models are imported when a report asks for a cost
 if TYPE_CHECKING:
@@ -43,6 +43,10 @@ class _ModuleCost:
         self.session = CostSession(module, options, share_fusions=True)
         self.structure_key = self.session.structure_key
         self.by_key: dict = {}
+        # the report's utilization figures (shared objects): id(figure) -> (figure, its
+        # (bytes read, reads per element, distinct elements), a token equal for equal values)
+        self.figures: dict[int, tuple] = {}
+        self.tokens: dict[tuple, int] = {}
         self.costs: list = []  # (target name, FusionCost json)
         self.candidate_seen = False
         self.missing_consumers: list[str] = []
@@ -89,21 +93,37 @@ def _module_cost(module: Any, asked: TargetCostOptions) -> _ModuleCost:
     return hit
 
 
-def _utilization(report: TargetReport, operands: int) -> list[tuple | None]:
+def _utilization(state: _ModuleCost, report: TargetReport, operands: int) -> tuple[list[tuple | None], tuple]:
     """Per operand, (bytes read, reads per element, distinct elements) from the report's
-    ``utilization`` figures: an operand read by exactly one output (as ``exact_figures``)."""
-    rows: list[list] = [[] for _ in range(operands)]
+    ``utilization`` figures: an operand read by exactly one output (as ``exact_figures``); and
+    the same as tokens, a cheap part of a key (-1: none)."""
+    first: dict[int, OperandReport] = {}
+    several: set[int] = set()
     for row in report.output_to_input:
-        if row.operand < operands and row.maps:
-            rows[row.operand].append(row)
+        k = row.operand
+        if k < operands and row.maps:
+            if k in first:
+                several.add(k)
+            else:
+                first[k] = row
     out: list[tuple | None] = []
-    for read in rows:
-        u = read[0].extra.get("utilization") if len(read) == 1 and "operand_element" not in read[0].extra else None
+    tokens: list[int] = []
+    memo = state.figures
+    for k in range(operands):
+        only = first.get(k)
+        read_once = only is not None and k not in several and "operand_element" not in only.extra
+        u = only.extra.get("utilization") if read_once and only is not None else None
         if not u or u.get("bytes_read") is None:
             out.append(None)
+            tokens.append(-1)
             continue
-        out.append((u["bytes_read"], u.get("multiplicity"), u.get("distinct_elements")))
-    return out
+        hit = memo.get(id(u))
+        if hit is None or hit[0] is not u:
+            figure = (u["bytes_read"], u.get("multiplicity"), u.get("distinct_elements"))
+            hit = memo[id(u)] = (u, figure, state.tokens.setdefault(figure, len(state.tokens)))
+        out.append(hit[1])
+        tokens.append(hit[2])
+    return out, tuple(tokens)
 
 
 def _coalesced(report: TargetReport, operands: int) -> list[bool | None] | None:
@@ -133,7 +153,7 @@ def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> N
         state.costs.append((report.name, report.extra["cost"], cost.time_us))
         return
     operands = len(target.operands)
-    utilization = _utilization(report, operands) if report.output_to_input else None
+    utilization, tokens = _utilization(state, report, operands) if report.output_to_input else (None, ())
     given = None
     if state.session.gpu and target.opcode == "fusion" and report.output_to_input:
         given = _coalesced(report, operands)
@@ -146,7 +166,7 @@ def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> N
         report.extra["cost"] = cost.to_json()
         state.costs.append((report.name, report.extra["cost"], cost.time_us))
         return
-    key = _key(state, target, utilization, given)
+    key = _key(state, target, tokens, given)
     hit = state.by_key.get(key) if key is not None else None
     if hit is None:
         coalesced = None
@@ -165,13 +185,13 @@ def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> N
     state.costs.append((report.name, hit[0], hit[1]))
 
 
-def _key(state: _ModuleCost, target: Instruction, utilization, coalesced):
+def _key(state: _ModuleCost, target: Instruction, utilization: tuple, coalesced):
     if target.opcode != "fusion":
         return None
     structure = state.structure_key(target)
     if structure is None:
         return None
-    return (structure, tuple(utilization or ()), tuple(coalesced or ()))
+    return (structure, utilization, tuple(coalesced or ()))
 
 
 def add_cost_totals(report: ModuleReport, module: Any, options: dict) -> None:

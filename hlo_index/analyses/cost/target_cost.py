@@ -113,16 +113,28 @@ def _json_value(v):
     if isinstance(v, dict):
         return {k: _json_value(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
-        # most lists are per-operand figures: ints, whole floats, or None where unknown
-        return [
-            x
-            if x is None or type(x) is int
-            else int(x)
-            if type(x) is float and x.is_integer() and -(2**53) < x < 2**53
-            else _json_value(x)
-            for x in v
-        ]
+        return _json_list(v)
     return v
+
+
+_AS_THEY_ARE = frozenset({int, type(None)})
+_FLOATS = frozenset({float})
+
+
+def _json_list(v: list | tuple) -> list:
+    """Most lists are per-operand figures: ints or None, kept as they are, or whole floats,
+    written as ints (each list converted at once where it can be)."""
+    kinds = set(map(type, v))
+    if kinds <= _AS_THEY_ARE:
+        return list(v)
+    if kinds == _FLOATS:
+        try:
+            whole = list(map(int, v))
+        except (OverflowError, ValueError):  # inf, nan
+            whole = None
+        if whole is not None and whole == list(v) and min(whole) > -(2**53) and max(whole) < 2**53:
+            return whole
+    return [_json_value(x) for x in v]
 
 
 def _json_float(v: float):
