@@ -64,6 +64,17 @@ SHAPE_ONLY = COSTED_ELEMENTWISE | FLOP_FREE
 NO_FLOPS = (0.0, 0.0)
 
 
+@dataclass(slots=True)
+class FusedScan:
+    """A fused computation read once: the (flops, transcendentals) of its instructions that
+    have any, its constants of more than one element, and (when asked) the bytes the generic
+    analysis reads of each parameter (``HloCost._scan``)."""
+
+    flop_rows: list[tuple]
+    constants: list[Instruction]
+    reads: dict[int, int] | None
+
+
 @dataclass
 class Properties:
     """One instruction's figures (XLA's ``Properties``; -1 = unknown)."""
@@ -144,7 +155,15 @@ class HloCost:
     ) -> list[float]:
         """Per figure (``width`` of them), its float32 sum over the computation as XLA sums it.
         ``zero``: opcodes whose figures are all 0.0, which add nothing to an exact sum."""
-        sums = exact_float32_sums([figures(i) for i in comp.instructions if i.opcode not in zero], width)
+        rows = [figures(i) for i in comp.instructions if i.opcode not in zero]
+        return self._rounded_sums(comp, rows, figures, width)
+
+    def _rounded_sums(
+        self, comp, rows: list[tuple], figures: Callable[[Instruction], tuple], width: int
+    ) -> list[float]:
+        """The float32 sums of ``rows`` (``figures`` of the computation's instructions, the all-zero
+        ones possibly left out) as XLA sums them."""
+        sums = exact_float32_sums(rows, width)
         if None in sums:
             # float32 sums in XLA's visiting order: the rounding is part of XLA's figure
             # (``add.accumulate`` adds one after the other, in float32, as the loop XLA runs)
@@ -403,28 +422,28 @@ class HloCost:
         p.bytes_accessed = p.output_bytes
         # the generic analysis uses every fused value once (1.0); the GPU one propagates its uses
         gpu = self.options.gpu
+        scan = self._scan(comp, reads=not gpu)
+        sums = self._sub.get(id(comp))
+        if sums is None:
+            flops, transcendentals = self._rounded_sums(comp, scan.flop_rows, self._flop_figures, 2)
+            sums = self._sub[id(comp)] = (flops, transcendentals)
+        p.flops, p.transcendentals = sums
         if gpu:
-            # first: it costs every fused instruction, which the sum below then reads
-            flops = self._gpu_utilizations(comp, zero_util)
-            p.transcendentals = self._sub_cost(comp)[1]
-            p.flops = flops
-        else:
-            p.flops, p.transcendentals = self._sub_cost(comp)
+            p.flops = self._gpu_utilizations(comp, zero_util)
         utilization = self.utilization
         cap = not self.options.count_multiple_input_accesses
-        for instr in comp.instructions:
-            if instr.opcode == "constant" and elements(instr.shape) > 1:
-                u = utilization.get(id(instr), 1.0) if gpu else 1.0
-                p.bytes_accessed += shape_bytes(instr.shape) * (min(u, 1.0) if cap else u)
+        for instr in scan.constants:
+            u = utilization.get(id(instr), 1.0) if gpu else 1.0
+            p.bytes_accessed += shape_bytes(instr.shape) * (min(u, 1.0) if cap else u)
         p.operand_bytes = []
         p.operand_utilization = []
-        reads = None if gpu else self._generic_reads(comp)
+        reads = scan.reads
         for k in range(len(fusion.operands)):
             param = comp.parameters.get(k)
             if param is None:
                 size = 0.0
             elif reads is not None and param.shape.tuple_shapes is None:
-                size = float(reads[id(param)])
+                size = float(reads.get(id(param), 0))
             else:
                 size = float(self._parameter_read_bytes(param))
             p.operand_bytes.append(size)
@@ -490,47 +509,61 @@ class HloCost:
         return self._generic_reads(comp).get(id(value), 0) if comp is not None else 0
 
     def _generic_reads(self, comp: Computation) -> dict[int, int]:
-        """id(value) -> bytes read, for the parameters of ``comp`` and the elements taken of
-        them: a slice or dynamic-slice of it reads its result's size, a broadcast or reshape the
-        whole value, a fusion what its own parameter reads; any other use (a dynamic-update-slice
-        only as an index or update) reads the whole value, once however many there are.
-
-        One pass over the uses, each counted per operand position: every rule gives the same
-        for a user that reads the value twice as for one that reads it once."""
+        """``_scan(comp).reads``, once per computation."""
         hit = self._reads.get(id(comp))
         if hit is not None and hit[0] is comp:
             return hit[1]
-        sized: dict[int, int] = {id(i): 0 for i in comp.instructions if i.opcode in READ_VALUES}
-        whole: set[int] = set()
+        reads = self._scan(comp, reads=True).reads
+        assert reads is not None
+        return reads
+
+    def _scan(self, comp: Computation, reads: bool) -> FusedScan:
+        """What a fusion's figures read of its computation, in one pass over it.
+
+        ``reads``: id(value) -> bytes the generic analysis reads, for the parameters and the
+        elements taken of them: a slice or dynamic-slice of it reads its result's size, a
+        broadcast or reshape the whole value, a fusion what its own parameter reads; any other
+        use (a dynamic-update-slice only as an index or update) reads the whole value, once
+        however many there are. Each use counts per operand position: every rule gives the
+        same for a user that reads the value twice as for one that reads it once."""
+        rows: list[tuple] = []
+        constants: list[Instruction] = []
+        sized: dict[int, int] = {}
+        whole: dict[int, Instruction] = {}
+        flop_figures = self._flop_figures
         for user in comp.instructions:
             op = user.opcode
+            if op not in FLOP_FREE:
+                rows.append(flop_figures(user))
+            elif op == "constant":
+                if elements(user.shape) > 1:
+                    constants.append(user)
+                continue
+            if not reads:
+                continue
             operands = user.operands
             for k, o in enumerate(operands):
-                key = id(o)
-                if key not in sized:
+                if o.opcode not in READ_VALUES:
                     continue
+                key = id(o)
                 if op == "fusion":
-                    sized[key] += self._generic_parameter_read_bytes(fused_body(user)[0].parameters[k])
-                elif op == "slice":
-                    sized[key] += shape_bytes(user.shape)
-                elif op == "dynamic-slice":
-                    if k == 0:
-                        sized[key] += shape_bytes(user.shape)
-                    elif operands[0] is not o:
-                        whole.add(key)
-                elif op == "dynamic-update-slice":
-                    if operands[0] is not o:
-                        whole.add(key)
+                    size = self._generic_parameter_read_bytes(fused_body(user)[0].parameters[k])
+                elif op == "slice" or (op == "dynamic-slice" and k == 0):
+                    size = shape_bytes(user.shape)
                 elif op in ("broadcast", "reshape"):
-                    sized[key] += shape_bytes(o.shape)
+                    size = shape_bytes(o.shape)
                 else:
-                    whole.add(key)
-        if whole:
-            for i in comp.instructions:
-                if id(i) in whole:
-                    sized[id(i)] += shape_bytes(i.shape)
-        self._reads[id(comp)] = (comp, sized)  # the entry keeps ``comp`` alive: ids stay unique
-        return sized
+                    if operands[0] is not o or op not in ("dynamic-slice", "dynamic-update-slice"):
+                        whole[key] = o
+                    size = 0
+                sized[key] = sized.get(key, 0) + size
+        table = None
+        if reads:
+            for key, value in whole.items():
+                sized[key] += shape_bytes(value.shape)
+            table = sized
+            self._reads[id(comp)] = (comp, sized)  # the entry keeps ``comp`` alive: ids stay unique
+        return FusedScan(rows, constants, table)
 
 
 def exact_float32_sums(rows: list[tuple], width: int) -> list[float | None]:
