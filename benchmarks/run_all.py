@@ -34,9 +34,17 @@ DEFAULT = [
     "map_text.py",
     "cost_vs_kernels.py",
 ]
-EVERY = [*DEFAULT, "parse.py", "analyze.py", "simplify.py", "unknown_report.py", "gpu_report.py"]
+EVERY = [*DEFAULT, "parse.py", "analyze.py", "simplify.py", "unknown_report.py", "gpu_report.py", "cost_overhead.py"]
 # the scripts that take --quick, --rounds N, --only TEXT, --timeout S
-TAKES_OPTIONS = {"startup.py", "vs_xla.py", "whole_programs.py", "verify_cost.py", "commands.py", "analyze.py"}
+TAKES_OPTIONS = {
+    "startup.py",
+    "vs_xla.py",
+    "whole_programs.py",
+    "verify_cost.py",
+    "commands.py",
+    "analyze.py",
+    "cost_overhead.py",
+}
 WITH_VALUE = {"--rounds", "--only", "--timeout", "--top"}
 
 

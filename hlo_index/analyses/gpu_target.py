@@ -14,9 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
+
+from ..context import current, register_table
 
 GPU, CPU, TPU, AUTO = "gpu", "cpu", "tpu", "auto"
 TARGETS = (AUTO, GPU, CPU, TPU)
+# Per analysis context: the target chosen for a module (keyed by the module object, kept in the
+# value and checked, and the --target asked for).
+_TARGETS = register_table("analyses.gpu_target.targets")
 
 
 _GPU_CUSTOM_CALL_MARKERS = (
@@ -139,6 +145,19 @@ def detect_target(module, requested: str = AUTO) -> TargetChoice:
         pick = GPU if len(gpu) >= len(cpu) else CPU
         return TargetChoice(pick, AUTO, "mixed markers: " + ", ".join(sorted(gpu | cpu)[:4]))
     return TargetChoice(CPU, AUTO, "no GPU construct in the dump (plain XLA:CPU-style module)")
+
+
+def module_target(module: Any, asked: str = AUTO) -> TargetChoice:
+    """``detect_target(module, asked)``, decided once per module and analysis context (the
+    figures and the cost of every target ask it)."""
+    targets = current().tables[_TARGETS]
+    key = (id(module), asked)
+    hit = targets.get(key)
+    if hit is not None and hit[0] is module:
+        return hit[1]
+    choice = detect_target(module, asked)
+    targets[key] = (module, choice)
+    return choice
 
 
 def has_backend_markers(module) -> bool:

@@ -17,29 +17,14 @@ from typing import Any
 
 from ..context import current, register_table, remember
 from .gpu_devices import RTX_A6000, GpuDevice
-from .gpu_target import CPU, GPU, TPU, TargetChoice, detect_target
+from .gpu_target import CPU, GPU, TPU, module_target
 
-# Per analysis context: the target chosen for a module (keyed by the module object, kept in the
-# value and checked, and the --target asked for).
-_TARGETS = register_table("analyses.target_figures.targets")
 # Per analysis context, at most Budgets.operand_figures entries each: CPU figures by structure
 # (maps, shapes with their layouts), and an identity memo over it (rows share map tuples).
 _CPU_FIGURES = register_table("analyses.target_figures.cpu_access")
 _CPU_BY_OBJECT = register_table("analyses.target_figures.cpu_access_by_object")
 # Per analysis context, at most Budgets.operand_figures entries: TPU figures by structure.
 _TPU_FIGURES = register_table("analyses.target_figures.tpu_tiles")
-
-
-def module_target(module: Any, asked: str = "auto") -> TargetChoice:
-    """The target of ``module`` for ``--target asked``, decided once per module and context."""
-    targets = current().tables[_TARGETS]
-    key = (id(module), asked)
-    hit = targets.get(key)
-    if hit is not None and hit[0] is module:
-        return hit[1]
-    choice = detect_target(module, asked)
-    targets[key] = (module, choice)
-    return choice
 
 
 @dataclass(frozen=True, slots=True)

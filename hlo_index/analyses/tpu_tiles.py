@@ -74,6 +74,7 @@ def tpu_operand(maps: Sequence[IndexingMap], operand_shape: Shape, output_shape:
         return _unknown(figure, minor, f"unknown map: {undefined.undefined_reason}")
     live = [m for m in maps if not m.is_known_empty]
     _read_tiles(figure, live, operand_shape, bits, seed)
+    steps: dict
     if not live:
         walk, steps, reason = "unread", {}, "the output reads nothing of this operand"
     elif minor is None:

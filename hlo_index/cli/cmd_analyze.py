@@ -301,6 +301,8 @@ def _check_cost_options(ctx, param, values):
 @click.option(
     "--no-analyses", "no_analyses", is_flag=True, help="Skip the per-operand utilization and coalescing figures."
 )
+# what the cost adds to a run (benchmarks/cost_overhead.py): every figure but the cost
+@click.option("--no-cost", "no_cost", is_flag=True, hidden=True, help="Skip the cost figures only.")
 @click.option(
     "--target",
     "target",
@@ -374,6 +376,7 @@ def command(
     verify,
     physical,
     no_analyses,
+    no_cost,
     target,
     device,
     fusion_candidate,
@@ -411,11 +414,13 @@ def command(
     cost_asked = device or fusion_candidate or tile or launch or cost_model != "classic" or cost_options
     if no_analyses and cost_asked:
         raise click.UsageError("--no-analyses leaves out the cost: drop it to use the cost options")
+    if no_cost and cost_asked:
+        raise click.UsageError("--no-cost leaves out the cost: drop it to use the cost options")
     if fusion_candidate is not None:
         fusion_candidate = fusion_candidate.lstrip("%")
         if not (fusion or computation or instruction):
             instruction = fusion_candidate
-    from ..analyses.cost.target_cost import TargetCostOptions
+    from ..analyses.cost.options import TargetCostOptions
     from ..report.driver import AnalyzeOptions
 
     consumers = None
@@ -436,7 +441,7 @@ def command(
         exact=False,
     )
     extra = {"analyses": not no_analyses, "physical": physical, "target": target}
-    if not no_analyses:
+    if not no_analyses and not no_cost:
         extra["cost"] = cost
         if fusion_candidate is not None:
             extra["fusion_candidate"] = fusion_candidate

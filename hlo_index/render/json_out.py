@@ -93,11 +93,20 @@ def _operands(rows: list[OperandReport], enc: _Encoded, out: TextSink) -> None:
 _OUT2IN, _IN2OUT = "\x00output_to_input\x00", "\x00input_to_output\x00"  # never in HLO names
 
 
+_COST, _COST_MARK = "cost", "\x00cost\x00"
+
+
 def _write_target(target: TargetReport, enc: _Encoded, out: TextSink) -> None:
     head = target.to_json(operands=False)
     head["output_to_input"], head["input_to_output"] = _OUT2IN, _IN2OUT
+    # fusions equal in structure share one cost object: its text is encoded once
+    cost = head.get(_COST)
+    if cost is not None:
+        head[_COST] = _COST_MARK
     before, rest = _encode(head).split(_string(_OUT2IN), 1)
     between, after = rest.split(_string(_IN2OUT), 1)
+    if cost is not None:
+        after = after.replace(_string(_COST_MARK), enc.value(cost), 1)
     out.write(before)
     _operands(target.output_to_input, enc, out)
     out.write(between)

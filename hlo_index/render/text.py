@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from ..analyses.cost.target_cost import TRITON_GEMM_UNMODELLED
 from ..report.model import MapReport, ModuleReport, OperandReport, TargetReport
 from ..report.triage import COST_SORTS, TargetFigures, figures_of, human_bytes, top_targets, totals_of
 from .sink import TextSink
@@ -213,6 +212,8 @@ def cost_totals_line(mod: ModuleReport) -> str | None:
     top = c.get("top_share")
     share = f"; the top {c.get('top_share_of')} take {100 * top:.0f}%" if top is not None else ""
     spills = f", {c['targets_unbounded']} spilling (inf, not counted)" if c.get("targets_unbounded") else ""
+    from ..analyses.cost.target_cost import TRITON_GEMM_UNMODELLED  # the models, only when a cost is shown
+
     gemms = sum(1 for t in mod.targets if (t.extra.get("cost") or {}).get("model") == TRITON_GEMM_UNMODELLED)
     untimed = f", {gemms} Triton gemm fusion(s) not modelled (not counted)" if gemms else ""
     basis = " from the maps' exact bytes" if c.get("time_uses") == "exact" else ""

@@ -16,19 +16,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..analyses.cost.target_cost import (
-    CostSession,
-    TargetCostOptions,
-    cost_of_target,
-    cost_totals,
-    fusion_structure_key,
-)
 from ..context import current, register_table
 from ..hlo.model import Computation, Instruction
 from .model import DiagnosticReport, ModuleReport, TargetReport
+
+# the cost models are imported when a report asks for a cost
+if TYPE_CHECKING:
+    from ..analyses.cost.options import TargetCostOptions
 
 # Per analysis context: id(module) -> _ModuleCost (the entry keeps the module alive).
 _MODULES = register_table("report.cost.modules")
@@ -40,11 +36,17 @@ class _ModuleCost:
     """One module's cost state: its session, the shared costs, the targets' costs so far."""
 
     def __init__(self, module: Any, options: TargetCostOptions) -> None:
+        from ..analyses.cost.target_cost import CostSession
+
         self.module = module
         self.options = options
         self.session = CostSession(module, options, share_fusions=True)
-        self.structure_key = partial(fusion_structure_key, memo={})
+        self.structure_key = self.session.structure_key
         self.by_key: dict = {}
+        # the report's utilization figures (shared objects): id(figure) -> (figure, its
+        # (bytes read, reads per element, distinct elements), a token equal for equal values)
+        self.figures: dict[int, tuple] = {}
+        self.tokens: dict[tuple, int] = {}
         self.costs: list = []  # (target name, FusionCost json)
         self.candidate_seen = False
         self.missing_consumers: list[str] = []
@@ -81,32 +83,43 @@ class _ModuleCost:
         )
 
 
-def _module_cost(module: Any, options: TargetCostOptions) -> _ModuleCost:
+def _module_cost(module: Any, asked: TargetCostOptions) -> _ModuleCost:
+    """The module's cost state; its options are ``asked`` without the what-if (the what-if
+    target gets a session of its own)."""
     table = current().tables[_MODULES]
     hit = table.get(id(module))
     if hit is None or hit.module is not module:
-        hit = table[id(module)] = _ModuleCost(module, options)
+        hit = table[id(module)] = _ModuleCost(module, replace(asked, consumers=None, multi_output=False))
     return hit
 
 
-def _utilization(report: TargetReport, operands: int) -> list[tuple | None]:
+def _utilization(state: _ModuleCost, report: TargetReport, operands: int) -> tuple[list[tuple | None], tuple]:
     """Per operand, (bytes read, reads per element, distinct elements) from the report's
     ``utilization`` figures: an operand read by exactly one output (as ``exact_figures``), or by
     several outputs through the same maps (a multi-output fusion's outputs computed from the same
-    elements: the union is any one of them)."""
+    elements: the union is any one of them); and the same as tokens, a cheap part of a key (-1:
+    none)."""
     rows: list[list] = [[] for _ in range(operands)]
     for row in report.output_to_input:
         if row.operand < operands and row.maps:
             rows[row.operand].append(row)
     out: list[tuple | None] = []
+    tokens: list[int] = []
+    memo = state.figures
     for read in rows:
-        same = len(read) == 1 or all(_map_texts(r) == _map_texts(read[0]) for r in read[1:])
+        same = bool(read) and (len(read) == 1 or all(_map_texts(r) == _map_texts(read[0]) for r in read[1:]))
         u = read[0].extra.get("utilization") if same and "operand_element" not in read[0].extra else None
         if not u or u.get("bytes_read") is None:
             out.append(None)
+            tokens.append(-1)
             continue
-        out.append((u["bytes_read"], u.get("multiplicity"), u.get("distinct_elements")))
-    return out
+        hit = memo.get(id(u))
+        if hit is None or hit[0] is not u:
+            figure = (u["bytes_read"], u.get("multiplicity"), u.get("distinct_elements"))
+            hit = memo[id(u)] = (u, figure, state.tokens.setdefault(figure, len(state.tokens)))
+        out.append(hit[1])
+        tokens.append(hit[2])
+    return out, tuple(tokens)
 
 
 def _map_texts(row) -> tuple[str, ...]:
@@ -131,14 +144,16 @@ def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> N
     asked = options.get("cost")
     if asked is None:
         return
-    state = _module_cost(module, replace(asked, consumers=None, multi_output=False))
+    from ..analyses.cost.target_cost import CostSession, cost_of_target
+
+    state = _module_cost(module, asked)
     if isinstance(target, Computation):
         cost = cost_of_target(target, module, state.options, state.session)
         report.extra["cost"] = cost.to_json()
         state.costs.append((report.name, report.extra["cost"], cost.time_us))
         return
     operands = len(target.operands)
-    utilization = _utilization(report, operands) if report.output_to_input else None
+    utilization, tokens = _utilization(state, report, operands) if report.output_to_input else (None, ())
     given = None
     if state.session.gpu and target.opcode == "fusion" and report.output_to_input:
         given = _coalesced(report, operands)
@@ -151,7 +166,7 @@ def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> N
         report.extra["cost"] = cost.to_json()
         state.costs.append((report.name, report.extra["cost"], cost.time_us))
         return
-    key = _key(state, target, utilization, given)
+    key = _key(state, target, tokens, given)
     hit = state.by_key.get(key) if key is not None else None
     if hit is None:
         coalesced = None
@@ -194,13 +209,13 @@ def _tpu_tile_bytes(report: TargetReport, operands: int) -> dict | None:
     }
 
 
-def _key(state: _ModuleCost, target: Instruction, utilization, coalesced):
+def _key(state: _ModuleCost, target: Instruction, utilization: tuple, coalesced):
     if target.opcode != "fusion":
         return None
     structure = state.structure_key(target)
     if structure is None:
         return None
-    return (structure, tuple(utilization or ()), tuple(coalesced or ()))
+    return (structure, utilization, tuple(coalesced or ()))
 
 
 def add_cost_totals(report: ModuleReport, module: Any, options: dict) -> None:
@@ -209,7 +224,9 @@ def add_cost_totals(report: ModuleReport, module: Any, options: dict) -> None:
     asked = options.get("cost")
     if asked is None or module is None:
         return
-    state = _module_cost(module, replace(asked, consumers=None, multi_output=False))
+    from ..analyses.cost.target_cost import cost_totals
+
+    state = _module_cost(module, asked)
     candidate = options.get("fusion_candidate")
     if candidate and not state.candidate_seen and report.targets:
         report.diagnostics.append(

@@ -188,7 +188,7 @@ def _map_text(m) -> str:
 def module_figures(module: Module, cost: FusionCost | None = None) -> tuple[list[FusionFigures], list[Diagnostic]]:
     """Every fusion of ``module`` with what a diff compares, in module order, in the current
     analysis context (so that structural identities compare across the modules of one diff)."""
-    from ..analyses.cost.target_cost import TargetCostOptions
+    from ..analyses.cost.options import TargetCostOptions
 
     # the report's own cost (its default device per target) unless a caller gives its own
     options: dict = {"analyses": True, "target": "auto"}

@@ -33,7 +33,7 @@ def test_target_memos_live_in_the_context_not_in_the_options():
         report = module_report(module, "out2in", options=options, own_context=False)
         sizes = session.sizes()
     assert options == given, "the caller's options must not carry per-run state"
-    assert sizes["analyses.target_figures.targets"] == 1  # one module: decided once
+    assert sizes["analyses.gpu_target.targets"] == 1  # one module: decided once
     assert sizes["analyses.target_figures.cpu_access"] == 1  # both fusions share the figure
     figures = [entry.extra["coalescing"] for target in report.targets for entry in target.output_to_input]
     assert len(figures) == 2 and figures[0] == figures[1]
@@ -48,5 +48,5 @@ def test_the_asked_target_is_part_of_the_memo():
         for target in ("cpu", "gpu", "cpu"):
             report = module_report(module, "out2in", options={"analyses": True, "target": target}, own_context=False)
             chosen.append(report.targets[0].extra["target"].split()[0])
-        assert session.sizes()["analyses.target_figures.targets"] == 2
+        assert session.sizes()["analyses.gpu_target.targets"] == 2
     assert chosen == ["cpu", "gpu", "cpu"]

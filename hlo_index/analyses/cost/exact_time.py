@@ -82,8 +82,9 @@ def in_place_scatter(fusion: Instruction) -> tuple[int, float] | None:
     """(the fusion operand a root scatter updates in place, the bytes of its updates), or None."""
     if fusion.opcode != "fusion" or fusion.shape.is_tuple:
         return None
-    root = fusion.fused_computation.root
-    if root.opcode != "scatter" or len(root.operands) != 3 or root.operands[0].opcode != "parameter":
+    comp = fusion.fused_computation
+    root = comp.root if comp is not None else None
+    if root is None or root.opcode != "scatter" or len(root.operands) != 3 or root.operands[0].opcode != "parameter":
         return None
     k = root.operands[0].parameter_number
     return (k, float(shape_bytes(root.operands[2].shape))) if k is not None else None

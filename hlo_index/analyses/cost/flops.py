@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ...hlo.backend_config import backend_config
 from ...hlo.model import Instruction
 from ...hlo.opcodes import COSTED_ELEMENTWISE_OPCODES, TRANSCENDENTAL_OPCODES
-from .op_profiles import OpProfiles, flops_per_element
 from .shapes import elements, elements_recursive
+
+if TYPE_CHECKING:
+    from .op_profiles import OpProfiles
 
 FMA_FLOPS = 2
 
@@ -41,6 +44,8 @@ SubCost = Callable[[object], tuple[float, float]]
 
 def elementwise_flops(opcode: str, shape, options: CostOptions) -> tuple[float, float]:
     if options.gpu:
+        from .op_profiles import flops_per_element  # the GPUs' table: only a GPU cost reads it
+
         return float(
             flops_per_element(opcode, shape.element_type, options.capability, options.profiles)
             * elements_recursive(shape)

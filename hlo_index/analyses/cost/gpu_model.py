@@ -258,12 +258,12 @@ class GpuPerformanceModel:
             return rt
         fusion = self.fusion_of(instr)
         launch = launch or launch_dimensions(fusion, device)
-        if coalesced is None or any(ok is None for ok in coalesced) or len(coalesced) != len(instr.operands):
+        known = list(coalesced or ())
+        if coalesced is None or None in known or len(known) != len(instr.operands):
             judged = operand_coalesced(fusion, device)
-            given = list(coalesced or ())
-            coalesced = [given[k] if k < len(given) and given[k] is not None else ok for k, ok in enumerate(judged)]
+            verdicts = [ok if (g := known[k] if k < len(known) else None) is None else g for k, ok in enumerate(judged)]
         else:
-            coalesced = list(coalesced)
+            verdicts = [ok for ok in known if ok is not None]  # every one given
         compute = compute_time_us(device, max(props.flops, 0.0), launch.blocks, launch.threads_per_block)
         read = 0.0
         bytes_read = 0.0
@@ -275,7 +275,7 @@ class GpuPerformanceModel:
             given = operand_bytes[k] if operand_bytes is not None and k < len(operand_bytes) else None
             if given is not None:
                 net, total = given
-            ok = coalesced[k] if k < len(coalesced) else True
+            ok = verdicts[k] if k < len(verdicts) else True
             t = read_time_us(device, launch.blocks, net, total, coalescing_rate(_element_type(operand), device, ok))
             per_operand.append(t)
             read += t
@@ -294,7 +294,7 @@ class GpuPerformanceModel:
             combine(compute, read + write),
             launch.emitter,
             per_operand,
-            coalesced,
+            verdicts,
         )
         if own:
             self._memo[id(instr)] = rt

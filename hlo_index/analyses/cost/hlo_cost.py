@@ -11,10 +11,11 @@ from the root) stay available for the performance model (``utilization``,
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-
-import numpy as np
+from functools import reduce
+from typing import TYPE_CHECKING
 
 from ...hlo.model import Computation, Instruction
 from .flops import (
@@ -22,6 +23,7 @@ from .flops import (
     ELEMENTWISE,
     CostOptions,
     concatenate_gpu_utilization,
+    elementwise_flops,
     instruction_flops,
     is_cublas,
     is_dnn_convolution,
@@ -30,27 +32,47 @@ from .flops import (
 )
 from .shapes import element_bytes, elements, elements_recursive, leaves, shape_bytes
 
-F32 = np.float32
+# numpy's float32 is imported where a sum rounds or a GPU utilization is propagated: a module
+# whose sums are exact (most CPU modules) never needs it
+if TYPE_CHECKING:
+    import numpy as np
+
 DEFAULT_OPTIONS = CostOptions()
 PASS_THROUGH = ELEMENTWISE | {"tuple", "get-tuple-element"}
 FREE = {"parameter", "constant", "get-tuple-element", "bitcast", "domain", "after-all", "add-dependency"}
 UNKNOWN = -1.0
+# Ops ``instruction_flops`` counts no flop or transcendental for, whatever the shapes (its last case).
+FLOP_FREE = frozenset(
+    {
+        "copy",
+        "parameter",
+        "constant",
+        "bitcast",
+        "broadcast",
+        "reshape",
+        "slice",
+        "dynamic-slice",
+        "dynamic-update-slice",
+        "tuple",
+        "get-tuple-element",
+    }
+)
 # Opcodes whose figures follow from the opcode, the result shape and the operand shapes alone
 # (no attributes, called computations or backend config): instructions equal in those share
 # one ``Properties`` (a fused computation repeats the same elementwise ops on the same shapes).
-SHAPE_ONLY = COSTED_ELEMENTWISE | {
-    "copy",
-    "parameter",
-    "constant",
-    "bitcast",
-    "broadcast",
-    "reshape",
-    "slice",
-    "dynamic-slice",
-    "dynamic-update-slice",
-    "tuple",
-    "get-tuple-element",
-}
+SHAPE_ONLY = COSTED_ELEMENTWISE | FLOP_FREE
+NO_FLOPS = (0.0, 0.0)
+
+
+@dataclass(slots=True)
+class FusedScan:
+    """A fused computation read once: the (flops, transcendentals) of its instructions that
+    have any, its constants of more than one element, and (when asked) the bytes the generic
+    analysis reads of each parameter (``HloCost._scan``)."""
+
+    flop_rows: list[tuple]
+    constants: list[Instruction]
+    reads: dict[int, int] | None
 
 
 @dataclass
@@ -81,8 +103,12 @@ class HloCost:
         # (opcode, id of the result shape, ids of the operand shapes) -> (the shapes, Properties);
         # the entry keeps the shapes alive, so the ids stay theirs (the parser shares equal shapes)
         self._by_shapes: dict[tuple, tuple] = {}
+        # (opcode, id of the result shape) -> (the shape, (flops, transcendentals)) of elementwise ops
+        self._elementwise_flops: dict[tuple, tuple] = {}
         self._props: dict[int, Properties] = {}
         self._users: dict[int, tuple] = {}
+        # id(computation) -> (computation, its ``_generic_reads``)
+        self._reads: dict[int, tuple] = {}
         self._sub: dict[int, tuple[float, float]] = {}
         self._totals: dict[int, Properties] = {}
         # fused instruction -> utilization, elementwise-use roots, root utilization
@@ -116,20 +142,56 @@ class HloCost:
     def computation_totals(self, comp) -> Properties:
         """The sum over a computation's instructions (XLA's ``properties()`` after ``Accept``)."""
         key = id(comp)
-        if key not in self._totals:
+        totals = self._totals.get(key)
+        if totals is None:
+            sums = self._sums(comp, self._all_figures, 4)
+            totals = self._totals[key] = Properties(
+                flops=sums[0], transcendentals=sums[1], bytes_accessed=sums[2], output_bytes=sums[3]
+            )
+        return totals
+
+    def _sums(
+        self, comp, figures: Callable[[Instruction], tuple], width: int, zero: frozenset = frozenset()
+    ) -> list[float]:
+        """Per figure (``width`` of them), its float32 sum over the computation as XLA sums it.
+        ``zero``: opcodes whose figures are all 0.0, which add nothing to an exact sum."""
+        rows = [figures(i) for i in comp.instructions if i.opcode not in zero]
+        return self._rounded_sums(comp, rows, figures, width)
+
+    def _rounded_sums(
+        self, comp, rows: list[tuple], figures: Callable[[Instruction], tuple], width: int
+    ) -> list[float]:
+        """The float32 sums of ``rows`` (``figures`` of the computation's instructions, the all-zero
+        ones possibly left out) as XLA sums them."""
+        sums = exact_float32_sums(rows, width)
+        if None in sums:
             # float32 sums in XLA's visiting order: the rounding is part of XLA's figure
             # (``add.accumulate`` adds one after the other, in float32, as the loop XLA runs)
-            rows = [
-                (p.flops, p.transcendentals, p.bytes_accessed, p.output_bytes) for p in map(self.of, visit_order(comp))
-            ]
-            sums = np.add.accumulate(np.array(rows, dtype=F32), axis=0)[-1] if rows else np.zeros(4, F32)
-            self._totals[key] = Properties(
-                flops=float(sums[0]),
-                transcendentals=float(sums[1]),
-                bytes_accessed=float(sums[2]),
-                output_bytes=float(sums[3]),
-            )
-        return self._totals[key]
+            ordered = list(map(figures, visit_order(comp)))
+            import numpy as np
+
+            rounded = np.add.accumulate(np.array(ordered, dtype=np.float32), axis=0)[-1]
+            return [float(rounded[k]) if s is None else s for k, s in enumerate(sums)]
+        return sums  # type: ignore[return-value]  # no None left
+
+    def _all_figures(self, instr: Instruction) -> tuple:
+        p = self.of(instr)
+        return (p.flops, p.transcendentals, p.bytes_accessed, p.output_bytes)
+
+    def _flop_figures(self, instr: Instruction) -> tuple:
+        """(flops, transcendentals) of ``of(instr)``, without building its figures where the
+        opcode and the result shape decide them (most of a fused computation)."""
+        op = instr.opcode
+        if op in FLOP_FREE:
+            return NO_FLOPS
+        if op not in COSTED_ELEMENTWISE:
+            p = self.of(instr)
+            return (p.flops, p.transcendentals)
+        shape = instr.shape
+        hit = self._elementwise_flops.get((op, id(shape)))
+        if hit is None:  # the entry keeps the shape alive, so the id stays its
+            hit = self._elementwise_flops[(op, id(shape))] = (shape, elementwise_flops(op, shape, self.options))
+        return hit[1]
 
     def common_elementwise_utilization(self, a: Instruction, b: Instruction) -> float:
         """The utilization of the roots both fused values reach through elementwise uses only."""
@@ -138,14 +200,26 @@ class HloCost:
 
     # ---- the handlers -------------------------------------------------------------------
     def _sub_cost(self, comp) -> tuple[float, float]:
+        """(flops, transcendentals) of ``computation_totals(comp)``: a fusion or a reduction
+        reads only these, and without the bytes the visiting order rarely matters."""
         key = id(comp)
-        if key not in self._sub:
-            t = self.computation_totals(comp)
-            self._sub[key] = (t.flops, t.transcendentals)
-        return self._sub[key]
+        hit = self._sub.get(key)
+        if hit is None:
+            totals = self._totals.get(key)
+            if totals is not None:
+                hit = (totals.flops, totals.transcendentals)
+            else:
+                flops, transcendentals = self._sums(comp, self._flop_figures, 2, FLOP_FREE)
+                hit = (flops, transcendentals)
+            self._sub[key] = hit
+        return hit
 
     def _compute(self, instr: Instruction) -> Properties:
         op = instr.opcode
+        if op == "fusion":
+            p = Properties()
+            self._fusion(instr, p)  # sets every figure
+            return p
         ops = instr.operands
         # a tuple-shaped result counts its arrays (the tuple instruction alone, its index table)
         shape = instr.shape
@@ -156,9 +230,6 @@ class HloCost:
             operand_utilization=[1.0] * len(ops),
         )
         p.bytes_accessed = out + sum(p.operand_bytes)
-        if op == "fusion":
-            self._fusion(instr, p)
-            return p
         if op in ("call", "async-start", "while", "conditional"):
             self._called(instr, p)
             return p
@@ -332,12 +403,10 @@ class HloCost:
                 p.bytes_accessed = inner.bytes_accessed
 
     def _fusion(self, fusion: Instruction, p: Properties) -> None:
-        comp = fusion.fused_computation
-        root = comp.root
-        totals = self.computation_totals(comp)
-        p.flops, p.transcendentals = totals.flops, totals.transcendentals
+        comp, root = fused_body(fusion)
         written = []
-        leaf_shapes = list(fusion.shape.tuple_shapes) if fusion.shape.is_tuple else [fusion.shape]
+        tuple_shapes = fusion.shape.tuple_shapes
+        leaf_shapes = list(tuple_shapes) if tuple_shapes is not None else [fusion.shape]
         zero_util: set[int] = set()
         for k, s in enumerate(leaf_shapes):
             value = root.operands[k] if fusion.shape.is_tuple and root.opcode == "tuple" else root
@@ -351,53 +420,69 @@ class HloCost:
         p.output_bytes_per_leaf = written
         p.output_bytes = float(sum(written))
         p.bytes_accessed = p.output_bytes
-        if self.options.gpu:
+        # the generic analysis uses every fused value once (1.0); the GPU one propagates its uses
+        gpu = self.options.gpu
+        scan = self._scan(comp, reads=not gpu)
+        sums = self._sub.get(id(comp))
+        if sums is None:
+            flops, transcendentals = self._rounded_sums(comp, scan.flop_rows, self._flop_figures, 2)
+            sums = self._sub[id(comp)] = (flops, transcendentals)
+        p.flops, p.transcendentals = sums
+        if gpu:
             p.flops = self._gpu_utilizations(comp, zero_util)
-        else:
-            for instr in comp.instructions:
-                self.utilization[id(instr)] = 1.0
+        utilization = self.utilization
         cap = not self.options.count_multiple_input_accesses
-        for instr in comp.instructions:
-            if instr.opcode == "constant" and elements(instr.shape) > 1:
-                u = self.utilization.get(id(instr), 1.0)
-                p.bytes_accessed += shape_bytes(instr.shape) * (min(u, 1.0) if cap else u)
+        for instr in scan.constants:
+            u = utilization.get(id(instr), 1.0) if gpu else 1.0
+            p.bytes_accessed += shape_bytes(instr.shape) * (min(u, 1.0) if cap else u)
         p.operand_bytes = []
         p.operand_utilization = []
+        reads = scan.reads
         for k in range(len(fusion.operands)):
             param = comp.parameters.get(k)
-            size = float(self._parameter_read_bytes(param)) if param is not None else 0.0
+            if param is None:
+                size = 0.0
+            elif reads is not None and param.shape.tuple_shapes is None:
+                size = float(reads.get(id(param), 0))
+            else:
+                size = float(self._parameter_read_bytes(param))
             p.operand_bytes.append(size)
-            p.operand_utilization.append(self.utilization.get(id(param), 0.0) if param is not None else 0.0)
+            if param is None:
+                p.operand_utilization.append(0.0)
+            else:
+                p.operand_utilization.append(utilization.get(id(param), 0.0) if gpu else 1.0)
             p.bytes_accessed += size
 
     def _gpu_utilizations(self, comp, zero_util: set) -> float:
         """Propagate utilization from the root (1.0) to the parameters; returns the fusion's
         flops (each instruction's flops times its utilization). float32 as in XLA."""
+        from numpy import float32 as f32
+
         order = post_order(comp)
         order.reverse()
         roots: dict[int, set] = {id(i): set() for i in order}
-        root_util: dict[int, np.float32] = {id(i): F32(0) for i in order}
+        root_util: dict[int, np.float32] = {id(i): f32(0) for i in order}
         root = comp.root
-        root_util[id(root)] = F32(1)
+        root_util[id(root)] = f32(1)
         roots[id(root)].add(id(root))
-        flops = F32(0)
+        flops = f32(0)
         for instr in order:
-            u = F32(0)
+            u = f32(0)
             for r in roots[id(instr)]:
-                u = F32(u + root_util[r])
+                u = f32(u + root_util[r])
             self.utilization[id(instr)] = float(u)
             props = self.of(instr)
-            flops = F32(flops + F32(u * F32(props.flops)))
+            flops = f32(flops + f32(u * f32(props.flops)))
             for k, operand in enumerate(instr.operands):
                 if instr.opcode in PASS_THROUGH:
                     roots[id(operand)] |= roots[id(instr)]
                     continue
                 roots[id(operand)].add(id(operand))
-                ou = F32(0) if (k == 0 and id(instr) in zero_util) else F32(props.operand_utilization[k])
-                cur = F32(u * ou)
+                ou = f32(0) if (k == 0 and id(instr) in zero_util) else f32(props.operand_utilization[k])
+                cur = f32(u * ou)
                 n = elements_recursive(operand.shape)
-                cur = F32(0) if n == 0 else F32(math.ceil(F32(cur * F32(n))) / n)
-                root_util[id(operand)] = F32(root_util[id(operand)] + cur)
+                cur = f32(0) if n == 0 else f32(math.ceil(f32(cur * f32(n))) / n)
+                root_util[id(operand)] = f32(root_util[id(operand)] + cur)
         for key, rs in roots.items():
             self._roots[key] = rs
         for key, v in root_util.items():
@@ -410,40 +495,105 @@ class HloCost:
                 self._parameter_read_bytes(g) for g in _users(param, self._users) if g.opcode == "get-tuple-element"
             )
         if self.options.gpu:
-            u = F32(self.utilization.get(id(param), 0.0))
+            from numpy import float32 as f32
+
+            u = f32(self.utilization.get(id(param), 0.0))
             if not self.options.count_multiple_input_accesses:
-                u = min(u, F32(1))
-            return int(F32(shape_bytes(param.shape)) * u)
+                u = min(u, f32(1))
+            return int(f32(shape_bytes(param.shape)) * u)
         return self._generic_parameter_read_bytes(param)
 
     def _generic_parameter_read_bytes(self, value: Instruction) -> int:
-        size = 0
-        trivial = False
-        own = shape_bytes(value.shape)
-        for user in _users(value, self._users):
+        """Bytes the generic analysis reads of a parameter (or an element taken of one)."""
+        comp = value.computation
+        return self._generic_reads(comp).get(id(value), 0) if comp is not None else 0
+
+    def _generic_reads(self, comp: Computation) -> dict[int, int]:
+        """``_scan(comp).reads``, once per computation."""
+        hit = self._reads.get(id(comp))
+        if hit is not None and hit[0] is comp:
+            return hit[1]
+        reads = self._scan(comp, reads=True).reads
+        assert reads is not None
+        return reads
+
+    def _scan(self, comp: Computation, reads: bool) -> FusedScan:
+        """What a fusion's figures read of its computation, in one pass over it.
+
+        ``reads``: id(value) -> bytes the generic analysis reads, for the parameters and the
+        elements taken of them: a slice or dynamic-slice of it reads its result's size, a
+        broadcast or reshape the whole value, a fusion what its own parameter reads; any other
+        use (a dynamic-update-slice only as an index or update) reads the whole value, once
+        however many there are. Each use counts per operand position: every rule gives the
+        same for a user that reads the value twice as for one that reads it once."""
+        rows: list[tuple] = []
+        constants: list[Instruction] = []
+        sized: dict[int, int] = {}
+        whole: dict[int, Instruction] = {}
+        flop_figures = self._flop_figures
+        for user in comp.instructions:
             op = user.opcode
-            if op == "fusion":
-                for k, o in enumerate(user.operands):
-                    if o is value:
-                        size += self._generic_parameter_read_bytes(user.fused_computation.parameters[k])
-            elif op == "slice":
-                size += shape_bytes(user.shape)
-            elif op == "dynamic-slice":
-                if user.operands[0] is value:
-                    size += shape_bytes(user.shape)
-                elif not trivial:
-                    trivial = True
-                    size += own
-            elif op == "dynamic-update-slice":
-                if user.operands[0] is not value and not trivial:
-                    trivial = True
-                    size += own
-            elif op in ("broadcast", "reshape"):
-                size += own
-            elif not trivial:
-                trivial = True
-                size += own
-        return size
+            if op not in FLOP_FREE:
+                rows.append(flop_figures(user))
+            elif op == "constant":
+                if elements(user.shape) > 1:
+                    constants.append(user)
+                continue
+            if not reads:
+                continue
+            operands = user.operands
+            for k, o in enumerate(operands):
+                if o.opcode not in READ_VALUES:
+                    continue
+                key = id(o)
+                if op == "fusion":
+                    size = self._generic_parameter_read_bytes(fused_body(user)[0].parameters[k])
+                elif op == "slice" or (op == "dynamic-slice" and k == 0):
+                    size = shape_bytes(user.shape)
+                elif op in ("broadcast", "reshape"):
+                    size = shape_bytes(o.shape)
+                else:
+                    if operands[0] is not o or op not in ("dynamic-slice", "dynamic-update-slice"):
+                        whole[key] = o
+                    size = 0
+                sized[key] = sized.get(key, 0) + size
+        table = None
+        if reads:
+            for key, value in whole.items():
+                sized[key] += shape_bytes(value.shape)
+            table = sized
+            self._reads[id(comp)] = (comp, sized)  # the entry keeps ``comp`` alive: ids stay unique
+        return FusedScan(rows, constants, table)
+
+
+def exact_float32_sums(rows: list[tuple], width: int) -> list[float | None]:
+    """Per column, its float32 sum in any order where no partial sum rounds, else None.
+
+    Every value a non-negative integer, a multiple of 2**k (k: the fewest trailing zero bits
+    among them), with the total below 2**(24 + k): every partial sum is then a multiple of 2**k
+    no larger than the total, an integer of at most 24 significant bits that float32 holds
+    exactly, so adding in XLA's order or any other gives the same figure."""
+    if not rows:
+        return [0.0] * width
+    out: list[float | None] = []
+    for column in zip(*rows):
+        try:
+            whole = list(map(int, column))  # Python ints: exact at any size
+        except (ValueError, OverflowError):  # nan, inf
+            out.append(None)
+            continue
+        if whole != list(column) or min(whole) < 0:
+            out.append(None)
+            continue
+        total = sum(whole)
+        if total == 0:
+            # float32 keeps the sign of a sum of zeros that are all -0.0
+            out.append(0.0 if any(math.copysign(1.0, v) > 0 for v in column) else None)
+            continue
+        bits = reduce(operator.or_, whole)
+        low = (bits & -bits).bit_length() - 1
+        out.append(float(total) if total >> low < 1 << 24 else None)
+    return out
 
 
 def _nothing(instr, p) -> None:
@@ -457,16 +607,29 @@ def fused_body(fusion: Instruction) -> tuple[Computation, Instruction]:
     return comp, comp.root
 
 
+# The values whose users the generic analysis reads: parameters and the elements taken of them.
+READ_VALUES = frozenset(("parameter", "get-tuple-element"))
+
+
 def _users(value: Instruction, memo: dict) -> list[Instruction]:
-    """The users of ``value`` in its computation; ``memo``: id(computation) -> (computation, its
-    users table), built once per computation (the entry keeps the computation alive)."""
+    """The users of ``value`` (a parameter or a get-tuple-element) in its computation, each once,
+    in text order; ``memo``: id(computation) -> (computation, its table of those values' users),
+    built once per computation (the entry keeps the computation alive)."""
     comp = value.computation
+    if comp is None:
+        return []
     hit = memo.get(id(comp))
     if hit is None or hit[0] is not comp:
         users: dict[int, list[Instruction]] = {}
+        wanted = {id(i) for i in comp.instructions if i.opcode in READ_VALUES}
         for instr in comp.instructions:
-            for o in dict.fromkeys(instr.operands):
-                users.setdefault(id(o), []).append(instr)
+            for o in instr.operands:
+                if id(o) in wanted:
+                    seen = users.get(id(o))
+                    if seen is None:
+                        users[id(o)] = [instr]
+                    elif seen[-1] is not instr:  # an operand used twice by one user: one use
+                        seen.append(instr)
         hit = memo[id(comp)] = (comp, users)
     return hit[1].get(id(value), [])
 

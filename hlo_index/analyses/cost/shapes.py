@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ...context import current, register_table
 from ...hlo.model import ELEMENT_BITS, Shape
 
@@ -10,14 +12,14 @@ POINTER_BYTES = 8
 
 def elements(shape: Shape) -> int:
     """``ShapeUtil::ElementsIn`` of an array (a tuple: its first element's, as XLA's callers use it)."""
-    if shape.is_tuple:
+    if shape.tuple_shapes is not None:
         return elements(shape.tuple_shapes[0]) if shape.tuple_shapes else 0
     return shape.num_elements
 
 
 def elements_recursive(shape: Shape) -> int:
     """``ShapeUtil::ElementsInRecursive``: every array leaf's elements."""
-    if shape.is_tuple:
+    if shape.tuple_shapes is not None:
         return sum(elements_recursive(s) for s in shape.tuple_shapes)
     return shape.num_elements
 
@@ -44,7 +46,7 @@ def shape_bytes(shape: Shape) -> int:
 
 
 def _shape_bytes(shape: Shape) -> int:
-    if shape.is_tuple:
+    if shape.tuple_shapes is not None:
         return POINTER_BYTES * len(shape.tuple_shapes)
     if shape.element_type in ("token", "opaque"):
         return 0
@@ -54,9 +56,9 @@ def _shape_bytes(shape: Shape) -> int:
     return n * element_bytes(shape.element_type)
 
 
-def leaves(shape: Shape):
+def leaves(shape: Shape) -> Iterator[Shape]:
     """Every array leaf of a shape, depth first."""
-    if shape.is_tuple:
+    if shape.tuple_shapes is not None:
         for s in shape.tuple_shapes:
             yield from leaves(s)
     else:

@@ -18,48 +18,25 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...hlo.model import Computation, Instruction
-from .devices import DeviceSpec, device_beside, device_for_capability, load_device
-from .exact_time import exact_run_time
 from .flops import CostOptions
-from .gpu_model import GpuPerformanceModel, RunTime
 from .hlo_cost import HloCost, Properties, module_totals
-from .indexing_model import (
-    IndexingPerformanceModel,
-    TilingError,
-    block_level_config,
-    block_level_launch,
-    is_block_level,
-    is_triton_gemm,
-)
+from .options import TargetCostOptions
 
+# The GPU models and the device tables are imported when a GPU module or a device asks for them.
+if TYPE_CHECKING:
+    from .devices import DeviceSpec
+    from .gpu_model import GpuPerformanceModel, RunTime
+    from .indexing_model import IndexingPerformanceModel, TiledRunTime
+
+DEFAULT_OPTIONS = TargetCostOptions()
 CAPABILITY_IN_NAME = re.compile(r"sm_(\d+)\.(\d+)")
 # XLA times a Triton gemm from its Triton tiling (block_m x block_n output tiles, K tiles of the
 # operands), which neither the loop-emitter model nor the coalescing heuristic describes
 TRITON_GEMM_UNMODELLED = "not modelled: Triton gemm fusion (XLA costs it with its Triton tiling)"
-
-
-@dataclass(frozen=True)
-class TargetCostOptions:
-    """What the user asked: ``target`` gpu | cpu | auto; ``device`` a name or ``.txtpb`` path;
-    ``roofline`` (peak FLOP/s, bytes/s) for CPU / TPU modules; ``cost_model`` classic | indexing;
-    ``tile`` output tile sizes or "auto"; ``launch`` (blocks, threads per block);
-    ``consumers`` / ``multi_output``: the fusion what-if (``None``: no what-if)."""
-
-    target: str = "auto"
-    device: str | None = None
-    roofline: tuple[float, float] | None = None
-    cost_model: str = "classic"
-    tile: object = None
-    launch: tuple[int, int] | None = None
-    count_multiple_input_accesses: bool = True
-    consumers: tuple[str, ...] | None = None
-    multi_output: bool = False
-    exact: bool = True  # the exact figures from the maps (the report layer may have them already)
-    time_uses: str = "xla"  # "exact": the time from the exact figures (``exact["time_us"]``)
 
 
 @dataclass
@@ -133,15 +110,41 @@ class FusionCost:
 
 def _json_value(v):
     if isinstance(v, float):
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        if math.isnan(v):
-            return None
-        return int(v) if v.is_integer() and abs(v) < 2**53 else v
+        return _json_float(v)
     if isinstance(v, dict):
         return {k: _json_value(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
-        return [_json_value(x) for x in v]
+        return _json_list(v)
+    return v
+
+
+_AS_THEY_ARE = frozenset({int, type(None)})
+_FLOATS = frozenset({float})
+
+
+def _json_list(v: list | tuple) -> list:
+    """Most lists are per-operand figures: ints or None, kept as they are, or whole floats,
+    written as ints (each list converted at once where it can be)."""
+    kinds = set(map(type, v))
+    if kinds <= _AS_THEY_ARE:
+        return list(v)
+    if kinds == _FLOATS:
+        try:
+            whole = list(map(int, v))
+        except (OverflowError, ValueError):  # inf, nan
+            whole = None
+        if whole is not None and whole == list(v) and min(whole) > -(2**53) and max(whole) < 2**53:
+            return whole
+    return [_json_value(x) for x in v]
+
+
+def _json_float(v: float):
+    if v.is_integer():  # never inf or nan
+        return int(v) if abs(v) < 2**53 else v
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    if math.isnan(v):
+        return None
     return v
 
 
@@ -149,9 +152,9 @@ def _json_value(v):
 
 
 def is_gpu_module(module, requested: str = "auto") -> bool:
-    from ..gpu_target import GPU, detect_target
+    from ..gpu_target import GPU, module_target
 
-    return detect_target(module, requested).target == GPU
+    return module_target(module, requested).target == GPU
 
 
 def _has_backend_markers(module) -> bool:
@@ -168,6 +171,8 @@ def capability_of(module) -> tuple[int, int] | None:
 
 def device_of(module, options: TargetCostOptions) -> tuple[DeviceSpec, str | None]:
     """(device, why it was assumed: None when the user named it)."""
+    from .devices import device_beside, device_for_capability, load_device
+
     if options.device:
         return load_device(options.device), None
     beside = device_beside(getattr(module, "source", "") or "")
@@ -196,29 +201,53 @@ class CostSession:
     A CPU (or TPU) module given a ``device`` gets the roofline of its figures: peak FLOP/s =
     2 x clock x FPUs per core x cores, bandwidth = ``memory_bandwidth``."""
 
-    def __init__(self, module, options: TargetCostOptions = TargetCostOptions(), share_fusions: bool = False) -> None:
+    def __init__(self, module, options: TargetCostOptions = DEFAULT_OPTIONS, share_fusions: bool = False) -> None:
         self.module = module
         self.options = options
         self.gpu = is_gpu_module(module, options.target) or (
             # a GPU description given for a module that shows neither backend (XLA's test modules)
             options.device is not None and options.target == "auto" and not _has_backend_markers(module)
         )
-        self.device, self.device_assumed = device_of(module, options) if self.gpu else (None, None)
+        self.device: DeviceSpec | None = None
+        self.device_assumed: str | None = None
+        if self.gpu:
+            self.device, self.device_assumed = device_of(module, options)
         self.roofline = options.roofline
         self.roofline_device: str | None = None
         if not self.gpu and self.roofline is None and options.device:
+            from .devices import load_device
+
             given = load_device(options.device)
             self.roofline = device_roofline(given)
             self.roofline_device = given.name
         capability = self.device.capability if self.device is not None else None
+        # the report keys its targets' figures by structure too: one key per fusion for both
+        self.structure_key = FusionStructureKeys()
         self.cost = HloCost(
             CostOptions(
                 count_multiple_input_accesses=options.count_multiple_input_accesses, gpu=self.gpu, capability=capability
             ),
-            partial(fusion_structure_key, memo={}) if share_fusions else None,
+            self.structure_key if share_fusions else None,
         )
-        self.classic = GpuPerformanceModel(self.device, self.cost) if self.gpu else None
-        self.indexing = IndexingPerformanceModel(self.device, self.cost) if self.gpu else None
+        self.models: GpuModels | None = None
+        if self.device is not None:
+            from .gpu_model import GpuPerformanceModel
+            from .indexing_model import IndexingPerformanceModel
+
+            self.models = GpuModels(
+                self.device,
+                GpuPerformanceModel(self.device, self.cost),
+                IndexingPerformanceModel(self.device, self.cost),
+            )
+
+
+@dataclass(frozen=True)
+class GpuModels:
+    """A GPU session's device and XLA's two performance models on it."""
+
+    device: DeviceSpec
+    classic: GpuPerformanceModel
+    indexing: IndexingPerformanceModel
 
 
 def device_roofline(device: DeviceSpec) -> tuple[float, float]:
@@ -230,33 +259,56 @@ def fusion_structure_key(fusion: Instruction, memo: dict | None = None):
     """Equal for fusions whose cost is equal: the fused computation's structure
     (``fingerprint_id``), the fusion's kind and backend config (tiling, Triton, cuBLAS
     configs), the backend configs of custom-calls inside (which the structure leaves out), and
-    the operand and result shapes with their layouts. ``memo``: per fused computation, its
-    custom-calls' configs."""
+    the operand and result shapes with their layouts. ``memo``: per structure, where its
+    custom-calls are."""
+    from ...context import current
     from ...fusion.fingerprint import fingerprint_id, shape_token
 
     comp = fusion.fused_computation
     if comp is None:
         return None
-    hit = memo.get(id(comp)) if memo is not None else None
-    if hit is None or hit[0] is not comp:
-        hit = (comp, tuple(i.attrs.get("backend_config") for i in comp.instructions if i.opcode == "custom-call"))
+    structure = fingerprint_id(comp)
+    # equal structures have the same opcode at each position; the ids are the context's
+    context = current()
+    hit = memo.get(structure) if memo is not None else None
+    if hit is None or hit[0] is not context:
+        opcodes = [i.opcode for i in comp.instructions]
+        positions = tuple(k for k, op in enumerate(opcodes) if op == "custom-call") if "custom-call" in opcodes else ()
+        hit = (context, positions)
         if memo is not None:
-            memo[id(comp)] = hit  # the entry keeps ``comp`` alive: ids stay unique
-    inner = hit[1]
+            memo[structure] = hit
+    instructions = comp.instructions
+    inner = tuple(instructions[k].attrs.get("backend_config") for k in hit[1])
     return (
-        fingerprint_id(comp),
+        structure,
         fusion.attrs.get("kind"),
         fusion.attrs.get("backend_config"),
         inner,
         shape_token(fusion.shape),
-        tuple(shape_token(o.shape) for o in fusion.operands),
+        tuple([shape_token(o.shape) for o in fusion.operands]),
     )
+
+
+class FusionStructureKeys:
+    """``fusion_structure_key`` of each fusion, computed once (memos: per structure, where its
+    custom-calls are; per fusion, its key, the entry keeping the fusion alive so ids stay
+    unique)."""
+
+    def __init__(self) -> None:
+        self._structures: dict = {}
+        self._keys: dict[int, tuple] = {}
+
+    def __call__(self, fusion: Instruction):
+        hit = self._keys.get(id(fusion))
+        if hit is None or hit[0] is not fusion:
+            hit = self._keys[id(fusion)] = (fusion, fusion_structure_key(fusion, self._structures))
+        return hit[1]
 
 
 def cost_of_target(
     target,
     module,
-    options: TargetCostOptions = TargetCostOptions(),
+    options: TargetCostOptions = DEFAULT_OPTIONS,
     session: CostSession | None = None,
     *,
     utilization: Sequence[tuple | None] | None = None,
@@ -280,8 +332,8 @@ def cost_of_target(
         cost.exact = exact_from_figures(p, utilization)
     elif options.exact:
         cost.exact = exact_figures(target, p)
-    if session.gpu and target.opcode not in ("parameter", "constant", "get-tuple-element", "tuple"):
-        _gpu_time(cost, target, session, coalesced)
+    if session.models is not None and target.opcode not in ("parameter", "constant", "get-tuple-element", "tuple"):
+        _gpu_time(cost, target, session, session.models, coalesced)
     elif session.roofline:
         _roofline_time(cost, session.roofline)
         cost.device = session.roofline_device
@@ -292,7 +344,7 @@ def cost_of_target(
 def cost_totals(
     module,
     costs: Sequence[FusionCost] = (),
-    options: TargetCostOptions = TargetCostOptions(),
+    options: TargetCostOptions = DEFAULT_OPTIONS,
     session: CostSession | None = None,
 ) -> dict:
     """The module's figures as XLA's ``HloCostAnalysis`` sums them (every instruction of the entry
@@ -366,11 +418,17 @@ def exact_from_figures(p: Properties, figures: Sequence[tuple | None]) -> dict:
 
 
 def _gpu_time(
-    cost: FusionCost, target: Instruction, session: CostSession, coalesced: Sequence[bool | None] | None = None
+    cost: FusionCost,
+    target: Instruction,
+    session: CostSession,
+    models: GpuModels,
+    coalesced: Sequence[bool | None] | None = None,
 ) -> None:
+    from .exact_time import exact_run_time
+    from .indexing_model import TilingError, block_level_launch, is_block_level, is_triton_gemm
+
     options = session.options
-    device = session.device
-    cost.device = device.name
+    cost.device = models.device.name
     cost.device_assumed = session.device_assumed
     tiled = target.opcode == "fusion" and (options.tile is not None or is_block_level(target))
     exact_rt: RunTime | None = None
@@ -378,13 +436,15 @@ def _gpu_time(
         cost.model = TRITON_GEMM_UNMODELLED
         cost.launch = block_level_launch(target)
         return
+    rt: RunTime
     try:
         if tiled:
-            rt = _tiled(target, session)
+            tiled_rt = _tiled(target, options, models.indexing)
             cost.model = "gpu_indexing_performance_model (tiled)"
-            cost.tile_sizes = rt.tile_sizes
+            cost.tile_sizes = tiled_rt.tile_sizes
+            rt = tiled_rt
         elif options.cost_model == "indexing":
-            rt = session.indexing.run_time(target)
+            rt = models.indexing.run_time(target)
             cost.model = "gpu_indexing_performance_model"
         else:
             launch = None
@@ -392,12 +452,10 @@ def _gpu_time(
                 from .gpu_model import Launch
 
                 launch = Launch("given", options.launch[0], options.launch[1])
-            rt = session.classic.run_time(target, launch, coalesced)
+            rt = models.classic.run_time(target, launch, coalesced)
             cost.model = "gpu_performance_model"
             if cost.exact:
-                exact_rt = exact_run_time(
-                    cost, target, session.classic, session.device.l2_cache_size, launch, coalesced
-                )
+                exact_rt = exact_run_time(cost, target, models.classic, models.device.l2_cache_size, launch, coalesced)
     except TilingError as e:
         cost.model = f"none ({e})"
         return
@@ -406,16 +464,16 @@ def _gpu_time(
         _set_runtime(cost, exact_rt)
         cost.time_uses = "exact"
     if options.consumers is not None:
-        comp = target.computation
-        consumers = [comp.by_name[c] for c in options.consumers if c in comp.by_name]
+        by_name = target.computation.by_name if target.computation is not None else {}
+        consumers = [by_name[c] for c in options.consumers if c in by_name]
         if options.cost_model == "indexing":
-            cost.time_unfused_us, cost.time_fused_us = session.indexing.run_times(target, consumers)
+            cost.time_unfused_us, cost.time_fused_us = models.indexing.run_times(target, consumers)
         else:
-            cost.time_unfused_us, cost.time_fused_us = session.classic.run_times(
+            cost.time_unfused_us, cost.time_fused_us = models.classic.run_times(
                 target, consumers, multi_output=options.multi_output
             )
         if consumers:
-            fused_rt = session.classic.fused_run_time(target, consumers[0], options.multi_output)
+            fused_rt = models.classic.fused_run_time(target, consumers[0], options.multi_output)
             cost.fused = {
                 "flops": fused_rt.flops,
                 "bytes_read": fused_rt.bytes_read,
@@ -429,19 +487,19 @@ def _gpu_time(
             }
 
 
-def _tiled(target: Instruction, session: CostSession):
-    options = session.options
-    model = session.indexing
-    launch = options.launch or (None, None)
-    if options.tile == "auto":
+def _tiled(target: Instruction, options: TargetCostOptions, model: IndexingPerformanceModel) -> TiledRunTime:
+    from .indexing_model import block_level_config
+
+    blocks, threads = options.launch or (None, None)
+    if isinstance(options.tile, str):  # "auto"
         return model.best_tiling(target)
     if options.tile is not None:
-        return model.tiled_run_time(target, list(options.tile), num_blocks=launch[0], threads_per_block=launch[1])
+        return model.tiled_run_time(target, list(options.tile), num_blocks=blocks, threads_per_block=threads)
     config = block_level_config(target)
     if config is None or not config[0]:
         return model.best_tiling(target)
     tiles, warps = config
-    return model.tiled_run_time(target, tiles[0], num_blocks=launch[0], threads_per_block=launch[1], num_warps=warps)
+    return model.tiled_run_time(target, tiles[0], num_blocks=blocks, threads_per_block=threads, num_warps=warps)
 
 
 def _set_runtime(cost: FusionCost, rt: RunTime) -> None:
@@ -512,6 +570,8 @@ def explain(cost: FusionCost) -> str:
 __all__ = [
     "CostSession",
     "FusionCost",
+    "FusionStructureKeys",
+    "GpuModels",
     "TargetCostOptions",
     "capability_of",
     "cost_of_target",
