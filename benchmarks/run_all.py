@@ -20,11 +20,20 @@ import json
 import subprocess
 import sys
 import time
+from typing import Any
 
 import measure
 from measure import HERE, RESULTS
 
-DEFAULT = ["startup.py", "vs_xla.py", "whole_programs.py", "verify_cost.py", "commands.py", "map_text.py"]
+DEFAULT = [
+    "startup.py",
+    "vs_xla.py",
+    "whole_programs.py",
+    "verify_cost.py",
+    "commands.py",
+    "map_text.py",
+    "cost_vs_kernels.py",
+]
 EVERY = [*DEFAULT, "parse.py", "analyze.py", "simplify.py", "unknown_report.py", "gpu_report.py", "cost_overhead.py"]
 # the scripts that take --quick, --rounds N, --only TEXT, --timeout S
 TAKES_OPTIONS = {
@@ -89,7 +98,7 @@ def main(argv: list[str]) -> int:
 RAN: set[str] = set()  # the scripts of this run: the summary reads only their results
 
 
-def _load(name: str) -> dict:
+def _load(name: str) -> Any:
     if f"{name}.py" not in RAN:
         return {}
     try:
@@ -263,6 +272,19 @@ def rows(options: list[str]) -> list[list[str]]:
             measure.make_command("map_text"),
         ]
     )
+    kernels = _load("cost_vs_kernels")
+    for variant in kernels if isinstance(kernels, list) else []:
+        xla, exact = variant["xla_figures"], variant["exact_figures"]
+        out.append(
+            [
+                f"cost vs kernels measured on an H200, {variant['variant']}: rank correlation, within 2x",
+                f"exact bytes {exact['spearman']:.2f}, {exact['within_2x']}/{variant['fusions_timed']}",
+                f"XLA's figures {xla['spearman']:.2f}, {xla['within_2x']}/{variant['fusions_timed']}",
+                "",
+                "",
+                measure.make_command("cost_vs_kernels"),
+            ]
+        )
     return out
 
 

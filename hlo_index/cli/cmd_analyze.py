@@ -224,18 +224,18 @@ def _check_launch(ctx, param, value):
     return numbers
 
 
-COST_OPTIONS = ("count_multiple_input_accesses",)
+# each cost option and the values it takes (the first is the default)
+COST_OPTIONS = {"count_multiple_input_accesses": ("true", "false"), "time_uses": ("xla", "exact")}
 
 
 def _check_cost_options(ctx, param, values):
-    out = {}
+    out: dict = {}
     for value in values:
-        key, sep, flag = value.partition("=")
-        if key not in COST_OPTIONS or not sep or flag not in ("true", "false"):
-            raise click.BadParameter(
-                f"{value!r}: expected KEY=true|false with KEY one of {', '.join(COST_OPTIONS)}", param=param
-            )
-        out[key] = flag == "true"
+        key, sep, choice = value.partition("=")
+        if key not in COST_OPTIONS or not sep or choice not in COST_OPTIONS[key]:
+            expected = "; ".join(f"{k}={'|'.join(v)}" for k, v in COST_OPTIONS.items())
+            raise click.BadParameter(f"{value!r}: expected one of {expected}", param=param)
+        out[key] = choice == "true" if COST_OPTIONS[key] == ("true", "false") else choice
     return out
 
 
@@ -355,10 +355,11 @@ def _check_cost_options(ctx, param, values):
 @click.option(
     "--cost-option",
     "cost_options",
-    metavar="KEY=true|false",
+    metavar="KEY=VALUE",
     multiple=True,
     callback=_check_cost_options,
-    help="Cost analysis option; repeatable. Known: count_multiple_input_accesses (default true).",
+    help="Cost option; repeatable: count_multiple_input_accesses=true|false (XLA's option, default true); "
+    "time_uses=xla|exact (the time from XLA's figures, the default, or from the maps' exact bytes).",
 )
 @color_option
 @click.option("--no-pager", is_flag=True, help="Never page text output (HLO_INDEX_PAGER / PAGER=cat do the same).")
@@ -434,6 +435,7 @@ def command(
         tile=tile,
         launch=launch,
         count_multiple_input_accesses=cost_options.get("count_multiple_input_accesses", True),
+        time_uses=cost_options.get("time_uses", "xla"),
         consumers=consumers,
         multi_output=multi_output,
         exact=False,

@@ -17,7 +17,9 @@ from .model import ConvDimLabels, Metadata, PadDim, SliceDim, SourceLocation, Wi
 # ---- small pieces --------------------------------------------------------------------------
 
 _NAME_LIST = re.compile(r"\{\s*(%?[\w.\-]+(?:\s*,\s*%?[\w.\-]+)*)?\s*\}\Z")
-_PERCENT_NAME = re.compile(r"%([\w.\-]+)", re.ASCII)  # ASCII names, as the lexer reads them
+# ASCII names, as the lexer reads them; "%x#1" names output 1 of a tuple-shaped %x (XLA's printed
+# form of a get-tuple-element, desugared when the computation is linked)
+_PERCENT_NAME = re.compile(r"%([\w.\-]+(?:#\d+)?)", re.ASCII)
 _COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
 _ESCAPE = re.compile(r"\\(.)")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}

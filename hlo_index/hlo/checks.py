@@ -56,6 +56,10 @@ _ALIAS_ENTRY = re.compile(
 _DONOR_ENTRY = re.compile(rf"\s*\(\s*\d+\s*,\s*{_SHAPE_INDEX}\s*\)\s*")
 
 
+# attributes whose presence sends any instruction to ``_check_instruction``
+_ATTRS_CHECKED = frozenset({"result_accuracy", "execution_thread", "original_value"})
+
+
 def check_module(module: Module) -> list[Diagnostic]:
     problems: list[Diagnostic] = []
     _check_header(module, problems)
@@ -76,7 +80,7 @@ def check_module(module: Module) -> list[Diagnostic]:
             )
         for instr in comp.instructions:
             attrs = instr.attrs
-            if instr.opcode in _CHECKED or (attrs and ("result_accuracy" in attrs or "execution_thread" in attrs)):
+            if instr.opcode in _CHECKED or (attrs and not _ATTRS_CHECKED.isdisjoint(attrs)):
                 message = _check_instruction(instr)
                 if message:
                     problems.append(error(message, instr.line, instr.column))
@@ -147,6 +151,10 @@ def _check_instruction(instr: Instruction) -> str | None:
         return "attribute dimensions is expected but not seen"
     if "execution_thread" in attrs:  # a computation's attribute; async ops take async_execution_thread
         return f'unexpected attribute "execution_thread" for {op}'
+    if "original_value" in attrs:
+        # XLA's parser (jaxlib 0.10.2 and 0.11.2 alike) refuses it on every instruction: the values of
+        # the program before optimization are written "origin=" now
+        return 'unexpected attribute "original_value"'
     if "result_accuracy" in attrs:
         if op not in _ACCURACY_OPS:
             return f'unexpected attribute "result_accuracy" for {op}'

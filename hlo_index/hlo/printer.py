@@ -135,7 +135,8 @@ def format_computation(comp: Computation) -> str:
     if comp.execution_thread:
         head += f", execution_thread={quote(comp.execution_thread)}"
     lines = [head + " {"]
-    lines.extend("  " + format_instruction(instr) for instr in comp.instructions)
+    # an output reference "%x#k" prints as XLA writes it: in the operand list, not as an instruction
+    lines.extend("  " + format_instruction(instr) for instr in comp.instructions if "#" not in instr.name)
     lines.append("}")
     return "\n".join(lines)
 

@@ -66,12 +66,16 @@ def _link_computation(module: Module, comp: Computation, problems: list[Diagnost
         problems.append(
             error(f"parameter numbers of %{comp.name} are not dense: missing {missing[:5]}", first.line, first.column)
         )
+    if any("#" in n for i in comp.instructions for n in i.operand_names):
+        _desugar_output_references(comp, problems)
     for instr in comp.instructions:
         if instr.operand_names:
             try:
                 instr.operands = tuple([by_name[n] for n in instr.operand_names])
             except KeyError:
                 missing_op = next(n for n in instr.operand_names if n not in by_name)
+                if missing_op.partition("#")[0] in by_name:
+                    continue  # an output reference past the instruction's outputs, reported above
                 problems.append(
                     error(
                         f"operand %{missing_op} of %{instr.name} is not defined in %{comp.name}",
@@ -91,6 +95,50 @@ def _link_computation(module: Module, comp: Computation, problems: list[Diagnost
             complaint = check_literal(instr.shape, instr.literal)
             if complaint is not None:
                 problems.append(error(f"constant %{instr.name}: {complaint}", instr.line, instr.column))
+
+
+def _desugar_output_references(comp: Computation, problems: list[Diagnostic]) -> None:
+    """XLA prints a use of output k of a tuple-shaped instruction %x as the operand ``%x#k`` (no
+    get-tuple-element in the text); each such reference becomes the get-tuple-element it stands for,
+    named ``x#k`` and placed right after %x, so every analysis sees the element it reads."""
+    made: dict[str, Instruction] = {}
+    after: dict[str, list[Instruction]] = {}
+    for instr in comp.instructions:
+        for name in instr.operand_names:
+            if "#" not in name or name in made or name in comp.by_name:
+                continue
+            base_name, _, index_text = name.partition("#")
+            base = comp.by_name.get(base_name)
+            if base is None:
+                continue  # reported as an undefined operand
+            index = int(index_text)
+            outputs = base.shape.tuple_shapes
+            if outputs is None or index >= len(outputs):
+                count = "an array" if outputs is None else f"{len(outputs)} output(s)"
+                problems.append(
+                    error(f"operand %{name} of %{instr.name}: %{base_name} has {count}", instr.line, instr.column)
+                )
+                continue
+            element = Instruction(
+                name,
+                "get-tuple-element",
+                outputs[index],
+                (base_name,),
+                {"index": index},
+                line=base.line,
+                column=base.column,
+            )
+            element.computation = comp
+            made[name] = element
+            after.setdefault(base_name, []).append(element)
+    if not made:
+        return
+    comp.by_name.update(made)
+    ordered: list[Instruction] = []
+    for instr in comp.instructions:
+        ordered.append(instr)
+        ordered.extend(after.get(instr.name, ()))
+    comp.instructions = ordered
 
 
 def _link_callees(module: Module, instr: Instruction, problems: list[Diagnostic]) -> None:

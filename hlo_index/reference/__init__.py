@@ -7,6 +7,7 @@ registering with ``@reads("opcode", ...)``.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 
 import numpy as np
@@ -21,7 +22,12 @@ READ_SETS: dict[str, ReadSetFn] = {}
 # (instr, output_index, out_point, operand_index) -> {tuple element: set of its elements}.
 ELEMENT_READ_SETS: dict[str, Callable] = {}
 # Ops whose read set of a whole set of output elements is cheaper to say at once than per element
-# (elementwise: the same elements): (instr, output_index, out_points, operand_index) -> set.
+# (elementwise: the same elements): (instr, output_index, out_linear, operand_index) -> operand linear.
+# Element sets here are 1-D int64 arrays of row-major linear indices (``linear_of``): a set of
+# 10^6 elements stays one array instead of 10^6 tuples. ``out_linear`` holds distinct indices
+# over output ``output_index``'s dims; the answer indexes the operand (its tuple element
+# ``operand_element_read``), in any order, repeats allowed; it is ``out_linear`` itself exactly
+# when each element reads itself alone, whatever the elements (a walk then skips the call).
 # Each is written beside its per-element function and must equal the union of its answers.
 SET_READ_SETS: dict[str, Callable] = {}
 
@@ -47,6 +53,64 @@ def _registrar(table: dict) -> Callable:
 reads = _registrar(READ_SETS)  # one output element's read set
 reads_elements = _registrar(ELEMENT_READ_SETS)  # per tuple element of the operand
 reads_sets = _registrar(SET_READ_SETS)  # the read set of a whole set of output elements
+
+
+SCALAR_ELEMENT = np.zeros(1, dtype=np.int64)  # the one element of a rank-0 value, as a linear set
+SCALAR_ELEMENT.setflags(write=False)
+NO_ELEMENTS = SCALAR_ELEMENT[:0]
+
+
+def linear_of(points, dims) -> np.ndarray:
+    """The row-major linear indices over ``dims`` of ``points`` (tuples), in their order."""
+    count = len(points)
+    if not dims:
+        return np.zeros(count, dtype=np.int64)
+    if count == 1:  # one element (most walks): plain integers, without numpy's cost per call
+        [point] = points
+        if len(point) != len(dims) or not all(0 <= i < n for i, n in zip(point, dims)):
+            raise ValueError(f"element {tuple(point)} is outside dims {tuple(dims)}")
+        at = 0
+        for i, n in zip(point, dims):
+            at = at * n + int(i)
+        return np.array([at], dtype=np.int64)
+    dims = tuple(dims)
+    flat = np.fromiter(itertools.chain.from_iterable(points), dtype=np.int64, count=count * len(dims))
+    return np.ravel_multi_index(tuple(flat.reshape(count, len(dims)).T), dims)
+
+
+def distinct(linear: np.ndarray) -> np.ndarray:
+    """``linear`` sorted, each index once (``np.unique``'s answer: numpy 2's hashing
+    ``np.unique`` is many times slower than one sort on large integer arrays). Often it is
+    already (a reduction's row, a broadcast's elements): one comparison pass instead of a sort."""
+    if len(linear) < 2:
+        return linear
+    if (linear[1:] > linear[:-1]).all():
+        return linear
+    ordered = np.sort(linear)
+    keep = np.empty(len(ordered), dtype=bool)
+    keep[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+    return ordered[keep]
+
+
+def point_of(at: int, dims) -> tuple[int, ...]:
+    """The element at row-major linear index ``at`` over ``dims``."""
+    rest, point = at, []
+    for n in reversed(dims):
+        rest, i = divmod(rest, n)
+        point.append(i)
+    if rest or at < 0:
+        raise ValueError(f"index {at} is out of bounds for dims {tuple(dims)}")
+    return tuple(point[::-1])
+
+
+def points_of(linear: np.ndarray, dims) -> list[tuple[int, ...]]:
+    """The elements (tuples) at row-major linear indices ``linear`` over ``dims``, in their order."""
+    if not dims:
+        return [()] * len(linear)
+    if len(linear) == 1:  # one element (most walks): plain integers, without numpy's cost per call
+        return [point_of(int(linear[0]), dims)]
+    return list(zip(*(c.tolist() for c in np.unravel_index(linear, tuple(dims)))))
 
 
 def element_read_sets(

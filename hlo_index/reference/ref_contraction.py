@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
+
 from ..hlo.model import Instruction
-from . import reads
-from .ref_reduce import window_of
+from . import reads, reads_sets
+from .ref_reduce import row_major_strides, window_of
 
 
 def _free_dims(rank: int, *used: tuple[int, ...]) -> list[int]:
@@ -49,6 +51,33 @@ def dot_reads(
     for d, lhs_d in zip(contract, lhs_contract):
         per_dim[d] = range(lhs_dims[lhs_d])
     return set(itertools.product(*per_dim))
+
+
+@reads_sets("dot")
+def dot_set_reads(instr: Instruction, output_index: int, out_linear: np.ndarray, operand_index: int) -> np.ndarray:
+    """The union of ``dot_reads`` over ``out_linear``: per output element, the share of the
+    operand's linear index its batch and free coordinates fix, plus every contracted combination."""
+    lhs_dims, rhs_dims = instr.operands[0].shape.dims, instr.operands[1].shape.dims
+    lhs_batch, rhs_batch = instr.attr("lhs_batch_dims", ()), instr.attr("rhs_batch_dims", ())
+    lhs_contract, rhs_contract = instr.attr("lhs_contracting_dims", ()), instr.attr("rhs_contracting_dims", ())
+    lhs_free = _free_dims(len(lhs_dims), lhs_batch, lhs_contract)
+    rhs_free = _free_dims(len(rhs_dims), rhs_batch, rhs_contract)
+    coords = np.unravel_index(out_linear, instr.shape.dims) if instr.shape.dims else ()
+    batch_coords = coords[: len(lhs_batch)]
+    lhs_free_coords = coords[len(lhs_batch) : len(lhs_batch) + len(lhs_free)]
+    rhs_free_coords = coords[len(lhs_batch) + len(lhs_free) :]
+    if operand_index == 0:
+        dims, batch, contract, free, free_coords = lhs_dims, lhs_batch, lhs_contract, lhs_free, lhs_free_coords
+    else:
+        dims, batch, contract, free, free_coords = rhs_dims, rhs_batch, rhs_contract, rhs_free, rhs_free_coords
+    strides = row_major_strides(dims)
+    base = np.zeros(len(out_linear), np.int64)
+    for d, c in itertools.chain(zip(batch, batch_coords), zip(free, free_coords)):
+        base = base + c * strides[d]
+    offsets = np.zeros(1, np.int64)
+    for d, lhs_d in zip(contract, lhs_contract):
+        offsets = (offsets[:, None] + np.arange(lhs_dims[lhs_d], dtype=np.int64) * strides[d]).reshape(-1)
+    return (base[:, None] + offsets[None, :]).reshape(-1)
 
 
 @reads("convolution")

@@ -7,7 +7,7 @@ by every output element.
 from __future__ import annotations
 
 from ..hlo.opcodes import ELEMENTWISE_OPCODES
-from . import reads, reads_sets
+from . import NO_ELEMENTS, SCALAR_ELEMENT, reads, reads_sets
 
 
 def _reads_a_scalar(instr, operand_index) -> bool:
@@ -28,9 +28,9 @@ def elementwise_reads(instr, output_index, out_point, operand_index, runtime_val
 
 
 @reads_sets(*ELEMENTWISE_OPCODES)
-def elementwise_set_reads(instr, output_index, out_points, operand_index):
-    """The union of ``elementwise_reads`` over ``out_points``: the same elements (one walk step
-    for a whole set of points, not one per point)."""
+def elementwise_set_reads(instr, output_index, out_linear, operand_index):
+    """The union of ``elementwise_reads`` over ``out_linear``: the same elements, the very array
+    (one walk step for a whole set of points, not one per point)."""
     if _reads_a_scalar(instr, operand_index):
-        return {()} if out_points else set()
-    return set(out_points)
+        return SCALAR_ELEMENT if len(out_linear) else NO_ELEMENTS
+    return out_linear

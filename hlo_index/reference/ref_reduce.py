@@ -15,8 +15,10 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 
+import numpy as np
+
 from ..hlo.model import Instruction, WindowDim
-from . import reads
+from . import NO_ELEMENTS, SCALAR_ELEMENT, reads, reads_sets
 
 SCALAR_READ = {()}
 
@@ -61,6 +63,34 @@ def reduce_reads(
     kept_coords = iter(out_point)
     axes = [range(n) if i in reduced else (next(kept_coords),) for i, n in enumerate(in_dims)]
     return set(itertools.product(*axes))
+
+
+@reads_sets("reduce")
+def reduce_set_reads(instr: Instruction, output_index: int, out_linear: np.ndarray, operand_index: int) -> np.ndarray:
+    """The union of ``reduce_reads`` over ``out_linear``: per output element, its kept coordinates'
+    share of the input's linear index plus every combination of the reduced coordinates'."""
+    if operand_index >= _arity(instr):
+        return SCALAR_ELEMENT if len(out_linear) else NO_ELEMENTS
+    in_dims = instr.operands[operand_index].shape.dims
+    reduced = set(instr.attr("dimensions", ()))
+    strides = row_major_strides(in_dims)
+    kept = [k for k in range(len(in_dims)) if k not in reduced]
+    out_dims = instr.shape.leaf(output_index).dims
+    coords = np.unravel_index(out_linear, out_dims) if out_dims else ()
+    base = sum((c * strides[k] for c, k in zip(coords, kept)), np.zeros(len(out_linear), np.int64))
+    offsets = np.zeros(1, np.int64)
+    for k in sorted(reduced & set(range(len(in_dims)))):
+        offsets = (offsets[:, None] + np.arange(in_dims[k], dtype=np.int64) * strides[k]).reshape(-1)
+    return (base[:, None] + offsets[None, :]).reshape(-1)
+
+
+def row_major_strides(dims) -> list[int]:
+    """The step of each axis in a row-major linear index over ``dims``."""
+    strides, step = [], 1
+    for n in reversed(dims):
+        strides.append(step)
+        step *= n
+    return strides[::-1]
 
 
 @reads("reduce-window")

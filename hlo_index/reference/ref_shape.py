@@ -15,7 +15,6 @@ axis (each axis is padded on its own).
 
 from __future__ import annotations
 
-import itertools
 from collections import OrderedDict
 from collections.abc import Callable
 
@@ -23,7 +22,7 @@ import numpy as np
 
 from ..context import current, register_table
 from ..hlo.model import Instruction, Shape
-from . import NoReference, reads, reads_sets
+from . import NO_ELEMENTS, SCALAR_ELEMENT, NoReference, linear_of, points_of, reads, reads_sets
 
 NOT_FROM_OPERAND = -1
 # A walk asks one op for the read sets of many elements, one at a time: the tagged arrays (pure
@@ -90,27 +89,6 @@ def _tag_at(parts: list[np.ndarray], point) -> int:
     return sum(int(part[point]) for part in parts)
 
 
-def _points(points, rank: int) -> np.ndarray:
-    """A set of output elements as an (n, rank) array, one row each (``fromiter`` over the
-    flattened tuples: a fraction of ``np.array``'s cost on a list of tuples)."""
-    flat = np.fromiter(itertools.chain.from_iterable(points), dtype=np.int64, count=len(points) * rank)
-    return flat.reshape(len(points), rank)
-
-
-def _rows(rows: np.ndarray) -> set[tuple[int, ...]]:
-    """The rows as a set of tuples (zipped from the columns: no list per row)."""
-    if not rows.shape[1]:
-        return {()} if len(rows) else set()
-    return set(zip(*rows.T.tolist()))
-
-
-def _untag_all(tags: np.ndarray, dims) -> set[tuple[int, ...]]:
-    """``_untag`` of every tag (none is NOT_FROM_OPERAND), as one set."""
-    if not len(dims):
-        return {()} if len(tags) else set()
-    return _rows(np.stack(np.unravel_index(tags, tuple(dims)), axis=1))
-
-
 def _untag(tag: int, dims) -> set[tuple[int, ...]]:
     if tag == NOT_FROM_OPERAND:
         return set()
@@ -128,18 +106,19 @@ def _moved_tag(instr: Instruction, move: Callable[[np.ndarray], np.ndarray], out
     return _untag(_tag_at([move(part) for part in tag_parts(dims)], out_point), dims)
 
 
-def _moved_tags(instr: Instruction, move: Callable[[np.ndarray], np.ndarray], out_points) -> set[tuple[int, ...]]:
-    """:func:`_moved_tag` of every point of ``out_points`` at once: the moved addends read at
-    all of them by one fancy index each (the union of the per-point answers)."""
+def _moved_tags(instr: Instruction, move: Callable[[np.ndarray], np.ndarray], out_linear: np.ndarray) -> np.ndarray:
+    """:func:`_moved_tag` of every element of ``out_linear`` at once, as operand linear indices
+    (a tag is one): the moved addends read at all of them by one fancy index each."""
     dims = _operand_dims(instr, 0)
-    if not out_points:
-        return set()
-    rank = instr.shape.rank
-    if not rank:
-        return _moved_tag(instr, move, ())
-    where = tuple(_points(out_points, rank).T)
-    tags = sum(move(part)[where] for part in tag_parts(dims)) if dims else np.zeros(len(where[0]), np.int64)
-    return _untag_all(tags, dims)
+    if not len(out_linear):
+        return NO_ELEMENTS
+    out_dims = instr.shape.dims
+    if not out_dims:
+        return linear_of(_moved_tag(instr, move, ()), dims)
+    where = np.unravel_index(out_linear, out_dims)
+    if not dims:
+        return np.zeros(len(out_linear), np.int64)
+    return np.asarray(sum(move(part)[where] for part in tag_parts(dims)))
 
 
 def _broadcast_move(instr: Instruction) -> Callable[[np.ndarray], np.ndarray]:
@@ -182,9 +161,9 @@ def moving_reads(instr, output_index, out_point, operand_index, runtime_values):
 
 
 @reads_sets(*_MOVES)
-def moving_set_reads(instr, output_index, out_points, operand_index):
-    """The union of ``moving_reads`` over ``out_points``."""
-    return _moved_tags(instr, _MOVES[instr.opcode](instr), out_points)
+def moving_set_reads(instr, output_index, out_linear, operand_index):
+    """The union of ``moving_reads`` over ``out_linear``."""
+    return _moved_tags(instr, _MOVES[instr.opcode](instr), out_linear)
 
 
 def padded_tags(operand_dims, padding) -> np.ndarray:
@@ -224,21 +203,19 @@ def pad_reads(instr, output_index, out_point, operand_index, runtime_values):
 
 
 @reads_sets("pad")
-def pad_set_reads(instr, output_index, out_points, operand_index):
-    """The union of ``pad_reads`` over ``out_points``: each axis's line read at every point."""
-    if not out_points:
-        return set()
+def pad_set_reads(instr, output_index, out_linear, operand_index):
+    """The union of ``pad_reads`` over ``out_linear``: each axis's line read at every element."""
+    if not len(out_linear):
+        return NO_ELEMENTS
     dims = _operand_dims(instr, 0)
     if not dims:
-        return pad_reads(instr, output_index, (), operand_index, None)
-    at = _points(out_points, len(dims))
-    coords = np.stack(
-        [padded_tags((n,), (p,))[at[:, k]] for k, (n, p) in enumerate(zip(dims, instr.attr("padding")))], axis=1
-    )
-    from_operand = (coords != NOT_FROM_OPERAND).all(axis=1)
+        return linear_of(pad_reads(instr, output_index, (), operand_index, None), ())
+    at = np.unravel_index(out_linear, instr.shape.dims)
+    coords = [padded_tags((n,), (p,))[at[k]] for k, (n, p) in enumerate(zip(dims, instr.attr("padding")))]
+    from_operand = np.logical_and.reduce([c != NOT_FROM_OPERAND for c in coords])
     if operand_index == 0:
-        return _rows(coords[from_operand])
-    return set() if from_operand.all() else {()}
+        return np.ravel_multi_index(tuple(c[from_operand] for c in coords), dims)
+    return NO_ELEMENTS if from_operand.all() else SCALAR_ELEMENT
 
 
 @reads("concatenate")
@@ -256,6 +233,34 @@ def concatenate_reads(instr, output_index, out_point, operand_index, runtime_val
     if not first <= tag < first + instr.operands[operand_index].shape.num_elements:
         return set()
     return _untag(tag - first, _operand_dims(instr, operand_index))
+
+
+@reads_sets("concatenate")
+def concatenate_set_reads(instr, output_index, out_linear, operand_index):
+    """The union of ``concatenate_reads`` over ``out_linear``: the elements whose coordinate
+    along the axis falls in the operand's stretch of it, shifted to the operand's start."""
+    axis = instr.attr("dimensions")[0]
+    start = sum(op.shape.dims[axis] for op in instr.operands[:operand_index])
+    dims = _operand_dims(instr, operand_index)
+    out_dims = instr.shape.dims
+    inner = 1
+    for n in out_dims[axis + 1 :]:
+        inner *= n
+    along = (out_linear // inner) % out_dims[axis]  # first the axis alone: most operands hold none
+    mine = (along >= start) & (along < start + dims[axis])
+    if not mine.any():
+        return NO_ELEMENTS
+    coords = np.unravel_index(out_linear[mine], out_dims)
+    moved = tuple(c - start if k == axis else c for k, c in enumerate(coords))
+    return np.ravel_multi_index(moved, dims)
+
+
+def _union_of(per_element, instr, output_index, out_linear, operand_index) -> np.ndarray:
+    """``per_element``'s read sets of every element of ``out_linear``, as one linear array."""
+    found = set().union(
+        *(per_element(instr, output_index, p, operand_index, None) for p in points_of(out_linear, instr.shape.dims))
+    )
+    return linear_of(found, _operand_dims(instr, operand_index))
 
 
 def tags_in_order(dims, order, positions) -> np.ndarray:
@@ -283,13 +288,15 @@ def reshape_reads(instr, output_index, out_point, operand_index, runtime_values)
 
 
 @reads_sets("reshape")
-def reshape_set_reads(instr, output_index, out_points, operand_index):
-    """The union of ``reshape_reads`` over ``out_points``."""
-    out_dims = instr.shape.dims
-    if not out_points or not out_dims:
-        return set().union(*(reshape_reads(instr, output_index, p, operand_index, None) for p in out_points))
-    tags = np.ravel_multi_index(tuple(_points(out_points, len(out_dims)).T), out_dims)
-    return _untag_all(tags, _operand_dims(instr, 0))
+def reshape_set_reads(instr, output_index, out_linear, operand_index):
+    """The union of ``reshape_reads`` over ``out_linear``: an element's tag is its own row-major
+    position, which is the operand element's linear index."""
+    out_dims, dims = instr.shape.dims, _operand_dims(instr, 0)
+    if not len(out_linear) or not out_dims:
+        return _union_of(reshape_reads, instr, output_index, out_linear, operand_index)
+    if instr.operands[0].shape.num_elements != instr.shape.num_elements:
+        np.unravel_index(out_linear, dims)  # a tag past the operand fails as it does per element
+    return out_linear
 
 
 def _major_to_minor(shape: Shape) -> tuple[int, ...]:
@@ -311,20 +318,20 @@ def _bitcast_shapes(instr: Instruction) -> tuple[Shape, Shape]:
 
 
 @reads_sets("bitcast")
-def bitcast_set_reads(instr, output_index, out_points, operand_index):
-    """The union of ``bitcast_reads`` over ``out_points``: every point's memory positions looked
-    up at once."""
+def bitcast_set_reads(instr, output_index, out_linear, operand_index):
+    """The union of ``bitcast_reads`` over ``out_linear``: every element's memory positions
+    looked up at once."""
     src, dst = _bitcast_shapes(instr)
-    if not out_points or not dst.dims:
-        return set().union(*(bitcast_reads(instr, output_index, p, operand_index, None) for p in out_points))
+    if not len(out_linear) or not dst.dims:
+        return _union_of(bitcast_reads, instr, output_index, out_linear, operand_index)
     dst_order = _major_to_minor(dst)
-    at = _points(out_points, dst.rank)
-    j = np.ravel_multi_index(tuple(at[:, d] for d in dst_order), tuple(dst.dims[d] for d in dst_order))
+    at = np.unravel_index(out_linear, dst.dims)
+    j = np.ravel_multi_index(tuple(at[d] for d in dst_order), tuple(dst.dims[d] for d in dst_order))
     src_bits, dst_bits = src.element_bits, dst.element_bits
     first, last = (j * dst_bits) // src_bits, ((j + 1) * dst_bits - 1) // src_bits
     spread = int((last - first).max())
     positions = np.concatenate([(first + k)[first + k <= last] for k in range(spread + 1)])
-    return _untag_all(tags_in_order(src.dims, _major_to_minor(src), positions), src.dims)
+    return tags_in_order(src.dims, _major_to_minor(src), positions)
 
 
 @reads("bitcast")

@@ -194,15 +194,18 @@ def cost_totals_line(mod: ModuleReport) -> str | None:
     c = mod.extra.get("cost_totals")
     if not c:
         return None
+    # the module as jax's cost_analysis() reports it: XLA's generic HloCostAnalysis on every backend
+    g = c.get("hlo_cost_analysis") or c
     figures = (
-        f"module: {_amount(c.get('flops'), 'FLOP')}, {_amount(c.get('transcendentals'), '')} transcendentals, "
-        f"{_amount(c.get('bytes_accessed'), 'B')} accessed (as XLA's HloCostAnalysis sums a module)"
+        f"module: {_amount(g.get('flops'), 'FLOP')}, {_amount(g.get('transcendentals'), '')} transcendentals, "
+        f"{_amount(g.get('bytes_accessed'), 'B')} accessed (as XLA's HloCostAnalysis sums a module)"
     )
     total = c.get("time_us")
     if total is None:
         return f"cost of {mod.name}: no time (no device model: --device gives a roofline); {figures}"
     device = c.get("device") or "?"
-    assumed = f" (assumed: {c['device_assumed']})" if c.get("device_assumed") else ""
+    why = c.get("device_assumed")
+    assumed = f" ({why})" if why and why.startswith("from ") else f" (assumed: {why})" if why else ""
     split = ", ".join(
         f"{100 * t / total:.0f}% {bound}-bound" for bound, t in (c.get("time_by_bound_us") or {}).items() if total
     )
@@ -213,8 +216,9 @@ def cost_totals_line(mod: ModuleReport) -> str | None:
 
     gemms = sum(1 for t in mod.targets if (t.extra.get("cost") or {}).get("model") == TRITON_GEMM_UNMODELLED)
     untimed = f", {gemms} Triton gemm fusion(s) not modelled (not counted)" if gemms else ""
+    basis = " from the maps' exact bytes" if c.get("time_uses") == "exact" else ""
     return (
-        f"cost of {mod.name}: {time_text(total)} estimated on {device}{assumed} over "
+        f"cost of {mod.name}: {time_text(total)} estimated{basis} on {device}{assumed} over "
         f"{c.get('targets_timed')} target(s){spills}{untimed}: {split}{share}; {figures}"
     )
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..context import current, register_table
 from ..hlo.model import Computation, Instruction
-from .model import DiagnosticReport, ModuleReport, OperandReport, TargetReport
+from .model import DiagnosticReport, ModuleReport, TargetReport
 
 # the cost models are imported when a report asks for a cost
 if TYPE_CHECKING:
@@ -95,24 +95,20 @@ def _module_cost(module: Any, asked: TargetCostOptions) -> _ModuleCost:
 
 def _utilization(state: _ModuleCost, report: TargetReport, operands: int) -> tuple[list[tuple | None], tuple]:
     """Per operand, (bytes read, reads per element, distinct elements) from the report's
-    ``utilization`` figures: an operand read by exactly one output (as ``exact_figures``); and
-    the same as tokens, a cheap part of a key (-1: none)."""
-    first: dict[int, OperandReport] = {}
-    several: set[int] = set()
+    ``utilization`` figures: an operand read by exactly one output (as ``exact_figures``), or by
+    several outputs through the same maps (a multi-output fusion's outputs computed from the same
+    elements: the union is any one of them); and the same as tokens, a cheap part of a key (-1:
+    none)."""
+    rows: list[list] = [[] for _ in range(operands)]
     for row in report.output_to_input:
-        k = row.operand
-        if k < operands and row.maps:
-            if k in first:
-                several.add(k)
-            else:
-                first[k] = row
+        if row.operand < operands and row.maps:
+            rows[row.operand].append(row)
     out: list[tuple | None] = []
     tokens: list[int] = []
     memo = state.figures
-    for k in range(operands):
-        only = first.get(k)
-        read_once = only is not None and k not in several and "operand_element" not in only.extra
-        u = only.extra.get("utilization") if read_once and only is not None else None
+    for read in rows:
+        same = bool(read) and (len(read) == 1 or all(_map_texts(r) == _map_texts(read[0]) for r in read[1:]))
+        u = read[0].extra.get("utilization") if same and "operand_element" not in read[0].extra else None
         if not u or u.get("bytes_read") is None:
             out.append(None)
             tokens.append(-1)
@@ -124,6 +120,10 @@ def _utilization(state: _ModuleCost, report: TargetReport, operands: int) -> tup
         out.append(hit[1])
         tokens.append(hit[2])
     return out, tuple(tokens)
+
+
+def _map_texts(row) -> tuple[str, ...]:
+    return tuple(str(m) for m in row.maps)
 
 
 def _coalesced(report: TargetReport, operands: int) -> list[bool | None] | None:
@@ -181,8 +181,32 @@ def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> N
         hit = (cost.to_json(), cost.time_us)
         if key is not None:
             state.by_key[key] = hit
-    report.extra["cost"] = hit[0]
-    state.costs.append((report.name, hit[0], hit[1]))
+    cost_json = hit[0]
+    tiles = _tpu_tile_bytes(report, operands)
+    if tiles is not None:
+        cost_json = {**cost_json, "exact": {**cost_json["exact"], **tiles}}
+    report.extra["cost"] = cost_json
+    state.costs.append((report.name, cost_json, hit[1]))
+
+
+def _tpu_tile_bytes(report: TargetReport, operands: int) -> dict | None:
+    """On a TPU: per operand, the bytes of the tiles its reads touch, tile padding included (the
+    ``tpu`` figure's tiles read x tile bytes: what the TPU moves), and their sum; None elsewhere.
+    An operand read by several outputs through different tiles has none (null)."""
+    per: list[list] = [[] for _ in range(operands)]
+    for row in report.output_to_input:
+        figure = row.extra.get("tpu")
+        if figure and figure.get("target") == "tpu" and row.operand < operands and row.maps:
+            read, size = figure.get("tiles_read"), figure.get("tile_bytes")
+            per[row.operand].append(read * size if read is not None and size is not None else None)
+    if not any(per):
+        return None
+    bytes_read = [rows[0] if rows and all(r == rows[0] for r in rows) else None for rows in per]
+    known = [b for b in bytes_read if b is not None]
+    return {
+        "operand_tile_bytes_read": bytes_read,
+        "tile_bytes_read": sum(known) if len(known) == len(bytes_read) else None,
+    }
 
 
 def _key(state: _ModuleCost, target: Instruction, utilization: tuple, coalesced):
@@ -240,6 +264,7 @@ def add_cost_totals(report: ModuleReport, module: Any, options: dict) -> None:
             "time_by_bound_us": dict(sorted(by_bound.items())),
             "top_share": (sum(top) / total) if total else None,
             "top_share_of": TOP_SHARE,
+            "time_uses": state.options.time_uses,
         }
     )
     report.extra["cost_totals"] = totals

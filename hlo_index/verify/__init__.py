@@ -23,7 +23,10 @@ reference read sets are then shared instead of repeated.
 Cost: each computation's post-order and, per operand, the instructions that can reach it are
 found once per target; a walk for one operand visits only those; reference read sets are
 memoised, per module for ops whose read sets follow from opcode, shapes and attributes alone;
-identical fusions of a module (same structure) are verified once.
+identical fusions of a module (same structure) are verified once. A walk holds each set of
+elements as one sorted int64 array of row-major linear indices (a reduction's row of 10^6
+elements is one array, not 10^6 tuples), compared with the maps' read sets in the same form;
+tuples are made only to name a mismatch.
 
 Modules: ``target`` (one target's check), ``pairs`` (input-to-output maps checked from both
 sides on sampled pairs), ``walk`` (backward reference walks), ``references`` (the reference's

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..context import current, remember
-from .points import gives_pair, predicted_read_set, predicted_rows_many
+from .points import gives_pair, predicted_linear, predicted_read_set, predicted_rows_many
 
 
 def shared_memo(shared: dict | None, name: str, compute):
@@ -46,3 +46,8 @@ def gives_memo(shared: dict | None):
 def read_sets_memo(shared: dict | None):
     """``predicted_read_set(maps, point)``, memoised."""
     return shared_memo(shared, "read sets of output-to-input maps", predicted_read_set)
+
+
+def linear_read_sets_memo(shared: dict | None):
+    """``predicted_linear(maps, point, dims)``, memoised."""
+    return shared_memo(shared, "linear read sets of output-to-input maps", predicted_linear)

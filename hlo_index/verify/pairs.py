@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 from ..api import SelectedTarget
 from ..fusion import input_to_output
 from ..hlo.model import Computation
+from ..reference import points_of
 from .memos import gives_memo, images_memo, shared_memo
 from .outcome import VerifyOutcome, point_text
 from .points import checkable_maps
@@ -44,11 +43,11 @@ def verify_input_to_output(
     # 1. nothing missing: each pair the reference finds for a sampled output element is in the maps
     wanted: dict[tuple[int, int, int], list] = {}  # (operand, element, output) -> [(operand element, point)]
     for out, point in sampled:
-        for (operand, element), read in exact(out, point).items():
+        for (operand, element), (dims, read) in exact(out, point).items():
             if (operand, element) not in arrays:
                 continue
             chosen = indices_of(seed, ("read", out, point), len(read), min(PAIRS_PER_ELEMENT, len(read)))
-            picked = in_sorted_order(read, [int(k) for k in chosen])
+            picked = points_of(read[np.array(chosen, dtype=np.int64)], dims)  # positions in sorted order
             wanted.setdefault((operand, element, out), []).extend((x, point) for x in picked)
     for (operand, element, out), pairs in wanted.items():
         maps = maps_at.get((operand, element, out), ())
@@ -84,32 +83,43 @@ def verify_input_to_output(
     readers: dict[tuple, set] = {}
     for operand, _, _, out, y in checks:
         readers.setdefault((out, y), set()).add(operand)
+    output_shape = target.shape if not isinstance(target, Computation) else target.root.shape if target.root else None
     for operand, element, x, out, y in checks:
         several = len(readers[(out, y)]) > 1
-        if x not in exact(out, y, None if several else operand).get((operand, element), set()):
+        # an element outside the output reads nothing (and has no walk)
+        if (
+            output_shape is None
+            or not _within(y, output_shape.leaf(out).dims)
+            or not _reads(exact(out, y, None if several else operand).get((operand, element)), x)
+        ):
             outcome.errors.append(
                 f"{name}: the input-to-output maps say operand {_operand_text(operand, element, shapes)} "
                 f"element {point_text(x)} is read by output {out} element {point_text(y)}, which does not read it"
             )
 
 
-def in_sorted_order(elements: set, positions: list[int]) -> list[tuple]:
-    """``[sorted(elements)[k] for k in positions]``; for a big set (a convolution's window, a
-    reduction's row) without sorting it: elements (tuples of one length, non-negative) ordered
-    by their row-major index over the box they span, which is their lexicographic order, and
-    only the asked positions selected (``np.partition``)."""
-    if len(elements) < 256 or not positions:
-        ordered = sorted(elements)
-        return [ordered[k] for k in positions]
-    rank = len(next(iter(elements)))
-    rows = np.fromiter(itertools.chain.from_iterable(elements), dtype=np.int64, count=len(elements) * rank)
-    rows = rows.reshape(len(elements), rank)
-    spans = rows.max(axis=0) + 1 if rank else rows.max(axis=0, initial=0)
-    if not rank or rows.min() < 0 or float(np.prod(spans.astype(np.float64))) >= 2.0**62:
-        ordered = sorted(elements)
-        return [ordered[k] for k in positions]
-    keys = np.partition(np.ravel_multi_index(tuple(rows.T), tuple(int(n) for n in spans)), positions)
-    return [tuple(int(i) for i in np.unravel_index(int(keys[k]), tuple(int(n) for n in spans))) for k in positions]
+def _reads(read: tuple | None, x: tuple) -> bool:
+    """Whether a walk's ``(dims, sorted linear)`` set holds element ``x``."""
+    if read is None:
+        return False
+    dims, linear = read
+    if not _within(x, dims):
+        return False
+    at = 0
+    for i, n in zip(x, dims):
+        at = at * n + i
+    k = int(np.searchsorted(linear, at))
+    return k < len(linear) and int(linear[k]) == at
+
+
+def _within(x: tuple, dims: tuple) -> bool:
+    return len(x) == len(dims) and all(0 <= i < n for i, n in zip(x, dims))
+
+
+def array_operand_dims(target):
+    """(operand, tuple element) and the dims of every array an operand is or holds."""
+    for key, shape in _array_operands(_operand_shapes(target)):
+        yield key, shape.dims
 
 
 def _operand_shapes(target) -> list:

@@ -8,6 +8,7 @@ from ..affine import IndexingMap, range_var, runtime_var
 from ..affine.evaluate import evaluate_expr, relation_at
 from ..affine.expr import DIM, RANGE, SUM, replace_variables
 from ..context import current
+from ..reference import distinct
 from .outcome import Skip
 
 
@@ -138,6 +139,33 @@ def predicted_read_set(maps: tuple[IndexingMap, ...], point: tuple) -> set:
         _, results = relation_at(m, np.array([point], dtype=np.int64).reshape(1, m.num_dims), ())
         total.update(map(tuple, results.tolist()))
     return total
+
+
+def predicted_linear(maps: tuple[IndexingMap, ...], point: tuple, dims: tuple) -> np.ndarray | None:
+    """:func:`predicted_read_set` as sorted distinct row-major linear indices over ``dims`` (the
+    form of a reference walk's sets); None when an element given lies outside ``dims``."""
+    pieces = []
+    singles = []
+    for m in checkable_maps(maps):
+        if m.num_results != len(dims):
+            return None
+        if not m.range_vars:  # one element at most: plain integers, without numpy's cost per call
+            image = image_at(m, point)
+            if image is not None:
+                singles.append(image)
+            continue
+        _, results = relation_at(m, np.array([point], dtype=np.int64).reshape(1, m.num_dims), ())
+        pieces.append(results)
+    if singles:
+        pieces.append(np.array(singles, dtype=np.int64).reshape(len(singles), len(dims)))
+    if not pieces:
+        return np.zeros(0, np.int64)
+    rows = np.concatenate(pieces) if len(pieces) > 1 else pieces[0]
+    if not dims:
+        return np.zeros(min(len(rows), 1), np.int64)
+    if len(rows) and ((rows < 0).any() or (rows >= np.array(dims, dtype=np.int64)).any()):
+        return None
+    return distinct(np.ravel_multi_index(tuple(rows.T), dims))
 
 
 def gives_pair(checkable: list[IndexingMap], x: tuple, y: tuple) -> bool | None:

@@ -54,7 +54,7 @@ def reference_read_set(instr: Instruction, out: int, point: tuple, operand: int)
         raise reference_failed(instr, exc) from None
 
 
-def reference_set_read(reads, instr: Instruction, out: int, points: set, operand: int) -> set:
+def reference_set_read(reads, instr: Instruction, out: int, points: np.ndarray, operand: int) -> np.ndarray:
     """``reads`` (a ``SET_READ_SETS`` function) of ``points``, failures as ``reference_read_set``'s."""
     try:
         return reads(instr, out, points, operand)

@@ -5,17 +5,20 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+
 from ..api import SelectedTarget
 from ..fusion import callee_of, output_to_input
 from ..fusion.fingerprint import computation_fingerprint
 from ..hlo.model import Computation, Instruction, Module
-from .memos import read_sets_memo, shared_memo
+from ..reference import NO_ELEMENTS
+from .memos import linear_read_sets_memo, read_sets_memo, shared_memo
 from .outcome import Skip, VerifyOutcome, point_text
-from .pairs import verify_input_to_output
+from .pairs import array_operand_dims, verify_input_to_output
 from .points import checkable_maps
 from .references import SHARED_READS_LIMIT
 from .sampling import sampled_elements
-from .walk import Walker, single_op_read_sets
+from .walk import Walker, elements_as_points, single_op_read_sets
 
 
 def _identity(selected: SelectedTarget):
@@ -62,6 +65,13 @@ def verify_target(
     return outcome
 
 
+def _equal(a, b) -> bool:
+    """Whether two linear sets are equal (one element, the most common: without numpy's calls)."""
+    if len(a) != len(b):
+        return False
+    return int(a[0]) == int(b[0]) if len(a) == 1 else bool(np.array_equal(a, b))
+
+
 _SHARED_READS = "reference read sets of shape-only ops"  # a key of ``verified`` (a str: no clash)
 
 
@@ -103,6 +113,8 @@ def _verify_target(
 
     sampled: list[tuple[int, tuple]] = []
     read_set_of = read_sets_memo(shared_reads)
+    linear_read_set_of = linear_read_sets_memo(shared_reads)
+    operand_dims = dict(array_operand_dims(target))
     elements_of = shared_memo(shared_reads, "sampled elements", sampled_elements)
     try:
         if any(shape.leaf(out).num_elements for out in range(shape.num_outputs)):
@@ -117,17 +129,26 @@ def _verify_target(
                 for row in rows:
                     if row.output != out:
                         continue
-                    truth = truth_all.get((row.operand, row.operand_element), set())
-                    given = read_set_of(row.maps, point)
-                    missing = truth - given
+                    key = (row.operand, row.operand_element)
+                    truth_dims, truth = truth_all.get(key, (operand_dims.get(key), NO_ELEMENTS))
+                    # maps with runtime variables give the union over every offset: more is allowed
+                    runtime = any(m.runtime_vars for m in row.maps)
+                    given = None if truth_dims is None else linear_read_set_of(row.maps, point, truth_dims)
+                    if given is not None and (
+                        np.isin(truth, given, assume_unique=True).all() if runtime else _equal(truth, given)
+                    ):
+                        continue
+                    # a mismatch (or elements outside the operand): said on sets of index tuples
+                    truth_set = set() if truth_dims is None else elements_as_points(truth_dims, truth)
+                    given_set = read_set_of(row.maps, point)
+                    missing = truth_set - given_set
                     if missing:
                         outcome.errors.append(
                             f"{selected.kind} '{target.name}': output {out} element {point_text(point)} reads "
                             f"operand {row.operand} element {point_text(min(missing))}, which no map gives"
                             + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
                         )
-                    # maps with runtime variables give the union over every offset: more is allowed
-                    extra = () if any(m.runtime_vars for m in row.maps) else given - truth
+                    extra = () if runtime else given_set - truth_set
                     if extra:
                         outcome.errors.append(
                             f"{selected.kind} '{target.name}': the maps say output {out} element {point_text(point)} "

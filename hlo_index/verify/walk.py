@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..context import current
 from ..fusion import callee_of
 from ..fusion.traverse import post_order
 from ..hlo.model import Computation, Instruction
 from ..hlo.opcodes import ELEMENTWISE_OPCODES
-from ..reference import SET_READ_SETS, operand_element_read
+from ..reference import SET_READ_SETS, distinct, linear_of, operand_element_read, point_of, points_of
 from .outcome import Skip
 from .references import (
     STRUCTURE_IDS,
@@ -19,8 +21,13 @@ from .references import (
 
 # Moving ops (transpose, broadcast, pad...) read a set of elements in one numpy pass, but their
 # per-element reads are memoised between the targets of a module, and a hit costs nothing: a walk
-# takes the set path from this many elements of one value (elementwise ops: always, it is free).
+# takes the set path from this many elements of one value. Elementwise ops always take it (it is
+# free), and so do ops whose per-element reads cost far more than a set read of a few elements:
+# a concatenation's reference builds the slab of every operand per element and operand (a
+# 160-operand concatenation: 160^2 slabs per element), a reduction's or dot's read set is a row
+# of Python tuples.
 SET_READS_FROM = 32
+_SET_READS_ALWAYS = frozenset(ELEMENTWISE_OPCODES) | {"concatenate", "reduce", "dot"}
 
 
 class Walker:
@@ -78,65 +85,105 @@ class Walker:
                     continue
                 memo, owner, callee_walker = self._reader(instr)
                 set_reads = SET_READ_SETS.get(instr.opcode)
-                whole = None  # with the tuple element each output reads, found once
+                operands = self._visited_operands(instr, wanted)
+                whole = None  # with, per output, where each operand's answer goes, found once
                 if set_reads is not None:
-                    fewest = 1 if instr.opcode in ELEMENTWISE_OPCODES else SET_READS_FROM
-                    whole = (set_reads, tuple(operand_element_read(instr, out) for out in outputs), fewest)
-                plan.append(
-                    (instr, outputs, None, memo, owner, callee_walker, self._visited_operands(instr, wanted), whole)
-                )
+                    fewest = 1 if instr.opcode in _SET_READS_ALWAYS else SET_READS_FROM
+                    # [operand position, need key, dims (None: passed through), reads itself]
+                    targets = tuple(
+                        [
+                            [j, (operand, element), _array_dims(operand, element), False]
+                            for j, operand in operands
+                            for element in (operand_element_read(instr, out),)
+                        ]
+                        for out in outputs
+                    )
+                    whole = (set_reads, targets, fewest)
+                plan.append((instr, outputs, None, memo, owner, callee_walker, operands, whole))
             self._plans[wanted] = plan
         return plan
 
-    def walk(self, output_index: int, point: tuple, wanted: frozenset | None = None) -> dict[tuple[int, int], set]:
-        """(parameter number, tuple element) -> exact set of its elements read by ``point`` of the
-        output; with ``wanted``, only for those parameters (the rest of the graph is not walked).
+    def walk(
+        self, output_index: int, point: tuple, wanted: frozenset | None = None, dims: tuple | None = None
+    ) -> dict[tuple[int, int], tuple]:
+        """(parameter number, tuple element) -> (dims, linear): the exact set of its elements read
+        by ``point`` of the output, as sorted distinct row-major linear indices over ``dims`` (the
+        element's dims; see :func:`elements_as_points`); with ``wanted``, only for those
+        parameters (the rest of the graph is not walked). ``dims``: the point's (default: the
+        output's; a callee's caller passes a nested tuple's elements through). Every set stays one numpy array from
+        op to op: a reduction's row of 10^6 elements is not 10^6 tuples.
         (A heap of only the instructions reached was tried: most walks reach most of the order,
         and the heap cost more than the steps it skipped.)"""
-        need: dict[tuple[Instruction | None, int], set] = {(self.comp.root, output_index): {tuple(point)}}
-        found: dict[tuple[int, int], set] = {}
+        root = self.comp.root
+        if root is None:
+            return {}
+        if dims is None:
+            dims = root.shape.leaf(output_index).dims
+        need: dict[tuple[Instruction | None, int], list] = {(root, output_index): [dims, linear_of((point,), dims)]}
+        found: dict[tuple[int, int], tuple] = {}
         limit = current().budgets.verify_points_per_value
         for instr, outputs, parameter, memo, owner, callee_walker, operands, whole in self._plan(wanted):
             if not need:  # every point reached the parameters: the rest of the order is not read
                 break
             for out in outputs:
-                points = need.pop((instr, out), None)
-                if not points:
+                pending = need.pop((instr, out), None)
+                if pending is None:
                     continue
+                dims = pending[0]
+                points = pending[1] if len(pending) == 2 else _union(pending)
                 if parameter is not None:
-                    found[(parameter, out)] = points
+                    found[(parameter, out)] = (dims, points)
                     continue
                 if len(points) > limit:
                     raise Skip(
                         f"budget verify_points_per_value={limit}: more than {limit} elements of '{instr.name}' are read"
                     )
                 if callee_walker is not None:
-                    for p in points:
-                        for (param, element), got in callee_walker.walk(out, p).items():
-                            need.setdefault((instr.operands[param], element), set()).update(got)
+                    for p in points_of(points, dims):
+                        for (param, element), (got_dims, got) in callee_walker.walk(out, p, None, dims).items():
+                            _add(need, (instr.operands[param], element), got_dims, got)
                     continue
                 if whole is not None and len(points) >= whole[2]:  # the read set of all the points at once
-                    reads, elements, _ = whole
-                    element = elements[out]
-                    for j, operand in operands:
-                        got = reference_set_read(reads, instr, out, points, j)
-                        if got:
-                            key = (operand, element)
-                            pending = need.get(key)
-                            if pending is None:
-                                need[key] = got  # a fresh set the reference made for this call
+                    reads, targets, _ = whole
+                    for target in targets[out]:
+                        j, key, element_dims, itself = target
+                        if itself:
+                            got = points
+                        else:
+                            got = reference_set_read(reads, instr, out, points, j)
+                            if got is points:  # each element reads itself: so it will for any points
+                                target[3] = True
+                            elif len(got):
+                                got = distinct(got)
                             else:
-                                pending.update(got)
+                                continue
+                        if element_dims is None:
+                            element_dims = dims
+                        pending = need.get(key)
+                        if pending is None:
+                            need[key] = [element_dims, got]
+                        elif pending[0] is element_dims or pending[0] == element_dims:
+                            pending.append(got)
+                        else:
+                            _add(need, key, element_dims, got)  # (says why not)
                     continue
-                for p in points:
+                # memoised by linear index, the element made only on a miss (a nested tuple's
+                # elements are those passed through it: their dims are part of the key)
+                nested = instr.shape.leaf(out).is_tuple
+                for at in points.tolist():
                     for j, operand in operands:
-                        memo_key = (owner, out, p, j)
+                        memo_key = (owner, out, (dims, at) if nested else at, j)
                         per_element = memo.get(memo_key)
                         if per_element is None:
-                            per_element = memo[memo_key] = reference_element_read_sets(instr, out, p, j)
-                        for element, got in per_element.items():
-                            if got:
-                                need.setdefault((operand, element), set()).update(got)
+                            p = point_of(at, dims)
+                            per_element = memo[memo_key] = {
+                                element: (element_dims, _linear(instr, j, got, element_dims))
+                                for element, got in reference_element_read_sets(instr, out, p, j).items()
+                                if got
+                                for element_dims in (_element_dims(operand, element, dims),)
+                            }
+                        for element, (element_dims, got) in per_element.items():
+                            _add(need, (operand, element), element_dims, got)
         return found
 
     def _reader(self, instr: Instruction) -> tuple:
@@ -173,15 +220,68 @@ class Walker:
         return found
 
 
+def _element_dims(operand: Instruction, element: int, dims: tuple) -> tuple:
+    """The dims of tuple element ``element`` of ``operand``; ``dims`` (those of the elements
+    passed through) where it is itself a tuple (a get-tuple-element of a nested tuple)."""
+    leaf = operand.shape.leaf(element)
+    return dims if leaf.is_tuple else leaf.dims
+
+
+def _array_dims(operand: Instruction, element: int) -> tuple | None:
+    """The dims of tuple element ``element`` of ``operand``; None where it is itself a tuple."""
+    leaf = operand.shape.leaf(element)
+    return None if leaf.is_tuple else leaf.dims
+
+
+def _linear(instr: Instruction, operand: int, got: set, dims: tuple) -> np.ndarray:
+    """A reference read set (tuples) as a sorted linear set over ``dims``."""
+    try:
+        return np.sort(linear_of(got, dims))
+    except ValueError:
+        raise Skip(f"reference for {instr.opcode} '{instr.name}' reads outside operand {operand}") from None
+
+
+def _add(need: dict, key: tuple, dims: tuple, linear: np.ndarray) -> None:
+    """Add a sorted distinct linear set over ``dims`` to what the walk needs of ``key``."""
+    if not len(linear):
+        return
+    pending = need.get(key)
+    if pending is None:
+        need[key] = [dims, linear]
+    elif pending[0] is not dims and pending[0] != dims:
+        raise Skip(f"elements of two different arrays are read through one value of '{key[0].name}'")
+    else:
+        pending.append(linear)
+
+
+def _union(pending: list) -> np.ndarray:
+    """The union of the sets of a ``need`` entry ``[dims, set, set...]``, sorted and distinct (an
+    elementwise chain hands the very same array on: one set however many paths bring it)."""
+    first = pending[1]
+    if all(piece is first for piece in pending[2:]):
+        return first
+    return distinct(np.concatenate(pending[1:]))
+
+
+def elements_as_points(dims: tuple, linear: np.ndarray) -> set[tuple[int, ...]]:
+    """A walk's element set as a set of index tuples."""
+    return set(points_of(linear, dims))
+
+
 def backward_read_sets(comp: Computation, output_index: int, point: tuple) -> dict[tuple[int, int], set]:
     """(parameter number, tuple element) -> exact set of its elements read by ``point`` of the output."""
-    return Walker(comp, {}, {}).walk(output_index, point)
+    found = Walker(comp, {}, {}).walk(output_index, point)
+    return {key: elements_as_points(*value) for key, value in found.items()}
 
 
-def single_op_read_sets(instr: Instruction, output_index: int, point: tuple) -> dict[tuple[int, int], set]:
+def single_op_read_sets(instr: Instruction, output_index: int, point: tuple) -> dict[tuple[int, int], tuple]:
+    """(operand, tuple element) -> (dims, linear) of one instruction: a walk's answer shape."""
+    dims = instr.shape.leaf(output_index).dims
     out = {}
     for j in range(len(instr.operands)):
         got = reference_read_set(instr, output_index, point, j)
         if got:
-            out[(j, operand_element_read(instr, output_index))] = got
+            element = operand_element_read(instr, output_index)
+            element_dims = _element_dims(instr.operands[j], element, dims)
+            out[(j, element)] = (element_dims, _linear(instr, j, got, element_dims))
     return out

@@ -95,3 +95,13 @@ def test_scalar_operand_and_output():
     assert report["utilization"]["distinct_elements"] == 1 == report["utilization"]["element_reads"]
     assert report["coalescing"]["verdict"] == "coalesced"
     assert report["coalescing"]["maps"][0]["pattern"] == "broadcast"
+
+
+def test_the_emitters_name_only_xla_opcodes():
+    """The opcode sets the emitter plans test against are spelled as XLA spells opcodes."""
+    from hlo_index.analyses import emitters
+    from hlo_index.hlo.opcodes import OPCODE_TRAITS
+
+    for name in ("_ELEMENTWISE_UNARY_PASS", "_PREVENTS_VECTORIZATION"):
+        unknown = set(getattr(emitters, name)) - set(OPCODE_TRAITS)
+        assert not unknown, (name, unknown)

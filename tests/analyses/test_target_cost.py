@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from hlo_index.analyses.cost.target_cost import (
     FusionCost,
     TargetCostOptions,
@@ -103,3 +105,85 @@ def test_capability_from_the_dump_name() -> None:
     assert capability_of(module) == (9, 0)
     cost = cost_of_target(module.entry.root, module)
     assert cost.device == "h100_sxm" and "9.0" in cost.device_assumed
+
+
+# ---- the time from the maps' exact bytes (exact["time_us"]) ---------------------------------
+
+SCATTER_IN_PLACE = """HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+fused {
+  p0 = f32[4096,64]{1,0} parameter(0)
+  p1 = s32[8,1]{1,0} parameter(1)
+  p2 = f32[8,64]{1,0} parameter(2)
+  ROOT sc = f32[4096,64]{1,0} scatter(p0, p1, p2), update_window_dims={1}, inserted_window_dims={0},
+      scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+}
+ENTRY e {
+  p0 = f32[4096,64]{1,0} parameter(0)
+  p1 = s32[8,1]{1,0} parameter(1)
+  p2 = f32[8,64]{1,0} parameter(2)
+  ROOT f = f32[4096,64]{1,0} fusion(p0, p1, p2), kind=kInput, calls=fused
+}
+"""
+
+
+def _gpu_cost(tmp_path, text: str, *extra: str) -> dict:
+    import json
+
+    from tests.spec.helpers import run_cli
+
+    path = tmp_path / "m.hlo"
+    path.write_text(text)
+    code, out = run_cli(["analyze", str(path), "--format", "json", "--target", "gpu", "--device", "h100_sxm", *extra])
+    assert code == 0, out
+    (target,) = [t for t in json.loads(out)["modules"][0]["targets"] if t["name"] == "f"]
+    return target["cost"]
+
+
+def test_a_scatter_in_place_writes_only_its_updates(tmp_path):
+    cost = _gpu_cost(tmp_path, SCATTER_IN_PLACE)
+    # XLA's figure writes the whole output; the scatter emitter updates 8 rows of 64 floats in place
+    assert cost["output_bytes_accessed"] == 4096 * 64 * 4
+    assert cost["exact"]["bytes_written"] == 8 * 64 * 4
+    assert cost["exact"]["time_us"] < cost["time_us"]
+
+
+def _transpose_module(permute: bool) -> str:
+    # [1024,8,128] -> [1024,128,8]: a minor dimension of 8 is too small for XLA's transpose emitter,
+    # so the loop emitter reads the operand with a stride of 128 elements between neighbouring threads
+    root = (
+        "ROOT t = f32[1024,128,8]{2,1,0} transpose(p), dimensions={0,2,1}"
+        if permute
+        else "ROOT t = f32[1024,128,8]{2,1,0} bitcast(p)"
+    )
+    return f"""HloModule m
+fused {{
+  p = f32[1024,8,128]{{2,1,0}} parameter(0)
+  {root}
+}}
+ENTRY e {{
+  p0 = f32[1024,8,128]{{2,1,0}} parameter(0)
+  ROOT f = f32[1024,128,8]{{2,1,0}} fusion(p0), kind=kLoop, calls=fused
+}}
+"""
+
+
+def test_an_uncoalesced_read_that_fits_in_l2_costs_what_a_coalesced_one_does(tmp_path):
+    transposed = _gpu_cost(tmp_path, _transpose_module(True))
+    straight = _gpu_cost(tmp_path, _transpose_module(False))
+    # a loop fusion reading a transposed 4 MB operand: uncoalesced, so XLA's time pays the sector
+    # penalty; 4 MB fits in the H100's 50 MB L2, so the exact time reads it as the straight copy of
+    # the same bytes does
+    assert transposed["time_us"] > straight["time_us"]
+    assert transposed["exact"]["time_us"] == pytest.approx(straight["exact"]["time_us"], rel=1e-6)
+
+
+def test_time_uses_exact_makes_the_exact_time_the_time(tmp_path):
+    default = _gpu_cost(tmp_path, _transpose_module(True))
+    exact = _gpu_cost(tmp_path, _transpose_module(True), "--cost-option", "time_uses=exact")
+    assert default["time_uses"] == "xla" and exact["time_uses"] == "exact"
+    assert exact["time_us"] == pytest.approx(default["exact"]["time_us"])

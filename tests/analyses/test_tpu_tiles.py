@@ -195,3 +195,33 @@ def test_tpu_dumps_are_labelled_tpu_without_cpu_words():
         for words in ("not contiguous", "th element", "vectorisable", "coalescing:"):
             assert words not in result.output, (path, words)
         assert "tpu: " in result.output
+
+
+TPU_SLICE = """HloModule m
+fused {
+  p = bf16[3,130]{1,0:T(8,128)(2,1)} parameter(0)
+  ROOT s = bf16[2,10]{1,0:T(8,128)(2,1)} slice(p), slice={[0:2], [0:10]}
+}
+ENTRY e {
+  p0 = bf16[3,130]{1,0:T(8,128)(2,1)} parameter(0)
+  ROOT f = bf16[2,10]{1,0:T(8,128)(2,1)} fusion(p0), kind=kLoop, calls=fused
+}
+"""
+
+
+def test_the_cost_counts_the_tiles_a_tpu_moves(tmp_path):
+    import json
+
+    from tests.spec.helpers import run_cli
+
+    path = tmp_path / "m.hlo"
+    path.write_text(TPU_SLICE)
+    code, out = run_cli(["analyze", str(path), "--format", "json", "--target", "tpu"])
+    assert code == 0, out
+    (target,) = [t for t in json.loads(out)["modules"][0]["targets"] if t["name"] == "f"]
+    exact = target["cost"]["exact"]
+    # bf16[3,130] in (8,128) tiles: 1 x 2 tiles of 8 x 128 x 2 B = 2048 B each; rows 0-1, columns 0-9
+    # lie in the first tile only, so one tile moves: 2048 B for 20 elements (40 B) used
+    assert exact["operand_tile_bytes_read"] == [2048]
+    assert exact["tile_bytes_read"] == 2048
+    assert target["cost"]["operand_bytes_accessed"] == [40]

@@ -3,6 +3,7 @@ from each side (an element it misses, an element it invents)."""
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -152,14 +153,18 @@ def test_a_walk_for_one_operand_gives_the_full_walk_read_set_of_that_operand():
     _, (first, _) = _fusions()
     comp = first.target.called["calls"]
     full_walker = walk.Walker(comp, {}, {})
+
+    def as_points(found):
+        return {k: walk.elements_as_points(*v) for k, v in found.items()}
+
     for point in [(0, 0), (5, 3), (2, 1)]:
-        full = full_walker.walk(0, point)
+        full = as_points(full_walker.walk(0, point))
         for operand in (0, 1):
-            pruned = walk.Walker(comp, {}, {}).walk(0, point, frozenset((operand,)))
+            pruned = as_points(walk.Walker(comp, {}, {}).walk(0, point, frozenset((operand,))))
             assert pruned == {k: v for k, v in full.items() if k[0] == operand}
             assert pruned  # both operands are read by every output element here
     # and the walk is the reference's, independent of the maps: a broadcast operand element read
-    assert full_walker.walk(0, (5, 3))[(1, 0)] == {(5,)}
+    assert as_points(full_walker.walk(0, (5, 3)))[(1, 0)] == {(5,)}
 
 
 def test_a_wrong_map_is_still_caught_with_identical_fusions_deduplicated(monkeypatch):
@@ -318,7 +323,15 @@ def test_elementwise_set_read_sets_are_the_union_of_the_point_read_sets():
     for instr in (add, clamp):  # same-shape operands, and clamp's scalar bounds
         for operand in range(len(instr.operands)):
             union = set().union(*(read_set(instr, 0, p, operand) for p in points))
-            assert SET_READ_SETS[instr.opcode](instr, 0, points, operand) == union
+            assert _set_read(SET_READ_SETS, instr, points, operand) == union
+
+
+def _set_read(table, instr, points, operand):
+    """A ``SET_READ_SETS`` function of ``points`` (tuples) as a set of tuples."""
+    from hlo_index.reference import linear_of, points_of
+
+    got = table[instr.opcode](instr, 0, np.unique(linear_of(points, instr.shape.dims)), operand)
+    return set(points_of(got, instr.operands[operand].shape.dims))
 
 
 @settings(max_examples=200, deadline=None)
@@ -455,25 +468,79 @@ def test_moving_ops_read_what_they_read_on_the_materialised_tagged_array(dims, r
             if name == "pd":
                 assert read_set(instr, 0, point, 1) == (set() if want else {()}), (name, point)
     # the set-at-once reads are the union of the per-element ones, on any set of elements
-    for name in ("t", "r", "s", "b", "pd", "rs", "bc", "bw"):
+    for name in ("t", "r", "s", "b", "pd", "c", "rs", "bc", "bw"):
         instr = by_name[name]
         every = list(itertools.product(*map(range, instr.shape.dims)))
         chosen = set(rnd.sample(every, rnd.randint(0, len(every))))
         for operand in range(len(instr.operands)):
             union = set().union(*(read_set(instr, 0, p, operand) for p in chosen))
-            assert SET_READ_SETS[instr.opcode](instr, 0, chosen, operand) == union, (name, operand)
+            assert _set_read(SET_READ_SETS, instr, chosen, operand) == union, (name, operand)
 
 
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(st.tuples(st.integers(0, 40), st.integers(0, 9), st.integers(0, 300)), min_size=1, max_size=900),
-    st.randoms(use_true_random=False),
 )
-def test_positions_in_sorted_order_without_sorting(rows, rnd):
-    """The picked elements of a read set are those of ``sorted(read)`` at the same positions."""
-    from hlo_index.verify.pairs import in_sorted_order
+def test_linear_sets_keep_the_order_of_index_tuples(rows):
+    """A walk's sorted linear set lists its elements in ``sorted()``'s order of the tuples (the
+    positions pairs are picked at)."""
+    from hlo_index.reference import linear_of, points_of
 
-    elements = set(rows)
-    positions = rnd.sample(range(len(elements)), min(4, len(elements)))
-    ordered = sorted(elements)
-    assert in_sorted_order(elements, positions) == [ordered[k] for k in positions]
+    dims = (41, 10, 301)
+    assert points_of(np.unique(linear_of(rows, dims)), dims) == sorted(set(rows))
+
+
+def test_reduce_and_dot_set_read_sets_are_the_union_of_the_point_read_sets():
+    import itertools
+    import random
+
+    from hlo_index.reference import SET_READ_SETS, read_set
+
+    module = parse_module_text(
+        """HloModule m
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  p0 = f32[3,4,5] parameter(0)
+  p1 = f32[3,5,2] parameter(1)
+  z = f32[] constant(0)
+  r = f32[4] reduce(p0, z), dimensions={0,2}, to_apply=add
+  q = f32[3,5] reduce(p0, z), dimensions={1}, to_apply=add
+  ROOT d = f32[3,4,2] dot(p0, p1), lhs_batch_dims={0}, rhs_batch_dims={0},
+    lhs_contracting_dims={2}, rhs_contracting_dims={1}
+}
+"""
+    )
+    by_name = {i.name: i for i in module.entry.instructions}
+    rnd = random.Random(3)
+    for name in ("r", "q", "d"):
+        instr = by_name[name]
+        every = list(itertools.product(*map(range, instr.shape.dims)))
+        for count in (0, 1, min(5, len(every)), len(every)):
+            chosen = set(rnd.sample(every, count))
+            for operand in range(len(instr.operands)):
+                union = set().union(*(read_set(instr, 0, p, operand) for p in chosen))
+                assert _set_read(SET_READ_SETS, instr, chosen, operand) == union, (name, operand)
+
+
+def test_a_walk_through_a_nested_tuple_keeps_the_elements_of_the_array_inside():
+    """A get-tuple-element of a nested tuple parameter: the elements read are those of the
+    array inside it (its dims, not the tuple's), as the reference passes them through."""
+    module = parse_module_text(
+        """HloModule m
+
+ENTRY e {
+  p = ((f32[4,5], f32[3]), s32[]) parameter(0)
+  inner = (f32[4,5], f32[3]) get-tuple-element(p), index=0
+  a = f32[4,5] get-tuple-element(inner), index=0
+  ROOT r = f32[4,5] add(a, a)
+}
+"""
+    )
+    found = walk.backward_read_sets(module.entry, 0, (2, 3))
+    assert found == {(0, 0): {(2, 3)}}

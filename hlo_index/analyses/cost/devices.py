@@ -4,6 +4,7 @@ default for a compute capability, or a reader for any ``GpuTargetConfigProto`` t
 
 from __future__ import annotations
 
+import re
 from dataclasses import fields
 from pathlib import Path
 
@@ -15,6 +16,7 @@ __all__ = [
     "NAMED_DEVICES",
     "DeviceError",
     "DeviceSpec",
+    "device_beside",
     "device_for_capability",
     "device_from_text",
     "load_device",
@@ -22,6 +24,12 @@ __all__ = [
 
 # the compute-capability major -> the device a dump of that generation is assumed to run on
 DEFAULT_FOR_MAJOR = {6: "p100", 7: "v100", 8: "a100_sxm_80", 9: "h100_sxm", 10: "b200"}
+
+
+# XLA's dump names: "module_0040.jit_step.sm_9.0a_gpu_after_optimizations.txt", and beside it the GPU
+# the module was compiled for, "module_0040.jit_step.gpu_target_config.pbtxt"
+_DUMP_STAGE = re.compile(r"\.(?:sm_[\d.]+a?_gpu_after_optimizations|before_optimizations)[^/]*$")
+TARGET_CONFIG_SUFFIX = ".gpu_target_config.pbtxt"
 
 
 class DeviceError(ValueError):
@@ -80,3 +88,23 @@ def device_for_capability(major: int | None) -> DeviceSpec:
         if major is not None
         else NAMED_DEVICES[DEFAULT_DEVICE]
     )
+
+
+def device_beside(source: str) -> tuple[DeviceSpec, str] | None:
+    """The GPU XLA compiled a dumped module for: its ``*.gpu_target_config.pbtxt``, written beside
+    the module's text in the same dump (``--xla_dump_to``); with the file's path. None when the
+    source is not a dump file or the file is absent or unreadable."""
+    stage = _DUMP_STAGE.search(source or "")
+    if stage is None:
+        return None
+    path = Path(source[: stage.start()] + TARGET_CONFIG_SUFFIX)
+    try:
+        text = path.read_text()
+        return device_from_text(text, name=_device_name(text, path.name)), str(path)
+    except (OSError, UnicodeDecodeError, DeviceError, ValueError):
+        return None
+
+
+def _device_name(text: str, fallback: str) -> str:
+    description = first(parse_text_proto(text), "device_description_str")
+    return str(description) if description else fallback

@@ -235,13 +235,19 @@ class GpuPerformanceModel:
         return self._fusions[key]
 
     def run_time(
-        self, instr: Instruction, launch: Launch | None = None, coalesced: Sequence[bool | None] | None = None
+        self,
+        instr: Instruction,
+        launch: Launch | None = None,
+        coalesced: Sequence[bool | None] | None = None,
+        operand_bytes: Sequence[tuple[float, float] | None] | None = None,
+        written: float | None = None,
     ) -> RunTime:
         """``EstimateRunTimeForInstruction``. ``coalesced``: per operand, a verdict the caller has
         already (the report layer's coalescing figures); None entries, or none given, are judged
-        here."""
-        # only the estimate of the model's own launch grid and verdicts is remembered
-        own = launch is None and coalesced is None
+        here. ``operand_bytes``: per operand, (bytes from DRAM, bytes read in all) to use in place
+        of XLA's figures (None entries keep XLA's); ``written``: the bytes written, likewise."""
+        # only the estimate of the model's own launch grid, verdicts and figures is remembered
+        own = launch is None and coalesced is None and operand_bytes is None and written is None
         if own and id(instr) in self._memo:
             return self._memo[id(instr)]
         device = self.device
@@ -252,12 +258,12 @@ class GpuPerformanceModel:
             return rt
         fusion = self.fusion_of(instr)
         launch = launch or launch_dimensions(fusion, device)
-        given = list(coalesced or ())
-        if coalesced is None or None in given or len(given) != len(instr.operands):
+        known = list(coalesced or ())
+        if coalesced is None or None in known or len(known) != len(instr.operands):
             judged = operand_coalesced(fusion, device)
-            verdicts = [ok if (g := given[k] if k < len(given) else None) is None else g for k, ok in enumerate(judged)]
+            verdicts = [ok if (g := known[k] if k < len(known) else None) is None else g for k, ok in enumerate(judged)]
         else:
-            verdicts = [ok for ok in given if ok is not None]  # every one given
+            verdicts = [ok for ok in known if ok is not None]  # every one given
         compute = compute_time_us(device, max(props.flops, 0.0), launch.blocks, launch.threads_per_block)
         read = 0.0
         bytes_read = 0.0
@@ -266,12 +272,15 @@ class GpuPerformanceModel:
             size = float(shape_bytes(operand.shape))
             total = max(props.operand_bytes[k], 0.0) if k < len(props.operand_bytes) else size
             net = min(size, total)
+            given = operand_bytes[k] if operand_bytes is not None and k < len(operand_bytes) else None
+            if given is not None:
+                net, total = given
             ok = verdicts[k] if k < len(verdicts) else True
             t = read_time_us(device, launch.blocks, net, total, coalescing_rate(_element_type(operand), device, ok))
             per_operand.append(t)
             read += t
             bytes_read += total
-        written = max(props.output_bytes, 0.0)
+        written = max(props.output_bytes, 0.0) if written is None else written
         write = write_time_us(device, written)
         rt = RunTime(
             props.flops,

@@ -431,22 +431,49 @@ def block_level_config(fusion: Instruction) -> tuple[list[list[int]], int | None
     return tiles, int(warps) if warps is not None else None
 
 
+def block_level_launch(fusion: Instruction) -> dict | None:
+    """The grid of a fusion tiled by its ``block_level_fusion_config``: one block per output tile,
+    32 threads per warp; None without a config (a classic ``__triton_gemm`` fusion) or for several
+    outputs."""
+    config = block_level_config(fusion)
+    if config is None or fusion.shape.is_tuple:
+        return None
+    tiles, warps = config
+    if len(tiles) != 1 or warps is None:
+        return None
+    tile = tiles[0]
+    dims = fusion.shape.dims
+    if len(tile) != len(dims) or not all(t > 0 for t in tile):
+        return None
+    blocks = 1
+    for d, t in zip(dims, tile):
+        blocks *= -(-d // t)
+    return {"blocks": blocks, "threads_per_block": 32 * warps}
+
+
 def is_block_level(fusion: Instruction) -> bool:
     from ...hlo.backend_config import backend_config
 
     config = backend_config(fusion) or {}
     kind = (config.get("fusion_backend_config") or {}).get("kind", "")
-    return fusion.opcode == "fusion" and kind in ("__triton", "__triton_nested_gemm_fusion")
+    # a nested gemm fusion is a matmul: its K loop runs over the nested fusions' tiles, which the
+    # per-tile model does not follow (it would take the whole contraction as one tile and call it spilled)
+    return fusion.opcode == "fusion" and kind == "__triton"
+
+
+TRITON_GEMM_KINDS = ("__triton_gemm", "__triton_nested_gemm_fusion")
 
 
 def is_triton_gemm(fusion: Instruction) -> bool:
-    """A fusion XLA emits as a Triton matmul from a ``triton_gemm_config`` (kind ``__triton_gemm``)."""
+    """A fusion XLA emits as a Triton matmul: kind ``__triton_gemm`` (tiled by a ``triton_gemm_config``)
+    or ``__triton_nested_gemm_fusion`` (current XLA: the dot's operands are nested fusions, tiled by
+    a ``block_level_fusion_config``)."""
     from ...hlo.backend_config import backend_config
 
     if fusion.opcode != "fusion":
         return False
     config = backend_config(fusion) or {}
-    return (config.get("fusion_backend_config") or {}).get("kind", "") == "__triton_gemm"
+    return (config.get("fusion_backend_config") or {}).get("kind", "") in TRITON_GEMM_KINDS
 
 
 __all__ = [
@@ -454,6 +481,7 @@ __all__ = [
     "TiledRunTime",
     "TilingError",
     "block_level_config",
+    "block_level_launch",
     "candidate_sizes",
     "instruction_maps",
     "is_block_level",

@@ -24,3 +24,4 @@ class TargetCostOptions:
     consumers: tuple[str, ...] | None = None
     multi_output: bool = False
     exact: bool = True  # the exact figures from the maps (the report layer may have them already)
+    time_uses: str = "xla"  # "exact": the time from the exact figures (``exact["time_us"]``)

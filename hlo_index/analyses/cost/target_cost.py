@@ -17,12 +17,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...hlo.model import Computation, Instruction
 from .flops import CostOptions
-from .hlo_cost import HloCost, Properties
+from .hlo_cost import HloCost, Properties, module_totals
 from .options import TargetCostOptions
 
 # The GPU models and the device tables are imported when a GPU module or a device asks for them.
@@ -170,10 +171,13 @@ def capability_of(module) -> tuple[int, int] | None:
 
 def device_of(module, options: TargetCostOptions) -> tuple[DeviceSpec, str | None]:
     """(device, why it was assumed: None when the user named it)."""
-    from .devices import device_for_capability, load_device
+    from .devices import device_beside, device_for_capability, load_device
 
     if options.device:
         return load_device(options.device), None
+    beside = device_beside(getattr(module, "source", "") or "")
+    if beside is not None:
+        return beside[0], f"from the dump: {Path(beside[1]).name}, the GPU XLA compiled for"
     cap = capability_of(module)
     device = device_for_capability(cap[0] if cap else None)
     why = (
@@ -349,12 +353,21 @@ def cost_totals(
     session = session or CostSession(module, options)
     t: Properties = session.cost.computation_totals(module.entry)
     times = [c.time_us for c in costs if c.time_us is not None]
+    # what jax's ``compiled.cost_analysis()`` reports, whatever the backend: the generic analysis
+    # (a GPU module's own figures above come from the GPU variant, which multiplies each fused
+    # instruction's flops by how often the loop emitter would recompute it)
+    generic = t if not session.gpu else module_totals(module, replace(session.cost.options, gpu=False))
     return _json_value(
         {
             "flops": t.flops,
             "transcendentals": t.transcendentals,
             "bytes_accessed": t.bytes_accessed,
             "time_us": sum(times) if times else None,
+            "hlo_cost_analysis": {
+                "flops": generic.flops,
+                "transcendentals": generic.transcendentals,
+                "bytes_accessed": generic.bytes_accessed,
+            },
         }
     )
 
@@ -411,14 +424,17 @@ def _gpu_time(
     models: GpuModels,
     coalesced: Sequence[bool | None] | None = None,
 ) -> None:
-    from .indexing_model import TilingError, is_block_level, is_triton_gemm
+    from .exact_time import exact_run_time
+    from .indexing_model import TilingError, block_level_launch, is_block_level, is_triton_gemm
 
     options = session.options
     cost.device = models.device.name
     cost.device_assumed = session.device_assumed
     tiled = target.opcode == "fusion" and (options.tile is not None or is_block_level(target))
+    exact_rt: RunTime | None = None
     if not tiled and is_triton_gemm(target):
         cost.model = TRITON_GEMM_UNMODELLED
+        cost.launch = block_level_launch(target)
         return
     rt: RunTime
     try:
@@ -438,10 +454,15 @@ def _gpu_time(
                 launch = Launch("given", options.launch[0], options.launch[1])
             rt = models.classic.run_time(target, launch, coalesced)
             cost.model = "gpu_performance_model"
+            if cost.exact:
+                exact_rt = exact_run_time(cost, target, models.classic, models.device.l2_cache_size, launch, coalesced)
     except TilingError as e:
         cost.model = f"none ({e})"
         return
     _set_runtime(cost, rt)
+    if exact_rt is not None and options.time_uses == "exact":
+        _set_runtime(cost, exact_rt)
+        cost.time_uses = "exact"
     if options.consumers is not None:
         by_name = target.computation.by_name if target.computation is not None else {}
         consumers = [by_name[c] for c in options.consumers if c in by_name]
