@@ -50,8 +50,9 @@ class Budgets:
     # Distinct maps kept for one value (one operand of one output). Beyond: UNDEFINED.
     maps_per_value: int = 64
     # Parameters (output to input) or root outputs (input to output) one value's summary may
-    # reach in a whole-computation pass. Beyond: that value's maps become one UNDEFINED map per
-    # parameter / output it reaches (what it reaches stays exact), and are no longer composed.
+    # reach in a whole-computation pass. Beyond: those it reads whole (or whole on a region of it)
+    # stay exact without composing, as many others as this stay composed, and the rest become one
+    # UNDEFINED map per parameter / output it reaches (what it reaches stays exact).
     endpoints_per_value: int = 128
     # Map compositions one bottom-up / forward summary pass of a computation may do. Beyond: the
     # values not yet summarised become UNDEFINED (per value; the rest of the computation is kept).

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from ..affine import IndexingMap, Interval, dim, range_var
 from ..affine.bounds import Domain
 from ..affine.evaluate import evaluate_expr
-from ..affine.expr import DIM, Expr
+from ..affine.expr import DIM, FLOORDIV, MOD, Expr
 from ..context import current, register_table
 
 if TYPE_CHECKING:
@@ -171,19 +171,37 @@ def _evaluate(
             return Component(tuple(results), None, candidates, True, True, radix, count=radix)
     exhaustive = candidates <= budget
     if exhaustive:
-        axes = [np.arange(iv.lo, iv.hi + 1, dtype=np.int64) for iv in intervals]
-        columns = [g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")]
+        # the box as a grid, each variable along its own axis: expressions broadcast, so a term
+        # of one variable costs its size, not the box's; flattened (C order) it is the box in
+        # row-major order, last variable fastest
+        grid = tuple(iv.size for iv in intervals)
+        columns = [
+            np.arange(iv.lo, iv.hi + 1, dtype=np.int64).reshape([-1 if j == i else 1 for j in range(len(grid))])
+            for i, iv in enumerate(intervals)
+        ]
     else:
         rng = np.random.default_rng(seed)
+        grid = (sample,)
         columns = [rng.integers(iv.lo, iv.hi + 1, size=sample, dtype=np.int64) for iv in intervals]
-    n = len(columns[0])
+    n = prod(grid)
     charge(n * max(1, len(results) + len(constraints)) + CALL_POINTS)
+    if exhaustive and not constraints and results and operand_dims is not None:
+        box = _digit_box(m, members, intervals, results, operand_dims)
+        if box is not None:  # every point of the box, once: what the enumeration below finds
+            axes = [
+                np.broadcast_to(
+                    np.arange(d, dtype=np.int64).reshape([-1 if j == i else 1 for j in range(len(box))]), box
+                )
+                for i, d in enumerate(box)
+            ]
+            values = np.stack([a.reshape(-1) for a in axes], axis=1)
+            return Component(tuple(results), values, n, True, True, len(values))
     env = {(v.kind, v.value): col for v, col in zip(members, columns)}
     memo: dict = {}
-    keep = np.ones(n, dtype=bool)
+    keep = np.ones(grid, dtype=bool)
     for k in constraints:
         e, iv = m.constraints[k]
-        value = np.broadcast_to(evaluate_expr(e, env, memo), (n,))
+        value = evaluate_expr(e, env, memo)
         keep &= (value >= iv.lo) & (value <= iv.hi)
     feasible = int(keep.sum())
     points = feasible if exhaustive else round(candidates * feasible / n)
@@ -192,12 +210,15 @@ def _evaluate(
     if not results:  # constraints only: they decide whether anything is read at all
         one = np.zeros((1 if feasible else 0, 0), dtype=np.int64)
         return Component((), one, points, exhaustive, exhaustive or feasible > 0, len(one) if exhaustive else 1)
-    rows = np.stack([np.broadcast_to(evaluate_expr(m.results[k], env, memo), (n,))[keep] for k in results], axis=1)
-    dims = np.asarray([operand_dims[k] for k in results], dtype=np.int64)
-    rows = rows[np.all((rows >= 0) & (rows < dims), axis=1)]
-    if len(rows):
-        linear = distinct_sorted(np.ravel_multi_index(tuple(rows.T), tuple(int(d) for d in dims)))
-        values = np.stack(np.unravel_index(linear, tuple(int(d) for d in dims)), axis=1).astype(np.int64)
+    dims = tuple(int(operand_dims[k]) for k in results)
+    linear = _linear_in_bounds(
+        [np.asarray(evaluate_expr(m.results[k], env, memo)) for k in results],
+        dims,
+        keep if feasible < n else None,
+        grid,
+    )
+    if len(linear):
+        values = np.stack(np.unravel_index(distinct_sorted(linear), dims), axis=1).astype(np.int64)
     else:
         values = np.zeros((0, len(results)), dtype=np.int64)
     if exhaustive:
@@ -205,6 +226,91 @@ def _evaluate(
     upper = min(candidates, _value_range_product(m, results, constraints, operand_dims, domain))
     upper = max(upper, len(values))
     return Component(tuple(results), values, points, False, len(values) == upper, upper)
+
+
+def _linear_in_bounds(
+    columns: list[np.ndarray], dims: tuple[int, ...], keep: np.ndarray | None, grid: tuple[int, ...]
+) -> np.ndarray:
+    """Row-major linear indices (over ``dims``) of the rows ``columns`` give at the points of
+    ``grid`` (columns broadcast to it), flattened, kept where ``keep`` (None: every point) and
+    inside ``dims``. Columns whose min and max lie inside their dim are not compared element by
+    element."""
+    import numpy as np
+
+    if prod(grid) == 0:
+        return np.zeros(0, dtype=np.int64)
+    inside = keep
+    for column, d in zip(columns, dims):
+        if int(column.min()) < 0 or int(column.max()) >= d:
+            fits = (column >= 0) & (column < d)
+            inside = fits if inside is None else inside & fits
+    linear = columns[-1]
+    stride = dims[-1]
+    for column, d in zip(reversed(columns[:-1]), reversed(dims[:-1])):
+        linear = linear + column * stride
+        stride *= d
+    flat = np.broadcast_to(linear, grid).reshape(-1)
+    return flat if inside is None else flat[np.broadcast_to(inside, grid).reshape(-1)]
+
+
+def _digit_box(m: IndexingMap, members, intervals, results, operand_dims) -> tuple[int, ...] | None:
+    """The results' operand dims when the results are the mixed-radix digits of one sum over
+    the component's box, filling those dims exactly; else None.
+
+    The reshapes and transposes of a fusion read through ``((L floordiv a) mod b)`` digits of one
+    linear index ``L = sum c_v * v``. When the coefficients make ``L`` take each value of
+    ``[0, N)`` exactly once (sorted, each is the product of the sizes below it, all from 0) and
+    the digits, sorted by divisor, are a complete mixed radix of ``N`` whose radices are the
+    results' dims (the top one a floordiv, or a mod that never wraps), ``L`` -> digits is a
+    bijection onto the box of those dims: its rows are every point of it, each once.
+    """
+    from .forms import split_linear
+
+    digits: list[tuple[int, int | None, int]] = []  # (divisor a, radix b or None for the top digit, operand dim)
+    common: Expr | None = None
+    for k in results:
+        e = m.results[k]
+        radix = None
+        if e.kind == MOD:
+            radix, e = e.value, e.operand
+        divisor = 1
+        if e.kind == FLOORDIV:
+            divisor, e = e.value, e.operand
+        if common is None:
+            common = e
+        elif e != common:
+            return None
+        digits.append((divisor, radix, int(operand_dims[k])))
+    if common is None:
+        return None
+    split = split_linear(common, frozenset(members))
+    if split is None or not split[0].is_constant or set(split[1]) != set(members):
+        return None
+    low = split[0].constant_value
+    size = 1  # each coefficient, smallest first, is the number of values the smaller terms take
+    for c, iv in sorted(((split[1][v], iv) for v, iv in zip(members, intervals)), key=lambda t: t[0]):
+        if c != size:
+            return None
+        low += c * iv.lo
+        size *= iv.size
+    if low != 0:
+        return None
+    total = size  # L takes every value of [0, total) once
+    place = 1
+    digits.sort(key=lambda d: d[0])
+    for i, (divisor, radix, operand_dim) in enumerate(digits):
+        if divisor != place:
+            return None
+        if radix is None:  # a floordiv without mod: the top digit only
+            if i != len(digits) - 1:
+                return None
+            radix = -(-total // divisor)
+        if radix != operand_dim:
+            return None
+        place *= radix
+    if place != total:
+        return None
+    return tuple(int(operand_dims[k]) for k in results)
 
 
 def _mixed_radix(e: Expr, members, intervals, operand_dim: int, domain: Domain) -> int | None:
@@ -231,13 +337,25 @@ def _mixed_radix(e: Expr, members, intervals, operand_dim: int, domain: Domain) 
 
 
 def distinct_sorted(values: np.ndarray) -> np.ndarray:
-    """Sorted distinct values (sort-based: numpy's hashing ``unique`` is several times slower here)."""
+    """Sorted distinct values (sort-based: numpy's hashing ``unique`` is several times slower
+    here). Values within a span not much wider than their count (an operand's linear indices,
+    read densely) are marked in a table instead: linear time, no sort."""
     import numpy as np
 
     if len(values) < 2:
         return values
+    if len(values) >= _MARK_AT_LEAST:
+        lo, hi = int(values.min()), int(values.max())
+        if hi - lo < _MARK_SPAN_PER_VALUE * len(values):
+            marked = np.zeros(hi - lo + 1, dtype=bool)
+            marked[values - lo] = True
+            return np.flatnonzero(marked) + lo
     ordered = np.sort(values)
     return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
+
+
+_MARK_AT_LEAST = 1 << 12  # below, a sort is as cheap as allocating the table
+_MARK_SPAN_PER_VALUE = 8  # table cells per value at most (a sort is O(n log n), the table O(span))
 
 
 def _value_range_product(m: IndexingMap, results, constraints, operand_dims, domain: Domain) -> int:

@@ -42,6 +42,10 @@ from .utilization import storage_bits
 _BATCH = 128
 # Per analysis context: a fused computation's thread reads per structure (``_thread_reads``).
 _THREAD_READS = register_table("analyses.gpu_coalescing.thread_reads")
+# Per analysis context: one thread map's warp read (``_shared_warp_read``).
+_WARP_READS = register_table("analyses.gpu_coalescing.warp_reads")
+# Per analysis context: an operand's JSON figure by what it is made of (``operand_json``).
+_OPERAND_JSON = register_table("analyses.gpu_coalescing.operand_json")
 
 
 @dataclass(frozen=True)
@@ -146,10 +150,13 @@ class _ThreadMapBudget(WalkBudget):
 # ---- one map's first reading warp ----------------------------------------------------------
 
 
-def warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevice) -> WarpRead:
+def warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevice, text: str | None = None) -> WarpRead:
+    """The first warp that reads through ``m`` and XLA's verdict on it (``text``: ``str(m)``,
+    when the caller has it already)."""
     from ..layout import layout_cells
 
-    text = str(m)
+    if text is None:
+        text = str(m)
     if m.is_undefined:
         return WarpRead(text, None, coalesced=False, note=f"unknown map: {m.undefined_reason}")
     if m.is_known_empty:
@@ -180,40 +187,37 @@ def warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevice) -> War
     runtime = {(RUNTIME, i): (rv.interval.lo + rv.interval.hi) // 2 for i, rv in enumerate(m.runtime_vars)}
     bits = storage_bits(shape)
     scan_warps = current().budgets.coalescing_scan_warps
-    for start in range(0, min(total, scan_warps), _BATCH):
-        ws = np.arange(start, min(start + _BATCH, total, scan_warps))
-        lanes = np.arange(warp)
-        tx = (ws[:, None] % per_block) * warp + lanes[None, :]
-        bx = np.broadcast_to(ws[:, None] // per_block, tx.shape)
+    lanes = np.arange(warp)[None, :, None]
+    for start, stop in _warp_batches(min(total, scan_warps)):
+        ws = np.arange(start, stop)
+        # (warp, lane, innermost iteration) as broadcast axes: each variable only as large as
+        # what it varies with; the points are the same as the full grid's
         shape3 = (len(ws), warp, len(k_values))
-        tx_flat = np.broadcast_to(tx[:, :, None], shape3).reshape(-1)
-        bx_flat = np.broadcast_to(bx[:, :, None], shape3).reshape(-1)
-        env: dict[tuple[int, int], np.ndarray | int] = {(DIM, TX): tx_flat, (DIM, BX): bx_flat}
+        tx = ((ws % per_block) * warp)[:, None, None] + lanes
+        bx = (ws // per_block)[:, None, None]
+        env: dict[tuple[int, int], np.ndarray | int] = {(DIM, TX): tx, (DIM, BX): bx}
         for i in range(2, m.num_dims):
             env[(DIM, i)] = m.dims[i].lo
         for i, iv in enumerate(m.range_vars):
             env[(RANGE, i)] = iv.lo
-        kk = np.broadcast_to(k_values[None, None, :], shape3).reshape(-1)
         if inner_kind is not None and inner_index is not None:
-            env[(inner_kind, inner_index)] = kk
+            env[(inner_kind, inner_index)] = k_values[None, None, :]
         env.update(runtime)
-        n = kk.size
         memo: dict = {}
-        keep = (tx_flat <= m.dims[TX].hi) & (bx_flat <= m.dims[BX].hi)
+        keep = (tx <= m.dims[TX].hi) & (bx <= m.dims[BX].hi)
         for e, iv in m.constraints:
-            value = np.broadcast_to(evaluate_expr(e, env, memo), (n,))
-            keep &= (value >= iv.lo) & (value <= iv.hi)
-        if not keep.any():
+            value = evaluate_expr(e, env, memo)
+            keep = keep & (value >= iv.lo) & (value <= iv.hi)
+        keep3 = np.broadcast_to(keep, shape3)
+        if not keep3.any():
             continue
-        rows = (
-            np.stack([np.broadcast_to(evaluate_expr(e, env, memo), (n,)) for e in m.results], axis=1)
-            if m.results
-            else np.zeros((n, 0), np.int64)
-        )
-        keep3 = keep.reshape(shape3)
         first = int(np.argmax(keep3.reshape(len(ws), -1).any(axis=1)))
         sel = keep3[first]
-        idx = rows.reshape(shape3 + (rows.shape[1],))[first]
+        idx = (
+            np.stack([np.broadcast_to(evaluate_expr(e, env, memo), shape3)[first] for e in m.results], axis=-1)
+            if m.results
+            else np.zeros(sel.shape + (0,), np.int64)
+        )
         offsets = np.full(sel.shape, -1, dtype=np.int64)
         if shape.rank:
             offsets[sel] = layout_cells(shape, idx[sel])[0]
@@ -239,6 +243,27 @@ def warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevice) -> War
     )
 
 
+def _warp_batches(count: int) -> list[tuple[int, int]]:
+    """[start, stop) of the warps evaluated together, in order: warp 0 alone first (it reads in
+    nearly every map, and the first reading warp decides), then batches of ``_BATCH``."""
+    if count <= 0:
+        return []
+    return [(0, 1)] + [(start, min(start + _BATCH, count)) for start in range(1, count, _BATCH)]
+
+
+def _shared_warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevice) -> WarpRead:
+    """``warp_read``, once per context for what it reads: the map as written (its text is in the
+    figure), the operand's shape with its layout, the plan's grid and loops, the device."""
+    budget = current().budgets.coalescing_scan_warps
+    text = str(m)
+    key = (text, shape, plan.threads_per_block, plan.blocks, plan.innermost, plan.loops, device, budget)
+    memo = current().tables[_WARP_READS]
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = warp_read(m, shape, plan, device, text)
+    return hit
+
+
 def _innermost_range_var(m: IndexingMap) -> int | None:
     used = set()
     for e in m.results:
@@ -258,20 +283,43 @@ def _is_vector_read(offsets: np.ndarray, sel: np.ndarray, k_values: np.ndarray) 
     return bool(np.all(np.diff(o, axis=1) == 1))
 
 
+_SMALL_READ = 1024  # offsets of a warp read up to this many are merged as Python ints (no numpy calls)
+
+
 def _verdict(text, warp_index, offsets, bits, device: GpuDevice, vector) -> WarpRead:
-    values = np.unique(offsets)
-    breaks = np.nonzero(np.diff(values) != 1)[0]
-    starts = np.concatenate([[0], breaks + 1])
-    ends = np.concatenate([breaks, [len(values) - 1]])
-    intervals = tuple((int(values[s]), int(values[e])) for s, e in zip(starts, ends))
     tb = device.transaction_bytes
+    if len(offsets) <= _SMALL_READ:
+        small = sorted(set(offsets.tolist()))
+        intervals = _runs(small)
+        segments = len({v * bits // 8 // tb for v in small} | {((v + 1) * bits - 1) // 8 // tb for v in small})
+        distinct = len(small)
+    else:
+        array = np.unique(offsets)
+        breaks = np.nonzero(np.diff(array) != 1)[0]
+        starts = np.concatenate([[0], breaks + 1])
+        ends = np.concatenate([breaks, [len(array) - 1]])
+        intervals = tuple((int(array[s]), int(array[e])) for s, e in zip(starts, ends))
+        first = array * bits // 8 // tb
+        last = ((array + 1) * bits - 1) // 8 // tb
+        segments = len(set(first.tolist()) | set(last.tolist()))
+        distinct = len(array)
     transactions = sum(ceil((hi - lo + 1) * bits / 8 / tb) for lo, hi in intervals)
-    ideal = ceil(len(values) * bits / 8 / tb)
-    first = values * bits // 8 // tb
-    last = ((values + 1) * bits - 1) // 8 // tb
-    segments = len(set(first.tolist()) | set(last.tolist()))
+    ideal = ceil(distinct * bits / 8 / tb)
     ok = transactions == 0 or ideal > transactions * device.coalesced_threshold
     return WarpRead(text, warp_index, intervals, transactions, ideal, segments, vector, ok)
+
+
+def _runs(values: list[int]) -> tuple[tuple[int, int], ...]:
+    """The maximal runs of consecutive integers in sorted distinct ``values``, as (first, last)."""
+    runs = []
+    lo = prev = values[0]
+    for v in values[1:]:
+        if v != prev + 1:
+            runs.append((lo, prev))
+            lo = v
+        prev = v
+    runs.append((lo, prev))
+    return tuple(runs)
 
 
 # ---- per fusion ----------------------------------------------------------------------------
@@ -323,7 +371,7 @@ def _thread_reads(fusion: Instruction, device: GpuDevice) -> _ThreadReads:
             elif not operand_maps:
                 per_operand.append(("coalesced", _unread_reason(plan)))
             else:
-                per_operand.append([warp_read(m, shape, plan, device) for m in operand_maps])
+                per_operand.append([_shared_warp_read(m, shape, plan, device) for m in operand_maps])
         result = _ThreadReads(plan.emitter, plan.describe(), "", plan.loops, maps, tuple(per_operand))
     if key is not None:
         memo[key] = result
@@ -391,6 +439,19 @@ def operand_json(
             "maps": [],
             "summary": "unknown",
         }
+    # Fusions of one structure share their warp reads: their operands' objects are equal, built
+    # once per context and shared (never mutated), so the JSON writer also encodes each once.
+    key = (v.verdict, v.reason, v.method, tuple(map(id, v.reads)), result.plan, result.loops, device, minor_output_dim)
+    memo = current().tables[_OPERAND_JSON]
+    hit = memo.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], v.reads)):
+        return hit[1]
+    figure = _operand_json(v, result, device, minor_output_dim)
+    memo[key] = (tuple(v.reads), figure)  # the reads whose ids are in the key, kept alive
+    return figure
+
+
+def _operand_json(v: OperandVerdict, result: FusionCoalescing, device: GpuDevice, minor_output_dim: int | None) -> dict:
     reads = [r for r in v.reads if r.warp is not None]
     maps = [
         {

@@ -88,10 +88,14 @@ def _markers(module) -> tuple[set[str], set[str]]:
 def _tpu_markers(module) -> set[str]:
     """``tpu_custom_call`` targets, tiled layouts and memory spaces, each named once."""
     found: set[str] = set()
+    looked_at: set[int] = set()  # instructions share shape objects (the parser's shape memo): each read once
     for comp in module.computations:
         for instr in comp.instructions:
             if instr.attrs and instr.attrs.get("custom_call_target") == "tpu_custom_call":
                 found.add("custom-call tpu_custom_call")
+            if id(instr.shape) in looked_at:
+                continue
+            looked_at.add(id(instr.shape))
             for shape in _leaves(instr.shape):
                 layout = shape.layout
                 if layout is None:

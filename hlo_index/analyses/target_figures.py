@@ -66,26 +66,33 @@ def target_coalescing(
     from .gpu_coalescing import operand_json
 
     figures: list[dict] = []
+    # a target's rows repeat each (operand, output shape): ~15 rows a fusion, a few figures
+    by_operand: dict[tuple[int, int], dict] = {}
     for row in rows:
         _operand_shape, output_shape = shapes(row)
+        seen = (row.operand, id(output_shape))  # the shapes outlive this loop: ids stay theirs
+        figure = by_operand.get(seen)
+        if figure is not None:
+            figures.append(figure)
+            continue
         minor = minor_nontrivial(output_shape) if output_shape is not None and not output_shape.is_tuple else None
         if result is None:
             why = (
                 "not a fusion: XLA:GPU emits every op inside a fusion, and the fusion's emitter "
                 "decides how threads read"
             )
-            figures.append(
-                {
-                    "target": GPU,
-                    "verdict": "unknown",
-                    "reason": why,
-                    "minor_output_dim": minor,
-                    "maps": [],
-                    "summary": f"unknown ({why})",
-                }
-            )
-            continue
-        figures.append(operand_json(result, row.operand, device, minor))
+            figure = {
+                "target": GPU,
+                "verdict": "unknown",
+                "reason": why,
+                "minor_output_dim": minor,
+                "maps": [],
+                "summary": f"unknown ({why})",
+            }
+        else:
+            figure = operand_json(result, row.operand, device, minor)
+        by_operand[seen] = figure
+        figures.append(figure)
     return TargetCoalescing(named, result.plan if result is not None else None, tuple(figures))
 
 

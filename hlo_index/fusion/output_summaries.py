@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..hlo.model import Computation, Instruction
 from .mapset import Maps, finalize
 from .rule_cache import identity
-from .summary_pass import PassBudget, capped, merge_summaries, through
+from .summary_pass import PassBudget, capped, merge_summaries, read_out, through
 from .summary_pass import Summary as EndpointSummary
 from .traverse import Users
 from .walk import user_steps
@@ -60,7 +60,8 @@ def all_inputs_to_output(comp: Computation, order: list[Instruction], users: Use
     """For every array-shaped parameter reached by the root: per root output, its maps (finalised)."""
     root = comp.root
     assert root is not None  # the caller picks this pass only for a computation with a root
-    budget = PassBudget(comp)
+    root_shape = root.shape
+    budget = PassBudget(comp, lambda out: root_shape.leaf(out).dims)
     summaries: dict[tuple[int, int], Summary] = {
         (id(root), e): {e: (identity(root.shape.leaf(e).dims),)} for e in range(root.shape.num_outputs)
     }
@@ -72,15 +73,16 @@ def all_inputs_to_output(comp: Computation, order: list[Instruction], users: Use
             continue
         for element in range(instr.shape.num_outputs):
             acc, shared = None, False
+            own = instr.shape.leaf(element).dims
             for user, position in users.get(id(instr), ()):
                 for out, maps, passthrough in user_steps(instr, element, user, position):
                     src = summaries.get((id(user), out))
                     if not src:
                         continue
-                    contrib = src if passthrough else through(src, maps, user, user.shape.leaf(out).dims, budget)
-                    acc, shared = merge_summaries(acc, shared, contrib)
+                    contrib = src if passthrough else through(src, maps, user, user.shape.leaf(out).dims, own, budget)
+                    acc, shared = merge_summaries(acc, shared, contrib, own, budget)
             if acc:
-                summaries[(id(instr), element)] = capped(acc, instr, what, budget)
+                summaries[(id(instr), element)] = capped(acc, instr, own, what, budget)
         for user, _ in users.get(id(instr), ()):
             left = pending[id(user)] = pending[id(user)] - 1
             if left == 0 and user is not root:
@@ -91,6 +93,6 @@ def all_inputs_to_output(comp: Computation, order: list[Instruction], users: Use
     for number, param in sorted(comp.parameters.items()):
         if param.shape.is_tuple:
             continue
-        found = summaries.get((id(param), 0), {})
+        found = read_out(summaries.get((id(param), 0), {}), param.shape.dims, budget)
         result[number] = [finalize(found[out]) if out in found else () for out in range(outputs)]
     return result

@@ -13,13 +13,13 @@ Budgets and collapsed summaries: ``summary_pass``.
 from __future__ import annotations
 
 from ..hlo.model import Computation, Instruction
-from .mapset import compaction_threshold, finalize
+from .mapset import Maps, compaction_threshold, finalize
 from .rule_cache import identity, output_to_input_steps
-from .summary_pass import PassBudget, capped, merge_summaries, through
+from .summary_pass import PassBudget, Wide, capped, merge_summaries, read_out, through
 from .summary_pass import Summary as EndpointSummary
 from .walk import ParameterMaps
 
-# (parameter number, tuple element) -> maps from one value to that parameter; or Collapsed
+# (parameter number, tuple element) -> maps from one value to that parameter; or Wide
 Summary = EndpointSummary[tuple[int, int]]
 
 
@@ -59,8 +59,19 @@ def _compacted(summary: Summary) -> Summary:
     """``summary`` with every set past ``compaction_threshold`` compacted (exact merges) before
     the value's users compose it: a weight read through a whole training step gathers dozens of
     maps that fewer describe, and every later composition pays per map."""
+    if type(summary) is Wide:
+        exact = _compacted_dict(summary.exact)
+        return (
+            summary
+            if exact is summary.exact
+            else Wide(summary.whole, summary.regions, exact, summary.unknown, summary.maps, summary.covered)
+        )
+    return _compacted_dict(summary)
+
+
+def _compacted_dict(summary: dict[tuple[int, int], Maps]) -> dict[tuple[int, int], Maps]:
     limit = compaction_threshold()
-    if type(summary) is not dict or all(len(maps) <= limit for maps in summary.values()):
+    if all(len(maps) <= limit for maps in summary.values()):
         return summary  # unchanged: a dict shared with an operand stays shared
     return {key: finalize(maps) if len(maps) > limit else maps for key, maps in summary.items()}
 
@@ -69,7 +80,8 @@ def bottom_up_output_to_input(comp: Computation, order: list[Instruction]) -> li
     """For every output of ``comp``'s root, the maps to every parameter (sorted by parameter)."""
     root = comp.root
     assert root is not None  # the caller picks this pass only for a computation with a root
-    budget = PassBudget(comp)
+    parameters = comp.parameters
+    budget = PassBudget(comp, lambda key: parameters[key[0]].shape.leaf(key[1]).dims)
     summaries: dict[int, list[Summary]] = {}  # id(instr) -> per output element
     uses = _uses(order)
     empty: Summary = {}
@@ -88,28 +100,34 @@ def bottom_up_output_to_input(comp: Computation, order: list[Instruction]) -> li
         acc: Summary | None
         for out in range(shape.num_outputs):
             acc, shared = None, False
+            own = shape.leaf(out).dims
             for position, element, op_maps, passthrough in output_to_input_steps(instr, out):
                 operand = instr.operands[position]
                 per_element = summaries[id(operand)]
                 src = per_element[element] if element < len(per_element) else empty
                 if not src:
                     continue
-                contrib = src if passthrough else through(src, op_maps, instr, operand.shape.leaf(element).dims, budget)
-                acc, shared = merge_summaries(acc, shared, contrib)
-            per_output.append(_compacted(capped(acc, instr, what, budget)) if acc is not None else empty)
+                contrib = (
+                    src if passthrough else through(src, op_maps, instr, operand.shape.leaf(element).dims, own, budget)
+                )
+                acc, shared = merge_summaries(acc, shared, contrib, own, budget)
+            per_output.append(_compacted(capped(acc, instr, own, what, budget)) if acc is not None else empty)
         summaries[id(instr)] = per_output
         _release(instr, uses, summaries)
     results: list[ParameterMaps] = []
     for out in range(root.shape.num_outputs):
         acc, shared = None, False
+        own = root.shape.leaf(out).dims
         for position, element, op_maps, passthrough in output_to_input_steps(root, out):
             operand = root.operands[position]
             per_element = summaries[id(operand)]
             src = per_element[element] if element < len(per_element) else empty
             if src:
-                contrib = src if passthrough else through(src, op_maps, root, operand.shape.leaf(element).dims, budget)
-                acc, shared = merge_summaries(acc, shared, contrib)
-        summary = capped(acc, root, what, budget) if acc is not None else empty
+                contrib = (
+                    src if passthrough else through(src, op_maps, root, operand.shape.leaf(element).dims, own, budget)
+                )
+                acc, shared = merge_summaries(acc, shared, contrib, own, budget)
+        summary = read_out(capped(acc, root, own, what, budget), own, budget) if acc is not None else {}
         results.append({key: finalize(maps) for key, maps in sorted(summary.items())})
     return results
 

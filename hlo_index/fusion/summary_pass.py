@@ -5,73 +5,87 @@ and joins them (``merge_summaries``) under one budget (``PassBudget``).
 
 Work is bounded (``hlo_index.context.Budgets``), and a budget hit degrades one value, not the pass.
 A value whose summary reaches more than ``endpoints_per_value`` endpoints (every value downstream
-of a big model's loss reaches nearly every weight) becomes a :class:`Collapsed` summary: the exact
-set of endpoints it reaches, each through one UNDEFINED map naming the budget and the value. Past
-``compositions_per_pass`` compositions in one computation, the values not yet summarised collapse
-the same way; a value reached through more than ``maps_per_value`` patterns is UNDEFINED too.
-Composing an UNDEFINED map gives UNDEFINED, so a collapsed summary passes through every op as it
-is and costs one set union per merge instead of one composition per endpoint.
+of a big model's loss reaches nearly every weight) becomes a :class:`Wide` summary, in three exact
+parts: the endpoints it reads whole (full reads, ``full_read``: bare keys, no map composed), at most
+``endpoints_per_value`` others with their maps, and the rest, each through one UNDEFINED map naming
+the budget and the value. Past ``compositions_per_pass`` compositions in one computation, the values
+not yet summarised keep their full reads and the rest becomes UNDEFINED the same way; a value
+reached through more than ``maps_per_value`` patterns is UNDEFINED too. Composing an UNDEFINED map
+gives UNDEFINED, so the unknown part passes through every op as it is; the full reads pass through
+every op whose map covers the value (every element reads something), and a join with a full read
+is the full read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import Generic, TypeAlias, TypeVar, Union, final
+from collections.abc import Callable, Iterable
+from typing import Any, Generic, TypeAlias, TypeVar, Union, final
 
 from ..affine import IndexingMap, Interval
 from ..context import budget_reason, current, register_table
 from ..hlo.model import Computation, Instruction
-from .mapset import Maps, distinct, union
+from .full_read import covers, full_read, is_full_read, reads_all, reads_whole, region_read
+from .mapset import Maps, distinct, finalize, union
 from .rule_cache import full_box
 from .walk import blame, compose_step
 
 # An endpoint: a (parameter number, tuple element) pair, or a root output index.
 _Endpoint = TypeVar("_Endpoint", int, tuple[int, int])
 
+Dims = tuple[int, ...]
 
-@final  # summaries tell it from a dict by `type(s) is Collapsed`
-class Collapsed(Generic[_Endpoint]):
-    """A summary past ``endpoints_per_value``: every key it reaches, each read through the same
-    UNDEFINED map (immutable: values share it as they share dicts)."""
 
-    __slots__ = ("keys", "maps")
+@final  # summaries tell it from a dict by `type(s) is Wide`
+class Wide(Generic[_Endpoint]):
+    """A summary past ``endpoints_per_value``, in disjoint exact parts: ``whole``, the endpoints
+    every element of the value reads whole; ``regions``, groups of endpoints each read whole on
+    one region (maps from the value to ``()``: the elements that read them whole); ``exact``,
+    others with their maps (at most ``endpoints_per_value``); ``unknown``, the rest, each read
+    through the UNDEFINED ``maps``, of which ``covered`` are read whole by the value's elements
+    together (what an element reads is unknown; all of them read everything: a full reduction of
+    the value reads them whole). Immutable (values share it as they share dicts)."""
 
-    def __init__(self, keys: frozenset[_Endpoint], maps: Maps) -> None:
-        self.keys: frozenset[_Endpoint] = keys
+    __slots__ = ("whole", "regions", "exact", "unknown", "maps", "covered")
+
+    def __init__(
+        self,
+        whole: frozenset[_Endpoint],
+        regions: tuple[tuple[Maps, frozenset[_Endpoint]], ...],
+        exact: dict[_Endpoint, Maps],
+        unknown: frozenset[_Endpoint],
+        maps: Maps,
+        covered: frozenset[_Endpoint] = frozenset(),
+    ) -> None:
+        self.whole: frozenset[_Endpoint] = whole
+        self.regions: tuple[tuple[Maps, frozenset[_Endpoint]], ...] = regions
+        self.exact: dict[_Endpoint, Maps] = exact
+        self.unknown: frozenset[_Endpoint] = unknown
         self.maps = maps
+        self.covered: frozenset[_Endpoint] = covered
 
     def __len__(self) -> int:
-        return len(self.keys)
-
-    def items(self) -> Iterator[tuple[_Endpoint, Maps]]:
-        return ((key, self.maps) for key in self.keys)
+        return len(self.whole) + sum(len(k) for _, k in self.regions) + len(self.exact) + len(self.unknown)
 
     def __contains__(self, key: object) -> bool:
-        return key in self.keys
-
-    def __getitem__(self, key: _Endpoint) -> Maps:
-        if key not in self.keys:
-            raise KeyError(key)
-        return self.maps
-
-    def joined(self, other: Summary[_Endpoint]) -> Collapsed[_Endpoint]:
-        """This summary with every key of ``other`` (a dict or Collapsed) read through its map."""
-        keys: Iterable[_Endpoint] = other.keys if isinstance(other, Collapsed) else other.keys()
-        if self.keys.issuperset(keys):
-            return self
-        return Collapsed(self.keys.union(keys), self.maps)
+        return (
+            key in self.whole
+            or key in self.exact
+            or key in self.unknown
+            or any(key in keys for _, keys in self.regions)
+        )
 
 
-# endpoint -> maps from one value to it; or Collapsed
-Summary: TypeAlias = Union[dict[_Endpoint, Maps], Collapsed[_Endpoint]]  # noqa: UP007  subscripted at run time
+# endpoint -> maps from one value to it; or Wide
+Summary: TypeAlias = Union[dict[_Endpoint, Maps], Wide[_Endpoint]]  # noqa: UP007  subscripted at run time
 
 
 class PassBudget:
-    """The compositions left for one pass, and the pass's memo of (summary map, op map) pairs."""
+    """The compositions left for one pass, the pass's memo of (summary map, op map) pairs, and the
+    shape of each endpoint (what a full read of it reads)."""
 
-    __slots__ = ("left", "reason", "done")
+    __slots__ = ("left", "reason", "done", "endpoint_dims")
 
-    def __init__(self, comp: Computation) -> None:
+    def __init__(self, comp: Computation, endpoint_dims: Callable[[Any], Dims]) -> None:
         self.done: dict[tuple[int, int], tuple[IndexingMap, IndexingMap, IndexingMap]] = {}
         self.left = limit = current().budgets.compositions_per_pass
         self.reason = budget_reason(
@@ -79,22 +93,82 @@ class PassBudget:
             limit,
             f"analysis of '{comp.name}' stopped composing maps (too many distinct access paths)",
         )
+        self.endpoint_dims: Callable[[Any], Dims] = endpoint_dims
 
 
-def capped(acc: Summary[_Endpoint], instr: Instruction, what: str, budget: PassBudget) -> Summary[_Endpoint]:
-    """``acc``, or ``acc`` collapsed when it reaches more than ``endpoints_per_value`` keys or
-    when the pass has spent its ``compositions_per_pass`` (the values left are not summarised)."""
-    if type(acc) is not dict or not acc:
+def _split(
+    acc: dict[_Endpoint, Maps], value_dims: Dims, budget: PassBudget
+) -> tuple[set[_Endpoint], dict[_Endpoint, Maps]]:
+    """``acc``'s endpoints read whole, and the others with their maps."""
+    whole: set[_Endpoint] = set()
+    exact: dict[_Endpoint, Maps] = {}
+    for key, maps in acc.items():
+        if reads_whole(maps, value_dims, budget.endpoint_dims(key)):
+            whole.add(key)
+        else:
+            exact[key] = maps
+    return whole, exact
+
+
+def capped(
+    acc: Summary[_Endpoint], instr: Instruction, value_dims: Dims, what: str, budget: PassBudget
+) -> Summary[_Endpoint]:
+    """``acc``, or ``acc`` made Wide when it reaches more than ``endpoints_per_value`` keys, its
+    exact part (and its regions) cut to the budget, or, once the pass has spent its
+    ``compositions_per_pass``, its exact part made unknown (the values left are not summarised)."""
+    if not acc:
         return acc
-    if budget.left <= 0:
-        return Collapsed(frozenset(acc), (IndexingMap.undefined(budget.reason),))
+    spent = budget.left <= 0
     limit = current().budgets.endpoints_per_value
-    if len(acc) <= limit:
-        return acc
-    reason = budget_reason(
-        "endpoints_per_value", limit, f"'{instr.name}' depends on {len(acc)} {what}; its maps are not composed"
-    )
-    return Collapsed(frozenset(acc), (IndexingMap.undefined(reason),))
+    if type(acc) is Wide:
+        if (not acc.exact or (len(acc.exact) <= limit and not spent)) and len(acc.regions) <= limit:
+            return acc
+        whole, regions, exact, unknown, maps = acc.whole, acc.regions, acc.exact, acc.unknown, acc.maps
+        covered = acc.covered
+    else:
+        if len(acc) <= limit and not spent:
+            return acc
+        whole_keys, exact = _split(acc, value_dims, budget)
+        whole, regions, unknown, maps, covered = frozenset(whole_keys), (), frozenset(), (), frozenset()
+    if spent:
+        reason = budget.reason
+        limit_exact = -1
+    else:
+        count = len(whole) + sum(len(k) for _, k in regions) + len(exact) + len(unknown)
+        reason = budget_reason(
+            "endpoints_per_value", limit, f"'{instr.name}' depends on {count} {what}; its maps are not composed"
+        )
+        limit_exact = limit
+    if len(exact) > limit_exact:
+        unknown = unknown.union(exact)
+        covered = covered.union(
+            key
+            for key, key_maps in exact.items()
+            if any(reads_all(m, value_dims, budget.endpoint_dims(key)) for m in key_maps)
+        )
+        exact = {}
+    if len(regions) > limit:
+        unknown = unknown.union(*(keys for _, keys in regions[limit:]))
+        regions = regions[:limit]
+    if unknown and not maps:
+        maps = (IndexingMap.undefined(reason),)
+    return Wide(whole, regions, exact, unknown, maps, covered)
+
+
+def read_out(summary: Summary[_Endpoint], value_dims: Dims, budget: PassBudget) -> dict[_Endpoint, Maps]:
+    """Endpoint -> maps of a finished value: a Wide summary's full reads and region reads made maps."""
+    if type(summary) is not Wide:
+        return summary
+    out: dict[_Endpoint, Maps] = dict(summary.exact)
+    for key in summary.whole:
+        out[key] = (full_read(value_dims, budget.endpoint_dims(key)),)
+    for regions, keys in summary.regions:
+        for key in keys:
+            dims = budget.endpoint_dims(key)
+            out[key] = distinct(region_read(region, dims) for region in regions)
+    for key in summary.unknown:
+        out[key] = summary.maps
+    return out
 
 
 # A summary map whose results and constraints use no dimension (it reads the same parameter
@@ -106,13 +180,7 @@ _TOTAL = register_table("fusion.summary_pass.total")
 
 
 def _dim_free(m: IndexingMap, value_dims: tuple[int, ...]) -> bool:
-    return (
-        not m.is_undefined
-        and not m.is_known_empty
-        and not m.runtime_vars
-        and not m.uses_dims
-        and m.dims == full_box(value_dims)
-    )
+    return not m.is_undefined and not m.is_known_empty and not m.uses_dims and m.dims == full_box(value_dims)
 
 
 def _total(r: IndexingMap) -> bool:
@@ -177,14 +245,9 @@ def _compose_new(
     return compose_step(summary_map, op_map, instr, value_dims)
 
 
-def through(
-    src: Summary[_Endpoint], op_maps: Maps, instr: Instruction, value_dims: tuple[int, ...], budget: PassBudget
-) -> Summary[_Endpoint]:
-    """Every entry of ``src`` composed with ``op_maps``; one map tuple shared by several entries
-    (values pass their sets along unchanged) is composed once. UNDEFINED composed with anything is
-    UNDEFINED: a collapsed summary goes through unchanged."""
-    if type(src) is Collapsed:
-        return src
+def _through_dict(
+    src: dict[_Endpoint, Maps], op_maps: Maps, instr: Instruction, value_dims: Dims, budget: PassBudget
+) -> dict[_Endpoint, Maps]:
     out: dict[_Endpoint, Maps] = {}
     done: dict[int, tuple[Maps, Maps]] = {}
     for key, maps in src.items():
@@ -198,19 +261,173 @@ def through(
     return out
 
 
+def _settle(
+    groups: Iterable[tuple[Maps, frozenset[_Endpoint]]],
+    whole: frozenset[_Endpoint],
+    unknown: frozenset[_Endpoint],
+    maps: Maps,
+    own_dims: Dims,
+) -> tuple[frozenset[_Endpoint], tuple[tuple[Maps, frozenset[_Endpoint]], ...], frozenset[_Endpoint], Maps]:
+    """Region groups sorted out: a group whose region is the whole value joins ``whole``, one whose
+    region is unknown joins ``unknown``; groups of one region object are one group."""
+    kept: dict[int, tuple[Maps, frozenset[_Endpoint]]] = {}
+    for regions, keys in groups:
+        if not keys:
+            continue
+        undefined = [m for m in regions if m.is_undefined]
+        if undefined:
+            unknown = unknown | keys
+            maps = maps or (undefined[0],)
+        elif reads_whole(regions, own_dims, ()):
+            whole = whole | keys
+        else:
+            hit = kept.get(id(regions))
+            kept[id(regions)] = (regions, keys if hit is None else hit[1] | keys)
+    return whole, tuple(kept.values()), unknown, maps
+
+
+def through(
+    src: Summary[_Endpoint],
+    op_maps: Maps,
+    instr: Instruction,
+    value_dims: Dims,
+    own_dims: Dims,
+    budget: PassBudget,
+) -> Summary[_Endpoint]:
+    """Every entry of ``src`` composed with ``op_maps`` (from ``own_dims``, the new value's shape,
+    into ``value_dims``); one map tuple shared by several entries (values pass their sets along
+    unchanged) is composed once. A Wide summary's unknown part goes through unchanged (UNDEFINED
+    composed with anything is UNDEFINED), and so do its full reads when some op map covers the new
+    value (every element of it reads at least one element of the old); else they are read whole on
+    the region the op maps give, and regions are composed like maps."""
+    if type(src) is not Wide:
+        return _through_dict(src, op_maps, instr, value_dims, budget)
+    unknown, covered, exact_in = src.unknown, src.covered, src.exact
+    whole = src.whole
+    if src.covered or src.exact:
+        if any(is_full_read(r, own_dims, value_dims) for r in op_maps):
+            # every new element reads all of the value: what the value reads in all, each reads
+            spread = {
+                k
+                for k, maps in exact_in.items()
+                if any(reads_all(m, value_dims, budget.endpoint_dims(k)) for m in maps)
+            }
+            whole = whole | covered | spread
+            unknown = unknown - covered
+            covered = frozenset()
+            exact_in = {k: maps for k, maps in exact_in.items() if k not in spread}
+        elif covered and not any(reads_all(r, own_dims, value_dims) for r in op_maps):
+            covered = frozenset()  # the new value may not read all of the old one
+    exact = _through_dict(exact_in, op_maps, instr, value_dims, budget) if exact_in else exact_in
+    covering = any(covers(r, own_dims) for r in op_maps)
+    if covering and not src.regions:
+        if exact is src.exact and whole is src.whole and covered is src.covered:
+            return src
+        return Wide(whole, (), exact, unknown, src.maps, covered)
+    groups = []
+    if whole and not covering:
+        start = (full_read(value_dims, ()),)
+        groups.append((distinct([_compose(start[0], r, instr, value_dims, budget) for r in op_maps]), whole))
+        whole = frozenset()
+    if src.regions:
+        composed = _through_dict(
+            dict(enumerate(regions for regions, _ in src.regions)), op_maps, instr, value_dims, budget
+        )
+        groups.extend((composed[k], keys) for k, (_, keys) in enumerate(src.regions))
+    whole, regions, unknown, maps = _settle(groups, whole, unknown, src.maps, own_dims)
+    return Wide(whole, regions, exact, unknown, maps, covered)
+
+
+def _join(wide: Wide[_Endpoint], other: Summary[_Endpoint], value_dims: Dims, budget: PassBudget) -> Wide[_Endpoint]:
+    """``wide ∪ other``: a full read absorbs whatever else reads that endpoint (every map lands in
+    its box); an unknown map absorbs known ones (never "not read"); regions of one endpoint join
+    (into the whole box, a full read); a region read joined with exact maps is made maps."""
+    if type(other) is Wide:
+        o_whole, o_regions, o_exact, o_unknown, o_maps = (
+            other.whole,
+            other.regions,
+            other.exact,
+            other.unknown,
+            other.maps,
+        )
+        o_covered = other.covered
+    else:
+        whole_keys, o_exact = _split(other, value_dims, budget)
+        o_whole, o_regions, o_unknown, o_maps = frozenset(whole_keys), (), frozenset(), ()
+        o_covered = frozenset()
+    whole = wide.whole if o_whole <= wide.whole else wide.whole | o_whole
+    o_unknown = o_unknown - whole if o_unknown and whole else o_unknown
+    unknown = wide.unknown if o_unknown <= wide.unknown else wide.unknown | o_unknown
+    if unknown and whole is not wide.whole:
+        unknown = unknown - whole
+    covered = wide.covered if o_covered <= wide.covered else wide.covered | o_covered
+    if covered and (whole is not wide.whole or covered is not wide.covered):
+        covered = covered & unknown  # a covered key now read whole is whole
+    if not o_exact and not o_regions and whole is wide.whole and unknown is wide.unknown and covered is wide.covered:
+        return wide
+    maps = wide.maps or o_maps
+    # every endpoint read on a region, with its regions from both sides
+    region_of: dict[_Endpoint, Maps] = {}
+    joined: dict[tuple[int, int], Maps] = {}  # one union per pair of region sets, not per endpoint
+    for side in (wide.regions, o_regions):
+        for regions, keys in side:
+            for key in keys:
+                if key in whole or key in unknown:
+                    continue
+                prev = region_of.get(key)
+                if prev is None:
+                    region_of[key] = regions
+                    continue
+                pair = (id(prev), id(regions))
+                both = joined.get(pair)
+                if both is None:
+                    both = joined[pair] = finalize(union(prev, regions))
+                region_of[key] = both
+    exact: dict[_Endpoint, Maps] = {}
+    grown: list[_Endpoint] = []
+    for side_exact in (wide.exact, o_exact):
+        for key, key_maps in side_exact.items():
+            if key in whole or key in unknown:
+                continue
+            prev = exact.get(key)
+            if prev is None:
+                exact[key] = key_maps
+            else:
+                exact[key] = union(prev, key_maps)
+                grown.append(key)
+    for key in [k for k in exact if k in region_of]:  # read on a region and through maps: all maps
+        dims = budget.endpoint_dims(key)
+        exact[key] = union(exact[key], distinct(region_read(r, dims) for r in region_of.pop(key)))
+        grown.append(key)
+    became_whole = {k for k in grown if reads_whole(exact[k], value_dims, budget.endpoint_dims(k))}
+    if became_whole:
+        whole = whole | became_whole
+        exact = {k: m for k, m in exact.items() if k not in became_whole}
+    grouped: dict[int, tuple[Maps, set[_Endpoint]]] = {}
+    for key, regions in region_of.items():
+        hit = grouped.get(id(regions))
+        if hit is None:
+            grouped[id(regions)] = (regions, {key})
+        else:
+            hit[1].add(key)
+    groups = [(regions, frozenset(keys)) for regions, keys in grouped.values()]
+    whole, regions_out, unknown, maps = _settle(groups, whole, unknown, maps, value_dims)
+    return Wide(whole, regions_out, exact, unknown, maps, covered & unknown if covered else covered)
+
+
 def merge_summaries(
-    acc: Summary[_Endpoint] | None, shared: bool, contrib: Summary[_Endpoint]
+    acc: Summary[_Endpoint] | None, shared: bool, contrib: Summary[_Endpoint], value_dims: Dims, budget: PassBudget
 ) -> tuple[Summary[_Endpoint], bool]:
-    """``acc ∪ contrib``; ``shared`` says ``acc`` is another value's dict (copy before writing)."""
+    """``acc ∪ contrib`` for a value of shape ``value_dims``; ``shared`` says ``acc`` is another
+    value's dict (copy before writing)."""
     if acc is None:
         return contrib, True
     if contrib is acc or not contrib:
         return acc, shared
-    # Collapsed absorbs: a key's known maps joined with UNDEFINED are UNDEFINED (never "not read")
-    if type(acc) is Collapsed:
-        return acc.joined(contrib), True
-    if type(contrib) is Collapsed:
-        return contrib.joined(acc), True
+    if type(acc) is Wide:
+        return _join(acc, contrib, value_dims, budget), True
+    if type(contrib) is Wide:
+        return _join(contrib, acc, value_dims, budget), True
     if shared:
         acc = dict(acc)
     for key, maps in contrib.items():

@@ -25,7 +25,11 @@ _STRING = (
     r"|'[^'\\]*(?:\\.[^'\\]*)*')"
 )
 _FLAT_BRACES = r'\{[^{}"\'\n]*(?:' + _STRING + r'[^{}"\'\n]*)*\}'
-_ARGS = r'[^()"\'\n]*(?:' + _STRING + r'[^()"\'\n]*)*'  # flat operand text, strings allowed
+_FLAT_ARGS = r'[^()"\'\n]*(?:' + _STRING + r'[^()"\'\n]*)*'  # flat operand text, strings allowed
+# Operand text with parentheses nested at most two deep: tuple shapes of operands (a dump's
+# get-tuple-element writes its operand's whole tuple shape), tiled layouts. Deeper text is
+# brace-counted by scan_value.
+_ARGS = rf"{_FLAT_ARGS}(?:\((?:{_FLAT_ARGS}(?:\({_FLAT_ARGS}\){_FLAT_ARGS})*)\){_FLAT_ARGS})*"
 _ATTR_NAME = r"[A-Za-z_][\w.\-]*"
 _NAME = r"%[\w.\-]+|[A-Za-z_][\w.\-]*"
 # XLA's lexer skips blanks and newlines between the element type, the dimensions and the layout; a

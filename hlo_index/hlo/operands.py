@@ -15,12 +15,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..context import current, register_table
+
 _BLANK = re.compile(r"(?:\s+|/\*.*?\*/)*", re.DOTALL)
 _WORD = re.compile(r"%?[A-Za-z_][\w.\-]*")
 _ARRAY_SHAPE = re.compile(r"[a-z][a-z0-9]*\s*\[[^\]]*\](?:\s*\{(?=\s*[\d:])[^{}]*\})?")
 MAX_DEPTH = 64
-# one operand of a plain list: [shape] name, then a comma or the end
-_PLAIN_OPERAND = re.compile(rf"\s*(?:({_ARRAY_SHAPE.pattern})\s+)?({_WORD.pattern})\s*(,?)")
+# A plain operand list "[shape] name, [shape] name": checked whole by one pattern, then its
+# (shape, name) pairs found by another (one call each, not one per operand).
+_PLAIN = rf"(?:{_ARRAY_SHAPE.pattern}\s+)?{_WORD.pattern}"
+_PLAIN_LIST = re.compile(rf"\s*{_PLAIN}\s*(?:,\s*{_PLAIN}\s*)*")
+_SHAPED_OPERAND = re.compile(rf"(?:({_ARRAY_SHAPE.pattern})\s+)?({_WORD.pattern})")
 
 
 @dataclass
@@ -165,8 +170,24 @@ def _matching_paren(text: str, pos: int) -> int:
     raise OperandSyntaxError("unclosed '('", pos)
 
 
+# one operand "(tuple shape) name": a dump's get-tuple-element, the same few tuple shapes many times
+_TUPLE_OPERAND = re.compile(rf"\s*(\(.*\))\s*({_WORD.pattern})\s*", re.DOTALL)
+_TUPLE_SHAPES = register_table("hlo.operands.tuple_shapes")  # tuple shape text -> read whole by the reader
+
+
+def _whole_shape(text: str) -> bool:
+    memo: dict[str, bool] = current().tables[_TUPLE_SHAPES]
+    known = memo.get(text)
+    if known is None:
+        known = memo[text] = _Reader(text).shape() == text
+    return known
+
+
 def parse_operands(inner: str) -> list[Operand]:
     """The operands in ``inner`` (the text between an opcode's parentheses)."""
+    single = _TUPLE_OPERAND.fullmatch(inner)
+    if single is not None and _whole_shape(single.group(1)):  # what the reader gives, without reading it again
+        return [_named(single.group(2).removeprefix("%"), single.group(1))]
     reader = _Reader(inner + ")")
     out = reader.operands(0)
     reader.blank()
@@ -180,20 +201,8 @@ def written_operand_shapes(inner: str) -> list[tuple[str, str]]:
     ``parse_operands`` gives for them. A plain list (``f32[8]{0} %a, %b``: no parentheses, no
     comments; nearly every operand list of a dump) is read with one pattern per operand, the
     reader's own; anything else goes through the reader."""
-    if "(" not in inner and "/*" not in inner:
-        out = []
-        pos, end = 0, len(inner)
-        while True:
-            m = _PLAIN_OPERAND.match(inner, pos)
-            if m is None:
-                break
-            if m.group(1) is not None:
-                out.append((m.group(2).removeprefix("%"), m.group(1)))
-            pos = m.end()
-            if not m.group(3):
-                if pos == end:
-                    return out
-                break
+    if "(" not in inner and "/*" not in inner and _PLAIN_LIST.fullmatch(inner):
+        return [(name.removeprefix("%"), shape) for shape, name in _SHAPED_OPERAND.findall(inner) if shape]
     return [
         (str(op), op.shape_text)
         for op in parse_operands(inner)

@@ -130,6 +130,14 @@ def _split_attrs(tok: Token) -> list[tuple[str, str]]:
     return [m.groups() for m in _FAST_ATTR(tok.value)]  # type: ignore[misc]  # both groups always match
 
 
+def _inner_offset(call_tok: Token, inner: str) -> int:
+    """Where the operand text ``inner`` starts in ``call_tok``: a whole common instruction (its
+    match says) or an opcode with its operands."""
+    if type(call_tok) is InstrToken:
+        return call_tok.match.start("iargs") - call_tok.match.start("INSTR")
+    return call_tok.value.index(inner) if inner in call_tok.value else 0
+
+
 def _name(token: Token) -> str:
     v: str = token.value
     return v[1:] if v[0] == "%" else v
@@ -213,8 +221,9 @@ class _ModelBuilder(Transformer[Token, object]):
             raise _Failure(str(e), instr_token(entry), entry.start("ishape") - start + e.offset) from None
         at = tok or entry  # what positions are taken from: an entry becomes a token where one is needed
         try:
-            # common operands hold no '(', so no nested instruction: one instruction comes back
-            instr: Instruction = self._build(pos != start, name, pos, shape, opcode, inner, at, c, 1)  # type: ignore[assignment]
+            built = self._build(pos != start, name, pos, shape, opcode, inner, at, c, 1)
+            # with a nested instruction in the operands (rare), the instruction itself comes last
+            instr = built[-1] if isinstance(built, list) else built
             if key is not None:
                 attrs = instr.attrs
                 key_pos = entry.start("ikey")
@@ -234,7 +243,7 @@ class _ModelBuilder(Transformer[Token, object]):
             if failure.token is entry:
                 failure.token = instr_token(entry)
             raise
-        return instr
+        return built
 
     def _build(
         self,
@@ -263,7 +272,7 @@ class _ModelBuilder(Transformer[Token, object]):
             elif "(" in inner:  # a tuple shape, a tiled layout or a nested instruction
                 if type(call_tok) is re.Match:  # an entry of an INSTRS run
                     call_tok = instr_token(call_tok)
-                base = call_tok.start_pos + call_tok.value.index(inner) if inner else pos
+                base = (call_tok.start_pos or 0) + _inner_offset(call_tok, inner)
                 nested = []
                 instr.operand_names = self._operands(parse_operands(inner), base, nested)
             elif inner:
@@ -275,7 +284,7 @@ class _ModelBuilder(Transformer[Token, object]):
             raise _Failure(
                 f"malformed operands of %{name}: {e}",
                 call_tok,
-                call_tok.value.index(inner) + e.offset if inner in call_tok.value else 0,
+                _inner_offset(call_tok, inner) + e.offset,
             ) from None
         except ValueError:
             raise _Failure(f"malformed operands of %{name}: {inner.strip()[:60]!r}", call_tok) from None
@@ -584,6 +593,10 @@ def _check_written_operand_shapes(module: Module) -> None:
         for instr in comp.instructions:
             comp_of[id(instr)] = comp
     written_shapes: dict[str, Shape | None] = {}  # a dump writes few distinct shape texts, many times
+    # (written text, operand's shape) pairs found compatible: operands' shapes are shared objects
+    # (the shape memo), so a dump has few distinct pairs
+    agreeing: set[tuple[str, int]] = set()
+    kept: list[Shape] = []  # the shapes whose ids are in ``agreeing``
     for instr, inner in _state.shaped:
         owner = comp_of.get(id(instr))
         if owner is None:
@@ -597,7 +610,7 @@ def _check_written_operand_shapes(module: Module) -> None:
             continue
         for name, shape_text in operands:
             target = names.get(name)
-            if target is None or target.shape.element_type == "unknown":
+            if target is None or (shape_text, id(target.shape)) in agreeing or target.shape.element_type == "unknown":
                 continue
             if shape_text in written_shapes:
                 written = written_shapes[shape_text]
@@ -609,7 +622,10 @@ def _check_written_operand_shapes(module: Module) -> None:
                 written_shapes[shape_text] = written
             if written is None:
                 continue
-            if not compatible(written, target.shape):
+            if compatible(written, target.shape):
+                agreeing.add((shape_text, id(target.shape)))
+                kept.append(target.shape)
+            else:
                 raise _Failure(
                     f"The declared operand shape {written} of %{instr.name} is not compatible with the "
                     f"shape of the operand instruction %{target.name}, {target.shape}",

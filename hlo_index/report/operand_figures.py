@@ -162,25 +162,37 @@ def add_operand_figures(report: TargetReport, target: Any, module: Any, options:
     # keys in the order the JSON has always had: utilization, coalescing, physical_maps
     if analyses:
         pool = [current().budgets.figure_points_per_target]
+        # rows repeat (maps, operand shape, output shape): one answer each within the target
+        # (the pool only shrinks, so a repeat gets what its first occurrence got)
+        seen: dict[tuple[int, int, int], dict] = {}
         for row, entry in zip(rows, report.output_to_input):
-            _fill_utilization(entry, row, shapes_of(row), pool)
+            shapes = shapes_of(row)
+            key = (id(row.maps), id(shapes[0]), id(shapes[1]))  # all alive for this loop
+            figures = seen.get(key)
+            if figures is None:
+                figures = seen[key] = _utilization(row, shapes, pool)
+            if figures:
+                entry.extra.update(figures)
         _fill_coalescing(report, target, module, rows, options, shapes_of)
     if physical:
         for row, entry in zip(rows, report.output_to_input):
             _fill_physical(entry, row, shapes_of(row))
 
 
-def _fill_utilization(entry: OperandReport, row, shapes: tuple, pool: list) -> None:
+def _utilization(row, shapes: tuple, pool: list) -> dict:
+    """The figures of one row's operand (empty when it has none)."""
     operand_shape, output_shape = shapes
     if operand_shape is None or output_shape is None or output_shape.is_tuple:
-        return
+        return {}
     # A failing figure must not cost the operand its maps (the target would become an error).
     try:
-        entry.extra.update(operand_figures(row.maps, operand_shape, output_shape, pool))
+        return operand_figures(row.maps, operand_shape, output_shape, pool)
     except Exception as exc:  # noqa: BLE001
-        entry.extra["utilization"] = {
-            "error": f"{type(exc).__name__}: {exc}",
-            "summary": f"not computed ({type(exc).__name__}: {exc})",
+        return {
+            "utilization": {
+                "error": f"{type(exc).__name__}: {exc}",
+                "summary": f"not computed ({type(exc).__name__}: {exc})",
+            }
         }
 
 

@@ -268,3 +268,33 @@ def test_malformed_shape_in_a_computation_signature_is_reported_there():
     d = diagnostic_of(text)
     assert (d.line, d.column) == (3, 18), d
     assert "(0)" in d.message
+
+
+# Operand text with parentheses (a tuple shape, a nested instruction) inside an instruction that
+# the lexer reads whole: a problem in it is pinned where the operand text says, not at the line.
+TUPLE_OPERAND = (
+    "HloModule m\n\nENTRY %main {\n  %p = f32[2]{0} parameter(0)\n  %q = f32[3]{0} parameter(1)\n"
+    "  %t = (f32[2]{0}, f32[3]{0}) tuple(%p, %q)\n"
+    "  ROOT %g = f32[2]{0} get-tuple-element((f32[2]{0}, f32[3]{0}) %t), index=0\n}\n"
+)
+
+
+def test_tuple_shaped_operand_reads_and_checks():
+    module = parse_module_text(TUPLE_OPERAND, "x.hlo")
+    g = module.entry.by_name["g"]
+    assert g.operand_names == ("t",) and g.attrs["index"] == 0
+    d = diagnostic_of(TUPLE_OPERAND.replace("f32[3]{0}) %t)", "f32[4]{0}) %t)"))
+    assert (d.line, d.column) == (7, 8) and "not compatible" in d.message  # at the instruction's name
+
+
+def test_malformed_operand_positions_inside_a_common_instruction():
+    source = TUPLE_OPERAND.replace("f32[3]{0}) %t)", "f32[3]{0} %t)")  # the tuple shape's ')' is missing
+    d = diagnostic_of(source)
+    line = source.splitlines()[d.line - 1]
+    # the operand that cannot be read starts at the '(' after the opcode's own
+    assert "malformed operands of %g" in d.message and line[d.column - 1 :].startswith("(f32[2]{0}, f32[3]{0} %t)")
+    source = GOOD.replace("negate(%p)", "add(f32[4] negate(f32[4] %p %q), %p)")
+    d = diagnostic_of(source)
+    line = source.splitlines()[d.line - 1]
+    # the nested instruction's operands go wrong at the second name
+    assert "expected ',' or ')'" in d.message and line[d.column - 1 :].startswith("%q")
