@@ -436,11 +436,12 @@ def block_level_launch(fusion: Instruction) -> dict | None:
     32 threads per warp; None without a config (a classic ``__triton_gemm`` fusion) or for several
     outputs."""
     config = block_level_config(fusion)
-    if config is None or len(config[0]) != 1 or fusion.shape.is_tuple:
+    if config is None or fusion.shape.is_tuple:
         return None
-    (tile,), warps = config
-    if warps is None:
+    tiles, warps = config
+    if len(tiles) != 1 or warps is None:
         return None
+    tile = tiles[0]
     dims = fusion.shape.dims
     if len(tile) != len(dims) or not all(t > 0 for t in tile):
         return None

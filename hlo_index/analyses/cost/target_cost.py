@@ -223,6 +223,7 @@ class CostSession:
         capability = self.device.capability if self.device is not None else None
         # the report keys its targets' figures by structure too: one key per fusion for both
         self.structure_key = FusionStructureKeys()
+        self.share_fusions = share_fusions
         self.cost = HloCost(
             CostOptions(
                 count_multiple_input_accesses=options.count_multiple_input_accesses, gpu=self.gpu, capability=capability
@@ -356,7 +357,11 @@ def cost_totals(
     # what jax's ``compiled.cost_analysis()`` reports, whatever the backend: the generic analysis
     # (a GPU module's own figures above come from the GPU variant, which multiplies each fused
     # instruction's flops by how often the loop emitter would recompute it)
-    generic = t if not session.gpu else module_totals(module, replace(session.cost.options, gpu=False))
+    generic = t
+    if session.gpu:
+        # fusions equal in structure have equal generic figures too: one is costed per structure
+        shared = session.structure_key if session.share_fusions else None
+        generic = module_totals(module, cost=HloCost(replace(session.cost.options, gpu=False), shared))
     return _json_value(
         {
             "flops": t.flops,
