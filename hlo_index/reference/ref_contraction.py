@@ -26,30 +26,36 @@ def _free_dims(rank: int, *used: tuple[int, ...]) -> list[int]:
     return [d for d in range(rank) if d not in taken]
 
 
-@reads("dot")
-def dot_reads(
-    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: dict | None
-) -> set:
+def _dot_operand(instr: Instruction, operand_index: int, out_coords) -> tuple:
+    """One dot operand's dims and its batch, contracting and free dimensions, the output's
+    coordinates (points or arrays) that fix its batch and free ones, and the contracted sizes."""
     lhs_dims, rhs_dims = instr.operands[0].shape.dims, instr.operands[1].shape.dims
     lhs_batch, rhs_batch = instr.attr("lhs_batch_dims", ()), instr.attr("rhs_batch_dims", ())
     lhs_contract, rhs_contract = instr.attr("lhs_contracting_dims", ()), instr.attr("rhs_contracting_dims", ())
     lhs_free = _free_dims(len(lhs_dims), lhs_batch, lhs_contract)
     rhs_free = _free_dims(len(rhs_dims), rhs_batch, rhs_contract)
-    batch_coords = out_point[: len(lhs_batch)]
-    lhs_free_coords = out_point[len(lhs_batch) : len(lhs_batch) + len(lhs_free)]
-    rhs_free_coords = out_point[len(lhs_batch) + len(lhs_free) :]
+    batch_coords = out_coords[: len(lhs_batch)]
+    contracted = tuple(lhs_dims[d] for d in lhs_contract)
     if operand_index == 0:
-        dims, batch, contract, free, free_coords = lhs_dims, lhs_batch, lhs_contract, lhs_free, lhs_free_coords
-    else:
-        dims, batch, contract, free, free_coords = rhs_dims, rhs_batch, rhs_contract, rhs_free, rhs_free_coords
+        free_coords = out_coords[len(lhs_batch) : len(lhs_batch) + len(lhs_free)]
+        return lhs_dims, lhs_batch, lhs_contract, lhs_free, batch_coords, free_coords, contracted
+    free_coords = out_coords[len(lhs_batch) + len(lhs_free) :]
+    return rhs_dims, rhs_batch, rhs_contract, rhs_free, batch_coords, free_coords, contracted
+
+
+@reads("dot")
+def dot_reads(
+    instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: dict | None
+) -> set:
+    dims, batch, contract, free, batch_coords, free_coords, contracted = _dot_operand(instr, operand_index, out_point)
     # each dimension of the operand: the output's coordinate (batch, free) or every value (contracted)
     per_dim: list = [(0,)] * len(dims)
     for d, c in zip(batch, batch_coords):
         per_dim[d] = (c,)
     for d, c in zip(free, free_coords):
         per_dim[d] = (c,)
-    for d, lhs_d in zip(contract, lhs_contract):
-        per_dim[d] = range(lhs_dims[lhs_d])
+    for d, size in zip(contract, contracted):
+        per_dim[d] = range(size)
     return set(itertools.product(*per_dim))
 
 
@@ -57,26 +63,15 @@ def dot_reads(
 def dot_set_reads(instr: Instruction, output_index: int, out_linear: np.ndarray, operand_index: int) -> np.ndarray:
     """The union of ``dot_reads`` over ``out_linear``: per output element, the share of the
     operand's linear index its batch and free coordinates fix, plus every contracted combination."""
-    lhs_dims, rhs_dims = instr.operands[0].shape.dims, instr.operands[1].shape.dims
-    lhs_batch, rhs_batch = instr.attr("lhs_batch_dims", ()), instr.attr("rhs_batch_dims", ())
-    lhs_contract, rhs_contract = instr.attr("lhs_contracting_dims", ()), instr.attr("rhs_contracting_dims", ())
-    lhs_free = _free_dims(len(lhs_dims), lhs_batch, lhs_contract)
-    rhs_free = _free_dims(len(rhs_dims), rhs_batch, rhs_contract)
     coords = np.unravel_index(out_linear, instr.shape.dims) if instr.shape.dims else ()
-    batch_coords = coords[: len(lhs_batch)]
-    lhs_free_coords = coords[len(lhs_batch) : len(lhs_batch) + len(lhs_free)]
-    rhs_free_coords = coords[len(lhs_batch) + len(lhs_free) :]
-    if operand_index == 0:
-        dims, batch, contract, free, free_coords = lhs_dims, lhs_batch, lhs_contract, lhs_free, lhs_free_coords
-    else:
-        dims, batch, contract, free, free_coords = rhs_dims, rhs_batch, rhs_contract, rhs_free, rhs_free_coords
+    dims, batch, contract, free, batch_coords, free_coords, contracted = _dot_operand(instr, operand_index, coords)
     strides = row_major_strides(dims)
     base = np.zeros(len(out_linear), np.int64)
     for d, c in itertools.chain(zip(batch, batch_coords), zip(free, free_coords)):
         base = base + c * strides[d]
     offsets = np.zeros(1, np.int64)
-    for d, lhs_d in zip(contract, lhs_contract):
-        offsets = (offsets[:, None] + np.arange(lhs_dims[lhs_d], dtype=np.int64) * strides[d]).reshape(-1)
+    for d, size in zip(contract, contracted):
+        offsets = (offsets[:, None] + np.arange(size, dtype=np.int64) * strides[d]).reshape(-1)
     return (base[:, None] + offsets[None, :]).reshape(-1)
 
 

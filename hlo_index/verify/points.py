@@ -127,17 +127,26 @@ def predicted_rows_many(
     return out
 
 
+def _images(maps: tuple[IndexingMap, ...], point: tuple):
+    """Per checkable map, what it gives at ``point``: ``(map, one element or None, None)`` for a
+    map without range variables (plain integers, without numpy's cost per call), else
+    ``(map, None, rows)`` with every feasible element as rows."""
+    for m in checkable_maps(maps):
+        if not m.range_vars:
+            yield m, image_at(m, point), None
+            continue
+        _, results = relation_at(m, np.array([point], dtype=np.int64).reshape(1, m.num_dims), ())
+        yield m, None, results
+
+
 def predicted_read_set(maps: tuple[IndexingMap, ...], point: tuple) -> set:
     """Union over the maps (and over every feasible runtime value) of the elements they give."""
     total: set = set()
-    for m in checkable_maps(maps):
-        if not m.range_vars:  # one element at most: plain integers, without numpy's cost per call
-            image = image_at(m, point)
-            if image is not None:
-                total.add(image)
-            continue
-        _, results = relation_at(m, np.array([point], dtype=np.int64).reshape(1, m.num_dims), ())
-        total.update(map(tuple, results.tolist()))
+    for _, image, rows in _images(maps, point):
+        if rows is not None:
+            total.update(map(tuple, rows.tolist()))
+        elif image is not None:
+            total.add(image)
     return total
 
 
@@ -146,16 +155,13 @@ def predicted_linear(maps: tuple[IndexingMap, ...], point: tuple, dims: tuple) -
     form of a reference walk's sets); None when an element given lies outside ``dims``."""
     pieces = []
     singles = []
-    for m in checkable_maps(maps):
+    for m, image, rows in _images(maps, point):
         if m.num_results != len(dims):
             return None
-        if not m.range_vars:  # one element at most: plain integers, without numpy's cost per call
-            image = image_at(m, point)
-            if image is not None:
-                singles.append(image)
-            continue
-        _, results = relation_at(m, np.array([point], dtype=np.int64).reshape(1, m.num_dims), ())
-        pieces.append(results)
+        if rows is not None:
+            pieces.append(rows)
+        elif image is not None:
+            singles.append(image)
     if singles:
         pieces.append(np.array(singles, dtype=np.int64).reshape(len(singles), len(dims)))
     if not pieces:

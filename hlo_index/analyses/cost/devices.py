@@ -5,7 +5,7 @@ default for a compute capability, or a reader for any ``GpuTargetConfigProto`` t
 from __future__ import annotations
 
 import re
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 
 from ..gpu_devices import DEFAULT_DEVICE, NAMED_DEVICES, DeviceSpec
@@ -99,12 +99,8 @@ def device_beside(source: str) -> tuple[DeviceSpec, str] | None:
         return None
     path = Path(source[: stage.start()] + TARGET_CONFIG_SUFFIX)
     try:
-        text = path.read_text()
-        return device_from_text(text, name=_device_name(text, path.name)), str(path)
+        device = device_from_text(path.read_text(), name=path.name)
     except (OSError, UnicodeDecodeError, DeviceError, ValueError):
         return None
-
-
-def _device_name(text: str, fallback: str) -> str:
-    description = first(parse_text_proto(text), "device_description_str")
-    return str(description) if description else fallback
+    # the device's own words ("NVIDIA H200") name it better than the file does
+    return (replace(device, name=device.description) if device.description else device), str(path)
