@@ -1,7 +1,10 @@
-"""HLO text → typed ``Module`` objects: Lark LALR over ``grammar/hlo.lark`` with an inline transformer.
+"""HLO text → typed ``Module`` objects: the grammar ``grammar/hlo.lark``, read by ``reader.py`` where
+the text is of the common shape and by Lark's LALR parser otherwise (and for every syntax error).
 
-The transformer runs while Lark reduces (``transformer=`` with ``parser="lalr"``), so no parse
-tree is built: each rule directly yields model objects. Positions come from the tokens.
+Both call the same builder (``_ModelBuilder``) with each rule's children, as Lark does with an inline
+transformer (``transformer=`` with ``parser="lalr"``), so no parse tree is built: each rule
+directly yields model objects. Positions come from the tokens. Lark is imported only when the
+reader declines a text.
 """
 
 from __future__ import annotations
@@ -14,13 +17,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import pairwise
 from operator import attrgetter
-from pathlib import Path
 from typing import Any, TypeAlias, cast
 
-from lark import Lark, Token, Transformer
-from lark.exceptions import UnexpectedInput, UnexpectedToken
-
-from ..context import current
+from ..context import current, register_table
 from . import attributes as A  # noqa: N812  short: read on nearly every line of the builder
 from . import collectives
 from .asyncwrap import AsyncSugarError, async_sugar, desugar_module
@@ -29,13 +28,13 @@ from .lexer import (
     ARRAY_SHAPE_TEXT,
     FAST_ATTR,
     SIGNATURE_PARAMETER_SHAPE,
-    HloLexer,
     InstrRun,
     InstrToken,
     LexError,
     LineIndex,
     RawAttr,
     Source,
+    Token,
     instr_token,
     line_column,
     scan_value,
@@ -43,22 +42,9 @@ from .lexer import (
 from .model import Computation, Diagnostic, Instruction, Metadata, Module, Shape
 from .opcodes import XLA_OPCODES
 from .operands import NestedInstruction, Operand, OperandSyntaxError, parse_operands, written_operand_shapes
+from .reader import read_body, read_module, read_shape
 from .shapes import SHAPES_MEMO as _SHAPES
 from .shapes import ShapeError, buffer_shape, compatible, parse_array_shape, read_array_shape, tuple_shape
-
-# Package data (a link to the top-level grammar/ in a checkout, the file itself in a wheel).
-GRAMMAR_PATH = Path(__file__).resolve().parents[2] / "grammar" / "hlo.lark"
-
-
-def _grammar_text() -> str:
-    # the package's own file when it lies on disk (importlib.resources costs ~10 ms of imports)
-    try:
-        return (Path(__file__).parent.parent / "grammar" / "hlo.lark").read_text(encoding="utf-8")
-    except OSError:
-        from importlib.resources import files
-
-        return (files("hlo_index") / "grammar" / "hlo.lark").read_text(encoding="utf-8")
-
 
 MAX_INLINE_DEPTH = 64
 MAX_TUPLE_DEPTH = 256
@@ -69,6 +55,8 @@ Children = list[Any]
 # What a position comes from: a token, an INSTRS entry's match (turned into a token where a message
 # needs one), or a bare text offset.
 Anchor: TypeAlias = "Token | re.Match[str] | _At"
+# tuple and buffer shape text -> Shape, per analysis context (a dump writes the same few many times)
+_COMPOSITE_SHAPES = register_table("hlo.parser.composite_shapes")
 # The analysis context's memos the builder reads per instruction: shape text -> Shape, metadata text -> Metadata.
 Memos = tuple[dict[str, Shape], dict[str, Metadata]]
 
@@ -143,7 +131,7 @@ def _name(token: Token) -> str:
     return v[1:] if v[0] == "%" else v
 
 
-class _ModelBuilder(Transformer[Token, object]):
+class _ModelBuilder:
     """Callbacks named after grammar rules; each returns a model object."""
 
     # ---- shapes ----
@@ -408,7 +396,11 @@ class _ModelBuilder(Transformer[Token, object]):
         try:
             start = tok.start_pos + brace + 1
             end = tok.start_pos + close
-            instructions = cast("list[Instruction]", _PARSER.parse(Source(_state.text, start, end), start="body"))
+            source = Source(_state.text, start, end)
+            # the reader's failure ends the whole module's reading: the grammar then reads it all
+            instructions = (
+                read_body(source, _BUILDER) if getattr(_state, "fast", False) else _lark().parse(source, start="body")
+            )
         finally:
             _state.depth -= 1
         taken = {c.name for c in pending}
@@ -538,7 +530,17 @@ def _shape_from_text(text: str) -> Shape:
     memo, anything else (tuples, buffers) by a nested parse."""
     m = ARRAY_SHAPE_TEXT.match(text)
     if m is None:
-        return cast(Shape, _PARSER.parse(Source(text), start="shape"))
+        ctx = current()
+        memo: dict[str, Shape] = ctx.tables[_COMPOSITE_SHAPES]
+        shape = memo.get(text)
+        if shape is None:
+            try:
+                shape = cast(Shape, read_shape(Source(text), _BUILDER))
+            except Exception:  # noqa: BLE001  the grammar reads what the reader declines, and words the error
+                shape = cast(Shape, _lark().parse(Source(text), start="shape"))
+            if len(memo) < ctx.budgets.parse_memo_entries:
+                memo[text] = shape
+        return shape
     try:
         return parse_array_shape(m.group(1))
     except ShapeError as e:  # what the grammar's array_shape callback raises
@@ -702,30 +704,25 @@ def _resolve_source_locations(module: Module) -> None:
             instr.metadata = hit[1]
 
 
-def _table_cache() -> str | bool:
-    """Where Lark keeps the analysed LALR tables between processes (it checks the grammar's and
-    its own version's hash inside the file and rebuilds on a mismatch): a folder of this user's
-    (never the shared temporary folder: the file is a pickle), or no cache when none is writable."""
-    import os
-
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    folder = os.path.join(base, "hlo-index")
-    try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-    except OSError:
-        return False
-    return os.path.join(folder, "hlo-grammar.lalr") if os.access(folder, os.W_OK) else False
+_BUILDER = _ModelBuilder()
+_LARK: list[Any] = []  # the LALR parser, made on first use
 
 
-_PARSER = Lark(
-    _grammar_text(),
-    parser="lalr",
-    lexer=HloLexer,
-    transformer=_ModelBuilder(),
-    start=["start", "body", "shape"],
-    maybe_placeholders=True,
-    cache=_table_cache(),
-)
+def _lark() -> Any:
+    """Lark's LALR parser over the grammar, with this package's lexer and builder."""
+    if not _LARK:
+        from .lalr import lalr_parser
+
+        _LARK.append(lalr_parser(_BUILDER))
+    return _LARK[0]
+
+
+def _syntax_errors() -> tuple[type[Exception], ...]:
+    """What a parse raises for text that is not valid HLO (Lark is imported by then)."""
+    from lark.exceptions import UnexpectedInput
+
+    return (LexError, _Failure, AsyncSugarError, UnexpectedInput)
+
 
 _TERMINAL_NAMES = {
     "HLOMODULE": "'HloModule'",
@@ -766,7 +763,8 @@ def _describe(token: Token) -> str:
     )
 
 
-def _expected(exc: UnexpectedToken) -> str:
+def _expected(exc: Any) -> str:
+    """What ``exc`` (Lark's UnexpectedToken) says the parser expected, in words."""
     expected = sorted({_TERMINAL_NAMES.get(t, t) for t in exc.expected})  # INSTR and INSTRS read alike
     if len(expected) > 1:
         return ", ".join(expected[:-1]) + " or " + expected[-1]
@@ -775,6 +773,8 @@ def _expected(exc: UnexpectedToken) -> str:
 
 def _syntax_diagnostic(exc: Exception, text: str, start: int = 0, end: int = -1) -> Diagnostic:
     """The diagnostic for a problem in ``text[start:end]`` (positions are file-absolute)."""
+    from lark.exceptions import UnexpectedInput, UnexpectedToken
+
     if end < 0:
         end = len(text)
     if isinstance(exc, (LexError, AsyncSugarError)):
@@ -847,16 +847,17 @@ def parse_syntax_each(text: str, source: str = "<string>") -> list[Module | Pars
 def _parse_spans(text: str, source: str, out: list[Module | ParseError]) -> None:
     try:
         for start, end in module_spans(text):
-            _reset_module_state()
             try:
-                modules = cast("list[Module]", _PARSER.parse(Source(text, start, end), start="start"))
-            except (LexError, _Failure, AsyncSugarError, UnexpectedInput) as e:
-                out.append(ParseError(with_source(_syntax_diagnostic(e, text, start, end), text, source)))
-                continue
+                modules = _parse_module_text(Source(text, start, end))
             except RecursionError:
                 out.append(
                     ParseError(with_source(error("input nested too deeply", *line_column(text, start)), text, source))
                 )
+                continue
+            except Exception as e:
+                if not isinstance(e, _syntax_errors()):
+                    raise
+                out.append(ParseError(with_source(_syntax_diagnostic(e, text, start, end), text, source)))
                 continue
             for m in modules:
                 m.source = source
@@ -864,6 +865,21 @@ def _parse_spans(text: str, source: str, out: list[Module | ParseError]) -> None
     finally:
         _state.pending = []
         _state.text = _state.lines = None
+
+
+def _parse_module_text(source: Source) -> list[Module]:
+    """The modules of one module span: read directly when the text is of the common shape, else
+    (and to word any error) by the grammar, from a fresh start."""
+    _reset_module_state()
+    _state.fast = True
+    try:
+        return cast("list[Module]", read_module(source, _BUILDER))
+    except Exception:  # noqa: BLE001  declined or invalid: the grammar decides, and words the error
+        pass
+    finally:
+        _state.fast = False
+    _reset_module_state()
+    return cast("list[Module]", _lark().parse(source, start="start"))
 
 
 def parse_syntax(text: str, source: str = "<string>") -> list[Module]:
@@ -886,7 +902,13 @@ def parse_shape(text: str) -> Shape:
     """
     _reset_module_state()
     try:
-        return cast(Shape, _PARSER.parse(Source(text), start="shape"))
+        return cast(Shape, read_shape(Source(text), _BUILDER))
+    except Exception:  # noqa: BLE001  declined or invalid: the grammar decides, and words the error
+        pass
+    from lark.exceptions import UnexpectedInput, UnexpectedToken
+
+    try:
+        return cast(Shape, _lark().parse(Source(text), start="shape"))
     except UnexpectedToken as e:
         tok = e.token
         if tok.type == "$END":
