@@ -57,8 +57,9 @@ Children = list[Any]
 Anchor: TypeAlias = "Token | re.Match[str] | _At"
 # tuple and buffer shape text -> Shape, per analysis context (a dump writes the same few many times)
 _COMPOSITE_SHAPES = register_table("hlo.parser.composite_shapes")
-# The analysis context's memos the builder reads per instruction: shape text -> Shape, metadata text -> Metadata.
-Memos = tuple[dict[str, Shape], dict[str, Metadata]]
+# What the builder reads per instruction: the analysis context's memos (shape text -> Shape, metadata
+# text -> Metadata) and this module's result shape texts (id of an instruction -> the text of its shape).
+Memos = tuple[dict[str, Shape], dict[str, Metadata], dict[int, str]]
 
 
 class _Failure(Exception):
@@ -97,6 +98,7 @@ def _reset_module_state() -> None:
     _state.depth = 0
     _state.anon = {}
     _state.shaped = []
+    _state.result_texts = {}
 
 
 def _anon_name(opcode: str) -> str:
@@ -191,18 +193,22 @@ class _ModelBuilder:
         call_tok = c[i]
         call = call_tok.value
         paren = call.index("(")
-        return self._build(is_root, name, pos, shape, call[:paren], call[paren + 1 : -1], call_tok, c, i + 1)
+        built = self._build(is_root, name, pos, shape, call[:paren], call[paren + 1 : -1], call_tok, c, i + 1)
+        if i == 2:  # the result shape's text, as operands naming this instruction write it
+            instr = built[-1] if isinstance(built, list) else built
+            _state.result_texts[id(instr)] = _state.text[first.start_pos + len(head) : call_tok.start_pos].strip()
+        return built
 
     def _common(
         self, entry: re.Match[str], tok: InstrToken | None, c: Children, memos: Memos
     ) -> Instruction | list[Instruction]:
         """One common instruction: its match ``entry`` (of an INSTR token, or of an INSTRS run:
         ``tok`` None, made only where an error or an inline body needs it); ``c[1:]`` are its
-        ATTR tokens. ``memos``: the shape and metadata memos of the analysis context."""
+        ATTR tokens. ``memos``: see :data:`Memos`."""
         start = entry.start("INSTR")
         pos = entry.start("iname")
         name, shape_text, opcode, inner, key, value = entry.group("iname", "ishape", "iop", "iargs", "ikey", "ivalue")
-        shapes, metadata = memos
+        shapes, metadata, result_texts = memos
         try:
             shape = read_array_shape(shape_text, shapes)
         except ShapeError as e:
@@ -212,6 +218,7 @@ class _ModelBuilder:
             built = self._build(pos != start, name, pos, shape, opcode, inner, at, c, 1)
             # with a nested instruction in the operands (rare), the instruction itself comes last
             instr = built[-1] if isinstance(built, list) else built
+            result_texts[id(instr)] = shape_text
             if key is not None:
                 attrs = instr.attrs
                 key_pos = entry.start("ikey")
@@ -519,9 +526,9 @@ class _ModelBuilder:
 
 
 def _parse_memos() -> Memos:
-    """The analysis context's shape and metadata memos (text -> typed value), read per instruction."""
+    """What the builder reads per instruction (see :data:`Memos`)."""
     tables = current().tables
-    return tables[_SHAPES], tables[A.METADATA_MEMO]
+    return tables[_SHAPES], tables[A.METADATA_MEMO], _state.result_texts
 
 
 def _shape_from_text(text: str) -> Shape:
@@ -599,6 +606,7 @@ def _check_written_operand_shapes(module: Module) -> None:
     # (the shape memo), so a dump has few distinct pairs
     agreeing: set[tuple[str, int]] = set()
     kept: list[Shape] = []  # the shapes whose ids are in ``agreeing``
+    result_texts: dict[int, str] = _state.result_texts
     for instr, inner in _state.shaped:
         owner = comp_of.get(id(instr))
         if owner is None:
@@ -606,6 +614,21 @@ def _check_written_operand_shapes(module: Module) -> None:
         names = by_comp.get(owner.name)
         if names is None:
             names = by_comp[owner.name] = {i.name: i for i in owner.instructions}
+        # A dump writes each operand with the very text its instruction's shape was written with:
+        # then the text of the whole list is known, and every written shape is its operand's own.
+        try:
+            as_defined = ", ".join(
+                [
+                    f"/*index={k}*/{result_texts[id(names[n])]} %{n}"
+                    if k % 5 == 0 and k
+                    else f"{result_texts[id(names[n])]} %{n}"
+                    for k, n in enumerate(instr.operand_names)
+                ]
+            )
+        except KeyError:  # an operand written without its shape text, or not defined here
+            as_defined = None
+        if as_defined == inner:
+            continue
         try:
             operands = written_operand_shapes(inner)
         except OperandSyntaxError:
