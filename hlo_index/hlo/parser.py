@@ -150,6 +150,10 @@ class _ModelBuilder:
         except ShapeError as e:
             raise _Failure(str(e), None) from None
 
+    def composite_shape(self, text: str) -> Shape:
+        """A tuple or buffer shape's whole text (the direct reader's result shapes)."""
+        return _shape_from_text(text)
+
     def tuple_shape(self, c: Children) -> Shape:
         if len(c) == 1 and c[0] is None:
             return tuple_shape([])

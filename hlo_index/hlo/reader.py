@@ -11,10 +11,9 @@ errors and decides what is valid outside this subset.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-from .lexer import Source, Token, tokenize
+from .lexer import Source, Token, scan_value, tokenize
 
 
 class Declined(Exception):
@@ -27,11 +26,17 @@ _END = Token("$END", "")
 class _Tokens:
     """The lexer's tokens with one of lookahead, ``$END`` at the end."""
 
-    __slots__ = ("_next", "tok")
+    __slots__ = ("_next", "end", "text", "tok")
 
-    def __init__(self, tokens: Iterator[Token]):
-        self._next = tokens.__next__
-        self.tok = _END
+    def __init__(self, source: Source):
+        self.text = source.text
+        self.end = source.end if source.end >= 0 else len(source.text)
+        self.restart(source.start)
+
+    def restart(self, pos: int) -> None:
+        """Go on with the tokens from ``pos`` (where a token ends: no bracket open, no run of
+        instructions begun)."""
+        self._next = tokenize(Source(self.text, pos, self.end)).__next__
         self.advance()
 
     def advance(self) -> Token:
@@ -44,7 +49,7 @@ class _Tokens:
 
 def read_module(source: Source, builder: Any) -> list[Any]:
     """``start: module`` for one module's text: what the builder's ``modules`` callback returns."""
-    ts = _Tokens(tokenize(source))
+    ts = _Tokens(source)
     tok = ts.tok
     if tok.type != "HLOMODULE":
         raise Declined
@@ -70,7 +75,7 @@ def read_module(source: Source, builder: Any) -> list[Any]:
 
 def read_body(source: Source, builder: Any) -> list[Any]:
     """``start: body`` (the instructions of an inline computation)."""
-    ts = _Tokens(tokenize(source))
+    ts = _Tokens(source)
     children: list[Any] = []
     while ts.tok.type != "$END":
         children.append(_instruction(ts, builder))
@@ -79,7 +84,7 @@ def read_body(source: Source, builder: Any) -> list[Any]:
 
 def read_shape(source: Source, builder: Any) -> Any:
     """``start: shape``."""
-    ts = _Tokens(tokenize(source))
+    ts = _Tokens(source)
     shape = _shape(ts, builder)
     if ts.tok.type != "$END":
         raise Declined
@@ -160,7 +165,7 @@ def _instruction(ts: _Tokens, builder: Any) -> Any:
             children.append(tok)
             tok = ts.advance()
         elif tok.type in ("_LPAR", "_BUFFER"):
-            children.append(_shape(ts, builder))
+            children.append(_result_shape(ts, builder))
             tok = ts.tok
         if tok.type != "OPCALL":
             raise Declined
@@ -172,6 +177,20 @@ def _instruction(ts: _Tokens, builder: Any) -> Any:
         children.append(tok)
         tok = ts.advance()
     return builder.instruction(children)
+
+
+def _result_shape(ts: _Tokens, builder: Any) -> Any:
+    """A tuple or buffer result shape, read as one text (through the builder's memo of such texts:
+    a dump writes the same few many times); the tokens go on after it."""
+    tok = ts.tok
+    start = tok.start_pos or 0
+    try:
+        end = scan_value(ts.text, start + len(tok.value), 1, ts.end)  # just after the matching ')'
+    except ValueError:
+        raise Declined from None
+    shape = builder.composite_shape(ts.text[start:end])
+    ts.restart(end)
+    return shape
 
 
 def _shape(ts: _Tokens, builder: Any) -> Any:
