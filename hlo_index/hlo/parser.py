@@ -682,6 +682,9 @@ def _finish_module(module: Module) -> None:
         pending.clear()
     if _state.shaped:
         _check_written_operand_shapes(module)
+    # what only the checks above read: not kept alive through the analyses that follow
+    _state.shaped = []
+    _state.result_texts = {}
     opcodes: set[str] = set()
     for comp in module.computations:
         opcodes.update(map(_OPCODE, comp.instructions))
