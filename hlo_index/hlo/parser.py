@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import pairwise
 from operator import attrgetter
-from typing import Any, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from ..context import current, register_table
 from . import attributes as A  # noqa: N812  short: read on nearly every line of the builder
@@ -45,6 +45,9 @@ from .operands import NestedInstruction, Operand, OperandSyntaxError, parse_oper
 from .reader import read_body, read_module, read_shape
 from .shapes import SHAPES_MEMO as _SHAPES
 from .shapes import ShapeError, buffer_shape, compatible, parse_array_shape, read_array_shape, tuple_shape
+
+if TYPE_CHECKING:
+    from lark.exceptions import UnexpectedToken
 
 MAX_INLINE_DEPTH = 64
 MAX_TUPLE_DEPTH = 256
@@ -793,8 +796,7 @@ def _describe(token: Token) -> str:
     )
 
 
-def _expected(exc: Any) -> str:
-    """What ``exc`` (Lark's UnexpectedToken) says the parser expected, in words."""
+def _expected(exc: UnexpectedToken) -> str:
     expected = sorted({_TERMINAL_NAMES.get(t, t) for t in exc.expected})  # INSTR and INSTRS read alike
     if len(expected) > 1:
         return ", ".join(expected[:-1]) + " or " + expected[-1]
