@@ -48,7 +48,7 @@ def _table_cache() -> str | bool:
         os.makedirs(folder, mode=0o700, exist_ok=True)
     except OSError:
         return False
-    return os.path.join(folder, "hlo-grammar.lalr") if os.access(folder, os.W_OK) else False
+    return os.path.join(folder, "hlo-grammar-tables.lalr") if os.access(folder, os.W_OK) else False
 
 
 def lalr_parser(builder: object) -> Lark:
