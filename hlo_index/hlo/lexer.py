@@ -14,10 +14,6 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from lark import Token
-from lark.common import LexerConf
-from lark.lexer import Lexer
-
 # Strings and bracketed runs are written as "unrolled loops" (a run of plain characters, then
 # any number of (special piece, plain run)): Python's re is ~3x slower with a per-character alternation.
 _STRING = (
@@ -89,6 +85,27 @@ _KEYWORDS = {"HloModule": "HLOMODULE", "ENTRY": "ENTRY", "ROOT": "ROOT"}
 _OPEN = "{(["
 _CLOSE = "})]"
 MAX_NESTING = 256  # tuple shapes deeper than this are not real HLO; refusing keeps recursion bounded
+
+
+class Token(str):
+    """A token as Lark's parser reads it (``type``, ``value``, positions): the text itself, with its
+    kind. Defined here so that reading the common text needs no import of Lark."""
+
+    __slots__ = ("type", "value", "start_pos", "line", "column", "end_line", "end_column", "end_pos")
+    type: str
+    value: str
+    start_pos: int | None
+    line: int | None
+    column: int | None
+    end_line: int | None
+    end_column: int | None
+    end_pos: int | None
+
+    def __new__(cls, type_: str, value: str, start_pos: int | None = None) -> Token:
+        tok = str.__new__(cls, value)
+        tok.type, tok.value, tok.start_pos = type_, value, start_pos
+        tok.line = tok.column = tok.end_line = tok.end_column = tok.end_pos = None
+        return tok
 
 
 class InstrToken(Token):
@@ -295,13 +312,3 @@ def tokenize(source: Source) -> Iterator[Token]:
         tok.line = tok.column = tok.end_line = tok.end_column = tok.end_pos = None
         yield tok
         pos = end
-
-
-class HloLexer(Lexer):
-    """Adapter so Lark can use :func:`tokenize` (Lark's custom-lexer interface 0)."""
-
-    def __init__(self, lexer_conf: LexerConf) -> None:
-        pass
-
-    def lex(self, data: str | Source) -> Iterator[Token]:  # type: ignore[override]  # interface 0 passes the text
-        return tokenize(data if isinstance(data, Source) else Source(data))

@@ -1,7 +1,10 @@
-"""HLO text → typed ``Module`` objects: Lark LALR over ``grammar/hlo.lark`` with an inline transformer.
+"""HLO text → typed ``Module`` objects: the grammar ``grammar/hlo.lark``, read by ``reader.py`` where
+the text is of the common shape and by Lark's LALR parser otherwise (and for every syntax error).
 
-The transformer runs while Lark reduces (``transformer=`` with ``parser="lalr"``), so no parse
-tree is built: each rule directly yields model objects. Positions come from the tokens.
+Both call the same builder (``_ModelBuilder``) with each rule's children, as Lark does with an inline
+transformer (``transformer=`` with ``parser="lalr"``), so no parse tree is built: each rule
+directly yields model objects. Positions come from the tokens. Lark is imported only when the
+reader declines a text.
 """
 
 from __future__ import annotations
@@ -14,13 +17,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import pairwise
 from operator import attrgetter
-from pathlib import Path
-from typing import Any, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
-from lark import Lark, Token, Transformer
-from lark.exceptions import UnexpectedInput, UnexpectedToken
-
-from ..context import current
+from ..context import current, register_table
 from . import attributes as A  # noqa: N812  short: read on nearly every line of the builder
 from . import collectives
 from .asyncwrap import AsyncSugarError, async_sugar, desugar_module
@@ -29,13 +28,13 @@ from .lexer import (
     ARRAY_SHAPE_TEXT,
     FAST_ATTR,
     SIGNATURE_PARAMETER_SHAPE,
-    HloLexer,
     InstrRun,
     InstrToken,
     LexError,
     LineIndex,
     RawAttr,
     Source,
+    Token,
     instr_token,
     line_column,
     scan_value,
@@ -43,22 +42,12 @@ from .lexer import (
 from .model import Computation, Diagnostic, Instruction, Metadata, Module, Shape
 from .opcodes import XLA_OPCODES
 from .operands import NestedInstruction, Operand, OperandSyntaxError, parse_operands, written_operand_shapes
+from .reader import read_body, read_module, read_shape
 from .shapes import SHAPES_MEMO as _SHAPES
 from .shapes import ShapeError, buffer_shape, compatible, parse_array_shape, read_array_shape, tuple_shape
 
-# Package data (a link to the top-level grammar/ in a checkout, the file itself in a wheel).
-GRAMMAR_PATH = Path(__file__).resolve().parents[2] / "grammar" / "hlo.lark"
-
-
-def _grammar_text() -> str:
-    # the package's own file when it lies on disk (importlib.resources costs ~10 ms of imports)
-    try:
-        return (Path(__file__).parent.parent / "grammar" / "hlo.lark").read_text(encoding="utf-8")
-    except OSError:
-        from importlib.resources import files
-
-        return (files("hlo_index") / "grammar" / "hlo.lark").read_text(encoding="utf-8")
-
+if TYPE_CHECKING:
+    from lark.exceptions import UnexpectedToken
 
 MAX_INLINE_DEPTH = 64
 MAX_TUPLE_DEPTH = 256
@@ -69,8 +58,11 @@ Children = list[Any]
 # What a position comes from: a token, an INSTRS entry's match (turned into a token where a message
 # needs one), or a bare text offset.
 Anchor: TypeAlias = "Token | re.Match[str] | _At"
-# The analysis context's memos the builder reads per instruction: shape text -> Shape, metadata text -> Metadata.
-Memos = tuple[dict[str, Shape], dict[str, Metadata]]
+# tuple and buffer shape text -> Shape, per analysis context (a dump writes the same few many times)
+_COMPOSITE_SHAPES = register_table("hlo.parser.composite_shapes")
+# What the builder reads per instruction: the analysis context's memos (shape text -> Shape, metadata
+# text -> Metadata) and this module's result shape texts (id of an instruction -> the text of its shape).
+Memos = tuple[dict[str, Shape], dict[str, Metadata], dict[int, str]]
 
 
 class _Failure(Exception):
@@ -109,6 +101,7 @@ def _reset_module_state() -> None:
     _state.depth = 0
     _state.anon = {}
     _state.shaped = []
+    _state.result_texts = {}
 
 
 def _anon_name(opcode: str) -> str:
@@ -143,7 +136,7 @@ def _name(token: Token) -> str:
     return v[1:] if v[0] == "%" else v
 
 
-class _ModelBuilder(Transformer[Token, object]):
+class _ModelBuilder:
     """Callbacks named after grammar rules; each returns a model object."""
 
     # ---- shapes ----
@@ -159,6 +152,10 @@ class _ModelBuilder(Transformer[Token, object]):
             return buffer_shape(c[0])
         except ShapeError as e:
             raise _Failure(str(e), None) from None
+
+    def composite_shape(self, text: str) -> Shape:
+        """A tuple or buffer shape's whole text (the direct reader's result shapes)."""
+        return _shape_from_text(text)
 
     def tuple_shape(self, c: Children) -> Shape:
         if len(c) == 1 and c[0] is None:
@@ -203,18 +200,22 @@ class _ModelBuilder(Transformer[Token, object]):
         call_tok = c[i]
         call = call_tok.value
         paren = call.index("(")
-        return self._build(is_root, name, pos, shape, call[:paren], call[paren + 1 : -1], call_tok, c, i + 1)
+        built = self._build(is_root, name, pos, shape, call[:paren], call[paren + 1 : -1], call_tok, c, i + 1)
+        if i == 2:  # the result shape's text, as operands naming this instruction write it
+            instr = built[-1] if isinstance(built, list) else built
+            _state.result_texts[id(instr)] = _state.text[first.start_pos + len(head) : call_tok.start_pos].strip()
+        return built
 
     def _common(
         self, entry: re.Match[str], tok: InstrToken | None, c: Children, memos: Memos
     ) -> Instruction | list[Instruction]:
         """One common instruction: its match ``entry`` (of an INSTR token, or of an INSTRS run:
         ``tok`` None, made only where an error or an inline body needs it); ``c[1:]`` are its
-        ATTR tokens. ``memos``: the shape and metadata memos of the analysis context."""
+        ATTR tokens. ``memos``: see :data:`Memos`."""
         start = entry.start("INSTR")
         pos = entry.start("iname")
         name, shape_text, opcode, inner, key, value = entry.group("iname", "ishape", "iop", "iargs", "ikey", "ivalue")
-        shapes, metadata = memos
+        shapes, metadata, result_texts = memos
         try:
             shape = read_array_shape(shape_text, shapes)
         except ShapeError as e:
@@ -224,6 +225,7 @@ class _ModelBuilder(Transformer[Token, object]):
             built = self._build(pos != start, name, pos, shape, opcode, inner, at, c, 1)
             # with a nested instruction in the operands (rare), the instruction itself comes last
             instr = built[-1] if isinstance(built, list) else built
+            result_texts[id(instr)] = shape_text
             if key is not None:
                 attrs = instr.attrs
                 key_pos = entry.start("ikey")
@@ -408,7 +410,11 @@ class _ModelBuilder(Transformer[Token, object]):
         try:
             start = tok.start_pos + brace + 1
             end = tok.start_pos + close
-            instructions = cast("list[Instruction]", _PARSER.parse(Source(_state.text, start, end), start="body"))
+            source = Source(_state.text, start, end)
+            # the reader's failure ends the whole module's reading: the grammar then reads it all
+            instructions = (
+                read_body(source, _BUILDER) if getattr(_state, "fast", False) else _lark().parse(source, start="body")
+            )
         finally:
             _state.depth -= 1
         taken = {c.name for c in pending}
@@ -527,9 +533,9 @@ class _ModelBuilder(Transformer[Token, object]):
 
 
 def _parse_memos() -> Memos:
-    """The analysis context's shape and metadata memos (text -> typed value), read per instruction."""
+    """What the builder reads per instruction (see :data:`Memos`)."""
     tables = current().tables
-    return tables[_SHAPES], tables[A.METADATA_MEMO]
+    return tables[_SHAPES], tables[A.METADATA_MEMO], _state.result_texts
 
 
 def _shape_from_text(text: str) -> Shape:
@@ -538,7 +544,17 @@ def _shape_from_text(text: str) -> Shape:
     memo, anything else (tuples, buffers) by a nested parse."""
     m = ARRAY_SHAPE_TEXT.match(text)
     if m is None:
-        return cast(Shape, _PARSER.parse(Source(text), start="shape"))
+        ctx = current()
+        memo: dict[str, Shape] = ctx.tables[_COMPOSITE_SHAPES]
+        shape = memo.get(text)
+        if shape is None:
+            try:
+                shape = cast(Shape, read_shape(Source(text), _BUILDER))
+            except Exception:  # noqa: BLE001  the grammar reads what the reader declines, and words the error
+                shape = cast(Shape, _lark().parse(Source(text), start="shape"))
+            if len(memo) < ctx.budgets.parse_memo_entries:
+                memo[text] = shape
+        return shape
     try:
         return parse_array_shape(m.group(1))
     except ShapeError as e:  # what the grammar's array_shape callback raises
@@ -597,6 +613,7 @@ def _check_written_operand_shapes(module: Module) -> None:
     # (the shape memo), so a dump has few distinct pairs
     agreeing: set[tuple[str, int]] = set()
     kept: list[Shape] = []  # the shapes whose ids are in ``agreeing``
+    result_texts: dict[int, str] = _state.result_texts
     for instr, inner in _state.shaped:
         owner = comp_of.get(id(instr))
         if owner is None:
@@ -604,6 +621,21 @@ def _check_written_operand_shapes(module: Module) -> None:
         names = by_comp.get(owner.name)
         if names is None:
             names = by_comp[owner.name] = {i.name: i for i in owner.instructions}
+        # A dump writes each operand with the very text its instruction's shape was written with:
+        # then the text of the whole list is known, and every written shape is its operand's own.
+        try:
+            as_defined = ", ".join(
+                [
+                    f"/*index={k}*/{result_texts[id(names[n])]} %{n}"
+                    if k % 5 == 0 and k
+                    else f"{result_texts[id(names[n])]} %{n}"
+                    for k, n in enumerate(instr.operand_names)
+                ]
+            )
+        except KeyError:  # an operand written without its shape text, or not defined here
+            as_defined = None
+        if as_defined == inner:
+            continue
         try:
             operands = written_operand_shapes(inner)
         except OperandSyntaxError:
@@ -653,6 +685,9 @@ def _finish_module(module: Module) -> None:
         pending.clear()
     if _state.shaped:
         _check_written_operand_shapes(module)
+    # what only the checks above read: not kept alive through the analyses that follow
+    _state.shaped = []
+    _state.result_texts = {}
     opcodes: set[str] = set()
     for comp in module.computations:
         opcodes.update(map(_OPCODE, comp.instructions))
@@ -702,30 +737,25 @@ def _resolve_source_locations(module: Module) -> None:
             instr.metadata = hit[1]
 
 
-def _table_cache() -> str | bool:
-    """Where Lark keeps the analysed LALR tables between processes (it checks the grammar's and
-    its own version's hash inside the file and rebuilds on a mismatch): a folder of this user's
-    (never the shared temporary folder: the file is a pickle), or no cache when none is writable."""
-    import os
-
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    folder = os.path.join(base, "hlo-index")
-    try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-    except OSError:
-        return False
-    return os.path.join(folder, "hlo-grammar.lalr") if os.access(folder, os.W_OK) else False
+_BUILDER = _ModelBuilder()
+_LARK: list[Any] = []  # the LALR parser, made on first use
 
 
-_PARSER = Lark(
-    _grammar_text(),
-    parser="lalr",
-    lexer=HloLexer,
-    transformer=_ModelBuilder(),
-    start=["start", "body", "shape"],
-    maybe_placeholders=True,
-    cache=_table_cache(),
-)
+def _lark() -> Any:
+    """Lark's LALR parser over the grammar, with this package's lexer and builder."""
+    if not _LARK:
+        from .lalr import lalr_parser
+
+        _LARK.append(lalr_parser(_BUILDER))
+    return _LARK[0]
+
+
+def _syntax_errors() -> tuple[type[Exception], ...]:
+    """What a parse raises for text that is not valid HLO (Lark is imported by then)."""
+    from lark.exceptions import UnexpectedInput
+
+    return (LexError, _Failure, AsyncSugarError, UnexpectedInput)
+
 
 _TERMINAL_NAMES = {
     "HLOMODULE": "'HloModule'",
@@ -775,6 +805,8 @@ def _expected(exc: UnexpectedToken) -> str:
 
 def _syntax_diagnostic(exc: Exception, text: str, start: int = 0, end: int = -1) -> Diagnostic:
     """The diagnostic for a problem in ``text[start:end]`` (positions are file-absolute)."""
+    from lark.exceptions import UnexpectedInput, UnexpectedToken
+
     if end < 0:
         end = len(text)
     if isinstance(exc, (LexError, AsyncSugarError)):
@@ -847,16 +879,17 @@ def parse_syntax_each(text: str, source: str = "<string>") -> list[Module | Pars
 def _parse_spans(text: str, source: str, out: list[Module | ParseError]) -> None:
     try:
         for start, end in module_spans(text):
-            _reset_module_state()
             try:
-                modules = cast("list[Module]", _PARSER.parse(Source(text, start, end), start="start"))
-            except (LexError, _Failure, AsyncSugarError, UnexpectedInput) as e:
-                out.append(ParseError(with_source(_syntax_diagnostic(e, text, start, end), text, source)))
-                continue
+                modules = _parse_module_text(Source(text, start, end))
             except RecursionError:
                 out.append(
                     ParseError(with_source(error("input nested too deeply", *line_column(text, start)), text, source))
                 )
+                continue
+            except Exception as e:
+                if not isinstance(e, _syntax_errors()):
+                    raise
+                out.append(ParseError(with_source(_syntax_diagnostic(e, text, start, end), text, source)))
                 continue
             for m in modules:
                 m.source = source
@@ -864,6 +897,21 @@ def _parse_spans(text: str, source: str, out: list[Module | ParseError]) -> None
     finally:
         _state.pending = []
         _state.text = _state.lines = None
+
+
+def _parse_module_text(source: Source) -> list[Module]:
+    """The modules of one module span: read directly when the text is of the common shape, else
+    (and to word any error) by the grammar, from a fresh start."""
+    _reset_module_state()
+    _state.fast = True
+    try:
+        return cast("list[Module]", read_module(source, _BUILDER))
+    except Exception:  # noqa: BLE001  declined or invalid: the grammar decides, and words the error
+        pass
+    finally:
+        _state.fast = False
+    _reset_module_state()
+    return cast("list[Module]", _lark().parse(source, start="start"))
 
 
 def parse_syntax(text: str, source: str = "<string>") -> list[Module]:
@@ -886,7 +934,13 @@ def parse_shape(text: str) -> Shape:
     """
     _reset_module_state()
     try:
-        return cast(Shape, _PARSER.parse(Source(text), start="shape"))
+        return cast(Shape, read_shape(Source(text), _BUILDER))
+    except Exception:  # noqa: BLE001  declined or invalid: the grammar decides, and words the error
+        pass
+    from lark.exceptions import UnexpectedInput, UnexpectedToken
+
+    try:
+        return cast(Shape, _lark().parse(Source(text), start="shape"))
     except UnexpectedToken as e:
         tok = e.token
         if tok.type == "$END":

@@ -1,0 +1,225 @@
+"""A direct reader of the common shape of HLO text, over the lexer's tokens, without an LALR table.
+
+Nearly every file is a header, computations with flat signatures, and instructions (most of them
+runs of common instructions, one token per run). This reader follows exactly the grammar's rules
+for that subset (``grammar/hlo.lark``) and hands each rule's children, as the grammar orders them,
+to the same builder callbacks the LALR parser calls; so where it accepts, the model is the one the
+grammar gives. Anything else (a full signature, a header-less module, several modules in one span)
+it declines with :class:`Declined`, and then the grammar parses the text: it alone words syntax
+errors and decides what is valid outside this subset.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .lexer import Source, Token, scan_value, tokenize
+
+
+class Declined(Exception):
+    """The text is outside the subset this reader takes (or not valid): the grammar reads it."""
+
+
+_END = Token("$END", "")
+
+
+class _Tokens:
+    """The lexer's tokens with one of lookahead, ``$END`` at the end."""
+
+    __slots__ = ("_next", "end", "text", "tok")
+
+    def __init__(self, source: Source):
+        self.text = source.text
+        self.end = source.end if source.end >= 0 else len(source.text)
+        self.restart(source.start)
+
+    def restart(self, pos: int) -> None:
+        """Go on with the tokens from ``pos`` (where a token ends: no bracket open, no run of
+        instructions begun)."""
+        self._next = tokenize(Source(self.text, pos, self.end)).__next__
+        self.advance()
+
+    def advance(self) -> Token:
+        try:
+            self.tok = self._next()
+        except StopIteration:
+            self.tok = _END
+        return self.tok
+
+
+def read_module(source: Source, builder: Any) -> list[Any]:
+    """``start: module`` for one module's text: what the builder's ``modules`` callback returns."""
+    ts = _Tokens(source)
+    tok = ts.tok
+    if tok.type != "HLOMODULE":
+        raise Declined
+    children: list[Any] = [tok]
+    tok = ts.advance()
+    if tok.type != "NAME":
+        raise Declined
+    children.append(tok)
+    tok = ts.advance()
+    while tok.type == "ATTR":
+        children.append(tok)
+        tok = ts.advance()
+    while tok.type == "TABLE":
+        children.append(tok)
+        tok = ts.advance()
+    while tok.type in ("NAME", "ENTRY"):
+        children.append(_computation(ts, builder))
+        tok = ts.tok
+    if tok.type != "$END":
+        raise Declined
+    return builder.modules([builder.module(children)])  # type: ignore[no-any-return]
+
+
+def read_body(source: Source, builder: Any) -> list[Any]:
+    """``start: body`` (the instructions of an inline computation)."""
+    ts = _Tokens(source)
+    children: list[Any] = []
+    while ts.tok.type != "$END":
+        children.append(_instruction(ts, builder))
+    return builder.body(children)  # type: ignore[no-any-return]
+
+
+def read_shape(source: Source, builder: Any) -> Any:
+    """``start: shape``."""
+    ts = _Tokens(source)
+    shape = _shape(ts, builder)
+    if ts.tok.type != "$END":
+        raise Declined
+    return shape
+
+
+def _computation(ts: _Tokens, builder: Any) -> Any:
+    tok = ts.tok
+    children: list[Any] = []
+    if tok.type == "ENTRY":
+        children.append(tok)
+        tok = ts.advance()
+    if tok.type != "NAME":
+        raise Declined
+    children.append(tok)
+    tok = ts.advance()
+    if tok.type == "SIGNATURE":
+        children.append(builder.signature([tok]))
+        tok = ts.advance()
+    elif tok.type == "_LPAR":
+        children.append(_signature(ts, builder))
+        tok = ts.tok
+    while tok.type == "ATTR":
+        children.append(tok)
+        tok = ts.advance()
+    if tok.type != "_LBRACE":
+        raise Declined
+    tok = ts.advance()
+    while tok.type != "_RBRACE":
+        children.append(_instruction(ts, builder))
+        tok = ts.tok
+    tok = ts.advance()
+    while tok.type == "ATTR":
+        children.append(tok)
+        tok = ts.advance()
+    return builder.computation(children)
+
+
+def _signature(ts: _Tokens, builder: Any) -> Any:
+    """``_LPAR [parameter (_COMMA parameter)*] _RPAR _ARROW shape``, ``parameter: NAME _COLON? shape``."""
+    children: list[Any] = []
+    tok = ts.advance()
+    if tok.type == "_RPAR":
+        children.append(None)
+    else:
+        while True:
+            if tok.type != "NAME":
+                raise Declined
+            name = tok
+            if ts.advance().type == "_COLON":
+                ts.advance()
+            children.append(builder.parameter([name, _shape(ts, builder)]))
+            tok = ts.tok
+            if tok.type == "_RPAR":
+                break
+            if tok.type != "_COMMA":
+                raise Declined
+            tok = ts.advance()
+    if ts.advance().type != "_ARROW":
+        raise Declined
+    ts.advance()
+    children.append(_shape(ts, builder))
+    return builder.signature(children)
+
+
+def _instruction(ts: _Tokens, builder: Any) -> Any:
+    tok = ts.tok
+    kind = tok.type
+    if kind == "INSTRS":
+        ts.advance()
+        return builder.instruction([tok])
+    children: list[Any] = [tok]
+    if kind == "INSTR":
+        tok = ts.advance()
+    elif kind in ("DEF", "ROOT_DEF"):
+        tok = ts.advance()
+        if tok.type == "SHAPE":
+            children.append(tok)
+            tok = ts.advance()
+        elif tok.type in ("_LPAR", "_BUFFER"):
+            children.append(_result_shape(ts, builder))
+            tok = ts.tok
+        if tok.type != "OPCALL":
+            raise Declined
+        children.append(tok)
+        tok = ts.advance()
+    else:
+        raise Declined
+    while tok.type == "ATTR":
+        children.append(tok)
+        tok = ts.advance()
+    return builder.instruction(children)
+
+
+def _result_shape(ts: _Tokens, builder: Any) -> Any:
+    """A tuple or buffer result shape, read as one text (through the builder's memo of such texts:
+    a dump writes the same few many times); the tokens go on after it."""
+    tok = ts.tok
+    start = tok.start_pos or 0
+    try:
+        end = scan_value(ts.text, start + len(tok.value), 1, ts.end)  # just after the matching ')'
+    except ValueError:
+        raise Declined from None
+    shape = builder.composite_shape(ts.text[start:end])
+    ts.restart(end)
+    return shape
+
+
+def _shape(ts: _Tokens, builder: Any) -> Any:
+    """``?shape``: an array, tuple or buffer shape, through the builder's shape callbacks."""
+    tok = ts.tok
+    kind = tok.type
+    if kind == "SHAPE":
+        ts.advance()
+        return builder.array_shape([tok])
+    if kind == "_BUFFER":
+        ts.advance()
+        inner = _shape(ts, builder)
+        if ts.tok.type != "_RPAR":
+            raise Declined
+        ts.advance()
+        return builder.buffer_shape([inner])
+    if kind != "_LPAR":
+        raise Declined
+    tok = ts.advance()
+    if tok.type == "_RPAR":
+        ts.advance()
+        return builder.tuple_shape([None])
+    items = []
+    while True:
+        items.append(_shape(ts, builder))
+        tok = ts.tok
+        if tok.type == "_RPAR":
+            ts.advance()
+            return builder.tuple_shape(items)
+        if tok.type != "_COMMA":
+            raise Declined
+        ts.advance()

@@ -1,0 +1,124 @@
+"""The direct reader (``hlo/reader.py``) and the grammar (Lark's LALR parser over ``grammar/hlo.lark``)
+give the same model for the text the reader takes; the grammar alone reads the rest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hlo_index.context import AnalysisContext
+from hlo_index.hlo import parser, reader
+from hlo_index.hlo.parser import parse_shape, parse_syntax
+
+SAMPLES = sorted((Path(__file__).resolve().parents[2] / "samples").glob("*.hlo.txt"))
+
+FORMS = """HloModule forms, entry_computation_layout={(f32[4]{0})->(f32[4]{0}, s32[])}
+
+FileNames
+1 "model.py"
+FunctionNames
+1 "f"
+FileLocations
+1 {file_name_id=1 function_name_id=1 line=7 end_line=7 column=1 end_column=2}
+StackFrames
+1 {file_location_id=1 parent_frame_id=0}
+
+%nested (t: (f32[4], (s32[], f32[])), u: f32[2]) -> ((f32[4]), s32[]) {
+  %t = (f32[4]{0}, (s32[], f32[])) parameter(0)
+  %u = f32[2]{0} parameter(1)
+  %g = f32[4]{0} get-tuple-element((f32[4]{0}, (s32[], f32[])) %t), index=0
+  %h = (s32[], f32[]) get-tuple-element(%t), index=1
+  %i = s32[] get-tuple-element(%h), index=0
+  %w = (f32[4]{0}) tuple(%g)
+  ROOT %r = ((f32[4]{0}), s32[]) tuple(%w, %i)
+}
+
+%empty () -> () {
+  ROOT %e = () tuple()
+}, execution_thread="host"
+
+ENTRY %main (p: f32[4]) -> (f32[4], s32[]) {
+  %p = f32[4]{0} parameter(0), metadata={op_name="jit(f)/p" stack_frame_id=1}
+  %c = s32[] constant(3)
+  %z = f32[] constant(0)
+  %s = f32[] reduce(%p, %z), dimensions={0}, to_apply={
+    %a = f32[] parameter(0)
+    %b = f32[] parameter(1)
+    ROOT %m = f32[] maximum(%a, %b)
+  }
+  %d = f32[2]{0} slice(f32[4]{0} %p), slice={[0:2]}
+  %n = (f32[4]{0}, (s32[], f32[])) tuple(%p, (s32[], f32[]) tuple(%c, %s))
+  %k = ((f32[4]{0}), s32[]) call(%n, %d), to_apply=%nested
+  %v = f32[4]{0} custom-call(%p), custom_call_target="x", backend_config={"k": {"v": [1, 2]}}
+  %e = () call(), to_apply=%empty
+  ROOT %o = (f32[4]{0}, s32[]) tuple(%v, %c)
+}
+"""
+
+
+def _model(text: str) -> list[tuple]:
+    """Everything the parser builds for ``text``, as plain values (linked objects left out)."""
+    out = []
+    with AnalysisContext():
+        for module in parse_syntax(text, "<t>"):
+            comps = []
+            for comp in module.computations:
+                instrs = [
+                    (
+                        i.name,
+                        i.opcode,
+                        i.shape,
+                        i.operand_names,
+                        repr(sorted(i.attrs.items())),
+                        i.metadata,
+                        i.is_root,
+                        i.line,
+                        i.column,
+                        i.parameter_number,
+                        i.literal,
+                    )
+                    for i in comp.instructions
+                ]
+                comps.append((comp.name, comp.is_entry, comp.result_shape, comp.execution_thread, comp.line, instrs))
+            entry = module.entry.name if module.entry else None
+            out.append((module.name, sorted(module.attrs.items()), entry, repr(module.stack_frames), comps))
+    return out
+
+
+def _declined(*_args, **_kwargs):
+    raise reader.Declined
+
+
+def _no_grammar():
+    raise AssertionError("the grammar was asked to read text the direct reader takes")
+
+
+@pytest.mark.parametrize("text", [FORMS, *(p.read_text() for p in SAMPLES)], ids=["forms", *(p.name for p in SAMPLES)])
+def test_direct_reader_builds_what_the_grammar_builds(text, monkeypatch):
+    with monkeypatch.context() as m:
+        m.setattr(parser, "_lark", _no_grammar)
+        direct = _model(text)
+    with monkeypatch.context() as m:
+        m.setattr(parser, "read_module", _declined)
+        m.setattr(parser, "read_shape", _declined)
+        grammar = _model(text)
+    assert direct == grammar
+    assert direct and direct[0][4]
+
+
+@pytest.mark.parametrize("text", ["(f32[2]{0}, (s32[], b(u8[4])))", "()", "f32[3,<=4]{1,0}", "b(s32[2])"])
+def test_direct_shape_reading_is_the_grammars(text, monkeypatch):
+    with AnalysisContext():
+        direct = parse_shape(text)
+    with monkeypatch.context() as m, AnalysisContext():
+        m.setattr(parser, "read_shape", _declined)
+        assert parse_shape(text) == direct
+
+
+def test_text_outside_the_direct_readers_subset_is_read_by_the_grammar():
+    # no HloModule header: the grammar's header-less form
+    text = "ENTRY %e (p: f32[2]) -> f32[2] {\n  ROOT %p = f32[2]{0} parameter(0)\n}\n"
+    with AnalysisContext():
+        (module,) = parse_syntax(text)
+    assert module.name == "e" and [i.name for i in module.entry.instructions] == ["p"]
