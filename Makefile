@@ -33,7 +33,7 @@ test: lint
 
 # XLA's own HLO (../shared/conformance, skipped when absent): every module XLA reads must load and analyse.
 conformance: dev
-	HLO_INDEX_CONFORMANCE=1 $(BIN)/python -m pytest tests/conformance
+	HLO_INDEX_CONFORMANCE=1 $(BIN)/python -m pytest tests/conformance tests/hlo/test_direct_reader.py
 
 # benchmarks/README.md. XLA's side needs a Python with jaxlib (never a dependency):
 # make bench HLO_INDEX_BENCH_XLA_PYTHON=/path/to/python; without one its figures are "not measured".

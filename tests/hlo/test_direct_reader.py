@@ -1,16 +1,25 @@
 """The direct reader (``hlo/reader.py``) and the grammar (Lark's LALR parser over ``grammar/hlo.lark``)
-give the same model for the text the reader takes; the grammar alone reads the rest."""
+give the same model for the text the reader takes; the grammar alone reads the rest. Under
+``make conformance`` this is checked on every real module: XLA's own HLO texts, the CPU corpus and
+the field's accelerator dumps (files the reader declines are read by the grammar anyway)."""
 
 from __future__ import annotations
 
+import gzip
+import multiprocessing
+import os
 from pathlib import Path
 
 import pytest
 
 from hlo_index.context import AnalysisContext
 from hlo_index.hlo import parser, reader
+from hlo_index.hlo.diagnostics import ParseError
+from hlo_index.hlo.lexer import LexError
 from hlo_index.hlo.parser import parse_shape, parse_syntax
 
+SHARED = Path(__file__).resolve().parents[3] / "shared"
+XLA_HLO = SHARED / "conformance" / "xla_hlo"
 SAMPLES = sorted((Path(__file__).resolve().parents[2] / "samples").glob("*.hlo.txt"))
 
 FORMS = """HloModule forms, entry_computation_layout={(f32[4]{0})->(f32[4]{0}, s32[])}
@@ -122,3 +131,73 @@ def test_text_outside_the_direct_readers_subset_is_read_by_the_grammar():
     with AnalysisContext():
         (module,) = parse_syntax(text)
     assert module.name == "e" and [i.name for i in module.entry.instructions] == ["p"]
+
+
+REJECTIONS = (ParseError, LexError, ValueError)
+
+
+class _GrammarAsked(Exception):
+    pass
+
+
+def _refuse_grammar():
+    raise _GrammarAsked
+
+
+def _decline(*_args, **_kwargs):
+    raise reader.Declined
+
+
+def compare(path: str) -> tuple[str, str]:
+    """("same" | "declined" | "differs" | "rejected", detail) for one file."""
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", errors="replace") as f:
+        text = f.read()
+    saved = parser._lark, parser.read_module, parser.read_shape
+    try:
+        parser._lark = _refuse_grammar
+        try:
+            direct = _model(text)
+        except _GrammarAsked:
+            direct = None
+        except REJECTIONS as exc:  # the grammar must reject it too
+            direct = f"error: {exc}"
+        parser._lark, parser.read_module, parser.read_shape = saved[0], _decline, _decline
+        try:
+            grammar = _model(text)
+        except REJECTIONS as exc:
+            grammar = f"error: {exc}"
+    finally:
+        parser._lark, parser.read_module, parser.read_shape = saved
+    if direct is None:
+        return ("rejected" if isinstance(grammar, str) else "declined"), ""
+    if isinstance(direct, str) and isinstance(grammar, str):
+        return "rejected", ""
+    if direct != grammar:
+        return "differs", f"{str(direct)[:200]} != {str(grammar)[:200]}"
+    return "same", ""
+
+
+def real_modules() -> list[str]:
+    files = sorted(str(p) for p in XLA_HLO.rglob("*") if p.is_file() and p.suffix in (".hlo", ".txt", ".gz"))
+    for tree in ("corpus", "field"):
+        files += sorted(
+            str(p) for p in (SHARED / tree).rglob("*") if p.is_file() and not p.name.endswith((".md", ".json", ".tsv"))
+        )
+    return files
+
+
+@pytest.mark.skipif(
+    os.environ.get("HLO_INDEX_CONFORMANCE") != "1" or not XLA_HLO.is_dir(), reason="run with `make conformance`"
+)
+def test_direct_reader_builds_what_the_grammar_builds_on_real_modules():
+    files = real_modules()
+    with multiprocessing.get_context("fork").Pool(max(1, min(4, os.cpu_count() or 1))) as pool:
+        results = dict(zip(files, pool.map(compare, files, chunksize=8)))
+    differs = [f"{f}: {detail}" for f, (kind, detail) in results.items() if kind == "differs"]
+    assert not differs, "\n".join(differs[:10])
+    # the reader exists for the form XLA dumps: it takes every dump of the corpus and the field
+    # (one of which is rejected by XLA, and by both readers)
+    dumps = [f for f in files if not f.startswith(str(XLA_HLO))]
+    declined = [f for f in dumps if results[f][0] not in ("same", "rejected")]
+    assert dumps and not declined, declined
