@@ -69,7 +69,7 @@ def _equal(a, b) -> bool:
     """Whether two linear sets are equal (one element, the most common: without numpy's calls)."""
     if len(a) != len(b):
         return False
-    return int(a[0]) == int(b[0]) if len(a) == 1 else bool(np.array_equal(a, b))
+    return int(a[0]) == int(b[0]) if len(a) == 1 else bool((a == b).all())  # equal lengths: no array_equal checks
 
 
 _SHARED_READS = "reference read sets of shape-only ops"  # a key of ``verified`` (a str: no clash)

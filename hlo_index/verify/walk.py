@@ -260,6 +260,11 @@ def _union(pending: list) -> np.ndarray:
     first = pending[1]
     if all(piece is first for piece in pending[2:]):
         return first
+    # most often the paths bring equal sets (a reduction's row through two broadcasts of it):
+    # one comparison pass each instead of a sort of them all
+    n = len(first)
+    if all(piece is first or (len(piece) == n and (piece == first).all()) for piece in pending[2:]):
+        return first
     return distinct(np.concatenate(pending[1:]))
 
 
