@@ -122,8 +122,12 @@ class Walker:
                 and not any(o.shape.is_tuple for o in root.operands)
             ):
                 reached = _reaching(root.operands[output_index])
-                reached.add(root)
                 steps = [step for step in plan if step[0] in reached]
+                for step in plan:  # and of the root's operands, that one alone
+                    if step[0] is root:
+                        own = tuple((j, operand) for j, operand in step[6] if j == output_index)
+                        steps.insert(0, (*step[:6], own, *step[7:]))
+                        break
             self._steps[key] = steps
         return steps
 
