@@ -207,10 +207,9 @@ def _linear_by_columns(maps: tuple[IndexingMap, ...], point: tuple, dims: tuple)
             continue
         if any(int(c.min()) < 0 or int(c.max()) >= n for c, n in zip(columns, dims)):
             return None
-        linear = None
-        for c, stride in zip(columns, strides):
-            term = c * stride if stride != 1 else c
-            linear = term if linear is None else linear + term
+        linear = columns[-1]  # its stride is 1
+        for c, stride in zip(columns[:-1], strides):
+            linear = linear + c * stride
         pieces.append(linear)
     if singles:
         pieces.append(np.array(singles, dtype=np.int64))
