@@ -77,6 +77,8 @@ class Walker:
         found once: (instr, its outputs, parameter number or None, memo, owner, callee walker,
         visited operands, set read-set function or None, per output whether it is a tuple)."""
         plan = self._plans.get(wanted)
+        if plan is None and wanted is not None:
+            plan = self._plans[wanted] = self._plan_within(wanted)
         if plan is None:
             plan = []
             for instr in self._reverse_order(wanted):
@@ -103,6 +105,29 @@ class Walker:
                 nested = tuple(instr.shape.leaf(out).is_tuple for out in outputs)
                 plan.append((instr, outputs, None, memo, owner, callee_walker, operands, whole, nested))
             self._plans[wanted] = plan
+        return plan
+
+    def _plan_within(self, wanted: frozenset) -> list[tuple]:
+        """``_plan(wanted)`` cut out of the whole plan: its steps for the instructions that reach
+        a wanted parameter, each with the operands that do (their targets are the whole plan's:
+        what is found of an operand's read sets holds for any walk)."""
+        params = self._parameters()
+        plan = []
+        for step in self._plan(None):
+            instr = step[0]
+            if params[instr].isdisjoint(wanted):
+                continue
+            operands = step[6]
+            kept = tuple((j, o) for j, o in operands if not params.get(o, frozenset()).isdisjoint(wanted))
+            if len(kept) == len(operands):
+                plan.append(step)
+                continue
+            whole = step[7]
+            if whole is not None:
+                positions = {j for j, _ in kept}
+                reads, targets, fewest = whole
+                whole = (reads, tuple([t for t in per_out if t[0] in positions] for per_out in targets), fewest)
+            plan.append((*step[:6], kept, whole, step[8]))
         return plan
 
     def _steps_from(self, wanted: frozenset | None, output_index: int) -> list[tuple]:
