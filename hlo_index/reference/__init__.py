@@ -81,11 +81,18 @@ def linear_of(points, dims) -> np.ndarray:
 def distinct(linear: np.ndarray) -> np.ndarray:
     """``linear`` sorted, each index once (``np.unique``'s answer: numpy 2's hashing
     ``np.unique`` is many times slower than one sort on large integer arrays). Often it is
-    already (a reduction's row, a broadcast's elements): one comparison pass instead of a sort."""
+    already (a reduction's row, a broadcast's elements): one comparison pass instead of a sort;
+    a dense one is marked in a mask over its span instead of sorted."""
     if len(linear) < 2:
         return linear
     if (linear[1:] > linear[:-1]).all():
         return linear
+    low, high = int(linear.min()), int(linear.max())
+    if high - low < 8 * len(linear):  # dense (a row read through a broadcast): marks, no sort
+        marks = np.zeros(high - low + 1, dtype=bool)
+        marks[linear - low if low else linear] = True
+        found = np.flatnonzero(marks)
+        return found + low if low else found
     ordered = np.sort(linear)
     keep = np.empty(len(ordered), dtype=bool)
     keep[0] = True

@@ -160,10 +160,45 @@ def moving_reads(instr, output_index, out_point, operand_index, runtime_values):
     return _moved_tag(instr, _MOVES[instr.opcode](instr), out_point)
 
 
-@reads_sets(*_MOVES)
+@reads_sets("transpose", "reverse", "slice")
 def moving_set_reads(instr, output_index, out_linear, operand_index):
     """The union of ``moving_reads`` over ``out_linear``."""
     return _moved_tags(instr, _MOVES[instr.opcode](instr), out_linear)
+
+
+@reads_sets("broadcast")
+def broadcast_set_reads(instr, output_index, out_linear, operand_index):
+    """The union of ``moving_reads`` over ``out_linear`` of a broadcast: operand axis ``i`` is
+    output axis ``dimensions[i]``, so each output element reads the operand element whose
+    coordinates are its own on those axes (read off its row-major index by each axis's stride),
+    one element per output element, in their order. A run of operand axes that are consecutive
+    output axes in order is one mixed-radix digit group: read off at once."""
+    out_dims, dims = instr.shape.dims, _operand_dims(instr, 0)
+    if not len(out_linear) or not out_dims or not dims:
+        return _moved_tags(instr, _broadcast_move(instr), out_linear)
+    axes = [int(a) for a in instr.attr("dimensions", ())]
+    out_strides = [1] * len(out_dims)
+    for a in range(len(out_dims) - 2, -1, -1):
+        out_strides[a] = out_strides[a + 1] * out_dims[a + 1]
+    found = None
+    stride = 1  # the operand stride of the group being read
+    i = len(axes)
+    while i > 0:
+        j = i - 1  # the group: operand axes j..i-1, output axes axes[j]..axes[i-1], consecutive
+        while j > 0 and axes[j - 1] == axes[j] - 1:
+            j -= 1
+        low, high = axes[j], axes[i - 1]
+        span = 1
+        for a in range(low, high + 1):
+            span *= out_dims[a]
+        digits = out_linear // out_strides[high] if out_strides[high] != 1 else out_linear
+        if low:  # below the leading axis the digit group is bounded by its span
+            digits = digits % span
+        digits = digits * stride if stride != 1 else digits
+        found = digits if found is None else found + digits
+        stride *= span
+        i = j
+    return found
 
 
 def padded_tags(operand_dims, padding) -> np.ndarray:
@@ -324,14 +359,22 @@ def bitcast_set_reads(instr, output_index, out_linear, operand_index):
     src, dst = _bitcast_shapes(instr)
     if not len(out_linear) or not dst.dims:
         return _union_of(bitcast_reads, instr, output_index, out_linear, operand_index)
-    dst_order = _major_to_minor(dst)
-    at = np.unravel_index(out_linear, dst.dims)
-    j = np.ravel_multi_index(tuple(at[d] for d in dst_order), tuple(dst.dims[d] for d in dst_order))
+    dst_order, src_order = _major_to_minor(dst), _major_to_minor(src)
+    if dst_order == tuple(range(len(dst_order))):  # row-major: memory position = linear index
+        j = out_linear
+    else:
+        at = np.unravel_index(out_linear, dst.dims)
+        j = np.ravel_multi_index(tuple(at[d] for d in dst_order), tuple(dst.dims[d] for d in dst_order))
     src_bits, dst_bits = src.element_bits, dst.element_bits
-    first, last = (j * dst_bits) // src_bits, ((j + 1) * dst_bits - 1) // src_bits
-    spread = int((last - first).max())
-    positions = np.concatenate([(first + k)[first + k <= last] for k in range(spread + 1)])
-    return tags_in_order(src.dims, _major_to_minor(src), positions)
+    if src_bits == dst_bits:  # one element each, at the same memory position
+        positions = j
+    else:
+        first, last = (j * dst_bits) // src_bits, ((j + 1) * dst_bits - 1) // src_bits
+        spread = int((last - first).max())
+        positions = np.concatenate([(first + k)[first + k <= last] for k in range(spread + 1)])
+    if src_order == tuple(range(len(src_order))):  # row-major memory holds each tag at its own position
+        return positions
+    return tags_in_order(src.dims, src_order, positions)
 
 
 @reads("bitcast")

@@ -20,10 +20,12 @@ reference read sets are then shared instead of repeated.
   output element) pairs per operand against the input-to-output maps;
 * per operand: ``max(1, samples // 2)`` elements, the first and last plus random ones; for each
   and each output, up to 4 of the output elements the input-to-output maps give are walked back.
-Cost: each computation's post-order and, per operand, the instructions that can reach it are
-found once per target; a walk for one operand visits only those; reference read sets are
-memoised, per module for ops whose read sets follow from opcode, shapes and attributes alone;
-identical fusions of a module (same structure) are verified once. A walk holds each set of
+Cost: each computation's post-order and, per set of operands, the instructions that can reach
+one of them are found once per target; a walk for some operands (an output element checked
+input-to-output for them) visits only those, and a walk from an output of a flat tuple root
+only that output's instructions; reference read sets are memoised, per module for ops whose
+read sets follow from opcode, shapes and attributes alone; identical fusions of a module (same
+structure) are verified once. A walk holds each set of
 elements as one sorted int64 array of row-major linear indices (a reduction's row of 10^6
 elements is one array, not 10^6 tuples), compared with the maps' read sets in the same form;
 tuples are made only to name a mismatch.

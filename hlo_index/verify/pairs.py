@@ -78,20 +78,22 @@ def verify_input_to_output(
                 if not len(given):
                     continue
                 chosen = indices_of(seed, ("image", out, x), len(given), min(PAIRS_PER_ELEMENT, len(given)))
-                checks.extend((operand, element, x, out, tuple(int(v) for v in given[int(k)])) for k in chosen)
-    # an output element checked for several operands is walked back once for all of them
-    readers: dict[tuple, set] = {}
+                checks.extend((operand, element, x, out, tuple(given[int(k)].tolist())) for k in chosen)
+    # an output element checked for several operands is walked back once for all of them,
+    # through the instructions that reach one of them
+    grouped: dict[tuple, set] = {}
     for operand, _, _, out, y in checks:
-        readers.setdefault((out, y), set()).add(operand)
+        grouped.setdefault((out, y), set()).add(operand)
+    readers = {key: frozenset(operands) for key, operands in grouped.items()}
     output_shape = target.shape if not isinstance(target, Computation) else target.root.shape if target.root else None
+    inside: dict[tuple, bool] = {}  # (output, element) -> whether it is an element of the output
     for operand, element, x, out, y in checks:
-        several = len(readers[(out, y)]) > 1
+        key = (out, y)
+        within = inside.get(key)
+        if within is None:
+            within = inside[key] = output_shape is not None and _within(y, output_shape.leaf(out).dims)
         # an element outside the output reads nothing (and has no walk)
-        if (
-            output_shape is None
-            or not _within(y, output_shape.leaf(out).dims)
-            or not _reads(exact(out, y, None if several else operand).get((operand, element)), x)
-        ):
+        if not within or not _reads(exact(out, y, readers[key]).get((operand, element)), x):
             outcome.errors.append(
                 f"{name}: the input-to-output maps say operand {_operand_text(operand, element, shapes)} "
                 f"element {point_text(x)} is read by output {out} element {point_text(y)}, which does not read it"
@@ -108,6 +110,8 @@ def _reads(read: tuple | None, x: tuple) -> bool:
     at = 0
     for i, n in zip(x, dims):
         at = at * n + i
+    if len(linear) == 1:  # one element (most walks): without numpy's cost per call
+        return int(linear[0]) == at
     k = int(np.searchsorted(linear, at))
     return k < len(linear) and int(linear[k]) == at
 

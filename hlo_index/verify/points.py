@@ -68,16 +68,21 @@ def _distinct_rows(rows: np.ndarray) -> np.ndarray:
     if len(rows) <= 64:  # small images: Python's set is cheaper than numpy's call overhead
         return np.array(sorted(set(map(tuple, rows.tolist()))), dtype=np.int64)
     # distinct rows in lexicographic order, through one row-major linear index per row (a 1-D
-    # sort is far cheaper than np.unique(axis=0))
-    low = rows.min(axis=0)
-    spans = rows.max(axis=0) - low + 1
-    if float(np.prod(spans.astype(np.float64))) >= 2.0**62:
+    # sort is far cheaper than np.unique(axis=0)); column by column (a reduction down the
+    # columns of a tall row-major array is many times slower than one per column)
+    columns = [rows[:, k] for k in range(rows.shape[1])]
+    low = [int(c.min()) for c in columns]
+    spans = tuple(int(c.max()) - lo + 1 for c, lo in zip(columns, low))
+    if float(np.prod(np.array(spans, dtype=np.float64))) >= 2.0**62:
         return np.unique(rows, axis=0)
-    linear = np.sort(np.ravel_multi_index(tuple((rows - low).T), tuple(int(n) for n in spans)))
+    linear = np.ravel_multi_index(tuple(c - lo for c, lo in zip(columns, low)), spans)
+    if (linear[1:] > linear[:-1]).all():  # an image enumerated in order: already distinct and sorted
+        return rows
+    linear = np.sort(linear)
     keep = np.empty(len(linear), dtype=bool)
     keep[0] = True
     np.not_equal(linear[1:], linear[:-1], out=keep[1:])
-    return np.stack(np.unravel_index(linear[keep], tuple(int(n) for n in spans)), axis=1) + low
+    return np.stack(np.unravel_index(linear[keep], spans), axis=1) + np.array(low, dtype=np.int64)
 
 
 def predicted_rows_many(
@@ -152,7 +157,14 @@ def predicted_read_set(maps: tuple[IndexingMap, ...], point: tuple) -> set:
 
 def predicted_linear(maps: tuple[IndexingMap, ...], point: tuple, dims: tuple) -> np.ndarray | None:
     """:func:`predicted_read_set` as sorted distinct row-major linear indices over ``dims`` (the
-    form of a reference walk's sets); None when an element given lies outside ``dims``."""
+    form of a reference walk's sets); None when an element given lies outside ``dims``. Each
+    map's results are evaluated at the one point over its range-variable box as columns, and
+    made linear column by column (no rows, no copies of the point per range point)."""
+    if dims:
+        try:
+            return _linear_by_columns(maps, point, dims)
+        except OverflowError:  # a value past int64 in Python's ints: the rows' int64 evaluation
+            pass
     pieces = []
     singles = []
     for m, image, rows in _images(maps, point):
@@ -169,9 +181,73 @@ def predicted_linear(maps: tuple[IndexingMap, ...], point: tuple, dims: tuple) -
     rows = np.concatenate(pieces) if len(pieces) > 1 else pieces[0]
     if not dims:
         return np.zeros(min(len(rows), 1), np.int64)
-    if len(rows) and ((rows < 0).any() or (rows >= np.array(dims, dtype=np.int64)).any()):
+    if len(rows) and any(int(c.min()) < 0 or int(c.max()) >= n for c, n in zip(rows.T, dims)):
         return None
     return distinct(np.ravel_multi_index(tuple(rows.T), dims))
+
+
+def _linear_by_columns(maps: tuple[IndexingMap, ...], point: tuple, dims: tuple) -> np.ndarray | None:
+    strides = [1] * len(dims)
+    for k in range(len(dims) - 2, -1, -1):
+        strides[k] = strides[k + 1] * dims[k + 1]
+    pieces = []
+    singles = []
+    for m in checkable_maps(maps):
+        if m.num_results != len(dims):
+            return None
+        if not m.range_vars:
+            image = image_at(m, point)
+            if image is not None:
+                if not all(0 <= i < n for i, n in zip(image, dims)):
+                    return None
+                singles.append(sum(i * stride for i, stride in zip(image, strides)))
+            continue
+        columns = _image_columns(m, point)
+        if not len(columns[0]):
+            continue
+        if any(int(c.min()) < 0 or int(c.max()) >= n for c, n in zip(columns, dims)):
+            return None
+        linear = columns[-1]  # its stride is 1
+        for c, stride in zip(columns[:-1], strides):
+            linear = linear + c * stride
+        pieces.append(linear)
+    if singles:
+        pieces.append(np.array(singles, dtype=np.int64))
+    if not pieces:
+        return np.zeros(0, np.int64)
+    return distinct(np.concatenate(pieces) if len(pieces) > 1 else np.array(pieces[0], dtype=np.int64))
+
+
+def _image_columns(m: IndexingMap, point: tuple) -> list[np.ndarray]:
+    """Per result of ``m`` (with range variables, no runtime ones), its value at ``point`` for every
+    feasible point of the range-variable box (last variable fastest): the columns of
+    ``relation_at``'s results at that one point, the point's dims held as plain integers."""
+    count = 1
+    for b in m.range_vars:
+        count *= max(b.hi - b.lo + 1, 0)
+    nothing = [np.zeros(0, np.int64) for _ in m.results]
+    if any(b.lo > b.hi for b in m.dims) or count == 0:
+        return nothing
+    env: dict = {}
+    for i, (b, x) in enumerate(zip(m.dims, point)):
+        if not b.lo <= x <= b.hi:
+            return nothing
+        env[(DIM, i)] = int(x)
+    axes = [np.arange(b.lo, b.hi + 1, dtype=np.int64) for b in m.range_vars]
+    for k, grid in enumerate(np.meshgrid(*axes, indexing="ij")):
+        env[(RANGE, k)] = grid.reshape(-1)
+    memo: dict = {}
+    keep = None
+    for e, b in m.constraints:
+        value = evaluate_expr(e, env, memo)
+        ok = (value >= b.lo) & (value <= b.hi)
+        if np.ndim(ok) == 0:  # the same for every range point
+            if not ok:
+                return nothing
+            continue
+        keep = ok if keep is None else keep & ok
+    columns = [np.broadcast_to(evaluate_expr(e, env, memo), (count,)) for e in m.results]
+    return [c[keep] if keep is not None else c for c in columns]
 
 
 def gives_pair(checkable: list[IndexingMap], x: tuple, y: tuple) -> bool | None:

@@ -69,7 +69,7 @@ def _equal(a, b) -> bool:
     """Whether two linear sets are equal (one element, the most common: without numpy's calls)."""
     if len(a) != len(b):
         return False
-    return int(a[0]) == int(b[0]) if len(a) == 1 else bool(np.array_equal(a, b))
+    return int(a[0]) == int(b[0]) if len(a) == 1 else bool((a == b).all())  # equal lengths: no array_equal checks
 
 
 _SHARED_READS = "reference read sets of shape-only ops"  # a key of ``verified`` (a str: no clash)
@@ -94,21 +94,20 @@ def _verify_target(
         shape = target.shape
     truth_cache: dict = {}
 
-    def exact(out: int, point: tuple, operand: int | None = None) -> dict:
-        """Exact read sets of ``point``; with ``operand``, those of that operand at least."""
+    def exact(out: int, point: tuple, operands: frozenset | None = None) -> dict:
+        """Exact read sets of ``point``; with ``operands``, those of these operands at least
+        (the walk goes through only the instructions that reach one of them)."""
         hit = truth_cache.get((out, point))
-        if hit is None and operand is not None:
-            hit = truth_cache.get((out, point, operand))
+        if hit is None and operands is not None:
+            hit = truth_cache.get((out, point, operands))
         if hit is None:
             if single_op is not None:
                 hit = single_op_read_sets(single_op, out, point)
             elif walker is None:
                 hit = {}
-            elif operand is None:
-                hit = walker.walk(out, point)
             else:
-                hit = walker.walk(out, point, frozenset((operand,)))
-            truth_cache[(out, point) if operand is None else (out, point, operand)] = hit
+                hit = walker.walk(out, point, operands)
+            truth_cache[(out, point) if operands is None else (out, point, operands)] = hit
         return hit
 
     sampled: list[tuple[int, tuple]] = []
@@ -120,19 +119,20 @@ def _verify_target(
         if any(shape.leaf(out).num_elements for out in range(shape.num_outputs)):
             for row in rows:  # a map too large to enumerate skips the target before any walk
                 checkable_maps(row.maps)
+        # per output, its rows with what each asks of a point found once: (row, operand key, and
+        # whether the maps have runtime variables: they give the union over every offset, more is allowed)
+        rows_of: dict[int, list] = {}
+        for row in rows:
+            runtime = any(m.runtime_vars for m in row.maps)
+            rows_of.setdefault(row.output, []).append((row, (row.operand, row.operand_element), runtime))
         for out in range(shape.num_outputs):
             dims = shape.leaf(out).dims
             for point in elements_of(seed, dims, samples):
                 truth_all = exact(out, point)
                 sampled.append((out, point))
                 outcome.checked_points += 1
-                for row in rows:
-                    if row.output != out:
-                        continue
-                    key = (row.operand, row.operand_element)
+                for row, key, runtime in rows_of.get(out, ()):
                     truth_dims, truth = truth_all.get(key, (operand_dims.get(key), NO_ELEMENTS))
-                    # maps with runtime variables give the union over every offset: more is allowed
-                    runtime = any(m.runtime_vars for m in row.maps)
                     given = None if truth_dims is None else linear_read_set_of(row.maps, point, truth_dims)
                     if given is not None and (
                         np.isin(truth, given, assume_unique=True).all() if runtime else _equal(truth, given)

@@ -49,6 +49,7 @@ class Walker:
         self._params: dict[Instruction, frozenset] | None = None
         self._orders: dict[frozenset | None, list[Instruction]] = {None: self.order[::-1]}
         self._plans: dict[frozenset | None, list[tuple]] = {}
+        self._steps: dict[tuple[frozenset | None, int], list[tuple]] = {}
 
     def _reverse_order(self, wanted: frozenset | None) -> list[Instruction]:
         """Instructions (users first) that can reach a parameter in ``wanted`` (None: all)."""
@@ -74,14 +75,16 @@ class Walker:
     def _plan(self, wanted: frozenset | None) -> list[tuple]:
         """One step per instruction of ``_reverse_order(wanted)``, with what a walk asks of it
         found once: (instr, its outputs, parameter number or None, memo, owner, callee walker,
-        visited operands, set read-set function or None)."""
+        visited operands, set read-set function or None, per output whether it is a tuple)."""
         plan = self._plans.get(wanted)
+        if plan is None and wanted is not None:
+            plan = self._plans[wanted] = self._plan_within(wanted)
         if plan is None:
             plan = []
             for instr in self._reverse_order(wanted):
                 outputs = range(instr.shape.num_outputs)
                 if instr.opcode == "parameter":
-                    plan.append((instr, outputs, instr.parameter_number, None, None, None, (), None))
+                    plan.append((instr, outputs, instr.parameter_number, None, None, None, (), None, ()))
                     continue
                 memo, owner, callee_walker = self._reader(instr)
                 set_reads = SET_READ_SETS.get(instr.opcode)
@@ -99,9 +102,59 @@ class Walker:
                         for out in outputs
                     )
                     whole = (set_reads, targets, fewest)
-                plan.append((instr, outputs, None, memo, owner, callee_walker, operands, whole))
+                nested = tuple(instr.shape.leaf(out).is_tuple for out in outputs)
+                plan.append((instr, outputs, None, memo, owner, callee_walker, operands, whole, nested))
             self._plans[wanted] = plan
         return plan
+
+    def _plan_within(self, wanted: frozenset) -> list[tuple]:
+        """``_plan(wanted)`` cut out of the whole plan: its steps for the instructions that reach
+        a wanted parameter, each with the operands that do (their targets are the whole plan's:
+        what is found of an operand's read sets holds for any walk)."""
+        params = self._parameters()
+        plan = []
+        for step in self._plan(None):
+            instr = step[0]
+            if params[instr].isdisjoint(wanted):
+                continue
+            operands = step[6]
+            kept = tuple((j, o) for j, o in operands if not params.get(o, frozenset()).isdisjoint(wanted))
+            if len(kept) == len(operands):
+                plan.append(step)
+                continue
+            whole = step[7]
+            if whole is not None:
+                positions = {j for j, _ in kept}
+                reads, targets, fewest = whole
+                whole = (reads, tuple([t for t in per_out if t[0] in positions] for per_out in targets), fewest)
+            plan.append((*step[:6], kept, whole, step[8]))
+        return plan
+
+    def _steps_from(self, wanted: frozenset | None, output_index: int) -> list[tuple]:
+        """The steps of ``_plan(wanted)`` a walk from output ``output_index`` can reach: a flat
+        tuple root's output reads its own operand alone, so only that operand's instructions
+        (a multi-output fusion of 60 independent chains walks one chain, not all 800 steps)."""
+        key = (wanted, output_index)
+        steps = self._steps.get(key)
+        if steps is None:
+            plan = self._plan(wanted)
+            root = self.comp.root
+            steps = plan
+            if (
+                root is not None
+                and root.opcode == "tuple"
+                and output_index < len(root.operands)
+                and not any(o.shape.is_tuple for o in root.operands)
+            ):
+                reached = _reaching(root.operands[output_index])
+                steps = [step for step in plan if step[0] in reached]
+                for step in plan:  # and of the root's operands, that one alone
+                    if step[0] is root:
+                        own = tuple((j, operand) for j, operand in step[6] if j == output_index)
+                        steps.insert(0, (*step[:6], own, *step[7:]))
+                        break
+            self._steps[key] = steps
+        return steps
 
     def walk(
         self, output_index: int, point: tuple, wanted: frozenset | None = None, dims: tuple | None = None
@@ -122,7 +175,9 @@ class Walker:
         need: dict[tuple[Instruction | None, int], list] = {(root, output_index): [dims, linear_of((point,), dims)]}
         found: dict[tuple[int, int], tuple] = {}
         limit = current().budgets.verify_points_per_value
-        for instr, outputs, parameter, memo, owner, callee_walker, operands, whole in self._plan(wanted):
+        for instr, outputs, parameter, memo, owner, callee_walker, operands, whole, nested in self._steps_from(
+            wanted, output_index
+        ):
             if not need:  # every point reached the parameters: the rest of the order is not read
                 break
             for out in outputs:
@@ -169,10 +224,10 @@ class Walker:
                     continue
                 # memoised by linear index, the element made only on a miss (a nested tuple's
                 # elements are those passed through it: their dims are part of the key)
-                nested = instr.shape.leaf(out).is_tuple
+                passed_through = nested[out]
                 for at in points.tolist():
                     for j, operand in operands:
-                        memo_key = (owner, out, (dims, at) if nested else at, j)
+                        memo_key = (owner, out, (dims, at) if passed_through else at, j)
                         per_element = memo.get(memo_key)
                         if per_element is None:
                             p = point_of(at, dims)
@@ -183,7 +238,14 @@ class Walker:
                                 for element_dims in (_element_dims(operand, element, dims),)
                             }
                         for element, (element_dims, got) in per_element.items():
-                            _add(need, (operand, element), element_dims, got)
+                            key = (operand, element)
+                            pending = need.get(key)
+                            if pending is None:
+                                need[key] = [element_dims, got]
+                            elif pending[0] is element_dims or pending[0] == element_dims:
+                                pending.append(got)
+                            else:
+                                _add(need, key, element_dims, got)  # (says why not)
         return found
 
     def _reader(self, instr: Instruction) -> tuple:
@@ -218,6 +280,18 @@ class Walker:
                 if wanted is None or not params.get(operand, frozenset()).isdisjoint(wanted)
             )
         return found
+
+
+def _reaching(instr: Instruction) -> set[Instruction]:
+    """``instr`` and every instruction it reads, directly or not."""
+    reached = {instr}
+    stack = [instr]
+    while stack:
+        for operand in stack.pop().operands:
+            if operand not in reached:
+                reached.add(operand)
+                stack.append(operand)
+    return reached
 
 
 def _element_dims(operand: Instruction, element: int, dims: tuple) -> tuple:
@@ -259,6 +333,11 @@ def _union(pending: list) -> np.ndarray:
     elementwise chain hands the very same array on: one set however many paths bring it)."""
     first = pending[1]
     if all(piece is first for piece in pending[2:]):
+        return first
+    # most often the paths bring equal sets (a reduction's row through two broadcasts of it):
+    # one comparison pass each instead of a sort of them all
+    n = len(first)
+    if all(piece is first or (len(piece) == n and (piece == first).all()) for piece in pending[2:]):
         return first
     return distinct(np.concatenate(pending[1:]))
 

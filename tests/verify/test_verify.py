@@ -477,6 +477,42 @@ def test_moving_ops_read_what_they_read_on_the_materialised_tagged_array(dims, r
             assert _set_read(SET_READ_SETS, instr, chosen, operand) == union, (name, operand)
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=5), st.randoms(use_true_random=False))
+def test_broadcast_set_reads_are_those_of_the_materialised_broadcast(out_dims, rnd):
+    """Any operand axes (kept in order or not, next to each other or not): the set-at-once read of
+    a broadcast is what ``np.broadcast_to`` of the tagged operand holds at the elements read."""
+    import itertools
+
+    from hlo_index.reference import SET_READ_SETS, linear_of
+    from hlo_index.reference.ref_shape import tagged
+
+    kept = rnd.sample(range(len(out_dims)), rnd.randint(0, len(out_dims)))
+    if rnd.random() < 0.5:
+        kept.sort()
+    dims = [out_dims[a] for a in kept]
+
+    def text(d):
+        return "f32[" + ",".join(map(str, d)) + "]"
+
+    module = parse_module_text(
+        "HloModule m\n\nENTRY e {\n"
+        f"  p0 = {text(dims)} parameter(0)\n"
+        f"  ROOT b = {text(out_dims)} broadcast(p0), dimensions={{{','.join(map(str, kept))}}}\n}}\n"
+    )
+    instr = module.entry.root
+    # the tagged operand, its axes put in output order, size-1 axes for the new ones
+    order = sorted(range(len(kept)), key=lambda i: kept[i])
+    expanded = [1] * len(out_dims)
+    for a in kept:
+        expanded[a] = out_dims[a]
+    materialised = np.broadcast_to(np.transpose(tagged(dims), order).reshape(expanded), out_dims)
+    every = list(itertools.product(*map(range, out_dims)))
+    chosen = sorted(rnd.sample(every, rnd.randint(0, len(every))))
+    got = SET_READ_SETS["broadcast"](instr, 0, linear_of(chosen, out_dims), 0)
+    assert np.asarray(got).tolist() == [int(materialised[p]) for p in chosen]
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(st.tuples(st.integers(0, 40), st.integers(0, 9), st.integers(0, 300)), min_size=1, max_size=900),
