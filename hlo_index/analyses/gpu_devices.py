@@ -300,6 +300,14 @@ class GpuDevice:
     def shared_memory_per_block(self) -> int:
         return self.spec.shared_memory_per_block
 
+    def is_filled_by(self, threads: int) -> bool:
+        """Whether ``threads`` threads occupy every thread slot of every core."""
+        return threads >= self.threads_per_core_limit * self.core_count
+
+    def has_idle_cores(self, blocks: int) -> bool:
+        """Whether a grid of ``blocks`` blocks leaves a core without one."""
+        return blocks < self.core_count
+
     def to_json(self) -> dict:
         keys: tuple[str, ...] = (
             "name",

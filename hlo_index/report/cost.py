@@ -72,7 +72,7 @@ class _ModuleCost:
         # The devices enter the emitters' thread maps only through the unroll factor and the
         # vector size (core count, threads per core), which the plan's notes and grid show.
         a, b = plan_for(fusion, mine), plan_for(fusion, report_device)
-        return (a.emitter, a.unmodelled, a.loops, a.innermost, a.threads_per_block, a.blocks, a.notes) == (
+        return a is b or (a.emitter, a.unmodelled, a.loops, a.innermost, a.threads_per_block, a.blocks, a.notes) == (
             b.emitter,
             b.unmodelled,
             b.loops,
