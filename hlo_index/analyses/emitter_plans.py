@@ -47,11 +47,16 @@ _UNMODELLED_KINDS = {
     "__custom_fusion": "custom",
 }
 
+_KINDS_LONGEST_FIRST = sorted(_UNMODELLED_KINDS, key=len, reverse=True)
+
 
 def backend_kind(fusion: Instruction) -> str:
     config = str(fusion.attrs.get("backend_config", ""))
-    for key in sorted(_UNMODELLED_KINDS, key=len, reverse=True):
-        if f'"kind":"{key}"' in config.replace(" ", "") or f'kind: "{key}"' in config:
+    if "__" not in config:  # every unmodelled kind is named "__..."
+        return ""
+    compact = config.replace(" ", "")
+    for key in _KINDS_LONGEST_FIRST:
+        if f'"kind":"{key}"' in compact or f'kind: "{key}"' in config:
             return _UNMODELLED_KINDS[key]
     return ""
 

@@ -30,13 +30,13 @@ from ..affine import IndexingMap
 from ..affine.evaluate import evaluate_expr
 from ..affine.expr import DIM, RANGE, RUNTIME
 from ..context import current, register_table
-from ..fusion.fingerprint import fingerprint_id
 from ..fusion.mapset import finalize, union
 from ..fusion.walk import WalkBudget, walk_to_parameters
 from ..hlo.model import Instruction
 from .emitter_plans import backend_kind, plan_for
 from .emitters import BX, TX, ThreadPlan
 from .gpu_devices import RTX_A6000, GpuDevice
+from .structure_keys import fusion_shape_key
 from .utilization import storage_bits
 
 _BATCH = 128
@@ -343,14 +343,7 @@ def _thread_reads(fusion: Instruction, device: GpuDevice) -> _ThreadReads:
     comp = fusion.fused_computation
     key = None
     if comp is not None and comp.root is not None:
-        key = (
-            fingerprint_id(comp),
-            fusion.shape,
-            tuple(o.shape for o in fusion.operands),
-            backend_kind(fusion),
-            device,
-            current().budgets.coalescing_scan_warps,
-        )
+        key = (fusion_shape_key(fusion), backend_kind(fusion), device, current().budgets.coalescing_scan_warps)
         memo = current().tables[_THREAD_READS]
         hit = memo.get(key)
         if hit is not None:
