@@ -46,6 +46,10 @@ _THREAD_READS = register_table("analyses.gpu_coalescing.thread_reads")
 _WARP_READS = register_table("analyses.gpu_coalescing.warp_reads")
 # Per analysis context: an operand's JSON figure by what it is made of (``operand_json``).
 _OPERAND_JSON = register_table("analyses.gpu_coalescing.operand_json")
+# Per analysis context: the verdicts shared by the fusions of one structure (``fusion_coalescing``).
+_RESULTS = register_table("analyses.gpu_coalescing.results")
+# Per analysis context: (id(result), operand, minor output dim) -> (result, device, its JSON figure).
+_RESULT_JSON = register_table("analyses.gpu_coalescing.result_json")
 
 
 @dataclass(frozen=True)
@@ -490,10 +494,23 @@ def _thread_reads(fusion: Instruction, device: GpuDevice) -> _ThreadReads:
 
 
 def fusion_coalescing(fusion: Instruction, device: GpuDevice = RTX_A6000) -> FusionCoalescing:
-    """Every operand's verdict for one fusion instruction under ``device``."""
+    """Every operand's verdict for one fusion instruction under ``device``: one object for all
+    fusions of a structure (read, never changed), unless XLA's heuristic judged an operand (its
+    reason names the fusion's own instructions)."""
+    shared = _thread_reads(fusion, device)
+    results = current().tables[_RESULTS]
+    hit = results.get(id(shared))
+    if hit is not None and hit[0] is shared:
+        return hit[1]
+    result = _fusion_coalescing(fusion, shared)
+    if all(v.method != "heuristic" for v in result.per_operand.values()):
+        results[id(shared)] = (shared, result)  # the entry keeps ``shared`` alive: ids stay its
+    return result
+
+
+def _fusion_coalescing(fusion: Instruction, shared: _ThreadReads) -> FusionCoalescing:
     from .coalescing_heuristic import heuristic_coalesced
 
-    shared = _thread_reads(fusion, device)
     operands = fusion.operands
     verdicts: dict[int, OperandVerdict] = {}
     if shared.unmodelled:
@@ -540,6 +557,16 @@ def operand_json(
     target-less figure (``verdict``, ``reason``, ``minor_output_dim``, ``maps`` with
     ``pattern`` / ``stride`` / ``transactions_per_32`` ...) keep their meaning per warp read;
     the rest is new: the emitter, the thread maps and XLA's transaction counts."""
+    by_result = current().tables[_RESULT_JSON]
+    seen = by_result.get((id(result), operand, minor_output_dim))
+    if seen is not None and seen[0] is result and seen[1] is device:
+        return seen[2]
+    figure = _shared_operand_json(result, operand, device, minor_output_dim)
+    by_result[(id(result), operand, minor_output_dim)] = (result, device, figure)  # keeps ``result`` alive
+    return figure
+
+
+def _shared_operand_json(result: FusionCoalescing, operand: int, device: GpuDevice, minor_output_dim: int | None):
     v = result.per_operand.get(operand)
     if v is None:
         return {
