@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import reduce
 from typing import TYPE_CHECKING
 
+from ...context import current, register_table
 from ...hlo.model import Computation, Instruction
 from .flops import (
     COSTED_ELEMENTWISE,
@@ -167,7 +168,7 @@ class HloCost:
         if None in sums:
             # float32 sums in XLA's visiting order: the rounding is part of XLA's figure
             # (``add.accumulate`` adds one after the other, in float32, as the loop XLA runs)
-            ordered = list(map(figures, visit_order(comp)))
+            ordered = list(map(figures, _shared_visit_order(comp)))
             import numpy as np
 
             rounded = np.add.accumulate(np.array(ordered, dtype=np.float32), axis=0)[-1]
@@ -653,6 +654,19 @@ def visit_order(comp) -> list[Instruction]:
     if comp.root is not None:
         starts.append(comp.root)
     return _depth_first(starts, _operands_then_control)
+
+
+# Per analysis context: id(computation) -> (computation, its ``visit_order``); the GPU and the
+# generic costs of a module sum the same computations.
+_VISIT_ORDERS = register_table("analyses.cost.hlo_cost.visit_orders")
+
+
+def _shared_visit_order(comp) -> list[Instruction]:
+    table = current().tables[_VISIT_ORDERS]
+    hit = table.get(id(comp))
+    if hit is None or hit[0] is not comp:
+        hit = table[id(comp)] = (comp, visit_order(comp))  # the entry keeps ``comp`` alive: ids stay its
+    return hit[1]
 
 
 def _operands_then_control(instr: Instruction):
