@@ -6,6 +6,8 @@ parameter's buffer, as ``fusions.cc`` decides)."""
 
 from __future__ import annotations
 
+from typing import cast
+
 from ..affine import IndexingMap, Interval, const, dim, range_var
 from ..context import current, register_table
 from ..hlo.model import Instruction, Shape
@@ -33,6 +35,8 @@ from .emitters import (
 from .gpu_devices import GpuDevice
 
 _PLANS = register_table("analyses.emitter_plans.plans")  # (id(fusion), device) -> (fusion, plan)
+# id(fusion) -> (fusion, [(plan, the device answers it was built from)]): devices that answer alike share a plan
+_BUILT = register_table("analyses.emitter_plans.built")
 
 _UNMODELLED_KINDS = {
     "__triton": "Triton",
@@ -43,24 +47,78 @@ _UNMODELLED_KINDS = {
     "__custom_fusion": "custom",
 }
 
+_KINDS_LONGEST_FIRST = sorted(_UNMODELLED_KINDS, key=len, reverse=True)
+
 
 def backend_kind(fusion: Instruction) -> str:
     config = str(fusion.attrs.get("backend_config", ""))
-    for key in sorted(_UNMODELLED_KINDS, key=len, reverse=True):
-        if f'"kind":"{key}"' in config.replace(" ", "") or f'kind: "{key}"' in config:
+    if "__" not in config:  # every unmodelled kind is named "__..."
+        return ""
+    compact = config.replace(" ", "")
+    for key in _KINDS_LONGEST_FIRST:
+        if f'"kind":"{key}"' in compact or f'kind: "{key}"' in config:
             return _UNMODELLED_KINDS[key]
     return ""
 
 
 def plan_for(fusion: Instruction, device: GpuDevice) -> ThreadPlan:
     """The thread plan of XLA's emitter for ``fusion`` on ``device``, memoised per analysis
-    context (the coalescing figures and the cost model both ask; plans are read, never changed)."""
+    context (the coalescing figures and the cost model both ask; plans are read, never changed).
+    Two devices share one plan object when the builder's questions get the same answers on both
+    (the devices differ in figures the fusion's emitter never reads)."""
     table = current().tables[_PLANS]
     key = (id(fusion), device)
     hit = table.get(key)
     if hit is None or hit[0] is not fusion:
-        hit = table[key] = (fusion, _plan_for(fusion, device))  # keeps ``fusion`` alive: ids stay unique
+        hit = table[key] = (fusion, _plan_sharing_answers(fusion, device))  # keeps ``fusion`` alive
     return hit[1]
+
+
+def _plan_sharing_answers(fusion: Instruction, device: GpuDevice) -> ThreadPlan:
+    built = current().tables[_BUILT]
+    entry = built.get(id(fusion))
+    if entry is None or entry[0] is not fusion:
+        entry = built[id(fusion)] = (fusion, [])
+    for plan, answers in entry[1]:
+        if _answers_hold(device, answers):
+            return plan
+    recorded = _RecordedDevice(device)
+    plan = _plan_for(fusion, cast(GpuDevice, recorded))  # it reads ``device`` through ``recorded``
+    entry[1].append((plan, tuple(recorded.answers)))
+    return plan
+
+
+class _RecordedDevice:
+    """``device`` as a plan's builder reads it, every answer recorded: each figure read, as
+    (name, None, value), and each question asked (a method called), as (name, arguments, answer)."""
+
+    __slots__ = ("_device", "answers")
+
+    def __init__(self, device: GpuDevice) -> None:
+        self._device = device
+        self.answers: list[tuple] = []
+
+    def __getattr__(self, name: str):
+        value = getattr(self._device, name)
+        if not callable(value):
+            self.answers.append((name, None, value))
+            return value
+
+        def asked(*args):
+            answer = value(*args)
+            self.answers.append((name, args, answer))
+            return answer
+
+        return asked
+
+
+def _answers_hold(device: GpuDevice, answers: tuple) -> bool:
+    """Whether ``device`` gives each of ``answers`` (``_RecordedDevice``'s records)."""
+    for name, args, answer in answers:
+        value = getattr(device, name)
+        if (value if args is None else value(*args)) != answer:
+            return False
+    return True
 
 
 def _plan_for(fusion: Instruction, device: GpuDevice) -> ThreadPlan:
@@ -346,7 +404,7 @@ def _multi_row(x0, x1, x2, in_bits, out_bits, device):
         )
         return kept, reduced
 
-    while v > 1 and ceil_div(x1, threads(v)[0]) < device.core_count:
+    while v > 1 and device.has_idle_cores(ceil_div(x1, threads(v)[0])):
         v //= 2
     if x2 > warp * v:
         return None

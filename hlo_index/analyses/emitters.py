@@ -243,7 +243,7 @@ def loop_unroll_factor(comp, num_elements: int, device: GpuDevice) -> int:
     """XLA's loop-fusion unroll rule (``ComputeLoopFusionConfig``): unroll only when the output
     has at least as many elements as the GPU has threads, nothing in the fusion prevents
     vectorisation, and then by the largest of 4, 2 dividing the element count."""
-    if num_elements < device.threads_per_core_limit * device.core_count or may_prevent_vectorization(comp):
+    if not device.is_filled_by(num_elements) or may_prevent_vectorization(comp):
         return 1
     for u in (device.max_unroll_factor, 2):
         if u <= device.max_unroll_factor and num_elements % u == 0:

@@ -26,17 +26,17 @@ from math import ceil
 
 import numpy as np
 
-from ..affine import IndexingMap
+from ..affine import IndexingMap, Interval
 from ..affine.evaluate import evaluate_expr
-from ..affine.expr import DIM, RANGE, RUNTIME
+from ..affine.expr import DIM, RANGE, RUNTIME, VARIABLE_KINDS
 from ..context import current, register_table
-from ..fusion.fingerprint import fingerprint_id
 from ..fusion.mapset import finalize, union
 from ..fusion.walk import WalkBudget, walk_to_parameters
 from ..hlo.model import Instruction
 from .emitter_plans import backend_kind, plan_for
 from .emitters import BX, TX, ThreadPlan
 from .gpu_devices import RTX_A6000, GpuDevice
+from .structure_keys import fusion_shape_key
 from .utilization import storage_bits
 
 _BATCH = 128
@@ -46,6 +46,10 @@ _THREAD_READS = register_table("analyses.gpu_coalescing.thread_reads")
 _WARP_READS = register_table("analyses.gpu_coalescing.warp_reads")
 # Per analysis context: an operand's JSON figure by what it is made of (``operand_json``).
 _OPERAND_JSON = register_table("analyses.gpu_coalescing.operand_json")
+# Per analysis context: the verdicts shared by the fusions of one structure (``fusion_coalescing``).
+_RESULTS = register_table("analyses.gpu_coalescing.results")
+# Per analysis context: (id(result), operand, minor output dim) -> (result, device, its JSON figure).
+_RESULT_JSON = register_table("analyses.gpu_coalescing.result_json")
 
 
 @dataclass(frozen=True)
@@ -152,7 +156,136 @@ class _ThreadMapBudget(WalkBudget):
 
 def warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevice, text: str | None = None) -> WarpRead:
     """The first warp that reads through ``m`` and XLA's verdict on it (``text``: ``str(m)``,
-    when the caller has it already)."""
+    when the caller has it already): by arithmetic where the map is affine, warp 0 reads and the
+    layout is untiled (``_affine_warp_read``), else by evaluating the warps (``scanned_warp_read``)."""
+    if text is None:
+        text = str(m)
+    if m.is_undefined or m.is_known_empty or m.num_results != shape.rank:
+        return scanned_warp_read(m, shape, plan, device, text)
+    return _affine_warp_read(m, shape, plan, device, text) or scanned_warp_read(m, shape, plan, device, text)
+
+
+def _innermost(m: IndexingMap, plan: ThreadPlan):
+    """The loop each thread reads along at once: (kind, index, interval, its name for the vector
+    read), or four Nones: the op's last range variable the results use (a loop of more than one
+    iteration), else the emitter's vector / unroll loop."""
+    n_loops = m.num_dims - 2
+    inner_range = _innermost_range_var(m)
+    if inner_range is not None:
+        return RANGE, inner_range, m.range_vars[inner_range], f"s{inner_range} (the op's innermost loop)"
+    if plan.innermost is not None and n_loops > 0:
+        name = plan.loops[plan.innermost] if plan.innermost < len(plan.loops) else None
+        return DIM, 2 + plan.innermost, m.dims[2 + plan.innermost], name
+    return None, None, None, None
+
+
+_AFFINE_POINTS = 1024  # (lane, iteration) points of warp 0 at most for the arithmetic path
+
+
+def _affine_warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevice, text: str) -> WarpRead | None:
+    """``scanned_warp_read``'s answer by arithmetic, or None where it does not apply.
+
+    Every result and constraint of an affine map is ``c + a * lane + b * k`` in warp 0 (thread_x
+    = lane, block_x = 0, the other variables where the scan puts them, ``k`` the innermost
+    loop's iteration), and an untiled layout's offset is a sum of strides times the indices: the
+    offsets of warp 0 are ``C + A * lane + B * k`` and its reads along the loop are one vector
+    access exactly when B = 1. None when a result or constraint has a division, the layout is
+    tiled, warp 0 reads nothing through ``m`` (the scan looks further) or it would make more
+    than ``_AFFINE_POINTS`` points."""
+    from ..layout.plan import LayoutError, layout_plan
+
+    warp = device.warp_size
+    per_block = max(plan.threads_per_block // warp, 1)
+    if min(max(plan.blocks, 1) * per_block, current().budgets.coalescing_scan_warps) <= 0:
+        return None
+    inner_kind, inner_index, inner_iv, vector_name = _innermost(m, plan)
+    k_values = range(inner_iv.lo, inner_iv.hi + 1) if inner_iv is not None else range(1)
+    if warp * len(k_values) > _AFFINE_POINTS:
+        return None
+    try:
+        layout = layout_plan(shape)
+    except LayoutError:
+        return None
+    if layout.steps:
+        return None
+    # (constant, per lane, per iteration) of each variable in warp 0
+    forms: dict[tuple[int, int], tuple[int, int, int]] = {(DIM, TX): (0, 1, 0), (DIM, BX): (0, 0, 0)}
+    for i in range(2, m.num_dims):
+        forms[(DIM, i)] = (m.dims[i].lo, 0, 0)
+    for i, iv in enumerate(m.range_vars):
+        forms[(RANGE, i)] = (iv.lo, 0, 0)
+    for i, rv in enumerate(m.runtime_vars):
+        forms[(RUNTIME, i)] = ((rv.interval.lo + rv.interval.hi) // 2, 0, 0)
+    if inner_kind is not None:
+        forms[(inner_kind, inner_index)] = (0, 0, 1)
+    results: list[tuple[int, int, int]] = []
+    for e in m.results:
+        form = _affine_form(e, forms)
+        if form is None:
+            return None
+        results.append(form)
+    constraints: list[tuple[tuple[int, int, int], Interval]] = []
+    for e, iv in m.constraints:
+        form = _affine_form(e, forms)
+        if form is None:
+            return None
+        constraints.append((form, iv))
+    lanes = range(min(warp, m.dims[TX].hi + 1)) if m.dims[BX].hi >= 0 else range(0)
+    selected = [[True] * len(k_values) if lane in lanes else [False] * len(k_values) for lane in range(warp)]
+    for (c, a, b), iv in constraints:
+        for lane in lanes:
+            row = selected[lane]
+            base = c + a * lane
+            for j, k in enumerate(k_values):
+                if row[j] and not iv.lo <= base + b * k <= iv.hi:
+                    row[j] = False
+    if not any(any(row) for row in selected):
+        return None
+    strides = [0] * shape.rank
+    stride = 1
+    for position in range(shape.rank - 1, -1, -1):
+        d = layout.major_to_minor[position]
+        strides[d] = stride
+        stride *= shape.dims[d]
+    c0 = sum(s * f[0] for s, f in zip(strides, results))
+    per_lane = sum(s * f[1] for s, f in zip(strides, results))
+    per_k = sum(s * f[2] for s, f in zip(strides, results))
+    vector = len(k_values) >= 2 and per_k == 1 and any(all(row) for row in selected)
+    if vector:
+        picked = [
+            c0 + per_lane * lane + per_k * k
+            for lane in range(warp)
+            for j, k in enumerate(k_values)
+            if selected[lane][j]
+        ]
+    else:
+        j = (
+            0
+            if any(row[0] for row in selected)
+            else next(j for j in range(len(k_values)) if any(row[j] for row in selected))
+        )
+        k = k_values[j]
+        picked = [c0 + per_lane * lane + per_k * k for lane in range(warp) if selected[lane][j]]
+    return _verdict(text, 0, picked, storage_bits(shape), device, vector_name if vector else None)
+
+
+def _affine_form(e, forms: dict) -> tuple[int, int, int] | None:
+    """``e`` as (constant, per lane, per iteration) given each variable's ``forms``; None if an
+    atom of ``e`` is a division."""
+    constant, terms = e.linear_terms()
+    c, a, b = constant, 0, 0
+    for atom, k in terms:
+        form = forms.get((atom.kind, atom.value)) if atom.kind in VARIABLE_KINDS else None
+        if form is None:
+            return None
+        c += k * form[0]
+        a += k * form[1]
+        b += k * form[2]
+    return c, a, b
+
+
+def scanned_warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevice, text: str | None = None) -> WarpRead:
+    """``warp_read`` by evaluating the map on the warps in order, up to the first that reads."""
     from ..layout import layout_cells
 
     if text is None:
@@ -171,18 +304,7 @@ def warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevice, text: 
     warp = device.warp_size
     per_block = max(plan.threads_per_block // warp, 1)
     total = max(plan.blocks, 1) * per_block
-    n_loops = m.num_dims - 2
-    inner_range = _innermost_range_var(m)
-    if inner_range is not None:
-        inner_kind, inner_index = RANGE, inner_range
-        inner_iv = m.range_vars[inner_range]
-        vector_name: str | None = f"s{inner_range} (the op's innermost loop)"
-    elif plan.innermost is not None and n_loops > 0:
-        inner_kind, inner_index = DIM, 2 + plan.innermost
-        inner_iv = m.dims[inner_index]
-        vector_name = plan.loops[plan.innermost] if plan.innermost < len(plan.loops) else None
-    else:
-        inner_kind, inner_index, inner_iv, vector_name = None, None, None, None
+    inner_kind, inner_index, inner_iv, vector_name = _innermost(m, plan)
     k_values = np.arange(inner_iv.lo, inner_iv.hi + 1) if inner_iv is not None else np.zeros(1, np.int64)
     runtime = {(RUNTIME, i): (rv.interval.lo + rv.interval.hi) // 2 for i, rv in enumerate(m.runtime_vars)}
     bits = storage_bits(shape)
@@ -289,7 +411,7 @@ _SMALL_READ = 1024  # offsets of a warp read up to this many are merged as Pytho
 def _verdict(text, warp_index, offsets, bits, device: GpuDevice, vector) -> WarpRead:
     tb = device.transaction_bytes
     if len(offsets) <= _SMALL_READ:
-        small = sorted(set(offsets.tolist()))
+        small = sorted(set(offsets if isinstance(offsets, list) else offsets.tolist()))
         intervals = _runs(small)
         segments = len({v * bits // 8 // tb for v in small} | {((v + 1) * bits - 1) // 8 // tb for v in small})
         distinct = len(small)
@@ -343,14 +465,7 @@ def _thread_reads(fusion: Instruction, device: GpuDevice) -> _ThreadReads:
     comp = fusion.fused_computation
     key = None
     if comp is not None and comp.root is not None:
-        key = (
-            fingerprint_id(comp),
-            fusion.shape,
-            tuple(o.shape for o in fusion.operands),
-            backend_kind(fusion),
-            device,
-            current().budgets.coalescing_scan_warps,
-        )
+        key = (fusion_shape_key(fusion), backend_kind(fusion), device, current().budgets.coalescing_scan_warps)
         memo = current().tables[_THREAD_READS]
         hit = memo.get(key)
         if hit is not None:
@@ -379,10 +494,23 @@ def _thread_reads(fusion: Instruction, device: GpuDevice) -> _ThreadReads:
 
 
 def fusion_coalescing(fusion: Instruction, device: GpuDevice = RTX_A6000) -> FusionCoalescing:
-    """Every operand's verdict for one fusion instruction under ``device``."""
+    """Every operand's verdict for one fusion instruction under ``device``: one object for all
+    fusions of a structure (read, never changed), unless XLA's heuristic judged an operand (its
+    reason names the fusion's own instructions)."""
+    shared = _thread_reads(fusion, device)
+    results = current().tables[_RESULTS]
+    hit = results.get(id(shared))
+    if hit is not None and hit[0] is shared:
+        return hit[1]
+    result = _fusion_coalescing(fusion, shared)
+    if all(v.method != "heuristic" for v in result.per_operand.values()):
+        results[id(shared)] = (shared, result)  # the entry keeps ``shared`` alive: ids stay its
+    return result
+
+
+def _fusion_coalescing(fusion: Instruction, shared: _ThreadReads) -> FusionCoalescing:
     from .coalescing_heuristic import heuristic_coalesced
 
-    shared = _thread_reads(fusion, device)
     operands = fusion.operands
     verdicts: dict[int, OperandVerdict] = {}
     if shared.unmodelled:
@@ -429,6 +557,16 @@ def operand_json(
     target-less figure (``verdict``, ``reason``, ``minor_output_dim``, ``maps`` with
     ``pattern`` / ``stride`` / ``transactions_per_32`` ...) keep their meaning per warp read;
     the rest is new: the emitter, the thread maps and XLA's transaction counts."""
+    by_result = current().tables[_RESULT_JSON]
+    seen = by_result.get((id(result), operand, minor_output_dim))
+    if seen is not None and seen[0] is result and seen[1] is device:
+        return seen[2]
+    figure = _shared_operand_json(result, operand, device, minor_output_dim)
+    by_result[(id(result), operand, minor_output_dim)] = (result, device, figure)  # keeps ``result`` alive
+    return figure
+
+
+def _shared_operand_json(result: FusionCoalescing, operand: int, device: GpuDevice, minor_output_dim: int | None):
     v = result.per_operand.get(operand)
     if v is None:
         return {

@@ -45,8 +45,13 @@ class DeviceSpec:
     dram_to_l2_transaction_size_bytes: int = 64
 
     def emitter_device(self) -> GpuDevice:
-        """The emitter models' view of this device."""
-        return GpuDevice(spec=self, name=self.description or self.name)
+        """The emitter models' view of this device (one object per description: the emitter
+        plans are memoised by it)."""
+        view = self.__dict__.get("_emitter_device")
+        if view is None:
+            view = GpuDevice(spec=self, name=self.description or self.name)
+            object.__setattr__(self, "_emitter_device", view)  # a cache, not a field: equality and hash ignore it
+        return view
 
     def to_json(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -299,6 +304,14 @@ class GpuDevice:
     @property
     def shared_memory_per_block(self) -> int:
         return self.spec.shared_memory_per_block
+
+    def is_filled_by(self, threads: int) -> bool:
+        """Whether ``threads`` threads occupy every thread slot of every core."""
+        return threads >= self.threads_per_core_limit * self.core_count
+
+    def has_idle_cores(self, blocks: int) -> bool:
+        """Whether a grid of ``blocks`` blocks leaves a core without one."""
+        return blocks < self.core_count
 
     def to_json(self) -> dict:
         keys: tuple[str, ...] = (

@@ -72,7 +72,7 @@ class _ModuleCost:
         # The devices enter the emitters' thread maps only through the unroll factor and the
         # vector size (core count, threads per core), which the plan's notes and grid show.
         a, b = plan_for(fusion, mine), plan_for(fusion, report_device)
-        return (a.emitter, a.unmodelled, a.loops, a.innermost, a.threads_per_block, a.blocks, a.notes) == (
+        return a is b or (a.emitter, a.unmodelled, a.loops, a.innermost, a.threads_per_block, a.blocks, a.notes) == (
             b.emitter,
             b.unmodelled,
             b.loops,
@@ -93,21 +93,50 @@ def _module_cost(module: Any, asked: TargetCostOptions) -> _ModuleCost:
     return hit
 
 
-def _utilization(state: _ModuleCost, report: TargetReport, operands: int) -> tuple[list[tuple | None], tuple]:
+class _ReadRows:
+    """What the cost reads of a target's output-to-input rows, in one pass over them: per
+    operand, its rows with maps, its GPU coalescing verdict (the last row's; None where it has
+    none) and the bytes of the TPU tiles each of its rows touches."""
+
+    __slots__ = ("with_maps", "verdicts", "any_gpu", "tile_bytes", "any_tpu")
+
+    def __init__(self, report: TargetReport, operands: int) -> None:
+        self.with_maps: list[list] = [[] for _ in range(operands)]
+        self.verdicts: list[bool | None] = [None] * operands
+        self.tile_bytes: list[list] = [[] for _ in range(operands)]
+        self.any_gpu = self.any_tpu = False
+        for row in report.output_to_input:
+            k = row.operand
+            if k >= operands:
+                continue
+            extra = row.extra
+            figure = extra.get("coalescing")
+            if figure and figure.get("target") == "gpu":
+                self.any_gpu = True
+                self.verdicts[k] = VERDICTS.get(figure.get("verdict"))
+            if not row.maps:
+                continue
+            self.with_maps[k].append(row)
+            figure = extra.get("tpu")
+            if figure and figure.get("target") == "tpu":
+                self.any_tpu = True
+                read, size = figure.get("tiles_read"), figure.get("tile_bytes")
+                self.tile_bytes[k].append(read * size if read is not None and size is not None else None)
+
+
+def _utilization(state: _ModuleCost, rows: list[list]) -> tuple[list[tuple | None], tuple]:
     """Per operand, (bytes read, reads per element, distinct elements) from the report's
-    ``utilization`` figures: an operand read by exactly one output (as ``exact_figures``), or by
-    several outputs through the same maps (a multi-output fusion's outputs computed from the same
-    elements: the union is any one of them); and the same as tokens, a cheap part of a key (-1:
-    none)."""
-    rows: list[list] = [[] for _ in range(operands)]
-    for row in report.output_to_input:
-        if row.operand < operands and row.maps:
-            rows[row.operand].append(row)
+    ``utilization`` figures (``rows``: per operand, its rows with maps): an operand read by
+    exactly one output (as ``exact_figures``), or by several outputs through the same maps (a
+    multi-output fusion's outputs computed from the same elements: the union is any one of them);
+    and the same as tokens, a cheap part of a key (-1: none)."""
     out: list[tuple | None] = []
     tokens: list[int] = []
     memo = state.figures
     for read in rows:
-        same = bool(read) and (len(read) == 1 or all(_map_texts(r) == _map_texts(read[0]) for r in read[1:]))
+        same = bool(read) and (
+            len(read) == 1 or all(r.maps is read[0].maps or _map_texts(r) == _map_texts(read[0]) for r in read[1:])
+        )
         u = read[0].extra.get("utilization") if same and "operand_element" not in read[0].extra else None
         if not u or u.get("bytes_read") is None:
             out.append(None)
@@ -126,19 +155,6 @@ def _map_texts(row) -> tuple[str, ...]:
     return tuple(str(m) for m in row.maps)
 
 
-def _coalesced(report: TargetReport, operands: int) -> list[bool | None] | None:
-    """Per operand, the report's GPU coalescing verdict (None where it has none)."""
-    out: list[bool | None] = [None] * operands
-    any_gpu = False
-    for row in report.output_to_input:
-        figure = row.extra.get("coalescing")
-        if not figure or figure.get("target") != "gpu" or row.operand >= operands:
-            continue
-        any_gpu = True
-        out[row.operand] = VERDICTS.get(figure.get("verdict"))
-    return out if any_gpu else None
-
-
 def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> None:
     """``report.extra["cost"]``: the target's cost (``FusionCost.to_json``)."""
     asked = options.get("cost")
@@ -153,10 +169,11 @@ def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> N
         state.costs.append((report.name, report.extra["cost"], cost.time_us))
         return
     operands = len(target.operands)
-    utilization, tokens = _utilization(state, report, operands) if report.output_to_input else (None, ())
+    rows = _ReadRows(report, operands)
+    utilization, tokens = _utilization(state, rows.with_maps) if report.output_to_input else (None, ())
     given = None
-    if state.session.gpu and target.opcode == "fusion" and report.output_to_input:
-        given = _coalesced(report, operands)
+    if state.session.gpu and target.opcode == "fusion" and report.output_to_input and rows.any_gpu:
+        given = rows.verdicts
     if options.get("fusion_candidate") == target.name and asked.consumers is not None:
         # the what-if reads the fused utilizations of this very fusion: its own session
         state.candidate_seen = True
@@ -182,23 +199,18 @@ def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> N
         if key is not None:
             state.by_key[key] = hit
     cost_json = hit[0]
-    tiles = _tpu_tile_bytes(report, operands)
+    tiles = _tpu_tile_bytes(rows.tile_bytes) if rows.any_tpu else None
     if tiles is not None:
         cost_json = {**cost_json, "exact": {**cost_json["exact"], **tiles}}
     report.extra["cost"] = cost_json
     state.costs.append((report.name, cost_json, hit[1]))
 
 
-def _tpu_tile_bytes(report: TargetReport, operands: int) -> dict | None:
+def _tpu_tile_bytes(per: list[list]) -> dict | None:
     """On a TPU: per operand, the bytes of the tiles its reads touch, tile padding included (the
-    ``tpu`` figure's tiles read x tile bytes: what the TPU moves), and their sum; None elsewhere.
-    An operand read by several outputs through different tiles has none (null)."""
-    per: list[list] = [[] for _ in range(operands)]
-    for row in report.output_to_input:
-        figure = row.extra.get("tpu")
-        if figure and figure.get("target") == "tpu" and row.operand < operands and row.maps:
-            read, size = figure.get("tiles_read"), figure.get("tile_bytes")
-            per[row.operand].append(read * size if read is not None and size is not None else None)
+    ``tpu`` figure's tiles read x tile bytes: what the TPU moves; ``per``: per operand, those of
+    each of its rows), and their sum; None elsewhere. An operand read by several outputs through
+    different tiles has none (null)."""
     if not any(per):
         return None
     bytes_read = [rows[0] if rows and all(r == rows[0] for r in rows) else None for rows in per]

@@ -230,3 +230,47 @@ ENTRY e {
     assert c["target"] == "cpu" and c["verdict"] == "not contiguous" and c["maps"][0]["stride"] == 64
     text = runner.invoke(main, ["analyze", str(path), "--target", "gpu", "--color", "never", "--no-pager"]).stdout
     assert "warp of 32 threads reads 1 contiguous run: 1 transaction of 128 B; ideal 1 — coalesced" in text
+
+
+def _plan_fields(plan):
+    return (plan.emitter, plan.threads_per_block, plan.blocks, plan.loops, plan.innermost, plan.notes)
+
+
+@pytest.mark.parametrize("elements", [4096, 16 * 1024 * 1024])
+def test_devices_that_answer_alike_share_a_plan(elements):
+    """A plan built on one device serves another device only where it is the plan built there
+    afresh: a loop fusion below both devices' thread counts (no unroll on either) shares one; one
+    above both shares one too; the plans are those each device builds alone."""
+    from hlo_index.analyses.cost.devices import load_device
+    from hlo_index.context import current
+
+    fusion = _fusion(f"  ROOT e = f32[{elements}] exponential(p0)", [f"f32[{elements}]"], f"f32[{elements}]")
+    other = load_device("a100_sxm_80").emitter_device()
+    assert other.core_count != RTX_A6000.core_count
+    with current().child():
+        alone = _plan_fields(plan_for(fusion, other))
+    with current().child():
+        first = plan_for(fusion, RTX_A6000)
+        second = plan_for(fusion, other)
+        assert second is first
+        assert _plan_fields(second) == alone
+
+
+def test_devices_that_answer_differently_get_plans_of_their_own():
+    """Between the two devices' thread counts (RTX A6000: 84 x 1536, A100: 108 x 2048) the loop
+    emitter unrolls on one and not the other: the second device gets the plan it builds alone."""
+    from hlo_index.analyses.cost.devices import load_device
+    from hlo_index.context import current
+
+    elements = 160 * 1024
+    other = load_device("a100_sxm_80").emitter_device()
+    assert RTX_A6000.is_filled_by(elements) and not other.is_filled_by(elements)
+    fusion = _fusion(f"  ROOT e = f32[{elements}] exponential(p0)", [f"f32[{elements}]"], f"f32[{elements}]")
+    with current().child():
+        alone = _plan_fields(plan_for(fusion, other))
+    with current().child():
+        first = plan_for(fusion, RTX_A6000)
+        second = plan_for(fusion, other)
+        assert second is not first
+        assert _plan_fields(second) == alone
+        assert "unroll factor 4" in first.notes and "unroll factor 1" in second.notes

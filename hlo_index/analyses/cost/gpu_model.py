@@ -227,6 +227,8 @@ class GpuPerformanceModel:
         self.cost = cost
         self._memo: dict[int, RunTime] = {}
         self._fusions: dict[int, Instruction] = {}
+        # (blocks, net bytes, total bytes, coalescing rate) -> read_time_us: operands repeat
+        self._read_times: dict[tuple, float] = {}
 
     def fusion_of(self, instr: Instruction) -> Instruction:
         key = id(instr)
@@ -276,7 +278,10 @@ class GpuPerformanceModel:
             if given is not None:
                 net, total = given
             ok = verdicts[k] if k < len(verdicts) else True
-            t = read_time_us(device, launch.blocks, net, total, coalescing_rate(_element_type(operand), device, ok))
+            key = (launch.blocks, net, total, coalescing_rate(_element_type(operand), device, ok))
+            t = self._read_times.get(key)
+            if t is None:
+                t = self._read_times[key] = read_time_us(device, *key)
             per_operand.append(t)
             read += t
             bytes_read += total

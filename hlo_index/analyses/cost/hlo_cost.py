@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import math
 import operator
+import struct
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from functools import reduce
-from typing import TYPE_CHECKING
 
+from ...context import current, register_table
 from ...hlo.model import Computation, Instruction
 from .flops import (
     COSTED_ELEMENTWISE,
@@ -32,11 +33,8 @@ from .flops import (
 )
 from .shapes import element_bytes, elements, elements_recursive, leaves, shape_bytes
 
-# numpy's float32 is imported where a sum rounds or a GPU utilization is propagated: a module
-# whose sums are exact (most CPU modules) never needs it
-if TYPE_CHECKING:
-    import numpy as np
-
+# numpy is imported where a sum in XLA's order rounds: a module whose sums are exact (most
+# modules) never needs it; single float32 operations are rounded by ``f32``.
 DEFAULT_OPTIONS = CostOptions()
 PASS_THROUGH = ELEMENTWISE | {"tuple", "get-tuple-element"}
 FREE = {"parameter", "constant", "get-tuple-element", "bitcast", "domain", "after-all", "add-dependency"}
@@ -167,7 +165,7 @@ class HloCost:
         if None in sums:
             # float32 sums in XLA's visiting order: the rounding is part of XLA's figure
             # (``add.accumulate`` adds one after the other, in float32, as the loop XLA runs)
-            ordered = list(map(figures, visit_order(comp)))
+            ordered = list(map(figures, _shared_visit_order(comp)))
             import numpy as np
 
             rounded = np.add.accumulate(np.array(ordered, dtype=np.float32), axis=0)[-1]
@@ -455,22 +453,20 @@ class HloCost:
 
     def _gpu_utilizations(self, comp, zero_util: set) -> float:
         """Propagate utilization from the root (1.0) to the parameters; returns the fusion's
-        flops (each instruction's flops times its utilization). float32 as in XLA."""
-        from numpy import float32 as f32
-
+        flops (each instruction's flops times its utilization). float32 as in XLA (``f32``)."""
         order = post_order(comp)
         order.reverse()
         roots: dict[int, set] = {id(i): set() for i in order}
-        root_util: dict[int, np.float32] = {id(i): f32(0) for i in order}
+        root_util: dict[int, float] = {id(i): 0.0 for i in order}
         root = comp.root
-        root_util[id(root)] = f32(1)
+        root_util[id(root)] = 1.0
         roots[id(root)].add(id(root))
-        flops = f32(0)
+        flops = 0.0
         for instr in order:
-            u = f32(0)
+            u = 0.0
             for r in roots[id(instr)]:
                 u = f32(u + root_util[r])
-            self.utilization[id(instr)] = float(u)
+            self.utilization[id(instr)] = u
             props = self.of(instr)
             flops = f32(flops + f32(u * f32(props.flops)))
             for k, operand in enumerate(instr.operands):
@@ -478,16 +474,16 @@ class HloCost:
                     roots[id(operand)] |= roots[id(instr)]
                     continue
                 roots[id(operand)].add(id(operand))
-                ou = f32(0) if (k == 0 and id(instr) in zero_util) else f32(props.operand_utilization[k])
+                ou = 0.0 if (k == 0 and id(instr) in zero_util) else f32(float(props.operand_utilization[k]))
                 cur = f32(u * ou)
                 n = elements_recursive(operand.shape)
-                cur = f32(0) if n == 0 else f32(math.ceil(f32(cur * f32(n))) / n)
+                cur = 0.0 if n == 0 else f32(math.ceil(f32(cur * f32(float(n)))) / n)
                 root_util[id(operand)] = f32(root_util[id(operand)] + cur)
         for key, rs in roots.items():
             self._roots[key] = rs
         for key, v in root_util.items():
-            self._root_util[key] = float(v)
-        return float(flops)
+            self._root_util[key] = v
+        return flops
 
     def _parameter_read_bytes(self, param: Instruction) -> int:
         if param.shape.is_tuple:
@@ -495,12 +491,10 @@ class HloCost:
                 self._parameter_read_bytes(g) for g in _users(param, self._users) if g.opcode == "get-tuple-element"
             )
         if self.options.gpu:
-            from numpy import float32 as f32
-
-            u = f32(self.utilization.get(id(param), 0.0))
+            u = f32(float(self.utilization.get(id(param), 0.0)))
             if not self.options.count_multiple_input_accesses:
-                u = min(u, f32(1))
-            return int(f32(shape_bytes(param.shape)) * u)
+                u = min(u, 1.0)
+            return int(f32(f32(float(shape_bytes(param.shape))) * u))
         return self._generic_parameter_read_bytes(param)
 
     def _generic_parameter_read_bytes(self, value: Instruction) -> int:
@@ -564,6 +558,23 @@ class HloCost:
             table = sized
             self._reads[id(comp)] = (comp, sized)  # the entry keeps ``comp`` alive: ids stay unique
         return FusedScan(rows, constants, table)
+
+
+_FLOAT32 = struct.Struct("<f")
+_EXACT_IN_FLOAT32 = float(1 << 24)  # every integer up to this magnitude is a float32
+
+
+def f32(x: float) -> float:
+    """``x`` rounded to the nearest float32 (ties to even), as ``numpy.float32(x)`` gives it; inf
+    beyond float32's range. On float32 operands, a sum, product or quotient computed in double
+    and rounded here is the float32 operation's result (double's 53 bits are at least 2 x 24 + 2,
+    so the double rounding is innocuous)."""
+    if x.is_integer() and -_EXACT_IN_FLOAT32 <= x <= _EXACT_IN_FLOAT32:
+        return x
+    try:
+        return _FLOAT32.unpack(_FLOAT32.pack(x))[0]
+    except OverflowError:
+        return math.copysign(math.inf, x)
 
 
 def exact_float32_sums(rows: list[tuple], width: int) -> list[float | None]:
@@ -653,6 +664,19 @@ def visit_order(comp) -> list[Instruction]:
     if comp.root is not None:
         starts.append(comp.root)
     return _depth_first(starts, _operands_then_control)
+
+
+# Per analysis context: id(computation) -> (computation, its ``visit_order``); the GPU and the
+# generic costs of a module sum the same computations.
+_VISIT_ORDERS = register_table("analyses.cost.hlo_cost.visit_orders")
+
+
+def _shared_visit_order(comp) -> list[Instruction]:
+    table = current().tables[_VISIT_ORDERS]
+    hit = table.get(id(comp))
+    if hit is None or hit[0] is not comp:
+        hit = table[id(comp)] = (comp, visit_order(comp))  # the entry keeps ``comp`` alive: ids stay its
+    return hit[1]
 
 
 def _operands_then_control(instr: Instruction):

@@ -263,12 +263,13 @@ def fusion_structure_key(fusion: Instruction, memo: dict | None = None):
     the operand and result shapes with their layouts. ``memo``: per structure, where its
     custom-calls are."""
     from ...context import current
-    from ...fusion.fingerprint import fingerprint_id, shape_token
+    from ..structure_keys import fusion_shape_key
 
+    shapes = fusion_shape_key(fusion)
     comp = fusion.fused_computation
-    if comp is None:
+    if shapes is None or comp is None:
         return None
-    structure = fingerprint_id(comp)
+    structure = shapes[0]
     # equal structures have the same opcode at each position; the ids are the context's
     context = current()
     hit = memo.get(structure) if memo is not None else None
@@ -280,14 +281,7 @@ def fusion_structure_key(fusion: Instruction, memo: dict | None = None):
             memo[structure] = hit
     instructions = comp.instructions
     inner = tuple(instructions[k].attrs.get("backend_config") for k in hit[1])
-    return (
-        structure,
-        fusion.attrs.get("kind"),
-        fusion.attrs.get("backend_config"),
-        inner,
-        shape_token(fusion.shape),
-        tuple([shape_token(o.shape) for o in fusion.operands]),
-    )
+    return (shapes, fusion.attrs.get("kind"), fusion.attrs.get("backend_config"), inner)
 
 
 class FusionStructureKeys:

@@ -1,0 +1,95 @@
+"""The arithmetic first-warp read of an affine thread map equals the scan that evaluates the map
+on the warps one by one (the reference): random affine maps, constraints, grids, loops and layouts,
+and the thread maps of the GPU corpus dumps."""
+
+import random
+from pathlib import Path
+
+import pytest
+
+from hlo_index.affine import IndexingMap, Interval, const, dim, floordiv, mod, range_var, runtime_var
+from hlo_index.analyses import gpu_coalescing
+from hlo_index.analyses.emitters import ThreadPlan
+from hlo_index.analyses.gpu_coalescing import scanned_warp_read, warp_read
+from hlo_index.analyses.gpu_devices import RTX_A6000
+from hlo_index.context import current
+from hlo_index.hlo.build import array_shape
+
+SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
+
+
+def _affine(rng: random.Random, variables: list) -> object:
+    e = const(rng.randint(-3, 40))
+    for v in rng.sample(variables, rng.randint(1, min(4, len(variables)))):
+        e = e + v * rng.choice([-2, -1, 1, 1, 1, 2, 3, 4, 8, 32, 128, 512])
+    return e
+
+
+def _random_case(rng: random.Random):
+    tpb = rng.choice([16, 32, 64, 96, 128, 256])
+    blocks = rng.randint(1, 40)
+    loops = rng.choice([("unroll",), ("major", "vector"), ("a", "b", "c")])
+    sizes = [rng.choice([1, 2, 3, 4, 8]) for _ in loops]
+    innermost = rng.choice([None, 0, len(loops) - 1])
+    plan = ThreadPlan("loop", tpb, blocks, loops, innermost)
+    domain = [Interval(0, tpb - 1), Interval(0, blocks - 1)] + [Interval(0, n - 1) for n in sizes]
+    ranges = [Interval(0, rng.choice([1, 2, 5, 7]) - 1) for _ in range(rng.randint(0, 2))]
+    runtimes = [Interval(rng.randint(0, 3), rng.randint(4, 9)) for _ in range(rng.randint(0, 1))]
+    variables = [dim(i) for i in range(len(domain))]
+    variables += [range_var(i) for i in range(len(ranges))] + [runtime_var(i) for i in range(len(runtimes))]
+    rank = rng.randint(1, 3)
+    results = [_affine(rng, variables) for _ in range(rank)]
+    if rng.random() < 0.15:  # a division: the scan alone answers
+        k = rng.randrange(rank)
+        results[k] = rng.choice([floordiv, mod])(results[k], rng.choice([3, 8, 64]))
+    constraints = []
+    for _ in range(rng.choice([0, 0, 1, 1, 2])):
+        e = _affine(rng, variables)
+        lo = rng.randint(-20, 200)
+        constraints.append((e, Interval(lo, lo + rng.choice([0, 5, 31, 100, 5000]))))
+    m = IndexingMap(domain, ranges, runtimes, results, constraints)
+    dims = [rng.choice([1, 3, 8, 64, 100]) for _ in range(rank)]
+    minor_to_major = list(range(rank))
+    rng.shuffle(minor_to_major)
+    shape = array_shape(rng.choice(["f32", "bf16", "s8", "f64"]), dims, minor_to_major)
+    return m, shape, plan
+
+
+def test_arithmetic_warp_reads_equal_the_scan():
+    rng = random.Random(20261128)
+    arithmetic = 0
+    with current().child():
+        for _ in range(3000):
+            m, shape, plan = _random_case(rng)
+            text = str(m)
+            expected = scanned_warp_read(m, shape, plan, RTX_A6000, text)
+            assert warp_read(m, shape, plan, RTX_A6000, text) == expected, text
+            arithmetic += gpu_coalescing._affine_warp_read(m, shape, plan, RTX_A6000, text) is not None
+    # most cases take the arithmetic path, and the scan still answers the rest (divisions,
+    # warps after warp 0)
+    assert 1000 < arithmetic < 2900
+
+
+@pytest.mark.parametrize("name", ["corpus/gpt12_train/gpt12_train_step.after_optimizations.hlo.txt.gz"])
+def test_arithmetic_warp_reads_equal_the_scan_on_a_dump(name, monkeypatch):
+    path = SHARED / name
+    if not path.exists():
+        pytest.skip(f"{name} not in the shared data")
+    from hlo_index.analyses.gpu_coalescing import fusion_coalescing
+    from hlo_index.hlo.loader import load_path
+
+    calls = []
+    original = gpu_coalescing.warp_read
+
+    def recorded(m, shape, plan, device, text=None):
+        calls.append((m, shape, plan, device))
+        return original(m, shape, plan, device, text)
+
+    monkeypatch.setattr(gpu_coalescing, "warp_read", recorded)
+    with current().child():
+        [module] = load_path(str(path))
+        for fusion in module.fusions:
+            fusion_coalescing(fusion)
+        assert len(calls) > 100
+        for m, shape, plan, device in calls:
+            assert original(m, shape, plan, device) == scanned_warp_read(m, shape, plan, device), str(m)
