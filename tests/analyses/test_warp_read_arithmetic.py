@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from hlo_index.affine import IndexingMap, Interval, const, dim, floordiv, mod, range_var, runtime_var
-from hlo_index.analyses import gpu_coalescing
+from hlo_index.analyses import warp_reads
 from hlo_index.analyses.emitters import ThreadPlan
-from hlo_index.analyses.gpu_coalescing import scanned_warp_read, warp_read
 from hlo_index.analyses.gpu_devices import RTX_A6000
+from hlo_index.analyses.warp_reads import scanned_warp_read, warp_read
 from hlo_index.context import current
 from hlo_index.hlo.build import array_shape
 
@@ -64,7 +64,7 @@ def test_arithmetic_warp_reads_equal_the_scan():
             text = str(m)
             expected = scanned_warp_read(m, shape, plan, RTX_A6000, text)
             assert warp_read(m, shape, plan, RTX_A6000, text) == expected, text
-            arithmetic += gpu_coalescing._affine_warp_read(m, shape, plan, RTX_A6000, text) is not None
+            arithmetic += warp_reads._affine_warp_read(m, shape, plan, RTX_A6000, text) is not None
     # most cases take the arithmetic path, and the scan still answers the rest (divisions,
     # warps after warp 0)
     assert 1000 < arithmetic < 2900
@@ -79,13 +79,13 @@ def test_arithmetic_warp_reads_equal_the_scan_on_a_dump(name, monkeypatch):
     from hlo_index.hlo.loader import load_path
 
     calls = []
-    original = gpu_coalescing.warp_read
+    original = warp_reads.warp_read
 
     def recorded(m, shape, plan, device, text=None):
         calls.append((m, shape, plan, device))
         return original(m, shape, plan, device, text)
 
-    monkeypatch.setattr(gpu_coalescing, "warp_read", recorded)
+    monkeypatch.setattr(warp_reads, "warp_read", recorded)
     with current().child():
         [module] = load_path(str(path))
         for fusion in module.fusions:

@@ -188,7 +188,8 @@ def operand_coalesced(fusion: Instruction, device: DeviceSpec) -> list[bool]:
     """Per operand, whether the emitter's warps read it coalesced (the thread maps where they are
     known and small enough to scan, else XLA's heuristic)."""
     from ..emitter_plans import plan_for
-    from ..gpu_coalescing import parameter_thread_maps, warp_read
+    from ..gpu_coalescing import parameter_thread_maps
+    from ..warp_reads import warp_read
 
     emitter_device = device.emitter_device()
     plan = plan_for(fusion, emitter_device)
