@@ -398,3 +398,19 @@ def linear_indices(dec: Decomposition, operand_dims: Sequence[int], limit: int) 
         total = np.add.outer(total, part).reshape(-1)
         charge(len(total))
     return total
+
+
+def charge_linear_indices(dec: Decomposition, limit: int) -> None:
+    """Charge the points ``linear_indices(dec, ..., limit)`` would, without listing the indices
+    (a caller that needs only their count: the budgets then run out exactly where they would)."""
+    if dec.distinct > limit or any(c.values is None for c in dec.components):
+        return
+    count = 1
+    for c in dec.components:
+        if not c.results:
+            if c.points == 0:
+                return
+            continue
+        assert c.values is not None  # checked above
+        count *= len(c.values)
+        charge(count)

@@ -35,7 +35,7 @@ from ..affine import IndexingMap, dim, range_var
 from ..affine.expr import DIM, RUNTIME, Expr
 from ..context import current
 from ..hlo.model import Shape
-from .components import charge, decompose, linear_indices
+from .components import charge, charge_linear_indices, decompose, linear_indices
 from .forms import runtime_as_range, split_linear
 
 if TYPE_CHECKING:
@@ -443,8 +443,13 @@ def _from_components(
     sampled = not all(d.distinct_exact for d in decs)
     bitmap_limit = current().budgets.utilization_bitmap_elements
     mark_limit = min(budget, bitmap_limit)
-    indices = [linear_indices(d, dims, mark_limit) for d in decs]
     need_marks = len(decs) > 1 or bits % 8 != 0
+    if need_marks:
+        indices = [linear_indices(d, dims, mark_limit) for d in decs]
+    else:  # one map of whole bytes: its distinct count is the decomposition's own
+        for d in decs:
+            charge_linear_indices(d, mark_limit)
+        indices = []
     if need_marks and all(i is not None for i in indices) and total <= bitmap_limit:
         marked = np.zeros(total, dtype=bool)
         charge(total // 16)
