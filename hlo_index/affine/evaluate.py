@@ -219,7 +219,7 @@ def semantically_equal(a: IndexingMap, b: IndexingMap, limit: int = 1 << 18, see
 def same_row_sets(a: np.ndarray, b: np.ndarray) -> bool:
     """Whether two int64 arrays of equal width hold the same set of rows (``relation_rows``'
     comparison). Rows become one int64 key each, row-major over the columns' joint ranges, when
-    those fit: a 1-D sort is far cheaper than ``np.unique(axis=0)``."""
+    those fit: a 1-D sort (``distinct_sorted``) is far cheaper than ``np.unique(axis=0)``."""
     import numpy as np
 
     if not len(a) or not len(b) or a.shape[1] == 0:
@@ -236,7 +236,7 @@ def same_row_sets(a: np.ndarray, b: np.ndarray) -> bool:
     for k in range(len(spans) - 2, -1, -1):
         strides[k] = strides[k + 1] * spans[k + 1]
     weights = np.asarray(strides, dtype=np.int64)
-    return bool(np.array_equal(np.unique((a - lo) @ weights), np.unique((b - lo) @ weights)))
+    return bool(np.array_equal(distinct_sorted((a - lo) @ weights), distinct_sorted((b - lo) @ weights)))
 
 
 def _range_sample(m: IndexingMap, limit: int, seed: int) -> np.ndarray | None:
@@ -272,3 +272,25 @@ def _has_feasible_point(m: IndexingMap, limit: int, seed: int = 0) -> bool:
         if len(relation_at(m, points, runtime, range_points)[0]):
             return True
     return False
+
+
+def distinct_sorted(values: np.ndarray) -> np.ndarray:
+    """Sorted distinct values (sort-based: numpy's hashing ``unique`` is several times slower
+    here). Values within a span not much wider than their count (an operand's linear indices,
+    read densely) are marked in a table instead: linear time, no sort."""
+    import numpy as np
+
+    if len(values) < 2:
+        return values
+    if len(values) >= _MARK_AT_LEAST:
+        lo, hi = int(values.min()), int(values.max())
+        if hi - lo < _MARK_SPAN_PER_VALUE * len(values):
+            marked = np.zeros(hi - lo + 1, dtype=bool)
+            marked[values - lo] = True
+            return np.flatnonzero(marked) + lo
+    ordered = np.sort(values)
+    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
+
+
+_MARK_AT_LEAST = 1 << 12  # below, a sort is as cheap as allocating the table
+_MARK_SPAN_PER_VALUE = 8  # table cells per value at most (a sort is O(n log n), the table O(span))

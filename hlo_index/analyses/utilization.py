@@ -32,6 +32,7 @@ from math import ceil, prod
 from typing import TYPE_CHECKING, TypedDict
 
 from ..affine import IndexingMap, dim, range_var
+from ..affine.evaluate import distinct_sorted
 from ..affine.expr import DIM, RUNTIME, Expr
 from ..context import current
 from ..hlo.model import Shape
@@ -294,7 +295,7 @@ def _union_reads(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], bud
         return int(np.count_nonzero(table[0] >= 0) + np.count_nonzero(fresh))
     total = max(prod(operand_dims), 1)
     keys = np.concatenate([out_lin * total + in_lin for out_lin, in_lin in per_map])
-    return int(np.unique(keys).size)
+    return int(distinct_sorted(keys).size)
 
 
 # ---- boxes: each result an affine function of its own variable ----------------------------
@@ -516,7 +517,7 @@ def _bytes_marked(marked: np.ndarray, shape: Shape, bits: int) -> int:
         offsets = np.flatnonzero(marked)
     first = offsets * bits // 8
     last = ((offsets + 1) * bits - 1) // 8
-    return int(np.unique(np.concatenate([first, last])).size)
+    return int(distinct_sorted(np.concatenate([first, last])).size)
 
 
 # ---- the read set itself -------------------------------------------------------------------
