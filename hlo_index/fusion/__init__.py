@@ -23,7 +23,7 @@ from .mapset import MapSet, distinct, finalize
 from .rule_cache import spread_unknown
 from .semantic import dedupe_semantically
 from .traverse import callee_of
-from .walk import blame, compose_step
+from .walk import ParameterMaps, blame, compose_step
 
 Target = Instruction | Computation
 
@@ -68,7 +68,7 @@ def _num_outputs(target: Target) -> int:
 def _computation_out2in(comp: Computation, operands: int) -> list[OperandIndexing]:
     results = [computation_output_to_input(comp, out) for out in range(_num_outputs(comp))]
     # fusions of one structure share their results' objects (``compose``): and so their rows
-    memo = current().tables[_ROWS_BY_RESULTS]
+    memo: dict[tuple[int, ...], tuple[list[ParameterMaps], list[OperandIndexing]]] = current().tables[_ROWS_BY_RESULTS]
     key = (operands, *map(id, results))
     hit = memo.get(key)
     if hit is not None and all(a is b for a, b in zip(hit[0], results)):
@@ -78,7 +78,7 @@ def _computation_out2in(comp: Computation, operands: int) -> list[OperandIndexin
     return rows
 
 
-def _rows(results: list[dict[tuple[int, int], tuple[IndexingMap, ...]]], operands: int) -> list[OperandIndexing]:
+def _rows(results: list[ParameterMaps], operands: int) -> list[OperandIndexing]:
     rows: list[OperandIndexing] = []
     for out, per_param in enumerate(results):
         elements_of: dict[int, list[int]] = {}
