@@ -237,8 +237,10 @@ def fingerprint_id(comp: Computation) -> int:
     else:
         first = alone[outline]
         if first is not None:  # the outline's first computation: its key, under the id it has
-            key_ids[computation_fingerprint(first[0])] = first[1]
+            # marked done first: its key may need the id of a callee of the same outline (an
+            # ENTRY and its conditional's branch), which then finds no key left to compute
             alone[outline] = None
+            key_ids[computation_fingerprint(first[0])] = first[1]
         key = computation_fingerprint(comp)
         fid = key_ids.get(key, -1)
         if fid < 0:
