@@ -190,6 +190,8 @@ def semantically_equal(a: IndexingMap, b: IndexingMap, limit: int = 1 << 18, see
     range-variable box alone exceeds ``limit``, sampled range points, so witnesses outside the
     sample are missed), and runtime assignments made of every corner, the midpoints and 16
     random ones. ``True`` then means no difference was found."""
+    import numpy as np
+
     if a.is_undefined or b.is_undefined:
         return a.is_undefined and b.is_undefined and a.undefined_reason == b.undefined_reason
     if a.is_known_empty and b.is_known_empty:
@@ -204,9 +206,37 @@ def semantically_equal(a: IndexingMap, b: IndexingMap, limit: int = 1 << 18, see
     points = dim_points(probe, limit, seed)
     range_a, range_b = _range_sample(a, limit, seed), _range_sample(b, limit, seed)
     for runtime in _runtime_assignments(a, b, seed=seed):
-        if relation_rows(a, points, runtime, range_a) != relation_rows(b, points, runtime, range_b):
+        feasible_a, results_a = relation_at(a, points, runtime, range_a)
+        feasible_b, results_b = relation_at(b, points, runtime, range_b)
+        if not same_row_sets(
+            np.concatenate([feasible_a[:, : a.num_dims], results_a], axis=1),
+            np.concatenate([feasible_b[:, : b.num_dims], results_b], axis=1),
+        ):
             return False
     return True
+
+
+def same_row_sets(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two int64 arrays of equal width hold the same set of rows (``relation_rows``'
+    comparison). Rows become one int64 key each, row-major over the columns' joint ranges, when
+    those fit: a 1-D sort (``distinct_sorted``) is far cheaper than ``np.unique(axis=0)``."""
+    import numpy as np
+
+    if not len(a) or not len(b) or a.shape[1] == 0:
+        return (len(a) > 0) == (len(b) > 0)
+    both = np.concatenate([a, b], axis=0)
+    lo, hi = both.min(axis=0), both.max(axis=0)
+    spans = [high - low + 1 for high, low in zip(hi.tolist(), lo.tolist())]
+    total = 1
+    for span in spans:
+        total *= span
+    if total >= 1 << 62:
+        return bool(np.array_equal(np.unique(a, axis=0), np.unique(b, axis=0)))
+    strides = [1] * len(spans)
+    for k in range(len(spans) - 2, -1, -1):
+        strides[k] = strides[k + 1] * spans[k + 1]
+    weights = np.asarray(strides, dtype=np.int64)
+    return bool(np.array_equal(distinct_sorted((a - lo) @ weights), distinct_sorted((b - lo) @ weights)))
 
 
 def _range_sample(m: IndexingMap, limit: int, seed: int) -> np.ndarray | None:
@@ -242,3 +272,25 @@ def _has_feasible_point(m: IndexingMap, limit: int, seed: int = 0) -> bool:
         if len(relation_at(m, points, runtime, range_points)[0]):
             return True
     return False
+
+
+def distinct_sorted(values: np.ndarray) -> np.ndarray:
+    """Sorted distinct values (sort-based: numpy's hashing ``unique`` is several times slower
+    here). Values within a span not much wider than their count (an operand's linear indices,
+    read densely) are marked in a table instead: linear time, no sort."""
+    import numpy as np
+
+    if len(values) < 2:
+        return values
+    if len(values) >= _MARK_AT_LEAST:
+        lo, hi = int(values.min()), int(values.max())
+        if hi - lo < _MARK_SPAN_PER_VALUE * len(values):
+            marked = np.zeros(hi - lo + 1, dtype=bool)
+            marked[values - lo] = True
+            return np.flatnonzero(marked) + lo
+    ordered = np.sort(values)
+    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
+
+
+_MARK_AT_LEAST = 1 << 12  # below, a sort is as cheap as allocating the table
+_MARK_SPAN_PER_VALUE = 8  # table cells per value at most (a sort is O(n log n), the table O(span))

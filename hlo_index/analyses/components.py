@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from ..affine import IndexingMap, Interval, dim, range_var
 from ..affine.bounds import Domain
-from ..affine.evaluate import evaluate_expr
+from ..affine.evaluate import distinct_sorted, evaluate_expr
 from ..affine.expr import DIM, FLOORDIV, MOD, Expr
 from ..context import current, register_table
 
@@ -336,28 +336,6 @@ def _mixed_radix(e: Expr, members, intervals, operand_dim: int, domain: Domain) 
     return prod(size for _, size in terms)
 
 
-def distinct_sorted(values: np.ndarray) -> np.ndarray:
-    """Sorted distinct values (sort-based: numpy's hashing ``unique`` is several times slower
-    here). Values within a span not much wider than their count (an operand's linear indices,
-    read densely) are marked in a table instead: linear time, no sort."""
-    import numpy as np
-
-    if len(values) < 2:
-        return values
-    if len(values) >= _MARK_AT_LEAST:
-        lo, hi = int(values.min()), int(values.max())
-        if hi - lo < _MARK_SPAN_PER_VALUE * len(values):
-            marked = np.zeros(hi - lo + 1, dtype=bool)
-            marked[values - lo] = True
-            return np.flatnonzero(marked) + lo
-    ordered = np.sort(values)
-    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
-
-
-_MARK_AT_LEAST = 1 << 12  # below, a sort is as cheap as allocating the table
-_MARK_SPAN_PER_VALUE = 8  # table cells per value at most (a sort is O(n log n), the table O(span))
-
-
 def _value_range_product(m: IndexingMap, results, constraints, operand_dims, domain: Domain) -> int:
     """Upper bound on distinct rows: each result's value range, narrowed by a constraint on the
     very same expression and by the operand's bounds."""
@@ -398,3 +376,19 @@ def linear_indices(dec: Decomposition, operand_dims: Sequence[int], limit: int) 
         total = np.add.outer(total, part).reshape(-1)
         charge(len(total))
     return total
+
+
+def charge_linear_indices(dec: Decomposition, limit: int) -> None:
+    """Charge the points ``linear_indices(dec, ..., limit)`` would, without listing the indices
+    (a caller that needs only their count: the budgets then run out exactly where they would)."""
+    if dec.distinct > limit or any(c.values is None for c in dec.components):
+        return
+    count = 1
+    for c in dec.components:
+        if not c.results:
+            if c.points == 0:
+                return
+            continue
+        assert c.values is not None  # checked above
+        count *= len(c.values)
+        charge(count)

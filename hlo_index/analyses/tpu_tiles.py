@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..affine import IndexingMap
-from ..affine.evaluate import evaluate_expr
+from ..affine.evaluate import distinct_sorted, evaluate_expr
 from ..affine.expr import DIM, RANGE, RUNTIME
 from ..hlo.model import Shape
 from .emitters import minor_nontrivial
@@ -126,7 +126,7 @@ def _read_tiles(figure: dict, live: list, shape: Shape, bits: int, seed: int) ->
         return
     indices = np.argwhere(mask) if shape.rank else np.zeros((read, 0), dtype=np.int64)
     ids = layout_cells(shape, indices)[1][0]
-    tiles_read = int(np.unique(ids).size)
+    tiles_read = int(distinct_sorted(np.asarray(ids).reshape(-1)).size)
     figure["tiles_read"] = tiles_read
     figure["tile_utilization"] = used / (tiles_read * figure["tile_bytes"]) if tiles_read else None
 

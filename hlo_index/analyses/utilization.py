@@ -32,10 +32,11 @@ from math import ceil, prod
 from typing import TYPE_CHECKING, TypedDict
 
 from ..affine import IndexingMap, dim, range_var
+from ..affine.evaluate import distinct_sorted
 from ..affine.expr import DIM, RUNTIME, Expr
 from ..context import current
 from ..hlo.model import Shape
-from .components import charge, decompose, linear_indices
+from .components import charge, charge_linear_indices, decompose, linear_indices
 from .forms import runtime_as_range, split_linear
 
 if TYPE_CHECKING:
@@ -294,7 +295,7 @@ def _union_reads(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], bud
         return int(np.count_nonzero(table[0] >= 0) + np.count_nonzero(fresh))
     total = max(prod(operand_dims), 1)
     keys = np.concatenate([out_lin * total + in_lin for out_lin, in_lin in per_map])
-    return int(np.unique(keys).size)
+    return int(distinct_sorted(keys).size)
 
 
 # ---- boxes: each result an affine function of its own variable ----------------------------
@@ -443,8 +444,13 @@ def _from_components(
     sampled = not all(d.distinct_exact for d in decs)
     bitmap_limit = current().budgets.utilization_bitmap_elements
     mark_limit = min(budget, bitmap_limit)
-    indices = [linear_indices(d, dims, mark_limit) for d in decs]
     need_marks = len(decs) > 1 or bits % 8 != 0
+    if need_marks:
+        indices = [linear_indices(d, dims, mark_limit) for d in decs]
+    else:  # one map of whole bytes: its distinct count is the decomposition's own
+        for d in decs:
+            charge_linear_indices(d, mark_limit)
+        indices = []
     if need_marks and all(i is not None for i in indices) and total <= bitmap_limit:
         marked = np.zeros(total, dtype=bool)
         charge(total // 16)
@@ -511,7 +517,7 @@ def _bytes_marked(marked: np.ndarray, shape: Shape, bits: int) -> int:
         offsets = np.flatnonzero(marked)
     first = offsets * bits // 8
     last = ((offsets + 1) * bits - 1) // 8
-    return int(np.unique(np.concatenate([first, last])).size)
+    return int(distinct_sorted(np.concatenate([first, last])).size)
 
 
 # ---- the read set itself -------------------------------------------------------------------

@@ -23,7 +23,7 @@ from .mapset import MapSet, distinct, finalize
 from .rule_cache import spread_unknown
 from .semantic import dedupe_semantically
 from .traverse import callee_of
-from .walk import blame, compose_step
+from .walk import ParameterMaps, blame, compose_step
 
 Target = Instruction | Computation
 
@@ -66,9 +66,21 @@ def _num_outputs(target: Target) -> int:
 
 
 def _computation_out2in(comp: Computation, operands: int) -> list[OperandIndexing]:
+    results = [computation_output_to_input(comp, out) for out in range(_num_outputs(comp))]
+    # fusions of one structure share their results' objects (``compose``): and so their rows
+    memo: dict[tuple[int, ...], tuple[list[ParameterMaps], list[OperandIndexing]]] = current().tables[_ROWS_BY_RESULTS]
+    key = (operands, *map(id, results))
+    hit = memo.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], results)):
+        return hit[1]
+    rows = _rows(results, operands)
+    memo[key] = (results, rows)
+    return rows
+
+
+def _rows(results: list[ParameterMaps], operands: int) -> list[OperandIndexing]:
     rows: list[OperandIndexing] = []
-    for out in range(_num_outputs(comp)):
-        per_param = computation_output_to_input(comp, out)
+    for out, per_param in enumerate(results):
         elements_of: dict[int, list[int]] = {}
         for p, e in per_param:  # keys are sorted: elements come out ascending
             elements_of.setdefault(p, []).append(e)
@@ -83,6 +95,8 @@ def _computation_out2in(comp: Computation, operands: int) -> list[OperandIndexin
 # id(target) -> (target, rows) per analysis context: an identity memo (the report and its per-operand
 # figures both ask; a whole ENTRY has outputs x parameters rows)
 _ROWS = register_table("fusion.target_rows")
+# (operands, ids of the per-output results) -> (the results, rows): an identity memo
+_ROWS_BY_RESULTS = register_table("fusion.target_rows_by_results")
 
 
 def output_to_input(target: Target) -> list[OperandIndexing]:

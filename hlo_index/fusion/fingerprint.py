@@ -61,6 +61,7 @@ _SHAPE_TOKENS = register_table("fusion.fingerprint.shape_tokens")  # id(shape) -
 _SHAPE_IDS = register_table("fusion.fingerprint.shape_ids")  # Shape -> token
 _KEY_IDS = register_table("fusion.fingerprint.computation_ids")  # fingerprint -> int
 _BY_COMPUTATION = register_table("fusion.fingerprint.by_computation")  # id(comp) -> (comp, int)
+_OUTLINES = register_table("fusion.fingerprint.outlines")  # see fingerprint_id
 
 # A structural key: ints, strings and nested tuples of them (hashable unless an attribute value is not).
 Key: TypeAlias = tuple[object, ...]
@@ -205,17 +206,45 @@ def computation_fingerprint(comp: Computation) -> Key:
     return tuple(rows)
 
 
+def _outline(comp: Computation) -> Key:
+    """A few facts every computation with the same ``computation_fingerprint`` shares (instruction
+    count, root opcode and shape), read without a pass over the instructions."""
+    root = comp.root
+    if root is None:
+        return (len(comp.instructions), None, -1)
+    return (len(comp.instructions), root.opcode, shape_token(root.shape))
+
+
 def fingerprint_id(comp: Computation) -> int:
     """Interned ``computation_fingerprint``: equal ints exactly when the keys are equal (within
-    one analysis context)."""
+    one analysis context).
+
+    Most fused computations of a big dump have an outline (``_outline``) no other has: those get
+    an id without their key, which is computed only once a second computation with the same
+    outline comes (structurally equal computations always share their outline)."""
     tables = current().tables
     by_computation: dict[int, tuple[Computation, int]] = tables[_BY_COMPUTATION]
     hit = by_computation.get(id(comp))
     if hit is not None and hit[0] is comp:
         return hit[1]
-    key = computation_fingerprint(comp)
     key_ids: dict[Key, int] = tables[_KEY_IDS]
-    fid = key_ids.setdefault(key, len(key_ids))
+    # outline -> the one computation seen with it so far, its id (None once keys are computed)
+    alone: dict[Key, tuple[Computation, int] | None] = tables[_OUTLINES]
+    outline = _outline(comp)
+    if outline not in alone:
+        fid = len(alone) + len(key_ids)  # never issued before: both only grow
+        alone[outline] = (comp, fid)
+    else:
+        first = alone[outline]
+        if first is not None:  # the outline's first computation: its key, under the id it has
+            # marked done first: its key may need the id of a callee of the same outline (an
+            # ENTRY and its conditional's branch), which then finds no key left to compute
+            alone[outline] = None
+            key_ids[computation_fingerprint(first[0])] = first[1]
+        key = computation_fingerprint(comp)
+        fid = key_ids.get(key, -1)
+        if fid < 0:
+            fid = key_ids[key] = len(alone) + len(key_ids)
     by_computation[id(comp)] = (comp, fid)
     return fid
 

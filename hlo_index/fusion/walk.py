@@ -44,6 +44,8 @@ class Walk:
 
 # id(comp) -> (comp, walk) per analysis context: an identity memo, the object kept and checked
 _WALKS = register_table("fusion.walk.walks")
+# (id(op maps), id(maps to the value), value dims) -> (op maps, maps to the value, their steps)
+_STEPS = register_table("fusion.walk.steps")
 
 
 def walk_of(comp: Computation) -> Walk:
@@ -106,6 +108,28 @@ class WalkBudget:
         self.left -= 1
         return compose_step(op_map, to_value, instr, value_dims)
 
+    def steps(self, op_maps: Maps, to_value: Maps, instr: Instruction, value_dims: tuple[int, ...]) -> Maps:
+        """The distinct ``step`` of every (op map, map to the value) pair.
+
+        Walks send the same shared sets through the same shared op-rule maps again and again
+        (each broadcast of a layer norm's scale, in every fused computation that has one): while
+        the budget covers every pair, the answer depends on the two sets alone and is memoised by
+        identity. An UNDEFINED op map names ``instr``'s opcode: such sets are not shared; nor are
+        the steps of a budget whose ``step`` is its own."""
+        count = len(op_maps) * len(to_value)
+        if self.left < count or type(self).step is not WalkBudget.step:
+            return distinct([self.step(op_map, m, instr, value_dims) for op_map in op_maps for m in to_value])
+        memo: dict[tuple[int, int, tuple[int, ...]], tuple[Maps, Maps, Maps]] = current().tables[_STEPS]
+        key = (id(op_maps), id(to_value), value_dims)
+        hit = memo.get(key)
+        self.left -= count
+        if hit is not None and hit[0] is op_maps and hit[1] is to_value:
+            return hit[2]
+        new = distinct([compose_step(op_map, m, instr, value_dims) for op_map in op_maps for m in to_value])
+        if not any(m.is_undefined for m in op_maps):
+            memo[key] = (op_maps, to_value, new)
+        return new
+
 
 def _deposit(
     arrays: dict[int, Maps], tuples: dict[int, dict[int, Maps]], operand: Instruction, element: int, maps: Maps
@@ -159,10 +183,7 @@ def walk_to_parameters(
         for out, to_value in items:
             value_dims = shape.leaf(out).dims
             for position, element, op_maps, passthrough in output_to_input_steps(instr, out):
-                if passthrough:
-                    new = to_value
-                else:
-                    new = distinct([budget.step(op_map, m, instr, value_dims) for op_map in op_maps for m in to_value])
+                new = to_value if passthrough else budget.steps(op_maps, to_value, instr, value_dims)
                 operand = operands[position]
                 if operand.shape.tuple_shapes is None:  # _deposit's array case, inline: most deposits
                     key = id(operand)
@@ -239,13 +260,7 @@ def forward_input_to_output(
             value_dims = instr.shape.leaf(value_element).dims
             for user, position in walk.users.get(id(instr), ()):
                 for out, op_maps, passthrough in user_steps(instr, value_element, user, position):
-                    new = (
-                        to_value
-                        if passthrough
-                        else distinct(
-                            [budget.step(op_map, m, user, value_dims) for op_map in op_maps for m in to_value]
-                        )
-                    )
+                    new = to_value if passthrough else budget.steps(op_maps, to_value, user, value_dims)
                     key = (id(user), out)
                     state[key] = union(state.get(key, ()), new)
     outputs = []

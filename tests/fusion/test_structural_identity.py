@@ -110,3 +110,46 @@ def test_cli_analyses_each_file_as_if_alone(tmp_path):
     assert modules(*reversed(paths)) == alone[::-1]
     verified = runner.invoke(main, ["analyze", *paths, "--verify", "--format", "json"])
     assert verified.exit_code == 0, verified.output
+
+
+# The ENTRY and its conditional's true branch: five instructions each, a root tuple (f32[4]) each.
+BRANCH_LIKE_ITS_CALLER = """HloModule branch_like_its_caller
+
+on_true {
+  t = (f32[4]) parameter(0)
+  g = f32[4] get-tuple-element(t), index=0
+  n = f32[4] negate(g)
+  m = f32[4] multiply(n, n)
+  ROOT r = (f32[4]) tuple(m)
+}
+
+on_false {
+  t = (f32[4]) parameter(0)
+  g = f32[4] get-tuple-element(t), index=0
+  ROOT r = (f32[4]) tuple(g)
+}
+
+ENTRY main {
+  p = pred[] parameter(0)
+  x = (f32[4]) parameter(1)
+  c = (f32[4]) conditional(p, x, x), true_computation=on_true, false_computation=on_false
+  e = f32[4] get-tuple-element(c), index=0
+  ROOT r = (f32[4]) tuple(e)
+}
+"""
+
+
+def test_a_callee_shaped_like_its_caller_gets_its_own_identity():
+    """Identities of computations alike in size and root (a caller and its callee) are still told
+    apart by their bodies, whichever is asked first, and a renamed copy shares its original's."""
+    with AnalysisContext():
+        module = parse_module_text(BRANCH_LIKE_ITS_CALLER)
+        main = module.by_name["main"]
+        fingerprint_id(main)  # the caller first: its identity is then needed inside its own key
+        rows = output_to_input(main)
+        assert [r.operand for r in rows if r.maps] == [0, 1]  # the predicate picks, the tuple is read
+        copy = parse_module_text(BRANCH_LIKE_ITS_CALLER.replace("on_true", "then_branch"))
+        assert fingerprint_id(copy.by_name["then_branch"]) == fingerprint_id(module.by_name["on_true"])
+        assert fingerprint_id(copy.by_name["main"]) == fingerprint_id(main)
+        assert fingerprint_id(module.by_name["on_true"]) != fingerprint_id(main)
+        assert fingerprint_id(module.by_name["on_false"]) != fingerprint_id(module.by_name["on_true"])
