@@ -109,7 +109,12 @@ def _drop(m: IndexingMap) -> IndexingMap:
     if not free:
         return m
     dropped: set[int] = set()  # indices of the constraints shown satisfiable, with their variables
-    for component in _components(free, variables):
+    # one enumeration when the whole box is small enough; else each independent part on its own
+    whole_box = 1
+    for v in free:
+        whole_box *= max(m.range_vars[v.value].size, 0)
+    groups = [free] if whole_box <= budgets().witness_points else _components(free, variables)
+    for component in groups:
         indices = [k for k, vs in enumerate(variables) if vs and vs <= component]
         group = sorted(v.value for v in component)
         verdict = _satisfiable(group, m.range_vars, [m.constraints[k] for k in indices])
