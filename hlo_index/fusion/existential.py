@@ -15,6 +15,7 @@ small independent condition per window).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 
 from ..affine import IndexingMap, Interval, const
 from ..affine.expr import DIM, RANGE, Expr, replace_variables, variable
@@ -129,7 +130,7 @@ def _drop(m: IndexingMap) -> IndexingMap:
     return IndexingMap(m.dims, m.range_vars, m.runtime_vars, m.results, kept).remove_unused_variables().simplified()
 
 
-def _components(free: set[Expr], variables: list[set[Expr]]) -> list[set[Expr]]:
+def _components(free: set[Expr], variables: Sequence[AbstractSet[Expr]]) -> list[set[Expr]]:
     """The free variables that constraints tie together, one set per connected group (each is
     decided on its own box: a product of small boxes is enumerated part by part)."""
     components: list[set[Expr]] = []
