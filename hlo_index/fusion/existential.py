@@ -7,12 +7,15 @@ existential, so when some value of ``s1`` satisfies those constraints the relati
 ``(d0)[s0] -> (s0)``, and when none does it is empty. The simplifier keeps such variables; here
 they are removed, which lets equal relations reached along different paths get one canonical
 form (a training step's weights are otherwise read through dozens of spellings of one map).
-Satisfiability is decided by enumerating the variables' box, and only when that is exhaustive.
+Satisfiability is decided by enumerating the variables' box, and only when that is exhaustive;
+variables that no constraint ties together are decided apart (a chain of convolutions leaves one
+small independent condition per window).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 
 from ..affine import IndexingMap, Interval, const
 from ..affine.expr import DIM, RANGE, Expr, replace_variables, variable
@@ -106,14 +109,36 @@ def _drop(m: IndexingMap) -> IndexingMap:
                 changed = True
     if not free:
         return m
-    group_constraints = [(e, b) for (e, b), vs in zip(m.constraints, variables) if vs and vs <= free]
-    if not group_constraints:
+    dropped: set[int] = set()  # indices of the constraints shown satisfiable, with their variables
+    # one enumeration when the whole box is small enough; else each independent part on its own
+    whole_box = 1
+    for v in free:
+        whole_box *= max(m.range_vars[v.value].size, 0)
+    groups = [free] if whole_box <= budgets().witness_points else _components(free, variables)
+    for component in groups:
+        indices = [k for k, vs in enumerate(variables) if vs and vs <= component]
+        group = sorted(v.value for v in component)
+        verdict = _satisfiable(group, m.range_vars, [m.constraints[k] for k in indices])
+        if verdict is None:
+            continue
+        if not verdict:
+            return IndexingMap.known_empty(m.num_dims, m.num_results)
+        dropped.update(indices)
+    if not dropped:
         return m
-    group = sorted(v.value for v in free)
-    verdict = _satisfiable(group, m.range_vars, group_constraints)
-    if verdict is None:
-        return m
-    if not verdict:
-        return IndexingMap.known_empty(m.num_dims, m.num_results)
-    kept = [(e, b) for (e, b), vs in zip(m.constraints, variables) if not (vs and vs <= free)]
+    kept = [c for k, c in enumerate(m.constraints) if k not in dropped]
     return IndexingMap(m.dims, m.range_vars, m.runtime_vars, m.results, kept).remove_unused_variables().simplified()
+
+
+def _components(free: set[Expr], variables: Sequence[AbstractSet[Expr]]) -> list[set[Expr]]:
+    """The free variables that constraints tie together, one set per connected group (each is
+    decided on its own box: a product of small boxes is enumerated part by part)."""
+    components: list[set[Expr]] = []
+    for vs in variables:
+        if not vs or not vs <= free:
+            continue
+        touching = [c for c in components if c & vs]
+        merged = set(vs).union(*touching)
+        components = [c for c in components if not (c & vs)]
+        components.append(merged)
+    return components

@@ -205,6 +205,11 @@ def top_down_output_to_input(comp: Computation, output_index: int) -> ParameterM
 
 def user_steps(instr: Instruction, element: int, user: Instruction, position: int) -> tuple[ForwardStep, ...]:
     """Steps from element ``element`` of ``instr`` into ``user`` (its operand ``position``)."""
+    if instr.shape.is_tuple and user.opcode == "opt-barrier":
+        # the barrier's output is its operand: element ``element`` lands in element ``element``
+        leaf = user.shape.leaf(element) if element < user.shape.num_outputs else None
+        if leaf is not None and not leaf.is_tuple and leaf.dims == instr.shape.leaf(element).dims:
+            return ((element, (identity(leaf.dims),), True),)
     if instr.shape.is_tuple and user.opcode != "get-tuple-element":
         reason = f"{user.opcode}: consumes the tuple-shaped value '{instr.name}' whole"
         return tuple((out, (IndexingMap.undefined(reason),), False) for out in range(user.shape.num_outputs))

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hlo_index.affine import IndexingMap, Interval, dim, parse_map, range_var
+from hlo_index.context import AnalysisContext
 from hlo_index.fusion.existential import drop_witness_range_vars
 
 
@@ -25,6 +26,30 @@ def test_unsatisfiable_witness_makes_the_map_empty():
 def test_single_value_variable_becomes_a_constant():
     m = parse_map("()[s0, s1] -> (s0, s1), domain: s0 in [0, 26], s1 in [0, 42], s0 in [0, 0]")
     assert drop_witness_range_vars(m) == parse_map("()[s0] -> (0, s0), domain: s0 in [0, 42]")
+
+
+def test_independent_witness_conditions_are_decided_apart():
+    """Two windows' conditions, each on its own pair of variables: each pair's box is small though
+    their product is past ``witness_points``; both satisfiable, so both go (checked by enumerating
+    the relations: the budget that decides them is not the one that enumerates here)."""
+    text = (
+        "(d0)[s0, s1, s2, s3, s4] -> (s0), domain: d0 in [0, 1], s0 in [0, 3], s1 in [0, 2], s2 in [0, 4], "
+        "s3 in [0, 2], s4 in [0, 4], s1 + s2 * 2 in [1, 8], s3 + s4 in [6, 7]"
+    )
+    with AnalysisContext(witness_points=20):
+        cleaned = drop_witness_range_vars(parse_map(text))
+    assert cleaned == parse_map("(d0)[s0] -> (s0), domain: d0 in [0, 1], s0 in [0, 3]")
+    assert _relation(cleaned) == _relation(parse_map(text))
+
+
+def test_one_unsatisfiable_condition_among_several_makes_the_map_empty():
+    text = (
+        "(d0)[s0, s1, s2, s3, s4] -> (s0), domain: d0 in [0, 1], s0 in [0, 3], s1 in [0, 2], s2 in [0, 4], "
+        "s3 in [0, 2], s4 in [0, 4], s1 + s2 * 2 in [1, 8], s3 + s4 in [7, 9]"
+    )
+    with AnalysisContext(witness_points=20):
+        assert drop_witness_range_vars(parse_map(text)).is_known_empty
+    assert not _relation(parse_map(text))
 
 
 def _relation(m: IndexingMap) -> set:
