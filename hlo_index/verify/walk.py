@@ -214,13 +214,7 @@ class Walker:
                                 continue
                         if element_dims is None:
                             element_dims = dims
-                        pending = need.get(key)
-                        if pending is None:
-                            need[key] = [element_dims, got]
-                        elif pending[0] is element_dims or pending[0] == element_dims:
-                            pending.append(got)
-                        else:
-                            _add(need, key, element_dims, got)  # (says why not)
+                        _add(need, key, element_dims, got)
                     continue
                 # memoised by linear index, the element made only on a miss (a nested tuple's
                 # elements are those passed through it: their dims are part of the key)
@@ -238,14 +232,7 @@ class Walker:
                                 for element_dims in (_element_dims(operand, element, dims),)
                             }
                         for element, (element_dims, got) in per_element.items():
-                            key = (operand, element)
-                            pending = need.get(key)
-                            if pending is None:
-                                need[key] = [element_dims, got]
-                            elif pending[0] is element_dims or pending[0] == element_dims:
-                                pending.append(got)
-                            else:
-                                _add(need, key, element_dims, got)  # (says why not)
+                            _add(need, (operand, element), element_dims, got)
         return found
 
     def _reader(self, instr: Instruction) -> tuple:
