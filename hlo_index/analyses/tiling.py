@@ -25,6 +25,7 @@ from math import prod
 import numpy as np
 
 from ..affine import IndexingMap, Interval, dim
+from ..affine.evaluate import distinct_sorted
 from ..affine.expr import RANGE, RUNTIME, Expr
 from .forms import offending_division, split_linear
 
@@ -253,7 +254,7 @@ def _progression(composed: IndexingMap, terms, r: int):
     )
     if prod(g.size for g in grids[:1]) > 1 << 22:
         return 0, 0, 0, "too many element offsets mix here to check"
-    values = np.unique(sum(c * g for (_, c), g in zip(terms, grids)).reshape(-1))
+    values = distinct_sorted(sum(c * g for (_, c), g in zip(terms, grids)).reshape(-1))
     steps = np.diff(values)
     if len(values) > 1 and not np.all(steps == steps[0]):
         names = ", ".join(_name(v, r) for v, _ in terms)

@@ -13,7 +13,7 @@ from math import ceil
 import numpy as np
 
 from ..affine import IndexingMap, Interval
-from ..affine.evaluate import evaluate_expr
+from ..affine.evaluate import distinct_sorted, evaluate_expr
 from ..affine.expr import DIM, RANGE, RUNTIME, VARIABLE_KINDS
 from ..context import current, register_table
 from .emitters import BX, TX, ThreadPlan
@@ -316,7 +316,7 @@ def _verdict(text, warp_index, offsets, bits, device: GpuDevice, vector) -> Warp
         segments = len({v * bits // 8 // tb for v in small} | {((v + 1) * bits - 1) // 8 // tb for v in small})
         distinct = len(small)
     else:
-        array = np.unique(offsets)
+        array = distinct_sorted(np.asarray(offsets).reshape(-1))
         breaks = np.nonzero(np.diff(array) != 1)[0]
         starts = np.concatenate([[0], breaks + 1])
         ends = np.concatenate([breaks, [len(array) - 1]])

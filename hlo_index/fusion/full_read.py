@@ -19,7 +19,7 @@ parts of a concatenate) make a full read again.
 from __future__ import annotations
 
 from ..affine import IndexingMap, Interval
-from ..affine.evaluate import Value, evaluate_expr
+from ..affine.evaluate import Value, distinct_sorted, evaluate_expr
 from ..affine.expr import CONST, DIM, MOD, RANGE, Expr, range_var
 from ..context import budgets, current, register_table
 from .existential import drop_witness_range_vars
@@ -120,7 +120,7 @@ def _image_is_extent(r: Expr, variables: list[Expr], boxes: list[Interval], n: i
 
     grids = np.meshgrid(*(np.arange(iv.lo, iv.hi + 1, dtype=np.int64) for iv in boxes), indexing="ij")
     env: dict[tuple[int, int], Value] = {(v.kind, v.value): g.ravel() for v, g in zip(variables, grids)}
-    values = np.unique(np.asarray(evaluate_expr(r, env, {})))
+    values = distinct_sorted(np.asarray(evaluate_expr(r, env, {})).reshape(-1))
     return len(values) == n and int(values[0]) == 0 and int(values[-1]) == n - 1
 
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..affine import IndexingMap, Interval, range_var
-from ..affine.evaluate import Value, evaluate_expr
+from ..affine.evaluate import Value, distinct_sorted, evaluate_expr
 from ..affine.expr import DIM, RANGE, Expr
 from ..context import budgets
 from .domain_union import split_constraints
@@ -115,7 +115,7 @@ def whole_box_of(maps: Sequence[IndexingMap]) -> IndexingMap | None:
     if total > limit:
         return None
     strides = np.cumprod(np.concatenate([[1], spans[:0:-1]]))[::-1].astype(np.int64)
-    if len(np.unique((rows - lo) @ strides)) != total:
+    if len(distinct_sorted((rows - lo) @ strides)) != total:
         return None
     box = [
         free[k] if k in free else Interval(int(lo[coords.index(k)]), int(hi[coords.index(k)]))

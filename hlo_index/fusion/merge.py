@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, TypeAlias
 
 from ..affine import IndexingMap, Interval, const, dim
+from ..affine.evaluate import distinct_sorted
 from ..affine.expr import Expr
 from ..context import budgets, current, register_table
 from .domain_union import domain_join
@@ -71,8 +72,8 @@ def _same_relation(union_parts: list[np.ndarray], whole: np.ndarray) -> bool:
         total *= int(s)
     if total < (1 << 62):  # one int64 key per row: 1-D unique is far cheaper than row-wise
         strides = np.cumprod(np.concatenate([[1], (hi - lo + 1)[:0:-1]]))[::-1].astype(np.int64)
-        union_keys = np.unique((union - lo) @ strides)
-        whole_keys = np.unique((whole - lo) @ strides)
+        union_keys = distinct_sorted((union - lo) @ strides)
+        whole_keys = distinct_sorted((whole - lo) @ strides)
     else:
         union_keys = np.unique(union, axis=0)
         whole_keys = np.unique(whole, axis=0)
