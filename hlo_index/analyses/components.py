@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from math import prod
 from typing import TYPE_CHECKING
 
@@ -47,19 +48,62 @@ def spent_points() -> int:
 @dataclass(frozen=True)
 class Component:
     results: tuple[int, ...]  # result positions this component produces
-    values: np.ndarray | None  # distinct in-bounds result rows [k, len(results)]; None: not listed
+    listed: np.ndarray | None  # distinct in-bounds result rows [k, len(results)]; None: not listed (or ``box``)
     points: int  # feasible points (an estimate when not ``points_exact``)
     points_exact: bool
     distinct_exact: bool
     upper: int  # upper bound on the distinct count
     count: int | None = None  # distinct count when ``values`` is None
+    # the rows are every point of this box, once, in row-major order: listed only when asked for
+    # (most callers want the count alone, and a box of a reshape's digits can hold 10^6 rows)
+    box: tuple[int, ...] | None = None
+
+    @cached_property
+    def values(self) -> np.ndarray | None:
+        """The distinct in-bounds result rows ``[k, len(results)]``; None: not listed."""
+        if self.box is None:
+            return self.listed
+        import numpy as np
+
+        box = self.box
+        axes = [
+            np.broadcast_to(np.arange(d, dtype=np.int64).reshape([-1 if j == i else 1 for j in range(len(box))]), box)
+            for i, d in enumerate(box)
+        ]
+        return np.stack([a.reshape(-1) for a in axes], axis=1)
+
+    @property
+    def listed_count(self) -> int | None:
+        """How many rows ``values`` lists (None: not listed), without listing them."""
+        if self.box is not None:
+            return prod(self.box)
+        return None if self.listed is None else len(self.listed)
 
     @property
     def distinct(self) -> int:
-        if self.values is not None:
-            return len(self.values)
+        listed = self.listed_count
+        if listed is not None:
+            return listed
         assert self.count is not None, "a component without listed values carries its count"
         return self.count
+
+    def linear(self, strides: Sequence[int]) -> np.ndarray:
+        """``values @ strides`` (``strides`` one per result), in the order of ``values``."""
+        import numpy as np
+
+        if self.box is not None:  # the box's axes weighted and summed: no rows listed
+            box = self.box
+            linear = np.zeros([1] * len(box), dtype=np.int64)
+            for i, (d, s) in enumerate(zip(box, strides)):
+                linear = linear + (np.arange(d, dtype=np.int64) * s).reshape(
+                    [-1 if j == i else 1 for j in range(len(box))]
+                )
+            return np.broadcast_to(linear, box).reshape(-1)
+        values = self.values
+        assert values is not None  # callers check ``listed_count`` first
+        if not len(values):
+            return np.zeros(0, dtype=np.int64)
+        return values @ np.asarray(strides, dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -188,14 +232,7 @@ def _evaluate(
     if exhaustive and not constraints and results and operand_dims is not None:
         box = _digit_box(m, members, intervals, results, operand_dims)
         if box is not None:  # every point of the box, once: what the enumeration below finds
-            axes = [
-                np.broadcast_to(
-                    np.arange(d, dtype=np.int64).reshape([-1 if j == i else 1 for j in range(len(box))]), box
-                )
-                for i, d in enumerate(box)
-            ]
-            values = np.stack([a.reshape(-1) for a in axes], axis=1)
-            return Component(tuple(results), values, n, True, True, len(values))
+            return Component(tuple(results), None, n, True, True, prod(box), box=box)
     env = {(v.kind, v.value): col for v, col in zip(members, columns)}
     memo: dict = {}
     keep = np.ones(grid, dtype=bool)
@@ -359,20 +396,14 @@ def linear_indices(dec: Decomposition, operand_dims: Sequence[int], limit: int) 
         return None
     strides = [prod(operand_dims[k + 1 :]) for k in range(len(operand_dims))]
     total = np.zeros(1, dtype=np.int64)
-    if any(c.values is None for c in dec.components):
+    if any(c.listed_count is None for c in dec.components):
         return None
     for c in dec.components:
         if not c.results:
             if c.points == 0:
                 return np.zeros(0, dtype=np.int64)
             continue
-        values = c.values
-        assert values is not None  # checked above
-        part = (
-            values @ np.asarray([strides[k] for k in c.results], dtype=np.int64)
-            if len(values)
-            else np.zeros(0, dtype=np.int64)
-        )
+        part = c.linear([strides[k] for k in c.results])
         total = np.add.outer(total, part).reshape(-1)
         charge(len(total))
     return total
@@ -381,7 +412,7 @@ def linear_indices(dec: Decomposition, operand_dims: Sequence[int], limit: int) 
 def charge_linear_indices(dec: Decomposition, limit: int) -> None:
     """Charge the points ``linear_indices(dec, ..., limit)`` would, without listing the indices
     (a caller that needs only their count: the budgets then run out exactly where they would)."""
-    if dec.distinct > limit or any(c.values is None for c in dec.components):
+    if dec.distinct > limit or any(c.listed_count is None for c in dec.components):
         return
     count = 1
     for c in dec.components:
@@ -389,6 +420,7 @@ def charge_linear_indices(dec: Decomposition, limit: int) -> None:
             if c.points == 0:
                 return
             continue
-        assert c.values is not None  # checked above
-        count *= len(c.values)
+        listed = c.listed_count
+        assert listed is not None  # checked above
+        count *= listed
         charge(count)
