@@ -24,7 +24,7 @@ import itertools
 from dataclasses import dataclass, field
 
 from ..affine import IndexingMap
-from ..context import current, register_table
+from ..context import current, register_table, remember
 from ..fusion.mapset import finalize, union
 from ..fusion.walk import WalkBudget, walk_to_parameters
 from ..hlo.model import Instruction
@@ -42,6 +42,11 @@ _OPERAND_JSON = register_table("analyses.gpu_coalescing.operand_json")
 _RESULTS = register_table("analyses.gpu_coalescing.results")
 # Per analysis context: (id(result), operand, minor output dim) -> (result, device, its JSON figure).
 _RESULT_JSON = register_table("analyses.gpu_coalescing.result_json")
+# Per analysis context: seed maps by canonical key -> the first tuple of them (``_interned``).
+_SEEDS = register_table("analyses.gpu_coalescing.seeds")
+# Per analysis context: (id(op maps), id(maps to the value), value dims, opcode) -> (op maps, maps
+# to the value, their steps): ``_ThreadMapBudget.steps``.
+_STEPS = register_table("analyses.gpu_coalescing.steps")
 
 
 @dataclass
@@ -93,12 +98,26 @@ def parameter_thread_maps(comp, plan: ThreadPlan) -> dict[int, tuple[IndexingMap
             )
             for m in seed.maps
         )
-        seeds.append((seed.instruction, seed.element, maps))
+        seeds.append((seed.instruction, seed.element, _interned(maps)))
     reached = walk_to_parameters(comp, seeds, _ThreadMapBudget(comp), frozenset(id(h) for h in plan.stop))
     per_parameter: dict[int, tuple] = {}
     for (number, _), maps in reached.items():
         per_parameter[number] = union(per_parameter.get(number, ()), maps)
     return dict(sorted((number, finalize(maps)) for number, maps in per_parameter.items()))
+
+
+def _interned(maps: tuple[IndexingMap, ...]) -> tuple[IndexingMap, ...]:
+    """One tuple object per sequence of equal seed maps in this context: emitters of fusions that
+    share an output shape seed the same maps, so the walks' steps, memoised by the identity of
+    their sets, are shared between them too."""
+    table = current().tables[_SEEDS]
+    # as written, not by canonical form: equal maps may be spelled differently, and a seed that
+    # reaches a parameter unchanged is printed as it is
+    key = tuple(
+        (m.dims, m.range_vars, m.runtime_vars, m.results, m.constraints, m.is_known_empty, m.undefined_reason)
+        for m in maps
+    )
+    return remember(table, key, maps, current().budgets.operand_figures) if (hit := table.get(key)) is None else hit
 
 
 class _ThreadMapBudget(WalkBudget):
@@ -112,6 +131,23 @@ class _ThreadMapBudget(WalkBudget):
             return super().step(op_map, to_value, instr, value_dims)
         except ValueError as exc:
             return IndexingMap.undefined(f"{instr.opcode}: {exc}")
+
+    def steps(self, op_maps, to_value, instr, value_dims):
+        """``WalkBudget.steps``, memoised by the identity of the two sets while the budget covers
+        every pair (as the fusion walks' own steps are): the answer then depends on the sets, the
+        value's dims and the opcode (which an UNDEFINED answer names) alone."""
+        count = len(op_maps) * len(to_value)
+        if self.left < count or any(m.is_undefined for m in op_maps):
+            return super().steps(op_maps, to_value, instr, value_dims)
+        memo = current().tables[_STEPS]
+        key = (id(op_maps), id(to_value), value_dims, instr.opcode)
+        hit = memo.get(key)
+        if hit is not None and hit[0] is op_maps and hit[1] is to_value:
+            self.left -= count
+            return hit[2]
+        new = super().steps(op_maps, to_value, instr, value_dims)
+        memo[key] = (op_maps, to_value, new)  # keeps both sets alive: their ids stay theirs
+        return new
 
 
 # ---- per fusion ----------------------------------------------------------------------------
