@@ -18,7 +18,7 @@ from ..affine import IndexingMap
 from ..context import budget_reason, current, register_table
 from ..hlo.model import Computation, Instruction
 from .existential import drop_witness_range_vars
-from .mapset import Maps, distinct, finalize, union
+from .mapset import Maps, distinct, finalize, shared, union
 from .rule_cache import ForwardStep, composed, identity, input_to_output_steps, is_identity_on, output_to_input_steps
 from .traverse import Users, post_order, tuple_element, users_of
 
@@ -198,7 +198,7 @@ def top_down_output_to_input(comp: Computation, output_index: int) -> ParameterM
     root = comp.root
     if root is None:
         return {}
-    start = (identity(root.shape.leaf(output_index).dims),)
+    start = shared((identity(root.shape.leaf(output_index).dims),))  # one set object: steps memoised by identity hit
     reached = walk_to_parameters(comp, ((root, output_index, start),), WalkBudget(comp))
     return dict(sorted((key, finalize(maps)) for key, maps in reached.items()))
 
