@@ -11,7 +11,7 @@ import pytest
 
 from hlo_index.affine import parse_map
 from hlo_index.affine.evaluate import evaluate_point
-from hlo_index.analyses.components import decompose
+from hlo_index.analyses.components import decompose, linear_indices
 
 
 def brute_rows(m, dims):
@@ -63,3 +63,21 @@ def test_rows_are_the_brute_force_read_set(text, dims):
     (component,) = [c for c in dec.components if c.results]
     assert component.results == tuple(range(len(dims)))
     assert [tuple(r) for r in component.values.tolist()] == rows
+
+
+@pytest.mark.parametrize("text, dims", CASES)
+def test_linear_indices_are_the_brute_force_read_set(text, dims):
+    m = parse_map(text)
+    rows, _ = brute_rows(m, dims)
+    expected = sorted(sum(v * prod_ for v, prod_ in zip(row, _strides(dims))) for row in rows)
+    dec = decompose(m, dims, budget=1 << 20)
+    assert sorted(linear_indices(dec, dims, 1 << 20).tolist()) == expected
+
+
+def _strides(dims):
+    """Row-major strides of ``dims``."""
+    strides, size = [], 1
+    for n in reversed(dims):
+        strides.append(size)
+        size *= n
+    return strides[::-1]
