@@ -154,7 +154,7 @@ def finalize(maps: Maps) -> Maps:
     (a set past ``compaction_threshold`` compacted); one tuple object per sequence of map objects
     (``shared``)."""
     if len(maps) < 2:
-        return shared(maps)
+        return maps if maps == () else shared(maps)  # one empty tuple in CPython: nothing to share
     ctx = current()
     memo = ctx.tables[_FINALIZED]
     key = tuple(map(id, maps))
