@@ -11,7 +11,7 @@ Data in, data out: the report layer stores the figures; the memos live in the an
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,25 +38,17 @@ class TargetCoalescing:
 
 
 def target_coalescing(
-    target: Any,
-    module: Any,
-    rows: list,
-    shapes: Callable,
-    asked: str = "auto",
-    device: GpuDevice | None = None,
-    row_shapes: Sequence[tuple] | None = None,
+    target: Any, module: Any, rows: list, shapes: Callable, asked: str = "auto", device: GpuDevice | None = None
 ) -> TargetCoalescing:
     """The coalescing figure of each of ``rows`` (``target``'s output-to-input rows) for the
-    machine ``--target asked`` picks; ``shapes(row)`` gives a row's (operand, output) shapes, and
-    ``row_shapes``, when given, each row's already."""
+    machine ``--target asked`` picks; ``shapes(row)`` gives a row's (operand, output) shapes."""
     choice = module_target(module, asked)
     named = f"{choice.target} ({choice.evidence})"
     device = device or RTX_A6000
-    if choice.target in (CPU, TPU):
-        pairs = row_shapes if row_shapes is not None else [shapes(row) for row in rows]
-        if choice.target == CPU:
-            return TargetCoalescing(named, None, _per_row(rows, pairs, _cpu_row))
-        return TargetCoalescing(named, None, _per_row(rows, pairs, _tpu_row), "tpu")
+    if choice.target == CPU:
+        return TargetCoalescing(named, None, _per_row(rows, shapes, _cpu_row))
+    if choice.target == TPU:
+        return TargetCoalescing(named, None, _per_row(rows, shapes, _tpu_row), "tpu")
     fusion = target if getattr(target, "opcode", None) == "fusion" else None
     if fusion is None and is_fused_body(target):
         from .emitters import ComputationAsFusion
@@ -104,15 +96,14 @@ def target_coalescing(
     return TargetCoalescing(named, result.plan if result is not None else None, tuple(figures))
 
 
-def _per_row(
-    rows: list, pairs: Sequence[tuple], figure_of: Callable[[Any, tuple], dict | None]
-) -> tuple[dict | None, ...]:
-    """``figure_of(row, shapes)`` for each row and its (operand, output) shapes, asked once per
-    (maps, operand shape, output shape): the ~10^6 rows of a whole ENTRY repeat a few thousand."""
+def _per_row(rows: list, shapes: Callable, figure_of: Callable[[Any, tuple], dict | None]) -> tuple[dict | None, ...]:
+    """``figure_of(row, shapes(row))`` for each row, asked once per (maps, operand shape, output
+    shape): the ~10^6 rows of a whole ENTRY repeat a few thousand of them."""
     memo: dict[tuple[int, int, int], tuple[Any, tuple, dict | None]] = {}  # holds what its key's ids name
     figures = []
     append = figures.append
-    for row, row_shapes in zip(rows, pairs):
+    for row in rows:
+        row_shapes = shapes(row)
         key = (id(row.maps), id(row_shapes[0]), id(row_shapes[1]))
         hit = memo.get(key)
         if hit is None:

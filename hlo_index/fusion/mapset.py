@@ -155,22 +155,8 @@ def finalize(maps: Maps) -> Maps:
     (``shared``)."""
     if len(maps) < 2:
         return maps if maps == () else shared(maps)  # one empty tuple in CPython: nothing to share
-    ctx = current()
-    memo = ctx.tables[_FINALIZED]
-    key = tuple(map(id, maps))
-    hit = memo.get(key)
-    if hit is not None:  # the entry holds the maps: their ids are still theirs
-        return hit[1]
-    kept = drop_equal_box_readers(dedupe_semantically(maps))
-    out = shared(compact_maps(kept) if len(kept) > compaction_threshold() else merge_maps(kept))
-    remember(memo, key, (maps, out), ctx.budgets.operand_figures)
-    return out
-
-
-# Per analysis context: the ids of a set's map objects -> (the set, its finalised form). A big
-# ENTRY's values pass one compacted set along through elementwise ops, and each value's summary
-# is compacted again: the answer depends on the map objects alone.
-_FINALIZED = register_table("fusion.mapset.finalized")
+    maps = drop_equal_box_readers(dedupe_semantically(maps))
+    return shared(compact_maps(maps) if len(maps) > compaction_threshold() else merge_maps(maps))
 
 
 # Per analysis context: the ids of a set's map objects -> the first tuple of exactly those objects

@@ -165,15 +165,15 @@ def add_operand_figures(report: TargetReport, target: Any, module: Any, options:
         # rows repeat (maps, operand shape, output shape): one answer each within the target
         # (the pool only shrinks, so a repeat gets what its first occurrence got)
         seen: dict[tuple[int, int, int], dict] = {}
-        row_shapes = [shapes_of(row) for row in rows]  # the coalescing reads them too
-        for row, entry, shapes in zip(rows, report.output_to_input, row_shapes):
+        for row, entry in zip(rows, report.output_to_input):
+            shapes = shapes_of(row)
             key = (id(row.maps), id(shapes[0]), id(shapes[1]))  # all alive for this loop
             figures = seen.get(key)
             if figures is None:
                 figures = seen[key] = _utilization(row, shapes, pool)
             if figures:
                 entry.extra.update(figures)
-        _fill_coalescing(report, target, module, rows, options, shapes_of, row_shapes)
+        _fill_coalescing(report, target, module, rows, options, shapes_of)
     if physical:
         for row, entry in zip(rows, report.output_to_input):
             _fill_physical(entry, row, shapes_of(row))
@@ -196,14 +196,12 @@ def _utilization(row, shapes: tuple, pool: list) -> dict:
         }
 
 
-def _fill_coalescing(
-    report: TargetReport, target: Any, module: Any, rows: list, options: dict, shapes_of, row_shapes: list
-) -> None:
+def _fill_coalescing(report: TargetReport, target: Any, module: Any, rows: list, options: dict, shapes_of) -> None:
     """Each operand's ``coalescing`` for the machine the dump runs on, and the target's name."""
     from ..analyses.target_figures import target_coalescing
 
     figures = target_coalescing(
-        target, module, rows, shapes_of, options.get("target", "auto"), options.get("gpu_device"), row_shapes
+        target, module, rows, shapes_of, options.get("target", "auto"), options.get("gpu_device")
     )
     report.extra["target"] = figures.target
     if figures.gpu_emitter is not None:
