@@ -100,7 +100,7 @@ def _per_row(rows: list, shapes: Callable, figure_of: Callable[[Any, tuple], dic
     """``figure_of(row, shapes(row))`` for each row, asked once per (maps, operand shape, output
     shape): the ~10^6 rows of a whole ENTRY repeat a few thousand of them."""
     memo: dict[tuple[int, int, int], tuple[Any, tuple, dict | None]] = {}  # holds what its key's ids name
-    figures = []
+    figures: list[dict | None] = []
     append = figures.append
     for row in rows:
         row_shapes = shapes(row)
