@@ -46,9 +46,9 @@ def target_coalescing(
     named = f"{choice.target} ({choice.evidence})"
     device = device or RTX_A6000
     if choice.target == CPU:
-        return TargetCoalescing(named, None, tuple(_cpu_row(row, shapes(row)) for row in rows))
+        return TargetCoalescing(named, None, _per_row(rows, shapes, _cpu_row))
     if choice.target == TPU:
-        return TargetCoalescing(named, None, tuple(_tpu_row(row, shapes(row)) for row in rows), "tpu")
+        return TargetCoalescing(named, None, _per_row(rows, shapes, _tpu_row), "tpu")
     fusion = target if getattr(target, "opcode", None) == "fusion" else None
     if fusion is None and is_fused_body(target):
         from .emitters import ComputationAsFusion
@@ -94,6 +94,22 @@ def target_coalescing(
         by_operand[seen] = figure
         figures.append(figure)
     return TargetCoalescing(named, result.plan if result is not None else None, tuple(figures))
+
+
+def _per_row(rows: list, shapes: Callable, figure_of: Callable[[Any, tuple], dict | None]) -> tuple[dict | None, ...]:
+    """``figure_of(row, shapes(row))`` for each row, asked once per (maps, operand shape, output
+    shape): the ~10^6 rows of a whole ENTRY repeat a few thousand of them."""
+    memo: dict[tuple[int, int, int], tuple[Any, tuple, dict | None]] = {}  # holds what its key's ids name
+    figures: list[dict | None] = []
+    append = figures.append
+    for row in rows:
+        row_shapes = shapes(row)
+        key = (id(row.maps), id(row_shapes[0]), id(row_shapes[1]))
+        hit = memo.get(key)
+        if hit is None:
+            hit = memo[key] = (row.maps, row_shapes, figure_of(row, row_shapes))
+        append(hit[2])
+    return tuple(figures)
 
 
 def _cpu_row(row: Any, shapes: tuple) -> dict | None:

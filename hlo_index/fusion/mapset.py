@@ -154,7 +154,7 @@ def finalize(maps: Maps) -> Maps:
     (a set past ``compaction_threshold`` compacted); one tuple object per sequence of map objects
     (``shared``)."""
     if len(maps) < 2:
-        return shared(maps)
+        return maps if maps == () else shared(maps)  # one empty tuple in CPython: nothing to share
     maps = drop_equal_box_readers(dedupe_semantically(maps))
     return shared(compact_maps(maps) if len(maps) > compaction_threshold() else merge_maps(maps))
 

@@ -19,10 +19,12 @@ Maps = tuple[IndexingMap, ...]
 
 def domain_size(m: IndexingMap) -> int:
     n = 1
-    for iv in (*m.dims, *m.range_vars):
-        n *= max(iv.size, 0)
+    for lo, hi in (*m.dims, *m.range_vars):  # asked of every map of every set: bounds unpacked
+        if hi < lo:
+            return 0
+        n *= hi - lo + 1
     for rv in m.runtime_vars:
-        n *= max(rv.interval.size, 0)
+        n *= rv.interval.size
     return n
 
 

@@ -55,25 +55,39 @@ def bottom_up_is_cheaper(comp: Computation, order: list[Instruction]) -> bool:
     return bottom_up < top_down
 
 
-def _compacted(summary: Summary) -> Summary:
+def _compacted(summary: Summary, memo: _FinalizedMemo) -> Summary:
     """``summary`` with every set past ``compaction_threshold`` compacted (exact merges) before
     the value's users compose it: a weight read through a whole training step gathers dozens of
     maps that fewer describe, and every later composition pays per map."""
     if type(summary) is Wide:
-        exact = _compacted_dict(summary.exact)
+        exact = _compacted_dict(summary.exact, memo)
         return (
             summary
             if exact is summary.exact
             else Wide(summary.whole, summary.regions, exact, summary.unknown, summary.maps, summary.covered)
         )
-    return _compacted_dict(summary)
+    return _compacted_dict(summary, memo)
 
 
-def _compacted_dict(summary: dict[tuple[int, int], Maps]) -> dict[tuple[int, int], Maps]:
+# the ids of a set's map objects -> (the set, its finalised form): an identity memo for one pass
+_FinalizedMemo = dict[tuple[int, ...], tuple[Maps, Maps]]
+
+
+def _compacted_dict(summary: dict[tuple[int, int], Maps], memo: _FinalizedMemo) -> dict[tuple[int, int], Maps]:
     limit = compaction_threshold()
     if all(len(maps) <= limit for maps in summary.values()):
         return summary  # unchanged: a dict shared with an operand stays shared
-    return {key: finalize(maps) if len(maps) > limit else maps for key, maps in summary.items()}
+    return {key: _finalized(maps, memo) if len(maps) > limit else maps for key, maps in summary.items()}
+
+
+def _finalized(maps: Maps, memo: _FinalizedMemo) -> Maps:
+    """``finalize(maps)``, once per sequence of map objects in a pass: values pass one compacted
+    set along through elementwise ops, and each value's summary is compacted again."""
+    key = tuple(map(id, maps))
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = (maps, finalize(maps))
+    return hit[1]
 
 
 def bottom_up_output_to_input(comp: Computation, order: list[Instruction]) -> list[ParameterMaps]:
@@ -86,6 +100,7 @@ def bottom_up_output_to_input(comp: Computation, order: list[Instruction]) -> li
     uses = _uses(order)
     empty: Summary = {}
     what = f"parameters of '{comp.name}'"
+    finalized: _FinalizedMemo = {}
     for instr in order:
         shape = instr.shape
         if instr.opcode == "parameter":
@@ -111,7 +126,9 @@ def bottom_up_output_to_input(comp: Computation, order: list[Instruction]) -> li
                     src if passthrough else through(src, op_maps, instr, operand.shape.leaf(element).dims, own, budget)
                 )
                 acc, shared = merge_summaries(acc, shared, contrib, own, budget)
-            per_output.append(_compacted(capped(acc, instr, own, what, budget)) if acc is not None else empty)
+            per_output.append(
+                _compacted(capped(acc, instr, own, what, budget), finalized) if acc is not None else empty
+            )
         summaries[id(instr)] = per_output
         _release(instr, uses, summaries)
     results: list[ParameterMaps] = []

@@ -250,13 +250,16 @@ def _through_dict(
 ) -> dict[_Endpoint, Maps]:
     out: dict[_Endpoint, Maps] = {}
     done: dict[int, tuple[Maps, Maps]] = {}
+    # one map through one op map (most entries): the set of one map is that map
+    single = len(op_maps) == 1 and current().budgets.maps_per_value >= 1
     for key, maps in src.items():
         hit = done.get(id(maps))
         if hit is None:
-            hit = done[id(maps)] = (
-                maps,
-                distinct([_compose(m, r, instr, value_dims, budget) for r in op_maps for m in maps]),
-            )
+            if single and len(maps) == 1:
+                composed: Maps = (_compose(maps[0], op_maps[0], instr, value_dims, budget),)
+            else:
+                composed = distinct([_compose(m, r, instr, value_dims, budget) for r in op_maps for m in maps])
+            hit = done[id(maps)] = (maps, composed)
         out[key] = hit[1]
     return out
 

@@ -78,7 +78,12 @@ def _operands(rows: list[OperandReport], enc: _Encoded, out: TextSink) -> None:
         key = (row.operand, row.operand_name, row.operand_shape)
         head = heads.get(key) or enc.head(key)
         extra = row.extra
-        tail_key = (id(row.maps), row.deduplicated, *extra, *map(id, extra.values()))
+        # no figures (input-to-output rows, half of them): no unpacking
+        tail_key = (
+            (id(row.maps), row.deduplicated, *extra, *map(id, extra.values()))
+            if extra
+            else (id(row.maps), row.deduplicated)
+        )
         tail = tails.get(tail_key) or enc.tail(tail_key, row)
         chunk.append(f"{head}{row.output}{tail}")
         if len(chunk) == _ROWS_PER_WRITE:

@@ -32,16 +32,16 @@ def _operand_reports(rows: list[OperandIndexing], operands: list[tuple[str, Shap
     tables = current().tables
     map_texts = tables[MAP_TEXTS]  # map_report's memo, read here first
     per_operand: dict[tuple[int, int], tuple[str, str, bool]] = {}
-    per_maps: dict[int, tuple[tuple, list]] = {}  # id(row.maps) -> (row.maps, reports): rows keep them alive
+    per_maps: dict[int, tuple[tuple, list, bool]] = {}  # id(row.maps) -> (row.maps, reports): rows keep them alive
     for row in rows:
-        key = (row.operand, row.operand_element)
-        texts = per_operand.get(key)
+        operand, element = row.operand, row.operand_element
+        texts = per_operand.get((operand, element))
         if texts is None:  # first row of this operand
-            name, shape = operands[row.operand] if row.operand < len(operands) else (f"operand{row.operand}", None)
-            element = shape is not None and shape.is_tuple
-            if element and shape is not None:
-                shape = shape.leaf(row.operand_element)
-            texts = per_operand[key] = (name, shape_text(shape) if shape is not None else "", element)
+            name, shape = operands[operand] if operand < len(operands) else (f"operand{operand}", None)
+            is_element = shape is not None and shape.is_tuple
+            if is_element and shape is not None:
+                shape = shape.leaf(element)
+            texts = per_operand[(operand, element)] = (name, shape_text(shape) if shape is not None else "", is_element)
         maps = row.maps
         hit = per_maps.get(id(maps))  # the memo holds ``maps``: no other live object has its id
         if hit is None:
@@ -49,10 +49,19 @@ def _operand_reports(rows: list[OperandIndexing], operands: list[tuple[str, Shap
             for m in maps:
                 cached = map_texts.get(id(m))
                 reports.append(cached[1] if cached is not None and cached[0] is m else map_report(m))
-            hit = per_maps[id(maps)] = (maps, reports)
+            hit = per_maps[id(maps)] = (maps, reports, len(maps) == 1)
         # which element of a tuple operand the row reads
-        extra = {"operand_element": row.operand_element} if texts[2] else {}
-        append(OperandReport(row.operand, texts[0], texts[1], row.output, hit[1], len(maps) == 1, extra))
+        append(
+            OperandReport(
+                operand,
+                texts[0],
+                texts[1],
+                row.output,
+                hit[1],
+                hit[2],
+                {"operand_element": element} if texts[2] else {},
+            )
+        )
     return out
 
 
