@@ -27,7 +27,7 @@ from ...ops.shape_maps import full_interval
 from ..compose import computation_output_to_input
 from ..walk import compose_step
 from .counter import counters, specialised_body
-from .joins import join_constant_progressions
+from .joins import join_progressions
 from .trip_count import induction_variable, known_trip_count
 
 Row = dict[int, tuple[IndexingMap, ...]]  # element k -> maps
@@ -86,9 +86,11 @@ def _compose(
     return out
 
 
-def _step(t: Matrix, body_maps: Matrix, instr: Instruction, dims: Dims) -> Matrix:
+def _step(t: Matrix, body_maps: Matrix, instr: Instruction, dims: Dims, pieces: int = 1) -> Matrix:
+    """``T o B``; a pair with more than ``pieces`` times ``Budgets.loop_maps_per_pair`` maps is
+    UNDEFINED (``pieces``: how many an unrolled loop's iterations may add before they are joined)."""
     nxt: Matrix = {}
-    limit = current().budgets.loop_maps_per_pair
+    limit = current().budgets.loop_maps_per_pair * pieces
     for j, reads in body_maps.items():
         row: dict[int, list[IndexingMap]] = {}
         for m, b in reads.items():
@@ -245,14 +247,24 @@ def _unrolled(
                     row = {k: list(v) for k, v in body_maps.setdefault(j, {}).items()}
                     _merge(row, e, list(maps))
                     body_maps[j] = {k: tuple(v) for k, v in sorted(row.items())}
-            t = _step(t, body_maps, instr, dims)
+            t = _step(t, body_maps, instr, dims, trips * trips)
             visited.append(t)
     except LoopTooComplex as exc:
         return f"while: {exc}"
     result = _with_control(t, visited, cond_maps, instr, dims)
     if isinstance(result, str):
         return result
-    return {j: {k: join_constant_progressions(maps) for k, maps in row.items()} for j, row in result.items()}
+    return {j: {k: _joined(maps) for k, maps in row.items()} for j, row in result.items()}
+
+
+def _joined(maps: tuple[IndexingMap, ...]) -> tuple[IndexingMap, ...]:
+    """An unrolled pair's pieces joined; UNDEFINED when still more than the budget allows."""
+    joined = join_progressions(maps)
+    limit = current().budgets.loop_maps_per_pair
+    if len(joined) <= limit:
+        return joined
+    reason = budget_reason("loop_maps_per_pair", limit, "distinct maps between two loop state elements")
+    return (IndexingMap.undefined(f"while: {reason}, joined over the iterations"),)
 
 
 def _whole_read(m: IndexingMap, dims: tuple[int, ...]) -> bool:
