@@ -263,34 +263,31 @@ def _family(
     p: int,
     step: int,
 ) -> tuple[IndexingMap, list[int]] | None:
-    """The longest run of points from ``p`` on (by ``step``) where the template through ``a``
-    and ``b`` restricts to an unused member; it and the members, or None below two points."""
-    far = p
-    while far + step in pool:
-        far += step
-    run: list[int] = []
-    template = _pinned_template(a, b, k, p, step, Interval(min(p, far), max(p, far)))
-    if template is None:
-        return None
-    q = p
-    while True:
-        n = pool.get(q, {}).get(_normal_key(_pinned(template, k, q)))
-        if n is None or n in used:
-            break
-        run.append(n)
-        if q == far:
-            break
-        q += step
-    if len(run) < 2:
-        return None
-    last = p + step * (len(run) - 1)
-    if last != far:  # a shorter run: the hull changes, so the template is rebuilt and checked again
-        template = _pinned_template(a, b, k, p, step, Interval(min(p, last), max(p, last)))
-        if template is None or any(
-            pool[p + step * t].get(_normal_key(_pinned(template, k, p + step * t))) != n for t, n in enumerate(run)
-        ):
+    """The template through ``a`` (at ``p``) and ``b`` (at ``p + step``) over the longest run of
+    points around them where it restricts to an unused member at every point; it and those
+    members, or None."""
+    lo = hi = p
+    while lo - 1 in pool:
+        lo -= 1
+    while hi + 1 in pool:
+        hi += 1
+    for _ in range(2):  # a shorter run changes the hulls: rebuilt and checked once more
+        template = _pinned_template(a, b, k, p, step, Interval(lo, hi))
+        if template is None:
             return None
-    return template.simplified(), run
+        found = {q: pool[q].get(_normal_key(_pinned(template, k, q))) for q in range(lo, hi + 1)}
+        ok = {q for q, n in found.items() if n is not None and n not in used}
+        if p not in ok or p + step not in ok:
+            return None
+        run_lo, run_hi = min(p, p + step), max(p, p + step)
+        while run_lo - 1 in ok:
+            run_lo -= 1
+        while run_hi + 1 in ok:
+            run_hi += 1
+        if (run_lo, run_hi) == (lo, hi):
+            return template.simplified(), [found[q] for q in range(lo, hi + 1)]  # type: ignore[misc]
+        lo, hi = run_lo, run_hi
+    return None
 
 
 def join_progressions(maps: Sequence[IndexingMap]) -> tuple[IndexingMap, ...]:
