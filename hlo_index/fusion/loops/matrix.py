@@ -20,11 +20,13 @@ compositions and ``loop_maps_per_pair`` maps per element pair, else UNDEFINED na
 
 from __future__ import annotations
 
-from ...affine import IndexingMap, runtime_var
+from ...affine import IndexingMap, Interval, dim, runtime_var
 from ...context import budget_reason, current, register_table
 from ...hlo.model import Computation, Instruction
 from ...ops.shape_maps import full_interval
 from ..compose import computation_output_to_input
+from ..existential import drop_witness_range_vars
+from ..rule_cache import is_identity_on
 from ..walk import compose_step
 from .counter import counters, specialised_body
 from .joins import join_progressions
@@ -74,16 +76,51 @@ def _compose(
 ) -> list[IndexingMap]:
     out: list[IndexingMap] = []
     for m_in in inner:
+        box = _box_of_identity(m_in, value_dims)
         for m_out in outer:
             if m_in.is_undefined or m_out.is_undefined:  # a pair given up on stays given up on
                 out.append(m_in if m_in.is_undefined else m_out)
                 continue
+            if box is not None and not m_out.is_known_empty and not is_identity_on(m_out, value_dims):
+                inside = _inside(m_out.dims, box)
+                if inside is False:  # no point of the box is in m_out's domain
+                    continue
+                if inside:  # m_out's domain lies in the box, where m_in keeps every index
+                    c = drop_witness_range_vars(m_out.simplified().remove_unused_variables())
+                    if not c.is_known_empty:
+                        out.append(c.remove_unused_variables())
+                    continue
             c = compose_step(m_out, m_in, instr, value_dims)
             if c.is_undefined:
                 raise LoopTooComplex(c.undefined_reason)
             if not c.is_known_empty:
                 out.append(c.remove_unused_variables())
     return out
+
+
+def _box_of_identity(m: IndexingMap, value_dims: tuple[int, ...]) -> tuple[Interval, ...] | None:
+    """The box on which ``m`` is ``(d0, ..., dn) -> (d0, ..., dn)`` and nothing else (a loop state
+    element kept in place but for the part one iteration overwrites), or None."""
+    if m.is_undefined or m.is_known_empty or m.range_vars or m.runtime_vars or m.constraints:
+        return None
+    if is_identity_on(m, value_dims):  # the whole box: ``compose_step``'s own case
+        return None
+    if len(m.results) != len(value_dims) or m.num_dims != len(value_dims):
+        return None
+    if any(r != dim(i) for i, r in enumerate(m.results)):
+        return None
+    return tuple(m.dims)
+
+
+def _inside(dims: tuple[Interval, ...], box: tuple[Interval, ...]) -> bool | None:
+    """True: ``dims`` lie in ``box``; False: they miss it; None: they overlap it in part."""
+    if len(dims) != len(box):
+        return None
+    if any(d.hi < b.lo or d.lo > b.hi for d, b in zip(dims, box)):
+        return False
+    if all(b.lo <= d.lo and d.hi <= b.hi for d, b in zip(dims, box)):
+        return True
+    return None
 
 
 def _step(t: Matrix, body_maps: Matrix, instr: Instruction, dims: Dims, pieces: int = 1) -> Matrix:
