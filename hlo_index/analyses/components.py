@@ -398,6 +398,10 @@ def linear_indices(dec: Decomposition, operand_dims: Sequence[int], limit: int) 
     total = np.zeros(1, dtype=np.int64)
     if any(c.listed_count is None for c in dec.components):
         return None
+    if any(not c.results and c.points == 0 for c in dec.components):
+        # a constraint no point meets: nothing is read; charged as the products up to it would be
+        charge_linear_indices(dec, limit)
+        return np.zeros(0, dtype=np.int64)
     for c in dec.components:
         if not c.results:
             if c.points == 0:

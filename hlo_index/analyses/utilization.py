@@ -445,9 +445,9 @@ def _from_components(
     bitmap_limit = current().budgets.utilization_bitmap_elements
     mark_limit = min(budget, bitmap_limit)
     need_marks = len(decs) > 1 or bits % 8 != 0
-    if need_marks:
+    if need_marks and total <= bitmap_limit:
         indices = [linear_indices(d, dims, mark_limit) for d in decs]
-    else:  # one map of whole bytes: its distinct count is the decomposition's own
+    else:  # one map of whole bytes, or an operand too large to mark: the indices would go unused
         for d in decs:
             charge_linear_indices(d, mark_limit)
         indices = []

@@ -229,7 +229,7 @@ def _scalar_value(instr: Instruction, state: dict, memo: dict, params: dict | No
     elif op == "not" and args:
         a = _scalar_value(args[0], state, memo, params)
         value = None if a is None else int(not a)
-    elif op == "convert" and args:
+    elif op in ("convert", "copy") and args:
         value = _scalar_value(args[0], state, memo, params)
     elif op == "negate" and args:
         a = _scalar_value(args[0], state, memo, params)

@@ -20,14 +20,16 @@ compositions and ``loop_maps_per_pair`` maps per element pair, else UNDEFINED na
 
 from __future__ import annotations
 
-from ...affine import IndexingMap, runtime_var
+from ...affine import IndexingMap, Interval, dim, runtime_var
 from ...context import budget_reason, current, register_table
 from ...hlo.model import Computation, Instruction
 from ...ops.shape_maps import full_interval
 from ..compose import computation_output_to_input
+from ..existential import drop_witness_range_vars
+from ..rule_cache import is_identity_on
 from ..walk import compose_step
 from .counter import counters, specialised_body
-from .joins import join_constant_progressions
+from .joins import join_progressions
 from .trip_count import induction_variable, known_trip_count
 
 Row = dict[int, tuple[IndexingMap, ...]]  # element k -> maps
@@ -74,10 +76,20 @@ def _compose(
 ) -> list[IndexingMap]:
     out: list[IndexingMap] = []
     for m_in in inner:
+        box = _box_of_identity(m_in, value_dims)
         for m_out in outer:
             if m_in.is_undefined or m_out.is_undefined:  # a pair given up on stays given up on
                 out.append(m_in if m_in.is_undefined else m_out)
                 continue
+            if box is not None and not m_out.is_known_empty and not is_identity_on(m_out, value_dims):
+                inside = _inside(m_out.dims, box)
+                if inside is False:  # no point of the box is in m_out's domain
+                    continue
+                if inside:  # m_out's domain lies in the box, where m_in keeps every index
+                    c = drop_witness_range_vars(m_out.simplified().remove_unused_variables())
+                    if not c.is_known_empty:
+                        out.append(c.remove_unused_variables())
+                    continue
             c = compose_step(m_out, m_in, instr, value_dims)
             if c.is_undefined:
                 raise LoopTooComplex(c.undefined_reason)
@@ -86,9 +98,36 @@ def _compose(
     return out
 
 
-def _step(t: Matrix, body_maps: Matrix, instr: Instruction, dims: Dims) -> Matrix:
+def _box_of_identity(m: IndexingMap, value_dims: tuple[int, ...]) -> tuple[Interval, ...] | None:
+    """The box on which ``m`` is ``(d0, ..., dn) -> (d0, ..., dn)`` and nothing else (a loop state
+    element kept in place but for the part one iteration overwrites), or None."""
+    if m.is_undefined or m.is_known_empty or m.range_vars or m.runtime_vars or m.constraints:
+        return None
+    if is_identity_on(m, value_dims):  # the whole box: ``compose_step``'s own case
+        return None
+    if len(m.results) != len(value_dims) or m.num_dims != len(value_dims):
+        return None
+    if any(r != dim(i) for i, r in enumerate(m.results)):
+        return None
+    return tuple(m.dims)
+
+
+def _inside(dims: tuple[Interval, ...], box: tuple[Interval, ...]) -> bool | None:
+    """True: ``dims`` lie in ``box``; False: they miss it; None: they overlap it in part."""
+    if len(dims) != len(box):
+        return None
+    if any(d.hi < b.lo or d.lo > b.hi for d, b in zip(dims, box)):
+        return False
+    if all(b.lo <= d.lo and d.hi <= b.hi for d, b in zip(dims, box)):
+        return True
+    return None
+
+
+def _step(t: Matrix, body_maps: Matrix, instr: Instruction, dims: Dims, pieces: int = 1) -> Matrix:
+    """``T o B``; a pair with more than ``pieces`` times ``Budgets.loop_maps_per_pair`` maps is
+    UNDEFINED (``pieces``: how many an unrolled loop's iterations may add before they are joined)."""
     nxt: Matrix = {}
-    limit = current().budgets.loop_maps_per_pair
+    limit = current().budgets.loop_maps_per_pair * pieces
     for j, reads in body_maps.items():
         row: dict[int, list[IndexingMap]] = {}
         for m, b in reads.items():
@@ -245,14 +284,24 @@ def _unrolled(
                     row = {k: list(v) for k, v in body_maps.setdefault(j, {}).items()}
                     _merge(row, e, list(maps))
                     body_maps[j] = {k: tuple(v) for k, v in sorted(row.items())}
-            t = _step(t, body_maps, instr, dims)
+            t = _step(t, body_maps, instr, dims, trips * trips)
             visited.append(t)
     except LoopTooComplex as exc:
         return f"while: {exc}"
     result = _with_control(t, visited, cond_maps, instr, dims)
     if isinstance(result, str):
         return result
-    return {j: {k: join_constant_progressions(maps) for k, maps in row.items()} for j, row in result.items()}
+    return {j: {k: _joined(maps) for k, maps in row.items()} for j, row in result.items()}
+
+
+def _joined(maps: tuple[IndexingMap, ...]) -> tuple[IndexingMap, ...]:
+    """An unrolled pair's pieces joined; UNDEFINED when still more than the budget allows."""
+    joined = join_progressions(maps)
+    limit = current().budgets.loop_maps_per_pair
+    if len(joined) <= limit:
+        return joined
+    reason = budget_reason("loop_maps_per_pair", limit, "distinct maps between two loop state elements")
+    return (IndexingMap.undefined(f"while: {reason}, joined over the iterations"),)
 
 
 def _whole_read(m: IndexingMap, dims: tuple[int, ...]) -> bool:

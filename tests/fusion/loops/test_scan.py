@@ -1,0 +1,102 @@
+"""jax's ``lax.scan`` as XLA receives it: a counter, a carry, the stacked inputs read at the
+counter (dynamic-slice) and the stacked outputs written at it (dynamic-update-slice). Unrolled,
+each iteration writes one row; the rows join into one map over the stack. Expectations come from
+the scan's semantics (and the reference's read sets), never from the tool."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+import hlo_index.fusion  # noqa: F401  (registers the while rule)
+from hlo_index.hlo import parse_module_text
+from hlo_index.ops import output_to_input
+from tests.fusion.test_rules_control_flow import check_against_reference
+
+
+def scan_module(n: int, w: int, reverse: bool) -> str:
+    """carry += xs[r]; ys[r] = carry, r = i (or n - 1 - i), over i = 0 .. n - 1, through jax's
+    negative-index normalisation of the offset."""
+    state = f"(s32[], f32[{w}], f32[{n},{w}], f32[{n},{w}])"
+    row = f"  last = s32[] constant({n - 1})\n  r = s32[] subtract(last, i)\n" if reverse else "  r = s32[] copy(i)\n"
+    # (a copy of the counter: what jax's index arithmetic reduces to for a forward scan)
+    return f"""HloModule scan
+body {{
+  p = {state} parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  c = f32[{w}] get-tuple-element(p), index=1
+  xs = f32[{n},{w}] get-tuple-element(p), index=2
+  ys = f32[{n},{w}] get-tuple-element(p), index=3
+  zero = s32[] constant(0)
+  size = s32[] constant({n})
+{row}  neg = pred[] compare(r, zero), direction=LT
+  wrapped = s32[] add(r, size)
+  idx = s32[] select(neg, wrapped, r)
+  x = f32[1,{w}] dynamic-slice(xs, idx, zero), dynamic_slice_sizes={{1,{w}}}
+  xr = f32[{w}] reshape(x)
+  c2 = f32[{w}] add(c, xr)
+  c2r = f32[1,{w}] reshape(c2)
+  ys2 = f32[{n},{w}] dynamic-update-slice(ys, c2r, idx, zero)
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  ROOT t = {state} tuple(i2, c2, xs, ys2)
+}}
+cond {{
+  p = {state} parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  k = s32[] constant({n})
+  ROOT lt = pred[] compare(i, k), direction=LT
+}}
+ENTRY e {{
+  c0 = f32[{w}] parameter(0)
+  xs0 = f32[{n},{w}] parameter(1)
+  ys0 = f32[{n},{w}] parameter(2)
+  i0 = s32[] constant(0)
+  init = {state} tuple(i0, c0, xs0, ys0)
+  ROOT loop = {state} while(init), condition=cond, body=body
+}}
+"""
+
+
+def _rows(w, out):
+    return {om.operand_output: om.maps for om in output_to_input(w, out)}
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("n, w", [(2, 1), (4, 2), (6, 1)])
+def test_scan_matches_reference(n, w, reverse):
+    loop = parse_module_text(scan_module(n, w, reverse)).entry.root
+    assert check_against_reference(loop) > 0
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_stacked_output_row_t_reads_the_rows_scanned_up_to_t(reverse):
+    n, w = 5, 3
+    loop = parse_module_text(scan_module(n, w, reverse)).entry.root
+    ys = _rows(loop, 3)
+    # every row is written: nothing of ys0 survives
+    assert 3 not in ys
+    # one map from ys to xs: row t is the running sum of the rows scanned before it, itself included
+    (to_xs,) = ys[2]
+    assert not to_xs.is_undefined and not to_xs.runtime_vars
+    for t, col in itertools.product(range(n), range(w)):
+        scanned = range(t, n) if reverse else range(t + 1)
+        assert to_xs.read_set((t, col)) == {(u, col) for u in scanned}
+    # and the initial carry, one element per element
+    (to_c0,) = ys[1]
+    for t, col in itertools.product(range(n), range(w)):
+        assert to_c0.read_set((t, col)) == {(col,)}
+
+
+def test_scan_longer_than_the_pair_budget_stays_exact():
+    """Twenty rows: more pieces than ``Budgets.loop_maps_per_pair`` before they are joined."""
+    from hlo_index.context import AnalysisContext
+
+    n = 20
+    with AnalysisContext(loop_maps_per_pair=8):
+        loop = parse_module_text(scan_module(n, 1, False)).entry.root
+        (to_xs,) = _rows(loop, 3)[2]
+        assert not to_xs.is_undefined
+        for t in range(n):
+            assert to_xs.read_set((t, 0)) == {(u, 0) for u in range(t + 1)}
