@@ -86,7 +86,7 @@ class _Signature:
         self.parameters, self.result = parameters, result
 
 
-_FAST_ATTR = re.compile(FAST_ATTR, re.ASCII).finditer
+_FAST_ATTR = re.compile(FAST_ATTR, re.ASCII | re.DOTALL).finditer  # read as the lexer reads it
 _OPCODE = attrgetter("opcode")
 _state = threading.local()  # inline computations found during the current parse
 
