@@ -60,9 +60,14 @@ Children = list[Any]
 Anchor: TypeAlias = "Token | re.Match[str] | _At"
 # tuple and buffer shape text -> Shape, per analysis context (a dump writes the same few many times)
 _COMPOSITE_SHAPES = register_table("hlo.parser.composite_shapes")
+# (opcode, the text of a common instruction's attributes before its last one) -> their (name, typed
+# value) pairs, per analysis context: a dump repeats a few such texts (", dimensions={0}, to_apply=%r")
+# on many instructions, and the typed values are shared, never changed.
+_LEADING_ATTRIBUTES = register_table("hlo.parser.leading_attributes")
 # What the builder reads per instruction: the analysis context's memos (shape text -> Shape, metadata
-# text -> Metadata) and this module's result shape texts (id of an instruction -> the text of its shape).
-Memos = tuple[dict[str, Shape], dict[str, Metadata], dict[int, str]]
+# text -> Metadata, leading attributes as above) and this module's result shape texts (id of an
+# instruction -> the text of its shape).
+Memos = tuple[dict[str, Shape], dict[str, Metadata], dict[tuple[str, str], tuple[tuple[str, Any], ...]], dict[int, str]]
 
 
 class _Failure(Exception):
@@ -81,7 +86,7 @@ class _Signature:
         self.parameters, self.result = parameters, result
 
 
-_FAST_ATTR = re.compile(FAST_ATTR, re.ASCII).finditer
+_FAST_ATTR = re.compile(FAST_ATTR, re.ASCII | re.DOTALL).finditer  # read as the lexer reads it
 _OPCODE = attrgetter("opcode")
 _state = threading.local()  # inline computations found during the current parse
 
@@ -215,7 +220,7 @@ class _ModelBuilder:
         start = entry.start("INSTR")
         pos = entry.start("iname")
         name, shape_text, opcode, inner, key, value = entry.group("iname", "ishape", "iop", "iargs", "ikey", "ivalue")
-        shapes, metadata, result_texts = memos
+        shapes, metadata, leading, result_texts = memos
         try:
             shape = read_array_shape(shape_text, shapes)
         except ShapeError as e:
@@ -232,8 +237,13 @@ class _ModelBuilder:
                 offset = entry.start("iattrs")
                 if key_pos - offset > 3:  # attributes before the last one (", k=v" is the shortest)
                     text = entry.string
-                    for m in _FAST_ATTR(text, offset, text.rfind(",", offset, key_pos)):
-                        self._attribute(instr, attrs, m.group(1), m.group(2), at, m.start(1) - start)
+                    end = text.rfind(",", offset, key_pos)
+                    section = (opcode, text[offset:end])
+                    pairs = leading.get(section) if not attrs else None
+                    if pairs is not None:
+                        attrs.update(pairs)
+                    else:
+                        self._leading_attributes(instr, attrs, entry, at, offset, end, section, leading)
                 known = metadata.get(value) if key == "metadata" else None
                 if known is not None:
                     instr.metadata = known
@@ -246,6 +256,31 @@ class _ModelBuilder:
                 failure.token = instr_token(entry)
             raise
         return built
+
+    def _leading_attributes(
+        self,
+        instr: Instruction,
+        attrs: dict[str, Any],
+        entry: re.Match[str],
+        at: Token | re.Match[str],
+        offset: int,
+        end: int,
+        section: tuple[str, str],
+        leading: dict[tuple[str, str], tuple[tuple[str, Any], ...]],
+    ) -> None:
+        """A common instruction's attributes before its last one, read; kept for the next
+        instruction with the same text when they are attributes only (no metadata, no inline
+        computation) and nothing else was in ``attrs``."""
+        start = entry.start("INSTR")
+        text = entry.string
+        empty = not attrs
+        inline = len(_pending())
+        for m in _FAST_ATTR(text, offset, end):
+            self._attribute(instr, attrs, m.group(1), m.group(2), at, m.start(1) - start)
+        if empty and instr.metadata is None and len(_pending()) == inline:
+            ctx = current()
+            if len(leading) < ctx.budgets.parse_memo_entries:
+                leading[section] = tuple(attrs.items())
 
     def _build(
         self,
@@ -535,7 +570,7 @@ class _ModelBuilder:
 def _parse_memos() -> Memos:
     """What the builder reads per instruction (see :data:`Memos`)."""
     tables = current().tables
-    return tables[_SHAPES], tables[A.METADATA_MEMO], _state.result_texts
+    return tables[_SHAPES], tables[A.METADATA_MEMO], tables[_LEADING_ATTRIBUTES], _state.result_texts
 
 
 def _shape_from_text(text: str) -> Shape:
