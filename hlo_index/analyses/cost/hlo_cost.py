@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import operator
 import struct
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from functools import reduce
 
@@ -139,13 +139,9 @@ class HloCost:
 
     def computation_totals(self, comp) -> Properties:
         """The sum over a computation's instructions (XLA's ``properties()`` after ``Accept``)."""
-        key = id(comp)
-        totals = self._totals.get(key)
+        totals = self._totals.get(id(comp))
         if totals is None:
-            sums = self._sums(comp, self._all_figures, 4)
-            totals = self._totals[key] = Properties(
-                flops=sums[0], transcendentals=sums[1], bytes_accessed=sums[2], output_bytes=sums[3]
-            )
+            totals = computation_totals_under((self,), comp)[0]
         return totals
 
     def _sums(
@@ -732,6 +728,38 @@ def collective_ranks(instr: Instruction) -> int:
         if n > 1:
             return n
     return 1
+
+
+def computation_totals_under(costs: Sequence[HloCost], comp) -> list[Properties]:
+    """``cost.computation_totals(comp)`` for each of ``costs``, from one walk over the computation
+    (a GPU module's report sums it under both variants): each instruction's figures under every
+    cost in one row, read in XLA's visiting order, which the float32 sums need unless they are
+    exact (large modules' byte sums are not)."""
+    order = _shared_visit_order(comp)
+    if len(costs) == 1:
+        rows = list(map(costs[0]._all_figures, order))
+    else:
+        figures = [c._all_figures for c in costs]
+        rows = [tuple(x for f in figures for x in f(instr)) for instr in order]
+    width = 4 * len(costs)
+    sums = exact_float32_sums(rows, width)
+    if None in sums:
+        # float32 sums in XLA's visiting order: the rounding is part of XLA's figure
+        # (``add.accumulate`` adds one after the other, in float32, as the loop XLA runs)
+        import numpy as np
+
+        rounded = np.add.accumulate(np.array(rows, dtype=np.float32).reshape(-1, width), axis=0)[-1]
+        sums = [float(rounded[k]) if s is None else s for k, s in enumerate(sums)]
+    out = []
+    for k, cost in enumerate(costs):
+        flops, transcendentals, bytes_accessed, output_bytes = sums[4 * k : 4 * k + 4]
+        totals = cost._totals.get(id(comp))
+        if totals is None:
+            totals = cost._totals[id(comp)] = Properties(
+                flops=flops, transcendentals=transcendentals, bytes_accessed=bytes_accessed, output_bytes=output_bytes
+            )
+        out.append(totals)
+    return out
 
 
 def module_totals(module, options: CostOptions = DEFAULT_OPTIONS, cost: HloCost | None = None) -> Properties:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from ...hlo.model import Computation, Instruction
 from .flops import CostOptions
-from .hlo_cost import HloCost, Properties, module_totals
+from .hlo_cost import HloCost, Properties, computation_totals_under
 from .options import TargetCostOptions
 
 # The GPU models and the device tables are imported when a GPU module or a device asks for them.
@@ -346,16 +346,17 @@ def cost_totals(
     computation, called computations through their callers, float32 sums); ``time_us``: the sum
     of the given targets' times (None when none has one)."""
     session = session or CostSession(module, options)
-    t: Properties = session.cost.computation_totals(module.entry)
     times = [c.time_us for c in costs if c.time_us is not None]
     # what jax's ``compiled.cost_analysis()`` reports, whatever the backend: the generic analysis
-    # (a GPU module's own figures above come from the GPU variant, which multiplies each fused
+    # (a GPU module's own figures come from the GPU variant, which multiplies each fused
     # instruction's flops by how often the loop emitter would recompute it)
-    generic = t
     if session.gpu:
         # fusions equal in structure have equal generic figures too: one is costed per structure
         shared = session.structure_key if session.share_fusions else None
-        generic = module_totals(module, cost=HloCost(replace(session.cost.options, gpu=False), shared))
+        generic_cost = HloCost(replace(session.cost.options, gpu=False), shared)
+        t, generic = computation_totals_under((session.cost, generic_cost), module.entry)
+    else:
+        t = generic = session.cost.computation_totals(module.entry)
     return _json_value(
         {
             "flops": t.flops,
