@@ -60,6 +60,11 @@ FLOP_FREE = frozenset(
 # one ``Properties`` (a fused computation repeats the same elementwise ops on the same shapes).
 SHAPE_ONLY = COSTED_ELEMENTWISE | FLOP_FREE
 NO_FLOPS = (0.0, 0.0)
+# Ops whose (flops, transcendentals, bytes accessed, output bytes) are all 0.0 under either
+# variant (no flop, ``_zero``'s bytes): most of a module's entry (its parameters and the
+# elements and bitcasts taken of them), summed without building their figures.
+ALL_ZERO = frozenset(FREE & FLOP_FREE)
+ZERO_ROW = (0.0, 0.0, 0.0, 0.0)
 
 
 @dataclass(slots=True)
@@ -113,6 +118,8 @@ class HloCost:
         self.utilization: dict[int, float] = {}
         self._roots: dict[int, set] = {}
         self._root_util: dict[int, float] = {}
+        # id(shape) -> (the shape, ``elements_recursive`` of it); the entry keeps the shape: its id stays
+        self._element_counts: dict[int, tuple] = {}
 
     # ---- public -------------------------------------------------------------------------
     def of(self, instr: Instruction) -> Properties:
@@ -169,6 +176,8 @@ class HloCost:
         return sums  # type: ignore[return-value]  # no None left
 
     def _all_figures(self, instr: Instruction) -> tuple:
+        if instr.opcode in ALL_ZERO:
+            return ZERO_ROW
         p = self.of(instr)
         return (p.flops, p.transcendentals, p.bytes_accessed, p.output_bytes)
 
@@ -449,36 +458,59 @@ class HloCost:
 
     def _gpu_utilizations(self, comp, zero_util: set) -> float:
         """Propagate utilization from the root (1.0) to the parameters; returns the fusion's
-        flops (each instruction's flops times its utilization). float32 as in XLA (``f32``)."""
+        flops (each instruction's flops times its utilization). float32 as in XLA (``f32``).
+
+        Each value's roots: those it reaches through elementwise uses alone (a set of ids, added
+        to in XLA's order: its utilization is their float32 sum in the set's order); each root's
+        utilization: the float32 sum of what its users read of it."""
         order = post_order(comp)
         order.reverse()
         roots: dict[int, set] = {id(i): set() for i in order}
-        root_util: dict[int, float] = {id(i): 0.0 for i in order}
+        root_util: dict[int, float] = dict.fromkeys(roots, 0.0)
         root = comp.root
         root_util[id(root)] = 1.0
         roots[id(root)].add(id(root))
+        utilization = self.utilization
+        of = self.of
+        counts = self._element_counts
         flops = 0.0
         for instr in order:
-            u = 0.0
-            for r in roots[id(instr)]:
-                u = f32(u + root_util[r])
-            self.utilization[id(instr)] = u
-            props = self.of(instr)
-            flops = f32(flops + f32(u * f32(props.flops)))
-            for k, operand in enumerate(instr.operands):
-                if instr.opcode in PASS_THROUGH:
-                    roots[id(operand)] |= roots[id(instr)]
-                    continue
-                roots[id(operand)].add(id(operand))
-                ou = 0.0 if (k == 0 and id(instr) in zero_util) else f32(float(props.operand_utilization[k]))
-                cur = f32(u * ou)
-                n = elements_recursive(operand.shape)
-                cur = 0.0 if n == 0 else f32(math.ceil(f32(cur * f32(float(n)))) / n)
-                root_util[id(operand)] = f32(root_util[id(operand)] + cur)
-        for key, rs in roots.items():
-            self._roots[key] = rs
-        for key, v in root_util.items():
-            self._root_util[key] = v
+            key = id(instr)
+            mine = roots[key]
+            if len(mine) == 1:
+                # one root: f32(0.0 + x) is x, every figure here being a float32 already
+                u = root_util[next(iter(mine))] + 0.0
+            else:
+                u = 0.0
+                for r in mine:
+                    u = f32(u + root_util[r])
+            utilization[key] = u
+            props = of(instr)
+            if props.flops or not math.isfinite(u):  # else it adds a zero
+                flops = f32(flops + f32(u * f32(props.flops)))
+            operands = instr.operands
+            if not operands:
+                continue
+            if instr.opcode in PASS_THROUGH:
+                for operand in operands:
+                    roots[id(operand)] |= mine
+                continue
+            by_operand = props.operand_utilization
+            for k, operand in enumerate(operands):
+                okey = id(operand)
+                roots[okey].add(okey)
+                if not u:
+                    continue  # it would add 0.0 to the operand's root utilization
+                ou = 0.0 if (k == 0 and key in zero_util) else f32(float(by_operand[k]))
+                shape = operand.shape
+                n = counts.get(id(shape))
+                if n is None or n[0] is not shape:
+                    n = counts[id(shape)] = (shape, elements_recursive(shape))
+                n = n[1]
+                cur = 0.0 if n == 0 else f32(math.ceil(f32(f32(u * ou) * f32(float(n)))) / n)
+                root_util[okey] = f32(root_util[okey] + cur)
+        self._roots.update(roots)
+        self._root_util.update(root_util)
         return flops
 
     def _parameter_read_bytes(self, param: Instruction) -> int:
@@ -738,6 +770,9 @@ def computation_totals_under(costs: Sequence[HloCost], comp) -> list[Properties]
     order = _shared_visit_order(comp)
     if len(costs) == 1:
         rows = list(map(costs[0]._all_figures, order))
+    elif len(costs) == 2:
+        first, second = costs[0]._all_figures, costs[1]._all_figures
+        rows = [first(instr) + second(instr) for instr in order]
     else:
         figures = [c._all_figures for c in costs]
         rows = [tuple(x for f in figures for x in f(instr)) for instr in order]
