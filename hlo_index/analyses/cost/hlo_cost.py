@@ -471,7 +471,7 @@ class HloCost:
         root_util[id(root)] = 1.0
         roots[id(root)].add(id(root))
         utilization = self.utilization
-        of = self.of
+        of, flop_figures = self.of, self._flop_figures
         counts = self._element_counts
         flops = 0.0
         for instr in order:
@@ -485,13 +485,19 @@ class HloCost:
                 for r in mine:
                     u = f32(u + root_util[r])
             utilization[key] = u
-            props = of(instr)
-            if props.flops or not math.isfinite(u):  # else it adds a zero
-                flops = f32(flops + f32(u * f32(props.flops)))
             operands = instr.operands
-            if not operands:
-                continue
-            if instr.opcode in PASS_THROUGH:
+            # an elementwise op (or one without operands) needs only its flops, which the opcode
+            # and shape decide: its figures are not built
+            passes = instr.opcode in PASS_THROUGH
+            if passes or not operands:
+                props = None
+                instr_flops = flop_figures(instr)[0]
+            else:
+                props = of(instr)
+                instr_flops = props.flops
+            if instr_flops or not math.isfinite(u):  # else it adds a zero
+                flops = f32(flops + f32(u * f32(instr_flops)))
+            if props is None:
                 for operand in operands:
                     roots[id(operand)] |= mine
                 continue

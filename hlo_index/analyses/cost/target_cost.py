@@ -447,15 +447,18 @@ def _gpu_time(
             rt = models.indexing.run_time(target)
             cost.model = "gpu_indexing_performance_model"
         else:
-            launch = None
-            if options.launch:
-                from .gpu_model import Launch
+            from .gpu_model import Launch
 
-                launch = Launch("given", options.launch[0], options.launch[1])
+            launch = Launch("given", options.launch[0], options.launch[1]) if options.launch else None
             rt = models.classic.run_time(target, launch, coalesced)
             cost.model = "gpu_performance_model"
             if cost.exact:
-                exact_rt = exact_run_time(cost, target, models.classic, models.device.l2_cache_size, launch, coalesced)
+                # the same kernel: its launch grid and its operands' verdicts (given or judged) as
+                # the estimate above found them
+                launch = launch or Launch(rt.emitter, rt.blocks, rt.threads_per_block)
+                exact_rt = exact_run_time(
+                    cost, target, models.classic, models.device.l2_cache_size, launch, rt.operand_coalesced
+                )
     except TilingError as e:
         cost.model = f"none ({e})"
         return
