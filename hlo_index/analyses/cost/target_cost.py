@@ -233,22 +233,26 @@ class CostSession:
         self.models: GpuModels | None = None
         if self.device is not None:
             from .gpu_model import GpuPerformanceModel
+
+            self.models = GpuModels(self.device, GpuPerformanceModel(self.device, self.cost))
+
+
+class GpuModels:
+    """A GPU session's device and XLA's two performance models on it (the indexing model, which
+    only some options and fusions ask for, is built, and its module imported, on first use)."""
+
+    def __init__(self, device: DeviceSpec, classic: GpuPerformanceModel) -> None:
+        self.device = device
+        self.classic = classic
+        self._indexing: IndexingPerformanceModel | None = None
+
+    @property
+    def indexing(self) -> IndexingPerformanceModel:
+        if self._indexing is None:
             from .indexing_model import IndexingPerformanceModel
 
-            self.models = GpuModels(
-                self.device,
-                GpuPerformanceModel(self.device, self.cost),
-                IndexingPerformanceModel(self.device, self.cost),
-            )
-
-
-@dataclass(frozen=True)
-class GpuModels:
-    """A GPU session's device and XLA's two performance models on it."""
-
-    device: DeviceSpec
-    classic: GpuPerformanceModel
-    indexing: IndexingPerformanceModel
+            self._indexing = IndexingPerformanceModel(self.device, self.classic.cost)
+        return self._indexing
 
 
 def device_roofline(device: DeviceSpec) -> tuple[float, float]:
@@ -424,8 +428,7 @@ def _gpu_time(
     models: GpuModels,
     coalesced: Sequence[bool | None] | None = None,
 ) -> None:
-    from .exact_time import exact_run_time
-    from .indexing_model import TilingError, block_level_launch, is_block_level, is_triton_gemm
+    from .triton_fusions import block_level_launch, is_block_level, is_triton_gemm
 
     options = session.options
     cost.device = models.device.name
@@ -437,31 +440,35 @@ def _gpu_time(
         cost.launch = block_level_launch(target)
         return
     rt: RunTime
-    try:
-        if tiled:
-            tiled_rt = _tiled(target, options, models.indexing)
-            cost.model = "gpu_indexing_performance_model (tiled)"
-            cost.tile_sizes = tiled_rt.tile_sizes
-            rt = tiled_rt
-        elif options.cost_model == "indexing":
-            rt = models.indexing.run_time(target)
-            cost.model = "gpu_indexing_performance_model"
-        else:
-            from .gpu_model import Launch
+    if tiled or options.cost_model == "indexing":
+        from .indexing_model import TilingError
 
-            launch = Launch("given", options.launch[0], options.launch[1]) if options.launch else None
-            rt = models.classic.run_time(target, launch, coalesced)
-            cost.model = "gpu_performance_model"
-            if cost.exact:
-                # the same kernel: its launch grid and its operands' verdicts (given or judged) as
-                # the estimate above found them
-                launch = launch or Launch(rt.emitter, rt.blocks, rt.threads_per_block)
-                exact_rt = exact_run_time(
-                    cost, target, models.classic, models.device.l2_cache_size, launch, rt.operand_coalesced
-                )
-    except TilingError as e:
-        cost.model = f"none ({e})"
-        return
+        try:
+            if tiled:
+                tiled_rt = _tiled(target, options, models.indexing)
+                cost.model = "gpu_indexing_performance_model (tiled)"
+                cost.tile_sizes = tiled_rt.tile_sizes
+                rt = tiled_rt
+            else:
+                rt = models.indexing.run_time(target)
+                cost.model = "gpu_indexing_performance_model"
+        except TilingError as e:
+            cost.model = f"none ({e})"
+            return
+    else:
+        from .exact_time import exact_run_time
+        from .gpu_model import Launch
+
+        launch = Launch("given", options.launch[0], options.launch[1]) if options.launch else None
+        rt = models.classic.run_time(target, launch, coalesced)
+        cost.model = "gpu_performance_model"
+        if cost.exact:
+            # the same kernel: its launch grid and its operands' verdicts (given or judged) as the
+            # estimate above found them
+            launch = launch or Launch(rt.emitter, rt.blocks, rt.threads_per_block)
+            exact_rt = exact_run_time(
+                cost, target, models.classic, models.device.l2_cache_size, launch, rt.operand_coalesced
+            )
     _set_runtime(cost, rt)
     if exact_rt is not None and options.time_uses == "exact":
         _set_runtime(cost, exact_rt)
@@ -491,7 +498,7 @@ def _gpu_time(
 
 
 def _tiled(target: Instruction, options: TargetCostOptions, model: IndexingPerformanceModel) -> TiledRunTime:
-    from .indexing_model import block_level_config
+    from .triton_fusions import block_level_config
 
     blocks, threads = options.launch or (None, None)
     if isinstance(options.tile, str):  # "auto"
