@@ -21,10 +21,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ...context import current
 from ...hlo.model import Computation, Instruction
+from ..structure_keys import fusion_shape_key
+from .exact_time import exact_run_time
 from .flops import CostOptions
 from .hlo_cost import HloCost, Properties, computation_totals_under
 from .options import TargetCostOptions
+from .triton_fusions import block_level_config, block_level_launch, is_block_level, is_triton_gemm
 
 # The GPU models and the device tables are imported when a GPU module or a device asks for them.
 if TYPE_CHECKING:
@@ -266,9 +270,6 @@ def fusion_structure_key(fusion: Instruction, memo: dict | None = None):
     configs), the backend configs of custom-calls inside (which the structure leaves out), and
     the operand and result shapes with their layouts. ``memo``: per structure, where its
     custom-calls are."""
-    from ...context import current
-    from ..structure_keys import fusion_shape_key
-
     shapes = fusion_shape_key(fusion)
     comp = fusion.fused_computation
     if shapes is None or comp is None:
@@ -428,8 +429,6 @@ def _gpu_time(
     models: GpuModels,
     coalesced: Sequence[bool | None] | None = None,
 ) -> None:
-    from .triton_fusions import block_level_launch, is_block_level, is_triton_gemm
-
     options = session.options
     cost.device = models.device.name
     cost.device_assumed = session.device_assumed
@@ -456,16 +455,17 @@ def _gpu_time(
             cost.model = f"none ({e})"
             return
     else:
-        from .exact_time import exact_run_time
-        from .gpu_model import Launch
+        launch = None
+        if options.launch:
+            from .gpu_model import Launch
 
-        launch = Launch("given", options.launch[0], options.launch[1]) if options.launch else None
+            launch = Launch("given", options.launch[0], options.launch[1])
         rt = models.classic.run_time(target, launch, coalesced)
         cost.model = "gpu_performance_model"
         if cost.exact:
             # the same kernel: its launch grid and its operands' verdicts (given or judged) as the
             # estimate above found them
-            launch = launch or Launch(rt.emitter, rt.blocks, rt.threads_per_block)
+            launch = launch or rt.launch
             exact_rt = exact_run_time(
                 cost, target, models.classic, models.device.l2_cache_size, launch, rt.operand_coalesced
             )
@@ -498,8 +498,6 @@ def _gpu_time(
 
 
 def _tiled(target: Instruction, options: TargetCostOptions, model: IndexingPerformanceModel) -> TiledRunTime:
-    from .triton_fusions import block_level_config
-
     blocks, threads = options.launch or (None, None)
     if isinstance(options.tile, str):  # "auto"
         return model.best_tiling(target)

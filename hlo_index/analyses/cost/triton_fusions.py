@@ -4,13 +4,12 @@ indexing model, which times such fusions, is imported only when one needs it."""
 
 from __future__ import annotations
 
+from ...hlo.backend_config import backend_config
 from ...hlo.model import Instruction
 
 
 def block_level_config(fusion: Instruction) -> tuple[list[list[int]], int | None] | None:
     """The output tiles and warps of ``block_level_fusion_config`` in a fusion's backend_config."""
-    from ...hlo.backend_config import backend_config
-
     config = backend_config(fusion) or {}
     fbc = config.get("fusion_backend_config") or {}
     blc = fbc.get("block_level_fusion_config")
@@ -42,8 +41,6 @@ def block_level_launch(fusion: Instruction) -> dict | None:
 
 
 def is_block_level(fusion: Instruction) -> bool:
-    from ...hlo.backend_config import backend_config
-
     config = backend_config(fusion) or {}
     kind = (config.get("fusion_backend_config") or {}).get("kind", "")
     # a nested gemm fusion is a matmul: its K loop runs over the nested fusions' tiles, which the
@@ -58,8 +55,6 @@ def is_triton_gemm(fusion: Instruction) -> bool:
     """A fusion XLA emits as a Triton matmul: kind ``__triton_gemm`` (tiled by a ``triton_gemm_config``)
     or ``__triton_nested_gemm_fusion`` (current XLA: the dot's operands are nested fusions, tiled by
     a ``block_level_fusion_config``)."""
-    from ...hlo.backend_config import backend_config
-
     if fusion.opcode != "fusion":
         return False
     config = backend_config(fusion) or {}
