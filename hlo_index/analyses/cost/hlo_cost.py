@@ -425,22 +425,28 @@ class HloCost:
         p.bytes_accessed = p.output_bytes
         # the generic analysis uses every fused value once (1.0); the GPU one propagates its uses
         gpu = self.options.gpu
-        scan = self._scan(comp, reads=not gpu)
+        if gpu:
+            # one walk: the utilizations, the flops they weigh, the (flops, transcendentals) rows
+            gpu_flops, flop_rows = self._gpu_utilizations(comp, zero_util)
+            reads = None
+            constants = [i for i in comp.instructions if i.opcode == "constant" and elements(i.shape) > 1]
+        else:
+            scan = self._scan(comp, reads=True)
+            flop_rows, reads, constants = scan.flop_rows, scan.reads, scan.constants
         sums = self._sub.get(id(comp))
         if sums is None:
-            flops, transcendentals = self._rounded_sums(comp, scan.flop_rows, self._flop_figures, 2)
+            flops, transcendentals = self._rounded_sums(comp, flop_rows, self._flop_figures, 2)
             sums = self._sub[id(comp)] = (flops, transcendentals)
         p.flops, p.transcendentals = sums
         if gpu:
-            p.flops = self._gpu_utilizations(comp, zero_util)
+            p.flops = gpu_flops
         utilization = self.utilization
         cap = not self.options.count_multiple_input_accesses
-        for instr in scan.constants:
+        for instr in constants:
             u = utilization.get(id(instr), 1.0) if gpu else 1.0
             p.bytes_accessed += shape_bytes(instr.shape) * (min(u, 1.0) if cap else u)
         p.operand_bytes = []
         p.operand_utilization = []
-        reads = scan.reads
         for k in range(len(fusion.operands)):
             param = comp.parameters.get(k)
             if param is None:
@@ -456,9 +462,11 @@ class HloCost:
                 p.operand_utilization.append(utilization.get(id(param), 0.0) if gpu else 1.0)
             p.bytes_accessed += size
 
-    def _gpu_utilizations(self, comp, zero_util: set) -> float:
+    def _gpu_utilizations(self, comp, zero_util: set) -> tuple[float, list[tuple]]:
         """Propagate utilization from the root (1.0) to the parameters; returns the fusion's
-        flops (each instruction's flops times its utilization). float32 as in XLA (``f32``).
+        flops (each instruction's flops times its utilization; float32 as in XLA, ``f32``) and
+        the (flops, transcendentals) of the instructions that may have any (``_scan``'s rows,
+        in another order).
 
         Each value's roots: those it reaches through elementwise uses alone (a set of ids, added
         to in XLA's order: its utilization is their float32 sum in the set's order); each root's
@@ -474,6 +482,7 @@ class HloCost:
         of, flop_figures = self.of, self._flop_figures
         counts = self._element_counts
         flops = 0.0
+        rows: list[tuple] = []
         for instr in order:
             key = id(instr)
             mine = roots[key]
@@ -488,13 +497,17 @@ class HloCost:
             operands = instr.operands
             # an elementwise op (or one without operands) needs only its flops, which the opcode
             # and shape decide: its figures are not built
-            passes = instr.opcode in PASS_THROUGH
-            if passes or not operands:
+            op = instr.opcode
+            if op in PASS_THROUGH or not operands:
                 props = None
-                instr_flops = flop_figures(instr)[0]
+                figures = flop_figures(instr)
+                instr_flops = figures[0]
             else:
                 props = of(instr)
                 instr_flops = props.flops
+                figures = (instr_flops, props.transcendentals)
+            if op not in FLOP_FREE:
+                rows.append(figures)
             if instr_flops or not math.isfinite(u):  # else it adds a zero
                 flops = f32(flops + f32(u * f32(instr_flops)))
             if props is None:
@@ -517,7 +530,7 @@ class HloCost:
                 root_util[okey] = f32(root_util[okey] + cur)
         self._roots.update(roots)
         self._root_util.update(root_util)
-        return flops
+        return flops, rows
 
     def _parameter_read_bytes(self, param: Instruction) -> int:
         if param.shape.is_tuple:

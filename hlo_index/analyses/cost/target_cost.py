@@ -112,7 +112,15 @@ class FusionCost:
         return out
 
 
+_PLAIN = frozenset({int, str, bool, type(None)})
+
+
 def _json_value(v):
+    kind = type(v)
+    if kind is float:
+        return _json_float(v)
+    if kind in _PLAIN:
+        return v
     if isinstance(v, float):
         return _json_float(v)
     if isinstance(v, dict):
