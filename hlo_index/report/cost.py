@@ -115,10 +115,11 @@ class _ReadRows:
     __slots__ = ("with_maps", "verdicts", "any_gpu", "tile_bytes", "any_tpu")
 
     def __init__(self, report: TargetReport, operands: int) -> None:
-        self.with_maps: list[list] = [[] for _ in range(operands)]
-        self.verdicts: list[bool | None] = [None] * operands
-        self.tile_bytes: list[list] = [[] for _ in range(operands)]
-        self.any_gpu = self.any_tpu = False
+        with_maps: list[list] = [[] for _ in range(operands)]
+        verdicts: list[bool | None] = [None] * operands
+        tile_bytes: list[list] = [[] for _ in range(operands)]
+        self.with_maps, self.verdicts, self.tile_bytes = with_maps, verdicts, tile_bytes
+        any_gpu = any_tpu = False
         for row in report.output_to_input:
             k = row.operand
             if k >= operands:
@@ -126,16 +127,17 @@ class _ReadRows:
             extra = row.extra
             figure = extra.get("coalescing")
             if figure and figure.get("target") == "gpu":
-                self.any_gpu = True
-                self.verdicts[k] = VERDICTS.get(figure.get("verdict"))
+                any_gpu = True
+                verdicts[k] = VERDICTS.get(figure.get("verdict"))
             if not row.maps:
                 continue
-            self.with_maps[k].append(row)
+            with_maps[k].append(row)
             figure = extra.get("tpu")
             if figure and figure.get("target") == "tpu":
-                self.any_tpu = True
+                any_tpu = True
                 read, size = figure.get("tiles_read"), figure.get("tile_bytes")
-                self.tile_bytes[k].append(read * size if read is not None and size is not None else None)
+                tile_bytes[k].append(read * size if read is not None and size is not None else None)
+        self.any_gpu, self.any_tpu = any_gpu, any_tpu
 
 
 def _utilization(state: _ModuleCost, rows: list[list]) -> tuple[list[tuple | None], tuple]:
@@ -148,9 +150,7 @@ def _utilization(state: _ModuleCost, rows: list[list]) -> tuple[list[tuple | Non
     tokens: list[int] = []
     memo = state.figures
     for read in rows:
-        same = bool(read) and (
-            len(read) == 1 or all(r.maps is read[0].maps or _map_texts(r) == _map_texts(read[0]) for r in read[1:])
-        )
+        same = bool(read) and (len(read) == 1 or _same_maps(read))
         u = read[0].extra.get("utilization") if same and "operand_element" not in read[0].extra else None
         if not u or u.get("bytes_read") is None:
             out.append(None)
@@ -165,8 +165,22 @@ def _utilization(state: _ModuleCost, rows: list[list]) -> tuple[list[tuple | Non
     return out, tuple(tokens)
 
 
-def _map_texts(row) -> tuple[str, ...]:
-    return tuple(str(m) for m in row.maps)
+def _same_maps(rows: list) -> bool:
+    """Whether the rows read through the same maps (the same objects, or the same texts)."""
+    first = rows[0].maps
+    texts = None
+    for r in rows[1:]:
+        if r.maps is first:
+            continue
+        if texts is None:
+            texts = _map_texts(first)
+        if _map_texts(r.maps) != texts:
+            return False
+    return True
+
+
+def _map_texts(maps) -> tuple[str, ...]:
+    return tuple(str(m) for m in maps)
 
 
 def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> None:

@@ -796,14 +796,17 @@ def computation_totals_under(costs: Sequence[HloCost], comp) -> list[Properties]
         figures = [c._all_figures for c in costs]
         rows = [tuple(x for f in figures for x in f(instr)) for instr in order]
     width = 4 * len(costs)
-    sums = exact_float32_sums(rows, width)
-    if None in sums:
+    exact = exact_float32_sums(rows, width)
+    sums: list[float]
+    if None in exact:
         # float32 sums in XLA's visiting order: the rounding is part of XLA's figure
         # (``add.accumulate`` adds one after the other, in float32, as the loop XLA runs)
         import numpy as np
 
         rounded = np.add.accumulate(np.array(rows, dtype=np.float32).reshape(-1, width), axis=0)[-1]
-        sums = [float(rounded[k]) if s is None else s for k, s in enumerate(sums)]
+        sums = [float(rounded[k]) if s is None else s for k, s in enumerate(exact)]
+    else:
+        sums = exact  # type: ignore[assignment]  # no None left
     out = []
     for k, cost in enumerate(costs):
         flops, transcendentals, bytes_accessed, output_bytes = sums[4 * k : 4 * k + 4]
