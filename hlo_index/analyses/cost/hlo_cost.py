@@ -520,13 +520,22 @@ class HloCost:
                 roots[okey].add(okey)
                 if not u:
                     continue  # it would add 0.0 to the operand's root utilization
-                ou = 0.0 if (k == 0 and key in zero_util) else f32(float(by_operand[k]))
+                if k == 0 and key in zero_util:
+                    ou = 0.0
+                else:
+                    ou = by_operand[k]
+                    ou = 1.0 if ou == 1.0 else f32(float(ou))
                 shape = operand.shape
                 n = counts.get(id(shape))
                 if n is None or n[0] is not shape:
                     n = counts[id(shape)] = (shape, elements_recursive(shape))
                 n = n[1]
-                cur = 0.0 if n == 0 else f32(math.ceil(f32(f32(u * ou) * f32(float(n)))) / n)
+                if n == 0:
+                    cur = 0.0
+                elif u == 1.0 and ou == 1.0 and n <= _EXACT_IN_FLOAT32:
+                    cur = 1.0  # every element used once: each step below is exact
+                else:
+                    cur = f32(math.ceil(f32(f32(u * ou) * f32(float(n)))) / n)
                 root_util[okey] = f32(root_util[okey] + cur)
         self._roots.update(roots)
         self._root_util.update(root_util)
@@ -791,7 +800,8 @@ def computation_totals_under(costs: Sequence[HloCost], comp) -> list[Properties]
         rows = list(map(costs[0]._all_figures, order))
     elif len(costs) == 2:
         first, second = costs[0]._all_figures, costs[1]._all_figures
-        rows = [first(instr) + second(instr) for instr in order]
+        zeros = ZERO_ROW + ZERO_ROW
+        rows = [zeros if instr.opcode in ALL_ZERO else first(instr) + second(instr) for instr in order]
     else:
         figures = [c._all_figures for c in costs]
         rows = [tuple(x for f in figures for x in f(instr)) for instr in order]
