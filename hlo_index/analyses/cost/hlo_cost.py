@@ -537,8 +537,9 @@ class HloCost:
                 else:
                     cur = f32(math.ceil(f32(f32(u * ou) * f32(float(n)))) / n)
                 root_util[okey] = f32(root_util[okey] + cur)
-        self._roots.update(roots)
-        self._root_util.update(root_util)
+        if self._fusion_key is None:  # the what-if reads them; a cost sharing fusions serves no what-if
+            self._roots.update(roots)
+            self._root_util.update(root_util)
         return flops, rows
 
     def _parameter_read_bytes(self, param: Instruction) -> int:
