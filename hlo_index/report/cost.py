@@ -14,6 +14,7 @@ equal costs: one is computed per key and module, the others share it.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -32,15 +33,28 @@ TOP_SHARE = 10  # the totals say what share of the time the heaviest this many t
 VERDICTS = {"coalesced": True, "uncoalesced": False}
 
 
+@functools.cache
+def _models() -> tuple:
+    """(``target_cost``, ``emitter_plans.plan_for``, the coalescing figures' default device),
+    imported on the first cost a report asks for (a cached call, where an import statement in
+    the per-target path would cost as much as the rest of a shared target's cost)."""
+    from ..analyses import emitter_plans
+    from ..analyses.cost import target_cost
+    from ..analyses.gpu_devices import RTX_A6000
+
+    return target_cost, emitter_plans.plan_for, RTX_A6000
+
+
 class _ModuleCost:
     """One module's cost state: its session, the shared costs, the targets' costs so far."""
 
     def __init__(self, module: Any, options: TargetCostOptions) -> None:
-        from ..analyses.cost.target_cost import CostSession
-
         self.module = module
         self.options = options
-        self.session = CostSession(module, options, share_fusions=True)
+        self.session = _models()[0].CostSession(module, options, share_fusions=True)
+        # per device of the coalescing figures: (the device, whether the emitters' threads on it
+        # read as on the cost's device whatever the fusion, whether they may for some)
+        self._devices: dict[int, tuple] = {}
         self.structure_key = self.session.structure_key
         self.by_key: dict = {}
         # the report's utilization figures (shared objects): id(figure) -> (figure, its
@@ -58,17 +72,17 @@ class _ModuleCost:
         if device is None:
             return False
         mine = device.emitter_device()
-        same_warps = (mine.warp_size, mine.transaction_bytes, mine.coalesced_threshold) == (
-            report_device.warp_size,
-            report_device.transaction_bytes,
-            report_device.coalesced_threshold,
-        )
-        if not same_warps:
-            return False
-        if mine == report_device:
-            return True
-        from ..analyses.emitter_plans import plan_for
-
+        hit = self._devices.get(id(report_device))
+        if hit is None or hit[0] is not report_device:
+            same_warps = (mine.warp_size, mine.transaction_bytes, mine.coalesced_threshold) == (
+                report_device.warp_size,
+                report_device.transaction_bytes,
+                report_device.coalesced_threshold,
+            )
+            hit = self._devices[id(report_device)] = (report_device, same_warps and mine == report_device, same_warps)
+        if hit[1] or not hit[2]:
+            return hit[1]
+        plan_for = _models()[1]
         # The devices enter the emitters' thread maps only through the unroll factor and the
         # vector size (core count, threads per core), which the plan's notes and grid show.
         a, b = plan_for(fusion, mine), plan_for(fusion, report_device)
@@ -101,10 +115,11 @@ class _ReadRows:
     __slots__ = ("with_maps", "verdicts", "any_gpu", "tile_bytes", "any_tpu")
 
     def __init__(self, report: TargetReport, operands: int) -> None:
-        self.with_maps: list[list] = [[] for _ in range(operands)]
-        self.verdicts: list[bool | None] = [None] * operands
-        self.tile_bytes: list[list] = [[] for _ in range(operands)]
-        self.any_gpu = self.any_tpu = False
+        with_maps: list[list] = [[] for _ in range(operands)]
+        verdicts: list[bool | None] = [None] * operands
+        tile_bytes: list[list] = [[] for _ in range(operands)]
+        self.with_maps, self.verdicts, self.tile_bytes = with_maps, verdicts, tile_bytes
+        any_gpu = any_tpu = False
         for row in report.output_to_input:
             k = row.operand
             if k >= operands:
@@ -112,16 +127,17 @@ class _ReadRows:
             extra = row.extra
             figure = extra.get("coalescing")
             if figure and figure.get("target") == "gpu":
-                self.any_gpu = True
-                self.verdicts[k] = VERDICTS.get(figure.get("verdict"))
+                any_gpu = True
+                verdicts[k] = VERDICTS.get(figure.get("verdict"))
             if not row.maps:
                 continue
-            self.with_maps[k].append(row)
+            with_maps[k].append(row)
             figure = extra.get("tpu")
             if figure and figure.get("target") == "tpu":
-                self.any_tpu = True
+                any_tpu = True
                 read, size = figure.get("tiles_read"), figure.get("tile_bytes")
-                self.tile_bytes[k].append(read * size if read is not None and size is not None else None)
+                tile_bytes[k].append(read * size if read is not None and size is not None else None)
+        self.any_gpu, self.any_tpu = any_gpu, any_tpu
 
 
 def _utilization(state: _ModuleCost, rows: list[list]) -> tuple[list[tuple | None], tuple]:
@@ -134,9 +150,7 @@ def _utilization(state: _ModuleCost, rows: list[list]) -> tuple[list[tuple | Non
     tokens: list[int] = []
     memo = state.figures
     for read in rows:
-        same = bool(read) and (
-            len(read) == 1 or all(r.maps is read[0].maps or _map_texts(r) == _map_texts(read[0]) for r in read[1:])
-        )
+        same = bool(read) and (len(read) == 1 or _same_maps(read))
         u = read[0].extra.get("utilization") if same and "operand_element" not in read[0].extra else None
         if not u or u.get("bytes_read") is None:
             out.append(None)
@@ -151,8 +165,22 @@ def _utilization(state: _ModuleCost, rows: list[list]) -> tuple[list[tuple | Non
     return out, tuple(tokens)
 
 
-def _map_texts(row) -> tuple[str, ...]:
-    return tuple(str(m) for m in row.maps)
+def _same_maps(rows: list) -> bool:
+    """Whether the rows read through the same maps (the same objects, or the same texts)."""
+    first = rows[0].maps
+    texts = None
+    for r in rows[1:]:
+        if r.maps is first:
+            continue
+        if texts is None:
+            texts = _map_texts(first)
+        if _map_texts(r.maps) != texts:
+            return False
+    return True
+
+
+def _map_texts(maps) -> tuple[str, ...]:
+    return tuple(str(m) for m in maps)
 
 
 def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> None:
@@ -160,8 +188,8 @@ def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> N
     asked = options.get("cost")
     if asked is None:
         return
-    from ..analyses.cost.target_cost import CostSession, cost_of_target
-
+    target_cost = _models()[0]
+    cost_of_target = target_cost.cost_of_target
     state = _module_cost(module, asked)
     if isinstance(target, Computation):
         cost = cost_of_target(target, module, state.options, state.session)
@@ -179,7 +207,7 @@ def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> N
         state.candidate_seen = True
         comp = target.computation
         state.missing_consumers = [c for c in asked.consumers if comp is None or c not in comp.by_name]
-        cost = cost_of_target(target, module, asked, CostSession(module, asked), utilization=utilization)
+        cost = cost_of_target(target, module, asked, target_cost.CostSession(module, asked), utilization=utilization)
         report.extra["cost"] = cost.to_json()
         state.costs.append((report.name, report.extra["cost"], cost.time_us))
         return
@@ -187,11 +215,8 @@ def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> N
     hit = state.by_key.get(key) if key is not None else None
     if hit is None:
         coalesced = None
-        if given is not None:
-            from ..analyses.gpu_devices import RTX_A6000
-
-            if state.same_threads(target, options.get("gpu_device") or RTX_A6000):
-                coalesced = given
+        if given is not None and state.same_threads(target, options.get("gpu_device") or _models()[2]):
+            coalesced = given
         cost = cost_of_target(
             target, module, state.options, state.session, utilization=utilization, coalesced=coalesced
         )
@@ -236,8 +261,7 @@ def add_cost_totals(report: ModuleReport, module: Any, options: dict) -> None:
     asked = options.get("cost")
     if asked is None or module is None:
         return
-    from ..analyses.cost.target_cost import cost_totals
-
+    cost_totals = _models()[0].cost_totals
     state = _module_cost(module, asked)
     candidate = options.get("fusion_candidate")
     if candidate and not state.candidate_seen and report.targets:

@@ -21,6 +21,7 @@ import numpy as np
 
 from ...hlo.model import Instruction
 from ..coalescing_heuristic import heuristic_coalesced
+from ..emitter_plans import plan_for
 from .devices import DeviceSpec
 from .fused_kernel import entry_root, fuse
 from .hlo_cost import PASS_THROUGH, HloCost, fused_body
@@ -53,6 +54,11 @@ class RunTime:
     @property
     def memory_time_us(self) -> float:
         return self.read_time_us + self.write_time_us
+
+    @property
+    def launch(self) -> Launch:
+        """The launch grid this estimate is for."""
+        return Launch(self.emitter, self.blocks, self.threads_per_block)
 
     @property
     def bound(self) -> str:
@@ -169,8 +175,6 @@ class Launch:
 def launch_dimensions(fusion: Instruction, device: DeviceSpec) -> Launch:
     """The emitter's launch grid; XLA's fallback (128 threads, one per output element of the
     first root) where no emitter model applies."""
-    from ..emitter_plans import plan_for
-
     plan = plan_for(fusion, device.emitter_device())
     if plan.unmodelled or plan.blocks <= 0:
         comp = fusion.fused_computation
@@ -187,7 +191,6 @@ SCAN_LIMIT = 4096  # an inner loop longer than this is judged by XLA's heuristic
 def operand_coalesced(fusion: Instruction, device: DeviceSpec) -> list[bool]:
     """Per operand, whether the emitter's warps read it coalesced (the thread maps where they are
     known and small enough to scan, else XLA's heuristic)."""
-    from ..emitter_plans import plan_for
     from ..gpu_coalescing import parameter_thread_maps
     from ..warp_reads import warp_read
 

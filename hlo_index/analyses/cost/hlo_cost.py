@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import operator
 import struct
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from functools import reduce
 
@@ -60,6 +60,11 @@ FLOP_FREE = frozenset(
 # one ``Properties`` (a fused computation repeats the same elementwise ops on the same shapes).
 SHAPE_ONLY = COSTED_ELEMENTWISE | FLOP_FREE
 NO_FLOPS = (0.0, 0.0)
+# Ops whose (flops, transcendentals, bytes accessed, output bytes) are all 0.0 under either
+# variant (no flop, ``_zero``'s bytes): most of a module's entry (its parameters and the
+# elements and bitcasts taken of them), summed without building their figures.
+ALL_ZERO = frozenset(FREE & FLOP_FREE)
+ZERO_ROW = (0.0, 0.0, 0.0, 0.0)
 
 
 @dataclass(slots=True)
@@ -113,6 +118,8 @@ class HloCost:
         self.utilization: dict[int, float] = {}
         self._roots: dict[int, set] = {}
         self._root_util: dict[int, float] = {}
+        # id(shape) -> (the shape, ``elements_recursive`` of it); the entry keeps the shape: its id stays
+        self._element_counts: dict[int, tuple] = {}
 
     # ---- public -------------------------------------------------------------------------
     def of(self, instr: Instruction) -> Properties:
@@ -139,13 +146,9 @@ class HloCost:
 
     def computation_totals(self, comp) -> Properties:
         """The sum over a computation's instructions (XLA's ``properties()`` after ``Accept``)."""
-        key = id(comp)
-        totals = self._totals.get(key)
+        totals = self._totals.get(id(comp))
         if totals is None:
-            sums = self._sums(comp, self._all_figures, 4)
-            totals = self._totals[key] = Properties(
-                flops=sums[0], transcendentals=sums[1], bytes_accessed=sums[2], output_bytes=sums[3]
-            )
+            totals = computation_totals_under((self,), comp)[0]
         return totals
 
     def _sums(
@@ -173,6 +176,8 @@ class HloCost:
         return sums  # type: ignore[return-value]  # no None left
 
     def _all_figures(self, instr: Instruction) -> tuple:
+        if instr.opcode in ALL_ZERO:
+            return ZERO_ROW
         p = self.of(instr)
         return (p.flops, p.transcendentals, p.bytes_accessed, p.output_bytes)
 
@@ -420,22 +425,28 @@ class HloCost:
         p.bytes_accessed = p.output_bytes
         # the generic analysis uses every fused value once (1.0); the GPU one propagates its uses
         gpu = self.options.gpu
-        scan = self._scan(comp, reads=not gpu)
+        if gpu:
+            # one walk: the utilizations, the flops they weigh, the (flops, transcendentals) rows
+            gpu_flops, flop_rows = self._gpu_utilizations(comp, zero_util)
+            reads = None
+            constants = [i for i in comp.instructions if i.opcode == "constant" and elements(i.shape) > 1]
+        else:
+            scan = self._scan(comp, reads=True)
+            flop_rows, reads, constants = scan.flop_rows, scan.reads, scan.constants
         sums = self._sub.get(id(comp))
         if sums is None:
-            flops, transcendentals = self._rounded_sums(comp, scan.flop_rows, self._flop_figures, 2)
+            flops, transcendentals = self._rounded_sums(comp, flop_rows, self._flop_figures, 2)
             sums = self._sub[id(comp)] = (flops, transcendentals)
         p.flops, p.transcendentals = sums
         if gpu:
-            p.flops = self._gpu_utilizations(comp, zero_util)
+            p.flops = gpu_flops
         utilization = self.utilization
         cap = not self.options.count_multiple_input_accesses
-        for instr in scan.constants:
+        for instr in constants:
             u = utilization.get(id(instr), 1.0) if gpu else 1.0
             p.bytes_accessed += shape_bytes(instr.shape) * (min(u, 1.0) if cap else u)
         p.operand_bytes = []
         p.operand_utilization = []
-        reads = scan.reads
         for k in range(len(fusion.operands)):
             param = comp.parameters.get(k)
             if param is None:
@@ -451,39 +462,85 @@ class HloCost:
                 p.operand_utilization.append(utilization.get(id(param), 0.0) if gpu else 1.0)
             p.bytes_accessed += size
 
-    def _gpu_utilizations(self, comp, zero_util: set) -> float:
+    def _gpu_utilizations(self, comp, zero_util: set) -> tuple[float, list[tuple]]:
         """Propagate utilization from the root (1.0) to the parameters; returns the fusion's
-        flops (each instruction's flops times its utilization). float32 as in XLA (``f32``)."""
+        flops (each instruction's flops times its utilization; float32 as in XLA, ``f32``) and
+        the (flops, transcendentals) of the instructions that may have any (``_scan``'s rows,
+        in another order).
+
+        Each value's roots: those it reaches through elementwise uses alone (a set of ids, added
+        to in XLA's order: its utilization is their float32 sum in the set's order); each root's
+        utilization: the float32 sum of what its users read of it."""
         order = post_order(comp)
         order.reverse()
         roots: dict[int, set] = {id(i): set() for i in order}
-        root_util: dict[int, float] = {id(i): 0.0 for i in order}
+        root_util: dict[int, float] = dict.fromkeys(roots, 0.0)
         root = comp.root
         root_util[id(root)] = 1.0
         roots[id(root)].add(id(root))
+        utilization = self.utilization
+        of, flop_figures = self.of, self._flop_figures
+        counts = self._element_counts
         flops = 0.0
+        rows: list[tuple] = []
         for instr in order:
-            u = 0.0
-            for r in roots[id(instr)]:
-                u = f32(u + root_util[r])
-            self.utilization[id(instr)] = u
-            props = self.of(instr)
-            flops = f32(flops + f32(u * f32(props.flops)))
-            for k, operand in enumerate(instr.operands):
-                if instr.opcode in PASS_THROUGH:
-                    roots[id(operand)] |= roots[id(instr)]
-                    continue
-                roots[id(operand)].add(id(operand))
-                ou = 0.0 if (k == 0 and id(instr) in zero_util) else f32(float(props.operand_utilization[k]))
-                cur = f32(u * ou)
-                n = elements_recursive(operand.shape)
-                cur = 0.0 if n == 0 else f32(math.ceil(f32(cur * f32(float(n)))) / n)
-                root_util[id(operand)] = f32(root_util[id(operand)] + cur)
-        for key, rs in roots.items():
-            self._roots[key] = rs
-        for key, v in root_util.items():
-            self._root_util[key] = v
-        return flops
+            key = id(instr)
+            mine = roots[key]
+            if len(mine) == 1:
+                # one root: f32(0.0 + x) is x, every figure here being a float32 already
+                u = root_util[next(iter(mine))] + 0.0
+            else:
+                u = 0.0
+                for r in mine:
+                    u = f32(u + root_util[r])
+            utilization[key] = u
+            operands = instr.operands
+            # an elementwise op (or one without operands) needs only its flops, which the opcode
+            # and shape decide: its figures are not built
+            op = instr.opcode
+            if op in PASS_THROUGH or not operands:
+                props = None
+                figures = flop_figures(instr)
+                instr_flops = figures[0]
+            else:
+                props = of(instr)
+                instr_flops = props.flops
+                figures = (instr_flops, props.transcendentals)
+            if op not in FLOP_FREE:
+                rows.append(figures)
+            if instr_flops or not math.isfinite(u):  # else it adds a zero
+                flops = f32(flops + f32(u * f32(instr_flops)))
+            if props is None:
+                for operand in operands:
+                    roots[id(operand)] |= mine
+                continue
+            by_operand = props.operand_utilization
+            for k, operand in enumerate(operands):
+                okey = id(operand)
+                roots[okey].add(okey)
+                if not u:
+                    continue  # it would add 0.0 to the operand's root utilization
+                if k == 0 and key in zero_util:
+                    ou = 0.0
+                else:
+                    ou = by_operand[k]
+                    ou = 1.0 if ou == 1.0 else f32(float(ou))
+                shape = operand.shape
+                n = counts.get(id(shape))
+                if n is None or n[0] is not shape:
+                    n = counts[id(shape)] = (shape, elements_recursive(shape))
+                n = n[1]
+                if n == 0:
+                    cur = 0.0
+                elif u == 1.0 and ou == 1.0 and n <= _EXACT_IN_FLOAT32:
+                    cur = 1.0  # every element used once: each step below is exact
+                else:
+                    cur = f32(math.ceil(f32(f32(u * ou) * f32(float(n)))) / n)
+                root_util[okey] = f32(root_util[okey] + cur)
+        if self._fusion_key is None:  # the what-if reads them; a cost sharing fusions serves no what-if
+            self._roots.update(roots)
+            self._root_util.update(root_util)
+        return flops, rows
 
     def _parameter_read_bytes(self, param: Instruction) -> int:
         if param.shape.is_tuple:
@@ -732,6 +789,45 @@ def collective_ranks(instr: Instruction) -> int:
         if n > 1:
             return n
     return 1
+
+
+def computation_totals_under(costs: Sequence[HloCost], comp) -> list[Properties]:
+    """``cost.computation_totals(comp)`` for each of ``costs``, from one walk over the computation
+    (a GPU module's report sums it under both variants): each instruction's figures under every
+    cost in one row, read in XLA's visiting order, which the float32 sums need unless they are
+    exact (large modules' byte sums are not)."""
+    order = _shared_visit_order(comp)
+    if len(costs) == 1:
+        rows = list(map(costs[0]._all_figures, order))
+    elif len(costs) == 2:
+        first, second = costs[0]._all_figures, costs[1]._all_figures
+        zeros = ZERO_ROW + ZERO_ROW
+        rows = [zeros if instr.opcode in ALL_ZERO else first(instr) + second(instr) for instr in order]
+    else:
+        figures = [c._all_figures for c in costs]
+        rows = [tuple(x for f in figures for x in f(instr)) for instr in order]
+    width = 4 * len(costs)
+    exact = exact_float32_sums(rows, width)
+    sums: list[float]
+    if None in exact:
+        # float32 sums in XLA's visiting order: the rounding is part of XLA's figure
+        # (``add.accumulate`` adds one after the other, in float32, as the loop XLA runs)
+        import numpy as np
+
+        rounded = np.add.accumulate(np.array(rows, dtype=np.float32).reshape(-1, width), axis=0)[-1]
+        sums = [float(rounded[k]) if s is None else s for k, s in enumerate(exact)]
+    else:
+        sums = exact  # type: ignore[assignment]  # no None left
+    out = []
+    for k, cost in enumerate(costs):
+        flops, transcendentals, bytes_accessed, output_bytes = sums[4 * k : 4 * k + 4]
+        totals = cost._totals.get(id(comp))
+        if totals is None:
+            totals = cost._totals[id(comp)] = Properties(
+                flops=flops, transcendentals=transcendentals, bytes_accessed=bytes_accessed, output_bytes=output_bytes
+            )
+        out.append(totals)
+    return out
 
 
 def module_totals(module, options: CostOptions = DEFAULT_OPTIONS, cost: HloCost | None = None) -> Properties:

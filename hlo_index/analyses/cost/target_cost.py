@@ -21,10 +21,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ...context import current
 from ...hlo.model import Computation, Instruction
+from ..structure_keys import fusion_shape_key
+from .exact_time import exact_run_time
 from .flops import CostOptions
-from .hlo_cost import HloCost, Properties, module_totals
+from .hlo_cost import HloCost, Properties, computation_totals_under
 from .options import TargetCostOptions
+from .triton_fusions import block_level_config, block_level_launch, is_block_level, is_triton_gemm
 
 # The GPU models and the device tables are imported when a GPU module or a device asks for them.
 if TYPE_CHECKING:
@@ -108,7 +112,15 @@ class FusionCost:
         return out
 
 
+_PLAIN = frozenset({int, str, bool, type(None)})
+
+
 def _json_value(v):
+    kind = type(v)
+    if kind is float:
+        return _json_float(v)
+    if kind in _PLAIN:
+        return v
     if isinstance(v, float):
         return _json_float(v)
     if isinstance(v, dict):
@@ -233,22 +245,26 @@ class CostSession:
         self.models: GpuModels | None = None
         if self.device is not None:
             from .gpu_model import GpuPerformanceModel
+
+            self.models = GpuModels(self.device, GpuPerformanceModel(self.device, self.cost))
+
+
+class GpuModels:
+    """A GPU session's device and XLA's two performance models on it (the indexing model, which
+    only some options and fusions ask for, is built, and its module imported, on first use)."""
+
+    def __init__(self, device: DeviceSpec, classic: GpuPerformanceModel) -> None:
+        self.device = device
+        self.classic = classic
+        self._indexing: IndexingPerformanceModel | None = None
+
+    @property
+    def indexing(self) -> IndexingPerformanceModel:
+        if self._indexing is None:
             from .indexing_model import IndexingPerformanceModel
 
-            self.models = GpuModels(
-                self.device,
-                GpuPerformanceModel(self.device, self.cost),
-                IndexingPerformanceModel(self.device, self.cost),
-            )
-
-
-@dataclass(frozen=True)
-class GpuModels:
-    """A GPU session's device and XLA's two performance models on it."""
-
-    device: DeviceSpec
-    classic: GpuPerformanceModel
-    indexing: IndexingPerformanceModel
+            self._indexing = IndexingPerformanceModel(self.device, self.classic.cost)
+        return self._indexing
 
 
 def device_roofline(device: DeviceSpec) -> tuple[float, float]:
@@ -262,9 +278,6 @@ def fusion_structure_key(fusion: Instruction, memo: dict | None = None):
     configs), the backend configs of custom-calls inside (which the structure leaves out), and
     the operand and result shapes with their layouts. ``memo``: per structure, where its
     custom-calls are."""
-    from ...context import current
-    from ..structure_keys import fusion_shape_key
-
     shapes = fusion_shape_key(fusion)
     comp = fusion.fused_computation
     if shapes is None or comp is None:
@@ -346,16 +359,17 @@ def cost_totals(
     computation, called computations through their callers, float32 sums); ``time_us``: the sum
     of the given targets' times (None when none has one)."""
     session = session or CostSession(module, options)
-    t: Properties = session.cost.computation_totals(module.entry)
     times = [c.time_us for c in costs if c.time_us is not None]
     # what jax's ``compiled.cost_analysis()`` reports, whatever the backend: the generic analysis
-    # (a GPU module's own figures above come from the GPU variant, which multiplies each fused
+    # (a GPU module's own figures come from the GPU variant, which multiplies each fused
     # instruction's flops by how often the loop emitter would recompute it)
-    generic = t
     if session.gpu:
         # fusions equal in structure have equal generic figures too: one is costed per structure
         shared = session.structure_key if session.share_fusions else None
-        generic = module_totals(module, cost=HloCost(replace(session.cost.options, gpu=False), shared))
+        generic_cost = HloCost(replace(session.cost.options, gpu=False), shared)
+        t, generic = computation_totals_under((session.cost, generic_cost), module.entry)
+    else:
+        t = generic = session.cost.computation_totals(module.entry)
     return _json_value(
         {
             "flops": t.flops,
@@ -423,9 +437,6 @@ def _gpu_time(
     models: GpuModels,
     coalesced: Sequence[bool | None] | None = None,
 ) -> None:
-    from .exact_time import exact_run_time
-    from .indexing_model import TilingError, block_level_launch, is_block_level, is_triton_gemm
-
     options = session.options
     cost.device = models.device.name
     cost.device_assumed = session.device_assumed
@@ -436,28 +447,36 @@ def _gpu_time(
         cost.launch = block_level_launch(target)
         return
     rt: RunTime
-    try:
-        if tiled:
-            tiled_rt = _tiled(target, options, models.indexing)
-            cost.model = "gpu_indexing_performance_model (tiled)"
-            cost.tile_sizes = tiled_rt.tile_sizes
-            rt = tiled_rt
-        elif options.cost_model == "indexing":
-            rt = models.indexing.run_time(target)
-            cost.model = "gpu_indexing_performance_model"
-        else:
-            launch = None
-            if options.launch:
-                from .gpu_model import Launch
+    if tiled or options.cost_model == "indexing":
+        from .indexing_model import TilingError
 
-                launch = Launch("given", options.launch[0], options.launch[1])
-            rt = models.classic.run_time(target, launch, coalesced)
-            cost.model = "gpu_performance_model"
-            if cost.exact:
-                exact_rt = exact_run_time(cost, target, models.classic, models.device.l2_cache_size, launch, coalesced)
-    except TilingError as e:
-        cost.model = f"none ({e})"
-        return
+        try:
+            if tiled:
+                tiled_rt = _tiled(target, options, models.indexing)
+                cost.model = "gpu_indexing_performance_model (tiled)"
+                cost.tile_sizes = tiled_rt.tile_sizes
+                rt = tiled_rt
+            else:
+                rt = models.indexing.run_time(target)
+                cost.model = "gpu_indexing_performance_model"
+        except TilingError as e:
+            cost.model = f"none ({e})"
+            return
+    else:
+        launch = None
+        if options.launch:
+            from .gpu_model import Launch
+
+            launch = Launch("given", options.launch[0], options.launch[1])
+        rt = models.classic.run_time(target, launch, coalesced)
+        cost.model = "gpu_performance_model"
+        if cost.exact:
+            # the same kernel: its launch grid and its operands' verdicts (given or judged) as the
+            # estimate above found them
+            launch = launch or rt.launch
+            exact_rt = exact_run_time(
+                cost, target, models.classic, models.device.l2_cache_size, launch, rt.operand_coalesced
+            )
     _set_runtime(cost, rt)
     if exact_rt is not None and options.time_uses == "exact":
         _set_runtime(cost, exact_rt)
@@ -487,8 +506,6 @@ def _gpu_time(
 
 
 def _tiled(target: Instruction, options: TargetCostOptions, model: IndexingPerformanceModel) -> TiledRunTime:
-    from .indexing_model import block_level_config
-
     blocks, threads = options.launch or (None, None)
     if isinstance(options.tile, str):  # "auto"
         return model.best_tiling(target)

@@ -1,0 +1,64 @@
+"""Which fusions XLA emits with Triton, read from their backend config: block-level fusions (tiled
+by a ``block_level_fusion_config``) and Triton matmuls. The cost asks this of every GPU target; the
+indexing model, which times such fusions, is imported only when one needs it."""
+
+from __future__ import annotations
+
+from ...hlo.backend_config import backend_config
+from ...hlo.model import Instruction
+
+
+def block_level_config(fusion: Instruction) -> tuple[list[list[int]], int | None] | None:
+    """The output tiles and warps of ``block_level_fusion_config`` in a fusion's backend_config."""
+    config = backend_config(fusion) or {}
+    fbc = config.get("fusion_backend_config") or {}
+    blc = fbc.get("block_level_fusion_config")
+    if not blc:
+        return None
+    tiles = [[int(s) for s in t.get("sizes", [])] for t in blc.get("output_tiles", [])]
+    warps = blc.get("num_warps")
+    return tiles, int(warps) if warps is not None else None
+
+
+def block_level_launch(fusion: Instruction) -> dict | None:
+    """The grid of a fusion tiled by its ``block_level_fusion_config``: one block per output tile,
+    32 threads per warp; None without a config (a classic ``__triton_gemm`` fusion) or for several
+    outputs."""
+    config = block_level_config(fusion)
+    if config is None or fusion.shape.is_tuple:
+        return None
+    tiles, warps = config
+    if len(tiles) != 1 or warps is None:
+        return None
+    tile = tiles[0]
+    dims = fusion.shape.dims
+    if len(tile) != len(dims) or not all(t > 0 for t in tile):
+        return None
+    blocks = 1
+    for d, t in zip(dims, tile):
+        blocks *= -(-d // t)
+    return {"blocks": blocks, "threads_per_block": 32 * warps}
+
+
+def is_block_level(fusion: Instruction) -> bool:
+    config = backend_config(fusion) or {}
+    kind = (config.get("fusion_backend_config") or {}).get("kind", "")
+    # a nested gemm fusion is a matmul: its K loop runs over the nested fusions' tiles, which the
+    # per-tile model does not follow (it would take the whole contraction as one tile and call it spilled)
+    return fusion.opcode == "fusion" and kind == "__triton"
+
+
+TRITON_GEMM_KINDS = ("__triton_gemm", "__triton_nested_gemm_fusion")
+
+
+def is_triton_gemm(fusion: Instruction) -> bool:
+    """A fusion XLA emits as a Triton matmul: kind ``__triton_gemm`` (tiled by a ``triton_gemm_config``)
+    or ``__triton_nested_gemm_fusion`` (current XLA: the dot's operands are nested fusions, tiled by
+    a ``block_level_fusion_config``)."""
+    if fusion.opcode != "fusion":
+        return False
+    config = backend_config(fusion) or {}
+    return (config.get("fusion_backend_config") or {}).get("kind", "") in TRITON_GEMM_KINDS
+
+
+__all__ = ["TRITON_GEMM_KINDS", "block_level_config", "block_level_launch", "is_block_level", "is_triton_gemm"]
