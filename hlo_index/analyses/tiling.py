@@ -159,9 +159,13 @@ def propagate(
                 f"padded tile: output dim {i} has {n} elements, the tile {size}; XLA masks "
                 f"the padding, which reads nothing"
             )
-    offset_map = IndexingMap(composed.dims[:r], [], composed.runtime_vars, offsets, tile_only)
+    # a tile-only condition may name a range variable no result uses (a padded window's position:
+    # the tile reads where some position is in bounds); it stays existential, declared as in the map
+    quantified = any(v.kind == RANGE for expr, _ in tile_only for v in expr.variables())
+    tile_ranges = composed.range_vars if quantified else []
+    offset_map = IndexingMap(composed.dims[:r], tile_ranges, composed.runtime_vars, offsets, tile_only)
     offset_map = offset_map.simplified()
-    first_map = IndexingMap(composed.dims[:r], [], composed.runtime_vars, firsts, tile_only).simplified()
+    first_map = IndexingMap(composed.dims[:r], tile_ranges, composed.runtime_vars, firsts, tile_only).simplified()
     return MapTile(
         True, "a tile", offset_map, tuple(out_sizes), tuple(out_strides), tuple(notes), first_map, tuple(signed)
     )

@@ -307,3 +307,24 @@ def test_contraction_dimension_tiles():
                 point = (4 * i + a, 8 * j + b)
                 reads.add(m.evaluate(point, (4 * k + s,)))
             assert _box(tile, (i, j, k)) == reads
+
+
+@pytest.mark.parametrize("sizes", [(1, 1), (2, 2), (4, 3)])
+def test_tile_condition_on_a_window_position_no_result_uses(sizes):
+    """A padded window's bounds name a range variable that no result uses (what reads a
+    per-channel operand beside a padded convolution): the tiles whose window positions all fall
+    in the padding read nothing, the others read their rows (brute force per tile)."""
+    from hlo_index.affine.text import parse_map
+
+    m = parse_map("(d0, d1)[s0] -> (d0), domain: d0 in [0, 3], d1 in [0, 5], s0 in [0, 2], d1 * 2 + s0 in [4, 20]")
+    tile = propagate(m, (4, 6), sizes)
+    assert tile.is_tile
+    counts = [-(-n // s) for n, s in zip((4, 6), sizes)]
+    reading = 0
+    for index in itertools.product(*[range(c) for c in counts]):
+        reads = _reads(m, (4, 6), sizes, index)
+        reading += bool(reads)
+        assert reads <= _box(tile, index)
+        assert bool(reads) == bool(_box(tile, index))
+    if sizes == (1, 1):  # column 0's window lies in the padding: 4 of 24 elements read nothing
+        assert reading == 20
