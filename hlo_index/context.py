@@ -90,7 +90,8 @@ class Budgets:
     # while loops: iterations a loop with jax's counter pattern is unrolled over, and compositions
     # tried for the loop-carried maps to stabilise. Beyond: the loop's maps are UNDEFINED.
     loop_steps: int = 24
-    # while loops: distinct maps between two loop-state elements. Beyond: that pair is UNDEFINED.
+    # while loops: distinct maps between two loop-state elements (an unrolled loop's pieces counted
+    # once joined). Beyond: that pair is UNDEFINED.
     loop_maps_per_pair: int = 32
     # while loops: iterations simulated to count the trips of a counter loop. Beyond: unknown count.
     loop_simulated_trips: int = 1 << 20
