@@ -66,6 +66,7 @@ class Expr:
     # comparing nested keys orders exactly like comparing their flattened forms.
     key: Key
     _hash: int
+    _variables: frozenset[Expr] | None  # ``variables()``, once asked
 
     # ----------------------------------------------------------------------------- identity
     def __eq__(self, other: object) -> bool:

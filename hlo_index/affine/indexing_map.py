@@ -347,9 +347,9 @@ class IndexingMap:
     def _rewritten(
         self,
         replace: Callable[[Expr], Expr | None],
-        range_vars: Sequence[IntervalLike],
-        runtime_vars: Sequence[RuntimeVarLike],
-        dims: Sequence[IntervalLike] | None = None,
+        range_vars: Sequence[Interval],
+        runtime_vars: Sequence[RuntimeVar],
+        dims: Sequence[Interval] | None = None,
     ) -> IndexingMap:
         memo: dict[Expr, Expr] = {}
         results = [replace_variables(e, replace, memo) for e in self.results]
