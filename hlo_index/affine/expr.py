@@ -41,6 +41,9 @@ Key: TypeAlias = tuple[Union[int, "Key"], ...]
 # are unique there; nodes of different contexts still compare equal by key.
 
 
+_NO_VARIABLES: frozenset[Expr] = frozenset()
+
+
 class NonAffineError(ValueError):
     """An operation would leave affine arithmetic (a product of two non-constant expressions,
     a division by a non-constant or non-positive value)."""
@@ -50,7 +53,7 @@ class Expr:
     """One uniqued node. Build expressions with :func:`dim`, :func:`range_var`,
     :func:`runtime_var`, :func:`const` and the operators; never call the class directly."""
 
-    __slots__ = ("kind", "value", "operand", "terms", "key", "_hash", "__weakref__")
+    __slots__ = ("kind", "value", "operand", "terms", "key", "_hash", "_variables", "__weakref__")
 
     kind: int
     value: int  # constant value, variable index, divisor, or the constant part of a sum
@@ -63,6 +66,7 @@ class Expr:
     # comparing nested keys orders exactly like comparing their flattened forms.
     key: Key
     _hash: int
+    _variables: frozenset[Expr] | None  # ``variables()``, once asked
 
     # ----------------------------------------------------------------------------- identity
     def __eq__(self, other: object) -> bool:
@@ -105,10 +109,21 @@ class Expr:
         return 0, ((self, 1),)
 
     def variables(self) -> frozenset[Expr]:
-        """Every dimension / range / runtime variable occurring in the expression."""
-        found: set[Expr] = set()
-        _collect_variables(self, found)
-        return frozenset(found)
+        """Every dimension / range / runtime variable occurring in the expression (computed once
+        per node: nodes are immutable, and composition and variable elimination ask again and again)."""
+        found = self._variables
+        if found is None:
+            kind = self.kind
+            if kind in VARIABLE_KINDS:
+                found = frozenset((self,))
+            elif kind == SUM:
+                found = frozenset().union(*[atom.variables() for atom, _ in self.terms])
+            elif kind == CONST:
+                found = _NO_VARIABLES
+            else:
+                found = self.operand.variables()
+            self._variables = found
+        return found
 
     def count_divisions(self) -> int:
         """Number of floordiv / ceildiv / mod nodes (shared sub-expressions counted per use)."""
@@ -179,6 +194,7 @@ def _new(kind: int, value: int, operand: Expr | None, terms: tuple[tuple[Expr, i
         node.terms = terms
         node.key = key
         node._hash = hash(key)
+        node._variables = None
         intern[key] = node
     return node
 
@@ -464,16 +480,6 @@ def mod_of_sum(constant: int, terms: Iterable[tuple[Expr, int]], c: int) -> Expr
 
 
 # ---------------------------------------------------------------------------- traversal
-def _collect_variables(e: Expr, found: set[Expr]) -> None:
-    if e.kind in VARIABLE_KINDS:
-        found.add(e)
-    elif e.kind == SUM:
-        for atom, _ in e.terms:
-            _collect_variables(atom, found)
-    elif e.operand is not None:
-        _collect_variables(e.operand, found)
-
-
 def replace_variables(e: Expr, replace: Callable[[Expr], Expr | None], memo: dict[Expr, Expr] | None = None) -> Expr:
     """Rebuild ``e`` with every variable ``v`` replaced by ``replace(v)`` (an Expr or None to keep).
 

@@ -347,14 +347,18 @@ class IndexingMap:
     def _rewritten(
         self,
         replace: Callable[[Expr], Expr | None],
-        range_vars: Sequence[IntervalLike],
-        runtime_vars: Sequence[RuntimeVarLike],
-        dims: Sequence[IntervalLike] | None = None,
+        range_vars: Sequence[Interval],
+        runtime_vars: Sequence[RuntimeVar],
+        dims: Sequence[Interval] | None = None,
     ) -> IndexingMap:
         memo: dict[Expr, Expr] = {}
         results = [replace_variables(e, replace, memo) for e in self.results]
         constraints = [(replace_variables(e, replace, memo), b) for e, b in self.constraints]
-        return IndexingMap(self.dims if dims is None else dims, range_vars, runtime_vars, results, constraints)
+        # every caller passes this map's own intervals and runtime variables and renames onto
+        # declared variables: the parts need no conversion or check
+        return IndexingMap._from_parts(
+            self.dims if dims is None else dims, range_vars, runtime_vars, results, constraints
+        )
 
     # ------------------------------------------------------------------------- evaluation
     def evaluate(

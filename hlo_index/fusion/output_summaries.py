@@ -11,7 +11,7 @@ through a whole training step do not (gpt12: 732 capped (output, parameter) pair
 from __future__ import annotations
 
 from ..hlo.model import Computation, Instruction
-from .mapset import Maps, finalize
+from .mapset import Maps, finalize_each
 from .rule_cache import identity
 from .summary_pass import PassBudget, capped, merge_summaries, read_out, through
 from .summary_pass import Summary as EndpointSummary
@@ -94,5 +94,5 @@ def all_inputs_to_output(comp: Computation, order: list[Instruction], users: Use
         if param.shape.is_tuple:
             continue
         found = read_out(summaries.get((id(param), 0), {}), param.shape.dims, budget)
-        result[number] = [finalize(found[out]) if out in found else () for out in range(outputs)]
+        result[number] = finalize_each([found.get(out, ()) for out in range(outputs)])
     return result

@@ -13,7 +13,7 @@ Budgets and collapsed summaries: ``summary_pass``.
 from __future__ import annotations
 
 from ..hlo.model import Computation, Instruction
-from .mapset import Maps, compaction_threshold, finalize
+from .mapset import Maps, compaction_threshold, finalize, finalize_each
 from .rule_cache import identity, output_to_input_steps
 from .summary_pass import PassBudget, Wide, capped, merge_summaries, read_out, through
 from .summary_pass import Summary as EndpointSummary
@@ -145,7 +145,8 @@ def bottom_up_output_to_input(comp: Computation, order: list[Instruction]) -> li
                 )
                 acc, shared = merge_summaries(acc, shared, contrib, own, budget)
         summary = read_out(capped(acc, root, own, what, budget), own, budget) if acc is not None else {}
-        results.append({key: finalize(maps) for key, maps in sorted(summary.items())})
+        keys = sorted(summary)
+        results.append(dict(zip(keys, finalize_each([summary[key] for key in keys]))))
     return results
 
 

@@ -386,18 +386,27 @@ def _join(wide: Wide[_Endpoint], other: Summary[_Endpoint], value_dims: Dims, bu
                 if both is None:
                     both = joined[pair] = finalize(union(prev, regions))
                 region_of[key] = both
-    exact: dict[_Endpoint, Maps] = {}
-    grown: list[_Endpoint] = []
-    for side_exact in (wide.exact, o_exact):
-        for key, key_maps in side_exact.items():
-            if key in whole or key in unknown:
-                continue
-            prev = exact.get(key)
-            if prev is None:
-                exact[key] = key_maps
+    # ``wide``'s exact maps, less the endpoints now read whole or unknown (its keys are distinct, so
+    # nothing is joined yet): a copy, then removals from the smaller side, order kept (a whole
+    # ENTRY's accumulated side holds hundreds of parameters; the joined side, a few)
+    exact: dict[_Endpoint, Maps] = dict(wide.exact)
+    for gone in (whole, unknown):
+        if gone and exact:
+            if len(gone) < len(exact):
+                for key in gone:
+                    exact.pop(key, None)
             else:
-                exact[key] = union(prev, key_maps)
-                grown.append(key)
+                exact = {key: key_maps for key, key_maps in exact.items() if key not in gone}
+    grown: list[_Endpoint] = []
+    for key, key_maps in o_exact.items():
+        if key in whole or key in unknown:
+            continue
+        prev = exact.get(key)
+        if prev is None:
+            exact[key] = key_maps
+        else:
+            exact[key] = union(prev, key_maps)
+            grown.append(key)
     for key in [k for k in exact if k in region_of]:  # read on a region and through maps: all maps
         dims = budget.endpoint_dims(key)
         exact[key] = union(exact[key], distinct(region_read(r, dims) for r in region_of.pop(key)))
