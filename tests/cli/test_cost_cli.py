@@ -299,3 +299,44 @@ def test_triton_gemm_time_is_not_modelled(tmp_path: Path) -> None:
     assert module["cost_totals"]["targets_timed"] == 0
     text = CliRunner().invoke(main, ["analyze", str(path)])
     assert "time not modelled: Triton gemm fusion" in text.output
+
+
+VARIADIC_REDUCE_GPU = """HloModule argmax, entry_computation_layout={(f32[8,64]{1,0})->(f32[8]{0}, s32[8]{0})}
+
+%max_index (a: f32[], i: s32[], b: f32[], j: s32[]) -> (f32[], s32[]) {
+  %a = f32[] parameter(0)
+  %i = s32[] parameter(1)
+  %b = f32[] parameter(2)
+  %j = s32[] parameter(3)
+  %ge = pred[] compare(%a, %b), direction=GE
+  %v = f32[] select(%ge, %a, %b)
+  %k = s32[] select(%ge, %i, %j)
+  ROOT %t = (f32[], s32[]) tuple(%v, %k)
+}
+
+%fused_argmax (p: f32[8,64]) -> (f32[8], s32[8]) {
+  %p = f32[8,64]{1,0} parameter(0)
+  %iota = s32[8,64]{1,0} iota(), iota_dimension=1
+  %lo = f32[] constant(-inf)
+  %zero = s32[] constant(0)
+  ROOT %r = (f32[8]{0}, s32[8]{0}) reduce(%p, %iota, %lo, %zero), dimensions={1}, to_apply=%max_index
+}
+
+ENTRY %main (x: f32[8,64]) -> (f32[8], s32[8]) {
+  %x = f32[8,64]{1,0} parameter(0)
+  ROOT %input_reduce_fusion = (f32[8]{0}, s32[8]{0}) fusion(%x), kind=kInput, calls=%fused_argmax
+}
+"""
+
+
+def test_a_tiled_estimate_of_a_variadic_reduce_says_why_there_is_none(runner, tmp_path):
+    """A variadic reduce's result is a tuple, not an array with a box to tile: ``--tile auto``
+    gives no tiled time and names the root, never an internal error."""
+    hlo = tmp_path / "argmax.hlo"
+    hlo.write_text(VARIADIC_REDUCE_GPU)
+    code, doc, err = _analyze(runner, hlo, "--format", "json", "--target", "gpu", "--tile", "auto")
+    assert code == 0, err
+    assert "internal" not in err and not doc["modules"][0].get("diagnostics")
+    cost = doc["modules"][0]["targets"][0]["cost"]
+    assert cost["time_us"] is None
+    assert "output r has a tuple shape" in cost["model"]

@@ -263,6 +263,7 @@ class IndexingPerformanceModel:
         comp = fusion.fused_computation
         roots = _roots(comp)
         real = _real_root(comp, roots)
+        _check_array_roots(roots)
         dims = real.shape.dims
         try:
             counts = tile_counts(dims, tile_sizes)
@@ -370,7 +371,9 @@ class IndexingPerformanceModel:
     def best_tiling(self, fusion: Instruction) -> TiledRunTime:
         """XLA's search for the fastest tiling of a block-level fusion."""
         comp = fusion.fused_computation
-        real = _real_root(comp, _roots(comp))
+        roots = _roots(comp)
+        _check_array_roots(roots)
+        real = _real_root(comp, roots)
         choices = [candidate_sizes(d) for d in real.shape.dims]
         best: TiledRunTime | None = None
         for sizes in itertools.product(*choices):
@@ -408,6 +411,13 @@ def _roots(comp) -> list[Instruction]:
         if not any(o is r for r in out):
             out.append(o)
     return out
+
+
+def _check_array_roots(roots: list[Instruction]) -> None:
+    """Output tiles are boxes of an array: a root of tuple shape (a variadic reduce or sort) has none."""
+    for r in roots:
+        if r.shape.is_tuple:
+            raise TilingError(f"output {r.name} has a tuple shape ({r.opcode} of several arrays): no output tile")
 
 
 def _real_root(comp, roots: list[Instruction]) -> Instruction:
