@@ -45,7 +45,7 @@ _RESULT_JSON = register_table("analyses.gpu_coalescing.result_json")
 # Per analysis context: seed maps by canonical key -> the first tuple of them (``_interned``).
 _SEEDS = register_table("analyses.gpu_coalescing.seeds")
 # Per analysis context: (id(op maps), id(maps to the value), value dims, opcode) -> (op maps, maps
-# to the value, their steps): ``_ThreadMapBudget.steps``.
+# to the value, their steps): ``WalkBudget.steps`` for ``_ThreadMapBudget``.
 _STEPS = register_table("analyses.gpu_coalescing.steps")
 
 
@@ -122,32 +122,17 @@ def _interned(maps: tuple[IndexingMap, ...]) -> tuple[IndexingMap, ...]:
 
 class _ThreadMapBudget(WalkBudget):
     """The walk's budget; a composition whose arities disagree (a malformed module that no rule's
-    shape check catches) is UNDEFINED for that operand rather than an error."""
+    shape check catches) is UNDEFINED for that operand, naming the op, rather than an error."""
 
     __slots__ = ()
+    steps_table = _STEPS
+    opcode_in_key = True
 
-    def step(self, op_map, to_value, instr, value_dims):
+    def compose(self, op_map, to_value, instr, value_dims):
         try:
-            return super().step(op_map, to_value, instr, value_dims)
+            return super().compose(op_map, to_value, instr, value_dims)
         except ValueError as exc:
             return IndexingMap.undefined(f"{instr.opcode}: {exc}")
-
-    def steps(self, op_maps, to_value, instr, value_dims):
-        """``WalkBudget.steps``, memoised by the identity of the two sets while the budget covers
-        every pair (as the fusion walks' own steps are): the answer then depends on the sets, the
-        value's dims and the opcode (which an UNDEFINED answer names) alone."""
-        count = len(op_maps) * len(to_value)
-        if self.left < count or any(m.is_undefined for m in op_maps):
-            return super().steps(op_maps, to_value, instr, value_dims)
-        memo = current().tables[_STEPS]
-        key = (id(op_maps), id(to_value), value_dims, instr.opcode)
-        hit = memo.get(key)
-        if hit is not None and hit[0] is op_maps and hit[1] is to_value:
-            self.left -= count
-            return hit[2]
-        new = super().steps(op_maps, to_value, instr, value_dims)
-        memo[key] = (op_maps, to_value, new)  # keeps both sets alive: their ids stay theirs
-        return new
 
 
 # ---- per fusion ----------------------------------------------------------------------------

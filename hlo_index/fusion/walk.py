@@ -90,9 +90,15 @@ def compose_step(
 
 class WalkBudget:
     """``compositions_per_pass`` for one walk: past it, compositions give UNDEFINED naming it
-    (which still reaches every parameter / output it would have: never "not read")."""
+    (which still reaches every parameter / output it would have: never "not read").
+
+    A subclass that composes differently overrides ``compose`` and gives its own ``steps_table``
+    (its answers are not the plain walks'), with ``opcode_in_key`` when ``compose`` may name the
+    op (then two ops sharing one op-map set do not share an answer)."""
 
     __slots__ = ("left", "reason")
+    steps_table = _STEPS
+    opcode_in_key = False
 
     def __init__(self, comp: Computation) -> None:
         self.left = limit = current().budgets.compositions_per_pass
@@ -100,13 +106,18 @@ class WalkBudget:
             "compositions_per_pass", limit, f"a walk through '{comp.name}' stopped composing maps"
         )
 
+    def compose(
+        self, op_map: IndexingMap, to_value: IndexingMap, instr: Instruction, value_dims: tuple[int, ...]
+    ) -> IndexingMap:
+        return compose_step(op_map, to_value, instr, value_dims)
+
     def step(
         self, op_map: IndexingMap, to_value: IndexingMap, instr: Instruction, value_dims: tuple[int, ...]
     ) -> IndexingMap:
         if self.left <= 0 and not to_value.is_undefined:
             return IndexingMap.undefined(self.reason)
         self.left -= 1
-        return compose_step(op_map, to_value, instr, value_dims)
+        return self.compose(op_map, to_value, instr, value_dims)
 
     def steps(self, op_maps: Maps, to_value: Maps, instr: Instruction, value_dims: tuple[int, ...]) -> Maps:
         """The distinct ``step`` of every (op map, map to the value) pair.
@@ -114,20 +125,24 @@ class WalkBudget:
         Walks send the same shared sets through the same shared op-rule maps again and again
         (each broadcast of a layer norm's scale, in every fused computation that has one): while
         the budget covers every pair, the answer depends on the two sets alone and is memoised by
-        identity. An UNDEFINED op map names ``instr``'s opcode: such sets are not shared; nor are
-        the steps of a budget whose ``step`` is its own."""
+        identity. An UNDEFINED op map names ``instr``'s opcode: such sets are not shared."""
         count = len(op_maps) * len(to_value)
-        if self.left < count or type(self).step is not WalkBudget.step:
+        if self.left < count:
             return distinct([self.step(op_map, m, instr, value_dims) for op_map in op_maps for m in to_value])
-        memo: dict[tuple[int, int, tuple[int, ...]], tuple[Maps, Maps, Maps]] = current().tables[_STEPS]
-        key = (id(op_maps), id(to_value), value_dims)
+        memo: dict[tuple[object, ...], tuple[Maps, Maps, Maps]] = current().tables[self.steps_table]
+        key = (
+            (id(op_maps), id(to_value), value_dims, instr.opcode)
+            if self.opcode_in_key
+            else (id(op_maps), id(to_value), value_dims)
+        )
         hit = memo.get(key)
         self.left -= count
         if hit is not None and hit[0] is op_maps and hit[1] is to_value:
             return hit[2]
-        new = distinct([compose_step(op_map, m, instr, value_dims) for op_map in op_maps for m in to_value])
+        compose = self.compose
+        new = distinct([compose(op_map, m, instr, value_dims) for op_map in op_maps for m in to_value])
         if not any(m.is_undefined for m in op_maps):
-            memo[key] = (op_maps, to_value, new)
+            memo[key] = (op_maps, to_value, new)  # keeps both sets alive: their ids stay theirs
         return new
 
 
