@@ -166,13 +166,7 @@ class HloCost:
         ones possibly left out) as XLA sums them."""
         sums = exact_float32_sums(rows, width)
         if None in sums:
-            # float32 sums in XLA's visiting order: the rounding is part of XLA's figure
-            # (``add.accumulate`` adds one after the other, in float32, as the loop XLA runs)
-            ordered = list(map(figures, _shared_visit_order(comp)))
-            import numpy as np
-
-            rounded = np.add.accumulate(np.array(ordered, dtype=np.float32), axis=0)[-1]
-            return [float(rounded[k]) if s is None else s for k, s in enumerate(sums)]
+            return _rounded_in_order(sums, list(map(figures, _shared_visit_order(comp))), width)
         return sums  # type: ignore[return-value]  # no None left
 
     def _all_figures(self, instr: Instruction) -> tuple:
@@ -791,6 +785,16 @@ def collective_ranks(instr: Instruction) -> int:
     return 1
 
 
+def _rounded_in_order(exact: list[float | None], ordered: list[tuple], width: int) -> list[float]:
+    """``exact``'s sums, each None replaced by the float32 sum of that column of ``ordered`` (the
+    rows in XLA's visiting order): the rounding is part of XLA's figure (``add.accumulate`` adds
+    one after the other, in float32, as the loop XLA runs)."""
+    import numpy as np
+
+    rounded = np.add.accumulate(np.array(ordered, dtype=np.float32).reshape(-1, width), axis=0)[-1]
+    return [float(rounded[k]) if s is None else s for k, s in enumerate(exact)]
+
+
 def computation_totals_under(costs: Sequence[HloCost], comp) -> list[Properties]:
     """``cost.computation_totals(comp)`` for each of ``costs``, from one walk over the computation
     (a GPU module's report sums it under both variants): each instruction's figures under every
@@ -808,16 +812,7 @@ def computation_totals_under(costs: Sequence[HloCost], comp) -> list[Properties]
         rows = [tuple(x for f in figures for x in f(instr)) for instr in order]
     width = 4 * len(costs)
     exact = exact_float32_sums(rows, width)
-    sums: list[float]
-    if None in exact:
-        # float32 sums in XLA's visiting order: the rounding is part of XLA's figure
-        # (``add.accumulate`` adds one after the other, in float32, as the loop XLA runs)
-        import numpy as np
-
-        rounded = np.add.accumulate(np.array(rows, dtype=np.float32).reshape(-1, width), axis=0)[-1]
-        sums = [float(rounded[k]) if s is None else s for k, s in enumerate(exact)]
-    else:
-        sums = exact  # type: ignore[assignment]  # no None left
+    sums: list[float] = _rounded_in_order(exact, rows, width) if None in exact else exact  # type: ignore[assignment]
     out = []
     for k, cost in enumerate(costs):
         flops, transcendentals, bytes_accessed, output_bytes = sums[4 * k : 4 * k + 4]
