@@ -165,16 +165,7 @@ def finalize_each(sets: Iterable[Maps]) -> list[Maps]:
     ctx = current()
     table = ctx.tables[_SHARED]
     limit = ctx.budgets.operand_figures
-    out: list[Maps] = []
-    append = out.append
-    for maps in sets:
-        if len(maps) == 1:
-            key = (id(maps[0]),)
-            hit = table.get(key)
-            append(remember(table, key, maps, limit) if hit is None else hit)
-        else:
-            append(finalize(maps))
-    return out
+    return [_shared_in(table, limit, maps) if len(maps) == 1 else finalize(maps) for maps in sets]
 
 
 # Per analysis context: the ids of a set's map objects -> the first tuple of exactly those objects
@@ -187,7 +178,10 @@ _SHARED = register_table("fusion.mapset.shared")
 def shared(maps: Maps) -> Maps:
     """The tuple of the same map objects in the same order seen first in this context."""
     ctx = current()
-    table = ctx.tables[_SHARED]
+    return _shared_in(ctx.tables[_SHARED], ctx.budgets.operand_figures, maps)
+
+
+def _shared_in(table: dict[tuple[int, ...], Maps], limit: int, maps: Maps) -> Maps:
     key = tuple(map(id, maps))
     hit = table.get(key)
-    return remember(table, key, maps, ctx.budgets.operand_figures) if hit is None else hit
+    return remember(table, key, maps, limit) if hit is None else hit

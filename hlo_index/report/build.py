@@ -32,7 +32,8 @@ def _operand_reports(rows: list[OperandIndexing], operands: list[tuple[str, Shap
     tables = current().tables
     map_texts = tables[MAP_TEXTS]  # map_report's memo, read here first
     per_operand: dict[tuple[int, int], tuple[str, str, bool]] = {}
-    per_maps: dict[int, tuple[tuple, list, bool]] = {}  # id(row.maps) -> (row.maps, reports): rows keep them alive
+    # id(row.maps) -> (row.maps, its reports, whether it is one map): the rows keep the maps alive
+    per_maps: dict[int, tuple[tuple, list, bool]] = {}
     for row in rows:
         operand, element = row.operand, row.operand_element
         texts = per_operand.get((operand, element))
