@@ -46,6 +46,15 @@ class _Tokens:
             self.tok = _END
         return self.tok
 
+    def take_run(self, kind: str, into: list[Any]) -> Token:
+        """Append the current token and those after it while they are of ``kind`` (attributes,
+        tables); returns the first token of another kind."""
+        tok = self.tok
+        while tok.type == kind:
+            into.append(tok)
+            tok = self.advance()
+        return tok
+
 
 def read_module(source: Source, builder: Any) -> list[Any]:
     """``start: module`` for one module's text: what the builder's ``modules`` callback returns."""
@@ -58,13 +67,9 @@ def read_module(source: Source, builder: Any) -> list[Any]:
     if tok.type != "NAME":
         raise Declined
     children.append(tok)
-    tok = ts.advance()
-    while tok.type == "ATTR":
-        children.append(tok)
-        tok = ts.advance()
-    while tok.type == "TABLE":
-        children.append(tok)
-        tok = ts.advance()
+    ts.advance()
+    ts.take_run("ATTR", children)
+    tok = ts.take_run("TABLE", children)
     while tok.type in ("NAME", "ENTRY"):
         children.append(_computation(ts, builder))
         tok = ts.tok
@@ -106,20 +111,15 @@ def _computation(ts: _Tokens, builder: Any) -> Any:
         tok = ts.advance()
     elif tok.type == "_LPAR":
         children.append(_signature(ts, builder))
-        tok = ts.tok
-    while tok.type == "ATTR":
-        children.append(tok)
-        tok = ts.advance()
+    tok = ts.take_run("ATTR", children)
     if tok.type != "_LBRACE":
         raise Declined
     tok = ts.advance()
     while tok.type != "_RBRACE":
         children.append(_instruction(ts, builder))
         tok = ts.tok
-    tok = ts.advance()
-    while tok.type == "ATTR":
-        children.append(tok)
-        tok = ts.advance()
+    ts.advance()
+    ts.take_run("ATTR", children)
     return builder.computation(children)
 
 
@@ -173,9 +173,7 @@ def _instruction(ts: _Tokens, builder: Any) -> Any:
         tok = ts.advance()
     else:
         raise Declined
-    while tok.type == "ATTR":
-        children.append(tok)
-        tok = ts.advance()
+    ts.take_run("ATTR", children)
     return builder.instruction(children)
 
 
