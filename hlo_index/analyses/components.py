@@ -213,30 +213,48 @@ def _evaluate(
         radix = _mixed_radix(m.results[results[0]], members, intervals, operand_dims[results[0]], domain)
         if radix is not None:
             return Component(tuple(results), None, candidates, True, True, radix, count=radix)
+    # variables an equality fixes are computed, not enumerated: the box they leave is what is
+    # walked (exactly when it fits the budget), so a thin diagonal of a huge box is not sampled
+    solved = _solved_by_equalities(m, members, constraints) if candidates > budget else ()
+    if solved:
+        fixed = {v for v, _, _, _ in solved}
+        enumerated = [(v, iv) for v, iv in zip(members, intervals) if v not in fixed]
+        candidates = prod(iv.size for _, iv in enumerated)
+    else:
+        enumerated = list(zip(members, intervals))
     exhaustive = candidates <= budget
     if exhaustive:
         # the box as a grid, each variable along its own axis: expressions broadcast, so a term
         # of one variable costs its size, not the box's; flattened (C order) it is the box in
         # row-major order, last variable fastest
-        grid = tuple(iv.size for iv in intervals)
+        grid = tuple(iv.size for _, iv in enumerated)
         columns = [
             np.arange(iv.lo, iv.hi + 1, dtype=np.int64).reshape([-1 if j == i else 1 for j in range(len(grid))])
-            for i, iv in enumerate(intervals)
+            for i, (_, iv) in enumerate(enumerated)
         ]
     else:
         rng = np.random.default_rng(seed)
         grid = (sample,)
-        columns = [rng.integers(iv.lo, iv.hi + 1, size=sample, dtype=np.int64) for iv in intervals]
+        columns = [rng.integers(iv.lo, iv.hi + 1, size=sample, dtype=np.int64) for _, iv in enumerated]
     n = prod(grid)
     charge(n * max(1, len(results) + len(constraints)) + CALL_POINTS)
     if exhaustive and not constraints and results and operand_dims is not None:
         box = _digit_box(m, members, intervals, results, operand_dims)
         if box is not None:  # every point of the box, once: what the enumeration below finds
             return Component(tuple(results), None, n, True, True, prod(box), box=box)
-    env = {(v.kind, v.value): col for v, col in zip(members, columns)}
+    env = {(v.kind, v.value): col for (v, _), col in zip(enumerated, columns)}
     memo: dict = {}
     keep = np.ones(grid, dtype=bool)
+    for v, coefficient, rest, k in solved:
+        e, iv = m.constraints[k]
+        value = coefficient * (iv.lo - evaluate_expr(rest, env, memo))
+        env[(v.kind, v.value)] = value
+        bounds = _bounds(m, v)
+        keep &= (value >= bounds.lo) & (value <= bounds.hi)
+    used = {k for _, _, _, k in solved}
     for k in constraints:
+        if k in used:  # holds by construction
+            continue
         e, iv = m.constraints[k]
         value = evaluate_expr(e, env, memo)
         keep &= (value >= iv.lo) & (value <= iv.hi)
@@ -263,6 +281,34 @@ def _evaluate(
     upper = min(candidates, _value_range_product(m, results, constraints, operand_dims, domain))
     upper = max(upper, len(values))
     return Component(tuple(results), values, points, False, len(values) == upper, upper)
+
+
+def _solved_by_equalities(m: IndexingMap, members, constraints) -> tuple[tuple[Expr, int, Expr, int], ...]:
+    """Variables fixed by the component's equality constraints ``c * v + rest in [k, k]`` (``c``
+    is 1 or -1, ``v`` in no other term), as ``(v, c, rest, constraint index)``: ``v = c * (k -
+    rest)``. In solving order: a rest names only variables left enumerated or solved before it,
+    and at least one variable stays enumerated."""
+    solved: list[tuple[Expr, int, Expr, int]] = []
+    fixed: set[Expr] = set()
+    in_rests: set[Expr] = set()
+    for k in constraints:
+        e, iv = m.constraints[k]
+        if iv.lo != iv.hi:
+            continue
+        _, terms = e.linear_terms()
+        for atom, c in terms:
+            # a variable in an earlier rest is read there before it would be set
+            if c not in (1, -1) or not atom.is_variable or atom in fixed or atom in in_rests:
+                continue
+            rest = e - atom * c
+            rest_vars = rest.variables()
+            if atom in rest_vars or len(fixed) + 1 >= len(members):
+                continue
+            solved.append((atom, c, rest, k))
+            fixed.add(atom)
+            in_rests |= rest_vars
+            break
+    return tuple(solved)
 
 
 def _linear_in_bounds(

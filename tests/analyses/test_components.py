@@ -10,7 +10,8 @@ import itertools
 import pytest
 
 from hlo_index.affine import parse_map
-from hlo_index.affine.evaluate import evaluate_point
+from hlo_index.affine.evaluate import evaluate_expr, evaluate_point
+from hlo_index.affine.expr import DIM, RANGE
 from hlo_index.analyses.components import decompose, linear_indices
 
 
@@ -81,3 +82,47 @@ def _strides(dims):
         strides.append(size)
         size *= n
     return strides[::-1]
+
+
+# Equalities fix a variable: the box they leave is walked (exactly when it fits the budget), where
+# the whole box, above the budget, would have been sampled and a thin diagonal missed.
+EQUALITY_CASES = [
+    ("(d0)[s0, s1] -> (s0), domain: d0 in [0, 3], s0 in [0, 39], s1 in [0, 39], s0 - s1 in [0, 0]", (40,)),
+    ("()[s0, s1] -> (s1, s0), domain: s0 in [0, 29], s1 in [0, 49], s0 + s1 in [20, 20]", (50, 30)),
+    # the solved variable leaves its own range: only part of the diagonal is feasible
+    ("()[s0, s1] -> (s0 + s1 * 3), domain: s0 in [0, 9], s1 in [0, 59], -s0 + s1 in [4, 4]", (200,)),
+    # two equalities, the second naming the variable the first solved
+    (
+        "()[s0, s1, s2] -> (s0, s2), domain: s0 in [0, 19], s1 in [0, 19], s2 in [0, 19],"
+        " s0 - s1 in [0, 0], s1 + s2 in [19, 19]",
+        (20, 20),
+    ),
+    # an equality and a range constraint on the same variables
+    ("()[s0, s1] -> (s0), domain: s0 in [0, 39], s1 in [0, 39], s0 - s1 in [0, 0], s0 + s1 in [10, 50]", (40,)),
+]
+
+
+def brute_rows_constrained(m, dims):
+    """``brute_rows`` over the points that satisfy every constraint."""
+    rows, points = set(), 0
+    for s in itertools.product(*[range(iv.lo, iv.hi + 1) for iv in m.range_vars]):
+        for d in itertools.product(*[range(iv.lo, iv.hi + 1) for iv in m.dims]):
+            env = {(DIM, i): v for i, v in enumerate(d)} | {(RANGE, i): v for i, v in enumerate(s)}
+            if all(iv.lo <= evaluate_expr(e, env, {}) <= iv.hi for e, iv in m.constraints):
+                points += 1
+                row = evaluate_point(m, d, s)
+                if all(0 <= v < n for v, n in zip(row, dims)):
+                    rows.add(row)
+    return sorted(rows), points
+
+
+@pytest.mark.parametrize("text, dims", EQUALITY_CASES)
+def test_equalities_are_solved_not_sampled(text, dims):
+    m = parse_map(text)
+    rows, points = brute_rows_constrained(m, dims)
+    # a budget below the whole box, above what the equalities leave
+    dec = decompose(m, dims, budget=100, sample=64)
+    assert dec.points == points and dec.points_exact and dec.distinct_exact
+    assert dec.distinct == len(rows)
+    values = sorted(tuple(r) for c in dec.components if c.results for r in c.values.tolist())
+    assert values == rows
