@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from ..affine import IndexingMap, Interval, dim, range_var
 from ..affine.bounds import Domain
+from ..affine.equalities import solved_variables
 from ..affine.evaluate import distinct_sorted, evaluate_expr
 from ..affine.expr import DIM, FLOORDIV, MOD, Expr
 from ..context import current, register_table
@@ -215,7 +216,11 @@ def _evaluate(
             return Component(tuple(results), None, candidates, True, True, radix, count=radix)
     # variables an equality fixes are computed, not enumerated: the box they leave is what is
     # walked (exactly when it fits the budget), so a thin diagonal of a huge box is not sampled
-    solved = _solved_by_equalities(m, members, constraints) if candidates > budget else ()
+    solved = (
+        solved_variables(m, constraints, set(members).__contains__, limit=len(members) - 1)
+        if candidates > budget
+        else ()
+    )
     if solved:
         fixed = {v for v, _, _, _ in solved}
         enumerated = [(v, iv) for v, iv in zip(members, intervals) if v not in fixed]
@@ -281,34 +286,6 @@ def _evaluate(
     upper = min(candidates, _value_range_product(m, results, constraints, operand_dims, domain))
     upper = max(upper, len(values))
     return Component(tuple(results), values, points, False, len(values) == upper, upper)
-
-
-def _solved_by_equalities(m: IndexingMap, members, constraints) -> tuple[tuple[Expr, int, Expr, int], ...]:
-    """Variables fixed by the component's equality constraints ``c * v + rest in [k, k]`` (``c``
-    is 1 or -1, ``v`` in no other term), as ``(v, c, rest, constraint index)``: ``v = c * (k -
-    rest)``. In solving order: a rest names only variables left enumerated or solved before it,
-    and at least one variable stays enumerated."""
-    solved: list[tuple[Expr, int, Expr, int]] = []
-    fixed: set[Expr] = set()
-    in_rests: set[Expr] = set()
-    for k in constraints:
-        e, iv = m.constraints[k]
-        if iv.lo != iv.hi:
-            continue
-        _, terms = e.linear_terms()
-        for atom, c in terms:
-            # a variable in an earlier rest is read there before it would be set
-            if c not in (1, -1) or not atom.is_variable or atom in fixed or atom in in_rests:
-                continue
-            rest = e - atom * c
-            rest_vars = rest.variables()
-            if atom in rest_vars or len(fixed) + 1 >= len(members):
-                continue
-            solved.append((atom, c, rest, k))
-            fixed.add(atom)
-            in_rests |= rest_vars
-            break
-    return tuple(solved)
 
 
 def _linear_in_bounds(

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..affine import IndexingMap
+from ..affine.equalities import solved_variables
 from ..affine.evaluate import evaluate_expr
 from ..affine.expr import DIM, RANGE, RUNTIME, Expr, variable
 from ..hlo.model import Shape
@@ -95,6 +96,18 @@ def _linear_stride(m: IndexingMap, shape: Shape, kind: int, index: int, iv) -> i
     return stride
 
 
+# which variable an equality is solved for: the free choice of a runtime value before the others
+_SOLVE_FIRST = {RUNTIME: 0, RANGE: 1, DIM: 2}
+
+
+def _bounds(m: IndexingMap, v: Expr):
+    if v.kind == DIM:
+        return m.dims[v.value]
+    if v.kind == RANGE:
+        return m.range_vars[v.value]
+    return m.runtime_vars[v.value].interval
+
+
 def _map_access(m: IndexingMap, shape: Shape, minor: int | None, seed: int) -> dict:
     from ..layout import layout_cells
 
@@ -131,6 +144,20 @@ def _map_access(m: IndexingMap, shape: Shape, minor: int | None, seed: int) -> d
     n = SAMPLES * steps
     memo: dict = {}
     keep = np.ones(n, dtype=bool)
+    # an equality that fixes a variable other than the loop's is solved for it (a runtime value
+    # first, an output index last), so the samples lie on the diagonal instead of missing it
+    loop = variable(kind, index)
+    for v, c, rest, which in solved_variables(
+        m,
+        range(len(m.constraints)),
+        loop.__ne__,
+        rest_may_name=lambda names: loop not in names,
+        rank=lambda v: _SOLVE_FIRST[v.kind],
+    ):
+        fixed = np.broadcast_to(c * (m.constraints[which][1].lo - evaluate_expr(rest, env, memo)), (n,))
+        env[(v.kind, v.value)] = fixed
+        bounds = _bounds(m, v)
+        keep &= (fixed >= bounds.lo) & (fixed <= bounds.hi)
     for e, b in m.constraints:
         value = np.broadcast_to(evaluate_expr(e, env, memo), (n,))
         keep &= (value >= b.lo) & (value <= b.hi)
