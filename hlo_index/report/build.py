@@ -7,7 +7,7 @@ from ..context import current
 from ..fusion import OperandIndexing, callee_of, input_to_output, output_to_input
 from ..hlo.model import Computation, Diagnostic, Module, Shape
 from . import cost, finding_kinds, operand_figures, source
-from .model import DiagnosticReport, ModuleReport, OperandReport, TargetReport
+from .model import DiagnosticReport, ModuleReport, OperandReport, OperandRows, TargetReport
 from .texts import MAP_TEXTS, map_report, shape_text
 
 DIRECTIONS = ("out2in", "in2out", "both")
@@ -24,46 +24,69 @@ TARGET_FIGURES = (
 MODULE_FIGURES = (cost.add_cost_totals,)
 
 
-def _operand_reports(rows: list[OperandIndexing], operands: list[tuple[str, Shape | None]]) -> list[OperandReport]:
-    """One report per row. A whole ENTRY has ~10^6 rows over ~10^3 operands and map tuples: the
-    per-operand texts and the per-tuple map report lists are built once and shared (read-only)."""
-    out: list[OperandReport] = []
-    append = out.append
+def _operand_rows(
+    rows: list[OperandIndexing], operands: list[tuple[str, Shape | None]], output_kinds: list[int] | None = None
+) -> OperandRows:
+    """The report's entries of ``rows``, by kind: (operand, element, maps object and, with
+    ``output_kinds``, the kind of the output). A whole ENTRY has ~10^6 rows over ~10^3 operands
+    and map tuples: the per-operand texts and the per-tuple map report lists are made once and
+    shared (read-only), and an entry is its kind and output."""
     tables = current().tables
     map_texts = tables[MAP_TEXTS]  # map_report's memo, read here first
     per_operand: dict[tuple[int, int], tuple[str, str, bool]] = {}
-    # id(row.maps) -> (row.maps, its reports, whether it is one map): the rows keep the maps alive
-    per_maps: dict[int, tuple[tuple, list, bool]] = {}
-    for row in rows:
-        operand, element = row.operand, row.operand_element
-        texts = per_operand.get((operand, element))
-        if texts is None:  # first row of this operand
-            name, shape = operands[operand] if operand < len(operands) else (f"operand{operand}", None)
-            is_element = shape is not None and shape.is_tuple
-            if is_element and shape is not None:
-                shape = shape.leaf(element)
-            texts = per_operand[(operand, element)] = (name, shape_text(shape) if shape is not None else "", is_element)
-        maps = row.maps
-        hit = per_maps.get(id(maps))  # the memo holds ``maps``: no other live object has its id
-        if hit is None:
-            reports = []
-            for m in maps:
-                cached = map_texts.get(id(m))
-                reports.append(cached[1] if cached is not None and cached[0] is m else map_report(m))
-            hit = per_maps[id(maps)] = (maps, reports, len(maps) == 1)
-        # which element of a tuple operand the row reads
-        append(
-            OperandReport(
-                operand,
-                texts[0],
-                texts[1],
-                row.output,
-                hit[1],
-                hit[2],
-                {"operand_element": element} if texts[2] else {},
-            )
-        )
-    return out
+    # id(row.maps) -> (row.maps, its reports): the memo holds the maps, so no other object has its id
+    per_maps: dict[int, tuple[tuple, list]] = {}
+    kinds: dict[tuple[int, int, int, int], int] = {}  # the rows keep each key's maps alive
+    templates: list[OperandReport] = []
+    first: list[int] = []
+    kind_of: list[int] = []
+    outputs: list[int] = []
+    add_kind, add_output = kind_of.append, outputs.append
+    for index, row in enumerate(rows):
+        maps, operand, element, output = row.maps, row.operand, row.operand_element, row.output
+        key = (id(maps), operand, element, output_kinds[output] if output_kinds is not None else 0)
+        kind = kinds.get(key)
+        if kind is None:
+            kind = kinds[key] = len(templates)
+            templates.append(_template(row, operands, per_operand, per_maps, map_texts))
+            first.append(index)
+        add_kind(kind)
+        add_output(output)
+    return OperandRows(templates, kind_of, outputs, first)
+
+
+def _template(
+    row: OperandIndexing, operands: list, per_operand: dict, per_maps: dict, map_texts: dict
+) -> OperandReport:
+    """The entry of ``row``; its texts and map reports from (and into) the memos given."""
+    operand, element, maps = row.operand, row.operand_element, row.maps
+    texts = per_operand.get((operand, element))
+    if texts is None:  # first row of this operand
+        name, shape = operands[operand] if operand < len(operands) else (f"operand{operand}", None)
+        is_element = shape is not None and shape.is_tuple
+        if is_element and shape is not None:
+            shape = shape.leaf(element)
+        texts = per_operand[(operand, element)] = (name, shape_text(shape) if shape is not None else "", is_element)
+    hit = per_maps.get(id(maps))
+    if hit is None:
+        reports = []
+        for m in maps:
+            cached = map_texts.get(id(m))
+            reports.append(cached[1] if cached is not None and cached[0] is m else map_report(m))
+        hit = per_maps[id(maps)] = (maps, reports)
+    # which element of a tuple operand the row reads
+    extra = {"operand_element": element} if texts[2] else {}
+    return OperandReport(operand, texts[0], texts[1], row.output, hit[1], len(maps) == 1, extra)
+
+
+def _output_kinds(target) -> list[int]:
+    """Per output of ``target``: the number of its shape among the target's distinct output
+    shapes (the per-operand figures of an entry depend on the shapes it relates)."""
+    shape = target.shape if not isinstance(target, Computation) else (target.root.shape if target.root else None)
+    if shape is None:
+        return []
+    numbers: dict[Shape, int] = {}
+    return [numbers.setdefault(shape.leaf(i), len(numbers)) for i in range(shape.num_outputs)]
 
 
 def _location(module: Module, instr) -> str:
@@ -107,9 +130,9 @@ def target_report(
         )
     operands = operand_info(target)
     if direction in ("out2in", "both"):
-        report.output_to_input = _operand_reports(output_to_input(target), operands)
+        report.output_to_input = _operand_rows(output_to_input(target), operands, _output_kinds(target))
     if direction in ("in2out", "both"):
-        report.input_to_output = _operand_reports(input_to_output(target), operands)
+        report.input_to_output = _operand_rows(input_to_output(target), operands)
     for add_figures in TARGET_FIGURES:
         add_figures(report, target, module, options or {})
     return report
