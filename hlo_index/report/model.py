@@ -111,8 +111,6 @@ class OperandRows(Sequence[OperandReport]):
             return self.made() == other.made()
         return isinstance(other, list) and self.made() == other
 
-    __hash__ = None  # type: ignore[assignment]  (mutable, like a list)
-
     def __repr__(self) -> str:
         return f"OperandRows({self.made()!r})"
 
