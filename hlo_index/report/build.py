@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from itertools import repeat
+
 from ..api import SelectedTarget, TargetNotFound, operand_info, select_targets
 from ..context import current
-from ..fusion import OperandIndexing, callee_of, input_to_output, output_to_input
+from ..fusion import OperandIndexing, RowTable, callee_of, input_to_output_table, output_to_input_table
 from ..hlo.model import Computation, Diagnostic, Module, Shape
 from . import cost, finding_kinds, operand_figures, source
 from .model import DiagnosticReport, ModuleReport, OperandReport, OperandRows, TargetReport
@@ -25,34 +27,28 @@ MODULE_FIGURES = (cost.add_cost_totals,)
 
 
 def _operand_rows(
-    rows: list[OperandIndexing], operands: list[tuple[str, Shape | None]], output_kinds: list[int] | None = None
+    table: RowTable, operands: list[tuple[str, Shape | None]], output_kinds: list[int] | None = None
 ) -> OperandRows:
-    """The report's entries of ``rows``, by kind: (operand, element, maps object and, with
+    """The report's entries of ``table``'s rows, by kind: (operand, element, maps object and, with
     ``output_kinds``, the kind of the output). A whole ENTRY has ~10^6 rows over ~10^3 operands
-    and map tuples: the per-operand texts and the per-tuple map report lists are made once and
-    shared (read-only), and an entry is its kind and output."""
+    and map tuples: a row is numbered by its kind in one pass over the columns, the per-operand
+    texts and the per-tuple map report lists are made once per kind and shared (read-only), and an
+    entry is its kind and output."""
     tables = current().tables
     map_texts = tables[MAP_TEXTS]  # map_report's memo, read here first
     per_operand: dict[tuple[int, int], tuple[str, str, bool]] = {}
     # id(row.maps) -> (row.maps, its reports): the memo holds the maps, so no other object has its id
     per_maps: dict[int, tuple[tuple, list]] = {}
-    kinds: dict[tuple[int, int, int, int], int] = {}  # the rows keep each key's maps alive
-    templates: list[OperandReport] = []
-    first: list[int] = []
-    kind_of: list[int] = []
-    outputs: list[int] = []
-    add_kind, add_output = kind_of.append, outputs.append
-    for index, row in enumerate(rows):
-        maps, operand, element, output = row.maps, row.operand, row.operand_element, row.output
-        key = (id(maps), operand, element, output_kinds[output] if output_kinds is not None else 0)
-        kind = kinds.get(key)
-        if kind is None:
-            kind = kinds[key] = len(templates)
-            templates.append(_template(row, operands, per_operand, per_maps, map_texts))
-            first.append(index)
-        add_kind(kind)
-        add_output(output)
-    return OperandRows(templates, kind_of, outputs, first)
+    output_kind = map(output_kinds.__getitem__, table.outputs) if output_kinds is not None else repeat(0)
+    # the table keeps each key's maps alive; a new key is numbered by the kinds before it
+    number: dict[tuple[int, int, int, int], int] = {}
+    kind = number.setdefault
+    kind_of = [kind(key, len(number)) for key in zip(map(id, table.maps), table.operands, table.elements, output_kind)]
+    samples = dict(zip(kind_of, range(len(kind_of))))  # an entry of each kind: its last
+    templates = [
+        _template(table.row(samples[k]), operands, per_operand, per_maps, map_texts) for k in range(len(number))
+    ]
+    return OperandRows(templates, kind_of, table.outputs, [samples[k] for k in range(len(number))])
 
 
 def _template(
@@ -80,13 +76,12 @@ def _template(
 
 
 def _output_kinds(target) -> list[int]:
-    """Per output of ``target``: the number of its shape among the target's distinct output
-    shapes (the per-operand figures of an entry depend on the shapes it relates)."""
+    """Per output of ``target``: the identity of its shape object (the per-operand figures of an
+    entry depend on the shapes it relates, memoised by identity; the parser shares equal shapes)."""
     shape = target.shape if not isinstance(target, Computation) else (target.root.shape if target.root else None)
     if shape is None:
         return []
-    numbers: dict[Shape, int] = {}
-    return [numbers.setdefault(shape.leaf(i), len(numbers)) for i in range(shape.num_outputs)]
+    return [id(shape.leaf(i)) for i in range(shape.num_outputs)]
 
 
 def _location(module: Module, instr) -> str:
@@ -130,9 +125,9 @@ def target_report(
         )
     operands = operand_info(target)
     if direction in ("out2in", "both"):
-        report.output_to_input = _operand_rows(output_to_input(target), operands, _output_kinds(target))
+        report.output_to_input = _operand_rows(output_to_input_table(target), operands, _output_kinds(target))
     if direction in ("in2out", "both"):
-        report.input_to_output = _operand_rows(input_to_output(target), operands)
+        report.input_to_output = _operand_rows(input_to_output_table(target), operands)
     for add_figures in TARGET_FIGURES:
         add_figures(report, target, module, options or {})
     return report

@@ -67,7 +67,7 @@ class OperandReport:
 
 class OperandRows(Sequence[OperandReport]):
     """A target's operand entries in one direction, stored by kind: entries that differ only in
-    their ``output`` share one template ``OperandReport`` (its ``output`` is the first entry's).
+    their ``output`` share one template ``OperandReport`` (its ``output`` is one of theirs).
 
     A whole ENTRY has ~10^6 entries over a few thousand kinds (most of them "not read"): figures
     are computed once per kind (``templates``), and the JSON writer encodes each kind's text once.
@@ -75,13 +75,13 @@ class OperandRows(Sequence[OperandReport]):
     ``extra`` a copy of the template's), which then stand for the rows: ``entries`` is not None.
     """
 
-    __slots__ = ("templates", "kind_of", "outputs", "first", "entries")
+    __slots__ = ("templates", "kind_of", "outputs", "samples", "entries")
 
-    def __init__(self, templates: list[OperandReport], kind_of: list[int], outputs: list[int], first: list[int]):
+    def __init__(self, templates: list[OperandReport], kind_of: list[int], outputs: list[int], samples: list[int]):
         self.templates = templates
         self.kind_of = kind_of  # per entry: the index of its template
         self.outputs = outputs  # per entry: its output
-        self.first = first  # per template: the index of its first entry
+        self.samples = samples  # per template: the index of an entry of its kind
         self.entries: list[OperandReport] | None = None
 
     def made(self) -> list[OperandReport]:
@@ -110,6 +110,9 @@ class OperandRows(Sequence[OperandReport]):
         if isinstance(other, OperandRows):
             return self.made() == other.made()
         return isinstance(other, list) and self.made() == other
+
+    # mutable, like a list: no hash
+    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"OperandRows({self.made()!r})"

@@ -141,12 +141,12 @@ def add_operand_figures(report: TargetReport, target: Any, module: Any, options:
     if not entries or not (analyses or physical) or not isinstance(entries, OperandRows):
         return
     from ..api import operand_info
-    from ..fusion import output_to_input
+    from ..fusion import output_to_input_table
 
-    all_rows = output_to_input(target)  # memoised by the fusion package: no second composition
-    if len(all_rows) != len(entries):
+    table = output_to_input_table(target)  # memoised by the fusion package: no second composition
+    if len(table) != len(entries):
         return
-    rows = [all_rows[i] for i in entries.first]  # the first row of each kind stands for its kind
+    rows = [table.row(i) for i in entries.samples]  # a row of each kind stands for its kind
     figures: list[dict] = [{} for _ in rows]  # per kind, in the order of the JSON keys
     info = operand_info(target)
     # ~10^3 operands and outputs: each shape looked up once
