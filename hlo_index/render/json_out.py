@@ -2,9 +2,10 @@
 
 A whole ENTRY computation of a big model has outputs x parameters operand entries (Llama 3.1 8B:
 780,000 per direction, most of them "not read" or one shared UNDEFINED map), so entries are
-written as text row by row, never as one dict tree: each distinct per-operand figure object
-(memoised and shared by the analyses) and each map list is encoded once. The text is exactly what
-``json`` writes for ``document(modules)`` (a test compares them).
+written as text, never as one dict tree: each distinct per-operand figure object (memoised and
+shared by the analyses) and each map list is encoded once, and an entry of a kind
+(``OperandRows``) is its kind's text around its output. The text is exactly what ``json`` writes
+for ``document(modules)`` (a test compares them).
 """
 
 from __future__ import annotations
