@@ -106,6 +106,12 @@ class OperandRows(Sequence[OperandReport]):
     def __iter__(self) -> Iterator[OperandReport]:
         return iter(self.made())
 
+    def __add__(self, other: Sequence[OperandReport]) -> list[OperandReport]:
+        return [*self.made(), *other]
+
+    def __radd__(self, other: Sequence[OperandReport]) -> list[OperandReport]:
+        return [*other, *self.made()]
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, OperandRows):
             return self.made() == other.made()

@@ -50,3 +50,11 @@ def test_made_entries_are_independent_and_shown():
     assert all("mark" not in t.extra for t in rows.templates)
     after = json.loads(encode_module(report))["targets"][0]["output_to_input"]
     assert [i for i, e in enumerate(after) if "mark" in e] == [4]
+
+
+def test_entries_concatenate_like_lists():
+    target = _report().targets[0]
+    both = target.output_to_input + target.input_to_output
+    assert len(both) == len(target.output_to_input) + len(target.input_to_output)
+    assert [*target.input_to_output] + target.output_to_input == [*target.input_to_output, *target.output_to_input]
+    assert both[0] is target.output_to_input[0]
