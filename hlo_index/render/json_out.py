@@ -86,18 +86,24 @@ class _Encoded:
 
 def _operand_kinds(rows: OperandRows, enc: _Encoded, out: TextSink) -> None:
     """The entries of ``rows`` from the text of each kind: an entry is its kind's head, its
-    output and its kind's tail."""
+    output and its kind's tail, laid into one list of pieces per write by whole columns."""
     parts = [enc.parts(template) for template in rows.templates]
-    heads = [head for head, _ in parts]
+    heads = [", " + head for head, _ in parts]  # every entry but the first follows a separator
     tails = [tail for _, tail in parts]
     kind_of, outputs = rows.kind_of, rows.outputs
-    separator = "["
+    if not kind_of:
+        out.write("[]")
+        return
     for start in range(0, len(kind_of), _ROWS_PER_WRITE):
-        stop = start + _ROWS_PER_WRITE
-        texts = [f"{heads[k]}{o}{tails[k]}" for k, o in zip(kind_of[start:stop], outputs[start:stop])]
-        out.write(separator + ", ".join(texts))
-        separator = ", "
-    out.write("[]" if separator == "[" else "]")
+        kinds = kind_of[start : start + _ROWS_PER_WRITE]
+        pieces = [""] * (3 * len(kinds))
+        pieces[0::3] = map(heads.__getitem__, kinds)
+        pieces[1::3] = map(str, outputs[start : start + len(kinds)])
+        pieces[2::3] = map(tails.__getitem__, kinds)
+        if start == 0:
+            pieces[0] = "[" + pieces[0][2:]
+        out.write("".join(pieces))
+    out.write("]")
 
 
 def _operands(rows: Sequence[OperandReport], enc: _Encoded, out: TextSink) -> None:
