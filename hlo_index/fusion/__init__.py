@@ -2,7 +2,9 @@
 
 ``output_to_input(target)`` / ``input_to_output(target)`` accept a fusion or call instruction
 (its callee is analysed), any other instruction (its op rule), or a computation (its root against
-its parameters). Each returns one ``OperandIndexing`` per (output, operand) pair, in a fixed order.
+its parameters). Each returns one ``OperandIndexing`` per (output, operand) pair, in a fixed order;
+``output_to_input_table`` / ``input_to_output_table`` give the same rows as columns (``RowTable``),
+which a whole ENTRY's ~10^6 rows are cheaper as.
 
 Importing this package registers, into the one op registry (``hlo_index.ops``), the rules of the ops
 whose maps compose the computations they call (``ops.registry.COMPOSITE``): ``rules_call``,
@@ -65,17 +67,60 @@ def _num_outputs(target: Target) -> int:
     return target.shape.num_outputs
 
 
-def _computation_out2in(comp: Computation, operands: int) -> list[OperandIndexing]:
+class RowTable:
+    """A target's rows in one direction as columns: row ``i`` is ``OperandIndexing(operands[i],
+    outputs[i], maps[i], elements[i])``, in the order ``output_to_input`` / ``input_to_output``
+    give. A whole ENTRY has ~10^6 rows, most of them "not read": the columns are made a block (one
+    output, or one operand) at a time, and row objects only when asked for. Read-only."""
+
+    __slots__ = ("operands", "outputs", "maps", "elements", "_rows")
+
+    def __init__(
+        self, operands: list[int], outputs: list[int], maps: list[tuple[IndexingMap, ...]], elements: list[int]
+    ) -> None:
+        self.operands = operands
+        self.outputs = outputs
+        self.maps = maps
+        self.elements = elements
+        self._rows: list[OperandIndexing] | None = None
+
+    @classmethod
+    def of_rows(cls, rows: list[OperandIndexing]) -> RowTable:
+        table = cls(
+            [r.operand for r in rows],
+            [r.output for r in rows],
+            [r.maps for r in rows],
+            [r.operand_element for r in rows],
+        )
+        table._rows = rows
+        return table
+
+    def __len__(self) -> int:
+        return len(self.outputs)
+
+    def row(self, index: int) -> OperandIndexing:
+        if self._rows is not None:
+            return self._rows[index]
+        return _row(self.operands[index], self.outputs[index], self.maps[index], self.elements[index])
+
+    def rows(self) -> list[OperandIndexing]:
+        """The rows as objects (made once; do not change the list)."""
+        if self._rows is None:
+            self._rows = list(map(_row, self.operands, self.outputs, self.maps, self.elements))
+        return self._rows
+
+
+def _computation_out2in(comp: Computation, operands: int) -> RowTable:
     results = [computation_output_to_input(comp, out) for out in range(_num_outputs(comp))]
     # fusions of one structure share their results' objects (``compose``): and so their rows
-    memo: dict[tuple[int, ...], tuple[list[ParameterMaps], list[OperandIndexing]]] = current().tables[_ROWS_BY_RESULTS]
+    memo: dict[tuple[int, ...], tuple[list[ParameterMaps], RowTable]] = current().tables[_ROWS_BY_RESULTS]
     key = (operands, *map(id, results))
     hit = memo.get(key)
     if hit is not None and all(a is b for a, b in zip(hit[0], results)):
         return hit[1]
-    rows = _rows(results, operands)
-    memo[key] = (results, rows)
-    return rows
+    table = _out2in_table(results, operands)
+    memo[key] = (results, table)
+    return table
 
 
 # A whole ENTRY has ~10^6 rows: they are made through the slots' own setters, which skips the
@@ -96,40 +141,71 @@ def _row(operand: int, output: int, maps: tuple[IndexingMap, ...], element: int 
     return row
 
 
-def _rows(results: list[ParameterMaps], operands: int) -> list[OperandIndexing]:
-    rows: list[OperandIndexing] = []
-    append = rows.append
+def _out2in_table(results: list[ParameterMaps], operands: int) -> RowTable:
+    """Per output, a row per operand (not read: no maps) and one per element read of a tuple operand."""
+    table = RowTable([], [], [], [])
+    every_operand, zeros = range(operands), [0] * operands
+    unread: list[tuple[IndexingMap, ...]] = [()] * operands
     for out, per_param in enumerate(results):
+        if all(e == 0 for _, e in per_param):  # one row per operand: a block of them, then the reads
+            block = unread.copy()
+            for (p, _), maps in per_param.items():
+                if p < operands:
+                    block[p] = maps
+            table.operands.extend(every_operand)
+            table.outputs.extend([out] * operands)
+            table.maps.extend(block)
+            table.elements.extend(zeros)
+            continue
         elements_of: dict[int, list[int]] = {}
         for p, e in per_param:  # keys are sorted: elements come out ascending
             elements_of.setdefault(p, []).append(e)
-        for operand in range(operands):
-            elements = elements_of.get(operand)
-            if elements is None:  # most (output, parameter) pairs of a whole ENTRY: not read
-                append(_row(operand, out, ()))
-                continue
-            for element in elements:
-                append(_row(operand, out, per_param[(operand, element)], element))
-    return rows
+        for operand in every_operand:
+            for element in elements_of.get(operand, (0,)):
+                table.operands.append(operand)
+                table.outputs.append(out)
+                table.maps.append(per_param.get((operand, element), ()))
+                table.elements.append(element)
+    return table
 
 
-# id(target) -> (target, rows) per analysis context: an identity memo (the report and its per-operand
-# figures both ask; a whole ENTRY has outputs x parameters rows)
+def _in2out_table(comp: Computation, operands: int) -> RowTable:
+    """Per operand (per element of a tuple operand), a row per output."""
+    table = RowTable([], [], [], [])
+    for operand in range(operands):
+        param = comp.parameters.get(operand)
+        tuple_param = param is not None and param.shape.is_tuple
+        for element in range(param.shape.num_outputs) if param is not None and tuple_param else (0,):
+            per_output = computation_input_to_output(comp, operand, element if tuple_param else None)
+            table.operands.extend([operand] * len(per_output))
+            table.outputs.extend(range(len(per_output)))
+            table.maps.extend(per_output)
+            table.elements.extend([element] * len(per_output))
+    return table
+
+
+# id(target) -> (target, its output-to-input table) per analysis context: an identity memo (the
+# report and its per-operand figures both ask; a whole ENTRY has outputs x parameters rows)
 _ROWS = register_table("fusion.target_rows")
-# (operands, ids of the per-output results) -> (the results, rows): an identity memo
+# (operands, ids of the per-output results) -> (the results, table): an identity memo
 _ROWS_BY_RESULTS = register_table("fusion.target_rows_by_results")
 
 
 def output_to_input(target: Target) -> list[OperandIndexing]:
     """Maps from each output of ``target`` to each operand, ordered by (output, operand)."""
+    return list(output_to_input_table(target).rows())  # a copy: callers may reorder it
+
+
+def output_to_input_table(target: Target) -> RowTable:
+    """``output_to_input(target)`` as columns (memoised per analysis context)."""
     operands = _operand_count(target)
     comp = target if isinstance(target, Computation) else callee_of(target)
     if comp is not None:
-        memo = current().tables[_ROWS]
+        memo: dict[int, tuple[Target, RowTable]] = current().tables[_ROWS]
         hit = memo.get(id(target))
         if hit is None or hit[0] is not target:
             hit = memo[id(target)] = (target, _computation_out2in(comp, operands))
-        return list(hit[1])  # a copy: callers may reorder it
+        return hit[1]
     assert isinstance(target, Instruction)  # a computation has returned above
     rows = []
     for out in range(_num_outputs(target)):
@@ -146,34 +222,33 @@ def output_to_input(target: Target) -> list[OperandIndexing]:
                 OperandIndexing(operand, out, finalize(distinct(by_element[element])), element)
                 for element in sorted(by_element)
             )
-    return rows
+    return RowTable.of_rows(rows)
 
 
 def input_to_output(target: Target) -> list[OperandIndexing]:
     """Maps from each operand of ``target`` to each output, ordered by (operand, output)."""
+    return input_to_output_table(target).rows()
+
+
+def input_to_output_table(target: Target) -> RowTable:
+    """``input_to_output(target)`` as columns (a new table each call)."""
     operands = _operand_count(target)
     comp = target if isinstance(target, Computation) else callee_of(target)
-    rows = []
     if comp is not None:
-        for operand in range(operands):
-            param = comp.parameters.get(operand)
-            if param is not None and param.shape.is_tuple:  # one row per element it holds
-                for element in range(param.shape.num_outputs):
-                    for out, maps in enumerate(computation_input_to_output(comp, operand, element)):
-                        rows.append(_row(operand, out, maps, element))
-                continue
-            for out, maps in enumerate(computation_input_to_output(comp, operand)):
-                rows.append(_row(operand, out, maps))
-        return rows
+        return _in2out_table(comp, operands)
     assert isinstance(target, Instruction)  # a computation has returned above
+    rows = []
     for operand in range(operands):
         for out, maps in enumerate(ops.input_to_output(target, operand)):
             rows.append(OperandIndexing(operand, out, finalize(distinct(maps))))
-    return rows
+    return RowTable.of_rows(rows)
 
 
 __all__ = [
     "OperandIndexing",
+    "RowTable",
+    "output_to_input_table",
+    "input_to_output_table",
     "Target",
     "output_to_input",
     "input_to_output",

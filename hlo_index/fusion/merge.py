@@ -218,18 +218,36 @@ def _join_or_domain_join(a: IndexingMap, b: IndexingMap, memo: RowsMemo) -> Inde
     return join(a, b, memo) or domain_join(a, b)
 
 
+# Per analysis context, identity memos (the maps kept): id(map) -> (map, its group among fixed-set
+# readers, None when it reads no fixed set); ids of a group's maps -> (the maps, their whole box or
+# None). A set past ``maps_per_value`` is compacted again after each map it gains: its maps and
+# groups are asked again.
+_BOX_GROUPS = register_table("fusion.merge.box_groups")
+_WHOLE_BOXES = register_table("fusion.merge.whole_boxes")
+
+
 def _fill_boxes(maps: list[IndexingMap]) -> list[IndexingMap] | None:
     """``maps`` with every group of fixed-set readers over one domain whose images fill a box
     replaced by that one whole-box read (at the group's first slot); None when none does."""
     groups: dict[tuple[object, ...], list[int]] = {}
+    memo: dict[int, tuple[IndexingMap, tuple[object, ...] | None]] = current().tables[_BOX_GROUPS]
     for k, m in enumerate(maps):
-        if reads_fixed_set(m):
-            groups.setdefault(domain_key(m), []).append(k)
+        hit = memo.get(id(m))
+        if hit is None or hit[0] is not m:
+            hit = memo[id(m)] = (m, domain_key(m) if reads_fixed_set(m) else None)
+        if hit[1] is not None:
+            groups.setdefault(hit[1], []).append(k)
     replaced: dict[int, IndexingMap | None] = {}
+    boxes: dict[tuple[int, ...], tuple[list[IndexingMap], IndexingMap | None]] = current().tables[_WHOLE_BOXES]
     for positions in groups.values():
         if len(positions) < 2:
             continue
-        whole = whole_box_of([maps[k] for k in positions])
+        group = [maps[k] for k in positions]
+        key = tuple(map(id, group))
+        found = boxes.get(key)
+        if found is None or any(a is not b for a, b in zip(found[0], group)):
+            found = boxes[key] = (group, whole_box_of(group))
+        whole = found[1]
         if whole is not None:
             replaced[positions[0]] = whole
             replaced.update((k, None) for k in positions[1:])

@@ -20,6 +20,11 @@ from collections.abc import Iterator, Sequence
 
 from ..affine import IndexingMap, Interval, const, dim
 from ..affine.expr import Expr
+from ..context import current, register_table
+
+# Per analysis context: id(map) -> (map, its signature per dimension), the map kept. A set past
+# ``maps_per_value`` is compacted again after each map it gains: its maps are asked again.
+_SIGNATURES = register_table("fusion.progression.signatures")
 
 
 def _split_constant(e: Expr) -> tuple[Expr, int]:
@@ -27,13 +32,33 @@ def _split_constant(e: Expr) -> tuple[Expr, int]:
     return (e - const(constant) if constant else e), constant
 
 
-def _signature(m: IndexingMap, k: int) -> tuple[object, ...] | None:
-    """What pieces of one run share (all but dimension ``k``'s interval and result constants)."""
+_Signatures = tuple[tuple[object, ...] | None, ...]
+
+
+def _signatures(m: IndexingMap, memo: dict[int, tuple[IndexingMap, _Signatures]]) -> _Signatures:
+    """Per dimension ``k``: what pieces of one run along ``k`` share (all but dimension ``k``'s
+    interval and result constants); None for every ``k`` when ``m`` cannot be a piece."""
+    hit = memo.get(id(m))
+    if hit is not None and hit[0] is m:
+        return hit[1]
+    signatures: _Signatures
     if m.is_undefined or m.is_known_empty or m.runtime_vars:
-        return None
-    stripped = tuple(_split_constant(r)[0] for r in m.results)
-    others = tuple(iv for j, iv in enumerate(m.dims) if j != k)
-    return (k, m.dims[k].size, others, m.range_vars, m.constraints, stripped)
+        signatures = (None,) * m.num_dims
+    else:
+        stripped = tuple(_split_constant(r)[0] for r in m.results)
+        signatures = tuple(
+            (
+                k,
+                m.dims[k].size,
+                tuple(iv for j, iv in enumerate(m.dims) if j != k),
+                m.range_vars,
+                m.constraints,
+                stripped,
+            )
+            for k in range(m.num_dims)
+        )
+    memo[id(m)] = (m, signatures)
+    return signatures
 
 
 def _joined_run(run: Sequence[IndexingMap], k: int, stride: int, steps: tuple[int, ...]) -> IndexingMap:
@@ -83,12 +108,14 @@ def join_progressions(maps: list[IndexingMap]) -> list[IndexingMap] | None:
     """``maps`` with every run of stride-repeated pieces replaced by one map (at the slot of the
     run's first member in ``maps``); None when there is no run."""
     replaced: dict[int, IndexingMap | None] = {}
+    memo = current().tables[_SIGNATURES]
+    signatures = [_signatures(m, memo) for m in maps]
     for k in range(maps[0].num_dims if maps else 0):
         groups: dict[tuple[object, ...], list[tuple[int, IndexingMap]]] = {}
         for slot, m in enumerate(maps):
             if slot in replaced:
                 continue
-            sig = _signature(m, k) if m.num_dims > k else None
+            sig = signatures[slot][k] if m.num_dims > k else None
             if sig is not None:
                 groups.setdefault(sig, []).append((slot, m))
         for pieces in groups.values():

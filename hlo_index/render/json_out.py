@@ -2,24 +2,26 @@
 
 A whole ENTRY computation of a big model has outputs x parameters operand entries (Llama 3.1 8B:
 780,000 per direction, most of them "not read" or one shared UNDEFINED map), so entries are
-written as text row by row, never as one dict tree: each distinct per-operand figure object
-(memoised and shared by the analyses) and each map list is encoded once. The text is exactly what
-``json`` writes for ``document(modules)`` (a test compares them).
+written as text, never as one dict tree: each distinct per-operand figure object (memoised and
+shared by the analyses) and each map list is encoded once, and an entry of a kind
+(``OperandRows``) is its kind's text around its output. The text is exactly what ``json`` writes
+for ``document(modules)`` (a test compares them).
 """
 
 from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from json.encoder import encode_basestring_ascii as _string
 
-from ..report.model import SCHEMA, ModuleReport, OperandReport, TargetReport, document
+from ..report.model import SCHEMA, ModuleReport, OperandReport, OperandRows, TargetReport, document
 from .sink import TextSink
 
 # no indent: the C encoder, 10x faster on big dumps; each document is a fresh tree (no cycles)
 _encode = json.JSONEncoder(check_circular=False).encode
 _PIECES_PER_WRITE = 8192  # four a row
+_ROWS_PER_WRITE = 2048
 
 
 def render_json(modules: list[ModuleReport]) -> str:
@@ -60,6 +62,19 @@ class _Encoded:
         )
         return text
 
+    def parts(self, row: OperandReport) -> tuple[str, str]:
+        """The text of ``row``'s entry before its output and after it."""
+        key = (row.operand, row.operand_name, row.operand_shape)
+        head = self.heads.get(key) or self.head(key)
+        extra = row.extra
+        # no figures (input-to-output rows, half of them): no unpacking
+        tail_key = (
+            (id(row.maps), row.deduplicated, *extra, *map(id, extra.values()))
+            if extra
+            else (id(row.maps), row.deduplicated)
+        )
+        return head, self.tails.get(tail_key) or self.tail(tail_key, row)
+
     def tail(self, key: tuple, row: OperandReport) -> str:
         self._kept.append((row.maps, tuple(row.extra.values())))  # their ids are in the key
         maps = ", ".join(self.value(m.to_json_cached()) for m in row.maps)
@@ -69,23 +84,38 @@ class _Encoded:
         return text
 
 
-def _operands(rows: list[OperandReport], enc: _Encoded, out: TextSink) -> None:
-    heads, tails = enc.heads, enc.tails
+def _operand_kinds(rows: OperandRows, enc: _Encoded, out: TextSink) -> None:
+    """The entries of ``rows`` from the text of each kind: an entry is its kind's head, its
+    output and its kind's tail, laid into one list of pieces per write by whole columns."""
+    parts = [enc.parts(template) for template in rows.templates]
+    heads = [", " + head for head, _ in parts]  # every entry but the first follows a separator
+    tails = [tail for _, tail in parts]
+    kind_of, outputs = rows.kind_of, rows.outputs
+    if not kind_of:
+        out.write("[]")
+        return
+    for start in range(0, len(kind_of), _ROWS_PER_WRITE):
+        kinds = kind_of[start : start + _ROWS_PER_WRITE]
+        pieces = [""] * (3 * len(kinds))
+        pieces[0::3] = map(heads.__getitem__, kinds)
+        pieces[1::3] = map(str, outputs[start : start + len(kinds)])
+        pieces[2::3] = map(tails.__getitem__, kinds)
+        if start == 0:
+            pieces[0] = "[" + pieces[0][2:]
+        out.write("".join(pieces))
+    out.write("]")
+
+
+def _operands(rows: Sequence[OperandReport], enc: _Encoded, out: TextSink) -> None:
+    if isinstance(rows, OperandRows) and rows.entries is None:
+        _operand_kinds(rows, enc, out)
+        return
     # each row's pieces go to the write as they are (an entry is ~1 KB of a shared tail): joined once
     pieces: list[str] = []
     append = pieces.append
     separator = "["
     for row in rows:
-        key = (row.operand, row.operand_name, row.operand_shape)
-        head = heads.get(key) or enc.head(key)
-        extra = row.extra
-        # no figures (input-to-output rows, half of them): no unpacking
-        tail_key = (
-            (id(row.maps), row.deduplicated, *extra, *map(id, extra.values()))
-            if extra
-            else (id(row.maps), row.deduplicated)
-        )
-        tail = tails.get(tail_key) or enc.tail(tail_key, row)
+        head, tail = enc.parts(row)
         append(separator)
         append(head)
         append(str(row.output))

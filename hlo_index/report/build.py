@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from itertools import repeat
+
 from ..api import SelectedTarget, TargetNotFound, operand_info, select_targets
 from ..context import current
-from ..fusion import OperandIndexing, callee_of, input_to_output, output_to_input
+from ..fusion import OperandIndexing, RowTable, callee_of, input_to_output_table, output_to_input_table
 from ..hlo.model import Computation, Diagnostic, Module, Shape
 from . import cost, finding_kinds, operand_figures, source
-from .model import DiagnosticReport, ModuleReport, OperandReport, TargetReport
+from .model import DiagnosticReport, ModuleReport, OperandReport, OperandRows, TargetReport
 from .texts import MAP_TEXTS, map_report, shape_text
 
 DIRECTIONS = ("out2in", "in2out", "both")
@@ -24,46 +26,62 @@ TARGET_FIGURES = (
 MODULE_FIGURES = (cost.add_cost_totals,)
 
 
-def _operand_reports(rows: list[OperandIndexing], operands: list[tuple[str, Shape | None]]) -> list[OperandReport]:
-    """One report per row. A whole ENTRY has ~10^6 rows over ~10^3 operands and map tuples: the
-    per-operand texts and the per-tuple map report lists are built once and shared (read-only)."""
-    out: list[OperandReport] = []
-    append = out.append
+def _operand_rows(
+    table: RowTable, operands: list[tuple[str, Shape | None]], output_kinds: list[int] | None = None
+) -> OperandRows:
+    """The report's entries of ``table``'s rows, by kind: (operand, element, maps object and, with
+    ``output_kinds``, the kind of the output). A whole ENTRY has ~10^6 rows over ~10^3 operands
+    and map tuples: a row is numbered by its kind in one pass over the columns, the per-operand
+    texts and the per-tuple map report lists are made once per kind and shared (read-only), and an
+    entry is its kind and output."""
     tables = current().tables
     map_texts = tables[MAP_TEXTS]  # map_report's memo, read here first
     per_operand: dict[tuple[int, int], tuple[str, str, bool]] = {}
-    # id(row.maps) -> (row.maps, its reports, whether it is one map): the rows keep the maps alive
-    per_maps: dict[int, tuple[tuple, list, bool]] = {}
-    for row in rows:
-        operand, element = row.operand, row.operand_element
-        texts = per_operand.get((operand, element))
-        if texts is None:  # first row of this operand
-            name, shape = operands[operand] if operand < len(operands) else (f"operand{operand}", None)
-            is_element = shape is not None and shape.is_tuple
-            if is_element and shape is not None:
-                shape = shape.leaf(element)
-            texts = per_operand[(operand, element)] = (name, shape_text(shape) if shape is not None else "", is_element)
-        maps = row.maps
-        hit = per_maps.get(id(maps))  # the memo holds ``maps``: no other live object has its id
-        if hit is None:
-            reports = []
-            for m in maps:
-                cached = map_texts.get(id(m))
-                reports.append(cached[1] if cached is not None and cached[0] is m else map_report(m))
-            hit = per_maps[id(maps)] = (maps, reports, len(maps) == 1)
-        # which element of a tuple operand the row reads
-        append(
-            OperandReport(
-                operand,
-                texts[0],
-                texts[1],
-                row.output,
-                hit[1],
-                hit[2],
-                {"operand_element": element} if texts[2] else {},
-            )
-        )
-    return out
+    # id(row.maps) -> (row.maps, its reports): the memo holds the maps, so no other object has its id
+    per_maps: dict[int, tuple[tuple, list]] = {}
+    output_kind = map(output_kinds.__getitem__, table.outputs) if output_kinds is not None else repeat(0)
+    # the table keeps each key's maps alive; a new key is numbered by the kinds before it
+    number: dict[tuple[int, int, int, int], int] = {}
+    kind = number.setdefault
+    kind_of = [kind(key, len(number)) for key in zip(map(id, table.maps), table.operands, table.elements, output_kind)]
+    samples = dict(zip(kind_of, range(len(kind_of))))  # an entry of each kind: its last
+    templates = [
+        _template(table.row(samples[k]), operands, per_operand, per_maps, map_texts) for k in range(len(number))
+    ]
+    return OperandRows(templates, kind_of, table.outputs, [samples[k] for k in range(len(number))])
+
+
+def _template(
+    row: OperandIndexing, operands: list, per_operand: dict, per_maps: dict, map_texts: dict
+) -> OperandReport:
+    """The entry of ``row``; its texts and map reports from (and into) the memos given."""
+    operand, element, maps = row.operand, row.operand_element, row.maps
+    texts = per_operand.get((operand, element))
+    if texts is None:  # first row of this operand
+        name, shape = operands[operand] if operand < len(operands) else (f"operand{operand}", None)
+        is_element = shape is not None and shape.is_tuple
+        if is_element and shape is not None:
+            shape = shape.leaf(element)
+        texts = per_operand[(operand, element)] = (name, shape_text(shape) if shape is not None else "", is_element)
+    hit = per_maps.get(id(maps))
+    if hit is None:
+        reports = []
+        for m in maps:
+            cached = map_texts.get(id(m))
+            reports.append(cached[1] if cached is not None and cached[0] is m else map_report(m))
+        hit = per_maps[id(maps)] = (maps, reports)
+    # which element of a tuple operand the row reads
+    extra = {"operand_element": element} if texts[2] else {}
+    return OperandReport(operand, texts[0], texts[1], row.output, hit[1], len(maps) == 1, extra)
+
+
+def _output_kinds(target) -> list[int]:
+    """Per output of ``target``: the identity of its shape object (the per-operand figures of an
+    entry depend on the shapes it relates, memoised by identity; the parser shares equal shapes)."""
+    shape = target.shape if not isinstance(target, Computation) else (target.root.shape if target.root else None)
+    if shape is None:
+        return []
+    return [id(shape.leaf(i)) for i in range(shape.num_outputs)]
 
 
 def _location(module: Module, instr) -> str:
@@ -107,9 +125,9 @@ def target_report(
         )
     operands = operand_info(target)
     if direction in ("out2in", "both"):
-        report.output_to_input = _operand_reports(output_to_input(target), operands)
+        report.output_to_input = _operand_rows(output_to_input_table(target), operands, _output_kinds(target))
     if direction in ("in2out", "both"):
-        report.input_to_output = _operand_reports(input_to_output(target), operands)
+        report.input_to_output = _operand_rows(input_to_output_table(target), operands)
     for add_figures in TARGET_FIGURES:
         add_figures(report, target, module, options or {})
     return report

@@ -9,8 +9,9 @@ the operand / target objects. ``to_json`` gives each object's part of the publis
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 SCHEMA = "hlo-index/1"
 
@@ -64,6 +65,70 @@ class OperandReport:
         return out
 
 
+class OperandRows(Sequence[OperandReport]):
+    """A target's operand entries in one direction, stored by kind: entries that differ only in
+    their ``output`` share one template ``OperandReport`` (its ``output`` is one of theirs).
+
+    A whole ENTRY has ~10^6 entries over a few thousand kinds (most of them "not read"): figures
+    are computed once per kind (``templates``), and the JSON writer encodes each kind's text once.
+    Indexing or iterating makes the entries themselves, once, as independent objects (their
+    ``extra`` a copy of the template's), which then stand for the rows: ``entries`` is not None.
+    """
+
+    __slots__ = ("templates", "kind_of", "outputs", "samples", "entries")
+
+    def __init__(self, templates: list[OperandReport], kind_of: list[int], outputs: list[int], samples: list[int]):
+        self.templates = templates
+        self.kind_of = kind_of  # per entry: the index of its template
+        self.outputs = outputs  # per entry: its output
+        self.samples = samples  # per template: the index of an entry of its kind
+        self.entries: list[OperandReport] | None = None
+
+    def made(self) -> list[OperandReport]:
+        """The entries as objects (made on first use; changes to them stay)."""
+        if self.entries is None:
+            templates = self.templates
+            self.entries = [_entry(templates[k], output) for k, output in zip(self.kind_of, self.outputs)]
+        return self.entries
+
+    def __len__(self) -> int:
+        return len(self.kind_of)
+
+    @overload
+    def __getitem__(self, index: int) -> OperandReport: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[OperandReport]: ...
+
+    def __getitem__(self, index):
+        return self.made()[index]
+
+    def __iter__(self) -> Iterator[OperandReport]:
+        return iter(self.made())
+
+    def __add__(self, other: Sequence[OperandReport]) -> list[OperandReport]:
+        return [*self.made(), *other]
+
+    def __radd__(self, other: Sequence[OperandReport]) -> list[OperandReport]:
+        return [*other, *self.made()]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, OperandRows):
+            return self.made() == other.made()
+        return isinstance(other, list) and self.made() == other
+
+    # mutable, like a list: no hash
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"OperandRows({self.made()!r})"
+
+
+def _entry(template: OperandReport, output: int) -> OperandReport:
+    t = template
+    return OperandReport(t.operand, t.operand_name, t.operand_shape, output, t.maps, t.deduplicated, dict(t.extra))
+
+
 @dataclass(slots=True)
 class TargetReport:
     kind: str  # "instruction" | "fusion" | "computation"
@@ -72,8 +137,8 @@ class TargetReport:
     computation: str | None  # where the instruction lives; the computation itself for kind computation
     fusion_kind: str | None
     outputs: list[tuple[int, str]]  # (output index, shape text)
-    output_to_input: list[OperandReport] = field(default_factory=list)
-    input_to_output: list[OperandReport] = field(default_factory=list)
+    output_to_input: Sequence[OperandReport] = field(default_factory=list)
+    input_to_output: Sequence[OperandReport] = field(default_factory=list)
     calls: str | None = None  # the fused / called computation
     op_name: str = ""
     source_location: str = ""  # "file:line (function)"

@@ -24,7 +24,7 @@ from typing import Any
 from ..analyses.components import spent_points
 from ..context import budget_reason, current, register_table, remember
 from ..hlo.model import Computation, Shape
-from .model import OperandReport, TargetReport
+from .model import OperandRows, TargetReport
 from .texts import map_report
 
 # Per analysis context, at most Budgets.operand_figures entries each.
@@ -133,19 +133,23 @@ def _operand_shape(info: list, row) -> Shape | None:
 
 
 def add_operand_figures(report: TargetReport, target: Any, module: Any, options: dict) -> None:
-    """Fill each ``output_to_input`` entry's ``extra`` with the requested figures."""
+    """Fill each ``output_to_input`` entry's ``extra`` with the requested figures: once per kind
+    of entry (``OperandRows``), and into the entries made already, if any."""
     analyses = bool(options.get("analyses", False))
     physical = bool(options.get("physical", False))
-    if not report.output_to_input or not (analyses or physical):
+    entries = report.output_to_input
+    if not entries or not (analyses or physical) or not isinstance(entries, OperandRows):
         return
     from ..api import operand_info
-    from ..fusion import output_to_input
+    from ..fusion import output_to_input_table
 
-    rows = output_to_input(target)  # memoised by the fusion package: no second composition
-    if len(rows) != len(report.output_to_input):
+    table = output_to_input_table(target)  # memoised by the fusion package: no second composition
+    if len(table) != len(entries):
         return
+    rows = [table.row(i) for i in entries.samples]  # a row of each kind stands for its kind
+    figures: list[dict] = [{} for _ in rows]  # per kind, in the order of the JSON keys
     info = operand_info(target)
-    # ~10^6 rows of a whole ENTRY, ~10^3 operands and outputs: each shape looked up once
+    # ~10^3 operands and outputs: each shape looked up once
     operand_shapes: dict[tuple[int, int], Shape | None] = {}
     output_shapes: dict[int, Shape | None] = {}
 
@@ -162,21 +166,25 @@ def add_operand_figures(report: TargetReport, target: Any, module: Any, options:
     # keys in the order the JSON has always had: utilization, coalescing, physical_maps
     if analyses:
         pool = [current().budgets.figure_points_per_target]
-        # rows repeat (maps, operand shape, output shape): one answer each within the target
+        # kinds repeat (maps, operand shape, output shape): one answer each within the target
         # (the pool only shrinks, so a repeat gets what its first occurrence got)
         seen: dict[tuple[int, int, int], dict] = {}
-        for row, entry in zip(rows, report.output_to_input):
+        for row, extra in zip(rows, figures):
             shapes = shapes_of(row)
             key = (id(row.maps), id(shapes[0]), id(shapes[1]))  # all alive for this loop
-            figures = seen.get(key)
-            if figures is None:
-                figures = seen[key] = _utilization(row, shapes, pool)
-            if figures:
-                entry.extra.update(figures)
-        _fill_coalescing(report, target, module, rows, options, shapes_of)
+            utilization = seen.get(key)
+            if utilization is None:
+                utilization = seen[key] = _utilization(row, shapes, pool)
+            extra.update(utilization)
+        _fill_coalescing(report, target, module, rows, figures, options, shapes_of)
     if physical:
-        for row, entry in zip(rows, report.output_to_input):
-            _fill_physical(entry, row, shapes_of(row))
+        for row, extra in zip(rows, figures):
+            _fill_physical(extra, row, shapes_of(row))
+    for template, extra in zip(entries.templates, figures):
+        template.extra.update(extra)
+    if entries.entries is not None:
+        for entry, kind in zip(entries.entries, entries.kind_of):
+            entry.extra.update(figures[kind])
 
 
 def _utilization(row, shapes: tuple, pool: list) -> dict:
@@ -196,26 +204,29 @@ def _utilization(row, shapes: tuple, pool: list) -> dict:
         }
 
 
-def _fill_coalescing(report: TargetReport, target: Any, module: Any, rows: list, options: dict, shapes_of) -> None:
-    """Each operand's ``coalescing`` for the machine the dump runs on, and the target's name."""
+def _fill_coalescing(
+    report: TargetReport, target: Any, module: Any, rows: list, figures: list[dict], options: dict, shapes_of
+) -> None:
+    """Each row's ``coalescing`` (into ``figures``) for the machine the dump runs on, and the
+    target's name."""
     from ..analyses.target_figures import target_coalescing
 
-    figures = target_coalescing(
+    coalescing = target_coalescing(
         target, module, rows, shapes_of, options.get("target", "auto"), options.get("gpu_device")
     )
-    report.extra["target"] = figures.target
-    if figures.gpu_emitter is not None:
-        report.extra["gpu_emitter"] = figures.gpu_emitter
-    for entry, figure in zip(report.output_to_input, figures.operands):
+    report.extra["target"] = coalescing.target
+    if coalescing.gpu_emitter is not None:
+        report.extra["gpu_emitter"] = coalescing.gpu_emitter
+    for extra, figure in zip(figures, coalescing.operands):
         if figure is not None:
-            entry.extra[figures.key] = figure
+            extra[coalescing.key] = figure
 
 
-def _fill_physical(entry: OperandReport, row, shapes: tuple) -> None:
+def _fill_physical(extra: dict, row, shapes: tuple) -> None:
     operand_shape, output_shape = shapes
     if operand_shape is None or output_shape is None or output_shape.is_tuple:
         return
     try:
-        entry.extra["physical_maps"] = physical_maps(row.maps, operand_shape)
+        extra["physical_maps"] = physical_maps(row.maps, operand_shape)
     except Exception as exc:  # noqa: BLE001
-        entry.extra["physical_maps"] = [{"map": None, "unknown": f"{type(exc).__name__}: {exc}"}]
+        extra["physical_maps"] = [{"map": None, "unknown": f"{type(exc).__name__}: {exc}"}]
