@@ -173,3 +173,11 @@ def test_inverse_is_the_same_relation_read_the_other_way(case):
     assert not back.is_undefined
     want = {(y, x) for x, y in _pairs(shifted, dims)}
     assert _pairs(back, source) == want
+
+
+def test_while_instruction_rows_are_per_element_of_the_initial_state():
+    loop = parse_module_text(scan_module(3, 2, True)).entry.root
+    rows = input_to_output(loop)
+    assert {(r.operand, r.operand_element) for r in rows} == {(0, e) for e in range(4)}
+    for r in rows:
+        assert r.maps == while_element_input_to_output(loop, 0, r.operand_element)[r.output]
