@@ -19,6 +19,7 @@ from ..ops.registry import OperandMaps, Reads, input_to_output_rule, output_to_i
 from ..ops.shape_maps import generator_map, zero_result_map
 from ..ops.starts import constant_values
 from .compose import computation_input_to_output, computation_output_to_input
+from .loops.contained import drop_contained
 from .loops.inverse import inverse
 from .loops.matrix import loop_matrix
 from .mapset import Maps, distinct, finalize, shared
@@ -139,7 +140,7 @@ def _column(instr: Instruction, element: int) -> list[Maps]:
     column = []
     for j in range(outputs):
         maps = distinct(inverse(m, source) for m in matrix.get(j, {}).get(element, ()))
-        column.append(finalize(drop_subsumed(tuple(m for m in maps if not m.is_known_empty))))
+        column.append(finalize(drop_contained(drop_subsumed(tuple(m for m in maps if not m.is_known_empty)))))
     return column
 
 
