@@ -93,7 +93,7 @@ def _solved(
 
 def _next_solvable(constraints: list[Constraint], ranges: list[Interval], solved: set[int]) -> tuple[int, Expr] | None:
     """(range variable, its value) for the best variable a constraint fixes, or None."""
-    best: tuple[tuple[int, int, int], int, Expr] | None = None
+    best: tuple[tuple[int, int, int], Expr, Interval, Expr, int] | None = None
     for e, b in constraints:
         if b.hi - b.lo < 0:
             continue
@@ -101,19 +101,18 @@ def _next_solvable(constraints: list[Constraint], ranges: list[Interval], solved
         for atom, c in terms:
             if atom.kind != RANGE or atom.value in solved or abs(c) <= b.hi - b.lo:
                 continue
-            rest = e - atom * c
-            if atom in rest.variables():  # also inside a division: not linear in it
-                continue
-            shifted = rest - b.lo
-            if abs(c) == 1:
-                value = -shifted if c > 0 else shifted
-            else:
-                value = -shifted.floordiv(c) if c > 0 else shifted.floordiv(-c)
-            size = ranges[atom.value].hi - ranges[atom.value].lo
-            rank = (0 if abs(c) == 1 else 1, -size, atom.value)
+            if any(atom in other.variables() for other, _ in terms if other is not atom):
+                continue  # also inside a division: not linear in it
+            rank = (0 if abs(c) == 1 else 1, ranges[atom.value].lo - ranges[atom.value].hi, atom.value)
             if best is None or rank < best[0]:
-                best = (rank, atom.value, value)
-    return None if best is None else (best[1], best[2])
+                best = (rank, e, b, atom, c)
+    if best is None:
+        return None
+    _, e, b, atom, c = best
+    shifted = e - atom * c - b.lo
+    if abs(c) == 1:
+        return atom.value, (-shifted if c > 0 else shifted)
+    return atom.value, (-shifted.floordiv(c) if c > 0 else shifted.floordiv(-c))
 
 
 def _without_dim_witnesses(m: IndexingMap) -> IndexingMap:
