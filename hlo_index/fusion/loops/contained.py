@@ -102,19 +102,9 @@ def _on_dims(m: IndexingMap, used: Sequence[int], box: Sequence[Interval]) -> In
 
 def _inside(inner: IndexingMap, outer: IndexingMap, limit: int) -> bool:
     """Every (point, result) row of ``inner`` is a row of ``outer`` (both enumerated exhaustively)."""
-    a, b = _rows(outer, limit), _rows(inner, limit)
-    if b.shape[0] == 0:
-        return True
-    if a.shape[0] == 0:
-        return False
-    return bool(np.isin(_packed(b), _packed(a)).all())
+    return _rows(inner, limit) <= _rows(outer, limit)
 
 
-def _rows(m: IndexingMap, limit: int) -> np.ndarray:
+def _rows(m: IndexingMap, limit: int) -> set[tuple[int, ...]]:
     points, results = m.enumerate(limit=limit)
-    return np.concatenate([points[:, : m.num_dims], results], axis=1).astype(np.int64)
-
-
-def _packed(rows: np.ndarray) -> np.ndarray:
-    """One comparable value per row."""
-    return np.ascontiguousarray(rows).view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+    return set(map(tuple, np.concatenate([points[:, : m.num_dims], results], axis=1).tolist()))
