@@ -17,8 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
 from ...affine import IndexingMap, Interval, dim
 from ...affine.bounds import Domain
 from ...affine.expr import DIM, RANGE, Expr, replace_variables, variable
@@ -107,4 +105,5 @@ def _inside(inner: IndexingMap, outer: IndexingMap, limit: int) -> bool:
 
 def _rows(m: IndexingMap, limit: int) -> set[tuple[int, ...]]:
     points, results = m.enumerate(limit=limit)
-    return set(map(tuple, np.concatenate([points[:, : m.num_dims], results], axis=1).tolist()))
+    n = m.num_dims
+    return {tuple(p[:n]) + tuple(r) for p, r in zip(points.tolist(), results.tolist())}
