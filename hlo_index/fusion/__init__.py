@@ -25,7 +25,7 @@ from .mapset import MapSet, distinct, finalize
 from .rule_cache import spread_unknown
 from .semantic import dedupe_semantically
 from .traverse import callee_of
-from .walk import ParameterMaps, blame, compose_step
+from .walk import ELEMENT_INPUT_TO_OUTPUT, ParameterMaps, blame, compose_step
 
 Target = Instruction | Computation
 
@@ -238,7 +238,14 @@ def input_to_output_table(target: Target) -> RowTable:
         return _in2out_table(comp, operands)
     assert isinstance(target, Instruction)  # a computation has returned above
     rows = []
+    by_element = ELEMENT_INPUT_TO_OUTPUT.get(target.opcode)
     for operand in range(operands):
+        shape = target.operands[operand].shape if operand < len(target.operands) else None
+        if by_element is not None and shape is not None and shape.is_tuple:  # one row per element
+            for element in range(shape.num_outputs):
+                for out, maps in enumerate(by_element(target, operand, element)):
+                    rows.append(OperandIndexing(operand, out, finalize(distinct(maps)), element))
+            continue
         for out, maps in enumerate(ops.input_to_output(target, operand)):
             rows.append(OperandIndexing(operand, out, finalize(distinct(maps))))
     return RowTable.of_rows(rows)

@@ -5,20 +5,26 @@ element; operand k >= 1 is branch k-1's parameter and is read through that branc
 a runtime predicate the relation is the union over the branches (as a runtime offset's maps
 are the union over its values); with a ``constant`` predicate only the branch taken is read.
 
-while: see ``loops`` (trip count, per tuple element of the loop state).
+while: see ``loops`` (trip count, per tuple element of the loop state). Input to output, per
+element of the initial state: the output-to-input relation read the other way (``loops.inverse``).
 A tuple-shaped operand is addressed per element: one ``OperandMaps`` per element read.
 """
 
 from __future__ import annotations
 
 from ..affine import IndexingMap
+from ..context import current, register_table
 from ..hlo.model import Computation, Instruction
 from ..ops.registry import OperandMaps, Reads, input_to_output_rule, output_to_input_rule
 from ..ops.shape_maps import generator_map, zero_result_map
 from ..ops.starts import constant_values
 from .compose import computation_input_to_output, computation_output_to_input
+from .loops.contained import drop_contained
+from .loops.inverse import inverse
 from .loops.matrix import loop_matrix
-from .walk import ParameterMaps
+from .mapset import Maps, distinct, finalize, shared
+from .subsume import drop_subsumed
+from .walk import ELEMENT_INPUT_TO_OUTPUT, ParameterMaps
 
 # What the rules below look at (the cache key: hlo_index.fusion.fingerprint): the callees by body,
 # a constant predicate / a while's initial counter (a constant inside the init tuple; tuple
@@ -102,5 +108,40 @@ def while_output_to_input(instr: Instruction, output_index: int) -> list[Operand
 
 @input_to_output_rule("while", reads=_WHILE_READS)
 def while_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
-    reason = "while: input-to-output maps of the tuple-shaped loop state (use output-to-input)"
+    reason = "while: input-to-output maps of the tuple-shaped loop state as a whole (ask per element)"
     return [(IndexingMap.undefined(reason),) for _ in range(instr.shape.num_outputs)]
+
+
+# id(while) -> (while, {element: per output maps}) per analysis context: an identity memo, since
+# walks ask once per element reaching the loop and per value holding it
+_COLUMNS = register_table("fusion.control_flow.while_columns")
+
+
+def while_element_input_to_output(instr: Instruction, operand_index: int, element: int) -> list[Maps]:
+    """Maps from element ``element`` of the initial loop state to each element of the final one:
+    the loop's output-to-input relation (``loop_matrix``, exact) read the other way, map by map."""
+    memo: dict[int, tuple[Instruction, dict[int, list[Maps]]]] = current().tables[_COLUMNS]
+    hit = memo.get(id(instr))
+    if hit is None or hit[0] is not instr:
+        hit = memo[id(instr)] = (instr, {})
+    columns = hit[1]
+    column = columns.get(element)
+    if column is None:
+        column = columns[element] = _column(instr, element)
+    return column
+
+
+def _column(instr: Instruction, element: int) -> list[Maps]:
+    outputs = instr.shape.num_outputs
+    matrix = loop_matrix(instr)
+    if isinstance(matrix, str):
+        return [shared((IndexingMap.undefined(matrix),))] * outputs
+    source = instr.operands[0].shape.leaf(element).dims
+    column = []
+    for j in range(outputs):
+        maps = distinct(inverse(m, source) for m in matrix.get(j, {}).get(element, ()))
+        column.append(finalize(drop_contained(drop_subsumed(tuple(m for m in maps if not m.is_known_empty)))))
+    return column
+
+
+ELEMENT_INPUT_TO_OUTPUT["while"] = while_element_input_to_output

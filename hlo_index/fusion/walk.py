@@ -12,7 +12,7 @@ naming the budget.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from ..affine import IndexingMap
 from ..context import budget_reason, current, register_table
@@ -218,6 +218,12 @@ def top_down_output_to_input(comp: Computation, output_index: int) -> ParameterM
     return dict(sorted((key, finalize(maps)) for key, maps in reached.items()))
 
 
+# opcode -> (instruction, operand position, tuple element) -> per output, the maps from that element
+# of the tuple-shaped operand: ops that tell a tuple operand's elements apart (registered by their rules)
+ElementInputToOutput = Callable[[Instruction, int, int], list[tuple[IndexingMap, ...]]]
+ELEMENT_INPUT_TO_OUTPUT: dict[str, ElementInputToOutput] = {}
+
+
 def user_steps(instr: Instruction, element: int, user: Instruction, position: int) -> tuple[ForwardStep, ...]:
     """Steps from element ``element`` of ``instr`` into ``user`` (its operand ``position``)."""
     if instr.shape.is_tuple and user.opcode == "opt-barrier":
@@ -225,6 +231,9 @@ def user_steps(instr: Instruction, element: int, user: Instruction, position: in
         leaf = user.shape.leaf(element) if element < user.shape.num_outputs else None
         if leaf is not None and not leaf.is_tuple and leaf.dims == instr.shape.leaf(element).dims:
             return ((element, (identity(leaf.dims),), True),)
+    by_element = ELEMENT_INPUT_TO_OUTPUT.get(user.opcode) if instr.shape.is_tuple else None
+    if by_element is not None:
+        return tuple((out, maps, False) for out, maps in enumerate(by_element(user, position, element)) if maps)
     if instr.shape.is_tuple and user.opcode != "get-tuple-element":
         reason = f"{user.opcode}: consumes the tuple-shaped value '{instr.name}' whole"
         return tuple((out, (IndexingMap.undefined(reason),), False) for out in range(user.shape.num_outputs))
