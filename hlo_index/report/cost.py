@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import replace
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from ..context import current, register_table
@@ -57,6 +58,8 @@ class _ModuleCost:
         self._devices: dict[int, tuple] = {}
         self.structure_key = self.session.structure_key
         self.by_key: dict = {}
+        # per fusion structure key: the rows of its first target and their cost (``_RowsSeen``)
+        self.by_structure: dict = {}
         # the report's utilization figures (shared objects): id(figure) -> (figure, its
         # (bytes read, reads per element, distinct elements), a token equal for equal values)
         self.figures: dict[int, tuple] = {}
@@ -140,6 +143,35 @@ class _ReadRows:
         self.any_gpu, self.any_tpu = any_gpu, any_tpu
 
 
+_OPERAND, _MAPS, _EXTRA = attrgetter("operand"), attrgetter("maps"), attrgetter("extra")
+
+
+class _RowsSeen:
+    """The first target of a fusion structure: what its cost read of its rows (each row's operand,
+    map reports and figures) and its cost. A target of the same structure whose rows are equal
+    in all three (most are: the figures are shared objects, compared by identity first) has the
+    same cost, read without going through its rows one by one."""
+
+    __slots__ = ("operands", "maps", "extras", "cost")
+
+    def __init__(self, rows: list, cost_json: dict, time_us: float | None) -> None:
+        self.operands = list(map(_OPERAND, rows))
+        self.maps = list(map(_MAPS, rows))
+        self.extras = list(map(_EXTRA, rows))
+        self.cost = (cost_json, time_us)
+
+    def shared_with(self, rows: list) -> tuple | None:
+        """The cost, when ``rows`` read as the first target's did; else None."""
+        if (
+            len(rows) == len(self.extras)
+            and list(map(_EXTRA, rows)) == self.extras
+            and list(map(_OPERAND, rows)) == self.operands
+            and list(map(_MAPS, rows)) == self.maps
+        ):
+            return self.cost
+        return None
+
+
 def _utilization(state: _ModuleCost, rows: list[list]) -> tuple[list[tuple | None], tuple]:
     """Per operand, (bytes read, reads per element, distinct elements) from the report's
     ``utilization`` figures (``rows``: per operand, its rows with maps): an operand read by
@@ -196,6 +228,14 @@ def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> N
         report.extra["cost"] = cost.to_json()
         state.costs.append((report.name, report.extra["cost"], cost.time_us))
         return
+    structure = state.structure_key(target) if target.opcode == "fusion" else None
+    seen = state.by_structure.get(structure) if structure is not None else None
+    if seen is not None:
+        shared = seen.shared_with(report.output_to_input)
+        if shared is not None:
+            report.extra["cost"] = shared[0]
+            state.costs.append((report.name, *shared))
+            return
     operands = len(target.operands)
     rows = _ReadRows(report, operands)
     utilization, tokens = _utilization(state, rows.with_maps) if report.output_to_input else (None, ())
@@ -211,7 +251,7 @@ def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> N
         report.extra["cost"] = cost.to_json()
         state.costs.append((report.name, report.extra["cost"], cost.time_us))
         return
-    key = _key(state, target, tokens, given)
+    key = (structure, tokens, tuple(given or ())) if structure is not None else None
     hit = state.by_key.get(key) if key is not None else None
     if hit is None:
         coalesced = None
@@ -229,6 +269,8 @@ def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> N
         cost_json = {**cost_json, "exact": {**cost_json["exact"], **tiles}}
     report.extra["cost"] = cost_json
     state.costs.append((report.name, cost_json, hit[1]))
+    if structure is not None and seen is None:
+        state.by_structure[structure] = _RowsSeen(report.output_to_input, cost_json, hit[1])
 
 
 def _tpu_tile_bytes(per: list[list]) -> dict | None:
@@ -244,15 +286,6 @@ def _tpu_tile_bytes(per: list[list]) -> dict | None:
         "operand_tile_bytes_read": bytes_read,
         "tile_bytes_read": sum(known) if len(known) == len(bytes_read) else None,
     }
-
-
-def _key(state: _ModuleCost, target: Instruction, utilization: tuple, coalesced):
-    if target.opcode != "fusion":
-        return None
-    structure = state.structure_key(target)
-    if structure is None:
-        return None
-    return (structure, utilization, tuple(coalesced or ()))
 
 
 def add_cost_totals(report: ModuleReport, module: Any, options: dict) -> None:
