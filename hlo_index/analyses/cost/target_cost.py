@@ -18,12 +18,13 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...context import current
+from ...fusion.fingerprint import fingerprint_id
 from ...hlo.model import Computation, Instruction
-from ..structure_keys import fusion_shape_key
 from .exact_time import exact_run_time
 from .flops import CostOptions
 from .hlo_cost import HloCost, Properties, computation_totals_under
@@ -81,46 +82,53 @@ class FusionCost:
         return self.flops / self.bytes_accessed if self.bytes_accessed and self.bytes_accessed > 0 else None
 
     def to_json(self) -> dict:
-        keys = (
-            "flops",
-            "transcendentals",
-            "bytes_accessed",
-            "operand_bytes_accessed",
-            "output_bytes_accessed",
-            "operand_utilization",
-            "bytes_read",
-            "bytes_written",
-            "device",
-            "device_assumed",
-            "model",
-            "time_us",
-            "compute_time_us",
-            "read_time_us",
-            "write_time_us",
-            "bound",
-            "launch",
-            "tile_sizes",
-            "fused",
-            "time_unfused_us",
-            "time_fused_us",
-            "exact",
-            "time_uses",
-        )
-        out = {k: _json_value(getattr(self, k)) for k in keys}
+        out = {k: _json_value(getattr(self, k)) for k in _JSON_KEYS}
         out["intensity"] = _json_value(self.intensity)
         out["explanation"] = self.explanation
         return out
 
 
+# ``FusionCost.to_json``'s keys, in its order (then ``intensity`` and ``explanation``)
+_JSON_KEYS = (
+    "flops",
+    "transcendentals",
+    "bytes_accessed",
+    "operand_bytes_accessed",
+    "output_bytes_accessed",
+    "operand_utilization",
+    "bytes_read",
+    "bytes_written",
+    "device",
+    "device_assumed",
+    "model",
+    "time_us",
+    "compute_time_us",
+    "read_time_us",
+    "write_time_us",
+    "bound",
+    "launch",
+    "tile_sizes",
+    "fused",
+    "time_unfused_us",
+    "time_fused_us",
+    "exact",
+    "time_uses",
+)
+
+
 _PLAIN = frozenset({int, str, bool, type(None)})
+_WHOLE = float(2**53)
 
 
 def _json_value(v):
     kind = type(v)
     if kind is float:
-        return _json_float(v)
+        # most figures: a whole float below 2**53, written as an int (``_json_float``)
+        return int(v) if v.is_integer() and -_WHOLE < v < _WHOLE else _json_float(v)
     if kind in _PLAIN:
         return v
+    if kind is list:
+        return _json_list(v)
     if isinstance(v, float):
         return _json_float(v)
     if isinstance(v, dict):
@@ -276,13 +284,13 @@ def fusion_structure_key(fusion: Instruction, memo: dict | None = None):
     """Equal for fusions whose cost is equal: the fused computation's structure
     (``fingerprint_id``), the fusion's kind and backend config (tiling, Triton, cuBLAS
     configs), the backend configs of custom-calls inside (which the structure leaves out), and
-    the operand and result shapes with their layouts. ``memo``: per structure, where its
-    custom-calls are."""
-    shapes = fusion_shape_key(fusion)
+    the operand and result shapes with their layouts, by identity (the parser gives equal shapes
+    one object; a key holds while the fusion, and so its shapes, lives). ``memo``: per structure,
+    where its custom-calls are."""
     comp = fusion.fused_computation
-    if shapes is None or comp is None:
+    if comp is None:
         return None
-    structure = shapes[0]
+    structure = fingerprint_id(comp)
     # equal structures have the same opcode at each position; the ids are the context's
     context = current()
     hit = memo.get(structure) if memo is not None else None
@@ -294,7 +302,12 @@ def fusion_structure_key(fusion: Instruction, memo: dict | None = None):
             memo[structure] = hit
     instructions = comp.instructions
     inner = tuple(instructions[k].attrs.get("backend_config") for k in hit[1])
-    return (shapes, fusion.attrs.get("kind"), fusion.attrs.get("backend_config"), inner)
+    attrs = fusion.attrs
+    shapes = (id(fusion.shape), *map(id, map(_SHAPE, fusion.operands)))
+    return (structure, shapes, attrs.get("kind"), attrs.get("backend_config"), inner)
+
+
+_SHAPE = attrgetter("shape")
 
 
 class FusionStructureKeys:
