@@ -25,7 +25,7 @@ from ..emitter_plans import plan_for
 from .devices import DeviceSpec
 from .fused_kernel import entry_root, fuse
 from .hlo_cost import PASS_THROUGH, HloCost, f32, fused_body
-from .shapes import element_bytes, elements_recursive, shape_bytes
+from .shapes import element_bytes, elements, elements_recursive, shape_bytes
 
 KERNEL_LAUNCH_OVERHEAD_US = 1.0
 L2_CACHE_SPEEDUP = 2.5
@@ -242,7 +242,7 @@ class GpuPerformanceModel:
         self._fusions: dict[int, Instruction] = {}
         # (blocks, net bytes, total bytes, coalescing rate) -> read_time_us: operands repeat
         self._read_times: dict[tuple, float] = {}
-        # id(instruction) -> (the instruction, ``_operand_sizes`` of it)
+        # id(instruction) -> (the instruction, ``operand_sizes`` of it)
         self._sizes: dict[int, tuple] = {}
 
     def fusion_of(self, instr: Instruction) -> Instruction:
@@ -287,7 +287,7 @@ class GpuPerformanceModel:
         per_operand = []
         read_times = self._read_times
         xla_bytes = props.operand_bytes
-        for k, (size, rates) in enumerate(self._operand_sizes(instr)):
+        for k, (size, rates, _) in enumerate(self.operand_sizes(instr)):
             total = max(xla_bytes[k], 0.0) if k < len(xla_bytes) else size
             net = min(size, total)
             given = operand_bytes[k] if operand_bytes is not None and k < len(operand_bytes) else None
@@ -320,22 +320,25 @@ class GpuPerformanceModel:
             self._memo[id(instr)] = rt
         return rt
 
-    def _operand_sizes(self, instr: Instruction) -> list[tuple[float, tuple[float, float]]]:
-        """Per operand of ``instr``: its bytes and its coalescing rates (coalesced, uncoalesced),
-        found once per instruction (both estimates of a target read them)."""
+    def operand_sizes(self, instr: Instruction) -> list[tuple[float, tuple[float, float], float | None]]:
+        """Per operand of ``instr``: its bytes, its coalescing rates (coalesced, uncoalesced) and
+        its bytes per element (None for a tuple), found once per instruction (both estimates of a
+        target read them)."""
         hit = self._sizes.get(id(instr))
         if hit is None or hit[0] is not instr:
             device = self.device
-            sizes = [
-                (
-                    float(shape_bytes(o.shape)),
+            sizes = []
+            for o in instr.operands:
+                shape = o.shape
+                element_type = _element_type(o)
+                size = shape_bytes(shape)
+                sizes.append(
                     (
-                        coalescing_rate(_element_type(o), device, True),
-                        coalescing_rate(_element_type(o), device, False),
-                    ),
+                        float(size),
+                        (coalescing_rate(element_type, device, True), coalescing_rate(element_type, device, False)),
+                        None if shape.tuple_shapes is not None else size / max(elements(shape), 1),
+                    )
                 )
-                for o in instr.operands
-            ]
             hit = self._sizes[id(instr)] = (instr, sizes)  # the entry keeps ``instr``: its id stays its
         return hit[1]
 

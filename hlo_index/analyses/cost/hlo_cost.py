@@ -16,6 +16,7 @@ import struct
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from functools import reduce
+from operator import attrgetter
 
 from ...context import current, register_table
 from ...hlo.model import Computation, Instruction
@@ -31,7 +32,7 @@ from .flops import (
     triton_cost_estimate,
     window_size,
 )
-from .shapes import element_bytes, elements, elements_recursive, leaves, shape_bytes
+from .shapes import element_bytes, elements, elements_recursive, leaves, shape_sizes
 
 # numpy is imported where a sum in XLA's order rounds: a module whose sums are exact (most
 # modules) never needs it; single float32 operations are rounded by ``f32``.
@@ -120,6 +121,7 @@ class HloCost:
         self._root_util: dict[int, float] = {}
         # id(shape) -> (the shape, ``elements_recursive`` of it); the entry keeps the shape: its id stays
         self._element_counts: dict[int, tuple] = {}
+        self._bytes = shape_sizes()
 
     # ---- public -------------------------------------------------------------------------
     def of(self, instr: Instruction) -> Properties:
@@ -220,10 +222,10 @@ class HloCost:
         ops = instr.operands
         # a tuple-shaped result counts its arrays (the tuple instruction alone, its index table)
         shape = instr.shape
-        out = float(sum(shape_bytes(s) for s in leaves(shape)) if shape.is_tuple else shape_bytes(shape))
+        out = float(sum(self._bytes(s) for s in leaves(shape)) if shape.is_tuple else self._bytes(shape))
         p = Properties(
             output_bytes=out,
-            operand_bytes=[float(shape_bytes(o.shape)) for o in ops],
+            operand_bytes=[float(self._bytes(o.shape)) for o in ops],
             operand_utilization=[1.0] * len(ops),
         )
         p.bytes_accessed = out + sum(p.operand_bytes)
@@ -243,7 +245,7 @@ class HloCost:
             elif op in ("all-gather", "all-gather-start", "reduce-scatter"):
                 self._gpu_gather_scatter(instr, p)
             elif op in ("all-reduce", "all-reduce-start"):
-                p.bytes_accessed = p.output_bytes = float(sum(shape_bytes(s) for s in leaves(instr.shape)))
+                p.bytes_accessed = p.output_bytes = float(sum(self._bytes(s) for s in leaves(instr.shape)))
             elif op == "custom-call":
                 self._gpu_custom_call(instr, p)
         return p
@@ -263,23 +265,23 @@ class HloCost:
             self._zero(instr, p)
 
     def _h_tuple(self, instr, p):
-        p.bytes_accessed = p.output_bytes = float(shape_bytes(instr.shape))
+        p.bytes_accessed = p.output_bytes = float(self._bytes(instr.shape))
         p.operand_bytes = [0.0] * len(instr.operands)
 
     def _h_slice(self, instr, p):
-        size = float(shape_bytes(instr.shape))
+        size = float(self._bytes(instr.shape))
         p.bytes_accessed, p.output_bytes, p.operand_bytes[0] = 2 * size, size, size
         p.operand_utilization[0] = elements(instr.shape) / max(elements(instr.operands[0].shape), 1)
 
     def _h_dynamic_slice(self, instr, p):
-        size = float(shape_bytes(instr.shape))
-        index = float(shape_bytes(instr.operands[1].shape)) if len(instr.operands) > 1 else 0.0
+        size = float(self._bytes(instr.shape))
+        index = float(self._bytes(instr.operands[1].shape)) if len(instr.operands) > 1 else 0.0
         p.bytes_accessed, p.output_bytes, p.operand_bytes[0] = 2 * size + index, size, size
         p.operand_utilization[0] = elements(instr.shape) / max(elements(instr.operands[0].shape), 1)
 
     def _h_dynamic_update_slice(self, instr, p):
-        update = float(shape_bytes(instr.operands[1].shape))
-        index = float(shape_bytes(instr.operands[2].shape)) if len(instr.operands) > 2 else 0.0
+        update = float(self._bytes(instr.operands[1].shape))
+        index = float(self._bytes(instr.operands[2].shape)) if len(instr.operands) > 2 else 0.0
         p.bytes_accessed, p.output_bytes = 2 * update + index, update
         p.operand_bytes[0] = 0.0
         p.operand_utilization[0] = (elements(instr.shape) - elements(instr.operands[1].shape)) / max(
@@ -300,8 +302,8 @@ class HloCost:
             p.operand_bytes[0] = float(n * w * element_bytes(operand.element_type))
 
     def _h_gather(self, instr, p):
-        size = float(shape_bytes(instr.shape))
-        index = float(shape_bytes(instr.operands[1].shape))
+        size = float(self._bytes(instr.shape))
+        index = float(self._bytes(instr.operands[1].shape))
         p.bytes_accessed, p.output_bytes = 2 * size + index, size
         p.operand_bytes[0], p.operand_bytes[1] = size, index
         p.operand_utilization[0] = elements(instr.shape) / max(elements(instr.operands[0].shape), 1)
@@ -310,20 +312,20 @@ class HloCost:
         n = len(instr.operands) // 2
         total = 0.0
         for i in range(n):
-            update = float(shape_bytes(instr.operands[n + 1 + i].shape))
+            update = float(self._bytes(instr.operands[n + 1 + i].shape))
             p.operand_bytes[i] = p.operand_bytes[n + 1 + i] = update
             total += update
-        index = float(shape_bytes(instr.operands[n].shape))
+        index = float(self._bytes(instr.operands[n].shape))
         p.operand_bytes[n] = index
         p.bytes_accessed, p.output_bytes = 3 * total + index, total
 
     def _h_triangular_solve(self, instr, p):
-        a, b = (float(shape_bytes(o.shape)) for o in instr.operands[:2])
+        a, b = (float(self._bytes(o.shape)) for o in instr.operands[:2])
         p.bytes_accessed = p.output_bytes + a / 2 + b
         p.operand_bytes[0] = b  # XLA sets operand 0 twice; the second (operand 1's size) stands
 
     def _h_cholesky(self, instr, p):
-        a = float(shape_bytes(instr.operands[0].shape))
+        a = float(self._bytes(instr.operands[0].shape))
         p.bytes_accessed, p.output_bytes, p.operand_bytes[0] = a, a / 2, a / 2
 
     def _h_custom_call(self, instr, p):
@@ -341,7 +343,7 @@ class HloCost:
             p.bytes_accessed = float(estimate.get("bytes_accessed", UNKNOWN))
             return
         if (is_cublas(instr) or is_dnn_convolution(instr)) and instr.shape.is_tuple:
-            first_out = float(shape_bytes(instr.shape.tuple_shapes[0]))
+            first_out = float(self._bytes(instr.shape.tuple_shapes[0]))
             p.bytes_accessed += first_out - p.output_bytes
             p.output_bytes = first_out
 
@@ -349,10 +351,10 @@ class HloCost:
         n = len(instr.operands) // 2
         out_shape = instr.shape.tuple_shapes[0] if instr.shape.is_tuple else instr.shape
         out_elements = elements(out_shape)
-        written = float(sum(shape_bytes(s) for s in leaves(instr.shape)))
+        written = float(sum(self._bytes(s) for s in leaves(instr.shape)))
         total = written
         for k, operand in enumerate(instr.operands):
-            size = float(shape_bytes(operand.shape))
+            size = float(self._bytes(operand.shape))
             if k >= n:
                 size *= out_elements  # the init value is read once per output element
             p.operand_bytes[k] = size
@@ -362,9 +364,9 @@ class HloCost:
     def _gpu_gather_scatter(self, instr, p):
         ranks = collective_ranks(instr)
         if instr.opcode == "reduce-scatter":
-            shard = sum(shape_bytes(s) for s in leaves(instr.shape))
+            shard = sum(self._bytes(s) for s in leaves(instr.shape))
         else:
-            shard = sum(shape_bytes(o.shape) for o in instr.operands)
+            shard = sum(self._bytes(o.shape) for o in instr.operands)
         # ring: (N - 1) sends and N - 1 receives of a shard plus the local copies
         p.bytes_accessed = float((3 * ranks - 1) * shard)
 
@@ -408,12 +410,12 @@ class HloCost:
         for k, s in enumerate(leaf_shapes):
             value = root.operands[k] if fusion.shape.is_tuple and root.opcode == "tuple" else root
             if s.is_tuple:
-                written.append(float(sum(shape_bytes(x) for x in leaves(s))))
+                written.append(float(sum(self._bytes(x) for x in leaves(s))))
             elif value.opcode == "dynamic-update-slice" and (fusion.shape.is_tuple or value is root):
-                written.append(float(shape_bytes(value.operands[1].shape)))
+                written.append(float(self._bytes(value.operands[1].shape)))
                 zero_util.add(id(value))
             else:
-                written.append(float(shape_bytes(s)))
+                written.append(float(self._bytes(s)))
         p.output_bytes_per_leaf = written
         p.output_bytes = float(sum(written))
         p.bytes_accessed = p.output_bytes
@@ -427,18 +429,20 @@ class HloCost:
         else:
             scan = self._scan(comp, reads=True)
             flop_rows, reads, constants = scan.flop_rows, scan.reads, scan.constants
-        sums = self._sub.get(id(comp))
-        if sums is None:
-            flops, transcendentals = self._rounded_sums(comp, flop_rows, self._flop_figures, 2)
-            sums = self._sub[id(comp)] = (flops, transcendentals)
-        p.flops, p.transcendentals = sums
         if gpu:
-            p.flops = gpu_flops
+            # the flops weighed by the utilizations: of the plain sums only the transcendentals are read
+            p.flops, p.transcendentals = gpu_flops, self._fused_transcendentals(comp, flop_rows)
+        else:
+            sums = self._sub.get(id(comp))
+            if sums is None:
+                flops, transcendentals = self._rounded_sums(comp, flop_rows, self._flop_figures, 2)
+                sums = self._sub[id(comp)] = (flops, transcendentals)
+            p.flops, p.transcendentals = sums
         utilization = self.utilization
         cap = not self.options.count_multiple_input_accesses
         for instr in constants:
             u = utilization.get(id(instr), 1.0) if gpu else 1.0
-            p.bytes_accessed += shape_bytes(instr.shape) * (min(u, 1.0) if cap else u)
+            p.bytes_accessed += self._bytes(instr.shape) * (min(u, 1.0) if cap else u)
         p.operand_bytes = []
         p.operand_utilization = []
         for k in range(len(fusion.operands)):
@@ -455,6 +459,15 @@ class HloCost:
             else:
                 p.operand_utilization.append(utilization.get(id(param), 0.0) if gpu else 1.0)
             p.bytes_accessed += size
+
+    def _fused_transcendentals(self, comp, rows: list[tuple]) -> float:
+        """The transcendentals of ``_sub_cost(comp)`` from ``rows`` (the (flops, transcendentals) of
+        the instructions that may have any), the float32 sum as XLA sums it."""
+        total = exact_float32_sum([row[1] for row in rows]) if rows else 0.0
+        if total is None:
+            ordered = [(self._flop_figures(instr)[1],) for instr in _shared_visit_order(comp)]
+            return _rounded_in_order([None], ordered, 1)[0]
+        return total
 
     def _gpu_utilizations(self, comp, zero_util: set) -> tuple[float, list[tuple]]:
         """Propagate utilization from the root (1.0) to the parameters; returns the fusion's
@@ -545,7 +558,7 @@ class HloCost:
             u = f32(float(self.utilization.get(id(param), 0.0)))
             if not self.options.count_multiple_input_accesses:
                 u = min(u, 1.0)
-            return int(f32(f32(float(shape_bytes(param.shape))) * u))
+            return int(f32(f32(float(self._bytes(param.shape))) * u))
         return self._generic_parameter_read_bytes(param)
 
     def _generic_parameter_read_bytes(self, value: Instruction) -> int:
@@ -594,9 +607,9 @@ class HloCost:
                 if op == "fusion":
                     size = self._generic_parameter_read_bytes(fused_body(user)[0].parameters[k])
                 elif op == "slice" or (op == "dynamic-slice" and k == 0):
-                    size = shape_bytes(user.shape)
+                    size = self._bytes(user.shape)
                 elif op in ("broadcast", "reshape"):
-                    size = shape_bytes(o.shape)
+                    size = self._bytes(o.shape)
                 else:
                     if operands[0] is not o or op not in ("dynamic-slice", "dynamic-update-slice"):
                         whole[key] = o
@@ -605,7 +618,7 @@ class HloCost:
         table = None
         if reads:
             for key, value in whole.items():
-                sized[key] += shape_bytes(value.shape)
+                sized[key] += self._bytes(value.shape)
             table = sized
             self._reads[id(comp)] = (comp, sized)  # the entry keeps ``comp`` alive: ids stay unique
         return FusedScan(rows, constants, table)
@@ -637,25 +650,24 @@ def exact_float32_sums(rows: list[tuple], width: int) -> list[float | None]:
     exactly, so adding in XLA's order or any other gives the same figure."""
     if not rows:
         return [0.0] * width
-    out: list[float | None] = []
-    for column in zip(*rows):
-        try:
-            whole = list(map(int, column))  # Python ints: exact at any size
-        except (ValueError, OverflowError):  # nan, inf
-            out.append(None)
-            continue
-        if whole != list(column) or min(whole) < 0:
-            out.append(None)
-            continue
-        total = sum(whole)
-        if total == 0:
-            # float32 keeps the sign of a sum of zeros that are all -0.0
-            out.append(0.0 if any(math.copysign(1.0, v) > 0 for v in column) else None)
-            continue
-        bits = reduce(operator.or_, whole)
-        low = (bits & -bits).bit_length() - 1
-        out.append(float(total) if total >> low < 1 << 24 else None)
-    return out
+    return [exact_float32_sum(column) for column in zip(*rows)]
+
+
+def exact_float32_sum(column: Sequence[float]) -> float | None:
+    """``exact_float32_sums`` of one column (not empty)."""
+    try:
+        whole = list(map(int, column))  # Python ints: exact at any size
+    except (ValueError, OverflowError):  # nan, inf
+        return None
+    if whole != list(column) or min(whole) < 0:
+        return None
+    total = sum(whole)
+    if total == 0:
+        # float32 keeps the sign of a sum of zeros that are all -0.0
+        return 0.0 if any(math.copysign(1.0, v) > 0 for v in column) else None
+    bits = reduce(operator.or_, whole)
+    low = (bits & -bits).bit_length() - 1
+    return float(total) if total >> low < 1 << 24 else None
 
 
 def _nothing(instr, p) -> None:
@@ -699,7 +711,7 @@ def _users(value: Instruction, memo: dict) -> list[Instruction]:
 def post_order(comp) -> list[Instruction]:
     """Operands before users, from the root, then anything the root does not reach."""
     starts = ([comp.root] if comp.root is not None else []) + list(comp.instructions)
-    return _depth_first(starts, lambda instr: instr.operands)
+    return _depth_first(starts, _OPERANDS)
 
 
 def visit_order(comp) -> list[Instruction]:
@@ -739,23 +751,29 @@ def _depth_first(starts, predecessors) -> list[Instruction]:
     """Post-order from each of ``starts`` in turn: ``predecessors(instr)`` in order before
     ``instr``, each instruction once (iterative: deep graphs)."""
     seen: set[int] = set()
+    mark = seen.add
     out: list[Instruction] = []
+    done = out.append
     for start in starts:
         if id(start) in seen:
             continue
-        seen.add(id(start))
+        mark(id(start))
         stack = [(start, iter(predecessors(start)))]
+        push, pop = stack.append, stack.pop
         while stack:
             instr, pending = stack[-1]
             for o in pending:
                 if id(o) not in seen:
-                    seen.add(id(o))
-                    stack.append((o, iter(predecessors(o))))
+                    mark(id(o))
+                    push((o, iter(predecessors(o))))
                     break
             else:
-                stack.pop()
-                out.append(instr)
+                pop()
+                done(instr)
     return out
+
+
+_OPERANDS = attrgetter("operands")
 
 
 def transpose_is_bitcast(instr: Instruction) -> bool:

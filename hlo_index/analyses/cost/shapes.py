@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from ...context import current, register_table
 from ...hlo.model import ELEMENT_BITS, Shape
@@ -42,6 +42,22 @@ def shape_bytes(shape: Shape) -> int:
         return hit[1]
     size = _shape_bytes(shape)
     table[id(shape)] = (shape, size)
+    return size
+
+
+def shape_sizes() -> Callable[[Shape], int]:
+    """``shape_bytes`` on the current context's table, looked up once (for a cost that asks for
+    thousands of sizes)."""
+    table = current().tables[_BYTES]
+
+    def size(shape: Shape) -> int:
+        hit = table.get(id(shape))
+        if hit is not None and hit[0] is shape:
+            return hit[1]
+        n = _shape_bytes(shape)
+        table[id(shape)] = (shape, n)  # the entry keeps ``shape``: its id stays its
+        return n
+
     return size
 
 
