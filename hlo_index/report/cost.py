@@ -112,17 +112,18 @@ def _module_cost(module: Any, asked: TargetCostOptions) -> _ModuleCost:
 
 class _ReadRows:
     """What the cost reads of a target's output-to-input rows, in one pass over them: per
-    operand, its rows with maps, its GPU coalescing verdict (the last row's; None where it has
-    none) and the bytes of the TPU tiles each of its rows touches."""
+    operand, its first row with maps (None: none) and, for the operands with several, all of
+    them; its GPU coalescing verdict (the last row's; None where it has none) and the bytes of
+    the TPU tiles each of its rows touches."""
 
-    __slots__ = ("with_maps", "verdicts", "any_gpu", "tile_bytes", "any_tpu")
+    __slots__ = ("first", "several", "verdicts", "any_gpu", "tile_bytes")
 
     def __init__(self, report: TargetReport, operands: int) -> None:
-        with_maps: list[list] = [[] for _ in range(operands)]
+        first: list = [None] * operands
+        several: dict[int, list] = {}
         verdicts: list[bool | None] = [None] * operands
-        tile_bytes: list[list] = [[] for _ in range(operands)]
-        self.with_maps, self.verdicts, self.tile_bytes = with_maps, verdicts, tile_bytes
-        any_gpu = any_tpu = False
+        tiles: dict[int, list] = {}
+        any_gpu = False
         for row in report.output_to_input:
             k = row.operand
             if k >= operands:
@@ -134,13 +135,17 @@ class _ReadRows:
                 verdicts[k] = VERDICTS.get(figure.get("verdict"))
             if not row.maps:
                 continue
-            with_maps[k].append(row)
+            seen = first[k]
+            if seen is None:
+                first[k] = row
+            else:
+                several.setdefault(k, [seen]).append(row)
             figure = extra.get("tpu")
             if figure and figure.get("target") == "tpu":
-                any_tpu = True
                 read, size = figure.get("tiles_read"), figure.get("tile_bytes")
-                tile_bytes[k].append(read * size if read is not None and size is not None else None)
-        self.any_gpu, self.any_tpu = any_gpu, any_tpu
+                tiles.setdefault(k, []).append(read * size if read is not None and size is not None else None)
+        self.first, self.several, self.verdicts, self.any_gpu = first, several, verdicts, any_gpu
+        self.tile_bytes = _tpu_tile_bytes([tiles.get(k, []) for k in range(operands)]) if tiles else None
 
 
 _OPERAND, _MAPS, _EXTRA = attrgetter("operand"), attrgetter("maps"), attrgetter("extra")
@@ -172,18 +177,22 @@ class _RowsSeen:
         return None
 
 
-def _utilization(state: _ModuleCost, rows: list[list]) -> tuple[list[tuple | None], tuple]:
+def _utilization(state: _ModuleCost, rows: _ReadRows) -> tuple[list[tuple | None], tuple]:
     """Per operand, (bytes read, reads per element, distinct elements) from the report's
-    ``utilization`` figures (``rows``: per operand, its rows with maps): an operand read by
-    exactly one output (as ``exact_figures``), or by several outputs through the same maps (a
-    multi-output fusion's outputs computed from the same elements: the union is any one of them);
-    and the same as tokens, a cheap part of a key (-1: none)."""
+    ``utilization`` figures: an operand read by exactly one output (as ``exact_figures``), or by
+    several outputs through the same maps (a multi-output fusion's outputs computed from the same
+    elements: the union is any one of them); and the same as tokens, a cheap part of a key (-1:
+    none)."""
     out: list[tuple | None] = []
     tokens: list[int] = []
     memo = state.figures
-    for read in rows:
-        same = bool(read) and (len(read) == 1 or _same_maps(read))
-        u = read[0].extra.get("utilization") if same and "operand_element" not in read[0].extra else None
+    several = rows.several
+    for k, row in enumerate(rows.first):
+        u = None
+        if row is not None:
+            extra = row.extra
+            if "operand_element" not in extra and (k not in several or _same_maps(several[k])):
+                u = extra.get("utilization")
         if not u or u.get("bytes_read") is None:
             out.append(None)
             tokens.append(-1)
@@ -238,7 +247,7 @@ def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> N
             return
     operands = len(target.operands)
     rows = _ReadRows(report, operands)
-    utilization, tokens = _utilization(state, rows.with_maps) if report.output_to_input else (None, ())
+    utilization, tokens = _utilization(state, rows) if report.output_to_input else (None, ())
     given = None
     if state.session.gpu and target.opcode == "fusion" and report.output_to_input and rows.any_gpu:
         given = rows.verdicts
@@ -264,7 +273,7 @@ def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> N
         if key is not None:
             state.by_key[key] = hit
     cost_json = hit[0]
-    tiles = _tpu_tile_bytes(rows.tile_bytes) if rows.any_tpu else None
+    tiles = rows.tile_bytes
     if tiles is not None:
         cost_json = {**cost_json, "exact": {**cost_json["exact"], **tiles}}
     report.extra["cost"] = cost_json

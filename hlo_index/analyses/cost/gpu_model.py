@@ -113,13 +113,13 @@ def write_time_us(device: DeviceSpec, written: float) -> float:
     return quotient32(written, float(device.memory_bandwidth)) * 1e6
 
 
-def quotient32(a: float, b: float) -> float:
+def quotient32(a: float | int, b: float) -> float:
     """``float32(a) / float32(b)`` as float32 divides (``f32`` of the double quotient of two float32
     values is float32's quotient); numpy's inf or nan for a zero divisor."""
     divisor = f32(b)
     if divisor == 0.0:
         return float(F32(a) / F32(b))
-    return f32(f32(a) / divisor)
+    return f32(f32(float(a)) / divisor)
 
 
 # ---- launch dimensions and coalescing --------------------------------------------------------

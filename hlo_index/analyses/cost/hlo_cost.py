@@ -407,15 +407,18 @@ class HloCost:
         tuple_shapes = fusion.shape.tuple_shapes
         leaf_shapes = list(tuple_shapes) if tuple_shapes is not None else [fusion.shape]
         zero_util: set[int] = set()
+        is_tuple = tuple_shapes is not None
+        values = root.operands if is_tuple and root.opcode == "tuple" else None
+        size = self._bytes
         for k, s in enumerate(leaf_shapes):
-            value = root.operands[k] if fusion.shape.is_tuple and root.opcode == "tuple" else root
-            if s.is_tuple:
-                written.append(float(sum(self._bytes(x) for x in leaves(s))))
-            elif value.opcode == "dynamic-update-slice" and (fusion.shape.is_tuple or value is root):
-                written.append(float(self._bytes(value.operands[1].shape)))
+            value = values[k] if values is not None else root
+            if s.tuple_shapes is not None:
+                written.append(float(sum(size(x) for x in leaves(s))))
+            elif value.opcode == "dynamic-update-slice" and (is_tuple or value is root):
+                written.append(float(size(value.operands[1].shape)))
                 zero_util.add(id(value))
             else:
-                written.append(float(self._bytes(s)))
+                written.append(float(size(s)))
         p.output_bytes_per_leaf = written
         p.output_bytes = float(sum(written))
         p.bytes_accessed = p.output_bytes
@@ -443,22 +446,25 @@ class HloCost:
         for instr in constants:
             u = utilization.get(id(instr), 1.0) if gpu else 1.0
             p.bytes_accessed += self._bytes(instr.shape) * (min(u, 1.0) if cap else u)
-        p.operand_bytes = []
-        p.operand_utilization = []
+        operand_bytes: list[float] = []
+        operand_utilization: list[float] = []
+        params = comp.parameters
+        accessed = p.bytes_accessed
         for k in range(len(fusion.operands)):
-            param = comp.parameters.get(k)
+            param = params.get(k)
             if param is None:
-                size = 0.0
-            elif reads is not None and param.shape.tuple_shapes is None:
-                size = float(reads.get(id(param), 0))
+                operand_bytes.append(0.0)
+                operand_utilization.append(0.0)
+                accessed += 0.0
+                continue
+            if reads is not None and param.shape.tuple_shapes is None:
+                read = float(reads.get(id(param), 0))
             else:
-                size = float(self._parameter_read_bytes(param))
-            p.operand_bytes.append(size)
-            if param is None:
-                p.operand_utilization.append(0.0)
-            else:
-                p.operand_utilization.append(utilization.get(id(param), 0.0) if gpu else 1.0)
-            p.bytes_accessed += size
+                read = float(self._parameter_read_bytes(param))
+            operand_bytes.append(read)
+            operand_utilization.append(utilization.get(id(param), 0.0) if gpu else 1.0)
+            accessed += read
+        p.operand_bytes, p.operand_utilization, p.bytes_accessed = operand_bytes, operand_utilization, accessed
 
     def _fused_transcendentals(self, comp, rows: list[tuple]) -> float:
         """The transcendentals of ``_sub_cost(comp)`` from ``rows`` (the (flops, transcendentals) of
@@ -717,13 +723,11 @@ def post_order(comp) -> list[Instruction]:
 def visit_order(comp) -> list[Instruction]:
     """XLA's ``HloComputation::Accept`` order: the roots nothing uses (other than the root), each
     in post-order, then the root's post-order; operands in order, control predecessors after them."""
-    used: set[int] = set()
+    used: set[Instruction] = set()  # instructions hash by identity
     for instr in comp.instructions:
-        for o in instr.operands:
-            used.add(id(o))
-        for o in instr.control_predecessors:
-            used.add(id(o))
-    starts = [i for i in comp.instructions if id(i) not in used and i is not comp.root]
+        used.update(instr.operands)
+        used.update(instr.control_predecessors)
+    starts = [i for i in comp.instructions if i not in used and i is not comp.root]
     if comp.root is not None:
         starts.append(comp.root)
     return _depth_first(starts, _operands_then_control)
@@ -750,21 +754,21 @@ def _operands_then_control(instr: Instruction):
 def _depth_first(starts, predecessors) -> list[Instruction]:
     """Post-order from each of ``starts`` in turn: ``predecessors(instr)`` in order before
     ``instr``, each instruction once (iterative: deep graphs)."""
-    seen: set[int] = set()
+    seen: set[Instruction] = set()  # instructions hash by identity
     mark = seen.add
     out: list[Instruction] = []
     done = out.append
     for start in starts:
-        if id(start) in seen:
+        if start in seen:
             continue
-        mark(id(start))
+        mark(start)
         stack = [(start, iter(predecessors(start)))]
         push, pop = stack.append, stack.pop
         while stack:
             instr, pending = stack[-1]
             for o in pending:
-                if id(o) not in seen:
-                    mark(id(o))
+                if o not in seen:
+                    mark(o)
                     push((o, iter(predecessors(o))))
                     break
             else:

@@ -82,7 +82,18 @@ class FusionCost:
         return self.flops / self.bytes_accessed if self.bytes_accessed and self.bytes_accessed > 0 else None
 
     def to_json(self) -> dict:
-        out = {k: _json_value(getattr(self, k)) for k in _JSON_KEYS}
+        out = {}
+        for k in _JSON_KEYS:
+            # ``_json_value``, its commonest cases first: floats, per-operand lists, plain values
+            v = getattr(self, k)
+            kind = type(v)
+            if kind is float:
+                v = int(v) if v.is_integer() and -_WHOLE < v < _WHOLE else _json_float(v)
+            elif kind is list:
+                v = _json_list(v)
+            elif kind not in _PLAIN:
+                v = _json_value(v)
+            out[k] = v
         out["intensity"] = _json_value(self.intensity)
         out["explanation"] = self.explanation
         return out
@@ -295,7 +306,7 @@ def fusion_structure_key(fusion: Instruction, memo: dict | None = None):
     context = current()
     hit = memo.get(structure) if memo is not None else None
     if hit is None or hit[0] is not context:
-        opcodes = [i.opcode for i in comp.instructions]
+        opcodes = list(map(_OPCODE, comp.instructions))
         positions = tuple(k for k, op in enumerate(opcodes) if op == "custom-call") if "custom-call" in opcodes else ()
         hit = (context, positions)
         if memo is not None:
@@ -307,7 +318,7 @@ def fusion_structure_key(fusion: Instruction, memo: dict | None = None):
     return (structure, shapes, attrs.get("kind"), attrs.get("backend_config"), inner)
 
 
-_SHAPE = attrgetter("shape")
+_SHAPE, _OPCODE = attrgetter("shape"), attrgetter("opcode")
 
 
 class FusionStructureKeys:
@@ -426,12 +437,14 @@ def exact_figures(target: Instruction, p: Properties) -> dict:
     return exact_from_figures(p, figures)
 
 
+_NOT_KNOWN = (None, None, None)
+
+
 def exact_from_figures(p: Properties, figures: Sequence[tuple | None]) -> dict:
     """The ``exact`` dict from per-operand (bytes read, reads per element, distinct elements)
     of the maps (None: not known), beside XLA's figures ``p``."""
-    read = [f[0] if f is not None else None for f in figures]
-    per_element = [f[1] if f is not None else None for f in figures]
-    distinct = [f[2] if f is not None else None for f in figures]
+    known = [_NOT_KNOWN if f is None else f for f in figures]
+    read, per_element, distinct = map(list, zip(*known)) if known else ([], [], [])
     differs = [
         k for k, (x, e) in enumerate(zip(p.operand_bytes, read)) if e is not None and x >= 0 and abs(x - e) > 0.5
     ]
