@@ -522,7 +522,9 @@ class HloCost:
             if op not in FLOP_FREE:
                 rows.append(figures)
             if instr_flops or not math.isfinite(u):  # else it adds a zero
-                flops = f32(flops + f32(u * f32(instr_flops)))
+                # u x a float32 is that float32 where u is 1.0 (most instructions)
+                weighed = f32(instr_flops) if u == 1.0 else f32(u * f32(instr_flops))
+                flops = f32(flops + weighed)
             if props is None:
                 for operand in operands:
                     roots[id(operand)] |= mine
@@ -716,8 +718,12 @@ def _users(value: Instruction, memo: dict) -> list[Instruction]:
 
 def post_order(comp) -> list[Instruction]:
     """Operands before users, from the root, then anything the root does not reach."""
-    starts = ([comp.root] if comp.root is not None else []) + list(comp.instructions)
-    return _depth_first(starts, _OPERANDS)
+    root, instructions = comp.root, comp.instructions
+    if root is not None:
+        order = _depth_first([root], _OPERANDS)
+        if len(order) == len(instructions):  # the root reaches every instruction (most computations)
+            return order
+    return _depth_first(([root] if root is not None else []) + list(instructions), _OPERANDS)
 
 
 def visit_order(comp) -> list[Instruction]:
