@@ -116,10 +116,11 @@ class _ReadRows:
     them; its GPU coalescing verdict (the last row's; None where it has none) and the bytes of
     the TPU tiles each of its rows touches."""
 
-    __slots__ = ("first", "several", "verdicts", "any_gpu", "tile_bytes")
+    __slots__ = ("first", "read", "several", "verdicts", "any_gpu", "tile_bytes")
 
     def __init__(self, report: TargetReport, operands: int) -> None:
         first: list = [None] * operands
+        read: list[int] = []  # the operands with a row with maps
         several: dict[int, list] = {}
         verdicts: list[bool | None] = [None] * operands
         tiles: dict[int, list] = {}
@@ -138,13 +139,14 @@ class _ReadRows:
             seen = first[k]
             if seen is None:
                 first[k] = row
+                read.append(k)
             else:
                 several.setdefault(k, [seen]).append(row)
             figure = extra.get("tpu")
             if figure and figure.get("target") == "tpu":
-                read, size = figure.get("tiles_read"), figure.get("tile_bytes")
-                tiles.setdefault(k, []).append(read * size if read is not None and size is not None else None)
-        self.first, self.several, self.verdicts, self.any_gpu = first, several, verdicts, any_gpu
+                count, size = figure.get("tiles_read"), figure.get("tile_bytes")
+                tiles.setdefault(k, []).append(count * size if count is not None and size is not None else None)
+        self.first, self.read, self.several, self.verdicts, self.any_gpu = first, read, several, verdicts, any_gpu
         self.tile_bytes = _tpu_tile_bytes([tiles.get(k, []) for k in range(operands)]) if tiles else None
 
 
@@ -183,26 +185,22 @@ def _utilization(state: _ModuleCost, rows: _ReadRows) -> tuple[list[tuple | None
     several outputs through the same maps (a multi-output fusion's outputs computed from the same
     elements: the union is any one of them); and the same as tokens, a cheap part of a key (-1:
     none)."""
-    out: list[tuple | None] = []
-    tokens: list[int] = []
+    out: list[tuple | None] = [None] * len(rows.first)
+    tokens = [-1] * len(rows.first)
     memo = state.figures
-    several = rows.several
-    for k, row in enumerate(rows.first):
-        u = None
-        if row is not None:
-            extra = row.extra
-            if "operand_element" not in extra and (k not in several or _same_maps(several[k])):
-                u = extra.get("utilization")
+    first, several = rows.first, rows.several
+    for k in sorted(rows.read):
+        extra = first[k].extra
+        if "operand_element" in extra or (k in several and not _same_maps(several[k])):
+            continue
+        u = extra.get("utilization")
         if not u or u.get("bytes_read") is None:
-            out.append(None)
-            tokens.append(-1)
             continue
         hit = memo.get(id(u))
         if hit is None or hit[0] is not u:
             figure = (u["bytes_read"], u.get("multiplicity"), u.get("distinct_elements"))
             hit = memo[id(u)] = (u, figure, state.tokens.setdefault(figure, len(state.tokens)))
-        out.append(hit[1])
-        tokens.append(hit[2])
+        out[k], tokens[k] = hit[1], hit[2]
     return out, tuple(tokens)
 
 

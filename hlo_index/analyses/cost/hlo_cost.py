@@ -71,12 +71,12 @@ ZERO_ROW = (0.0, 0.0, 0.0, 0.0)
 @dataclass(slots=True)
 class FusedScan:
     """A fused computation read once: the (flops, transcendentals) of its instructions that
-    have any, its constants of more than one element, and (when asked) the bytes the generic
-    analysis reads of each parameter (``HloCost._scan``)."""
+    have any, its constants of more than one element, and the bytes the generic analysis reads
+    of each parameter (``HloCost._scan``)."""
 
     flop_rows: list[tuple]
     constants: list[Instruction]
-    reads: dict[int, int] | None
+    reads: dict[int, int]
 
 
 @dataclass
@@ -430,7 +430,7 @@ class HloCost:
             reads = None
             constants = [i for i in comp.instructions if i.opcode == "constant" and elements(i.shape) > 1]
         else:
-            scan = self._scan(comp, reads=True)
+            scan = self._scan(comp)
             flop_rows, reads, constants = scan.flop_rows, scan.reads, scan.constants
         if gpu:
             # the flops weighed by the utilizations: of the plain sums only the transcendentals are read
@@ -579,11 +579,9 @@ class HloCost:
         hit = self._reads.get(id(comp))
         if hit is not None and hit[0] is comp:
             return hit[1]
-        reads = self._scan(comp, reads=True).reads
-        assert reads is not None
-        return reads
+        return self._scan(comp).reads
 
-    def _scan(self, comp: Computation, reads: bool) -> FusedScan:
+    def _scan(self, comp: Computation) -> FusedScan:
         """What a fusion's figures read of its computation, in one pass over it.
 
         ``reads``: id(value) -> bytes the generic analysis reads, for the parameters and the
@@ -593,19 +591,20 @@ class HloCost:
         however many there are. Each use counts per operand position: every rule gives the
         same for a user that reads the value twice as for one that reads it once."""
         rows: list[tuple] = []
+        row = rows.append
         constants: list[Instruction] = []
         sized: dict[int, int] = {}
         whole: dict[int, Instruction] = {}
         flop_figures = self._flop_figures
+        elementwise = self._elementwise_flops  # ``_flop_figures``' memo, read here first
         for user in comp.instructions:
             op = user.opcode
             if op not in FLOP_FREE:
-                rows.append(flop_figures(user))
+                hit = elementwise.get((op, id(user.shape))) if op in COSTED_ELEMENTWISE else None
+                row(hit[1] if hit is not None else flop_figures(user))
             elif op == "constant":
                 if elements(user.shape) > 1:
                     constants.append(user)
-                continue
-            if not reads:
                 continue
             operands = user.operands
             for k, o in enumerate(operands):
@@ -623,13 +622,10 @@ class HloCost:
                         whole[key] = o
                     size = 0
                 sized[key] = sized.get(key, 0) + size
-        table = None
-        if reads:
-            for key, value in whole.items():
-                sized[key] += self._bytes(value.shape)
-            table = sized
-            self._reads[id(comp)] = (comp, sized)  # the entry keeps ``comp`` alive: ids stay unique
-        return FusedScan(rows, constants, table)
+        for key, value in whole.items():
+            sized[key] += self._bytes(value.shape)
+        self._reads[id(comp)] = (comp, sized)  # the entry keeps ``comp`` alive: ids stay unique
+        return FusedScan(rows, constants, sized)
 
 
 _FLOAT32 = struct.Struct("<f")
