@@ -235,8 +235,10 @@ def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> N
         report.extra["cost"] = cost.to_json()
         state.costs.append((report.name, report.extra["cost"], cost.time_us))
         return
+    # the what-if reads the fused utilizations of this very fusion: it shares nothing
+    candidate = options.get("fusion_candidate") == target.name and asked.consumers is not None
     structure = state.structure_key(target) if target.opcode == "fusion" else None
-    seen = state.by_structure.get(structure) if structure is not None else None
+    seen = state.by_structure.get(structure) if structure is not None and not candidate else None
     if seen is not None:
         shared = seen.shared_with(report.output_to_input)
         if shared is not None:
@@ -249,8 +251,7 @@ def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> N
     given = None
     if state.session.gpu and target.opcode == "fusion" and report.output_to_input and rows.any_gpu:
         given = rows.verdicts
-    if options.get("fusion_candidate") == target.name and asked.consumers is not None:
-        # the what-if reads the fused utilizations of this very fusion: its own session
+    if candidate:  # its own session
         state.candidate_seen = True
         comp = target.computation
         state.missing_consumers = [c for c in asked.consumers if comp is None or c not in comp.by_name]
