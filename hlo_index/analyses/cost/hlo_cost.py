@@ -13,10 +13,13 @@ from __future__ import annotations
 import math
 import operator
 import struct
+from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from functools import reduce
+from itertools import compress
 from operator import attrgetter
+from typing import Any
 
 from ...context import current, register_table
 from ...hlo.model import Computation, Instruction
@@ -70,11 +73,11 @@ ZERO_ROW = (0.0, 0.0, 0.0, 0.0)
 
 @dataclass(slots=True)
 class FusedScan:
-    """A fused computation read once: the (flops, transcendentals) of its instructions that
-    have any, its constants of more than one element, and the bytes the generic analysis reads
-    of each parameter (``HloCost._scan``)."""
+    """A fused computation read once: the exact float32 sums of its instructions' (flops,
+    transcendentals) (None where a sum rounds), its constants of more than one element, and the
+    bytes the generic analysis reads of each parameter (``HloCost._scan``)."""
 
-    flop_rows: list[tuple]
+    flop_sums: list[float | None]
     constants: list[Instruction]
     reads: dict[int, int]
 
@@ -431,14 +434,18 @@ class HloCost:
             constants = [i for i in comp.instructions if i.opcode == "constant" and elements(i.shape) > 1]
         else:
             scan = self._scan(comp)
-            flop_rows, reads, constants = scan.flop_rows, scan.reads, scan.constants
+            reads, constants = scan.reads, scan.constants
         if gpu:
             # the flops weighed by the utilizations: of the plain sums only the transcendentals are read
             p.flops, p.transcendentals = gpu_flops, self._fused_transcendentals(comp, flop_rows)
         else:
             sums = self._sub.get(id(comp))
             if sums is None:
-                flops, transcendentals = self._rounded_sums(comp, flop_rows, self._flop_figures, 2)
+                exact = scan.flop_sums
+                if None in exact:
+                    ordered = list(map(self._flop_figures, _shared_visit_order(comp)))
+                    exact = _rounded_in_order(exact, ordered, 2)
+                flops, transcendentals = exact
                 sums = self._sub[id(comp)] = (flops, transcendentals)
             p.flops, p.transcendentals = sums
         utilization = self.utilization
@@ -584,28 +591,56 @@ class HloCost:
     def _scan(self, comp: Computation) -> FusedScan:
         """What a fusion's figures read of its computation, in one pass over it.
 
+        ``flop_sums``: the exact float32 sums of the (flops, transcendentals) of its instructions
+        (``exact_float32_sums``; None where a sum rounds); an elementwise op's figures follow from
+        its opcode and shape, so each distinct pair of those is costed once and counted.
+
         ``reads``: id(value) -> bytes the generic analysis reads, for the parameters and the
         elements taken of them: a slice or dynamic-slice of it reads its result's size, a
         broadcast or reshape the whole value, a fusion what its own parameter reads; any other
         use (a dynamic-update-slice only as an index or update) reads the whole value, once
         however many there are. Each use counts per operand position: every rule gives the
         same for a user that reads the value twice as for one that reads it once."""
+        instructions = comp.instructions
+        opcodes = list(map(_OPCODE, instructions))
+        shapes = list(map(_SHAPE, instructions))
+        ids = list(map(id, shapes))
         rows: list[tuple] = []
-        row = rows.append
-        constants: list[Instruction] = []
+        counts: list[int] = []
+        elementwise = self._elementwise_flops  # ``_flop_figures``' memo
+        shape_of: dict[int, Any] | None = None
+        others: set[str] = set()
+        for (op, shape_id), n in Counter(zip(opcodes, ids)).items():
+            if op in FLOP_FREE:
+                continue
+            if op not in COSTED_ELEMENTWISE:
+                others.add(op)  # its figures read more than its shape: costed one by one below
+                continue
+            hit = elementwise.get((op, shape_id))
+            if hit is None:
+                if shape_of is None:
+                    shape_of = dict(zip(ids, shapes))
+                shape = shape_of[shape_id]
+                # the entry keeps the shape alive, so the id stays its
+                hit = elementwise[(op, shape_id)] = (shape, elementwise_flops(op, shape, self.options))
+            rows.append(hit[1])
+            counts.append(n)
+        if others:
+            flop_figures = self._flop_figures
+            for instr in compress(instructions, map(others.__contains__, opcodes)):
+                rows.append(flop_figures(instr))
+                counts.append(1)
+        constants = (
+            [c for c in compress(instructions, map(_CONSTANT.__eq__, opcodes)) if elements(c.shape) > 1]
+            if _CONSTANT in opcodes
+            else []
+        )
+        values = set(compress(instructions, map(READ_VALUES.__contains__, opcodes)))
         sized: dict[int, int] = {}
         whole: dict[int, Instruction] = {}
-        flop_figures = self._flop_figures
-        elementwise = self._elementwise_flops  # ``_flop_figures``' memo, read here first
-        for user in comp.instructions:
+        # the users of a read value, in text order
+        for user in compress(instructions, map(operator.not_, map(values.isdisjoint, map(_OPERANDS, instructions)))):
             op = user.opcode
-            if op not in FLOP_FREE:
-                hit = elementwise.get((op, id(user.shape))) if op in COSTED_ELEMENTWISE else None
-                row(hit[1] if hit is not None else flop_figures(user))
-            elif op == "constant":
-                if elements(user.shape) > 1:
-                    constants.append(user)
-                continue
             operands = user.operands
             for k, o in enumerate(operands):
                 if o.opcode not in READ_VALUES:
@@ -625,7 +660,10 @@ class HloCost:
         for key, value in whole.items():
             sized[key] += self._bytes(value.shape)
         self._reads[id(comp)] = (comp, sized)  # the entry keeps ``comp`` alive: ids stay unique
-        return FusedScan(rows, constants, sized)
+        return FusedScan(exact_counted_float32_sums(rows, counts, 2), constants, sized)
+
+
+_CONSTANT = "constant"
 
 
 _FLOAT32 = struct.Struct("<f")
@@ -672,6 +710,31 @@ def exact_float32_sum(column: Sequence[float]) -> float | None:
     bits = reduce(operator.or_, whole)
     low = (bits & -bits).bit_length() - 1
     return float(total) if total >> low < 1 << 24 else None
+
+
+def exact_counted_float32_sums(rows: list[tuple], counts: list[int], width: int) -> list[float | None]:
+    """``exact_float32_sums`` of a list holding each of ``rows`` as many times as ``counts`` says."""
+    if not rows:
+        return [0.0] * width
+    out: list[float | None] = []
+    for column in zip(*rows):
+        try:
+            whole = list(map(int, column))  # Python ints: exact at any size
+        except (ValueError, OverflowError):  # nan, inf
+            out.append(None)
+            continue
+        if whole != list(column) or min(whole) < 0:
+            out.append(None)
+            continue
+        total = sum(map(operator.mul, whole, counts))
+        if total == 0:
+            # float32 keeps the sign of a sum of zeros that are all -0.0
+            out.append(0.0 if any(math.copysign(1.0, v) > 0 for v in column) else None)
+            continue
+        bits = reduce(operator.or_, whole)
+        low = (bits & -bits).bit_length() - 1
+        out.append(float(total) if total >> low < 1 << 24 else None)
+    return out
 
 
 def _nothing(instr, p) -> None:
@@ -779,7 +842,7 @@ def _depth_first(starts, predecessors) -> list[Instruction]:
     return out
 
 
-_OPERANDS = attrgetter("operands")
+_OPERANDS, _OPCODE, _SHAPE = attrgetter("operands"), attrgetter("opcode"), attrgetter("shape")
 
 
 def transpose_is_bitcast(instr: Instruction) -> bool:
