@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from functools import reduce
-from itertools import compress
+from itertools import compress, repeat
 from operator import attrgetter
 from typing import Any
 
@@ -35,7 +35,7 @@ from .flops import (
     triton_cost_estimate,
     window_size,
 )
-from .shapes import element_bytes, elements, elements_recursive, leaves, shape_sizes
+from .shapes import element_bytes, elements, elements_recursive, leaves, shape_bytes_of, shape_sizes
 
 # numpy is imported where a sum in XLA's order rounds: a module whose sums are exact (most
 # modules) never needs it; single float32 operations are rounded by ``f32``.
@@ -453,11 +453,23 @@ class HloCost:
         for instr in constants:
             u = utilization.get(id(instr), 1.0) if gpu else 1.0
             p.bytes_accessed += self._bytes(instr.shape) * (min(u, 1.0) if cap else u)
-        operand_bytes: list[float] = []
-        operand_utilization: list[float] = []
         params = comp.parameters
         accessed = p.bytes_accessed
-        for k in range(len(fusion.operands)):
+        operands = len(fusion.operands)
+        if reads is not None:
+            found = list(map(params.get, range(operands)))
+            if None not in found and not any(
+                map(operator.is_not, map(_TUPLE_SHAPES, map(_SHAPE, found)), repeat(None))
+            ):
+                # the generic analysis with every parameter an array (most fusions): the bytes read
+                # of each from the scan, added in order as below, every utilization 1.0
+                operand_bytes = list(map(float, map(reads.get, map(id, found), repeat(0))))
+                p.operand_bytes, p.operand_utilization = operand_bytes, [1.0] * operands
+                p.bytes_accessed = reduce(operator.add, operand_bytes, accessed)
+                return
+        operand_bytes: list[float] = []
+        operand_utilization: list[float] = []
+        for k in range(operands):
             param = params.get(k)
             if param is None:
                 operand_bytes.append(0.0)
@@ -637,33 +649,48 @@ class HloCost:
         )
         values = set(compress(instructions, map(READ_VALUES.__contains__, opcodes)))
         sized: dict[int, int] = {}
-        whole: dict[int, Instruction] = {}
-        # the users of a read value, in text order
+        whole: set[Instruction] = set()  # instructions hash by identity
+        read_whole = whole.update
+        is_value = values.__contains__
+        size = self._bytes
+        # the users of a read value
         for user in compress(instructions, map(operator.not_, map(values.isdisjoint, map(_OPERANDS, instructions)))):
             op = user.opcode
             operands = user.operands
+            if op not in _PARTIAL_READERS:
+                read_whole(filter(is_value, operands))
+                continue
             for k, o in enumerate(operands):
                 if o.opcode not in READ_VALUES:
                     continue
                 key = id(o)
                 if op == "fusion":
-                    size = self._generic_parameter_read_bytes(fused_body(user)[0].parameters[k])
+                    n = self._generic_parameter_read_bytes(fused_body(user)[0].parameters[k])
                 elif op == "slice" or (op == "dynamic-slice" and k == 0):
-                    size = self._bytes(user.shape)
+                    n = size(user.shape)
                 elif op in ("broadcast", "reshape"):
-                    size = self._bytes(o.shape)
-                else:
-                    if operands[0] is not o or op not in ("dynamic-slice", "dynamic-update-slice"):
-                        whole[key] = o
-                    size = 0
-                sized[key] = sized.get(key, 0) + size
-        for key, value in whole.items():
-            sized[key] += self._bytes(value.shape)
+                    n = size(o.shape)
+                else:  # a dynamic-slice's or dynamic-update-slice's index or update
+                    if operands[0] is not o:
+                        whole.add(o)
+                    n = 0
+                sized[key] = sized.get(key, 0) + n
+        if whole:
+            values_read = list(whole)
+            read = dict(zip(map(id, values_read), shape_bytes_of(list(map(_SHAPE, values_read)))))
+            if sized:
+                for key in read.keys() & sized.keys():
+                    read[key] += sized[key]
+                sized.update(read)
+            else:
+                sized = read
         self._reads[id(comp)] = (comp, sized)  # the entry keeps ``comp`` alive: ids stay unique
         return FusedScan(exact_counted_float32_sums(rows, counts, 2), constants, sized)
 
 
 _CONSTANT = "constant"
+# Users that read less than the whole of a value, or read it as something else does (``_scan``)
+_PARTIAL_READERS = frozenset({"fusion", "slice", "dynamic-slice", "dynamic-update-slice", "broadcast", "reshape"})
 
 
 _FLOAT32 = struct.Struct("<f")
@@ -843,6 +870,7 @@ def _depth_first(starts, predecessors) -> list[Instruction]:
 
 
 _OPERANDS, _OPCODE, _SHAPE = attrgetter("operands"), attrgetter("opcode"), attrgetter("shape")
+_TUPLE_SHAPES = attrgetter("tuple_shapes")  # None for an array
 
 
 def transpose_is_bitcast(instr: Instruction) -> bool:

@@ -15,9 +15,11 @@ max(flops / peak, bytes / bandwidth).
 from __future__ import annotations
 
 import math
+import operator
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from itertools import compress, count, repeat
 from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -443,11 +445,16 @@ _NOT_KNOWN = (None, None, None)
 def exact_from_figures(p: Properties, figures: Sequence[tuple | None]) -> dict:
     """The ``exact`` dict from per-operand (bytes read, reads per element, distinct elements)
     of the maps (None: not known), beside XLA's figures ``p``."""
-    known = [_NOT_KNOWN if f is None else f for f in figures]
+    everything = None not in figures  # most targets: every operand's figures are known
+    known = figures if everything else [_NOT_KNOWN if f is None else f for f in figures]
     read, per_element, distinct = map(list, zip(*known)) if known else ([], [], [])
-    differs = [
-        k for k, (x, e) in enumerate(zip(p.operand_bytes, read)) if e is not None and x >= 0 and abs(x - e) > 0.5
-    ]
+    xla = p.operand_bytes
+    if everything:
+        # the operands more than half a byte apart (the differences taken at once), XLA's known
+        apart = compress(count(), map(operator.gt, map(abs, map(operator.sub, xla, read)), repeat(0.5)))
+        differs = [k for k in apart if xla[k] >= 0]
+    else:
+        differs = [k for k, (x, e) in enumerate(zip(xla, read)) if e is not None and x >= 0 and abs(x - e) > 0.5]
     return {
         "operand_bytes_read": read,
         "operand_distinct_elements": distinct,
