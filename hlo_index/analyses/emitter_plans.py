@@ -34,7 +34,7 @@ from .emitters import (
 )
 from .gpu_devices import GpuDevice
 
-_PLANS = register_table("analyses.emitter_plans.plans")  # (id(fusion), device) -> (fusion, plan)
+_PLANS = register_table("analyses.emitter_plans.plans")  # (id(fusion), id(device)) -> (fusion, device, plan)
 # id(fusion) -> (fusion, [(plan, the device answers it was built from)]): devices that answer alike share a plan
 _BUILT = register_table("analyses.emitter_plans.built")
 
@@ -67,11 +67,13 @@ def plan_for(fusion: Instruction, device: GpuDevice) -> ThreadPlan:
     Two devices share one plan object when the builder's questions get the same answers on both
     (the devices differ in figures the fusion's emitter never reads)."""
     table = current().tables[_PLANS]
-    key = (id(fusion), device)
+    # by identity: a device's hash rebuilds its fields' tuples on every call (an equal device
+    # of another object gets the same plan from ``_plan_sharing_answers``)
+    key = (id(fusion), id(device))
     hit = table.get(key)
-    if hit is None or hit[0] is not fusion:
-        hit = table[key] = (fusion, _plan_sharing_answers(fusion, device))  # keeps ``fusion`` alive
-    return hit[1]
+    if hit is None or hit[0] is not fusion or hit[1] is not device:
+        hit = table[key] = (fusion, device, _plan_sharing_answers(fusion, device))  # keeps both alive
+    return hit[2]
 
 
 def _plan_sharing_answers(fusion: Instruction, device: GpuDevice) -> ThreadPlan:

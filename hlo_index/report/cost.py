@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import replace
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from ..context import current, register_table
@@ -57,6 +58,8 @@ class _ModuleCost:
         self._devices: dict[int, tuple] = {}
         self.structure_key = self.session.structure_key
         self.by_key: dict = {}
+        # per fusion structure key: the rows of its first target and their cost (``_RowsSeen``)
+        self.by_structure: dict = {}
         # the report's utilization figures (shared objects): id(figure) -> (figure, its
         # (bytes read, reads per element, distinct elements), a token equal for equal values)
         self.figures: dict[int, tuple] = {}
@@ -109,17 +112,19 @@ def _module_cost(module: Any, asked: TargetCostOptions) -> _ModuleCost:
 
 class _ReadRows:
     """What the cost reads of a target's output-to-input rows, in one pass over them: per
-    operand, its rows with maps, its GPU coalescing verdict (the last row's; None where it has
-    none) and the bytes of the TPU tiles each of its rows touches."""
+    operand, its first row with maps (None: none) and, for the operands with several, all of
+    them; its GPU coalescing verdict (the last row's; None where it has none) and the bytes of
+    the TPU tiles each of its rows touches."""
 
-    __slots__ = ("with_maps", "verdicts", "any_gpu", "tile_bytes", "any_tpu")
+    __slots__ = ("first", "read", "several", "verdicts", "any_gpu", "tile_bytes")
 
     def __init__(self, report: TargetReport, operands: int) -> None:
-        with_maps: list[list] = [[] for _ in range(operands)]
+        first: list = [None] * operands
+        read: list[int] = []  # the operands with a row with maps
+        several: dict[int, list] = {}
         verdicts: list[bool | None] = [None] * operands
-        tile_bytes: list[list] = [[] for _ in range(operands)]
-        self.with_maps, self.verdicts, self.tile_bytes = with_maps, verdicts, tile_bytes
-        any_gpu = any_tpu = False
+        tiles: dict[int, list] = {}
+        any_gpu = False
         for row in report.output_to_input:
             k = row.operand
             if k >= operands:
@@ -131,37 +136,71 @@ class _ReadRows:
                 verdicts[k] = VERDICTS.get(figure.get("verdict"))
             if not row.maps:
                 continue
-            with_maps[k].append(row)
+            seen = first[k]
+            if seen is None:
+                first[k] = row
+                read.append(k)
+            else:
+                several.setdefault(k, [seen]).append(row)
             figure = extra.get("tpu")
             if figure and figure.get("target") == "tpu":
-                any_tpu = True
-                read, size = figure.get("tiles_read"), figure.get("tile_bytes")
-                tile_bytes[k].append(read * size if read is not None and size is not None else None)
-        self.any_gpu, self.any_tpu = any_gpu, any_tpu
+                count, size = figure.get("tiles_read"), figure.get("tile_bytes")
+                tiles.setdefault(k, []).append(count * size if count is not None and size is not None else None)
+        self.first, self.read, self.several, self.verdicts, self.any_gpu = first, read, several, verdicts, any_gpu
+        self.tile_bytes = _tpu_tile_bytes([tiles.get(k, []) for k in range(operands)]) if tiles else None
 
 
-def _utilization(state: _ModuleCost, rows: list[list]) -> tuple[list[tuple | None], tuple]:
+_OPERAND, _MAPS, _EXTRA = attrgetter("operand"), attrgetter("maps"), attrgetter("extra")
+
+
+class _RowsSeen:
+    """The first target of a fusion structure: what its cost read of its rows (each row's operand,
+    map reports and figures) and its cost. A target of the same structure whose rows are equal
+    in all three (most are: the figures are shared objects, compared by identity first) has the
+    same cost, read without going through its rows one by one."""
+
+    __slots__ = ("operands", "maps", "extras", "cost")
+
+    def __init__(self, rows: list, cost_json: dict, time_us: float | None) -> None:
+        self.operands = list(map(_OPERAND, rows))
+        self.maps = list(map(_MAPS, rows))
+        self.extras = list(map(_EXTRA, rows))
+        self.cost = (cost_json, time_us)
+
+    def shared_with(self, rows: list) -> tuple | None:
+        """The cost, when ``rows`` read as the first target's did; else None."""
+        if (
+            len(rows) == len(self.extras)
+            and list(map(_EXTRA, rows)) == self.extras
+            and list(map(_OPERAND, rows)) == self.operands
+            and list(map(_MAPS, rows)) == self.maps
+        ):
+            return self.cost
+        return None
+
+
+def _utilization(state: _ModuleCost, rows: _ReadRows) -> tuple[list[tuple | None], tuple]:
     """Per operand, (bytes read, reads per element, distinct elements) from the report's
-    ``utilization`` figures (``rows``: per operand, its rows with maps): an operand read by
-    exactly one output (as ``exact_figures``), or by several outputs through the same maps (a
-    multi-output fusion's outputs computed from the same elements: the union is any one of them);
-    and the same as tokens, a cheap part of a key (-1: none)."""
-    out: list[tuple | None] = []
-    tokens: list[int] = []
+    ``utilization`` figures: an operand read by exactly one output (as ``exact_figures``), or by
+    several outputs through the same maps (a multi-output fusion's outputs computed from the same
+    elements: the union is any one of them); and the same as tokens, a cheap part of a key (-1:
+    none)."""
+    out: list[tuple | None] = [None] * len(rows.first)
+    tokens = [-1] * len(rows.first)
     memo = state.figures
-    for read in rows:
-        same = bool(read) and (len(read) == 1 or _same_maps(read))
-        u = read[0].extra.get("utilization") if same and "operand_element" not in read[0].extra else None
+    first, several = rows.first, rows.several
+    for k in sorted(rows.read):
+        extra = first[k].extra
+        if "operand_element" in extra or (k in several and not _same_maps(several[k])):
+            continue
+        u = extra.get("utilization")
         if not u or u.get("bytes_read") is None:
-            out.append(None)
-            tokens.append(-1)
             continue
         hit = memo.get(id(u))
         if hit is None or hit[0] is not u:
             figure = (u["bytes_read"], u.get("multiplicity"), u.get("distinct_elements"))
             hit = memo[id(u)] = (u, figure, state.tokens.setdefault(figure, len(state.tokens)))
-        out.append(hit[1])
-        tokens.append(hit[2])
+        out[k], tokens[k] = hit[1], hit[2]
     return out, tuple(tokens)
 
 
@@ -196,14 +235,23 @@ def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> N
         report.extra["cost"] = cost.to_json()
         state.costs.append((report.name, report.extra["cost"], cost.time_us))
         return
+    # the what-if reads the fused utilizations of this very fusion: it shares nothing
+    candidate = options.get("fusion_candidate") == target.name and asked.consumers is not None
+    structure = state.structure_key(target) if target.opcode == "fusion" else None
+    seen = state.by_structure.get(structure) if structure is not None and not candidate else None
+    if seen is not None:
+        shared = seen.shared_with(report.output_to_input)
+        if shared is not None:
+            report.extra["cost"] = shared[0]
+            state.costs.append((report.name, *shared))
+            return
     operands = len(target.operands)
     rows = _ReadRows(report, operands)
-    utilization, tokens = _utilization(state, rows.with_maps) if report.output_to_input else (None, ())
+    utilization, tokens = _utilization(state, rows) if report.output_to_input else (None, ())
     given = None
     if state.session.gpu and target.opcode == "fusion" and report.output_to_input and rows.any_gpu:
         given = rows.verdicts
-    if options.get("fusion_candidate") == target.name and asked.consumers is not None:
-        # the what-if reads the fused utilizations of this very fusion: its own session
+    if candidate:  # its own session
         state.candidate_seen = True
         comp = target.computation
         state.missing_consumers = [c for c in asked.consumers if comp is None or c not in comp.by_name]
@@ -211,7 +259,7 @@ def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> N
         report.extra["cost"] = cost.to_json()
         state.costs.append((report.name, report.extra["cost"], cost.time_us))
         return
-    key = _key(state, target, tokens, given)
+    key = (structure, tokens, tuple(given or ())) if structure is not None else None
     hit = state.by_key.get(key) if key is not None else None
     if hit is None:
         coalesced = None
@@ -224,11 +272,13 @@ def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> N
         if key is not None:
             state.by_key[key] = hit
     cost_json = hit[0]
-    tiles = _tpu_tile_bytes(rows.tile_bytes) if rows.any_tpu else None
+    tiles = rows.tile_bytes
     if tiles is not None:
         cost_json = {**cost_json, "exact": {**cost_json["exact"], **tiles}}
     report.extra["cost"] = cost_json
     state.costs.append((report.name, cost_json, hit[1]))
+    if structure is not None and seen is None:
+        state.by_structure[structure] = _RowsSeen(report.output_to_input, cost_json, hit[1])
 
 
 def _tpu_tile_bytes(per: list[list]) -> dict | None:
@@ -244,15 +294,6 @@ def _tpu_tile_bytes(per: list[list]) -> dict | None:
         "operand_tile_bytes_read": bytes_read,
         "tile_bytes_read": sum(known) if len(known) == len(bytes_read) else None,
     }
-
-
-def _key(state: _ModuleCost, target: Instruction, utilization: tuple, coalesced):
-    if target.opcode != "fusion":
-        return None
-    structure = state.structure_key(target)
-    if structure is None:
-        return None
-    return (structure, utilization, tuple(coalesced or ()))
 
 
 def add_cost_totals(report: ModuleReport, module: Any, options: dict) -> None:

@@ -340,3 +340,48 @@ def test_a_tiled_estimate_of_a_variadic_reduce_says_why_there_is_none(runner, tm
     cost = doc["modules"][0]["targets"][0]["cost"]
     assert cost["time_us"] is None
     assert "output r has a tuple shape" in cost["model"]
+
+
+TWIN_FUSIONS_GPU = """HloModule twins
+
+%add_one.1 {
+  %p = f32[64,128]{1,0} parameter(0)
+  %one = f32[] constant(1)
+  %ones = f32[64,128]{1,0} broadcast(%one), dimensions={}
+  ROOT %sum = f32[64,128]{1,0} add(%p, %ones)
+}
+
+%add_one.2 {
+  %p = f32[64,128]{1,0} parameter(0)
+  %one = f32[] constant(1)
+  %ones = f32[64,128]{1,0} broadcast(%one), dimensions={}
+  ROOT %sum = f32[64,128]{1,0} add(%p, %ones)
+}
+
+%negate {
+  %p = f32[64,128]{1,0} parameter(0)
+  ROOT %neg = f32[64,128]{1,0} negate(%p)
+}
+
+ENTRY %main {
+  %x = f32[64,128]{1,0} parameter(0)
+  %y = f32[64,128]{1,0} parameter(1)
+  %first = f32[64,128]{1,0} fusion(%x), kind=kLoop, calls=%add_one.1
+  %second = f32[64,128]{1,0} fusion(%y), kind=kLoop, calls=%add_one.2
+  ROOT %user = f32[64,128]{1,0} fusion(%second), kind=kLoop, calls=%negate
+}
+"""
+
+
+def test_a_what_if_candidate_gets_its_own_estimate_beside_a_twin(runner, tmp_path):
+    """Fusions equal in structure share one cost, but the what-if is the candidate's alone: the
+    twin before it has no fused estimate, the candidate has both (XLA's EstimateRunTimes)."""
+    hlo = tmp_path / "twins.hlo"
+    hlo.write_text(TWIN_FUSIONS_GPU)
+    what_if = ["--fusion-candidate", "second", "--fusion-consumers", "user", "--device", "h100_sxm"]
+    code, doc, stderr = _analyze(runner, hlo, "--fusion", "first", "--fusion", "second", *what_if, "--format", "json")
+    assert code == 0, stderr
+    costs = {t["name"]: t["cost"] for t in doc["modules"][0]["targets"]}
+    assert costs["first"]["time_fused_us"] is None and costs["first"]["time_unfused_us"] is None
+    assert costs["second"]["time_fused_us"] is not None and costs["second"]["time_unfused_us"] is not None
+    assert not [d for d in doc["modules"][0]["diagnostics"] if d["severity"] == "error"]

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ...hlo.model import Instruction
-from .shapes import elements, shape_bytes
+from .shapes import shape_bytes
 
 if TYPE_CHECKING:
     from .gpu_model import GpuPerformanceModel, Launch, RunTime
@@ -40,12 +40,11 @@ def exact_run_time(
     distinct = exact.get("operand_distinct_elements") or []
     per_element = exact.get("operand_reads_per_element") or []
     figures: list[tuple[float, float] | None] = []
-    for k, operand in enumerate(target.operands):
+    for k, (_, _, size) in enumerate(model.operand_sizes(target)):
         n = distinct[k] if k < len(distinct) else None
-        if n is None or operand.shape.is_tuple:
+        if n is None or size is None:  # not known, or a tuple
             figures.append(None)
             continue
-        size = shape_bytes(operand.shape) / max(elements(operand.shape), 1)
         reads = per_element[k] if k < len(per_element) and per_element[k] is not None else 1.0
         xla = cost.operand_bytes_accessed[k] if k < len(cost.operand_bytes_accessed) else None
         # fewer reads than distinct elements: a runtime index picks which ones, the union of all

@@ -24,8 +24,8 @@ from ..coalescing_heuristic import heuristic_coalesced
 from ..emitter_plans import plan_for
 from .devices import DeviceSpec
 from .fused_kernel import entry_root, fuse
-from .hlo_cost import PASS_THROUGH, HloCost, fused_body
-from .shapes import element_bytes, elements_recursive, shape_bytes
+from .hlo_cost import PASS_THROUGH, HloCost, f32, fused_body
+from .shapes import element_bytes, elements, elements_recursive, shape_bytes
 
 KERNEL_LAUNCH_OVERHEAD_US = 1.0
 L2_CACHE_SPEEDUP = 2.5
@@ -79,7 +79,7 @@ def flops_per_ns(device: DeviceSpec, blocks: int, threads_per_block: int) -> int
 
 def compute_time_us(device: DeviceSpec, flops: float, blocks: int, threads_per_block: int) -> float:
     rate = flops_per_ns(device, blocks, threads_per_block)
-    return float(F32(flops) / F32(rate)) / 1e3 if rate > 0 else 0.0
+    return quotient32(flops, float(rate)) / 1e3 if rate > 0 else 0.0
 
 
 def _adjust(device: DeviceSpec, bandwidth: float, blocks: int) -> float:
@@ -110,7 +110,16 @@ def read_time_us(device: DeviceSpec, blocks: int, net: float, total: float, rate
 
 
 def write_time_us(device: DeviceSpec, written: float) -> float:
-    return float(F32(written) / F32(device.memory_bandwidth)) * 1e6
+    return quotient32(written, float(device.memory_bandwidth)) * 1e6
+
+
+def quotient32(a: float | int, b: float) -> float:
+    """``float32(a) / float32(b)`` as float32 divides (``f32`` of the double quotient of two float32
+    values is float32's quotient); numpy's inf or nan for a zero divisor."""
+    divisor = f32(b)
+    if divisor == 0.0:
+        return float(F32(a) / F32(b))
+    return f32(f32(float(a)) / divisor)
 
 
 # ---- launch dimensions and coalescing --------------------------------------------------------
@@ -233,6 +242,8 @@ class GpuPerformanceModel:
         self._fusions: dict[int, Instruction] = {}
         # (blocks, net bytes, total bytes, coalescing rate) -> read_time_us: operands repeat
         self._read_times: dict[tuple, float] = {}
+        # id(instruction) -> (the instruction, ``operand_sizes`` of it)
+        self._sizes: dict[int, tuple] = {}
 
     def fusion_of(self, instr: Instruction) -> Instruction:
         key = id(instr)
@@ -274,18 +285,18 @@ class GpuPerformanceModel:
         read = 0.0
         bytes_read = 0.0
         per_operand = []
-        for k, operand in enumerate(instr.operands):
-            size = float(shape_bytes(operand.shape))
-            total = max(props.operand_bytes[k], 0.0) if k < len(props.operand_bytes) else size
+        read_times = self._read_times
+        xla_bytes = props.operand_bytes
+        for k, (size, rates, _) in enumerate(self.operand_sizes(instr)):
+            total = max(xla_bytes[k], 0.0) if k < len(xla_bytes) else size
             net = min(size, total)
             given = operand_bytes[k] if operand_bytes is not None and k < len(operand_bytes) else None
             if given is not None:
                 net, total = given
-            ok = verdicts[k] if k < len(verdicts) else True
-            key = (launch.blocks, net, total, coalescing_rate(_element_type(operand), device, ok))
-            t = self._read_times.get(key)
+            key = (launch.blocks, net, total, rates[0] if k >= len(verdicts) or verdicts[k] else rates[1])
+            t = read_times.get(key)
             if t is None:
-                t = self._read_times[key] = read_time_us(device, *key)
+                t = read_times[key] = read_time_us(device, *key)
             per_operand.append(t)
             read += t
             bytes_read += total
@@ -308,6 +319,28 @@ class GpuPerformanceModel:
         if own:
             self._memo[id(instr)] = rt
         return rt
+
+    def operand_sizes(self, instr: Instruction) -> list[tuple[float, tuple[float, float], float | None]]:
+        """Per operand of ``instr``: its bytes, its coalescing rates (coalesced, uncoalesced) and
+        its bytes per element (None for a tuple), found once per instruction (both estimates of a
+        target read them)."""
+        hit = self._sizes.get(id(instr))
+        if hit is None or hit[0] is not instr:
+            device = self.device
+            sizes = []
+            for o in instr.operands:
+                shape = o.shape
+                element_type = _element_type(o)
+                size = shape_bytes(shape)
+                sizes.append(
+                    (
+                        float(size),
+                        (coalescing_rate(element_type, device, True), coalescing_rate(element_type, device, False)),
+                        None if shape.tuple_shapes is not None else size / max(elements(shape), 1),
+                    )
+                )
+            hit = self._sizes[id(instr)] = (instr, sizes)  # the entry keeps ``instr``: its id stays its
+        return hit[1]
 
     # ---- producer / consumer ---------------------------------------------------------------
     def fused_run_time(self, producer: Instruction, consumer: Instruction, multi_output: bool = False) -> RunTime:

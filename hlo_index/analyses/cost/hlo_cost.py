@@ -13,9 +13,13 @@ from __future__ import annotations
 import math
 import operator
 import struct
+from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from functools import reduce
+from itertools import compress, repeat
+from operator import attrgetter
+from typing import Any
 
 from ...context import current, register_table
 from ...hlo.model import Computation, Instruction
@@ -31,7 +35,7 @@ from .flops import (
     triton_cost_estimate,
     window_size,
 )
-from .shapes import element_bytes, elements, elements_recursive, leaves, shape_bytes
+from .shapes import element_bytes, elements, elements_recursive, leaves, shape_bytes_of, shape_sizes
 
 # numpy is imported where a sum in XLA's order rounds: a module whose sums are exact (most
 # modules) never needs it; single float32 operations are rounded by ``f32``.
@@ -69,13 +73,13 @@ ZERO_ROW = (0.0, 0.0, 0.0, 0.0)
 
 @dataclass(slots=True)
 class FusedScan:
-    """A fused computation read once: the (flops, transcendentals) of its instructions that
-    have any, its constants of more than one element, and (when asked) the bytes the generic
-    analysis reads of each parameter (``HloCost._scan``)."""
+    """A fused computation read once: the exact float32 sums of its instructions' (flops,
+    transcendentals) (None where a sum rounds), its constants of more than one element, and the
+    bytes the generic analysis reads of each parameter (``HloCost._scan``)."""
 
-    flop_rows: list[tuple]
+    flop_sums: list[float | None]
     constants: list[Instruction]
-    reads: dict[int, int] | None
+    reads: dict[int, int]
 
 
 @dataclass
@@ -120,6 +124,7 @@ class HloCost:
         self._root_util: dict[int, float] = {}
         # id(shape) -> (the shape, ``elements_recursive`` of it); the entry keeps the shape: its id stays
         self._element_counts: dict[int, tuple] = {}
+        self._bytes = shape_sizes()
 
     # ---- public -------------------------------------------------------------------------
     def of(self, instr: Instruction) -> Properties:
@@ -220,10 +225,10 @@ class HloCost:
         ops = instr.operands
         # a tuple-shaped result counts its arrays (the tuple instruction alone, its index table)
         shape = instr.shape
-        out = float(sum(shape_bytes(s) for s in leaves(shape)) if shape.is_tuple else shape_bytes(shape))
+        out = float(sum(self._bytes(s) for s in leaves(shape)) if shape.is_tuple else self._bytes(shape))
         p = Properties(
             output_bytes=out,
-            operand_bytes=[float(shape_bytes(o.shape)) for o in ops],
+            operand_bytes=[float(self._bytes(o.shape)) for o in ops],
             operand_utilization=[1.0] * len(ops),
         )
         p.bytes_accessed = out + sum(p.operand_bytes)
@@ -243,7 +248,7 @@ class HloCost:
             elif op in ("all-gather", "all-gather-start", "reduce-scatter"):
                 self._gpu_gather_scatter(instr, p)
             elif op in ("all-reduce", "all-reduce-start"):
-                p.bytes_accessed = p.output_bytes = float(sum(shape_bytes(s) for s in leaves(instr.shape)))
+                p.bytes_accessed = p.output_bytes = float(sum(self._bytes(s) for s in leaves(instr.shape)))
             elif op == "custom-call":
                 self._gpu_custom_call(instr, p)
         return p
@@ -263,23 +268,23 @@ class HloCost:
             self._zero(instr, p)
 
     def _h_tuple(self, instr, p):
-        p.bytes_accessed = p.output_bytes = float(shape_bytes(instr.shape))
+        p.bytes_accessed = p.output_bytes = float(self._bytes(instr.shape))
         p.operand_bytes = [0.0] * len(instr.operands)
 
     def _h_slice(self, instr, p):
-        size = float(shape_bytes(instr.shape))
+        size = float(self._bytes(instr.shape))
         p.bytes_accessed, p.output_bytes, p.operand_bytes[0] = 2 * size, size, size
         p.operand_utilization[0] = elements(instr.shape) / max(elements(instr.operands[0].shape), 1)
 
     def _h_dynamic_slice(self, instr, p):
-        size = float(shape_bytes(instr.shape))
-        index = float(shape_bytes(instr.operands[1].shape)) if len(instr.operands) > 1 else 0.0
+        size = float(self._bytes(instr.shape))
+        index = float(self._bytes(instr.operands[1].shape)) if len(instr.operands) > 1 else 0.0
         p.bytes_accessed, p.output_bytes, p.operand_bytes[0] = 2 * size + index, size, size
         p.operand_utilization[0] = elements(instr.shape) / max(elements(instr.operands[0].shape), 1)
 
     def _h_dynamic_update_slice(self, instr, p):
-        update = float(shape_bytes(instr.operands[1].shape))
-        index = float(shape_bytes(instr.operands[2].shape)) if len(instr.operands) > 2 else 0.0
+        update = float(self._bytes(instr.operands[1].shape))
+        index = float(self._bytes(instr.operands[2].shape)) if len(instr.operands) > 2 else 0.0
         p.bytes_accessed, p.output_bytes = 2 * update + index, update
         p.operand_bytes[0] = 0.0
         p.operand_utilization[0] = (elements(instr.shape) - elements(instr.operands[1].shape)) / max(
@@ -300,8 +305,8 @@ class HloCost:
             p.operand_bytes[0] = float(n * w * element_bytes(operand.element_type))
 
     def _h_gather(self, instr, p):
-        size = float(shape_bytes(instr.shape))
-        index = float(shape_bytes(instr.operands[1].shape))
+        size = float(self._bytes(instr.shape))
+        index = float(self._bytes(instr.operands[1].shape))
         p.bytes_accessed, p.output_bytes = 2 * size + index, size
         p.operand_bytes[0], p.operand_bytes[1] = size, index
         p.operand_utilization[0] = elements(instr.shape) / max(elements(instr.operands[0].shape), 1)
@@ -310,20 +315,20 @@ class HloCost:
         n = len(instr.operands) // 2
         total = 0.0
         for i in range(n):
-            update = float(shape_bytes(instr.operands[n + 1 + i].shape))
+            update = float(self._bytes(instr.operands[n + 1 + i].shape))
             p.operand_bytes[i] = p.operand_bytes[n + 1 + i] = update
             total += update
-        index = float(shape_bytes(instr.operands[n].shape))
+        index = float(self._bytes(instr.operands[n].shape))
         p.operand_bytes[n] = index
         p.bytes_accessed, p.output_bytes = 3 * total + index, total
 
     def _h_triangular_solve(self, instr, p):
-        a, b = (float(shape_bytes(o.shape)) for o in instr.operands[:2])
+        a, b = (float(self._bytes(o.shape)) for o in instr.operands[:2])
         p.bytes_accessed = p.output_bytes + a / 2 + b
         p.operand_bytes[0] = b  # XLA sets operand 0 twice; the second (operand 1's size) stands
 
     def _h_cholesky(self, instr, p):
-        a = float(shape_bytes(instr.operands[0].shape))
+        a = float(self._bytes(instr.operands[0].shape))
         p.bytes_accessed, p.output_bytes, p.operand_bytes[0] = a, a / 2, a / 2
 
     def _h_custom_call(self, instr, p):
@@ -341,7 +346,7 @@ class HloCost:
             p.bytes_accessed = float(estimate.get("bytes_accessed", UNKNOWN))
             return
         if (is_cublas(instr) or is_dnn_convolution(instr)) and instr.shape.is_tuple:
-            first_out = float(shape_bytes(instr.shape.tuple_shapes[0]))
+            first_out = float(self._bytes(instr.shape.tuple_shapes[0]))
             p.bytes_accessed += first_out - p.output_bytes
             p.output_bytes = first_out
 
@@ -349,10 +354,10 @@ class HloCost:
         n = len(instr.operands) // 2
         out_shape = instr.shape.tuple_shapes[0] if instr.shape.is_tuple else instr.shape
         out_elements = elements(out_shape)
-        written = float(sum(shape_bytes(s) for s in leaves(instr.shape)))
+        written = float(sum(self._bytes(s) for s in leaves(instr.shape)))
         total = written
         for k, operand in enumerate(instr.operands):
-            size = float(shape_bytes(operand.shape))
+            size = float(self._bytes(operand.shape))
             if k >= n:
                 size *= out_elements  # the init value is read once per output element
             p.operand_bytes[k] = size
@@ -362,9 +367,9 @@ class HloCost:
     def _gpu_gather_scatter(self, instr, p):
         ranks = collective_ranks(instr)
         if instr.opcode == "reduce-scatter":
-            shard = sum(shape_bytes(s) for s in leaves(instr.shape))
+            shard = sum(self._bytes(s) for s in leaves(instr.shape))
         else:
-            shard = sum(shape_bytes(o.shape) for o in instr.operands)
+            shard = sum(self._bytes(o.shape) for o in instr.operands)
         # ring: (N - 1) sends and N - 1 receives of a shard plus the local copies
         p.bytes_accessed = float((3 * ranks - 1) * shard)
 
@@ -405,15 +410,18 @@ class HloCost:
         tuple_shapes = fusion.shape.tuple_shapes
         leaf_shapes = list(tuple_shapes) if tuple_shapes is not None else [fusion.shape]
         zero_util: set[int] = set()
+        is_tuple = tuple_shapes is not None
+        values = root.operands if is_tuple and root.opcode == "tuple" else None
+        size = self._bytes
         for k, s in enumerate(leaf_shapes):
-            value = root.operands[k] if fusion.shape.is_tuple and root.opcode == "tuple" else root
-            if s.is_tuple:
-                written.append(float(sum(shape_bytes(x) for x in leaves(s))))
-            elif value.opcode == "dynamic-update-slice" and (fusion.shape.is_tuple or value is root):
-                written.append(float(shape_bytes(value.operands[1].shape)))
+            value = values[k] if values is not None else root
+            if s.tuple_shapes is not None:
+                written.append(float(sum(size(x) for x in leaves(s))))
+            elif value.opcode == "dynamic-update-slice" and (is_tuple or value is root):
+                written.append(float(size(value.operands[1].shape)))
                 zero_util.add(id(value))
             else:
-                written.append(float(shape_bytes(s)))
+                written.append(float(size(s)))
         p.output_bytes_per_leaf = written
         p.output_bytes = float(sum(written))
         p.bytes_accessed = p.output_bytes
@@ -425,36 +433,66 @@ class HloCost:
             reads = None
             constants = [i for i in comp.instructions if i.opcode == "constant" and elements(i.shape) > 1]
         else:
-            scan = self._scan(comp, reads=True)
-            flop_rows, reads, constants = scan.flop_rows, scan.reads, scan.constants
-        sums = self._sub.get(id(comp))
-        if sums is None:
-            flops, transcendentals = self._rounded_sums(comp, flop_rows, self._flop_figures, 2)
-            sums = self._sub[id(comp)] = (flops, transcendentals)
-        p.flops, p.transcendentals = sums
+            scan = self._scan(comp)
+            reads, constants = scan.reads, scan.constants
         if gpu:
-            p.flops = gpu_flops
+            # the flops weighed by the utilizations: of the plain sums only the transcendentals are read
+            p.flops, p.transcendentals = gpu_flops, self._fused_transcendentals(comp, flop_rows)
+        else:
+            sums = self._sub.get(id(comp))
+            if sums is None:
+                exact = scan.flop_sums
+                if None in exact:
+                    ordered = list(map(self._flop_figures, _shared_visit_order(comp)))
+                    exact = _rounded_in_order(exact, ordered, 2)
+                flops, transcendentals = exact
+                sums = self._sub[id(comp)] = (flops, transcendentals)
+            p.flops, p.transcendentals = sums
         utilization = self.utilization
         cap = not self.options.count_multiple_input_accesses
         for instr in constants:
             u = utilization.get(id(instr), 1.0) if gpu else 1.0
-            p.bytes_accessed += shape_bytes(instr.shape) * (min(u, 1.0) if cap else u)
-        p.operand_bytes = []
-        p.operand_utilization = []
-        for k in range(len(fusion.operands)):
-            param = comp.parameters.get(k)
+            p.bytes_accessed += self._bytes(instr.shape) * (min(u, 1.0) if cap else u)
+        params = comp.parameters
+        accessed = p.bytes_accessed
+        operands = len(fusion.operands)
+        if reads is not None:
+            found = list(map(params.get, range(operands)))
+            if None not in found and not any(
+                map(operator.is_not, map(_TUPLE_SHAPES, map(_SHAPE, found)), repeat(None))
+            ):
+                # the generic analysis with every parameter an array (most fusions): the bytes read
+                # of each from the scan, added in order as below, every utilization 1.0
+                operand_bytes = list(map(float, map(reads.get, map(id, found), repeat(0))))
+                p.operand_bytes, p.operand_utilization = operand_bytes, [1.0] * operands
+                p.bytes_accessed = reduce(operator.add, operand_bytes, accessed)
+                return
+        operand_bytes: list[float] = []
+        operand_utilization: list[float] = []
+        for k in range(operands):
+            param = params.get(k)
             if param is None:
-                size = 0.0
-            elif reads is not None and param.shape.tuple_shapes is None:
-                size = float(reads.get(id(param), 0))
+                operand_bytes.append(0.0)
+                operand_utilization.append(0.0)
+                accessed += 0.0
+                continue
+            if reads is not None and param.shape.tuple_shapes is None:
+                read = float(reads.get(id(param), 0))
             else:
-                size = float(self._parameter_read_bytes(param))
-            p.operand_bytes.append(size)
-            if param is None:
-                p.operand_utilization.append(0.0)
-            else:
-                p.operand_utilization.append(utilization.get(id(param), 0.0) if gpu else 1.0)
-            p.bytes_accessed += size
+                read = float(self._parameter_read_bytes(param))
+            operand_bytes.append(read)
+            operand_utilization.append(utilization.get(id(param), 0.0) if gpu else 1.0)
+            accessed += read
+        p.operand_bytes, p.operand_utilization, p.bytes_accessed = operand_bytes, operand_utilization, accessed
+
+    def _fused_transcendentals(self, comp, rows: list[tuple]) -> float:
+        """The transcendentals of ``_sub_cost(comp)`` from ``rows`` (the (flops, transcendentals) of
+        the instructions that may have any), the float32 sum as XLA sums it."""
+        total = exact_float32_sum([row[1] for row in rows]) if rows else 0.0
+        if total is None:
+            ordered = [(self._flop_figures(instr)[1],) for instr in _shared_visit_order(comp)]
+            return _rounded_in_order([None], ordered, 1)[0]
+        return total
 
     def _gpu_utilizations(self, comp, zero_util: set) -> tuple[float, list[tuple]]:
         """Propagate utilization from the root (1.0) to the parameters; returns the fusion's
@@ -503,7 +541,9 @@ class HloCost:
             if op not in FLOP_FREE:
                 rows.append(figures)
             if instr_flops or not math.isfinite(u):  # else it adds a zero
-                flops = f32(flops + f32(u * f32(instr_flops)))
+                # u x a float32 is that float32 where u is 1.0 (most instructions)
+                weighed = f32(instr_flops) if u == 1.0 else f32(u * f32(instr_flops))
+                flops = f32(flops + weighed)
             if props is None:
                 for operand in operands:
                     roots[id(operand)] |= mine
@@ -545,7 +585,7 @@ class HloCost:
             u = f32(float(self.utilization.get(id(param), 0.0)))
             if not self.options.count_multiple_input_accesses:
                 u = min(u, 1.0)
-            return int(f32(f32(float(shape_bytes(param.shape))) * u))
+            return int(f32(f32(float(self._bytes(param.shape))) * u))
         return self._generic_parameter_read_bytes(param)
 
     def _generic_parameter_read_bytes(self, value: Instruction) -> int:
@@ -558,12 +598,14 @@ class HloCost:
         hit = self._reads.get(id(comp))
         if hit is not None and hit[0] is comp:
             return hit[1]
-        reads = self._scan(comp, reads=True).reads
-        assert reads is not None
-        return reads
+        return self._scan(comp).reads
 
-    def _scan(self, comp: Computation, reads: bool) -> FusedScan:
+    def _scan(self, comp: Computation) -> FusedScan:
         """What a fusion's figures read of its computation, in one pass over it.
+
+        ``flop_sums``: the exact float32 sums of the (flops, transcendentals) of its instructions
+        (``exact_float32_sums``; None where a sum rounds); an elementwise op's figures follow from
+        its opcode and shape, so each distinct pair of those is costed once and counted.
 
         ``reads``: id(value) -> bytes the generic analysis reads, for the parameters and the
         elements taken of them: a slice or dynamic-slice of it reads its result's size, a
@@ -571,44 +613,84 @@ class HloCost:
         use (a dynamic-update-slice only as an index or update) reads the whole value, once
         however many there are. Each use counts per operand position: every rule gives the
         same for a user that reads the value twice as for one that reads it once."""
+        instructions = comp.instructions
+        opcodes = list(map(_OPCODE, instructions))
+        shapes = list(map(_SHAPE, instructions))
+        ids = list(map(id, shapes))
         rows: list[tuple] = []
-        constants: list[Instruction] = []
+        counts: list[int] = []
+        elementwise = self._elementwise_flops  # ``_flop_figures``' memo
+        shape_of: dict[int, Any] | None = None
+        others: set[str] = set()
+        for (op, shape_id), n in Counter(zip(opcodes, ids)).items():
+            if op in FLOP_FREE:
+                continue
+            if op not in COSTED_ELEMENTWISE:
+                others.add(op)  # its figures read more than its shape: costed one by one below
+                continue
+            hit = elementwise.get((op, shape_id))
+            if hit is None:
+                if shape_of is None:
+                    shape_of = dict(zip(ids, shapes))
+                shape = shape_of[shape_id]
+                # the entry keeps the shape alive, so the id stays its
+                hit = elementwise[(op, shape_id)] = (shape, elementwise_flops(op, shape, self.options))
+            rows.append(hit[1])
+            counts.append(n)
+        if others:
+            flop_figures = self._flop_figures
+            for instr in compress(instructions, map(others.__contains__, opcodes)):
+                rows.append(flop_figures(instr))
+                counts.append(1)
+        constants = (
+            [c for c in compress(instructions, map(_CONSTANT.__eq__, opcodes)) if elements(c.shape) > 1]
+            if _CONSTANT in opcodes
+            else []
+        )
+        values = set(compress(instructions, map(READ_VALUES.__contains__, opcodes)))
         sized: dict[int, int] = {}
-        whole: dict[int, Instruction] = {}
-        flop_figures = self._flop_figures
-        for user in comp.instructions:
+        whole: set[Instruction] = set()  # instructions hash by identity
+        read_whole = whole.update
+        is_value = values.__contains__
+        size = self._bytes
+        # the users of a read value
+        for user in compress(instructions, map(operator.not_, map(values.isdisjoint, map(_OPERANDS, instructions)))):
             op = user.opcode
-            if op not in FLOP_FREE:
-                rows.append(flop_figures(user))
-            elif op == "constant":
-                if elements(user.shape) > 1:
-                    constants.append(user)
-                continue
-            if not reads:
-                continue
             operands = user.operands
+            if op not in _PARTIAL_READERS:
+                read_whole(filter(is_value, operands))
+                continue
             for k, o in enumerate(operands):
                 if o.opcode not in READ_VALUES:
                     continue
                 key = id(o)
                 if op == "fusion":
-                    size = self._generic_parameter_read_bytes(fused_body(user)[0].parameters[k])
+                    n = self._generic_parameter_read_bytes(fused_body(user)[0].parameters[k])
                 elif op == "slice" or (op == "dynamic-slice" and k == 0):
-                    size = shape_bytes(user.shape)
+                    n = size(user.shape)
                 elif op in ("broadcast", "reshape"):
-                    size = shape_bytes(o.shape)
-                else:
-                    if operands[0] is not o or op not in ("dynamic-slice", "dynamic-update-slice"):
-                        whole[key] = o
-                    size = 0
-                sized[key] = sized.get(key, 0) + size
-        table = None
-        if reads:
-            for key, value in whole.items():
-                sized[key] += shape_bytes(value.shape)
-            table = sized
-            self._reads[id(comp)] = (comp, sized)  # the entry keeps ``comp`` alive: ids stay unique
-        return FusedScan(rows, constants, table)
+                    n = size(o.shape)
+                else:  # a dynamic-slice's or dynamic-update-slice's index or update
+                    if operands[0] is not o:
+                        whole.add(o)
+                    n = 0
+                sized[key] = sized.get(key, 0) + n
+        if whole:
+            values_read = list(whole)
+            read = dict(zip(map(id, values_read), shape_bytes_of(list(map(_SHAPE, values_read)))))
+            if sized:
+                for key in read.keys() & sized.keys():
+                    read[key] += sized[key]
+                sized.update(read)
+            else:
+                sized = read
+        self._reads[id(comp)] = (comp, sized)  # the entry keeps ``comp`` alive: ids stay unique
+        return FusedScan(exact_counted_float32_sums(rows, counts, 2), constants, sized)
+
+
+_CONSTANT = "constant"
+# Users that read less than the whole of a value, or read it as something else does (``_scan``)
+_PARTIAL_READERS = frozenset({"fusion", "slice", "dynamic-slice", "dynamic-update-slice", "broadcast", "reshape"})
 
 
 _FLOAT32 = struct.Struct("<f")
@@ -637,6 +719,30 @@ def exact_float32_sums(rows: list[tuple], width: int) -> list[float | None]:
     exactly, so adding in XLA's order or any other gives the same figure."""
     if not rows:
         return [0.0] * width
+    return [exact_float32_sum(column) for column in zip(*rows)]
+
+
+def exact_float32_sum(column: Sequence[float]) -> float | None:
+    """``exact_float32_sums`` of one column (not empty)."""
+    try:
+        whole = list(map(int, column))  # Python ints: exact at any size
+    except (ValueError, OverflowError):  # nan, inf
+        return None
+    if whole != list(column) or min(whole) < 0:
+        return None
+    total = sum(whole)
+    if total == 0:
+        # float32 keeps the sign of a sum of zeros that are all -0.0
+        return 0.0 if any(math.copysign(1.0, v) > 0 for v in column) else None
+    bits = reduce(operator.or_, whole)
+    low = (bits & -bits).bit_length() - 1
+    return float(total) if total >> low < 1 << 24 else None
+
+
+def exact_counted_float32_sums(rows: list[tuple], counts: list[int], width: int) -> list[float | None]:
+    """``exact_float32_sums`` of a list holding each of ``rows`` as many times as ``counts`` says."""
+    if not rows:
+        return [0.0] * width
     out: list[float | None] = []
     for column in zip(*rows):
         try:
@@ -647,7 +753,7 @@ def exact_float32_sums(rows: list[tuple], width: int) -> list[float | None]:
         if whole != list(column) or min(whole) < 0:
             out.append(None)
             continue
-        total = sum(whole)
+        total = sum(map(operator.mul, whole, counts))
         if total == 0:
             # float32 keeps the sign of a sum of zeros that are all -0.0
             out.append(0.0 if any(math.copysign(1.0, v) > 0 for v in column) else None)
@@ -698,20 +804,22 @@ def _users(value: Instruction, memo: dict) -> list[Instruction]:
 
 def post_order(comp) -> list[Instruction]:
     """Operands before users, from the root, then anything the root does not reach."""
-    starts = ([comp.root] if comp.root is not None else []) + list(comp.instructions)
-    return _depth_first(starts, lambda instr: instr.operands)
+    root, instructions = comp.root, comp.instructions
+    if root is not None:
+        order = _depth_first([root], _OPERANDS)
+        if len(order) == len(instructions):  # the root reaches every instruction (most computations)
+            return order
+    return _depth_first(([root] if root is not None else []) + list(instructions), _OPERANDS)
 
 
 def visit_order(comp) -> list[Instruction]:
     """XLA's ``HloComputation::Accept`` order: the roots nothing uses (other than the root), each
     in post-order, then the root's post-order; operands in order, control predecessors after them."""
-    used: set[int] = set()
+    used: set[Instruction] = set()  # instructions hash by identity
     for instr in comp.instructions:
-        for o in instr.operands:
-            used.add(id(o))
-        for o in instr.control_predecessors:
-            used.add(id(o))
-    starts = [i for i in comp.instructions if id(i) not in used and i is not comp.root]
+        used.update(instr.operands)
+        used.update(instr.control_predecessors)
+    starts = [i for i in comp.instructions if i not in used and i is not comp.root]
     if comp.root is not None:
         starts.append(comp.root)
     return _depth_first(starts, _operands_then_control)
@@ -738,24 +846,31 @@ def _operands_then_control(instr: Instruction):
 def _depth_first(starts, predecessors) -> list[Instruction]:
     """Post-order from each of ``starts`` in turn: ``predecessors(instr)`` in order before
     ``instr``, each instruction once (iterative: deep graphs)."""
-    seen: set[int] = set()
+    seen: set[Instruction] = set()  # instructions hash by identity
+    mark = seen.add
     out: list[Instruction] = []
+    done = out.append
     for start in starts:
-        if id(start) in seen:
+        if start in seen:
             continue
-        seen.add(id(start))
+        mark(start)
         stack = [(start, iter(predecessors(start)))]
+        push, pop = stack.append, stack.pop
         while stack:
             instr, pending = stack[-1]
             for o in pending:
-                if id(o) not in seen:
-                    seen.add(id(o))
-                    stack.append((o, iter(predecessors(o))))
+                if o not in seen:
+                    mark(o)
+                    push((o, iter(predecessors(o))))
                     break
             else:
-                stack.pop()
-                out.append(instr)
+                pop()
+                done(instr)
     return out
+
+
+_OPERANDS, _OPCODE, _SHAPE = attrgetter("operands"), attrgetter("opcode"), attrgetter("shape")
+_TUPLE_SHAPES = attrgetter("tuple_shapes")  # None for an array
 
 
 def transpose_is_bitcast(instr: Instruction) -> bool:

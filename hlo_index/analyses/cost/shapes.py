@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from operator import itemgetter
 
 from ...context import current, register_table
 from ...hlo.model import ELEMENT_BITS, Shape
@@ -42,6 +43,35 @@ def shape_bytes(shape: Shape) -> int:
         return hit[1]
     size = _shape_bytes(shape)
     table[id(shape)] = (shape, size)
+    return size
+
+
+def shape_bytes_of(shapes: list[Shape]) -> list[int]:
+    """``shape_bytes`` of each of ``shapes``, read from the table at once where it has them all
+    (its entries keep their shapes alive, so an id found there is the shape's own)."""
+    table = current().tables[_BYTES]
+    hits = list(map(table.get, map(id, shapes)))
+    if None in hits:
+        return list(map(shape_bytes, shapes))
+    return list(map(_SIZE, hits))
+
+
+_SIZE = itemgetter(1)
+
+
+def shape_sizes() -> Callable[[Shape], int]:
+    """``shape_bytes`` on the current context's table, looked up once (for a cost that asks for
+    thousands of sizes)."""
+    table = current().tables[_BYTES]
+
+    def size(shape: Shape) -> int:
+        hit = table.get(id(shape))
+        if hit is not None and hit[0] is shape:
+            return hit[1]
+        n = _shape_bytes(shape)
+        table[id(shape)] = (shape, n)  # the entry keeps ``shape``: its id stays its
+        return n
+
     return size
 
 

@@ -15,15 +15,18 @@ max(flops / peak, bytes / bandwidth).
 from __future__ import annotations
 
 import math
+import operator
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from itertools import compress, count, repeat
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...context import current
+from ...fusion.fingerprint import fingerprint_id
 from ...hlo.model import Computation, Instruction
-from ..structure_keys import fusion_shape_key
 from .exact_time import exact_run_time
 from .flops import CostOptions
 from .hlo_cost import HloCost, Properties, computation_totals_under
@@ -81,46 +84,64 @@ class FusionCost:
         return self.flops / self.bytes_accessed if self.bytes_accessed and self.bytes_accessed > 0 else None
 
     def to_json(self) -> dict:
-        keys = (
-            "flops",
-            "transcendentals",
-            "bytes_accessed",
-            "operand_bytes_accessed",
-            "output_bytes_accessed",
-            "operand_utilization",
-            "bytes_read",
-            "bytes_written",
-            "device",
-            "device_assumed",
-            "model",
-            "time_us",
-            "compute_time_us",
-            "read_time_us",
-            "write_time_us",
-            "bound",
-            "launch",
-            "tile_sizes",
-            "fused",
-            "time_unfused_us",
-            "time_fused_us",
-            "exact",
-            "time_uses",
-        )
-        out = {k: _json_value(getattr(self, k)) for k in keys}
+        out = {}
+        for k in _JSON_KEYS:
+            # ``_json_value``, its commonest cases first: floats, per-operand lists, plain values
+            v = getattr(self, k)
+            kind = type(v)
+            if kind is float:
+                v = int(v) if v.is_integer() and -_WHOLE < v < _WHOLE else _json_float(v)
+            elif kind is list:
+                v = _json_list(v)
+            elif kind not in _PLAIN:
+                v = _json_value(v)
+            out[k] = v
         out["intensity"] = _json_value(self.intensity)
         out["explanation"] = self.explanation
         return out
 
 
+# ``FusionCost.to_json``'s keys, in its order (then ``intensity`` and ``explanation``)
+_JSON_KEYS = (
+    "flops",
+    "transcendentals",
+    "bytes_accessed",
+    "operand_bytes_accessed",
+    "output_bytes_accessed",
+    "operand_utilization",
+    "bytes_read",
+    "bytes_written",
+    "device",
+    "device_assumed",
+    "model",
+    "time_us",
+    "compute_time_us",
+    "read_time_us",
+    "write_time_us",
+    "bound",
+    "launch",
+    "tile_sizes",
+    "fused",
+    "time_unfused_us",
+    "time_fused_us",
+    "exact",
+    "time_uses",
+)
+
+
 _PLAIN = frozenset({int, str, bool, type(None)})
+_WHOLE = float(2**53)
 
 
 def _json_value(v):
     kind = type(v)
     if kind is float:
-        return _json_float(v)
+        # most figures: a whole float below 2**53, written as an int (``_json_float``)
+        return int(v) if v.is_integer() and -_WHOLE < v < _WHOLE else _json_float(v)
     if kind in _PLAIN:
         return v
+    if kind is list:
+        return _json_list(v)
     if isinstance(v, float):
         return _json_float(v)
     if isinstance(v, dict):
@@ -276,25 +297,30 @@ def fusion_structure_key(fusion: Instruction, memo: dict | None = None):
     """Equal for fusions whose cost is equal: the fused computation's structure
     (``fingerprint_id``), the fusion's kind and backend config (tiling, Triton, cuBLAS
     configs), the backend configs of custom-calls inside (which the structure leaves out), and
-    the operand and result shapes with their layouts. ``memo``: per structure, where its
-    custom-calls are."""
-    shapes = fusion_shape_key(fusion)
+    the operand and result shapes with their layouts, by identity (the parser gives equal shapes
+    one object; a key holds while the fusion, and so its shapes, lives). ``memo``: per structure,
+    where its custom-calls are."""
     comp = fusion.fused_computation
-    if shapes is None or comp is None:
+    if comp is None:
         return None
-    structure = shapes[0]
+    structure = fingerprint_id(comp)
     # equal structures have the same opcode at each position; the ids are the context's
     context = current()
     hit = memo.get(structure) if memo is not None else None
     if hit is None or hit[0] is not context:
-        opcodes = [i.opcode for i in comp.instructions]
+        opcodes = list(map(_OPCODE, comp.instructions))
         positions = tuple(k for k, op in enumerate(opcodes) if op == "custom-call") if "custom-call" in opcodes else ()
         hit = (context, positions)
         if memo is not None:
             memo[structure] = hit
     instructions = comp.instructions
     inner = tuple(instructions[k].attrs.get("backend_config") for k in hit[1])
-    return (shapes, fusion.attrs.get("kind"), fusion.attrs.get("backend_config"), inner)
+    attrs = fusion.attrs
+    shapes = (id(fusion.shape), *map(id, map(_SHAPE, fusion.operands)))
+    return (structure, shapes, attrs.get("kind"), attrs.get("backend_config"), inner)
+
+
+_SHAPE, _OPCODE = attrgetter("shape"), attrgetter("opcode")
 
 
 class FusionStructureKeys:
@@ -413,15 +439,22 @@ def exact_figures(target: Instruction, p: Properties) -> dict:
     return exact_from_figures(p, figures)
 
 
+_NOT_KNOWN = (None, None, None)
+
+
 def exact_from_figures(p: Properties, figures: Sequence[tuple | None]) -> dict:
     """The ``exact`` dict from per-operand (bytes read, reads per element, distinct elements)
     of the maps (None: not known), beside XLA's figures ``p``."""
-    read = [f[0] if f is not None else None for f in figures]
-    per_element = [f[1] if f is not None else None for f in figures]
-    distinct = [f[2] if f is not None else None for f in figures]
-    differs = [
-        k for k, (x, e) in enumerate(zip(p.operand_bytes, read)) if e is not None and x >= 0 and abs(x - e) > 0.5
-    ]
+    everything = None not in figures  # most targets: every operand's figures are known
+    known = figures if everything else [_NOT_KNOWN if f is None else f for f in figures]
+    read, per_element, distinct = map(list, zip(*known)) if known else ([], [], [])
+    xla = p.operand_bytes
+    if everything:
+        # the operands more than half a byte apart (the differences taken at once), XLA's known
+        apart = compress(count(), map(operator.gt, map(abs, map(operator.sub, xla, read)), repeat(0.5)))
+        differs = [k for k in apart if xla[k] >= 0]
+    else:
+        differs = [k for k, (x, e) in enumerate(zip(xla, read)) if e is not None and x >= 0 and abs(x - e) > 0.5]
     return {
         "operand_bytes_read": read,
         "operand_distinct_elements": distinct,
