@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import replace
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from ..context import current, register_table
 from ..hlo.model import Computation, Instruction
-from .model import DiagnosticReport, ModuleReport, TargetReport
+from .model import DiagnosticReport, ModuleReport, OperandReport, TargetReport, entry_views
 
 # the cost models are imported when a report asks for a cost
 if TYPE_CHECKING:
@@ -118,14 +119,14 @@ class _ReadRows:
 
     __slots__ = ("first", "read", "several", "verdicts", "any_gpu", "tile_bytes")
 
-    def __init__(self, report: TargetReport, operands: int) -> None:
+    def __init__(self, rows: Sequence[OperandReport], operands: int) -> None:
         first: list = [None] * operands
         read: list[int] = []  # the operands with a row with maps
         several: dict[int, list] = {}
         verdicts: list[bool | None] = [None] * operands
         tiles: dict[int, list] = {}
         any_gpu = False
-        for row in report.output_to_input:
+        for row in rows:
             k = row.operand
             if k >= operands:
                 continue
@@ -161,13 +162,13 @@ class _RowsSeen:
 
     __slots__ = ("operands", "maps", "extras", "cost")
 
-    def __init__(self, rows: list, cost_json: dict, time_us: float | None) -> None:
+    def __init__(self, rows: Sequence[OperandReport], cost_json: dict, time_us: float | None) -> None:
         self.operands = list(map(_OPERAND, rows))
         self.maps = list(map(_MAPS, rows))
         self.extras = list(map(_EXTRA, rows))
         self.cost = (cost_json, time_us)
 
-    def shared_with(self, rows: list) -> tuple | None:
+    def shared_with(self, rows: Sequence[OperandReport]) -> tuple | None:
         """The cost, when ``rows`` read as the first target's did; else None."""
         if (
             len(rows) == len(self.extras)
@@ -239,14 +240,16 @@ def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> N
     candidate = options.get("fusion_candidate") == target.name and asked.consumers is not None
     structure = state.structure_key(target) if target.opcode == "fusion" else None
     seen = state.by_structure.get(structure) if structure is not None and not candidate else None
+    # the rows' operands, maps and figures: by kind rows are read through their kinds' templates
+    views = entry_views(report.output_to_input)
     if seen is not None:
-        shared = seen.shared_with(report.output_to_input)
+        shared = seen.shared_with(views)
         if shared is not None:
             report.extra["cost"] = shared[0]
             state.costs.append((report.name, *shared))
             return
     operands = len(target.operands)
-    rows = _ReadRows(report, operands)
+    rows = _ReadRows(views, operands)
     utilization, tokens = _utilization(state, rows) if report.output_to_input else (None, ())
     given = None
     if state.session.gpu and target.opcode == "fusion" and report.output_to_input and rows.any_gpu:
@@ -278,7 +281,7 @@ def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> N
     report.extra["cost"] = cost_json
     state.costs.append((report.name, cost_json, hit[1]))
     if structure is not None and seen is None:
-        state.by_structure[structure] = _RowsSeen(report.output_to_input, cost_json, hit[1])
+        state.by_structure[structure] = _RowsSeen(views, cost_json, hit[1])
 
 
 def _tpu_tile_bytes(per: list[list]) -> dict | None:

@@ -91,6 +91,15 @@ class OperandRows(Sequence[OperandReport]):
             self.entries = [_entry(templates[k], output) for k, output in zip(self.kind_of, self.outputs)]
         return self.entries
 
+    def views(self) -> list[OperandReport]:
+        """Per entry, its operand, maps and figures without making the entries: the entries once
+        made, else each one's template, whose ``output`` is not the entry's (for readers that
+        never look at it)."""
+        if self.entries is not None:
+            return self.entries
+        templates = self.templates
+        return [templates[k] for k in self.kind_of]
+
     def __len__(self) -> int:
         return len(self.kind_of)
 
@@ -122,6 +131,12 @@ class OperandRows(Sequence[OperandReport]):
 
     def __repr__(self) -> str:
         return f"OperandRows({self.made()!r})"
+
+
+def entry_views(rows: Sequence[OperandReport]) -> list[OperandReport] | Sequence[OperandReport]:
+    """``rows`` for a reader of operands, maps and figures only (``OperandRows.views``): by
+    kind rows are not made one by one for it."""
+    return rows.views() if type(rows) is OperandRows else rows
 
 
 def _entry(template: OperandReport, output: int) -> OperandReport:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from functools import reduce
 from itertools import compress, repeat
 from operator import attrgetter
-from typing import Any
+from typing import Any, cast
 
 from ...context import current, register_table
 from ...hlo.model import Computation, Instruction
@@ -444,8 +444,9 @@ class HloCost:
                 exact = scan.flop_sums
                 if None in exact:
                     ordered = list(map(self._flop_figures, _shared_visit_order(comp)))
-                    exact = _rounded_in_order(exact, ordered, 2)
-                flops, transcendentals = exact
+                    flops, transcendentals = _rounded_in_order(exact, ordered, 2)
+                else:
+                    flops, transcendentals = cast("list[float]", exact)
                 sums = self._sub[id(comp)] = (flops, transcendentals)
             p.flops, p.transcendentals = sums
         utilization = self.utilization
@@ -463,9 +464,9 @@ class HloCost:
             ):
                 # the generic analysis with every parameter an array (most fusions): the bytes read
                 # of each from the scan, added in order as below, every utilization 1.0
-                operand_bytes = list(map(float, map(reads.get, map(id, found), repeat(0))))
-                p.operand_bytes, p.operand_utilization = operand_bytes, [1.0] * operands
-                p.bytes_accessed = reduce(operator.add, operand_bytes, accessed)
+                read_bytes = list(map(float, map(reads.get, map(id, found), repeat(0))))
+                p.operand_bytes, p.operand_utilization = read_bytes, [1.0] * operands
+                p.bytes_accessed = reduce(operator.add, read_bytes, accessed)
                 return
         operand_bytes: list[float] = []
         operand_utilization: list[float] = []
