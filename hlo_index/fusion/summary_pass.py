@@ -250,6 +250,8 @@ def _through_dict(
 ) -> dict[_Endpoint, Maps]:
     out: dict[_Endpoint, Maps] = {}
     done: dict[int, tuple[Maps, Maps]] = {}
+    # sets of the same map objects (joins build equal sets apart, one per endpoint): composed once
+    by_members: dict[tuple[int, ...], Maps] = {}
     # one map through one op map (most entries): the set of one map is that map
     single = len(op_maps) == 1 and current().budgets.maps_per_value >= 1
     for key, maps in src.items():
@@ -258,7 +260,13 @@ def _through_dict(
             if single and len(maps) == 1:
                 composed: Maps = (_compose(maps[0], op_maps[0], instr, value_dims, budget),)
             else:
-                composed = distinct([_compose(m, r, instr, value_dims, budget) for r in op_maps for m in maps])
+                members = tuple(map(id, maps))  # ``src`` keeps every member alive: ids stay unique
+                found = by_members.get(members)
+                if found is None:
+                    found = by_members[members] = distinct(
+                        [_compose(m, r, instr, value_dims, budget) for r in op_maps for m in maps]
+                    )
+                composed = found
             hit = done[id(maps)] = (maps, composed)
         out[key] = hit[1]
     return out
