@@ -88,14 +88,27 @@ def _compose(
                 if inside:  # m_out's domain lies in the box, where m_in keeps every index
                     c = drop_witness_range_vars(m_out.simplified().remove_unused_variables())
                     if not c.is_known_empty:
-                        out.append(c.remove_unused_variables())
+                        out.append(_without_unused(c))
                     continue
             c = compose_step(m_out, m_in, instr, value_dims)
             if c.is_undefined:
                 raise LoopTooComplex(c.undefined_reason)
             if not c.is_known_empty:
-                out.append(c.remove_unused_variables())
+                out.append(_without_unused(c))
     return out
+
+
+# id(map) -> (map, map without unused variables) per analysis context: an identity memo, since the
+# compositions are memoised by object and the iterations meet the same composed maps again and again
+_WITHOUT_UNUSED = register_table("fusion.loops.without_unused")
+
+
+def _without_unused(m: IndexingMap) -> IndexingMap:
+    memo: dict[int, tuple[IndexingMap, IndexingMap]] = current().tables[_WITHOUT_UNUSED]
+    hit = memo.get(id(m))
+    if hit is None or hit[0] is not m:
+        hit = memo[id(m)] = (m, m.remove_unused_variables())
+    return hit[1]
 
 
 def _box_of_identity(m: IndexingMap, value_dims: tuple[int, ...]) -> tuple[Interval, ...] | None:
