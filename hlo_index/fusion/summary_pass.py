@@ -255,6 +255,7 @@ def _through_dict(
     sets = budget.sets
     # one map through one op map (most entries): the set of one map is that map
     single = len(op_maps) == 1 and current().budgets.maps_per_value >= 1
+    maps: Maps
     for key, maps in src.items():
         hit = done.get(id(maps))
         if hit is None:
