@@ -80,13 +80,15 @@ Summary: TypeAlias = Union[dict[_Endpoint, Maps], Wide[_Endpoint]]  # noqa: UP00
 
 
 class PassBudget:
-    """The compositions left for one pass, the pass's memo of (summary map, op map) pairs, and the
-    shape of each endpoint (what a full read of it reads)."""
+    """The compositions left for one pass, the pass's memos of (summary map, op map) pairs and of
+    (summary set, op maps) pairs, and the shape of each endpoint (what a full read of it reads)."""
 
-    __slots__ = ("left", "reason", "done", "endpoint_dims")
+    __slots__ = ("left", "reason", "done", "sets", "endpoint_dims")
 
     def __init__(self, comp: Computation, endpoint_dims: Callable[[Any], Dims]) -> None:
         self.done: dict[tuple[int, int], tuple[IndexingMap, IndexingMap, IndexingMap]] = {}
+        # (id(op maps), ids of a set's maps) -> (op maps, set, composed set)
+        self.sets: dict[tuple[int, ...], tuple[Maps, Maps, Maps]] = {}
         self.left = limit = current().budgets.compositions_per_pass
         self.reason = budget_reason(
             "compositions_per_pass",
@@ -250,15 +252,26 @@ def _through_dict(
 ) -> dict[_Endpoint, Maps]:
     out: dict[_Endpoint, Maps] = {}
     done: dict[int, tuple[Maps, Maps]] = {}
+    sets = budget.sets
     # one map through one op map (most entries): the set of one map is that map
     single = len(op_maps) == 1 and current().budgets.maps_per_value >= 1
+    maps: Maps
     for key, maps in src.items():
         hit = done.get(id(maps))
         if hit is None:
             if single and len(maps) == 1:
                 composed: Maps = (_compose(maps[0], op_maps[0], instr, value_dims, budget),)
             else:
-                composed = distinct([_compose(m, r, instr, value_dims, budget) for r in op_maps for m in maps])
+                # sets of the same map objects (joins build equal sets apart, one per endpoint):
+                # composed once per op map set; the memo keeps the objects, so their ids stay theirs
+                members = (id(op_maps), *map(id, maps))
+                found = sets.get(members)
+                if found is None or found[0] is not op_maps or any(a is not b for a, b in zip(found[1], maps)):
+                    composed = distinct([_compose(m, r, instr, value_dims, budget) for r in op_maps for m in maps])
+                    if not any(m.is_undefined for m in composed):  # UNDEFINED reasons name the instruction
+                        sets[members] = (op_maps, maps, composed)
+                else:
+                    composed = found[2]
             hit = done[id(maps)] = (maps, composed)
         out[key] = hit[1]
     return out

@@ -71,31 +71,53 @@ class LoopTooComplex(Exception):
     pass
 
 
+# (id(outer map), id(inner map), value dims) -> (outer map, inner map, composed map or None for
+# KNOWN EMPTY) per analysis context: an identity memo, since the iterations compose the same map
+# objects again and again
+_PAIRS = register_table("fusion.loops.composed_pairs")
+
+
 def _compose(
     outer: tuple[IndexingMap, ...], inner: tuple[IndexingMap, ...], instr: Instruction, value_dims: tuple[int, ...]
 ) -> list[IndexingMap]:
     out: list[IndexingMap] = []
+    pairs: dict[tuple[int, int, tuple[int, ...]], tuple[IndexingMap, IndexingMap, IndexingMap | None]]
+    pairs = current().tables[_PAIRS]
     for m_in in inner:
         box = _box_of_identity(m_in, value_dims)
         for m_out in outer:
             if m_in.is_undefined or m_out.is_undefined:  # a pair given up on stays given up on
                 out.append(m_in if m_in.is_undefined else m_out)
                 continue
-            if box is not None and not m_out.is_known_empty and not is_identity_on(m_out, value_dims):
-                inside = _inside(m_out.dims, box)
-                if inside is False:  # no point of the box is in m_out's domain
-                    continue
-                if inside:  # m_out's domain lies in the box, where m_in keeps every index
-                    c = drop_witness_range_vars(m_out.simplified().remove_unused_variables())
-                    if not c.is_known_empty:
-                        out.append(c.remove_unused_variables())
-                    continue
-            c = compose_step(m_out, m_in, instr, value_dims)
-            if c.is_undefined:
-                raise LoopTooComplex(c.undefined_reason)
-            if not c.is_known_empty:
-                out.append(c.remove_unused_variables())
+            key = (id(m_out), id(m_in), value_dims)
+            hit = pairs.get(key)
+            if hit is None or hit[0] is not m_out or hit[1] is not m_in:
+                hit = pairs[key] = (m_out, m_in, _pair(m_out, m_in, box, instr, value_dims))
+            if hit[2] is not None:
+                out.append(hit[2])
     return out
+
+
+def _pair(
+    m_out: IndexingMap,
+    m_in: IndexingMap,
+    box: tuple[Interval, ...] | None,
+    instr: Instruction,
+    value_dims: tuple[int, ...],
+) -> IndexingMap | None:
+    """``m_out o m_in`` without unused variables, or None when KNOWN EMPTY; raises
+    ``LoopTooComplex`` when the composition gives up (nothing is remembered then)."""
+    if box is not None and not m_out.is_known_empty and not is_identity_on(m_out, value_dims):
+        inside = _inside(m_out.dims, box)
+        if inside is False:  # no point of the box is in m_out's domain
+            return None
+        if inside:  # m_out's domain lies in the box, where m_in keeps every index
+            c = drop_witness_range_vars(m_out.simplified().remove_unused_variables())
+            return None if c.is_known_empty else c.remove_unused_variables()
+    c = compose_step(m_out, m_in, instr, value_dims)
+    if c.is_undefined:
+        raise LoopTooComplex(c.undefined_reason)
+    return None if c.is_known_empty else c.remove_unused_variables()
 
 
 def _box_of_identity(m: IndexingMap, value_dims: tuple[int, ...]) -> tuple[Interval, ...] | None:
