@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 
-from ..affine import IndexingMap, Interval, const
+from ..affine import IndexingMap, Interval, const, dim
 from ..affine.expr import DIM, RANGE, Expr, replace_variables, variable
 from ..context import budgets, current, register_table
 
@@ -37,16 +37,24 @@ def _satisfiable(
     if points > limit:
         return None
     rename = {variable(RANGE, old): variable(DIM, new) for new, old in enumerate(group)}
-    memo: dict[Expr, Expr] = {}
-    probe = IndexingMap(
-        [range_vars[i] for i in group],
-        (),
-        (),
-        (),
-        [(replace_variables(e, rename.get, memo), b) for e, b in constraints],
-    )
+    probe = _over_box([range_vars[i] for i in group], rename, constraints, 0)
     feasible, _ = probe.enumerate(limit=limit)
     return len(feasible) > 0
+
+
+def _over_box(
+    box: Sequence[Interval], rename: dict[Expr, Expr], constraints: Sequence[tuple[Expr, Interval]], results: int
+) -> IndexingMap:
+    """``constraints`` as a map over ``box`` (their variables renamed to its dims by ``rename``)
+    whose results are its first ``results`` dims: what enumeration decides witnesses on."""
+    memo: dict[Expr, Expr] = {}
+    return IndexingMap(
+        list(box),
+        (),
+        (),
+        tuple(dim(i) for i in range(results)),
+        [(replace_variables(e, rename.get, memo), b) for e, b in constraints],
+    )
 
 
 def drop_witness_range_vars(m: IndexingMap) -> IndexingMap:
@@ -142,3 +150,50 @@ def _components(free: set[Expr], variables: Sequence[AbstractSet[Expr]]) -> list
         components = [c for c in components if not (c & vs)]
         components.append(merged)
     return components
+
+
+def drop_dim_witness_range_vars(m: IndexingMap) -> IndexingMap:
+    """``m`` without range variables that no result uses and whose constraints, which mention
+    only it and dims, some value of it satisfies at every point of those dims' box (decided by
+    enumerating that box with the variable's interval: exact, and skipped beyond
+    ``Budgets.witness_points``). An unsolved equality often leaves one: ``exists s: f(s) = d_i``
+    for an ``f`` onto ``d_i``'s interval (a rotation's ``(s + 64) mod 128``)."""
+    if m.is_undefined or m.is_known_empty or not m.range_vars or not m.constraints or m.runtime_vars:
+        return m
+    in_results: set[Expr] = set()
+    for e in m.results:
+        in_results |= e.variables()
+    dropped: set[int] = set()
+    for v in range(len(m.range_vars)):
+        w = variable(RANGE, v)
+        if w in in_results:
+            continue
+        mine = [k for k, (e, _) in enumerate(m.constraints) if w in e.variables()]
+        others = set().union(*(m.constraints[k][0].variables() for k in mine)) - {w}
+        if not mine or any(x.kind != DIM for x in others) or _always_satisfied(m, w, mine, others) is not True:
+            continue
+        dropped.update(mine)
+    if not dropped:
+        return m
+    kept = [c for k, c in enumerate(m.constraints) if k not in dropped]
+    return IndexingMap(m.dims, m.range_vars, (), m.results, kept).remove_unused_variables().simplified()
+
+
+def _always_satisfied(m: IndexingMap, w: Expr, mine: list[int], dims: set[Expr]) -> bool | None:
+    """Whether every point of ``dims``' box has a value of ``w`` meeting constraints ``mine``;
+    None when the box is too large to enumerate."""
+    order = sorted(dims, key=lambda x: x.value)
+    box = [m.dims[x.value] for x in order] + [m.range_vars[w.value]]
+    points = 1
+    for iv in box:
+        points *= max(iv.size, 0)
+    if points == 0 or points > budgets().witness_points:
+        return None
+    rename = {x: dim(i) for i, x in enumerate(order)}
+    rename[w] = dim(len(order))
+    probe = _over_box(box, rename, [m.constraints[k] for k in mine], len(order))
+    _, reached = probe.enumerate(limit=points)
+    wanted = 1
+    for iv in box[:-1]:
+        wanted *= iv.size
+    return len({tuple(row) for row in reached.tolist()}) == wanted

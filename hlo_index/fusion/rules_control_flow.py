@@ -19,11 +19,10 @@ from ..ops.registry import OperandMaps, Reads, input_to_output_rule, output_to_i
 from ..ops.shape_maps import generator_map, zero_result_map
 from ..ops.starts import constant_values
 from .compose import computation_input_to_output, computation_output_to_input
-from .loops.contained import drop_contained
 from .loops.inverse import inverse
 from .loops.matrix import loop_matrix
 from .mapset import Maps, distinct, finalize, shared
-from .subsume import drop_subsumed
+from .subsume import drop_contained, drop_subsumed
 from .walk import ELEMENT_INPUT_TO_OUTPUT, ParameterMaps
 
 # What the rules below look at (the cache key: hlo_index.fusion.fingerprint): the callees by body,

@@ -18,9 +18,9 @@ Every step keeps the same set of pairs, so the result is exact whatever remains 
 from __future__ import annotations
 
 from ...affine import IndexingMap, Interval, dim, range_var
-from ...affine.expr import DIM, RANGE, Expr, replace_variables, variable
-from ...context import budgets, current, register_table
-from ..existential import drop_witness_range_vars
+from ...affine.expr import RANGE, Expr, replace_variables
+from ...context import current, register_table
+from ..existential import drop_dim_witness_range_vars, drop_witness_range_vars
 
 Constraint = tuple[Expr, Interval]
 
@@ -68,7 +68,7 @@ def _inverse(m: IndexingMap, source_dims: tuple[int, ...]) -> IndexingMap:
     ).simplified()
     if out.is_known_empty:
         return IndexingMap.known_empty(len(source_dims), n)
-    return _without_dim_witnesses(drop_witness_range_vars(out.remove_unused_variables()))
+    return drop_dim_witness_range_vars(drop_witness_range_vars(out.remove_unused_variables()))
 
 
 def _solved(
@@ -113,57 +113,3 @@ def _next_solvable(constraints: list[Constraint], ranges: list[Interval], solved
     if abs(c) == 1:
         return atom.value, (-shifted if c > 0 else shifted)
     return atom.value, (-shifted.floordiv(c) if c > 0 else shifted.floordiv(-c))
-
-
-def _without_dim_witnesses(m: IndexingMap) -> IndexingMap:
-    """``m`` without range variables that no result uses and whose constraints, which mention
-    only it and dims, some value of it satisfies at every point of those dims' box (decided by
-    enumerating that box with the variable's interval: exact, and skipped beyond
-    ``Budgets.witness_points``). An unsolved equality often leaves one: ``exists s: f(s) = d_i``
-    for an ``f`` onto ``d_i``'s interval (a rotation's ``(s + 64) mod 128``)."""
-    if m.is_undefined or m.is_known_empty or not m.range_vars or not m.constraints or m.runtime_vars:
-        return m
-    in_results: set[Expr] = set()
-    for e in m.results:
-        in_results |= e.variables()
-    dropped: set[int] = set()
-    for v in range(len(m.range_vars)):
-        w = variable(RANGE, v)
-        if w in in_results:
-            continue
-        mine = [k for k, (e, _) in enumerate(m.constraints) if w in e.variables()]
-        others = set().union(*(m.constraints[k][0].variables() for k in mine)) - {w}
-        if not mine or any(x.kind != DIM for x in others) or _always_satisfied(m, w, mine, others) is not True:
-            continue
-        dropped.update(mine)
-    if not dropped:
-        return m
-    kept = [c for k, c in enumerate(m.constraints) if k not in dropped]
-    return IndexingMap(m.dims, m.range_vars, (), m.results, kept).remove_unused_variables().simplified()
-
-
-def _always_satisfied(m: IndexingMap, w: Expr, mine: list[int], dims: set[Expr]) -> bool | None:
-    """Whether every point of ``dims``' box has a value of ``w`` meeting constraints ``mine``;
-    None when the box is too large to enumerate."""
-    order = sorted(dims, key=lambda x: x.value)
-    box = [m.dims[x.value] for x in order] + [m.range_vars[w.value]]
-    points = 1
-    for iv in box:
-        points *= max(iv.size, 0)
-    if points == 0 or points > budgets().witness_points:
-        return None
-    rename = {x: dim(i) for i, x in enumerate(order)}
-    rename[w] = dim(len(order))
-    memo: dict[Expr, Expr] = {}
-    probe = IndexingMap(
-        box,
-        (),
-        (),
-        [dim(i) for i in range(len(order))],
-        [(replace_variables(m.constraints[k][0], rename.get, memo), m.constraints[k][1]) for k in mine],
-    )
-    _, reached = probe.enumerate(limit=points)
-    wanted = 1
-    for iv in box[:-1]:
-        wanted *= iv.size
-    return len({tuple(row) for row in reached.tolist()}) == wanted
