@@ -124,11 +124,48 @@ def _read_tiles(figure: dict, live: list, shape: Shape, bits: int, seed: int) ->
     figure["bytes_used"] = used
     if figure["tiles"] is None:
         return
-    indices = np.argwhere(mask) if shape.rank else np.zeros((read, 0), dtype=np.int64)
-    ids = layout_cells(shape, indices)[1][0]
+    ids = layout_cells(shape, _tile_representatives(shape, mask, read))[1][0]
     tiles_read = int(distinct_sorted(np.asarray(ids).reshape(-1)).size)
     figure["tiles_read"] = tiles_read
     figure["tile_utilization"] = used / (tiles_read * figure["tile_bytes"]) if tiles_read else None
+
+
+def _tile_representatives(shape: Shape, mask: np.ndarray, read: int) -> np.ndarray:
+    """Logical indices (``[n, rank]``) that fall in exactly the first-level tiles holding a read
+    element. Where the first tile splits every dim on its own (no ``*``), a tile's elements are
+    one box of the logical index space: the mask is reduced box by box and one corner of each
+    touched box stands for it (a big operand's reads would otherwise all go through the layout
+    pipeline, a thousand per tile). Else every read index."""
+    if not shape.rank:
+        return np.zeros((read, 0), dtype=np.int64)
+    box = _tile_box(shape)
+    if box is None:
+        return np.argwhere(mask)
+    padded = [-(-d // b) * b for d, b in zip(shape.dims, box)]
+    if padded != list(shape.dims):
+        grown = np.zeros(padded, dtype=bool)
+        grown[tuple(slice(0, d) for d in shape.dims)] = mask
+        mask = grown
+    split = [n for d, b in zip(padded, box) for n in (d // b, b)]
+    touched = mask.reshape(split).any(axis=tuple(range(1, 2 * shape.rank, 2)))
+    return np.argwhere(touched) * np.asarray(box, dtype=np.int64)
+
+
+def _tile_box(shape: Shape) -> list[int] | None:
+    """Per logical dim, the extent of a first-level tile along it; None where the tile folds
+    dims together (``*``), so that its elements are no box."""
+    from ..layout import layout_plan
+
+    plan = layout_plan(shape)
+    step = plan.steps[0]
+    if any(len(group) != 1 for group in step.groups):
+        return None
+    box = [1] * shape.rank
+    for physical, logical in enumerate(plan.major_to_minor):
+        position = physical + step.lead_ones - step.untouched
+        if position >= 0:
+            box[logical] = step.tile[position]
+    return box
 
 
 def _minor_walk(live: list, shape: Shape, minor: int, bits: int, seed: int) -> tuple[str, dict, str]:

@@ -126,6 +126,15 @@ CASES = [
     ("s8[17,260]{1,0:T(8,128)(4,1)}", "(d0, d1) -> (d1, d0), domain: d0 in [0, 259], d1 in [0, 16]", "s8[260,17]"),
     ("f32[2,8,130]{2,1,0:T(8,128)}", "(d0, d1) -> (d0, 3, d1), domain: d0 in [0, 1], d1 in [0, 129]", "f32[2,130]"),
     ("f32[]{:T(256)}", "(d0) -> (), domain: d0 in [0, 7]", "f32[8]"),
+    # sparse reads: tiles counted per box of the logical index space, under a permuted layout
+    # and a tile longer than the shape
+    (
+        "f32[3,20,300]{2,0,1:T(8,128)}",
+        "(d0, d1, d2) -> (d0, d1 * 2 + 1, d2 * 3), domain: d0 in [0, 2], d1 in [0, 9], d2 in [0, 99]",
+        "f32[3,10,100]",
+    ),
+    ("f32[300]{0:T(2,128)}", "(d0) -> (d0 * 3), domain: d0 in [0, 99]", "f32[100]"),
+    ("bf16[40,7]{0,1:T(16,4)(2,1)}", "(d0) -> (d0 * 3, 6), domain: d0 in [0, 13]", "bf16[14]"),
 ]
 
 
