@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable
 from ..affine import IndexingMap
 from ..context import budget_reason, current, register_table
 from ..hlo.model import Computation, Instruction
+from ..ops import OUTPUT_TO_INPUT
+from ..ops.rules_elementwise import elementwise_output_to_input
 from .existential import drop_witness_range_vars
 from .mapset import Maps, distinct, finalize, shared, union
 from .rule_cache import ForwardStep, composed, identity, input_to_output_steps, is_identity_on, output_to_input_steps
@@ -176,6 +178,7 @@ def walk_to_parameters(
         _deposit(arrays, tuples, instr, element, maps)
     reached: dict[tuple[int, int], Maps] = {}
     items: Iterable[tuple[int, Maps]]
+    rules = OUTPUT_TO_INPUT
     for instr in reversed(order):
         shape = instr.shape
         if shape.tuple_shapes is not None:
@@ -187,6 +190,23 @@ def walk_to_parameters(
             array_maps = arrays.pop(id(instr), None)
             if not array_maps:
                 continue
+            opcode = instr.opcode
+            if rules.get(opcode) is elementwise_output_to_input and id(instr) not in stop:
+                # most of every fusion: an elementwise op whose operands all have its dims reads
+                # each through the identity (output_to_input_steps' first case), so each operand
+                # receives the very maps that reach the op
+                dims = shape.dims
+                operands = instr.operands
+                for o in operands:
+                    o_shape = o.shape
+                    if o_shape is not shape and (o_shape.dims != dims or o_shape.tuple_shapes is not None):
+                        break
+                else:
+                    for operand in operands:
+                        key = id(operand)
+                        known = arrays.get(key)
+                        arrays[key] = array_maps if known is None or known is array_maps else union(known, array_maps)
+                    continue
             items = ((0, array_maps),)
         if instr.opcode == "parameter":
             for element, maps in items:
@@ -202,7 +222,8 @@ def walk_to_parameters(
                 operand = operands[position]
                 if operand.shape.tuple_shapes is None:  # _deposit's array case, inline: most deposits
                     key = id(operand)
-                    arrays[key] = union(arrays.get(key, ()), new)
+                    known = arrays.get(key)
+                    arrays[key] = new if known is None or known is new else union(known, new)
                 else:
                     _deposit(arrays, tuples, operand, element, new)
     return reached
