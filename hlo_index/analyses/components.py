@@ -436,6 +436,11 @@ def linear_indices(dec: Decomposition, operand_dims: Sequence[int], limit: int) 
     return total
 
 
+def lists_indices(dec: Decomposition, limit: int) -> bool:
+    """Whether ``linear_indices(dec, ..., limit)`` lists the indices (is not None)."""
+    return dec.distinct <= limit and all(c.listed_count is not None for c in dec.components)
+
+
 def charge_linear_indices(dec: Decomposition, limit: int) -> None:
     """Charge the points ``linear_indices(dec, ..., limit)`` would, without listing the indices
     (a caller that needs only their count: the budgets then run out exactly where they would)."""

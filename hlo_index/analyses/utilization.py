@@ -36,7 +36,7 @@ from ..affine.evaluate import distinct_sorted
 from ..affine.expr import DIM, RUNTIME, Expr
 from ..context import current
 from ..hlo.model import Shape
-from .components import charge, charge_linear_indices, decompose, linear_indices
+from .components import charge, charge_linear_indices, decompose, linear_indices, lists_indices
 from .forms import runtime_as_range, split_linear
 
 if TYPE_CHECKING:
@@ -445,13 +445,20 @@ def _from_components(
     bitmap_limit = current().budgets.utilization_bitmap_elements
     mark_limit = min(budget, bitmap_limit)
     need_marks = len(decs) > 1 or bits % 8 != 0
-    if need_marks and total <= bitmap_limit:
+    # one map of whole bytes reading every element: the union is the whole operand, known without
+    # marking (charged as the marking would be)
+    whole = need_marks and bits % 8 == 0 and any(d.distinct_exact and d.distinct == total for d in decs)
+    if need_marks and total <= bitmap_limit and not whole:
         indices = [linear_indices(d, dims, mark_limit) for d in decs]
     else:  # one map of whole bytes, or an operand too large to mark: the indices would go unused
         for d in decs:
             charge_linear_indices(d, mark_limit)
         indices = []
-    if need_marks and all(i is not None for i in indices) and total <= bitmap_limit:
+    if whole and total <= bitmap_limit and all(lists_indices(d, mark_limit) for d in decs):
+        charge(total // 16)
+        lower = upper = total
+        nbytes = total * bits // 8
+    elif need_marks and all(i is not None for i in indices) and total <= bitmap_limit and not whole:
         marked = np.zeros(total, dtype=bool)
         charge(total // 16)
         for linear in indices:
