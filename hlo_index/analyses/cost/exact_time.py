@@ -9,14 +9,13 @@ against kernels measured on an H200 (``benchmarks/cost_vs_kernels.py``, docs/ANA
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ...hlo.model import Instruction
 from .shapes import shape_bytes
 
 if TYPE_CHECKING:
-    from .gpu_model import GpuPerformanceModel, Launch, RunTime
+    from .gpu_model import GpuPerformanceModel, RunTime
     from .target_cost import FusionCost
 
 
@@ -25,8 +24,7 @@ def exact_run_time(
     target: Instruction,
     model: GpuPerformanceModel,
     l2_cache_size: float,
-    launch: Launch | None,
-    coalesced: Sequence[bool | None] | None,
+    base: RunTime,
 ) -> RunTime | None:
     """``exact["time_us"]``: the same model with the bytes of hlo-index's maps in place of XLA's
     utilization estimates: per operand, the distinct bytes come from DRAM and the reads beyond them
@@ -35,7 +33,8 @@ def exact_run_time(
     done in place as XLA's scatter emitter does it (its operand is the output's buffer: only the
     updated elements are read and written), ``exact["bytes_written"]`` then saying so; and an
     uncoalesced operand that fits in L2 read at full bandwidth. With ``time_uses="exact"`` this
-    estimate is the target's time."""
+    estimate is the target's time. ``base``: the model's estimate with XLA's figures (its launch
+    grid and its operands' coalescing verdicts are this one's)."""
     exact = cost.exact
     distinct = exact.get("operand_distinct_elements") or []
     per_element = exact.get("operand_reads_per_element") or []
@@ -66,13 +65,14 @@ def exact_run_time(
     # an uncoalesced read costs XLA's DRAM penalty (a 32-byte sector per element) only when the
     # lines a warp fetches are gone before its neighbours use them: an operand whose distinct bytes
     # fit in L2 is fetched from DRAM once, whatever order the warps read it in
+    coalesced = base.operand_coalesced
     verdicts: list[bool | None] = [
         True
         if f is not None and f[0] < l2_cache_size
         else (coalesced[k] if coalesced is not None and k < len(coalesced) else None)
         for k, f in enumerate(figures)
     ]
-    rt = model.run_time(target, launch, verdicts, operand_bytes=figures, written=written)
+    rt = model.run_time_reading(base, target, verdicts, figures, written)
     exact["time_us"] = rt.exec_time_us
     return rt
 

@@ -282,24 +282,7 @@ class GpuPerformanceModel:
         else:
             verdicts = [ok for ok in known if ok is not None]  # every one given
         compute = compute_time_us(device, max(props.flops, 0.0), launch.blocks, launch.threads_per_block)
-        read = 0.0
-        bytes_read = 0.0
-        per_operand = []
-        read_times = self._read_times
-        xla_bytes = props.operand_bytes
-        for k, (size, rates, _) in enumerate(self.operand_sizes(instr)):
-            total = max(xla_bytes[k], 0.0) if k < len(xla_bytes) else size
-            net = min(size, total)
-            given = operand_bytes[k] if operand_bytes is not None and k < len(operand_bytes) else None
-            if given is not None:
-                net, total = given
-            key = (launch.blocks, net, total, rates[0] if k >= len(verdicts) or verdicts[k] else rates[1])
-            t = read_times.get(key)
-            if t is None:
-                t = read_times[key] = read_time_us(device, *key)
-            per_operand.append(t)
-            read += t
-            bytes_read += total
+        read, bytes_read, per_operand = self._reads(instr, props, launch.blocks, verdicts, operand_bytes)
         written = max(props.output_bytes, 0.0) if written is None else written
         write = write_time_us(device, written)
         rt = RunTime(
@@ -319,6 +302,75 @@ class GpuPerformanceModel:
         if own:
             self._memo[id(instr)] = rt
         return rt
+
+    def run_time_reading(
+        self,
+        base: RunTime,
+        instr: Instruction,
+        coalesced: Sequence[bool | None],
+        operand_bytes: Sequence[tuple[float, float] | None],
+        written: float | None = None,
+    ) -> RunTime:
+        """``run_time(instr, base.launch, coalesced, operand_bytes, written)``, where ``base`` is
+        ``run_time(instr, ...)`` with XLA's bytes: the same kernel on the same grid has its flops and
+        compute time, and, with ``written`` None, its write time; only the reads are estimated."""
+        if (
+            None in coalesced
+            or len(coalesced) != len(instr.operands)
+            or instr.opcode in ("bitcast", "parameter", "constant", "get-tuple-element", "tuple")
+        ):
+            return self.run_time(instr, base.launch, coalesced, operand_bytes, written)
+        props = self.cost.of(instr)
+        read, bytes_read, per_operand = self._reads(instr, props, base.blocks, coalesced, operand_bytes)
+        if written is None:
+            written, write = base.bytes_written, base.write_time_us
+        else:
+            write = write_time_us(self.device, written)
+        compute = base.compute_time_us
+        return RunTime(
+            base.flops,
+            bytes_read,
+            written,
+            base.blocks,
+            base.threads_per_block,
+            read,
+            write,
+            compute,
+            combine(compute, read + write),
+            base.emitter,
+            per_operand,
+            list(coalesced),
+        )
+
+    def _reads(
+        self,
+        instr: Instruction,
+        props,
+        blocks: int,
+        verdicts: Sequence[bool | None],
+        operand_bytes: Sequence[tuple[float, float] | None] | None,
+    ) -> tuple[float, float, list[float]]:
+        """(read time, bytes read, per operand its read time) of ``instr``'s operands."""
+        device = self.device
+        read = 0.0
+        bytes_read = 0.0
+        per_operand = []
+        read_times = self._read_times
+        xla_bytes = props.operand_bytes
+        for k, (size, rates, _) in enumerate(self.operand_sizes(instr)):
+            total = max(xla_bytes[k], 0.0) if k < len(xla_bytes) else size
+            net = min(size, total)
+            given = operand_bytes[k] if operand_bytes is not None and k < len(operand_bytes) else None
+            if given is not None:
+                net, total = given
+            key = (blocks, net, total, rates[0] if k >= len(verdicts) or verdicts[k] else rates[1])
+            t = read_times.get(key)
+            if t is None:
+                t = read_times[key] = read_time_us(device, *key)
+            per_operand.append(t)
+            read += t
+            bytes_read += total
+        return read, bytes_read, per_operand
 
     def operand_sizes(self, instr: Instruction) -> list[tuple[float, tuple[float, float], float | None]]:
         """Per operand of ``instr``: its bytes, its coalescing rates (coalesced, uncoalesced) and

@@ -187,7 +187,12 @@ class HloCost:
         if op in FLOP_FREE:
             return NO_FLOPS
         if op not in COSTED_ELEMENTWISE:
-            p = self.of(instr)
+            p = self._props.get(id(instr))
+            if p is None and op not in _CALLERS:
+                # no called computation's figures: its flops are ``instruction_flops``' alone, and
+                # the rest of its figures need not be built (a generic fused instruction's are never read)
+                return instruction_flops(instr, self.options, self._sub_cost)
+            p = p or self.of(instr)
             return (p.flops, p.transcendentals)
         shape = instr.shape
         hit = self._elementwise_flops.get((op, id(shape)))
@@ -690,6 +695,8 @@ class HloCost:
 
 
 _CONSTANT = "constant"
+# Ops whose flops are not ``instruction_flops``' (``_compute`` sums what they call instead)
+_CALLERS = frozenset({"fusion", "call", "async-start", "while", "conditional"})
 # Users that read less than the whole of a value, or read it as something else does (``_scan``)
 _PARTIAL_READERS = frozenset({"fusion", "slice", "dynamic-slice", "dynamic-update-slice", "broadcast", "reshape"})
 
@@ -917,17 +924,20 @@ def computation_totals_under(costs: Sequence[HloCost], comp) -> list[Properties]
     cost in one row, read in XLA's visiting order, which the float32 sums need unless they are
     exact (large modules' byte sums are not)."""
     order = _shared_visit_order(comp)
+    zeros = ZERO_ROW * len(costs)
     if len(costs) == 1:
         rows = list(map(costs[0]._all_figures, order))
+        zeros = ZERO_ROW  # the row ``_all_figures`` gives every all-zero instruction
     elif len(costs) == 2:
         first, second = costs[0]._all_figures, costs[1]._all_figures
-        zeros = ZERO_ROW + ZERO_ROW
         rows = [zeros if instr.opcode in ALL_ZERO else first(instr) + second(instr) for instr in order]
     else:
         figures = [c._all_figures for c in costs]
-        rows = [tuple(x for f in figures for x in f(instr)) for instr in order]
+        rows = [zeros if instr.opcode in ALL_ZERO else tuple(x for f in figures for x in f(instr)) for instr in order]
     width = 4 * len(costs)
-    exact = exact_float32_sums(rows, width)
+    # the all-zero rows (most of an entry: parameters, their elements, bitcasts) add nothing to an
+    # exact sum; a column they would decide (zeros of both signs) is summed in order below
+    exact = exact_float32_sums([row for row in rows if row is not zeros], width)
     sums: list[float] = _rounded_in_order(exact, rows, width) if None in exact else exact  # type: ignore[assignment]
     out = []
     for k, cost in enumerate(costs):

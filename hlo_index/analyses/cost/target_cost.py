@@ -506,10 +506,7 @@ def _gpu_time(
         if cost.exact:
             # the same kernel: its launch grid and its operands' verdicts (given or judged) as the
             # estimate above found them
-            launch = launch or rt.launch
-            exact_rt = exact_run_time(
-                cost, target, models.classic, models.device.l2_cache_size, launch, rt.operand_coalesced
-            )
+            exact_rt = exact_run_time(cost, target, models.classic, models.device.l2_cache_size, rt)
     _set_runtime(cost, rt)
     if exact_rt is not None and options.time_uses == "exact":
         _set_runtime(cost, exact_rt)
@@ -589,21 +586,24 @@ def _time_text(us: float) -> str:
     return f"{us:.1f} us" if us >= 1 else f"{us * 1e3:.0f} ns"
 
 
+def _size_text(cost: FusionCost) -> str:
+    return f"{cost.flops:.3g} flops, {_bytes_text(max(cost.bytes_accessed, 0.0))} accessed"
+
+
 def explain(cost: FusionCost) -> str:
     """One line: the time, the device and bound, and what dominates."""
-    size = f"{cost.flops:.3g} flops, {_bytes_text(max(cost.bytes_accessed, 0.0))} accessed"
     if cost.time_us is None and cost.model == TRITON_GEMM_UNMODELLED:
-        return f"{size}; time {cost.model}, left out of the time totals"
+        return f"{_size_text(cost)}; time {cost.model}, left out of the time totals"
     if cost.time_us is None:
         intensity = cost.intensity
         extra = f", {intensity:.2f} flops/byte" if intensity is not None else ""
-        return size + extra + " (no time: give a device or a roofline)"
+        return _size_text(cost) + extra + " (no time: give a device or a roofline)"
     where = f" on {cost.device}" if cost.device else ""
     if math.isinf(cost.time_us):
         return f"inf{where}: a tile does not fit in registers (spills)"
     head = f"{_time_text(cost.time_us)}{where}, {cost.bound}-bound"
     if cost.bound == "compute":
-        return f"{head}: {size}"
+        return f"{head}: {_size_text(cost)}"
     parts = [f"{_bytes_text(cost.bytes_read or cost.bytes_accessed)} read"]
     read = cost.read_time_us or 0.0
     slow = [(t, k) for k, (t, ok) in enumerate(zip(cost.operand_read_us, cost.operand_coalesced)) if not ok]
