@@ -15,7 +15,6 @@ import operator
 import struct
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, field
 from functools import reduce
 from itertools import compress, repeat
 from operator import attrgetter
@@ -71,28 +70,53 @@ ALL_ZERO = frozenset(FREE & FLOP_FREE)
 ZERO_ROW = (0.0, 0.0, 0.0, 0.0)
 
 
-@dataclass(slots=True)
 class FusedScan:
     """A fused computation read once: the exact float32 sums of its instructions' (flops,
     transcendentals) (None where a sum rounds), its constants of more than one element, and the
     bytes the generic analysis reads of each parameter (``HloCost._scan``)."""
 
-    flop_sums: list[float | None]
-    constants: list[Instruction]
-    reads: dict[int, int]
+    __slots__ = ("flop_sums", "constants", "reads")
+
+    def __init__(self, flop_sums: list[float | None], constants: list[Instruction], reads: dict[int, int]) -> None:
+        self.flop_sums = flop_sums
+        self.constants = constants
+        self.reads = reads
 
 
-@dataclass
 class Properties:
-    """One instruction's figures (XLA's ``Properties``; -1 = unknown)."""
+    """One instruction's figures (XLA's ``Properties``; -1 = unknown). Plain records (no
+    dataclass: its generated methods would be compiled on every import)."""
 
-    flops: float = 0.0
-    transcendentals: float = 0.0
-    bytes_accessed: float = 0.0
-    output_bytes: float = 0.0
-    operand_bytes: list = field(default_factory=list)
-    operand_utilization: list = field(default_factory=list)
-    output_bytes_per_leaf: list = field(default_factory=list)
+    __slots__ = (
+        "flops",
+        "transcendentals",
+        "bytes_accessed",
+        "output_bytes",
+        "operand_bytes",
+        "operand_utilization",
+        "output_bytes_per_leaf",
+    )
+
+    def __init__(
+        self,
+        flops: float = 0.0,
+        transcendentals: float = 0.0,
+        bytes_accessed: float = 0.0,
+        output_bytes: float = 0.0,
+        operand_bytes: list | None = None,
+        operand_utilization: list | None = None,
+        output_bytes_per_leaf: list | None = None,
+    ) -> None:
+        self.flops = flops
+        self.transcendentals = transcendentals
+        self.bytes_accessed = bytes_accessed
+        self.output_bytes = output_bytes
+        self.operand_bytes: list = [] if operand_bytes is None else operand_bytes
+        self.operand_utilization: list = [] if operand_utilization is None else operand_utilization
+        self.output_bytes_per_leaf: list = [] if output_bytes_per_leaf is None else output_bytes_per_leaf
+
+    def __repr__(self) -> str:
+        return "Properties(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__) + ")"
 
 
 class HloCost:

@@ -18,7 +18,7 @@ import math
 import operator
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from itertools import compress, count, repeat
 from operator import attrgetter
 from pathlib import Path
@@ -46,38 +46,79 @@ CAPABILITY_IN_NAME = re.compile(r"sm_(\d+)\.(\d+)")
 TRITON_GEMM_UNMODELLED = "not modelled: Triton gemm fusion (XLA costs it with its Triton tiling)"
 
 
-@dataclass
 class FusionCost:
     """One target's cost. Times in microseconds (``math.inf`` when the model says the kernel
-    spills registers); ``None`` where the figure does not apply."""
+    spills registers); ``None`` where the figure does not apply. (A plain record: a dataclass's
+    generated methods would be compiled on every import of the cost model.)"""
 
-    flops: float
-    transcendentals: float
-    bytes_accessed: float
-    operand_bytes_accessed: list
-    output_bytes_accessed: float
-    operand_utilization: list
-    bytes_read: float | None = None
-    bytes_written: float | None = None
-    device: str | None = None
-    device_assumed: str | None = None  # why this device, when the user gave none
-    model: str | None = None  # which estimator gave the time
-    time_us: float | None = None
-    compute_time_us: float | None = None
-    read_time_us: float | None = None
-    write_time_us: float | None = None
-    bound: str | None = None
-    launch: dict | None = None
-    tile_sizes: list | None = None
-    fused: dict | None = None
-    time_unfused_us: float | None = None
-    time_fused_us: float | None = None
-    exact: dict = field(default_factory=dict)
-    time_uses: str = "xla"
-    operand_read_us: list = field(default_factory=list)
-    operand_coalesced: list = field(default_factory=list)
-    operand_names: list = field(default_factory=list)
-    explanation: str = ""
+    __slots__ = (
+        "flops",
+        "transcendentals",
+        "bytes_accessed",
+        "operand_bytes_accessed",
+        "output_bytes_accessed",
+        "operand_utilization",
+        "bytes_read",
+        "bytes_written",
+        "device",
+        "device_assumed",  # why this device, when the user gave none
+        "model",  # which estimator gave the time
+        "time_us",
+        "compute_time_us",
+        "read_time_us",
+        "write_time_us",
+        "bound",
+        "launch",
+        "tile_sizes",
+        "fused",
+        "time_unfused_us",
+        "time_fused_us",
+        "exact",
+        "time_uses",
+        "operand_read_us",
+        "operand_coalesced",
+        "operand_names",
+        "explanation",
+    )
+
+    def __init__(
+        self,
+        flops: float,
+        transcendentals: float,
+        bytes_accessed: float,
+        operand_bytes_accessed: list,
+        output_bytes_accessed: float,
+        operand_utilization: list,
+        *,
+        time_us: float | None = None,
+    ) -> None:
+        self.flops = flops
+        self.transcendentals = transcendentals
+        self.bytes_accessed = bytes_accessed
+        self.operand_bytes_accessed = operand_bytes_accessed
+        self.output_bytes_accessed = output_bytes_accessed
+        self.operand_utilization = operand_utilization
+        self.bytes_read: float | None = None
+        self.bytes_written: float | None = None
+        self.device: str | None = None
+        self.device_assumed: str | None = None
+        self.model: str | None = None
+        self.time_us = time_us
+        self.compute_time_us: float | None = None
+        self.read_time_us: float | None = None
+        self.write_time_us: float | None = None
+        self.bound: str | None = None
+        self.launch: dict | None = None
+        self.tile_sizes: list | None = None
+        self.fused: dict | None = None
+        self.time_unfused_us: float | None = None
+        self.time_fused_us: float | None = None
+        self.exact: dict = {}
+        self.time_uses = "xla"
+        self.operand_read_us: list = []
+        self.operand_coalesced: list = []
+        self.operand_names: list = []
+        self.explanation = ""
 
     @property
     def intensity(self) -> float | None:
