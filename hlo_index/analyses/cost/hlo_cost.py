@@ -16,7 +16,7 @@ import struct
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from functools import reduce
-from itertools import compress, repeat
+from itertools import chain, compress, repeat
 from operator import attrgetter
 from typing import Any, cast
 
@@ -938,7 +938,9 @@ def _rounded_in_order(exact: list[float | None], ordered: list[tuple], width: in
     one after the other, in float32, as the loop XLA runs)."""
     import numpy as np
 
-    rounded = np.add.accumulate(np.array(ordered, dtype=np.float32).reshape(-1, width), axis=0)[-1]
+    # each figure made a float32 as ``numpy.array`` would, without its walk over nested sequences
+    values = np.fromiter(chain.from_iterable(ordered), dtype=np.float32, count=len(ordered) * width)
+    rounded = np.add.accumulate(values.reshape(-1, width), axis=0)[-1]
     return [float(rounded[k]) if s is None else s for k, s in enumerate(exact)]
 
 
