@@ -194,6 +194,7 @@ def _json_value(v):
 
 _AS_THEY_ARE = frozenset({int, type(None)})
 _FLOATS = frozenset({float})
+_IS_INTEGER = float.is_integer
 
 
 def _json_list(v: list | tuple) -> list:
@@ -203,12 +204,9 @@ def _json_list(v: list | tuple) -> list:
     if kinds <= _AS_THEY_ARE:
         return list(v)
     if kinds == _FLOATS:
-        try:
-            whole = list(map(int, v))
-        except (OverflowError, ValueError):  # inf, nan
-            whole = None
-        if whole is not None and whole == list(v) and min(whole) > -(2**53) and max(whole) < 2**53:
-            return whole
+        if all(map(_IS_INTEGER, v)) and min(v) > -_WHOLE and max(v) < _WHOLE:  # never inf or nan
+            return list(map(int, v))
+        return [int(x) if x.is_integer() and -_WHOLE < x < _WHOLE else _json_float(x) for x in v]
     return [_json_value(x) for x in v]
 
 
