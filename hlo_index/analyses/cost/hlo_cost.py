@@ -457,8 +457,8 @@ class HloCost:
         # the generic analysis uses every fused value once (1.0); the GPU one propagates its uses
         gpu = self.options.gpu
         if gpu:
-            # one walk: the utilizations, the flops they weigh, the (flops, transcendentals) rows
-            gpu_flops, flop_rows = self._gpu_utilizations(comp, zero_util)
+            # one walk: the utilizations, the flops they weigh, the transcendentals of each instruction
+            gpu_flops, transcendentals = self._gpu_utilizations(comp, zero_util)
             reads = None
             constants = [i for i in comp.instructions if i.opcode == "constant" and elements(i.shape) > 1]
         else:
@@ -466,7 +466,7 @@ class HloCost:
             reads, constants = scan.reads, scan.constants
         if gpu:
             # the flops weighed by the utilizations: of the plain sums only the transcendentals are read
-            p.flops, p.transcendentals = gpu_flops, self._fused_transcendentals(comp, flop_rows)
+            p.flops, p.transcendentals = gpu_flops, self._fused_transcendentals(comp, transcendentals)
         else:
             sums = self._sub.get(id(comp))
             if sums is None:
@@ -515,20 +515,20 @@ class HloCost:
             accessed += read
         p.operand_bytes, p.operand_utilization, p.bytes_accessed = operand_bytes, operand_utilization, accessed
 
-    def _fused_transcendentals(self, comp, rows: list[tuple]) -> float:
-        """The transcendentals of ``_sub_cost(comp)`` from ``rows`` (the (flops, transcendentals) of
-        the instructions that may have any), the float32 sum as XLA sums it."""
-        total = exact_float32_sum([row[1] for row in rows]) if rows else 0.0
+    def _fused_transcendentals(self, comp, column: list[float]) -> float:
+        """The transcendentals of ``_sub_cost(comp)`` from ``column`` (those of the instructions that
+        may have any), the float32 sum as XLA sums it."""
+        total = exact_float32_sum(column) if column else 0.0
         if total is None:
             ordered = [(self._flop_figures(instr)[1],) for instr in _shared_visit_order(comp)]
             return _rounded_in_order([None], ordered, 1)[0]
         return total
 
-    def _gpu_utilizations(self, comp, zero_util: set) -> tuple[float, list[tuple]]:
+    def _gpu_utilizations(self, comp, zero_util: set) -> tuple[float, list[float]]:
         """Propagate utilization from the root (1.0) to the parameters; returns the fusion's
         flops (each instruction's flops times its utilization; float32 as in XLA, ``f32``) and
-        the (flops, transcendentals) of the instructions that may have any (``_scan``'s rows,
-        in another order).
+        the transcendentals of the instructions that may have any (in post-order from the root,
+        reversed).
 
         Each value's roots: those it reaches through elementwise uses alone (a set of ids, added
         to in XLA's order: its utilization is their float32 sum in the set's order); each root's
@@ -544,7 +544,7 @@ class HloCost:
         of, flop_figures = self.of, self._flop_figures
         counts = self._element_counts
         flops = 0.0
-        rows: list[tuple] = []
+        transcendentals: list[float] = []
         for instr in order:
             key = id(instr)
             mine = roots[key]
@@ -562,14 +562,12 @@ class HloCost:
             op = instr.opcode
             if op in PASS_THROUGH or not operands:
                 props = None
-                figures = flop_figures(instr)
-                instr_flops = figures[0]
+                instr_flops, instr_transcendentals = flop_figures(instr)
             else:
                 props = of(instr)
-                instr_flops = props.flops
-                figures = (instr_flops, props.transcendentals)
+                instr_flops, instr_transcendentals = props.flops, props.transcendentals
             if op not in FLOP_FREE:
-                rows.append(figures)
+                transcendentals.append(instr_transcendentals)
             if instr_flops or not math.isfinite(u):  # else it adds a zero
                 # u x a float32 is that float32 where u is 1.0 (most instructions)
                 weighed = f32(instr_flops) if u == 1.0 else f32(u * f32(instr_flops))
@@ -604,7 +602,7 @@ class HloCost:
         if self._fusion_key is None:  # the what-if reads them; a cost sharing fusions serves no what-if
             self._roots.update(roots)
             self._root_util.update(root_util)
-        return flops, rows
+        return flops, transcendentals
 
     def _parameter_read_bytes(self, param: Instruction) -> int:
         if param.shape.is_tuple:
