@@ -845,14 +845,15 @@ def post_order(comp) -> list[Instruction]:
 def visit_order(comp) -> list[Instruction]:
     """XLA's ``HloComputation::Accept`` order: the roots nothing uses (other than the root), each
     in post-order, then the root's post-order; operands in order, control predecessors after them."""
-    used: set[Instruction] = set()  # instructions hash by identity
-    for instr in comp.instructions:
-        used.update(instr.operands)
-        used.update(instr.control_predecessors)
-    starts = [i for i in comp.instructions if i not in used and i is not comp.root]
+    instructions = comp.instructions
+    used: set[Instruction] = set(chain.from_iterable(map(_OPERANDS, instructions)))  # hashed by identity
+    control = list(filter(None, map(_CONTROL, instructions)))
+    used.update(chain.from_iterable(control))
+    starts = [i for i in instructions if i not in used and i is not comp.root]
     if comp.root is not None:
         starts.append(comp.root)
-    return _depth_first(starts, _operands_then_control)
+    # without control edges (most computations) an instruction's predecessors are its operands
+    return _depth_first(starts, _operands_then_control if control else _OPERANDS)
 
 
 # Per analysis context: id(computation) -> (computation, its ``visit_order``); the GPU and the
@@ -901,6 +902,7 @@ def _depth_first(starts, predecessors) -> list[Instruction]:
 
 _OPERANDS, _OPCODE, _SHAPE = attrgetter("operands"), attrgetter("opcode"), attrgetter("shape")
 _TUPLE_SHAPES = attrgetter("tuple_shapes")  # None for an array
+_CONTROL = attrgetter("control_predecessors")
 
 
 def transpose_is_bitcast(instr: Instruction) -> bool:
