@@ -67,9 +67,7 @@ def exact_run_time(
     # fit in L2 is fetched from DRAM once, whatever order the warps read it in
     coalesced = base.operand_coalesced
     verdicts: list[bool | None] = [
-        True
-        if f is not None and f[0] < l2_cache_size
-        else (coalesced[k] if coalesced is not None and k < len(coalesced) else None)
+        True if f is not None and f[0] < l2_cache_size else (coalesced[k] if k < len(coalesced) else None)
         for k, f in enumerate(figures)
     ]
     rt = model.run_time_reading(base, target, verdicts, figures, written)

@@ -458,7 +458,7 @@ class HloCost:
         gpu = self.options.gpu
         if gpu:
             # one walk: the utilizations, the flops they weigh, the transcendentals of each instruction
-            gpu_flops, transcendentals = self._gpu_utilizations(comp, zero_util)
+            gpu_flops, transcendental_column = self._gpu_utilizations(comp, zero_util)
             reads = None
             constants = [i for i in comp.instructions if i.opcode == "constant" and elements(i.shape) > 1]
         else:
@@ -466,7 +466,7 @@ class HloCost:
             reads, constants = scan.reads, scan.constants
         if gpu:
             # the flops weighed by the utilizations: of the plain sums only the transcendentals are read
-            p.flops, p.transcendentals = gpu_flops, self._fused_transcendentals(comp, transcendentals)
+            p.flops, p.transcendentals = gpu_flops, self._fused_transcendentals(comp, transcendental_column)
         else:
             sums = self._sub.get(id(comp))
             if sums is None:
