@@ -643,28 +643,27 @@ class HloCost:
         same for a user that reads the value twice as for one that reads it once."""
         instructions = comp.instructions
         opcodes = list(map(_OPCODE, instructions))
-        shapes = list(map(_SHAPE, instructions))
-        ids = list(map(id, shapes))
+        kinds = set(opcodes)
         rows: list[tuple] = []
         counts: list[int] = []
-        elementwise = self._elementwise_flops  # ``_flop_figures``' memo
-        shape_of: dict[int, Any] | None = None
-        others: set[str] = set()
-        for (op, shape_id), n in Counter(zip(opcodes, ids)).items():
-            if op in FLOP_FREE:
-                continue
-            if op not in COSTED_ELEMENTWISE:
-                others.add(op)  # its figures read more than its shape: costed one by one below
-                continue
-            hit = elementwise.get((op, shape_id))
-            if hit is None:
-                if shape_of is None:
-                    shape_of = dict(zip(ids, shapes))
-                shape = shape_of[shape_id]
-                # the entry keeps the shape alive, so the id stays its
-                hit = elementwise[(op, shape_id)] = (shape, elementwise_flops(op, shape, self.options))
-            rows.append(hit[1])
-            counts.append(n)
+        if not kinds.isdisjoint(_COUNTED):
+            # the elementwise instructions, counted by (opcode, id of the result shape)
+            elementwise = self._elementwise_flops  # ``_flop_figures``' memo
+            chosen = list(compress(instructions, map(_COUNTED.__contains__, opcodes)))
+            shapes = list(map(_SHAPE, chosen))
+            ids = list(map(id, shapes))
+            shape_of: dict[int, Any] | None = None
+            for (op, shape_id), n in Counter(zip(map(_OPCODE, chosen), ids)).items():
+                hit = elementwise.get((op, shape_id))
+                if hit is None:
+                    if shape_of is None:
+                        shape_of = dict(zip(ids, shapes))
+                    shape = shape_of[shape_id]
+                    # the entry keeps the shape alive, so the id stays its
+                    hit = elementwise[(op, shape_id)] = (shape, elementwise_flops(op, shape, self.options))
+                rows.append(hit[1])
+                counts.append(n)
+        others = kinds - COSTED_ELEMENTWISE - FLOP_FREE  # their figures read more than their shapes
         if others:
             flop_figures = self._flop_figures
             for instr in compress(instructions, map(others.__contains__, opcodes)):
@@ -672,37 +671,40 @@ class HloCost:
                 counts.append(1)
         constants = (
             [c for c in compress(instructions, map(_CONSTANT.__eq__, opcodes)) if elements(c.shape) > 1]
-            if _CONSTANT in opcodes
+            if _CONSTANT in kinds
             else []
         )
-        values = set(compress(instructions, map(READ_VALUES.__contains__, opcodes)))
         sized: dict[int, int] = {}
         whole: set[Instruction] = set()  # instructions hash by identity
-        read_whole = whole.update
-        is_value = values.__contains__
-        size = self._bytes
-        # the users of a read value
-        for user in compress(instructions, map(operator.not_, map(values.isdisjoint, map(_OPERANDS, instructions)))):
-            op = user.opcode
-            operands = user.operands
-            if op not in _PARTIAL_READERS:
-                read_whole(filter(is_value, operands))
-                continue
-            for k, o in enumerate(operands):
-                if o.opcode not in READ_VALUES:
-                    continue
-                key = id(o)
-                if op == "fusion":
-                    n = self._generic_parameter_read_bytes(fused_body(user)[0].parameters[k])
-                elif op == "slice" or (op == "dynamic-slice" and k == 0):
-                    n = size(user.shape)
-                elif op in ("broadcast", "reshape"):
-                    n = size(o.shape)
-                else:  # a dynamic-slice's or dynamic-update-slice's index or update
-                    if operands[0] is not o:
-                        whole.add(o)
-                    n = 0
-                sized[key] = sized.get(key, 0) + n
+        if not kinds.isdisjoint(READ_VALUES):
+            values = set(compress(instructions, map(READ_VALUES.__contains__, opcodes)))
+            if kinds.isdisjoint(_PARTIAL_READERS):  # every use reads the whole value
+                whole = values.intersection(chain.from_iterable(map(_OPERANDS, instructions)))
+            else:
+                partial = list(map(_PARTIAL_READERS.__contains__, opcodes))
+                readers = compress(instructions, map(operator.not_, partial))
+                whole = values.intersection(chain.from_iterable(map(_OPERANDS, readers)))
+                size = self._bytes
+                for user in compress(instructions, partial):
+                    operands = user.operands
+                    if values.isdisjoint(operands):
+                        continue
+                    op = user.opcode
+                    for k, o in enumerate(operands):
+                        if o.opcode not in READ_VALUES:
+                            continue
+                        key = id(o)
+                        if op == "fusion":
+                            n = self._generic_parameter_read_bytes(fused_body(user)[0].parameters[k])
+                        elif op == "slice" or (op == "dynamic-slice" and k == 0):
+                            n = size(user.shape)
+                        elif op in ("broadcast", "reshape"):
+                            n = size(o.shape)
+                        else:  # a dynamic-slice's or dynamic-update-slice's index or update
+                            if operands[0] is not o:
+                                whole.add(o)
+                            n = 0
+                        sized[key] = sized.get(key, 0) + n
         if whole:
             values_read = list(whole)
             read = dict(zip(map(id, values_read), shape_bytes_of(list(map(_SHAPE, values_read)))))
@@ -717,6 +719,8 @@ class HloCost:
 
 
 _CONSTANT = "constant"
+# The opcodes whose flops follow from the opcode and the result shape (``_scan`` counts them by both)
+_COUNTED = COSTED_ELEMENTWISE - FLOP_FREE
 # Ops whose flops are not ``instruction_flops``' (``_compute`` sums what they call instead)
 _CALLERS = frozenset({"fusion", "call", "async-start", "while", "conditional"})
 # Users that read less than the whole of a value, or read it as something else does (``_scan``)
