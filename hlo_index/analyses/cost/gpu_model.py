@@ -83,8 +83,10 @@ def compute_time_us(device: DeviceSpec, flops: float, blocks: int, threads_per_b
 
 
 def _adjust(device: DeviceSpec, bandwidth: float, blocks: int) -> float:
-    per_block = F32(device.clock_rate_ghz) * F32(1e9) * F32(device.memory_transactions_per_clock)
-    return float(min(F32(bandwidth), F32(blocks) * per_block))
+    # float32 products: the double product of two float32 values is exact, so ``f32`` of it is the
+    # float32 product numpy would give (without numpy's per-scalar cost: this runs per operand)
+    per_block = f32(f32(f32(float(device.clock_rate_ghz)) * 1e9) * f32(float(device.memory_transactions_per_clock)))
+    return min(f32(bandwidth), f32(f32(float(blocks)) * per_block))
 
 
 def coalescing_rate(element_type: str, device: DeviceSpec, coalesced: bool) -> float:
@@ -93,17 +95,19 @@ def coalescing_rate(element_type: str, device: DeviceSpec, coalesced: bool) -> f
 
 
 def read_time_us(device: DeviceSpec, blocks: int, net: float, total: float, rate: float = 1.0) -> float:
-    """``ReadTimeWithDRAMHeuristic``."""
-    dram = F32(device.memory_bandwidth) * F32(rate)
-    rest = F32(device.memory_bandwidth)
+    """``ReadTimeWithDRAMHeuristic`` (its bandwidths float32, as XLA's; ``_adjust``'s products)."""
+    bandwidth = f32(float(device.memory_bandwidth))
+    rate32 = f32(float(rate))
+    dram = f32(bandwidth * rate32)
+    rest = bandwidth
     if net < device.l2_cache_size:
-        rest = rest * F32(L2_CACHE_SPEEDUP)
+        rest = f32(rest * L2_CACHE_SPEEDUP)
         if net < device.l1_cache_size_per_SM * device.core_count:
-            rest = rest * F32(L1_CACHE_SPEEDUP)
+            rest = f32(rest * L1_CACHE_SPEEDUP)
     else:
-        rest = rest * F32(rate)
-    dram_bw = _adjust(device, float(dram), blocks)
-    rest_bw = _adjust(device, float(rest), blocks)
+        rest = f32(rest * rate32)
+    dram_bw = _adjust(device, dram, blocks)
+    rest_bw = _adjust(device, rest, blocks)
     from_dram = min(net, total)
     again = total - from_dram
     return (from_dram / dram_bw + again / rest_bw) * 1e6
