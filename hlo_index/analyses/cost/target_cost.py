@@ -204,6 +204,9 @@ def _json_list(v: list | tuple) -> list:
     if kinds <= _AS_THEY_ARE:
         return list(v)
     if kinds == _FLOATS:
+        first = v[0]
+        if v.count(first) == len(v):  # one figure throughout (most utilizations and reads per element)
+            return [_json_value(first)] * len(v)
         if all(map(_IS_INTEGER, v)) and min(v) > -_WHOLE and max(v) < _WHOLE:  # never inf or nan
             return list(map(int, v))
         return [int(x) if x.is_integer() and -_WHOLE < x < _WHOLE else _json_float(x) for x in v]
