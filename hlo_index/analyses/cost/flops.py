@@ -253,12 +253,12 @@ def custom_call_flops(instr: Instruction, options: CostOptions) -> tuple[float, 
 def triton_cost_estimate(instr: Instruction) -> dict | None:
     """The ``cost_estimate_json`` a ``triton_kernel_call`` custom-call carries in its backend
     config (its quotes escaped any of the ways jax writes them), or None."""
-    import json
-    import re
-
     target = str(instr.attrs.get("custom_call_target", ""))
     if "triton_kernel_call" not in target:
         return None
+    import json
+    import re
+
     text = str(instr.attrs.get("backend_config", ""))
     m = re.search(r"cost_estimate_json\s*=\s*", text)
     if m is None:

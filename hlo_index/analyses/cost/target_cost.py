@@ -31,7 +31,7 @@ from .exact_time import exact_run_time
 from .flops import CostOptions
 from .hlo_cost import HloCost, Properties, computation_totals_under
 from .options import TargetCostOptions
-from .triton_fusions import block_level_config, block_level_launch, is_block_level, is_triton_gemm
+from .triton_fusions import TRITON_GEMM_KINDS, block_level_config, block_level_launch, triton_kind
 
 # The GPU models and the device tables are imported when a GPU module or a device asks for them.
 if TYPE_CHECKING:
@@ -515,9 +515,10 @@ def _gpu_time(
     options = session.options
     cost.device = models.device.name
     cost.device_assumed = session.device_assumed
-    tiled = target.opcode == "fusion" and (options.tile is not None or is_block_level(target))
+    kind = triton_kind(target)  # the backend config read once for both questions
+    tiled = target.opcode == "fusion" and (options.tile is not None or kind == "__triton")
     exact_rt: RunTime | None = None
-    if not tiled and is_triton_gemm(target):
+    if not tiled and kind in TRITON_GEMM_KINDS:
         cost.model = TRITON_GEMM_UNMODELLED
         cost.launch = block_level_launch(target)
         return

@@ -40,12 +40,21 @@ def block_level_launch(fusion: Instruction) -> dict | None:
     return {"blocks": blocks, "threads_per_block": 32 * warps}
 
 
-def is_block_level(fusion: Instruction) -> bool:
+def triton_kind(fusion: Instruction) -> str:
+    """The ``fusion_backend_config`` kind of a fusion XLA emits with Triton (every such kind starts
+    ``__triton``), else "": a config that never says ``__triton`` is not read."""
+    text = fusion.attrs.get("backend_config")
+    if fusion.opcode != "fusion" or (isinstance(text, str) and "__triton" not in text):
+        return ""
     config = backend_config(fusion) or {}
     kind = (config.get("fusion_backend_config") or {}).get("kind", "")
+    return kind if isinstance(kind, str) and kind.startswith("__triton") else ""
+
+
+def is_block_level(fusion: Instruction) -> bool:
     # a nested gemm fusion is a matmul: its K loop runs over the nested fusions' tiles, which the
     # per-tile model does not follow (it would take the whole contraction as one tile and call it spilled)
-    return fusion.opcode == "fusion" and kind == "__triton"
+    return triton_kind(fusion) == "__triton"
 
 
 TRITON_GEMM_KINDS = ("__triton_gemm", "__triton_nested_gemm_fusion")
@@ -55,10 +64,14 @@ def is_triton_gemm(fusion: Instruction) -> bool:
     """A fusion XLA emits as a Triton matmul: kind ``__triton_gemm`` (tiled by a ``triton_gemm_config``)
     or ``__triton_nested_gemm_fusion`` (current XLA: the dot's operands are nested fusions, tiled by
     a ``block_level_fusion_config``)."""
-    if fusion.opcode != "fusion":
-        return False
-    config = backend_config(fusion) or {}
-    return (config.get("fusion_backend_config") or {}).get("kind", "") in TRITON_GEMM_KINDS
+    return triton_kind(fusion) in TRITON_GEMM_KINDS
 
 
-__all__ = ["TRITON_GEMM_KINDS", "block_level_config", "block_level_launch", "is_block_level", "is_triton_gemm"]
+__all__ = [
+    "TRITON_GEMM_KINDS",
+    "block_level_config",
+    "block_level_launch",
+    "is_block_level",
+    "is_triton_gemm",
+    "triton_kind",
+]
