@@ -115,11 +115,11 @@ class _ReadRows:
     """What the cost reads of a target's output-to-input rows, in one pass over them: per
     operand, its first row with maps (None: none) and, for the operands with several, all of
     them; its GPU coalescing verdict (the last row's; None where it has none) and the bytes of
-    the TPU tiles each of its rows touches."""
+    the TPU tiles each of its rows touches. ``gpu``: whether the verdicts are read (a GPU cost)."""
 
     __slots__ = ("first", "read", "several", "verdicts", "any_gpu", "tile_bytes")
 
-    def __init__(self, rows: Sequence[OperandReport], operands: int) -> None:
+    def __init__(self, rows: Sequence[OperandReport], operands: int, gpu: bool = True) -> None:
         first: list = [None] * operands
         read: list[int] = []  # the operands with a row with maps
         several: dict[int, list] = {}
@@ -131,7 +131,7 @@ class _ReadRows:
             if k >= operands:
                 continue
             extra = row.extra
-            figure = extra.get("coalescing")
+            figure = extra.get("coalescing") if gpu else None
             if figure and figure.get("target") == "gpu":
                 any_gpu = True
                 verdicts[k] = VERDICTS.get(figure.get("verdict"))
@@ -249,7 +249,7 @@ def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> N
             state.costs.append((report.name, *shared))
             return
     operands = len(target.operands)
-    rows = _ReadRows(views, operands)
+    rows = _ReadRows(views, operands, state.session.gpu)
     utilization, tokens = _utilization(state, rows) if report.output_to_input else (None, ())
     given = None
     if state.session.gpu and target.opcode == "fusion" and report.output_to_input and rows.any_gpu:

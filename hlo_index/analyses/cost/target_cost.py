@@ -77,7 +77,6 @@ class FusionCost:
         "time_uses",
         "operand_read_us",
         "operand_coalesced",
-        "operand_names",
         "explanation",
     )
 
@@ -117,7 +116,6 @@ class FusionCost:
         self.time_uses = "xla"
         self.operand_read_us: list = []
         self.operand_coalesced: list = []
-        self.operand_names: list = []
         self.explanation = ""
 
     @property
@@ -403,7 +401,6 @@ def cost_of_target(
         return cost
     p = session.cost.of(target)
     cost = _from_properties(p)
-    cost.operand_names = [o.name for o in target.operands]
     if utilization is not None:
         cost.exact = exact_from_figures(p, utilization)
     elif options.exact:
