@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..context import current, register_table
 from ..hlo.model import Computation, Instruction
-from .model import DiagnosticReport, ModuleReport, OperandReport, TargetReport, entry_views
+from .model import DiagnosticReport, ModuleReport, OperandReport, OperandRows, TargetReport, entry_views
 
 # the cost models are imported when a report asks for a cost
 if TYPE_CHECKING:
@@ -111,15 +111,38 @@ def _module_cost(module: Any, asked: TargetCostOptions) -> _ModuleCost:
     return hit
 
 
+def _distinct_rows(rows: Sequence[OperandReport]) -> tuple[Sequence[OperandReport], list | None]:
+    """The rows as ``_ReadRows`` reads them: each distinct row once, in the order of its first
+    occurrence, and, where it differs, in the order of its last (None where it is the same).
+    Rows stored by kind repeat their kinds' templates (most rows of a fusion): what the cost
+    reads of equal rows (first row, last verdict, equal maps, equal tiles) follows from the
+    kinds alone."""
+    if type(rows) is not OperandRows or rows.entries is not None:
+        return rows, None
+    kinds = list(dict.fromkeys(rows.kind_of))
+    templates = rows.templates
+    first = list(map(templates.__getitem__, kinds))
+    if len(kinds) == 1:
+        return first, None
+    last = list(dict.fromkeys(reversed(rows.kind_of)))
+    last.reverse()
+    return first, (None if last == kinds else list(map(templates.__getitem__, last)))
+
+
 class _ReadRows:
     """What the cost reads of a target's output-to-input rows, in one pass over them: per
     operand, its first row with maps (None: none) and, for the operands with several, all of
     them; its GPU coalescing verdict (the last row's; None where it has none) and the bytes of
-    the TPU tiles each of its rows touches. ``gpu``: whether the verdicts are read (a GPU cost)."""
+    the TPU tiles each of its rows touches. ``gpu``: whether the verdicts are read (a GPU cost).
+
+    ``rows`` may hold each distinct row once, in the order of its first occurrence
+    (``_distinct_rows``); ``last``: the same in the order of its last, where that differs."""
 
     __slots__ = ("first", "read", "several", "verdicts", "any_gpu", "tile_bytes")
 
-    def __init__(self, rows: Sequence[OperandReport], operands: int, gpu: bool = True) -> None:
+    def __init__(
+        self, rows: Sequence[OperandReport], operands: int, gpu: bool = True, last: list | None = None
+    ) -> None:
         first: list = [None] * operands
         read: list[int] = []  # the operands with a row with maps
         several: dict[int, list] = {}
@@ -147,6 +170,14 @@ class _ReadRows:
             if figure and figure.get("target") == "tpu":
                 count, size = figure.get("tiles_read"), figure.get("tile_bytes")
                 tiles.setdefault(k, []).append(count * size if count is not None and size is not None else None)
+        if gpu and last is not None and any_gpu:
+            # each operand's verdict is its last row's
+            verdicts = [None] * operands
+            for row in last:
+                k = row.operand
+                figure = row.extra.get("coalescing") if k < operands else None
+                if figure and figure.get("target") == "gpu":
+                    verdicts[k] = VERDICTS.get(figure.get("verdict"))
         self.first, self.read, self.several, self.verdicts, self.any_gpu = first, read, several, verdicts, any_gpu
         self.tile_bytes = _tpu_tile_bytes([tiles.get(k, []) for k in range(operands)]) if tiles else None
 
@@ -158,26 +189,55 @@ class _RowsSeen:
     """The first target of a fusion structure: what its cost read of its rows (each row's operand,
     map reports and figures) and its cost. A target of the same structure whose rows are equal
     in all three (most are: the figures are shared objects, compared by identity first) has the
-    same cost, read without going through its rows one by one."""
+    same cost, read without going through its rows one by one: rows stored by kind are equal
+    where their kinds are (per row, its kind; per kind, its template's three), else the rows
+    are compared one by one."""
 
-    __slots__ = ("operands", "maps", "extras", "cost")
+    __slots__ = ("rows", "kinds", "operands", "maps", "extras", "cost")
 
     def __init__(self, rows: Sequence[OperandReport], cost_json: dict, time_us: float | None) -> None:
-        self.operands = list(map(_OPERAND, rows))
-        self.maps = list(map(_MAPS, rows))
-        self.extras = list(map(_EXTRA, rows))
+        self.rows = rows
+        self.kinds = _kinds(rows)
+        self.operands: list | None = None  # the rows' three, listed on the first comparison that needs them
+        self.maps: list | None = None
+        self.extras: list | None = None
         self.cost = (cost_json, time_us)
 
     def shared_with(self, rows: Sequence[OperandReport]) -> tuple | None:
         """The cost, when ``rows`` read as the first target's did; else None."""
+        kinds = self.kinds
+        if kinds is not None and kinds[0] == getattr(rows, "kind_of", None):
+            mine = _kinds(rows)
+            if mine is not None and mine[1:] == kinds[1:]:
+                return self.cost
+        if self.extras is None:
+            views = entry_views(self.rows)
+            self.operands = list(map(_OPERAND, views))
+            self.maps = list(map(_MAPS, views))
+            self.extras = list(map(_EXTRA, views))
+        views = entry_views(rows)
         if (
-            len(rows) == len(self.extras)
-            and list(map(_EXTRA, rows)) == self.extras
-            and list(map(_OPERAND, rows)) == self.operands
-            and list(map(_MAPS, rows)) == self.maps
+            len(views) == len(self.extras)
+            and list(map(_EXTRA, views)) == self.extras
+            and list(map(_OPERAND, views)) == self.operands
+            and list(map(_MAPS, views)) == self.maps
         ):
             return self.cost
         return None
+
+
+def _kinds(rows: Sequence[OperandReport]) -> tuple | None:
+    """Rows stored by kind (none made): per row its kind, and per kind its template's figures,
+    operand and maps; None for other rows."""
+    if type(rows) is not OperandRows or rows.entries is not None:
+        return None
+    templates = rows.templates
+    return (
+        rows.kind_of,
+        list(map(_EXTRA, templates)),
+        list(map(_OPERAND, templates)),
+        list(map(_MAPS, templates)),
+    )
 
 
 def _utilization(state: _ModuleCost, rows: _ReadRows) -> tuple[list[tuple | None], tuple]:
@@ -240,16 +300,16 @@ def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> N
     candidate = options.get("fusion_candidate") == target.name and asked.consumers is not None
     structure = state.structure_key(target) if target.opcode == "fusion" else None
     seen = state.by_structure.get(structure) if structure is not None and not candidate else None
-    # the rows' operands, maps and figures: by kind rows are read through their kinds' templates
-    views = entry_views(report.output_to_input)
     if seen is not None:
-        shared = seen.shared_with(views)
+        shared = seen.shared_with(report.output_to_input)
         if shared is not None:
             report.extra["cost"] = shared[0]
             state.costs.append((report.name, *shared))
             return
     operands = len(target.operands)
-    rows = _ReadRows(views, operands, state.session.gpu)
+    # the rows' operands, maps and figures: by kind rows are read through their kinds' templates
+    views, last = _distinct_rows(report.output_to_input)
+    rows = _ReadRows(views, operands, state.session.gpu, last)
     utilization, tokens = _utilization(state, rows) if report.output_to_input else (None, ())
     given = None
     if state.session.gpu and target.opcode == "fusion" and report.output_to_input and rows.any_gpu:
@@ -281,7 +341,7 @@ def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> N
     report.extra["cost"] = cost_json
     state.costs.append((report.name, cost_json, hit[1]))
     if structure is not None and seen is None:
-        state.by_structure[structure] = _RowsSeen(views, cost_json, hit[1])
+        state.by_structure[structure] = _RowsSeen(report.output_to_input, cost_json, hit[1])
 
 
 def _tpu_tile_bytes(per: list[list]) -> dict | None:
