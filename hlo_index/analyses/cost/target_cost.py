@@ -123,18 +123,18 @@ class FusionCost:
         return self.flops / self.bytes_accessed if self.bytes_accessed and self.bytes_accessed > 0 else None
 
     def to_json(self) -> dict:
-        out = {}
-        for k in _JSON_KEYS:
-            # ``_json_value``, its commonest cases first: floats, per-operand lists, plain values
-            v = getattr(self, k)
-            kind = type(v)
-            if kind is float:
-                v = int(v) if v.is_integer() and -_WHOLE < v < _WHOLE else _json_float(v)
-            elif kind is list:
-                v = _json_list(v)
-            elif kind not in _PLAIN:
-                v = _json_value(v)
-            out[k] = v
+        # ``_json_value`` of each figure, its commonest cases first: floats, per-operand lists, plain values
+        values = [
+            (int(v) if v.is_integer() and -_WHOLE < v < _WHOLE else _json_float(v))
+            if (kind := type(v)) is float
+            else _json_list(v)
+            if kind is list
+            else v
+            if kind in _PLAIN
+            else _json_value(v)
+            for v in _JSON_FIGURES(self)
+        ]
+        out = dict(zip(_JSON_KEYS, values))
         out["intensity"] = _json_value(self.intensity)
         out["explanation"] = self.explanation
         return out
@@ -166,6 +166,7 @@ _JSON_KEYS = (
     "exact",
     "time_uses",
 )
+_JSON_FIGURES = attrgetter(*_JSON_KEYS)
 
 
 _PLAIN = frozenset({int, str, bool, type(None)})
