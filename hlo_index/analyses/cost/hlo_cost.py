@@ -857,7 +857,13 @@ def visit_order(comp) -> list[Instruction]:
     if comp.root is not None:
         starts.append(comp.root)
     # without control edges (most computations) an instruction's predecessors are its operands
-    return _depth_first(starts, _operands_then_control if control else _OPERANDS)
+    if not control:
+        return _depth_first(starts, _OPERANDS)
+    # else each instruction's predecessors looked up in a table (no call into Python per instruction)
+    predecessors = dict(zip(instructions, map(_OPERANDS, instructions)))
+    for instr in compress(instructions, map(_CONTROL, instructions)):
+        predecessors[instr] = (*instr.operands, *instr.control_predecessors)
+    return _depth_first(starts, predecessors.__getitem__)
 
 
 # Per analysis context: id(computation) -> (computation, its ``visit_order``); the GPU and the
@@ -873,31 +879,31 @@ def _shared_visit_order(comp) -> list[Instruction]:
     return hit[1]
 
 
-def _operands_then_control(instr: Instruction):
-    control = instr.control_predecessors
-    return (*instr.operands, *control) if control else instr.operands
-
-
 def _depth_first(starts, predecessors) -> list[Instruction]:
     """Post-order from each of ``starts`` in turn: ``predecessors(instr)`` in order before
-    ``instr``, each instruction once (iterative: deep graphs)."""
+    ``instr``, each instruction once (iterative: deep graphs). One without predecessors (a
+    parameter, a constant) is emitted as soon as it is reached, without a turn on the stack."""
     seen: set[Instruction] = set()  # instructions hash by identity
     mark = seen.add
     out: list[Instruction] = []
     done = out.append
+    stack: list[tuple] = []
+    push, pop = stack.append, stack.pop
     for start in starts:
         if start in seen:
             continue
         mark(start)
-        stack = [(start, iter(predecessors(start)))]
-        push, pop = stack.append, stack.pop
+        push((start, iter(predecessors(start))))
         while stack:
             instr, pending = stack[-1]
             for o in pending:
                 if o not in seen:
                     mark(o)
-                    push((o, iter(predecessors(o))))
-                    break
+                    before = predecessors(o)
+                    if before:
+                        push((o, iter(before)))
+                        break
+                    done(o)
             else:
                 pop()
                 done(instr)
