@@ -248,6 +248,7 @@ class GpuPerformanceModel:
         self._read_times: dict[tuple, float] = {}
         # id(instruction) -> (the instruction, ``operand_sizes`` of it)
         self._sizes: dict[int, tuple] = {}
+        self._rates: dict[str, tuple[float, float]] = {}  # element type -> ``coalescing_rate`` pair
 
     def fusion_of(self, instr: Instruction) -> Instruction:
         key = id(instr)
@@ -383,17 +384,20 @@ class GpuPerformanceModel:
         hit = self._sizes.get(id(instr))
         if hit is None or hit[0] is not instr:
             device = self.device
+            rates_of = self._rates
             sizes = []
             for o in instr.operands:
                 shape = o.shape
-                element_type = _element_type(o)
+                element_type = "tuple" if shape.tuple_shapes is not None else shape.element_type
+                rates = rates_of.get(element_type)
+                if rates is None:  # per element type: (coalesced, uncoalesced) on this device
+                    rates = rates_of[element_type] = (
+                        coalescing_rate(element_type, device, True),
+                        coalescing_rate(element_type, device, False),
+                    )
                 size = shape_bytes(shape)
                 sizes.append(
-                    (
-                        float(size),
-                        (coalescing_rate(element_type, device, True), coalescing_rate(element_type, device, False)),
-                        None if shape.tuple_shapes is not None else size / max(elements(shape), 1),
-                    )
+                    (float(size), rates, None if shape.tuple_shapes is not None else size / max(elements(shape), 1))
                 )
             hit = self._sizes[id(instr)] = (instr, sizes)  # the entry keeps ``instr``: its id stays its
         return hit[1]
@@ -487,7 +491,3 @@ class GpuPerformanceModel:
         if consumer.opcode in PASS_THROUGH - {"tuple", "get-tuple-element"}:
             return 1.0
         return 0.0
-
-
-def _element_type(instr: Instruction) -> str:
-    return "tuple" if instr.shape.is_tuple else instr.shape.element_type
