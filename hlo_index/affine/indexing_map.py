@@ -211,6 +211,14 @@ class IndexingMap:
     def num_runtime_vars(self) -> int:
         return len(self.runtime_vars)
 
+    def variable_interval(self, v: Expr) -> Interval:
+        """The interval of variable ``v`` (a dim, range or runtime variable of this map)."""
+        if v.kind == DIM:
+            return self.dims[v.value]
+        if v.kind == RANGE:
+            return self.range_vars[v.value]
+        return self.runtime_vars[v.value].interval
+
     # ------------------------------------------------------------------------- operations
     def simplified(self) -> IndexingMap:
         """Range-aware canonical form: simplified results and constraints, constraints

@@ -24,7 +24,7 @@ from ..affine import IndexingMap, Interval, dim, range_var
 from ..affine.bounds import Domain
 from ..affine.equalities import solved_variables
 from ..affine.evaluate import distinct_sorted, evaluate_expr
-from ..affine.expr import DIM, FLOORDIV, MOD, Expr
+from ..affine.expr import FLOORDIV, MOD, Expr
 from ..context import current, register_table
 
 if TYPE_CHECKING:
@@ -141,10 +141,6 @@ def _variables(m: IndexingMap) -> list[Expr]:
     return [dim(i) for i in range(m.num_dims)] + [range_var(i) for i in range(len(m.range_vars))]
 
 
-def _bounds(m: IndexingMap, v: Expr) -> Interval:
-    return m.dims[v.value] if v.kind == DIM else m.range_vars[v.value]
-
-
 def decompose(
     m: IndexingMap, operand_dims: Sequence[int] | None, *, budget: int, seed: int = 0, sample: int | None = None
 ) -> Decomposition:
@@ -185,7 +181,7 @@ def decompose(
         if vs:
             groups.setdefault(find(next(iter(vs))), ([], []))[1].append(k)
     used = {find(v) for v in groups}
-    free = prod(_bounds(m, v).size for v in variables if find(v) not in used)
+    free = prod(m.variable_interval(v).size for v in variables if find(v) not in used)
     components = []
     for k, vs in enumerate(result_vars):
         if not vs:
@@ -208,7 +204,7 @@ def _evaluate(
 ) -> Component:
     import numpy as np
 
-    intervals = [_bounds(m, v) for v in members]
+    intervals = [m.variable_interval(v) for v in members]
     candidates = prod(iv.size for iv in intervals)
     if candidates > budget and not constraints and len(results) == 1 and operand_dims is not None:
         radix = _mixed_radix(m.results[results[0]], members, intervals, operand_dims[results[0]], domain)
@@ -254,7 +250,7 @@ def _evaluate(
         e, iv = m.constraints[k]
         value = coefficient * (iv.lo - evaluate_expr(rest, env, memo))
         env[(v.kind, v.value)] = value
-        bounds = _bounds(m, v)
+        bounds = m.variable_interval(v)
         keep &= (value >= bounds.lo) & (value <= bounds.hi)
     used = {k for _, _, _, k in solved}
     for k in constraints:

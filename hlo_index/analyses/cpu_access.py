@@ -100,14 +100,6 @@ def _linear_stride(m: IndexingMap, shape: Shape, kind: int, index: int, iv) -> i
 _SOLVE_FIRST = {RUNTIME: 0, RANGE: 1, DIM: 2}
 
 
-def _bounds(m: IndexingMap, v: Expr):
-    if v.kind == DIM:
-        return m.dims[v.value]
-    if v.kind == RANGE:
-        return m.range_vars[v.value]
-    return m.runtime_vars[v.value].interval
-
-
 def _map_access(m: IndexingMap, shape: Shape, minor: int | None, seed: int) -> dict:
     from ..layout import layout_cells
 
@@ -156,7 +148,7 @@ def _map_access(m: IndexingMap, shape: Shape, minor: int | None, seed: int) -> d
     ):
         fixed = np.broadcast_to(c * (m.constraints[which][1].lo - evaluate_expr(rest, env, memo)), (n,))
         env[(v.kind, v.value)] = fixed
-        bounds = _bounds(m, v)
+        bounds = m.variable_interval(v)
         keep &= (fixed >= bounds.lo) & (fixed <= bounds.hi)
     for e, b in m.constraints:
         value = np.broadcast_to(evaluate_expr(e, env, memo), (n,))

@@ -756,15 +756,16 @@ def exact_float32_sums(rows: list[tuple], width: int) -> list[float | None]:
     return [exact_float32_sum(column) for column in zip(*rows)]
 
 
-def exact_float32_sum(column: Sequence[float]) -> float | None:
-    """``exact_float32_sums`` of one column (not empty)."""
+def exact_float32_sum(column: Sequence[float], counts: Sequence[int] | None = None) -> float | None:
+    """``exact_float32_sums`` of one column (not empty); ``counts``: how many times each value is
+    added (once each without it)."""
     try:
         whole = list(map(int, column))  # Python ints: exact at any size
     except (ValueError, OverflowError):  # nan, inf
         return None
     if whole != list(column) or min(whole) < 0:
         return None
-    total = sum(whole)
+    total = sum(whole) if counts is None else sum(map(operator.mul, whole, counts))
     if total == 0:
         # float32 keeps the sign of a sum of zeros that are all -0.0
         return 0.0 if any(math.copysign(1.0, v) > 0 for v in column) else None
@@ -777,25 +778,7 @@ def exact_counted_float32_sums(rows: list[tuple], counts: list[int], width: int)
     """``exact_float32_sums`` of a list holding each of ``rows`` as many times as ``counts`` says."""
     if not rows:
         return [0.0] * width
-    out: list[float | None] = []
-    for column in zip(*rows):
-        try:
-            whole = list(map(int, column))  # Python ints: exact at any size
-        except (ValueError, OverflowError):  # nan, inf
-            out.append(None)
-            continue
-        if whole != list(column) or min(whole) < 0:
-            out.append(None)
-            continue
-        total = sum(map(operator.mul, whole, counts))
-        if total == 0:
-            # float32 keeps the sign of a sum of zeros that are all -0.0
-            out.append(0.0 if any(math.copysign(1.0, v) > 0 for v in column) else None)
-            continue
-        bits = reduce(operator.or_, whole)
-        low = (bits & -bits).bit_length() - 1
-        out.append(float(total) if total >> low < 1 << 24 else None)
-    return out
+    return [exact_float32_sum(column, counts) for column in zip(*rows)]
 
 
 def _nothing(instr, p) -> None:

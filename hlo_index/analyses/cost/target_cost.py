@@ -46,39 +46,42 @@ CAPABILITY_IN_NAME = re.compile(r"sm_(\d+)\.(\d+)")
 TRITON_GEMM_UNMODELLED = "not modelled: Triton gemm fusion (XLA costs it with its Triton tiling)"
 
 
+# ``FusionCost``'s figures that ``to_json`` writes, in its order (then ``intensity`` and
+# ``explanation``)
+_JSON_KEYS = (
+    "flops",
+    "transcendentals",
+    "bytes_accessed",
+    "operand_bytes_accessed",
+    "output_bytes_accessed",
+    "operand_utilization",
+    "bytes_read",
+    "bytes_written",
+    "device",
+    "device_assumed",  # why this device, when the user gave none
+    "model",  # which estimator gave the time
+    "time_us",
+    "compute_time_us",
+    "read_time_us",
+    "write_time_us",
+    "bound",
+    "launch",
+    "tile_sizes",
+    "fused",
+    "time_unfused_us",
+    "time_fused_us",
+    "exact",
+    "time_uses",
+)
+_JSON_FIGURES = attrgetter(*_JSON_KEYS)
+
+
 class FusionCost:
     """One target's cost. Times in microseconds (``math.inf`` when the model says the kernel
     spills registers); ``None`` where the figure does not apply. (A plain record: a dataclass's
     generated methods would be compiled on every import of the cost model.)"""
 
-    __slots__ = (
-        "flops",
-        "transcendentals",
-        "bytes_accessed",
-        "operand_bytes_accessed",
-        "output_bytes_accessed",
-        "operand_utilization",
-        "bytes_read",
-        "bytes_written",
-        "device",
-        "device_assumed",  # why this device, when the user gave none
-        "model",  # which estimator gave the time
-        "time_us",
-        "compute_time_us",
-        "read_time_us",
-        "write_time_us",
-        "bound",
-        "launch",
-        "tile_sizes",
-        "fused",
-        "time_unfused_us",
-        "time_fused_us",
-        "exact",
-        "time_uses",
-        "operand_read_us",
-        "operand_coalesced",
-        "explanation",
-    )
+    __slots__ = (*_JSON_KEYS, "operand_read_us", "operand_coalesced", "explanation")
 
     def __init__(
         self,
@@ -138,35 +141,6 @@ class FusionCost:
         out["intensity"] = _json_value(self.intensity)
         out["explanation"] = self.explanation
         return out
-
-
-# ``FusionCost.to_json``'s keys, in its order (then ``intensity`` and ``explanation``)
-_JSON_KEYS = (
-    "flops",
-    "transcendentals",
-    "bytes_accessed",
-    "operand_bytes_accessed",
-    "output_bytes_accessed",
-    "operand_utilization",
-    "bytes_read",
-    "bytes_written",
-    "device",
-    "device_assumed",
-    "model",
-    "time_us",
-    "compute_time_us",
-    "read_time_us",
-    "write_time_us",
-    "bound",
-    "launch",
-    "tile_sizes",
-    "fused",
-    "time_unfused_us",
-    "time_fused_us",
-    "exact",
-    "time_uses",
-)
-_JSON_FIGURES = attrgetter(*_JSON_KEYS)
 
 
 _PLAIN = frozenset({int, str, bool, type(None)})
