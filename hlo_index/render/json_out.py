@@ -131,9 +131,11 @@ def _operands(rows: Sequence[OperandReport], enc: _Encoded, out: TextSink) -> No
 
 
 _OUT2IN, _IN2OUT = "\x00output_to_input\x00", "\x00input_to_output\x00"  # never in HLO names
+_OUT2IN_TEXT, _IN2OUT_TEXT = _string(_OUT2IN), _string(_IN2OUT)
 
 
 _COST, _COST_MARK = "cost", "\x00cost\x00"
+_COST_MARK_TEXT = _string(_COST_MARK)
 
 
 def _write_target(target: TargetReport, enc: _Encoded, out: TextSink) -> None:
@@ -143,10 +145,10 @@ def _write_target(target: TargetReport, enc: _Encoded, out: TextSink) -> None:
     cost = head.get(_COST)
     if cost is not None:
         head[_COST] = _COST_MARK
-    before, rest = _encode(head).split(_string(_OUT2IN), 1)
-    between, after = rest.split(_string(_IN2OUT), 1)
+    before, rest = _encode(head).split(_OUT2IN_TEXT, 1)
+    between, after = rest.split(_IN2OUT_TEXT, 1)
     if cost is not None:
-        after = after.replace(_string(_COST_MARK), enc.value(cost), 1)
+        after = after.replace(_COST_MARK_TEXT, enc.value(cost), 1)
     out.write(before)
     _operands(target.output_to_input, enc, out)
     out.write(between)

@@ -949,7 +949,25 @@ def computation_totals_under(costs: Sequence[HloCost], comp) -> list[Properties]
         zeros = ZERO_ROW  # the row ``_all_figures`` gives every all-zero instruction
     elif len(costs) == 2:
         first, second = costs[0]._all_figures, costs[1]._all_figures
-        rows = [zeros if instr.opcode in ALL_ZERO else first(instr) + second(instr) for instr in order]
+        key_of = costs[0]._fusion_key
+        if key_of is not None and costs[1]._fusion_key is key_of:
+            # fusions equal in structure share their figures under both costs: one row per structure
+            by_key: dict = {}
+
+            def both(instr: Instruction) -> tuple:
+                if instr.opcode != "fusion":
+                    return first(instr) + second(instr)
+                key = key_of(instr)
+                row = by_key.get(key) if key is not None else None
+                if row is None:
+                    row = first(instr) + second(instr)
+                    if key is not None:
+                        by_key[key] = row
+                return row
+
+            rows = [zeros if instr.opcode in ALL_ZERO else both(instr) for instr in order]
+        else:
+            rows = [zeros if instr.opcode in ALL_ZERO else first(instr) + second(instr) for instr in order]
     else:
         figures = [c._all_figures for c in costs]
         rows = [zeros if instr.opcode in ALL_ZERO else tuple(x for f in figures for x in f(instr)) for instr in order]

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...context import current
-from ...fusion.fingerprint import fingerprint_id
 from ...hlo.model import Computation, Instruction
+from ..structure_keys import fusion_shape_key
 from .exact_time import exact_run_time
 from .flops import CostOptions
 from .hlo_cost import HloCost, Properties, computation_totals_under
@@ -309,33 +309,32 @@ def device_roofline(device: DeviceSpec) -> tuple[float, float]:
 
 
 def fusion_structure_key(fusion: Instruction, memo: dict | None = None):
-    """Equal for fusions whose cost is equal: the fused computation's structure
-    (``fingerprint_id``), the fusion's kind and backend config (tiling, Triton, cuBLAS
-    configs), the backend configs of custom-calls inside (which the structure leaves out), and
-    the operand and result shapes with their layouts, by identity (the parser gives equal shapes
-    one object; a key holds while the fusion, and so its shapes, lives). ``memo``: per structure,
-    where its custom-calls are."""
-    comp = fusion.fused_computation
-    if comp is None:
+    """Equal for fusions whose cost is equal: ``fusion_shape_key`` (the fused computation's
+    structure and the operand and result shapes with their layouts, the key the coalescing
+    figures already have), the fusion's kind and backend config (tiling, Triton, cuBLAS
+    configs), and the backend configs of custom-calls inside (which the structure leaves out).
+    ``memo``: per structure, where its custom-calls are."""
+    shapes = fusion_shape_key(fusion)
+    if shapes is None:
         return None
-    structure = fingerprint_id(comp)
+    structure = shapes[0]
     # equal structures have the same opcode at each position; the ids are the context's
     context = current()
     hit = memo.get(structure) if memo is not None else None
     if hit is None or hit[0] is not context:
-        opcodes = list(map(_OPCODE, comp.instructions))
+        opcodes = list(map(_OPCODE, fusion.fused_computation.instructions))
         positions = tuple(k for k, op in enumerate(opcodes) if op == "custom-call") if "custom-call" in opcodes else ()
         hit = (context, positions)
         if memo is not None:
             memo[structure] = hit
-    instructions = comp.instructions
-    inner = tuple(instructions[k].attrs.get("backend_config") for k in hit[1])
+    inner = (
+        tuple(fusion.fused_computation.instructions[k].attrs.get("backend_config") for k in hit[1]) if hit[1] else ()
+    )
     attrs = fusion.attrs
-    shapes = (id(fusion.shape), *map(id, map(_SHAPE, fusion.operands)))
-    return (structure, shapes, attrs.get("kind"), attrs.get("backend_config"), inner)
+    return (shapes, attrs.get("kind"), attrs.get("backend_config"), inner)
 
 
-_SHAPE, _OPCODE = attrgetter("shape"), attrgetter("opcode")
+_OPCODE = attrgetter("opcode")
 
 
 class FusionStructureKeys:
