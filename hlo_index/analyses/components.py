@@ -149,8 +149,6 @@ def decompose(
     Result rows outside ``operand_dims`` are dropped from ``values`` (they read nothing) but
     their points still count. ``operand_dims=None``: only point counts are wanted (no values).
     """
-    import numpy as np
-
     if m.runtime_vars:
         raise ValueError("decompose needs a map without runtime variables")
     if sample is None:
@@ -185,6 +183,8 @@ def decompose(
     components = []
     for k, vs in enumerate(result_vars):
         if not vs:
+            import numpy as np
+
             value = m.results[k].constant_value
             inside = operand_dims is None or 0 <= value < operand_dims[k]
             rows = np.array([[value]] if inside else np.zeros((0, 1)), dtype=np.int64)
@@ -194,6 +194,8 @@ def decompose(
         members = [v for v in variables if find(v) is root]
         components.append(_evaluate(m, members, results, constraints, operand_dims, domain, budget, sample, seed))
     if not constant_ok:
+        import numpy as np
+
         empty = Component((), np.zeros((0, 0), np.int64), 0, True, True, 0)
         components.append(empty)
     return Decomposition(tuple(components), free)
@@ -202,8 +204,6 @@ def decompose(
 def _evaluate(
     m: IndexingMap, members, results, constraints, operand_dims, domain: Domain, budget: int, sample: int, seed: int
 ) -> Component:
-    import numpy as np
-
     intervals = [m.variable_interval(v) for v in members]
     candidates = prod(iv.size for iv in intervals)
     if candidates > budget and not constraints and len(results) == 1 and operand_dims is not None:
@@ -224,25 +224,26 @@ def _evaluate(
     else:
         enumerated = list(zip(members, intervals))
     exhaustive = candidates <= budget
-    if exhaustive:
-        # the box as a grid, each variable along its own axis: expressions broadcast, so a term
-        # of one variable costs its size, not the box's; flattened (C order) it is the box in
-        # row-major order, last variable fastest
-        grid = tuple(iv.size for _, iv in enumerated)
-        columns = [
-            np.arange(iv.lo, iv.hi + 1, dtype=np.int64).reshape([-1 if j == i else 1 for j in range(len(grid))])
-            for i, (_, iv) in enumerate(enumerated)
-        ]
-    else:
-        rng = np.random.default_rng(seed)
-        grid = (sample,)
-        columns = [rng.integers(iv.lo, iv.hi + 1, size=sample, dtype=np.int64) for _, iv in enumerated]
+    grid = tuple(iv.size for _, iv in enumerated) if exhaustive else (sample,)
     n = prod(grid)
     charge(n * max(1, len(results) + len(constraints)) + CALL_POINTS)
     if exhaustive and not constraints and results and operand_dims is not None:
         box = _digit_box(m, members, intervals, results, operand_dims)
         if box is not None:  # every point of the box, once: what the enumeration below finds
             return Component(tuple(results), None, n, True, True, prod(box), box=box)
+    import numpy as np
+
+    if exhaustive:
+        # the box as a grid, each variable along its own axis: expressions broadcast, so a term
+        # of one variable costs its size, not the box's; flattened (C order) it is the box in
+        # row-major order, last variable fastest
+        columns = [
+            np.arange(iv.lo, iv.hi + 1, dtype=np.int64).reshape([-1 if j == i else 1 for j in range(len(grid))])
+            for i, (_, iv) in enumerate(enumerated)
+        ]
+    else:
+        rng = np.random.default_rng(seed)
+        columns = [rng.integers(iv.lo, iv.hi + 1, size=sample, dtype=np.int64) for _, iv in enumerated]
     env = {(v.kind, v.value): col for (v, _), col in zip(enumerated, columns)}
     memo: dict = {}
     keep = np.ones(grid, dtype=bool)

@@ -437,8 +437,6 @@ def _slice(progression: tuple[int, int, int]) -> slice:
 def _from_components(
     base, maps, reads, reads_exact, dims, shape, bits, runtime_union, notes, budget, seed
 ) -> Utilization:
-    import numpy as np
-
     total = prod(dims)
     decs = [decompose(m, dims, budget=budget, seed=seed) for m in maps]
     sampled = not all(d.distinct_exact for d in decs)
@@ -459,6 +457,8 @@ def _from_components(
         lower = upper = total
         nbytes = total * bits // 8
     elif need_marks and all(i is not None for i in indices) and total <= bitmap_limit and not whole:
+        import numpy as np
+
         marked = np.zeros(total, dtype=bool)
         charge(total // 16)
         for linear in indices:
