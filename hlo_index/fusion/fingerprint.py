@@ -39,7 +39,6 @@ covers every attribute that may change the structure.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Collection
 from typing import TypeAlias
 
@@ -263,6 +262,8 @@ def computation_digest(comp: Computation, memo: dict[int, tuple[Computation, str
     """A name-free digest of ``comp``'s structure (callees included, each digested once).
 
     Baseline files store it: see the module docstring for why it is not ``computation_fingerprint``."""
+    import hashlib  # digests serve only baseline files: other commands never load it
+
     memo = {} if memo is None else memo
     hit = memo.get(id(comp))
     if hit is not None and hit[0] is comp:
@@ -294,5 +295,7 @@ def computation_digest(comp: Computation, memo: dict[int, tuple[Computation, str
 
 def finding_identity(structure: str, operand: int, output: int, maps: tuple[str, ...]) -> str:
     """One finding's identity: the structure's digest, the operand and output numbers, the maps."""
+    import hashlib
+
     h = hashlib.sha256("\x1f".join((structure, str(operand), str(output), *sorted(maps))).encode())
     return h.hexdigest()[:16]
