@@ -36,6 +36,8 @@ def load(path: str) -> list[Module]:
 
 @dataclass(frozen=True, slots=True)
 class SelectedTarget:
+    """A target chosen by name: a fusion, a computation or an instruction."""
+
     kind: str  # "fusion" | "computation" | "instruction"
     target: Target
 

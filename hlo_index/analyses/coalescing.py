@@ -41,6 +41,8 @@ SEGMENT_BYTES = 128
 
 @dataclass(frozen=True)
 class MapCoalescing:
+    """How the warps of one map's reads fall into 128-byte segments."""
+
     pattern: str  # contiguous | strided | broadcast | scattered | none
     stride: int | None  # elements between consecutive threads (strided/contiguous)
     transactions: float  # mean 128-byte segments per warp
@@ -59,6 +61,8 @@ class MapCoalescing:
 
 @dataclass(frozen=True)
 class Coalescing:
+    """One operand's coalescing verdict, with the reason and the figures of each of its maps."""
+
     verdict: str  # coalesced | uncoalesced | unknown
     reason: str
     minor_output_dim: int | None

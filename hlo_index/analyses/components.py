@@ -48,6 +48,8 @@ def spent_points() -> int:
 
 @dataclass(frozen=True)
 class Component:
+    """One independent piece of a map: its results' distinct rows (or their count) and its points."""
+
     results: tuple[int, ...]  # result positions this component produces
     listed: np.ndarray | None  # distinct in-bounds result rows [k, len(results)]; None: not listed (or ``box``)
     points: int  # feasible points (an estimate when not ``points_exact``)
@@ -109,6 +111,8 @@ class Component:
 
 @dataclass(frozen=True)
 class Decomposition:
+    """A map as independent components; its counts are products of theirs."""
+
     components: tuple[Component, ...]
     free_points: int  # product of the sizes of variables used nowhere
 

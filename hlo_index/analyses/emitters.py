@@ -71,6 +71,8 @@ class Seed:
 
 @dataclass
 class ThreadPlan:
+    """How XLA's emitter for a fusion assigns its output elements to threads and blocks."""
+
     emitter: str  # loop | concatenate | transpose | row reduction | ...
     threads_per_block: int = 0
     blocks: int = 0

@@ -119,6 +119,8 @@ def _leaves(shape):
 
 @dataclass(frozen=True)
 class TargetChoice:
+    """The backend a dump's figures are for, what was asked, and the evidence."""
+
     target: str  # gpu | cpu | tpu
     requested: str  # gpu | cpu | tpu | auto
     evidence: str  # why (for auto), e.g. "kInput fusion, custom-call __cublas$gemm"

@@ -55,6 +55,8 @@ class _OperandFacts(TypedDict):
 
 @dataclass(frozen=True)
 class Utilization:
+    """How much of one operand its maps read: distinct elements and bytes against the whole."""
+
     operand_dims: tuple[int, ...]
     element_type: str
     element_bits: int

@@ -124,6 +124,8 @@ class Shape:
 
 @dataclass(frozen=True, slots=True)
 class SliceDim:
+    """One dim of ``slice={[start:limit:stride], ...}``."""
+
     start: int
     limit: int
     stride: int = 1
@@ -131,6 +133,8 @@ class SliceDim:
 
 @dataclass(frozen=True, slots=True)
 class PadDim:
+    """One dim of ``padding=low_high_interior``."""
+
     low: int
     high: int
     interior: int = 0
@@ -138,6 +142,8 @@ class PadDim:
 
 @dataclass(frozen=True, slots=True)
 class WindowDim:
+    """One dim of ``window={size=... stride=... pad=... lhs_dilate=... rhs_dilate=...}``."""
+
     size: int
     stride: int = 1
     pad_low: int = 0
@@ -164,6 +170,8 @@ class ConvDimLabels:
 
 @dataclass(frozen=True, slots=True)
 class Metadata:
+    """``metadata={op_type=... op_name=... source_file=... source_line=... stack_frame_id=...}``."""
+
     op_type: str = ""
     op_name: str = ""
     source_file: str = ""
@@ -287,6 +295,8 @@ def _collectives() -> ModuleType:
 
 @dataclass(eq=False, slots=True)
 class Computation:
+    """One HLO computation: its instructions in text order, with the root and parameters resolved."""
+
     name: str
     instructions: list[Instruction] = field(default_factory=list)  # in text order
     is_entry: bool = False
@@ -306,6 +316,8 @@ class Computation:
 
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
+    """An error, warning or note about the text read, with its position."""
+
     severity: str  # "error" | "warning" | "note"
     message: str
     line: int = 0
@@ -316,6 +328,8 @@ class Diagnostic:
 
 @dataclass(eq=False, slots=True)
 class Module:
+    """One HLO module: its computations, the entry, header attributes and the diagnostics of reading it."""
+
     name: str
     computations: list[Computation] = field(default_factory=list)  # in text order
     entry: Computation | None = None

@@ -56,6 +56,8 @@ class TileStep:
 
 @dataclass(frozen=True)
 class LayoutPlan:
+    """How a (tiled) layout lays a logical array out physically: the dim order, then the tiling steps."""
+
     logical_dims: tuple[int, ...]
     major_to_minor: tuple[int, ...]  # logical dim at each physical position
     steps: tuple[TileStep, ...]

@@ -26,6 +26,8 @@ def batch_position(indices_dim: int, index_vector_dim: int) -> int:
 
 @dataclass(frozen=True)
 class WindowPlacement:
+    """Where the windows of a gather or scatter lie in its operand, read from its dimension numbers."""
+
     operand_dims: tuple[int, ...]
     windowed_dims: tuple[int, ...]
     indices: Instruction

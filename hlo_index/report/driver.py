@@ -16,6 +16,8 @@ from .model import DiagnosticReport, ModuleReport
 
 @dataclass(frozen=True, slots=True)
 class AnalyzeOptions:
+    """What ``analyze_path`` reports on: the direction, the targets, verification, extensions."""
+
     direction: str = "out2in"
     fusion: str | tuple[str, ...] | None = None  # names or globs
     computation: str | None = None

@@ -18,6 +18,8 @@ SCHEMA = "hlo-index/1"
 
 @dataclass(slots=True)
 class MapReport:
+    """One indexing map, as text (None with the reason when it is undefined)."""
+
     text: str | None  # XLA map text ("KNOWN EMPTY" for the empty map)
     unknown: str | None = None  # the reason, when the map is UNDEFINED
     _json: dict | None = field(default=None, repr=False, compare=False)
@@ -36,6 +38,8 @@ class MapReport:
 
 @dataclass(slots=True)
 class OperandReport:
+    """The distinct maps between one operand and one output of a target."""
+
     operand: int
     operand_name: str
     operand_shape: str
@@ -146,6 +150,8 @@ def _entry(template: OperandReport, output: int) -> OperandReport:
 
 @dataclass(slots=True)
 class TargetReport:
+    """What is reported of one target: its outputs, the maps of each operand, its figures."""
+
     kind: str  # "instruction" | "fusion" | "computation"
     name: str
     opcode: str | None
@@ -179,6 +185,8 @@ class TargetReport:
 
 @dataclass(slots=True)
 class DiagnosticReport:
+    """A diagnostic of reading the module, as reported."""
+
     severity: str
     message: str
     line: int = 0
@@ -192,6 +200,8 @@ class DiagnosticReport:
 
 @dataclass(slots=True)
 class ModuleReport:
+    """What is reported of one module: its targets and diagnostics."""
+
     name: str
     source: str
     targets: list[TargetReport] = field(default_factory=list)
