@@ -7,10 +7,11 @@ unknown opcodes and attributes never stop a module from loading.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import FrozenInstanceError, dataclass, field
+from operator import attrgetter
 from types import ModuleType
-from typing import Any
+from typing import Any, ClassVar
 
 # Bits per element of each primitive type; sub-byte types included.
 ELEMENT_BITS: dict[str, int] = {
@@ -51,36 +52,102 @@ ELEMENT_BITS: dict[str, int] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Tile:
+class _Value:
+    """An immutable record of the fields in ``__slots__``, with what a frozen dataclass gives:
+    equality and hash by fields, a repr of them, assignment refused. A plain class: a frozen
+    dataclass compiles six generated methods at every start, and these are on every run's path."""
+
+    __slots__: tuple[str, ...] = ()
+    _fields_of: ClassVar[Callable[..., tuple[Any, ...]]]
+
+    def __init_subclass__(cls) -> None:
+        get = attrgetter(*cls.__slots__)
+        cls._fields_of = staticmethod(get if len(cls.__slots__) > 1 else lambda value: (get(value),))
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return self._fields_of(self) == self._fields_of(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._fields_of(self))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}({', '.join(f'{name}={getattr(self, name)!r}' for name in self.__slots__)})"
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __reduce__(self) -> tuple[type, tuple[Any, ...]]:  # copy and pickle through __init__
+        return (type(self), self._fields_of(self))
+
+
+class Tile(_Value):
     """One tile of a tiled layout, e.g. ``T(8,128)``. ``COMBINED`` (-1) stands for ``*``."""
 
+    __slots__ = ("dims",)
     dims: tuple[int, ...]
 
     COMBINED = -1
 
+    def __init__(self, dims: tuple[int, ...]) -> None:
+        object.__setattr__(self, "dims", dims)
 
-@dataclass(frozen=True, slots=True)
-class Layout:
+
+class Layout(_Value):
     """``{minor_to_major:suffixes}``. Suffix fields not listed are kept in ``raw_suffixes``."""
 
+    __slots__ = ("minor_to_major", "tiles", "element_size_bits", "memory_space", "raw_suffixes")
     minor_to_major: tuple[int, ...]
-    tiles: tuple[Tile, ...] = ()
-    element_size_bits: int | None = None  # E(n)
-    memory_space: int | None = None  # S(n)
-    raw_suffixes: str = ""  # anything after ':' we do not interpret (D(...), L(n), #(...), ...)
+    tiles: tuple[Tile, ...]
+    element_size_bits: int | None  # E(n)
+    memory_space: int | None  # S(n)
+    raw_suffixes: str  # anything after ':' we do not interpret (D(...), L(n), #(...), ...)
+
+    def __init__(
+        self,
+        minor_to_major: tuple[int, ...],
+        tiles: tuple[Tile, ...] = (),
+        element_size_bits: int | None = None,
+        memory_space: int | None = None,
+        raw_suffixes: str = "",
+    ) -> None:
+        object.__setattr__(self, "minor_to_major", minor_to_major)
+        object.__setattr__(self, "tiles", tiles)
+        object.__setattr__(self, "element_size_bits", element_size_bits)
+        object.__setattr__(self, "memory_space", memory_space)
+        object.__setattr__(self, "raw_suffixes", raw_suffixes)
 
 
-@dataclass(frozen=True, slots=True)
-class Shape:
+class Shape(_Value):
     """An array shape (``element_type``, ``dims``) or a tuple (``tuple_shapes`` not None)."""
 
+    __slots__ = ("element_type", "dims", "dynamic", "layout", "tuple_shapes", "buffer")
     element_type: str
-    dims: tuple[int, ...] = ()
-    dynamic: tuple[bool, ...] = ()  # per dim: True for ``<=N`` (bound N) or ``?``
-    layout: Layout | None = None
-    tuple_shapes: tuple[Shape, ...] | None = None
-    buffer: bool = False  # a buffer shape ``b(s32[2])``: a mutable array
+    dims: tuple[int, ...]
+    dynamic: tuple[bool, ...]  # per dim: True for ``<=N`` (bound N) or ``?``
+    layout: Layout | None
+    tuple_shapes: tuple[Shape, ...] | None
+    buffer: bool  # a buffer shape ``b(s32[2])``: a mutable array
+
+    def __init__(
+        self,
+        element_type: str,
+        dims: tuple[int, ...] = (),
+        dynamic: tuple[bool, ...] = (),
+        layout: Layout | None = None,
+        tuple_shapes: tuple[Shape, ...] | None = None,
+        buffer: bool = False,
+    ) -> None:
+        object.__setattr__(self, "element_type", element_type)
+        object.__setattr__(self, "dims", dims)
+        object.__setattr__(self, "dynamic", dynamic)
+        object.__setattr__(self, "layout", layout)
+        object.__setattr__(self, "tuple_shapes", tuple_shapes)
+        object.__setattr__(self, "buffer", buffer)
 
     @property
     def is_tuple(self) -> bool:
@@ -122,41 +189,79 @@ class Shape:
 # ---- typed attributes -------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class SliceDim:
+class SliceDim(_Value):
     """One dim of ``slice={[start:limit:stride], ...}``."""
 
+    __slots__ = ("start", "limit", "stride")
     start: int
     limit: int
-    stride: int = 1
+    stride: int
+
+    def __init__(self, start: int, limit: int, stride: int = 1) -> None:
+        object.__setattr__(self, "start", start)
+        object.__setattr__(self, "limit", limit)
+        object.__setattr__(self, "stride", stride)
 
 
-@dataclass(frozen=True, slots=True)
-class PadDim:
+class PadDim(_Value):
     """One dim of ``padding=low_high_interior``."""
 
+    __slots__ = ("low", "high", "interior")
     low: int
     high: int
-    interior: int = 0
+    interior: int
+
+    def __init__(self, low: int, high: int, interior: int = 0) -> None:
+        object.__setattr__(self, "low", low)
+        object.__setattr__(self, "high", high)
+        object.__setattr__(self, "interior", interior)
 
 
-@dataclass(frozen=True, slots=True)
-class WindowDim:
+class WindowDim(_Value):
     """One dim of ``window={size=... stride=... pad=... lhs_dilate=... rhs_dilate=...}``."""
 
+    __slots__ = ("size", "stride", "pad_low", "pad_high", "window_dilation", "base_dilation", "reversal")
     size: int
-    stride: int = 1
-    pad_low: int = 0
-    pad_high: int = 0
-    window_dilation: int = 1  # rhs_dilate
-    base_dilation: int = 1  # lhs_dilate
-    reversal: bool = False
+    stride: int
+    pad_low: int
+    pad_high: int
+    window_dilation: int  # rhs_dilate
+    base_dilation: int  # lhs_dilate
+    reversal: bool
+
+    def __init__(
+        self,
+        size: int,
+        stride: int = 1,
+        pad_low: int = 0,
+        pad_high: int = 0,
+        window_dilation: int = 1,
+        base_dilation: int = 1,
+        reversal: bool = False,
+    ) -> None:
+        object.__setattr__(self, "size", size)
+        object.__setattr__(self, "stride", stride)
+        object.__setattr__(self, "pad_low", pad_low)
+        object.__setattr__(self, "pad_high", pad_high)
+        object.__setattr__(self, "window_dilation", window_dilation)
+        object.__setattr__(self, "base_dilation", base_dilation)
+        object.__setattr__(self, "reversal", reversal)
 
 
-@dataclass(frozen=True, slots=True)
-class ConvDimLabels:
+class ConvDimLabels(_Value):
     """``dim_labels=b01f_01io->b01f``: positions of each role in lhs, kernel, output."""
 
+    __slots__ = (
+        "input_batch",
+        "input_feature",
+        "input_spatial",
+        "kernel_input_feature",
+        "kernel_output_feature",
+        "kernel_spatial",
+        "output_batch",
+        "output_feature",
+        "output_spatial",
+    )
     input_batch: int
     input_feature: int
     input_spatial: tuple[int, ...]
@@ -166,6 +271,28 @@ class ConvDimLabels:
     output_batch: int
     output_feature: int
     output_spatial: tuple[int, ...]
+
+    def __init__(
+        self,
+        input_batch: int,
+        input_feature: int,
+        input_spatial: tuple[int, ...],
+        kernel_input_feature: int,
+        kernel_output_feature: int,
+        kernel_spatial: tuple[int, ...],
+        output_batch: int,
+        output_feature: int,
+        output_spatial: tuple[int, ...],
+    ) -> None:
+        object.__setattr__(self, "input_batch", input_batch)
+        object.__setattr__(self, "input_feature", input_feature)
+        object.__setattr__(self, "input_spatial", input_spatial)
+        object.__setattr__(self, "kernel_input_feature", kernel_input_feature)
+        object.__setattr__(self, "kernel_output_feature", kernel_output_feature)
+        object.__setattr__(self, "kernel_spatial", kernel_spatial)
+        object.__setattr__(self, "output_batch", output_batch)
+        object.__setattr__(self, "output_feature", output_feature)
+        object.__setattr__(self, "output_spatial", output_spatial)
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,13 +306,18 @@ class Metadata:
     stack_frame_id: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class SourceLocation:
+class SourceLocation(_Value):
     """Where a model's Python (or other) code created an op, resolved via the stack-frame tables."""
 
+    __slots__ = ("file", "line", "function")
     file: str
     line: int
-    function: str = ""
+    function: str
+
+    def __init__(self, file: str, line: int, function: str = "") -> None:
+        object.__setattr__(self, "file", file)
+        object.__setattr__(self, "line", line)
+        object.__setattr__(self, "function", function)
 
 
 # ---- graph --------------------------------------------------------------------------------
