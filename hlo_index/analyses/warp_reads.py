@@ -1,8 +1,9 @@
 """One thread map's first reading warp and XLA's coalescing verdict on it
 (``coalescing_analysis.cc``, ``IsIndexingCoalesced``): the physical element offsets the warp
 reads, merged into contiguous intervals, each costing ``ceil(bytes / 128)`` transactions against
-the ideal ``ceil(all bytes / 128)``; coalesced when ``ideal > 0.9 * transactions``. Where the map
-is affine, warp 0 reads and the layout is untiled, by arithmetic; else by evaluating the warps.
+the ideal ``ceil(all bytes / 128)``; coalesced when ``ideal > 0.9 * transactions``. Where the layout
+is untiled and the first reading warp is found among the few the constraints leave possible, by
+arithmetic on the map's expressions; else by evaluating the warps with numpy.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from math import ceil
 
 import numpy as np
 
-from ..affine import IndexingMap, Interval
+from ..affine import IndexingMap
 from ..affine.evaluate import distinct_sorted, evaluate_expr
-from ..affine.expr import DIM, RANGE, RUNTIME, VARIABLE_KINDS
+from ..affine.expr import CEILDIV, CONST, DIM, FLOORDIV, RANGE, RUNTIME, SUM, VARIABLE_KINDS
 from ..context import current, register_table
 from .emitters import BX, TX, ThreadPlan
 from .gpu_devices import GpuDevice
@@ -56,13 +57,13 @@ class WarpRead:
 
 def warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevice, text: str | None = None) -> WarpRead:
     """The first warp that reads through ``m`` and XLA's verdict on it (``text``: ``str(m)``,
-    when the caller has it already): by arithmetic where the map is affine, warp 0 reads and the
-    layout is untiled (``_affine_warp_read``), else by evaluating the warps (``scanned_warp_read``)."""
+    when the caller has it already): by arithmetic where it applies (``_arithmetic_warp_read``),
+    else by evaluating the warps (``scanned_warp_read``)."""
     if text is None:
         text = str(m)
     if m.is_undefined or m.is_known_empty or m.num_results != shape.rank:
         return scanned_warp_read(m, shape, plan, device, text)
-    return _affine_warp_read(m, shape, plan, device, text) or scanned_warp_read(m, shape, plan, device, text)
+    return _arithmetic_warp_read(m, shape, plan, device, text) or scanned_warp_read(m, shape, plan, device, text)
 
 
 def _innermost(m: IndexingMap, plan: ThreadPlan):
@@ -79,24 +80,32 @@ def _innermost(m: IndexingMap, plan: ThreadPlan):
     return None, None, None, None
 
 
-_AFFINE_POINTS = 1024  # (lane, iteration) points of warp 0 at most for the arithmetic path
+_AFFINE_POINTS = 1024  # (lane, iteration) points of one warp at most for the arithmetic path
+_WARPS_TRIED = 4  # warps the arithmetic path evaluates from the first that may read; past them, the scan
+
+# A value in one warp: ``(c, a, b)`` for ``c + a * lane + b * k`` (``k`` the innermost loop's
+# iteration), or one int per point, lane-major: point ``lane * len(k_values) + j``.
+_Form = tuple[int, int, int]
 
 
-def _affine_warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevice, text: str) -> WarpRead | None:
+def _arithmetic_warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevice, text: str) -> WarpRead | None:
     """``scanned_warp_read``'s answer by arithmetic, or None where it does not apply.
 
-    Every result and constraint of an affine map is ``c + a * lane + b * k`` in warp 0 (thread_x
-    = lane, block_x = 0, the other variables where the scan puts them, ``k`` the innermost
-    loop's iteration), and an untiled layout's offset is a sum of strides times the indices: the
-    offsets of warp 0 are ``C + A * lane + B * k`` and its reads along the loop are one vector
-    access exactly when B = 1. None when a result or constraint has a division, the layout is
-    tiled, warp 0 reads nothing through ``m`` (the scan looks further) or it would make more
-    than ``_AFFINE_POINTS`` points."""
+    In one warp every variable is ``c + a * lane + b * k`` (thread_x = the warp's first thread +
+    lane, block_x and the other variables where the scan puts them, ``k`` the innermost loop's
+    iteration), and so is every sum of them; a division is one too when the operand's values in
+    the warp share one quotient, else it is evaluated point by point. An untiled layout's offset
+    is a sum of strides times the indices, and the warp's reads along the loop are one vector
+    access exactly when every fully reading lane's offsets step by 1. Warps before the first
+    that can meet every constraint linear in the warp number read nothing, so the search starts
+    there and evaluates ``_WARPS_TRIED`` warps. None when the layout is tiled, a warp has more
+    than ``_AFFINE_POINTS`` points or none of the warps tried reads (the scan looks further)."""
     from ..layout.plan import LayoutError, layout_plan
 
     warp = device.warp_size
     per_block = max(plan.threads_per_block // warp, 1)
-    if min(max(plan.blocks, 1) * per_block, current().budgets.coalescing_scan_warps) <= 0:
+    count = min(max(plan.blocks, 1) * per_block, current().budgets.coalescing_scan_warps)
+    if count <= 0:
         return None
     inner_kind, inner_index, inner_iv, vector_name = _innermost(m, plan)
     k_values = range(inner_iv.lo, inner_iv.hi + 1) if inner_iv is not None else range(1)
@@ -108,80 +117,197 @@ def _affine_warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevice
         return None
     if layout.steps:
         return None
-    # (constant, per lane, per iteration) of each variable in warp 0
-    forms: dict[tuple[int, int], tuple[int, int, int]] = {(DIM, TX): (0, 1, 0), (DIM, BX): (0, 0, 0)}
+    fixed: dict[tuple[int, int], int] = {}  # the variables that stay put in every warp
     for i in range(2, m.num_dims):
-        forms[(DIM, i)] = (m.dims[i].lo, 0, 0)
+        fixed[(DIM, i)] = m.dims[i].lo
     for i, iv in enumerate(m.range_vars):
-        forms[(RANGE, i)] = (iv.lo, 0, 0)
+        fixed[(RANGE, i)] = iv.lo
     for i, rv in enumerate(m.runtime_vars):
-        forms[(RUNTIME, i)] = ((rv.interval.lo + rv.interval.hi) // 2, 0, 0)
-    if inner_kind is not None:
-        forms[(inner_kind, inner_index)] = (0, 0, 1)
-    results: list[tuple[int, int, int]] = []
-    for e in m.results:
-        form = _affine_form(e, forms)
-        if form is None:
-            return None
-        results.append(form)
-    constraints: list[tuple[tuple[int, int, int], Interval]] = []
-    for e, iv in m.constraints:
-        form = _affine_form(e, forms)
-        if form is None:
-            return None
-        constraints.append((form, iv))
-    lanes = range(min(warp, m.dims[TX].hi + 1)) if m.dims[BX].hi >= 0 else range(0)
-    selected = [[True] * len(k_values) if lane in lanes else [False] * len(k_values) for lane in range(warp)]
-    for (c, a, b), iv in constraints:
-        for lane in lanes:
-            row = selected[lane]
-            base = c + a * lane
-            for j, k in enumerate(k_values):
-                if row[j] and not iv.lo <= base + b * k <= iv.hi:
-                    row[j] = False
-    if not any(any(row) for row in selected):
-        return None
+        fixed[(RUNTIME, i)] = (rv.interval.lo + rv.interval.hi) // 2
+    inner = (inner_kind, inner_index) if inner_kind is not None and inner_index is not None else None
+    if inner is not None:
+        fixed.pop(inner, None)
     strides = [0] * shape.rank
     stride = 1
     for position in range(shape.rank - 1, -1, -1):
         d = layout.major_to_minor[position]
         strides[d] = stride
         stride *= shape.dims[d]
-    c0 = sum(s * f[0] for s, f in zip(strides, results))
-    per_lane = sum(s * f[1] for s, f in zip(strides, results))
-    per_k = sum(s * f[2] for s, f in zip(strides, results))
-    vector = len(k_values) >= 2 and per_k == 1 and any(all(row) for row in selected)
+    first = _first_possible_warp(m, fixed, inner, warp, per_block, k_values)
+    bits = storage_bits(shape)
+    for w in range(first, min(first + _WARPS_TRIED, count)):
+        tx0, bx = warp * (w % per_block), w // per_block
+        env: dict[tuple[int, int], _Form] = {(DIM, TX): (tx0, 1, 0), (DIM, BX): (bx, 0, 0)}
+        for variable, value in fixed.items():
+            env[variable] = (value, 0, 0)
+        if inner is not None:
+            env[inner] = (0, 0, 1)
+        read = _read_of_warp(m, env, w, tx0, bx, strides, k_values, warp)
+        if read is not None:
+            vector, picked = read
+            return _verdict(text, w, picked, bits, device, vector_name if vector else None)
+    return None
+
+
+def _first_possible_warp(m: IndexingMap, fixed: dict, inner, warp: int, per_block: int, k_values: range) -> int:
+    """A warp number no reading warp comes before: for each constraint linear in the warp number
+    (through thread_x and block_x together, as ``thread_x + block_x * threads``, or through block_x
+    alone), the first warp whose range of values (every lane, every iteration) meets its interval."""
+    forms: dict[tuple[int, int], tuple[int, ...]] = {(DIM, TX): (0, 1, 0, 0), (DIM, BX): (0, 0, 1, 0)}
+    for variable, value in fixed.items():
+        forms[variable] = (value, 0, 0, 0)
+    if inner is not None:
+        forms[inner] = (0, 0, 0, 1)
+    first = 0
+    for e, iv in m.constraints:
+        form = _affine_form(e, forms)
+        if form is None:
+            continue
+        c, per_tx, per_bx, per_k = form
+        # in warp w: c + per_tx * (warp * (w % per_block) + lane) + per_bx * (w // per_block) + per_k * k
+        if per_block == 1:
+            slope, scale = per_bx, 1
+        elif per_bx == per_tx * warp * per_block:
+            slope, scale = per_tx * warp, 1
+        elif per_tx == 0:
+            slope, scale = per_bx, per_block  # a function of the block, w // per_block
+        else:
+            continue
+        if slope == 0:
+            continue
+        rest_lo = min(0, per_tx * (warp - 1)) + min(per_k * k_values[0], per_k * k_values[-1])
+        rest_hi = max(0, per_tx * (warp - 1)) + max(per_k * k_values[0], per_k * k_values[-1])
+        # the least v with c + slope * v + rest_hi >= lo (slope > 0) or c + slope * v + rest_lo <= hi
+        bound = iv.lo - c - rest_hi if slope > 0 else iv.hi - c - rest_lo
+        first = max(first, -(-bound // slope) * scale)
+    return first
+
+
+def _read_of_warp(
+    m: IndexingMap, env: dict, w: int, tx0: int, bx: int, strides: list[int], k_values: range, warp: int
+) -> tuple[bool, list[int]] | None:
+    """(whether it is one vector read, the offsets the XLA rule counts) of warp ``w``, or None
+    if it reads nothing through ``m``."""
+    nk = len(k_values)
+    n = warp * nk
+    lanes = max(0, min(warp, m.dims[TX].hi - tx0 + 1)) if bx <= m.dims[BX].hi else 0
+    if lanes == 0:
+        return None
+    memo: dict = {}
+    selected = [True] * (lanes * nk) + [False] * (n - lanes * nk)
+    for e, iv in m.constraints:
+        values = _points(_warp_values(e, env, memo, k_values, warp), k_values, warp)
+        lo, hi = iv.lo, iv.hi
+        selected = [s and lo <= v <= hi for s, v in zip(selected, values)]
+    if not any(selected):
+        return None
+    c0 = per_lane = per_k = 0
+    lists: list[tuple[list[int], int]] = []
+    for s, e in zip(strides, m.results):
+        value = _warp_values(e, env, memo, k_values, warp)
+        if isinstance(value, tuple):
+            c0 += s * value[0]
+            per_lane += s * value[1]
+            per_k += s * value[2]
+        else:
+            lists.append((value, s))
+    offsets: _Form | list[int] = (c0, per_lane, per_k)
+    if lists:
+        offsets = _points((c0, per_lane, per_k), k_values, warp)
+        for value, s in lists:
+            offsets = [o + s * v for o, v in zip(offsets, value)]
+    vector = False
+    if nk >= 2:
+        full = [lane for lane in range(warp) if all(selected[lane * nk : lane * nk + nk])]
+        if full and isinstance(offsets, tuple):
+            vector = offsets[2] == 1
+        elif full:
+            vector = all(
+                offsets[i + 1] - offsets[i] == 1 for lane in full for i in range(lane * nk, lane * nk + nk - 1)
+            )
     if vector:
-        picked = [
-            c0 + per_lane * lane + per_k * k
-            for lane in range(warp)
-            for j, k in enumerate(k_values)
-            if selected[lane][j]
-        ]
+        points = [i for i in range(n) if selected[i]]
     else:
-        j = (
-            0
-            if any(row[0] for row in selected)
-            else next(j for j in range(len(k_values)) if any(row[j] for row in selected))
-        )
-        k = k_values[j]
-        picked = [c0 + per_lane * lane + per_k * k for lane in range(warp) if selected[lane][j]]
-    return _verdict(text, 0, picked, storage_bits(shape), device, vector_name if vector else None)
+        j = next(j for j in range(nk) if any(selected[j::nk]))
+        points = [i for i in range(j, n, nk) if selected[i]]
+    if isinstance(offsets, tuple):
+        c, a, b = offsets
+        return vector, [c + a * (i // nk) + b * k_values[i % nk] for i in points]
+    return vector, [offsets[i] for i in points]
 
 
-def _affine_form(e, forms: dict) -> tuple[int, int, int] | None:
-    """``e`` as (constant, per lane, per iteration) given each variable's ``forms``; None if an
-    atom of ``e`` is a division."""
+def _warp_values(e, env: dict, memo: dict, k_values: range, warp: int) -> _Form | list[int]:
+    """``e``'s values in one warp (``_Form``), given each variable's."""
+    hit = memo.get(e)
+    if hit is not None:
+        return hit
+    kind = e.kind
+    value: _Form | list[int]
+    if kind == CONST:
+        value = (e.value, 0, 0)
+    elif kind in VARIABLE_KINDS:
+        value = env[(kind, e.value)]
+    elif kind == SUM:
+        c, a, b = e.value, 0, 0
+        lists = []
+        for atom, k in e.terms:
+            x = _warp_values(atom, env, memo, k_values, warp)
+            if type(x) is tuple:
+                c += k * x[0]
+                a += k * x[1]
+                b += k * x[2]
+            else:
+                lists.append((x, k))
+        value = (c, a, b)
+        if lists:
+            value = _points(value, k_values, warp)
+            for x, k in lists:
+                value = [v + k * p for v, p in zip(value, x)]
+    else:
+        value = _divided(kind, e.value, _warp_values(e.operand, env, memo, k_values, warp), k_values, warp)
+    memo[e] = value
+    return value
+
+
+def _divided(kind: int, q: int, x: _Form | list[int], k_values: range, warp: int) -> _Form | list[int]:
+    """``x floordiv q``, ``x ceildiv q`` or ``x mod q``: a form when every value of ``x`` in the
+    warp has one quotient, else point by point."""
+    if type(x) is tuple:
+        c, a, b = x
+        lo = c + min(0, a * (warp - 1)) + min(b * k_values[0], b * k_values[-1])
+        hi = c + max(0, a * (warp - 1)) + max(b * k_values[0], b * k_values[-1])
+        if kind == CEILDIV:
+            if -(-lo // q) == -(-hi // q):
+                return (-(-lo // q), 0, 0)
+        elif lo // q == hi // q:
+            return (lo // q, 0, 0) if kind == FLOORDIV else (c - q * (lo // q), a, b)
+        x = _points(x, k_values, warp)
+    if kind == FLOORDIV:
+        return [v // q for v in x]
+    if kind == CEILDIV:
+        return [-(-v // q) for v in x]
+    return [v % q for v in x]
+
+
+def _points(value: _Form | list[int], k_values: range, warp: int) -> list[int]:
+    if type(value) is not tuple:
+        return value  # type: ignore[return-value]
+    c, a, b = value
+    return [c + a * lane + b * k for lane in range(warp) for k in k_values]
+
+
+def _affine_form(e, forms: dict) -> tuple[int, ...] | None:
+    """``e`` as a vector of (constant, coefficients...) given each variable's ``forms`` (vectors
+    of one length); None if an atom of ``e`` is a division."""
     constant, terms = e.linear_terms()
-    c, a, b = constant, 0, 0
+    total = [constant] + [0] * (len(next(iter(forms.values()))) - 1)
     for atom, k in terms:
         form = forms.get((atom.kind, atom.value)) if atom.kind in VARIABLE_KINDS else None
         if form is None:
             return None
-        c += k * form[0]
-        a += k * form[1]
-        b += k * form[2]
-    return c, a, b
+        for i, x in enumerate(form):
+            total[i] += k * x
+    return tuple(total)
 
 
 def scanned_warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevice, text: str | None = None) -> WarpRead:

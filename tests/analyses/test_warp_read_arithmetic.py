@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hlo_index.affine import IndexingMap, Interval, const, dim, floordiv, mod, range_var, runtime_var
+from hlo_index.affine import IndexingMap, Interval, ceildiv, const, dim, floordiv, mod, range_var, runtime_var
 from hlo_index.analyses import warp_reads
 from hlo_index.analyses.emitters import ThreadPlan
 from hlo_index.analyses.gpu_devices import RTX_A6000
@@ -39,13 +39,20 @@ def _random_case(rng: random.Random):
     variables += [range_var(i) for i in range(len(ranges))] + [runtime_var(i) for i in range(len(runtimes))]
     rank = rng.randint(1, 3)
     results = [_affine(rng, variables) for _ in range(rank)]
-    if rng.random() < 0.15:  # a division: the scan alone answers
+    # the global thread number (a concatenate's or a sliced operand's maps): warps after warp 0
+    linear = dim(0) + dim(1) * rng.choice([tpb, tpb, 7, 0]) + (dim(2) * rng.choice([1, 4]) if len(domain) > 2 else 0)
+    if rng.random() < 0.3:  # divisions, nested ones too (a reshape's maps)
         k = rng.randrange(rank)
-        results[k] = rng.choice([floordiv, mod])(results[k], rng.choice([3, 8, 64]))
+        inner = results[k] if rng.random() < 0.5 else linear + rng.randint(-50, 50)
+        if rng.random() < 0.3:
+            inner = rng.choice([floordiv, mod])(inner, rng.choice([4, 64])) + dim(1) * 8
+        results[k] = rng.choice([floordiv, mod, ceildiv])(inner, rng.choice([2, 3, 8, 64, 768]))
     constraints = []
     for _ in range(rng.choice([0, 0, 1, 1, 2])):
-        e = _affine(rng, variables)
-        lo = rng.randint(-20, 200)
+        e = linear if rng.random() < 0.3 else _affine(rng, variables)
+        if rng.random() < 0.15:
+            e = rng.choice([floordiv, mod])(e, rng.choice([3, 8]))
+        lo = rng.randint(-20, 200) if rng.random() < 0.7 else rng.randint(200, 3000)
         constraints.append((e, Interval(lo, lo + rng.choice([0, 5, 31, 100, 5000]))))
     m = IndexingMap(domain, ranges, runtimes, results, constraints)
     dims = [rng.choice([1, 3, 8, 64, 100]) for _ in range(rank)]
@@ -64,13 +71,20 @@ def test_arithmetic_warp_reads_equal_the_scan():
             text = str(m)
             expected = scanned_warp_read(m, shape, plan, RTX_A6000, text)
             assert warp_read(m, shape, plan, RTX_A6000, text) == expected, text
-            arithmetic += warp_reads._affine_warp_read(m, shape, plan, RTX_A6000, text) is not None
-    # most cases take the arithmetic path, and the scan still answers the rest (divisions,
-    # warps after warp 0)
+            arithmetic += warp_reads._arithmetic_warp_read(m, shape, plan, RTX_A6000, text) is not None
+    # most cases take the arithmetic path, and the scan still answers the rest (a first reading
+    # warp past the ones the constraints leave possible, or none)
     assert 1000 < arithmetic < 2900
 
 
-@pytest.mark.parametrize("name", ["corpus/gpt12_train/gpt12_train_step.after_optimizations.hlo.txt.gz"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "corpus/gpt12_train/gpt12_train_step.after_optimizations.hlo.txt.gz",
+        "field/gpu/JAX-Toolbox.nsys-jax.pax_fsdp4_4proc_proc0.module_0040.pjit__wrapped_step_fn."
+        "sm_8.0_gpu_after_optimizations.txt.gz",
+    ],
+)
 def test_arithmetic_warp_reads_equal_the_scan_on_a_dump(name, monkeypatch):
     path = SHARED / name
     if not path.exists():
