@@ -32,7 +32,7 @@ from .emitter_plans import backend_kind, plan_for
 from .emitters import ThreadPlan
 from .gpu_devices import RTX_A6000, GpuDevice
 from .structure_keys import fusion_shape_key
-from .warp_reads import WarpRead, memoised_warp_read
+from .warp_reads import WarpRead, as_written, memoised_warp_read
 
 # Per analysis context: a fused computation's thread reads per structure (``_thread_reads``).
 _THREAD_READS = register_table("analyses.gpu_coalescing.thread_reads")
@@ -113,10 +113,7 @@ def _interned(maps: tuple[IndexingMap, ...]) -> tuple[IndexingMap, ...]:
     table = current().tables[_SEEDS]
     # as written, not by canonical form: equal maps may be spelled differently, and a seed that
     # reaches a parameter unchanged is printed as it is
-    key = tuple(
-        (m.dims, m.range_vars, m.runtime_vars, m.results, m.constraints, m.is_known_empty, m.undefined_reason)
-        for m in maps
-    )
+    key = tuple(as_written(m) for m in maps)
     return remember(table, key, maps, current().budgets.operand_figures) if (hit := table.get(key)) is None else hit
 
 

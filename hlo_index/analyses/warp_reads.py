@@ -403,13 +403,19 @@ def memoised_warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevic
     """``warp_read``, once per context for what it reads: the map as written (its text is in the
     figure), the operand's shape with its layout, the plan's grid and loops, the device."""
     budget = current().budgets.coalescing_scan_warps
-    text = str(m)
-    key = (text, shape, plan.threads_per_block, plan.blocks, plan.innermost, plan.loops, device, budget)
+    # the map by its parts, not its text: equal parts print equally, and a hit needs no printing
+    key = (as_written(m), shape, plan.threads_per_block, plan.blocks, plan.innermost, plan.loops, device, budget)
     memo = current().tables[_WARP_READS]
     hit = memo.get(key)
     if hit is None:
-        hit = memo[key] = warp_read(m, shape, plan, device, text)
+        hit = memo[key] = warp_read(m, shape, plan, device)
     return hit
+
+
+def as_written(m: IndexingMap) -> tuple:
+    """``m``'s parts as they are, not simplified: equal for maps that print and read alike
+    (expressions are interned, so hashing it costs no walk of them)."""
+    return (m.dims, m.range_vars, m.runtime_vars, m.results, m.constraints, m.is_known_empty, m.undefined_reason)
 
 
 def _innermost_range_var(m: IndexingMap) -> int | None:
