@@ -21,8 +21,12 @@ from dataclasses import dataclass, field
 from math import prod
 
 from ..affine import IndexingMap, Interval, const, dim
+from ..context import current, register_table
 from ..hlo.model import Instruction, Shape
 from .gpu_devices import GpuDevice
+
+# Per analysis context: (id(shape), unroll, threads per block, extra loops) -> (shape, default_thread_map's answer)
+_DEFAULT_MAPS = register_table("analyses.emitters.default_thread_maps")
 
 TX, BX = 0, 1  # thread map dims: thread_x, block_x, then the loops
 _ELEMENTWISE_UNARY_PASS = {
@@ -262,13 +266,21 @@ def default_thread_map(shape: Shape, unroll: int, device: GpuDevice, *, extra_lo
     n = max(shape.num_elements, 1)
     per_thread = ceil_div(n, unroll)
     tpb = min(device.loop_threads_per_block, per_thread)
+    # the fusions of one output shape (and unroll) ask for the same map: built once per context
+    table = current().tables[_DEFAULT_MAPS]
+    key = (id(shape), unroll, tpb, tuple(extra_loops))
+    hit = table.get(key)
+    if hit is not None and hit[0] is shape:
+        return hit[1]
     blocks = ceil_div(per_thread, tpb)
     u = dim(2 + len(extra_loops))
     linear = (dim(BX) * tpb + dim(TX)) * unroll + u if unroll > 1 else dim(BX) * tpb + dim(TX)
     results = delinearize(linear, shape)
     domain = _thread_domain(tpb, blocks, list(extra_loops) + [unroll])
     constraints = [(linear, Interval(0, n - 1))] if tpb * blocks * unroll != n else []
-    return IndexingMap(domain, [], [], results, constraints), tpb, blocks
+    built = IndexingMap(domain, [], [], results, constraints), tpb, blocks
+    table[key] = (shape, built)  # keeps ``shape`` alive: its id stays its own
+    return built
 
 
 def with_bounds(results, dims_sizes, extra=()) -> list:
