@@ -315,21 +315,20 @@ def fusion_structure_key(fusion: Instruction, memo: dict | None = None):
     configs), and the backend configs of custom-calls inside (which the structure leaves out).
     ``memo``: per structure, where its custom-calls are."""
     shapes = fusion_shape_key(fusion)
-    if shapes is None:
+    comp = fusion.fused_computation
+    if shapes is None or comp is None:  # the shape key is None exactly when there is no computation
         return None
     structure = shapes[0]
     # equal structures have the same opcode at each position; the ids are the context's
     context = current()
     hit = memo.get(structure) if memo is not None else None
     if hit is None or hit[0] is not context:
-        opcodes = list(map(_OPCODE, fusion.fused_computation.instructions))
+        opcodes = list(map(_OPCODE, comp.instructions))
         positions = tuple(k for k, op in enumerate(opcodes) if op == "custom-call") if "custom-call" in opcodes else ()
         hit = (context, positions)
         if memo is not None:
             memo[structure] = hit
-    inner = (
-        tuple(fusion.fused_computation.instructions[k].attrs.get("backend_config") for k in hit[1]) if hit[1] else ()
-    )
+    inner = tuple(comp.instructions[k].attrs.get("backend_config") for k in hit[1]) if hit[1] else ()
     attrs = fusion.attrs
     return (shapes, attrs.get("kind"), attrs.get("backend_config"), inner)
 
