@@ -101,6 +101,15 @@ def _reverse(instr: Instruction) -> str | None:
     return _dims_differ(instr.shape, instr.operands[0].shape)
 
 
+def _windowed(instr: Instruction) -> str | None:
+    # a window written without dimensions is XLA's parser's empty window: right for a scalar only
+    rank = instr.operands[0].shape.rank if instr.operands else 0
+    window = instr.attrs.get("window") or ()
+    if len(window) != rank:
+        return f"the window has {len(window)} dimension(s), the operand {rank}"
+    return None
+
+
 def _concatenate(instr: Instruction) -> str | None:
     dims = tuple(instr.attrs.get("dimensions", ()))
     if len(dims) != 1:
@@ -118,6 +127,8 @@ _CHECKS: dict[str, Callable[[Instruction], str | None]] = {
     "slice": _slice,
     "broadcast": _broadcast,
     "reverse": _reverse,
+    "reduce-window": _windowed,
+    "select-and-scatter": _windowed,
 }
 _RULE_NAMES = {
     "pad": "ShapeInference::InferPadShape",
@@ -126,4 +137,6 @@ _RULE_NAMES = {
     "slice": "ShapeInference::InferSliceShape",
     "broadcast": "ShapeInference::InferBroadcastShape",
     "reverse": "ShapeInference::InferReverseShape",
+    "reduce-window": "ShapeInference::InferReduceWindowShape",
+    "select-and-scatter": "ShapeInference::InferSelectAndScatterShape",
 }

@@ -94,12 +94,48 @@ def _link_computation(module: Module, comp: Computation, problems: list[Diagnost
             predecessors = instr.attrs.get("control-predecessors")
             if predecessors:
                 _link_control_predecessors(comp, instr, predecessors, problems)
+        required = _REQUIRED_ATTRIBUTES.get(instr.opcode)
+        if required is not None:
+            _check_required(instr, required, problems)
         if instr.opcode == "reshape":
             _check_reshape(instr, problems)
         elif instr.opcode == "constant" and instr.literal:
             complaint = check_literal(instr.shape, instr.literal)
             if complaint is not None:
                 problems.append(error(f"constant %{instr.name}: {complaint}", instr.line, instr.column))
+
+
+# What XLA's parser requires of these ops ("attribute X is expected but not seen"): the called
+# computations and dimensions the ops' meaning rests on (what a reduce combines, over which dims).
+_REQUIRED_ATTRIBUTES: dict[str, tuple[str, ...]] = {
+    "reduce": ("to_apply", "dimensions"),
+    "reduce-window": ("to_apply",),
+    "map": ("to_apply",),
+    "scatter": ("to_apply",),
+    "select-and-scatter": ("select", "scatter"),
+    "sort": ("to_apply", "dimensions"),
+    "call": ("to_apply",),
+    "while": ("condition", "body"),
+    "fusion": ("kind", "calls"),
+    "all-reduce": ("to_apply",),
+    "all-reduce-start": ("to_apply",),
+    "reduce-scatter": ("to_apply", "dimensions"),
+    "all-gather": ("dimensions",),
+    "all-gather-start": ("dimensions",),
+}
+
+
+def _check_required(instr: Instruction, required: tuple[str, ...], problems: list[Diagnostic]) -> None:
+    attrs = instr.attrs
+    for key in required:
+        if key not in attrs:
+            problems.append(error(f"attribute {key} is expected but not seen", instr.line, instr.column))
+            return
+    if instr.opcode == "reduce" and len(instr.operand_names) % 2:
+        count = len(instr.operand_names)
+        problems.append(
+            error(f"expects an even number of operands, but has {count} operands", instr.line, instr.column)
+        )
 
 
 def _desugar_output_references(comp: Computation, problems: list[Diagnostic]) -> None:

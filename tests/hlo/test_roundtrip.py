@@ -122,10 +122,19 @@ def modules(draw):
             call = f"constant({literal})"
         else:
             ops = draw(st.lists(st.sampled_from(names), min_size=0, max_size=3))
+            if opcode == "reduce":  # XLA's parser: inputs and their initial values, as many of each
+                ops = ops[: len(ops) // 2 * 2]
             call = f"{opcode}({', '.join('%' + n for n in ops)})"
         attrs = draw(st.lists(ATTRIBUTES, max_size=3, unique=True))
-        if opcode in ("reduce", "fusion"):
-            attrs.append("to_apply=%helper" if opcode == "reduce" else "calls=%helper")
+        # the attributes XLA's parser requires of these ops
+        if opcode == "reduce":
+            attrs.append("to_apply=%helper")
+            if not any(a.startswith("dimensions=") for a in attrs):
+                attrs.append("dimensions={}")
+        if opcode == "fusion":
+            attrs.append("calls=%helper")
+            if not any(a.startswith("kind=") for a in attrs):
+                attrs.append("kind=kLoop")
         name = f"i{i}.{draw(st.sampled_from(['x', 'y-z', '0']))}"
         lines.append(f"  %{name} = {shape} {call}" + "".join(", " + a for a in attrs))
         names.append(name)

@@ -71,3 +71,29 @@ def test_a_fused_pad_short_of_padding_exits_2_at_the_pad(tmp_path):
     assert result.exit_code == 2, result.output
     assert f"{path}:6:8: error:" in result.output and "InferPadShape" in result.output
     assert "internal" not in result.output
+
+
+ADD = "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\n"
+
+
+@pytest.mark.parametrize(
+    "window, accepted",
+    [
+        # jaxlib 0.10.2: "expects window-dimensions size == input rank, but got window-dimensions size: 0"
+        ("", False),
+        ("window={size=1}", False),
+        # compiles with jaxlib 0.10.2
+        ("window={size=1x2}", True),
+    ],
+)
+def test_a_reduce_window_has_one_window_dimension_per_operand_dimension(window, accepted):
+    attrs = f", {window}" if window else ""
+    text = module(f"ROOT r = f32[4,5] reduce-window(p, z){attrs}, to_apply=add", ADD)
+    if accepted:
+        assert parse_module_text(text).entry.root.opcode == "reduce-window"
+        return
+    with pytest.raises(ParseError) as info:
+        parse_module_text(text)
+    d = info.value.diagnostic
+    assert (d.line, d.column) == (12, 8), d
+    assert "ShapeInference::InferReduceWindowShape" in d.message and "operand 2" in d.message, d.message
