@@ -319,7 +319,12 @@ def callee_names(value: str) -> tuple[str, ...] | None:
 def operand_names(inner: str) -> tuple[str, ...]:
     """Names in an operand list: ``%a, f32[2]{0} %b, /*index=2*/c`` → ("a", "b", "c")."""
     if "%" in inner:
-        return tuple(_PERCENT_NAME.findall(inner))
+        names = _PERCENT_NAME.findall(inner)
+        # every operand named with its % (XLA prints one form): as many names as commas + 1. A list
+        # with shapes, whose commas say nothing, is read again where its written shapes are checked
+        # (``parser._check_written_operand_shapes``) unless its text is the one its names give.
+        if "[" in inner or len(names) == inner.count(",") + 1:
+            return tuple(names)
     inner = _COMMENT.sub("", inner).strip()
     if not inner:
         return ()
@@ -328,7 +333,7 @@ def operand_names(inner: str) -> tuple[str, ...]:
         piece = part.split()
         if not piece:
             raise ValueError("empty operand")
-        names.append(piece[-1])
+        names.append(piece[-1].removeprefix("%"))
     return tuple(names)
 
 

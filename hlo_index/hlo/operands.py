@@ -196,18 +196,14 @@ def parse_operands(inner: str) -> list[Operand]:
     return out
 
 
-def written_operand_shapes(inner: str) -> list[tuple[str, str]]:
-    """``(name, shape text)`` of each named operand written with a shape, in order: what
-    ``parse_operands`` gives for them. A plain list (``f32[8]{0} %a, %b``: no parentheses, no
-    comments; nearly every operand list of a dump) is read with one pattern per operand, the
-    reader's own; anything else goes through the reader."""
+def written_operands(inner: str) -> list[tuple[str, str | None]]:
+    """``(name, shape text or None)`` of each named operand, in order: what ``parse_operands`` gives
+    for them. A plain list (``f32[8]{0} %a, %b``: no parentheses, no comments; nearly every operand
+    list of a dump) is read with one pattern per operand, the reader's own; anything else goes
+    through the reader."""
     if "(" not in inner and "/*" not in inner and _PLAIN_LIST.fullmatch(inner):
-        return [(name.removeprefix("%"), shape) for shape, name in _SHAPED_OPERAND.findall(inner) if shape]
-    return [
-        (str(op), op.shape_text)
-        for op in parse_operands(inner)
-        if type(op) is not NestedInstruction and op.shape_text is not None and op
-    ]
+        return [(name.removeprefix("%"), shape or None) for shape, name in _SHAPED_OPERAND.findall(inner)]
+    return [(str(op), op.shape_text) for op in parse_operands(inner) if type(op) is not NestedInstruction and op]
 
 
 def has_nested_instruction(operands: list[Operand]) -> bool:

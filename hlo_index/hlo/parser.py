@@ -41,7 +41,7 @@ from .lexer import (
 )
 from .model import Computation, Diagnostic, Instruction, Metadata, Module, Shape
 from .opcodes import XLA_OPCODES
-from .operands import NestedInstruction, Operand, OperandSyntaxError, parse_operands, written_operand_shapes
+from .operands import NestedInstruction, Operand, OperandSyntaxError, parse_operands, written_operands
 from .reader import read_body, read_module, read_shape
 from .shapes import SHAPES_MEMO as _SHAPES
 from .shapes import ShapeError, buffer_shape, compatible, parse_array_shape, read_array_shape, tuple_shape
@@ -672,9 +672,16 @@ def _check_written_operand_shapes(module: Module) -> None:
         if as_defined == inner:
             continue
         try:
-            operands = written_operand_shapes(inner)
+            listed = written_operands(inner)
         except OperandSyntaxError:
             continue
+        if "(" not in inner:  # (a list with nested instructions was read by the reader already)
+            # the names as the reader reads them: a hand-written list may name some operands with %
+            # and some without, which the names read at the instruction miss
+            every = tuple(name for name, _ in listed)
+            if every != instr.operand_names and len(every) >= len(instr.operand_names):
+                instr.operand_names = every
+        operands = [(name, shape) for name, shape in listed if shape is not None]
         for name, shape_text in operands:
             target = names.get(name)
             if target is None or (shape_text, id(target.shape)) in agreeing or target.shape.element_type == "unknown":

@@ -162,6 +162,26 @@ def test_operands_with_inline_shapes_and_index_comments():
     assert r.shape.num_outputs == 2 and r.shape.leaf(1).dims == (2,)
 
 
+@pytest.mark.parametrize(
+    "operands",
+    [
+        "%a, b",
+        "b2, %a",
+        "f32[2] %a, b",
+        "f32[2]{0} a, f32[2]{0} %b",
+        "f32[2]{0} a, /*index=1*/f32[2]{0} %b",
+    ],
+)
+def test_operands_named_with_and_without_percent_in_one_list(operands):
+    # XLA's parser (jaxlib 0.10.2) reads each of these lists as two operands; a hand-written list
+    # (XLA's own emitter tests) may name some operands with % and some without
+    body = "  a = f32[2]{0} parameter(0)\n  b = f32[2]{0} parameter(1)\n  b2 = f32[2]{0} negate(b)\n"
+    body += f"  ROOT r = f32[2]{{0}} add({operands})"
+    r = parse_module_text(module(body)).entry.root
+    expected = ["b2", "a"] if operands.startswith("b2") else ["a", "b"]
+    assert [o.name for o in r.operands] == expected
+
+
 def test_instruction_without_result_shape():
     body = "  %a = f32[2] parameter(0)\n  ROOT %n = negate(%a)"
     r = parse_module_text(module(body)).entry.root
