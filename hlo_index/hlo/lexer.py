@@ -22,9 +22,10 @@ _STRING_UNROLLED = (
 )
 # A string whose closing quote has no backslash before it (nearly every string of a dump) is read
 # first as a run of "not the quote": Python's re runs a one-character exclusion ~10x faster than a
-# class. Where both forms match they match the same text; a quote after a backslash fails the
-# lookbehind and the unrolled form, which reads escapes, decides.
-_STRING = rf"""(?:"[^"]*(?<!\\)"|'[^']*(?<!\\)'|{_STRING_UNROLLED})"""
+# class. The unrolled form, which reads escapes, is tried only where that one cannot match (a quote
+# after a backslash comes first): the forms never match the same text, so a failing match is not
+# retried once per form and string (exponential in the strings of an unterminated one's tail).
+_STRING = rf"""(?:"[^"]*(?<!\\)"|'[^']*(?<!\\)'|(?="[^"]*\\"|'[^']*\\'){_STRING_UNROLLED})"""
 _FLAT_BRACES = r'\{[^{}"\'\n]*(?:' + _STRING + r'[^{}"\'\n]*)*\}'
 _FLAT_ARGS = r'[^()"\'\n]*(?:' + _STRING + r'[^()"\'\n]*)*'  # flat operand text, strings allowed
 # Operand text with parentheses nested at most two deep: tuple shapes of operands (a dump's

@@ -298,3 +298,18 @@ def test_malformed_operand_positions_inside_a_common_instruction():
     line = source.splitlines()[d.line - 1]
     # the nested instruction's operands go wrong at the second name
     assert "expected ',' or ')'" in d.message and line[d.column - 1 :].startswith("%q")
+
+
+def test_an_unterminated_string_before_many_strings_is_rejected_at_once():
+    # found by mutating a real TPU dump: the string of one metadata runs into the next line, whose
+    # attributes hold many more strings; the lexer's patterns read each string one way only, so the
+    # failing match is not retried once per way and string (2**60 tries here)
+    lines = [f'  %c{k} = f32[] constant({k}), metadata={{op_name="c{k}" source_file="f.py"}}' for k in range(30)]
+    text = (
+        "HloModule m\n\nENTRY e {\n"
+        '  %p = f32[] parameter(0), metadata={op_name="jit(f)/broken source_line=2}\n'
+        + "\n".join(lines)
+        + "\n  ROOT %r = f32[] negate(%p)\n}\n"
+    )
+    d = diagnostic_of(text)
+    assert d.line == 4 and "unterminated string" in d.message, d
