@@ -186,3 +186,16 @@ COSTED_ELEMENTWISE_OPCODES = frozenset(opcodes_with(Trait.COSTED_ELEMENTWISE))
 TRANSCENDENTAL_OPCODES = frozenset(opcodes_with(Trait.TRANSCENDENTAL))
 INFERRED_UNARY_OPCODES = frozenset(opcodes_with(Trait.INFERRED_UNARY))
 INFERRED_BINARY_OPCODES = frozenset(opcodes_with(Trait.INFERRED_BINARY))
+
+# hlo_parser's fixed operand counts ("expects N operands, but has M operands"): the unary and binary
+# ops it may infer a shape for, the ternary ones and the other ops whose count never varies.
+OPERAND_COUNTS: dict[str, int] = {
+    **dict.fromkeys(INFERRED_UNARY_OPCODES, 1),
+    **dict.fromkeys(INFERRED_BINARY_OPCODES, 2),
+    **dict.fromkeys(("select", "clamp"), 3),
+    **dict.fromkeys(("compare", "complex", "dot", "gather", "pad"), 2),
+    **dict.fromkeys(
+        ("convert", "bitcast-convert", "bitcast", "broadcast", "reshape", "transpose", "reverse", "slice"), 1
+    ),
+    **dict.fromkeys(("get-tuple-element", "while", "reduce-precision"), 1),
+}

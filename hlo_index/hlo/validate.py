@@ -13,6 +13,7 @@ from .attributes import CALLEE_ROLES, MULTI_CALLEE_ROLES, SINGLE_CALLEE_ROLES
 from .diagnostics import error
 from .literals import check_literal
 from .model import Computation, Diagnostic, Instruction, Module
+from .opcodes import OPERAND_COUNTS
 
 _OPERAND_NAMES = attrgetter("operand_names")
 
@@ -94,9 +95,9 @@ def _link_computation(module: Module, comp: Computation, problems: list[Diagnost
             predecessors = instr.attrs.get("control-predecessors")
             if predecessors:
                 _link_control_predecessors(comp, instr, predecessors, problems)
-        required = _REQUIRED_ATTRIBUTES.get(instr.opcode)
-        if required is not None:
-            _check_required(instr, required, problems)
+        rule = _PARSER_RULES.get(instr.opcode)
+        if rule is not None:
+            _check_parser_rule(instr, rule, problems)
         if instr.opcode == "reshape":
             _check_reshape(instr, problems)
         elif instr.opcode == "constant" and instr.literal:
@@ -125,14 +126,28 @@ _REQUIRED_ATTRIBUTES: dict[str, tuple[str, ...]] = {
 }
 
 
-def _check_required(instr: Instruction, required: tuple[str, ...], problems: list[Diagnostic]) -> None:
+# per opcode: (the operand count XLA's parser expects, or None; the attributes it requires)
+_PARSER_RULES: dict[str, tuple[int | None, tuple[str, ...]]] = {
+    op: (OPERAND_COUNTS.get(op), _REQUIRED_ATTRIBUTES.get(op, ()))
+    for op in OPERAND_COUNTS.keys() | _REQUIRED_ATTRIBUTES.keys()
+}
+
+
+def _check_parser_rule(
+    instr: Instruction, rule: tuple[int | None, tuple[str, ...]], problems: list[Diagnostic]
+) -> None:
+    """What XLA's parser checks of the op, in its order: the operand count, then the attributes."""
+    expected, required = rule
+    count = len(instr.operand_names)
+    if expected is not None and count != expected:
+        problems.append(error(f"expects {expected} operands, but has {count} operands", instr.line, instr.column))
+        return
     attrs = instr.attrs
     for key in required:
         if key not in attrs:
             problems.append(error(f"attribute {key} is expected but not seen", instr.line, instr.column))
             return
-    if instr.opcode == "reduce" and len(instr.operand_names) % 2:
-        count = len(instr.operand_names)
+    if instr.opcode == "reduce" and count % 2:
         problems.append(
             error(f"expects an even number of operands, but has {count} operands", instr.line, instr.column)
         )

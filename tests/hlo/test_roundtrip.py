@@ -121,8 +121,10 @@ def modules(draw):
             )
             call = f"constant({literal})"
         else:
-            ops = draw(st.lists(st.sampled_from(names), min_size=0, max_size=3))
-            if opcode == "reduce":  # XLA's parser: inputs and their initial values, as many of each
+            # XLA's parser: negate takes one operand, add two, a reduce inputs and as many initial values
+            arity = {"negate": (1, 1), "add": (2, 2)}.get(opcode, (0, 3))
+            ops = draw(st.lists(st.sampled_from(names), min_size=arity[0], max_size=arity[1]))
+            if opcode == "reduce":
                 ops = ops[: len(ops) // 2 * 2]
             call = f"{opcode}({', '.join('%' + n for n in ops)})"
         attrs = draw(st.lists(ATTRIBUTES, max_size=3, unique=True))

@@ -1,7 +1,8 @@
-"""Ops written without an attribute XLA's parser requires: rejected at the instruction with XLA's
-message, exit 2, never an internal error. Each message below is what jaxlib 0.10.2's
-``hlo_module_from_text`` says for the same text ("attribute ... is expected but not seen",
-"expects an even number of operands ...")."""
+"""Ops written without an attribute XLA's parser requires, or with another number of operands than
+it expects: rejected at the instruction with XLA's message, exit 2, never an internal error. Each
+message below is what jaxlib 0.10.2's ``hlo_module_from_text`` says for the same text ("attribute
+... is expected but not seen", "expects N operands, but has M operands", "expects an even number of
+operands ...")."""
 
 from __future__ import annotations
 
@@ -80,6 +81,14 @@ CASES = {
     "while": ("(s32[]) while(t0), body=body", "attribute condition is expected but not seen"),
     "fusion": ("f32[8] fusion(x), kind=kLoop", "attribute calls is expected but not seen"),
     "all-reduce": ("f32[8] all-reduce(x), replica_groups={}", "attribute to_apply is expected but not seen"),
+    "a unary op with two operands": ("f32[8] negate(x, x)", "expects 1 operands, but has 2 operands"),
+    "a binary op with one": ("f32[8] add(x)", "expects 2 operands, but has 1 operands"),
+    "select with two": ("f32[8] select(x, x)", "expects 3 operands, but has 2 operands"),
+    "a gather without its indices": (
+        "f32[8] gather(x), offset_dims={0}, collapsed_slice_dims={}, start_index_map={0}, index_vector_dim=1, "
+        "slice_sizes={8}",
+        "expects 2 operands, but has 1 operands",
+    ),
 }
 
 
