@@ -193,7 +193,7 @@ OPERAND_COUNTS: dict[str, int] = {
     **dict.fromkeys(INFERRED_UNARY_OPCODES, 1),
     **dict.fromkeys(INFERRED_BINARY_OPCODES, 2),
     **dict.fromkeys(("select", "clamp"), 3),
-    **dict.fromkeys(("compare", "complex", "dot", "gather", "pad"), 2),
+    **dict.fromkeys(("compare", "complex", "gather", "pad"), 2),
     **dict.fromkeys(
         ("convert", "bitcast-convert", "bitcast", "broadcast", "reshape", "transpose", "reverse", "slice"), 1
     ),

@@ -101,6 +101,38 @@ def _reverse(instr: Instruction) -> str | None:
     return _dims_differ(instr.shape, instr.operands[0].shape)
 
 
+def _dot(instr: Instruction) -> str | None:
+    if "sparsity" in instr.attrs:  # a sparse dot's extra operands carry its metadata
+        return None
+    if len(instr.operands) != 2:
+        return f"expects 2 operands, has {len(instr.operands)}"
+    lhs, rhs = (o.shape for o in instr.operands)
+    attrs = instr.attrs
+    dims = {}
+    for side, shape in (("lhs", lhs), ("rhs", rhs)):
+        for kind, name in (("batch", "batching"), ("contracting", "contracting")):
+            values = tuple(attrs.get(f"{side}_{kind}_dims", ()))
+            bad = [d for d in values if not 0 <= d < shape.rank]
+            if bad:
+                return f"{side}_{name}_dimensions value: {bad[0]} is out of range: [0, {shape.rank})"
+            dims[side, kind] = values
+    for kind in ("batch", "contracting"):
+        left, right = dims["lhs", kind], dims["rhs", kind]
+        if len(left) != len(right):
+            return f"lhs and rhs should have the same number of {kind} dimensions"
+        for a, b in zip(left, right):
+            if lhs.dims[a] != rhs.dims[b] and not (lhs.dynamic[a] or rhs.dynamic[b]):
+                return f"{kind} dimension sizes must match for lhs/rhs"
+    if not any(dims.values()):
+        return None  # the legacy form without dimension numbers (XLA's own tests write it): not inferred here
+    used_lhs = set(dims["lhs", "batch"]) | set(dims["lhs", "contracting"])
+    used_rhs = set(dims["rhs", "batch"]) | set(dims["rhs", "contracting"])
+    result = [lhs.dims[d] for d in dims["lhs", "batch"]]
+    result += [n for d, n in enumerate(lhs.dims) if d not in used_lhs]
+    result += [n for d, n in enumerate(rhs.dims) if d not in used_rhs]
+    return _dims_differ(instr.shape, Shape(instr.shape.element_type, tuple(result)))
+
+
 def _windowed(instr: Instruction) -> str | None:
     # a window written without dimensions is XLA's parser's empty window: right for a scalar only
     rank = instr.operands[0].shape.rank if instr.operands else 0
@@ -129,6 +161,7 @@ _CHECKS: dict[str, Callable[[Instruction], str | None]] = {
     "reverse": _reverse,
     "reduce-window": _windowed,
     "select-and-scatter": _windowed,
+    "dot": _dot,
 }
 _RULE_NAMES = {
     "pad": "ShapeInference::InferPadShape",
@@ -139,4 +172,5 @@ _RULE_NAMES = {
     "reverse": "ShapeInference::InferReverseShape",
     "reduce-window": "ShapeInference::InferReduceWindowShape",
     "select-and-scatter": "ShapeInference::InferSelectAndScatterShape",
+    "dot": "ShapeInference::InferDotOpShape",
 }

@@ -33,6 +33,24 @@ CASES = {
     "broadcast_size": ("ROOT r = f32[4,5,3] broadcast(p), dimensions={0,1}", "InferBroadcastShape", "size 6"),
     # dimension 2 is out-of-bounds for input rank 2
     "concat_dim": ("ROOT r = f32[4,12] concatenate(p, p), dimensions={2}", "InferConcatOpShape", "dimension 2"),
+    # lhs_contracting_dimensions value: 7 is out of range: [0, 2)
+    "dot_dim": (
+        "ROOT r = f32[4,4] dot(p, p), lhs_contracting_dims={7}, rhs_contracting_dims={1}",
+        "InferDotOpShape",
+        "value: 7 is out of range: [0, 2)",
+    ),
+    # rejected (StableHLO: "expected both lhs/rhs ranks to be either 1 or 2"): contracting sizes 6 and 4
+    "dot_sizes": (
+        "ROOT r = f32[4,4] dot(p, p), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
+        "InferDotOpShape",
+        "contracting dimension sizes must match",
+    ),
+    # lhs and rhs should have the same number of contracting dimensions
+    "dot_counts": (
+        "ROOT r = f32[4] dot(p, p), lhs_contracting_dims={1}, rhs_contracting_dims={0,1}",
+        "InferDotOpShape",
+        "same number of contracting dimensions",
+    ),
 }
 
 
@@ -55,7 +73,9 @@ def test_the_same_ops_well_formed_are_read():
     body = (
         "a = f32[4,8] pad(p, z), padding=0_0x1_1\n  b = f32[2,3] slice(p), slice={[0:2], [0:6:2]}\n"
         "  c = f32[6,4] transpose(p), dimensions={1,0}\n  d = f32[4,6] reverse(p), dimensions={1}\n"
-        "  e = f32[4,6,3] broadcast(p), dimensions={0,1}\n  ROOT r = f32[8,6] concatenate(p, p), dimensions={0}"
+        "  e = f32[4,6,3] broadcast(p), dimensions={0,1}\n"
+        "  f = f32[4,4] dot(p, p), lhs_contracting_dims={1}, rhs_contracting_dims={1}\n"
+        "  ROOT r = f32[8,6] concatenate(p, p), dimensions={0}"
     )
     assert parse_module_text(module(body)).entry.root.opcode == "concatenate"
 
