@@ -301,9 +301,9 @@ def test_malformed_operand_positions_inside_a_common_instruction():
 
 
 def test_an_unterminated_string_before_many_strings_is_rejected_at_once():
-    # found by mutating a real TPU dump: the string of one metadata runs into the next line, whose
-    # attributes hold many more strings; the lexer's patterns read each string one way only, so the
-    # failing match is not retried once per way and string (2**60 tries here)
+    # a damaged dump: the string of one metadata runs into the next lines, whose attributes hold many
+    # more strings; the lexer's patterns read each string one way only, so the failing match is not
+    # retried once per way and string (2**60 tries here)
     lines = [f'  %c{k} = f32[] constant({k}), metadata={{op_name="c{k}" source_file="f.py"}}' for k in range(30)]
     text = (
         "HloModule m\n\nENTRY e {\n"

@@ -116,7 +116,7 @@ def test_the_same_ops_with_their_attributes_are_read():
 
 
 def test_a_fused_reduce_without_its_computation_exits_2_not_internal(tmp_path):
-    # found by mutating a real dump: an analysis that reached the reduce used to fail inside
+    # the parser's check comes first: no analysis reaches a reduce without its computation
     text = MODULE.format(root="f32[8] fusion(x), kind=kLoop, calls=fused").replace(
         "ROOT n = f32[8] negate(x)", "s = f32[] reduce(x, x), dimensions={0}\n  ROOT n = f32[8] negate(x)"
     )
