@@ -84,6 +84,11 @@ class _Value:
     def __reduce__(self) -> tuple[type, tuple[Any, ...]]:  # copy and pickle through __init__
         return (type(self), self._fields_of(self))
 
+    def _assign(self, *values: Any) -> None:
+        """The fields, in ``__slots__`` order (each ``__init__`` ends here: assignment is refused)."""
+        for name, value in zip(self.__slots__, values):
+            object.__setattr__(self, name, value)
+
 
 class Tile(_Value):
     """One tile of a tiled layout, e.g. ``T(8,128)``. ``COMBINED`` (-1) stands for ``*``."""
@@ -94,7 +99,7 @@ class Tile(_Value):
     COMBINED = -1
 
     def __init__(self, dims: tuple[int, ...]) -> None:
-        object.__setattr__(self, "dims", dims)
+        self._assign(dims)
 
 
 class Layout(_Value):
@@ -115,11 +120,7 @@ class Layout(_Value):
         memory_space: int | None = None,
         raw_suffixes: str = "",
     ) -> None:
-        object.__setattr__(self, "minor_to_major", minor_to_major)
-        object.__setattr__(self, "tiles", tiles)
-        object.__setattr__(self, "element_size_bits", element_size_bits)
-        object.__setattr__(self, "memory_space", memory_space)
-        object.__setattr__(self, "raw_suffixes", raw_suffixes)
+        self._assign(minor_to_major, tiles, element_size_bits, memory_space, raw_suffixes)
 
 
 class Shape(_Value):
@@ -142,12 +143,7 @@ class Shape(_Value):
         tuple_shapes: tuple[Shape, ...] | None = None,
         buffer: bool = False,
     ) -> None:
-        object.__setattr__(self, "element_type", element_type)
-        object.__setattr__(self, "dims", dims)
-        object.__setattr__(self, "dynamic", dynamic)
-        object.__setattr__(self, "layout", layout)
-        object.__setattr__(self, "tuple_shapes", tuple_shapes)
-        object.__setattr__(self, "buffer", buffer)
+        self._assign(element_type, dims, dynamic, layout, tuple_shapes, buffer)
 
     @property
     def is_tuple(self) -> bool:
@@ -198,9 +194,7 @@ class SliceDim(_Value):
     stride: int
 
     def __init__(self, start: int, limit: int, stride: int = 1) -> None:
-        object.__setattr__(self, "start", start)
-        object.__setattr__(self, "limit", limit)
-        object.__setattr__(self, "stride", stride)
+        self._assign(start, limit, stride)
 
 
 class PadDim(_Value):
@@ -212,9 +206,7 @@ class PadDim(_Value):
     interior: int
 
     def __init__(self, low: int, high: int, interior: int = 0) -> None:
-        object.__setattr__(self, "low", low)
-        object.__setattr__(self, "high", high)
-        object.__setattr__(self, "interior", interior)
+        self._assign(low, high, interior)
 
 
 class WindowDim(_Value):
@@ -239,13 +231,7 @@ class WindowDim(_Value):
         base_dilation: int = 1,
         reversal: bool = False,
     ) -> None:
-        object.__setattr__(self, "size", size)
-        object.__setattr__(self, "stride", stride)
-        object.__setattr__(self, "pad_low", pad_low)
-        object.__setattr__(self, "pad_high", pad_high)
-        object.__setattr__(self, "window_dilation", window_dilation)
-        object.__setattr__(self, "base_dilation", base_dilation)
-        object.__setattr__(self, "reversal", reversal)
+        self._assign(size, stride, pad_low, pad_high, window_dilation, base_dilation, reversal)
 
 
 class ConvDimLabels(_Value):
@@ -284,15 +270,17 @@ class ConvDimLabels(_Value):
         output_feature: int,
         output_spatial: tuple[int, ...],
     ) -> None:
-        object.__setattr__(self, "input_batch", input_batch)
-        object.__setattr__(self, "input_feature", input_feature)
-        object.__setattr__(self, "input_spatial", input_spatial)
-        object.__setattr__(self, "kernel_input_feature", kernel_input_feature)
-        object.__setattr__(self, "kernel_output_feature", kernel_output_feature)
-        object.__setattr__(self, "kernel_spatial", kernel_spatial)
-        object.__setattr__(self, "output_batch", output_batch)
-        object.__setattr__(self, "output_feature", output_feature)
-        object.__setattr__(self, "output_spatial", output_spatial)
+        self._assign(
+            input_batch,
+            input_feature,
+            input_spatial,
+            kernel_input_feature,
+            kernel_output_feature,
+            kernel_spatial,
+            output_batch,
+            output_feature,
+            output_spatial,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,9 +303,7 @@ class SourceLocation(_Value):
     function: str
 
     def __init__(self, file: str, line: int, function: str = "") -> None:
-        object.__setattr__(self, "file", file)
-        object.__setattr__(self, "line", line)
-        object.__setattr__(self, "function", function)
+        self._assign(file, line, function)
 
 
 # ---- graph --------------------------------------------------------------------------------
