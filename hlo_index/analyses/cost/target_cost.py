@@ -24,9 +24,8 @@ from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...context import current
 from ...hlo.model import Computation, Instruction
-from ..structure_keys import fusion_shape_key
+from ..structure_keys import fusion_structure_key
 from .exact_time import exact_run_time
 from .flops import CostOptions
 from .hlo_cost import HloCost, Properties, computation_totals_under
@@ -308,48 +307,13 @@ def device_roofline(device: DeviceSpec) -> tuple[float, float]:
     return 2.0 * device.clock_rate_ghz * 1e9 * device.fpus_per_core * device.core_count, float(device.memory_bandwidth)
 
 
-def fusion_structure_key(fusion: Instruction, memo: dict | None = None):
-    """Equal for fusions whose cost is equal: ``fusion_shape_key`` (the fused computation's
-    structure and the operand and result shapes with their layouts, the key the coalescing
-    figures already have), the fusion's kind and backend config (tiling, Triton, cuBLAS
-    configs), and the backend configs of custom-calls inside (which the structure leaves out).
-    ``memo``: per structure, where its custom-calls are."""
-    shapes = fusion_shape_key(fusion)
-    comp = fusion.fused_computation
-    if shapes is None or comp is None:  # the shape key is None exactly when there is no computation
-        return None
-    structure = shapes[0]
-    # equal structures have the same opcode at each position; the ids are the context's
-    context = current()
-    hit = memo.get(structure) if memo is not None else None
-    if hit is None or hit[0] is not context:
-        opcodes = list(map(_OPCODE, comp.instructions))
-        positions = tuple(k for k, op in enumerate(opcodes) if op == "custom-call") if "custom-call" in opcodes else ()
-        hit = (context, positions)
-        if memo is not None:
-            memo[structure] = hit
-    inner = tuple(comp.instructions[k].attrs.get("backend_config") for k in hit[1]) if hit[1] else ()
-    attrs = fusion.attrs
-    return (shapes, attrs.get("kind"), attrs.get("backend_config"), inner)
-
-
-_OPCODE = attrgetter("opcode")
-
-
 class FusionStructureKeys:
-    """``fusion_structure_key`` of each fusion, computed once (memos: per structure, where its
-    custom-calls are; per fusion, its key, the entry keeping the fusion alive so ids stay
-    unique)."""
+    """``fusion_structure_key`` of each fusion (a callable a session shares with its cost analysis)."""
 
-    def __init__(self) -> None:
-        self._structures: dict = {}
-        self._keys: dict[int, tuple] = {}
+    __slots__ = ()
 
     def __call__(self, fusion: Instruction):
-        hit = self._keys.get(id(fusion))
-        if hit is None or hit[0] is not fusion:
-            hit = self._keys[id(fusion)] = (fusion, fusion_structure_key(fusion, self._structures))
-        return hit[1]
+        return fusion_structure_key(fusion)
 
 
 def cost_of_target(
