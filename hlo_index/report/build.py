@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from itertools import repeat
 
+from ..analyses.structure_keys import fusion_structure_key
 from ..api import SelectedTarget, TargetNotFound, operand_info, select_targets
 from ..context import current
 from ..fusion import OperandIndexing, RowTable, callee_of, input_to_output_table, output_to_input_table
@@ -15,13 +17,12 @@ from .texts import MAP_TEXTS, map_report, shape_text
 DIRECTIONS = ("out2in", "in2out", "both")
 
 # What fills each report's ``extra`` dicts after its maps, in this order (the order of the keys
-# in the JSON objects): (report, target object, module, options) -> None.
-TARGET_FIGURES = (
-    finding_kinds.add_finding_kinds,
-    operand_figures.add_operand_figures,
-    source.add_source,
-    cost.add_cost,
-)
+# in the JSON objects): (report, target object, module, options) -> None. First the figures that
+# follow from the target's structure (``fusion_structure_key``) and its module alone, then those
+# of the target itself (where it comes from; its cost, which shares per structure on its own).
+STRUCTURE_FIGURES = (finding_kinds.add_finding_kinds, operand_figures.add_operand_figures)
+INSTANCE_FIGURES = (source.add_source, cost.add_cost)
+TARGET_FIGURES = STRUCTURE_FIGURES + INSTANCE_FIGURES
 # What fills each module report's ``extra`` once its targets are done: (report, module, options) -> None.
 MODULE_FIGURES = (cost.add_cost_totals,)
 
@@ -93,10 +94,20 @@ def _location(module: Module, instr) -> str:
 
 
 def target_report(
-    selected: SelectedTarget, module: Module, direction: str = "out2in", options: dict | None = None
+    selected: SelectedTarget,
+    module: Module,
+    direction: str = "out2in",
+    options: dict | None = None,
+    twins: dict | None = None,
 ) -> TargetReport:
-    """Analyse one target in the requested direction(s) and describe it as plain data."""
+    """Analyse one target in the requested direction(s) and describe it as plain data.
+
+    ``twins``: a memo of the fusions reported so far in this module, by structure (the caller's,
+    for one module and one set of options): a fusion equal in structure to one of them gets that
+    one's entries and structure figures under its own operand names, without analysing it again
+    (a transformer repeats its layers' fusions; see ``_Twin``)."""
     target = selected.target
+    options = options or {}
     if isinstance(target, Computation):
         root = target.root
         outputs = root.shape if root is not None else None
@@ -124,13 +135,145 @@ def target_report(
             line=target.line,
         )
     operands = operand_info(target)
-    if direction in ("out2in", "both"):
-        report.output_to_input = _operand_rows(output_to_input_table(target), operands, _output_kinds(target))
-    if direction in ("in2out", "both"):
-        report.input_to_output = _operand_rows(input_to_output_table(target), operands)
-    for add_figures in TARGET_FIGURES:
-        add_figures(report, target, module, options or {})
+    key = twin = None
+    if twins is not None and selected.kind == "fusion" and not isinstance(target, Computation):
+        structure = fusion_structure_key(target)
+        if structure is not None:
+            key = (structure, direction)
+            twin = twins.get(key)
+    if twin is not None:
+        twin.fill(report, operands)
+    else:
+        if direction in ("out2in", "both"):
+            report.output_to_input = _operand_rows(output_to_input_table(target), operands, _output_kinds(target))
+        if direction in ("in2out", "both"):
+            report.input_to_output = _operand_rows(input_to_output_table(target), operands)
+        for add_figures in STRUCTURE_FIGURES:
+            add_figures(report, target, module, options)
+        if twins is not None and key is not None:
+            twin = _Twin.of(report, twins[_NAMELESS])
+            if twin is not None:
+                twins[key] = twin
+    for add_figures in INSTANCE_FIGURES:
+        add_figures(report, target, module, options)
     return report
+
+
+class _Twin:
+    """What a fusion's report shares with every fusion equal to it in structure: its entries (maps,
+    operand shapes, figures) and its structure figures, all but the operand names.
+
+    Equal in structure (``fusion_structure_key``: the fused computation's structure, its literals
+    included, the operand and result shapes with their layouts, the kind and backend configs) means
+    equal maps and equal figures: every rule and analysis reads only those, and the module, which
+    is the same. Not shared: a report whose texts name an instruction of the fused computation
+    (an UNDEFINED map's reason, a coalescing verdict's), one whose utilization ran out of the
+    target's figure budget (a repeat would start with a full one), and one with notes."""
+
+    __slots__ = ("out2in", "in2out", "extra")
+
+    def __init__(self, out2in: OperandRows | None, in2out: OperandRows | None, extra: dict) -> None:
+        self.out2in, self.in2out, self.extra = out2in, in2out, extra
+
+    @classmethod
+    def of(cls, report: TargetReport, nameless: dict) -> _Twin | None:
+        """The twin of a report freshly analysed (its structure figures in), or None when it
+        cannot be shared. ``nameless``: ``_names_nothing``'s memo."""
+        if report.notes or not _names_nothing(report.extra, nameless):
+            return None
+        parts: list[OperandRows | None] = []
+        for rows in (report.output_to_input, report.input_to_output):
+            if type(rows) is OperandRows:
+                if rows.entries is not None or not _shareable(rows.templates, nameless):
+                    return None
+                parts.append(rows)
+            elif rows:
+                return None
+            else:
+                parts.append(None)
+        return cls(parts[0], parts[1], dict(report.extra))
+
+    def fill(self, report: TargetReport, operands: list) -> None:
+        """Give ``report`` (its header made) the entries and structure figures of the twin, with
+        its own operands' names."""
+        if self.out2in is not None:
+            report.output_to_input = _renamed(self.out2in, operands)
+        if self.in2out is not None:
+            report.input_to_output = _renamed(self.in2out, operands)
+        report.extra.update(self.extra)
+
+
+def _shareable(templates: list[OperandReport], nameless: dict) -> bool:
+    for t in templates:
+        if any(m.text is None for m in t.maps):
+            return False
+        u = t.extra.get("utilization")
+        if u is not None and u.get("method") == "skipped":
+            return False
+        if not _names_nothing(t.extra, nameless):
+            return False
+    return True
+
+
+# An instruction as the texts name it: ``%`` and the start of a name (never a percentage's ``%)``)
+_NAMED = re.compile(r"%[A-Za-z_]")
+# The key of ``twins`` holding ``_names_nothing``'s memo (never a structure key)
+_NAMELESS = "nameless"
+
+
+def new_twins() -> dict:
+    """An empty ``twins`` memo for ``target_report``."""
+    return {_NAMELESS: {}}
+
+
+def _names_nothing(figures: dict, memo: dict) -> bool:
+    """Whether no text in ``figures`` (a figure dict, nested) names an instruction. Figures are
+    shared between entries and targets: each object is read once (``memo``: id -> (it, answer))."""
+    answer = True
+    for value in figures.values():
+        kind = type(value)
+        if kind is str:
+            if _NAMED.search(value):
+                return False
+        elif kind is dict or kind is list or kind is tuple:
+            hit = memo.get(id(value))
+            if hit is None or hit[0] is not value:
+                hit = memo[id(value)] = (value, _nested_names_nothing(value, memo))
+            answer = hit[1]
+            if not answer:
+                return False
+    return answer
+
+
+def _nested_names_nothing(value, memo: dict) -> bool:
+    if type(value) is dict:
+        return _names_nothing(value, memo)
+    for item in value:
+        if isinstance(item, str):
+            if _NAMED.search(item):
+                return False
+        elif isinstance(item, (dict, list, tuple)) and not _nested_names_nothing(item, memo):
+            return False
+    return True
+
+
+def _renamed(rows: OperandRows, operands: list) -> OperandRows:
+    """``rows`` with each entry's operand named as in ``operands`` (as ``_template`` names it);
+    the maps, texts and figures are the same objects (each entry's ``extra`` a dict of its own)."""
+    count = len(operands)
+    templates = [
+        OperandReport(
+            t.operand,
+            operands[t.operand][0] if t.operand < count else f"operand{t.operand}",
+            t.operand_shape,
+            t.output,
+            t.maps,
+            t.deduplicated,
+            dict(t.extra),
+        )
+        for t in rows.templates
+    ]
+    return OperandRows(templates, rows.kind_of, rows.outputs, rows.samples)
 
 
 def diagnostic_report(d: Diagnostic) -> DiagnosticReport:
@@ -200,9 +343,12 @@ def _report_targets(
     seed: int | None,
 ) -> None:
     verified: dict = {}  # identical targets of this module are verified once (hlo_index.verify)
+    # fusions equal in structure are analysed once (``target_report``); a check reads each target's
+    # own rows and verification checks each target's own maps
+    twins: dict | None = None if verify or (options or {}).get("check") else new_twins()
     for item in selected:
         try:
-            target = target_report(item, module, direction, options)
+            target = target_report(item, module, direction, options, twins)
             report.targets.append(target)
             if verify:
                 _verify_into(item, module, target, report, verify_samples, seed, verified)
