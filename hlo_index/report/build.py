@@ -204,15 +204,14 @@ class _Twin:
 
 
 def _shareable(templates: list[OperandReport], nameless: dict) -> bool:
-    for t in templates:
-        if any(m.text is None for m in t.maps):
-            return False
-        u = t.extra.get("utilization")
-        if u is not None and u.get("method") == "skipped":
-            return False
-        if not _names_nothing(t.extra, nameless):
-            return False
-    return True
+    # entries share their map lists and figure objects: each distinct one is looked at once
+    maps = {id(t.maps): t.maps for t in templates}
+    if any(m.text is None for reports in maps.values() for m in reports):
+        return False
+    figures = {id(v): v for t in templates for v in t.extra.values()}
+    if any(type(u) is dict and u.get("method") == "skipped" for u in figures.values()):
+        return False
+    return _names_nothing(figures, nameless)
 
 
 # An instruction as the texts name it: ``%`` and the start of a name (never a percentage's ``%)``)
