@@ -20,7 +20,7 @@ from functools import cached_property
 from math import prod
 from typing import TYPE_CHECKING
 
-from ..affine import IndexingMap, Interval, dim, range_var
+from ..affine import IndexingMap, Interval, const, dim, range_var
 from ..affine.bounds import Domain
 from ..affine.equalities import solved_variables
 from ..affine.evaluate import distinct_sorted, evaluate_expr
@@ -230,9 +230,16 @@ def _evaluate(
     exhaustive = candidates <= budget
     grid = tuple(iv.size for _, iv in enumerated) if exhaustive else (sample,)
     n = prod(grid)
+    box_possible = not constraints and results and operand_dims is not None
+    if not exhaustive and box_possible:
+        # a box is known exactly however large: no sample is drawn (nor charged)
+        box = _digit_box(m, members, intervals, results, operand_dims, domain)
+        if box is not None:
+            charge(CALL_POINTS)
+            return Component(tuple(results), None, candidates, True, True, prod(box), box=box)
     charge(n * max(1, len(results) + len(constraints)) + CALL_POINTS)
-    if exhaustive and not constraints and results and operand_dims is not None:
-        box = _digit_box(m, members, intervals, results, operand_dims)
+    if exhaustive and box_possible:
+        box = _digit_box(m, members, intervals, results, operand_dims, domain)
         if box is not None:  # every point of the box, once: what the enumeration below finds
             return Component(tuple(results), None, n, True, True, prod(box), box=box)
     import numpy as np
@@ -314,16 +321,21 @@ def _linear_in_bounds(
     return flat if inside is None else flat[np.broadcast_to(inside, grid).reshape(-1)]
 
 
-def _digit_box(m: IndexingMap, members, intervals, results, operand_dims) -> tuple[int, ...] | None:
-    """The results' operand dims when the results are the mixed-radix digits of one sum over
-    the component's box, filling those dims exactly; else None.
+def _digit_box(m: IndexingMap, members, intervals, results, operand_dims, domain: Domain) -> tuple[int, ...] | None:
+    """The results' operand dims when the results read every point of those dims' box, each as
+    often; else None. Two forms, neither enumerated:
 
-    The reshapes and transposes of a fusion read through ``((L floordiv a) mod b)`` digits of one
-    linear index ``L = sum c_v * v``. When the coefficients make ``L`` take each value of
-    ``[0, N)`` exactly once (sorted, each is the product of the sizes below it, all from 0) and
-    the digits, sorted by divisor, are a complete mixed radix of ``N`` whose radices are the
-    results' dims (the top one a floordiv, or a mod that never wraps), ``L`` -> digits is a
-    bijection onto the box of those dims: its rows are every point of it, each once.
+    * the mixed-radix digits of one sum: the reshapes and transposes of a fusion read through
+      ``((L floordiv a) mod b)`` digits of one linear index ``L = sum c_v * v``. When the
+      coefficients make ``L`` take each value of ``[0, N)`` exactly once (sorted, each is the
+      product of the sizes below it, all from 0) and the digits, sorted by divisor, are a
+      complete mixed radix of ``N`` from the least divisor ``P`` up whose radices are the
+      results' dims (the top one a floordiv, or a mod that never wraps), ``L`` -> digits reads
+      every point of the box of those dims ``P`` times (once for ``P = 1``: a bijection);
+    * any results inside their dims whose row-major index over those dims simplifies to such an
+      ``L`` with ``N`` the box's size (``(d0 * 6 + s0 floordiv 192, s0 mod 192)`` over
+      ``[3072, 192]`` is ``d0 * 1152 + s0``): row-major order is a bijection between the box and
+      ``[0, N)``, so the results take every point of the box once.
     """
     from .forms import split_linear
 
@@ -340,25 +352,19 @@ def _digit_box(m: IndexingMap, members, intervals, results, operand_dims) -> tup
         if common is None:
             common = e
         elif e != common:
-            return None
+            return _row_major_box(m, members, intervals, results, operand_dims, domain)
         digits.append((divisor, radix, int(operand_dims[k])))
     if common is None:
         return None
-    split = split_linear(common, frozenset(members))
-    if split is None or not split[0].is_constant or set(split[1]) != set(members):
-        return None
-    low = split[0].constant_value
-    size = 1  # each coefficient, smallest first, is the number of values the smaller terms take
-    for c, iv in sorted(((split[1][v], iv) for v, iv in zip(members, intervals)), key=lambda t: t[0]):
-        if c != size:
-            return None
-        low += c * iv.lo
-        size *= iv.size
-    if low != 0:
-        return None
-    total = size  # L takes every value of [0, total) once
-    place = 1
+    total = _dense_sum(split_linear(common, frozenset(members)), members, intervals)
+    if total is None:
+        return _row_major_box(m, members, intervals, results, operand_dims, domain)
     digits.sort(key=lambda d: d[0])
+    # digits below the least divisor are not read: each value of ``L floordiv place`` comes
+    # ``place`` times, and its digits are the box's (a broadcast's read of its source)
+    place = digits[0][0]
+    if total % place:
+        return None
     for i, (divisor, radix, operand_dim) in enumerate(digits):
         if divisor != place:
             return None
@@ -372,6 +378,46 @@ def _digit_box(m: IndexingMap, members, intervals, results, operand_dims) -> tup
     if place != total:
         return None
     return tuple(int(operand_dims[k]) for k in results)
+
+
+def _dense_sum(split: tuple[Expr, dict] | None, members, intervals) -> int | None:
+    """``N`` when ``split`` (``split_linear``'s ``(rest, coefficients)``) is a sum over every
+    member taking each value of ``[0, N)`` exactly once (sorted, each coefficient is the number
+    of values the smaller terms take, and the least value is 0); else None."""
+    if split is None or not split[0].is_constant or set(split[1]) != set(members):
+        return None
+    low = split[0].constant_value
+    size = 1  # each coefficient, smallest first, is the number of values the smaller terms take
+    for c, iv in sorted(((split[1][v], iv) for v, iv in zip(members, intervals)), key=lambda t: t[0]):
+        if c != size:
+            return None
+        low += c * iv.lo
+        size *= iv.size
+    return size if low == 0 else None
+
+
+def _row_major_box(m: IndexingMap, members, intervals, results, operand_dims, domain: Domain) -> tuple[int, ...] | None:
+    """The second form of ``_digit_box``."""
+    from .forms import split_linear
+
+    dims = tuple(int(operand_dims[k]) for k in results)
+    if prod(dims) != prod(iv.size for iv in intervals):  # as many points as the box, or no bijection
+        return None
+    for k, size in zip(results, dims):
+        bounds = domain.bounds(m.results[k])
+        if bounds.lo < 0 or bounds.hi > size - 1:
+            return None
+    index: Expr = const(0)
+    stride = 1
+    for k, size in zip(reversed(results), reversed(dims)):
+        index = index + m.results[k] * stride
+        stride *= size
+    # simplified over the map's own variables and their ranges (the floordiv / mod digits fold)
+    linear = IndexingMap(m.dims, m.range_vars, (), (index,)).simplified()
+    if linear.is_undefined:
+        return None
+    total = _dense_sum(split_linear(linear.results[0], frozenset(members)), members, intervals)
+    return dims if total is not None and total == stride else None
 
 
 def _mixed_radix(e: Expr, members, intervals, operand_dim: int, domain: Domain) -> int | None:

@@ -6,6 +6,7 @@ it must enumerate (a digit that wraps, an operand dim that differs, an offset in
 """
 
 import itertools
+from math import prod
 
 import pytest
 
@@ -51,6 +52,25 @@ CASES = [
     ("(d0)[s0] -> ((d0 * 5 + s0) floordiv 2, (d0 * 5 + s0) mod 2), domain: d0 in [0, 3], s0 in [0, 5]", (15, 2)),
     ("(d0, d1) -> (d0 * 4 + d1), domain: d0 in [0, 7], d1 in [0, 4]", (36,)),
     ("(d0, d1) -> (d0 * 4 + d1), domain: d0 in [0, 7], d1 in [0, 3]", (31,)),
+    # results whose row-major index is one dense sum (the simplifier's split of a reshape's
+    # digits, as a reduction fusion reads them), and near misses: a result beyond its dim, a gap
+    ("(d0)[s0] -> (d0 * 3 + s0 floordiv 4, s0 mod 4), domain: d0 in [0, 4], s0 in [0, 11]", (15, 4)),
+    (
+        "(d0)[s0] -> (d0 floordiv 2, s0 floordiv 3 + (d0 mod 2) * 2, s0 mod 3), domain: d0 in [0, 5], s0 in [0, 5]",
+        (3, 4, 3),
+    ),
+    ("(d0)[s0] -> (d0 * 3 + s0 floordiv 4, s0 mod 4), domain: d0 in [0, 4], s0 in [0, 11]", (14, 4)),
+    ("(d0)[s0] -> (d0 * 3 + s0 floordiv 4, s0 mod 4), domain: d0 in [0, 4], s0 in [0, 11]", (15, 5)),
+    ("(d0)[s0] -> (d0 * 4 + s0 floordiv 4, s0 mod 4), domain: d0 in [0, 4], s0 in [0, 11]", (20, 4)),
+    # the high digits alone (a broadcast's read of its source: every element 8 times), and near
+    # misses: a low digit that does not divide the sum's range, a gap between digits
+    ("()[s0] -> (s0 floordiv 24, (s0 floordiv 8) mod 3), domain: s0 in [0, 95]", (4, 3)),
+    (
+        "(d0)[s0] -> ((d0 * 6 + s0) floordiv 12, ((d0 * 6 + s0) floordiv 4) mod 3), domain: d0 in [0, 7], s0 in [0, 5]",
+        (4, 3),
+    ),
+    ("()[s0] -> (s0 floordiv 21, (s0 floordiv 7) mod 3), domain: s0 in [0, 95]", (5, 3)),
+    ("()[s0] -> (s0 floordiv 48, (s0 floordiv 8) mod 3), domain: s0 in [0, 95]", (2, 3)),
 ]
 
 
@@ -64,6 +84,32 @@ def test_rows_are_the_brute_force_read_set(text, dims):
     (component,) = [c for c in dec.components if c.results]
     assert component.results == tuple(range(len(dims)))
     assert [tuple(r) for r in component.values.tolist()] == rows
+
+
+@pytest.mark.parametrize("text, dims", CASES)
+def test_a_box_above_the_budget_is_exact_not_sampled(text, dims):
+    # a budget below the domain's size: what is not a box is sampled (its count a lower bound)
+    m = parse_map(text)
+    rows, points = brute_rows(m, dims)
+    dec = decompose(m, dims, budget=8, sample=4)
+    assert dec.points == points
+    if dec.distinct_exact:
+        assert dec.distinct == len(rows)
+    else:
+        assert dec.distinct <= len(rows) <= dec.distinct_upper
+
+
+# the cases above that read every point of their operand dims' box, each as often
+BOX_CASES = CASES[:5] + CASES[13:15] + CASES[18:20]
+
+
+@pytest.mark.parametrize("text, dims", BOX_CASES)
+def test_every_point_of_a_box_is_known_without_enumerating(text, dims):
+    m = parse_map(text)
+    rows, points = brute_rows(m, dims)
+    assert len(rows) == prod(dims) and points % len(rows) == 0  # the premise
+    dec = decompose(m, dims, budget=8, sample=4)
+    assert dec.distinct_exact and dec.distinct == len(rows) and dec.points == points
 
 
 @pytest.mark.parametrize("text, dims", CASES)
