@@ -32,8 +32,9 @@ from math import ceil, prod
 from typing import TYPE_CHECKING, TypedDict
 
 from ..affine import IndexingMap, dim, range_var
+from ..affine.bounds import Domain
 from ..affine.evaluate import distinct_sorted
-from ..affine.expr import DIM, RUNTIME, Expr
+from ..affine.expr import DIM, RANGE, RUNTIME, Expr
 from ..context import current
 from ..hlo.model import Shape
 from .components import charge, charge_linear_indices, decompose, linear_indices, lists_indices
@@ -185,9 +186,16 @@ def operand_utilization(
     if union is not None:
         reads, reads_exact = union, True
     else:
-        counted = [_element_reads(m, budget, seed) for m in live]
-        reads, reads_exact = sum(c for c, _ in counted), all(e for _, e in counted)
+        counted_maps = live
         if len(live) > 1 and not _pairs_apart(live):
+            # too many pairs to union one by one: maps inside another add no pair (a row's own
+            # element beside the whole row a reduction reads of it)
+            kept = _without_contained(live)
+            if len(kept) == 1 or (kept is not live and _pairs_apart(kept)):
+                counted_maps = kept
+        counted = [_element_reads(m, budget, seed) for m in counted_maps]
+        reads, reads_exact = sum(c for c, _ in counted), all(e for _, e in counted)
+        if len(counted_maps) > 1 and not _pairs_apart(counted_maps):
             # Overlapping maps would count an (output, element) pair once per map: only an upper bound.
             reads_exact = False
     unioned = [runtime_as_range(m) for m in live]
@@ -217,6 +225,66 @@ def _element_reads(m: IndexingMap, budget: int, seed: int) -> tuple[int, bool]:
             return 0, True
     dec = decompose(m, None, budget=budget, seed=seed)
     return dec.points, dec.points_exact
+
+
+def _without_contained(maps: list[IndexingMap]) -> list[IndexingMap]:
+    """``maps`` less each one whose (output element, operand element) pairs another's include,
+    where the other reads each pair at one point (``_one_point_per_pair``): the pairs of the
+    maps left are those of ``maps``, each counted once by the points of its map. ``maps`` itself
+    when none is left out."""
+    if len(maps) > _CONTAINMENT_MAPS:
+        return maps
+    dropped: set[int] = set()
+    for i, inner in enumerate(maps):
+        for j, outer in enumerate(maps):
+            if i != j and j not in dropped and _one_point_per_pair(outer) and _contains(outer, inner):
+                dropped.add(i)
+                break
+    return [m for k, m in enumerate(maps) if k not in dropped] if dropped else maps
+
+
+_CONTAINMENT_MAPS = 16  # maps compared pairwise at most
+
+
+def _one_point_per_pair(m: IndexingMap) -> bool:
+    """Whether each range variable of ``m`` is a whole result of its own, and ``m`` has no
+    constraint or runtime variable: its points and its (output, element) pairs are then as many."""
+    if m.constraints or m.runtime_vars:
+        return False
+    bare = [e.value for e in m.results if e.kind == RANGE]
+    return len(bare) == len(set(bare)) == len(m.range_vars)
+
+
+def _contains(outer: IndexingMap, inner: IndexingMap) -> bool:
+    """Whether every (output element, operand element) pair ``inner`` reads ``outer`` reads too:
+    a sufficient test. ``outer`` (without constraints or runtime variables) reads at a point of
+    ``inner`` what ``inner`` reads when each of its results either is ``inner``'s, a function of
+    the dims alone, or is a range variable set to ``inner``'s result (the same one wherever it
+    occurs), within the variable's range over ``inner``'s domain; ``inner``'s dims lie inside
+    ``outer``'s."""
+    if outer.constraints or outer.runtime_vars or inner.runtime_vars:
+        return False
+    if outer.num_dims != inner.num_dims or outer.num_results != inner.num_results:
+        return False
+    if any(a.lo < b.lo or a.hi > b.hi for a, b in zip(inner.dims, outer.dims)):
+        return False
+    domain: Domain | None = None
+    chosen: dict[int, Expr] = {}
+    for mine, theirs in zip(inner.results, outer.results):
+        if theirs.kind == RANGE:
+            value = chosen.get(theirs.value)
+            if value is not None:
+                if value != mine:
+                    return False
+                continue
+            domain = domain or Domain(inner.dims, inner.range_vars)
+            bounds, allowed = domain.bounds(mine), outer.range_vars[theirs.value]
+            if bounds.lo < allowed.lo or bounds.hi > allowed.hi:
+                return False
+            chosen[theirs.value] = mine
+        elif mine != theirs or any(v.kind != DIM for v in theirs.variables()):
+            return False
+    return True
 
 
 def _pairs_apart(maps: Sequence[IndexingMap]) -> bool:
