@@ -190,7 +190,7 @@ def operand_utilization(
         if len(live) > 1 and not _pairs_apart(live):
             # too many pairs to union one by one: maps inside another add no pair (a row's own
             # element beside the whole row a reduction reads of it)
-            kept = _without_contained(live)
+            kept = _without_contained(live, dims)
             if len(kept) == 1 or (kept is not live and _pairs_apart(kept)):
                 counted_maps = kept
         counted = [_element_reads(m, budget, seed) for m in counted_maps]
@@ -227,17 +227,23 @@ def _element_reads(m: IndexingMap, budget: int, seed: int) -> tuple[int, bool]:
     return dec.points, dec.points_exact
 
 
-def _without_contained(maps: list[IndexingMap]) -> list[IndexingMap]:
-    """``maps`` less each one whose (output element, operand element) pairs another's include,
-    where the other reads each pair at one point (``_one_point_per_pair``): the pairs of the
-    maps left are those of ``maps``, each counted once by the points of its map. ``maps`` itself
+def _without_contained(maps: list[IndexingMap], operand_dims: tuple[int, ...]) -> list[IndexingMap]:
+    """``maps`` less each one whose in-bounds (output element, operand element) pairs another's
+    include, where the other reads each of its pairs at one point, in bounds
+    (``_one_point_per_pair``): the pairs of the maps left are those of ``maps`` (the union counts
+    the pairs inside the operand), each counted once by the points of its map. ``maps`` itself
     when none is left out."""
     if len(maps) > _CONTAINMENT_MAPS:
         return maps
     dropped: set[int] = set()
     for i, inner in enumerate(maps):
         for j, outer in enumerate(maps):
-            if i != j and j not in dropped and _one_point_per_pair(outer) and _contains(outer, inner):
+            if (
+                i != j
+                and j not in dropped
+                and _one_point_per_pair(outer, operand_dims)
+                and _contains(outer, inner, operand_dims)
+            ):
                 dropped.add(i)
                 break
     return [m for k, m in enumerate(maps) if k not in dropped] if dropped else maps
@@ -246,22 +252,25 @@ def _without_contained(maps: list[IndexingMap]) -> list[IndexingMap]:
 _CONTAINMENT_MAPS = 16  # maps compared pairwise at most
 
 
-def _one_point_per_pair(m: IndexingMap) -> bool:
-    """Whether each range variable of ``m`` is a whole result of its own, and ``m`` has no
-    constraint or runtime variable: its points and its (output, element) pairs are then as many."""
-    if m.constraints or m.runtime_vars:
+def _one_point_per_pair(m: IndexingMap, operand_dims: tuple[int, ...]) -> bool:
+    """Whether ``m`` (no constraint, no runtime variable) reads inside the operand only, with
+    each range variable a whole result of its own: its points and its pairs are then as many."""
+    if m.constraints or m.runtime_vars or m.num_results != len(operand_dims):
         return False
     bare = [e.value for e in m.results if e.kind == RANGE]
-    return len(bare) == len(set(bare)) == len(m.range_vars)
+    if not len(bare) == len(set(bare)) == len(m.range_vars):
+        return False
+    domain = Domain(m.dims, m.range_vars)
+    return all((b := domain.bounds(e)).lo >= 0 and b.hi < n for e, n in zip(m.results, operand_dims))
 
 
-def _contains(outer: IndexingMap, inner: IndexingMap) -> bool:
-    """Whether every (output element, operand element) pair ``inner`` reads ``outer`` reads too:
-    a sufficient test. ``outer`` (without constraints or runtime variables) reads at a point of
-    ``inner`` what ``inner`` reads when each of its results either is ``inner``'s, a function of
-    the dims alone, or is a range variable set to ``inner``'s result (the same one wherever it
-    occurs), within the variable's range over ``inner``'s domain; ``inner``'s dims lie inside
-    ``outer``'s."""
+def _contains(outer: IndexingMap, inner: IndexingMap, operand_dims: tuple[int, ...]) -> bool:
+    """Whether every in-bounds (output element, operand element) pair ``inner`` reads ``outer``
+    reads too: a sufficient test. ``outer`` (without constraints or runtime variables) reads at
+    a point of ``inner`` what ``inner`` reads when each of its results either is ``inner``'s, a
+    function of the dims alone, or is a range variable set to ``inner``'s result (the same one
+    wherever it occurs) within the variable's range, which a range spanning the operand dim
+    holds for every in-bounds value; ``inner``'s dims lie inside ``outer``'s."""
     if outer.constraints or outer.runtime_vars or inner.runtime_vars:
         return False
     if outer.num_dims != inner.num_dims or outer.num_results != inner.num_results:
@@ -270,17 +279,19 @@ def _contains(outer: IndexingMap, inner: IndexingMap) -> bool:
         return False
     domain: Domain | None = None
     chosen: dict[int, Expr] = {}
-    for mine, theirs in zip(inner.results, outer.results):
+    for mine, theirs, size in zip(inner.results, outer.results, operand_dims):
         if theirs.kind == RANGE:
             value = chosen.get(theirs.value)
             if value is not None:
                 if value != mine:
                     return False
                 continue
-            domain = domain or Domain(inner.dims, inner.range_vars)
-            bounds, allowed = domain.bounds(mine), outer.range_vars[theirs.value]
-            if bounds.lo < allowed.lo or bounds.hi > allowed.hi:
-                return False
+            allowed = outer.range_vars[theirs.value]
+            if allowed.lo > 0 or allowed.hi < size - 1:  # not the whole dim: inner's values must lie in it
+                domain = domain or Domain(inner.dims, inner.range_vars)
+                bounds = domain.bounds(mine)
+                if bounds.lo < allowed.lo or bounds.hi > allowed.hi:
+                    return False
             chosen[theirs.value] = mine
         elif mine != theirs or any(v.kind != DIM for v in theirs.variables()):
             return False
