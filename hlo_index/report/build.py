@@ -141,6 +141,9 @@ def target_report(
         if structure is not None:
             key = (structure, direction)
             twin = twins.get(key)
+            if twin is not None and not twin.usable(twins[_NAMELESS]):
+                twin = None  # analysed afresh, and not remembered: the twin stays
+                key = None
     if twin is not None:
         twin.fill(report, operands)
     else:
@@ -151,7 +154,7 @@ def target_report(
         for add_figures in STRUCTURE_FIGURES:
             add_figures(report, target, module, options)
         if twins is not None and key is not None:
-            twin = _Twin.of(report, twins[_NAMELESS])
+            twin = _Twin.of(report)
             if twin is not None:
                 twins[key] = twin
     for add_figures in INSTANCE_FIGURES:
@@ -170,21 +173,23 @@ class _Twin:
     (an UNDEFINED map's reason, a coalescing verdict's), one whose utilization ran out of the
     target's figure budget (a repeat would start with a full one), and one with notes."""
 
-    __slots__ = ("out2in", "in2out", "extra")
+    __slots__ = ("out2in", "in2out", "extra", "_usable")
 
     def __init__(self, out2in: OperandRows | None, in2out: OperandRows | None, extra: dict) -> None:
         self.out2in, self.in2out, self.extra = out2in, in2out, extra
+        self._usable: bool | None = None
 
     @classmethod
-    def of(cls, report: TargetReport, nameless: dict) -> _Twin | None:
+    def of(cls, report: TargetReport) -> _Twin | None:
         """The twin of a report freshly analysed (its structure figures in), or None when it
-        cannot be shared. ``nameless``: ``_names_nothing``'s memo."""
-        if report.notes or not _names_nothing(report.extra, nameless):
+        cannot be shared; what its texts and figures say is read once a repeat asks
+        (``usable``): most structures never repeat."""
+        if report.notes:
             return None
         parts: list[OperandRows | None] = []
         for rows in (report.output_to_input, report.input_to_output):
             if type(rows) is OperandRows:
-                if rows.entries is not None or not _shareable(rows.templates, nameless):
+                if rows.entries is not None:
                     return None
                 parts.append(rows)
             elif rows:
@@ -192,6 +197,15 @@ class _Twin:
             else:
                 parts.append(None)
         return cls(parts[0], parts[1], dict(report.extra))
+
+    def usable(self, nameless: dict) -> bool:
+        """Whether the twin can be shared (no map UNDEFINED, no figure out of its budget, no text
+        naming an instruction), decided once. ``nameless``: ``_names_nothing``'s memo."""
+        if self._usable is None:
+            self._usable = _names_nothing(self.extra, nameless) and all(
+                _shareable(rows.templates, nameless) for rows in (self.out2in, self.in2out) if rows is not None
+            )
+        return self._usable
 
     def fill(self, report: TargetReport, operands: list) -> None:
         """Give ``report`` (its header made) the entries and structure figures of the twin, with
