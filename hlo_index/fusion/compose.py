@@ -26,6 +26,9 @@ from .walk import ParameterMaps, forward_input_to_output, top_down_output_to_inp
 # the value (checked with ``is``): identity memos; shared results are keyed by fingerprint.
 _BY_OBJECT = register_table("fusion.compose.by_object")  # (id(comp), direction, index) -> (comp, result)
 _BY_FINGERPRINT = register_table("fusion.compose.by_fingerprint")  # (fingerprint id, direction, index) -> result
+# (id(comp), direction) -> (comp, whether one pass for every output / parameter is the cheaper):
+# asked by each output or parameter the memos above do not have yet
+_CHEAPER = register_table("fusion.compose.cheaper")
 
 PerOutput: TypeAlias = list[tuple[IndexingMap, ...]]  # input to output: the maps to each output of the root
 # output to input by output index; input to output by parameter number or (parameter number, tuple element)
@@ -75,8 +78,20 @@ def _memoised(
     return result
 
 
+def _one_pass_is_cheaper(comp: Computation, direction: str, decide: Callable[[], bool]) -> bool:
+    table: dict[tuple[int, str], tuple[Computation, bool]] = current().tables[_CHEAPER]
+    hit = table.get((id(comp), direction))
+    if hit is None or hit[0] is not comp:
+        hit = table[(id(comp), direction)] = (comp, decide())
+    return hit[1]
+
+
 def _output_to_input(comp: Computation, output_index: int) -> ParameterMaps:
-    if comp.root is not None and comp.root.shape.num_outputs > 1 and bottom_up_is_cheaper(comp, walk_of(comp).order):
+    if (
+        comp.root is not None
+        and comp.root.shape.num_outputs > 1
+        and _one_pass_is_cheaper(comp, "out2in", lambda: bottom_up_is_cheaper(comp, walk_of(comp).order))
+    ):
         every = bottom_up_output_to_input(comp, walk_of(comp).order)
         for out, result in enumerate(every):
             if out != output_index:
@@ -94,7 +109,7 @@ def _input_to_output(comp: Computation, index: int | tuple[int, int]) -> PerOutp
         comp.root is not None
         and parameter_number in comp.parameters
         and not comp.parameters[parameter_number].shape.is_tuple
-        and is_cheaper(comp, walk.order, walk.users)
+        and _one_pass_is_cheaper(comp, "in2out", lambda: is_cheaper(comp, walk.order, walk.users))
     ):
         every = all_inputs_to_output(comp, walk.order, walk.users)
         for number, result in every.items():
