@@ -10,10 +10,16 @@ small cached functions (``shapes.py``, ``attributes.py``).
 from __future__ import annotations
 
 import re
+import sys
 from bisect import bisect_right
 from collections.abc import Iterator
 from typing import NamedTuple
 
+# Where Python's re has them (3.11+), runs and repetitions are possessive ("*+"): each one here stops
+# before a character that the run excludes and that the next item needs (a quote, bracket, '=', a
+# blank), so giving characters back could never let the rest match, and re skips the bookkeeping
+# of backtracking into them (~25% of the time of matching an instruction). Same matches either way.
+_P = "+" if sys.version_info >= (3, 11) else ""
 # Strings and bracketed runs are written as "unrolled loops" (a run of plain characters, then
 # any number of (special piece, plain run)): Python's re is ~3x slower with a per-character alternation.
 _STRING_UNROLLED = (
@@ -25,35 +31,39 @@ _STRING_UNROLLED = (
 # class. The unrolled form, which reads escapes, is tried only where that one cannot match (a quote
 # after a backslash comes first): the forms never match the same text, so a failing match is not
 # retried once per form and string (exponential in the strings of an unterminated one's tail).
-_STRING = rf"""(?:"[^"]*(?<!\\)"|'[^']*(?<!\\)'|(?="[^"]*\\"|'[^']*\\'){_STRING_UNROLLED})"""
-_FLAT_BRACES = r'\{[^{}"\'\n]*(?:' + _STRING + r'[^{}"\'\n]*)*\}'
-_FLAT_ARGS = r'[^()"\'\n]*(?:' + _STRING + r'[^()"\'\n]*)*'  # flat operand text, strings allowed
+_STRING = rf"""(?:"[^"]*{_P}(?<!\\)"|'[^']*{_P}(?<!\\)'|(?="[^"]*\\"|'[^']*\\'){_STRING_UNROLLED})"""
+_FLAT_BRACES = rf"""\{{[^{{}}"'\n]*{_P}(?:{_STRING}[^{{}}"'\n]*{_P})*{_P}\}}"""
+_FLAT_ARGS = rf"""[^()"'\n]*{_P}(?:{_STRING}[^()"'\n]*{_P})*{_P}"""  # flat operand text, strings allowed
 # Operand text with parentheses nested at most two deep: tuple shapes of operands (a dump's
 # get-tuple-element writes its operand's whole tuple shape), tiled layouts. Deeper text is
 # brace-counted by scan_value.
-_ARGS = rf"{_FLAT_ARGS}(?:\((?:{_FLAT_ARGS}(?:\({_FLAT_ARGS}\){_FLAT_ARGS})*)\){_FLAT_ARGS})*"
-_ATTR_NAME = r"[A-Za-z_][\w.\-]*"
-_NAME = r"%[\w.\-]+|[A-Za-z_][\w.\-]*"
+_ARGS = rf"{_FLAT_ARGS}(?:\((?:{_FLAT_ARGS}(?:\({_FLAT_ARGS}\){_FLAT_ARGS})*{_P})\){_FLAT_ARGS})*{_P}"
+_ATTR_NAME = rf"[A-Za-z_][\w.\-]*{_P}"
+_NAME = rf"%[\w.\-]+{_P}|[A-Za-z_][\w.\-]*{_P}"
 # XLA's lexer skips blanks and newlines between the element type, the dimensions and the layout; a
 # '{' after the dimensions opens a layout only when an integer or ':' follows it (else it opens a body).
-_SHAPE = r"[a-z][a-z0-9]*\s*\[[^\]]*\](?:\s*\{(?=\s*[\d:])[^{}]*\})?"
+_SHAPE = rf"[a-z][a-z0-9]*{_P}\s*{_P}\[[^\]]*{_P}\](?:\s*\{{(?=\s*[\d:])[^{{}}]*{_P}\}})?"
 # the whole text is one array shape, as the lexer reads a SHAPE token (blanks around allowed)
 ARRAY_SHAPE_TEXT = re.compile(rf"\s*({_SHAPE})\s*\Z", re.ASCII)
 # a parameter is "name: shape" or, as XLA also reads it, "name shape"
 _PARAM = rf"\s*(?:{_NAME})(?::\s*|\s+){_SHAPE}"
 # each parameter's shape in a flat signature (group 1)
 SIGNATURE_PARAMETER_SHAPE = re.compile(rf"(?:{_NAME})(?::\s*|\s+)({_SHAPE})", re.ASCII)
-# One attribute whose value is a string, flat braces or a bare word: the common, fast case.
-FAST_ATTR = rf""",\s*({_ATTR_NAME})=\s*({_STRING}|{_FLAT_BRACES}|[^\s,{{}}()\[\]"']+)(?=[\s,)}}]|$)"""
+# One attribute whose value is flat braces, a bare word or a string: the common, fast case. The
+# value's forms start with different characters; the two common ones come first (a string's form
+# is not a single character test, so each value tried before it would pay for it).
+FAST_ATTR = rf""",\s*{_P}({_ATTR_NAME})=\s*{_P}({_FLAT_BRACES}|[^\s,{{}}()\[\]"']+{_P}|{_STRING})(?=[\s,)}}]|$)"""
 # The same with named groups, for an instruction's attributes: a group in a repetition keeps its
 # last capture, so the last attribute (most often the long metadata) comes out of the one match
 # and is not scanned a second time when the attributes are read.
-_LAST_ATTR = FAST_ATTR.replace(f"({_ATTR_NAME})", f"(?P<ikey>{_ATTR_NAME})", 1).replace("=\\s*(", "=\\s*(?P<ivalue>", 1)
+_LAST_ATTR = FAST_ATTR.replace(f"({_ATTR_NAME})", f"(?P<ikey>{_ATTR_NAME})", 1).replace(
+    f"=\\s*{_P}(", f"=\\s*{_P}(?P<ivalue>", 1
+)
 
 # The common instruction "[ROOT] %name = f32[..]{..} opcode(operands), fast attributes".
 _INSTR = (
-    rf"(?P<iroot>ROOT[ \t]+)?(?P<iname>{_NAME})[ \t]*=[ \t]*(?P<ishape>{_SHAPE})[ \t]+"
-    rf"(?P<iop>[a-z][\w.\-]*)\((?P<iargs>{_ARGS})\)(?P<iattrs>(?:{_LAST_ATTR})*)"
+    rf"(?P<iroot>ROOT[ \t]+)?(?P<iname>{_NAME})[ \t]*{_P}=[ \t]*{_P}(?P<ishape>{_SHAPE})[ \t]+{_P}"
+    rf"(?P<iop>[a-z][\w.\-]*{_P})\((?P<iargs>{_ARGS})\)(?P<iattrs>(?:{_LAST_ATTR})*{_P})"
 )
 
 # Leading blanks are part of every match; the named group that matched is the token.
