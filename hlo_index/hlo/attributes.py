@@ -19,7 +19,7 @@ from .model import ConvDimLabels, Metadata, PadDim, SliceDim, SourceLocation, Wi
 _NAME_LIST = re.compile(r"\{\s*(%?[\w.\-]+(?:\s*,\s*%?[\w.\-]+)*)?\s*\}\Z")
 # ASCII names, as the lexer reads them; "%x#1" names output 1 of a tuple-shaped %x (XLA's printed
 # form of a get-tuple-element, desugared when the computation is linked)
-_PERCENT_NAME = re.compile(r"%([\w.\-]+(?:#\d+)?)", re.ASCII)
+PERCENT_NAME = re.compile(r"%([\w.\-]+(?:#\d+)?)", re.ASCII)
 _COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
 _ESCAPE = re.compile(r"\\(.)")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}
@@ -319,7 +319,7 @@ def callee_names(value: str) -> tuple[str, ...] | None:
 def operand_names(inner: str) -> tuple[str, ...]:
     """Names in an operand list: ``%a, f32[2]{0} %b, /*index=2*/c`` → ("a", "b", "c")."""
     if "%" in inner:
-        names = _PERCENT_NAME.findall(inner)
+        names = PERCENT_NAME.findall(inner)
         # every operand named with its % (XLA prints one form): as many names as commas + 1. A list
         # with shapes, whose commas say nothing, is read again where its written shapes are checked
         # (``parser._check_written_operand_shapes``) unless its text is the one its names give.

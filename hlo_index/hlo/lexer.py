@@ -70,10 +70,12 @@ _INSTR = (
 # Order matters: the first alternative that matches wins.
 _MASTER = re.compile(
     r"\s*(?:"
-    rf"(?P<ATTRS>(?:{FAST_ATTR})+)"  # one or more fast attributes, one token
+    # the common instruction "[ROOT] %name = f32[..]{..} opcode(operands), fast attributes" as one
+    # token; first, so that its groups have the numbers they have in _NEXT_INSTR (it starts with no ',',
+    # so it never matches where the attribute alternatives do)
+    rf"(?P<INSTR>{_INSTR})"
+    rf"|(?P<ATTRS>(?:{FAST_ATTR})+)"  # one or more fast attributes, one token
     rf"|(?P<ATTR_SLOW>,\s*{_ATTR_NAME}=\s*)"  # any other value: brace-counted by scan_value
-    # the common instruction "[ROOT] %name = f32[..]{..} opcode(operands), fast attributes" as one token
-    rf"|(?P<INSTR>{_INSTR})"
     rf"|(?P<DEF>(?:ROOT\s+)?(?:{_NAME})\s*=)"  # "ROOT %name =" / "%name ="
     rf"|(?P<SHAPE>{_SHAPE})"
     r"|(?P<BUFFER>b\()"  # a buffer shape "b(s32[2])"
@@ -93,6 +95,13 @@ _MASTER = re.compile(
 # ',', so where this matches the master matches the same): most of a dump is runs of these,
 # read in a tight loop.
 _NEXT_INSTR = re.compile(rf"\s*(?P<INSTR>{_INSTR})", re.DOTALL | re.ASCII)
+# The numbers of a common instruction's groups, the same in both patterns: the parser reads an
+# instruction's parts by number (a group read by name costs a lookup of the name).
+I_INSTR, I_ROOT, I_NAME, I_SHAPE, I_OP, I_ARGS, I_ATTRS, I_KEY, I_VALUE = (
+    _NEXT_INSTR.groupindex[name]
+    for name in ("INSTR", "iroot", "iname", "ishape", "iop", "iargs", "iattrs", "ikey", "ivalue")
+)
+assert all(_MASTER.groupindex[name] == number for name, number in _NEXT_INSTR.groupindex.items())
 
 _STRING_RE = re.compile(_STRING_UNROLLED)
 _VALUE_STOP = re.compile(r'[{}()\[\]"\',\n]')

@@ -27,6 +27,15 @@ from .diagnostics import ParseError, error, with_source
 from .lexer import (
     ARRAY_SHAPE_TEXT,
     FAST_ATTR,
+    I_ARGS,
+    I_ATTRS,
+    I_INSTR,
+    I_KEY,
+    I_NAME,
+    I_OP,
+    I_ROOT,
+    I_SHAPE,
+    I_VALUE,
     SIGNATURE_PARAMETER_SHAPE,
     InstrRun,
     InstrToken,
@@ -87,6 +96,7 @@ class _Signature:
 
 
 _FAST_ATTR = re.compile(FAST_ATTR, re.ASCII | re.DOTALL).finditer  # read as the lexer reads it
+_PERCENT_NAMES = A.PERCENT_NAME.findall  # the names of an operand list written with its %s
 _OPCODE = attrgetter("opcode")
 _state = threading.local()  # inline computations found during the current parse
 
@@ -132,7 +142,7 @@ def _inner_offset(call_tok: Token, inner: str) -> int:
     """Where the operand text ``inner`` starts in ``call_tok``: a whole common instruction (its
     match says) or an opcode with its operands."""
     if type(call_tok) is InstrToken:
-        return call_tok.match.start("iargs") - call_tok.match.start("INSTR")
+        return call_tok.match.start(I_ARGS) - call_tok.match.start(I_INSTR)
     return call_tok.value.index(inner) if inner in call_tok.value else 0
 
 
@@ -217,24 +227,48 @@ class _ModelBuilder:
         """One common instruction: its match ``entry`` (of an INSTR token, or of an INSTRS run:
         ``tok`` None, made only where an error or an inline body needs it); ``c[1:]`` are its
         ATTR tokens. ``memos``: see :data:`Memos`."""
-        start = entry.start("INSTR")
-        pos = entry.start("iname")
-        name, shape_text, opcode, inner, key, value = entry.group("iname", "ishape", "iop", "iargs", "ikey", "ivalue")
+        root, name, shape_text, opcode, inner, key, value = entry.group(
+            I_ROOT, I_NAME, I_SHAPE, I_OP, I_ARGS, I_KEY, I_VALUE
+        )
         shapes, metadata, leading, result_texts = memos
-        try:
-            shape = read_array_shape(shape_text, shapes)
-        except ShapeError as e:
-            raise _Failure(str(e), instr_token(entry), entry.start("ishape") - start + e.offset) from None
+        shape = shapes.get(shape_text)
+        if shape is None:
+            try:
+                shape = parse_array_shape(shape_text)
+            except ShapeError as e:
+                offset = entry.start(I_SHAPE) - entry.start(I_INSTR) + e.offset
+                raise _Failure(str(e), instr_token(entry), offset) from None
+        pos = entry.start(I_NAME)
         at = tok or entry  # what positions are taken from: an entry becomes a token where one is needed
+        # Most instructions name their operands plainly (with their shapes or not) and have no
+        # attributes but the ones their match holds: built here; anything else by _build.
+        names: tuple[str, ...] | None = None
+        if len(c) == 1 and opcode not in {"parameter", "constant"} and "(" not in inner:
+            if "%" in inner:
+                found = _PERCENT_NAMES(inner)
+                if "[" in inner or len(found) == inner.count(",") + 1:
+                    names = tuple(found)
+            elif not inner:
+                names = ()
+        built: Instruction | list[Instruction]
         try:
-            built = self._build(pos != start, name, pos, shape, opcode, inner, at, c, 1)
-            # with a nested instruction in the operands (rare), the instruction itself comes last
-            instr = built[-1] if isinstance(built, list) else built
+            if names is not None:
+                if name[0] == "%":
+                    name = name[1:]
+                # line holds the text offset until _finish_module turns it into line and column
+                built = instr = Instruction(name, opcode, shape, names, {}, None, root is not None, pos)
+                if "[" in inner:  # kept for the single-instruction form (operands known by shape)
+                    _state.shaped.append((instr, inner))
+            else:
+                built = self._build(root is not None, name, pos, shape, opcode, inner, at, c, 1)
+                # with a nested instruction in the operands (rare), the instruction itself comes last
+                instr = built[-1] if isinstance(built, list) else built
             result_texts[id(instr)] = shape_text
             if key is not None:
                 attrs = instr.attrs
-                key_pos = entry.start("ikey")
-                offset = entry.start("iattrs")
+                key_pos = entry.start(I_KEY)
+                offset = entry.start(I_ATTRS)
+                start = entry.start(I_INSTR)
                 if key_pos - offset > 3:  # attributes before the last one (", k=v" is the shortest)
                     text = entry.string
                     end = text.rfind(",", offset, key_pos)
