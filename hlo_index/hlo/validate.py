@@ -12,7 +12,7 @@ from operator import attrgetter
 from .attributes import CALLEE_ROLES, MULTI_CALLEE_ROLES, SINGLE_CALLEE_ROLES
 from .diagnostics import error
 from .literals import check_literal
-from .model import Computation, Diagnostic, Instruction, Module
+from .model import Computation, Diagnostic, Instruction, Module, Shape
 from .opcodes import OPERAND_COUNTS
 
 _OPERAND_NAMES = attrgetter("operand_names")
@@ -26,14 +26,18 @@ def link(module: Module) -> list[Diagnostic]:
         if comp.name in module.by_name:
             problems.append(error(f"computation %{comp.name} is defined twice", comp.line, comp.column))
         module.by_name[comp.name] = comp
+    # (shape, literal text) -> XLA's complaint or None: a dump repeats a few constants (0, 1, -inf)
+    literals: dict[tuple[Shape, str], str | None] = {}
     for comp in module.computations:
-        _link_computation(module, comp, problems)
+        _link_computation(module, comp, problems, literals)
     if module.entry is None:
         problems.append(error(f"module {module.name} has no computations", 1, 1))
     return problems
 
 
-def _link_computation(module: Module, comp: Computation, problems: list[Diagnostic]) -> None:
+def _link_computation(
+    module: Module, comp: Computation, problems: list[Diagnostic], literals: dict[tuple[Shape, str], str | None]
+) -> None:
     by_name: dict[str, Instruction] = {}
     roots = []
     params: dict[int, Instruction] = {}
@@ -77,7 +81,7 @@ def _link_computation(module: Module, comp: Computation, problems: list[Diagnost
     for instr in comp.instructions:
         if instr.operand_names:
             try:
-                instr.operands = tuple([by_name[n] for n in instr.operand_names])
+                instr.operands = tuple(map(by_name.__getitem__, instr.operand_names))
             except KeyError:
                 missing_op = next(n for n in instr.operand_names if n not in by_name)
                 if missing_op.partition("#")[0] in by_name:
@@ -101,7 +105,11 @@ def _link_computation(module: Module, comp: Computation, problems: list[Diagnost
         if instr.opcode == "reshape":
             _check_reshape(instr, problems)
         elif instr.opcode == "constant" and instr.literal:
-            complaint = check_literal(instr.shape, instr.literal)
+            key = (instr.shape, instr.literal)
+            if key in literals:
+                complaint = literals[key]
+            else:
+                complaint = literals[key] = check_literal(instr.shape, instr.literal)
             if complaint is not None:
                 problems.append(error(f"constant %{instr.name}: {complaint}", instr.line, instr.column))
 
