@@ -105,6 +105,11 @@ assert all(_MASTER.groupindex[name] == number for name, number in _NEXT_INSTR.gr
 
 _STRING_RE = re.compile(_STRING_UNROLLED)
 _VALUE_STOP = re.compile(r'[{}()\[\]"\',\n]')
+# What changes nothing inside brackets: other characters (',' and newlines included) and flat
+# [...] / {...} groups (a dimension list, a layout), skipped in one match, not one step each.
+_FLAT_IN_BRACKETS = re.compile(
+    rf"""(?:[^{{}}()\[\]"']+{_P}|\[[^{{}}()\[\]"']*{_P}\]|\{{[^{{}}()\[\]"']*{_P}\}})*{_P}"""
+)
 _PUNCT_TYPES = {"(": "_LPAR", ")": "_RPAR", ",": "_COMMA", "{": "_LBRACE", "}": "_RBRACE", ":": "_COLON", "=": "_EQUAL"}
 _KEYWORDS = {"HloModule": "HLOMODULE", "ENTRY": "ENTRY", "ROOT": "ROOT"}
 _OPEN = "{(["
@@ -216,11 +221,14 @@ def scan_value(text: str, pos: int, depth: int = 0, n: int = -1) -> int:
     bracket; with ``depth=1`` (just after an opening bracket) it ends after the matching one.
     """
     search = _VALUE_STOP.search
+    skip = _FLAT_IN_BRACKETS.match
     if n < 0:
         n = len(text)
     i = pos
     start_depth = depth
     while True:
+        if depth:
+            i = skip(text, i, n).end()  # type: ignore[union-attr]  # it matches at least nothing
         m = search(text, i, n)
         if m is None:
             if depth > start_depth or start_depth:
