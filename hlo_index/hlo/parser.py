@@ -97,6 +97,7 @@ class _Signature:
 
 _FAST_ATTR = re.compile(FAST_ATTR, re.ASCII | re.DOTALL).finditer  # read as the lexer reads it
 _PERCENT_NAMES = A.PERCENT_NAME.findall  # the names of an operand list written with its %s
+_PARAMETER_SHAPES = SIGNATURE_PARAMETER_SHAPE.findall  # the shape texts of a flat signature
 _OPCODE = attrgetter("opcode")
 _state = threading.local()  # inline computations found during the current parse
 
@@ -506,12 +507,16 @@ class _ModelBuilder:
         if len(c) == 1 and isinstance(c[0], Token):  # flat: kept raw, parameters carry the shapes
             tok = c[0]
             arrow = tok.value.rindex("->")
-            shapes = _parse_memos()[0]
-            for m in SIGNATURE_PARAMETER_SHAPE.finditer(tok.value, 0, arrow):
-                try:  # read only to reject what XLA rejects, where XLA does: at the signature
-                    read_array_shape(m.group(1), shapes)
-                except ShapeError as e:
-                    raise _Failure(str(e), tok, m.start(1) + e.offset) from None
+            shapes = current().tables[_SHAPES]
+            # The parameters' shapes are read only to reject what XLA rejects, where XLA does: at
+            # the signature. A shape in the memo was read already (most are: a computation's
+            # parameter instructions and its callers' operands write the same shapes).
+            if not all(map(shapes.__contains__, _PARAMETER_SHAPES(tok.value, 0, arrow))):
+                for m in SIGNATURE_PARAMETER_SHAPE.finditer(tok.value, 0, arrow):
+                    try:
+                        read_array_shape(m.group(1), shapes)
+                    except ShapeError as e:
+                        raise _Failure(str(e), tok, m.start(1) + e.offset) from None
             try:
                 result = _shape_from_text(tok.value[arrow + 2 :])
             except Exception:  # noqa: BLE001  an unreadable result shape is left unknown, as when none is written
