@@ -11,20 +11,42 @@ Only dimensions are compared: element types and layouts are left to the ops' own
 from __future__ import annotations
 
 from collections.abc import Callable
+from operator import attrgetter
 
 from .diagnostics import error
 from .model import Diagnostic, Instruction, Module, Shape
 from .shape_inference import ShapeInferenceError, infer_shape, is_unknown
 
+_SHAPE_OF = attrgetter("shape")
+
 
 def check_written_shapes(module: Module) -> list[Diagnostic]:
     problems: list[Diagnostic] = []
+    # What a check reads (the op, its shape, its operands' shapes, its attributes) where it found
+    # nothing wrong, by identity: the parser shares one object per shape and per typed attribute
+    # text, so a dump's many broadcasts, slices and transposes are a few distinct cases. (Objects
+    # of the module: alive, so an id stands for one object here.)
+    passed: set[tuple[object, ...]] = set()
     for comp in module.computations:
         for instr in comp.instructions:
             check = _CHECKS.get(instr.opcode)
-            if check is None or instr.shape.is_tuple or is_unknown(instr.shape):
+            if check is None:
+                continue
+            attrs = instr.attrs
+            case = (
+                instr.opcode,
+                id(instr.shape),
+                tuple(map(id, map(_SHAPE_OF, instr.operands))),
+                tuple(attrs),
+                tuple(map(id, attrs.values())),
+            )
+            if case in passed:
+                continue
+            if instr.shape.is_tuple or is_unknown(instr.shape):
+                passed.add(case)
                 continue
             if any(op.shape.is_tuple or is_unknown(op.shape) for op in instr.operands):
+                passed.add(case)
                 continue
             try:
                 message = check(instr)
@@ -35,6 +57,8 @@ def check_written_shapes(module: Module) -> list[Diagnostic]:
             if message:
                 rule = _RULE_NAMES[instr.opcode]
                 problems.append(error(f"%{instr.name} is invalid ({rule}): {message}", instr.line, instr.column))
+            else:
+                passed.add(case)
     return problems
 
 
