@@ -300,25 +300,29 @@ def _contains(outer: IndexingMap, inner: IndexingMap, operand_dims: tuple[int, .
 
 def _pairs_apart(maps: Sequence[IndexingMap]) -> bool:
     """No (output, element) pair is read by two maps: their domains are apart (a dim interval, or a
-    constraint on the same expression bounded disjointly) or, without range variables, some result
-    of one is the other's plus a nonzero constant. Then the union of their reads is their sum."""
+    constraint on the same expression of the dims bounded disjointly) or some result of one is the
+    other's plus a nonzero constant, both functions of the dims alone (two maps' range and runtime
+    variables are their own: ``s0`` of one is not ``s0`` of the other). Then the union of their
+    reads is their sum."""
     for i, a in enumerate(maps):
-        bounds = dict(a.constraints)
+        bounds = {e: iv for e, iv in a.constraints if _of_dims(e)}
         for b in maps[i + 1 :]:
             if any(x.hi < y.lo or y.hi < x.lo for x, y in zip(a.dims, b.dims)):
                 continue
             if any(e in bounds and (bounds[e].hi < iv.lo or iv.hi < bounds[e].lo) for e, iv in b.constraints):
                 continue
-            if (
-                not a.range_vars
-                and not b.range_vars
-                and not a.runtime_vars
-                and not b.runtime_vars
-                and any((d := x - y).is_constant and d.constant_value != 0 for x, y in zip(a.results, b.results))
+            if any(
+                (d := x - y).is_constant and d.constant_value != 0 and _of_dims(x) and _of_dims(y)
+                for x, y in zip(a.results, b.results)
             ):
                 continue  # some coordinate always differs by a constant: never the same element
             return False
     return True
+
+
+def _of_dims(e: Expr) -> bool:
+    """Whether ``e`` is a function of the dims alone (the output's coordinates two maps share)."""
+    return all(v.kind == DIM for v in e.variables())
 
 
 def _union_reads(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], budget: int) -> int | None:

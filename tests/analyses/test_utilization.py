@@ -343,3 +343,21 @@ def test_a_map_inside_another_adds_no_read_beyond_the_union_budget(texts, dims, 
         assert u.element_reads == len(pairs)
     else:
         assert u.element_reads > len(pairs)  # the sum of both maps' reads: an upper bound
+
+
+def test_maps_apart_only_by_what_their_outputs_share():
+    """Pairs of two maps are apart when a coordinate of the dims differs by a constant, or a
+    constraint on the dims splits them; a range variable of one map is not the other's."""
+    shape = array_shape("f32", (3, 4, 2))
+    apart = [parse_map(f"()[s0, s1] -> ({c}, s0, s1), domain: s0 in [0, 3], s1 in [0, 1]") for c in range(3)]
+    a = parse_map("(d0)[s0] -> (0, s0 mod 4, 0), domain: d0 in [0, 1], s0 in [0, 7], s0 floordiv 4 in [0, 0]")
+    b = parse_map("(d0)[s0] -> (0, s0 mod 4, 0), domain: d0 in [0, 1], s0 in [0, 7], s0 floordiv 4 in [1, 1]")
+    c = parse_map("(d0)[s0] -> (0, s0, 0), domain: d0 in [0, 1], s0 in [0, 2]")
+    d = parse_map("(d0)[s0] -> (0, s0 + 1, 0), domain: d0 in [0, 1], s0 in [0, 2]")
+    for maps, budget in ((apart, 4), ((a, b), 1 << 20), ((c, d), 1 << 20)):
+        pairs = set()
+        for m in maps:
+            for point in itertools.product(*[range(iv.lo, iv.hi + 1) for iv in m.dims]):
+                pairs |= {(point, r) for r in m.read_set(point)}
+        u = operand_utilization(list(maps), shape, budget=budget)
+        assert u.exact and u.element_reads == len(pairs)
