@@ -334,8 +334,10 @@ def _digit_box(m: IndexingMap, members, intervals, results, operand_dims, domain
       every point of the box of those dims ``P`` times (once for ``P = 1``: a bijection);
     * any results inside their dims whose row-major index over those dims simplifies to such an
       ``L`` with ``N`` the box's size (``(d0 * 6 + s0 floordiv 192, s0 mod 192)`` over
-      ``[3072, 192]`` is ``d0 * 1152 + s0``): row-major order is a bijection between the box and
-      ``[0, N)``, so the results take every point of the box once.
+      ``[3072, 192]`` is ``d0 * 1152 + s0``), or to a sum of digits of the variables that takes
+      each value of ``[0, N)`` equally often (``_dense_over_digits``): row-major order is a
+      bijection between the box and ``[0, N)``, so the results take every point of the box,
+      each as often.
     """
     from .forms import split_linear
 
@@ -401,7 +403,7 @@ def _row_major_box(m: IndexingMap, members, intervals, results, operand_dims, do
     from .forms import split_linear
 
     dims = tuple(int(operand_dims[k]) for k in results)
-    if prod(dims) != prod(iv.size for iv in intervals):  # as many points as the box, or no bijection
+    if prod(iv.size for iv in intervals) % prod(dims):  # each point of the box as often, or not the box
         return None
     for k, size in zip(results, dims):
         bounds = domain.bounds(m.results[k])
@@ -417,7 +419,51 @@ def _row_major_box(m: IndexingMap, members, intervals, results, operand_dims, do
     if linear.is_undefined:
         return None
     total = _dense_sum(split_linear(linear.results[0], frozenset(members)), members, intervals)
+    if total is None:
+        total = _dense_over_digits(linear.results[0], members, intervals)
     return dims if total is not None and total == stride else None
+
+
+def _dense_over_digits(e: Expr, members, intervals) -> int | None:
+    """``N`` when ``e`` is a sum of the members and of their digits ``v floordiv c`` and
+    ``v mod c`` (``v`` from 0, its size a multiple of ``c``, a member in no other form) that takes
+    each value of ``[0, N)`` equally often: read as variables of their own, the digits and the
+    plain members make a dense sum (``_dense_sum``), and each member maps onto its digits evenly
+    (onto both a bijection, onto one of them ``c`` or ``size / c`` to one). Else None.
+
+    ``d0 mod 2048 + s0 * 2048 + (d0 floordiv 2048) * 1572864`` over ``d0 in [0, 8191]``,
+    ``s0 in [0, 767]`` is one: a transpose's index with ``d0`` split around ``s0``."""
+    constant, terms = e.linear_terms()
+    interval_of = dict(zip(members, intervals))
+    forms: dict[Expr, set] = {}  # member -> the forms it takes: "plain", (FLOORDIV, c), (MOD, c)
+    atoms: list[tuple[int, Interval]] = []  # (coefficient, the atom's values)
+    for atom, c in terms:
+        if atom in interval_of:
+            forms.setdefault(atom, set()).add("plain")
+            atoms.append((c, interval_of[atom]))
+            continue
+        if atom.kind not in (FLOORDIV, MOD) or atom.operand not in interval_of:
+            return None
+        v, divisor = atom.operand, atom.value
+        iv = interval_of[v]
+        if divisor <= 0 or iv.lo != 0 or iv.size % divisor:
+            return None
+        forms.setdefault(v, set()).add((atom.kind, divisor))
+        atoms.append((c, Interval(0, (iv.size // divisor if atom.kind == FLOORDIV else divisor) - 1)))
+    if set(forms) != set(members):
+        return None
+    for used in forms.values():
+        if "plain" in used and len(used) > 1:
+            return None
+        if len({form[1] for form in used if form != "plain"}) > 1:
+            return None  # digits of two different divisors
+    size, low = 1, constant
+    for c, iv in sorted(atoms, key=lambda t: t[0]):
+        if c != size:
+            return None
+        low += c * iv.lo
+        size *= iv.size
+    return size if low == 0 else None
 
 
 def _mixed_radix(e: Expr, members, intervals, operand_dim: int, domain: Domain) -> int | None:

@@ -71,6 +71,22 @@ CASES = [
     ),
     ("()[s0] -> (s0 floordiv 21, (s0 floordiv 7) mod 3), domain: s0 in [0, 95]", (5, 3)),
     ("()[s0] -> (s0 floordiv 48, (s0 floordiv 8) mod 3), domain: s0 in [0, 95]", (2, 3)),
+    # a variable's digits around another's (a transpose that splits d0 around s0), once and, with
+    # the low digits of s0 unread, 4 times each; near misses: a digit that does not divide its
+    # variable's range, digits of two divisors
+    (
+        "(d0)[s0] -> ((d0 floordiv 4) * 3 + s0 floordiv 2, s0 mod 2, d0 mod 4), domain: d0 in [0, 7], s0 in [0, 5]",
+        (6, 2, 4),
+    ),
+    ("(d0)[s0] -> (d0 floordiv 2, s0 floordiv 4 + (d0 mod 2) * 3), domain: d0 in [0, 5], s0 in [0, 11]", (3, 6)),
+    (
+        "(d0)[s0] -> ((d0 floordiv 3) * 3 + s0 floordiv 2, s0 mod 2, d0 mod 3), domain: d0 in [0, 7], s0 in [0, 5]",
+        (9, 2, 3),
+    ),
+    (
+        "(d0)[s0] -> ((d0 floordiv 4) * 3 + s0 floordiv 2, s0 mod 2, d0 mod 2), domain: d0 in [0, 7], s0 in [0, 5]",
+        (6, 2, 2),
+    ),
 ]
 
 
@@ -100,7 +116,7 @@ def test_a_box_above_the_budget_is_exact_not_sampled(text, dims):
 
 
 # the cases above that read every point of their operand dims' box, each as often
-BOX_CASES = CASES[:5] + CASES[13:15] + CASES[18:20]
+BOX_CASES = CASES[:5] + CASES[13:15] + CASES[18:20] + CASES[22:24]
 
 
 @pytest.mark.parametrize("text, dims", BOX_CASES)
