@@ -339,6 +339,13 @@ def _digit_box(m: IndexingMap, members, intervals, results, operand_dims, domain
       bijection between the box and ``[0, N)``, so the results take every point of the box,
       each as often.
     """
+    return _digits_of_one_sum(m, members, intervals, results, operand_dims) or _row_major_box(
+        m, members, intervals, results, operand_dims, domain
+    )
+
+
+def _digits_of_one_sum(m: IndexingMap, members, intervals, results, operand_dims) -> tuple[int, ...] | None:
+    """The first form of ``_digit_box``."""
     from .forms import split_linear
 
     digits: list[tuple[int, int | None, int]] = []  # (divisor a, radix b or None for the top digit, operand dim)
@@ -354,13 +361,13 @@ def _digit_box(m: IndexingMap, members, intervals, results, operand_dims, domain
         if common is None:
             common = e
         elif e != common:
-            return _row_major_box(m, members, intervals, results, operand_dims, domain)
+            return None
         digits.append((divisor, radix, int(operand_dims[k])))
     if common is None:
         return None
     total = _dense_sum(split_linear(common, frozenset(members)), members, intervals)
     if total is None:
-        return _row_major_box(m, members, intervals, results, operand_dims, domain)
+        return None
     digits.sort(key=lambda d: d[0])
     # digits below the least divisor are not read: each value of ``L floordiv place`` comes
     # ``place`` times, and its digits are the box's (a broadcast's read of its source)
