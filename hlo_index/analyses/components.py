@@ -391,13 +391,18 @@ def _digits_of_one_sum(m: IndexingMap, members, intervals, results, operand_dims
 
 def _dense_sum(split: tuple[Expr, dict] | None, members, intervals) -> int | None:
     """``N`` when ``split`` (``split_linear``'s ``(rest, coefficients)``) is a sum over every
-    member taking each value of ``[0, N)`` exactly once (sorted, each coefficient is the number
-    of values the smaller terms take, and the least value is 0); else None."""
+    member taking each value of ``[0, N)`` exactly once (``_dense``); else None."""
     if split is None or not split[0].is_constant or set(split[1]) != set(members):
         return None
-    low = split[0].constant_value
-    size = 1  # each coefficient, smallest first, is the number of values the smaller terms take
-    for c, iv in sorted(((split[1][v], iv) for v, iv in zip(members, intervals)), key=lambda t: t[0]):
+    return _dense(split[0].constant_value, [(split[1][v], iv) for v, iv in zip(members, intervals)])
+
+
+def _dense(constant: int, terms: list[tuple[int, Interval]]) -> int | None:
+    """``N`` when ``constant + sum c * x`` over the terms' (coefficient, values of ``x``) takes
+    each value of ``[0, N)`` exactly once: sorted, each coefficient is the number of values the
+    smaller terms take, and the least value is 0. Else None."""
+    low, size = constant, 1
+    for c, iv in sorted(terms, key=lambda t: t[0]):
         if c != size:
             return None
         low += c * iv.lo
@@ -407,7 +412,6 @@ def _dense_sum(split: tuple[Expr, dict] | None, members, intervals) -> int | Non
 
 def _row_major_box(m: IndexingMap, members, intervals, results, operand_dims, domain: Domain) -> tuple[int, ...] | None:
     """The second form of ``_digit_box``."""
-    from .forms import split_linear
 
     dims = tuple(int(operand_dims[k]) for k in results)
     if prod(iv.size for iv in intervals) % prod(dims):  # each point of the box as often, or not the box
@@ -425,9 +429,7 @@ def _row_major_box(m: IndexingMap, members, intervals, results, operand_dims, do
     linear = IndexingMap(m.dims, m.range_vars, (), (index,)).simplified()
     if linear.is_undefined:
         return None
-    total = _dense_sum(split_linear(linear.results[0], frozenset(members)), members, intervals)
-    if total is None:
-        total = _dense_over_digits(linear.results[0], members, intervals)
+    total = _dense_over_digits(linear.results[0], members, intervals)
     return dims if total is not None and total == stride else None
 
 
@@ -435,7 +437,7 @@ def _dense_over_digits(e: Expr, members, intervals) -> int | None:
     """``N`` when ``e`` is a sum of the members and of their digits ``v floordiv c`` and
     ``v mod c`` (``v`` from 0, its size a multiple of ``c``, a member in no other form) that takes
     each value of ``[0, N)`` equally often: read as variables of their own, the digits and the
-    plain members make a dense sum (``_dense_sum``), and each member maps onto its digits evenly
+    plain members make a dense sum (``_dense``), and each member maps onto its digits evenly
     (onto both a bijection, onto one of them ``c`` or ``size / c`` to one). Else None.
 
     ``d0 mod 2048 + s0 * 2048 + (d0 floordiv 2048) * 1572864`` over ``d0 in [0, 8191]``,
@@ -464,13 +466,7 @@ def _dense_over_digits(e: Expr, members, intervals) -> int | None:
             return None
         if len({form[1] for form in used if form != "plain"}) > 1:
             return None  # digits of two different divisors
-    size, low = 1, constant
-    for c, iv in sorted(atoms, key=lambda t: t[0]):
-        if c != size:
-            return None
-        low += c * iv.lo
-        size *= iv.size
-    return size if low == 0 else None
+    return _dense(constant, atoms)
 
 
 def _mixed_radix(e: Expr, members, intervals, operand_dim: int, domain: Domain) -> int | None:

@@ -235,15 +235,12 @@ def _without_contained(maps: list[IndexingMap], operand_dims: tuple[int, ...]) -
     when none is left out."""
     if len(maps) > _CONTAINMENT_MAPS:
         return maps
+    # the maps that can contain another, each judged once
+    outers = [j for j, m in enumerate(maps) if _one_point_per_pair(m, operand_dims)]
     dropped: set[int] = set()
     for i, inner in enumerate(maps):
-        for j, outer in enumerate(maps):
-            if (
-                i != j
-                and j not in dropped
-                and _one_point_per_pair(outer, operand_dims)
-                and _contains(outer, inner, operand_dims)
-            ):
+        for j in outers:
+            if i != j and j not in dropped and _contains(maps[j], inner, operand_dims):
                 dropped.add(i)
                 break
     return [m for k, m in enumerate(maps) if k not in dropped] if dropped else maps

@@ -269,7 +269,7 @@ class CostSession:
             self.roofline_device = given.name
         capability = self.device.capability if self.device is not None else None
         # the report keys its targets' figures by structure too: one key per fusion for both
-        self.structure_key = FusionStructureKeys()
+        self.structure_key = fusion_structure_key
         self.share_fusions = share_fusions
         self.cost = HloCost(
             CostOptions(
@@ -305,15 +305,6 @@ class GpuModels:
 def device_roofline(device: DeviceSpec) -> tuple[float, float]:
     """(peak FLOP/s, bytes/s) of a device's figures."""
     return 2.0 * device.clock_rate_ghz * 1e9 * device.fpus_per_core * device.core_count, float(device.memory_bandwidth)
-
-
-class FusionStructureKeys:
-    """``fusion_structure_key`` of each fusion (a callable a session shares with its cost analysis)."""
-
-    __slots__ = ()
-
-    def __call__(self, fusion: Instruction):
-        return fusion_structure_key(fusion)
 
 
 def cost_of_target(
@@ -596,7 +587,6 @@ def explain(cost: FusionCost) -> str:
 __all__ = [
     "CostSession",
     "FusionCost",
-    "FusionStructureKeys",
     "GpuModels",
     "TargetCostOptions",
     "capability_of",
