@@ -98,7 +98,7 @@ def target_report(
     module: Module,
     direction: str = "out2in",
     options: dict | None = None,
-    twins: dict | None = None,
+    twins: Twins | None = None,
 ) -> TargetReport:
     """Analyse one target in the requested direction(s) and describe it as plain data.
 
@@ -140,8 +140,8 @@ def target_report(
         structure = fusion_structure_key(target)
         if structure is not None:
             key = (structure, direction)
-            twin = twins.get(key)
-            if twin is not None and not twin.usable(twins[_NAMELESS]):
+            twin = twins.by_structure.get(key)
+            if twin is not None and not twin.usable(twins.nameless):
                 twin = None  # analysed afresh, and not remembered: the twin stays
                 key = None
     if twin is not None:
@@ -156,7 +156,7 @@ def target_report(
         if twins is not None and key is not None:
             twin = _Twin.of(report)
             if twin is not None:
-                twins[key] = twin
+                twins.by_structure[key] = twin
     for add_figures in INSTANCE_FIGURES:
         add_figures(report, target, module, options)
     return report
@@ -230,20 +230,29 @@ def _shareable(templates: list[OperandReport], nameless: dict) -> bool:
 
 # An instruction as the texts name it: ``%`` and the start of a name (never a percentage's ``%)``)
 _NAMED = re.compile(r"%[A-Za-z_]")
-# The key of ``twins`` holding ``_names_nothing``'s memo (never a structure key)
-_NAMELESS = "nameless"
 
 
-def new_twins() -> dict:
-    """An empty ``twins`` memo for ``target_report``."""
-    return {_NAMELESS: {}}
+class Twins:
+    """The fusions reported so far in one module (``target_report``): per (structure key,
+    direction) its ``_Twin``, and ``_names_nothing``'s memo over their figures."""
+
+    __slots__ = ("by_structure", "nameless")
+
+    def __init__(self) -> None:
+        self.by_structure: dict[tuple, _Twin] = {}
+        self.nameless: dict[int, tuple] = {}
 
 
-def _names_nothing(figures: dict, memo: dict) -> bool:
-    """Whether no text in ``figures`` (a figure dict, nested) names an instruction. Figures are
-    shared between entries and targets: each object is read once (``memo``: id -> (it, answer))."""
-    answer = True
-    for value in figures.values():
+def new_twins() -> Twins:
+    """An empty memo of twins for ``target_report``."""
+    return Twins()
+
+
+def _names_nothing(figures: dict | list | tuple, memo: dict) -> bool:
+    """Whether no text in ``figures`` (a figure: a dict, list or tuple, nested) names an
+    instruction. Figures are shared between entries and targets: each object is read once
+    (``memo``: id -> (it, answer))."""
+    for value in figures.values() if type(figures) is dict else figures:
         kind = type(value)
         if kind is str:
             if _NAMED.search(value):
@@ -251,22 +260,9 @@ def _names_nothing(figures: dict, memo: dict) -> bool:
         elif kind is dict or kind is list or kind is tuple:
             hit = memo.get(id(value))
             if hit is None or hit[0] is not value:
-                hit = memo[id(value)] = (value, _nested_names_nothing(value, memo))
-            answer = hit[1]
-            if not answer:
+                hit = memo[id(value)] = (value, _names_nothing(value, memo))
+            if not hit[1]:
                 return False
-    return answer
-
-
-def _nested_names_nothing(value, memo: dict) -> bool:
-    if type(value) is dict:
-        return _names_nothing(value, memo)
-    for item in value:
-        if isinstance(item, str):
-            if _NAMED.search(item):
-                return False
-        elif isinstance(item, (dict, list, tuple)) and not _nested_names_nothing(item, memo):
-            return False
     return True
 
 
@@ -358,7 +354,7 @@ def _report_targets(
     verified: dict = {}  # identical targets of this module are verified once (hlo_index.verify)
     # fusions equal in structure are analysed once (``target_report``); a check reads each target's
     # own rows and verification checks each target's own maps
-    twins: dict | None = None if verify or (options or {}).get("check") else new_twins()
+    twins = None if verify or (options or {}).get("check") else new_twins()
     for item in selected:
         try:
             target = target_report(item, module, direction, options, twins)
