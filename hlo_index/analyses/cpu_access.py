@@ -86,6 +86,19 @@ def _linear_stride(m: IndexingMap, shape: Shape, kind: int, index: int, iv) -> i
     if not isinstance(offset, Expr):
         return 0
     loop = variable(kind, index)
+    stride = _loop_coefficient(offset, loop)
+    if stride is None:
+        # a row-major offset of digits, (d0 floordiv 128) * 128 + d0 mod 128, is d0 over its
+        # domain: the simplifier knows the variables' ranges (the map has no constraints)
+        whole = IndexingMap(m.dims, m.range_vars, m.runtime_vars, [offset]).simplified()
+        if whole.is_known_empty:
+            return None
+        stride = _loop_coefficient(whole.results[0], loop)
+    return stride
+
+
+def _loop_coefficient(offset: Expr, loop: Expr) -> int | None:
+    """The coefficient of ``loop`` in ``offset`` when it enters only linearly (0 when absent)."""
     _, terms = offset.linear_terms()
     stride = 0
     for atom, coefficient in terms:
@@ -120,6 +133,9 @@ def _map_access(m: IndexingMap, shape: Shape, minor: int | None, seed: int) -> d
         if stride == 0:
             return {"pattern": "invariant", "stride": 0, "innermost_loop": name}
         return {"pattern": "strided", "stride": stride, "innermost_loop": name}
+    if iv.size < 2 and not any(v.lo > v.hi for v in (*m.dims, *m.range_vars)):
+        # a loop of one iteration has no consecutive pair to look at, whatever the samples
+        return {"pattern": "none", "stride": None, "innermost_loop": name}
     import numpy as np
 
     rng = np.random.default_rng(seed)

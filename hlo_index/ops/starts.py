@@ -39,8 +39,6 @@ def known_start(
     ``batch_exprs`` are the expressions of the indices' batch coordinates (its dims other than
     ``index_vector_dim``, in order) in the map being built.
     """
-    import numpy as np
-
     rank = indices.shape.rank
     if indices.opcode == "iota":
         axis = indices.attr("iota_dimension", 0)
@@ -48,6 +46,10 @@ def known_start(
             return const(component), component, component
         position = axis if axis < index_vector_dim else axis - 1
         return batch_exprs[position], 0, indices.shape.dims[axis] - 1
+    if indices.opcode != "constant":
+        return None  # before numpy's import (~40 ms): most indices are computed at run time
+    import numpy as np
+
     values = constant_values(indices)
     if values is None:
         return None

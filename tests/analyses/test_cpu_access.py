@@ -44,3 +44,42 @@ def test_a_diagonal_is_read_not_missed(text, operand, output, expected):
     figure = innermost_access([parse_map(text)], parse_array_shape(operand), parse_array_shape(output))
     (per_map,) = figure["maps"]
     assert (per_map["pattern"], per_map["stride"]) == expected
+
+
+# Row-major offsets of digits: linear in the loop variable only once simplified over its range.
+# The expected strides are the offset's steps, written out by hand from the shape.
+DIGIT_CASES = [
+    # (d0 floordiv 128) * 128 + d0 mod 128 is d0: consecutive
+    ("(d0, d1) -> (d0 floordiv 128, d0 mod 128), domain: d0 in [0, 511], d1 in [0, 0]", "s32[4,128]{1,0}", 0),
+    # digits of the output's minor dim d1 in the operand's two major dims: 256 elements a step
+    (
+        "(d0, d1) -> (d1 floordiv 128, d1 mod 128, d0), domain: d0 in [0, 255], d1 in [0, 511]",
+        "f32[4,128,256]{2,1,0}",
+        1,
+    ),
+]
+
+
+@pytest.mark.parametrize("text, operand, loop_dim", DIGIT_CASES)
+def test_digits_of_one_index_step_as_the_index(text, operand, loop_dim):
+    """Along output dim ``loop_dim`` the offset steps by the row-major stride of that index in the
+    operand: 1 for the first case; 256 (the operand's minor dim) for the second."""
+    m = parse_map(text)
+    # the output's row-major shape from the domain: the loop runs over its minor non-trivial dim
+    dims = ",".join(str(d.hi + 1) for d in m.dims)
+    minor_to_major = ",".join(str(i) for i in reversed(range(m.num_dims)))
+    output = f"f32[{dims}]{{{minor_to_major}}}"
+    figure = innermost_access([m], parse_array_shape(operand), parse_array_shape(output))
+    (per_map,) = figure["maps"]
+    assert per_map["innermost_loop"] == f"over output dim {loop_dim}"
+    assert (per_map["pattern"], per_map["stride"]) == (("contiguous", 1) if loop_dim == 0 else ("strided", 256))
+
+
+def test_a_loop_of_one_iteration_has_no_step():
+    """The loop's dim (the output's minor one, of size 2) confined to one point by the domain (a
+    slice's piece of it): no two consecutive iterations, whatever is sampled."""
+    m = parse_map("(d0, d1) -> (d0 floordiv 127, d0 mod 127 + 1), domain: d0 in [0, 507], d1 in [1, 1]")
+    figure = innermost_access([m], parse_array_shape("s32[4,128]{1,0}"), parse_array_shape("s32[508,2]{1,0}"))
+    (per_map,) = figure["maps"]
+    assert per_map["innermost_loop"] == "over output dim 1"
+    assert (per_map["pattern"], per_map["stride"]) == ("none", None)
