@@ -13,7 +13,9 @@ Input: the operand's output->input maps (one per distinct access pattern) and it
 * ``element_reads``: element reads over every feasible point, range variables included (a reduce
   over 16 elements reads 16 per output element). Several maps count their *union*: an (output
   element, operand element) pair read by two maps is one read (a pad's padding value is read at
-  most once per output element); beyond the budget the per-map sum is given, as an estimate.
+  most once per output element); beyond the budget, maps that read one element per point are
+  counted by inclusion-exclusion over where they agree, else the per-map sum is given, as an
+  estimate.
 * Runtime variables (dynamic offsets, gathered indices) are treated as ranging over their
   whole feasible range: the read set is the union over all runtime values, an *upper bound*
   on what one execution reads; ``element_reads`` is then per execution (runtime values fixed).
@@ -28,10 +30,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
 from math import ceil, prod
 from typing import TYPE_CHECKING, TypedDict
 
-from ..affine import IndexingMap, dim, range_var
+from ..affine import IndexingMap, Interval, dim, range_var
 from ..affine.bounds import Domain
 from ..affine.evaluate import distinct_sorted
 from ..affine.expr import DIM, RANGE, RUNTIME, Expr
@@ -196,8 +199,12 @@ def operand_utilization(
         counted = [_element_reads(m, budget, seed) for m in counted_maps]
         reads, reads_exact = sum(c for c, _ in counted), all(e for _, e in counted)
         if len(counted_maps) > 1 and not _pairs_apart(counted_maps):
-            # Overlapping maps would count an (output, element) pair once per map: only an upper bound.
-            reads_exact = False
+            shared = _shared_pairs(counted_maps, dims, budget, seed) if reads_exact else None
+            if shared is None:
+                # Overlapping maps would count an (output, element) pair once per map: only an upper bound.
+                reads_exact = False
+            else:
+                reads -= shared
     unioned = [runtime_as_range(m) for m in live]
     boxes = [_box(m) for m in unioned]
     notes: list[str] = []
@@ -315,6 +322,53 @@ def _pairs_apart(maps: Sequence[IndexingMap]) -> bool:
                 continue  # some coordinate always differs by a constant: never the same element
             return False
     return True
+
+
+def _shared_pairs(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], budget: int, seed: int) -> int | None:
+    """By inclusion-exclusion, the (output element, operand element) pairs the per-map sum of
+    ``maps``' points counts more than once: the sum less this is the size of their union. For maps
+    that read one element per point (no range or runtime variable) inside the operand, so a map's
+    points are its pairs; two maps share a pair where their domains meet and their results agree,
+    which is a map of equality constraints whose points are counted (exactly, or None). None also
+    past ``_INCLUSION_EXCLUSION_MAPS`` maps."""
+    if len(maps) > _INCLUSION_EXCLUSION_MAPS:
+        return None
+    for m in maps:
+        if m.range_vars or m.runtime_vars or m.num_results != len(operand_dims):
+            return None
+        domain = Domain(m.dims, m.range_vars)
+        if not all((b := domain.bounds(e)).lo >= 0 and b.hi < n for e, n in zip(m.results, operand_dims)):
+            return None
+    # sum of the points of the maps' union = sum over non-empty subsets S of (-1)^(|S|+1) |meet(S)|
+    extra = 0
+    for size in range(2, len(maps) + 1):
+        for subset in combinations(maps, size):
+            meet = _meet(subset)
+            if meet is None:
+                continue  # their domains do not meet
+            points, exact = _element_reads(meet, budget, seed)
+            if not exact:
+                return None
+            extra += points if size % 2 == 0 else -points
+    return extra
+
+
+_INCLUSION_EXCLUSION_MAPS = 4  # 11 meets
+
+
+def _meet(maps: Sequence[IndexingMap]) -> IndexingMap | None:
+    """The points where every map of ``maps`` (same dims, no range or runtime variable) is defined
+    and all read the same element, as a map without results; None when the dim boxes are apart."""
+    dims = []
+    for intervals in zip(*(m.dims for m in maps)):
+        lo, hi = max(iv.lo for iv in intervals), min(iv.hi for iv in intervals)
+        if lo > hi:
+            return None
+        dims.append((lo, hi))
+    first = maps[0]
+    constraints = [c for m in maps for c in m.constraints]
+    constraints += [(b - a, Interval(0, 0)) for m in maps[1:] for a, b in zip(first.results, m.results) if a != b]
+    return IndexingMap(dims, (), (), (), constraints)
 
 
 def _of_dims(e: Expr) -> bool:

@@ -361,3 +361,136 @@ def test_maps_apart_only_by_what_their_outputs_share():
                 pairs |= {(point, r) for r in m.read_set(point)}
         u = operand_utilization(list(maps), shape, budget=budget)
         assert u.exact and u.element_reads == len(pairs)
+
+
+# (maps, operand dims, whether the reads are known exactly): maps reading one element per point,
+# overlapping, counted past the union budget by inclusion-exclusion over where they agree
+MEETING = [
+    # one row's element per output beside another's, meeting on the diagonal (a layer norm's
+    # operand read against two of the output's dims)
+    (
+        [
+            "(d0, d1, d2) -> (d0, d2), domain: d0 in [0, 3], d1 in [0, 4], d2 in [0, 5]",
+            "(d0, d1, d2) -> (d0, d1), domain: d0 in [0, 3], d1 in [0, 4], d2 in [0, 5]",
+        ],
+        (4, 6),
+        True,
+    ),
+    # three maps, each pair meeting on a plane, all three on a line; one under a constraint
+    (
+        [
+            "(d0, d1, d2) -> (d0), domain: d0 in [0, 3], d1 in [0, 3], d2 in [0, 3]",
+            "(d0, d1, d2) -> (d1), domain: d0 in [0, 3], d1 in [0, 3], d2 in [0, 3]",
+            "(d0, d1, d2) -> (d2), domain: d0 in [0, 3], d1 in [0, 3], d2 in [0, 3], d0 + d1 in [2, 5]",
+        ],
+        (4,),
+        True,
+    ),
+    # digits against the plain index, on part of the domain
+    (
+        [
+            "(d0, d1) -> (d0 floordiv 4, d0 mod 4), domain: d0 in [0, 11], d1 in [0, 3]",
+            "(d0, d1) -> (d1 mod 3, d1), domain: d0 in [2, 11], d1 in [0, 3]",
+        ],
+        (3, 4),
+        True,
+    ),
+    # near misses: a result past the operand's end (its points are not all pairs), a range variable
+    (
+        [
+            "(d0, d1) -> (d0 + d1), domain: d0 in [0, 5], d1 in [0, 5]",
+            "(d0, d1) -> (d1), domain: d0 in [0, 5], d1 in [0, 5]",
+        ],
+        (8,),
+        False,
+    ),
+    (
+        [
+            "(d0, d1) -> (d0), domain: d0 in [0, 5], d1 in [0, 5]",
+            "(d0, d1)[s0] -> (s0), domain: d0 in [0, 5], d1 in [0, 5], s0 in [0, 1]",
+        ],
+        (6,),
+        False,
+    ),
+]
+
+
+@pytest.mark.parametrize("texts, dims, exact", MEETING)
+def test_maps_that_meet_count_their_union_beyond_the_union_budget(texts, dims, exact):
+    maps = [parse_map(t) for t in texts]
+    pairs = set()  # (output element, operand element): an index outside the operand is no element
+    for m in maps:
+        for point in itertools.product(*[range(iv.lo, iv.hi + 1) for iv in m.dims]):
+            pairs |= {(point, r) for r in m.read_set(point) if all(0 <= i < n for i, n in zip(r, dims))}
+    # a budget just too small to union pair by pair (outputs x maps past four budgets), which the
+    # points of each meet (an equality solved leaves fewer) still fit
+    outputs = prod(iv.size for iv in maps[0].dims)
+    u = operand_utilization(maps, array_shape("f32", dims), budget=(outputs * len(maps) - 1) // 4)
+    assert u.exact == exact
+    if exact:
+        assert u.element_reads == len(pairs)
+    else:
+        assert u.element_reads > len(pairs)  # the sum of the maps' reads: an upper bound
+
+
+@st.composite
+def maps_of_one_output(draw):
+    """2 to 3 maps over one output box, no range variable, each result a small affine expression
+    (a floordiv or mod of one at times), some under a constraint or on part of a dim."""
+    n_dims = draw(st.integers(1, 3))
+    sizes = [draw(st.integers(1, 5)) for _ in range(n_dims)]
+    variables = [dim(i) for i in range(n_dims)]
+    n_results = draw(st.integers(1, 2))
+
+    def expr():
+        e = variables[0] * 0
+        for v in draw(st.lists(st.sampled_from(variables), min_size=1, max_size=2)):
+            e = e + v * draw(st.integers(1, 2))
+        e = e + draw(st.integers(0, 1))
+        op = draw(st.sampled_from(["", "", "floordiv", "mod"]))
+        if op:
+            e = e.floordiv(draw(st.integers(2, 3))) if op == "floordiv" else e % draw(st.integers(2, 3))
+        return e
+
+    maps = []
+    for _ in range(draw(st.integers(2, 3))):
+        lows = [draw(st.integers(0, max(0, s - 1))) if draw(st.booleans()) else 0 for s in sizes]
+        constraints = []
+        if draw(st.booleans()):
+            lo = draw(st.integers(0, 2))
+            constraints.append((expr(), Interval(lo, lo + draw(st.integers(0, 3)))))
+        maps.append(
+            IndexingMap(
+                [Interval(lo, s - 1) for lo, s in zip(lows, sizes)],
+                (),
+                (),
+                [expr() for _ in range(n_results)],
+                constraints,
+            )
+        )
+    return maps
+
+
+@settings(deadline=None, derandomize=True, max_examples=150)
+@given(maps_of_one_output())
+def test_random_meeting_maps_match_brute_force(maps):
+    """Past the union budget, maps that read one element each per point are counted exactly by
+    inclusion-exclusion, or marked an estimate: brute force over every point decides."""
+    dims = None
+    pairs = set()
+    for m in maps:
+        points, rows = m.enumerate(limit=1 << 16)
+        for p, r in zip(points.tolist(), rows.tolist()):
+            pairs.add((tuple(p[: m.num_dims]), tuple(r)))
+        if len(rows):
+            top = tuple(int(v) + 1 for v in rows.max(axis=0))
+            dims = top if dims is None else tuple(max(a, b) for a, b in zip(dims, top))
+    if dims is None:
+        return
+    inside = {(p, r) for p, r in pairs if all(0 <= i < n for i, n in zip(r, dims))}
+    outputs = prod(iv.size for iv in maps[0].dims)
+    u = operand_utilization(maps, array_shape("f32", dims), budget=max(1, (outputs * len(maps) - 1) // 4))
+    if u.exact:
+        assert u.element_reads == len(inside)
+    else:
+        assert u.element_reads >= len(inside)
