@@ -1,5 +1,5 @@
 """What the cost model adds to ``analyze FILE --format json``: the same command with and without
-the cost figures (the hidden ``--no-cost`` skips them and nothing else), whole processes, ROUNDS
+the cost figures (the hidden ``--no-cost`` skips them and nothing else), whole processes, ``ROUNDS``
 interleaved rounds in one run (medians, wall / CPU), on gpt12 (corpus) and the A100 Pax step
 (field). The goal: at most 10% slower with the cost.
 
@@ -12,6 +12,8 @@ from __future__ import annotations
 import sys
 
 import measure
+
+ROUNDS = 11  # the two runs differ by ~10%, about what the machine drifts over three rounds
 
 FILES = (
     "corpus/gpt12_train/gpt12_train_step.after_optimizations.hlo.txt.gz",
@@ -32,7 +34,7 @@ def _overhead(with_cost: dict, without: dict) -> str:
 
 
 def main(argv: list[str]) -> int:
-    rounds = measure.rounds_from(argv)
+    rounds = measure.rounds_from(argv, default=ROUNDS)
     only = measure.option(argv, "--only")
     rows, files = [], []
     for name in FILES:
