@@ -64,7 +64,7 @@ def _parse_and_link(text: str, path: str) -> list[LoadResult]:
         if isinstance(module, ParseError):
             results.append(LoadResult(path, None, module.diagnostics))
             continue
-        found = link(module)
+        found = link(module, references="#" in text)  # no output reference (%x#1) in most dumps
         if not any(d.severity == "error" for d in found):
             found += infer_module_shapes(module)
         if not any(d.severity == "error" for d in found):

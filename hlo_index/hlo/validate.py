@@ -18,8 +18,10 @@ from .opcodes import OPERAND_COUNTS
 _OPERAND_NAMES = attrgetter("operand_names")
 
 
-def link(module: Module) -> list[Diagnostic]:
-    """Fill ``by_name``, ``root``, ``parameters``, ``operands``, ``called``; return the problems."""
+def link(module: Module, references: bool = True) -> list[Diagnostic]:
+    """Fill ``by_name``, ``root``, ``parameters``, ``operands``, ``called``; return the problems.
+    ``references``: whether an operand may be an output reference (``%x#1``); the loader passes
+    False for a text without a ``#``."""
     problems: list[Diagnostic] = []
     module.by_name = {}
     for comp in module.computations:
@@ -29,14 +31,18 @@ def link(module: Module) -> list[Diagnostic]:
     # (shape, literal text) -> XLA's complaint or None: a dump repeats a few constants (0, 1, -inf)
     literals: dict[tuple[Shape, str], str | None] = {}
     for comp in module.computations:
-        _link_computation(module, comp, problems, literals)
+        _link_computation(module, comp, problems, literals, references)
     if module.entry is None:
         problems.append(error(f"module {module.name} has no computations", 1, 1))
     return problems
 
 
 def _link_computation(
-    module: Module, comp: Computation, problems: list[Diagnostic], literals: dict[tuple[Shape, str], str | None]
+    module: Module,
+    comp: Computation,
+    problems: list[Diagnostic],
+    literals: dict[tuple[Shape, str], str | None],
+    references: bool = True,
 ) -> None:
     by_name: dict[str, Instruction] = {}
     roots = []
@@ -76,7 +82,7 @@ def _link_computation(
             error(f"parameter numbers of %{comp.name} are not dense: missing {missing[:5]}", first.line, first.column)
         )
     # one joined text searched in C: a per-name generator costs more than the rest of linking
-    if "#" in "".join(chain.from_iterable(map(_OPERAND_NAMES, comp.instructions))):
+    if references and "#" in "".join(chain.from_iterable(map(_OPERAND_NAMES, comp.instructions))):
         _desugar_output_references(comp, problems)
     for instr in comp.instructions:
         if instr.operand_names:
