@@ -334,7 +334,7 @@ def _shared_pairs(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], bu
     if len(maps) > _INCLUSION_EXCLUSION_MAPS:
         return None
     for m in maps:
-        if m.range_vars or m.runtime_vars or m.num_results != len(operand_dims):
+        if m.range_vars or m.runtime_vars or m.num_results != len(operand_dims) or m.num_dims != maps[0].num_dims:
             return None
         domain = Domain(m.dims, m.range_vars)
         if not all((b := domain.bounds(e)).lo >= 0 and b.hi < n for e, n in zip(m.results, operand_dims)):
