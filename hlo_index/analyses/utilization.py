@@ -185,20 +185,21 @@ def operand_utilization(
             notes=("the output reads no element of this operand",),
         )
     runtime_union = any(m.runtime_vars for m in live)
-    union = _union_reads(live, dims, budget) if len(live) > 1 and not _pairs_apart(live) else None
+    overlapping = len(live) > 1 and not _pairs_apart(live)
+    union = _union_reads(live, dims, budget) if overlapping else None
     if union is not None:
         reads, reads_exact = union, True
     else:
         counted_maps = live
-        if len(live) > 1 and not _pairs_apart(live):
+        if overlapping:
             # too many pairs to union one by one: maps inside another add no pair (a row's own
             # element beside the whole row a reduction reads of it)
             kept = _without_contained(live, dims)
             if len(kept) == 1 or (kept is not live and _pairs_apart(kept)):
-                counted_maps = kept
+                counted_maps, overlapping = kept, False
         counted = [_element_reads(m, budget, seed) for m in counted_maps]
         reads, reads_exact = sum(c for c, _ in counted), all(e for _, e in counted)
-        if len(counted_maps) > 1 and not _pairs_apart(counted_maps):
+        if overlapping:
             shared = _shared_pairs(counted_maps, dims, budget, seed) if reads_exact else None
             if shared is None:
                 # Overlapping maps would count an (output, element) pair once per map: only an upper bound.
@@ -264,6 +265,12 @@ def _one_point_per_pair(m: IndexingMap, operand_dims: tuple[int, ...]) -> bool:
     bare = [e.value for e in m.results if e.kind == RANGE]
     if not len(bare) == len(set(bare)) == len(m.range_vars):
         return False
+    return _reads_inside(m, operand_dims)
+
+
+def _reads_inside(m: IndexingMap, operand_dims: tuple[int, ...]) -> bool:
+    """Whether every result of ``m`` stays inside its operand dim over the whole box of ``m``'s
+    variables (constraints aside: a sufficient test)."""
     domain = Domain(m.dims, m.range_vars)
     return all((b := domain.bounds(e)).lo >= 0 and b.hi < n for e, n in zip(m.results, operand_dims))
 
@@ -336,8 +343,7 @@ def _shared_pairs(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], bu
     for m in maps:
         if m.range_vars or m.runtime_vars or m.num_results != len(operand_dims) or m.num_dims != maps[0].num_dims:
             return None
-        domain = Domain(m.dims, m.range_vars)
-        if not all((b := domain.bounds(e)).lo >= 0 and b.hi < n for e, n in zip(m.results, operand_dims)):
+        if not _reads_inside(m, operand_dims):
             return None
     # sum of the points of the maps' union = sum over non-empty subsets S of (-1)^(|S|+1) |meet(S)|
     extra = 0

@@ -271,6 +271,25 @@ def test_overlapping_maps_count_their_union_not_their_sum():
     assert operand_utilization([a, b], scalar).element_reads == 192
 
 
+def _pairs_inside(maps, dims) -> set:
+    """Every (output element, operand element) pair the maps read, by brute force: an index outside
+    the operand is no element."""
+    pairs = set()
+    for m in maps:
+        for point in itertools.product(*[range(iv.lo, iv.hi + 1) for iv in m.dims]):
+            pairs |= {(point, r) for r in m.read_set(point) if all(0 <= i < n for i, n in zip(r, dims))}
+    return pairs
+
+
+def _assert_reads(u, pairs: set, exact: bool) -> None:
+    """Exact reads are the pairs; an estimate is the sum of the maps' reads, an upper bound."""
+    assert u.exact == exact
+    if exact:
+        assert u.element_reads == len(pairs)
+    else:
+        assert u.element_reads > len(pairs)
+
+
 # (maps, operand dims, whether the reads are known exactly)
 CONTAINED = [
     # a row's own element beside the whole row (softmax's max and its input), both orders
@@ -333,16 +352,9 @@ CONTAINED = [
 @pytest.mark.parametrize("texts, dims, exact", CONTAINED)
 def test_a_map_inside_another_adds_no_read_beyond_the_union_budget(texts, dims, exact):
     maps = [parse_map(t) for t in texts]
-    pairs = set()  # (output element, operand element): an index outside the operand is no element
-    for m in maps:
-        for point in itertools.product(*[range(iv.lo, iv.hi + 1) for iv in m.dims]):
-            pairs |= {(point, r) for r in m.read_set(point) if all(0 <= i < n for i, n in zip(r, dims))}
+    pairs = _pairs_inside(maps, dims)
     u = operand_utilization(maps, array_shape("f32", dims), budget=4)  # too small to union pair by pair
-    assert u.exact == exact
-    if exact:
-        assert u.element_reads == len(pairs)
-    else:
-        assert u.element_reads > len(pairs)  # the sum of both maps' reads: an upper bound
+    _assert_reads(u, pairs, exact)
 
 
 def test_maps_apart_only_by_what_their_outputs_share():
@@ -418,19 +430,12 @@ MEETING = [
 @pytest.mark.parametrize("texts, dims, exact", MEETING)
 def test_maps_that_meet_count_their_union_beyond_the_union_budget(texts, dims, exact):
     maps = [parse_map(t) for t in texts]
-    pairs = set()  # (output element, operand element): an index outside the operand is no element
-    for m in maps:
-        for point in itertools.product(*[range(iv.lo, iv.hi + 1) for iv in m.dims]):
-            pairs |= {(point, r) for r in m.read_set(point) if all(0 <= i < n for i, n in zip(r, dims))}
+    pairs = _pairs_inside(maps, dims)
     # a budget just too small to union pair by pair (outputs x maps past four budgets), which the
     # points of each meet (an equality solved leaves fewer) still fit
     outputs = prod(iv.size for iv in maps[0].dims)
     u = operand_utilization(maps, array_shape("f32", dims), budget=(outputs * len(maps) - 1) // 4)
-    assert u.exact == exact
-    if exact:
-        assert u.element_reads == len(pairs)
-    else:
-        assert u.element_reads > len(pairs)  # the sum of the maps' reads: an upper bound
+    _assert_reads(u, pairs, exact)
 
 
 @st.composite
