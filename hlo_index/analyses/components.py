@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import product
 from math import prod
 from typing import TYPE_CHECKING
 
@@ -60,6 +61,7 @@ class Component:
     # the rows are every point of this box, once, in row-major order: listed only when asked for
     # (most callers want the count alone, and a box of a reshape's digits can hold 10^6 rows)
     box: tuple[int, ...] | None = None
+    start: tuple[int, ...] | None = None  # the box's first row (None: the origin)
 
     @cached_property
     def values(self) -> np.ndarray | None:
@@ -68,10 +70,12 @@ class Component:
             return self.listed
         import numpy as np
 
-        box = self.box
+        box, start = self.box, self.start or (0,) * len(self.box)
         axes = [
-            np.broadcast_to(np.arange(d, dtype=np.int64).reshape([-1 if j == i else 1 for j in range(len(box))]), box)
-            for i, d in enumerate(box)
+            np.broadcast_to(
+                np.arange(lo, lo + d, dtype=np.int64).reshape([-1 if j == i else 1 for j in range(len(box))]), box
+            )
+            for i, (d, lo) in enumerate(zip(box, start))
         ]
         return np.stack([a.reshape(-1) for a in axes], axis=1)
 
@@ -95,10 +99,10 @@ class Component:
         import numpy as np
 
         if self.box is not None:  # the box's axes weighted and summed: no rows listed
-            box = self.box
+            box, start = self.box, self.start or (0,) * len(self.box)
             linear = np.zeros([1] * len(box), dtype=np.int64)
-            for i, (d, s) in enumerate(zip(box, strides)):
-                linear = linear + (np.arange(d, dtype=np.int64) * s).reshape(
+            for i, (d, lo, s) in enumerate(zip(box, start, strides)):
+                linear = linear + (np.arange(lo, lo + d, dtype=np.int64) * s).reshape(
                     [-1 if j == i else 1 for j in range(len(box))]
                 )
             return np.broadcast_to(linear, box).reshape(-1)
@@ -186,13 +190,10 @@ def decompose(
     free = prod(m.variable_interval(v).size for v in variables if find(v) not in used)
     components = []
     for k, vs in enumerate(result_vars):
-        if not vs:
-            import numpy as np
-
+        if not vs:  # one row, [value], where it lies inside the dim
             value = m.results[k].constant_value
             inside = operand_dims is None or 0 <= value < operand_dims[k]
-            rows = np.array([[value]] if inside else np.zeros((0, 1)), dtype=np.int64)
-            components.append(Component((k,), rows, 1, True, True, len(rows)))
+            components.append(Component((k,), None, 1, True, True, int(inside), box=(int(inside),), start=(value,)))
     domain = Domain(m.dims, m.range_vars)
     for root, (results, constraints) in groups.items():
         members = [v for v in variables if find(v) is root]
@@ -210,10 +211,22 @@ def _evaluate(
 ) -> Component:
     intervals = [m.variable_interval(v) for v in members]
     candidates = prod(iv.size for iv in intervals)
-    if candidates > budget and not constraints and len(results) == 1 and operand_dims is not None:
-        radix = _mixed_radix(m.results[results[0]], members, intervals, operand_dims[results[0]], domain)
-        if radix is not None:
-            return Component(tuple(results), None, candidates, True, True, radix, count=radix)
+    if not constraints and len(results) == 1 and operand_dims is not None:
+        span = _contiguous_values(m.results[results[0]], members, intervals)
+        if span is not None:  # every value of an interval: the part inside the dim is read (a box)
+            lo, hi = max(span[0], 0), min(span[1], int(operand_dims[results[0]]) - 1)
+            count = max(hi - lo + 1, 0)
+            charge(CALL_POINTS)
+            return Component(tuple(results), None, candidates, True, True, count, box=(count,), start=(lo,))
+        if candidates > budget:
+            radix = _mixed_radix(m.results[results[0]], members, intervals, operand_dims[results[0]], domain)
+            if radix is not None:
+                return Component(tuple(results), None, candidates, True, True, radix, count=radix)
+    if operand_dims is None and len(constraints) == 1:
+        points = _points_in_one_linear_constraint(m.constraints[constraints[0]], members, intervals)
+        if points is not None:
+            charge(CALL_POINTS)
+            return Component(tuple(results), None, points, True, True, 0, count=0)
     # variables an equality fixes are computed, not enumerated: the box they leave is what is
     # walked (exactly when it fits the budget), so a thin diagonal of a huge box is not sampled
     solved = (
@@ -294,6 +307,75 @@ def _evaluate(
     upper = min(candidates, _value_range_product(m, results, constraints, operand_dims, domain))
     upper = max(upper, len(values))
     return Component(tuple(results), values, points, False, len(values) == upper, upper)
+
+
+_LOOPED_POINTS = 1 << 12  # the most outer points ``_points_in_one_linear_constraint`` loops over
+
+
+def _points_in_one_linear_constraint(constraint: tuple[Expr, Interval], members, intervals) -> int | None:
+    """The points of the members' box where a constraint linear in plain members holds, or None
+    (not linear, or too many points to loop over): the member of the widest range is solved
+    for, as an interval at each point of the others (a diagonal ``d2 - d3 in [0, 0]`` of a
+    2048 x 2048 box is 2048 steps, not 4 M points)."""
+    e, bounds = constraint
+    interval_of = dict(zip(members, intervals))
+    constant, terms = e.linear_terms()
+    if not terms or any(atom not in interval_of for atom, _ in terms) or len({a for a, _ in terms}) != len(terms):
+        return None
+    solved, c = max(terms, key=lambda t: interval_of[t[0]].size)
+    others = [(atom, k) for atom, k in terms if atom is not solved]
+    free = prod(iv.size for v, iv in interval_of.items() if all(v is not atom for atom, _ in terms))
+    if prod(interval_of[atom].size for atom, _ in others) > _LOOPED_POINTS:
+        return None
+    low, high = bounds.lo - constant, bounds.hi - constant
+    if c < 0:  # c * y in [low - rest, high - rest]  <=>  -c * y in [rest - high, rest - low]
+        c, low, high = -c, -high, -low
+        others = [(atom, -k) for atom, k in others]
+    y = interval_of[solved]
+    count = 0
+    for values in product(*[range(interval_of[atom].lo, interval_of[atom].hi + 1) for atom, _ in others]):
+        rest = sum(k * v for (_, k), v in zip(others, values))
+        first = max(-((rest - low) // c), y.lo)  # ceil((low - rest) / c)
+        last = min((high - rest) // c, y.hi)
+        if last >= first:
+            count += last - first + 1
+    return count * free
+
+
+def _contiguous_values(e: Expr, members, intervals) -> tuple[int, int] | None:
+    """``(lo, hi)`` when ``e`` takes every integer of ``[lo, hi]`` and no other value over the
+    members' box; else None (not decided). It does when ``e`` is a constant plus a sum of atoms,
+    each a member or a member ``floordiv`` a positive constant (every member in exactly one atom,
+    so the atoms vary independently, each over an interval), whose coefficients' magnitudes,
+    sorted, start at 1 and each exceed by at most 1 what the smaller terms span: each new term
+    then shifts an interval by steps no longer than the interval, leaving no gap.
+    ``d2 * 64 + d3 + 768`` over ``d2 in [0, 11], d3 in [0, 63]`` takes ``[768, 1535]``;
+    ``s0 + s1`` over ``[0, 3]`` and ``[0, 12]`` takes ``[0, 15]`` (each value not equally often)."""
+    interval_of = dict(zip(members, intervals))
+    constant, terms = e.linear_terms()
+    lo = hi = constant
+    seen: set = set()
+    steps: list[tuple[int, int]] = []  # (|coefficient|, the atom's span)
+    for atom, c in terms:
+        divisor = 1
+        if atom.kind == FLOORDIV and atom.value > 0:
+            divisor, atom = atom.value, atom.operand
+        iv = interval_of.get(atom)
+        if iv is None or atom in seen:
+            return None
+        seen.add(atom)
+        a_lo, a_hi = iv.lo // divisor, iv.hi // divisor
+        lo += min(c * a_lo, c * a_hi)
+        hi += max(c * a_lo, c * a_hi)
+        steps.append((abs(c), a_hi - a_lo))
+    if len(seen) != len(members):
+        return None
+    reach = 0  # the terms so far take every value of [0, reach] (shifted to start at 0)
+    for c, span in sorted(steps):
+        if span and c > reach + 1:
+            return None
+        reach += c * span
+    return lo, hi
 
 
 def _linear_in_bounds(

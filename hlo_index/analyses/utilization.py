@@ -186,7 +186,11 @@ def operand_utilization(
         )
     runtime_union = any(m.runtime_vars for m in live)
     overlapping = len(live) > 1 and not _pairs_apart(live)
-    union = _union_reads(live, dims, budget) if overlapping else None
+    # overlapping maps: their pairs' union by inclusion-exclusion where it applies (no
+    # enumeration), else enumerated within the budget
+    union = _summed_less_shared(live, dims, budget, seed) if overlapping else None
+    if overlapping and union is None:
+        union = _union_reads(live, dims, budget)
     if union is not None:
         reads, reads_exact = union, True
     else:
@@ -362,6 +366,18 @@ def _shared_pairs(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], bu
 _INCLUSION_EXCLUSION_MAPS = 4  # 11 meets
 
 
+def _summed_less_shared(
+    maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], budget: int, seed: int
+) -> int | None:
+    """The (output element, operand element) pairs of ``maps``' union: the sum of their points less
+    ``_shared_pairs``, when both are exact; else None."""
+    shared = _shared_pairs(maps, operand_dims, budget, seed)
+    if shared is None:
+        return None
+    counted = [_element_reads(m, budget, seed) for m in maps]
+    return sum(c for c, _ in counted) - shared if all(e for _, e in counted) else None
+
+
 def _meet(maps: Sequence[IndexingMap]) -> IndexingMap | None:
     """The points where every map of ``maps`` (same dims, no range or runtime variable) is defined
     and all read the same element, as a map without results; None when the dim boxes are apart."""
@@ -386,10 +402,6 @@ def _union_reads(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], bud
     """Distinct (output element, operand element) pairs over the *union* of ``maps`` (range
     variables projected away; runtime variables at their lower bounds, as for one map), so an
     element two maps both read for one output element counts once. None beyond the budget."""
-    import numpy as np
-
-    from ..affine.evaluate import relation_at
-
     space = [max(m.dims[i].hi for m in maps) + 1 for i in range(maps[0].num_dims)]
     outputs = prod(space)
     limit = min(budget, current().budgets.utilization_union_points)
@@ -400,6 +412,10 @@ def _union_reads(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], bud
     elif outputs * len(maps) > 4 * budget:
         return None
     charge(outputs * len(maps))
+    import numpy as np
+
+    from ..affine.evaluate import relation_at
+
     axes = [np.arange(0, extent, dtype=np.int64) for extent in space]
     grid = (
         np.stack([g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")], axis=1)
@@ -546,6 +562,19 @@ def _from_boxes(base, boxes, reads, dims, shape, bits, runtime_union, notes) -> 
             runtime_union=runtime_union,
             notes=tuple(notes),
         )
+    union = _boxes_union(boxes) if bits % 8 == 0 else None
+    if union is not None:  # counted, not marked
+        return Utilization(
+            **base,
+            distinct_elements=union,
+            distinct_upper_bound=union,
+            element_reads=reads,
+            bytes_read=union * bits // 8,
+            method="interval",
+            exact=True,
+            runtime_union=runtime_union,
+            notes=tuple(notes),
+        )
     import numpy as np
 
     marked = np.zeros(dims, dtype=bool)
@@ -564,6 +593,49 @@ def _from_boxes(base, boxes, reads, dims, shape, bits, runtime_union, notes) -> 
         runtime_union=runtime_union,
         notes=tuple(notes),
     )
+
+
+def _boxes_union(boxes: Sequence[_Box]) -> int | None:
+    """The elements of the union of up to ``_INCLUSION_EXCLUSION_MAPS`` boxes, by
+    inclusion-exclusion over their intersections (``_meet_progressions``); None when there are
+    more boxes or an intersection is not one of the forms counted."""
+    if len(boxes) > _INCLUSION_EXCLUSION_MAPS:
+        return None
+    total = 0
+    for size in range(1, len(boxes) + 1):
+        for subset in combinations(boxes, size):
+            count = 1
+            for progressions in zip(*(b.progressions for b in subset)):
+                meet = progressions[0]
+                for other in progressions[1:]:
+                    meet = _meet_progressions(meet, other)
+                    if meet is None:
+                        return None
+                count *= meet[2]
+                if not count:
+                    break
+            total += count if size % 2 else -count
+    return total
+
+
+def _meet_progressions(p: tuple[int, int, int], q: tuple[int, int, int]) -> tuple[int, int, int] | None:
+    """The common values of two progressions ``(first, step, count)`` as one, where one of them has
+    at most one value or both have the same step; None otherwise (not decided)."""
+    if p[2] == 0 or q[2] == 0:
+        return (0, 1, 0)
+    if p[2] == 1 or q[2] == 1:
+        point, other = (p, q) if p[2] == 1 else (q, p)
+        v, (first, step, count) = point[0], other
+        inside = first <= v <= first + step * (count - 1) and (step == 0 or (v - first) % step == 0)
+        return (v, 1, 1 if inside else 0)
+    if p[1] != q[1] or p[1] == 0:
+        return None
+    step = p[1]
+    if (p[0] - q[0]) % step:
+        return (0, 1, 0)
+    first = max(p[0], q[0])
+    last = min(p[0] + step * (p[2] - 1), q[0] + step * (q[2] - 1))
+    return (first, step, (last - first) // step + 1) if last >= first else (0, 1, 0)
 
 
 def _slice(progression: tuple[int, int, int]) -> slice:

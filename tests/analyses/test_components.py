@@ -188,3 +188,82 @@ def test_equalities_are_solved_not_sampled(text, dims):
     assert dec.distinct == len(rows)
     values = sorted(tuple(r) for c in dec.components if c.results for r in c.values.tolist())
     assert values == rows
+
+
+# One result, a sum of variables (or of a variable's quotient) whose coefficients leave no gap:
+# every value of an interval, the part inside the operand dim read; not enumerated. Near misses:
+# a coefficient past what the smaller terms span (a gap), a variable in two atoms, a mod.
+SUM_CASES = [
+    ("(d0)[s0] -> (d0 + s0), domain: d0 in [0, 3], s0 in [0, 12]", (16,), True),
+    ("(d0, d1, d2) -> (d1 * 64 + d2 + 768), domain: d0 in [0, 0], d1 in [0, 11], d2 in [0, 63]", (2304,), True),
+    ("()[s0, s1] -> (s1 + s0 floordiv 2048), domain: s0 in [0, 8191], s1 in [0, 12]", (16,), True),
+    ("(d0, d1) -> (d0 * 3 - d1 + 5), domain: d0 in [0, 9], d1 in [0, 4]", (40,), True),
+    ("(d0, d1) -> (d0 * 3 - d1 + 5), domain: d0 in [0, 9], d1 in [0, 4]", (12,), True),  # past the dim
+    ("(d0, d1) -> (d0 + d1 - 20), domain: d0 in [0, 9], d1 in [0, 4]", (12,), True),  # wholly before it
+    ("(d0, d1) -> (d0 * 6 + d1), domain: d0 in [0, 9], d1 in [0, 4]", (64,), False),  # a gap of one
+    ("(d0, d1) -> (d0 + d0 floordiv 2 + d1), domain: d0 in [0, 9], d1 in [0, 1]", (40,), False),
+    ("(d0, d1) -> (d0 mod 3 + d1 * 3), domain: d0 in [0, 9], d1 in [0, 4]", (40,), False),
+]
+
+
+@pytest.mark.parametrize("text, dims, contiguous", SUM_CASES)
+def test_a_sum_without_gaps_reads_an_interval(text, dims, contiguous):
+    from hlo_index.analyses.components import _contiguous_values
+
+    m = parse_map(text)
+    rows, points = brute_rows(m, dims)
+    members = sorted(m.results[0].variables(), key=lambda v: (v.kind, v.value))
+    span = _contiguous_values(m.results[0], members, [m.variable_interval(v) for v in members])
+    assert (span is not None) == contiguous
+    # a budget below the domain: an interval is known however large, the rest is sampled
+    dec = decompose(m, dims, budget=1 << 20 if not contiguous else 8, sample=4)
+    assert dec.points == points and dec.distinct_exact and dec.distinct == len(rows)
+    assert sorted(tuple(r) for c in dec.components if c.results for r in c.values.tolist()) == rows
+    expected = sorted(sum(v * s for v, s in zip(row, _strides(dims))) for row in rows)
+    assert sorted(linear_indices(dec, dims, 1 << 20).tolist()) == expected
+
+
+def test_random_sums_are_intervals_only_where_brute_force_says_so():
+    import random
+
+    from hlo_index.affine import Interval, dim, floordiv
+    from hlo_index.affine.expr import const
+    from hlo_index.analyses.components import _contiguous_values
+
+    rng = random.Random(20261129)
+    decided = 0
+    for _ in range(400):
+        n = rng.randint(1, 3)
+        intervals = [Interval(lo, lo + rng.choice([0, 1, 2, 4, 7])) for lo in (rng.randint(-3, 5) for _ in range(n))]
+        e = const(rng.randint(-5, 5))
+        for i in range(n):
+            atom = dim(i) if rng.random() < 0.7 else floordiv(dim(i), rng.choice([2, 3]))
+            e = e + atom * rng.choice([-4, -2, -1, 1, 1, 2, 3, 5, 8])
+        members = [dim(i) for i in range(n)]
+        values = {
+            evaluate_expr(e, {(DIM, i): v for i, v in enumerate(p)}, {})
+            for p in itertools.product(*[range(iv.lo, iv.hi + 1) for iv in intervals])
+        }
+        span = _contiguous_values(e, members, intervals)
+        if span is not None:
+            decided += 1
+            assert values == set(range(span[0], span[1] + 1)), (str(e), intervals)
+    assert decided > 100
+
+
+# Point counts (no operand dims) under one constraint linear in the variables: the widest one
+# solved at each point of the others, not the box enumerated.
+LINEAR_CONSTRAINT_CASES = [
+    "(d0, d1, d2, d3) -> (), domain: d0 in [0, 3], d1 in [0, 2], d2 in [0, 99], d3 in [0, 99], d2 - d3 in [0, 0]",
+    "(d0, d1) -> (d0), domain: d0 in [0, 40], d1 in [0, 30], d0 + d1 * 2 in [10, 50]",
+    "(d0, d1) -> (d1), domain: d0 in [0, 40], d1 in [-5, 30], -d0 * 3 + d1 in [-60, -7]",
+    "(d0)[s0, s1] -> (s0), domain: d0 in [0, 3], s0 in [0, 9], s1 in [0, 9], s0 + s1 * 4 - d0 in [5, 5]",
+]
+
+
+@pytest.mark.parametrize("text", LINEAR_CONSTRAINT_CASES)
+def test_points_under_one_linear_constraint_are_counted_exactly(text):
+    m = parse_map(text)
+    _, points = brute_rows_constrained(m, ())
+    dec = decompose(m, None, budget=8, sample=4)
+    assert dec.points_exact and dec.points == points
