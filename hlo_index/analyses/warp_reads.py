@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import ceil
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..affine import IndexingMap
 from ..affine.evaluate import distinct_sorted, evaluate_expr
@@ -20,6 +19,9 @@ from ..context import current, register_table
 from .emitters import BX, TX, ThreadPlan
 from .gpu_devices import GpuDevice
 from .utilization import storage_bits
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _BATCH = 128
 # Per analysis context: one thread map's warp read (``memoised_warp_read``).
@@ -81,7 +83,10 @@ def _innermost(m: IndexingMap, plan: ThreadPlan):
 
 
 _AFFINE_POINTS = 1024  # (lane, iteration) points of one warp at most for the arithmetic path
-_WARPS_TRIED = 4  # warps the arithmetic path evaluates from the first that may read; past them, the scan
+# ... unless the warp's reads are runs: no constraint and no division (each lane's offsets are
+# then one progression along the loop), up to this many iterations
+_RUN_ITERATIONS = 1 << 16
+_WARPS_TRIED = 32  # warps the arithmetic path evaluates from the first that may read; past them, the scan
 
 # A value in one warp: ``(c, a, b)`` for ``c + a * lane + b * k`` (``k`` the innermost loop's
 # iteration), or one int per point, lane-major: point ``lane * len(k_values) + j``.
@@ -99,7 +104,8 @@ def _arithmetic_warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDe
     access exactly when every fully reading lane's offsets step by 1. Warps before the first
     that can meet every constraint linear in the warp number read nothing, so the search starts
     there and evaluates ``_WARPS_TRIED`` warps. None when the layout is tiled, a warp has more
-    than ``_AFFINE_POINTS`` points or none of the warps tried reads (the scan looks further)."""
+    than ``_AFFINE_POINTS`` points (a map without constraints and divisions: ``_RUN_ITERATIONS``
+    iterations, its reads taken as runs) or none of the warps tried reads (the scan looks further)."""
     from ..layout.plan import LayoutError, layout_plan
 
     warp = device.warp_size
@@ -109,7 +115,9 @@ def _arithmetic_warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDe
         return None
     inner_kind, inner_index, inner_iv, vector_name = _innermost(m, plan)
     k_values = range(inner_iv.lo, inner_iv.hi + 1) if inner_iv is not None else range(1)
-    if warp * len(k_values) > _AFFINE_POINTS:
+    # every lane's offsets a progression along the loop: its reads are counted as runs, not listed
+    as_runs = not m.constraints and all(e.count_divisions() == 0 for e in m.results)
+    if warp * len(k_values) > _AFFINE_POINTS and not (as_runs and len(k_values) <= _RUN_ITERATIONS):
         return None
     try:
         layout = layout_plan(shape)
@@ -142,11 +150,50 @@ def _arithmetic_warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDe
             env[variable] = (value, 0, 0)
         if inner is not None:
             env[inner] = (0, 0, 1)
+        if as_runs and bits <= 8 * device.transaction_bytes:
+            runs = _runs_of_warp(m, env, tx0, bx, strides, k_values, warp)
+            if runs is not None:
+                vector, intervals = runs
+                return _verdict_of_runs(text, w, intervals, bits, device, vector_name if vector else None)
+            continue
+        if warp * len(k_values) > _AFFINE_POINTS:
+            return None
         read = _read_of_warp(m, env, w, tx0, bx, strides, k_values, warp)
         if read is not None:
             vector, picked = read
             return _verdict(text, w, picked, bits, device, vector_name if vector else None)
     return None
+
+
+def _runs_of_warp(
+    m: IndexingMap, env: dict, tx0: int, bx: int, strides: list[int], k_values: range, warp: int
+) -> tuple[bool, tuple[tuple[int, int], ...]] | None:
+    """``_read_of_warp``'s answer for a map without constraints or divisions, its offsets as runs
+    (the maximal intervals of consecutive offsets): every lane up to the last thread reads at
+    every iteration, and its offset is ``c + a * lane + b * k``. None if the warp reads nothing."""
+    lanes = max(0, min(warp, m.dims[TX].hi - tx0 + 1)) if bx <= m.dims[BX].hi else 0
+    if lanes == 0:
+        return None
+    memo: dict = {}
+    c = a = b = 0
+    for stride, e in zip(strides, m.results):
+        value = _warp_values(e, env, memo, k_values, warp)
+        assert type(value) is tuple  # no division: every value is a form
+        c, a, b = c + stride * value[0], a + stride * value[1], b + stride * value[2]
+    # one vector read when each lane's offsets step by 1 along a loop of 2 or more iterations
+    vector = len(k_values) >= 2 and b == 1
+    k0 = k_values[0]
+    if vector:  # each lane reads [first, first + iterations - 1]
+        spans = sorted((c + a * lane + k0, c + a * lane + k_values[-1]) for lane in range(lanes))
+    else:  # the first iteration's offsets, one per lane
+        spans = sorted((v, v) for v in {c + a * lane + b * k0 for lane in range(lanes)})
+    merged: list[list[int]] = []
+    for lo, hi in spans:
+        if merged and lo <= merged[-1][1] + 1:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    return vector, tuple((lo, hi) for lo, hi in merged)
 
 
 def _first_possible_warp(m: IndexingMap, fixed: dict, inner, warp: int, per_block: int, k_values: range) -> int:
@@ -312,6 +359,8 @@ def _affine_form(e, forms: dict) -> tuple[int, ...] | None:
 
 def scanned_warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDevice, text: str | None = None) -> WarpRead:
     """``warp_read`` by evaluating the map on the warps in order, up to the first that reads."""
+    import numpy as np
+
     from ..layout import layout_cells
 
     if text is None:
@@ -428,6 +477,8 @@ def _innermost_range_var(m: IndexingMap) -> int | None:
 
 def _is_vector_read(offsets: np.ndarray, sel: np.ndarray, k_values: np.ndarray) -> bool:
     """Every thread reads consecutive elements along the innermost loop (one vector access)."""
+    import numpy as np
+
     if len(k_values) < 2:
         return False
     rows = sel.all(axis=1)
@@ -448,6 +499,8 @@ def _verdict(text, warp_index, offsets, bits, device: GpuDevice, vector) -> Warp
         segments = len({v * bits // 8 // tb for v in small} | {((v + 1) * bits - 1) // 8 // tb for v in small})
         distinct = len(small)
     else:
+        import numpy as np
+
         array = distinct_sorted(np.asarray(offsets).reshape(-1))
         breaks = np.nonzero(np.diff(array) != 1)[0]
         starts = np.concatenate([[0], breaks + 1])
@@ -457,6 +510,25 @@ def _verdict(text, warp_index, offsets, bits, device: GpuDevice, vector) -> Warp
         last = ((array + 1) * bits - 1) // 8 // tb
         segments = len(set(first.tolist()) | set(last.tolist()))
         distinct = len(array)
+    transactions = sum(ceil((hi - lo + 1) * bits / 8 / tb) for lo, hi in intervals)
+    ideal = ceil(distinct * bits / 8 / tb)
+    ok = transactions == 0 or ideal > transactions * device.coalesced_threshold
+    return WarpRead(text, warp_index, intervals, transactions, ideal, segments, vector, ok)
+
+
+def _verdict_of_runs(text, warp_index, intervals, bits, device: GpuDevice, vector) -> WarpRead:
+    """``_verdict`` of the offsets of ``intervals`` (sorted, apart, not adjacent), not listed: an
+    element is no wider than a transaction, so the segments a run touches are those from its
+    first byte's to its last byte's."""
+    tb = device.transaction_bytes
+    segments = distinct = 0
+    counted: int | None = None  # the last segment counted: the runs are sorted, so their segments are too
+    for lo, hi in intervals:
+        distinct += hi - lo + 1
+        first, last = lo * bits // 8 // tb, ((hi + 1) * bits - 1) // 8 // tb
+        if counted is None or last > counted:
+            segments += last - (first if counted is None else max(first, counted + 1)) + 1
+            counted = last
     transactions = sum(ceil((hi - lo + 1) * bits / 8 / tb) for lo, hi in intervals)
     ideal = ceil(distinct * bits / 8 / tb)
     ok = transactions == 0 or ideal > transactions * device.coalesced_threshold

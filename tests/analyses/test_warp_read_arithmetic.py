@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from hlo_index.affine import IndexingMap, Interval, ceildiv, const, dim, floordiv, mod, range_var, runtime_var
+from hlo_index.affine.bounds import Domain
 from hlo_index.analyses import warp_reads
 from hlo_index.analyses.emitters import ThreadPlan
 from hlo_index.analyses.gpu_devices import RTX_A6000
@@ -75,6 +76,48 @@ def test_arithmetic_warp_reads_equal_the_scan():
     # most cases take the arithmetic path, and the scan still answers the rest (a first reading
     # warp past the ones the constraints leave possible, or none)
     assert 1000 < arithmetic < 2900
+
+
+def _long_loop_case(rng: random.Random):
+    """A map without constraints or divisions whose innermost loop is long (a row reduction's
+    range variable): more (lane, iteration) points than the arithmetic path lists."""
+    tpb = rng.choice([4, 32, 64, 256])
+    blocks = rng.randint(1, 8)
+    plan = ThreadPlan("reduction", tpb, blocks, ("major", "vector"), 1)
+    domain = [Interval(0, tpb - 1), Interval(0, blocks - 1), Interval(0, 0), Interval(0, rng.choice([0, 1, 3]))]
+    ranges = [Interval(0, rng.choice([40, 300, 2048]) - 1)]
+    if rng.random() < 0.3:
+        domain[0] = Interval(0, rng.randint(1, tpb - 1))  # the last threads read nothing
+    variables = [dim(0), dim(1), dim(3), range_var(0)]
+    rank = rng.randint(1, 3)
+    results = [const(rng.randint(0, 3)) + v * rng.choice([1, 1, 2, 3]) for v in rng.sample(variables, rank)]
+    m = IndexingMap(domain, ranges, [], results, [])
+    # a dim just longer than the loop's reach leaves small gaps between the lanes' runs (two runs
+    # may share a 128-byte segment)
+    dims = [
+        Domain(domain, ranges).bounds(e).hi + 1 + rng.choice([0, 1, 3, 64])
+        if range_var(0) in e.variables()
+        else rng.choice([64, 300, 2048])
+        for e in results
+    ]
+    minor_to_major = list(range(rank))
+    rng.shuffle(minor_to_major)
+    shape = array_shape(rng.choice(["f32", "bf16", "s8", "f64"]), dims, minor_to_major)
+    return m, shape, plan
+
+
+def test_long_loops_read_as_runs_equal_the_scan():
+    rng = random.Random(20261129)
+    runs = 0
+    with current().child():
+        for _ in range(300):
+            m, shape, plan = _long_loop_case(rng)
+            text = str(m)
+            expected = scanned_warp_read(m, shape, plan, RTX_A6000, text)
+            arithmetic = warp_reads._arithmetic_warp_read(m, shape, plan, RTX_A6000, text)
+            assert arithmetic == expected, text
+            runs += RTX_A6000.warp_size * m.range_vars[0].size > warp_reads._AFFINE_POINTS
+    assert runs > 200  # most cases are past what the arithmetic path lists point by point
 
 
 @pytest.mark.parametrize(
