@@ -52,3 +52,23 @@ def test_the_rounded_up_share_matches_numpy(n, utilization):
     expected = np.float32(math.ceil(np.float32(u * np.float32(n))) / n)
     got = f32(math.ceil(f32(float(u) * f32(float(n)))) / n)
     assert _same(got, expected)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(FLOATS, FLOATS), min_size=1, max_size=40), st.sampled_from([[None, None], [None, 7.0]]))
+def test_sums_in_order_in_python_match_numpys_accumulation(rows, exact):
+    # both sides of ``_rounded_in_order``: Python's below its size limit, numpy's above it
+    from hlo_index.analyses.cost import hlo_cost
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        in_python = hlo_cost._rounded_in_order(list(exact), rows, 2)
+        limit = hlo_cost._ROUNDED_IN_PYTHON
+        hlo_cost._ROUNDED_IN_PYTHON = -1
+        try:
+            in_numpy = hlo_cost._rounded_in_order(list(exact), rows, 2)
+        finally:
+            hlo_cost._ROUNDED_IN_PYTHON = limit
+    assert all(_same(a, b) for a, b in zip(in_python, in_numpy)), (in_python, in_numpy)
+    if exact[1] is not None:
+        assert in_python[1] == exact[1]

@@ -17,8 +17,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-import numpy as np
-
 from ...hlo.model import Instruction
 from ..coalescing_heuristic import heuristic_coalesced
 from ..emitter_plans import plan_for
@@ -31,7 +29,6 @@ KERNEL_LAUNCH_OVERHEAD_US = 1.0
 L2_CACHE_SPEEDUP = 2.5
 L1_CACHE_SPEEDUP = 8.0
 MEMORY_COMPUTE_PARALLELISM = 0.95
-F32 = np.float32
 
 
 @dataclass
@@ -119,11 +116,14 @@ def write_time_us(device: DeviceSpec, written: float) -> float:
 
 def quotient32(a: float | int, b: float) -> float:
     """``float32(a) / float32(b)`` as float32 divides (``f32`` of the double quotient of two float32
-    values is float32's quotient); numpy's inf or nan for a zero divisor."""
+    values is float32's quotient); IEEE's inf or nan for a zero divisor, as float32 gives them."""
     divisor = f32(b)
+    dividend = f32(float(a))
     if divisor == 0.0:
-        return float(F32(a) / F32(b))
-    return f32(f32(float(a)) / divisor)
+        if dividend == 0.0 or math.isnan(dividend):
+            return math.nan
+        return math.inf if (dividend > 0) == (math.copysign(1.0, divisor) > 0) else -math.inf
+    return f32(dividend / divisor)
 
 
 # ---- launch dimensions and coalescing --------------------------------------------------------

@@ -925,10 +925,25 @@ def collective_ranks(instr: Instruction) -> int:
     return 1
 
 
+_ROUNDED_IN_PYTHON = 1 << 17  # figures at most that ``_rounded_in_order`` adds in Python (numpy past them)
+
+
 def _rounded_in_order(exact: list[float | None], ordered: list[tuple], width: int) -> list[float]:
     """``exact``'s sums, each None replaced by the float32 sum of that column of ``ordered`` (the
     rows in XLA's visiting order): the rounding is part of XLA's figure (``add.accumulate`` adds
     one after the other, in float32, as the loop XLA runs)."""
+    columns = [k for k, s in enumerate(exact) if s is None]
+    if len(ordered) * len(columns) <= _ROUNDED_IN_PYTHON:
+        # a float32 sum of float32 values is the double sum rounded (``f32``): no numpy import
+        sums = list(exact)
+        for k in columns:
+            total = f32(float(ordered[0][k])) if ordered else 0.0  # from the first, as accumulate does (-0.0 stays)
+            for row in ordered[1:]:
+                value = row[k]
+                if value or not total:  # a zero added to a non-zero total leaves it (most rows' figures)
+                    total = f32(total + f32(float(value)))
+            sums[k] = total
+        return sums  # type: ignore[return-value]
     import numpy as np
 
     # each figure made a float32 as ``numpy.array`` would, without its walk over nested sequences
