@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 from ..context import current, register_table
@@ -36,20 +37,25 @@ _GPU_CUSTOM_CALL_MARKERS = (
     "cusolver",
     "cufft",
 )
+_SHAPE = attrgetter("shape")
 _CPU_CUSTOM_CALL_MARKERS = ("__onednn", "__xla_cpu", "xla_cpu", "ynnpack", "__ynn", "onednn")
 
 
-def _markers(module) -> tuple[set[str], set[str]]:
-    gpu: set[str] = set()
-    cpu: set[str] = set()
-    # no marker can come from an instruction without these (most instructions of a big dump)
-    candidates = [
+def _candidates(module) -> list:
+    """The instructions a backend marker can come from (few of a big dump's): fusions and those
+    with a custom-call target or a backend config."""
+    return [
         instr
         for comp in module.computations
         for instr in comp.instructions
         if instr.attrs
         and (instr.opcode == "fusion" or "custom_call_target" in instr.attrs or "backend_config" in instr.attrs)
     ]
+
+
+def _markers(candidates: list) -> tuple[set[str], set[str]]:
+    gpu: set[str] = set()
+    cpu: set[str] = set()
     for instr in candidates:
         target = str(instr.attrs.get("custom_call_target", "")).lower()
         config = str(instr.attrs.get("backend_config", ""))
@@ -85,27 +91,24 @@ def _markers(module) -> tuple[set[str], set[str]]:
     return gpu, cpu
 
 
-def _tpu_markers(module) -> set[str]:
+def _tpu_markers(module, candidates: list) -> set[str]:
     """``tpu_custom_call`` targets, tiled layouts and memory spaces, each named once."""
     found: set[str] = set()
-    looked_at: set[int] = set()  # instructions share shape objects (the parser's shape memo): each read once
-    for comp in module.computations:
-        for instr in comp.instructions:
-            if instr.attrs and instr.attrs.get("custom_call_target") == "tpu_custom_call":
-                found.add("custom-call tpu_custom_call")
-            if id(instr.shape) in looked_at:
+    if any(instr.attrs.get("custom_call_target") == "tpu_custom_call" for instr in candidates):
+        found.add("custom-call tpu_custom_call")
+    # instructions share shape objects (the parser's shape memo): each distinct one read once
+    distinct = {id(shape): shape for comp in module.computations for shape in map(_SHAPE, comp.instructions)}
+    for top in distinct.values():
+        for shape in _leaves(top):
+            layout = shape.layout
+            if layout is None:
                 continue
-            looked_at.add(id(instr.shape))
-            for shape in _leaves(instr.shape):
-                layout = shape.layout
-                if layout is None:
-                    continue
-                if layout.tiles:
-                    found.add("tiled T(...) layouts")
-                if layout.memory_space:
-                    found.add("S(n) memory spaces")
-            if len(found) == 3:
-                return found
+            if layout.tiles:
+                found.add("tiled T(...) layouts")
+            if layout.memory_space:
+                found.add("S(n) memory spaces")
+        if len(found) == 3:
+            break
     return found
 
 
@@ -133,8 +136,9 @@ def detect_target(module, requested: str = AUTO) -> TargetChoice:
     """``requested`` unless ``auto``; for ``auto`` the backend the dump's own constructs show."""
     if requested in (GPU, CPU, TPU):
         return TargetChoice(requested, requested, "requested with --target")
-    gpu, cpu = _markers(module)
-    tpu = _tpu_markers(module)
+    candidates = _candidates(module)
+    gpu, cpu = _markers(candidates)
+    tpu = _tpu_markers(module, candidates)
     if "custom-call tpu_custom_call" in tpu or (tpu and not gpu and not cpu):
         return TargetChoice(TPU, AUTO, ", ".join(sorted(tpu)))
     if gpu and not cpu:
@@ -164,7 +168,7 @@ def module_target(module: Any, asked: str = AUTO) -> TargetChoice:
 
 def has_backend_markers(module) -> bool:
     """Whether the dump shows constructs of either backend (else ``detect_target`` defaults)."""
-    gpu, cpu = _markers(module)
+    gpu, cpu = _markers(_candidates(module))
     return bool(gpu or cpu)
 
 
