@@ -5,7 +5,7 @@ import math
 import warnings
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from hlo_index.analyses.cost.hlo_cost import f32
@@ -56,6 +56,9 @@ def test_the_rounded_up_share_matches_numpy(n, utilization):
 
 @settings(max_examples=500, deadline=None)
 @given(st.lists(st.tuples(FLOATS, FLOATS), min_size=1, max_size=40), st.sampled_from([[None, None], [None, 7.0]]))
+# zeros of both signs around a -0.0 total (the only total a zero changes), a cancellation to 0.0
+@example([(-0.0, -0.0), (-0.0, 0.0), (0.0, -0.0), (1.0, 1e39)], [None, None])
+@example([(-0.0, 3.0), (-0.0, -3.0), (-0.0, -0.0), (0.0, 0.0)], [None, None])
 def test_sums_in_order_in_python_match_numpys_accumulation(rows, exact):
     # both sides of ``_rounded_in_order``: Python's below its size limit, numpy's above it
     from hlo_index.analyses.cost import hlo_cost

@@ -13,10 +13,11 @@ from __future__ import annotations
 import math
 import operator
 import struct
+from array import array
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from functools import reduce
-from itertools import chain, compress, repeat
+from itertools import chain, compress, islice, repeat
 from operator import attrgetter
 from typing import Any, cast
 
@@ -933,16 +934,25 @@ def _rounded_in_order(exact: list[float | None], ordered: list[tuple], width: in
     rows in XLA's visiting order): the rounding is part of XLA's figure (``add.accumulate`` adds
     one after the other, in float32, as the loop XLA runs)."""
     columns = [k for k, s in enumerate(exact) if s is None]
-    if len(ordered) * len(columns) <= _ROUNDED_IN_PYTHON:
-        # a float32 sum of float32 values is the double sum rounded (``f32``): no numpy import
+    if ordered and len(ordered) * len(columns) <= _ROUNDED_IN_PYTHON:
+        # no numpy import: a float32 array's item rounds what is stored in it as numpy's cast does
+        # (overflow to inf included), and a float32 sum of float32 values is their double sum rounded
         sums = list(exact)
+        total, value = array("f", [0.0]), array("f", [0.0])
+        by_column = list(zip(*ordered))
         for k in columns:
-            total = f32(float(ordered[0][k])) if ordered else 0.0  # from the first, as accumulate does (-0.0 stays)
-            for row in ordered[1:]:
-                value = row[k]
-                if value or not total:  # a zero added to a non-zero total leaves it (most rows' figures)
-                    total = f32(total + f32(float(value)))
-            sums[k] = total
+            column = by_column[k]
+            total[0] = column[0]  # from the first, as ``accumulate`` does
+            i = 1
+            # adding a zero changes only a -0.0 total (to 0.0): zeros are skipped once it is not one
+            while i < len(column) and total[0] == 0.0 and math.copysign(1.0, total[0]) < 0:
+                value[0] = column[i]
+                total[0] = total[0] + value[0]
+                i += 1
+            for x in filter(None, islice(column, i, None)):
+                value[0] = x
+                total[0] = total[0] + value[0]
+            sums[k] = total[0]
         return sums  # type: ignore[return-value]
     import numpy as np
 
