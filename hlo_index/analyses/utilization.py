@@ -547,6 +547,19 @@ def _from_boxes(base, boxes, reads, dims, shape, bits, runtime_union, notes) -> 
             runtime_union=runtime_union,
             notes=tuple(notes),
         )
+    union = _boxes_union(boxes) if bits % 8 == 0 else None
+    if union is not None:  # counted, not marked: exact however large the operand
+        return Utilization(
+            **base,
+            distinct_elements=union,
+            distinct_upper_bound=union,
+            element_reads=reads,
+            bytes_read=union * bits // 8,
+            method="interval",
+            exact=True,
+            runtime_union=runtime_union,
+            notes=tuple(notes),
+        )
     if total > bitmap_limit:
         lower = max(b.distinct for b in boxes)
         upper = min(total, sum(b.distinct for b in boxes))
@@ -559,19 +572,6 @@ def _from_boxes(base, boxes, reads, dims, shape, bits, runtime_union, notes) -> 
             bytes_read=_bytes_dense(lower, bits),
             method="interval",
             exact=False,
-            runtime_union=runtime_union,
-            notes=tuple(notes),
-        )
-    union = _boxes_union(boxes) if bits % 8 == 0 else None
-    if union is not None:  # counted, not marked
-        return Utilization(
-            **base,
-            distinct_elements=union,
-            distinct_upper_bound=union,
-            element_reads=reads,
-            bytes_read=union * bits // 8,
-            method="interval",
-            exact=True,
             runtime_union=runtime_union,
             notes=tuple(notes),
         )

@@ -529,3 +529,22 @@ def test_a_union_of_boxes_counted_by_inclusion_exclusion_is_brute_forces(boxes):
         assert any(
             p[2] > 1 and q[2] > 1 and p[1] != q[1] for a, b in itertools.combinations(boxes, 2) for p, q in zip(a, b)
         )
+
+
+def test_several_boxes_over_an_operand_too_large_to_mark_are_counted_exactly():
+    # overlapping and strided boxes (each result an affine function of its own variable) over an
+    # operand above the marking budget: their union is counted, not bounded
+    from hlo_index.context import Budgets, current
+
+    maps = [
+        parse_map("(d0, d1) -> (d0, d1 * 2), domain: d0 in [0, 9], d1 in [0, 5]"),
+        parse_map("(d0, d1) -> (d0 + 4, d1 * 2 + 4), domain: d0 in [0, 9], d1 in [0, 5]"),
+        parse_map("(d0, d1) -> (3, d1 * 2 + 2), domain: d0 in [0, 0], d1 in [0, 6]"),
+    ]
+    dims = (16, 16)
+    distinct, _ = brute(maps, dims)
+    with current().child():
+        current().budgets = Budgets(utilization_bitmap_elements=100)  # below the operand's 256
+        u = operand_utilization(maps, array_shape("f32", list(dims)))
+    assert u.exact and u.distinct_elements == u.distinct_upper_bound == distinct
+    assert u.bytes_read == 4 * distinct
