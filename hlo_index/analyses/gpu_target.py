@@ -37,8 +37,8 @@ _GPU_CUSTOM_CALL_MARKERS = (
     "cusolver",
     "cufft",
 )
-_SHAPE = attrgetter("shape")
 _CPU_CUSTOM_CALL_MARKERS = ("__onednn", "__xla_cpu", "xla_cpu", "ynnpack", "__ynn", "onednn")
+_SHAPE = attrgetter("shape")
 
 
 def _candidates(module) -> list:
