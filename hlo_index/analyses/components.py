@@ -351,6 +351,8 @@ def _contiguous_values(e: Expr, members, intervals) -> tuple[int, int] | None:
     then shifts an interval by steps no longer than the interval, leaving no gap.
     ``d2 * 64 + d3 + 768`` over ``d2 in [0, 11], d3 in [0, 63]`` takes ``[768, 1535]``;
     ``s0 + s1`` over ``[0, 3]`` and ``[0, 12]`` takes ``[0, 15]`` (each value not equally often)."""
+    if any(iv.is_empty for iv in intervals):
+        return None  # no point: nothing is read (the enumeration says so)
     interval_of = dict(zip(members, intervals))
     constant, terms = e.linear_terms()
     lo = hi = constant

@@ -249,6 +249,8 @@ def test_random_sums_are_intervals_only_where_brute_force_says_so():
             decided += 1
             assert values == set(range(span[0], span[1] + 1)), (str(e), intervals)
     assert decided > 100
+    # an empty box takes no value: no interval
+    assert _contiguous_values(dim(0) + dim(1), [dim(0), dim(1)], [Interval(0, 3), Interval(5, 2)]) is None
 
 
 # Point counts (no operand dims) under one constraint linear in the variables: the widest one
