@@ -323,6 +323,8 @@ def _points_in_one_linear_constraint(constraint: tuple[Expr, Interval], members,
     if not terms or any(atom not in interval_of for atom, _ in terms) or len({a for a, _ in terms}) != len(terms):
         return None
     solved, c = max(terms, key=lambda t: interval_of[t[0]].size)
+    if c == 0:
+        return None
     others = [(atom, k) for atom, k in terms if atom is not solved]
     free = prod(iv.size for v, iv in interval_of.items() if all(v is not atom for atom, _ in terms))
     if prod(interval_of[atom].size for atom, _ in others) > _LOOPED_POINTS:
