@@ -512,7 +512,7 @@ _PROGRESSIONS = st.tuples(st.integers(-3, 12), st.sampled_from([1, 2, 3]), st.in
         lambda rank: st.lists(st.lists(_PROGRESSIONS, min_size=rank, max_size=rank), min_size=1, max_size=5)
     )
 )
-def test_a_union_of_boxes_counted_by_inclusion_exclusion_is_brute_forces(boxes):
+def test_a_union_of_boxes_counted_by_inclusion_exclusion_equals_brute_force(boxes):
     # each box a product of progressions (first, step, count); counted only where every meet is
     # one of the forms decided, and then exactly
     from hlo_index.analyses.utilization import _Box, _boxes_union
