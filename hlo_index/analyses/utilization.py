@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from math import ceil, prod
+from math import ceil, gcd, prod
 from typing import TYPE_CHECKING, TypedDict
 
 from ..affine import IndexingMap, Interval, dim, range_var
@@ -619,8 +619,9 @@ def _boxes_union(boxes: Sequence[_Box]) -> int | None:
 
 
 def _meet_progressions(p: tuple[int, int, int], q: tuple[int, int, int]) -> tuple[int, int, int] | None:
-    """The common values of two progressions ``(first, step, count)`` as one, where one of them has
-    at most one value or both have the same step; None otherwise (not decided)."""
+    """The common values of two progressions ``(first, step, count)`` as one: where both step, those
+    of the least common multiple of the steps from the first common value (Chinese remainders);
+    None only for a progression of several values without a step (``_box`` makes none)."""
     if p[2] == 0 or q[2] == 0:
         return (0, 1, 0)
     if p[2] == 1 or q[2] == 1:
@@ -628,14 +629,18 @@ def _meet_progressions(p: tuple[int, int, int], q: tuple[int, int, int]) -> tupl
         v, (first, step, count) = point[0], other
         inside = first <= v <= first + step * (count - 1) and (step == 0 or (v - first) % step == 0)
         return (v, 1, 1 if inside else 0)
-    if p[1] != q[1] or p[1] == 0:
+    (a, s, n), (b, t, m) = p, q
+    if s <= 0 or t <= 0:
         return None
-    step = p[1]
-    if (p[0] - q[0]) % step:
-        return (0, 1, 0)
-    first = max(p[0], q[0])
-    last = min(p[0] + step * (p[2] - 1), q[0] + step * (q[2] - 1))
-    return (first, step, (last - first) // step + 1) if last >= first else (0, 1, 0)
+    g = gcd(s, t)
+    if (b - a) % g:
+        return (0, 1, 0)  # a + s i = b + t j has no solution
+    # the least i >= 0 with a + s i = b (mod t): s/g is invertible modulo t/g
+    i = (b - a) // g * pow(s // g, -1, t // g) % (t // g)
+    common, step = a + s * i, s // g * t
+    low, high = max(a, b), min(a + s * (n - 1), b + t * (m - 1))
+    first = common + max(0, -(-(low - common) // step)) * step
+    return (first, step, (high - first) // step + 1) if first <= high else (0, 1, 0)
 
 
 def _slice(progression: tuple[int, int, int]) -> slice:
