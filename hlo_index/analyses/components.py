@@ -222,6 +222,9 @@ def _evaluate(
             radix = _mixed_radix(m.results[results[0]], members, intervals, operand_dims[results[0]], domain)
             if radix is not None:
                 return Component(tuple(results), None, candidates, True, True, radix, count=radix)
+    if operand_dims is None and not constraints:  # points only, and every point is feasible
+        charge(CALL_POINTS)
+        return Component(tuple(results), None, candidates, True, True, 0, count=0)
     if operand_dims is None and len(constraints) == 1:
         points = _points_in_one_linear_constraint(m.constraints[constraints[0]], members, intervals)
         if points is not None:

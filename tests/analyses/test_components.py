@@ -253,9 +253,10 @@ def test_random_sums_are_intervals_only_where_brute_force_says_so():
     assert _contiguous_values(dim(0) + dim(1), [dim(0), dim(1)], [Interval(0, 3), Interval(5, 2)]) is None
 
 
-# Point counts (no operand dims) under one constraint linear in the variables: the widest one
-# solved at each point of the others, not the box enumerated.
-LINEAR_CONSTRAINT_CASES = [
+# Point counts (no operand dims) without constraints (every point), and under one constraint
+# linear in the variables: the widest one solved at each point of the others, not the box enumerated.
+POINT_COUNT_CASES = [
+    "(d0, d1)[s0] -> (s0, d1 floordiv 3), domain: d0 in [0, 3], d1 in [0, 10], s0 in [2, 6]",
     "(d0, d1, d2, d3) -> (), domain: d0 in [0, 3], d1 in [0, 2], d2 in [0, 99], d3 in [0, 99], d2 - d3 in [0, 0]",
     "(d0, d1) -> (d0), domain: d0 in [0, 40], d1 in [0, 30], d0 + d1 * 2 in [10, 50]",
     "(d0, d1) -> (d1), domain: d0 in [0, 40], d1 in [-5, 30], -d0 * 3 + d1 in [-60, -7]",
@@ -263,8 +264,8 @@ LINEAR_CONSTRAINT_CASES = [
 ]
 
 
-@pytest.mark.parametrize("text", LINEAR_CONSTRAINT_CASES)
-def test_points_under_one_linear_constraint_are_counted_exactly(text):
+@pytest.mark.parametrize("text", POINT_COUNT_CASES)
+def test_point_counts_are_exact_without_enumerating(text):
     m = parse_map(text)
     _, points = brute_rows_constrained(m, ())
     dec = decompose(m, None, budget=8, sample=4)
