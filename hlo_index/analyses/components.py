@@ -411,16 +411,18 @@ def _linear_in_bounds(
 
 
 def _digit_box(m: IndexingMap, members, intervals, results, operand_dims, domain: Domain) -> tuple[int, ...] | None:
-    """The results' operand dims when the results read every point of those dims' box, each as
-    often; else None. Two forms, neither enumerated:
+    """The box ``[0, n)`` per result (inside the results' operand dims) when the results read every
+    point of it, each as often; else None. Two forms, neither enumerated:
 
     * the mixed-radix digits of one sum: the reshapes and transposes of a fusion read through
       ``((L floordiv a) mod b)`` digits of one linear index ``L = sum c_v * v``. When the
       coefficients make ``L`` take each value of ``[0, N)`` exactly once (sorted, each is the
       product of the sizes below it, all from 0) and the digits, sorted by divisor, are a
       complete mixed radix of ``N`` from the least divisor ``P`` up whose radices are the
-      results' dims (the top one a floordiv, or a mod that never wraps), ``L`` -> digits reads
-      every point of the box of those dims ``P`` times (once for ``P = 1``: a bijection);
+      results' dims or inside them (the top one a floordiv, or a mod that never wraps), ``L`` ->
+      digits reads every point of the box of the radices ``P`` times (once for ``P = 1``: a
+      bijection), ``(s0 floordiv 2, s0 mod 2)`` over ``s0 in [0, 31]`` the ``[16, 2]`` corner of
+      a ``[16, 8]`` operand;
     * any results inside their dims whose row-major index over those dims simplifies to such an
       ``L`` with ``N`` the box's size (``(d0 * 6 + s0 floordiv 192, s0 mod 192)`` over
       ``[3072, 192]`` is ``d0 * 1152 + s0``), or to a sum of digits of the variables that takes
@@ -457,25 +459,29 @@ def _digits_of_one_sum(m: IndexingMap, members, intervals, results, operand_dims
     total = _dense_sum(split_linear(common, frozenset(members)), members, intervals)
     if total is None:
         return None
-    digits.sort(key=lambda d: d[0])
+    order = sorted(range(len(digits)), key=lambda i: digits[i][0])
     # digits below the least divisor are not read: each value of ``L floordiv place`` comes
     # ``place`` times, and its digits are the box's (a broadcast's read of its source)
-    place = digits[0][0]
+    place = digits[order[0]][0]
     if total % place:
         return None
-    for i, (divisor, radix, operand_dim) in enumerate(digits):
+    radices = [0] * len(digits)
+    for n, i in enumerate(order):
+        divisor, radix, operand_dim = digits[i]
         if divisor != place:
             return None
         if radix is None:  # a floordiv without mod: the top digit only
-            if i != len(digits) - 1:
+            if n != len(order) - 1:
                 return None
             radix = -(-total // divisor)
-        if radix != operand_dim:
+        # each digit takes [0, radix): inside its operand dim, all of it or its start
+        if radix > operand_dim:
             return None
+        radices[i] = radix
         place *= radix
     if place != total:
         return None
-    return tuple(int(operand_dims[k]) for k in results)
+    return tuple(radices)
 
 
 def _dense_sum(split: tuple[Expr, dict] | None, members, intervals) -> int | None:

@@ -87,6 +87,12 @@ CASES = [
         "(d0)[s0] -> ((d0 floordiv 4) * 3 + s0 floordiv 2, s0 mod 2, d0 mod 2), domain: d0 in [0, 7], s0 in [0, 5]",
         (6, 2, 2),
     ),
+    # digits whose radices lie inside the operand dims: a corner of the operand's box, and near
+    # misses: a top digit past its dim, a mod digit past its dim
+    ("()[s0] -> (s0 floordiv 2, s0 mod 2), domain: s0 in [0, 31]", (16, 8)),
+    ("()[s0] -> (s0 floordiv 4, s0 mod 4), domain: s0 in [0, 11]", (5, 7)),
+    ("()[s0] -> (s0 floordiv 2, s0 mod 2), domain: s0 in [0, 31]", (15, 8)),
+    ("()[s0] -> (s0 floordiv 8, s0 mod 8), domain: s0 in [0, 31]", (4, 6)),
 ]
 
 
@@ -270,3 +276,15 @@ def test_point_counts_are_exact_without_enumerating(text):
     _, points = brute_rows_constrained(m, ())
     dec = decompose(m, None, budget=8, sample=4)
     assert dec.points_exact and dec.points == points
+
+
+@pytest.mark.parametrize("text, dims, corner", [(text, dims, n < 2) for n, (text, dims) in enumerate(CASES[-4:])])
+def test_digits_inside_the_operand_dims_read_a_corner_without_enumerating(text, dims, corner):
+    m = parse_map(text)
+    rows, points = brute_rows(m, dims)
+    dec = decompose(m, dims, budget=8, sample=4)
+    (component,) = dec.components
+    assert (component.box is not None) == corner  # the near misses are not boxes
+    if corner:
+        assert dec.distinct_exact and dec.distinct == len(rows) and dec.points == points
+        assert [tuple(r) for r in component.values.tolist()] == rows
