@@ -187,10 +187,17 @@ def operand_utilization(
     runtime_union = any(m.runtime_vars for m in live)
     overlapping = len(live) > 1 and not _pairs_apart(live)
     # overlapping maps: their pairs' union by inclusion-exclusion where it applies (no
-    # enumeration), else enumerated within the budget
-    union = _summed_less_shared(live, dims, budget, seed) if overlapping else None
-    if overlapping and union is None:
-        union = _union_reads(live, dims, budget)
+    # enumeration), else enumerated within the budget; each map's reads and the shared pairs
+    # are counted once, whichever way the union goes
+    union = shared = counted = None
+    if overlapping:
+        shared = _shared_pairs(live, dims, budget, seed)
+        if shared is not None:
+            counted = [_element_reads(m, budget, seed) for m in live]
+            if all(e for _, e in counted):
+                union = sum(c for c, _ in counted) - shared
+        if union is None:
+            union = _union_reads(live, dims, budget)
     if union is not None:
         reads, reads_exact = union, True
     else:
@@ -201,11 +208,13 @@ def operand_utilization(
             kept = _without_contained(live, dims)
             if len(kept) == 1 or (kept is not live and _pairs_apart(kept)):
                 counted_maps, overlapping = kept, False
-        counted = [_element_reads(m, budget, seed) for m in counted_maps]
+        if counted is None or counted_maps is not live:
+            counted = [_element_reads(m, budget, seed) for m in counted_maps]
         reads, reads_exact = sum(c for c, _ in counted), all(e for _, e in counted)
         if overlapping:
-            shared = _shared_pairs(counted_maps, dims, budget, seed) if reads_exact else None
-            if shared is None:
+            if counted_maps is not live:
+                shared = _shared_pairs(counted_maps, dims, budget, seed) if reads_exact else None
+            if shared is None or not reads_exact:
                 # Overlapping maps would count an (output, element) pair once per map: only an upper bound.
                 reads_exact = False
             else:
@@ -364,18 +373,6 @@ def _shared_pairs(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], bu
 
 
 _INCLUSION_EXCLUSION_MAPS = 4  # 11 meets
-
-
-def _summed_less_shared(
-    maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], budget: int, seed: int
-) -> int | None:
-    """The (output element, operand element) pairs of ``maps``' union: the sum of their points less
-    ``_shared_pairs``, when both are exact; else None."""
-    shared = _shared_pairs(maps, operand_dims, budget, seed)
-    if shared is None:
-        return None
-    counted = [_element_reads(m, budget, seed) for m in maps]
-    return sum(c for c, _ in counted) - shared if all(e for _, e in counted) else None
 
 
 def _meet(maps: Sequence[IndexingMap]) -> IndexingMap | None:
@@ -597,8 +594,7 @@ def _from_boxes(base, boxes, reads, dims, shape, bits, runtime_union, notes) -> 
 
 def _boxes_union(boxes: Sequence[_Box]) -> int | None:
     """The elements of the union of up to ``_INCLUSION_EXCLUSION_MAPS`` boxes, by
-    inclusion-exclusion over their intersections (``_meet_progressions``); None when there are
-    more boxes or an intersection is not one of the forms counted."""
+    inclusion-exclusion over their intersections (``_meet_progressions``); None past that many."""
     if len(boxes) > _INCLUSION_EXCLUSION_MAPS:
         return None
     total = 0

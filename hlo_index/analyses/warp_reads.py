@@ -183,10 +183,10 @@ def _runs_of_warp(
     # one vector read when each lane's offsets step by 1 along a loop of 2 or more iterations
     vector = len(k_values) >= 2 and b == 1
     k0 = k_values[0]
-    if vector:  # each lane reads [first, first + iterations - 1]
-        spans = sorted((c + a * lane + k0, c + a * lane + k_values[-1]) for lane in range(lanes))
-    else:  # the first iteration's offsets, one per lane
-        spans = sorted((v, v) for v in {c + a * lane + b * k0 for lane in range(lanes)})
+    if not vector:  # the first iteration's offsets, one per lane
+        return False, _runs(sorted({c + a * lane + b * k0 for lane in range(lanes)}))
+    # each lane reads [first, first + iterations - 1]
+    spans = sorted((c + a * lane + k0, c + a * lane + k_values[-1]) for lane in range(lanes))
     merged: list[list[int]] = []
     for lo, hi in spans:
         if merged and lo <= merged[-1][1] + 1:
@@ -510,6 +510,13 @@ def _verdict(text, warp_index, offsets, bits, device: GpuDevice, vector) -> Warp
         last = ((array + 1) * bits - 1) // 8 // tb
         segments = len(set(first.tolist()) | set(last.tolist()))
         distinct = len(array)
+    return _read(text, warp_index, intervals, distinct, segments, bits, device, vector)
+
+
+def _read(text, warp_index, intervals, distinct: int, segments: int, bits: int, device: GpuDevice, vector) -> WarpRead:
+    """XLA's rule on a warp's read: ``ceil(bytes / 128)`` transactions per run against the ideal
+    ``ceil(all bytes / 128)``, coalesced when the ideal is above the threshold's share."""
+    tb = device.transaction_bytes
     transactions = sum(ceil((hi - lo + 1) * bits / 8 / tb) for lo, hi in intervals)
     ideal = ceil(distinct * bits / 8 / tb)
     ok = transactions == 0 or ideal > transactions * device.coalesced_threshold
@@ -529,10 +536,7 @@ def _verdict_of_runs(text, warp_index, intervals, bits, device: GpuDevice, vecto
         if counted is None or last > counted:
             segments += last - (first if counted is None else max(first, counted + 1)) + 1
             counted = last
-    transactions = sum(ceil((hi - lo + 1) * bits / 8 / tb) for lo, hi in intervals)
-    ideal = ceil(distinct * bits / 8 / tb)
-    ok = transactions == 0 or ideal > transactions * device.coalesced_threshold
-    return WarpRead(text, warp_index, intervals, transactions, ideal, segments, vector, ok)
+    return _read(text, warp_index, intervals, distinct, segments, bits, device, vector)
 
 
 def _runs(values: list[int]) -> tuple[tuple[int, int], ...]:

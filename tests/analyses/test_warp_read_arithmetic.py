@@ -56,11 +56,14 @@ def _random_case(rng: random.Random):
         lo = rng.randint(-20, 200) if rng.random() < 0.7 else rng.randint(200, 3000)
         constraints.append((e, Interval(lo, lo + rng.choice([0, 5, 31, 100, 5000]))))
     m = IndexingMap(domain, ranges, runtimes, results, constraints)
-    dims = [rng.choice([1, 3, 8, 64, 100]) for _ in range(rank)]
-    minor_to_major = list(range(rank))
+    return m, _random_shape(rng, [rng.choice([1, 3, 8, 64, 100]) for _ in range(rank)]), plan
+
+
+def _random_shape(rng: random.Random, dims: list[int]):
+    """An operand of ``dims`` in a random element type and a random layout."""
+    minor_to_major = list(range(len(dims)))
     rng.shuffle(minor_to_major)
-    shape = array_shape(rng.choice(["f32", "bf16", "s8", "f64"]), dims, minor_to_major)
-    return m, shape, plan
+    return array_shape(rng.choice(["f32", "bf16", "s8", "f64"]), dims, minor_to_major)
 
 
 def test_arithmetic_warp_reads_equal_the_scan():
@@ -100,10 +103,7 @@ def _long_loop_case(rng: random.Random):
         else rng.choice([64, 300, 2048])
         for e in results
     ]
-    minor_to_major = list(range(rank))
-    rng.shuffle(minor_to_major)
-    shape = array_shape(rng.choice(["f32", "bf16", "s8", "f64"]), dims, minor_to_major)
-    return m, shape, plan
+    return m, _random_shape(rng, dims), plan
 
 
 def test_long_loops_read_as_runs_equal_the_scan():
