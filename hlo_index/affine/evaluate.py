@@ -53,6 +53,52 @@ def evaluate_expr(e: Expr, env: dict[tuple[int, int], _V], memo: dict[Expr, _V])
     return value
 
 
+Column: TypeAlias = "int | list[int]"
+
+
+def evaluate_columns(e: Expr, env: dict[tuple[int, int], Column], memo: dict[Expr, Column]) -> Column:
+    """Value of ``e`` at many points as a Python list, one value per point (an int where it is
+    the same at every point); ``env`` maps ``(kind, index)`` to such columns, all of one length.
+    A node costs one pass over the points: a few thousand points cost less than importing numpy."""
+    found = memo.get(e)
+    if found is not None:
+        return found
+    kind = e.kind
+    value: Column
+    if kind == CONST:
+        value = e.value
+    elif kind == SUM:
+        value = e.value
+        for atom, k in e.terms:
+            term = evaluate_columns(atom, env, memo)
+            if isinstance(term, int):
+                value = value + k * term if isinstance(value, int) else [v + k * term for v in value]
+            elif isinstance(value, int):
+                value = [value + k * t for t in term]
+            else:
+                value = [v + k * t for v, t in zip(value, term)]
+    elif kind in (FLOORDIV, MOD, CEILDIV):
+        operand = evaluate_columns(e.operand, env, memo)
+        c = e.value
+        if isinstance(operand, int):
+            value = operand // c if kind == FLOORDIV else operand % c if kind == MOD else -(-operand // c)
+        elif kind == FLOORDIV:
+            value = [v // c for v in operand]
+        elif kind == MOD:
+            value = [v % c for v in operand]
+        else:
+            value = [-(-v // c) for v in operand]
+    else:
+        value = env[(kind, e.value)]
+    memo[e] = value
+    return value
+
+
+def as_column(value: Column, n: int) -> list[int]:
+    """A column of ``n`` values (an int stands for the same value at every point)."""
+    return [value] * n if isinstance(value, int) else value
+
+
 def _env(dims: Sequence[int], range_vals: Sequence[int], runtime_vals: Sequence[int]) -> Env:
     env: Env = {(DIM, i): v for i, v in enumerate(dims)}
     env.update({(RANGE, i): v for i, v in enumerate(range_vals)})

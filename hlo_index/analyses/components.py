@@ -6,7 +6,8 @@ independently, so a map's read set is the Cartesian product of the read sets of 
 feasible point count is the product of theirs. ``(d0, d1) -> (d0 floordiv 128, d0 mod 128, d1)``
 is two components of 512 and 1024 points instead of one of 524,288.
 
-Each component is enumerated exactly with numpy when its box has at most ``budget`` points,
+Each component is enumerated exactly when its box has at most ``budget`` points (with Python
+lists when it is small, with numpy else),
 else evaluated on a seeded uniform sample of ``sample`` points: its distinct count is then a
 lower bound, with an upper bound from interval reasoning (the product of each result's value
 range); when the two meet, the count is exact anyway.
@@ -14,17 +15,17 @@ range); when the two meet, the count is exact anyway.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import product
+from itertools import compress, product
 from math import prod
 from typing import TYPE_CHECKING
 
 from ..affine import IndexingMap, Interval, const, dim, range_var
 from ..affine.bounds import Domain
 from ..affine.equalities import solved_variables
-from ..affine.evaluate import distinct_sorted, evaluate_expr
+from ..affine.evaluate import as_column, distinct_sorted, evaluate_columns, evaluate_expr
 from ..affine.expr import FLOORDIV, MOD, Expr
 from ..context import current, register_table
 
@@ -52,7 +53,9 @@ class Component:
     """One independent piece of a map: its results' distinct rows (or their count) and its points."""
 
     results: tuple[int, ...]  # result positions this component produces
-    listed: np.ndarray | None  # distinct in-bounds result rows [k, len(results)]; None: not listed (or ``box``)
+    # distinct in-bounds result rows [k, len(results)], sorted (an array, or tuples where a small
+    # grid was walked without numpy); None: not listed (or ``box``)
+    listed: np.ndarray | tuple[tuple[int, ...], ...] | None
     points: int  # feasible points (an estimate when not ``points_exact``)
     points_exact: bool
     distinct_exact: bool
@@ -66,10 +69,12 @@ class Component:
     @cached_property
     def values(self) -> np.ndarray | None:
         """The distinct in-bounds result rows ``[k, len(results)]``; None: not listed."""
-        if self.box is None:
+        if self.box is None and not isinstance(self.listed, tuple):
             return self.listed
         import numpy as np
 
+        if self.box is None:  # rows a small grid listed as tuples
+            return np.array(self.listed, dtype=np.int64).reshape(len(self.listed or ()), len(self.results))
         box, start = self.box, self.start or (0,) * len(self.box)
         axes = [
             np.broadcast_to(
@@ -234,7 +239,7 @@ def _evaluate(
     # walked (exactly when it fits the budget), so a thin diagonal of a huge box is not sampled
     solved = (
         solved_variables(m, constraints, set(members).__contains__, limit=len(members) - 1)
-        if candidates > budget
+        if candidates > min(budget, _ENUMERATED_IN_PYTHON)
         else ()
     )
     if solved:
@@ -258,6 +263,8 @@ def _evaluate(
         box = _digit_box(m, members, intervals, results, operand_dims, domain)
         if box is not None:  # every point of the box, once: what the enumeration below finds
             return Component(tuple(results), None, n, True, True, prod(box), box=box)
+    if exhaustive and n <= _ENUMERATED_IN_PYTHON:
+        return _evaluate_in_python(m, enumerated, grid, solved, constraints, results, operand_dims)
     import numpy as np
 
     if exhaustive:
@@ -310,6 +317,49 @@ def _evaluate(
     upper = min(candidates, _value_range_product(m, results, constraints, operand_dims, domain))
     upper = max(upper, len(values))
     return Component(tuple(results), values, points, False, len(values) == upper, upper)
+
+
+_ENUMERATED_IN_PYTHON = 1 << 13  # a grid this small is walked on Python lists: numpy's import costs more
+
+
+def _evaluate_in_python(m: IndexingMap, enumerated, grid, solved, constraints, results, operand_dims) -> Component:
+    """``_evaluate``'s exhaustive walk of ``grid`` on Python lists: the same points, rows and order."""
+    n = prod(grid)
+    env: dict = {}
+    before = 1
+    for i, (v, iv) in enumerate(enumerated):
+        after = n // (before * grid[i]) if n else 0
+        env[(v.kind, v.value)] = [x for x in range(iv.lo, iv.hi + 1) for _ in range(after)] * before
+        before *= grid[i]
+    memo: dict = {}
+    keep = [True] * n
+    for v, coefficient, rest, k in solved:
+        e, iv = m.constraints[k]
+        value = as_column(evaluate_columns(rest, env, memo), n)
+        value = [coefficient * (iv.lo - x) for x in value]
+        env[(v.kind, v.value)] = value
+        bounds = m.variable_interval(v)
+        keep = [ok and bounds.lo <= x <= bounds.hi for ok, x in zip(keep, value)]
+    used = {k for _, _, _, k in solved}
+    for k in constraints:
+        if k in used:  # holds by construction
+            continue
+        e, iv = m.constraints[k]
+        value = as_column(evaluate_columns(e, env, memo), n)
+        keep = [ok and iv.lo <= x <= iv.hi for ok, x in zip(keep, value)]
+    points = sum(keep)
+    if operand_dims is None:
+        return Component(tuple(results), (), points, True, True, 0)
+    if not results:  # constraints only: they decide whether anything is read at all
+        one: tuple = ((),) if points else ()
+        return Component((), one, points, True, True, len(one))
+    dims = tuple(int(operand_dims[k]) for k in results)
+    columns = [as_column(evaluate_columns(m.results[k], env, memo), n) for k in results]
+    rows: Iterable[tuple[int, ...]] = compress(zip(*columns), keep)
+    if any(n and (min(c) < 0 or max(c) >= d) for c, d in zip(columns, dims)):
+        rows = (r for r in rows if all(0 <= x < d for x, d in zip(r, dims)))
+    listed = tuple(sorted(set(rows)))  # lexicographic: row-major, as the numpy walk lists them
+    return Component(tuple(results), listed, points, True, True, len(listed))
 
 
 _LOOPED_POINTS = 1 << 12  # the most outer points ``_points_in_one_linear_constraint`` loops over

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from ..affine import IndexingMap
 from ..affine.equalities import solved_variables
-from ..affine.evaluate import evaluate_expr
+from ..affine.evaluate import as_column, evaluate_columns
 from ..affine.expr import DIM, RANGE, RUNTIME, Expr, variable
 from ..hlo.model import Shape
 from ..layout.plan import apply_steps, layout_plan, linearize
@@ -113,9 +113,28 @@ def _loop_coefficient(offset: Expr, loop: Expr) -> int | None:
 _SOLVE_FIRST = {RUNTIME: 0, RANGE: 1, DIM: 2}
 
 
-def _map_access(m: IndexingMap, shape: Shape, minor: int | None, seed: int) -> dict:
-    from ..layout import layout_cells
+def _draws(seed: int):
+    """Integers in ``[lo, hi]`` from a splitmix64 stream of ``seed``: the same draws on every
+    platform and Python, without numpy (a modulo's bias is immaterial to where samples start)."""
+    state = seed & _MASK64
 
+    def draw(lo: int, hi: int) -> int:
+        nonlocal state
+        if hi < lo:
+            raise ValueError(f"no integer in [{lo}, {hi}]")
+        state = (state + 0x9E3779B97F4A7C15) & _MASK64
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+        return lo + (z ^ (z >> 31)) % (hi - lo + 1)
+
+    return draw
+
+
+_MASK64 = (1 << 64) - 1
+
+
+def _map_access(m: IndexingMap, shape: Shape, minor: int | None, seed: int) -> dict:
     used = set()
     for e in m.results:
         used |= {v.value for v in e.variables() if v.kind == RANGE}
@@ -136,22 +155,20 @@ def _map_access(m: IndexingMap, shape: Shape, minor: int | None, seed: int) -> d
     if iv.size < 2 and not any(v.lo > v.hi for v in (*m.dims, *m.range_vars)):
         # a loop of one iteration has no consecutive pair to look at, whatever the samples
         return {"pattern": "none", "stride": None, "innermost_loop": name}
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
+    draw = _draws(seed)
     steps = min(STEPS, iv.size)
     env: dict = {}
     for i, d in enumerate(m.dims):
-        env[(DIM, i)] = np.repeat(rng.integers(d.lo, d.hi + 1, size=SAMPLES)[:, None], steps, axis=1).reshape(-1)
+        env[(DIM, i)] = [v for _ in range(SAMPLES) for v in [draw(d.lo, d.hi)] * steps]
     for i, r in enumerate(m.range_vars):
-        env[(RANGE, i)] = np.repeat(rng.integers(r.lo, r.hi + 1, size=SAMPLES)[:, None], steps, axis=1).reshape(-1)
+        env[(RANGE, i)] = [v for _ in range(SAMPLES) for v in [draw(r.lo, r.hi)] * steps]
     for i, rv in enumerate(m.runtime_vars):
         env[(RUNTIME, i)] = (rv.interval.lo + rv.interval.hi) // 2
-    starts = rng.integers(iv.lo, max(iv.hi - steps + 2, iv.lo + 1), size=SAMPLES)
-    env[(kind, index)] = (starts[:, None] + np.arange(steps)[None, :]).reshape(-1)
+    starts = [draw(iv.lo, max(iv.hi - steps + 1, iv.lo)) for _ in range(SAMPLES)]
+    env[(kind, index)] = [start + k for start in starts for k in range(steps)]
     n = SAMPLES * steps
     memo: dict = {}
-    keep = np.ones(n, dtype=bool)
+    keep = [True] * n
     # an equality that fixes a variable other than the loop's is solved for it (a runtime value
     # first, an output index last), so the samples lie on the diagonal instead of missing it
     loop = variable(kind, index)
@@ -162,31 +179,28 @@ def _map_access(m: IndexingMap, shape: Shape, minor: int | None, seed: int) -> d
         rest_may_name=lambda names: loop not in names,
         rank=lambda v: _SOLVE_FIRST[v.kind],
     ):
-        fixed = np.broadcast_to(c * (m.constraints[which][1].lo - evaluate_expr(rest, env, memo)), (n,))
+        lo = m.constraints[which][1].lo
+        fixed = [c * (lo - x) for x in as_column(evaluate_columns(rest, env, memo), n)]
         env[(v.kind, v.value)] = fixed
         bounds = m.variable_interval(v)
-        keep &= (fixed >= bounds.lo) & (fixed <= bounds.hi)
+        keep = [ok and bounds.lo <= x <= bounds.hi for ok, x in zip(keep, fixed)]
     for e, b in m.constraints:
-        value = np.broadcast_to(evaluate_expr(e, env, memo), (n,))
-        keep &= (value >= b.lo) & (value <= b.hi)
-    rows = np.stack([np.broadcast_to(evaluate_expr(e, env, memo), (n,)) for e in m.results], axis=1)
-    offsets = np.full(n, -1, dtype=np.int64)
-    if keep.any():
-        offsets[keep] = layout_cells(shape, rows[keep])[0]
-    steps_seen = []
-    for s in range(SAMPLES):
-        k = keep[s * steps : (s + 1) * steps]
-        o = offsets[s * steps : (s + 1) * steps]
-        both = k[1:] & k[:-1]  # consecutive iterations that both read
-        if both.any():
-            steps_seen.append(np.diff(o)[both])
-    if not steps_seen:
+        keep = [ok and b.lo <= x <= b.hi for ok, x in zip(keep, as_column(evaluate_columns(e, env, memo), n))]
+    rows = list(zip(*(as_column(evaluate_columns(e, env, memo), n) for e in m.results)))
+    plan = layout_plan(shape)
+    offsets = [linearize(apply_steps(plan, list(row)), plan.physical_dims) if ok else -1 for ok, row in zip(keep, rows)]
+    diffs = [
+        offsets[p + 1] - offsets[p]
+        for s in range(SAMPLES)
+        for p in range(s * steps, (s + 1) * steps - 1)
+        if keep[p] and keep[p + 1]  # consecutive iterations that both read
+    ]
+    if not diffs:
         return {"pattern": "none", "stride": None, "innermost_loop": name}
-    diffs = np.concatenate(steps_seen)
-    if np.all(diffs == 1):
+    if all(d == 1 for d in diffs):
         return {"pattern": "contiguous", "stride": 1, "innermost_loop": name}
-    if np.all(diffs == 0):
+    if all(d == 0 for d in diffs):
         return {"pattern": "invariant", "stride": 0, "innermost_loop": name}
-    if np.all(diffs == diffs[0]):
-        return {"pattern": "strided", "stride": int(diffs[0]), "innermost_loop": name}
+    if all(d == diffs[0] for d in diffs):
+        return {"pattern": "strided", "stride": diffs[0], "innermost_loop": name}
     return {"pattern": "irregular", "stride": None, "innermost_loop": name}

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import combinations
+from itertools import combinations, product
 from math import ceil, gcd, prod
 from typing import TYPE_CHECKING, TypedDict
 
@@ -40,7 +40,15 @@ from ..affine.evaluate import distinct_sorted
 from ..affine.expr import DIM, RANGE, RUNTIME, Expr
 from ..context import current
 from ..hlo.model import Shape
-from .components import charge, charge_linear_indices, decompose, linear_indices, lists_indices
+from .components import (
+    Component,
+    Decomposition,
+    charge,
+    charge_linear_indices,
+    decompose,
+    linear_indices,
+    lists_indices,
+)
 from .forms import runtime_as_range, split_linear
 
 if TYPE_CHECKING:
@@ -657,7 +665,8 @@ def _from_components(
     sampled = not all(d.distinct_exact for d in decs)
     bitmap_limit = current().budgets.utilization_bitmap_elements
     mark_limit = min(budget, bitmap_limit)
-    need_marks = len(decs) > 1 or bits % 8 != 0
+    apart = None if sampled or bits % 8 or len(decs) < 2 else _union_one_component_apart(decs, mark_limit)
+    need_marks = apart is None and (len(decs) > 1 or bits % 8 != 0)
     # one map of whole bytes reading every element: the union is the whole operand, known without
     # marking (charged as the marking would be)
     whole = need_marks and bits % 8 == 0 and any(d.distinct_exact and d.distinct == total for d in decs)
@@ -667,7 +676,10 @@ def _from_components(
         for d in decs:
             charge_linear_indices(d, mark_limit)
         indices = []
-    if whole and total <= bitmap_limit and all(lists_indices(d, mark_limit) for d in decs):
+    if apart is not None:
+        lower = upper = apart
+        nbytes = apart * bits // 8
+    elif whole and total <= bitmap_limit and all(lists_indices(d, mark_limit) for d in decs):
         charge(total // 16)
         lower = upper = total
         nbytes = total * bits // 8
@@ -715,6 +727,62 @@ def _from_components(
         runtime_union=runtime_union,
         notes=tuple(notes),
     )
+
+
+def _component_rows(c: Component):
+    """What identifies a component's rows: its box, or its listed rows as tuples."""
+    if c.box is not None:
+        return ("box", c.box, c.start)
+    listed = c.listed
+    if type(listed) is tuple:
+        return listed
+    return ("array", listed.shape, listed.tobytes())  # type: ignore[union-attr]
+
+
+def _one_component_apart(decs: list[Decomposition]) -> int | None:
+    """The one position at which the decompositions' components differ, where every other
+    component is the same in all of them (the same results, the same listed rows or box): their
+    union is then those components times the union of the differing ones. -1 when they are all
+    alike; None when they are not so (a count without rows, another partition of the results)."""
+    first = decs[0].components
+    if any(len(d.components) != len(first) for d in decs):
+        return None
+    if any(c.listed_count is None for d in decs for c in d.components):
+        return None
+    if any(c.results != f.results for d in decs[1:] for c, f in zip(d.components, first)):
+        return None
+    keys = [[_component_rows(c) for c in d.components] for d in decs]
+    differing = {j for row in keys[1:] for j, (a, b) in enumerate(zip(row, keys[0])) if a != b}
+    if len(differing) > 1:
+        return None
+    return differing.pop() if differing else -1
+
+
+def _union_one_component_apart(decs: list[Decomposition], limit: int) -> int | None:
+    """Distinct elements the decompositions read together, where they are one component apart
+    (``_one_component_apart``): the rows of the differing component unioned (at most ``limit``
+    of them listed), times the other components' counts. A rotary embedding's three maps of one
+    table share the rows and differ in the columns, 512 x (256 + 128 + 128) rows, not 3 x 131,072
+    marks."""
+    j = _one_component_apart(decs)
+    if j is None:
+        return None
+    if j == -1:
+        return decs[0].distinct
+    if sum(d.components[j].distinct for d in decs) > limit:
+        return None
+    union: set = set()
+    for d in decs:
+        c = d.components[j]
+        charge(c.distinct)
+        if c.box is not None:
+            start = c.start or (0,) * len(c.box)
+            union.update(product(*(range(lo, lo + size) for lo, size in zip(start, c.box))))
+        else:
+            listed = c.listed
+            union.update(listed if type(listed) is tuple else map(tuple, listed.tolist()))  # type: ignore[union-attr]
+    others = prod(c.distinct for k, c in enumerate(decs[0].components) if k != j)
+    return others * len(union)
 
 
 # ---- bytes ---------------------------------------------------------------------------------

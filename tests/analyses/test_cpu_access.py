@@ -6,6 +6,8 @@ figure is "reads nothing". The expected strides are the operand's row-major step
 variable, written out by hand from the shape.
 """
 
+import itertools
+
 import pytest
 
 from hlo_index.affine import parse_map
@@ -83,3 +85,33 @@ def test_a_loop_of_one_iteration_has_no_step():
     (per_map,) = figure["maps"]
     assert per_map["innermost_loop"] == "over output dim 1"
     assert (per_map["pattern"], per_map["stride"]) == ("none", None)
+
+
+def test_draws_are_in_range_and_the_same_for_a_seed():
+    from hlo_index.analyses.cpu_access import _draws
+
+    first, again, other = _draws(0), _draws(0), _draws(1)
+    values = [first(-3, 5) for _ in range(500)]
+    assert values == [again(-3, 5) for _ in range(500)]
+    assert values != [other(-3, 5) for _ in range(500)]
+    assert set(values) == set(range(-3, 6))  # every value of the interval comes up
+    with pytest.raises(ValueError, match="no integer"):
+        first(2, 1)
+
+
+def test_a_sampled_step_is_one_the_loop_takes():
+    """Two halves swapped (a roll): along s1 the offset steps by 1, and by -511 once, where the
+    halves meet. Whatever the samples see, the figure names only steps the loop takes (brute
+    force over every iteration of s1 at every row)."""
+    m = parse_map(
+        "(d0)[s0, s1] -> (s0, s1 - (s1 floordiv 256) * 512 + 256), domain: d0 in [0, 3], s0 in [0, 7], s1 in [0, 511]"
+    )
+    figure = innermost_access([m], parse_array_shape("f32[8,512]{1,0}"), parse_array_shape("f32[4]{0}"))
+    (per_map,) = figure["maps"]
+    steps = set()
+    for s0 in range(8):
+        offsets = [s0 * 512 + s1 - (s1 // 256) * 512 + 256 for s1 in range(512)]
+        steps |= {b - a for a, b in itertools.pairwise(offsets)}
+    assert steps == {1, -511}
+    assert per_map["innermost_loop"] == "over s1"
+    assert (per_map["pattern"], per_map["stride"]) in {("contiguous", 1), ("strided", -511), ("irregular", None)}

@@ -543,3 +543,46 @@ def test_several_boxes_over_an_operand_too_large_to_mark_are_counted_exactly():
         u = operand_utilization(maps, array_shape("f32", list(dims)))
     assert u.exact and u.distinct_elements == u.distinct_upper_bound == distinct
     assert u.bytes_read == 4 * distinct
+
+
+APART_CASES = [
+    # a rotary embedding's reads of one table: every row, columns of three pieces that overlap
+    # (the last one partly past the operand)
+    (
+        [
+            "(d0, d1, d2) -> (d0, d1 * 2 + d2), domain: d0 in [0, 7], d1 in [0, 3], d2 in [0, 1]",
+            "(d0, d1, d2) -> (d0, d1 * 4 + d2 + 2), domain: d0 in [0, 7], d1 in [0, 3], d2 in [0, 1]",
+            "(d0, d1, d2) -> (d0, d1 * 4 + d2 + 16), domain: d0 in [0, 7], d1 in [0, 3], d2 in [0, 1]",
+        ],
+        (8, 24),
+    ),
+    # columns of a constraint-cut piece
+    (
+        [
+            "(d0, d1) -> (d0, d1 * 3 + 1), domain: d0 in [0, 5], d1 in [0, 9], d1 mod 4 in [0, 2]",
+            "(d0, d1) -> (d0, d1 * 2), domain: d0 in [0, 5], d1 in [0, 9]",
+        ],
+        (6, 20),
+    ),
+    # alike in every component: the union is one map's reads
+    (["(d0) -> (d0 floordiv 3, d0 mod 3), domain: d0 in [0, 8]"] * 2, (3, 3)),
+    # apart in two components (rows and columns): not this rule (a union of boxes)
+    (
+        [
+            "(d0, d1) -> (d0, d1), domain: d0 in [0, 3], d1 in [0, 3]",
+            "(d0, d1) -> (d0 + 2, d1 + 2), domain: d0 in [0, 3], d1 in [0, 3]",
+        ],
+        (6, 6),
+    ),
+]
+
+
+@pytest.mark.parametrize("texts, dims", APART_CASES)
+def test_maps_one_component_apart_union_over_that_component(texts, dims):
+    maps = [parse_map(t) for t in texts]
+    u = operand_utilization(maps, array_shape("f32", dims))
+    inside = set()
+    for m in maps:
+        for point in itertools.product(*[range(iv.lo, iv.hi + 1) for iv in m.dims]):
+            inside |= {e for e in m.read_set(point) if all(0 <= i < n for i, n in zip(e, dims))}
+    assert u.exact and u.distinct_elements == len(inside) and u.bytes_read == 4 * len(inside)
