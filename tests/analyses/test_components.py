@@ -9,8 +9,10 @@ import itertools
 from math import prod
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from hlo_index.affine import parse_map
+from hlo_index.affine import IndexingMap, Interval, const, dim, parse_map, range_var
 from hlo_index.affine.evaluate import evaluate_expr, evaluate_point
 from hlo_index.affine.expr import DIM, RANGE
 from hlo_index.analyses.components import decompose, linear_indices
@@ -309,3 +311,63 @@ def test_small_grids_walked_on_lists_give_what_numpy_gives(text, dims, monkeypat
         if a.listed_count is not None:
             assert a.values.tolist() == b.values.tolist()
     assert on_lists.points == brute_rows_constrained(m, dims)[1]
+
+
+@st.composite
+def _maps_with_constraints(draw):
+    """Maps of up to three dims and two range variables: sums with floordiv / mod, an equality or
+    a range constraint, results that may leave the operand."""
+    n_dims, n_range = draw(st.integers(1, 3)), draw(st.integers(0, 2))
+    variables = [dim(i) for i in range(n_dims)] + [range_var(i) for i in range(n_range)]
+    sizes = [draw(st.integers(1, 7)) for _ in variables]
+
+    def expr():
+        terms = draw(st.lists(st.sampled_from(variables), min_size=1, max_size=3))
+        e = const(draw(st.integers(-2, 2)))
+        for v in terms:
+            e = e + v * draw(st.integers(-3, 4))
+        op = draw(st.sampled_from(["", "floordiv", "mod"]))
+        if op:
+            e = e.floordiv(draw(st.integers(2, 5))) if op == "floordiv" else e % draw(st.integers(2, 5))
+        return e
+
+    constraints = []
+    for _ in range(draw(st.integers(0, 2))):
+        lo = draw(st.integers(-2, 4))
+        constraints.append((expr(), Interval(lo, lo + draw(st.integers(0, 5)))))
+    m = IndexingMap(
+        [Interval(0, s - 1) for s in sizes[:n_dims]],
+        [Interval(0, s - 1) for s in sizes[n_dims:]],
+        (),
+        [expr() for _ in range(draw(st.integers(1, 3)))],
+        constraints,
+    )
+    dims = tuple(draw(st.integers(1, 12)) for _ in m.results)
+    return m, dims
+
+
+@settings(deadline=None, derandomize=True, max_examples=300)
+@given(_maps_with_constraints())
+def test_random_grids_walked_on_lists_give_what_numpy_gives(case):
+    from hlo_index.analyses import components
+
+    m, dims = case
+    on_lists = decompose(m, dims, budget=1 << 20)
+    saved = components._ENUMERATED_IN_PYTHON
+    components._ENUMERATED_IN_PYTHON = 0
+    try:
+        on_arrays = decompose(m, dims, budget=1 << 20)
+    finally:
+        components._ENUMERATED_IN_PYTHON = saved
+    assert [(c.results, c.points, c.distinct) for c in on_lists.components] == [
+        (c.results, c.points, c.distinct) for c in on_arrays.components
+    ]
+    for a, b in zip(on_lists.components, on_arrays.components):
+        if a.listed_count is not None:
+            assert a.values.tolist() == b.values.tolist()
+    rows, points = brute_rows_constrained(m, dims)
+    assert on_lists.points == points
+    if all(c.listed_count is not None for c in on_lists.components):
+        assert sorted(linear_indices(on_lists, dims, 1 << 20).tolist()) == sorted(
+            sum(v * s for v, s in zip(row, _strides(dims))) for row in rows
+        )
