@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import compress, product
+from itertools import compress, pairwise, product
 from math import prod
 from typing import TYPE_CHECKING
 
@@ -230,11 +230,14 @@ def _evaluate(
     if operand_dims is None and not constraints:  # points only, and every point is feasible
         charge(CALL_POINTS)
         return Component(tuple(results), None, candidates, True, True, 0, count=0)
-    if operand_dims is None and len(constraints) == 1:
+    if len(constraints) == 1 and (operand_dims is None or not results):
         points = _points_in_one_linear_constraint(m.constraints[constraints[0]], members, intervals)
         if points is not None:
             charge(CALL_POINTS)
-            return Component(tuple(results), None, points, True, True, 0, count=0)
+            if operand_dims is None:
+                return Component(tuple(results), None, points, True, True, 0, count=0)
+            row: tuple = ((),) if points else ()  # constraints only: whether anything is read
+            return Component((), row, points, True, True, len(row))
     # variables an equality fixes are computed, not enumerated: the box they leave is what is
     # walked (exactly when it fits the budget), so a thin diagonal of a huge box is not sampled
     solved = (
@@ -380,13 +383,17 @@ def _points_in_one_linear_constraint(constraint: tuple[Expr, Interval], members,
         return None
     others = [(atom, k) for atom, k in terms if atom is not solved]
     free = prod(iv.size for v, iv in interval_of.items() if all(v is not atom for atom, _ in terms))
-    if prod(interval_of[atom].size for atom, _ in others) > _LOOPED_POINTS:
-        return None
     low, high = bounds.lo - constant, bounds.hi - constant
     if c < 0:  # c * y in [low - rest, high - rest]  <=>  -c * y in [rest - high, rest - low]
         c, low, high = -c, -high, -low
         others = [(atom, -k) for atom, k in others]
     y = interval_of[solved]
+    if c == 1 and len(others) == 1:  # a band of a plane: summed in closed form, however wide
+        (x_atom, k) = others[0]
+        x = interval_of[x_atom]
+        return _band_points(x.lo, x.hi, k, low, high, y.lo, y.hi) * free
+    if prod(interval_of[atom].size for atom, _ in others) > _LOOPED_POINTS:
+        return None
     count = 0
     for values in product(*[range(interval_of[atom].lo, interval_of[atom].hi + 1) for atom, _ in others]):
         rest = sum(k * v for (_, k), v in zip(others, values))
@@ -395,6 +402,36 @@ def _points_in_one_linear_constraint(constraint: tuple[Expr, Interval], members,
         if last >= first:
             count += last - first + 1
     return count * free
+
+
+def _band_points(a: int, b: int, k: int, low: int, high: int, ylo: int, yhi: int) -> int:
+    """The points (x, y) of ``[a, b] x [ylo, yhi]`` with ``y + k x`` in ``[low, high]``: the sum
+    over x of the length of ``[low - k x, high - k x]`` clamped to ``[ylo, yhi]``. Each clamp
+    switches side at most once, so ``[a, b]`` splits into at most three runs on which the length
+    is linear in x, each summed as an arithmetic series over the x where it is positive."""
+    cuts = {a, b + 1}
+    if k:
+        for t in (high - yhi, low - ylo):  # where k x crosses t, a clamp changes side
+            for x in (t // k, t // k + 1):
+                if a < x <= b:
+                    cuts.add(x)
+    bounds = sorted(cuts)
+    total = 0
+    for start, stop in pairwise(bounds):  # the run [start, stop - 1]: each clamp on one side
+        upper_slope, upper = (-k, high) if high - k * start <= yhi else (0, yhi)
+        lower_slope, lower = (-k, low) if low - k * start >= ylo else (0, ylo)
+        slope, offset = upper_slope - lower_slope, upper - lower + 1  # length = offset + slope x
+        first, last = start, stop - 1
+        if slope > 0:
+            first = max(first, -((offset - 1) // slope))  # offset + slope x >= 1
+        elif slope < 0:
+            last = min(last, (offset - 1) // -slope)
+        elif offset < 1:
+            continue
+        if last >= first:
+            n = last - first + 1
+            total += n * offset + slope * (first + last) * n // 2
+    return total
 
 
 def _contiguous_values(e: Expr, members, intervals) -> tuple[int, int] | None:

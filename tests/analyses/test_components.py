@@ -371,3 +371,39 @@ def test_random_grids_walked_on_lists_give_what_numpy_gives(case):
         assert sorted(linear_indices(on_lists, dims, 1 << 20).tolist()) == sorted(
             sum(v * s for v, s in zip(row, _strides(dims))) for row in rows
         )
+
+
+@settings(deadline=None, derandomize=True, max_examples=500)
+@given(
+    st.integers(-6, 6),
+    st.integers(-1, 10),
+    st.integers(-5, 5),
+    st.integers(-25, 25),
+    st.integers(-2, 12),
+    st.integers(-6, 6),
+    st.integers(-1, 10),
+)
+def test_a_band_of_a_plane_is_counted_in_closed_form(a, width, k, low, height, ylo, ywidth):
+    from hlo_index.analyses.components import _band_points
+
+    b, high, yhi = a + width, low + height, ylo + ywidth
+    brute = sum(1 for x in range(a, b + 1) for y in range(ylo, yhi + 1) if low <= y + k * x <= high)
+    assert _band_points(a, b, k, low, high, ylo, yhi) == brute
+
+
+@pytest.mark.parametrize("size", [40, 30522])
+def test_a_diagonal_that_only_gates_the_reads_is_counted_not_walked(size):
+    """``d0 - s1 in [0, 0]`` shares no variable with the results (a gather's row check): a
+    component of constraints alone, size x size points of which size hold. Counted in closed form
+    at a budget far below the box (BERT's embedding gradient has size 30522); brute force at 40."""
+    text = (
+        f"(d0, d1)[s0, s1] -> (s0 floordiv 4, s0 mod 4, d1), domain: d0 in [0, {size - 1}], d1 in [0, 2],"
+        f" s0 in [0, 7], s1 in [0, {size - 1}], d0 - s1 in [0, 0]"
+    )
+    m, dims = parse_map(text), (2, 4, 3)
+    dec = decompose(m, dims, budget=8)
+    assert dec.points_exact and dec.distinct_exact
+    assert (dec.points, dec.distinct) == (size * 3 * 8, 2 * 4 * 3)
+    if size <= 40:
+        rows, points = brute_rows_constrained(m, dims)
+        assert (dec.points, dec.distinct) == (points, len(rows))
