@@ -580,6 +580,24 @@ def _from_boxes(base, boxes, reads, dims, shape, bits, runtime_union, notes) -> 
             runtime_union=runtime_union,
             notes=tuple(notes),
         )
+    if bits % 8 == 0 and sum(b.distinct for b in boxes) <= _LISTED_BOX_ELEMENTS:
+        # few elements in all (five boxes of one element each): listed, not marked
+        listed: set = set()
+        for b in boxes:
+            charge(b.distinct)
+            listed.update(product(*(_progression_values(p, n) for p, n in zip(b.progressions, dims))))
+        distinct = len(listed)
+        return Utilization(
+            **base,
+            distinct_elements=distinct,
+            distinct_upper_bound=distinct,
+            element_reads=reads,
+            bytes_read=distinct * bits // 8,
+            method="interval",
+            exact=True,
+            runtime_union=runtime_union,
+            notes=tuple(notes),
+        )
     import numpy as np
 
     marked = np.zeros(dims, dtype=bool)
@@ -645,6 +663,15 @@ def _meet_progressions(p: tuple[int, int, int], q: tuple[int, int, int]) -> tupl
     low, high = max(a, b), min(a + s * (n - 1), b + t * (m - 1))
     first = common + max(0, -(-(low - common) // step)) * step
     return (first, step, (high - first) // step + 1) if first <= high else (0, 1, 0)
+
+
+_LISTED_BOX_ELEMENTS = 1 << 12  # boxes with no more elements in all are listed, not marked
+
+
+def _progression_values(progression: tuple[int, int, int], dim: int) -> list[int]:
+    """The values of ``(first, step, count)`` inside ``[0, dim)``."""
+    first, step, count = progression
+    return [v for v in range(first, first + max(step, 1) * count, max(step, 1)) if 0 <= v < dim]
 
 
 def _slice(progression: tuple[int, int, int]) -> slice:

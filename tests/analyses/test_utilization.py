@@ -586,3 +586,22 @@ def test_maps_one_component_apart_union_over_that_component(texts, dims):
         for point in itertools.product(*[range(iv.lo, iv.hi + 1) for iv in m.dims]):
             inside |= {e for e in m.read_set(point) if all(0 <= i < n for i, n in zip(e, dims))}
     assert u.exact and u.distinct_elements == len(inside) and u.bytes_read == 4 * len(inside)
+
+
+@settings(deadline=None, derandomize=True, max_examples=150)
+@given(st.lists(st.tuples(st.integers(-2, 11), st.integers(0, 3), st.integers(-1, 6)), min_size=5, max_size=8))
+def test_more_boxes_than_inclusion_exclusion_takes_are_listed_exactly(pieces):
+    """Five to eight maps of one output, each a box of a [12, 6] operand (``(first + step * d0,
+    column)``, a point where the step is 0, some reaching past the operand): past the four that
+    inclusion-exclusion takes, their few elements are listed. Brute force decides."""
+    dims = (12, 6)
+    maps = [
+        parse_map(f"(d0, d1) -> ({first} + d0 * {step}, {column}), domain: d0 in [0, 3], d1 in [0, 0]")
+        for first, step, column in pieces
+    ]
+    u = operand_utilization(maps, array_shape("f32", dims))
+    inside = set()
+    for m in maps:
+        for point in itertools.product(*[range(iv.lo, iv.hi + 1) for iv in m.dims]):
+            inside |= {e for e in m.read_set(point) if all(0 <= i < n for i, n in zip(e, dims))}
+    assert u.exact and u.distinct_elements == len(inside)
