@@ -354,8 +354,8 @@ def _evaluate_in_python(m: IndexingMap, enumerated, grid, solved, constraints, r
     if operand_dims is None:
         return Component(tuple(results), (), points, True, True, 0)
     if not results:  # constraints only: they decide whether anything is read at all
-        one: tuple = ((),) if points else ()
-        return Component((), one, points, True, True, len(one))
+        row: tuple = ((),) if points else ()
+        return Component((), row, points, True, True, len(row))
     dims = tuple(int(operand_dims[k]) for k in results)
     columns = [as_column(evaluate_columns(m.results[k], env, memo), n) for k in results]
     rows: Iterable[tuple[int, ...]] = compress(zip(*columns), keep)
@@ -372,7 +372,8 @@ def _points_in_one_linear_constraint(constraint: tuple[Expr, Interval], members,
     """The points of the members' box where a constraint linear in plain members holds, or None
     (not linear, or too many points to loop over): the member of the widest range is solved
     for, as an interval at each point of the others (a diagonal ``d2 - d3 in [0, 0]`` of a
-    2048 x 2048 box is 2048 steps, not 4 M points)."""
+    2048 x 2048 box is 2048 steps, not 4 M points), or, where its coefficient is +-1 and one
+    other member remains, summed in closed form (``_band_points``)."""
     e, bounds = constraint
     interval_of = dict(zip(members, intervals))
     constant, terms = e.linear_terms()
@@ -407,8 +408,8 @@ def _points_in_one_linear_constraint(constraint: tuple[Expr, Interval], members,
 def _band_points(a: int, b: int, k: int, low: int, high: int, ylo: int, yhi: int) -> int:
     """The points (x, y) of ``[a, b] x [ylo, yhi]`` with ``y + k x`` in ``[low, high]``: the sum
     over x of the length of ``[low - k x, high - k x]`` clamped to ``[ylo, yhi]``. Each clamp
-    switches side at most once, so ``[a, b]`` splits into at most three runs on which the length
-    is linear in x, each summed as an arithmetic series over the x where it is positive."""
+    switches side at most once: ``[a, b]`` is cut where one may, into runs on which the length is
+    linear in x, each summed as an arithmetic series over the x where it is positive."""
     cuts = {a, b + 1}
     if k:
         for t in (high - yhi, low - ylo):  # where k x crosses t, a clamp changes side
