@@ -418,3 +418,42 @@ def test_jax_fori_index_is_folded_and_its_reads_kept():
     assert not x_map.runtime_vars and x_map.read_set((0,)) == {(1, 0), (3, 0), (5, 0)}
     # the offset read the fori index: acc reads its initial value (a scalar), as the reference says
     assert 1 in acc and all(m.num_results == 0 for m in acc[1])
+
+
+MISFIT_WHILE = """HloModule m
+
+body {{
+  p_body = (f32[2], s32[]) parameter(0)
+  v = f32[2] get-tuple-element(p_body), index=0
+  k = s32[] get-tuple-element(p_body), index=1
+  {body_root}
+}}
+
+condition {{
+  p_cond = (f32[2], s32[]) parameter(0)
+  i = s32[] get-tuple-element(p_cond), index=1
+  n = s32[] constant(42)
+  ROOT r = pred[] compare(i, n), direction=EQ
+}}
+
+ENTRY e {{
+  a = f32[2] parameter(0)
+  b = s32[] parameter(1)
+  init = (f32[2], s32[]) tuple(a, b)
+  ROOT w = (f32[2], s32[]) while(init), condition=condition, body=body
+}}
+"""
+
+
+def test_a_body_that_does_not_give_back_the_loop_state_is_undefined_not_an_error():
+    """XLA's parser reads a body whose result is not the loop state (its verifier rejects it:
+    jaxlib 0.10.2 fails to compile it, 'expect operands to be compatible with body block return
+    types'): every map of the loop is UNDEFINED, saying so; the well-formed body is read."""
+    bad = parse_module_text(MISFIT_WHILE.format(body_root="ROOT c = s32[] constant(-1)"))
+    for j in range(2):
+        maps = [m for om in output_to_input(bad.entry.root, j) for m in om.maps]
+        assert maps and all(m.is_undefined for m in maps)
+        assert all("the body gives s32[]" in m.undefined_reason for m in maps)
+    good = parse_module_text(MISFIT_WHILE.format(body_root="ROOT t = (f32[2], s32[]) tuple(v, k)"))
+    rows = {om.operand_output: om.maps for om in output_to_input(good.entry.root, 0)}
+    assert not any(m.is_undefined for maps in rows.values() for m in maps)

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from ...affine import IndexingMap, Interval, dim, runtime_var
 from ...context import budget_reason, current, register_table
-from ...hlo.model import Computation, Instruction
+from ...hlo.model import Computation, Instruction, Shape
+from ...hlo.shapes import compatible
 from ...ops.shape_maps import full_interval
 from ..compose import computation_output_to_input
 from ..existential import drop_witness_range_vars
@@ -221,6 +222,9 @@ def _loop_matrix(instr: Instruction) -> Matrix | str:
     shape = instr.shape
     if not shape.is_tuple or any(shape.leaf(e).is_tuple for e in range(shape.num_outputs)):
         return "while: the loop state is not a flat tuple of arrays"
+    misfit = _misfit(shape, body, cond)
+    if misfit:
+        return f"while: {misfit}, which XLA's verifier rejects (ShapeInference::InferWhileShape)"
     count = shape.num_outputs
     dims = [shape.leaf(e).dims for e in range(count)]
     cond_maps = {e: maps for (p, e), maps in computation_output_to_input(cond, 0).items() if p == 0 and maps}
@@ -248,6 +252,19 @@ def _loop_matrix(instr: Instruction) -> Matrix | str:
                 out[k] = maps
         result[j] = out
     return result
+
+
+def _misfit(state: Shape, body: Computation, cond: Computation) -> str | None:
+    """What does not fit the loop state: the body and the condition take it as their one
+    parameter, and the body gives it back."""
+    for role, comp in (("body", body), ("condition", cond)):
+        if len(comp.parameters) != 1:
+            return f"the {role} takes {len(comp.parameters)} parameters, not 1"
+        if not compatible(comp.parameters[0].shape, state):
+            return f"the {role}'s parameter is {comp.parameters[0].shape}, the loop state {state}"
+    if body.root is not None and not compatible(body.root.shape, state):
+        return f"the body gives {body.root.shape}, the loop state is {state}"
+    return None
 
 
 def _general(instr: Instruction, body: Computation, cond_maps: Row, dims: Dims, trips: int | None) -> Matrix | str:
