@@ -24,7 +24,7 @@ from .compose import clear_cache, computation_input_to_output, computation_outpu
 from .mapset import MapSet, distinct, finalize
 from .rule_cache import spread_unknown
 from .semantic import dedupe_semantically
-from .traverse import callee_of
+from .traverse import callee_misfit, callee_of
 from .walk import ELEMENT_INPUT_TO_OUTPUT, ParameterMaps, blame, compose_step
 
 Target = Instruction | Computation
@@ -200,6 +200,9 @@ def output_to_input_table(target: Target) -> RowTable:
     """``output_to_input(target)`` as columns (memoised per analysis context)."""
     operands = _operand_count(target)
     comp = target if isinstance(target, Computation) else callee_of(target)
+    misfit = _misfit_table(target, comp, operands)
+    if misfit is not None:
+        return misfit
     if comp is not None:
         memo: dict[int, tuple[Target, RowTable]] = current().tables[_ROWS]
         hit = memo.get(id(target))
@@ -230,10 +233,27 @@ def input_to_output(target: Target) -> list[OperandIndexing]:
     return input_to_output_table(target).rows()
 
 
+def _misfit_table(target: Target, comp: Computation | None, operands: int) -> RowTable | None:
+    """Every (output, operand) pair UNDEFINED, where the called computation does not fit the fusion
+    or call (``callee_misfit``); else None."""
+    if comp is None or isinstance(target, Computation):
+        return None
+    misfit = callee_misfit(target, comp)
+    if misfit is None:
+        return None
+    unknown = (IndexingMap.undefined(f"{target.opcode}: {misfit}, which XLA's verifier rejects"),)
+    return RowTable.of_rows(
+        [OperandIndexing(operand, out, unknown) for out in range(_num_outputs(target)) for operand in range(operands)]
+    )
+
+
 def input_to_output_table(target: Target) -> RowTable:
     """``input_to_output(target)`` as columns (a new table each call)."""
     operands = _operand_count(target)
     comp = target if isinstance(target, Computation) else callee_of(target)
+    misfit = _misfit_table(target, comp, operands)
+    if misfit is not None:
+        return misfit
     if comp is not None:
         return _in2out_table(comp, operands)
     assert isinstance(target, Instruction)  # a computation has returned above

@@ -6,14 +6,15 @@ from ..affine import IndexingMap
 from ..hlo.model import Computation, Instruction
 from ..ops.registry import OperandMaps, input_to_output_rule, output_to_input_rule
 from .compose import computation_input_to_output, computation_output_to_input
-from .traverse import callee_of
+from .traverse import callee_misfit, callee_of
 
 
 @output_to_input_rule("call", "fusion")
 def call_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     callee = callee_of(instr)
-    if callee is None:
-        reason = f"{instr.opcode}: called computation not resolved"
+    misfit = "called computation not resolved" if callee is None else callee_misfit(instr, callee)
+    if misfit is not None or callee is None:
+        reason = f"{instr.opcode}: {misfit}" + ("" if callee is None else ", which XLA's verifier rejects")
         return [OperandMaps(i, (IndexingMap.undefined(reason),)) for i in range(len(instr.operand_names))]
     return maps_through_computation(instr, callee, output_index)
 
@@ -35,7 +36,8 @@ def maps_through_computation(instr: Instruction, callee: Computation, output_ind
 @input_to_output_rule("call", "fusion")
 def call_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     callee = callee_of(instr)
-    if callee is None:
-        reason = f"{instr.opcode}: called computation not resolved"
+    misfit = "called computation not resolved" if callee is None else callee_misfit(instr, callee)
+    if misfit is not None or callee is None:
+        reason = f"{instr.opcode}: {misfit}" + ("" if callee is None else ", which XLA's verifier rejects")
         return [(IndexingMap.undefined(reason),) for _ in range(instr.shape.num_outputs)]
     return list(computation_input_to_output(callee, operand_index))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ..hlo.model import Computation, Instruction
+from ..hlo.shapes import compatible
 
 Users: TypeAlias = dict[int, list[tuple[Instruction, int]]]  # id(instr) -> [(user, operand position)]
 
@@ -84,4 +85,17 @@ def callee_of(instr: Instruction) -> Computation | None:
         return instr.called.get("calls")
     if instr.opcode == "call":
         return instr.called.get("to_apply") or instr.called.get("calls")
+    return None
+
+
+def callee_misfit(instr: Instruction, callee: Computation) -> str | None:
+    """Why ``callee`` cannot stand for the fusion or call ``instr`` (XLA's verifier rejects either):
+    its root does not give ``instr``'s shape, or it takes another number of parameters than
+    ``instr`` has operands; None when it fits."""
+    root = callee.root
+    if root is not None and not compatible(root.shape, instr.shape):
+        return f"%{callee.name} gives {root.shape}, %{instr.name} is {instr.shape}"
+    if len(callee.parameters) != len(instr.operand_names):
+        taken, given = len(callee.parameters), len(instr.operand_names)
+        return f"%{callee.name} takes {taken} parameters, %{instr.name} has {given} operands"
     return None

@@ -441,7 +441,11 @@ class HloCost:
         leaf_shapes = list(tuple_shapes) if tuple_shapes is not None else [fusion.shape]
         zero_util: set[int] = set()
         is_tuple = tuple_shapes is not None
-        values = root.operands if is_tuple and root.opcode == "tuple" else None
+        # the root tuple's values, one per output (a fused root that does not give the fusion's outputs,
+        # which XLA's verifier rejects, is costed by the outputs the fusion declares)
+        values = (
+            root.operands if is_tuple and root.opcode == "tuple" and len(root.operands) == len(leaf_shapes) else None
+        )
         size = self._bytes
         for k, s in enumerate(leaf_shapes):
             value = values[k] if values is not None else root
