@@ -42,6 +42,14 @@ def check_written_shapes(module: Module) -> list[Diagnostic]:
             )
             if case in passed:
                 continue
+            if instr.opcode in _OPERAND_CHECKS:  # their results are tuples as often as not
+                message = _collective_dimension(instr)
+                if message:
+                    rule = _RULE_NAMES[instr.opcode]
+                    problems.append(error(f"%{instr.name} is invalid ({rule}): {message}", instr.line, instr.column))
+                else:
+                    passed.add(case)
+                continue
             if instr.shape.is_tuple or is_unknown(instr.shape):
                 passed.add(case)
                 continue
@@ -176,6 +184,23 @@ def _concatenate(instr: Instruction) -> str | None:
     return _inferred(instr)
 
 
+def _collective_dimension(instr: Instruction) -> str | None:
+    """The dimension a collective gathers, scatters or splits lies inside each array operand."""
+    dims = instr.attrs.get("dimensions")
+    if not dims:
+        return None
+    for op in instr.operands:
+        shape = op.shape
+        if shape.is_tuple or is_unknown(shape):
+            continue
+        bad = [d for d in dims if not 0 <= d < shape.rank]
+        if bad:
+            return f"dimension {bad[0]} is outside the operand's {shape.rank} dimensions"
+    return None
+
+
+_COLLECTIVES = ("all-gather", "all-gather-start", "reduce-scatter", "all-to-all")
+_OPERAND_CHECKS = frozenset(_COLLECTIVES)
 _CHECKS: dict[str, Callable[[Instruction], str | None]] = {
     "pad": _inferred,
     "transpose": _inferred,
@@ -186,6 +211,7 @@ _CHECKS: dict[str, Callable[[Instruction], str | None]] = {
     "reduce-window": _windowed,
     "select-and-scatter": _windowed,
     "dot": _dot,
+    **dict.fromkeys(_COLLECTIVES, _collective_dimension),
 }
 _RULE_NAMES = {
     "pad": "ShapeInference::InferPadShape",
@@ -197,4 +223,8 @@ _RULE_NAMES = {
     "reduce-window": "ShapeInference::InferReduceWindowShape",
     "select-and-scatter": "ShapeInference::InferSelectAndScatterShape",
     "dot": "ShapeInference::InferDotOpShape",
+    "all-gather": "ShapeInference::InferAllGatherShape",
+    "all-gather-start": "ShapeInference::InferAllGatherStartShape",
+    "reduce-scatter": "ShapeInference::InferReduceScatterShape",
+    "all-to-all": "ShapeInference::InferAllToAllShape",
 }

@@ -117,3 +117,29 @@ def test_a_reduce_window_has_one_window_dimension_per_operand_dimension(window, 
     d = info.value.diagnostic
     assert (d.line, d.column) == (12, 8), d
     assert "ShapeInference::InferReduceWindowShape" in d.message and "operand 2" in d.message, d.message
+
+
+ADD = "add {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n\n"
+
+
+@pytest.mark.parametrize(
+    "body, rule",
+    [
+        # jaxlib 0.10.2: scatter dim should be less than operand/result rank
+        ("ROOT r = f32[4,6] reduce-scatter(p), dimensions={2}, to_apply=add", "InferReduceScatterShape"),
+        # jaxlib 0.10.2: all_gather_dim must be a valid index of operand
+        ("ROOT r = f32[4,6] all-gather(p), dimensions={3}", "InferAllGatherShape"),
+    ],
+)
+def test_a_collective_dimension_outside_the_operand_is_rejected(body, rule):
+    with pytest.raises(ParseError) as info:
+        parse_module_text(module(body, ADD))
+    d = info.value.diagnostic
+    assert (d.line, d.column) == (12, 8), d
+    assert f"ShapeInference::{rule}" in d.message and "outside the operand's 2 dimensions" in d.message
+
+
+def test_a_collective_dimension_inside_the_operand_is_read():
+    # compiles with jaxlib 0.10.2 (one device: the group is one replica)
+    text = module("ROOT r = f32[4,6] reduce-scatter(p), dimensions={1}, to_apply=add", ADD)
+    assert parse_module_text(text).entry.root.opcode == "reduce-scatter"
