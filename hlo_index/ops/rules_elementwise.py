@@ -18,13 +18,28 @@ def _is_broadcast_scalar(instr: Instruction, operand_index: int) -> bool:
     return instr.operands[operand_index].shape.rank == 0 and instr.shape.rank > 0
 
 
+def _misfit(instr: Instruction, operand_index: int) -> str | None:
+    """Why operand ``operand_index`` is not read element for element: its dimensions are not the
+    result's (XLA's verifier rejects such an op; nothing says which element it would read)."""
+    shape, out = instr.operands[operand_index].shape, instr.shape
+    if shape.is_tuple or out.is_tuple or shape.dims != out.dims:
+        return f"{instr.opcode}: operand {operand_index} is {shape}, the result {out}, which XLA's verifier rejects"
+    return None
+
+
 @output_to_input_rule(*ELEMENTWISE_OPCODES, reads=Reads())
 def elementwise_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     dims = instr.shape.dims
-    return [
-        OperandMaps(i, (zero_result_map(dims) if _is_broadcast_scalar(instr, i) else identity_map(dims),))
-        for i in range(len(instr.operands))
-    ]
+    maps = []
+    for i in range(len(instr.operands)):
+        misfit = None if _is_broadcast_scalar(instr, i) else _misfit(instr, i)
+        if misfit:
+            maps.append(OperandMaps(i, (IndexingMap.undefined(misfit),)))
+        else:
+            maps.append(
+                OperandMaps(i, (zero_result_map(dims) if _is_broadcast_scalar(instr, i) else identity_map(dims),))
+            )
+    return maps
 
 
 @input_to_output_rule(*ELEMENTWISE_OPCODES, reads=Reads())
@@ -32,4 +47,7 @@ def elementwise_input_to_output(instr: Instruction, operand_index: int) -> list[
     dims = instr.shape.dims
     if _is_broadcast_scalar(instr, operand_index):
         return [(generator_map(dims),)]
+    misfit = _misfit(instr, operand_index)
+    if misfit:
+        return [(IndexingMap.undefined(misfit),)]
     return [(identity_map(dims),)]

@@ -76,3 +76,20 @@ def test_spec_elementwise():
     text = "(d0, d1) -> (d0, d1), domain: d0 in [0, 9], d1 in [0, 19]"
     assert_map_text(output_to_input(add)[0].maps[0], text)
     assert_map_text(input_to_output(add, 0)[0][0], text)
+
+
+def test_operands_whose_dimensions_are_not_the_results_are_undefined_not_an_error():
+    """XLA's parser reads ``f32[64,1,32] add(f32[64,32], s32[64,1])``; jaxlib 0.10.2 fails to compile
+    it ('stablehlo.add' op requires the same shape for all operands and results). No element is
+    read for sure: both operands' maps are UNDEFINED, saying why, in both directions."""
+    from hlo_index.hlo import parse_module_text
+
+    text = "HloModule m\n\nENTRY e {\n  a = f32[64,32] parameter(0)\n  b = s32[64,1] parameter(1)\n"
+    text += "  ROOT r = f32[64,1,32] add(a, b)\n}\n"
+    add = parse_module_text(text).entry.root
+    for om in output_to_input(add, 0):
+        (m,) = om.maps
+        assert m.is_undefined and "which XLA's verifier rejects" in m.undefined_reason
+    for k in range(2):
+        ((m,),) = input_to_output(add, k)
+        assert m.is_undefined and f"operand {k} is" in m.undefined_reason
