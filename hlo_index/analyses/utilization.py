@@ -554,17 +554,7 @@ def _from_boxes(base, boxes, reads, dims, shape, bits, runtime_union, notes) -> 
         )
     union = _boxes_union(boxes) if bits % 8 == 0 else None
     if union is not None:  # counted, not marked: exact however large the operand
-        return Utilization(
-            **base,
-            distinct_elements=union,
-            distinct_upper_bound=union,
-            element_reads=reads,
-            bytes_read=union * bits // 8,
-            method="interval",
-            exact=True,
-            runtime_union=runtime_union,
-            notes=tuple(notes),
-        )
+        return _counted_boxes(base, union, reads, bits, runtime_union, notes)
     if total > bitmap_limit:
         lower = max(b.distinct for b in boxes)
         upper = min(total, sum(b.distinct for b in boxes))
@@ -586,18 +576,7 @@ def _from_boxes(base, boxes, reads, dims, shape, bits, runtime_union, notes) -> 
         for b in boxes:
             charge(b.distinct)
             listed.update(product(*(_progression_values(p, n) for p, n in zip(b.progressions, dims))))
-        distinct = len(listed)
-        return Utilization(
-            **base,
-            distinct_elements=distinct,
-            distinct_upper_bound=distinct,
-            element_reads=reads,
-            bytes_read=distinct * bits // 8,
-            method="interval",
-            exact=True,
-            runtime_union=runtime_union,
-            notes=tuple(notes),
-        )
+        return _counted_boxes(base, len(listed), reads, bits, runtime_union, notes)
     import numpy as np
 
     marked = np.zeros(dims, dtype=bool)
@@ -611,6 +590,21 @@ def _from_boxes(base, boxes, reads, dims, shape, bits, runtime_union, notes) -> 
         distinct_upper_bound=distinct,
         element_reads=reads,
         bytes_read=_bytes_marked(marked, shape, bits),
+        method="interval",
+        exact=True,
+        runtime_union=runtime_union,
+        notes=tuple(notes),
+    )
+
+
+def _counted_boxes(base, distinct: int, reads, bits: int, runtime_union: bool, notes: list[str]) -> Utilization:
+    """The utilization of boxes of whole-byte elements whose union was counted exactly."""
+    return Utilization(
+        **base,
+        distinct_elements=distinct,
+        distinct_upper_bound=distinct,
+        element_reads=reads,
+        bytes_read=distinct * bits // 8,
         method="interval",
         exact=True,
         runtime_union=runtime_union,

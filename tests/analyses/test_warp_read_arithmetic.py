@@ -66,16 +66,22 @@ def _random_shape(rng: random.Random, dims: list[int]):
     return array_shape(rng.choice(["f32", "bf16", "s8", "f64"]), dims, minor_to_major)
 
 
-def test_arithmetic_warp_reads_equal_the_scan():
-    rng = random.Random(20261128)
-    arithmetic = 0
+def _against_the_scan(seed: int, count: int, make_case):
+    """``count`` cases drawn by ``make_case``, each with its text and the scan's warp read, in one
+    analysis context."""
+    rng = random.Random(seed)
     with current().child():
-        for _ in range(3000):
-            m, shape, plan = _random_case(rng)
+        for _ in range(count):
+            m, shape, plan = make_case(rng)
             text = str(m)
-            expected = scanned_warp_read(m, shape, plan, RTX_A6000, text)
-            assert warp_read(m, shape, plan, RTX_A6000, text) == expected, text
-            arithmetic += warp_reads._arithmetic_warp_read(m, shape, plan, RTX_A6000, text) is not None
+            yield m, shape, plan, text, scanned_warp_read(m, shape, plan, RTX_A6000, text)
+
+
+def test_arithmetic_warp_reads_equal_the_scan():
+    arithmetic = 0
+    for m, shape, plan, text, expected in _against_the_scan(20261128, 3000, _random_case):
+        assert warp_read(m, shape, plan, RTX_A6000, text) == expected, text
+        arithmetic += warp_reads._arithmetic_warp_read(m, shape, plan, RTX_A6000, text) is not None
     # most cases take the arithmetic path, and the scan still answers the rest (a first reading
     # warp past the ones the constraints leave possible, or none)
     assert 1000 < arithmetic < 2900
@@ -107,16 +113,11 @@ def _long_loop_case(rng: random.Random):
 
 
 def test_long_loops_read_as_runs_equal_the_scan():
-    rng = random.Random(20261129)
     runs = 0
-    with current().child():
-        for _ in range(300):
-            m, shape, plan = _long_loop_case(rng)
-            text = str(m)
-            expected = scanned_warp_read(m, shape, plan, RTX_A6000, text)
-            arithmetic = warp_reads._arithmetic_warp_read(m, shape, plan, RTX_A6000, text)
-            assert arithmetic == expected, text
-            runs += RTX_A6000.warp_size * m.range_vars[0].size > warp_reads._AFFINE_POINTS
+    for m, shape, plan, text, expected in _against_the_scan(20261129, 300, _long_loop_case):
+        arithmetic = warp_reads._arithmetic_warp_read(m, shape, plan, RTX_A6000, text)
+        assert arithmetic == expected, text
+        runs += RTX_A6000.warp_size * m.range_vars[0].size > warp_reads._AFFINE_POINTS
     assert runs > 200  # most cases are past what the arithmetic path lists point by point
 
 
