@@ -129,6 +129,22 @@ def reads_whole(maps: tuple[IndexingMap, ...], value_dims: tuple[int, ...], endp
     return any(is_full_read(m, value_dims, endpoint_dims) for m in maps)
 
 
+def absorbed(
+    maps: tuple[IndexingMap, ...], value_dims: tuple[int, ...], endpoint_dims: tuple[int, ...]
+) -> tuple[IndexingMap, ...]:
+    """``maps`` with an UNDEFINED map among them: the full read among them where one is (whatever
+    the unknown part reads lies inside the endpoint, which the full read already reads whole, so
+    the union is that full read, exactly), else the known maps and the first UNDEFINED one (one
+    unknown part is as unknown as several)."""
+    undefined = None
+    for m in maps:
+        if m.is_undefined:
+            undefined = undefined or m
+        elif is_full_read(m, value_dims, endpoint_dims):
+            return (m,)
+    return tuple(m for m in maps if not m.is_undefined or m is undefined)
+
+
 def covers(op_map: IndexingMap, own_dims: tuple[int, ...]) -> bool:
     """True when every element of ``own_dims`` reads at least one element through ``op_map``:
     its domain is the whole box, no constraint can fail, and every range and runtime variable

@@ -60,9 +60,10 @@ TRAINING_STEP = (
 )
 
 
-def _deps(comp) -> dict[str, np.ndarray]:
-    """Instruction name -> object array (its shape) of frozensets of (parameter, index) it reads."""
-    out: dict[str, np.ndarray] = {}
+def _deps(comp, known: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+    """Instruction name -> object array (its shape) of frozensets of (parameter, index) it reads
+    (``known``: those of instructions outside ``comp`` that its instructions read)."""
+    out: dict[str, np.ndarray] = dict(known or {})
 
     def empty(shape):
         a = np.empty(shape, dtype=object)
@@ -260,3 +261,77 @@ def test_a_constrained_map_is_never_a_full_read():
     m = IndexingMap([(0, 2)], [(0, 3)], [], [range_var(0)], [(dim(0), (0, 1))])
     with AnalysisContext():
         assert not is_full_read(m, (3,), (4,))
+
+
+# ``both`` reads w through the loss (whole) and through a custom-call whose access pattern is
+# unknown; ``lone`` reads w only through that custom-call; ``mixed`` reads b element by element
+# and through the custom-call, with no full read of b to absorb the unknown part.
+UNKNOWN_BESIDE_WHOLE = (
+    "HloModule step\n"
+    + ADD
+    + """ENTRY e {
+  x = f32[4,6] parameter(0)
+  w = f32[6,3] parameter(1)
+  b = f32[3] parameter(2)
+  h = f32[4,3] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  zero = f32[] constant(0)
+  loss = f32[] reduce(h, zero), dimensions={0,1}, to_apply=add
+  g = f32[6,3] broadcast(loss), dimensions={}
+  cc = f32[6,3] custom-call(w, b), custom_call_target="external_kernel"
+  both = f32[6,3] add(g, cc)
+  lone = f32[6,3] multiply(cc, cc)
+  bb = f32[6,3] broadcast(b), dimensions={1}
+  mixed = f32[6,3] add(bb, cc)
+  ROOT out = (f32[6,3], f32[6,3], f32[6,3]) tuple(both, lone, mixed)
+}
+"""
+)
+
+
+def _deps_with(comp, external: str) -> dict[str, np.ndarray]:
+    """``_deps`` of ``comp`` with the custom-call given one possible semantics: ``"none"`` (it reads
+    nothing of its operands) or ``"all"`` (each element reads every element of every operand)."""
+    sub: dict[str, np.ndarray] = {}
+    names = [i.name for i in comp.instructions]
+    # the interpreter has no custom-call: run it on the instructions before and after, the
+    # custom-call's own sets given here
+    before = [i for i in comp.instructions if names.index(i.name) < names.index("cc")]
+    partial = _deps(_Only(before))
+    cc = next(i for i in comp.instructions if i.name == "cc")
+    every = frozenset().union(*(frozenset().union(*partial[o.name].ravel()) for o in cc.operands))
+    a = np.empty(cc.shape.dims, dtype=object)
+    for idx in itertools.product(*(range(n) for n in cc.shape.dims)):
+        a[idx] = every if external == "all" else frozenset()
+    sub.update(partial)
+    sub["cc"] = a
+    after = [i for i in comp.instructions if names.index(i.name) > names.index("cc")]
+    sub.update(_deps(_Only(after), sub))
+    return sub
+
+
+class _Only:
+    """A computation-like view of some instructions (what ``_deps`` walks)."""
+
+    def __init__(self, instructions) -> None:
+        self.instructions = instructions
+
+
+@pytest.mark.parametrize("endpoints", [1, 128])
+def test_a_full_read_absorbs_an_unknown_read_of_the_same_parameter(endpoints):
+    comp = parse_module_text(UNKNOWN_BESIDE_WHOLE).entry
+    with AnalysisContext(endpoints_per_value=endpoints):
+        rows = {(r.output, r.operand): r.maps for r in output_to_input(comp)}
+    # both -> w: the loss reads w whole, so whatever the custom-call reads of w adds nothing
+    w_whole = "(d0, d1)[s0, s1] -> (s0, s1), domain: d0 in [0, 5], d1 in [0, 2], s0 in [0, 5], s1 in [0, 2]"
+    assert [str(m) for m in rows[(0, 1)]] == [w_whole]
+    # under either extreme of what the custom-call could read, the interpreter finds that read set
+    for external in ("none", "all"):
+        deps = _deps_with(comp, external)
+        assert _reads(rows[(0, 1)], (6, 3)) == _expected(deps, "both", 1), external
+        assert _reads(rows[(0, 0)], (6, 3)) == _expected(deps, "both", 0), external
+    # lone -> w: only through the custom-call, unknown, one UNDEFINED map naming it
+    assert len(rows[(1, 1)]) == 1 and rows[(1, 1)][0].is_undefined
+    assert "external_kernel" in rows[(1, 1)][0].undefined_reason
+    # mixed -> b: read element by element and through the custom-call: no full read, unknown
+    assert any(m.is_undefined for m in rows[(2, 2)])
+    assert sum(m.is_undefined for m in rows[(2, 2)]) == 1
