@@ -12,7 +12,7 @@ Results are memoised per computation object and, when they carry no instance-spe
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import TypeAlias, TypeVar
+from typing import TypeAlias, TypeVar, cast
 
 from ..affine import IndexingMap
 from ..context import current, register_table
@@ -54,7 +54,9 @@ def _all_maps(result: ParameterMaps | PerOutput) -> Iterator[IndexingMap]:
         yield from maps
 
 
-def _settled(comp: Computation, direction: str, index: int | tuple[int, int], result: _Result) -> _Result:
+def _settled(
+    comp: Computation, index: int | tuple[int, int], result: ParameterMaps | PerOutput
+) -> ParameterMaps | PerOutput:
     """``result`` with each set that mixes known maps and UNDEFINED ones reduced (``absorbed``): a
     full read among them is the whole answer; else one UNDEFINED map stands for the unknown part."""
     values = result.values() if isinstance(result, dict) else result
@@ -63,14 +65,15 @@ def _settled(comp: Computation, direction: str, index: int | tuple[int, int], re
     root = comp.root
     assert root is not None  # a result exists only for a computation with a root
     if isinstance(result, dict):  # output to input: from output ``index`` to (parameter, element)
-        own = root.shape.leaf(index).dims  # type: ignore[arg-type]  # out2in indexes by output
-        return {  # type: ignore[return-value]  # the same kind of result
+        assert isinstance(index, int)
+        own = root.shape.leaf(index).dims
+        return {
             (p, e): absorbed(maps, own, comp.parameters[p].shape.leaf(e).dims) if len(maps) > 1 else maps
             for (p, e), maps in result.items()
         }
     number, element = index if isinstance(index, tuple) else (index, 0)
     own = comp.parameters[number].shape.leaf(element).dims
-    return [  # type: ignore[return-value]  # the same kind of result
+    return [
         absorbed(maps, own, root.shape.leaf(out).dims) if len(maps) > 1 else maps for out, maps in enumerate(result)
     ]
 
@@ -95,7 +98,7 @@ def _memoised(
     by_fingerprint: dict[tuple[int, str, _Index], _Result] = tables[_BY_FINGERPRINT]
     result = by_fingerprint.get((fingerprint_id(comp), direction, index))
     if result is None:
-        result = _settled(comp, direction, index, compute(comp, index))
+        result = cast(_Result, _settled(comp, index, compute(comp, index)))
     _remember(comp, direction, index, result)
     return result
 
@@ -117,7 +120,7 @@ def _output_to_input(comp: Computation, output_index: int) -> ParameterMaps:
         every = bottom_up_output_to_input(comp, walk_of(comp).order)
         for out, result in enumerate(every):
             if out != output_index:
-                _remember(comp, "out2in", out, _settled(comp, "out2in", out, result))
+                _remember(comp, "out2in", out, _settled(comp, out, result))
         return every[output_index]
     return top_down_output_to_input(comp, output_index)
 
@@ -136,7 +139,7 @@ def _input_to_output(comp: Computation, index: int | tuple[int, int]) -> PerOutp
         every = all_inputs_to_output(comp, walk.order, walk.users)
         for number, result in every.items():
             if number != parameter_number:
-                _remember(comp, "in2out", number, _settled(comp, "in2out", number, result))
+                _remember(comp, "in2out", number, _settled(comp, number, result))
         return every[parameter_number]
     return forward_input_to_output(comp, parameter_number)
 
