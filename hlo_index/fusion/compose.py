@@ -60,7 +60,7 @@ def _settled(
     """``result`` with each set that mixes known maps and UNDEFINED ones reduced (``absorbed``): a
     full read among them is the whole answer; else one UNDEFINED map stands for the unknown part."""
     values = result.values() if isinstance(result, dict) else result
-    if all(len(maps) < 2 for maps in values) or not any(m.is_undefined for m in _all_maps(result)):
+    if not any(len(maps) > 1 and _mixes_unknown(maps) for maps in values):
         return result
     root = comp.root
     assert root is not None  # a result exists only for a computation with a root
@@ -76,6 +76,10 @@ def _settled(
     return [
         absorbed(maps, own, root.shape.leaf(out).dims) if len(maps) > 1 else maps for out, maps in enumerate(result)
     ]
+
+
+def _mixes_unknown(maps: tuple[IndexingMap, ...]) -> bool:
+    return any(m.is_undefined for m in maps)
 
 
 def _remember(

@@ -110,6 +110,8 @@ def _link_computation(
             _check_parser_rule(instr, rule, problems)
         if instr.opcode == "reshape":
             _check_reshape(instr, problems)
+        elif instr.opcode in _FIRST_INDEX:
+            _check_dynamic_slice_operands(instr, problems)
         elif instr.opcode == "constant" and instr.literal:
             key = (instr.shape, instr.literal)
             if key in literals:
@@ -251,6 +253,30 @@ def _link_control_predecessors(
         else:
             found.append(other)
     instr.control_predecessors = tuple(found)
+
+
+# Where a dynamic slice's start indices begin: after the operand, or after the operand and the update.
+_FIRST_INDEX = {"dynamic-slice": 1, "dynamic-update-slice": 2}
+_TOO_FEW = {1: "Expected at least one operand.", 2: "Expected at least two operands."}
+
+
+def _check_dynamic_slice_operands(instr: Instruction, problems: list[Diagnostic]) -> None:
+    """XLA's parser: the operand (and the update), then one scalar start index per operand dimension
+    or, in the older form, one vector of them; its messages."""
+    first = _FIRST_INDEX[instr.opcode]
+    count = len(instr.operand_names)
+    if count < first:
+        problems.append(error(_TOO_FEW[first], instr.line, instr.column))
+        return
+    if len(instr.operands) != count:
+        return  # an operand not defined: reported as such
+    operand = instr.operands[0].shape
+    if operand.is_tuple or operand.element_type == "unknown":
+        return
+    indices = instr.operands[first].shape if count == first + 1 else None
+    one_vector = indices is not None and not indices.is_tuple and indices.rank == 1
+    if not one_vector and count != first + operand.rank:
+        problems.append(error("Wrong number of operands.", instr.line, instr.column))
 
 
 def _check_reshape(instr: Instruction, problems: list[Diagnostic]) -> None:

@@ -2,7 +2,7 @@
 it expects: rejected at the instruction with XLA's message, exit 2, never an internal error. Each
 message below is what jaxlib 0.10.2's ``hlo_module_from_text`` says for the same text ("attribute
 ... is expected but not seen", "expects N operands, but has M operands", "expects an even number of
-operands ...")."""
+operands ...", a dynamic slice's "Expected at least one operand." and "Wrong number of operands.")."""
 
 from __future__ import annotations
 
@@ -53,6 +53,7 @@ ENTRY e {{
   t0 = (s32[]) tuple(i0)
   idx = s32[2,1] parameter(1)
   upd = f32[2] parameter(2)
+  v = s32[1] parameter(3)
   ROOT r = {root}
 }}
 """
@@ -89,6 +90,20 @@ CASES = {
         "slice_sizes={8}",
         "expects 2 operands, but has 1 operands",
     ),
+    "a dynamic-slice without operands": (
+        "f32[2] dynamic-slice(), dynamic_slice_sizes={2}",
+        "Expected at least one operand.",
+    ),
+    "a dynamic-update-slice without its update": ("f32[8] dynamic-update-slice(x)", "Expected at least two operands."),
+    "a dynamic-slice with an index too many": (
+        "f32[2] dynamic-slice(x, i0, i0), dynamic_slice_sizes={2}",
+        "Wrong number of operands.",
+    ),
+    "a dynamic-update-slice without its index": ("f32[8] dynamic-update-slice(x, upd)", "Wrong number of operands."),
+    "a dynamic-update-slice with an index too many": (
+        "f32[8] dynamic-update-slice(x, upd, i0, i0)",
+        "Wrong number of operands.",
+    ),
 }
 
 
@@ -110,6 +125,9 @@ def test_the_same_ops_with_their_attributes_are_read():
         "(s32[]) while(t0), condition=cond, body=body",
         "f32[8] fusion(x), kind=kLoop, calls=fused",
         "f32[8] call(x), to_apply=fused",
+        "f32[2] dynamic-slice(x, i0), dynamic_slice_sizes={2}",
+        "f32[2] dynamic-slice(x, v), dynamic_slice_sizes={2}",  # the older form: one vector of indices
+        "f32[8] dynamic-update-slice(x, upd, i0)",
     ]
     for root in roots:
         assert parse_module_text(MODULE.format(root=root)).entry.root.name == "r"
