@@ -112,6 +112,8 @@ def _link_computation(
             _check_reshape(instr, problems)
         elif instr.opcode in _FIRST_INDEX:
             _check_dynamic_slice_operands(instr, problems)
+        elif instr.opcode in _ONE_DIMENSION:
+            _check_collective_dimensions(instr, problems)
         elif instr.opcode == "constant" and instr.literal:
             key = (instr.shape, instr.literal)
             if key in literals:
@@ -277,6 +279,24 @@ def _check_dynamic_slice_operands(instr: Instruction, problems: list[Diagnostic]
     one_vector = indices is not None and not indices.is_tuple and indices.rank == 1
     if not one_vector and count != first + operand.rank:
         problems.append(error("Wrong number of operands.", instr.line, instr.column))
+
+
+# Collectives whose ``dimensions`` XLA's parser reads one entry of: the gathered or scattered
+# dimension (its first entry; an empty list fails), or all-to-all's split dimension (exactly one).
+_ONE_DIMENSION = frozenset({"all-gather", "all-gather-start", "reduce-scatter", "all-to-all"})
+
+
+def _check_collective_dimensions(instr: Instruction, problems: list[Diagnostic]) -> None:
+    dims = instr.attrs.get("dimensions")
+    if dims is None:
+        return  # required but not seen: the parser rules say so; optional for all-to-all
+    if instr.opcode == "all-to-all" and len(dims) != 1:
+        message = f"all-to-all takes one split dimension, dimensions has {len(dims)}"
+    elif not dims:
+        message = f"{instr.opcode} takes the dimension it gathers or scatters from dimensions, which is empty"
+    else:
+        return
+    problems.append(error(message, instr.line, instr.column))
 
 
 def _check_reshape(instr: Instruction, problems: list[Diagnostic]) -> None:
