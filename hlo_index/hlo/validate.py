@@ -128,6 +128,7 @@ def _link_computation(
 # computations and dimensions the ops' meaning rests on (what a reduce combines, over which dims).
 _REQUIRED_ATTRIBUTES: dict[str, tuple[str, ...]] = {
     "reduce": ("to_apply", "dimensions"),
+    "dynamic-slice": ("dynamic_slice_sizes",),
     "reduce-window": ("to_apply",),
     "map": ("to_apply",),
     "scatter": ("to_apply",),
@@ -273,7 +274,10 @@ def _check_dynamic_slice_operands(instr: Instruction, problems: list[Diagnostic]
     if len(instr.operands) != count:
         return  # an operand not defined: reported as such
     operand = instr.operands[0].shape
-    if operand.is_tuple or operand.element_type == "unknown":
+    if operand.is_tuple:  # jaxlib's parser fails a check on it (a tuple has no dimensions)
+        problems.append(error(f"{instr.opcode} slices an array; its operand is {operand}", instr.line, instr.column))
+        return
+    if operand.element_type == "unknown":
         return
     indices = instr.operands[first].shape if count == first + 1 else None
     one_vector = indices is not None and not indices.is_tuple and indices.rank == 1
