@@ -127,7 +127,7 @@ def conv_dim_labels(value: str) -> ConvDimLabels:
         return tuple(i for _, i in digits)
 
     try:
-        return ConvDimLabels(
+        labels = ConvDimLabels(
             lhs.index("b"),
             lhs.index("f"),
             spatial(lhs),
@@ -140,6 +140,13 @@ def conv_dim_labels(value: str) -> ConvDimLabels:
         )
     except ValueError:
         raise ValueError(f"dim_labels {value!r} lacks a batch/feature/input/output label") from None
+    counts = (len(labels.input_spatial), len(labels.kernel_spatial), len(labels.output_spatial))
+    if len(set(counts)) > 1:  # XLA's parser's message
+        raise ValueError(
+            "input, kernel, and output must have same number of spatial dimensions, but got "
+            f"{counts[0]}, {counts[1]}, {counts[2]}, respectively."
+        )
+    return labels
 
 
 # strings as "unrolled loops" (a run of plain characters, then (escape, run)*): the same matches as a

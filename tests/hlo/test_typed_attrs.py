@@ -233,3 +233,26 @@ def test_every_element_type_parses():
 
     for element_type, dims in itertools.product(ELEMENT_BITS, ("[]", "[3]")):
         assert parse_shape(element_type + dims).element_type == element_type
+
+
+CONVOLUTION = """HloModule m
+ENTRY main {
+  input = f32[1,1,1,4] parameter(0)
+  filter = f32[1,1,1,2] parameter(1)
+  ROOT c = f32[1,1,2,2] convolution(input, filter), window={size=1x1}, dim_labels=%s, batch_group_count=2
+}
+"""
+
+
+def test_dim_labels_with_unequal_spatial_counts_are_rejected_with_xlas_message():
+    # jaxlib 0.10.2 says the same for this text
+    with pytest.raises(ParseError) as info:
+        parse_module_text(CONVOLUTION % "f01b_io->01fb")
+    d = info.value.diagnostic
+    assert (
+        d.line == 5
+        and ("input, kernel, and output must have same number of spatial dimensions, but got 2, 0, 2, respectively.")
+        in d.message
+    )
+    # the same convolution with a kernel of two spatial dimensions is read
+    assert parse_module_text(CONVOLUTION % "f01b_i01o->01fb").entry.root.opcode == "convolution"
