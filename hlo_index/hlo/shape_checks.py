@@ -196,6 +196,20 @@ def _collective_dimension(instr: Instruction) -> str | None:
         bad = [d for d in dims if not 0 <= d < shape.rank]
         if bad:
             return f"dimension {bad[0]} is outside the operand's {shape.rank} dimensions"
+    return _collective_result(instr, dims[0])
+
+
+def _collective_result(instr: Instruction, dim: int) -> str | None:
+    """An array result of one array operand has the operand's dimensions but the one gathered,
+    scattered or split (whose size the number of participants decides)."""
+    out = instr.shape
+    if instr.opcode == "all-gather-start" or out.is_tuple or is_unknown(out) or len(instr.operands) != 1:
+        return None
+    src = instr.operands[0].shape
+    if src.is_tuple or is_unknown(src):
+        return None
+    if out.rank != src.rank or any(a != b for k, (a, b) in enumerate(zip(out.dims, src.dims)) if k != dim):
+        return f"the operand {src} and the result {out} differ outside dimension {dim}"
     return None
 
 

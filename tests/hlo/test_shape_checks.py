@@ -139,6 +139,25 @@ def test_a_collective_dimension_outside_the_operand_is_rejected(body, rule):
     assert f"ShapeInference::{rule}" in d.message and "outside the operand's 2 dimensions" in d.message
 
 
+@pytest.mark.parametrize(
+    "body, rule",
+    [
+        # jaxlib 0.10.2, compiling through StableHLO: "operand and result must have the same rank"
+        ("ROOT r = f32[16,6,1] all-gather(p), dimensions={0}", "InferAllGatherShape"),
+        # "operand and result should have the same shape except for the dimension size at ..."
+        ("ROOT r = f32[16,5] all-gather(p), dimensions={0}", "InferAllGatherShape"),
+        # "non scatter dimensions should be same for operand (6) and result (5)"
+        ("ROOT r = f32[2,5] reduce-scatter(p), dimensions={0}, to_apply=add", "InferReduceScatterShape"),
+    ],
+)
+def test_a_collective_result_that_differs_outside_its_dimension_is_rejected(body, rule):
+    with pytest.raises(ParseError) as info:
+        parse_module_text(module(body, ADD))
+    d = info.value.diagnostic
+    assert (d.line, d.column) == (12, 8), d
+    assert f"ShapeInference::{rule}" in d.message and "differ outside dimension 0" in d.message
+
+
 def test_a_collective_dimension_inside_the_operand_is_read():
     # compiles with jaxlib 0.10.2 (one device: the group is one replica)
     text = module("ROOT r = f32[4,6] reduce-scatter(p), dimensions={1}, to_apply=add", ADD)
