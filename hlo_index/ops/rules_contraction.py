@@ -49,6 +49,25 @@ def _dot_dims(instr: Instruction) -> DotDims:
     return lhs_batch, rhs_batch, lhs_contract, rhs_contract, lhs_free, rhs_free
 
 
+def _dot_misfit(instr: Instruction, dims: DotDims) -> str | None:
+    """Why the written result is not the dot's (batch, lhs free, rhs free dimensions, XLA's order),
+    which XLA's verifier rejects; None when it is."""
+    if "sparsity" in instr.attrs:  # a sparse operand holds a compressed dimension
+        return None
+    lhs_batch, _, _, _, lhs_free, rhs_free = dims
+    out = instr.shape
+    lhs, rhs = instr.operands[0].shape, instr.operands[1].shape
+    if out.is_tuple or lhs.is_tuple or rhs.is_tuple:
+        return "dot: a tuple among its operands and result"
+    expected = [lhs.dims[d] for d in lhs_batch] + [lhs.dims[d] for d in lhs_free] + [rhs.dims[d] for d in rhs_free]
+    if list(out.dims) != expected:
+        return (
+            f"dot: the result {out} is not the operands' batch and free dimensions "
+            f"[{','.join(map(str, expected))}], which XLA's verifier rejects"
+        )
+    return None
+
+
 def _extra_dot_operands(instr: Instruction, maps: list[OperandMaps]) -> list[OperandMaps]:
     if instr.opcode == "scaled-dot":
         return maps
@@ -58,7 +77,11 @@ def _extra_dot_operands(instr: Instruction, maps: list[OperandMaps]) -> list[Ope
 
 @output_to_input_rule("dot", reads=_READS)
 def dot_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
-    lhs_batch, rhs_batch, lhs_contract, rhs_contract, lhs_free, rhs_free = _dot_dims(instr)
+    dims = _dot_dims(instr)
+    misfit = _dot_misfit(instr, dims)
+    if misfit is not None:
+        return [OperandMaps(k, (IndexingMap.undefined(misfit),)) for k in range(len(instr.operands))]
+    lhs_batch, rhs_batch, lhs_contract, rhs_contract, lhs_free, rhs_free = dims
     out_dims = instr.shape.dims
     lhs_dims = instr.operands[0].shape.dims
     contracted = [full_interval(lhs_dims[d]) for d in lhs_contract]
@@ -83,7 +106,11 @@ def dot_output_to_input(instr: Instruction, output_index: int) -> list[OperandMa
 
 @input_to_output_rule("dot", reads=_READS)
 def dot_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
-    lhs_batch, rhs_batch, _, _, lhs_free, rhs_free = _dot_dims(instr)
+    dims = _dot_dims(instr)
+    misfit = _dot_misfit(instr, dims)
+    if misfit is not None:
+        return [(IndexingMap.undefined(misfit),)]
+    lhs_batch, rhs_batch, _, _, lhs_free, rhs_free = dims
     if operand_index > 1:
         return [(IndexingMap.undefined("dot: sparsity metadata operand has no element-wise indexing here"),)]
     operand_dims = instr.operands[operand_index].shape.dims

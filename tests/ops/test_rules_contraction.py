@@ -220,3 +220,21 @@ def test_scaled_dot_matches_reference(data):
         rhs_contracting_dims=(nb + 1,),
     )
     check_all(instr, sample=200)
+
+
+def test_a_dot_whose_result_is_not_its_free_dimensions_is_undefined_not_an_error():
+    """XLA's parser reads ``f32[4] dot(f32[4,2], f32[])`` (no dimension numbers: an outer product,
+    [4,2]); jaxlib 0.10.2 fails to compile it ("inferred shape '[4, 2]' is incompatible with return
+    type of operation 'tensor<4xf32>'"). No element is read for sure: every map is UNDEFINED,
+    saying why, in both directions."""
+    text = "HloModule m\n\nENTRY e {\n  a = f32[4,2] parameter(0)\n  c = f32[] constant(0)\n"
+    text += "  ROOT r = f32[4] dot(a, c)\n}\n"
+    dot = parse_module_text(text).entry.root
+    rows = output_to_input(dot, 0)
+    assert [om.operand for om in rows] == [0, 1]
+    for om in rows:
+        (m,) = om.maps
+        assert m.is_undefined and "is not the operands' batch and free dimensions [4,2]" in m.undefined_reason
+    for k in (0, 1):
+        ((m,),) = input_to_output(dot, k)
+        assert m.is_undefined and "which XLA's verifier rejects" in m.undefined_reason
