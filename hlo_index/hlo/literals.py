@@ -131,6 +131,10 @@ def _check_nan(element: str, text: str, shape: Shape) -> None:
         )
 
 
+# a complex literal's part as XLA's lexer reads it: a minus sign at most, digits first (not "+1" or ".5"), inf or nan
+_FLOAT_TEXT = re.compile(r"-?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|inf|nan(?:\(0x[0-9a-fA-F]+\))?)")
+
+
 def _check_value(shape: Shape, kind: str, text: str) -> None:
     element = shape.element_type
     if element in _COMPONENT:
@@ -140,6 +144,8 @@ def _check_value(shape: Shape, kind: str, text: str) -> None:
         if len(parts) != 2:
             raise LiteralError(f"expects (real, imaginary) for {element}, got {text}")
         for name, part in zip(("real", "imaginary"), parts):
+            if _FLOAT_TEXT.fullmatch(part) is None:  # XLA's message
+                raise LiteralError(f"expect floating-point value for {name} part of complex number")
             try:
                 _check_float(_COMPONENT[element], part)
             except LiteralError:

@@ -376,6 +376,15 @@ def test_constant_literals_kept_raw(shape, literal):
         ("bf16[]", "nan(0x3ff)", "NaN payload is out of range (0x7f)"),
         ("f8e4m3fn[]", "nan(0x1)", "does not support payloads"),
         ("c64[]", "(1e100, 0)", "real part 1e100 is out of range"),
+        # jaxlib 0.10.2: "expect floating-point value for real part of complex number"
+        ("c64[]", "(abc, 1)", "expect floating-point value for real part of complex number"),
+        ("c64[1]", "{(-3.4e+, 3.4e+38)}", "expect floating-point value for real part"),
+        ("c64[]", "(1, x)", "expect floating-point value for imaginary part"),
+        ("c64[]", "(-inf, nan)", None),
+        ("c128[]", "(0.5, -2.5e-3)", None),
+        ("c128[]", "(.5, 1)", "expect floating-point value for real part"),
+        ("c64[]", "(+1, 2)", "expect floating-point value for real part"),
+        ("c64[]", "(1., -nan)", None),
     ],
 )
 def test_constant_literals_checked_as_xla_does(shape, literal, complaint):
