@@ -60,7 +60,7 @@ def _settled(
     """``result`` with each set that mixes known maps and UNDEFINED ones reduced (``absorbed``): a
     full read among them is the whole answer; else one UNDEFINED map stands for the unknown part."""
     values = result.values() if isinstance(result, dict) else result
-    if not any(len(maps) > 1 and _mixes_unknown(maps) for maps in values):
+    if not any(_mixed(maps) for maps in values):
         return result
     root = comp.root
     assert root is not None  # a result exists only for a computation with a root
@@ -68,18 +68,17 @@ def _settled(
         assert isinstance(index, int)
         own = root.shape.leaf(index).dims
         return {
-            (p, e): absorbed(maps, own, comp.parameters[p].shape.leaf(e).dims) if len(maps) > 1 else maps
+            (p, e): absorbed(maps, own, comp.parameters[p].shape.leaf(e).dims) if _mixed(maps) else maps
             for (p, e), maps in result.items()
         }
     number, element = index if isinstance(index, tuple) else (index, 0)
     own = comp.parameters[number].shape.leaf(element).dims
-    return [
-        absorbed(maps, own, root.shape.leaf(out).dims) if len(maps) > 1 else maps for out, maps in enumerate(result)
-    ]
+    return [absorbed(maps, own, root.shape.leaf(out).dims) if _mixed(maps) else maps for out, maps in enumerate(result)]
 
 
-def _mixes_unknown(maps: tuple[IndexingMap, ...]) -> bool:
-    return any(m.is_undefined for m in maps)
+def _mixed(maps: tuple[IndexingMap, ...]) -> bool:
+    """Several maps, an UNDEFINED one among them (the other sets are left as they are, shared)."""
+    return len(maps) > 1 and any(m.is_undefined for m in maps)
 
 
 def _remember(

@@ -5,7 +5,7 @@ Each problem is a Diagnostic with the instruction's (or computation's) line and 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import chain
 from operator import attrgetter
 
@@ -110,10 +110,6 @@ def _link_computation(
             _check_parser_rule(instr, rule, problems)
         if instr.opcode == "reshape":
             _check_reshape(instr, problems)
-        elif instr.opcode in _FIRST_INDEX:
-            _check_dynamic_slice_operands(instr, problems)
-        elif instr.opcode in _ONE_DIMENSION:
-            _check_collective_dimensions(instr, problems)
         elif instr.opcode == "constant" and instr.literal:
             key = (instr.shape, instr.literal)
             if key in literals:
@@ -145,18 +141,71 @@ _REQUIRED_ATTRIBUTES: dict[str, tuple[str, ...]] = {
 }
 
 
-# per opcode: (the operand count XLA's parser expects, or None; the attributes it requires)
-_PARSER_RULES: dict[str, tuple[int | None, tuple[str, ...]]] = {
-    op: (OPERAND_COUNTS.get(op), _REQUIRED_ATTRIBUTES.get(op, ()))
-    for op in OPERAND_COUNTS.keys() | _REQUIRED_ATTRIBUTES.keys()
+def _even_operand_count(instr: Instruction) -> str | None:
+    """A reduce's operands: the values, then as many initial values."""
+    count = len(instr.operand_names)
+    return f"expects an even number of operands, but has {count} operands" if count % 2 else None
+
+
+# Where a dynamic slice's start indices begin: after the operand, or after the operand and the update.
+_FIRST_INDEX = {"dynamic-slice": 1, "dynamic-update-slice": 2}
+_TOO_FEW = {1: "Expected at least one operand.", 2: "Expected at least two operands."}
+
+
+def _dynamic_slice_operands(instr: Instruction) -> str | None:
+    """The operand (and the update), then one scalar start index per operand dimension or, in the
+    older form, one vector of them."""
+    first = _FIRST_INDEX[instr.opcode]
+    count = len(instr.operand_names)
+    if count < first:
+        return _TOO_FEW[first]
+    if len(instr.operands) != count:
+        return None  # an operand not defined: reported as such
+    operand = instr.operands[0].shape
+    if operand.is_tuple:  # jaxlib's parser fails a check on it (a tuple has no dimensions)
+        return f"{instr.opcode} slices an array; its operand is {operand}"
+    if operand.element_type == "unknown":
+        return None
+    indices = instr.operands[first].shape if count == first + 1 else None
+    one_vector = indices is not None and not indices.is_tuple and indices.rank == 1
+    return "Wrong number of operands." if not one_vector and count != first + operand.rank else None
+
+
+def _one_collective_dimension(instr: Instruction) -> str | None:
+    """The dimension a collective gathers or scatters is the first entry of ``dimensions`` (an empty
+    list fails); all-to-all's split dimension is its one entry."""
+    dims = instr.attrs.get("dimensions")
+    if dims is None:
+        return None  # required but not seen: said above; optional for all-to-all
+    if instr.opcode == "all-to-all" and len(dims) != 1:
+        return f"all-to-all takes one split dimension, dimensions has {len(dims)}"
+    if not dims:
+        return f"{instr.opcode} takes the dimension it gathers or scatters from dimensions, which is empty"
+    return None
+
+
+# What XLA's parser checks of these ops once their operands and attributes are read: the message,
+# or None.
+_OPERAND_RULES: dict[str, Callable[[Instruction], str | None]] = {
+    "reduce": _even_operand_count,
+    **dict.fromkeys(_FIRST_INDEX, _dynamic_slice_operands),
+    **dict.fromkeys(("all-gather", "all-gather-start", "reduce-scatter", "all-to-all"), _one_collective_dimension),
 }
 
 
-def _check_parser_rule(
-    instr: Instruction, rule: tuple[int | None, tuple[str, ...]], problems: list[Diagnostic]
-) -> None:
-    """What XLA's parser checks of the op, in its order: the operand count, then the attributes."""
-    expected, required = rule
+# per opcode: (the operand count XLA's parser expects, or None; the attributes it requires; the
+# check of its operands and attributes that follows, or None)
+_ParserRule = tuple[int | None, tuple[str, ...], Callable[[Instruction], str | None] | None]
+_PARSER_RULES: dict[str, _ParserRule] = {
+    op: (OPERAND_COUNTS.get(op), _REQUIRED_ATTRIBUTES.get(op, ()), _OPERAND_RULES.get(op))
+    for op in OPERAND_COUNTS.keys() | _REQUIRED_ATTRIBUTES.keys() | _OPERAND_RULES.keys()
+}
+
+
+def _check_parser_rule(instr: Instruction, rule: _ParserRule, problems: list[Diagnostic]) -> None:
+    """What XLA's parser checks of the op, in its order: the operand count, the attributes, then
+    the op's own check."""
+    expected, required, check = rule
     count = len(instr.operand_names)
     if expected is not None and count != expected:
         problems.append(error(f"expects {expected} operands, but has {count} operands", instr.line, instr.column))
@@ -166,10 +215,9 @@ def _check_parser_rule(
         if key not in attrs:
             problems.append(error(f"attribute {key} is expected but not seen", instr.line, instr.column))
             return
-    if instr.opcode == "reduce" and count % 2:
-        problems.append(
-            error(f"expects an even number of operands, but has {count} operands", instr.line, instr.column)
-        )
+    message = check(instr) if check is not None else None
+    if message is not None:
+        problems.append(error(message, instr.line, instr.column))
 
 
 def _desugar_output_references(comp: Computation, problems: list[Diagnostic]) -> None:
@@ -256,51 +304,6 @@ def _link_control_predecessors(
         else:
             found.append(other)
     instr.control_predecessors = tuple(found)
-
-
-# Where a dynamic slice's start indices begin: after the operand, or after the operand and the update.
-_FIRST_INDEX = {"dynamic-slice": 1, "dynamic-update-slice": 2}
-_TOO_FEW = {1: "Expected at least one operand.", 2: "Expected at least two operands."}
-
-
-def _check_dynamic_slice_operands(instr: Instruction, problems: list[Diagnostic]) -> None:
-    """XLA's parser: the operand (and the update), then one scalar start index per operand dimension
-    or, in the older form, one vector of them; its messages."""
-    first = _FIRST_INDEX[instr.opcode]
-    count = len(instr.operand_names)
-    if count < first:
-        problems.append(error(_TOO_FEW[first], instr.line, instr.column))
-        return
-    if len(instr.operands) != count:
-        return  # an operand not defined: reported as such
-    operand = instr.operands[0].shape
-    if operand.is_tuple:  # jaxlib's parser fails a check on it (a tuple has no dimensions)
-        problems.append(error(f"{instr.opcode} slices an array; its operand is {operand}", instr.line, instr.column))
-        return
-    if operand.element_type == "unknown":
-        return
-    indices = instr.operands[first].shape if count == first + 1 else None
-    one_vector = indices is not None and not indices.is_tuple and indices.rank == 1
-    if not one_vector and count != first + operand.rank:
-        problems.append(error("Wrong number of operands.", instr.line, instr.column))
-
-
-# Collectives whose ``dimensions`` XLA's parser reads one entry of: the gathered or scattered
-# dimension (its first entry; an empty list fails), or all-to-all's split dimension (exactly one).
-_ONE_DIMENSION = frozenset({"all-gather", "all-gather-start", "reduce-scatter", "all-to-all"})
-
-
-def _check_collective_dimensions(instr: Instruction, problems: list[Diagnostic]) -> None:
-    dims = instr.attrs.get("dimensions")
-    if dims is None:
-        return  # required but not seen: the parser rules say so; optional for all-to-all
-    if instr.opcode == "all-to-all" and len(dims) != 1:
-        message = f"all-to-all takes one split dimension, dimensions has {len(dims)}"
-    elif not dims:
-        message = f"{instr.opcode} takes the dimension it gathers or scatters from dimensions, which is empty"
-    else:
-        return
-    problems.append(error(message, instr.line, instr.column))
 
 
 def _check_reshape(instr: Instruction, problems: list[Diagnostic]) -> None:

@@ -60,9 +60,9 @@ TRAINING_STEP = (
 )
 
 
-def _deps(comp, known: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+def _deps(instructions, known: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """Instruction name -> object array (its shape) of frozensets of (parameter, index) it reads
-    (``known``: those of instructions outside ``comp`` that its instructions read)."""
+    (``known``: those of earlier instructions, not in ``instructions``, that these read)."""
     out: dict[str, np.ndarray] = dict(known or {})
 
     def empty(shape):
@@ -71,7 +71,7 @@ def _deps(comp, known: dict[str, np.ndarray] | None = None) -> dict[str, np.ndar
             a[idx] = frozenset()
         return a
 
-    for instr in comp.instructions:
+    for instr in instructions:
         op = instr.opcode
         shape = tuple(instr.shape.dims) if not instr.shape.is_tuple else None
         ops = [out.get(o.name) for o in instr.operands]
@@ -135,7 +135,7 @@ def _expected(deps: dict[str, np.ndarray], value: str, parameter: int) -> set[tu
 @pytest.mark.parametrize("endpoints", [1, 2, 128])
 def test_every_map_of_a_training_step_reads_what_the_interpreter_reads(endpoints):
     comp = parse_module_text(TRAINING_STEP).entry
-    deps = _deps(comp)
+    deps = _deps(comp.instructions)
     with AnalysisContext(endpoints_per_value=endpoints):
         rows = output_to_input(comp)
         backward = input_to_output(comp)
@@ -291,29 +291,18 @@ UNKNOWN_BESIDE_WHOLE = (
 def _deps_with(comp, external: str) -> dict[str, np.ndarray]:
     """``_deps`` of ``comp`` with the custom-call given one possible semantics: ``"none"`` (it reads
     nothing of its operands) or ``"all"`` (each element reads every element of every operand)."""
-    sub: dict[str, np.ndarray] = {}
-    names = [i.name for i in comp.instructions]
-    # the interpreter has no custom-call: run it on the instructions before and after, the
+    # the interpreter has no custom-call: it runs on the instructions before and after it, the
     # custom-call's own sets given here
-    before = [i for i in comp.instructions if names.index(i.name) < names.index("cc")]
-    partial = _deps(_Only(before))
-    cc = next(i for i in comp.instructions if i.name == "cc")
-    every = frozenset().union(*(frozenset().union(*partial[o.name].ravel()) for o in cc.operands))
+    instructions = comp.instructions
+    at = [i.name for i in instructions].index("cc")
+    deps = _deps(instructions[:at])
+    cc = instructions[at]
+    every = frozenset().union(*(frozenset().union(*deps[o.name].ravel()) for o in cc.operands))
     a = np.empty(cc.shape.dims, dtype=object)
     for idx in itertools.product(*(range(n) for n in cc.shape.dims)):
         a[idx] = every if external == "all" else frozenset()
-    sub.update(partial)
-    sub["cc"] = a
-    after = [i for i in comp.instructions if names.index(i.name) > names.index("cc")]
-    sub.update(_deps(_Only(after), sub))
-    return sub
-
-
-class _Only:
-    """A computation-like view of some instructions (what ``_deps`` walks)."""
-
-    def __init__(self, instructions) -> None:
-        self.instructions = instructions
+    deps["cc"] = a
+    return _deps(instructions[at + 1 :], deps)
 
 
 @pytest.mark.parametrize("endpoints", [1, 128])
