@@ -84,21 +84,18 @@ def _link_computation(
     # one joined text searched in C: a per-name generator costs more than the rest of linking
     if references and "#" in "".join(chain.from_iterable(map(_OPERAND_NAMES, comp.instructions))):
         _desugar_output_references(comp, problems)
+    # As in XLA's parser an operand must be defined above its user: a later one could close a cycle,
+    # which no analysis (nor XLA) gives a meaning.
+    defined: dict[str, Instruction] = {}
     for instr in comp.instructions:
         if instr.operand_names:
             try:
-                instr.operands = tuple(map(by_name.__getitem__, instr.operand_names))
+                instr.operands = tuple(map(defined.__getitem__, instr.operand_names))
             except KeyError:
-                missing_op = next(n for n in instr.operand_names if n not in by_name)
-                if missing_op.partition("#")[0] in by_name:
-                    continue  # an output reference past the instruction's outputs, reported above
-                problems.append(
-                    error(
-                        f"operand %{missing_op} of %{instr.name} is not defined in %{comp.name}",
-                        instr.line,
-                        instr.column,
-                    )
-                )
+                defined[instr.name] = instr
+                _report_undefined_operand(comp, instr, defined, problems)
+                continue  # the op's own checks read its operands
+        defined[instr.name] = instr
         if instr.attrs:
             if not CALLEE_ROLES.isdisjoint(instr.attrs):
                 _link_callees(module, instr, problems)
@@ -118,6 +115,22 @@ def _link_computation(
                 complaint = literals[key] = check_literal(instr.shape, instr.literal)
             if complaint is not None:
                 problems.append(error(f"constant %{instr.name}: {complaint}", instr.line, instr.column))
+
+
+def _report_undefined_operand(
+    comp: Computation, instr: Instruction, defined: dict[str, Instruction], problems: list[Diagnostic]
+) -> None:
+    missing = next(n for n in instr.operand_names if n not in defined)
+    if missing in comp.by_name:
+        message = (
+            f"operand %{missing} of %{instr.name} is defined only below it in %{comp.name}"
+            f" (XLA: instruction does not exist: {missing})"
+        )
+    elif missing.partition("#")[0] in comp.by_name:
+        return  # an output reference past the instruction's outputs, reported with the references
+    else:
+        message = f"operand %{missing} of %{instr.name} is not defined in %{comp.name}"
+    problems.append(error(message, instr.line, instr.column))
 
 
 # What XLA's parser requires of these ops ("attribute X is expected but not seen"): the called

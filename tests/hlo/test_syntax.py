@@ -253,6 +253,21 @@ def test_undefined_operand_is_a_diagnostic_with_position():
     assert (err.diagnostic.line, err.diagnostic.column) == (5, 8)
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        # a use above the definition, as XLA's parser reads it: the operand does not exist yet
+        "  %p = f32[8] parameter(0)\n  %n = f32[8] negate(%q)\n  %q = f32[8] exponential(%p)\n"
+        "  ROOT %t = (f32[8], f32[8]) tuple(%n, %q)",
+        # the same closing a cycle (each reads the other): no order computes it
+        "  %p = f32[8] parameter(0)\n  %n = f32[8] add(%p, %q)\n  ROOT %q = f32[8] negate(%n)",
+    ],
+)
+def test_an_operand_defined_below_its_user_is_a_diagnostic(body):
+    err = fails(module(body), "%q of %n", "defined only below it", "instruction does not exist: q")
+    assert (err.diagnostic.line, err.diagnostic.column) == (5, 3)
+
+
 def test_undefined_computation_is_a_diagnostic():
     fails(module("  %p = f32[8] parameter(0)\n  ROOT %c = f32[8] call(%p), to_apply=%nowhere"), "%nowhere")
 
@@ -454,8 +469,8 @@ def test_typed_attributes():
         "  %p = f32[8,16]{1,0} parameter(0)\n  %i = s32[8,3]{1,0} parameter(1)\n"
         "  %k = f32[3,3,16,32]{3,2,1,0} parameter(2)\n  %x = f32[1,8,8,16]{3,2,1,0} parameter(3)\n"
         "  %s = f32[4,8]{1,0} slice(%p), slice={[0:8:2], [8:16]}\n"
-        "  %pd = f32[9,14]{1,0} pad(%p, %z), padding=1_0_0x-2_0_0\n"
         "  %z = f32[] constant(0)\n"
+        "  %pd = f32[9,14]{1,0} pad(%p, %z), padding=1_0_0x-2_0_0\n"
         "  %t = f32[16,8]{1,0} transpose(%p), dimensions={1,0}\n"
         "  %d = f32[8,8]{1,0} dot(%p, %t), lhs_contracting_dims={1}, rhs_contracting_dims={0}, lhs_batch_dims={}, "
         "rhs_batch_dims={}\n"
@@ -466,8 +481,8 @@ def test_typed_attributes():
         "  %cv = f32[1,4,4,32]{3,2,1,0} convolution(%x, %k), window={size=3x3 stride=2x2 pad=1_1x0_1 "
         "rhs_dilate=1x2 lhs_dilate=2x1 rhs_reversal=0x1}, dim_labels=b01f_01io->b01f, feature_group_count=1\n"
         "  %ds = f32[2,4]{1,0} dynamic-slice(%p, %io, %io), dynamic_slice_sizes={2,4}\n"
-        "  ROOT %gt = f32[8,16]{1,0} get-tuple-element(%tt), index=1\n"
-        "  %tt = (f32[8,16], f32[8,16]) tuple(%p, %p)"
+        "  %tt = (f32[8,16], f32[8,16]) tuple(%p, %p)\n"
+        "  ROOT %gt = f32[8,16]{1,0} get-tuple-element(%tt), index=1"
     )
     e = parse_module_text(module(body)).entry
     assert e.by_name["s"].attrs["slice"] == (SliceDim(0, 8, 2), SliceDim(8, 16, 1))
