@@ -39,20 +39,26 @@ def exact_run_time(
     distinct = exact.get("operand_distinct_elements") or []
     per_element = exact.get("operand_reads_per_element") or []
     figures: list[tuple[float, float] | None] = []
-    for k, (_, _, size) in enumerate(model.operand_sizes(target)):
+    xla_bytes = cost.operand_bytes_accessed
+    as_xla = True  # every operand's bytes those the model reads of XLA's figures (``base``'s)
+    for k, (operand_size, _, size) in enumerate(model.operand_sizes(target)):
         n = distinct[k] if k < len(distinct) else None
         if n is None or size is None:  # not known, or a tuple
             figures.append(None)
             continue
         reads = per_element[k] if k < len(per_element) and per_element[k] is not None else 1.0
-        xla = cost.operand_bytes_accessed[k] if k < len(cost.operand_bytes_accessed) else None
+        xla = xla_bytes[k] if k < len(xla_bytes) else None
         # fewer reads than distinct elements: a runtime index picks which ones, the union of all
         # of them is the distinct count; one run reads at most as many as it makes reads
         net = n * size * min(reads, 1.0)
         total = n * size * reads
         if xla is not None and xla >= 0:
             total = min(total, max(xla, net))
-        figures.append((net, max(total, net)))
+        figure = (net, max(total, net))
+        figures.append(figure)
+        if as_xla:
+            xla_total = max(xla, 0.0) if xla is not None else operand_size
+            as_xla = figure == (min(operand_size, xla_total), xla_total)
     written = None
     in_place = in_place_scatter(target)
     if in_place is not None:
@@ -70,6 +76,10 @@ def exact_run_time(
         True if f is not None and f[0] < l2_cache_size else (coalesced[k] if k < len(coalesced) else None)
         for k, f in enumerate(figures)
     ]
+    if as_xla and written is None and verdicts == coalesced:
+        # the same reads on the same grid: the estimate is ``base`` itself (most kernels)
+        exact["time_us"] = base.exec_time_us
+        return base
     rt = model.run_time_reading(base, target, verdicts, figures, written)
     exact["time_us"] = rt.exec_time_us
     return rt

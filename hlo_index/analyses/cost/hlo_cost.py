@@ -548,7 +548,7 @@ class HloCost:
         utilization = self.utilization
         of, flop_figures = self.of, self._flop_figures
         counts = self._element_counts
-        flops = 0.0
+        terms: list[float] = []  # the weighed flops, summed at the end (exactly where no sum rounds)
         transcendentals: list[float] = []
         for instr in order:
             key = id(instr)
@@ -575,8 +575,11 @@ class HloCost:
                 transcendentals.append(instr_transcendentals)
             if instr_flops or not math.isfinite(u):  # else it adds a zero
                 # u x a float32 is that float32 where u is 1.0 (most instructions)
-                weighed = f32(instr_flops) if u == 1.0 else f32(u * f32(instr_flops))
-                flops = f32(flops + weighed)
+                if u == 1.0 and instr_flops.is_integer() and 0.0 <= instr_flops <= _EXACT_IN_FLOAT32:
+                    weighed = instr_flops  # ``f32`` keeps it as it is
+                else:
+                    weighed = f32(instr_flops) if u == 1.0 else f32(u * f32(instr_flops))
+                terms.append(weighed)
             if props is None:
                 for operand in operands:
                     roots[id(operand)] |= mine
@@ -603,10 +606,18 @@ class HloCost:
                     cur = 1.0  # every element used once: each step below is exact
                 else:
                     cur = f32(math.ceil(f32(f32(u * ou) * f32(float(n)))) / n)
-                root_util[okey] = f32(root_util[okey] + cur)
+                total = root_util[okey] + cur
+                # ``f32``'s own shortcut, without the call: a whole float32 within 2**24 stays as it is
+                exact = total.is_integer() and -_EXACT_IN_FLOAT32 <= total <= _EXACT_IN_FLOAT32
+                root_util[okey] = total if exact else f32(total)
         if self._fusion_key is None:  # the what-if reads them; a cost sharing fusions serves no what-if
             self._roots.update(roots)
             self._root_util.update(root_util)
+        flops = exact_float32_sum(terms) if terms else 0.0
+        if flops is None:  # some partial sum rounds: added in order, as XLA adds them
+            flops = 0.0
+            for weighed in terms:
+                flops = f32(flops + weighed)
         return flops, transcendentals
 
     def _parameter_read_bytes(self, param: Instruction) -> int:
@@ -618,7 +629,10 @@ class HloCost:
             u = f32(float(self.utilization.get(id(param), 0.0)))
             if not self.options.count_multiple_input_accesses:
                 u = min(u, 1.0)
-            return int(f32(f32(float(self._bytes(param.shape))) * u))
+            size = float(self._bytes(param.shape))
+            if u == 1.0 and size.is_integer() and size <= _EXACT_IN_FLOAT32:
+                return int(size)  # each ``f32`` below keeps a whole float32 as it is
+            return int(f32(f32(size) * u))
         return self._generic_parameter_read_bytes(param)
 
     def _generic_parameter_read_bytes(self, value: Instruction) -> int:

@@ -133,6 +133,8 @@ class FusionCost:
             if kind is list
             else v
             if kind in _PLAIN
+            else _json_dict(v)
+            if kind is dict
             else _json_value(v)
             for v in _JSON_FIGURES(self)
         ]
@@ -162,6 +164,13 @@ def _json_value(v):
     if isinstance(v, (list, tuple)):
         return _json_list(v)
     return v
+
+
+def _json_dict(v: dict) -> dict:
+    """A dict of figures: most (a launch grid) hold ints alone, copied as they are."""
+    if set(map(type, v.values())) <= _AS_THEY_ARE:
+        return dict(v)
+    return {k: _json_list(x) if type(x) is list else _json_value(x) for k, x in v.items()}
 
 
 _AS_THEY_ARE = frozenset({int, type(None)})
