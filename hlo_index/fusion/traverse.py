@@ -14,8 +14,9 @@ Users: TypeAlias = dict[int, list[tuple[Instruction, int]]]  # id(instr) -> [(us
 def post_order(comp: Computation) -> list[Instruction]:
     """Instructions reachable from the root, every operand before its users.
 
-    XLA prints every operand before its users, so the text order filtered to what the root reaches
-    usually is such an order; otherwise a depth-first post-order (iterative: deep graphs)."""
+    XLA prints every operand before its users (the linker rejects other text: ``operands_above``),
+    so the text order filtered to what the root reaches is such an order; a computation made
+    otherwise gets it checked, and a depth-first post-order (iterative: deep graphs) where it fails."""
     order = _text_order(comp)
     return order if order is not None else _depth_first_post_order(comp)
 
@@ -25,6 +26,16 @@ def _text_order(comp: Computation) -> list[Instruction] | None:
     if root is None:
         return []
     instructions = comp.instructions
+    if comp.operands_above:
+        # from the last instruction up, each one's users come before it: it is live if one is
+        live = {id(root)}
+        order = []
+        for instr in reversed(instructions):
+            if id(instr) in live:
+                order.append(instr)
+                live.update(map(id, instr.operands))
+        order.reverse()
+        return order
     position = {id(instr): k for k, instr in enumerate(instructions)}
     if position.get(id(root)) is None:
         return None

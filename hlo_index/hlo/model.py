@@ -427,6 +427,9 @@ class Computation:
     module: Module | None = None
     is_fused: bool = False  # called by some fusion instruction
     result_shape: Shape | None = None  # the result shape its signature states, when written
+    # every operand stands above its users in ``instructions`` (set by the linker, which rejects
+    # any other text): the text order is then an order to compute them in
+    operands_above: bool = False
 
     def __repr__(self) -> str:
         return f"<computation %{self.name} ({len(self.instructions)} instructions)>"

@@ -44,24 +44,68 @@ def _link_computation(
     literals: dict[tuple[Shape, str], str | None],
     references: bool = True,
 ) -> None:
+    # one joined text searched in C: a per-name generator costs more than the rest of linking
+    if references and "#" in "".join(chain.from_iterable(map(_OPERAND_NAMES, comp.instructions))):
+        comp.by_name = {instr.name: instr for instr in comp.instructions}
+        _desugar_output_references(comp, problems)
     by_name: dict[str, Instruction] = {}
     roots = []
     params: dict[int, Instruction] = {}
+    controlled = []
+    # As in XLA's parser an operand must be defined above its user (a later one could close a
+    # cycle, which no analysis, nor XLA, gives a meaning): operands are looked up among the names
+    # defined so far.
+    operands_above = True
+    rules = _PARSER_RULES
     for instr in comp.instructions:
         instr.computation = comp
-        if instr.name in by_name:
-            problems.append(
-                error(f"instruction %{instr.name} is defined twice in %{comp.name}", instr.line, instr.column)
-            )
-        by_name[instr.name] = instr
+        name = instr.name
+        if name in by_name:
+            problems.append(error(f"instruction %{name} is defined twice in %{comp.name}", instr.line, instr.column))
         if instr.is_root:
             roots.append(instr)
-        if instr.opcode == "parameter":
+        op = instr.opcode
+        if op == "parameter":
             n = instr.parameter_number
             if n in params:
                 problems.append(error(f"parameter number {n} is used twice in %{comp.name}", instr.line, instr.column))
             params[n] = instr  # type: ignore[index]  # the parser numbers every parameter
+        names = instr.operand_names
+        if names:
+            try:
+                instr.operands = tuple(map(by_name.__getitem__, names))
+            except KeyError:
+                operands_above = False
+                _report_undefined_operand(comp, instr, by_name, problems)
+                by_name[name] = instr
+                continue  # the op's own checks read its operands
+        by_name[name] = instr
+        attrs = instr.attrs
+        if attrs:
+            if not CALLEE_ROLES.isdisjoint(attrs):
+                _link_callees(module, instr, problems)
+            if attrs.get("control-predecessors"):
+                controlled.append(instr)  # linked below, by any name of the computation
+        rule = rules.get(op)
+        # most instructions pass: the count and the attributes are checked here, the rest by call
+        if rule is not None and (
+            (rule[0] is not None and len(names) != rule[0]) or not rule[3] <= attrs.keys() or rule[2] is not None
+        ):
+            _check_parser_rule(instr, rule, problems)
+        if op == "reshape":
+            _check_reshape(instr, problems)
+        elif op == "constant" and instr.literal:
+            key = (instr.shape, instr.literal)
+            if key in literals:
+                complaint = literals[key]
+            else:
+                complaint = literals[key] = check_literal(instr.shape, instr.literal)
+            if complaint is not None:
+                problems.append(error(f"constant %{name}: {complaint}", instr.line, instr.column))
     comp.by_name = by_name
+    comp.operands_above = operands_above
+    for instr in controlled:
+        _link_control_predecessors(comp, instr, instr.attrs["control-predecessors"], problems)
     comp.parameters = dict(sorted(params.items()))
     if len(roots) > 1:
         r = roots[1]
@@ -81,52 +125,18 @@ def _link_computation(
         problems.append(
             error(f"parameter numbers of %{comp.name} are not dense: missing {missing[:5]}", first.line, first.column)
         )
-    # one joined text searched in C: a per-name generator costs more than the rest of linking
-    if references and "#" in "".join(chain.from_iterable(map(_OPERAND_NAMES, comp.instructions))):
-        _desugar_output_references(comp, problems)
-    # As in XLA's parser an operand must be defined above its user: a later one could close a cycle,
-    # which no analysis (nor XLA) gives a meaning.
-    defined: dict[str, Instruction] = {}
-    for instr in comp.instructions:
-        if instr.operand_names:
-            try:
-                instr.operands = tuple(map(defined.__getitem__, instr.operand_names))
-            except KeyError:
-                defined[instr.name] = instr
-                _report_undefined_operand(comp, instr, defined, problems)
-                continue  # the op's own checks read its operands
-        defined[instr.name] = instr
-        if instr.attrs:
-            if not CALLEE_ROLES.isdisjoint(instr.attrs):
-                _link_callees(module, instr, problems)
-            predecessors = instr.attrs.get("control-predecessors")
-            if predecessors:
-                _link_control_predecessors(comp, instr, predecessors, problems)
-        rule = _PARSER_RULES.get(instr.opcode)
-        if rule is not None:
-            _check_parser_rule(instr, rule, problems)
-        if instr.opcode == "reshape":
-            _check_reshape(instr, problems)
-        elif instr.opcode == "constant" and instr.literal:
-            key = (instr.shape, instr.literal)
-            if key in literals:
-                complaint = literals[key]
-            else:
-                complaint = literals[key] = check_literal(instr.shape, instr.literal)
-            if complaint is not None:
-                problems.append(error(f"constant %{instr.name}: {complaint}", instr.line, instr.column))
 
 
 def _report_undefined_operand(
     comp: Computation, instr: Instruction, defined: dict[str, Instruction], problems: list[Diagnostic]
 ) -> None:
     missing = next(n for n in instr.operand_names if n not in defined)
-    if missing in comp.by_name:
+    if missing == instr.name or any(other.name == missing for other in comp.instructions):
+        where = "is the instruction itself" if missing == instr.name else "is defined only below it"
         message = (
-            f"operand %{missing} of %{instr.name} is defined only below it in %{comp.name}"
-            f" (XLA: instruction does not exist: {missing})"
+            f"operand %{missing} of %{instr.name} {where} in %{comp.name} (XLA: instruction does not exist: {missing})"
         )
-    elif missing.partition("#")[0] in comp.by_name:
+    elif any(other.name == missing.partition("#")[0] for other in comp.instructions):
         return  # an output reference past the instruction's outputs, reported with the references
     else:
         message = f"operand %{missing} of %{instr.name} is not defined in %{comp.name}"
@@ -134,23 +144,59 @@ def _report_undefined_operand(
 
 
 # What XLA's parser requires of these ops ("attribute X is expected but not seen"): the called
-# computations and dimensions the ops' meaning rests on (what a reduce combines, over which dims).
+# computations, dimensions and parameters the ops' meaning rests on (what a reduce combines, over
+# which dims; which elements a slice or gather takes). XLA names the first missing one in name order.
 _REQUIRED_ATTRIBUTES: dict[str, tuple[str, ...]] = {
-    "reduce": ("to_apply", "dimensions"),
-    "dynamic-slice": ("dynamic_slice_sizes",),
-    "reduce-window": ("to_apply",),
-    "map": ("to_apply",),
-    "scatter": ("to_apply",),
-    "select-and-scatter": ("select", "scatter"),
-    "sort": ("to_apply", "dimensions"),
-    "call": ("to_apply",),
-    "while": ("condition", "body"),
-    "fusion": ("kind", "calls"),
-    "all-reduce": ("to_apply",),
-    "all-reduce-start": ("to_apply",),
-    "reduce-scatter": ("to_apply", "dimensions"),
-    "all-gather": ("dimensions",),
-    "all-gather-start": ("dimensions",),
+    op: tuple(sorted(names))
+    for op, names in {
+        "reduce": ("to_apply", "dimensions"),
+        "dynamic-slice": ("dynamic_slice_sizes",),
+        "reduce-window": ("to_apply",),
+        "map": ("to_apply",),
+        "scatter": (
+            "to_apply",
+            "update_window_dims",
+            "inserted_window_dims",
+            "scatter_dims_to_operand_dims",
+            "index_vector_dim",
+        ),
+        "gather": ("offset_dims", "collapsed_slice_dims", "start_index_map", "index_vector_dim", "slice_sizes"),
+        "select-and-scatter": ("select", "scatter"),
+        "sort": ("to_apply", "dimensions"),
+        "call": ("to_apply",),
+        "while": ("condition", "body"),
+        "fusion": ("kind", "calls"),
+        "async-start": ("calls",),
+        "all-reduce": ("to_apply",),
+        "all-reduce-start": ("to_apply",),
+        "reduce-scatter": ("to_apply", "dimensions"),
+        "all-gather": ("dimensions",),
+        "all-gather-start": ("dimensions",),
+        "collective-permute": ("source_target_pairs",),
+        "collective-permute-start": ("source_target_pairs",),
+        "slice": ("slice",),
+        "transpose": ("dimensions",),
+        "concatenate": ("dimensions",),
+        "reverse": ("dimensions",),
+        "pad": ("padding",),
+        "iota": ("iota_dimension",),
+        "get-tuple-element": ("index",),
+        "compare": ("direction",),
+        "custom-call": ("custom_call_target",),
+        "convolution": ("dim_labels",),
+        "reduce-precision": ("exponent_bits", "mantissa_bits"),
+        "rng": ("distribution",),
+        "rng-bit-generator": ("algorithm",),
+        "rng-get-and-update-state": ("delta",),
+        "fft": ("fft_type", "fft_length"),
+        "batch-norm-inference": ("epsilon", "feature_index"),
+        "batch-norm-training": ("epsilon", "feature_index"),
+        "batch-norm-grad": ("epsilon", "feature_index"),
+        "topk": ("k",),
+        "get-dimension-size": ("dimensions",),
+        "set-dimension-size": ("dimensions",),
+        "domain": ("domain",),
+    }.items()
 }
 
 
@@ -197,20 +243,36 @@ def _one_collective_dimension(instr: Instruction) -> str | None:
     return None
 
 
+def _broadcast_dimensions(instr: Instruction) -> str | None:
+    """A broadcast names the result dimensions its operand's map to, which only a scalar (none)
+    may leave unsaid."""
+    if "dimensions" in instr.attrs or len(instr.operands) != 1:
+        return None
+    shape = instr.operands[0].shape
+    scalar = not shape.is_tuple and (shape.rank == 0 or shape.element_type == "unknown")
+    return None if scalar else "attribute dimensions is expected but not seen"
+
+
 # What XLA's parser checks of these ops once their operands and attributes are read: the message,
 # or None.
 _OPERAND_RULES: dict[str, Callable[[Instruction], str | None]] = {
     "reduce": _even_operand_count,
+    "broadcast": _broadcast_dimensions,
     **dict.fromkeys(_FIRST_INDEX, _dynamic_slice_operands),
     **dict.fromkeys(("all-gather", "all-gather-start", "reduce-scatter", "all-to-all"), _one_collective_dimension),
 }
 
 
 # per opcode: (the operand count XLA's parser expects, or None; the attributes it requires; the
-# check of its operands and attributes that follows, or None)
-_ParserRule = tuple[int | None, tuple[str, ...], Callable[[Instruction], str | None] | None]
+# check that follows, or None; the same attributes as a set)
+_ParserRule = tuple[int | None, tuple[str, ...], Callable[[Instruction], str | None] | None, frozenset[str]]
 _PARSER_RULES: dict[str, _ParserRule] = {
-    op: (OPERAND_COUNTS.get(op), _REQUIRED_ATTRIBUTES.get(op, ()), _OPERAND_RULES.get(op))
+    op: (
+        OPERAND_COUNTS.get(op),
+        _REQUIRED_ATTRIBUTES.get(op, ()),
+        _OPERAND_RULES.get(op),
+        frozenset(_REQUIRED_ATTRIBUTES.get(op, ())),
+    )
     for op in OPERAND_COUNTS.keys() | _REQUIRED_ATTRIBUTES.keys() | _OPERAND_RULES.keys()
 }
 
@@ -218,7 +280,7 @@ _PARSER_RULES: dict[str, _ParserRule] = {
 def _check_parser_rule(instr: Instruction, rule: _ParserRule, problems: list[Diagnostic]) -> None:
     """What XLA's parser checks of the op, in its order: the operand count, the attributes, then
     the op's own check."""
-    expected, required, check = rule
+    expected, required, check, _ = rule
     count = len(instr.operand_names)
     if expected is not None and count != expected:
         problems.append(error(f"expects {expected} operands, but has {count} operands", instr.line, instr.column))
