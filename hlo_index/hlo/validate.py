@@ -146,6 +146,7 @@ def _report_undefined_operand(
 # What XLA's parser requires of these ops ("attribute X is expected but not seen"): the called
 # computations, dimensions and parameters the ops' meaning rests on (what a reduce combines, over
 # which dims; which elements a slice or gather takes). XLA names the first missing one in name order.
+# Not an iota's ``iota_dimension``: the indexing spec writes it ``dimensions={1}``, read as well.
 _REQUIRED_ATTRIBUTES: dict[str, tuple[str, ...]] = {
     op: tuple(sorted(names))
     for op, names in {
@@ -179,7 +180,6 @@ _REQUIRED_ATTRIBUTES: dict[str, tuple[str, ...]] = {
         "concatenate": ("dimensions",),
         "reverse": ("dimensions",),
         "pad": ("padding",),
-        "iota": ("iota_dimension",),
         "get-tuple-element": ("index",),
         "compare": ("direction",),
         "custom-call": ("custom_call_target",),
