@@ -43,7 +43,7 @@ def check_written_shapes(module: Module) -> list[Diagnostic]:
             if case in passed:
                 continue
             if instr.opcode in _OPERAND_CHECKS:  # their results are tuples as often as not
-                message = _collective_dimension(instr)
+                message = check(instr)
                 if message:
                     rule = _RULE_NAMES[instr.opcode]
                     problems.append(error(f"%{instr.name} is invalid ({rule}): {message}", instr.line, instr.column))
@@ -213,8 +213,21 @@ def _collective_result(instr: Instruction, dim: int) -> str | None:
     return None
 
 
+def _sort_dimension(instr: Instruction) -> str | None:
+    """The dimension a sort sorts along lies inside its operands (the parser sees that it names one)."""
+    dims = instr.attrs.get("dimensions")
+    if not dims or len(dims) != 1:
+        return None
+    for op in instr.operands:
+        shape = op.shape
+        if not shape.is_tuple and not is_unknown(shape) and not 0 <= dims[0] < shape.rank:
+            return f"dimension {dims[0]} is outside the operand's {shape.rank} dimensions"
+    return None
+
+
 _COLLECTIVES = ("all-gather", "all-gather-start", "reduce-scatter", "all-to-all")
-_OPERAND_CHECKS = frozenset(_COLLECTIVES)
+# checks that read the operands alone (the result is a tuple as often as not)
+_OPERAND_CHECKS = frozenset((*_COLLECTIVES, "sort"))
 _CHECKS: dict[str, Callable[[Instruction], str | None]] = {
     "pad": _inferred,
     "transpose": _inferred,
@@ -226,6 +239,7 @@ _CHECKS: dict[str, Callable[[Instruction], str | None]] = {
     "select-and-scatter": _windowed,
     "dot": _dot,
     **dict.fromkeys(_COLLECTIVES, _collective_dimension),
+    "sort": _sort_dimension,
 }
 _RULE_NAMES = {
     "pad": "ShapeInference::InferPadShape",
@@ -241,4 +255,5 @@ _RULE_NAMES = {
     "all-gather-start": "ShapeInference::InferAllGatherStartShape",
     "reduce-scatter": "ShapeInference::InferReduceScatterShape",
     "all-to-all": "ShapeInference::InferAllToAllShape",
+    "sort": "ShapeVerifier::HandleSort",
 }

@@ -243,6 +243,12 @@ def _one_collective_dimension(instr: Instruction) -> str | None:
     return None
 
 
+def _one_sort_dimension(instr: Instruction) -> str | None:
+    """A sort sorts along one dimension (XLA's parser fails any other count, without a message)."""
+    dims = instr.attrs.get("dimensions")
+    return f"sort takes one dimension, dimensions has {len(dims)}" if dims is not None and len(dims) != 1 else None
+
+
 def _broadcast_dimensions(instr: Instruction) -> str | None:
     """A broadcast names the result dimensions its operand's map to, which only a scalar (none)
     may leave unsaid."""
@@ -258,6 +264,7 @@ def _broadcast_dimensions(instr: Instruction) -> str | None:
 _OPERAND_RULES: dict[str, Callable[[Instruction], str | None]] = {
     "reduce": _even_operand_count,
     "broadcast": _broadcast_dimensions,
+    "sort": _one_sort_dimension,
     **dict.fromkeys(_FIRST_INDEX, _dynamic_slice_operands),
     **dict.fromkeys(("all-gather", "all-gather-start", "reduce-scatter", "all-to-all"), _one_collective_dimension),
 }

@@ -115,6 +115,23 @@ CASES = {
         "f32[8] dynamic-update-slice(x, upd, i0, i0)",
         "Wrong number of operands.",
     ),
+    # jaxlib 0.10.2: a syntax error without a message
+    "a sort along two dimensions": ("f32[8] sort(x), dimensions={0,0}, to_apply=ge", "sort takes one dimension"),
+    "a slice without its ranges": ("f32[4] slice(x)", "attribute slice is expected but not seen"),
+    "a transpose without its dimensions": ("f32[8] transpose(x)", "attribute dimensions is expected but not seen"),
+    "a broadcast of an array without its dimensions": (
+        "f32[8,2] broadcast(x)",
+        "attribute dimensions is expected but not seen",
+    ),
+    "a compare without its direction": ("pred[8] compare(x, x)", "attribute direction is expected but not seen"),
+    "a custom-call without its target": ("f32[8] custom-call(x)", "attribute custom_call_target is expected"),
+    "a get-tuple-element without its index": ("s32[] get-tuple-element(t0)", "attribute index is expected"),
+    # XLA names the first missing attribute in name order
+    "a while without its computations": ("(s32[]) while(t0)", "attribute body is expected but not seen"),
+    "a gather with its slice sizes alone": (
+        "f32[2,1] gather(x, idx), slice_sizes={1}",
+        "attribute collapsed_slice_dims is expected but not seen",
+    ),
 }
 
 
@@ -141,6 +158,7 @@ def test_the_same_ops_with_their_attributes_are_read():
         "f32[8] dynamic-update-slice(x, upd, i0)",
         "f32[8] all-to-all(x), dimensions={0}",
         "f32[16] all-gather(x), dimensions={0,0}",  # the parser reads the first entry
+        "f32[8] broadcast(z)",  # a scalar's dimensions may be left unsaid
     ]
     for root in roots:
         assert parse_module_text(MODULE.format(root=root)).entry.root.name == "r"

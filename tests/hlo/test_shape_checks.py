@@ -161,3 +161,17 @@ def test_a_collective_dimension_inside_the_operand_is_read():
     # compiles with jaxlib 0.10.2 (one device: the group is one replica)
     text = module("ROOT r = f32[4,6] reduce-scatter(p), dimensions={1}, to_apply=add", ADD)
     assert parse_module_text(text).entry.root.opcode == "reduce-scatter"
+
+
+def test_a_sort_along_a_dimension_its_operand_lacks_is_rejected():
+    # jaxlib 0.10.2: "dimension attribute value must be in range [-2, 2), but found 2"
+    less = (
+        "lt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = pred[] compare(a, b), direction=LT\n}\n\n"
+    )
+    with pytest.raises(ParseError) as info:
+        parse_module_text(module("ROOT r = f32[4,6] sort(p), dimensions={2}, to_apply=lt", less))
+    d = info.value.diagnostic
+    assert "ShapeVerifier::HandleSort" in d.message and "outside the operand's 2 dimensions" in d.message, d
+    assert (
+        parse_module_text(module("ROOT r = f32[4,6] sort(p), dimensions={1}, to_apply=lt", less)).entry.root.name == "r"
+    )

@@ -274,28 +274,6 @@ def test_an_instruction_reading_itself_is_a_diagnostic():
     assert (err.diagnostic.line, err.diagnostic.column) == (5, 3)
 
 
-@pytest.mark.parametrize(
-    "body, missing",
-    [
-        ("%t = (f32[8]) tuple(%p)\n  ROOT %r = f32[8] get-tuple-element(%t)", "index"),
-        ("ROOT %r = f32[4] slice(%p)", "slice"),
-        ("ROOT %r = f32[8] transpose(%p)", "dimensions"),
-        ("ROOT %r = f32[8,2] broadcast(%p)", "dimensions"),
-        ("ROOT %r = pred[8] compare(%p, %p)", "direction"),
-        ("ROOT %r = f32[8] custom-call(%p)", "custom_call_target"),
-        ("ROOT %r = f32[8] while(%p)", "body"),  # XLA names the first missing one in name order
-        ("%i = s32[2,1] parameter(1)\n  ROOT %r = f32[2,1] gather(%p, %i), slice_sizes={1}", "collapsed_slice_dims"),
-    ],
-)
-def test_attributes_xlas_parser_requires(body, missing):
-    fails(module("  %p = f32[8] parameter(0)\n  " + body), f"attribute {missing} is expected but not seen")
-
-
-def test_a_scalar_broadcast_may_leave_its_dimensions_unsaid():
-    m = parse_module_text(module("  %s = f32[] parameter(0)\n  ROOT %r = f32[8] broadcast(%s)"))
-    assert m.entry.root.opcode == "broadcast" and "dimensions" not in m.entry.root.attrs
-
-
 def test_undefined_computation_is_a_diagnostic():
     fails(module("  %p = f32[8] parameter(0)\n  ROOT %c = f32[8] call(%p), to_apply=%nowhere"), "%nowhere")
 
