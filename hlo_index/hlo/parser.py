@@ -10,13 +10,11 @@ reader declines a text.
 from __future__ import annotations
 
 import gc
-import operator
 import re
 import threading
-from bisect import bisect_left
+from bisect import bisect_right
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import partial
 from itertools import pairwise
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
@@ -100,8 +98,7 @@ class _Signature:
 _FAST_ATTR = re.compile(FAST_ATTR, re.ASCII | re.DOTALL).finditer  # read as the lexer reads it
 _PERCENT_NAMES = A.PERCENT_NAME.findall  # the names of an operand list written with its %s
 _PARAMETER_SHAPES = SIGNATURE_PARAMETER_SHAPE.findall  # the shape texts of a flat signature
-_OPCODE, _METADATA, _LINE = attrgetter("opcode"), attrgetter("metadata"), attrgetter("line")
-_ONE = 1
+_OPCODE, _METADATA = attrgetter("opcode"), attrgetter("metadata")
 _state = threading.local()  # inline computations found during the current parse
 
 
@@ -779,20 +776,15 @@ def _finish_module(module: Module) -> None:
         desugar_module(module)
     entry = None
     line_column = _state.lines
-    # LineIndex's arithmetic over whole lists: the newlines before an offset, and the offset of
-    # the last of them (-1 before the first line)
-    newlines_before = partial(bisect_left, line_column.newlines)
-    last_newline = [-1, *line_column.newlines]
+    newlines = line_column.newlines
     for comp in module.computations:
         comp.module = module
         comp.line, comp.column = line_column(comp.line)
-        instructions = comp.instructions
-        offsets = list(map(_LINE, instructions))
-        counts = list(map(newlines_before, offsets))
-        columns = map(operator.sub, offsets, map(last_newline.__getitem__, counts))
-        for instr, line, column in zip(instructions, map(_ONE.__add__, counts), columns):
-            instr.line = line
-            instr.column = column
+        for instr in comp.instructions:  # LineIndex inlined: one call per instruction less
+            pos = instr.line
+            i = bisect_right(newlines, pos - 1)
+            instr.line = i + 1
+            instr.column = pos - newlines[i - 1] if i else pos + 1
         if comp.is_entry:
             entry = comp
     if entry is None and last_written is not None:
