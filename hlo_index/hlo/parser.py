@@ -98,7 +98,7 @@ class _Signature:
 _FAST_ATTR = re.compile(FAST_ATTR, re.ASCII | re.DOTALL).finditer  # read as the lexer reads it
 _PERCENT_NAMES = A.PERCENT_NAME.findall  # the names of an operand list written with its %s
 _PARAMETER_SHAPES = SIGNATURE_PARAMETER_SHAPE.findall  # the shape texts of a flat signature
-_OPCODE, _METADATA = attrgetter("opcode"), attrgetter("metadata")
+_OPCODE = attrgetter("opcode")
 _state = threading.local()  # inline computations found during the current parse
 
 
@@ -800,26 +800,22 @@ def _resolve_source_locations(module: Module) -> None:
     from dataclasses import replace
 
     frames = module.stack_frames
-    # per distinct Metadata (the parser shares one per text), by identity: cheaper than the
-    # dataclass's hash; ``kept`` holds each, so no other object can take its id
-    kept: dict[int, Metadata | None] = {}
+    resolved: dict[int, tuple[Metadata, Metadata]] = {}
     for comp in module.computations:
-        kept.update(zip(map(id, mds := list(map(_METADATA, comp.instructions))), mds))
-    resolved: dict[int, Metadata] = {}
-    for key, md in kept.items():
-        if md is None or not md.stack_frame_id or md.source_file:
-            continue
-        frame = frames.get(md.stack_frame_id)
-        if frame is not None:
-            resolved[key] = replace(md, source_file=frame.file, source_line=frame.line)
-    if not resolved:
-        return
-    for comp in module.computations:
-        instructions = comp.instructions
-        news = list(map(resolved.get, map(id, map(_METADATA, instructions))))
-        for instr, new in zip(instructions, news):
-            if new is not None:
-                instr.metadata = new
+        for instr in comp.instructions:
+            md = instr.metadata
+            if md is None or not md.stack_frame_id or md.source_file:
+                continue
+            # by identity (the parser shares one Metadata per text; the entry keeps ``md`` alive):
+            # cheaper than the dataclass's hash
+            hit = resolved.get(id(md))
+            if hit is None:
+                frame = frames.get(md.stack_frame_id)
+                hit = resolved[id(md)] = (
+                    md,
+                    md if frame is None else replace(md, source_file=frame.file, source_line=frame.line),
+                )
+            instr.metadata = hit[1]
 
 
 _BUILDER = _ModelBuilder()
