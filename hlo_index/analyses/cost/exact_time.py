@@ -40,7 +40,7 @@ def exact_run_time(
     per_element = exact.get("operand_reads_per_element") or []
     figures: list[tuple[float, float] | None] = []
     xla_bytes = cost.operand_bytes_accessed
-    as_xla = True  # every operand's bytes those the model reads of XLA's figures (``base``'s)
+    as_xla = True  # whether each operand's figure is the one the model makes of XLA's bytes (``base``'s)
     for k, (operand_size, _, size) in enumerate(model.operand_sizes(target)):
         n = distinct[k] if k < len(distinct) else None
         if n is None or size is None:  # not known, or a tuple
