@@ -118,6 +118,7 @@ CASES = {
     # jaxlib 0.10.2: a syntax error without a message
     "a sort along two dimensions": ("f32[8] sort(x), dimensions={0,0}, to_apply=ge", "sort takes one dimension"),
     "a slice without its ranges": ("f32[4] slice(x)", "attribute slice is expected but not seen"),
+    "a slice of a tuple without its ranges": ("s32[] slice(t0)", "attribute slice is expected but not seen"),
     "a transpose without its dimensions": ("f32[8] transpose(x)", "attribute dimensions is expected but not seen"),
     "a broadcast of an array without its dimensions": (
         "f32[8,2] broadcast(x)",
