@@ -385,3 +385,38 @@ def test_a_what_if_candidate_gets_its_own_estimate_beside_a_twin(runner, tmp_pat
     assert costs["first"]["time_fused_us"] is None and costs["first"]["time_unfused_us"] is None
     assert costs["second"]["time_fused_us"] is not None and costs["second"]["time_unfused_us"] is not None
     assert not [d for d in doc["modules"][0]["diagnostics"] if d["severity"] == "error"]
+
+
+BLOCK_LEVEL = """HloModule block_level
+
+%fused_negate (p0: f32[64,128]) -> f32[64,128] {
+  %p0 = f32[64,128]{1,0} parameter(0)
+  ROOT %n = f32[64,128]{1,0} negate(%p0)
+}
+
+ENTRY %main (a: f32[64,128]) -> f32[64,128] {
+  %a = f32[64,128]{1,0} parameter(0)
+  ROOT %negate_fusion = f32[64,128]{1,0} fusion(%a), kind=kCustom, calls=%fused_negate, backend_config=CONFIG
+}
+"""
+
+
+@pytest.mark.parametrize("kind", ["__triton", "__triton_gemm"])
+def test_a_block_level_config_that_is_not_integers_gives_no_time_and_says_why(tmp_path, kind):
+    """Tile sizes XLA's backend cannot read into its proto (a fuzzed "" among them) give no tiling
+    and no grid, where they ended in an internal error; the tiled estimate names the config."""
+    config = {
+        "fusion_backend_config": {
+            "kind": kind,
+            "block_level_fusion_config": {"output_tiles": [{"sizes": ["", "16"]}], "num_warps": "2"},
+        }
+    }
+    path = tmp_path / "module.sm_9.0_gpu_after_optimizations.txt"
+    path.write_text(BLOCK_LEVEL.replace("CONFIG", json.dumps(config, separators=(",", ":"))))
+    result = CliRunner().invoke(main, ["analyze", str(path), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    (target,) = json.loads(result.output)["modules"][0]["targets"]
+    cost = target["cost"]
+    assert cost["time_us"] is None and cost["launch"] is None
+    if kind == "__triton":
+        assert "block_level_fusion_config of %negate_fusion is not read" in cost["model"]

@@ -30,7 +30,7 @@ from .exact_time import exact_run_time
 from .flops import CostOptions
 from .hlo_cost import HloCost, Properties, computation_totals_under
 from .options import TargetCostOptions
-from .triton_fusions import TRITON_GEMM_KINDS, block_level_config, block_level_launch, triton_kind
+from .triton_fusions import TRITON_GEMM_KINDS, UnreadableConfig, block_level_config, block_level_launch, triton_kind
 
 # The GPU models and the device tables are imported when a GPU module or a device asks for them.
 if TYPE_CHECKING:
@@ -469,7 +469,7 @@ def _gpu_time(
             else:
                 rt = models.indexing.run_time(target)
                 cost.model = "gpu_indexing_performance_model"
-        except TilingError as e:
+        except (TilingError, UnreadableConfig) as e:
             cost.model = f"none ({e})"
             return
     else:

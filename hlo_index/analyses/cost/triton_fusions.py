@@ -8,23 +8,35 @@ from ...hlo.backend_config import backend_config
 from ...hlo.model import Instruction
 
 
+class UnreadableConfig(ValueError):
+    """A ``block_level_fusion_config`` whose tiles or warps are not integers: XLA's backend fails
+    to read it into its proto, so no tiling or grid follows from it."""
+
+
 def block_level_config(fusion: Instruction) -> tuple[list[list[int]], int | None] | None:
-    """The output tiles and warps of ``block_level_fusion_config`` in a fusion's backend_config."""
+    """The output tiles and warps of ``block_level_fusion_config`` in a fusion's backend_config;
+    ``UnreadableConfig`` where they are not integers."""
     config = backend_config(fusion) or {}
     fbc = config.get("fusion_backend_config") or {}
     blc = fbc.get("block_level_fusion_config")
     if not blc:
         return None
-    tiles = [[int(s) for s in t.get("sizes", [])] for t in blc.get("output_tiles", [])]
-    warps = blc.get("num_warps")
-    return tiles, int(warps) if warps is not None else None
+    try:
+        tiles = [[int(s) for s in t.get("sizes", [])] for t in blc.get("output_tiles", [])]
+        warps = blc.get("num_warps")
+        return tiles, int(warps) if warps is not None else None
+    except (AttributeError, TypeError, ValueError) as e:
+        raise UnreadableConfig(f"block_level_fusion_config of %{fusion.name} is not read: {e}") from None
 
 
 def block_level_launch(fusion: Instruction) -> dict | None:
     """The grid of a fusion tiled by its ``block_level_fusion_config``: one block per output tile,
     32 threads per warp; None without a config (a classic ``__triton_gemm`` fusion) or for several
     outputs."""
-    config = block_level_config(fusion)
+    try:
+        config = block_level_config(fusion)
+    except UnreadableConfig:
+        return None
     if config is None or fusion.shape.is_tuple:
         return None
     tiles, warps = config
