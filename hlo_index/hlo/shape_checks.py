@@ -10,7 +10,7 @@ Only dimensions are compared: element types and layouts are left to the ops' own
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from operator import attrgetter
 
 from .diagnostics import error
@@ -189,6 +189,11 @@ def _collective_dimension(instr: Instruction) -> str | None:
     dims = instr.attrs.get("dimensions")
     if not dims:
         return None
+    return _outside_operands(instr, dims) or _collective_result(instr, dims[0])
+
+
+def _outside_operands(instr: Instruction, dims: Sequence[int]) -> str | None:
+    """The first of ``dims`` that some array operand lacks, said; None where each has them all."""
     for op in instr.operands:
         shape = op.shape
         if shape.is_tuple or is_unknown(shape):
@@ -196,7 +201,7 @@ def _collective_dimension(instr: Instruction) -> str | None:
         bad = [d for d in dims if not 0 <= d < shape.rank]
         if bad:
             return f"dimension {bad[0]} is outside the operand's {shape.rank} dimensions"
-    return _collective_result(instr, dims[0])
+    return None
 
 
 def _collective_result(instr: Instruction, dim: int) -> str | None:
@@ -216,13 +221,7 @@ def _collective_result(instr: Instruction, dim: int) -> str | None:
 def _sort_dimension(instr: Instruction) -> str | None:
     """The dimension a sort sorts along lies inside its operands (the parser sees that it names one)."""
     dims = instr.attrs.get("dimensions")
-    if not dims or len(dims) != 1:
-        return None
-    for op in instr.operands:
-        shape = op.shape
-        if not shape.is_tuple and not is_unknown(shape) and not 0 <= dims[0] < shape.rank:
-            return f"dimension {dims[0]} is outside the operand's {shape.rank} dimensions"
-    return None
+    return _outside_operands(instr, dims) if dims and len(dims) == 1 else None
 
 
 _COLLECTIVES = ("all-gather", "all-gather-start", "reduce-scatter", "all-to-all")

@@ -230,23 +230,24 @@ def _dynamic_slice_operands(instr: Instruction) -> str | None:
     return "Wrong number of operands." if not one_vector and count != first + operand.rank else None
 
 
-def _one_collective_dimension(instr: Instruction) -> str | None:
+def _first_collective_dimension(instr: Instruction) -> str | None:
     """The dimension a collective gathers or scatters is the first entry of ``dimensions`` (an empty
-    list fails); all-to-all's split dimension is its one entry."""
+    list fails)."""
     dims = instr.attrs.get("dimensions")
-    if dims is None:
-        return None  # required but not seen: said above; optional for all-to-all
-    if instr.opcode == "all-to-all" and len(dims) != 1:
-        return f"all-to-all takes one split dimension, dimensions has {len(dims)}"
-    if not dims:
+    if dims is not None and not dims:  # a missing one is said above
         return f"{instr.opcode} takes the dimension it gathers or scatters from dimensions, which is empty"
     return None
 
 
-def _one_sort_dimension(instr: Instruction) -> str | None:
-    """A sort sorts along one dimension (XLA's parser fails any other count, without a message)."""
-    dims = instr.attrs.get("dimensions")
-    return f"sort takes one dimension, dimensions has {len(dims)}" if dims is not None and len(dims) != 1 else None
+def _one_dimension(what: str) -> Callable[[Instruction], str | None]:
+    """An op whose ``dimensions``, where given, has exactly one entry (XLA's parser fails any
+    other count, without a message): all-to-all's split dimension, a sort's dimension."""
+
+    def check(instr: Instruction) -> str | None:
+        dims = instr.attrs.get("dimensions")
+        return f"{what}, dimensions has {len(dims)}" if dims is not None and len(dims) != 1 else None
+
+    return check
 
 
 def _broadcast_dimensions(instr: Instruction) -> str | None:
@@ -264,9 +265,10 @@ def _broadcast_dimensions(instr: Instruction) -> str | None:
 _OPERAND_RULES: dict[str, Callable[[Instruction], str | None]] = {
     "reduce": _even_operand_count,
     "broadcast": _broadcast_dimensions,
-    "sort": _one_sort_dimension,
+    "sort": _one_dimension("sort takes one dimension"),
+    "all-to-all": _one_dimension("all-to-all takes one split dimension"),
     **dict.fromkeys(_FIRST_INDEX, _dynamic_slice_operands),
-    **dict.fromkeys(("all-gather", "all-gather-start", "reduce-scatter", "all-to-all"), _one_collective_dimension),
+    **dict.fromkeys(("all-gather", "all-gather-start", "reduce-scatter"), _first_collective_dimension),
 }
 
 
