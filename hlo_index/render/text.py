@@ -202,6 +202,8 @@ def cost_totals_line(mod: ModuleReport) -> str | None:
     )
     total = c.get("time_us")
     if total is None:
+        if c.get("device"):  # a device, but its model timed none of the targets: each says why
+            return f"cost of {mod.name}: no time (no target timed on {c['device']}); {figures}"
         return f"cost of {mod.name}: no time (no device model: --device gives a roofline); {figures}"
     device = c.get("device") or "?"
     why = c.get("device_assumed")

@@ -8,8 +8,9 @@ producer of the fusion what-if.
 The cost model reuses what the report has already computed instead of computing it again: the
 exact utilization of each operand (the ``utilization`` figures) and, where the emitter's threads
 read the same elements on the cost's device as on the device of the ``coalescing`` figures, their
-verdicts. Fusions equal in structure (``fusion_structure_key``) with equal given figures have
-equal costs: one is computed per key and module, the others share it.
+verdicts. Fusions equal in what the cost reads of them (``fusion_cost_key``: their structure, but
+for where their slices start) with equal given figures have equal costs: one is computed per key
+and module, the others share it.
 """
 
 from __future__ import annotations
@@ -322,12 +323,18 @@ def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> N
         report.extra["cost"] = cost.to_json()
         state.costs.append((report.name, report.extra["cost"], cost.time_us))
         return
-    key = (structure, tokens, tuple(given or ())) if structure is not None else None
+    cost_key = state.session.cost_key(target) if structure is not None else None
+    key = (cost_key, tokens, tuple(given or ())) if structure is not None else None
     hit = state.by_key.get(key) if key is not None else None
+    coalesced = None
     if hit is None:
-        coalesced = None
         if given is not None and state.same_threads(target, options.get("gpu_device") or _models()[2]):
             coalesced = given
+        if cost_key is not structure and state.session.reads_maps(target, coalesced):
+            # the estimate reads the maps, where the slices' starts count: shared by structure only
+            key = (structure, tokens, tuple(given or ()))
+            hit = state.by_key.get(key)
+    if hit is None:
         cost = cost_of_target(
             target, module, state.options, state.session, utilization=utilization, coalesced=coalesced
         )

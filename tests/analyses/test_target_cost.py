@@ -187,3 +187,19 @@ def test_time_uses_exact_makes_the_exact_time_the_time(tmp_path):
     exact = _gpu_cost(tmp_path, _transpose_module(True), "--cost-option", "time_uses=exact")
     assert default["time_uses"] == "xla" and exact["time_uses"] == "exact"
     assert exact["time_us"] == pytest.approx(default["exact"]["time_us"])
+
+
+def test_a_fusion_that_only_slices_is_costed_by_its_shapes_and_strides_not_its_starts() -> None:
+    from hlo_index.analyses.cost.cost_keys import fusion_cost_key
+    from hlo_index.analyses.structure_keys import fusion_structure_key
+    from tests.cli.test_cost_cli import SLICED_SHARDS
+
+    module = parse_module_text(SLICED_SHARDS)
+    fusions = {i.name: i for i in module.entry.instructions if i.opcode == "fusion"}
+    key = {name: fusion_cost_key(f) for name, f in fusions.items()}
+    assert key["a"] == key["b"] == key["c"] and key["f"] == key["g"]
+    assert len({key["a"], key["d"], key["e"], key["f"]}) == 4  # a stride, a size, two outputs
+    assert fusion_structure_key(fusions["a"]) != fusion_structure_key(fusions["b"])
+    # a fusion that does more than slice keeps its structure's key
+    gpu = parse_module_text(SLICE_GPU)
+    assert fusion_cost_key(gpu.entry.root) == fusion_structure_key(gpu.entry.root)

@@ -420,3 +420,92 @@ def test_a_block_level_config_that_is_not_integers_gives_no_time_and_says_why(tm
     assert cost["time_us"] is None and cost["launch"] is None
     if kind == "__triton":
         assert "block_level_fusion_config of %negate_fusion is not read" in cost["model"]
+
+
+SLICED_SHARDS = """HloModule sliced_shards
+
+%shard_a (p: f32[8192]) -> f32[1024] {
+  %p = f32[8192]{0} parameter(0)
+  ROOT %s = f32[1024]{0} slice(%p), slice={[0:1024]}
+}
+
+%shard_b (p: f32[8192]) -> f32[1024] {
+  %p = f32[8192]{0} parameter(0)
+  ROOT %s = f32[1024]{0} slice(%p), slice={[1024:2048]}
+}
+
+%shard_c (p: f32[8192]) -> f32[1024] {
+  %p = f32[8192]{0} parameter(0)
+  ROOT %s = f32[1024]{0} slice(%p), slice={[3:1027]}
+}
+
+%shard_d (p: f32[8192]) -> f32[1024] {
+  %p = f32[8192]{0} parameter(0)
+  ROOT %s = f32[1024]{0} slice(%p), slice={[0:2048:2]}
+}
+
+%shard_e (p: f32[8192]) -> f32[2048] {
+  %p = f32[8192]{0} parameter(0)
+  ROOT %s = f32[2048]{0} slice(%p), slice={[4096:6144]}
+}
+
+%pair_f (p: f32[8192]) -> (f32[1024], f32[1024]) {
+  %p = f32[8192]{0} parameter(0)
+  %s = f32[1024]{0} slice(%p), slice={[0:1024]}
+  %t = f32[1024]{0} slice(%p), slice={[2048:3072]}
+  ROOT %r = (f32[1024]{0}, f32[1024]{0}) tuple(%s, %t)
+}
+
+%pair_g (p: f32[8192]) -> (f32[1024], f32[1024]) {
+  %p = f32[8192]{0} parameter(0)
+  %s = f32[1024]{0} slice(%p), slice={[5:1029]}
+  %t = f32[1024]{0} slice(%p), slice={[7000:8024]}
+  ROOT %r = (f32[1024]{0}, f32[1024]{0}) tuple(%s, %t)
+}
+
+ENTRY %main (flat: f32[8192]) -> (f32[1024], f32[1024], f32[1024], f32[1024], f32[2048]) {
+  %flat = f32[8192]{0} parameter(0)
+  %a = f32[1024]{0} fusion(%flat), kind=kLoop, calls=%shard_a
+  %b = f32[1024]{0} fusion(%flat), kind=kLoop, calls=%shard_b
+  %c = f32[1024]{0} fusion(%flat), kind=kLoop, calls=%shard_c
+  %d = f32[1024]{0} fusion(%flat), kind=kLoop, calls=%shard_d
+  %e = f32[2048]{0} fusion(%flat), kind=kLoop, calls=%shard_e
+  %f = (f32[1024]{0}, f32[1024]{0}) fusion(%flat), kind=kLoop, calls=%pair_f
+  %g = (f32[1024]{0}, f32[1024]{0}) fusion(%flat), kind=kLoop, calls=%pair_g
+  ROOT %t = (f32[1024]{0}, f32[1024]{0}, f32[1024]{0}, f32[1024]{0}, f32[2048]{0}) tuple(%a, %b, %c, %d, %e)
+}
+"""
+
+
+@pytest.mark.parametrize("model", [[], ["--cost-model", "indexing"]])
+def test_fusions_slicing_one_buffer_at_other_offsets_share_the_cost_each_has_alone(runner, tmp_path, model):
+    """Fusions that only slice their parameter (an FSDP step's shards) share one cost where they
+    differ only in where the slices start (a, b, c; f, g); a stride (d) or a size (e) is a cost
+    of its own. Each fusion's cost in the whole report is the one it gets reported alone, for the
+    classic model (given verdicts) and the indexing one (which reads the maps: shared by
+    structure only)."""
+    hlo = tmp_path / "shards.sm_9.0_gpu_after_optimizations.txt"
+    hlo.write_text(SLICED_SHARDS)
+    code, doc, stderr = _analyze(runner, hlo, "--target", "gpu", *model, "--format", "json")
+    assert code == 0, stderr
+    together = {t["name"]: t["cost"] for t in doc["modules"][0]["targets"] if t["opcode"] == "fusion"}
+    assert set(together) == set("abcdefg")
+    for name, cost in together.items():
+        code, alone, stderr = _analyze(runner, hlo, "--target", "gpu", *model, "--fusion", name, "--format", "json")
+        assert code == 0, stderr
+        (target,) = alone["modules"][0]["targets"]
+        assert target["cost"] == cost, name
+    # XLA's slice reads what it writes: 4 KB for the 1024-element shards, twice that for e, f, g
+    for name, written in {"a": 4096, "b": 4096, "c": 4096, "d": 4096, "e": 8192, "f": 8192, "g": 8192}.items():
+        assert together[name]["operand_bytes_accessed"] == [written], name
+        assert together[name]["bytes_accessed"] == 2 * written, name
+        # XLA's indexing model times no multi-output fusion
+        assert (together[name]["time_us"] is None) == (bool(model) and name in "fg"), name
+    if not model:  # the classic model: a stride-2 slice is read uncoalesced, slower than its neighbours
+        assert together["d"]["read_time_us"] > together["a"]["read_time_us"]
+        return
+    # a target the device's model does not time says why, not that a device is missing
+    why = "(no time: the indexing cost model does not support multi-output fusions)"
+    assert together["f"]["explanation"].endswith(why)
+    result = runner.invoke(main, ["analyze", str(hlo), "--target", "gpu", *model, "--fusion", "f"])
+    assert "no time (no target timed on h100_sxm)" in result.stdout

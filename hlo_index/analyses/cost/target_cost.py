@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from ...hlo.model import Computation, Instruction
 from ..structure_keys import fusion_structure_key
+from .cost_keys import fusion_cost_key
 from .exact_time import exact_run_time
 from .flops import CostOptions
 from .hlo_cost import HloCost, Properties, computation_totals_under
@@ -250,8 +251,8 @@ def device_of(module, options: TargetCostOptions) -> tuple[DeviceSpec, str | Non
 class CostSession:
     """Shared state for the targets of one module (the cost analysis memoises per instruction).
 
-    ``share_fusions``: fusions equal in structure (``fusion_structure_key``) share their figures,
-    which is what a report over a whole dump wants; the producer / consumer what-if needs every
+    ``share_fusions``: fusions equal in what the cost reads of them (``fusion_cost_key``) share
+    their figures, which is what a report over a whole dump wants; the producer / consumer what-if needs every
     fusion's own fused utilizations, so a session for one keeps them apart.
 
     A CPU (or TPU) module given a ``device`` gets the roofline of its figures: peak FLOP/s =
@@ -279,18 +280,31 @@ class CostSession:
         capability = self.device.capability if self.device is not None else None
         # the report keys its targets' figures by structure too: one key per fusion for both
         self.structure_key = fusion_structure_key
+        # what the cost figures read of a fusion: its structure but for where its slices start
+        self.cost_key = fusion_cost_key
         self.share_fusions = share_fusions
         self.cost = HloCost(
             CostOptions(
                 count_multiple_input_accesses=options.count_multiple_input_accesses, gpu=self.gpu, capability=capability
             ),
-            self.structure_key if share_fusions else None,
+            self.cost_key if share_fusions else None,
         )
         self.models: GpuModels | None = None
         if self.device is not None:
             from .gpu_model import GpuPerformanceModel
 
             self.models = GpuModels(self.device, GpuPerformanceModel(self.device, self.cost))
+
+    def reads_maps(self, target: Instruction, coalesced: Sequence[bool | None] | None) -> bool:
+        """Whether the estimate of ``target`` reads its indexing maps (where its slices start may
+        count; ``fusion_cost_key`` leaves that out): a GPU estimate that judges a coalescing
+        verdict itself (none given for some operand), or a tiled or indexing-model one."""
+        if self.models is None:
+            return False
+        options = self.options
+        if options.cost_model == "indexing" or options.tile is not None or triton_kind(target) == "__triton":
+            return True
+        return coalesced is None or len(coalesced) != len(target.operands) or None in coalesced
 
 
 class GpuModels:
@@ -367,7 +381,7 @@ def cost_totals(
     # instruction's flops by how often the loop emitter would recompute it)
     if session.gpu:
         # fusions equal in structure have equal generic figures too: one is costed per structure
-        shared = session.structure_key if session.share_fusions else None
+        shared = session.cost_key if session.share_fusions else None
         generic_cost = HloCost(replace(session.cost.options, gpu=False), shared)
         t, generic = computation_totals_under((session.cost, generic_cost), module.entry)
     else:
@@ -574,7 +588,10 @@ def explain(cost: FusionCost) -> str:
     if cost.time_us is None:
         intensity = cost.intensity
         extra = f", {intensity:.2f} flops/byte" if intensity is not None else ""
-        return _size_text(cost) + extra + " (no time: give a device or a roofline)"
+        model = cost.model or ""
+        # a device was given or assumed, but its model does not time this target: say why
+        why = model[len("none (") : -1] if model.startswith("none (") else "give a device or a roofline"
+        return _size_text(cost) + extra + f" (no time: {why})"
     where = f" on {cost.device}" if cost.device else ""
     if math.isinf(cost.time_us):
         return f"inf{where}: a tile does not fit in registers (spills)"
