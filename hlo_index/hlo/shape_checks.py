@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from operator import attrgetter
 
 from .diagnostics import error
+from .gather_scatter_checks import gather_dimension_numbers, scatter_dimension_numbers
 from .model import Diagnostic, Instruction, Module, Shape
 from .shape_inference import ShapeInferenceError, infer_shape, is_unknown
 
@@ -226,7 +227,7 @@ def _sort_dimension(instr: Instruction) -> str | None:
 
 _COLLECTIVES = ("all-gather", "all-gather-start", "reduce-scatter", "all-to-all")
 # checks that read the operands alone (the result is a tuple as often as not)
-_OPERAND_CHECKS = frozenset((*_COLLECTIVES, "sort"))
+_OPERAND_CHECKS = frozenset((*_COLLECTIVES, "sort", "gather", "scatter"))
 _CHECKS: dict[str, Callable[[Instruction], str | None]] = {
     "pad": _inferred,
     "transpose": _inferred,
@@ -239,6 +240,8 @@ _CHECKS: dict[str, Callable[[Instruction], str | None]] = {
     "dot": _dot,
     **dict.fromkeys(_COLLECTIVES, _collective_dimension),
     "sort": _sort_dimension,
+    "gather": gather_dimension_numbers,
+    "scatter": scatter_dimension_numbers,
 }
 _RULE_NAMES = {
     "pad": "ShapeInference::InferPadShape",
@@ -255,4 +258,6 @@ _RULE_NAMES = {
     "reduce-scatter": "ShapeInference::InferReduceScatterShape",
     "all-to-all": "ShapeInference::InferAllToAllShape",
     "sort": "ShapeVerifier::HandleSort",
+    "gather": "ShapeInference::InferGatherShape",
+    "scatter": "ShapeInference::InferScatterShape",
 }

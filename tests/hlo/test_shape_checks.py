@@ -175,3 +175,80 @@ def test_a_sort_along_a_dimension_its_operand_lacks_is_rejected():
     assert (
         parse_module_text(module("ROOT r = f32[4,6] sort(p), dimensions={1}, to_apply=lt", less)).entry.root.name == "r"
     )
+
+
+ADD_F32 = "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] add(a, b)\n}\n\n"
+GATHER = (
+    "ROOT r = f32[2,6] gather(p, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
+    "index_vector_dim=1, slice_sizes={1,6}"
+)
+SCATTER = (
+    "ROOT r = f32[4,6] scatter(p, i, u), update_window_dims={1}, inserted_window_dims={0}, "
+    "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add"
+)
+
+
+def indexed(body: str) -> str:
+    return (
+        f"HloModule m\n\n{ADD_F32}ENTRY e {{\n  p = f32[4,6] parameter(0)\n  i = s32[2] parameter(1)\n"
+        f"  u = f32[2,6] parameter(2)\n  {body}\n}}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "edit, fragment",
+    [
+        # each rejected by jaxlib 0.10.2 (its message in the comment); XLA's parser reads the text
+        # "Expects each element of collapsed_slice_dims to be in range [0, rank-of('operand')) i.e. [0, 2). got: 64."
+        ((GATHER, "collapsed_slice_dims={0}", "collapsed_slice_dims={64}"), "dimension 64 is outside the operand's 2"),
+        # "Expects each element of start_index_map to be in range [0, rank-of('operand')) ... got: 7."
+        ((GATHER, "start_index_map={0}", "start_index_map={7}"), "dimension 7 is outside the operand's 2"),
+        # "Expects each element of offset_dims to be in range [0, implied-result-rank) i.e. [0, 2). got: 5."
+        ((GATHER, "offset_dims={1}", "offset_dims={5}"), "dimension 5 is outside the result's 2"),
+        # "slice size (7) is out of bounds for operand dimension (6) at index 1"
+        ((GATHER, "slice_sizes={1,6}", "slice_sizes={1,7}"), "slice size 7 of dimension 1 is outside [0, 6]"),
+        # "Expects that for each dim in collapsed_slice_dims, slice_sizes[dim] should be <= 1, but got 2"
+        ((GATHER, "slice_sizes={1,6}", "slice_sizes={2,6}"), "must be 0 or 1, not 2"),
+        # "start_index_map size (2) is not equal to size of index dimension (1) of start_indices (1)"
+        ((GATHER, "start_index_map={0}", "start_index_map={0,1}"), "start_index_map has 2 entries, the index vector 1"),
+        # "Expects index_vector_dim to be in range [0, rank-of('start_indices')] i.e. [0, 1]. got: 3."
+        ((GATHER, "index_vector_dim=1", "index_vector_dim=3"), "index_vector_dim 3 is outside [0, 1]"),
+        # "offset_dims size (1) plus collapse_slice_dims size (0) plus operand_batching_dims size (0) is not
+        # equal to operand rank (2)"
+        ((GATHER, "collapsed_slice_dims={0}", "collapsed_slice_dims={}"), "must make up the operand's 2 dimensions"),
+        # "Expects each element of inserted_window_dims to be in range [0, rank-of('operand')) ... got: 64."
+        ((SCATTER, "inserted_window_dims={0}", "inserted_window_dims={64}"), "dimension 64 is outside the operand's 2"),
+        # "Expects each element of scatter_dims_to_operand_dims to be in range [0, rank-of('operand')) ... got: 9."
+        (
+            (SCATTER, "scatter_dims_to_operand_dims={0}", "scatter_dims_to_operand_dims={9}"),
+            "dimension 9 is outside the operand's 2",
+        ),
+        # "Expects each element of update_window_dims to be in range [0, rank-of('updates')) i.e. [0, 2). got: 5."
+        ((SCATTER, "update_window_dims={1}", "update_window_dims={5}"), "dimension 5 is outside the updates' 2"),
+        # "Expects rank-of operand to match size-of('update_window_dims') + size-of('inserted_window_dims') +
+        # size-of('input_batching_dims') i.e. 1 but got 2."
+        ((SCATTER, "inserted_window_dims={0}", "inserted_window_dims={}"), "must make up the operand's 2 dimensions"),
+        # "Scatter op has 2 elements in scatter_dims_to_operand_dims and the bound of dimension index_vector_dim=1
+        # of scatter_indices is 1. These two numbers must be equal."
+        (
+            (SCATTER, "scatter_dims_to_operand_dims={0}", "scatter_dims_to_operand_dims={0,1}"),
+            "scatter_dims_to_operand_dims has 2 entries, the index vector 1",
+        ),
+    ],
+)
+def test_a_gather_or_scatter_whose_dimension_numbers_do_not_fit_is_rejected(edit, fragment):
+    """Dimension numbers naming dimensions that do not exist ended in an internal IndexError (or, for
+    a gather's collapsed dimension, in maps of an op XLA cannot run); now XLA's verdict at the op."""
+    body, old, new = edit
+    with pytest.raises(ParseError) as info:
+        parse_module_text(indexed(body.replace(old, new)))
+    d = info.value.diagnostic
+    rule = "InferGatherShape" if "gather" in body else "InferScatterShape"
+    assert (d.line, d.column) == (13, 8), d
+    assert f"ShapeInference::{rule}" in d.message and fragment in d.message, d.message
+
+
+def test_a_well_formed_gather_and_scatter_are_read():
+    # both compile with jaxlib 0.10.2
+    assert parse_module_text(indexed(GATHER)).entry.root.opcode == "gather"
+    assert parse_module_text(indexed(SCATTER)).entry.root.opcode == "scatter"

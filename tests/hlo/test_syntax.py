@@ -472,7 +472,7 @@ def test_unterminated_string_is_an_error():
 
 def test_typed_attributes():
     body = (
-        "  %p = f32[8,16]{1,0} parameter(0)\n  %i = s32[8,3]{1,0} parameter(1)\n"
+        "  %p = f32[8,16]{1,0} parameter(0)\n  %i = s32[8,3,2]{2,1,0} parameter(1)\n"
         "  %k = f32[3,3,16,32]{3,2,1,0} parameter(2)\n  %x = f32[1,8,8,16]{3,2,1,0} parameter(3)\n"
         "  %s = f32[4,8]{1,0} slice(%p), slice={[0:8:2], [8:16]}\n"
         "  %z = f32[] constant(0)\n"
