@@ -5,7 +5,7 @@ start-index dimension; the window's dimensions and the ones collapsed or batched
 operand. XLA's parser reads text that breaks them; its verifier rejects it, and the ops' maps would
 index dimensions that do not exist.
 
-Each check returns the first problem in XLA's order, said, or None.
+Each check returns the first problem it finds, said, or None (XLA's messages differ in wording).
 """
 
 from __future__ import annotations

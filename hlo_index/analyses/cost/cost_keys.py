@@ -6,7 +6,7 @@ structures of the A100 Pax step, each slicing the same flat buffer at its own of
 of every such fusion with the same shapes, strides and wiring: its flops (none), bytes (each
 slice's result), utilizations (result over operand elements) and launch grid (the result's shape)
 do not depend on where a slice starts. Whether its reads are coalesced may, so a cost shared under
-this key must take the verdicts as given (``offsets_read`` says when it cannot).
+this key must take the verdicts as given (``CostSession.reads_maps`` says when it cannot).
 """
 
 from __future__ import annotations

@@ -252,8 +252,8 @@ class CostSession:
     """Shared state for the targets of one module (the cost analysis memoises per instruction).
 
     ``share_fusions``: fusions equal in what the cost reads of them (``fusion_cost_key``) share
-    their figures, which is what a report over a whole dump wants; the producer / consumer what-if needs every
-    fusion's own fused utilizations, so a session for one keeps them apart.
+    their figures, which is what a report over a whole dump wants; the producer / consumer what-if
+    needs every fusion's own fused utilizations, so a session for one keeps them apart.
 
     A CPU (or TPU) module given a ``device`` gets the roofline of its figures: peak FLOP/s =
     2 x clock x FPUs per core x cores, bandwidth = ``memory_bandwidth``."""
