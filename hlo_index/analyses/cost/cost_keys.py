@@ -19,31 +19,23 @@ from ...hlo.model import Instruction
 from ..structure_keys import fusion_structure_key
 
 # Per analysis context: fingerprint id of a fused computation -> its sliced-parameters outline,
-# or None where it does anything else; id(fusion) -> (fusion, its key), the entry keeping it alive
+# or None where it does anything else
 _OUTLINES = register_table("analyses.cost.cost_keys.outlines")
-_KEYS = register_table("analyses.cost.cost_keys.keys")
 _SLICING = frozenset({"parameter", "slice", "tuple"})
 _OPCODE, _STRIDE = attrgetter("opcode"), attrgetter("stride")
 
 
 def fusion_cost_key(fusion: Instruction) -> tuple | None:
-    """``fusion_structure_key(fusion)``, with a sliced-parameters fusion's slice starts left out
-    (computed once per fusion)."""
-    tables = current().tables
-    memo = tables[_KEYS]
-    hit = memo.get(id(fusion))
-    if hit is not None and hit[0] is fusion:
-        return hit[1]
+    """``fusion_structure_key(fusion)`` (the same object, where nothing is left out), with a
+    sliced-parameters fusion's slice starts left out."""
     key = fusion_structure_key(fusion)
-    if key is not None:
-        outlines = tables[_OUTLINES]
-        outline = outlines.get(key[0][0], False)
-        if outline is False:
-            outline = outlines[key[0][0]] = _sliced_parameters(fusion)
-        if outline is not None:
-            key = (("sliced parameters", outline, *key[0][1:]), *key[1:])
-    memo[id(fusion)] = (fusion, key)
-    return key
+    if key is None:
+        return None
+    outlines = current().tables[_OUTLINES]
+    outline = outlines.get(key[0][0], False)
+    if outline is False:
+        outline = outlines[key[0][0]] = _sliced_parameters(fusion)
+    return key if outline is None else (("sliced parameters", outline, *key[0][1:]), *key[1:])
 
 
 def _sliced_parameters(fusion: Instruction) -> tuple | None:
