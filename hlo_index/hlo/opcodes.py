@@ -4,9 +4,10 @@ about it, in one table.
 The parser never rejects an opcode missing here (unknown opcodes are kept raw); the names only
 decide whether ``X-start`` / ``X-update`` / ``X-done`` is an opcode of its own or XLA's async
 sugar around opcode ``X`` (see ``asyncwrap.py``). Each trait has its own source (the indexing
-rules, XLA's cost analysis, XLA's parser), so the sets differ on purpose: ``acos`` reads element i
-like ``abs`` but is not among the ops the cost analysis costs as elementwise; ``opt-barrier`` may be
-written without a result shape but is no elementwise op.
+rules, XLA's cost analysis, XLA's parser), so the sets differ on purpose: ``copy`` reads element i
+like ``abs`` but the cost analysis gives it no flop; ``opt-barrier`` may be written without a result
+shape but is no elementwise op. The cost traits are those of jaxlib 0.10.2's ``HloCostAnalysis``
+(``tests/analyses/test_cost_vs_xla_figures.py`` holds its figures per op).
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ class Trait(enum.Flag):
 
 OPCODE_TRAITS: dict[str, Trait] = {
     "abs": Trait.SAME_INDEX | Trait.COSTED_ELEMENTWISE | Trait.INFERRED_UNARY,
-    "acos": Trait.SAME_INDEX | Trait.INFERRED_UNARY,
-    "acosh": Trait.SAME_INDEX | Trait.INFERRED_UNARY,
+    "acos": Trait.SAME_INDEX | Trait.COSTED_ELEMENTWISE | Trait.TRANSCENDENTAL | Trait.INFERRED_UNARY,
+    "acosh": Trait.SAME_INDEX | Trait.COSTED_ELEMENTWISE | Trait.TRANSCENDENTAL | Trait.INFERRED_UNARY,
     "add": Trait.SAME_INDEX | Trait.COSTED_ELEMENTWISE | Trait.INFERRED_BINARY,
     "add-dependency": Trait.NONE,
     "after-all": Trait.NONE,
@@ -48,14 +49,14 @@ OPCODE_TRAITS: dict[str, Trait] = {
     "all-reduce-start": Trait.NONE,
     "all-to-all": Trait.NONE,
     "and": Trait.SAME_INDEX | Trait.COSTED_ELEMENTWISE | Trait.INFERRED_BINARY,
-    "asin": Trait.SAME_INDEX | Trait.INFERRED_UNARY,
-    "asinh": Trait.SAME_INDEX | Trait.INFERRED_UNARY,
+    "asin": Trait.SAME_INDEX | Trait.COSTED_ELEMENTWISE | Trait.TRANSCENDENTAL | Trait.INFERRED_UNARY,
+    "asinh": Trait.SAME_INDEX | Trait.COSTED_ELEMENTWISE | Trait.TRANSCENDENTAL | Trait.INFERRED_UNARY,
     "async-done": Trait.NONE,
     "async-start": Trait.NONE,
     "async-update": Trait.NONE,
     "atan": Trait.SAME_INDEX,
     "atan2": Trait.SAME_INDEX | Trait.COSTED_ELEMENTWISE | Trait.TRANSCENDENTAL | Trait.INFERRED_BINARY,
-    "atanh": Trait.SAME_INDEX | Trait.INFERRED_UNARY,
+    "atanh": Trait.SAME_INDEX | Trait.COSTED_ELEMENTWISE | Trait.TRANSCENDENTAL | Trait.INFERRED_UNARY,
     "batch-norm-grad": Trait.NONE,
     "batch-norm-inference": Trait.NONE,
     "batch-norm-training": Trait.NONE,
@@ -82,7 +83,7 @@ OPCODE_TRAITS: dict[str, Trait] = {
     "copy": Trait.SAME_INDEX | Trait.COSTED_ELEMENTWISE | Trait.INFERRED_UNARY,
     "copy-done": Trait.NONE,
     "copy-start": Trait.NONE,
-    "cosh": Trait.SAME_INDEX | Trait.INFERRED_UNARY,
+    "cosh": Trait.SAME_INDEX | Trait.COSTED_ELEMENTWISE | Trait.TRANSCENDENTAL | Trait.INFERRED_UNARY,
     "cosine": Trait.SAME_INDEX | Trait.COSTED_ELEMENTWISE | Trait.TRANSCENDENTAL | Trait.INFERRED_UNARY,
     "count-leading-zeros": Trait.SAME_INDEX | Trait.COSTED_ELEMENTWISE | Trait.INFERRED_UNARY,
     "custom-call": Trait.NONE,
@@ -111,7 +112,7 @@ OPCODE_TRAITS: dict[str, Trait] = {
     "map": Trait.SAME_INDEX | Trait.COSTED_ELEMENTWISE,
     "maximum": Trait.SAME_INDEX | Trait.COSTED_ELEMENTWISE | Trait.INFERRED_BINARY,
     "minimum": Trait.SAME_INDEX | Trait.COSTED_ELEMENTWISE | Trait.INFERRED_BINARY,
-    "mulhi": Trait.SAME_INDEX,
+    "mulhi": Trait.SAME_INDEX | Trait.COSTED_ELEMENTWISE,
     "multiply": Trait.SAME_INDEX | Trait.COSTED_ELEMENTWISE | Trait.INFERRED_BINARY,
     "negate": Trait.SAME_INDEX | Trait.COSTED_ELEMENTWISE | Trait.INFERRED_UNARY,
     "not": Trait.SAME_INDEX | Trait.COSTED_ELEMENTWISE | Trait.INFERRED_UNARY,
@@ -156,7 +157,7 @@ OPCODE_TRAITS: dict[str, Trait] = {
     "shuffle": Trait.NONE,
     "sign": Trait.SAME_INDEX | Trait.COSTED_ELEMENTWISE | Trait.INFERRED_UNARY,
     "sine": Trait.SAME_INDEX | Trait.COSTED_ELEMENTWISE | Trait.TRANSCENDENTAL | Trait.INFERRED_UNARY,
-    "sinh": Trait.SAME_INDEX | Trait.INFERRED_UNARY,
+    "sinh": Trait.SAME_INDEX | Trait.COSTED_ELEMENTWISE | Trait.TRANSCENDENTAL | Trait.INFERRED_UNARY,
     "slice": Trait.NONE,
     "sort": Trait.NONE,
     "sqrt": Trait.SAME_INDEX | Trait.COSTED_ELEMENTWISE | Trait.TRANSCENDENTAL | Trait.INFERRED_UNARY,

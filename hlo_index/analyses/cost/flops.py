@@ -61,6 +61,21 @@ def dot_flops(lhs_dims, contracting, out_elements: int) -> int:
     return FMA_FLOPS * out_elements * width
 
 
+def ragged_dot_flops(instr: Instruction) -> int:
+    """XLA's count for a ragged dot: a dot's, over the result shape with one dimension deleted per
+    rhs group dimension, deleting the i-th dimension of what is left at step i (XLA deletes by
+    step, not by the group dimensions' positions: a result [6, 5] with one group dimension counts
+    as [5], whatever the ragged mode)."""
+    dims = list(instr.shape.dims)
+    for i in range(len(instr.attrs.get("rhs_group_dims", ()) or ())):
+        if i < len(dims):
+            del dims[i]
+    out_elements = 1
+    for d in dims:
+        out_elements *= d
+    return dot_flops(instr.operands[0].shape.dims, instr.attrs.get("lhs_contracting_dims", ()), out_elements)
+
+
 def convolution_flops(instr: Instruction, lhs, rhs, out) -> int:
     labels = instr.attrs.get("dim_labels")
     window = instr.attrs.get("window") or ()
@@ -121,10 +136,12 @@ def instruction_flops(instr: Instruction, options: CostOptions, sub: SubCost) ->
     if op == "scatter":
         n = len(instr.operands) // 2
         return _scaled(sub(instr.called["to_apply"]), elements(instr.operands[n + 1].shape))
-    if op == "dot":
+    if op in {"dot", "scaled-dot"}:  # a scaled dot costs as its dot: the scales are not counted
         return float(
             dot_flops(instr.operands[0].shape.dims, instr.attrs.get("lhs_contracting_dims", ()), elements(shape))
         ), 0.0
+    if op == "ragged-dot":
+        return float(ragged_dot_flops(instr)), 0.0
     if op == "convolution":
         return float(convolution_flops(instr, instr.operands[0].shape, instr.operands[1].shape, shape)), 0.0
     if op == "fft":

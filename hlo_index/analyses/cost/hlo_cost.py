@@ -15,7 +15,7 @@ import operator
 import struct
 from array import array
 from collections import Counter
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from functools import reduce
 from itertools import chain, compress, islice, repeat
 from operator import attrgetter
@@ -249,6 +249,9 @@ class HloCost:
     def _compute(self, instr: Instruction) -> Properties:
         op = instr.opcode
         if op == "fusion":
+            inner = _custom_gather_or_scatter(instr)
+            if inner is not None:
+                return self._compute(inner)
             p = Properties()
             self._fusion(instr, p)  # sets every figure
             return p
@@ -333,6 +336,27 @@ class HloCost:
             operand = instr.operands[0].shape
             p.operand_utilization[0] = n * w / max(elements(operand), 1)
             p.operand_bytes[0] = float(n * w * element_bytes(operand.element_type))
+
+    def _h_outfeed(self, instr, p):
+        # what it sends: every array in each operand (a tuple operand's arrays, not its index table)
+        p.operand_bytes = [float(sum(self._bytes(s) for s in leaves(o.shape))) for o in instr.operands]
+        p.bytes_accessed = sum(p.operand_bytes)
+
+    def _h_send(self, instr, p):
+        # XLA's parser gives a send the shape (its first operand's, u32[], token[]), whatever is written
+        if instr.operands:
+            out = float(sum(self._bytes(s) for s in leaves(instr.operands[0].shape))) + _CONTEXT_BYTES
+            p.bytes_accessed += out - p.output_bytes
+            p.output_bytes = out
+
+    def _h_recv_done(self, instr, p):
+        # XLA's parser gives a recv-done its recv's data shape, whatever shape is written
+        recv = instr.operands[0].shape if instr.operands else None
+        if recv is not None and recv.tuple_shapes:
+            data = recv.tuple_shapes[0]
+            out = float(sum(self._bytes(s) for s in leaves(data)))
+            p.bytes_accessed += out - p.output_bytes
+            p.output_bytes = out
 
     def _h_gather(self, instr, p):
         size = float(self._bytes(instr.shape))
@@ -622,6 +646,8 @@ class HloCost:
 
     def _parameter_read_bytes(self, param: Instruction) -> int:
         if param.shape.is_tuple:
+            if not self.options.gpu:
+                return self._generic_tuple_read_bytes(param)
             return sum(
                 self._parameter_read_bytes(g) for g in _users(param, self._users) if g.opcode == "get-tuple-element"
             )
@@ -635,6 +661,23 @@ class HloCost:
             return int(f32(f32(size) * u))
         return self._generic_parameter_read_bytes(param)
 
+    def _generic_tuple_read_bytes(self, param: Instruction) -> int:
+        """What the generic analysis reads of a tuple-shaped fused parameter: per array leaf, what
+        the element taken for it reads, found by following get-tuple-elements down the leaf's
+        index; where no get-tuple-element takes an index, the search goes on from the value
+        reached so far, and a leaf that reaches no element of its own counts what that value
+        reads (XLA's ``HandleFusion``; a tuple read whole costs its table of pointers)."""
+        total = 0
+        for index in _leaf_indices(param.shape):
+            value = param
+            for i in index:
+                for user in _users(value, self._users):
+                    if user.opcode == "get-tuple-element" and user.attr("index") == i:
+                        value = user
+                        break
+            total += self._generic_parameter_read_bytes(value)
+        return total
+
     def _generic_parameter_read_bytes(self, value: Instruction) -> int:
         """Bytes the generic analysis reads of a parameter (or an element taken of one)."""
         comp = value.computation
@@ -646,6 +689,42 @@ class HloCost:
         if hit is not None and hit[0] is comp:
             return hit[1]
         return self._scan(comp).reads
+
+    def _nested_fusion_read_bytes(self, nested: Instruction, k: int) -> int:
+        """What the generic analysis reads of a value through operand ``k`` of a fusion nested in
+        a fused computation (XLA's ``FusionParameterReadBytes``, its fusion case): where that
+        parameter is the nested root's first operand (or the root has none), a slice or
+        dynamic-slice of the nested fusion's result reads what it takes; otherwise each of the
+        nested fusion's users reads what the nested parameter reads, once for all of them. A
+        nested fusion no instruction uses (the root of its computation) reads nothing."""
+        body, root = fused_body(nested)
+        param = body.parameters.get(k)
+        if param is None:
+            return 0
+        simple = not root.operands or root.operands[0] is param
+        size = self._bytes
+        comp = nested.computation
+        users = [i for i in comp.instructions if nested in i.operands] if comp is not None else []
+        n = 0
+        seen = False  # a user that reads the whole nested parameter was counted
+        for user in users:
+            op = user.opcode
+            if simple and op == "slice":
+                n += size(user.shape)
+            elif simple and op == "dynamic-slice":
+                if user.operands[0] is nested:
+                    n += size(user.shape)
+                elif not seen:
+                    seen = True
+                    n += size(nested.shape)
+            elif simple and op == "dynamic-update-slice":
+                if user.operands[0] is not nested and not seen:
+                    seen = True
+                    n += size(nested.shape)
+            elif not seen:
+                seen = True
+                n += self._generic_parameter_read_bytes(param)
+        return n
 
     def _scan(self, comp: Computation) -> FusedScan:
         """What a fusion's figures read of its computation, in one pass over it.
@@ -714,7 +793,7 @@ class HloCost:
                             continue
                         key = id(o)
                         if op == "fusion":
-                            n = self._generic_parameter_read_bytes(fused_body(user)[0].parameters[k])
+                            n = self._nested_fusion_read_bytes(user, k)
                         elif op == "slice" or (op == "dynamic-slice" and k == 0):
                             n = size(user.shape)
                         elif op in ("broadcast", "reshape"):
@@ -738,6 +817,7 @@ class HloCost:
 
 
 _CONSTANT = "constant"
+_CONTEXT_BYTES = 4.0  # the u32[] context a send or recv gives beside its data
 # The opcodes whose flops follow from the opcode and the result shape (``_scan`` counts them by both)
 _COUNTED = COSTED_ELEMENTWISE - FLOP_FREE
 # Ops whose flops are not ``instruction_flops``' (``_compute`` sums what they call instead)
@@ -802,6 +882,28 @@ def exact_counted_float32_sums(rows: list[tuple], counts: list[int], width: int)
 
 def _nothing(instr, p) -> None:
     return None
+
+
+def _custom_gather_or_scatter(fusion: Instruction) -> Instruction | None:
+    """The op XLA's ``HandleFusion`` costs a custom fusion (kind kCustom, as TPU dumps write their
+    gathers and scatters) as: the first gather or scatter of its fused computation, in the order
+    written. The fusion's figures are that op's alone (its operand numbers taken as the fusion's);
+    None for any other fusion."""
+    if fusion.attrs.get("kind") != "kCustom":
+        return None
+    comp = fusion.fused_computation
+    if comp is None:
+        return None
+    return next((i for i in comp.instructions if i.opcode in {"gather", "scatter"}), None)
+
+
+def _leaf_indices(shape, prefix: tuple[int, ...] = ()) -> Iterator[tuple[int, ...]]:
+    """The index of every array leaf of ``shape``, depth first."""
+    if shape.tuple_shapes is None:
+        yield prefix
+        return
+    for k, element in enumerate(shape.tuple_shapes):
+        yield from _leaf_indices(element, (*prefix, k))
 
 
 def fused_body(fusion: Instruction) -> tuple[Computation, Instruction]:
@@ -918,14 +1020,16 @@ _CONTROL = attrgetter("control_predecessors")
 
 
 def transpose_is_bitcast(instr: Instruction) -> bool:
-    """A transpose whose layouts keep the physical order of the non-degenerate dims."""
+    """XLA's ``ShapeUtil::TransposeIsBitcast``: the permutation carries the output's layout onto
+    the operand's, dimension for dimension. Dimensions of size 1 count like the others: a transpose
+    that moves one is costed as a copy, though its bytes stay in place."""
     from ..emitters import physical_order
 
     operand = instr.operands[0].shape
     perm = instr.attrs.get("dimensions") or ()
-    out_phys = [d for d in physical_order(instr.shape) if instr.shape.dims[d] != 1]
-    in_phys = [d for d in physical_order(operand) if operand.dims[d] != 1]
-    return [perm[d] for d in out_phys] == in_phys
+    if len(perm) != instr.shape.rank:
+        return False
+    return [perm[d] for d in physical_order(instr.shape)] == list(physical_order(operand))
 
 
 def collective_ranks(instr: Instruction) -> int:

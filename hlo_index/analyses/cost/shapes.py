@@ -9,20 +9,28 @@ from ...context import current, register_table
 from ...hlo.model import ELEMENT_BITS, Shape
 
 POINTER_BYTES = 8
+DYNAMIC_SIZE_BYTES = 4  # one s32 per dimension of a dynamic array
 
 
 def elements(shape: Shape) -> int:
     """``ShapeUtil::ElementsIn`` of an array (a tuple: its first element's, as XLA's callers use it)."""
     if shape.tuple_shapes is not None:
         return elements(shape.tuple_shapes[0]) if shape.tuple_shapes else 0
-    return shape.num_elements
+    return _array_elements(shape)
+
+
+def _array_elements(shape: Shape) -> int:
+    """The elements of an array as XLA's cost analysis counts them: none where a dimension is
+    unbounded (``?``: the parser's -1), which XLA's figures for such modules show."""
+    n = shape.num_elements
+    return 0 if n < 0 or (True in shape.dynamic and -1 in shape.dims) else n
 
 
 def elements_recursive(shape: Shape) -> int:
     """``ShapeUtil::ElementsInRecursive``: every array leaf's elements."""
     if shape.tuple_shapes is not None:
         return sum(elements_recursive(s) for s in shape.tuple_shapes)
-    return shape.num_elements
+    return _array_elements(shape)
 
 
 def element_bytes(element_type: str) -> int:
@@ -80,10 +88,14 @@ def _shape_bytes(shape: Shape) -> int:
         return POINTER_BYTES * len(shape.tuple_shapes)
     if shape.element_type in ("token", "opaque"):
         return 0
-    n = shape.num_elements
+    n = _array_elements(shape)
     if shape.layout is not None and shape.layout.element_size_bits:
-        return (n * shape.layout.element_size_bits + 7) // 8
-    return n * element_bytes(shape.element_type)
+        data = (n * shape.layout.element_size_bits + 7) // 8
+    else:
+        data = n * element_bytes(shape.element_type)
+    # a dynamic array carries its dimensions' sizes beside its data, one s32 per dimension
+    # (XLA's CPU and GPU shape sizes: ``ShapeSizeBytes``)
+    return data + DYNAMIC_SIZE_BYTES * len(shape.dims) if True in shape.dynamic else data
 
 
 def leaves(shape: Shape) -> Iterator[Shape]:
