@@ -7,7 +7,7 @@ sugar around opcode ``X`` (see ``asyncwrap.py``). Each trait has its own source 
 rules, XLA's cost analysis, XLA's parser), so the sets differ on purpose: ``copy`` reads element i
 like ``abs`` but the cost analysis gives it no flop; ``opt-barrier`` may be written without a result
 shape but is no elementwise op. The cost traits are those of jaxlib 0.10.2's ``HloCostAnalysis``
-(``tests/analyses/test_cost_vs_xla_figures.py`` holds its figures per op).
+(``tests/data/xla_cpu_cost`` records its figures for each op, and the tests check them).
 """
 
 from __future__ import annotations
