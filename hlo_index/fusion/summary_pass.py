@@ -354,9 +354,32 @@ def through(
     return Wide(whole, regions, exact, unknown, maps, covered)
 
 
+def _absorbed(
+    exact: dict[_Endpoint, Maps], keys: frozenset[_Endpoint], value_dims: Dims, budget: PassBudget
+) -> tuple[frozenset[_Endpoint], frozenset[_Endpoint]]:
+    """Of the ``keys`` (the other side's unknown part) that ``exact`` reads too: those it reads
+    whole (an unknown map joined with a full read is that full read, ``full_read.absorbed``, so
+    they join ``whole``), and those the value's elements read all of together (still unknown,
+    but ``covered``: a full reduction of the value reads them whole)."""
+    if not exact or not keys:
+        return frozenset(), frozenset()
+    whole: set[_Endpoint] = set()
+    covered: set[_Endpoint] = set()
+    small, big = (keys, exact) if len(keys) < len(exact) else (exact, keys)
+    for key in small:
+        if key in big:
+            maps, dims = exact[key], budget.endpoint_dims(key)
+            if reads_whole(maps, value_dims, dims):
+                whole.add(key)
+            elif any(reads_all(m, value_dims, dims) for m in maps):
+                covered.add(key)
+    return frozenset(whole), frozenset(covered)
+
+
 def _join(wide: Wide[_Endpoint], other: Summary[_Endpoint], value_dims: Dims, budget: PassBudget) -> Wide[_Endpoint]:
     """``wide ∪ other``: a full read absorbs whatever else reads that endpoint (every map lands in
-    its box); an unknown map absorbs known ones (never "not read"); regions of one endpoint join
+    its box, an unknown one too); an unknown map absorbs other known ones (never "not read"),
+    those that read all of the endpoint together making it ``covered``; regions of one endpoint join
     (into the whole box, a full read); a region read joined with exact maps is made maps."""
     if type(other) is Wide:
         o_whole, o_regions, o_exact, o_unknown, o_maps = (
@@ -372,6 +395,11 @@ def _join(wide: Wide[_Endpoint], other: Summary[_Endpoint], value_dims: Dims, bu
         o_whole, o_regions, o_unknown, o_maps = frozenset(whole_keys), (), frozenset(), ()
         o_covered = frozenset()
     whole = wide.whole if o_whole <= wide.whole else wide.whole | o_whole
+    whole_mine, covered_mine = _absorbed(wide.exact, o_unknown, value_dims, budget)
+    whole_theirs, covered_theirs = _absorbed(o_exact, wide.unknown, value_dims, budget)
+    if whole_mine or whole_theirs:
+        whole = whole | whole_mine | whole_theirs
+    o_covered = o_covered | covered_mine | covered_theirs if covered_mine or covered_theirs else o_covered
     o_unknown = o_unknown - whole if o_unknown and whole else o_unknown
     unknown = wide.unknown if o_unknown <= wide.unknown else wide.unknown | o_unknown
     if unknown and whole is not wide.whole:
