@@ -120,6 +120,9 @@ def _map_sets(exact: dict[_Endpoint, Maps], limit: int) -> int:
     """The distinct sets of map objects ``exact``'s endpoints are reached through, counted up to
     ``limit + 1``: endpoints reached through one set (a flag read elementwise by every update of an
     optimizer) are composed once per op (``PassBudget`` memoises compositions by map identity)."""
+    objects = len(set(map(id, exact.values())))  # one set object is one set (counted in C)
+    if objects <= limit:
+        return objects
     seen: set[tuple[int, ...]] = set()
     for maps in exact.values():
         seen.add(tuple(map(id, maps)))
