@@ -50,10 +50,15 @@ class Budgets:
     # Distinct maps kept for one value (one operand of one output). Beyond: UNDEFINED.
     maps_per_value: int = 64
     # Parameters (output to input) or root outputs (input to output) one value's summary may
-    # reach in a whole-computation pass. Beyond: those it reads whole (or whole on a region of it)
-    # stay exact without composing, as many others as this stay composed, and the rest become one
-    # UNDEFINED map per parameter / output it reaches (what it reaches stays exact).
+    # reach in a whole-computation pass, counted by the distinct map sets they are reached through
+    # (endpoints reached through one shared set count once: its compositions are done once).
+    # Beyond: those it reads whole (or whole on a region of it) stay exact without composing, and
+    # the others stay composed while they share at most this many map sets; past that, each becomes
+    # one UNDEFINED map per parameter / output it reaches (what it reaches stays exact).
     endpoints_per_value: int = 128
+    # Endpoints one value's summary keeps composed in all, however few map sets they share (each
+    # costs a dictionary entry per value it reaches). Beyond: as past ``endpoints_per_value``.
+    exact_endpoints_per_value: int = 4096
     # Map compositions one bottom-up / forward summary pass of a computation may do. Beyond: the
     # values not yet summarised become UNDEFINED (per value; the rest of the computation is kept).
     compositions_per_pass: int = 16_000

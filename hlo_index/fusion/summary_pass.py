@@ -6,14 +6,17 @@ and joins them (``merge_summaries``) under one budget (``PassBudget``).
 Work is bounded (``hlo_index.context.Budgets``), and a budget hit degrades one value, not the pass.
 A value whose summary reaches more than ``endpoints_per_value`` endpoints (every value downstream
 of a big model's loss reaches nearly every weight) becomes a :class:`Wide` summary, in three exact
-parts: the endpoints it reads whole (full reads, ``full_read``: bare keys, no map composed), at most
-``endpoints_per_value`` others with their maps, and the rest, each through one UNDEFINED map naming
-the budget and the value. Past ``compositions_per_pass`` compositions in one computation, the values
-not yet summarised keep their full reads and the rest becomes UNDEFINED the same way; a value
-reached through more than ``maps_per_value`` patterns is UNDEFINED too. Composing an UNDEFINED map
-gives UNDEFINED, so the unknown part passes through every op as it is; the full reads pass through
-every op whose map covers the value (every element reads something), and a join with a full read
-is the full read.
+parts: the endpoints it reads whole (full reads, ``full_read``: bare keys, no map composed), the
+others with their maps while they are reached through at most ``endpoints_per_value`` distinct map
+sets (a pass composes a set once per op, however many endpoints share it: an optimizer's flag read
+elementwise by every update costs one) and number at most ``exact_endpoints_per_value``, and past
+that, each through one UNDEFINED map naming the budget and the value. Past
+``compositions_per_pass`` compositions in one computation, the values not yet summarised keep
+their full reads and the rest becomes UNDEFINED the same way; a value reached through more than
+``maps_per_value`` patterns is UNDEFINED too. Composing an UNDEFINED map gives UNDEFINED, so the
+unknown part passes through every op as it is; the full reads pass through every op whose map
+covers the value (every element reads something), and a join with a full read is the full read
+(an unknown map among them too).
 """
 
 from __future__ import annotations
@@ -40,7 +43,8 @@ class Wide(Generic[_Endpoint]):
     """A summary past ``endpoints_per_value``, in disjoint exact parts: ``whole``, the endpoints
     every element of the value reads whole; ``regions``, groups of endpoints each read whole on
     one region (maps from the value to ``()``: the elements that read them whole); ``exact``,
-    others with their maps (at most ``endpoints_per_value``); ``unknown``, the rest, each read
+    others with their maps (through at most ``endpoints_per_value`` distinct map sets);
+    ``unknown``, the rest, each read
     through the UNDEFINED ``maps``, of which ``covered`` are read whole by the value's elements
     together (what an element reads is unknown; all of them read everything: a full reduction of
     the value reads them whole). Immutable (values share it as they share dicts)."""
@@ -112,18 +116,49 @@ def _split(
     return whole, exact
 
 
+def _map_sets(exact: dict[_Endpoint, Maps], limit: int) -> int:
+    """The distinct sets of map objects ``exact``'s endpoints are reached through, counted up to
+    ``limit + 1``: endpoints reached through one set (a flag read elementwise by every update of an
+    optimizer) are composed once per op (``PassBudget`` memoises compositions by map identity)."""
+    objects = len(set(map(id, exact.values())))  # one set object is one set (counted in C)
+    if objects <= limit:
+        return objects
+    seen: set[tuple[int, ...]] = set()
+    for maps in exact.values():
+        seen.add(tuple(map(id, maps)))
+        if len(seen) > limit:
+            break
+    return len(seen)
+
+
+def _within(exact: dict[_Endpoint, Maps], limit: int) -> bool:
+    """``exact`` may stay composed: at most ``limit`` distinct map sets, and at most
+    ``exact_endpoints_per_value`` endpoints in all."""
+    if len(exact) <= limit:
+        return True
+    return len(exact) <= current().budgets.exact_endpoints_per_value and _map_sets(exact, limit) <= limit
+
+
+def _exceeded(exact: dict[_Endpoint, Maps], limit: int) -> tuple[str, int]:
+    """The budget an ``exact`` part past ``_within`` exceeds: its name and value."""
+    total = current().budgets.exact_endpoints_per_value
+    return ("exact_endpoints_per_value", total) if len(exact) > total else ("endpoints_per_value", limit)
+
+
 def capped(
     acc: Summary[_Endpoint], instr: Instruction, value_dims: Dims, what: str, budget: PassBudget
 ) -> Summary[_Endpoint]:
     """``acc``, or ``acc`` made Wide when it reaches more than ``endpoints_per_value`` keys, its
-    exact part (and its regions) cut to the budget, or, once the pass has spent its
-    ``compositions_per_pass``, its exact part made unknown (the values left are not summarised)."""
+    exact part made unknown when it is reached through more distinct map sets than that (or has
+    more than ``exact_endpoints_per_value`` keys), its regions cut to the budget, or, once the pass
+    has spent its ``compositions_per_pass``, its exact part made unknown (the values left are not
+    summarised)."""
     if not acc:
         return acc
     spent = budget.left <= 0
     limit = current().budgets.endpoints_per_value
     if type(acc) is Wide:
-        if (not acc.exact or (len(acc.exact) <= limit and not spent)) and len(acc.regions) <= limit:
+        if (not acc.exact or (not spent and _within(acc.exact, limit))) and len(acc.regions) <= limit:
             return acc
         whole, regions, exact, unknown, maps = acc.whole, acc.regions, acc.exact, acc.unknown, acc.maps
         covered = acc.covered
@@ -134,14 +169,11 @@ def capped(
         whole, regions, unknown, maps, covered = frozenset(whole_keys), (), frozenset(), (), frozenset()
     if spent:
         reason = budget.reason
-        limit_exact = -1
     else:
         count = len(whole) + sum(len(k) for _, k in regions) + len(exact) + len(unknown)
-        reason = budget_reason(
-            "endpoints_per_value", limit, f"'{instr.name}' depends on {count} {what}; its maps are not composed"
-        )
-        limit_exact = limit
-    if len(exact) > limit_exact:
+        name, value = _exceeded(exact, limit)
+        reason = budget_reason(name, value, f"'{instr.name}' depends on {count} {what}; its maps are not composed")
+    if exact and (spent or not _within(exact, limit)):
         unknown = unknown.union(exact)
         covered = covered.union(
             key
@@ -354,9 +386,32 @@ def through(
     return Wide(whole, regions, exact, unknown, maps, covered)
 
 
+def _absorbed(
+    exact: dict[_Endpoint, Maps], keys: frozenset[_Endpoint], value_dims: Dims, budget: PassBudget
+) -> tuple[frozenset[_Endpoint], frozenset[_Endpoint]]:
+    """Of the ``keys`` (the other side's unknown part) that ``exact`` reads too: those it reads
+    whole (an unknown map joined with a full read is that full read, ``full_read.absorbed``, so
+    they join ``whole``), and those the value's elements read all of together (still unknown,
+    but ``covered``: a full reduction of the value reads them whole)."""
+    if not exact or not keys:
+        return frozenset(), frozenset()
+    whole: set[_Endpoint] = set()
+    covered: set[_Endpoint] = set()
+    small, big = (keys, exact) if len(keys) < len(exact) else (exact, keys)
+    for key in small:
+        if key in big:
+            maps, dims = exact[key], budget.endpoint_dims(key)
+            if reads_whole(maps, value_dims, dims):
+                whole.add(key)
+            elif any(reads_all(m, value_dims, dims) for m in maps):
+                covered.add(key)
+    return frozenset(whole), frozenset(covered)
+
+
 def _join(wide: Wide[_Endpoint], other: Summary[_Endpoint], value_dims: Dims, budget: PassBudget) -> Wide[_Endpoint]:
     """``wide ∪ other``: a full read absorbs whatever else reads that endpoint (every map lands in
-    its box); an unknown map absorbs known ones (never "not read"); regions of one endpoint join
+    its box, an unknown one too); an unknown map absorbs other known ones (never "not read"),
+    those that read all of the endpoint together making it ``covered``; regions of one endpoint join
     (into the whole box, a full read); a region read joined with exact maps is made maps."""
     if type(other) is Wide:
         o_whole, o_regions, o_exact, o_unknown, o_maps = (
@@ -372,6 +427,11 @@ def _join(wide: Wide[_Endpoint], other: Summary[_Endpoint], value_dims: Dims, bu
         o_whole, o_regions, o_unknown, o_maps = frozenset(whole_keys), (), frozenset(), ()
         o_covered = frozenset()
     whole = wide.whole if o_whole <= wide.whole else wide.whole | o_whole
+    whole_mine, covered_mine = _absorbed(wide.exact, o_unknown, value_dims, budget)
+    whole_theirs, covered_theirs = _absorbed(o_exact, wide.unknown, value_dims, budget)
+    if whole_mine or whole_theirs:
+        whole = whole | whole_mine | whole_theirs
+    o_covered = o_covered | covered_mine | covered_theirs if covered_mine or covered_theirs else o_covered
     o_unknown = o_unknown - whole if o_unknown and whole else o_unknown
     unknown = wide.unknown if o_unknown <= wide.unknown else wide.unknown | o_unknown
     if unknown and whole is not wide.whole:

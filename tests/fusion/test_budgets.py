@@ -1,7 +1,7 @@
 """Budgets of whole-computation analysis degrade one value, never the module, and never soundness.
 
 Small synthetic ENTRY computations with tiny ``Budgets`` overrides: a value past
-``endpoints_per_value`` (or analysed after ``compositions_per_pass`` is spent) reads the parameters
+``endpoints_per_value`` distinct map sets (or analysed after ``compositions_per_pass`` is spent) reads the parameters
 it does not read whole through one UNDEFINED map whose reason names the budget and its value (up to
 ``endpoints_per_value`` of them joined in later stay exact);
 parameters it does not reach stay "not read" (checked against an independent reachability walk);
@@ -23,24 +23,28 @@ from hlo_index.hlo import parse_module_text
 from hlo_index.report.build import module_report
 from hlo_index.verify import verify_target
 
-# wide = p0 + p1 + p2 + p3 reaches four parameters; narrow = p4 * 2 reaches one
+# wide = p0 + p1ᵀ + p2 + reverse(p3) reaches four parameters through four distinct maps; narrow =
+# p4ᵀ * 2 reaches one; p0 reaches three outputs, two through one map (wide, both), one reversed
 MODULE = """HloModule budgets
 ENTRY e {
   p0 = f32[4,8] parameter(0)
-  p1 = f32[4,8] parameter(1)
+  p1 = f32[8,4] parameter(1)
   p2 = f32[8] parameter(2)
   p3 = f32[4,8] parameter(3)
   p4 = f32[8,4] parameter(4)
-  a = f32[4,8] add(p0, p1)
+  t1 = f32[4,8] transpose(p1), dimensions={1,0}
+  a = f32[4,8] add(p0, t1)
   b = f32[4,8] broadcast(p2), dimensions={1}
-  c = f32[4,8] add(b, p3)
+  r3 = f32[4,8] reverse(p3), dimensions={1}
+  c = f32[4,8] add(b, r3)
   wide = f32[4,8] add(a, c)
   t4 = f32[4,8] transpose(p4), dimensions={1,0}
   two = f32[] constant(2)
   twos = f32[4,8] broadcast(two), dimensions={}
   narrow = f32[4,8] multiply(t4, twos)
   both = f32[4,8] subtract(wide, narrow)
-  ROOT out = (f32[4,8], f32[4,8], f32[4,8], f32[4,8]) tuple(wide, narrow, both, a)
+  ra = f32[4,8] reverse(a), dimensions={0}
+  ROOT out = (f32[4,8], f32[4,8], f32[4,8], f32[4,8]) tuple(wide, narrow, both, ra)
 }
 """
 
@@ -86,13 +90,14 @@ def test_a_value_past_endpoints_per_value_is_undefined_naming_the_budget():
 def test_in2out_past_endpoints_per_value():
     comp = _entry()
     walk = walk_of(comp)
-    with AnalysisContext(endpoints_per_value=2):
+    with AnalysisContext(endpoints_per_value=1):
         every = all_inputs_to_output(comp, walk.order, walk.users)
-    # p0 feeds wide, both and a (3 outputs): past the budget; p4 feeds narrow and both (2): exact
+    # p0 feeds wide, both and ra through two distinct maps: past the budget; p4 feeds narrow and
+    # both (two outputs, past the budget's count) through one map: exact
     assert [bool(maps) for maps in every[0]] == [True, False, True, True]
     for maps in every[0]:
         if maps:
-            assert _budget_reason(maps).startswith("budget endpoints_per_value=2 exceeded:")
+            assert _budget_reason(maps).startswith("budget endpoints_per_value=1 exceeded:")
     assert [bool(maps) for maps in every[4]] == [False, True, True, False]
     assert all(not m.is_undefined for maps in every[4] for m in maps)
 

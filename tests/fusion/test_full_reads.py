@@ -23,6 +23,8 @@ from hlo_index.api import SelectedTarget
 from hlo_index.context import AnalysisContext
 from hlo_index.fusion import input_to_output, output_to_input
 from hlo_index.fusion.full_read import full_read, is_full_read, region_read
+from hlo_index.fusion.summaries import bottom_up_output_to_input
+from hlo_index.fusion.walk import walk_of
 from hlo_index.hlo import parse_module_text
 from hlo_index.verify import verify_target
 
@@ -324,3 +326,38 @@ def test_a_full_read_absorbs_an_unknown_read_of_the_same_parameter(endpoints):
     # mixed -> b: read element by element and through the custom-call: no full read, unknown
     assert any(m.is_undefined for m in rows[(2, 2)])
     assert sum(m.is_undefined for m in rows[(2, 2)]) == 1
+
+
+# v reads p element by element and (with q) through a custom-call; its full reduction reads p whole
+UNKNOWN_BESIDE_ELEMENTWISE = (
+    "HloModule step\n"
+    + ADD
+    + """ENTRY e {
+  p = f32[4] parameter(0)
+  q = f32[4] parameter(1)
+  cc = f32[4] custom-call(p, q), custom_call_target="external_kernel"
+  n = f32[4] multiply(p, p)
+  v = f32[4] add(cc, n)
+  zero = f32[] constant(0)
+  loss = f32[] reduce(v, zero), dimensions={0}, to_apply=add
+  ROOT out = (f32[], f32[4]) tuple(loss, n)
+}
+"""
+)
+
+
+@pytest.mark.parametrize("endpoints", [1, 128])
+def test_a_reduction_reads_whole_what_its_operand_reads_all_of_beside_an_unknown_read(endpoints):
+    """Past the budget the custom-call's reads are one unknown part, joined with ``n``'s exact
+    map of ``p``: the join keeps that every element of ``p`` is read, so the reduction reads ``p``
+    whole, as it does with the maps kept side by side under the budget."""
+    comp = parse_module_text(UNKNOWN_BESIDE_ELEMENTWISE).entry
+    with AnalysisContext(endpoints_per_value=endpoints):
+        every = bottom_up_output_to_input(comp, walk_of(comp).order)
+        rows = {(r.output, r.operand): r.maps for r in output_to_input(comp)}
+    p_whole = "()[s0] -> (s0), domain: s0 in [0, 3]"
+    assert p_whole in [str(m) for m in every[0][(0, 0)]]
+    assert [str(m) for m in rows[(0, 0)]] == [p_whole]
+    for external in ("none", "all"):
+        assert _reads(rows[(0, 0)], ()) == _expected(_deps_with(comp, external), "loss", 0), external
+    assert len(rows[(0, 1)]) == 1 and rows[(0, 1)][0].is_undefined  # q: only through the custom-call
