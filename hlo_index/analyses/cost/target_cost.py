@@ -182,12 +182,14 @@ _IS_INTEGER = float.is_integer
 def _json_list(v: list | tuple) -> list:
     """Most lists are per-operand figures: whole floats, written as ints, or ints or None, kept as
     they are (each list converted at once where it can be)."""
-    try:
-        # one pass for both questions: ``float.is_integer`` refuses an element that is not a float
-        whole = all(map(_IS_INTEGER, v))
-    except TypeError:
-        whole = False
-    if whole and v and min(v) > -_WHOLE and max(v) < _WHOLE:  # floats alone, every one whole
+    whole = False
+    if v and type(v[0]) is float:
+        try:
+            # one pass for both questions: ``float.is_integer`` refuses an element that is not a float
+            whole = all(map(_IS_INTEGER, v))
+        except TypeError:
+            whole = False
+    if whole and min(v) > -_WHOLE and max(v) < _WHOLE:  # floats alone, every one whole
         first = v[0]
         if v.count(first) == len(v):  # one figure throughout (most utilizations and reads per element)
             return [int(first)] * len(v)
