@@ -180,27 +180,17 @@ _IS_INTEGER = float.is_integer
 
 
 def _json_list(v: list | tuple) -> list:
-    """Most lists are per-operand figures: whole floats, written as ints, or ints or None, kept as
-    they are (each list converted at once where it can be)."""
-    whole = False
-    if v and type(v[0]) is float:
-        try:
-            # one pass for both questions: ``float.is_integer`` refuses an element that is not a float
-            whole = all(map(_IS_INTEGER, v))
-        except TypeError:
-            whole = False
-    if whole and min(v) > -_WHOLE and max(v) < _WHOLE:  # floats alone, every one whole
-        first = v[0]
-        if v.count(first) == len(v):  # one figure throughout (most utilizations and reads per element)
-            return [int(first)] * len(v)
-        return list(map(int, v))
+    """Most lists are per-operand figures: ints or None, kept as they are, or whole floats,
+    written as ints (each list converted at once where it can be)."""
     kinds = set(map(type, v))
     if kinds <= _AS_THEY_ARE:
         return list(v)
     if kinds == _FLOATS:
         first = v[0]
-        if v.count(first) == len(v):  # one figure throughout
+        if v.count(first) == len(v):  # one figure throughout (most utilizations and reads per element)
             return [_json_value(first)] * len(v)
+        if all(map(_IS_INTEGER, v)) and min(v) > -_WHOLE and max(v) < _WHOLE:  # never inf or nan
+            return list(map(int, v))
         return [int(x) if x.is_integer() and -_WHOLE < x < _WHOLE else _json_float(x) for x in v]
     return [_json_value(x) for x in v]
 
