@@ -14,7 +14,6 @@ import math
 import operator
 import struct
 from array import array
-from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from functools import reduce
 from itertools import chain, compress, islice, repeat
@@ -660,22 +659,25 @@ class HloCost:
         use (a dynamic-update-slice only as an index or update) reads the whole value, once
         however many there are. Each use counts per operand position: every rule gives the
         same for a user that reads the value twice as for one that reads it once."""
-        # one loop in Python, each instruction's opcode tested as few times as its kind needs (a
-        # pass over the instructions per question costs more), then lists counted in C
-        by_op: dict[str, list] = {}  # per counted opcode, the result shapes of its instructions
+        # one loop in Python, each instruction's opcode tested as few times as its kind needs:
+        # CPython runs it in a fraction of what a pass over the instructions per question costs
+        elementwise: dict[str, dict[int, list]] = {}  # opcode -> id(result shape) -> [shape, count]
         others: list[Instruction] = []  # flops that read more than the opcode and the shape
         constants: list[Instruction] = []
         partial_users: list[Instruction] = []
-        values: list[Instruction] = []  # the parameters and the elements taken of them
-        read_whole: list[Instruction] = []  # the operands of the users that read them whole
-        take = read_whole.extend
+        whole: set[Instruction] = set()  # instructions hash by identity
         for instr in comp.instructions:
             op = instr.opcode
             if op in _COUNTED:
-                shapes = by_op.get(op)
-                if shapes is None:
-                    shapes = by_op[op] = []
-                shapes.append(instr.shape)
+                by_shape = elementwise.get(op)
+                if by_shape is None:
+                    by_shape = elementwise[op] = {}
+                shape = instr.shape
+                seen = by_shape.get(id(shape))
+                if seen is None:
+                    by_shape[id(shape)] = [shape, 1]
+                else:
+                    seen[1] += 1
             elif op in _PARTIAL_READERS:
                 if op == "fusion":
                     others.append(instr)
@@ -685,27 +687,21 @@ class HloCost:
                 if elements(instr.shape) > 1:
                     constants.append(instr)
                 continue
-            elif op in READ_VALUES:
-                values.append(instr)
             elif op not in FLOP_FREE:  # nor elementwise: its flops read more than its shape
                 others.append(instr)
-            take(instr.operands)
-        whole: set[Instruction] = set(values).intersection(read_whole) if values else set()
+            for o in instr.operands:
+                if o.opcode in READ_VALUES:
+                    whole.add(o)
         rows: list[tuple] = []
         counts: list[int] = []
         memo = self._elementwise_flops  # ``_flop_figures``' memo
-        for op, shapes in by_op.items():
-            ids = list(map(id, shapes))  # equal shapes are one object (the parser shares them)
-            distinct = dict.fromkeys(ids)
-            # a few distinct shapes (most fusions): each counted by a pass over the ids in C
-            tally = Counter(ids) if len(distinct) > _COUNTED_BY_PASSES else None
-            for shape_id in distinct:
+        for op, by_shape in elementwise.items():
+            for shape_id, (shape, n) in by_shape.items():
                 hit = memo.get((op, shape_id))
                 if hit is None:  # the entry keeps the shape alive, so the id stays its
-                    shape = shapes[ids.index(shape_id)]
                     hit = memo[(op, shape_id)] = (shape, elementwise_flops(op, shape, self.options))
                 rows.append(hit[1])
-                counts.append(ids.count(shape_id) if tally is None else tally[shape_id])
+                counts.append(n)
         if others:
             rows.extend(map(self._flop_figures, others))
             counts.extend(repeat(1, len(others)))
@@ -743,7 +739,6 @@ class HloCost:
 
 
 _CONSTANT = "constant"
-_COUNTED_BY_PASSES = 8  # at most this many distinct shapes of an opcode: ``_scan`` counts each by a pass
 # The opcodes whose flops follow from the opcode and the result shape (``_scan`` counts them by both)
 _COUNTED = COSTED_ELEMENTWISE - FLOP_FREE
 # Ops whose flops are not ``instruction_flops``' (``_compute`` sums what they call instead)
