@@ -40,12 +40,18 @@ VERDICTS = {"coalesced": True, "uncoalesced": False}
 def _models() -> tuple:
     """(``target_cost``, ``emitter_plans.plan_for``, the coalescing figures' default device),
     imported on the first cost a report asks for (a cached call, where an import statement in
-    the per-target path would cost as much as the rest of a shared target's cost)."""
-    from ..analyses import emitter_plans
+    the per-target path would cost as much as the rest of a shared target's cost); the emitters'
+    plans on the first GPU fusion that asks for them (``_ModuleCost.same_threads``)."""
     from ..analyses.cost import target_cost
     from ..analyses.gpu_devices import RTX_A6000
 
-    return target_cost, emitter_plans.plan_for, RTX_A6000
+    return target_cost, _plan_for, RTX_A6000
+
+
+def _plan_for(fusion: Instruction, device: Any) -> Any:
+    from ..analyses.emitter_plans import plan_for
+
+    return plan_for(fusion, device)
 
 
 class _ModuleCost:

@@ -14,12 +14,11 @@ import math
 import operator
 import struct
 from array import array
-from collections import Counter
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from functools import reduce
 from itertools import chain, compress, islice, repeat
 from operator import attrgetter
-from typing import Any, cast
+from typing import cast
 
 from ...context import current, register_table
 from ...hlo.model import Computation, Instruction
@@ -739,70 +738,72 @@ class HloCost:
         use (a dynamic-update-slice only as an index or update) reads the whole value, once
         however many there are. Each use counts per operand position: every rule gives the
         same for a user that reads the value twice as for one that reads it once."""
-        instructions = comp.instructions
-        opcodes = list(map(_OPCODE, instructions))
-        kinds = set(opcodes)
+        # one loop in Python, each instruction's opcode tested as few times as its kind needs:
+        # CPython runs it in a fraction of what a pass over the instructions per question costs
+        elementwise: dict[str, dict[int, list]] = {}  # opcode -> id(result shape) -> [shape, count]
+        others: list[Instruction] = []  # flops that read more than the opcode and the shape
+        constants: list[Instruction] = []
+        partial_users: list[Instruction] = []
+        whole: set[Instruction] = set()  # instructions hash by identity
+        for instr in comp.instructions:
+            op = instr.opcode
+            if op in _COUNTED:
+                by_shape = elementwise.get(op)
+                if by_shape is None:
+                    by_shape = elementwise[op] = {}
+                shape = instr.shape
+                seen = by_shape.get(id(shape))
+                if seen is None:
+                    by_shape[id(shape)] = [shape, 1]
+                else:
+                    seen[1] += 1
+            elif op in _PARTIAL_READERS:
+                if op == "fusion":
+                    others.append(instr)
+                partial_users.append(instr)
+                continue
+            elif op == _CONSTANT:
+                if elements(instr.shape) > 1:
+                    constants.append(instr)
+                continue
+            elif op not in FLOP_FREE:  # nor elementwise: its flops read more than its shape
+                others.append(instr)
+            for o in instr.operands:
+                if o.opcode in READ_VALUES:
+                    whole.add(o)
         rows: list[tuple] = []
         counts: list[int] = []
-        if not kinds.isdisjoint(_COUNTED):
-            # the elementwise instructions, counted by (opcode, id of the result shape)
-            elementwise = self._elementwise_flops  # ``_flop_figures``' memo
-            chosen = list(compress(instructions, map(_COUNTED.__contains__, opcodes)))
-            shapes = list(map(_SHAPE, chosen))
-            ids = list(map(id, shapes))
-            shape_of: dict[int, Any] | None = None
-            for (op, shape_id), n in Counter(zip(map(_OPCODE, chosen), ids)).items():
-                hit = elementwise.get((op, shape_id))
-                if hit is None:
-                    if shape_of is None:
-                        shape_of = dict(zip(ids, shapes))
-                    shape = shape_of[shape_id]
-                    # the entry keeps the shape alive, so the id stays its
-                    hit = elementwise[(op, shape_id)] = (shape, elementwise_flops(op, shape, self.options))
+        memo = self._elementwise_flops  # ``_flop_figures``' memo
+        for op, by_shape in elementwise.items():
+            for shape_id, (shape, n) in by_shape.items():
+                hit = memo.get((op, shape_id))
+                if hit is None:  # the entry keeps the shape alive, so the id stays its
+                    hit = memo[(op, shape_id)] = (shape, elementwise_flops(op, shape, self.options))
                 rows.append(hit[1])
                 counts.append(n)
-        others = kinds - COSTED_ELEMENTWISE - FLOP_FREE  # their figures read more than their shapes
         if others:
-            flop_figures = self._flop_figures
-            for instr in compress(instructions, map(others.__contains__, opcodes)):
-                rows.append(flop_figures(instr))
-                counts.append(1)
-        constants = (
-            [c for c in compress(instructions, map(_CONSTANT.__eq__, opcodes)) if elements(c.shape) > 1]
-            if _CONSTANT in kinds
-            else []
-        )
+            rows.extend(map(self._flop_figures, others))
+            counts.extend(repeat(1, len(others)))
         sized: dict[int, int] = {}
-        whole: set[Instruction] = set()  # instructions hash by identity
-        if not kinds.isdisjoint(READ_VALUES):
-            values = set(compress(instructions, map(READ_VALUES.__contains__, opcodes)))
-            if kinds.isdisjoint(_PARTIAL_READERS):  # every use reads the whole value
-                whole = values.intersection(chain.from_iterable(map(_OPERANDS, instructions)))
-            else:
-                partial = list(map(_PARTIAL_READERS.__contains__, opcodes))
-                readers = compress(instructions, map(operator.not_, partial))
-                whole = values.intersection(chain.from_iterable(map(_OPERANDS, readers)))
-                size = self._bytes
-                for user in compress(instructions, partial):
-                    operands = user.operands
-                    if values.isdisjoint(operands):
-                        continue
-                    op = user.opcode
-                    for k, o in enumerate(operands):
-                        if o.opcode not in READ_VALUES:
-                            continue
-                        key = id(o)
-                        if op == "fusion":
-                            n = self._nested_fusion_read_bytes(user, k)
-                        elif op == "slice" or (op == "dynamic-slice" and k == 0):
-                            n = size(user.shape)
-                        elif op in ("broadcast", "reshape"):
-                            n = size(o.shape)
-                        else:  # a dynamic-slice's or dynamic-update-slice's index or update
-                            if operands[0] is not o:
-                                whole.add(o)
-                            n = 0
-                        sized[key] = sized.get(key, 0) + n
+        size = self._bytes
+        for user in partial_users:
+            operands = user.operands
+            op = user.opcode
+            for k, o in enumerate(operands):
+                if o.opcode not in READ_VALUES:
+                    continue
+                key = id(o)
+                if op == "fusion":
+                    n = self._nested_fusion_read_bytes(user, k)
+                elif op == "slice" or (op == "dynamic-slice" and k == 0):
+                    n = size(user.shape)
+                elif op in ("broadcast", "reshape"):
+                    n = size(o.shape)
+                else:  # a dynamic-slice's or dynamic-update-slice's index or update
+                    if operands[0] is not o:
+                        whole.add(o)
+                    n = 0
+                sized[key] = sized.get(key, 0) + n
         if whole:
             values_read = list(whole)
             read = dict(zip(map(id, values_read), shape_bytes_of(list(map(_SHAPE, values_read)))))
