@@ -280,7 +280,7 @@ class HloCost:
             elif op in ("all-gather", "all-gather-start", "reduce-scatter"):
                 self._gpu_gather_scatter(instr, p)
             elif op in ("all-reduce", "all-reduce-start"):
-                p.bytes_accessed = p.output_bytes = float(sum(self._bytes(s) for s in leaves(instr.shape)))
+                p.bytes_accessed = p.output_bytes = self._leaf_bytes(instr.shape)
             elif op == "custom-call":
                 self._gpu_custom_call(instr, p)
         return p
@@ -336,26 +336,31 @@ class HloCost:
             p.operand_utilization[0] = n * w / max(elements(operand), 1)
             p.operand_bytes[0] = float(n * w * element_bytes(operand.element_type))
 
+    def _leaf_bytes(self, shape) -> float:
+        """The bytes of every array in ``shape`` (a tuple's arrays, not its table of pointers)."""
+        return float(sum(self._bytes(s) for s in leaves(shape)))
+
+    @staticmethod
+    def _output_as_parsed(p: Properties, out: float) -> None:
+        """``p`` with the output XLA's parser gives the op in place of the written one."""
+        p.bytes_accessed += out - p.output_bytes
+        p.output_bytes = out
+
     def _h_outfeed(self, instr, p):
         # what it sends: every array in each operand (a tuple operand's arrays, not its index table)
-        p.operand_bytes = [float(sum(self._bytes(s) for s in leaves(o.shape))) for o in instr.operands]
+        p.operand_bytes = [self._leaf_bytes(o.shape) for o in instr.operands]
         p.bytes_accessed = sum(p.operand_bytes)
 
     def _h_send(self, instr, p):
         # XLA's parser gives a send the shape (its first operand's, u32[], token[]), whatever is written
         if instr.operands:
-            out = float(sum(self._bytes(s) for s in leaves(instr.operands[0].shape))) + _CONTEXT_BYTES
-            p.bytes_accessed += out - p.output_bytes
-            p.output_bytes = out
+            self._output_as_parsed(p, self._leaf_bytes(instr.operands[0].shape) + _CONTEXT_BYTES)
 
     def _h_recv_done(self, instr, p):
         # XLA's parser gives a recv-done its recv's data shape, whatever shape is written
         recv = instr.operands[0].shape if instr.operands else None
         if recv is not None and recv.tuple_shapes:
-            data = recv.tuple_shapes[0]
-            out = float(sum(self._bytes(s) for s in leaves(data)))
-            p.bytes_accessed += out - p.output_bytes
-            p.output_bytes = out
+            self._output_as_parsed(p, self._leaf_bytes(recv.tuple_shapes[0]))
 
     def _h_gather(self, instr, p):
         size = float(self._bytes(instr.shape))
@@ -407,7 +412,7 @@ class HloCost:
         n = len(instr.operands) // 2
         out_shape = instr.shape.tuple_shapes[0] if instr.shape.is_tuple else instr.shape
         out_elements = elements(out_shape)
-        written = float(sum(self._bytes(s) for s in leaves(instr.shape)))
+        written = self._leaf_bytes(instr.shape)
         total = written
         for k, operand in enumerate(instr.operands):
             size = float(self._bytes(operand.shape))

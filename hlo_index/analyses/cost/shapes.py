@@ -22,8 +22,7 @@ def elements(shape: Shape) -> int:
 def _array_elements(shape: Shape) -> int:
     """The elements of an array as XLA's cost analysis counts them: none where a dimension is
     unbounded (``?``: the parser's -1), which XLA's figures for such modules show."""
-    n = shape.num_elements
-    return 0 if n < 0 or (True in shape.dynamic and -1 in shape.dims) else n
+    return 0 if -1 in shape.dims else shape.num_elements
 
 
 def elements_recursive(shape: Shape) -> int:

@@ -14,7 +14,6 @@ every entry. A module XLA cannot cost is left out.
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import sys
@@ -151,14 +150,6 @@ PROBES: dict[str, str] = {
 }
 
 
-def _read(path: str) -> str:
-    if path.endswith(".gz"):
-        with gzip.open(path, "rt") as f:
-            return f.read()
-    with open(path) as f:
-        return f.read()
-
-
 def modules(shared: str) -> list[tuple[str, str]]:
     """(key, path) of every module recorded: the key is the path below ``shared``."""
     out = []
@@ -180,21 +171,18 @@ def modules(shared: str) -> list[tuple[str, str]]:
 
 
 def main(shared: str) -> None:
-    import jax
     import jaxlib
-    from jax._src.lib import xla_client
 
-    parse = (
-        getattr(getattr(xla_client, "hlo", None), "hlo_module_from_text", None) or xla_client._xla.hlo_module_from_text
-    )
-    client = jax.devices("cpu")[0].client
+    # XLA's totals and the reading of a dump, as the benchmark of the same figures has them
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "benchmarks"))
+    from cost_vs_xla import read, xla_cpu_totals
 
     def totals(text: str) -> list[float] | None:
         try:
-            got = xla_client._xla.hlo_module_cost_analysis(client, parse(text))
+            got = xla_cpu_totals(text)
         except Exception:  # noqa: BLE001  a module XLA cannot cost is left out
             return None
-        return [got.get("flops", 0.0), got.get("transcendentals", 0.0), got.get("bytes accessed", 0.0)]
+        return [got["flops"], got["transcendentals"], got["bytes_accessed"]]
 
     result: dict = {"jaxlib": jaxlib.__version__, "probes": {}, "modules": {}}
     for name, text in PROBES.items():
@@ -203,7 +191,7 @@ def main(shared: str) -> None:
             raise SystemExit(f"XLA cannot cost probe {name}")
         result["probes"][name] = figures
     for key, path in modules(shared):
-        figures = totals(_read(path))
+        figures = totals(read(path))
         if figures is not None:
             result["modules"][key] = figures
     with open(os.path.join(HERE, "totals.json"), "w") as f:
