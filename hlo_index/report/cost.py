@@ -38,20 +38,22 @@ VERDICTS = {"coalesced": True, "uncoalesced": False}
 
 @functools.cache
 def _models() -> tuple:
-    """(``target_cost``, ``emitter_plans.plan_for``, the coalescing figures' default device),
-    imported on the first cost a report asks for (a cached call, where an import statement in
-    the per-target path would cost as much as the rest of a shared target's cost); the emitters'
-    plans on the first GPU fusion that asks for them (``_ModuleCost.same_threads``)."""
+    """(``target_cost``, the coalescing figures' default device), imported on the first cost a
+    report asks for (a cached call, where an import statement in the per-target path would cost as
+    much as the rest of a shared target's cost)."""
     from ..analyses.cost import target_cost
     from ..analyses.gpu_devices import RTX_A6000
 
-    return target_cost, _plan_for, RTX_A6000
+    return target_cost, RTX_A6000
 
 
-def _plan_for(fusion: Instruction, device: Any) -> Any:
+@functools.cache
+def _plan_for() -> Any:
+    """``emitter_plans.plan_for``, imported when a GPU fusion's coalescing devices first need
+    comparing (``_ModuleCost.same_threads``): a CPU dump's cost never reads the emitters' plans."""
     from ..analyses.emitter_plans import plan_for
 
-    return plan_for(fusion, device)
+    return plan_for
 
 
 class _ModuleCost:
@@ -93,7 +95,7 @@ class _ModuleCost:
             hit = self._devices[id(report_device)] = (report_device, same_warps and mine == report_device, same_warps)
         if hit[1] or not hit[2]:
             return hit[1]
-        plan_for = _models()[1]
+        plan_for = _plan_for()
         # The devices enter the emitters' thread maps only through the unroll factor and the
         # vector size (core count, threads per core), which the plan's notes and grid show.
         a, b = plan_for(fusion, mine), plan_for(fusion, report_device)
@@ -334,7 +336,7 @@ def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> N
     hit = state.by_key.get(key) if key is not None else None
     coalesced = None
     if hit is None:
-        if given is not None and state.same_threads(target, options.get("gpu_device") or _models()[2]):
+        if given is not None and state.same_threads(target, options.get("gpu_device") or _models()[1]):
             coalesced = given
         if cost_key is not structure and state.session.reads_maps(target, coalesced):
             # the estimate reads the maps, where the slices' starts count: shared by structure only
