@@ -285,11 +285,12 @@ def _check_cost_options(ctx, param, values):
     help="With --format model-explorer-node-data: write PREFIX.<figure>.json files.",
 )
 @jobs_option(
-    help="Worker processes when several files are given (a directory counts as its files); "
-    "the largest texts go first, workers share the imports and write their own JSON. "
-    "It pays only with idle cores, and never beyond the largest file's share: one file "
-    "is never split (2 idle cores: the corpus directory at most 2x, gpt12's two dumps at "
-    "most 1.5x, one being two thirds of the work). On a busy machine it can be slower than serial."
+    help="Worker processes. 'auto': files one after another, and a big module's targets shared "
+    "among the CPUs this process may use (a training step's 2,000 fusions: about half the run, "
+    "after the parse). N: several files go to N workers, largest text first (one file is never "
+    "split among them), or one file's big modules are shared among N. The output is the same "
+    "either way; 1 analyses everything in this process.",
+    auto=True,
 )
 @click.option("--verify", is_flag=True, help="Check sampled elements of every target against the numpy reference.")
 @click.option(

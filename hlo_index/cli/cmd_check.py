@@ -45,7 +45,10 @@ def _codes(values) -> list[str]:
 @click.option("--exit-zero", is_flag=True, help="Report findings but exit 0 (unreadable input still exits 2).")
 @format_option("github", "sarif")
 @click.option("--verify", is_flag=True, help="Also check sampled elements against the numpy reference.")
-@jobs_option()
+@jobs_option(
+    help="Worker processes: as analyze's --jobs (auto: a big module's fusions shared among the CPUs).",
+    auto=True,
+)
 @color_option
 def command(paths, allow, select, ignore, baseline_path, write_baseline, exit_zero, fmt, verify, jobs, color) -> None:
     """Exit 0 when every fusion in PATH... reads each operand through one distinct map.

@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 from itertools import repeat
 
-from ..analyses.structure_keys import fusion_structure_key
+from ..analyses.structure_keys import fusion_shape_key, fusion_structure_key
 from ..api import SelectedTarget, TargetNotFound, operand_info, select_targets
 from ..context import current
 from ..fusion import OperandIndexing, RowTable, callee_of, input_to_output_table, output_to_input_table
 from ..hlo.model import Computation, Diagnostic, Module, Shape
-from . import cost, finding_kinds, operand_figures, source
+from . import cost, finding_kinds, operand_figures, source, split_targets
 from .model import DiagnosticReport, ModuleReport, OperandReport, OperandRows, TargetReport
 from .texts import MAP_TEXTS, map_report, shape_text
 
@@ -302,6 +302,7 @@ def module_report(
     seed: int | None = None,
     fusions_only: bool = False,
     own_context: bool = True,
+    workers: int = 1,
 ) -> ModuleReport:
     """Every selected target of one module; a failing target becomes an error diagnostic.
 
@@ -311,6 +312,9 @@ def module_report(
 
     With ``verify``, each target's maps are checked against the reference walk
     (``hlo_index.verify``): mismatches become error diagnostics, skipped targets get a note.
+
+    ``workers`` > 1: a module with enough to analyse has its targets shared among that many
+    processes (``split_targets``); the report is the same.
     """
     report = ModuleReport(module.name, module.source, diagnostics=[diagnostic_report(d) for d in module.diagnostics])
     try:
@@ -322,10 +326,12 @@ def module_report(
     # cannot depend on what else this process analysed.
     if own_context:
         with current().child():
-            _report_targets(selected, module, report, direction, options, on_target, verify, verify_samples, seed)
+            _report_targets(
+                selected, module, report, direction, options, on_target, verify, verify_samples, seed, workers
+            )
             _module_figures(report, module, options)
     else:
-        _report_targets(selected, module, report, direction, options, on_target, verify, verify_samples, seed)
+        _report_targets(selected, module, report, direction, options, on_target, verify, verify_samples, seed, workers)
         _module_figures(report, module, options)
     return report
 
@@ -350,21 +356,96 @@ def _report_targets(
     verify: bool,
     verify_samples: int,
     seed: int | None,
+    workers: int = 1,
 ) -> None:
     verified: dict = {}  # identical targets of this module are verified once (hlo_index.verify)
     # fusions equal in structure are analysed once (``target_report``); a check reads each target's
     # own rows and verification checks each target's own maps
     twins = None if verify or (options or {}).get("check") else new_twins()
-    for item in selected:
-        try:
-            target = target_report(item, module, direction, options, twins)
-            report.targets.append(target)
-            if verify:
-                _verify_into(item, module, target, report, verify_samples, seed, verified)
-        except Exception as exc:  # noqa: BLE001  one broken rule must not hide every other target's maps
-            report.diagnostics.append(internal_failure(item, exc, module.source))
-        if on_target is not None:
-            on_target(report)  # the module report so far: its last target is the new one
+    bins = _split(selected, options, workers)
+    if bins is None:
+        for item in selected:
+            _report_target(item, module, report, direction, options, twins, verify, verify_samples, seed, verified)
+            if on_target is not None:
+                on_target(report)  # the module report so far: its last target is the new one
+        return
+    costs = cost.module_entries(module, options or {})
+    targets, diagnostics = report.targets, report.diagnostics
+
+    def analyse_one(i: int) -> split_targets.Record:
+        t0, d0, c0 = len(targets), len(diagnostics), len(costs)
+        item = selected[i]
+        _report_target(item, module, report, direction, options, twins, verify, verify_samples, seed, verified)
+        return i, targets[t0:], diagnostics[d0:], costs[c0:]
+
+    # the records replace what this process's own targets added, in the module's order
+    starts = len(targets), len(diagnostics), len(costs)
+    records = split_targets.run_split(bins, analyse_one)
+    del targets[starts[0] :], diagnostics[starts[1] :], costs[starts[2] :]
+    for _, made, said, entries in records:
+        targets.extend(made)
+        diagnostics.extend(said)
+        costs.extend(entries)
+        if on_target is not None and made:
+            on_target(report)
+
+
+def _split(selected: list[SelectedTarget], options: dict | None, workers: int) -> list[list[int]] | None:
+    """The targets' indices dealt to worker processes (``split_targets``), or None: analysed here."""
+    workers = split_targets.usable_workers(workers)
+    if workers <= 1 or (options or {}).get("fusion_candidate"):
+        return None
+    groups: dict[object, tuple[int, list[int]]] = {}
+    total = 0
+    for i, item in enumerate(selected):
+        key, work = _split_group(item, i)
+        hit = groups.get(key)
+        if hit is None:
+            groups[key] = (work, [i])
+            total += work
+        else:
+            hit[1].append(i)
+            groups[key] = (hit[0] + split_targets.REPEAT_WORK, hit[1])
+            total += split_targets.REPEAT_WORK
+    if total < split_targets.MIN_WORK_TO_SPLIT:
+        return None
+    bins = split_targets.deal([(k, w, ix) for k, (w, ix) in groups.items()], workers)
+    return bins if len(bins) > 1 else None
+
+
+def _split_group(item: SelectedTarget, index: int) -> tuple[object, int]:
+    """The group a target is analysed in and its estimated work (instructions to analyse).
+    Fusions of one fused computation structure share more than their twins (its composed maps,
+    its emitter's thread maps): a group is that structure; any other target is a group alone."""
+    target = item.target
+    if isinstance(target, Computation):
+        return ("alone", index), len(target.instructions) or 1
+    callee = callee_of(target)
+    work = len(callee.instructions) if callee is not None else 1
+    shapes = fusion_shape_key(target) if item.kind == "fusion" and target.fused_computation is not None else None
+    return (shapes[0] if shapes is not None else ("alone", index)), work
+
+
+def _report_target(
+    item: SelectedTarget,
+    module: Module,
+    report: ModuleReport,
+    direction: str,
+    options: dict | None,
+    twins,
+    verify: bool,
+    verify_samples: int,
+    seed: int | None,
+    verified: dict,
+) -> None:
+    """One target's report (or its internal failure) added to ``report``."""
+    try:
+        target = target_report(item, module, direction, options, twins)
+        report.targets.append(target)
+        if verify:
+            _verify_into(item, module, target, report, verify_samples, seed, verified)
+    except Exception as exc:  # noqa: BLE001  one broken rule must not hide every other target's maps
+        report.diagnostics.append(internal_failure(item, exc, module.source))
 
 
 INTERNAL = "internal: "  # message prefix of an analysis that raised: a bug, never the input's fault

@@ -120,6 +120,16 @@ def _module_cost(module: Any, asked: TargetCostOptions) -> _ModuleCost:
     return hit
 
 
+def module_entries(module: Any, options: dict) -> list:
+    """The module's per-target cost entries (what ``add_cost_totals`` sums), in target order: a
+    list the caller may splice (``build`` does when workers analysed targets); a fresh empty list
+    when no cost is asked."""
+    asked = options.get("cost")
+    if asked is None or module is None:
+        return []
+    return _module_cost(module, asked).costs
+
+
 def _distinct_rows(rows: Sequence[OperandReport]) -> tuple[Sequence[OperandReport], list | None]:
     """The rows as ``_ReadRows`` reads them: each distinct row once, in the order of its first
     occurrence, and, where it differs, in the order of its last (None where it is the same).

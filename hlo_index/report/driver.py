@@ -9,7 +9,7 @@ import gc
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .model import DiagnosticReport, ModuleReport
 
@@ -29,6 +29,8 @@ class AnalyzeOptions:
     # worker processes also encode each report with this (a module-level function, so it pickles):
     # the parent then only copies text out
     encode: Callable[[ModuleReport], str] | None = None
+    # processes sharing one module's targets (``build.module_report``'s ``workers``)
+    target_workers: int = 1
     extra: dict = field(default_factory=dict)  # flags for registered report extensions
 
 
@@ -82,6 +84,7 @@ def analyze_path(
             verify_samples=options.verify_samples,
             seed=options.seed,
             fusions_only=options.fusions_only,
+            workers=options.target_workers,
         )
         reports.append(report)
     return reports
@@ -148,12 +151,18 @@ def iter_reports(
     """Each path's reports, in the order given, as soon as they (and those before) are ready.
 
     With ``jobs`` > 1 and several paths, files go to worker processes, largest first; ``-``
-    (stdin, which workers cannot read) is analysed here meanwhile.
+    (stdin, which workers cannot read) is analysed here meanwhile. With one path, ``jobs``
+    processes share each big module's targets (``build.module_report``'s ``workers``).
+    ``jobs`` 0 (``--jobs auto``): files one after another, each big module's targets shared
+    among the CPUs this process may use.
     """
     with _imports_frozen():
         if jobs > 1 and len(paths) > 1:
             yield from _iter_parallel(paths, options, jobs, on_file)
             return
+        workers = jobs if jobs > 0 else (os.cpu_count() or 1)  # bounded by the CPUs usable where used
+        if workers > 1:
+            options = replace(options, target_workers=workers)
         for i, path in enumerate(paths):
             if i:
                 _collect_if_paused()
