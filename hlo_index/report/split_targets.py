@@ -57,9 +57,12 @@ def deal(weights: Sequence[tuple[Any, int, list[int]]], workers: int) -> list[li
     return [sorted(b) for b in bins if b]
 
 
-def run_split(bins: list[list[int]], analyse_one: AnalyseOne) -> list[Record]:
+def run_split(
+    bins: list[list[int]], analyse_one: AnalyseOne, to_send: Callable[[Record], Record] | None = None
+) -> list[Record]:
     """Every target's record: ``bins[0]`` analysed here, each other bin in a forked worker; in
-    target order."""
+    target order. ``to_send``: what a worker makes of each record before sending it (its
+    targets' JSON text, encoded there in parallel, say)."""
     children: list[tuple[int, int, list[int]]] = []  # (pid, read end, the bin)
     for indices in bins[1:]:
         read_end, write_end = os.pipe()
@@ -68,7 +71,8 @@ def run_split(bins: list[list[int]], analyse_one: AnalyseOne) -> list[Record]:
             code = 1
             try:
                 os.close(read_end)
-                data = pickle.dumps([analyse_one(i) for i in indices], protocol=pickle.HIGHEST_PROTOCOL)
+                made = [analyse_one(i) for i in indices]
+                data = pickle.dumps([to_send(r) for r in made] if to_send else made, pickle.HIGHEST_PROTOCOL)
                 with os.fdopen(write_end, "wb") as out:
                     out.write(data)
                 code = 0
