@@ -18,7 +18,6 @@ costs only time: its targets are analysed here afterwards.
 from __future__ import annotations
 
 import os
-import pickle
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -63,6 +62,8 @@ def run_split(
     """Every target's record: ``bins[0]`` analysed here, each other bin in a forked worker; in
     target order. ``to_send``: what a worker makes of each record before sending it (its
     targets' JSON text, encoded there in parallel, say)."""
+    import pickle  # here: a module too small to split never needs it
+
     children: list[tuple[int, int, list[int]]] = []  # (pid, read end, the bin)
     for indices in bins[1:]:
         read_end, write_end = os.pipe()

@@ -4,6 +4,7 @@ serial loop gives, byte for byte, on real dumps of every kind; a failing worker 
 from __future__ import annotations
 
 import os
+import pickle
 from pathlib import Path
 
 import pytest
@@ -72,7 +73,7 @@ def test_a_failing_worker_costs_only_time(always_split, monkeypatch):
     def broken(*args, **kwargs):  # a worker that cannot send its reports back exits non-zero
         raise MemoryError("worker out of memory")
 
-    monkeypatch.setattr(split_targets.pickle, "dumps", broken)
+    monkeypatch.setattr(pickle, "dumps", broken)
     analysed_here = []
     analyse = build._report_target
     monkeypatch.setattr(build, "_report_target", lambda item, *a: analysed_here.append(item) or analyse(item, *a))
