@@ -326,25 +326,10 @@ def module_report(
     except TargetNotFound as exc:
         report.diagnostics.append(DiagnosticReport("error", str(exc), path=module.source))
         return report
+
     # One analysis context per module: its caches die with the report, and a module's answers
     # cannot depend on what else this process analysed.
-    if own_context:
-        with current().child():
-            _report_targets(
-                selected,
-                module,
-                report,
-                direction,
-                options,
-                on_target,
-                verify,
-                verify_samples,
-                seed,
-                workers,
-                encode_target,
-            )
-            _module_figures(report, module, options)
-    else:
+    def run() -> None:
         _report_targets(
             selected,
             module,
@@ -359,6 +344,12 @@ def module_report(
             encode_target,
         )
         _module_figures(report, module, options)
+
+    if own_context:
+        with current().child():
+            run()
+    else:
+        run()
     return report
 
 
