@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from math import ceil
 
 from ..hlo.model import Instruction, Shape
-from .emitters import layout_permutation, minor_nontrivial, physical_order
+from .emitters import layout_permutation
 from .gpu_devices import RTX_A6000, GpuDevice
+from .physical_order import minor_nontrivial, physical_order
 from .utilization import storage_bits
 
 

@@ -19,7 +19,7 @@ from ..affine.evaluate import as_column, evaluate_columns
 from ..affine.expr import DIM, RANGE, RUNTIME, Expr, variable
 from ..hlo.model import Shape
 from ..layout.plan import apply_steps, layout_plan, linearize
-from .emitters import minor_nontrivial
+from .physical_order import minor_nontrivial
 
 STEPS = 16  # consecutive iterations of the innermost loop looked at
 SAMPLES = 8  # seeded starting points

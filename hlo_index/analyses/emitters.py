@@ -24,6 +24,7 @@ from ..affine import IndexingMap, Interval, const, dim
 from ..context import current, register_table
 from ..hlo.model import Instruction, Shape
 from .gpu_devices import GpuDevice
+from .physical_order import minor_nontrivial, physical_order
 
 # Per analysis context: (id(shape), unroll, threads per block, extra loops) -> (shape, default_thread_map's answer)
 _DEFAULT_MAPS = register_table("analyses.emitters.default_thread_maps")
@@ -93,13 +94,6 @@ class ThreadPlan:
 
 
 # ---- small helpers ------------------------------------------------------------------------
-
-
-def physical_order(shape: Shape) -> tuple[int, ...]:
-    """Logical dims from major to minor in memory (default layout: row major)."""
-    if shape.layout is not None and shape.layout.minor_to_major and len(shape.layout.minor_to_major) == shape.rank:
-        return tuple(reversed(shape.layout.minor_to_major))
-    return tuple(range(shape.rank))
 
 
 def delinearize(linear, shape: Shape) -> list:
@@ -311,13 +305,6 @@ def tile_map(shape: Shape, lane_dim: int, row_dim: int, device: GpuDevice):
         (coords[row_dim], Interval(0, shape.dims[row_dim] - 1)),
     ]
     return IndexingMap(domain, [], [], coords, constraints), tpb, blocks
-
-
-def minor_nontrivial(shape: Shape) -> int | None:
-    for d in reversed(physical_order(shape)):
-        if shape.dims[d] > 1:
-            return d
-    return None
 
 
 def layout_permutation(instr: Instruction) -> tuple[int, ...] | None:

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..context import current, register_table, remember
-from .gpu_devices import RTX_A6000, GpuDevice
 from .gpu_target import CPU, GPU, TPU, module_target
+
+if TYPE_CHECKING:
+    from .gpu_devices import GpuDevice
 
 # Per analysis context, at most Budgets.operand_figures entries each: CPU figures by structure
 # (maps, shapes with their layouts), and an identity memo over it (rows share map tuples).
@@ -44,11 +46,14 @@ def target_coalescing(
     machine ``--target asked`` picks; ``shapes(row)`` gives a row's (operand, output) shapes."""
     choice = module_target(module, asked)
     named = f"{choice.target} ({choice.evidence})"
-    device = device or RTX_A6000
     if choice.target == CPU:
         return TargetCoalescing(named, None, _per_row(rows, shapes, _cpu_row))
     if choice.target == TPU:
         return TargetCoalescing(named, None, _per_row(rows, shapes, _tpu_row), "tpu")
+    if device is None:
+        from .gpu_devices import RTX_A6000  # the GPU tables, for GPU modules only
+
+        device = RTX_A6000
     fusion = target if getattr(target, "opcode", None) == "fusion" else None
     if fusion is None and is_fused_body(target):
         from .emitters import ComputationAsFusion
@@ -62,8 +67,8 @@ def target_coalescing(
             result = fusion_coalescing(fusion, device)
         except Exception as exc:  # noqa: BLE001
             return TargetCoalescing(named, None, tuple(_failed(GPU, exc) for _ in rows))
-    from .emitters import minor_nontrivial
     from .gpu_coalescing import operand_json
+    from .physical_order import minor_nontrivial
 
     figures: list[dict] = []
     # a target's rows repeat each (operand, output shape): ~15 rows a fusion, a few figures

@@ -34,7 +34,7 @@ from ..affine import IndexingMap
 from ..affine.evaluate import distinct_sorted, evaluate_expr
 from ..affine.expr import DIM, RANGE, RUNTIME
 from ..hlo.model import Shape
-from .emitters import minor_nontrivial
+from .physical_order import minor_nontrivial
 from .utilization import read_mask, storage_bits
 
 LANES = 128  # lanes of a vector register (Pallas TPU docs)

@@ -38,13 +38,20 @@ VERDICTS = {"coalesced": True, "uncoalesced": False}
 
 @functools.cache
 def _models() -> tuple:
-    """(``target_cost``, the coalescing figures' default device), imported on the first cost a
-    report asks for (a cached call, where an import statement in the per-target path would cost as
-    much as the rest of a shared target's cost)."""
+    """(``target_cost``,), imported on the first cost a report asks for (a cached call, where an
+    import statement in the per-target path would cost as much as the rest of a shared target's cost)."""
     from ..analyses.cost import target_cost
+
+    return (target_cost,)
+
+
+@functools.cache
+def _default_device() -> Any:
+    """The coalescing figures' default device, imported for the first GPU fusion (a CPU dump's cost
+    never reads the GPU tables)."""
     from ..analyses.gpu_devices import RTX_A6000
 
-    return target_cost, RTX_A6000
+    return RTX_A6000
 
 
 @functools.cache
@@ -346,7 +353,7 @@ def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> N
     hit = state.by_key.get(key) if key is not None else None
     coalesced = None
     if hit is None:
-        if given is not None and state.same_threads(target, options.get("gpu_device") or _models()[1]):
+        if given is not None and state.same_threads(target, options.get("gpu_device") or _default_device()):
             coalesced = given
         if cost_key is not structure and state.session.reads_maps(target, coalesced):
             # the estimate reads the maps, where the slices' starts count: shared by structure only
