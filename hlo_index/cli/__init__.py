@@ -11,7 +11,6 @@ import contextlib
 import gc
 import importlib
 import os
-import pkgutil
 import sys
 
 import click
@@ -23,7 +22,15 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def _command_names() -> list[str]:
-    return sorted(info.name[4:] for info in pkgutil.iter_modules(__path__) if info.name.startswith("cmd_"))
+    # the file names themselves: pkgutil (what lists a package's modules) is not worth its import here
+    return sorted(
+        {
+            name[4:-3]
+            for directory in __path__
+            for name in os.listdir(directory)
+            if name.startswith("cmd_") and name.endswith(".py")
+        }
+    )
 
 
 class _LazyGroup(click.Group):

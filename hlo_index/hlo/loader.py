@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import os
 import re
 import sys
@@ -84,12 +83,14 @@ def read_text(path: str) -> str:
         if path == "-":
             data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
         elif path.endswith(".gz"):
+            import gzip  # only for compressed dumps
+
             with gzip.open(path, "rb") as f:
                 data = f.read()
         else:
             with open(path, "rb") as f:
                 data = f.read()
-    except (OSError, EOFError, gzip.BadGzipFile) as e:
+    except (OSError, EOFError) as e:  # gzip.BadGzipFile is an OSError
         raise ParseError(error(f"cannot read: {getattr(e, 'strerror', None) or e}", path=path)) from None
     try:
         return data.decode("utf-8")
@@ -150,11 +151,13 @@ def hlo_files_in(directory: str) -> list[str]:
 def _looks_like_hlo(path: str) -> bool:
     try:
         if path.endswith(".gz"):
+            import gzip
+
             with gzip.open(path, "rb") as f:
                 head = f.read(65536)
         else:
             with open(path, "rb") as f:
                 head = f.read(65536)
-    except (OSError, EOFError, gzip.BadGzipFile):
+    except (OSError, EOFError):  # gzip.BadGzipFile included
         return True  # let load() report why it cannot be read
     return _HLO_HEADER.search(head.decode("utf-8", "replace")) is not None

@@ -20,7 +20,6 @@ from .registry import OperandMaps, Reads, input_to_output_rule, output_to_input_
 from .rules_reduce import RangeVars
 from .shape_maps import full_interval, generator_map, zero_result_map
 from .starts import Starts, in_range, known_start
-from .windows import WindowPlacement, batch_position
 
 # What the rules below look at (the cache key: hlo_index.fusion.fingerprint).
 INDEXED_READS = Reads.of(
@@ -258,6 +257,8 @@ def _pieces(build: PieceBuilder) -> tuple[IndexingMap, ...]:
 def gather_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     out_dims, indices = instr.shape.dims, instr.operands[1]
     ivd = instr.attr("index_vector_dim")
+    from .windows import WindowPlacement  # gather and scatter only: not every run's import
+
     placement = WindowPlacement.of_gather(instr)
     domain = [full_interval(n) for n in out_dims]
 
@@ -278,6 +279,8 @@ def gather_output_to_input(instr: Instruction, output_index: int) -> list[Operan
 def gather_input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     out_dims, operand, indices = instr.shape.dims, instr.operands[0], instr.operands[1]
     ivd = instr.attr("index_vector_dim")
+    from .windows import WindowPlacement, batch_position
+
     placement = WindowPlacement.of_gather(instr)
     ranges = RangeVars()
     if operand_index == 1:

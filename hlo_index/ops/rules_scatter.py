@@ -33,10 +33,11 @@ from .rules_dynamic import INDEXED_READS
 from .rules_reduce import RangeVars
 from .shape_maps import full_interval
 from .starts import Starts, constant_values
-from .windows import WindowPlacement, batch_position
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from .windows import WindowPlacement
 
 # ---- where updates land -------------------------------------------------------------------
 
@@ -44,6 +45,8 @@ if TYPE_CHECKING:
 def _landing(instr: Instruction, dims: Sequence[int]) -> tuple[IndexingMap | None, IndexingMap, Starts]:
     """(output element -> the update elements landing on it, or None when none ever lands; the
     same relation with the output element as result: "some update lands here"; the starts)."""
+    from .windows import WindowPlacement  # gather and scatter only: not every run's import
+
     placement = WindowPlacement.of_scatter(instr)
     domain = [full_interval(n) for n in dims]
     ranges = RangeVars()
@@ -168,6 +171,8 @@ def _constant_indices_not_landed(instr: Instruction, dims: Sequence[int], what: 
     windows skipped. None when the indices are not a constant."""
     import numpy as np
 
+    from .windows import WindowPlacement, batch_position
+
     placement = WindowPlacement.of_scatter(instr)
     update_dims, window_size = placement.windowed_dims, placement.window_size
     values = constant_values(placement.indices)
@@ -286,6 +291,8 @@ def _not_landed(instr: Instruction, dims: Sequence[int], starts: Starts) -> tupl
     import numpy as np
 
     what = f"scatter %{instr.name}: where no update overwrites operand elements"
+    from .windows import WindowPlacement
+
     placement = WindowPlacement.of_scatter(instr)
     update_dims, batch_dims = placement.windowed_dims, placement.batch_dims
     windows = int(np.prod([update_dims[u] for u in batch_dims], dtype=np.int64))
@@ -309,6 +316,8 @@ def _not_landed(instr: Instruction, dims: Sequence[int], starts: Starts) -> tupl
 
 def _updates_to_output(instr: Instruction, dims: Sequence[int]) -> tuple[IndexingMap, Starts]:
     """Update element -> the output element it lands on (its window's start plus its offset)."""
+    from .windows import WindowPlacement
+
     placement = WindowPlacement.of_scatter(instr)
     starts = Starts()
     results = placement.windowed_to_operand(starts)
