@@ -58,11 +58,13 @@ class _Value:
     dataclass compiles six generated methods at every start, and these are on every run's path."""
 
     __slots__: tuple[str, ...] = ()
+    _fields: ClassVar[tuple[str, ...]]  # the slots but a leading-underscore one (a memo, no field)
     _fields_of: ClassVar[Callable[..., tuple[Any, ...]]]
 
     def __init_subclass__(cls) -> None:
-        get = attrgetter(*cls.__slots__)
-        cls._fields_of = staticmethod(get if len(cls.__slots__) > 1 else lambda value: (get(value),))
+        cls._fields = tuple(name for name in cls.__slots__ if not name.startswith("_"))
+        get = attrgetter(*cls._fields)
+        cls._fields_of = staticmethod(get if len(cls._fields) > 1 else lambda value: (get(value),))
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is self.__class__:
@@ -73,7 +75,7 @@ class _Value:
         return hash(self._fields_of(self))
 
     def __repr__(self) -> str:
-        return f"{type(self).__qualname__}({', '.join(f'{name}={getattr(self, name)!r}' for name in self.__slots__)})"
+        return f"{type(self).__qualname__}({', '.join(f'{name}={getattr(self, name)!r}' for name in self._fields)})"
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise FrozenInstanceError(f"cannot assign to field {name!r}")
@@ -86,7 +88,7 @@ class _Value:
 
     def _assign(self, *values: Any) -> None:
         """The fields, in ``__slots__`` order (each ``__init__`` ends here: assignment is refused)."""
-        for name, value in zip(self.__slots__, values):
+        for name, value in zip(self._fields, values):
             object.__setattr__(self, name, value)
 
 
@@ -126,7 +128,9 @@ class Layout(_Value):
 class Shape(_Value):
     """An array shape (``element_type``, ``dims``) or a tuple (``tuple_shapes`` not None)."""
 
-    __slots__ = ("element_type", "dims", "dynamic", "layout", "tuple_shapes", "buffer")
+    # ``_hash``: shapes key the per-fusion memos (figures, warp reads), and a record's hash
+    # rebuilds its fields' tuple, the layout's and each tile's on every call: computed once
+    __slots__ = ("element_type", "dims", "dynamic", "layout", "tuple_shapes", "buffer", "_hash")
     element_type: str
     dims: tuple[int, ...]
     dynamic: tuple[bool, ...]  # per dim: True for ``<=N`` (bound N) or ``?``
@@ -144,6 +148,14 @@ class Shape(_Value):
         buffer: bool = False,
     ) -> None:
         self._assign(element_type, dims, dynamic, layout, tuple_shapes, buffer)
+
+    def __hash__(self) -> int:
+        try:
+            return self._hash
+        except AttributeError:
+            known = hash(self._fields_of(self))
+            object.__setattr__(self, "_hash", known)
+            return known
 
     @property
     def is_tuple(self) -> bool:
