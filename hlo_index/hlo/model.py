@@ -137,6 +137,7 @@ class Shape(_Value):
     layout: Layout | None
     tuple_shapes: tuple[Shape, ...] | None
     buffer: bool  # a buffer shape ``b(s32[2])``: a mutable array
+    _hash: int
 
     def __init__(
         self,
