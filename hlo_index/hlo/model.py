@@ -55,16 +55,19 @@ ELEMENT_BITS: dict[str, int] = {
 class _Value:
     """An immutable record of the fields in ``__slots__``, with what a frozen dataclass gives:
     equality and hash by fields, a repr of them, assignment refused. A plain class: a frozen
-    dataclass compiles six generated methods at every start, and these are on every run's path."""
+    dataclass compiles six generated methods at every start, and these are on every run's path.
 
-    __slots__: tuple[str, ...] = ()
-    _fields: ClassVar[tuple[str, ...]]  # the slots but a leading-underscore one (a memo, no field)
+    The hash is computed once (``_hash``, a slot of this base, no field): records key the
+    per-fusion memos (a shape its figures and warp reads, a slice's bounds its op rule's maps), and
+    hashing the fields' tuple calls each nested record's hash again."""
+
+    __slots__: tuple[str, ...] = ("_hash",)
+    _hash: int
     _fields_of: ClassVar[Callable[..., tuple[Any, ...]]]
 
     def __init_subclass__(cls) -> None:
-        cls._fields = tuple(name for name in cls.__slots__ if not name.startswith("_"))
-        get = attrgetter(*cls._fields)
-        cls._fields_of = staticmethod(get if len(cls._fields) > 1 else lambda value: (get(value),))
+        get = attrgetter(*cls.__slots__)
+        cls._fields_of = staticmethod(get if len(cls.__slots__) > 1 else lambda value: (get(value),))
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is self.__class__:
@@ -72,10 +75,15 @@ class _Value:
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash(self._fields_of(self))
+        try:
+            return self._hash
+        except AttributeError:
+            known = hash(self._fields_of(self))
+            object.__setattr__(self, "_hash", known)
+            return known
 
     def __repr__(self) -> str:
-        return f"{type(self).__qualname__}({', '.join(f'{name}={getattr(self, name)!r}' for name in self._fields)})"
+        return f"{type(self).__qualname__}({', '.join(f'{name}={getattr(self, name)!r}' for name in self.__slots__)})"
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise FrozenInstanceError(f"cannot assign to field {name!r}")
@@ -88,7 +96,7 @@ class _Value:
 
     def _assign(self, *values: Any) -> None:
         """The fields, in ``__slots__`` order (each ``__init__`` ends here: assignment is refused)."""
-        for name, value in zip(self._fields, values):
+        for name, value in zip(self.__slots__, values):
             object.__setattr__(self, name, value)
 
 
@@ -128,16 +136,13 @@ class Layout(_Value):
 class Shape(_Value):
     """An array shape (``element_type``, ``dims``) or a tuple (``tuple_shapes`` not None)."""
 
-    # ``_hash``: shapes key the per-fusion memos (figures, warp reads), and a record's hash
-    # rebuilds its fields' tuple, the layout's and each tile's on every call: computed once
-    __slots__ = ("element_type", "dims", "dynamic", "layout", "tuple_shapes", "buffer", "_hash")
+    __slots__ = ("element_type", "dims", "dynamic", "layout", "tuple_shapes", "buffer")
     element_type: str
     dims: tuple[int, ...]
     dynamic: tuple[bool, ...]  # per dim: True for ``<=N`` (bound N) or ``?``
     layout: Layout | None
     tuple_shapes: tuple[Shape, ...] | None
     buffer: bool  # a buffer shape ``b(s32[2])``: a mutable array
-    _hash: int
 
     def __init__(
         self,
@@ -149,14 +154,6 @@ class Shape(_Value):
         buffer: bool = False,
     ) -> None:
         self._assign(element_type, dims, dynamic, layout, tuple_shapes, buffer)
-
-    def __hash__(self) -> int:
-        try:
-            return self._hash
-        except AttributeError:
-            known = hash(self._fields_of(self))
-            object.__setattr__(self, "_hash", known)
-            return known
 
     @property
     def is_tuple(self) -> bool:

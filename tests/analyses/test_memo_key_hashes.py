@@ -1,6 +1,6 @@
-"""Shapes and GPU devices remember their hash (they key the per-fusion memos): a remembered hash
-must agree with equality, and a copy sent to another process (a pickle) must hash afresh there,
-since a string's hash differs between processes."""
+"""The module's records (shapes, slice bounds...) and GPU devices remember their hash (they key
+the per-fusion memos): a remembered hash must agree with equality, and a copy sent to another
+process (a pickle) must hash afresh there, since a string's hash differs between processes."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 from dataclasses import replace
 
 from hlo_index.analyses.gpu_devices import RTX_A6000, GpuDevice
-from hlo_index.hlo.model import Layout, Shape
+from hlo_index.hlo.model import Layout, Shape, SliceDim
 
 
 def _shape() -> Shape:
@@ -25,6 +25,14 @@ def test_equal_shapes_hash_alike_and_differing_ones_are_unequal() -> None:
     other = Shape("bf16", (3072,), (False,), Layout((0,)))
     assert other != a
     assert len({a, b, other}) == 2
+
+
+def test_equal_slice_bounds_hash_alike() -> None:
+    a, b = SliceDim(4, 5, 1), SliceDim(4, 5, 1)
+    hash(a)
+    assert a == b and hash(a) == hash(b)
+    assert SliceDim(5, 6, 1) != a
+    assert len({(a,), (b,), (SliceDim(5, 6, 1),)}) == 2
 
 
 def test_a_shape_remembers_no_field_of_its_own() -> None:
