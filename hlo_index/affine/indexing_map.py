@@ -8,6 +8,7 @@ returns a new map.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -33,6 +34,24 @@ def _interval(value: IntervalLike) -> Interval:
         return value
     lo, hi = value
     return Interval(int(lo), int(hi))
+
+
+@functools.cache
+def _compose() -> Callable[[IndexingMap, IndexingMap], IndexingMap]:
+    """``compose.compose``, imported on the first composition (that module imports this one); a
+    cached call, where an import statement costs as much as composing two small maps."""
+    from .compose import compose
+
+    return compose
+
+
+@functools.cache
+def _format_map() -> Callable[..., str]:
+    """``text.format_map``, imported on the first map printed (the text module's reader imports
+    this one); a cached call, as ``_compose``."""
+    from .text import format_map
+
+    return format_map
 
 
 def _runtime(value: RuntimeVarLike) -> RuntimeVar:
@@ -272,9 +291,7 @@ class IndexingMap:
 
     def compose(self, inner: IndexingMap) -> IndexingMap:
         """``self ∘ inner`` (x -> self(inner(x))), simplified. See ``compose.py``."""
-        from .compose import compose
-
-        return compose(self, inner)
+        return _compose()(self, inner)
 
     def remove_unused_variables(self) -> IndexingMap:
         """Drop range and runtime variables used by no result and no constraint (renumbering
@@ -397,17 +414,13 @@ class IndexingMap:
 
     # ------------------------------------------------------------------------------- text
     def __str__(self) -> str:
-        from .text import format_map
-
-        return format_map(self)
+        return _format_map()(self)
 
     def to_string(self, field_separator: str = ", ", known_empty_arity: bool = False) -> str:
         """``str(m)`` with another separator between domain items (e.g. ``"\\n"``); with
         ``known_empty_arity`` a KNOWN EMPTY map keeps its counts:
         ``(d0, d1) -> (3 results): KNOWN EMPTY`` (``parse_map`` reads both forms)."""
-        from .text import format_map
-
-        return format_map(self, field_separator, known_empty_arity)
+        return _format_map()(self, field_separator, known_empty_arity)
 
     def to_mlir(self) -> str:
         from .text import format_mlir

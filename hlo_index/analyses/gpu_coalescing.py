@@ -28,6 +28,7 @@ from ..context import current, register_table, remember
 from ..fusion.mapset import finalize, union
 from ..fusion.walk import WalkBudget, walk_to_parameters
 from ..hlo.model import Instruction
+from .coalescing_heuristic import heuristic_coalesced
 from .emitter_plans import backend_kind, plan_for
 from .emitters import ThreadPlan
 from .gpu_devices import RTX_A6000, GpuDevice
@@ -197,8 +198,6 @@ def fusion_coalescing(fusion: Instruction, device: GpuDevice = RTX_A6000) -> Fus
 
 
 def _fusion_coalescing(fusion: Instruction, shared: _ThreadReads) -> FusionCoalescing:
-    from .coalescing_heuristic import heuristic_coalesced
-
     operands = fusion.operands
     verdicts: dict[int, OperandVerdict] = {}
     if shared.unmodelled:

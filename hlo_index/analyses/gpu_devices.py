@@ -280,6 +280,19 @@ class GpuDevice:
     transpose_tile: int = 32
     transpose_rows_per_pass: int = 4  # 128 threads: 4 rows of 32 lanes
 
+    def __hash__(self) -> int:
+        # the device is in the key of every per-fusion memo of the coalescing figures: its fields
+        # are hashed once, where a dataclass's hash rebuilds and hashes their tuple on every call
+        known = self.__dict__.get("_hash")
+        if known is None:
+            known = hash(tuple(getattr(self, f.name) for f in fields(self)))
+            object.__setattr__(self, "_hash", known)
+        return known
+
+    def __getstate__(self) -> dict:
+        # a string's hash differs between processes: a copy sent to a worker hashes afresh
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
+
     @property
     def warp_size(self) -> int:
         return self.spec.threads_per_warp

@@ -11,6 +11,7 @@ Data in, data out: the report layer stores the figures; the memos live in the an
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -39,6 +40,20 @@ class TargetCoalescing:
     key: str = "coalescing"  # the operand field the figures go in (``tpu`` on a TPU)
 
 
+@functools.cache
+def _gpu_figures() -> tuple:
+    """(``fusion_coalescing``, ``operand_json``, ``minor_nontrivial``, ``ComputationAsFusion``, the
+    default device), imported on the first GPU target (a CPU or TPU dump never loads the emitters
+    or the GPU tables); a cached call, where import statements in the per-target path cost a tenth
+    of a small fusion's figures."""
+    from .emitters import ComputationAsFusion
+    from .gpu_coalescing import fusion_coalescing, operand_json
+    from .gpu_devices import RTX_A6000
+    from .physical_order import minor_nontrivial
+
+    return fusion_coalescing, operand_json, minor_nontrivial, ComputationAsFusion, RTX_A6000
+
+
 def target_coalescing(
     target: Any, module: Any, rows: list, shapes: Callable, asked: str = "auto", device: GpuDevice | None = None
 ) -> TargetCoalescing:
@@ -50,26 +65,18 @@ def target_coalescing(
         return TargetCoalescing(named, None, _per_row(rows, shapes, _cpu_row))
     if choice.target == TPU:
         return TargetCoalescing(named, None, _per_row(rows, shapes, _tpu_row), "tpu")
+    fusion_coalescing, operand_json, minor_nontrivial, computation_as_fusion, default_device = _gpu_figures()
     if device is None:
-        from .gpu_devices import RTX_A6000  # the GPU tables, for GPU modules only
-
-        device = RTX_A6000
+        device = default_device
     fusion = target if getattr(target, "opcode", None) == "fusion" else None
     if fusion is None and is_fused_body(target):
-        from .emitters import ComputationAsFusion
-
-        fusion = ComputationAsFusion(target)
+        fusion = computation_as_fusion(target)
     result = None
     if fusion is not None:
-        from .gpu_coalescing import fusion_coalescing
-
         try:
             result = fusion_coalescing(fusion, device)
         except Exception as exc:  # noqa: BLE001
             return TargetCoalescing(named, None, tuple(_failed(GPU, exc) for _ in rows))
-    from .gpu_coalescing import operand_json
-    from .physical_order import minor_nontrivial
-
     figures: list[dict] = []
     # a target's rows repeat each (operand, output shape): ~15 rows a fusion, a few figures
     by_operand: dict[tuple[int, int], dict] = {}

@@ -16,6 +16,7 @@ from ..affine import IndexingMap
 from ..affine.evaluate import distinct_sorted, evaluate_expr
 from ..affine.expr import CEILDIV, CONST, DIM, FLOORDIV, RANGE, RUNTIME, SUM, VARIABLE_KINDS
 from ..context import current, register_table
+from ..layout.plan import LayoutError, layout_plan
 from .emitters import BX, TX, ThreadPlan
 from .gpu_devices import GpuDevice
 from .utilization import storage_bits
@@ -106,8 +107,6 @@ def _arithmetic_warp_read(m: IndexingMap, shape, plan: ThreadPlan, device: GpuDe
     there and evaluates ``_WARPS_TRIED`` warps. None when the layout is tiled, a warp has more
     than ``_AFFINE_POINTS`` points (a map without constraints and divisions: ``_RUN_ITERATIONS``
     iterations, its reads taken as runs) or none of the warps tried reads (the scan looks further)."""
-    from ..layout.plan import LayoutError, layout_plan
-
     warp = device.warp_size
     per_block = max(plan.threads_per_block // warp, 1)
     count = min(max(plan.blocks, 1) * per_block, current().budgets.coalescing_scan_warps)

@@ -98,14 +98,19 @@ class WalkBudget:
     (its answers are not the plain walks'), with ``opcode_in_key`` when ``compose`` may name the
     op (then two ops sharing one op-map set do not share an answer)."""
 
-    __slots__ = ("left", "reason")
+    __slots__ = ("left", "_limit", "_comp")
     steps_table = _STEPS
     opcode_in_key = False
 
     def __init__(self, comp: Computation) -> None:
-        self.left = limit = current().budgets.compositions_per_pass
-        self.reason = budget_reason(
-            "compositions_per_pass", limit, f"a walk through '{comp.name}' stopped composing maps"
+        self.left = self._limit = current().budgets.compositions_per_pass
+        self._comp = comp
+
+    @property
+    def reason(self) -> str:
+        # spelled only for a walk that runs out (most never do): two per fusion otherwise
+        return budget_reason(
+            "compositions_per_pass", self._limit, f"a walk through '{self._comp.name}' stopped composing maps"
         )
 
     def compose(

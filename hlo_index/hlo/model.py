@@ -55,9 +55,14 @@ ELEMENT_BITS: dict[str, int] = {
 class _Value:
     """An immutable record of the fields in ``__slots__``, with what a frozen dataclass gives:
     equality and hash by fields, a repr of them, assignment refused. A plain class: a frozen
-    dataclass compiles six generated methods at every start, and these are on every run's path."""
+    dataclass compiles six generated methods at every start, and these are on every run's path.
 
-    __slots__: tuple[str, ...] = ()
+    The hash is computed once (``_hash``, a slot of this base, no field): records key the
+    per-fusion memos (a shape its figures and warp reads, a slice's bounds its op rule's maps), and
+    hashing the fields' tuple calls each nested record's hash again."""
+
+    __slots__: tuple[str, ...] = ("_hash",)
+    _hash: int
     _fields_of: ClassVar[Callable[..., tuple[Any, ...]]]
 
     def __init_subclass__(cls) -> None:
@@ -70,7 +75,12 @@ class _Value:
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash(self._fields_of(self))
+        try:
+            return self._hash
+        except AttributeError:
+            known = hash(self._fields_of(self))
+            object.__setattr__(self, "_hash", known)
+            return known
 
     def __repr__(self) -> str:
         return f"{type(self).__qualname__}({', '.join(f'{name}={getattr(self, name)!r}' for name in self.__slots__)})"

@@ -19,6 +19,7 @@ combinations, so results are memoised on exactly that key (maps compare by canon
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from ..analyses.components import spent_points
@@ -31,6 +32,27 @@ from .texts import map_report
 _ANALYSES = register_table("report.operand_figures.figures")
 _PHYSICAL = register_table("report.operand_figures.physical")
 _BY_OBJECT = register_table("report.operand_figures.figures_by_object")
+
+
+@functools.cache
+def _readers() -> tuple:
+    """(``operand_info``, ``output_to_input_table``, ``operand_utilization``,
+    ``skipped_utilization``, ``utilization_summary``, ``target_coalescing``), imported on the first
+    target's figures (those packages import the report's); a cached call, where import statements
+    in the per-target path cost a tenth of a small fusion's figures."""
+    from ..analyses import operand_utilization, skipped_utilization, utilization_summary
+    from ..analyses.target_figures import target_coalescing
+    from ..api import operand_info
+    from ..fusion import output_to_input_table
+
+    return (
+        operand_info,
+        output_to_input_table,
+        operand_utilization,
+        skipped_utilization,
+        utilization_summary,
+        target_coalescing,
+    )
 
 
 def clear_cache() -> None:
@@ -78,8 +100,7 @@ def _operand_figures(maps: tuple, operand_shape: Shape, output_shape: Shape, ski
     hit = current().tables[_ANALYSES].get(key)
     if hit is not None:
         return hit
-    from ..analyses import operand_utilization, skipped_utilization, utilization_summary
-
+    operand_utilization, skipped_utilization, utilization_summary = _readers()[2:5]
     if skipped:
         limit = current().budgets.figure_points_per_target
         u = skipped_utilization(
@@ -140,9 +161,7 @@ def add_operand_figures(report: TargetReport, target: Any, module: Any, options:
     entries = report.output_to_input
     if not entries or not (analyses or physical) or not isinstance(entries, OperandRows):
         return
-    from ..api import operand_info
-    from ..fusion import output_to_input_table
-
+    operand_info, output_to_input_table = _readers()[:2]
     table = output_to_input_table(target)  # memoised by the fusion package: no second composition
     if len(table) != len(entries):
         return
@@ -209,9 +228,7 @@ def _fill_coalescing(
 ) -> None:
     """Each row's ``coalescing`` (into ``figures``) for the machine the dump runs on, and the
     target's name."""
-    from ..analyses.target_figures import target_coalescing
-
-    coalescing = target_coalescing(
+    coalescing = _readers()[5](
         target, module, rows, shapes_of, options.get("target", "auto"), options.get("gpu_device")
     )
     report.extra["target"] = coalescing.target
