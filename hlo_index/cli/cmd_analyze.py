@@ -447,11 +447,11 @@ def command(
         if fusion_candidate is not None:
             extra["fusion_candidate"] = fusion_candidate
 
-    encode = encode_target = None
+    encode = None
     if fmt == "json" and top is None:
-        from ..render import json_out
+        from ..render.json_out import encode_module
 
-        encode, encode_target = json_out.encode_module, json_out.encode_target
+        encode = encode_module
     options = AnalyzeOptions(
         direction=direction,
         fusion=tuple(fusion) or None,
@@ -459,7 +459,6 @@ def command(
         instruction=instruction,
         verify=verify,
         encode=encode,
-        encode_target=encode_target,
         extra=extra,
     )
     kept = _Kept()

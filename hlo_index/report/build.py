@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from itertools import repeat
 
 from ..analyses.structure_keys import fusion_shape_key, fusion_structure_key
@@ -304,7 +303,6 @@ def module_report(
     fusions_only: bool = False,
     own_context: bool = True,
     workers: int = 1,
-    encode_target: Callable[[TargetReport], str] | None = None,
 ) -> ModuleReport:
     """Every selected target of one module; a failing target becomes an error diagnostic.
 
@@ -316,9 +314,7 @@ def module_report(
     (``hlo_index.verify``): mismatches become error diagnostics, skipped targets get a note.
 
     ``workers`` > 1: a module with enough to analyse has its targets shared among that many
-    processes (``split_targets``); the report is the same. With ``encode_target`` (the caller
-    writes JSON only), the workers' targets come back as their JSON text
-    (``TargetReport.json_text``), encoded in parallel.
+    processes (``split_targets``); the report is the same.
     """
     report = ModuleReport(module.name, module.source, diagnostics=[diagnostic_report(d) for d in module.diagnostics])
     try:
@@ -330,19 +326,7 @@ def module_report(
     # One analysis context per module: its caches die with the report, and a module's answers
     # cannot depend on what else this process analysed.
     def run() -> None:
-        _report_targets(
-            selected,
-            module,
-            report,
-            direction,
-            options,
-            on_target,
-            verify,
-            verify_samples,
-            seed,
-            workers,
-            encode_target,
-        )
+        _report_targets(selected, module, report, direction, options, on_target, verify, verify_samples, seed, workers)
         _module_figures(report, module, options)
 
     if own_context:
@@ -374,7 +358,6 @@ def _report_targets(
     verify_samples: int,
     seed: int | None,
     workers: int = 1,
-    encode_target: Callable[[TargetReport], str] | None = None,
 ) -> None:
     verified: dict = {}  # identical targets of this module are verified once (hlo_index.verify)
     # fusions equal in structure are analysed once (``target_report``); a check reads each target's
@@ -398,14 +381,7 @@ def _report_targets(
 
     # the records replace what this process's own targets added, in the module's order
     starts = len(targets), len(diagnostics), len(costs)
-    to_send = None
-    if encode_target is not None:
-
-        def to_send(record: split_targets.Record) -> split_targets.Record:
-            i, made, said, entries = record
-            return i, [_encoded(t, encode_target) for t in made], said, entries
-
-    records = split_targets.run_split(bins, analyse_one, to_send)
+    records = split_targets.run_split(bins, analyse_one)
     del targets[starts[0] :], diagnostics[starts[1] :], costs[starts[2] :]
     for _, made, said, entries in records:
         targets.extend(made)
@@ -413,12 +389,6 @@ def _report_targets(
         costs.extend(entries)
         if on_target is not None and made:
             on_target(report)
-
-
-def _encoded(target: TargetReport, encode: Callable[[TargetReport], str]) -> TargetReport:
-    """``target`` as its JSON text, its header kept (the rest is in the text)."""
-    t = target
-    return TargetReport(t.kind, t.name, t.opcode, t.computation, t.fusion_kind, [], json_text=encode(t))
 
 
 def _split(selected: list[SelectedTarget], options: dict | None, workers: int) -> list[list[int]] | None:

@@ -166,9 +166,6 @@ class TargetReport:
     line: int = 0
     notes: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
-    # its JSON object already encoded, by the worker process that made it (``split_targets``):
-    # the rest of the report is then left empty; never part of the document itself
-    json_text: str | None = field(default=None, repr=False, compare=False)
 
     def to_json(self, operands: bool = True) -> dict:
         """The target's JSON object (``operands=False``: both operand lists left empty)."""

@@ -62,12 +62,9 @@ def deal(weights: Sequence[tuple[Any, int, list[int]]], workers: int) -> list[li
     return [sorted(b) for b in bins if b]
 
 
-def run_split(
-    bins: list[list[int]], analyse_one: AnalyseOne, to_send: Callable[[Record], Record] | None = None
-) -> list[Record]:
+def run_split(bins: list[list[int]], analyse_one: AnalyseOne) -> list[Record]:
     """Every target's record: ``bins[0]`` analysed here, each other bin in a forked worker; in
-    target order. ``to_send``: what a worker makes of each record before sending it (its
-    targets' JSON text, encoded there in parallel, say)."""
+    target order."""
     import pickle  # here: a module too small to split never needs it
 
     children: list[tuple[int, int, list[int]]] = []  # (pid, read end, the bin)
@@ -78,8 +75,7 @@ def run_split(
             code = 1
             try:
                 os.close(read_end)
-                made = [analyse_one(i) for i in indices]
-                data = pickle.dumps([to_send(r) for r in made] if to_send else made, pickle.HIGHEST_PROTOCOL)
+                data = pickle.dumps([analyse_one(i) for i in indices], protocol=pickle.HIGHEST_PROTOCOL)
                 with os.fdopen(write_end, "wb") as out:
                     out.write(data)
                 code = 0
