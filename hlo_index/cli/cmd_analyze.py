@@ -286,8 +286,8 @@ def _check_cost_options(ctx, param, values):
 )
 @jobs_option(
     help="Worker processes. 'auto': files one after another, and a big module's targets shared "
-    "among the CPUs this process may use (a training step's 2,000 fusions: about half the run, "
-    "after the parse). N: several files go to N workers, largest text first (one file is never "
+    "among this process and the CPUs idle besides it (a training step's 2,000 fusions: about half "
+    "the run, after the parse). N: several files go to N workers, largest text first (one file is never "
     "split among them), or one file's big modules are shared among N. The output is the same "
     "either way; 1 analyses everything in this process.",
     auto=True,

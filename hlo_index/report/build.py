@@ -313,8 +313,8 @@ def module_report(
     With ``verify``, each target's maps are checked against the reference walk
     (``hlo_index.verify``): mismatches become error diagnostics, skipped targets get a note.
 
-    ``workers`` > 1: a module with enough to analyse has its targets shared among that many
-    processes (``split_targets``); the report is the same.
+    ``workers`` > 1 (0: as many as there are idle CPUs): a module with enough to analyse has its
+    targets shared among that many processes (``split_targets``); the report is the same.
     """
     report = ModuleReport(module.name, module.source, diagnostics=[diagnostic_report(d) for d in module.diagnostics])
     try:

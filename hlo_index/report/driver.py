@@ -29,7 +29,7 @@ class AnalyzeOptions:
     # worker processes also encode each report with this (a module-level function, so it pickles):
     # the parent then only copies text out
     encode: Callable[[ModuleReport], str] | None = None
-    # processes sharing one module's targets (``build.module_report``'s ``workers``)
+    # processes sharing one module's targets (``build.module_report``'s ``workers``; 0: auto)
     target_workers: int = 1
     extra: dict = field(default_factory=dict)  # flags for registered report extensions
 
@@ -154,15 +154,14 @@ def iter_reports(
     (stdin, which workers cannot read) is analysed here meanwhile. With one path, ``jobs``
     processes share each big module's targets (``build.module_report``'s ``workers``).
     ``jobs`` 0 (``--jobs auto``): files one after another, each big module's targets shared
-    among the CPUs this process may use.
+    among this process and the CPUs idle besides it.
     """
     with _imports_frozen():
         if jobs > 1 and len(paths) > 1:
             yield from _iter_parallel(paths, options, jobs, on_file)
             return
-        workers = jobs if jobs > 0 else (os.cpu_count() or 1)  # bounded by the CPUs usable where used
-        if workers > 1:
-            options = replace(options, target_workers=workers)
+        if jobs != 1:  # 0 (auto): as many as there are idle CPUs (``split_targets.usable_workers``)
+            options = replace(options, target_workers=jobs)
         for i, path in enumerate(paths):
             if i:
                 _collect_if_paused()

@@ -37,13 +37,16 @@ AnalyseOne = Callable[[int], Record]
 
 
 def usable_workers(asked: int) -> int:
-    """``asked``, bounded by the CPUs this process may run on; 1 where processes cannot fork."""
-    if asked <= 1 or not hasattr(os, "fork"):
+    """``asked`` processes, or with 0 (``--jobs auto``) this one and one per CPU idle over the last
+    minute; bounded by the CPUs this process may run on, and 1 where that is not known (Linux
+    alone tells it) or processes cannot fork."""
+    if asked == 1 or not hasattr(os, "fork") or not hasattr(os, "sched_getaffinity"):
         return 1
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cpus = os.cpu_count() or 1
+    cpus = len(os.sched_getaffinity(0))
+    if asked == 0:
+        # a busy machine gains nothing from a worker that waits for a core: the load average
+        # counts what runs (this process too, once it has run a while), rounded to whole CPUs
+        asked = int(cpus - os.getloadavg()[0] + 1.5)
     return max(1, min(asked, cpus))
 
 

@@ -99,6 +99,15 @@ def test_this_process_takes_less_for_what_it_does_afterwards(monkeypatch):
     assert deal(groups, 2) == [[1, 3], [0, 2, 4, 5]]
 
 
+def test_auto_takes_this_process_and_the_idle_cpus(monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    for load, workers in ((0.0, 4), (1.0, 4), (2.2, 3), (3.2, 2), (3.8, 1), (9.0, 1)):
+        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
+        assert usable_workers(0) == workers, load
+    assert usable_workers(3) == 3  # a count asked is honoured whatever the load, up to the CPUs
+    assert usable_workers(16) == 4
+
+
 def test_one_worker_asked_or_no_fork_means_no_split(monkeypatch):
     assert usable_workers(1) == 1
     assert usable_workers(64) <= len(os.sched_getaffinity(0))
