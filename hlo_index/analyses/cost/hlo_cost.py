@@ -891,14 +891,17 @@ def exact_float32_sum(column: Sequence[float], counts: Sequence[int] | None = No
         whole = list(map(int, column))  # Python ints: exact at any size
     except (ValueError, OverflowError):  # nan, inf
         return None
+    total = sum(whole) if counts is None else sum(map(operator.mul, whole, counts))
+    # the lowest set bit of them all: their gcd's (one call in C, where or-ing them is one per value)
+    bits = math.gcd(*whole)
+    low = (bits & -bits).bit_length() - 1
+    if total > 0 and bits and total >> low >= 1 << 24:
+        return None  # some sum rounds (or, with a fraction or a negative value among them, is None anyway)
     if whole != list(column) or min(whole) < 0:
         return None
-    total = sum(whole) if counts is None else sum(map(operator.mul, whole, counts))
     if total == 0:
         # float32 keeps the sign of a sum of zeros that are all -0.0
         return 0.0 if any(math.copysign(1.0, v) > 0 for v in column) else None
-    bits = reduce(operator.or_, whole)
-    low = (bits & -bits).bit_length() - 1
     return float(total) if total >> low < 1 << 24 else None
 
 
