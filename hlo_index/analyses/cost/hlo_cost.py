@@ -24,6 +24,7 @@ from ...context import current, register_table
 from ...hlo.model import Computation, Instruction
 from .flops import (
     COSTED_ELEMENTWISE,
+    CUBLAS_TARGETS,
     ELEMENTWISE,
     CostOptions,
     concatenate_gpu_utilization,
@@ -159,7 +160,13 @@ class HloCost:
             if shared is not None:
                 props = self._shared.get(shared)
             if props is None:
-                props = self._compute_shared(instr) if instr.opcode in SHAPE_ONLY else self._compute(instr)
+                op = instr.opcode
+                if op in SHAPE_ONLY:
+                    props = self._compute_shared(instr)
+                elif op == "custom-call" and instr.attrs.get("custom_call_target") in CUBLAS_TARGETS:
+                    props = self._compute_gemm(instr)
+                else:
+                    props = self._compute(instr)
                 if shared is not None:
                     self._shared[shared] = props
             self._props[key] = props
@@ -168,6 +175,20 @@ class HloCost:
     def _compute_shared(self, instr: Instruction) -> Properties:
         shapes = (instr.shape, *(o.shape for o in instr.operands))
         key = (instr.opcode, *map(id, shapes))
+        hit = self._by_shapes.get(key)
+        if hit is None:
+            hit = self._by_shapes[key] = (shapes, self._compute(instr))
+        return hit[1]
+
+    def _compute_gemm(self, instr: Instruction) -> Properties:
+        """``_compute`` of a cuBLAS gemm call, shared by the calls equal in what its figures read:
+        the target, the backend config (its dot dimensions) and the shapes (a model's layers repeat
+        their gemms)."""
+        config = instr.attrs.get("backend_config")
+        if not isinstance(config, str):
+            return self._compute(instr)
+        shapes = (instr.shape, *(o.shape for o in instr.operands))
+        key = (instr.attrs["custom_call_target"], config, *map(id, shapes))
         hit = self._by_shapes.get(key)
         if hit is None:
             hit = self._by_shapes[key] = (shapes, self._compute(instr))
@@ -864,19 +885,47 @@ def exact_float32_sums(rows: list[tuple], width: int) -> list[float | None]:
 def exact_float32_sum(column: Sequence[float], counts: Sequence[int] | None = None) -> float | None:
     """``exact_float32_sums`` of one column (not empty); ``counts``: how many times each value is
     added (once each without it)."""
+    if counts is None and _surely_rounds(column):
+        return None
     try:
         whole = list(map(int, column))  # Python ints: exact at any size
     except (ValueError, OverflowError):  # nan, inf
         return None
+    total = sum(whole) if counts is None else sum(map(operator.mul, whole, counts))
+    # the lowest set bit of them all: their gcd's (one call in C, where or-ing them is one per value)
+    bits = math.gcd(*whole)
+    low = (bits & -bits).bit_length() - 1
+    if total > 0 and bits and total >> low >= 1 << 24:
+        return None  # some sum rounds (or, with a fraction or a negative value among them, is None anyway)
     if whole != list(column) or min(whole) < 0:
         return None
-    total = sum(whole) if counts is None else sum(map(operator.mul, whole, counts))
     if total == 0:
         # float32 keeps the sign of a sum of zeros that are all -0.0
         return 0.0 if any(math.copysign(1.0, v) > 0 for v in column) else None
-    bits = reduce(operator.or_, whole)
-    low = (bits & -bits).bit_length() - 1
     return float(total) if total >> low < 1 << 24 else None
+
+
+def _surely_rounds(column: Sequence[float]) -> bool:
+    """Whether ``exact_float32_sum(column)`` is None for a reason found without converting every
+    value: the total (the double sum, within a relative 2**-20 of it for any column of fewer than
+    2**30 values) reaches 2**24 times the lowest set bit of its largest or its smallest nonzero
+    value, bounds on the lowest set bit of them all (a big module's byte sums: most columns)."""
+    largest = max(column)
+    if type(largest) is not float or not (0.0 < largest < _LARGE) or not largest.is_integer():
+        return False  # the whole check decides (zeros, fractions, nan, inf, negative figures)
+    smallest = min(filter(None, column))
+    if type(smallest) is not float or not (smallest > 0.0) or not smallest.is_integer():
+        return False
+    low = min(_lowest_bit(largest), _lowest_bit(smallest))
+    return sum(column) * (1.0 - 2.0**-20) >= float(low << 24)
+
+
+def _lowest_bit(whole: float) -> int:
+    n = int(whole)
+    return n & -n
+
+
+_LARGE = float(2**1000)
 
 
 def exact_counted_float32_sums(rows: list[tuple], counts: list[int], width: int) -> list[float | None]:
@@ -1077,9 +1126,9 @@ def _rounded_in_order(exact: list[float | None], ordered: list[tuple], width: in
                 value[0] = column[i]
                 total[0] = total[0] + value[0]
                 i += 1
-            for x in filter(None, islice(column, i, None)):
-                value[0] = x
-                total[0] = total[0] + value[0]
+            # each value made a float32 at once, as storing it in ``value`` would
+            for x in array("f", filter(None, islice(column, i, None))):
+                total[0] += x
             sums[k] = total[0]
         return sums  # type: ignore[return-value]
     import numpy as np
