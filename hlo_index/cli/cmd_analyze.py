@@ -447,11 +447,11 @@ def command(
         if fusion_candidate is not None:
             extra["fusion_candidate"] = fusion_candidate
 
-    encode = None
+    encode = encode_target = None
     if fmt == "json" and top is None:
-        from ..render.json_out import encode_module
+        from ..render import json_out
 
-        encode = encode_module
+        encode, encode_target = json_out.encode_module, json_out.encode_target
     options = AnalyzeOptions(
         direction=direction,
         fusion=tuple(fusion) or None,
@@ -459,6 +459,7 @@ def command(
         instruction=instruction,
         verify=verify,
         encode=encode,
+        encode_target=encode_target,
         extra=extra,
     )
     kept = _Kept()

@@ -139,6 +139,9 @@ _COST_MARK_TEXT = _string(_COST_MARK)
 
 
 def _write_target(target: TargetReport, enc: _Encoded, out: TextSink) -> None:
+    if target.encoded is not None:  # encoded by a worker process (``report.split_targets``)
+        out.write(target.encoded.text())
+        return
     head = target.to_json(operands=False)
     head["output_to_input"], head["input_to_output"] = _OUT2IN, _IN2OUT
     # fusions equal in structure share one cost object: its text is encoded once
@@ -154,6 +157,13 @@ def _write_target(target: TargetReport, enc: _Encoded, out: TextSink) -> None:
     out.write(between)
     _operands(target.input_to_output, enc, out)
     out.write(after)
+
+
+def encode_target(target: TargetReport) -> str:
+    """One target's part of the document, as ``write_module`` writes it."""
+    text = io.StringIO()
+    _write_target(target, _Encoded(), text)
+    return text.getvalue()
 
 
 def encode_module(module: ModuleReport) -> str:

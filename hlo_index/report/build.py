@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Callable
 from itertools import repeat
 
 from ..analyses.structure_keys import fusion_shape_key, fusion_structure_key
@@ -11,7 +13,7 @@ from ..context import current
 from ..fusion import OperandIndexing, RowTable, callee_of, input_to_output_table, output_to_input_table
 from ..hlo.model import Computation, Diagnostic, Module, Shape
 from . import cost, finding_kinds, operand_figures, source, split_targets
-from .model import DiagnosticReport, ModuleReport, OperandReport, OperandRows, TargetReport
+from .model import DiagnosticReport, EncodedElsewhere, ModuleReport, OperandReport, OperandRows, TargetReport
 from .texts import MAP_TEXTS, map_report, shape_text
 
 DIRECTIONS = ("out2in", "in2out", "both")
@@ -303,6 +305,7 @@ def module_report(
     fusions_only: bool = False,
     own_context: bool = True,
     workers: int = 1,
+    encode_target: Callable[[TargetReport], str] | None = None,
 ) -> ModuleReport:
     """Every selected target of one module; a failing target becomes an error diagnostic.
 
@@ -314,7 +317,10 @@ def module_report(
     (``hlo_index.verify``): mismatches become error diagnostics, skipped targets get a note.
 
     ``workers`` > 1 (0: as many as there are idle CPUs): a module with enough to analyse has its
-    targets shared among that many processes (``split_targets``); the report is the same.
+    targets shared among that many processes (``split_targets``); the report is the same. With
+    ``encode_target`` (the caller writes the JSON document only), the workers' targets come back
+    encoded, in files of their own (``TargetReport.encoded``): written there in parallel, and
+    never held whole in memory.
     """
     report = ModuleReport(module.name, module.source, diagnostics=[diagnostic_report(d) for d in module.diagnostics])
     try:
@@ -326,7 +332,19 @@ def module_report(
     # One analysis context per module: its caches die with the report, and a module's answers
     # cannot depend on what else this process analysed.
     def run() -> None:
-        _report_targets(selected, module, report, direction, options, on_target, verify, verify_samples, seed, workers)
+        _report_targets(
+            selected,
+            module,
+            report,
+            direction,
+            options,
+            on_target,
+            verify,
+            verify_samples,
+            seed,
+            workers,
+            encode_target,
+        )
         _module_figures(report, module, options)
 
     if own_context:
@@ -358,6 +376,7 @@ def _report_targets(
     verify_samples: int,
     seed: int | None,
     workers: int = 1,
+    encode_target: Callable[[TargetReport], str] | None = None,
 ) -> None:
     verified: dict = {}  # identical targets of this module are verified once (hlo_index.verify)
     # fusions equal in structure are analysed once (``target_report``); a check reads each target's
@@ -381,14 +400,51 @@ def _report_targets(
 
     # the records replace what this process's own targets added, in the module's order
     starts = len(targets), len(diagnostics), len(costs)
-    records = split_targets.run_split(bins, analyse_one)
+    files = _spill_files(len(bins) - 1) if encode_target is not None else []
+    to_send = None
+    if files and encode_target is not None:
+
+        def to_send(record: split_targets.Record, worker: int) -> split_targets.Record:
+            i, made, said, entries = record
+            return i, [_spilled(t, encode_target, worker, files[worker - 1]) for t in made], said, entries
+
+    records = split_targets.run_split(bins, analyse_one, to_send)
     del targets[starts[0] :], diagnostics[starts[1] :], costs[starts[2] :]
     for _, made, said, entries in records:
+        for t in made:
+            if t.encoded is not None:
+                t.encoded.file = files[t.encoded.worker - 1]
         targets.extend(made)
         diagnostics.extend(said)
         costs.extend(entries)
         if on_target is not None and made:
             on_target(report)
+
+
+def _spill_files(count: int) -> list:
+    """One unnamed temporary file per worker, for its targets' JSON text; none where there is no
+    place for them (the reports then come back whole)."""
+    import tempfile
+
+    try:
+        return [tempfile.TemporaryFile() for _ in range(count)]
+    except OSError:
+        return []
+
+
+def _spilled(target: TargetReport, encode: Callable[[TargetReport], str], worker: int, file) -> TargetReport:
+    """In worker ``worker``: ``target``'s JSON text appended to ``file``, and the header of the
+    target that says where."""
+    data = memoryview(encode(target).encode())
+    fd = file.fileno()
+    offset = os.lseek(fd, 0, os.SEEK_END)
+    written = 0
+    while written < len(data):
+        written += os.write(fd, data[written:])
+    t = target
+    return TargetReport(
+        t.kind, t.name, t.opcode, t.computation, t.fusion_kind, [], encoded=EncodedElsewhere(worker, offset, len(data))
+    )
 
 
 def _split(selected: list[SelectedTarget], options: dict | None, workers: int) -> list[list[int]] | None:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
-from .model import DiagnosticReport, ModuleReport
+from .model import DiagnosticReport, ModuleReport, TargetReport
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,8 +29,10 @@ class AnalyzeOptions:
     # worker processes also encode each report with this (a module-level function, so it pickles):
     # the parent then only copies text out
     encode: Callable[[ModuleReport], str] | None = None
-    # processes sharing one module's targets (``build.module_report``'s ``workers``; 0: auto)
+    # processes sharing one module's targets (``build.module_report``'s ``workers``; 0: auto), and
+    # what they encode each of their targets with (as ``encode``: the JSON document only)
     target_workers: int = 1
+    encode_target: Callable[[TargetReport], str] | None = None
     extra: dict = field(default_factory=dict)  # flags for registered report extensions
 
 
@@ -85,6 +87,7 @@ def analyze_path(
             seed=options.seed,
             fusions_only=options.fusions_only,
             workers=options.target_workers,
+            encode_target=options.encode_target,
         )
         reports.append(report)
     return reports

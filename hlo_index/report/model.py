@@ -9,6 +9,7 @@ the operand / target objects. ``to_json`` gives each object's part of the publis
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
@@ -148,6 +149,34 @@ def _entry(template: OperandReport, output: int) -> OperandReport:
     return OperandReport(t.operand, t.operand_name, t.operand_shape, output, t.maps, t.deduplicated, dict(t.extra))
 
 
+class EncodedElsewhere:
+    """A target's JSON text as a worker process wrote it (``split_targets``): ``length`` bytes of
+    UTF-8 at ``offset`` of worker ``worker``'s file, which the parent names once the report is
+    back (``file``). Read when the document is written, so the text is never held whole."""
+
+    __slots__ = ("worker", "offset", "length", "file")
+
+    def __init__(self, worker: int, offset: int, length: int) -> None:
+        self.worker, self.offset, self.length = worker, offset, length
+        self.file: Any = None
+
+    def __getstate__(self) -> tuple[int, int, int]:
+        return self.worker, self.offset, self.length
+
+    def __setstate__(self, state: tuple[int, int, int]) -> None:
+        self.worker, self.offset, self.length = state
+        self.file = None
+
+    def text(self) -> str:
+        data = os.pread(self.file.fileno(), self.length, self.offset)
+        while len(data) < self.length:  # a short read: the rest
+            more = os.pread(self.file.fileno(), self.length - len(data), self.offset + len(data))
+            if not more:
+                raise OSError(f"the worker's file ends {self.length - len(data)} bytes short")
+            data += more
+        return data.decode()
+
+
 @dataclass(slots=True)
 class TargetReport:
     """What is reported of one target: its outputs, the maps of each operand, its figures."""
@@ -166,6 +195,9 @@ class TargetReport:
     line: int = 0
     notes: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    # its JSON object, already encoded by the worker process that made it: the rest of the report
+    # is then left empty; never part of the document itself
+    encoded: EncodedElsewhere | None = field(default=None, repr=False, compare=False)
 
     def to_json(self, operands: bool = True) -> dict:
         """The target's JSON object (``operands=False``: both operand lists left empty)."""

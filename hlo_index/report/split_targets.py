@@ -65,20 +65,24 @@ def deal(weights: Sequence[tuple[Any, int, list[int]]], workers: int) -> list[li
     return [sorted(b) for b in bins if b]
 
 
-def run_split(bins: list[list[int]], analyse_one: AnalyseOne) -> list[Record]:
+def run_split(
+    bins: list[list[int]], analyse_one: AnalyseOne, to_send: Callable[[Record, int], Record] | None = None
+) -> list[Record]:
     """Every target's record: ``bins[0]`` analysed here, each other bin in a forked worker; in
-    target order."""
+    target order. ``to_send(record, k)``: what worker ``k`` (1, 2, ...) makes of each record
+    before sending it (writes its targets' JSON text to a file of its own, say)."""
     import pickle  # here: a module too small to split never needs it
 
     children: list[tuple[int, int, list[int]]] = []  # (pid, read end, the bin)
-    for indices in bins[1:]:
+    for k, indices in enumerate(bins[1:], 1):
         read_end, write_end = os.pipe()
         pid = os.fork()
         if pid == 0:  # the worker: its records down the pipe, then gone without cleanup
             code = 1
             try:
                 os.close(read_end)
-                data = pickle.dumps([analyse_one(i) for i in indices], protocol=pickle.HIGHEST_PROTOCOL)
+                made = [analyse_one(i) for i in indices]
+                data = pickle.dumps([to_send(r, k) for r in made] if to_send else made, pickle.HIGHEST_PROTOCOL)
                 with os.fdopen(write_end, "wb") as out:
                     out.write(data)
                 code = 0

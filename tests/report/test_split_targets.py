@@ -118,3 +118,20 @@ def test_one_worker_asked_or_no_fork_means_no_split(monkeypatch):
 def test_jobs_rejects_what_is_not_a_count():
     code, _, err = _run(["analyze", str(DUMPS[3]), "-j", "0"])
     assert code == 2 and "'0' is not a count of processes" in err
+
+
+def test_without_a_temporary_file_the_reports_come_back_whole(always_split, monkeypatch):
+    """JSON runs have the workers write their targets' text to temporary files; where none can be
+    made, the reports themselves come back and are encoded here: the same document."""
+    import tempfile
+
+    path = DUMPS[1]
+    if not path.exists():
+        pytest.skip(f"{path} not present")
+    serial = _run(["analyze", str(path), "--format", "json", "-j", "1"])
+
+    def no_room(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", no_room)
+    assert _run(["analyze", str(path), "--format", "json", "-j", "2"]) == serial
