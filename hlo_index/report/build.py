@@ -400,20 +400,22 @@ def _report_targets(
 
     # the records replace what this process's own targets added, in the module's order
     starts = len(targets), len(diagnostics), len(costs)
-    files = _spill_files(len(bins) - 1) if encode_target is not None else []
+    files = _spill_files(len(bins)) if encode_target is not None else []
     to_send = None
     if files and encode_target is not None:
 
         def to_send(record: split_targets.Record, worker: int) -> split_targets.Record:
             i, made, said, entries = record
-            return i, [_spilled(t, encode_target, worker, files[worker - 1]) for t in made], said, entries
+            return i, [_spilled(t, encode_target, worker, files[worker]) for t in made], said, entries
 
-    records = split_targets.run_split(bins, analyse_one, to_send)
+    records = split_targets.run_split(
+        bins, analyse_one, to_send, while_waiting=lambda: cost.prepare_totals(module, options or {})
+    )
     del targets[starts[0] :], diagnostics[starts[1] :], costs[starts[2] :]
     for _, made, said, entries in records:
         for t in made:
             if t.encoded is not None:
-                t.encoded.file = files[t.encoded.worker - 1]
+                t.encoded.file = files[t.encoded.worker]
         targets.extend(made)
         diagnostics.extend(said)
         costs.extend(entries)
@@ -422,8 +424,8 @@ def _report_targets(
 
 
 def _spill_files(count: int) -> list:
-    """One unnamed temporary file per worker, for its targets' JSON text; none where there is no
-    place for them (the reports then come back whole)."""
+    """One unnamed temporary file per process (this one first), for its targets' JSON text; none
+    where there is no place for them (the reports then come back whole)."""
     import tempfile
 
     try:
@@ -433,8 +435,8 @@ def _spill_files(count: int) -> list:
 
 
 def _spilled(target: TargetReport, encode: Callable[[TargetReport], str], worker: int, file) -> TargetReport:
-    """In worker ``worker``: ``target``'s JSON text appended to ``file``, and the header of the
-    target that says where."""
+    """In process ``worker`` (0: this one): ``target``'s JSON text appended to ``file``, and the
+    header of the target that says where."""
     data = memoryview(encode(target).encode())
     fd = file.fileno()
     offset = os.lseek(fd, 0, os.SEEK_END)
@@ -471,14 +473,14 @@ def _split(selected: list[SelectedTarget], options: dict | None, workers: int) -
 
 
 def _split_group(item: SelectedTarget, index: int) -> tuple[object, int]:
-    """The group a target is analysed in and its estimated work (instructions to analyse).
+    """The group a target is analysed in and its estimated work (``split_targets.estimated_work``).
     Fusions of one fused computation structure share more than their twins (its composed maps,
     its emitter's thread maps): a group is that structure; any other target is a group alone."""
     target = item.target
     if isinstance(target, Computation):
-        return ("alone", index), len(target.instructions) or 1
+        return ("alone", index), split_targets.estimated_work(len(target.instructions))
     callee = callee_of(target)
-    work = len(callee.instructions) if callee is not None else 1
+    work = split_targets.estimated_work(len(callee.instructions) if callee is not None else 1)
     shapes = fusion_shape_key(target) if item.kind == "fusion" and target.fused_computation is not None else None
     return (shapes[0] if shapes is not None else ("alone", index)), work
 

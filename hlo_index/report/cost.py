@@ -84,6 +84,13 @@ class _ModuleCost:
         self.costs: list = []  # (target name, FusionCost json)
         self.candidate_seen = False
         self.missing_consumers: list[str] = []
+        self._totals: dict | None = None
+
+    def totals(self) -> dict:
+        """The module's figures as XLA sums a module (a fresh dict each time), summed once."""
+        if self._totals is None:
+            self._totals = _models()[0].cost_totals(self.module, [], self.options, self.session)
+        return dict(self._totals)
 
     def same_threads(self, fusion: Instruction, report_device: Any) -> bool:
         """Whether the emitter's threads read the same elements on the cost's device as on the
@@ -125,6 +132,14 @@ def _module_cost(module: Any, asked: TargetCostOptions) -> _ModuleCost:
     if hit is None or hit.module is not module:
         hit = table[id(module)] = _ModuleCost(module, replace(asked, consumers=None, multi_output=False))
     return hit
+
+
+def prepare_totals(module: Any, options: dict) -> None:
+    """Sum the module's figures now (``add_cost_totals`` takes them then): what a process can do
+    while others analyse its module's targets. Nothing when no cost is asked."""
+    asked = options.get("cost")
+    if asked is not None and module is not None:
+        _module_cost(module, asked).totals()
 
 
 def module_entries(module: Any, options: dict) -> list:
@@ -397,7 +412,6 @@ def add_cost_totals(report: ModuleReport, module: Any, options: dict) -> None:
     asked = options.get("cost")
     if asked is None or module is None:
         return
-    cost_totals = _models()[0].cost_totals
     state = _module_cost(module, asked)
     candidate = options.get("fusion_candidate")
     if candidate and not state.candidate_seen and report.targets:
@@ -416,7 +430,7 @@ def add_cost_totals(report: ModuleReport, module: Any, options: dict) -> None:
                 path=module.source,
             )
         )
-    totals = cost_totals(module, [], state.options, state.session)
+    totals = state.totals()
     times = [(t, c.get("bound")) for _, c, t in state.costs if t is not None]
     finite = [(t, b) for t, b in times if not math.isinf(t)]
     total = sum(t for t, _ in finite) if times else None

@@ -150,9 +150,10 @@ def _entry(template: OperandReport, output: int) -> OperandReport:
 
 
 class EncodedElsewhere:
-    """A target's JSON text as a worker process wrote it (``split_targets``): ``length`` bytes of
-    UTF-8 at ``offset`` of worker ``worker``'s file, which the parent names once the report is
-    back (``file``). Read when the document is written, so the text is never held whole."""
+    """A target's JSON text as a process sharing a module's targets wrote it (``split_targets``):
+    ``length`` bytes of UTF-8 at ``offset`` of process ``worker``'s file (0: the parent's), which
+    the parent names once the report is back (``file``). Read when the document is written, so
+    the text is never held whole."""
 
     __slots__ = ("worker", "offset", "length", "file")
 

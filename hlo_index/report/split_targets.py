@@ -21,14 +21,22 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-# Below this estimated work (instructions to analyse, twins counted lightly), a fork and the
-# reports' way back cost more than a second process saves (a unit is ~0.1 ms of analysis).
-MIN_WORK_TO_SPLIT = 3_000
-# What a repeat of an analysed structure costs, in instructions of estimated work.
-REPEAT_WORK = 2
-# The work this process does after the split, as a share of the targets' estimated work: the
-# Pax training step's merge, module totals and JSON writing take ~0.15 s against ~1 s of targets.
-PARENT_SHARE_OF_AFTERWORK = 0.15
+# Below this estimated work (``estimated_work``: ~0.1 ms a unit), what a split costs (the fork,
+# each process's first GPU target, the reports' way back: ~0.15 s on the Pax step) is more than
+# a second process saves: gpt12's 0.5 s of fusions gained nothing.
+MIN_WORK_TO_SPLIT = 6_000
+# A target's estimated work, in units of ~0.1 ms: fitted on three dumps' fusions, the Pax step's
+# (742 structures, 6,857 fused instructions: 0.79 s), gpt12's (159, 28,706: 0.40 s) and BERT's
+# backward pass (100, 3,192: 0.28 s): 1.0 ms a structure and 0.009 ms a fused instruction.
+STRUCTURE_WORK = 10
+INSTRUCTIONS_PER_WORK = 11
+REPEAT_WORK = 1  # a repeat of an analysed structure (~0.07 ms)
+
+
+def estimated_work(instructions: int) -> int:
+    """The estimated work of analysing a structure of ``instructions`` fused instructions."""
+    return STRUCTURE_WORK + instructions // INSTRUCTIONS_PER_WORK
+
 
 # What one target added to the module report: (its index, the target reports (none when it
 # failed), diagnostics, module state entries).
@@ -52,12 +60,11 @@ def usable_workers(asked: int) -> int:
 
 def deal(weights: Sequence[tuple[Any, int, list[int]]], workers: int) -> list[list[int]]:
     """Groups ``(key, work, target indices)`` dealt to ``workers`` bins, heaviest first onto the
-    lightest bin; each bin's indices sorted (the module's order). The first bin, this process's,
-    starts with ``PARENT_SHARE_OF_AFTERWORK`` of the total: it alone then takes the workers'
-    reports in, sums the module's figures and writes the output."""
+    lightest bin; each bin's indices sorted (the module's order). Every process does the same
+    kinds of work (targets, then their JSON text), and what this one does alone (the module's
+    totals) it does while the workers finish: the bins are made equal."""
     bins: list[list[int]] = [[] for _ in range(workers)]
     load = [0] * workers
-    load[0] = int(sum(w for _, w, _ in weights) * PARENT_SHARE_OF_AFTERWORK)
     for _key, work, indices in sorted(weights, key=lambda g: -g[1]):
         k = load.index(min(load))
         bins[k].extend(indices)
@@ -66,11 +73,16 @@ def deal(weights: Sequence[tuple[Any, int, list[int]]], workers: int) -> list[li
 
 
 def run_split(
-    bins: list[list[int]], analyse_one: AnalyseOne, to_send: Callable[[Record, int], Record] | None = None
+    bins: list[list[int]],
+    analyse_one: AnalyseOne,
+    to_send: Callable[[Record, int], Record] | None = None,
+    while_waiting: Callable[[], None] | None = None,
 ) -> list[Record]:
     """Every target's record: ``bins[0]`` analysed here, each other bin in a forked worker; in
-    target order. ``to_send(record, k)``: what worker ``k`` (1, 2, ...) makes of each record
-    before sending it (writes its targets' JSON text to a file of its own, say)."""
+    target order. ``to_send(record, k)``: what process ``k`` (0 this one, 1, 2, ... the workers)
+    makes of each of its records once its bin is done (writes its targets' JSON text to a file
+    of its own, say). ``while_waiting()``: this process's work that needs no worker's records
+    (the module's totals), done before it waits for theirs."""
     import pickle  # here: a module too small to split never needs it
 
     children: list[tuple[int, int, list[int]]] = []  # (pid, read end, the bin)
@@ -91,6 +103,10 @@ def run_split(
         os.close(write_end)
         children.append((pid, read_end, indices))
     records = [analyse_one(i) for i in bins[0]]
+    if to_send is not None:
+        records = [to_send(r, 0) for r in records]
+    if while_waiting is not None:
+        while_waiting()
     for pid, read_end, indices in children:
         with os.fdopen(read_end, "rb") as pipe:
             data = pipe.read()
@@ -101,6 +117,9 @@ def run_split(
                 got = pickle.loads(data)
             except Exception:  # noqa: BLE001  a truncated stream: analysed here instead
                 got = None
-        records.extend(got if got is not None else [analyse_one(i) for i in indices])
+        if got is None:
+            got = [analyse_one(i) for i in indices]
+            got = [to_send(r, 0) for r in got] if to_send is not None else got
+        records.extend(got)
     records.sort(key=lambda r: r[0])
     return records

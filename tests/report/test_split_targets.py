@@ -83,20 +83,12 @@ def test_a_failing_worker_costs_only_time(always_split, monkeypatch):
     assert len(analysed_here) == serial[1].count('"kind": "fusion"') > 10
 
 
-def test_groups_are_dealt_heaviest_first_onto_the_lightest_worker(monkeypatch):
-    monkeypatch.setattr(split_targets, "PARENT_SHARE_OF_AFTERWORK", 0.0)
+def test_groups_are_dealt_heaviest_first_onto_the_lightest_worker():
     groups = [("a", 10, [0, 5]), ("b", 7, [1]), ("c", 4, [2, 4]), ("d", 3, [3])]
     bins = deal(groups, 2)
     # 10 -> w0; 7 -> w1; 4 -> w1 (7 < 10); 3 -> w0 (10 < 11): loads 13 and 11
     assert bins == [[0, 3, 5], [1, 2, 4]]
     assert deal(groups[:1], 3) == [[0, 5]]  # no empty worker
-
-
-def test_this_process_takes_less_for_what_it_does_afterwards(monkeypatch):
-    monkeypatch.setattr(split_targets, "PARENT_SHARE_OF_AFTERWORK", 0.25)
-    groups = [("a", 10, [0, 5]), ("b", 7, [1]), ("c", 4, [2, 4]), ("d", 3, [3])]
-    # this process starts at 6 of 24: 10 -> w1; 7 -> w0 (6); 4 -> w1 (10 < 13); 3 -> w0 (13 < 14)
-    assert deal(groups, 2) == [[1, 3], [0, 2, 4, 5]]
 
 
 def test_auto_takes_this_process_and_the_idle_cpus(monkeypatch):
