@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable
 from itertools import repeat
 
-from ..analyses.structure_keys import fusion_shape_key, fusion_structure_key
+from ..analyses.structure_keys import fusion_structure_key
 from ..api import SelectedTarget, TargetNotFound, operand_info, select_targets
 from ..context import current
 from ..fusion import OperandIndexing, RowTable, callee_of, input_to_output_table, output_to_input_table
 from ..hlo.model import Computation, Diagnostic, Module, Shape
 from . import cost, finding_kinds, operand_figures, source, split_targets
-from .model import DiagnosticReport, EncodedElsewhere, ModuleReport, OperandReport, OperandRows, TargetReport
+from .model import DiagnosticReport, ModuleReport, OperandReport, OperandRows, TargetReport
 from .texts import MAP_TEXTS, map_report, shape_text
 
 DIRECTIONS = ("out2in", "in2out", "both")
@@ -382,7 +381,7 @@ def _report_targets(
     # fusions equal in structure are analysed once (``target_report``); a check reads each target's
     # own rows and verification checks each target's own maps
     twins = None if verify or (options or {}).get("check") else new_twins()
-    bins = _split(selected, options, workers)
+    bins = split_targets.plan(selected, options, workers)
     if bins is None:
         for item in selected:
             _report_target(item, module, report, direction, options, twins, verify, verify_samples, seed, verified)
@@ -400,13 +399,13 @@ def _report_targets(
 
     # the records replace what this process's own targets added, in the module's order
     starts = len(targets), len(diagnostics), len(costs)
-    files = _spill_files(len(bins)) if encode_target is not None else []
+    files = split_targets.spill_files(len(bins)) if encode_target is not None else []
     to_send = None
     if files and encode_target is not None:
 
         def to_send(record: split_targets.Record, worker: int) -> split_targets.Record:
             i, made, said, entries = record
-            return i, [_spilled(t, encode_target, worker, files[worker]) for t in made], said, entries
+            return i, [split_targets.spilled(t, encode_target, worker, files[worker]) for t in made], said, entries
 
     records = split_targets.run_split(
         bins, analyse_one, to_send, while_waiting=lambda: cost.prepare_totals(module, options or {})
@@ -421,68 +420,6 @@ def _report_targets(
         costs.extend(entries)
         if on_target is not None and made:
             on_target(report)
-
-
-def _spill_files(count: int) -> list:
-    """One unnamed temporary file per process (this one first), for its targets' JSON text; none
-    where there is no place for them (the reports then come back whole)."""
-    import tempfile
-
-    try:
-        return [tempfile.TemporaryFile() for _ in range(count)]
-    except OSError:
-        return []
-
-
-def _spilled(target: TargetReport, encode: Callable[[TargetReport], str], worker: int, file) -> TargetReport:
-    """In process ``worker`` (0: this one): ``target``'s JSON text appended to ``file``, and the
-    header of the target that says where."""
-    data = memoryview(encode(target).encode())
-    fd = file.fileno()
-    offset = os.lseek(fd, 0, os.SEEK_END)
-    written = 0
-    while written < len(data):
-        written += os.write(fd, data[written:])
-    t = target
-    return TargetReport(
-        t.kind, t.name, t.opcode, t.computation, t.fusion_kind, [], encoded=EncodedElsewhere(worker, offset, len(data))
-    )
-
-
-def _split(selected: list[SelectedTarget], options: dict | None, workers: int) -> list[list[int]] | None:
-    """The targets' indices dealt to worker processes (``split_targets``), or None: analysed here."""
-    workers = split_targets.usable_workers(workers)
-    if workers <= 1 or (options or {}).get("fusion_candidate"):
-        return None
-    groups: dict[object, tuple[int, list[int]]] = {}
-    total = 0
-    for i, item in enumerate(selected):
-        key, work = _split_group(item, i)
-        hit = groups.get(key)
-        if hit is None:
-            groups[key] = (work, [i])
-            total += work
-        else:
-            hit[1].append(i)
-            groups[key] = (hit[0] + split_targets.REPEAT_WORK, hit[1])
-            total += split_targets.REPEAT_WORK
-    if total < split_targets.MIN_WORK_TO_SPLIT:
-        return None
-    bins = split_targets.deal([(k, w, ix) for k, (w, ix) in groups.items()], workers)
-    return bins if len(bins) > 1 else None
-
-
-def _split_group(item: SelectedTarget, index: int) -> tuple[object, int]:
-    """The group a target is analysed in and its estimated work (``split_targets.estimated_work``).
-    Fusions of one fused computation structure share more than their twins (its composed maps,
-    its emitter's thread maps): a group is that structure; any other target is a group alone."""
-    target = item.target
-    if isinstance(target, Computation):
-        return ("alone", index), split_targets.estimated_work(len(target.instructions))
-    callee = callee_of(target)
-    work = split_targets.estimated_work(len(callee.instructions) if callee is not None else 1)
-    shapes = fusion_shape_key(target) if item.kind == "fusion" and target.fused_computation is not None else None
-    return (shapes[0] if shapes is not None else ("alone", index)), work
 
 
 def _report_target(

@@ -7,7 +7,9 @@ take the first one's figures, ``build._Twin``), the groups dealt to ``workers`` 
 their estimated work, and each worker analyses its targets in the module's order, as the serial
 loop would. A worker is forked after the module is read (its memory shared until written) and
 sends back, per target, what the serial loop would have added to the module report: the target
-report, its diagnostics and the cost state's entries.
+report, its diagnostics and the cost state's entries. In JSON runs each process writes its
+targets' JSON text to a temporary file of its own (``spilled``) and the report says where, so
+the parent copies the texts in order when it writes the document and never holds them whole.
 
 The merged report is the serial one: every figure depends on its target and the module only,
 and the first fusion of each structure is the same in a group as in the whole list (tests
@@ -19,7 +21,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from ..analyses.structure_keys import fusion_shape_key
+from ..fusion import callee_of
+from ..hlo.model import Computation
+from .model import EncodedElsewhere, TargetReport
+
+if TYPE_CHECKING:
+    from ..api import SelectedTarget
 
 # Below this estimated work (``estimated_work``: ~0.1 ms a unit), what a split costs (the fork,
 # each process's first GPU target, the reports' way back: ~0.15 s on the Pax step) is more than
@@ -123,3 +133,66 @@ def run_split(
         records.extend(got)
     records.sort(key=lambda r: r[0])
     return records
+
+
+def spill_files(count: int) -> list:
+    """One unnamed temporary file per process (this one first), for its targets' JSON text; none
+    where there is no place for them (the reports then come back whole)."""
+    import tempfile
+
+    try:
+        return [tempfile.TemporaryFile() for _ in range(count)]
+    except OSError:
+        return []
+
+
+def spilled(target: TargetReport, encode: Callable[[TargetReport], str], worker: int, file) -> TargetReport:
+    """In process ``worker`` (0: this one): ``target``'s JSON text appended to ``file``, and the
+    header of the target that says where."""
+    data = memoryview(encode(target).encode())
+    fd = file.fileno()
+    offset = os.lseek(fd, 0, os.SEEK_END)
+    written = 0
+    while written < len(data):
+        written += os.write(fd, data[written:])
+    t = target
+    return TargetReport(
+        t.kind, t.name, t.opcode, t.computation, t.fusion_kind, [], encoded=EncodedElsewhere(worker, offset, len(data))
+    )
+
+
+def plan(selected: list[SelectedTarget], options: dict | None, workers: int) -> list[list[int]] | None:
+    """The targets' indices dealt to this process and its workers (``deal``), or None: too
+    little work to share out, or one process asked or usable."""
+    workers = usable_workers(workers)
+    if workers <= 1 or (options or {}).get("fusion_candidate"):
+        return None
+    groups: dict[object, tuple[int, list[int]]] = {}
+    total = 0
+    for i, item in enumerate(selected):
+        key, work = _group(item, i)
+        hit = groups.get(key)
+        if hit is None:
+            groups[key] = (work, [i])
+            total += work
+        else:
+            hit[1].append(i)
+            groups[key] = (hit[0] + REPEAT_WORK, hit[1])
+            total += REPEAT_WORK
+    if total < MIN_WORK_TO_SPLIT:
+        return None
+    bins = deal([(k, w, ix) for k, (w, ix) in groups.items()], workers)
+    return bins if len(bins) > 1 else None
+
+
+def _group(item: SelectedTarget, index: int) -> tuple[object, int]:
+    """The group a target is analysed in and its estimated work (``estimated_work``).
+    Fusions of one fused computation structure share more than their twins (its composed maps,
+    its emitter's thread maps): a group is that structure; any other target is a group alone."""
+    target = item.target
+    if isinstance(target, Computation):
+        return ("alone", index), estimated_work(len(target.instructions))
+    callee = callee_of(target)
+    work = estimated_work(len(callee.instructions) if callee is not None else 1)
+    shapes = fusion_shape_key(target) if item.kind == "fusion" and target.fused_computation is not None else None
+    return (shapes[0] if shapes is not None else ("alone", index)), work
