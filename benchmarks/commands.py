@@ -42,7 +42,7 @@ def dump_figures(path: str, rounds: int) -> dict:
 def jobs_figures(paths: list[str], rounds: int) -> dict:
     sides = measure.interleaved(
         {
-            "serial": lambda: measure.tool(["analyze", *paths, "--format", "json"]),
+            "serial": lambda: measure.tool(["analyze", *paths, "--format", "json", "--jobs", "1"]),
             "jobs_2": lambda: measure.tool(["analyze", *paths, "--format", "json", "--jobs", "2"]),
         },
         rounds,
