@@ -95,6 +95,10 @@ def run_split(
     (the module's totals), done before it waits for theirs."""
     import pickle  # here: a module too small to split never needs it
 
+    def here(indices: list[int]) -> list[Record]:
+        made = [analyse_one(i) for i in indices]
+        return [to_send(r, 0) for r in made] if to_send is not None else made
+
     children: list[tuple[int, int, list[int]]] = []  # (pid, read end, the bin)
     for k, indices in enumerate(bins[1:], 1):
         read_end, write_end = os.pipe()
@@ -112,9 +116,7 @@ def run_split(
                 os._exit(code)  # never the parent's exit handlers, buffers or stdout
         os.close(write_end)
         children.append((pid, read_end, indices))
-    records = [analyse_one(i) for i in bins[0]]
-    if to_send is not None:
-        records = [to_send(r, 0) for r in records]
+    records = here(bins[0])
     if while_waiting is not None:
         while_waiting()
     for pid, read_end, indices in children:
@@ -127,10 +129,7 @@ def run_split(
                 got = pickle.loads(data)
             except Exception:  # noqa: BLE001  a truncated stream: analysed here instead
                 got = None
-        if got is None:
-            got = [analyse_one(i) for i in indices]
-            got = [to_send(r, 0) for r in got] if to_send is not None else got
-        records.extend(got)
+        records.extend(got if got is not None else here(indices))  # a failed worker's, done here
     records.sort(key=lambda r: r[0])
     return records
 
@@ -194,5 +193,5 @@ def _group(item: SelectedTarget, index: int) -> tuple[object, int]:
         return ("alone", index), estimated_work(len(target.instructions))
     callee = callee_of(target)
     work = estimated_work(len(callee.instructions) if callee is not None else 1)
-    shapes = fusion_shape_key(target) if item.kind == "fusion" and target.fused_computation is not None else None
+    shapes = fusion_shape_key(target) if item.kind == "fusion" else None  # None without a fused computation
     return (shapes[0] if shapes is not None else ("alone", index)), work

@@ -162,9 +162,15 @@ class HloCost:
             if props is None:
                 op = instr.opcode
                 if op in SHAPE_ONLY:
-                    props = self._compute_shared(instr)
+                    props = self._compute_shared(instr, op)
                 elif op == "custom-call" and instr.attrs.get("custom_call_target") in CUBLAS_TARGETS:
-                    props = self._compute_gemm(instr)
+                    # a cuBLAS gemm's figures read its target, its backend config (the dot's
+                    # dimensions) and its shapes: a model's layers repeat their gemms
+                    config = instr.attrs.get("backend_config")
+                    if isinstance(config, str):
+                        props = self._compute_shared(instr, instr.attrs["custom_call_target"], config)
+                    else:
+                        props = self._compute(instr)
                 else:
                     props = self._compute(instr)
                 if shared is not None:
@@ -172,23 +178,11 @@ class HloCost:
             self._props[key] = props
         return props
 
-    def _compute_shared(self, instr: Instruction) -> Properties:
+    def _compute_shared(self, instr: Instruction, *reads: str) -> Properties:
+        """``_compute``, once for the instructions equal in ``reads`` (what their figures read
+        besides their shapes) and in their result and operand shapes."""
         shapes = (instr.shape, *(o.shape for o in instr.operands))
-        key = (instr.opcode, *map(id, shapes))
-        hit = self._by_shapes.get(key)
-        if hit is None:
-            hit = self._by_shapes[key] = (shapes, self._compute(instr))
-        return hit[1]
-
-    def _compute_gemm(self, instr: Instruction) -> Properties:
-        """``_compute`` of a cuBLAS gemm call, shared by the calls equal in what its figures read:
-        the target, the backend config (its dot dimensions) and the shapes (a model's layers repeat
-        their gemms)."""
-        config = instr.attrs.get("backend_config")
-        if not isinstance(config, str):
-            return self._compute(instr)
-        shapes = (instr.shape, *(o.shape for o in instr.operands))
-        key = (instr.attrs["custom_call_target"], config, *map(id, shapes))
+        key = (*reads, *map(id, shapes))
         hit = self._by_shapes.get(key)
         if hit is None:
             hit = self._by_shapes[key] = (shapes, self._compute(instr))
