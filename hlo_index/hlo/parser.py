@@ -927,8 +927,8 @@ def gc_paused() -> Iterator[None]:
 
 def module_spans(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` of each module's text: a new one begins at every line that starts with
-    ``HloModule`` (after blanks), so a broken module never hides the ones after it. Text before
-    the first header joins the first module."""
+    ``HloModule`` (after blanks) outside the strings and comments of the text above, so a broken
+    module never hides the ones after it. Text before the first header joins the first module."""
     starts: list[int] = []
     indented: list[int] = []  # headers after blanks: a module only if no header starts a line (a string
     find = text.find  # value may hold a whole indented module, e.g. origin_recovery_table)
@@ -937,13 +937,50 @@ def module_spans(text: str) -> list[tuple[int, int]]:
         line_start = text.rfind("\n", 0, pos) + 1
         after = text[pos + 9 : pos + 10]
         # str.find + a look around is ~10x faster than a multiline regex over a 5 MB dump
-        if not text[line_start:pos].strip(" \t") and not (after.isalnum() or after == "_"):
+        # (a name may begin with the word, "HloModule.1": a header has a blank or line end after it)
+        if not text[line_start:pos].strip(" \t") and not (after.isalnum() or (after and after in "_.-")):
             (starts if line_start == pos else indented).append(line_start)
         pos = find("HloModule", pos + 9)
     if not starts:
         starts = indented
+    if len(starts) > 1:  # rare: most texts hold one module
+        starts = _outside_strings(text, starts)
     bounds = [0, *starts[1:], len(text)]
     return list(pairwise(bounds))
+
+
+# Text in which every string and comment that opens also closes (a "/" that opens no comment is
+# read on); where such a run stops short of its end, a string or comment opens that does not close
+# before it.
+_CLOSED_RUN = re.compile(
+    r"""(?:[^"'/]+|"[^"\\]*(?:\\.[^"\\]*)*"|'[^'\\]*(?:\\.[^'\\]*)*'|/\*.*?\*/|//[^\n]*|/(?![*/]))*""",
+    re.DOTALL,
+)
+_STRING_OR_COMMENT = re.compile(
+    r""""[^"\\]*(?:\\.[^"\\]*)*"|'[^'\\]*(?:\\.[^'\\]*)*'|/\*.*?\*/""",
+    re.DOTALL,
+)
+
+
+def _outside_strings(text: str, starts: list[int]) -> list[int]:
+    """The first of ``starts`` and those after it that lie outside every string and block comment
+    (a multi-line backend_config or frontend attribute may hold a line starting with ``HloModule``).
+    A string left open to the end of the text is no string: the header after it still begins a
+    module. Each character is read once, from the first header on."""
+    kept = [starts[0]]
+    pos = starts[0]  # read up to here; outside any string
+    for start in starts[1:]:
+        if start < pos:  # inside the string that the last one was found in
+            continue
+        run = _CLOSED_RUN.match(text, pos, start)
+        if run is not None and run.end() < start:
+            opened = _STRING_OR_COMMENT.match(text, run.end())
+            if opened is not None:  # it closes past the header: the header is inside it
+                pos = opened.end()
+                continue
+        kept.append(start)
+        pos = start
+    return kept
 
 
 def parse_syntax_each(text: str, source: str = "<string>") -> list[Module | ParseError]:

@@ -6,6 +6,7 @@ import pytest
 
 from hlo_index.hlo import ParseError, parse_module_text, parse_modules_text
 from hlo_index.hlo.model import ELEMENT_BITS, ConvDimLabels, PadDim, SliceDim, Tile, WindowDim
+from hlo_index.hlo.parser import module_spans
 
 
 def module(body: str, header: str = "HloModule m") -> str:
@@ -133,6 +134,39 @@ def test_several_modules_in_one_file():
     ms = parse_modules_text(text)
     assert [m.name for m in ms] == ["a", "b"]
     assert ms[1].entry.root.shape.element_type == "s32"
+
+
+def test_a_line_starting_with_hlomodule_inside_a_string_does_not_begin_a_module():
+    config = '"first line\nHloModule not_a_module, is_scheduled=true\nENTRY %x {\nlast line"'
+    first = module(f"  ROOT %p = f32[2] parameter(0), backend_config={config}", "HloModule a")
+    note = '{note="a frontend attribute\nHloModule y"}'
+    second = module(f"  ROOT %q = s32[] parameter(0), frontend_attributes={note}", "HloModule b")
+    third = module("  ROOT %r = u8[] parameter(0) /* a comment\nHloModule z */", "HloModule c")
+    text = first + second + third + module("  ROOT %s = pred[] parameter(0)", "HloModule d")
+    assert module_spans(text) == [
+        (0, len(first)),
+        (len(first), len(first + second)),
+        (len(first + second), len(first + second + third)),
+        (len(first + second + third), len(text)),
+    ]
+    ms = parse_modules_text(text)
+    assert [m.name for m in ms] == ["a", "b", "c", "d"]
+    assert ms[0].entry.root.attrs["backend_config"] == config  # kept as written
+    assert ms[1].entry.root.attrs["frontend_attributes"] == note
+
+
+def test_a_string_left_open_does_not_hide_the_modules_after_it():
+    broken = module('  ROOT %p = f32[4] parameter(0), backend_config="abc', "HloModule a")
+    text = broken + module("  ROOT %q = s32[] parameter(0)", "HloModule b")
+    assert module_spans(text) == [(0, len(broken)), (len(broken), len(text))]
+
+
+def test_a_name_that_begins_with_hlomodule_does_not_begin_a_module():
+    text = (
+        "HloModule a\n\nENTRY %main {\nHloModule.1 = f32[2] parameter(0)\n  ROOT %n = f32[2] negate(HloModule.1)\n}\n"
+    )
+    assert module_spans(text) == [(0, len(text))]
+    assert parse_module_text(text).entry.root.operands[0].name == "HloModule.1"
 
 
 def test_missing_closing_brace_is_an_error():
