@@ -5,7 +5,8 @@ shape must have the dimensions the op gives. XLA's parser reads such text; XLA's
 compilation, rejects it; an analysis of it would be of an op that cannot run.
 
 Each problem is a positioned error naming the rule (the ``ShapeInference`` function whose check fails).
-Only dimensions are compared: element types and layouts are left to the ops' own rules.
+Only dimensions are compared: element types and layouts are left to the ops' own rules, but for the
+computations that ops apply (signature_checks.py).
 """
 
 from __future__ import annotations
@@ -17,6 +18,13 @@ from .diagnostics import error
 from .gather_scatter_checks import gather_dimension_numbers, scatter_dimension_numbers
 from .model import Diagnostic, Instruction, Module, Shape
 from .shape_inference import ShapeInferenceError, infer_shape, is_unknown
+from .signature_checks import (
+    map_function,
+    reduce_combiner,
+    scatter_combiner,
+    select_and_scatter_functions,
+    sort_comparator,
+)
 
 _SHAPE_OF = attrgetter("shape")
 
@@ -225,9 +233,24 @@ def _sort_dimension(instr: Instruction) -> str | None:
     return _outside_operands(instr, dims) if dims and len(dims) == 1 else None
 
 
+def _in_turn(*checks: Callable[[Instruction], str | None]) -> Callable[[Instruction], str | None]:
+    """The first problem that ``checks``, in XLA's order, find."""
+
+    def check(instr: Instruction) -> str | None:
+        for each in checks:
+            problem = each(instr)
+            if problem:
+                return problem
+        return None
+
+    return check
+
+
 _COLLECTIVES = ("all-gather", "all-gather-start", "reduce-scatter", "all-to-all")
 # checks that read the operands alone (the result is a tuple as often as not)
-_OPERAND_CHECKS = frozenset((*_COLLECTIVES, "sort", "gather", "scatter"))
+_OPERAND_CHECKS = frozenset(
+    (*_COLLECTIVES, "sort", "gather", "scatter", "reduce", "reduce-window", "select-and-scatter", "map")
+)
 _CHECKS: dict[str, Callable[[Instruction], str | None]] = {
     "pad": _inferred,
     "transpose": _inferred,
@@ -235,13 +258,15 @@ _CHECKS: dict[str, Callable[[Instruction], str | None]] = {
     "slice": _slice,
     "broadcast": _broadcast,
     "reverse": _reverse,
-    "reduce-window": _windowed,
-    "select-and-scatter": _windowed,
+    "reduce": reduce_combiner,
+    "reduce-window": _in_turn(reduce_combiner, _windowed),
+    "select-and-scatter": _in_turn(select_and_scatter_functions, _windowed),
+    "map": map_function,
     "dot": _dot,
     **dict.fromkeys(_COLLECTIVES, _collective_dimension),
-    "sort": _sort_dimension,
+    "sort": _in_turn(sort_comparator, _sort_dimension),
     "gather": gather_dimension_numbers,
-    "scatter": scatter_dimension_numbers,
+    "scatter": _in_turn(scatter_dimension_numbers, scatter_combiner),
 }
 _RULE_NAMES = {
     "pad": "ShapeInference::InferPadShape",
@@ -250,8 +275,10 @@ _RULE_NAMES = {
     "slice": "ShapeInference::InferSliceShape",
     "broadcast": "ShapeInference::InferBroadcastShape",
     "reverse": "ShapeInference::InferReverseShape",
+    "reduce": "ShapeInference::InferReduceShape",
     "reduce-window": "ShapeInference::InferReduceWindowShape",
     "select-and-scatter": "ShapeInference::InferSelectAndScatterShape",
+    "map": "ShapeInference::InferMapShape",
     "dot": "ShapeInference::InferDotOpShape",
     "all-gather": "ShapeInference::InferAllGatherShape",
     "all-gather-start": "ShapeInference::InferAllGatherStartShape",

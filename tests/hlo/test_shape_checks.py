@@ -252,3 +252,204 @@ def test_a_well_formed_gather_and_scatter_are_read():
     # both compile with jaxlib 0.10.2
     assert parse_module_text(indexed(GATHER)).entry.root.opcode == "gather"
     assert parse_module_text(indexed(SCATTER)).entry.root.opcode == "scatter"
+
+
+# The computations that the ops below apply; the entry's operands: p f32[4,6], i s32[4,6], z f32[], k s32[].
+APPLIED = (
+    "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] add(a, b)\n}\n\n"
+    "add3 {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  x = f32[] parameter(2)\n"
+    "  ROOT c = f32[] add(a, b)\n}\n\n"
+    "widen {\n  a = bf16[] parameter(0)\n  b = f32[] parameter(1)\n  x = f32[] convert(a)\n"
+    "  ROOT c = f32[] add(x, b)\n}\n\n"
+    "pair {\n  a = f32[] parameter(0)\n  b = s32[] parameter(1)\n  c = f32[] parameter(2)\n  d = s32[] parameter(3)\n"
+    "  x = f32[] add(a, c)\n  y = s32[] add(b, d)\n  ROOT t = (f32[], s32[]) tuple(x, y)\n}\n\n"
+    "first {\n  a = f32[] parameter(0)\n  b = s32[] parameter(1)\n  c = f32[] parameter(2)\n  d = s32[] parameter(3)\n"
+    "  ROOT x = f32[] add(a, c)\n}\n\n"
+    "lt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = pred[] compare(a, b), direction=LT\n}\n\n"
+    "lt_s32 {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n  ROOT c = pred[] compare(a, b), direction=LT\n}\n\n"
+    "neg {\n  a = f32[] parameter(0)\n  ROOT c = f32[] negate(a)\n}\n\n"
+)
+
+
+def scatter(operand: str, updates: str) -> str:
+    """Two rows of ``updates`` (element type) scattered into ``operand`` (p or i) by the combiner add."""
+    shape = "f32[4,6]" if operand == "p" else "s32[4,6]"
+    dims = "update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1"
+    return (
+        f"x = s32[2] parameter(2)\n  u = {updates}[2,6] parameter(3)\n"
+        f"  ROOT r = {shape} scatter({operand}, x, u), {dims}, to_apply=add"
+    )
+
+
+def select_and_scatter(source: str, select: str) -> str:
+    """A source of element type ``source`` scattered over p's 2x2 windows by ``select`` and add."""
+    return (
+        f"s = {source}[2,3] parameter(2)\n"
+        f"  ROOT r = f32[4,6] select-and-scatter(p, s, z), window={{size=2x2 stride=2x2}}, select={select}, scatter=add"
+    )
+
+
+def applying(body: str) -> str:
+    return (
+        f"HloModule m\n\n{APPLIED}ENTRY e {{\n  p = f32[4,6] parameter(0)\n  i = s32[4,6] parameter(1)\n"
+        f"  z = f32[] constant(0)\n  k = s32[] constant(0)\n  {body}\n}}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "body, rule, fragment",
+    [
+        # Each fails to compile with jaxlib 0.10.2 (its message, from the StableHLO verifier the text
+        # passes through, in the comment); XLA's parser reads the text.
+        # "The element-type of reduction-region's argument at index 1 is expected to be promotable from
+        # 'i32', but got 'f32'"
+        (
+            "ROOT r = f32[4] reduce(i, z), dimensions={1}, to_apply=add",
+            "InferReduceShape",
+            "the combiner add takes f32[] as parameter 1, operand 0's elements are s32",
+        ),
+        # "... result type at index 0 is expected to be promotable from the op's corresponding init-value
+        # element-type: 'tensor<f32>' vs 'tensor<i32>'"
+        (
+            "ROOT r = f32[4] reduce(p, k), dimensions={1}, to_apply=add",
+            "InferReduceShape",
+            "the combiner add returns f32[] as value 0, initial value 0 is s32[]",
+        ),
+        # "Reduction-region must take 2 parameters, but takes 3 parameter(s)"
+        (
+            "ROOT r = f32[4] reduce(p, z), dimensions={1}, to_apply=add3",
+            "InferReduceShape",
+            "the combiner add3 takes 3 parameter(s); 1 operand(s) need 2",
+        ),
+        # "The type of reduction-region's parameter at index 0 is different than the corresponding result
+        # type: 'tensor<bf16>' vs 'tensor<f32>'": the accumulator's type is exact, precision included
+        (
+            "ROOT r = f32[4] reduce(p, z), dimensions={1}, to_apply=widen",
+            "InferReduceShape",
+            "the combiner widen takes bf16[] as parameter 0, returns f32[] as value 0: they must be of one type",
+        ),
+        # "Reduction-region here must produce 2 tensors, but produces 1 instead"
+        (
+            "ROOT r = (f32[4], s32[4]) reduce(p, i, z, k), dimensions={1}, to_apply=first",
+            "InferReduceShape",
+            "the combiner first returns f32[]; 2 operands need a tuple of 2 scalars",
+        ),
+        # the operands in the other order: "... init-value element-type: 'tensor<f32>' vs 'tensor<i32>'"
+        (
+            "ROOT r = (s32[4], f32[4]) reduce(i, p, k, z), dimensions={1}, to_apply=pair",
+            "InferReduceShape",
+            "the combiner pair returns f32[] as value 0, initial value 0 is s32[]",
+        ),
+        # "... argument at index 1 is expected to be promotable from 'i32', but got 'f32'"
+        (
+            "ROOT r = f32[4,5] reduce-window(i, z), window={size=1x2}, to_apply=add",
+            "InferReduceWindowShape",
+            "the combiner add takes f32[] as parameter 1, operand 0's elements are s32",
+        ),
+        # "... argument at index 1 is expected to be promotable from 'i32', but got 'f32'"
+        (
+            select_and_scatter("s32", "lt"),
+            "InferSelectAndScatterShape",
+            "the combiner add takes f32[] as parameter 1, the source's elements are s32",
+        ),
+        # "expects the return-type of select-region to be tensor<i1>, but got: 'tensor<f32>'"
+        (
+            select_and_scatter("f32", "add"),
+            "InferSelectAndScatterShape",
+            "the select add returns f32[], not pred[]",
+        ),
+        # "... argument at index 1 is expected to be promotable from 'i32', but got 'f32'" (the operand's
+        # elements start the combining)
+        (
+            scatter("i", "f32"),
+            "InferScatterShape",
+            "the combiner add returns f32[] as value 0, operand 0's elements are s32",
+        ),
+        # "... init-value element-type: 'tensor<f32>' vs 'tensor<i32>'"
+        (
+            scatter("p", "s32"),
+            "InferScatterShape",
+            "the combiner add takes f32[] as parameter 1, updates 0's elements are s32",
+        ),
+        # "comparator block argument #0 should be of type 'tensor<f32>' but got 'tensor<i32>'"
+        (
+            "ROOT r = f32[4,6] sort(p), dimensions={1}, to_apply=lt_s32",
+            "ShapeVerifier::HandleSort",
+            "the comparator lt_s32 takes s32[] as parameter 0, operand 0's elements are f32",
+        ),
+        # "comparator must return tensor<i1> but got 'tensor<f32>'"
+        ("ROOT r = f32[4,6] sort(p), dimensions={1}, to_apply=add", "HandleSort", "the comparator add returns f32[]"),
+        # "comparator block should have 4 arguments"
+        (
+            "ROOT r = (f32[4,6], s32[4,6]) sort(p, i), dimensions={1}, to_apply=lt",
+            "HandleSort",
+            "the comparator lt takes 2 parameter(s); 2 operand(s) need 4",
+        ),
+        # "expects number of operands to match the arity of map computation, but got: 2 and 1"
+        (
+            "ROOT r = f32[4,6] map(p, p), dimensions={0,1}, to_apply=neg",
+            "InferMapShape",
+            "the function neg takes 1 parameter(s); the map has 2 operand(s)",
+        ),
+        # "element type of operands and computation arguments must match, but got: 'i32' and 'f32'"
+        (
+            "ROOT r = f32[4,6] map(i), dimensions={0,1}, to_apply=neg",
+            "InferMapShape",
+            "the function neg takes f32[] as parameter 0, operand 0's elements are s32",
+        ),
+    ],
+)
+def test_a_computation_that_does_not_fit_the_operands_it_is_applied_to_is_rejected(body, rule, fragment):
+    text = applying(body)
+    with pytest.raises(ParseError) as info:
+        parse_module_text(text)
+    d = info.value.diagnostic
+    root_line = next(n for n, line in enumerate(text.splitlines(), 1) if "ROOT r =" in line)
+    assert (d.line, d.column) == (root_line, 8), d
+    assert "%r is invalid (" in d.message and rule in d.message and fragment in d.message, d.message
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # each compiles with jaxlib 0.10.2
+        "ROOT r = f32[4] reduce(p, z), dimensions={1}, to_apply=add",
+        "ROOT r = (f32[4], s32[4]) reduce(p, i, z, k), dimensions={1}, to_apply=pair",
+        "ROOT r = f32[4,5] reduce-window(p, z), window={size=1x2}, to_apply=add",
+        select_and_scatter("f32", "lt"),
+        scatter("p", "f32"),
+        "ROOT r = (f32[4,6], s32[4,6]) sort(p, i), dimensions={1}, to_apply=pair_lt",
+        "ROOT r = f32[4,6] map(p), dimensions={0,1}, to_apply=neg",
+        # tuples in a signature: jaxlib compiles through MLIR, whose import flattens them (XLA's
+        # verifier refuses these as written; XLA's own test of that import has such a map)
+        "ROOT r = f32[4,6] sort(p), dimensions={1}, to_apply=lt_in_tuple",
+        "ROOT r = f32[4,6] map(p, p), dimensions={0,1}, to_apply=add_in_tuple",
+        "ROOT r = f32[4] reduce(p, z), dimensions={1}, to_apply=add_of_tuple",
+    ],
+)
+def test_a_computation_that_fits_its_operands_is_read(body):
+    more = (
+        "pair_lt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  c = s32[] parameter(2)\n"
+        "  d = s32[] parameter(3)\n  ROOT x = pred[] compare(a, b), direction=LT\n}\n\n"
+        "lt_in_tuple {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  c = pred[] compare(a, b), direction=LT\n"
+        "  ROOT t = (pred[]) tuple(c)\n}\n\n"
+        "add_in_tuple {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  c = f32[] add(a, b)\n"
+        "  ROOT t = (f32[]) tuple(c)\n}\n\n"
+        "add_of_tuple {\n  a = (f32[]) parameter(0)\n  b = f32[] parameter(1)\n"
+        "  x = f32[] get-tuple-element(a), index=0\n  ROOT c = f32[] add(x, b)\n}\n\n"
+    )
+    text = applying(body).replace("ENTRY e", more + "ENTRY e")
+    assert parse_module_text(text).entry.root.name == "r"
+
+
+def test_a_combiner_may_differ_from_its_operands_in_floating_point_precision_alone():
+    """VerifyReducerShape compares a combiner's elements and initial values with the operands
+    ignoring floating-point precision. (XLA's verifier refuses mixed precision by a rule of its own,
+    on by default: jaxlib 0.10.2 fails to compile this module with "mixed precision is disallowed".
+    That rule is not one of these checks.)"""
+    body = "b = bf16[4,6] convert(p)\n  ROOT r = f32[4] reduce(b, z), dimensions={1}, to_apply=add"
+    assert parse_module_text(applying(body)).entry.root.opcode == "reduce"
+    # but the accumulator that a combiner takes is the type it returns, exactly
+    with pytest.raises(ParseError) as info:
+        parse_module_text(applying(body.replace("to_apply=add", "to_apply=widen")))
+    assert "takes bf16[] as parameter 0, returns f32[] as value 0" in info.value.diagnostic.message
