@@ -6,7 +6,7 @@ compilation, rejects it; an analysis of it would be of an op that cannot run.
 
 Each problem is a positioned error naming the rule (the ``ShapeInference`` function whose check fails).
 Only dimensions are compared: element types and layouts are left to the ops' own rules, but for the
-computations that ops apply (signature_checks.py).
+computations that ops apply (``signature_checks.py``).
 """
 
 from __future__ import annotations
@@ -18,13 +18,7 @@ from .diagnostics import error
 from .gather_scatter_checks import gather_dimension_numbers, scatter_dimension_numbers
 from .model import Diagnostic, Instruction, Module, Shape
 from .shape_inference import ShapeInferenceError, infer_shape, is_unknown
-from .signature_checks import (
-    map_function,
-    reduce_combiner,
-    scatter_combiner,
-    select_and_scatter_functions,
-    sort_comparator,
-)
+from .signature_checks import SIGNATURE_CHECKS, reached_from_entry
 
 _SHAPE_OF = attrgetter("shape")
 
@@ -36,8 +30,26 @@ def check_written_shapes(module: Module) -> list[Diagnostic]:
     # text, so a dump's many broadcasts, slices and transposes are a few distinct cases. (Objects
     # of the module: alive, so an id stands for one object here.)
     passed: set[tuple[object, ...]] = set()
+    fitting: set[tuple[object, ...]] = set()  # the same for the computations that ops apply
     for comp in module.computations:
         for instr in comp.instructions:
+            if instr.opcode not in _CHECKED:  # most ops: one look-up
+                continue
+            signature = SIGNATURE_CHECKS.get(instr.opcode)
+            if signature is not None:
+                # what it reads: the operands' shapes and the computations called. A problem counts
+                # only where the entry reaches the op (signature_checks.py): never memoised.
+                fits = (instr.opcode, tuple(map(id, map(_SHAPE_OF, instr.operands))), *map(id, instr.called.values()))
+                if fits not in fitting:
+                    message = signature(instr)
+                    if not message:
+                        fitting.add(fits)
+                    elif reached_from_entry(instr):
+                        rule = _RULE_NAMES[instr.opcode]
+                        problems.append(
+                            error(f"%{instr.name} is invalid ({rule}): {message}", instr.line, instr.column)
+                        )
+                        continue
             check = _CHECKS.get(instr.opcode)
             if check is None:
                 continue
@@ -233,24 +245,9 @@ def _sort_dimension(instr: Instruction) -> str | None:
     return _outside_operands(instr, dims) if dims and len(dims) == 1 else None
 
 
-def _in_turn(*checks: Callable[[Instruction], str | None]) -> Callable[[Instruction], str | None]:
-    """The first problem that ``checks``, in XLA's order, find."""
-
-    def check(instr: Instruction) -> str | None:
-        for each in checks:
-            problem = each(instr)
-            if problem:
-                return problem
-        return None
-
-    return check
-
-
 _COLLECTIVES = ("all-gather", "all-gather-start", "reduce-scatter", "all-to-all")
 # checks that read the operands alone (the result is a tuple as often as not)
-_OPERAND_CHECKS = frozenset(
-    (*_COLLECTIVES, "sort", "gather", "scatter", "reduce", "reduce-window", "select-and-scatter", "map")
-)
+_OPERAND_CHECKS = frozenset((*_COLLECTIVES, "sort", "gather", "scatter"))
 _CHECKS: dict[str, Callable[[Instruction], str | None]] = {
     "pad": _inferred,
     "transpose": _inferred,
@@ -258,16 +255,15 @@ _CHECKS: dict[str, Callable[[Instruction], str | None]] = {
     "slice": _slice,
     "broadcast": _broadcast,
     "reverse": _reverse,
-    "reduce": reduce_combiner,
-    "reduce-window": _in_turn(reduce_combiner, _windowed),
-    "select-and-scatter": _in_turn(select_and_scatter_functions, _windowed),
-    "map": map_function,
+    "reduce-window": _windowed,
+    "select-and-scatter": _windowed,
     "dot": _dot,
     **dict.fromkeys(_COLLECTIVES, _collective_dimension),
-    "sort": _in_turn(sort_comparator, _sort_dimension),
+    "sort": _sort_dimension,
     "gather": gather_dimension_numbers,
-    "scatter": _in_turn(scatter_dimension_numbers, scatter_combiner),
+    "scatter": scatter_dimension_numbers,
 }
+_CHECKED = frozenset(_CHECKS) | frozenset(SIGNATURE_CHECKS)
 _RULE_NAMES = {
     "pad": "ShapeInference::InferPadShape",
     "transpose": "ShapeInference::InferTransposeShape",

@@ -3,7 +3,7 @@ reduce-window's, select-and-scatter's and scatter's combiner (``VerifyReducerSha
 ``ShapeInference::InferReduceShape``, ``InferReduceWindowShape``, ``InferSelectAndScatterShape``
 and ``InferScatterShape``), a select-and-scatter's select, a map's function (``InferMapShape``) and
 a sort's comparator (``ShapeVerifier::HandleSort``). XLA's parser reads text that breaks them; its
-verifier rejects it, and so does every compilation.
+verifier rejects it.
 
 A combiner over n operands takes 2n scalars (n accumulators, then n elements) and returns its n
 accumulators (a tuple when n > 1). Its accumulator parameters must have exactly the types it
@@ -15,6 +15,13 @@ which goes through MLIR, compares them: it reads a comparator that returns ``(pr
 ``(f32[])``, which XLA's verifier refuses. A signature without tuples is compared as written, so
 what is rejected here both refuse.
 
+A problem counts only in a computation that the entry reaches (``reached_from_entry``, asked by
+the caller of these checks, so that a pass may be memoised by what the check reads). jaxlib compiles a module through
+MLIR: StableHLO's rules, which allow a combiner over arrays of the dimensions a reduce keeps, hold
+every computation; XLA's verifier holds only what the entry reaches. (XLA's own test of that
+import has such a combiner in a computation nothing calls, and compiles.) Elsewhere a problem is
+not reported, though StableHLO refuses most of them.
+
 All-reduce and reduce-scatter apply a combiner too, but XLA's shape inference and verifier do not
 compare it with the operands, so it is not checked here. Each check returns the first problem it
 finds, said, or None (XLA's messages differ in wording); None also where an operand is a tuple
@@ -23,7 +30,7 @@ finds, said, or None (XLA's messages differ in wording); None also where an oper
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from .model import ELEMENT_BITS, Computation, Instruction, Shape
@@ -58,9 +65,8 @@ def reduce_combiner(instr: Instruction) -> str | None:
     n = len(shapes) // 2
     if n == 0 or len(shapes) != 2 * n or not _arrays(shapes):
         return None
-    elements = [(s.element_type, f"operand {i}'s elements are {s.element_type}") for i, s in enumerate(shapes[:n])]
-    inits = [(s, f"initial value {i} is {s}") for i, s in enumerate(shapes[n:])]
-    return _combiner(_signature(instr.called.get("to_apply")), elements, inits)
+    elements = [s.element_type for s in shapes[:n]]
+    return _combiner(_signature(instr.called.get("to_apply")), elements, shapes[n:], _REDUCE_WORDS)
 
 
 def scatter_combiner(instr: Instruction) -> str | None:
@@ -71,9 +77,8 @@ def scatter_combiner(instr: Instruction) -> str | None:
     operands, updates = shapes[:n], shapes[n + 1 :]
     if n < 1 or len(shapes) != 2 * n + 1 or not _arrays(operands + updates):
         return None
-    elements = [(s.element_type, f"updates {i}'s elements are {s.element_type}") for i, s in enumerate(updates)]
-    inits = [(Shape(s.element_type), f"operand {i}'s elements are {s.element_type}") for i, s in enumerate(operands)]
-    return _combiner(_signature(instr.called.get("to_apply")), elements, inits)
+    inits = [Shape(s.element_type) for s in operands]
+    return _combiner(_signature(instr.called.get("to_apply")), [s.element_type for s in updates], inits, _SCATTER_WORDS)
 
 
 def select_and_scatter_functions(instr: Instruction) -> str | None:
@@ -90,10 +95,9 @@ def select_and_scatter_functions(instr: Instruction) -> str | None:
         if not _returns_pred(select):
             return f"the select {select.name} returns {select.result}, not pred[]"
         for k, param in enumerate(select.params):
-            if not agree_ignoring_precision(Shape(operand.element_type), param):
+            if not _holds_element(param, operand.element_type):
                 return _takes("select", select, k, f"the operand's elements are {operand.element_type}")
-    elements = [(source.element_type, f"the source's elements are {source.element_type}")]
-    return _combiner(_signature(instr.called.get("scatter")), elements, [(init, f"the initial value is {init}")])
+    return _combiner(_signature(instr.called.get("scatter")), [source.element_type], [init], _SOURCE_WORDS)
 
 
 def sort_comparator(instr: Instruction) -> str | None:
@@ -111,7 +115,7 @@ def sort_comparator(instr: Instruction) -> str | None:
         )
     for k, param in enumerate(comparator.params):
         element = shapes[k // 2].element_type
-        if not agree_ignoring_precision(Shape(element), param):
+        if not _holds_element(param, element):
             return _takes("comparator", comparator, k, f"operand {k // 2}'s elements are {element}")
     return None
 
@@ -130,16 +134,23 @@ def map_function(instr: Instruction) -> str | None:
     for k, (param, shape) in enumerate(zip(function.params, shapes)):
         if param.rank:
             return _takes("function", function, k, "not a scalar")
-        if not agree_ignoring_precision(param, Shape(shape.element_type)):
+        if not _holds_element(param, shape.element_type):
             return _takes("function", function, k, f"operand {k}'s elements are {shape.element_type}")
     return None
 
 
+# What a combiner's elements and initial values are, in the words of each op (formatted with the
+# operand's number i, the element type and the initial value's shape; only for a message).
+_REDUCE_WORDS = ("operand {i}'s elements are {type}", "initial value {i} is {shape}")
+_SCATTER_WORDS = ("updates {i}'s elements are {type}", "operand {i}'s elements are {type}")
+_SOURCE_WORDS = ("the source's elements are {type}", "the initial value is {shape}")
+
+
 def _combiner(
-    combiner: _Signature | None, elements: Sequence[tuple[str, str]], inits: Sequence[tuple[Shape, str]]
+    combiner: _Signature | None, elements: Sequence[str], inits: Sequence[Shape], words: tuple[str, str]
 ) -> str | None:
     """``VerifyReducerShape``: ``combiner`` combines as many arrays as ``elements`` (their element
-    types, each with words that say it), starting from ``inits`` (shapes, each with words that say it)."""
+    types), starting from initial values of shapes ``inits``; ``words`` say them."""
     if combiner is None:
         return None
     name, params, accumulators, result = combiner
@@ -152,19 +163,31 @@ def _combiner(
         return f"the combiner {name} returns {len(accumulators)} value(s); {n} operand(s) need {n}"
     if any(a.rank or a.buffer or a.element_type in ("token", "opaque") for a in accumulators):
         return f"the combiner {name} returns {result}, not a scalar or a tuple of scalars"
+    returns = "returns {} as value {}"
     for i, accumulator in enumerate(accumulators):
-        returns = f"returns {accumulator} as value {i}"
         if not compatible(accumulator, params[i]):  # exactly: the accumulator goes round and round
-            return _takes("combiner", combiner, i, f"{returns}: they must be of one type")
-        init, says_init = inits[i]
+            why_not = returns.format(accumulator, i) + ": they must be of one type"
+            return _takes("combiner", combiner, i, why_not)
+        init = inits[i]
         if not agree_ignoring_precision(accumulator, init):
-            return f"the combiner {name} {returns}, {says_init}"
-        element, says_element = elements[i]
-        if not agree_ignoring_precision(Shape(element), params[n + i]):
-            return _takes("combiner", combiner, n + i, says_element)
+            says_init = words[1].format(i=i, type=init.element_type, shape=init)
+            return f"the combiner {name} {returns.format(accumulator, i)}, {says_init}"
+        element = elements[i]
+        if not _holds_element(params[n + i], element):
+            return _takes("combiner", combiner, n + i, words[0].format(i=i, type=element, shape=None))
         if not agree_ignoring_precision(accumulator, params[n + i]):
-            return _takes("combiner", combiner, n + i, returns)
+            return _takes("combiner", combiner, n + i, returns.format(accumulator, i))
     return None
+
+
+def _holds_element(param: Shape, element_type: str) -> bool:
+    """Whether ``param`` is a scalar that agrees with ``element_type``, precision aside."""
+    kind = param.element_type
+    return (
+        param.tuple_shapes is None
+        and not param.dims
+        and (kind == element_type or (kind in _FLOATING and element_type in _FLOATING))
+    )
 
 
 def _returns_pred(signature: _Signature) -> bool:
@@ -197,5 +220,37 @@ def _flattened(shape: Shape) -> list[Shape]:
     return [leaf for element in shape.tuple_shapes for leaf in _flattened(element)]
 
 
+def reached_from_entry(instr: Instruction) -> bool:
+    """Whether the entry calls ``instr``'s computation, through any chain of calls (true where the
+    module has no entry to tell). To be asked only of an op found wrong, so rarely."""
+    comp = instr.computation
+    module = comp.module if comp is not None else None
+    if comp is None or module is None or module.entry is None:
+        return True
+    seen = {id(module.entry)}
+    todo = [module.entry]
+    while todo:
+        current = todo.pop()
+        if current is comp:
+            return True
+        for each in current.instructions:
+            for callee in each.called.values():
+                if id(callee) not in seen:
+                    seen.add(id(callee))
+                    todo.append(callee)
+    return False
+
+
 def _arrays(shapes: Sequence[Shape]) -> bool:
     return not any(s.is_tuple or is_unknown(s) for s in shapes)
+
+
+# by opcode; a scatter's dimension numbers and a window are checked in shape_checks.py
+SIGNATURE_CHECKS: dict[str, Callable[[Instruction], str | None]] = {
+    "reduce": reduce_combiner,
+    "reduce-window": reduce_combiner,
+    "select-and-scatter": select_and_scatter_functions,
+    "scatter": scatter_combiner,
+    "sort": sort_comparator,
+    "map": map_function,
+}

@@ -453,3 +453,43 @@ def test_a_combiner_may_differ_from_its_operands_in_floating_point_precision_alo
     with pytest.raises(ParseError) as info:
         parse_module_text(applying(body.replace("to_apply=add", "to_apply=widen")))
     assert "takes bf16[] as parameter 0, returns f32[] as value 0" in info.value.diagnostic.message
+
+
+def test_only_a_computation_that_the_entry_reaches_is_held_to_its_operands():
+    """jaxlib 0.10.2 compiles the first module (its combiner adds rows, which StableHLO allows, in a
+    computation nothing calls) and refuses the second, where a fusion calls it: "Reduction function
+    must return a scalar or tuple of scalars but returns shape: f32[4]"."""
+    unused = (
+        "add_rows {\n  a = f32[4] parameter(0)\n  b = f32[4] parameter(1)\n  ROOT c = f32[4] add(a, b)\n}\n\n"
+        "unused {\n  q = f32[4,6] parameter(0)\n  y = f32[4] parameter(1)\n"
+        "  ROOT r = f32[4] reduce(q, y), dimensions={1}, to_apply=add_rows\n}\n\n"
+    )
+    entry_reduce = "ROOT r = f32[4] reduce(p, z), dimensions={1}, to_apply=add"
+    text = applying(entry_reduce).replace("ENTRY e", unused + "ENTRY e")
+    assert parse_module_text(text).entry.root.name == "r"
+    fused = text.replace(
+        entry_reduce, "y = f32[4] parameter(2)\n  ROOT r = f32[4] fusion(p, y), kind=kLoop, calls=unused"
+    )
+    with pytest.raises(ParseError) as info:
+        parse_module_text(fused)
+    d = info.value.diagnostic
+    reduce_line = next(n for n, line in enumerate(fused.splitlines(), 1) if "reduce(q, y)" in line)
+    assert (d.line, d.column) == (reduce_line, 8), d
+    assert "the combiner add_rows returns f32[4], not a scalar or a tuple of scalars" in d.message
+
+
+def test_an_op_let_pass_where_the_entry_does_not_reach_it_does_not_let_its_twin_pass_in_the_entry():
+    # the same reduce, of the same shapes by the same combiner, in a computation nothing calls and in
+    # the entry: jaxlib 0.10.2 refuses the module ("... argument at index 1 is expected to be promotable
+    # from 'i32', but got 'f32'"), and so must this check at the entry's reduce
+    unused = (
+        "unused {\n  q = s32[4,6] parameter(0)\n  y = f32[] parameter(1)\n"
+        "  ROOT u = f32[4] reduce(q, y), dimensions={1}, to_apply=add\n}\n\n"
+    )
+    entry_reduce = "ROOT r = f32[4] reduce(i, z), dimensions={1}, to_apply=add"
+    text = applying(entry_reduce).replace("ENTRY e", unused + "ENTRY e")
+    with pytest.raises(ParseError) as info:
+        parse_module_text(text)
+    d = info.value.diagnostic
+    assert d.line == next(n for n, line in enumerate(text.splitlines(), 1) if "ROOT r =" in line), d
+    assert "%r is invalid" in d.message and "operand 0's elements are s32" in d.message
