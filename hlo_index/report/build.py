@@ -381,8 +381,8 @@ def _report_targets(
     # fusions equal in structure are analysed once (``target_report``); a check reads each target's
     # own rows and verification checks each target's own maps
     twins = None if verify or (options or {}).get("check") else new_twins()
-    bins = split_targets.plan(selected, options, workers)
-    if bins is None:
+    shares = split_targets.plan(selected, options, workers)
+    if shares is None:
         for item in selected:
             _report_target(item, module, report, direction, options, twins, verify, verify_samples, seed, verified)
             if on_target is not None:
@@ -399,7 +399,8 @@ def _report_targets(
 
     # the records replace what this process's own targets added, in the module's order
     starts = len(targets), len(diagnostics), len(costs)
-    files = split_targets.spill_files(len(bins)) if encode_target is not None else []
+    groups, processes = shares
+    files = split_targets.spill_files(processes) if encode_target is not None else []
     to_send = None
     if files and encode_target is not None:
 
@@ -408,7 +409,7 @@ def _report_targets(
             return i, [split_targets.spilled(t, encode_target, worker, files[worker]) for t in made], said, entries
 
     records = split_targets.run_split(
-        bins, analyse_one, to_send, while_waiting=lambda: cost.prepare_totals(module, options or {})
+        groups, processes, analyse_one, to_send, first=lambda: cost.prepare_totals(module, options or {})
     )
     del targets[starts[0] :], diagnostics[starts[1] :], costs[starts[2] :]
     for _, made, said, entries in records:

@@ -3,13 +3,14 @@
 A training step's dump holds thousands of fusions; after the (serial) parse, analysing them is
 about half of a run, and each fusion's analysis reads only the module. So the targets are split
 into groups of equal fusion structure (a structure is analysed once per process: its repeats
-take the first one's figures, ``build._Twin``), the groups dealt to ``workers`` processes by
-their estimated work, and each worker analyses its targets in the module's order, as the serial
-loop would. A worker is forked after the module is read (its memory shared until written) and
-sends back, per target, what the serial loop would have added to the module report: the target
-report, its diagnostics and the cost state's entries. In JSON runs each process writes its
-targets' JSON text to a temporary file of its own (``spilled``) and the report says where, so
-the parent copies the texts in order when it writes the document and never holds them whole.
+take the first one's figures, ``build._Twin``), ordered by their estimated work, heaviest first,
+and ``workers`` processes take the next group whenever they are free; each group's targets are
+analysed in the module's order, as the serial loop would. A worker is forked after the
+module is read (its memory shared until written) and sends back, per target, what the serial
+loop would have added to the module report: the target report, its diagnostics and the cost
+state's entries. In JSON runs each process writes its targets' JSON text to a temporary file of
+its own (``spilled``) and the report says where, so the parent copies the texts in order when it
+writes the document and never holds them whole.
 
 The merged report is the serial one: every figure depends on its target and the module only,
 and the first fusion of each structure is the same in a group as in the whole list (tests
@@ -19,9 +20,10 @@ costs only time: its targets are analysed here afterwards.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..analyses.structure_keys import fusion_shape_key
 from ..fusion import callee_of
@@ -68,68 +70,80 @@ def usable_workers(asked: int) -> int:
     return max(1, min(asked, cpus))
 
 
-def deal(weights: Sequence[tuple[Any, int, list[int]]], workers: int) -> list[list[int]]:
-    """Groups ``(key, work, target indices)`` dealt to ``workers`` bins, heaviest first onto the
-    lightest bin; each bin's indices sorted (the module's order). Every process does the same
-    kinds of work (targets, then their JSON text), and what this one does alone (the module's
-    totals) it does while the workers finish: the bins are made equal."""
-    bins: list[list[int]] = [[] for _ in range(workers)]
-    load = [0] * workers
-    for _key, work, indices in sorted(weights, key=lambda g: -g[1]):
-        k = load.index(min(load))
-        bins[k].extend(indices)
-        load[k] += work
-    return [sorted(b) for b in bins if b]
+# The most tickets ``run_split`` hands out: two bytes each, all written into the pipe at once in
+# one write no longer than the smallest capacity a pipe has (a page), so it never blocks.
+MAX_TICKETS = 2048
+
+
+def tickets(groups: list[list[int]]) -> list[list[int]]:
+    """``groups`` (heaviest first) cut into at most ``MAX_TICKETS`` runs of consecutive groups,
+    each run's indices in the order given: what a process takes at a time."""
+    per = -(-len(groups) // MAX_TICKETS)
+    return [[i for g in groups[k : k + per] for i in g] for k in range(0, len(groups), per)]
 
 
 def run_split(
-    bins: list[list[int]],
+    groups: list[list[int]],
+    processes: int,
     analyse_one: AnalyseOne,
     to_send: Callable[[Record, int], Record] | None = None,
-    while_waiting: Callable[[], None] | None = None,
+    first: Callable[[], None] | None = None,
 ) -> list[Record]:
-    """Every target's record: ``bins[0]`` analysed here, each other bin in a forked worker; in
-    target order. ``to_send(record, k)``: what process ``k`` (0 this one, 1, 2, ... the workers)
-    makes of each of its records once its bin is done (writes its targets' JSON text to a file
-    of its own, say). ``while_waiting()``: this process's work that needs no worker's records
-    (the module's totals), done before it waits for theirs."""
+    """Every target's record, in target order: ``groups`` (heaviest first) analysed by this
+    process and ``processes - 1`` forked workers, each taking the next group whenever it is free
+    (a pipe of tickets, written before the fork: a process that dies loses only what it took).
+    ``to_send(record, k)``: what process ``k`` (0 this one, 1, 2, ... the workers) makes of each
+    record as it is made (writes its JSON text to a file of its own, say). ``first()``: what this
+    process does alone before it takes a group (the module's totals); the workers take more
+    groups meanwhile. A worker's groups that never come back are analysed here afterwards."""
     import pickle  # here: a module too small to split never needs it
 
-    def here(indices: list[int]) -> list[Record]:
-        made = [analyse_one(i) for i in indices]
-        return [to_send(r, 0) for r in made] if to_send is not None else made
+    runs = tickets(groups)
+    read_end, write_end = os.pipe()
+    os.write(write_end, b"".join(k.to_bytes(2, "little") for k in range(len(runs))))
+    os.close(write_end)  # all written: a process finds the pipe empty when every ticket is taken
 
-    children: list[tuple[int, int, list[int]]] = []  # (pid, read end, the bin)
-    for k, indices in enumerate(bins[1:], 1):
-        read_end, write_end = os.pipe()
+    def take(k: int) -> list[Record]:
+        made: list[Record] = []
+        while ticket := os.read(read_end, 2):
+            for i in runs[int.from_bytes(ticket, "little")]:
+                record = analyse_one(i)
+                made.append(to_send(record, k) if to_send is not None else record)
+        return made
+
+    children: list[tuple[int, int]] = []  # (pid, read end of its records)
+    for k in range(1, processes):
+        records_read, records_write = os.pipe()
         pid = os.fork()
         if pid == 0:  # the worker: its records down the pipe, then gone without cleanup
             code = 1
             try:
-                os.close(read_end)
-                made = [analyse_one(i) for i in indices]
-                data = pickle.dumps([to_send(r, k) for r in made] if to_send else made, pickle.HIGHEST_PROTOCOL)
-                with os.fdopen(write_end, "wb") as out:
+                os.close(records_read)
+                data = pickle.dumps(take(k), pickle.HIGHEST_PROTOCOL)
+                with os.fdopen(records_write, "wb") as out:
                     out.write(data)
                 code = 0
             finally:
                 os._exit(code)  # never the parent's exit handlers, buffers or stdout
-        os.close(write_end)
-        children.append((pid, read_end, indices))
-    records = here(bins[0])
-    if while_waiting is not None:
-        while_waiting()
-    for pid, read_end, indices in children:
-        with os.fdopen(read_end, "rb") as pipe:
+        os.close(records_write)
+        children.append((pid, records_read))
+    try:
+        if first is not None:
+            first()
+        records = take(0)
+    finally:
+        os.close(read_end)
+    for pid, records_read in children:
+        with os.fdopen(records_read, "rb") as pipe:
             data = pipe.read()
         _, status = os.waitpid(pid, 0)
-        got = None
         if os.waitstatus_to_exitcode(status) == 0:
-            try:
-                got = pickle.loads(data)
-            except Exception:  # noqa: BLE001  a truncated stream: analysed here instead
-                got = None
-        records.extend(got if got is not None else here(indices))  # a failed worker's, done here
+            with contextlib.suppress(Exception):  # a truncated stream: its groups are analysed below
+                records.extend(pickle.loads(data))
+    done = {r[0] for r in records}
+    for i in sorted(i for g in groups for i in g if i not in done):  # a failed worker's, done here
+        record = analyse_one(i)
+        records.append(to_send(record, 0) if to_send is not None else record)
     records.sort(key=lambda r: r[0])
     return records
 
@@ -160,9 +174,10 @@ def spilled(target: TargetReport, encode: Callable[[TargetReport], str], worker:
     )
 
 
-def plan(selected: list[SelectedTarget], options: dict | None, workers: int) -> list[list[int]] | None:
-    """The targets' indices dealt to this process and its workers (``deal``), or None: too
-    little work to share out, or one process asked or usable."""
+def plan(selected: list[SelectedTarget], options: dict | None, workers: int) -> tuple[list[list[int]], int] | None:
+    """The targets' groups, heaviest first (each group's indices in the module's order), and how
+    many processes share them (this one included): ``run_split``'s arguments. None: too little
+    work to share out, or one process asked or usable."""
     workers = usable_workers(workers)
     if workers <= 1 or (options or {}).get("fusion_candidate"):
         return None
@@ -178,10 +193,10 @@ def plan(selected: list[SelectedTarget], options: dict | None, workers: int) -> 
             hit[1].append(i)
             groups[key] = (hit[0] + REPEAT_WORK, hit[1])
             total += REPEAT_WORK
-    if total < MIN_WORK_TO_SPLIT:
+    if total < MIN_WORK_TO_SPLIT or len(groups) < 2:
         return None
-    bins = deal([(k, w, ix) for k, (w, ix) in groups.items()], workers)
-    return bins if len(bins) > 1 else None
+    ordered = [indices for work, indices in sorted(groups.values(), key=lambda g: -g[0])]
+    return ordered, min(workers, len(ordered))
 
 
 def _group(item: SelectedTarget, index: int) -> tuple[object, int]:

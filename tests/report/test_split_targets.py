@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from hlo_index.cli import main
 from hlo_index.report import build, split_targets
-from hlo_index.report.split_targets import deal, usable_workers
+from hlo_index.report.split_targets import run_split, tickets, usable_workers
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT.parent / "shared"
@@ -83,12 +83,50 @@ def test_a_failing_worker_costs_only_time(always_split, monkeypatch):
     assert len(analysed_here) == serial[1].count('"kind": "fusion"') > 10
 
 
-def test_groups_are_dealt_heaviest_first_onto_the_lightest_worker():
-    groups = [("a", 10, [0, 5]), ("b", 7, [1]), ("c", 4, [2, 4]), ("d", 3, [3])]
-    bins = deal(groups, 2)
-    # 10 -> w0; 7 -> w1; 4 -> w1 (7 < 10); 3 -> w0 (10 < 11): loads 13 and 11
-    assert bins == [[0, 3, 5], [1, 2, 4]]
-    assert deal(groups[:1], 3) == [[0, 5]]  # no empty worker
+def test_tickets_keep_the_order_and_never_exceed_one_write(monkeypatch):
+    groups = [[4, 7], [0], [2, 3], [1], [5], [6]]
+    assert tickets(groups) == groups  # few groups: a ticket each
+    monkeypatch.setattr(split_targets, "MAX_TICKETS", 4)
+    # six groups in at most four tickets: runs of two consecutive groups, heaviest first kept
+    assert tickets(groups) == [[4, 7, 0], [2, 3, 1], [5, 6]]
+    assert split_targets.MAX_TICKETS * 2 <= 4096  # one write within a pipe's smallest capacity
+
+
+def test_free_processes_take_the_next_group_and_records_come_back_in_order():
+    groups = [[3, 9], [0, 1, 2], [4], [5, 6], [7], [8]]
+    parent = os.getpid()
+    signal_read, signal_write = os.pipe()
+
+    def analyse_one(i):
+        if os.getpid() != parent:
+            os.write(signal_write, b"x")  # a worker has taken a group
+        return i, [f"t{i}"], [], []
+
+    def to_send(record, k):
+        i, made, said, _ = record
+        return i, made, said, [k]
+
+    # this process's own work first: it waits until a worker has taken a group, so both take some
+    records = run_split(groups, 2, analyse_one, to_send, first=lambda: os.read(signal_read, 1))
+    os.close(signal_read), os.close(signal_write)
+    assert [r[0] for r in records] == list(range(10))
+    assert [r[1] for r in records] == [[f"t{i}"] for i in range(10)]
+    process_of = {i: r[3][0] for i, r in enumerate(records)}
+    assert all(len({process_of[i] for i in group}) == 1 for group in groups)  # a group stays in one process
+    assert set(process_of.values()) <= {0, 1} and 1 in process_of.values()
+
+
+def test_a_worker_that_dies_mid_group_loses_nothing():
+    groups = [[0, 1], [2], [3], [4, 5]]
+    parent = os.getpid()
+
+    def analyse_one(i):
+        if os.getpid() != parent:
+            os._exit(3)  # killed while analysing whatever it took
+        return i, [i], [], []
+
+    records = run_split(groups, 2, analyse_one)
+    assert [r[0] for r in records] == [0, 1, 2, 3, 4, 5]
 
 
 def test_auto_takes_this_process_and_the_idle_cpus(monkeypatch):
