@@ -6,12 +6,16 @@ cuBLAS / cuDNN calls, GPU backend configs) mean GPU; YNNPACK, oneDNN, XLA:CPU cu
 ``ynn_fusion`` names mean CPU; a ``tpu_custom_call`` (Pallas) means TPU, and so do tiled
 ``T(...)`` layouts or ``S(n)`` memory spaces in a dump with no GPU or CPU marker (XLA:TPU writes
 them on nearly every shape; XLA:GPU and XLA:CPU dumps rarely tile, and GPU dumps may use
-``S(n)``); a dump with none says nothing about its backend and is taken as CPU (XLA's CPU dumps
-carry no marker; GPU dumps almost always carry one of the above).
+``S(n)``). A dump with none of these is read by its file name, where XLA's dump names carry the
+backend (``...sm_8.0_gpu_after_optimizations.txt``, ``...gfx950_gpu_after_...``,
+``...cpu_after_optimizations.txt``): a small GPU module of plain loop fusions shows no GPU
+construct. With neither, it is taken as CPU (XLA's CPU dumps carry no marker; GPU dumps almost
+always carry one of the above).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from operator import attrgetter
@@ -39,6 +43,8 @@ _GPU_CUSTOM_CALL_MARKERS = (
 )
 _CPU_CUSTOM_CALL_MARKERS = ("__onednn", "__xla_cpu", "xla_cpu", "ynnpack", "__ynn", "onednn")
 _SHAPE = attrgetter("shape")
+# the backend XLA writes into a dump file's name, before the stage: "<module>.sm_9.0a_gpu_after_optimizations.txt"
+_BACKEND_IN_FILE_NAME = re.compile(r"[._]((gpu|cpu)_(?:after|before)_optimizations)[^/\\]*$")
 
 
 def _candidates(module) -> list:
@@ -150,6 +156,9 @@ def detect_target(module, requested: str = AUTO) -> TargetChoice:
         # since the GPU vocabulary is the one with the more specific figures.
         pick = GPU if len(gpu) >= len(cpu) else CPU
         return TargetChoice(pick, AUTO, "mixed markers: " + ", ".join(sorted(gpu | cpu)[:4]))
+    named = _BACKEND_IN_FILE_NAME.search(getattr(module, "source", "") or "")
+    if named is not None:
+        return TargetChoice(named.group(2), AUTO, f"the dump's file name: {named.group(1)}")
     return TargetChoice(CPU, AUTO, "no GPU construct in the dump (plain XLA:CPU-style module)")
 
 

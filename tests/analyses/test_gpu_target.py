@@ -274,3 +274,29 @@ def test_devices_that_answer_differently_get_plans_of_their_own():
         assert second is not first
         assert _plan_fields(second) == alone
         assert "unroll factor 4" in first.notes and "unroll factor 1" in second.notes
+
+
+def test_detect_target_reads_the_backend_in_the_dump_file_name():
+    # a GPU module of one plain loop fusion shows no GPU construct; XLA's dump name still says GPU
+    text = """HloModule m
+fused {
+  p0 = f32[8,16] parameter(0)
+  ROOT n = f32[8,16] negate(p0)
+}
+ENTRY e {
+  a0 = f32[8,16] parameter(0)
+  ROOT f = f32[8,16] fusion(a0), kind=kLoop, calls=fused
+}
+"""
+    for name, want in [
+        ("dump/module_0002.jit_f.gpu_after_optimizations.txt", "gpu"),
+        ("dump/module_0002.jit_f.sm_8.0_gpu_after_optimizations.txt", "gpu"),
+        ("dump/module_0002.jit_f.gfx950_gpu_after_optimizations.txt", "gpu"),
+        ("dump/module_0002.jit_f.cpu_after_optimizations.txt", "cpu"),
+        ("dump/module_0002.jit_f.after_optimizations.txt", "cpu"),
+        ("gpu_after_optimizations/module.txt", "cpu"),  # a folder's name is not the dump's
+    ]:
+        assert detect_target(parse_module_text(text, source=name)).target == want, name
+    # a construct in the module outranks the name
+    ynn = text.replace("ROOT f =", "ROOT ynn_fusion =")
+    assert detect_target(parse_module_text(ynn, source="m.gpu_after_optimizations.txt")).target == "cpu"
