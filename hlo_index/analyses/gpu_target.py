@@ -43,6 +43,7 @@ _GPU_CUSTOM_CALL_MARKERS = (
 )
 _CPU_CUSTOM_CALL_MARKERS = ("__onednn", "__xla_cpu", "xla_cpu", "ynnpack", "__ynn", "onednn")
 _SHAPE = attrgetter("shape")
+_NO_EVIDENCE = "no GPU construct in the dump (plain XLA:CPU-style module)"
 # the backend XLA writes into a dump file's name, before the stage: "<module>.sm_9.0a_gpu_after_optimizations.txt"
 _BACKEND_IN_FILE_NAME = re.compile(r"[._]((gpu|cpu)_(?:after|before)_optimizations)[^/\\]*$")
 
@@ -159,7 +160,7 @@ def detect_target(module, requested: str = AUTO) -> TargetChoice:
     named = _BACKEND_IN_FILE_NAME.search(getattr(module, "source", "") or "")
     if named is not None:
         return TargetChoice(named.group(2), AUTO, f"the dump's file name: {named.group(1)}")
-    return TargetChoice(CPU, AUTO, "no GPU construct in the dump (plain XLA:CPU-style module)")
+    return TargetChoice(CPU, AUTO, _NO_EVIDENCE)
 
 
 def module_target(module: Any, asked: str = AUTO) -> TargetChoice:
@@ -176,9 +177,9 @@ def module_target(module: Any, asked: str = AUTO) -> TargetChoice:
 
 
 def has_backend_markers(module) -> bool:
-    """Whether the dump shows constructs of either backend (else ``detect_target`` defaults)."""
-    gpu, cpu = _markers(_candidates(module))
-    return bool(gpu or cpu)
+    """Whether the dump says what its backend is, by a construct of one (TPU ones included) or by
+    its file name; else ``detect_target`` defaults."""
+    return detect_target(module).evidence != _NO_EVIDENCE
 
 
 def summarize_choices(choices: Iterable[TargetChoice]) -> str | None:

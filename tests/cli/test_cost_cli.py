@@ -195,6 +195,23 @@ def test_a_cpu_module_gets_a_roofline_time_from_a_user_device(runner, tmp_path):
     assert "cost: 544 ns on small_cpu, memory-bound" in text.stdout
 
 
+def test_a_tpu_module_gets_the_roofline_not_the_gpu_model_from_a_user_device(runner, tmp_path):
+    # tiled layouts mark the module as TPU: a device file gives it the roofline of its figures,
+    # never XLA:GPU's performance model
+    hlo = tmp_path / "tpu.hlo"
+    hlo.write_text(BROADCAST_CPU.replace("[8]{0}", "[8]{0:T(256)}").replace("{1,0}", "{1,0:T(8,128)}"))
+    device = tmp_path / "small_cpu.txtpb"
+    device.write_text(SMALL_CPU)
+    code, doc, _ = _analyze(runner, hlo, "--format", "json", "--device", device)
+    assert code == 0
+    target = doc["modules"][0]["targets"][0]
+    assert target["target"].startswith("tpu")
+    cost = target["cost"]
+    peak = 2 * 1.0e9 * 8 * 2  # FLOP/s: 2 x clock x FPUs per core x cores
+    assert cost["model"].startswith("roofline") and cost["launch"] is None
+    assert cost["time_us"] == pytest.approx(max(FLOPS / peak, BYTES / 1e9) * 1e6)
+
+
 @pytest.mark.skipif(not GPU_FIELD.is_file(), reason="../shared/field is not present")
 def test_top_by_time_on_a_gpu_dump(runner):
     code, doc, _ = _analyze(runner, GPU_FIELD, "--format", "json", "--top", "10", "--sort", "time")
