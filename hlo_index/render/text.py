@@ -168,8 +168,11 @@ def target_lines(p: Painter, t: TargetReport, width: int) -> list[str]:
 
 
 def _amount(n: float | None, unit: str) -> str:
+    # None: not computed; negative: XLA's -1 for a figure it cannot count (a custom-call)
     if n is None:
         return "?"
+    if n < 0:
+        return f"? {unit}".rstrip()
     for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
         if abs(n) >= scale:
             return f"{n / scale:.1f} {prefix}{unit}".rstrip()

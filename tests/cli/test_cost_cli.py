@@ -212,6 +212,30 @@ def test_a_tpu_module_gets_the_roofline_not_the_gpu_model_from_a_user_device(run
     assert cost["time_us"] == pytest.approx(max(FLOPS / peak, BYTES / 1e9) * 1e6)
 
 
+CUSTOM_CALL_ONLY = """HloModule m
+ENTRY e {
+  p0 = f32[8,128]{1,0} parameter(0)
+  ROOT k = f32[8,128]{1,0} custom-call(p0), custom_call_target="my_kernel"
+}
+"""
+
+
+def test_a_custom_calls_unknown_cost_reads_as_unknown_in_text(runner, tmp_path):
+    # XLA's HloCostAnalysis counts a custom-call's flops and bytes as -1; JSON keeps XLA's figure,
+    # the text says unknown rather than "-1 flops, 0 B accessed"
+    hlo = tmp_path / "kernel.hlo"
+    hlo.write_text(CUSTOM_CALL_ONLY)
+    code, doc, _ = _analyze(runner, hlo, "--format", "json")
+    assert code == 0
+    assert doc["modules"][0]["targets"][0]["cost"]["flops"] == -1
+    for args in ([], ["--top", "1", "--sort", "flops"]):
+        text = runner.invoke(main, ["analyze", str(hlo), "--color", "never", *args])
+        assert text.exit_code == 0
+        assert "flops unknown, bytes unknown" in text.stdout
+        assert "-1 flops" not in text.stdout and " -1 " not in text.stdout
+    assert "module: ? FLOP, 0 transcendentals, ? B accessed" in text.stdout
+
+
 @pytest.mark.skipif(not GPU_FIELD.is_file(), reason="../shared/field is not present")
 def test_top_by_time_on_a_gpu_dump(runner):
     code, doc, _ = _analyze(runner, GPU_FIELD, "--format", "json", "--top", "10", "--sort", "time")

@@ -578,7 +578,11 @@ def _time_text(us: float) -> str:
 
 
 def _size_text(cost: FusionCost) -> str:
-    return f"{cost.flops:.3g} flops, {_bytes_text(max(cost.bytes_accessed, 0.0))} accessed"
+    # XLA's HloCostAnalysis counts what it cannot see into (a custom-call) as -1: say so in words
+    flops = f"{cost.flops:.3g} flops" if cost.flops >= 0 else "flops unknown"
+    accessed = f"{_bytes_text(cost.bytes_accessed)} accessed" if cost.bytes_accessed >= 0 else "bytes unknown"
+    unknown = " (XLA's cost analysis counts a custom-call as -1)" if min(cost.flops, cost.bytes_accessed) < 0 else ""
+    return f"{flops}, {accessed}{unknown}"
 
 
 def explain(cost: FusionCost) -> str:
