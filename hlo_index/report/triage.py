@@ -50,7 +50,8 @@ _GOOD = {"cpu": "all contiguous", "tpu": "none walking across tiles"}
 def human_bytes(n: int | None) -> str:
     if n is None:
         return "?"
-    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("kB", 1 << 10)):
+    # decimal, as the units say and as the cost's figures ("4.2 MB read") count
+    for unit, scale in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
         if n >= scale:
             return f"{n / scale:.1f} {unit}"
     return f"{n} B"

@@ -114,3 +114,13 @@ def test_stdin_mixes_with_files_under_jobs(runner):
     assert [m["source"] for m in json.loads(parallel.stdout)["modules"]] == ["<stdin>", OTHER]
     stats = runner.invoke(main, ["stats", "-", OTHER, "--format", "json", "--jobs", "2"], input=text)
     assert [m["path"] for m in json.loads(stats.stdout)["modules"]] == ["<stdin>", OTHER]
+
+
+def test_bytes_read_and_the_cost_use_the_same_decimal_units(runner):
+    # ynn_fusion.5 reads f32[8,16,128] whole (65,536 B) and one f32 more: the summary's
+    # "bytes read" and the cost's "accessed" print in the same units, kB = 1,000 B
+    text = runner.invoke(main, ["analyze", SAMPLE, "--fusion", "ynn_fusion.5", "--color", "never"]).stdout
+    assert "65536 bytes" in text
+    summary = next(line for line in text.splitlines() if line.startswith("ynn_fusion.5 "))
+    assert summary.endswith(" 65.5 kB")
+    assert re.search(r"cost: .* \d+\.\d kB accessed", text)
