@@ -107,6 +107,14 @@ def test_capability_from_the_dump_name() -> None:
     assert cost.device == "h100_sxm" and "9.0" in cost.device_assumed
 
 
+def test_a_rocm_dump_name_assumes_the_amd_device() -> None:
+    # XLA:ROCm names a dump by its architecture, not a CUDA compute capability
+    module = parse_module_text(SLICE_GPU, "module_0002.jit_f.gfx950_gpu_after_optimizations.txt")
+    assert capability_of(module) is None
+    cost = cost_of_target(module.entry.root, module)
+    assert cost.device == "mi200" and "gfx950" in cost.device_assumed
+
+
 # ---- the time from the maps' exact bytes (exact["time_us"]) ---------------------------------
 
 SCATTER_IN_PLACE = """HloModule m

@@ -41,6 +41,10 @@ if TYPE_CHECKING:
 
 DEFAULT_OPTIONS = TargetCostOptions()
 CAPABILITY_IN_NAME = re.compile(r"sm_(\d+)\.(\d+)")
+# XLA:ROCm names its dumps by the GPU's architecture: "...gfx950_gpu_after_optimizations.txt"
+ROCM_ARCH_IN_NAME = re.compile(r"(gfx[0-9a-f]+)_gpu_(?:after|before)_optimizations")
+# the AMD GPU of the named devices, the nearer guess for any ROCm dump (64-thread wavefronts)
+ROCM_DEFAULT_DEVICE = "mi200"
 # XLA times a Triton gemm from its Triton tiling (block_m x block_n output tiles, K tiles of the
 # operands), which neither the loop-emitter model nor the coalescing heuristic describes
 TRITON_GEMM_UNMODELLED = "not modelled: Triton gemm fusion (XLA costs it with its Triton tiling)"
@@ -236,6 +240,13 @@ def device_of(module, options: TargetCostOptions) -> tuple[DeviceSpec, str | Non
     if beside is not None:
         return beside[0], f"from the dump: {Path(beside[1]).name}, the GPU XLA compiled for"
     cap = capability_of(module)
+    rocm = ROCM_ARCH_IN_NAME.search(getattr(module, "source", "") or "") if cap is None else None
+    if rocm is not None:
+        device = load_device(ROCM_DEFAULT_DEVICE)
+        return device, (
+            f"ROCm {rocm.group(1)} in the dump's name: {device.name} ({device.description}, "
+            f"{device.capability}), the AMD GPU modelled"
+        )
     device = device_for_capability(cap[0] if cap else None)
     why = (
         f"compute capability {cap[0]}.{cap[1]} in the dump's name"
