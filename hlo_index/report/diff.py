@@ -373,6 +373,10 @@ def diff_modules(
     )
 
 
+def _has_error(diagnostics: list[Diagnostic]) -> bool:
+    return any(d.severity == "error" for d in diagnostics)
+
+
 def diff_paths(old_path: str, new_path: str, cost: FusionCost | None = None) -> DiffReport:
     """Every module of OLD against its partner in NEW (``diff_inputs``: by dump name).
 
@@ -382,6 +386,10 @@ def diff_paths(old_path: str, new_path: str, cost: FusionCost | None = None) -> 
     new, new_problems = load_side(new_path)
     diagnostics = old_problems + new_problems
     unreadable = any(d.severity == "error" for d in diagnostics)
+    if (not old and _has_error(old_problems)) or (not new and _has_error(new_problems)):
+        # a side that could not be read at all is not a dump without fusions: pairing against it
+        # would list every fusion of the other side as removed (or added)
+        return DiffReport([], diagnostics, True)
     modules = []
     with current().child():
         for pair in pair_modules(old, new):

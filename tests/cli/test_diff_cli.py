@@ -178,3 +178,19 @@ def test_a_gpu_dump_against_itself_has_times_and_no_change(tmp_path):
     assert module["totals"]["old"]["time_us"] > 0
     assert module["totals"]["old"]["time_us"] == module["totals"]["new"]["time_us"]
     assert {f["status"] for f in module["fusions"]} == {"same"}
+
+
+@pytest.mark.parametrize("missing_side", ["old", "new"])
+def test_a_side_that_cannot_be_read_is_not_a_dump_without_fusions(runner, tmp_path, missing_side):
+    present = pair_paths("layer_widened")[0]
+    missing = str(tmp_path / "no_such_dump.hlo.txt")
+    args = [missing, present] if missing_side == "old" else [present, missing]
+    for fmt in ("text", "json"):
+        result = runner.invoke(main, ["diff", *args, "--format", fmt, "--color", "never"])
+        assert result.exit_code == 2
+        assert "no_such_dump.hlo.txt: error: cannot read" in result.stderr
+        # no fusion listed as removed or added against the missing side
+        assert "removed" not in result.stdout and "added" not in result.stdout
+    doc = json.loads(runner.invoke(main, ["diff", *args, "--format", "json"]).stdout)
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["modules"] == []
