@@ -28,6 +28,9 @@ def render_check_text(found: list[Finding], checked: int, painter, baselined: in
         else f"no new finding in {checked} fusion(s){known}"
         if baselined
         else f"all {checked} fusion(s) read each operand through one distinct map"
+        if checked
+        # "all 0 fusion(s) ..." would read as a pass over something: say nothing was checked
+        else "no fusion to check (check reads fusions; analyze gives a module without them as a whole)"
     )
     lines.append(p(verdict, "bold red" if found else "bold green"))
     return lines

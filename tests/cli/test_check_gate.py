@@ -188,3 +188,13 @@ def test_gpt12_baseline_survives_renaming_and_names_a_new_double_read(runner, tm
     [finding] = _json(result)["findings"]
     assert finding["fusion"] == "brand_new_double_read_fusion" and finding["code"] == "HI001"
     assert finding["line"] > 0 and finding["source"].endswith("new.txt")
+
+
+def test_a_module_without_fusions_says_nothing_was_checked(runner, tmp_path):
+    hlo = tmp_path / "no_fusion.hlo"
+    hlo.write_text("HloModule m\nENTRY e {\n  p = f32[4]{0} parameter(0)\n  ROOT n = f32[4]{0} negate(p)\n}\n")
+    result = runner.invoke(main, ["check", str(hlo), "--color", "never"])
+    assert result.exit_code == 0
+    assert "no fusion to check" in result.stdout and "all 0 fusion(s)" not in result.stdout
+    doc = json.loads(runner.invoke(main, ["check", str(hlo), "--format", "json"]).stdout)
+    assert doc["fusions_checked"] == 0 and doc["ok"] is True
