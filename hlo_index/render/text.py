@@ -191,12 +191,14 @@ def time_text(us) -> str:
     return f"{us:.2f} us" if us >= 1 else f"{us * 1e3:.0f} ns"
 
 
-def cost_totals_line(mod: ModuleReport) -> str | None:
+def cost_totals_line(mod: ModuleReport, with_source: bool = False) -> str | None:
     """The module's cost in one line: estimated time, its split by bound, the top targets'
-    share, and the module's figures as XLA sums them."""
+    share, and the module's figures as XLA sums them. ``with_source``: the module's file after its
+    name (the before- and after-optimizations dumps of one program share the name)."""
     c = mod.extra.get("cost_totals")
     if not c:
         return None
+    name = f"{mod.name} ({mod.source})" if with_source else mod.name
     # the module as jax's cost_analysis() reports it: XLA's generic HloCostAnalysis on every backend
     g = c.get("hlo_cost_analysis") or c
     figures = (
@@ -206,8 +208,8 @@ def cost_totals_line(mod: ModuleReport) -> str | None:
     total = c.get("time_us")
     if total is None:
         if c.get("device"):  # a device, but its model timed none of the targets: each says why
-            return f"cost of {mod.name}: no time (no target timed on {c['device']}); {figures}"
-        return f"cost of {mod.name}: no time (no device model: --device gives a roofline); {figures}"
+            return f"cost of {name}: no time (no target timed on {c['device']}); {figures}"
+        return f"cost of {name}: no time (no device model: --device gives a roofline); {figures}"
     device = c.get("device") or "?"
     why = c.get("device_assumed")
     assumed = f" ({why})" if why and why.startswith("from ") else f" (assumed: {why})" if why else ""
@@ -223,7 +225,7 @@ def cost_totals_line(mod: ModuleReport) -> str | None:
     untimed = f", {gemms} Triton gemm fusion(s) not modelled (not counted)" if gemms else ""
     basis = " from the maps' exact bytes" if c.get("time_uses") == "exact" else ""
     return (
-        f"cost of {mod.name}: {time_text(total)} estimated{basis} on {device}{assumed} over "
+        f"cost of {name}: {time_text(total)} estimated{basis} on {device}{assumed} over "
         f"{c.get('targets_timed')} target(s){spills}{untimed}: {split}{share}; {figures}"
     )
 
@@ -291,7 +293,8 @@ class TextWriter:
         """``mod`` is complete: write what ``partial`` has not, then forget it."""
         self.partial(mod)
         self._streamed.pop(id(mod), None)
-        line = cost_totals_line(mod)
+        # the --top listing gathers every module's line at its end, away from the module's header
+        line = cost_totals_line(mod, with_source=self.top is not None and self.several_files)
         if line is not None:
             if self.top is None:
                 self.write([self.p(line, "bold")])

@@ -124,3 +124,18 @@ def test_bytes_read_and_the_cost_use_the_same_decimal_units(runner):
     summary = next(line for line in text.splitlines() if line.startswith("ynn_fusion.5 "))
     assert summary.endswith(" 65.5 kB")
     assert re.search(r"cost: .* \d+\.\d kB accessed", text)
+
+
+def test_top_cost_lines_name_their_file_when_modules_share_a_name(runner, tmp_path):
+    # the --top listing prints each module's cost line at its end: two dumps of one program (same
+    # module name) must be told apart there
+    text = Path(SAMPLE).read_text()
+    paths = [tmp_path / "before.hlo.txt", tmp_path / "after.hlo.txt"]
+    for path in paths:
+        path.write_text(text)
+    out = runner.invoke(main, ["analyze", *map(str, paths), "--top", "3", "--jobs", "1", "--color", "never"]).stdout
+    cost_lines = [line for line in out.splitlines() if line.startswith("cost of ")]
+    assert len(cost_lines) == 2
+    assert sorted(path.name for path in paths for line in cost_lines if f"({path}):" in line) == sorted(
+        path.name for path in paths
+    )
