@@ -217,7 +217,10 @@ def cost_totals_line(mod: ModuleReport, with_source: bool = False) -> str | None
         f"{100 * t / total:.0f}% {bound}-bound" for bound, t in (c.get("time_by_bound_us") or {}).items() if total
     )
     top = c.get("top_share")
-    share = f"; the top {c.get('top_share_of')} take {100 * top:.0f}%" if top is not None else ""
+    timed, of = c.get("targets_timed"), c.get("top_share_of")
+    # "the top 10 take 100%" of 5 timed targets says nothing: only a real top share is shown
+    several = timed is None or of is None or timed > of
+    share = f"; the top {of} take {100 * top:.0f}%" if top is not None and several else ""
     spills = f", {c['targets_unbounded']} spilling (inf, not counted)" if c.get("targets_unbounded") else ""
     from ..analyses.cost.target_cost import TRITON_GEMM_UNMODELLED  # the models, only when a cost is shown
 

@@ -550,3 +550,14 @@ def test_fusions_slicing_one_buffer_at_other_offsets_share_the_cost_each_has_alo
     assert together["f"]["explanation"].endswith(why)
     result = runner.invoke(main, ["analyze", str(hlo), "--target", "gpu", *model, "--fusion", "f"])
     assert "no time (no target timed on h100_sxm)" in result.stdout
+
+
+@pytest.mark.skipif(not GPU_FIELD.is_file(), reason="../shared/field is not present")
+def test_the_top_share_is_left_out_when_every_target_is_in_the_top(runner):
+    # five fusions, all timed: "the top 10 take 100%" would say nothing
+    code, doc, _ = _analyze(runner, GPU_FIELD, "--format", "json")
+    totals = doc["modules"][0]["cost_totals"]
+    assert code == 0 and totals["targets_timed"] == 5 and totals["top_share_of"] == 10
+    text = runner.invoke(main, ["analyze", str(GPU_FIELD), "--color", "never"]).stdout
+    [line] = [line for line in text.splitlines() if line.startswith("cost of ")]
+    assert "over 5 target(s)" in line and "the top" not in line
