@@ -74,6 +74,12 @@ def _write_rewrites(report, rewrite_dir: str) -> dict[int, str]:
             path = rewrite_path(m.name, chain, rewrite_dir)
             if path is None:
                 continue
+            # two files with one module name (before / after optimizations) must not overwrite
+            # each other's rewrite
+            stem, taken = path[: -len(".hlo")], 1
+            while path in written.values():
+                taken += 1
+                path = f"{stem}.{taken}.hlo"
             os.makedirs(rewrite_dir, exist_ok=True)
             with open(path, "w") as f:
                 f.write(chain.rewrite_module)

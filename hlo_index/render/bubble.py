@@ -17,6 +17,7 @@ def bubble_json(report: BubbleReport, rewrites: dict[int, str]) -> dict:
         "modules": [
             {
                 "name": m.name,
+                "source": m.source,
                 "input": m.kind,
                 "chains": [c.to_json() if m.kind == "mlir" else c.to_json(rewrites.get(id(c))) for c in m.chains],
             }
@@ -26,13 +27,18 @@ def bubble_json(report: BubbleReport, rewrites: dict[int, str]) -> dict:
 
 
 def render_bubble_text(report: BubbleReport, rewrites: dict[int, str], out) -> None:
+    # several files may hold modules of one name (a program's before- and after-optimizations dumps)
+    several = len({m.source for m in report.modules}) > 1
     for m in report.modules:
         kind = m.kind
+        where = f" ({m.source})" if several and kind == "hlo" else ""
         out.print(
             Text(
-                f"{'function file' if kind == 'mlir' else 'module'} {m.name}: {len(m.chains)} slice/reshape pair(s)",
+                f"{'function file' if kind == 'mlir' else 'module'} {m.name}{where}: "
+                f"{len(m.chains)} slice/reshape pair(s)",
                 style="bold",
-            )
+            ),
+            soft_wrap=True,
         )
         for c in m.chains:
             line = Text("  ")

@@ -12,6 +12,7 @@ class BubbleModule:
     kind: str  # "hlo" | "mlir"
     name: str  # the module's name; for MLIR, the file shown
     chains: list  # analyses.reorder / mlir chains, in order
+    source: str = ""  # the file it was read from ("<stdin>" for -)
 
 
 @dataclass(slots=True)
@@ -48,7 +49,7 @@ def bubble_report(paths: tuple[str, ...], input_kind: str = "auto") -> BubbleRep
         is_mlir = input_kind == "mlir" or (input_kind == "auto" and (path.endswith(".mlir") or looks_like_mlir(text)))
         if is_mlir:
             try:
-                report.modules.append(BubbleModule("mlir", display, analyse_mlir_text(text, display)))
+                report.modules.append(BubbleModule("mlir", display, analyse_mlir_text(text, display), display))
             except MlirError as e:
                 report.diagnostics.append(format_diagnostic(e.diagnostic))
                 report.failed = True
@@ -62,7 +63,7 @@ def bubble_report(paths: tuple[str, ...], input_kind: str = "auto") -> BubbleRep
                 if not result.diagnostics:
                     report.diagnostics.append(f"{display}: error: could not be read")
                 continue
-            report.modules.append(BubbleModule("hlo", result.module.name, analyse_module(result.module)))
+            report.modules.append(BubbleModule("hlo", result.module.name, analyse_module(result.module), display))
     return report
 
 

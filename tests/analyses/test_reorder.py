@@ -238,6 +238,26 @@ RUNTIME = {
 }
 
 
+def test_modules_of_one_name_in_two_files_are_told_apart(tmp_path):
+    # a program's before- and after-optimizations dumps share the module name
+    files = []
+    for name in ("before", "after"):
+        p = tmp_path / f"{name}.hlo"
+        p.write_text(SPEC["possible"][0])
+        files.append(str(p))
+    out = tmp_path / "rewrites"
+    result = CliRunner().invoke(main, ["bubble", "--format", "json", "--write-rewrites", str(out), *files])
+    modules = json.loads(result.output)["modules"]
+    assert [m["source"] for m in modules] == files
+    # each legal pair keeps its own rewritten module: the second does not overwrite the first
+    written = [m["chains"][0]["rewrite_module"] for m in modules]
+    assert len(set(written)) == 2 and all(Path(w).is_file() for w in written)
+    text = CliRunner().invoke(main, ["bubble", *files, "--color", "never"]).output
+    assert [line for line in text.splitlines() if line.startswith("module ")] == [
+        f"module m ({f}): 1 slice/reshape pair(s)" for f in files
+    ]
+
+
 @pytest.mark.parametrize("name", sorted(RUNTIME))
 def test_runtime_offsets_and_bitcasts(name):
     text, verdict = RUNTIME[name]
