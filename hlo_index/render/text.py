@@ -150,6 +150,9 @@ def target_lines(p: Painter, t: TargetReport, width: int) -> list[str]:
     for key, value in t.extra.items():
         if key == "cost":
             body.append(p("cost: ", "bold") + p(value.get("explanation", ""), "cyan"))
+            what_if = _fusion_what_if(value)
+            if what_if:
+                body.append(p("what-if: ", "bold") + p(what_if, "cyan"))
         elif key not in ("source", "verify", "identity"):
             body.append(p(f"{key}: {value}", "cyan"))
     if t.output_to_input:
@@ -165,6 +168,18 @@ def target_lines(p: Painter, t: TargetReport, width: int) -> list[str]:
     out.extend(bar + line for line in body)
     out.append(p("╰─", "dim"))
     return out
+
+
+def _fusion_what_if(cost: dict) -> str | None:
+    """--fusion-candidate's answer (XLA's EstimateRunTimes), which is otherwise only in JSON."""
+    unfused, fused = cost.get("time_unfused_us"), cost.get("time_fused_us")
+    if unfused is None or fused is None:
+        return None
+    verdict = "fusing saves" if fused < unfused else "fusing costs"
+    return (
+        f"{time_text(unfused)} unfused (producer and consumers), {time_text(fused)} fused: "
+        f"{verdict} {time_text(abs(unfused - fused))} (XLA's EstimateRunTimes)"
+    )
 
 
 def _amount(n: float | None, unit: str) -> str:

@@ -561,3 +561,35 @@ def test_the_top_share_is_left_out_when_every_target_is_in_the_top(runner):
     text = runner.invoke(main, ["analyze", str(GPU_FIELD), "--color", "never"]).stdout
     [line] = [line for line in text.splitlines() if line.startswith("cost of ")]
     assert "over 5 target(s)" in line and "the top" not in line
+
+
+PRODUCER_CONSUMER_GPU = """HloModule m
+fused_producer {
+  p = f32[1024,256]{1,0} parameter(0)
+  ROOT e = f32[1024,256]{1,0} exponential(p)
+}
+fused_consumer {
+  p = f32[1024,256]{1,0} parameter(0)
+  ROOT n = f32[1024,256]{1,0} negate(p)
+}
+ENTRY e {
+  p0 = f32[1024,256]{1,0} parameter(0)
+  producer = f32[1024,256]{1,0} fusion(p0), kind=kInput, calls=fused_producer
+  ROOT consumer = f32[1024,256]{1,0} fusion(producer), kind=kLoop, calls=fused_consumer
+}
+"""
+
+
+def test_the_fusion_what_if_is_in_the_text_too(runner, tmp_path):
+    hlo = tmp_path / "gpu.hlo"
+    hlo.write_text(PRODUCER_CONSUMER_GPU)
+    args = ["--fusion-candidate", "producer", "--fusion-consumers", "consumer", "--device", "h100_sxm"]
+    code, doc, _ = _analyze(runner, hlo, *args, "--format", "json")
+    assert code == 0
+    cost = doc["modules"][0]["targets"][0]["cost"]
+    unfused, fused = cost["time_unfused_us"], cost["time_fused_us"]
+    # fusing an elementwise producer into its only consumer drops a write and a read of 1 MB
+    assert 0 < fused < unfused
+    text = runner.invoke(main, ["analyze", str(hlo), *args, "--color", "never"]).stdout
+    [line] = [line for line in text.splitlines() if "what-if:" in line]
+    assert f"{unfused:.2f} us unfused" in line and f"{fused:.2f} us fused" in line and "fusing saves" in line
