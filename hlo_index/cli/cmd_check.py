@@ -130,6 +130,29 @@ def command(paths, allow, select, ignore, baseline_path, write_baseline, exit_ze
 
         echo("\n".join(render_check_text(found, checked, Painter(color_enabled(color)), baselined)))
     print_diagnostics(reports)
+    if verify:
+        note = _verify_skipped_note(reports)
+        if note:
+            click.echo(note, err=True)
     if any(m.unreadable or m.internal_failure for m in reports):
         sys.exit(EXIT_UNREADABLE)
     sys.exit(EXIT_FINDINGS if found and not exit_zero else EXIT_OK)
+
+
+def _verify_skipped_note(reports) -> str | None:
+    """How many fusions --verify could not check, and the commonest reason: a pass with every
+    fusion skipped must not read as a verified dump."""
+    from collections import Counter
+
+    verdicts = [t.extra.get("verify") for m in reports for t in m.targets]
+    skipped = [v for v in verdicts if v and v.get("verdict") == "skipped"]
+    if not skipped:
+        return None
+    first_notes = ((v.get("notes") or ["no reason given"])[0] for v in skipped)
+    reasons = Counter(note.removeprefix("verification skipped: ") for note in first_notes)
+    reason, count = reasons.most_common(1)[0]
+    more = f"; {len(reasons) - 1} other reason(s)" if len(reasons) > 1 else ""
+    return (
+        f"note: --verify checked {len(verdicts) - len(skipped)} of {len(verdicts)} fusion(s) against the "
+        f"reference; {len(skipped)} skipped ({count}: {reason}{more})"
+    )
