@@ -43,7 +43,8 @@ _GPU_CUSTOM_CALL_MARKERS = (
 )
 _CPU_CUSTOM_CALL_MARKERS = ("__onednn", "__xla_cpu", "xla_cpu", "ynnpack", "__ynn", "onednn")
 _SHAPE = attrgetter("shape")
-_NO_EVIDENCE = "no GPU construct in the dump (plain XLA:CPU-style module)"
+# said of any dump without evidence (a Neuron or hand-written module too): the CPU is a default here
+_NO_EVIDENCE = "no backend construct in the dump nor backend in its file name: taken as CPU"
 # the backend XLA writes into a dump file's name, before the stage: "<module>.sm_9.0a_gpu_after_optimizations.txt"
 _BACKEND_IN_FILE_NAME = re.compile(r"[._]((gpu|cpu)_(?:after|before)_optimizations)[^/\\]*$")
 

@@ -300,3 +300,10 @@ ENTRY e {
     # a construct in the module outranks the name
     ynn = text.replace("ROOT f =", "ROOT ynn_fusion =")
     assert detect_target(parse_module_text(ynn, source="m.gpu_after_optimizations.txt")).target == "cpu"
+
+
+def test_a_dump_without_evidence_says_cpu_is_a_default():
+    # a Neuron or hand-written module is not an XLA:CPU dump: the label must not claim it is one
+    module = parse_module_text("HloModule m\nENTRY e {\n  ROOT p = f32[4]{0} parameter(0)\n}\n", source="graph.hlo.txt")
+    choice = detect_target(module)
+    assert choice.target == "cpu" and "taken as CPU" in choice.evidence and "CPU-style" not in choice.evidence
