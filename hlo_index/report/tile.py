@@ -50,15 +50,28 @@ def tile_report(
     from ..fusion import output_to_input
     from ..hlo import format_diagnostic, load
 
-    target = None
+    found = []  # (module, instruction): every module of the path that has the name
+    name = fusion_name.lstrip("%")
     for result in load(path):
         if result.module is None:
             raise TileRequestError(format_diagnostic(result.diagnostics[0]))
-        name = fusion_name.lstrip("%")
         for comp in result.module.computations:
-            target = target or comp.by_name.get(name)
-    if target is None:
+            instr = comp.by_name.get(name)
+            if instr is not None:
+                found.append((result.module, instr))
+                break
+    if not found:
         raise TileRequestError(f"error: no instruction named {fusion_name!r} in {path}")
+    if len(found) > 1:
+        # a dump directory (or a file of several modules) names its fusions alike: say which
+        # modules have it rather than tile the first
+        where = "; ".join(f"{m.name} ({m.source})" for m, _ in found[:5])
+        more = f"; and {len(found) - 5} more" if len(found) > 5 else ""
+        raise TileRequestError(
+            f"error: {len(found)} modules in {path} have an instruction named {fusion_name!r}: "
+            f"{where}{more}; give the file of one"
+        )
+    target = found[0][1]
     try:
         out_shape = target.shape.leaf(output_index)
     except IndexError:

@@ -229,6 +229,21 @@ def test_tile_command_reports_the_union(tmp_path):
     assert "union of 2 maps (bounding tile): sizes [2, 5]" in text
 
 
+def test_tile_command_refuses_a_name_several_modules_share(tmp_path):
+    from click.testing import CliRunner
+
+    from hlo_index.cli import main
+
+    # a dump directory names its fusions alike: which module's fusion is tiled must not be a guess
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.hlo").write_text(CONCAT_TWICE.replace("HloModule m", f"HloModule module_{name}", 1))
+    result = CliRunner().invoke(main, ["tile", str(tmp_path), "--fusion", "f", "--tile", "2,7"])
+    assert result.exit_code == 2
+    assert "2 modules" in result.output and "module_a" in result.output and "module_b" in result.output
+    one = CliRunner().invoke(main, ["tile", str(tmp_path / "a.hlo"), "--fusion", "f", "--tile", "2,7"])
+    assert one.exit_code == 0 and "union of 2 maps" in one.output
+
+
 # ---- padded tiles, XLA's form, size constraints, range-variable tiles ---------------------------
 
 
