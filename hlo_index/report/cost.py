@@ -406,6 +406,20 @@ def _tpu_tile_bytes(per: list[list]) -> dict | None:
     }
 
 
+def _gpu_only_options(asked: Any) -> list[str]:
+    """The options given that only XLA:GPU's model reads (a CPU or TPU module ignores them)."""
+    return [
+        flag
+        for flag, given in (
+            ("--tile", asked.tile is not None),
+            ("--launch", asked.launch is not None),
+            ("--cost-model indexing", asked.cost_model != "classic"),
+            ("--fusion-candidate", asked.consumers is not None),
+        )
+        if given
+    ]
+
+
 def add_cost_totals(report: ModuleReport, module: Any, options: dict) -> None:
     """``report.extra["cost_totals"]``: the module's figures as XLA sums a module, the targets'
     estimated time, its split by bound and the share of the heaviest ``TOP_SHARE`` targets."""
@@ -427,6 +441,20 @@ def add_cost_totals(report: ModuleReport, module: Any, options: dict) -> None:
             DiagnosticReport(
                 "error",
                 f"cost: --fusion-consumers: no instruction %{name} beside %{candidate} in module {module.name}",
+                path=module.source,
+            )
+        )
+    gpu_only = _gpu_only_options(asked)
+    if gpu_only and not state.session.gpu:
+        from ..analyses.gpu_target import module_target
+
+        kind = module_target(module, asked.target).target
+        report.diagnostics.append(
+            DiagnosticReport(
+                "warning",
+                f"cost: {', '.join(gpu_only)} {'apply' if len(gpu_only) > 1 else 'applies'} only to XLA:GPU's "
+                f"performance model; module {module.name} is costed as a {kind} module, so "
+                f"{'they change' if len(gpu_only) > 1 else 'it changes'} nothing here",
                 path=module.source,
             )
         )

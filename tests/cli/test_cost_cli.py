@@ -593,3 +593,18 @@ def test_the_fusion_what_if_is_in_the_text_too(runner, tmp_path):
     text = runner.invoke(main, ["analyze", str(hlo), *args, "--color", "never"]).stdout
     [line] = [line for line in text.splitlines() if "what-if:" in line]
     assert f"{unfused:.2f} us unfused" in line and f"{fused:.2f} us fused" in line and "fusing saves" in line
+
+
+def test_gpu_only_cost_options_on_a_cpu_module_warn_that_they_change_nothing(runner, tmp_path):
+    hlo = tmp_path / "cpu.hlo"
+    hlo.write_text(BROADCAST_CPU)
+    gpu_only = ["--tile", "4,4", "--launch", "1,32"]
+    code, doc, stderr = _analyze(runner, hlo, "--format", "json", "--target", "cpu", *gpu_only)
+    assert code == 0  # a warning, not an error: the figures are still right
+    assert "--tile, --launch apply only to XLA:GPU's performance model" in stderr and "cpu module" in stderr
+    assert any(d["severity"] == "warning" for d in doc["modules"][0]["diagnostics"])
+    # a GPU module reads them: no warning
+    gpu = tmp_path / "gpu.hlo"
+    gpu.write_text(PRODUCER_CONSUMER_GPU)
+    _, _, stderr = _analyze(runner, gpu, "--format", "json", "--launch", "1,32", "--device", "h100_sxm")
+    assert "XLA:GPU's performance model" not in stderr
