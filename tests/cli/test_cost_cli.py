@@ -608,3 +608,17 @@ def test_gpu_only_cost_options_on_a_cpu_module_warn_that_they_change_nothing(run
     gpu.write_text(PRODUCER_CONSUMER_GPU)
     _, _, stderr = _analyze(runner, gpu, "--format", "json", "--launch", "1,32", "--device", "h100_sxm")
     assert "XLA:GPU's performance model" not in stderr
+
+
+def test_a_whole_computation_untimed_with_a_device_says_why(runner, tmp_path):
+    # a module without fusions is analysed as its ENTRY computation, which no model times: with a
+    # device given, "give a device" would be wrong
+    hlo = tmp_path / "no_fusion.hlo"
+    hlo.write_text("HloModule m\nENTRY e {\n  p = f32[64]{0} parameter(0)\n  ROOT n = f32[64]{0} negate(p)\n}\n")
+    for target in ("cpu", "gpu"):
+        code, doc, _ = _analyze(runner, hlo, "--format", "json", "--target", target, "--device", "h100_sxm")
+        cost = doc["modules"][0]["targets"][0]["cost"]
+        assert code == 0 and cost["time_us"] is None
+        assert "a whole computation" in cost["explanation"] and "give a device" not in cost["explanation"]
+    _, doc, _ = _analyze(runner, hlo, "--format", "json", "--target", "cpu")
+    assert "give a device" in doc["modules"][0]["targets"][0]["cost"]["explanation"]

@@ -359,6 +359,9 @@ def cost_of_target(
     if isinstance(target, Computation):
         p = session.cost.computation_totals(target)
         cost = FusionCost(p.flops, p.transcendentals, p.bytes_accessed, [], p.output_bytes, [])
+        if session.models is not None or session.roofline:
+            # a device is there: the reason is the target, not a missing device
+            cost.model = "none (a whole computation: times are estimated per kernel, a fusion or an instruction)"
         cost.explanation = explain(cost)
         return cost
     p = session.cost.of(target)
