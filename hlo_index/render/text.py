@@ -333,7 +333,11 @@ class TextWriter:
     def totals(self) -> str:
         t = totals_of(self.rows, len(self._sources))
         what = f"{t.fusions} fusion(s)" + (f", {t.others} other target(s)" if t.others else "")
-        bytes_text = human_bytes(t.bytes_read) + ("" if t.bytes_complete else " (some unknown)")
+        bytes_text = (
+            "unknown bytes"  # "0 B (some unknown)" when no target's figure is known reads as a sum
+            if t.fusions + t.others and not t.bytes_known
+            else human_bytes(t.bytes_read) + ("" if t.bytes_complete else " (some unknown)")
+        )
         files = f" in {t.files} file(s)" if t.files > 1 else ""
         bad = (
             "operand(s) read non-contiguously by the innermost loop"

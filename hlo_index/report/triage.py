@@ -167,6 +167,7 @@ class Totals:
     files: int
     cpu_only: bool  # every target with a figure is for a CPU: "not contiguous"
     tpu_only: bool = False  # every target with a figure is for a TPU: "across tiles"
+    bytes_known: int = 0  # targets whose figure is known (none: the sum says nothing)
 
 
 def totals_of(rows: list[TargetFigures], files: int) -> Totals:
@@ -182,4 +183,5 @@ def totals_of(rows: list[TargetFigures], files: int) -> Totals:
         files,
         {r.target for r in rows if r.target} == {"cpu"},
         {r.target for r in rows if r.target} == {"tpu"},
+        len(known),
     )

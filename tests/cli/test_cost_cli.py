@@ -234,6 +234,8 @@ def test_a_custom_calls_unknown_cost_reads_as_unknown_in_text(runner, tmp_path):
         assert "flops unknown, bytes unknown" in text.stdout
         assert "-1 flops" not in text.stdout and " -1 " not in text.stdout
     assert "module: ? FLOP, 0 transcendentals, ? B accessed" in text.stdout
+    # no target's bytes are known: the total says so rather than "0 B (some unknown) read"
+    assert "total: 0 fusion(s), 1 other target(s), unknown bytes read" in text.stdout
 
 
 @pytest.mark.skipif(not GPU_FIELD.is_file(), reason="../shared/field is not present")
