@@ -36,7 +36,7 @@ from ..hlo.model import Diagnostic, Instruction, Module, Shape
 # The report builders this module reads: the analysis of every fusion, and its bytes read.
 from .build import module_report
 from .diff_inputs import LoadedModule, load_side, pair_modules
-from .triage import figures_of
+from .triage import figures_of, human_bytes
 
 CHANGE_KINDS = ("operands", "maps", "duplicated_reads", "coalescing", "bytes", "time")
 MATCHERS = ("structure", "source", "name")
@@ -461,6 +461,14 @@ def _gained(f: FusionDiff, kind: str) -> list[str]:
     return out
 
 
+def _bytes_amount(n: float) -> str:
+    return human_bytes(int(n))
+
+
+def _time_amount(us: float) -> str:
+    return f"{us / 1e3:.2f} ms" if us >= 1e3 else f"{us:.2f} us"
+
+
 def _grew(old: float | None, new: float | None, percent: float) -> bool:
     old, new = old or 0, new or 0
     return new > old * (1 + percent / 100) if old > 0 else new > 0
@@ -481,12 +489,14 @@ def conditions_met(report: DiffReport, conditions: list[FailCondition]) -> list[
             if cond.percent is None or not _grew(before, after, cond.percent):
                 continue
             growing = sorted((f for f in mod.fusions if f.delta(what) > 0), key=lambda f: (-f.delta(what), f.name))
-            unit = "bytes read" if cond.kind == "bytes" else "us"
+            label = "bytes read" if cond.kind == "bytes" else "time"
+            amount = _bytes_amount if cond.kind == "bytes" else _time_amount
+            growth = f", +{100 * ((after or 0) / before - 1):.1f}%" if before else ""
+            total = f"module total {amount(before or 0)} -> {amount(after or 0)}{growth}"
             if not growing:  # the total grew through fusions whose figure is unknown on one side
-                met.append(ConditionMet(cond.text, mod.name, "", f"module total {before or 0:g} -> {after or 0:g}"))
-            total = f"module total {before or 0:g} -> {after or 0:g}"
+                met.append(ConditionMet(cond.text, mod.name, "", total))
             met.extend(
-                ConditionMet(cond.text, mod.name, f.name, f"{f.status}, {unit} +{f.delta(what):g} ({total})")
+                ConditionMet(cond.text, mod.name, f.name, f"{f.status}, {label} +{amount(f.delta(what))} ({total})")
                 for f in growing
             )
     return met
