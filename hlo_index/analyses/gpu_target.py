@@ -180,7 +180,7 @@ def module_target(module: Any, asked: str = AUTO) -> TargetChoice:
 def has_backend_markers(module) -> bool:
     """Whether the dump says what its backend is, by a construct of one (TPU ones included) or by
     its file name; else ``detect_target`` defaults."""
-    return detect_target(module).evidence != _NO_EVIDENCE
+    return module_target(module).evidence != _NO_EVIDENCE
 
 
 def summarize_choices(choices: Iterable[TargetChoice]) -> str | None:
