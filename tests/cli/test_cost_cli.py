@@ -624,3 +624,14 @@ def test_a_whole_computation_untimed_with_a_device_says_why(runner, tmp_path):
         assert "a whole computation" in cost["explanation"] and "give a device" not in cost["explanation"]
     _, doc, _ = _analyze(runner, hlo, "--format", "json", "--target", "cpu")
     assert "give a device" in doc["modules"][0]["targets"][0]["cost"]["explanation"]
+
+
+@pytest.mark.parametrize("content", [b"gpu_device_info {{{\n", b"\xff\xfe\x00binary"])
+def test_a_malformed_device_file_is_a_usage_error_not_a_traceback(runner, tmp_path, content):
+    hlo = tmp_path / "cpu.hlo"
+    hlo.write_text(BROADCAST_CPU)
+    device = tmp_path / "broken.txtpb"
+    device.write_bytes(content)
+    result = runner.invoke(main, ["analyze", str(hlo), "--device", str(device)])
+    assert result.exit_code == 2 and (result.exception is None or isinstance(result.exception, SystemExit))
+    assert "Invalid value for '--device'" in result.stderr and "broken.txtpb" in result.stderr

@@ -9,7 +9,7 @@ from dataclasses import fields, replace
 from pathlib import Path
 
 from ..gpu_devices import DEFAULT_DEVICE, NAMED_DEVICES, DeviceSpec
-from .textproto import first, parse_text_proto
+from .textproto import TextProtoError, first, parse_text_proto
 
 __all__ = [
     "DEFAULT_DEVICE",
@@ -77,7 +77,13 @@ def load_device(name_or_path: str) -> DeviceSpec:
             text = path.read_text()
         except OSError as e:
             raise DeviceError(f"{name_or_path}: {e.strerror or e}") from None
-        return device_from_text(text, path.stem)
+        except UnicodeDecodeError:
+            raise DeviceError(f"{name_or_path}: not a text file") from None
+        try:
+            return device_from_text(text, path.stem)
+        except TextProtoError as e:
+            # a malformed file is a bad --device value, with where it goes wrong
+            raise DeviceError(f"{name_or_path}:{e}") from None
     raise DeviceError(f"unknown device {name_or_path!r}; named devices: {', '.join(sorted(NAMED_DEVICES))}")
 
 
