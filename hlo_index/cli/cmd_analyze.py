@@ -407,6 +407,14 @@ def command(
     if fmt == "model-explorer-node-data":
         from .model_explorer_files import write_node_data_files
 
+        if output is not None and (output.endswith(("/", os.sep)) or os.path.isdir(output)):
+            # "-o dir/" would write hidden files dir/.bytes-read.json: a prefix names the files
+            raise click.BadParameter(
+                f"{output!r} is a directory; give a prefix such as {os.path.join(output, 'step')!r} "
+                "(writes step.bytes-read.json, ...)",
+                param_hint="'-o' / '--output'",
+            )
+
         sys.exit(write_node_data_files(paths, output, tuple(fusion) or None, target))
     if (fusion_candidate is None) != (fusion_consumers is None):
         raise click.UsageError("--fusion-candidate and --fusion-consumers go together")

@@ -207,6 +207,15 @@ def test_small_module_node_data_is_over_all_outputs(tmp_path, runner):
     assert json.loads(plain.stdout) == read
 
 
+def test_a_directory_is_not_a_node_data_prefix(tmp_path, runner):
+    # "-o DIR" would write hidden files DIR/.bytes-read.json
+    path = tmp_path / "small.hlo"
+    path.write_text(SMALL)
+    result = runner.invoke(main, ["analyze", str(path), "--format", "model-explorer-node-data", "-o", str(tmp_path)])
+    assert result.exit_code == 2 and "is a directory" in result.output
+    assert not list(tmp_path.glob(".*.json"))
+
+
 @pytest.mark.parametrize("path", [GPT12, PAX, TPU], ids=["gpt12", "pax-gpu", "tpu-attention"])
 def test_field_graphs_hold_every_instruction_fusion_and_operand(path):
     if not path.exists():
