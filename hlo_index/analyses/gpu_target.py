@@ -158,10 +158,23 @@ def detect_target(module, requested: str = AUTO) -> TargetChoice:
         # since the GPU vocabulary is the one with the more specific figures.
         pick = GPU if len(gpu) >= len(cpu) else CPU
         return TargetChoice(pick, AUTO, "mixed markers: " + ", ".join(sorted(gpu | cpu)[:4]))
-    named = _BACKEND_IN_FILE_NAME.search(getattr(module, "source", "") or "")
+    source = getattr(module, "source", "") or ""
+    named = _BACKEND_IN_FILE_NAME.search(source)
     if named is not None:
         return TargetChoice(named.group(2), AUTO, f"the dump's file name: {named.group(1)}")
+    config = _gpu_config_beside(source)
+    if config is not None:
+        # XLA:GPU writes it beside every module of a dump, before_optimizations ones included
+        return TargetChoice(GPU, AUTO, f"{config} beside the dump")
     return TargetChoice(CPU, AUTO, _NO_EVIDENCE)
+
+
+def _gpu_config_beside(source: str) -> str | None:
+    """The name of the ``*.gpu_target_config.pbtxt`` XLA:GPU wrote beside a dumped module, if any."""
+    from .cost.devices import config_path_beside
+
+    path = config_path_beside(source)
+    return path.name if path is not None and path.is_file() else None
 
 
 def module_target(module: Any, asked: str = AUTO) -> TargetChoice:

@@ -307,3 +307,15 @@ def test_a_dump_without_evidence_says_cpu_is_a_default():
     module = parse_module_text("HloModule m\nENTRY e {\n  ROOT p = f32[4]{0} parameter(0)\n}\n", source="graph.hlo.txt")
     choice = detect_target(module)
     assert choice.target == "cpu" and "taken as CPU" in choice.evidence and "CPU-style" not in choice.evidence
+
+
+def test_a_gpu_target_config_beside_a_dumped_module_means_gpu(tmp_path):
+    # XLA:GPU's before_optimizations dumps carry no backend in their name, but the dump holds the
+    # target config it compiled for beside them
+    text = "HloModule m\nENTRY e {\n  p = f32[4]{0} parameter(0)\n  ROOT n = f32[4]{0} negate(p)\n}\n"
+    dumped = tmp_path / "module_0007.jit_f.before_optimizations.txt"
+    dumped.write_text(text)
+    assert detect_target(parse_module_text(text, source=str(dumped))).target == "cpu"
+    (tmp_path / "module_0007.jit_f.gpu_target_config.pbtxt").write_text("gpu_device_info { }\n")
+    choice = detect_target(parse_module_text(text, source=str(dumped)))
+    assert choice.target == "gpu" and "gpu_target_config.pbtxt" in choice.evidence

@@ -96,14 +96,19 @@ def device_for_capability(major: int | None) -> DeviceSpec:
     )
 
 
+def config_path_beside(source: str) -> Path | None:
+    """Where XLA:GPU writes the target config of a dumped module (None: not a dump file name)."""
+    stage = _DUMP_STAGE.search(source or "")
+    return Path(source[: stage.start()] + TARGET_CONFIG_SUFFIX) if stage is not None else None
+
+
 def device_beside(source: str) -> tuple[DeviceSpec, str] | None:
     """The GPU XLA compiled a dumped module for: its ``*.gpu_target_config.pbtxt``, written beside
     the module's text in the same dump (``--xla_dump_to``); with the file's path. None when the
     source is not a dump file or the file is absent or unreadable."""
-    stage = _DUMP_STAGE.search(source or "")
-    if stage is None:
+    path = config_path_beside(source)
+    if path is None:
         return None
-    path = Path(source[: stage.start()] + TARGET_CONFIG_SUFFIX)
     try:
         device = device_from_text(path.read_text(), name=path.name)
     except (OSError, UnicodeDecodeError, DeviceError, ValueError):
