@@ -170,6 +170,14 @@ def target_lines(p: Painter, t: TargetReport, width: int) -> list[str]:
     return out
 
 
+# what the "uncoalesced" count means per backend, for totals over dumps of several
+_BAD_OPERANDS = {
+    "gpu": "uncoalesced operand(s) (GPU)",
+    "cpu": "operand(s) read non-contiguously (CPU)",
+    "tpu": "operand(s) walking across tiles (TPU)",
+}
+
+
 def _fusion_what_if(cost: dict) -> str | None:
     """--fusion-candidate's answer (XLA's EstimateRunTimes), which is otherwise only in JSON."""
     unfused, fused = cost.get("time_unfused_us"), cost.get("time_fused_us")
@@ -346,9 +354,18 @@ class TextWriter:
             if t.tpu_only
             else "uncoalesced operand(s)"
         )
+        kinds = sorted({r.target for r in self.rows if r.target})
+        if len(kinds) > 1:
+            # dumps of several backends: each verdict counted under its own words, never summed
+            bad_text = ", ".join(
+                f"{sum(r.uncoalesced for r in self.rows if r.target == kind)} {_BAD_OPERANDS.get(kind, kind)}"
+                for kind in kinds
+            )
+        else:
+            bad_text = f"{t.uncoalesced} {bad}"
         return (
             f"total: {what}{files}, {bytes_text} read, {t.several_maps} operand(s) read through several maps "
-            f"(duplicated reads), {t.uncoalesced} {bad}"
+            f"(duplicated reads), {bad_text}"
         )
 
     def _columns(self) -> tuple[list[str], set[str]]:

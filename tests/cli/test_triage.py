@@ -139,3 +139,19 @@ def test_top_cost_lines_name_their_file_when_modules_share_a_name(runner, tmp_pa
     assert sorted(path.name for path in paths for line in cost_lines if f"({path}):" in line) == sorted(
         path.name for path in paths
     )
+
+
+def test_totals_over_dumps_of_several_backends_count_each_verdict_apart(runner, tmp_path):
+    # a CPU sample and a TPU module: "not contiguous" and "across tiles" are different verdicts, and
+    # their sum is neither
+    tpu = tmp_path / "tpu.hlo"
+    tpu.write_text(
+        "HloModule t\nfused {\n  p = f32[8,128]{1,0:T(8,128)} parameter(0)\n"
+        "  ROOT n = f32[8,128]{1,0:T(8,128)} negate(p)\n}\nENTRY e {\n"
+        "  a = f32[8,128]{1,0:T(8,128)} parameter(0)\n"
+        "  ROOT f = f32[8,128]{1,0:T(8,128)} fusion(a), kind=kLoop, calls=fused\n}\n"
+    )
+    out = runner.invoke(main, ["analyze", SAMPLE, str(tpu), "--top", "1", "--jobs", "1", "--color", "never"]).stdout
+    [total] = [line for line in out.splitlines() if line.startswith("total: ")]
+    assert "read non-contiguously (CPU)" in total and "walking across tiles (TPU)" in total
+    assert "uncoalesced" not in total  # no GPU module among them
