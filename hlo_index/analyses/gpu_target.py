@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from operator import attrgetter
+from pathlib import Path
 from typing import Any
 
 from ..context import current, register_table
@@ -44,6 +45,10 @@ _GPU_CUSTOM_CALL_MARKERS = (
 _CPU_CUSTOM_CALL_MARKERS = ("__onednn", "__xla_cpu", "xla_cpu", "ynnpack", "__ynn", "onednn")
 _SHAPE = attrgetter("shape")
 # said of any dump without evidence (a Neuron or hand-written module too): the CPU is a default here
+# XLA's dump names: "module_0040.jit_step.sm_9.0a_gpu_after_optimizations.txt", and beside it the GPU
+# the module was compiled for, "module_0040.jit_step.gpu_target_config.pbtxt"
+_DUMP_STAGE = re.compile(r"\.(?:sm_[\d.]+a?_gpu_after_optimizations|before_optimizations)[^/]*$")
+TARGET_CONFIG_SUFFIX = ".gpu_target_config.pbtxt"
 _NO_EVIDENCE = "no backend construct in the dump nor backend in its file name: taken as CPU"
 # the backend XLA writes into a dump file's name, before the stage: "<module>.sm_9.0a_gpu_after_optimizations.txt"
 _BACKEND_IN_FILE_NAME = re.compile(r"[._]((gpu|cpu)_(?:after|before)_optimizations)[^/\\]*$")
@@ -169,10 +174,14 @@ def detect_target(module, requested: str = AUTO) -> TargetChoice:
     return TargetChoice(CPU, AUTO, _NO_EVIDENCE)
 
 
+def config_path_beside(source: str) -> Path | None:
+    """Where XLA:GPU writes the target config of a dumped module (None: not a dump file name)."""
+    stage = _DUMP_STAGE.search(source or "")
+    return Path(source[: stage.start()] + TARGET_CONFIG_SUFFIX) if stage is not None else None
+
+
 def _gpu_config_beside(source: str) -> str | None:
     """The name of the ``*.gpu_target_config.pbtxt`` XLA:GPU wrote beside a dumped module, if any."""
-    from .cost.devices import config_path_beside
-
     path = config_path_beside(source)
     return path.name if path is not None and path.is_file() else None
 

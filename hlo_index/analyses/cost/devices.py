@@ -4,11 +4,11 @@ default for a compute capability, or a reader for any ``GpuTargetConfigProto`` t
 
 from __future__ import annotations
 
-import re
 from dataclasses import fields, replace
 from pathlib import Path
 
 from ..gpu_devices import DEFAULT_DEVICE, NAMED_DEVICES, DeviceSpec
+from ..gpu_target import config_path_beside
 from .textproto import TextProtoError, first, parse_text_proto
 
 __all__ = [
@@ -24,12 +24,6 @@ __all__ = [
 
 # the compute-capability major -> the device a dump of that generation is assumed to run on
 DEFAULT_FOR_MAJOR = {6: "p100", 7: "v100", 8: "a100_sxm_80", 9: "h100_sxm", 10: "b200"}
-
-
-# XLA's dump names: "module_0040.jit_step.sm_9.0a_gpu_after_optimizations.txt", and beside it the GPU
-# the module was compiled for, "module_0040.jit_step.gpu_target_config.pbtxt"
-_DUMP_STAGE = re.compile(r"\.(?:sm_[\d.]+a?_gpu_after_optimizations|before_optimizations)[^/]*$")
-TARGET_CONFIG_SUFFIX = ".gpu_target_config.pbtxt"
 
 
 class DeviceError(ValueError):
@@ -94,12 +88,6 @@ def device_for_capability(major: int | None) -> DeviceSpec:
         if major is not None
         else NAMED_DEVICES[DEFAULT_DEVICE]
     )
-
-
-def config_path_beside(source: str) -> Path | None:
-    """Where XLA:GPU writes the target config of a dumped module (None: not a dump file name)."""
-    stage = _DUMP_STAGE.search(source or "")
-    return Path(source[: stage.start()] + TARGET_CONFIG_SUFFIX) if stage is not None else None
 
 
 def device_beside(source: str) -> tuple[DeviceSpec, str] | None:
