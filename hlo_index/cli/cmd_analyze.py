@@ -416,6 +416,12 @@ def command(
             )
 
         sys.exit(write_node_data_files(paths, output, tuple(fusion) or None, target))
+    if top is not None and direction == "in2out" and sort in ("bytes", "uncoalesced", "utilization"):
+        # those figures come from the output-to-input maps: every target would rank as unknown
+        raise click.UsageError(
+            f"--sort {sort} ranks by the output-to-input figures: give --direction out2in or both "
+            "(or sort by maps, time, flops or intensity)"
+        )
     if (fusion_candidate is None) != (fusion_consumers is None):
         raise click.UsageError("--fusion-candidate and --fusion-consumers go together")
     if multi_output and fusion_candidate is None:

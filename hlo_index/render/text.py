@@ -355,7 +355,9 @@ class TextWriter:
             else "uncoalesced operand(s)"
         )
         kinds = sorted({r.target for r in self.rows if r.target})
-        if len(kinds) > 1:
+        if not kinds:
+            bad_text = ""  # no target has the figure (--direction in2out, --no-analyses): nothing to count
+        elif len(kinds) > 1:
             # dumps of several backends: each verdict counted under its own words, never summed
             bad_text = ", ".join(
                 f"{sum(r.uncoalesced for r in self.rows if r.target == kind)} {_BAD_OPERANDS.get(kind, kind)}"
@@ -365,7 +367,7 @@ class TextWriter:
             bad_text = f"{t.uncoalesced} {bad}"
         return (
             f"total: {what}{files}, {bytes_text} read, {t.several_maps} operand(s) read through several maps "
-            f"(duplicated reads), {bad_text}"
+            f"(duplicated reads)" + (f", {bad_text}" if bad_text else "")
         )
 
     def _columns(self) -> tuple[list[str], set[str]]:

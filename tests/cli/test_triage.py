@@ -155,3 +155,15 @@ def test_totals_over_dumps_of_several_backends_count_each_verdict_apart(runner, 
     [total] = [line for line in out.splitlines() if line.startswith("total: ")]
     assert "read non-contiguously (CPU)" in total and "walking across tiles (TPU)" in total
     assert "uncoalesced" not in total  # no GPU module among them
+
+
+def test_ranking_by_output_to_input_figures_needs_those_maps(runner):
+    # with input-to-output maps only, bytes read is unknown for every target: a ranking by it
+    # would list them in name order under "?"
+    result = runner.invoke(main, ["analyze", SAMPLE, "--direction", "in2out", "--top", "3"])
+    assert result.exit_code == 2 and "--direction out2in or both" in result.output
+    ranked = runner.invoke(main, ["analyze", SAMPLE, "--direction", "in2out", "--top", "3", "--sort", "maps"])
+    assert ranked.exit_code == 0
+    # no target has a coalescing or contiguity figure: the totals do not count "0" of them
+    [total] = [line for line in ranked.output.splitlines() if line.startswith("total: ")]
+    assert total.endswith("(duplicated reads)")
