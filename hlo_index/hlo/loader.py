@@ -77,6 +77,9 @@ def _parse_and_link(text: str, path: str) -> list[LoadResult]:
     return results
 
 
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
 def read_text(path: str) -> str:
     """Text of a file (``.gz`` decompressed) or of stdin for ``-``; raises ParseError if unreadable."""
     try:
@@ -90,6 +93,15 @@ def read_text(path: str) -> str:
         else:
             with open(path, "rb") as f:
                 data = f.read()
+        if data[:2] == _GZIP_MAGIC and not path.endswith(".gz"):
+            # a compressed dump piped to '-' (cat dump.txt.gz | ...) or saved without its suffix
+            import gzip
+            import zlib
+
+            try:
+                data = gzip.decompress(data)
+            except zlib.error as e:
+                raise OSError(f"corrupt gzip data: {e}") from None
     except (OSError, EOFError) as e:  # gzip.BadGzipFile is an OSError
         raise ParseError(error(f"cannot read: {getattr(e, 'strerror', None) or e}", path=path)) from None
     try:

@@ -66,3 +66,21 @@ def test_pathological_inputs_never_traceback(tmp_path):
         assert result.exit_code == 2, (name, result.output)
         assert isinstance(result.exception, SystemExit)
         assert result.stderr.startswith(f"{tmp_path / name}:") and ": error: " in result.stderr
+
+
+def test_gzip_data_on_stdin_or_without_its_suffix_is_read(tmp_path):
+    # "cat dump.txt.gz | hlo-index stats -" and a compressed dump saved without ".gz"
+    import gzip
+
+    with open(SAMPLE, "rb") as f:
+        packed = gzip.compress(f.read())
+    expected = json.loads(CliRunner().invoke(main, ["stats", "--format", "json", SAMPLE]).stdout)["modules"][0]
+    piped = CliRunner().invoke(main, ["stats", "--format", "json", "-"], input=packed)
+    assert piped.exit_code == 0, piped.output
+    assert json.loads(piped.stdout)["modules"][0]["instructions"] == expected["instructions"]
+    unsuffixed = tmp_path / "module_0001.after_optimizations.txt"
+    unsuffixed.write_bytes(packed)
+    result = CliRunner().invoke(main, ["stats", "--format", "json", str(unsuffixed)])
+    assert result.exit_code == 0 and json.loads(result.stdout)["modules"][0]["opcodes"] == expected["opcodes"]
+    truncated = CliRunner().invoke(main, ["stats", "-"], input=packed[:100])
+    assert truncated.exit_code == 2 and "cannot read" in truncated.output
