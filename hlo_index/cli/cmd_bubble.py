@@ -66,7 +66,7 @@ def _write_rewrites(report, rewrite_dir: str) -> dict[int, str]:
     """Each legal HLO chain's rewritten module, written under ``rewrite_dir``: {id(chain): path}."""
     from ..report.bubble import rewrite_path
 
-    written = {}
+    written: dict[int, str] = {}
     for m in report.modules:
         if m.kind != "hlo":
             continue

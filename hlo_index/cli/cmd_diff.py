@@ -46,7 +46,8 @@ def command(old, new, fmt, fail_on, show_same, color) -> None:
 
     Modules are paired by dump name (module_NNNN. and the backend left out); fusions by structure,
     then by source (op name and file:line), then by name. Each changed fusion lists its changes:
-    operands, maps, duplicated_reads, coalescing, bytes (and time, where a cost model applies).
+    operands, computation, maps, duplicated_reads, coalescing, bytes, flops (and time, where a cost
+    model applies).
     Exit status: 0; 1 when a --fail-on condition is met (the fusions named on stderr); 2 when an
     input could not be read.
     """

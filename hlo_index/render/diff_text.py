@@ -86,6 +86,17 @@ def _change_lines(p: Painter, c: Change) -> list[str]:
             if old_bytes[key] != new_bytes[key]
         ]
         return [label + " " + ", ".join(parts)]
+    if c.kind == "computation":
+        old_c, new_c = cast("dict", c.old), cast("dict", c.new)
+        ops = ", ".join(
+            f"{'+' if new_c['opcodes'][op] > n else '-'}{abs(new_c['opcodes'][op] - n)} {op}"
+            for op, n in old_c["opcodes"].items()
+        )
+        what = ops or "the same opcodes: attributes, constants, shapes or wiring differ"
+        return [label + f" {old_c['instructions']} → {new_c['instructions']} instruction(s) ({what})"]
+    if c.kind == "flops":
+        old_f, new_f = cast("float", c.old), cast("float", c.new)
+        return [label + f" {old_f:.4g} → {new_f:.4g}{_percent(old_f, new_f)}"]
     if c.kind == "time":
         old_us, new_us = cast("float", c.old), cast("float", c.new)
         return [label + f" {_time(old_us)} → {_time(new_us)}{_percent(old_us, new_us)}"]

@@ -11,11 +11,15 @@ Fusions are paired in three rounds, each over what the rounds before left unpair
 Within a round, fusions with one key (a transformer's layers) pair one to one in their order of
 appearance. What is left is ``added`` (NEW only) or ``removed`` (OLD only).
 
-A pair's changes by kind (``CHANGE_KINDS``): ``operands`` (count, or an operand's shape), ``maps``
-(an operand's set of map texts), ``duplicated_reads`` (an operand gains or loses a second map),
-``coalescing`` (an operand's verdict on the dump's target), ``bytes`` (read or written) and
-``time`` (estimated by the cost model where it gives a time: GPU modules, or a caller's
-``diff_paths(..., cost=...)``). Operands of a pair
+A pair's changes by kind (``CHANGE_KINDS``): ``operands`` (count, or an operand's shape),
+``computation`` (the fused computation or the fusion's kind changed, paired by source or name:
+the opcodes whose counts differ; where none do, said only if no other change shows it),
+``maps`` (an operand's set of map texts),
+``duplicated_reads`` (an operand gains or loses a second map), ``coalescing`` (an operand's
+verdict on the dump's target), ``bytes`` (read or written), ``flops`` (XLA's count, as the cost
+gives it) and ``time`` (estimated by the cost model where it gives a time: GPU modules, or a
+caller's ``diff_paths(..., cost=...)``). A changed computation that changes no figure still
+makes the pair ``changed``: equal maps and bytes do not make two kernels the same. Operands of a pair
 are compared position by position; when their counts differ, they are aligned by shape first.
 """
 
@@ -38,7 +42,7 @@ from .build import module_report
 from .diff_inputs import LoadedModule, load_side, pair_modules
 from .triage import figures_of, human_bytes
 
-CHANGE_KINDS = ("operands", "maps", "duplicated_reads", "coalescing", "bytes", "time")
+CHANGE_KINDS = ("operands", "computation", "maps", "duplicated_reads", "coalescing", "bytes", "flops", "time")
 MATCHERS = ("structure", "source", "name")
 UNCOALESCED = frozenset({"uncoalesced", "not contiguous"})  # GPU and CPU words for a bad read
 
@@ -71,6 +75,9 @@ class FusionFigures:
     bytes_read: int | None  # None when an operand's figure is unknown
     bytes_written: int
     time_us: float | None = None
+    flops: float | None = None  # XLA's count (the cost's), None where unknown
+    # the fused computation's opcodes and how many of each, sorted (empty without one)
+    opcodes: tuple[tuple[str, int], ...] = ()
 
     @property
     def source_key(self) -> tuple | None:
@@ -173,6 +180,22 @@ def _identity(instr: Instruction) -> tuple:
     )
 
 
+def _opcodes(instr: Instruction) -> tuple[tuple[str, int], ...]:
+    callee = callee_of(instr)
+    if callee is None:
+        return ()
+    counts: dict[str, int] = {}
+    for i in callee.instructions:
+        counts[i.opcode] = counts.get(i.opcode, 0) + 1
+    return tuple(sorted(counts.items()))
+
+
+def _report_flops(cost: dict | None) -> float | None:
+    """XLA's flop count of a target's cost; None where there is none or XLA cannot count (-1)."""
+    flops = (cost or {}).get("flops")
+    return float(flops) if isinstance(flops, (int, float)) and flops >= 0 else None
+
+
 def _report_time(cost: dict | None) -> float | None:
     """The estimated microseconds of a target's cost; None where the model gives no time."""
     time = (cost or {}).get("time_us")
@@ -224,6 +247,8 @@ def module_figures(module: Module, cost: FusionCost | None = None) -> tuple[list
                 figures_of(t, report).bytes_read,
                 _bytes_of(instr.shape),
                 cost(instr, module) if cost is not None else _report_time(t.extra.get("cost")),
+                _report_flops(t.extra.get("cost")),
+                _opcodes(instr),
             )
         )
     problems = [
@@ -334,9 +359,30 @@ def changes_between(a: FusionFigures, b: FusionFigures) -> list[Change]:
                 {"read": b.bytes_read, "written": b.bytes_written},
             )
         )
+    if a.flops is not None and b.flops is not None and a.flops != b.flops:
+        found["flops"].append(Change("flops", None, a.flops, b.flops))
     if a.time_us is not None and b.time_us is not None and a.time_us != b.time_us:
         found["time"].append(Change("time", None, a.time_us, b.time_us))
+    if a.identity[:2] != b.identity[:2]:  # the fused computation (or the fusion's kind) changed
+        # said where opcodes come or go, or where nothing else shows it (attributes, wiring): a
+        # reshaped operand already says why its computation's shapes changed
+        change = _computation_change(a, b)
+        if change.old["opcodes"] or not any(found.values()):  # type: ignore[index]
+            found["computation"].append(change)
     return [c for kind in CHANGE_KINDS for c in found[kind]]
+
+
+def _computation_change(a: FusionFigures, b: FusionFigures) -> Change:
+    """Each side's instruction count and the counts of the opcodes whose counts differ (none
+    where only attributes, shapes or wiring changed)."""
+    old, new = dict(a.opcodes), dict(b.opcodes)
+    differ = sorted(op for op in old.keys() | new.keys() if old.get(op, 0) != new.get(op, 0))
+    return Change(
+        "computation",
+        None,
+        {"instructions": sum(old.values()), "opcodes": {op: old.get(op, 0) for op in differ}},
+        {"instructions": sum(new.values()), "opcodes": {op: new.get(op, 0) for op in differ}},
+    )
 
 
 def _totals(figures: list[FusionFigures], has_cost: bool) -> SideTotals:

@@ -64,6 +64,45 @@ def test_each_pair_shows_its_change_and_no_other(pair):
     for name, figures in expected.get("bytes_read", {}).items():
         f = by_new[name]
         assert (f.old.bytes_read, f.new.bytes_read) == (figures["old"], figures["new"])
+    for name, figures in expected.get("flops", {}).items():
+        [change] = [c for c in by_new[name].changes if c.kind == "flops"]
+        assert (change.old, change.new) == (figures["old"], figures["new"])
+    for name, figures in expected.get("computation", {}).items():
+        [change] = [c for c in by_new[name].changes if c.kind == "computation"]
+        assert (change.old, change.new) == (figures["old"], figures["new"])
+
+
+def test_a_changed_constant_alone_still_makes_the_pair_changed(tmp_path):
+    # 2 * exp(x) + 1 against 3 * exp(x) + 1: the same maps, bytes and flops, another kernel
+    old = (SAMPLES.parent / "tests/data/diff/recomputation_added/old.hlo.txt").read_text()
+    new = old.replace("constant(2)", "constant(3)")
+    assert new != old
+    (tmp_path / "old.hlo").write_text(old)
+    (tmp_path / "new.hlo").write_text(new)
+    report = diff_paths(str(tmp_path / "old.hlo"), str(tmp_path / "new.hlo"))
+    [fusion] = report.modules[0].fusions
+    assert fusion.status == "changed" and fusion.matched_by == "source"
+    [change] = fusion.changes
+    assert change.kind == "computation"
+    assert change.old == change.new == {"instructions": 8, "opcodes": {}}
+
+
+def test_an_op_added_inside_a_fusion_shows_its_opcode_and_flops(tmp_path):
+    old = (SAMPLES.parent / "tests/data/diff/recomputation_added/old.hlo.txt").read_text()
+    # one more multiply by the broadcast 2 before the add: 384 more flops on f32[16,24]
+    new = old.replace(
+        "  ROOT %add.0 = f32[16,24]{1,0} add(%mul.0, %add.1)",
+        "  %mul.9 = f32[16,24]{1,0} multiply(%mul.0, %mul.1)\n  ROOT %add.0 = f32[16,24]{1,0} add(%mul.9, %add.1)",
+    )
+    assert new != old
+    (tmp_path / "old.hlo").write_text(old)
+    (tmp_path / "new.hlo").write_text(new)
+    [fusion] = diff_paths(str(tmp_path / "old.hlo"), str(tmp_path / "new.hlo")).modules[0].fusions
+    kinds = {c.kind: c for c in fusion.changes}
+    assert set(kinds) == {"computation", "flops"}
+    assert kinds["computation"].old == {"instructions": 8, "opcodes": {"multiply": 1}}
+    assert kinds["computation"].new == {"instructions": 9, "opcodes": {"multiply": 2}}
+    assert (kinds["flops"].old, kinds["flops"].new) == (768, 768 + 384)
 
 
 @pytest.mark.parametrize("pair", sorted(PAIRS))
