@@ -39,7 +39,7 @@ import numpy as np
 from .. import ops
 from ..affine import IndexingMap
 from ..hlo import build
-from ..hlo.model import Computation, Instruction, Module
+from ..hlo.model import Computation, Instruction, Module, Shape
 from .reorder_rewrite import module_names, rewrite_instructions_text, rewrite_module_text
 from .reorder_runtime import in_original_runtime_vars, new_slice_instruction, runtime_dims, scaled_offset
 from .slices import (
@@ -399,6 +399,16 @@ def analyse_pair(
     )
 
 
+def _laid_out_like(element: str, dims, like: Shape) -> Shape:
+    """An array of ``dims`` in the layout of ``like`` (same rank): a swapped pair's new value takes
+    the layout of the value of its rank it stands for, so a rewrite of a TPU module keeps its
+    tiles and memory spaces; the default layout where ``like`` has none."""
+    layout = like.layout
+    if layout is None or like.tuple_shapes is not None or len(layout.minor_to_major) != len(dims):
+        return build.array_shape(element, dims)
+    return Shape(element, tuple(dims), (False,) * len(dims), layout)
+
+
 def _decide(first: Instruction, second: Instruction, order: str):
     source = first.operands[0]
     x_dims, z_dims = tuple(source.shape.dims), tuple(second.shape.dims)
@@ -433,8 +443,9 @@ def _decide(first: Instruction, second: Instruction, order: str):
         new_dims, new_slice = _expand_candidate(x_dims, z_dims, groups, affine)
         for r, src, dst in scaled:
             moved.update(scaled_offset(r, src, dst, x_dims, spec, new_dims, new_slice))
+        # the new reshape stands where the old one did, unsliced: its layout (tiles, memory space)
         new_first = build.instruction(
-            reshape_op, build.array_shape(element, new_dims), [x], name=first.name + ".swapped"
+            reshape_op, _laid_out_like(element, new_dims, second.shape), [x], name=first.name + ".swapped"
         )
         new_second, extras = new_slice_instruction(new_first, second.shape, new_slice, moved, slice_instr, second.name)
         swapped = new_first, new_second
@@ -444,8 +455,9 @@ def _decide(first: Instruction, second: Instruction, order: str):
         )
     else:
         new_dims, new_slice = _box_candidate(x_dims, z_dims, groups, affine, spec.strides)
+        # the new slice keeps the source's rank: its layout
         new_first, extras = new_slice_instruction(
-            x, build.array_shape(element, new_dims), new_slice, moved, slice_instr, first.name + ".swapped"
+            x, _laid_out_like(element, new_dims, source.shape), new_slice, moved, slice_instr, first.name + ".swapped"
         )
         new_second = build.instruction(reshape_op, second.shape, [new_first], name=second.name)
         swapped = new_first, new_second

@@ -356,3 +356,29 @@ def test_rewrite_names_avoid_the_module_names():
     assert set(defined) <= {
         i.name for c in parse_module_text(chain.rewrite_module).computations for i in c.instructions
     }
+
+
+@pytest.mark.parametrize(
+    "pair, swapped_layout",
+    [
+        # slice then reshape: the new reshape stands for the old one, unsliced
+        (
+            "  s = f32[4,128]{1,0:T(8,128)} slice(p0), slice={[0:4],[0:128]}\n"
+            "  ROOT r = f32[512]{0:T(1024)} reshape(s)\n",
+            "f32[1024]{0:T(1024)}",
+        ),
+        # reshape then slice: the new slice keeps the source's rank and layout
+        (
+            "  r = f32[1024]{0:T(1024)} reshape(p0)\n  ROOT s = f32[512]{0:T(1024)} slice(r), slice={[0:512]}\n",
+            "f32[4,128]{1,0:T(8,128)}",
+        ),
+    ],
+)
+def test_a_rewrite_keeps_the_tiled_layouts_of_a_tpu_module(pair, swapped_layout):
+    text = "HloModule m\nENTRY e {\n  p0 = f32[8,128]{1,0:T(8,128)} parameter(0)\n" + pair + "}\n"
+    (chain,) = analyse_module(parse_module_text(text))
+    assert chain.verdict == "legal", chain.reason
+    first = chain.rewrite.splitlines()[0]
+    assert f"= {swapped_layout} " in first, first
+    rewritten = parse_module_text(chain.rewrite_module)
+    assert all(i.shape.layout is not None and i.shape.layout.tiles for i in rewritten.entry.instructions)
