@@ -39,6 +39,12 @@ def command(shape_text: str, fmt: str, svg_path: str | None, max_grids: int, col
 
     err = Console(stderr=True, soft_wrap=True)  # a diagnostic is never cut at the terminal width
     try:
+        start = len(shape_text) - len(shape_text.lstrip())
+        if shape_text[start : start + 1] == "(":
+            # a tuple's elements are laid out apart: there is no one layout to draw
+            raise ShapeTextError(
+                "a tuple has no layout of its own: give one of its element shapes", shape_text, start + 1
+            )
         shape = parse_shape_text(shape_text)
     except ShapeTextError as exc:
         err.print(exc.display(), markup=False, highlight=False)

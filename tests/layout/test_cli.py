@@ -59,6 +59,14 @@ def test_bad_shape_text_exits_2_with_column_and_caret():
     assert lines[-1].index("^") == lines[-2].index("x")
 
 
+def test_a_tuple_shape_is_refused_as_a_tuple():
+    result = run(" (f32[2]{0}, f32[3]{0})")
+    assert result.exit_code == 2
+    assert "a tuple has no layout of its own" in result.stderr and "column 2" in result.stderr
+    lines = result.stderr.splitlines()
+    assert lines[-1].index("^") == lines[-2].index("(")
+
+
 def test_color_switch():
     """--color always styles the tiles (ANSI escapes); --color never writes plain text; the grid's
     numbers are the same either way."""
