@@ -635,3 +635,30 @@ def test_a_malformed_device_file_is_a_usage_error_not_a_traceback(runner, tmp_pa
     result = runner.invoke(main, ["analyze", str(hlo), "--device", str(device)])
     assert result.exit_code == 2 and (result.exception is None or isinstance(result.exception, SystemExit))
     assert "Invalid value for '--device'" in result.stderr and "broken.txtpb" in result.stderr
+
+
+def test_the_why_says_when_xla_counts_more_bytes_than_the_maps_read(runner):
+    # loop_convert_fusion reads f32[8,512,32768] (536,870,912 B), two f32 vectors of 16,384 B that
+    # it broadcasts to the output, and bf16[4096,32768] (268,435,456 B), each whole once: 805.3 MB.
+    # XLA counts each broadcast vector as read once per output element (536.9 MB each): 1.9 GB.
+    dump = Path(__file__).resolve().parents[1] / "data" / "gpu" / "gpt_wide_bf16"
+    [path] = dump.glob("*.sm_9.0a_gpu_after_optimizations.txt.gz")
+    result = runner.invoke(main, ["analyze", str(path), "--fusion", "loop_convert_fusion", "--format", "json"])
+    cost = json.loads(result.output)["modules"][0]["targets"][0]["cost"]
+    assert sum(cost["exact"]["operand_bytes_read"]) == 536_870_912 + 2 * 16_384 + 268_435_456
+    assert "1.9 GB read as XLA counts it (805.3 MB distinct)" in cost["explanation"]
+    exact = runner.invoke(
+        main,
+        [
+            "analyze",
+            str(path),
+            "--fusion",
+            "loop_convert_fusion",
+            "--format",
+            "json",
+            "--cost-option",
+            "time_uses=exact",
+        ],
+    )
+    # the time from the maps' own figures: one count, said once
+    assert "as XLA counts it" not in json.loads(exact.output)["modules"][0]["targets"][0]["cost"]["explanation"]
