@@ -340,16 +340,56 @@ def _major_to_minor(shape: Shape) -> tuple[int, ...]:
     return tuple(reversed(shape.layout.minor_to_major))
 
 
+def _tiled(shape: Shape) -> bool:
+    return shape.layout is not None and bool(shape.layout.tiles)
+
+
 def _bitcast_shapes(instr: Instruction) -> tuple[Shape, Shape]:
     """(operand shape, output shape) of a bitcast the reference models, else NoReference."""
     src, dst = instr.operands[0].shape, instr.shape
-    for s in (src, dst):
-        if s.layout is not None and s.layout.tiles:
-            raise NoReference("bitcast of a tiled layout: element order in memory not modelled here")
     src_bits, dst_bits = src.element_bits, dst.element_bits
+    if _tiled(src) or _tiled(dst):
+        # one buffer with its tile padding: the memory images say which slot holds what
+        if not src_bits or src_bits != dst_bits:
+            raise NoReference("bitcast of a tiled layout between element types of different sizes")
+        return src, dst
     if not src_bits or not dst_bits or src.num_elements * src_bits != dst.num_elements * dst_bits:
         raise NoReference("bitcast between buffers of different bit sizes")
     return src, dst
+
+
+# A tiled bitcast's memory images are built whole: operands up to this many slots (padding included).
+_TILED_BITCAST_SLOTS = 1 << 22
+
+
+def _tiled_bitcast_tags(src: Shape, dst: Shape, out_linear: np.ndarray) -> np.ndarray:
+    """The operand element (row-major number) in the memory slot of each output element, or
+    ``NOT_FROM_OPERAND``: both layouts' memory images from ``ref_layout`` (the tiles applied by
+    moving arrays, as the layout text says), one buffer read as two shapes of one element size."""
+    from .ref_layout import PADDING, physical_memory
+
+    def image(shape: Shape) -> np.ndarray:
+        if shape.num_elements > _TILED_BITCAST_SLOTS:
+            raise NoReference(f"tiled bitcast of {shape.num_elements} elements: too large for the reference")
+        return _kept_array(("memory", shape), lambda: physical_memory(shape))
+
+    src_memory, dst_memory = image(src), image(dst)
+    if len(dst_memory) > _TILED_BITCAST_SLOTS or len(src_memory) > _TILED_BITCAST_SLOTS:
+        raise NoReference("tiled bitcast: memory image too large for the reference")
+
+    def build_slots() -> np.ndarray:
+        slots = np.full(dst.num_elements, -1, dtype=np.int64)
+        real = dst_memory != PADDING
+        slots[dst_memory[real]] = np.nonzero(real)[0]
+        return slots
+
+    slot = _kept_array(("slots", dst), build_slots)[out_linear]
+    # a slot on the operand's tile padding, or past its memory, holds no operand element
+    inside = slot < len(src_memory)
+    tags = np.full(len(slot), NOT_FROM_OPERAND, dtype=np.int64)
+    tags[inside] = src_memory[slot[inside]]
+    tags[tags == PADDING] = NOT_FROM_OPERAND
+    return tags
 
 
 @reads_sets("bitcast")
@@ -359,6 +399,9 @@ def bitcast_set_reads(instr, output_index, out_linear, operand_index):
     src, dst = _bitcast_shapes(instr)
     if not len(out_linear) or not dst.dims:
         return _union_of(bitcast_reads, instr, output_index, out_linear, operand_index)
+    if _tiled(src) or _tiled(dst):
+        tags = _tiled_bitcast_tags(src, dst, np.asarray(out_linear, dtype=np.int64))
+        return tags[tags != NOT_FROM_OPERAND]
     dst_order, src_order = _major_to_minor(dst), _major_to_minor(src)
     if dst_order == tuple(range(len(dst_order))):  # row-major: memory position = linear index
         j = out_linear
@@ -380,6 +423,9 @@ def bitcast_set_reads(instr, output_index, out_linear, operand_index):
 @reads("bitcast")
 def bitcast_reads(instr, output_index, out_point, operand_index, runtime_values):
     src, dst = _bitcast_shapes(instr)
+    if _tiled(src) or _tiled(dst):
+        linear = int(np.ravel_multi_index(tuple(out_point), dst.dims)) if dst.dims else 0
+        return _untag(int(_tiled_bitcast_tags(src, dst, np.array([linear], dtype=np.int64))[0]), src.dims)
     src_bits, dst_bits = src.element_bits, dst.element_bits
     # Memory holds the operand's tags in its physical (major-to-minor) order. The output element
     # at physical position j covers bits [j * dst_bits, (j + 1) * dst_bits) of that memory.
