@@ -195,6 +195,50 @@ def _windowed(instr: Instruction) -> str | None:
     return None
 
 
+def _convolution(instr: Instruction) -> str | None:
+    """XLA's InferConvolveShape: positive group counts, features and batch divisible by the groups,
+    then the dimensions."""
+    if len(instr.operands) != 2:
+        return f"expects 2 operands, has {len(instr.operands)}"
+    lhs, rhs = (o.shape for o in instr.operands)
+    labels = instr.attrs.get("dim_labels")
+    if labels is None:
+        return "has no dim_labels"
+    features = instr.attrs.get("feature_group_count", 1)
+    batches = instr.attrs.get("batch_group_count", 1)
+    if features <= 0:
+        return f"feature_group_count must be a positive number, got {features}"
+    if batches <= 0:
+        return f"batch_group_count must be a positive number, got {batches}"
+    if features > 1 and batches > 1:
+        return f"both batch_group_count {batches} and feature_group_count {features} cannot be greater than 1"
+    # labels of other ranks than the operands' (roles left out with '?') or another number of window
+    # dimensions: XLA's parser reads them; left to the op's rule, as before these checks
+    rank = len(labels.input_spatial) + 2
+    window = instr.attrs.get("window") or ()
+    if len(window) != rank - 2 or not lhs.rank == rhs.rank == instr.shape.rank == rank:
+        return None
+    bad = [w for w in window if w.size <= 0 or w.stride <= 0 or w.base_dilation < 1 or w.window_dilation < 1]
+    if bad:
+        return "the window has a non-positive size, stride or dilation"
+    in_features, in_batch = lhs.dims[labels.input_feature], lhs.dims[labels.input_batch]
+    kernel_in, kernel_out = rhs.dims[labels.kernel_input_feature], rhs.dims[labels.kernel_output_feature]
+    if kernel_out % batches:
+        return f"output feature dimension size {kernel_out} is not a multiple of batch_group_count {batches}"
+    if in_features % features or in_features // features != kernel_in:
+        return (
+            f"lhs feature dimension {in_features} / feature_group_count {features} must equal "
+            f"the rhs input feature dimension {kernel_in}"
+        )
+    if kernel_out % features:
+        return f"output feature dimension {kernel_out} is not divisible by feature_group_count {features}"
+    if in_batch % batches:
+        return f"input batch dimension {in_batch} is not divisible by batch_group_count {batches}"
+    # (a window whose sizes differ from the kernel's is left alone: jaxlib compiles it, the sizes
+    # taken from the kernel)
+    return _inferred(instr)
+
+
 def _concatenate(instr: Instruction) -> str | None:
     dims = tuple(instr.attrs.get("dimensions", ()))
     if len(dims) != 1:
@@ -258,6 +302,7 @@ _CHECKS: dict[str, Callable[[Instruction], str | None]] = {
     "reduce-window": _windowed,
     "select-and-scatter": _windowed,
     "dot": _dot,
+    "convolution": _convolution,
     **dict.fromkeys(_COLLECTIVES, _collective_dimension),
     "sort": _sort_dimension,
     "gather": gather_dimension_numbers,
@@ -276,6 +321,7 @@ _RULE_NAMES = {
     "select-and-scatter": "ShapeInference::InferSelectAndScatterShape",
     "map": "ShapeInference::InferMapShape",
     "dot": "ShapeInference::InferDotOpShape",
+    "convolution": "ShapeInference::InferConvolveShape",
     "all-gather": "ShapeInference::InferAllGatherShape",
     "all-gather-start": "ShapeInference::InferAllGatherStartShape",
     "reduce-scatter": "ShapeInference::InferReduceScatterShape",

@@ -493,3 +493,51 @@ def test_an_op_let_pass_where_the_entry_does_not_reach_it_does_not_let_its_twin_
     d = info.value.diagnostic
     assert d.line == next(n for n, line in enumerate(text.splitlines(), 1) if "ROOT r =" in line), d
     assert "%r is invalid" in d.message and "operand 0's elements are s32" in d.message
+
+
+def convolution(attrs: str, result: str = "f32[1,1,2,2]") -> str:
+    # batch 4 split into 2 groups over 2 output features: XLA's convolution_group_converter test
+    return (
+        "HloModule m\n\nENTRY e {\n  input = f32[1,1,1,4] parameter(0)\n  filter = f32[1,1,1,2] parameter(1)\n"
+        f"  ROOT r = {result} convolution(input, filter), window={{size=1x1}}, dim_labels=f01b_i01o->01fb{attrs}\n}}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "attrs, fragment",
+    [
+        # jaxlib 0.10.2: inferred shape '[1, 1, 2, 4]' is incompatible with return type 'tensor<1x1x2x2xf32>'
+        (", batch_group_count=0", "batch_group_count must be a positive number, got 0"),
+        ("", "the operands give dimensions [1,1,2,4]"),
+        # jaxlib 0.10.2: inferred shape '[1, 1, 2, 4]' is incompatible (no group count may be 0)
+        (", feature_group_count=0", "feature_group_count must be a positive number, got 0"),
+        # jaxlib 0.10.2: expects input batch dimension (4) to be divisible by batch_group_count; XLA's
+        # InferConvolveShape first finds the output features (2) no multiple of 3
+        (", batch_group_count=3", "not a multiple of batch_group_count 3"),
+    ],
+)
+def test_a_convolution_that_does_not_fit_its_operands_is_rejected(attrs, fragment):
+    with pytest.raises(ParseError) as info:
+        parse_module_text(convolution(attrs))
+    d = info.value.diagnostic
+    assert (d.line, d.column) == (6, 8), d
+    assert "ShapeInference::InferConvolveShape" in d.message and fragment in d.message, d.message
+
+
+def test_well_formed_grouped_convolutions_are_read():
+    # both compile with jaxlib 0.10.2
+    assert parse_module_text(convolution(", batch_group_count=2")).entry.root.opcode == "convolution"
+    features = (
+        "HloModule m\n\nENTRY e {\n  input = f32[2,5,5,6] parameter(0)\n  filter = f32[3,3,2,9] parameter(1)\n"
+        "  ROOT r = f32[2,3,3,9] convolution(input, filter), window={size=3x3}, dim_labels=b01f_01io->b01f, "
+        "feature_group_count=3\n}\n"
+    )
+    assert parse_module_text(features).entry.root.opcode == "convolution"
+
+
+def test_a_convolution_with_no_batch_groups_exits_2_without_a_verify_mismatch(tmp_path):
+    path = tmp_path / "conv.hlo"
+    path.write_text(convolution(", batch_group_count=0"))
+    result = CliRunner().invoke(main, ["analyze", str(path), "--verify"])
+    assert result.exit_code == 2, result.output
+    assert f"{path}:6:8: error:" in result.output and "verify" not in result.output

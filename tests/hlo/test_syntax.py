@@ -518,7 +518,7 @@ def test_typed_attributes():
         "index_vector_dim=2, slice_sizes={1,4}, indices_are_sorted=true\n"
         "  %io = s32[4,5]{1,0} iota(), iota_dimension=1\n"
         "  %c = pred[8,16]{1,0} compare(%p, %p), direction=LT, type=TOTALORDER\n"
-        "  %cv = f32[1,4,4,32]{3,2,1,0} convolution(%x, %k), window={size=3x3 stride=2x2 pad=1_1x0_1 "
+        "  %cv = f32[1,8,3,32]{3,2,1,0} convolution(%x, %k), window={size=3x3 stride=2x2 pad=1_1x0_1 "
         "rhs_dilate=1x2 lhs_dilate=2x1 rhs_reversal=0x1}, dim_labels=b01f_01io->b01f, feature_group_count=1\n"
         "  %ds = f32[2,4]{1,0} dynamic-slice(%p, %io, %io), dynamic_slice_sizes={2,4}\n"
         "  %tt = (f32[8,16], f32[8,16]) tuple(%p, %p)\n"
@@ -547,7 +547,7 @@ def test_typed_attributes():
 def test_conv_dim_labels_digit_led_and_permuted():
     r = entry_instr(
         "  %x = f32[1,2,3,4] parameter(0)\n  %k = f32[1,1,1,1] parameter(1)\n"
-        "  ROOT %c = f32[1,2,3,4] convolution(%x, %k), window={size=1x1}, dim_labels=f01b_i01o->01bf",
+        "  ROOT %c = f32[2,3,4,1] convolution(%x, %k), window={size=1x1}, dim_labels=f01b_i01o->01bf",
         "c",
     )
     assert r.attrs["dim_labels"] == ConvDimLabels(3, 0, (1, 2), 0, 3, (1, 2), 2, 3, (0, 1))
