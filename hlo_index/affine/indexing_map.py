@@ -256,7 +256,10 @@ class IndexingMap:
             out = self.emptied()
         else:
             dims, ranges, runtime_bounds, results, constraints = parts
-            runtime = [RuntimeVar(b, v.description) for b, v in zip(runtime_bounds, runtime_vars)]
+            runtime = [
+                v if b == v.interval else RuntimeVar(b, v.description, True)
+                for b, v in zip(runtime_bounds, runtime_vars)
+            ]
             out = IndexingMap._from_parts(dims, ranges, runtime, results, constraints)
         out._simplified = out
         self._simplified = out
@@ -295,8 +298,8 @@ class IndexingMap:
 
     def remove_unused_variables(self) -> IndexingMap:
         """Drop range and runtime variables used by no result and no constraint (renumbering
-        the rest; a runtime variable with one value left is kept). Dimensions are kept: they
-        are the map's interface.
+        the rest; a runtime variable narrowed by a constraint or with one value left is kept).
+        Dimensions are kept: they are the map's interface.
 
         Constraints that only tie range variables used nowhere else are a closed statement:
         when brute force over their (small) box shows it satisfiable they are dropped with
@@ -322,12 +325,13 @@ class IndexingMap:
                 self.dims, self.range_vars, self.runtime_vars, self.results, constraints
             ).remove_unused_variables()
         keep_range = [i for i in range(len(self.range_vars)) if variable(RANGE, i) in used]
-        # a runtime variable narrowed to one value is a condition on the runtime value (the map
-        # applies only when it takes that value), not a value known in advance: it stays
+        # a runtime variable narrowed by a constraint, or to one value, is a condition on the
+        # runtime value (the map applies only when it takes those values), not a value known in
+        # advance: it stays
         keep_runtime = [
             i
             for i in range(len(self.runtime_vars))
-            if variable(RUNTIME, i) in used or self.runtime_vars[i].interval.is_point
+            if variable(RUNTIME, i) in used or self.runtime_vars[i].narrowed or self.runtime_vars[i].interval.is_point
         ]
         if len(keep_range) == len(self.range_vars) and len(keep_runtime) == len(self.runtime_vars):
             return self

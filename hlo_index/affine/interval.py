@@ -95,7 +95,10 @@ def make_interval(lo: int, hi: int) -> Interval:
 class RuntimeVar(NamedTuple):
     """A runtime variable: a value known only when the program runs (a dynamic offset, a gathered
     index), its feasible ``interval`` and a free-text ``description`` of what it stands for. The
-    description is an annotation: it is neither printed in map text nor part of map equality."""
+    description is an annotation: it is neither printed in map text nor part of map equality.
+    ``narrowed``: a constraint has cut ``interval`` down from the values the variable takes, so the
+    map holds only when the runtime value lies in it (a condition, kept even where nothing uses it)."""
 
     interval: Interval
     description: str = ""
+    narrowed: bool = False

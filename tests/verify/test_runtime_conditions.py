@@ -99,3 +99,25 @@ def test_scatter_window_over_the_whole_dim_lands_only_at_start_0():
     # indices 5 and 9 are out of bounds for a window of 8 rows in 8: only update 1 (index 0) lands
     values = {1: np.array([[5], [0], [9]])}
     assert read_set(scatter, 0, (0, 0), 2, values) == {(1, 0, 0)}
+
+
+PERMUTE_AFTER_NEGATE = """HloModule m
+
+ENTRY e {
+  a = f32[16] parameter(0)
+  n = f32[16] negate(a)
+  ROOT r = f32[16] collective-permute(n), source_target_pairs={{0,1},{1,2},{4,5},{5,6}}, channel_id=1
+}
+"""
+
+
+def test_a_collective_permute_reads_only_on_the_replicas_it_targets_through_a_whole_computation():
+    module = parse_module_text(PERMUTE_AFTER_NEGATE)
+    outcome = verify.verify_target(SelectedTarget("computation", module.entry), module)
+    assert not outcome.errors, outcome.errors
+    (row,) = [r for r in output_to_input(module.entry) if r.operand == 0]
+    # the pairs target replicas 1, 2, 5 and 6; replicas 0, 3 and 4 receive zeros and read nothing
+    assert sorted(tuple(v.interval) for m in row.maps for v in m.runtime_vars) == [(1, 2), (5, 6)]
+    permute = module.entry.root
+    assert read_set(permute, 0, (3,), 0, {"replica": 0}) == set()
+    assert read_set(permute, 0, (3,), 0, {"replica": 5}) == {(3,)}
