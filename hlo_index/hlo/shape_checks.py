@@ -16,7 +16,7 @@ from operator import attrgetter
 
 from .diagnostics import error
 from .gather_scatter_checks import gather_dimension_numbers, scatter_dimension_numbers
-from .model import Diagnostic, Instruction, Module, Shape
+from .model import Diagnostic, Instruction, Module, Shape, WindowDim
 from .shape_inference import ShapeInferenceError, infer_shape, is_unknown
 from .signature_checks import SIGNATURE_CHECKS, reached_from_entry
 
@@ -192,6 +192,20 @@ def _windowed(instr: Instruction) -> str | None:
     window = instr.attrs.get("window") or ()
     if len(window) != rank:
         return f"the window has {len(window)} dimension(s), the operand {rank}"
+    return _window_problem(window)
+
+
+def _window_problem(window: Sequence[WindowDim]) -> str | None:
+    """XLA's InferWindowOutputShape: every size, stride and dilation at least 1."""
+    for k, w in enumerate(window):
+        for name, value in (
+            ("size", w.size),
+            ("stride", w.stride),
+            ("base dilation", w.base_dilation),
+            ("window dilation", w.window_dilation),
+        ):
+            if value < 1:
+                return f"window dimension {k} has a non-positive {name} ({value})"
     return None
 
 
@@ -218,9 +232,9 @@ def _convolution(instr: Instruction) -> str | None:
     window = instr.attrs.get("window") or ()
     if len(window) != rank - 2 or not lhs.rank == rhs.rank == instr.shape.rank == rank:
         return None
-    bad = [w for w in window if w.size <= 0 or w.stride <= 0 or w.base_dilation < 1 or w.window_dilation < 1]
-    if bad:
-        return "the window has a non-positive size, stride or dilation"
+    problem = _window_problem(window)
+    if problem:
+        return problem
     in_features, in_batch = lhs.dims[labels.input_feature], lhs.dims[labels.input_batch]
     kernel_in, kernel_out = rhs.dims[labels.kernel_input_feature], rhs.dims[labels.kernel_output_feature]
     if kernel_out % batches:

@@ -541,3 +541,40 @@ def test_a_convolution_with_no_batch_groups_exits_2_without_a_verify_mismatch(tm
     result = CliRunner().invoke(main, ["analyze", str(path), "--verify"])
     assert result.exit_code == 2, result.output
     assert f"{path}:6:8: error:" in result.output and "verify" not in result.output
+
+
+@pytest.mark.parametrize(
+    "window, fragment",
+    [
+        # jaxlib 0.10.2: expects window to have positive stride for 0-th window dimension, but got 0
+        ("size=1x1 stride=0x1", "dimension 0 has a non-positive stride (0)"),
+        # ... positive value for 0-th window dimension, but got 0
+        ("size=0x1", "dimension 0 has a non-positive size (0)"),
+        # ... positive base dilation factor for 0-th window dimension, but got 0
+        ("size=1x1 lhs_dilate=0x1", "dimension 0 has a non-positive base dilation (0)"),
+        # ... positive window dilation factor for 1-th window dimension, but got 0
+        ("size=1x1 rhs_dilate=1x0", "dimension 1 has a non-positive window dilation (0)"),
+    ],
+)
+def test_a_reduce_window_with_a_non_positive_window_figure_is_rejected(window, fragment):
+    text = module(f"ROOT r = f32[4,6] reduce-window(p, z), window={{{window}}}, to_apply=add", ADD)
+    with pytest.raises(ParseError) as info:
+        parse_module_text(text)
+    d = info.value.diagnostic
+    assert (d.line, d.column) == (12, 8), d
+    assert "ShapeInference::InferReduceWindowShape" in d.message and fragment in d.message, d.message
+
+
+def test_a_reduce_window_with_stride_0_exits_2_rather_than_failing_inside_verify(tmp_path):
+    path = tmp_path / "rw.hlo"
+    path.write_text(module("ROOT r = f32[4,6] reduce-window(p, z), window={size=1x1 stride=0x1}, to_apply=add", ADD))
+    result = CliRunner().invoke(main, ["analyze", str(path), "--verify"])
+    assert result.exit_code == 2, result.output
+    assert f"{path}:12:8: error:" in result.output and "internal" not in result.output
+    # compiles with jaxlib 0.10.2: stride 2 over 4 rows gives 2
+    assert (
+        parse_module_text(
+            module("ROOT r = f32[2,6] reduce-window(p, z), window={size=1x1 stride=2x1}, to_apply=add", ADD)
+        ).entry.root.opcode
+        == "reduce-window"
+    )
