@@ -13,7 +13,7 @@ output element.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -30,17 +30,24 @@ def window_of(instr: Instruction, rank: int) -> tuple[WindowDim, ...]:
     return tuple(window)
 
 
-def window_elements(out_coord: int, wd: WindowDim, in_size: int) -> Iterator[int]:
+def window_elements(out_coord: int, wd: WindowDim, in_size: int) -> Sequence[int]:
     """Input coordinates under window position ``out_coord`` along one axis (padding and holes skipped)."""
+    # Position in the conceptual array: input dilated by base_dilation, then padded.
+    start, step = out_coord * wd.stride - wd.pad_low, wd.window_dilation
+    if wd.base_dilation == 1:
+        # the positions start + k * step (0 <= k < size) inside [0, in_size): k from
+        # ceil(-start / step) to floor((in_size - 1 - start) / step)
+        first, last = max(0, -(start // step)), min(wd.size - 1, (in_size - 1 - start) // step)
+        return range(start + first * step, start + last * step + 1, step) if first <= last else range(0)
+    found = []
     for k in range(wd.size):
-        # Position in the conceptual array: input dilated by base_dilation, then padded.
-        padded = out_coord * wd.stride + k * wd.window_dilation
-        unpadded = padded - wd.pad_low
+        unpadded = start + k * step
         if unpadded % wd.base_dilation != 0:
             continue
         source = unpadded // wd.base_dilation
         if 0 <= source < in_size:
-            yield source
+            found.append(source)
+    return found
 
 
 def window_read_set(out_point: tuple, window: tuple[WindowDim, ...], in_dims: tuple[int, ...]) -> set:
@@ -101,6 +108,40 @@ def reduce_window_reads(
         return set(SCALAR_READ)
     in_dims = instr.operands[operand_index].shape.dims
     return window_read_set(out_point, window_of(instr, len(in_dims)), in_dims)
+
+
+@reads_sets("reduce-window")
+def reduce_window_set_reads(
+    instr: Instruction, output_index: int, out_linear: np.ndarray, operand_index: int
+) -> np.ndarray:
+    """The union of ``reduce_window_reads`` over ``out_linear``: per axis, each point's window
+    positions (as ``window_elements`` walks them, -1 where padding or a hole), then every
+    combination of the axes' positions, in chunks of points."""
+    if operand_index >= _arity(instr):
+        return SCALAR_ELEMENT if len(out_linear) else NO_ELEMENTS
+    in_dims = instr.operands[operand_index].shape.dims
+    out_dims = instr.shape.leaf(output_index).dims
+    if not len(out_linear) or not in_dims:
+        return NO_ELEMENTS if not len(out_linear) else SCALAR_ELEMENT
+    window = window_of(instr, len(in_dims))
+    strides = row_major_strides(in_dims)
+    size = 1
+    for wd in window:
+        size *= wd.size
+    chunk = max(1, (1 << 22) // max(size, 1))
+    found = []
+    for begin in range(0, len(out_linear), chunk):
+        coords = np.unravel_index(out_linear[begin : begin + chunk], out_dims)
+        linear = np.zeros((len(coords[0]), 1), np.int64)
+        valid = np.ones((len(coords[0]), 1), bool)
+        for c, wd, n, stride in zip(coords, window, in_dims, strides):
+            unpadded = c[:, None] * wd.stride + np.arange(wd.size)[None, :] * wd.window_dilation - wd.pad_low
+            source = unpadded // wd.base_dilation
+            ok = (unpadded % wd.base_dilation == 0) & (source >= 0) & (source < n)
+            linear = (linear[:, :, None] + (source * stride)[:, None, :]).reshape(len(linear), -1)
+            valid = (valid[:, :, None] & ok[:, None, :]).reshape(len(valid), -1)
+        found.append(linear[valid])
+    return np.unique(np.concatenate(found))
 
 
 @reads("select-and-scatter")

@@ -157,13 +157,20 @@ class Walker:
         return steps
 
     def walk(
-        self, output_index: int, point: tuple, wanted: frozenset | None = None, dims: tuple | None = None
+        self,
+        output_index: int,
+        point: tuple | None,
+        wanted: frozenset | None = None,
+        dims: tuple | None = None,
+        points: np.ndarray | None = None,
     ) -> dict[tuple[int, int], tuple]:
         """(parameter number, tuple element) -> (dims, linear): the exact set of its elements read
         by ``point`` of the output, as sorted distinct row-major linear indices over ``dims`` (the
         element's dims; see :func:`elements_as_points`); with ``wanted``, only for those
         parameters (the rest of the graph is not walked). ``dims``: the point's (default: the
-        output's; a callee's caller passes a nested tuple's elements through). Every set stays one numpy array from
+        output's; a callee's caller passes a nested tuple's elements through). ``points``: a sorted
+        distinct linear set of output elements walked at once instead of ``point`` (what they
+        read together is the union of what each reads). Every set stays one numpy array from
         op to op: a reduction's row of 10^6 elements is not 10^6 tuples.
         (A heap of only the instructions reached was tried: most walks reach most of the order,
         and the heap cost more than the steps it skipped.)"""
@@ -172,7 +179,8 @@ class Walker:
             return {}
         if dims is None:
             dims = root.shape.leaf(output_index).dims
-        need: dict[tuple[Instruction | None, int], list] = {(root, output_index): [dims, linear_of((point,), dims)]}
+        start = points if points is not None else linear_of((point,), dims)
+        need: dict[tuple[Instruction | None, int], list] = {(root, output_index): [dims, start]}
         found: dict[tuple[int, int], tuple] = {}
         limit = current().budgets.verify_points_per_value
         for instr, outputs, parameter, memo, owner, callee_walker, operands, whole, nested in self._steps_from(
@@ -194,9 +202,10 @@ class Walker:
                         f"budget verify_points_per_value={limit}: more than {limit} elements of '{instr.name}' are read"
                     )
                 if callee_walker is not None:
-                    for p in points_of(points, dims):
-                        for (param, element), (got_dims, got) in callee_walker.walk(out, p, None, dims).items():
-                            _add(need, (instr.operands[param], element), got_dims, got)
+                    # all the points through the callee in one walk: a nested fusion read at
+                    # thousands of points is not thousands of walks
+                    for (param, element), (got_dims, got) in callee_walker.walk(out, None, None, dims, points).items():
+                        _add(need, (instr.operands[param], element), got_dims, got)
                     continue
                 if whole is not None and len(points) >= whole[2]:  # the read set of all the points at once
                     reads, targets, _ = whole

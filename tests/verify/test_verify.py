@@ -564,6 +564,45 @@ ENTRY e {
                 assert _set_read(SET_READ_SETS, instr, chosen, operand) == union, (name, operand)
 
 
+def test_reduce_window_set_read_sets_are_the_union_of_the_point_read_sets():
+    import itertools
+    import random
+
+    from hlo_index.reference import SET_READ_SETS, read_set
+
+    # strides, padding on both sides, window and base dilation (holes), and a window past the input
+    windows = (  # with the result's dims: (padded - dilated window) / stride + 1 per axis
+        ("size=2x3 stride=1x2 pad=0_1x1_1", "5,4"),
+        ("size=3x2 stride=2x1 pad=2_2x0_3 lhs_dilate=2x1 rhs_dilate=1x2", "6,8"),
+        ("size=1x4 stride=3x3 pad=0_0x4_0", "2,3"),
+    )
+    rnd = random.Random(5)
+    for window, dims in windows:
+        module = parse_module_text(
+            f"""HloModule m
+
+max {{
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}}
+
+ENTRY e {{
+  p0 = f32[5,7] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[{dims}] reduce-window(p0, z), window={{{window}}}, to_apply=max
+}}
+"""
+        )
+        instr = module.entry.root
+        every = list(itertools.product(*map(range, instr.shape.dims)))
+        for count in (0, 1, min(5, len(every)), len(every)):
+            chosen = set(rnd.sample(every, count))
+            for operand in range(2):
+                union = set().union(*(read_set(instr, 0, p, operand) for p in chosen))
+                assert _set_read(SET_READ_SETS, instr, chosen, operand) == union, (window, operand)
+
+
 def test_a_walk_through_a_nested_tuple_keeps_the_elements_of_the_array_inside():
     """A get-tuple-element of a nested tuple parameter: the elements read are those of the
     array inside it (its dims, not the tuple's), as the reference passes them through."""
