@@ -123,6 +123,66 @@ def convolution_reads(
     return result
 
 
+@reads_sets("convolution")
+def convolution_set_reads(
+    instr: Instruction, output_index: int, out_linear: np.ndarray, operand_index: int
+) -> np.ndarray:
+    """The union of ``convolution_reads`` over ``out_linear``, as ``convolution_reads`` finds each
+    point's: the kernel's every input feature and tap for each output feature present; the lhs's
+    batch and feature group of each point, every input feature of the group, and per spatial axis
+    each tap's source (none over padding or a base-dilation hole), in chunks of points."""
+    labels = instr.attr("dim_labels")
+    lhs_dims, kernel_dims = instr.operands[0].shape.dims, instr.operands[1].shape.dims
+    out_dims = instr.shape.dims
+    feature_groups = instr.attr("feature_group_count", 1) or 1
+    batch_groups = instr.attr("batch_group_count", 1) or 1
+    window = window_of(instr, len(labels.output_spatial))
+    kernel_in_features = kernel_dims[labels.kernel_input_feature]
+    out_features = out_dims[labels.output_feature]
+    if not len(out_linear):
+        return np.zeros(0, np.int64)
+    coords = np.unravel_index(out_linear, out_dims)
+    out_feature = coords[labels.output_feature]
+    if operand_index == 1:
+        strides = row_major_strides(kernel_dims)
+        # every (input feature, taps) of the kernel, then each output feature present
+        offsets = np.arange(kernel_in_features, dtype=np.int64) * strides[labels.kernel_input_feature]
+        for axis, wd in enumerate(window):
+            step = strides[labels.kernel_spatial[axis]]
+            offsets = (offsets[:, None] + np.arange(wd.size, dtype=np.int64) * step).reshape(-1)
+        present = np.unique(out_feature) * strides[labels.kernel_output_feature]
+        return np.unique((present[:, None] + offsets[None, :]).reshape(-1))
+    strides = row_major_strides(lhs_dims)
+    batch = coords[labels.output_batch]
+    if batch_groups > 1:
+        batch = (out_feature // (out_features // batch_groups)) * (lhs_dims[labels.input_batch] // batch_groups) + batch
+    feature_base = np.zeros(len(out_linear), np.int64)
+    if feature_groups > 1:
+        feature_base = (out_feature // (out_features // feature_groups)) * kernel_in_features
+    size = kernel_in_features
+    for wd in window:
+        size *= wd.size
+    chunk = max(1, (1 << 22) // max(size, 1))
+    features = np.arange(kernel_in_features, dtype=np.int64) * strides[labels.input_feature]
+    found = []
+    for begin in range(0, len(out_linear), chunk):
+        part = slice(begin, begin + chunk)
+        base = batch[part] * strides[labels.input_batch] + feature_base[part] * strides[labels.input_feature]
+        linear = (base[:, None] + features[None, :]).astype(np.int64)
+        valid = np.ones(linear.shape, bool)
+        for axis, wd in enumerate(window):
+            c = coords[labels.output_spatial[axis]][part]
+            n = lhs_dims[labels.input_spatial[axis]]
+            unpadded = c[:, None] * wd.stride + np.arange(wd.size)[None, :] * wd.window_dilation - wd.pad_low
+            source = unpadded // wd.base_dilation
+            ok = (unpadded % wd.base_dilation == 0) & (source >= 0) & (source < n)
+            step = strides[labels.input_spatial[axis]]
+            linear = (linear[:, :, None] + (source * step)[:, None, :]).reshape(len(linear), -1)
+            valid = (valid[:, :, None] & ok[:, None, :]).reshape(len(valid), -1)
+        found.append(linear[valid])
+    return np.unique(np.concatenate(found))
+
+
 def _tap_source(out_coord: int, tap: int, wd, in_size: int) -> int | None:
     """The lhs coordinate under window tap ``tap`` of output ``out_coord``, None over padding/holes."""
     unpadded = out_coord * wd.stride + tap * wd.window_dilation - wd.pad_low

@@ -4,6 +4,7 @@ from each side (an element it misses, an element it invents)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -601,6 +602,52 @@ ENTRY e {{
             for operand in range(2):
                 union = set().union(*(read_set(instr, 0, p, operand) for p in chosen))
                 assert _set_read(SET_READ_SETS, instr, chosen, operand) == union, (window, operand)
+
+
+@pytest.mark.parametrize(
+    "lhs, rhs, out, attrs",
+    [
+        # strides, padding, lhs (base) and rhs (window) dilation
+        (
+            "f32[2,5,6,3]",
+            "f32[3,2,3,4]",
+            "f32[2,2,11,4]",
+            "window={size=3x2 stride=2x1 pad=1_1x0_1 lhs_dilate=1x2 rhs_dilate=2x1}, dim_labels=b01f_01io->b01f",
+        ),
+        # two feature groups: each output feature reads its group's three input features
+        (
+            "f32[1,4,4,6]",
+            "f32[2,2,3,4]",
+            "f32[1,3,3,4]",
+            "window={size=2x2}, dim_labels=b01f_01io->b01f, feature_group_count=2",
+        ),
+        # two batch groups: each output feature reads its group's half of the batch
+        (
+            "f32[4,3,3,2]",
+            "f32[2,2,2,6]",
+            "f32[2,2,2,6]",
+            "window={size=2x2}, dim_labels=b01f_01io->b01f, batch_group_count=2",
+        ),
+    ],
+)
+def test_convolution_set_read_sets_are_the_union_of_the_point_read_sets(lhs, rhs, out, attrs):
+    import itertools
+    import random
+
+    from hlo_index.reference import SET_READ_SETS, read_set
+
+    module = parse_module_text(
+        f"HloModule m\nENTRY e {{\n  a = {lhs} parameter(0)\n  k = {rhs} parameter(1)\n"
+        f"  ROOT c = {out} convolution(a, k), {attrs}\n}}\n"
+    )
+    instr = module.entry.root
+    every = list(itertools.product(*map(range, instr.shape.dims)))
+    rnd = random.Random(7)
+    for count in (1, 5, len(every)):
+        chosen = set(rnd.sample(every, count))
+        for operand in range(2):
+            union = set().union(*(read_set(instr, 0, p, operand) for p in chosen))
+            assert union and _set_read(SET_READ_SETS, instr, chosen, operand) == union, (attrs, operand)
 
 
 def test_a_walk_through_a_nested_tuple_keeps_the_elements_of_the_array_inside():
