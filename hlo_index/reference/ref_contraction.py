@@ -75,16 +75,25 @@ def dot_set_reads(instr: Instruction, output_index: int, out_linear: np.ndarray,
     return (base[:, None] + offsets[None, :]).reshape(-1)
 
 
+def _convolution(instr: Instruction) -> tuple:
+    """(dim labels, lhs dims, kernel dims, output dims, feature groups, batch groups, window)."""
+    labels = instr.attr("dim_labels")
+    return (
+        labels,
+        instr.operands[0].shape.dims,
+        instr.operands[1].shape.dims,
+        instr.shape.dims,
+        instr.attr("feature_group_count", 1) or 1,
+        instr.attr("batch_group_count", 1) or 1,
+        window_of(instr, len(labels.output_spatial)),
+    )
+
+
 @reads("convolution")
 def convolution_reads(
     instr: Instruction, output_index: int, out_point: tuple, operand_index: int, runtime_values: dict | None
 ) -> set:
-    labels = instr.attr("dim_labels")
-    lhs_dims, kernel_dims = instr.operands[0].shape.dims, instr.operands[1].shape.dims
-    out_dims = instr.shape.dims
-    feature_groups = instr.attr("feature_group_count", 1) or 1
-    batch_groups = instr.attr("batch_group_count", 1) or 1
-    window = window_of(instr, len(labels.output_spatial))
+    labels, lhs_dims, kernel_dims, out_dims, feature_groups, batch_groups, window = _convolution(instr)
 
     out_batch, out_feature = out_point[labels.output_batch], out_point[labels.output_feature]
     out_features = out_dims[labels.output_feature]
@@ -131,12 +140,7 @@ def convolution_set_reads(
     point's: the kernel's every input feature and tap for each output feature present; the lhs's
     batch and feature group of each point, every input feature of the group, and per spatial axis
     each tap's source (none over padding or a base-dilation hole), in chunks of points."""
-    labels = instr.attr("dim_labels")
-    lhs_dims, kernel_dims = instr.operands[0].shape.dims, instr.operands[1].shape.dims
-    out_dims = instr.shape.dims
-    feature_groups = instr.attr("feature_group_count", 1) or 1
-    batch_groups = instr.attr("batch_group_count", 1) or 1
-    window = window_of(instr, len(labels.output_spatial))
+    labels, lhs_dims, kernel_dims, out_dims, feature_groups, batch_groups, window = _convolution(instr)
     kernel_in_features = kernel_dims[labels.kernel_input_feature]
     out_features = out_dims[labels.output_feature]
     if not len(out_linear):
