@@ -44,11 +44,11 @@ _GPU_CUSTOM_CALL_MARKERS = (
 )
 _CPU_CUSTOM_CALL_MARKERS = ("__onednn", "__xla_cpu", "xla_cpu", "ynnpack", "__ynn", "onednn")
 _SHAPE = attrgetter("shape")
-# said of any dump without evidence (a Neuron or hand-written module too): the CPU is a default here
 # XLA's dump names: "module_0040.jit_step.sm_9.0a_gpu_after_optimizations.txt", and beside it the GPU
 # the module was compiled for, "module_0040.jit_step.gpu_target_config.pbtxt"
 _DUMP_STAGE = re.compile(r"\.(?:sm_[\d.]+a?_gpu_after_optimizations|before_optimizations)[^/]*$")
 TARGET_CONFIG_SUFFIX = ".gpu_target_config.pbtxt"
+# said of any dump without evidence (a Neuron or hand-written module too): the CPU is a default here
 _NO_EVIDENCE = "no backend construct in the dump nor backend in its file name: taken as CPU"
 # the backend XLA writes into a dump file's name, before the stage: "<module>.sm_9.0a_gpu_after_optimizations.txt"
 _BACKEND_IN_FILE_NAME = re.compile(r"[._]((gpu|cpu)_(?:after|before)_optimizations)[^/\\]*$")

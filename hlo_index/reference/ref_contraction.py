@@ -18,7 +18,7 @@ import numpy as np
 
 from ..hlo.model import Instruction
 from . import reads, reads_sets
-from .ref_reduce import row_major_strides, window_of
+from .ref_reduce import add_window_axis, row_major_strides, window_chunk, window_of
 
 
 def _free_dims(rank: int, *used: tuple[int, ...]) -> list[int]:
@@ -163,10 +163,7 @@ def convolution_set_reads(
     feature_base = np.zeros(len(out_linear), np.int64)
     if feature_groups > 1:
         feature_base = (out_feature // (out_features // feature_groups)) * kernel_in_features
-    size = kernel_in_features
-    for wd in window:
-        size *= wd.size
-    chunk = max(1, (1 << 22) // max(size, 1))
+    chunk = window_chunk(window, kernel_in_features)
     features = np.arange(kernel_in_features, dtype=np.int64) * strides[labels.input_feature]
     found = []
     for begin in range(0, len(out_linear), chunk):
@@ -175,14 +172,9 @@ def convolution_set_reads(
         linear = (base[:, None] + features[None, :]).astype(np.int64)
         valid = np.ones(linear.shape, bool)
         for axis, wd in enumerate(window):
+            spatial = labels.input_spatial[axis]
             c = coords[labels.output_spatial[axis]][part]
-            n = lhs_dims[labels.input_spatial[axis]]
-            unpadded = c[:, None] * wd.stride + np.arange(wd.size)[None, :] * wd.window_dilation - wd.pad_low
-            source = unpadded // wd.base_dilation
-            ok = (unpadded % wd.base_dilation == 0) & (source >= 0) & (source < n)
-            step = strides[labels.input_spatial[axis]]
-            linear = (linear[:, :, None] + (source * step)[:, None, :]).reshape(len(linear), -1)
-            valid = (valid[:, :, None] & ok[:, None, :]).reshape(len(valid), -1)
+            linear, valid = add_window_axis(linear, valid, c, wd, lhs_dims[spatial], strides[spatial])
         found.append(linear[valid])
     return np.unique(np.concatenate(found))
 

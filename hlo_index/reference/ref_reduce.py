@@ -125,23 +125,44 @@ def reduce_window_set_reads(
         return NO_ELEMENTS if not len(out_linear) else SCALAR_ELEMENT
     window = window_of(instr, len(in_dims))
     strides = row_major_strides(in_dims)
-    size = 1
-    for wd in window:
-        size *= wd.size
-    chunk = max(1, (1 << 22) // max(size, 1))
+    chunk = window_chunk(window)
     found = []
     for begin in range(0, len(out_linear), chunk):
         coords = np.unravel_index(out_linear[begin : begin + chunk], out_dims)
         linear = np.zeros((len(coords[0]), 1), np.int64)
         valid = np.ones((len(coords[0]), 1), bool)
         for c, wd, n, stride in zip(coords, window, in_dims, strides):
-            unpadded = c[:, None] * wd.stride + np.arange(wd.size)[None, :] * wd.window_dilation - wd.pad_low
-            source = unpadded // wd.base_dilation
-            ok = (unpadded % wd.base_dilation == 0) & (source >= 0) & (source < n)
-            linear = (linear[:, :, None] + (source * stride)[:, None, :]).reshape(len(linear), -1)
-            valid = (valid[:, :, None] & ok[:, None, :]).reshape(len(valid), -1)
+            linear, valid = add_window_axis(linear, valid, c, wd, n, stride)
         found.append(linear[valid])
     return np.unique(np.concatenate(found))
+
+
+# (point, window position) pairs a windowed set read holds at once: its points go in chunks
+_WINDOW_PAIRS = 1 << 22
+
+
+def window_chunk(window: tuple[WindowDim, ...], per_position: int = 1) -> int:
+    """How many points a windowed set read takes at a time (``per_position`` elements a tap)."""
+    size = per_position
+    for wd in window:
+        size *= wd.size
+    return max(1, _WINDOW_PAIRS // max(size, 1))
+
+
+def add_window_axis(
+    linear: np.ndarray, valid: np.ndarray, out_coords: np.ndarray, wd: WindowDim, in_size: int, stride: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """``linear`` / ``valid`` (a row per point, a column per position of the axes so far) with one
+    more window axis: each point's taps along it, as ``window_elements`` finds them (invalid over
+    padding or a base-dilation hole), at ``stride`` in the operand's linear index."""
+    unpadded = out_coords[:, None] * wd.stride + np.arange(wd.size)[None, :] * wd.window_dilation - wd.pad_low
+    source = unpadded // wd.base_dilation
+    ok = (unpadded % wd.base_dilation == 0) & (source >= 0) & (source < in_size)
+    rows = len(linear)
+    return (
+        (linear[:, :, None] + (source * stride)[:, None, :]).reshape(rows, -1),
+        (valid[:, :, None] & ok[:, None, :]).reshape(rows, -1),
+    )
 
 
 @reads("select-and-scatter")

@@ -366,7 +366,7 @@ def _tiled_bitcast_tags(src: Shape, dst: Shape, out_linear: np.ndarray) -> np.nd
     """The operand element (row-major number) in the memory slot of each output element, or
     ``NOT_FROM_OPERAND``: both layouts' memory images from ``ref_layout`` (the tiles applied by
     moving arrays, as the layout text says), one buffer read as two shapes of one element size."""
-    from .ref_layout import PADDING, physical_memory
+    from .ref_layout import PADDING, physical_memory, reference_offsets
 
     def image(shape: Shape) -> np.ndarray:
         if shape.num_elements > _TILED_BITCAST_SLOTS:
@@ -377,13 +377,7 @@ def _tiled_bitcast_tags(src: Shape, dst: Shape, out_linear: np.ndarray) -> np.nd
     if len(dst_memory) > _TILED_BITCAST_SLOTS or len(src_memory) > _TILED_BITCAST_SLOTS:
         raise NoReference("tiled bitcast: memory image too large for the reference")
 
-    def build_slots() -> np.ndarray:
-        slots = np.full(dst.num_elements, -1, dtype=np.int64)
-        real = dst_memory != PADDING
-        slots[dst_memory[real]] = np.nonzero(real)[0]
-        return slots
-
-    slot = _kept_array(("slots", dst), build_slots)[out_linear]
+    slot = _kept_array(("slots", dst), lambda: reference_offsets(dst).reshape(-1))[out_linear]
     # a slot on the operand's tile padding, or past its memory, holds no operand element
     inside = slot < len(src_memory)
     tags = np.full(len(slot), NOT_FROM_OPERAND, dtype=np.int64)

@@ -431,7 +431,7 @@ def diff_paths(old_path: str, new_path: str, cost: FusionCost | None = None) -> 
     old, old_problems = load_side(old_path)
     new, new_problems = load_side(new_path)
     diagnostics = old_problems + new_problems
-    unreadable = any(d.severity == "error" for d in diagnostics)
+    unreadable = _has_error(diagnostics)
     if (not old and _has_error(old_problems)) or (not new and _has_error(new_problems)):
         # a side that could not be read at all is not a dump without fusions: pairing against it
         # would list every fusion of the other side as removed (or added)
