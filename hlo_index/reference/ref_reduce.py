@@ -125,6 +125,10 @@ def reduce_window_set_reads(
         return NO_ELEMENTS if not len(out_linear) else SCALAR_ELEMENT
     window = window_of(instr, len(in_dims))
     strides = row_major_strides(in_dims)
+    if len(out_linear) == 1 or (np.diff(out_linear) > 0).all():  # distinct points: maybe a grid
+        grid = _window_grid_reads(np.unravel_index(out_linear, out_dims), window, in_dims, strides)
+        if grid is not None:
+            return grid
     chunk = window_chunk(window)
     found = []
     for begin in range(0, len(out_linear), chunk):
@@ -135,6 +139,26 @@ def reduce_window_set_reads(
             linear, valid = add_window_axis(linear, valid, c, wd, n, stride)
         found.append(linear[valid])
     return np.unique(np.concatenate(found))
+
+
+def _window_grid_reads(coords: tuple, window: tuple[WindowDim, ...], in_dims: tuple, strides: list[int]):
+    """Where distinct points are every combination of their coordinates on each axis (a block, a
+    row: what walks bring), their windows' union is the combination of each axis's union of
+    windows, found without a pair per point and tap; None where they are not such a grid."""
+    axes = [np.unique(c) for c in coords]
+    count = 1
+    for axis in axes:
+        count *= len(axis)
+    if count != len(coords[0]):  # as many distinct points as combinations: they are all of them
+        return None
+    linear = np.zeros(1, np.int64)
+    for axis, wd, n, stride in zip(axes, window, in_dims, strides):
+        sources, valid = add_window_axis(
+            np.zeros((len(axis), 1), np.int64), np.ones((len(axis), 1), bool), axis, wd, n, 1
+        )
+        taken = np.unique(sources[valid])
+        linear = (linear[:, None] + taken[None, :] * stride).reshape(-1)
+    return linear
 
 
 # (point, window position) pairs a windowed set read holds at once: its points go in chunks

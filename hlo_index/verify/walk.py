@@ -27,7 +27,7 @@ from .references import (
 # 160-operand concatenation: 160^2 slabs per element), a reduction's or dot's read set is a row
 # of Python tuples.
 SET_READS_FROM = 32
-_SET_READS_ALWAYS = frozenset(ELEMENTWISE_OPCODES) | {"concatenate", "reduce", "dot"}
+_SET_READS_ALWAYS = frozenset(ELEMENTWISE_OPCODES) | {"concatenate", "reduce", "dot", "convolution"}
 
 
 class Walker:
@@ -214,12 +214,17 @@ class Walker:
                         if itself:
                             got = points
                         else:
-                            got = reference_set_read(reads, instr, out, points, j)
-                            if got is points:  # each element reads itself: so it will for any points
-                                target[3] = True
-                            elif len(got):
-                                got = distinct(got)
-                            else:
+                            # walks for different wanted parameters bring the same points again
+                            set_key = (owner, out, j, points.tobytes())
+                            got = memo.get(set_key)
+                            if got is None:
+                                got = reference_set_read(reads, instr, out, points, j)
+                                if got is points:  # each element reads itself: so it will for any points
+                                    target[3] = True
+                                else:
+                                    got = distinct(got) if len(got) else got
+                                memo[set_key] = got
+                            if not len(got):
                                 continue
                         if element_dims is None:
                             element_dims = dims

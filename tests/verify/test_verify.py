@@ -597,8 +597,13 @@ ENTRY e {{
         )
         instr = module.entry.root
         every = list(itertools.product(*map(range, instr.shape.dims)))
-        for count in (0, 1, min(5, len(every)), len(every)):
-            chosen = set(rnd.sample(every, count))
+        # scattered points, and grids (every combination of some coordinates per axis: a
+        # shortcut reads those axis by axis)
+        grids = [
+            set(itertools.product(*(rnd.sample(range(n), rnd.randint(1, n)) for n in instr.shape.dims)))
+            for _ in range(4)
+        ]
+        for chosen in [set(rnd.sample(every, count)) for count in (0, 1, min(5, len(every)), len(every))] + grids:
             for operand in range(2):
                 union = set().union(*(read_set(instr, 0, p, operand) for p in chosen))
                 assert _set_read(SET_READ_SETS, instr, chosen, operand) == union, (window, operand)
