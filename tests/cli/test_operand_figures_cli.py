@@ -198,3 +198,48 @@ def test_physical_maps_in_text(runner, tiled_path):
     result = runner.invoke(main, ["analyze", tiled_path, "--fusion", "f1", "--physical", "--color", "never"])
     assert result.exit_code == 0
     assert "physical maps:" in result.stdout
+
+
+# A horizontally fused loop fusion: output 0 reads operand 0 only, output 1 operand 1 only
+# (the backend_config makes it a GPU dump).
+HORIZONTAL = """HloModule horizontal
+
+fused_pair {
+  p0 = f32[64,128]{1,0} parameter(0)
+  p1 = f32[64,128]{1,0} parameter(1)
+  n0 = f32[64,128]{1,0} negate(p0)
+  n1 = f32[64,128]{1,0} negate(p1)
+  ROOT t = (f32[64,128]{1,0}, f32[64,128]{1,0}) tuple(n0, n1)
+}
+
+ENTRY e {
+  a = f32[64,128]{1,0} parameter(0)
+  b = f32[64,128]{1,0} parameter(1)
+  ROOT f = (f32[64,128]{1,0}, f32[64,128]{1,0}) fusion(a, b), kind=kLoop, calls=fused_pair,
+    backend_config={"operation_queue_id":"0","wait_on_operation_queues":[],"fusion_backend_config":{"kind":"__loop"}}
+}
+"""
+
+
+def test_text_gives_a_gpu_verdict_only_where_the_output_reads_the_operand(runner, tmp_path):
+    """A GPU verdict is the operand's over the fusion; on an output that reads none of the
+    operand it would describe reads that output never makes."""
+    path = tmp_path / "horizontal.hlo"
+    path.write_text(HORIZONTAL)
+    result = runner.invoke(main, ["analyze", str(path), "--color", "never"])
+    assert result.exit_code == 0, result.output
+    assert "target: gpu" in result.stdout
+    lines = [line.strip("│ ").strip() for line in result.stdout.splitlines()]
+    blocks: dict[str, list[str]] = {}
+    for line in lines:
+        if line.startswith("output "):
+            current = blocks.setdefault(line.split("  ")[0], [line])
+        elif blocks and line.split(":")[0] in ("utilization", "coalescing"):
+            current.append(line)
+    for read, unread in (
+        ("output 0 → operand 0", "output 0 → operand 1"),
+        ("output 1 → operand 1", "output 1 → operand 0"),
+    ):
+        assert any(line.startswith("coalescing: ") and line.endswith("coalesced") for line in blocks[read])
+        assert blocks[unread][0].endswith("no maps (not read)")
+        assert not any(line.startswith("coalescing: ") for line in blocks[unread])
