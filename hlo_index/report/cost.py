@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..context import current, register_table
 from ..hlo.model import Computation, Instruction
+from .coalescing_device import coalescing_device
 from .model import DiagnosticReport, ModuleReport, OperandReport, OperandRows, TargetReport, entry_views
 
 # the cost models are imported when a report asks for a cost
@@ -368,7 +369,7 @@ def add_cost(report: TargetReport, target: Any, module: Any, options: dict) -> N
     hit = state.by_key.get(key) if key is not None else None
     coalesced = None
     if hit is None:
-        if given is not None and state.same_threads(target, options.get("gpu_device") or _default_device()):
+        if given is not None and state.same_threads(target, coalescing_device(module, options) or _default_device()):
             coalesced = given
         if cost_key is not structure and state.session.reads_maps(target, coalesced):
             # the estimate reads the maps, where the slices' starts count: shared by structure only

@@ -23,8 +23,10 @@ import functools
 from typing import Any
 
 from ..analyses.components import spent_points
+from ..analyses.gpu_target import GPU, module_target
 from ..context import budget_reason, current, register_table, remember
 from ..hlo.model import Computation, Shape
+from .coalescing_device import coalescing_device
 from .model import OperandRows, TargetReport
 from .texts import map_report
 
@@ -228,9 +230,9 @@ def _fill_coalescing(
 ) -> None:
     """Each row's ``coalescing`` (into ``figures``) for the machine the dump runs on, and the
     target's name."""
-    coalescing = _readers()[5](
-        target, module, rows, shapes_of, options.get("target", "auto"), options.get("gpu_device")
-    )
+    asked = options.get("target", "auto")
+    device = coalescing_device(module, options) if module_target(module, asked).target == GPU else None
+    coalescing = _readers()[5](target, module, rows, shapes_of, asked, device)
     report.extra["target"] = coalescing.target
     if coalescing.gpu_emitter is not None:
         report.extra["gpu_emitter"] = coalescing.gpu_emitter

@@ -243,3 +243,34 @@ def test_text_gives_a_gpu_verdict_only_where_the_output_reads_the_operand(runner
         assert any(line.startswith("coalescing: ") and line.endswith("coalesced") for line in blocks[read])
         assert blocks[unread][0].endswith("no maps (not read)")
         assert not any(line.startswith("coalescing: ") for line in blocks[unread])
+
+
+@pytest.mark.parametrize(
+    "file_name, args",
+    [
+        ("module_0001.jit_f.sm_9.0_gpu_after_optimizations.txt", ()),  # the capability in the name
+        ("module_0001.jit_f.gfx950_gpu_after_optimizations.txt", ()),  # ROCm: 64-thread warps
+        ("horizontal.hlo", ("--device", "a100_pcie_80")),  # the user's device
+        ("horizontal.hlo", ()),  # nothing said: XLA's test device
+    ],
+)
+def test_coalescing_is_judged_on_the_device_the_cost_is_estimated_for(runner, tmp_path, file_name, args):
+    from hlo_index.analyses.gpu_devices import NAMED_DEVICES, RTX_A6000
+
+    path = tmp_path / file_name
+    path.write_text(HORIZONTAL)
+    targets = _analyze_json(runner, str(path), *args)
+    fusion = parse_module_text(HORIZONTAL).fusions[0]
+    target = targets["f"]
+    spec = NAMED_DEVICES[target["cost"]["device"]]
+    device = RTX_A6000 if spec is NAMED_DEVICES["rtx_a6000"] else spec.emitter_device()
+    if file_name.startswith("horizontal") and not args:
+        assert device is RTX_A6000
+    else:
+        assert device is not RTX_A6000
+    for entry in target["output_to_input"]:
+        c = entry["coalescing"]
+        assert c["device"] == device.name
+        assert c == operand_json(
+            fusion_coalescing(fusion, device), entry["operand"], device, minor_output_dim=c["minor_output_dim"]
+        )
