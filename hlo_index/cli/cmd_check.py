@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
 
 import click
 
@@ -57,12 +58,20 @@ def command(paths, allow, select, ignore, baseline_path, write_baseline, exit_ze
     maps, source location and an identity that survives recompiles) or --verify found a
     mismatch; 2 when an input, the baseline or the settings could not be read. Rules: HI001
     several maps; benign kinds HI002 concatenate pieces, HI003 pad pieces, HI004 other disjoint
-    output regions, HI005 a reduce broadcast back, HI006 read again through concatenate pieces (RoPE)
-    (off unless selected); HI900 verify mismatch.
+    output regions, HI005 a reduce broadcast back, HI006 read again through concatenate pieces (RoPE),
+    HI007 distinct elements, none read twice (off unless selected); HI900 verify mismatch.
     Defaults come from [tool.hlo-index] in the nearest pyproject.toml.
     """
     from ..render.check import render_check_github, render_check_json, render_check_text
-    from ..report.check import BaselineError, baseline_document, findings, fusions_checked, new_findings, read_baseline
+    from ..report.check import (
+        BaselineError,
+        baseline_document,
+        code_selected,
+        findings,
+        fusions_checked,
+        new_findings,
+        read_baseline,
+    )
     from ..report.driver import AnalyzeOptions
     from ..report.finding_kinds import DEFAULT_SELECT, RULES
     from .config import ConfigError, load_settings
@@ -128,7 +137,11 @@ def command(paths, allow, select, ignore, baseline_path, write_baseline, exit_ze
         from ..render.text import Painter
         from .output import color_enabled
 
-        echo("\n".join(render_check_text(found, checked, Painter(color_enabled(color)), baselined)))
+        # what the selection leaves out, so that a pass does not read as "nothing else found"
+        unselected = Counter(
+            f.code for f in findings(reports, allow, ["ALL"], []) if not code_selected(f.code, select, ignore)
+        )
+        echo("\n".join(render_check_text(found, checked, Painter(color_enabled(color)), baselined, unselected)))
     print_diagnostics(reports)
     if verify:
         note = _verify_skipped_note(reports)

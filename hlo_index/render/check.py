@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from ..report.check import Finding
 from ..report.model import ModuleReport
@@ -11,7 +11,11 @@ from ..report.model import ModuleReport
 CHECK_SCHEMA = "hlo-index-check/1"
 
 
-def render_check_text(found: list[Finding], checked: int, painter, baselined: int = 0) -> list[str]:
+def render_check_text(
+    found: list[Finding], checked: int, painter, baselined: int = 0, unselected: Mapping[str, int] | None = None
+) -> list[str]:
+    """The findings, then the verdict; ``unselected``: how many findings of each code the
+    selection leaves out (said with a pass, which would otherwise read as "nothing else")."""
     p = painter
     lines = []
     for f in found:
@@ -28,7 +32,11 @@ def render_check_text(found: list[Finding], checked: int, painter, baselined: in
         else f"no new finding in {checked} fusion(s){known}"
         if baselined
         else f"all {checked} fusion(s) read each operand through one distinct map"
-        if checked
+        if checked and not unselected
+        else f"no selected finding in {checked} fusion(s); not selected: "
+        + ", ".join(f"{n} {code}" for code, n in sorted(unselected.items()))
+        + " (--select ALL lists them)"
+        if checked and unselected
         # "all 0 fusion(s) ..." would read as a pass over something: say nothing was checked
         else "no fusion to check (check reads fusions; analyze gives a module without them as a whole)"
     )

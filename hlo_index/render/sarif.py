@@ -39,6 +39,8 @@ _HELP = {
     "(softmax, layer norm): the usual two-pass normalisation. Benign; selected only on request.",
     "HI006": "The operand is read directly and again through the pieces of a concatenate (a rotation, as in "
     "RoPE). Benign; selected only on request.",
+    "HI007": "Each output element reads several distinct elements of the operand, each through one map (separate "
+    "scalars, such as a few coefficients, or rows): nothing is read twice. Benign; selected only on request.",
     "HI900": "--verify sampled output elements and found one whose operand elements differ from what the maps "
     "say: the maps are wrong for this fusion. Please report it with the dump.",
 }

@@ -33,6 +33,10 @@ RULES = {
         "concatenate-reread",
         "operand read directly and again through pieces of a concatenate (a rotation: RoPE)",
     ),
+    "HI007": (
+        "distinct-elements",
+        "several maps, but no output element reads an operand element through two of them (separate scalars or rows)",
+    ),
     "HI900": ("verify-mismatch", "--verify found an element the maps get wrong"),
 }
 DEFAULT_SELECT = ("HI001", "HI900")
@@ -41,6 +45,7 @@ _DISJOINT_BRUTE_FORCE_LIMIT = 1 << 16
 # Per analysis context, at most Budgets.operand_figures entries: ``outputs_disjoint`` by maps
 # (structural keys). Repeated fusions ask it of the same maps (40% of ``check``'s time on gpt12).
 _DISJOINT = register_table("report.finding_kinds.outputs_disjoint")
+_READS_DISJOINT = register_table("report.finding_kinds.reads_disjoint")  # the same for ``reads_disjoint``
 
 
 def _reached_opcodes(comp: Computation, operand: int) -> set[str]:
@@ -114,6 +119,53 @@ def _outputs_disjoint(maps: tuple) -> bool:
     return True
 
 
+def reads_disjoint(maps) -> bool:
+    """Whether no output element reads one operand element through two of ``maps`` (a result
+    both hold constant at different values, else brute force on small domains; False when it
+    cannot be shown)."""
+    ctx = current()
+    memo = ctx.tables[_READS_DISJOINT]
+    key = tuple(maps)
+    found = memo.get(key)
+    if found is None:
+        found = remember(memo, key, _reads_disjoint(key), ctx.budgets.operand_figures)
+    return found
+
+
+def _reads_disjoint(maps: tuple) -> bool:
+    live = [m for m in maps if not m.is_known_empty]
+    if any(m.is_undefined or m.runtime_vars for m in live):
+        return False
+    pairs: list = [None] * len(live)  # per map, its (output element, operand element) pairs
+    for i, a in enumerate(live):
+        for j in range(i + 1, len(live)):
+            b = live[j]
+            if any(
+                x.is_constant and y.is_constant and x.constant_value != y.constant_value
+                for x, y in zip(a.results, b.results)
+            ):
+                continue
+            for k in (i, j):
+                if pairs[k] is None:
+                    pairs[k] = _read_pairs(live[k])
+            if pairs[i] is False or pairs[j] is False or pairs[i] & pairs[j]:
+                return False
+    return True
+
+
+def _read_pairs(m):
+    """Every (output element, operand element) ``m`` relates, or False past the brute-force limit."""
+    from ..affine.evaluate import dim_points, relation_at
+
+    size = 1
+    for b in list(m.dims) + list(m.range_vars):
+        size *= max(b.size, 0)
+    if size > _DISJOINT_BRUTE_FORCE_LIMIT:
+        return False
+    feasible, results = relation_at(m, dim_points(m, _DISJOINT_BRUTE_FORCE_LIMIT, 0), [])
+    return set(zip(map(tuple, feasible[:, : m.num_dims].tolist()), map(tuple, results.tolist())))
+
+
 def classify(maps, comp: Computation | None, operand: int) -> str:
     ops = _reached_opcodes(comp, operand) if comp is not None else set()
     if outputs_disjoint(maps):
@@ -126,6 +178,8 @@ def classify(maps, comp: Computation | None, operand: int) -> str:
         return "HI005"
     if "concatenate" in ops:
         return "HI006"
+    if reads_disjoint(maps):
+        return "HI007"
     return "HI001"
 
 

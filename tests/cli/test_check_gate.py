@@ -43,14 +43,27 @@ KINDS = """HloModule kinds
   ROOT %d = f32[4,8]{1,0} subtract(%p0, %b)
 }
 
+%fused_coefficients {
+  %p0 = f32[3]{0} parameter(0)
+  %s0 = f32[1]{0} slice(%p0), slice={[0:1]}
+  %s1 = f32[1]{0} slice(%p0), slice={[1:2]}
+  %r0 = f32[] reshape(%s0)
+  %r1 = f32[] reshape(%s1)
+  %b0 = f32[8]{0} broadcast(%r0), dimensions={}
+  %b1 = f32[8]{0} broadcast(%r1), dimensions={}
+  ROOT %m = f32[8]{0} multiply(%b0, %b1)
+}
+
 ENTRY %main {
   %a = f32[4,4]{1,0} parameter(0)
   %c = f32[4,3]{1,0} parameter(1)
   %s = f32[4,8]{1,0} parameter(2)
+  %k = f32[3]{0} parameter(3)
   %f1 = f32[4,4]{1,0} fusion(%a), kind=kLoop, calls=%fused_twice
   %f2 = f32[4,6]{1,0} fusion(%c), kind=kLoop, calls=%fused_concat
   %f3 = f32[4,8]{1,0} fusion(%s), kind=kLoop, calls=%fused_softmax
-  ROOT %t = (f32[4,4]{1,0}, f32[4,6]{1,0}, f32[4,8]{1,0}) tuple(%f1, %f2, %f3)
+  %f4 = f32[8]{0} fusion(%k), kind=kLoop, calls=%fused_coefficients
+  ROOT %t = (f32[4,4]{1,0}, f32[4,6]{1,0}, f32[4,8]{1,0}, f32[8]{0}) tuple(%f1, %f2, %f3, %f4)
 }
 """
 
@@ -82,12 +95,18 @@ def test_codes_tell_the_kinds_apart(runner, tmp_path):
     path.write_text(KINDS)
     doc = _json(runner.invoke(main, ["check", str(path), "--select", "ALL", "--format", "json"]))
     codes = {f["fusion"]: f["code"] for f in doc["findings"]}
-    assert codes == {"f1": "HI001", "f2": "HI002", "f3": "HI005"}
+    # f1 reads the diagonal through both maps; f4 reads two distinct coefficients, each once
+    assert codes == {"f1": "HI001", "f2": "HI002", "f3": "HI005", "f4": "HI007"}
     # by default only HI001 fails the check
     default = runner.invoke(main, ["check", str(path), "--format", "json"])
     assert default.exit_code == 1
     assert [f["fusion"] for f in _json(default)["findings"]] == ["f1"]
-    assert runner.invoke(main, ["check", str(path), "--ignore", "HI001"]).exit_code == 0
+    passed = runner.invoke(main, ["check", str(path), "--ignore", "HI001", "--color", "never"])
+    assert passed.exit_code == 0
+    # a pass says what the selection left out
+    assert passed.stdout.splitlines()[-1] == (
+        "no selected finding in 4 fusion(s); not selected: 1 HI001, 1 HI002, 1 HI005, 1 HI007 (--select ALL lists them)"
+    )
 
 
 def test_identity_survives_renaming_and_baseline_gates_new_findings(runner, tmp_path):
@@ -103,14 +122,14 @@ def test_identity_survives_renaming_and_baseline_gates_new_findings(runner, tmp_
     assert runner.invoke(main, ["check", str(renamed), "--baseline", str(baseline)]).exit_code == 0  # ...known
     # a second copy of the same double read is one more than the baseline accepts
     doubled = KINDS.replace(
-        "  ROOT %t = ", "  %f4 = f32[4,4]{1,0} fusion(%a), kind=kLoop, calls=%fused_twice\n  ROOT %t = "
+        "  ROOT %t = ", "  %f5 = f32[4,4]{1,0} fusion(%a), kind=kLoop, calls=%fused_twice\n  ROOT %t = "
     )
     (tmp_path / "doubled.hlo").write_text(doubled)
     result = runner.invoke(
         main, ["check", str(tmp_path / "doubled.hlo"), "--baseline", str(baseline), "--color", "never"]
     )
     assert result.exit_code == 1
-    assert "fusion 'f4'" in result.stdout or "fusion 'f1'" in result.stdout
+    assert "fusion 'f5'" in result.stdout or "fusion 'f1'" in result.stdout
     assert "1 finding(s)" in result.stdout
 
 
@@ -132,7 +151,7 @@ def test_settings_from_pyproject(runner, tmp_path, monkeypatch):
     )
     monkeypatch.chdir(tmp_path)
     doc = _json(runner.invoke(main, ["check", str(path), "--format", "json"]))
-    assert {f["code"] for f in doc["findings"]} == {"HI005"}
+    assert {f["code"] for f in doc["findings"]} == {"HI005", "HI007"}
     (tmp_path / "pyproject.toml").write_text('[tool.hlo-index]\nallwo = ["f1"]\n')
     bad = runner.invoke(main, ["check", str(path)])
     assert bad.exit_code == 2 and "unknown key(s) in [tool.hlo-index]: allwo" in bad.stderr
