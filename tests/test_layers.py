@@ -2,7 +2,7 @@
 ``docs/CONTRACTS.md`` (the "layers" block), lazy imports inside functions included.
 
 A layer is a top-level package or module of ``hlo_index`` (``ops``, ``fusion``, ``api`` ...). The
-table lists, per layer, the layers it may import besides itself and ``context``. The checker reads
+table lists, per layer, the layers it may import besides itself, ``context`` and ``units``. The checker reads
 source with ``ast`` and imports nothing, so it also runs on a planted copy of the tree.
 """
 
@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "hlo_index"
 CONTRACTS = ROOT / "docs" / "CONTRACTS.md"
-ALWAYS = {"context"}  # the analysis context: caches and budgets, importable from every layer
+ALWAYS = {"context", "units"}  # the analysis context, and how figures read: importable from every layer
 
 
 def layer_table(contracts: Path = CONTRACTS) -> dict[str, set[str]]:

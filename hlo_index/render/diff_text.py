@@ -12,6 +12,7 @@ from typing import cast
 
 from ..report.diff import Change, ConditionMet, DiffReport, FusionDiff, ModuleDiff, SideTotals
 from ..report.triage import human_bytes
+from ..units import time_text
 from .text import Painter, _table
 
 _STATUS_STYLE = {"changed": "yellow", "added": "green", "removed": "red", "same": "dim"}
@@ -24,11 +25,11 @@ def _signed_bytes(n: float) -> str:
 
 
 def _signed_time(us: float) -> str:
-    return "0 us" if us == 0 else f"{us:+.2f} us"
+    return "0 us" if us == 0 else ("+" if us > 0 else "-") + time_text(abs(us))
 
 
 def _time(us: float | None) -> str:
-    return "?" if us is None else f"{us:.2f} us"
+    return "?" if us is None else time_text(us)
 
 
 def _percent(old: float | None, new: float | None) -> str:

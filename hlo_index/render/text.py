@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from .. import units
 from ..report.model import MapReport, ModuleReport, OperandReport, TargetReport
 from ..report.triage import COST_SORTS, TargetFigures, figures_of, human_bytes, top_targets, totals_of
 from .sink import TextSink
@@ -211,13 +212,7 @@ def _amount(n: float | None, unit: str) -> str:
 def time_text(us) -> str:
     if us is None:
         return "-"
-    if us == "inf" or us == float("inf"):
-        return "inf"
-    if us >= 1e6:
-        return f"{us / 1e6:.2f} s"
-    if us >= 1e3:
-        return f"{us / 1e3:.2f} ms"
-    return f"{us:.2f} us" if us >= 1 else f"{us * 1e3:.0f} ns"
+    return "inf" if us == "inf" else units.time_text(us)
 
 
 def cost_totals_line(mod: ModuleReport, with_source: bool = False) -> str | None:

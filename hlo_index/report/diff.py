@@ -36,6 +36,7 @@ from ..context import current
 from ..fusion import callee_of
 from ..fusion.fingerprint import fingerprint_id, shape_token
 from ..hlo.model import Diagnostic, Instruction, Module, Shape
+from ..units import time_text
 
 # The report builders this module reads: the analysis of every fusion, and its bytes read.
 from .build import module_report
@@ -512,7 +513,7 @@ def _bytes_amount(n: float) -> str:
 
 
 def _time_amount(us: float) -> str:
-    return f"{us / 1e3:.2f} ms" if us >= 1e3 else f"{us:.2f} us"
+    return time_text(us)
 
 
 def _grew(old: float | None, new: float | None, percent: float) -> bool:

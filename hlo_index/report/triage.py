@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..units import bytes_text
 from .model import ModuleReport, TargetReport
 
 SORTS = ("bytes", "uncoalesced", "utilization", "maps", "time", "flops", "intensity")
@@ -48,13 +49,7 @@ _GOOD = {"cpu": "all contiguous", "tpu": "none walking across tiles"}
 
 
 def human_bytes(n: int | None) -> str:
-    if n is None:
-        return "?"
-    # decimal, as the units say and as the cost's figures ("4.2 MB read") count
-    for unit, scale in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit}"
-    return f"{n} B"
+    return "?" if n is None else bytes_text(n)
 
 
 def figures_of(t: TargetReport, mod: ModuleReport) -> TargetFigures:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...hlo.model import Computation, Instruction
+from ...units import bytes_text, time_text
 from ..structure_keys import fusion_structure_key
 from .cost_keys import fusion_cost_key
 from .exact_time import exact_run_time
@@ -576,25 +577,10 @@ def _roofline_time(cost: FusionCost, roofline: tuple[float, float]) -> None:
 # ---- text ------------------------------------------------------------------------------------
 
 
-def _bytes_text(n: float) -> str:
-    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= size:
-            return f"{n / size:.1f} {unit}"
-    return f"{n:.0f} B"
-
-
-def _time_text(us: float) -> str:
-    if math.isinf(us):
-        return "inf"
-    if us >= 1e3:
-        return f"{us / 1e3:.1f} ms"
-    return f"{us:.1f} us" if us >= 1 else f"{us * 1e3:.0f} ns"
-
-
 def _size_text(cost: FusionCost) -> str:
     # XLA's HloCostAnalysis counts what it cannot see into (a custom-call) as -1: say so in words
     flops = f"{cost.flops:.3g} flops" if cost.flops >= 0 else "flops unknown"
-    accessed = f"{_bytes_text(cost.bytes_accessed)} accessed" if cost.bytes_accessed >= 0 else "bytes unknown"
+    accessed = f"{bytes_text(cost.bytes_accessed)} accessed" if cost.bytes_accessed >= 0 else "bytes unknown"
     unknown = " (XLA's cost analysis counts a custom-call as -1)" if min(cost.flops, cost.bytes_accessed) < 0 else ""
     return f"{flops}, {accessed}{unknown}"
 
@@ -608,7 +594,7 @@ def _distinct_text(cost: FusionCost, read_bytes: float) -> str:
     distinct = float(sum(exact))
     if abs(distinct - read_bytes) <= 0.005 * max(read_bytes, 1.0):
         return ""
-    return f" as XLA counts it ({_bytes_text(distinct)} distinct)"
+    return f" as XLA counts it ({bytes_text(distinct)} distinct)"
 
 
 def explain(cost: FusionCost) -> str:
@@ -625,11 +611,11 @@ def explain(cost: FusionCost) -> str:
     where = f" on {cost.device}" if cost.device else ""
     if math.isinf(cost.time_us):
         return f"inf{where}: a tile does not fit in registers (spills)"
-    head = f"{_time_text(cost.time_us)}{where}, {cost.bound}-bound"
+    head = f"{time_text(cost.time_us, digits=1)}{where}, {cost.bound}-bound"
     if cost.bound == "compute":
         return f"{head}: {_size_text(cost)}"
     read_bytes = cost.bytes_read or cost.bytes_accessed
-    parts = [f"{_bytes_text(read_bytes)} read{_distinct_text(cost, read_bytes)}"]
+    parts = [f"{bytes_text(read_bytes)} read{_distinct_text(cost, read_bytes)}"]
     read = cost.read_time_us or 0.0
     slow = [(t, k) for k, (t, ok) in enumerate(zip(cost.operand_read_us, cost.operand_coalesced)) if not ok]
     if slow and read > 0:
