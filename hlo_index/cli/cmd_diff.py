@@ -7,7 +7,7 @@ import sys
 import click
 
 from .cmd_analyze import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE
-from .options import color_option, format_option
+from .options import color_option, format_option, jobs_option
 
 
 def _conditions(values):
@@ -40,8 +40,13 @@ def _conditions(values):
     "(a module's total grows by more than N%). Repeatable, or comma-separated.",
 )
 @click.option("--show-same", is_flag=True, help="Also list the fusions that did not change (text).")
+@jobs_option(
+    help="Processes: 2 or more analyse big dumps' two sides at once (auto: when a CPU is idle). "
+    "The result is the same.",
+    auto=True,
+)
 @color_option
-def command(old, new, fmt, fail_on, show_same, color) -> None:
+def command(old, new, fmt, fail_on, show_same, jobs, color) -> None:
     """Compare the fusions of OLD and NEW (files, .gz, dump directories, '-' for one of them).
 
     Modules are paired by dump name (module_NNNN. and the backend left out); fusions by structure,
@@ -57,9 +62,10 @@ def command(old, new, fmt, fail_on, show_same, color) -> None:
     from ..hlo.diagnostics import format_diagnostic
     from ..render.diff_text import condition_lines
     from ..report.diff import conditions_met, diff_paths
+    from ..report.split_targets import usable_workers
     from .output import echo
 
-    report = diff_paths(old, new)
+    report = diff_paths(old, new, processes=usable_workers(jobs))
     if any(c.kind == "time" for c in conditions) and not report.has_cost:
         click.echo(
             "error: --fail-on time>N%: no cost model applies to these dumps, so times cannot be compared", err=True

@@ -2,9 +2,10 @@
 
 Fusions are paired in three rounds, each over what the rounds before left unpaired:
 
-1. ``structure``: the fused computation's structural identity (``fusion.fingerprint``: every
-   instruction's opcode, shape, attributes and wiring, no names), the fusion's kind and its
-   operands' shapes and wiring (which operands are one value). Equal identities mean equal maps.
+1. ``structure``: the fused computation's structural digest (``fusion.fingerprint.computation_digest``:
+   every instruction's opcode, shape, attributes and wiring, no names; equal across processes),
+   the fusion's kind and its operands' shapes and wiring (which operands are one value). Equal
+   identities mean equal maps.
 2. ``source``: the op name and ``file:line`` of the metadata, for a fusion whose structure changed.
 3. ``name``: the fusion instruction's name.
 
@@ -26,75 +27,22 @@ are compared position by position; when their counts differ, they are aligned by
 from __future__ import annotations
 
 import difflib
-import math
 import re
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..context import current
-from ..fusion import callee_of
-from ..fusion.fingerprint import fingerprint_id, shape_token
-from ..hlo.model import Diagnostic, Instruction, Module, Shape
+from ..hlo.model import Diagnostic
 from ..units import time_text
+from .diff_figures import FusionCost, FusionFigures, OperandRead, SideModule, both_sides
+from .diff_inputs import pair_modules
+from .triage import human_bytes
 
-# The report builders this module reads: the analysis of every fusion, and its bytes read.
-from .build import module_report
-from .diff_inputs import LoadedModule, load_side, pair_modules
-from .triage import figures_of, human_bytes
+__all__ = ["FusionCost", "FusionFigures", "OperandRead"]  # one side's figures, read with the diff
 
 CHANGE_KINDS = ("operands", "computation", "maps", "duplicated_reads", "coalescing", "bytes", "flops", "time")
 MATCHERS = ("structure", "source", "name")
 UNCOALESCED = frozenset({"uncoalesced", "not contiguous"})  # GPU and CPU words for a bad read
-
-# The cost model's hook: estimated microseconds of one fusion (None when it does not apply).
-FusionCost = Callable[[Instruction, Module], float | None]
-
-
-@dataclass(frozen=True, slots=True)
-class OperandRead:
-    """How one output of a fusion reads one operand (one element of a tuple-shaped operand)."""
-
-    operand: int
-    element: int | None
-    output: int
-    maps: tuple[str, ...]  # map texts; an UNDEFINED map is "UNKNOWN (reason)"
-    coalescing: str | None  # the verdict on the dump's target
-
-
-@dataclass(frozen=True, slots=True)
-class FusionFigures:
-    name: str
-    order: int  # position among the module's fusions
-    identity: tuple  # structure, kind, operand shapes and wiring
-    op_name: str
-    source_file: str
-    source_line: int
-    operand_shapes: tuple[str, ...]
-    outputs: int
-    reads: tuple[OperandRead, ...]
-    bytes_read: int | None  # None when an operand's figure is unknown
-    bytes_written: int
-    time_us: float | None = None
-    flops: float | None = None  # XLA's count (the cost's), None where unknown
-    # the fused computation's opcodes and how many of each, sorted (empty without one)
-    opcodes: tuple[tuple[str, int], ...] = ()
-
-    @property
-    def source_key(self) -> tuple | None:
-        if not self.op_name and not self.source_file:
-            return None
-        return (self.op_name, self.source_file, self.source_line)
-
-    @property
-    def source_text(self) -> str:
-        """``op_name  file:line``, either part possibly empty."""
-        where = f"{self.source_file}:{self.source_line}" if self.source_line else self.source_file
-        return "  ".join(x for x in (self.op_name, where) if x)
-
-    @property
-    def several_maps(self) -> list[OperandRead]:
-        return [r for r in self.reads if len(r.maps) > 1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,106 +106,6 @@ class DiffReport:
     diagnostics: list[Diagnostic]  # of both sides: unreadable inputs, warnings, analysis failures
     unreadable: bool  # some input (or some fusion's analysis) failed: exit 2
     has_cost: bool = False
-
-
-# ---- figures of one side -----------------------------------------------------------------------
-
-
-def _bytes_of(shape: Shape) -> int:
-    if shape.is_tuple:
-        return sum(_bytes_of(s) for s in shape.tuple_shapes or ())
-    return (shape.num_elements * shape.element_bits + 7) // 8
-
-
-def _identity(instr: Instruction) -> tuple:
-    callee = callee_of(instr)
-    first: dict[int, int] = {}
-    wiring = tuple(first.setdefault(id(o), k) for k, o in enumerate(instr.operands))
-    return (
-        fingerprint_id(callee) if callee is not None else None,
-        instr.attr("kind"),
-        tuple(shape_token(o.shape) for o in instr.operands),
-        wiring,
-    )
-
-
-def _opcodes(instr: Instruction) -> tuple[tuple[str, int], ...]:
-    callee = callee_of(instr)
-    if callee is None:
-        return ()
-    counts: dict[str, int] = {}
-    for i in callee.instructions:
-        counts[i.opcode] = counts.get(i.opcode, 0) + 1
-    return tuple(sorted(counts.items()))
-
-
-def _report_flops(cost: dict | None) -> float | None:
-    """XLA's flop count of a target's cost; None where there is none or XLA cannot count (-1)."""
-    flops = (cost or {}).get("flops")
-    return float(flops) if isinstance(flops, (int, float)) and flops >= 0 else None
-
-
-def _report_time(cost: dict | None) -> float | None:
-    """The estimated microseconds of a target's cost; None where the model gives no time."""
-    time = (cost or {}).get("time_us")
-    if time == "inf":
-        return math.inf
-    return float(time) if isinstance(time, (int, float)) else None
-
-
-def _map_text(m) -> str:
-    return m.text if m.text is not None else f"UNKNOWN ({m.unknown})"
-
-
-def module_figures(module: Module, cost: FusionCost | None = None) -> tuple[list[FusionFigures], list[Diagnostic]]:
-    """Every fusion of ``module`` with what a diff compares, in module order, in the current
-    analysis context (so that structural identities compare across the modules of one diff)."""
-    from ..analyses.cost.options import TargetCostOptions
-
-    # the report's own cost (its default device per target) unless a caller gives its own
-    options: dict = {"analyses": True, "target": "auto"}
-    if cost is None:
-        options["cost"] = TargetCostOptions()
-    report = module_report(module, options=options, fusions_only=True, own_context=False)
-    by_name = {f.name: f for f in module.fusions}
-    out = []
-    for order, t in enumerate(report.targets):
-        instr = by_name[t.name]
-        loc = module.source_location(instr)
-        reads = tuple(
-            OperandRead(
-                r.operand,
-                r.extra.get("operand_element"),
-                r.output,
-                tuple(_map_text(m) for m in r.maps),
-                (r.extra.get("coalescing") or {}).get("verdict"),
-            )
-            for r in t.output_to_input
-        )
-        out.append(
-            FusionFigures(
-                t.name,
-                order,
-                _identity(instr),
-                t.op_name,
-                loc.file if loc is not None else "",
-                loc.line if loc is not None and loc.line else 0,
-                tuple(str(o.shape) for o in instr.operands),
-                instr.shape.num_outputs,
-                reads,
-                figures_of(t, report).bytes_read,
-                _bytes_of(instr.shape),
-                cost(instr, module) if cost is not None else _report_time(t.extra.get("cost")),
-                _report_flops(t.extra.get("cost")),
-                _opcodes(instr),
-            )
-        )
-    problems = [
-        Diagnostic(d.severity, d.message, d.line, d.column, d.source_line, d.path or module.source)
-        for d in report.diagnostics
-        if d.message.startswith("internal: ")
-    ]
-    return out, problems
 
 
 # ---- pairing -----------------------------------------------------------------------------------
@@ -393,12 +241,12 @@ def _totals(figures: list[FusionFigures], has_cost: bool) -> SideTotals:
 
 
 def diff_modules(
-    name: str, old: LoadedModule | None, new: LoadedModule | None, cost: FusionCost | None = None
+    name: str, old: SideModule | None, new: SideModule | None, has_cost: bool = False
 ) -> tuple[ModuleDiff, list[Diagnostic]]:
-    """The diff of two modules (either may be missing: every fusion of the other is added or
-    removed), in the current analysis context."""
-    old_figures, problems = module_figures(old.module, cost) if old is not None else ([], [])
-    new_figures, more = module_figures(new.module, cost) if new is not None else ([], [])
+    """The diff of two modules' figures (either may be missing: every fusion of the other is
+    added or removed); ``has_cost``: times are compared even where neither side has one."""
+    old_figures, problems = (old.figures, old.problems) if old is not None else ([], [])
+    new_figures, more = (new.figures, new.problems) if new is not None else ([], [])
     fusions = []
     for a, b, how in pair_fusions(old_figures, new_figures):
         if a is None or b is None:
@@ -406,7 +254,7 @@ def diff_modules(
             continue
         changes = changes_between(a, b)
         fusions.append(FusionDiff("changed" if changes else "same", a, b, how, changes))
-    has_cost = cost is not None or any(f.time_us is not None for f in old_figures + new_figures)
+    has_cost = has_cost or any(f.time_us is not None for f in old_figures + new_figures)
     return (
         ModuleDiff(
             name,
@@ -424,13 +272,12 @@ def _has_error(diagnostics: list[Diagnostic]) -> bool:
     return any(d.severity == "error" for d in diagnostics)
 
 
-def diff_paths(old_path: str, new_path: str, cost: FusionCost | None = None) -> DiffReport:
+def diff_paths(old_path: str, new_path: str, cost: FusionCost | None = None, processes: int = 1) -> DiffReport:
     """Every module of OLD against its partner in NEW (``diff_inputs``: by dump name).
 
-    One analysis context holds both sides: structural identities are comparable, and NEW's
-    fusions that OLD has too are answered from the caches."""
-    old, old_problems = load_side(old_path)
-    new, new_problems = load_side(new_path)
+    ``processes`` > 1: big sides are analysed at once, OLD's in a second process
+    (``diff_figures.both_sides``); the report is the same."""
+    (old, old_problems), (new, new_problems) = both_sides(old_path, new_path, cost, processes)
     diagnostics = old_problems + new_problems
     unreadable = _has_error(diagnostics)
     if (not old and _has_error(old_problems)) or (not new and _has_error(new_problems)):
@@ -438,12 +285,11 @@ def diff_paths(old_path: str, new_path: str, cost: FusionCost | None = None) -> 
         # would list every fusion of the other side as removed (or added)
         return DiffReport([], diagnostics, True)
     modules = []
-    with current().child():
-        for pair in pair_modules(old, new):
-            module, problems = diff_modules(pair.key, pair.old, pair.new, cost)
-            modules.append(module)
-            diagnostics.extend(problems)
-            unreadable = unreadable or bool(problems)
+    for pair in pair_modules(old, new):
+        module, problems = diff_modules(pair.key, pair.old, pair.new, cost is not None)
+        modules.append(module)
+        diagnostics.extend(problems)
+        unreadable = unreadable or bool(problems)
     return DiffReport(
         modules, diagnostics, unreadable, cost is not None or any(m.old_totals.time_us is not None for m in modules)
     )

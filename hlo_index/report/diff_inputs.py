@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
 
 from ..hlo import load
 from ..hlo.model import Diagnostic, Module
@@ -32,11 +33,19 @@ class LoadedModule:
     module: Module
 
 
+class Keyed(Protocol):
+    @property
+    def key(self) -> str: ...
+
+
+M = TypeVar("M", bound=Keyed)  # a module as loaded, or as a diff's side holds its figures
+
+
 @dataclass(slots=True)
-class ModulePair:
+class ModulePair(Generic[M]):
     key: str
-    old: LoadedModule | None
-    new: LoadedModule | None
+    old: M | None
+    new: M | None
 
 
 def dump_key(path: str, module_name: str, several_in_file: bool = False) -> str:
@@ -70,12 +79,12 @@ def load_side(path: str) -> tuple[list[LoadedModule], list[Diagnostic]]:
     return modules, problems
 
 
-def pair_modules(old: list[LoadedModule], new: list[LoadedModule]) -> list[ModulePair]:
+def pair_modules(old: list[M], new: list[M]) -> list[ModulePair[M]]:
     """Modules paired by dump key, repeated keys in order; in the order of NEW, then the
     modules only OLD has."""
     if len(old) == 1 and len(new) == 1:
         return [ModulePair(new[0].key, old[0], new[0])]
-    waiting: dict[str, list[LoadedModule]] = {}
+    waiting: dict[str, list[M]] = {}
     for m in old:
         waiting.setdefault(m.key, []).append(m)
     pairs = []

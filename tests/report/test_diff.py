@@ -269,3 +269,46 @@ def test_gpt12_against_a_renamed_copy_pairs_each_layer_with_its_copy(tmp_path):
     assert len(module.fusions) > 1000
     assert {(f.status, f.matched_by) for f in module.fusions} == {("same", "structure")}
     assert all(names[f.old.name] == f.new.name for f in module.fusions)
+
+
+@pytest.mark.parametrize("pair", sorted(PAIRS))
+def test_two_processes_give_the_report_of_one(pair, monkeypatch):
+    """OLD's side analysed in a second process gives the report one process gives (structural
+    identities are digests, equal across processes)."""
+    from hlo_index.render.diff_json import render_diff_json
+    from hlo_index.report import diff_figures
+
+    serial = render_diff_json(diff_paths(*pair_paths(pair)))
+    monkeypatch.setattr(diff_figures, "PARALLEL_FROM_BYTES", 0)
+    forks = []
+    real_fork = diff_figures.os.fork
+
+    def counted_fork():
+        forks.append(1)
+        return real_fork()
+
+    monkeypatch.setattr(diff_figures.os, "fork", counted_fork)
+    assert render_diff_json(diff_paths(*pair_paths(pair), processes=2)) == serial
+    assert forks == [1]
+
+
+def test_a_failed_second_process_costs_only_time(monkeypatch):
+    """OLD's process dies before it sends its side: this process reads OLD itself."""
+    import os
+
+    from hlo_index.render.diff_json import render_diff_json
+    from hlo_index.report import diff_figures
+
+    pair = min(PAIRS)
+    serial = render_diff_json(diff_paths(*pair_paths(pair)))
+    monkeypatch.setattr(diff_figures, "PARALLEL_FROM_BYTES", 0)
+    parent = os.getpid()
+    real_side_figures = diff_figures.side_figures
+
+    def dies_in_the_child(path, cost=None):
+        if os.getpid() != parent:
+            os._exit(3)
+        return real_side_figures(path, cost)
+
+    monkeypatch.setattr(diff_figures, "side_figures", dies_in_the_child)
+    assert render_diff_json(diff_paths(*pair_paths(pair), processes=2)) == serial
