@@ -48,7 +48,7 @@ def print_diagnostics(reports, stream=None) -> None:
             click.echo(format_diagnostic(diag), file=stream)
 
 
-def _progress(paths):
+def progress_bar(paths):
     """A Rich progress bar on stderr (and its callbacks) when stderr is a terminal that the
     output itself does not occupy, and the job is big; else a no-op context."""
     import contextlib
@@ -85,7 +85,7 @@ def stream_reports(paths, options, jobs: int, show_progress: bool = True, on_tar
     from ..report.driver import expand_paths, iter_reports
 
     paths = expand_paths(list(paths)) if jobs > 1 else list(paths)
-    with _progress(paths) if show_progress else _no_progress() as (on_file, progress_target):
+    with progress_bar(paths) if show_progress else _no_progress() as (on_file, progress_target):
         if on_target is not None and progress_target is not None:
 
             def both(report, first=on_target, second=progress_target):

@@ -24,16 +24,20 @@ def command(paths: tuple[str, ...], fmt: str, jobs: int, color: str) -> None:
     """
     from ..report.driver import expand_paths
     from ..report.stats import stats_of_paths
-    from .cmd_analyze import make_console
+    from .cmd_analyze import make_console, progress_bar
     from .output import echo
 
     results = []
     failed = False
-    for found, messages, bad in stats_of_paths(expand_paths(list(paths)) if jobs > 1 else list(paths), jobs):
-        results.extend(found)
-        for m in messages:
-            click.echo(m, err=True)
-        failed = failed or bad
+    files = expand_paths(list(paths))  # a directory's files one by one: the bar counts them
+    with progress_bar(files) as (file_done, _):
+        for found, messages, bad in stats_of_paths(files, jobs):
+            results.extend(found)
+            for m in messages:
+                click.echo(m, err=True)
+            failed = failed or bad
+            if file_done is not None:
+                file_done(None)
     if fmt == "json":
         from ..render.stats import stats_json
 

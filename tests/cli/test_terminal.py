@@ -178,3 +178,31 @@ def test_hlo_index_pager_wins_over_pager_and_gets_the_whole_coloured_stream(tmp_
     assert status == 0
     text = paged.read_bytes()
     assert b"\x1b[" in text and b"summary" in text and text.rstrip().splitlines()[-1].startswith(b"\x1b[1mtotal:")
+
+
+def test_stats_counts_a_directory_file_by_file_for_its_progress_bar(tmp_path, monkeypatch):
+    """``stats`` of a dump directory advances its bar once per file (the bar shows only on a
+    terminal: its callback is watched here), and the bar changes nothing it prints."""
+    import contextlib
+    import json
+
+    from click.testing import CliRunner
+
+    from hlo_index.cli import cmd_analyze, main
+
+    for k in range(3):
+        (tmp_path / f"module_000{k}.jit_f{k}.cpu_after_optimizations.txt").write_text(SAMPLE.read_text())
+    done: list = []
+
+    @contextlib.contextmanager
+    def watched(paths):
+        yield done.append, None
+
+    runner = CliRunner()
+    whole = runner.invoke(main, ["stats", str(tmp_path), "--format", "json"])
+    monkeypatch.setattr(cmd_analyze, "progress_bar", watched)
+    watched_run = runner.invoke(main, ["stats", str(tmp_path), "--format", "json"])
+    assert watched_run.exit_code == whole.exit_code == 0
+    assert len(done) == 3
+    assert watched_run.stdout == whole.stdout
+    assert len(json.loads(whole.stdout)["modules"]) == 3
