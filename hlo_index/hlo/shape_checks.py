@@ -17,6 +17,7 @@ from operator import attrgetter
 from .diagnostics import error
 from .gather_scatter_checks import gather_dimension_numbers, scatter_dimension_numbers
 from .model import Diagnostic, Instruction, Module, Shape, WindowDim
+from .opcodes import ELEMENTWISE_OPCODES, OPERAND_COUNTS
 from .shape_inference import ShapeInferenceError, infer_shape, is_unknown
 from .signature_checks import SIGNATURE_CHECKS, reached_from_entry
 
@@ -53,14 +54,17 @@ def check_written_shapes(module: Module) -> list[Diagnostic]:
             check = _CHECKS.get(instr.opcode)
             if check is None:
                 continue
-            attrs = instr.attrs
-            case = (
-                instr.opcode,
-                id(instr.shape),
-                tuple(map(id, map(_SHAPE_OF, instr.operands))),
-                tuple(attrs),
-                tuple(map(id, attrs.values())),
-            )
+            if instr.opcode in _ELEMENTWISE:  # they read the shapes alone, whatever their attributes
+                case: tuple[object, ...] = (instr.opcode, id(instr.shape), *map(id, map(_SHAPE_OF, instr.operands)))
+            else:
+                attrs = instr.attrs
+                case = (
+                    instr.opcode,
+                    id(instr.shape),
+                    tuple(map(id, map(_SHAPE_OF, instr.operands))),
+                    tuple(attrs),
+                    tuple(map(id, attrs.values())),
+                )
             if case in passed:
                 continue
             if instr.opcode in _OPERAND_CHECKS:  # their results are tuples as often as not
@@ -101,6 +105,39 @@ def _dims_differ(written: Shape, inferred: Shape) -> str | None:
     if any(written.dynamic) or any(inferred.dynamic) or written.dims == inferred.dims:
         return None
     return f"the operands give dimensions [{','.join(map(str, inferred.dims))}], the written shape is {written}"
+
+
+def _elementwise(instr: Instruction) -> str | None:
+    """XLA's InferUnaryOpShape, InferBinaryOpShape, InferSelectShape, InferClampShape, ...: the operands
+    and the result of an elementwise op have the same dimensions (HLO broadcasts nothing implicitly), but
+    a select's predicate and a clamp's bounds, which may be scalars (jaxlib compiles those forms)."""
+    operands = instr.operands
+    if not operands:
+        return None  # the parser's operand counts (checks.py)
+    scalars_allowed = _SCALAR_OPERANDS.get(instr.opcode, ())
+    first = 1 if scalars_allowed and len(operands) > 1 else 0  # the operand the others agree with
+    reference = operands[first].shape
+    for k, op in enumerate(operands):
+        shape = op.shape
+        if k == first or (k in scalars_allowed and not shape.dims):
+            continue
+        if not _same_dims(shape, reference):
+            allowed = " or be a scalar" if k in scalars_allowed else ""
+            return (
+                f"operand {k} {shape} must have the dimensions of operand {first} {reference}{allowed} "
+                "(HLO broadcasts nothing implicitly)"
+            )
+    if not _same_dims(instr.shape, reference):
+        dims = ",".join(map(str, reference.dims))
+        return f"the operands give dimensions [{dims}], the written shape is {instr.shape}"
+    return None
+
+
+def _same_dims(a: Shape, b: Shape) -> bool:
+    """The same dimensions; where either shape is dynamic, the same rank."""
+    if a.dims == b.dims:
+        return True
+    return (any(a.dynamic) or any(b.dynamic)) and a.rank == b.rank
 
 
 def _slice(instr: Instruction) -> str | None:
@@ -306,7 +343,11 @@ def _sort_dimension(instr: Instruction) -> str | None:
 _COLLECTIVES = ("all-gather", "all-gather-start", "reduce-scatter", "all-to-all")
 # checks that read the operands alone (the result is a tuple as often as not)
 _OPERAND_CHECKS = frozenset((*_COLLECTIVES, "sort", "gather", "scatter"))
+# a select's predicate (0) and a clamp's bounds (0 and 2) may be scalars; the other operands not
+_SCALAR_OPERANDS = {"select": (0,), "clamp": (0, 2)}
+_ELEMENTWISE = frozenset(ELEMENTWISE_OPCODES)
 _CHECKS: dict[str, Callable[[Instruction], str | None]] = {
+    **dict.fromkeys(_ELEMENTWISE, _elementwise),
     "pad": _inferred,
     "transpose": _inferred,
     "concatenate": _concatenate,
@@ -323,7 +364,24 @@ _CHECKS: dict[str, Callable[[Instruction], str | None]] = {
     "scatter": scatter_dimension_numbers,
 }
 _CHECKED = frozenset(_CHECKS) | frozenset(SIGNATURE_CHECKS)
+_ELEMENTWISE_RULES = {
+    "select": "ShapeInference::InferSelectShape",
+    "clamp": "ShapeInference::InferClampShape",
+    "convert": "ShapeInference::InferConvertShape",
+    "reduce-precision": "ShapeInference::InferReducePrecisionShape",
+    "stochastic-convert": "ShapeInference::InferStochasticConvertShape",
+    **dict.fromkeys(("compare", "complex", "mulhi"), "ShapeInference::InferBinaryOpShape"),
+}
 _RULE_NAMES = {
+    **{
+        op: _ELEMENTWISE_RULES.get(
+            op,
+            "ShapeInference::InferBinaryOpShape"
+            if OPERAND_COUNTS.get(op) == 2
+            else "ShapeInference::InferUnaryOpShape",
+        )
+        for op in _ELEMENTWISE
+    },
     "pad": "ShapeInference::InferPadShape",
     "transpose": "ShapeInference::InferTransposeShape",
     "concatenate": "ShapeInference::InferConcatOpShape",

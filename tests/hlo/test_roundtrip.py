@@ -101,8 +101,10 @@ def modules(draw):
         "ENTRY %main {",
     ]
     names = []
+    shape_of = {}
     for i in range(draw(st.integers(1, 3))):
-        lines.append(f"  %p{i} = {draw(shapes)} parameter({i})")
+        shape_of[f"p{i}"] = shape = draw(shapes)
+        lines.append(f"  %p{i} = {shape} parameter({i})")
         names.append(f"p{i}")
     for i in range(draw(st.integers(0, 6))):
         opcode = draw(st.sampled_from(["negate", "add", "tuple", "my-new-op", "reduce", "fusion", "constant"]))
@@ -124,6 +126,9 @@ def modules(draw):
             # XLA's parser: negate takes one operand, add two, a reduce inputs and as many initial values
             arity = {"negate": (1, 1), "add": (2, 2)}.get(opcode, (0, 3))
             ops = draw(st.lists(st.sampled_from(names), min_size=arity[0], max_size=arity[1]))
+            if opcode in ("negate", "add"):  # XLA's verifier: the operands' shape, and the result's
+                shape = shape_of[ops[0]]
+                ops = [n if shape_of[n] == shape else ops[0] for n in ops]
             if opcode == "reduce":
                 ops = ops[: len(ops) // 2 * 2]
             call = f"{opcode}({', '.join('%' + n for n in ops)})"
@@ -140,6 +145,7 @@ def modules(draw):
         name = f"i{i}.{draw(st.sampled_from(['x', 'y-z', '0']))}"
         lines.append(f"  %{name} = {shape} {call}" + "".join(", " + a for a in attrs))
         names.append(name)
+        shape_of[name] = shape
     lines.append(f"  ROOT %out = {draw(shapes)} tuple({', '.join('%' + n for n in names)})")
     lines.append("}")
     return "\n".join(lines) + "\n"

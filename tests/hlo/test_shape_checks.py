@@ -578,3 +578,79 @@ def test_a_reduce_window_with_stride_0_exits_2_rather_than_failing_inside_verify
         ).entry.root.opcode
         == "reduce-window"
     )
+
+
+def elementwise(body: str) -> str:
+    return (
+        "HloModule m\n\nENTRY e {\n  a = f32[2,3] parameter(0)\n  b = f32[3,2] parameter(1)\n"
+        "  s = f32[] parameter(2)\n  q = pred[2,3] parameter(3)\n  t = pred[] parameter(4)\n"
+        f"  {body}\n}}\n"
+    )
+
+
+# XLA's parser reads each; jaxlib 0.10.2 fails to compile each, with the message in the comment.
+ELEMENTWISE_CASES = {
+    # 'stablehlo.add' op requires the same shape for all operands and results
+    "add_result": ("ROOT r = f32[3,2] add(a, a)", "InferBinaryOpShape", "the operands give dimensions [2,3]"),
+    "add_operands": ("ROOT r = f32[2,3] add(a, b)", "InferBinaryOpShape", "operand 1 f32[3,2] must have"),
+    # (the same: HLO broadcasts no scalar implicitly)
+    "add_scalar": ("ROOT r = f32[2,3] add(a, s)", "InferBinaryOpShape", "operand 1 f32[] must have"),
+    # 'stablehlo.negate' op requires compatible types for all operands and results
+    "negate_rank": ("ROOT r = f32[6] negate(a)", "InferUnaryOpShape", "the written shape is f32[6]"),
+    # 'stablehlo.convert' op requires the same shape for all operands and results
+    "convert": ("ROOT r = s32[3,2] convert(a)", "InferConvertShape", "the written shape is s32[3,2]"),
+    # 'stablehlo.compare' op all non-scalar operands/results must have the same shape and base type
+    "compare_scalar": ("ROOT r = pred[2,3] compare(a, s), direction=LT", "InferBinaryOpShape", "operand 1 f32[]"),
+    # requires the same shape for all operands
+    "select_pred": ("ROOT r = f32[3,2] select(q, b, b)", "InferSelectShape", "operand 0 pred[2,3] must have"),
+    # requires compatible types for non-predicate operands
+    "select_scalar_branch": ("ROOT r = f32[2,3] select(q, a, s)", "InferSelectShape", "operand 2 f32[] must"),
+    # 'stablehlo.select' op inferred type(s) 'tensor<2x3xf32>' are incompatible with ... 'tensor<3x2xf32>'
+    "select_result": ("ROOT r = f32[3,2] select(t, a, a)", "InferSelectShape", "the operands give dimensions [2,3]"),
+    # min shape [3, 2] is not scalar and is not compatible to operand shape [2, 3]
+    "clamp_bound": ("ROOT r = f32[2,3] clamp(b, a, s)", "InferClampShape", "operand 0 f32[3,2] must have"),
+    # min shape [2, 3] is not scalar and is not compatible to operand shape []
+    "clamp_scalar_operand": ("ROOT r = f32[2,3] clamp(a, s, a)", "InferClampShape", "operand 0 f32[2,3] must"),
+    # 'stablehlo.clamp' op inferred type(s) 'tensor<f32>' are incompatible with ... 'tensor<2x3xf32>'
+    "clamp_result": ("ROOT r = f32[2,3] clamp(s, s, s)", "InferClampShape", "the operands give dimensions []"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ELEMENTWISE_CASES))
+def test_an_elementwise_op_of_other_dimensions_is_rejected(name):
+    body, rule, fragment = ELEMENTWISE_CASES[name]
+    with pytest.raises(ParseError) as info:
+        parse_module_text(elementwise(body))
+    d = info.value.diagnostic
+    assert (d.line, d.column) == (9, 8), d
+    assert f"ShapeInference::{rule}" in d.message and fragment in d.message, d.message
+
+
+def test_the_scalar_forms_of_select_and_clamp_are_read():
+    # each compiles with jaxlib 0.10.2: a scalar predicate, scalar bounds (either or both)
+    body = (
+        "c = f32[2,3] select(t, a, a)\n  d = f32[2,3] clamp(s, c, s)\n  e = f32[2,3] clamp(s, d, a)\n"
+        "  f = pred[2,3] compare(e, a), direction=LT\n  g = f32[2,3] select(f, e, a)\n"
+        "  ROOT r = s32[2,3] convert(g)"
+    )
+    assert parse_module_text(elementwise(body)).entry.root.opcode == "convert"
+
+
+def test_an_elementwise_op_of_other_dimensions_exits_2_at_the_op(tmp_path):
+    path = tmp_path / "add.hlo"
+    path.write_text(elementwise("ROOT r = f32[3,2] add(a, a)"))
+    result = CliRunner().invoke(main, ["analyze", str(path), "--format", "json"])
+    assert result.exit_code == 2, result.output
+    assert f"{path}:9:8: error: %r is invalid (ShapeInference::InferBinaryOpShape)" in result.output
+    assert "ROOT r = f32[3,2] add(a, a)" in result.output and "Traceback" not in result.output
+
+
+def test_the_elementwise_check_runs_once_per_distinct_shapes(monkeypatch):
+    from hlo_index.hlo import shape_checks
+
+    calls = []
+    check = shape_checks._CHECKS["add"]
+    monkeypatch.setitem(shape_checks._CHECKS, "add", lambda instr: calls.append(instr.name) or check(instr))
+    chain = "".join(f'  x{k} = f32[2,3] add(a, a), metadata={{op_name="n{k}"}}\n' for k in range(50))
+    parse_module_text(elementwise(f"{chain.strip()}\n  ROOT r = f32[3,2] add(b, b)"))
+    assert calls == ["x0", "r"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -80,13 +81,19 @@ def test_spec_elementwise():
 
 def test_operands_whose_dimensions_are_not_the_results_are_undefined_not_an_error():
     """XLA's parser reads ``f32[64,1,32] add(f32[64,32], s32[64,1])``; jaxlib 0.10.2 fails to compile
-    it ('stablehlo.add' op requires the same shape for all operands and results). No element is
-    read for sure: both operands' maps are UNDEFINED, saying why, in both directions."""
-    from hlo_index.hlo import parse_module_text
+    it ('stablehlo.add' op requires the same shape for all operands and results). The loader rejects
+    it at the op; read without the loader's checks, no element is read for sure: both operands' maps
+    are UNDEFINED, saying why, in both directions."""
+    from hlo_index.hlo import ParseError, link, parse_module_text
+    from hlo_index.hlo.parser import parse_syntax
 
     text = "HloModule m\n\nENTRY e {\n  a = f32[64,32] parameter(0)\n  b = s32[64,1] parameter(1)\n"
     text += "  ROOT r = f32[64,1,32] add(a, b)\n}\n"
-    add = parse_module_text(text).entry.root
+    with pytest.raises(ParseError, match="InferBinaryOpShape"):
+        parse_module_text(text)
+    (module,) = parse_syntax(text)
+    assert not link(module)
+    add = module.entry.root
     for om in output_to_input(add, 0):
         (m,) = om.maps
         assert m.is_undefined and "which XLA's verifier rejects" in m.undefined_reason
