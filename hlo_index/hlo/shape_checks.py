@@ -285,8 +285,15 @@ def _convolution(instr: Instruction) -> str | None:
         return f"output feature dimension {kernel_out} is not divisible by feature_group_count {features}"
     if in_batch % batches:
         return f"input batch dimension {in_batch} is not divisible by batch_group_count {batches}"
-    # (a window whose sizes differ from the kernel's is left alone: jaxlib compiles it, the sizes
-    # taken from the kernel)
+    # XLA's "Window dimensions do not match RHS shape". (jaxlib compiles such a module all the same: its
+    # translation to StableHLO drops the window's sizes and takes the kernel's.)
+    kernel = [rhs.dims[d] for d in labels.kernel_spatial]
+    sizes = [w.size for w in window]
+    if sizes != kernel and not any(rhs.dynamic):
+        return (
+            f"the window's sizes {'x'.join(map(str, sizes))} are not the kernel's spatial dimensions "
+            f"{'x'.join(map(str, kernel))} (kernel {rhs})"
+        )
     return _inferred(instr)
 
 

@@ -654,3 +654,20 @@ def test_the_elementwise_check_runs_once_per_distinct_shapes(monkeypatch):
     chain = "".join(f'  x{k} = f32[2,3] add(a, a), metadata={{op_name="n{k}"}}\n' for k in range(50))
     parse_module_text(elementwise(f"{chain.strip()}\n  ROOT r = f32[3,2] add(b, b)"))
     assert calls == ["x0", "r"]
+
+
+def test_a_convolution_whose_window_is_not_its_kernels_is_rejected():
+    # XLA's InferConvolveShape: "Window dimensions do not match RHS shape". (jaxlib 0.10.2 compiles the
+    # module all the same: its translation to StableHLO drops the window's sizes.)
+    text = (
+        "HloModule m\n\nENTRY e {\n  x = f32[1,8,8,4] parameter(0)\n  k = f32[3,3,4,8] parameter(1)\n"
+        "  ROOT r = f32[1,6,6,8] convolution(x, k), window={size=%s}, dim_labels=b01f_01io->b01f\n}\n"
+    )
+    for window, sizes in (("2x2", "2x2"), ("3x2", "3x2")):
+        with pytest.raises(ParseError) as info:
+            parse_module_text(text % window)
+        d = info.value.diagnostic
+        assert (d.line, d.column) == (6, 8), d
+        assert "ShapeInference::InferConvolveShape" in d.message, d.message
+        assert f"the window's sizes {sizes} are not the kernel's spatial dimensions 3x3" in d.message, d.message
+    assert parse_module_text(text % "3x3").entry.root.opcode == "convolution"
