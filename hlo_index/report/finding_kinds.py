@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..affine.expr import DIM
 from ..context import current, register_table, remember
 from ..fusion.fingerprint import computation_digest, finding_identity
 from ..hlo.model import Computation
@@ -140,10 +141,7 @@ def _reads_disjoint(maps: tuple) -> bool:
     for i, a in enumerate(live):
         for j in range(i + 1, len(live)):
             b = live[j]
-            if any(
-                x.is_constant and y.is_constant and x.constant_value != y.constant_value
-                for x, y in zip(a.results, b.results)
-            ):
+            if any(_always_apart(x, y) for x, y in zip(a.results, b.results)):
                 continue
             for k in (i, j):
                 if pairs[k] is None:
@@ -151,6 +149,16 @@ def _reads_disjoint(maps: tuple) -> bool:
             if pairs[i] is False or pairs[j] is False or pairs[i] & pairs[j]:
                 return False
     return True
+
+
+def _always_apart(x, y) -> bool:
+    """Whether two result expressions of one output element differ at every element: they differ
+    by a nonzero constant (``d1 + 128`` and ``d1``; two constants), with no range variable, whose
+    values the two maps choose apart."""
+    if any(v.kind != DIM for v in x.variables() | y.variables()):
+        return False
+    difference = x - y
+    return difference.is_constant and difference.constant_value != 0
 
 
 def _read_pairs(m):

@@ -54,16 +54,27 @@ KINDS = """HloModule kinds
   ROOT %m = f32[8]{0} multiply(%b0, %b1)
 }
 
+%fused_gates {
+  %p0 = f32[3072]{0} parameter(0)
+  %s0 = f32[1024]{0} slice(%p0), slice={[0:1024]}
+  %s1 = f32[1024]{0} slice(%p0), slice={[2048:3072]}
+  %b0 = f32[512,1024]{1,0} broadcast(%s0), dimensions={1}
+  %b1 = f32[512,1024]{1,0} broadcast(%s1), dimensions={1}
+  ROOT %m = f32[512,1024]{1,0} multiply(%b0, %b1)
+}
+
 ENTRY %main {
   %a = f32[4,4]{1,0} parameter(0)
   %c = f32[4,3]{1,0} parameter(1)
   %s = f32[4,8]{1,0} parameter(2)
   %k = f32[3]{0} parameter(3)
+  %g = f32[3072]{0} parameter(4)
   %f1 = f32[4,4]{1,0} fusion(%a), kind=kLoop, calls=%fused_twice
   %f2 = f32[4,6]{1,0} fusion(%c), kind=kLoop, calls=%fused_concat
   %f3 = f32[4,8]{1,0} fusion(%s), kind=kLoop, calls=%fused_softmax
   %f4 = f32[8]{0} fusion(%k), kind=kLoop, calls=%fused_coefficients
-  ROOT %t = (f32[4,4]{1,0}, f32[4,6]{1,0}, f32[4,8]{1,0}, f32[8]{0}) tuple(%f1, %f2, %f3, %f4)
+  %f5 = f32[512,1024]{1,0} fusion(%g), kind=kLoop, calls=%fused_gates
+  ROOT %t = (f32[4,4]{1,0}, f32[4,6]{1,0}, f32[4,8]{1,0}, f32[8]{0}, f32[512,1024]{1,0}) tuple(%f1, %f2, %f3, %f4, %f5)
 }
 """
 
@@ -95,8 +106,9 @@ def test_codes_tell_the_kinds_apart(runner, tmp_path):
     path.write_text(KINDS)
     doc = _json(runner.invoke(main, ["check", str(path), "--select", "ALL", "--format", "json"]))
     codes = {f["fusion"]: f["code"] for f in doc["findings"]}
-    # f1 reads the diagonal through both maps; f4 reads two distinct coefficients, each once
-    assert codes == {"f1": "HI001", "f2": "HI002", "f3": "HI005", "f4": "HI007"}
+    # f1 reads the diagonal through both maps; f4 reads two distinct coefficients, each once, and
+    # f5 two gates' rows of a bias, 2048 apart (a domain too big to enumerate)
+    assert codes == {"f1": "HI001", "f2": "HI002", "f3": "HI005", "f4": "HI007", "f5": "HI007"}
     # by default only HI001 fails the check
     default = runner.invoke(main, ["check", str(path), "--format", "json"])
     assert default.exit_code == 1
@@ -105,7 +117,7 @@ def test_codes_tell_the_kinds_apart(runner, tmp_path):
     assert passed.exit_code == 0
     # a pass says what the selection left out
     assert passed.stdout.splitlines()[-1] == (
-        "no selected finding in 4 fusion(s); not selected: 1 HI001, 1 HI002, 1 HI005, 1 HI007 (--select ALL lists them)"
+        "no selected finding in 5 fusion(s); not selected: 1 HI001, 1 HI002, 1 HI005, 2 HI007 (--select ALL lists them)"
     )
 
 
@@ -122,14 +134,14 @@ def test_identity_survives_renaming_and_baseline_gates_new_findings(runner, tmp_
     assert runner.invoke(main, ["check", str(renamed), "--baseline", str(baseline)]).exit_code == 0  # ...known
     # a second copy of the same double read is one more than the baseline accepts
     doubled = KINDS.replace(
-        "  ROOT %t = ", "  %f5 = f32[4,4]{1,0} fusion(%a), kind=kLoop, calls=%fused_twice\n  ROOT %t = "
+        "  ROOT %t = ", "  %f6 = f32[4,4]{1,0} fusion(%a), kind=kLoop, calls=%fused_twice\n  ROOT %t = "
     )
     (tmp_path / "doubled.hlo").write_text(doubled)
     result = runner.invoke(
         main, ["check", str(tmp_path / "doubled.hlo"), "--baseline", str(baseline), "--color", "never"]
     )
     assert result.exit_code == 1
-    assert "fusion 'f5'" in result.stdout or "fusion 'f1'" in result.stdout
+    assert "fusion 'f6'" in result.stdout or "fusion 'f1'" in result.stdout
     assert "1 finding(s)" in result.stdout
 
 
