@@ -123,8 +123,12 @@ def command(paths, allow, select, ignore, baseline_path, write_baseline, exit_ze
     if baseline is not None:
         fresh = new_findings(found, baseline)
         baselined, found = len(found) - len(fresh), fresh
+    # what the selection leaves out, so that a pass does not read as "nothing else found"
+    unselected = Counter(
+        f.code for f in findings(reports, allow, ["ALL"], []) if not code_selected(f.code, select, ignore)
+    )
     if fmt == "json":
-        echo(render_check_json(found, checked, baselined))
+        echo(render_check_json(found, checked, baselined, unselected))
     elif fmt == "sarif":
         from .sarif_output import sarif_text
 
@@ -137,10 +141,6 @@ def command(paths, allow, select, ignore, baseline_path, write_baseline, exit_ze
         from ..render.text import Painter
         from .output import color_enabled
 
-        # what the selection leaves out, so that a pass does not read as "nothing else found"
-        unselected = Counter(
-            f.code for f in findings(reports, allow, ["ALL"], []) if not code_selected(f.code, select, ignore)
-        )
         echo("\n".join(render_check_text(found, checked, Painter(color_enabled(color)), baselined, unselected)))
     print_diagnostics(reports)
     if verify:

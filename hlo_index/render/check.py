@@ -44,7 +44,9 @@ def render_check_text(
     return lines
 
 
-def render_check_json(found: list[Finding], checked: int, baselined: int = 0) -> str:
+def render_check_json(
+    found: list[Finding], checked: int, baselined: int = 0, unselected: Mapping[str, int] | None = None
+) -> str:
     return json.dumps(
         {
             "schema": CHECK_SCHEMA,
@@ -52,6 +54,7 @@ def render_check_json(found: list[Finding], checked: int, baselined: int = 0) ->
             "ok": not found,
             "baselined": baselined,
             "findings": [f.to_json() for f in found],
+            "not_selected": dict(sorted((unselected or {}).items())),
         },
         indent=1,
     )

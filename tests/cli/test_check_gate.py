@@ -113,6 +113,7 @@ def test_codes_tell_the_kinds_apart(runner, tmp_path):
     default = runner.invoke(main, ["check", str(path), "--format", "json"])
     assert default.exit_code == 1
     assert [f["fusion"] for f in _json(default)["findings"]] == ["f1"]
+    assert _json(default)["not_selected"] == {"HI002": 1, "HI005": 1, "HI007": 2}
     passed = runner.invoke(main, ["check", str(path), "--ignore", "HI001", "--color", "never"])
     assert passed.exit_code == 0
     # a pass says what the selection left out
