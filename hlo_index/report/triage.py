@@ -56,7 +56,8 @@ def figures_of(t: TargetReport, mod: ModuleReport) -> TargetFigures:
     rows = t.output_to_input or t.input_to_output
     total: int | None = 0
     heaviest: tuple[int, str] = (-1, "-")
-    unco, unco_at = 0, ""
+    bad_operands: set[tuple[int, object]] = set()
+    unco_at = ""
     target = ""
     worst_mult: float | None = None
     worst_mult_at = "-"
@@ -75,10 +76,14 @@ def figures_of(t: TargetReport, mod: ModuleReport) -> TargetFigures:
         c = r.extra.get("coalescing") or r.extra.get("tpu") or {}
         target = c.get("target", target)
         # CPU figures say "not contiguous" (no warps on a CPU), TPU figures "across tiles": the
-        # same slot in the triage
-        if c.get("verdict") in ("uncoalesced", "not contiguous", "across tiles"):
-            unco += 1
+        # same slot in the triage. An operand counts once, however many outputs read it, and
+        # only where one reads it (a GPU verdict is the operand's, on every output's row).
+        if c.get("verdict") in ("uncoalesced", "not contiguous", "across tiles") and any(
+            m.text != "KNOWN EMPTY" for m in r.maps
+        ):
+            bad_operands.add((r.operand, r.extra.get("operand_element")))
             unco_at = unco_at or f"%{r.operand_name}"
+    unco = len(bad_operands)
     if not t.output_to_input:
         total = None
     max_maps = max((r.distinct for r in rows), default=0)

@@ -167,3 +167,25 @@ def test_ranking_by_output_to_input_figures_needs_those_maps(runner):
     # no target has a coalescing or contiguity figure: the totals do not count "0" of them
     [total] = [line for line in ranked.output.splitlines() if line.startswith("total: ")]
     assert total.endswith("(duplicated reads)")
+
+
+def test_an_uncoalesced_operand_counts_once_and_only_where_an_output_reads_it(runner, tmp_path):
+    """A horizontal GPU fusion: output 0 reads every other element of operand 0 (uncoalesced),
+    output 1 reads operand 1 alone. The operand's verdict is on both outputs' rows; it is one
+    uncoalesced operand."""
+    gpu = tmp_path / "module_0001.jit_f.sm_9.0_gpu_after_optimizations.txt"
+    gpu.write_text(
+        "HloModule h\nfused {\n  p0 = f32[64,128]{1,0} parameter(0)\n  p1 = f32[64,64]{1,0} parameter(1)\n"
+        "  s = f32[64,64]{1,0} slice(p0), slice={[0:64], [0:128:2]}\n  n = f32[64,64]{1,0} negate(p1)\n"
+        "  ROOT r = (f32[64,64]{1,0}, f32[64,64]{1,0}) tuple(s, n)\n}\nENTRY e {\n"
+        "  a = f32[64,128]{1,0} parameter(0)\n  b = f32[64,64]{1,0} parameter(1)\n"
+        "  ROOT f = (f32[64,64]{1,0}, f32[64,64]{1,0}) fusion(a, b), kind=kLoop, calls=fused\n}\n"
+    )
+    [(_, target)] = _full(runner, str(gpu))
+    verdicts = {(e["output"], e["operand"]): e["coalescing"]["verdict"] for e in target["output_to_input"]}
+    assert verdicts[(0, 0)] == verdicts[(1, 0)] == "uncoalesced"  # the operand's, on both rows
+    assert verdicts[(0, 1)] == verdicts[(1, 1)] == "coalesced"
+    out = runner.invoke(main, ["analyze", str(gpu), "--top", "1", "--sort", "uncoalesced", "--color", "never"]).stdout
+    assert "1 uncoalesced (%a)" in out
+    [total] = [line for line in out.splitlines() if line.startswith("total: ")]
+    assert total.endswith("1 uncoalesced operand(s)")
