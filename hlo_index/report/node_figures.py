@@ -46,7 +46,8 @@ FIGURES = {
     "contiguity": FigureSpec("hlo-index CPU contiguity (0 contiguous, 1 unknown, 2 not contiguous)", "level", True),
 }
 
-_LEVELS = {"coalesced": 0, "contiguous": 0, "uncoalesced": 2, "not contiguous": 2}
+# a verdict's level: GPU coalescing, CPU contiguity (``analyses.cpu_access``); any other is unknown
+_LEVELS = {"coalesced": 0, "vectorisable": 0, "uncoalesced": 2, "not contiguous": 2}
 
 
 @dataclass(slots=True)
@@ -140,7 +141,7 @@ def _put_operand(figures: NodeFigures, module: Module, t, key, entries: list, no
                 figures.add("duplicated-reads", node, max(sum(reads) - union["distinct_elements"], 0))
     for e in entries:
         c = e.extra.get("coalescing")
-        if not c:
+        if not c or all(m.text == "KNOWN EMPTY" for m in e.maps):  # an output that reads none of it
             continue
         figure = "contiguity" if c.get("target") == "cpu" else "coalescing"
         figures.worst(figure, node, _LEVELS.get(c.get("verdict", ""), 1))

@@ -207,6 +207,37 @@ def test_small_module_node_data_is_over_all_outputs(tmp_path, runner):
     assert json.loads(plain.stdout) == read
 
 
+# Outputs of one fusion reading an operand each: every other column of %a (not contiguous on a
+# CPU), and all of %b (vectorisable).
+HORIZONTAL_CPU = """HloModule h
+fused {
+  p0 = f32[64,128]{1,0} parameter(0)
+  p1 = f32[64,64]{1,0} parameter(1)
+  s = f32[64,64]{1,0} slice(p0), slice={[0:64], [0:128:2]}
+  n = f32[64,64]{1,0} negate(p1)
+  ROOT r = (f32[64,64]{1,0}, f32[64,64]{1,0}) tuple(s, n)
+}
+ENTRY e {
+  a = f32[64,128]{1,0} parameter(0)
+  b = f32[64,64]{1,0} parameter(1)
+  ROOT f = (f32[64,64]{1,0}, f32[64,64]{1,0}) fusion(a, b), kind=kLoop, calls=fused
+}
+"""
+
+
+def test_a_node_verdict_is_from_the_outputs_that_read_it(tmp_path, runner):
+    """The other output's "unread" is no verdict on an operand: %p1's level is its reader's, 0
+    (vectorisable), %p0's 2 (not contiguous)."""
+    path = tmp_path / "h.hlo"
+    path.write_text(HORIZONTAL_CPU)
+    result = runner.invoke(
+        main, ["analyze", str(path), "--format", "model-explorer-node-data", "-o", str(tmp_path / "h")]
+    )
+    assert result.exit_code == 0, result.output
+    contiguity = json.loads((tmp_path / "h.contiguity.json").read_text())
+    assert contiguity["e"]["results"] == {"p0": {"value": 2}, "p1": {"value": 0}}
+
+
 def test_a_directory_is_not_a_node_data_prefix(tmp_path, runner):
     # "-o DIR" would write hidden files DIR/.bytes-read.json
     path = tmp_path / "small.hlo"
