@@ -19,7 +19,10 @@ Figures (one Model Explorer node-data series each, ``FIGURES``):
 * ``utilization``: distinct elements read / elements of the operand (0..1);
 * ``duplicated-reads``: element reads beyond the first of each element;
 * ``coalescing`` (GPU modules) / ``contiguity`` (CPU modules): the verdict as a level,
-  0 coalesced or contiguous, 1 unknown, 2 uncoalesced or not contiguous.
+  0 coalesced or contiguous, 1 unknown, 2 uncoalesced or not contiguous;
+* ``tpu-walk`` (TPU modules): how the output's minor dimension walks the operand's tiles
+  (``analyses.tpu_tiles``) as a level, 0 along lanes (or one element throughout), 1 along
+  sublanes, mixed or unknown, 2 across tiles.
 """
 
 from __future__ import annotations
@@ -44,10 +47,14 @@ FIGURES = {
     "duplicated-reads": FigureSpec("hlo-index element reads beyond the first", "count"),
     "coalescing": FigureSpec("hlo-index GPU coalescing (0 coalesced, 1 unknown, 2 uncoalesced)", "level", True),
     "contiguity": FigureSpec("hlo-index CPU contiguity (0 contiguous, 1 unknown, 2 not contiguous)", "level", True),
+    "tpu-walk": FigureSpec(
+        "hlo-index TPU minor walk (0 lanes, 1 sublanes, mixed or unknown, 2 across tiles)", "level", True
+    ),
 }
 
 # a verdict's level: GPU coalescing, CPU contiguity (``analyses.cpu_access``); any other is unknown
 _LEVELS = {"coalesced": 0, "vectorisable": 0, "uncoalesced": 2, "not contiguous": 2}
+_TPU_LEVELS = {"lanes": 0, "invariant": 0, "across tiles": 2}  # any other walk: 1
 
 
 @dataclass(slots=True)
@@ -140,8 +147,12 @@ def _put_operand(figures: NodeFigures, module: Module, t, key, entries: list, no
             if all(r is not None for r in reads) and union.get("distinct_elements") is not None:
                 figures.add("duplicated-reads", node, max(sum(reads) - union["distinct_elements"], 0))
     for e in entries:
-        c = e.extra.get("coalescing")
-        if not c or all(m.text == "KNOWN EMPTY" for m in e.maps):  # an output that reads none of it
+        if all(m.text == "KNOWN EMPTY" for m in e.maps):  # an output that reads none of it
             continue
-        figure = "contiguity" if c.get("target") == "cpu" else "coalescing"
-        figures.worst(figure, node, _LEVELS.get(c.get("verdict", ""), 1))
+        c = e.extra.get("coalescing")
+        if c:
+            figure = "contiguity" if c.get("target") == "cpu" else "coalescing"
+            figures.worst(figure, node, _LEVELS.get(c.get("verdict", ""), 1))
+        tpu = e.extra.get("tpu")
+        if tpu:
+            figures.worst("tpu-walk", node, _TPU_LEVELS.get(tpu.get("verdict", ""), 1))

@@ -238,6 +238,36 @@ def test_a_node_verdict_is_from_the_outputs_that_read_it(tmp_path, runner):
     assert contiguity["e"]["results"] == {"p0": {"value": 2}, "p1": {"value": 0}}
 
 
+# A TPU fusion reading %a as laid out (the output's minor dimension along %a's lanes) and %b
+# transposed (along %b's tile rows: sublanes, and across tiles every 8 steps).
+TPU_WALKS = """HloModule t
+fused {
+  p0 = f32[8,128]{1,0:T(8,128)} parameter(0)
+  p1 = f32[128,8]{1,0:T(8,128)} parameter(1)
+  n = f32[8,128]{1,0:T(8,128)} negate(p0)
+  t = f32[8,128]{1,0:T(8,128)} transpose(p1), dimensions={1,0}
+  ROOT a = f32[8,128]{1,0:T(8,128)} add(n, t)
+}
+ENTRY e {
+  a = f32[8,128]{1,0:T(8,128)} parameter(0)
+  b = f32[128,8]{1,0:T(8,128)} parameter(1)
+  ROOT f = f32[8,128]{1,0:T(8,128)} fusion(a, b), kind=kLoop, calls=fused
+}
+"""
+
+
+def test_a_tpu_node_carries_its_minor_walk_as_a_level(tmp_path, runner):
+    path = tmp_path / "t.hlo"
+    path.write_text(TPU_WALKS)
+    result = runner.invoke(
+        main, ["analyze", str(path), "--format", "model-explorer-node-data", "-o", str(tmp_path / "t")]
+    )
+    assert result.exit_code == 0, result.output
+    walks = json.loads((tmp_path / "t.tpu-walk.json").read_text())
+    assert walks["e"]["results"] == {"p0": {"value": 0}, "p1": {"value": 1}}  # lanes; sublanes
+    assert not (tmp_path / "t.coalescing.json").exists() and not (tmp_path / "t.contiguity.json").exists()
+
+
 def test_a_directory_is_not_a_node_data_prefix(tmp_path, runner):
     # "-o DIR" would write hidden files DIR/.bytes-read.json
     path = tmp_path / "small.hlo"
