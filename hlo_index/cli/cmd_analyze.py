@@ -191,7 +191,10 @@ def _check_device(ctx, param, value):
     if value is None:
         return None
     from ..analyses.cost import DeviceError, load_device
+    from ..analyses.cost.devices import TPU_CHIPS
 
+    if value in TPU_CHIPS:
+        return value
     try:
         load_device(value)
     except DeviceError as e:
@@ -320,7 +323,8 @@ def _check_cost_options(ctx, param, values):
     callback=_check_device,
     help="Device of the cost's time: a named GPU (h100_sxm, a100_sxm_80, ...) or a GpuTargetConfigProto "
     "text file (XLA's hlo-opt format). GPU modules default to one per compute capability of the dump's "
-    "name; CPU modules get a roofline time only with a device.",
+    "name; CPU and TPU modules get a roofline time only with a device, which may also be a TPU chip "
+    "(tpu_v5e, tpu_v5p, tpu_v6e: its published peak bf16 FLOP/s and HBM bandwidth).",
 )
 @click.option(
     "--fusion-candidate",

@@ -9,6 +9,7 @@ under which XLA's own coalescing tests are written.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..context import current, register_table
@@ -28,7 +29,7 @@ def coalescing_device(module: Any, options: dict) -> Any:
     hit = memo.get(id(module))
     if hit is not None and hit[0] is module:
         return hit[1]
-    from ..analyses.cost.devices import DeviceError
+    from ..analyses.cost.devices import TPU_CHIPS, DeviceError
     from ..analyses.cost.options import TargetCostOptions
     from ..analyses.cost.target_cost import device_of
     from ..analyses.gpu_devices import DEFAULT_DEVICE, NAMED_DEVICES
@@ -36,6 +37,8 @@ def coalescing_device(module: Any, options: dict) -> Any:
     asked = options.get("cost")
     if not isinstance(asked, TargetCostOptions):
         asked = TargetCostOptions()
+    if asked.device in TPU_CHIPS:  # the TPU modules' chip: a GPU module keeps its own device
+        asked = replace(asked, device=None)
     try:
         spec = device_of(module, asked)[0]
     except DeviceError:  # a device file that cannot be read: the cost reports it

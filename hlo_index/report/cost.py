@@ -459,6 +459,17 @@ def add_cost_totals(report: ModuleReport, module: Any, options: dict) -> None:
                 path=module.source,
             )
         )
+    ignored = state.session.ignored_device
+    if ignored is not None:
+        report.diagnostics.append(
+            DiagnosticReport(
+                "warning",
+                f"cost: --device {ignored} is a TPU chip; module {module.name} is a GPU module, costed on "
+                f"{state.session.device.name if state.session.device is not None else 'its own device'} "
+                f"({state.session.device_assumed})",
+                path=module.source,
+            )
+        )
     totals = state.totals()
     times = [(t, c.get("bound")) for _, c, t in state.costs if t is not None]
     finite = [(t, b) for t, b in times if not math.isinf(t)]

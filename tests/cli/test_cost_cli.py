@@ -212,6 +212,35 @@ def test_a_tpu_module_gets_the_roofline_not_the_gpu_model_from_a_user_device(run
     assert cost["time_us"] == pytest.approx(max(FLOPS / peak, BYTES / 1e9) * 1e6)
 
 
+def test_a_tpu_chip_gives_a_tpu_module_the_roofline_of_its_published_figures(runner, tmp_path):
+    # Cloud TPU v6e: 918 TFLOP/s bf16, 1638 GB/s of HBM per chip (the chip's documentation page)
+    hlo = tmp_path / "tpu.hlo"
+    hlo.write_text(BROADCAST_CPU.replace("[8]{0}", "[8]{0:T(256)}").replace("{1,0}", "{1,0:T(8,128)}"))
+    code, doc, _ = _analyze(runner, hlo, "--format", "json", "--device", "tpu_v6e")
+    assert code == 0
+    cost = doc["modules"][0]["targets"][0]["cost"]
+    assert cost["device"] == "tpu_v6e" and "Cloud TPU v6e" in cost["model"]
+    assert cost["time_us"] == pytest.approx(max(FLOPS / 918e12, BYTES / 1638e9) * 1e6)
+    assert cost["bound"] == "memory"
+
+
+def test_a_tpu_chip_leaves_a_gpu_module_on_its_own_device_and_says_so(runner, tmp_path):
+    hlo = tmp_path / "module_0001.jit_f.sm_9.0_gpu_after_optimizations.txt"
+    hlo.write_text(BROADCAST_CPU)
+    code, doc, err = _analyze(runner, hlo, "--format", "json", "--device", "tpu_v6e")
+    assert code == 0
+    cost = doc["modules"][0]["targets"][0]["cost"]
+    assert cost["device"] == "h100_sxm" and cost["device_assumed"].startswith("compute capability 9.0")
+    assert "warning: cost: --device tpu_v6e is a TPU chip; module m is a GPU module, costed on h100_sxm" in err
+
+
+def test_an_unknown_device_lists_the_gpus_and_the_tpu_chips(runner, tmp_path):
+    hlo = tmp_path / "m.hlo"
+    hlo.write_text(BROADCAST_CPU)
+    code, _, err = _analyze(runner, hlo, "--device", "tpu_v9")
+    assert code == 2 and "named devices: " in err and "TPU chips: tpu_v5e, tpu_v5p, tpu_v6e" in err
+
+
 CUSTOM_CALL_ONLY = """HloModule m
 ENTRY e {
   p0 = f32[8,128]{1,0} parameter(0)

@@ -4,7 +4,7 @@ default for a compute capability, or a reader for any ``GpuTargetConfigProto`` t
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from ..gpu_devices import DEFAULT_DEVICE, NAMED_DEVICES, DeviceSpec
@@ -16,6 +16,8 @@ __all__ = [
     "NAMED_DEVICES",
     "DeviceError",
     "DeviceSpec",
+    "TPU_CHIPS",
+    "TpuChip",
     "device_beside",
     "device_for_capability",
     "device_from_text",
@@ -28,6 +30,34 @@ DEFAULT_FOR_MAJOR = {6: "p100", 7: "v100", 8: "a100_sxm_80", 9: "h100_sxm", 10: 
 
 class DeviceError(ValueError):
     """An unknown device name or an unreadable device file."""
+
+
+@dataclass(frozen=True)
+class TpuChip:
+    """A TPU chip as a roofline: its peak bf16 FLOP/s (the matrix units') and HBM bytes/s, both per
+    chip as Google Cloud's TPU documentation publishes them. No published model of a TPU kernel's
+    time is known to this tool: a roofline of the peak is a lower bound on a fusion's time, and the
+    bf16 matrix peak flatters the vector unit's elementwise flops most."""
+
+    name: str
+    description: str
+    peak_flops: float
+    memory_bandwidth: float  # bytes / s
+
+    @property
+    def roofline(self) -> tuple[float, float]:
+        return self.peak_flops, self.memory_bandwidth
+
+
+# Cloud TPU documentation, each chip's page ("Peak compute per chip (bf16)", "HBM bandwidth per chip")
+TPU_CHIPS = {
+    chip.name: chip
+    for chip in (
+        TpuChip("tpu_v5e", "Cloud TPU v5e (197 TFLOP/s bf16, 819 GB/s)", 197e12, 819e9),
+        TpuChip("tpu_v5p", "Cloud TPU v5p (459 TFLOP/s bf16, 2765 GB/s)", 459e12, 2765e9),
+        TpuChip("tpu_v6e", "Cloud TPU v6e Trillium (918 TFLOP/s bf16, 1638 GB/s)", 918e12, 1638e9),
+    )
+}
 
 
 def device_from_text(text: str, name: str = "custom") -> DeviceSpec:
@@ -62,9 +92,11 @@ def device_from_text(text: str, name: str = "custom") -> DeviceSpec:
 
 
 def load_device(name_or_path: str) -> DeviceSpec:
-    """A named device (``h100_sxm``, ...) or a ``.txtpb`` file."""
+    """A named GPU (``h100_sxm``, ...) or a ``.txtpb`` file."""
     if name_or_path in NAMED_DEVICES:
         return NAMED_DEVICES[name_or_path]
+    if name_or_path in TPU_CHIPS:
+        raise DeviceError(f"{name_or_path} is a TPU chip: it gives TPU and CPU modules a roofline, not a GPU model")
     path = Path(name_or_path)
     if path.suffix in (".txtpb", ".pbtxt", ".textproto") or path.is_file():
         try:
@@ -78,7 +110,10 @@ def load_device(name_or_path: str) -> DeviceSpec:
         except TextProtoError as e:
             # a malformed file is a bad --device value, with where it goes wrong
             raise DeviceError(f"{name_or_path}:{e}") from None
-    raise DeviceError(f"unknown device {name_or_path!r}; named devices: {', '.join(sorted(NAMED_DEVICES))}")
+    raise DeviceError(
+        f"unknown device {name_or_path!r}; named devices: {', '.join(sorted(NAMED_DEVICES))}; "
+        f"TPU chips: {', '.join(sorted(TPU_CHIPS))}"
+    )
 
 
 def device_for_capability(major: int | None) -> DeviceSpec:

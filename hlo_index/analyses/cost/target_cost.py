@@ -279,16 +279,28 @@ class CostSession:
         )
         self.device: DeviceSpec | None = None
         self.device_assumed: str | None = None
+        self.ignored_device: str | None = None  # a TPU chip given for a GPU module
         if self.gpu:
-            self.device, self.device_assumed = device_of(module, options)
+            from .devices import TPU_CHIPS
+
+            asked = options
+            if options.device in TPU_CHIPS:
+                # a chip for the TPU modules of a run: this GPU module keeps the GPU its dump names
+                asked, self.ignored_device = replace(options, device=None), options.device
+            self.device, self.device_assumed = device_of(module, asked)
         self.roofline = options.roofline
         self.roofline_device: str | None = None
+        self.roofline_source = "user-given"  # where the roofline's two figures come from
         if not self.gpu and self.roofline is None and options.device:
-            from .devices import load_device
+            from .devices import TPU_CHIPS, load_device
 
-            given = load_device(options.device)
-            self.roofline = device_roofline(given)
-            self.roofline_device = given.name
+            chip = TPU_CHIPS.get(options.device)
+            if chip is not None:
+                self.roofline, self.roofline_device, self.roofline_source = chip.roofline, chip.name, chip.description
+            else:
+                given = load_device(options.device)
+                self.roofline = device_roofline(given)
+                self.roofline_device = given.name
         capability = self.device.capability if self.device is not None else None
         # the report keys its targets' figures by structure too: one key per fusion for both
         self.structure_key = fusion_structure_key
@@ -374,7 +386,7 @@ def cost_of_target(
     if session.models is not None and target.opcode not in ("parameter", "constant", "get-tuple-element", "tuple"):
         _gpu_time(cost, target, session, session.models, coalesced)
     elif session.roofline:
-        _roofline_time(cost, session.roofline)
+        _roofline_time(cost, session.roofline, session.roofline_source)
         cost.device = session.roofline_device
     cost.explanation = explain(cost)
     return cost
@@ -564,11 +576,11 @@ def _set_runtime(cost: FusionCost, rt: RunTime) -> None:
     cost.operand_coalesced = list(rt.operand_coalesced)
 
 
-def _roofline_time(cost: FusionCost, roofline: tuple[float, float]) -> None:
+def _roofline_time(cost: FusionCost, roofline: tuple[float, float], source: str = "user-given") -> None:
     peak, bandwidth = roofline
     compute = max(cost.flops, 0.0) / peak * 1e6
     memory = max(cost.bytes_accessed, 0.0) / bandwidth * 1e6
-    cost.model = f"roofline (user-given {peak:g} FLOP/s, {bandwidth:g} B/s)"
+    cost.model = f"roofline ({source} {peak:g} FLOP/s, {bandwidth:g} B/s)"
     cost.time_us = max(compute, memory)
     cost.compute_time_us, cost.read_time_us = compute, memory
     cost.bound = "compute" if compute > memory else "memory"
