@@ -187,7 +187,8 @@ def _write_text(make_reports, color, pager, several_files, top, sort) -> None:
         writer.close()
 
 
-def _check_device(ctx, param, value):
+def check_device(ctx, param, value):
+    """``--device``'s value checked: a named GPU or TPU chip, or a readable device file."""
     if value is None:
         return None
     from ..analyses.cost import DeviceError, load_device
@@ -320,7 +321,7 @@ def _check_cost_options(ctx, param, values):
 @click.option(
     "--device",
     metavar="NAME|PATH.txtpb",
-    callback=_check_device,
+    callback=check_device,
     help="Device of the cost's time: a named GPU (h100_sxm, a100_sxm_80, ...) or a GpuTargetConfigProto "
     "text file (XLA's hlo-opt format). GPU modules default to one per compute capability of the dump's "
     "name; CPU and TPU modules get a roofline time only with a device, which may also be a TPU chip "

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from .cmd_analyze import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE
+from .cmd_analyze import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE, check_device
 from .options import color_option, format_option, jobs_option
 
 
@@ -40,13 +40,20 @@ def _conditions(values):
     "(a module's total grows by more than N%). Repeatable, or comma-separated.",
 )
 @click.option("--show-same", is_flag=True, help="Also list the fusions that did not change (text).")
+@click.option(
+    "--device",
+    metavar="NAME|PATH.txtpb",
+    callback=check_device,
+    help="Device of the times compared, as analyze's --device (GPU modules default to the one their dump "
+    "names; CPU and TPU modules get times only with one, a TPU chip such as tpu_v6e included).",
+)
 @jobs_option(
     help="Processes: 2 or more analyse big dumps' two sides at once (auto: when a CPU is idle). "
     "The result is the same.",
     auto=True,
 )
 @color_option
-def command(old, new, fmt, fail_on, show_same, jobs, color) -> None:
+def command(old, new, fmt, fail_on, show_same, device, jobs, color) -> None:
     """Compare the fusions of OLD and NEW (files, .gz, dump directories, '-' for one of them).
 
     Modules are paired by dump name (module_NNNN. and the backend left out); fusions by structure,
@@ -65,7 +72,7 @@ def command(old, new, fmt, fail_on, show_same, jobs, color) -> None:
     from ..report.split_targets import usable_workers
     from .output import echo
 
-    report = diff_paths(old, new, processes=usable_workers(jobs))
+    report = diff_paths(old, new, processes=usable_workers(jobs), device=device)
     if any(c.kind == "time" for c in conditions) and not report.has_cost:
         click.echo(
             "error: --fail-on time>N%: no cost model applies to these dumps, so times cannot be compared", err=True

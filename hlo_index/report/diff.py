@@ -272,12 +272,15 @@ def _has_error(diagnostics: list[Diagnostic]) -> bool:
     return any(d.severity == "error" for d in diagnostics)
 
 
-def diff_paths(old_path: str, new_path: str, cost: FusionCost | None = None, processes: int = 1) -> DiffReport:
+def diff_paths(
+    old_path: str, new_path: str, cost: FusionCost | None = None, processes: int = 1, device: str | None = None
+) -> DiffReport:
     """Every module of OLD against its partner in NEW (``diff_inputs``: by dump name).
 
     ``processes`` > 1: big sides are analysed at once, OLD's in a second process
-    (``diff_figures.both_sides``); the report is the same."""
-    (old, old_problems), (new, new_problems) = both_sides(old_path, new_path, cost, processes)
+    (``diff_figures.both_sides``); the report is the same. ``device``: ``analyze --device``'s
+    (a GPU, or a TPU chip's roofline: CPU and TPU modules get times only with one)."""
+    (old, old_problems), (new, new_problems) = both_sides(old_path, new_path, cost, processes, device)
     diagnostics = old_problems + new_problems
     unreadable = _has_error(diagnostics)
     if (not old and _has_error(old_problems)) or (not new and _has_error(new_problems)):

@@ -123,16 +123,19 @@ def _map_text(m) -> str:
     return m.text if m.text is not None else f"UNKNOWN ({m.unknown})"
 
 
-def module_figures(module: Module, cost: FusionCost | None = None) -> tuple[list[FusionFigures], list[Diagnostic]]:
+def module_figures(
+    module: Module, cost: FusionCost | None = None, device: str | None = None
+) -> tuple[list[FusionFigures], list[Diagnostic]]:
     """Every fusion of ``module`` with what a diff compares, in module order, in the current
     analysis context (a diff's two sides share one where they run in one process: what the
-    second side has of the first is answered from its caches)."""
+    second side has of the first is answered from its caches). ``device``: the report's cost's
+    (``--device``: a GPU, or a TPU chip's roofline)."""
     from ..analyses.cost.options import TargetCostOptions
 
     # the report's own cost (its default device per target) unless a caller gives its own
     options: dict = {"analyses": True, "target": "auto"}
     if cost is None:
-        options["cost"] = TargetCostOptions()
+        options["cost"] = TargetCostOptions(device=device)
     report = module_report(module, options=options, fusions_only=True, own_context=False)
     by_name = {f.name: f for f in module.fusions}
     digests: dict = {}
@@ -189,13 +192,13 @@ class SideModule:
 Side = tuple[list[SideModule], list[Diagnostic]]  # its modules, and the diagnostics of reading it
 
 
-def side_figures(path: str, cost: FusionCost | None = None) -> Side:
+def side_figures(path: str, cost: FusionCost | None = None, device: str | None = None) -> Side:
     """Every readable module under ``path`` with its fusions' figures, in the current analysis
     context; the diagnostics of what could not be read (and the warnings of what could)."""
     loaded, problems = load_side(path)
     modules = []
     for m in loaded:
-        figures, failed = module_figures(m.module, cost)
+        figures, failed = module_figures(m.module, cost, device)
         modules.append(SideModule(m.key, m.path, figures, failed))
     return modules, problems
 
@@ -205,7 +208,9 @@ def side_figures(path: str, cost: FusionCost | None = None) -> Side:
 PARALLEL_FROM_BYTES = 1 << 20
 
 
-def both_sides(old_path: str, new_path: str, cost: FusionCost | None = None, processes: int = 1) -> tuple[Side, Side]:
+def both_sides(
+    old_path: str, new_path: str, cost: FusionCost | None = None, processes: int = 1, device: str | None = None
+) -> tuple[Side, Side]:
     """``side_figures`` of OLD and of NEW: with ``processes`` > 1 and inputs big enough, OLD's in
     a forked process while this one reads NEW's (a process that fails costs only time: OLD is
     then read here); else both here, in one analysis context."""
@@ -223,7 +228,7 @@ def both_sides(old_path: str, new_path: str, cost: FusionCost | None = None, pro
             code = 1
             try:
                 os.close(read_end)
-                data = pickle.dumps(side_figures(old_path, cost), pickle.HIGHEST_PROTOCOL)
+                data = pickle.dumps(side_figures(old_path, cost, device), pickle.HIGHEST_PROTOCOL)
                 with os.fdopen(write_end, "wb") as out:
                     out.write(data)
                 code = 0
@@ -231,7 +236,7 @@ def both_sides(old_path: str, new_path: str, cost: FusionCost | None = None, pro
                 os._exit(code)
         os.close(write_end)
         with current().child():
-            new = side_figures(new_path, cost)
+            new = side_figures(new_path, cost, device)
         with os.fdopen(read_end, "rb") as pipe:
             data = pipe.read()
         _, status = os.waitpid(pid, 0)
@@ -243,11 +248,11 @@ def both_sides(old_path: str, new_path: str, cost: FusionCost | None = None, pro
                 old = None
         if old is None:
             with current().child():
-                old = side_figures(old_path, cost)
+                old = side_figures(old_path, cost, device)
         return old, new
     with current().child():
-        old = side_figures(old_path, cost)
-        return old, side_figures(new_path, cost)
+        old = side_figures(old_path, cost, device)
+        return old, side_figures(new_path, cost, device)
 
 
 def _input_bytes(path: str) -> int:

@@ -83,6 +83,21 @@ def test_time_cannot_be_a_condition_without_a_cost_model(runner):
     assert result.exit_code == 2 and "cost model" in result.stderr
 
 
+def test_a_device_gives_cpu_dumps_times_to_compare(runner):
+    """A CPU pair has no time without a device; with one, each fusion's time is analyze's with it."""
+    old, new = pair_paths("op_added")
+    result = runner.invoke(main, ["diff", old, new, "--device", "tpu_v6e", "--format", "json", "--fail-on", "time>0%"])
+    assert result.exit_code in (0, 1), result.stderr
+    doc = json.loads(result.stdout)
+    jsonschema.validate(doc, SCHEMA)
+    analyzed = json.loads(runner.invoke(main, ["analyze", new, "--device", "tpu_v6e", "--format", "json"]).stdout)
+    times = {t["name"]: t["cost"]["time_us"] for m in analyzed["modules"] for t in m["targets"]}
+    [module] = doc["modules"]
+    compared = [f for f in module["fusions"] if f["new"] is not None]
+    assert compared and all(f["time_us"]["new"] == pytest.approx(times[f["new"]]) for f in compared)
+    assert runner.invoke(main, ["diff", old, new, "--device", "tpu_v9"]).exit_code == 2
+
+
 @pytest.mark.parametrize("condition", ["bytes>5", "maps", "time<3%"])
 def test_a_bad_condition_is_a_usage_error(runner, condition):
     result = runner.invoke(main, ["diff", *pair_paths("op_added"), "--fail-on", condition])

@@ -305,10 +305,10 @@ def test_a_failed_second_process_costs_only_time(monkeypatch):
     parent = os.getpid()
     real_side_figures = diff_figures.side_figures
 
-    def dies_in_the_child(path, cost=None):
+    def dies_in_the_child(path, cost=None, device=None):
         if os.getpid() != parent:
             os._exit(3)
-        return real_side_figures(path, cost)
+        return real_side_figures(path, cost, device)
 
     monkeypatch.setattr(diff_figures, "side_figures", dies_in_the_child)
     assert render_diff_json(diff_paths(*pair_paths(pair), processes=2)) == serial
