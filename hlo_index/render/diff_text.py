@@ -101,6 +101,9 @@ def _change_lines(p: Painter, c: Change) -> list[str]:
     if c.kind == "time":
         old_us, new_us = cast("float", c.old), cast("float", c.new)
         return [label + f" {_time(old_us)} → {_time(new_us)}{_percent(old_us, new_us)}"]
+    if c.kind == "coalescing":  # None: that output reads none of the operand on that side
+        old_v, new_v = (v if v is not None else "not read" for v in (c.old, c.new))
+        return [label + f" {where}: {old_v} → {new_v}"]
     if c.kind == "duplicated_reads":
         return [label + f" {where}: {c.old} → {c.new} distinct map(s)"]
     if c.kind == "operands" and c.operand is None:

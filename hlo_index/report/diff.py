@@ -335,14 +335,14 @@ class ConditionMet:
 def _gained(f: FusionDiff, kind: str) -> list[str]:
     """What makes ``f`` meet duplicated_reads / uncoalesced: a pair's operand that turned bad, or
     an added fusion's bad operand."""
-    out = []
+    out: list[str] = []
     if f.status == "added" and f.new is not None:
         for r in f.new.reads:
             if kind == "duplicated_reads" and len(r.maps) > 1:
                 out.append(f"added, reads operand {r.operand} through {len(r.maps)} maps")
             elif kind == "uncoalesced" and r.coalescing in UNCOALESCED:
                 out.append(f"added, reads operand {r.operand} {r.coalescing}")
-        return out
+        return list(dict.fromkeys(out))  # an operand read by several outputs: said once
     for c in f.changes:
         if (
             kind == "duplicated_reads"
@@ -353,8 +353,8 @@ def _gained(f: FusionDiff, kind: str) -> list[str]:
         ):
             out.append(f"reads operand {c.operand} through {c.new} maps (was {c.old})")
         elif kind == "uncoalesced" and c.kind == "coalescing" and c.new in UNCOALESCED and c.old not in UNCOALESCED:
-            out.append(f"reads operand {c.operand} {c.new} (was {c.old})")
-    return out
+            out.append(f"reads operand {c.operand} {c.new} (was {c.old if c.old is not None else 'not read'})")
+    return list(dict.fromkeys(out))
 
 
 def _bytes_amount(n: float) -> str:

@@ -119,6 +119,14 @@ def _report_time(cost: dict | None) -> float | None:
     return float(time) if isinstance(time, (int, float)) else None
 
 
+def _verdict_read(row) -> str | None:
+    """A row's coalescing verdict where its output reads the operand; None where it reads none of
+    it (a GPU verdict is the operand's over the whole fusion, on every output's row)."""
+    if all(m.text == "KNOWN EMPTY" for m in row.maps):
+        return None
+    return (row.extra.get("coalescing") or {}).get("verdict")
+
+
 def _map_text(m) -> str:
     return m.text if m.text is not None else f"UNKNOWN ({m.unknown})"
 
@@ -149,7 +157,7 @@ def module_figures(
                 r.extra.get("operand_element"),
                 r.output,
                 tuple(_map_text(m) for m in r.maps),
-                (r.extra.get("coalescing") or {}).get("verdict"),
+                _verdict_read(r),
             )
             for r in t.output_to_input
         )

@@ -212,3 +212,30 @@ def test_a_side_that_cannot_be_read_is_not_a_dump_without_fusions(runner, tmp_pa
     doc = json.loads(runner.invoke(main, ["diff", *args, "--format", "json"]).stdout)
     jsonschema.validate(doc, SCHEMA)
     assert doc["modules"] == []
+
+
+HORIZONTAL_GPU = (
+    "HloModule h\nfused {{\n  p0 = f32[64,128]{{1,0}} parameter(0)\n  p1 = f32[64,64]{{1,0}} parameter(1)\n"
+    "  s = f32[64,64]{{1,0}} slice(p0), slice={{[0:64], [0:{stop}:{step}]}}\n  n = f32[64,64]{{1,0}} negate(p1)\n"
+    "  ROOT r = (f32[64,64]{{1,0}}, f32[64,64]{{1,0}}) tuple(s, n)\n}}\nENTRY e {{\n"
+    "  a = f32[64,128]{{1,0}} parameter(0)\n  b = f32[64,64]{{1,0}} parameter(1)\n"
+    "  ROOT f = (f32[64,64]{{1,0}}, f32[64,64]{{1,0}}) fusion(a, b), kind=kLoop, calls=fused\n}}\n"
+)
+
+
+def test_a_read_turned_uncoalesced_is_said_once_for_the_output_that_reads_it(runner, tmp_path):
+    """Output 0 reads every column of a row of %a, then every other one; output 1 never reads %a.
+    The GPU verdict is %a's over the fusion: only output 0's row changes, and the gate names it once."""
+    old = tmp_path / "old" / "module_0001.jit_f.sm_9.0_gpu_after_optimizations.txt"
+    new = tmp_path / "new" / "module_0002.jit_f.sm_9.0_gpu_after_optimizations.txt"
+    for path, stop, step in ((old, 64, 1), (new, 128, 2)):
+        path.parent.mkdir()
+        path.write_text(HORIZONTAL_GPU.format(stop=stop, step=step))
+    result = runner.invoke(main, ["diff", str(old), str(new), "--format", "json", "--fail-on", "uncoalesced"])
+    assert result.exit_code == 1, result.stderr
+    doc = json.loads(result.stdout)
+    jsonschema.validate(doc, SCHEMA)
+    [fusion] = doc["modules"][0]["fusions"]
+    coalescing = [c for c in fusion["changes"] if c["kind"] == "coalescing"]
+    assert [(c["operand"], c["output"], c["old"], c["new"]) for c in coalescing] == [(0, 0, "coalesced", "uncoalesced")]
+    assert result.stderr.count("reads operand 0 uncoalesced (was coalesced)") == 1
