@@ -75,6 +75,12 @@ def check_written_shapes(module: Module) -> list[Diagnostic]:
                 else:
                     passed.add(case)
                 continue
+            if instr.opcode in _ARRAYS_ONLY:
+                tuples = _tuple_in(instr)
+                if tuples:
+                    rule = _RULE_NAMES[instr.opcode]
+                    problems.append(error(f"%{instr.name} is invalid ({rule}): {tuples}", instr.line, instr.column))
+                    continue
             if instr.shape.is_tuple or is_unknown(instr.shape):
                 passed.add(case)
                 continue
@@ -130,6 +136,17 @@ def _elementwise(instr: Instruction) -> str | None:
     if not _same_dims(instr.shape, reference):
         dims = ",".join(map(str, reference.dims))
         return f"the operands give dimensions [{dims}], the written shape is {instr.shape}"
+    return None
+
+
+def _tuple_in(instr: Instruction) -> str | None:
+    """Where an elementwise op but copy has a tuple for an operand or its result: XLA's shape
+    inference takes arrays only ("Expected array argument")."""
+    for k, op in enumerate(instr.operands):
+        if op.shape.is_tuple:
+            return f"operand {k} is the tuple {op.shape}: {instr.opcode} takes arrays"
+    if instr.shape.is_tuple:
+        return f"the written shape is the tuple {instr.shape}: {instr.opcode} gives an array"
     return None
 
 
@@ -353,6 +370,7 @@ _OPERAND_CHECKS = frozenset((*_COLLECTIVES, "sort", "gather", "scatter"))
 # a select's predicate (0) and a clamp's bounds (0 and 2) may be scalars; the other operands not
 _SCALAR_OPERANDS = {"select": (0,), "clamp": (0, 2)}
 _ELEMENTWISE = frozenset(ELEMENTWISE_OPCODES)
+_ARRAYS_ONLY = _ELEMENTWISE - {"copy"}  # a copy copies a tuple too
 _CHECKS: dict[str, Callable[[Instruction], str | None]] = {
     **dict.fromkeys(_ELEMENTWISE, _elementwise),
     "pad": _inferred,

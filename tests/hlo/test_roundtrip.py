@@ -123,21 +123,27 @@ def modules(draw):
             )
             call = f"constant({literal})"
         else:
+            # XLA's verifier: negate and add take arrays (a tuple-shaped value only for the rest)
+            arrays = [n for n in names if not shape_of[n].startswith("(")]
+            if opcode in ("negate", "add") and not arrays:
+                opcode = "tuple"
+            pool = arrays if opcode in ("negate", "add") else names
             # XLA's parser: negate takes one operand, add two, a reduce inputs and as many initial values
             arity = {"negate": (1, 1), "add": (2, 2)}.get(opcode, (0, 3))
-            ops = draw(st.lists(st.sampled_from(names), min_size=arity[0], max_size=arity[1]))
+            ops = draw(st.lists(st.sampled_from(pool), min_size=arity[0], max_size=arity[1]))
             if opcode in ("negate", "add"):  # XLA's verifier: the operands' shape, and the result's
                 shape = shape_of[ops[0]]
                 ops = [n if shape_of[n] == shape else ops[0] for n in ops]
-            if opcode == "reduce":
-                ops = ops[: len(ops) // 2 * 2]
+            if opcode == "reduce":  # XLA's verifier: values and initial values the combiner's f32[]
+                scalar = f"c{i}"
+                lines.append(f"  %{scalar} = f32[] constant(0)")
+                shape_of[scalar] = shape = "f32[]"
+                ops = [scalar, scalar]
             call = f"{opcode}({', '.join('%' + n for n in ops)})"
         attrs = draw(st.lists(ATTRIBUTES, max_size=3, unique=True))
         # the attributes XLA's parser requires of these ops
-        if opcode == "reduce":
-            attrs.append("to_apply=%helper")
-            if not any(a.startswith("dimensions=") for a in attrs):
-                attrs.append("dimensions={}")
+        if opcode == "reduce":  # a scalar reduces no dimension
+            attrs = [a for a in attrs if not a.startswith("dimensions=")] + ["to_apply=%helper", "dimensions={}"]
         if opcode == "fusion":
             attrs.append("calls=%helper")
             if not any(a.startswith("kind=") for a in attrs):

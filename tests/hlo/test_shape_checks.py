@@ -671,3 +671,29 @@ def test_a_convolution_whose_window_is_not_its_kernels_is_rejected():
         assert "ShapeInference::InferConvolveShape" in d.message, d.message
         assert f"the window's sizes {sizes} are not the kernel's spatial dimensions 3x3" in d.message, d.message
     assert parse_module_text(text % "3x3").entry.root.opcode == "convolution"
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("ROOT r = (f32[4], f32[4]) add(t, t)", "operand 0 is the tuple (f32[4], f32[4]): add takes arrays"),
+        (
+            "ROOT r = (f32[4], f32[4]) negate(a)",
+            "the written shape is the tuple (f32[4], f32[4]): negate gives an array",
+        ),
+    ],
+)
+def test_an_elementwise_op_takes_and_gives_arrays(line, message):
+    """XLA's shape inference takes arrays for every elementwise op but copy ("Expected array argument")."""
+    text = f"HloModule m\nENTRY e {{\n  a = f32[4] parameter(0)\n  t = (f32[4], f32[4]) tuple(a, a)\n  {line}\n}}\n"
+    with pytest.raises(ParseError) as info:
+        parse_module_text(text)
+    assert any(message in d.message for d in info.value.diagnostics), [d.message for d in info.value.diagnostics]
+
+
+def test_a_copy_of_a_tuple_is_valid():
+    text = (
+        "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  t = (f32[4], f32[4]) tuple(a, a)\n"
+        "  ROOT c = (f32[4], f32[4]) copy(t)\n}\n"
+    )
+    assert parse_module_text(text).entry.root.opcode == "copy"
