@@ -6,7 +6,7 @@ import numpy as np
 
 from ..affine import IndexingMap, range_var, runtime_var
 from ..affine.evaluate import evaluate_expr, relation_at
-from ..affine.expr import DIM, RANGE, SUM, replace_variables
+from ..affine.expr import DIM, RANGE, SUM, Expr, const, replace_variables
 from ..context import current
 from ..reference import distinct
 from .outcome import Skip
@@ -31,19 +31,77 @@ def runtime_as_range(m: IndexingMap) -> IndexingMap:
 
 def checkable_maps(maps: tuple[IndexingMap, ...]) -> list[IndexingMap]:
     out = []
+    limit = current().budgets.verify_range_combinations
     for m in maps:
         if m.is_undefined:
             raise Skip(f"map unknown: {m.undefined_reason}")
         if m.is_known_empty:
             continue
         m = runtime_as_range(m)
-        combinations = 1
-        for iv in m.range_vars:
-            combinations *= max(iv.size, 1)
-        if combinations > current().budgets.verify_range_combinations:
-            raise Skip(f"a map has {combinations} range-variable combinations per element")
+        if _combinations(m) > limit:
+            m = merge_summed_range_vars(m)
+            if _combinations(m) > limit:
+                raise Skip(f"a map has {_combinations(m)} range-variable combinations per element")
         out.append(m)
     return out
+
+
+def _combinations(m: IndexingMap) -> int:
+    combinations = 1
+    for iv in m.range_vars:
+        combinations *= max(iv.size, 1)
+    return combinations
+
+
+def merge_summed_range_vars(m: IndexingMap) -> IndexingMap:
+    """The same map with each pair of range variables that occur only as their sum (equal
+    coefficients, outside any division: ``s3 + s4 - 127`` and ``s3 + s4 in [127, 254]``) made one
+    variable over the sum's interval, whose every value some pair takes: what the map reads at a
+    point is the same, from far fewer combinations (a 255-wide window's taps and offsets)."""
+    while True:
+        pair = _summed_pair(m)
+        if pair is None:
+            return m
+        i, j = pair
+        merged = m.range_vars[i].lo + m.range_vars[j].lo, m.range_vars[i].hi + m.range_vars[j].hi
+
+        def renumber(v: Expr, i: int = i, j: int = j) -> Expr | None:
+            if v.kind != RANGE:
+                return None
+            if v.value == j:
+                return const(0)
+            return range_var(v.value - 1) if v.value > j else None
+
+        memo: dict = {}
+        m = IndexingMap(
+            m.dims,
+            tuple(merged if k == i else iv for k, iv in enumerate(m.range_vars) if k != j),
+            m.runtime_vars,
+            [replace_variables(e, renumber, memo) for e in m.results],
+            [(replace_variables(e, renumber, memo), iv) for e, iv in m.constraints],
+        )
+
+
+def _summed_pair(m: IndexingMap) -> tuple[int, int] | None:
+    """Two range variables ``(i, j)``, ``i < j``, that every expression holds only as ``c * (s_i + s_j)``."""
+    expressions = list(m.results) + [e for e, _ in m.constraints]
+    n = len(m.range_vars)
+    for i in range(n):
+        for j in range(i + 1, n):
+            si, sj = range_var(i), range_var(j)
+            if all(_as_sum(e, si, sj) for e in expressions) and any(si in e.variables() for e in expressions):
+                return i, j
+    return None
+
+
+def _as_sum(e: Expr, si: Expr, sj: Expr) -> bool:
+    """Whether ``e`` holds ``si`` and ``sj`` only as top-level terms of one coefficient (or neither)."""
+    _, terms = e.linear_terms()
+    coefficients = dict(terms)
+    ci, cj = coefficients.get(si), coefficients.get(sj)
+    if ci != cj:
+        return False
+    return not any((si in atom.variables() or sj in atom.variables()) for atom, _ in terms if atom not in (si, sj))
 
 
 def predicted_rows(maps: tuple[IndexingMap, ...], point: tuple, distinct: bool = True) -> np.ndarray:

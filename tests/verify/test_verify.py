@@ -671,3 +671,34 @@ ENTRY e {
     )
     found = walk.backward_read_sets(module.entry, 0, (2, 3))
     assert found == {(0, 0): {(2, 3)}}
+
+
+@pytest.mark.parametrize(
+    "text, merged_vars",
+    [
+        # a 255-wide window's taps and offsets, as a TPU attention dump's reduce-window gives them
+        ("(d0)[s0, s1] -> (s0 + s1 - 3, d0), domain: d0 in [0, 2], s0 in [0, 6], s1 in [0, 3], s0 + s1 in [3, 6]", 1),
+        # twice the sum, and a division of something else
+        (
+            "(d0)[s0, s1, s2] -> (s0 * 2 + s1 * 2 + d0, s2 floordiv 2), "
+            "domain: d0 in [0, 1], s0 in [0, 2], s1 in [1, 2], s2 in [0, 3]",
+            2,
+        ),
+        # s0 alone in one result: nothing merges
+        ("(d0)[s0, s1] -> (s0 + s1, s0), domain: d0 in [0, 1], s0 in [0, 2], s1 in [0, 2]", 2),
+        # s1 inside a division: nothing merges
+        ("(d0)[s0, s1] -> (s0 + s1, (s0 + s1) floordiv 2), domain: d0 in [0, 1], s0 in [0, 2], s1 in [0, 2]", 2),
+    ],
+)
+def test_range_variables_held_only_as_their_sum_merge_into_one_reading_the_same(text, merged_vars):
+    """What a map reads at each point is the same after the merge (enumerated both ways)."""
+    from hlo_index.affine.evaluate import relation_at
+
+    m = parse_map(text)
+    merged = points.merge_summed_range_vars(m)
+    assert len(merged.range_vars) == merged_vars
+    for d0 in range(m.dims[0].lo, m.dims[0].hi + 1):
+        at = np.array([[d0]], dtype=np.int64)
+        before = {tuple(r) for r in relation_at(m, at, ())[1].tolist()}
+        after = {tuple(r) for r in relation_at(merged, at, ())[1].tolist()}
+        assert before == after and before, d0
