@@ -68,7 +68,9 @@ def _reached_opcodes(comp: Computation, operand: int) -> set[str]:
     return ops
 
 
-def _feasible_dims(m) -> set | None:
+def _relation(m):
+    """``relation_at`` of every point of ``m``'s domain (runtime variables at their lowest), or
+    None past the brute-force limit."""
     from ..affine.evaluate import dim_points, relation_at
 
     size = 1
@@ -77,8 +79,14 @@ def _feasible_dims(m) -> set | None:
     if size > _DISJOINT_BRUTE_FORCE_LIMIT:
         return None
     runtime = [rv.interval.lo for rv in m.runtime_vars]
-    feasible, _ = relation_at(m, dim_points(m, _DISJOINT_BRUTE_FORCE_LIMIT, 0), runtime)
-    return set(map(tuple, feasible[:, : m.num_dims].tolist()))
+    return relation_at(m, dim_points(m, _DISJOINT_BRUTE_FORCE_LIMIT, 0), runtime)
+
+
+def _feasible_dims(m) -> set | None:
+    relation = _relation(m)
+    if relation is None:
+        return None
+    return set(map(tuple, relation[0][:, : m.num_dims].tolist()))
 
 
 def _constraints_exclude(a, b) -> bool:
@@ -92,16 +100,21 @@ def _constraints_exclude(a, b) -> bool:
     return False
 
 
-def outputs_disjoint(maps) -> bool:
-    """Whether no output element is in the domain of two of ``maps`` (dim intervals, constraints on
-    the same expression, else brute force on small domains; False when it cannot be shown)."""
+def _memoised(table: int, decide, maps) -> bool:
+    """``decide(tuple(maps))``, memoised by the maps in the context's ``table``."""
     ctx = current()
-    memo = ctx.tables[_DISJOINT]
+    memo = ctx.tables[table]
     key = tuple(maps)
     found = memo.get(key)
     if found is None:
-        found = remember(memo, key, _outputs_disjoint(key), ctx.budgets.operand_figures)
+        found = remember(memo, key, decide(key), ctx.budgets.operand_figures)
     return found
+
+
+def outputs_disjoint(maps) -> bool:
+    """Whether no output element is in the domain of two of ``maps`` (dim intervals, constraints on
+    the same expression, else brute force on small domains; False when it cannot be shown)."""
+    return _memoised(_DISJOINT, _outputs_disjoint, maps)
 
 
 def _outputs_disjoint(maps: tuple) -> bool:
@@ -124,13 +137,7 @@ def reads_disjoint(maps) -> bool:
     """Whether no output element reads one operand element through two of ``maps`` (a result
     both hold constant at different values, else brute force on small domains; False when it
     cannot be shown)."""
-    ctx = current()
-    memo = ctx.tables[_READS_DISJOINT]
-    key = tuple(maps)
-    found = memo.get(key)
-    if found is None:
-        found = remember(memo, key, _reads_disjoint(key), ctx.budgets.operand_figures)
-    return found
+    return _memoised(_READS_DISJOINT, _reads_disjoint, maps)
 
 
 def _reads_disjoint(maps: tuple) -> bool:
@@ -163,14 +170,10 @@ def _always_apart(x, y) -> bool:
 
 def _read_pairs(m):
     """Every (output element, operand element) ``m`` relates, or False past the brute-force limit."""
-    from ..affine.evaluate import dim_points, relation_at
-
-    size = 1
-    for b in list(m.dims) + list(m.range_vars):
-        size *= max(b.size, 0)
-    if size > _DISJOINT_BRUTE_FORCE_LIMIT:
+    relation = _relation(m)
+    if relation is None:
         return False
-    feasible, results = relation_at(m, dim_points(m, _DISJOINT_BRUTE_FORCE_LIMIT, 0), [])
+    feasible, results = relation
     return set(zip(map(tuple, feasible[:, : m.num_dims].tolist()), map(tuple, results.tolist())))
 
 
