@@ -111,13 +111,12 @@ def _operand_lines(p: Painter, row: OperandReport, direction: str) -> list[str]:
     lines = [head + "  " + p(badge, style)]
     for m in row.maps:
         lines.extend(_map_lines(p, m, "      "))
-    # a GPU verdict is the operand's over the whole fusion: on an output that reads none of
-    # it (a horizontal fusion's other outputs), it would describe reads this output never makes
-    unread = all(m.text == "KNOWN EMPTY" for m in row.maps)
     for key, value in row.extra.items():
         if key in ("source", "operand_element"):
             continue
-        if unread and key == "coalescing" and isinstance(value, dict) and value.get("target") == "gpu":
+        # a GPU verdict is the operand's over the whole fusion: on an output that reads none of
+        # it (a horizontal fusion's other outputs), it would describe reads this output never makes
+        if key == "coalescing" and row.reads_nothing and isinstance(value, dict) and value.get("target") == "gpu":
             continue
         lines.extend(_extra_lines(p, key, value, "      "))
     return lines

@@ -122,7 +122,7 @@ def _report_time(cost: dict | None) -> float | None:
 def _verdict_read(row) -> str | None:
     """A row's coalescing verdict where its output reads the operand; None where it reads none of
     it (a GPU verdict is the operand's over the whole fusion, on every output's row)."""
-    if all(m.text == "KNOWN EMPTY" for m in row.maps):
+    if row.reads_nothing:
         return None
     return (row.extra.get("coalescing") or {}).get("verdict")
 

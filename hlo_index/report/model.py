@@ -57,6 +57,12 @@ class OperandReport:
     def known(self) -> bool:
         return bool(self.maps) and all(m.text is not None for m in self.maps)
 
+    @property
+    def reads_nothing(self) -> bool:
+        """Whether the output reads no element of the operand (no map, or only the empty one):
+        a figure of the operand's over the whole fusion says nothing of this output."""
+        return all(m.text == "KNOWN EMPTY" for m in self.maps)
+
     def to_json(self) -> dict:
         out = {
             "operand": self.operand,

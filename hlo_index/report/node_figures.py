@@ -147,7 +147,7 @@ def _put_operand(figures: NodeFigures, module: Module, t, key, entries: list, no
             if all(r is not None for r in reads) and union.get("distinct_elements") is not None:
                 figures.add("duplicated-reads", node, max(sum(reads) - union["distinct_elements"], 0))
     for e in entries:
-        if all(m.text == "KNOWN EMPTY" for m in e.maps):  # an output that reads none of it
+        if e.reads_nothing:
             continue
         c = e.extra.get("coalescing")
         if c:

@@ -78,9 +78,7 @@ def figures_of(t: TargetReport, mod: ModuleReport) -> TargetFigures:
         # CPU figures say "not contiguous" (no warps on a CPU), TPU figures "across tiles": the
         # same slot in the triage. An operand counts once, however many outputs read it, and
         # only where one reads it (a GPU verdict is the operand's, on every output's row).
-        if c.get("verdict") in ("uncoalesced", "not contiguous", "across tiles") and any(
-            m.text != "KNOWN EMPTY" for m in r.maps
-        ):
+        if c.get("verdict") in ("uncoalesced", "not contiguous", "across tiles") and not r.reads_nothing:
             bad_operands.add((r.operand, r.extra.get("operand_element")))
             unco_at = unco_at or f"%{r.operand_name}"
     unco = len(bad_operands)
