@@ -164,12 +164,21 @@ SMALL_CPU = """gpu_device_info {
 """
 
 
+# the module of BROADCAST_CPU in TPU's tiled layouts
+BROADCAST_TPU = BROADCAST_CPU.replace("[8]{0}", "[8]{0:T(256)}").replace("{1,0}", "{1,0:T(8,128)}")
+
+
+def _first_cost(runner, path: Path, text: str, *args) -> tuple[dict, dict, str]:
+    """``text`` written to ``path`` and analysed to JSON with ``args``: its first target's cost,
+    the document and stderr (the run must succeed)."""
+    path.write_text(text)
+    code, doc, err = _analyze(runner, path, "--format", "json", *args)
+    assert code == 0, err
+    return doc["modules"][0]["targets"][0]["cost"], doc, err
+
+
 def test_a_cpu_module_has_figures_and_no_time_without_a_device(runner, tmp_path):
-    hlo = tmp_path / "cpu.hlo"
-    hlo.write_text(BROADCAST_CPU)
-    code, doc, _ = _analyze(runner, hlo, "--format", "json", "--target", "cpu")
-    assert code == 0
-    cost = doc["modules"][0]["targets"][0]["cost"]
+    cost, doc, _ = _first_cost(runner, tmp_path / "cpu.hlo", BROADCAST_CPU, "--target", "cpu")
     assert cost["flops"] == FLOPS and cost["bytes_accessed"] == BYTES
     assert cost["time_us"] is None and cost["device"] is None
     assert cost["intensity"] == pytest.approx(FLOPS / BYTES)
@@ -198,15 +207,10 @@ def test_a_cpu_module_gets_a_roofline_time_from_a_user_device(runner, tmp_path):
 def test_a_tpu_module_gets_the_roofline_not_the_gpu_model_from_a_user_device(runner, tmp_path):
     # tiled layouts mark the module as TPU: a device file gives it the roofline of its figures,
     # never XLA:GPU's performance model
-    hlo = tmp_path / "tpu.hlo"
-    hlo.write_text(BROADCAST_CPU.replace("[8]{0}", "[8]{0:T(256)}").replace("{1,0}", "{1,0:T(8,128)}"))
     device = tmp_path / "small_cpu.txtpb"
     device.write_text(SMALL_CPU)
-    code, doc, _ = _analyze(runner, hlo, "--format", "json", "--device", device)
-    assert code == 0
-    target = doc["modules"][0]["targets"][0]
-    assert target["target"].startswith("tpu")
-    cost = target["cost"]
+    cost, doc, _ = _first_cost(runner, tmp_path / "tpu.hlo", BROADCAST_TPU, "--device", device)
+    assert doc["modules"][0]["targets"][0]["target"].startswith("tpu")
     peak = 2 * 1.0e9 * 8 * 2  # FLOP/s: 2 x clock x FPUs per core x cores
     assert cost["model"].startswith("roofline") and cost["launch"] is None
     assert cost["time_us"] == pytest.approx(max(FLOPS / peak, BYTES / 1e9) * 1e6)
@@ -214,22 +218,15 @@ def test_a_tpu_module_gets_the_roofline_not_the_gpu_model_from_a_user_device(run
 
 def test_a_tpu_chip_gives_a_tpu_module_the_roofline_of_its_published_figures(runner, tmp_path):
     # Cloud TPU v6e: 918 TFLOP/s bf16, 1638 GB/s of HBM per chip (the chip's documentation page)
-    hlo = tmp_path / "tpu.hlo"
-    hlo.write_text(BROADCAST_CPU.replace("[8]{0}", "[8]{0:T(256)}").replace("{1,0}", "{1,0:T(8,128)}"))
-    code, doc, _ = _analyze(runner, hlo, "--format", "json", "--device", "tpu_v6e")
-    assert code == 0
-    cost = doc["modules"][0]["targets"][0]["cost"]
+    cost, _, _ = _first_cost(runner, tmp_path / "tpu.hlo", BROADCAST_TPU, "--device", "tpu_v6e")
     assert cost["device"] == "tpu_v6e" and "Cloud TPU v6e" in cost["model"]
     assert cost["time_us"] == pytest.approx(max(FLOPS / 918e12, BYTES / 1638e9) * 1e6)
     assert cost["bound"] == "memory"
 
 
 def test_a_tpu_chip_leaves_a_gpu_module_on_its_own_device_and_says_so(runner, tmp_path):
-    hlo = tmp_path / "module_0001.jit_f.sm_9.0_gpu_after_optimizations.txt"
-    hlo.write_text(BROADCAST_CPU)
-    code, doc, err = _analyze(runner, hlo, "--format", "json", "--device", "tpu_v6e")
-    assert code == 0
-    cost = doc["modules"][0]["targets"][0]["cost"]
+    gpu = tmp_path / "module_0001.jit_f.sm_9.0_gpu_after_optimizations.txt"
+    cost, _, err = _first_cost(runner, gpu, BROADCAST_CPU, "--device", "tpu_v6e")
     assert cost["device"] == "h100_sxm" and cost["device_assumed"].startswith("compute capability 9.0")
     assert "warning: cost: --device tpu_v6e is a TPU chip; module m is a GPU module, costed on h100_sxm" in err
 

@@ -188,19 +188,27 @@ def test_small_module_layers_edges_and_subgraphs(tmp_path):
     assert attrs["hlo"].startswith("%r = f32[] reduce(%second, %zero)")
 
 
-def test_small_module_node_data_is_over_all_outputs(tmp_path, runner):
-    path = tmp_path / "small.hlo"
-    path.write_text(SMALL)
+def node_data(runner, tmp_path, text: str, stem: str):
+    """``analyze --format model-explorer-node-data -o tmp_path/stem`` of ``text``: the path each
+    figure's file is written to, by figure name."""
+    path = tmp_path / f"{stem}.hlo"
+    path.write_text(text)
     result = runner.invoke(
-        main, ["analyze", str(path), "--format", "model-explorer-node-data", "-o", str(tmp_path / "small")]
+        main, ["analyze", str(path), "--format", "model-explorer-node-data", "-o", str(tmp_path / stem)]
     )
     assert result.exit_code == 0, result.output
-    read = json.loads((tmp_path / "small.bytes-read.json").read_text())
+    return lambda figure: tmp_path / f"{stem}.{figure}.json"
+
+
+def test_small_module_node_data_is_over_all_outputs(tmp_path, runner):
+    written = node_data(runner, tmp_path, SMALL, "small")
+    path = tmp_path / "small.hlo"
+    read = json.loads(written("bytes-read").read_text())
     assert read["main"]["results"] == {"p0": {"value": 512}}
     assert read["main"]["gradient"][0]["stop"] == 0 and read["main"]["gradient"][-1]["stop"] == 1
-    duplicated = json.loads((tmp_path / "small.duplicated-reads.json").read_text())
+    duplicated = json.loads(written("duplicated-reads").read_text())
     assert duplicated["main"]["results"] == {"p0": {"value": 32}}
-    utilization = json.loads((tmp_path / "small.utilization.json").read_text())
+    utilization = json.loads(written("utilization").read_text())
     assert utilization["main"]["results"] == {"p0": {"value": 1.0}}
     # without -o: bytes read on standard output
     plain = runner.invoke(main, ["analyze", str(path), "--format", "model-explorer-node-data"])
@@ -228,13 +236,7 @@ ENTRY e {
 def test_a_node_verdict_is_from_the_outputs_that_read_it(tmp_path, runner):
     """The other output's "unread" is no verdict on an operand: %p1's level is its reader's, 0
     (vectorisable), %p0's 2 (not contiguous)."""
-    path = tmp_path / "h.hlo"
-    path.write_text(HORIZONTAL_CPU)
-    result = runner.invoke(
-        main, ["analyze", str(path), "--format", "model-explorer-node-data", "-o", str(tmp_path / "h")]
-    )
-    assert result.exit_code == 0, result.output
-    contiguity = json.loads((tmp_path / "h.contiguity.json").read_text())
+    contiguity = json.loads(node_data(runner, tmp_path, HORIZONTAL_CPU, "h")("contiguity").read_text())
     assert contiguity["e"]["results"] == {"p0": {"value": 2}, "p1": {"value": 0}}
 
 
@@ -257,15 +259,10 @@ ENTRY e {
 
 
 def test_a_tpu_node_carries_its_minor_walk_as_a_level(tmp_path, runner):
-    path = tmp_path / "t.hlo"
-    path.write_text(TPU_WALKS)
-    result = runner.invoke(
-        main, ["analyze", str(path), "--format", "model-explorer-node-data", "-o", str(tmp_path / "t")]
-    )
-    assert result.exit_code == 0, result.output
-    walks = json.loads((tmp_path / "t.tpu-walk.json").read_text())
+    written = node_data(runner, tmp_path, TPU_WALKS, "t")
+    walks = json.loads(written("tpu-walk").read_text())
     assert walks["e"]["results"] == {"p0": {"value": 0}, "p1": {"value": 1}}  # lanes; sublanes
-    assert not (tmp_path / "t.coalescing.json").exists() and not (tmp_path / "t.contiguity.json").exists()
+    assert not written("coalescing").exists() and not written("contiguity").exists()
 
 
 def test_a_directory_is_not_a_node_data_prefix(tmp_path, runner):
