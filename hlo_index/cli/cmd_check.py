@@ -103,7 +103,11 @@ def command(paths, allow, select, ignore, baseline_path, write_baseline, exit_ze
         paths, AnalyzeOptions(verify=verify, fusions_only=True, extra={"check": True}), jobs, show_progress=True
     )
     used: set = set()
-    found = findings(reports, allow, select, ignore, used_allow=used)
+    # every finding once; those the selection leaves out are said with a pass, which would
+    # otherwise read as "nothing else found"
+    everything = findings(reports, allow, ["ALL"], [], used_allow=used)
+    found = [f for f in everything if code_selected(f.code, select, ignore)]
+    unselected = Counter(f.code for f in everything if not code_selected(f.code, select, ignore))
     for pattern in allow:
         if pattern not in used:
             click.echo(f"warning: --allow {pattern!r} matches no fusion with a finding", err=True)
@@ -123,10 +127,6 @@ def command(paths, allow, select, ignore, baseline_path, write_baseline, exit_ze
     if baseline is not None:
         fresh = new_findings(found, baseline)
         baselined, found = len(found) - len(fresh), fresh
-    # what the selection leaves out, so that a pass does not read as "nothing else found"
-    unselected = Counter(
-        f.code for f in findings(reports, allow, ["ALL"], []) if not code_selected(f.code, select, ignore)
-    )
     if fmt == "json":
         echo(render_check_json(found, checked, baselined, unselected))
     elif fmt == "sarif":

@@ -361,10 +361,6 @@ def _bytes_amount(n: float) -> str:
     return human_bytes(int(n))
 
 
-def _time_amount(us: float) -> str:
-    return time_text(us)
-
-
 def _grew(old: float | None, new: float | None, percent: float) -> bool:
     old, new = old or 0, new or 0
     return new > old * (1 + percent / 100) if old > 0 else new > 0
@@ -386,7 +382,7 @@ def conditions_met(report: DiffReport, conditions: list[FailCondition]) -> list[
                 continue
             growing = sorted((f for f in mod.fusions if f.delta(what) > 0), key=lambda f: (-f.delta(what), f.name))
             label = "bytes read" if cond.kind == "bytes" else "time"
-            amount = _bytes_amount if cond.kind == "bytes" else _time_amount
+            amount = _bytes_amount if cond.kind == "bytes" else time_text
             growth = f", +{100 * ((after or 0) / before - 1):.1f}%" if before else ""
             total = f"module total {amount(before or 0)} -> {amount(after or 0)}{growth}"
             if not growing:  # the total grew through fusions whose figure is unknown on one side

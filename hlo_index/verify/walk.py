@@ -24,8 +24,8 @@ from .references import (
 # takes the set path from this many elements of one value. Elementwise ops always take it (it is
 # free), and so do ops whose per-element reads cost far more than a set read of a few elements:
 # a concatenation's reference builds the slab of every operand per element and operand (a
-# 160-operand concatenation: 160^2 slabs per element), a reduction's or dot's read set is a row
-# of Python tuples.
+# 160-operand concatenation: 160^2 slabs per element), a reduction's, dot's or convolution's read
+# set is a row (every input feature and tap) of Python tuples.
 SET_READS_FROM = 32
 _SET_READS_ALWAYS = frozenset(ELEMENTWISE_OPCODES) | {"concatenate", "reduce", "dot", "convolution"}
 
