@@ -75,16 +75,13 @@ def check_written_shapes(module: Module) -> list[Diagnostic]:
                 else:
                     passed.add(case)
                 continue
-            if instr.opcode in _ARRAYS_ONLY:
-                tuples = _tuple_in(instr)
-                if tuples:
-                    rule = _RULE_NAMES[instr.opcode]
-                    problems.append(error(f"%{instr.name} is invalid ({rule}): {tuples}", instr.line, instr.column))
+            # the checks read arrays: a tuple is left alone, but where the op takes arrays only
+            # (an elementwise op's check says so)
+            if instr.shape.is_tuple or any(op.shape.is_tuple for op in instr.operands):
+                if instr.opcode not in _ARRAYS_ONLY:
+                    passed.add(case)
                     continue
-            if instr.shape.is_tuple or is_unknown(instr.shape):
-                passed.add(case)
-                continue
-            if any(op.shape.is_tuple or is_unknown(op.shape) for op in instr.operands):
+            elif is_unknown(instr.shape) or any(is_unknown(op.shape) for op in instr.operands):
                 passed.add(case)
                 continue
             try:
@@ -117,6 +114,9 @@ def _elementwise(instr: Instruction) -> str | None:
     """XLA's InferUnaryOpShape, InferBinaryOpShape, InferSelectShape, InferClampShape, ...: the operands
     and the result of an elementwise op have the same dimensions (HLO broadcasts nothing implicitly), but
     a select's predicate and a clamp's bounds, which may be scalars (jaxlib compiles those forms)."""
+    tuples = _tuple_in(instr)
+    if tuples:
+        return tuples
     operands = instr.operands
     if not operands:
         return None  # the parser's operand counts (checks.py)
