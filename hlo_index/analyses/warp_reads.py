@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from ..affine import IndexingMap
 from ..affine.evaluate import distinct_sorted, evaluate_expr
-from ..affine.expr import CEILDIV, CONST, DIM, FLOORDIV, RANGE, RUNTIME, SUM, VARIABLE_KINDS
+from ..affine.expr import CEILDIV, CONST, DIM, FLOORDIV, MOD, RANGE, RUNTIME, SUM, VARIABLE_KINDS
 from ..context import current, register_table
 from ..layout.plan import LayoutError, layout_plan
 from .emitters import BX, TX, ThreadPlan
@@ -198,7 +198,9 @@ def _runs_of_warp(
 def _first_possible_warp(m: IndexingMap, fixed: dict, inner, warp: int, per_block: int, k_values: range) -> int:
     """A warp number no reading warp comes before: for each constraint linear in the warp number
     (through thread_x and block_x together, as ``thread_x + block_x * threads``, or through block_x
-    alone), the first warp whose range of values (every lane, every iteration) meets its interval."""
+    alone), the first warp whose range of values (every lane, every iteration) meets its interval;
+    for a constraint on divisions of such an expression, the first warp that reaches the least value
+    of it that can meet the constraint (``_divided_lower_bound``)."""
     forms: dict[tuple[int, int], tuple[int, ...]] = {(DIM, TX): (0, 1, 0, 0), (DIM, BX): (0, 0, 1, 0)}
     for variable, value in fixed.items():
         forms[variable] = (value, 0, 0, 0)
@@ -206,9 +208,15 @@ def _first_possible_warp(m: IndexingMap, fixed: dict, inner, warp: int, per_bloc
         forms[inner] = (0, 0, 0, 1)
     first = 0
     for e, iv in m.constraints:
+        lo: int = iv.lo
+        hi: int | None = iv.hi
         form = _affine_form(e, forms)
-        if form is None:
-            continue
+        if form is None:  # through divisions, a lower bound on what they divide
+            divided = _divided_lower_bound(e, lo, forms, k_values)
+            if divided is None:
+                continue
+            form, lo = divided
+            hi = None
         c, per_tx, per_bx, per_k = form
         # in warp w: c + per_tx * (warp * (w % per_block) + lane) + per_bx * (w // per_block) + per_k * k
         if per_block == 1:
@@ -219,14 +227,44 @@ def _first_possible_warp(m: IndexingMap, fixed: dict, inner, warp: int, per_bloc
             slope, scale = per_bx, per_block  # a function of the block, w // per_block
         else:
             continue
-        if slope == 0:
+        if slope == 0 or (slope < 0 and hi is None):
             continue
         rest_lo = min(0, per_tx * (warp - 1)) + min(per_k * k_values[0], per_k * k_values[-1])
         rest_hi = max(0, per_tx * (warp - 1)) + max(per_k * k_values[0], per_k * k_values[-1])
         # the least v with c + slope * v + rest_hi >= lo (slope > 0) or c + slope * v + rest_lo <= hi
-        bound = iv.lo - c - rest_hi if slope > 0 else iv.hi - c - rest_lo
+        bound = lo - c - rest_hi if slope > 0 or hi is None else hi - c - rest_lo
         first = max(first, -(-bound // slope) * scale)
     return first
+
+
+def _divided_lower_bound(e, lo: int, forms: dict, k_values: range) -> tuple[tuple[int, ...], int] | None:
+    """For a constraint ``e >= lo`` whose ``e`` is a chain of ``floordiv`` and ``mod`` (each with a
+    constant added or not) over an expression ``x`` affine in the warp and never negative: ``x``'s
+    form and a bound no value of ``x`` that meets the constraint is below. None otherwise.
+
+    From the outside in, each bound is one every ``x`` in ``[0, bound)`` fails: ``y floordiv q >= v``
+    needs ``y >= v * q``; ``y mod n`` is ``y`` below ``n`` and never reaches ``n``, so
+    ``y mod n >= v`` fails for every ``y < min(v, n)``."""
+    need = lo
+    divided = False
+    while True:
+        if e.kind == FLOORDIV:
+            need, e, divided = max(need, 0) * e.value, e.operand, True
+        elif e.kind == MOD:
+            need, e, divided = min(max(need, 0), e.value), e.operand, True
+        else:
+            constant, terms = e.linear_terms()
+            if len(terms) != 1 or terms[0][1] != 1 or terms[0][0].kind not in (FLOORDIV, MOD):
+                break
+            need, e = need - constant, terms[0][0]
+    form = _affine_form(e, forms) if divided else None
+    if form is None:
+        return None
+    c, per_tx, per_bx, per_k = form
+    # x is never negative (warp numbers, lanes and iterations are not), as each step above assumes
+    if c < 0 or per_tx < 0 or per_bx < 0 or min(per_k * k_values[0], per_k * k_values[-1]) < 0:
+        return None
+    return form, need
 
 
 def _read_of_warp(

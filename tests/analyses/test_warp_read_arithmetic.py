@@ -9,6 +9,7 @@ import pytest
 
 from hlo_index.affine import IndexingMap, Interval, ceildiv, const, dim, floordiv, mod, range_var, runtime_var
 from hlo_index.affine.bounds import Domain
+from hlo_index.affine.expr import DIM
 from hlo_index.analyses import warp_reads
 from hlo_index.analyses.emitters import ThreadPlan
 from hlo_index.analyses.gpu_devices import RTX_A6000
@@ -121,10 +122,85 @@ def test_long_loops_read_as_runs_equal_the_scan():
     assert runs > 200  # most cases are past what the arithmetic path lists point by point
 
 
+def _divided_chain(rng: random.Random) -> list[tuple[str, int, int]]:
+    """Layers of floordiv or mod, each with a constant added (0 mostly): the flattened image's row
+    and column that a padded convolution's input fusion keeps."""
+    return [
+        (rng.choice(["floordiv", "mod"]), rng.choice([2, 3, 7, 64, 805, 1221]), rng.choice([0, 0, 0, -5, -1, 2, 5]))
+        for _ in range(rng.randint(1, 3))
+    ]
+
+
+def _divided_constraint(chain: list[tuple[str, int, int]], x):
+    e = x
+    for op, q, c in chain:
+        e = (floordiv if op == "floordiv" else mod)(e, q) + c
+    return e
+
+
+def _chain_value(chain: list[tuple[str, int, int]], x: int) -> int:
+    """The chain's value in plain Python integers (floor division and a nonnegative modulo)."""
+    for op, q, c in chain:
+        x = (x // q if op == "floordiv" else x % q) + c
+    return x
+
+
+def test_divided_lower_bound_is_never_passed_by_a_value_that_meets_the_constraint():
+    """Brute force: every x in [0, bound) fails ``e >= lo``, for chains of divisions over x."""
+    rng = random.Random(20261130)
+    forms = {(DIM, 0): (0, 1, 0, 0)}  # x = d0, one lane per value
+    checked = 0
+    for _ in range(3000):
+        chain = _divided_chain(rng)
+        e = _divided_constraint(chain, dim(0))
+        lo = rng.randint(-3, 40)
+        found = warp_reads._divided_lower_bound(e, lo, forms, range(1))
+        if found is None:
+            continue
+        (c, per_d0, _, _), bound = found
+        assert per_d0 == 1  # the bound is on c + d0 (the simplifier may move a constant inside)
+        for d0 in range(min(bound - c, 5000)):
+            assert _chain_value(chain, d0) < lo, (str(e), lo, bound, d0)
+        checked += bound > c
+    assert checked > 1000
+
+
+def _first_warp_behind_divisions_case(rng: random.Random):
+    """A thread map whose first reading warp is far from warp 0 and found only through a
+    constraint on divisions of the global thread number (``((t floordiv 1221) mod 805) in [3, 802]``:
+    a padded image's interior)."""
+    tpb = rng.choice([32, 64, 128, 256])
+    blocks = rng.randint(20, 400)
+    plan = ThreadPlan("loop", tpb, blocks, ("unroll",), None)
+    domain = [Interval(0, tpb - 1), Interval(0, blocks - 1), Interval(0, 0)]
+    shift = rng.randint(0, 40)
+    linear = dim(0) + dim(1) * tpb + shift
+    constraints = []
+    for _ in range(rng.randint(1, 2)):
+        chain = _divided_chain(rng)
+        # met by some thread: the value at a thread drawn from the whole grid
+        lo = _chain_value(chain, shift + rng.randrange(tpb * blocks))
+        constraints.append((_divided_constraint(chain, linear), Interval(lo, lo + rng.choice([0, 3, 700, 100000]))))
+    results = [floordiv(linear, rng.choice([1, 7, 64])), mod(linear, rng.choice([3, 64, 128]))]
+    m = IndexingMap(domain, [], [], results, constraints)
+    return m, _random_shape(rng, [blocks * tpb + 50, 128]), plan
+
+
+def test_first_reading_warps_found_through_divided_constraints_equal_the_scan():
+    arithmetic = 0
+    for m, shape, plan, text, expected in _against_the_scan(20261130, 600, _first_warp_behind_divisions_case):
+        assert warp_read(m, shape, plan, RTX_A6000, text) == expected, text
+        arithmetic += warp_reads._arithmetic_warp_read(m, shape, plan, RTX_A6000, text) is not None
+    # without the bound through divisions, the cases whose first reading warp is past the 32 tried
+    # from warp 0 all went to the scan
+    assert arithmetic > 450  # 354 without it
+
+
 @pytest.mark.parametrize(
     "name",
     [
         "corpus/gpt12_train/gpt12_train_step.after_optimizations.hlo.txt.gz",
+        "field/gpu/xla_hlo_dump_parse.tf_resnet.module_0039.gpu_after_optimizations.txt",
         "field/gpu/JAX-Toolbox.nsys-jax.pax_fsdp4_4proc_proc0.module_0040.pjit__wrapped_step_fn."
         "sm_8.0_gpu_after_optimizations.txt.gz",
     ],
