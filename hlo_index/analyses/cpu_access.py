@@ -64,10 +64,20 @@ def _clause(p: dict) -> str:
     if pattern == "invariant":
         return f"innermost loop ({loop}) reads one element (loop-invariant)"
     if pattern == "strided":
-        return f"innermost loop ({loop}) reads every {p['stride']}th element"
+        stride = p["stride"]
+        if stride == -1:
+            return f"innermost loop ({loop}) steps back one element at a time (stride -1)"
+        backwards = " in reverse" if stride < 0 else ""
+        return f"innermost loop ({loop}) reads every {_ordinal(abs(stride))} element{backwards}"
     if pattern == "irregular":
         return f"innermost loop ({loop}) reads irregularly spaced elements"
     return f"innermost loop ({loop}) reads nothing at the points sampled"
+
+
+def _ordinal(n: int) -> str:
+    """2nd, 3rd, 4th, 11th, 21st, 512th."""
+    suffix = "th" if n % 100 in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 def _linear_stride(m: IndexingMap, shape: Shape, kind: int, index: int, iv) -> int | None:

@@ -27,7 +27,7 @@ class TargetFigures:
     where: str  # op_name and file:line of the target, for one-line listings
     operands: int
     maps: int
-    several_maps: int  # operands read through more than one distinct map
+    several_maps: int  # operands some output reads through more than one distinct map
     unknown: int  # UNDEFINED maps
     bytes_read: int | None  # None when some operand's figure is unknown
     uncoalesced: int
@@ -82,6 +82,9 @@ def figures_of(t: TargetReport, mod: ModuleReport) -> TargetFigures:
             bad_operands.add((r.operand, r.extra.get("operand_element")))
             unco_at = unco_at or f"%{r.operand_name}"
     unco = len(bad_operands)
+    # a multi-output fusion has a row per (output, operand): an operand counts once
+    operands = {(r.operand, r.extra.get("operand_element")) for r in rows}
+    several = {(r.operand, r.extra.get("operand_element")) for r in rows if r.distinct > 1}
     if not t.output_to_input:
         total = None
     max_maps = max((r.distinct for r in rows), default=0)
@@ -104,9 +107,9 @@ def figures_of(t: TargetReport, mod: ModuleReport) -> TargetFigures:
         name=t.name,
         kind=t.kind,
         where="  ".join(x for x in (t.op_name, t.source_location) if x),
-        operands=len(rows),
+        operands=len(operands),
         maps=sum(r.distinct for r in rows),
-        several_maps=sum(1 for r in rows if r.distinct > 1),
+        several_maps=len(several),
         unknown=sum(1 for r in rows for m in r.maps if m.text is None),
         bytes_read=total,
         uncoalesced=unco,

@@ -115,3 +115,20 @@ def test_a_sampled_step_is_one_the_loop_takes():
     assert steps == {1, -511}
     assert per_map["innermost_loop"] == "over s1"
     assert (per_map["pattern"], per_map["stride"]) in {("contiguous", 1), ("strided", -511), ("irregular", None)}
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("(d0) -> (d0 * 2), domain: d0 in [0, 63]", "reads every 2nd element — not contiguous"),
+        ("(d0) -> (d0 * 3), domain: d0 in [0, 40]", "reads every 3rd element — not contiguous"),
+        ("(d0) -> (d0 * 11), domain: d0 in [0, 10]", "reads every 11th element — not contiguous"),
+        ("(d0) -> (d0 * 21), domain: d0 in [0, 5]", "reads every 21st element — not contiguous"),
+        # a reverse: the operand's elements one after another, last first
+        ("(d0) -> (127 - d0), domain: d0 in [0, 127]", "steps back one element at a time (stride -1) — not contiguous"),
+        ("(d0) -> (126 - d0 * 2), domain: d0 in [0, 63]", "reads every 2nd element in reverse — not contiguous"),
+    ],
+)
+def test_a_strided_read_is_said_in_words(text, words):
+    figure = innermost_access([parse_map(text)], parse_array_shape("f32[128]{0}"), parse_array_shape("f32[64]{0}"))
+    assert figure["summary"].endswith(words), figure["summary"]

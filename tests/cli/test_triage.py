@@ -69,7 +69,7 @@ def test_totals_count_fusions_bytes_and_several_maps(runner):
     out = runner.invoke(main, ["analyze", SAMPLE, "--color", "never", "--no-pager"]).stdout
     total = out.splitlines()[-1]
     fusions = sum(t["kind"] == "fusion" for _, t in targets)
-    several = sum(len(e["maps"]) > 1 for _, t in targets for e in t["output_to_input"])
+    several = sum(len({e["operand"] for e in t["output_to_input"] if len(e["maps"]) > 1}) for _, t in targets)
     assert total.startswith(f"total: {fusions} fusion(s)")
     assert f"{several} operand(s) read through several maps" in total
 
@@ -189,3 +189,24 @@ def test_an_uncoalesced_operand_counts_once_and_only_where_an_output_reads_it(ru
     assert "1 uncoalesced (%a)" in out
     [total] = [line for line in out.splitlines() if line.startswith("total: ")]
     assert total.endswith("1 uncoalesced operand(s)")
+
+
+def test_an_operand_read_through_several_maps_by_every_output_counts_once(runner, tmp_path):
+    """Both outputs of a multi-output fusion read operand 0 at i and at 63 - i (two maps each):
+    one operand of the fusion, read through several maps."""
+    path = tmp_path / "two_outputs.hlo"
+    path.write_text(
+        "HloModule h\nfused {\n  p0 = f32[64]{0} parameter(0)\n  r = f32[64]{0} reverse(p0), dimensions={0}\n"
+        "  a = f32[64]{0} add(p0, r)\n  m = f32[64]{0} multiply(p0, r)\n"
+        "  ROOT t = (f32[64]{0}, f32[64]{0}) tuple(a, m)\n}\nENTRY e {\n  x = f32[64]{0} parameter(0)\n"
+        "  ROOT f = (f32[64]{0}, f32[64]{0}) fusion(x), kind=kLoop, calls=fused\n}\n"
+    )
+    [(_, target)] = _full(runner, str(path))
+    assert [(e["output"], e["operand"], len(e["maps"])) for e in target["output_to_input"]] == [(0, 0, 2), (1, 0, 2)]
+    out = runner.invoke(main, ["analyze", str(path), "--color", "never", "--no-pager"]).stdout
+    lines = out.splitlines()
+    header, row = lines[lines.index("summary") + 1 : lines.index("summary") + 3]
+    columns = dict(zip(header.split()[:6], row.split()[:6]))
+    assert columns["operands"] == "1" and columns["maps"] == "4" and columns["several"] == "1"
+    [total] = [line for line in out.splitlines() if line.startswith("total: ")]
+    assert "1 operand(s) read through several maps" in total
