@@ -8,14 +8,13 @@ cuBLAS / cuDNN calls, GPU backend configs) mean GPU; YNNPACK, oneDNN, XLA:CPU cu
 them on nearly every shape; XLA:GPU and XLA:CPU dumps rarely tile, and GPU dumps may use
 ``S(n)``). A dump with none of these is read by its file name, where XLA's dump names carry the
 backend (``...sm_8.0_gpu_after_optimizations.txt``, ``...gfx950_gpu_after_...``,
-``...cpu_after_optimizations.txt``): a small GPU module of plain loop fusions shows no GPU
-construct. With neither, it is taken as CPU (XLA's CPU dumps carry no marker; GPU dumps almost
-always carry one of the above).
+``...cpu_after_optimizations.txt``, ``...tpu_after_...``; ``hlo.dump_names`` reads them): a small
+GPU module of plain loop fusions shows no GPU construct. With neither, it is taken as CPU (XLA's
+CPU dumps carry no marker; GPU dumps almost always carry one of the above).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from operator import attrgetter
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..context import current, register_table
+from ..hlo.dump_names import read_dump_name
 
 GPU, CPU, TPU, AUTO = "gpu", "cpu", "tpu", "auto"
 TARGETS = (AUTO, GPU, CPU, TPU)
@@ -44,14 +44,10 @@ _GPU_CUSTOM_CALL_MARKERS = (
 )
 _CPU_CUSTOM_CALL_MARKERS = ("__onednn", "__xla_cpu", "xla_cpu", "ynnpack", "__ynn", "onednn")
 _SHAPE = attrgetter("shape")
-# XLA's dump names: "module_0040.jit_step.sm_9.0a_gpu_after_optimizations.txt", and beside it the GPU
-# the module was compiled for, "module_0040.jit_step.gpu_target_config.pbtxt"
-_DUMP_STAGE = re.compile(r"\.(?:sm_[\d.]+a?_gpu_after_optimizations|before_optimizations)[^/]*$")
+# beside a dumped module, the GPU XLA compiled it for: "module_0040.jit_step.gpu_target_config.pbtxt"
 TARGET_CONFIG_SUFFIX = ".gpu_target_config.pbtxt"
 # said of any dump without evidence (a Neuron or hand-written module too): the CPU is a default here
 _NO_EVIDENCE = "no backend construct in the dump nor backend in its file name: taken as CPU"
-# the backend XLA writes into a dump file's name, before the stage: "<module>.sm_9.0a_gpu_after_optimizations.txt"
-_BACKEND_IN_FILE_NAME = re.compile(r"[._]((gpu|cpu)_(?:after|before)_optimizations)[^/\\]*$")
 
 
 def _candidates(module) -> list:
@@ -164,9 +160,9 @@ def detect_target(module, requested: str = AUTO) -> TargetChoice:
         pick = GPU if len(gpu) >= len(cpu) else CPU
         return TargetChoice(pick, AUTO, "mixed markers: " + ", ".join(sorted(gpu | cpu)[:4]))
     source = getattr(module, "source", "") or ""
-    named = _BACKEND_IN_FILE_NAME.search(source)
-    if named is not None:
-        return TargetChoice(named.group(2), AUTO, f"the dump's file name: {named.group(1)}")
+    named = read_dump_name(source)
+    if named is not None and named.platform is not None:
+        return TargetChoice(named.platform, AUTO, f"the dump's file name: {named.platform}_{named.stage}")
     config = _gpu_config_beside(source)
     if config is not None:
         # XLA:GPU writes it beside every module of a dump, before_optimizations ones included
@@ -176,8 +172,8 @@ def detect_target(module, requested: str = AUTO) -> TargetChoice:
 
 def config_path_beside(source: str) -> Path | None:
     """Where XLA:GPU writes the target config of a dumped module (None: not a dump file name)."""
-    stage = _DUMP_STAGE.search(source or "")
-    return Path(source[: stage.start()] + TARGET_CONFIG_SUFFIX) if stage is not None else None
+    named = read_dump_name(source)
+    return Path(named.stem + TARGET_CONFIG_SUFFIX) if named is not None else None
 
 
 def _gpu_config_beside(source: str) -> str | None:

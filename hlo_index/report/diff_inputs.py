@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
 from ..hlo import load
+from ..hlo.dump_names import read_dump_name
 from ..hlo.model import Diagnostic, Module
 
 _NUMBERED = re.compile(r"^module_\d+\.")
-_STAGE = re.compile(r"\.(?:[A-Za-z0-9_.\-]*_)?(?P<stage>before_optimizations|after_optimizations)$")
 
 
 @dataclass(slots=True)
@@ -52,13 +52,16 @@ def dump_key(path: str, module_name: str, several_in_file: bool = False) -> str:
     """The name a module is paired by: the dump file's name without ``module_NNNN.``, the
     backend before the stage and the extensions; the module name for other files (and for each
     module of a file holding several)."""
+    if several_in_file:
+        return module_name
+    named = read_dump_name(os.path.basename(path))
+    if named is not None and named.module_name is not None:
+        return f"{named.module_name}.{named.stage}"
     name = os.path.basename(path)
     for extension in (".gz", ".txt"):
         name = name.removesuffix(extension)
-    if several_in_file or not _NUMBERED.match(name):
-        return module_name
-    name = _NUMBERED.sub("", name, count=1)
-    return _STAGE.sub(lambda m: "." + m.group("stage"), name)
+    numbered = _NUMBERED.match(name)  # a numbered name without a stage: the module name written there
+    return name[numbered.end() :] if numbered is not None else module_name
 
 
 def load_side(path: str) -> tuple[list[LoadedModule], list[Diagnostic]]:

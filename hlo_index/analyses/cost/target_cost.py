@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 import operator
-import re
 from collections.abc import Sequence
 from dataclasses import replace
 from itertools import compress, count, repeat
@@ -24,6 +23,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ...hlo.dump_names import read_dump_name
 from ...hlo.model import Computation, Instruction
 from ...units import bytes_text, time_text
 from ..structure_keys import fusion_structure_key
@@ -41,9 +41,6 @@ if TYPE_CHECKING:
     from .indexing_model import IndexingPerformanceModel, TiledRunTime
 
 DEFAULT_OPTIONS = TargetCostOptions()
-CAPABILITY_IN_NAME = re.compile(r"sm_(\d+)\.(\d+)")
-# XLA:ROCm names its dumps by the GPU's architecture: "...gfx950_gpu_after_optimizations.txt"
-ROCM_ARCH_IN_NAME = re.compile(r"(gfx[0-9a-f]+)_gpu_(?:after|before)_optimizations")
 # the AMD GPU of the named devices, the nearer guess for any ROCm dump (64-thread wavefronts)
 ROCM_DEFAULT_DEVICE = "mi200"
 # XLA times a Triton gemm from its Triton tiling (block_m x block_n output tiles, K tiles of the
@@ -227,8 +224,8 @@ def _has_backend_markers(module) -> bool:
 
 def capability_of(module) -> tuple[int, int] | None:
     """The compute capability XLA writes into GPU dump file names (``...sm_8.0_gpu_after_...``)."""
-    match = CAPABILITY_IN_NAME.search(getattr(module, "source", "") or "")
-    return (int(match.group(1)), int(match.group(2))) if match else None
+    named = read_dump_name(getattr(module, "source", "") or "")
+    return named.capability if named is not None else None
 
 
 def device_of(module, options: TargetCostOptions) -> tuple[DeviceSpec, str | None]:
@@ -241,11 +238,11 @@ def device_of(module, options: TargetCostOptions) -> tuple[DeviceSpec, str | Non
     if beside is not None:
         return beside[0], f"from the dump: {Path(beside[1]).name}, the GPU XLA compiled for"
     cap = capability_of(module)
-    rocm = ROCM_ARCH_IN_NAME.search(getattr(module, "source", "") or "") if cap is None else None
-    if rocm is not None:
+    named = read_dump_name(getattr(module, "source", "") or "") if cap is None else None
+    if named is not None and named.rocm_arch is not None:  # XLA:ROCm names the GPU's architecture
         device = load_device(ROCM_DEFAULT_DEVICE)
         return device, (
-            f"ROCm {rocm.group(1)} in the dump's name: {device.name} ({device.description}, "
+            f"ROCm {named.rocm_arch} in the dump's name: {device.name} ({device.description}, "
             f"{device.capability}), the AMD GPU modelled"
         )
     device = device_for_capability(cap[0] if cap else None)
