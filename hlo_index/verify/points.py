@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..affine import IndexingMap, range_var, runtime_var
+from ..affine.equalities import solved_variables
 from ..affine.evaluate import evaluate_expr, relation_at
 from ..affine.expr import DIM, RANGE, SUM, Expr, const, replace_variables
 from ..context import current
@@ -39,7 +40,7 @@ def checkable_maps(maps: tuple[IndexingMap, ...]) -> list[IndexingMap]:
             continue
         m = runtime_as_range(m)
         if _combinations(m) > limit:
-            m = merge_summed_range_vars(m)
+            m = merge_summed_range_vars(solve_fixed_range_vars(m))
             if _combinations(m) > limit:
                 raise Skip(f"a map has {_combinations(m)} range-variable combinations per element")
         out.append(m)
@@ -51,6 +52,36 @@ def _combinations(m: IndexingMap) -> int:
     for iv in m.range_vars:
         combinations *= max(iv.size, 1)
     return combinations
+
+
+def solve_fixed_range_vars(m: IndexingMap) -> IndexingMap:
+    """The same map with each range variable that an equality fixes computed from the others
+    (``d0 - s1 in [0, 0]``: a scatter's runtime index, made a range variable, equal to the output
+    row): the equality becomes the computed value's range, so the map reads exactly the same at
+    every point, enumerated over the remaining variables only."""
+    solved = solved_variables(m, range(len(m.constraints)), lambda v: v.kind == RANGE)
+    if not solved:
+        return m
+    values: dict[Expr, Expr] = {}
+    for v, c, rest, k in solved:  # v = c * (value - rest); a rest names only variables solved before it
+        values[v] = (m.constraints[k][1].lo - replace_variables(rest, values.get, {})) * c
+    kept = [k for k in range(len(m.range_vars)) if range_var(k) not in values]
+    swap: dict[Expr, Expr] = {range_var(old): range_var(new) for new, old in enumerate(kept)}
+    for v, value in values.items():
+        swap[v] = replace_variables(value, swap.get, {})  # the values hold only kept variables
+    memo: dict = {}
+    equalities = {k for _, _, _, k in solved}
+    constraints = [
+        (replace_variables(e, swap.get, memo), iv) for k, (e, iv) in enumerate(m.constraints) if k not in equalities
+    ]
+    constraints += [(swap[v], m.range_vars[v.value]) for v, _, _, _ in solved]
+    return IndexingMap(
+        m.dims,
+        tuple(m.range_vars[k] for k in kept),
+        m.runtime_vars,
+        [replace_variables(e, swap.get, memo) for e in m.results],
+        constraints,
+    )
 
 
 def merge_summed_range_vars(m: IndexingMap) -> IndexingMap:

@@ -94,7 +94,7 @@ def test_only_the_file_name_counts_not_its_directories():
         (
             "d/module_0040.jit_step.sm_9.0a_gpu_after_optimizations.txt",
             "d/module_0040.jit_step.gpu_target_config.pbtxt",
-        ),  # noqa: E501
+        ),
         ("d/module_0007.jit_f.gfx90a_gpu_after_optimizations.txt", "d/module_0007.jit_f.gpu_target_config.pbtxt"),
         ("d/module_0040.jit_step.before_optimizations.txt", "d/module_0040.jit_step.gpu_target_config.pbtxt"),
     ],

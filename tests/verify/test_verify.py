@@ -702,3 +702,76 @@ def test_range_variables_held_only_as_their_sum_merge_into_one_reading_the_same(
         before = {tuple(r) for r in relation_at(m, at, ())[1].tolist()}
         after = {tuple(r) for r in relation_at(merged, at, ())[1].tolist()}
         assert before == after and before, d0
+
+
+@pytest.mark.parametrize(
+    "text, kept_vars",
+    [
+        # a scatter's update read where its runtime index equals the output row (UnsortedSegmentSum)
+        (
+            "(d0, d1)[s0]{rt0} -> (s0 floordiv 4, s0 mod 4, d1), "
+            "domain: d0 in [0, 6], d1 in [0, 1], s0 in [0, 11], rt0 in [0, 5], d0 - rt0 in [0, 0]",
+            1,
+        ),
+        # one fixed by the other two, and a constraint naming it kept (substituted)
+        (
+            "(d0)[s0, s1, s2] -> (s0 + s2, s1), "
+            "domain: d0 in [0, 4], s0 in [0, 3], s1 in [0, 2], s2 in [1, 5], s2 - s0 - d0 in [1, 1], s2 + s1 in [2, 6]",
+            2,
+        ),
+        # a chain: s1 fixed by s0, s2 by s1
+        (
+            "(d0)[s0, s1, s2] -> (s2, s0), "
+            "domain: d0 in [0, 3], s0 in [0, 4], s1 in [0, 6], s2 in [0, 9], s1 - s0 in [2, 2], s2 - s1 - d0 in [0, 0]",
+            1,
+        ),
+        # no equality: nothing solved
+        ("(d0)[s0, s1] -> (s0 + s1, d0), domain: d0 in [0, 2], s0 in [0, 2], s1 in [0, 2], s0 - s1 in [0, 1]", 2),
+    ],
+)
+def test_range_variables_an_equality_fixes_are_computed_and_read_the_same(text, kept_vars):
+    """What a map reads at each point is the same once each fixed variable is computed from the
+    others (enumerated both ways), however many combinations that saves."""
+    from hlo_index.affine.evaluate import relation_at
+
+    m = points.runtime_as_range(parse_map(text))
+    solved = points.solve_fixed_range_vars(m)
+    assert len(solved.range_vars) == kept_vars
+    for point in np.ndindex(*(iv.size for iv in m.dims)):
+        at = np.array([[iv.lo + x for iv, x in zip(m.dims, point)]], dtype=np.int64)
+        before = {tuple(r) for r in relation_at(m, at, ())[1].tolist()}
+        after = {tuple(r) for r in relation_at(solved, at, ())[1].tolist()}
+        assert before == after, point
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_solving_fixed_range_variables_never_changes_what_a_random_map_reads(data):
+    """Random maps with an equality on range variables added: the same reads at every point."""
+    from hlo_index.affine import Interval, dim, range_var
+    from hlo_index.affine.evaluate import relation_at
+    from hlo_index.affine.indexing_map import IndexingMap
+
+    dims = [Interval(0, data.draw(st.integers(0, 3))) for _ in range(data.draw(st.integers(1, 2)))]
+    ranges = [Interval(data.draw(st.integers(-2, 1)), data.draw(st.integers(2, 5))) for _ in range(3)]
+    variables = [dim(i) for i in range(len(dims))] + [range_var(i) for i in range(3)]
+
+    def affine():
+        e = dim(0) * 0 + data.draw(st.integers(-3, 3))
+        for v in variables:
+            e = e + v * data.draw(st.sampled_from([0, 0, 1, -1, 2]))
+        return e
+
+    fixed = data.draw(st.integers(0, 2))
+    equality = range_var(fixed) * data.draw(st.sampled_from([1, -1])) + affine() - range_var(fixed) * 0
+    constraints = [(equality, Interval(v := data.draw(st.integers(-2, 4)), v))]
+    if data.draw(st.booleans()):
+        constraints.append((affine(), Interval(-3, data.draw(st.integers(0, 6)))))
+    results = [affine(), affine() // data.draw(st.sampled_from([1, 2, 3]))]
+    m = IndexingMap(dims, ranges, [], results, constraints)
+    solved = points.solve_fixed_range_vars(m)
+    for point in np.ndindex(*(iv.size for iv in dims)):
+        at = np.array([list(point)], dtype=np.int64)
+        before = {tuple(r) for r in relation_at(m, at, ())[1].tolist()}
+        after = {tuple(r) for r in relation_at(solved, at, ())[1].tolist()}
+        assert before == after, (str(m), str(solved), point)
