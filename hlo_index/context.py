@@ -82,8 +82,11 @@ class Budgets:
     operand_figures: int = 1 << 14
     # Shapes, metadata and typed attributes memoised per context while parsing.
     parse_memo_entries: int = 100_000
-    # --verify: reference points walked per value, range-variable points enumerated per element.
-    verify_points_per_value: int = 20_000
+    # --verify: reference points one sampled element may pull back per value (beyond, the target
+    # is skipped), and in all per target: once its walks have pulled back this many, no further
+    # sampled element is walked (the first always is). Range-variable points enumerated per element.
+    verify_points_per_value: int = 1 << 17
+    verify_points_per_target: int = 160_000
     # scatter with an overwriting combiner and static starts: update elements placed to find the
     # operand elements left in place. Beyond: that operand's maps are UNDEFINED.
     scatter_landing_points: int = 1 << 20

@@ -119,8 +119,10 @@ def gather_reads(
     return {tuple(index)}
 
 
-def scatter_landings(instr: Instruction, runtime_values: dict | None) -> dict[tuple, list[tuple]]:
-    """For each operand element some update lands on: the update elements landing there."""
+def scatter_landings_at(instr: Instruction, runtime_values: dict | None, out_point: tuple) -> list[tuple]:
+    """The update elements that land on operand element ``out_point``, in row-major order. Each
+    scatter (an index vector and its window) lands at most one element on a point, so the windows
+    are placed, as arrays, not the update elements: a scatter of 8,192 rows of 768 is 8,192 starts."""
     count = (len(instr.operands) - 1) // 2
     operand_dims = instr.operands[0].shape.dims
     update_dims = instr.operands[count + 1].shape.dims
@@ -136,21 +138,36 @@ def scatter_landings(instr: Instruction, runtime_values: dict | None) -> dict[tu
     window_size = [1] * len(operand_dims)
     for d, u in zip(window_operand_dims, window_update_dims):
         window_size[d] = update_dims[u]
-    landings: dict[tuple, list[tuple]] = {}
-    for update_point in itertools.product(*(range(n) for n in update_dims)):
-        batch = tuple(c for d, c in enumerate(update_point) if d not in window_update_dims)
-        start = [0] * len(operand_dims)
-        for k, d in enumerate(to_operand):
-            start[d] = int(vectors[batch][k])
-        for d, j in zip(operand_batching, indices_batching):
-            start[d] = batch[_batch_position(j, index_vector_dim)]
-        if any(not 0 <= s <= n - w for s, n, w in zip(start, operand_dims, window_size)):
-            continue  # out-of-bounds windows are skipped whole
-        target = list(start)
+    # every scatter (one index vector, one window) at once: its batch coordinates, index vector, start
+    batch_dims = [d for d in range(len(update_dims)) if d not in window_update_dims]
+    batch_shape = [update_dims[d] for d in batch_dims]
+    if batch_shape:
+        batches = np.indices(batch_shape, dtype=np.int64).reshape(len(batch_shape), -1).T
+        vector = vectors[tuple(batches.T)].reshape(len(batches), -1)
+    else:  # one scatter: one index vector
+        batches = np.zeros((1, 0), dtype=np.int64)
+        vector = vectors.reshape(1, -1)
+    start = np.zeros((len(batches), len(operand_dims)), dtype=np.int64)
+    for k, d in enumerate(to_operand):
+        start[:, d] = vector[:, k]
+    for d, j in zip(operand_batching, indices_batching):
+        start[:, d] = batches[:, _batch_position(j, index_vector_dim)]
+    dims = np.array(operand_dims, dtype=np.int64)
+    size = np.array(window_size, dtype=np.int64)
+    point = np.array(out_point, dtype=np.int64)
+    # out-of-bounds windows are skipped whole; a window in bounds lands one element on the point
+    # when it covers it (a dimension outside the window has size 1: the start is the point's)
+    inside = ((start >= 0) & (start <= dims - size)).all(axis=1)
+    covers = ((start <= point) & (point < start + size)).all(axis=1)
+    landed = []
+    for batch, at in zip(batches[inside & covers].tolist(), start[inside & covers].tolist()):
+        update = [0] * len(update_dims)
+        for u, c in zip(batch_dims, batch):
+            update[u] = c
         for d, u in zip(window_operand_dims, window_update_dims):
-            target[d] += update_point[u]
-        landings.setdefault(tuple(target), []).append(update_point)
-    return landings
+            update[u] = out_point[d] - at[d]
+        landed.append(tuple(update))
+    return sorted(landed)
 
 
 def _current_values_used(instr: Instruction, count: int) -> list[set]:
@@ -188,7 +205,7 @@ def scatter_reads(
     if operand_index == count:
         # Whether any update lands here depends on every index vector.
         return set(itertools.product(*(range(n) for n in instr.operands[count].shape.dims)))
-    landed = scatter_landings(instr, runtime_values).get(tuple(out_point), [])
+    landed = scatter_landings_at(instr, runtime_values, tuple(out_point))
     if operand_index < count:
         if not landed:
             return {tuple(out_point)} if operand_index == output_index else set()

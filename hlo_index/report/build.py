@@ -476,6 +476,8 @@ def _verify_into(
     target.notes.extend(outcome.notes)
     target.extra["verify"] = {
         "elements_checked": outcome.checked_points,
+        "elements_sampled": max(outcome.sampled_points, outcome.checked_points),
+        "input_pairs_not_walked": outcome.unchecked_pairs,
         "operand_elements_checked": getattr(outcome, "checked_input_points", 0),
         "mismatches": len(outcome.errors),
         "verdict": "mismatch"
@@ -485,7 +487,16 @@ def _verify_into(
     }
     if not outcome.notes:
         verdict = "mismatch" if outcome.errors else "ok"
-        target.notes.append(f"verified {outcome.checked_points} sampled output elements: {verdict}")
+        spent = ""
+        if outcome.sampled_points > outcome.checked_points or outcome.unchecked_pairs:
+            not_walked = f", {outcome.unchecked_pairs} input-to-output pair(s) not walked back" * bool(
+                outcome.unchecked_pairs
+            )
+            spent = (
+                f" (of {outcome.sampled_points} sampled{not_walked}: the walks spent budget "
+                f"verify_points_per_target={current().budgets.verify_points_per_target})"
+            )
+        target.notes.append(f"verified {outcome.checked_points} sampled output elements{spent}: {verdict}")
     line, column = getattr(item.target, "line", 0), getattr(item.target, "column", 0)
     for message in outcome.errors:
         report.diagnostics.append(DiagnosticReport("error", f"verify: {message}", line, column, module.source))

@@ -15,6 +15,8 @@ class VerifyOutcome:
     notes: list[str] = field(default_factory=list)  # skipped targets and why
     checked_points: int = 0
     checked_input_points: int = 0  # operand elements checked input-to-output
+    sampled_points: int = 0  # output elements sampled; more than checked where the budget stopped the walks
+    unchecked_pairs: int = 0  # input-to-output pairs given by the maps and not walked back: the budget was spent
 
 
 def point_text(point) -> str:

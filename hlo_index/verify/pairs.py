@@ -26,7 +26,11 @@ def verify_input_to_output(
     seed: int,
     outcome: VerifyOutcome,
     shared: dict | None = None,
+    spent=lambda: False,
 ) -> None:
+    """Checks input-to-output maps from both sides on the sampled elements; ``spent()`` says when
+    the target's walks have spent its budget (``verify_points_per_target``): no further output
+    element is walked back then, and the checks that would need one are counted as not made."""
     images_of = images_memo(shared)
     gives = gives_memo(shared)
     elements_of = shared_memo(shared, "sampled elements", sampled_elements)
@@ -91,6 +95,9 @@ def verify_input_to_output(
         key = (out, y)
         within = inside.get(key)
         if within is None:
+            if spent():
+                outcome.unchecked_pairs += 1
+                continue
             within = inside[key] = output_shape is not None and _within(y, output_shape.leaf(out).dims)
         # an element outside the output reads nothing (and has no walk)
         if not within or not _reads(exact(out, y, readers[key]).get((operand, element)), x):

@@ -8,6 +8,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..api import SelectedTarget
+from ..context import current
 from ..fusion import callee_of, output_to_input
 from ..fusion.fingerprint import computation_fingerprint
 from ..hlo.model import Computation, Instruction, Module
@@ -115,6 +116,7 @@ def _verify_target(
     linear_read_set_of = linear_read_sets_memo(shared_reads)
     operand_dims = dict(array_operand_dims(target))
     elements_of = shared_memo(shared_reads, "sampled elements", sampled_elements)
+    budget = current().budgets.verify_points_per_target
     try:
         if any(shape.leaf(out).num_elements for out in range(shape.num_outputs)):
             for row in rows:  # a map too large to enumerate skips the target before any walk
@@ -128,6 +130,9 @@ def _verify_target(
         for out in range(shape.num_outputs):
             dims = shape.leaf(out).dims
             for point in elements_of(seed, dims, samples):
+                outcome.sampled_points += 1
+                if walker is not None and walker.walked >= budget and outcome.checked_points:
+                    continue  # the walks so far spent the target's budget: the rest are counted, not walked
                 truth_all = exact(out, point)
                 sampled.append((out, point))
                 outcome.checked_points += 1
@@ -160,7 +165,8 @@ def _verify_target(
         return outcome
     if input_to_output_too:
         try:
-            verify_input_to_output(selected, exact, sampled, samples, seed, outcome, shared_reads)
+            spent = (lambda: walker.walked >= budget) if walker is not None else (lambda: False)
+            verify_input_to_output(selected, exact, sampled, samples, seed, outcome, shared_reads, spent)
         except Skip as exc:
             outcome.notes.append(f"input-to-output verification skipped: {exc}")
     return outcome

@@ -37,7 +37,9 @@ class Walker:
     them, are found once; reference read sets are memoised by (instruction, output, point,
     operand). Keys hold the instruction objects themselves, alive as long as this walker."""
 
-    def __init__(self, comp: Computation, walkers: dict, reads: dict, shared_reads: dict | None = None) -> None:
+    def __init__(
+        self, comp: Computation, walkers: dict, reads: dict, shared_reads: dict | None = None, tally: list | None = None
+    ) -> None:
         self.comp = comp
         self.order = post_order(comp)
         self.walkers = walkers  # Computation -> Walker, shared by the callees' walkers
@@ -50,6 +52,13 @@ class Walker:
         self._orders: dict[frozenset | None, list[Instruction]] = {None: self.order[::-1]}
         self._plans: dict[frozenset | None, list[tuple]] = {}
         self._steps: dict[tuple[frozenset | None, int], list[tuple]] = {}
+        # elements the walks pulled back through the instructions, in all, callees' included (one
+        # count shared with the callees' walkers): what the target's budget counts
+        self.tally = [0] if tally is None else tally
+
+    @property
+    def walked(self) -> int:
+        return self.tally[0]
 
     def _reverse_order(self, wanted: frozenset | None) -> list[Instruction]:
         """Instructions (users first) that can reach a parameter in ``wanted`` (None: all)."""
@@ -197,6 +206,7 @@ class Walker:
                 if parameter is not None:
                     found[(parameter, out)] = (dims, points)
                     continue
+                self.tally[0] += len(points)
                 if len(points) > limit:
                     raise Skip(
                         f"budget verify_points_per_value={limit}: more than {limit} elements of '{instr.name}' are read"
@@ -265,7 +275,8 @@ class Walker:
             if callee is not None:
                 callee_walker = self.walkers.get(callee)
                 if callee_walker is None:
-                    callee_walker = self.walkers[callee] = Walker(callee, self.walkers, self.reads, self.shared_reads)
+                    callee_walker = Walker(callee, self.walkers, self.reads, self.shared_reads, self.tally)
+                    self.walkers[callee] = callee_walker
             reader = self._readers[instr] = (memo, owner, callee_walker)
         return reader
 

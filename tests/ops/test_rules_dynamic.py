@@ -616,3 +616,52 @@ def test_scatter_that_overwrites_at_static_starts_reads_the_complement_as_boxes(
     check_out2in(instr)
     check_in2out(instr, 0)
     assert {y[0] for y in every((6, 4)) if rule_reads(maps, y)} == {3, 4, 5}
+
+
+def _landings_one_update_element_at_a_time(instr, indices) -> dict[tuple, list[tuple]]:
+    """Where each update element of a scatter lands, placed one by one from the definition: its
+    window's start from the index vector (and the batching dims), skipped whole when out of bounds."""
+    count = (len(instr.operands) - 1) // 2
+    operand_dims = instr.operands[0].shape.dims
+    update_dims = instr.operands[count + 1].shape.dims
+    window_dims = instr.attr("update_window_dims")
+    inserted = instr.attr("inserted_window_dims")
+    operand_batching = instr.attr("input_batching_dims", ())
+    indices_batching = instr.attr("scatter_indices_batching_dims", ())
+    vector_dim = instr.attr("index_vector_dim")
+    window_operand = [d for d in range(len(operand_dims)) if d not in inserted and d not in operand_batching]
+    size = [1] * len(operand_dims)
+    for d, u in zip(window_operand, window_dims):
+        size[d] = update_dims[u]
+    found: dict[tuple, list[tuple]] = {}
+    for u in every(update_dims):
+        batch = [c for d, c in enumerate(u) if d not in window_dims]
+        start = [0] * len(operand_dims)
+        for k, d in enumerate(instr.attr("scatter_dims_to_operand_dims")):
+            at = list(batch)
+            if vector_dim < indices.ndim:
+                at.insert(vector_dim, k)
+            start[d] = int(indices[tuple(at)])
+        for d, j in zip(operand_batching, indices_batching):
+            start[d] = batch[j if j < vector_dim else j - 1]
+        if any(not 0 <= s <= n - w for s, n, w in zip(start, operand_dims, size)):
+            continue
+        target = list(start)
+        for d, w in zip(window_operand, window_dims):
+            target[d] += u[w]
+        found.setdefault(tuple(target), []).append(tuple(u))
+    return found
+
+
+@settings(deadline=None, derandomize=True, max_examples=60)
+@given(scatter_case())
+def test_the_reference_places_windows_where_each_update_element_lands(case):
+    """The reference places a scatter's windows, not its update elements: the same landings as
+    placing every update element one by one."""
+    from hlo_index.reference.ref_dynamic import scatter_landings_at
+
+    instr, indices, _ = case
+    count = (len(instr.operands) - 1) // 2
+    expected = _landings_one_update_element_at_a_time(instr, indices)
+    for x in every(instr.operands[0].shape.dims):
+        assert scatter_landings_at(instr, {count: indices}, x) == expected.get(x, []), x

@@ -775,3 +775,38 @@ def test_solving_fixed_range_variables_never_changes_what_a_random_map_reads(dat
         before = {tuple(r) for r in relation_at(m, at, ())[1].tolist()}
         after = {tuple(r) for r in relation_at(solved, at, ())[1].tolist()}
         assert before == after, (str(m), str(solved), point)
+
+
+def _with_target_budget(points: int):
+    """A child analysis context whose walks may pull back ``points`` elements per target."""
+    import dataclasses
+
+    from hlo_index.context import current
+
+    context = current().child()
+    context.budgets = dataclasses.replace(context.budgets, verify_points_per_target=points)
+    return context
+
+
+def test_a_target_past_its_budget_checks_fewer_elements_not_none():
+    # each output element of the fusion reads 2 elements through 3 instructions: 6 a walk at most
+    with _with_target_budget(10):
+        outcome = verify.verify_target(_selected(), samples=6, seed=3)
+    assert not outcome.errors and not outcome.notes
+    assert outcome.sampled_points == 6 and 1 <= outcome.checked_points < 6
+    assert outcome.unchecked_pairs > 0  # and the input-to-output pairs are not walked back
+    with _with_target_budget(10**6):
+        full = verify.verify_target(_selected(), samples=6, seed=3)
+    assert full.checked_points == full.sampled_points == 6 and full.unchecked_pairs == 0
+
+
+def test_a_wrong_map_is_caught_on_the_element_a_spent_budget_still_checks(monkeypatch):
+    from hlo_index.verify import target as verify_target_module
+
+    # off by one row: wrong at the first element sampled, {0, 0}, the one a spent budget still checks
+    wrong = (parse_map("(d0, d1) -> (d0 + 1, d1), domain: d0 in [0, 4], d1 in [0, 5]"),)
+    monkeypatch.setattr(verify_target_module, "output_to_input", lambda target: [OperandIndexing(0, 0, wrong)])
+    with _with_target_budget(1):
+        outcome = verify.verify_target(_selected(), samples=6, seed=3)
+    assert outcome.checked_points == 1
+    assert any("which no map gives" in e for e in outcome.errors)
