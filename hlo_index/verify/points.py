@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from ..affine import IndexingMap, range_var, runtime_var
+from ..affine import IndexingMap, Interval, range_var, runtime_var
 from ..affine.equalities import solved_variables
 from ..affine.evaluate import evaluate_expr, relation_at
-from ..affine.expr import DIM, RANGE, SUM, Expr, const, replace_variables
+from ..affine.expr import (
+    CEILDIV,
+    DIM,
+    DIVISION_KINDS,
+    FLOORDIV,
+    MOD,
+    RANGE,
+    SUM,
+    Expr,
+    ceildiv,
+    const,
+    floordiv,
+    mod,
+    replace_variables,
+)
 from ..context import current
 from ..reference import distinct
 from .outcome import Skip
@@ -41,6 +57,8 @@ def checkable_maps(maps: tuple[IndexingMap, ...]) -> list[IndexingMap]:
         m = runtime_as_range(m)
         if _combinations(m) > limit:
             m = merge_summed_range_vars(solve_fixed_range_vars(m))
+            if _combinations(m) > limit:
+                m = merge_quotient_range_vars(m)
             if _combinations(m) > limit:
                 raise Skip(f"a map has {_combinations(m)} range-variable combinations per element")
         out.append(m)
@@ -82,6 +100,68 @@ def solve_fixed_range_vars(m: IndexingMap) -> IndexingMap:
         [replace_variables(e, swap.get, memo) for e in m.results],
         constraints,
     )
+
+
+def merge_quotient_range_vars(m: IndexingMap) -> IndexingMap:
+    """The same map with each range variable that occurs only divided (``s0 floordiv 1572864`` and
+    ``(s0 floordiv 768) mod 2048``: a full reduction read through a reshape's digits) replaced by
+    its quotient by the divisors' gcd ``g``, over ``[lo floordiv g, hi floordiv g]``: ``s floordiv
+    (g * k)`` is ``(s floordiv g) floordiv k`` and ``s floordiv g`` takes every value of that
+    interval, so the map reads the same at every point (6,291,456 combinations become 8,192)."""
+    expressions = list(m.results) + [e for e, _ in m.constraints]
+    for i in range(len(m.range_vars)):
+        s = range_var(i)
+        divisors: list[int] = []
+        if not all(_only_divided(e, s, divisors) for e in expressions) or not divisors:
+            continue
+        g = math.gcd(*divisors)
+        if g == 1:
+            continue
+        memo: dict = {}
+        return merge_quotient_range_vars(
+            IndexingMap(
+                m.dims,
+                tuple(Interval(v.lo // g, v.hi // g) if k == i else v for k, v in enumerate(m.range_vars)),
+                m.runtime_vars,
+                [_divided_by(e, s, g, memo) for e in m.results],
+                [(_divided_by(e, s, g, memo), c) for e, c in m.constraints],
+            )
+        )
+    return m
+
+
+def _only_divided(e: Expr, s: Expr, divisors: list[int]) -> bool:
+    """Whether ``s`` occurs in ``e`` only as ``s floordiv q`` (each ``q`` added to ``divisors``)."""
+    if s not in e.variables():
+        return True
+    if e.kind == FLOORDIV and e.operand == s:
+        divisors.append(e.value)
+        return True
+    if e.kind == SUM:
+        return all(_only_divided(atom, s, divisors) for atom, _ in e.terms)
+    if e.kind in DIVISION_KINDS:
+        return _only_divided(e.operand, s, divisors)
+    return False  # s itself
+
+
+def _divided_by(e: Expr, s: Expr, g: int, memo: dict) -> Expr:
+    """``e`` with each ``s floordiv q`` written ``s floordiv (q / g)``: ``s`` stands for its quotient by ``g``."""
+    if s not in e.variables():
+        return e
+    hit = memo.get(e)
+    if hit is not None:
+        return hit
+    if e.kind == FLOORDIV and e.operand == s:
+        out = floordiv(s, e.value // g)
+    elif e.kind == SUM:
+        out = const(e.value)
+        for atom, k in e.terms:
+            out = out + _divided_by(atom, s, g, memo) * k
+    else:
+        inner = _divided_by(e.operand, s, g, memo)
+        out = {FLOORDIV: floordiv, CEILDIV: ceildiv, MOD: mod}[e.kind](inner, e.value)
+    memo[e] = out
+    return out
 
 
 def merge_summed_range_vars(m: IndexingMap) -> IndexingMap:

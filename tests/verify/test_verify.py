@@ -810,3 +810,58 @@ def test_a_wrong_map_is_caught_on_the_element_a_spent_budget_still_checks(monkey
         outcome = verify.verify_target(_selected(), samples=6, seed=3)
     assert outcome.checked_points == 1
     assert any("which no map gives" in e for e in outcome.errors)
+
+
+@pytest.mark.parametrize(
+    "text, sizes",
+    [
+        # a full reduction read through a reshape's digits: only s0 floordiv 6 matters
+        ("()[s0] -> (s0 floordiv 24, (s0 floordiv 6) mod 4), domain: s0 in [0, 95]", [16]),
+        # divisors 4 and 6 (gcd 2), a dim beside, a range that starts and ends mid-quotient
+        ("(d0)[s0] -> (s0 floordiv 4 + d0, s0 floordiv 6), domain: d0 in [0, 3], s0 in [3, 29]", [14]),
+        # in a constraint too
+        ("(d0)[s0] -> (s0 floordiv 9), domain: d0 in [0, 2], s0 in [0, 40], s0 floordiv 3 - d0 in [0, 5]", [14]),
+        # s0 bare in a result: kept
+        ("(d0)[s0] -> (s0 floordiv 4, s0), domain: d0 in [0, 1], s0 in [3, 29]", [27]),
+    ],
+)
+def test_range_variables_held_only_divided_become_their_quotient_reading_the_same(text, sizes):
+    from hlo_index.affine.evaluate import relation_at
+
+    m = parse_map(text)
+    merged = points.merge_quotient_range_vars(m)
+    assert [iv.size for iv in merged.range_vars] == sizes
+    for point in np.ndindex(*(iv.size for iv in m.dims)):
+        at = np.array([[iv.lo + x for iv, x in zip(m.dims, point)]], dtype=np.int64).reshape(1, m.num_dims)
+        before = {tuple(r) for r in relation_at(m, at, ())[1].tolist()}
+        after = {tuple(r) for r in relation_at(merged, at, ())[1].tolist()}
+        assert before == after and before, point
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_merging_quotients_never_changes_what_a_random_map_reads(data):
+    from hlo_index.affine import Interval, dim, floordiv, mod, range_var
+    from hlo_index.affine.evaluate import relation_at
+    from hlo_index.affine.indexing_map import IndexingMap
+
+    dims = [Interval(0, data.draw(st.integers(0, 3)))]
+    ranges = [Interval(lo := data.draw(st.integers(0, 7)), lo + data.draw(st.integers(0, 60)))]
+    s0, d0 = range_var(0), dim(0)
+
+    def piece():
+        q = data.draw(st.sampled_from([2, 4, 6, 8, 12]))
+        e = floordiv(s0, q)
+        if data.draw(st.booleans()):
+            e = mod(e, data.draw(st.sampled_from([2, 3, 5])))
+        return e * data.draw(st.sampled_from([1, 2, -1])) + d0 * data.draw(st.integers(0, 1))
+
+    results = [piece(), piece()]
+    constraints = [(piece(), Interval(-4, data.draw(st.integers(0, 9))))] if data.draw(st.booleans()) else []
+    m = IndexingMap(dims, ranges, [], results, constraints)
+    merged = points.merge_quotient_range_vars(m)
+    for point in range(dims[0].size):
+        at = np.array([[point]], dtype=np.int64)
+        before = {tuple(r) for r in relation_at(m, at, ())[1].tolist()}
+        after = {tuple(r) for r in relation_at(merged, at, ())[1].tolist()}
+        assert before == after, (str(m), str(merged), point)
