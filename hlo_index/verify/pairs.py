@@ -10,8 +10,8 @@ from ..hlo.model import Computation
 from ..reference import points_of
 from .memos import gives_memo, images_memo, shared_memo
 from .outcome import VerifyOutcome, point_text
-from .points import checkable_maps
-from .sampling import sampled_elements, sampled_indices
+from .points import checkable_maps, sampled_image, too_many_combinations
+from .sampling import sampled_elements, sampled_indices, seeded_rng
 
 # Budgets (hlo_index.context): verify_points_per_value, beyond which the walk is too costly and
 # the target is skipped; verify_range_combinations, range-variable points a map may enumerate per element.
@@ -55,7 +55,8 @@ def verify_input_to_output(
             wanted.setdefault((operand, element, out), []).extend((x, point) for x in picked)
     for (operand, element, out), pairs in wanted.items():
         maps = maps_at.get((operand, element, out), ())
-        checkable = checkable_maps(maps)
+        # too large to enumerate: decided by arithmetic, else (undecided) the enumeration skips
+        checkable = checkable_maps(maps, large=True)
         verdicts = [(x, point, gives(maps, checkable, x, point)) for x, point in pairs]
         undecided = sorted({x for x, _, verdict in verdicts if verdict is None})
         images = images_of(maps, tuple(undecided), False) if undecided else {}
@@ -75,6 +76,13 @@ def verify_input_to_output(
         outcome.checked_input_points += len(xs)
         for out, maps in maps_of.get((operand, element), ()):
             if not maps or any(m.runtime_vars for m in maps):
+                continue
+            checkable = checkable_maps(maps, large=True)
+            if too_many_combinations(checkable):  # images too large to list: elements drawn from them
+                for x in xs:
+                    rng = seeded_rng(seed, "image draws", out, x)
+                    drawn = sampled_image(checkable, x, rng, PAIRS_PER_ELEMENT)
+                    checks.extend((operand, element, x, out, y) for y in drawn)
                 continue
             images = images_of(maps, tuple(xs), True)
             for x in xs:

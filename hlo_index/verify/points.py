@@ -46,7 +46,11 @@ def runtime_as_range(m: IndexingMap) -> IndexingMap:
     )
 
 
-def checkable_maps(maps: tuple[IndexingMap, ...]) -> list[IndexingMap]:
+def checkable_maps(maps: tuple[IndexingMap, ...], *, large: bool = False) -> list[IndexingMap]:
+    """The maps as the checks evaluate them: runtime variables as range variables, range variables
+    solved, merged or divided where that reads the same with fewer combinations. A map with more
+    than ``verify_range_combinations`` per element skips the check, unless ``large``: the caller
+    then decides membership by arithmetic (``gives_pair``) and samples images (``sampled_image``)."""
     out = []
     limit = current().budgets.verify_range_combinations
     for m in maps:
@@ -59,10 +63,35 @@ def checkable_maps(maps: tuple[IndexingMap, ...]) -> list[IndexingMap]:
             m = merge_summed_range_vars(solve_fixed_range_vars(m))
             if _combinations(m) > limit:
                 m = merge_quotient_range_vars(m)
-            if _combinations(m) > limit:
+            if _combinations(m) > limit and not large:
                 raise Skip(f"a map has {_combinations(m)} range-variable combinations per element")
         out.append(m)
     return out
+
+
+def too_many_combinations(checkable: list[IndexingMap]) -> bool:
+    limit = current().budgets.verify_range_combinations
+    return any(_combinations(m) > limit for m in checkable)
+
+
+def sampled_image(checkable: list[IndexingMap], x: tuple, rng, count: int) -> list[tuple]:
+    """Up to ``count`` distinct elements the maps give for ``x``, from ``count * 8`` seeded draws
+    of range values per map (each kept where the constraints hold), in the order found: the
+    images themselves are too large to list. Every element returned is one the maps give."""
+    found: dict[tuple, None] = {}
+    for m in checkable:
+        if len(x) != m.num_dims or not all(b.lo <= v <= b.hi for b, v in zip(m.dims, x)):
+            continue
+        for _ in range(count * 8):
+            env = {(DIM, i): int(v) for i, v in enumerate(x)}
+            for k, b in enumerate(m.range_vars):
+                env[(RANGE, k)] = rng.randint(b.lo, b.hi)
+            memo: dict = {}
+            if all(b.lo <= evaluate_expr(e, env, memo) <= b.hi for e, b in m.constraints):
+                found[tuple(int(evaluate_expr(e, env, memo)) for e in m.results)] = None
+                if len(found) >= count:
+                    return list(found)
+    return list(found)
 
 
 def _combinations(m: IndexingMap) -> int:

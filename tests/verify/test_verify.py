@@ -865,3 +865,70 @@ def test_merging_quotients_never_changes_what_a_random_map_reads(data):
         before = {tuple(r) for r in relation_at(m, at, ())[1].tolist()}
         after = {tuple(r) for r in relation_at(merged, at, ())[1].tolist()}
         assert before == after, (str(m), str(merged), point)
+
+
+def _with_combination_budget(combinations: int):
+    import dataclasses
+
+    from hlo_index.context import current
+
+    context = current().child()
+    context.budgets = dataclasses.replace(context.budgets, verify_range_combinations=combinations)
+    return context
+
+
+def test_input_to_output_maps_too_large_to_list_are_still_checked_from_both_sides(monkeypatch):
+    """With images past the budget, a pair is decided by arithmetic and image elements are drawn,
+    not listed: the map that invents readers is caught, the right maps pass."""
+    everything = (
+        parse_map("(d0, d1)[s0, s1] -> (s0, s1), domain: d0 in [0, 5], d1 in [0, 5], s0 in [0, 5], s1 in [0, 5]"),
+    )
+    with _with_combination_budget(4):
+        outcome = _with_input_to_output(monkeypatch, everything)
+    assert not outcome.notes
+    assert any("which does not read it" in e for e in outcome.errors)
+
+
+def test_an_image_too_large_to_list_is_drawn_and_each_drawn_element_walked_back(monkeypatch):
+    """A broadcast's operand element read by a whole column, past the budget: elements drawn from
+    the column, each walked back and found reading it."""
+    broadcast = parse_module_text(
+        s.fusion_module(
+            """
+  p0 = f32[6] parameter(0)
+  ROOT b = f32[6, 6] broadcast(p0), dimensions={1}""",
+            ["f32[6]"],
+            "f32[6,6]",
+        )
+    )
+    [fusion] = broadcast.fusions
+    drawn: list = []
+    original = pairs.sampled_image
+
+    def recorded(*args):
+        found = original(*args)
+        drawn.extend(found)
+        return found
+
+    monkeypatch.setattr(pairs, "sampled_image", recorded)
+    with _with_combination_budget(4):
+        outcome = verify.verify_target(SelectedTarget("fusion", fusion), samples=6, seed=3)
+    assert not outcome.notes and not outcome.errors and outcome.checked_input_points >= 3
+    assert len(drawn) >= 3 * 4  # four elements of each sampled operand element's column
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_a_drawn_image_element_is_one_the_enumeration_lists(data):
+    import random
+
+    from hlo_index.affine.evaluate import relation_at
+
+    m = data.draw(_random_maps(max_dims=2, max_range=2))
+    if m.is_undefined or m.is_known_empty or m.runtime_vars:
+        return
+    x = tuple(data.draw(st.integers(b.lo, b.hi)) for b in m.dims)
+    listed = {tuple(r) for r in relation_at(m, np.array([x], dtype=np.int64).reshape(1, m.num_dims), ())[1].tolist()}
+    drawn = points.sampled_image([m], x, random.Random(data.draw(st.integers(0, 9))), 4)
+    # never an invented element (a sparse image may go undrawn)
+    assert set(drawn) <= listed and len(drawn) == len(set(drawn)) <= 4
