@@ -356,8 +356,12 @@ def scatter_case(draw):
     if kind != "none":
         instr.called["to_apply"] = combiner(count, kind)
     flat = indices.reshape(-1)
-    if draw(st.booleans()) and flat.size and not (flat == flat[0]).all():
-        # the indices as a (non-uniform) constant: nothing folds, the overwritten set is known
+    vector_dim = instr.attr("index_vector_dim")
+    moved = np.moveaxis(indices, vector_dim, -1) if vector_dim < indices.ndim else indices[..., None]
+    vectors = {tuple(v) for v in moved.reshape(-1, moved.shape[-1]).tolist()} if flat.size else set()
+    if draw(st.booleans()) and len(vectors) > 1:
+        # the indices as a constant of differing index vectors: nothing folds (one vector, or equal
+        # ones, fold to constant starts), the overwritten set is known
         literal = constant(s32(*indices.shape), "{" + ", ".join(str(int(v)) for v in flat) + "}", name="idx")
         instr = instruction(
             "scatter",
