@@ -477,16 +477,52 @@ def gives_pair(checkable: list[IndexingMap], x: tuple, y: tuple) -> bool | None:
         if not pinned_ok:
             continue
         if any((RANGE, k) not in env for k in range(len(m.range_vars))):
-            undecided = True
+            found = _through_a_quotient(m, env, y)
+            if found is None:
+                undecided = True
+            elif found:
+                return True
             continue
-        if not all(b.lo <= env[(RANGE, k)] <= b.hi for k, b in enumerate(m.range_vars)):
-            continue
-        memo: dict = {}
-        if all(b.lo <= evaluate_expr(e, env, memo) <= b.hi for e, b in m.constraints) and all(
-            evaluate_expr(e, env, memo) == want for e, want in zip(m.results, y)
-        ):
+        if _holds(m, env, y):
             return True
     return None if undecided else False
+
+
+_QUOTIENT_CANDIDATES = 4096  # values of a divided sum tried for one quotient at most
+
+
+def _through_a_quotient(m: IndexingMap, env: dict, y: tuple) -> bool | None:
+    """Whether the map gives ``y`` where a result ``(mixed-radix sum) floordiv q`` holds range
+    variables nothing else fixed (``(s0 * 3072 + s1) floordiv 1152``): each of the ``q`` sums with
+    that quotient pinned in turn, the whole map checked on it. None where that is not the form."""
+    for e, want in zip(m.results, y):
+        if e.kind != FLOORDIV or e.operand.kind != SUM or e.value > _QUOTIENT_CANDIDATES:
+            continue
+        if not any(a.kind == RANGE and (RANGE, a.value) not in env for a, _ in e.operand.terms):
+            continue
+        for total in range(want * e.value, want * e.value + e.value):
+            candidate = dict(env)
+            pinned = _pin_mixed_radix(e.operand, total, candidate, m.range_vars)
+            if pinned is None:
+                return None
+            if pinned and all((RANGE, k) in candidate for k in range(len(m.range_vars))):
+                if _holds(m, candidate, y):
+                    return True
+            elif pinned:
+                return None  # other range variables still free: not decided here
+        return False
+    return None
+
+
+def _holds(m: IndexingMap, env: dict, y: tuple) -> bool:
+    """Whether every range variable of ``env`` is in its interval and the constraints hold, and
+    the results are ``y``."""
+    if not all(b.lo <= env[(RANGE, k)] <= b.hi for k, b in enumerate(m.range_vars)):
+        return False
+    memo: dict = {}
+    return all(b.lo <= evaluate_expr(e, env, memo) <= b.hi for e, b in m.constraints) and all(
+        evaluate_expr(e, env, memo) == want for e, want in zip(m.results, y)
+    )
 
 
 def _pin_mixed_radix(e, want: int, env: dict, range_vars) -> bool | None:
