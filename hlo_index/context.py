@@ -82,15 +82,18 @@ class Budgets:
     operand_figures: int = 1 << 14
     # Shapes, metadata and typed attributes memoised per context while parsing.
     parse_memo_entries: int = 100_000
-    # --verify: reference points one sampled element may pull back per value (beyond, the target
-    # is skipped), and in all per target: once its walks have pulled back this many, no further
-    # sampled element is walked (the first always is). Range-variable points enumerated per element.
-    verify_points_per_value: int = 1 << 17
+    # --verify: reference points one sampled element may pull back per value, and range-variable
+    # points a map may enumerate per element (beyond either, the target is skipped); in all per
+    # target, elements pulled back and points enumerated: once this many, no further sampled
+    # element is walked (the first always is).
+    verify_points_per_value: int = 1 << 20
+    verify_range_combinations: int = 1 << 20
     verify_points_per_target: int = 160_000
+    # --verify: points of an input-to-output image listed per element; past it, elements are drawn.
+    verify_image_points: int = 1 << 18
     # scatter with an overwriting combiner and static starts: update elements placed to find the
     # operand elements left in place. Beyond: that operand's maps are UNDEFINED.
     scatter_landing_points: int = 1 << 20
-    verify_range_combinations: int = 1 << 18
     # --verify: images of input-to-output maps, the pairs they give, read sets of output-to-input
     # maps and the seeded sampling decisions memoised per module (shared by its targets), this many
     # entries each; beyond, a memo starts afresh.

@@ -10,7 +10,7 @@ from ..hlo.model import Computation
 from ..reference import points_of
 from .memos import gives_memo, images_memo, shared_memo
 from .outcome import VerifyOutcome, point_text
-from .points import checkable_maps, sampled_image, too_many_combinations
+from .points import checkable_maps, sampled_image, too_many_to_list
 from .sampling import sampled_elements, sampled_indices, seeded_rng
 
 # Budgets (hlo_index.context): verify_points_per_value, beyond which the walk is too costly and
@@ -78,7 +78,7 @@ def verify_input_to_output(
             if not maps or any(m.runtime_vars for m in maps):
                 continue
             checkable = checkable_maps(maps, large=True)
-            if too_many_combinations(checkable):  # images too large to list: elements drawn from them
+            if too_many_to_list(checkable):  # images too large to list: elements drawn from them
                 for x in xs:
                     rng = seeded_rng(seed, "image draws", out, x)
                     drawn = sampled_image(checkable, x, rng, PAIRS_PER_ELEMENT)

@@ -59,19 +59,20 @@ def checkable_maps(maps: tuple[IndexingMap, ...], *, large: bool = False) -> lis
         if m.is_known_empty:
             continue
         m = runtime_as_range(m)
-        if _combinations(m) > limit:
+        if combinations(m) > limit:
             m = merge_summed_range_vars(solve_fixed_range_vars(m))
-            if _combinations(m) > limit:
+            if combinations(m) > limit:
                 m = merge_quotient_range_vars(m)
-            if _combinations(m) > limit and not large:
-                raise Skip(f"a map has {_combinations(m)} range-variable combinations per element")
+            if combinations(m) > limit and not large:
+                raise Skip(f"a map has {combinations(m)} range-variable combinations per element")
         out.append(m)
     return out
 
 
-def too_many_combinations(checkable: list[IndexingMap]) -> bool:
-    limit = current().budgets.verify_range_combinations
-    return any(_combinations(m) > limit for m in checkable)
+def too_many_to_list(checkable: list[IndexingMap]) -> bool:
+    """Whether an input-to-output image is drawn from rather than listed (``verify_image_points``)."""
+    limit = current().budgets.verify_image_points
+    return any(combinations(m) > limit for m in checkable)
 
 
 def sampled_image(checkable: list[IndexingMap], x: tuple, rng, count: int) -> list[tuple]:
@@ -94,7 +95,8 @@ def sampled_image(checkable: list[IndexingMap], x: tuple, rng, count: int) -> li
     return list(found)
 
 
-def _combinations(m: IndexingMap) -> int:
+def combinations(m: IndexingMap) -> int:
+    """Range-variable points ``m`` enumerates per element."""
     combinations = 1
     for iv in m.range_vars:
         combinations *= max(iv.size, 1)

@@ -16,7 +16,7 @@ from ..reference import NO_ELEMENTS
 from .memos import linear_read_sets_memo, read_sets_memo, shared_memo
 from .outcome import Skip, VerifyOutcome, point_text
 from .pairs import array_operand_dims, verify_input_to_output
-from .points import checkable_maps
+from .points import checkable_maps, combinations
 from .references import SHARED_READS_LIMIT
 from .sampling import sampled_elements
 from .walk import Walker, elements_as_points, single_op_read_sets
@@ -118,9 +118,13 @@ def _verify_target(
     elements_of = shared_memo(shared_reads, "sampled elements", sampled_elements)
     budget = current().budgets.verify_points_per_target
     try:
+        # the range-variable points each row's maps enumerate at a point, counted against the
+        # target's budget with the walks' elements; a map too large to enumerate skips the target
+        # before any walk
+        enumerated: dict[int, int] = {}
         if any(shape.leaf(out).num_elements for out in range(shape.num_outputs)):
-            for row in rows:  # a map too large to enumerate skips the target before any walk
-                checkable_maps(row.maps)
+            for row in rows:
+                enumerated[id(row)] = sum(combinations(m) for m in checkable_maps(row.maps))
         # per output, its rows with what each asks of a point found once: (row, operand key, and
         # whether the maps have runtime variables: they give the union over every offset, more is allowed)
         rows_of: dict[int, list] = {}
@@ -137,6 +141,8 @@ def _verify_target(
                 sampled.append((out, point))
                 outcome.checked_points += 1
                 for row, key, runtime in rows_of.get(out, ()):
+                    if walker is not None:
+                        walker.tally[0] += enumerated.get(id(row), 0)
                     truth_dims, truth = truth_all.get(key, (operand_dims.get(key), NO_ELEMENTS))
                     given = None if truth_dims is None else linear_read_set_of(row.maps, point, truth_dims)
                     if given is not None and (

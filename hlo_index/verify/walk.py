@@ -53,7 +53,8 @@ class Walker:
         self._plans: dict[frozenset | None, list[tuple]] = {}
         self._steps: dict[tuple[frozenset | None, int], list[tuple]] = {}
         # elements the walks pulled back through the instructions, in all, callees' included (one
-        # count shared with the callees' walkers): what the target's budget counts
+        # count shared with the callees' walkers), and the points the target's maps enumerate (it
+        # adds them): what the target's budget counts
         self.tally = [0] if tally is None else tally
 
     @property

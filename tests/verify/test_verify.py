@@ -873,7 +873,9 @@ def _with_combination_budget(combinations: int):
     from hlo_index.context import current
 
     context = current().child()
-    context.budgets = dataclasses.replace(context.budgets, verify_range_combinations=combinations)
+    context.budgets = dataclasses.replace(
+        context.budgets, verify_range_combinations=combinations, verify_image_points=combinations
+    )
     return context
 
 
@@ -969,3 +971,22 @@ def test_a_pair_through_a_quotient_of_a_dense_sum_is_decided_as_the_enumeration_
                     assert verdict == (y in listed), (str(m), x, y, verdict)
     # most are decided without listing the image (8,032 of 10,475; none without trying the sums)
     assert decided > 0.7 * asked, (decided, asked)
+
+
+def test_the_points_a_map_enumerates_count_against_the_target_budget(monkeypatch):
+    """Right maps, one with a range variable of 1,000 points that changes nothing it reads: the
+    walks alone stay far under a budget of 500, the enumeration spends it on the first element."""
+    from hlo_index.verify import target as verify_target_module
+
+    right = (
+        parse_map("(d0, d1) -> (d0, d1), domain: d0 in [0, 5], d1 in [0, 5]"),
+        parse_map("(d0, d1)[s0] -> (d1, d0), domain: d0 in [0, 5], d1 in [0, 5], s0 in [0, 999]"),
+    )
+    monkeypatch.setattr(verify_target_module, "output_to_input", lambda target: [OperandIndexing(0, 0, right)])
+    with _with_target_budget(500):
+        outcome = verify.verify_target(_selected(), samples=6, seed=3)
+    assert not outcome.errors and not outcome.notes
+    assert (outcome.checked_points, outcome.sampled_points) == (1, 6)
+    with _with_target_budget(10**6):
+        full = verify.verify_target(_selected(), samples=6, seed=3)
+    assert full.checked_points == 6
