@@ -9,8 +9,8 @@ from ..fusion import input_to_output
 from ..hlo.model import Computation
 from ..reference import points_of
 from .memos import gives_memo, images_memo, shared_memo
-from .outcome import VerifyOutcome, point_text
-from .points import checkable_maps, sampled_image, too_many_to_list
+from .outcome import Skip, VerifyOutcome, point_text
+from .points import checkable_maps, combinations, sampled_image, too_many_to_list
 from .sampling import sampled_elements, sampled_indices, seeded_rng
 
 # Budgets (hlo_index.context): verify_points_per_value, beyond which the walk is too costly and
@@ -59,6 +59,11 @@ def verify_input_to_output(
         checkable = checkable_maps(maps, large=True)
         verdicts = [(x, point, gives(maps, checkable, x, point)) for x, point in pairs]
         undecided = sorted({x for x, _, verdict in verdicts if verdict is None})
+        if undecided and too_many_to_list(checkable):
+            raise Skip(
+                f"an input-to-output image of {max(combinations(m) for m in checkable)} points per element, "
+                "past verify_image_points, where arithmetic does not decide a pair"
+            )
         images = images_of(maps, tuple(undecided), False) if undecided else {}
         for x, point, verdict in verdicts:
             if verdict is None:  # from the enumerated image
