@@ -13,8 +13,8 @@ from .outcome import Skip, VerifyOutcome, point_text
 from .points import checkable_maps, combinations, sampled_image, too_many_to_list
 from .sampling import sampled_elements, sampled_indices, seeded_rng
 
-# Budgets (hlo_index.context): verify_points_per_value, beyond which the walk is too costly and
-# the target is skipped; verify_range_combinations, range-variable points a map may enumerate per element.
+# Budgets (hlo_index.context): verify_points_per_target, past which no further output element is
+# walked back; verify_image_points, past which an image's elements are drawn, not listed.
 PAIRS_PER_ELEMENT = 4  # input-to-output: operand / output elements checked per sample
 
 
