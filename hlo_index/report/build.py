@@ -496,7 +496,8 @@ def _verify_into(
                 f" (of {outcome.sampled_points} sampled{not_walked}: the walks spent budget "
                 f"verify_points_per_target={current().budgets.verify_points_per_target})"
             )
-        target.notes.append(f"verified {outcome.checked_points} sampled output elements{spent}: {verdict}")
+        elements = "element" if outcome.checked_points == 1 else "elements"
+        target.notes.append(f"verified {outcome.checked_points} sampled output {elements}{spent}: {verdict}")
     line, column = getattr(item.target, "line", 0), getattr(item.target, "column", 0)
     for message in outcome.errors:
         report.diagnostics.append(DiagnosticReport("error", f"verify: {message}", line, column, module.source))

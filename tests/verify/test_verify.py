@@ -990,3 +990,20 @@ def test_the_points_a_map_enumerates_count_against_the_target_budget(monkeypatch
     with _with_target_budget(10**6):
         full = verify.verify_target(_selected(), samples=6, seed=3)
     assert full.checked_points == 6
+
+
+def test_the_report_says_how_many_sampled_elements_a_spent_budget_left_checked():
+    from hlo_index.report.build import module_report
+
+    module = parse_module_text(SMALL_TRANSPOSE_ADD)
+    with _with_target_budget(10):
+        report = module_report(module, verify=True, verify_samples=6, seed=3, own_context=False)
+    [target] = report.targets
+    verify_figures = target.extra["verify"]
+    assert verify_figures["verdict"] == "ok" and verify_figures["elements_sampled"] == 6
+    checked = verify_figures["elements_checked"]
+    assert 1 <= checked < 6 and verify_figures["input_pairs_not_walked"] > 0
+    element = "element" if checked == 1 else "elements"
+    [note] = [n for n in target.notes if n.startswith("verified ")]
+    assert note.startswith(f"verified {checked} sampled output {element} (of 6 sampled, ")
+    assert "budget verify_points_per_target=10): ok" in note
