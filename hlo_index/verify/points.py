@@ -97,10 +97,10 @@ def sampled_image(checkable: list[IndexingMap], x: tuple, rng, count: int) -> li
 
 def combinations(m: IndexingMap) -> int:
     """Range-variable points ``m`` enumerates per element."""
-    combinations = 1
+    count = 1
     for iv in m.range_vars:
-        combinations *= max(iv.size, 1)
-    return combinations
+        count *= max(iv.size, 1)
+    return count
 
 
 def solve_fixed_range_vars(m: IndexingMap) -> IndexingMap:
