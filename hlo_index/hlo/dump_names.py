@@ -29,8 +29,8 @@ from dataclasses import dataclass
 # The stage at the end of a file's name (directories aside), after "." or "_" (a name written by
 # hand: "model_gpu_after_optimizations.txt"), with what follows it (extensions).
 _STAGE = re.compile(
-    r"[._](?P<written>(?:(?P<backend>sm_(?P<major>\d+)\.(?P<minor>\d+)a?|gfx[0-9a-f]+)_)?"
-    r"(?:(?P<platform>gpu|cpu|tpu)_)?(?P<stage>before_optimizations|after_optimizations))(?P<rest>[^/\\]*)$"
+    r"[._](?:(?P<backend>sm_(?P<major>\d+)\.(?P<minor>\d+)a?|gfx[0-9a-f]+)_)?"
+    r"(?:(?P<platform>gpu|cpu|tpu)_)?(?P<stage>before_optimizations|after_optimizations)[^/\\]*$"
 )
 _NUMBERED = re.compile(r"module_(?P<number>\d+)\.(?P<module>.*)$")
 
@@ -41,12 +41,18 @@ class DumpName:
 
     stem: str  # the path up to the stage (no separator): the other files of the module start so
     stage: str  # "before_optimizations" | "after_optimizations"
-    written: str  # the stage as written, backend included: "sm_8.0_gpu_after_optimizations"
     platform: str | None  # "gpu" | "cpu" | "tpu" | None where the name says no backend
     capability: tuple[int, int] | None  # CUDA compute capability, (8, 0) for "sm_8.0"
     rocm_arch: str | None  # "gfx950"
     number: int | None  # NNNN of "module_NNNN.": counts compilations in one process
     module_name: str | None  # what follows "module_NNNN." up to the stage
+
+
+def numbered_module_name(file_name: str) -> str | None:
+    """What follows ``module_NNNN.`` in a file's name (``module_0001.jit_f.txt``: ``jit_f.txt``);
+    None where the name does not start so."""
+    numbered = _NUMBERED.match(file_name)
+    return numbered.group("module") if numbered else None
 
 
 def read_dump_name(path: str) -> DumpName | None:
@@ -62,7 +68,6 @@ def read_dump_name(path: str) -> DumpName | None:
     return DumpName(
         stem=stem,
         stage=match.group("stage"),
-        written=match.group("written"),
         platform=match.group("platform"),
         capability=(int(major), int(minor)) if major is not None else None,
         rocm_arch=backend if backend is not None and backend.startswith("gfx") else None,

@@ -15,15 +15,12 @@ single module, the two are paired whatever their keys.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
 from ..hlo import load
-from ..hlo.dump_names import read_dump_name
+from ..hlo.dump_names import numbered_module_name, read_dump_name
 from ..hlo.model import Diagnostic, Module
-
-_NUMBERED = re.compile(r"^module_\d+\.")
 
 
 @dataclass(slots=True)
@@ -60,8 +57,8 @@ def dump_key(path: str, module_name: str, several_in_file: bool = False) -> str:
     name = os.path.basename(path)
     for extension in (".gz", ".txt"):
         name = name.removesuffix(extension)
-    numbered = _NUMBERED.match(name)  # a numbered name without a stage: the module name written there
-    return name[numbered.end() :] if numbered is not None else module_name
+    written = numbered_module_name(name)  # a numbered name without a stage: the module name written there
+    return written if written is not None else module_name
 
 
 def load_side(path: str) -> tuple[list[LoadedModule], list[Diagnostic]]:

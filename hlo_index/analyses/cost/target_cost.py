@@ -237,8 +237,8 @@ def device_of(module, options: TargetCostOptions) -> tuple[DeviceSpec, str | Non
     beside = device_beside(getattr(module, "source", "") or "")
     if beside is not None:
         return beside[0], f"from the dump: {Path(beside[1]).name}, the GPU XLA compiled for"
-    cap = capability_of(module)
-    named = read_dump_name(getattr(module, "source", "") or "") if cap is None else None
+    named = read_dump_name(getattr(module, "source", "") or "")
+    cap = named.capability if named is not None else None
     if named is not None and named.rocm_arch is not None:  # XLA:ROCm names the GPU's architecture
         device = load_device(ROCM_DEFAULT_DEVICE)
         return device, (
