@@ -42,6 +42,15 @@ def verify_input_to_output(
     for row in input_to_output(target):
         maps_of.setdefault((row.operand, row.operand_element), []).append((row.output, row.maps))
     maps_at = {(*key, out): maps for key, rows in maps_of.items() for out, maps in rows}
+    # each row's maps as checked, normalised once for both sides (too large to enumerate: kept)
+    normalised: dict[int, list] = {}
+
+    def checkable_of(maps: tuple) -> list:
+        found = normalised.get(id(maps))
+        if found is None:
+            found = normalised[id(maps)] = checkable_maps(maps, large=True)
+        return found
+
     shapes = _operand_shapes(target)
     arrays = dict(_array_operands(shapes))  # (operand, element) -> array shape
     # 1. nothing missing: each pair the reference finds for a sampled output element is in the maps
@@ -56,7 +65,7 @@ def verify_input_to_output(
     for (operand, element, out), pairs in wanted.items():
         maps = maps_at.get((operand, element, out), ())
         # too large to enumerate: decided by arithmetic, else (undecided) the enumeration skips
-        checkable = checkable_maps(maps, large=True)
+        checkable = checkable_of(maps)
         verdicts = [(x, point, gives(maps, checkable, x, point)) for x, point in pairs]
         undecided = sorted({x for x, _, verdict in verdicts if verdict is None})
         if undecided and too_many_to_list(checkable):
@@ -82,7 +91,7 @@ def verify_input_to_output(
         for out, maps in maps_of.get((operand, element), ()):
             if not maps or any(m.runtime_vars for m in maps):
                 continue
-            checkable = checkable_maps(maps, large=True)
+            checkable = checkable_of(maps)
             if too_many_to_list(checkable):  # images too large to list: elements drawn from them
                 for x in xs:
                     rng = seeded_rng(seed, "image draws", out, x)
