@@ -476,7 +476,7 @@ def _verify_into(
     target.notes.extend(outcome.notes)
     target.extra["verify"] = {
         "elements_checked": outcome.checked_points,
-        "elements_sampled": max(outcome.sampled_points, outcome.checked_points),
+        "elements_sampled": outcome.sampled_points,
         "input_pairs_not_walked": outcome.unchecked_pairs,
         "operand_elements_checked": getattr(outcome, "checked_input_points", 0),
         "mismatches": len(outcome.errors),
@@ -489,9 +489,9 @@ def _verify_into(
         verdict = "mismatch" if outcome.errors else "ok"
         spent = ""
         if outcome.sampled_points > outcome.checked_points or outcome.unchecked_pairs:
-            not_walked = f", {outcome.unchecked_pairs} input-to-output pair(s) not walked back" * bool(
-                outcome.unchecked_pairs
-            )
+            not_walked = ""
+            if outcome.unchecked_pairs:
+                not_walked = f", {outcome.unchecked_pairs} input-to-output pair(s) not walked back"
             spent = (
                 f" (of {outcome.sampled_points} sampled{not_walked}: the walks spent budget "
                 f"verify_points_per_target={current().budgets.verify_points_per_target})"
