@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from ..affine import IndexingMap, Interval, const, dim, range_var
 from ..affine.bounds import Domain
+from ..affine.digits import split_digit_variables
 from ..affine.equalities import solved_variables
 from ..affine.evaluate import as_column, distinct_sorted, evaluate_columns, evaluate_expr
 from ..affine.expr import FLOORDIV, MOD, Expr
@@ -166,6 +167,9 @@ def decompose(
         raise ValueError("decompose needs a map without runtime variables")
     if sample is None:
         sample = current().budgets.component_sample_points
+    # a flat index read through its digits becomes one variable per digit: the same points and
+    # rows, but what reads one digit no longer shares a component with what reads another
+    m = split_digit_variables(m)
     variables = _variables(m)
     parent = {v: v for v in variables}
 
