@@ -236,8 +236,6 @@ def semantically_equal(a: IndexingMap, b: IndexingMap, limit: int = 1 << 18, see
     range-variable box alone exceeds ``limit``, sampled range points, so witnesses outside the
     sample are missed), and runtime assignments made of every corner, the midpoints and 16
     random ones. ``True`` then means no difference was found."""
-    import numpy as np
-
     if a.is_undefined or b.is_undefined:
         return a.is_undefined and b.is_undefined and a.undefined_reason == b.undefined_reason
     if a.is_known_empty and b.is_known_empty:
@@ -247,6 +245,10 @@ def semantically_equal(a: IndexingMap, b: IndexingMap, limit: int = 1 << 18, see
         return not _has_feasible_point(regular, limit, seed)
     if a.num_dims != b.num_dims or a.num_results != b.num_results or len(a.runtime_vars) != len(b.runtime_vars):
         return False
+    if not a.runtime_vars and box_points(a) <= LISTED_IN_PYTHON and box_points(b) <= LISTED_IN_PYTHON:
+        return relation_on_lists(a) == relation_on_lists(b)
+    import numpy as np
+
     box = [da.union(db) for da, db in zip(a.dims, b.dims)]
     probe = IndexingMap(box, a.range_vars if len(a.range_vars) >= len(b.range_vars) else b.range_vars)
     points = dim_points(probe, limit, seed)
@@ -260,6 +262,48 @@ def semantically_equal(a: IndexingMap, b: IndexingMap, limit: int = 1 << 18, see
         ):
             return False
     return True
+
+
+# A map whose domain box holds at most this many points is listed on Python lists: a few
+# thousand points cost less than importing numpy (~75 ms), which a small module may never need.
+LISTED_IN_PYTHON = 1 << 12
+
+
+def box_points(m: IndexingMap) -> int:
+    """The points of ``m``'s domain box (dims times range variables), constraints aside."""
+    size = 1
+    for b in (*m.dims, *m.range_vars):
+        size *= max(b.size, 0)
+    return size
+
+
+def relation_on_lists(m: IndexingMap, runtime_vals: Sequence[int] = ()) -> set[tuple[int, ...]]:
+    """The rows ``(dims..., results...)`` of a regular, not KNOWN EMPTY map, range variables
+    projected away, runtime variables at ``runtime_vals``: every point of its domain box evaluated
+    on Python lists (for small boxes: see ``LISTED_IN_PYTHON``)."""
+    intervals = [*m.dims, *m.range_vars]
+    if any(b.size <= 0 for b in intervals):
+        return set()
+    points = list(itertools.product(*[range(b.lo, b.hi + 1) for b in intervals]))
+    n = len(points)
+    columns = list(zip(*points)) if intervals else []
+    env: dict[tuple[int, int], Column] = {(RUNTIME, i): int(v) for i, v in enumerate(runtime_vals)}
+    for i in range(m.num_dims):
+        env[(DIM, i)] = list(columns[i])
+    for i in range(len(m.range_vars)):
+        env[(RANGE, i)] = list(columns[m.num_dims + i])
+    memo: dict[Expr, Column] = {}
+    keep = [True] * n
+    for e, b in m.constraints:
+        value = as_column(evaluate_columns(e, env, memo), n)
+        keep = [ok and b.lo <= x <= b.hi for ok, x in zip(keep, value)]
+    dims = [as_column(env[(DIM, i)], n) for i in range(m.num_dims)]
+    results = [as_column(evaluate_columns(e, env, memo), n) for e in m.results]
+    return (
+        {row for row, ok in zip(zip(*dims, *results), keep) if ok}
+        if dims or results
+        else ({()} if any(keep) else set())
+    )
 
 
 def same_row_sets(a: np.ndarray, b: np.ndarray) -> bool:

@@ -36,9 +36,10 @@ from typing import TYPE_CHECKING, TypedDict
 
 from ..affine import IndexingMap, Interval, dim, range_var
 from ..affine.bounds import Domain
-from ..affine.evaluate import distinct_sorted
+from ..affine.evaluate import LISTED_IN_PYTHON, box_points, distinct_sorted, relation_on_lists
 from ..affine.expr import DIM, RANGE, RUNTIME, Expr
 from ..context import current
+from ..fusion.full_read import is_full_read
 from ..hlo.model import Shape
 from .components import (
     Component,
@@ -409,6 +410,10 @@ def _union_reads(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], bud
     element two maps both read for one output element counts once. None beyond the budget."""
     space = [max(m.dims[i].hi for m in maps) + 1 for i in range(maps[0].num_dims)]
     outputs = prod(space)
+    if any(is_full_read(m, tuple(space), operand_dims) for m in maps):
+        # every output element reads every operand element through one map: the other maps add
+        # no pair (a softmax's row read directly and again through its reduction, broadcast back)
+        return outputs * prod(operand_dims)
     limit = min(budget, current().budgets.utilization_union_points)
     if any(m.range_vars for m in maps):
         sizes = [prod(max(b.size, 0) for b in list(m.dims) + list(m.range_vars)) for m in maps]
@@ -417,6 +422,17 @@ def _union_reads(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], bud
     elif outputs * len(maps) > 4 * budget:
         return None
     charge(outputs * len(maps))
+    if sum(box_points(m) for m in maps) <= LISTED_IN_PYTHON:  # a few thousand points: no numpy
+        pairs: set[tuple[int, ...]] = set()
+        for m in maps:
+            rows = relation_on_lists(m, [rv.interval.lo for rv in m.runtime_vars])
+            pairs.update(
+                r
+                for r in rows
+                if all(x >= 0 for x in r[: m.num_dims])  # the output's elements, as the grid below
+                and all(0 <= x < n for x, n in zip(r[m.num_dims :], operand_dims))
+            )
+        return len(pairs)
     import numpy as np
 
     from ..affine.evaluate import relation_at

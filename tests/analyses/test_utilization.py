@@ -12,6 +12,8 @@ from hlo_index.analyses.utilization import operand_utilization
 from hlo_index.fusion import output_to_input
 from hlo_index.hlo import load
 from hlo_index.hlo.build import array_shape
+from tests.affine.affine_helpers import brute_relation
+from tests.affine.affine_helpers import maps as helper_maps
 
 CORPUS = "/work/shared/corpus"
 
@@ -605,3 +607,41 @@ def test_more_boxes_than_inclusion_exclusion_takes_are_listed_exactly(pieces):
         for point in itertools.product(*[range(iv.lo, iv.hi + 1) for iv in m.dims]):
             inside |= {e for e in m.read_set(point) if all(0 <= i < n for i, n in zip(e, dims))}
     assert u.exact and u.distinct_elements == len(inside)
+
+
+@settings(deadline=None, derandomize=True, max_examples=200)
+@given(helper_maps(n_dims=2, max_range=1, runtime=1), helper_maps(n_dims=2, max_range=1, runtime=1))
+def test_union_reads_on_lists_are_the_numpy_count_and_the_brute_force_count(a, b):
+    # several maps of one operand: distinct (output element, operand element) pairs, runtime
+    # variables at their lower bounds; small boxes are listed on Python lists, larger on numpy
+    from hlo_index.analyses import utilization
+
+    if a.is_known_empty or b.is_known_empty or a.num_results != b.num_results:
+        return
+    b = IndexingMap(a.dims, b.range_vars, b.runtime_vars, b.results, b.constraints)
+    operand_dims = (5,) * a.num_results
+    pairs = set()
+    for m in (a, b):
+        for row in brute_relation(m, (m.runtime_vars[0].interval.lo,)):
+            if min(row[:2]) >= 0 and all(0 <= x < n for x, n in zip(row[2:], operand_dims)):
+                pairs.add(row)  # output elements have non-negative indices
+    listed = utilization._union_reads([a, b], operand_dims, 1 << 20)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(utilization, "LISTED_IN_PYTHON", 0)
+        on_numpy = utilization._union_reads([a, b], operand_dims, 1 << 20)
+    assert listed == on_numpy == len(pairs)
+
+
+def test_a_full_read_among_several_maps_gives_every_pair_without_listing():
+    # a softmax's input read directly and again through its row reduction broadcast back, here as
+    # the whole operand: every (output element, operand element) pair, counted by brute force
+    from hlo_index.analyses import utilization
+
+    direct = parse_map("(d0, d1) -> (d0, d1), domain: d0 in [0, 3], d1 in [0, 2]")
+    whole = parse_map("(d0, d1)[s0, s1] -> (s1, s0), domain: d0 in [0, 3], d1 in [0, 2], s0 in [0, 2], s1 in [0, 3]")
+    pairs = {row for m in (direct, whole) for row in brute_relation(m)}
+    assert utilization._union_reads([direct, whole], (4, 3), 0) == len(pairs) == 12 * 12
+    # one result short of the whole operand (s1 stops at 2): not a full read, so listed
+    short = parse_map("(d0, d1)[s0, s1] -> (s1, s0), domain: d0 in [0, 3], d1 in [0, 2], s0 in [0, 2], s1 in [0, 2]")
+    pairs = {row for m in (direct, short) for row in brute_relation(m)}
+    assert utilization._union_reads([direct, short], (4, 3), 1 << 20) == len(pairs) < 12 * 12
