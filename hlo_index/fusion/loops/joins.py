@@ -14,7 +14,7 @@ from typing import TypeAlias
 
 from ...affine import IndexingMap, Interval, RuntimeVar, const, dim, range_var
 from ...affine.expr import Expr
-from ...context import current
+from ...context import current, register_table
 
 # What the members of one progression share: dims, range and runtime variables, constraints, and
 # the results less their constants.
@@ -28,14 +28,26 @@ _Signature: TypeAlias = tuple[
 _Member: TypeAlias = tuple[tuple[int, ...], IndexingMap]  # (result constants, map)
 
 
+# id(map) -> (map, its split) for the length of one ``join_progressions``: its passes ask again for
+# the same maps, once per pass and result coordinate (the entry keeps the map alive, so the id
+# stays its; emptied when the call returns, so the pieces of a loop are not kept after it)
+_SPLITS = register_table("fusion.loops.joins.splits")
+
+
 def _split(m: IndexingMap) -> tuple[tuple[Expr, ...], tuple[int, ...]]:
+    """``m``'s results less their constant terms, and those constants."""
+    memo: dict[int, tuple[IndexingMap, tuple[tuple[Expr, ...], tuple[int, ...]]]] = current().tables[_SPLITS]
+    hit = memo.get(id(m))
+    if hit is not None and hit[0] is m:
+        return hit[1]
     stripped: list[Expr] = []
     constants: list[int] = []
     for r in m.results:
         c, _ = r.linear_terms()
         stripped.append(r - const(c) if c else r)
         constants.append(c)
-    return tuple(stripped), tuple(constants)
+    split = memo[id(m)] = (m, (tuple(stripped), tuple(constants)))
+    return split[1]
 
 
 def _signature(m: IndexingMap, stripped: tuple[Expr, ...]) -> _Signature | None:
@@ -293,6 +305,13 @@ def _family(
 def join_progressions(maps: Sequence[IndexingMap]) -> tuple[IndexingMap, ...]:
     """Every join this module knows, exact each: whole constant vectors in progression, then one
     result coordinate at a time, then members pinned to successive points of one dimension."""
+    try:
+        return _join_progressions(maps)
+    finally:
+        current().tables[_SPLITS].clear()
+
+
+def _join_progressions(maps: Sequence[IndexingMap]) -> tuple[IndexingMap, ...]:
     out = join_constant_progressions(maps)
     if len(out) < 2:
         return out

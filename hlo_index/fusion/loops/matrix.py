@@ -21,6 +21,7 @@ compositions and ``loop_maps_per_pair`` maps per element pair, else UNDEFINED na
 from __future__ import annotations
 
 from ...affine import IndexingMap, Interval, dim, runtime_var
+from ...affine.expr import DIM
 from ...context import budget_reason, current, register_table
 from ...hlo.model import Computation, Instruction, Shape
 from ...hlo.shapes import compatible
@@ -42,9 +43,17 @@ def _key(maps: tuple[IndexingMap, ...]) -> frozenset[tuple[object, ...]]:
     return frozenset(m.canonical_key() for m in maps)
 
 
-def _merge(into: dict[int, list[IndexingMap]], k: int, new: list[IndexingMap]) -> None:
+def _merge(
+    into: dict[int, list[IndexingMap]],
+    k: int,
+    new: list[IndexingMap],
+    seen: dict[int, set[tuple[object, ...]]] | None = None,
+) -> None:
+    """``new``'s maps not yet in ``into[k]`` appended to it. ``seen``: the canonical keys of each
+    ``into[k]``, kept beside it by a caller that merges into one row many times (a row's keys are
+    otherwise gathered again at each merge)."""
     got = into.setdefault(k, [])
-    keys = {m.canonical_key() for m in got}
+    keys = {m.canonical_key() for m in got} if seen is None else seen.setdefault(k, set())
     for m in new:
         if m.canonical_key() not in keys:
             keys.add(m.canonical_key())
@@ -123,16 +132,23 @@ def _pair(
 
 def _box_of_identity(m: IndexingMap, value_dims: tuple[int, ...]) -> tuple[Interval, ...] | None:
     """The box on which ``m`` is ``(d0, ..., dn) -> (d0, ..., dn)`` and nothing else (a loop state
-    element kept in place but for the part one iteration overwrites), or None."""
-    if m.is_undefined or m.is_known_empty or m.range_vars or m.runtime_vars or m.constraints:
+    element kept in place but for the part one iteration overwrites), or None. The box is the
+    domain's, narrowed by constraints on one dimension each (``d0 in [1, 7]``: a stacked layer's
+    rows but the one this iteration writes)."""
+    if m.is_undefined or m.is_known_empty or m.range_vars or m.runtime_vars:
         return None
-    if is_identity_on(m, value_dims):  # the whole box: ``compose_step``'s own case
+    if not m.constraints and is_identity_on(m, value_dims):  # the whole box: ``compose_step``'s own case
         return None
     if len(m.results) != len(value_dims) or m.num_dims != len(value_dims):
         return None
     if any(r != dim(i) for i, r in enumerate(m.results)):
         return None
-    return tuple(m.dims)
+    box = list(m.dims)
+    for e, bounds in m.constraints:
+        if e.kind != DIM:
+            return None
+        box[e.value] = box[e.value].intersect(bounds)
+    return tuple(box)
 
 
 def _inside(dims: tuple[Interval, ...], box: tuple[Interval, ...]) -> bool | None:
@@ -153,9 +169,10 @@ def _step(t: Matrix, body_maps: Matrix, instr: Instruction, dims: Dims, pieces: 
     limit = current().budgets.loop_maps_per_pair * pieces
     for j, reads in body_maps.items():
         row: dict[int, list[IndexingMap]] = {}
+        seen: dict[int, set[tuple[object, ...]]] = {}
         for m, b in reads.items():
             for k, tm in t.get(m, {}).items():
-                _merge(row, k, _compose(tm, b, instr, dims[m]))
+                _merge(row, k, _compose(tm, b, instr, dims[m]), seen)
         for k, maps in row.items():
             if len(maps) > limit:
                 # this pair only: the elements that do not read it through the loop keep their maps

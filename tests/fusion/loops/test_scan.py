@@ -100,3 +100,34 @@ def test_scan_longer_than_the_pair_budget_stays_exact():
         assert not to_xs.is_undefined
         for t in range(n):
             assert to_xs.read_set((t, 0)) == {(u, 0) for u in range(t + 1)}
+
+
+def test_rows_kept_in_place_compose_as_a_box_as_the_general_composition_does():
+    # one iteration keeps every row of a stacked element but the one it writes: the identity
+    # with a constraint on d0; a piece read at rows inside, outside or across that range composes
+    # through it as through the general composition (same relation, brute force)
+    from hlo_index.affine import parse_map
+    from hlo_index.fusion.loops import matrix
+    from tests.affine.affine_helpers import brute_relation
+
+    loop = parse_module_text(scan_module(5, 3, False)).entry.root
+    keep = parse_map("(d0, d1) -> (d0, d1), domain: d0 in [0, 4], d1 in [0, 2], d0 in [2, 4]")
+    box = matrix._box_of_identity(keep, (5, 3))
+    assert box is not None and (box[0].lo, box[0].hi) == (2, 4)
+    for text in (
+        "(d0, d1)[s0] -> (s0, d1), domain: d0 in [3, 3], d1 in [0, 2], s0 in [0, 3]",  # inside
+        "(d0, d1)[s0] -> (s0, d1), domain: d0 in [1, 1], d1 in [0, 2], s0 in [0, 3]",  # outside
+        "(d0, d1) -> (d0 + 1, d1), domain: d0 in [0, 3], d1 in [0, 2]",  # across
+    ):
+        piece = parse_map(text)
+        fast = matrix._pair(piece, keep, box, loop, (5, 3))
+        general = matrix._pair(piece, keep, None, loop, (5, 3))
+        assert (brute_relation(fast) if fast is not None else set()) == (
+            brute_relation(general) if general is not None else set()
+        ), text
+    assert (
+        matrix._box_of_identity(
+            parse_map("(d0, d1) -> (d0, d1), domain: d0 in [0, 4], d1 in [0, 2], d0 + d1 in [0, 4]"), (5, 3)
+        )
+        is None
+    )
