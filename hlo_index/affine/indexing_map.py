@@ -77,6 +77,7 @@ class IndexingMap:
         "_simplified",
         "_key",
         "_uses_dims",
+        "_pruned",
     )
 
     dims: tuple[Interval, ...]
@@ -90,6 +91,9 @@ class IndexingMap:
     _simplified: IndexingMap | None
     _key: tuple[object, ...] | None
     _uses_dims: bool | None
+    # ``remove_unused_variables()``, once asked: the map, or True where it is this map itself (no
+    # reference to itself: a map's own cycle would outlive it while the collector is paused)
+    _pruned: IndexingMap | bool | None
 
     def __init__(
         self,
@@ -110,6 +114,7 @@ class IndexingMap:
         self._simplified = None
         self._key = None
         self._uses_dims = None
+        self._pruned = None
         self._check_variables()
 
     def _check_variables(self) -> None:
@@ -175,6 +180,7 @@ class IndexingMap:
         m._simplified = m
         m._key = None
         m._uses_dims = None
+        m._pruned = None
         return m
 
     @classmethod
@@ -199,6 +205,7 @@ class IndexingMap:
         m._simplified = None
         m._key = None
         m._uses_dims = None
+        m._pruned = None
         return m
 
     # ------------------------------------------------------------------------- properties
@@ -305,6 +312,14 @@ class IndexingMap:
         when brute force over their (small) box shows it satisfiable they are dropped with
         their variables (XLA's RemoveUnusedSymbols does the same); unsatisfiable makes the
         map KNOWN EMPTY; a box too large to check keeps them."""
+        pruned = self._pruned
+        if pruned is not None:
+            return self if pruned is True else pruned  # type: ignore[return-value]
+        out = self._remove_unused_variables()
+        self._pruned = True if out is self else out
+        return out
+
+    def _remove_unused_variables(self) -> IndexingMap:
         if self._state != _REGULAR:
             return self
         used: set[Expr] = set()
