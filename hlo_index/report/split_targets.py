@@ -57,17 +57,37 @@ AnalyseOne = Callable[[int], Record]
 
 
 def usable_workers(asked: int) -> int:
-    """``asked`` processes, or with 0 (``--jobs auto``) this one and one per CPU idle over the last
-    minute; bounded by the CPUs this process may run on, and 1 where that is not known (Linux
-    alone tells it) or processes cannot fork."""
+    """``asked`` processes, or with 0 (``--jobs auto``) this one and one per idle CPU; bounded by
+    the CPUs this process may run on, and 1 where that is not known (Linux alone tells it) or
+    processes cannot fork."""
     if asked == 1 or not hasattr(os, "fork") or not hasattr(os, "sched_getaffinity"):
         return 1
     cpus = len(os.sched_getaffinity(0))
     if asked == 0:
-        # a busy machine gains nothing from a worker that waits for a core: the load average
-        # counts what runs (this process too, once it has run a while), rounded to whole CPUs
-        asked = int(cpus - os.getloadavg()[0] + 1.5)
+        asked = int(cpus - busy_elsewhere() + 0.5)
     return max(1, min(asked, cpus))
+
+
+def busy_elsewhere() -> float:
+    """CPUs busy with other work: a busy machine gains nothing from a worker that waits for a core.
+    The 1-minute load average (less this process, which it counts once it has run a while) says
+    what ran over the last minute, and so counts a run that just ended (the previous file of a
+    script, the previous round of a benchmark) as busy; the tasks runnable right now besides this
+    one (Linux's ``/proc/loadavg``) say what runs. A CPU is busy where both say so: a load that
+    has gone is not held against the worker, and neither is a task that just woke."""
+    over_the_minute = max(os.getloadavg()[0] - 1, 0.0)
+    now = runnable_now()
+    return over_the_minute if now is None else min(over_the_minute, max(now - 1, 0))
+
+
+def runnable_now() -> int | None:
+    """Tasks runnable at this instant, this process included (``/proc/loadavg``'s fourth field,
+    ``runnable/total``); None where it cannot be read."""
+    try:
+        with open("/proc/loadavg", encoding="ascii") as f:
+            return int(f.read().split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 # The most tickets ``run_split`` hands out: two bytes each, all written into the pipe at once in

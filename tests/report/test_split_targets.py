@@ -131,11 +131,31 @@ def test_a_worker_that_dies_mid_group_loses_nothing():
 
 def test_auto_takes_this_process_and_the_idle_cpus(monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    monkeypatch.setattr(split_targets, "runnable_now", lambda: None)  # the load average alone
     for load, workers in ((0.0, 4), (1.0, 4), (2.2, 3), (3.2, 2), (3.8, 1), (9.0, 1)):
         monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
         assert usable_workers(0) == workers, load
     assert usable_workers(3) == 3  # a count asked is honoured whatever the load, up to the CPUs
     assert usable_workers(16) == 4
+
+
+def test_auto_holds_a_cpu_busy_only_where_it_was_and_is(monkeypatch):
+    # (1-minute load average, tasks runnable now with this one) -> processes on 4 CPUs: a run
+    # that just ended (a benchmark's previous round) leaves a load but nothing runnable; a task
+    # that just woke is runnable on an idle minute; work that goes on is both
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    for load, runnable, workers in ((3.8, 1, 4), (0.0, 4, 4), (3.8, 4, 1), (2.2, 2, 3), (2.2, 3, 3), (9.0, 9, 1)):
+        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
+        monkeypatch.setattr(split_targets, "runnable_now", lambda runnable=runnable: runnable)
+        assert usable_workers(0) == workers, (load, runnable)
+
+
+def test_the_tasks_runnable_now_are_read_where_linux_tells_them():
+    now = split_targets.runnable_now()
+    if Path("/proc/loadavg").exists():
+        assert now is not None and now >= 1  # this process at least
+    else:
+        assert now is None
 
 
 def test_one_worker_asked_or_no_fork_means_no_split(monkeypatch):
