@@ -404,6 +404,74 @@ def _of_dims(e: Expr) -> bool:
     return all(v.kind == DIM for v in e.variables())
 
 
+def _whole_read_domain(m: IndexingMap, space: Sequence[int], operand_dims: tuple[int, ...]) -> IndexingMap | None:
+    """``m``'s domain as a map without results, where each of its points reads every element of
+    the operand (results of range variables alone covering the operand, constraints on the dims
+    alone); else None."""
+    if m.runtime_vars or any(v.kind != DIM for e, _ in m.constraints for v in e.variables()):
+        return None
+    box = [Interval(0, n - 1) for n in space]
+    if not is_full_read(IndexingMap(box, m.range_vars, (), m.results, ()), tuple(space), operand_dims):
+        return None
+    return IndexingMap(m.dims, (), (), (), m.constraints)
+
+
+def _pairs_beside_whole_reads(
+    whole: Sequence[IndexingMap], rest: Sequence[IndexingMap], space: Sequence[int], operand_dims: tuple[int, ...]
+) -> int:
+    """Distinct (output element, operand element) pairs: every operand element for the points of
+    ``space`` (from 0) in one of the ``whole`` domains (maps without results), and elsewhere the
+    in-bounds element each of ``rest`` (no range variables; runtime ones at their lower bounds)
+    reads there."""
+    total = prod(operand_dims)
+    rank = len(space)
+
+    def inside(x: Sequence[int]) -> bool:
+        return all(0 <= v < n for v, n in zip(x, operand_dims))
+
+    if sum(box_points(m) for m in (*whole, *rest)) <= LISTED_IN_PYTHON:  # a few thousand points: no numpy
+        covered: set[tuple[int, ...]] = set()
+        for d in whole:
+            covered.update(p for p in relation_on_lists(d) if all(x >= 0 for x in p))
+        pairs: set[tuple[int, ...]] = set()
+        for m in rest:
+            for r in relation_on_lists(m, [rv.interval.lo for rv in m.runtime_vars]):
+                if all(x >= 0 for x in r[:rank]) and r[:rank] not in covered and inside(r[rank:]):
+                    pairs.add(r)
+        return len(covered) * total + len(pairs)
+    import numpy as np
+
+    from ..affine.evaluate import relation_at
+
+    axes = [np.arange(0, extent, dtype=np.int64) for extent in space]
+    grid = (
+        np.stack([g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")], axis=1)
+        if axes
+        else np.zeros((1, 0), dtype=np.int64)
+    )
+    outputs = max(prod(space), 1)
+
+    def linear(rows: np.ndarray, dims: Sequence[int]) -> np.ndarray:
+        return np.ravel_multi_index(tuple(rows.T), tuple(dims)) if len(dims) else np.zeros(len(rows), dtype=np.int64)
+
+    mask = np.zeros(outputs, dtype=bool)
+    for d in whole:
+        feasible, _ = relation_at(d, grid, [])
+        mask[linear(feasible, space)] = True
+    # at most one element per map and output point: per point, the distinct values of the maps
+    table = np.full((max(len(rest), 1), outputs), -1, dtype=np.int64)
+    dims_arr = np.asarray(operand_dims, dtype=np.int64)
+    for k, m in enumerate(rest):
+        feasible, results = relation_at(m, grid, [rv.interval.lo for rv in m.runtime_vars])
+        keep = np.all((results >= 0) & (results < dims_arr), axis=1)  # all True for a scalar operand
+        out_lin = linear(feasible[:, :rank], space)
+        keep &= ~mask[out_lin]
+        table[k, out_lin[keep]] = linear(results[keep], operand_dims)
+    table.sort(axis=0)
+    fresh = (table[1:] != table[:-1]) & (table[1:] >= 0)
+    return int(np.count_nonzero(mask)) * total + int(np.count_nonzero(table[0] >= 0) + np.count_nonzero(fresh))
+
+
 def _union_reads(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], budget: int) -> int | None:
     """Distinct (output element, operand element) pairs over the *union* of ``maps`` (range
     variables projected away; runtime variables at their lower bounds, as for one map), so an
@@ -414,6 +482,16 @@ def _union_reads(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], bud
         # every output element reads every operand element through one map: the other maps add
         # no pair (a softmax's row read directly and again through its reduction, broadcast back)
         return outputs * prod(operand_dims)
+    domains = [_whole_read_domain(m, space, operand_dims) for m in maps]
+    whole = [d for d in domains if d is not None]
+    rest = [m for m, d in zip(maps, domains) if d is None]
+    if whole and not any(m.range_vars for m in rest) and outputs * len(maps) <= 4 * budget:
+        # maps that read the whole operand at each point of their domains (a reduction's result
+        # broadcast back over pieces of the output): an output element in one of those domains
+        # reads every operand element, whatever else reads; elsewhere, the other maps' one
+        # element per point
+        charge(outputs * len(maps))
+        return _pairs_beside_whole_reads(whole, rest, space, operand_dims)
     limit = min(budget, current().budgets.utilization_union_points)
     if any(m.range_vars for m in maps):
         sizes = [prod(max(b.size, 0) for b in list(m.dims) + list(m.range_vars)) for m in maps]

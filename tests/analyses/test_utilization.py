@@ -645,3 +645,58 @@ def test_a_full_read_among_several_maps_gives_every_pair_without_listing():
     short = parse_map("(d0, d1)[s0, s1] -> (s1, s0), domain: d0 in [0, 3], d1 in [0, 2], s0 in [0, 2], s1 in [0, 2]")
     pairs = {row for m in (direct, short) for row in brute_relation(m)}
     assert utilization._union_reads([direct, short], (4, 3), 1 << 20) == len(pairs) < 12 * 12
+
+
+@pytest.mark.parametrize("listed", [True, False], ids=["lists", "numpy"])
+def test_whole_reads_over_pieces_of_the_output_count_every_pair_of_their_union(listed):
+    # a reduction's result read back whole over pieces of the output (gpt12's whole step reads
+    # its 256 elements so, under `d1 mod 32` constraints): each output element in one of the
+    # pieces reads every operand element; counted by brute force
+    from hlo_index.analyses import utilization
+
+    maps = [
+        parse_map(
+            "(d0, d1)[s0, s1] -> (s1, s0), domain: d0 in [0, 5], d1 in [2, 9], s0 in [0, 2], s1 in [0, 3], "
+            "d1 mod 4 in [2, 3]"
+        ),
+        parse_map(
+            "(d0, d1)[s0, s1] -> (s1, s0), domain: d0 in [0, 5], d1 in [0, 6], s0 in [0, 2], s1 in [0, 3], "
+            "d0 + d1 in [3, 7]"
+        ),
+        parse_map("(d0, d1)[s0, s1] -> (s0, s1), domain: d0 in [1, 2], d1 in [0, 9], s0 in [0, 3], s1 in [0, 2]"),
+    ]
+    assert all(utilization._whole_read_domain(m, (6, 10), (4, 3)) is not None for m in maps)
+    pairs = {row for m in maps for row in brute_relation(m)}
+    with pytest.MonkeyPatch.context() as patch:
+        if not listed:
+            patch.setattr(utilization, "LISTED_IN_PYTHON", 0)
+        assert utilization._union_reads(maps, (4, 3), 1 << 20) == len(pairs)
+    # maps that read part of the operand at their points, or the whole of it through two digits of
+    # one variable: not counted this way, still exact
+    for text in (
+        "(d0, d1)[s0] -> (s0, 0), domain: d0 in [0, 5], d1 in [0, 9], s0 in [0, 2]",
+        "(d0, d1)[s0] -> (s0 floordiv 3, s0 mod 3), domain: d0 in [1, 2], d1 in [0, 9], s0 in [0, 11]",
+    ):
+        other = parse_map(text)
+        assert utilization._whole_read_domain(other, (6, 10), (4, 3)) is None
+        pairs = {row for m in [*maps, other] for row in brute_relation(m)}
+        assert utilization._union_reads([*maps, other], (4, 3), 1 << 20) == len(pairs)
+
+
+@pytest.mark.parametrize("listed", [True, False], ids=["lists", "numpy"])
+def test_whole_reads_beside_one_element_reads_count_each_pair_once(listed):
+    # gpt12's whole step reads a [256] vector whole over five pieces of a [256, 768] output and
+    # element d0 everywhere: outside the pieces, the one element; inside, all of them (scaled down)
+    from hlo_index.analyses import utilization
+
+    maps = [
+        parse_map("(d0, d1)[s0] -> (s0), domain: d0 in [0, 5], d1 in [2, 9], s0 in [0, 5], d1 mod 4 in [2, 3]"),
+        parse_map("(d0, d1)[s0] -> (s0), domain: d0 in [0, 5], d1 in [12, 15], s0 in [0, 5]"),
+        parse_map("(d0, d1) -> (d0), domain: d0 in [0, 5], d1 in [0, 15]"),
+        parse_map("(d0, d1) -> (d1 - 10), domain: d0 in [0, 5], d1 in [0, 15]"),  # out of bounds where d1 < 10
+    ]
+    pairs = {row for m in maps for row in brute_relation(m) if 0 <= row[2] < 6}
+    with pytest.MonkeyPatch.context() as patch:
+        if not listed:
+            patch.setattr(utilization, "LISTED_IN_PYTHON", 0)
+        assert utilization._union_reads(maps, (6,), 1 << 20) == len(pairs)
