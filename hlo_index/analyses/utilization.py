@@ -421,8 +421,7 @@ def _pairs_beside_whole_reads(
 ) -> int:
     """Distinct (output element, operand element) pairs: every operand element for the points of
     ``space`` (from 0) in one of the ``whole`` domains (maps without results), and elsewhere the
-    in-bounds element each of ``rest`` (no range variables; runtime ones at their lower bounds)
-    reads there."""
+    in-bounds elements ``rest`` read there (runtime variables at their lower bounds)."""
     total = prod(operand_dims)
     rank = len(space)
 
@@ -458,18 +457,25 @@ def _pairs_beside_whole_reads(
     for d in whole:
         feasible, _ = relation_at(d, grid, [])
         mask[linear(feasible, space)] = True
-    # at most one element per map and output point: per point, the distinct values of the maps
-    table = np.full((max(len(rest), 1), outputs), -1, dtype=np.int64)
     dims_arr = np.asarray(operand_dims, dtype=np.int64)
-    for k, m in enumerate(rest):
+    per_map = []  # (output, operand element) linear pairs of each of ``rest``, outside the whole reads
+    for m in rest:
         feasible, results = relation_at(m, grid, [rv.interval.lo for rv in m.runtime_vars])
         keep = np.all((results >= 0) & (results < dims_arr), axis=1)  # all True for a scalar operand
         out_lin = linear(feasible[:, :rank], space)
         keep &= ~mask[out_lin]
-        table[k, out_lin[keep]] = linear(results[keep], operand_dims)
+        per_map.append((out_lin[keep], linear(results[keep], operand_dims)))
+    whole_pairs = int(np.count_nonzero(mask)) * total
+    if any(m.range_vars for m in rest):
+        keys = np.concatenate([out_lin * max(total, 1) + in_lin for out_lin, in_lin in per_map])
+        return whole_pairs + int(distinct_sorted(keys).size)
+    # at most one element per map and output point: per point, the distinct values of the maps
+    table = np.full((max(len(rest), 1), outputs), -1, dtype=np.int64)
+    for k, (out_lin, in_lin) in enumerate(per_map):
+        table[k, out_lin] = in_lin
     table.sort(axis=0)
     fresh = (table[1:] != table[:-1]) & (table[1:] >= 0)
-    return int(np.count_nonzero(mask)) * total + int(np.count_nonzero(table[0] >= 0) + np.count_nonzero(fresh))
+    return whole_pairs + int(np.count_nonzero(table[0] >= 0) + np.count_nonzero(fresh))
 
 
 def _union_reads(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], budget: int) -> int | None:
@@ -485,14 +491,16 @@ def _union_reads(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], bud
     domains = [_whole_read_domain(m, space, operand_dims) for m in maps]
     whole = [d for d in domains if d is not None]
     rest = [m for m, d in zip(maps, domains) if d is None]
-    if whole and not any(m.range_vars for m in rest) and outputs * len(maps) <= 4 * budget:
+    limit = min(budget, current().budgets.utilization_union_points)
+    if whole and outputs * len(whole) <= 4 * budget:
         # maps that read the whole operand at each point of their domains (a reduction's result
         # broadcast back over pieces of the output): an output element in one of those domains
-        # reads every operand element, whatever else reads; elsewhere, the other maps' one
-        # element per point
-        charge(outputs * len(maps))
-        return _pairs_beside_whole_reads(whole, rest, space, operand_dims)
-    limit = min(budget, current().budgets.utilization_union_points)
+        # reads every operand element, whatever else reads; elsewhere, what the other maps read
+        listed = sum(box_points(m) for m in rest)
+        fits = (listed <= limit) if any(m.range_vars for m in rest) else (outputs * len(rest) <= 4 * budget)
+        if fits:
+            charge(outputs * len(whole) + listed)
+            return _pairs_beside_whole_reads(whole, rest, space, operand_dims)
     if any(m.range_vars for m in maps):
         sizes = [prod(max(b.size, 0) for b in list(m.dims) + list(m.range_vars)) for m in maps]
         if sum(sizes) > limit:

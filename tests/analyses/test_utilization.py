@@ -700,3 +700,22 @@ def test_whole_reads_beside_one_element_reads_count_each_pair_once(listed):
         if not listed:
             patch.setattr(utilization, "LISTED_IN_PYTHON", 0)
         assert utilization._union_reads(maps, (6,), 1 << 20) == len(pairs)
+
+
+@pytest.mark.parametrize("listed", [True, False], ids=["lists", "numpy"])
+def test_whole_reads_beside_maps_of_several_elements_count_each_pair_once(listed):
+    # a scan's state read whole after its first iteration and four elements of it before (the
+    # corpus' control-flow module does so): inside the whole reads all pairs, elsewhere the four
+    from hlo_index.analyses import utilization
+
+    maps = [
+        parse_map("(d0, d1)[s0, s1] -> (s0 + s1 * 4), domain: d0 in [1, 5], d1 in [0, 3], s0 in [0, 3], s1 in [0, 2]"),
+        parse_map("(d0, d1)[s0] -> (d1 + s0 * 4), domain: d0 in [0, 5], d1 in [0, 3], s0 in [0, 2]"),
+        parse_map("(d0, d1)[s0] -> (d1 + s0 * 5), domain: d0 in [0, 5], d1 in [0, 3], s0 in [0, 2]"),
+    ]
+    assert utilization._whole_read_domain(maps[0], (6, 4), (12,)) is not None
+    pairs = {row for m in maps for row in brute_relation(m) if 0 <= row[2] < 12}
+    with pytest.MonkeyPatch.context() as patch:
+        if not listed:
+            patch.setattr(utilization, "LISTED_IN_PYTHON", 0)
+        assert utilization._union_reads(maps, (12,), 1 << 20) == len(pairs)
