@@ -442,12 +442,7 @@ def _pairs_beside_whole_reads(
 
     from ..affine.evaluate import relation_at
 
-    axes = [np.arange(0, extent, dtype=np.int64) for extent in space]
-    grid = (
-        np.stack([g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")], axis=1)
-        if axes
-        else np.zeros((1, 0), dtype=np.int64)
-    )
+    grid = _output_grid(space)
     outputs = max(prod(space), 1)
 
     def linear(rows: np.ndarray, dims: Sequence[int]) -> np.ndarray:
@@ -476,6 +471,16 @@ def _pairs_beside_whole_reads(
     table.sort(axis=0)
     fresh = (table[1:] != table[:-1]) & (table[1:] >= 0)
     return whole_pairs + int(np.count_nonzero(table[0] >= 0) + np.count_nonzero(fresh))
+
+
+def _output_grid(space: Sequence[int]) -> np.ndarray:
+    """Every point of ``space`` (from 0), row-major, as an int64 array ``[points, rank]``."""
+    import numpy as np
+
+    axes = [np.arange(0, extent, dtype=np.int64) for extent in space]
+    if not axes:
+        return np.zeros((1, 0), dtype=np.int64)
+    return np.stack([g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")], axis=1)
 
 
 def _union_reads(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], budget: int) -> int | None:
@@ -523,12 +528,7 @@ def _union_reads(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], bud
 
     from ..affine.evaluate import relation_at
 
-    axes = [np.arange(0, extent, dtype=np.int64) for extent in space]
-    grid = (
-        np.stack([g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")], axis=1)
-        if axes
-        else np.zeros((1, 0), dtype=np.int64)
-    )
+    grid = _output_grid(space)
     dims_arr = np.asarray(operand_dims, dtype=np.int64)
     per_map = []
     for m in maps:
