@@ -411,7 +411,9 @@ def _whole_read_domain(m: IndexingMap, space: Sequence[int], operand_dims: tuple
     if m.runtime_vars or any(v.kind != DIM for e, _ in m.constraints for v in e.variables()):
         return None
     box = [Interval(0, n - 1) for n in space]
-    if not is_full_read(IndexingMap(box, m.range_vars, (), m.results, ()), tuple(space), operand_dims):
+    # a map over the whole space without constraints is its own probe (its answer is memoised)
+    probe = m if not m.constraints and list(m.dims) == box else IndexingMap(box, m.range_vars, (), m.results, ())
+    if not is_full_read(probe, tuple(space), operand_dims):
         return None
     return IndexingMap(m.dims, (), (), (), m.constraints)
 
@@ -421,7 +423,8 @@ def _pairs_beside_whole_reads(
 ) -> int:
     """Distinct (output element, operand element) pairs: every operand element for the points of
     ``space`` (from 0) in one of the ``whole`` domains (maps without results), and elsewhere the
-    in-bounds elements ``rest`` read there (runtime variables at their lower bounds)."""
+    in-bounds elements ``rest`` read there (runtime variables at their lower bounds); with no
+    ``whole`` domain, the union of ``rest``'s pairs."""
     total = prod(operand_dims)
     rank = len(space)
 
@@ -507,60 +510,12 @@ def _union_reads(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], bud
             charge(outputs * len(whole) + listed)
             return _pairs_beside_whole_reads(whole, rest, space, operand_dims)
     if any(m.range_vars for m in maps):
-        sizes = [prod(max(b.size, 0) for b in list(m.dims) + list(m.range_vars)) for m in maps]
-        if sum(sizes) > limit:
+        if sum(box_points(m) for m in maps) > limit:
             return None
     elif outputs * len(maps) > 4 * budget:
         return None
     charge(outputs * len(maps))
-    if sum(box_points(m) for m in maps) <= LISTED_IN_PYTHON:  # a few thousand points: no numpy
-        pairs: set[tuple[int, ...]] = set()
-        for m in maps:
-            rows = relation_on_lists(m, [rv.interval.lo for rv in m.runtime_vars])
-            pairs.update(
-                r
-                for r in rows
-                if all(x >= 0 for x in r[: m.num_dims])  # the output's elements, as the grid below
-                and all(0 <= x < n for x, n in zip(r[m.num_dims :], operand_dims))
-            )
-        return len(pairs)
-    import numpy as np
-
-    from ..affine.evaluate import relation_at
-
-    grid = _output_grid(space)
-    dims_arr = np.asarray(operand_dims, dtype=np.int64)
-    per_map = []
-    for m in maps:
-        feasible, results = relation_at(m, grid, [rv.interval.lo for rv in m.runtime_vars])
-        inside = (
-            np.all((results >= 0) & (results < dims_arr), axis=1)
-            if len(operand_dims)
-            else np.ones(len(results), dtype=bool)
-        )
-        feasible, results = feasible[inside], results[inside]
-        out_lin = (
-            np.ravel_multi_index(tuple(feasible[:, : m.num_dims].T), space)
-            if space
-            else np.zeros(len(feasible), dtype=np.int64)
-        )
-        in_lin = (
-            np.ravel_multi_index(tuple(results.T), operand_dims)
-            if len(operand_dims)
-            else np.zeros(len(results), dtype=np.int64)
-        )
-        per_map.append((out_lin, in_lin))
-    if not any(m.range_vars for m in maps):
-        # at most one element per map and output: per output, count the distinct values of k maps
-        table = np.full((len(maps), max(outputs, 1)), -1, dtype=np.int64)
-        for k, (out_lin, in_lin) in enumerate(per_map):
-            table[k, out_lin] = in_lin
-        table.sort(axis=0)
-        fresh = (table[1:] != table[:-1]) & (table[1:] >= 0)
-        return int(np.count_nonzero(table[0] >= 0) + np.count_nonzero(fresh))
-    total = max(prod(operand_dims), 1)
-    keys = np.concatenate([out_lin * total + in_lin for out_lin, in_lin in per_map])
-    return int(distinct_sorted(keys).size)
+    return _pairs_beside_whole_reads((), maps, space, operand_dims)
 
 
 # ---- boxes: each result an affine function of its own variable ----------------------------

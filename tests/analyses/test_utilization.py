@@ -609,12 +609,22 @@ def test_more_boxes_than_inclusion_exclusion_takes_are_listed_exactly(pieces):
     assert u.exact and u.distinct_elements == len(inside)
 
 
+def union_reads_on(path: str, maps, operand_dims) -> int | None:
+    """``_union_reads`` of ``maps`` with small boxes listed on Python lists (``"lists"``, the
+    default) or every box on numpy (``"numpy"``)."""
+    from hlo_index.analyses import utilization
+
+    with pytest.MonkeyPatch.context() as patch:
+        if path == "numpy":
+            patch.setattr(utilization, "LISTED_IN_PYTHON", 0)
+        return utilization._union_reads(maps, operand_dims, 1 << 20)
+
+
 @settings(deadline=None, derandomize=True, max_examples=200)
 @given(helper_maps(n_dims=2, max_range=1, runtime=1), helper_maps(n_dims=2, max_range=1, runtime=1))
 def test_union_reads_on_lists_are_the_numpy_count_and_the_brute_force_count(a, b):
     # several maps of one operand: distinct (output element, operand element) pairs, runtime
     # variables at their lower bounds; small boxes are listed on Python lists, larger on numpy
-    from hlo_index.analyses import utilization
 
     if a.is_known_empty or b.is_known_empty or a.num_results != b.num_results:
         return
@@ -625,11 +635,7 @@ def test_union_reads_on_lists_are_the_numpy_count_and_the_brute_force_count(a, b
         for row in brute_relation(m, (m.runtime_vars[0].interval.lo,)):
             if min(row[:2]) >= 0 and all(0 <= x < n for x, n in zip(row[2:], operand_dims)):
                 pairs.add(row)  # output elements have non-negative indices
-    listed = utilization._union_reads([a, b], operand_dims, 1 << 20)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(utilization, "LISTED_IN_PYTHON", 0)
-        on_numpy = utilization._union_reads([a, b], operand_dims, 1 << 20)
-    assert listed == on_numpy == len(pairs)
+    assert union_reads_on("lists", [a, b], operand_dims) == union_reads_on("numpy", [a, b], operand_dims) == len(pairs)
 
 
 def test_a_full_read_among_several_maps_gives_every_pair_without_listing():
@@ -647,8 +653,8 @@ def test_a_full_read_among_several_maps_gives_every_pair_without_listing():
     assert utilization._union_reads([direct, short], (4, 3), 1 << 20) == len(pairs) < 12 * 12
 
 
-@pytest.mark.parametrize("listed", [True, False], ids=["lists", "numpy"])
-def test_whole_reads_over_pieces_of_the_output_count_every_pair_of_their_union(listed):
+@pytest.mark.parametrize("path", ["lists", "numpy"])
+def test_whole_reads_over_pieces_of_the_output_count_every_pair_of_their_union(path):
     # a reduction's result read back whole over pieces of the output (gpt12's whole step reads
     # its 256 elements so, under `d1 mod 32` constraints): each output element in one of the
     # pieces reads every operand element; counted by brute force
@@ -667,10 +673,7 @@ def test_whole_reads_over_pieces_of_the_output_count_every_pair_of_their_union(l
     ]
     assert all(utilization._whole_read_domain(m, (6, 10), (4, 3)) is not None for m in maps)
     pairs = {row for m in maps for row in brute_relation(m)}
-    with pytest.MonkeyPatch.context() as patch:
-        if not listed:
-            patch.setattr(utilization, "LISTED_IN_PYTHON", 0)
-        assert utilization._union_reads(maps, (4, 3), 1 << 20) == len(pairs)
+    assert union_reads_on(path, maps, (4, 3)) == len(pairs)
     # maps that read part of the operand at their points, or the whole of it through two digits of
     # one variable: not counted this way, still exact
     for text in (
@@ -683,11 +686,10 @@ def test_whole_reads_over_pieces_of_the_output_count_every_pair_of_their_union(l
         assert utilization._union_reads([*maps, other], (4, 3), 1 << 20) == len(pairs)
 
 
-@pytest.mark.parametrize("listed", [True, False], ids=["lists", "numpy"])
-def test_whole_reads_beside_one_element_reads_count_each_pair_once(listed):
+@pytest.mark.parametrize("path", ["lists", "numpy"])
+def test_whole_reads_beside_one_element_reads_count_each_pair_once(path):
     # gpt12's whole step reads a [256] vector whole over five pieces of a [256, 768] output and
     # element d0 everywhere: outside the pieces, the one element; inside, all of them (scaled down)
-    from hlo_index.analyses import utilization
 
     maps = [
         parse_map("(d0, d1)[s0] -> (s0), domain: d0 in [0, 5], d1 in [2, 9], s0 in [0, 5], d1 mod 4 in [2, 3]"),
@@ -696,14 +698,11 @@ def test_whole_reads_beside_one_element_reads_count_each_pair_once(listed):
         parse_map("(d0, d1) -> (d1 - 10), domain: d0 in [0, 5], d1 in [0, 15]"),  # out of bounds where d1 < 10
     ]
     pairs = {row for m in maps for row in brute_relation(m) if 0 <= row[2] < 6}
-    with pytest.MonkeyPatch.context() as patch:
-        if not listed:
-            patch.setattr(utilization, "LISTED_IN_PYTHON", 0)
-        assert utilization._union_reads(maps, (6,), 1 << 20) == len(pairs)
+    assert union_reads_on(path, maps, (6,)) == len(pairs)
 
 
-@pytest.mark.parametrize("listed", [True, False], ids=["lists", "numpy"])
-def test_whole_reads_beside_maps_of_several_elements_count_each_pair_once(listed):
+@pytest.mark.parametrize("path", ["lists", "numpy"])
+def test_whole_reads_beside_maps_of_several_elements_count_each_pair_once(path):
     # a scan's state read whole after its first iteration and four elements of it before (the
     # corpus' control-flow module does so): inside the whole reads all pairs, elsewhere the four
     from hlo_index.analyses import utilization
@@ -715,7 +714,4 @@ def test_whole_reads_beside_maps_of_several_elements_count_each_pair_once(listed
     ]
     assert utilization._whole_read_domain(maps[0], (6, 4), (12,)) is not None
     pairs = {row for m in maps for row in brute_relation(m) if 0 <= row[2] < 12}
-    with pytest.MonkeyPatch.context() as patch:
-        if not listed:
-            patch.setattr(utilization, "LISTED_IN_PYTHON", 0)
-        assert utilization._union_reads(maps, (12,), 1 << 20) == len(pairs)
+    assert union_reads_on(path, maps, (12,)) == len(pairs)
