@@ -52,6 +52,7 @@ class Walker:
         self._orders: dict[frozenset | None, list[Instruction]] = {None: self.order[::-1]}
         self._plans: dict[frozenset | None, list[tuple]] = {}
         self._steps: dict[tuple[frozenset | None, int], list[tuple]] = {}
+        self._hands_on: dict[tuple, bool] = {}  # (instr, operand positions) -> ``_hands_on``
         # elements the walks pulled back through the instructions, in all, callees' included (one
         # count shared with the callees' walkers), and the points the target's maps enumerate (it
         # adds them): what the target's budget counts
@@ -94,7 +95,7 @@ class Walker:
             for instr in self._reverse_order(wanted):
                 outputs = range(instr.shape.num_outputs)
                 if instr.opcode == "parameter":
-                    plan.append((instr, outputs, instr.parameter_number, None, None, None, (), None, ()))
+                    plan.append((instr, outputs, instr.parameter_number, None, None, None, (), None, (), 1))
                     continue
                 memo, owner, callee_walker = self._reader(instr)
                 set_reads = SET_READ_SETS.get(instr.opcode)
@@ -113,7 +114,7 @@ class Walker:
                     )
                     whole = (set_reads, targets, fewest)
                 nested = tuple(instr.shape.leaf(out).is_tuple for out in outputs)
-                plan.append((instr, outputs, None, memo, owner, callee_walker, operands, whole, nested))
+                plan.append((instr, outputs, None, memo, owner, callee_walker, operands, whole, nested, 1))
             self._plans[wanted] = plan
         return plan
 
@@ -137,7 +138,7 @@ class Walker:
                 positions = {j for j, _ in kept}
                 reads, targets, fewest = whole
                 whole = (reads, tuple([t for t in per_out if t[0] in positions] for per_out in targets), fewest)
-            plan.append((*step[:6], kept, whole, step[8]))
+            plan.append((*step[:6], kept, whole, *step[8:]))
         return plan
 
     def _steps_from(self, wanted: frozenset | None, output_index: int) -> list[tuple]:
@@ -163,7 +164,7 @@ class Walker:
                         own = tuple((j, operand) for j, operand in step[6] if j == output_index)
                         steps.insert(0, (*step[:6], own, *step[7:]))
                         break
-            self._steps[key] = steps
+            self._steps[key] = steps = _through_elementwise(steps, root, self._hands_on)
         return steps
 
     def walk(
@@ -193,7 +194,7 @@ class Walker:
         need: dict[tuple[Instruction | None, int], list] = {(root, output_index): [dims, start]}
         found: dict[tuple[int, int], tuple] = {}
         limit = current().budgets.verify_points_per_value
-        for instr, outputs, parameter, memo, owner, callee_walker, operands, whole, nested in self._steps_from(
+        for instr, outputs, parameter, memo, owner, callee_walker, operands, whole, nested, folded in self._steps_from(
             wanted, output_index
         ):
             if not need:  # every point reached the parameters: the rest of the order is not read
@@ -207,7 +208,7 @@ class Walker:
                 if parameter is not None:
                     found[(parameter, out)] = (dims, points)
                     continue
-                self.tally[0] += len(points)
+                self.tally[0] += len(points) * folded
                 if len(points) > limit:
                     raise Skip(
                         f"budget verify_points_per_value={limit}: more than {limit} elements of '{instr.name}' are read"
@@ -293,6 +294,94 @@ class Walker:
                 if wanted is None or not params.get(operand, frozenset()).isdisjoint(wanted)
             )
         return found
+
+
+_PROBE = np.zeros(1, dtype=np.int64)
+_ONE_OUTPUT = range(1)
+
+
+def _through_elementwise(steps: list[tuple], root: Instruction | None, known: dict[tuple, bool]) -> list[tuple]:
+    """``steps`` with every elementwise step that only one other elementwise step reads folded
+    into that reader: an elementwise op hands its points on unchanged (the reference says so,
+    asked once with a probe), so a chain of them (most of a fused computation's steps) is one
+    step whose points go straight to the chain's operands. A folded step's points are its
+    reader's, so the walk counts them as the reader's times the steps it stands for (the
+    ``folded`` field): the tally, the budget and what is reached are the unfolded walk's."""
+    feeds: dict[Instruction, int] = {}  # instruction -> how many step outputs hand it points
+    for step in steps:
+        for _ in step[1]:
+            for _, operand in step[6]:
+                feeds[operand] = feeds.get(operand, 0) + 1
+    passing = {}
+    for step in steps:
+        if step[1] == _ONE_OUTPUT and step[7] is not None:
+            key = (step[0], tuple(target[0] for target in step[7][1][0]))
+            hands_on = known.get(key)
+            if hands_on is None:
+                hands_on = known[key] = _hands_on(step)
+            if hands_on:
+                passing[step[0]] = step
+    folded_into: dict[Instruction, Instruction] = {}
+    for instr, step in passing.items():
+        for _, operand in step[6]:
+            # the walk starts at the root: it is never folded into another step
+            if operand in passing and operand is not root and feeds.get(operand) == 1:
+                folded_into[operand] = instr
+    if not folded_into:
+        return steps
+
+    out = []
+    for step in steps:
+        instr = step[0]
+        if instr in folded_into:
+            continue
+        if instr in passing and any(folded_into.get(o) is instr for _, o in step[6]):
+            into: list = []
+            count = [1]
+            _destinations(instr, passing, folded_into, into, count)
+            reads, _, fewest = step[7]
+            step = (*step[:7], (reads, (into,), fewest), step[8], count[0])
+        out.append(step)
+    return out
+
+
+def _destinations(instr: Instruction, passing: dict, folded_into: dict, into: list, count: list) -> None:
+    """Into ``into``, the targets of a passing step's points: its operands', through the steps
+    folded into it (``count[0]`` counts them, the step included)."""
+    for target in passing[instr][7][1][0]:
+        operand = target[1][0]
+        if folded_into.get(operand) is instr:
+            count[0] += 1
+            _destinations(operand, passing, folded_into, into, count)
+        else:
+            into.append([target[0], target[1], target[2], True])
+
+
+def _hands_on(step: tuple) -> bool:
+    """Whether a step hands its points to every operand it visits unchanged: an elementwise op
+    of one output whose operands have its dims (not a scalar beside them), as its reference
+    answers for a probe point."""
+    instr, outputs, parameter, _, _, callee_walker, operands, whole, nested, _ = step
+    if (
+        parameter is not None
+        or callee_walker is not None
+        or whole is None
+        or len(outputs) != 1
+        or nested[0]
+        or instr.opcode not in ELEMENTWISE_OPCODES
+        or not operands
+    ):
+        return False
+    reads, targets, _ = whole
+    for j, _, element_dims, _ in targets[0]:
+        if element_dims is None or element_dims != instr.shape.dims:
+            return False
+        try:
+            if reference_set_read(reads, instr, 0, _PROBE, j) is not _PROBE:
+                return False
+        except Skip:  # said, if the walk reaches it, by the step itself
+            return False
+    return True
 
 
 def _reaching(instr: Instruction) -> set[Instruction]:
