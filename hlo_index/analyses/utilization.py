@@ -38,6 +38,7 @@ from ..affine import IndexingMap, Interval, dim, range_var
 from ..affine.bounds import Domain
 from ..affine.evaluate import LISTED_IN_PYTHON, box_points, distinct_sorted, relation_on_lists
 from ..affine.expr import DIM, RANGE, RUNTIME, Expr
+from ..affine.shift import shift_range_vars
 from ..context import current
 from ..fusion.full_read import is_full_read
 from ..hlo.model import Shape
@@ -265,12 +266,16 @@ def _without_contained(maps: list[IndexingMap], operand_dims: tuple[int, ...]) -
     when none is left out."""
     if len(maps) > _CONTAINMENT_MAPS:
         return maps
+    # each map with its range variables renamed to what it reads (a window over a whole row,
+    # ``d3 + s0 - 127`` under a constraint, becomes the bare row ``s0``): the same pairs, in the
+    # form the containment test reads
+    shifted = [shift_range_vars(m) for m in maps]
     # the maps that can contain another, each judged once
-    outers = [j for j, m in enumerate(maps) if _one_point_per_pair(m, operand_dims)]
+    outers = [j for j, m in enumerate(shifted) if _one_point_per_pair(m, operand_dims)]
     dropped: set[int] = set()
-    for i, inner in enumerate(maps):
+    for i, inner in enumerate(shifted):
         for j in outers:
-            if i != j and j not in dropped and _contains(maps[j], inner, operand_dims):
+            if i != j and j not in dropped and _contains(shifted[j], inner, operand_dims):
                 dropped.add(i)
                 break
     return [m for k, m in enumerate(maps) if k not in dropped] if dropped else maps

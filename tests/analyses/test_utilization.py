@@ -331,7 +331,26 @@ CONTAINED = [
         (4, 8),
         True,
     ),
-    # near misses, counted as a sum: a shifted element leaves the row, a range variable used twice
+    # a row's own element beside a window that covers the whole row wherever it is centred (a
+    # TPU attention's reduce-window over its scores), both orders: the window is the row
+    (
+        [
+            "(d0, d1) -> (d0, d1), domain: d0 in [0, 1], d1 in [0, 7]",
+            "(d0, d1)[s0] -> (d0, d1 + s0 - 7), domain: d0 in [0, 1], d1 in [0, 7], s0 in [0, 14], d1 + s0 in [7, 14]",
+        ],
+        (2, 8),
+        True,
+    ),
+    (
+        [
+            "(d0, d1)[s0] -> (d0, d1 + s0 - 7), domain: d0 in [0, 1], d1 in [0, 7], s0 in [0, 14], d1 + s0 in [7, 14]",
+            "(d0, d1) -> (d0, d1), domain: d0 in [0, 1], d1 in [0, 7]",
+        ],
+        (2, 8),
+        True,
+    ),
+    # near misses, counted as a sum: a shifted element leaves the row, a range variable used twice,
+    # a window that covers only part of the row
     (
         [
             "(d0, d1) -> (d0, d1 + 1), domain: d0 in [0, 3], d1 in [0, 5]",
@@ -346,6 +365,14 @@ CONTAINED = [
             "(d0, d1)[s0] -> (s0, s0), domain: d0 in [0, 3], d1 in [0, 5], s0 in [0, 5]",
         ],
         (6, 6),
+        False,
+    ),
+    (
+        [
+            "(d0, d1) -> (d0, d1), domain: d0 in [0, 1], d1 in [0, 7]",
+            "(d0, d1)[s0] -> (d0, d1 + s0 - 1), domain: d0 in [0, 1], d1 in [0, 7], s0 in [0, 2], d1 + s0 in [1, 8]",
+        ],
+        (2, 8),
         False,
     ),
 ]
