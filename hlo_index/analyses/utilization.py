@@ -42,6 +42,7 @@ from ..affine.shift import shift_range_vars
 from ..context import current
 from ..fusion.full_read import is_full_read
 from ..hlo.model import Shape
+from .clamped_reads import reads_whole_operand
 from .components import (
     Component,
     Decomposition,
@@ -273,12 +274,38 @@ def _without_contained(maps: list[IndexingMap], operand_dims: tuple[int, ...]) -
     # the maps that can contain another, each judged once
     outers = [j for j, m in enumerate(shifted) if _one_point_per_pair(m, operand_dims)]
     dropped: set[int] = set()
+    pieces: dict[int, list[IndexingMap]] = {}  # a map inside another on part of its dims: the rest
     for i, inner in enumerate(shifted):
         for j in outers:
-            if i != j and j not in dropped and _contains(shifted[j], inner, operand_dims):
+            if i == j or j in dropped:
+                continue
+            if _contains(shifted[j], inner, operand_dims):
                 dropped.add(i)
                 break
-    return [m for k, m in enumerate(maps) if k not in dropped] if dropped else maps
+            left = _left_outside(maps[i], inner, shifted[j], operand_dims)
+            if left is not None:
+                dropped.add(i)
+                pieces[i] = left
+                break
+    if not dropped:
+        return maps
+    return [m for k, m in enumerate(maps) if k not in dropped] + [p for k in sorted(pieces) for p in pieces[k]]
+
+
+def _left_outside(
+    original: IndexingMap, inner: IndexingMap, outer: IndexingMap, operand_dims: tuple[int, ...]
+) -> list[IndexingMap] | None:
+    """Where ``outer``'s dims cover only part of ``inner``'s and ``inner`` cut to them is inside
+    ``outer`` (a loop's first iteration reads an element its later ones read in a whole row):
+    ``original`` (``inner`` as written) over the rest of its dims, in boxes apart from ``outer``'s.
+    None otherwise."""
+    if all(b.lo <= a.lo and a.hi <= b.hi for a, b in zip(inner.dims, outer.dims)):
+        return None  # inside already: ``_contains`` said no for another reason
+    cut = _cut_to(inner, outer.dims)
+    if cut is None or not _contains(outer, cut, operand_dims):
+        return None
+    boxes = _boxes_outside(inner.dims, [outer.dims])
+    return [c for box in boxes if (c := _cut_to(original, box)) is not None]
 
 
 _CONTAINMENT_MAPS = 16  # maps compared pairwise at most
@@ -413,8 +440,13 @@ def _whole_read_domain(m: IndexingMap, space: Sequence[int], operand_dims: tuple
     """``m``'s domain as a map without results, where each of its points reads every element of
     the operand (results of range variables alone covering the operand, constraints on the dims
     alone); else None."""
-    if m.runtime_vars or any(v.kind != DIM for e, _ in m.constraints for v in e.variables()):
+    if m.runtime_vars:
         return None
+    if any(v.kind != DIM for e, _ in m.constraints for v in e.variables()):
+        # range variables clamped to the operand (a whole program's convolution window)
+        if not reads_whole_operand(m, operand_dims):
+            return None
+        return IndexingMap(m.dims, (), (), (), [(e, b) for e, b in m.constraints if _of_dims(e)])
     box = [Interval(0, n - 1) for n in space]
     # a map over the whole space without constraints is its own probe (its answer is memoised)
     probe = m if not m.constraints and list(m.dims) == box else IndexingMap(box, m.range_vars, (), m.results, ())
@@ -481,6 +513,42 @@ def _pairs_beside_whole_reads(
     return whole_pairs + int(np.count_nonzero(table[0] >= 0) + np.count_nonzero(fresh))
 
 
+def _boxes_outside(
+    space: Sequence[int] | Sequence[Interval], pieces: Sequence[Sequence[Interval]]
+) -> list[list[Interval]]:
+    """Disjoint boxes that together are the points of ``space`` (extents from 0, or intervals)
+    in none of ``pieces``: each piece cut out of every box left, one slab per side of each dim."""
+    left = [[d if isinstance(d, Interval) else Interval(0, d - 1) for d in space]]
+    for piece in pieces:
+        after = []
+        for box in left:
+            inner = [Interval(max(a.lo, b.lo), min(a.hi, b.hi)) for a, b in zip(box, piece)]
+            if any(iv.lo > iv.hi for iv in inner):
+                after.append(box)  # apart from the piece: kept whole
+                continue
+            rest = list(box)
+            for i, (outer, mid) in enumerate(zip(box, inner)):
+                if outer.lo < mid.lo:
+                    after.append([*rest[:i], Interval(outer.lo, mid.lo - 1), *rest[i + 1 :]])
+                if mid.hi < outer.hi:
+                    after.append([*rest[:i], Interval(mid.hi + 1, outer.hi), *rest[i + 1 :]])
+                rest[i] = mid  # the dims after this one are cut within the piece's interval here
+        left = after
+    return left
+
+
+def _cut_to(m: IndexingMap, box: Sequence[Interval]) -> IndexingMap | None:
+    """``m`` over the part of its dims inside ``box``; None where they do not meet."""
+    dims = [Interval(max(a.lo, b.lo), min(a.hi, b.hi)) for a, b in zip(m.dims, box)]
+    if any(iv.lo > iv.hi for iv in dims):
+        return None
+    return m.with_dims(dims)
+
+
+def _box_of(space: Sequence[int]) -> list[Interval]:
+    return [Interval(0, n - 1) for n in space]
+
+
 def _output_grid(space: Sequence[int]) -> np.ndarray:
     """Every point of ``space`` (from 0), row-major, as an int64 array ``[points, rank]``."""
     import numpy as np
@@ -502,9 +570,22 @@ def _union_reads(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], bud
         # no pair (a softmax's row read directly and again through its reduction, broadcast back)
         return outputs * prod(operand_dims)
     domains = [_whole_read_domain(m, space, operand_dims) for m in maps]
+    if any(d is not None and not d.constraints and list(d.dims) == _box_of(space) for d in domains):
+        return outputs * prod(operand_dims)  # one map reads everything everywhere, as above
     whole = [d for d in domains if d is not None]
     rest = [m for m, d in zip(maps, domains) if d is None]
     limit = min(budget, current().budgets.utilization_union_points)
+    if whole and rest and all(not d.constraints for d in whole):
+        # whole reads on boxes of the output (a loop's later iterations): the other maps count
+        # only on the boxes left over, each map cut to them
+        outside = _boxes_outside(space, [d.dims for d in whole])
+        cut = [c for m in rest for box in outside if (c := _cut_to(m, box)) is not None]
+        listed = sum(box_points(m) for m in cut)
+        if listed <= limit:
+            charge(listed)
+            covered = outputs - sum(prod(b.size for b in box) for box in outside)
+            pairs = _pairs_beside_whole_reads((), cut, space, operand_dims) if cut else 0
+            return covered * prod(operand_dims) + pairs
     if whole and outputs * len(whole) <= 4 * budget:
         # maps that read the whole operand at each point of their domains (a reduction's result
         # broadcast back over pieces of the output): an output element in one of those domains
@@ -777,6 +858,11 @@ def _from_components(
         upper = lower if not sampled else min(total, sum(d.distinct_upper for d in decs))
         upper = max(upper, lower)
         nbytes = _bytes_marked(marked.reshape(dims), shape, bits)
+    elif whole:
+        # one map reads every element: the union is the operand, whatever the others' counts
+        lower = upper = total
+        nbytes = total * bits // 8
+        sampled = False
     elif len(decs) == 1:
         lower, upper = decs[0].distinct, decs[0].distinct_upper
         nbytes = _bytes_dense(lower, bits)

@@ -349,6 +349,24 @@ CONTAINED = [
         (2, 8),
         True,
     ),
+    # a loop's first iteration reads one element of a row its later iterations read whole: inside
+    # on the later iterations, alone on the first, both orders
+    (
+        [
+            "(d0, d1)[s0] -> (d1, s0), domain: d0 in [1, 4], d1 in [0, 2], s0 in [0, 5]",
+            "(d0, d1) -> (d1, d0), domain: d0 in [0, 4], d1 in [0, 2]",
+        ],
+        (3, 6),
+        True,
+    ),
+    (
+        [
+            "(d0, d1) -> (d1, d0 + 1), domain: d0 in [0, 4], d1 in [0, 2]",
+            "(d0, d1)[s0] -> (d1, s0), domain: d0 in [0, 3], d1 in [0, 2], s0 in [0, 5]",
+        ],
+        (3, 6),
+        True,
+    ),
     # near misses, counted as a sum: a shifted element leaves the row, a range variable used twice,
     # a window that covers only part of the row
     (
@@ -384,6 +402,22 @@ def test_a_map_inside_another_adds_no_read_beyond_the_union_budget(texts, dims, 
     pairs = _pairs_inside(maps, dims)
     u = operand_utilization(maps, array_shape("f32", dims), budget=4)  # too small to union pair by pair
     _assert_reads(u, pairs, exact)
+
+
+@pytest.mark.parametrize("budget", [24, 1 << 20])
+def test_whole_reads_on_boxes_of_the_output_leave_the_other_maps_the_rest(budget):
+    # a loop's later iterations read the whole operand, its first a row of it (and one map
+    # beside both): with the budget too small to list every map (24), the others are listed
+    # only on the boxes the whole reads leave
+    maps = [
+        parse_map("(d0, d1)[s0, s1] -> (s0, s1), domain: d0 in [1, 4], d1 in [0, 2], s0 in [0, 2], s1 in [0, 5]"),
+        parse_map("(d0, d1)[s0] -> (d1, s0), domain: d0 in [0, 4], d1 in [0, 2], s0 in [0, 5]"),
+        parse_map("(d0, d1) -> (d1, 5 - d0), domain: d0 in [0, 4], d1 in [0, 2]"),
+    ]
+    dims = (3, 6)
+    u = operand_utilization(maps, array_shape("f32", dims), budget=budget)
+    _assert_reads(u, _pairs_inside(maps, dims), True)
+    assert u.distinct_elements == 18
 
 
 def test_maps_apart_only_by_what_their_outputs_share():
@@ -742,3 +776,32 @@ def test_whole_reads_beside_maps_of_several_elements_count_each_pair_once(path):
     assert utilization._whole_read_domain(maps[0], (6, 4), (12,)) is not None
     pairs = {row for m in maps for row in brute_relation(m) if 0 <= row[2] < 12}
     assert union_reads_on(path, maps, (12,)) == len(pairs)
+
+
+@settings(deadline=None, derandomize=True, max_examples=200)
+@given(
+    st.lists(st.integers(1, 4), min_size=1, max_size=3).flatmap(
+        lambda space: st.tuples(
+            st.just(space),
+            st.lists(
+                st.tuples(*[st.tuples(st.integers(-1, n), st.integers(-1, n)) for n in space]), min_size=1, max_size=3
+            ),
+        )
+    )
+)
+def test_the_boxes_outside_pieces_are_apart_and_hold_every_point_no_piece_holds(case):
+    from hlo_index.analyses.utilization import _boxes_outside
+
+    space, raw = case
+    pieces = [[Interval(min(a, b), max(a, b)) for a, b in piece] for piece in raw]
+    boxes = _boxes_outside(space, pieces)
+    seen = []
+    for box in boxes:
+        seen += list(itertools.product(*(range(iv.lo, iv.hi + 1) for iv in box)))
+    assert len(seen) == len(set(seen))  # apart
+    expected = {
+        p
+        for p in itertools.product(*(range(n) for n in space))
+        if not any(all(iv.lo <= x <= iv.hi for x, iv in zip(p, piece)) for piece in pieces)
+    }
+    assert set(seen) == expected
