@@ -7,7 +7,10 @@ reads all of that input: ::
         s3 in [0, 15], s0 + s3 * 2 in [0, 31]
 
 Each result is a sum of range variables of its own, and each constraint on range variables
-clamps one result to the operand's extent. Then the elements read at a point are the product
+clamps one result to the operand's extent (written on the result or on its sum before the
+offset: ``s0 + s3 * 2 in [1, 32]`` for the result ``s0 + s3 * 2 - 1``), or places a window
+that no result reads beside the dims where some position fits at every point (``d2 + s6 in
+[1, 7]``, ``s6 in [0, 6]``, ``d2 in [0, 2]``). Then the elements read at a point are the product
 of the results' images, each clamped; the map reads the whole operand at every point of its
 domain when each clamped image is its dimension's ``0 .. n - 1``. An image is an interval when
 no coefficient, taken smallest first, jumps over what the smaller ones reach (``s0 + s3 * 2``
@@ -17,7 +20,8 @@ over ``s0 in [0, 2]`` reaches ``0 .. 32``); that is proved by arithmetic, never 
 from __future__ import annotations
 
 from ..affine import IndexingMap, Interval
-from ..affine.expr import CONST, DIM, RANGE, Expr
+from ..affine.bounds import Domain
+from ..affine.expr import CONST, DIM, RANGE, RUNTIME, Expr, linear
 
 
 def reads_whole_operand(m: IndexingMap, operand_dims: tuple[int, ...]) -> bool:
@@ -29,16 +33,27 @@ def reads_whole_operand(m: IndexingMap, operand_dims: tuple[int, ...]) -> bool:
         return False
     if any(iv.size <= 0 for iv in m.range_vars):
         return False
+    in_results = set().union(*(r.variables() for r in m.results))
+    linear_parts = [r.linear_terms() for r in m.results]
     clamps: dict[int, Interval] = {}
+    witnessed: set[Expr] = set()
     for e, allowed in m.constraints:
-        kinds = {v.kind for v in e.variables()}
+        variables = e.variables()
+        kinds = {v.kind for v in variables}
         if kinds <= {DIM}:
             continue  # a piece of the domain: it says where, not what
-        if RANGE not in kinds or DIM in kinds or e not in m.results:
+        if RANGE not in kinds or RUNTIME in kinds:
             return False
-        k = m.results.index(e)
-        clamp = clamps.get(k, allowed)
-        clamps[k] = Interval(max(clamp.lo, allowed.lo), min(clamp.hi, allowed.hi))
+        constant, terms = e.linear_terms()
+        k = next((i for i, (_, t) in enumerate(linear_parts) if t == terms), None) if DIM not in kinds else None
+        if k is not None:
+            # the result itself, give or take a constant: it clamps the result
+            shift = linear_parts[k][0] - constant
+            clamp = clamps.get(k, Interval(allowed.lo + shift, allowed.hi + shift))
+            clamps[k] = Interval(max(clamp.lo, allowed.lo + shift), min(clamp.hi, allowed.hi + shift))
+            continue
+        if not _always_witnessed(e, allowed, m, in_results, witnessed):
+            return False
     used: set[Expr] = set()
     for k, (r, n) in enumerate(zip(m.results, operand_dims)):
         variables = r.variables()
@@ -55,6 +70,29 @@ def reads_whole_operand(m: IndexingMap, operand_dims: tuple[int, ...]) -> bool:
         if (lo, hi) != (0, n - 1):
             return False
     return True
+
+
+def _always_witnessed(e: Expr, allowed: Interval, m: IndexingMap, in_results: set[Expr], witnessed: set[Expr]) -> bool:
+    """Whether ``e in allowed`` is a constraint of dims and one range variable ``w`` read by
+    no result and by no other constraint (``d2 + s6 in [1, 14]``: a window position that exists
+    or not), with ``w``'s coefficient 1 or -1, that some ``w`` in its range meets at every point
+    of the dims' box: then it takes no point out of the domain and decides nothing read."""
+    constant, terms = e.linear_terms()
+    witnesses = [(atom, c) for atom, c in terms if atom.kind == RANGE]
+    if len(witnesses) != 1 or any(atom.kind != DIM for atom, _ in terms if atom.kind != RANGE):
+        return False
+    w, c = witnesses[0]
+    if c not in (1, -1) or w in in_results or w in witnessed:
+        return False
+    witnessed.add(w)
+    for other, _ in m.constraints:
+        if other is not e and w in other.variables():
+            return False
+    rest = Domain(m.dims).bounds(linear(constant, [(atom, n) for atom, n in terms if atom != w]))
+    reach = m.range_vars[w.value]
+    low, high = (reach.lo, reach.hi) if c == 1 else (-reach.hi, -reach.lo)
+    # at every point, [rest + low, rest + high] meets [allowed.lo, allowed.hi]
+    return rest.hi + low <= allowed.hi and rest.lo + high >= allowed.lo
 
 
 def _image(r: Expr, range_vars: tuple[Interval, ...]) -> tuple[int, int] | None:
