@@ -381,8 +381,36 @@ def _pairs_apart(maps: Sequence[IndexingMap]) -> bool:
                 for x, y in zip(a.results, b.results)
             ):
                 continue  # some coordinate always differs by a constant: never the same element
+            if _some_coordinate_never_equal(a, b):
+                continue
             return False
     return True
+
+
+def _some_coordinate_never_equal(a: IndexingMap, b: IndexingMap) -> bool:
+    """Whether some coordinate of ``a`` and ``b``, both functions of the dims alone, differs at
+    every point of both boxes: the difference's bounds over the boxes' meet leave out zero
+    (``0`` beside ``d2 * 2`` where the boxes meet at ``d2 = 1``), or the difference is a sum
+    of dims whose coefficients' common divisor does not divide its constant (``1`` beside
+    ``d2 * 2``)."""
+    meet = [Interval(max(x.lo, y.lo), min(x.hi, y.hi)) for x, y in zip(a.dims, b.dims)]
+    domain: Domain | None = None
+    for x, y in zip(a.results, b.results):
+        if not (_of_dims(x) and _of_dims(y)) or x == y:
+            continue
+        d = x - y
+        constant, terms = d.linear_terms()
+        if terms and all(atom.kind == DIM for atom, _ in terms):
+            divisor = 0
+            for _, c in terms:
+                divisor = gcd(divisor, c)
+            if divisor and constant % divisor:
+                return True
+        domain = domain or Domain(meet)
+        bounds = domain.bounds(d)
+        if bounds.lo > 0 or bounds.hi < 0:
+            return True
+    return False
 
 
 def _shared_pairs(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], budget: int, seed: int) -> int | None:

@@ -420,6 +420,24 @@ def test_whole_reads_on_boxes_of_the_output_leave_the_other_maps_the_rest(budget
     assert u.distinct_elements == 18
 
 
+def test_maps_apart_where_their_boxes_meet_or_by_parity():
+    # rows 0 and 1 of the operand's columns, read whole, beside an element of column 0 or 2: the
+    # element's column ``d0 * 2`` is never 1 (parity) and is 0 only at d0 = 0, where the read of
+    # column 0 is not (the boxes meet at d0 = 1)
+    maps = [
+        parse_map("(d0)[s0] -> (s0, 0), domain: d0 in [1, 2], s0 in [0, 3]"),
+        parse_map("(d0)[s0] -> (s0, 1), domain: d0 in [0, 2], s0 in [0, 3]"),
+        parse_map("(d0) -> (d0, d0 * 2), domain: d0 in [0, 1]"),
+    ]
+    dims = (4, 3)
+    u = operand_utilization(maps, array_shape("f32", dims), budget=4)  # too small to union pair by pair
+    _assert_reads(u, _pairs_inside(maps, dims), True)
+    # a near miss: at d0 = 1 the element's column 2 * 1 - 2 = 0 is read whole too
+    near = [maps[0], parse_map("(d0) -> (d0, d0 * 2 - 2), domain: d0 in [1, 2]")]
+    u = operand_utilization(near, array_shape("f32", dims), budget=4)
+    assert u.element_reads >= len(_pairs_inside(near, dims))
+
+
 def test_maps_apart_only_by_what_their_outputs_share():
     """Pairs of two maps are apart when a coordinate of the dims differs by a constant, or a
     constraint on the dims splits them; a range variable of one map is not the other's."""
@@ -805,3 +823,15 @@ def test_the_boxes_outside_pieces_are_apart_and_hold_every_point_no_piece_holds(
         if not any(all(iv.lo <= x <= iv.hi for x, iv in zip(p, piece)) for piece in pieces)
     }
     assert set(seen) == expected
+
+
+@settings(deadline=None, derandomize=True, max_examples=300)
+@given(helper_maps(n_dims=2, max_range=1), helper_maps(n_dims=2, max_range=1))
+def test_maps_said_apart_share_no_pair(a, b):
+    from hlo_index.analyses.utilization import _pairs_apart
+
+    if a.is_known_empty or b.is_known_empty or a.num_results != b.num_results or not _pairs_apart([a, b]):
+        return
+    pairs_a = {(p, r) for p in itertools.product(*[range(iv.lo, iv.hi + 1) for iv in a.dims]) for r in a.read_set(p)}
+    pairs_b = {(p, r) for p in itertools.product(*[range(iv.lo, iv.hi + 1) for iv in b.dims]) for r in b.read_set(p)}
+    assert not pairs_a & pairs_b
