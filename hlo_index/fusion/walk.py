@@ -252,8 +252,9 @@ ELEMENT_INPUT_TO_OUTPUT: dict[str, ElementInputToOutput] = {}
 
 def user_steps(instr: Instruction, element: int, user: Instruction, position: int) -> tuple[ForwardStep, ...]:
     """Steps from element ``element`` of ``instr`` into ``user`` (its operand ``position``)."""
-    if instr.shape.is_tuple and user.opcode == "opt-barrier":
-        # the barrier's output is its operand: element ``element`` lands in element ``element``
+    if instr.shape.is_tuple and user.opcode in ("opt-barrier", "all-reduce-done"):
+        # the barrier's output is its operand, and the done of an all-reduce of several operands
+        # is its start's tuple of sums: element ``element`` lands in element ``element``
         leaf = user.shape.leaf(element) if element < user.shape.num_outputs else None
         if leaf is not None and not leaf.is_tuple and leaf.dims == instr.shape.leaf(element).dims:
             return ((element, (identity(leaf.dims),), True),)

@@ -409,11 +409,16 @@ def _sharding_maps(instr: Instruction) -> tuple[IndexingMap, IndexingMap] | str:
         tiles,
         [dim(a) + runtime_var(tiled.index(a)) * shard[a] if a in tiled else dim(a) for a in range(len(full))],
     )
+    # on the partition of tile ``rt``, a full element is read by the shard element at its offset
+    # from the tile's start, where that lies in the shard (the elements of other tiles are read
+    # on other partitions)
+    offsets = {a: dim(a) - runtime_var(tiled.index(a)) * shard[a] for a in tiled}
     in2out = IndexingMap(
         [full_interval(n) for n in full],
         (),
-        (),
-        [dim(a) % shard[a] if a in tiled else dim(a) for a in range(len(full))],
+        tiles,
+        [offsets.get(a, dim(a)) for a in range(len(full))],
+        [(offsets[a], Interval(0, shard[a] - 1)) for a in tiled],
     )
     return out2in, in2out
 

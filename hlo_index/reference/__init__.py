@@ -158,14 +158,15 @@ def read_set(
 def operand_element_read(instr: Instruction, output_index: int) -> int:
     """Which element of a tuple-shaped operand output ``output_index`` reads (0 for arrays).
 
-    Semantics, not maps: get-tuple-element reads element ``index``; opt-barrier and async-update
+    Semantics, not maps: get-tuple-element reads element ``index``; opt-barrier, async-update
+    and the done of an all-reduce of several operands (whose start is the tuple of their sums)
     pass element ``output_index`` through; copy-done returns the copy-start tuple's destination
     (element 0) and async-done the async tuple's result (element 1).
     """
     op = instr.opcode
     if op == "get-tuple-element":
         return int(instr.attr("index", 0))
-    if op in ("opt-barrier", "async-update") and instr.operands and instr.operands[0].shape.is_tuple:
+    if op in ("opt-barrier", "async-update", "all-reduce-done") and instr.operands and instr.operands[0].shape.is_tuple:
         return output_index
     if op == "async-done":
         return 1

@@ -66,6 +66,11 @@ def verify_target(
     return outcome
 
 
+def _holds_no_array(shape) -> bool:
+    """Whether ``shape`` is a tuple with no array inside, at any depth (``()``, ``((), ())``)."""
+    return shape.is_tuple and all(_holds_no_array(s) for s in shape.tuple_shapes)
+
+
 def _equal(a, b) -> bool:
     """Whether two linear sets are equal (one element, the most common: without numpy's calls)."""
     if len(a) != len(b):
@@ -132,7 +137,10 @@ def _verify_target(
             runtime = any(m.runtime_vars for m in row.maps)
             rows_of.setdefault(row.output, []).append((row, (row.operand, row.operand_element), runtime))
         for out in range(shape.num_outputs):
-            dims = shape.leaf(out).dims
+            leaf = shape.leaf(out)
+            if _holds_no_array(leaf):
+                continue  # an empty tuple (a call that returns ()) has no element to sample
+            dims = leaf.dims
             for point in elements_of(seed, dims, samples):
                 outcome.sampled_points += 1
                 if walker is not None and walker.walked >= budget and outcome.checked_points:

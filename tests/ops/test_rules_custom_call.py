@@ -236,6 +236,8 @@ def test_sharding_custom_calls_match_reference(data):
     to_shard = instruction("custom-call", f32(*shard), [f32(*full)], custom_call_target="SPMDFullToShardShape")
     runtime_vars = [t for s, f, t in zip(shard, full, tile) if s != f]
     check_out2in(to_shard, runtime=Runtime(tuple(runtime_vars), {"tile": tile}))
+    # a full element is read on its own tile's partition only
+    check_in2out(to_shard, 0, runtime=Runtime(tuple(runtime_vars), {"tile": tile}))
 
 
 def test_unknown_target_stays_undefined_naming_it():

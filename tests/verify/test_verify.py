@@ -1007,3 +1007,48 @@ def test_the_report_says_how_many_sampled_elements_a_spent_budget_left_checked()
     [note] = [n for n in target.notes if n.startswith("verified ")]
     assert note.startswith(f"verified {checked} sampled output {element} (of 6 sampled, ")
     assert "budget verify_points_per_target=10): ok" in note
+
+
+ALL_REDUCE_OF_TWO = """HloModule m
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT add = f32[] add(x, y)
+}
+
+ENTRY entry {
+  p0 = f32[2] parameter(0)
+  p1 = f32[3] parameter(1)
+  start = (f32[2], f32[3]) all-reduce-start(p0, p1), to_apply=add
+  ROOT done = (f32[2], f32[3]) all-reduce-done(start)
+}
+"""
+
+
+def test_the_done_of_an_all_reduce_of_two_operands_passes_each_sum_through():
+    # the start is the tuple of the operands' sums: output 1 of the done is the sum of p1
+    module = parse_module_text(ALL_REDUCE_OF_TWO)
+    walker = walk.Walker(module.entry, {}, {})
+    assert {k: walk.elements_as_points(*v) for k, v in walker.walk(1, (2,)).items()} == {(1, 0): {(2,)}}
+    outcome = verify.verify_target(SelectedTarget("computation", module.entry), module)
+    assert outcome.checked_points and not outcome.errors and not outcome.notes
+
+
+def test_calls_that_return_empty_tuples_have_nothing_to_verify():
+    module = parse_module_text(
+        """HloModule m
+
+a {
+  ROOT t = () tuple()
+}
+
+ENTRY e {
+  x = () call(), to_apply=a
+  y = () call(), to_apply=a
+  ROOT t = ((), ()) tuple(x, y)
+}
+"""
+    )
+    outcome = verify.verify_target(SelectedTarget("computation", module.entry), module)
+    assert not outcome.errors and not outcome.notes and outcome.sampled_points == 0
