@@ -19,6 +19,7 @@ from .. import ops
 from ..affine import IndexingMap
 from ..context import current, register_table
 from ..hlo.model import Computation, Instruction
+from ..hlo.shapes import has_unbounded_dim
 from . import rules_async, rules_call, rules_control_flow  # noqa: F401  (register the composite op rules)
 from .compose import clear_cache, computation_input_to_output, computation_output_to_input
 from .mapset import MapSet, distinct, finalize
@@ -236,15 +237,31 @@ def input_to_output(target: Target) -> list[OperandIndexing]:
 def _misfit_table(target: Target, comp: Computation | None, operands: int) -> RowTable | None:
     """Every (output, operand) pair UNDEFINED, where the called computation does not fit the fusion
     or call (``callee_misfit``); else None."""
-    if comp is None or isinstance(target, Computation):
+    reason = _unbounded(target)
+    if reason is None and comp is not None and not isinstance(target, Computation):
+        misfit = callee_misfit(target, comp)
+        if misfit is not None:
+            reason = f"{target.opcode}: {misfit}, which XLA's verifier rejects"
+    if reason is None:
         return None
-    misfit = callee_misfit(target, comp)
-    if misfit is None:
-        return None
-    unknown = (IndexingMap.undefined(f"{target.opcode}: {misfit}, which XLA's verifier rejects"),)
+    unknown = (IndexingMap.undefined(reason),)
     return RowTable.of_rows(
         [OperandIndexing(operand, out, unknown) for out in range(_num_outputs(target)) for operand in range(operands)]
     )
+
+
+def _unbounded(target: Target) -> str | None:
+    """Why no map of ``target`` is static: an output or operand with an unbounded dynamic
+    dimension (``f32[?,784]``); None where every extent is known."""
+    if isinstance(target, Computation):
+        shapes = [p.shape for _, p in sorted(target.parameters.items())]
+        shapes += [target.root.shape] if target.root is not None else []
+        what = f"computation %{target.name}"
+    else:
+        shapes = [target.shape, *(o.shape for o in target.operands)]
+        what = f"{target.opcode} %{target.name}"
+    shape = next((s for s in shapes if has_unbounded_dim(s)), None)
+    return None if shape is None else ops.unbounded_reason(what, shape)
 
 
 def input_to_output_table(target: Target) -> RowTable:

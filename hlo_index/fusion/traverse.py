@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TypeAlias
 
-from ..hlo.model import Computation, Instruction
+from ..hlo.model import Computation, Instruction, Shape
 from ..hlo.shapes import compatible
 
 Users: TypeAlias = dict[int, list[tuple[Instruction, int]]]  # id(instr) -> [(user, operand position)]
@@ -109,4 +109,19 @@ def callee_misfit(instr: Instruction, callee: Computation) -> str | None:
     if len(callee.parameters) != len(instr.operand_names):
         taken, given = len(callee.parameters), len(instr.operand_names)
         return f"%{callee.name} takes {taken} parameters, %{instr.name} has {given} operands"
+    for number, param in sorted(callee.parameters.items()):
+        if number < len(instr.operands) and not _same_dims(param.shape, instr.operands[number].shape):
+            operand = instr.operands[number]
+            return (
+                f"%{callee.name}'s parameter {number} is {param.shape}, "
+                f"%{instr.name}'s operand {number} (%{operand.name}) is {operand.shape}"
+            )
     return None
+
+
+def _same_dims(a: Shape, b: Shape) -> bool:
+    """Whether ``a`` and ``b`` index alike: the same dims, tuple element by tuple element."""
+    ta, tb = a.tuple_shapes, b.tuple_shapes
+    if ta is not None or tb is not None:
+        return ta is not None and tb is not None and len(ta) == len(tb) and all(map(_same_dims, ta, tb))
+    return bool(a.dims == b.dims)

@@ -155,6 +155,13 @@ def tuple_shape(elements: list[Shape]) -> Shape:
     return Shape("tuple", tuple_shapes=tuple(elements))
 
 
+def has_unbounded_dim(shape: Shape) -> bool:
+    """Whether ``shape`` (or an element of it) has an unbounded dynamic dimension (``?``)."""
+    if shape.tuple_shapes is not None:
+        return any(map(has_unbounded_dim, shape.tuple_shapes))
+    return UNBOUNDED_DIM in shape.dims
+
+
 def compatible(a: Shape, b: Shape) -> bool:
     """Whether ``a`` and ``b`` have the same element types and dims, tuple element by tuple element
     (XLA's "compatible" shapes: layouts are not compared)."""

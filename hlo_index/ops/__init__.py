@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..affine import IndexingMap
 from ..hlo.model import Instruction, Shape
+from ..hlo.shapes import has_unbounded_dim
 from .registry import (
     COMPOSITE,
     INPUT_TO_OUTPUT,
@@ -55,9 +56,26 @@ def _inconsistent_shape(instr: Instruction) -> str | None:
     return None
 
 
+def _unbounded_reason(instr: Instruction) -> str | None:
+    """Why ``instr`` has no static map where its result or an operand has an unbounded dynamic
+    dimension (``f32[?,784]``: its extent is known only at run time, so no domain bounds it)."""
+    for shape in (instr.shape, *(o.shape for o in instr.operands)):
+        if has_unbounded_dim(shape):
+            return unbounded_reason(f"{instr.opcode} %{instr.name}", shape)
+    return None
+
+
+def unbounded_reason(what: str, shape: Shape) -> str:
+    """The UNDEFINED reason of maps through ``shape``, which has an unbounded dynamic dimension."""
+    return f"{what}: {shape} has an unbounded dynamic dimension ('?'), whose extent is known only at run time"
+
+
 def output_to_input(instr: Instruction, output_index: int = 0) -> list[OperandMaps]:
     """Maps from output ``output_index`` of ``instr`` to each operand (one entry per operand)."""
     rule = OUTPUT_TO_INPUT.get(instr.opcode)
+    unbounded = _unbounded_reason(instr)
+    if unbounded is not None:
+        return [OperandMaps(i, (IndexingMap.undefined(unbounded),)) for i in range(len(instr.operand_names))]
     if rule is None:
         reason = _undefined_reason(instr)
         return [OperandMaps(i, (IndexingMap.undefined(reason),)) for i in range(len(instr.operand_names))]
@@ -75,6 +93,9 @@ def output_to_input(instr: Instruction, output_index: int = 0) -> list[OperandMa
 def input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     """Maps from operand ``operand_index`` to each output of ``instr`` (one entry per output)."""
     rule = INPUT_TO_OUTPUT.get(instr.opcode)
+    unbounded = _unbounded_reason(instr)
+    if unbounded is not None:
+        return [(IndexingMap.undefined(unbounded),) for _ in range(instr.shape.num_outputs)]
     if rule is None:
         reason = _undefined_reason(instr)
         if instr.opcode in OUTPUT_TO_INPUT and instr.opcode not in OPAQUE_REASONS:

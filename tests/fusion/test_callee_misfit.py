@@ -39,11 +39,29 @@ ENTRY e {
 }
 """
 
+SCALAR_PARAMETER = """HloModule m
+
+fc {
+  a = s32[4] parameter(0)
+  b = s32[] parameter(1)
+  d = s32[4] broadcast(b), dimensions={}
+  ROOT m = s32[4] multiply(a, d)
+}
+
+ENTRY e {
+  a = s32[4] parameter(0)
+  b = s32[4] parameter(1)
+  ROOT f = s32[4] fusion(a, b), kind=kLoop, calls=fc
+}
+"""
+
 CASES = {
     # jaxlib 0.10.2: GetTupleElement() index (2) out of range for tuple shape (f32[2], f32[2])
     "three outputs declared, two given": (FUSION.format(root="f32[2], f32[2]", declared="f32[2], f32[2], f32[2]"), "c"),
     # jaxlib 0.10.2: 'func.call' op incorrect number of operands for callee
     "one parameter given for two": (CALL, "c"),
+    # jaxlib 0.10.2: Shape mismatch between parameter number 1 and its operand ... (s32[] != s32[4]{0})
+    "a scalar parameter given an array": (SCALAR_PARAMETER, "f"),
 }
 
 
