@@ -89,6 +89,10 @@ class Budgets:
     verify_points_per_value: int = 1 << 20
     verify_range_combinations: int = 1 << 20
     verify_points_per_target: int = 160_000
+    # --verify: elements a reference materialises at once (an operand tagged with its indices,
+    # every replica's for a collective); beyond, that op is not verified (a dynamic-slice of an
+    # s8[56,4096,4096] operand would take 7 GiB of int64 tags).
+    verify_reference_elements: int = 1 << 25
     # --verify: points of an input-to-output image listed per element; past it, elements are drawn.
     verify_image_points: int = 1 << 18
     # scatter with an overwriting combiner and static starts: update elements placed to find the

@@ -609,7 +609,9 @@ def _union_reads(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], bud
         outside = _boxes_outside(space, [d.dims for d in whole])
         cut = [c for m in rest for box in outside if (c := _cut_to(m, box)) is not None]
         listed = sum(box_points(m) for m in cut)
-        if listed <= limit:
+        # listed on Python lists, or on numpy over the output's grid, which must fit as the
+        # other paths' grids do
+        if listed <= limit and (listed <= LISTED_IN_PYTHON or outputs <= 4 * budget):
             charge(listed)
             covered = outputs - sum(prod(b.size for b in box) for box in outside)
             pairs = _pairs_beside_whole_reads((), cut, space, operand_dims) if cut else 0

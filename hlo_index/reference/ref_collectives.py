@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import NoReference, reads
+from . import NoReference, reads, within_reference_budget
 
 REPLICA_KEY = "replica"
 
@@ -34,6 +34,7 @@ def _replica(runtime_values) -> int:
 
 def _replicas_tags(dims, n) -> list[np.ndarray]:
     size = int(np.prod(dims, dtype=np.int64))
+    within_reference_budget(size * n, f"{n} replicas of {size} elements")
     base = np.arange(size, dtype=np.int64).reshape(dims)
     return [base + p * size for p in range(n)]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..hlo.model import Shape
+from . import within_reference_budget
 
 PADDING = -1
 
@@ -22,7 +23,9 @@ def physical_memory(shape: Shape) -> np.ndarray:
         tuple(layout.minor_to_major) if layout and layout.minor_to_major else tuple(range(len(dims) - 1, -1, -1))
     )
     tiles = tuple(layout.tiles) if layout else ()
-    memory = np.arange(int(np.prod(dims, dtype=np.int64)), dtype=np.int64).reshape(dims)
+    size = int(np.prod(dims, dtype=np.int64))
+    within_reference_budget(size, f"the {size} elements of a {shape} laid out")
+    memory = np.arange(size, dtype=np.int64).reshape(dims)
     memory = np.transpose(memory, tuple(reversed(minor_to_major)))
     for tile in tiles:
         memory = _apply_tile(memory, list(tile.dims))

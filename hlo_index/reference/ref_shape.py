@@ -22,7 +22,7 @@ import numpy as np
 
 from ..context import current, register_table
 from ..hlo.model import Instruction, Shape
-from . import NO_ELEMENTS, SCALAR_ELEMENT, NoReference, linear_of, points_of, reads, reads_sets
+from . import NO_ELEMENTS, SCALAR_ELEMENT, NoReference, linear_of, points_of, reads, reads_sets, within_reference_budget
 
 NOT_FROM_OPERAND = -1
 # A walk asks one op for the read sets of many elements, one at a time: the tagged arrays (pure
@@ -59,7 +59,9 @@ def tagged(dims) -> np.ndarray:
 
 
 def _arange(dims: tuple[int, ...]) -> np.ndarray:
-    return np.arange(int(np.prod(dims, dtype=np.int64)), dtype=np.int64).reshape(dims)
+    size = int(np.prod(dims, dtype=np.int64))
+    within_reference_budget(size, f"the {size} elements of an operand of {list(dims)}")
+    return np.arange(size, dtype=np.int64).reshape(dims)
 
 
 def tag_parts(dims) -> list[np.ndarray]:

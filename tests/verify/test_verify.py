@@ -1052,3 +1052,42 @@ ENTRY e {
     )
     outcome = verify.verify_target(SelectedTarget("computation", module.entry), module)
     assert not outcome.errors and not outcome.notes and outcome.sampled_points == 0
+
+
+def test_references_materialise_no_more_than_the_budget_allows():
+    from hlo_index.context import AnalysisContext
+
+    # an integer data operand larger than the budget (an s8 dynamic-slice's) gets no drawn
+    # values, and the slice is still verified through its small offsets
+    sliced = parse_module_text(
+        """HloModule m
+
+ENTRY e {
+  data = s8[30,40] parameter(0)
+  i = s32[] parameter(1)
+  z = s32[] constant(0)
+  ROOT d = s8[2,40] dynamic-slice(data, i, z), dynamic_slice_sizes={2,40}
+}
+"""
+    )
+    # a collective whose simulation (every replica's operand) is past the budget is skipped
+    exchanged = parse_module_text(
+        """HloModule m
+
+ENTRY e {
+  a = u8[2,30,40] parameter(0)
+  ROOT t = u8[2,30,40] all-to-all(a), replica_groups={{0,1}}, dimensions={0}
+}
+"""
+    )
+    with AnalysisContext(verify_reference_elements=1000):
+        from hlo_index.verify.references import runtime_values_for
+
+        assert set(runtime_values_for(sliced.entry.root)) == {1}  # the offset, not the data
+        outcome = verify.verify_target(SelectedTarget("computation", sliced.entry), sliced)
+        assert outcome.checked_points and not outcome.errors and not outcome.notes
+        outcome = verify.verify_target(SelectedTarget("computation", exchanged.entry), exchanged)
+        assert any("verify_reference_elements=1000" in note for note in outcome.notes)
+    with AnalysisContext():  # within the default budget, both are verified
+        outcome = verify.verify_target(SelectedTarget("computation", exchanged.entry), exchanged)
+        assert outcome.checked_points and not outcome.errors and not outcome.notes
