@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, TypedDict
 from ..affine import IndexingMap, Interval, dim, range_var
 from ..affine.bounds import Domain
 from ..affine.evaluate import LISTED_IN_PYTHON, box_points, distinct_sorted, relation_on_lists
-from ..affine.expr import DIM, RANGE, RUNTIME, Expr
+from ..affine.expr import DIM, RANGE, RUNTIME, Expr, const, replace_variables
 from ..affine.shift import shift_range_vars
 from ..context import current
 from ..fusion.full_read import is_full_read
@@ -274,22 +274,75 @@ def _without_contained(maps: list[IndexingMap], operand_dims: tuple[int, ...]) -
     # the maps that can contain another, each judged once
     outers = [j for j, m in enumerate(shifted) if _one_point_per_pair(m, operand_dims)]
     dropped: set[int] = set()
-    pieces: dict[int, list[IndexingMap]] = {}  # a map inside another on part of its dims: the rest
+    pieces: dict[int, list[IndexingMap]] = {}  # a map inside others on part of its dims: the rest
     for i, inner in enumerate(shifted):
-        for j in outers:
-            if i == j or j in dropped:
-                continue
-            if _contains(shifted[j], inner, operand_dims):
-                dropped.add(i)
-                break
-            left = _left_outside(maps[i], inner, shifted[j], operand_dims)
-            if left is not None:
-                dropped.add(i)
-                pieces[i] = left
-                break
+        others = [shifted[j] for j in outers if j != i and j not in dropped]
+        left = _left_beside(maps[i], inner, others, operand_dims)
+        if left is None:
+            # inside other maps value by value of a short dim (``1 - d2`` over d2 in [0, 1]: the
+            # row of one map at d2 = 0, of another at d2 = 1)
+            left = _left_by_values(maps[i], inner, others, operand_dims)
+        if left is not None:
+            dropped.add(i)
+            pieces[i] = left
     if not dropped:
         return maps
     return [m for k, m in enumerate(maps) if k not in dropped] + [p for k in sorted(pieces) for p in pieces[k]]
+
+
+def _left_beside(
+    original: IndexingMap, inner: IndexingMap, outers: list[IndexingMap], operand_dims: tuple[int, ...]
+) -> list[IndexingMap] | None:
+    """What of ``original`` (``inner`` as written) no map of ``outers`` holds: nothing where one
+    holds it whole, its dims outside one's where that one holds the rest; None where none does."""
+    for outer in outers:
+        if _contains(outer, inner, operand_dims):
+            return []
+        left = _left_outside(original, inner, outer, operand_dims)
+        if left is not None:
+            return left
+    return None
+
+
+_SPLIT_VALUES = 8  # a dim with at most this many values may be split value by value
+
+
+def _left_by_values(
+    original: IndexingMap, inner: IndexingMap, outers: list[IndexingMap], operand_dims: tuple[int, ...]
+) -> list[IndexingMap] | None:
+    """``_left_beside`` of ``inner`` pinned at each value of one short dim its results read,
+    where that leaves out some value's piece; None otherwise."""
+    if not outers or inner.constraints or inner.runtime_vars:
+        return None
+    used = {v.value for r in inner.results for v in r.variables() if v.kind == DIM}
+    for k in sorted(used):
+        span = inner.dims[k]
+        if not 1 < span.size <= _SPLIT_VALUES:
+            continue
+        left: list[IndexingMap] = []
+        held = False  # whether another map holds some value's piece, whole or in part
+        for value in range(span.lo, span.hi + 1):
+            box = [Interval(value, value) if i == k else d for i, d in enumerate(inner.dims)]
+            cut = _cut_to(original, box)
+            if cut is None:
+                continue
+            rest = _left_beside(cut, _pinned(inner, k, value), outers, operand_dims)
+            held = held or rest is not None
+            left.extend([cut] if rest is None else rest)
+        # the pieces left are counted by their points, so each must read inside the operand (a
+        # point past its end is no pair)
+        if held and all(_reads_inside(piece, operand_dims) for piece in left):
+            return left
+    return None
+
+
+def _pinned(m: IndexingMap, k: int, value: int) -> IndexingMap:
+    """``m`` with dim ``k`` fixed to ``value`` in its results (the containment test compares
+    results as written: ``1 - d2`` at d2 = 1 must read as ``0``)."""
+    fixed = {dim(k): const(value)}
+    dims = [Interval(value, value) if i == k else d for i, d in enumerate(m.dims)]
+    results = [replace_variables(e, fixed.get) for e in m.results]
+    return IndexingMap(dims, m.range_vars, (), results, ()).simplified()
 
 
 def _left_outside(
@@ -305,7 +358,9 @@ def _left_outside(
     if cut is None or not _contains(outer, cut, operand_dims):
         return None
     boxes = _boxes_outside(inner.dims, [outer.dims])
-    return [c for box in boxes if (c := _cut_to(original, box)) is not None]
+    left = [c for box in boxes if (c := _cut_to(original, box)) is not None]
+    # counted by their points: each must read inside the operand (a point past its end is no pair)
+    return left if all(_reads_inside(piece, operand_dims) for piece in left) else None
 
 
 _CONTAINMENT_MAPS = 16  # maps compared pairwise at most
