@@ -41,6 +41,7 @@ from ..affine.expr import DIM, RANGE, RUNTIME, Expr, const, replace_variables
 from ..affine.shift import shift_range_vars
 from ..context import current
 from ..fusion.full_read import is_full_read
+from ..fusion.rule_cache import full_box
 from ..hlo.model import Shape
 from .clamped_reads import reads_whole_operand
 from .components import (
@@ -530,9 +531,9 @@ def _whole_read_domain(m: IndexingMap, space: Sequence[int], operand_dims: tuple
         if not reads_whole_operand(m, operand_dims):
             return None
         return IndexingMap(m.dims, (), (), (), [(e, b) for e, b in m.constraints if _of_dims(e)])
-    box = [Interval(0, n - 1) for n in space]
+    box = full_box(tuple(space))
     # a map over the whole space without constraints is its own probe (its answer is memoised)
-    probe = m if not m.constraints and list(m.dims) == box else IndexingMap(box, m.range_vars, (), m.results, ())
+    probe = m if not m.constraints and m.dims == box else IndexingMap(box, m.range_vars, (), m.results, ())
     if not is_full_read(probe, tuple(space), operand_dims):
         return None
     return IndexingMap(m.dims, (), (), (), m.constraints)
@@ -596,12 +597,10 @@ def _pairs_beside_whole_reads(
     return whole_pairs + int(np.count_nonzero(table[0] >= 0) + np.count_nonzero(fresh))
 
 
-def _boxes_outside(
-    space: Sequence[int] | Sequence[Interval], pieces: Sequence[Sequence[Interval]]
-) -> list[list[Interval]]:
-    """Disjoint boxes that together are the points of ``space`` (extents from 0, or intervals)
-    in none of ``pieces``: each piece cut out of every box left, one slab per side of each dim."""
-    left = [[d if isinstance(d, Interval) else Interval(0, d - 1) for d in space]]
+def _boxes_outside(space: Sequence[Interval], pieces: Sequence[Sequence[Interval]]) -> list[list[Interval]]:
+    """Disjoint boxes that together are the points of the box ``space`` in none of ``pieces``:
+    each piece cut out of every box left, one slab per side of each dim."""
+    left = [list(space)]
     for piece in pieces:
         after = []
         for box in left:
@@ -628,10 +627,6 @@ def _cut_to(m: IndexingMap, box: Sequence[Interval]) -> IndexingMap | None:
     return m.with_dims(dims)
 
 
-def _box_of(space: Sequence[int]) -> list[Interval]:
-    return [Interval(0, n - 1) for n in space]
-
-
 def _output_grid(space: Sequence[int]) -> np.ndarray:
     """Every point of ``space`` (from 0), row-major, as an int64 array ``[points, rank]``."""
     import numpy as np
@@ -653,7 +648,8 @@ def _union_reads(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], bud
         # no pair (a softmax's row read directly and again through its reduction, broadcast back)
         return outputs * prod(operand_dims)
     domains = [_whole_read_domain(m, space, operand_dims) for m in maps]
-    if any(d is not None and not d.constraints and list(d.dims) == _box_of(space) for d in domains):
+    box = full_box(tuple(space))
+    if any(d is not None and not d.constraints and d.dims == box for d in domains):
         return outputs * prod(operand_dims)  # one map reads everything everywhere, as above
     whole = [d for d in domains if d is not None]
     rest = [m for m, d in zip(maps, domains) if d is None]
@@ -661,7 +657,7 @@ def _union_reads(maps: Sequence[IndexingMap], operand_dims: tuple[int, ...], bud
     if whole and rest and all(not d.constraints for d in whole):
         # whole reads on boxes of the output (a loop's later iterations): the other maps count
         # only on the boxes left over, each map cut to them
-        outside = _boxes_outside(space, [d.dims for d in whole])
+        outside = _boxes_outside(box, [d.dims for d in whole])
         cut = [c for m in rest for box in outside if (c := _cut_to(m, box)) is not None]
         listed = sum(box_points(m) for m in cut)
         # listed on Python lists, or on numpy over the output's grid, which must fit as the

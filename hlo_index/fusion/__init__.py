@@ -201,15 +201,16 @@ def output_to_input_table(target: Target) -> RowTable:
     """``output_to_input(target)`` as columns (memoised per analysis context)."""
     operands = _operand_count(target)
     comp = target if isinstance(target, Computation) else callee_of(target)
-    misfit = _misfit_table(target, comp, operands)
-    if misfit is not None:
-        return misfit
     if comp is not None:
         memo: dict[int, tuple[Target, RowTable]] = current().tables[_ROWS]
         hit = memo.get(id(target))
         if hit is None or hit[0] is not target:
-            hit = memo[id(target)] = (target, _computation_out2in(comp, operands))
+            table = _misfit_table(target, comp, operands)
+            hit = memo[id(target)] = (target, _computation_out2in(comp, operands) if table is None else table)
         return hit[1]
+    misfit = _misfit_table(target, comp, operands)
+    if misfit is not None:
+        return misfit
     assert isinstance(target, Instruction)  # a computation has returned above
     rows = []
     for out in range(_num_outputs(target)):
@@ -253,15 +254,12 @@ def _misfit_table(target: Target, comp: Computation | None, operands: int) -> Ro
 def _unbounded(target: Target) -> str | None:
     """Why no map of ``target`` is static: an output or operand with an unbounded dynamic
     dimension (``f32[?,784]``); None where every extent is known."""
-    if isinstance(target, Computation):
-        shapes = [p.shape for _, p in sorted(target.parameters.items())]
-        shapes += [target.root.shape] if target.root is not None else []
-        what = f"computation %{target.name}"
-    else:
-        shapes = [target.shape, *(o.shape for o in target.operands)]
-        what = f"{target.opcode} %{target.name}"
+    if not isinstance(target, Computation):
+        return ops.unbounded_dim_reason(target)
+    shapes = [p.shape for _, p in sorted(target.parameters.items())]
+    shapes += [target.root.shape] if target.root is not None else []
     shape = next((s for s in shapes if has_unbounded_dim(s)), None)
-    return None if shape is None else ops.unbounded_reason(what, shape)
+    return None if shape is None else ops.unbounded_reason(f"computation %{target.name}", shape)
 
 
 def input_to_output_table(target: Target) -> RowTable:

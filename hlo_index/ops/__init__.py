@@ -56,7 +56,7 @@ def _inconsistent_shape(instr: Instruction) -> str | None:
     return None
 
 
-def _unbounded_reason(instr: Instruction) -> str | None:
+def unbounded_dim_reason(instr: Instruction) -> str | None:
     """Why ``instr`` has no static map where its result or an operand has an unbounded dynamic
     dimension (``f32[?,784]``: its extent is known only at run time, so no domain bounds it)."""
     for shape in (instr.shape, *(o.shape for o in instr.operands)):
@@ -73,7 +73,7 @@ def unbounded_reason(what: str, shape: Shape) -> str:
 def output_to_input(instr: Instruction, output_index: int = 0) -> list[OperandMaps]:
     """Maps from output ``output_index`` of ``instr`` to each operand (one entry per operand)."""
     rule = OUTPUT_TO_INPUT.get(instr.opcode)
-    unbounded = _unbounded_reason(instr)
+    unbounded = unbounded_dim_reason(instr)
     if unbounded is not None:
         return [OperandMaps(i, (IndexingMap.undefined(unbounded),)) for i in range(len(instr.operand_names))]
     if rule is None:
@@ -93,7 +93,7 @@ def output_to_input(instr: Instruction, output_index: int = 0) -> list[OperandMa
 def input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
     """Maps from operand ``operand_index`` to each output of ``instr`` (one entry per output)."""
     rule = INPUT_TO_OUTPUT.get(instr.opcode)
-    unbounded = _unbounded_reason(instr)
+    unbounded = unbounded_dim_reason(instr)
     if unbounded is not None:
         return [(IndexingMap.undefined(unbounded),) for _ in range(instr.shape.num_outputs)]
     if rule is None:

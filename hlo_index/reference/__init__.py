@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..context import current
 from ..hlo.model import Instruction
 
 ReadSetFn = Callable[[Instruction, int, tuple, int, dict | None], set]
@@ -56,20 +57,16 @@ reads_sets = _registrar(SET_READ_SETS)  # the read set of a whole set of output 
 
 
 SCALAR_ELEMENT = np.zeros(1, dtype=np.int64)  # the one element of a rank-0 value, as a linear set
+SCALAR_ELEMENT.setflags(write=False)
+NO_ELEMENTS = SCALAR_ELEMENT[:0]
 
 
 def within_reference_budget(elements: int, what: str) -> None:
     """Raise ``NoReference`` where a reference would materialise more than the budget
     ``verify_reference_elements`` allows (``what``: of what, for the message)."""
-    from ..context import current
-
     limit = current().budgets.verify_reference_elements
     if elements > limit:
         raise NoReference(f"budget verify_reference_elements={limit}: {what} are too many to materialise")
-
-
-SCALAR_ELEMENT.setflags(write=False)
-NO_ELEMENTS = SCALAR_ELEMENT[:0]
 
 
 def linear_of(points, dims) -> np.ndarray:

@@ -337,24 +337,24 @@ def _through_elementwise(steps: list[tuple], root: Instruction | None, known: di
             continue
         if instr in passing and any(folded_into.get(o) is instr for _, o in step[6]):
             into: list = []
-            count = [1]
-            _destinations(instr, passing, folded_into, into, count)
+            folded = _destinations(instr, passing, folded_into, into)
             reads, _, fewest = step[7]
-            step = (*step[:7], (reads, (into,), fewest), step[8], count[0])
+            step = (*step[:7], (reads, (into,), fewest), step[8], folded)
         out.append(step)
     return out
 
 
-def _destinations(instr: Instruction, passing: dict, folded_into: dict, into: list, count: list) -> None:
+def _destinations(instr: Instruction, passing: dict, folded_into: dict, into: list) -> int:
     """Into ``into``, the targets of a passing step's points: its operands', through the steps
-    folded into it (``count[0]`` counts them, the step included)."""
+    folded into it; the steps it stands for, itself included."""
+    steps = 1
     for target in passing[instr][7][1][0]:
         operand = target[1][0]
         if folded_into.get(operand) is instr:
-            count[0] += 1
-            _destinations(operand, passing, folded_into, into, count)
+            steps += _destinations(operand, passing, folded_into, into)
         else:
             into.append([target[0], target[1], target[2], True])
+    return steps
 
 
 def _hands_on(step: tuple) -> bool:

@@ -826,7 +826,7 @@ def test_the_boxes_outside_pieces_are_apart_and_hold_every_point_no_piece_holds(
 
     space, raw = case
     pieces = [[Interval(min(a, b), max(a, b)) for a, b in piece] for piece in raw]
-    boxes = _boxes_outside(space, pieces)
+    boxes = _boxes_outside([Interval(0, n - 1) for n in space], pieces)
     seen = []
     for box in boxes:
         seen += list(itertools.product(*(range(iv.lo, iv.hi + 1) for iv in box)))
