@@ -466,11 +466,11 @@ def command(
         if fusion_candidate is not None:
             extra["fusion_candidate"] = fusion_candidate
 
-    encode = encode_target = None
+    encode = target_encoder = None
     if fmt == "json" and top is None:
         from ..render import json_out
 
-        encode, encode_target = json_out.encode_module, json_out.encode_target
+        encode, target_encoder = json_out.encode_module, json_out.target_encoder
     options = AnalyzeOptions(
         direction=direction,
         fusion=tuple(fusion) or None,
@@ -478,7 +478,7 @@ def command(
         instruction=instruction,
         verify=verify,
         encode=encode,
-        encode_target=encode_target,
+        target_encoder=target_encoder,
         extra=extra,
     )
     kept = _Kept()

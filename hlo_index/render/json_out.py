@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from json.encoder import encode_basestring_ascii as _string
 
 from ..report.model import SCHEMA, ModuleReport, OperandReport, OperandRows, TargetReport, document
@@ -159,11 +159,18 @@ def _write_target(target: TargetReport, enc: _Encoded, out: TextSink) -> None:
     out.write(after)
 
 
-def encode_target(target: TargetReport) -> str:
-    """One target's part of the document, as ``write_module`` writes it."""
-    text = io.StringIO()
-    _write_target(target, _Encoded(), text)
-    return text.getvalue()
+def target_encoder() -> Callable[[TargetReport], str]:
+    """A function giving one target's part of the document, as ``write_module`` writes it, with
+    one memo for every target it encodes: what they share (the maps and figures of fusions equal
+    in structure) is encoded once, as in ``write_module``."""
+    enc = _Encoded()
+
+    def encode(target: TargetReport) -> str:
+        text = io.StringIO()
+        _write_target(target, enc, text)
+        return text.getvalue()
+
+    return encode
 
 
 def encode_module(module: ModuleReport) -> str:

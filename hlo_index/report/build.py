@@ -304,7 +304,7 @@ def module_report(
     fusions_only: bool = False,
     own_context: bool = True,
     workers: int = 1,
-    encode_target: Callable[[TargetReport], str] | None = None,
+    target_encoder: Callable[[], Callable[[TargetReport], str]] | None = None,
 ) -> ModuleReport:
     """Every selected target of one module; a failing target becomes an error diagnostic.
 
@@ -317,7 +317,8 @@ def module_report(
 
     ``workers`` > 1 (0: as many as there are idle CPUs): a module with enough to analyse has its
     targets shared among that many processes (``split_targets``); the report is the same. With
-    ``encode_target`` (the caller writes the JSON document only), the workers' targets come back
+    ``target_encoder`` (the caller writes the JSON document only: it makes the function that
+    encodes a target, with its memo of shared texts, in each process), the targets come back
     encoded, in files of their own (``TargetReport.encoded``): written there in parallel, and
     never held whole in memory.
     """
@@ -342,7 +343,7 @@ def module_report(
             verify_samples,
             seed,
             workers,
-            encode_target,
+            target_encoder,
         )
         _module_figures(report, module, options)
 
@@ -375,7 +376,7 @@ def _report_targets(
     verify_samples: int,
     seed: int | None,
     workers: int = 1,
-    encode_target: Callable[[TargetReport], str] | None = None,
+    target_encoder: Callable[[], Callable[[TargetReport], str]] | None = None,
 ) -> None:
     verified: dict = {}  # identical targets of this module are verified once (hlo_index.verify)
     # fusions equal in structure are analysed once (``target_report``); a check reads each target's
@@ -400,13 +401,14 @@ def _report_targets(
     # the records replace what this process's own targets added, in the module's order
     starts = len(targets), len(diagnostics), len(costs)
     groups, processes = shares
-    files = split_targets.spill_files(processes) if encode_target is not None else []
+    files = split_targets.spill_files(processes) if target_encoder is not None else []
     to_send = None
-    if files and encode_target is not None:
+    if files and target_encoder is not None:
+        encode = target_encoder()  # made before the fork: each process then fills a memo of its own
 
         def to_send(record: split_targets.Record, worker: int) -> split_targets.Record:
             i, made, said, entries = record
-            return i, [split_targets.spilled(t, encode_target, worker, files[worker]) for t in made], said, entries
+            return i, [split_targets.spilled(t, encode, worker, files[worker]) for t in made], said, entries
 
     records = split_targets.run_split(
         groups, processes, analyse_one, to_send, first=lambda: cost.prepare_totals(module, options or {})

@@ -30,9 +30,10 @@ class AnalyzeOptions:
     # the parent then only copies text out
     encode: Callable[[ModuleReport], str] | None = None
     # processes sharing one module's targets (``build.module_report``'s ``workers``; 0: auto), and
-    # what they encode each of their targets with (as ``encode``: the JSON document only)
+    # what makes the function each of them encodes its targets with (as ``encode``: the JSON
+    # document only)
     target_workers: int = 1
-    encode_target: Callable[[TargetReport], str] | None = None
+    target_encoder: Callable[[], Callable[[TargetReport], str]] | None = None
     extra: dict = field(default_factory=dict)  # flags for registered report extensions
 
 
@@ -87,7 +88,7 @@ def analyze_path(
             seed=options.seed,
             fusions_only=options.fusions_only,
             workers=options.target_workers,
-            encode_target=options.encode_target,
+            target_encoder=options.target_encoder,
         )
         reports.append(report)
     return reports
