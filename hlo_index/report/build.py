@@ -404,10 +404,17 @@ def _report_targets(
     files = split_targets.spill_files(processes) if target_encoder is not None else []
     to_send = None
     if files and target_encoder is not None:
-        encode = target_encoder()  # made before the fork: each process then fills a memo of its own
+        # Fusions equal in structure share their maps and figures, and are one group: each group
+        # is encoded with a memo of its own, so that the texts they share are encoded once and
+        # what they hold is freed with the group.
+        group_of = {i: g for g, indices in enumerate(groups) for i in indices}
+        encoding: list = [None, None]  # (the group, its encoder) in this process
 
         def to_send(record: split_targets.Record, worker: int) -> split_targets.Record:
             i, made, said, entries = record
+            if encoding[0] != group_of[i]:
+                encoding[:] = group_of[i], target_encoder()
+            encode = encoding[1]
             return i, [split_targets.spilled(t, encode, worker, files[worker]) for t in made], said, entries
 
     records = split_targets.run_split(
