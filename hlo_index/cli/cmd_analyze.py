@@ -501,7 +501,7 @@ def command(
     missing = missing_target_message(kept.modules, options)
     if missing:
         click.echo(missing, err=True)
-    if any(m.unreadable or m.internal_failure or m.cost_error for m in kept.modules) or missing:
+    if any(m.unreadable or m.invalid_input or m.internal_failure or m.cost_error for m in kept.modules) or missing:
         sys.exit(EXIT_UNREADABLE)
     if verify and any(
         d.severity == "error" and d.message.startswith("verify:") for m in kept.modules for d in m.diagnostics

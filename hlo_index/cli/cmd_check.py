@@ -147,7 +147,7 @@ def command(paths, allow, select, ignore, baseline_path, write_baseline, exit_ze
         note = _verify_skipped_note(reports)
         if note:
             click.echo(note, err=True)
-    if any(m.unreadable or m.internal_failure for m in reports):
+    if any(m.unreadable or m.invalid_input or m.internal_failure for m in reports):
         sys.exit(EXIT_UNREADABLE)
     sys.exit(EXIT_FINDINGS if found and not exit_zero else EXIT_OK)
 

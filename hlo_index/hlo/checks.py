@@ -130,6 +130,10 @@ def _check_instruction(instr: Instruction) -> str | None:
     attrs = instr.attrs
     if op in _ASYNC:
         return _check_async(instr)
+    if op == "conditional" and not instr.operands:
+        return "expects at least 1 operand (the branch index or predicate), has none"
+    if op == "conditional" and not ({"branch_computations", "true_computation"} & attrs.keys()):
+        return "attribute branch_computations (or true_computation and false_computation) is expected but not seen"
     if op == "conditional" and instr.operands:
         first = instr.operands[0].shape
         if first.is_tuple or first.rank != 0:

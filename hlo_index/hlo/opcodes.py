@@ -199,4 +199,5 @@ OPERAND_COUNTS: dict[str, int] = {
         ("convert", "bitcast-convert", "bitcast", "broadcast", "reshape", "transpose", "reverse", "slice"), 1
     ),
     **dict.fromkeys(("get-tuple-element", "while", "reduce-precision"), 1),
+    **dict.fromkeys(("iota", "replica-id", "partition-id"), 0),
 }

@@ -430,7 +430,8 @@ class _ModelBuilder:
         self, role: str, value: str, instr: Instruction, tok: Token | re.Match[str], offset: int
     ) -> str | tuple[str, ...]:
         names = A.callee_names(value)
-        if names is None:
+        if names is None or (value.lstrip().startswith("{") and role not in A.MULTI_CALLEE_ROLES):
+            # a role of one computation takes a name or an inline body: braces hold a body, as for XLA
             if type(tok) is re.Match:  # an entry of an INSTRS run: the inline body is read from a token
                 tok = instr_token(tok)
             brace = tok.value.index("{", offset)

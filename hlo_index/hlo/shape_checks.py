@@ -140,8 +140,9 @@ def _elementwise(instr: Instruction) -> str | None:
 
 
 def _tuple_in(instr: Instruction) -> str | None:
-    """Where an elementwise op but copy has a tuple for an operand or its result: XLA's shape
-    inference takes arrays only ("Expected array argument")."""
+    """Where an op of arrays (elementwise ops but copy, contractions, bitcast-convert) has a tuple
+    for an operand or its result: XLA's shape inference takes arrays only ("Expected array
+    argument")."""
     for k, op in enumerate(instr.operands):
         if op.shape.is_tuple:
             return f"operand {k} is the tuple {op.shape}: {instr.opcode} takes arrays"
@@ -180,6 +181,9 @@ def _broadcast(instr: Instruction) -> str | None:
     # the written form: dimensions={...} names, per operand dimension, the result dimension it becomes
     if len(instr.operands) != 1:
         return f"expects 1 operand, has {len(instr.operands)}"
+    tuples = _tuple_in(instr)
+    if tuples:
+        return tuples
     src, out = instr.operands[0].shape, instr.shape
     dims = instr.attrs.get("dimensions")
     if dims is None:
@@ -213,6 +217,9 @@ def _dot(instr: Instruction) -> str | None:
         return None
     if len(instr.operands) != 2:
         return f"expects 2 operands, has {len(instr.operands)}"
+    tuples = _tuple_in(instr)
+    if tuples:
+        return tuples
     lhs, rhs = (o.shape for o in instr.operands)
     attrs = instr.attrs
     dims = {}
@@ -268,6 +275,9 @@ def _convolution(instr: Instruction) -> str | None:
     then the dimensions."""
     if len(instr.operands) != 2:
         return f"expects 2 operands, has {len(instr.operands)}"
+    tuples = _tuple_in(instr)
+    if tuples:
+        return tuples
     lhs, rhs = (o.shape for o in instr.operands)
     labels = instr.attrs.get("dim_labels")
     if labels is None:
@@ -280,8 +290,19 @@ def _convolution(instr: Instruction) -> str | None:
         return f"batch_group_count must be a positive number, got {batches}"
     if features > 1 and batches > 1:
         return f"both batch_group_count {batches} and feature_group_count {features} cannot be greater than 1"
-    # labels of other ranks than the operands' (roles left out with '?') or another number of window
-    # dimensions: XLA's parser reads them; left to the op's rule, as before these checks
+    if lhs.is_tuple or rhs.is_tuple or is_unknown(lhs) or is_unknown(rhs):
+        return None
+    if lhs.rank != rhs.rank:
+        return f"Convolution arguments must have same number of dimensions. Got: {lhs} and {rhs}"
+    for side, shape, positions in (
+        ("input", lhs, (labels.input_batch, labels.input_feature, *labels.input_spatial)),
+        ("kernel", rhs, (labels.kernel_input_feature, labels.kernel_output_feature, *labels.kernel_spatial)),
+        ("output", instr.shape, (labels.output_batch, labels.output_feature, *labels.output_spatial)),
+    ):
+        if not shape.is_tuple and not is_unknown(shape) and max(positions) >= shape.rank:
+            return f"the {side} dim_labels name dimension {max(positions)}, the {side} {shape} has {shape.rank}"
+    # labels with dimensions of no role ('?') or another number of window dimensions: XLA's parser
+    # reads them; left to the op's rule
     rank = len(labels.input_spatial) + 2
     window = instr.attrs.get("window") or ()
     if len(window) != rank - 2 or not lhs.rank == rhs.rank == instr.shape.rank == rank:
@@ -326,6 +347,12 @@ def _concatenate(instr: Instruction) -> str | None:
 
 def _collective_dimension(instr: Instruction) -> str | None:
     """The dimension a collective gathers, scatters or splits lies inside each array operand."""
+    n = len(instr.operands)
+    out = instr.shape
+    # one result per operand (XLA's InferVariadicOpShape of their results)
+    several = instr.opcode != "all-gather-start" and n > 1 and not is_unknown(out)
+    if several and (out.tuple_shapes is None or len(out.tuple_shapes) != n):
+        return f"{n} operands give a tuple of {n} results, the written shape is {out}"
     dims = instr.attrs.get("dimensions")
     if not dims:
         return None
@@ -355,6 +382,11 @@ def _collective_result(instr: Instruction, dim: int) -> str | None:
         return None
     if out.rank != src.rank or any(a != b for k, (a, b) in enumerate(zip(out.dims, src.dims)) if k != dim):
         return f"the operand {src} and the result {out} differ outside dimension {dim}"
+    # the participants' pieces: each as big as the other, the whole their count times one
+    piece, whole = (out, src) if instr.opcode == "reduce-scatter" else (src, out)
+    static = 0 <= dim < out.rank and not (piece.dynamic[dim] or whole.dynamic[dim])
+    if static and (whole.dims[dim] % piece.dims[dim] if piece.dims[dim] else whole.dims[dim]):
+        return f"dimension {dim} of {whole} is no whole number of pieces of {piece.dims[dim]}"
     return None
 
 
@@ -364,13 +396,110 @@ def _sort_dimension(instr: Instruction) -> str | None:
     return _outside_operands(instr, dims) if dims and len(dims) == 1 else None
 
 
+def _reduce(instr: Instruction) -> str | None:
+    """XLA's InferReduceShape: as many initial values as inputs, inputs of one shape, the reduced
+    dimensions inside them and distinct, and the result the inputs' kept dimensions (a tuple of one
+    array per input where there are several)."""
+    ops = instr.operands
+    n = len(ops) // 2
+    if n == 0 or len(ops) != 2 * n:
+        return f"expects an even number of operands, has {len(ops)}"
+    inputs = [o.shape for o in ops[:n]]
+    if any(s.is_tuple or is_unknown(s) for s in [*inputs, *(o.shape for o in ops[n:])]):
+        return None
+    first = inputs[0]
+    if any(s.dims != first.dims for s in inputs[1:]):
+        return f"the inputs differ in dimensions: {first} and {next(s for s in inputs if s.dims != first.dims)}"
+    dims = tuple(instr.attrs.get("dimensions") or ())
+    bad = [d for d in dims if not 0 <= d < first.rank]
+    if bad:
+        return f"reducing out-of-bounds dimension {bad[0]} in shape {first}"
+    if len(set(dims)) != len(dims):
+        return f"duplicate reduction dimension in {list(dims)}"
+    kept = Shape(first.element_type, tuple(d for k, d in enumerate(first.dims) if k not in dims))
+    written = instr.shape
+    if n == 1:
+        return None if written.is_tuple and len(written.tuple_shapes or ()) == 1 else _dims_differ(written, kept)
+    parts = written.tuple_shapes
+    if parts is None or len(parts) != n:
+        return f"a reduce of {n} inputs gives a tuple of {n} arrays, the written shape is {written}"
+    return next((d for d in (_dims_differ(p, kept) for p in parts if not p.is_tuple) if d), None)
+
+
+def _tuple_elements(instr: Instruction) -> str | None:
+    """XLA's InferVariadicOpShape for a tuple: its elements are its operands' shapes, in order."""
+    if is_unknown(instr.shape):
+        return None
+    parts = instr.shape.tuple_shapes
+    if parts is None:
+        return f"the written shape {instr.shape} is no tuple"
+    if len(parts) != len(instr.operands):
+        return f"the written shape has {len(parts)} element(s), the tuple {len(instr.operands)} operand(s)"
+    for k, (part, op) in enumerate(zip(parts, instr.operands)):
+        if is_unknown(part) or is_unknown(op.shape):
+            continue
+        if _nested_dims(part) != _nested_dims(op.shape):
+            return f"element {k} is written {part}, its operand %{op.name} is {op.shape}"
+    return None
+
+
+def _nested_dims(shape: Shape) -> object:
+    return tuple(map(_nested_dims, shape.tuple_shapes)) if shape.tuple_shapes is not None else shape.dims
+
+
+def _ragged_dot(instr: Instruction) -> str | None:
+    """XLA's InferRaggedDotOpShape, its dimension numbers: lhs, rhs and the group sizes, every
+    batch, contracting and group dimension inside its operand."""
+    if len(instr.operands) != 3:
+        return f"expects 3 operands, has {len(instr.operands)}"
+    tuples = _tuple_in(instr)
+    if tuples:
+        return tuples
+    lhs, rhs = instr.operands[0].shape, instr.operands[1].shape
+    attrs = instr.attrs
+    for side, shape in (("lhs", lhs), ("rhs", rhs)):
+        for kind in ("batch", "contracting", "ragged", "group"):
+            values = tuple(attrs.get(f"{side}_{kind}_dims") or ())
+            bad = [d for d in values if not 0 <= d < shape.rank]
+            if bad:
+                return f"{side}_{kind}_dimensions value: {bad[0]} is out of range: [0, {shape.rank})"
+    return None
+
+
+def _bitcast_convert(instr: Instruction) -> str | None:
+    """XLA's InferBitcastConvertShape: an array to an array of as many bits; between element types
+    of different widths the narrower side has one more, minor, dimension of the ratio."""
+    from .model import ELEMENT_BITS
+
+    if len(instr.operands) != 1:
+        return f"expects 1 operand, has {len(instr.operands)}"
+    tuples = _tuple_in(instr)
+    if tuples:
+        return tuples
+    src, out = instr.operands[0].shape, instr.shape
+    a, b = ELEMENT_BITS.get(src.element_type), ELEMENT_BITS.get(out.element_type)
+    if a is None or b is None:
+        return None
+    if not a or not b:  # a token or opaque value has no bits to reinterpret
+        return f"cannot bitcast-convert {src} to {out}: both must be arrays of numbers"
+    if a == b:
+        return _dims_differ(out, Shape(out.element_type, src.dims))
+    wide, narrow, ratio = (src, out, a // b) if a > b else (out, src, b // a)
+    if max(a, b) % min(a, b) or narrow.rank != wide.rank + 1 or narrow.dims[:-1] != wide.dims:
+        return f"cannot bitcast-convert {src} to {out}: the narrower type needs one more, minor, dimension"
+    if narrow.dims[-1] != ratio and not narrow.dynamic[-1]:
+        return f"cannot bitcast-convert {src} to {out}: the minor dimension must be {ratio}"
+    return None
+
+
 _COLLECTIVES = ("all-gather", "all-gather-start", "reduce-scatter", "all-to-all")
 # checks that read the operands alone (the result is a tuple as often as not)
-_OPERAND_CHECKS = frozenset((*_COLLECTIVES, "sort", "gather", "scatter"))
+_OPERAND_CHECKS = frozenset((*_COLLECTIVES, "sort", "gather", "scatter", "reduce", "tuple"))
 # a select's predicate (0) and a clamp's bounds (0 and 2) may be scalars; the other operands not
 _SCALAR_OPERANDS = {"select": (0,), "clamp": (0, 2)}
 _ELEMENTWISE = frozenset(ELEMENTWISE_OPCODES)
-_ARRAYS_ONLY = _ELEMENTWISE - {"copy"}  # a copy copies a tuple too
+# a copy copies a tuple too
+_ARRAYS_ONLY = (_ELEMENTWISE - {"copy"}) | {"convolution", "dot", "ragged-dot", "bitcast-convert"}
 _CHECKS: dict[str, Callable[[Instruction], str | None]] = {
     **dict.fromkeys(_ELEMENTWISE, _elementwise),
     "pad": _inferred,
@@ -387,6 +516,10 @@ _CHECKS: dict[str, Callable[[Instruction], str | None]] = {
     "sort": _sort_dimension,
     "gather": gather_dimension_numbers,
     "scatter": scatter_dimension_numbers,
+    "reduce": _reduce,
+    "tuple": _tuple_elements,
+    "ragged-dot": _ragged_dot,
+    "bitcast-convert": _bitcast_convert,
 }
 _CHECKED = frozenset(_CHECKS) | frozenset(SIGNATURE_CHECKS)
 _ELEMENTWISE_RULES = {
@@ -426,4 +559,7 @@ _RULE_NAMES = {
     "sort": "ShapeVerifier::HandleSort",
     "gather": "ShapeInference::InferGatherShape",
     "scatter": "ShapeInference::InferScatterShape",
+    "tuple": "ShapeInference::InferVariadicOpShape",
+    "ragged-dot": "ShapeInference::InferRaggedDotOpShape",
+    "bitcast-convert": "ShapeInference::InferBitcastConvertShape",
 }

@@ -327,6 +327,43 @@ def _set_dimension_size(instr: Instruction) -> Shape:
     return array(shape.element_type, shape.dims, dynamic)
 
 
+def _dynamic_slice(instr: Instruction) -> Shape:
+    """XLA's InferDynamicSliceShape: one size per operand dimension, each inside it."""
+    operand = _array_operand(_operands(instr, at_least=1)[0])
+    sizes = tuple(_attr(instr, "dynamic_slice_sizes"))
+    if len(sizes) != operand.rank:
+        raise ShapeInferenceError(f"dynamic_slice_sizes has {len(sizes)} entries, the operand {operand.rank} dims")
+    for k, (size, dim) in enumerate(zip(sizes, operand.dims)):
+        if not 0 <= size <= dim:
+            raise ShapeInferenceError(f"slice size {size} of dimension {k} is outside [0, {dim}]")
+    return array(operand.element_type, sizes)
+
+
+def _dynamic_update_slice(instr: Instruction) -> Shape:
+    """XLA's InferDynamicUpdateSliceShape: the operand's shape, an update of its rank inside it."""
+    ops = _operands(instr, at_least=2)
+    operand, update = _array_operand(ops[0]), _array_operand(ops[1])
+    if update.rank != operand.rank or any(u > d for u, d in zip(update.dims, operand.dims)):
+        raise ShapeInferenceError(f"the update {update} does not fit in the operand {operand}")
+    return _strip_layout(operand)
+
+
+def _async_element(k: int) -> Callable[[Instruction], Shape]:
+    """A done's result: element ``k`` of its start's tuple (the start's own shape where that is an
+    array, as an all-reduce-start's is)."""
+
+    def rule(instr: Instruction) -> Shape:
+        (start,) = _operands(instr, 1)
+        parts = start.shape.tuple_shapes
+        if parts is None:
+            return start.shape
+        if not 0 <= k < len(parts):
+            raise ShapeInferenceError(f"the start {start.shape} has no element {k}")
+        return parts[k]
+
+    return rule
+
+
 # ---- calls --------------------------------------------------------------------------------
 
 
@@ -575,6 +612,12 @@ _RULES: dict[str, Callable[[Instruction], Shape]] = {
     "partition-id": _scalar("u32"),
     "get-dimension-size": _scalar("s32"),
     "set-dimension-size": _set_dimension_size,
+    "dynamic-slice": _dynamic_slice,
+    "dynamic-update-slice": _dynamic_update_slice,
+    "all-gather-done": _async_element(1),
+    "all-reduce-done": _async_element(0),
+    "collective-permute-done": _async_element(1),
+    "copy-done": _async_element(0),
     "call": _call,
     "conditional": _conditional,
     "while": _while,

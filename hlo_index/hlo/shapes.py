@@ -69,6 +69,9 @@ def _parse_array_shape(text: str) -> Shape:
         raise ShapeError(f"unknown element type {element_type!r} in shape {text!r}", 0)
     dims: list[int] = []
     dynamic: list[bool] = []
+    if dims_text.strip() and not ELEMENT_BITS[element_type]:
+        # a token or an opaque value holds no elements (XLA's parser fails a check on token[2])
+        raise ShapeError(f"{element_type} takes no dimensions: {text!r}", m.start(2))
     if dims_text.strip():
         part_offset = m.start(2)
         for part in dims_text.split(","):

@@ -6,7 +6,7 @@ Each problem is a Diagnostic with the instruction's (or computation's) line and 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from itertools import chain
+from itertools import chain, islice
 from operator import attrgetter
 
 from .attributes import CALLEE_ROLES, MULTI_CALLEE_ROLES, SINGLE_CALLEE_ROLES
@@ -120,7 +120,8 @@ def _link_computation(
     else:
         problems.append(error(f"computation %{comp.name} has no instructions", comp.line, comp.column))
     if params and sorted(params) != list(range(len(params))):
-        missing = sorted(set(range(max(params) + 1)) - set(params))
+        # the first five numbers missing, found within len(params) + 5 steps (a number may be huge)
+        missing = list(islice((k for k in range(max(params)) if k not in params), 5))
         first = comp.parameters[max(params)]
         problems.append(
             error(f"parameter numbers of %{comp.name} are not dense: missing {missing[:5]}", first.line, first.column)
@@ -206,6 +207,12 @@ def _even_operand_count(instr: Instruction) -> str | None:
     return f"expects an even number of operands, but has {count} operands" if count % 2 else None
 
 
+def _odd_operand_count(instr: Instruction) -> str | None:
+    """A scatter's operands: the inputs, the indices, then as many updates as inputs."""
+    count = len(instr.operand_names)
+    return None if count % 2 else f"expects an odd number of operands, but has {count} operands"
+
+
 # Where a dynamic slice's start indices begin: after the operand, or after the operand and the update.
 _FIRST_INDEX = {"dynamic-slice": 1, "dynamic-update-slice": 2}
 _TOO_FEW = {1: "Expected at least one operand.", 2: "Expected at least two operands."}
@@ -264,6 +271,7 @@ def _broadcast_dimensions(instr: Instruction) -> str | None:
 # or None.
 _OPERAND_RULES: dict[str, Callable[[Instruction], str | None]] = {
     "reduce": _even_operand_count,
+    "scatter": _odd_operand_count,
     "broadcast": _broadcast_dimensions,
     "sort": _one_dimension("sort takes one dimension"),
     "all-to-all": _one_dimension("all-to-all takes one split dimension"),
@@ -394,7 +402,16 @@ def _check_reshape(instr: Instruction, problems: list[Diagnostic]) -> None:
     if len(instr.operands) != 1:
         return
     out, src = instr.shape, instr.operands[0].shape
-    if out.is_tuple or src.is_tuple or out.element_type == "unknown" or src.element_type == "unknown":
+    if out.is_tuple or src.is_tuple:  # XLA's ExpectArray in InferReshapeShape
+        problems.append(
+            error(
+                f"reshape %{instr.name}: expected an array, got {src if src.is_tuple else out}",
+                instr.line,
+                instr.column,
+            )
+        )
+        return
+    if out.element_type == "unknown" or src.element_type == "unknown":
         return
     if any(out.dynamic) or any(src.dynamic):
         return

@@ -36,24 +36,9 @@ def _undefined_reason(instr: Instruction) -> str:
 def _inconsistent_shape(instr: Instruction) -> str | None:
     """Why the written result shape of ``instr`` cannot be right (XLA's parser does not verify it),
     or None when it agrees with what the operands and attributes give (or that is unknown)."""
-    from ..hlo.shape_inference import ShapeInferenceError, infer_shape
+    from ..hlo.written_shapes import written_shape_problem
 
-    try:
-        inferred = infer_shape(instr)
-    except ShapeInferenceError as e:
-        if str(e).startswith("cannot infer shape for opcode"):
-            return None
-        return f"{instr.opcode} %{instr.name} is malformed: {e}"
-    except (IndexError, KeyError, TypeError, ValueError):
-        return None
-    written = instr.shape
-
-    def dims(s: Shape) -> tuple[object, ...]:
-        return tuple(dims(t) for t in s.tuple_shapes) if s.tuple_shapes is not None else s.dims
-
-    if dims(inferred) != dims(written):
-        return f"the written shape {written} of {instr.opcode} %{instr.name} is not what its operands give ({inferred})"
-    return None
+    return written_shape_problem(instr)
 
 
 def unbounded_dim_reason(instr: Instruction) -> str | None:

@@ -53,6 +53,9 @@ def ragged_layout(instr: Instruction) -> str | RaggedDims:
     lb, rb = tuple(instr.attr("lhs_batch_dims", ())), tuple(instr.attr("rhs_batch_dims", ()))
     lc, rc = tuple(instr.attr("lhs_contracting_dims", ())), tuple(instr.attr("rhs_contracting_dims", ()))
     ragged, group = tuple(instr.attr("lhs_ragged_dims", ())), tuple(instr.attr("rhs_group_dims", ()))
+    if any(not 0 <= d < lhs.rank for d in lb + lc + ragged) or any(not 0 <= d < rhs.rank for d in rb + rc + group):
+        # a grouped gemm's config is checked by nobody before its kernel runs
+        return "ragged-dot: its dimension numbers name dimensions its operands do not have"
     if len(ragged) != 1 or len(group) != 1:
         return "ragged-dot: only a ragged non-contracting lhs dim with an rhs group dim is modelled"
     (r,), (g,) = ragged, group

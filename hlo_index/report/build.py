@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from itertools import repeat
+from collections.abc import Callable, Iterator
+from itertools import chain, repeat
 
 from ..analyses.structure_keys import fusion_structure_key
 from ..api import SelectedTarget, TargetNotFound, operand_info, select_targets
 from ..context import current
 from ..fusion import OperandIndexing, RowTable, callee_of, input_to_output_table, output_to_input_table
-from ..hlo.model import Computation, Diagnostic, Module, Shape
+from ..fusion.traverse import callee_misfit
+from ..hlo.model import Computation, Diagnostic, Instruction, Module, Shape
+from ..hlo.written_shapes import reached_instructions, written_shape_problem
 from . import cost, finding_kinds, operand_figures, source, split_targets
 from .model import DiagnosticReport, ModuleReport, OperandReport, OperandRows, TargetReport
 from .texts import MAP_TEXTS, map_report, shape_text
@@ -361,7 +363,8 @@ def _module_figures(report: ModuleReport, module: Module, options: dict | None) 
             add_figures(report, module, options or {})
         except Exception as exc:  # noqa: BLE001  (a failing figure must not cost the targets)
             report.diagnostics.append(
-                DiagnosticReport("error", f"{INTERNAL}module %{module.name}: {type(exc).__name__}: {exc}")
+                _invalid_input(module.instructions, module.source)
+                or DiagnosticReport("error", f"{INTERNAL}module %{module.name}: {type(exc).__name__}: {exc}")
             )
 
 
@@ -451,10 +454,36 @@ def _report_target(
         if verify:
             _verify_into(item, module, target, report, verify_samples, seed, verified)
     except Exception as exc:  # noqa: BLE001  one broken rule must not hide every other target's maps
-        report.diagnostics.append(internal_failure(item, exc, module.source))
+        report.diagnostics.append(
+            _invalid_input(_reached(item.target), module.source) or internal_failure(item, exc, module.source)
+        )
 
 
 INTERNAL = "internal: "  # message prefix of an analysis that raised: a bug, never the input's fault
+# message prefix of input that XLA's verifier rejects (a written shape its operands do not give),
+# found when an analysis failed on it: the input's fault, said at the instruction
+INVALID = "invalid: "
+
+
+def _reached(target) -> Iterator[Instruction]:
+    """The instructions an analysis of ``target`` reads: a computation's and what they call."""
+    if isinstance(target, Computation):
+        return chain.from_iterable(map(reached_instructions, target.instructions))
+    return reached_instructions(target)
+
+
+def _invalid_input(instructions: Iterator[Instruction], source: str) -> DiagnosticReport | None:
+    """An error at the first of ``instructions`` whose written shape XLA's verifier rejects; None
+    where each agrees with its operands (the failure is then the tool's)."""
+    for instr in instructions:
+        problem = written_shape_problem(instr)
+        callee = callee_of(instr) if problem is None and instr.opcode in ("fusion", "call") else None
+        if callee is not None:
+            misfit = callee_misfit(instr, callee)
+            problem = f"{instr.opcode} %{instr.name}: {misfit}, which XLA's verifier rejects" if misfit else None
+        if problem is not None:
+            return DiagnosticReport("error", f"{INVALID}{problem}", instr.line, instr.column, source)
+    return None
 
 
 def internal_failure(item: SelectedTarget, exc: Exception, source: str) -> DiagnosticReport:

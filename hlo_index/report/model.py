@@ -259,6 +259,12 @@ class ModuleReport:
         return any(d.severity == "error" and d.message.startswith("cost: ") for d in self.diagnostics)
 
     @property
+    def invalid_input(self) -> bool:
+        """An analysis failed on an instruction XLA's verifier rejects: the commands exit 2, as for
+        unreadable input."""
+        return any(d.severity == "error" and d.message.startswith("invalid: ") for d in self.diagnostics)
+
+    @property
     def internal_failure(self) -> bool:
         """An analysis raised (a bug): the commands exit 2, as for unreadable input."""
         return any(d.severity == "error" and d.message.startswith("internal: ") for d in self.diagnostics)

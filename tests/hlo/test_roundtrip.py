@@ -134,6 +134,8 @@ def modules(draw):
             if opcode in ("negate", "add"):  # XLA's verifier: the operands' shape, and the result's
                 shape = shape_of[ops[0]]
                 ops = [n if shape_of[n] == shape else ops[0] for n in ops]
+            if opcode == "tuple":  # XLA's verifier: a tuple's elements are its operands' shapes
+                shape = "(" + ", ".join(shape_of[n] for n in ops) + ")"
             if opcode == "reduce":  # XLA's verifier: values and initial values the combiner's f32[]
                 scalar = f"c{i}"
                 lines.append(f"  %{scalar} = f32[] constant(0)")
@@ -152,7 +154,8 @@ def modules(draw):
         lines.append(f"  %{name} = {shape} {call}" + "".join(", " + a for a in attrs))
         names.append(name)
         shape_of[name] = shape
-    lines.append(f"  ROOT %out = {draw(shapes)} tuple({', '.join('%' + n for n in names)})")
+    root_shape = "(" + ", ".join(shape_of[n] for n in names) + ")"
+    lines.append(f"  ROOT %out = {root_shape} tuple({', '.join('%' + n for n in names)})")
     lines.append("}")
     return "\n".join(lines) + "\n"
 

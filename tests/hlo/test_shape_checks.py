@@ -698,3 +698,64 @@ def test_an_elementwise_op_takes_and_gives_arrays(body, rule, message):
 
 def test_a_copy_of_a_tuple_is_valid():
     assert parse_module_text(with_a_tuple("ROOT c = (f32[4], f32[4]) copy(t)")).entry.root.opcode == "copy"
+
+
+ADD = "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\n"
+# (body, rule, fragment): each read by XLA's parser (jaxlib 0.10.2), rejected by its verifier
+MORE_CASES = {
+    "reduce_dim": (
+        "ROOT r = f32[4] reduce(p, z), dimensions={2}, to_apply=add",
+        "InferReduceShape",
+        "out-of-bounds dimension 2",
+    ),
+    "reduce_dims": ("ROOT r = f32[6] reduce(p, z), dimensions={1}, to_apply=add", "InferReduceShape", "[4]"),
+    "tuple_element": ("ROOT r = (f32[4,6], f32[2]) tuple(p, p)", "InferVariadicOpShape", "element 1"),
+    "ragged_dot_dim": (
+        "ROOT r = f32[4,6] ragged-dot(p, p, z), lhs_contracting_dims={8}, rhs_contracting_dims={1}, "
+        "lhs_ragged_dims={0}, rhs_group_dims={0}",
+        "InferRaggedDotOpShape",
+        "value: 8 is out of range",
+    ),
+    "bitcast_convert_dims": ("ROOT r = s32[6,4] bitcast-convert(p)", "InferBitcastConvertShape", "[4,6]"),
+    "bitcast_convert_narrower": ("ROOT r = f16[4,6] bitcast-convert(p)", "InferBitcastConvertShape", "minor"),
+    "convolution_ranks": (
+        "ROOT r = f32[4,6] convolution(p, z), window={size=1}, dim_labels=bf_io->bf",
+        "InferConvolveShape",
+        "same number of dimensions",
+    ),
+    "convolution_tuple": (
+        "ROOT r = (f32[4,6], u8[0]) convolution(p, p), dim_labels=bf_io->bf",
+        "InferConvolveShape",
+        "tuple",
+    ),
+    "all_gather_operands": (
+        "ROOT r = f32[8,6] all-gather(p, p), dimensions={0}, replica_groups={{0,1}}",
+        "InferAllGatherShape",
+        "2 operands give a tuple",
+    ),
+    "all_gather_pieces": (
+        "ROOT r = f32[6,6] all-gather(p), dimensions={0}, replica_groups={{0,1}}",
+        "InferAllGatherShape",
+        "no whole number of pieces of 4",
+    ),
+    "reduce_scatter_pieces": (
+        "ROOT r = f32[0,6] reduce-scatter(p), dimensions={0}, replica_groups={{0,1}}, to_apply=add",
+        "InferReduceScatterShape",
+        "no whole number of pieces of 0",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE_CASES))
+def test_more_of_what_xlas_verifier_rejects_is_rejected(name):
+    rejected_at(lambda body: module(body, ADD), *MORE_CASES[name], line=12)
+
+
+def test_those_ops_well_formed_are_read():
+    body = (
+        "a = f32[4] reduce(p, z), dimensions={1}, to_apply=add\n  b = (f32[4,6], f32[]) tuple(p, z)\n"
+        "  c = s32[4,6] bitcast-convert(p)\n  d = f16[4,6,2] bitcast-convert(p)\n"
+        "  e = f32[8,6] all-gather(p), dimensions={0}, replica_groups={{0,1}}\n"
+        "  ROOT r = f32[2,6] reduce-scatter(p), dimensions={0}, replica_groups={{0,1}}, to_apply=add"
+    )
+    assert parse_module_text(module(body, ADD)).entry.root.opcode == "reduce-scatter"

@@ -319,6 +319,8 @@ def test_two_roots_are_a_diagnostic():
 def test_parameter_numbers_must_be_dense():
     fails(module("  %p = f32[8] parameter(0)\n  ROOT %q = f32[8] parameter(2)"), "not dense")
     fails(module("  %p = f32[8] parameter(0)\n  ROOT %q = f32[8] parameter(0)"), "used twice")
+    # a huge number: the missing ones are named without listing every number below it
+    fails(module("  %p = f32[8] parameter(0)\n  ROOT %q = f32[8] parameter(99999999999)"), "missing [1, 2, 3, 4, 5]")
 
 
 def test_reshape_element_counts_must_agree():
@@ -585,3 +587,52 @@ def test_fusion_kinds_and_called_computations():
     b = m.entry.root
     assert b.attrs["branch_computations"] == ("t", "fc")
     assert b.called["branch_computations.0"].name == "t" and b.called["branch_computations.1"].name == "fc"
+
+
+ADD = "%add {\n  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n  ROOT %c = f32[] add(%a, %b)\n}\n\n"
+
+
+@pytest.mark.parametrize("value", ["{}", "{%add}", "{%add, %add}"])
+def test_a_role_of_one_computation_takes_no_list_of_names(value):
+    # XLA reads braces after to_apply= or calls= as an inline body: "expects name" for {}, "expects
+    # '='" for {%add}; a list of names would reach the analyses as several computations
+    body = (
+        "  %p = f32[8] parameter(0)\n  %z = f32[] constant(0)\n"
+        f"  ROOT %r = f32[] reduce(%p, %z), dimensions={{0}}, to_apply={value}"
+    )
+    err = fails(f"HloModule m\n\n{ADD}ENTRY %main {{\n{body}\n}}\n")
+    brace = err.diagnostic.source_line.index("to_apply=") + len("to_apply=") + 1  # 1-based
+    assert err.diagnostic.line == 12 and err.diagnostic.column in (brace, brace + 1)
+    fused = "  %p = f32[8] parameter(0)\n  ROOT %f = f32[8] fusion(%p), kind=kLoop, calls=" + value
+    fails(module(fused))
+
+
+# Each rejected by XLA's parser (jaxlib 0.10.2) with the message given, or (marked) crashing it.
+@pytest.mark.parametrize(
+    "body, fragment",
+    [
+        # "expects an odd number of operands, but has 4 operands"
+        (
+            "  %p = f32[4] parameter(0)\n  %i = s32[1,1] parameter(1)\n  %u = f32[1] parameter(2)\n"
+            "  ROOT %s = f32[4] scatter(%p, %p, %i, %u), update_window_dims={}, inserted_window_dims={0}, "
+            "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%add",
+            "expects an odd number of operands",
+        ),
+        # "expects 0 operands, but has 1 operands"
+        ("  %p = s32[4] parameter(0)\n  ROOT %i = s32[4] iota(%p), iota_dimension=0", "expects 0 operands"),
+        # XLA's parser reads operand 0 of a conditional without one, and aborts
+        ("  %p = f32[] parameter(0)\n  ROOT %c = f32[] conditional(), to_apply=%add", "expects at least 1 operand"),
+        ("  %p = s32[] parameter(0)\n  ROOT %c = f32[] conditional(%p)", "branch_computations"),
+        # a token holds no elements: XLA's parser fails a check (shape.IsArray())
+        ("  %p = token[3] parameter(0)\n  ROOT %c = f32[] constant(0)", "takes no dimensions"),
+        ("  ROOT %c = token[] constant(0)", "not a token"),
+    ],
+)
+def test_what_xlas_parser_rejects_or_cannot_read_is_an_error(body, fragment):
+    fails(f"HloModule m\n\n{ADD}ENTRY %main {{\n{body}\n}}\n", fragment)
+
+
+def test_a_reshape_of_a_tuple_is_an_error():
+    # XLA's parser fails a check on it (jaxlib 0.10.2 aborts: a tuple has no dimensions)
+    body = "  %p = (f32[4], f32[2]) parameter(0)\n  ROOT %r = f32[4] reshape(%p)"
+    fails(module(body), "expected an array")

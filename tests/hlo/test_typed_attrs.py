@@ -232,6 +232,11 @@ def test_every_element_type_parses():
     from hlo_index.hlo.model import ELEMENT_BITS
 
     for element_type, dims in itertools.product(ELEMENT_BITS, ("[]", "[3]")):
+        if dims == "[3]" and element_type in ("token", "opaque"):
+            # no elements to lay out: XLA's parser fails a check (jaxlib 0.10.2 aborts) on token[3]
+            with pytest.raises(ParseError, match="takes no dimensions"):
+                parse_shape(element_type + dims)
+            continue
         assert parse_shape(element_type + dims).element_type == element_type
 
 

@@ -365,6 +365,18 @@ def test_grouped_gemm_is_the_ragged_dot_of_its_config(data):
     assert all(not om.maps for om in output_to_input(instr, 1))  # the workspace
 
 
+def test_a_grouped_gemm_whose_config_names_dimensions_it_lacks_is_unknown():
+    instr = _grouped_gemm(4, 3, 2, 2)
+    config = json.loads(instr.attrs["backend_config"])
+    config["grouped_gemm_backend_config"]["ragged_dot_dimension_numbers"]["dot_dimension_numbers"][
+        "lhs_contracting_dimensions"
+    ] = ["8"]  # the lhs has two dimensions
+    instr.attrs["backend_config"] = json.dumps(config)
+    for om in output_to_input(instr, 0):
+        (m,) = om.maps
+        assert m.is_undefined and "dimensions its operands do not have" in m.undefined_reason
+
+
 def test_assume_gather_indices_in_bound_is_its_operand():
     instr = instruction(
         "custom-call",

@@ -76,6 +76,24 @@ def ragged_dot_flops(instr: Instruction) -> int:
     return dot_flops(instr.operands[0].shape.dims, instr.attrs.get("lhs_contracting_dims", ()), out_elements)
 
 
+def convolution_fits(instr: Instruction, lhs, rhs, out) -> bool:
+    """Whether the dim_labels and window name dimensions that ``lhs``, ``rhs`` and ``out`` have (a
+    convolution op's are checked when the module is read; a cuDNN custom-call's are not)."""
+    labels = instr.attrs.get("dim_labels")
+    if labels is None:
+        return True
+    if any(s.is_tuple for s in (lhs, rhs, out)):
+        return False
+    window = instr.attrs.get("window") or ()
+    spatial = len(labels.input_spatial)
+    return (
+        len(window) <= spatial
+        and max(labels.input_batch, labels.input_feature, *labels.input_spatial) < lhs.rank
+        and max(labels.kernel_input_feature, labels.kernel_output_feature, *labels.kernel_spatial) < rhs.rank
+        and max(labels.output_batch, labels.output_feature, *labels.output_spatial) < out.rank
+    )
+
+
 def convolution_flops(instr: Instruction, lhs, rhs, out) -> int:
     labels = instr.attrs.get("dim_labels")
     window = instr.attrs.get("window") or ()
@@ -257,9 +275,18 @@ def custom_call_flops(instr: Instruction, options: CostOptions) -> tuple[float, 
         dnums = gemm.get("dot_dimension_numbers", {})
         contracting = [int(d) for d in dnums.get("lhs_contracting_dimensions", [])]
         out = instr.shape.tuple_shapes[0] if instr.shape.tuple_shapes is not None else instr.shape
-        return float(dot_flops(instr.operands[0].shape.dims, contracting, elements(out))), 0.0
+        lhs = instr.operands[0].shape if instr.operands else None
+        # a custom-call's operands are not checked against its config (XLA's verifier does not):
+        # a config that does not fit them has no count
+        if lhs is None or lhs.is_tuple or any(not 0 <= d < lhs.rank for d in contracting):
+            return -1.0, 0.0
+        return float(dot_flops(lhs.dims, contracting, elements(out))), 0.0
     if options.gpu and is_dnn_convolution(instr):
         out = instr.shape.tuple_shapes[0] if instr.shape.tuple_shapes is not None else instr.shape
+        if len(instr.operands) < 2 or not convolution_fits(
+            instr, instr.operands[0].shape, instr.operands[1].shape, out
+        ):
+            return -1.0, 0.0
         return float(convolution_flops(instr, instr.operands[0].shape, instr.operands[1].shape, out)), 0.0
     estimate = triton_cost_estimate(instr) if options.gpu else None
     if estimate is not None:

@@ -1,0 +1,82 @@
+"""Input XLA's parser reads and its verifier rejects, on which an analysis fails: reported as
+invalid input at the instruction (exit 2), never as an internal failure of the tool. And inputs an
+analysis must read without failing: a custom-call whose config does not fit its operands (nobody
+checks it before its kernel runs)."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from hlo_index.cli import main
+
+# A Triton fusion whose fused computation takes f32[10,10] where the fusion passes f32[8,4,1]: the
+# maps are UNDEFINED (the callee does not fit), and the cost model's tiling reads the parameter.
+MISFIT = """HloModule m
+
+fused {
+  ROOT p = f32[10,10] parameter(0)
+}
+
+ENTRY e {
+  x = f32[8,4,1] parameter(0)
+  ROOT f = f32[10,10] fusion(x), kind=kCustom, calls=fused,
+    backend_config={"fusion_backend_config":{"kind":"__triton","block_level_fusion_config":{}}}
+}
+"""
+
+# An all-gather-done written f32[2,4] where its start gives f32[2] (element 1 of its tuple).
+DONE = """HloModule m
+
+ENTRY e {
+  p = f32[1] parameter(0)
+  s = (f32[1], f32[2]) all-gather-start(p), dimensions={0}, replica_groups={{0,1}}
+  ROOT d = f32[2,4] all-gather-done(s)
+}
+"""
+
+# A cuDNN convolution whose dim_labels name four dimensions of a three-dimensional input.
+CUDNN = """HloModule m
+
+ENTRY e {
+  input = f16[3,2,2] parameter(0)
+  filter = f16[2,2,41,40] parameter(1)
+  ROOT result = (f16[10,20,30,40], u8[0]) custom-call(input, filter), window={size=2x2},
+    dim_labels=b01f_01io->b01f, custom_call_target="__cudnn$convForward"
+}
+"""
+
+
+def analyze(text: str, *args: str):
+    result = CliRunner().invoke(main, ["analyze", "-", "--format", "json", *args], input=text)
+    return result, json.loads(result.stdout) if result.stdout.strip() else None
+
+
+def messages(doc) -> list[str]:
+    return [d["message"] for m in doc["modules"] for d in m["diagnostics"]]
+
+
+def test_a_fusion_whose_callee_does_not_fit_is_invalid_input_at_the_fusion():
+    result, doc = analyze(MISFIT, "--device", "h100_sxm")
+    assert result.exit_code == 2
+    said = [d for m in doc["modules"] for d in m["diagnostics"] if d["message"].startswith("invalid: ")]
+    assert said and (said[0]["line"], said[0]["column"]) == (9, 8)
+    assert "parameter 0 is f32[10,10]" in said[0]["message"] and "(%x) is f32[8,4,1]" in said[0]["message"]
+    assert not any(m.startswith("internal: ") for m in messages(doc))
+
+
+def test_a_done_whose_shape_is_not_its_starts_is_invalid_input_at_the_done():
+    result, doc = analyze(DONE)
+    assert result.exit_code == 2
+    said = [d for m in doc["modules"] for d in m["diagnostics"] if d["message"].startswith("invalid: ")]
+    assert said and said[0]["line"] == 6 and "(f32[2])" in said[0]["message"]
+    assert not any(m.startswith("internal: ") for m in messages(doc))
+
+
+def test_a_cudnn_convolution_whose_labels_do_not_fit_has_no_flop_count():
+    result, doc = analyze(CUDNN, "--device", "h100_sxm")
+    assert result.exit_code == 0, result.output
+    (target,) = doc["modules"][0]["targets"]
+    assert target["cost"]["flops"] == -1  # XLA's own "not counted"
+    assert not any(m.startswith("internal: ") for m in messages(doc))
