@@ -375,10 +375,17 @@ def _collective_result(instr: Instruction, dim: int) -> str | None:
     """An array result of one array operand has the operand's dimensions but the one gathered,
     scattered or split (whose size the number of participants decides)."""
     out = instr.shape
-    if instr.opcode == "all-gather-start" or out.is_tuple or is_unknown(out) or len(instr.operands) != 1:
+    if len(instr.operands) != 1 or is_unknown(out):
         return None
     src = instr.operands[0].shape
     if src.is_tuple or is_unknown(src):
+        return None
+    if instr.opcode == "all-gather-start" and out.tuple_shapes is not None and len(out.tuple_shapes) == 2:
+        # (the operand, the result): XLA's InferAllGatherStartShape
+        held, out = out.tuple_shapes
+        if held.is_tuple or held.dims != src.dims:
+            return f"an all-gather-start holds its operand {src}, its first element is written {held}"
+    if out.is_tuple:
         return None
     if out.rank != src.rank or any(a != b for k, (a, b) in enumerate(zip(out.dims, src.dims)) if k != dim):
         return f"the operand {src} and the result {out} differ outside dimension {dim}"

@@ -98,7 +98,7 @@ def _dot_result_dims(
 ) -> tuple[int, ...] | None:
     if len(lb) != len(rb) or len(lc) != len(rc):
         return None
-    if any(d >= lhs.rank for d in lb + lc) or any(d >= rhs.rank for d in rb + rc):
+    if any(not 0 <= d < lhs.rank for d in lb + lc) or any(not 0 <= d < rhs.rank for d in rb + rc):
         return None
     if any(lhs.dims[a] != rhs.dims[b] for a, b in zip(lb + lc, rb + rc)):
         return None

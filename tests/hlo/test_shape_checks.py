@@ -759,3 +759,19 @@ def test_those_ops_well_formed_are_read():
         "  ROOT r = f32[2,6] reduce-scatter(p), dimensions={0}, replica_groups={{0,1}}, to_apply=add"
     )
     assert parse_module_text(module(body, ADD)).entry.root.opcode == "reduce-scatter"
+
+
+def test_an_all_gather_start_holds_its_operand():
+    # XLA's InferAllGatherStartShape: (the operand, the result). jaxlib 0.10.2 compiles this one: its
+    # translation to StableHLO reads the operand and drops the start's first element
+    body = (
+        "s = (f32[2,6], f32[8,6]) all-gather-start(p), dimensions={0}, replica_groups={{0,1}}\n"
+        "  ROOT r = f32[8,6] all-gather-done(s)"
+    )
+    with pytest.raises(ParseError) as info:
+        parse_module_text(module(body, ADD))
+    d = info.value.diagnostic
+    assert (d.line, d.column) == (12, 3) and "InferAllGatherStartShape" in d.message, d
+    assert "holds its operand f32[4,6]" in d.message
+    well_formed = body.replace("(f32[2,6], f32[8,6])", "(f32[4,6], f32[8,6])")
+    assert parse_module_text(module(well_formed, ADD)).entry.root.opcode == "all-gather-done"

@@ -122,6 +122,19 @@ def test_gemm_whose_shape_contradicts_its_dimension_numbers_is_undefined():
     assert maps[0].is_undefined and "__cublas$gemm" in maps[0].undefined_reason
 
 
+@pytest.mark.parametrize("lhs_contracting", [(-5,), (2,)])
+def test_gemm_whose_dimension_numbers_name_no_dimension_is_undefined(lhs_contracting):
+    instr = instruction(
+        "custom-call",
+        f32(2, 4),
+        [f32(2, 3), f32(3, 4)],
+        custom_call_target="__cublas$gemm",
+        backend_config=gemm_config((), (), lhs_contracting, (0,)),
+    )
+    for om in output_to_input(instr):
+        assert all(m.is_undefined for m in om.maps)
+
+
 @SETTINGS
 @given(st.data())
 def test_block_scaled_dot_matches_reference(data):
