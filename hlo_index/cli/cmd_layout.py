@@ -11,8 +11,6 @@ from rich.console import Console
 from ..hlo.shapes import ShapeTextError, parse_shape_text
 from .options import color_option, format_option
 
-JSON_OFFSETS_LIMIT = 65536
-
 
 @click.command("layout")
 @click.argument("shape_text", metavar="SHAPE")
@@ -35,7 +33,7 @@ def command(shape_text: str, fmt: str, svg_path: str | None, max_grids: int, col
     # Imported here so that listing the commands never pays for (or trips over) the map engine.
     from ..layout import LayoutError
     from ..render.layout_picture import layout_json, render_svg, render_text
-    from ..report.layout_picture import build_picture, layout_offsets
+    from ..report.layout_picture import OFFSETS_LIMIT, build_picture, layout_offsets
 
     err = Console(stderr=True, soft_wrap=True)  # a diagnostic is never cut at the terminal width
     try:
@@ -51,12 +49,12 @@ def command(shape_text: str, fmt: str, svg_path: str | None, max_grids: int, col
         sys.exit(2)
     try:
         if fmt == "json":
-            data = layout_json(layout_offsets(shape, limit=JSON_OFFSETS_LIMIT))
+            data = layout_json(layout_offsets(shape, limit=OFFSETS_LIMIT))
             click.echo(json.dumps({"schema": "hlo-index-layout/1", **data}))
             if data["offsets"] is None:
                 err.print(
                     f"note: offsets omitted (null): the shape has {shape.num_elements} "
-                    f"elements, more than {JSON_OFFSETS_LIMIT}",
+                    f"elements, more than {OFFSETS_LIMIT}",
                     highlight=False,
                 )
         if fmt == "text" or svg_path:

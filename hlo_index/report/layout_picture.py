@@ -8,7 +8,7 @@ index.
 
 from __future__ import annotations
 
-import itertools
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,6 +42,18 @@ class LayoutPicture:
     colours: int = 1
 
 
+OFFSETS_LIMIT = 65536  # the most elements whose offsets are listed one by one (JSON)
+
+
+def _digits(k: int, dims: tuple[int, ...]) -> tuple[int, ...]:
+    """Index ``k`` of a row-major walk over ``dims``."""
+    out = []
+    for d in reversed(dims):
+        k, r = divmod(k, d)
+        out.append(r)
+    return tuple(reversed(out))
+
+
 def build_picture(shape: Shape, max_grids: int = 8, max_rows: int = 64, max_cols: int = 32) -> LayoutPicture:
     """Cell data for the picture, capped at ``max_grids`` grids of ``max_rows`` x ``max_cols``."""
     picture = LayoutPicture(
@@ -58,10 +70,12 @@ def build_picture(shape: Shape, max_grids: int = 8, max_rows: int = 64, max_cols
     lead_dims, rows, cols = real[:-2], min(view[-2], max_rows), min(view[-1], max_cols)
     if view[-2] > max_rows or view[-1] > max_cols:
         picture.notes.append(f"each grid shows its first {rows} rows and {cols} columns of {view[-2]} x {view[-1]}")
-    leads = list(itertools.islice(itertools.product(*(range(d) for d in lead_dims)), max_grids))
-    total_grids = int(np.prod(lead_dims, dtype=np.int64))
+    total_grids = math.prod(lead_dims)
+    # the first grids in row-major order, digit by digit (a product of ranges would build each range)
+    leads = [_digits(k, lead_dims) for k in range(min(max_grids, total_grids))]
     if total_grids > len(leads):
-        picture.notes.append(f"{total_grids - len(leads)} more grids not shown (--format json lists every offset)")
+        listed = " (--format json lists every offset)" if shape.num_elements <= OFFSETS_LIMIT else ""
+        picture.notes.append(f"{total_grids - len(leads)} more grids not shown{listed}")
     rr, cc = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
     for lead in leads:
         points = np.stack([np.full(rr.size, v) for v in lead] + [rr.ravel(), cc.ravel()], axis=1)
@@ -109,7 +123,7 @@ class LayoutOffsets:
     offsets: list | None  # every element's offset (nested lists); None above the limit asked
 
 
-def layout_offsets(shape: Shape, limit: int = 65536) -> LayoutOffsets:
+def layout_offsets(shape: Shape, limit: int = OFFSETS_LIMIT) -> LayoutOffsets:
     """Every element's physical offset, unless the shape has more than ``limit`` elements."""
     offsets = physical_offsets(shape).tolist() if shape.num_elements <= limit else None
     return LayoutOffsets(str(shape), str(physical_offset_map(shape)), physical_element_count(shape), offsets)

@@ -77,3 +77,11 @@ def test_color_switch():
 
     strip = re.compile(r"\x1b\[[0-9;]*m")
     assert strip.sub("", coloured.output).split() == plain.output.split()
+
+
+def test_a_shape_of_two_billion_grids_draws_its_first():
+    # the grids are counted, not enumerated: a range of 2**31 - 1 grid indices is never built
+    result = run("f32[2147483647,3,4]{0,2,1}", "--color", "never")
+    assert result.exit_code == 0, result.output
+    assert "2147483639 more grids not shown\n" in result.output  # and no promise of JSON offsets
+    assert result.output.count("┊") == 8 * 3  # 8 grids of 3 rows
