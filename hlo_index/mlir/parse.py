@@ -79,6 +79,10 @@ def parse_mlir(text: str, path: str = "<input>") -> ParsedModule:
             for i, v in enumerate(values):
                 names[v] = name if len(values) == 1 else f"{name}#{i}"
 
+    open_string = _unterminated_string(text)
+    if open_string is not None:
+        line, col = open_string
+        raise MlirError(error("unterminated string literal", line, col, path, line_of(text, line)))
     parser = NamingParser(_context(), text, name=path)
     try:
         module = parser.parse_module()
@@ -98,6 +102,29 @@ def parse_mlir(text: str, path: str = "<input>") -> ParsedModule:
         line, col = _locate_failing_op(module, names, text)
         raise MlirError(error(f"invalid IR: {e}", line, col, path, line_of(text, line) if line else "")) from None
     return ParsedModule(module, names, text)
+
+
+def _unterminated_string(text: str) -> tuple[int, int] | None:
+    """(line, column) of the first string literal the line ends inside, or None. MLIR's strings
+    end on their line; xDSL's lexer backtracks exponentially in the length of the rest of a line
+    where one does not (a 1 KB module: minutes)."""
+    for number, line in enumerate(text.split("\n"), 1):
+        if '"' not in line:
+            continue
+        i, n = 0, len(line)
+        while i < n:
+            c = line[i]
+            if c == "/" and line.startswith("//", i):
+                break  # a comment to the end of the line
+            if c == '"':
+                start = i
+                i += 1
+                while i < n and line[i] != '"':
+                    i += 2 if line[i] == "\\" else 1
+                if i >= n:
+                    return number, start + 1
+            i += 1
+    return None
 
 
 def _locate_failing_op(module, names: dict, text: str) -> tuple[int, int]:

@@ -105,3 +105,19 @@ def test_mutated_inputs_give_a_verdict_or_a_positioned_error():
         assert error is None or error.diagnostic.message
         for chain in chains:
             assert chain.verdict in ("legal", "illegal", "conditional", "unprovable") and chain.reason
+
+
+def test_a_string_left_open_is_an_error_at_its_quote(tmp_path):
+    # xDSL's lexer backtracks exponentially over the rest of such a line (minutes for 1 KB): the
+    # quote is found first. A quote in a comment or escaped in a string opens nothing.
+    opened = 'func.func @g() attributes {s = "a, b, c, d, e, f, g, h} {\n  return\n}\n\n'
+    bad = tmp_path / "bad.mlir"
+    bad.write_text(opened + POSSIBLE)
+    closed = '// a "comment\nfunc.func @g() attributes {s = "a\\"b"} {\n  return\n}\n\n'
+    good = tmp_path / "good.mlir"
+    good.write_text(closed + POSSIBLE)
+    result = runner().invoke(main, ["bubble", str(bad), str(good)])
+    assert result.exit_code == 2 and "Traceback" not in result.stderr
+    column = opened.index('"') + 1
+    assert f"{bad}:1:{column}: error: unterminated string literal" in result.stderr, result.stderr
+    assert f"{good}:" not in result.stderr and "legal" in result.stdout
