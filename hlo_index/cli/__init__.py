@@ -20,6 +20,13 @@ import click
 # setting wins).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+# Computations nest (a call of a call of ...), and the analyses recurse through them, about 12
+# Python frames a level: Python's default limit (1,000) ends at ~80 levels. Python 3.11 keeps
+# Python-to-Python calls off the C stack, so a higher limit is safe there: every command was run on
+# a chain of 1,600 nested calls under this one. Deeper still is an internal error, never a crash;
+# Python 3.10, whose every call takes C stack, keeps its own limit.
+RECURSION_LIMIT = 20_000 if sys.version_info >= (3, 11) else sys.getrecursionlimit()
+
 
 def _command_names() -> list[str]:
     # the file names themselves: pkgutil (what lists a package's modules) is not worth its import here
@@ -67,6 +74,8 @@ def main() -> None:
     if gc.isenabled():
         gc.disable()
         click.get_current_context().call_on_close(gc.enable)
+    if sys.getrecursionlimit() < RECURSION_LIMIT:
+        sys.setrecursionlimit(RECURSION_LIMIT)
 
 
 def run() -> None:
