@@ -327,9 +327,21 @@ def _set_dimension_size(instr: Instruction) -> Shape:
     return array(shape.element_type, shape.dims, dynamic)
 
 
+def _start_indices(instr: Instruction, first: int, rank: int) -> None:
+    """A dynamic slice's start indices: one integer scalar per operand dimension, or one vector of
+    them (XLA's older form)."""
+    indices = [_array_operand(o) for o in instr.operands[first:]]
+    one_vector = len(indices) == 1 and indices[0].rank == 1 and indices[0].dims[0] == rank
+    if not one_vector and (len(indices) != rank or any(s.rank != 0 for s in indices)):
+        raise ShapeInferenceError(f"expects {rank} scalar start indices, has {[str(s) for s in indices]}")
+    if any(not s.element_type.startswith(("s", "u")) for s in indices):
+        raise ShapeInferenceError(f"start indices must be integers, has {[str(s) for s in indices]}")
+
+
 def _dynamic_slice(instr: Instruction) -> Shape:
     """XLA's InferDynamicSliceShape: one size per operand dimension, each inside it."""
     operand = _array_operand(_operands(instr, at_least=1)[0])
+    _start_indices(instr, 1, operand.rank)
     sizes = tuple(_attr(instr, "dynamic_slice_sizes"))
     if len(sizes) != operand.rank:
         raise ShapeInferenceError(f"dynamic_slice_sizes has {len(sizes)} entries, the operand {operand.rank} dims")
@@ -343,9 +355,18 @@ def _dynamic_update_slice(instr: Instruction) -> Shape:
     """XLA's InferDynamicUpdateSliceShape: the operand's shape, an update of its rank inside it."""
     ops = _operands(instr, at_least=2)
     operand, update = _array_operand(ops[0]), _array_operand(ops[1])
+    _start_indices(instr, 2, operand.rank)
     if update.rank != operand.rank or any(u > d for u, d in zip(update.dims, operand.dims)):
         raise ShapeInferenceError(f"the update {update} does not fit in the operand {operand}")
     return _strip_layout(operand)
+
+
+def _collective_permute(instr: Instruction) -> Shape:
+    """XLA's InferCollectivePermuteShape: one operand's own shape (the in-place and combined forms
+    are not inferred here)."""
+    if len(instr.operands) != 1:
+        raise ShapeInferenceError(f"cannot infer shape for opcode: {instr.opcode} of {len(instr.operands)} operands")
+    return _strip_layout(instr.operands[0].shape)
 
 
 def _async_element(k: int) -> Callable[[Instruction], Shape]:
@@ -614,6 +635,7 @@ _RULES: dict[str, Callable[[Instruction], Shape]] = {
     "set-dimension-size": _set_dimension_size,
     "dynamic-slice": _dynamic_slice,
     "dynamic-update-slice": _dynamic_update_slice,
+    "collective-permute": _collective_permute,
     "all-gather-done": _async_element(1),
     "all-reduce-done": _async_element(0),
     "collective-permute-done": _async_element(1),

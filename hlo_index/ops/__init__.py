@@ -65,7 +65,11 @@ def output_to_input(instr: Instruction, output_index: int = 0) -> list[OperandMa
         reason = _undefined_reason(instr)
         return [OperandMaps(i, (IndexingMap.undefined(reason),)) for i in range(len(instr.operand_names))]
     try:
-        return rule(instr, output_index)
+        found = rule(instr, output_index)
+        if _fits(found, instr, output_index):
+            return found
+        # a rule that trusted a written shape its operands do not give (a bug where they agree)
+        raise _Misshapen(f"{instr.opcode} %{instr.name}: a map's ranks are not its output's and operand's")
     except Exception:
         # an instruction whose written shape contradicts its operands has no true map: say so;
         # anything else is a bug in the rule and goes up as one
@@ -73,6 +77,42 @@ def output_to_input(instr: Instruction, output_index: int = 0) -> list[OperandMa
         if inconsistent is None:
             raise
         return [OperandMaps(i, (IndexingMap.undefined(inconsistent),)) for i in range(len(instr.operand_names))]
+
+
+def _fits_in2out(found: list[tuple[IndexingMap, ...]], instr: Instruction, operand_index: int) -> bool:
+    """Whether every map of ``found`` goes from the operand's rank to its output's (arrays only)."""
+    if operand_index >= len(instr.operands) or instr.operands[operand_index].shape.is_tuple:
+        return True
+    rank = instr.operands[operand_index].shape.rank
+    for k, maps in enumerate(found):
+        out = instr.shape.tuple_shapes[k] if instr.shape.tuple_shapes is not None else instr.shape
+        if out.is_tuple:
+            continue
+        if any(not m.is_undefined and (m.num_dims != rank or m.num_results != out.rank) for m in maps):
+            return False
+    return True
+
+
+class _Misshapen(Exception):
+    """A rule's map whose variables or results do not match the output's or the operand's rank."""
+
+
+def _fits(found: list[OperandMaps], instr: Instruction, output_index: int) -> bool:
+    """Whether every map of ``found`` goes from output ``output_index``'s rank to its operand's
+    rank (array operands and outputs; the rest are not compared)."""
+    out = instr.shape.leaf(output_index) if instr.shape.is_tuple else instr.shape
+    if out.is_tuple:
+        return True
+    for om in found:
+        if om.operand >= len(instr.operands):
+            continue
+        shape = instr.operands[om.operand].shape
+        if shape.is_tuple:
+            continue
+        for m in om.maps:
+            if not m.is_undefined and (m.num_dims != out.rank or m.num_results != shape.rank):
+                return False
+    return True
 
 
 def input_to_output(instr: Instruction, operand_index: int) -> list[tuple[IndexingMap, ...]]:
@@ -87,7 +127,10 @@ def input_to_output(instr: Instruction, operand_index: int) -> list[tuple[Indexi
             reason = f"no input-to-output rule for opcode '{instr.opcode}'"
         return [(IndexingMap.undefined(reason),) for _ in range(instr.shape.num_outputs)]
     try:
-        return rule(instr, operand_index)
+        found = rule(instr, operand_index)
+        if _fits_in2out(found, instr, operand_index):
+            return found
+        raise _Misshapen(f"{instr.opcode} %{instr.name}: a map's ranks are not its operand's and output's")
     except Exception:
         inconsistent = _inconsistent_shape(instr)
         if inconsistent is None:

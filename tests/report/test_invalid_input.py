@@ -80,3 +80,23 @@ def test_a_cudnn_convolution_whose_labels_do_not_fit_has_no_flop_count():
     (target,) = doc["modules"][0]["targets"]
     assert target["cost"]["flops"] == -1  # XLA's own "not counted"
     assert not any(m.startswith("internal: ") for m in messages(doc))
+
+
+def test_a_collective_permute_of_another_shape_has_no_map():
+    # its rule once read the written shape alone: (d0, d1) -> (d0, d1) into an f32[16], "exact"
+    text = (
+        "HloModule m\n\nENTRY e {\n  p = f32[16] parameter(0)\n"
+        "  ROOT c = f32[16,3] collective-permute(p), source_target_pairs={{0,1},{1,0}}\n}\n"
+    )
+    result, doc = analyze(text, "--direction", "both")
+    assert result.exit_code == 0, result.output
+    (target,) = doc["modules"][0]["targets"]
+    for key in ("output_to_input", "input_to_output"):
+        (row,) = target[key]
+        assert row["maps"] == [
+            {
+                "map": None,
+                "unknown": "the written shape f32[16,3] of collective-permute %c is not what its operands give "
+                "(f32[16])",
+            }
+        ], row["maps"]
