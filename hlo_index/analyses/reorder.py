@@ -40,6 +40,7 @@ from .. import ops
 from ..affine import IndexingMap
 from ..hlo import build
 from ..hlo.model import Computation, Instruction, Module, Shape
+from ..hlo.written_shapes import written_shape_problem
 from .reorder_rewrite import module_names, rewrite_instructions_text, rewrite_module_text
 from .reorder_runtime import in_original_runtime_vars, new_slice_instruction, runtime_dims, scaled_offset
 from .slices import (
@@ -410,6 +411,10 @@ def _laid_out_like(element: str, dims, like: Shape) -> Shape:
 
 
 def _decide(first: Instruction, second: Instruction, order: str):
+    for instr in (first, second):
+        problem = written_shape_problem(instr)
+        if problem is not None:
+            raise Verdict("unprovable", f"{problem}, which XLA's verifier rejects")
     source = first.operands[0]
     x_dims, z_dims = tuple(source.shape.dims), tuple(second.shape.dims)
     slice_instr = first if order == SLICE_THEN_RESHAPE else second

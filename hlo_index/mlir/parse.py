@@ -83,8 +83,9 @@ def parse_mlir(text: str, path: str = "<input>") -> ParsedModule:
     if open_string is not None:
         line, col = open_string
         raise MlirError(error("unterminated string literal", line, col, path, line_of(text, line)))
-    parser = NamingParser(_context(), text, name=path)
+    parser = None
     try:
+        parser = NamingParser(_context(), text, name=path)  # it reads the first token
         module = parser.parse_module()
     except ParseError as e:
         loc = e.span.get_location()
@@ -94,6 +95,8 @@ def parse_mlir(text: str, path: str = "<input>") -> ParsedModule:
     except (VerifyException, ValueError, TypeError, KeyError, IndexError) as e:
         # an op whose attributes xDSL rejects while parsing it (non-contiguous reassociation...):
         # point at where the parser stopped
+        if parser is None:
+            raise MlirError(error(f"invalid IR: {e}", 1, 1, path, line_of(text, 1))) from None
         loc = parser._current_token.span.get_location()
         raise MlirError(error(f"invalid IR: {e}", loc.line, loc.col, path, line_of(text, loc.line))) from None
     try:

@@ -382,3 +382,14 @@ def test_a_rewrite_keeps_the_tiled_layouts_of_a_tpu_module(pair, swapped_layout)
     assert f"= {swapped_layout} " in first, first
     rewritten = parse_module_text(chain.rewrite_module)
     assert all(i.shape.layout is not None and i.shape.layout.tiles for i in rewritten.entry.instructions)
+
+
+def test_a_pair_whose_slice_xlas_verifier_rejects_is_unprovable_saying_why():
+    # a dynamic-slice of a rank-2 source with one slice size: no verdict on an op that cannot run
+    text = (
+        "HloModule m\n\nENTRY e {\n  x = f32[4,9] parameter(0)\n  i = s32[] parameter(1)\n"
+        "  s = f32[1,9] dynamic-slice(x, i, i), dynamic_slice_sizes={3}\n  ROOT r = f32[9] reshape(s)\n}\n"
+    )
+    (chain,) = analyse_module(parse_module_text(text))
+    assert chain.verdict == "unprovable"
+    assert "dynamic_slice_sizes has 1 entries, the operand 2 dims" in chain.reason and "verifier" in chain.reason

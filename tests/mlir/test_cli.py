@@ -121,3 +121,11 @@ def test_a_string_left_open_is_an_error_at_its_quote(tmp_path):
     column = opened.index('"') + 1
     assert f"{bad}:1:{column}: error: unterminated string literal" in result.stderr, result.stderr
     assert f"{good}:" not in result.stderr and "legal" in result.stdout
+
+
+def test_a_file_whose_first_token_is_wrong_is_an_error_at_it(tmp_path):
+    bad = tmp_path / "bad.mlir"
+    bad.write_text("." + POSSIBLE.removeprefix("util"))  # ".func ...": xDSL fails on its first token
+    result = runner().invoke(main, ["bubble", str(bad)])
+    assert result.exit_code == 2 and "Traceback" not in result.stderr
+    assert f"{bad}:1:1: error: " in result.stderr, result.stderr
