@@ -369,6 +369,13 @@ def _collective_permute(instr: Instruction) -> Shape:
     return _strip_layout(instr.operands[0].shape)
 
 
+def _all_reduce(instr: Instruction) -> Shape:
+    """XLA's InferAllReduceShape: the operands' shapes, a tuple of them where there are several."""
+    ops = _operands(instr, at_least=1)
+    shapes = [_strip_layout(o.shape) for o in ops]
+    return shapes[0] if len(shapes) == 1 else _tuple(shapes)
+
+
 def _async_element(k: int) -> Callable[[Instruction], Shape]:
     """A done's result: element ``k`` of its start's tuple (the start's own shape where that is an
     array, as an all-reduce-start's is)."""
@@ -636,6 +643,8 @@ _RULES: dict[str, Callable[[Instruction], Shape]] = {
     "dynamic-slice": _dynamic_slice,
     "dynamic-update-slice": _dynamic_update_slice,
     "collective-permute": _collective_permute,
+    "all-reduce": _all_reduce,
+    "all-reduce-start": _all_reduce,
     "all-gather-done": _async_element(1),
     "all-reduce-done": _async_element(0),
     "collective-permute-done": _async_element(1),

@@ -8,6 +8,8 @@ raises ``CompositeRuleMissing`` rather than answering UNDEFINED.
 
 from __future__ import annotations
 
+import sys
+
 from ..affine import IndexingMap
 from ..hlo.model import Instruction, Shape
 from ..hlo.shapes import has_unbounded_dim
@@ -73,10 +75,19 @@ def output_to_input(instr: Instruction, output_index: int = 0) -> list[OperandMa
     except Exception:
         # an instruction whose written shape contradicts its operands has no true map: say so;
         # anything else is a bug in the rule and goes up as one
-        inconsistent = _inconsistent_shape(instr)
+        inconsistent = _inconsistent_shape(instr) or _misshapen_reason(instr)
         if inconsistent is None:
             raise
         return [OperandMaps(i, (IndexingMap.undefined(inconsistent),)) for i in range(len(instr.operand_names))]
+
+
+def _misshapen_reason(instr: Instruction) -> str | None:
+    """Where a rule's maps do not fit the written shapes (``_Misshapen``) of an op without a shape
+    inference here: those shapes do not fit one another, said; None for any other failure."""
+    if not isinstance(sys.exc_info()[1], _Misshapen):
+        return None
+    operands = ", ".join(str(o.shape) for o in instr.operands)
+    return f"the written shape {instr.shape} of {instr.opcode} %{instr.name} does not fit its operands ({operands})"
 
 
 def _fits_in2out(found: list[tuple[IndexingMap, ...]], instr: Instruction, operand_index: int) -> bool:
@@ -132,7 +143,7 @@ def input_to_output(instr: Instruction, operand_index: int) -> list[tuple[Indexi
             return found
         raise _Misshapen(f"{instr.opcode} %{instr.name}: a map's ranks are not its operand's and output's")
     except Exception:
-        inconsistent = _inconsistent_shape(instr)
+        inconsistent = _inconsistent_shape(instr) or _misshapen_reason(instr)
         if inconsistent is None:
             raise
         return [(IndexingMap.undefined(inconsistent),) for _ in range(instr.shape.num_outputs)]

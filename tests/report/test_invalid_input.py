@@ -100,3 +100,26 @@ def test_a_collective_permute_of_another_shape_has_no_map():
                 "(f32[16])",
             }
         ], row["maps"]
+
+
+def test_an_op_without_a_shape_inference_whose_maps_do_not_fit_has_none():
+    # copy-start's rule reads its written shape, which its operand does not give; no inference of
+    # copy-start's shape says so here: the shapes are named instead
+    text = "HloModule m\n\nENTRY e {\n  p = f32[16] parameter(0)\n  ROOT c = f32[16,3] copy-start(p)\n}\n"
+    result, doc = analyze(text)
+    assert result.exit_code == 0, result.output
+    (target,) = doc["modules"][0]["targets"]
+    (row,) = target["output_to_input"]
+    assert row["maps"] == [
+        {"map": None, "unknown": "the written shape f32[16,3] of copy-start %c does not fit its operands (f32[16])"}
+    ]
+
+
+def test_an_all_reduce_of_another_shape_is_no_tile():
+    text = (
+        "HloModule m\n\nsum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\n"
+        "ENTRY e {\n  p = f32[] parameter(0)\n  ROOT r = f32[128] all-reduce(p), replica_groups={}, to_apply=sum\n}\n"
+    )
+    result = CliRunner().invoke(main, ["tile", "-", "--fusion", "r", "--tile", "2"], input=text)
+    assert result.exit_code == 0, result.output
+    assert "not what its operands give (f32[])" in result.output
