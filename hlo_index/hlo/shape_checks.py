@@ -442,6 +442,8 @@ def _tuple_elements(instr: Instruction) -> str | None:
         return f"the written shape {instr.shape} is no tuple"
     if len(parts) != len(instr.operands):
         return f"the written shape has {len(parts)} element(s), the tuple {len(instr.operands)} operand(s)"
+    if all(part is op.shape for part, op in zip(parts, instr.operands)):  # one shape object per text
+        return None
     for k, (part, op) in enumerate(zip(parts, instr.operands)):
         if is_unknown(part) or is_unknown(op.shape):
             continue
