@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from math import gcd
 from typing import TYPE_CHECKING
 
 from ...hlo.backend_config import backend_config
@@ -88,10 +89,43 @@ def convolution_fits(instr: Instruction, lhs, rhs, out) -> bool:
     spatial = len(labels.input_spatial)
     return (
         len(window) <= spatial
+        and all(min(w.stride, w.window_dilation, w.base_dilation) >= 1 for w in window)
         and max(labels.input_batch, labels.input_feature, *labels.input_spatial) < lhs.rank
         and max(labels.kernel_input_feature, labels.kernel_output_feature, *labels.kernel_spatial) < rhs.rank
         and max(labels.output_batch, labels.output_feature, *labels.output_spatial) < out.rank
     )
+
+
+def window_pairs(kernel: int, out_n: int, in_n: int, w) -> int:
+    """(kernel position, output position) pairs of one spatial dim that land on an input element:
+    ``o * stride - pad_low + k * window_dilation`` a multiple of ``base_dilation`` whose quotient
+    lies in ``[0, in_n)``, as XLA counts them. One closed-form count per position of the shorter
+    of the two, never a loop over both (a mutated ``f32[65536]`` kernel and output: 4e9 pairs)."""
+    if min(kernel, out_n, in_n) <= 0:
+        return 0
+    if kernel <= out_n:  # per kernel position, the output positions: o * stride + c
+        return sum(
+            _landing(out_n, w.stride, k * w.window_dilation - w.pad_low, w.base_dilation, in_n) for k in range(kernel)
+        )
+    return sum(
+        _landing(kernel, w.window_dilation, o * w.stride - w.pad_low, w.base_dilation, in_n) for o in range(out_n)
+    )
+
+
+def _landing(n: int, step: int, offset: int, dilation: int, in_n: int) -> int:
+    """#{x in [0, n): x * step + offset = dilation * i for an i in [0, in_n)} (step, dilation >= 1)."""
+    last = (in_n - 1) * dilation  # the largest landing value
+    lo = max(0, -(offset // step))  # x * step + offset >= 0
+    hi = min(n - 1, (last - offset) // step)  # x * step + offset <= last
+    if hi < lo:
+        return 0
+    g = gcd(step, dilation)
+    if offset % g:
+        return 0
+    period = dilation // g
+    # x * step = -offset (mod dilation): x = first (mod period)
+    first = (-offset // g) * pow(step // g, -1, period) % period if period > 1 else 0
+    return (hi - first) // period - (lo - 1 - first) // period
 
 
 def convolution_flops(instr: Instruction, lhs, rhs, out) -> int:
@@ -107,16 +141,7 @@ def convolution_flops(instr: Instruction, lhs, rhs, out) -> int:
         kernel = rhs.dims[labels.kernel_spatial[k]]
         out_n = out.dims[labels.output_spatial[k]]
         in_n = lhs.dims[labels.input_spatial[k]]
-        valid = 0
-        for ki in range(kernel):
-            for o in range(out_n):
-                undilated = o * w.stride - w.pad_low + ki * w.window_dilation
-                if undilated % w.base_dilation:
-                    continue
-                pos = undilated // w.base_dilation
-                if 0 <= pos < in_n:
-                    valid += 1
-        counts.append(valid)
+        counts.append(window_pairs(kernel, out_n, in_n, w))
     positions = 1
     for c in counts:
         positions *= c
