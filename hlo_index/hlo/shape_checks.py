@@ -248,8 +248,15 @@ def _dot(instr: Instruction) -> str | None:
 
 
 def _windowed(instr: Instruction) -> str | None:
+    if instr.opcode == "reduce-window" and (not instr.operands or len(instr.operands) % 2):
+        # XLA's InferReduceWindowShape: the inputs, then as many initial values
+        return f"expects an even, non-zero number of operands, has {len(instr.operands)}"
+    if not instr.operands:
+        return "expects operands, has none"
+    if instr.operands[0].shape.is_tuple or is_unknown(instr.operands[0].shape):
+        return None
     # a window written without dimensions is XLA's parser's empty window: right for a scalar only
-    rank = instr.operands[0].shape.rank if instr.operands else 0
+    rank = instr.operands[0].shape.rank
     window = instr.attrs.get("window") or ()
     if len(window) != rank:
         return f"the window has {len(window)} dimension(s), the operand {rank}"
@@ -501,9 +508,23 @@ def _bitcast_convert(instr: Instruction) -> str | None:
     return None
 
 
+def _start_indices(instr: Instruction) -> str | None:
+    """XLA's InferDynamicSliceShape and InferDynamicUpdateSliceShape: start indices of an integral
+    type (the count is the parser's check, ``validate.py``)."""
+    first = 2 if instr.opcode == "dynamic-update-slice" else 1
+    for k, op in enumerate(instr.operands[first:], first):
+        shape = op.shape
+        if not shape.is_tuple and not is_unknown(shape) and not shape.element_type.startswith(("s", "u")):
+            return f"start index {k - first} is {shape}: start indices must be of an integral type"
+    return None
+
+
 _COLLECTIVES = ("all-gather", "all-gather-start", "reduce-scatter", "all-to-all")
 # checks that read the operands alone (the result is a tuple as often as not)
-_OPERAND_CHECKS = frozenset((*_COLLECTIVES, "sort", "gather", "scatter", "reduce", "tuple"))
+_OPERAND_CHECKS = frozenset(
+    (*_COLLECTIVES, "sort", "gather", "scatter", "reduce", "reduce-window", "tuple", "dynamic-slice")
+    + ("dynamic-update-slice",)
+)
 # a select's predicate (0) and a clamp's bounds (0 and 2) may be scalars; the other operands not
 _SCALAR_OPERANDS = {"select": (0,), "clamp": (0, 2)}
 _ELEMENTWISE = frozenset(ELEMENTWISE_OPCODES)
@@ -527,6 +548,8 @@ _CHECKS: dict[str, Callable[[Instruction], str | None]] = {
     "scatter": scatter_dimension_numbers,
     "reduce": _reduce,
     "tuple": _tuple_elements,
+    "dynamic-slice": _start_indices,
+    "dynamic-update-slice": _start_indices,
     "ragged-dot": _ragged_dot,
     "bitcast-convert": _bitcast_convert,
 }
@@ -569,6 +592,8 @@ _RULE_NAMES = {
     "gather": "ShapeInference::InferGatherShape",
     "scatter": "ShapeInference::InferScatterShape",
     "tuple": "ShapeInference::InferVariadicOpShape",
+    "dynamic-slice": "ShapeInference::InferDynamicSliceShape",
+    "dynamic-update-slice": "ShapeInference::InferDynamicUpdateSliceShape",
     "ragged-dot": "ShapeInference::InferRaggedDotOpShape",
     "bitcast-convert": "ShapeInference::InferBitcastConvertShape",
 }

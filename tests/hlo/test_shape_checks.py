@@ -775,3 +775,37 @@ def test_an_all_gather_start_holds_its_operand():
     assert "holds its operand f32[4,6]" in d.message
     well_formed = body.replace("(f32[2,6], f32[8,6])", "(f32[4,6], f32[8,6])")
     assert parse_module_text(module(well_formed, ADD)).entry.root.opcode == "all-gather-done"
+
+
+@pytest.mark.parametrize(
+    "root, rule",
+    [
+        ("ROOT r = f32[4,6] dynamic-update-slice(p, p, i, i)", "InferDynamicUpdateSliceShape"),
+        ("ROOT r = f32[2,6] dynamic-slice(p, i, i), dynamic_slice_sizes={2,6}", "InferDynamicSliceShape"),
+    ],
+)
+def test_start_indices_of_a_float_type_are_rejected(root, rule):
+    # jaxlib 0.10.2: "operand #2 must be variadic of 0D tensor of ... integer values, but got
+    # 'tensor<f16>'". Read as offsets, an f16 index once made a loop's analysis take a minute.
+    with pytest.raises(ParseError) as info:
+        parse_module_text(module(f"i = f16[] constant(1)\n  {root}", ADD))
+    d = info.value.diagnostic
+    assert (d.line, d.column) == (13, 8) and rule in d.message and "integral type" in d.message, d
+    assert parse_module_text(module(f"i = s32[] constant(1)\n  {root}", ADD)).entry.root.opcode.startswith("dynamic")
+
+
+def test_a_reduce_window_of_no_operands_is_rejected_and_a_variadic_one_read():
+    # jaxlib's parser reads reduce-window() (XLA's InferReduceWindowShape refuses it)
+    text = "HloModule m\n\nENTRY e {\n  ROOT a = () reduce-window(), to_apply=%c\n}\n\nc {\n  ROOT t = () tuple()\n}\n"
+    with pytest.raises(ParseError) as info:
+        parse_module_text(text)
+    assert "InferReduceWindowShape" in info.value.diagnostic.message and "has 0" in info.value.diagnostic.message
+    pair = (
+        "mx {\n  a = f32[] parameter(0)\n  b = s32[] parameter(1)\n  c = f32[] parameter(2)\n  d = s32[] parameter(3)\n"
+        "  m = f32[] maximum(a, c)\n  n = s32[] maximum(b, d)\n  ROOT t = (f32[], s32[]) tuple(m, n)\n}\n\n"
+    )
+    body = (
+        "q = s32[4,6] parameter(1)\n  y = s32[] constant(0)\n"
+        "  ROOT r = (f32[4,3], s32[4,3]) reduce-window(p, q, z, y), window={size=1x2 stride=1x2}, to_apply=mx"
+    )
+    assert parse_module_text(module(body, pair)).entry.root.opcode == "reduce-window"
