@@ -331,7 +331,7 @@ def _unrolled(
     t: Matrix = {j: {j: (IndexingMap.identity(dims[j]),)} for j in range(count)}
     visited = [t]
     try:
-        for specialised in bodies:
+        for n, specialised in enumerate(bodies, 1):
             body_maps = _body_matrix(specialised or body, count)
             if isinstance(body_maps, str):
                 return body_maps
@@ -340,7 +340,11 @@ def _unrolled(
                     row = {k: list(v) for k, v in body_maps.setdefault(j, {}).items()}
                     _merge(row, e, list(maps))
                     body_maps[j] = {k: tuple(v) for k, v in sorted(row.items())}
-            t = _step(t, body_maps, instr, dims, trips * trips)
+            # Room for n x n batches of pieces after n iterations, joined at the end: a prefix read
+            # (row t reads rows 0..t) adds n at iteration n. Pieces that multiply instead (runtime
+            # offsets overwriting afresh each iteration: a scatter expanded into a loop) reach the
+            # budget within a few iterations, not after all of them (one took 18 s for 16 trips).
+            t = _step(t, body_maps, instr, dims, n * n)
             visited.append(t)
     except LoopTooComplex as exc:
         return f"while: {exc}"

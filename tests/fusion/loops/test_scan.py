@@ -131,3 +131,36 @@ def test_rows_kept_in_place_compose_as_a_box_as_the_general_composition_does():
         )
         is None
     )
+
+
+def test_pieces_that_multiply_reach_the_budget_within_a_few_iterations(monkeypatch):
+    """XLA's expanded scatter (a 16-trip loop of dynamic-update-slices at fresh runtime offsets):
+    the pieces kept in place multiply each iteration, and the pair ends UNDEFINED whatever the
+    iteration; the room grows with the square of the iterations done, so the budget is met early
+    (62,480 compositions when the room was the square of all 16 trips from the start)."""
+    import os
+
+    from hlo_index.fusion.loops import matrix
+    from hlo_index.hlo.loader import load
+
+    path = os.path.join(
+        os.path.dirname(__file__), *[".."] * 4, "shared", "conformance", "xla_hlo", "xla-cc-service",
+        "dynamic_update_slice_test__L00097_ExpandedScatter.hlo",
+    )  # fmt: skip
+    if not os.path.exists(path):
+        pytest.skip("../shared/conformance is not here")
+    count = [0]
+    pair = matrix._pair
+
+    def counted(*args):
+        count[0] += 1
+        return pair(*args)
+
+    monkeypatch.setattr(matrix, "_pair", counted)
+    from hlo_index.fusion import output_to_input as computation_rows
+
+    module = load(path)[0].module
+    rows = computation_rows(module.entry)
+    reasons = {m.undefined_reason for r in rows for m in r.maps if m.is_undefined}
+    assert any("loop_maps_per_pair" in r for r in reasons), reasons
+    assert count[0] < 8000, count[0]
