@@ -308,15 +308,7 @@ def _convolution(instr: Instruction) -> str | None:
     ):
         if not shape.is_tuple and not is_unknown(shape) and max(positions) >= shape.rank:
             return f"the {side} dim_labels name dimension {max(positions)}, the {side} {shape} has {shape.rank}"
-    # labels with dimensions of no role ('?') or another number of window dimensions: XLA's parser
-    # reads them; left to the op's rule
-    rank = len(labels.input_spatial) + 2
-    window = instr.attrs.get("window") or ()
-    if len(window) != rank - 2 or not lhs.rank == rhs.rank == instr.shape.rank == rank:
-        return None
-    problem = _window_problem(window)
-    if problem:
-        return problem
+    # the groups, read at the labels' positions (inside the operands, said above)
     in_features, in_batch = lhs.dims[labels.input_feature], lhs.dims[labels.input_batch]
     kernel_in, kernel_out = rhs.dims[labels.kernel_input_feature], rhs.dims[labels.kernel_output_feature]
     if kernel_out % batches:
@@ -330,6 +322,15 @@ def _convolution(instr: Instruction) -> str | None:
         return f"output feature dimension {kernel_out} is not divisible by feature_group_count {features}"
     if in_batch % batches:
         return f"input batch dimension {in_batch} is not divisible by batch_group_count {batches}"
+    # labels with dimensions of no role ('?') or another number of window dimensions: XLA's parser
+    # reads them; left to the op's rule
+    rank = len(labels.input_spatial) + 2
+    window = instr.attrs.get("window") or ()
+    if len(window) != rank - 2 or not lhs.rank == rhs.rank == instr.shape.rank == rank:
+        return None
+    problem = _window_problem(window)
+    if problem:
+        return problem
     # XLA's "Window dimensions do not match RHS shape". (jaxlib compiles such a module all the same: its
     # translation to StableHLO drops the window's sizes and takes the kernel's.)
     kernel = [rhs.dims[d] for d in labels.kernel_spatial]

@@ -809,3 +809,16 @@ def test_a_reduce_window_of_no_operands_is_rejected_and_a_variadic_one_read():
         "  ROOT r = (f32[4,3], s32[4,3]) reduce-window(p, q, z, y), window={size=1x2 stride=1x2}, to_apply=mx"
     )
     assert parse_module_text(module(body, pair)).entry.root.opcode == "reduce-window"
+
+
+def test_group_counts_are_checked_whatever_the_labels_rank():
+    # labels of two dimensions over operands of four (a mutant of an XLA test): its batch groups
+    # (64 over an output feature of 2) were read by the rule, which divided by zero
+    text = (
+        "HloModule m\n\nENTRY e {\n  p0 = f32[16,3,3,64] parameter(0)\n  p1 = f32[16,2,3,64] parameter(1)\n"
+        "  ROOT c = convolution(p0, p1), window={}, dim_labels=bf_io->bf, batch_group_count=64\n}\n"
+    )
+    with pytest.raises(ParseError) as info:
+        parse_module_text(text)
+    d = info.value.diagnostic
+    assert d.line == 6 and "InferConvolveShape" in d.message and "batch_group_count 64" in d.message, d
