@@ -83,9 +83,10 @@ def test_attribute_forms():
     assert r.metadata.source_line == 5 and r.metadata.op_type == "x"
     conv = root(
         entry(
-            # '?' marks a dimension of no role: five letters, five dimensions
-            "  l = f32[1,2,3,4,5] parameter(0)\n  k = f32[1,2,3,4,5] parameter(1)\n"
-            "  ROOT c = f32[1,2,3,4,5] convolution(l, k), window={size=1x1}, dim_labels=?b01f_0?1io->b01?f"
+            # '?' marks a dimension of no role: five letters, five dimensions; the kernel takes the
+            # input's 5 features
+            "  l = f32[1,2,3,4,5] parameter(0)\n  k = f32[1,2,3,5,4] parameter(1)\n"
+            "  ROOT c = f32[1,2,3,4,4] convolution(l, k), window={size=1x1}, dim_labels=?b01f_0?1io->b01?f"
         )
     )
     assert conv.attrs["dim_labels"].input_batch == 1
