@@ -16,7 +16,7 @@ from operator import attrgetter
 
 from .diagnostics import error
 from .gather_scatter_checks import gather_dimension_numbers, scatter_dimension_numbers
-from .model import Diagnostic, Instruction, Module, Shape, WindowDim
+from .model import ELEMENT_BITS, Diagnostic, Instruction, Module, Shape, WindowDim
 from .opcodes import ELEMENTWISE_OPCODES, OPERAND_COUNTS
 from .shape_inference import ShapeInferenceError, infer_shape, is_unknown
 from .signature_checks import SIGNATURE_CHECKS, reached_from_entry
@@ -139,6 +139,13 @@ def _elementwise(instr: Instruction) -> str | None:
     return None
 
 
+def _arrays_of(instr: Instruction, count: int) -> str | None:
+    """An op of ``count`` array operands and an array result: what is wrong with ``instr``'s, or None."""
+    if len(instr.operands) != count:
+        return f"expects {count} operand{'s' if count > 1 else ''}, has {len(instr.operands)}"
+    return _tuple_in(instr)
+
+
 def _tuple_in(instr: Instruction) -> str | None:
     """Where an op of arrays (elementwise ops but copy, contractions, bitcast-convert) has a tuple
     for an operand or its result: XLA's shape inference takes arrays only ("Expected array
@@ -179,11 +186,9 @@ def _slice(instr: Instruction) -> str | None:
 
 def _broadcast(instr: Instruction) -> str | None:
     # the written form: dimensions={...} names, per operand dimension, the result dimension it becomes
-    if len(instr.operands) != 1:
-        return f"expects 1 operand, has {len(instr.operands)}"
-    tuples = _tuple_in(instr)
-    if tuples:
-        return tuples
+    problem = _arrays_of(instr, 1)
+    if problem:
+        return problem
     src, out = instr.operands[0].shape, instr.shape
     dims = instr.attrs.get("dimensions")
     if dims is None:
@@ -215,11 +220,9 @@ def _reverse(instr: Instruction) -> str | None:
 def _dot(instr: Instruction) -> str | None:
     if "sparsity" in instr.attrs:  # a sparse dot's extra operands carry its metadata
         return None
-    if len(instr.operands) != 2:
-        return f"expects 2 operands, has {len(instr.operands)}"
-    tuples = _tuple_in(instr)
-    if tuples:
-        return tuples
+    problem = _arrays_of(instr, 2)
+    if problem:
+        return problem
     lhs, rhs = (o.shape for o in instr.operands)
     attrs = instr.attrs
     dims = {}
@@ -280,11 +283,9 @@ def _window_problem(window: Sequence[WindowDim]) -> str | None:
 def _convolution(instr: Instruction) -> str | None:
     """XLA's InferConvolveShape: positive group counts, features and batch divisible by the groups,
     then the dimensions."""
-    if len(instr.operands) != 2:
-        return f"expects 2 operands, has {len(instr.operands)}"
-    tuples = _tuple_in(instr)
-    if tuples:
-        return tuples
+    problem = _arrays_of(instr, 2)
+    if problem:
+        return problem
     lhs, rhs = (o.shape for o in instr.operands)
     labels = instr.attrs.get("dim_labels")
     if labels is None:
@@ -467,11 +468,9 @@ def _nested_dims(shape: Shape) -> object:
 def _ragged_dot(instr: Instruction) -> str | None:
     """XLA's InferRaggedDotOpShape, its dimension numbers: lhs, rhs and the group sizes, every
     batch, contracting and group dimension inside its operand."""
-    if len(instr.operands) != 3:
-        return f"expects 3 operands, has {len(instr.operands)}"
-    tuples = _tuple_in(instr)
-    if tuples:
-        return tuples
+    problem = _arrays_of(instr, 3)
+    if problem:
+        return problem
     lhs, rhs = instr.operands[0].shape, instr.operands[1].shape
     attrs = instr.attrs
     for side, shape in (("lhs", lhs), ("rhs", rhs)):
@@ -486,13 +485,9 @@ def _ragged_dot(instr: Instruction) -> str | None:
 def _bitcast_convert(instr: Instruction) -> str | None:
     """XLA's InferBitcastConvertShape: an array to an array of as many bits; between element types
     of different widths the narrower side has one more, minor, dimension of the ratio."""
-    from .model import ELEMENT_BITS
-
-    if len(instr.operands) != 1:
-        return f"expects 1 operand, has {len(instr.operands)}"
-    tuples = _tuple_in(instr)
-    if tuples:
-        return tuples
+    problem = _arrays_of(instr, 1)
+    if problem:
+        return problem
     src, out = instr.operands[0].shape, instr.shape
     a, b = ELEMENT_BITS.get(src.element_type), ELEMENT_BITS.get(out.element_type)
     if a is None or b is None:
