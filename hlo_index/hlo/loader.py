@@ -32,6 +32,11 @@ _NOT_HLO_SUFFIXES = (
     ".svg",
 )
 _HLO_HEADER = re.compile(r"^[ \t]*HloModule\b", re.MULTILINE)
+# Names that say the file is HLO text: XLA's module dumps (``module_0001.jit_f.before_optimizations.txt``,
+# ``...sm_8.0_gpu_after_optimizations.txt``, a pass's ``...after_simplification.txt``) and ``.hlo``
+# files. Such a file is read whatever it holds, so an empty or cut one (a crashed run) is an error
+# at its line, not a file passed over without a word.
+_HLO_BY_NAME = re.compile(r"(^module_\d+\..*[._](before|after)_[\w.-]*\.txt|\.hlo|\.hlo\.txt)$")
 
 
 @dataclass
@@ -155,7 +160,7 @@ def hlo_files_in(directory: str) -> list[str]:
             stem = name.removesuffix(".gz")
             if stem.endswith(_NOT_HLO_SUFFIXES):
                 continue
-            if _looks_like_hlo(full):
+            if _HLO_BY_NAME.search(stem) or _looks_like_hlo(full):
                 found.append(full)
     return found
 

@@ -151,6 +151,31 @@ def test_dump_directory_skips_siblings_and_survives_a_broken_file(tmp_path):
     assert len(ok) == 2 and len(bad) == 1 and bad[0].diagnostics[0].line == 5
 
 
+def test_dump_directory_reports_a_module_dump_that_holds_no_module(tmp_path):
+    # a crashed run can leave a module's dump empty or cut before its header: named as HLO
+    # text, it is read and its error given, where a file of another name without a header is
+    # passed over (notes, XLA's other siblings)
+    (tmp_path / "module_0001.jit_f.before_optimizations.txt").write_text(GOOD)
+    (tmp_path / "module_0002.jit_g.sm_8.0_gpu_after_optimizations.txt").write_text("")
+    (tmp_path / "module_0003.jit_h.0004.simplification.after_algsimp.txt.gz").write_bytes(gzip.compress(b"garbage"))
+    (tmp_path / "snippet.hlo").write_text("  %p = f32[4] parameter(0)\n  ROOT %n = f32[4] negate(%p)\n")
+    (tmp_path / "module_0001.jit_f.thunk_sequence.txt").write_text("")
+    (tmp_path / "notes.txt").write_text("")
+    results = load(str(tmp_path))
+    by_name = {os.path.basename(r.path): r for r in results}
+    assert sorted(by_name) == [
+        "module_0001.jit_f.before_optimizations.txt",
+        "module_0002.jit_g.sm_8.0_gpu_after_optimizations.txt",
+        "module_0003.jit_h.0004.simplification.after_algsimp.txt.gz",
+        "snippet.hlo",
+    ]
+    empty = by_name["module_0002.jit_g.sm_8.0_gpu_after_optimizations.txt"]
+    assert empty.module is None and "empty input" in empty.diagnostics[0].message
+    cut = by_name["module_0003.jit_h.0004.simplification.after_algsimp.txt.gz"]
+    assert cut.module is None and (cut.diagnostics[0].line, cut.diagnostics[0].column) == (1, 8)
+    assert by_name["snippet.hlo"].module.entry.root.opcode == "negate"
+
+
 def test_bad_attribute_column_points_at_that_attribute():
     d = diagnostic_of(GOOD.replace("negate(%p)", "negate(%p), index=1, dimensions={x}"))
     assert (d.line, d.column) == (5, 41) and "dimensions" in d.message
