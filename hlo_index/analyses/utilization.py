@@ -58,6 +58,8 @@ from .forms import runtime_as_range, split_linear
 if TYPE_CHECKING:
     import numpy as np
 
+    from ..layout.plan import LayoutPlan
+
 
 class _OperandFacts(TypedDict):
     """The fields of ``Utilization`` that describe the operand, whatever is read of it."""
@@ -1047,17 +1049,43 @@ def _bytes_marked(marked: np.ndarray, shape: Shape, bits: int) -> int:
     import numpy as np
 
     distinct = int(np.count_nonzero(marked))
-    if bits % 8 == 0:
-        return distinct * bits // 8
-    from ..layout import LayoutError, physical_offsets
+    if bits % 8 == 0 or shape.rank == 0 or distinct == 0:
+        return ceil(distinct * bits / 8)
+    from ..layout import LayoutError, layout_plan
 
     try:
-        offsets = physical_offsets(shape)[marked]
+        plan = layout_plan(shape)
     except LayoutError:
-        offsets = np.flatnonzero(marked)
-    first = offsets * bits // 8
-    last = ((offsets + 1) * bits - 1) // 8
-    return int(distinct_sorted(np.concatenate([first, last])).size)
+        plan = None  # read as row-major, as everywhere a layout cannot be used
+    if (plan is None or not plan.steps) and 8 % bits == 0:
+        # Elements in storage order (the array transposed major to minor), where no element
+        # straddles a byte: the bytes touched are the runs of 8 / bits elements holding a mark.
+        # Boolean arithmetic: an index array per element would take 8 bytes an element.
+        in_order = (marked if plan is None else marked.transpose(plan.major_to_minor)).reshape(-1)
+        per = 8 // bits
+        whole = in_order.size // per * per
+        return int(np.count_nonzero(in_order[:whole].reshape(-1, per).any(axis=1))) + bool(in_order[whole:].any())
+    return _bytes_marked_tiled(marked, shape, bits, plan)
+
+
+def _bytes_marked_tiled(marked: np.ndarray, shape: Shape, bits: int, plan: LayoutPlan | None) -> int:
+    """``_bytes_marked`` through the layout's offsets (row-major without a usable layout), a
+    bounded chunk of elements at a time: offsets of every element at once took 4 GB for 63 M."""
+    import numpy as np
+
+    from ..layout import layout_cells
+
+    flat = marked.reshape(-1)
+    stored = flat.size if plan is None else prod(plan.physical_dims)
+    touched = np.zeros((stored * bits + 7) // 8 + 1, dtype=bool)
+    chunk = 1 << 20
+    for start in range(0, flat.size, chunk):
+        offsets = np.flatnonzero(flat[start : start + chunk]) + start
+        if plan is not None and offsets.size:
+            offsets = layout_cells(shape, np.stack(np.unravel_index(offsets, shape.dims), axis=1))[0]
+        touched[offsets * bits // 8] = True
+        touched[((offsets + 1) * bits - 1) // 8] = True
+    return int(np.count_nonzero(touched))
 
 
 # ---- the read set itself -------------------------------------------------------------------
