@@ -442,6 +442,54 @@ def _reduce(instr: Instruction) -> str | None:
     return next((d for d in (_dims_differ(p, kept) for p in parts if not p.is_tuple) if d), None)
 
 
+_BATCH_NORM_OPERANDS = {
+    "batch-norm-training": ("operand", "scale", "offset"),
+    "batch-norm-inference": ("operand", "scale", "offset", "mean", "variance"),
+    "batch-norm-grad": ("operand", "scale", "mean", "variance", "gradient"),
+}
+
+
+def _batch_norm(instr: Instruction) -> str | None:
+    """XLA's InferBatchNorm{Training,Inference,Grad}Shape: arrays, a feature dimension inside the
+    operand, every per-feature operand a vector of that many elements, a gradient of the
+    operand's dimensions; the result the operand's dimensions (training and grad: with two
+    per-feature vectors)."""
+    roles = _BATCH_NORM_OPERANDS[instr.opcode]
+    ops = instr.operands
+    if len(ops) != len(roles):
+        return f"expects {len(roles)} operands ({', '.join(roles)}), has {len(ops)}"
+    for role, op in zip(roles, ops):
+        if op.shape.is_tuple:
+            return f"the {role} %{op.name} is the tuple {op.shape}: {instr.opcode} takes arrays"
+    if any(is_unknown(op.shape) for op in ops):
+        return None
+    operand = ops[0].shape
+    written_index = instr.attrs.get("feature_index")
+    try:
+        index = int(written_index)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return f"feature_index {written_index} is not a dimension number"
+    if not 0 <= index < operand.rank:
+        return f"feature_index {index} is not a dimension of the operand {operand}"
+    feature = operand.dims[index]
+    for role, op in zip(roles[1:], ops[1:]):
+        if role == "gradient":
+            if op.shape.dims != operand.dims:
+                return f"the gradient %{op.name} is {op.shape}, the operand {operand}"
+        elif op.shape.dims != (feature,):
+            return f"the {role} %{op.name} is {op.shape}, not a vector of the {feature} features (dimension {index})"
+    written = instr.shape
+    if instr.opcode == "batch-norm-inference":
+        return _tuple_in(instr) or _dims_differ(written, operand)
+    parts = written.tuple_shapes
+    if parts is None or len(parts) != 3 or any(p.is_tuple for p in parts):
+        return f"{instr.opcode} gives a tuple of 3 arrays, the written shape is {written}"
+    expected = (operand.dims, (feature,), (feature,))
+    if tuple(p.dims for p in parts) != expected and not any(is_unknown(p) for p in parts):
+        return f"the operand {operand} gives ({operand}, [{feature}], [{feature}]), the written shape is {written}"
+    return None
+
+
 def _tuple_elements(instr: Instruction) -> str | None:
     """XLA's InferVariadicOpShape for a tuple: its elements are its operands' shapes, in order."""
     if is_unknown(instr.shape):
@@ -519,7 +567,7 @@ _COLLECTIVES = ("all-gather", "all-gather-start", "reduce-scatter", "all-to-all"
 # checks that read the operands alone (the result is a tuple as often as not)
 _OPERAND_CHECKS = frozenset(
     (*_COLLECTIVES, "sort", "gather", "scatter", "reduce", "reduce-window", "tuple", "dynamic-slice")
-    + ("dynamic-update-slice",)
+    + ("dynamic-update-slice", *_BATCH_NORM_OPERANDS)
 )
 # a select's predicate (0) and a clamp's bounds (0 and 2) may be scalars; the other operands not
 _SCALAR_OPERANDS = {"select": (0,), "clamp": (0, 2)}
@@ -548,6 +596,7 @@ _CHECKS: dict[str, Callable[[Instruction], str | None]] = {
     "dynamic-update-slice": _start_indices,
     "ragged-dot": _ragged_dot,
     "bitcast-convert": _bitcast_convert,
+    **dict.fromkeys(_BATCH_NORM_OPERANDS, _batch_norm),
 }
 _CHECKED = frozenset(_CHECKS) | frozenset(SIGNATURE_CHECKS)
 _ELEMENTWISE_RULES = {
@@ -592,4 +641,7 @@ _RULE_NAMES = {
     "dynamic-update-slice": "ShapeInference::InferDynamicUpdateSliceShape",
     "ragged-dot": "ShapeInference::InferRaggedDotOpShape",
     "bitcast-convert": "ShapeInference::InferBitcastConvertShape",
+    "batch-norm-training": "ShapeInference::InferBatchNormTrainingShape",
+    "batch-norm-inference": "ShapeInference::InferBatchNormInferenceShape",
+    "batch-norm-grad": "ShapeInference::InferBatchNormGradShape",
 }

@@ -822,3 +822,41 @@ def test_group_counts_are_checked_whatever_the_labels_rank():
         parse_module_text(text)
     d = info.value.diagnostic
     assert d.line == 6 and "InferConvolveShape" in d.message and "batch_group_count 64" in d.message, d
+
+
+BATCH_NORM = (
+    "HloModule m\n\nENTRY e {{\n  p = f32[4,6] parameter(0)\n  v = f32[6] parameter(1)\n  w = f32[4] parameter(2)\n"
+    "  s = f32[] parameter(3)\n  ROOT r = {root}, epsilon=0.001, feature_index={index}\n}}\n"
+)
+TRAINING = "(f32[4,6], f32[6], f32[6]) batch-norm-training"
+GRAD = "(f32[4,6], f32[6], f32[6]) batch-norm-grad"
+
+
+@pytest.mark.parametrize(
+    "root, index, rule, fragment",
+    [
+        (f"{TRAINING}(p, w, v)", 1, "InferBatchNormTrainingShape", "the scale %w is f32[4], not a vector of the 6"),
+        (f"{TRAINING}(p, v, v)", 2, "InferBatchNormTrainingShape", "feature_index 2 is not a dimension"),
+        ("(f32[4,6], f32[4], f32[6]) batch-norm-training(p, v, v)", 1, "InferBatchNormTrainingShape", "gives ("),
+        ("f32[4,6] batch-norm-inference(p, v, v, v, s)", 1, "InferBatchNormInferenceShape", "the variance %s"),
+        (f"{GRAD}(p, s, v, v, p)", 1, "InferBatchNormGradShape", "the scale %s is f32[]"),
+        (f"{GRAD}(p, v, v, v, v)", 1, "InferBatchNormGradShape", "the gradient %v is f32[6]"),
+    ],
+)
+def test_a_batch_norm_whose_per_feature_operands_do_not_fit_is_rejected(root, index, rule, fragment):
+    # each fails to compile with jaxlib 0.10.2 (StableHLO's batch_norm verifiers: "must be 1D
+    # tensor", "featureIndex to be smaller than the rank", "compatible shapes"); a scalar scale
+    # of a batch-norm-grad was an internal failure of its map
+    with pytest.raises(ParseError) as info:
+        parse_module_text(BATCH_NORM.format(root=root, index=index))
+    d = info.value.diagnostic
+    assert (d.line, d.column) == (8, 8) and f"ShapeInference::{rule}" in d.message and fragment in d.message, d
+
+
+@pytest.mark.parametrize(
+    "root",
+    [f"{TRAINING}(p, v, v)", "f32[4,6] batch-norm-inference(p, v, v, v, v)", f"{GRAD}(p, v, v, v, p)"],
+)
+def test_a_batch_norm_that_fits_is_read(root):
+    # each compiles with jaxlib 0.10.2
+    assert parse_module_text(BATCH_NORM.format(root=root, index=1)).entry.root.opcode.startswith("batch-norm")
