@@ -442,6 +442,22 @@ def _reduce(instr: Instruction) -> str | None:
     return next((d for d in (_dims_differ(p, kept) for p in parts if not p.is_tuple) if d), None)
 
 
+def _reshape(instr: Instruction) -> str | None:
+    """XLA's InferReshapeShape: an array of as many elements as its array operand. Checked once
+    shapes are inferred: an operand written without its shape (``get-tuple-element(t)``) has
+    one only then."""
+    if len(instr.operands) != 1:
+        return None  # the parser's rule names the operand count
+    out, src = instr.shape, instr.operands[0].shape
+    if out.is_tuple or src.is_tuple:
+        return f"expected an array, got {src if src.is_tuple else out}"
+    if is_unknown(out) or is_unknown(src) or any(out.dynamic) or any(src.dynamic):
+        return None
+    if out.num_elements != src.num_elements:
+        return f"changes the element count: {src} has {src.num_elements}, {out} has {out.num_elements}"
+    return None
+
+
 _BATCH_NORM_OPERANDS = {
     "batch-norm-training": ("operand", "scale", "offset"),
     "batch-norm-inference": ("operand", "scale", "offset", "mean", "variance"),
@@ -567,7 +583,7 @@ _COLLECTIVES = ("all-gather", "all-gather-start", "reduce-scatter", "all-to-all"
 # checks that read the operands alone (the result is a tuple as often as not)
 _OPERAND_CHECKS = frozenset(
     (*_COLLECTIVES, "sort", "gather", "scatter", "reduce", "reduce-window", "tuple", "dynamic-slice")
-    + ("dynamic-update-slice", *_BATCH_NORM_OPERANDS)
+    + ("dynamic-update-slice", "reshape", *_BATCH_NORM_OPERANDS)
 )
 # a select's predicate (0) and a clamp's bounds (0 and 2) may be scalars; the other operands not
 _SCALAR_OPERANDS = {"select": (0,), "clamp": (0, 2)}
@@ -597,6 +613,7 @@ _CHECKS: dict[str, Callable[[Instruction], str | None]] = {
     "ragged-dot": _ragged_dot,
     "bitcast-convert": _bitcast_convert,
     **dict.fromkeys(_BATCH_NORM_OPERANDS, _batch_norm),
+    "reshape": _reshape,
 }
 _CHECKED = frozenset(_CHECKS) | frozenset(SIGNATURE_CHECKS)
 _ELEMENTWISE_RULES = {
@@ -641,6 +658,7 @@ _RULE_NAMES = {
     "dynamic-update-slice": "ShapeInference::InferDynamicUpdateSliceShape",
     "ragged-dot": "ShapeInference::InferRaggedDotOpShape",
     "bitcast-convert": "ShapeInference::InferBitcastConvertShape",
+    "reshape": "ShapeInference::InferReshapeShape",
     "batch-norm-training": "ShapeInference::InferBatchNormTrainingShape",
     "batch-norm-inference": "ShapeInference::InferBatchNormInferenceShape",
     "batch-norm-grad": "ShapeInference::InferBatchNormGradShape",

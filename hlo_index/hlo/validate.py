@@ -92,9 +92,7 @@ def _link_computation(
             (rule[0] is not None and len(names) != rule[0]) or not rule[3] <= attrs.keys() or rule[2] is not None
         ):
             _check_parser_rule(instr, rule, problems)
-        if op == "reshape":
-            _check_reshape(instr, problems)
-        elif op == "constant" and instr.literal:
+        if op == "constant" and instr.literal:
             key = (instr.shape, instr.literal)
             if key in literals:
                 complaint = literals[key]
@@ -396,31 +394,3 @@ def _link_control_predecessors(
         else:
             found.append(other)
     instr.control_predecessors = tuple(found)
-
-
-def _check_reshape(instr: Instruction, problems: list[Diagnostic]) -> None:
-    if len(instr.operands) != 1:
-        return
-    out, src = instr.shape, instr.operands[0].shape
-    if out.is_tuple or src.is_tuple:  # XLA's ExpectArray in InferReshapeShape
-        problems.append(
-            error(
-                f"reshape %{instr.name}: expected an array, got {src if src.is_tuple else out}",
-                instr.line,
-                instr.column,
-            )
-        )
-        return
-    if out.element_type == "unknown" or src.element_type == "unknown":
-        return
-    if any(out.dynamic) or any(src.dynamic):
-        return
-    if out.num_elements != src.num_elements:
-        problems.append(
-            error(
-                f"reshape %{instr.name} changes the element count: {src} has {src.num_elements}, "
-                f"{out} has {out.num_elements}",
-                instr.line,
-                instr.column,
-            )
-        )

@@ -329,6 +329,18 @@ def test_reshape_element_counts_must_agree():
     fails(module("  %p = f32[2,3] parameter(0)\n  ROOT %r = f32[7] reshape(%p)"), "element count")
 
 
+def test_a_reshape_of_an_operand_written_without_its_shape_is_checked_once_inferred():
+    # get-tuple-element(t) has its shape only after inference; the reshape's count was not
+    # checked and its map failed inside (an internal error)
+    body = (
+        "  %p = f32[2,3] parameter(0)\n  %t = (f32[2,3], u8[0]) tuple(%p, u8[0] constant({{}}))\n"
+        "  %g = get-tuple-element(%t), index=0\n  ROOT %r = f32[{n}] reshape(%g)"
+    )
+    error = fails(module(body.format(n=7)), "InferReshapeShape", "f32[2,3] has 6, f32[7] has 7")
+    assert (error.diagnostic.line, error.diagnostic.column) == (7, 8)  # at %r
+    assert parse_module_text(module(body.format(n=6))).entry.root.shape.dims == (6,)
+
+
 def test_duplicate_instruction_name_is_a_diagnostic():
     fails(module("  %p = f32[8] parameter(0)\n  ROOT %p = f32[8] negate(%p)"), "defined twice")
 
