@@ -200,4 +200,6 @@ OPERAND_COUNTS: dict[str, int] = {
     ),
     **dict.fromkeys(("get-tuple-element", "while", "reduce-precision"), 1),
     **dict.fromkeys(("iota", "replica-id", "partition-id"), 0),
+    **dict.fromkeys(("get-dimension-size", "topk"), 1),
+    "set-dimension-size": 2,
 }

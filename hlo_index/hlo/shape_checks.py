@@ -357,6 +357,8 @@ def _concatenate(instr: Instruction) -> str | None:
 def _collective_dimension(instr: Instruction) -> str | None:
     """The dimension a collective gathers, scatters or splits lies inside each array operand."""
     n = len(instr.operands)
+    if n == 0:  # XLA's verifier: operand_count() >= 1
+        return "takes at least one operand, has none"
     out = instr.shape
     # one result per operand (XLA's InferVariadicOpShape of their results)
     several = instr.opcode != "all-gather-start" and n > 1 and not is_unknown(out)
@@ -456,6 +458,31 @@ def _reshape(instr: Instruction) -> str | None:
     if out.num_elements != src.num_elements:
         return f"changes the element count: {src} has {src.num_elements}, {out} has {out.num_elements}"
     return None
+
+
+# ops of several operands whose operand count XLA's shape inference or verifier bounds (the
+# parser reads any): (the fewest, the most or None, XLA's rule)
+_OPERAND_COUNT_RULES: dict[str, tuple[int, int | None, str]] = {
+    "all-reduce": (1, None, "ShapeInference::InferAllReduceShape"),
+    "all-reduce-start": (1, None, "ShapeInference::InferAllReduceStartShape"),
+    "map": (1, None, "ShapeInference::InferMapShape"),
+    "collective-broadcast": (1, None, "ShapeInference::InferCollectiveBroadcastShape"),
+    "collective-permute": (1, None, "ShapeInference::InferCollectivePermuteShape"),
+    "collective-permute-start": (1, None, "ShapeInference::InferCollectivePermuteStartShape"),
+    "ragged-all-to-all": (6, 6, "ShapeInference::InferRaggedAllToAllShape"),
+    "rng": (2, None, "ShapeVerifier::HandleRng"),  # XLA's tests also pass it the shape, a third
+}
+
+
+def _operand_count(instr: Instruction) -> str | None:
+    """The op's operand count within what XLA's rule takes (none of them takes no operand; jaxlib
+    0.10.2 fails to compile each without its operands)."""
+    fewest, most, _ = _OPERAND_COUNT_RULES[instr.opcode]
+    n = len(instr.operands)
+    if fewest <= n and (most is None or n <= most):
+        return None
+    wanted = f"{fewest}" if fewest == most else f"at least {fewest}"
+    return f"takes {wanted} operand{'s' if fewest > 1 else ''}, has {n}"
 
 
 _BATCH_NORM_OPERANDS = {
@@ -583,7 +610,7 @@ _COLLECTIVES = ("all-gather", "all-gather-start", "reduce-scatter", "all-to-all"
 # checks that read the operands alone (the result is a tuple as often as not)
 _OPERAND_CHECKS = frozenset(
     (*_COLLECTIVES, "sort", "gather", "scatter", "reduce", "reduce-window", "tuple", "dynamic-slice")
-    + ("dynamic-update-slice", "reshape", *_BATCH_NORM_OPERANDS)
+    + ("dynamic-update-slice", "reshape", *_BATCH_NORM_OPERANDS, *_OPERAND_COUNT_RULES)
 )
 # a select's predicate (0) and a clamp's bounds (0 and 2) may be scalars; the other operands not
 _SCALAR_OPERANDS = {"select": (0,), "clamp": (0, 2)}
@@ -614,6 +641,7 @@ _CHECKS: dict[str, Callable[[Instruction], str | None]] = {
     "bitcast-convert": _bitcast_convert,
     **dict.fromkeys(_BATCH_NORM_OPERANDS, _batch_norm),
     "reshape": _reshape,
+    **dict.fromkeys(_OPERAND_COUNT_RULES, _operand_count),
 }
 _CHECKED = frozenset(_CHECKS) | frozenset(SIGNATURE_CHECKS)
 _ELEMENTWISE_RULES = {
@@ -659,6 +687,7 @@ _RULE_NAMES = {
     "ragged-dot": "ShapeInference::InferRaggedDotOpShape",
     "bitcast-convert": "ShapeInference::InferBitcastConvertShape",
     "reshape": "ShapeInference::InferReshapeShape",
+    **{op: rule for op, (_, _, rule) in _OPERAND_COUNT_RULES.items()},
     "batch-norm-training": "ShapeInference::InferBatchNormTrainingShape",
     "batch-norm-inference": "ShapeInference::InferBatchNormInferenceShape",
     "batch-norm-grad": "ShapeInference::InferBatchNormGradShape",

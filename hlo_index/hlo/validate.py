@@ -211,6 +211,11 @@ def _odd_operand_count(instr: Instruction) -> str | None:
     return None if count % 2 else f"expects an odd number of operands, but has {count} operands"
 
 
+def _dynamic_reshape_operands(instr: Instruction) -> str | None:
+    """A dynamic reshape's operand, then its result's dimension sizes."""
+    return None if instr.operand_names else "DynamicReshape requires at least one operand"
+
+
 # Where a dynamic slice's start indices begin: after the operand, or after the operand and the update.
 _FIRST_INDEX = {"dynamic-slice": 1, "dynamic-update-slice": 2}
 _TOO_FEW = {1: "Expected at least one operand.", 2: "Expected at least two operands."}
@@ -274,6 +279,7 @@ _OPERAND_RULES: dict[str, Callable[[Instruction], str | None]] = {
     "sort": _one_dimension("sort takes one dimension"),
     "all-to-all": _one_dimension("all-to-all takes one split dimension"),
     **dict.fromkeys(_FIRST_INDEX, _dynamic_slice_operands),
+    "dynamic-reshape": _dynamic_reshape_operands,
     **dict.fromkeys(("all-gather", "all-gather-start", "reduce-scatter"), _first_collective_dimension),
 }
 

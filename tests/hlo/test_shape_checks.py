@@ -860,3 +860,50 @@ def test_a_batch_norm_whose_per_feature_operands_do_not_fit_is_rejected(root, in
 def test_a_batch_norm_that_fits_is_read(root):
     # each compiles with jaxlib 0.10.2
     assert parse_module_text(BATCH_NORM.format(root=root, index=1)).entry.root.opcode.startswith("batch-norm")
+
+
+NO_OPERANDS = (
+    "HloModule m\n\nadd {{\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}}\n\n"
+    "ENTRY e {{\n  p = f32[10,20] parameter(0)\n  ROOT z = {root}\n}}\n"
+)
+
+
+@pytest.mark.parametrize(
+    "root, rule, fragment",
+    [
+        ("f32[10,20] all-reduce(), replica_groups={}, to_apply=add", "InferAllReduceShape", "at least 1"),
+        ("f32[10,20] all-reduce-start(), replica_groups={}, to_apply=add", "InferAllReduceStartShape", "at least 1"),
+        ("f32[10,20] collective-permute(), source_target_pairs={{0,1}}", "InferCollectivePermuteShape", "at least 1"),
+        ("f32[10,20] collective-broadcast(), replica_groups={}", "InferCollectiveBroadcastShape", "at least 1"),
+        ("f32[10,20] map(), dimensions={0,1}, to_apply=add", "InferMapShape", "at least 1"),
+        ("f32[10,20] ragged-all-to-all(p, p)", "InferRaggedAllToAllShape", "takes 6 operands, has 2"),
+        ("f32[10,20] rng(), distribution=rng_uniform", "HandleRng", "takes at least 2 operands, has 0"),
+        ("f32[10,80] all-gather(), replica_groups={}, dimensions={1}", "InferAllGatherShape", "at least one"),
+        ("() reduce-scatter(), replica_groups={}, dimensions={0}, to_apply=add", "InferReduceScatterShape", "one"),
+        ("() all-to-all(), replica_groups={}", "InferAllToAllShape", "at least one operand"),
+    ],
+)
+def test_an_op_without_the_operands_xla_requires_is_rejected(root, rule, fragment):
+    # XLA's parser reads each; jaxlib 0.10.2 fails to compile each ("requires a single operand",
+    # "expected 1 or more operands", "should have 6 operands") or aborts (rng). Their maps read
+    # nothing: an all-gather() was an internal failure, the others were printed as maps.
+    with pytest.raises(ParseError) as info:
+        parse_module_text(NO_OPERANDS.format(root=root))
+    d = info.value.diagnostic
+    assert d.line == 11 and rule in d.message and fragment in d.message, d
+
+
+@pytest.mark.parametrize(
+    "root, fragment",
+    [
+        ("f32[10,20] get-dimension-size(), dimensions={0}", "expects 1 operands, but has 0"),
+        ("f32[10,20] set-dimension-size(p), dimensions={0}", "expects 2 operands, but has 1"),
+        ("(f32[10,2], s32[10,2]) topk(), k=2", "expects 1 operands, but has 0"),
+        ("f32[10,20] dynamic-reshape()", "DynamicReshape requires at least one operand"),
+    ],
+)
+def test_an_op_of_another_operand_count_than_xlas_parser_takes_is_a_syntax_error(root, fragment):
+    # XLA's parser (jaxlib 0.10.2) rejects each with the same words
+    with pytest.raises(ParseError) as info:
+        parse_module_text(NO_OPERANDS.format(root=root))
+    assert fragment in info.value.diagnostic.message, info.value.diagnostic
