@@ -358,7 +358,7 @@ def _collective_dimension(instr: Instruction) -> str | None:
     """The dimension a collective gathers, scatters or splits lies inside each array operand."""
     n = len(instr.operands)
     if n == 0:  # XLA's verifier: operand_count() >= 1
-        return "takes at least one operand, has none"
+        return "takes at least 1 operand, has 0"
     out = instr.shape
     # one result per operand (XLA's InferVariadicOpShape of their results)
     several = instr.opcode != "all-gather-start" and n > 1 and not is_unknown(out)

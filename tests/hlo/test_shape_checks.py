@@ -878,9 +878,13 @@ NO_OPERANDS = (
         ("f32[10,20] map(), dimensions={0,1}, to_apply=add", "InferMapShape", "at least 1"),
         ("f32[10,20] ragged-all-to-all(p, p)", "InferRaggedAllToAllShape", "takes 6 operands, has 2"),
         ("f32[10,20] rng(), distribution=rng_uniform", "HandleRng", "takes at least 2 operands, has 0"),
-        ("f32[10,80] all-gather(), replica_groups={}, dimensions={1}", "InferAllGatherShape", "at least one"),
-        ("() reduce-scatter(), replica_groups={}, dimensions={0}, to_apply=add", "InferReduceScatterShape", "one"),
-        ("() all-to-all(), replica_groups={}", "InferAllToAllShape", "at least one operand"),
+        ("f32[10,80] all-gather(), replica_groups={}, dimensions={1}", "InferAllGatherShape", "at least 1"),
+        (
+            "() reduce-scatter(), replica_groups={}, dimensions={0}, to_apply=add",
+            "InferReduceScatterShape",
+            "at least 1",
+        ),
+        ("() all-to-all(), replica_groups={}", "InferAllToAllShape", "at least 1 operand, has 0"),
     ],
 )
 def test_an_op_without_the_operands_xla_requires_is_rejected(root, rule, fragment):
