@@ -1,6 +1,7 @@
 """``check --verify`` against ``check`` on every file of ``../shared/corpus`` and ``../shared/field``:
 ROUNDS interleaved rounds of the two whole processes per file (``measure.py``), the ratio between
-their medians (wall / CPU), peak RSS of each, and the worst file. A process that runs past the
+their medians (wall / CPU), peak RSS of each, and the worst file, which is then measured again in
+``AGAIN_ROUNDS`` interleaved rounds (both figures are printed). A process that runs past the
 per-file limit is killed and printed as "> N s" (its ratio as "> Nx"), so that one pathological
 file cannot hold up the run; it is not run again in later rounds.
 
@@ -15,6 +16,8 @@ from pathlib import Path
 
 import measure
 from measure import SHARED
+
+AGAIN_ROUNDS = 9  # the worst file measured again (its first figure is kept beside)
 
 
 def files() -> list[Path]:
@@ -71,10 +74,35 @@ def main(argv: list[str]) -> int:
     ranked = [(r.get("wall_ratio") or r.get("wall_ratio_above"), r) for r in results]
     ranked = [(value, r) for value, r in ranked if value is not None]
     worst = max(ranked, key=lambda item: item[0], default=None)
+    again = None
     if worst:
         value, r = worst
         bound = "> " if "wall_ratio_above" in r else ""
         print(f"worst: {bound}{value:.1f}x wall ({r['file']})")
+        if not bound:
+            # A small file's ratio swings with a stall of the machine in one round (a 0.4 s run
+            # taking 1.1 s): the worst is measured again, in more rounds, and both are shown.
+            more = max(AGAIN_ROUNDS, rounds)
+            path = r["file"]
+            sides = measure.interleaved(
+                {
+                    "check": lambda: measure.tool(["check", path], timeout=timeout),
+                    "verify": lambda: measure.tool(["check", path, "--verify"], timeout=timeout),
+                },
+                more,
+            )
+            again = {
+                "file": path,
+                "rounds": more,
+                **sides,
+                "wall_ratio": measure.ratio(sides["verify"], sides["check"], "wall_s"),
+                "cpu_ratio": measure.ratio(sides["verify"], sides["check"], "cpu_s"),
+            }
+            print(
+                f"the worst again, medians of {more} interleaved rounds: "
+                f"{measure.times_ratio(sides['verify'], sides['check'])} "
+                f"({measure.times(sides['verify'])} against {measure.times(sides['check'])})"
+            )
     measure.write(
         "verify_cost",
         {
@@ -83,6 +111,7 @@ def main(argv: list[str]) -> int:
             "files": results,
             "worst": worst
             and {"file": worst[1]["file"], "wall_ratio": worst[0], "at_least": "wall_ratio_above" in worst[1]},
+            "worst_again": again,
         },
     )
     return 0
