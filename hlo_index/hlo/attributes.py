@@ -83,12 +83,18 @@ def pad_dims(value: str) -> tuple[PadDim, ...]:
     return tuple(out)
 
 
+_WINDOW_FIELDS = ("size", "stride", "pad", "lhs_dilate", "rhs_dilate", "rhs_reversal")
+
+
 def window_dims(value: str) -> tuple[WindowDim, ...]:
     """``{size=3x3 stride=2x2 pad=1_1x0_0 lhs_dilate=1x1 rhs_dilate=1x1 rhs_reversal=0x1}``."""
     inner = value.strip()[1:-1]
     fields: dict[str, list[str]] = {}
     for item in inner.split():
-        key, _, val = item.partition("=")
+        key, equals, val = item.partition("=")
+        if not equals or key not in _WINDOW_FIELDS:
+            # XLA's parser: "expects sub-attributes in window" ({{0,1}} once read as no window)
+            raise ValueError(f"unexpected window field {item!r}: expects {', '.join(_WINDOW_FIELDS)}")
         fields[key] = val.split("x")
     size = [int(x) for x in fields.get("size", [])]
     rank = len(size)

@@ -323,12 +323,16 @@ def _convolution(instr: Instruction) -> str | None:
         return f"output feature dimension {kernel_out} is not divisible by feature_group_count {features}"
     if in_batch % batches:
         return f"input batch dimension {in_batch} is not divisible by batch_group_count {batches}"
-    # labels with dimensions of no role ('?') or another number of window dimensions: XLA's parser
-    # reads them; left to the op's rule
+    # labels with dimensions of no role ('?'): XLA's parser reads them; left to the op's rule
     rank = len(labels.input_spatial) + 2
-    window = instr.attrs.get("window") or ()
-    if len(window) != rank - 2 or not lhs.rank == rhs.rank == instr.shape.rank == rank:
+    if not lhs.rank == rhs.rank == instr.shape.rank == rank:
         return None
+    window = instr.attrs.get("window") or ()
+    if len(window) != rank - 2:  # window={} on a 2-D convolution: jaxlib infers another shape
+        return (
+            f"Window must have same number of dimensions as dimension numbers: the window has "
+            f"{len(window)}, the dim_labels {rank - 2} spatial dimensions"
+        )
     problem = _window_problem(window)
     if problem:
         return problem

@@ -723,6 +723,12 @@ MORE_CASES = {
         "InferConvolveShape",
         "same number of dimensions",
     ),
+    "convolution_window_rank": (
+        "ROOT r = f32[4,6,3,3] convolution(f32[4,6,3,3] parameter(1), f32[6,6,1,1] parameter(2)), window={}, "
+        "dim_labels=bf01_io01->bf01",
+        "InferConvolveShape",
+        "the window has 0, the dim_labels 2 spatial dimensions",
+    ),
     "convolution_tuple": (
         "ROOT r = (f32[4,6], u8[0]) convolution(p, p), dim_labels=bf_io->bf",
         "InferConvolveShape",
