@@ -59,8 +59,13 @@ def to_bool(value: str) -> bool:
     raise ValueError(f"expected true or false, got {value!r}")
 
 
+_SLICE_RANGES = re.compile(r"\{\s*(?:\[[^\]]*\](?:\s*,\s*\[[^\]]*\])*)?\s*\}")
+
+
 def slice_dims(value: str) -> tuple[SliceDim, ...]:
     """``{[0:4:1], [2:8]}``."""
+    if not _SLICE_RANGES.fullmatch(value.strip()):
+        raise ValueError(f"expects {{[start:limit(:stride)], ...}}, got {value!r}")
     out = []
     for part in re.findall(r"\[([^\]]*)\]", value):
         nums = [int(x) for x in part.split(":")]

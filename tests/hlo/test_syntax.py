@@ -572,6 +572,7 @@ def test_conv_dim_labels_digit_led_and_permuted():
     [
         ("dimensions={a}", "dimensions"),
         ("slice={[0:1:2:3]}", "slice"),
+        ("slice={[0:4], [0:2]x}", "slice"),  # XLA's parser: a range, or '}'
         ("window={size=2x2 stride=1}", "window"),
         # XLA's parser: "expects sub-attributes in window"; read as no window, the maps of the
         # convolution holding it disagreed with its numpy reference
