@@ -192,9 +192,10 @@ def reduction_dimensions(reduce: Instruction) -> tuple[bool, tuple[int, int, int
 
 
 def reduction_is_faster_unnested(is_row: bool, dims, warp: int) -> bool:
-    """XLA's ``IsUnnestedReductionFasterThanElemental``."""
+    """XLA's ``IsUnnestedReductionFasterThanElemental``. A row of no elements (a reduce of an
+    empty array, which XLA's simplifier removes first) is left elemental: XLA's test divides by it."""
     if is_row:
-        return dims[2] >= warp or warp % dims[2] == 0
+        return dims[2] >= warp or (dims[2] > 0 and warp % dims[2] == 0)
     major, minor = dims[1], dims[2]
     elemental = (
         major < warp

@@ -120,6 +120,19 @@ def test_reduction_thread_maps_read_every_input_element_once(shape, dims, emitte
     assert set(seen.values()) == {1}
 
 
+def test_a_row_reduction_of_no_elements_is_planned_elemental():
+    # XLA's IsUnnestedReductionFasterThanElemental divides the warp by the row's length: a reduce
+    # of f32[4,0] (which XLA's simplifier removes first) was an internal failure here
+    fusion = _fusion(
+        "  z = f32[] constant(0)\n  ROOT r = f32[4] reduce(p0, z), dimensions={1}, to_apply=add",
+        ["f32[4,0]"],
+        "f32[4]",
+        kind="kInput",
+    )
+    assert "reduction" not in plan_for(fusion, RTX_A6000).emitter
+    assert fusion_coalescing(fusion, RTX_A6000) is not None
+
+
 def test_thread_maps_compose_like_the_fusion_maps():
     """Thread -> parameter maps equal thread -> output composed with the fusion's own maps."""
     fusion = _fusion(
