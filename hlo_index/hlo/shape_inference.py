@@ -469,6 +469,12 @@ def _reduce(instr: Instruction) -> Shape:
 
 
 def _window_output(size: int, w: WindowDim) -> int:
+    """XLA's InferWindowOutputShape along one dimension (sizes, strides and dilations positive)."""
+    for name, value in (("size", w.size), ("stride", w.stride), ("dilation", w.base_dilation)):
+        if value < 1:
+            raise ShapeInferenceError(f"a window {name} must be positive, got {value}")
+    if w.window_dilation < 1:
+        raise ShapeInferenceError(f"a window dilation must be positive, got {w.window_dilation}")
     dilated_base = (size - 1) * w.base_dilation + 1 if size > 0 else 0
     padded = dilated_base + w.pad_low + w.pad_high
     dilated_window = (w.size - 1) * w.window_dilation + 1
@@ -500,6 +506,10 @@ def _convolution(instr: Instruction) -> Shape:
     labels = _attr(instr, "dim_labels")
     window = instr.attrs.get("window", ())
     batch_groups = int(instr.attrs.get("batch_group_count", 1))
+    for name in ("batch_group_count", "feature_group_count"):  # XLA's InferConvolveShape, first
+        count = int(instr.attrs.get(name, 1))
+        if count < 1:
+            raise ShapeInferenceError(f"{name} must be a positive number, got {count}")
     spatial = len(labels.input_spatial)
     if len(window) != spatial:
         raise ShapeInferenceError(f"window has {len(window)} dimensions, the convolution {spatial} spatial ones")

@@ -329,6 +329,26 @@ def test_reshape_element_counts_must_agree():
     fails(module("  %p = f32[2,3] parameter(0)\n  ROOT %r = f32[7] reshape(%p)"), "element count")
 
 
+@pytest.mark.parametrize(
+    "root, fragment",
+    [
+        ("convolution(%x, %k), window={size=1x1}, dim_labels=b01f_01io->b01f, batch_group_count=0", "batch_group"),
+        ("convolution(%x, %k), window={size=1x1 stride=0x1}, dim_labels=b01f_01io->b01f", "stride must be positive"),
+        ("reduce-window(%x, %z), window={size=1x1x0x1}, to_apply=%add", "size must be positive"),
+    ],
+)
+def test_a_shape_inferred_from_non_positive_counts_is_an_error(root, fragment):
+    # written without its shape, the op's shape is inferred: a group count or a window figure of 0
+    # divided by zero there (an internal failure); XLA's InferConvolveShape / InferWindowOutputShape
+    body = (
+        "  %x = f32[2,4,4,3] parameter(0)\n  %k = f32[1,1,3,3] parameter(1)\n  %z = f32[] constant(0)\n"
+        f"  ROOT %r = {root}"
+    )
+    add = "%add {\n  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n  ROOT %s = f32[] add(%a, %b)\n}\n\n"
+    error = fails(f"HloModule m\n\n{add}ENTRY %main {{\n{body}\n}}\n", "cannot infer the shape of %r", fragment)
+    assert error.diagnostic.line == 13
+
+
 def test_a_reshape_of_an_operand_written_without_its_shape_is_checked_once_inferred():
     # get-tuple-element(t) has its shape only after inference; the reshape's count was not
     # checked and its map failed inside (an internal error)
