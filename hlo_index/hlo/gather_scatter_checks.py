@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 from .model import Instruction, Shape
 from .shape_inference import is_unknown
+from .written_shapes import written_shape_differs
 
 
 class _List(NamedTuple):
@@ -62,7 +63,9 @@ def gather_dimension_numbers(instr: Instruction) -> str | None:
     for d in (*lists[1], *lists[2]):
         if sizes[d] > 1:
             return f"dimension {d} is collapsed or batched, so its slice size must be 0 or 1, not {sizes[d]}"
-    return _make_up_operand(_GATHER, lists, operand)
+    # the written result: its batch dimensions and its slices' sizes (slice_sizes={0,0} once
+    # gave an f32[32,64] maps that read nothing)
+    return _make_up_operand(_GATHER, lists, operand) or written_shape_differs(instr)
 
 
 def scatter_dimension_numbers(instr: Instruction) -> str | None:
@@ -82,7 +85,7 @@ def scatter_dimension_numbers(instr: Instruction) -> str | None:
             f"the updates have {updates.rank} dimensions where {len(lists[0])} window and {scatter_rank} scatter "
             "dimensions make them"
         )
-    return None
+    return written_shape_differs(instr)  # the operands' shapes
 
 
 def _lists(attrs: dict[str, Any], spec: tuple[_List, ...]) -> list[tuple[int, ...]]:

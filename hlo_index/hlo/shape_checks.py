@@ -20,6 +20,7 @@ from .model import ELEMENT_BITS, Diagnostic, Instruction, Module, Shape, WindowD
 from .opcodes import ELEMENTWISE_OPCODES, OPERAND_COUNTS
 from .shape_inference import ShapeInferenceError, infer_shape, is_unknown
 from .signature_checks import SIGNATURE_CHECKS, reached_from_entry
+from .written_shapes import written_shape_differs
 
 _SHAPE_OF = attrgetter("shape")
 
@@ -263,7 +264,10 @@ def _windowed(instr: Instruction) -> str | None:
     window = instr.attrs.get("window") or ()
     if len(window) != rank:
         return f"the window has {len(window)} dimension(s), the operand {rank}"
-    return _window_problem(window)
+    problem = _window_problem(window)
+    if problem or instr.opcode != "reduce-window":
+        return problem
+    return written_shape_differs(instr)  # the windows' count along each dimension
 
 
 def _window_problem(window: Sequence[WindowDim]) -> str | None:
@@ -607,6 +611,19 @@ def _start_indices(instr: Instruction) -> str | None:
         shape = op.shape
         if not shape.is_tuple and not is_unknown(shape) and not shape.element_type.startswith(("s", "u")):
             return f"start index {k - first} is {shape}: start indices must be of an integral type"
+    return written_shape_differs(instr)  # the slice's sizes, or the operand's shape
+
+
+def _iota(instr: Instruction) -> str | None:
+    """XLA's verifier (HandleIota): an array whose iota_dimension is one of its dimensions."""
+    shape = instr.shape
+    if shape.is_tuple:
+        return f"the written shape is the tuple {shape}: iota gives an array"
+    index = instr.attrs.get("iota_dimension")
+    if index is None and instr.attrs.get("dimensions"):  # the indexing spec's spelling
+        index = instr.attrs["dimensions"][0]
+    if isinstance(index, int) and not is_unknown(shape) and not 0 <= index < shape.rank:
+        return f"iota_dimension {index} is not a dimension of {shape}"
     return None
 
 
@@ -614,7 +631,7 @@ _COLLECTIVES = ("all-gather", "all-gather-start", "reduce-scatter", "all-to-all"
 # checks that read the operands alone (the result is a tuple as often as not)
 _OPERAND_CHECKS = frozenset(
     (*_COLLECTIVES, "sort", "gather", "scatter", "reduce", "reduce-window", "tuple", "dynamic-slice")
-    + ("dynamic-update-slice", "reshape", *_BATCH_NORM_OPERANDS, *_OPERAND_COUNT_RULES)
+    + ("dynamic-update-slice", "reshape", "iota", *_BATCH_NORM_OPERANDS, *_OPERAND_COUNT_RULES)
 )
 # a select's predicate (0) and a clamp's bounds (0 and 2) may be scalars; the other operands not
 _SCALAR_OPERANDS = {"select": (0,), "clamp": (0, 2)}
@@ -646,6 +663,7 @@ _CHECKS: dict[str, Callable[[Instruction], str | None]] = {
     **dict.fromkeys(_BATCH_NORM_OPERANDS, _batch_norm),
     "reshape": _reshape,
     **dict.fromkeys(_OPERAND_COUNT_RULES, _operand_count),
+    "iota": _iota,
 }
 _CHECKED = frozenset(_CHECKS) | frozenset(SIGNATURE_CHECKS)
 _ELEMENTWISE_RULES = {
@@ -691,6 +709,7 @@ _RULE_NAMES = {
     "ragged-dot": "ShapeInference::InferRaggedDotOpShape",
     "bitcast-convert": "ShapeInference::InferBitcastConvertShape",
     "reshape": "ShapeInference::InferReshapeShape",
+    "iota": "ShapeVerifier::HandleIota",
     **{op: rule for op, (_, _, rule) in _OPERAND_COUNT_RULES.items()},
     "batch-norm-training": "ShapeInference::InferBatchNormTrainingShape",
     "batch-norm-inference": "ShapeInference::InferBatchNormInferenceShape",

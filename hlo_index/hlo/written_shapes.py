@@ -33,6 +33,30 @@ def written_shape_problem(instr: Instruction) -> str | None:
     return None
 
 
+def written_shape_differs(instr: Instruction) -> str | None:
+    """For the eager checks: the written result's dimensions against those the op's inference
+    gives, said in a few words, or the inference's own complaint; None where they agree or cannot
+    be compared (unknown or dynamic shapes, an op without an inference rule)."""
+    written = instr.shape
+    if is_unknown(written) or any(is_unknown(o.shape) for o in instr.operands) or _dynamic(written):
+        return None
+    try:
+        inferred = infer_shape(instr)
+    except ShapeInferenceError as e:
+        return None if str(e).startswith("cannot infer shape for opcode") else str(e)
+    if _dims(inferred) == _dims(written):
+        return None
+    if inferred.is_tuple or written.is_tuple:
+        return f"the operands give {inferred}, the written shape is {written}"
+    return f"the operands give dimensions [{','.join(map(str, inferred.dims))}], the written shape is {written}"
+
+
+def _dynamic(shape: Shape) -> bool:
+    if shape.tuple_shapes is not None:
+        return any(map(_dynamic, shape.tuple_shapes))
+    return any(shape.dynamic)
+
+
 def reached_instructions(instr: Instruction) -> Iterator[Instruction]:
     """``instr``, its operands, and every instruction of the computations it calls, through calls
     of calls (each computation once)."""

@@ -554,7 +554,7 @@ def test_typed_attributes():
         "  %c = pred[8,16]{1,0} compare(%p, %p), direction=LT, type=TOTALORDER\n"
         "  %cv = f32[1,8,3,32]{3,2,1,0} convolution(%x, %k), window={size=3x3 stride=2x2 pad=1_1x0_1 "
         "rhs_dilate=1x2 lhs_dilate=2x1 rhs_reversal=0x1}, dim_labels=b01f_01io->b01f, feature_group_count=1\n"
-        "  %ds = f32[2,4]{1,0} dynamic-slice(%p, %io, %io), dynamic_slice_sizes={2,4}\n"
+        "  %at = s32[] constant(1)\n  %ds = f32[2,4]{1,0} dynamic-slice(%p, %at, %at), dynamic_slice_sizes={2,4}\n"
         "  %tt = (f32[8,16], f32[8,16]) tuple(%p, %p)\n"
         "  ROOT %gt = f32[8,16]{1,0} get-tuple-element(%tt), index=1"
     )
