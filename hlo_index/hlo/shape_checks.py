@@ -632,6 +632,7 @@ _COLLECTIVES = ("all-gather", "all-gather-start", "reduce-scatter", "all-to-all"
 _OPERAND_CHECKS = frozenset(
     (*_COLLECTIVES, "sort", "gather", "scatter", "reduce", "reduce-window", "tuple", "dynamic-slice")
     + ("dynamic-update-slice", "reshape", "iota", *_BATCH_NORM_OPERANDS, *_OPERAND_COUNT_RULES)
+    + ("get-tuple-element", "topk", "opt-barrier", "select-and-scatter")
 )
 # a select's predicate (0) and a clamp's bounds (0 and 2) may be scalars; the other operands not
 _SCALAR_OPERANDS = {"select": (0,), "clamp": (0, 2)}
@@ -665,6 +666,32 @@ _CHECKS: dict[str, Callable[[Instruction], str | None]] = {
     **dict.fromkeys(_OPERAND_COUNT_RULES, _operand_count),
     "iota": _iota,
 }
+# ops whose written result is also compared with the one their inference gives (after their own
+# check, where they have one); the others' checks compare it themselves or leave it to XLA's
+# rules they follow (async dones, calls, loops)
+_RESULT_INFERRED_RULES = {
+    "get-tuple-element": "ShapeInference::InferGetTupleElementShape",
+    "fft": "ShapeInference::InferFftShape",
+    "topk": "ShapeInference::InferTopKShape",
+    "cholesky": "ShapeInference::InferCholeskyShape",
+    "triangular-solve": "ShapeInference::InferTriangularSolveShape",
+    "get-dimension-size": "ShapeInference::InferGetDimensionSizeShape",
+    "set-dimension-size": "ShapeInference::InferSetDimensionSizeShape",
+    "add-dependency": "ShapeVerifier::HandleAddDependency",
+    "opt-barrier": "ShapeVerifier::HandleOptimizationBarrier",
+    "domain": "ShapeVerifier::HandleDomain",
+}
+_RESULT_INFERRED = (*_RESULT_INFERRED_RULES, "sort", "select-and-scatter", "map", "all-reduce", "collective-permute")
+
+
+def _then_written(check: Callable[[Instruction], str | None] | None) -> Callable[[Instruction], str | None]:
+    def checked(instr: Instruction) -> str | None:
+        return (check(instr) if check is not None else None) or written_shape_differs(instr)
+
+    return checked
+
+
+_CHECKS.update({op: _then_written(_CHECKS.get(op)) for op in _RESULT_INFERRED})
 _CHECKED = frozenset(_CHECKS) | frozenset(SIGNATURE_CHECKS)
 _ELEMENTWISE_RULES = {
     "select": "ShapeInference::InferSelectShape",
@@ -710,6 +737,7 @@ _RULE_NAMES = {
     "bitcast-convert": "ShapeInference::InferBitcastConvertShape",
     "reshape": "ShapeInference::InferReshapeShape",
     "iota": "ShapeVerifier::HandleIota",
+    **_RESULT_INFERRED_RULES,
     **{op: rule for op, (_, _, rule) in _OPERAND_COUNT_RULES.items()},
     "batch-norm-training": "ShapeInference::InferBatchNormTrainingShape",
     "batch-norm-inference": "ShapeInference::InferBatchNormInferenceShape",

@@ -44,6 +44,8 @@ def written_shape_differs(instr: Instruction) -> str | None:
         inferred = infer_shape(instr)
     except ShapeInferenceError as e:
         return None if str(e).startswith("cannot infer shape for opcode") else str(e)
+    except (IndexError, KeyError, TypeError, ValueError) as e:  # attributes that do not fit the operands
+        return f"its attributes do not fit its operands ({type(e).__name__}: {e})"
     if _dims(inferred) == _dims(written):
         return None
     if inferred.is_tuple or written.is_tuple:

@@ -960,3 +960,35 @@ def test_a_written_result_other_than_the_op_gives_is_rejected(root, rule, fragme
         fixed = fixed.replace("f32[8,5]", "f32[8,6]").replace("f32[8,6] reduce-window", "f32[7,6] reduce-window")
         fixed = fixed.replace("slice_sizes={0,0}", "slice_sizes={1,6}")
         assert parse_module_text(WRITTEN_RESULT.format(root=fixed)).entry.root.opcode == root.split("(")[0].split()[-1]
+
+
+MORE_RESULTS = (
+    "HloModule m\n\nadd {{\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}}\n\n"
+    "cmp {{\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = pred[] compare(a, b), direction=GT\n}}\n\n"
+    "ENTRY e {{\n  p = f32[8,6] parameter(0)\n  t = (f32[8,6], s32[]) parameter(1)\n  c = c64[8,6] parameter(2)\n"
+    "  ROOT r = {root}\n}}\n"
+)
+
+
+@pytest.mark.parametrize(
+    "root, rule",
+    [
+        ("f32[8,5] sort(p), dimensions={0}, to_apply=cmp", "HandleSort"),
+        ("f32[8,5] select-and-scatter(p, p, f32[] constant(0)), window={size=1x1}, select=cmp, scatter=add", "Scatter"),
+        ("f32[8,5] map(p, p), dimensions={0,1}, to_apply=add", "InferMapShape"),
+        ("s32[2] get-tuple-element(t), index=1", "InferGetTupleElementShape"),
+        ("f32[8,5] all-reduce(p), replica_groups={}, to_apply=add", "InferAllReduceShape"),
+        ("f32[8,5] collective-permute(p), source_target_pairs={{0,1}}", "InferCollectivePermuteShape"),
+        ("c64[8,5] fft(c), fft_type=FFT, fft_length={6}", "InferFftShape"),
+        ("(f32[8,3], s32[8,2]) topk(p), k=2", "InferTopKShape"),
+        ("f32[8,5] opt-barrier(p)", "HandleOptimizationBarrier"),
+    ],
+)
+def test_other_written_results_are_compared_with_the_inferred_one(root, rule):
+    # XLA's parser reads each; jaxlib 0.10.2 fails to compile each ("requires the same shape for
+    # all operands and results", "inferred type(s) ... are incompatible", "doesn't match function
+    # result type"); their maps were printed for a result of other dimensions
+    with pytest.raises(ParseError) as info:
+        parse_module_text(MORE_RESULTS.format(root=root))
+    d = info.value.diagnostic
+    assert d.line == 19 and rule in d.message and "the written shape is" in d.message, d
