@@ -82,24 +82,19 @@ def test_a_cudnn_convolution_whose_labels_do_not_fit_has_no_flop_count():
     assert not any(m.startswith("internal: ") for m in messages(doc))
 
 
-def test_a_collective_permute_of_another_shape_has_no_map():
-    # its rule once read the written shape alone: (d0, d1) -> (d0, d1) into an f32[16], "exact"
+def test_a_collective_permute_of_another_shape_is_rejected_at_the_op():
+    # its rule once read the written shape alone: (d0, d1) -> (d0, d1) into an f32[16], "exact";
+    # the written result is now compared with the inferred one when the module is read
     text = (
         "HloModule m\n\nENTRY e {\n  p = f32[16] parameter(0)\n"
         "  ROOT c = f32[16,3] collective-permute(p), source_target_pairs={{0,1},{1,0}}\n}\n"
     )
     result, doc = analyze(text, "--direction", "both")
-    assert result.exit_code == 0, result.output
-    (target,) = doc["modules"][0]["targets"]
-    for key in ("output_to_input", "input_to_output"):
-        (row,) = target[key]
-        assert row["maps"] == [
-            {
-                "map": None,
-                "unknown": "the written shape f32[16,3] of collective-permute %c is not what its operands give "
-                "(f32[16])",
-            }
-        ], row["maps"]
+    assert result.exit_code == 2, result.output
+    (diagnostic,) = doc["modules"][0]["diagnostics"]
+    assert (diagnostic["line"], diagnostic["column"]) == (5, 8)
+    assert "InferCollectivePermuteShape" in diagnostic["message"] and "f32[16,3]" in diagnostic["message"]
+    assert doc["modules"][0]["targets"] == []
 
 
 def test_an_op_without_a_shape_inference_whose_maps_do_not_fit_has_none():
@@ -121,5 +116,5 @@ def test_an_all_reduce_of_another_shape_is_no_tile():
         "ENTRY e {\n  p = f32[] parameter(0)\n  ROOT r = f32[128] all-reduce(p), replica_groups={}, to_apply=sum\n}\n"
     )
     result = CliRunner().invoke(main, ["tile", "-", "--fusion", "r", "--tile", "2"], input=text)
-    assert result.exit_code == 0, result.output
-    assert "not what its operands give (f32[])" in result.output
+    assert result.exit_code == 2, result.output
+    assert "<stdin>:11:8: error:" in result.output and "InferAllReduceShape" in result.output
