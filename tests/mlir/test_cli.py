@@ -129,3 +129,21 @@ def test_a_file_whose_first_token_is_wrong_is_an_error_at_it(tmp_path):
     result = runner().invoke(main, ["bubble", str(bad)])
     assert result.exit_code == 2 and "Traceback" not in result.stderr
     assert f"{bad}:1:1: error: " in result.stderr, result.stderr
+
+
+def test_a_slice_before_its_source_gives_a_verdict_not_a_traceback(tmp_path):
+    # the swapped pair of a slice starting at -5 reads no element of its source: comparing the
+    # two pairs' maps point by point once evaluated that empty map and failed
+    path = tmp_path / "before.mlir"
+    path.write_text(
+        "util.func public @f(%arg0 : tensor<?x10x128xf16>, %val : index) -> (tensor<?x5x2x16xf16>) {\n"
+        "  %s = tensor.extract_slice %arg0[0, -5, 0] [%val, 10, 16] [1, 1, 1] : tensor<?x10x128xf16> "
+        "to tensor<?x10x16xf16>\n"
+        "  %e = tensor.expand_shape %s[[0], [1, 2], [3]] output_shape [%val, 5, 2, 16] : tensor<?x10x16xf16> "
+        "into tensor<?x5x2x16xf16>\n"
+        "  util.return %e : tensor<?x5x2x16xf16>\n}\n"
+    )
+    result = runner().invoke(main, ["bubble", str(path), "--format", "json"])
+    assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+    (chain,) = json.loads(result.stdout)["modules"][0]["chains"]
+    assert chain["counterexample"]["differs"] == "the swapped pair reads no element of the source, the other does"
