@@ -470,11 +470,14 @@ def _reduce(instr: Instruction) -> Shape:
 
 def _window_output(size: int, w: WindowDim) -> int:
     """XLA's InferWindowOutputShape along one dimension (sizes, strides and dilations positive)."""
-    for name, value in (("size", w.size), ("stride", w.stride), ("dilation", w.base_dilation)):
+    for name, value in (
+        ("size", w.size),
+        ("stride", w.stride),
+        ("dilation", w.base_dilation),
+        ("dilation", w.window_dilation),
+    ):
         if value < 1:
             raise ShapeInferenceError(f"a window {name} must be positive, got {value}")
-    if w.window_dilation < 1:
-        raise ShapeInferenceError(f"a window dilation must be positive, got {w.window_dilation}")
     dilated_base = (size - 1) * w.base_dilation + 1 if size > 0 else 0
     padded = dilated_base + w.pad_low + w.pad_high
     dilated_window = (w.size - 1) * w.window_dilation + 1

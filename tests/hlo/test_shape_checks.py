@@ -67,6 +67,13 @@ def rejected_at(build, body: str, rule: str, fragment: str, line: int) -> None:
     assert f"ShapeInference::{rule}" in d.message and fragment in d.message, d.message
 
 
+def diagnostic_of(text: str):
+    """The error reading ``text`` gives (it must give one)."""
+    with pytest.raises(ParseError) as info:
+        parse_module_text(text)
+    return info.value.diagnostic
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_rejected_as_xlas_verifier_rejects(name):
     rejected_at(module, *CASES[name], line=6)
@@ -853,9 +860,7 @@ def test_a_batch_norm_whose_per_feature_operands_do_not_fit_is_rejected(root, in
     # each fails to compile with jaxlib 0.10.2 (StableHLO's batch_norm verifiers: "must be 1D
     # tensor", "featureIndex to be smaller than the rank", "compatible shapes"); a scalar scale
     # of a batch-norm-grad was an internal failure of its map
-    with pytest.raises(ParseError) as info:
-        parse_module_text(BATCH_NORM.format(root=root, index=index))
-    d = info.value.diagnostic
+    d = diagnostic_of(BATCH_NORM.format(root=root, index=index))
     assert (d.line, d.column) == (8, 8) and f"ShapeInference::{rule}" in d.message and fragment in d.message, d
 
 
@@ -897,9 +902,7 @@ def test_an_op_without_the_operands_xla_requires_is_rejected(root, rule, fragmen
     # XLA's parser reads each; jaxlib 0.10.2 fails to compile each ("requires a single operand",
     # "expected 1 or more operands", "should have 6 operands") or aborts (rng). Their maps read
     # nothing: an all-gather() was an internal failure, the others were printed as maps.
-    with pytest.raises(ParseError) as info:
-        parse_module_text(NO_OPERANDS.format(root=root))
-    d = info.value.diagnostic
+    d = diagnostic_of(NO_OPERANDS.format(root=root))
     assert d.line == 11 and rule in d.message and fragment in d.message, d
 
 
@@ -951,9 +954,7 @@ def test_a_written_result_other_than_the_op_gives_is_rejected(root, rule, fragme
     # jaxlib 0.10.2 fails to compile each ("inferred type(s) ... are incompatible with return
     # type(s)", "iota dimension cannot go beyond the output rank"); their maps were printed as
     # exact, a dynamic-update-slice's reading past its operand
-    with pytest.raises(ParseError) as info:
-        parse_module_text(WRITTEN_RESULT.format(root=root))
-    d = info.value.diagnostic
+    d = diagnostic_of(WRITTEN_RESULT.format(root=root))
     assert d.line == 14 and rule in d.message and fragment in d.message, d
     if "iota" not in root:
         fixed = root.replace("f32[3,6] dynamic", "f32[2,6] dynamic").replace("f32[8,7]", "f32[8,6]")
@@ -988,7 +989,5 @@ def test_other_written_results_are_compared_with_the_inferred_one(root, rule):
     # XLA's parser reads each; jaxlib 0.10.2 fails to compile each ("requires the same shape for
     # all operands and results", "inferred type(s) ... are incompatible", "doesn't match function
     # result type"); their maps were printed for a result of other dimensions
-    with pytest.raises(ParseError) as info:
-        parse_module_text(MORE_RESULTS.format(root=root))
-    d = info.value.diagnostic
+    d = diagnostic_of(MORE_RESULTS.format(root=root))
     assert d.line == 19 and rule in d.message and "the written shape is" in d.message, d
