@@ -30,7 +30,7 @@ from ..hlo.model import Computation, Instruction
 from .full_read import covers, full_read, is_full_read, reads_all, reads_whole, region_read
 from .mapset import Maps, distinct, finalize, union
 from .rule_cache import full_box
-from .walk import blame, compose_bounded
+from .walk import blame, compose_step
 
 # An endpoint: a (parameter number, tuple element) pair, or a root output index.
 _Endpoint = TypeVar("_Endpoint", int, tuple[int, int])
@@ -276,7 +276,7 @@ def _compose_new(
     if budget.left <= 0:
         return IndexingMap.undefined(budget.reason)
     budget.left -= 1
-    return compose_bounded(summary_map, op_map, instr, value_dims)
+    return compose_step(summary_map, op_map, instr, value_dims)
 
 
 def _through_dict(

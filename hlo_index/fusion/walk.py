@@ -87,24 +87,17 @@ def compose_step(
             return to_value
         if is_identity_on(to_value, value_dims):
             return drop_witness_range_vars(op_map.simplified().remove_unused_variables())
-    return composed(op_map, to_value)
-
-
-def compose_bounded(
-    op_map: IndexingMap, to_value: IndexingMap, instr: Instruction, value_dims: tuple[int, ...] | None = None
-) -> IndexingMap:
-    """``compose_step`` for the walks and summary passes of a computation: a composed map with more
-    runtime variables than ``runtime_vars_per_map`` is UNDEFINED naming the budget (loops bound
-    their own compositions by ``loop_steps`` and ``loop_maps_per_pair``)."""
-    got = compose_step(op_map, to_value, instr, value_dims)
     limit = current().budgets.runtime_vars_per_map
-    if len(got.runtime_vars) > limit:
-        return IndexingMap.undefined(
-            budget_reason(
-                "runtime_vars_per_map", limit, f"a path through '{instr.name}' depends on more runtime values"
+    if len(op_map.runtime_vars) + len(to_value.runtime_vars) > limit:
+        got = composed(op_map, to_value)
+        if len(got.runtime_vars) > limit:
+            return IndexingMap.undefined(
+                budget_reason(
+                    "runtime_vars_per_map", limit, f"a path through '{instr.name}' depends on more runtime values"
+                )
             )
-        )
-    return got
+        return got
+    return composed(op_map, to_value)
 
 
 class WalkBudget:
@@ -133,7 +126,7 @@ class WalkBudget:
     def compose(
         self, op_map: IndexingMap, to_value: IndexingMap, instr: Instruction, value_dims: tuple[int, ...]
     ) -> IndexingMap:
-        return compose_bounded(op_map, to_value, instr, value_dims)
+        return compose_step(op_map, to_value, instr, value_dims)
 
     def step(
         self, op_map: IndexingMap, to_value: IndexingMap, instr: Instruction, value_dims: tuple[int, ...]
