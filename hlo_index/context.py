@@ -62,9 +62,6 @@ class Budgets:
     # Map compositions one bottom-up / forward summary pass of a computation may do. Beyond: the
     # values not yet summarised become UNDEFINED (per value; the rest of the computation is kept).
     compositions_per_pass: int = 16_000
-    # Runtime variables one composed map may carry (each runtime-dependent read on the path, such
-    # as an attention kernel's sequence lengths, brings its own). Beyond: that map is UNDEFINED.
-    runtime_vars_per_map: int = 2
     # Candidate points (dims x range vars) up to which two maps of one value are compared by
     # brute force (a proof); larger maps stay distinct (the conservative answer).
     semantic_check_points: int = 1 << 14

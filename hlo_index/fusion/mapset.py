@@ -15,7 +15,7 @@ from ..affine import IndexingMap
 from ..context import budget_reason, budgets, current, register_table, remember
 from .merge import compact_maps, merge_maps
 from .semantic import dedupe_semantically
-from .subsume import adds_conditions, drop_equal_box_readers
+from .subsume import drop_equal_box_readers
 
 # Budgets (hlo_index.context.Budgets): above ``semantic_check_points`` candidate points (dims x
 # range vars) a semantic comparison would only be a sample, which cannot prove two maps equal;
@@ -62,15 +62,6 @@ def _add(maps: list[IndexingMap], m: IndexingMap, keys: set[tuple[object, ...]] 
     for known in maps:  # the same object arrives again and again: no key needed
         if known is m:
             return False
-    if m.runtime_vars or any(k.runtime_vars for k in maps):
-        if any(adds_conditions(m, known) for known in maps):
-            return False
-        wider = [known for known in maps if adds_conditions(known, m)]
-        if wider:
-            maps[:] = [known for known in maps if not any(known is w for w in wider)]
-            if keys is not None:
-                keys.clear()
-                keys.update(k.canonical_key() for k in maps)
     key = m.canonical_key()
     if keys is None:
         if any(known.canonical_key() == key for known in maps):

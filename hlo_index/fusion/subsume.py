@@ -25,11 +25,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import partial
-from itertools import product
 
 from ..affine import IndexingMap, Interval, dim
 from ..affine.bounds import Domain
-from ..affine.expr import DIM, RANGE, RUNTIME, Expr, replace_variables, variable
+from ..affine.expr import DIM, RANGE, Expr, replace_variables, variable
 from ..context import budgets
 from .domain_union import dims_used, domain_mask, split_constraints
 
@@ -211,67 +210,3 @@ def _rows(m: IndexingMap, limit: int) -> set[tuple[int, ...]]:
     points, results = m.enumerate(limit=limit)
     n = m.num_dims
     return {tuple(p[:n]) + tuple(r) for p, r in zip(points.tolist(), results.tolist())}
-
-
-def adds_conditions(inner: IndexingMap, outer: IndexingMap) -> bool:
-    """``inner`` is ``outer`` with more conditions, so its relation lies inside ``outer``'s: under
-    some renaming of ``outer``'s range and runtime variables to distinct ones of ``inner`` (each
-    with a narrower or equal interval), the results are the same and each of ``outer``'s
-    constraints is held by one of ``inner``'s on the same expression with a narrower or equal
-    interval; ``inner``'s dims are narrower or equal. ``inner``'s other variables only add
-    conditions. Range variables are matched through the results, runtime variables by trying
-    the assignments (at most ``_ASSIGNMENTS``).
-
-    Two calls of one attention kernel read the same sequence lengths, but each composition
-    brings them as runtime variables of their own: the map through both calls is the map through
-    one with more conditions, and adds nothing to a set holding that one."""
-    if inner is outer or inner.is_undefined or outer.is_undefined or inner.is_known_empty or outer.is_known_empty:
-        return False
-    if (
-        len(inner.dims) != len(outer.dims)
-        or inner.num_results != outer.num_results
-        or len(inner.runtime_vars) < len(outer.runtime_vars)
-        or len(inner.range_vars) < len(outer.range_vars)
-    ):
-        return False
-    if any(not o.contains_interval(i) for i, o in zip(inner.dims, outer.dims)):
-        return False
-    ranges: dict[int, int] = {}
-    for a, b in zip(outer.results, inner.results):
-        if a.kind == RANGE and (b.kind != RANGE or ranges.setdefault(a.value, b.value) != b.value):
-            return False
-    if len(ranges) != len(outer.range_vars) or len(set(ranges.values())) != len(ranges):
-        return False
-    if any(not outer.range_vars[a].contains_interval(inner.range_vars[b]) for a, b in ranges.items()):
-        return False
-    held: dict[Expr, list[Interval]] = {}
-    for e, iv in inner.constraints:
-        held.setdefault(e, []).append(iv)
-    candidates = [
-        [j for j, w in enumerate(inner.runtime_vars) if v.interval.contains_interval(w.interval)]
-        for v in outer.runtime_vars
-    ]
-    count = 1
-    for c in candidates:
-        count *= len(c)
-    if count == 0 or count > _ASSIGNMENTS:
-        return False
-    rename = {variable(RANGE, a): variable(RANGE, b) for a, b in ranges.items()}
-    for choice in product(*candidates):
-        if len(set(choice)) != len(choice):
-            continue
-        table = dict(rename)
-        table.update({variable(RUNTIME, a): variable(RUNTIME, b) for a, b in enumerate(choice)})
-        memo: dict[Expr, Expr] = {}
-        if any(replace_variables(a, table.get, memo) != b for a, b in zip(outer.results, inner.results)):
-            return False  # the results do not involve runtime variables differently per choice
-        if all(
-            any(iv.contains_interval(h) for h in held.get(replace_variables(e, table.get, memo), ()))
-            for e, iv in outer.constraints
-        ):
-            return True
-    return False
-
-
-# Runtime-variable assignments tried per comparison, at most.
-_ASSIGNMENTS = 64

@@ -87,16 +87,6 @@ def compose_step(
             return to_value
         if is_identity_on(to_value, value_dims):
             return drop_witness_range_vars(op_map.simplified().remove_unused_variables())
-    limit = current().budgets.runtime_vars_per_map
-    if len(op_map.runtime_vars) + len(to_value.runtime_vars) > limit:
-        got = composed(op_map, to_value)
-        if len(got.runtime_vars) > limit:
-            return IndexingMap.undefined(
-                budget_reason(
-                    "runtime_vars_per_map", limit, f"a path through '{instr.name}' depends on more runtime values"
-                )
-            )
-        return got
     return composed(op_map, to_value)
 
 

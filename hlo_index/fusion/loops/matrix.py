@@ -402,16 +402,6 @@ def _lift(m: IndexingMap, dims: tuple[int, ...]) -> IndexingMap:
     return IndexingMap([full_interval(n) for n in dims], m.range_vars, m.runtime_vars, m.results, m.constraints)
 
 
-# Iterations in a row whose maps carry more runtime variables than the last before a loop is
-# given up: such maps can neither repeat nor stop growing.
-_FRESH_STEPS = 3
-
-
-def _runtime_count(t: Matrix) -> int:
-    """The most runtime variables of a map of ``t``."""
-    return max((len(m.runtime_vars) for row in t.values() for maps in row.values() for m in maps), default=0)
-
-
 def _iterate(
     start: Matrix, body_maps: Matrix, instr: Instruction, dims: Dims, trips: int | None
 ) -> tuple[Matrix, list[Matrix]] | str:
@@ -419,19 +409,10 @@ def _iterate(
     t, visited = start, [start]
     union = start
     steps = current().budgets.loop_steps
-    growth = [_runtime_count(start)]
     for n in range(steps):
         if trips is not None and n == trips:
             return t, visited
         nxt = _step(t, body_maps, instr, dims)
-        growth.append(_runtime_count(nxt))
-        if len(growth) > _FRESH_STEPS and all(
-            a < b for a, b in zip(growth[-_FRESH_STEPS - 1 :], growth[-_FRESH_STEPS:])
-        ):
-            return (
-                "while: each iteration brings runtime variables of its own (a read in the body that depends on "
-                "runtime values, such as sequence lengths): the per-iteration maps never repeat"
-            )
         if trips is not None:
             # T_{n+1} equal to an earlier T_i: the sequence repeats with period n + 1 - i
             for i, earlier in enumerate(visited):
