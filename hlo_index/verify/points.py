@@ -246,6 +246,63 @@ def _as_sum(e: Expr, si: Expr, sj: Expr) -> bool:
     return not any((si in atom.variables() or sj in atom.variables()) for atom, _ in terms if atom not in (si, sj))
 
 
+# Values of a witness range variable tried per point, at most (a larger one is enumerated with the
+# others, as before).
+_WITNESS_VALUES = 1 << 12
+
+
+def _witness_split(m: IndexingMap) -> tuple[IndexingMap, list[tuple[int, Interval, list]]]:
+    """``m`` without its witness range variables (in no result) whose constraints involve dims
+    only besides them, and per such variable (index, interval, those constraints): a point is in
+    ``m``'s domain when it is in the smaller map's and, for each, some value satisfies them. The
+    smaller map gives the same elements at every point, without enumerating the witnesses
+    alongside every other range variable (a window tap that reaches no result multiplies an
+    image by the window's size)."""
+    in_results = {v.value for e in m.results for v in e.variables() if v.kind == RANGE}
+    uses = [(e, iv, {(v.kind, v.value) for v in e.variables()}) for e, iv in m.constraints]
+    witnesses: dict[int, list] = {}
+    for j, interval in enumerate(m.range_vars):
+        if j in in_results or interval.size > _WITNESS_VALUES:
+            continue
+        mine = [(e, iv, kinds) for e, iv, kinds in uses if (RANGE, j) in kinds]
+        if all(kind == DIM or (kind, k) == (RANGE, j) for _, _, kinds in mine for kind, k in kinds):
+            witnesses[j] = [(e, iv) for e, iv, _ in mine]
+    if not witnesses:
+        return m, []
+    kept = [j for j in range(len(m.range_vars)) if j not in witnesses]
+    rename = {range_var(old): range_var(new) for new, old in enumerate(kept)}
+    memo: dict = {}
+    theirs = {(e, iv) for cs in witnesses.values() for e, iv in cs}
+    smaller = IndexingMap(
+        m.dims,
+        [m.range_vars[j] for j in kept],
+        m.runtime_vars,
+        [replace_variables(e, rename.get, memo) for e in m.results],
+        [(replace_variables(e, rename.get, memo), iv) for e, iv in m.constraints if (e, iv) not in theirs],
+    )
+    return smaller, [(j, m.range_vars[j], cs) for j, cs in witnesses.items()]
+
+
+def _rows_at(m: IndexingMap, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``relation_at(m, points, ())`` as (feasible dims, results), each witness range variable
+    checked per point instead of enumerated with the others."""
+    smaller, witnesses = _witness_split(m)
+    for j, interval, constraints in witnesses:
+        if not len(points):
+            break
+        values = np.arange(interval.lo, interval.hi + 1, dtype=np.int64)
+        env = {(DIM, i): np.repeat(points[:, i], len(values)) for i in range(m.num_dims)}
+        env[(RANGE, j)] = np.tile(values, len(points))
+        keep = np.ones(len(points) * len(values), dtype=bool)
+        memo: dict = {}
+        for e, iv in constraints:
+            value = np.broadcast_to(evaluate_expr(e, env, memo), keep.shape)
+            keep &= (value >= iv.lo) & (value <= iv.hi)
+        points = points[keep.reshape(len(points), len(values)).any(axis=1)]
+    feasible, results = relation_at(smaller, points, ())
+    return feasible[:, : m.num_dims], results
+
+
 def predicted_rows(maps: tuple[IndexingMap, ...], point: tuple, distinct: bool = True) -> np.ndarray:
     """The elements the maps give at ``point`` (union over the maps and every feasible runtime
     value), as distinct rows in ascending order: the order of ``sorted(predicted_read_set())``,
@@ -253,7 +310,7 @@ def predicted_rows(maps: tuple[IndexingMap, ...], point: tuple, distinct: bool =
     found = []
     width = None
     for m in checkable_maps(maps):
-        _, results = relation_at(m, np.array([point], dtype=np.int64).reshape(1, m.num_dims), ())
+        _, results = _rows_at(m, np.array([point], dtype=np.int64).reshape(1, m.num_dims))
         width = results.shape[1]
         found.append(results)
     if not found:
@@ -306,7 +363,7 @@ def predicted_rows_many(
     array = np.array(points, dtype=np.int64).reshape(len(points), rank)
     dims, results = [], []
     for m in checkable_maps(maps):
-        feasible, got = relation_at(m, array, ())
+        feasible, got = _rows_at(m, array)
         dims.append(feasible[:, :rank])
         results.append(got)
     out = {}
@@ -340,7 +397,7 @@ def _images(maps: tuple[IndexingMap, ...], point: tuple):
         if not m.range_vars:
             yield m, image_at(m, point), None
             continue
-        _, results = relation_at(m, np.array([point], dtype=np.int64).reshape(1, m.num_dims), ())
+        _, results = _rows_at(m, np.array([point], dtype=np.int64).reshape(1, m.num_dims))
         yield m, None, results
 
 
