@@ -25,7 +25,8 @@ one of them are found once per target; a walk for some operands (an output eleme
 input-to-output for them) visits only those, and a walk from an output of a flat tuple root
 only that output's instructions; reference read sets are memoised, per module for ops whose
 read sets follow from opcode, shapes and attributes alone; identical fusions of a module (same
-structure) are verified once. A walk holds each set of
+structure) are verified once; a map's witness range variables (in no result, constrained with
+dims only) are tried per point, not enumerated with the others. A walk holds each set of
 elements as one sorted int64 array of row-major linear indices (a reduction's row of 10^6
 elements is one array, not 10^6 tuples), compared with the maps' read sets in the same form;
 tuples are made only to name a mismatch.
