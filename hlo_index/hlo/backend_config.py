@@ -54,3 +54,68 @@ def int_list(value: Any) -> tuple[int, ...] | None:
         return tuple(int(v) for v in value)
     except (TypeError, ValueError):
         return None
+
+
+def parse_typed_attributes(text: Any) -> dict[str, Any] | None:
+    """An MLIR dictionary attribute, as typed-FFI custom-calls write their ``backend_config``:
+    ``{attn_heads = 64 : i64, is_training = true, dropout_probability = 0.000000e+00 : f64}``.
+
+    Integers and floats lose their ``: type`` suffix, ``true`` / ``false`` become booleans, quoted
+    strings are unquoted; any other value (arrays, nested dictionaries) is kept as its text. None
+    when the text is not such a dictionary."""
+    if not isinstance(text, str):
+        return None
+    text = text.strip()
+    if not (text.startswith("{") and text.endswith("}")):
+        return None
+    found: dict[str, Any] = {}
+    for item in _top_level_items(text[1:-1]):
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        if not eq or not _MLIR_KEY.fullmatch(key):
+            return None
+        found[key] = _typed_value(value.strip())
+    return found
+
+
+_MLIR_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
+_NUMBER = re.compile(r"([-+]?[0-9][0-9.eE+-]*)\s*:\s*[a-z][a-z0-9]*")
+
+
+def _top_level_items(body: str) -> list[str]:
+    """``body`` split at the commas outside brackets and quotes."""
+    items, depth, quoted, start = [], 0, False, 0
+    for k, ch in enumerate(body):
+        if quoted:
+            quoted = ch != '"' or body[k - 1] == "\\"
+        elif ch == '"':
+            quoted = True
+        elif ch in "[{(<":
+            depth += 1
+        elif ch in "]})>":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            items.append(body[start:k])
+            start = k + 1
+    tail = body[start:]
+    if tail.strip():
+        items.append(tail)
+    return items
+
+
+def _typed_value(value: str) -> Any:
+    if value in ("true", "false"):
+        return value == "true"
+    number = _NUMBER.fullmatch(value)
+    if number:
+        literal = number.group(1)
+        try:
+            return int(literal)
+        except ValueError:
+            try:
+                return float(literal)
+            except ValueError:
+                return value
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        return value[1:-1]
+    return value

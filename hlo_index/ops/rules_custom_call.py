@@ -12,7 +12,8 @@ the custom-call's own operands, plus the roles of the remaining operands and out
   shaped like the result reads what the result reads; a scalar amax output (fp8 gemms with
   ``damax_output``, cuDNN graphs with ``amax``) reads everything any result element reads.
 
-cuDNN backward convolutions (their own relation, not a standard op) are in ``custom_call_conv``.
+cuDNN backward convolutions (their own relation, not a standard op) are in ``custom_call_conv``,
+TransformerEngine's fused attention in ``custom_call_attention``.
 Anything that does not match its target's published layout, and every other target, is
 UNDEFINED naming the target and what did not match: never guessed.
 """
@@ -27,7 +28,7 @@ from ..affine.expr import replace_variables
 from ..hlo.backend_config import backend_config, int_list
 from ..hlo.build import instruction
 from ..hlo.model import Instruction, Shape
-from . import custom_call_conv, custom_call_onednn  # noqa: F401  (custom_call_onednn registers its translators)
+from . import custom_call_attention, custom_call_conv, custom_call_onednn  # noqa: F401  (custom_call_onednn registers its translators)
 from .custom_call_translation import (
     AMAX,
     Equivalent,
@@ -486,6 +487,8 @@ def custom_call_output_to_input(instr: Instruction, output_index: int) -> list[O
         return [OperandMaps(0, (got[0] if not isinstance(got, str) else _undefined(instr, got),))]
     if target_of(instr) in custom_call_conv.BACKWARD_TARGETS:
         return custom_call_conv.backward_output_to_input(instr, output_index)
+    if target_of(instr) in custom_call_attention.TARGETS:
+        return custom_call_attention.attention_output_to_input(instr, output_index)
     eq = translate(instr)
     if isinstance(eq, str):
         return [OperandMaps(k, (_undefined(instr, eq),)) for k in range(n)]
@@ -541,6 +544,8 @@ def custom_call_input_to_output(instr: Instruction, operand_index: int) -> list[
         return [(got[1] if not isinstance(got, str) else _undefined(instr, got),)]
     if target_of(instr) in custom_call_conv.BACKWARD_TARGETS:
         return custom_call_conv.backward_input_to_output(instr, operand_index)
+    if target_of(instr) in custom_call_attention.TARGETS:
+        return custom_call_attention.attention_input_to_output(instr, operand_index)
     eq = translate(instr)
     if isinstance(eq, str):
         return [(_undefined(instr, eq),) for _ in range(outputs)]

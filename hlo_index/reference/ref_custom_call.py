@@ -20,6 +20,8 @@
   dot of (lhs, rhs, group_sizes) that ``grouped_gemm_backend_config.ragged_dot_dimension_numbers``
   names (its reference); the workspace output reads nothing.
 * ``AssumeGatherIndicesInBound`` (TPU): its operand, element for element.
+* TransformerEngine's fused attention (``te_fused_attn_forward_ffi`` / ``..._backward_ffi``):
+  ``ref_attention``.
 * TopK: the operand's row; Sharding: identity; SPMD full<->shard: the shard's tile (tile 0
   unless ``runtime_values["tile"]`` gives the partition's tile coordinates).
 """
@@ -32,6 +34,7 @@ from ..hlo.backend_config import backend_config
 from ..hlo.build import instruction, tuple_shape
 from ..hlo.model import ConvDimLabels, Instruction, WindowDim
 from . import NoReference, reads
+from .ref_attention import attention_reads
 from .ref_batch_norm import batch_norm_reads
 from .ref_contraction import convolution_reads, dot_reads
 from .ref_ragged import ragged_dot_reads
@@ -364,6 +367,8 @@ def custom_call_reads(
         return _grouped_gemm_reads(instr, output_index, out_point, operand_index, runtime_values)
     if target == "AssumeGatherIndicesInBound":
         return {tuple(out_point)}
+    if target in ("te_fused_attn_forward_ffi", "te_fused_attn_backward_ffi"):
+        return attention_reads(instr, output_index, out_point, operand_index, runtime_values)
     if target in ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape"):
         return _sharding_reads(instr, out_point, runtime_values)
     raise NoReference(f"no reference semantics for custom-call target '{target}'")
