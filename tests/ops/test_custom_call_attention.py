@@ -155,3 +155,19 @@ def test_the_llama_benchmark_calls_have_a_padding_mask_and_say_so():
         for om in output_to_input(instr, 0):
             (m,) = om.maps
             assert m.is_undefined and "mask_type = 3, a padding mask" in m.undefined_reason
+
+
+def test_a_forward_and_backward_step_verifies_against_the_reference_walk():
+    """A fusion of a causal forward call and the backward call reading its out and softmax_aux:
+    the maps composed through both calls agree with the reference walked back element by
+    element (``--verify``)."""
+    from hlo_index.api import select_targets
+    from hlo_index.verify import verify_target
+
+    path = Path(__file__).resolve().parents[1] / "data" / "te_attention_causal_step.hlo"
+    (result,) = list(load(str(path)))
+    (selected,) = select_targets(result.module)
+    outcome = verify_target(selected, result.module, samples=16)
+    assert not outcome.errors, outcome.errors
+    assert outcome.checked_points > 0 and outcome.checked_input_points > 0
+    assert not any("skipped" in note for note in outcome.notes), outcome.notes
