@@ -357,17 +357,22 @@ def operand_names(inner: str) -> tuple[str, ...]:
     return tuple(names)
 
 
-def split_top_level(text: str) -> list[str]:
-    """``text`` cut at the commas outside any bracket (empty pieces kept, for callers to judge)."""
-    parts, depth, start = [], 0, 0
+def split_top_level(text: str, opening: str = "([{", closing: str = ")]}", strings: bool = False) -> list[str]:
+    """``text`` cut at the commas outside any bracket (empty pieces kept, for callers to judge);
+    with ``strings``, also outside double-quoted strings (``\\"`` escapes a quote)."""
+    parts, depth, start, quoted = [], 0, 0, False
     for i, c in enumerate(text):
-        if c in "([{":
+        if quoted:
+            quoted = c != '"' or text[i - 1] == "\\"
+        elif c in opening:
             depth += 1
-        elif c in ")]}":
+        elif c in closing:
             depth -= 1
         elif c == "," and depth == 0:
             parts.append(text[start:i])
             start = i + 1
+        elif c == '"' and strings:
+            quoted = True
     parts.append(text[start:])
     return parts
 

@@ -12,6 +12,7 @@ import json
 import re
 from typing import Any
 
+from .attributes import split_top_level
 from .model import Instruction
 
 _BARE_KEY = re.compile(r"([{,]\s*)([A-Za-z_][A-Za-z0-9_]*)\s*:")
@@ -69,7 +70,8 @@ def parse_typed_attributes(text: Any) -> dict[str, Any] | None:
     if not (text.startswith("{") and text.endswith("}")):
         return None
     found: dict[str, Any] = {}
-    for item in _top_level_items(text[1:-1]):
+    items = split_top_level(text[1:-1], "([{<", ")]}>", strings=True)
+    for item in items[:-1] if not items[-1].strip() else items:
         key, eq, value = item.partition("=")
         key = key.strip()
         if not eq or not _MLIR_KEY.fullmatch(key):
@@ -80,27 +82,6 @@ def parse_typed_attributes(text: Any) -> dict[str, Any] | None:
 
 _MLIR_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
 _NUMBER = re.compile(r"([-+]?[0-9][0-9.eE+-]*)\s*:\s*[a-z][a-z0-9]*")
-
-
-def _top_level_items(body: str) -> list[str]:
-    """``body`` split at the commas outside brackets and quotes."""
-    items, depth, quoted, start = [], 0, False, 0
-    for k, ch in enumerate(body):
-        if quoted:
-            quoted = ch != '"' or body[k - 1] == "\\"
-        elif ch == '"':
-            quoted = True
-        elif ch in "[{(<":
-            depth += 1
-        elif ch in "]})>":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            items.append(body[start:k])
-            start = k + 1
-    tail = body[start:]
-    if tail.strip():
-        items.append(tail)
-    return items
 
 
 def _typed_value(value: str) -> Any:

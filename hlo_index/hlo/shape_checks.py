@@ -18,7 +18,7 @@ from .diagnostics import error
 from .gather_scatter_checks import gather_dimension_numbers, scatter_dimension_numbers
 from .model import ELEMENT_BITS, Diagnostic, Instruction, Module, Shape, WindowDim
 from .opcodes import ELEMENTWISE_OPCODES, OPERAND_COUNTS
-from .shape_inference import ShapeInferenceError, infer_shape, is_unknown
+from .shape_inference import ShapeInferenceError, infer_shape, is_unknown, nonpositive_window_field
 from .signature_checks import SIGNATURE_CHECKS, reached_from_entry
 from .written_shapes import written_shape_differs
 
@@ -273,14 +273,9 @@ def _windowed(instr: Instruction) -> str | None:
 def _window_problem(window: Sequence[WindowDim]) -> str | None:
     """XLA's InferWindowOutputShape: every size, stride and dilation at least 1."""
     for k, w in enumerate(window):
-        for name, value in (
-            ("size", w.size),
-            ("stride", w.stride),
-            ("base dilation", w.base_dilation),
-            ("window dilation", w.window_dilation),
-        ):
-            if value < 1:
-                return f"window dimension {k} has a non-positive {name} ({value})"
+        bad = nonpositive_window_field(w)
+        if bad is not None:
+            return f"window dimension {k} has a non-positive {bad[0]} ({bad[1]})"
     return None
 
 

@@ -468,16 +468,26 @@ def _reduce(instr: Instruction) -> Shape:
     return outs[0] if n == 1 else _tuple(outs)
 
 
-def _window_output(size: int, w: WindowDim) -> int:
-    """XLA's InferWindowOutputShape along one dimension (sizes, strides and dilations positive)."""
+def nonpositive_window_field(w: WindowDim) -> tuple[str, int] | None:
+    """The first of a window dimension's size, stride, base and window dilation below 1, as (its
+    name, its value): XLA's InferWindowOutputShape requires each to be positive."""
     for name, value in (
         ("size", w.size),
         ("stride", w.stride),
-        ("dilation", w.base_dilation),
-        ("dilation", w.window_dilation),
+        ("base dilation", w.base_dilation),
+        ("window dilation", w.window_dilation),
     ):
         if value < 1:
-            raise ShapeInferenceError(f"a window {name} must be positive, got {value}")
+            return name, value
+    return None
+
+
+def _window_output(size: int, w: WindowDim) -> int:
+    """XLA's InferWindowOutputShape along one dimension (sizes, strides and dilations positive)."""
+    bad = nonpositive_window_field(w)
+    if bad is not None:
+        name, value = bad
+        raise ShapeInferenceError(f"a window {name.split()[-1]} must be positive, got {value}")
     dilated_base = (size - 1) * w.base_dilation + 1 if size > 0 else 0
     padded = dilated_base + w.pad_low + w.pad_high
     dilated_window = (w.size - 1) * w.window_dilation + 1

@@ -182,10 +182,6 @@ def attention_of(instr: Instruction) -> Attention | str:
     return a
 
 
-def is_fused_attention(instr: Instruction) -> bool:
-    return instr.attr("custom_call_target") in TARGETS
-
-
 # ---- the maps ------------------------------------------------------------------------------
 
 

@@ -40,7 +40,14 @@ from .custom_call_translation import (
     translate,
     translator,
 )
-from .registry import OperandMaps, Reads, input_to_output_rule, output_to_input_rule
+from .registry import (
+    InputToOutputRule,
+    OperandMaps,
+    OutputToInputRule,
+    Reads,
+    input_to_output_rule,
+    output_to_input_rule,
+)
 from .rules_contraction import (
     convolution_input_to_output,
     convolution_output_to_input,
@@ -479,16 +486,28 @@ def _extra_in2out(role: ExtraRole, operand_dims: Sequence[int], result_dims: Seq
     )
 
 
+# Targets that are no standard op but a relation of their own: target -> (out2in, in2out).
+_OWN_RELATIONS: dict[str, tuple[OutputToInputRule, InputToOutputRule]] = {
+    **dict.fromkeys(
+        custom_call_conv.BACKWARD_TARGETS,
+        (custom_call_conv.backward_output_to_input, custom_call_conv.backward_input_to_output),
+    ),
+    **dict.fromkeys(
+        custom_call_attention.TARGETS,
+        (custom_call_attention.attention_output_to_input, custom_call_attention.attention_input_to_output),
+    ),
+}
+
+
 @output_to_input_rule("custom-call", reads=_READS)
 def custom_call_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
     n = len(instr.operands) or len(instr.operand_names)
     if target_of(instr) in SHARDING_TARGETS:
         got = _sharding_maps(instr)
         return [OperandMaps(0, (got[0] if not isinstance(got, str) else _undefined(instr, got),))]
-    if target_of(instr) in custom_call_conv.BACKWARD_TARGETS:
-        return custom_call_conv.backward_output_to_input(instr, output_index)
-    if target_of(instr) in custom_call_attention.TARGETS:
-        return custom_call_attention.attention_output_to_input(instr, output_index)
+    own = _OWN_RELATIONS.get(target_of(instr))
+    if own is not None:
+        return own[0](instr, output_index)
     eq = translate(instr)
     if isinstance(eq, str):
         return [OperandMaps(k, (_undefined(instr, eq),)) for k in range(n)]
@@ -542,10 +561,9 @@ def custom_call_input_to_output(instr: Instruction, operand_index: int) -> list[
     if target_of(instr) in SHARDING_TARGETS:
         got = _sharding_maps(instr)
         return [(got[1] if not isinstance(got, str) else _undefined(instr, got),)]
-    if target_of(instr) in custom_call_conv.BACKWARD_TARGETS:
-        return custom_call_conv.backward_input_to_output(instr, operand_index)
-    if target_of(instr) in custom_call_attention.TARGETS:
-        return custom_call_attention.attention_input_to_output(instr, operand_index)
+    own = _OWN_RELATIONS.get(target_of(instr))
+    if own is not None:
+        return own[1](instr, operand_index)
     eq = translate(instr)
     if isinstance(eq, str):
         return [(_undefined(instr, eq),) for _ in range(outputs)]

@@ -1,22 +1,19 @@
-"""Reference read sets of TransformerEngine's fused attention (BSHD q, k, v; no bias, no dropout).
+"""Reference read sets of TransformerEngine's fused attention (BSHD q, k, v; no bias, no dropout;
+no mask or the causal one).
 
 Written from the attention formulas, pair by pair: query row i and key row j of batch b interact
-when j is unmasked for i (padding: i < q_len[b] and j < kv_len[b], lengths the differences of
-consecutive ``cu_seqlens``; causal: j <= i). Each output element collects the pairs it sums over
-and, per pair, the elements the formula touches:
+unless the causal mask hides j from i (j > i). Each output element collects the pairs it sums
+over and, per pair, the elements the formula touches:
   out[b,i,h,e]   = sum_j P_ij v[b,j,g,e]          P_ij = softmax_j(q_i . k_j)
   aux[b,h,i,0]   = log sum_j exp(q_i . k_j)
   dq[b,i,h,:]    = sum_j dS_ij k_j                dS_ij = P_ij (dout_i . v_j - dout_i . out_i)
   dk[b,j,g,:]    = sum_{h in g, i} dS_ij q_i      (P_ij recomputed from q_i, k_j and aux_i)
   dv[b,j,g,e]    = sum_{h in g, i} P_ij dout[b,i,h,e]
-With a padding mask every element of batch b also reads cu_seqlens[b] and cu_seqlens[b + 1] of
-both. The forward's rng_state row 0 holds the seed's first int64 (two u32) and an offset kept on
-the host.
+The sequence lengths are not read without a padding mask. The forward's rng_state row 0 holds the
+seed's first int64 (two u32) and an offset kept on the host.
 """
 
 from __future__ import annotations
-
-import numpy as np
 
 from ..hlo.backend_config import parse_typed_attributes
 from ..hlo.model import Instruction
@@ -24,13 +21,6 @@ from . import NoReference
 
 FORWARD = "te_fused_attn_forward_ffi"
 BACKWARD = "te_fused_attn_backward_ffi"
-
-
-def _lengths(values: dict | None, operand: int, b: int, rows: int) -> int:
-    if values is None or operand not in values:
-        raise ValueError("fused attention with a padding mask needs the runtime value of cu_seqlens")
-    cu = np.asarray(values[operand]).reshape(-1)
-    return max(0, min(rows, int(cu[b + 1]) - int(cu[b])))
 
 
 def attention_reads(
@@ -41,17 +31,14 @@ def attention_reads(
     if cfg.get("qkv_layout") != 9 or cfg.get("bias_type", 0) != 0 or cfg.get("dropout_probability", 0.0) != 0.0:
         raise NoReference("fused attention: only BSHD_BSHD_BSHD without bias or dropout has a reference")
     mask = cfg.get("mask_type")
-    padding, causal = mask in (1, 3), mask in (2, 3)
+    if mask not in (0, 2):
+        raise NoReference(f"fused attention: mask_type {mask} has no reference (none, 0, and causal, 2, have)")
+    causal = mask == 2
     q_shape, k_shape, v_shape = (o.shape.dims for o in instr.operands[:3])
-    _batch, q_rows, heads, features = q_shape
+    q_rows, heads, features = q_shape[1:]
     kv_rows, kv_heads, v_features = k_shape[1], k_shape[2], v_shape[3]
     per_group = heads // kv_heads
-    q_cu, kv_cu = (5, 6) if forward else (8, 9)
-    roles = (
-        {0: "q", 1: "k", 2: "v", q_cu: "q_cu", kv_cu: "kv_cu", 4: "seed"}
-        if forward
-        else {0: "q", 1: "k", 2: "v", 4: "aux", 6: "out", 7: "dout", q_cu: "q_cu", kv_cu: "kv_cu"}
-    )
+    roles = {0: "q", 1: "k", 2: "v", 4: "seed"} if forward else {0: "q", 1: "k", 2: "v", 4: "aux", 6: "out", 7: "dout"}
     role = roles.get(operand_index)
     outputs = ("out", "aux", "rng_state") if forward else ("dq", "dk", "dv")
     output = outputs[output_index] if output_index < len(outputs) else "nothing"
@@ -63,13 +50,9 @@ def attention_reads(
     if role == "seed":
         return set()
     b = out_point[0]
-    if role in ("q_cu", "kv_cu"):
-        return {(b,), (b + 1,)} if padding else set()
-    q_len = _lengths(runtime_values, q_cu, b, q_rows) if padding else q_rows
-    kv_len = _lengths(runtime_values, kv_cu, b, kv_rows) if padding else kv_rows
 
     def unmasked(i: int, j: int) -> bool:
-        return i < q_len and j < kv_len and (not causal or j <= i)
+        return not causal or j <= i
 
     # the (i, j, h) pairs this element sums over, and the feature it is at (or None: all)
     if output in ("out", "dq"):

@@ -259,11 +259,14 @@ def _witness_split(m: IndexingMap) -> tuple[IndexingMap, list[tuple[int, Interva
     alongside every other range variable (a window tap that reaches no result multiplies an
     image by the window's size)."""
     in_results = {v.value for e in m.results for v in e.variables() if v.kind == RANGE}
+    candidates = [
+        j for j, interval in enumerate(m.range_vars) if j not in in_results and interval.size <= _WITNESS_VALUES
+    ]
+    if not candidates:  # most maps: every range variable reaches a result
+        return m, []
     uses = [(e, iv, {(v.kind, v.value) for v in e.variables()}) for e, iv in m.constraints]
     witnesses: dict[int, list] = {}
-    for j, interval in enumerate(m.range_vars):
-        if j in in_results or interval.size > _WITNESS_VALUES:
-            continue
+    for j in candidates:
         mine = [(e, iv, kinds) for e, iv, kinds in uses if (RANGE, j) in kinds]
         if all(kind == DIM or (kind, k) == (RANGE, j) for _, _, kinds in mine for kind, k in kinds):
             witnesses[j] = [(e, iv) for e, iv, _ in mine]
