@@ -67,6 +67,9 @@ class Budgets:
     semantic_check_points: int = 1 << 14
     # Points enumerated to decide whether a witness-only range variable is satisfiable.
     witness_points: int = 1 << 16
+    # Pairs of a lower and an upper bound combined to eliminate one range variable bounding runtime
+    # values and dims (``fusion.bound_witnesses``). Beyond: the variable is kept.
+    witness_bound_pairs: int = 64
     # Box up to which ``remove_unused_variables`` decides satisfiability of dropped constraints.
     satisfiability_box: int = 1 << 16
     # Largest modulus the constraint normaliser builds when merging congruences.

@@ -20,6 +20,7 @@ from collections.abc import Set as AbstractSet
 from ..affine import IndexingMap, Interval, const, dim
 from ..affine.expr import DIM, RANGE, Expr, replace_variables, variable
 from ..context import budgets, current, register_table
+from .bound_witnesses import eliminate_bound_witnesses
 
 _DONE = register_table("fusion.existential.done")  # id(map) -> (map, result): identity memo
 
@@ -98,7 +99,7 @@ def _pin(m: IndexingMap) -> IndexingMap:
 
 
 def _drop(m: IndexingMap) -> IndexingMap:
-    m = _pin(m)
+    m = eliminate_bound_witnesses(_pin(m))
     if m.is_known_empty or not m.range_vars or not m.constraints:
         return m
     in_results: set[Expr] = set()
