@@ -89,8 +89,8 @@ class Budgets:
     # points a map may enumerate per element (beyond either, the target is skipped); in all per
     # target, elements pulled back and points enumerated: once this many, no further sampled
     # element is walked (the first always is).
-    verify_points_per_value: int = 1 << 20
-    verify_range_combinations: int = 1 << 20
+    verify_points_per_value: int = 1 << 23
+    verify_range_combinations: int = 1 << 23
     verify_points_per_target: int = 160_000
     # --verify: elements a reference materialises at once (an operand tagged with its indices,
     # every replica's for a collective); beyond, that op is not verified (a dynamic-slice of an

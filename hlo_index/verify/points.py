@@ -462,15 +462,16 @@ def _linear_by_columns(maps: tuple[IndexingMap, ...], point: tuple, dims: tuple)
                     return None
                 singles.append(sum(i * stride for i, stride in zip(image, strides)))
             continue
-        columns = _image_columns(m, point)
-        if not len(columns[0]):
-            continue
-        if any(int(c.min()) < 0 or int(c.max()) >= n for c, n in zip(columns, dims)):
-            return None
-        linear = columns[-1]  # its stride is 1
-        for c, stride in zip(columns[:-1], strides):
-            linear = linear + c * stride
-        pieces.append(linear)
+        for ranges in _range_chunks(m.range_vars):
+            columns = _image_columns(m, point, ranges)
+            if not len(columns[0]):
+                continue
+            if any(int(c.min()) < 0 or int(c.max()) >= n for c, n in zip(columns, dims)):
+                return None
+            linear = columns[-1]  # its stride is 1
+            for c, stride in zip(columns[:-1], strides):
+                linear = linear + c * stride
+            pieces.append(distinct(linear) if ranges is not m.range_vars else linear)
     if singles:
         pieces.append(np.array(singles, dtype=np.int64))
     if not pieces:
@@ -478,12 +479,38 @@ def _linear_by_columns(maps: tuple[IndexingMap, ...], point: tuple, dims: tuple)
     return distinct(np.concatenate(pieces) if len(pieces) > 1 else np.array(pieces[0], dtype=np.int64))
 
 
-def _image_columns(m: IndexingMap, point: tuple) -> list[np.ndarray]:
+_CHUNK = 1 << 20  # range points evaluated at once when a map's image is listed in pieces
+
+
+def _range_chunks(ranges: tuple[Interval, ...]):
+    """``ranges`` itself when its box holds at most ``_CHUNK`` points, else sub-boxes of at most
+    that many (the widest variable cut into pieces): a full reduction's 10^7 range points listed
+    at once would hold every intermediate column in memory."""
+    count = 1
+    for b in ranges:
+        count *= max(b.size, 0)
+    if count <= _CHUNK:
+        yield ranges
+        return
+    widest = max(range(len(ranges)), key=lambda k: ranges[k].size)
+    rest = count // ranges[widest].size
+    step = max(_CHUNK // max(rest, 1), 1)
+    lo, hi = ranges[widest].lo, ranges[widest].hi
+    for start in range(lo, hi + 1, step):
+        piece = list(ranges)
+        piece[widest] = Interval(start, min(start + step - 1, hi))
+        yield tuple(piece)
+
+
+def _image_columns(m: IndexingMap, point: tuple, ranges: tuple[Interval, ...] | None = None) -> list[np.ndarray]:
     """Per result of ``m`` (with range variables, no runtime ones), its value at ``point`` for every
     feasible point of the range-variable box (last variable fastest): the columns of
-    ``relation_at``'s results at that one point, the point's dims held as plain integers."""
+    ``relation_at``'s results at that one point, the point's dims held as plain integers.
+    ``ranges``: a sub-box of the range variables' to list instead."""
+    if ranges is None:
+        ranges = m.range_vars
     count = 1
-    for b in m.range_vars:
+    for b in ranges:
         count *= max(b.hi - b.lo + 1, 0)
     nothing = [np.zeros(0, np.int64) for _ in m.results]
     if any(b.lo > b.hi for b in m.dims) or count == 0:
@@ -493,9 +520,12 @@ def _image_columns(m: IndexingMap, point: tuple) -> list[np.ndarray]:
         if not b.lo <= x <= b.hi:
             return nothing
         env[(DIM, i)] = int(x)
-    axes = [np.arange(b.lo, b.hi + 1, dtype=np.int64) for b in m.range_vars]
-    for k, grid in enumerate(np.meshgrid(*axes, indexing="ij")):
-        env[(RANGE, k)] = grid.reshape(-1)
+    axes = [np.arange(b.lo, b.hi + 1, dtype=np.int64) for b in ranges]
+    if len(axes) == 1:
+        env[(RANGE, 0)] = axes[0]
+    else:
+        for k, grid in enumerate(np.meshgrid(*axes, indexing="ij")):
+            env[(RANGE, k)] = grid.reshape(-1)
     memo: dict = {}
     keep = None
     for e, b in m.constraints:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
 from ..context import current
@@ -227,7 +229,7 @@ class Walker:
                             got = points
                         else:
                             # walks for different wanted parameters bring the same points again
-                            set_key = (owner, out, j, points.tobytes())
+                            set_key = (owner, out, j, _set_key(points))
                             got = memo.get(set_key)
                             if got is None:
                                 got = reference_set_read(reads, instr, out, points, j)
@@ -466,3 +468,12 @@ def single_op_read_sets(instr: Instruction, output_index: int, point: tuple) -> 
             element_dims = _element_dims(instr.operands[j], element, dims)
             out[(j, element)] = (element_dims, _linear(instr, j, got, element_dims))
     return out
+
+
+def _set_key(points: np.ndarray) -> bytes:
+    """A memo key for a set of linear indices: its bytes, or for a large set their digest (a
+    reduction's row of 10^7 elements would otherwise be kept twice, once as its key)."""
+    data = points.tobytes()
+    return (
+        data if len(data) <= 4096 else hashlib.blake2b(data, digest_size=32).digest() + len(data).to_bytes(8, "little")
+    )
