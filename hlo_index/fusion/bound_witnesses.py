@@ -65,7 +65,8 @@ def _eliminate_one(m: IndexingMap) -> IndexingMap | None:
                 if span.hi < 0:
                     return IndexingMap.known_empty(m.num_dims, m.num_results)
                 derived.append((gap, Interval(0, span.hi)))
-        kept = [c for k, c in enumerate(m.constraints) if k not in set(mine)] + derived
+        replaced = set(mine)
+        kept = [c for k, c in enumerate(m.constraints) if k not in replaced] + derived
         out = IndexingMap(m.dims, m.range_vars, m.runtime_vars, m.results, kept)
         return out.remove_unused_variables().simplified()
     return None

@@ -482,13 +482,18 @@ def _linear_by_columns(maps: tuple[IndexingMap, ...], point: tuple, dims: tuple)
 _CHUNK = 1 << 20  # range points evaluated at once when a map's image is listed in pieces
 
 
+def _box_points(ranges: tuple[Interval, ...]) -> int:
+    count = 1
+    for b in ranges:
+        count *= max(b.size, 0)
+    return count
+
+
 def _range_chunks(ranges: tuple[Interval, ...]):
     """``ranges`` itself when its box holds at most ``_CHUNK`` points, else sub-boxes of at most
     that many (the widest variable cut into pieces): a full reduction's 10^7 range points listed
     at once would hold every intermediate column in memory."""
-    count = 1
-    for b in ranges:
-        count *= max(b.size, 0)
+    count = _box_points(ranges)
     if count <= _CHUNK:
         yield ranges
         return
@@ -509,9 +514,7 @@ def _image_columns(m: IndexingMap, point: tuple, ranges: tuple[Interval, ...] | 
     ``ranges``: a sub-box of the range variables' to list instead."""
     if ranges is None:
         ranges = m.range_vars
-    count = 1
-    for b in ranges:
-        count *= max(b.hi - b.lo + 1, 0)
+    count = _box_points(ranges)
     nothing = [np.zeros(0, np.int64) for _ in m.results]
     if any(b.lo > b.hi for b in m.dims) or count == 0:
         return nothing
