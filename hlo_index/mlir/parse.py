@@ -99,11 +99,29 @@ def parse_mlir(text: str, path: str = "<input>") -> ParsedModule:
             raise MlirError(error(f"invalid IR: {e}", 1, 1, path, line_of(text, 1))) from None
         loc = parser._current_token.span.get_location()
         raise MlirError(error(f"invalid IR: {e}", loc.line, loc.col, path, line_of(text, loc.line))) from None
+    from .slice_checks import slice_problems
+
+    failure: VerifyException | None = None
     try:
         module.verify()
     except VerifyException as e:
-        line, col = _locate_failing_op(module, names, text)
-        raise MlirError(error(f"invalid IR: {e}", line, col, path, line_of(text, line) if line else "")) from None
+        failure = e
+    sliced_wrong = dict(slice_problems(module))
+    if failure is not None or sliced_wrong:
+        # the first op that fails, in the order MLIR's verifier meets them (each op's own checks
+        # before the slice checks xDSL leaves out)
+        for op in module.walk():
+            message = None
+            try:
+                op.verify(verify_nested_ops=False)
+            except VerifyException as e:
+                message = str(e)
+            if message is None:
+                message = sliced_wrong.get(op)
+            if message is not None:
+                line, col = _position_of(op, names, text)
+                raise MlirError(error(f"invalid IR: {message}", line, col, path, line_of(text, line) if line else ""))
+        raise MlirError(error(f"invalid IR: {failure}", 0, 0, path, ""))
     return ParsedModule(module, names, text)
 
 
@@ -130,33 +148,22 @@ def _unterminated_string(text: str) -> tuple[int, int] | None:
     return None
 
 
-def _locate_failing_op(module, names: dict, text: str) -> tuple[int, int]:
-    """Line and column of the first op that fails verification on its own (xDSL ops keep no
-    source location: the op is found by its result's name, else by its op name)."""
-    from xdsl.utils.exceptions import VerifyException
-
-    for op in module.walk():
-        try:
-            op.verify(verify_nested_ops=False)
-        except VerifyException:
-            needle = None
-            if op.results and op.results[0] in names:
-                needle = f"%{names[op.results[0]].split('#')[0]}"
-                at = next(
-                    (
-                        i
-                        for i in _find_all(text, needle)
-                        if text[i + len(needle) :].lstrip().startswith(("=", ":", ","))
-                    ),
-                    -1,
-                )
-            else:
-                at = text.find(op.name)
-            if at < 0:
-                return 0, 0
-            line = text.count("\n", 0, at) + 1
-            return line, at - (text.rfind("\n", 0, at) + 1) + 1
-    return 0, 0
+def _position_of(op, names: dict, text: str) -> tuple[int, int]:
+    """Line and column of ``op`` in ``text``: where its first result is defined, else the first
+    occurrence of its op name; (0, 0) where neither is found."""
+    needle = None
+    if op.results and op.results[0] in names:
+        needle = f"%{names[op.results[0]].split('#')[0]}"
+        at = next(
+            (i for i in _find_all(text, needle) if text[i + len(needle) :].lstrip().startswith(("=", ":", ","))),
+            -1,
+        )
+    else:
+        at = text.find(op.name)
+    if at < 0:
+        return 0, 0
+    line = text.count("\n", 0, at) + 1
+    return line, at - (text.rfind("\n", 0, at) + 1) + 1
 
 
 def _find_all(text: str, needle: str):
