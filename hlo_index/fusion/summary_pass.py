@@ -28,7 +28,7 @@ from ..affine import IndexingMap, Interval
 from ..context import budget_reason, current, register_table
 from ..hlo.model import Computation, Instruction
 from .full_read import covers, full_read, is_full_read, reads_all, reads_whole, region_read
-from .mapset import Maps, distinct, finalize, union
+from .mapset import Maps, compaction_threshold, distinct, finalize, is_overflow, union
 from .rule_cache import full_box
 from .walk import blame, compose_step
 
@@ -515,7 +515,28 @@ def merge_summaries(
         return _join(contrib, acc, value_dims, budget), True
     if shared:
         acc = dict(acc)
+    threshold = compaction_threshold()
     for key, maps in contrib.items():
         prev = acc.get(key)
-        acc[key] = maps if prev is None else union(prev, maps)
+        if prev is None:
+            acc[key] = maps
+            continue
+        joined = union(prev, maps)
+        if joined is not prev and (len(joined) > threshold or is_overflow(joined[0])):
+            # a set that grew past the compaction threshold (or past ``maps_per_value``) with a
+            # full read in it is that full read: every other map reads inside the endpoint, which
+            # the full read reads whole (MoE routing brings dozens of runtime-indexed maps to a
+            # weight the dense path already reads whole, and each would be composed at every op)
+            whole = _full_read_among(prev, maps, value_dims, budget.endpoint_dims(key))
+            if whole is not None:
+                joined = (whole,)
+        acc[key] = joined
     return acc, False
+
+
+def _full_read_among(a: Maps, b: Maps, value_dims: Dims, endpoint_dims: Dims) -> IndexingMap | None:
+    for maps in (a, b):
+        for m in maps:
+            if is_full_read(m, value_dims, endpoint_dims):
+                return m
+    return None
