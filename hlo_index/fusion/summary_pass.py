@@ -87,7 +87,7 @@ class PassBudget:
     """The compositions left for one pass, the pass's memos of (summary map, op map) pairs and of
     (summary set, op maps) pairs, and the shape of each endpoint (what a full read of it reads)."""
 
-    __slots__ = ("left", "reason", "done", "sets", "endpoint_dims")
+    __slots__ = ("left", "reason", "done", "sets", "endpoint_dims", "whole_absorbs")
 
     def __init__(self, comp: Computation, endpoint_dims: Callable[[Any], Dims]) -> None:
         self.done: dict[tuple[int, int], tuple[IndexingMap, IndexingMap, IndexingMap]] = {}
@@ -100,6 +100,10 @@ class PassBudget:
             f"analysis of '{comp.name}' stopped composing maps (too many distinct access paths)",
         )
         self.endpoint_dims: Callable[[Any], Dims] = endpoint_dims
+        # Outside fusions (a whole ENTRY, a loop body analysed as a whole), a join with a full read
+        # is that full read; a fused computation's sets stay as XLA lists them (piece by piece)
+        # until they grow past the compaction threshold.
+        self.whole_absorbs = not comp.is_fused
 
 
 def _split(
@@ -522,11 +526,11 @@ def merge_summaries(
             acc[key] = maps
             continue
         joined = union(prev, maps)
-        if joined is not prev and (len(joined) > threshold or is_overflow(joined[0])):
-            # a set that grew past the compaction threshold (or past ``maps_per_value``) with a
-            # full read in it is that full read: every other map reads inside the endpoint, which
-            # the full read reads whole (MoE routing brings dozens of runtime-indexed maps to a
-            # weight the dense path already reads whole, and each would be composed at every op)
+        if joined is not prev and (budget.whole_absorbs or len(joined) > threshold or is_overflow(joined[0])):
+            # a set with a full read in it is that full read: every other map reads inside the
+            # endpoint, which the full read reads whole (MoE routing brings dozens of
+            # runtime-indexed maps to a weight the dense path already reads whole, and each would
+            # be composed at every op)
             whole = _full_read_among(prev, maps, value_dims, budget.endpoint_dims(key))
             if whole is not None:
                 joined = (whole,)
@@ -535,8 +539,9 @@ def merge_summaries(
 
 
 def _full_read_among(a: Maps, b: Maps, value_dims: Dims, endpoint_dims: Dims) -> IndexingMap | None:
+    """The full read, in its normal form (``full_read``), when a map of ``a`` or ``b`` is one."""
     for maps in (a, b):
         for m in maps:
             if is_full_read(m, value_dims, endpoint_dims):
-                return m
+                return full_read(value_dims, endpoint_dims)
     return None

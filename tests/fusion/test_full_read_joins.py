@@ -1,8 +1,9 @@
-"""A join in the whole-computation passes: a set that grows past the compaction threshold (or past
-``maps_per_value``) with a full read in it is that full read, since every map of a value reads
-inside its endpoint. Checked by brute force: the read set of what the join keeps equals the union
-of the read sets of what it joined, at every element of the value. Sets at or under the threshold
-are kept as they are, piece by piece (as XLA lists them)."""
+"""A join in the whole-computation passes: a set with a full read in it is that full read, since
+every map of a value reads inside its endpoint. Outside fusions every such join is; in a fused
+computation, a set at or under the compaction threshold is kept as it is, piece by piece (as XLA
+lists them), and one that grows past it (or past ``maps_per_value``) is. Checked by brute force:
+the read set of what the join keeps equals the union of the read sets of what it joined, at every
+element of the value."""
 
 from __future__ import annotations
 
@@ -18,7 +19,18 @@ from hlo_index.hlo import parse_module_text
 
 VALUE, ENDPOINT = (4,), (6,)
 KEY = (0, 0)
-MODULE = "HloModule m\n\nENTRY e {\n  p = f32[6] parameter(0)\n  ROOT s = f32[4] slice(p), slice={[0:4]}\n}\n"
+MODULE = """HloModule m
+
+fused {
+  p = f32[6] parameter(0)
+  ROOT s = f32[4] slice(p), slice={[0:4]}
+}
+
+ENTRY e {
+  p = f32[6] parameter(0)
+  ROOT f = f32[4] fusion(p), kind=kLoop, calls=fused
+}
+"""
 
 
 def _strided(count: int):
@@ -30,8 +42,9 @@ def _reads(maps) -> list[set[tuple[int, ...]]]:
     return [set().union(*(read_set(m, (i,)) for m in maps)) for i in range(VALUE[0])]
 
 
-def _join(a, b):
-    comp = parse_module_text(MODULE).entry
+def _join(a, b, fused: bool = True):
+    module = parse_module_text(MODULE)
+    comp = module.entry.root.fused_computation if fused else module.entry
     budget = PassBudget(comp, lambda key: ENDPOINT)
     joined, _ = merge_summaries({KEY: a}, False, {KEY: b}, VALUE, budget)
     return joined[KEY]
@@ -73,3 +86,13 @@ def test_a_set_past_the_threshold_without_a_full_read_is_kept():
         many = _strided(compaction_threshold() + 1)
         kept = _join(many[:3], many[3:])
         assert kept == many
+
+
+def test_outside_fusions_any_set_with_a_full_read_is_the_full_read():
+    with AnalysisContext():
+        whole = (full_read(VALUE, ENDPOINT),)
+        few = _strided(2)
+        kept = _join(few, whole, fused=False)
+        assert kept == whole
+        assert _reads(kept) == _reads(few + whole)
+        assert _join(few[:1], few[1:], fused=False) == few  # no full read: both pieces
