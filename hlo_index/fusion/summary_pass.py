@@ -531,17 +531,9 @@ def merge_summaries(
             # endpoint, which the full read reads whole (MoE routing brings dozens of
             # runtime-indexed maps to a weight the dense path already reads whole, and each would
             # be composed at every op)
-            whole = _full_read_among(prev, maps, value_dims, budget.endpoint_dims(key))
-            if whole is not None:
-                joined = (whole,)
+            # (kept in its normal form, ``full_read``, whatever form the one found has)
+            dims = budget.endpoint_dims(key)
+            if reads_whole(prev, value_dims, dims) or reads_whole(maps, value_dims, dims):
+                joined = (full_read(value_dims, dims),)
         acc[key] = joined
     return acc, False
-
-
-def _full_read_among(a: Maps, b: Maps, value_dims: Dims, endpoint_dims: Dims) -> IndexingMap | None:
-    """The full read, in its normal form (``full_read``), when a map of ``a`` or ``b`` is one."""
-    for maps in (a, b):
-        for m in maps:
-            if is_full_read(m, value_dims, endpoint_dims):
-                return full_read(value_dims, endpoint_dims)
-    return None

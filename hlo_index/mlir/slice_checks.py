@@ -46,7 +46,7 @@ def _problem(sliced, piece, offsets: Sequence[int], sizes: Sequence[int], stride
     shape = [_static(d) for d in sliced.get_shape()]
     if not (len(offsets) == len(sizes) == len(strides) == len(shape)):
         return None  # xDSL's own verifier and parser speak of ranks
-    expected = [DYNAMIC if s == DYNAMIC else s for s in sizes]
+    expected = list(sizes)  # the sliced type the sizes give (a dynamic size, a dynamic dimension)
     wrong = _rank_reduction_problem(expected, [_static(d) for d in piece.get_shape()])
     if wrong == "rank":
         return "expected rank to be smaller or equal to the other rank."
