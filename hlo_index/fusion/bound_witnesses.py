@@ -11,8 +11,11 @@ conditions (here ``s1 * 512 - rt0 in [-511, 0]``); trivially true ones are dropp
 impossible one makes the map KNOWN EMPTY. Equal relations reached along different paths then
 get one form, so a value's maps merge instead of piling up.
 
-Only variables with a runtime variable among their constraints are eliminated: the others keep
-the form XLA prints, and enumeration decides them where it can (``existential``). Bounded by
+By default only variables with a runtime variable among their constraints are eliminated: the
+others keep the form XLA prints, and enumeration decides them where it can (``existential``).
+Whole-computation passes and loops ask for every variable (``every``): there a causal read composed
+with a causal read (``s0 <= s1 <= d0``) would otherwise keep one witness per composition, and the
+maps of a loop over attention layers would never stabilise. Bounded by
 ``Budgets.witness_bound_pairs`` pairs per variable.
 """
 
@@ -24,12 +27,15 @@ from ..affine.expr import RANGE, RUNTIME, Expr, linear, variable
 from ..context import budgets
 
 
-def eliminate_bound_witnesses(m: IndexingMap) -> IndexingMap:
-    """``m`` with every eliminable witness range variable (see the module docstring) gone."""
-    if m.is_undefined or m.is_known_empty or not m.range_vars or not m.runtime_vars or not m.constraints:
+def eliminate_bound_witnesses(m: IndexingMap, *, every: bool = False) -> IndexingMap:
+    """``m`` with every eliminable witness range variable (see the module docstring) gone;
+    ``every``: also those without a runtime variable among their constraints."""
+    if m.is_undefined or m.is_known_empty or not m.range_vars or not m.constraints:
+        return m
+    if not every and not m.runtime_vars:
         return m
     while True:
-        step = _eliminate_one(m)
+        step = _eliminate_one(m, every)
         if step is None:
             return m
         m = step
@@ -37,7 +43,7 @@ def eliminate_bound_witnesses(m: IndexingMap) -> IndexingMap:
             return m
 
 
-def _eliminate_one(m: IndexingMap) -> IndexingMap | None:
+def _eliminate_one(m: IndexingMap, every: bool = False) -> IndexingMap | None:
     in_results: set[Expr] = set()
     for e in m.results:
         in_results |= e.variables()
@@ -46,7 +52,7 @@ def _eliminate_one(m: IndexingMap) -> IndexingMap | None:
         if w in in_results:
             continue
         mine = [k for k, (e, _) in enumerate(m.constraints) if w in e.variables()]
-        if not mine or not any(u.kind == RUNTIME for k in mine for u in m.constraints[k][0].variables()):
+        if not mine or not (every or any(u.kind == RUNTIME for k in mine for u in m.constraints[k][0].variables())):
             continue
         bounds = _bounds_on(w, m.range_vars[v], [m.constraints[k] for k in mine])
         if bounds is None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from ..affine import IndexingMap, Interval
 from ..affine.evaluate import Value, distinct_sorted, evaluate_expr
-from ..affine.expr import CONST, DIM, MOD, RANGE, Expr, range_var
+from ..affine.expr import CONST, DIM, MOD, RANGE, RUNTIME, Expr, range_var
 from ..context import budgets, current, register_table
 from .existential import drop_witness_range_vars
 from .rule_cache import full_box
@@ -145,18 +145,44 @@ def absorbed(
     return tuple(m for m in maps if not m.is_undefined or m is undefined)
 
 
+# id(map) -> (map, answer): an identity memo of ``covers``' elimination, the map kept and checked
+_COVERS = register_table("fusion.full_read.covers")
+
+
 def covers(op_map: IndexingMap, own_dims: tuple[int, ...]) -> bool:
     """True when every element of ``own_dims`` reads at least one element through ``op_map``:
-    its domain is the whole box, no constraint can fail, and every range and runtime variable
-    has a value to take."""
-    return (
-        not op_map.is_undefined
-        and not op_map.is_known_empty
-        and not op_map.constraints
-        and op_map.dims == full_box(own_dims)
-        and all(iv.size > 0 for iv in op_map.range_vars)
-        and all(v.interval.size > 0 for v in op_map.runtime_vars)
-    )
+    its domain is the whole box, every range and runtime variable has a value to take, and no
+    constraint can fail, or the constraints hold for some values of the variables at every point
+    (a causal read ``s0 <= d0`` takes ``s0 = 0``), proved by eliminating the variables
+    (``bound_witnesses``, exact at unit coefficients)."""
+    if (
+        op_map.is_undefined
+        or op_map.is_known_empty
+        or op_map.dims != full_box(own_dims)
+        or any(iv.size <= 0 for iv in op_map.range_vars)
+        or any(v.interval.size <= 0 for v in op_map.runtime_vars)
+    ):
+        return False
+    if not op_map.constraints:
+        return True
+    memo: dict[int, tuple[IndexingMap, bool]] = current().tables[_COVERS]
+    hit = memo.get(id(op_map))
+    if hit is None or hit[0] is not op_map:
+        hit = memo[id(op_map)] = (op_map, _always_reads(op_map))
+    return hit[1]
+
+
+def _always_reads(m: IndexingMap) -> bool:
+    """Whether the constraints of ``m`` hold at every point of its dims box for some values of
+    its range variables (no runtime variable among them: those are conditions on the run)."""
+    if any(v.kind == RUNTIME for e, _ in m.constraints for v in e.variables()):
+        return False
+    from .bound_witnesses import eliminate_bound_witnesses
+
+    bare = IndexingMap(m.dims, m.range_vars, m.runtime_vars, (), m.constraints)
+    left = eliminate_bound_witnesses(bare, every=True)
+    # what is left must hold everywhere: no constraint, and no dimension narrowed by one
+    return not left.is_known_empty and not left.constraints and left.dims == m.dims
 
 
 # id(region) -> (region, {endpoint dims: map}): an identity memo, the region kept and checked

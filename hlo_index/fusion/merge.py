@@ -30,7 +30,7 @@ from .domain_union import domain_join
 from .image_union import domain_key, reads_fixed_set, whole_box_of
 from .progression import join_progressions
 from .semantic import dedupe_semantically, differ_at_probes, domain_size
-from .subsume import drop_subsumed
+from .subsume import drop_inside_free_positions, drop_subsumed
 
 if TYPE_CHECKING:
     import numpy as np
@@ -314,7 +314,7 @@ def _compact_maps(maps: Maps) -> Maps:
         if boxed is not None:
             work = boxed
             changed = True
-        pruned = drop_subsumed(tuple(work))
+        pruned = drop_inside_free_positions(drop_subsumed(tuple(work)))
         if len(pruned) < len(work):
             work = list(pruned)
             changed = True

@@ -28,7 +28,7 @@ from functools import partial
 
 from ..affine import IndexingMap, Interval, dim
 from ..affine.bounds import Domain
-from ..affine.expr import DIM, RANGE, Expr, replace_variables, variable
+from ..affine.expr import DIM, RANGE, RUNTIME, Expr, replace_variables, variable
 from ..context import budgets
 from .domain_union import dims_used, domain_mask, split_constraints
 
@@ -126,6 +126,62 @@ def drop_equal_box_readers(maps: tuple[IndexingMap, ...]) -> tuple[IndexingMap, 
                 continue
             seen.add(key)
         kept.append(m)
+    return tuple(kept) if len(kept) < len(maps) else maps
+
+
+def contained_beside_free_positions(
+    inner: IndexingMap, outer: IndexingMap, free: dict[int, Interval] | None = None
+) -> bool:
+    """``inner``'s relation lies inside ``outer``'s, proved without enumerating: ``outer`` has no
+    constraint but on dims (holding wherever ``inner``'s domain does), each of its results is
+    either a range variable of its own whose interval holds every value ``inner`` gives there, or
+    the very expression ``inner`` has there, whose range and runtime variables take in ``outer``
+    every value they take in ``inner``. At any point of ``inner``, ``outer`` reaches the same
+    element: the shared variables take ``inner``'s values, the own ones the element's coordinates.
+    (Shifted copies of one read, ``(d0, s0 + 1)`` over ``s0 in [0, 126]`` beside ``(d0, s0)`` over
+    ``s0 in [0, 127]``, as a rotary embedding's halves give, are the case this is for.)
+    ``free``: ``outer``'s own positions (``_own_positions``), where the caller has them."""
+    if inner is outer or inner.is_undefined or outer.is_undefined or inner.is_known_empty or outer.is_known_empty:
+        return False
+    if inner.num_dims != outer.num_dims or inner.num_results != outer.num_results:
+        return False
+    if split_constraints(outer)[1] or any(iv.size <= 0 for iv in outer.range_vars):
+        return False
+    if free is None:
+        free = _own_positions(outer)
+    if len(free) == outer.num_results or len(free) == 0:
+        return False  # a box reader (``drop_subsumed``'s), or nothing to leave out
+    bounds = Domain(inner.dims, inner.range_vars, tuple(v.interval for v in inner.runtime_vars))
+    for i, (a, b) in enumerate(zip(inner.results, outer.results)):
+        if i in free:
+            if not free[i].contains_interval(bounds.bounds(a)):
+                return False
+        elif a != b:
+            return False
+        else:
+            for v in b.variables():
+                if v.kind == RANGE and not outer.range_vars[v.value].contains_interval(inner.range_vars[v.value]):
+                    return False
+                if v.kind == RUNTIME and not outer.runtime_vars[v.value].interval.contains_interval(
+                    inner.runtime_vars[v.value].interval
+                ):
+                    return False
+    if any(v.interval.size <= 0 for v in outer.runtime_vars):
+        return False
+    return _domain_inside(inner, outer)
+
+
+def drop_inside_free_positions(maps: tuple[IndexingMap, ...]) -> tuple[IndexingMap, ...]:
+    """``maps`` without every map ``contained_beside_free_positions`` proves inside a kept one,
+    order kept (the union never changes)."""
+    if len(maps) < 2:
+        return maps
+    containers = [
+        (outer, partial(contained_beside_free_positions, outer=outer, free=_own_positions(outer)))
+        for outer in maps
+        if not outer.is_undefined and not outer.is_known_empty
+    ]
+    kept = _without_inside(maps, containers)
     return tuple(kept) if len(kept) < len(maps) else maps
 
 

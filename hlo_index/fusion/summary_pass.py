@@ -27,6 +27,7 @@ from typing import Any, Generic, TypeAlias, TypeVar, Union, final
 from ..affine import IndexingMap, Interval
 from ..context import budget_reason, current, register_table
 from ..hlo.model import Computation, Instruction
+from .bound_witnesses import eliminate_bound_witnesses
 from .full_read import covers, full_read, is_full_read, reads_all, reads_whole, region_read
 from .mapset import Maps, compaction_threshold, distinct, finalize, is_overflow, union
 from .rule_cache import full_box
@@ -280,7 +281,12 @@ def _compose_new(
     if budget.left <= 0:
         return IndexingMap.undefined(budget.reason)
     budget.left -= 1
-    return compose_step(summary_map, op_map, instr, value_dims)
+    composed = compose_step(summary_map, op_map, instr, value_dims)
+    if not budget.whole_absorbs or composed.is_undefined:
+        return composed
+    if composed.range_vars and composed.constraints:  # a prefix of a prefix is one prefix
+        composed = eliminate_bound_witnesses(composed, every=True)
+    return composed
 
 
 def _through_dict(

@@ -487,3 +487,70 @@ def test_an_overflowed_set_absorbs_what_it_is_joined_with():
         known = (_strip(0, 0, 1),)
         for joined in (union(known, overflowed), union(overflowed, known)):
             assert len(joined) == 1 and is_overflow(joined[0])
+
+
+# ------------------------------------------------- containment beside a range variable of its own
+def _pairs(m: IndexingMap) -> set[tuple[int, ...]]:
+    """Every (point, element) pair of ``m`` (runtime variables read as the union over their values)."""
+    from hlo_index.verify import runtime_as_range
+
+    flat = runtime_as_range(m)
+    out = set()
+    for point in itertools.product(*(range(iv.lo, iv.hi + 1) for iv in flat.dims)):
+        out |= {point + tuple(e) for e in flat.read_set(point)}
+    return out
+
+
+def test_shifted_copies_beside_a_whole_row_are_dropped():
+    # a rotary embedding's halves: the row read shifted by one each way, and its ends, beside the
+    # whole row; only the whole row is left, and the union is the same
+    from hlo_index.affine import parse_map
+    from hlo_index.fusion.subsume import drop_inside_free_positions
+
+    texts = [
+        "(d0, d1)[s0]{rt0} -> (rt0, d0, s0), domain: d0 in [0, 2], d1 in [0, 3], s0 in [0, 3], rt0 in [0, 1]",
+        "(d0, d1)[s0]{rt0} -> (rt0, d0, s0 + 1), domain: d0 in [0, 2], d1 in [0, 3], s0 in [0, 2], rt0 in [0, 1]",
+        "(d0, d1)[s0]{rt0} -> (rt0, d0, s0 - 1), domain: d0 in [0, 2], d1 in [0, 3], s0 in [1, 3], rt0 in [0, 1]",
+        "(d0, d1){rt0} -> (rt0, d0, 3), domain: d0 in [0, 2], d1 in [0, 2], rt0 in [0, 1]",
+    ]
+    maps = tuple(parse_map(t) for t in texts)
+    kept = drop_inside_free_positions(maps)
+    assert kept == maps[:1]
+    # d1 in [0, 2] of the last one lies inside the first's; the other way round it would not
+    assert set().union(*map(_pairs, maps)) == _pairs(kept[0])
+
+
+@SETTINGS
+@given(data=st.data())
+def test_containment_beside_own_range_variables_is_sound(data):
+    from hlo_index.affine import parse_map
+    from hlo_index.fusion.subsume import contained_beside_free_positions, drop_inside_free_positions
+
+    def draw_map(free_at: int | None) -> IndexingMap:
+        d0 = data.draw(st.integers(0, 1)), data.draw(st.integers(1, 3))
+        s0 = data.draw(st.integers(0, 1)), data.draw(st.integers(1, 3))
+        s1 = data.draw(st.integers(0, 1)), data.draw(st.integers(1, 4))
+        shared = data.draw(st.sampled_from(["d0", "s0", "d0 + s0", "s0 * 2", "d0 floordiv 2"]))
+        own = "s1" if free_at is not None else data.draw(st.sampled_from(["s1", "s1 + 1", "s1 - 1", "d0", "0"]))
+        results = (own, shared) if free_at == 0 or free_at is None else (shared, own)
+        if free_at is None and data.draw(st.booleans()):
+            results = results[::-1]
+        constraint = data.draw(st.sampled_from(["", ", d0 - s0 in [0, 1]", ", s1 - d0 in [-1, 2]", ", d0 in [1, 3]"]))
+        text = (
+            f"(d0)[s0, s1] -> ({results[0]}, {results[1]}), domain: d0 in [{d0[0]}, {d0[1]}], "
+            f"s0 in [{s0[0]}, {s0[1]}], s1 in [{s1[0]}, {s1[1]}]{constraint if free_at is None else ''}"
+        )
+        try:
+            return parse_map(text)
+        except ValueError:
+            return IndexingMap.known_empty(1, 2)
+
+    outer = draw_map(data.draw(st.integers(0, 1)))
+    inner = draw_map(None)
+    if outer.is_known_empty or inner.is_known_empty:
+        return
+    if contained_beside_free_positions(inner, outer):
+        event("contained")
+        assert _pairs(inner) <= _pairs(outer), (str(inner), str(outer))
+    kept = drop_inside_free_positions((outer, inner))
+    assert set().union(*map(_pairs, kept)) == _pairs(outer) | _pairs(inner)

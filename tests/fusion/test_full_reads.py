@@ -22,7 +22,7 @@ from hlo_index.affine.expr import dim, mod, range_var
 from hlo_index.api import SelectedTarget
 from hlo_index.context import AnalysisContext
 from hlo_index.fusion import input_to_output, output_to_input
-from hlo_index.fusion.full_read import full_read, is_full_read, region_read
+from hlo_index.fusion.full_read import covers, full_read, is_full_read, region_read
 from hlo_index.fusion.summaries import bottom_up_output_to_input
 from hlo_index.fusion.walk import walk_of
 from hlo_index.hlo import parse_module_text
@@ -361,3 +361,58 @@ def test_a_reduction_reads_whole_what_its_operand_reads_all_of_beside_an_unknown
     for external in ("none", "all"):
         assert _reads(rows[(0, 0)], ()) == _expected(_deps_with(comp, external), "loss", 0), external
     assert len(rows[(0, 1)]) == 1 and rows[(0, 1)][0].is_undefined  # q: only through the custom-call
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # a causal read: row d0 reads rows 0..d0, so every row reads one (row 0)
+        ("(d0, d1)[s0] -> (s0, d1), domain: d0 in [0, 7], d1 in [0, 2], s0 in [0, 7], d0 - s0 in [0, 7]", True),
+        # a band: row d0 reads rows d0 - 2 .. d0 + 1 inside 0..7
+        ("(d0)[s0] -> (s0), domain: d0 in [0, 7], s0 in [0, 7], d0 - s0 in [-1, 2]", True),
+        # rows 0..4 read nothing: s0 would have to be at least 5 below them
+        ("(d0)[s0] -> (s0), domain: d0 in [0, 7], s0 in [0, 7], d0 - s0 in [5, 7]", False),
+        # a constraint on a runtime value: whether a row reads depends on the run
+        ("(d0)[s0]{rt0} -> (s0), domain: d0 in [0, 7], s0 in [0, 7], rt0 in [0, 8], s0 - rt0 in [-8, -1]", False),
+        # a strided read: every row reads one element whatever its parity
+        ("(d0)[s0] -> (s0), domain: d0 in [0, 7], s0 in [0, 3], d0 - s0 * 2 in [0, 1]", False),
+    ],
+)
+def test_a_constrained_op_map_covers_its_value_only_where_every_element_reads(text, expected):
+    m = parse_map(text)
+    with AnalysisContext():
+        assert covers(m, tuple(iv.size for iv in m.dims)) is expected
+    if expected and not m.runtime_vars:  # proved: every element reads at least one, by brute force
+        for point in itertools.product(*(range(iv.lo, iv.hi + 1) for iv in m.dims)):
+            assert m.read_set(point), point
+
+
+def test_covers_is_sound_on_random_unit_constraints():
+    import random
+
+    rng = random.Random(5)
+    proved = 0
+    for _ in range(150):
+        constraints = []
+        for _ in range(rng.randint(1, 3)):
+            a, b = rng.sample(["d0", "d1", "s0", "s1"], 2)
+            lo = rng.randint(-5, 3)
+            constraints.append(f"{a} - {b} in [{lo}, {lo + rng.randint(0, 5)}]")
+        text = (
+            "(d0, d1)[s0, s1] -> (s0, s1), domain: d0 in [0, 4], d1 in [0, 3], s0 in [0, 4], s1 in [0, 3], "
+            + ", ".join(constraints)
+        )
+        try:
+            m = parse_map(text)
+        except ValueError:  # a constraint the parser folds away as trivially false
+            continue
+        if m.is_known_empty:
+            continue
+        with AnalysisContext():
+            said = covers(m, (5, 4))
+        inside = lambda p, m=m: all(iv.lo <= x <= iv.hi for iv, x in zip(m.dims, p))  # noqa: E731
+        everywhere = all(inside(p) and m.read_set(p) for p in itertools.product(range(5), range(4)))
+        assert said <= everywhere, text  # never claims a value every element reads where one reads nothing
+        assert said == everywhere, text  # and, at unit coefficients, proves every case that holds
+        proved += said
+    assert proved > 10

@@ -14,8 +14,14 @@ iteration n's body has the counters folded in (``counter``), so an offset comput
 is exact, ``T_{n+1} = T_n o B_n``, and rows read in progression are joined into one map over the
 iteration (``joins``). Element pairs the unrolling gives up on take the general maps. There,
 a dynamic offset inside the body stays a runtime variable, a fresh one per iteration composed
-(its maps are the union over its values, as everywhere else). Bounded (``context.Budgets``): at most ``loop_steps``
-compositions and ``loop_maps_per_pair`` maps per element pair, else UNDEFINED naming the budget.
+(its maps are the union over its values, as everywhere else). Each composition eliminates the
+range variables that only witness a row between two others (``bound_witnesses``: a causal read of
+a causal read is one causal read), so prefix reads stabilise after one step. Bounded
+(``context.Budgets``): at most ``loop_steps`` compositions and ``loop_maps_per_pair`` maps per
+element pair, else UNDEFINED naming the budget, per element pair: past ``loop_steps`` a pair that
+stopped changing and reads only such pairs stays exact (``T_{n+1}[j][k]`` depends on the
+``T_n[m][k]`` the body reads alone), the others are UNDEFINED, and so is every element's read of a
+source the condition reads through a pair still changing.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from ...context import budget_reason, current, register_table
 from ...hlo.model import Computation, Instruction, Shape
 from ...hlo.shapes import compatible
 from ...ops.shape_maps import full_interval
+from ..bound_witnesses import eliminate_bound_witnesses
 from ..compose import computation_output_to_input
 from ..existential import drop_witness_range_vars
 from ..rule_cache import is_identity_on
@@ -127,6 +134,8 @@ def _pair(
     c = compose_step(m_out, m_in, instr, value_dims)
     if c.is_undefined:
         raise LoopTooComplex(c.undefined_reason)
+    if c.range_vars and c.constraints:  # a prefix of a prefix is a prefix: no witness chain growing
+        c = eliminate_bound_witnesses(c, every=True)
     return None if c.is_known_empty else c.remove_unused_variables()
 
 
@@ -297,8 +306,18 @@ def _general(instr: Instruction, body: Computation, cond_maps: Row, dims: Dims, 
         return f"while: {exc}" + _overwrite_note(body_maps)
     if isinstance(states, str):
         return states + _overwrite_note(body_maps)
-    final, visited = states
-    return _with_control(final, visited, cond_maps, instr, dims)
+    final, visited, moving = states
+    result = _with_control(final, visited, cond_maps, instr, dims)
+    if isinstance(result, str) or not moving:
+        return result
+    # The condition reads the state at every iteration: through a pair still moving, its reads
+    # after the last step are not known, and so no element's read of that source is.
+    unknown_sources = {k for m, k in moving if m in cond_maps}
+    undefined = (IndexingMap.undefined(_not_stable(trips)),)
+    return {
+        j: {k: (undefined if k in unknown_sources or (j, k) in moving else v) for k, v in row.items()}
+        for j, row in result.items()
+    }
 
 
 def _unrolled(
@@ -404,29 +423,78 @@ def _lift(m: IndexingMap, dims: tuple[int, ...]) -> IndexingMap:
 
 def _iterate(
     start: Matrix, body_maps: Matrix, instr: Instruction, dims: Dims, trips: int | None
-) -> tuple[Matrix, list[Matrix]] | str:
-    """(T_N or the union over all n, every distinct T_n visited)."""
+) -> tuple[Matrix, list[Matrix], set[tuple[int, int]]] | str:
+    """(T_N or the union over all n, every distinct T_n visited, the element pairs that did not
+    stabilise within the budget: UNDEFINED in the first, the rest exact)."""
     t, visited = start, [start]
     union = start
     steps = current().budgets.loop_steps
     for n in range(steps):
         if trips is not None and n == trips:
-            return t, visited
+            return t, visited, set()
         nxt = _step(t, body_maps, instr, dims)
         if trips is not None:
             # T_{n+1} equal to an earlier T_i: the sequence repeats with period n + 1 - i
             for i, earlier in enumerate(visited):
                 if _same(nxt, earlier):
                     period = n + 1 - i
-                    return visited[i + (trips - i) % period], visited
+                    return visited[i + (trips - i) % period], visited, set()
         if trips is None:
             grown = _union(union, nxt)
             if _same(grown, union):
-                return union, visited
-            union = grown
+                return union, visited, set()
+            before, union = union, grown
+        else:
+            before = t
         t = nxt
         visited.append(t)
+    # Past the budget, the pairs that stopped changing, and read only pairs that did, are stable
+    # for good and exact; the others are UNDEFINED, each pair on its own.
+    last = union if trips is None else t
+    moving = _moving_pairs(before, last, body_maps, len(dims))
+    if len(moving) >= sum(len(row) for row in last.values()):
+        return _not_stable(trips)
+    undefined = (IndexingMap.undefined(_not_stable(trips)),)
+    out: Matrix = {}
+    for j in range(len(dims)):
+        row = dict(last.get(j, {}))
+        for jj, k in moving:
+            if jj == j:
+                row[k] = undefined
+        out[j] = dict(sorted(row.items()))
+    return out, visited, moving
+
+
+def _not_stable(trips: int | None) -> str:
     what = f"{trips} iterations" if trips is not None else "an unknown number of iterations"
+    steps = current().budgets.loop_steps
     return "while: the loop-carried maps do not stabilise: " + budget_reason(
         "loop_steps", steps, f"compositions ({what})"
     )
+
+
+def _moving_pairs(before: Matrix, after: Matrix, body_maps: Matrix, count: int) -> set[tuple[int, int]]:
+    """The element pairs (j, k) whose maps may still change after ``after``: those that differ
+    from ``before``, and every pair that reads one of them through the body (``T_{n+1}[j][k]``
+    is the union over m of ``T_n[m][k] o B[j][m]``, so a pair whose every source is unchanged
+    stays unchanged at every later step)."""
+    sources = sorted({k for row in (*before.values(), *after.values()) for k in row})
+    moving = {
+        (j, k)
+        for j in range(count)
+        for k in sources
+        if _key(before.get(j, {}).get(k, ())) != _key(after.get(j, {}).get(k, ()))
+    }
+    readers: dict[int, list[int]] = {}  # m -> the elements j whose body maps read m
+    for j, row in body_maps.items():
+        for m, maps in row.items():
+            if maps:
+                readers.setdefault(m, []).append(j)
+    todo = list(moving)
+    while todo:
+        m, k = todo.pop()
+        for j in readers.get(m, ()):
+            if (j, k) not in moving:
+                moving.add((j, k))
+                todo.append((j, k))
+    return moving
