@@ -176,7 +176,7 @@ def drop_inside_free_positions(maps: tuple[IndexingMap, ...]) -> tuple[IndexingM
     order kept (the union never changes)."""
     if len(maps) < 2:
         return maps
-    containers = [
+    containers: list[tuple[IndexingMap, Callable[[IndexingMap], bool]]] = [
         (outer, partial(contained_beside_free_positions, outer=outer, free=_own_positions(outer)))
         for outer in maps
         if not outer.is_undefined and not outer.is_known_empty

@@ -6,7 +6,6 @@ from __future__ import annotations
 import itertools
 
 import pytest
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -222,6 +221,11 @@ def causal_attention_loop(s: int, trips: int) -> str:
     """A loop whose body attends causally over its state (TransformerEngine's fused attention,
     mask_type 2): row i of each iteration reads rows 0..i of the previous one."""
     x, state = f"bf16[1,{s},1,1]", f"(s32[], bf16[1,{s},1,1])"
+    call = (
+        f"a = ({x}, f32[1,1,{s},1], u32[2,4], u8[48]) "
+        "custom-call(acc, acc, acc, bias, seed, cu, cu, e, e, e, e, e, e), "
+        f'custom_call_target="te_fused_attn_forward_ffi", backend_config={_ATTENTION.format(S=s)}'
+    )
     return f"""HloModule m
 body {{
   p = {state} parameter(0)
@@ -233,7 +237,7 @@ body {{
   seed = u32[2] constant({{0, 0}})
   cu = s32[2] constant({{0, {s}}})
   e = f32[0] constant({{}})
-  a = ({x}, f32[1,1,{s},1], u32[2,4], u8[48]) custom-call(acc, acc, acc, bias, seed, cu, cu, e, e, e, e, e, e), custom_call_target="te_fused_attn_forward_ffi", backend_config={_ATTENTION.format(S=s)}
+  {call}
   n = {x} get-tuple-element(a), index=0
   ROOT t = {state} tuple(j, n)
 }}

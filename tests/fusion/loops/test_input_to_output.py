@@ -19,7 +19,7 @@ from hlo_index.hlo import parse_module_text
 from hlo_index.reference.ref_control_flow import element_reads
 from hlo_index.verify import runtime_as_range
 from tests.fusion.loops.test_scan import scan_module
-from tests.fusion.test_rules_control_flow import STEPS, while_module
+from tests.fusion.test_rules_control_flow import STEPS, causal_attention_loop, while_module
 
 
 def _points(dims):
@@ -124,9 +124,20 @@ def test_loop_whose_maps_are_not_known_stays_undefined_with_the_reason():
     loop = parse_module_text(while_module(1, 30, "shift", 0, 100, False)).entry.root
     (to_acc,) = while_element_input_to_output(loop, 0, 1)[1]
     assert to_acc.is_undefined and "do not stabilise" in to_acc.undefined_reason
+    # x reaches itself, unchanged, whatever the rotating acc does
+    to_x = while_element_input_to_output(loop, 0, 2)
+    assert [m.simplified() for m in to_x[2]] == [IndexingMap.identity((1, 30))]
+    assert not any(m.is_undefined for maps in to_x for m in maps)
     module = parse_module_text(while_module(1, 30, "shift", 0, 100, False))
     rows = {(r.operand, r.output): r.maps for r in input_to_output(module.entry)}
     assert any(m.is_undefined and "do not stabilise" in m.undefined_reason for m in rows[(0, 1)])
+
+
+@pytest.mark.parametrize("trips", [3, 30])
+def test_causal_attention_loop_input_to_output_matches_reference(trips):
+    # row r of the first state reaches rows r.. of every later one (a suffix), past the budget too
+    loop = parse_module_text(causal_attention_loop(4, trips)).entry.root
+    assert check_input_to_output(loop) > 0
 
 
 # ---- the inverse itself, against brute force -----------------------------------------------------
