@@ -80,30 +80,52 @@ def test_what_is_not_eliminated_stays(text):
     assert eliminate_bound_witnesses(m) is m
 
 
-def test_random_unit_bounds_match_brute_force():
-    # the runtime values are results too, so that no elimination renumbers them
+def _unit_constraints_on_s0(rng: random.Random, atoms: list[str]) -> list[str]:
+    """One to four random constraints ``(+/-)s0 (+/-) atom in [lo, hi]``: unit coefficients on s0."""
+    constraints = []
+    for _ in range(rng.randint(1, 4)):
+        sign = rng.choice(["", "-"])
+        k = rng.choice([1, -1])
+        lo = rng.randint(-4, 2)
+        term = f"{sign}s0 {'+' if k == 1 else '-'} {rng.choice(atoms)}"
+        constraints.append(f"{term} in [{lo}, {lo + rng.randint(0, 4)}]")
+    return constraints
+
+
+# (map head, atoms the constraints on s0 name, whether one constraint ties s0 to a runtime value,
+# every): the runtime values are results too, so that no elimination renumbers them
+_RANDOM_CASES = {
+    "with runtime values": (
+        "(d0, d1)[s0, s1]{rt0, rt1} -> (d0, s1, rt0, rt1), domain: d0 in [0, 2], d1 in [0, 2], s0 in [0, 3], "
+        "s1 in [0, 2], rt0 in [0, 3], rt1 in [0, 3], ",
+        ["d0", "d1", "rt0", "rt1", "s1"],
+        True,
+        False,
+    ),
+    "every witness, no runtime value": (
+        "(d0, d1)[s0, s1, s2] -> (d0, s1), domain: d0 in [0, 3], d1 in [0, 2], s0 in [0, 3], "
+        "s1 in [0, 2], s2 in [0, 3], ",
+        ["d0", "d1", "s1", "s2"],
+        False,
+        True,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_RANDOM_CASES))
+def test_random_unit_bounds_match_brute_force(case):
+    head, atoms, tied, every = _RANDOM_CASES[case]
     rng = random.Random(7)
-    atoms = ["d0", "d1", "rt0", "rt1", "s1"]
-    for _ in range(60):
-        constraints = []
-        for _ in range(rng.randint(1, 4)):
-            sign = rng.choice(["", "-"])
-            other = rng.choice(atoms)
-            k = rng.choice([1, -1])
-            lo = rng.randint(-4, 2)
-            term = f"{sign}s0 {'+' if k == 1 else '-'} {other}"
-            constraints.append(f"{term} in [{lo}, {lo + rng.randint(0, 4)}]")
-        constraints.append(f"s0 - rt{rng.randint(0, 1)} in [-3, {rng.randint(-1, 1)}]")
-        text = (
-            "(d0, d1)[s0, s1]{rt0, rt1} -> (d0, s1, rt0, rt1), domain: d0 in [0, 2], d1 in [0, 2], s0 in [0, 3], "
-            "s1 in [0, 2], rt0 in [0, 3], rt1 in [0, 3], " + ", ".join(constraints)
-        )
+    for _ in range(70):
+        constraints = _unit_constraints_on_s0(rng, atoms)
+        if tied:
+            constraints.append(f"s0 - rt{rng.randint(0, 1)} in [-3, {rng.randint(-1, 1)}]")
         try:
-            before = parse_map(text)
+            before = parse_map(head + ", ".join(constraints))
         except ValueError:  # a constraint the parser folds away as trivially false
             continue
         with AnalysisContext():
-            after = eliminate_bound_witnesses(before)
+            after = eliminate_bound_witnesses(before, every=every)
         _same_reads(before, after)
 
 
@@ -129,28 +151,3 @@ def test_every_witness_goes_when_asked_for_all_of_them():
         after = eliminate_bound_witnesses(before, every=True)
     assert len(after.range_vars) == 1
     _same_reads(before, after)
-
-
-def test_random_unit_bounds_without_runtime_values_match_brute_force():
-    rng = random.Random(11)
-    atoms = ["d0", "d1", "s1", "s2"]
-    for _ in range(80):
-        constraints = []
-        for _ in range(rng.randint(1, 4)):
-            sign = rng.choice(["", "-"])
-            other = rng.choice(atoms)
-            k = rng.choice([1, -1])
-            lo = rng.randint(-4, 2)
-            term = f"{sign}s0 {'+' if k == 1 else '-'} {other}"
-            constraints.append(f"{term} in [{lo}, {lo + rng.randint(0, 4)}]")
-        text = (
-            "(d0, d1)[s0, s1, s2] -> (d0, s1), domain: d0 in [0, 3], d1 in [0, 2], s0 in [0, 3], "
-            "s1 in [0, 2], s2 in [0, 3], " + ", ".join(constraints)
-        )
-        try:
-            before = parse_map(text)
-        except ValueError:  # a constraint the parser folds away as trivially false
-            continue
-        with AnalysisContext():
-            after = eliminate_bound_witnesses(before, every=True)
-        _same_reads(before, after)
