@@ -279,6 +279,17 @@ def test_loop_steps_budget_comes_from_the_context():
         assert "budget loop_steps=3 exceeded" in om.maps[0].undefined_reason
 
 
+def test_a_loop_steps_budget_of_none_knows_no_pair_stable():
+    # no composition taken: not even the pairs that would stabilise at once are known to
+    from hlo_index.context import AnalysisContext, Budgets
+
+    with AnalysisContext(budgets=Budgets(loop_steps=0)):
+        w = parse_module_text(while_module(1, 4, "shift", 0, 100, False)).entry.root
+        for out in range(3):
+            maps = [m for om in output_to_input(w, out) for m in om.maps]
+            assert maps and all(m.is_undefined and "loop_steps=0" in m.undefined_reason for m in maps)
+
+
 def _row_writing_loop(trips: int):
     """acc gets row 0 of x written at row i (the counter: folded per iteration up to
     ``Budgets.loop_steps`` iterations, a runtime offset to the body's maps beyond)."""

@@ -428,6 +428,7 @@ def _iterate(
     stabilise within the budget: UNDEFINED in the first, the rest exact)."""
     t, visited = start, [start]
     union = start
+    before: Matrix | None = None  # the matrix one step before the last, once a step is taken
     steps = current().budgets.loop_steps
     for n in range(steps):
         if trips is not None and n == trips:
@@ -451,6 +452,8 @@ def _iterate(
     # Past the budget, the pairs that stopped changing, and read only pairs that did, are stable
     # for good and exact; the others are UNDEFINED, each pair on its own.
     last = union if trips is None else t
+    if before is None:  # no step taken (a budget of none): nothing is known to be stable
+        return _not_stable(trips)
     moving = _moving_pairs(before, last, body_maps, len(dims))
     if len(moving) >= sum(len(row) for row in last.values()):
         return _not_stable(trips)
