@@ -22,6 +22,7 @@ from ..affine import IndexingMap, Interval
 from ..affine.evaluate import Value, distinct_sorted, evaluate_expr
 from ..affine.expr import CONST, DIM, MOD, RANGE, RUNTIME, Expr, range_var
 from ..context import budgets, current, register_table
+from .bound_witnesses import eliminate_bound_witnesses
 from .existential import drop_witness_range_vars
 from .rule_cache import full_box
 
@@ -177,8 +178,6 @@ def _always_reads(m: IndexingMap) -> bool:
     its range variables (no runtime variable among them: those are conditions on the run)."""
     if any(v.kind == RUNTIME for e, _ in m.constraints for v in e.variables()):
         return False
-    from .bound_witnesses import eliminate_bound_witnesses
-
     bare = IndexingMap(m.dims, m.range_vars, m.runtime_vars, (), m.constraints)
     left = eliminate_bound_witnesses(bare, every=True)
     # what is left must hold everywhere: no constraint, and no dimension narrowed by one

@@ -147,27 +147,24 @@ def contained_beside_free_positions(
         return False
     if split_constraints(outer)[1] or any(iv.size <= 0 for iv in outer.range_vars):
         return False
+    if any(v.interval.size <= 0 for v in outer.runtime_vars):
+        return False
     if free is None:
         free = _own_positions(outer)
     if len(free) == outer.num_results or len(free) == 0:
         return False  # a box reader (``drop_subsumed``'s), or nothing to leave out
     bounds = Domain(inner.dims, inner.range_vars, tuple(v.interval for v in inner.runtime_vars))
-    for i, (a, b) in enumerate(zip(inner.results, outer.results)):
-        if i in free:
-            if not free[i].contains_interval(bounds.bounds(a)):
-                return False
-        elif a != b:
+    for i in _compared_positions(inner, free, bounds):
+        shared = outer.results[i]
+        if inner.results[i] != shared:
             return False
-        else:
-            for v in b.variables():
-                if v.kind == RANGE and not outer.range_vars[v.value].contains_interval(inner.range_vars[v.value]):
-                    return False
-                if v.kind == RUNTIME and not outer.runtime_vars[v.value].interval.contains_interval(
-                    inner.runtime_vars[v.value].interval
-                ):
-                    return False
-    if any(v.interval.size <= 0 for v in outer.runtime_vars):
-        return False
+        for v in shared.variables():
+            if v.kind == RANGE and not outer.range_vars[v.value].contains_interval(inner.range_vars[v.value]):
+                return False
+            if v.kind == RUNTIME and not outer.runtime_vars[v.value].interval.contains_interval(
+                inner.runtime_vars[v.value].interval
+            ):
+                return False
     return _domain_inside(inner, outer)
 
 
@@ -219,12 +216,7 @@ def contained(inner: IndexingMap, outer: IndexingMap) -> bool:
         return False
     if any(not o.contains_interval(i) for i, o in zip(inner.dims, outer.dims)):
         return False
-    bounds, free = Domain(inner.dims, inner.range_vars, ()), _own_positions(outer)
-    compared = [
-        i
-        for i in range(inner.num_results)
-        if not (i in free and free[i].contains_interval(bounds.bounds(inner.results[i])))
-    ]
+    compared = _compared_positions(inner, _own_positions(outer), Domain(inner.dims, inner.range_vars, ()))
     a, b = _part(outer, compared), _part(inner, compared)
     used = sorted({v.value for m in (a, b) for e in _expressions(m) for v in e.variables() if v.kind == DIM})
     a, b = _on_dims(a, used, inner.dims), _on_dims(b, used, inner.dims)
@@ -234,6 +226,16 @@ def contained(inner: IndexingMap, outer: IndexingMap) -> bool:
     if points == 0 or points > _POINTS:
         return False
     return _inside(b, a, points)
+
+
+def _compared_positions(inner: IndexingMap, free: dict[int, Interval], bounds: Domain) -> list[int]:
+    """The result positions left to compare: all but those where the container has a range
+    variable of its own (``free``) whose interval holds every value ``inner`` gives there."""
+    return [
+        i
+        for i in range(inner.num_results)
+        if not (i in free and free[i].contains_interval(bounds.bounds(inner.results[i])))
+    ]
 
 
 def _expressions(m: IndexingMap) -> list[Expr]:

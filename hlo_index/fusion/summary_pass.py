@@ -282,11 +282,8 @@ def _compose_new(
         return IndexingMap.undefined(budget.reason)
     budget.left -= 1
     composed = compose_step(summary_map, op_map, instr, value_dims)
-    if not budget.whole_absorbs or composed.is_undefined:
-        return composed
-    if composed.range_vars and composed.constraints:  # a prefix of a prefix is one prefix
-        composed = eliminate_bound_witnesses(composed, every=True)
-    return composed
+    # outside fusions, a prefix of a prefix is one prefix (no witness left per composition)
+    return eliminate_bound_witnesses(composed, every=True) if budget.whole_absorbs else composed
 
 
 def _through_dict(

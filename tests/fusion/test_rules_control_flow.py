@@ -121,6 +121,15 @@ STEPS = {
 }
 
 
+def counter_condition(state: str, bound: int, direction: str = "LT") -> str:
+    """The condition computation ``cond`` of a loop state whose element 0 is the s32 counter:
+    ``i < bound`` (or ``direction``)."""
+    return (
+        f"cond {{\n  p = {state} parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n"
+        f"  k = s32[] constant({bound})\n  ROOT lt = pred[] compare(i, k), direction={direction}\n}}\n"
+    )
+
+
 def while_module(a: int, b: int, step: str, start: int, bound: int, data_dependent: bool) -> str:
     body = STEPS[step].format(A=a, B=b, B1=b - 1)
     cond = (
@@ -241,13 +250,7 @@ body {{
   n = {x} get-tuple-element(a), index=0
   ROOT t = {state} tuple(j, n)
 }}
-cond {{
-  p = {state} parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  k = s32[] constant({trips})
-  ROOT lt = pred[] compare(i, k), direction=LT
-}}
-ENTRY e {{
+{counter_condition(state, trips)}ENTRY e {{
   x0 = {x} parameter(0)
   i0 = s32[] constant(0)
   init = {state} tuple(i0, x0)
@@ -370,13 +373,7 @@ def counter_row_module(
   j = s32[] add(i, step)
   ROOT t = {state} tuple(j, acc2, x)
 }}
-cond {{
-  p = {state} parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  k = s32[] constant({bound})
-  ROOT c = pred[] compare(i, k), direction={direction}
-}}
-ENTRY e {{
+{counter_condition(state, bound, direction)}ENTRY e {{
   acc0 = f32[{size},{width}] parameter(0)
   x0 = f32[{rows},{width}] parameter(1)
   i0 = s32[] constant({start})

@@ -134,8 +134,7 @@ def _pair(
     c = compose_step(m_out, m_in, instr, value_dims)
     if c.is_undefined:
         raise LoopTooComplex(c.undefined_reason)
-    if c.range_vars and c.constraints:  # a prefix of a prefix is a prefix: no witness chain growing
-        c = eliminate_bound_witnesses(c, every=True)
+    c = eliminate_bound_witnesses(c, every=True)  # a prefix of a prefix is a prefix: no witness chain
     return None if c.is_known_empty else c.remove_unused_variables()
 
 
@@ -312,12 +311,14 @@ def _general(instr: Instruction, body: Computation, cond_maps: Row, dims: Dims, 
         return result
     # The condition reads the state at every iteration: through a pair still moving, its reads
     # after the last step are not known, and so no element's read of that source is.
+    # A pair still moving is UNDEFINED whether or not it reads anything yet: it may later.
     unknown_sources = {k for m, k in moving if m in cond_maps}
     undefined = (IndexingMap.undefined(_not_stable(trips)),)
-    return {
-        j: {k: (undefined if k in unknown_sources or (j, k) in moving else v) for k, v in row.items()}
-        for j, row in result.items()
-    }
+    out: Matrix = {}
+    for j, row in result.items():
+        keys = set(row) | {k for jj, k in moving if jj == j}
+        out[j] = {k: (undefined if k in unknown_sources or (j, k) in moving else row[k]) for k in sorted(keys)}
+    return out
 
 
 def _unrolled(
@@ -425,7 +426,7 @@ def _iterate(
     start: Matrix, body_maps: Matrix, instr: Instruction, dims: Dims, trips: int | None
 ) -> tuple[Matrix, list[Matrix], set[tuple[int, int]]] | str:
     """(T_N or the union over all n, every distinct T_n visited, the element pairs that did not
-    stabilise within the budget: UNDEFINED in the first, the rest exact)."""
+    stabilise within the budget: the caller makes them UNDEFINED, the rest are exact)."""
     t, visited = start, [start]
     union = start
     before: Matrix | None = None  # the matrix one step before the last, once a step is taken
@@ -455,17 +456,9 @@ def _iterate(
     if before is None:  # no step taken (a budget of none): nothing is known to be stable
         return _not_stable(trips)
     moving = _moving_pairs(before, last, body_maps, len(dims))
-    if len(moving) >= sum(len(row) for row in last.values()):
+    if all((j, k) in moving for j, row in last.items() for k in row):
         return _not_stable(trips)
-    undefined = (IndexingMap.undefined(_not_stable(trips)),)
-    out: Matrix = {}
-    for j in range(len(dims)):
-        row = dict(last.get(j, {}))
-        for jj, k in moving:
-            if jj == j:
-                row[k] = undefined
-        out[j] = dict(sorted(row.items()))
-    return out, visited, moving
+    return last, visited, moving
 
 
 def _not_stable(trips: int | None) -> str:

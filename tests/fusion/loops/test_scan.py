@@ -12,7 +12,7 @@ import pytest
 import hlo_index.fusion  # noqa: F401  (registers the while rule)
 from hlo_index.hlo import parse_module_text
 from hlo_index.ops import output_to_input
-from tests.fusion.test_rules_control_flow import check_against_reference
+from tests.fusion.test_rules_control_flow import check_against_reference, counter_condition
 
 
 def scan_module(n: int, w: int, reverse: bool) -> str:
@@ -42,13 +42,7 @@ body {{
   i2 = s32[] add(i, one)
   ROOT t = {state} tuple(i2, c2, xs, ys2)
 }}
-cond {{
-  p = {state} parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  k = s32[] constant({n})
-  ROOT lt = pred[] compare(i, k), direction=LT
-}}
-ENTRY e {{
+{counter_condition(state, n)}ENTRY e {{
   c0 = f32[{w}] parameter(0)
   xs0 = f32[{n},{w}] parameter(1)
   ys0 = f32[{n},{w}] parameter(2)
