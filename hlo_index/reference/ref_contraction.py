@@ -17,7 +17,7 @@ import itertools
 import numpy as np
 
 from ..hlo.model import Instruction
-from . import reads, reads_sets
+from . import distinct, reads, reads_sets
 from .ref_reduce import add_window_axis, row_major_strides, window_chunk, window_of
 
 
@@ -154,8 +154,8 @@ def convolution_set_reads(
         for axis, wd in enumerate(window):
             step = strides[labels.kernel_spatial[axis]]
             offsets = (offsets[:, None] + np.arange(wd.size, dtype=np.int64) * step).reshape(-1)
-        present = np.unique(out_feature) * strides[labels.kernel_output_feature]
-        return np.unique((present[:, None] + offsets[None, :]).reshape(-1))
+        present = distinct(np.asarray(out_feature, dtype=np.int64)) * strides[labels.kernel_output_feature]
+        return distinct((present[:, None] + offsets[None, :]).reshape(-1))
     strides = row_major_strides(lhs_dims)
     batch = coords[labels.output_batch]
     if batch_groups > 1:
@@ -176,7 +176,7 @@ def convolution_set_reads(
             c = coords[labels.output_spatial[axis]][part]
             linear, valid = add_window_axis(linear, valid, c, wd, lhs_dims[spatial], strides[spatial])
         found.append(linear[valid])
-    return np.unique(np.concatenate(found))
+    return distinct(np.concatenate(found))
 
 
 def _tap_source(out_coord: int, tap: int, wd, in_size: int) -> int | None:

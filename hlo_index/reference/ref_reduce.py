@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..hlo.model import Instruction, WindowDim
-from . import NO_ELEMENTS, SCALAR_ELEMENT, reads, reads_sets
+from . import NO_ELEMENTS, SCALAR_ELEMENT, distinct, reads, reads_sets
 
 SCALAR_READ = {()}
 
@@ -138,14 +138,14 @@ def reduce_window_set_reads(
         for c, wd, n, stride in zip(coords, window, in_dims, strides):
             linear, valid = add_window_axis(linear, valid, c, wd, n, stride)
         found.append(linear[valid])
-    return np.unique(np.concatenate(found))
+    return distinct(np.concatenate(found))
 
 
 def _window_grid_reads(coords: tuple, window: tuple[WindowDim, ...], in_dims: tuple, strides: list[int]):
     """Where distinct points are every combination of their coordinates on each axis (a block, a
     row: what walks bring), their windows' union is the combination of each axis's union of
     windows, found without a pair per point and tap; None where they are not such a grid."""
-    axes = [np.unique(c) for c in coords]
+    axes = [distinct(np.asarray(c, dtype=np.int64)) for c in coords]
     count = 1
     for axis in axes:
         count *= len(axis)
@@ -156,7 +156,7 @@ def _window_grid_reads(coords: tuple, window: tuple[WindowDim, ...], in_dims: tu
         sources, valid = add_window_axis(
             np.zeros((len(axis), 1), np.int64), np.ones((len(axis), 1), bool), axis, wd, n, 1
         )
-        taken = np.unique(sources[valid])
+        taken = distinct(sources[valid])
         linear = (linear[:, None] + taken[None, :] * stride).reshape(-1)
     return linear
 
