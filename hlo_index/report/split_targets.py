@@ -34,9 +34,11 @@ if TYPE_CHECKING:
     from ..api import SelectedTarget
 
 # Below this estimated work (``estimated_work``: ~0.1 ms a unit), what a split costs (the fork,
-# each process's first GPU target, the reports' way back: ~0.15 s on the Pax step) is more than
-# a second process saves: gpt12's 0.5 s of fusions gained nothing.
-MIN_WORK_TO_SPLIT = 6_000
+# the pages both processes then copy, each process's first GPU target, the reports' way back) is
+# more than a second process saves. Measured on 2 cores, whole processes, interleaved: the TF
+# BERT backward dump (~1,300 units) ran in 0.88x the wall time split, gpt12 (~5,100) in 0.95x,
+# each for ~15% more CPU time; a module of a few hundred units gains nothing.
+MIN_WORK_TO_SPLIT = 1_000
 # A target's estimated work, in units of ~0.1 ms: fitted on three dumps' fusions, the Pax step's
 # (742 structures, 6,857 fused instructions: 0.79 s), gpt12's (159, 28,706: 0.40 s) and BERT's
 # backward pass (100, 3,192: 0.28 s): 1.0 ms a structure and 0.009 ms a fused instruction.
