@@ -9,7 +9,8 @@ of a big model's loss reaches nearly every weight) becomes a :class:`Wide` summa
 parts: the endpoints it reads whole (full reads, ``full_read``: bare keys, no map composed), the
 others with their maps while they are reached through at most ``endpoints_per_value`` distinct map
 sets (a pass composes a set once per op, however many endpoints share it: an optimizer's flag read
-elementwise by every update costs one) and number at most ``exact_endpoints_per_value``, and past
+elementwise by every update costs one; a set of UNDEFINED maps alone costs none, and its endpoints
+keep their own reason) and number at most ``exact_endpoints_per_value``, and past
 that, each through one UNDEFINED map naming the budget and the value. Past
 ``compositions_per_pass`` compositions in one computation, the values not yet summarised keep
 their full reads and the rest becomes UNDEFINED the same way; a value reached through more than
@@ -124,12 +125,16 @@ def _split(
 def _map_sets(exact: dict[_Endpoint, Maps], limit: int) -> int:
     """The distinct sets of map objects ``exact``'s endpoints are reached through, counted up to
     ``limit + 1``: endpoints reached through one set (a flag read elementwise by every update of an
-    optimizer) are composed once per op (``PassBudget`` memoises compositions by map identity)."""
+    optimizer) are composed once per op (``PassBudget`` memoises compositions by map identity).
+    A set of UNDEFINED maps alone is not counted: composing it composes nothing (it goes through
+    every op as it is), and its endpoints keep the reason their maps give."""
     objects = len(set(map(id, exact.values())))  # one set object is one set (counted in C)
     if objects <= limit:
         return objects
     seen: set[tuple[int, ...]] = set()
     for maps in exact.values():
+        if all(m.is_undefined for m in maps):
+            continue
         seen.add(tuple(map(id, maps)))
         if len(seen) > limit:
             break

@@ -131,3 +131,32 @@ def test_endpoints_reached_through_distinct_maps_are_still_cut_at_the_budget(bud
         else:
             assert not any(m.is_undefined for m in maps)
     assert _check_against_reference(comp, out2in, in2out) > 0
+
+
+# w0..w5 reach the sum only through custom-calls of unknown semantics (each its own UNDEFINED map),
+# x through the identity
+OPAQUE = (
+    "HloModule opaque\nENTRY e {\n  x = f32[8] parameter(0)\n"
+    + "".join(f"  w{k} = f32[8] parameter({k + 1})\n" for k in range(UPDATES))
+    + "".join(f'  o{k} = f32[8] custom-call(w{k}), custom_call_target="opaque_{k}"\n' for k in range(UPDATES))
+    + "  s0 = f32[8] add(x, o0)\n"
+    + "".join(f"  s{k} = f32[8] add(s{k - 1}, o{k})\n" for k in range(1, UPDATES))
+    + f"  ROOT out = f32[8] negate(s{UPDATES - 1})\n}}\n"
+)
+
+
+def test_endpoints_reached_only_through_unknown_maps_keep_their_reason_and_spend_no_budget():
+    comp = parse_module_text(OPAQUE).entry
+    out2in, in2out = _passes(comp, SMALL)
+    total = out2in[0]
+    assert len(total) == UPDATES + 1 > SMALL.endpoints_per_value
+    # x stays exact: the six opaque reads compose nothing, so they do not count against the budget
+    assert not any(m.is_undefined for m in total[(0, 0)])
+    for k in range(UPDATES):
+        [m] = total[(k + 1, 0)]
+        assert m.is_undefined and f"opaque_{k}" in m.undefined_reason, m.undefined_reason
+        assert "budget" not in m.undefined_reason
+    # x is read elementwise (the opaque ops have no reference to walk through: checked here)
+    for p in _points((8,)):
+        assert set().union(*(m.read_set(p) for m in total[(0, 0)])) == {p}
+        assert {q for m in in2out[0][0] for q in m.read_set(p)} == {p}
