@@ -84,8 +84,10 @@ _MASTER = re.compile(
     r"|(?P<TABLE>(?:FileNames|FunctionNames|FileLocations|StackFrames)[ \t]*(?:\r?\n[ \t]*\d+[ \t][^\n]*)*)"
     rf"|(?P<NAME>{_NAME}):?"  # XLA's "name:" (a computation or parameter name) is a name too
     r"|(?P<COMMENT>/\*.*?\*/|//[^\n]*)"
-    # a whole flat signature "(p: f32[2], q: s32[]) -> f32[2]" as one token
-    rf"|(?P<SIGNATURE>\((?:{_PARAM}(?:,\s*(?:/\*index=\d+\*/)?{_PARAM})*)?\)\s*->\s*(?:{_SHAPE}|\([^()\n]*\)))"
+    # a whole flat signature "(p: f32[2], q: s32[]) -> f32[2]" as one token; the blanks after a
+    # comma are _PARAM's own (a "\s*" of the comma's too would give each comma two ways to read
+    # one blank, and a broken parameter far down a long signature 2^n ways to fail)
+    rf"|(?P<SIGNATURE>\((?:{_PARAM}(?:,(?:\s*/\*index=\d+\*/)?{_PARAM})*)?\)\s*->\s*(?:{_SHAPE}|\([^()\n]*\)))"
     r"|(?P<ARROW>->)"
     r"|(?P<PUNCT>[=(),{}:])"
     r"|(?P<END>\Z))",

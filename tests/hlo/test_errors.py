@@ -53,6 +53,18 @@ def test_huge_dimensions_are_refused_cleanly():
     assert "elements" in d.message
 
 
+def test_a_broken_parameter_late_in_a_long_signature_is_found_where_it_is():
+    # each ", " between parameters must be read one way only: a signature regex that could give a
+    # comma's blank to either side had 2^60 ways to fail here, and never returned
+    params = [f"p{k}: f32[768]" for k in range(64)]
+    params[60] = "p60: f3-5[768]"
+    body = "".join(f"  p{k} = f32[768] parameter({k})\n" for k in range(64))
+    text = f"HloModule m\n\n%c ({', '.join(params)}) -> f32[768] {{\n{body}  ROOT r = f32[768] negate(p0)\n}}\n"
+    text += "\nENTRY %main {\n  %p = f32[4] parameter(0)\n  ROOT %n = f32[4] negate(%p)\n}\n"
+    d = diagnostic_of(text)
+    assert d.line == 3 and d.column == text.split("\n")[2].index("f3-5") + 1, (d.line, d.column, d.message)
+
+
 def test_deep_nesting_is_refused_cleanly():
     deep = "(" * 5000 + "f32[]" + ")" * 5000
     d = diagnostic_of(GOOD.replace("f32[4] parameter", deep + " parameter"))
