@@ -9,9 +9,9 @@ of a big model's loss reaches nearly every weight) becomes a :class:`Wide` summa
 parts: the endpoints it reads whole (full reads, ``full_read``: bare keys, no map composed), the
 others with their maps while they are reached through at most ``endpoints_per_value`` distinct map
 sets (a pass composes a set once per op, however many endpoints share it: an optimizer's flag read
-elementwise by every update costs one; a set of UNDEFINED maps alone costs none, and its endpoints
-keep their own reason) and number at most ``exact_endpoints_per_value``, and past
-that, each through one UNDEFINED map naming the budget and the value. Past
+elementwise by every update costs one; a set of UNDEFINED maps alone costs none, and while the
+other sets stay within the budget its endpoints keep their own reason) and number at most
+``exact_endpoints_per_value``, and past that, each through one UNDEFINED map naming the budget and the value. Past
 ``compositions_per_pass`` compositions in one computation, the values not yet summarised keep
 their full reads and the rest becomes UNDEFINED the same way; a value reached through more than
 ``maps_per_value`` patterns is UNDEFINED too. Composing an UNDEFINED map gives UNDEFINED, so the
@@ -127,7 +127,7 @@ def _map_sets(exact: dict[_Endpoint, Maps], limit: int) -> int:
     ``limit + 1``: endpoints reached through one set (a flag read elementwise by every update of an
     optimizer) are composed once per op (``PassBudget`` memoises compositions by map identity).
     A set of UNDEFINED maps alone is not counted: composing it composes nothing (it goes through
-    every op as it is), and its endpoints keep the reason their maps give."""
+    every op as it is), so it never puts a value past the budget."""
     objects = len(set(map(id, exact.values())))  # one set object is one set (counted in C)
     if objects <= limit:
         return objects

@@ -154,7 +154,7 @@ def convolution_set_reads(
         for axis, wd in enumerate(window):
             step = strides[labels.kernel_spatial[axis]]
             offsets = (offsets[:, None] + np.arange(wd.size, dtype=np.int64) * step).reshape(-1)
-        present = distinct(np.asarray(out_feature, dtype=np.int64)) * strides[labels.kernel_output_feature]
+        present = distinct(out_feature) * strides[labels.kernel_output_feature]
         return distinct((present[:, None] + offsets[None, :]).reshape(-1))
     strides = row_major_strides(lhs_dims)
     batch = coords[labels.output_batch]

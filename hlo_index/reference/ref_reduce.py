@@ -145,7 +145,7 @@ def _window_grid_reads(coords: tuple, window: tuple[WindowDim, ...], in_dims: tu
     """Where distinct points are every combination of their coordinates on each axis (a block, a
     row: what walks bring), their windows' union is the combination of each axis's union of
     windows, found without a pair per point and tap; None where they are not such a grid."""
-    axes = [distinct(np.asarray(c, dtype=np.int64)) for c in coords]
+    axes = [distinct(c) for c in coords]
     count = 1
     for axis in axes:
         count *= len(axis)
