@@ -2,8 +2,8 @@
 
 A training step's dump holds thousands of fusions; after the (serial) parse, analysing them is
 about half of a run, and each fusion's analysis reads only the module. So the targets are split
-into groups of equal fusion structure (a structure is analysed once per process: its repeats
-take the first one's figures, ``build._Twin``), ordered by their estimated work, heaviest first,
+into groups, each holding every fusion of its structures (a structure is analysed once per
+process: its repeats take the first one's figures, ``build._Twin``), ordered by their estimated work, heaviest first,
 and ``workers`` processes take the next group whenever they are free; each group's targets are
 analysed in the module's order, as the serial loop would. A worker is forked after the
 module is read (its memory shared until written) and sends back, per target, what the serial
@@ -23,15 +23,18 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
-from ..analyses.structure_keys import fusion_shape_key
 from ..fusion import callee_of
+from ..fusion.fingerprint import shape_token
 from ..hlo.model import Computation
 from .model import EncodedElsewhere, TargetReport
 
 if TYPE_CHECKING:
     from ..api import SelectedTarget
+
+_OPCODE = attrgetter("opcode")
 
 # Below this estimated work (``estimated_work``: ~0.1 ms a unit), what a split costs (the fork,
 # the pages both processes then copy, each process's first GPU target, the reports' way back) is
@@ -249,11 +252,26 @@ def plan(selected: list[SelectedTarget], options: dict | None, workers: int) -> 
 def _group(item: SelectedTarget, index: int) -> tuple[object, int]:
     """The group a target is analysed in and its estimated work (``estimated_work``).
     Fusions of one fused computation structure share more than their twins (its composed maps,
-    its emitter's thread maps): a group is that structure; any other target is a group alone."""
+    its emitter's thread maps), so they must be one group: a group is an outline of the structure
+    that equal structures share (``_outline``); any other target is a group alone."""
     target = item.target
     if isinstance(target, Computation):
         return ("alone", index), estimated_work(len(target.instructions))
     callee = callee_of(target)
     work = estimated_work(len(callee.instructions) if callee is not None else 1)
-    shapes = fusion_shape_key(target) if item.kind == "fusion" else None  # None without a fused computation
-    return (shapes[0] if shapes is not None else ("alone", index)), work
+    comp = target.fused_computation if item.kind == "fusion" else None
+    return (_outline(target, comp) if comp is not None else ("alone", index)), work
+
+
+def _outline(fusion, comp: Computation) -> tuple:
+    """What every fusion of one structure has in common and a quick look at each fusion reads:
+    its fused computation's opcodes in order, and its result's and operands' shapes. Equal
+    structures (``structure_keys.fusion_shape_key``) have equal outlines; the structures
+    themselves (a walk over every fused instruction, most of the analysis's fingerprinting) are
+    then computed by the processes that analyse them, not all here before the fork. Two
+    structures with one outline share a group: analysed by one process, no less exactly."""
+    return (
+        tuple(map(_OPCODE, comp.instructions)),
+        shape_token(fusion.shape),
+        tuple([shape_token(o.shape) for o in fusion.operands]),
+    )
