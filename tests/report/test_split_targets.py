@@ -10,7 +10,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from hlo_index.analyses.structure_keys import fusion_shape_key
+from hlo_index.api import select_targets
 from hlo_index.cli import main
+from hlo_index.context import AnalysisContext
+from hlo_index.hlo.loader import load_path
 from hlo_index.report import build, split_targets
 from hlo_index.report.split_targets import run_split, tickets, usable_workers
 
@@ -52,6 +56,30 @@ def test_split_report_is_the_serial_report(path, extra, always_split):
     assert serial[0] in (0, 1)
     assert split == serial
     assert serial[1].count("fusion") > 10  # many targets were compared, not an empty report
+
+
+@pytest.mark.parametrize(
+    "path",
+    [*DUMPS, SHARED / "corpus" / "gpt12_train" / "gpt12_train_step.after_optimizations.hlo.txt.gz"],
+    ids=lambda p: p.name[:40],
+)
+def test_every_fusion_of_a_structure_is_in_its_group(path):
+    """A structure is analysed once per process only if all its fusions are in one group: fusions
+    with equal structure keys get equal groups, though the groups are read before any structure."""
+    if not path.exists():
+        pytest.skip(f"{path} not present")
+    (module,) = load_path(str(path))
+    with AnalysisContext():
+        selected = select_targets(module)
+        group_of_structure: dict = {}
+        groups = set()
+        for i, item in enumerate(selected):
+            group, _ = split_targets._group(item, i)
+            groups.add(group)
+            if item.kind == "fusion" and (shapes := fusion_shape_key(item.target)) is not None:
+                assert group_of_structure.setdefault(shapes, group) == group, item.target.name
+    assert len(group_of_structure) > 5  # many structures, each checked against its fusions' groups
+    assert len(groups) > 5
 
 
 def test_check_with_verification_splits_the_same(always_split):
