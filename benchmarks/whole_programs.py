@@ -3,7 +3,9 @@ through ``analyze FILE --format json --direction both``, against XLA's parse of 
 fixed cost (the same command on a 5-line module), measured as ``vs_xla.py`` measures; then, per
 file, the share of known maps next to its time. The share counts maps as that JSON lists them:
 every map of every output-to-input and input-to-output row of every target ``analyze`` selects,
-known unless UNDEFINED (counted in a child process of its own, outside the timed runs).
+known when no map of its row is UNDEFINED (a row's known maps beside an UNDEFINED one are exact,
+but what the row reads is not known: they count as unknown), and the share of rows known the
+same way (counted in a child process of its own, outside the timed runs).
 
 Usage: ``python benchmarks/whole_programs.py [--rounds N | --quick] [--only TEXT] [--timeout S]
 [--field]`` (default timeout 300 s a file: past it the file is printed as "> 300 s"; ``--field``
@@ -25,23 +27,27 @@ from vs_xla import compare
 XLA_TOOLS = SHARED / "conformance" / "xla_hlo" / "xla-tools-data"
 FIELD = SHARED / "field"
 
-# Run in a child: argv[1] a file; prints {"known": K, "unknown": U} over analyze's default targets.
+# Run in a child: argv[1] a file; prints {"known": K, "unknown": U, "known_rows": R, "rows": N}
+# over analyze's default targets.
 _COUNT = """
 import json, sys
 from hlo_index.api import select_targets
 from hlo_index.fusion import input_to_output, output_to_input
 from hlo_index.hlo import load
-known = unknown = 0
+known = unknown = known_rows = count = 0
 for result in load(sys.argv[1]):
     if result.module is None:
         continue
     for selected in select_targets(result.module):
         for rows in (output_to_input(selected.target), input_to_output(selected.target)):
             for row in rows:
-                bad = sum(m.is_undefined for m in row.maps)
-                unknown += bad
-                known += len(row.maps) - bad
-print(json.dumps({"known": known, "unknown": unknown}))
+                count += 1
+                if any(m.is_undefined for m in row.maps):
+                    unknown += len(row.maps)
+                else:
+                    known += len(row.maps)
+                    known_rows += 1
+print(json.dumps({"known": known, "unknown": unknown, "known_rows": known_rows, "rows": count}))
 """
 
 
@@ -65,7 +71,8 @@ def _shown_share(counts: dict) -> str:
         return f"not counted: {counts['not_counted']}"
     if counts["share"] is None:
         return "no maps"
-    return f"{100 * counts['share']:.2f}% of {counts['known'] + counts['unknown']}"
+    rows = f"; rows {100 * counts['known_rows'] / counts['rows']:.2f}% of {counts['rows']}" if counts["rows"] else ""
+    return f"{100 * counts['share']:.2f}% of {counts['known'] + counts['unknown']}{rows}"
 
 
 def main(argv: list[str]) -> int:
@@ -85,7 +92,7 @@ def main(argv: list[str]) -> int:
         path = next(p for p in paths if measure.shown(p) == entry["file"])
         entry["maps"] = counts = known_share(path, timeout)
         rows.append([Path(entry["file"]).name[:72], measure.times(entry["ours"]), _shown_share(counts)])
-    print("known share: maps of analyze's JSON rows, both directions, not UNDEFINED")
+    print("known share: maps of analyze's JSON rows, both directions, in rows without an UNDEFINED map; rows")
     measure.table(["file", "ours", "known share"], rows)
     measure.write("whole_programs", data)
     return 0

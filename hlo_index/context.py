@@ -111,6 +111,10 @@ class Budgets:
     # while loops: distinct maps between two loop-state elements (an unrolled loop's pieces counted
     # once joined). Beyond: that pair is UNDEFINED.
     loop_maps_per_pair: int = 32
+    # while loops: known maps kept beside the UNDEFINED one of a loop-state pair that the body reads
+    # through an op whose maps are unknown (a full read among them, here or downstream, makes the
+    # read exact again). Beyond: that pair is the UNDEFINED map alone.
+    loop_known_maps_beside_unknown: int = 2
     # while loops: iterations simulated to count the trips of a counter loop. Beyond: unknown count.
     loop_simulated_trips: int = 1 << 20
     # while loops: calls followed when folding a loop counter into the body.

@@ -121,10 +121,18 @@ def input_to_output(instr: Instruction, operand_index: int) -> list[tuple[Indexi
     return _cached(_IN2OUT, instr, operand_index, ops.input_to_output, lambda maps: maps)
 
 
+# Opcodes whose rules address each element of a tuple-shaped operand themselves, an UNDEFINED
+# read included (a while loop's maps per pair of loop state elements): registered by the rules.
+ELEMENTS_ADDRESSED: set[str] = set()
+
+
 def spread_unknown(instr: Instruction, found: Iterable[OperandMaps]) -> list[OperandMaps]:
     """``found`` (OperandMaps) with every UNDEFINED read of a tuple-shaped operand addressed to
     each of its elements: an unknown read may read any of them, so none may look unread (a while
-    loop behind a tuple would otherwise make the loop state's other elements "not read")."""
+    loop behind a tuple would otherwise make the loop state's other elements "not read"). The
+    rules of ``ELEMENTS_ADDRESSED`` say which elements an unknown read reads: left as they are."""
+    if instr.opcode in ELEMENTS_ADDRESSED:
+        return list(found)
     out: list[OperandMaps] = []
     for om in found:
         operand = instr.operands[om.operand] if om.operand < len(instr.operands) else None

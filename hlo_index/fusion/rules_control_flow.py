@@ -22,6 +22,7 @@ from .compose import computation_input_to_output, computation_output_to_input
 from .loops.inverse import inverse
 from .loops.matrix import loop_matrix
 from .mapset import Maps, distinct, finalize, shared
+from .rule_cache import ELEMENTS_ADDRESSED
 from .subsume import drop_contained, drop_subsumed
 from .walk import ELEMENT_INPUT_TO_OUTPUT, ParameterMaps
 
@@ -98,11 +99,19 @@ def conditional_input_to_output(instr: Instruction, operand_index: int) -> list[
 
 @output_to_input_rule("while", reads=_WHILE_READS)
 def while_output_to_input(instr: Instruction, output_index: int) -> list[OperandMaps]:
+    """Per element of the initial loop state, its maps (``loop_matrix``); every element read
+    through one UNDEFINED map where the loop's maps are not known at all. An UNDEFINED map of a
+    pair is that element's read alone (its known maps beside it: what the body reads through
+    an op whose maps are unknown), so the walks do not spread it to the other elements."""
     matrix = loop_matrix(instr)
     if isinstance(matrix, str):
-        return [OperandMaps(0, (IndexingMap.undefined(matrix),))]
+        unknown = (IndexingMap.undefined(matrix),)
+        return [OperandMaps(0, unknown, k) for k in range(max(1, instr.operands[0].shape.num_outputs))]
     row = matrix.get(output_index, {})
     return [OperandMaps(0, maps, k) for k, maps in sorted(row.items())] or [OperandMaps(0, ())]
+
+
+ELEMENTS_ADDRESSED.add("while")
 
 
 @input_to_output_rule("while", reads=_WHILE_READS)

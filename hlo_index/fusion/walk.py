@@ -98,13 +98,14 @@ class WalkBudget:
     (its answers are not the plain walks'), with ``opcode_in_key`` when ``compose`` may name the
     op (then two ops sharing one op-map set do not share an answer)."""
 
-    __slots__ = ("left", "_limit", "_comp")
+    __slots__ = ("left", "_limit", "_comp", "_spent")
     steps_table = _STEPS
     opcode_in_key = False
 
     def __init__(self, comp: Computation) -> None:
         self.left = self._limit = current().budgets.compositions_per_pass
         self._comp = comp
+        self._spent: IndexingMap | None = None  # the UNDEFINED map of every step past the budget
 
     @property
     def reason(self) -> str:
@@ -122,7 +123,10 @@ class WalkBudget:
         self, op_map: IndexingMap, to_value: IndexingMap, instr: Instruction, value_dims: tuple[int, ...]
     ) -> IndexingMap:
         if self.left <= 0 and not to_value.is_undefined:
-            return IndexingMap.undefined(self.reason)
+            # one object for them all: the sets it joins tell it apart by identity, not by key
+            if self._spent is None:
+                self._spent = IndexingMap.undefined(self.reason)
+            return self._spent
         self.left -= 1
         return self.compose(op_map, to_value, instr, value_dims)
 

@@ -22,9 +22,17 @@ element pair, else UNDEFINED naming the budget, per element pair: past ``loop_st
 stopped changing and reads only such pairs stays exact (``T_{n+1}[j][k]`` depends on the
 ``T_n[m][k]`` the body reads alone), the others are UNDEFINED, and so is every element's read of a
 source the condition reads through a pair still changing.
+
+An op of the body whose maps are unknown (an unknown custom-call) makes unknown only the pairs it
+reaches: each such pair keeps its known maps (at most ``loop_known_maps_beside_unknown``: what it
+certainly reads) beside one UNDEFINED map naming the body's op, which composes into UNDEFINED and
+is never dropped; the other pairs stay exact. A full read among a pair's known maps, or one that the
+loop's users make of them, settles the read exactly where the sets are finished.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from ...affine import IndexingMap, Interval, dim, runtime_var
 from ...affine.expr import DIM
@@ -175,6 +183,7 @@ def _step(t: Matrix, body_maps: Matrix, instr: Instruction, dims: Dims, pieces: 
     UNDEFINED (``pieces``: how many an unrolled loop's iterations may add before they are joined)."""
     nxt: Matrix = {}
     limit = current().budgets.loop_maps_per_pair * pieces
+    beside_unknown = current().budgets.loop_known_maps_beside_unknown
     for j, reads in body_maps.items():
         row: dict[int, list[IndexingMap]] = {}
         seen: dict[int, set[tuple[object, ...]]] = {}
@@ -191,8 +200,14 @@ def _step(t: Matrix, body_maps: Matrix, instr: Instruction, dims: Dims, pieces: 
                         + _overwrite_note(body_maps)
                     )
                 ]
+            elif _given_up(maps):  # given up on: no use composing its known maps further
+                row[k] = [next(m for m in maps if m.is_undefined and _given_up((m,)))]
             elif any(m.is_undefined for m in maps):
-                row[k] = [next(m for m in maps if m.is_undefined)]
+                # read through an op of the body whose maps are unknown: the known maps stay (each
+                # is read; within their budget), the unknown part is one UNDEFINED map
+                unknown = next(m for m in maps if m.is_undefined)
+                known = [m for m in maps if not m.is_undefined]
+                row[k] = [*known, unknown] if len(known) <= beside_unknown * pieces else [unknown]
         nxt[j] = {k: tuple(v) for k, v in sorted(row.items()) if v}
     return nxt
 
@@ -228,16 +243,45 @@ def loop_matrix(instr: Instruction) -> Matrix | str:
     return hit[1]
 
 
-def _body_matrix(body: Computation, count: int) -> Matrix | str:
+def _body_matrix(body: Computation, count: int) -> Matrix:
+    """``B[j][m]``: per body output element j, the body parameter's elements m it reads and how.
+    A pair read through an op whose maps are unknown keeps its known maps beside one UNDEFINED map
+    (``_body_unknown``): the other pairs stay exact, and so does what the loop reads through the
+    known maps (a full read among them makes the pair exact again, wherever it is joined)."""
     body_maps: Matrix = {}
     for j in range(count):
         per_param = computation_output_to_input(body, j)
-        body_maps[j] = {e: maps for (p, e), maps in per_param.items() if p == 0 and maps}
-        for maps in body_maps[j].values():
-            bad = [m for m in maps if m.is_undefined]
-            if bad:
-                return f"while body: {bad[0].undefined_reason}"
+        body_maps[j] = {e: _with_body_unknown(maps) for (p, e), maps in per_param.items() if p == 0 and maps}
     return body_maps
+
+
+# per analysis context: reason -> the UNDEFINED map of an op of a loop body with that reason
+_BODY_UNKNOWN = register_table("fusion.loops.body_unknown")
+
+
+def _with_body_unknown(maps: tuple[IndexingMap, ...]) -> tuple[IndexingMap, ...]:
+    """``maps`` with their UNDEFINED ones replaced by one naming the loop body (the first's reason)."""
+    unknown = next((m for m in maps if m.is_undefined), None)
+    if unknown is None:
+        return maps
+    return (*(m for m in maps if not m.is_undefined), _body_unknown(unknown.undefined_reason))
+
+
+def _body_unknown(reason: str) -> IndexingMap:
+    """One UNDEFINED map per reason in this context (the compositions' memos key on identity)."""
+    table: dict[str, IndexingMap] = current().tables[_BODY_UNKNOWN]
+    m = table.get(reason)
+    if m is None:
+        m = table[reason] = IndexingMap.undefined(f"while body: {reason}")
+    return m
+
+
+def _given_up(maps: Sequence[IndexingMap]) -> bool:
+    """Whether an UNDEFINED map among ``maps`` says the composition gave up (a budget), rather
+    than that the body reads through an op whose maps are unknown (which every way of composing
+    the loop says alike)."""
+    table: dict[str, IndexingMap] = current().tables[_BODY_UNKNOWN]
+    return any(m.is_undefined and table.get(m.undefined_reason.removeprefix("while body: ")) is not m for m in maps)
 
 
 def _loop_matrix(instr: Instruction) -> Matrix | str:
@@ -259,9 +303,7 @@ def _loop_matrix(instr: Instruction) -> Matrix | str:
         )
     trips = known_trip_count(instr)
     unrolled = _unrolled(instr, body, cond_maps, dims, trips)
-    if isinstance(unrolled, dict) and not any(
-        m.is_undefined for row in unrolled.values() for maps in row.values() for m in maps
-    ):
+    if isinstance(unrolled, dict) and not any(_given_up(maps) for row in unrolled.values() for maps in row.values()):
         return unrolled
     general = _general(instr, body, cond_maps, dims, trips)
     if not isinstance(unrolled, dict):
@@ -271,7 +313,7 @@ def _loop_matrix(instr: Instruction) -> Matrix | str:
     for j, row in unrolled.items():
         out = {}
         for k, maps in row.items():
-            if any(m.is_undefined for m in maps) and isinstance(general, dict):
+            if _given_up(maps) and isinstance(general, dict):
                 maps = general.get(j, {}).get(k, ())
             if maps:
                 out[k] = maps
@@ -296,8 +338,6 @@ def _general(instr: Instruction, body: Computation, cond_maps: Row, dims: Dims, 
     """One body map for every iteration: dynamic offsets stay runtime variables."""
     count = len(dims)
     body_maps = _body_matrix(body, count)
-    if isinstance(body_maps, str):
-        return body_maps
     identity: Matrix = {j: {j: (IndexingMap.identity(dims[j]),)} for j in range(count)}
     try:
         states = _iterate(identity, body_maps, instr, dims, trips)
@@ -332,8 +372,6 @@ def _unrolled(
         return None
     count = len(dims)
     general = _body_matrix(body, count)
-    if isinstance(general, str):
-        return None
     # Folding a counter drops the reads of it by the ops that now see a constant. The compared
     # counter's are covered: the condition reads it, and every element takes the condition's
     # reads. Another counter (jax's fori index) is folded only where the unfolded body reads it
@@ -353,8 +391,6 @@ def _unrolled(
     try:
         for n, specialised in enumerate(bodies, 1):
             body_maps = _body_matrix(specialised or body, count)
-            if isinstance(body_maps, str):
-                return body_maps
             for e, reads in readers.items():
                 for j, maps in reads.items():
                     row = {k: list(v) for k, v in body_maps.setdefault(j, {}).items()}
@@ -375,8 +411,12 @@ def _unrolled(
 
 
 def _joined(maps: tuple[IndexingMap, ...]) -> tuple[IndexingMap, ...]:
-    """An unrolled pair's pieces joined; UNDEFINED when still more than the budget allows."""
+    """An unrolled pair's pieces joined; UNDEFINED when still more than the budget allows (for
+    the known maps beside an UNDEFINED one, ``loop_known_maps_beside_unknown``)."""
     joined = join_progressions(maps)
+    unknown = next((m for m in joined if m.is_undefined), None)
+    if unknown is not None and len(joined) - 1 > current().budgets.loop_known_maps_beside_unknown:
+        return (unknown,)
     limit = current().budgets.loop_maps_per_pair
     if len(joined) <= limit:
         return joined
