@@ -3,9 +3,9 @@
 A training step's dump holds thousands of fusions; after the (serial) parse, analysing them is
 about half of a run, and each fusion's analysis reads only the module. So the targets are split
 into groups, each holding every fusion of its structures (a structure is analysed once per
-process: its repeats take the first one's figures, ``build._Twin``), ordered by their estimated work, heaviest first,
-and ``workers`` processes take the next group whenever they are free; each group's targets are
-analysed in the module's order, as the serial loop would. A worker is forked after the
+process: its repeats take the first one's figures, ``build._Twin``), ordered by their estimated
+work, heaviest first, and ``workers`` processes take the next group whenever they are free; each
+group's targets are analysed in the module's order, as the serial loop would. A worker is forked after the
 module is read (its memory shared until written) and sends back, per target, what the serial
 loop would have added to the module report: the target report, its diagnostics and the cost
 state's entries. In JSON runs each process writes its targets' JSON text to a temporary file of
