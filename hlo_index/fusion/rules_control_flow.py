@@ -106,7 +106,7 @@ def while_output_to_input(instr: Instruction, output_index: int) -> list[Operand
     matrix = loop_matrix(instr)
     if isinstance(matrix, str):
         unknown = (IndexingMap.undefined(matrix),)
-        return [OperandMaps(0, unknown, k) for k in range(max(1, instr.operands[0].shape.num_outputs))]
+        return [OperandMaps(0, unknown, k) for k in range(instr.operands[0].shape.num_outputs)]
     row = matrix.get(output_index, {})
     return [OperandMaps(0, maps, k) for k, maps in sorted(row.items())] or [OperandMaps(0, ())]
 

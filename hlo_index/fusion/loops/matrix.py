@@ -200,14 +200,10 @@ def _step(t: Matrix, body_maps: Matrix, instr: Instruction, dims: Dims, pieces: 
                         + _overwrite_note(body_maps)
                     )
                 ]
-            elif _given_up(maps):  # given up on: no use composing its known maps further
-                row[k] = [next(m for m in maps if m.is_undefined and _given_up((m,)))]
             elif any(m.is_undefined for m in maps):
-                # read through an op of the body whose maps are unknown: the known maps stay (each
-                # is read; within their budget), the unknown part is one UNDEFINED map
-                unknown = next(m for m in maps if m.is_undefined)
-                known = [m for m in maps if not m.is_undefined]
-                row[k] = [*known, unknown] if len(known) <= beside_unknown * pieces else [unknown]
+                # given up on (a budget): no use composing its known maps further; read through an
+                # op of the body whose maps are unknown: the known maps stay, within their budget
+                row[k] = list(_beside_unknown(maps, 0 if _given_up(maps) else beside_unknown * pieces))
         nxt[j] = {k: tuple(v) for k, v in sorted(row.items()) if v}
     return nxt
 
@@ -246,7 +242,7 @@ def loop_matrix(instr: Instruction) -> Matrix | str:
 def _body_matrix(body: Computation, count: int) -> Matrix:
     """``B[j][m]``: per body output element j, the body parameter's elements m it reads and how.
     A pair read through an op whose maps are unknown keeps its known maps beside one UNDEFINED map
-    (``_body_unknown``): the other pairs stay exact, and so does what the loop reads through the
+    (``_with_body_unknown``): the other pairs stay exact, and so does what the loop reads through the
     known maps (a full read among them makes the pair exact again, wherever it is joined)."""
     body_maps: Matrix = {}
     for j in range(count):
@@ -255,25 +251,22 @@ def _body_matrix(body: Computation, count: int) -> Matrix:
     return body_maps
 
 
-# per analysis context: reason -> the UNDEFINED map of an op of a loop body with that reason
+# per analysis context: its reason -> the UNDEFINED map naming a loop body's op of unknown maps
 _BODY_UNKNOWN = register_table("fusion.loops.body_unknown")
 
 
 def _with_body_unknown(maps: tuple[IndexingMap, ...]) -> tuple[IndexingMap, ...]:
-    """``maps`` with their UNDEFINED ones replaced by one naming the loop body (the first's reason)."""
+    """``maps`` with their UNDEFINED ones replaced by one naming the loop body (the first's reason):
+    one object per reason in this context, since the compositions' memos key on identity."""
     unknown = next((m for m in maps if m.is_undefined), None)
     if unknown is None:
         return maps
-    return (*(m for m in maps if not m.is_undefined), _body_unknown(unknown.undefined_reason))
-
-
-def _body_unknown(reason: str) -> IndexingMap:
-    """One UNDEFINED map per reason in this context (the compositions' memos key on identity)."""
     table: dict[str, IndexingMap] = current().tables[_BODY_UNKNOWN]
-    m = table.get(reason)
-    if m is None:
-        m = table[reason] = IndexingMap.undefined(f"while body: {reason}")
-    return m
+    reason = f"while body: {unknown.undefined_reason}"
+    body = table.get(reason)
+    if body is None:
+        body = table[reason] = IndexingMap.undefined(reason)
+    return (*(m for m in maps if not m.is_undefined), body)
 
 
 def _given_up(maps: Sequence[IndexingMap]) -> bool:
@@ -281,7 +274,15 @@ def _given_up(maps: Sequence[IndexingMap]) -> bool:
     than that the body reads through an op whose maps are unknown (which every way of composing
     the loop says alike)."""
     table: dict[str, IndexingMap] = current().tables[_BODY_UNKNOWN]
-    return any(m.is_undefined and table.get(m.undefined_reason.removeprefix("while body: ")) is not m for m in maps)
+    return any(m.is_undefined and table.get(m.undefined_reason) is not m for m in maps)
+
+
+def _beside_unknown(maps: Sequence[IndexingMap], limit: int) -> tuple[IndexingMap, ...]:
+    """``maps``, which hold an UNDEFINED map: their known maps and the first UNDEFINED one, the UNDEFINED
+    map last, or that UNDEFINED map alone past ``limit`` known maps."""
+    unknown = next(m for m in maps if m.is_undefined)
+    known = tuple(m for m in maps if not m.is_undefined)
+    return (*known, unknown) if len(known) <= limit else (unknown,)
 
 
 def _loop_matrix(instr: Instruction) -> Matrix | str:
@@ -414,9 +415,8 @@ def _joined(maps: tuple[IndexingMap, ...]) -> tuple[IndexingMap, ...]:
     """An unrolled pair's pieces joined; UNDEFINED when still more than the budget allows (for
     the known maps beside an UNDEFINED one, ``loop_known_maps_beside_unknown``)."""
     joined = join_progressions(maps)
-    unknown = next((m for m in joined if m.is_undefined), None)
-    if unknown is not None and len(joined) - 1 > current().budgets.loop_known_maps_beside_unknown:
-        return (unknown,)
+    if any(m.is_undefined for m in joined):
+        return _beside_unknown(joined, current().budgets.loop_known_maps_beside_unknown)
     limit = current().budgets.loop_maps_per_pair
     if len(joined) <= limit:
         return joined

@@ -22,6 +22,7 @@ from hlo_index.fusion.compose import computation_output_to_input
 from hlo_index.hlo import parse_module_text
 from hlo_index.ops import output_to_input
 from hlo_index.verify import runtime_as_range, verify_target
+from tests.fusion.test_full_reads import ADD
 from tests.fusion.test_rules_control_flow import check_against_reference, counter_condition
 
 STATE = "(s32[], f32[4,8], f32[3,8,8], f32[4,8])"
@@ -34,12 +35,7 @@ def loop_module(op: str, root: str) -> str:
     """x += x @ w[i] + op(x); y += 2 y (y never meets x); w kept; three iterations; the ENTRY's
     root is ``root`` over the final loop state ``loop``."""
     return f"""HloModule m
-add {{
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT c = f32[] add(a, b)
-}}
-body {{
+{ADD}body {{
   p = {STATE} parameter(0)
   i = s32[] get-tuple-element(p), index=0
   x = f32[4,8] get-tuple-element(p), index=1
