@@ -74,9 +74,44 @@ _COMPOSITE_SHAPES = register_table("hlo.parser.composite_shapes")
 # on many instructions, and the typed values are shared, never changed.
 _LEADING_ATTRIBUTES = register_table("hlo.parser.leading_attributes")
 # What the builder reads per instruction: the analysis context's memos (shape text -> Shape, metadata
-# text -> Metadata, leading attributes as above) and this module's result shape texts (id of an
-# instruction -> the text of its shape).
-Memos = tuple[dict[str, Shape], dict[str, Metadata], dict[tuple[str, str], tuple[tuple[str, Any], ...]], dict[int, str]]
+# text -> Metadata, leading attributes as above), this module's result shape texts (id of an
+# instruction -> the text of its shape) and the current computation's ``OperandTexts`` (None inside
+# an inline computation).
+Memos = tuple[
+    dict[str, Shape],
+    dict[str, Metadata],
+    dict[tuple[str, str], tuple[tuple[str, Any], ...]],
+    dict[int, str],
+    "OperandTexts | None",
+]
+
+
+class OperandTexts(dict[str, str]):
+    """The common instructions of the computation being read so far, by name: the text an operand
+    naming each is written with in a dump (``f32[8,128]{1,0} %name``). An operand list written
+    exactly so is checked as it is read (``_written_as_defined``), instead of shape by shape after
+    the module is read: XLA writes nearly every list so, and a GPU dump writes ~50,000."""
+
+    __slots__ = ()
+
+    def define(self, name: str, shape_text: str) -> None:
+        if name in self:  # a name defined twice: which one an operand names is link's to say
+            _state.duplicates = True
+        self[name] = f"{shape_text} %{name}"
+
+
+def _written_as_defined(names: tuple[str, ...], inner: str, defined: OperandTexts) -> bool:
+    """Whether the operand list ``inner`` is, text for text, the operands ``names`` as their
+    definitions so far in this computation write them (with XLA's ``/*index=5*/`` every fifth)."""
+    try:
+        if len(names) <= 5:
+            return ", ".join(map(defined.__getitem__, names)) == inner
+        return (
+            ", ".join([f"/*index={k}*/{defined[n]}" if k % 5 == 0 and k else defined[n] for k, n in enumerate(names)])
+            == inner
+        )
+    except KeyError:  # an operand not defined before it in this computation: checked afterwards
+        return False
 
 
 class _Failure(Exception):
@@ -118,6 +153,9 @@ def _reset_module_state() -> None:
     _state.anon = {}
     _state.shaped = []
     _state.result_texts = {}
+    _state.defined = OperandTexts()
+    _state.prechecked = set()  # ids of the instructions of ``shaped`` whose operand list was written as defined
+    _state.duplicates = False
 
 
 def _anon_name(opcode: str) -> str:
@@ -219,7 +257,10 @@ class _ModelBuilder:
         built = self._build(is_root, name, pos, shape, call[:paren], call[paren + 1 : -1], call_tok, c, i + 1)
         if i == 2:  # the result shape's text, as operands naming this instruction write it
             instr = built[-1] if isinstance(built, list) else built
-            _state.result_texts[id(instr)] = _state.text[first.start_pos + len(head) : call_tok.start_pos].strip()
+            text = _state.text[first.start_pos + len(head) : call_tok.start_pos].strip()
+            _state.result_texts[id(instr)] = text
+            if not _state.depth:
+                _state.defined.define(instr.name, text)
         return built
 
     def _common(
@@ -231,7 +272,7 @@ class _ModelBuilder:
         root, name, shape_text, opcode, inner, key, value = entry.group(
             I_ROOT, I_NAME, I_SHAPE, I_OP, I_ARGS, I_KEY, I_VALUE
         )
-        shapes, metadata, leading, result_texts = memos
+        shapes, metadata, leading, result_texts, defined = memos
         shape = shapes.get(shape_text)
         if shape is None:
             try:
@@ -260,11 +301,18 @@ class _ModelBuilder:
                 built = instr = Instruction(name, opcode, shape, names, {}, None, root is not None, pos)
                 if "[" in inner:  # kept for the single-instruction form (operands known by shape)
                     _state.shaped.append((instr, inner))
+                    if defined is not None and _written_as_defined(names, inner, defined):
+                        _state.prechecked.add(id(instr))
             else:
                 built = self._build(root is not None, name, pos, shape, opcode, inner, at, c, 1)
                 # with a nested instruction in the operands (rare), the instruction itself comes last
                 instr = built[-1] if isinstance(built, list) else built
             result_texts[id(instr)] = shape_text
+            if defined is not None:  # OperandTexts.define, inlined: once per instruction of a dump
+                iname = instr.name
+                if iname in defined:
+                    _state.duplicates = True
+                defined[iname] = f"{shape_text} %{iname}"
             if key is not None:
                 attrs = instr.attrs
                 key_pos = entry.start(I_KEY)
@@ -351,6 +399,8 @@ class _ModelBuilder:
                 instr.operand_names = A.operand_names(inner)
             if "[" in inner:  # kept for the single-instruction form (operands known by shape)
                 _state.shaped.append((instr, inner))
+                if not _state.depth and _written_as_defined(instr.operand_names, inner, _state.defined):
+                    _state.prechecked.add(id(instr))
         except OperandSyntaxError as e:
             assert isinstance(call_tok, Token)  # raised after the match became a token
             raise _Failure(
@@ -527,6 +577,8 @@ class _ModelBuilder:
         return _Signature(params, c[-1])
 
     def computation(self, c: Children) -> Computation:
+        if not _state.depth:
+            _state.defined = OperandTexts()  # the next computation's names are its own
         i = 0
         is_entry = c[0].type == "ENTRY"
         if is_entry:
@@ -610,7 +662,8 @@ class _ModelBuilder:
 def _parse_memos() -> Memos:
     """What the builder reads per instruction (see :data:`Memos`)."""
     tables = current().tables
-    return tables[_SHAPES], tables[A.METADATA_MEMO], tables[_LEADING_ATTRIBUTES], _state.result_texts
+    defined = None if _state.depth else _state.defined
+    return tables[_SHAPES], tables[A.METADATA_MEMO], tables[_LEADING_ATTRIBUTES], _state.result_texts, defined
 
 
 def _shape_from_text(text: str) -> Shape:
@@ -677,12 +730,13 @@ class _At:
 
 def _check_written_operand_shapes(module: Module) -> None:
     """XLA's parser checks an operand written with a shape (``add(f32[2] %a, ...)``) against the
-    shape of the instruction it names."""
+    shape of the instruction it names. The lists written as their operands are defined were found
+    so as they were read (``OperandTexts``), unless a computation defines a name twice."""
     by_comp: dict[str, dict[str, Instruction]] = {}
-    comp_of: dict[int, Computation] = {}
-    for comp in module.computations:
-        for instr in comp.instructions:
-            comp_of[id(instr)] = comp
+    comp_of: dict[int, Computation] | None = None
+    prechecked = set() if _state.duplicates else _state.prechecked
+    if len(prechecked) == len(_state.shaped):  # every list written as defined (ids are distinct)
+        return
     written_shapes: dict[str, Shape | None] = {}  # a dump writes few distinct shape texts, many times
     # (written text, operand's shape) pairs found compatible: operands' shapes are shared objects
     # (the shape memo), so a dump has few distinct pairs
@@ -690,6 +744,10 @@ def _check_written_operand_shapes(module: Module) -> None:
     kept: list[Shape] = []  # the shapes whose ids are in ``agreeing``
     result_texts: dict[int, str] = _state.result_texts
     for instr, inner in _state.shaped:
+        if id(instr) in prechecked:
+            continue
+        if comp_of is None:
+            comp_of = {id(i): comp for comp in module.computations for i in comp.instructions}
         owner = comp_of.get(id(instr))
         if owner is None:
             continue
@@ -770,6 +828,7 @@ def _finish_module(module: Module) -> None:
     # what only the checks above read: not kept alive through the analyses that follow
     _state.shaped = []
     _state.result_texts = {}
+    _state.prechecked = set()
     opcodes: set[str] = set()
     for comp in module.computations:
         opcodes.update(map(_OPCODE, comp.instructions))
