@@ -303,6 +303,12 @@ class _ModelBuilder:
                     _state.shaped.append((instr, inner))
                     if defined is not None and _written_as_defined(names, inner, defined):
                         _state.prechecked.add(id(instr))
+            elif opcode == "parameter" and len(c) == 1 and inner.isascii() and inner.isdigit():
+                # a dump's most common instruction after its fusions' own: what _build makes of it
+                built = instr = Instruction(
+                    name[1:] if name[0] == "%" else name, opcode, shape, (), {}, None, root is not None, pos
+                )
+                instr.parameter_number = int(inner)
             else:
                 built = self._build(root is not None, name, pos, shape, opcode, inner, at, c, 1)
                 # with a nested instruction in the operands (rare), the instruction itself comes last
