@@ -32,7 +32,7 @@ loop's users make of them, settles the read exactly where the sets are finished.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from ...affine import IndexingMap, Interval, dim, runtime_var
 from ...affine.expr import DIM
@@ -61,18 +61,22 @@ def _key(maps: tuple[IndexingMap, ...]) -> frozenset[tuple[object, ...]]:
 def _merge(
     into: dict[int, list[IndexingMap]],
     k: int,
-    new: list[IndexingMap],
+    new: Iterable[IndexingMap],
     seen: dict[int, set[tuple[object, ...]]] | None = None,
+    limit: int | None = None,
 ) -> None:
     """``new``'s maps not yet in ``into[k]`` appended to it. ``seen``: the canonical keys of each
     ``into[k]``, kept beside it by a caller that merges into one row many times (a row's keys are
-    otherwise gathered again at each merge)."""
+    otherwise gathered again at each merge). ``limit``: ``into[k]`` is over its budget once it
+    holds more than ``limit`` maps, whatever else comes: ``new`` is not read further."""
     got = into.setdefault(k, [])
     keys = {m.canonical_key() for m in got} if seen is None else seen.setdefault(k, set())
     for m in new:
         if m.canonical_key() not in keys:
             keys.add(m.canonical_key())
             got.append(m)
+            if limit is not None and len(got) > limit:
+                return
 
 
 def _overwrite_note(body_maps: Matrix) -> str:
@@ -104,23 +108,22 @@ _PAIRS = register_table("fusion.loops.composed_pairs")
 
 def _compose(
     outer: tuple[IndexingMap, ...], inner: tuple[IndexingMap, ...], instr: Instruction, value_dims: tuple[int, ...]
-) -> list[IndexingMap]:
-    out: list[IndexingMap] = []
+) -> Iterator[IndexingMap]:
+    """Each ``m_out o m_in`` in turn (made as it is asked for: a pair over its budget asks no more)."""
     pairs: dict[tuple[int, int, tuple[int, ...]], tuple[IndexingMap, IndexingMap, IndexingMap | None]]
     pairs = current().tables[_PAIRS]
     for m_in in inner:
         box = _box_of_identity(m_in, value_dims)
         for m_out in outer:
             if m_in.is_undefined or m_out.is_undefined:  # a pair given up on stays given up on
-                out.append(m_in if m_in.is_undefined else m_out)
+                yield m_in if m_in.is_undefined else m_out
                 continue
             key = (id(m_out), id(m_in), value_dims)
             hit = pairs.get(key)
             if hit is None or hit[0] is not m_out or hit[1] is not m_in:
                 hit = pairs[key] = (m_out, m_in, _pair(m_out, m_in, box, instr, value_dims))
             if hit[2] is not None:
-                out.append(hit[2])
-    return out
+                yield hit[2]
 
 
 def _pair(
@@ -189,7 +192,8 @@ def _step(t: Matrix, body_maps: Matrix, instr: Instruction, dims: Dims, pieces: 
         seen: dict[int, set[tuple[object, ...]]] = {}
         for m, b in reads.items():
             for k, tm in t.get(m, {}).items():
-                _merge(row, k, _compose(tm, b, instr, dims[m]), seen)
+                if len(row.get(k, ())) <= limit:  # over it, the pair is UNDEFINED below whatever comes
+                    _merge(row, k, _compose(tm, b, instr, dims[m]), seen, limit)
         for k, maps in row.items():
             if len(maps) > limit:
                 # this pair only: the elements that do not read it through the loop keep their maps
