@@ -314,11 +314,8 @@ class _ModelBuilder:
                 # with a nested instruction in the operands (rare), the instruction itself comes last
                 instr = built[-1] if isinstance(built, list) else built
             result_texts[id(instr)] = shape_text
-            if defined is not None:  # OperandTexts.define, inlined: once per instruction of a dump
-                iname = instr.name
-                if iname in defined:
-                    _state.duplicates = True
-                defined[iname] = f"{shape_text} %{iname}"
+            if defined is not None:
+                defined.define(instr.name, shape_text)
             if key is not None:
                 attrs = instr.attrs
                 key_pos = entry.start(I_KEY)
