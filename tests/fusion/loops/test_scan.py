@@ -131,7 +131,9 @@ def test_pieces_that_multiply_reach_the_budget_within_a_few_iterations(monkeypat
     """XLA's expanded scatter (a 16-trip loop of dynamic-update-slices at fresh runtime offsets):
     the pieces kept in place multiply each iteration, and the pair ends UNDEFINED whatever the
     iteration; the room grows with the square of the iterations done, so the budget is met early
-    (62,480 compositions when the room was the square of all 16 trips from the start)."""
+    (62,480 compositions when the room was the square of all 16 trips from the start), and a pair
+    stops composing once it holds more maps than the budget (7,217 compositions when every pair of
+    the step was composed to the end, 3,076 with the stop)."""
     import os
 
     from hlo_index.fusion.loops import matrix
@@ -157,4 +159,4 @@ def test_pieces_that_multiply_reach_the_budget_within_a_few_iterations(monkeypat
     rows = computation_rows(module.entry)
     reasons = {m.undefined_reason for r in rows for m in r.maps if m.is_undefined}
     assert any("loop_maps_per_pair" in r for r in reasons), reasons
-    assert count[0] < 8000, count[0]
+    assert count[0] < 4000, count[0]
