@@ -25,7 +25,10 @@ seed's first int64, then an offset TE keeps on the host) reads ``seed[c]`` at ``
 for c in {0, 1} (the two u32 halves) and nothing elsewhere.
 
 A padding mask (``mask_type`` 1, 3) makes the rows read depend on the sequence lengths at run
-time; it is UNDEFINED, as is every other configuration, naming what differs.
+time; it is UNDEFINED, as is every other configuration, naming what differs. (The keys a query row
+of a sequence reads could be runtime variables; what the kernel writes in the rows past a
+sequence's length is not documented, in cuDNN's attention documentation or TransformerEngine's
+sources, and a map for them would be a guess.)
 """
 
 from __future__ import annotations
