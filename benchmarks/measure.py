@@ -211,10 +211,14 @@ def median_of(samples: list[dict]) -> dict:
     return out
 
 
-def interleaved(sides: dict, rounds: int = ROUNDS) -> dict:
+def interleaved(sides: dict, rounds: int = ROUNDS, warmup: int = 0) -> dict:
     """``sides``: name -> a function taking no argument and returning one sample. Each round runs
     every side once, in order; a side that timed out, was rejected or cannot be measured is not run
-    again. Returns name -> ``median_of`` its samples."""
+    again. ``warmup`` rounds run first and are not counted. Returns name -> ``median_of`` its
+    samples."""
+    for _ in range(warmup):
+        for measure in sides.values():
+            measure()
     samples: dict[str, list[dict]] = {name: [] for name in sides}
     for _ in range(rounds):
         for name, measure in sides.items():

@@ -47,9 +47,10 @@ def main(argv: list[str]) -> int:
             "baseline": lambda: measure.process([sys.executable, "-c", BASELINE]),
         },
         rounds,
+        warmup=1,  # short processes: the first after an install or a compile reads cold files
     )
     ours, base = sides["analyze"], sides["baseline"]
-    print(f"fixed cost: medians of {rounds} interleaved rounds, whole processes, wall / CPU")
+    print(f"fixed cost: medians of {rounds} interleaved rounds after one not counted, whole processes, wall / CPU")
     measure.table(
         ["process", "time", "peak RSS", "ratio"],
         [
