@@ -74,14 +74,12 @@ _COMPOSITE_SHAPES = register_table("hlo.parser.composite_shapes")
 # on many instructions, and the typed values are shared, never changed.
 _LEADING_ATTRIBUTES = register_table("hlo.parser.leading_attributes")
 # What the builder reads per instruction: the analysis context's memos (shape text -> Shape, metadata
-# text -> Metadata, leading attributes as above), this module's result shape texts (id of an
-# instruction -> the text of its shape) and the current computation's ``OperandTexts`` (None inside
-# an inline computation).
+# text -> Metadata, leading attributes as above) and the current computation's ``OperandTexts``
+# (None inside an inline computation).
 Memos = tuple[
     dict[str, Shape],
     dict[str, Metadata],
     dict[tuple[str, str], tuple[tuple[str, Any], ...]],
-    dict[int, str],
     "OperandTexts | None",
 ]
 
@@ -112,6 +110,15 @@ def _written_as_defined(names: tuple[str, ...], inner: str, defined: OperandText
         )
     except KeyError:  # an operand not defined before it in this computation: checked afterwards
         return False
+
+
+def _keep_shaped(instr: Instruction, inner: str, defined: OperandTexts | None) -> None:
+    """``instr``'s operand list ``inner``, written with shapes, kept for the checks after the module
+    is read (``_check_written_operand_shapes``) and for the single-instruction form; marked checked
+    where it is written as its operands were defined (``defined``: None inside an inline computation)."""
+    _state.shaped.append((instr, inner))
+    if defined is not None and _written_as_defined(instr.operand_names, inner, defined):
+        _state.prechecked.add(id(instr))
 
 
 class _Failure(Exception):
@@ -152,7 +159,6 @@ def _reset_module_state() -> None:
     _state.depth = 0
     _state.anon = {}
     _state.shaped = []
-    _state.result_texts = {}
     _state.defined = OperandTexts()
     _state.prechecked = set()  # ids of the instructions of ``shaped`` whose operand list was written as defined
     _state.duplicates = False
@@ -255,12 +261,9 @@ class _ModelBuilder:
         call = call_tok.value
         paren = call.index("(")
         built = self._build(is_root, name, pos, shape, call[:paren], call[paren + 1 : -1], call_tok, c, i + 1)
-        if i == 2:  # the result shape's text, as operands naming this instruction write it
+        if i == 2 and not _state.depth:  # the result shape's text, as operands naming it write it
             instr = built[-1] if isinstance(built, list) else built
-            text = _state.text[first.start_pos + len(head) : call_tok.start_pos].strip()
-            _state.result_texts[id(instr)] = text
-            if not _state.depth:
-                _state.defined.define(instr.name, text)
+            _state.defined.define(instr.name, _state.text[first.start_pos + len(head) : call_tok.start_pos].strip())
         return built
 
     def _common(
@@ -272,7 +275,7 @@ class _ModelBuilder:
         root, name, shape_text, opcode, inner, key, value = entry.group(
             I_ROOT, I_NAME, I_SHAPE, I_OP, I_ARGS, I_KEY, I_VALUE
         )
-        shapes, metadata, leading, result_texts, defined = memos
+        shapes, metadata, leading, defined = memos
         shape = shapes.get(shape_text)
         if shape is None:
             try:
@@ -299,10 +302,8 @@ class _ModelBuilder:
                     name = name[1:]
                 # line holds the text offset until _finish_module turns it into line and column
                 built = instr = Instruction(name, opcode, shape, names, {}, None, root is not None, pos)
-                if "[" in inner:  # kept for the single-instruction form (operands known by shape)
-                    _state.shaped.append((instr, inner))
-                    if defined is not None and _written_as_defined(names, inner, defined):
-                        _state.prechecked.add(id(instr))
+                if "[" in inner:
+                    _keep_shaped(instr, inner, defined)
             elif opcode == "parameter" and len(c) == 1 and inner.isascii() and inner.isdigit():
                 # a dump's most common instruction after its fusions' own: what _build makes of it
                 built = instr = Instruction(
@@ -313,7 +314,6 @@ class _ModelBuilder:
                 built = self._build(root is not None, name, pos, shape, opcode, inner, at, c, 1)
                 # with a nested instruction in the operands (rare), the instruction itself comes last
                 instr = built[-1] if isinstance(built, list) else built
-            result_texts[id(instr)] = shape_text
             if defined is not None:
                 defined.define(instr.name, shape_text)
             if key is not None:
@@ -400,10 +400,8 @@ class _ModelBuilder:
                 instr.operand_names = self._operands(parse_operands(inner), base, nested)
             elif inner:
                 instr.operand_names = A.operand_names(inner)
-            if "[" in inner:  # kept for the single-instruction form (operands known by shape)
-                _state.shaped.append((instr, inner))
-                if not _state.depth and _written_as_defined(instr.operand_names, inner, _state.defined):
-                    _state.prechecked.add(id(instr))
+            if "[" in inner:
+                _keep_shaped(instr, inner, None if _state.depth else _state.defined)
         except OperandSyntaxError as e:
             assert isinstance(call_tok, Token)  # raised after the match became a token
             raise _Failure(
@@ -666,7 +664,7 @@ def _parse_memos() -> Memos:
     """What the builder reads per instruction (see :data:`Memos`)."""
     tables = current().tables
     defined = None if _state.depth else _state.defined
-    return tables[_SHAPES], tables[A.METADATA_MEMO], tables[_LEADING_ATTRIBUTES], _state.result_texts, defined
+    return tables[_SHAPES], tables[A.METADATA_MEMO], tables[_LEADING_ATTRIBUTES], defined
 
 
 def _shape_from_text(text: str) -> Shape:
@@ -745,7 +743,6 @@ def _check_written_operand_shapes(module: Module) -> None:
     # (the shape memo), so a dump has few distinct pairs
     agreeing: set[tuple[str, int]] = set()
     kept: list[Shape] = []  # the shapes whose ids are in ``agreeing``
-    result_texts: dict[int, str] = _state.result_texts
     for instr, inner in _state.shaped:
         if id(instr) in prechecked:
             continue
@@ -757,21 +754,6 @@ def _check_written_operand_shapes(module: Module) -> None:
         names = by_comp.get(owner.name)
         if names is None:
             names = by_comp[owner.name] = {i.name: i for i in owner.instructions}
-        # A dump writes each operand with the very text its instruction's shape was written with:
-        # then the text of the whole list is known, and every written shape is its operand's own.
-        try:
-            as_defined = ", ".join(
-                [
-                    f"/*index={k}*/{result_texts[id(names[n])]} %{n}"
-                    if k % 5 == 0 and k
-                    else f"{result_texts[id(names[n])]} %{n}"
-                    for k, n in enumerate(instr.operand_names)
-                ]
-            )
-        except KeyError:  # an operand written without its shape text, or not defined here
-            as_defined = None
-        if as_defined == inner:
-            continue
         try:
             listed = written_operands(inner)
         except OperandSyntaxError:
@@ -830,7 +812,6 @@ def _finish_module(module: Module) -> None:
         _check_written_operand_shapes(module)
     # what only the checks above read: not kept alive through the analyses that follow
     _state.shaped = []
-    _state.result_texts = {}
     _state.prechecked = set()
     opcodes: set[str] = set()
     for comp in module.computations:
