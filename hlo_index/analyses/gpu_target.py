@@ -100,11 +100,14 @@ def _markers(candidates: list) -> tuple[set[str], set[str]]:
     return gpu, cpu
 
 
-def _tpu_markers(module, candidates: list) -> set[str]:
-    """``tpu_custom_call`` targets, tiled layouts and memory spaces, each named once."""
+def _tpu_markers(module, candidates: list, layouts: bool = True) -> set[str]:
+    """``tpu_custom_call`` targets, tiled layouts and memory spaces, each named once; the layouts
+    only with ``layouts`` (a pass over every instruction's shape)."""
     found: set[str] = set()
     if any(instr.attrs.get("custom_call_target") == "tpu_custom_call" for instr in candidates):
         found.add("custom-call tpu_custom_call")
+    if not layouts:
+        return found
     # instructions share shape objects (the parser's shape memo): each distinct one read once
     distinct = {id(shape): shape for comp in module.computations for shape in map(_SHAPE, comp.instructions)}
     for top in distinct.values():
@@ -147,7 +150,8 @@ def detect_target(module, requested: str = AUTO) -> TargetChoice:
         return TargetChoice(requested, requested, "requested with --target")
     candidates = _candidates(module)
     gpu, cpu = _markers(candidates)
-    tpu = _tpu_markers(module, candidates)
+    # layouts decide only where no GPU or CPU construct does (a GPU dump may tile or use S(n))
+    tpu = _tpu_markers(module, candidates, layouts=not gpu and not cpu)
     if "custom-call tpu_custom_call" in tpu or (tpu and not gpu and not cpu):
         return TargetChoice(TPU, AUTO, ", ".join(sorted(tpu)))
     if gpu and not cpu:

@@ -191,6 +191,24 @@ def test_auto_picks_tpu_for_tiled_layouts_memory_spaces_and_pallas():
     assert detect_target(tiled, "cpu").target == "cpu"
 
 
+def test_layouts_decide_only_where_no_gpu_or_cpu_construct_does():
+    # XLA:GPU dumps may write S(n) memory spaces (and tile): a GPU construct decides first
+    gpu = parse_module_text(
+        "HloModule m\nENTRY e {\n  p = f32[8,128]{1,0:T(8,128)S(1)} parameter(0)\n"
+        '  ROOT c = f32[8,128]{1,0} custom-call(p), custom_call_target="__cublas$gemm"\n}\n'
+    )
+    choice = detect_target(gpu)
+    assert choice.target == "gpu" and "tiled" not in choice.evidence and "S(n)" not in choice.evidence
+    # a Pallas call decides TPU even beside a GPU construct
+    pallas = parse_module_text(
+        "HloModule m\nENTRY e {\n  p = f32[8,128]{1,0} parameter(0)\n"
+        '  g = f32[8,128]{1,0} custom-call(p), custom_call_target="__cublas$gemm"\n'
+        '  ROOT t = f32[8,128]{1,0} custom-call(g), custom_call_target="tpu_custom_call"\n}\n'
+    )
+    assert detect_target(pallas).target == "tpu"
+    assert detect_target(pallas).evidence == "custom-call tpu_custom_call"
+
+
 @pytest.mark.skipif(not (SHARED / "field" / "tpu").is_dir(), reason="the field dumps are not on this machine")
 def test_tpu_dumps_are_labelled_tpu_without_cpu_words():
     from click.testing import CliRunner
