@@ -115,6 +115,10 @@ class Budgets:
     # through an op whose maps are unknown (a full read among them, here or downstream, makes the
     # read exact again). Beyond: that pair is the UNDEFINED map alone.
     loop_known_maps_beside_unknown: int = 2
+    # while loops: compositions of loop-carried maps remembered by what the maps are, not which
+    # objects they are (each iteration makes new objects equal to the last ones). Beyond: that memo
+    # starts afresh.
+    loop_composition_memo: int = 1 << 14
     # while loops: iterations simulated to count the trips of a counter loop. Beyond: unknown count.
     loop_simulated_trips: int = 1 << 20
     # while loops: calls followed when folding a loop counter into the body.

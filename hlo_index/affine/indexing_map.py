@@ -450,6 +450,21 @@ class IndexingMap:
         return f"IndexingMap({str(self)!r})"
 
     # ----------------------------------------------------------------------------- equality
+    def written_key(self) -> tuple[object, ...]:
+        """Identity of the map exactly as it stands: not simplified, runtime variables with their
+        descriptions. Maps with equal keys give equal results from every operation, so a memo of
+        compositions may share them between map objects (unlike ``canonical_key``, under which
+        two maps may still be written, or describe their runtime values, differently)."""
+        return (
+            self._state,
+            self._reason,
+            self.dims,
+            self.range_vars,
+            self.runtime_vars,
+            self.results,
+            self.constraints,
+        )
+
     def canonical_key(self) -> tuple[object, ...]:
         """Structural identity of the simplified map (runtime descriptions excluded)."""
         s = self.simplified()

@@ -36,7 +36,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from ...affine import IndexingMap, Interval, dim, runtime_var
 from ...affine.expr import DIM
-from ...context import budget_reason, current, register_table
+from ...context import budget_reason, current, register_table, remember
 from ...hlo.model import Computation, Instruction, Shape
 from ...hlo.shapes import compatible
 from ...ops.shape_maps import full_interval
@@ -104,6 +104,10 @@ class LoopTooComplex(Exception):
 # KNOWN EMPTY) per analysis context: an identity memo, since the iterations compose the same map
 # objects again and again
 _PAIRS = register_table("fusion.loops.composed_pairs")
+# (outer map's written key, inner map's, value dims, id(while)) -> (while, composed map or None)
+# per analysis context: each iteration's maps are new objects equal to the last ones', which the
+# identity memo above cannot see (the llama 3.1 fp8 benchmarks: 15,092 compositions, 2,267 distinct)
+_WRITTEN_PAIRS = register_table("fusion.loops.composed_written_pairs")
 
 
 def _compose(
@@ -111,7 +115,9 @@ def _compose(
 ) -> Iterator[IndexingMap]:
     """Each ``m_out o m_in`` in turn (made as it is asked for: a pair over its budget asks no more)."""
     pairs: dict[tuple[int, int, tuple[int, ...]], tuple[IndexingMap, IndexingMap, IndexingMap | None]]
-    pairs = current().tables[_PAIRS]
+    ctx = current()
+    pairs = ctx.tables[_PAIRS]
+    written: dict[tuple[object, ...], tuple[Instruction, IndexingMap | None]] = ctx.tables[_WRITTEN_PAIRS]
     for m_in in inner:
         box = _box_of_identity(m_in, value_dims)
         for m_out in outer:
@@ -121,7 +127,15 @@ def _compose(
             key = (id(m_out), id(m_in), value_dims)
             hit = pairs.get(key)
             if hit is None or hit[0] is not m_out or hit[1] is not m_in:
-                hit = pairs[key] = (m_out, m_in, _pair(m_out, m_in, box, instr, value_dims))
+                # ``box`` follows from the inner map and the dims: the written key holds it
+                shared_key = (m_out.written_key(), m_in.written_key(), value_dims, id(instr))
+                shared = written.get(shared_key)
+                if shared is None or shared[0] is not instr:
+                    composed = _pair(m_out, m_in, box, instr, value_dims)
+                    remember(written, shared_key, (instr, composed), ctx.budgets.loop_composition_memo)
+                else:
+                    composed = shared[1]
+                hit = pairs[key] = (m_out, m_in, composed)
             if hit[2] is not None:
                 yield hit[2]
 
