@@ -134,17 +134,10 @@ def test_pieces_that_multiply_reach_the_budget_within_a_few_iterations(monkeypat
     (62,480 compositions when the room was the square of all 16 trips from the start), and a pair
     stops composing once it holds more maps than the budget (7,217 compositions when every pair of
     the step was composed to the end, 3,076 with the stop)."""
-    import os
-
     from hlo_index.fusion.loops import matrix
     from hlo_index.hlo.loader import load
 
-    path = os.path.join(
-        os.path.dirname(__file__), *[".."] * 4, "shared", "conformance", "xla_hlo", "xla-cc-service",
-        "dynamic_update_slice_test__L00097_ExpandedScatter.hlo",
-    )  # fmt: skip
-    if not os.path.exists(path):
-        pytest.skip("../shared/conformance is not here")
+    path = _conformance_file("xla-cc-service", "dynamic_update_slice_test__L00097_ExpandedScatter.hlo")
     count = [0]
     pair = matrix._pair
 
@@ -166,17 +159,10 @@ def test_each_distinct_composition_of_a_loop_is_made_once(monkeypatch):
     """Each iteration of a loop makes new map objects equal to the last iteration's; a composition
     is made once per pair of maps as written, whichever objects carry them (the llama 3.1 70b fp8
     layer loop composed 15,092 pairs for 2,267 distinct ones, most of its analysis time)."""
-    import os
-
     from hlo_index.fusion.loops import matrix
     from hlo_index.hlo.loader import load
 
-    path = os.path.join(
-        os.path.dirname(__file__), *[".."] * 4, "shared", "conformance", "xla_hlo", "xla-tools-data",
-        "tools__benchmarks__hlo__hlo_llama31_70b_fp8_16x8.hlo",
-    )  # fmt: skip
-    if not os.path.exists(path):
-        pytest.skip("../shared/conformance is not here")
+    path = _conformance_file("xla-tools-data", "tools__benchmarks__hlo__hlo_llama31_70b_fp8_16x8.hlo")
     made: list[tuple] = []
     pair = matrix._pair
 
@@ -192,3 +178,13 @@ def test_each_distinct_composition_of_a_loop_is_made_once(monkeypatch):
         matrix.loop_matrix(loop)
     assert len(made) > 1000, len(made)  # the layer loop's compositions were made here
     assert len(made) == len(set(made))
+
+
+def _conformance_file(folder: str, name: str) -> str:
+    """The path of a module of ``../shared/conformance/xla_hlo``; the test is skipped without it."""
+    import os
+
+    path = os.path.join(os.path.dirname(__file__), *[".."] * 4, "shared", "conformance", "xla_hlo", folder, name)
+    if not os.path.exists(path):
+        pytest.skip("../shared/conformance is not here")
+    return path
