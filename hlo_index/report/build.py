@@ -399,7 +399,9 @@ def _report_targets(
         t0, d0, c0 = len(targets), len(diagnostics), len(costs)
         item = selected[i]
         _report_target(item, module, report, direction, options, twins, verify, verify_samples, seed, verified)
-        return i, targets[t0:], diagnostics[d0:], costs[c0:]
+        # what the module's totals add for the target, made here where its cost is at hand
+        row = cost.total_row(module, options or {}, item.target) if len(costs) > c0 else None
+        return i, targets[t0:], diagnostics[d0:], costs[c0:], row
 
     # the records replace what this process's own targets added, in the module's order
     starts = len(targets), len(diagnostics), len(costs)
@@ -414,25 +416,29 @@ def _report_targets(
         encoding: list = [None, None]  # (the group, its encoder) in this process
 
         def to_send(record: split_targets.Record, worker: int) -> split_targets.Record:
-            i, made, said, entries = record
+            i, made, said, entries, row = record
             if encoding[0] != group_of[i]:
                 encoding[:] = group_of[i], target_encoder()
             encode = encoding[1]
-            return i, [split_targets.spilled(t, encode, worker, files[worker]) for t in made], said, entries
+            return i, [split_targets.spilled(t, encode, worker, files[worker]) for t in made], said, entries, row
 
     records = split_targets.run_split(
         groups, processes, analyse_one, to_send, first=lambda: cost.prepare_totals(module, options or {})
     )
     del targets[starts[0] :], diagnostics[starts[1] :], costs[starts[2] :]
-    for _, made, said, entries in records:
+    rows = []
+    for i, made, said, entries, row in records:
         for t in made:
             if t.encoded is not None:
                 t.encoded.file = files[t.encoded.worker]
         targets.extend(made)
         diagnostics.extend(said)
         costs.extend(entries)
+        if row is not None:
+            rows.append((selected[i].target, row))
         if on_target is not None and made:
             on_target(report)
+    cost.take_total_rows(module, options or {}, rows)
 
 
 def _report_target(

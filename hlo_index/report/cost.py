@@ -86,11 +86,14 @@ class _ModuleCost:
         self.candidate_seen = False
         self.missing_consumers: list[str] = []
         self._totals: dict | None = None
+        # rows of the totals made where the targets were costed (``total_row``): id(instruction) ->
+        # (the instruction, its row)
+        self.known_rows: dict[int, tuple] = {}
 
     def totals(self) -> dict:
         """The module's figures as XLA sums a module (a fresh dict each time), summed once."""
         if self._totals is None:
-            self._totals = _models()[0].cost_totals(self.module, [], self.options, self.session)
+            self._totals = _models()[0].cost_totals(self.module, [], self.options, self.session, self.known_rows)
         return dict(self._totals)
 
     def same_threads(self, fusion: Instruction, report_device: Any) -> bool:
@@ -136,11 +139,40 @@ def _module_cost(module: Any, asked: TargetCostOptions) -> _ModuleCost:
 
 
 def prepare_totals(module: Any, options: dict) -> None:
-    """Sum the module's figures now (``add_cost_totals`` takes them then): what a process can do
-    while others analyse its module's targets. Nothing when no cost is asked."""
+    """Make now what the module's totals add for each instruction of its entry other than a fusion
+    (a fusion's, ``total_row``, comes with its target): what a process can do while others
+    analyse the module's targets. Nothing when no cost is asked."""
     asked = options.get("cost")
-    if asked is not None and module is not None:
-        _module_cost(module, asked).totals()
+    if asked is None or module is None or module.entry is None:
+        return
+    state = _module_cost(module, asked)
+    row, known = state.session.total_row, state.known_rows
+    for instr in module.entry.instructions:
+        if instr.opcode != "fusion":
+            known[id(instr)] = (instr, row(instr))
+
+
+def total_row(module: Any, options: dict, target: Any) -> tuple | None:
+    """What the module's totals add for ``target`` (a fusion; None for any other target, or when no
+    cost is asked): made by the process that analysed it, while what it reads is at hand, and
+    given to the process that sums the module (``take_total_rows``)."""
+    asked = options.get("cost")
+    if asked is None or module is None or not isinstance(target, Instruction) or target.opcode != "fusion":
+        return None
+    try:
+        return _module_cost(module, asked).session.total_row(target)
+    except Exception:  # noqa: BLE001  the totals make it again, and say what failed where a serial run does
+        return None
+
+
+def take_total_rows(module: Any, options: dict, rows: list[tuple[Any, tuple]]) -> None:
+    """(target, ``total_row`` of it) pairs made elsewhere, for the module's totals to add as they are."""
+    asked = options.get("cost")
+    if asked is None or module is None:
+        return
+    known = _module_cost(module, asked).known_rows
+    for target, row in rows:
+        known[id(target)] = (target, row)  # the entry keeps the target alive: its id stays its
 
 
 def module_entries(module: Any, options: dict) -> list:

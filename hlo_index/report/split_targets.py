@@ -56,8 +56,9 @@ def estimated_work(instructions: int) -> int:
 
 
 # What one target added to the module report: (its index, the target reports (none when it
-# failed), diagnostics, module state entries).
-Record = tuple[int, list, list, list]
+# failed), diagnostics, module state entries, what the module's totals add for it (None: made
+# where they are summed)).
+Record = tuple[int, list, list, list, "tuple | None"]
 AnalyseOne = Callable[[int], Record]
 
 
@@ -143,8 +144,8 @@ def run_split(
     (a pipe of tickets, written before the fork: a process that dies loses only what it took).
     ``to_send(record, k)``: what process ``k`` (0 this one, 1, 2, ... the workers) makes of each
     record as it is made (writes its JSON text to a file of its own, say). ``first()``: what this
-    process does alone before it takes a group (the module's totals); the workers take more
-    groups meanwhile. A worker's groups that never come back are analysed here afterwards."""
+    process does alone before it takes a group (what the module's totals add for the instructions
+    no target costs); the workers take more groups meanwhile. A worker's groups that never come back are analysed here afterwards."""
     import pickle  # here: a module too small to split never needs it
 
     preload()

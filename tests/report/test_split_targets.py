@@ -213,3 +213,28 @@ def test_without_a_temporary_file_the_reports_come_back_whole(always_split, monk
 
     monkeypatch.setattr(tempfile, "TemporaryFile", no_room)
     assert _run(["analyze", str(path), "--format", "json", "-j", "2"]) == serial
+
+
+def test_the_totals_add_the_rows_made_where_each_fusion_was_costed(always_split, monkeypatch):
+    """Split, the module's totals make no fusion's figures again: each worker gives the rows of the
+    fusions it costed, and the totals (equal to the serial ones, above) add them as given."""
+    from hlo_index.analyses.cost import target_cost
+
+    path = DUMPS[1]
+    if not path.exists():
+        pytest.skip(f"{path} not present")
+    summed = target_cost.computation_totals_under
+    made_again: list[str] = []
+    given: list[int] = []
+
+    def watched(costs, comp, rows_of=None, known=None):
+        known = known or {}
+        given.append(len(known))
+        made_again.extend(i.name for i in comp.instructions if i.opcode == "fusion" and id(i) not in known)
+        return summed(costs, comp, rows_of, known)
+
+    monkeypatch.setattr(target_cost, "computation_totals_under", watched)
+    code, out, _ = _run(["analyze", str(path), "--format", "json", "-j", "2"])
+    assert code in (0, 1) and '"cost_totals"' in out
+    assert given and given[0] > 10
+    assert made_again == []

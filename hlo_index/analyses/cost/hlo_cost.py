@@ -1133,24 +1133,22 @@ def _rounded_in_order(exact: list[float | None], ordered: list[tuple], width: in
     return [float(rounded[k]) if s is None else s for k, s in enumerate(exact)]
 
 
-def computation_totals_under(costs: Sequence[HloCost], comp) -> list[Properties]:
-    """``cost.computation_totals(comp)`` for each of ``costs``, from one walk over the computation
-    (a GPU module's report sums it under both variants): each instruction's figures under every
-    cost in one row, read in XLA's visiting order, which the float32 sums need unless they are
-    exact (large modules' byte sums are not)."""
-    order = _shared_visit_order(comp)
-    zeros = ZERO_ROW * len(costs)
+def figure_rows(costs: Sequence[HloCost]) -> Callable[[Instruction], tuple]:
+    """``instr`` -> its figures under every one of ``costs`` in one row, as the sums read them: an
+    all-zero instruction's row is one shared object (the sums leave it out by identity), and where
+    the costs share a fusion key, fusions equal in structure share one row."""
     if len(costs) == 1:
-        rows = list(map(costs[0]._all_figures, order))
-        zeros = ZERO_ROW  # the row ``_all_figures`` gives every all-zero instruction
-    elif len(costs) == 2:
+        return costs[0]._all_figures  # ZERO_ROW for every all-zero instruction
+    zeros = ZERO_ROW * len(costs)
+    if len(costs) == 2:
         first, second = costs[0]._all_figures, costs[1]._all_figures
         key_of = costs[0]._fusion_key
         if key_of is not None and costs[1]._fusion_key is key_of:
-            # fusions equal in structure share their figures under both costs: one row per structure
             by_key: dict = {}
 
             def both(instr: Instruction) -> tuple:
+                if instr.opcode in ALL_ZERO:
+                    return zeros
                 if instr.opcode != "fusion":
                     return first(instr) + second(instr)
                 key = key_of(instr)
@@ -1161,12 +1159,39 @@ def computation_totals_under(costs: Sequence[HloCost], comp) -> list[Properties]
                         by_key[key] = row
                 return row
 
-            rows = [zeros if instr.opcode in ALL_ZERO else both(instr) for instr in order]
-        else:
-            rows = [zeros if instr.opcode in ALL_ZERO else first(instr) + second(instr) for instr in order]
+            return both
+        return lambda instr: zeros if instr.opcode in ALL_ZERO else first(instr) + second(instr)
+    figures = [c._all_figures for c in costs]
+    return lambda instr: zeros if instr.opcode in ALL_ZERO else tuple(x for f in figures for x in f(instr))
+
+
+def computation_totals_under(
+    costs: Sequence[HloCost],
+    comp,
+    rows_of: Callable[[Instruction], tuple] | None = None,
+    known: dict[int, tuple] | None = None,
+) -> list[Properties]:
+    """``cost.computation_totals(comp)`` for each of ``costs``, from one walk over the computation
+    (a GPU module's report sums it under both variants): each instruction's figures under every
+    cost in one row, read in XLA's visiting order, which the float32 sums need unless they are
+    exact (large modules' byte sums are not). ``rows_of``: ``figure_rows(costs)``, where the
+    caller keeps one; ``known``: id(instruction) -> (the instruction, its row), rows already
+    made (by another process that analysed those instructions)."""
+    order = _shared_visit_order(comp)
+    row_of = rows_of or figure_rows(costs)
+    zeros = ZERO_ROW * len(costs)
+    if len(costs) == 1:
+        zeros = ZERO_ROW  # the row ``_all_figures`` gives every all-zero instruction
+    if known:
+        get = known.get
+
+        def known_or_made(instr: Instruction) -> tuple:
+            hit = get(id(instr))
+            return hit[1] if hit is not None and hit[0] is instr else row_of(instr)
+
+        rows = list(map(known_or_made, order))
     else:
-        figures = [c._all_figures for c in costs]
-        rows = [zeros if instr.opcode in ALL_ZERO else tuple(x for f in figures for x in f(instr)) for instr in order]
+        rows = list(map(row_of, order))
     width = 4 * len(costs)
     # the all-zero rows (most of an entry: parameters, their elements, bitcasts) add nothing to an
     # exact sum; a column they would decide (zeros of both signs) is summed in order below

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from itertools import compress, count, repeat
 from operator import attrgetter
@@ -30,7 +30,7 @@ from ..structure_keys import fusion_structure_key
 from .cost_keys import fusion_cost_key
 from .exact_time import exact_run_time
 from .flops import CostOptions
-from .hlo_cost import HloCost, Properties, computation_totals_under
+from .hlo_cost import HloCost, Properties, computation_totals_under, figure_rows
 from .options import TargetCostOptions
 from .triton_fusions import TRITON_GEMM_KINDS, UnreadableConfig, block_level_config, block_level_launch, triton_kind
 
@@ -310,11 +310,34 @@ class CostSession:
             ),
             self.cost_key if share_fusions else None,
         )
+        self._totals_costs: tuple[HloCost, ...] | None = None
+        self._total_rows: Callable[[Instruction], tuple] | None = None
         self.models: GpuModels | None = None
         if self.device is not None:
             from .gpu_model import GpuPerformanceModel
 
             self.models = GpuModels(self.device, GpuPerformanceModel(self.device, self.cost))
+
+    def totals_costs(self) -> tuple[HloCost, ...]:
+        """The costs ``cost_totals`` sums the module under: this session's, and on a GPU the generic
+        analysis too (what jax's ``compiled.cost_analysis()`` reports, whatever the backend; a GPU
+        module's own figures come from the GPU variant, which multiplies each fused instruction's
+        flops by how often the loop emitter would recompute it)."""
+        if self._totals_costs is None:
+            if self.gpu:
+                # fusions equal in structure have equal generic figures too: one is costed per structure
+                shared = self.cost_key if self.share_fusions else None
+                self._totals_costs = (self.cost, HloCost(replace(self.cost.options, gpu=False), shared))
+            else:
+                self._totals_costs = (self.cost,)
+        return self._totals_costs
+
+    def total_row(self, instr: Instruction) -> tuple:
+        """``instr``'s figures under ``totals_costs()`` in one row (``hlo_cost.figure_rows``): what
+        the module's totals add for it, made by the process that costs it."""
+        if self._total_rows is None:
+            self._total_rows = figure_rows(self.totals_costs())
+        return self._total_rows(instr)
 
     def reads_maps(self, target: Instruction, coalesced: Sequence[bool | None] | None) -> bool:
         """Whether the estimate of ``target`` reads its indexing maps (where its slices start may
@@ -394,22 +417,17 @@ def cost_totals(
     costs: Sequence[FusionCost] = (),
     options: TargetCostOptions = DEFAULT_OPTIONS,
     session: CostSession | None = None,
+    known: dict[int, tuple] | None = None,
 ) -> dict:
     """The module's figures as XLA's ``HloCostAnalysis`` sums them (every instruction of the entry
     computation, called computations through their callers, float32 sums); ``time_us``: the sum
-    of the given targets' times (None when none has one)."""
+    of the given targets' times (None when none has one). ``known``: rows of ``session.total_row``
+    made already (id(instruction) -> (the instruction, its row))."""
     session = session or CostSession(module, options)
     times = [c.time_us for c in costs if c.time_us is not None]
-    # what jax's ``compiled.cost_analysis()`` reports, whatever the backend: the generic analysis
-    # (a GPU module's own figures come from the GPU variant, which multiplies each fused
-    # instruction's flops by how often the loop emitter would recompute it)
-    if session.gpu:
-        # fusions equal in structure have equal generic figures too: one is costed per structure
-        shared = session.cost_key if session.share_fusions else None
-        generic_cost = HloCost(replace(session.cost.options, gpu=False), shared)
-        t, generic = computation_totals_under((session.cost, generic_cost), module.entry)
-    else:
-        t = generic = session.cost.computation_totals(module.entry)
+    summed = session.totals_costs()
+    totals = computation_totals_under(summed, module.entry, session.total_row, known)
+    t, generic = (totals[0], totals[1]) if len(totals) == 2 else (totals[0], totals[0])
     return _json_value(
         {
             "flops": t.flops,
