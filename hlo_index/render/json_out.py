@@ -140,7 +140,7 @@ _COST_MARK_TEXT = _string(_COST_MARK)
 
 def _write_target(target: TargetReport, enc: _Encoded, out: TextSink) -> None:
     if target.encoded is not None:  # encoded by a worker process (``report.split_targets``)
-        out.write(target.encoded.text())
+        target.encoded.write_to(out)
         return
     head = target.to_json(operands=False)
     head["output_to_input"], head["input_to_output"] = _OUT2IN, _IN2OUT

@@ -6,7 +6,9 @@ from typing import Protocol
 
 
 class TextSink(Protocol):
-    """A text stream as the renderers use it; ``write``'s result (a count for files) is ignored."""
+    """A text stream as the renderers use it; ``write``'s result (a count for files) is ignored.
+    A sink may also copy ASCII text from a file without decoding it (``copy_range``, see
+    ``cli.output.SafeStream``); the renderers write such text as text elsewhere."""
 
     def write(self, text: str, /) -> object: ...
 

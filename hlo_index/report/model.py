@@ -174,14 +174,24 @@ class EncodedElsewhere:
         self.worker, self.offset, self.length = state
         self.file = None
 
-    def text(self) -> str:
-        data = os.pread(self.file.fileno(), self.length, self.offset)
-        while len(data) < self.length:  # a short read: the rest
-            more = os.pread(self.file.fileno(), self.length - len(data), self.offset + len(data))
+    def text(self, start: int = 0) -> str:
+        """The text, from its byte ``start`` on."""
+        offset, length = self.offset + start, self.length - start
+        data = os.pread(self.file.fileno(), length, offset)
+        while len(data) < length:  # a short read: the rest
+            more = os.pread(self.file.fileno(), length - len(data), offset + len(data))
             if not more:
-                raise OSError(f"the worker's file ends {self.length - len(data)} bytes short")
+                raise OSError(f"the worker's file ends {length - len(data)} bytes short")
             data += more
         return data.decode()
+
+    def write_to(self, out: Any) -> None:
+        """The text written to ``out``: copied from file to file where ``out`` can
+        (``copy_range``, the CLI's stream to a file or a pipe), else read and written as text."""
+        copy = getattr(out, "copy_range", None)
+        done = copy(self.file, self.offset, self.length) if copy is not None else 0
+        if done < self.length:
+            out.write(self.text(done))
 
 
 @dataclass(slots=True)

@@ -145,7 +145,8 @@ def run_split(
     ``to_send(record, k)``: what process ``k`` (0 this one, 1, 2, ... the workers) makes of each
     record as it is made (writes its JSON text to a file of its own, say). ``first()``: what this
     process does alone before it takes a group (what the module's totals add for the instructions
-    no target costs); the workers take more groups meanwhile. A worker's groups that never come back are analysed here afterwards."""
+    no target costs); the workers take more groups meanwhile. A worker's groups that never come
+    back are analysed here afterwards."""
     import pickle  # here: a module too small to split never needs it
 
     preload()
