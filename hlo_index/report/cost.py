@@ -146,10 +146,7 @@ def prepare_totals(module: Any, options: dict) -> None:
     if asked is None or module is None or module.entry is None:
         return
     state = _module_cost(module, asked)
-    row, known = state.session.total_row, state.known_rows
-    for instr in module.entry.instructions:
-        if instr.opcode != "fusion":
-            known[id(instr)] = (instr, row(instr))
+    state.known_rows.update((id(instr), (instr, row)) for instr, row in state.session.rows_but_fusions(module.entry))
 
 
 def total_row(module: Any, options: dict, target: Any) -> tuple | None:

@@ -210,7 +210,7 @@ class HloCost:
         ones possibly left out) as XLA sums them."""
         sums = exact_float32_sums(rows, width)
         if None in sums:
-            return _rounded_in_order(sums, list(map(figures, _shared_visit_order(comp))), width)
+            return _rounded_in_order(sums, list(map(figures, shared_visit_order(comp))), width)
         return sums  # type: ignore[return-value]  # no None left
 
     def _all_figures(self, instr: Instruction) -> tuple:
@@ -520,7 +520,7 @@ class HloCost:
             if sums is None:
                 exact = scan.flop_sums
                 if None in exact:
-                    ordered = list(map(self._flop_figures, _shared_visit_order(comp)))
+                    ordered = list(map(self._flop_figures, shared_visit_order(comp)))
                     flops, transcendentals = _rounded_in_order(exact, ordered, 2)
                 else:
                     flops, transcendentals = cast("list[float]", exact)
@@ -568,7 +568,7 @@ class HloCost:
         may have any), the float32 sum as XLA sums it."""
         total = exact_float32_sum(column) if column else 0.0
         if total is None:
-            ordered = [(self._flop_figures(instr)[1],) for instr in _shared_visit_order(comp)]
+            ordered = [(self._flop_figures(instr)[1],) for instr in shared_visit_order(comp)]
             return _rounded_in_order([None], ordered, 1)[0]
         return total
 
@@ -1024,7 +1024,8 @@ def visit_order(comp) -> list[Instruction]:
 _VISIT_ORDERS = register_table("analyses.cost.hlo_cost.visit_orders")
 
 
-def _shared_visit_order(comp) -> list[Instruction]:
+def shared_visit_order(comp) -> list[Instruction]:
+    """``visit_order(comp)``, made once per computation in the analysis context."""
     table = current().tables[_VISIT_ORDERS]
     hit = table.get(id(comp))
     if hit is None or hit[0] is not comp:
@@ -1177,7 +1178,7 @@ def computation_totals_under(
     exact (large modules' byte sums are not). ``rows_of``: ``figure_rows(costs)``, where the
     caller keeps one; ``known``: id(instruction) -> (the instruction, its row), rows already
     made (by another process that analysed those instructions)."""
-    order = _shared_visit_order(comp)
+    order = shared_visit_order(comp)
     row_of = rows_of or figure_rows(costs)
     zeros = ZERO_ROW * len(costs)
     if len(costs) == 1:

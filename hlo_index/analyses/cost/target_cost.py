@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from itertools import compress, count, repeat
 from operator import attrgetter
@@ -30,7 +30,7 @@ from ..structure_keys import fusion_structure_key
 from .cost_keys import fusion_cost_key
 from .exact_time import exact_run_time
 from .flops import CostOptions
-from .hlo_cost import HloCost, Properties, computation_totals_under, figure_rows
+from .hlo_cost import HloCost, Properties, computation_totals_under, figure_rows, shared_visit_order
 from .options import TargetCostOptions
 from .triton_fusions import TRITON_GEMM_KINDS, UnreadableConfig, block_level_config, block_level_launch, triton_kind
 
@@ -338,6 +338,13 @@ class CostSession:
         if self._total_rows is None:
             self._total_rows = figure_rows(self.totals_costs())
         return self._total_rows(instr)
+
+    def rows_but_fusions(self, comp) -> Iterator[tuple[Instruction, tuple]]:
+        """Each instruction of ``comp`` but its fusions, with its ``total_row``, in the order the
+        totals visit them (that order made now too)."""
+        for instr in shared_visit_order(comp):
+            if instr.opcode != "fusion":
+                yield instr, self.total_row(instr)
 
     def reads_maps(self, target: Instruction, coalesced: Sequence[bool | None] | None) -> bool:
         """Whether the estimate of ``target`` reads its indexing maps (where its slices start may
