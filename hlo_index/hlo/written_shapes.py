@@ -12,11 +12,17 @@ from collections.abc import Iterator
 from .model import Computation, Instruction, Shape
 from .shape_inference import ShapeInferenceError, infer_shape, is_unknown
 
+# Ops whose written result shape the operands do not give: a broadcast's ``dimensions`` place its
+# operand's dimensions in the written result (the eager checks, ``shape_checks``, verify that when
+# the module is read); the inference of a broadcast written without a shape (the operand's
+# dimensions after the given sizes) says nothing of a written one.
+_WRITTEN_ONLY = frozenset({"broadcast"})
+
 
 def written_shape_problem(instr: Instruction) -> str | None:
     """Why the written result shape of ``instr`` cannot be right, or None when it agrees with what
     the operands and attributes give (or that is unknown: an op without an inference rule)."""
-    if is_unknown(instr.shape) or any(is_unknown(o.shape) for o in instr.operands):
+    if is_unknown(instr.shape) or any(is_unknown(o.shape) for o in instr.operands) or instr.opcode in _WRITTEN_ONLY:
         return None
     try:
         inferred = infer_shape(instr)

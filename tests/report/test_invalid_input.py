@@ -118,3 +118,26 @@ def test_an_all_reduce_of_another_shape_is_no_tile():
     result = CliRunner().invoke(main, ["tile", "-", "--fusion", "r", "--tile", "2"], input=text)
     assert result.exit_code == 2, result.output
     assert "<stdin>:11:8: error:" in result.output and "InferAllReduceShape" in result.output
+
+
+def test_a_failure_beside_a_valid_broadcast_is_the_tools_own(monkeypatch):
+    """A broadcast's written shape is its own (its dimensions place the operand in it): a failing
+    analysis of a module with one is an internal failure, not that broadcast blamed as invalid."""
+    from hlo_index.report import build
+
+    text = """HloModule m
+
+ENTRY e {
+  p = f32[] parameter(0)
+  b = f32[16,8] broadcast(p), dimensions={}
+  ROOT n = f32[16,8] negate(b)
+}
+"""
+
+    def broken(*args, **kwargs):
+        raise ArithmeticError("a rule that fails")
+
+    monkeypatch.setattr(build, "target_report", broken)
+    result, doc = analyze(text)
+    [message] = messages(doc)
+    assert message.startswith("internal: ") and "a rule that fails" in message, message
