@@ -238,3 +238,27 @@ def test_the_totals_add_the_rows_made_where_each_fusion_was_costed(always_split,
     assert code in (0, 1) and '"cost_totals"' in out
     assert given and given[0] > 10
     assert made_again == []
+
+
+def test_a_cost_row_that_fails_fails_the_split_totals_as_the_serial_ones(always_split, monkeypatch):
+    """A failing figure of one entry instruction: the split run's report (the totals' diagnostic
+    included) is the serial one, whichever process met the failure first."""
+    from hlo_index.analyses.cost import hlo_cost
+
+    path = DUMPS[0]
+    if not path.exists():
+        pytest.skip(f"{path} not present")
+    figures = hlo_cost.HloCost._all_figures
+
+    def failing(self, instr):
+        # by what fusions equal in structure share (their figures are shared too)
+        reduces = instr.opcode == "fusion" and instr.fused_computation.root.opcode == "reduce"
+        if instr.opcode == "get-tuple-element" or reduces:
+            raise ArithmeticError(f"no figure for %{instr.name}")
+        return figures(self, instr)
+
+    monkeypatch.setattr(hlo_cost.HloCost, "_all_figures", failing)
+    serial = _run(["analyze", str(path), "--format", "json", "-j", "1"])
+    split = _run(["analyze", str(path), "--format", "json", "-j", "2"])
+    assert "no figure for %" in serial[1]
+    assert split == serial
