@@ -19,8 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DUMP = ROOT.parent / "shared" / "field" / "gpu" / "HLO_breakdown.tf_bert_fp16_baseline_bw.gpu_after_optimizations.txt"
 
 
-def _encoded(text: bytes, before: bytes = b"#" * 10) -> EncodedElsewhere:
-    spill = tempfile.TemporaryFile()
+def _encoded(spill, text: bytes, before: bytes = b"#" * 10) -> EncodedElsewhere:
     spill.write(before + text + b"!" * 10)
     spill.flush()
     encoded = EncodedElsewhere(1, len(before), len(text))
@@ -34,7 +33,8 @@ def test_a_text_file_gets_the_bytes_copied_between_its_own_writes(tmp_path):
     with open(path, "w", encoding="utf-8") as stream:
         out = SafeStream(stream)
         out.write("[")
-        _encoded(text).write_to(out)
+        with tempfile.TemporaryFile() as spill:
+            _encoded(spill, text).write_to(out)
         out.write("]")
         out.flush()
     assert path.read_bytes() == b"[" + text + b"]"
@@ -45,7 +45,8 @@ def test_a_text_buffer_gets_the_text_written():
     out = SafeStream(buffer)
     assert out.copy_range(io.BytesIO(), 0, 5) == 0  # no file descriptor: nothing copied
     out.write("<")
-    _encoded(b'"x"').write_to(out)
+    with tempfile.TemporaryFile() as spill:
+        _encoded(spill, b'"x"').write_to(out)
     assert buffer.getvalue() == '<"x"'
 
 
@@ -54,8 +55,9 @@ def test_a_reader_that_leaves_stops_the_copy_quietly():
     os.close(read_end)
     with os.fdopen(write_end, "w") as stream:
         out = SafeStream(stream)
-        encoded = _encoded(b"0" * 100_000)
-        assert out.copy_range(encoded.file, encoded.offset, encoded.length) == encoded.length
+        with tempfile.TemporaryFile() as spill:
+            encoded = _encoded(spill, b"0" * 100_000)
+            assert out.copy_range(encoded.file, encoded.offset, encoded.length) == encoded.length
         assert out.broken
         out.write("more")  # ignored, as every write after the reader left
 

@@ -138,6 +138,6 @@ ENTRY e {
         raise ArithmeticError("a rule that fails")
 
     monkeypatch.setattr(build, "target_report", broken)
-    result, doc = analyze(text)
+    _, doc = analyze(text)
     [message] = messages(doc)
     assert message.startswith("internal: ") and "a rule that fails" in message, message
