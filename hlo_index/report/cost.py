@@ -153,11 +153,14 @@ def prepare_totals(module: Any, options: dict) -> None:
 
 
 def total_row(module: Any, options: dict, target: Any) -> tuple | None:
-    """What the module's totals add for ``target`` (a fusion; None for any other target, or when no
-    cost is asked): made by the process that analysed it, while what it reads is at hand, and
-    given to the process that sums the module (``take_total_rows``)."""
+    """What the module's totals add for ``target`` (a fusion of the entry; None for any other target,
+    whose figures the totals read through its caller, or when no cost is asked): made by the
+    process that analysed it, while what it reads is at hand, and given to the process that sums
+    the module (``take_total_rows``)."""
     asked = options.get("cost")
     if asked is None or module is None or not isinstance(target, Instruction) or target.opcode != "fusion":
+        return None
+    if target.computation is not module.entry:
         return None
     try:
         return _module_cost(module, asked).session.total_row(target)
