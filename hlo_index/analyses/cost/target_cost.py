@@ -433,8 +433,12 @@ def cost_totals(
     session = session or CostSession(module, options)
     times = [c.time_us for c in costs if c.time_us is not None]
     summed = session.totals_costs()
-    totals = computation_totals_under(summed, module.entry, session.total_row, known)
-    t, generic = (totals[0], totals[1]) if len(totals) == 2 else (totals[0], totals[0])
+    if len(summed) == 1 and not known:
+        # summed already where the entry itself was a target
+        t = generic = session.cost.computation_totals(module.entry)
+    else:
+        totals = computation_totals_under(summed, module.entry, session.total_row, known)
+        t, generic = (totals[0], totals[1]) if len(totals) == 2 else (totals[0], totals[0])
     return _json_value(
         {
             "flops": t.flops,
