@@ -52,3 +52,34 @@ def test_exact_cases():
     assert exact_float32_sums([(-0.0,), (-0.0,)], 1) == [None]  # the sign of a zero sum: left to float32
     assert exact_float32_sums([(float("inf"),), (1.0,)], 1) == [None]
     assert exact_float32_sums([(-1.0,), (2.0,)], 1) == [None]  # unknown (-1) figures: not exact
+
+
+def test_the_totals_leave_out_every_all_zero_row_whoever_made_it(monkeypatch):
+    """Parameters, tuple elements and bitcasts add nothing: the sums leave their rows out (by
+    identity: one zero row per number of costs), whether the totals made the rows or a process
+    that costed the module's targets gave them."""
+    from hlo_index.analyses.cost import hlo_cost
+    from hlo_index.analyses.cost.flops import CostOptions
+    from hlo_index.context import AnalysisContext
+    from hlo_index.hlo import parse_module_text
+
+    module = parse_module_text(
+        """HloModule m
+ENTRY e {
+  p = f32[64] parameter(0)
+  q = f32[64] parameter(1)
+  b = f32[8,8] bitcast(p)
+  a = f32[64] add(p, q)
+  ROOT t = (f32[8,8], f32[64]) tuple(b, a)
+}"""
+    )
+    summed: list[int] = []
+    sums = hlo_cost.exact_float32_sums
+    monkeypatch.setattr(hlo_cost, "exact_float32_sums", lambda rows, width: summed.append(len(rows)) or sums(rows, width))
+    with AnalysisContext():
+        costs = (hlo_cost.HloCost(), hlo_cost.HloCost(CostOptions(gpu=True)))
+        rows = hlo_cost.figure_rows(costs)
+        given = {id(i): (i, rows(i)) for i in module.entry.instructions}
+        for known in (None, given):
+            hlo_cost.computation_totals_under(costs, module.entry, rows, known)
+    assert summed == [2, 2]  # the add and the tuple (its index table)

@@ -1134,13 +1134,25 @@ def _rounded_in_order(exact: list[float | None], ordered: list[tuple], width: in
     return [float(rounded[k]) if s is None else s for k, s in enumerate(exact)]
 
 
+_ZERO_ROWS: dict[int, tuple] = {1: ZERO_ROW}
+
+
+def zero_row(costs: int) -> tuple:
+    """The one row ``figure_rows`` gives every all-zero instruction under ``costs`` costs (the
+    sums leave it out by identity; ``ZERO_ROW`` for one, what ``_all_figures`` gives)."""
+    hit = _ZERO_ROWS.get(costs)
+    if hit is None:
+        hit = _ZERO_ROWS[costs] = ZERO_ROW * costs
+    return hit
+
+
 def figure_rows(costs: Sequence[HloCost]) -> Callable[[Instruction], tuple]:
     """``instr`` -> its figures under every one of ``costs`` in one row, as the sums read them: an
     all-zero instruction's row is one shared object (the sums leave it out by identity), and where
     the costs share a fusion key, fusions equal in structure share one row."""
     if len(costs) == 1:
         return costs[0]._all_figures  # ZERO_ROW for every all-zero instruction
-    zeros = ZERO_ROW * len(costs)
+    zeros = zero_row(len(costs))
     if len(costs) == 2:
         first, second = costs[0]._all_figures, costs[1]._all_figures
         key_of = costs[0]._fusion_key
@@ -1180,9 +1192,7 @@ def computation_totals_under(
     made (by another process that analysed those instructions)."""
     order = shared_visit_order(comp)
     row_of = rows_of or figure_rows(costs)
-    zeros = ZERO_ROW * len(costs)
-    if len(costs) == 1:
-        zeros = ZERO_ROW  # the row ``_all_figures`` gives every all-zero instruction
+    zeros = zero_row(len(costs))
     if known:
         get = known.get
 
