@@ -75,7 +75,9 @@ ENTRY e {
     )
     summed: list[int] = []
     sums = hlo_cost.exact_float32_sums
-    monkeypatch.setattr(hlo_cost, "exact_float32_sums", lambda rows, width: summed.append(len(rows)) or sums(rows, width))
+    monkeypatch.setattr(
+        hlo_cost, "exact_float32_sums", lambda rows, width: summed.append(len(rows)) or sums(rows, width)
+    )
     with AnalysisContext():
         costs = (hlo_cost.HloCost(), hlo_cost.HloCost(CostOptions(gpu=True)))
         rows = hlo_cost.figure_rows(costs)
