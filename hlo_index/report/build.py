@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable, Iterator
 from itertools import chain, repeat
 
+from ..analyses.gpu_target import module_target
 from ..analyses.structure_keys import fusion_structure_key
 from ..api import SelectedTarget, TargetNotFound, operand_info, select_targets
 from ..context import current
@@ -422,8 +423,9 @@ def _report_targets(
             encode = encoding[1]
             return i, [split_targets.spilled(t, encode, worker, files[worker]) for t in made], said, entries, row
 
+    machine = module_target(module, (options or {}).get("target", "auto")).target
     records = split_targets.run_split(
-        groups, processes, analyse_one, to_send, first=lambda: cost.prepare_totals(module, options or {})
+        groups, processes, analyse_one, to_send, lambda: cost.prepare_totals(module, options or {}), machine
     )
     del targets[starts[0] :], diagnostics[starts[1] :], costs[starts[2] :]
     rows = []

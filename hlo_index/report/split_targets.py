@@ -26,6 +26,7 @@ from collections.abc import Callable
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
+from ..analyses.gpu_target import CPU, GPU, TPU
 from ..fusion import callee_of
 from ..fusion.fingerprint import shape_token
 from ..hlo.model import Computation
@@ -108,27 +109,27 @@ def tickets(groups: list[list[int]]) -> list[list[int]]:
     return [[i for g in groups[k : k + per] for i in g] for k in range(0, len(groups), per)]
 
 
-# What the analyses of every target kind import on first use: imported once before the fork
-# instead of once per process. Not numpy (nor the TPU tile figures, which import it): most GPU
-# and CPU dumps never need it, and where they do, each process importing it on an idle CPU costs
-# no more time than one import before the fork (the A100 Pax step: 3.7% faster without it).
-PRELOAD = (
-    "..affine.compose",
-    "..analyses.target_figures",
-    "..analyses.physical_order",
-    "..analyses.cpu_access",
-    "..analyses.gpu_coalescing",
-    "..analyses.warp_reads",
-    "..analyses.cost.op_profiles",
-    "..ops.windows",
-)
+# What the analyses of each machine's targets import on first use: imported once before the fork
+# instead of once per process, and only what that machine's figures read (a CPU dump never loads
+# the GPU emitters: 11-18 ms before the fork on gpt12). Not numpy (nor the TPU tile figures, which
+# import it): most GPU and CPU dumps never need it, and where they do, each process importing it
+# on an idle CPU costs no more time than one import before the fork (the A100 Pax step: 3.7%
+# faster without it).
+_PRELOAD_ANY = ("..affine.compose", "..analyses.target_figures", "..analyses.physical_order", "..ops.windows")
+PRELOAD = {
+    CPU: (*_PRELOAD_ANY, "..analyses.cpu_access"),
+    GPU: (*_PRELOAD_ANY, "..analyses.gpu_coalescing", "..analyses.warp_reads", "..analyses.cost.op_profiles"),
+    TPU: _PRELOAD_ANY,
+}
+_PRELOAD_ALL = tuple(dict.fromkeys(name for names in PRELOAD.values() for name in names))  # machine unknown
 
 
-def preload() -> None:
-    """Import ``PRELOAD``."""
+def preload(machine: str) -> None:
+    """Import what the targets of a dump for ``machine`` read (``cpu``, ``gpu``, ``tpu``; for any
+    other, what the targets of every machine read)."""
     import importlib
 
-    for name in PRELOAD:
+    for name in PRELOAD.get(machine, _PRELOAD_ALL):
         importlib.import_module(name, __package__)
 
 
@@ -138,6 +139,7 @@ def run_split(
     analyse_one: AnalyseOne,
     to_send: Callable[[Record, int], Record] | None = None,
     first: Callable[[], None] | None = None,
+    machine: str = "",
 ) -> list[Record]:
     """Every target's record, in target order: ``groups`` (heaviest first) analysed by this
     process and ``processes - 1`` forked workers, each taking the next group whenever it is free
@@ -146,10 +148,10 @@ def run_split(
     record as it is made (writes its JSON text to a file of its own, say). ``first()``: what this
     process does alone before it takes a group (what the module's totals add for the instructions
     no target costs); the workers take more groups meanwhile. A worker's groups that never come
-    back are analysed here afterwards."""
+    back are analysed here afterwards. ``machine``: the dump's (``preload``)."""
     import pickle  # here: a module too small to split never needs it
 
-    preload()
+    preload(machine)
     runs = tickets(groups)
     read_end, write_end = os.pipe()
     os.write(write_end, b"".join(k.to_bytes(2, "little") for k in range(len(runs))))
@@ -202,10 +204,14 @@ def run_split(
 
 def spill_files(count: int) -> list:
     """One unnamed temporary file per process (this one first), for its targets' JSON text; none
-    where there is no place for them (the reports then come back whole)."""
-    import tempfile
-
+    where there is no place for them (the reports then come back whole). In memory where the
+    system makes such files (Linux): no directory to find, and no ``tempfile`` to import (with
+    ``shutil``, ``bz2``, ``lzma``, ``random``: 5-10 ms before the fork)."""
     try:
+        if hasattr(os, "memfd_create"):
+            return [os.fdopen(os.memfd_create("hlo-index-targets"), "w+b", buffering=0) for _ in range(count)]
+        import tempfile
+
         return [tempfile.TemporaryFile() for _ in range(count)]
     except OSError:
         return []

@@ -200,7 +200,8 @@ def test_jobs_rejects_what_is_not_a_count():
 
 def test_without_a_temporary_file_the_reports_come_back_whole(always_split, monkeypatch):
     """JSON runs have the workers write their targets' text to temporary files; where none can be
-    made, the reports themselves come back and are encoded here: the same document."""
+    made (neither in memory nor on disk), the reports themselves come back and are encoded here:
+    the same document."""
     import tempfile
 
     path = DUMPS[1]
@@ -211,8 +212,59 @@ def test_without_a_temporary_file_the_reports_come_back_whole(always_split, monk
     def no_room(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
+    monkeypatch.setattr(os, "memfd_create", no_room, raising=False)
     monkeypatch.setattr(tempfile, "TemporaryFile", no_room)
     assert _run(["analyze", str(path), "--format", "json", "-j", "2"]) == serial
+
+
+def test_without_files_in_memory_the_texts_go_to_temporary_files(always_split, monkeypatch):
+    """Where the system makes no files in memory (not Linux), the targets' texts go to temporary
+    files on disk: the same document."""
+    import tempfile
+
+    path = DUMPS[1]
+    if not path.exists():
+        pytest.skip(f"{path} not present")
+    serial = _run(["analyze", str(path), "--format", "json", "-j", "1"])
+    made = []
+    temporary_file = tempfile.TemporaryFile
+    monkeypatch.delattr(os, "memfd_create", raising=False)
+    monkeypatch.setattr(tempfile, "TemporaryFile", lambda: made.append(1) or temporary_file())
+    assert _run(["analyze", str(path), "--format", "json", "-j", "2"]) == serial
+    assert len(made) == 2  # one file per process
+
+
+@pytest.mark.parametrize(
+    "path, machine, imported, not_imported",
+    [
+        (DUMPS[3], "cpu", "analyses.cpu_access", "analyses.gpu_coalescing"),
+        (DUMPS[1], "gpu", "analyses.gpu_coalescing", "analyses.cpu_access"),
+        (DUMPS[2], "tpu", "analyses.target_figures", "analyses.gpu_coalescing"),
+    ],
+    ids=["cpu", "gpu", "tpu"],
+)
+def test_before_the_fork_only_what_the_dumps_machine_reads_is_imported(
+    path, machine, imported, not_imported, always_split, monkeypatch
+):
+    """What both processes would import is imported once before the fork: the analyses of the
+    dump's machine, not the other machines' (a CPU dump never needs the GPU emitters)."""
+    import importlib
+
+    if not path.exists():
+        pytest.skip(f"{path} not present")
+    preload, import_module = split_targets.preload, importlib.import_module
+    asked: list[str] = []
+    names: list[str] = []
+    monkeypatch.setattr(split_targets, "preload", lambda m: asked.append(m) or preload(m))
+    monkeypatch.setattr(
+        importlib, "import_module", lambda name, package=None: names.append(name) or import_module(name, package)
+    )
+    code, _, _ = _run(["analyze", str(path), "--format", "json", "-j", "2"])
+    assert code in (0, 1)
+    assert asked == [machine]
+    preloaded = {name.lstrip(".") for name in names if name.startswith("..")}
+    assert imported in preloaded
+    assert not_imported not in preloaded
 
 
 def test_the_totals_add_the_rows_made_where_each_fusion_was_costed(always_split, monkeypatch):
