@@ -85,28 +85,28 @@ def _parse_and_link(text: str, path: str) -> list[LoadResult]:
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
+def _gunzip(data: bytes) -> bytes:
+    """Every member of gzip ``data``; damaged data (zlib's own error, not an OSError) is an OSError."""
+    import gzip  # only for compressed dumps
+    import zlib
+
+    try:
+        return gzip.decompress(data)
+    except zlib.error as e:
+        raise OSError(f"corrupt gzip data: {e}") from None
+
+
 def read_text(path: str) -> str:
     """Text of a file (``.gz`` decompressed) or of stdin for ``-``; raises ParseError if unreadable."""
     try:
         if path == "-":
             data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
-        elif path.endswith(".gz"):
-            import gzip  # only for compressed dumps
-
-            with gzip.open(path, "rb") as f:
-                data = f.read()
         else:
             with open(path, "rb") as f:
                 data = f.read()
-        if data[:2] == _GZIP_MAGIC and not path.endswith(".gz"):
-            # a compressed dump piped to '-' (cat dump.txt.gz | ...) or saved without its suffix
-            import gzip
-            import zlib
-
-            try:
-                data = gzip.decompress(data)
-            except zlib.error as e:
-                raise OSError(f"corrupt gzip data: {e}") from None
+        if path.endswith(".gz") or data[:2] == _GZIP_MAGIC:
+            # a compressed dump, also piped to '-' (cat dump.txt.gz | ...) or saved without its suffix
+            data = _gunzip(data)
     except (OSError, EOFError) as e:  # gzip.BadGzipFile is an OSError
         raise ParseError(error(f"cannot read: {getattr(e, 'strerror', None) or e}", path=path)) from None
     try:

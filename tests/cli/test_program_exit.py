@@ -3,6 +3,7 @@ what it writes and its exit status must be those of ``main`` run in process."""
 
 from __future__ import annotations
 
+import gzip
 import subprocess
 import sys
 from pathlib import Path
@@ -35,3 +36,14 @@ def test_program_keeps_exit_statuses_1_and_2(tmp_path):
     assert usage.returncode == 2 and "Usage" in usage.stderr
     findings = _program("check", str(SAMPLE), "--select", "ALL")
     assert findings.returncode == CliRunner().invoke(main, ["check", str(SAMPLE), "--select", "ALL"]).exit_code
+
+
+def test_a_damaged_gzip_dump_ends_with_its_error_not_a_traceback(tmp_path):
+    whole = tmp_path / "dump.hlo.txt.gz"
+    data = gzip.compress(SAMPLE.read_bytes())
+    whole.write_bytes(data[:40] + b"\xff" * 20 + data[60:])
+    for fmt in ("json", "text"):
+        run = _program("analyze", str(whole), "--format", fmt)
+        assert run.returncode == 2
+        assert f"{whole}: error: cannot read: corrupt gzip data" in run.stderr
+        assert "Traceback" not in run.stderr

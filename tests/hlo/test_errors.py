@@ -141,6 +141,19 @@ def test_load_gz_stdin_and_multi_module_file(tmp_path, monkeypatch):
     assert missing[0].module is None and "cannot read" in missing[0].diagnostics[0].message
 
 
+def test_damaged_gzip_file_is_an_error_of_the_file(tmp_path):
+    """A .gz file whose compressed data is damaged (zlib's own error, not an OSError) is reported
+    as a piped one is: "cannot read", the module unusable, never a traceback."""
+    whole = gzip.compress((GOOD * 40).encode())
+    damaged = whole[:12] + b"\xff" * 8 + whole[20:]  # the deflate stream's first bytes
+    for name in ("a.hlo.txt.gz", "saved-without-suffix.txt"):
+        path = tmp_path / name
+        path.write_bytes(damaged)
+        (result,) = load(str(path))
+        assert result.module is None
+        assert result.diagnostics[0].message.startswith("cannot read: corrupt gzip data: Error -3")
+
+
 def test_dump_directory_skips_siblings_and_survives_a_broken_file(tmp_path):
     (tmp_path / "module_0001.jit_f.before_optimizations.txt").write_text(GOOD)
     (tmp_path / "module_0001.jit_f.sm_8.0_gpu_after_optimizations.txt").write_text(GOOD.replace("negate", "abs"))
