@@ -35,7 +35,11 @@ def bubble_report(paths: tuple[str, ...], input_kind: str = "auto") -> BubbleRep
     files = []
     for path in paths:
         if path != "-" and os.path.isdir(path):
-            files.extend(sorted(set(hlo_files_in(path)) | set(_mlir_files_in(path))))
+            found = sorted(set(hlo_files_in(path)) | set(_mlir_files_in(path)))
+            if not found:  # as analyze says of a directory without modules
+                report.diagnostics.append(f"{path}: error: no HLO or MLIR modules found in directory")
+                report.failed = True
+            files.extend(found)
         else:
             files.append(path)
     for path in files:

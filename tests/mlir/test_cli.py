@@ -58,6 +58,15 @@ def test_directory_takes_mlir_files(tmp_path):
     assert "conditional" in result.stdout and "condition: %offset mod 10 <= 5" in result.stdout
 
 
+def test_a_directory_without_modules_is_an_error_as_analyze_says(tmp_path):
+    (tmp_path / "notes.txt").write_text("not a module")
+    for fmt in ("text", "json"):
+        result = runner().invoke(main, ["bubble", "--format", fmt, str(tmp_path)])
+        assert result.exit_code == 2
+        assert f"{tmp_path}: error: no HLO or MLIR modules found in directory" in result.stderr
+    assert runner().invoke(main, ["analyze", str(tmp_path)]).exit_code == 2
+
+
 def test_syntax_error_is_positioned_and_exits_2(tmp_path):
     bad = tmp_path / "bad.mlir"
     bad.write_text(POSSIBLE.replace("[2048] [1]", "[2048 [1]"))
