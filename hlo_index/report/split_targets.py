@@ -204,17 +204,27 @@ def run_split(
 
 def spill_files(count: int) -> list:
     """One unnamed temporary file per process (this one first), for its targets' JSON text; none
-    where there is no place for them (the reports then come back whole). In memory where the
-    system makes such files (Linux): no directory to find, and no ``tempfile`` to import (with
-    ``shutil``, ``bz2``, ``lzma``, ``random``: 5-10 ms before the fork)."""
+    where there is no place for them (the reports then come back whole)."""
     try:
-        if hasattr(os, "memfd_create"):
-            return [os.fdopen(os.memfd_create("hlo-index-targets"), "w+b", buffering=0) for _ in range(count)]
-        import tempfile
-
-        return [tempfile.TemporaryFile() for _ in range(count)]
+        return [_unnamed_file() for _ in range(count)]
     except OSError:
         return []
+
+
+def _unnamed_file():
+    """An unnamed file in the temporary directory, made as ``tempfile.TemporaryFile`` makes it on
+    Linux (``O_TMPFILE``), without importing ``tempfile`` (with ``shutil``, ``bz2``, ``lzma`` and
+    ``random``: 5-10 ms before the fork); ``tempfile`` where the system or the directory has no
+    unnamed files. On disk, not in memory: the text of a big module's targets can be large."""
+    flag = getattr(os, "O_TMPFILE", 0)
+    if flag:
+        named = (os.environ.get(name) for name in ("TMPDIR", "TEMP", "TMP"))
+        directory = next((d for d in named if d and os.path.isdir(d)), "/tmp")
+        with contextlib.suppress(OSError):
+            return os.fdopen(os.open(directory, flag | os.O_RDWR, 0o600), "w+b", buffering=0)
+    import tempfile
+
+    return tempfile.TemporaryFile()
 
 
 def spilled(target: TargetReport, encode: Callable[[TargetReport], str], worker: int, file) -> TargetReport:

@@ -200,8 +200,7 @@ def test_jobs_rejects_what_is_not_a_count():
 
 def test_without_a_temporary_file_the_reports_come_back_whole(always_split, monkeypatch):
     """JSON runs have the workers write their targets' text to temporary files; where none can be
-    made (neither in memory nor on disk), the reports themselves come back and are encoded here:
-    the same document."""
+    made, the reports themselves come back and are encoded here: the same document."""
     import tempfile
 
     path = DUMPS[1]
@@ -212,14 +211,15 @@ def test_without_a_temporary_file_the_reports_come_back_whole(always_split, monk
     def no_room(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(os, "memfd_create", no_room, raising=False)
+    monkeypatch.setattr(os, "open", no_room)
     monkeypatch.setattr(tempfile, "TemporaryFile", no_room)
     assert _run(["analyze", str(path), "--format", "json", "-j", "2"]) == serial
 
 
-def test_without_files_in_memory_the_texts_go_to_temporary_files(always_split, monkeypatch):
-    """Where the system makes no files in memory (not Linux), the targets' texts go to temporary
-    files on disk: the same document."""
+def test_without_unnamed_files_the_texts_go_to_the_tempfile_modules_files(always_split, monkeypatch):
+    """Where the file system makes no unnamed files, ``tempfile`` makes the files (named, then
+    unlinked): the same document."""
+    import errno
     import tempfile
 
     path = DUMPS[1]
@@ -227,11 +227,30 @@ def test_without_files_in_memory_the_texts_go_to_temporary_files(always_split, m
         pytest.skip(f"{path} not present")
     serial = _run(["analyze", str(path), "--format", "json", "-j", "1"])
     made = []
-    temporary_file = tempfile.TemporaryFile
-    monkeypatch.delattr(os, "memfd_create", raising=False)
+    temporary_file, open_file, unnamed = tempfile.TemporaryFile, os.open, getattr(os, "O_TMPFILE", 0)
+
+    def no_unnamed_files(name, flags, *args, **kwargs):
+        if unnamed and flags & unnamed == unnamed:
+            raise OSError(errno.EOPNOTSUPP, "Operation not supported")
+        return open_file(name, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", no_unnamed_files)
     monkeypatch.setattr(tempfile, "TemporaryFile", lambda: made.append(1) or temporary_file())
     assert _run(["analyze", str(path), "--format", "json", "-j", "2"]) == serial
     assert len(made) == 2  # one file per process
+
+
+@pytest.mark.skipif(not hasattr(os, "O_TMPFILE"), reason="unnamed files are Linux's")
+def test_the_unnamed_files_are_in_the_temporary_directory_on_disk(tmp_path, monkeypatch):
+    """Where ``tempfile`` would put them (``TMPDIR`` first), not in memory: a big module's text
+    can be large."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    (file,) = split_targets.spill_files(1)
+    with file:
+        file.write(b"{}")
+        assert os.readlink(f"/proc/self/fd/{file.fileno()}").startswith(str(tmp_path))
+        assert os.pread(file.fileno(), 2, 0) == b"{}"
+    assert list(tmp_path.iterdir()) == []  # unnamed: nothing left behind
 
 
 @pytest.mark.parametrize(
