@@ -84,7 +84,7 @@ def stream_reports(paths, options, jobs: int, show_progress: bool = True, on_tar
     ``on_target(module report so far)`` is called after each target analysed in this process."""
     from ..report.driver import expand_paths, iter_reports
 
-    paths = expand_paths(list(paths)) if jobs > 1 else list(paths)
+    paths = expand_paths(list(paths)) if jobs != 1 else list(paths)  # auto (0) may share files too
     with progress_bar(paths) if show_progress else _no_progress() as (on_file, progress_target):
         if on_target is not None and progress_target is not None:
 
@@ -289,11 +289,12 @@ def _check_cost_options(ctx, param, values):
     help="With --format model-explorer-node-data: write PREFIX.<figure>.json files.",
 )
 @jobs_option(
-    help="Worker processes. 'auto': files one after another, and a big module's targets shared "
-    "among this process and the CPUs idle besides it (a training step's 2,000 fusions: about half "
-    "the run, after the parse). N: several files go to N workers, largest text first (one file is never "
-    "split among them), or one file's big modules are shared among N. The output is the same "
-    "either way; 1 analyses everything in this process.",
+    help="Worker processes. 'auto': this process and the CPUs idle besides it share several files "
+    "as N does, unless one holds more than 90% of the text; then, as for one file, a big module's "
+    "targets are shared among them (a training step's 2,000 fusions: about half the run, after the "
+    "parse). N: several files go to N workers, largest text first (one file is never split among "
+    "them), or one file's big modules are shared among N. The output is the same either way; 1 "
+    "analyses everything in this process.",
     auto=True,
 )
 @click.option("--verify", is_flag=True, help="Check sampled elements of every target against the numpy reference.")

@@ -47,7 +47,8 @@ def _codes(values) -> list[str]:
 @format_option("github", "sarif")
 @click.option("--verify", is_flag=True, help="Also check sampled elements against the numpy reference.")
 @jobs_option(
-    help="Worker processes: as analyze's --jobs (auto: a big module's fusions shared among the idle CPUs).",
+    help="Worker processes: as analyze's --jobs (auto: a directory's files, or a big module's fusions, "
+    "shared among the idle CPUs).",
     auto=True,
 )
 @color_option

@@ -22,6 +22,7 @@ from .sink import TextSink
 _encode = json.JSONEncoder(check_circular=False).encode
 _PIECES_PER_WRITE = 8192  # four a row
 _ROWS_PER_WRITE = 2048
+_COPY_CHARS = 1 << 20  # a worker's text, copied out of its file
 
 
 def render_json(modules: list[ModuleReport]) -> str:
@@ -173,8 +174,12 @@ def target_encoder() -> Callable[[TargetReport], str]:
     return encode
 
 
-def encode_module(module: ModuleReport) -> str:
-    """One module's part of the document, as ``write_json`` writes it."""
+def encode_module(module: ModuleReport, out: TextSink | None = None) -> str:
+    """One module's part of the document, as ``write_json`` writes it; written to ``out`` as it is
+    made where one is given (then the text returned is empty)."""
+    if out is not None:
+        write_module(module, out)
+        return ""
     text = io.StringIO()
     write_module(module, text)
     return text.getvalue()
@@ -208,6 +213,11 @@ def write_json(modules: Iterable[ModuleReport], out: TextSink, top: int | None =
             out.write(",")
         if mod.json_text is not None:  # encoded by a worker process (--jobs)
             out.write(mod.json_text)
+        elif mod.json_file is not None:  # the same, in a file: copied out a piece at a time
+            with mod.json_file as text:
+                while piece := text.read(_COPY_CHARS):
+                    out.write(piece)
+            mod.json_file = None
         else:
             write_module(mod, out)
         if getattr(out, "broken", False):

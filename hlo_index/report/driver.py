@@ -27,8 +27,12 @@ class AnalyzeOptions:
     seed: int | None = None  # --verify: base of the sampling seeds (None: 0)
     fusions_only: bool = False  # check: never fall back to the ENTRY computation
     # worker processes also encode each report with this (a module-level function, so it pickles):
-    # the parent then only copies text out
-    encode: Callable[[ModuleReport], str] | None = None
+    # the parent then only copies text out; ``encode(report, out)`` writes the text to ``out``
+    encode: Callable[..., str] | None = None
+    # where worker processes write the encoded text, as they make it, for the parent to read back
+    # (a module of ~10^6 rows has ~10^8 bytes of it: made whole and sent down a pipe, it cost the
+    # worker several times that in memory); None: sent back whole
+    spill_dir: str | None = None
     # processes sharing one module's targets (``build.module_report``'s ``workers``; 0: auto), and
     # what makes the function each of them encodes its targets with (as ``encode``: the JSON
     # document only)
@@ -114,17 +118,39 @@ def _collect_if_paused() -> None:
 
 
 def _worker(args: tuple[str, AnalyzeOptions]) -> list[ModuleReport]:
-    reports = analyze_path(*args)
-    encode = args[1].encode
-    if encode is not None:
+    path, options = args
+    reports = analyze_path(path, options)
+    if options.encode is not None:
         # Encoded here, in parallel, instead of one after the other in the parent; the parent
         # then needs the text and the module's status only, so the targets are not sent back
         # (pickling them cost ~0.2 s of CPU on each side for a 20 MB document).
-        reports = [
-            ModuleReport(r.name, r.source, [], r.diagnostics, r.unreadable, r.missing_target, json_text=encode(r))
-            for r in reports
-        ]
+        reports = [_encoded(r, options.encode, options.spill_dir) for r in reports]
     _collect_if_paused()
+    return reports
+
+
+def _encoded(report: ModuleReport, encode: Callable[..., str], directory: str | None) -> ModuleReport:
+    """What a worker sends back of ``report``: its status, and its text or the file holding it."""
+    head = ModuleReport(report.name, report.source, [], report.diagnostics, report.unreadable, report.missing_target)
+    if directory is None:
+        head.json_text = encode(report)
+        return head
+    import tempfile
+
+    fd, head.json_path = tempfile.mkstemp(suffix=".json", dir=directory)
+    with open(fd, "w", encoding="utf-8") as out:
+        encode(report, out)
+    return head
+
+
+def _opened(reports: list[ModuleReport]) -> list[ModuleReport]:
+    """The files workers wrote their texts to, opened for the writer to copy out and unnamed at
+    once (gone when closed, or with this process)."""
+    for r in reports:
+        if r.json_path is not None:
+            r.json_file = open(r.json_path, encoding="utf-8")  # noqa: SIM115  (closed by its reader)
+            os.unlink(r.json_path)
+            r.json_path = None
     return reports
 
 
@@ -157,10 +183,17 @@ def iter_reports(
     With ``jobs`` > 1 and several paths, files go to worker processes, largest first; ``-``
     (stdin, which workers cannot read) is analysed here meanwhile. With one path, ``jobs``
     processes share each big module's targets (``build.module_report``'s ``workers``).
-    ``jobs`` 0 (``--jobs auto``): files one after another, each big module's targets shared
-    among this process and the CPUs idle besides it.
+    ``jobs`` 0 (``--jobs auto``): this process and one per idle CPU
+    (``split_targets.usable_workers``), sharing the files as ``jobs`` > 1 does where
+    ``share_files`` says so; otherwise files one after another, each big module's targets shared.
     """
     with _imports_frozen():
+        if jobs == 0 and len(paths) > 1:
+            from .split_targets import usable_workers
+
+            processes = usable_workers(0)
+            if processes > 1 and share_files([_size_of(p) if p != "-" else 0 for p in paths]):
+                jobs = processes
         if jobs > 1 and len(paths) > 1:
             yield from _iter_parallel(paths, options, jobs, on_file)
             return
@@ -173,6 +206,19 @@ def iter_reports(
             if on_file is not None:
                 on_file(path)
             yield reports
+
+
+# Under ``--jobs auto``, the largest of several files is analysed alone (its targets shared
+# among the processes) rather than whole by one of them beside the others, where it holds more
+# than this share of all their text: the others are then too little to keep a second process busy.
+ALONE_SHARE = 0.9
+
+
+def share_files(sizes: list[int]) -> bool:
+    """Whether files whose texts have ``sizes`` (bytes) are better shared out whole among worker
+    processes than analysed one after another, each big module's targets shared (``ALONE_SHARE``)."""
+    total = sum(sizes)
+    return len(sizes) > 1 and max(sizes) <= ALONE_SHARE * total
 
 
 @contextmanager
@@ -201,19 +247,31 @@ def _iter_parallel(paths, options, jobs, on_file) -> Iterator[list[ModuleReport]
     # Largest files first, so one big module does not start last and leave a worker idle.
     order = sorted(files, key=lambda i: -_size_of(paths[i]))
     done: dict[int, list[ModuleReport]] = {}
-    with ctx.Pool(max(1, min(jobs, len(files)))) as pool:
-        results = pool.imap_unordered(_indexed_worker, [(i, (paths[i], options)) for i in order], chunksize=1)
-        for i, path in enumerate(paths):
-            if path == "-":
-                reports = analyze_path(path, options)
-            else:
-                while i not in done:
-                    k, got = next(results)
-                    done[k] = got
-                reports = done.pop(i)
-            if on_file is not None:
-                on_file(path)
-            yield reports
+    spill_dir = None
+    if options.encode is not None and files:
+        import tempfile
+
+        spill_dir = tempfile.mkdtemp(prefix="hlo-index-")
+    sent = replace(options, spill_dir=spill_dir)
+    try:
+        with ctx.Pool(max(1, min(jobs, len(files)))) as pool:
+            results = pool.imap_unordered(_indexed_worker, [(i, (paths[i], sent)) for i in order], chunksize=1)
+            for i, path in enumerate(paths):
+                if path == "-":
+                    reports = analyze_path(path, options)
+                else:
+                    while i not in done:
+                        k, got = next(results)
+                        done[k] = got
+                    reports = _opened(done.pop(i))
+                if on_file is not None:
+                    on_file(path)
+                yield reports
+    finally:
+        if spill_dir is not None:
+            import shutil
+
+            shutil.rmtree(spill_dir, ignore_errors=True)  # what a failed worker left
 
 
 def analyze_paths(
