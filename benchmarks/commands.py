@@ -1,5 +1,6 @@
 """The commands against each other on the big CPU dumps: text output against the JSON path (and the
-seconds to the first byte of text), ``bubble`` against ``analyze``, ``--jobs 2`` against serial.
+seconds to the first byte of text), ``bubble`` against ``analyze``, ``--jobs 2`` and the default
+``--jobs auto`` against serial.
 
 Dumps: gpt12 after optimizations, and gpt24 when there is one (under ../shared/corpus, or made into
 benchmarks/results by ``make_gpt_dump.py``; otherwise "not measured" with the command that makes
@@ -44,6 +45,7 @@ def jobs_figures(paths: list[str], rounds: int) -> dict:
         {
             "serial": lambda: measure.tool(["analyze", *paths, "--format", "json", "--jobs", "1"]),
             "jobs_2": lambda: measure.tool(["analyze", *paths, "--format", "json", "--jobs", "2"]),
+            "auto": lambda: measure.tool(["analyze", *paths, "--format", "json"]),  # the default
         },
         rounds,
     )
@@ -103,6 +105,14 @@ def main(argv: list[str]) -> int:
                 measure.times_ratio(r["serial"], r["jobs_2"]) + " speed-up",
                 measure.mb(r["jobs_2"]),
                 bound,
+            ],
+            [
+                label,
+                "  --jobs auto (the default)",
+                measure.times(r["auto"]),
+                measure.times_ratio(r["serial"], r["auto"]) + " speed-up",
+                measure.mb(r["auto"]),
+                "",
             ],
         ]
     print(f"whole processes, medians of {rounds} interleaved rounds; wall / CPU")

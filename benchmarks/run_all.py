@@ -259,6 +259,17 @@ def rows(options: list[str]) -> list[list[str]]:
                 command("commands"),
             ]
         )
+        if "auto" in jobs:
+            out.append(
+                [
+                    f"{label}: --jobs auto (the default) speed-up (wall)",
+                    f"{measure.times(jobs['auto'])}, {measure.mb(jobs['auto'])}",
+                    f"{measure.times(jobs['serial'])}, {measure.mb(jobs['serial'])}",
+                    measure.times_ratio(jobs["serial"], jobs["auto"]),
+                    "",
+                    command("commands"),
+                ]
+            )
     text = _load("map_text").get("peer") or {}
     out.append(
         [
