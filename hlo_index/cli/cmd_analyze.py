@@ -82,9 +82,9 @@ def progress_bar(paths):
 def stream_reports(paths, options, jobs: int, show_progress: bool = True, on_target=None):
     """Each module report as soon as it is ready (a generator), with a progress bar when useful.
     ``on_target(module report so far)`` is called after each target analysed in this process."""
-    from ..report.driver import expand_paths, iter_reports
+    from ..report.driver import iter_reports, plan_files
 
-    paths = expand_paths(list(paths)) if jobs != 1 else list(paths)  # auto (0) may share files too
+    paths, jobs = plan_files(list(paths), jobs)
     with progress_bar(paths) if show_progress else _no_progress() as (on_file, progress_target):
         if on_target is not None and progress_target is not None:
 

@@ -183,17 +183,11 @@ def iter_reports(
     With ``jobs`` > 1 and several paths, files go to worker processes, largest first; ``-``
     (stdin, which workers cannot read) is analysed here meanwhile. With one path, ``jobs``
     processes share each big module's targets (``build.module_report``'s ``workers``).
-    ``jobs`` 0 (``--jobs auto``): this process and one per idle CPU
-    (``split_targets.usable_workers``), sharing the files as ``jobs`` > 1 does where
-    ``share_files`` says so; otherwise files one after another, each big module's targets shared.
+    ``jobs`` 0 (``--jobs auto``): files one after another, each big module's targets shared
+    among this process and the CPUs idle besides it (``plan_files`` says when files are shared
+    out instead).
     """
     with _imports_frozen():
-        if jobs == 0 and len(paths) > 1:
-            from .split_targets import usable_workers
-
-            processes = usable_workers(0)
-            if processes > 1 and share_files([_size_of(p) if p != "-" else 0 for p in paths]):
-                jobs = processes
         if jobs > 1 and len(paths) > 1:
             yield from _iter_parallel(paths, options, jobs, on_file)
             return
@@ -219,6 +213,25 @@ def share_files(sizes: list[int]) -> bool:
     processes than analysed one after another, each big module's targets shared (``ALONE_SHARE``)."""
     total = sum(sizes)
     return len(sizes) > 1 and max(sizes) <= ALONE_SHARE * total
+
+
+def plan_files(paths: list[str], jobs: int) -> tuple[list[str], int]:
+    """The paths to read and ``iter_reports``' ``jobs`` for ``--jobs`` ``jobs``: with more than one
+    process, a directory's files are shared out like files given one by one; ``--jobs auto`` (0)
+    does so with the CPUs idle besides this process where ``share_files`` says so, and otherwise
+    keeps to one process, a big module's targets shared."""
+    if jobs == 1:
+        return paths, 1
+    files = expand_paths(paths)
+    if jobs > 1:
+        return files, jobs
+    if len(files) > 1:
+        from .split_targets import usable_workers
+
+        processes = usable_workers(0)
+        if processes > 1 and share_files([_size_of(p) if p != "-" else 0 for p in files]):
+            return files, processes
+    return paths, 0
 
 
 @contextmanager

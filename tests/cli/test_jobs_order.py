@@ -108,3 +108,19 @@ def test_a_worker_writes_its_text_to_a_file_that_the_writer_copies_out(tmp_path)
     write_json([report], direct)
     assert out.getvalue() == direct.getvalue()
     assert opened.json_file is None  # closed: the text was copied once
+
+
+def test_plan_files_keeps_one_process_unless_files_are_worth_sharing(tmp_path, monkeypatch):
+    from hlo_index.report import split_targets
+    from hlo_index.report.driver import plan_files
+
+    directory = _modules(tmp_path, 3)
+    files = sorted(str(p) for p in directory.iterdir())
+    assert plan_files([str(directory)], 1) == ([str(directory)], 1)
+    assert plan_files([str(directory)], 2) == (files, 2)
+    monkeypatch.setattr(split_targets, "usable_workers", lambda n: 1)  # a busy machine
+    assert plan_files([str(directory)], 0) == ([str(directory)], 0)
+    monkeypatch.setattr(split_targets, "usable_workers", lambda n: 2)
+    assert plan_files([str(directory)], 0) == (files, 2)
+    (directory / "module_0009.big.after_optimizations.txt").write_text("HloModule big\n" + "// x\n" * 20_000)
+    assert plan_files([str(directory)], 0) == ([str(directory)], 0)  # one file holds nearly all the text
