@@ -8,7 +8,7 @@ from __future__ import annotations
 import gc
 import os
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 
 from .model import DiagnosticReport, ModuleReport, TargetReport
@@ -149,7 +149,8 @@ def _opened(reports: list[ModuleReport]) -> list[ModuleReport]:
     for r in reports:
         if r.json_path is not None:
             r.json_file = open(r.json_path, encoding="utf-8")  # noqa: SIM115  (closed by its reader)
-            os.unlink(r.json_path)
+            with suppress(OSError):  # a system that keeps an open file's name: removed at the end
+                os.unlink(r.json_path)
             r.json_path = None
     return reports
 
