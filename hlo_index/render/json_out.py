@@ -12,17 +12,25 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from collections.abc import Callable, Iterable, Sequence
 from json.encoder import encode_basestring_ascii as _string
 
-from ..report.model import SCHEMA, ModuleReport, OperandReport, OperandRows, TargetReport, document
+from ..report.model import (
+    SCHEMA,
+    EncodedElsewhere,
+    ModuleReport,
+    OperandReport,
+    OperandRows,
+    TargetReport,
+    document,
+)
 from .sink import TextSink
 
 # no indent: the C encoder, 10x faster on big dumps; each document is a fresh tree (no cycles)
 _encode = json.JSONEncoder(check_circular=False).encode
 _PIECES_PER_WRITE = 8192  # four a row
 _ROWS_PER_WRITE = 2048
-_COPY_CHARS = 1 << 20  # a worker's text, copied out of its file
 
 
 def render_json(modules: list[ModuleReport]) -> str:
@@ -213,10 +221,11 @@ def write_json(modules: Iterable[ModuleReport], out: TextSink, top: int | None =
             out.write(",")
         if mod.json_text is not None:  # encoded by a worker process (--jobs)
             out.write(mod.json_text)
-        elif mod.json_file is not None:  # the same, in a file: copied out a piece at a time
-            with mod.json_file as text:
-                while piece := text.read(_COPY_CHARS):
-                    out.write(piece)
+        elif mod.json_file is not None:  # the same, in a file: copied out as a split run's targets are
+            with mod.json_file as file:
+                whole = EncodedElsewhere(0, 0, os.fstat(file.fileno()).st_size)
+                whole.file = file
+                whole.write_to(out)
             mod.json_file = None
         else:
             write_module(mod, out)

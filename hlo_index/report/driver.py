@@ -148,7 +148,7 @@ def _opened(reports: list[ModuleReport]) -> list[ModuleReport]:
     once (gone when closed, or with this process)."""
     for r in reports:
         if r.json_path is not None:
-            r.json_file = open(r.json_path, encoding="utf-8")  # noqa: SIM115  (closed by its reader)
+            r.json_file = open(r.json_path, "rb")  # noqa: SIM115  (closed by its writer)
             with suppress(OSError):  # a system that keeps an open file's name: removed at the end
                 os.unlink(r.json_path)
             r.json_path = None

@@ -260,8 +260,8 @@ class ModuleReport:
     # ``to_json()`` already encoded, by the worker process that made the report (``--jobs``), so the
     # parent only copies text out; never part of the document itself
     json_text: str | None = field(default=None, repr=False, compare=False)
-    # where that worker wrote the text instead (``--jobs``), and that file, opened and unnamed by
-    # the parent, for the writer to copy the text out of (``render.json_out.write_json``)
+    # where that worker wrote the text instead (``--jobs``), and that file, opened (binary) and
+    # unnamed by the parent, for the writer to copy out (``render.json_out.write_json``)
     json_path: str | None = field(default=None, repr=False, compare=False)
     json_file: Any = field(default=None, repr=False, compare=False)
     # module figures (``build.MODULE_FIGURES``), after ``diagnostics`` in the JSON object
