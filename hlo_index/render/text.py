@@ -9,10 +9,10 @@ memory: ``TextWriter.module`` writes a module's blocks and keeps one summary row
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 
 from .. import units
-from ..report.model import MapReport, ModuleReport, OperandReport, TargetReport
+from ..report.model import MapReport, ModuleReport, OperandReport, OperandRows, TargetReport
 from ..report.triage import COST_SORTS, TargetFigures, figures_of, human_bytes, top_targets, totals_of
 from .sink import TextSink
 
@@ -28,6 +28,10 @@ _SGR = {
     "magenta": "35",
     "cyan": "36",
 }
+
+# Lines joined into one write: few enough to keep memory flat on a block of ~10^6 lines, enough
+# that the cost of a write call is nothing beside the lines' own.
+WRITE_BATCH = 4096
 
 # Colours follow the variable kinds of the spec: dimensions, range and runtime variables apart.
 _MAP_TOKENS = re.compile(
@@ -93,22 +97,24 @@ def _extra_lines(p: Painter, key: str, value, indent: str) -> list[str]:
     return [p(f"{indent}{key}: {value}", "cyan")]
 
 
-def _operand_lines(p: Painter, row: OperandReport, direction: str) -> list[str]:
+def _operand_head(p: Painter, row: OperandReport, direction: str, output: int) -> str:
+    """``row``'s first line, for its entry of ``output``: entries of one kind differ there alone."""
     count = row.distinct
     badge = "no maps (not read)" if count == 0 else "1 map" if count == 1 else f"{count} distinct maps"
     style = "green" if count == 1 and row.known else ("bold red" if count > 1 else "yellow")
     operand = f"{row.operand}"
     if "operand_element" in row.extra:  # an element of a tuple-shaped operand
         operand += f" element {row.extra['operand_element']}"
-    arrow = (
-        f"output {row.output} → operand {operand}"
-        if direction == "out2in"
-        else f"operand {operand} → output {row.output}"
-    )
+    arrow = f"output {output} → operand {operand}" if direction == "out2in" else f"operand {operand} → output {output}"
     head = "  " + p(arrow, "bold") + "  " + p(f"%{row.operand_name}", "italic")
     if row.operand_shape:
         head += "  " + p(row.operand_shape, "dim")
-    lines = [head + "  " + p(badge, style)]
+    return head + "  " + p(badge, style)
+
+
+def _operand_body(p: Painter, row: OperandReport) -> list[str]:
+    """``row``'s lines after the first: its maps and figures, the same for every entry of its kind."""
+    lines = []
     for m in row.maps:
         lines.extend(_map_lines(p, m, "      "))
     for key, value in row.extra.items():
@@ -122,22 +128,44 @@ def _operand_lines(p: Painter, row: OperandReport, direction: str) -> list[str]:
     return lines
 
 
+def _rows_lines(p: Painter, rows: Sequence[OperandReport], direction: str) -> Iterator[str]:
+    """The lines of ``rows``, one entry after another. Rows stored by kind (``OperandRows``, a
+    whole ENTRY's ~10^6) are written from their kinds, each kind's maps and figures made into
+    lines once, without making the entries."""
+    if type(rows) is OperandRows and rows.entries is None:
+        templates = rows.templates
+        bodies: dict[int, list[str]] = {}
+        for k, output in zip(rows.kind_of, rows.outputs):
+            template = templates[k]
+            yield _operand_head(p, template, direction, output)
+            body = bodies.get(k)
+            if body is None:
+                body = bodies[k] = _operand_body(p, template)
+            yield from body
+        return
+    for row in rows:
+        yield _operand_head(p, row, direction, row.output)
+        yield from _operand_body(p, row)
+
+
 def source_text(t: TargetReport) -> str:
     """``op_name  file:line (function)``, either part possibly empty."""
     return "  ".join(x for x in (t.op_name, t.source_location) if x)
 
 
-def target_lines(p: Painter, t: TargetReport, width: int) -> list[str]:
+def target_lines(p: Painter, t: TargetReport, width: int) -> Iterator[str]:
+    """``t``'s block, line by line (a whole ENTRY's block is ~10^6 lines: never held whole)."""
     title = f"{t.kind} %{t.name}" + (f" ({t.fusion_kind})" if t.fusion_kind else "")
     rule = "─" * max(3, width - len(title) - 5)
-    out = [
+    yield (
         p("╭─ ", "dim")
         + p(f"{t.kind} ", "bold")
         + p(f"%{t.name}", "bold cyan")
         + (p(f" ({t.fusion_kind})", "dim") if t.fusion_kind else "")
         + " "
         + p(rule, "dim")
-    ]
+    )
+    bar = p("│ ", "dim")
     body: list[str] = []
     where = []
     if t.kind != "computation" and t.computation:
@@ -161,19 +189,19 @@ def target_lines(p: Painter, t: TargetReport, width: int) -> list[str]:
                 body.append(p("what-if: ", "bold") + p(what_if, "cyan"))
         elif key not in ("source", "verify", "identity"):
             body.append(p(f"{key}: {value}", "cyan"))
+    for line in body:
+        yield bar + line
     if t.output_to_input:
-        body.append(p("output → input", "bold underline"))
-        for row in t.output_to_input:
-            body.extend(_operand_lines(p, row, "out2in"))
+        yield bar + p("output → input", "bold underline")
+        for line in _rows_lines(p, t.output_to_input, "out2in"):
+            yield bar + line
     if t.input_to_output:
-        body.append(p("input → output", "bold underline"))
-        for row in t.input_to_output:
-            body.extend(_operand_lines(p, row, "in2out"))
-    body.extend(p(f"note: {note}", "yellow") for note in t.notes)
-    bar = p("│ ", "dim")
-    out.extend(bar + line for line in body)
-    out.append(p("╰─", "dim"))
-    return out
+        yield bar + p("input → output", "bold underline")
+        for line in _rows_lines(p, t.input_to_output, "in2out"):
+            yield bar + line
+    for note in t.notes:
+        yield bar + p(f"note: {note}", "yellow")
+    yield p("╰─", "dim")
 
 
 # what the "uncoalesced" count means per backend, for totals over dumps of several
@@ -296,7 +324,21 @@ class TextWriter:
         self._streamed: dict[int, tuple[ModuleReport, int]] = {}
 
     def write(self, lines: Iterable[str]) -> None:
-        self.out.write("\n".join(lines) + "\n")
+        """``lines``, each ended by a newline, written a bounded batch at a time."""
+        batch: list[str] = []
+        written = False
+        for line in lines:
+            batch.append(line)
+            if len(batch) == WRITE_BATCH:
+                batch.append("")
+                self.out.write("\n".join(batch))
+                batch.clear()
+                written = True
+        if batch:
+            batch.append("")
+            self.out.write("\n".join(batch))
+        elif not written:  # no line at all: an empty one, as joining an empty list always wrote
+            self.out.write("\n")
 
     def partial(self, mod: ModuleReport) -> None:
         """Write the targets of ``mod`` not written yet (called as each one is analysed)."""

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..units import bytes_text
-from .model import ModuleReport, TargetReport
+from .model import ModuleReport, TargetReport, entry_views
 
 SORTS = ("bytes", "uncoalesced", "utilization", "maps", "time", "flops", "intensity")
 COST_SORTS = ("time", "flops", "intensity")
@@ -53,7 +53,9 @@ def human_bytes(n: int | None) -> str:
 
 
 def figures_of(t: TargetReport, mod: ModuleReport) -> TargetFigures:
-    rows = t.output_to_input or t.input_to_output
+    # no figure here reads a row's ``output``: the rows are read as views, never made one by one
+    out2in = entry_views(t.output_to_input)
+    rows = out2in or entry_views(t.input_to_output)
     total: int | None = 0
     heaviest: tuple[int, str] = (-1, "-")
     bad_operands: set[tuple[int, object]] = set()
@@ -61,7 +63,7 @@ def figures_of(t: TargetReport, mod: ModuleReport) -> TargetFigures:
     target = ""
     worst_mult: float | None = None
     worst_mult_at = "-"
-    for r in t.output_to_input:
+    for r in out2in:
         u = r.extra.get("utilization") or {}
         b = u.get("bytes_read")
         total = None if total is None or b is None else total + b

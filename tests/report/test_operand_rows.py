@@ -58,3 +58,41 @@ def test_entries_concatenate_like_lists():
     assert len(both) == len(target.output_to_input) + len(target.input_to_output)
     assert [*target.input_to_output] + target.output_to_input == [*target.input_to_output, *target.output_to_input]
     assert both[0] is target.output_to_input[0]
+
+
+def _text(report, color: bool) -> str:
+    from io import StringIO
+
+    from hlo_index.render.text import render_text
+
+    out = StringIO()
+    render_text([report], out, color=color)
+    return out.getvalue()
+
+
+def test_text_from_kinds_is_the_text_of_the_entries():
+    # a block is written from the kinds without making the entries; once made (and so possibly
+    # changed), the entries themselves are written: both texts must be the same
+    for color in (False, True):
+        report = _report()
+        rows = [report.targets[0].output_to_input, report.targets[0].input_to_output]
+        from_kinds = _text(report, color)
+        assert all(r.entries is None for r in rows)
+        for r in rows:
+            r.made()
+        assert _text(report, color) == from_kinds
+    # every (output, operand) entry has its own line: output 2's rows are there, not only its kinds'
+    assert "output 2 → operand 2" in from_kinds and "operand 2 → output 2" in from_kinds
+
+
+def test_figures_leave_the_entries_unmade():
+    from hlo_index.report.triage import figures_of
+
+    report = _report()
+    target = report.targets[0]
+    figures = figures_of(target, report)
+    assert target.output_to_input.entries is None and target.input_to_output.entries is None
+    target.output_to_input.made()
+    target.input_to_output.made()
+    assert figures_of(target, report) == figures
+    assert figures.operands == 3
