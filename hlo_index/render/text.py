@@ -332,6 +332,8 @@ class TextWriter:
             if len(batch) == WRITE_BATCH:
                 batch.append("")
                 self.out.write("\n".join(batch))
+                if getattr(self.out, "broken", False):  # the reader has gone (``| head``): no more lines
+                    return
                 batch.clear()
                 written = True
         if batch:

@@ -32,3 +32,27 @@ def test_a_batch_exactly_full_and_nothing_at_all():
     assert out.getvalue() == "x\n" * WRITE_BATCH and out.calls == 1
     writer.write([])  # an empty list writes an empty line, as joining it always did
     assert out.getvalue().endswith("x\n\n")
+
+
+class _LeavingReader(_CountingSink):
+    """A sink whose reader leaves after the first write, as ``SafeStream`` says (``broken``)."""
+
+    broken = False
+
+    def write(self, text: str, /) -> int:
+        n = super().write(text)
+        self.broken = True
+        return n
+
+
+def test_lines_stop_when_the_reader_has_gone():
+    made = []
+
+    def lines():
+        for i in range(5 * WRITE_BATCH):
+            made.append(i)
+            yield "x"
+
+    out = _LeavingReader()
+    TextWriter(out, color=False).write(lines())
+    assert out.calls == 1 and len(made) == WRITE_BATCH  # the other lines are never made
