@@ -1,11 +1,13 @@
-"""The commands against each other on the big CPU dumps: text output against the JSON path (and the
+"""The commands against each other on big dumps: text output against the JSON path (and the
 seconds to the first byte of text), ``bubble`` against ``analyze``, ``--jobs 2`` and the default
 ``--jobs auto`` against serial.
 
-Dumps: gpt12 after optimizations, and gpt24 when there is one (under ../shared/corpus, or made into
+Dumps: gpt12 after optimizations, gpt24 when there is one (under ../shared/corpus, or made into
 benchmarks/results by ``make_gpt_dump.py``; otherwise "not measured" with the command that makes
-it). Every figure is a whole process (``measure.py``), the sides of a ratio run in ROUNDS
-interleaved rounds, ratios between medians, wall / CPU. ``--jobs 2``: also the bound two idle cores
+it), and the field's A100 Pax step before optimizations: its ENTRY is one target of ~10^6 operand
+rows, whose text (78 MB) must be written as it is made, not held. Every figure is a whole
+process (``measure.py``), the sides of a ratio run in ROUNDS interleaved rounds, ratios between
+medians, wall / CPU. ``--jobs 2``: also the bound two idle cores
 would give (a file is never split, so the run takes at least its largest file's time).
 
 Usage: ``python benchmarks/commands.py [--rounds N | --quick]`` (``--quick``: one round, no corpus
@@ -21,11 +23,23 @@ from make_gpt_dump import dump_path, how_to_make
 from measure import SHARED
 
 CORPUS = SHARED / "corpus"
+PAX_BEFORE = (
+    SHARED / "field" / "gpu" / "JAX-Toolbox.nsys-jax.pax_fsdp4_4proc_proc0.module_0040.pjit__wrapped_step_fn."
+    "before_optimizations.txt.gz"
+)
 
 
 def dumps() -> dict[str, str | None]:
     gpt12 = CORPUS / "gpt12_train" / "gpt12_train_step.after_optimizations.hlo.txt.gz"
-    return {"gpt12": str(gpt12) if gpt12.is_file() else None, "gpt24": dump_path(24)}
+    return {
+        "gpt12": str(gpt12) if gpt12.is_file() else None,
+        "gpt24": dump_path(24),
+        "pax_before": str(PAX_BEFORE) if PAX_BEFORE.is_file() else None,
+    }
+
+
+def _not_there(name: str) -> str:
+    return how_to_make(int(name[3:])) if name.startswith("gpt") else f"{measure.shown(PAX_BEFORE)} is not there"
 
 
 def dump_figures(path: str, rounds: int) -> dict:
@@ -63,7 +77,7 @@ def main(argv: list[str]) -> int:
     rows = []
     for name, path in dumps().items():
         if path is None:
-            result[name] = {"not_measured": how_to_make(int(name[3:]))}
+            result[name] = {"not_measured": _not_there(name)}
             print(f"{name}: not measured: {result[name]['not_measured']}")
             continue
         fig = result[name] = dump_figures(path, rounds)
