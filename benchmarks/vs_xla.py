@@ -1,7 +1,8 @@
 """``analyze FILE --format json`` against XLA's own parser of FILE, on the dumps users have.
 
-Files: gpt12 after optimizations (``../shared/corpus/gpt12_train``) and every after-optimizations
-file of ``../shared/field`` (the A100 Pax training step among them). Per file, ROUNDS interleaved
+Files: gpt12 after optimizations (``../shared/corpus/gpt12_train``), gpt24 where
+``make_gpt_dump.py`` has made one, and every after-optimizations file of ``../shared/field`` (the
+A100 Pax training step among them). Per file, ROUNDS interleaved
 rounds (``STEADY_ROUNDS`` for gpt12 and the Pax step, whose ratios the goals name) of three
 processes (``measure.py``): XLA's parse (a fresh process, after a warm-up parse,
 the call alone), ``analyze FILE --format json`` (the whole process) and the same command on a
@@ -20,6 +21,7 @@ import sys
 from pathlib import Path
 
 import measure
+from make_gpt_dump import dump_path
 from measure import SHARED
 
 GPT12 = SHARED / "corpus" / "gpt12_train" / "gpt12_train_step.after_optimizations.hlo.txt.gz"
@@ -39,7 +41,11 @@ STEADY_ROUNDS = 7
 
 
 def field_files() -> list[Path]:
-    return [p for p in [GPT12, *sorted(FIELD.rglob("*after_optimizations*"))] if p.is_file()]
+    """gpt12, gpt24 where there is one (``make_gpt_dump.py``: the size of a dump held back to check
+    the goals), and every after-optimizations file of the field."""
+    gpt24 = dump_path(24)
+    gpts = [GPT12, *([Path(gpt24)] if gpt24 else [])]
+    return [p for p in [*gpts, *sorted(FIELD.rglob("*after_optimizations*"))] if p.is_file()]
 
 
 def compare(
