@@ -147,7 +147,8 @@ _COST, _COST_MARK = "cost", "\x00cost\x00"
 _COST_MARK_TEXT = _string(_COST_MARK)
 
 
-def _write_target(target: TargetReport, enc: _Encoded, out: TextSink) -> None:
+def _write_target(target: TargetReport, enc: _Encoded, out: TextSink, rank: int | None = None) -> None:
+    """``target``'s JSON object (with ``rank`` its last key where one is given: ``--top``)."""
     if target.encoded is not None:  # encoded by a worker process (``report.split_targets``)
         target.encoded.write_to(out)
         return
@@ -161,6 +162,8 @@ def _write_target(target: TargetReport, enc: _Encoded, out: TextSink) -> None:
     between, after = rest.split(_IN2OUT_TEXT, 1)
     if cost is not None:
         after = after.replace(_COST_MARK_TEXT, enc.value(cost), 1)
+    if rank is not None:
+        after = f'{after[:-1]}, "rank": {rank}}}'
     out.write(before)
     _operands(target.output_to_input, enc, out)
     out.write(between)
@@ -193,14 +196,15 @@ def encode_module(module: ModuleReport, out: TextSink | None = None) -> str:
     return text.getvalue()
 
 
-def write_module(mod: ModuleReport, out: TextSink) -> None:
-    """One module's JSON object, written piece by piece (same text as ``_encode(mod.to_json())``)."""
+def write_module(mod: ModuleReport, out: TextSink, ranks: Sequence[int] | None = None) -> None:
+    """One module's JSON object, written piece by piece (same text as ``_encode(mod.to_json())``;
+    with ``ranks``, one per target, each target's object ends with its ``"rank"``)."""
     enc = _Encoded()
     out.write(f'{{"name": {_string(mod.name)}, "source": {_string(mod.source)}, "targets": [')
     for i, target in enumerate(mod.targets):
         if i:
             out.write(", ")
-        _write_target(target, enc, out)
+        _write_target(target, enc, out, ranks[i] if ranks is not None else None)
     out.write('], "diagnostics": ' + _encode([d.to_json() for d in mod.diagnostics]))
     out.write("".join(f", {_string(k)}: {_encode(v)}" for k, v in mod.extra.items()) + "}")
 
@@ -213,7 +217,7 @@ def write_json(modules: Iterable[ModuleReport], out: TextSink, top: int | None =
     ``"top": {"sort": ..., "limit": ..., "of": targets ranked}``.
     """
     if top is not None:
-        out.write(_encode(ranked_document(list(modules), top, sort)) + "\n")
+        _write_ranked(modules, out, top, sort)
         return
     out.write(f'{{"schema": "{SCHEMA}", "modules": [')
     for i, mod in enumerate(modules):
@@ -234,14 +238,30 @@ def write_json(modules: Iterable[ModuleReport], out: TextSink, top: int | None =
     out.write("]}\n")
 
 
-def ranked_document(modules: list[ModuleReport], top: int, sort: str) -> dict:
-    from ..report.triage import rank_targets
+def _write_ranked(modules: Iterable[ModuleReport], out: TextSink, top: int, sort: str) -> None:
+    """``write_json``'s document with ``top`` (the text of ``_encode`` of that document). Each
+    module is ranked as it comes and kept without its targets, so only the ``top`` heaviest
+    targets so far are held, never a whole run; they are written as any target is, piece by piece
+    (a whole ENTRY's target is ~10^6 rows)."""
+    from ..report.triage import TopTargets
 
-    rank_of, ranked = rank_targets(modules, top, sort)
-    out_modules = []
+    ranking = TopTargets(top, sort)
+    shells = []
     for mi, m in enumerate(modules):
-        doc = m.to_json()
-        picked = sorted((rank_of[(mi, ti)], t) for ti, t in enumerate(doc["targets"]) if (mi, ti) in rank_of)
-        doc["targets"] = [{**t, "rank": r} for r, t in picked]
-        out_modules.append(doc)
-    return {"schema": SCHEMA, "top": {"sort": sort, "limit": top, "of": ranked}, "modules": out_modules}
+        ranking.add(mi, m)
+        shells.append(ModuleReport(m.name, m.source, diagnostics=m.diagnostics, extra=m.extra))
+    picked: dict[int, list[tuple[int, TargetReport]]] = {}
+    for (mi, _), (rank, t) in sorted(ranking.ranks().items()):
+        picked.setdefault(mi, []).append((rank, t))
+    ranked_of = {"sort": sort, "limit": top, "of": ranking.ranked}
+    out.write(f'{{"schema": "{SCHEMA}", "top": {_encode(ranked_of)}, "modules": [')
+    for mi, shell in enumerate(shells):
+        if mi:
+            out.write(", ")
+        mine = sorted(picked.get(mi, []), key=lambda p: p[0])
+        shell.targets = [t for _, t in mine]
+        write_module(shell, out, [r for r, _ in mine])
+        shell.targets = []
+        if getattr(out, "broken", False):
+            return
+    out.write("]}\n")

@@ -148,13 +148,32 @@ def top_targets(rows: list[TargetFigures], top: int, sort: str) -> list[TargetFi
     return sorted(rows, key=SORT_KEYS[sort])[:top]
 
 
-def rank_targets(modules: list[ModuleReport], top: int, sort: str) -> tuple[dict[tuple[int, int], int], int]:
-    """``({(module index, target index): rank}, targets ranked)`` for the ``top`` heaviest
-    targets of ``modules`` by ``sort`` (rank 1 = heaviest)."""
-    ranked = [(figures_of(t, m), mi, ti) for mi, m in enumerate(modules) for ti, t in enumerate(m.targets)]
-    key = SORT_KEYS[sort]
-    ranked.sort(key=lambda item: key(item[0]))
-    return {(mi, ti): r for r, (_, mi, ti) in enumerate(ranked[:top], 1)}, len(ranked)
+class TopTargets:
+    """The ``top`` heaviest targets by ``sort`` over modules added one at a time, each module's
+    other targets dropped as it is added: what ``--top`` keeps is bounded by ``top``, not by the run
+    (a whole ENTRY's report is one target of ~10^6 rows). Ties keep the order the targets came in."""
+
+    def __init__(self, top: int, sort: str):
+        self.top, self.key = top, SORT_KEYS[sort]
+        self.ranked = 0  # targets seen
+        self._best: list[tuple[tuple, int, int, TargetReport]] = []  # (key, module, target, report)
+
+    def add(self, module_index: int, mod: ModuleReport) -> None:
+        key, best = self.key, self._best
+        for ti, t in enumerate(mod.targets):
+            best.append((key(figures_of(t, mod)), module_index, ti, t))
+            if len(best) >= 2 * self.top + 64:  # sorted now and then, not per target
+                self._cut()
+        self.ranked += len(mod.targets)
+
+    def _cut(self) -> None:
+        self._best.sort(key=lambda item: item[:3])
+        del self._best[self.top :]
+
+    def ranks(self) -> dict[tuple[int, int], tuple[int, TargetReport]]:
+        """``{(module index, target index): (rank, target)}``, rank 1 the heaviest."""
+        self._cut()
+        return {(mi, ti): (r, t) for r, (_, mi, ti, t) in enumerate(self._best, 1)}
 
 
 @dataclass(frozen=True, slots=True)

@@ -210,3 +210,55 @@ def test_an_operand_read_through_several_maps_by_every_output_counts_once(runner
     assert columns["operands"] == "1" and columns["maps"] == "4" and columns["several"] == "1"
     [total] = [line for line in out.splitlines() if line.startswith("total: ")]
     assert "1 operand(s) read through several maps" in total
+
+
+def _many_fusions(count: int) -> str:
+    """A module of ``count`` fusions of sizes that repeat (ties in bytes)."""
+    comps, entry = [], []
+    for i in range(count):
+        n = 8 * (1 + i % 7)
+        comps.append(
+            f"%fused_{i} (p0: f32[{n}], p1: f32[{n}]) -> f32[{n}] {{\n"
+            f"  %p0 = f32[{n}]{{0}} parameter(0)\n  %p1 = f32[{n}]{{0}} parameter(1)\n"
+            f"  ROOT %a = f32[{n}]{{0}} add(%p0, %p1)\n}}\n"
+        )
+        entry.append(f"  %x{i} = f32[{n}]{{0}} parameter({2 * i})\n  %y{i} = f32[{n}]{{0}} parameter({2 * i + 1})\n")
+        entry.append(f"  %f{i} = f32[{n}]{{0}} fusion(%x{i}, %y{i}), kind=kLoop, calls=%fused_{i}\n")
+    outs = ", ".join(f"%f{i}" for i in range(count))
+    shapes = ", ".join(f"f32[{8 * (1 + i % 7)}]" for i in range(count))
+    return (
+        "HloModule many\n\n"
+        + "".join(comps)
+        + "ENTRY %main {\n"
+        + "".join(entry)
+        + f"  ROOT %t = ({shapes}) tuple({outs})\n}}\n"
+    )
+
+
+@pytest.mark.parametrize("top", [1, 3, 100, 500])
+def test_top_json_is_the_full_document_ranked(runner, tmp_path, top):
+    # more targets than --top keeps while ranking (it sorts and cuts every 2 * top + 64), ties in
+    # bytes, and the same module twice (ties in every key: the first module's target ranks first)
+    path = tmp_path / "many.hlo"
+    path.write_text(_many_fusions(150))
+    full = json.loads(runner.invoke(main, ["analyze", str(path), str(path), "--format", "json", "--jobs", "1"]).stdout)
+    order = sorted(
+        (
+            (-_bytes(t), m["source"], t["name"], mi, ti)
+            for mi, m in enumerate(full["modules"])
+            for ti, t in enumerate(m["targets"])
+        )
+    )[:top]
+    rank = {(mi, ti): r for r, (*_, mi, ti) in enumerate(order, 1)}
+    expected_modules = []
+    for mi, m in enumerate(full["modules"]):
+        picked = sorted((rank[(mi, ti)], t) for ti, t in enumerate(m["targets"]) if (mi, ti) in rank)
+        expected_modules.append({**m, "targets": [{**t, "rank": r} for r, t in picked]})
+    expected = {
+        "schema": full["schema"],
+        "top": {"sort": "bytes", "limit": top, "of": 300},
+        "modules": expected_modules,
+    }
+    out = runner.invoke(main, ["analyze", str(path), str(path), "--format", "json", "--top", str(top), "--jobs", "1"])
+    assert out.exit_code == 0
+    assert out.stdout == json.dumps(expected) + "\n"  # the same text, key order included
