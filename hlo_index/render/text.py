@@ -97,7 +97,7 @@ def _extra_lines(p: Painter, key: str, value, indent: str) -> list[str]:
     return [p(f"{indent}{key}: {value}", "cyan")]
 
 
-def _operand_head(p: Painter, row: OperandReport, direction: str, output: int) -> str:
+def _operand_head(p: Painter, row: OperandReport, direction: str, output: int | str) -> str:
     """``row``'s first line, for its entry of ``output``: entries of one kind differ there alone."""
     count = row.distinct
     badge = "no maps (not read)" if count == 0 else "1 map" if count == 1 else f"{count} distinct maps"
@@ -128,24 +128,30 @@ def _operand_body(p: Painter, row: OperandReport) -> list[str]:
     return lines
 
 
-def _rows_lines(p: Painter, rows: Sequence[OperandReport], direction: str) -> Iterator[str]:
-    """The lines of ``rows``, one entry after another. Rows stored by kind (``OperandRows``, a
-    whole ENTRY's ~10^6) are written from their kinds, each kind's maps and figures made into
-    lines once, without making the entries."""
+_OUTPUT = "\x00output\x00"  # a head's output while the head of a kind is made: never in HLO text
+
+
+def _rows_lines(p: Painter, rows: Sequence[OperandReport], direction: str, bar: str) -> Iterator[str]:
+    """The lines of ``rows``, one entry after another, each line after ``bar`` (an entry's lines
+    may come as one text). Rows stored by kind (``OperandRows``, a whole ENTRY's ~10^6) are
+    written from their kinds without making the entries: a kind's lines are made once, around
+    the place of the output, and each entry is its output put there."""
     if type(rows) is OperandRows and rows.entries is None:
+        kinds: dict[int, tuple[str, str]] = {}
         templates = rows.templates
-        bodies: dict[int, list[str]] = {}
         for k, output in zip(rows.kind_of, rows.outputs):
-            template = templates[k]
-            yield _operand_head(p, template, direction, output)
-            body = bodies.get(k)
-            if body is None:
-                body = bodies[k] = _operand_body(p, template)
-            yield from body
+            kind = kinds.get(k)
+            if kind is None:
+                template = templates[k]
+                before, after = _operand_head(p, template, direction, _OUTPUT).split(_OUTPUT)
+                after += "".join(f"\n{bar}{line}" for line in _operand_body(p, template))
+                kind = kinds[k] = (bar + before, after)
+            yield f"{kind[0]}{output}{kind[1]}"
         return
     for row in rows:
-        yield _operand_head(p, row, direction, row.output)
-        yield from _operand_body(p, row)
+        yield bar + _operand_head(p, row, direction, row.output)
+        for line in _operand_body(p, row):
+            yield bar + line
 
 
 def source_text(t: TargetReport) -> str:
@@ -193,12 +199,10 @@ def target_lines(p: Painter, t: TargetReport, width: int) -> Iterator[str]:
         yield bar + line
     if t.output_to_input:
         yield bar + p("output → input", "bold underline")
-        for line in _rows_lines(p, t.output_to_input, "out2in"):
-            yield bar + line
+        yield from _rows_lines(p, t.output_to_input, "out2in", bar)
     if t.input_to_output:
         yield bar + p("input → output", "bold underline")
-        for line in _rows_lines(p, t.input_to_output, "in2out"):
-            yield bar + line
+        yield from _rows_lines(p, t.input_to_output, "in2out", bar)
     for note in t.notes:
         yield bar + p(f"note: {note}", "yellow")
     yield p("╰─", "dim")

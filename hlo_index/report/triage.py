@@ -8,11 +8,12 @@ same way in text and JSON.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..units import bytes_text
-from .model import ModuleReport, TargetReport, entry_views
+from .model import ModuleReport, OperandReport, OperandRows, TargetReport
 
 SORTS = ("bytes", "uncoalesced", "utilization", "maps", "time", "flops", "intensity")
 COST_SORTS = ("time", "flops", "intensity")
@@ -52,21 +53,41 @@ def human_bytes(n: int | None) -> str:
     return "?" if n is None else bytes_text(n)
 
 
+def _kinds(rows: Sequence[OperandReport]) -> list[tuple[OperandReport, int]]:
+    """``rows`` as (a row of each kind, its number of entries), the kinds in the order of their
+    first entries. Every figure here is the same for the entries of a kind (they differ in their
+    ``output`` alone, never read here), and a "first row with the most" is the first entry of
+    its kind: rows stored by kind (a whole ENTRY's ~10^6) are read kind by kind."""
+    if type(rows) is OperandRows and rows.entries is None:
+        counts = Counter(rows.kind_of)
+        return [(rows.templates[k], counts[k]) for k in dict.fromkeys(rows.kind_of)]
+    return [(r, 1) for r in rows]
+
+
+def _latest_first(rows: Sequence[OperandReport]) -> list[OperandReport]:
+    """A row of each kind, the kinds in the order of their last entries, the last first."""
+    if type(rows) is OperandRows and rows.entries is None:
+        return [rows.templates[k] for k in dict.fromkeys(reversed(rows.kind_of))]
+    return list(reversed(rows))
+
+
+def _coalescing(row: OperandReport) -> dict:
+    return row.extra.get("coalescing") or row.extra.get("tpu") or {}
+
+
 def figures_of(t: TargetReport, mod: ModuleReport) -> TargetFigures:
-    # no figure here reads a row's ``output``: the rows are read as views, never made one by one
-    out2in = entry_views(t.output_to_input)
-    rows = out2in or entry_views(t.input_to_output)
+    out2in = _kinds(t.output_to_input)
+    rows = out2in or _kinds(t.input_to_output)
     total: int | None = 0
     heaviest: tuple[int, str] = (-1, "-")
     bad_operands: set[tuple[int, object]] = set()
     unco_at = ""
-    target = ""
     worst_mult: float | None = None
     worst_mult_at = "-"
-    for r in out2in:
+    for r, entries in out2in:
         u = r.extra.get("utilization") or {}
         b = u.get("bytes_read")
-        total = None if total is None or b is None else total + b
+        total = None if total is None or b is None else total + b * entries
         if b is not None and b > heaviest[0]:
             frac = u.get("fraction")
             share = f", {100 * frac:.0f}% of it" if frac is not None else ""
@@ -75,22 +96,23 @@ def figures_of(t: TargetReport, mod: ModuleReport) -> TargetFigures:
         # a scalar read by every output element is normal: it says nothing about the fusion
         if mult is not None and (u.get("total_elements") or 0) > 1 and (worst_mult is None or mult > worst_mult):
             worst_mult, worst_mult_at = mult, f"%{r.operand_name} read {mult:.2f}x per element"
-        c = r.extra.get("coalescing") or r.extra.get("tpu") or {}
-        target = c.get("target", target)
+        c = _coalescing(r)
         # CPU figures say "not contiguous" (no warps on a CPU), TPU figures "across tiles": the
         # same slot in the triage. An operand counts once, however many outputs read it, and
         # only where one reads it (a GPU verdict is the operand's, on every output's row).
         if c.get("verdict") in ("uncoalesced", "not contiguous", "across tiles") and not r.reads_nothing:
             bad_operands.add((r.operand, r.extra.get("operand_element")))
             unco_at = unco_at or f"%{r.operand_name}"
+    # the machine the figures are for: the last row's that names one
+    target = next((c["target"] for c in map(_coalescing, _latest_first(t.output_to_input)) if "target" in c), "")
     unco = len(bad_operands)
     # a multi-output fusion has a row per (output, operand): an operand counts once
-    operands = {(r.operand, r.extra.get("operand_element")) for r in rows}
-    several = {(r.operand, r.extra.get("operand_element")) for r in rows if r.distinct > 1}
+    operands = {(r.operand, r.extra.get("operand_element")) for r, _ in rows}
+    several = {(r.operand, r.extra.get("operand_element")) for r, _ in rows if r.distinct > 1}
     if not t.output_to_input:
         total = None
-    max_maps = max((r.distinct for r in rows), default=0)
-    most = max(rows, key=lambda r: r.distinct, default=None)
+    max_maps = max((r.distinct for r, _ in rows), default=0)
+    most = max((r for r, _ in rows), key=lambda r: r.distinct, default=None)
     worst = {
         "bytes": heaviest[1],
         "uncoalesced": (
@@ -110,9 +132,9 @@ def figures_of(t: TargetReport, mod: ModuleReport) -> TargetFigures:
         kind=t.kind,
         where="  ".join(x for x in (t.op_name, t.source_location) if x),
         operands=len(operands),
-        maps=sum(r.distinct for r in rows),
+        maps=sum(r.distinct * entries for r, entries in rows),
         several_maps=len(several),
-        unknown=sum(1 for r in rows for m in r.maps if m.text is None),
+        unknown=sum(entries for r, entries in rows for m in r.maps if m.text is None),
         bytes_read=total,
         uncoalesced=unco,
         max_reads_per_element=worst_mult,
