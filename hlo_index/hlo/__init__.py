@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .diagnostics import ParseError, format_diagnostic
-from .loader import LoadResult, hlo_files_in, load, load_path, read_text
+from .loader import LoadResult, hlo_files_in, iter_load, load, load_path, read_text
 from .model import (
     Computation,
     ConvDimLabels,
@@ -40,6 +40,7 @@ __all__ = [
     "format_instruction",
     "format_shape",
     "hlo_files_in",
+    "iter_load",
     "read_text",
     "Module",
     "Computation",

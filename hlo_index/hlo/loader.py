@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from .checks import check_module
@@ -123,19 +124,28 @@ def load(path: str) -> list[LoadResult]:
 
     Problems never raise: they come back as diagnostics, and one bad file does not stop the others.
     """
+    return list(iter_load(path))
+
+
+def iter_load(path: str) -> Iterator[LoadResult]:
+    """``load(path)``, a file at a time: a directory's next file is read once the modules of the
+    one before have been taken (and can be analysed, written and dropped first)."""
     display = "<stdin>" if path == "-" else path
     if path != "-" and os.path.isdir(path):
-        results: list[LoadResult] = []
+        found = False
         for file in hlo_files_in(path):
-            results.extend(load(file))
-        if not results:
-            results.append(LoadResult(path, None, [error("no HLO modules found in directory", path=path)]))
-        return results
+            for result in iter_load(file):
+                found = True
+                yield result
+        if not found:
+            yield LoadResult(path, None, [error("no HLO modules found in directory", path=path)])
+        return
     try:
         text = read_text(path)
     except ParseError as e:
-        return [LoadResult(display, None, e.diagnostics)]
-    return parse_checked(text, display)
+        yield LoadResult(display, None, e.diagnostics)
+        return
+    yield from parse_checked(text, display)
 
 
 def load_path(path: str) -> list[Module]:

@@ -324,7 +324,7 @@ class TextWriter:
         self.cost_lines: list[str] = []  # one per module, written with the top targets
         self.modules = 0
         self._sources: set[str] = set()
-        # modules written in part (a directory is analysed whole before its modules are handed on)
+        # modules whose targets are written in part (each handed on, to ``module``, once complete)
         self._streamed: dict[int, tuple[ModuleReport, int]] = {}
 
     def write(self, lines: Iterable[str]) -> None:

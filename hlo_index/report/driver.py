@@ -52,32 +52,39 @@ def _unreadable(path: str, message: str, diagnostics=()) -> ModuleReport:
 
 
 def _results_of(path: str):
-    """(module or None, source, diagnostics, error message) for every module the loader finds."""
-    from ..hlo import load
+    """(module or None, source, diagnostics, error message) for every module the loader finds,
+    a file at a time."""
+    from ..hlo import iter_load
 
-    out = []
-    for r in load(path):
+    for r in iter_load(path):
         message = r.diagnostics[0].message if r.diagnostics else "could not be loaded"
-        out.append((r.module, r.path, list(r.diagnostics), message))
-    return out
+        yield r.module, r.path, list(r.diagnostics), message
 
 
 def analyze_path(
     path: str, options: AnalyzeOptions, on_target: Callable[[ModuleReport], None] | None = None
 ) -> list[ModuleReport]:
     """Reports for every module in ``path``; unreadable inputs become reports flagged ``unreadable``."""
+    return list(iter_path_reports(path, options, on_target))
+
+
+def iter_path_reports(
+    path: str, options: AnalyzeOptions, on_target: Callable[[ModuleReport], None] | None = None
+) -> Iterator[ModuleReport]:
+    """``analyze_path``'s reports, each as soon as it is made: a directory's modules are handed on
+    one by one, as files named one by one are (their text, each module's cost line after it, is
+    then the same), and the next file is read after."""
     from .build import module_report
 
-    reports = []
     for module, source, diags, message in _results_of(path):
         if module is None:
-            reports.append(_unreadable(source, message, diags))
+            yield _unreadable(source, message, diags)
             continue
         if not module.source:
             module.source = source
         if not has_named_target(module, options):
             # Not an error here: the command says so once if no module has it.
-            reports.append(ModuleReport(module.name, module.source, missing_target=True))
+            yield ModuleReport(module.name, module.source, missing_target=True)
             continue
         report = module_report(
             module,
@@ -94,8 +101,7 @@ def analyze_path(
             workers=options.target_workers,
             target_encoder=options.target_encoder,
         )
-        reports.append(report)
-    return reports
+        yield report
 
 
 def has_named_target(module, options: AnalyzeOptions) -> bool:
@@ -179,7 +185,8 @@ def iter_reports(
     on_file: Callable[[str], None] | None = None,
     on_target: Callable[[ModuleReport], None] | None = None,
 ) -> Iterator[list[ModuleReport]]:
-    """Each path's reports, in the order given, as soon as they (and those before) are ready.
+    """The reports of ``paths``, in the order given, as soon as they (and those before) are ready:
+    in this process, a module at a time; from worker processes, a path at a time.
 
     With ``jobs`` > 1 and several paths, files go to worker processes, largest first; ``-``
     (stdin, which workers cannot read) is analysed here meanwhile. With one path, ``jobs``
@@ -197,10 +204,10 @@ def iter_reports(
         for i, path in enumerate(paths):
             if i:
                 _collect_if_paused()
-            reports = analyze_path(path, options, on_target)
+            for report in iter_path_reports(path, options, on_target):
+                yield [report]
             if on_file is not None:
                 on_file(path)
-            yield reports
 
 
 # Under ``--jobs auto``, the largest of several files is analysed alone (its targets shared

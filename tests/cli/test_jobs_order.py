@@ -124,3 +124,30 @@ def test_plan_files_keeps_one_process_unless_files_are_worth_sharing(tmp_path, m
     assert plan_files([str(directory)], 0) == (files, 2)
     (directory / "module_0009.big.after_optimizations.txt").write_text("HloModule big\n" + "// x\n" * 20_000)
     assert plan_files([str(directory)], 0) == ([str(directory)], 0)  # one file holds nearly all the text
+
+
+def test_text_of_a_directory_is_the_same_however_it_is_shared(tmp_path, monkeypatch):
+    """A directory read by one process, its files shared among workers, and the files named one
+    by one: the same text, each module's cost line right after the module."""
+    from click.testing import CliRunner
+
+    from hlo_index.cli import main
+    from hlo_index.report import split_targets
+
+    directory = _modules(tmp_path)
+    files = sorted(str(p) for p in directory.iterdir())
+    runner = CliRunner()
+
+    def text(*args):
+        out = runner.invoke(main, ["analyze", *args, "--color", "never", "--no-pager"])
+        assert out.exit_code == 0
+        return out.stdout
+
+    monkeypatch.setattr(split_targets, "usable_workers", lambda n: 1 if n == 0 else n)  # a busy machine
+    whole = text(str(directory))
+    assert whole == text(str(directory), "--jobs", "1") == text(str(directory), "--jobs", "2") == text(*files)
+    lines = whole.splitlines()
+    modules = [i for i, line in enumerate(lines) if line.startswith("module ")]
+    costs = [i for i, line in enumerate(lines) if line.startswith("cost of ")]
+    assert len(modules) == len(costs) == 4
+    assert all(m < c < n for m, c, n in zip(modules, costs, [*modules[1:], len(lines)]))
