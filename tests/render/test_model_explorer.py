@@ -446,3 +446,22 @@ def test_node_data_document_shape():
     doc = node_data_document(figures, "coalescing")
     assert doc["g"]["results"] == {"p0": {"value": 2}}
     assert [t["value"] for t in doc["g"]["thresholds"]] == [0, 1, 2]
+
+
+def test_written_graph_is_the_document_as_json_writes_it(tmp_path, monkeypatch):
+    """``write_graph`` writes node by node (a batch of nodes a write): its text is ``json.dumps``
+    of ``graph_document`` with compact separators, layers, pins, several graphs and modules included."""
+    import io
+
+    from hlo_index.render import model_explorer
+    from hlo_index.render.model_explorer import write_graph
+
+    monkeypatch.setattr(model_explorer, "_NODES_PER_WRITE", 3)  # several batches of the small module's nodes
+    path = tmp_path / "small.hlo"
+    path.write_text(SMALL)
+    _, _, graphs = graph_of(path)
+    out = io.StringIO()
+    write_graph([graphs, graphs], "two \u00e9", out)
+    expected = json.dumps(graph_document([graphs, graphs], "two \u00e9"), separators=(",", ":")) + "\n"
+    assert out.getvalue() == expected
+    assert '"groupNodeAttributes"' in expected and '"pinToGroupTop"' in expected
