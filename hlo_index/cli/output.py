@@ -71,6 +71,12 @@ def _pager_env() -> dict:
     return env
 
 
+# Characters handed to the stream at once: CPython 3.11's stdout keeps only the first 2,147,479,552
+# bytes of one write (Linux's cap on one write(2)) and drops the rest without a word; a --top JSON
+# document of XLA's benchmark models is 2.95 GB.
+MOST_PER_WRITE = 1 << 28
+
+
 class SafeStream:
     """A text stream whose reader may leave: a broken pipe stops the output, nothing else."""
 
@@ -82,7 +88,11 @@ class SafeStream:
         if self.broken:
             return
         try:
-            self.stream.write(text)
+            if len(text) <= MOST_PER_WRITE:
+                self.stream.write(text)
+                return
+            for start in range(0, len(text), MOST_PER_WRITE):
+                self.stream.write(text[start : start + MOST_PER_WRITE])
         except BrokenPipeError:
             self._break()
 

@@ -84,3 +84,25 @@ def test_the_document_is_the_same_through_a_pipe_a_file_and_a_text_buffer(tmp_pa
     serial = CliRunner().invoke(main, ["analyze", str(DUMP), "--format", "json", "-j", "1"]).stdout_bytes
     assert len(piped) > 100_000
     assert piped == path.read_bytes() == serial
+
+
+def test_a_long_text_reaches_the_stream_in_pieces_of_bounded_length(monkeypatch):
+    """stdout drops what is past 2 GiB of one write: a longer text goes in pieces, none longer
+    than ``MOST_PER_WRITE`` (made small here), together the text, multi-byte characters whole."""
+    from hlo_index.cli import output
+
+    monkeypatch.setattr(output, "MOST_PER_WRITE", 7)
+    pieces: list[str] = []
+
+    class Recording(io.StringIO):
+        def write(self, text: str, /) -> int:
+            pieces.append(text)
+            return super().write(text)
+
+    stream = Recording()
+    text = "é→ab" * 11
+    SafeStream(stream).write(text)
+    assert stream.getvalue() == text
+    assert len(pieces) == 7 and max(map(len, pieces)) == 7
+    SafeStream(stream).write("short")
+    assert pieces[-1] == "short"
