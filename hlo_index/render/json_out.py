@@ -250,18 +250,15 @@ def _write_ranked(modules: Iterable[ModuleReport], out: TextSink, top: int, sort
     for mi, m in enumerate(modules):
         ranking.add(mi, m)
         shells.append(ModuleReport(m.name, m.source, diagnostics=m.diagnostics, extra=m.extra))
-    picked: dict[int, list[tuple[int, TargetReport]]] = {}
-    for (mi, _), (rank, t) in sorted(ranking.ranks().items()):
-        picked.setdefault(mi, []).append((rank, t))
+    picked = ranking.by_module()
     ranked_of = {"sort": sort, "limit": top, "of": ranking.ranked}
     out.write(f'{{"schema": "{SCHEMA}", "top": {_encode(ranked_of)}, "modules": [')
     for mi, shell in enumerate(shells):
         if mi:
             out.write(", ")
-        mine = sorted(picked.get(mi, []), key=lambda p: p[0])
+        mine = picked.get(mi, [])
         shell.targets = [t for _, t in mine]
         write_module(shell, out, [r for r, _ in mine])
-        shell.targets = []
         if getattr(out, "broken", False):
             return
     out.write("]}\n")

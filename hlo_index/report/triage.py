@@ -192,10 +192,13 @@ class TopTargets:
         self._best.sort(key=lambda item: item[:3])
         del self._best[self.top :]
 
-    def ranks(self) -> dict[tuple[int, int], tuple[int, TargetReport]]:
-        """``{(module index, target index): (rank, target)}``, rank 1 the heaviest."""
+    def by_module(self) -> dict[int, list[tuple[int, TargetReport]]]:
+        """``{module index: [(rank, target), ...]}`` in rank order, rank 1 the heaviest."""
         self._cut()
-        return {(mi, ti): (r, t) for r, (_, mi, ti, t) in enumerate(self._best, 1)}
+        picked: dict[int, list[tuple[int, TargetReport]]] = {}
+        for rank, (_, mi, _, t) in enumerate(self._best, 1):
+            picked.setdefault(mi, []).append((rank, t))
+        return picked
 
 
 @dataclass(frozen=True, slots=True)
