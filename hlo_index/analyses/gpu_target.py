@@ -23,6 +23,7 @@ from typing import Any
 
 from ..context import current, register_table
 from ..hlo.dump_names import read_dump_name
+from ..hlo.model import DeferredComputation
 
 GPU, CPU, TPU, AUTO = "gpu", "cpu", "tpu", "auto"
 TARGETS = (AUTO, GPU, CPU, TPU)
@@ -52,10 +53,11 @@ _NO_EVIDENCE = "no backend construct in the dump nor backend in its file name: t
 
 def _candidates(module) -> list:
     """The instructions a backend marker can come from (few of a big dump's): fusions and those
-    with a custom-call target or a backend config."""
+    with a custom-call target or a backend config (none in a body not read yet: ``hlo.deferred``)."""
     return [
         instr
         for comp in module.computations
+        if type(comp) is not DeferredComputation
         for instr in comp.instructions
         if instr.attrs
         and (instr.opcode == "fusion" or "custom_call_target" in instr.attrs or "backend_config" in instr.attrs)

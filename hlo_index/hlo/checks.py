@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from .diagnostics import error
-from .model import Diagnostic, Instruction, Module, Shape
+from .model import Computation, Diagnostic, Instruction, Module, Shape
 from .shapes import compatible
 
 _ASYNC = ("async-start", "async-update", "async-done")
@@ -62,32 +62,43 @@ _ATTRS_CHECKED = frozenset({"result_accuracy", "execution_thread", "original_val
 
 def check_module(module: Module) -> list[Diagnostic]:
     problems: list[Diagnostic] = []
+    check_module_header(module, problems)
+    async_starts: list[Instruction] = []
+    for comp in module.computations:
+        check_computation(comp, problems, async_starts)
+    problems.extend(shared_async_computations(async_starts))
+    return problems
+
+
+def check_module_header(module: Module, problems: list[Diagnostic]) -> None:
+    """What ``check_module`` finds in the module as a whole (its header, its ENTRY markers)."""
     _check_header(module, problems)
     entries = [c for c in module.computations if c.is_entry]
     if len(entries) > 1 and all(c.line for c in entries):
         problems.append(error("expects only one ENTRY", entries[1].line, entries[1].column))
-    async_starts = []
-    for comp in module.computations:
-        written = comp.result_shape
-        if written is not None and comp.root is not None and not compatible(written, comp.root.shape):
-            problems.append(
-                error(
-                    f"Shape of computation {comp.name}, {written}, is not compatible with that of its "
-                    f"root instruction {comp.root.name}, {comp.root.shape}",
-                    comp.line,
-                    comp.column,
-                )
+
+
+def check_computation(comp: Computation, problems: list[Diagnostic], async_starts: list[Instruction]) -> None:
+    """What ``check_module`` finds in ``comp`` alone; its async-start instructions are added to
+    ``async_starts`` (``shared_async_computations`` reads them all)."""
+    written = comp.result_shape
+    if written is not None and comp.root is not None and not compatible(written, comp.root.shape):
+        problems.append(
+            error(
+                f"Shape of computation {comp.name}, {written}, is not compatible with that of its "
+                f"root instruction {comp.root.name}, {comp.root.shape}",
+                comp.line,
+                comp.column,
             )
-        for instr in comp.instructions:
-            attrs = instr.attrs
-            if instr.opcode in _CHECKED or (attrs and not _ATTRS_CHECKED.isdisjoint(attrs)):
-                message = _check_instruction(instr)
-                if message:
-                    problems.append(error(message, instr.line, instr.column))
-                if instr.opcode == "async-start":
-                    async_starts.append(instr)
-    problems.extend(_shared_async_computations(async_starts))
-    return problems
+        )
+    for instr in comp.instructions:
+        attrs = instr.attrs
+        if instr.opcode in _CHECKED or (attrs and not _ATTRS_CHECKED.isdisjoint(attrs)):
+            message = _check_instruction(instr)
+            if message:
+                problems.append(error(message, instr.line, instr.column))
+            if instr.opcode == "async-start":
+                async_starts.append(instr)
 
 
 def _check_header(module: Module, problems: list[Diagnostic]) -> None:
@@ -244,7 +255,8 @@ def _check_async(instr: Instruction) -> str | None:
     return None
 
 
-def _shared_async_computations(starts: list[Instruction]) -> list[Diagnostic]:
+def shared_async_computations(starts: list[Instruction]) -> list[Diagnostic]:
+    """An async computation called by more than one of ``starts``."""
     callers: dict[str, Instruction] = {}
     out = []
     for instr in starts:

@@ -8,12 +8,11 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from .checks import check_module
+from .deferred import DeferredBodies
 from .diagnostics import ParseError, error, line_column_of, with_source
 from .model import Diagnostic, Module
+from .module_problems import module_problems
 from .parser import gc_paused, parse_syntax_each
-from .shape_checks import check_written_shapes
-from .shape_inference import infer_module_shapes
 from .validate import link
 
 # Siblings XLA writes next to the HLO text in a dump directory.
@@ -53,29 +52,60 @@ class LoadResult:
         return self.module is not None
 
 
-def parse_checked(text: str, path: str) -> list[LoadResult]:
-    """Parse and link every module in ``text``; a module with errors becomes a result without module."""
+# Below this many characters a text is read whole even where deferring bodies is asked: the
+# bodies read later pay off where the analysis is shared among processes (``hlo.deferred``).
+DEFER_MIN_CHARS = 1 << 20
+# ... and where the bodies left unread once the module's other computations are read hold less
+# than this share of it, they are read at once.
+DEFER_MIN_SHARE = 0.25
+
+
+def parse_checked(text: str, path: str, defer_bodies: bool = False) -> list[LoadResult]:
+    """Parse and link every module in ``text``; a module with errors becomes a result without module.
+
+    ``defer_bodies``: a big text of one module whose ENTRY and callers read well may leave bodies
+    to read on first use (``hlo.deferred``), each checked as it is read: the module's ``deferred``
+    says so, and its user has every body read (``DeferredBodies.read_rest``) before it trusts an
+    answer."""
     with gc_paused():  # one collection at the end instead of many during parse and link
-        return _parse_and_link(text, path)
+        return _parse_and_link(text, path, defer_bodies and len(text) >= DEFER_MIN_CHARS and "#" not in text)
 
 
-def _parse_and_link(text: str, path: str) -> list[LoadResult]:
+def _deferred_result(parsed: list[Module | ParseError], path: str) -> list[LoadResult] | None:
+    """The one module parsed, with the bodies ``DeferredBodies`` took left unread, its other
+    computations read, linked and checked; None where that is not so clean (several modules, a
+    problem anywhere): the caller then reads the text eagerly, which words the problems."""
+    if len(parsed) != 1 or not isinstance(parsed[0], Module) or parsed[0].diagnostics:
+        return None
+    module = parsed[0]
+    bodies = module.deferred
+    if link(module, references=False, read_only=True) or not bodies.read_ones_plain(module):
+        return None
+    if not bodies.check_read(module):
+        return None
+    if bodies.unread_share() < DEFER_MIN_SHARE:  # too little left to pay for what deferring costs
+        if not bodies.read_rest():
+            return None
+        module.deferred = None  # every body read and checked: the module a whole read gives
+    return [LoadResult(path, module, [])]
+
+
+def _parse_and_link(text: str, path: str, defer: bool = False) -> list[LoadResult]:
     try:
-        parsed = parse_syntax_each(text, path)
+        parsed = parse_syntax_each(text, path, defer=DeferredBodies if defer else None)
     except Exception as e:  # noqa: BLE001  a parser bug must still not become a traceback
+        if defer:
+            return _parse_and_link(text, path)
         return [LoadResult(path, None, [error(f"internal parser error: {type(e).__name__}: {e}", path=path)])]
+    if defer and any(isinstance(m, Module) and m.deferred is not None for m in parsed):
+        deferred = _deferred_result(parsed, path)
+        return deferred if deferred is not None else _parse_and_link(text, path)
     results = []
     for module in parsed:
         if isinstance(module, ParseError):
             results.append(LoadResult(path, None, module.diagnostics))
             continue
-        found = link(module, references="#" in text)  # no output reference (%x#1) in most dumps
-        if not any(d.severity == "error" for d in found):
-            found += infer_module_shapes(module)
-        if not any(d.severity == "error" for d in found):
-            found += check_module(module)
-        if not any(d.severity == "error" for d in found):
-            found += check_written_shapes(module)
+        found = module_problems(module, references="#" in text)  # no output reference (%x#1) in most dumps
         problems = [with_source(d, text, path) for d in module.diagnostics + found]
         module.diagnostics = problems
         failed = any(d.severity == "error" for d in problems)
@@ -127,14 +157,15 @@ def load(path: str) -> list[LoadResult]:
     return list(iter_load(path))
 
 
-def iter_load(path: str) -> Iterator[LoadResult]:
+def iter_load(path: str, defer_bodies: bool = False) -> Iterator[LoadResult]:
     """``load(path)``, a file at a time: a directory's next file is read once the modules of the
-    one before have been taken (and can be analysed, written and dropped first)."""
+    one before have been taken (and can be analysed, written and dropped first). ``defer_bodies``:
+    see ``parse_checked``."""
     display = "<stdin>" if path == "-" else path
     if path != "-" and os.path.isdir(path):
         found = False
         for file in hlo_files_in(path):
-            for result in iter_load(file):
+            for result in iter_load(file, defer_bodies):
                 found = True
                 yield result
         if not found:
@@ -145,7 +176,7 @@ def iter_load(path: str) -> Iterator[LoadResult]:
     except ParseError as e:
         yield LoadResult(display, None, e.diagnostics)
         return
-    results = parse_checked(text, display)
+    results = parse_checked(text, display, defer_bodies)
     del text  # not held while the caller analyses the modules (a GPU training step's is 8.8 MB)
     yield from results
 

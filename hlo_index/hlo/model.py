@@ -445,6 +445,28 @@ class Computation:
         return f"<computation %{self.name} ({len(self.instructions)} instructions)>"
 
 
+# What a deferred computation lacks until its body is read.
+_BODY_FIELDS = frozenset({"instructions", "root", "parameters", "by_name", "operands_above"})
+
+
+class DeferredComputation(Computation):
+    """A computation whose body is read on first use (``hlo.deferred``): its name, signature and
+    position are known; reading any of ``_BODY_FIELDS`` reads the body through its module's
+    ``deferred`` bodies, and the object is then a plain :class:`Computation`, the one an eager read
+    would have made."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:  # only for the body's fields, not yet set
+        if name in _BODY_FIELDS and self.module is not None and self.module.deferred is not None:
+            self.module.deferred.read_body(self)
+            return getattr(self, name)
+        raise AttributeError(name)
+
+    def __repr__(self) -> str:
+        return f"<computation %{self.name} (body not read yet)>"
+
+
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
     """An error, warning or note about the text read, with its position."""
@@ -469,6 +491,8 @@ class Module:
     stack_frames: dict[int, SourceLocation] = field(default_factory=dict)  # stack_frame_id -> innermost frame
     diagnostics: list[Diagnostic] = field(default_factory=list)
     by_name: dict[str, Computation] = field(default_factory=dict)
+    # the bodies not read yet (``hlo.deferred.DeferredBodies``), None when every body is read
+    deferred: Any = field(default=None, repr=False)
 
     @property
     def instructions(self) -> Iterator[Instruction]:
@@ -477,7 +501,14 @@ class Module:
 
     @property
     def fusions(self) -> list[Instruction]:
-        return [i for c in self.computations for i in c.instructions if i.opcode == "fusion"]
+        # a deferred body holds no fusion (it is deferred only where its text names none)
+        return [
+            i
+            for c in self.computations
+            if type(c) is not DeferredComputation
+            for i in c.instructions
+            if i.opcode == "fusion"
+        ]
 
     def source_location(self, instr: Instruction) -> SourceLocation | None:
         md = instr.metadata

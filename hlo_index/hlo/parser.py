@@ -13,7 +13,7 @@ import gc
 import re
 import threading
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import pairwise
 from operator import attrgetter
@@ -48,7 +48,7 @@ from .lexer import (
     line_column,
     scan_value,
 )
-from .model import Computation, Diagnostic, Instruction, Metadata, Module, Shape
+from .model import Computation, DeferredComputation, Diagnostic, Instruction, Metadata, Module, Shape
 from .opcodes import XLA_OPCODES
 from .operands import NestedInstruction, Operand, OperandSyntaxError, parse_operands, written_operands
 from .reader import read_body, read_module, read_shape
@@ -142,6 +142,11 @@ _PERCENT_NAMES = A.PERCENT_NAME.findall  # the names of an operand list written 
 _PARAMETER_SHAPES = SIGNATURE_PARAMETER_SHAPE.findall  # the shape texts of a flat signature
 _OPCODE = attrgetter("opcode")
 _state = threading.local()  # inline computations found during the current parse
+# A body whose text holds one of these is read at once where bodies may be deferred: what a whole
+# module's scan looks for (its fusions, ``Module.fusions``; the backend's markers,
+# ``analyses.gpu_target``; async computations shared, ``checks``) is then never in a deferred
+# body, and such scans skip them.
+_READ_NOW = ("fusion(", "custom_call_target", "backend_config", "async-start")
 
 
 def _pending() -> list[Computation]:
@@ -577,6 +582,22 @@ class _ModelBuilder:
         params = [p for p in c[:-1] if p is not None]
         return _Signature(params, c[-1])
 
+    def body_close(self, text: str, start: int, end: int, deferrable: bool) -> int | None:
+        """Where the body that starts at ``start`` closes, when it is to be read later (``defer``
+        bodies: a computation's with a flat signature, not the ENTRY's, with none of ``_READ_NOW``
+        in its text, closed by a ``}`` at the start of a line); None: read it now. With ``defer``
+        bodies, every body's extent is kept (``DeferredBodies.lines_of``)."""
+        bodies = getattr(_state, "defer", None)
+        if bodies is None or _state.depth:
+            return None
+        close = text.find("\n}", start, end)
+        if close < 0:
+            return None
+        close += 1
+        later = deferrable and not any(text.find(word, start, close) >= 0 for word in _READ_NOW)
+        _state.body = (start, close, later)
+        return close if later else None
+
     def computation(self, c: Children) -> Computation:
         if not _state.depth:
             _state.defined = OperandTexts()  # the next computation's names are its own
@@ -586,7 +607,15 @@ class _ModelBuilder:
             i = 1
         name_tok = c[i]
         comp = Computation(_name(name_tok), is_entry=is_entry, line=name_tok.start_pos)
-        instructions = comp.instructions
+        body = getattr(_state, "body", None)
+        if body is not None:
+            _state.body = None
+            start, close, later = body
+            if later:
+                comp.__class__ = DeferredComputation
+                del comp.instructions, comp.root, comp.parameters, comp.by_name, comp.operands_above
+            _state.defer.found(comp, start, close, later)
+        instructions = comp.instructions if body is None or not body[2] else []
         for item in c[i + 1 :]:
             if type(item) is Instruction:
                 instructions.append(item)
@@ -606,7 +635,7 @@ class _ModelBuilder:
         module = Module(_name(c[1]))
         tables: dict[str, str] = {}
         for item in c[2:]:
-            if type(item) is Computation:
+            if isinstance(item, Computation):  # deferred ones too
                 module.computations.append(item)
             elif item.type == "ATTR":
                 module.attrs.update(_split_attrs(item))
@@ -614,6 +643,9 @@ class _ModelBuilder:
                 tables[item.value.split(None, 1)[0]] = item.value
         if tables:
             module.stack_frames = A.stack_frames(tables)
+        bodies = getattr(_state, "defer", None)
+        if bodies is not None and bodies.pending():
+            module.deferred = bodies
         _finish_module(module)
         return module
 
@@ -747,7 +779,7 @@ def _check_written_operand_shapes(module: Module) -> None:
         if id(instr) in prechecked:
             continue
         if comp_of is None:
-            comp_of = {id(i): comp for comp in module.computations for i in comp.instructions}
+            comp_of = {id(i): comp for comp in _read_computations(module) for i in comp.instructions}
         owner = comp_of.get(id(instr))
         if owner is None:
             continue
@@ -814,21 +846,17 @@ def _finish_module(module: Module) -> None:
     _state.shaped = []
     _state.prechecked = set()
     opcodes: set[str] = set()
-    for comp in module.computations:
+    for comp in _read_computations(module):
         opcodes.update(map(_OPCODE, comp.instructions))
     if any(async_sugar(op) for op in opcodes if op not in XLA_OPCODES):
         desugar_module(module)
     entry = None
     line_column = _state.lines
-    newlines = line_column.newlines
     for comp in module.computations:
         comp.module = module
         comp.line, comp.column = line_column(comp.line)
-        for instr in comp.instructions:  # LineIndex inlined: one call per instruction less
-            pos = instr.line
-            i = bisect_right(newlines, pos - 1)
-            instr.line = i + 1
-            instr.column = pos - newlines[i - 1] if i else pos + 1
+        if type(comp) is not DeferredComputation:
+            _place(comp.instructions, line_column.newlines)
         if comp.is_entry:
             entry = comp
     if entry is None and last_written is not None:
@@ -839,13 +867,28 @@ def _finish_module(module: Module) -> None:
         _resolve_source_locations(module)
 
 
-def _resolve_source_locations(module: Module) -> None:
-    """Fill metadata source_file/line from the stack-frame tables (innermost frame)."""
+def _read_computations(module: Module) -> Iterator[Computation]:
+    """The computations of ``module`` whose bodies are read (all but the deferred ones)."""
+    return (comp for comp in module.computations if type(comp) is not DeferredComputation)
+
+
+def _place(instructions: list[Instruction], newlines: Sequence[int]) -> None:
+    """Each instruction's text offset (kept in ``line`` while reading) as its line and column."""
+    for instr in instructions:  # LineIndex inlined: one call per instruction less
+        pos = instr.line
+        i = bisect_right(newlines, pos - 1)
+        instr.line = i + 1
+        instr.column = pos - newlines[i - 1] if i else pos + 1
+
+
+def _resolve_source_locations(module: Module, computations: Iterable[Computation] | None = None) -> None:
+    """Fill metadata source_file/line from the stack-frame tables (innermost frame), in
+    ``computations`` (every read one by default)."""
     from dataclasses import replace
 
     frames = module.stack_frames
     resolved: dict[int, tuple[Metadata, Metadata]] = {}
-    for comp in module.computations:
+    for comp in _read_computations(module) if computations is None else computations:
         for instr in comp.instructions:
             md = instr.metadata
             if md is None or not md.stack_frame_id or md.source_file:
@@ -1027,15 +1070,65 @@ def _outside_strings(text: str, starts: list[int]) -> list[int]:
     return kept
 
 
-def parse_syntax_each(text: str, source: str = "<string>") -> list[Module | ParseError]:
+def parse_syntax_each(text: str, source: str = "<string>", defer: Any = None) -> list[Module | ParseError]:
     """Parse every module of ``text`` on its own (without linking, see ``validate.link``): a
-    Module, or the ParseError of that module's first syntax problem, per module span."""
+    Module, or the ParseError of that module's first syntax problem, per module span.
+
+    ``defer``: what keeps bodies to read later (``hlo.deferred.DeferredBodies``): called with the
+    text, its line index and the current analysis context, it is told each body the direct reader
+    finds (``found``) and becomes the ``deferred`` of a module that has bodies not read."""
     _state.text = text
     _state.lines = LineIndex(text)
+    _state.defer = None if defer is None else defer(text, _state.lines, current())
+    _state.body = None
     out: list[Module | ParseError] = []
-    with gc_paused():
-        _parse_spans(text, source, out)
+    try:
+        with gc_paused():
+            _parse_spans(text, source, out)
+    finally:
+        _state.defer = _state.body = None
     return out
+
+
+class DeferredReadError(Exception):
+    """A deferred body that does not read as an eager read would have read it (the caller reads
+    the whole text again, eagerly: that read words any error)."""
+
+
+def read_deferred_body(module: Module, start: int, close: int, text: str, lines: LineIndex) -> list[Instruction]:
+    """The instructions of the body ``text[start:close]`` of a computation of ``module``, read as
+    the eager read reads them (positions, metadata), in the analysis context current at the read
+    (the caller's: the parse memos then share objects as one read does). Raises DeferredReadError
+    where a body needs what only a whole-module read gives (inline computations, nested
+    instructions' names, shapes to infer or check across the list, async sugar)."""
+    _reset_module_state()
+    _state.text, _state.lines, _state.fast, _state.defer, _state.body = text, lines, True, None, None
+    try:
+        instructions: list[Instruction] = read_body(Source(text, start, close), _BUILDER)
+        if (
+            _state.pending
+            or _state.anon
+            or _state.duplicates
+            or len(_state.prechecked) != len(_state.shaped)
+            or any(i.shape is UNKNOWN_SHAPE for i in instructions)
+            or any(async_sugar(op) for op in set(map(_OPCODE, instructions)) if op not in XLA_OPCODES)
+        ):
+            raise DeferredReadError
+    except DeferredReadError:
+        raise
+    except Exception:  # noqa: BLE001  declined, invalid or worse: the eager read decides, and words it
+        raise DeferredReadError from None
+    finally:
+        _state.text = _state.lines = None
+        _reset_module_state()
+    _place(instructions, lines.newlines)
+    return instructions
+
+
+def resolve_source_locations(module: Module, computation: Computation) -> None:
+    """``computation``'s metadata given their stack-frame locations, as a read of the module gives."""
+    if module.stack_frames:
+        _resolve_source_locations(module, (computation,))
 
 
 def _parse_spans(text: str, source: str, out: list[Module | ParseError]) -> None:
@@ -1073,6 +1166,7 @@ def _parse_module_text(source: Source) -> list[Module]:
     finally:
         _state.fast = False
     _reset_module_state()
+    _state.defer = _state.body = None  # the grammar reads every body now
     return cast("list[Module]", _lark().parse(source, start="start"))
 
 

@@ -106,7 +106,8 @@ def _computation(ts: _Tokens, builder: Any) -> Any:
         raise Declined
     children.append(tok)
     tok = ts.advance()
-    if tok.type == "SIGNATURE":
+    flat = tok.type == "SIGNATURE"
+    if flat:
         children.append(builder.signature([tok]))
         tok = ts.advance()
     elif tok.type == "_LPAR":
@@ -114,7 +115,14 @@ def _computation(ts: _Tokens, builder: Any) -> Any:
     tok = ts.take_run("ATTR", children)
     if tok.type != "_LBRACE":
         raise Declined
-    tok = ts.advance()
+    # a body the builder reads later (``hlo.deferred``): the tokens go on at its closing brace
+    deferrable = flat and children[0].type != "ENTRY"
+    close = builder.body_close(ts.text, (tok.start_pos or 0) + 1, ts.end, deferrable)
+    if close is not None:
+        ts.restart(close)
+        tok = ts.tok
+    else:
+        tok = ts.advance()
     while tok.type != "_RBRACE":
         children.append(_instruction(ts, builder))
         tok = ts.tok

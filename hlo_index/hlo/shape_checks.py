@@ -16,7 +16,7 @@ from operator import attrgetter
 
 from .diagnostics import error
 from .gather_scatter_checks import gather_dimension_numbers, scatter_dimension_numbers
-from .model import ELEMENT_BITS, Diagnostic, Instruction, Module, Shape, WindowDim
+from .model import ELEMENT_BITS, Computation, Diagnostic, Instruction, Module, Shape, WindowDim
 from .opcodes import ELEMENTWISE_OPCODES, OPERAND_COUNTS
 from .shape_inference import ShapeInferenceError, infer_shape, is_unknown, nonpositive_window_field
 from .signature_checks import SIGNATURE_CHECKS, reached_from_entry
@@ -27,13 +27,28 @@ _SHAPE_OF = attrgetter("shape")
 
 def check_written_shapes(module: Module) -> list[Diagnostic]:
     problems: list[Diagnostic] = []
-    # What a check reads (the op, its shape, its operands' shapes, its attributes) where it found
-    # nothing wrong, by identity: the parser shares one object per shape and per typed attribute
-    # text, so a dump's many broadcasts, slices and transposes are a few distinct cases. (Objects
-    # of the module: alive, so an id stands for one object here.)
-    passed: set[tuple[object, ...]] = set()
-    fitting: set[tuple[object, ...]] = set()  # the same for the computations that ops apply
+    checks = WrittenShapeChecks()
     for comp in module.computations:
+        checks.check(comp, problems)
+    return problems
+
+
+class WrittenShapeChecks:
+    """The written shapes' checks, a computation at a time, with what they found right kept for
+    the next ones: what a check reads (the op, its shape, its operands' shapes, its attributes)
+    where it found nothing wrong, by identity. The parser shares one object per shape and per
+    typed attribute text, so a dump's many broadcasts, slices and transposes are a few distinct
+    cases. (Objects of the module: alive, so an id stands for one object here.)"""
+
+    __slots__ = ("fitting", "passed")
+
+    def __init__(self) -> None:
+        self.passed: set[tuple[object, ...]] = set()
+        self.fitting: set[tuple[object, ...]] = set()  # the same for the computations that ops apply
+
+    def check(self, comp: Computation, problems: list[Diagnostic]) -> None:
+        """The problems of ``comp``'s instructions, added to ``problems``."""
+        passed, fitting = self.passed, self.fitting
         for instr in comp.instructions:
             if instr.opcode not in _CHECKED:  # most ops: one look-up
                 continue
@@ -96,7 +111,6 @@ def check_written_shapes(module: Module) -> list[Diagnostic]:
                 problems.append(error(f"%{instr.name} is invalid ({rule}): {message}", instr.line, instr.column))
             else:
                 passed.add(case)
-    return problems
 
 
 def _inferred(instr: Instruction) -> str | None:

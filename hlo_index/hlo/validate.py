@@ -12,16 +12,17 @@ from operator import attrgetter
 from .attributes import CALLEE_ROLES, MULTI_CALLEE_ROLES, SINGLE_CALLEE_ROLES
 from .diagnostics import error
 from .literals import check_literal
-from .model import Computation, Diagnostic, Instruction, Module, Shape
+from .model import Computation, DeferredComputation, Diagnostic, Instruction, Module, Shape
 from .opcodes import OPERAND_COUNTS
 
 _OPERAND_NAMES = attrgetter("operand_names")
 
 
-def link(module: Module, references: bool = True) -> list[Diagnostic]:
+def link(module: Module, references: bool = True, read_only: bool = False) -> list[Diagnostic]:
     """Fill ``by_name``, ``root``, ``parameters``, ``operands``, ``called``; return the problems.
     ``references``: whether an operand may be an output reference (``%x#1``); the loader passes
-    False for a text without a ``#``."""
+    False for a text without a ``#``. ``read_only``: the computations whose bodies are read only
+    (a deferred body is linked when it is read: ``link_computation``)."""
     problems: list[Diagnostic] = []
     module.by_name = {}
     for comp in module.computations:
@@ -31,9 +32,21 @@ def link(module: Module, references: bool = True) -> list[Diagnostic]:
     # (shape, literal text) -> XLA's complaint or None: a dump repeats a few constants (0, 1, -inf)
     literals: dict[tuple[Shape, str], str | None] = {}
     for comp in module.computations:
+        if read_only and type(comp) is DeferredComputation:
+            continue
         _link_computation(module, comp, problems, literals, references)
     if module.entry is None:
         problems.append(error(f"module {module.name} has no computations", 1, 1))
+    return problems
+
+
+def link_computation(
+    module: Module, comp: Computation, literals: dict[tuple[Shape, str], str | None]
+) -> list[Diagnostic]:
+    """Link one computation of an already linked ``module`` (a body read after the others);
+    ``literals``: the constants' memo shared by the module's calls (see ``link``)."""
+    problems: list[Diagnostic] = []
+    _link_computation(module, comp, problems, literals, references=False)
     return problems
 
 

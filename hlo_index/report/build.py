@@ -12,6 +12,7 @@ from ..api import SelectedTarget, TargetNotFound, operand_info, select_targets
 from ..context import current
 from ..fusion import OperandIndexing, RowTable, callee_of, input_to_output_table, output_to_input_table
 from ..fusion.traverse import callee_misfit
+from ..hlo.deferred import DeferredBodyProblem
 from ..hlo.model import Computation, Diagnostic, Instruction, Module, Shape
 from ..hlo.written_shapes import reached_instructions, written_shape_problem
 from . import cost, finding_kinds, operand_figures, source, split_targets
@@ -349,6 +350,8 @@ def module_report(
             target_encoder,
         )
         _module_figures(report, module, options)
+        if module.deferred is not None and module.deferred.failed:  # a body read late, not cleanly
+            raise DeferredBodyProblem(module.name)
 
     if own_context:
         with current().child():
@@ -387,7 +390,10 @@ def _report_targets(
     # own rows and verification checks each target's own maps
     twins = None if verify or (options or {}).get("check") else new_twins()
     shares = split_targets.plan(selected, options, workers)
+    bodies = module.deferred  # bodies read on first use: trusted once the module is checked
     if shares is None:
+        if bodies is not None and not bodies.read_rest():  # each body checked before any answer
+            raise DeferredBodyProblem(module.name)
         for item in selected:
             _report_target(item, module, report, direction, options, twins, verify, verify_samples, seed, verified)
             if on_target is not None:
@@ -424,9 +430,17 @@ def _report_targets(
             return i, [split_targets.spilled(t, encode, worker, files[worker]) for t in made], said, entries, row
 
     machine = module_target(module, (options or {}).get("target", "auto")).target
-    records = split_targets.run_split(
-        groups, processes, analyse_one, to_send, lambda: cost.prepare_totals(module, options or {}), machine
+    records, said = split_targets.run_split(
+        groups,
+        processes,
+        analyse_one,
+        to_send,
+        lambda: cost.prepare_totals(module, options or {}),
+        machine,
+        None if bodies is None else lambda: (not bodies.failed, bodies.names_read()),
     )
+    if bodies is not None and not _all_bodies_clean(bodies, said, processes - 1):
+        raise DeferredBodyProblem(module.name)
     del targets[starts[0] :], diagnostics[starts[1] :], costs[starts[2] :]
     rows = []
     for i, made, said, entries, row in records:
@@ -441,6 +455,16 @@ def _report_targets(
         if on_target is not None and made:
             on_target(report)
     cost.take_total_rows(module, options or {}, rows)
+
+
+def _all_bodies_clean(bodies, said: list, workers: int) -> bool:
+    """Whether every deferred body was read, here or by a worker, and found clean (``said``: each
+    worker's (clean, names read); where a worker said nothing, every body it may have read is
+    read here)."""
+    if any(not clean for clean, _ in said):
+        return False
+    elsewhere = set().union(*(names for _, names in said)) if len(said) == workers else None
+    return bodies.read_rest(elsewhere)
 
 
 def _report_target(

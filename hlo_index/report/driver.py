@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 
+from ..hlo.deferred import DeferredBodyProblem
 from .model import DiagnosticReport, ModuleReport, TargetReport
 
 
@@ -51,14 +52,18 @@ def _unreadable(path: str, message: str, diagnostics=()) -> ModuleReport:
     return report
 
 
-def _results_of(path: str):
+def _results_of(path: str, defer_bodies: bool = False):
     """(module or None, source, diagnostics, error message) for every module the loader finds,
-    a file at a time."""
+    a file at a time (``defer_bodies``: see ``hlo.loader.parse_checked``)."""
     from ..hlo import iter_load
 
-    for r in iter_load(path):
-        message = r.diagnostics[0].message if r.diagnostics else "could not be loaded"
-        yield r.module, r.path, list(r.diagnostics), message
+    for r in iter_load(path, defer_bodies):
+        yield _result(r)
+
+
+def _result(r):
+    message = r.diagnostics[0].message if r.diagnostics else "could not be loaded"
+    return r.module, r.path, list(r.diagnostics), message
 
 
 def analyze_path(
@@ -74,9 +79,7 @@ def iter_path_reports(
     """``analyze_path``'s reports, each as soon as it is made: a directory's modules are handed on
     one by one, as files named one by one are (their text, each module's cost line after it, is
     then the same), and the next file is read after."""
-    from .build import module_report
-
-    for module, source, diags, message in _results_of(path):
+    for module, source, diags, message in _results_of(path, _defers_bodies(options)):
         if module is None:
             yield _unreadable(source, message, diags)
             continue
@@ -86,22 +89,50 @@ def iter_path_reports(
             # Not an error here: the command says so once if no module has it.
             yield ModuleReport(module.name, module.source, missing_target=True)
             continue
-        report = module_report(
-            module,
-            options.direction,
-            options.fusion,
-            options.computation,
-            options.instruction,
-            options.extra,
-            on_target,
-            verify=options.verify,
-            verify_samples=options.verify_samples,
-            seed=options.seed,
-            fusions_only=options.fusions_only,
-            workers=options.target_workers,
-            target_encoder=options.target_encoder,
-        )
+        try:
+            report = _module_report(module, options, on_target)
+        except DeferredBodyProblem:  # not as a whole read gives it: read whole, as without deferring
+            from ..hlo.loader import parse_checked
+
+            (again,) = parse_checked(module.deferred.read_again(), source)
+            module, source, diags, message = _result(again)
+            if module is None:
+                yield _unreadable(source, message, diags)
+                continue
+            report = _module_report(module, options, on_target)
         yield report
+
+
+def _defers_bodies(options: AnalyzeOptions) -> bool:
+    """Whether a big module's bodies may be read by the processes that analyse them
+    (``hlo.deferred``): where its targets are all its fusions, shared among processes."""
+    if options.target_workers == 1 or options.verify or options.fusions_only or options.extra.get("fusion_candidate"):
+        return False
+    if options.fusion or options.computation or options.instruction:
+        return False
+    from .split_targets import usable_workers
+
+    return usable_workers(options.target_workers) > 1
+
+
+def _module_report(module, options: AnalyzeOptions, on_target) -> ModuleReport:
+    from .build import module_report
+
+    return module_report(
+        module,
+        options.direction,
+        options.fusion,
+        options.computation,
+        options.instruction,
+        options.extra,
+        on_target,
+        verify=options.verify,
+        verify_samples=options.verify_samples,
+        seed=options.seed,
+        fusions_only=options.fusions_only,
+        workers=options.target_workers,
+        target_encoder=options.target_encoder,
+    )
 
 
 def has_named_target(module, options: AnalyzeOptions) -> bool:

@@ -140,7 +140,8 @@ def run_split(
     to_send: Callable[[Record, int], Record] | None = None,
     first: Callable[[], None] | None = None,
     machine: str = "",
-) -> list[Record]:
+    after: Callable[[], object] | None = None,
+) -> tuple[list[Record], list]:
     """Every target's record, in target order: ``groups`` (heaviest first) analysed by this
     process and ``processes - 1`` forked workers, each taking the next group whenever it is free
     (a pipe of tickets, written before the fork: a process that dies loses only what it took).
@@ -148,7 +149,9 @@ def run_split(
     record as it is made (writes its JSON text to a file of its own, say). ``first()``: what this
     process does alone before it takes a group (what the module's totals add for the instructions
     no target costs); the workers take more groups meanwhile. A worker's groups that never come
-    back are analysed here afterwards. ``machine``: the dump's (``preload``)."""
+    back are analysed here afterwards. ``machine``: the dump's (``preload``). ``after()``: what
+    each worker says once its groups are done (what it found as it read the module's deferred
+    bodies: ``hlo.deferred``), given back beside the records, one per worker that ended well."""
     import pickle  # here: a module too small to split never needs it
 
     preload(machine)
@@ -173,7 +176,8 @@ def run_split(
             code = 1
             try:
                 os.close(records_read)
-                data = pickle.dumps(take(k), pickle.HIGHEST_PROTOCOL)
+                made = take(k)
+                data = pickle.dumps((made, after() if after is not None else None), pickle.HIGHEST_PROTOCOL)
                 with os.fdopen(records_write, "wb") as out:
                     out.write(data)
                 code = 0
@@ -187,19 +191,22 @@ def run_split(
         records = take(0)
     finally:
         os.close(read_end)
+    said = []
     for pid, records_read in children:
         with os.fdopen(records_read, "rb") as pipe:
             data = pipe.read()
         _, status = os.waitpid(pid, 0)
         if os.waitstatus_to_exitcode(status) == 0:
             with contextlib.suppress(Exception):  # a truncated stream: its groups are analysed below
-                records.extend(pickle.loads(data))
+                made, says = pickle.loads(data)
+                records.extend(made)
+                said.append(says)
     done = {r[0] for r in records}
     for i in sorted(i for g in groups for i in g if i not in done):  # a failed worker's, done here
         record = analyse_one(i)
         records.append(to_send(record, 0) if to_send is not None else record)
     records.sort(key=lambda r: r[0])
-    return records
+    return records, said
 
 
 def spill_files(count: int) -> list:
@@ -274,22 +281,32 @@ def _group(item: SelectedTarget, index: int) -> tuple[object, int]:
     that equal structures share (``_outline``); any other target is a group alone."""
     target = item.target
     if isinstance(target, Computation):
-        return ("alone", index), estimated_work(len(target.instructions))
+        return ("alone", index), estimated_work(_size(target))
     callee = callee_of(target)
-    work = estimated_work(len(callee.instructions) if callee is not None else 1)
+    work = estimated_work(_size(callee) if callee is not None else 1)
     comp = target.fused_computation if item.kind == "fusion" else None
     return (_outline(target, comp) if comp is not None else ("alone", index)), work
 
 
+def _size(comp: Computation) -> int:
+    """``comp``'s instruction count, from its text's lines where its body may be unread
+    (``hlo.deferred``: the same count, which ``read_body`` makes sure of)."""
+    bodies = comp.module.deferred if comp.module is not None else None
+    lines = bodies.lines_of(comp) if bodies is not None else None
+    return len(comp.instructions) if lines is None else lines
+
+
 def _outline(fusion, comp: Computation) -> tuple:
     """What every fusion of one structure has in common and a quick look at each fusion reads:
-    its fused computation's opcodes in order, and its result's and operands' shapes. Equal
-    structures (``structure_keys.fusion_shape_key``) have equal outlines; the structures
-    themselves (a walk over every fused instruction, most of the analysis's fingerprinting) are
-    then computed by the processes that analyse them, not all here before the fork. Two
-    structures with one outline share a group: analysed by one process, no less exactly."""
+    its fused computation's opcodes in order (where bodies are read on first use, its instruction
+    count: no body is read here), and its result's and operands' shapes. Equal structures
+    (``structure_keys.fusion_shape_key``) have equal outlines; the structures themselves (a walk
+    over every fused instruction, most of the analysis's fingerprinting) are then computed by the
+    processes that analyse them, not all here before the fork. Two structures with one outline
+    share a group: analysed by one process, no less exactly."""
+    deferred = comp.module is not None and comp.module.deferred is not None
     return (
-        tuple(map(_OPCODE, comp.instructions)),
+        _size(comp) if deferred else tuple(map(_OPCODE, comp.instructions)),
         shape_token(fusion.shape),
         tuple([shape_token(o.shape) for o in fusion.operands]),
     )

@@ -14,6 +14,7 @@ from hlo_index.analyses.structure_keys import fusion_shape_key
 from hlo_index.api import select_targets
 from hlo_index.cli import main
 from hlo_index.context import AnalysisContext
+from hlo_index.hlo import loader
 from hlo_index.hlo.loader import load_path
 from hlo_index.report import build, split_targets
 from hlo_index.report.split_targets import run_split, tickets, usable_workers
@@ -36,9 +37,12 @@ DUMPS = [
 
 @pytest.fixture
 def always_split(monkeypatch):
-    """Every module is split, however little it holds; two workers even on one CPU."""
+    """Every module is split, however little it holds; two workers even on one CPU; and its
+    bodies are left to the processes that analyse them wherever they can be (``hlo.deferred``)."""
     monkeypatch.setattr(split_targets, "MIN_WORK_TO_SPLIT", 0)
     monkeypatch.setattr(split_targets, "usable_workers", lambda asked: asked)
+    monkeypatch.setattr(loader, "DEFER_MIN_CHARS", 0)
+    monkeypatch.setattr(loader, "DEFER_MIN_SHARE", 0.0)
 
 
 def _run(args: list[str]) -> tuple[int, str, str]:
@@ -135,7 +139,7 @@ def test_free_processes_take_the_next_group_and_records_come_back_in_order():
         return i, made, said, [k]
 
     # this process's own work first: it waits until a worker has taken a group, so both take some
-    records = run_split(groups, 2, analyse_one, to_send, first=lambda: os.read(signal_read, 1))
+    records, _ = run_split(groups, 2, analyse_one, to_send, first=lambda: os.read(signal_read, 1))
     os.close(signal_read), os.close(signal_write)
     assert [r[0] for r in records] == list(range(10))
     assert [r[1] for r in records] == [[f"t{i}"] for i in range(10)]
@@ -153,7 +157,7 @@ def test_a_worker_that_dies_mid_group_loses_nothing():
             os._exit(3)  # killed while analysing whatever it took
         return i, [i], [], []
 
-    records = run_split(groups, 2, analyse_one)
+    records, _ = run_split(groups, 2, analyse_one)
     assert [r[0] for r in records] == [0, 1, 2, 3, 4, 5]
 
 

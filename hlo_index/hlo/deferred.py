@@ -1,0 +1,173 @@
+"""Computation bodies read on first use, by the process that needs them.
+
+A GPU training step's dump is mostly fused computations (the A100 Pax step: 29,123 of its 37,026
+instructions, 5.2 of its 8.8 MB), and reading them is most of the parse. Where a module's fusions
+are shared among processes (``report.split_targets``), each fused body is needed by one of them
+only: so the loader may leave those bodies unread (``loader.parse_checked``'s ``defer_bodies``),
+and each is read, exactly as a read of the whole text reads it, when it is first used.
+
+The loader's checks (``module_problems``) are made in parts: the module's own and its read
+computations' at load (``check_read``), each deferred body's as it is read (with the bodies its
+instructions call, which their checks read), by whichever process reads it. Every body is read
+by some process before an answer is trusted (``read_rest``); where any part finds a problem, or a
+body needs what only a read of the whole module gives, the module is read again, eagerly, and
+analysed as it would have been (``DeferredBodyProblem``): the eager read words the problems.
+
+A body is deferred where the direct reader reads its computation: a flat signature, not the
+ENTRY, none of ``parser._READ_NOW`` in its text (so the scans of a whole module for its fusions,
+its backend's markers or its async computations need no deferred body), closed by a ``}`` at the
+start of a line.
+"""
+
+from __future__ import annotations
+
+from array import array
+from typing import Any
+
+from .checks import check_computation, check_module_header, shared_async_computations
+from .lexer import LineIndex
+from .model import Computation, DeferredComputation, Diagnostic, Instruction, Module, Shape
+from .parser import DeferredReadError, read_deferred_body, resolve_source_locations
+from .shape_checks import WrittenShapeChecks
+from .validate import link_computation
+
+
+class DeferredBodyProblem(Exception):
+    """A module with deferred bodies is not as a whole read would give it: read it again, eagerly."""
+
+
+class _Lines(LineIndex):
+    """A line index kept while bodies wait: the newlines' offsets in a compact array."""
+
+    def __init__(self, newlines: Any):  # the offsets given, not found in a text
+        self.newlines = newlines
+
+
+class DeferredBodies:
+    """The unread bodies of one module's text: where each is (``found``), read on first use
+    (``read_body``), and the text they are read from."""
+
+    def __init__(self, text: str, lines: LineIndex, context: Any):
+        self.text: str | None = text
+        self.lines: LineIndex = _Lines(array("q", lines.newlines))
+        self.context = context  # the analysis context of the read: its parse memos are shared
+        self.unread: dict[Computation, tuple[int, int]] = {}
+        self.extent: dict[str, tuple[int, int]] = {}  # every body's, by computation name
+        self.literals: dict[tuple[Shape, str], str | None] = {}
+        self.written = WrittenShapeChecks()  # shared by the checks of every part, as by one whole check
+        self.read: set[Computation] = set()  # the bodies this process read
+        self.failed = False  # a problem found, or a body read differently from a whole read
+
+    def found(self, comp: Computation, start: int, close: int, later: bool) -> None:
+        """The reader met ``comp``'s body at ``text[start:close]``, to be read later or not."""
+        self.extent[comp.name] = (start, close)
+        if later:
+            self.unread[comp] = (start, close)
+
+    def pending(self) -> bool:
+        return bool(self.unread)
+
+    def unread_share(self) -> float:
+        """The share of the text in bodies not read yet."""
+        if not self.text:
+            return 0.0
+        return sum(close - start for start, close in self.unread.values()) / len(self.text)
+
+    def lines_of(self, comp: Computation) -> int | None:
+        """The lines between ``comp``'s braces less one: its instruction count where each
+        instruction has a line, as XLA writes them (``read_body`` makes sure); None if unknown."""
+        extent = self.extent.get(comp.name)
+        if extent is None or self.text is None:
+            return None
+        return self.text.count("\n", *extent) - 1
+
+    def read_ones_plain(self, module: Module) -> bool:
+        """Whether the computations read so far need nothing that only the module's checks give
+        (a shape to infer) and have one instruction a line (``lines_of``)."""
+        for comp in module.computations:
+            if type(comp) is DeferredComputation:
+                continue
+            if any(i.shape.element_type == "unknown" and i.shape.tuple_shapes is None for i in comp.instructions):
+                return False
+            lines = self.lines_of(comp)
+            if lines is not None and lines != len(comp.instructions):
+                return False
+        return True
+
+    def check_read(self, module: Module) -> bool:
+        """The loader's checks of ``module`` as a whole and of its computations read so far (with
+        the deferred bodies their instructions call, read now: their checks read them): True
+        where they find nothing."""
+        try:
+            for comp in [c for c in module.computations if type(c) is not DeferredComputation]:
+                self._read_callees(comp)
+            problems: list[Diagnostic] = []
+            check_module_header(module, problems)
+            starts: list[Instruction] = []
+            for comp in module.computations:
+                if type(comp) is not DeferredComputation and comp not in self.read:
+                    check_computation(comp, problems, starts)
+                    self.written.check(comp, problems)
+            problems += shared_async_computations(starts)
+        except DeferredBodyProblem:
+            return False
+        return not problems and not self.failed
+
+    def read_body(self, comp: Computation) -> None:
+        """Read ``comp``'s body into it, link and check it (and the bodies it calls); ``comp`` is
+        then a plain Computation. Where that cannot be done as a whole read does it, or the
+        checks find a problem, ``failed`` is set (and stays: a caller may swallow the exception)
+        and DeferredBodyProblem raised."""
+        extent = self.unread.pop(comp, None)
+        module = comp.module
+        comp.__class__ = Computation
+        comp.instructions, comp.root, comp.parameters, comp.by_name, comp.operands_above = [], None, {}, {}, False
+        if extent is None or self.text is None or module is None:
+            self.failed = True
+            raise DeferredBodyProblem(f"the body of %{comp.name} cannot be read")
+        try:
+            comp.instructions = self.context.run(read_deferred_body, module, *extent, self.text, self.lines)
+        except DeferredReadError:  # (any failure of the read is one)
+            self.failed = True
+            raise DeferredBodyProblem(f"the body of %{comp.name} needs the whole module read") from None
+        self.read.add(comp)
+        resolve_source_locations(module, comp)
+        problems = link_computation(module, comp, self.literals)
+        if not problems and len(comp.instructions) == self.lines_of(comp):
+            self._read_callees(comp)
+            starts: list[Instruction] = []
+            check_computation(comp, problems, starts)
+            self.written.check(comp, problems)
+            if not problems and not starts:
+                return
+        self.failed = True
+        raise DeferredBodyProblem(f"the body of %{comp.name} is not as a whole read gives it")
+
+    def _read_callees(self, comp: Computation) -> None:
+        """Read the deferred bodies ``comp``'s instructions call but a fusion's (``read_body``)."""
+        for instr in comp.instructions:
+            if instr.called and instr.opcode != "fusion":
+                for callee in instr.called.values():
+                    if type(callee) is DeferredComputation:
+                        self.read_body(callee)
+
+    def read_rest(self, read_elsewhere: set[str] | None = None) -> bool:
+        """Read (and so check) every body not read yet, but those ``read_elsewhere`` (by name: by
+        another process, which checked them): True where nothing failed here."""
+        try:
+            for comp in list(self.unread):
+                if read_elsewhere is None or comp.name not in read_elsewhere:
+                    self.read_body(comp)
+        except Exception:  # noqa: BLE001  anything unexpected: the module is read again, eagerly
+            self.failed = True
+        return not self.failed
+
+    def names_read(self) -> set[str]:
+        """The bodies this process read (each checked as it was)."""
+        return {comp.name for comp in self.read}
+
+    def read_again(self) -> str:
+        """The text, for the eager read that replaces a module found unclean."""
+        if self.text is None:
+            raise DeferredBodyProblem("the text is gone")
+        return self.text
