@@ -126,7 +126,7 @@ class DeferredBodies:
             self.failed = True
             raise DeferredBodyProblem(f"the body of %{comp.name} cannot be read")
         try:
-            comp.instructions = self.context.run(read_deferred_body, module, *extent, self.text, self.lines)
+            comp.instructions = self.context.run(read_deferred_body, *extent, self.text, self.lines)
         except DeferredReadError:  # (any failure of the read is one)
             self.failed = True
             raise DeferredBodyProblem(f"the body of %{comp.name} needs the whole module read") from None

@@ -1095,12 +1095,13 @@ class DeferredReadError(Exception):
     the whole text again, eagerly: that read words any error)."""
 
 
-def read_deferred_body(module: Module, start: int, close: int, text: str, lines: LineIndex) -> list[Instruction]:
-    """The instructions of the body ``text[start:close]`` of a computation of ``module``, read as
+def read_deferred_body(start: int, close: int, text: str, lines: LineIndex) -> list[Instruction]:
+    """The instructions of the computation body ``text[start:close]``, read as
     the eager read reads them (positions, metadata), in the analysis context current at the read
     (the caller's: the parse memos then share objects as one read does). Raises DeferredReadError
-    where a body needs what only a whole-module read gives (inline computations, nested
-    instructions' names, shapes to infer or check across the list, async sugar)."""
+    where a body is not clean (as ``_check_written_operand_shapes`` finds) or needs what only a
+    whole-module read gives (inline computations, nested instructions' names, shapes to infer,
+    async sugar)."""
     _reset_module_state()
     _state.text, _state.lines, _state.fast, _state.defer, _state.body = text, lines, True, None, None
     try:
@@ -1108,12 +1109,14 @@ def read_deferred_body(module: Module, start: int, close: int, text: str, lines:
         if (
             _state.pending
             or _state.anon
-            or _state.duplicates
-            or len(_state.prechecked) != len(_state.shaped)
             or any(i.shape is UNKNOWN_SHAPE for i in instructions)
             or any(async_sugar(op) for op in set(map(_OPCODE, instructions)) if op not in XLA_OPCODES)
         ):
             raise DeferredReadError
+        if _state.shaped:  # the operand lists not written as defined, checked as a whole read checks them
+            alone = Module("")
+            alone.computations.append(Computation("", instructions))
+            _check_written_operand_shapes(alone)
     except DeferredReadError:
         raise
     except Exception:  # noqa: BLE001  declined, invalid or worse: the eager read decides, and words it
