@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 
-from ..hlo.deferred import DeferredBodyProblem
 from .model import DiagnosticReport, ModuleReport, TargetReport
 
 
@@ -79,6 +78,8 @@ def iter_path_reports(
     """``analyze_path``'s reports, each as soon as it is made: a directory's modules are handed on
     one by one, as files named one by one are (their text, each module's cost line after it, is
     then the same), and the next file is read after."""
+    from ..hlo.deferred import DeferredBodyProblem
+
     for module, source, diags, message in _results_of(path, _defers_bodies(options)):
         if module is None:
             yield _unreadable(source, message, diags)
