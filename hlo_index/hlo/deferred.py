@@ -48,7 +48,7 @@ class DeferredBodies:
     (``read_body``), and the text they are read from."""
 
     def __init__(self, text: str, lines: LineIndex, context: Any):
-        self.text: str | None = text
+        self.text = text  # kept with the module: a body may be read, or the module read again, until it goes
         self.lines: LineIndex = _Lines(array("q", lines.newlines))
         self.context = context  # the analysis context of the read: its parse memos are shared
         self.unread: dict[Computation, tuple[int, int]] = {}
@@ -69,17 +69,13 @@ class DeferredBodies:
 
     def unread_share(self) -> float:
         """The share of the text in bodies not read yet."""
-        if not self.text:
-            return 0.0
-        return sum(close - start for start, close in self.unread.values()) / len(self.text)
+        return sum(close - start for start, close in self.unread.values()) / max(len(self.text), 1)
 
     def lines_of(self, comp: Computation) -> int | None:
         """The lines between ``comp``'s braces less one: its instruction count where each
         instruction has a line, as XLA writes them (``read_body`` makes sure); None if unknown."""
         extent = self.extent.get(comp.name)
-        if extent is None or self.text is None:
-            return None
-        return self.text.count("\n", *extent) - 1
+        return None if extent is None else self.text.count("\n", *extent) - 1
 
     def read_ones_plain(self, module: Module) -> bool:
         """Whether the computations read so far need nothing that only the module's checks give
@@ -122,7 +118,7 @@ class DeferredBodies:
         module = comp.module
         comp.__class__ = Computation
         comp.instructions, comp.root, comp.parameters, comp.by_name, comp.operands_above = [], None, {}, {}, False
-        if extent is None or self.text is None or module is None:
+        if extent is None or module is None:
             self.failed = True
             raise DeferredBodyProblem(f"the body of %{comp.name} cannot be read")
         try:
@@ -168,6 +164,4 @@ class DeferredBodies:
 
     def read_again(self) -> str:
         """The text, for the eager read that replaces a module found unclean."""
-        if self.text is None:
-            raise DeferredBodyProblem("the text is gone")
         return self.text
