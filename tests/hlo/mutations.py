@@ -25,6 +25,16 @@ ATTRIBUTES = (
 VALUES = ["{}", "{0}", "{1,0}", "{[0:1]}", "{[0:2:1], [1:3]}", "size=2x2", "0_0x1_1", "bf_io->bf", "{0,1,2}"]
 VALUES += ["%nonexistent", "{{0,1}}", "7", "-1"]
 
+
+def texts_of(paths: list[str]) -> list[str]:
+    """The texts of ``paths``, read as the tests read a base to mutate (bytes that are not UTF-8 replaced)."""
+    texts = []
+    for path in paths:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            texts.append(f.read())
+    return texts
+
+
 _NUMBER = re.compile(r"(?<![A-Za-z_.%])-?\d+")
 _OPCODE = re.compile(r"\b(" + "|".join(map(re.escape, OPCODES)) + r")\(")
 _DIMS = re.compile(r"\{[\d,]*\}")

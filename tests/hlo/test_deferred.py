@@ -18,7 +18,7 @@ from hlo_index.hlo.deferred import DeferredBodies
 from hlo_index.hlo.model import Computation, DeferredComputation, Module
 from hlo_index.report import split_targets
 
-from .mutations import mutate
+from .mutations import mutate, texts_of
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT.parent / "shared"
@@ -133,17 +133,11 @@ def test_a_deferred_body_that_is_not_clean_is_answered_as_without_deferring(edit
     assert len(read_again) == 2  # each time deferred, found unclean after the load, then read whole
 
 
-def _bases() -> list[str]:
-    paths = [str(p) for p in SAMPLES]
-    paths += sorted(p for p in glob.glob(str(SHARED / "field" / "*" / "*")) if os.path.getsize(p) < 200_000)
-    texts = []
-    for path in paths:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            texts.append(f.read())
-    return texts
-
-
-BASES = _bases()
+# the samples and the field's modules up to 200 kB: GPU, TPU, ROCm and Neuron dumps to mutate
+BASES = texts_of(
+    [str(p) for p in SAMPLES]
+    + sorted(p for p in glob.glob(str(SHARED / "field" / "*" / "*")) if os.path.getsize(p) < 200_000)
+)
 
 
 @pytest.mark.parametrize("seed", range(60))

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from hlo_index.cli import main
 
-from .mutations import mutate
+from .mutations import mutate, texts_of
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHARED = os.path.join(os.path.dirname(ROOT), "shared")
@@ -35,11 +35,7 @@ def _bases() -> list[str]:
     paths += sorted(p for p in glob.glob(os.path.join(SHARED, "field", "*", "*")) if os.path.getsize(p) < 40_000)
     tests = sorted(glob.glob(os.path.join(SHARED, "conformance", "xla_hlo", "*", "*.hlo")))
     paths += [p for p in tests if os.path.getsize(p) < 8_000][::50]
-    texts = []
-    for path in paths:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            texts.append(f.read())
-    return texts
+    return texts_of(paths)
 
 
 BASES = _bases()
