@@ -430,7 +430,7 @@ def _report_targets(
             return i, [split_targets.spilled(t, encode, worker, files[worker]) for t in made], said, entries, row
 
     machine = module_target(module, (options or {}).get("target", "auto")).target
-    records, said = split_targets.run_split(
+    records, workers_said = split_targets.run_split(
         groups,
         processes,
         analyse_one,
@@ -439,7 +439,7 @@ def _report_targets(
         machine,
         None if bodies is None else lambda: (not bodies.failed, bodies.names_read()),
     )
-    if bodies is not None and not _all_bodies_clean(bodies, said, processes - 1):
+    if bodies is not None and not _all_bodies_clean(bodies, workers_said, processes - 1):
         raise DeferredBodyProblem(module.name)
     del targets[starts[0] :], diagnostics[starts[1] :], costs[starts[2] :]
     rows = []
