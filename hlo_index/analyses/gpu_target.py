@@ -23,7 +23,6 @@ from typing import Any
 
 from ..context import current, register_table
 from ..hlo.dump_names import read_dump_name
-from ..hlo.model import DeferredComputation
 
 GPU, CPU, TPU, AUTO = "gpu", "cpu", "tpu", "auto"
 TARGETS = (AUTO, GPU, CPU, TPU)
@@ -56,8 +55,7 @@ def _candidates(module) -> list:
     with a custom-call target or a backend config (none in a body not read yet: ``hlo.deferred``)."""
     return [
         instr
-        for comp in module.computations
-        if type(comp) is not DeferredComputation
+        for comp in module.read_computations()
         for instr in comp.instructions
         if instr.attrs
         and (instr.opcode == "fusion" or "custom_call_target" in instr.attrs or "backend_config" in instr.attrs)

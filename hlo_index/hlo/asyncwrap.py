@@ -20,7 +20,7 @@ is one; anything else stays a raw unknown opcode. The wrapped opcode is ``called
 
 from __future__ import annotations
 
-from .model import Computation, DeferredComputation, Instruction, Module, Shape
+from .model import Computation, Instruction, Module, Shape
 from .opcodes import XLA_OPCODES
 
 _SUFFIXES = (("-start", "async-start"), ("-update", "async-update"), ("-done", "async-done"))
@@ -68,9 +68,10 @@ def desugar_module(module: Module) -> None:
     """
     taken = {c.name for c in module.computations}
     out: list[Computation] = []
+    # a deferred body has no sugar (``hlo.deferred``: one with sugar is not read alone)
+    sugared = {id(comp) for comp in module.read_computations() if has_async_sugar(comp)}
     for comp in module.computations:
-        # a deferred body has no sugar (``hlo.deferred``: one with sugar is not read alone)
-        if type(comp) is not DeferredComputation and has_async_sugar(comp):
+        if id(comp) in sugared:
             out.extend(_desugar_computation(comp, taken))
         out.append(comp)
     module.computations[:] = out

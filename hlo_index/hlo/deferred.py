@@ -77,31 +77,26 @@ class DeferredBodies:
         extent = self.extent.get(comp.name)
         return None if extent is None else self.text.count("\n", *extent) - 1
 
-    def read_ones_plain(self, module: Module) -> bool:
-        """Whether the computations read so far need nothing that only the module's checks give
-        (a shape to infer) and have one instruction a line (``lines_of``)."""
-        for comp in module.computations:
-            if type(comp) is DeferredComputation:
-                continue
+    def check_read(self, module: Module) -> bool:
+        """The loader's checks of ``module`` as a whole and of its computations read so far (with
+        the deferred bodies their instructions call, read now: their checks read them): True
+        where they find nothing, and those computations need nothing only a whole module's checks
+        give (a shape to infer) and have one instruction a line (``lines_of``)."""
+        read = list(module.read_computations())
+        for comp in read:
             if any(i.shape.element_type == "unknown" and i.shape.tuple_shapes is None for i in comp.instructions):
                 return False
             lines = self.lines_of(comp)
             if lines is not None and lines != len(comp.instructions):
                 return False
-        return True
-
-    def check_read(self, module: Module) -> bool:
-        """The loader's checks of ``module`` as a whole and of its computations read so far (with
-        the deferred bodies their instructions call, read now: their checks read them): True
-        where they find nothing."""
         try:
-            for comp in [c for c in module.computations if type(c) is not DeferredComputation]:
+            for comp in read:
                 self._read_callees(comp)
             problems: list[Diagnostic] = []
             check_module_header(module, problems)
             starts: list[Instruction] = []
-            for comp in module.computations:
-                if type(comp) is not DeferredComputation and comp not in self.read:
+            for comp in read:
+                if comp not in self.read:
                     check_computation(comp, problems, starts)
                     self.written.check(comp, problems)
             problems += shared_async_computations(starts)

@@ -79,9 +79,7 @@ def _deferred_result(parsed: list[Module | ParseError], path: str) -> list[LoadR
         return None
     module = parsed[0]
     bodies = module.deferred
-    if link(module, references=False, read_only=True) or not bodies.read_ones_plain(module):
-        return None
-    if not bodies.check_read(module):
+    if link(module, references=False, read_only=True) or not bodies.check_read(module):
         return None
     if bodies.unread_share() < DEFER_MIN_SHARE:  # too little left to pay for what deferring costs
         if not bodies.read_rest():

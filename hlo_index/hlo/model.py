@@ -502,13 +502,12 @@ class Module:
     @property
     def fusions(self) -> list[Instruction]:
         # a deferred body holds no fusion (it is deferred only where its text names none)
-        return [
-            i
-            for c in self.computations
-            if type(c) is not DeferredComputation
-            for i in c.instructions
-            if i.opcode == "fusion"
-        ]
+        return [i for c in self.read_computations() for i in c.instructions if i.opcode == "fusion"]
+
+    def read_computations(self) -> Iterator[Computation]:
+        """The computations whose bodies are read: all but those deferred (``hlo.deferred``), which
+        hold nothing a scan of the whole module looks for."""
+        return (c for c in self.computations if type(c) is not DeferredComputation)
 
     def source_location(self, instr: Instruction) -> SourceLocation | None:
         md = instr.metadata

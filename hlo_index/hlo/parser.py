@@ -588,7 +588,7 @@ class _ModelBuilder:
         in its text, closed by a ``}`` at the start of a line); None: read it now. With ``defer``
         bodies, every body's extent is kept (``DeferredBodies.lines_of``)."""
         bodies = getattr(_state, "defer", None)
-        if bodies is None or _state.depth:
+        if bodies is None:
             return None
         close = text.find("\n}", start, end)
         if close < 0:
@@ -607,7 +607,7 @@ class _ModelBuilder:
             i = 1
         name_tok = c[i]
         comp = Computation(_name(name_tok), is_entry=is_entry, line=name_tok.start_pos)
-        body = getattr(_state, "body", None)
+        body, later = getattr(_state, "body", None), False
         if body is not None:
             _state.body = None
             start, close, later = body
@@ -615,7 +615,7 @@ class _ModelBuilder:
                 comp.__class__ = DeferredComputation
                 del comp.instructions, comp.root, comp.parameters, comp.by_name, comp.operands_above
             _state.defer.found(comp, start, close, later)
-        instructions = comp.instructions if body is None or not body[2] else []
+        instructions = [] if later else comp.instructions
         for item in c[i + 1 :]:
             if type(item) is Instruction:
                 instructions.append(item)
@@ -779,7 +779,7 @@ def _check_written_operand_shapes(module: Module) -> None:
         if id(instr) in prechecked:
             continue
         if comp_of is None:
-            comp_of = {id(i): comp for comp in _read_computations(module) for i in comp.instructions}
+            comp_of = {id(i): comp for comp in module.read_computations() for i in comp.instructions}
         owner = comp_of.get(id(instr))
         if owner is None:
             continue
@@ -846,7 +846,7 @@ def _finish_module(module: Module) -> None:
     _state.shaped = []
     _state.prechecked = set()
     opcodes: set[str] = set()
-    for comp in _read_computations(module):
+    for comp in module.read_computations():
         opcodes.update(map(_OPCODE, comp.instructions))
     if any(async_sugar(op) for op in opcodes if op not in XLA_OPCODES):
         desugar_module(module)
@@ -867,11 +867,6 @@ def _finish_module(module: Module) -> None:
         _resolve_source_locations(module)
 
 
-def _read_computations(module: Module) -> Iterator[Computation]:
-    """The computations of ``module`` whose bodies are read (all but the deferred ones)."""
-    return (comp for comp in module.computations if type(comp) is not DeferredComputation)
-
-
 def _place(instructions: list[Instruction], newlines: Sequence[int]) -> None:
     """Each instruction's text offset (kept in ``line`` while reading) as its line and column."""
     for instr in instructions:  # LineIndex inlined: one call per instruction less
@@ -888,7 +883,7 @@ def _resolve_source_locations(module: Module, computations: Iterable[Computation
 
     frames = module.stack_frames
     resolved: dict[int, tuple[Metadata, Metadata]] = {}
-    for comp in _read_computations(module) if computations is None else computations:
+    for comp in module.read_computations() if computations is None else computations:
         for instr in comp.instructions:
             md = instr.metadata
             if md is None or not md.stack_frame_id or md.source_file:

@@ -12,7 +12,7 @@ from operator import attrgetter
 from .attributes import CALLEE_ROLES, MULTI_CALLEE_ROLES, SINGLE_CALLEE_ROLES
 from .diagnostics import error
 from .literals import check_literal
-from .model import Computation, DeferredComputation, Diagnostic, Instruction, Module, Shape
+from .model import Computation, Diagnostic, Instruction, Module, Shape
 from .opcodes import OPERAND_COUNTS
 
 _OPERAND_NAMES = attrgetter("operand_names")
@@ -31,9 +31,7 @@ def link(module: Module, references: bool = True, read_only: bool = False) -> li
         module.by_name[comp.name] = comp
     # (shape, literal text) -> XLA's complaint or None: a dump repeats a few constants (0, 1, -inf)
     literals: dict[tuple[Shape, str], str | None] = {}
-    for comp in module.computations:
-        if read_only and type(comp) is DeferredComputation:
-            continue
+    for comp in module.read_computations() if read_only else module.computations:
         _link_computation(module, comp, problems, literals, references)
     if module.entry is None:
         problems.append(error(f"module {module.name} has no computations", 1, 1))
