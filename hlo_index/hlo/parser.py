@@ -283,23 +283,33 @@ class _ModelBuilder:
         shapes, metadata, leading, defined = memos
         shape = shapes.get(shape_text)
         if shape is None:
-            try:
-                shape = parse_array_shape(shape_text)
-            except ShapeError as e:
-                offset = entry.start(I_SHAPE) - entry.start(I_INSTR) + e.offset
-                raise _Failure(str(e), instr_token(entry), offset) from None
+            if shape_text[0] == "(":  # a tuple result shape, through the memo of such texts
+                shape = _shape_from_text(shape_text)
+            else:
+                try:
+                    shape = parse_array_shape(shape_text)
+                except ShapeError as e:
+                    offset = entry.start(I_SHAPE) - entry.start(I_INSTR) + e.offset
+                    raise _Failure(str(e), instr_token(entry), offset) from None
         pos = entry.start(I_NAME)
         at = tok or entry  # what positions are taken from: an entry becomes a token where one is needed
         # Most instructions name their operands plainly (with their shapes or not) and have no
         # attributes but the ones their match holds: built here; anything else by _build.
         names: tuple[str, ...] | None = None
-        if len(c) == 1 and opcode not in {"parameter", "constant"} and "(" not in inner:
-            if "%" in inner:
-                found = _PERCENT_NAMES(inner)
-                if "[" in inner or len(found) == inner.count(",") + 1:
-                    names = tuple(found)
-            elif not inner:
-                names = ()
+        if len(c) == 1 and opcode not in {"parameter", "constant"}:
+            if "(" not in inner:
+                if "%" in inner:
+                    found = _PERCENT_NAMES(inner)
+                    if "[" in inner or len(found) == inner.count(",") + 1:
+                        names = tuple(found)
+                elif not inner:
+                    names = ()
+            elif defined is not None and "%" in inner:
+                # tuple-shaped operands (a get-tuple-element's) written exactly as they were
+                # defined: no nested instruction can hide in that text
+                found = tuple(_PERCENT_NAMES(inner))
+                if _written_as_defined(found, inner, defined):
+                    names = found
         built: Instruction | list[Instruction]
         try:
             if names is not None:

@@ -61,6 +61,11 @@ ENTRY %main (p: f32[4]) -> (f32[4], s32[]) {
   %k = ((f32[4]{0}), s32[]) call(%n, %d), to_apply=%nested
   %v = f32[4]{0} custom-call(%p), custom_call_target="x", backend_config={"k": {"v": [1, 2]}}
   %e = () call(), to_apply=%empty
+  %n2 = (s32[], f32[]) tuple(%c, %s)
+  %tl = (f32[4]{0:T(4)}, /*index=1*/(s32[], f32[])) tuple(%p, %n2)
+  %tg = f32[4]{0:T(4)} get-tuple-element((f32[4]{0:T(4)}, /*index=1*/(s32[], f32[])) %tl), index=0
+  %tw = f32[4]{0:T(4)} get-tuple-element((f32[4]{0:T(4)}, (s32[],f32[])) %tl), index=0
+  %dp = ((f32[4]{0:T(4)}, (s32[], f32[])), s32[]) tuple(%tl, %c)
   ROOT %o = (f32[4]{0}, s32[]) tuple(%v, %c)
 }
 """
@@ -201,3 +206,18 @@ def test_direct_reader_builds_what_the_grammar_builds_on_real_modules():
     dumps = [f for f in files if not f.startswith(str(XLA_HLO))]
     declined = [f for f in dumps if results[f][0] not in ("same", "rejected")]
     assert dumps and not declined, declined
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        ("%t = (f32[4]{0}, s32[]) tuple(%p, %c)", "INSTRS"),  # a tuple result: a common instruction
+        ("%t = (f32[4]{0:T(4)}, (s32[], f32[])) tuple(%p, %n)", "INSTRS"),  # parentheses two deep
+        ("%t = ((f32[4]{0:T(4)}, s32[]), s32[]) tuple(%p, %c)", "DEF"),  # three deep: token by token
+        ("%t = b(s32[2]) custom-call(%p)", "DEF"),  # a buffer result
+    ],
+)
+def test_tuple_result_shapes_up_to_two_parentheses_deep_are_common_instructions(line, kind):
+    from hlo_index.hlo.lexer import Source, tokenize
+
+    assert next(tokenize(Source(line))).type == kind
