@@ -209,7 +209,7 @@ def test_direct_reader_builds_what_the_grammar_builds_on_real_modules():
 
 
 @pytest.mark.parametrize(
-    ("line", "kind"),
+    "line, kind",
     [
         ("%t = (f32[4]{0}, s32[]) tuple(%p, %c)", "INSTRS"),  # a tuple result: a common instruction
         ("%t = (f32[4]{0:T(4)}, (s32[], f32[])) tuple(%p, %n)", "INSTRS"),  # parentheses two deep
