@@ -45,6 +45,12 @@ _NAME = rf"%[\w.\-]+{_P}|[A-Za-z_][\w.\-]*{_P}"
 _SHAPE = rf"[a-z][a-z0-9]*{_P}\s*{_P}\[[^\]]*{_P}\](?:\s*\{{(?=\s*[\d:])[^{{}}]*{_P}\}})?"
 # the whole text is one array shape, as the lexer reads a SHAPE token (blanks around allowed)
 ARRAY_SHAPE_TEXT = re.compile(rf"\s*({_SHAPE})\s*\Z", re.ASCII)
+# the whole text is a tuple of array shapes, as a dump writes one (XLA's "/*index=5*/" before every
+# fifth element), and each of its elements (``findall``)
+FLAT_TUPLE_SHAPE_TEXT = re.compile(
+    rf"\s*\(\s*(?:{_SHAPE}\s*(?:,\s*(?:/\*index=\d+\*/)?{_SHAPE}\s*)*)?\)\s*\Z", re.ASCII
+)
+ARRAY_SHAPE = re.compile(_SHAPE, re.ASCII)
 # a parameter is "name: shape" or, as XLA also reads it, "name shape"
 _PARAM = rf"\s*(?:{_NAME})(?::\s*|\s+){_SHAPE}"
 # each parameter's shape in a flat signature (group 1)

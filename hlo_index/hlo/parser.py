@@ -14,7 +14,7 @@ import re
 import threading
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from itertools import pairwise
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
@@ -25,8 +25,10 @@ from . import collectives
 from .asyncwrap import AsyncSugarError, async_sugar, desugar_module
 from .diagnostics import ParseError, error, with_source
 from .lexer import (
+    ARRAY_SHAPE,
     ARRAY_SHAPE_TEXT,
     FAST_ATTR,
+    FLAT_TUPLE_SHAPE_TEXT,
     I_ARGS,
     I_ATTRS,
     I_INSTR,
@@ -140,6 +142,7 @@ class _Signature:
 _FAST_ATTR = re.compile(FAST_ATTR, re.ASCII | re.DOTALL).finditer  # read as the lexer reads it
 _PERCENT_NAMES = A.PERCENT_NAME.findall  # the names of an operand list written with its %s
 _PARAMETER_SHAPES = SIGNATURE_PARAMETER_SHAPE.findall  # the shape texts of a flat signature
+_ARRAY_SHAPES = ARRAY_SHAPE.findall  # the element texts of a tuple of array shapes
 _OPCODE = attrgetter("opcode")
 _state = threading.local()  # inline computations found during the current parse
 # A body whose text holds one of these is read at once where bodies may be deferred: what a whole
@@ -719,10 +722,16 @@ def _shape_from_text(text: str) -> Shape:
         memo: dict[str, Shape] = ctx.tables[_COMPOSITE_SHAPES]
         shape = memo.get(text)
         if shape is None:
-            try:
-                shape = cast(Shape, read_shape(Source(text), _BUILDER))
-            except Exception:  # noqa: BLE001  the grammar reads what the reader declines, and words the error
-                shape = cast(Shape, _lark().parse(Source(text), start="shape"))
+            if FLAT_TUPLE_SHAPE_TEXT.match(text):
+                # a tuple of array shapes (a GPU dump's ENTRY writes ~150 distinct ones, some of
+                # 70 elements): each element through the array shapes' memo, as the reader would
+                with suppress(ShapeError):  # else the reader's way words it
+                    shape = tuple_shape([parse_array_shape(t) for t in _ARRAY_SHAPES(text)])
+            if shape is None:
+                try:
+                    shape = cast(Shape, read_shape(Source(text), _BUILDER))
+                except Exception:  # noqa: BLE001  the grammar reads what the reader declines, and words the error
+                    shape = cast(Shape, _lark().parse(Source(text), start="shape"))
             if len(memo) < ctx.budgets.parse_memo_entries:
                 memo[text] = shape
         return shape

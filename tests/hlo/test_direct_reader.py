@@ -221,3 +221,29 @@ def test_tuple_result_shapes_up_to_two_parentheses_deep_are_common_instructions(
     from hlo_index.hlo.lexer import Source, tokenize
 
     assert next(tokenize(Source(line))).type == kind
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(f32[2]{0}, s32[])",
+        "(f32[8,128]{1,0:T(8,128)}, bf16[4] {0}, s8[], u8[], pred[], /*index=5*/f32[1,2]{0,1})",
+        "( f32[2] )",
+        "()",
+        "(f32[2], (s32[]))",  # nested: the reader's token-by-token way
+        "(f32[2], q32[3])",  # no such element type: worded by the grammar's way
+    ],
+)
+def test_tuple_shape_texts_are_read_as_the_grammar_reads_them(text):
+    from hlo_index.hlo.lexer import Source
+
+    with AnalysisContext():
+        try:
+            direct = parser._shape_from_text(text)
+        except Exception as exc:  # noqa: BLE001  the grammar must reject it too, the same way
+            direct = type(exc)
+        try:
+            grammar = parser._lark().parse(Source(text), start="shape")
+        except Exception as exc:  # noqa: BLE001
+            grammar = type(exc)
+    assert direct == grammar
