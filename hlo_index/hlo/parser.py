@@ -310,9 +310,9 @@ class _ModelBuilder:
             elif defined is not None and "%" in inner:
                 # tuple-shaped operands (a get-tuple-element's) written exactly as they were
                 # defined: no nested instruction can hide in that text
-                found = tuple(_PERCENT_NAMES(inner))
-                if _written_as_defined(found, inner, defined):
-                    names = found
+                written = tuple(_PERCENT_NAMES(inner))
+                if _written_as_defined(written, inner, defined):
+                    names = written
         built: Instruction | list[Instruction]
         try:
             if names is not None:
