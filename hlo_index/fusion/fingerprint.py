@@ -44,7 +44,7 @@ from typing import TypeAlias
 
 from ..context import current, register_table
 from ..hlo.attributes import CALLEE_ROLES
-from ..hlo.model import Computation, Instruction, Shape
+from ..hlo.model import Computation, DeferredComputation, Instruction, Shape
 from ..ops.registry import Reads, reads_of
 
 # Attributes no indexing rule may read: documentation, profiling and ordering only (and they
@@ -226,6 +226,12 @@ def fingerprint_id(comp: Computation) -> int:
     hit = by_computation.get(id(comp))
     if hit is not None and hit[0] is comp:
         return hit[1]
+    if type(comp) is DeferredComputation:  # a body unread: its text may say it is a read one's twin
+        twin = comp.twin()
+        if twin is not None:
+            fid = fingerprint_id(twin)
+            by_computation[id(comp)] = (comp, fid)
+            return fid
     key_ids: dict[Key, int] = tables[_KEY_IDS]
     # outline -> the one computation seen with it so far, its id (None once keys are computed)
     alone: dict[Key, tuple[Computation, int] | None] = tables[_OUTLINES]

@@ -17,10 +17,19 @@ A body is deferred where the direct reader reads its computation: a flat signatu
 ENTRY, none of ``parser._READ_NOW`` in its text (so the scans of a whole module for its fusions,
 its backend's markers or its async computations need no deferred body), closed by a ``}`` at the
 start of a line.
+
+A transformer's fused computations repeat under other names, and what an analysis asks of a
+repeat's body is mostly its structure (to take the first one's figures). A body whose text is a
+read, clean body's text with the names of its own instructions changed one for one (every other
+name, a callee's, the same) is that body's twin (``twin_of``): it holds the same instructions,
+wired the same, with the same shapes, attributes and metadata, so its structure is the other's
+and its checks would find what the other's found, nothing. Its structure is then the other's
+without reading it, and it counts as checked; anything else asked of it reads it.
 """
 
 from __future__ import annotations
 
+import re
 from array import array
 from typing import Any
 
@@ -30,6 +39,12 @@ from .model import Computation, DeferredComputation, Diagnostic, Instruction, Mo
 from .parser import DeferredReadError, read_deferred_body, resolve_source_locations
 from .shape_checks import WrittenShapeChecks
 from .validate import link_computation
+
+# An instruction's name written with its '%' (as the lexer reads one), and a name defined at the
+# start of a line (a deferred body has one instruction a line).
+_PERCENT_NAME = re.compile(r"%[\w.\-]+", re.ASCII)
+_DEFINED_NAME = re.compile(r"^[ \t]*(?:ROOT[ \t]+)?(%[\w.\-]+)[ \t]*=", re.ASCII | re.MULTILINE)
+_NAME_MARK = "\x00"  # where a name was, in a body's text without its names (never in HLO text)
 
 
 class DeferredBodyProblem(Exception):
@@ -57,6 +72,11 @@ class DeferredBodies:
         self.written = WrittenShapeChecks()  # shared by the checks of every part, as by one whole check
         self.read: set[Computation] = set()  # the bodies this process read
         self.failed = False  # a problem found, or a body read differently from a whole read
+        # the bodies read and clean, by their text without names (``twin_of``): (the computation,
+        # the names in its text in order, the names its instructions are given)
+        self.by_text: dict[str, tuple[Computation, list[str], set[str]]] = {}
+        self.twinned: set[Computation] = set()  # bodies left unread as twins of read ones
+        self._computation_names: set[str] | None = None
 
     def found(self, comp: Computation, start: int, close: int, later: bool) -> None:
         """The reader met ``comp``'s body at ``text[start:close]``, to be read later or not."""
@@ -130,9 +150,52 @@ class DeferredBodies:
             check_computation(comp, problems, starts)
             self.written.check(comp, problems)
             if not problems and not starts:
+                self._remember_text(comp, *extent)
                 return
         self.failed = True
         raise DeferredBodyProblem(f"the body of %{comp.name} is not as a whole read gives it")
+
+    def twin_of(self, comp: Computation) -> Computation | None:
+        """A body read and clean whose text is unread ``comp``'s with the names of its own
+        instructions changed one for one, every other name (a callee's, or one it does not define)
+        the same, and none of its own names a computation's: ``comp`` is then counted as checked.
+        None where there is no such body."""
+        extent = self.unread.get(comp)
+        if extent is None or not self.by_text:
+            return None
+        body = self.text[extent[0] : extent[1]]
+        hit = self.by_text.get(_PERCENT_NAME.sub(_NAME_MARK, body))
+        if hit is None:
+            return None
+        twin, names, defined = hit
+        mine = _PERCENT_NAME.findall(body)
+        mine_defined = set(_DEFINED_NAME.findall(body))
+        if len(mine) != len(names) or not mine_defined.isdisjoint(self._names_of_computations(comp)):
+            return None
+        pairs = set(zip(mine, names))
+        if len(pairs) != len(set(mine)) or len(pairs) != len(set(names)):
+            return None  # not one name for one name
+        for a, b in pairs:
+            if (a in mine_defined) is not (b in defined) or (a != b and a not in mine_defined):
+                return None  # an own name for another's, or another name changed
+        self.twinned.add(comp)
+        return twin
+
+    def _remember_text(self, comp: Computation, start: int, close: int) -> None:
+        """``comp``, read and clean, kept for ``twin_of`` (unless an own name is a computation's:
+        a callee's name is kept as it is, so the two must not be told apart by position)."""
+        body = self.text[start:close]
+        defined = set(_DEFINED_NAME.findall(body))
+        if defined.isdisjoint(self._names_of_computations(comp)):
+            unnamed = _PERCENT_NAME.sub(_NAME_MARK, body)
+            if unnamed not in self.by_text:
+                self.by_text[unnamed] = (comp, _PERCENT_NAME.findall(body), defined)
+
+    def _names_of_computations(self, comp: Computation) -> set[str]:
+        if self._computation_names is None:
+            module = comp.module
+            self._computation_names = {f"%{c.name}" for c in module.computations} if module is not None else set()
+        return self._computation_names
 
     def _read_callees(self, comp: Computation) -> None:
         """Read the deferred bodies ``comp``'s instructions call but a fusion's (``read_body``)."""
@@ -147,15 +210,15 @@ class DeferredBodies:
         another process, which checked them): True where nothing failed here."""
         try:
             for comp in list(self.unread):
-                if read_elsewhere is None or comp.name not in read_elsewhere:
+                if comp not in self.twinned and (read_elsewhere is None or comp.name not in read_elsewhere):
                     self.read_body(comp)
         except Exception:  # noqa: BLE001  anything unexpected: the module is read again, eagerly
             self.failed = True
         return not self.failed
 
     def names_read(self) -> set[str]:
-        """The bodies this process read (each checked as it was)."""
-        return {comp.name for comp in self.read}
+        """The bodies this process read (each checked as it was), and their twins."""
+        return {comp.name for comp in self.read} | {comp.name for comp in self.twinned}
 
     def read_again(self) -> str:
         """The text, for the eager read that replaces a module found unclean."""

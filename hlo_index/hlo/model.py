@@ -463,6 +463,13 @@ class DeferredComputation(Computation):
             return getattr(self, name)
         raise AttributeError(name)
 
+    def twin(self) -> Computation | None:
+        """A computation read already whose body's text is this one's up to the names of their own
+        instructions (so its structure is this one's, and its checks found what this one's
+        would): this body then need not be read for its structure. None where there is none."""
+        bodies = self.module.deferred if self.module is not None else None
+        return bodies.twin_of(self) if bodies is not None else None
+
     def __repr__(self) -> str:
         return f"<computation %{self.name} (body not read yet)>"
 

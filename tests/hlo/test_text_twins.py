@@ -1,0 +1,151 @@
+"""``DeferredBodies.twin_of``: an unread body whose text is a read, clean body's with its own
+instructions renamed one for one is that body's twin (its structure taken, its checks counted);
+any other difference (a callee, the wiring, a name that is not its own, an own name that is a
+computation's) leaves it to be read. Analysed split, a module of twins is answered as serially."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from hlo_index.cli import main
+from hlo_index.context import AnalysisContext
+from hlo_index.fusion.fingerprint import fingerprint_id
+from hlo_index.hlo import loader
+from hlo_index.hlo.model import Computation, DeferredComputation
+from hlo_index.report import split_targets
+
+REDUCER = """%{name} (a: f32[], b: f32[]) -> f32[] {{
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}}
+"""
+
+# the first fused computation; each variant below is this text with names changed
+FIRST = """%fused_first (p0: f32[8,4], p1: f32[8,4]) -> f32[8] {
+  %p0 = f32[8,4]{1,0} parameter(0)
+  %p1 = f32[8,4]{1,0} parameter(1)
+  %sub = f32[8,4]{1,0} subtract(f32[8,4]{1,0} %p0, f32[8,4]{1,0} %p1), metadata={op_name="jit(f)/sub"}
+  %zero = f32[] constant(0)
+  ROOT %r = f32[8]{0} reduce(f32[8,4]{1,0} %sub, f32[] %zero), dimensions={1}, to_apply=%add
+}
+"""
+
+VARIANTS = {
+    # its own instructions renamed, one name for one: a twin
+    "renamed": {"%fused_first": "%fused_renamed", "%p0": "%q0.7", "%p1": "%q1.7", "%sub": "%d.7", "%r": "%out.7"},
+    # a reducer of the same body under another name: not the same callee by name
+    "other_callee": {"%fused_first": "%fused_other_callee", "%p0": "%q0.8", "to_apply=%add": "to_apply=%add.2"},
+    # the subtraction's operands swapped: the same names in a different wiring
+    "swapped": {"%fused_first": "%fused_swapped", "%p0 = ": "%P = ", "%p1 = ": "%p0 = ", "%P = ": "%p1 = "},
+    # an own instruction named as a computation is
+    "named_as_computation": {"%fused_first": "%fused_named_as_computation", "%sub": "%add.2"},
+}
+
+
+def _variant(edits: dict[str, str]) -> str:
+    text = FIRST
+    for old, new in edits.items():
+        text = text.replace(old, new)
+    return text
+
+
+def _module(names: list[str]) -> str:
+    """A module: the two reducers, the first fused computation and the variants ``names``, each
+    called by one fusion of the ENTRY."""
+    bodies = [FIRST] + [_variant(VARIANTS[n]) for n in names]
+    fusions = ["fused_first"] + [f"fused_{n}" for n in names]
+    calls = "\n".join(
+        f"  %f{k} = f32[8]{{0}} fusion(f32[8,4]{{1,0}} %x, f32[8,4]{{1,0}} %y), kind=kInput, calls=%{c}"
+        for k, c in enumerate(fusions)
+    )
+    outputs = ", ".join("f32[8]{0}" for _ in fusions)
+    results = ", ".join(f"f32[8]{{0}} %f{k}" for k in range(len(fusions)))
+    return (
+        "HloModule twins\n\n"
+        + REDUCER.format(name="add")
+        + "\n"
+        + REDUCER.format(name="add.2")
+        + "\n"
+        + "\n".join(bodies)
+        + f"\nENTRY %main (x: f32[8,4], y: f32[8,4]) -> ({outputs}) {{\n"
+        + "  %x = f32[8,4]{1,0} parameter(0)\n  %y = f32[8,4]{1,0} parameter(1)\n"
+        + calls
+        + f"\n  ROOT %t = ({outputs}) tuple({results})\n}}\n"
+    )
+
+
+@pytest.fixture
+def defer_all(monkeypatch):
+    """Bodies deferred in modules of any size; every module split, two processes."""
+    monkeypatch.setattr(loader, "DEFER_MIN_CHARS", 0)
+    monkeypatch.setattr(loader, "DEFER_MIN_SHARE", 0.0)
+    monkeypatch.setattr(split_targets, "MIN_WORK_TO_SPLIT", 0)
+    monkeypatch.setattr(split_targets, "usable_workers", lambda asked: asked)
+
+
+def test_the_variants_differ_from_the_first_body_as_they_say():
+    swapped = _variant(VARIANTS["swapped"])
+    assert "%p1 = f32[8,4]{1,0} parameter(0)" in swapped and "%p0 = f32[8,4]{1,0} parameter(1)" in swapped
+    assert "to_apply=%add.2" in _variant(VARIANTS["other_callee"])
+    assert "%add.2 = f32[8,4]{1,0} subtract" in _variant(VARIANTS["named_as_computation"])
+    renamed = _variant(VARIANTS["renamed"])
+    assert "%p0" not in renamed and "%sub" not in renamed and "to_apply=%add\n" in renamed
+
+
+@pytest.mark.parametrize("variant, twin", [(name, name == "renamed") for name in VARIANTS])
+def test_only_a_body_renamed_one_name_for_one_is_a_read_bodys_twin(variant, twin, defer_all):
+    text = _module([variant])
+    with AnalysisContext():
+        (result,) = loader.parse_checked(text, "<twins>", defer_bodies=True)
+        module = result.module
+        assert module is not None and module.deferred is not None
+        comps = {c.name: c for c in module.computations}
+        first, other = comps["fused_first"], comps[f"fused_{variant}"]
+        assert type(first) is DeferredComputation and type(other) is DeferredComputation
+        assert other.twin() is None  # nothing read yet: nothing to be a twin of
+        fingerprint_id(first)  # reads the first body
+        assert type(first) is Computation
+        assert (other.twin() is first) is twin
+        fid = fingerprint_id(other)
+        if twin:
+            assert type(other) is DeferredComputation  # its structure known without reading it
+            assert fid == fingerprint_id(first)
+            assert module.deferred.read_rest()  # a twin counts as checked: not read
+            assert type(other) is DeferredComputation
+        else:
+            assert type(other) is Computation  # read for its structure
+
+
+def _analysed(args: list[str], text: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, args, input=text)
+    failure = result.exception if not isinstance(result.exception, SystemExit) else None
+    assert failure is None, f"{type(failure).__name__}: {failure}"
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_a_module_of_twins_split_is_answered_as_serially(defer_all):
+    text = _module(list(VARIANTS))
+    for args in (["analyze", "-", "--format", "json", "--direction", "both"], ["analyze", "-", "--color", "never"]):
+        serial = _analysed([*args, "-j", "1"], text)
+        assert serial[0] == 0
+        assert _analysed([*args, "-j", "2"], text) == serial
+
+
+@pytest.mark.parametrize(
+    "old, new, said",
+    [
+        ("%q1.7)", "%nope)", "nope"),  # an operand that names no instruction of its own
+        ("%d.7 = ", "%zero = ", "defined twice"),  # two of its own names made one
+    ],
+    ids=["undefined-operand", "defined-twice"],
+)
+def test_a_renamed_body_with_a_name_changed_otherwise_is_no_twin_and_its_error_is_found(old, new, said, defer_all):
+    renamed = _variant(VARIANTS["renamed"])
+    assert old in renamed
+    text = _module(["renamed"]).replace(renamed, renamed.replace(old, new))
+    args = ["analyze", "-", "--format", "json"]
+    serial = _analysed([*args, "-j", "1"], text)
+    assert serial[0] == 2 and said in serial[2]
+    assert _analysed([*args, "-j", "2"], text) == serial
