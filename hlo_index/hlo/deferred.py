@@ -21,10 +21,11 @@ start of a line.
 A transformer's fused computations repeat under other names, and what an analysis asks of a
 repeat's body is mostly its structure (to take the first one's figures). A body whose text is a
 read, clean body's text with the names of its own instructions changed one for one (every other
-name, a callee's, the same) is that body's twin (``twin_of``): it holds the same instructions,
-wired the same, with the same shapes, attributes and metadata, so its structure is the other's
-and its checks would find what the other's found, nothing. Its structure is then the other's
-without reading it, and it counts as checked; anything else asked of it reads it.
+name, a callee's, the same) and other metadata (each of which reads) is that body's twin
+(``twin_of``): it holds the same instructions, wired the same, with the same shapes and
+attributes, so its structure is the other's and its checks would find what the other's found,
+nothing (no check reads metadata but for reading it). Its structure is then the other's without
+reading it, and it counts as checked; anything else asked of it reads it.
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ import re
 from array import array
 from typing import Any
 
+from .attributes import metadata
 from .checks import check_computation, check_module_header, shared_async_computations
-from .lexer import LineIndex
+from .lexer import METADATA_ATTR, LineIndex
 from .model import Computation, DeferredComputation, Diagnostic, Instruction, Module, Shape
 from .parser import DeferredReadError, read_deferred_body, resolve_source_locations
 from .shape_checks import WrittenShapeChecks
@@ -45,6 +47,25 @@ from .validate import link_computation
 _PERCENT_NAME = re.compile(r"%[\w.\-]+", re.ASCII)
 _DEFINED_NAME = re.compile(r"^[ \t]*(?:ROOT[ \t]+)?(%[\w.\-]+)[ \t]*=", re.ASCII | re.MULTILINE)
 _NAME_MARK = "\x00"  # where a name was, in a body's text without its names (never in HLO text)
+_METADATA_MARK = ", metadata=\x00"  # where a metadata attribute was
+
+
+def _unnamed(body: str) -> tuple[str, str, list[str]]:
+    """``body``'s text without its metadata, that text without its names, and the metadata."""
+    values = METADATA_ATTR.findall(body)
+    if values:
+        body = METADATA_ATTR.sub(_METADATA_MARK, body)
+    return body, _PERCENT_NAME.sub(_NAME_MARK, body), values
+
+
+def _metadata_reads(values: list[str]) -> bool:
+    """Whether each metadata text reads (as the parser reads it, through the same memo)."""
+    try:
+        for value in values:
+            metadata(value)
+    except Exception:  # noqa: BLE001  whatever fails would fail the body's read: not a twin
+        return False
+    return True
 
 
 class DeferredBodyProblem(Exception):
@@ -158,13 +179,13 @@ class DeferredBodies:
     def twin_of(self, comp: Computation) -> Computation | None:
         """A body read and clean whose text is unread ``comp``'s with the names of its own
         instructions changed one for one, every other name (a callee's, or one it does not define)
-        the same, and none of its own names a computation's: ``comp`` is then counted as checked.
-        None where there is no such body."""
+        the same, none of its own names a computation's, and other metadata (each of ``comp``'s
+        read): ``comp`` is then counted as checked. None where there is no such body."""
         extent = self.unread.get(comp)
         if extent is None or not self.by_text:
             return None
-        body = self.text[extent[0] : extent[1]]
-        hit = self.by_text.get(_PERCENT_NAME.sub(_NAME_MARK, body))
+        body, unnamed, values = _unnamed(self.text[extent[0] : extent[1]])
+        hit = self.by_text.get(unnamed)
         if hit is None:
             return None
         twin, names, defined = hit
@@ -178,18 +199,18 @@ class DeferredBodies:
         for a, b in pairs:
             if (a in mine_defined) is not (b in defined) or (a != b and a not in mine_defined):
                 return None  # an own name for another's, or another name changed
+        if values and not self.context.run(_metadata_reads, values):
+            return None
         self.twinned.add(comp)
         return twin
 
     def _remember_text(self, comp: Computation, start: int, close: int) -> None:
         """``comp``, read and clean, kept for ``twin_of`` (unless an own name is a computation's:
         a callee's name is kept as it is, so the two must not be told apart by position)."""
-        body = self.text[start:close]
+        body, unnamed, _ = _unnamed(self.text[start:close])
         defined = set(_DEFINED_NAME.findall(body))
-        if defined.isdisjoint(self._names_of_computations(comp)):
-            unnamed = _PERCENT_NAME.sub(_NAME_MARK, body)
-            if unnamed not in self.by_text:
-                self.by_text[unnamed] = (comp, _PERCENT_NAME.findall(body), defined)
+        if defined.isdisjoint(self._names_of_computations(comp)) and unnamed not in self.by_text:
+            self.by_text[unnamed] = (comp, _PERCENT_NAME.findall(body), defined)
 
     def _names_of_computations(self, comp: Computation) -> set[str]:
         if self._computation_names is None:

@@ -59,6 +59,8 @@ SIGNATURE_PARAMETER_SHAPE = re.compile(rf"(?:{_NAME})(?::\s*|\s+)({_SHAPE})", re
 # value's forms start with different characters; the two common ones come first (a string's form
 # is not a single character test, so each value tried before it would pay for it).
 FAST_ATTR = rf""",\s*{_P}({_ATTR_NAME})=\s*{_P}({_FLAT_BRACES}|[^\s,{{}}()\[\]"']+{_P}|{_STRING})(?=[\s,)}}]|$)"""
+# A metadata attribute whose value is flat braces, its value (group 1): as FAST_ATTR reads one.
+METADATA_ATTR = re.compile(rf""",\s*{_P}metadata=\s*{_P}({_FLAT_BRACES})(?=[\s,)}}]|$)""", re.ASCII)
 # The same with named groups, for an instruction's attributes: a group in a repetition keeps its
 # last capture, so the last attribute (most often the long metadata) comes out of the one match
 # and is not scanned a second time when the attributes are read.

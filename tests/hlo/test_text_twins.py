@@ -1,7 +1,8 @@
 """``DeferredBodies.twin_of``: an unread body whose text is a read, clean body's with its own
 instructions renamed one for one is that body's twin (its structure taken, its checks counted);
-any other difference (a callee, the wiring, a name that is not its own, an own name that is a
-computation's) leaves it to be read. Analysed split, a module of twins is answered as serially."""
+its metadata may differ where it reads; any other difference (a callee, the wiring, a name that
+is not its own, an own name that is a computation's, metadata that does not read) leaves it to be
+read. Analysed split, a module of twins is answered as serially."""
 
 from __future__ import annotations
 
@@ -35,6 +36,12 @@ FIRST = """%fused_first (p0: f32[8,4], p1: f32[8,4]) -> f32[8] {
 VARIANTS = {
     # its own instructions renamed, one name for one: a twin
     "renamed": {"%fused_first": "%fused_renamed", "%p0": "%q0.7", "%p1": "%q1.7", "%sub": "%d.7", "%r": "%out.7"},
+    # renamed, and other metadata: a twin (no check reads metadata but for reading it)
+    "other_metadata": {
+        "%fused_first": "%fused_other_metadata",
+        "%p0": "%m0.9",
+        'op_name="jit(f)/sub"': 'op_name="jit(f)/layer_1/sub" source_file="model.py" source_line=12',
+    },
     # a reducer of the same body under another name: not the same callee by name
     "other_callee": {"%fused_first": "%fused_other_callee", "%p0": "%q0.8", "to_apply=%add": "to_apply=%add.2"},
     # the subtraction's operands swapped: the same names in a different wiring
@@ -42,6 +49,8 @@ VARIANTS = {
     # an own instruction named as a computation is
     "named_as_computation": {"%fused_first": "%fused_named_as_computation", "%sub": "%add.2"},
 }
+
+TWINS = {"renamed", "other_metadata"}
 
 
 def _variant(edits: dict[str, str]) -> str:
@@ -94,7 +103,7 @@ def test_the_variants_differ_from_the_first_body_as_they_say():
     assert "%p0" not in renamed and "%sub" not in renamed and "to_apply=%add\n" in renamed
 
 
-@pytest.mark.parametrize("variant, twin", [(name, name == "renamed") for name in VARIANTS])
+@pytest.mark.parametrize("variant, twin", [(name, name in TWINS) for name in VARIANTS])
 def test_only_a_body_renamed_one_name_for_one_is_a_read_bodys_twin(variant, twin, defer_all):
     text = _module([variant])
     with AnalysisContext():
@@ -138,10 +147,11 @@ def test_a_module_of_twins_split_is_answered_as_serially(defer_all):
     [
         ("%q1.7)", "%nope)", "nope"),  # an operand that names no instruction of its own
         ("%d.7 = ", "%zero = ", "defined twice"),  # two of its own names made one
+        ('op_name="jit(f)/sub"', 'op_name="jit(f)/sub" source_line=x', "source_line"),  # metadata that does not read
     ],
-    ids=["undefined-operand", "defined-twice"],
+    ids=["undefined-operand", "defined-twice", "metadata"],
 )
-def test_a_renamed_body_with_a_name_changed_otherwise_is_no_twin_and_its_error_is_found(old, new, said, defer_all):
+def test_a_renamed_body_changed_otherwise_is_no_twin_and_its_error_is_found(old, new, said, defer_all):
     renamed = _variant(VARIANTS["renamed"])
     assert old in renamed
     text = _module(["renamed"]).replace(renamed, renamed.replace(old, new))
