@@ -51,10 +51,16 @@ _METADATA_MARK = ", metadata=\x00"  # where a metadata attribute was
 
 
 def _unnamed(body: str) -> tuple[str, str, list[str]]:
-    """``body``'s text without its metadata, that text without its names, and the metadata."""
+    """``body``'s text without its metadata, that text without its names, and the metadata. The
+    metadata stays in the text where a quote is left without it: a string that is not metadata
+    could hold what reads as metadata, and what it holds would then not be compared."""
     values = METADATA_ATTR.findall(body)
     if values:
-        body = METADATA_ATTR.sub(_METADATA_MARK, body)
+        bare = METADATA_ATTR.sub(_METADATA_MARK, body)
+        if '"' in bare or "'" in bare:
+            values = []
+        else:
+            body = bare
     return body, _PERCENT_NAME.sub(_NAME_MARK, body), values
 
 

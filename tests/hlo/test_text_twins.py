@@ -53,17 +53,17 @@ VARIANTS = {
 TWINS = {"renamed", "other_metadata"}
 
 
-def _variant(edits: dict[str, str]) -> str:
-    text = FIRST
+def _variant(edits: dict[str, str], first: str = FIRST) -> str:
+    text = first
     for old, new in edits.items():
         text = text.replace(old, new)
     return text
 
 
-def _module(names: list[str]) -> str:
-    """A module: the two reducers, the first fused computation and the variants ``names``, each
-    called by one fusion of the ENTRY."""
-    bodies = [FIRST] + [_variant(VARIANTS[n]) for n in names]
+def _module(names: list[str], first: str = FIRST) -> str:
+    """A module: the two reducers, the first fused computation and the variants ``names`` of it,
+    each called by one fusion of the ENTRY."""
+    bodies = [first] + [_variant(VARIANTS[n], first) for n in names]
     fusions = ["fused_first"] + [f"fused_{n}" for n in names]
     calls = "\n".join(
         f"  %f{k} = f32[8]{{0}} fusion(f32[8,4]{{1,0}} %x, f32[8,4]{{1,0}} %y), kind=kInput, calls=%{c}"
@@ -103,9 +103,19 @@ def test_the_variants_differ_from_the_first_body_as_they_say():
     assert "%p0" not in renamed and "%sub" not in renamed and "to_apply=%add\n" in renamed
 
 
-@pytest.mark.parametrize("variant, twin", [(name, name in TWINS) for name in VARIANTS])
-def test_only_a_body_renamed_one_name_for_one_is_a_read_bodys_twin(variant, twin, defer_all):
-    text = _module([variant])
+# the first body with a string that is not metadata: metadata is then compared as text
+QUOTED = FIRST.replace("%zero = f32[] constant(0)", '%zero = f32[] constant(0), frontend_attributes={k="v"}')
+
+
+@pytest.mark.parametrize(
+    "variant, first, twin",
+    [(name, FIRST, name in TWINS) for name in VARIANTS]
+    + [("renamed", QUOTED, True), ("other_metadata", QUOTED, False)],
+    ids=[*VARIANTS, "renamed-quoted", "other_metadata-quoted"],
+)
+def test_only_a_body_renamed_one_name_for_one_is_a_read_bodys_twin(variant, first, twin, defer_all):
+    assert first.count('"') == (4 if first is QUOTED else 2)
+    text = _module([variant], first)
     with AnalysisContext():
         (result,) = loader.parse_checked(text, "<twins>", defer_bodies=True)
         module = result.module
