@@ -99,10 +99,15 @@ class DeferredBodies:
         self.written = WrittenShapeChecks()  # shared by the checks of every part, as by one whole check
         self.read: set[Computation] = set()  # the bodies this process read
         self.failed = False  # a problem found, or a body read differently from a whole read
-        # the bodies read and clean, by their text without names (``twin_of``): (the computation,
-        # the names in its text in order, the names its instructions are given)
+        # The bodies read and clean, for ``twin_of``: by their line count until a body of as many
+        # lines asks (most never have a twin: their text is not looked at again), then by their
+        # text without names: (the computation, the names in its text in order, the names its
+        # instructions are given).
+        self.unkeyed: dict[int, list[tuple[Computation, int, int]]] = {}
         self.by_text: dict[str, tuple[Computation, list[str], set[str]]] = {}
+        self.keyed_lines: set[int] = set()  # the line counts of the bodies in ``by_text``
         self.twinned: set[Computation] = set()  # bodies left unread as twins of read ones
+        self._missed: tuple[Computation, str, str] | None = None  # the last body found no twin: _unnamed's texts
         self._computation_names: set[str] | None = None
 
     def found(self, comp: Computation, start: int, close: int, later: bool) -> None:
@@ -188,11 +193,17 @@ class DeferredBodies:
         the same, none of its own names a computation's, and other metadata (each of ``comp``'s
         read): ``comp`` is then counted as checked. None where there is no such body."""
         extent = self.unread.get(comp)
-        if extent is None or not self.by_text:
+        if extent is None:
+            return None
+        lines = self.text.count("\n", *extent)
+        for read, start, close in self.unkeyed.pop(lines, ()):
+            self._keep(read, lines, *_unnamed(self.text[start:close])[:2])
+        if lines not in self.keyed_lines:
             return None
         body, unnamed, values = _unnamed(self.text[extent[0] : extent[1]])
         hit = self.by_text.get(unnamed)
         if hit is None:
+            self._missed = (comp, body, unnamed)  # kept for its read, which follows
             return None
         twin, names, defined = hit
         mine = _PERCENT_NAME.findall(body)
@@ -211,12 +222,24 @@ class DeferredBodies:
         return twin
 
     def _remember_text(self, comp: Computation, start: int, close: int) -> None:
-        """``comp``, read and clean, kept for ``twin_of`` (unless an own name is a computation's:
-        a callee's name is kept as it is, so the two must not be told apart by position)."""
-        body, unnamed, _ = _unnamed(self.text[start:close])
+        """``comp``, read and clean, kept for ``twin_of``: its text looked at when a body of as
+        many lines asks, or now where ``twin_of`` just looked at it."""
+        lines = self.text.count("\n", start, close)
+        missed = self._missed
+        self._missed = None
+        if missed is not None and missed[0] is comp:
+            self._keep(comp, lines, missed[1], missed[2])
+        else:
+            self.unkeyed.setdefault(lines, []).append((comp, start, close))
+
+    def _keep(self, comp: Computation, lines: int, body: str, unnamed: str) -> None:
+        """``comp`` in ``by_text`` (``body``: its text without metadata, ``unnamed``: without names
+        too), unless an own name is a computation's: a callee's name is kept as it is, so the two
+        must not be told apart by position."""
         defined = set(_DEFINED_NAME.findall(body))
         if defined.isdisjoint(self._names_of_computations(comp)) and unnamed not in self.by_text:
             self.by_text[unnamed] = (comp, _PERCENT_NAME.findall(body), defined)
+            self.keyed_lines.add(lines)
 
     def _names_of_computations(self, comp: Computation) -> set[str]:
         if self._computation_names is None:
