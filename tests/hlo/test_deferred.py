@@ -16,7 +16,6 @@ from hlo_index.cli import main
 from hlo_index.hlo import loader
 from hlo_index.hlo.deferred import DeferredBodies
 from hlo_index.hlo.model import Computation, DeferredComputation, Module
-from hlo_index.report import split_targets
 
 from .mutations import mutate, texts_of
 
@@ -25,15 +24,6 @@ SHARED = ROOT.parent / "shared"
 SAMPLES = sorted((ROOT / "samples").glob("*.txt"))
 FIELD = sorted(p for p in (SHARED / "field").glob("*/*") if "after_optimizations" in p.name or p.suffix == ".hlo")
 GPT12 = SHARED / "corpus" / "gpt12_train" / "gpt12_train_step.after_optimizations.hlo.txt.gz"
-
-
-@pytest.fixture
-def defer_all(monkeypatch):
-    """Bodies deferred in modules of any size, however few; every module split, two processes."""
-    monkeypatch.setattr(loader, "DEFER_MIN_CHARS", 0)
-    monkeypatch.setattr(loader, "DEFER_MIN_SHARE", 0.0)
-    monkeypatch.setattr(split_targets, "MIN_WORK_TO_SPLIT", 0)
-    monkeypatch.setattr(split_targets, "usable_workers", lambda asked: asked)
 
 
 def _instruction_fields(i) -> tuple:

@@ -14,7 +14,6 @@ from hlo_index.context import AnalysisContext
 from hlo_index.fusion.fingerprint import fingerprint_id
 from hlo_index.hlo import loader
 from hlo_index.hlo.model import Computation, DeferredComputation
-from hlo_index.report import split_targets
 
 REDUCER = """%{name} (a: f32[], b: f32[]) -> f32[] {{
   %a = f32[] parameter(0)
@@ -83,15 +82,6 @@ def _module(names: list[str], first: str = FIRST) -> str:
         + calls
         + f"\n  ROOT %t = ({outputs}) tuple({results})\n}}\n"
     )
-
-
-@pytest.fixture
-def defer_all(monkeypatch):
-    """Bodies deferred in modules of any size; every module split, two processes."""
-    monkeypatch.setattr(loader, "DEFER_MIN_CHARS", 0)
-    monkeypatch.setattr(loader, "DEFER_MIN_SHARE", 0.0)
-    monkeypatch.setattr(split_targets, "MIN_WORK_TO_SPLIT", 0)
-    monkeypatch.setattr(split_targets, "usable_workers", lambda asked: asked)
 
 
 def test_the_variants_differ_from_the_first_body_as_they_say():
