@@ -176,13 +176,14 @@ class DeferredBodies:
         self.read.add(comp)
         resolve_source_locations(module, comp)
         problems = link_computation(module, comp, self.literals)
-        if not problems and len(comp.instructions) == self.lines_of(comp):
+        lines = self.lines_of(comp)
+        if not problems and len(comp.instructions) == lines:
             self._read_callees(comp)
             starts: list[Instruction] = []
             check_computation(comp, problems, starts)
             self.written.check(comp, problems)
             if not problems and not starts:
-                self._remember_text(comp, *extent)
+                self._remember_text(comp, lines, *extent)
                 return
         self.failed = True
         raise DeferredBodyProblem(f"the body of %{comp.name} is not as a whole read gives it")
@@ -195,7 +196,9 @@ class DeferredBodies:
         extent = self.unread.get(comp)
         if extent is None:
             return None
-        lines = self.text.count("\n", *extent)
+        lines = self.lines_of(comp)
+        if lines is None:
+            return None
         for read, start, close in self.unkeyed.pop(lines, ()):
             self._keep(read, lines, *_unnamed(self.text[start:close])[:2])
         if lines not in self.keyed_lines:
@@ -221,10 +224,10 @@ class DeferredBodies:
         self.twinned.add(comp)
         return twin
 
-    def _remember_text(self, comp: Computation, start: int, close: int) -> None:
-        """``comp``, read and clean, kept for ``twin_of``: its text looked at when a body of as
-        many lines asks, or now where ``twin_of`` just looked at it."""
-        lines = self.text.count("\n", start, close)
+    def _remember_text(self, comp: Computation, lines: int, start: int, close: int) -> None:
+        """``comp``, read and clean, of ``lines`` instructions (``lines_of``), kept for
+        ``twin_of``: its text looked at when a body of as many lines asks, or now where
+        ``twin_of`` just looked at it."""
         missed = self._missed
         self._missed = None
         if missed is not None and missed[0] is comp:

@@ -283,9 +283,11 @@ def _group(item: SelectedTarget, index: int) -> tuple[object, int]:
     if isinstance(target, Computation):
         return ("alone", index), estimated_work(_size(target))
     callee = callee_of(target)
-    work = estimated_work(_size(callee) if callee is not None else 1)
+    size = _size(callee) if callee is not None else 1
     comp = target.fused_computation if item.kind == "fusion" else None
-    return (_outline(target, comp) if comp is not None else ("alone", index)), work
+    if comp is None:
+        return ("alone", index), estimated_work(size)
+    return _outline(target, comp, size if comp is callee else None), estimated_work(size)
 
 
 def _size(comp: Computation) -> int:
@@ -296,17 +298,20 @@ def _size(comp: Computation) -> int:
     return len(comp.instructions) if lines is None else lines
 
 
-def _outline(fusion, comp: Computation) -> tuple:
+def _outline(fusion, comp: Computation, size: int | None = None) -> tuple:
     """What every fusion of one structure has in common and a quick look at each fusion reads:
     its fused computation's opcodes in order (where bodies are read on first use, its instruction
     count: no body is read here), and its result's and operands' shapes. Equal structures
     (``structure_keys.fusion_shape_key``) have equal outlines; the structures themselves (a walk
     over every fused instruction, most of the analysis's fingerprinting) are then computed by the
     processes that analyse them, not all here before the fork. Two structures with one outline
-    share a group: analysed by one process, no less exactly."""
+    share a group: analysed by one process, no less exactly. ``size``: ``_size(comp)`` where the
+    caller has it."""
     deferred = comp.module is not None and comp.module.deferred is not None
+    if deferred and size is None:
+        size = _size(comp)
     return (
-        _size(comp) if deferred else tuple(map(_OPCODE, comp.instructions)),
+        size if deferred else tuple(map(_OPCODE, comp.instructions)),
         shape_token(fusion.shape),
         tuple([shape_token(o.shape) for o in fusion.operands]),
     )
