@@ -80,6 +80,11 @@ _INSTR = (
     rf"(?P<iop>[a-z][\w.\-]*{_P})\((?P<iargs>{_ARGS})\)(?P<iattrs>(?:{_LAST_ATTR})*{_P})"
 )
 
+# A flat signature as one token "(p: f32[2], q: s32[]) -> f32[2]"; the blanks after a comma are
+# _PARAM's own (a "\s*" of the comma's too would give each comma two ways to read one blank, and a
+# broken parameter far down a long signature 2^n ways to fail)
+_SIGNATURE = rf"\((?:{_PARAM}(?:,(?:\s*/\*index=\d+\*/)?{_PARAM})*)?\)\s*->\s*(?:{_SHAPE}|\([^()\n]*\))"
+
 # Leading blanks are part of every match; the named group that matched is the token.
 # Order matters: the first alternative that matches wins.
 _MASTER = re.compile(
@@ -98,10 +103,7 @@ _MASTER = re.compile(
     r"|(?P<TABLE>(?:FileNames|FunctionNames|FileLocations|StackFrames)[ \t]*(?:\r?\n[ \t]*\d+[ \t][^\n]*)*)"
     rf"|(?P<NAME>{_NAME}):?"  # XLA's "name:" (a computation or parameter name) is a name too
     r"|(?P<COMMENT>/\*.*?\*/|//[^\n]*)"
-    # a whole flat signature "(p: f32[2], q: s32[]) -> f32[2]" as one token; the blanks after a
-    # comma are _PARAM's own (a "\s*" of the comma's too would give each comma two ways to read
-    # one blank, and a broken parameter far down a long signature 2^n ways to fail)
-    rf"|(?P<SIGNATURE>\((?:{_PARAM}(?:,(?:\s*/\*index=\d+\*/)?{_PARAM})*)?\)\s*->\s*(?:{_SHAPE}|\([^()\n]*\)))"
+    rf"|(?P<SIGNATURE>{_SIGNATURE})"  # a whole flat signature
     r"|(?P<ARROW>->)"
     r"|(?P<PUNCT>[=(),{}:])"
     r"|(?P<END>\Z))",
@@ -111,6 +113,13 @@ _MASTER = re.compile(
 # ',', so where this matches the master matches the same): most of a dump is runs of these,
 # read in a tight loop.
 _NEXT_INSTR = re.compile(rf"\s*(?P<INSTR>{_INSTR})", re.DOTALL | re.ASCII)
+# A computation's header as a dump writes one, "%name (p: f32[2]) -> f32[2] {": the NAME and
+# SIGNATURE tokens and the '{' that the master pattern reads there, in one match (no alternative
+# before NAME matches a '%' name without '=', none before SIGNATURE starts with '('). ``rest``:
+# where the tokens after the NAME start.
+FLAT_HEADER = re.compile(
+    rf"\s*(?P<NAME>%[\w.\-]+{_P}):?(?P<rest>\s*(?P<SIGNATURE>{_SIGNATURE})\s*\{{)", re.DOTALL | re.ASCII
+)
 # The numbers of a common instruction's groups, the same in both patterns: the parser reads an
 # instruction's parts by number (a group read by name costs a lookup of the name).
 I_INSTR, I_ROOT, I_NAME, I_SHAPE, I_OP, I_ARGS, I_ATTRS, I_KEY, I_VALUE = (

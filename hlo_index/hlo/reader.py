@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .lexer import Source, Token, scan_value, tokenize
+from .lexer import FLAT_HEADER, Source, Token, scan_value, tokenize
 
 
 class Declined(Exception):
@@ -26,7 +26,7 @@ _END = Token("$END", "")
 class _Tokens:
     """The lexer's tokens with one of lookahead, ``$END`` at the end."""
 
-    __slots__ = ("_next", "end", "text", "tok")
+    __slots__ = ("_next", "end", "header", "text", "tok")
 
     def __init__(self, source: Source):
         self.text = source.text
@@ -35,9 +35,22 @@ class _Tokens:
 
     def restart(self, pos: int) -> None:
         """Go on with the tokens from ``pos`` (where a token ends: no bracket open, no run of
-        instructions begun)."""
+        instructions begun). Where a computation's header starts there (``FLAT_HEADER``, what
+        follows a deferred body), its NAME token is made from that match (``header``), and the
+        lexer started only if a token after it is asked for."""
+        header = self.header = FLAT_HEADER.match(self.text, pos, self.end)
+        if header is not None:
+            self.tok = Token("NAME", header.group("NAME"), header.start("NAME"))
+            self._next = self._resume
+            return
         self._next = tokenize(Source(self.text, pos, self.end)).__next__
         self.advance()
+
+    def _resume(self) -> Token:
+        """The token after the header's NAME, from the lexer."""
+        assert self.header is not None
+        self._next = tokenize(Source(self.text, self.header.start("rest"), self.end)).__next__
+        return self._next()
 
     def advance(self) -> Token:
         try:
@@ -98,6 +111,12 @@ def read_shape(source: Source, builder: Any) -> Any:
 
 def _computation(ts: _Tokens, builder: Any) -> Any:
     tok = ts.tok
+    if tok.type == "NAME":
+        header = ts.header
+        if header is None or header.start("NAME") != tok.start_pos:
+            header = FLAT_HEADER.match(ts.text, tok.start_pos or 0, ts.end)
+        if header is not None:
+            return _flat_computation(ts, builder, tok, header)
     children: list[Any] = []
     if tok.type == "ENTRY":
         children.append(tok)
@@ -127,6 +146,26 @@ def _computation(ts: _Tokens, builder: Any) -> Any:
         children.append(_instruction(ts, builder))
         tok = ts.tok
     ts.advance()
+    ts.take_run("ATTR", children)
+    return builder.computation(children)
+
+
+def _flat_computation(ts: _Tokens, builder: Any, name: Token, header: Any) -> Any:
+    """``_computation`` where its NAME token is followed by a flat signature and the body's '{'
+    (``header``: their match): the tokens those would be, read in one match (a GPU dump has
+    thousands of fused computations, most of them deferred bodies that are otherwise not looked
+    at)."""
+    signature = Token("SIGNATURE", header.group("SIGNATURE"), header.start("SIGNATURE"))
+    children: list[Any] = [name, builder.signature([signature])]
+    brace = header.end()  # just after the '{'
+    close = builder.body_close(ts.text, brace, ts.end, True)
+    if close is not None:
+        ts.restart(close + 1)
+    else:
+        ts.restart(brace)
+        while ts.tok.type != "_RBRACE":
+            children.append(_instruction(ts, builder))
+        ts.advance()
     ts.take_run("ATTR", children)
     return builder.computation(children)
 

@@ -70,6 +70,41 @@ ENTRY %main (p: f32[4]) -> (f32[4], s32[]) {
 }
 """
 
+# Computation headers as dumps write them (read in one match: a name with '%', a flat signature, the
+# '{'), one after another's closing brace, and the forms beside them that the tokens read one by one.
+HEADERS = """HloModule headers
+
+%first (a: f32[2]) -> f32[2] {
+  ROOT %a = f32[2]{0} parameter(0)
+}
+%second: (b: f32[2]) -> f32[2]{
+  ROOT %b = f32[2]{0} parameter(0)
+}, execution_thread="host"
+
+%third /* a comment */ (c: f32[2]) -> f32[2] {
+  ROOT %c = f32[2]{0} parameter(0)
+}
+%fourth (d: f32[2]) -> f32[2], execution_thread="host" {
+  ROOT %d = f32[2]{0} parameter(0)
+}
+fifth (e: f32[2]) -> f32[2] {
+  ROOT %e = f32[2]{0} parameter(0)
+}
+%sixth (f: (f32[2], s32[])) -> f32[2] {
+  %f = (f32[2]{0}, s32[]) parameter(0)
+  ROOT %g = f32[2]{0} get-tuple-element(%f), index=0
+}
+
+ENTRY %main (p: f32[2]) -> f32[2] {
+  %p = f32[2]{0} parameter(0)
+  %q = f32[2]{0} call(%p), to_apply=%first
+  %r = f32[2]{0} call(%q), to_apply=%second
+  %s = f32[2]{0} call(%r), to_apply=%third
+  %t = f32[2]{0} call(%s), to_apply=%fourth
+  ROOT %u = f32[2]{0} call(%t), to_apply=fifth
+}
+"""
+
 
 def _model(text: str) -> list[tuple]:
     """Everything the parser builds for ``text``, as plain values (linked objects left out)."""
@@ -108,7 +143,9 @@ def _no_grammar():
     raise AssertionError("the grammar was asked to read text the direct reader takes")
 
 
-@pytest.mark.parametrize("text", [FORMS, *(p.read_text() for p in SAMPLES)], ids=["forms", *(p.name for p in SAMPLES)])
+@pytest.mark.parametrize(
+    "text", [FORMS, HEADERS, *(p.read_text() for p in SAMPLES)], ids=["forms", "headers", *(p.name for p in SAMPLES)]
+)
 def test_direct_reader_builds_what_the_grammar_builds(text, monkeypatch):
     with monkeypatch.context() as m:
         m.setattr(parser, "_lark", _no_grammar)
