@@ -42,26 +42,33 @@ from .parser import DeferredReadError, read_deferred_body, resolve_source_locati
 from .shape_checks import WrittenShapeChecks
 from .validate import link_computation
 
-# An instruction's name written with its '%' (as the lexer reads one), and a name defined at the
-# start of a line (a deferred body has one instruction a line).
-_PERCENT_NAME = re.compile(r"%[\w.\-]+", re.ASCII)
-_DEFINED_NAME = re.compile(r"^[ \t]*(?:ROOT[ \t]+)?(%[\w.\-]+)[ \t]*=", re.ASCII | re.MULTILINE)
+# An instruction's name written with its '%' (as the lexer reads one; a split keeps it), and a
+# name defined at the start of a line (a deferred body has one instruction a line; its text starts
+# with a newline, that of the '{' line): a literal first character lets re skip to each line.
+_PERCENT_NAME = re.compile(r"(%[\w.\-]+)", re.ASCII)
+_DEFINED_NAME = re.compile(r"\n[ \t]*(?:ROOT[ \t]+)?(%[\w.\-]+)[ \t]*=", re.ASCII)
 _NAME_MARK = "\x00"  # where a name was, in a body's text without its names (never in HLO text)
 _METADATA_MARK = ", metadata=\x00"  # where a metadata attribute was
 
 
-def _unnamed(body: str) -> tuple[str, str, list[str]]:
-    """``body``'s text without its metadata, that text without its names, and the metadata. The
-    metadata stays in the text where a quote is left without it: a string that is not metadata
-    could hold what reads as metadata, and what it holds would then not be compared."""
-    values = METADATA_ATTR.findall(body)
-    if values:
-        bare = METADATA_ATTR.sub(_METADATA_MARK, body)
-        if '"' in bare or "'" in bare:
-            values = []
-        else:
-            body = bare
-    return body, _PERCENT_NAME.sub(_NAME_MARK, body), values
+def _unnamed(body: str) -> tuple[str, str, list[str], list[str]]:
+    """``body``'s text without its metadata, that text without its names, the metadata, and the
+    names in order (each text split once). The metadata stays in the text where a quote is left
+    without it: a string that is not metadata could hold what reads as metadata, and what it
+    holds would then not be compared."""
+    values: list[str] = []
+    parts = METADATA_ATTR.split(body)
+    if len(parts) > 1:
+        bare = _METADATA_MARK.join(parts[0::2])
+        if '"' not in bare and "'" not in bare:
+            body, values = bare, parts[1::2]
+    pieces = _PERCENT_NAME.split(body)
+    return body, _NAME_MARK.join(pieces[0::2]), values, pieces[1::2]
+
+
+def _defined_names(body: str) -> set[str]:
+    """The names ``body``'s lines define (a body's text starts with the newline after its '{')."""
+    return set(_DEFINED_NAME.findall(body if body.startswith("\n") else "\n" + body))
 
 
 def _metadata_reads(values: list[str]) -> bool:
@@ -107,7 +114,8 @@ class DeferredBodies:
         self.by_text: dict[str, tuple[Computation, list[str], set[str]]] = {}
         self.keyed_lines: set[int] = set()  # the line counts of the bodies in ``by_text``
         self.twinned: set[Computation] = set()  # bodies left unread as twins of read ones
-        self._missed: tuple[Computation, str, str] | None = None  # the last body found no twin: _unnamed's texts
+        # the last body found no twin: its ``_unnamed`` parts
+        self._missed: tuple[Computation, str, str, list[str]] | None = None
         self._computation_names: set[str] | None = None
 
     def found(self, comp: Computation, start: int, close: int, later: bool) -> None:
@@ -200,17 +208,17 @@ class DeferredBodies:
         if lines is None:
             return None
         for read, start, close in self.unkeyed.pop(lines, ()):
-            self._keep(read, lines, *_unnamed(self.text[start:close])[:2])
+            body, unnamed, _, names = _unnamed(self.text[start:close])
+            self._keep(read, lines, body, unnamed, names)
         if lines not in self.keyed_lines:
             return None
-        body, unnamed, values = _unnamed(self.text[extent[0] : extent[1]])
+        body, unnamed, values, mine = _unnamed(self.text[extent[0] : extent[1]])
         hit = self.by_text.get(unnamed)
         if hit is None:
-            self._missed = (comp, body, unnamed)  # kept for its read, which follows
+            self._missed = (comp, body, unnamed, mine)  # kept for its read, which follows
             return None
         twin, names, defined = hit
-        mine = _PERCENT_NAME.findall(body)
-        mine_defined = set(_DEFINED_NAME.findall(body))
+        mine_defined = _defined_names(body)
         if len(mine) != len(names) or not mine_defined.isdisjoint(self._names_of_computations(comp)):
             return None
         pairs = set(zip(mine, names))
@@ -231,17 +239,17 @@ class DeferredBodies:
         missed = self._missed
         self._missed = None
         if missed is not None and missed[0] is comp:
-            self._keep(comp, lines, missed[1], missed[2])
+            self._keep(comp, lines, *missed[1:])
         else:
             self.unkeyed.setdefault(lines, []).append((comp, start, close))
 
-    def _keep(self, comp: Computation, lines: int, body: str, unnamed: str) -> None:
+    def _keep(self, comp: Computation, lines: int, body: str, unnamed: str, names: list[str]) -> None:
         """``comp`` in ``by_text`` (``body``: its text without metadata, ``unnamed``: without names
-        too), unless an own name is a computation's: a callee's name is kept as it is, so the two
-        must not be told apart by position."""
-        defined = set(_DEFINED_NAME.findall(body))
+        too, ``names``: the names taken out), unless an own name is a computation's: a callee's
+        name is kept as it is, so the two must not be told apart by position."""
+        defined = _defined_names(body)
         if defined.isdisjoint(self._names_of_computations(comp)) and unnamed not in self.by_text:
-            self.by_text[unnamed] = (comp, _PERCENT_NAME.findall(body), defined)
+            self.by_text[unnamed] = (comp, names, defined)
             self.keyed_lines.add(lines)
 
     def _names_of_computations(self, comp: Computation) -> set[str]:
