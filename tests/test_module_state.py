@@ -118,6 +118,29 @@ def test_a_context_frees_its_tables_when_it_ends(tmp_path):
     assert current() is not session
 
 
+def test_where_freeing_waits_a_context_that_ends_is_freed_when_the_next_one_starts(tmp_path, monkeypatch):
+    from hlo_index import context
+
+    freeing = context._Freeing()
+    monkeypatch.setattr(context, "_FREEING", freeing)
+    context.free_when_next_starts()
+    loop = tmp_path / "loop.hlo"
+    loop.write_text(while_sums_rows())
+    with hlo_index.Session() as session:
+        [module] = session.load(str(loop))
+        session.analyze(module.entry, "both")
+        tables, sizes = session.tables, session.sizes()
+    assert sizes and session.sizes() == {}  # the context holds nothing once it ends...
+    (ended,) = freeing.ended  # ...and its tables wait, unfreed, whole
+    assert ended[0] is tables
+    waiting = AnalysisContext()
+    waiting.tables, waiting.intern = ended
+    assert waiting.sizes() == sizes
+    with AnalysisContext():
+        assert freeing.ended == []  # freed as the next context's life starts
+    assert len(freeing.ended) == 1  # that one's tables wait in their turn
+
+
 @pytest.mark.parametrize("budget", ["maps_per_value", "compositions_per_pass"])
 def test_budgets_are_per_context(budget):
     with AnalysisContext(**{budget: 3}) as ctx:

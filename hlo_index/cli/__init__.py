@@ -86,6 +86,9 @@ def run() -> None:
     # (what ``main`` does for in-process callers) would make the next allocation scan every
     # object the run made (~4% of a 125k-instruction dump's run).
     gc.disable()
+    from ..context import free_when_next_starts
+
+    free_when_next_starts()
     try:
         main(prog_name="hlo-index")
         code: str | int | None = 0
