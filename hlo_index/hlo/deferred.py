@@ -36,7 +36,7 @@ from typing import Any
 
 from .attributes import metadata
 from .checks import check_computation, check_module_header, shared_async_computations
-from .lexer import METADATA_ATTR, LineIndex
+from .lexer import METADATA_ATTR, SIGNATURE_PARAMETER_SHAPE, LineIndex
 from .model import Computation, DeferredComputation, Diagnostic, Instruction, Module, Shape
 from .parser import DeferredReadError, read_deferred_body, resolve_source_locations
 from .shape_checks import WrittenShapeChecks
@@ -219,18 +219,74 @@ class DeferredBodies:
             return None
         twin, names, defined = hit
         mine_defined = _defined_names(body)
-        if len(mine) != len(names) or not mine_defined.isdisjoint(self._names_of_computations(comp)):
+        if not self._renamed_alike(mine, mine_defined, names, defined, comp, allow_callees=True):
             return None
-        pairs = set(zip(mine, names))
-        if len(pairs) != len(set(mine)) or len(pairs) != len(set(names)):
-            return None  # not one name for one name
-        for a, b in pairs:
-            if (a in mine_defined) is not (b in defined) or (a != b and a not in mine_defined):
-                return None  # an own name for another's, or another name changed
         if values and not self.context.run(_metadata_reads, values):
             return None
         self.twinned.add(comp)
         return twin
+
+    def _renamed_alike(
+        self,
+        mine: list[str],
+        mine_defined: set[str],
+        names: list[str],
+        defined: set[str],
+        comp: Computation,
+        allow_callees: bool,
+    ) -> bool:
+        """Whether names ``mine`` (of a body defining ``mine_defined``) stand one for one where a
+        read body's text has ``names`` (defining ``defined``): own names for own names, none a
+        computation's, every other name the same, or, with ``allow_callees``, a callee's name
+        where the read body names its callee and the two callees are alike (``_callee_alike``)."""
+        if len(mine) != len(names) or not mine_defined.isdisjoint(self._names_of_computations(comp)):
+            return False
+        pairs = set(zip(mine, names))
+        if len(pairs) != len(set(mine)) or len(pairs) != len(set(names)):
+            return False  # not one name for one name
+        callees = []
+        for a, b in pairs:
+            if (a in mine_defined) is not (b in defined):
+                return False  # an own name for another's
+            if a != b and a not in mine_defined:
+                callees.append((a, b))  # another name changed: alike callees only
+        if callees and not allow_callees:
+            return False
+        return all(self._callee_alike(comp.module, a[1:], b[1:]) for a, b in callees)
+
+    def _callee_alike(self, module: Module | None, mine: str, theirs: str) -> bool:
+        """Whether computation %mine, called where a read body calls %theirs, is as that one: %theirs
+        read and clean, the same signature (its shapes) and threads, and %mine's text %theirs's
+        with its own names changed one for one and every other name the same (a callee's callees
+        are not looked into), its metadata reading. An unread %mine then counts as checked (its
+        checks would find what those of %theirs found: nothing)."""
+        if module is None:
+            return False
+        a, b = module.by_name.get(mine), module.by_name.get(theirs)
+        if a is None or b is None or b not in self.read or a.execution_thread != b.execution_thread:
+            return False
+        extent_a, extent_b = self.extent.get(mine), self.extent.get(theirs)
+        if extent_a is None or extent_b is None or self._signature(extent_a) != self._signature(extent_b):
+            return False
+        body_a, unnamed_a, values_a, names_a = _unnamed(self.text[extent_a[0] : extent_a[1]])
+        body_b, unnamed_b, _, names_b = _unnamed(self.text[extent_b[0] : extent_b[1]])
+        if unnamed_a != unnamed_b:
+            return False
+        defined_a, defined_b = _defined_names(body_a), _defined_names(body_b)
+        if not self._renamed_alike(names_a, defined_a, names_b, defined_b, a, allow_callees=False):
+            return False
+        if values_a and not self.context.run(_metadata_reads, values_a):
+            return False
+        if a in self.unread:
+            self.twinned.add(a)
+        return True
+
+    def _signature(self, extent: tuple[int, int]) -> tuple[list[str], str]:
+        """The parameter and result shapes the header of the body at ``extent`` writes."""
+        start = self.text.rfind("\n", 0, extent[0]) + 1
+        header = self.text[start : extent[0]]
+        arrow = header.rfind("->")
+        return SIGNATURE_PARAMETER_SHAPE.findall(header, 0, max(arrow, 0)), header[arrow:].strip()
 
     def _remember_text(self, comp: Computation, lines: int, start: int, close: int) -> None:
         """``comp``, read and clean, of ``lines`` instructions (``lines_of``), kept for

@@ -1,8 +1,9 @@
 """``DeferredBodies.twin_of``: an unread body whose text is a read, clean body's with its own
 instructions renamed one for one is that body's twin (its structure taken, its checks counted);
-its metadata may differ where it reads; any other difference (a callee, the wiring, a name that
-is not its own, an own name that is a computation's, metadata that does not read) leaves it to be
-read. Analysed split, a module of twins is answered as serially."""
+its metadata may differ where it reads, and a callee's name where the two callees are alike (the
+same signature, texts the same up to their own names); any other difference (a callee not alike,
+the wiring, a name that is not its own, an own name that is a computation's, metadata that does
+not read) leaves it to be read. Analysed split, a module of twins is answered as serially."""
 
 from __future__ import annotations
 
@@ -18,9 +19,12 @@ from hlo_index.hlo.model import Computation, DeferredComputation
 REDUCER = """%{name} (a: f32[], b: f32[]) -> f32[] {{
   %a = f32[] parameter(0)
   %b = f32[] parameter(1)
-  ROOT %s = f32[] add(%a, %b)
+  ROOT %s = f32[] {op}(%a, %b)
 }}
 """
+# the reducers: %add, the same body under other names (its own renamed in %add.3), another body
+REDUCERS = {"add": "add", "add.2": "add", "mul": "multiply"}
+RENAMED_REDUCER = REDUCER.format(name="add.3", op="add").replace("%b", "%y").replace("%s =", "%t =")
 
 # the first fused computation; each variant below is this text with names changed
 FIRST = """%fused_first (p0: f32[8,4], p1: f32[8,4]) -> f32[8] {
@@ -41,15 +45,18 @@ VARIANTS = {
         "%p0": "%m0.9",
         'op_name="jit(f)/sub"': 'op_name="jit(f)/layer_1/sub" source_file="model.py" source_line=12',
     },
-    # a reducer of the same body under another name: not the same callee by name
-    "other_callee": {"%fused_first": "%fused_other_callee", "%p0": "%q0.8", "to_apply=%add": "to_apply=%add.2"},
+    # a reducer of the same body under another name, its own names the same or renamed: a twin
+    "alike_callee": {"%fused_first": "%fused_alike_callee", "%p0": "%q0.8", "to_apply=%add": "to_apply=%add.2"},
+    "renamed_callee": {"%fused_first": "%fused_renamed_callee", "%p1": "%q1.8", "to_apply=%add": "to_apply=%add.3"},
+    # a reducer of another body: not a twin
+    "other_callee": {"%fused_first": "%fused_other_callee", "%p0": "%q0.6", "to_apply=%add": "to_apply=%mul"},
     # the subtraction's operands swapped: the same names in a different wiring
     "swapped": {"%fused_first": "%fused_swapped", "%p0 = ": "%P = ", "%p1 = ": "%p0 = ", "%P = ": "%p1 = "},
     # an own instruction named as a computation is
     "named_as_computation": {"%fused_first": "%fused_named_as_computation", "%sub": "%add.2"},
 }
 
-TWINS = {"renamed", "other_metadata"}
+TWINS = {"renamed", "other_metadata", "alike_callee", "renamed_callee"}
 
 
 def _variant(edits: dict[str, str], first: str = FIRST) -> str:
@@ -72,9 +79,9 @@ def _module(names: list[str], first: str = FIRST) -> str:
     results = ", ".join(f"f32[8]{{0}} %f{k}" for k in range(len(fusions)))
     return (
         "HloModule twins\n\n"
-        + REDUCER.format(name="add")
+        + "\n".join(REDUCER.format(name=name, op=op) for name, op in REDUCERS.items())
         + "\n"
-        + REDUCER.format(name="add.2")
+        + RENAMED_REDUCER
         + "\n"
         + "\n".join(bodies)
         + f"\nENTRY %main (x: f32[8,4], y: f32[8,4]) -> ({outputs}) {{\n"
@@ -87,7 +94,10 @@ def _module(names: list[str], first: str = FIRST) -> str:
 def test_the_variants_differ_from_the_first_body_as_they_say():
     swapped = _variant(VARIANTS["swapped"])
     assert "%p1 = f32[8,4]{1,0} parameter(0)" in swapped and "%p0 = f32[8,4]{1,0} parameter(1)" in swapped
-    assert "to_apply=%add.2" in _variant(VARIANTS["other_callee"])
+    assert "to_apply=%add.2" in _variant(VARIANTS["alike_callee"])
+    assert "to_apply=%add.3" in _variant(VARIANTS["renamed_callee"])
+    assert "%y = f32[] parameter(1)" in RENAMED_REDUCER and "ROOT %t = f32[] add(%a, %y)" in RENAMED_REDUCER
+    assert "to_apply=%mul" in _variant(VARIANTS["other_callee"])
     assert "%add.2 = f32[8,4]{1,0} subtract" in _variant(VARIANTS["named_as_computation"])
     renamed = _variant(VARIANTS["renamed"])
     assert "%p0" not in renamed and "%sub" not in renamed and "to_apply=%add\n" in renamed
@@ -123,6 +133,8 @@ def test_only_a_body_renamed_one_name_for_one_is_a_read_bodys_twin(variant, firs
             assert fid == fingerprint_id(first)
             assert module.deferred.read_rest()  # a twin counts as checked: not read
             assert type(other) is DeferredComputation
+            if "callee" in variant:  # and so does its callee, alike the first's
+                assert type(comps[_variant(VARIANTS[variant]).split("to_apply=%")[1].split()[0]]) is DeferredComputation
         else:
             assert type(other) is Computation  # read for its structure
 
@@ -155,6 +167,32 @@ def test_a_renamed_body_changed_otherwise_is_no_twin_and_its_error_is_found(old,
     renamed = _variant(VARIANTS["renamed"])
     assert old in renamed
     text = _module(["renamed"]).replace(renamed, renamed.replace(old, new))
+    args = ["analyze", "-", "--format", "json"]
+    serial = _analysed([*args, "-j", "1"], text)
+    assert serial[0] == 2 and said in serial[2]
+    assert _analysed([*args, "-j", "2"], text) == serial
+
+
+@pytest.mark.parametrize(
+    "old, new, said",
+    [
+        ("%add.2 (a: f32[], b: f32[]) -> f32[] {", "%add.2 (a: f32[], b: f32[]) -> f32[2] {", "add.2"),  # its signature
+        ("ROOT %s = f32[] add(%a, %b)\n}\n\n%mul", "ROOT %s = f32[] add(%a, %nope)\n}\n\n%mul", "nope"),  # its body
+    ],
+    ids=["signature", "body"],
+)
+def test_a_callee_not_alike_leaves_its_caller_to_be_read_and_its_error_found(old, new, said, defer_all):
+    text = _module(["alike_callee"])
+    assert text.count(old) == 1
+    text = text.replace(old, new)
+    with AnalysisContext():
+        (result,) = loader.parse_checked(text, "<twins>", defer_bodies=True)
+        assert result.module is not None and result.module.deferred is not None
+        comps = {c.name: c for c in result.module.computations}
+        fingerprint_id(comps["fused_first"])  # reads the first body, and its callee %add
+        assert type(comps["add"]) is Computation
+        assert comps["fused_alike_callee"].twin() is None
+        assert type(comps["add.2"]) is DeferredComputation  # not taken as %add's twin
     args = ["analyze", "-", "--format", "json"]
     serial = _analysed([*args, "-j", "1"], text)
     assert serial[0] == 2 and said in serial[2]
