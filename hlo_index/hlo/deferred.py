@@ -21,11 +21,13 @@ start of a line.
 A transformer's fused computations repeat under other names, and what an analysis asks of a
 repeat's body is mostly its structure (to take the first one's figures). A body whose text is a
 read, clean body's text with the names of its own instructions changed one for one (every other
-name, a callee's, the same) and other metadata (each of which reads) is that body's twin
-(``twin_of``): it holds the same instructions, wired the same, with the same shapes and
-attributes, so its structure is the other's and its checks would find what the other's found,
-nothing (no check reads metadata but for reading it). Its structure is then the other's without
-reading it, and it counts as checked; anything else asked of it reads it.
+name the same, or a callee's where the two callees are alike: the same signature, and texts the
+same up to their own names, as XLA clones a reduction's region for each fusion) and other metadata
+(each of which reads) is that body's twin (``twin_of``): it holds the same instructions, wired
+the same, with the same shapes and attributes, so its structure is the other's and its checks
+would find what the other's found, nothing (no check reads metadata but for reading it). Its
+structure is then the other's without reading it, and it counts as checked (and so does an unread
+callee alike the other's callee); anything else asked of it reads it.
 """
 
 from __future__ import annotations
@@ -199,8 +201,9 @@ class DeferredBodies:
     def twin_of(self, comp: Computation) -> Computation | None:
         """A body read and clean whose text is unread ``comp``'s with the names of its own
         instructions changed one for one, every other name (a callee's, or one it does not define)
-        the same, none of its own names a computation's, and other metadata (each of ``comp``'s
-        read): ``comp`` is then counted as checked. None where there is no such body."""
+        the same or a callee's alike (``_callee_alike``), none of its own names a computation's,
+        and other metadata (each of ``comp``'s read): ``comp`` is then counted as checked. None
+        where there is no such body."""
         extent = self.unread.get(comp)
         if extent is None:
             return None
