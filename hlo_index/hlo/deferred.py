@@ -269,7 +269,10 @@ class DeferredBodies:
         if a is None or b is None or b not in self.read or a.execution_thread != b.execution_thread:
             return False
         extent_a, extent_b = self.extent.get(mine), self.extent.get(theirs)
-        if extent_a is None or extent_b is None or self._signature(extent_a) != self._signature(extent_b):
+        if extent_a is None or extent_b is None:
+            return False
+        signature = self._signature(mine, extent_a)
+        if signature is None or signature != self._signature(theirs, extent_b):
             return False
         body_a, unnamed_a, values_a, names_a = _unnamed(self.text[extent_a[0] : extent_a[1]])
         body_b, unnamed_b, _, names_b = _unnamed(self.text[extent_b[0] : extent_b[1]])
@@ -284,12 +287,15 @@ class DeferredBodies:
             self.twinned.add(a)
         return True
 
-    def _signature(self, extent: tuple[int, int]) -> tuple[list[str], str]:
-        """The parameter and result shapes the header of the body at ``extent`` writes."""
+    def _signature(self, name: str, extent: tuple[int, int]) -> tuple[list[str], str] | None:
+        """The parameter and result shapes written in the header of computation %``name``, whose
+        body is at ``extent``; None unless the header is one line (as dumps write it)."""
         start = self.text.rfind("\n", 0, extent[0]) + 1
         header = self.text[start : extent[0]]
         arrow = header.rfind("->")
-        return SIGNATURE_PARAMETER_SHAPE.findall(header, 0, max(arrow, 0)), header[arrow:].strip()
+        if arrow < 0 or not header.startswith(f"%{name}") or header[len(name) + 1 : len(name) + 2] not in " :":
+            return None
+        return SIGNATURE_PARAMETER_SHAPE.findall(header, 0, arrow), header[arrow:].strip()
 
     def _remember_text(self, comp: Computation, lines: int, start: int, close: int) -> None:
         """``comp``, read and clean, of ``lines`` instructions (``lines_of``), kept for

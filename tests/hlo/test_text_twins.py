@@ -197,3 +197,24 @@ def test_a_callee_not_alike_leaves_its_caller_to_be_read_and_its_error_found(old
     serial = _analysed([*args, "-j", "1"], text)
     assert serial[0] == 2 and said in serial[2]
     assert _analysed([*args, "-j", "2"], text) == serial
+
+
+def test_callees_whose_headers_are_not_one_line_are_not_looked_at_as_alike(defer_all):
+    # both reducers' '{' on a line of its own, and %add.2's result not its root's: no line of the
+    # two headers tells their signatures apart, so neither is taken for the other
+    text = _module(["alike_callee"])
+    for name, result in (("add", "f32[]"), ("add.2", "f32[2]")):
+        header = f"%{name} (a: f32[], b: f32[]) -> f32[] {{"
+        assert text.count(header) == 1
+        text = text.replace(header, f"%{name} (a: f32[], b: f32[]) -> {result}\n{{")
+    with AnalysisContext():
+        (result,) = loader.parse_checked(text, "<twins>", defer_bodies=True)
+        comps = {c.name: c for c in result.module.computations}
+        assert type(comps["add.2"]) is DeferredComputation
+        fingerprint_id(comps["fused_first"])  # reads the first body and %add
+        assert type(comps["add"]) is Computation
+        assert comps["fused_alike_callee"].twin() is None
+    args = ["analyze", "-", "--format", "json"]
+    serial = _analysed([*args, "-j", "1"], text)
+    assert serial[0] == 2 and "add.2" in serial[2]
+    assert _analysed([*args, "-j", "2"], text) == serial
