@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 from array import array
-from typing import Any
+from typing import Any, NamedTuple
 
 from .attributes import metadata
 from .checks import check_computation, check_module_header, shared_async_computations
@@ -53,11 +53,21 @@ _NAME_MARK = "\x00"  # where a name was, in a body's text without its names (nev
 _METADATA_MARK = ", metadata=\x00"  # where a metadata attribute was
 
 
-def _unnamed(body: str) -> tuple[str, str, list[str], list[str]]:
-    """``body``'s text without its metadata, that text without its names, the metadata, and the
-    names in order (each text split once). The metadata stays in the text where a quote is left
-    without it: a string that is not metadata could hold what reads as metadata, and what it
-    holds would then not be compared."""
+class _BodyText(NamedTuple):
+    """A body's text as ``twin_of`` compares it: without its metadata and names (``unnamed``), the
+    metadata taken out, the names in order, and the names its lines define."""
+
+    unnamed: str
+    values: list[str]
+    names: list[str]
+    defined: set[str]
+
+
+def _body_text(body: str) -> _BodyText:
+    """``body``'s text split once for its metadata and once for its names. The metadata stays in
+    the text where a quote is left without it: a string that is not metadata could hold what
+    reads as metadata, and what it holds would then not be compared. (A body's text starts with
+    the newline after its '{', as ``_DEFINED_NAME`` needs.)"""
     values: list[str] = []
     parts = METADATA_ATTR.split(body)
     if len(parts) > 1:
@@ -65,12 +75,8 @@ def _unnamed(body: str) -> tuple[str, str, list[str], list[str]]:
         if '"' not in bare and "'" not in bare:
             body, values = bare, parts[1::2]
     pieces = _PERCENT_NAME.split(body)
-    return body, _NAME_MARK.join(pieces[0::2]), values, pieces[1::2]
-
-
-def _defined_names(body: str) -> set[str]:
-    """The names ``body``'s lines define (a body's text starts with the newline after its '{')."""
-    return set(_DEFINED_NAME.findall(body if body.startswith("\n") else "\n" + body))
+    defined = set(_DEFINED_NAME.findall(body if body.startswith("\n") else "\n" + body))
+    return _BodyText(_NAME_MARK.join(pieces[0::2]), values, pieces[1::2], defined)
 
 
 def _metadata_reads(values: list[str]) -> bool:
@@ -110,14 +116,12 @@ class DeferredBodies:
         self.failed = False  # a problem found, or a body read differently from a whole read
         # The bodies read and clean, for ``twin_of``: by their line count until a body of as many
         # lines asks (most never have a twin: their text is not looked at again), then by their
-        # text without names: (the computation, the names in its text in order, the names its
-        # instructions are given).
+        # text without names: (the computation, its ``_body_text``).
         self.unkeyed: dict[int, list[tuple[Computation, int, int]]] = {}
-        self.by_text: dict[str, tuple[Computation, list[str], set[str]]] = {}
+        self.by_text: dict[str, tuple[Computation, _BodyText]] = {}
         self.keyed_lines: set[int] = set()  # the line counts of the bodies in ``by_text``
         self.twinned: set[Computation] = set()  # bodies left unread as twins of read ones
-        # the last body found no twin: its ``_unnamed`` parts
-        self._missed: tuple[Computation, str, str, list[str]] | None = None
+        self._missed: tuple[Computation, _BodyText] | None = None  # the last body found no twin
         self._computation_names: set[str] | None = None
 
     def found(self, comp: Computation, start: int, close: int, later: bool) -> None:
@@ -211,41 +215,32 @@ class DeferredBodies:
         if lines is None:
             return None
         for read, start, close in self.unkeyed.pop(lines, ()):
-            body, unnamed, _, names = _unnamed(self.text[start:close])
-            self._keep(read, lines, body, unnamed, names)
+            self._keep(read, lines, _body_text(self.text[start:close]))
         if lines not in self.keyed_lines:
             return None
-        body, unnamed, values, mine = _unnamed(self.text[extent[0] : extent[1]])
-        hit = self.by_text.get(unnamed)
+        mine = _body_text(self.text[extent[0] : extent[1]])
+        hit = self.by_text.get(mine.unnamed)
         if hit is None:
-            self._missed = (comp, body, unnamed, mine)  # kept for its read, which follows
+            self._missed = (comp, mine)  # kept for its read, which follows
             return None
-        twin, names, defined = hit
-        mine_defined = _defined_names(body)
-        if not self._renamed_alike(mine, mine_defined, names, defined, comp, allow_callees=True):
+        twin, theirs = hit
+        if not self._renamed_alike(mine, theirs, comp, allow_callees=True):
             return None
-        if values and not self.context.run(_metadata_reads, values):
+        if mine.values and not self.context.run(_metadata_reads, mine.values):
             return None
         self.twinned.add(comp)
         return twin
 
-    def _renamed_alike(
-        self,
-        mine: list[str],
-        mine_defined: set[str],
-        names: list[str],
-        defined: set[str],
-        comp: Computation,
-        allow_callees: bool,
-    ) -> bool:
-        """Whether names ``mine`` (of a body defining ``mine_defined``) stand one for one where a
-        read body's text has ``names`` (defining ``defined``): own names for own names, none a
-        computation's, every other name the same, or, with ``allow_callees``, a callee's name
-        where the read body names its callee and the two callees are alike (``_callee_alike``)."""
-        if len(mine) != len(names) or not mine_defined.isdisjoint(self._names_of_computations(comp)):
+    def _renamed_alike(self, mine: _BodyText, theirs: _BodyText, comp: Computation, allow_callees: bool) -> bool:
+        """Whether the names of ``mine`` (``comp``'s text) stand one for one where a read body's
+        text ``theirs`` has its names: own names for own names, none a computation's, every other
+        name the same, or, with ``allow_callees``, a callee's name where the read body names its
+        callee and the two callees are alike (``_callee_alike``)."""
+        names, defined, mine_defined = theirs.names, theirs.defined, mine.defined
+        if len(mine.names) != len(names) or not mine_defined.isdisjoint(self._names_of_computations(comp)):
             return False
-        pairs = set(zip(mine, names))
-        if len(pairs) != len(set(mine)) or len(pairs) != len(set(names)):
+        pairs = set(zip(mine.names, names))
+        if len(pairs) != len(set(mine.names)) or len(pairs) != len(set(names)):
             return False  # not one name for one name
         callees = []
         for a, b in pairs:
@@ -274,14 +269,11 @@ class DeferredBodies:
         signature = self._signature(mine, extent_a)
         if signature is None or signature != self._signature(theirs, extent_b):
             return False
-        body_a, unnamed_a, values_a, names_a = _unnamed(self.text[extent_a[0] : extent_a[1]])
-        body_b, unnamed_b, _, names_b = _unnamed(self.text[extent_b[0] : extent_b[1]])
-        if unnamed_a != unnamed_b:
+        text_a = _body_text(self.text[extent_a[0] : extent_a[1]])
+        text_b = _body_text(self.text[extent_b[0] : extent_b[1]])
+        if text_a.unnamed != text_b.unnamed or not self._renamed_alike(text_a, text_b, a, allow_callees=False):
             return False
-        defined_a, defined_b = _defined_names(body_a), _defined_names(body_b)
-        if not self._renamed_alike(names_a, defined_a, names_b, defined_b, a, allow_callees=False):
-            return False
-        if values_a and not self.context.run(_metadata_reads, values_a):
+        if text_a.values and not self.context.run(_metadata_reads, text_a.values):
             return False
         if a in self.unread:
             self.twinned.add(a)
@@ -304,17 +296,16 @@ class DeferredBodies:
         missed = self._missed
         self._missed = None
         if missed is not None and missed[0] is comp:
-            self._keep(comp, lines, *missed[1:])
+            self._keep(comp, lines, missed[1])
         else:
             self.unkeyed.setdefault(lines, []).append((comp, start, close))
 
-    def _keep(self, comp: Computation, lines: int, body: str, unnamed: str, names: list[str]) -> None:
-        """``comp`` in ``by_text`` (``body``: its text without metadata, ``unnamed``: without names
-        too, ``names``: the names taken out), unless an own name is a computation's: a callee's
-        name is kept as it is, so the two must not be told apart by position."""
-        defined = _defined_names(body)
-        if defined.isdisjoint(self._names_of_computations(comp)) and unnamed not in self.by_text:
-            self.by_text[unnamed] = (comp, names, defined)
+    def _keep(self, comp: Computation, lines: int, text: _BodyText) -> None:
+        """``comp`` in ``by_text`` by its ``_body_text`` ``text``, unless an own name is a
+        computation's: a callee's name is kept as it is, so the two must not be told apart by
+        position."""
+        if text.defined.isdisjoint(self._names_of_computations(comp)) and text.unnamed not in self.by_text:
+            self.by_text[text.unnamed] = (comp, text)
             self.keyed_lines.add(lines)
 
     def _names_of_computations(self, comp: Computation) -> set[str]:
