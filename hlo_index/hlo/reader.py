@@ -134,20 +134,7 @@ def _computation(ts: _Tokens, builder: Any) -> Any:
     tok = ts.take_run("ATTR", children)
     if tok.type != "_LBRACE":
         raise Declined
-    # a body the builder reads later (``hlo.deferred``): the tokens go on at its closing brace
-    deferrable = flat and children[0].type != "ENTRY"
-    close = builder.body_close(ts.text, (tok.start_pos or 0) + 1, ts.end, deferrable)
-    if close is not None:
-        ts.restart(close)
-        tok = ts.tok
-    else:
-        tok = ts.advance()
-    while tok.type != "_RBRACE":
-        children.append(_instruction(ts, builder))
-        tok = ts.tok
-    ts.advance()
-    ts.take_run("ATTR", children)
-    return builder.computation(children)
+    return _body(ts, builder, children, (tok.start_pos or 0) + 1, flat and children[0].type != "ENTRY")
 
 
 def _flat_computation(ts: _Tokens, builder: Any, name: Token, header: Any) -> Any:
@@ -156,9 +143,14 @@ def _flat_computation(ts: _Tokens, builder: Any, name: Token, header: Any) -> An
     thousands of fused computations, most of them deferred bodies that are otherwise not looked
     at)."""
     signature = Token("SIGNATURE", header.group("SIGNATURE"), header.start("SIGNATURE"))
-    children: list[Any] = [name, builder.signature([signature])]
-    brace = header.end()  # just after the '{'
-    close = builder.body_close(ts.text, brace, ts.end, True)
+    return _body(ts, builder, [name, builder.signature([signature])], header.end(), True)
+
+
+def _body(ts: _Tokens, builder: Any, children: list[Any], brace: int, deferrable: bool) -> Any:
+    """A computation's body from just after its '{' at ``brace``, its closing '}' and the
+    attributes after it, added to ``children`` (its header's); a body the builder reads later
+    (``hlo.deferred``, where ``deferrable``) is skipped to its closing brace."""
+    close = builder.body_close(ts.text, brace, ts.end, deferrable)
     if close is not None:
         ts.restart(close + 1)
     else:
